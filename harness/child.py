@@ -1,0 +1,157 @@
+"""The process that runs one case at one size point and writes its payload.
+
+Started by ``harness.runner`` with a fresh interpreter, so XLA flags from the
+profile apply from process start, and whatever the case does (raise, hang, abort,
+exhaust memory) cannot harm the sweep.  It writes one JSON payload to ``--out``;
+the parent decides the final status from that file and the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from harness import timing
+from harness.environment import jax_facts, scrub
+from harness.stats import summarize
+
+TRACEBACK_LINES = 25
+
+
+class Skip(Exception):
+    """Raised inside the child when a case cannot run here (too few devices...)."""
+
+
+def load_case(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"cases.{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load case file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _block_function() -> timing.Block:
+    if "jax" in sys.modules:
+        import jax
+
+        return jax.block_until_ready
+    return lambda outputs: outputs
+
+
+def _clear_caches() -> Callable[[], Any] | None:
+    if "jax" not in sys.modules:
+        return None
+    import jax
+
+    return getattr(jax, "clear_caches", None)
+
+
+def _device_count() -> int | None:
+    if "jax" not in sys.modules:
+        return None
+    import jax
+
+    return jax.device_count()
+
+
+def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
+    dispatch = summarize([s.dispatch_ns for s in prog.samples])
+    wall = summarize([s.wall_ns for s in prog.samples])
+    return {
+        "steps": prog.labels,
+        "warmup": prog.warmup,
+        "stopped_by": prog.stopped_by,
+        "first_call": {"marks_ns": prog.first_call.marks_ns, "wall_ns": prog.first_call.wall_ns},
+        "samples": [{"marks_ns": s.marks_ns, "wall_ns": s.wall_ns} for s in prog.samples],
+        "summary": {"dispatch_ns": dispatch.as_dict(), "wall_ns": wall.as_dict()},
+    }
+
+
+def medians(programs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The view a case's ``verdict`` sees: per program, median dispatch, wall and marks."""
+    view: dict[str, dict[str, float]] = {}
+    for name, record in programs.items():
+        entry = {key: record["summary"][key]["median"] for key in ("dispatch_ns", "wall_ns")}
+        for i, label in enumerate(record["steps"]):
+            entry[f"mark:{label}"] = summarize([s["marks_ns"][i] for s in record["samples"]]).median
+        entry["first_call_ns"] = record["first_call"]["wall_ns"]
+        view[name] = entry
+    return view
+
+
+def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+    needed = int(getattr(module, "MIN_DEVICES", 1))
+    found = _device_count()
+    if found is not None and found < needed:
+        raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
+    block = _block_function()
+    payload: dict[str, Any] = {"programs": {}, "compiled": {}}
+    if hasattr(module, "compiled"):
+        for name, (jitted, args) in module.compiled(**sizes).items():
+            compile_timing, _ = timing.time_compile(
+                jitted, args, repeats=settings["compile_repeats"], clear_caches=_clear_caches()
+            )
+            payload["compiled"][name] = {
+                "lower_ns": compile_timing.lower_ns,
+                "compile_ns": compile_timing.compile_ns,
+            }
+    for name, steps in module.programs(**sizes).items():
+        prog = timing.time_program(
+            steps,
+            block,
+            warmup=settings["warmup"],
+            repeats=settings["repeats"],
+            min_repeats=settings["min_repeats"],
+            max_seconds=settings["max_seconds"],
+        )
+        payload["programs"][name] = program_record(prog)
+    holds, evidence = module.verdict(medians(payload["programs"]))
+    payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
+    return payload
+
+
+def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+    try:
+        module = load_case(case_file)
+        payload = execute(module, sizes, settings)
+        payload["status"] = "ok"
+    except Skip as exc:
+        payload = {"status": "skipped", "detail": str(exc)}
+    except Exception as exc:
+        compat = sys.modules.get("cases.compat")
+        if compat is not None and isinstance(exc, compat.Unsupported):
+            payload = {"status": "skipped", "detail": str(exc)}
+        else:
+            lines = traceback.format_exc().strip().splitlines()
+            payload = {"status": "failed", "detail": scrub("\n".join(lines[-TRACEBACK_LINES:]))}
+    if "jax" in sys.modules:
+        try:
+            payload["jax"] = jax_facts()
+        except Exception as exc:  # the case's own failure is the news, not this
+            payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.child")
+    parser.add_argument("--case-file", type=Path, required=True)
+    parser.add_argument("--sizes", type=json.loads, required=True)
+    parser.add_argument("--settings", type=json.loads, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    payload = run(args.case_file, args.sizes, args.settings)
+    args.out.write_text(json.dumps(payload))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

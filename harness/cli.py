@@ -1,0 +1,136 @@
+"""``python -m harness``: a thin layer over the pipeline modules.
+
+Every user mistake becomes one line on stderr and exit code 2; a traceback here
+means a bug in the harness, not in the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness import catalogue
+from harness.errors import UsageError
+from harness.runner import PlannedRun, Settings, run_all
+
+DEFAULT_RESULTS = Path("results")
+DEFAULT_REPORTS = Path("reports")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m harness", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
+    run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
+    run.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    run.add_argument("--effort", choices=catalogue.EFFORTS, default="quick")
+    run.add_argument("--size", action="append", default=[], help="NAME=INTEGER, overrides the effort's sizes")
+    run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    run.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
+    run.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
+    run.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    run.add_argument(
+        "--max-seconds",
+        type=_positive_float,
+        default=Settings.max_seconds,
+        help="stop sampling a program after this much measured time (>= 5 samples)",
+    )
+    run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+
+    report = commands.add_parser("report", help="render stored results as markdown")
+    report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+
+    listing = commands.add_parser("list", help="list the cases and their claims")
+    listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    cases = catalogue.select(catalogue.discover(args.cases_dir), args.case)
+    overrides = dict(catalogue.parse_size(text) for text in args.size)
+    catalogue.check_overrides(cases, overrides)
+    plan = [PlannedRun(case, sizes) for case in cases for sizes in catalogue.plan_sizes(case, args.effort, overrides)]
+    if not plan:
+        raise UsageError(f"nothing to run: no size points for effort {args.effort!r}")
+    settings = Settings(
+        timeout_s=args.timeout,
+        warmup=args.warmup,
+        repeats=args.repeats,
+        min_repeats=min(5, args.repeats),
+        max_seconds=args.max_seconds,
+        effort=args.effort,
+    )
+    outcomes = run_all(plan, results_dir=args.results, profile=args.profile, settings=settings)
+    counts: dict[str, int] = {}
+    for outcome, _ in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    print(f"{len(outcomes)} case runs stored under {args.results}: {summary}", file=sys.stderr)
+    bad = sum(n for status, n in counts.items() if status not in ("ok", "skipped"))
+    return 1 if args.strict and bad else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+
+    if not args.results.is_dir():
+        raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
+    written, problems = write_report(args.results, args.out)
+    for problem in problems:
+        print(f"skipped unusable result {problem}", file=sys.stderr)
+    print(f"report written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for case in catalogue.discover(args.cases_dir).values():
+        sizes = "; ".join(
+            f"{effort}: " + ", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in case.size_points(effort))
+            for effort in catalogue.EFFORTS
+        )
+        print(f"{case.name}\n    claim: {case.claim}\n    sizes: {sizes}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "list": cmd_list}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("harness: interrupted; results stored so far are kept", file=sys.stderr)
+        return 130

@@ -1,0 +1,150 @@
+"""What a result records of its environment: an allow-list, never a dump.
+
+``host_facts`` runs in the parent (no JAX import): package versions, Python, CPU,
+allow-listed variables and the harness revision.  ``jax_facts`` runs in the child
+after the case imported JAX.  Every string leaving this module passes ``scrub``, which
+replaces the home directory and the hostname, so results and reports carry neither.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ALLOWED_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "NVIDIA_", "LIBTPU_")
+PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy", "jax-cuda12-plugin", "jax-cuda12-pjrt")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def scrub(text: str) -> str:
+    home = os.path.expanduser("~")
+    if home and home != "/":
+        text = text.replace(home, "~")
+    host = socket.gethostname()
+    if host:
+        text = re.sub(rf"\b{re.escape(host)}\b", "<host>", text)
+    return text
+
+
+def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    source = os.environ if environ is None else environ
+    return {k: scrub(v) for k, v in sorted(source.items()) if k.startswith(ALLOWED_PREFIXES)}
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def memory_total_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def harness_revision(root: Path = REPO_ROOT) -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": "unknown", "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status)}
+
+
+def host_facts() -> dict[str, Any]:
+    try:
+        usable_cores: int | None = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable_cores = os.cpu_count()
+    return {
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "platform": f"{platform.system()}-{platform.machine()}",
+        "kernel": platform.release(),
+        "packages": package_versions(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "usable_cores": usable_cores,
+        "memory_total_bytes": memory_total_bytes(),
+        "variables": allowed_variables(),
+        "harness": harness_revision(),
+    }
+
+
+def jax_facts() -> dict[str, Any]:
+    """Facts only a process that has initialised JAX can give."""
+    import jax
+
+    devices = jax.devices()
+    facts: dict[str, Any] = {
+        "jax_version": jax.__version__,
+        "backend": jax.default_backend(),
+        "device_count": len(devices),
+        "device_kinds": sorted({d.device_kind for d in devices}),
+        "platforms": sorted({d.platform for d in devices}),
+        "config": {},
+    }
+    for flag in ("jax_cpu_enable_async_dispatch", "jax_enable_x64", "jax_threefry_partitionable"):
+        try:
+            facts["config"][flag] = getattr(jax.config, flag)
+        except AttributeError:
+            continue
+    try:
+        info = jax.print_environment_info(return_string=True)
+        facts["environment_info"] = scrub(info or "")
+    except Exception as exc:  # reported, never fatal: it shells out to nvidia-smi
+        facts["environment_info"] = f"unavailable: {type(exc).__name__}"
+    if facts["backend"] == "gpu":
+        facts["gpu"] = _gpu_facts(devices)
+    return facts
+
+
+def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
+    gpu: dict[str, Any] = {"names": sorted({d.device_kind for d in devices})}
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        if done.returncode == 0:
+            gpu["nvidia_smi"] = done.stdout.strip().splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    gpu["cuda_packages"] = {k: v for k, v in package_versions().items() if "cuda" in k}
+    return gpu

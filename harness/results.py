@@ -1,0 +1,140 @@
+"""Stored results: one schema-versioned JSON document per case run.
+
+Files are created atomically (written under a temporary name, fsynced, then
+hard-linked to their final name, which fails rather than replaces) so a finished
+result is never overwritten or left half-written.  The loader names every file it
+cannot use and why, and carries on with the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "jax-repro-harness/result"
+SCHEMA_VERSION = 1
+STATUSES = ("ok", "failed", "timeout", "crashed", "skipped")
+REQUIRED = ("schema", "schema_version", "id", "case", "status", "release", "profile", "sizes", "created_at")
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def case(self) -> str:
+        return str(self.data["case"])
+
+    @property
+    def release(self) -> str:
+        return str(self.data["release"])
+
+    @property
+    def profile(self) -> str:
+        return str(self.data["profile"])
+
+    @property
+    def status(self) -> str:
+        return str(self.data["status"])
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return dict(self.data["sizes"])
+
+    @property
+    def created_at(self) -> str:
+        return str(self.data["created_at"])
+
+
+def new_record(**fields: Any) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "id": f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}",
+        "created_at": now.isoformat(timespec="seconds"),
+        **fields,
+    }
+
+
+def _safe(part: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in part) or "_"
+
+
+def result_path(root: Path, record: dict[str, Any]) -> Path:
+    return (
+        root
+        / _safe(record["case"])
+        / f"jax-{_safe(record['release'])}"
+        / _safe(record["profile"])
+        / f"{_safe(record['id'])}.json"
+    )
+
+
+def write_result(root: Path, record: dict[str, Any]) -> Path:
+    problem = validate(record)
+    if problem:
+        raise ValueError(f"refusing to store an invalid result: {problem}")
+    final = result_path(root, record)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=final.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(record, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp_name, final)  # raises FileExistsError instead of replacing
+    finally:
+        os.unlink(tmp_name)
+    return final
+
+
+def validate(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if data.get("schema") != SCHEMA:
+        return f"not a harness result (schema {data.get('schema')!r})"
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        return f"schema version {version!r} is not one this harness reads (it reads {SCHEMA_VERSION})"
+    missing = [key for key in REQUIRED if key not in data]
+    if missing:
+        return f"missing fields: {', '.join(missing)}"
+    if data["status"] not in STATUSES:
+        return f"unknown status {data['status']!r}"
+    return None
+
+
+def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
+    results: list[StoredResult] = []
+    problems: list[LoadProblem] = []
+    for path in sorted(root.rglob("*.json")):
+        if path.name.startswith(".tmp-"):
+            continue
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            problems.append(LoadProblem(path, f"unreadable JSON ({exc})"))
+            continue
+        problem = validate(data)
+        if problem:
+            problems.append(LoadProblem(path, problem))
+        else:
+            results.append(StoredResult(path, data))
+    return results, problems

@@ -1,0 +1,151 @@
+"""Sessions of the JAX reproduction harness.
+
+The two tables below, RELEASES and PROFILES, are the only places where JAX
+versions and device flags are listed.  ``nox`` alone runs the default release on
+the ``cpu`` profile and renders the report; ``nox -l`` lists every session.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+
+import nox
+
+nox.needs_version = ">=2024.10.9"
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_venv = "yes"
+
+
+@dataclass(frozen=True)
+class Release:
+    """A jax release with the jaxlib it installs with, its Python and extra pins."""
+
+    jax: str
+    jaxlib: str
+    python: str = "3.12"  # one interpreter covers 0.4.20–0.12.0.1 (see shared/notes/jax-compat.md)
+    pins: tuple[str, ...] = ()  # e.g. "numpy<2" for jaxlib older than 0.4.26
+    note: str = ""
+
+    def requirements(self) -> list[str]:
+        return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}", *self.pins]
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+# Oldest first.  0.4.32 is yanked and left out; jax 0.4.37 and 0.5.2 would pair with
+# jaxlib 0.4.36 and 0.5.1 (there is no jaxlib of their own number).
+RELEASES = [
+    Release("0.4.26", "0.4.26", note="the release in the sharding discussion"),
+    Release("0.4.30", "0.4.30"),
+    Release("0.4.31", "0.4.31", note="last before the XLA:CPU thunk runtime and CPU async dispatch by default"),
+    Release("0.4.33", "0.4.33", note="thunk runtime; scan's while loop carries known_trip_count"),
+    Release("0.4.35", "0.4.35"),
+    Release("0.4.38", "0.4.38", note="last with cost_analysis() returning a list"),
+    Release("0.5.3", "0.5.3"),
+    Release("0.6.2", "0.6.2", note="last with PositionalSharding"),
+    Release("0.7.2", "0.7.2"),
+    Release("0.8.3", "0.8.3", note="pmap implemented as jit(shard_map) from 0.8.0"),
+    Release("0.9.2", "0.9.2"),
+    Release("0.10.2", "0.10.2"),
+    Release("0.11.2", "0.11.2"),
+    Release("0.12.0.1", "0.12.0.1"),
+]
+DEFAULT_RELEASE = RELEASES[-1]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Device flags set before JAX starts, and the releases they make sense for."""
+
+    name: str
+    env: dict[str, str] = field(default_factory=dict)
+    description: str = ""
+    first_release: str | None = None
+    last_release: str | None = None
+
+    def applies_to(self, release: Release) -> bool:
+        key = version_key(release.jax)
+        if self.first_release and key < version_key(self.first_release):
+            return False
+        return not (self.last_release and key > version_key(self.last_release))
+
+
+PROFILES = [
+    Profile("cpu", {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}, "one CPU device"),
+    Profile(
+        "cpu8",
+        {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
+        "eight virtual CPU devices sharing the machine's cores",
+    ),
+    Profile(
+        "cpu-classic",
+        {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"},
+        "XLA:CPU's pre-thunk runtime: unknown flag before 0.4.29, broken in 0.7.0–0.7.1, ignored later",
+        first_release="0.4.29",
+        last_release="0.6.2",
+    ),
+]
+RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
+PROFILE_BY_NAME = {p.name: p for p in PROFILES}
+
+
+def interpreter(version: str) -> str:
+    """An interpreter for ``version``: pyenv's own copy when it has one, else the bare version.
+
+    pyenv shims answer "command not found" for versions that are installed but not
+    activated, and nox cannot see through them; a bare version that nothing provides
+    makes nox skip the session with "interpreter not found" (an error on CI).
+    """
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}"))
+    return max(found, key=version_key) if found else version
+
+
+def session_id(release: Release, profile: Profile) -> str:
+    return f"jax='{release.jax}', profile='{profile.name}'"
+
+
+MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
+
+nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, PROFILE_BY_NAME['cpu'])})", "report"]
+
+
+@nox.session
+@nox.parametrize(
+    ["python", "jax", "profile"],
+    [(interpreter(r.python), r.jax, p.name) for r, p in MATRIX],
+    ids=[session_id(r, p) for r, p in MATRIX],
+)
+def repro(session: nox.Session, jax: str, profile: str) -> None:
+    """Run the case catalogue on one pinned release under one device profile."""
+    release = RELEASE_BY_VERSION[jax]
+    chosen = PROFILE_BY_NAME[profile]
+    session.install("-e", ".", *release.requirements())
+    session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Render every stored result under results/ into reports/ (needs no JAX)."""
+    session.install("-e", ".[report]")
+    session.run("python", "-m", "harness", "report", *session.posargs)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def tests(session: nox.Session) -> None:
+    """The test suite, on the default release (the end-to-end tests run real JAX)."""
+    session.install("-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def lint(session: nox.Session) -> None:
+    """ruff and mypy over the harness, the cases, the tests and this file."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", ".")
+    session.run("mypy")

@@ -1,0 +1,49 @@
+import pytest
+
+from harness import catalogue
+from harness.errors import UsageError
+
+
+def test_discovers_the_shipped_cases_without_importing_them():
+    cases = catalogue.discover()
+    assert {"async_dispatch", "scan_sync"} <= set(cases)
+    assert "compat" not in cases
+    for case in cases.values():
+        assert case.claim and case.discussion
+        assert case.size_points("quick"), f"{case.name} has no quick sizes"
+
+
+def test_selecting_an_unknown_case_names_the_known_ones(fixture_cases):
+    found = catalogue.discover(fixture_cases)
+    with pytest.raises(UsageError, match=r"unknown case nope; known cases: .*steady"):
+        catalogue.select(found, ["nope"])
+    assert [c.name for c in catalogue.select(found, ["steady", "steady"])] == ["steady"]
+
+
+@pytest.mark.parametrize("text", ["N", "N=", "=3", "N=x", "N=1.5", "N=0", "N=-2", "1N=3"])
+def test_malformed_sizes_are_refused(text):
+    with pytest.raises(UsageError, match="malformed size"):
+        catalogue.parse_size(text)
+
+
+def test_command_line_sizes_win_and_duplicates_collapse(fixture_cases):
+    steady = catalogue.discover(fixture_cases)["steady"]
+    assert catalogue.plan_sizes(steady, "full", {}) == [{"K": 1000}, {"K": 2000}]
+    assert catalogue.plan_sizes(steady, "full", {"K": 5}) == [{"K": 5}]
+
+
+def test_a_size_no_selected_case_has_is_refused(fixture_cases):
+    steady = catalogue.discover(fixture_cases)["steady"]
+    with pytest.raises(UsageError, match="no selected case has size M"):
+        catalogue.check_overrides([steady], {"M": 3})
+
+
+def test_missing_folder_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError, match="cases folder not found"):
+        catalogue.discover(tmp_path / "absent")
+
+
+def test_case_without_claim_is_refused(tmp_path):
+    (tmp_path / "bare.py").write_text("SIZES = {'quick': [], 'full': []}\n")
+    with pytest.raises(UsageError, match="lacks CLAIM"):
+        catalogue.discover(tmp_path)

@@ -1,0 +1,75 @@
+"""Bad input gets one clear line and exit code 2, never a traceback."""
+
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "required"),
+        (["fly"], "invalid choice"),
+        (["run", "--case", "nope"], "unknown case nope"),
+        (["run", "--size", "N"], "malformed size"),
+        (["run", "--size", "N=abc"], "malformed size"),
+        (["run", "--size", "Q=3"], "no selected case has size Q"),
+        (["run", "--repeats", "0"], "must be positive"),
+        (["run", "--timeout", "soon"], "not a number"),
+        (["run", "--effort", "heroic"], "invalid choice"),
+        (["run", "--bogus"], "unrecognized arguments"),
+        (["run", "--cases-dir", "/nonexistent"], "cases folder not found"),
+        (["report", "--results", "/nonexistent"], "results folder not found"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("harness: error:") and message in err
+
+
+def test_no_traceback_from_a_real_process():
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--case", "nope"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_list_shows_claims(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "scan_sync" in out and "claim:" in out
+
+
+def test_run_and_report_with_a_pure_python_case(fixture_cases, tmp_path, capsys):
+    results = tmp_path / "results"
+    code = main(
+        [
+            "run",
+            "--cases-dir",
+            str(fixture_cases),
+            "--case",
+            "steady",
+            "--case",
+            "raises",
+            "--results",
+            str(results),
+            "--repeats",
+            "3",
+            "--strict",
+        ]
+    )
+    assert code == 1, "--strict fails the run when a case failed"
+    assert "2 case runs stored" in capsys.readouterr().err
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "reports")]) == 0
+    text = (tmp_path / "reports" / "index.md").read_text()
+    assert "| steady" in text and "failed" in text

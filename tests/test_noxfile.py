@@ -1,0 +1,53 @@
+"""The release and profile tables: the only place versions and flags are listed."""
+
+import json
+import subprocess
+import sys
+
+import noxfile
+from noxfile import PROFILE_BY_NAME, RELEASES, Release, version_key
+
+from .conftest import REPO
+
+
+def test_releases_are_unique_ordered_and_cover_the_discussion_release():
+    versions = [r.jax for r in RELEASES]
+    assert versions == sorted(versions, key=version_key)
+    assert len(set(versions)) == len(versions)
+    assert versions[0] == "0.4.26"
+    assert "0.4.32" not in versions, "0.4.32 is yanked"
+
+
+def test_requirements_pin_exactly():
+    assert Release("0.4.37", "0.4.36", pins=("numpy<2",)).requirements() == [
+        "jax==0.4.37",
+        "jaxlib==0.4.36",
+        "numpy<2",
+    ]
+
+
+def test_profiles_declare_where_they_apply():
+    assert {"cpu", "cpu8"} <= set(PROFILE_BY_NAME)
+    assert "device_count=8" in PROFILE_BY_NAME["cpu8"].env["XLA_FLAGS"]
+    classic = PROFILE_BY_NAME["cpu-classic"]
+    applies = [r.jax for r in RELEASES if classic.applies_to(r)]
+    assert applies and all(version_key("0.4.29") <= version_key(v) <= version_key("0.6.2") for v in applies)
+    assert all(PROFILE_BY_NAME["cpu"].applies_to(r) for r in RELEASES)
+
+
+def test_session_listing_matches_the_tables():
+    listed = subprocess.run(
+        [sys.executable, "-m", "nox", "-l", "--json", "-k", "repro or report or tests or lint"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sessions = json.loads(listed.stdout)
+    repro = {s["session"] for s in sessions if s["name"] == "repro"}
+    assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
+    assert {"report", "tests", "lint"} <= {s["name"] for s in sessions}
+    assert noxfile.nox.options.sessions == [
+        f"repro(jax='{noxfile.DEFAULT_RELEASE.jax}', profile='cpu')",
+        "report",
+    ]

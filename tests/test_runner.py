@@ -1,0 +1,80 @@
+"""Runner isolation: whatever a case does, it is recorded and the sweep goes on."""
+
+import signal
+
+import pytest
+
+from harness import catalogue
+from harness.results import load_results
+from harness.runner import PlannedRun, Settings, classify, run_all
+
+QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1)
+
+
+@pytest.fixture
+def sweep(fixture_cases, tmp_path):
+    found = catalogue.discover(fixture_cases)
+    order = ["raises", "hangs", "segfaults", "unsupported", "steady"]
+    plan = [PlannedRun(found[name], found[name].size_points("quick")[0]) for name in order]
+    lines: list[str] = []
+    outcomes = run_all(plan, results_dir=tmp_path, profile="test", settings=QUICK, progress=lines.append)
+    return order, outcomes, lines, tmp_path
+
+
+def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
+    order, outcomes, _, results_dir = sweep
+    statuses = dict(zip(order, (o.status for o, _ in outcomes), strict=True))
+    assert statuses == {
+        "raises": "failed",
+        "hangs": "timeout",
+        "segfaults": "crashed",
+        "unsupported": "skipped",
+        "steady": "ok",
+    }
+    stored, problems = load_results(results_dir)
+    assert problems == [] and len(stored) == 5
+
+
+def test_details_say_what_happened(sweep):
+    order, outcomes, _, _ = sweep
+    detail = {name: o.detail for name, (o, _) in zip(order, outcomes, strict=True)}
+    assert "deliberate failure at K=1" in detail["raises"]
+    assert "RuntimeError" in detail["raises"]
+    assert "no result within 5 s" in detail["hangs"]
+    assert "SIGSEGV" in detail["segfaults"]
+    assert "needs a feature no release has" in detail["unsupported"]
+
+
+def test_ok_run_keeps_raw_samples_and_the_verdict(sweep):
+    _, outcomes, _, _ = sweep
+    ok, path = outcomes[-1]
+    program = ok.payload["programs"]["sum"]
+    assert len(program["samples"]) >= 2
+    assert all(s["wall_ns"] >= s["marks_ns"][-1] for s in program["samples"])
+    assert ok.payload["claim"] == {"holds": True, "evidence": "dispatch never exceeds wall"}
+    assert path.exists()
+
+
+def test_progress_names_release_case_and_what_is_left(sweep):
+    _, _, lines, _ = sweep
+    assert any("(1/5) raises" in line and "· test]" in line for line in lines)
+    assert any("(5/5) steady" in line and "0 left" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("returncode", "payload", "status"),
+    [
+        (-signal.SIGKILL, None, "crashed"),
+        (-signal.SIGABRT, None, "crashed"),
+        (1, None, "failed"),
+        (0, None, "failed"),
+        (0, {"status": "skipped", "detail": "why"}, "skipped"),
+        (0, {"status": "ok", "programs": {}}, "ok"),
+    ],
+)
+def test_classify(returncode, payload, status):
+    assert classify(returncode, payload, "line 1\nlast line").status == status
+
+
+def test_sigkill_mentions_memory():
+    assert "OOM" in classify(-signal.SIGKILL, None, "").detail
