@@ -129,6 +129,42 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
 
 
+def take_option(args: list[str], name: str, default: str) -> tuple[str, list[str]]:
+    """Remove ``name VALUE`` (or ``name=VALUE``) from posargs meant for the harness."""
+    rest = list(args)
+    for i, arg in enumerate(rest):
+        if arg == name and i + 1 < len(rest):
+            value = rest[i + 1]
+            del rest[i : i + 2]
+            return value, rest
+        if arg.startswith(name + "="):
+            del rest[i]
+            return arg.split("=", 1)[1], rest
+    return default, rest
+
+
+def pinned_session(session: nox.Session) -> tuple[Release, Profile, list[str]]:
+    """Install the release chosen with ``--jax`` (default: the default release) and the harness."""
+    version, rest = take_option(session.posargs, "--jax", DEFAULT_RELEASE.jax)
+    profile_name, rest = take_option(rest, "--profile", "cpu")
+    if version not in RELEASE_BY_VERSION:
+        session.error(f"unknown release {version}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+    if profile_name not in PROFILE_BY_NAME:
+        session.error(f"unknown profile {profile_name}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    release, profile = RELEASE_BY_VERSION[version], PROFILE_BY_NAME[profile_name]
+    if not profile.applies_to(release):
+        session.error(f"profile {profile.name} does not apply to jax {release.jax}")
+    session.install("-e", ".", *release.requirements())
+    return release, profile, rest
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def search(session: nox.Session) -> None:
+    """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V] [--profile P]."""
+    _, profile, rest = pinned_session(session)
+    session.run("python", "-m", "harness", "search", *rest, "--profile", profile.name, env=profile.env)
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every stored result under results/ into reports/ (needs no JAX)."""

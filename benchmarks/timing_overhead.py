@@ -36,9 +36,7 @@ def bare_loop(f, x) -> list[int]:
 
 
 def harness_loop(f, x) -> list[int]:
-    timing = time_program(
-        [("f(x)", lambda: f(x))], jax.block_until_ready, warmup=100, repeats=SAMPLES, max_seconds=1e9
-    )
+    timing = time_program([("f(x)", lambda: f(x))], jax.block_until_ready, warmup=100, repeats=SAMPLES, max_seconds=1e9)
     return [s.wall_ns for s in timing.samples]
 
 
@@ -53,8 +51,10 @@ def main() -> None:
         bare = statistics.median(bare_loop(f, x))
         harness = statistics.median(harness_loop(f, x))
         differences.append(harness - bare)
-        print(f"round {round_}: bare {bare / 1e3:.2f} µs, harness {harness / 1e3:.2f} µs, "
-              f"overhead {(harness - bare) / 1e3:+.2f} µs")
+        print(
+            f"round {round_}: bare {bare / 1e3:.2f} µs, harness {harness / 1e3:.2f} µs, "
+            f"overhead {(harness - bare) / 1e3:+.2f} µs"
+        )
     print(f"median overhead per sample: {statistics.median(differences) / 1e3:+.2f} µs (goal < 1 µs)")
 
 

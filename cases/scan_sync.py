@@ -17,11 +17,10 @@ CLAIM = (
     "Two back-to-back lax.scan calls both return control to Python before their work "
     "completes: dispatch takes well under half of the time to completion."
 )
-# (N, M): expensive step with few iterations, cheap step with many, scaled for 2 CPU cores.
-SIZES = {
-    "quick": [{"N": 600, "M": 2}, {"N": 100, "M": 500}],
-    "full": [{"N": 1000, "M": 2}, {"N": 100, "M": 2000}, {"N": 100, "M": 10000}],
-}
+SIZE_SPACE = {"N": (16, 2048), "M": (1, 20000)}
+# The discussion's test2(10_000, 2) and test2(100, 10_000), scaled to seconds on two CPU cores.
+ANCHORS = [{"N": 600, "M": 2}, {"N": 100, "M": 500}]
+COST = {"bytes": "4 * (4 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
 ASYNC_FRACTION = 0.5
 
 

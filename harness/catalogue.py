@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import sizes
 from harness.errors import UsageError
+from harness.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
 
 DEFAULT_CASES_DIR = Path(__file__).resolve().parent.parent / "cases"
 NOT_CASES = {"__init__", "compat"}
 EFFORTS = ("quick", "full")
-
-SizePoint = dict[str, int]
+REQUIRED = ("CLAIM", "DISCUSSION", "SIZE_SPACE", "ANCHORS")
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,12 @@ class CaseInfo:
     path: Path
     claim: str
     discussion: str
-    sizes: dict[str, list[SizePoint]] = field(default_factory=dict)
+    space: SizeSpace
+    anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
 
-    def size_points(self, effort: str) -> list[SizePoint]:
-        return [dict(point) for point in self.sizes.get(effort, [])]
+    def plan(self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget) -> list[PlannedPoint]:
+        return sizes.plan(self.space, self.anchors, effort, overrides, seed=seed, budget=budget)
 
 
 def _constants(path: Path) -> dict[str, Any]:
@@ -46,26 +48,27 @@ def _constants(path: Path) -> dict[str, Any]:
                     found[name] = ast.literal_eval(node.value)
                 except ValueError:
                     continue
-    found["__doc__"] = ast.get_docstring(tree) or ""
     return found
 
 
 def read_case(path: Path) -> CaseInfo:
     constants = _constants(path)
-    missing = [key for key in ("CLAIM", "SIZES") if key not in constants]
+    missing = [key for key in REQUIRED if key not in constants]
     if missing:
         raise UsageError(f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md)")
-    sizes = constants["SIZES"]
-    for effort in EFFORTS:
-        points = sizes.get(effort)
-        if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
-            raise UsageError(f"case file {path.name}: SIZES[{effort!r}] must be a list of size dicts")
+    ranges = constants["SIZE_SPACE"]
+    anchors = constants["ANCHORS"]
+    if not all(isinstance(v, tuple) and len(v) == 2 and v[0] <= v[1] for v in ranges.values()):
+        raise UsageError(f"case file {path.name}: SIZE_SPACE values must be (low, high) integer ranges")
+    if not all(isinstance(a, dict) and set(a) == set(ranges) for a in anchors):
+        raise UsageError(f"case file {path.name}: every ANCHORS entry must give each size in SIZE_SPACE")
     return CaseInfo(
         name=path.stem,
         path=path,
         claim=constants["CLAIM"],
-        discussion=constants.get("DISCUSSION", ""),
-        sizes=sizes,
+        discussion=constants["DISCUSSION"],
+        space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
+        anchors=list(anchors),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
     )
 
@@ -100,27 +103,10 @@ def parse_size(text: str) -> tuple[str, int]:
     return key, number
 
 
-def size_names(cases: Sequence[CaseInfo]) -> set[str]:
-    return {key for case in cases for points in case.sizes.values() for point in points for key in point}
-
-
 def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> None:
-    unknown = set(overrides) - size_names(cases)
+    known = {name for case in cases for name in case.space.ranges}
+    unknown = set(overrides) - known
     if unknown:
-        known = ", ".join(sorted(size_names(cases))) or "none"
-        raise UsageError(f"no selected case has size {', '.join(sorted(unknown))}; their sizes: {known}")
-
-
-def plan_sizes(case: CaseInfo, effort: str, overrides: dict[str, int]) -> list[SizePoint]:
-    """The size points to run: the effort's list with command-line sizes winning.
-
-    An override applies to the points that have that size; ``check_overrides`` has
-    already refused names that no selected case knows.
-    """
-    points = case.size_points(effort)
-    merged = [{**point, **{k: v for k, v in overrides.items() if k in point}} for point in points]
-    unique: list[SizePoint] = []
-    for point in merged:
-        if point not in unique:
-            unique.append(point)
-    return unique
+        raise UsageError(
+            f"no selected case has size {', '.join(sorted(unknown))}; their sizes: {', '.join(sorted(known)) or 'none'}"
+        )

@@ -7,12 +7,14 @@ means a bug in the harness, not in the input.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 from harness import catalogue
 from harness.errors import UsageError
-from harness.runner import PlannedRun, Settings, run_all
+from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
+from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
 
 DEFAULT_RESULTS = Path("results")
 DEFAULT_REPORTS = Path("reports")
@@ -52,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
     run.add_argument("--effort", choices=catalogue.EFFORTS, default="quick")
     run.add_argument("--size", action="append", default=[], help="NAME=INTEGER, overrides the effort's sizes")
+    run.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sizes drawn for --effort full")
+    run.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
+        "(default: half the available memory, 5e11 flops per call)",
+    )
     run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     run.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
@@ -64,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop sampling a program after this much measured time (>= 5 samples)",
     )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+
+    finder = commands.add_parser("search", help="find the smallest size at which a case's claim fails")
+    finder.add_argument("case")
+    finder.add_argument("--holds", action="store_true", help="look for the smallest size where the claim holds")
+    finder.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    finder.add_argument("--size", action="append", default=[], help="NAME=INTEGER: pin a size, search the others")
+    finder.add_argument("--max-examples", type=_positive_int, default=20, help="sizes hypothesis may try")
+    finder.add_argument("--confirm", type=_positive_int, default=2, help="re-measurements that must agree")
+    finder.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    finder.add_argument("--budget", action="append", default=[], help="as for run")
+    finder.add_argument("--repeats", type=_positive_int, default=10)
+    finder.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s)
+    finder.add_argument("--max-seconds", type=_positive_float, default=3.0)
+    finder.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    finder.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
 
     report = commands.add_parser("report", help="render stored results as markdown")
     report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
@@ -78,7 +104,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases = catalogue.select(catalogue.discover(args.cases_dir), args.case)
     overrides = dict(catalogue.parse_size(text) for text in args.size)
     catalogue.check_overrides(cases, overrides)
-    plan = [PlannedRun(case, sizes) for case in cases for sizes in catalogue.plan_sizes(case, args.effort, overrides)]
+    budget = Budget.for_this_machine(args.budget)
+    plan = [
+        PlannedRun(case, point)
+        for case in cases
+        for point in case.plan(args.effort, overrides, seed=args.seed, budget=budget)
+    ]
     if not plan:
         raise UsageError(f"nothing to run: no size points for effort {args.effort!r}")
     settings = Settings(
@@ -89,7 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds,
         effort=args.effort,
     )
-    outcomes = run_all(plan, results_dir=args.results, profile=args.profile, settings=settings)
+    recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
+    outcomes = run_all(plan, recorder)
     counts: dict[str, int] = {}
     for outcome, _ in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
@@ -97,6 +129,50 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{len(outcomes)} case runs stored under {args.results}: {summary}", file=sys.stderr)
     bad = sum(n for status, n in counts.items() if status not in ("ok", "skipped"))
     return 1 if args.strict and bad else 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from harness import search
+
+    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
+    pinned = dict(catalogue.parse_size(text) for text in args.size)
+    catalogue.check_overrides([case], pinned)
+    case = dataclasses.replace(case, space=case.space.fixed(pinned))
+    budget = Budget.for_this_machine(args.budget)
+    settings = Settings(
+        timeout_s=args.timeout, repeats=args.repeats, min_repeats=min(5, args.repeats), max_seconds=args.max_seconds
+    )
+    recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
+
+    def measure(point: dict[str, int]) -> tuple[bool | None, str]:
+        outcome, _ = recorder.run(PlannedRun(case, PlannedPoint(point, "search")))
+        sizes_text = " ".join(f"{k}={v}" for k, v in sorted(point.items()))
+        print(
+            f"[jax {recorder.release} · {args.profile}] search {case.name} {sizes_text} → {describe(outcome)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        claim = outcome.payload.get("claim")
+        if outcome.status != "ok" or not claim:
+            return None, f"{sizes_text}: {outcome.status}"
+        return bool(claim["holds"]), f"{sizes_text}: {claim['evidence']}"
+
+    found = search.search(
+        case,
+        measure,
+        budget=budget,
+        want_holds=args.holds,
+        max_examples=args.max_examples,
+        confirm=args.confirm,
+        seed=args.seed,
+    )
+    text = search.render(found, release=recorder.release, profile=args.profile)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"search-{case.name}-{'holds' if args.holds else 'fails'}.md"
+    path.write_text(text)
+    print(text)
+    print(f"written: {path}", file=sys.stderr)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -113,15 +189,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     for case in catalogue.discover(args.cases_dir).values():
-        sizes = "; ".join(
-            f"{effort}: " + ", ".join(" ".join(f"{k}={v}" for k, v in p.items()) for p in case.size_points(effort))
-            for effort in catalogue.EFFORTS
-        )
-        print(f"{case.name}\n    claim: {case.claim}\n    sizes: {sizes}")
+        space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
+        anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors)
+        print(f"{case.name}\n    claim: {case.claim}\n    sizes: {space}\n    anchors (quick): {anchors}")
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "list": cmd_list}
+COMMANDS = {"run": cmd_run, "search": cmd_search, "report": cmd_report, "list": cmd_list}
 
 
 def main(argv: list[str] | None = None) -> int:

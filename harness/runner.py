@@ -22,6 +22,7 @@ from typing import Any
 from harness.catalogue import CaseInfo
 from harness.environment import host_facts, package_versions, scrub
 from harness.results import new_record, write_result
+from harness.sizes import Budget, PlannedPoint
 
 STDERR_TAIL_LINES = 25
 
@@ -49,7 +50,11 @@ class Settings:
 @dataclass(frozen=True)
 class PlannedRun:
     case: CaseInfo
-    sizes: dict[str, int]
+    point: PlannedPoint
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return self.point.sizes
 
 
 @dataclass
@@ -128,42 +133,67 @@ def release_label() -> str:
     return package_versions().get("jax", "unknown")
 
 
-def run_all(
-    plan: list[PlannedRun],
-    *,
-    results_dir: Path,
-    profile: str,
-    settings: Settings,
-    progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-) -> list[tuple[Outcome, Path]]:
-    release = release_label()
-    host = host_facts()
-    stored = []
-    for index, item in enumerate(plan, start=1):
-        sizes_text = " ".join(f"{k}={v}" for k, v in item.sizes.items())
-        prefix = f"[jax {release} · {profile}] ({index}/{len(plan)}) {item.case.name} {sizes_text}"
-        progress(f"{prefix} …")
-        outcome = run_in_child(item.case.path, item.sizes, settings)
+@dataclass
+class Recorder:
+    """Runs one planned point in a child process and stores its result, whatever happened."""
+
+    results_dir: Path
+    profile: str
+    settings: Settings
+    seed: int
+    budget: Budget
+    release: str = field(default_factory=release_label)
+    host: dict[str, Any] = field(default_factory=host_facts)
+
+    def run(self, item: PlannedRun) -> tuple[Outcome, Path]:
+        if item.point.refusal:
+            outcome = Outcome("skipped", f"refused before allocation: {item.point.refusal}")
+        else:
+            outcome = run_in_child(item.case.path, item.sizes, self.settings)
         record = new_record(
             case=item.case.name,
-            release=release,
-            profile=profile,
+            release=self.release,
+            profile=self.profile,
             sizes=item.sizes,
+            size_source=item.point.source,
+            seed=self.seed,
+            cost_estimate=item.case.space.cost_of(item.sizes),
+            budget=self.budget.as_dict(),
             status=outcome.status,
             detail=outcome.detail,
             duration_s=round(outcome.duration_s, 3),
-            settings={**settings.for_child(), "timeout_s": settings.timeout_s, "effort": settings.effort},
+            settings={
+                **self.settings.for_child(),
+                "timeout_s": self.settings.timeout_s,
+                "effort": self.settings.effort,
+            },
             claim_statement=item.case.claim,
             discussion=item.case.discussion,
-            host=host,
+            host=self.host,
             **outcome.payload,
         )
-        path = write_result(results_dir, record)
-        verdict = ""
-        if "claim" in outcome.payload:
-            verdict = " · claim holds" if outcome.payload["claim"]["holds"] else " · claim does NOT hold"
-        left = len(plan) - index
-        progress(f"{prefix} → {outcome.status}{verdict} in {outcome.duration_s:.1f} s ({left} left)")
+        return outcome, write_result(self.results_dir, record)
+
+
+def describe(outcome: Outcome) -> str:
+    verdict = ""
+    if "claim" in outcome.payload:
+        verdict = " · claim holds" if outcome.payload["claim"]["holds"] else " · claim does NOT hold"
+    return f"{outcome.status}{verdict} in {outcome.duration_s:.1f} s"
+
+
+def run_all(
+    plan: list[PlannedRun],
+    recorder: Recorder,
+    progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> list[tuple[Outcome, Path]]:
+    stored = []
+    for index, item in enumerate(plan, start=1):
+        sizes_text = " ".join(f"{k}={v}" for k, v in item.sizes.items())
+        prefix = f"[jax {recorder.release} · {recorder.profile}] ({index}/{len(plan)}) {item.case.name} {sizes_text}"
+        progress(f"{prefix} …")
+        outcome, path = recorder.run(item)
+        progress(f"{prefix} → {describe(outcome)} ({len(plan) - index} left)")
         if outcome.status not in ("ok", "skipped") and outcome.detail:
             progress("    " + outcome.detail.splitlines()[-1][:200])
         stored.append((outcome, path))

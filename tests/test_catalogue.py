@@ -10,7 +10,9 @@ def test_discovers_the_shipped_cases_without_importing_them():
     assert "compat" not in cases
     for case in cases.values():
         assert case.claim and case.discussion
-        assert case.size_points("quick"), f"{case.name} has no quick sizes"
+        assert case.anchors, f"{case.name} has no anchor sizes"
+        for anchor in case.anchors:
+            assert all(lo <= anchor[name] <= hi for name, (lo, hi) in case.space.ranges.items())
 
 
 def test_selecting_an_unknown_case_names_the_known_ones(fixture_cases):
@@ -26,12 +28,6 @@ def test_malformed_sizes_are_refused(text):
         catalogue.parse_size(text)
 
 
-def test_command_line_sizes_win_and_duplicates_collapse(fixture_cases):
-    steady = catalogue.discover(fixture_cases)["steady"]
-    assert catalogue.plan_sizes(steady, "full", {}) == [{"K": 1000}, {"K": 2000}]
-    assert catalogue.plan_sizes(steady, "full", {"K": 5}) == [{"K": 5}]
-
-
 def test_a_size_no_selected_case_has_is_refused(fixture_cases):
     steady = catalogue.discover(fixture_cases)["steady"]
     with pytest.raises(UsageError, match="no selected case has size M"):
@@ -44,6 +40,14 @@ def test_missing_folder_is_a_usage_error(tmp_path):
 
 
 def test_case_without_claim_is_refused(tmp_path):
-    (tmp_path / "bare.py").write_text("SIZES = {'quick': [], 'full': []}\n")
+    (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nDISCUSSION = 'x'\n")
     with pytest.raises(UsageError, match="lacks CLAIM"):
+        catalogue.discover(tmp_path)
+
+
+def test_anchor_missing_a_size_is_refused(tmp_path):
+    (tmp_path / "odd.py").write_text(
+        "CLAIM = 'c'\nDISCUSSION = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
+    )
+    with pytest.raises(UsageError, match="every ANCHORS entry"):
         catalogue.discover(tmp_path)

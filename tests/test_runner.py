@@ -6,18 +6,22 @@ import pytest
 
 from harness import catalogue
 from harness.results import load_results
-from harness.runner import PlannedRun, Settings, classify, run_all
+from harness.runner import PlannedRun, Recorder, Settings, classify, run_all
+from harness.sizes import Budget, PlannedPoint
+
+from .conftest import FIXTURES
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1)
 
 
-@pytest.fixture
-def sweep(fixture_cases, tmp_path):
-    found = catalogue.discover(fixture_cases)
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("sweep")
+    found = catalogue.discover(FIXTURES / "cases")
     order = ["raises", "hangs", "segfaults", "unsupported", "steady"]
-    plan = [PlannedRun(found[name], found[name].size_points("quick")[0]) for name in order]
+    plan = [PlannedRun(found[name], PlannedPoint(found[name].anchors[0], "anchor")) for name in order]
     lines: list[str] = []
-    outcomes = run_all(plan, results_dir=tmp_path, profile="test", settings=QUICK, progress=lines.append)
+    outcomes = run_all(plan, Recorder(tmp_path, "test", QUICK, seed=7, budget=Budget()), progress=lines.append)
     return order, outcomes, lines, tmp_path
 
 
@@ -78,3 +82,16 @@ def test_classify(returncode, payload, status):
 
 def test_sigkill_mentions_memory():
     assert "OOM" in classify(-signal.SIGKILL, None, "").detail
+
+
+def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases, tmp_path):
+    steady = catalogue.discover(fixture_cases)["steady"]
+    budget = Budget({"bytes": 1000.0})
+    [point] = steady.plan("quick", {}, seed=1, budget=budget)
+    assert point.refusal and "over budget" in point.refusal
+    outcome, _ = Recorder(tmp_path, "t", QUICK, seed=1, budget=budget).run(PlannedRun(steady, point))
+    assert outcome.status == "skipped" and "refused before allocation" in outcome.detail
+    assert outcome.duration_s == 0.0, "no child process was started"
+    stored = load_results(tmp_path)[0][0].data
+    assert stored["cost_estimate"] == {"bytes": 28000.0, "flops": 1000.0}
+    assert stored["budget"] == {"bytes": 1000.0} and stored["seed"] == 1
