@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness import timing
+from harness import hlo, timing
 from harness.environment import jax_facts, scrub
 from harness.stats import summarize
 
@@ -76,9 +76,15 @@ def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
     }
 
 
-def medians(programs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The view a case's ``verdict`` sees: per program, median dispatch, wall and marks."""
+def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The view a case's ``verdict`` sees.
+
+    Per program: median dispatch, wall and step marks, and the cold first call; per
+    compiled function (as ``"compiled:<name>"``): median lower and compile times.
+    """
     view: dict[str, dict[str, float]] = {}
+    for name, record in compiled.items():
+        view[f"compiled:{name}"] = {key: summarize(record[key]).median for key in ("lower_ns", "compile_ns")}
     for name, record in programs.items():
         entry = {key: record["summary"][key]["median"] for key in ("dispatch_ns", "wall_ns")}
         for i, label in enumerate(record["steps"]):
@@ -97,12 +103,13 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any])
     payload: dict[str, Any] = {"programs": {}, "compiled": {}}
     if hasattr(module, "compiled"):
         for name, (jitted, args) in module.compiled(**sizes).items():
-            compile_timing, _ = timing.time_compile(
+            compile_timing, executable = timing.time_compile(
                 jitted, args, repeats=settings["compile_repeats"], clear_caches=_clear_caches()
             )
             payload["compiled"][name] = {
                 "lower_ns": compile_timing.lower_ns,
                 "compile_ns": compile_timing.compile_ns,
+                "hlo": hlo.facts(executable),
             }
     for name, steps in module.programs(**sizes).items():
         prog = timing.time_program(
@@ -114,7 +121,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any])
             max_seconds=settings["max_seconds"],
         )
         payload["programs"][name] = program_record(prog)
-    holds, evidence = module.verdict(medians(payload["programs"]))
+    if hasattr(module, "facts"):
+        payload["facts"] = module.facts(**sizes)
+    holds, evidence = module.verdict(medians(payload["programs"], payload["compiled"]))
     payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
     return payload
 
