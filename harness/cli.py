@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from harness import catalogue
+from harness.compare import Thresholds
 from harness.errors import UsageError
 from harness.runner import PlannedRun, Settings, run_all
 
@@ -43,6 +44,40 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _factor(text: str) -> float:
+    value = _positive_float(text)
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = _positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
+    defaults = Thresholds()
+    parser.add_argument(
+        "--factor",
+        type=_factor,
+        default=defaults.factor,
+        help=f"smallest ratio of medians that counts as a change (default {defaults.factor})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=defaults.alpha,
+        help=f"significance level of the Mann–Whitney U test (default {defaults.alpha})",
+    )
+
+
+def thresholds_from(args: argparse.Namespace) -> Thresholds:
+    return Thresholds(factor=args.factor, alpha=args.alpha)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m harness", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -65,9 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
 
-    report = commands.add_parser("report", help="render stored results as markdown")
+    report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
     report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    report.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
+    _add_threshold_options(report)
 
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
@@ -104,10 +141,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not args.results.is_dir():
         raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
-    written, problems = write_report(args.results, args.out)
+    written, problems, plots = write_report(
+        args.results, args.out, baseline=args.baseline, thresholds=thresholds_from(args)
+    )
     for problem in problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
-    print(f"report written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    if plots.missing_reason:
+        print(f"plots not drawn: {plots.missing_reason}", file=sys.stderr)
+    print(f"report written: {len(written)} page(s) under {args.out}, start at {written[0]}", file=sys.stderr)
     return 0
 
 

@@ -45,6 +45,9 @@ class Thresholds:
     seed: int = 20261129
 
 
+DEFAULT_THRESHOLDS = Thresholds()
+
+
 @dataclass(frozen=True)
 class MannWhitney:
     u: float  # U of the first sample: how many (a, b) pairs have a > b, ties counting ½
@@ -188,7 +191,7 @@ def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresho
 
 
 def compare_samples(
-    baseline: Sequence[float], candidate: Sequence[float], thresholds: Thresholds = Thresholds()
+    baseline: Sequence[float], candidate: Sequence[float], thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> Comparison:
     """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better)."""
     base, cand = summarize(baseline), summarize(candidate)
