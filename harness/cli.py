@@ -106,6 +106,23 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
     _add_threshold_options(report)
 
+    compare = commands.add_parser(
+        "compare",
+        help="compare two result sets; exit 1 when something got significantly worse in B",
+        description="Compare result set B against A, metric by metric. A and B are results folders (B defaults "
+        "to A), narrowed by release, profile and case. Exit status: 0 nothing worse, 1 something significantly "
+        "slower or broken in B, 2 bad input.",
+    )
+    compare.add_argument("a", type=Path, metavar="A", help="results folder of the baseline set")
+    compare.add_argument("b", type=Path, metavar="B", nargs="?", help="results folder of the other set (default: A)")
+    for side in ("a", "b"):
+        name = side.upper()
+        compare.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
+        compare.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
+    compare.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
+    compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
+    _add_threshold_options(compare)
+
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     return parser
@@ -152,6 +169,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare_sets import Side, compare_sets, render_markdown, render_text
+
+    a = Side("A", args.a, args.a_release, args.a_profile)
+    b = Side("B", args.b or args.a, args.b_release, args.b_profile)
+    comparison = compare_sets(a, b, args.case, thresholds_from(args))
+    print(render_text(comparison), end="")
+    if args.markdown:
+        try:
+            args.markdown.write_text(render_markdown(comparison))
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.markdown}: {exc.strerror}") from None
+    return 1 if comparison.worse() else 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for case in catalogue.discover(args.cases_dir).values():
         sizes = "; ".join(
@@ -162,7 +194,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "list": cmd_list}
+COMMANDS = {"run": cmd_run, "report": cmd_report, "compare": cmd_compare, "list": cmd_list}
 
 
 def main(argv: list[str] | None = None) -> int:
