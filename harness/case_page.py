@@ -71,6 +71,8 @@ def statistics_table(comparison: GroupComparison) -> str:
 def format_fact(value: Any) -> str:
     if value is None:
         return "n/a"
+    if isinstance(value, bool):  # before int: a bool is an int
+        return str(value)
     if isinstance(value, list):
         return ", ".join("unknown" if v is None else format_fact(v) for v in value) or "none"
     if isinstance(value, float):
