@@ -40,16 +40,14 @@ def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
     rows = []
     for c in comparisons:
         counts = c.verdicts()
+        tallies = [counts[SLOWER], counts[FASTER], counts[INCONCLUSIVE], c.noisy()] if c.comparisons else ["–"] * 4
         rows.append(
             [
                 f"[{c.group.key.case}]({c.group.key.case}.md)",
                 c.group.key.describe(),
                 ", ".join(c.group.releases),
                 c.baseline,
-                counts[SLOWER],
-                counts[FASTER],
-                counts[INCONCLUSIVE],
-                c.noisy(),
+                *tallies,
             ]
         )
     return markdown_table(

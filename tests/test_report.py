@@ -76,7 +76,7 @@ def test_case_page_has_releases_as_columns_and_verdicts_in_cells(releases):
     cells = [c.strip() for c in jit_wall.strip("|").split("|")]
     assert cells[1].endswith("(baseline)")
     assert all("×1.25" in c and "**slower**" in c for c in cells[2:]), cells
-    assert "Statistics in full" in page and "p (Mann" not in page
+    assert "Statistics in full" in page
 
 
 def test_an_identical_copy_is_unchanged_and_the_baseline_can_be_chosen(releases):
