@@ -177,9 +177,16 @@ def search(session: nox.Session) -> None:
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Render every stored result under results/ into reports/ (needs no JAX)."""
+    """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
     session.install("-e", ".[report]")
     session.run("python", "-m", "harness", "report", *session.posargs)
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1 if B got worse."""
+    session.install("-e", ".[report]")
+    session.run("python", "-m", "harness", "compare", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
