@@ -184,4 +184,3 @@ def render_case(
     lines += ["## Runs in detail", ""]
     lines += [run_section(result, older) for result, older in runs]
     return "\n".join(lines)
-

@@ -57,8 +57,7 @@ def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
 
 def runs_overview(chosen: Sequence[tuple[StoredResult, int]]) -> str:
     rows = [
-        [r.case, r.release, r.profile, sizes_text(r.sizes), r.status, mark(outcome(r)), older]
-        for r, older in chosen
+        [r.case, r.release, r.profile, sizes_text(r.sizes), r.status, mark(outcome(r)), older] for r, older in chosen
     ]
     return markdown_table(rows, ["case", "jax", "profile", "sizes", "status", "claim", "older runs"])
 
@@ -139,9 +138,7 @@ def write_report(
     check_baseline(baseline, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = draw_plots(comparison_groups(results), out_dir)
-    pages = render_report(
-        results, problems, datetime.now(UTC), baseline=baseline, thresholds=thresholds, plots=plots
-    )
+    pages = render_report(results, problems, datetime.now(UTC), baseline=baseline, thresholds=thresholds, plots=plots)
     written = []
     for name, text in pages.items():
         path = out_dir / name
