@@ -10,9 +10,17 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import nox
+
+# Posargs are checked with the harness's own parser before anything is installed;
+# that import needs neither JAX nor hypothesis.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.cli import validate
+from harness.errors import UsageError
 
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -135,8 +143,22 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     """Run the case catalogue on one pinned release under one device profile."""
     release = RELEASE_BY_VERSION[jax]
     chosen = PROFILE_BY_NAME[profile]
+    check_harness_args(["run", "--profile", chosen.name, *session.posargs])
     session.install("-e", ".", *release.requirements())
     session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
+
+
+def refuse(message: str) -> None:
+    """Bad input: one line and exit code 2, as the harness CLI answers, not a failed session."""
+    print(f"harness: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def check_harness_args(argv: list[str]) -> None:
+    try:
+        validate(argv)
+    except UsageError as exc:
+        refuse(str(exc))
 
 
 def take_option(args: list[str], name: str, default: str) -> tuple[str, list[str]]:
@@ -153,17 +175,21 @@ def take_option(args: list[str], name: str, default: str) -> tuple[str, list[str
     return default, rest
 
 
-def pinned_session(session: nox.Session) -> tuple[Release, Profile, list[str]]:
-    """Install the release chosen with ``--jax`` (default: the default release) and the harness."""
+def pinned_session(session: nox.Session, command: str) -> tuple[Release, Profile, list[str]]:
+    """Check the harness ``command``'s arguments, then install the release chosen with ``--jax``.
+
+    The default release and the ``cpu`` profile apply unless ``--jax``/``--profile`` say otherwise.
+    """
     version, rest = take_option(session.posargs, "--jax", DEFAULT_RELEASE.jax)
     profile_name, rest = take_option(rest, "--profile", "cpu")
     if version not in RELEASE_BY_VERSION:
-        session.error(f"unknown release {version}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+        refuse(f"unknown release {version}; the release table has {', '.join(RELEASE_BY_VERSION)}")
     if profile_name not in PROFILE_BY_NAME:
-        session.error(f"unknown profile {profile_name}; profiles: {', '.join(PROFILE_BY_NAME)}")
+        refuse(f"unknown profile {profile_name}; profiles: {', '.join(PROFILE_BY_NAME)}")
     release, profile = RELEASE_BY_VERSION[version], PROFILE_BY_NAME[profile_name]
     if not profile.applies_to(release):
-        session.error(f"profile {profile.name} does not apply to jax {release.jax}")
+        refuse(f"profile {profile.name} does not apply to jax {release.jax}")
+    check_harness_args([command, *rest, "--profile", profile.name])
     session.install("-e", ".", *release.requirements())
     return release, profile, rest
 
@@ -171,7 +197,7 @@ def pinned_session(session: nox.Session) -> tuple[Release, Profile, list[str]]:
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def search(session: nox.Session) -> None:
     """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V] [--profile P]."""
-    _, profile, rest = pinned_session(session)
+    _, profile, rest = pinned_session(session, "search")
     session.run("python", "-m", "harness", "search", *rest, "--profile", profile.name, env=profile.env)
 
 

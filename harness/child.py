@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import resource
 import sys
 import time
 import traceback
@@ -175,6 +176,7 @@ def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dic
             except Exception as exc:  # the case's own failure is the news, not this
                 payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
     payload["phases_s"] = {name: round(seconds, 4) for name, seconds in phase.seconds.items()}
+    payload["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     return payload
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 import sys
 from pathlib import Path
 
 from harness import catalogue
 from harness.compare import Thresholds
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
+from harness.launch import ISOLATIONS
 from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
 
@@ -109,6 +111,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop sampling a program after this much measured time (>= 5 samples)",
     )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+    run.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        default="fork",
+        help="fork: each case in a fork of a server that imported JAX once (fast start); "
+        "spawn: each case in a new interpreter",
+    )
+    run.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
+    run.add_argument(
+        "--retry-failed", action="store_true", help="re-measure stored cells whose run failed, timed out or crashed"
+    )
 
     finder = commands.add_parser("search", help="find the smallest size at which a case's claim fails")
     finder.add_argument("case")
@@ -154,11 +167,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _results_folder(path: Path) -> Path:
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"results folder {path} is a file")
+    return path
+
+
+def checked_run_args(args: argparse.Namespace) -> tuple[list[catalogue.CaseInfo], dict[str, int], Budget]:
+    """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     cases = catalogue.select(catalogue.discover(args.cases_dir), args.case)
     overrides = dict(catalogue.parse_size(text) for text in args.size)
     catalogue.check_overrides(cases, overrides)
-    budget = Budget.for_this_machine(args.budget)
+    _results_folder(args.results)
+    if args.force and args.retry_failed:
+        raise UsageError("--force and --retry-failed exclude each other")
+    return cases, overrides, Budget.for_this_machine(args.budget)
+
+
+def checked_search_args(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, Budget]:
+    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
+    pinned = dict(catalogue.parse_size(text) for text in args.size)
+    catalogue.check_overrides([case], pinned)
+    _results_folder(args.results)
+    return dataclasses.replace(case, space=case.space.fixed(pinned)), Budget.for_this_machine(args.budget)
+
+
+def validate(argv: list[str]) -> None:
+    """Raise UsageError for a command line the harness would refuse, without running anything."""
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        checked_run_args(args)
+    elif args.command == "search":
+        checked_search_args(args)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    cases, overrides, budget = checked_run_args(args)
     plan = [
         PlannedRun(case, point)
         for case in cases
@@ -173,26 +217,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         min_repeats=min(5, args.repeats),
         max_seconds=args.max_seconds,
         effort=args.effort,
+        isolation=args.isolation,
     )
     recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
-    outcomes = run_all(plan, recorder)
+    resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"
+    outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}
     for outcome, _ in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    print(f"{len(outcomes)} case runs stored under {args.results}: {summary}", file=sys.stderr)
-    bad = sum(n for status, n in counts.items() if status not in ("ok", "skipped"))
+    stored = sum(1 for _, path in outcomes if path is not None)
+    print(f"{len(outcomes)} cells, {stored} results stored under {args.results}: {summary}", file=sys.stderr)
+    bad = sum(n for status, n in counts.items() if status not in ("ok", "skipped", "already measured"))
     return 1 if args.strict and bad else 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     from harness import search
 
-    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
-    pinned = dict(catalogue.parse_size(text) for text in args.size)
-    catalogue.check_overrides([case], pinned)
-    case = dataclasses.replace(case, space=case.space.fixed(pinned))
-    budget = Budget.for_this_machine(args.budget)
+    case, budget = checked_search_args(args)
     settings = Settings(
         timeout_s=args.timeout, repeats=args.repeats, min_repeats=min(5, args.repeats), max_seconds=args.max_seconds
     )
@@ -271,13 +314,26 @@ def cmd_list(args: argparse.Namespace) -> int:
 COMMANDS = {"run": cmd_run, "search": cmd_search, "report": cmd_report, "compare": cmd_compare, "list": cmd_list}
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C so the running case is killed and nothing is half-written."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
-    except UsageError as exc:
+    except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("harness: interrupted; results stored so far are kept", file=sys.stderr)
-        return 130
+        return exc.exit_code
+    except KeyboardInterrupt as exc:
+        print(
+            "harness: interrupted; every result stored so far is kept, run the same command to resume", file=sys.stderr
+        )
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

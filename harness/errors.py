@@ -1,5 +1,13 @@
-"""The one error type the CLI turns into a single line and exit code 2."""
+"""Errors the CLI turns into one line on stderr and an exit code, never a traceback."""
 
 
-class UsageError(Exception):
-    """Bad input from the user: unknown case, malformed size, unreadable folder."""
+class HarnessError(Exception):
+    """The harness cannot go on (e.g. results cannot be stored): exit code 1."""
+
+    exit_code = 1
+
+
+class UsageError(HarnessError):
+    """Bad input from the user: unknown case, malformed size, unreadable folder: exit code 2."""
+
+    exit_code = 2

@@ -61,6 +61,11 @@ class StoredResult:
     def created_at(self) -> str:
         return str(self.data["created_at"])
 
+    @property
+    def order(self) -> tuple[str, str]:
+        """Creation order; the id breaks ties within a second."""
+        return self.created_at, str(self.data["id"])
+
 
 def new_record(**fields: Any) -> dict[str, Any]:
     now = datetime.now(UTC)
@@ -119,6 +124,32 @@ def validate(data: Any) -> str | None:
     if data["status"] not in STATUSES:
         return f"unknown status {data['status']!r}"
     return None
+
+
+REFUSED = "refused before allocation"
+
+
+def cell_key(case: str, release: str, profile: str, sizes: dict[str, int]) -> str:
+    """What a sweep measures once: a case at sizes on a release under a profile."""
+    return json.dumps([case, release, profile, sorted(sizes.items())])
+
+
+def measured_cells(root: Path, case: str, release: str, profile: str) -> dict[str, str]:
+    """Cell key → status of the newest stored result, for one case on one release and profile.
+
+    A point refused by the budget was never measured: raising the budget must run it.
+    """
+    folder = root / _safe(case) / f"jax-{_safe(release)}" / _safe(profile)
+    if not folder.is_dir():
+        return {}
+    newest: dict[str, StoredResult] = {}
+    for result in load_results(folder)[0]:
+        if result.status == "skipped" and str(result.data.get("detail", "")).startswith(REFUSED):
+            continue
+        key = cell_key(result.case, result.release, result.profile, result.sizes)
+        if key not in newest or result.order > newest[key].order:
+            newest[key] = result
+    return {key: result.status for key, result in newest.items()}
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:

@@ -10,6 +10,9 @@ flops).  From those this module plans the points to run:
   over releases measures exactly the same sizes on each;
 - command-line sizes always win;
 - a point whose cost is over the budget is refused before anything is allocated.
+
+Hypothesis is imported inside the functions that use it: the noxfile validates
+command lines in nox's own environment, where it may not be installed.
 """
 
 from __future__ import annotations
@@ -22,10 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as fix_seed
-from hypothesis import strategies as st
 
 from harness.errors import UsageError
 
@@ -156,6 +155,8 @@ class SizeSpace:
         integers so that shrinking reaches the exact smallest failing size.
         """
 
+        from hypothesis import strategies as st
+
         make = _log_integers if log_spaced else st.integers
         points = st.fixed_dictionaries({name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())})
         return points.filter(lambda point: budget.refusal(self.cost_of(point)) is None)
@@ -172,6 +173,8 @@ def _log_integers(lo: int, hi: int) -> Any:
     towards ``lo``.
     """
 
+    from hypothesis import strategies as st
+
     if lo <= 0 or hi / lo < 16:
         return st.integers(lo, hi)
     return st.integers(0, LOG_STEPS).map(lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS)))))
@@ -183,6 +186,9 @@ def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePo
     Hypothesis's generation is deterministic under ``@seed`` (and the exact hypothesis
     version pinned by the harness), with no example database involved.
     """
+
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fix_seed
 
     found: list[SizePoint] = []
 

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,15 @@ def write_results(folder: Path, records: list[dict]) -> Path:
     for record in records:
         (folder / f"{record['id']}.json").write_text(json.dumps(record))
     return folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_timing_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests take their own measurement lock, so a sweep running on the machine does not stall them."""
+    previous = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    yield
+    if previous is None:
+        del os.environ["XDG_RUNTIME_DIR"]
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = previous

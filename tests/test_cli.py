@@ -31,10 +31,30 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["compare", "/nonexistent", "--a-release", "1"], "results folder not found"),
         (["compare", "FIXTURES"], "A and B are the same results"),
         (["compare", "FIXTURES", "--a-release", "0.12.0.1", "--b-release", "9.9"], "no results in B"),
+        (["run", "--seed", "abc"], "invalid int value"),
+        (["run", "--budget", "memory"], "malformed budget"),
+        (["run", "--budget", "memory=lots"], "malformed quantity"),
+        (["run", "--budget", "disk=3G"], "malformed budget"),
+        (["run", "--warmup", "-1"], "must be positive"),
+        (["run", "--max-seconds", "0"], "must be positive"),
+        (["run", "--force", "--retry-failed"], "exclude each other"),
+        (["run", "--results", "THIS_FILE"], "is a file"),
+        (["run", "--size", "N=0"], "sizes must be positive"),
+        (["run", "--case", "scan_sync", "--size", "B=3"], "no selected case has size B"),
+        (["run", "--effort"], "expected one argument"),
+        (["search"], "required: case"),
+        (["search", "nope"], "unknown case nope"),
+        (["search", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
+        (["search", "scan_sync", "--max-examples", "0"], "must be positive"),
+        (["search", "scan_sync", "--confirm", "x"], "not an integer"),
+        (["search", "scan_sync", "--budget", "flops=-3"], "malformed quantity"),
+        (["report", "--baseline"], "expected one argument"),
+        (["list", "--cases-dir", "/nonexistent"], "cases folder not found"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
-    argv = [str(FIXTURES / "results") if arg == "FIXTURES" else arg for arg in argv]
+    names = {"FIXTURES": str(FIXTURES / "results"), "THIS_FILE": __file__}
+    argv = [names.get(arg, arg) for arg in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
@@ -78,7 +98,7 @@ def test_run_and_report_with_a_pure_python_case(fixture_cases, tmp_path, capsys)
         ]
     )
     assert code == 1, "--strict fails the run when a case failed"
-    assert "2 case runs stored" in capsys.readouterr().err
+    assert "2 cells, 2 results stored" in capsys.readouterr().err
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "reports")]) == 0
     text = (tmp_path / "reports" / "index.md").read_text()
     assert "| steady" in text and "failed" in text

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import noxfile
 from noxfile import PROFILE_BY_NAME, RELEASES, Release, version_key
 
@@ -51,3 +53,39 @@ def test_session_listing_matches_the_tables():
         f"repro(jax='{noxfile.DEFAULT_RELEASE.jax}', profile='cpu')",
         "report",
     ]
+
+
+@pytest.mark.parametrize(
+    ("posargs", "message"),
+    [
+        (["--case", "nope"], "unknown case nope"),
+        (["--size", "N=x"], "malformed size"),
+        (["--budget", "gpu=1"], "malformed budget"),
+        (["--repeats", "none"], "not an integer"),
+        (["--frobnicate"], "unrecognized arguments"),
+    ],
+)
+def test_repro_posargs_are_checked_before_anything_is_installed(posargs, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.check_harness_args(["run", "--profile", "cpu", *posargs])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("harness: error:") and message in err
+
+
+@pytest.mark.parametrize(
+    ("posargs", "message"),
+    [
+        (["scan_sync", "--jax", "9.9"], "unknown release 9.9"),
+        (["scan_sync", "--profile", "tpu"], "unknown profile tpu"),
+        (["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"], "does not apply"),
+        (["nope"], "unknown case nope"),
+    ],
+)
+def test_nox_search_answers_bad_posargs_with_one_line_and_exit_2(posargs, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", "-s", "search", "--", *posargs], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
+    assert len(ours) == 1 and message in ours[0], done.stderr

@@ -1,5 +1,6 @@
-"""Runner isolation: whatever a case does, it is recorded and the sweep goes on."""
+"""Runner isolation: whatever a case does, it is recorded and the sweep goes on, in both isolation modes."""
 
+import dataclasses
 import signal
 
 import pytest
@@ -14,14 +15,15 @@ from .conftest import FIXTURES
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1)
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
+@pytest.fixture(scope="module", params=["fork", "spawn"])
+def sweep(tmp_path_factory, request):
     tmp_path = tmp_path_factory.mktemp("sweep")
+    settings = dataclasses.replace(QUICK, isolation=request.param)
     found = catalogue.discover(FIXTURES / "cases")
-    order = ["raises", "hangs", "segfaults", "unsupported", "steady"]
+    order = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
     plan = [PlannedRun(found[name], PlannedPoint(found[name].anchors[0], "anchor")) for name in order]
     lines: list[str] = []
-    outcomes = run_all(plan, Recorder(tmp_path, "test", QUICK, seed=7, budget=Budget()), progress=lines.append)
+    outcomes = run_all(plan, Recorder(tmp_path, "test", settings, seed=7, budget=Budget(), progress=lines.append))
     return order, outcomes, lines, tmp_path
 
 
@@ -32,11 +34,12 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
         "raises": "failed",
         "hangs": "timeout",
         "segfaults": "crashed",
+        "oom": "crashed",
         "unsupported": "skipped",
         "steady": "ok",
     }
     stored, problems = load_results(results_dir)
-    assert problems == [] and len(stored) == 5
+    assert problems == [] and len(stored) == 6
 
 
 def test_details_say_what_happened(sweep):
@@ -46,6 +49,7 @@ def test_details_say_what_happened(sweep):
     assert "RuntimeError" in detail["raises"]
     assert "no result within 5 s" in detail["hangs"]
     assert "SIGSEGV" in detail["segfaults"]
+    assert "SIGKILL" in detail["oom"] and "out of memory" in detail["oom"]
     assert "needs a feature no release has" in detail["unsupported"]
 
 
@@ -61,8 +65,8 @@ def test_ok_run_keeps_raw_samples_and_the_verdict(sweep):
 
 def test_progress_names_release_case_and_what_is_left(sweep):
     _, _, lines, _ = sweep
-    assert any("(1/5) raises" in line and "· test]" in line for line in lines)
-    assert any("(5/5) steady" in line and "0 left" in line for line in lines)
+    assert any("(1/6) raises" in line and "· test]" in line for line in lines)
+    assert any("(6/6) steady" in line and "0 left" in line for line in lines)
 
 
 @pytest.mark.parametrize(
@@ -89,7 +93,7 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     budget = Budget({"bytes": 1000.0})
     [point] = steady.plan("quick", {}, seed=1, budget=budget)
     assert point.refusal and "over budget" in point.refusal
-    outcome, _ = Recorder(tmp_path, "t", QUICK, seed=1, budget=budget).run(PlannedRun(steady, point))
+    outcome, _ = Recorder(tmp_path, "t", QUICK, seed=1, budget=budget, progress=print).run(PlannedRun(steady, point))
     assert outcome.status == "skipped" and "refused before allocation" in outcome.detail
     assert outcome.duration_s == 0.0, "no child process was started"
     stored = load_results(tmp_path)[0][0].data
