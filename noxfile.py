@@ -143,7 +143,7 @@ def take_option(args: list[str], name: str, default: str) -> tuple[str, list[str
     return default, rest
 
 
-def pinned_session(session: nox.Session) -> tuple[Release, Profile, list[str]]:
+def pinned_session(session: nox.Session, extras: str = "") -> tuple[Release, Profile, list[str]]:
     """Install the release chosen with ``--jax`` (default: the default release) and the harness."""
     version, rest = take_option(session.posargs, "--jax", DEFAULT_RELEASE.jax)
     profile_name, rest = take_option(rest, "--profile", "cpu")
@@ -154,7 +154,7 @@ def pinned_session(session: nox.Session) -> tuple[Release, Profile, list[str]]:
     release, profile = RELEASE_BY_VERSION[version], PROFILE_BY_NAME[profile_name]
     if not profile.applies_to(release):
         session.error(f"profile {profile.name} does not apply to jax {release.jax}")
-    session.install("-e", ".", *release.requirements())
+    session.install("-e", f".[{extras}]" if extras else ".", *release.requirements())
     return release, profile, rest
 
 
@@ -163,6 +163,13 @@ def search(session: nox.Session) -> None:
     """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V] [--profile P]."""
     _, profile, rest = pinned_session(session)
     session.run("python", "-m", "harness", "search", *rest, "--profile", profile.name, env=profile.env)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def issue(session: nox.Session) -> None:
+    """Draft an upstream issue with a standalone script: nox -s issue -- CASE [--size N=..] [--jax V] [--profile P]."""
+    _, profile, rest = pinned_session(session, extras="report")
+    session.run("python", "-m", "harness", "issue", *rest, "--profile", profile.name, env=profile.env)
 
 
 @nox.session

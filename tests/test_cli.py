@@ -23,6 +23,11 @@ from harness.cli import main
         (["run", "--bogus"], "unrecognized arguments"),
         (["run", "--cases-dir", "/nonexistent"], "cases folder not found"),
         (["report", "--results", "/nonexistent"], "results folder not found"),
+        (["export"], "required: case"),
+        (["export", "nope"], "unknown case nope"),
+        (["export", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
+        (["issue", "scan_sync", "--size", "N=x"], "malformed size"),
+        (["issue", "scan_sync", "--repeats", "0"], "must be positive"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -73,3 +78,12 @@ def test_run_and_report_with_a_pure_python_case(fixture_cases, tmp_path, capsys)
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "reports")]) == 0
     text = (tmp_path / "reports" / "index.md").read_text()
     assert "| steady" in text and "failed" in text
+
+
+def test_export_prints_a_script_that_compiles(capsys, tmp_path):
+    assert main(["export", "scan_sync", "--size", "N=16", "--size", "M=3"]) == 0
+    script = capsys.readouterr().out
+    compile(script, "scan_sync.py", "exec")
+    assert 'SIZES = {"N": 16, "M": 3}' in script
+    assert main(["export", "async_dispatch", "--out", str(tmp_path / "a.py")]) == 0
+    assert 'SIZES = {"N": 1000}' in (tmp_path / "a.py").read_text()
