@@ -88,8 +88,8 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
 
 
 def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:
-    options = "".join(f", {arg}={name}" for arg, name in (("compiled", "compiled"), ("min_devices", "MIN_DEVICES"))
-                      if name in case_names)  # fmt: skip
+    optional = {"compiled": "compiled", "min_devices": "MIN_DEVICES"}  # main()'s keyword → the case's name
+    options = "".join(f", {keyword}={name}" for keyword, name in optional.items() if name in case_names)
     return (
         '"""The measurement: sizes and settings as exported; main() times, prints and judges."""\n'
         "from harness.standalone import main\n\n"
