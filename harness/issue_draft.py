@@ -101,10 +101,10 @@ def title(case: CaseInfo, runs: Sequence[StoredResult]) -> str:
 
 def description(d: DraftInputs, runs: Sequence[StoredResult]) -> str:
     expected = f"**Expected** (from a user discussion): {d.case.claim}"
-    return " ".join([expected, observed(runs, d.sizes), script_finding(d)])
+    return " ".join([expected, observed(runs, d.sizes, d.run.profile), script_finding(d)])
 
 
-def observed(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
+def observed(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) -> str:
     if not runs:
         return "**Observed**: nothing stored for this case yet, so only the script's own run below."
     verdicts = []
@@ -117,7 +117,7 @@ def observed(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
         statuses = ", ".join(sorted({r.status for r in unfinished}))
         verdicts.append(f"{len(unfinished)} run(s) did not finish ({statuses})")
     text = f"**Observed** over {len(runs)} stored run(s): " + ("; ".join(verdicts) or "no verdict yet") + "."
-    examples = _examples(runs, sizes)
+    examples = _examples(runs, sizes, profile)
     if examples:
         text += " For example, " + "; ".join(
             f"on jax {r.release} ({r.profile}, {sizes_text(r.sizes)}): {_evidence(r)}" for r in examples
@@ -291,8 +291,12 @@ def _evidence(result: StoredResult) -> str:
 
 
 def _releases(runs: Sequence[StoredResult]) -> str:
-    pairs = sorted({(r.release, r.profile) for r in runs}, key=lambda p: (release_key(p[0]), p[1]))
-    return ", ".join(f"jax {release} ({profile})" for release, profile in pairs)
+    """``jax 0.4.26 (cpu, cpu8), jax 0.4.30 (cpu)``."""
+    profiles: dict[str, set[str]] = defaultdict(set)
+    for r in runs:
+        profiles[r.release].add(r.profile)
+    ordered = sorted(profiles, key=release_key)
+    return ", ".join(f"jax {release} ({', '.join(sorted(profiles[release]))})" for release in ordered)
 
 
 def _counted(group: Sequence[StoredResult], runs: Sequence[StoredResult]) -> str:
@@ -308,11 +312,11 @@ def _counted(group: Sequence[StoredResult], runs: Sequence[StoredResult]) -> str
     return ", ".join(f"jax {rel} ({prof}: {counts[rel, prof]} of {judged[rel, prof]} sizes)" for rel, prof in ordered)
 
 
-def _examples(runs: Sequence[StoredResult], sizes: dict[str, int]) -> list[StoredResult]:
-    """A run where the claim fails and one where it holds, at the script's sizes where possible."""
+def _examples(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) -> list[StoredResult]:
+    """A run where the claim fails and one where it holds: at the script's sizes and profile where possible."""
 
     def best(candidates: list[StoredResult], prefer: dict[str, int]) -> StoredResult | None:
-        ranked = sorted(candidates, key=lambda r: (r.sizes == prefer, r.created_at))
+        ranked = sorted(candidates, key=lambda r: (r.sizes == prefer, r.profile == profile, r.created_at))
         return ranked[-1] if ranked else None
 
     failing = best([r for r in runs if _holds(r) is False], sizes)

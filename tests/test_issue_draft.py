@@ -161,3 +161,17 @@ def test_headline_and_cells():
     assert headline("A returns at once: dispatch under half.") == "A returns at once"
     assert cell("a | b\nc") == "a \\| b c"
     assert fenced("x ``` y", "text").startswith("````text\n")
+
+
+def test_examples_prefer_the_script_sizes_and_profile_and_title_groups_profiles():
+    results = []
+    for result in stored():
+        for profile in ("cpu", "cpu8"):
+            data = json.loads(json.dumps(result.data)) | {"profile": profile}
+            if data.get("claim"):
+                data["claim"]["evidence"] += f" [{profile}]"
+            results.append(StoredResult(result.path, data))
+    text = render(draft_inputs(results=results))
+    assert "not so on jax 0.4.26 (cpu, cpu8)" in text
+    assert "(dispatch 100% of completion) [cpu];" in text, "the example run has the script's profile"
+    assert "[cpu8];" not in text
