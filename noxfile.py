@@ -111,6 +111,8 @@ def session_id(release: Release, profile: Profile) -> str:
 
 
 MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
+# The oldest and newest releases: shims are tested and the quick catalogue runs on both in CI.
+EDGES = (RELEASES[0], RELEASES[-1])
 
 nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, PROFILE_BY_NAME['cpu'])})", "report"]
 
@@ -118,8 +120,16 @@ nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, PROFILE_BY_NAME['cp
 @nox.session
 @nox.parametrize(
     ["python", "jax", "profile"],
-    [(interpreter(r.python), r.jax, p.name) for r, p in MATRIX],
-    ids=[session_id(r, p) for r, p in MATRIX],
+    [
+        nox.param(
+            interpreter(r.python),
+            r.jax,
+            p.name,
+            id=session_id(r, p),
+            tags=["edges"] if r in EDGES and p.name in ("cpu", "cpu8") else [],
+        )
+        for r, p in MATRIX
+    ],
 )
 def repro(session: nox.Session, jax: str, profile: str) -> None:
     """Run the case catalogue on one pinned release under one device profile."""
@@ -174,9 +184,16 @@ def issue(session: nox.Session) -> None:
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Render every stored result under results/ into reports/ (needs no JAX)."""
+    """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
     session.install("-e", ".[report]")
     session.run("python", "-m", "harness", "report", *session.posargs)
+
+
+@nox.session
+def compare(session: nox.Session) -> None:
+    """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1 if B got worse."""
+    session.install("-e", ".[report]")
+    session.run("python", "-m", "harness", "compare", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
@@ -184,6 +201,14 @@ def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
     session.install("-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+@nox.parametrize(["python", "jax"], [nox.param(interpreter(r.python), r.jax, id=f"jax='{r.jax}'") for r in EDGES])
+def compat(session: nox.Session, jax: str) -> None:
+    """The version shims' tests on the oldest and the newest release."""
+    session.install("-e", ".[test]", *RELEASE_BY_VERSION[jax].requirements())
+    session.run("pytest", "-p", "no:cacheprovider", "tests/test_compat.py", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))

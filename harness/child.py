@@ -12,17 +12,34 @@ import argparse
 import importlib.util
 import json
 import sys
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness import timing
+from harness import hlo, timing
 from harness.environment import jax_facts, scrub
 from harness.stats import summarize
 
 TRACEBACK_LINES = 25
+
+
+class Phases:
+    """Seconds spent in each phase of a case run, for the sweep benchmark's breakdown."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
 
 class Skip(Exception):
@@ -76,9 +93,15 @@ def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
     }
 
 
-def medians(programs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The view a case's ``verdict`` sees: per program, median dispatch, wall and marks."""
+def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The view a case's ``verdict`` sees.
+
+    Per program: median dispatch, wall and step marks, and the cold first call; per
+    compiled function (as ``"compiled:<name>"``): median lower and compile times.
+    """
     view: dict[str, dict[str, float]] = {}
+    for name, record in compiled.items():
+        view[f"compiled:{name}"] = {key: summarize(record[key]).median for key in ("lower_ns", "compile_ns")}
     for name, record in programs.items():
         entry = {key: record["summary"][key]["median"] for key in ("dispatch_ns", "wall_ns")}
         for i, label in enumerate(record["steps"]):
@@ -88,41 +111,53 @@ def medians(programs: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
     return view
 
 
-def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> dict[str, Any]:
     needed = int(getattr(module, "MIN_DEVICES", 1))
-    found = _device_count()
+    with phase("backend"):
+        found = _device_count()
     if found is not None and found < needed:
         raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
     block = _block_function()
     payload: dict[str, Any] = {"programs": {}, "compiled": {}}
     if hasattr(module, "compiled"):
-        for name, (jitted, args) in module.compiled(**sizes).items():
-            compile_timing, _ = timing.time_compile(
-                jitted, args, repeats=settings["compile_repeats"], clear_caches=_clear_caches()
+        with phase("build"):
+            targets = module.compiled(**sizes)
+        with phase("compile"):
+            for name, (jitted, args) in targets.items():
+                compile_timing, executable = timing.time_compile(
+                    jitted, args, repeats=settings["compile_repeats"], clear_caches=_clear_caches()
+                )
+                payload["compiled"][name] = {
+                    "lower_ns": compile_timing.lower_ns,
+                    "compile_ns": compile_timing.compile_ns,
+                    "hlo": hlo.facts(executable),
+                }
+    with phase("build"):
+        programs = module.programs(**sizes)
+    for name, steps in programs.items():
+        with phase("measure"):
+            prog = timing.time_program(
+                steps,
+                block,
+                warmup=settings["warmup"],
+                repeats=settings["repeats"],
+                min_repeats=settings["min_repeats"],
+                max_seconds=settings["max_seconds"],
             )
-            payload["compiled"][name] = {
-                "lower_ns": compile_timing.lower_ns,
-                "compile_ns": compile_timing.compile_ns,
-            }
-    for name, steps in module.programs(**sizes).items():
-        prog = timing.time_program(
-            steps,
-            block,
-            warmup=settings["warmup"],
-            repeats=settings["repeats"],
-            min_repeats=settings["min_repeats"],
-            max_seconds=settings["max_seconds"],
-        )
         payload["programs"][name] = program_record(prog)
-    holds, evidence = module.verdict(medians(payload["programs"]))
+    if hasattr(module, "facts"):
+        payload["facts"] = module.facts(**sizes)
+    holds, evidence = module.verdict(medians(payload["programs"], payload["compiled"]))
     payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
     return payload
 
 
 def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+    phase = Phases()
     try:
-        module = load_case(case_file)
-        payload = execute(module, sizes, settings)
+        with phase("import"):
+            module = load_case(case_file)
+        payload = execute(module, sizes, settings, phase)
         payload["status"] = "ok"
     except Skip as exc:
         payload = {"status": "skipped", "detail": str(exc)}
@@ -134,10 +169,12 @@ def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dic
             lines = traceback.format_exc().strip().splitlines()
             payload = {"status": "failed", "detail": scrub("\n".join(lines[-TRACEBACK_LINES:]))}
     if "jax" in sys.modules:
-        try:
-            payload["jax"] = jax_facts()
-        except Exception as exc:  # the case's own failure is the news, not this
-            payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
+        with phase("facts"):
+            try:
+                payload["jax"] = jax_facts()
+            except Exception as exc:  # the case's own failure is the news, not this
+                payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
+    payload["phases_s"] = {name: round(seconds, 4) for name, seconds in phase.seconds.items()}
     return payload
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from harness import catalogue
+from harness.compare import Thresholds
 from harness.errors import UsageError
 from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
@@ -43,6 +44,40 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return value
+
+
+def _factor(text: str) -> float:
+    value = _positive_float(text)
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = _positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
+    defaults = Thresholds()
+    parser.add_argument(
+        "--factor",
+        type=_factor,
+        default=defaults.factor,
+        help=f"smallest ratio of medians that counts as a change (default {defaults.factor})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=defaults.alpha,
+        help=f"significance level of the Mann–Whitney U test (default {defaults.alpha})",
+    )
+
+
+def thresholds_from(args: argparse.Namespace) -> Thresholds:
+    return Thresholds(factor=args.factor, alpha=args.alpha)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,9 +137,28 @@ def build_parser() -> argparse.ArgumentParser:
     drafter.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     drafter.add_argument("--out", type=Path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
 
-    report = commands.add_parser("report", help="render stored results as markdown")
+    report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
     report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    report.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
+    _add_threshold_options(report)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two result sets; exit 1 when something got significantly worse in B",
+        description="Compare result set B against A, metric by metric. A and B are results folders (B defaults "
+        "to A), narrowed by release, profile and case. Exit status: 0 nothing worse, 1 something significantly "
+        "slower or broken in B, 2 bad input.",
+    )
+    compare.add_argument("a", type=Path, metavar="A", help="results folder of the baseline set")
+    compare.add_argument("b", type=Path, metavar="B", nargs="?", help="results folder of the other set (default: A)")
+    for side in ("a", "b"):
+        name = side.upper()
+        compare.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
+        compare.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
+    compare.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
+    compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
+    _add_threshold_options(compare)
 
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
@@ -246,11 +300,30 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not args.results.is_dir():
         raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
-    written, problems = write_report(args.results, args.out)
+    written, problems, plots = write_report(
+        args.results, args.out, baseline=args.baseline, thresholds=thresholds_from(args)
+    )
     for problem in problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
-    print(f"report written: {', '.join(str(p) for p in written)}", file=sys.stderr)
+    if plots.missing_reason:
+        print(f"plots not drawn: {plots.missing_reason}", file=sys.stderr)
+    print(f"report written: {len(written)} page(s) under {args.out}, start at {written[0]}", file=sys.stderr)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from harness.compare_sets import Side, compare_sets, render_markdown, render_text
+
+    a = Side("A", args.a, args.a_release, args.a_profile)
+    b = Side("B", args.b or args.a, args.b_release, args.b_profile)
+    comparison = compare_sets(a, b, args.case, thresholds_from(args))
+    print(render_text(comparison), end="")
+    if args.markdown:
+        try:
+            args.markdown.write_text(render_markdown(comparison))
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.markdown}: {exc.strerror}") from None
+    return 1 if comparison.worse() else 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -267,6 +340,7 @@ COMMANDS = {
     "export": cmd_export,
     "issue": cmd_issue,
     "report": cmd_report,
+    "compare": cmd_compare,
     "list": cmd_list,
 }
 

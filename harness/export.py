@@ -88,7 +88,7 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
 
 
 def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:
-    optional = {"compiled": "compiled", "min_devices": "MIN_DEVICES"}  # main()'s keyword → the case's name
+    optional = {"compiled": "compiled", "facts": "facts", "min_devices": "MIN_DEVICES"}  # main() keyword → case name
     options = "".join(f", {keyword}={name}" for keyword, name in optional.items() if name in case_names)
     return (
         '"""The measurement: sizes and settings as exported; main() times, prints and judges."""\n'
@@ -117,7 +117,8 @@ def _script_docstring(case_doc: str, case: CaseInfo, sizes: dict[str, int]) -> s
         f"``python {case.path.name}``.  It prints one line\n"
         "``metric PROGRAM METRIC median=NS min=NS max=NS n=COUNT`` per figure, in nanoseconds\n"
         "(``first_call_ns`` includes compilation; after warm-up, ``dispatch_ns`` is when Python\n"
-        "regained control and ``wall_ns`` when every output was ready), then\n"
+        "regained control and ``wall_ns`` when every output was ready), ``fact NAME JSON`` lines\n"
+        "for the case's facts if it records any, then\n"
         "``claim holds: True|False — evidence`` for the claim:\n\n"
         f"{textwrap.fill(case.claim, width=88)}\n"
     )

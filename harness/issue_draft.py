@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabulate import tabulate
-
 from harness.catalogue import CaseInfo
+from harness.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.environment import allowed_variables, scrub
-from harness.report import claim_text, format_ns, latest_runs, release_key, sizes_text
+from harness.formatting import format_ns, markdown_table, sizes_text
+from harness.groups import latest_runs, release_key
 from harness.results import StoredResult
 from harness.runner import tail
 from harness.standalone import parse_output
@@ -174,10 +174,12 @@ def medians_cell(result: StoredResult) -> str:
 
 
 def runs_table(runs: Sequence[StoredResult]) -> str:
+    verdicts = {HOLDS: "holds", DOES_NOT_HOLD: "**does not hold**"}
     rows = [
-        [r.release, r.profile, sizes_text(r.sizes), r.status, claim_text(r), medians_cell(r)] for r in runs
-    ]  # fmt: skip
-    return tabulate([[cell(value) for value in row] for row in rows], headers=HEADERS, tablefmt="github")
+        [r.release, r.profile, sizes_text(r.sizes), r.status, verdicts.get(outcome(r), "–"), medians_cell(r)]
+        for r in runs
+    ]
+    return markdown_table([[scrub(str(value)) for value in row] for row in rows], HEADERS)
 
 
 def across_releases(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
@@ -270,20 +272,12 @@ def fenced(text: str, language: str) -> str:
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
-def cell(value: Any) -> str:
-    """A table cell: one line, pipes escaped, private text scrubbed."""
-    return scrub(_one_line(str(value))).replace("|", "\\|")
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
 def _holds(result: StoredResult) -> bool | None:
-    claim = result.data.get("claim")
-    if result.status != "ok" or not claim:
-        return None
-    return bool(claim["holds"])
+    return {HOLDS: True, DOES_NOT_HOLD: False}.get(outcome(result))
 
 
 def _evidence(result: StoredResult) -> str:

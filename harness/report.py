@@ -1,160 +1,83 @@
-"""Markdown reports from stored results.  ``render`` is pure: results in, markdown out."""
+"""Markdown reports from stored results: ``index.md`` and one page per case.
+
+``render_report`` is pure (results in, pages out); ``write_report`` loads the
+results, draws the plots (when matplotlib is there) and writes the pages.
+"""
 
 from __future__ import annotations
 
-import json
-import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tabulate import tabulate
-
+from harness.case_page import render_case
+from harness.claims import mark, outcome, ranges_text
+from harness.compare import DEFAULT_THRESHOLDS, FASTER, INCONCLUSIVE, SLOWER, Thresholds
+from harness.formatting import markdown_table, rule_text, sizes_text
+from harness.groups import check_baseline, comparison_groups, latest_runs, ordered_releases
+from harness.metrics import GroupComparison, compare_group
+from harness.plots import DrawnPlots, draw_plots
 from harness.results import LoadProblem, StoredResult, load_results
 
-VERDICT_MARK = {True: "holds", False: "**does not hold**"}
+INDEX = "index.md"
 
 
-def release_key(release: str) -> tuple[tuple[int, ...], str]:
-    numbers = tuple(int(n) for n in re.findall(r"\d+", release))
-    return numbers, release
+def claims_overview(chosen: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
+    """Cases × releases: ✓ / ✗ / status per (case, profile, sizes), and the release ranges in words."""
+    rows: dict[tuple[str, str, str], dict[str, str]] = {}
+    for result, _ in chosen:
+        key = (result.case, result.profile, sizes_text(result.sizes))
+        rows.setdefault(key, {})[result.release] = outcome(result)
+    table = [
+        [f"[{case}]({case}.md)", profile, sizes, *(mark(outcomes.get(r)) for r in order), ranges_text(outcomes, order)]
+        for (case, profile, sizes), outcomes in rows.items()
+    ]
+    return markdown_table(table, ["case", "profile", "sizes", *order, "in words"])
 
 
-def format_ns(value: float) -> str:
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} ns"
-
-
-def sizes_text(sizes: dict[str, int]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "–"
-
-
-def claim_text(result: StoredResult) -> str:
-    claim = result.data.get("claim")
-    if result.status != "ok" or not claim:
-        return "–"
-    return VERDICT_MARK[bool(claim["holds"])]
-
-
-def latest_runs(results: Iterable[StoredResult]) -> list[tuple[StoredResult, int]]:
-    """The newest result per (case, release, profile, sizes), with the count of older ones."""
-    groups: dict[tuple[str, str, str, str], list[StoredResult]] = defaultdict(list)
-    for result in results:
-        key = (result.case, result.release, result.profile, json.dumps(result.sizes, sort_keys=True))
-        groups[key].append(result)
-    chosen = []
-    for runs in groups.values():
-        runs.sort(key=lambda r: (r.created_at, r.data["id"]))
-        chosen.append((runs[-1], len(runs) - 1))
-    chosen.sort(
-        key=lambda item: (
-            item[0].case,
-            release_key(item[0].release),
-            item[0].profile,
-            sorted(item[0].sizes.items()),
-        )
-    )
-    return chosen
-
-
-def metrics_table(result: StoredResult) -> str:
+def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
     rows = []
-    for program, record in result.data.get("programs", {}).items():
-        samples = record["samples"]
-        rows.append([program, "first call (incl. compile)", format_ns(record["first_call"]["wall_ns"]), "", "", "", 1])
-        for metric in ("dispatch_ns", "wall_ns"):
-            s = record["summary"][metric]
-            label = "dispatch (Python regains control)" if metric == "dispatch_ns" else "wall (until ready)"
-            rows.append(
-                [
-                    program,
-                    label,
-                    format_ns(s["median"]),
-                    format_ns(s["iqr"]),
-                    format_ns(s["minimum"]),
-                    format_ns(s["maximum"]),
-                    s["n"],
-                ]
-            )
-        for i, step in enumerate(record["steps"][:-1] if len(record["steps"]) > 1 else []):
-            marks = sorted(sample["marks_ns"][i] for sample in samples)
-            rows.append([program, f"returned from {step}", format_ns(marks[len(marks) // 2]), "", "", "", len(marks)])
-    for name, record in result.data.get("compiled", {}).items():
-        for metric, label in (
-            ("lower_ns", "jit: trace + lower (cold)"),
-            ("compile_ns", "jit: compile (cold)"),
-        ):
-            values = sorted(record[metric])
-            rows.append(
-                [
-                    name,
-                    label,
-                    format_ns(values[len(values) // 2]),
-                    "",
-                    format_ns(values[0]),
-                    format_ns(values[-1]),
-                    len(values),
-                ]
-            )
-    if not rows:
-        return ""
-    return tabulate(rows, headers=["program", "metric", "median", "IQR", "min", "max", "n"], tablefmt="github")
-
-
-def environment_block(result: StoredResult) -> str:
-    host = result.data.get("host", {})
-    jax_info = result.data.get("jax", {})
-    facts = {
-        "jax / jaxlib / numpy": " / ".join(host.get("packages", {}).get(p, "?") for p in ("jax", "jaxlib", "numpy")),
-        "python": host.get("python", "?"),
-        "backend": jax_info.get("backend", "?"),
-        "devices": f"{jax_info.get('device_count', '?')} × {', '.join(jax_info.get('device_kinds', [])) or '?'}",
-        "cpu": f"{host.get('cpu_model', '?')} ({host.get('usable_cores', '?')} usable cores)",
-        "variables": ", ".join(f"`{k}={v}`" for k, v in host.get("variables", {}).items()) or "none",
-        "harness": "{commit}{dirty}".format(
-            commit=str(host.get("harness", {}).get("commit", "?"))[:12],
-            dirty=" (uncommitted changes)" if host.get("harness", {}).get("dirty") else "",
-        ),
-        "settings": ", ".join(f"{k}={v}" for k, v in result.data.get("settings", {}).items()),
-    }
-    table = tabulate(list(facts.items()), headers=["", ""], tablefmt="github")
-    info = jax_info.get("environment_info", "").strip()
-    info_block = f"\n\n```\n{info}\n```" if info else ""
-    return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
-
-
-def run_section(result: StoredResult, older: int) -> str:
-    title = f"#### jax {result.release} · {result.profile} · {sizes_text(result.sizes)}"
-    lines = [title, ""]
-    status = result.status
-    lines.append(
-        f"Status: **{status}** in {result.data.get('duration_s', 0):.1f} s"
-        + (f" ({older} earlier run{'s' if older > 1 else ''} not shown)" if older else "")
+    for c in comparisons:
+        counts = c.verdicts()
+        tallies = [counts[SLOWER], counts[FASTER], counts[INCONCLUSIVE], c.noisy()] if c.comparisons else ["–"] * 4
+        rows.append(
+            [
+                f"[{c.group.key.case}]({c.group.key.case}.md)",
+                c.group.key.describe(),
+                ", ".join(c.group.releases),
+                c.baseline,
+                *tallies,
+            ]
+        )
+    return markdown_table(
+        rows, ["case", "compared within", "releases", "baseline", "slower", "faster", "inconclusive", "noisy"]
     )
-    claim = result.data.get("claim")
-    if status == "ok" and claim:
-        lines += ["", f"Claim {VERDICT_MARK[bool(claim['holds'])]}: {claim['evidence']}"]
-    detail = result.data.get("detail")
-    if detail:
-        lines += ["", "```", detail, "```"]
-    table = metrics_table(result)
-    if table:
-        lines += ["", table]
-    lines += ["", environment_block(result), ""]
-    return "\n".join(lines)
 
 
-def render(results: list[StoredResult], problems: list[LoadProblem], generated_at: datetime) -> str:
+def runs_overview(chosen: Sequence[tuple[StoredResult, int]]) -> str:
+    rows = [
+        [r.case, r.release, r.profile, sizes_text(r.sizes), r.status, mark(outcome(r)), older] for r, older in chosen
+    ]
+    return markdown_table(rows, ["case", "jax", "profile", "sizes", "status", "claim", "older runs"])
+
+
+def render_index(
+    results: Sequence[StoredResult],
+    problems: Sequence[LoadProblem],
+    generated_at: datetime,
+    comparisons: Sequence[GroupComparison],
+    thresholds: Thresholds,
+    plots: DrawnPlots,
+) -> str:
     chosen = latest_runs(results)
     lines = [
         "# JAX reproduction report",
         "",
-        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {len(results)} stored result(s). "
-        "Times are medians of raw `perf_counter_ns` samples taken after warm-up; IQR is the interquartile "
-        "range. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` returned.",
+        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {len(results)} stored result(s); the newest run of "
+        "each case, release, profile and sizes is used. Times are medians of raw `perf_counter_ns` samples "
+        "taken after warm-up. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` "
+        "returned.",
         "",
     ]
     if problems:
@@ -164,31 +87,63 @@ def render(results: list[StoredResult], problems: list[LoadProblem], generated_a
     if not chosen:
         lines += ["No results yet: run `nox` (or a `repro` session) first.", ""]
         return "\n".join(lines)
-    overview = [[r.case, r.release, r.profile, sizes_text(r.sizes), r.status, claim_text(r)] for r, _ in chosen]
+    order = ordered_releases(r for r, _ in chosen)
     lines += [
-        "## Overview",
+        "## Claims by release",
         "",
-        tabulate(overview, headers=["case", "jax", "profile", "sizes", "status", "claim"], tablefmt="github"),
+        "✓ the discussion's claim holds, ✗ it does not; otherwise the run's status (failed, timeout, crashed, "
+        "skipped); – not run. Ranges span consecutive releases of this report.",
+        "",
+        claims_overview(chosen, order),
         "",
     ]
+    if comparisons:
+        lines += ["## Timing changes against the baseline", "", rule_text(thresholds), ""]
+        lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
+        if plots.missing_reason:
+            lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
+        lines += [changes_overview(comparisons), ""]
+    lines += ["<details><summary>Every run shown</summary>", "", runs_overview(chosen), "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def render_report(
+    results: Sequence[StoredResult],
+    problems: Sequence[LoadProblem],
+    generated_at: datetime,
+    *,
+    baseline: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    plots: DrawnPlots | None = None,
+) -> dict[str, str]:
+    """Every page, by file name: ``index.md`` and ``<case>.md``."""
+    plots = plots or DrawnPlots()
+    comparisons = [compare_group(g, baseline, thresholds) for g in comparison_groups(results)]
+    pages = {INDEX: render_index(results, problems, generated_at, comparisons, thresholds, plots)}
+    chosen = latest_runs(results)
+    order = ordered_releases(r for r, _ in chosen)
     by_case: dict[str, list[tuple[StoredResult, int]]] = defaultdict(list)
     for result, older in chosen:
         by_case[result.case].append((result, older))
     for case, runs in by_case.items():
-        first = runs[0][0].data
-        lines += [f"## {case}", "", f"**Claim.** {first.get('claim_statement', '')}", ""]
-        if first.get("discussion"):
-            lines += [f"Source discussion: `{first['discussion']}`", ""]
-        lines += [run_section(result, older) for result, older in runs]
-    return "\n".join(lines)
+        mine = [c for c in comparisons if c.group.key.case == case]
+        pages[f"{case}.md"] = render_case(case, runs, mine, order, thresholds, plots)
+    return pages
 
 
-def write_report(results_dir: Path, out_dir: Path) -> tuple[list[Path], list[LoadProblem]]:
+def write_report(
+    results_dir: Path, out_dir: Path, *, baseline: str | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
     results, problems = load_results(results_dir)
+    check_baseline(baseline, results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    index = out_dir / "index.md"
-    text = render(results, problems, datetime.now(UTC))
-    tmp = index.with_suffix(".md.tmp")
-    tmp.write_text(text)
-    tmp.replace(index)
-    return [index], problems
+    plots = draw_plots(comparison_groups(results), out_dir)
+    pages = render_report(results, problems, datetime.now(UTC), baseline=baseline, thresholds=thresholds, plots=plots)
+    written = []
+    for name, text in pages.items():
+        path = out_dir / name
+        tmp = path.with_suffix(".md.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+        written.append(path)
+    return written, problems, plots

@@ -6,25 +6,30 @@ the standard library at module level and JAX inside ``main``.  The harness reads
 printed figures back with ``parse_output``: the format has one owner.
 
 Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
-each, then ``claim holds: True|False — evidence``.  The verdict sees the same view as in
-the harness (``harness.child.medians``): per program the median ``dispatch_ns``,
-``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``.
+each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
+``claim holds: True|False — evidence``.  The verdict sees the same view as in the
+harness (``harness.child.medians``): per program the median ``dispatch_ns``,
+``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
+function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.timing import Block, ProgramTiming, Step, time_compile, time_program
+from harness.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program
 
 Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 Verdict = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+Facts = Callable[..., Mapping[str, Any]]
 CLAIM_PREFIX = "claim holds: "
+FACT_PREFIX = "fact "
 _FIGURE = re.compile(
     r"metric (?P<program>\S+) (?P<metric>.+) median=(?P<median>\d+) min=(?P<min>\d+) max=(?P<max>\d+) n=(?P<n>\d+)"
 )
@@ -50,6 +55,10 @@ def series(timed: ProgramTiming) -> dict[str, list[int]]:
     return found
 
 
+def compile_medians(cold: CompileTiming) -> dict[str, float]:
+    return {"lower_ns": statistics.median(cold.lower_ns), "compile_ns": statistics.median(cold.compile_ns)}
+
+
 def measure(
     programs: Programs,
     verdict: Verdict,
@@ -58,16 +67,18 @@ def measure(
     settings: Mapping[str, Any],
     block: Block,
     compiled: Compiled | None = None,
+    facts: Facts | None = None,
     clear_caches: Callable[[], Any] | None = None,
     emit: Callable[[str], Any] = print,
 ) -> tuple[bool, str]:
     """Time as the harness does (compiled entries first, then each program), print, judge."""
+    medians: dict[str, dict[str, float]] = {}
     if compiled is not None:
         for name, (jitted, args) in compiled(**sizes).items():
             cold, _ = time_compile(jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches)
             emit(figure_line(name, "lower_ns", cold.lower_ns))
             emit(figure_line(name, "compile_ns", cold.compile_ns))
-    medians: dict[str, dict[str, float]] = {}
+            medians[f"compiled:{name}"] = compile_medians(cold)
     for name, steps in programs(**sizes).items():
         timed = time_program(
             steps,
@@ -81,6 +92,9 @@ def measure(
         for metric, values in series(timed).items():
             emit(figure_line(name, metric, values))
             medians[name][metric] = statistics.median(values)
+    if facts is not None:
+        for key, value in facts(**sizes).items():
+            emit(f"{FACT_PREFIX}{key} {json.dumps(value, sort_keys=True, default=str)}")
     holds, evidence = verdict(medians)
     emit(f"{CLAIM_PREFIX}{bool(holds)} — {evidence}")
     return bool(holds), str(evidence)
@@ -93,6 +107,7 @@ def main(
     sizes: Mapping[str, int],
     settings: Mapping[str, Any],
     compiled: Compiled | None = None,
+    facts: Facts | None = None,
     min_devices: int = 1,
 ) -> None:
     import importlib.metadata
@@ -118,6 +133,7 @@ def main(
         settings=settings,
         block=jax.block_until_ready,
         compiled=compiled,
+        facts=facts,
         clear_caches=getattr(jax, "clear_caches", None),
     )
 
@@ -128,6 +144,7 @@ class Figures:
 
     header: dict[str, str] = field(default_factory=dict)
     medians: dict[tuple[str, str], float] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
     holds: bool | None = None
     evidence: str = ""
@@ -141,6 +158,12 @@ def parse_output(text: str) -> Figures:
             key = (found["program"], found["metric"])
             figures.medians[key] = float(found["median"])
             figures.counts[key] = int(found["n"])
+        elif line.startswith(FACT_PREFIX):
+            name, _, value = line[len(FACT_PREFIX) :].partition(" ")
+            try:
+                figures.facts[name] = json.loads(value)
+            except ValueError:  # not a line the script printed: keep it as text
+                figures.facts[name] = value
         elif line.startswith(CLAIM_PREFIX):
             verdict, _, evidence = line[len(CLAIM_PREFIX) :].partition(" — ")
             figures.holds = verdict.strip() == "True"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,6 +13,41 @@ REPO = Path(__file__).parent.parent
 @pytest.fixture
 def fixture_cases() -> Path:
     return FIXTURES / "cases"
+
+
+@pytest.fixture
+def fixture_result() -> dict:
+    """A real stored result (async_dispatch on jax 0.12.0.1), as loaded JSON."""
+    return real_result("async_dispatch-0.12.0.1")
+
+
+def real_result(name: str) -> dict:
+    return json.loads((FIXTURES / "results" / f"{name}.json").read_text())
+
+
+def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **changes) -> dict:
+    """A copy of a stored result posing as another run: a new id, optionally another
+    release, and every raw sample multiplied by ``scale`` (a test-only injected change)."""
+    copy = json.loads(json.dumps(data))
+    copy.update(changes)
+    if release:
+        copy["release"] = release
+    copy["id"] = f"{copy['id']}-{copy['release']}-{copy['profile']}-{scale:g}"
+    for record in copy.get("programs", {}).values():
+        for sample in record["samples"]:
+            sample["wall_ns"] = round(sample["wall_ns"] * scale)
+            sample["marks_ns"] = [round(m * scale) for m in sample["marks_ns"]]
+    for record in copy.get("compiled", {}).values():
+        for key in ("lower_ns", "compile_ns"):
+            record[key] = [round(v * scale) for v in record.get(key, [])]
+    return copy
+
+
+def write_results(folder: Path, records: list[dict]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for record in records:
+        (folder / f"{record['id']}.json").write_text(json.dumps(record))
+    return folder
 
 
 def tables(markdown: str) -> list[list[str]]:

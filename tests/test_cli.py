@@ -7,6 +7,8 @@ import pytest
 
 from harness.cli import main
 
+from .conftest import FIXTURES, derive, real_result, write_results
+
 
 @pytest.mark.parametrize(
     ("argv", "message"),
@@ -23,6 +25,12 @@ from harness.cli import main
         (["run", "--bogus"], "unrecognized arguments"),
         (["run", "--cases-dir", "/nonexistent"], "cases folder not found"),
         (["report", "--results", "/nonexistent"], "results folder not found"),
+        (["report", "--factor", "0.9"], "must be above 1"),
+        (["report", "--alpha", "2"], "must be between 0 and 1"),
+        (["compare"], "required: A"),
+        (["compare", "/nonexistent", "--a-release", "1"], "results folder not found"),
+        (["compare", "FIXTURES"], "A and B are the same results"),
+        (["compare", "FIXTURES", "--a-release", "0.12.0.1", "--b-release", "9.9"], "no results in B"),
         (["export"], "required: case"),
         (["export", "nope"], "unknown case nope"),
         (["export", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
@@ -31,6 +39,7 @@ from harness.cli import main
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    argv = [str(FIXTURES / "results") if arg == "FIXTURES" else arg for arg in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
@@ -78,6 +87,35 @@ def test_run_and_report_with_a_pure_python_case(fixture_cases, tmp_path, capsys)
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "reports")]) == 0
     text = (tmp_path / "reports" / "index.md").read_text()
     assert "| steady" in text and "failed" in text
+
+
+def test_report_with_a_baseline_writes_a_page_per_case(tmp_path, capsys):
+    data = real_result("async_dispatch-0.12.0.1")
+    results = write_results(tmp_path / "results", [data, derive(data, release="0.4.26")])
+    out = tmp_path / "reports"
+    assert main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.12.0.1"]) == 0
+    assert "2 page(s)" in capsys.readouterr().err
+    assert "Baseline (A): jax 0.12.0.1, chosen with --baseline." in (out / "async_dispatch.md").read_text()
+    assert main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.4.29"]) == 2
+    assert "no result of release 0.4.29 to use as baseline" in capsys.readouterr().err
+
+
+def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
+    data = real_result("async_dispatch-0.12.0.1")
+    results = write_results(tmp_path / "results", [data, derive(data, release="0.4.26", scale=0.8)])
+    markdown = tmp_path / "comparison.md"
+    worse = ["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--markdown", str(markdown)]
+    assert main(worse) == 1
+    out = capsys.readouterr().out
+    assert "Worse in B: async_dispatch N=1000: jit · wall (until ready) ×1.25" in out
+    assert "# Comparison of two result sets" in markdown.read_text()
+    better = ["compare", str(results), "--a-release", "0.12.0.1", "--b-release", "0.4.26"]
+    assert main(better) == 0
+    assert "Nothing got significantly worse in B." in capsys.readouterr().out
+    assert main([*worse, "--factor", "1.3"]) == 0, "a 25 % slowdown is below a 30 % threshold"
+    capsys.readouterr()
+    assert main([*better, "--markdown", str(tmp_path / "absent" / "x.md")]) == 2
+    assert capsys.readouterr().err.startswith("harness: error: cannot write")
 
 
 def test_export_prints_a_script_that_compiles(capsys, tmp_path):

@@ -7,7 +7,7 @@ import re
 import socket
 
 from harness import catalogue, export
-from harness.issue_draft import Bisect, DraftInputs, ScriptRun, bisect_answer, cell, fenced, headline, render
+from harness.issue_draft import Bisect, DraftInputs, ScriptRun, bisect_answer, fenced, headline, render
 from harness.results import StoredResult, load_results
 from harness.runner import Settings
 
@@ -157,9 +157,8 @@ def test_nothing_private_leaks(monkeypatch):
     assert "--xla_dump_to=~/xla" in text and "<host>" in text, "allow-listed variables stay, scrubbed"
 
 
-def test_headline_and_cells():
+def test_headline_and_fences():
     assert headline("A returns at once: dispatch under half.") == "A returns at once"
-    assert cell("a | b\nc") == "a \\| b c"
     assert fenced("x ``` y", "text").startswith("````text\n")
 
 

@@ -1,70 +1,173 @@
-import json
 import re
 import shutil
+import sys
 from datetime import UTC, datetime
 
-from harness.report import format_ns, latest_runs, release_key, render, write_report
+import pytest
+
+from harness.errors import UsageError
+from harness.plots import DrawnPlots
+from harness.report import INDEX, render_report, write_report
 from harness.results import load_results
 
-from .conftest import FIXTURES, assert_valid_tables, tables
+from .conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
 WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-def fixture_results():
-    results, problems = load_results(FIXTURES / "results")
+def load(folder):
+    results, problems = load_results(folder)
     assert problems == []
     return results
 
 
-def test_report_has_overview_verdicts_and_environment():
-    text = render(fixture_results(), [], WHEN)
-    assert "## Overview" in text
-    assert re.search(r"\| async_dispatch +\| 0\.12\.0\.1 +\| cpu +\| N=1000 +\| ok +\| holds", text)
-    assert "## scan_sync" in text and "returned from scan 1" in text
-    assert "jit: compile (cold)" in text
-    assert text.count("<details>") == text.count("</details>") == 2
-    assert "jax:    0.12.0.1" in text
+@pytest.fixture
+def releases(tmp_path):
+    """async_dispatch on four releases: the claim fails on the two oldest; 0.4.26's timings are
+    the real ones divided by 1.25 (a test-only injection), 0.5.3's an exact copy."""
+    base = real_result("async_dispatch-0.12.0.1")
+    broken_claim = {"holds": False, "evidence": "synthetic"}
+    records = [
+        derive(base, release="0.4.26", scale=1 / 1.25, claim=broken_claim),
+        derive(base, release="0.4.30", claim=broken_claim),
+        derive(base, release="0.5.3"),
+        base,
+        real_result("scan_sync-0.12.0.1"),
+    ]
+    return write_results(tmp_path / "results", records)
 
 
-def test_tables_are_valid_github_markdown():
-    text = render(fixture_results(), [], WHEN)
-    assert tables(text)
-    assert_valid_tables(text)
+def test_index_gives_claim_verdicts_as_release_ranges(releases):
+    index = render_report(load(releases), [], WHEN)[INDEX]
+    assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
+    assert re.search(r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ ", index)
+    assert "holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30" in index
+    assert "holds on 0.12.0.1" in index and "[scan_sync](scan_sync.md)" in index
+
+
+def test_case_page_has_releases_as_columns_and_verdicts_in_cells(releases):
+    page = render_report(load(releases), [], WHEN)["async_dispatch.md"]
+    assert re.search(r"\| metric +\| jax 0\.4\.26 +\| jax 0\.4\.30 +\| jax 0\.5\.3 +\| jax 0\.12\.0\.1 +\|", page)
+    assert "Baseline (A): jax 0.4.26, the oldest release present." in page
+    jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
+    cells = [c.strip() for c in jit_wall.strip("|").split("|")]
+    assert cells[1].endswith("(baseline)")
+    assert all("×1.25" in c and "**slower**" in c for c in cells[2:]), cells
+    assert "Statistics in full" in page
+
+
+def test_an_identical_copy_is_unchanged_and_the_baseline_can_be_chosen(releases):
+    page = render_report(load(releases), [], WHEN, baseline="0.5.3")["async_dispatch.md"]
+    assert "Baseline (A): jax 0.5.3, chosen with --baseline." in page
+    jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
+    cells = [c.strip() for c in jit_wall.strip("|").split("|")]
+    assert "×0.8 " in cells[1] and "faster" in cells[1]
+    assert "×1 " in cells[2] and "unchanged" in cells[2]
+    assert cells[3].endswith("(baseline)")
+
+
+def test_unknown_baseline_is_refused(releases, tmp_path):
+    with pytest.raises(UsageError, match=r"no result of release 9\.9 .*0\.4\.26, 0\.4\.30"):
+        write_report(releases, tmp_path / "out", baseline="9.9")
+
+
+def test_groups_that_differ_are_not_put_side_by_side(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    eight = derive(base, profile="cpu8", jax={**base["jax"], "device_count": 8})
+    bigger = derive(base, sizes={"N": 2000})
+    pages = render_report(load(write_results(tmp_path / "r", [base, eight, bigger])), [], WHEN)
+    page = pages["async_dispatch.md"]
+    assert "they differ in profile (cpu, cpu8), sizes (N=1000, N=2000), device count (1, 8)" in page
+    assert page.count("### profile ") == 3
+    assert page.count("Only jax 0.12.0.1 ran in this group: nothing to compare yet.") == 3
+    sections = page.split("## Runs in detail")[0].split("### profile ")[1:]
+    assert not any("×" in section for section in sections), "no ratio across groups"
+
+
+def test_a_failed_release_shows_in_claims_but_not_in_timings(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    failed = {**derive(base, release="0.4.26"), "status": "failed", "detail": "boom"}
+    del failed["programs"], failed["claim"]
+    pages = render_report(load(write_results(tmp_path / "r", [base, failed])), [], WHEN)
+    assert "failed on 0.4.26" in pages[INDEX]
+    timings = pages["async_dispatch.md"].split("## Timings by release")[1].split("## Runs in detail")[0]
+    assert "jax 0.4.26" not in timings
+
+
+def test_different_machines_are_warned_about(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    elsewhere = derive(base, release="0.4.26", host={**base["host"], "cpu_model": "Other CPU"})
+    page = render_report(load(write_results(tmp_path / "r", [base, elsewhere])), [], WHEN)["async_dispatch.md"]
+    assert "Measured on different machines" in page and "Other CPU (jax 0.4.26)" in page
+
+
+def test_exact_compiled_facts_have_their_own_table_with_changes_in_bold():
+    page = render_report(load(FIXTURES / "synthetic"), [], WHEN)["sharding_scaling.md"]
+    facts = page.split("#### Compiled structure (exact)")[1].split("##")[0]
+    assert re.search(r"\| jit_d8 · fusions +\| 3 +\| \*\*2\*\* +\|", facts)
+    assert re.search(r"\| jit_d8 · flops +\| 2,000,000 +\| 2,000,000 +\|", facts), "unchanged: not bold"
+    assert re.search(r"\| jit_d8 · known trip counts +\| unknown +\| \*\*100\*\* +\|", facts)
+
+
+@pytest.mark.parametrize("folder", ["results", "synthetic"])
+def test_every_page_is_valid_github_markdown(folder, releases):
+    for source in (FIXTURES / folder, releases):
+        for text in render_report(load(source), [], WHEN).values():
+            assert_valid_tables(text)
+            assert text.count("<details>") == text.count("</details>")
+
+
+def test_pipes_in_cells_do_not_break_tables(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    base["programs"]["a|b"] = base["programs"].pop("jit")
+    for text in render_report(load(write_results(tmp_path / "r", [base])), [], WHEN).values():
+        assert_valid_tables(text)
+
+
+def test_run_detail_and_environment_stay_on_the_case_page():
+    page = render_report(load(FIXTURES / "results"), [], WHEN)["scan_sync.md"]
+    details = page.split("## Runs in detail")[1]
+    assert "returned from scan 1" in details and "compile (cold)" in details
+    assert "<summary>Environment</summary>" in details and "jax:    0.12.0.1" in details
+
+
+def test_plots_are_drawn_and_linked(tmp_path):
+    pytest.importorskip("matplotlib")
+    written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
+    assert plots.missing_reason is None
+    page = (tmp_path / "out" / "sharding_scaling.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page)
+    assert {link.rsplit("--", 1)[1] for link in links} == {"wall.png", "scaling.png"}
+    for link in links:
+        assert (tmp_path / "out" / link).read_bytes().startswith(b"\x89PNG")
+    assert sorted(p.name for p in written) == ["index.md", "sharding_scaling.md"]
+
+
+def test_without_matplotlib_the_report_says_plots_were_not_drawn(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
+    assert plots == DrawnPlots(missing_reason=plots.missing_reason) and "not installed" in str(plots.missing_reason)
+    assert not (tmp_path / "out" / "plots").exists()
+    for path in written:
+        assert "Plots not drawn: matplotlib is not installed" in path.read_text()
+        assert "![" not in path.read_text()
 
 
 def test_unusable_files_are_named_in_the_report(tmp_path):
     shutil.copytree(FIXTURES / "results", tmp_path / "results")
     (tmp_path / "results" / "broken.json").write_text("{")
-    written, problems = write_report(tmp_path / "results", tmp_path / "out")
+    written, problems, _ = write_report(tmp_path / "results", tmp_path / "out")
     assert [p.path.name for p in problems] == ["broken.json"]
-    text = written[0].read_text()
-    assert "`broken.json`: unreadable JSON" in text and "## Overview" in text
+    text = (tmp_path / "out" / INDEX).read_text()
+    assert "`broken.json`: unreadable JSON" in text and "## Claims by release" in text
+    assert {p.name for p in written} == {"index.md", "async_dispatch.md", "scan_sync.md"}
 
 
 def test_empty_results_say_what_to_do():
-    assert "No results yet" in render([], [], WHEN)
+    assert render_report([], [], WHEN) == {INDEX: render_report([], [], WHEN)[INDEX]}
+    assert "No results yet" in render_report([], [], WHEN)[INDEX]
 
 
-def test_latest_run_per_cell_is_shown_and_older_ones_counted(tmp_path):
-    data = json.loads((FIXTURES / "results" / "async_dispatch-0.12.0.1.json").read_text())
-    folder = tmp_path / "r"
-    folder.mkdir()
-    for i, stamp in enumerate(["2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"]):
-        (folder / f"{i}.json").write_text(json.dumps({**data, "created_at": stamp, "id": f"run{i}"}))
-    results, _ = load_results(folder)
-    [(chosen, older)] = latest_runs(results)
-    assert chosen.data["id"] == "run1" and older == 1
-
-
-def test_release_order_is_numeric():
-    assert sorted(["0.10.2", "0.4.26", "0.12.0.1", "0.4.9"], key=release_key) == [
-        "0.4.9",
-        "0.4.26",
-        "0.10.2",
-        "0.12.0.1",
-    ]
-
-
-def test_format_ns_picks_a_readable_unit():
-    assert [format_ns(v) for v in (12, 3_400, 5_600_000, 2.5e9)] == ["12 ns", "3.4 µs", "5.6 ms", "2.5 s"]
+def test_rendering_is_deterministic(releases):
+    results = load(releases)
+    assert render_report(results, [], WHEN) == render_report(results, [], WHEN)

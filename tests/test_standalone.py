@@ -1,5 +1,6 @@
 """The measuring end of exported scripts, on pure-Python programs (no JAX)."""
 
+import dataclasses
 import statistics
 
 from harness import child, standalone, timing
@@ -19,8 +20,11 @@ def test_figure_lines_have_a_stable_format():
 
 def test_verdict_sees_what_the_harness_verdict_sees():
     timed = timing.time_program([("a b", lambda: 1), ("c", lambda: 2)], lambda o: o, warmup=1, repeats=6)
+    cold = timing.CompileTiming(lower_ns=[5, 1, 3, 9], compile_ns=[2, 8, 4])
+    harness_view = child.medians({"p": child.program_record(timed)}, {"jit": dataclasses.asdict(cold)})
     ours = {metric: statistics.median(values) for metric, values in standalone.series(timed).items()}
-    assert ours == child.medians({"p": child.program_record(timed)})["p"]
+    assert ours == harness_view["p"]
+    assert standalone.compile_medians(cold) == harness_view["compiled:jit"]
 
 
 def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
@@ -39,6 +43,7 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
         settings={"warmup": 1, "repeats": 4, "min_repeats": 4, "max_seconds": 1.0, "compile_repeats": 2},
         block=lambda outputs: outputs,
         compiled=lambda N: {"jit": (FakeJitted(), (N,))},
+        facts=lambda N: {"devices": [N, N], "implementation": "pmap (classic)"},
         clear_caches=lambda: cleared.append(1),
         emit=lines.append,
     )
@@ -58,6 +63,8 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
     assert figures.counts[("p", "wall_ns")] == 4 and figures.counts[("jit", "compile_ns")] == 2
     assert figures.medians[("p", "wall_ns")] == round(seen["p"]["wall_ns"])
     assert figures.holds is True and figures.evidence == "wall | dispatch — fine"
+    assert figures.facts == {"devices": [3, 3], "implementation": "pmap (classic)"}
+    assert set(seen["compiled:jit"]) == {"lower_ns", "compile_ns"}, "the verdict sees compile times too"
 
 
 def test_parse_output_reads_the_header_and_ignores_noise():

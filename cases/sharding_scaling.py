@@ -1,0 +1,112 @@
+"""Constant work per device, replicated over 1, 2, 4, … devices: does time per call stay flat?
+
+From sharding-pmap-scaling.txt.  The user runs ``vmap(solve)`` (``solve`` is
+``mean(init @ var)``) on ``n_per_device = 100`` rows of ``problem_size = 20`` per
+device, sharded over more and more devices, with ``jit`` + sharding and with
+``pmap``, and sees the time per call grow with the device count although each
+device's work is constant.  The maintainer's hypothesis: at these sizes the cost is
+communication, not compute, and larger inputs would make it compute-bound.
+
+Programs are named ``<method>_d<devices>``: ``named`` (jit + NamedSharding, every
+release), ``positional`` (jit + PositionalSharding, as in the discussion, on
+releases that still have it) and ``pmap`` (from 0.8.0 implemented as
+``jit(shard_map)``; recorded in the facts).  With virtual CPU devices
+(``cpu8``) all devices share the machine's cores, so compute-bound work cannot
+scale past the core count: the facts record the usable cores beside the results.
+"""
+
+import os
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from cases import compat
+
+DISCUSSION = "sharding-pmap-scaling.txt"
+CLAIM = (
+    "With constant work per device, time per call grows with the device count: jit + NamedSharding "
+    "on the most devices takes at least 1.5 times as long as on one device."
+)
+MIN_DEVICES = 2
+# B: rows per device (n_per_device), F: problem_size.
+SIZE_SPACE = {"B": (1, 100_000), "F": (1, 4096)}
+# The discussion's sizes, and a compute-heavier point for the maintainer's hypothesis.
+ANCHORS = [{"B": 100, "F": 20}, {"B": 20_000, "F": 200}]
+COST = {"bytes": "4 * 8 * B * (2 * F + 2)", "flops": "2 * 8 * B * F * 5"}
+GROWTH = 1.5
+
+
+def solve(init, var):
+    return jnp.mean(init @ var)
+
+
+def vectorized_solve(y0, v):
+    return jax.vmap(solve, in_axes=(0, None))(y0, v)
+
+
+vectorized_jit = jax.jit(vectorized_solve)
+
+
+def device_counts():
+    available = len(jax.devices())
+    return [n for n in (1, 2, 4, 8, 16, 32) if n <= available]
+
+
+def _inputs(B, F, devices):
+    key = jax.random.PRNGKey(42)
+    y_0 = jnp.ones((len(devices) * B, F))
+    y_0 = y_0 + jax.random.uniform(key, shape=y_0.shape)
+    var = jax.random.uniform(key, shape=(F, 5))
+    return y_0, var
+
+
+def programs(B, F):
+    found = {}
+    for n in device_counts():
+        devices = jax.devices()[:n]
+        y_0, var = _inputs(B, F, devices)
+        shardings = {"named": compat.named_sharding}
+        if compat.has_positional_sharding():
+            shardings["positional"] = compat.positional_sharding
+        for method, make in shardings.items():
+            y0_shard = jax.device_put(y_0, make(devices)).block_until_ready()
+            var_shard = jax.device_put(var, make(devices, replicated=True)).block_until_ready()
+            found[f"{method}_d{n}"] = [("vectorized_jit(y0, var)", partial(vectorized_jit, y0_shard, var_shard))]
+        pmapped = jax.pmap(vectorized_solve, in_axes=(0, None), devices=devices)
+        y_split = y_0.reshape((n, B, F))
+        found[f"pmap_d{n}"] = [("pmap(y_0, var)", partial(pmapped, y_split, var))]
+    return found
+
+
+def compiled(B, F):
+    devices = jax.devices()[: device_counts()[-1]]
+    y_0, var = _inputs(B, F, devices)
+    y0_shard = jax.device_put(y_0, compat.named_sharding(devices))
+    var_shard = jax.device_put(var, compat.named_sharding(devices, replicated=True))
+    return {f"named_d{len(devices)}": (vectorized_jit, (y0_shard, var_shard))}
+
+
+def facts(B, F):
+    try:
+        cores: int | None = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count()
+    return {
+        "device_counts": device_counts(),
+        "pmap_implementation": compat.pmap_implementation(),
+        "positional_sharding": compat.has_positional_sharding(),
+        "usable_cores": cores,
+    }
+
+
+def verdict(m):
+    counts = device_counts()
+    lines = []
+    for method in ("named", "positional", "pmap"):
+        times = [m[f"{method}_d{n}"]["wall_ns"] for n in counts if f"{method}_d{n}" in m]
+        if times:
+            series = ", ".join(f"{n}: {t / 1e3:.0f} µs" for n, t in zip(counts, times, strict=False))
+            lines.append(f"{method} [{series}] efficiency {times[0] / times[-1]:.2f}")
+    first, last = m[f"named_d{counts[0]}"]["wall_ns"], m[f"named_d{counts[-1]}"]["wall_ns"]
+    return last >= GROWTH * first, "; ".join(lines)

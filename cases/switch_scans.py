@@ -1,0 +1,110 @@
+"""Two scans with *different* step functions: which way of running both is fastest?
+
+The question scan-async-dispatch.txt ends on: "how would I parallelise two scan
+operations that use different step functions, where vmap in this form is not
+available?"  The answers it cites recommend ``lax.switch``, and the user objects
+that "vmap over switch makes it a select where all branches are executed".  Three
+options are timed on the same inputs:
+
+- two separate dispatches, one scan per step function;
+- ``jit(vmap(scan(switch)))`` over a branch index, where each item picks its step;
+- where several devices exist, each scan placed on its own device.
+
+The claim under test is the user's: under ``vmap`` the switch costs about the sum
+of its branches (both step functions run on both inputs).  The evidence also
+names the fastest option at these sizes.
+"""
+
+import jax
+import jax.numpy as jnp
+
+DISCUSSION = "scan-async-dispatch.txt"
+CLAIM = (
+    "vmap over lax.switch executes every branch: the vectorised switch costs at least 0.75 times "
+    "the sum of running each branch vectorised on its own."
+)
+SIZE_SPACE = {"N": (16, 1024), "M": (1, 20000)}
+ANCHORS = [{"N": 100, "M": 200}]
+COST = {"bytes": "4 * (6 * M * N * N + 8 * N * N)", "flops": "4 * M * (8 * N ** 3 + 2 * N * N)"}
+SUM_FRACTION = 0.75
+
+
+@jax.jit
+def step_a(val, X):
+    X = X @ X @ X @ X @ X
+    return val + X, None
+
+
+@jax.jit
+def step_b(val, X):
+    X = jnp.tanh(X) @ jnp.sin(X) @ X @ jnp.cos(X) @ X
+    return val - X, None
+
+
+def _scan_with(step):
+    return jax.jit(jax.vmap(lambda X, Xs: jax.lax.scan(step, X, Xs)[0]))
+
+
+vmapped_a = _scan_with(step_a)
+vmapped_b = _scan_with(step_b)
+
+
+@jax.jit
+@jax.vmap
+def vmapped_switch(index, X, Xs):
+    def step(val, x):
+        return jax.lax.switch(index, [step_a, step_b], val, x)
+
+    return jax.lax.scan(step, X, Xs)[0]
+
+
+def _inputs(N, M):
+    key1, key2 = jax.random.split(jax.random.PRNGKey(0))
+    X1 = jax.random.normal(key1, (N, N)) / N
+    X2 = jax.random.normal(key2, (N, N)) / N
+    Xs1 = jnp.stack([X1] * M)
+    Xs2 = jnp.stack([X2] * M)
+    X, Xs = jnp.stack([X1, X2]), jnp.stack([Xs1, Xs2])
+    jax.block_until_ready((X, Xs))
+    return X1, X2, Xs1, Xs2, X, Xs
+
+
+def programs(N, M):
+    X1, X2, Xs1, Xs2, X, Xs = _inputs(N, M)
+    index = jnp.array([0, 1])
+    options = {
+        "separate": [
+            ("scan(step_a)", lambda: jax.lax.scan(step_a, X1, Xs1)[0]),
+            ("scan(step_b)", lambda: jax.lax.scan(step_b, X2, Xs2)[0]),
+        ],
+        "vmap_switch": [("jit(vmap(scan(switch)))", lambda: vmapped_switch(index, X, Xs))],
+        "vmap_branch_a": [("jit(vmap(scan(step_a)))", lambda: vmapped_a(X, Xs))],
+        "vmap_branch_b": [("jit(vmap(scan(step_b)))", lambda: vmapped_b(X, Xs))],
+    }
+    devices = jax.devices()
+    if len(devices) >= 2:
+        on_first = jax.device_put((X1, Xs1), devices[0])
+        on_second = jax.device_put((X2, Xs2), devices[1])
+        jax.block_until_ready((on_first, on_second))
+        options["per_device"] = [
+            ("scan(step_a) on device 0", lambda: jax.lax.scan(step_a, *on_first)[0]),
+            ("scan(step_b) on device 1", lambda: jax.lax.scan(step_b, *on_second)[0]),
+        ]
+    return options
+
+
+def compiled(N, M):
+    _, _, _, _, X, Xs = _inputs(N, M)
+    return {"vmap_switch": (vmapped_switch, (jnp.array([0, 1]), X, Xs)), "vmap_branch_a": (vmapped_a, (X, Xs))}
+
+
+def verdict(m):
+    switch = m["vmap_switch"]["wall_ns"]
+    branches = m["vmap_branch_a"]["wall_ns"] + m["vmap_branch_b"]["wall_ns"]
+    options = {name: m[name]["wall_ns"] for name in ("separate", "vmap_switch", "per_device") if name in m}
+    ranking = ", ".join(f"{name} {wall / 1e6:.3f} ms" for name, wall in sorted(options.items(), key=lambda kv: kv[1]))
+    evidence = (
+        f"vmap(switch) {switch / 1e6:.3f} ms vs branches vectorised one at a time {branches / 1e6:.3f} ms "
+        f"({switch / branches:.2f} of their sum); fastest first: {ranking}"
+    )
+    return switch >= SUM_FRACTION * branches, evidence

@@ -1,0 +1,186 @@
+"""One case's page: claim by release, timings by release within each comparison group,
+exact compiled facts apart from timings, plots, and every run in detail.  Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.claims import mark, outcome, ranges_text
+from harness.compare import Thresholds
+from harness.formatting import (
+    STATISTICS_HEADERS,
+    comparison_cell,
+    format_ns,
+    markdown_table,
+    rule_text,
+    sizes_text,
+    statistics_cells,
+)
+from harness.groups import differences, host_differences
+from harness.metrics import GroupComparison, hlo_fact_names, hlo_facts
+from harness.plots import SCALING, WALL, DrawnPlots
+from harness.results import StoredResult
+from harness.run_detail import run_section
+from harness.stats import summarize
+
+_ABSENT = object()  # "no previous release had this fact", distinct from a fact whose value is None
+
+
+def claim_table(runs: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
+    """Rows (profile, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    for result, _ in runs:
+        rows.setdefault((result.profile, sizes_text(result.sizes)), {})[result.release] = outcome(result)
+    releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
+    table = [
+        [profile, sizes, *(mark(outcomes.get(r)) for r in releases), ranges_text(outcomes, releases)]
+        for (profile, sizes), outcomes in rows.items()
+    ]
+    return markdown_table(table, ["profile", "sizes", *releases, "in words"])
+
+
+def timing_table(comparison: GroupComparison) -> str:
+    releases = comparison.group.releases
+    rows = []
+    for key in comparison.keys:
+        row = [key.label()]
+        for release in releases:
+            samples = comparison.series[release].get(key)
+            found = comparison.comparisons.get(release, {}).get(key)
+            if release == comparison.baseline:
+                baseline = " (baseline)" if len(releases) > 1 else ""
+                row.append(f"{format_ns(summarize(samples).median)}{baseline}" if samples else "–")
+            elif found is not None:
+                row.append(comparison_cell(found))
+            else:  # a metric the baseline lacks: shown, but compared with nothing
+                row.append(f"{format_ns(summarize(samples).median)} (no baseline)" if samples else "–")
+        rows.append(row)
+    return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
+
+
+def statistics_table(comparison: GroupComparison) -> str:
+    rows = [
+        [key.label(), f"jax {release}", *statistics_cells(found)]
+        for release, by_key in comparison.comparisons.items()
+        for key, found in by_key.items()
+    ]
+    return markdown_table(rows, ["metric", "B", *STATISTICS_HEADERS])
+
+
+def format_fact(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):  # before int: a bool is an int
+        return str(value)
+    if isinstance(value, list):
+        return ", ".join("unknown" if v is None else format_fact(v) for v in value) or "none"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:.6g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def hlo_table(comparison: GroupComparison) -> str:
+    """Exact compiled facts, releases as columns; bold where a value differs from the previous release."""
+    runs = comparison.group.runs
+    facts = {run.release: hlo_facts(run) for run in runs}
+    functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
+    rows = []
+    for function in functions:
+        names = hlo_fact_names(by_name[function] for by_name in facts.values() if function in by_name)
+        for fact in names:
+            row = [f"{function} · {fact.replace('_', ' ')}"]
+            previous: Any = _ABSENT
+            for run in runs:
+                record = facts[run.release].get(function)
+                if record is None or fact not in record:
+                    row.append("–")
+                    continue
+                value = record[fact]
+                text = format_fact(value)
+                row.append(f"**{text}**" if previous is not _ABSENT and value != previous else text)
+                previous = value
+            rows.append(row)
+    if not rows:
+        return ""
+    return markdown_table(rows, ["function · fact", *(f"jax {run.release}" for run in runs)])
+
+
+def plot_lines(comparison: GroupComparison, plots: DrawnPlots) -> list[str]:
+    key = comparison.group.key
+    lines = []
+    for kind, alt in ((WALL, "median wall time by release"), (SCALING, "time per call by device count")):
+        link = plots.link(key, kind)
+        if link:
+            lines += [f"![{key.case}: {alt}]({link})", ""]
+    return lines
+
+
+def group_section(comparison: GroupComparison, plots: DrawnPlots) -> str:
+    group = comparison.group
+    lines = [f"### {group.key.describe()}", ""]
+    if len(group.runs) == 1:
+        lines += [f"Only jax {group.releases[0]} ran in this group: nothing to compare yet.", ""]
+    else:
+        lines += [f"Baseline (A): jax {comparison.baseline}, {comparison.baseline_reason}.", ""]
+    hosts = host_differences([(f"jax {run.release}", run) for run in group.runs])
+    if hosts:
+        lines += ["> [!WARNING]", "> Measured on different machines, so ratios mix releases and hosts:"]
+        lines += [f"> - {text}" for text in hosts]
+        lines.append("")
+    lines += [timing_table(comparison), ""]
+    lines += plot_lines(comparison, plots)
+    if comparison.comparisons:
+        lines += [
+            "<details><summary>Statistics in full</summary>",
+            "",
+            statistics_table(comparison),
+            "",
+            "</details>",
+            "",
+        ]
+    table = hlo_table(comparison)
+    if table:
+        lines += [
+            "#### Compiled structure (exact)",
+            "",
+            "Counted from the compiled HLO, so free of timing noise; **bold**: differs from the release before.",
+            "",
+            table,
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def render_case(
+    case: str,
+    runs: Sequence[tuple[StoredResult, int]],
+    comparisons: Sequence[GroupComparison],
+    order: Sequence[str],
+    thresholds: Thresholds,
+    plots: DrawnPlots,
+) -> str:
+    first = runs[0][0].data
+    lines = [f"# {case}", "", "[All cases](index.md)", "", f"**Claim.** {first.get('claim_statement', '')}", ""]
+    if first.get("discussion"):
+        lines += [f"Source discussion: `{first['discussion']}`", ""]
+    lines += ["## Claim by release", "", claim_table(runs, order), "", "## Timings by release", ""]
+    if comparisons:
+        lines += [rule_text(thresholds), ""]
+        if plots.missing_reason:
+            lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
+        if len(comparisons) > 1:
+            differ = ", ".join(differences([c.group.key for c in comparisons]))
+            lines += [
+                f"The {len(comparisons)} groups below ran under different conditions and are not compared "
+                f"with each other; they differ in {differ}.",
+                "",
+            ]
+        lines += [group_section(c, plots) for c in comparisons]
+    else:
+        lines += ["No run of this case finished: nothing to time.", ""]
+    lines += ["## Runs in detail", ""]
+    lines += [run_section(result, older) for result, older in runs]
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""Is B faster or slower than A?  Statistics for two sets of raw timing samples.
+
+The rule is asv's: a change is reported only when the ratio of medians passes a
+minimum effect size (default ×1.10) AND a two-sided Mann–Whitney U test rejects
+"same distribution" at p < 0.002.  The test has no distributional assumptions,
+which suits timings (skewed, with outliers).  A bootstrap confidence interval of
+the ratio of medians says how precisely the ratio is known.  Everything here is
+pure Python (no numpy, no scipy) so that the report needs nothing beyond the
+standard library; results are deterministic (the bootstrap is seeded).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.stats import Summary, summarize
+
+FASTER = "faster"
+SLOWER = "slower"
+UNCHANGED = "unchanged"
+# The ratio passes the effect size but the samples are too few for the test ever to
+# reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
+INCONCLUSIVE = "inconclusive"
+
+# Up to this many values a side (and without ties) the exact distribution of U is
+# used.  The normal approximation is conservative in the tail that matters: at 20 a
+# side it overstates p-values near 0.002 by 10–60 %.
+EXACT_MAX_N = 50
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    factor: float = 1.10  # minimum effect size, as asv's default
+    alpha: float = 0.002  # significance level of the Mann–Whitney U test, as asv
+    max_relative_iqr: float = 0.2  # above it a side is flagged noisy
+    min_samples: int = 5  # below it a side is flagged as too short
+    confidence: float = 0.99  # of the bootstrap interval of the ratio
+    resamples: int = 2000
+    seed: int = 20261129
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+@dataclass(frozen=True)
+class MannWhitney:
+    u: float  # U of the first sample: how many (a, b) pairs have a > b, ties counting ½
+    p_value: float  # two-sided
+    method: str  # "exact" or "normal"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: Summary
+    candidate: Summary
+    ratio: float  # median(candidate) / median(baseline): above 1 is slower
+    ci_low: float
+    ci_high: float
+    p_value: float
+    verdict: str
+    flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
+
+    @property
+    def noisy(self) -> bool:
+        return bool(self.flags)
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Ranks 1..n in the order given, ties sharing the mean of their ranks."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in range(start, end + 1):
+            ranks[order[i]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+@functools.lru_cache(maxsize=64)
+def u_distribution(m: int, n: int) -> tuple[int, ...]:
+    """How many of the C(m+n, m) orderings of two tie-free samples give U = 0, 1, ..., m·n.
+
+    These are the coefficients of the Gaussian binomial [m+n choose m](q), the product
+    over i = 1..m of (1 - q^(n+i)) / (1 - q^i); truncating at degree m·n is exact.
+    """
+    top = m * n
+    counts = [1] + [0] * top
+    for i in range(1, m + 1):
+        shift = n + i
+        for k in range(top, shift - 1, -1):  # multiply by (1 - q^shift)
+            counts[k] -= counts[k - shift]
+        for k in range(i, top + 1):  # divide by (1 - q^i)
+            counts[k] += counts[k - i]
+    return tuple(counts)
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float], method: str = "auto") -> MannWhitney:
+    """Two-sided Mann–Whitney U test of ``a`` against ``b``.
+
+    ``auto`` is exact when both samples are small and have no ties; otherwise the
+    normal approximation with the tie correction of the variance and a continuity
+    correction (what scipy.stats.mannwhitneyu does with ``method="asymptotic"``).
+    ``exact`` ignores ties; ``normal`` forces the approximation.
+    """
+    if method not in ("auto", "exact", "normal"):
+        raise ValueError(f"unknown method {method!r}")
+    n1, n2 = len(a), len(b)
+    if not n1 or not n2:
+        raise ValueError("the Mann–Whitney U test needs two non-empty samples")
+    pooled = [*a, *b]
+    ranks = _ranks(pooled)
+    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    u_big = max(u1, n1 * n2 - u1)
+    tie_sizes = [t for t in Counter(pooled).values() if t > 1]
+    if method == "exact" or (method == "auto" and not tie_sizes and max(n1, n2) <= EXACT_MAX_N):
+        counts = u_distribution(n1, n2)
+        # P(U >= u_big) = P(U <= n1·n2 - u_big) by symmetry; doubled for two sides.
+        tail = sum(counts[: int(n1 * n2 - u_big) + 1])
+        return MannWhitney(u1, min(1.0, 2 * tail / math.comb(n1 + n2, n1)), "exact")
+    n = n1 + n2
+    tie_term = sum(t**3 - t for t in tie_sizes) / (n * (n - 1)) if n > 1 else 0.0
+    variance = n1 * n2 / 12 * ((n + 1) - tie_term)
+    if variance <= 0:  # every value equal: nothing distinguishes the samples
+        return MannWhitney(u1, 1.0, "normal")
+    z = (u_big - n1 * n2 / 2 - 0.5) / math.sqrt(variance)
+    return MannWhitney(u1, min(1.0, math.erfc(z / math.sqrt(2))), "normal")
+
+
+def smallest_p_value(n1: int, n2: int) -> float:
+    """The smallest two-sided p the test can give for these sample sizes (no ties, full separation)."""
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def _bootstrap_medians(values: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
+    return [statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples)]
+
+
+def bootstrap_ratio_interval(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    *,
+    confidence: float = Thresholds.confidence,
+    resamples: int = Thresholds.resamples,
+    seed: int = Thresholds.seed,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(candidate) / median(baseline).
+
+    Each side is resampled with its own seeded generator, so the interval is the same
+    on every run and the two sides are never resampled in lockstep.
+    """
+    base = _bootstrap_medians(baseline, resamples, random.Random(seed))
+    cand = _bootstrap_medians(candidate, resamples, random.Random(seed + 1))
+    if min(base) <= 0:
+        return math.nan, math.nan
+    ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
+    tail = (1 - confidence) / 2
+    low = ratios[int(tail * (resamples - 1))]
+    high = ratios[math.ceil((1 - tail) * (resamples - 1))]
+    return low, high
+
+
+def noise_flags(summary: Summary, side: str, thresholds: Thresholds) -> list[str]:
+    flags = []
+    if summary.n < thresholds.min_samples:
+        flags.append(f"{side}: only {summary.n} sample{'s' if summary.n != 1 else ''}")
+    if summary.relative_iqr > thresholds.max_relative_iqr:
+        flags.append(f"{side}: IQR {summary.relative_iqr:.0%} of median")
+    return flags
+
+
+def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> str:
+    if ratio >= thresholds.factor:
+        direction = SLOWER
+    elif ratio <= 1 / thresholds.factor:
+        direction = FASTER
+    else:
+        return UNCHANGED
+    if p_value < thresholds.alpha:
+        return direction
+    return INCONCLUSIVE if reachable_p >= thresholds.alpha else UNCHANGED
+
+
+def compare_samples(
+    baseline: Sequence[float], candidate: Sequence[float], thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> Comparison:
+    """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better)."""
+    base, cand = summarize(baseline), summarize(candidate)
+    flags = noise_flags(base, "A", thresholds) + noise_flags(cand, "B", thresholds)
+    if base.median <= 0:
+        return Comparison(base, cand, math.nan, math.nan, math.nan, math.nan, INCONCLUSIVE, (*flags, "A: zero median"))
+    ratio = cand.median / base.median
+    low, high = bootstrap_ratio_interval(
+        baseline, candidate, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
+    )
+    p_value = mann_whitney_u(baseline, candidate).p_value
+    verdict = decide(ratio, p_value, smallest_p_value(base.n, cand.n), thresholds)
+    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags))

@@ -1,0 +1,89 @@
+"""Facts from optimized HLO: exact evidence that needs no statistics.
+
+The text is parsed by structure (instruction, shape, opcode, backend_config),
+never by ``op_name`` metadata, whose paths change between releases.  Shapes may be
+tuples with nested parentheses, and older releases print operand types, so the
+opcode is found by skipping the balanced shape after ``=``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.*)$")
+_OPCODE = re.compile(r"\s*([a-z][\w\-]*)\(")
+_BACKEND_CONFIG = re.compile(r"backend_config=(\{.*\})\s*$")
+
+
+def _skip_shape(rhs: str) -> str:
+    """Drop the result shape (``f32[8,8]{1,0}`` or a parenthesised tuple) before the opcode."""
+    if rhs.startswith("("):
+        depth = 0
+        for i, char in enumerate(rhs):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                return rhs[i + 1 :]
+        return ""
+    _, _, rest = rhs.partition(" ")
+    return rest
+
+
+def opcodes(hlo_text: str) -> list[tuple[str, str]]:
+    """(opcode, instruction line) for every instruction of every computation."""
+    found = []
+    for line in hlo_text.splitlines():
+        match = _INSTRUCTION.match(line)
+        if not match:
+            continue
+        opcode = _OPCODE.match(_skip_shape(match.group(1).strip()))
+        if opcode:
+            found.append((opcode.group(1), line))
+    return found
+
+
+def known_trip_count(line: str) -> int | None:
+    config = _BACKEND_CONFIG.search(line)
+    if not config:
+        return None
+    try:
+        parsed = json.loads(config.group(1))
+    except json.JSONDecodeError:
+        return None
+    count = parsed.get("known_trip_count", {}).get("n") if isinstance(parsed, dict) else None
+    return int(count) if count is not None else None
+
+
+def structure(hlo_text: str) -> dict[str, Any]:
+    instructions = opcodes(hlo_text)
+    counts = Counter(op for op, _ in instructions)
+    return {
+        "instructions": len(instructions),
+        "while_loops": counts["while"],
+        "known_trip_counts": [known_trip_count(line) for op, line in instructions if op == "while"],
+        "fusions": counts["fusion"],
+        "conditionals": counts["conditional"],
+        "selects": counts["select"],
+        "collectives": sum(counts[op] for op in ("all-reduce", "all-gather", "all-to-all", "collective-permute")),
+    }
+
+
+def cost(compiled: Any) -> dict[str, float | None]:
+    """flops and bytes accessed from ``cost_analysis()``: a list of dicts through 0.4.38, a dict since."""
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:  # not every backend implements it; absence is a fact, not a failure
+        analysis = None
+    if isinstance(analysis, list):
+        analysis = analysis[0] if analysis else None
+    analysis = analysis or {}
+    return {
+        "flops": float(analysis["flops"]) if "flops" in analysis else None,
+        "bytes_accessed": float(analysis["bytes accessed"]) if "bytes accessed" in analysis else None,
+    }
+
+
+def facts(compiled: Any) -> dict[str, Any]:
+    return {**structure(compiled.as_text()), **cost(compiled)}
