@@ -175,7 +175,7 @@ def take_option(args: list[str], name: str, default: str) -> tuple[str, list[str
     return default, rest
 
 
-def pinned_session(session: nox.Session, command: str) -> tuple[Release, Profile, list[str]]:
+def pinned_session(session: nox.Session, command: str, extras: str = "") -> tuple[Release, Profile, list[str]]:
     """Check the harness ``command``'s arguments, then install the release chosen with ``--jax``.
 
     The default release and the ``cpu`` profile apply unless ``--jax``/``--profile`` say otherwise.
@@ -190,7 +190,7 @@ def pinned_session(session: nox.Session, command: str) -> tuple[Release, Profile
     if not profile.applies_to(release):
         refuse(f"profile {profile.name} does not apply to jax {release.jax}")
     check_harness_args([command, *rest, "--profile", profile.name])
-    session.install("-e", ".", *release.requirements())
+    session.install("-e", f".[{extras}]" if extras else ".", *release.requirements())
     return release, profile, rest
 
 
@@ -199,6 +199,13 @@ def search(session: nox.Session) -> None:
     """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V] [--profile P]."""
     _, profile, rest = pinned_session(session, "search")
     session.run("python", "-m", "harness", "search", *rest, "--profile", profile.name, env=profile.env)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def issue(session: nox.Session) -> None:
+    """Draft an upstream issue with a standalone script: nox -s issue -- CASE [--size N=..] [--jax V] [--profile P]."""
+    _, profile, rest = pinned_session(session, "issue", extras="report")
+    session.run("python", "-m", "harness", "issue", *rest, "--profile", profile.name, env=profile.env)
 
 
 @nox.session

@@ -139,6 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
     finder.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
 
+    exporter = commands.add_parser("export", help="print a case's standalone script (jax, numpy, stdlib only)")
+    _script_options(exporter)
+    exporter.add_argument("--out", type=Path, help="write the script here instead of printing it")
+
+    drafter = commands.add_parser("issue", help="draft an upstream issue: export, run the script here, render")
+    _script_options(drafter)
+    drafter.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
+    drafter.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    drafter.add_argument("--out", type=Path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
+
     report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
     report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
@@ -165,6 +176,30 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     return parser
+
+
+def _script_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("case")
+    parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
+    parser.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
+    parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    parser.add_argument("--max-seconds", type=_positive_float, default=Settings.max_seconds)
+    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+
+
+def _script_case(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, dict[str, int], Settings]:
+    from harness.export import script_sizes
+
+    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
+    sizes = script_sizes(case, dict(catalogue.parse_size(text) for text in args.size))
+    settings = Settings(
+        timeout_s=getattr(args, "timeout", Settings.timeout_s),
+        warmup=args.warmup,
+        repeats=args.repeats,
+        min_repeats=min(5, args.repeats),
+        max_seconds=args.max_seconds,
+    )
+    return case, sizes, settings
 
 
 def _results_folder(path: Path) -> Path:
@@ -199,6 +234,8 @@ def validate(argv: list[str]) -> None:
         checked_run_args(args)
     elif args.command == "search":
         checked_search_args(args)
+    elif args.command in ("export", "issue"):
+        _script_case(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -272,6 +309,37 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from harness.export import export_script
+
+    case, sizes, settings = _script_case(args)
+    script = export_script(case, sizes, settings.for_child())
+    if args.out is None:
+        print(script, end="")
+    else:
+        args.out.write_text(script)
+        print(f"written: {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_issue(args: argparse.Namespace) -> int:
+    from harness.issue import write_issue
+
+    case, sizes, settings = _script_case(args)
+    shown = " ".join(f"{k}={v}" for k, v in sizes.items())
+    print(f"[{args.profile}] running the exported {case.name} script at {shown} …", file=sys.stderr, flush=True)
+    written = write_issue(case, sizes, settings, profile=args.profile, results_dir=args.results, out_dir=args.out)
+    for problem in written.problems:
+        print(f"skipped unusable result {problem}", file=sys.stderr)
+    print(written.run.stdout, end="")
+    print(f"draft written: {written.draft} (script: {written.script})", file=sys.stderr)
+    if not written.run.ok:
+        failure = "timed out" if written.run.returncode is None else f"exited with code {written.run.returncode}"
+        print(f"harness: the exported script {failure}; the draft shows its output", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.report import write_report
 
@@ -311,7 +379,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "search": cmd_search, "report": cmd_report, "compare": cmd_compare, "list": cmd_list}
+COMMANDS = {
+    "run": cmd_run,
+    "search": cmd_search,
+    "export": cmd_export,
+    "issue": cmd_issue,
+    "report": cmd_report,
+    "compare": cmd_compare,
+    "list": cmd_list,
+}
 
 
 class Terminated(KeyboardInterrupt):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,3 +62,32 @@ def private_timing_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         del os.environ["XDG_RUNTIME_DIR"]
     else:
         os.environ["XDG_RUNTIME_DIR"] = previous
+
+
+def tables(markdown: str) -> list[list[str]]:
+    """The markdown tables in a text, each as its lines."""
+    found, current = [], []
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            found.append(current)
+            current = []
+    if current:
+        found.append(current)
+    return found
+
+
+def assert_valid_tables(markdown: str) -> None:
+    """Every table has a separator row and the same number of (unescaped) columns in each row."""
+    found = tables(markdown)
+    for table in found:
+        header, separator, *rows = table
+        columns = _columns(header)
+        assert re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", separator.replace(" ", "")), separator
+        assert _columns(separator) == columns
+        assert all(_columns(row) == columns for row in rows), table
+
+
+def _columns(row: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", row))

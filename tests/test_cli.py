@@ -50,6 +50,11 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["search", "scan_sync", "--budget", "flops=-3"], "malformed quantity"),
         (["report", "--baseline"], "expected one argument"),
         (["list", "--cases-dir", "/nonexistent"], "cases folder not found"),
+        (["export"], "required: case"),
+        (["export", "nope"], "unknown case nope"),
+        (["export", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
+        (["issue", "scan_sync", "--size", "N=x"], "malformed size"),
+        (["issue", "scan_sync", "--repeats", "0"], "must be positive"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -131,3 +136,12 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     capsys.readouterr()
     assert main([*better, "--markdown", str(tmp_path / "absent" / "x.md")]) == 2
     assert capsys.readouterr().err.startswith("harness: error: cannot write")
+
+
+def test_export_prints_a_script_that_compiles(capsys, tmp_path):
+    assert main(["export", "scan_sync", "--size", "N=16", "--size", "M=3"]) == 0
+    script = capsys.readouterr().out
+    compile(script, "scan_sync.py", "exec")
+    assert 'SIZES = {"N": 16, "M": 3}' in script
+    assert main(["export", "async_dispatch", "--out", str(tmp_path / "a.py")]) == 0
+    assert 'SIZES = {"N": 1000}' in (tmp_path / "a.py").read_text()

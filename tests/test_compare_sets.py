@@ -7,8 +7,7 @@ from harness.compare import DEFAULT_THRESHOLDS
 from harness.compare_sets import Side, compare_sets, render_markdown, render_text
 from harness.errors import UsageError
 
-from .conftest import derive, real_result, write_results
-from .test_report import assert_valid_github_tables
+from .conftest import assert_valid_tables, derive, real_result, write_results
 
 
 @pytest.fixture
@@ -91,5 +90,5 @@ def test_text_and_markdown_say_the_same(two_releases):
     text, markdown = render_text(comparison), render_markdown(comparison)
     assert "Worse in B:" in text and "**Worse in B**:" in markdown
     assert "**" not in text.split("\n\n", 2)[2], "no markdown in the terminal tables"
-    assert_valid_github_tables(markdown)
+    assert_valid_tables(markdown)
     assert re.search(r"\| jit · wall \(until ready\) +\| 8/8 ", markdown)

@@ -2,12 +2,15 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 
 pytest.importorskip("jax")
+
+from .conftest import FIXTURES
 
 pytestmark = pytest.mark.jax
 
@@ -58,3 +61,24 @@ def test_async_dispatch_end_to_end(tmp_path):
     shown = run_harness("report", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "async_dispatch" in (tmp_path / "reports" / "index.md").read_text()
+
+
+def test_issue_draft_end_to_end(tmp_path):
+    shutil.copytree(FIXTURES / "results", tmp_path / "results")
+    (tmp_path / "reports").mkdir()
+    shutil.copy(FIXTURES / "issue" / "bisect-scan_sync.json", tmp_path / "reports")
+    done = run_harness(
+        "issue", "scan_sync", "--size", "N=16", "--size", "M=3", "--repeats", "3", "--profile", "e2e",
+        cwd=tmp_path,
+        env={"JAX_PLATFORMS": "cpu"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "draft written: reports/issues/scan_sync.md" in done.stderr
+    assert "claim holds: " in done.stdout and "metric two_scans dispatch_ns" in done.stdout
+    script = (tmp_path / "reports" / "issues" / "scan_sync.py").read_text()
+    draft = (tmp_path / "reports" / "issues" / "scan_sync.md").read_text()
+    assert script.rstrip() in draft
+    assert done.stdout.strip() in draft, "the draft quotes the output of this very run"
+    assert "harness profile `e2e`" in draft and "`JAX_PLATFORMS=cpu`" in draft
+    assert "From `bisect-scan_sync.json`: last good 0.4.31, first bad 0.4.33" in draft
+    assert "jax.print_environment_info()" in draft and "jaxlib: " in draft

@@ -39,7 +39,7 @@ def test_profiles_declare_where_they_apply():
 
 def test_session_listing_matches_the_tables():
     listed = subprocess.run(
-        [sys.executable, "-m", "nox", "-l", "--json", "-k", "repro or report or tests or lint"],
+        [sys.executable, "-m", "nox", "-l", "--json", "-k", "repro or report or tests or lint or issue"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -48,7 +48,7 @@ def test_session_listing_matches_the_tables():
     sessions = json.loads(listed.stdout)
     repro = {s["session"] for s in sessions if s["name"] == "repro"}
     assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
-    assert {"report", "tests", "lint"} <= {s["name"] for s in sessions}
+    assert {"report", "tests", "lint", "issue"} <= {s["name"] for s in sessions}
     assert noxfile.nox.options.sessions == [
         f"repro(jax='{noxfile.DEFAULT_RELEASE.jax}', profile='cpu')",
         "report",
@@ -89,3 +89,33 @@ def test_nox_search_answers_bad_posargs_with_one_line_and_exit_2(posargs, messag
     assert done.returncode == 2
     ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
     assert len(ours) == 1 and message in ours[0], done.stderr
+
+
+class RecordingSession:
+    """Stands in for nox.Session: records what a session function installs and runs."""
+
+    def __init__(self, *posargs: str) -> None:
+        self.posargs = list(posargs)
+        self.installed: list[tuple[str, ...]] = []
+        self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
+
+    def install(self, *args: str) -> None:
+        self.installed.append(args)
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.ran.append((args, env))
+
+    def error(self, message: str) -> None:
+        raise SystemExit(message)
+
+
+def test_issue_session_pins_the_release_and_profile_and_passes_the_rest():
+    session = RecordingSession("scan_sync", "--jax", "0.4.26", "--size", "N=16", "--profile=cpu8")
+    noxfile.issue(session)
+    assert session.installed == [("-e", ".[report]", "jax==0.4.26", "jaxlib==0.4.26")]
+    [(args, env)] = session.ran
+    assert args == ("python", "-m", "harness", "issue", "scan_sync", "--size", "N=16", "--profile", "cpu8")
+    assert env == PROFILE_BY_NAME["cpu8"].env
+    default = RecordingSession("scan_sync")
+    noxfile.issue(default)
+    assert default.installed[0][2] == f"jax=={noxfile.DEFAULT_RELEASE.jax}"

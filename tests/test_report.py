@@ -10,7 +10,7 @@ from harness.plots import DrawnPlots
 from harness.report import INDEX, render_report, write_report
 from harness.results import load_results
 
-from .conftest import FIXTURES, derive, real_result, write_results
+from .conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
 WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -19,29 +19,6 @@ def load(folder):
     results, problems = load_results(folder)
     assert problems == []
     return results
-
-
-def tables(markdown: str) -> list[list[str]]:
-    found, current = [], []
-    for line in markdown.splitlines():
-        if line.startswith("|"):
-            current.append(line)
-        elif current:
-            found.append(current)
-            current = []
-    if current:
-        found.append(current)
-    return found
-
-
-def assert_valid_github_tables(markdown: str) -> None:
-    found = tables(markdown)
-    for table in found:
-        header, separator, *rows = table
-        columns = len(re.findall(r"(?<!\\)\|", header))
-        assert re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", separator.replace(" ", "")), separator
-        assert separator.count("|") == columns
-        assert all(len(re.findall(r"(?<!\\)\|", row)) == columns for row in rows), table
 
 
 @pytest.fixture
@@ -136,7 +113,7 @@ def test_exact_compiled_facts_have_their_own_table_with_changes_in_bold():
 def test_every_page_is_valid_github_markdown(folder, releases):
     for source in (FIXTURES / folder, releases):
         for text in render_report(load(source), [], WHEN).values():
-            assert_valid_github_tables(text)
+            assert_valid_tables(text)
             assert text.count("<details>") == text.count("</details>")
 
 
@@ -144,7 +121,7 @@ def test_pipes_in_cells_do_not_break_tables(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
     base["programs"]["a|b"] = base["programs"].pop("jit")
     for text in render_report(load(write_results(tmp_path / "r", [base])), [], WHEN).values():
-        assert_valid_github_tables(text)
+        assert_valid_tables(text)
 
 
 def test_run_detail_and_environment_stay_on_the_case_page():
