@@ -137,14 +137,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
         programs = module.programs(**sizes)
     for name, steps in programs.items():
         with phase("measure"):
-            prog = timing.time_program(
-                steps,
-                block,
-                warmup=settings["warmup"],
-                repeats=settings["repeats"],
-                min_repeats=settings["min_repeats"],
-                max_seconds=settings["max_seconds"],
-            )
+            prog = timing.time_program_with(steps, block, settings)
         payload["programs"][name] = program_record(prog)
     if hasattr(module, "facts"):
         payload["facts"] = module.facts(**sizes)

@@ -57,10 +57,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def memory_total_bytes() -> int | None:
+def meminfo_bytes(field: str) -> int | None:
+    """A field of /proc/meminfo (``MemTotal``, ``MemAvailable``) in bytes; None off Linux."""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
@@ -98,7 +99,7 @@ def host_facts() -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "usable_cores": usable_cores,
-        "memory_total_bytes": memory_total_bytes(),
+        "memory_total_bytes": meminfo_bytes("MemTotal"),
         "variables": allowed_variables(),
         "harness": harness_revision(),
     }

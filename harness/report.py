@@ -69,6 +69,7 @@ def render_index(
     comparisons: Sequence[GroupComparison],
     thresholds: Thresholds,
     plots: DrawnPlots,
+    searched: int = 0,
 ) -> str:
     chosen = latest_runs(results)
     lines = [
@@ -80,6 +81,12 @@ def render_index(
         "returned.",
         "",
     ]
+    if searched:
+        lines += [
+            f"{searched} measurement(s) taken by size searches are left out here: their sizes are the search's, "
+            "not the sweep's; `reports/search-<case>-<fails|holds>.md` shows them.",
+            "",
+        ]
     if problems:
         lines += ["> [!WARNING]", f"> {len(problems)} result file(s) could not be used:"]
         lines += [f"> - `{p.path.name}`: {p.reason}" for p in problems]
@@ -107,6 +114,11 @@ def render_index(
     return "\n".join(lines)
 
 
+def swept(results: Sequence[StoredResult]) -> list[StoredResult]:
+    """The results of sweeps, without the measurements taken by size searches."""
+    return [r for r in results if r.data.get("size_source") != "search"]
+
+
 def render_report(
     results: Sequence[StoredResult],
     problems: Sequence[LoadProblem],
@@ -116,10 +128,17 @@ def render_report(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     plots: DrawnPlots | None = None,
 ) -> dict[str, str]:
-    """Every page, by file name: ``index.md`` and ``<case>.md``."""
+    """Every page, by file name: ``index.md`` and ``<case>.md``.
+
+    Measurements taken by ``harness search`` are left out (and counted): each sits at
+    a size of the search's choosing and would crowd the sweep's comparisons.
+    """
     plots = plots or DrawnPlots()
+    searched = len(results)
+    results = swept(results)
+    searched -= len(results)
     comparisons = [compare_group(g, baseline, thresholds) for g in comparison_groups(results)]
-    pages = {INDEX: render_index(results, problems, generated_at, comparisons, thresholds, plots)}
+    pages = {INDEX: render_index(results, problems, generated_at, comparisons, thresholds, plots, searched)}
     chosen = latest_runs(results)
     order = ordered_releases(r for r, _ in chosen)
     by_case: dict[str, list[tuple[StoredResult, int]]] = defaultdict(list)
@@ -137,7 +156,7 @@ def write_report(
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = draw_plots(comparison_groups(results), out_dir)
+    plots = draw_plots(comparison_groups(swept(results)), out_dir)
     pages = render_report(results, problems, datetime.now(UTC), baseline=baseline, thresholds=thresholds, plots=plots)
     written = []
     for name, text in pages.items():

@@ -23,9 +23,9 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from harness.environment import meminfo_bytes
 from harness.errors import UsageError
 
 SizePoint = dict[str, int]
@@ -66,12 +66,9 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
 
 
 def available_memory_bytes() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+    available = meminfo_bytes("MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program
+from harness.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program_with
 
 Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
@@ -80,14 +80,7 @@ def measure(
             emit(figure_line(name, "compile_ns", cold.compile_ns))
             medians[f"compiled:{name}"] = compile_medians(cold)
     for name, steps in programs(**sizes).items():
-        timed = time_program(
-            steps,
-            block,
-            warmup=settings["warmup"],
-            repeats=settings["repeats"],
-            min_repeats=settings["min_repeats"],
-            max_seconds=settings["max_seconds"],
-        )
+        timed = time_program_with(steps, block, settings)
         medians[name] = {}
         for metric, values in series(timed).items():
             emit(figure_line(name, metric, values))

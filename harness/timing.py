@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +98,18 @@ def time_program(
         if gc_was_enabled:
             gc.enable()
     return timing
+
+
+def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str, Any]) -> ProgramTiming:
+    """``time_program`` with the sampling settings the harness passes around as a dict."""
+    return time_program(
+        steps,
+        block,
+        warmup=settings["warmup"],
+        repeats=settings["repeats"],
+        min_repeats=settings["min_repeats"],
+        max_seconds=settings["max_seconds"],
+    )
 
 
 def time_compile(

@@ -1,3 +1,4 @@
+import dataclasses
 import re
 import shutil
 import sys
@@ -171,3 +172,13 @@ def test_empty_results_say_what_to_do():
 def test_rendering_is_deterministic(releases):
     results = load(releases)
     assert render_report(results, [], WHEN) == render_report(results, [], WHEN)
+
+
+def test_search_measurements_are_left_out_and_counted():
+    results, _ = load_results(FIXTURES / "results")
+    searched = [
+        dataclasses.replace(r, data={**r.data, "size_source": "search", "id": f"s{i}"}) for i, r in enumerate(results)
+    ]
+    pages = render_report([*results, *searched], [], datetime(2026, 1, 1, tzinfo=UTC))
+    assert f"{len(searched)} measurement(s) taken by size searches are left out" in pages["index.md"]
+    assert render_report(results, [], datetime(2026, 1, 1, tzinfo=UTC))["index.md"].count("size searches") == 0
