@@ -8,6 +8,8 @@ the ``cpu`` profile and renders the report; ``nox -l`` lists every session.
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import re
 import sys
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.cli import validate
 from harness.errors import UsageError
 
+HERE = Path(__file__).resolve().parent
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
@@ -114,6 +117,24 @@ def interpreter(version: str) -> str:
     return max(found, key=version_key) if found else version
 
 
+def install_once(session: nox.Session, *requirements: str) -> None:
+    """Install into the session's venv unless this venv already holds exactly these requirements.
+
+    Venvs are reused across runs; the marker names the requirements and a hash of
+    pyproject.toml (the harness's own dependencies), so a change to either reinstalls.
+    """
+    location = getattr(session.virtualenv, "location", None)
+    project = hashlib.sha256((HERE / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = json.dumps({"requirements": requirements, "pyproject": project})
+    marker = Path(location) / ".harness-installed" if location else None
+    if marker is not None and marker.exists() and marker.read_text() == wanted:
+        session.log(f"already installed: {' '.join(requirements)}")
+        return
+    session.install(*requirements)
+    if marker is not None:
+        marker.write_text(wanted)
+
+
 def session_id(release: Release, profile: Profile) -> str:
     return f"jax='{release.jax}', profile='{profile.name}'"
 
@@ -144,7 +165,7 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     release = RELEASE_BY_VERSION[jax]
     chosen = PROFILE_BY_NAME[profile]
     check_harness_args(["run", "--profile", chosen.name, *session.posargs])
-    session.install("-e", ".", *release.requirements())
+    install_once(session, "-e", ".", *release.requirements())
     session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
 
 
@@ -190,7 +211,7 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> tupl
     if not profile.applies_to(release):
         refuse(f"profile {profile.name} does not apply to jax {release.jax}")
     check_harness_args([command, *rest, "--profile", profile.name])
-    session.install("-e", f".[{extras}]" if extras else ".", *release.requirements())
+    install_once(session, "-e", f".[{extras}]" if extras else ".", *release.requirements())
     return release, profile, rest
 
 
@@ -211,21 +232,21 @@ def issue(session: nox.Session) -> None:
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
-    session.install("-e", ".[report]")
+    install_once(session, "-e", ".[report]")
     session.run("python", "-m", "harness", "report", *session.posargs)
 
 
 @nox.session
 def compare(session: nox.Session) -> None:
     """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1 if B got worse."""
-    session.install("-e", ".[report]")
+    install_once(session, "-e", ".[report]")
     session.run("python", "-m", "harness", "compare", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
-    session.install("-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
+    install_once(session, "-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
     session.run("pytest", *session.posargs)
 
 
@@ -233,13 +254,13 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize(["python", "jax"], [nox.param(interpreter(r.python), r.jax, id=f"jax='{r.jax}'") for r in EDGES])
 def compat(session: nox.Session, jax: str) -> None:
     """The version shims' tests on the oldest and the newest release."""
-    session.install("-e", ".[test]", *RELEASE_BY_VERSION[jax].requirements())
+    install_once(session, "-e", ".[test]", *RELEASE_BY_VERSION[jax].requirements())
     session.run("pytest", "-p", "no:cacheprovider", "tests/test_compat.py", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def lint(session: nox.Session) -> None:
     """ruff and mypy over the harness, the cases, the tests and this file."""
-    session.install("-e", ".[lint]")
+    install_once(session, "-e", ".[lint]")
     session.run("ruff", "check", ".")
     session.run("mypy")

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -96,6 +97,7 @@ class RecordingSession:
 
     def __init__(self, *posargs: str) -> None:
         self.posargs = list(posargs)
+        self.virtualenv = types.SimpleNamespace(location=None)
         self.installed: list[tuple[str, ...]] = []
         self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
 
@@ -119,3 +121,14 @@ def test_issue_session_pins_the_release_and_profile_and_passes_the_rest():
     default = RecordingSession("scan_sync")
     noxfile.issue(default)
     assert default.installed[0][2] == f"jax=={noxfile.DEFAULT_RELEASE.jax}"
+
+
+def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path):
+    session = RecordingSession()
+    session.virtualenv = types.SimpleNamespace(location=str(tmp_path))
+    session.log = lambda message: None
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26")
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26")
+    assert session.installed == [("-e", ".", "jax==0.4.26")]
+    noxfile.install_once(session, "-e", ".", "jax==0.4.30")
+    assert session.installed[-1] == ("-e", ".", "jax==0.4.30"), "other pins reinstall"
