@@ -20,6 +20,10 @@ from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
 
 DEFAULT_RESULTS = Path("results")
+# Samples per program and the sampling time budget per program, by effort: "quick" is for
+# CI and a first look (20 samples are plenty for the report's significance test, which
+# needs at least 7 a side), "full" for numbers to quote.
+SAMPLING = {"quick": (20, 3.0), "full": (30, 10.0)}
 DEFAULT_REPORTS = Path("reports")
 
 
@@ -102,13 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     run.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
-    run.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
+    run.add_argument(
+        "--repeats",
+        type=_positive_int,
+        help="samples per program (default: " + ", ".join(f"{e} {r}" for e, (r, _) in SAMPLING.items()) + ")",
+    )
     run.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     run.add_argument(
         "--max-seconds",
         type=_positive_float,
-        default=Settings.max_seconds,
-        help="stop sampling a program after this much measured time (>= 5 samples)",
+        help="stop sampling a program after this much measured time, with at least 5 samples (default: "
+        + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items())
+        + ")",
     )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
     run.add_argument(
@@ -247,12 +256,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     ]
     if not plan:
         raise UsageError(f"nothing to run: no size points for effort {args.effort!r}")
+    default_repeats, default_seconds = SAMPLING[args.effort]
+    repeats = args.repeats or default_repeats
     settings = Settings(
         timeout_s=args.timeout,
         warmup=args.warmup,
-        repeats=args.repeats,
-        min_repeats=min(5, args.repeats),
-        max_seconds=args.max_seconds,
+        repeats=repeats,
+        min_repeats=min(5, repeats),
+        max_seconds=args.max_seconds or default_seconds,
         effort=args.effort,
         isolation=args.isolation,
     )

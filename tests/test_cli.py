@@ -145,3 +145,16 @@ def test_export_prints_a_script_that_compiles(capsys, tmp_path):
     assert 'SIZES = {"N": 16, "M": 3}' in script
     assert main(["export", "async_dispatch", "--out", str(tmp_path / "a.py")]) == 0
     assert 'SIZES = {"N": 1000}' in (tmp_path / "a.py").read_text()
+
+
+def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_path):
+    from harness.results import load_results
+
+    base = ["run", "--cases-dir", str(fixture_cases), "--case", "steady"]
+    assert main([*base, "--results", str(tmp_path / "q")]) == 0
+    assert main([*base, "--results", str(tmp_path / "f"), "--effort", "full", "--size", "K=10"]) == 0
+    assert main([*base, "--results", str(tmp_path / "x"), "--repeats", "7", "--max-seconds", "1"]) == 0
+    settings = {name: load_results(tmp_path / name)[0][0].data["settings"] for name in ("q", "f", "x")}
+    assert (settings["q"]["repeats"], settings["q"]["max_seconds"]) == (20, 3.0)
+    assert (settings["f"]["repeats"], settings["f"]["max_seconds"]) == (30, 10.0)
+    assert (settings["x"]["repeats"], settings["x"]["max_seconds"]) == (7, 1.0)
