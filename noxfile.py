@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ import nox
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.cli import validate
 from harness.errors import UsageError
+from harness.release_index import version_key
 
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -39,10 +39,6 @@ class Release:
 
     def requirements(self) -> list[str]:
         return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}", *self.pins]
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", version))
 
 
 # Oldest first.  0.4.32 is yanked and left out; jax 0.4.37 and 0.5.2 would pair with
