@@ -107,8 +107,11 @@ class Judge:
         second = self._by_metric(again)
         if second.verdict == AMBIGUOUS:
             reason = f"{second.reason}; the same after measuring again with twice the samples"
-            return dataclasses.replace(second, reason=reason)
-        return second
+        else:  # the first look stays in the evidence: it says how noisy this machine was
+            reason = (
+                f"{second.reason}; on a second look with twice the samples, the first being ambiguous: {judged.reason}"
+            )
+        return dataclasses.replace(second, reason=reason)
 
     def samples(self, result: StoredResult) -> list[float]:
         assert self.metric is not None

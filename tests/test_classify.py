@@ -47,6 +47,9 @@ def test_a_second_look_can_settle_it():
     fake = FakeReleases({"a": 1, "b": 1.8, "c": 4}, again={"b": 4})
     _, verdicts = judged(fake)
     assert verdicts["b"].verdict == BAD
+    assert "on a second look with twice the samples, the first being ambiguous: significantly unlike both" in (
+        verdicts["b"].reason
+    )
 
 
 def test_endpoints_that_do_not_differ_leave_nothing_to_find():
