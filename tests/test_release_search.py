@@ -1,12 +1,16 @@
 """The bisect and sweep commands over releases whose results are already stored: nothing is installed."""
 
 import json
+import subprocess
+import sys
+
+import pytest
 
 from harness.cli import main
 from harness.results import write_result
 from harness.venvs import ReleaseEnv, write_plan
 
-from .conftest import derive, real_result
+from .conftest import REPO, derive, real_result
 
 RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
 SCALES = {"0.4.30": 1, "0.4.31": 1, "0.4.33": 3, "0.4.34": 3}
@@ -72,3 +76,49 @@ def test_a_sweep_of_every_metric_writes_its_steps(tmp_path, capsys):
     assert "0.4.30 → 0.4.31" not in text
     assert "by every metric and the claim" in text
 
+
+def nox_session(name, *posargs):
+    return subprocess.run(
+        [sys.executable, "-m", "nox", "-s", name, "--", *posargs],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.releases
+def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp_path):
+    """jax 0.4.31 dispatches synchronously on CPU, 0.4.33 asynchronously (0.4.32 is yanked)."""
+    posargs = [
+        "async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.30", "--bad", "0.4.33", "--size", "N=256",
+        "--repeats", "9", "--max-seconds", "2", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    done = nox_session("bisect", *posargs)
+    assert done.returncode == 0, done.stderr[-4000:]
+    data = json.loads((tmp_path / "out" / "bisect-async_dispatch.json").read_text())
+    assert (data["last_good"], data["first_bad"]) == ("0.4.31", "0.4.33"), data["answer"]
+    assert [p["release"] for p in data["probes"]] == ["0.4.30", "0.4.33", "0.4.31"]
+    assert data["probes"][1]["vs_good"]["verdict"] == "faster", "async dispatch returns sooner"
+    stored = {path.parent.parent.name for path in (tmp_path / "results").rglob("*.json")}
+    assert stored == {"jax-0.4.30", "jax-0.4.31", "jax-0.4.33"}
+
+    again = nox_session("bisect", *posargs)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert again.stdout.count("stored result reused") == 3 and "Answer: first bad 0.4.33" in again.stdout
+
+
+@pytest.mark.releases
+@pytest.mark.parametrize(
+    ("good", "bad", "message"),
+    [
+        ("0.4.32", "0.4.33", "jax 0.4.32 is not an installable release on the package index"),
+        ("0.4.31", "9.9", "jax 9.9 is not an installable release on the package index"),
+    ],
+)
+def test_nox_bisect_refuses_a_release_the_index_does_not_offer(good, bad, message):
+    done = nox_session("bisect", "async_dispatch", "--claim", "--good", good, "--bad", bad)
+    assert done.returncode == 2
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
+    assert len(ours) == 1 and message in ours[0], done.stderr
