@@ -69,6 +69,12 @@ def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | 
     return statistics.median(values) if values else None
 
 
+DRIFT = (
+    "Each release is a separate run: load on the machine that differs between runs is a step too (see "
+    "benchmarks/aa_test.py), so read a step with its size and with the metrics that move with it."
+)
+
+
 def _median(result: StoredResult | None, metric: MetricKey | None) -> str:
     value = median_ns(result, metric)
     return "–" if value is None else format_ns(value)
@@ -272,6 +278,7 @@ def sweep_text(found: SweepOutcome, setting: Setting) -> str:
         text_table(_release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
         "",
         "Steps (each release against the previous one that ran ok):",
+        DRIFT,
         *_steps_lines(found),
     ]
     return "\n".join(lines) + "\n"
@@ -286,7 +293,7 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
         "",
         "## Steps",
         "",
-        "Each release against the previous one that ran ok.",
+        "Each release against the previous one that ran ok. " + DRIFT,
         "",
         *_steps_lines(found),
         "",
