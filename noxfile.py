@@ -11,18 +11,21 @@ import glob
 import hashlib
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import nox
+from nox.command import CommandFailed
 
 # Posargs are checked with the harness's own parser before anything is installed;
 # that import needs neither JAX nor hypothesis.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.cli import validate
-from harness.errors import UsageError
+from harness.cli import release_range, validate
+from harness.errors import HarnessError, UsageError
+from harness.release_index import load_listing, version_key
+from harness.venvs import ReleaseEnv, write_plan
 
 HERE = Path(__file__).resolve().parent
 nox.needs_version = ">=2024.10.9"
@@ -44,10 +47,6 @@ class Release:
         return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}", *self.pins]
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", version))
-
-
 # Oldest first.  0.4.32 is yanked and left out; jax 0.4.37 and 0.5.2 would pair with
 # jaxlib 0.4.36 and 0.5.1 (there is no jaxlib of their own number).
 RELEASES = [
@@ -67,6 +66,8 @@ RELEASES = [
     Release("0.12.0.1", "0.12.0.1"),
 ]
 DEFAULT_RELEASE = RELEASES[-1]
+# jaxlib older than this fails with NumPy 2; releases found on the index pin numpy<2 below it.
+FIRST_JAXLIB_FOR_NUMPY2 = "0.4.26"
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,20 @@ PROFILES = [
 ]
 RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
 PROFILE_BY_NAME = {p.name: p for p in PROFILES}
+
+
+def index_release(jax: str, jaxlib: str) -> Release:
+    """A release found on the package index, pinned by the table's rules (its own entry when the table has it)."""
+    listed = RELEASE_BY_VERSION.get(jax)
+    if listed and listed.jaxlib == jaxlib:
+        return listed
+    pins = ("numpy<2",) if version_key(jaxlib) < version_key(FIRST_JAXLIB_FOR_NUMPY2) else ()
+    return Release(jax, jaxlib, pins=pins)
+
+
+def install_args(release: Release) -> list[str]:
+    """What an environment of a release installs: the harness itself, editable, and the pinned release."""
+    return ["-e", ".", *release.requirements()]
 
 
 def interpreter(version: str) -> str:
@@ -165,11 +180,11 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     release = RELEASE_BY_VERSION[jax]
     chosen = PROFILE_BY_NAME[profile]
     check_harness_args(["run", "--profile", chosen.name, *session.posargs])
-    install_once(session, "-e", ".", *release.requirements())
+    install_once(session, *install_args(release))
     session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
 
 
-def refuse(message: str) -> None:
+def refuse(message: str) -> NoReturn:
     """Bad input: one line and exit code 2, as the harness CLI answers, not a failed session."""
     print(f"harness: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -227,6 +242,62 @@ def issue(session: nox.Session) -> None:
     """Draft an upstream issue with a standalone script: nox -s issue -- CASE [--size N=..] [--jax V] [--profile P]."""
     _, profile, rest = pinned_session(session, "issue", extras="report")
     session.run("python", "-m", "harness", "issue", *rest, "--profile", profile.name, env=profile.env)
+
+
+def release_range_session(session: nox.Session, command: str) -> None:
+    """Check the arguments, list the range's releases on the index, write their plan, run the harness ``command``.
+
+    Each release of the plan is installed, when a probe needs it, into its own cached
+    venv beside nox's (``.nox/release-jax-VERSION``) with ``install_args``, as ``repro``
+    installs its release.
+    """
+    profile_name, rest = take_option(session.posargs, "--profile", "cpu")
+    if profile_name not in PROFILE_BY_NAME:
+        refuse(f"unknown profile {profile_name}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    profile = PROFILE_BY_NAME[profile_name]
+    try:
+        first, last = release_range([command, *rest, "--profile", profile.name])
+    except UsageError as exc:
+        refuse(str(exc))
+    install_once(session, "-e", ".[report]", "pip")  # pip lists the releases as this session's Python sees them
+    cache = Path(session.cache_dir)
+    try:
+        listing = load_listing(str(Path(session.bin) / "python"), cache / "jax-index.json")
+        releases = [index_release(jax, jaxlib) for jax, jaxlib in listing.between(first, last)]
+    except UsageError as exc:
+        refuse(str(exc))
+    except HarnessError as exc:
+        session.error(str(exc))
+    for end in (releases[0], releases[-1]):
+        if not profile.applies_to(end):
+            refuse(f"profile {profile.name} does not apply to jax {end.jax}")
+    plan, venvs = cache / f"{command}-releases.json", cache.parent
+    envs = [
+        ReleaseEnv(r.jax, r.jaxlib, interpreter(r.python), tuple(install_args(r)), venvs / f"release-jax-{r.jax}")
+        for r in releases
+    ]
+    write_plan(plan, envs)
+    harness = ["python", "-m", "harness", command, *rest, "--profile", profile.name, "--releases", str(plan)]
+    try:
+        session.run(*harness, env=profile.env)
+    except CommandFailed as exc:
+        # Bad input found only while probing (a metric the case does not have): the harness
+        # said so in one line; keep its exit code 2 rather than nox's 1 for a failed session.
+        if getattr(exc, "return_code", None) == 2:
+            sys.exit(2)
+        raise
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def bisect(session: nox.Session) -> None:
+    """First release where a metric changed: nox -s bisect -- CASE --metric P.KIND_ns|--claim --good V --bad V."""
+    release_range_session(session, "bisect")
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def sweep(session: nox.Session) -> None:
+    """Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M]."""
+    release_range_session(session, "sweep")
 
 
 @nox.session

@@ -16,6 +16,8 @@ from harness import catalogue
 from harness.compare import Thresholds
 from harness.errors import HarnessError, UsageError
 from harness.launch import ISOLATIONS
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.release_index import version_key
 from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
 
@@ -182,9 +184,47 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
     _add_threshold_options(compare)
 
+    bisector = commands.add_parser(
+        "bisect",
+        help="find the first release where a metric (or the claim) changed (run through nox -s bisect)",
+        description="Bisect the jax releases from --good to --bad: probe each release in its own cached venv, "
+        "judge it good or bad by the statistics against both endpoints. Exit status: 0 a first bad release "
+        "was found, 1 none could be named, 2 bad input.",
+    )
+    _release_range_options(bisector, "--good", "--bad", "release with the old behaviour", "release with the new one")
+    sweeper = commands.add_parser(
+        "sweep",
+        help="measure every release in a range and report each significant step (run through nox -s sweep)",
+        description="Measure a case on every jax release from --from to --to and report where a metric (default: "
+        "every metric and the claim) changes significantly between consecutive releases.",
+    )
+    _release_range_options(sweeper, "--from", "--to", "first release of the range", "last release of the range")
+
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     return parser
+
+
+def _release_range_options(
+    parser: argparse.ArgumentParser, first: str, last: str, first_help: str, last_help: str
+) -> None:
+    parser.add_argument("case")
+    parser.add_argument(first, dest="first", metavar="VERSION", required=True, help=first_help)
+    parser.add_argument(last, dest="last", metavar="VERSION", required=True, help=last_help)
+    criterion = parser.add_mutually_exclusive_group(required=parser.prog.endswith("bisect"))
+    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
+    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
+    parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
+    parser.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    parser.add_argument("--releases", type=Path, help="the release plan nox writes: what each release installs")
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results are reused and stored here")
+    parser.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    parser.add_argument("--repeats", type=_positive_int, default=15)
+    parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    parser.add_argument("--max-seconds", type=_positive_float, default=5.0)
+    parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
+    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    _add_threshold_options(parser)
 
 
 def _script_options(parser: argparse.ArgumentParser) -> None:
@@ -236,6 +276,28 @@ def checked_search_args(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, B
     return dataclasses.replace(case, space=case.space.fixed(pinned)), Budget.for_this_machine(args.budget)
 
 
+def checked_range_args(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, dict[str, int], MetricKey | None]:
+    """Every check of ``bisect`` and ``sweep`` that needs neither JAX nor the package index."""
+    from harness.export import script_sizes
+
+    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
+    sizes = script_sizes(case, dict(catalogue.parse_size(text) for text in args.size))
+    metric = parse_metric_name(args.metric) if args.metric else None
+    if args.first == args.last:
+        raise UsageError(f"the two ends of the range are the same release ({args.first})")
+    if version_key(args.first) >= version_key(args.last):
+        raise UsageError(f"the range must run from an older release to a newer one, not {args.first} to {args.last}")
+    _results_folder(args.results)
+    return case, sizes, metric
+
+
+def release_range(argv: list[str]) -> tuple[str, str]:
+    """The two ends of a ``bisect`` or ``sweep`` command line, after every check of it (UsageError)."""
+    args = build_parser().parse_args(argv)
+    checked_range_args(args)
+    return args.first, args.last
+
+
 def validate(argv: list[str]) -> None:
     """Raise UsageError for a command line the harness would refuse, without running anything."""
     args = build_parser().parse_args(argv)
@@ -245,6 +307,8 @@ def validate(argv: list[str]) -> None:
         checked_search_args(args)
     elif args.command in ("export", "issue"):
         _script_case(args)
+    elif args.command in ("bisect", "sweep"):
+        checked_range_args(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -318,6 +382,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     print(text)
     print(f"written: {path}", file=sys.stderr)
     return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from harness.release_search import run_bisect
+
+    return run_bisect(args, *checked_range_args(args), thresholds_from(args))
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from harness.release_search import run_sweep
+
+    return run_sweep(args, *checked_range_args(args), thresholds_from(args))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -397,6 +473,8 @@ COMMANDS = {
     "issue": cmd_issue,
     "report": cmd_report,
     "compare": cmd_compare,
+    "bisect": cmd_bisect,
+    "sweep": cmd_sweep,
     "list": cmd_list,
 }
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from harness.errors import UsageError
 from harness.formatting import sizes_text
+from harness.release_index import version_key
 from harness.results import StoredResult
 
 
 def release_key(release: str) -> tuple[tuple[int, ...], str]:
-    numbers = tuple(int(n) for n in re.findall(r"\d+", release))
-    return numbers, release
+    return version_key(release), release
 
 
 def ordered_releases(results: Iterable[StoredResult]) -> list[str]:

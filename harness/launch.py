@@ -102,7 +102,7 @@ def _fork_context() -> Any:
     if _FORK_CONTEXT is None:
         context = multiprocessing.get_context("forkserver")
         # A preload that fails to import is skipped; the case process then imports it itself.
-        context.set_forkserver_preload(["jax", "jax.numpy", "numpy", "harness.child"])
+        context.set_forkserver_preload(["harness.forkserver_setup", "jax", "jax.numpy", "numpy", "harness.child"])
         _FORK_CONTEXT = context
     return _FORK_CONTEXT
 

@@ -14,25 +14,11 @@ from typing import Any
 
 from harness.compare import DEFAULT_THRESHOLDS, Comparison, Thresholds, compare_samples
 from harness.groups import ComparisonGroup, choose_baseline
+from harness.metric_names import MetricKey
 from harness.results import StoredResult
 
-KIND_LABELS = {
-    "wall": "wall (until ready)",
-    "dispatch": "dispatch (Python regains control)",
-    "lower": "trace + lower (cold)",
-    "compile": "compile (cold)",
-}
 # The facts another engineer's HLO inspection records; shown first, in this order.
 KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed")
-
-
-@dataclass(frozen=True)
-class MetricKey:
-    name: str  # program or jitted function
-    kind: str  # a key of KIND_LABELS
-
-    def label(self) -> str:
-        return f"{self.name} · {KIND_LABELS[self.kind]}"
 
 
 @dataclass(frozen=True)

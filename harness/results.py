@@ -134,8 +134,8 @@ def cell_key(case: str, release: str, profile: str, sizes: dict[str, int]) -> st
     return json.dumps([case, release, profile, sorted(sizes.items())])
 
 
-def measured_cells(root: Path, case: str, release: str, profile: str) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile.
+def newest_results(root: Path, case: str, release: str, profile: str) -> dict[str, StoredResult]:
+    """Cell key → the newest stored result of that cell, for one case on one release and profile.
 
     A point refused by the budget was never measured: raising the budget must run it.
     """
@@ -149,7 +149,17 @@ def measured_cells(root: Path, case: str, release: str, profile: str) -> dict[st
         key = cell_key(result.case, result.release, result.profile, result.sizes)
         if key not in newest or result.order > newest[key].order:
             newest[key] = result
-    return {key: result.status for key, result in newest.items()}
+    return newest
+
+
+def measured_cells(root: Path, case: str, release: str, profile: str) -> dict[str, str]:
+    """Cell key → status of the newest stored result, for one case on one release and profile."""
+    return {key: result.status for key, result in newest_results(root, case, release, profile).items()}
+
+
+def newest_result(root: Path, case: str, release: str, profile: str, sizes: dict[str, int]) -> StoredResult | None:
+    """The newest stored result of one cell (a case at sizes on a release under a profile), if any."""
+    return newest_results(root, case, release, profile).get(cell_key(case, release, profile, sizes))
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:

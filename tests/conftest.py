@@ -91,3 +91,40 @@ def assert_valid_tables(markdown: str) -> None:
 
 def _columns(row: str) -> int:
     return len(re.findall(r"(?<!\\)\|", row))
+
+
+class FakeReleases:
+    """Stands in for the release prober (``harness.probes.Measure``): logic tests only.
+
+    Each release's result is the real async_dispatch result posing as that release,
+    with every sample multiplied by its scale; ``None`` is a release that cannot be
+    installed, ``"failed"`` one whose run failed.  ``again`` gives the scale of a
+    second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
+    """
+
+    def __init__(self, scales: dict, *, again: dict | None = None, holds: dict | None = None) -> None:
+        self.scales = scales
+        self.again = again or {}
+        self.holds = holds or {}
+        self.calls: list[tuple[str, bool]] = []
+
+    @property
+    def releases(self) -> list[str]:
+        return list(self.scales)
+
+    def __call__(self, release: str, again: bool = False):
+        from harness.probes import Measurement
+        from harness.results import StoredResult
+
+        self.calls.append((release, again))
+        scale = self.again.get(release, self.scales[release]) if again else self.scales[release]
+        if scale is None:
+            return Measurement(release, None, "could not be installed: fake")
+        base = real_result("async_dispatch-0.12.0.1")
+        if scale == "failed":
+            data = derive(base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake")
+        else:
+            data = derive(base, release=release, scale=scale)
+        if release in self.holds:
+            data["claim"]["holds"] = self.holds[release]
+        return Measurement(release, StoredResult(Path(f"{data['id']}.json"), data), "fake measurement")

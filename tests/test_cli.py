@@ -55,6 +55,16 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["export", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
         (["issue", "scan_sync", "--size", "N=x"], "malformed size"),
         (["issue", "scan_sync", "--repeats", "0"], "must be positive"),
+        (["bisect", "nope", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "unknown case nope"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"], "the same release (0.4.26)"),
+        (["bisect", "scan_sync", "--good", "0.4.35", "--bad", "0.4.26", "--claim"], "from an older release"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"], "--metric --claim is required"),
+        (["bisect", "scan_sync", "--good", "1", "--bad", "2", "--claim", "--metric", "a.wall_ns"], "not allowed with"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--claim"], "required: --bad"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "--releases PLAN is missing"),
+        (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--size", "Q=1"], "no selected case has size Q"),
+        (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--repeats", "0"], "must be positive"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):

@@ -3,14 +3,21 @@
 import json
 import subprocess
 import sys
+import time
 import types
+from pathlib import Path
 
 import pytest
 
 import noxfile
+from harness.release_index import pair_with_jaxlib, parse_pip_listing
+from harness.venvs import read_plan
 from noxfile import PROFILE_BY_NAME, RELEASES, Release, version_key
 
-from .conftest import REPO
+from .conftest import FIXTURES, REPO
+
+LISTINGS = FIXTURES / "bisect"
+PACKAGES = ("jax", "jaxlib")
 
 
 def test_releases_are_unique_ordered_and_cover_the_discussion_release():
@@ -132,3 +139,70 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     assert session.installed == [("-e", ".", "jax==0.4.26")]
     noxfile.install_once(session, "-e", ".", "jax==0.4.30")
     assert session.installed[-1] == ("-e", ".", "jax==0.4.30"), "other pins reinstall"
+
+
+def test_index_releases_are_pinned_by_the_tables_rules():
+    assert noxfile.index_release("0.4.26", "0.4.26") is noxfile.RELEASE_BY_VERSION["0.4.26"]
+    assert noxfile.index_release("0.4.37", "0.4.36").requirements() == ["jax==0.4.37", "jaxlib==0.4.36"]
+    assert noxfile.index_release("0.4.25", "0.4.25").pins == ("numpy<2",), "jaxlib below 0.4.26 needs NumPy 1"
+    assert noxfile.install_args(RELEASES[0]) == ["-e", ".", "jax==0.4.26", "jaxlib==0.4.26"]
+
+
+@pytest.mark.parametrize(
+    ("session", "posargs", "message"),
+    [
+        ("bisect", ["nope", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "unknown case nope"),
+        ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"], "the same release"),
+        ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
+        ("bisect", ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu"], "unknown profile"),
+        ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"], "from an older release to a newer one"),
+    ],
+)
+def test_nox_bisect_and_sweep_answer_bad_posargs_before_installing(session, posargs, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", "-s", session, "--", *posargs], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
+    assert len(ours) == 1 and message in ours[0], done.stderr
+
+
+class RangeSession(RecordingSession):
+    """A recording session with a venv folder and a cache holding a fresh listing of the index."""
+
+    def __init__(self, tmp_path, *posargs: str) -> None:
+        super().__init__(*posargs)
+        self.bin = str(tmp_path / "bisect" / "bin")
+        self.cache_dir = str(tmp_path / ".cache")
+        pairs = pair_with_jaxlib(*(parse_pip_listing((LISTINGS / f"pip-index-{p}.txt").read_text()) for p in PACKAGES))
+        listing = {"python": f"{self.bin}/python", "pairs": pairs, "listed_at": time.time()}
+        Path(self.cache_dir).mkdir()
+        (Path(self.cache_dir) / "jax-index.json").write_text(json.dumps(listing))
+
+
+def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path):
+    session = RangeSession(tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3")
+    noxfile.bisect(session)
+    assert session.installed == [("-e", ".[report]", "pip")]
+    [(args, env)] = session.ran
+    plan = tmp_path / ".cache" / "bisect-releases.json"
+    assert args == (
+        "python", "-m", "harness", "bisect", "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3",
+        "--profile", "cpu", "--releases", str(plan),
+    )  # fmt: skip
+    assert env == PROFILE_BY_NAME["cpu"].env
+    envs = read_plan(plan)
+    assert [(e.jax, e.jaxlib) for e in envs] == [
+        ("0.4.35", "0.4.35"), ("0.4.36", "0.4.36"), ("0.4.37", "0.4.36"), ("0.4.38", "0.4.38"),
+        ("0.5.0", "0.5.0"), ("0.5.1", "0.5.1"), ("0.5.2", "0.5.1"), ("0.5.3", "0.5.3"),
+    ]  # fmt: skip
+    assert envs[2].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36")
+    assert envs[2].venv == tmp_path / "release-jax-0.4.37", "beside nox's own venvs"
+    assert envs[2].python == noxfile.interpreter("3.12")
+
+
+def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.sweep(RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.32"))
+    assert stopped.value.code == 2
+    assert "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
