@@ -161,7 +161,8 @@ class Recorder:
 
     def stored_status(self, item: PlannedRun) -> str | None:
         """Status of the newest stored result of this cell, if it was measured before."""
-        cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile)
+        machine = self.host["machine"]["id"]
+        cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile, machine)
         return cells.get(cell_key(item.case.name, self.release, self.profile, item.sizes))
 
     def run(self, item: PlannedRun, *, resume: str = "force") -> tuple[Outcome, Path | None]:
