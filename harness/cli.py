@@ -15,7 +15,7 @@ from pathlib import Path
 from harness import catalogue
 from harness.compare import Thresholds
 from harness.errors import HarnessError, UsageError
-from harness.launch import ISOLATIONS
+from harness.launch import ISOLATIONS, default_isolation
 from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.sizes import DEFAULT_SEED, Budget, PlannedPoint
 
@@ -114,9 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--isolation",
         choices=ISOLATIONS,
-        default="fork",
         help="fork: each case in a fork of a server that imported JAX once (fast start); "
-        "spawn: each case in a new interpreter",
+        "spawn: each case in a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
     )
     run.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
     run.add_argument(
@@ -254,7 +253,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         min_repeats=min(5, args.repeats),
         max_seconds=args.max_seconds,
         effort=args.effort,
-        isolation=args.isolation,
+        isolation=args.isolation or default_isolation(),
     )
     recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
     resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"

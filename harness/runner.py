@@ -23,7 +23,7 @@ from typing import Any
 from harness.catalogue import CaseInfo
 from harness.environment import host_facts, package_versions, scrub
 from harness.errors import HarnessError
-from harness.launch import kill, launch
+from harness.launch import default_isolation, kill, launch
 from harness.results import REFUSED, cell_key, measured_cells, new_record, write_result
 from harness.sizes import Budget, PlannedPoint
 
@@ -39,7 +39,7 @@ class Settings:
     max_seconds: float = 10.0
     compile_repeats: int = 3
     effort: str = "quick"
-    isolation: str = "fork"
+    isolation: str = field(default_factory=default_isolation)
 
     def for_child(self) -> dict[str, Any]:
         return {
