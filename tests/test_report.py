@@ -40,7 +40,8 @@ def releases(tmp_path):
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
-    assert re.search(r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ ", index)
+    row = r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ "
+    assert re.search(row, index), "case, profile, backend, sizes, then one column per release"
     assert "holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30" in index
     assert "holds on 0.12.0.1" in index and "[scan_sync](scan_sync.md)" in index
 
@@ -103,7 +104,7 @@ def test_different_machines_are_warned_about(tmp_path):
 
 def test_exact_compiled_facts_have_their_own_table_with_changes_in_bold():
     page = render_report(load(FIXTURES / "synthetic"), [], WHEN)["sharding_scaling.md"]
-    facts = page.split("#### Compiled structure (exact)")[1].split("##")[0]
+    facts = page.split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
     assert re.search(r"\| jit_d8 · fusions +\| 3 +\| \*\*2\*\* +\|", facts)
     assert re.search(r"\| jit_d8 · flops +\| 2,000,000 +\| 2,000,000 +\|", facts), "unchanged: not bold"
     assert re.search(r"\| jit_d8 · known trip counts +\| unknown +\| \*\*100\*\* +\|", facts)
@@ -171,3 +172,19 @@ def test_empty_results_say_what_to_do():
 def test_rendering_is_deterministic(releases):
     results = load(releases)
     assert render_report(results, [], WHEN) == render_report(results, [], WHEN)
+
+
+def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
+    base = real_result("scan_sync-0.12.0.1")
+    gpu = {
+        "device_kinds": ["NVIDIA H200"],
+        "compute_capabilities": ["9.0"],
+        "driver_versions": ["570.86.15"],
+        "cuda_driver": "12.8",
+        "cuda_packages": {"jax-cuda12-plugin": "0.12.0.1"},
+    }
+    on_gpu = derive(base, profile="cuda12", jax={**base["jax"], "backend": "gpu", "gpu": gpu})
+    pages = render_report(load(write_results(tmp_path / "r", [base, on_gpu])), [], WHEN)
+    assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
+    assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
+    assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
