@@ -172,6 +172,16 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
     _add_threshold_options(compare)
 
+    merger = commands.add_parser(
+        "merge",
+        help="copy results from many folders (CI artifacts, other machines) into one, each result once",
+        description="Copy every result under the SOURCE folders into --into, where it would have been stored. "
+        "A result already there with the same content counts once; one line per file that is left out. "
+        "Exit status: 0 all usable, 1 a file was left out, 2 bad input.",
+    )
+    merger.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="results folders to take from")
+    merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
+
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
     return parser
@@ -370,6 +380,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.worse() else 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from harness.merge import merge
+
+    merged = merge(args.sources, args.into)
+    for problem in merged.problems:
+        print(f"left out {problem}", file=sys.stderr)
+    print(
+        f"merged into {args.into}: {len(merged.copied)} copied, {merged.duplicates} already there, "
+        f"{len(merged.problems)} left out",
+        file=sys.stderr,
+    )
+    return 1 if merged.problems else 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for case in catalogue.discover(args.cases_dir).values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
@@ -385,6 +409,7 @@ COMMANDS = {
     "issue": cmd_issue,
     "report": cmd_report,
     "compare": cmd_compare,
+    "merge": cmd_merge,
     "list": cmd_list,
 }
 

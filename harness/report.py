@@ -91,7 +91,7 @@ def render_index(
         "# JAX reproduction report",
         "",
         f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {len(results)} stored result(s); the newest run of "
-        "each case, release, profile and sizes is used. Times are medians of raw `perf_counter_ns` samples "
+        "each case, release, profile, sizes and machine is used. Times are medians of raw `perf_counter_ns` samples "
         "taken after warm-up. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` "
         "returned.",
         "",

@@ -174,6 +174,53 @@ def test_rendering_is_deterministic(releases):
     assert render_report(results, [], WHEN) == render_report(results, [], WHEN)
 
 
+@pytest.fixture
+def two_machines(tmp_path):
+    """The fixture artifacts of two machines (one simulated), merged as CI merges them."""
+    from harness.merge import merge
+
+    sources = ["runner-a", "runner-b", "runner-a-again"]
+    merged = merge([FIXTURES / "machines" / name for name in sources], tmp_path / "results")
+    assert merged.problems == [] and merged.duplicates == 1
+    return load(tmp_path / "results")
+
+
+def machine_of(folder):
+    [found] = {r.machine for r in load(FIXTURES / "machines" / folder)}
+    return found[:8]
+
+
+def test_timings_of_two_machines_are_never_compared(two_machines):
+    a, b = machine_of("runner-a"), machine_of("runner-b")
+    pages = render_report(two_machines, [], WHEN)
+    assert f"Results from 2 machines ({', '.join(sorted([a, b]))})" in pages[INDEX]
+    timings = pages["scan_sync.md"].split("## Timings by release")[1].split("## Compiled structure")[0]
+    assert "they differ in machine" in timings
+    sections = {s.splitlines()[0].rsplit(" ", 1)[1]: s for s in timings.split("### profile ")[1:]}
+    assert set(sections) == {a, b}
+    assert "Baseline (A): jax 0.4.26" in sections[a] and "×" in sections[a], "one machine: releases compared"
+    assert "Only jax 0.12.0.1 ran in this group" in sections[b] and "×" not in sections[b]
+
+
+def test_compiled_structure_and_claims_are_shown_across_machines(two_machines):
+    pages = render_report(two_machines, [], WHEN)
+    structure = pages["scan_sync.md"].split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
+    assert "From 2 machines" in structure
+    assert re.search(r"\| scan · known trip counts +\| unknown +\| \*\*500\*\* +\|", structure)
+    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| ✗ +\| ✓ +\|"
+    assert re.search(row, pages[INDEX]), "both machines agree on 0.12.0.1: one ✓"
+    every_run = pages[INDEX].split("Every run shown")[1]
+    assert every_run.count("| scan_sync ") == 3, "each machine's run listed once, the duplicate not"
+
+
+def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
+    b = next(r for r in two_machines if r.data["id"].endswith("-b"))
+    flipped = {**b.data, "id": b.data["id"] + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
+    results = [r for r in two_machines if r is not b] + load(write_results(tmp_path / "flipped", [flipped]))
+    index = render_report(results, [], WHEN)[INDEX]
+    assert "differs by machine on 0.12.0.1" in index
+
+
 def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
     base = real_result("scan_sync-0.12.0.1")
     gpu = {
