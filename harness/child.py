@@ -168,6 +168,8 @@ def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dic
                 payload["jax"] = jax_facts()
             except Exception as exc:  # the case's own failure is the news, not this
                 payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
+        if "claim" in payload:  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+            payload["claim"]["backend"] = payload["jax"].get("backend", "unknown")
     payload["phases_s"] = {name: round(seconds, 4) for name, seconds in phase.seconds.items()}
     payload["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     return payload

@@ -3,17 +3,25 @@
 "holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31" reads better than a row of
 fourteen ticks.  A range spans consecutive releases of the given release order; a
 release without a result breaks it, so a range never claims a release nobody ran.
+
+A claim is judged per backend (a scan that overlaps on CPU may sync every iteration
+on GPU), so each row is one case, profile, backend and sizes.  A claim is judged
+within one run, so runs of a release on several machines share a cell.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from harness.formatting import sizes_text
 from harness.results import StoredResult
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
+DIFFERS = "differs by machine"
 MARKS = {HOLDS: "✓", DOES_NOT_HOLD: "✗"}
+
+ClaimRow = tuple[str, str, str, str]  # case, profile, backend, sizes as text
 
 
 def outcome(result: StoredResult) -> str:
@@ -22,6 +30,22 @@ def outcome(result: StoredResult) -> str:
     if result.status != "ok" or not claim:
         return result.status
     return HOLDS if claim["holds"] else DOES_NOT_HOLD
+
+
+def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]]:
+    """Outcome by release for each (case, profile, backend, sizes).
+
+    Runs of one release on several machines give one outcome when they agree and
+    ``differs by machine`` when they do not; the runs in detail say which is which.
+    """
+    found: dict[ClaimRow, dict[str, set[str]]] = {}
+    for result in results:
+        row = (result.case, result.profile, result.backend, sizes_text(result.sizes))
+        found.setdefault(row, {}).setdefault(result.release, set()).add(outcome(result))
+    return {
+        row: {release: next(iter(seen)) if len(seen) == 1 else DIFFERS for release, seen in by_release.items()}
+        for row, by_release in found.items()
+    }
 
 
 def mark(outcome_text: str | None) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness import catalogue
 from harness.compare import Thresholds
 from harness.errors import HarnessError, UsageError
-from harness.launch import ISOLATIONS
+from harness.launch import ISOLATIONS, default_isolation
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.release_index import version_key
 from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
@@ -125,9 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--isolation",
         choices=ISOLATIONS,
-        default="fork",
         help="fork: each case in a fork of a server that imported JAX once (fast start); "
-        "spawn: each case in a new interpreter",
+        "spawn: each case in a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
     )
     run.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
     run.add_argument(
@@ -199,6 +198,15 @@ def build_parser() -> argparse.ArgumentParser:
         "every metric and the claim) changes significantly between consecutive releases.",
     )
     _release_range_options(sweeper, "--from", "--to", "first release of the range", "last release of the range")
+    merger = commands.add_parser(
+        "merge",
+        help="copy results from many folders (CI artifacts, other machines) into one, each result once",
+        description="Copy every result under the SOURCE folders into --into, where it would have been stored. "
+        "A result already there with the same content counts once; one line per file that is left out. "
+        "Exit status: 0 all usable, 1 a file was left out, 2 bad input.",
+    )
+    merger.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="results folders to take from")
+    merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
 
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
@@ -329,7 +337,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         min_repeats=min(5, repeats),
         max_seconds=args.max_seconds or default_seconds,
         effort=args.effort,
-        isolation=args.isolation,
+        isolation=args.isolation or default_isolation(),
     )
     recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
     resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"
@@ -458,6 +466,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.worse() else 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from harness.merge import merge
+
+    merged = merge(args.sources, args.into)
+    for problem in merged.problems:
+        print(f"left out {problem}", file=sys.stderr)
+    print(
+        f"merged into {args.into}: {len(merged.copied)} copied, {merged.duplicates} already there, "
+        f"{len(merged.problems)} left out",
+        file=sys.stderr,
+    )
+    return 1 if merged.problems else 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for case in catalogue.discover(args.cases_dir).values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
@@ -475,6 +497,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "bisect": cmd_bisect,
     "sweep": cmd_sweep,
+    "merge": cmd_merge,
     "list": cmd_list,
 }
 

@@ -23,6 +23,7 @@ from harness.formatting import (
     format_ratio,
     markdown_table,
     rule_text,
+    short_machine,
     sizes_text,
     statistics_cells,
     text_table,
@@ -114,11 +115,17 @@ def _index(runs: Sequence[StoredResult], side: Side, by_profile: bool) -> dict[P
         key = (run.case, json.dumps(run.sizes, sort_keys=True), run.profile if by_profile else "")
         found.setdefault(key, []).append(run)
     for key, several in found.items():
-        if len(several) > 1:
-            releases = ", ".join(sorted({r.release for r in several}, key=release_key))
+        releases = sorted({r.release for r in several}, key=release_key)
+        if len(releases) > 1:
             raise UsageError(
-                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} for several releases ({releases}): "
-                f"choose one with --{side.label.lower()}-release"
+                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} for several releases "
+                f"({', '.join(releases)}): choose one with --{side.label.lower()}-release"
+            )
+        if len(several) > 1:
+            machines = ", ".join(sorted(short_machine(r.machine) for r in several))
+            raise UsageError(
+                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} of jax {releases[0]} from several "
+                f"machines ({machines}): give it one machine's results (timings of two machines are not one sample)"
             )
     return {key: runs[0] for key, runs in found.items()}
 

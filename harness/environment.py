@@ -1,9 +1,10 @@
 """What a result records of its environment: an allow-list, never a dump.
 
 ``host_facts`` runs in the parent (no JAX import): package versions, Python, CPU,
-allow-listed variables and the harness revision.  ``jax_facts`` runs in the child
-after the case imported JAX.  Every string leaving this module passes ``scrub``, which
-replaces the home directory and the hostname, so results and reports carry neither.
+GPUs as nvidia-smi lists them, the machine id (``harness.machine``), allow-listed
+variables and the harness revision.  ``jax_facts`` runs in the child after the case
+imported JAX.  Every string leaving this module passes ``scrub``, which replaces the
+home directory and the hostname, so results and reports carry neither.
 """
 
 from __future__ import annotations
@@ -17,8 +18,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness import gpu, machine
+
 ALLOWED_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "NVIDIA_", "LIBTPU_")
-PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy", "jax-cuda12-plugin", "jax-cuda12-pjrt")
+PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy")
+# The CUDA build of a release: JAX's plugin and PJRT wheels and the NVIDIA libraries they
+# pull in (runtime, cuDNN, cuBLAS, NCCL...), whatever CUDA major version their names carry.
+CUDA_PACKAGE = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|nvidia-.+)$")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -44,7 +50,16 @@ def package_versions() -> dict[str, str]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue
-    return versions
+    return versions | cuda_packages()
+
+
+def cuda_packages() -> dict[str, str]:
+    found = {}
+    for dist in metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if CUDA_PACKAGE.match(name):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
 
 
 def cpu_model() -> str:
@@ -90,7 +105,8 @@ def host_facts() -> dict[str, Any]:
         usable_cores: int | None = len(os.sched_getaffinity(0))
     except AttributeError:
         usable_cores = os.cpu_count()
-    return {
+    smi = gpu.query()
+    facts: dict[str, Any] = {
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "platform": f"{platform.system()}-{platform.machine()}",
@@ -100,9 +116,19 @@ def host_facts() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "usable_cores": usable_cores,
         "memory_total_bytes": meminfo_bytes("MemTotal"),
+        "gpus": [dict(g) for g in smi.gpus],
         "variables": allowed_variables(),
         "harness": harness_revision(),
     }
+    facts["machine"] = machine_identity(smi)
+    return facts
+
+
+def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
+    """This machine's id (see harness.machine): what results from different machines are told apart by."""
+    smi = gpu.query() if smi is None else smi
+    names = [g.get("name", "?") for g in smi.gpus]
+    return machine.identify(machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names))
 
 
 def jax_facts() -> dict[str, Any]:
@@ -134,18 +160,15 @@ def jax_facts() -> dict[str, Any]:
 
 
 def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
-    gpu: dict[str, Any] = {"names": sorted({d.device_kind for d in devices})}
-    try:
-        done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-        if done.returncode == 0:
-            gpu["nvidia_smi"] = done.stdout.strip().splitlines()
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    gpu["cuda_packages"] = {k: v for k, v in package_versions().items() if "cuda" in k}
-    return gpu
+    """The GPUs JAX runs on, the driver and the CUDA libraries: what an NVIDIA bug report asks for first."""
+    smi = gpu.query()
+    # A CUDA device's "major.minor"; other GPU platforms have no such attribute.
+    capabilities = {str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")}
+    return {
+        "device_kinds": sorted({d.device_kind for d in devices}),
+        "compute_capabilities": sorted(capabilities),
+        "driver_versions": sorted({g.get("driver_version", "?") for g in smi.gpus}),
+        "cuda_driver": smi.cuda_driver,  # the newest CUDA the driver supports
+        "nvidia_smi": [dict(g) for g in smi.gpus] if not smi.failure else smi.failure,
+        "cuda_packages": cuda_packages(),  # the CUDA runtime, cuDNN, ... the release's wheels brought
+    }

@@ -9,6 +9,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.compare import FASTER, INCONCLUSIVE, SLOWER, Comparison, Thresholds
+from harness.results import UNRECORDED_MACHINE
 
 NOISY_MARK = "⚠"
 VERDICT_TEXT = {SLOWER: "**slower**", FASTER: "faster", INCONCLUSIVE: "inconclusive"}
@@ -23,6 +24,11 @@ def format_ns(value: float) -> str:
 
 def sizes_text(sizes: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "–"
+
+
+def short_machine(machine_id: str) -> str:
+    """Eight hex digits tell machines apart on a page; the full id stays in the result."""
+    return machine_id if machine_id == UNRECORDED_MACHINE else machine_id[:8]
 
 
 def format_ratio(value: float) -> str:

@@ -1,9 +1,10 @@
 """Which results may stand side by side, and in what order.
 
 Timings are comparable only when the same case ran at the same sizes under the same
-profile on the same backend with the same number of devices: a *comparison group*.
-Within a group the columns are releases, oldest first; across groups the report
-says what differs instead of comparing.
+profile on the same backend with the same number of devices, on the same machine: a
+*comparison group*.  Within a group the columns are releases, oldest first; across
+groups the report says what differs instead of comparing.  Compiled-structure facts
+are counted, not timed, so their groups (``across_machines=True``) span machines.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import UsageError
-from harness.formatting import sizes_text
+from harness.formatting import short_machine, sizes_text
 from harness.release_index import version_key
 from harness.results import StoredResult
 
@@ -29,10 +30,10 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[tuple[StoredResult, int]]:
-    """The newest result per (case, release, profile, sizes), with the count of older ones."""
-    groups: dict[tuple[str, str, str, str], list[StoredResult]] = defaultdict(list)
+    """The newest result per (case, release, profile, sizes, machine), with the count of older ones."""
+    groups: dict[tuple[str, str, str, str, str], list[StoredResult]] = defaultdict(list)
     for result in results:
-        key = (result.case, result.release, result.profile, json.dumps(result.sizes, sort_keys=True))
+        key = (result.case, result.release, result.profile, json.dumps(result.sizes, sort_keys=True), result.machine)
         groups[key].append(result)
     chosen = []
     for runs in groups.values():
@@ -44,9 +45,13 @@ def latest_runs(results: Iterable[StoredResult]) -> list[tuple[StoredResult, int
             release_key(item[0].release),
             item[0].profile,
             sorted(item[0].sizes.items()),
+            item[0].machine,
         )
     )
     return chosen
+
+
+ANY_MACHINE = ""  # the machine of a group that spans machines (compiled-structure facts)
 
 
 @dataclass(frozen=True)
@@ -56,31 +61,33 @@ class GroupKey:
     sizes: tuple[tuple[str, int], ...]
     backend: str
     device_count: int | None
+    machine: str
 
     def describe(self) -> str:
         devices = "? devices" if self.device_count is None else f"{self.device_count} device"
         plural = "s" if self.device_count not in (None, 1) else ""
-        return f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
+        text = f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
+        return text if self.machine == ANY_MACHINE else f"{text} · machine {short_machine(self.machine)}"
 
     def slug(self) -> str:
-        """A file-name-safe identifier, e.g. ``cpu-N1000-cpu-1dev``."""
+        """A file-name-safe identifier, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``."""
         sizes = "-".join(f"{k}{v}" for k, v in self.sizes) or "nosizes"
-        text = f"{self.profile}-{sizes}-{self.backend}-{self.device_count}dev"
+        text = f"{self.profile}-{sizes}-{self.backend}-{self.device_count}dev-{short_machine(self.machine) or 'any'}"
         return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
-    def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int]:
-        return self.case, self.profile, self.sizes, self.backend, self.device_count or 0
+    def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:
+        return self.case, self.profile, self.sizes, self.backend, self.device_count or 0, self.machine
 
 
-def group_key(result: StoredResult) -> GroupKey:
-    jax_facts = result.data.get("jax") or {}
-    count = jax_facts.get("device_count")
+def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
+    count = (result.data.get("jax") or {}).get("device_count")
     return GroupKey(
         case=result.case,
         profile=result.profile,
         sizes=tuple(sorted(result.sizes.items())),
-        backend=str(jax_facts.get("backend", "unknown")),
+        backend=result.backend,
         device_count=count if isinstance(count, int) else None,
+        machine=result.machine if with_machine else ANY_MACHINE,
     )
 
 
@@ -89,6 +96,7 @@ DIMENSIONS = (
     ("sizes", lambda k: sizes_text(dict(k.sizes))),
     ("backend", lambda k: k.backend),
     ("device count", lambda k: str(k.device_count)),
+    ("machine", lambda k: short_machine(k.machine)),
 )
 
 
@@ -115,17 +123,24 @@ class ComparisonGroup:
         return next(r for r in self.runs if r.release == release)
 
 
-def comparison_groups(results: Iterable[StoredResult]) -> list[ComparisonGroup]:
-    """The newest ok run per release, grouped by what must be equal for a comparison."""
-    groups: dict[GroupKey, ComparisonGroup] = {}
+def comparison_groups(results: Iterable[StoredResult], *, across_machines: bool = False) -> list[ComparisonGroup]:
+    """The newest ok run per release, grouped by what must be equal for a comparison.
+
+    Timings need one machine per group.  ``across_machines`` groups without the machine,
+    for facts that do not depend on its speed; a release measured on several machines
+    is then represented by its newest run.
+    """
+    newest: dict[GroupKey, dict[str, StoredResult]] = defaultdict(dict)
     for result, _ in latest_runs(results):
         if result.status != "ok":
             continue
-        key = group_key(result)
-        groups.setdefault(key, ComparisonGroup(key)).runs.append(result)
-    for group in groups.values():
-        group.runs.sort(key=lambda r: release_key(r.release))
-    return [groups[key] for key in sorted(groups, key=GroupKey.order)]
+        by_release = newest[group_key(result, with_machine=not across_machines)]
+        if result.release not in by_release or result.order > by_release[result.release].order:
+            by_release[result.release] = result
+    return [
+        ComparisonGroup(key, sorted(newest[key].values(), key=lambda r: release_key(r.release)))
+        for key in sorted(newest, key=GroupKey.order)
+    ]
 
 
 def choose_baseline(releases: Sequence[str], requested: str | None) -> tuple[str, str]:
@@ -147,16 +162,25 @@ def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> No
         raise UsageError(f"no result of release {requested} to use as baseline; releases present: {', '.join(present)}")
 
 
-HOST_FACTS = (("CPU", "cpu_model"), ("usable cores", "usable_cores"))
+RunFact = tuple[str, Callable[[StoredResult], object]]
+DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join((r.data.get("jax") or {}).get("device_kinds", [])) or "?")
+# What makes timings of two runs not like for like.
+HOST_FACTS: tuple[RunFact, ...] = (
+    ("machine", lambda r: short_machine(r.machine)),
+    ("CPU", lambda r: r.data.get("host", {}).get("cpu_model", "?")),
+    ("usable cores", lambda r: r.data.get("host", {}).get("usable_cores", "?")),
+    DEVICE_FACT,
+)
 
 
-def host_differences(runs: Sequence[tuple[str, StoredResult]]) -> list[str]:
-    """Machine facts that differ between labelled runs: their timings are then not like for like."""
+def host_differences(runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS) -> list[str]:
+    """Facts that differ between labelled runs (by default, of the machine: their timings are then not
+    like for like)."""
     found = []
-    for label, field_name in HOST_FACTS:
+    for label, fact in facts:
         by_value: dict[str, list[str]] = defaultdict(list)
         for name, run in runs:
-            by_value[str(run.data.get("host", {}).get(field_name, "?"))].append(name)
+            by_value[str(fact(run))].append(name)
         if len(by_value) > 1:
             found.append(f"{label}: " + "; ".join(f"{v} ({', '.join(rs)})" for v, rs in by_value.items()))
     return found

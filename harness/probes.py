@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import venvs
+from harness.environment import machine_identity
 from harness.results import StoredResult, newest_result
 from harness.venvs import ReleaseEnv
 
@@ -45,9 +46,11 @@ class ReleaseProber:
     repeats: int
     max_seconds: float
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
+    # Only results measured here are reused: timings from another machine do not compare.
+    machine: str = field(default_factory=lambda: machine_identity()["id"])
 
     def stored(self, release: str) -> StoredResult | None:
-        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes)
+        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
 
     def __call__(self, release: str, again: bool = False) -> Measurement:
         if not again:

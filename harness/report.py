@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.case_page import render_case
-from harness.claims import mark, outcome, ranges_text
+from harness.claims import claim_rows, mark, outcome, ranges_text
 from harness.compare import DEFAULT_THRESHOLDS, FASTER, INCONCLUSIVE, SLOWER, Thresholds
-from harness.formatting import markdown_table, rule_text, sizes_text
+from harness.formatting import markdown_table, rule_text, short_machine, sizes_text
 from harness.groups import check_baseline, comparison_groups, latest_runs, ordered_releases
 from harness.metrics import GroupComparison, compare_group
 from harness.plots import DrawnPlots, draw_plots
@@ -24,16 +24,19 @@ INDEX = "index.md"
 
 
 def claims_overview(chosen: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
-    """Cases × releases: ✓ / ✗ / status per (case, profile, sizes), and the release ranges in words."""
-    rows: dict[tuple[str, str, str], dict[str, str]] = {}
-    for result, _ in chosen:
-        key = (result.case, result.profile, sizes_text(result.sizes))
-        rows.setdefault(key, {})[result.release] = outcome(result)
+    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words."""
     table = [
-        [f"[{case}]({case}.md)", profile, sizes, *(mark(outcomes.get(r)) for r in order), ranges_text(outcomes, order)]
-        for (case, profile, sizes), outcomes in rows.items()
+        [
+            f"[{case}]({case}.md)",
+            profile,
+            backend,
+            sizes,
+            *(mark(outcomes.get(r)) for r in order),
+            ranges_text(outcomes, order),
+        ]
+        for (case, profile, backend, sizes), outcomes in claim_rows(r for r, _ in chosen).items()
     ]
-    return markdown_table(table, ["case", "profile", "sizes", *order, "in words"])
+    return markdown_table(table, ["case", "profile", "backend", "sizes", *order, "in words"])
 
 
 def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
@@ -57,9 +60,22 @@ def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
 
 def runs_overview(chosen: Sequence[tuple[StoredResult, int]]) -> str:
     rows = [
-        [r.case, r.release, r.profile, sizes_text(r.sizes), r.status, mark(outcome(r)), older] for r, older in chosen
+        [
+            r.case,
+            r.release,
+            r.profile,
+            r.backend,
+            sizes_text(r.sizes),
+            short_machine(r.machine),
+            r.status,
+            mark(outcome(r)),
+            older,
+        ]
+        for r, older in chosen
     ]
-    return markdown_table(rows, ["case", "jax", "profile", "sizes", "status", "claim", "older runs"])
+    return markdown_table(
+        rows, ["case", "jax", "profile", "backend", "sizes", "machine", "status", "claim", "older runs"]
+    )
 
 
 def render_index(
@@ -76,7 +92,7 @@ def render_index(
         "# JAX reproduction report",
         "",
         f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {len(results)} stored result(s); the newest run of "
-        "each case, release, profile and sizes is used. Times are medians of raw `perf_counter_ns` samples "
+        "each case, release, profile, sizes and machine is used. Times are medians of raw `perf_counter_ns` samples "
         "taken after warm-up. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` "
         "returned.",
         "",
@@ -95,6 +111,13 @@ def render_index(
         lines += ["No results yet: run `nox` (or a `repro` session) first.", ""]
         return "\n".join(lines)
     order = ordered_releases(r for r, _ in chosen)
+    machines = sorted({r.machine for r, _ in chosen})
+    if len(machines) > 1:
+        lines += [
+            f"Results from {len(machines)} machines ({', '.join(map(short_machine, machines))}): timings are "
+            "compared only within one machine; claim verdicts and compiled structure are shown across machines.",
+            "",
+        ]
     lines += [
         "## Claims by release",
         "",
@@ -144,9 +167,11 @@ def render_report(
     by_case: dict[str, list[tuple[StoredResult, int]]] = defaultdict(list)
     for result, older in chosen:
         by_case[result.case].append((result, older))
+    structures = comparison_groups(results, across_machines=True)
     for case, runs in by_case.items():
         mine = [c for c in comparisons if c.group.key.case == case]
-        pages[f"{case}.md"] = render_case(case, runs, mine, order, thresholds, plots)
+        exact = [g for g in structures if g.key.case == case]
+        pages[f"{case}.md"] = render_case(case, runs, mine, exact, order, thresholds, plots)
     return pages
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.claims import DOES_NOT_HOLD, HOLDS
-from harness.formatting import format_ns, markdown_table, sizes_text
+from harness.formatting import format_ns, markdown_table, short_machine, sizes_text
 from harness.results import StoredResult
 
 VERDICT_MARK = {True: HOLDS, False: f"**{DOES_NOT_HOLD}**"}
@@ -62,6 +62,7 @@ def environment_block(result: StoredResult) -> str:
         "backend": jax_info.get("backend", "?"),
         "devices": f"{jax_info.get('device_count', '?')} × {', '.join(jax_info.get('device_kinds', [])) or '?'}",
         "cpu": f"{host.get('cpu_model', '?')} ({host.get('usable_cores', '?')} usable cores)",
+        "machine": f"{result.machine} ({host.get('machine', {}).get('basis', 'not recorded: an older result')})",
         "variables": ", ".join(f"`{k}={v}`" for k, v in host.get("variables", {}).items()) or "none",
         "harness": "{commit}{dirty}".format(
             commit=str(host.get("harness", {}).get("commit", "?"))[:12],
@@ -69,6 +70,15 @@ def environment_block(result: StoredResult) -> str:
         ),
         "settings": ", ".join(f"{k}={v}" for k, v in result.data.get("settings", {}).items()),
     }
+    gpu = jax_info.get("gpu")
+    if gpu:
+        facts["gpu"] = "{kinds} (compute capability {caps}); driver {driver}, CUDA {cuda}".format(
+            kinds=", ".join(gpu.get("device_kinds", [])) or "?",
+            caps=", ".join(gpu.get("compute_capabilities", [])) or "?",
+            driver=", ".join(gpu.get("driver_versions", [])) or "?",
+            cuda=gpu.get("cuda_driver") or "?",
+        )
+        facts["CUDA wheels"] = ", ".join(f"{k} {v}" for k, v in gpu.get("cuda_packages", {}).items()) or "none"
     table = markdown_table(list(facts.items()), ["", ""])
     info = jax_info.get("environment_info", "").strip()
     info_block = f"\n\n```\n{info}\n```" if info else ""
@@ -76,7 +86,10 @@ def environment_block(result: StoredResult) -> str:
 
 
 def run_section(result: StoredResult, older: int, level: str = "###") -> str:
-    title = f"{level} jax {result.release} · {result.profile} · {sizes_text(result.sizes)}"
+    title = (
+        f"{level} jax {result.release} · {result.profile} · {sizes_text(result.sizes)} · "
+        f"machine {short_machine(result.machine)}"
+    )
     lines = [title, ""]
     status = result.status
     lines.append(

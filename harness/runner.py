@@ -23,7 +23,7 @@ from typing import Any
 from harness.catalogue import CaseInfo
 from harness.environment import host_facts, package_versions, scrub
 from harness.errors import HarnessError
-from harness.launch import kill, launch
+from harness.launch import default_isolation, kill, launch
 from harness.results import REFUSED, cell_key, measured_cells, new_record, write_result
 from harness.sizes import Budget, PlannedPoint
 
@@ -39,7 +39,7 @@ class Settings:
     max_seconds: float = 10.0
     compile_repeats: int = 3
     effort: str = "quick"
-    isolation: str = "fork"
+    isolation: str = field(default_factory=default_isolation)
 
     def for_child(self) -> dict[str, Any]:
         return {
@@ -161,7 +161,8 @@ class Recorder:
 
     def stored_status(self, item: PlannedRun) -> str | None:
         """Status of the newest stored result of this cell, if it was measured before."""
-        cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile)
+        machine = self.host["machine"]["id"]
+        cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile, machine)
         return cells.get(cell_key(item.case.name, self.release, self.profile, item.sizes))
 
     def run(self, item: PlannedRun, *, resume: str = "force") -> tuple[Outcome, Path | None]:

@@ -1,7 +1,7 @@
-from harness.claims import DOES_NOT_HOLD, HOLDS, mark, outcome, ranges_text, release_ranges
+from harness.claims import DIFFERS, DOES_NOT_HOLD, HOLDS, claim_rows, mark, outcome, ranges_text, release_ranges
 from harness.results import StoredResult
 
-from .conftest import FIXTURES, real_result
+from .conftest import FIXTURES, derive, real_result
 
 ORDER = ["0.4.26", "0.4.30", "0.4.31", "0.4.33", "0.5.3", "0.10.2", "0.12.0.1"]
 
@@ -32,3 +32,22 @@ def test_outcome_of_a_run():
     assert outcome(StoredResult(path, {**data, "claim": {"holds": False, "evidence": ""}})) == DOES_NOT_HOLD
     assert outcome(StoredResult(path, {**data, "status": "timeout"})) == "timeout"
     assert [mark(HOLDS), mark(DOES_NOT_HOLD), mark("crashed"), mark(None)] == ["✓", "✗", "crashed", "–"]
+
+
+def test_claims_are_judged_per_backend_and_machines_share_a_cell():
+    base = real_result("async_dispatch-0.12.0.1")
+    path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
+
+    def run(machine, holds, backend="cpu"):
+        data = derive(base, host={**base["host"], "machine": {"id": machine}}, claim={"holds": holds, "evidence": ""})
+        data["jax"] = {**data["jax"], "backend": backend}
+        return StoredResult(path, data)
+
+    agreeing = claim_rows([run("a", True), run("b", True)])
+    assert agreeing == {("async_dispatch", "cpu", "cpu", "N=1000"): {"0.12.0.1": HOLDS}}
+    split = claim_rows([run("a", True), run("b", False), run("a", False, backend="gpu")])
+    assert split == {
+        ("async_dispatch", "cpu", "cpu", "N=1000"): {"0.12.0.1": DIFFERS},
+        ("async_dispatch", "cpu", "gpu", "N=1000"): {"0.12.0.1": DOES_NOT_HOLD},
+    }
+    assert mark(DIFFERS) == DIFFERS

@@ -1,4 +1,5 @@
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ from harness.compare import DEFAULT_THRESHOLDS
 from harness.compare_sets import Side, compare_sets, render_markdown, render_text
 from harness.errors import UsageError
 
-from .conftest import assert_valid_tables, derive, real_result, write_results
+from .conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
 
 @pytest.fixture
@@ -92,3 +93,11 @@ def test_text_and_markdown_say_the_same(two_releases):
     assert "**" not in text.split("\n\n", 2)[2], "no markdown in the terminal tables"
     assert_valid_tables(markdown)
     assert re.search(r"\| jit · wall \(until ready\) +\| 8/8 ", markdown)
+
+
+def test_one_release_from_two_machines_is_not_one_sample(tmp_path):
+    machines = FIXTURES / "machines"
+    for folder in ("runner-a", "runner-b"):
+        shutil.copytree(machines / folder, tmp_path / "results", dirs_exist_ok=True)
+    with pytest.raises(UsageError, match=r"B holds scan_sync M=500 N=100 of jax 0\.12\.0\.1 from several machines"):
+        compare_sets(*sides(tmp_path / "results", "0.4.26", "0.12.0.1"), [], DEFAULT_THRESHOLDS)

@@ -40,7 +40,7 @@ def test_async_dispatch_end_to_end(tmp_path):
         "--results",
         "results",
         cwd=tmp_path,
-        env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2"},
+        env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     assert done.returncode == 0, done.stderr
     assert "(1/1) async_dispatch N=64" in done.stderr
@@ -55,7 +55,10 @@ def test_async_dispatch_end_to_end(tmp_path):
     eager = result["programs"]["eager"]
     assert len(eager["samples"]) == 5
     assert all(s["wall_ns"] >= s["marks_ns"][-1] > 0 for s in eager["samples"])
-    assert set(result["claim"]) == {"holds", "evidence"}
+    assert set(result["claim"]) == {"holds", "evidence", "backend"} and result["claim"]["backend"] == "cpu"
+    token = (tmp_path / "cache" / "jax-repro-harness" / "machine-token").read_text().strip()
+    assert result["host"]["machine"] == {"id": result["host"]["machine"]["id"], "basis": "machine token and hardware"}
+    assert token not in path.read_text(), "only the hash of the token is stored"
     assert len(result["compiled"]["jit"]["compile_ns"]) == 3
 
     shown = run_harness("report", cwd=tmp_path)

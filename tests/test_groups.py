@@ -4,6 +4,8 @@ import pytest
 
 from harness.errors import UsageError
 from harness.groups import (
+    ANY_MACHINE,
+    DEVICE_FACT,
     GroupKey,
     check_baseline,
     choose_baseline,
@@ -47,9 +49,11 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
 def test_group_key_holds_what_must_be_equal():
     [result] = [r for r in loaded(FIXTURES / "results") if r.case == "scan_sync"]
     key = group_key(result)
-    assert key == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1)
-    assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device"
-    assert key.slug() == "cpu-M500-N100-cpu-1dev"
+    assert key == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, "unrecorded")
+    assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine unrecorded"
+    assert key.slug() == "cpu-M500-N100-cpu-1dev-unrecorded"
+    across = group_key(result, with_machine=False)
+    assert across.machine == ANY_MACHINE and across.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device"
 
 
 def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp_path):
@@ -61,10 +65,10 @@ def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp
 
 
 def test_differences_name_only_what_differs():
-    one = GroupKey("c", "cpu", (("N", 1),), "cpu", 1)
+    one = GroupKey("c", "cpu", (("N", 1),), "cpu", 1, "a" * 16)
     assert differences([one, one]) == []
-    other = GroupKey("c", "cpu8", (("N", 1),), "cpu", 8)
-    assert differences([one, other]) == ["profile (cpu, cpu8)", "device count (1, 8)"]
+    other = GroupKey("c", "cpu8", (("N", 1),), "cpu", 8, "b" * 16)
+    assert differences([one, other]) == ["profile (cpu, cpu8)", "device count (1, 8)", "machine (aaaaaaaa, bbbbbbbb)"]
 
 
 def test_baseline_is_the_oldest_unless_chosen():
@@ -87,3 +91,30 @@ def test_host_differences_name_the_runs():
     b = StoredResult(FIXTURES, derive(base, host={**base["host"], "usable_cores": 64}))
     assert host_differences([("A", a), ("B", a)]) == []
     assert host_differences([("A", a), ("B", b)]) == ["usable cores: 2 (A); 64 (B)"]
+    elsewhere = StoredResult(FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}}))
+    assert host_differences([("A", a), ("B", elsewhere)]) == ["machine: unrecorded (A); cccccccc (B)"]
+    assert host_differences([("A", a), ("B", elsewhere)], [DEVICE_FACT]) == [], "the same devices"
+
+
+def on_machine(data, machine_id, **changes):
+    return derive(data, host={**data["host"], "machine": {"id": machine_id, "basis": "test"}}, **changes)
+
+
+def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    records = [
+        on_machine(base, "a" * 16),
+        on_machine(base, "a" * 16, release="0.4.26"),
+        on_machine(base, "b" * 16, scale=0.5, created_at="2026-12-01T00:00:00+00:00"),
+    ]
+    results = loaded(write_results(tmp_path / "r", records))
+    assert sorted((r.release, r.machine[0]) for r, _ in latest_runs(results)) == [
+        ("0.12.0.1", "a"),
+        ("0.12.0.1", "b"),
+        ("0.4.26", "a"),
+    ]
+    timing = comparison_groups(results)
+    assert [(g.key.machine[0], g.releases) for g in timing] == [("a", ["0.4.26", "0.12.0.1"]), ("b", ["0.12.0.1"])]
+    [exact] = comparison_groups(results, across_machines=True)
+    assert exact.key.machine == ANY_MACHINE and exact.releases == ["0.4.26", "0.12.0.1"]
+    assert exact.run("0.12.0.1").machine == "b" * 16, "a release measured twice: its newest run"

@@ -36,6 +36,25 @@ def test_requirements_pin_exactly():
     ]
 
 
+def test_a_gpu_profile_installs_the_cuda_build_of_the_release():
+    release = noxfile.RELEASE_BY_VERSION["0.4.35"]
+    assert release.requirements(PROFILE_BY_NAME["cpu"]) == ["jax==0.4.35", "jaxlib==0.4.35"]
+    # jax[cuda12]==0.4.35 pins jaxlib 0.4.34 itself: a jaxlib pin of ours would make it unresolvable.
+    assert release.requirements(PROFILE_BY_NAME["cuda12"]) == ["jax[cuda12]==0.4.35"]
+
+
+def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
+    for name, first in (("cuda12", "0.4.23"), ("cuda13", "0.7.2")):
+        profile = PROFILE_BY_NAME[name]
+        assert profile.kind == "gpu" and profile.env["JAX_PLATFORMS"] == "cuda"
+        assert profile.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+        assert [r.jax for r in RELEASES if profile.applies_to(r)] == [
+            r.jax for r in RELEASES if version_key(r.jax) >= version_key(first)
+        ]
+        assert not profile.applies_to(Release("0.4.20", "0.4.20")), "before the plugin: Google's index only"
+    assert {p.kind for p in noxfile.PROFILES} == {"cpu", "gpu"}
+
+
 def test_profiles_declare_where_they_apply():
     assert {"cpu", "cpu8"} <= set(PROFILE_BY_NAME)
     assert "device_count=8" in PROFILE_BY_NAME["cpu8"].env["XLA_FLAGS"]
@@ -56,6 +75,9 @@ def test_session_listing_matches_the_tables():
     sessions = json.loads(listed.stdout)
     repro = {s["session"] for s in sessions if s["name"] == "repro"}
     assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
+    for listed in (s for s in sessions if s["name"] == "repro"):
+        kind = PROFILE_BY_NAME[listed["call_spec"]["profile"]].kind
+        assert kind in listed["tags"], "the profile's kind is a tag: CI picks the runner by it"
     assert {"report", "tests", "lint", "issue"} <= {s["name"] for s in sessions}
     assert noxfile.nox.options.sessions == [
         f"repro(jax='{noxfile.DEFAULT_RELEASE.jax}', profile='cpu')",
@@ -116,6 +138,34 @@ class RecordingSession:
 
     def error(self, message: str) -> None:
         raise SystemExit(message)
+
+    def skip(self, reason: str) -> None:
+        raise Skipped(reason)
+
+
+class Skipped(Exception):
+    pass
+
+
+def test_a_gpu_session_without_a_gpu_is_skipped_before_installing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
+    session = RecordingSession("--case", "scan_sync")
+    with pytest.raises(Skipped, match=r"^profile cuda12 needs an NVIDIA GPU: nvidia-smi not found on PATH"):
+        noxfile.repro(session, jax="0.12.0.1", profile="cuda12")
+    assert session.installed == [] and session.ran == []
+    issue = RecordingSession("scan_sync", "--profile", "cuda13")
+    with pytest.raises(Skipped, match="profile cuda13 needs an NVIDIA GPU"):
+        noxfile.issue(issue)
+
+
+def test_a_gpu_session_with_a_gpu_installs_the_cuda_build_and_sets_the_flags(monkeypatch):
+    monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: None)  # what a GPU machine answers
+    session = RecordingSession("--case", "scan_sync")
+    noxfile.repro(session, jax="0.12.0.1", profile="cuda12")
+    assert session.installed == [("-e", ".", "jax[cuda12]==0.12.0.1")]
+    [(args, env)] = session.ran
+    assert args == ("python", "-m", "harness", "run", "--profile", "cuda12", "--case", "scan_sync")
+    assert env == PROFILE_BY_NAME["cuda12"].env
 
 
 def test_issue_session_pins_the_release_and_profile_and_passes_the_rest():

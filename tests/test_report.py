@@ -41,7 +41,8 @@ def releases(tmp_path):
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
-    assert re.search(r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ ", index)
+    row = r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ "
+    assert re.search(row, index), "case, profile, backend, sizes, then one column per release"
     assert "holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30" in index
     assert "holds on 0.12.0.1" in index and "[scan_sync](scan_sync.md)" in index
 
@@ -104,7 +105,7 @@ def test_different_machines_are_warned_about(tmp_path):
 
 def test_exact_compiled_facts_have_their_own_table_with_changes_in_bold():
     page = render_report(load(FIXTURES / "synthetic"), [], WHEN)["sharding_scaling.md"]
-    facts = page.split("#### Compiled structure (exact)")[1].split("##")[0]
+    facts = page.split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
     assert re.search(r"\| jit_d8 · fusions +\| 3 +\| \*\*2\*\* +\|", facts)
     assert re.search(r"\| jit_d8 · flops +\| 2,000,000 +\| 2,000,000 +\|", facts), "unchanged: not bold"
     assert re.search(r"\| jit_d8 · known trip counts +\| unknown +\| \*\*100\*\* +\|", facts)
@@ -182,3 +183,66 @@ def test_search_measurements_are_left_out_and_counted():
     pages = render_report([*results, *searched], [], datetime(2026, 1, 1, tzinfo=UTC))
     assert f"{len(searched)} measurement(s) taken by size searches are left out" in pages["index.md"]
     assert render_report(results, [], datetime(2026, 1, 1, tzinfo=UTC))["index.md"].count("size searches") == 0
+
+
+@pytest.fixture
+def two_machines(tmp_path):
+    """The fixture artifacts of two machines (one simulated), merged as CI merges them."""
+    from harness.merge import merge
+
+    sources = ["runner-a", "runner-b", "runner-a-again"]
+    merged = merge([FIXTURES / "machines" / name for name in sources], tmp_path / "results")
+    assert merged.problems == [] and merged.duplicates == 1
+    return load(tmp_path / "results")
+
+
+def machine_of(folder):
+    [found] = {r.machine for r in load(FIXTURES / "machines" / folder)}
+    return found[:8]
+
+
+def test_timings_of_two_machines_are_never_compared(two_machines):
+    a, b = machine_of("runner-a"), machine_of("runner-b")
+    pages = render_report(two_machines, [], WHEN)
+    assert f"Results from 2 machines ({', '.join(sorted([a, b]))})" in pages[INDEX]
+    timings = pages["scan_sync.md"].split("## Timings by release")[1].split("## Compiled structure")[0]
+    assert "they differ in machine" in timings
+    sections = {s.splitlines()[0].rsplit(" ", 1)[1]: s for s in timings.split("### profile ")[1:]}
+    assert set(sections) == {a, b}
+    assert "Baseline (A): jax 0.4.26" in sections[a] and "×" in sections[a], "one machine: releases compared"
+    assert "Only jax 0.12.0.1 ran in this group" in sections[b] and "×" not in sections[b]
+
+
+def test_compiled_structure_and_claims_are_shown_across_machines(two_machines):
+    pages = render_report(two_machines, [], WHEN)
+    structure = pages["scan_sync.md"].split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
+    assert "From 2 machines" in structure
+    assert re.search(r"\| scan · known trip counts +\| unknown +\| \*\*500\*\* +\|", structure)
+    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| ✗ +\| ✓ +\|"
+    assert re.search(row, pages[INDEX]), "both machines agree on 0.12.0.1: one ✓"
+    every_run = pages[INDEX].split("Every run shown")[1]
+    assert every_run.count("| scan_sync ") == 3, "each machine's run listed once, the duplicate not"
+
+
+def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
+    b = next(r for r in two_machines if r.data["id"].endswith("-b"))
+    flipped = {**b.data, "id": b.data["id"] + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
+    results = [r for r in two_machines if r is not b] + load(write_results(tmp_path / "flipped", [flipped]))
+    index = render_report(results, [], WHEN)[INDEX]
+    assert "differs by machine on 0.12.0.1" in index
+
+
+def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
+    base = real_result("scan_sync-0.12.0.1")
+    gpu = {
+        "device_kinds": ["NVIDIA H200"],
+        "compute_capabilities": ["9.0"],
+        "driver_versions": ["570.86.15"],
+        "cuda_driver": "12.8",
+        "cuda_packages": {"jax-cuda12-plugin": "0.12.0.1"},
+    }
+    on_gpu = derive(base, profile="cuda12", jax={**base["jax"], "backend": "gpu", "gpu": gpu})
+    pages = render_report(load(write_results(tmp_path / "r", [base, on_gpu])), [], WHEN)
+    assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
+    assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
+    assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]

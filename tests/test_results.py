@@ -1,8 +1,18 @@
 import json
+from pathlib import Path
 
 import pytest
 
-from harness.results import SCHEMA_VERSION, load_results, new_record, result_path, write_result
+from harness.results import (
+    SCHEMA_VERSION,
+    UNRECORDED_MACHINE,
+    StoredResult,
+    content_hash,
+    load_results,
+    new_record,
+    result_path,
+    write_result,
+)
 
 
 def record(**overrides):
@@ -64,3 +74,47 @@ def test_loader_names_bad_files_and_keeps_the_rest(tmp_path):
     assert "not a harness result" in reasons["stranger.json"]
     assert "sizes" in reasons["partial.json"]
     assert "truncated.json" in str(problems[0]) or any("truncated.json" in str(p) for p in problems)
+
+
+def test_the_same_result_twice_counts_once_and_a_clash_of_ids_is_named(tmp_path):
+    original = record()
+    write_result(tmp_path / "artifact-1", original)
+    write_result(tmp_path / "artifact-2", original)
+    (tmp_path / "reindented.json").write_text(json.dumps(original))  # same content, other bytes
+    loaded, problems = load_results(tmp_path)
+    assert len(loaded) == 1 and problems == []
+    (tmp_path / "zz-clash.json").write_text(json.dumps({**original, "status": "failed"}))
+    loaded, problems = load_results(tmp_path)
+    assert [r.status for r in loaded] == ["ok"]
+    [problem] = problems
+    assert problem.path.name == "zz-clash.json" and f"id {original['id']} is already used by" in problem.reason
+
+
+def test_content_hash_ignores_layout_not_content():
+    original = record()
+    assert content_hash(json.loads(json.dumps(original, indent=3))) == content_hash(original)
+    assert content_hash({**original, "status": "failed"}) != content_hash(original)
+
+
+def test_results_from_before_machine_ids_still_load(tmp_path):
+    """host.machine was added without a schema bump: older results load as from an unrecorded machine."""
+    old = record(host={"cpu_model": "AMD EPYC", "variables": {"JAX_PLATFORMS": "cpu"}})
+    write_result(tmp_path, old)
+    [loaded], problems = load_results(tmp_path)
+    assert problems == [] and loaded.machine == UNRECORDED_MACHINE
+    newer = StoredResult(tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}})
+    assert newer.machine == "0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("jax", "variables", "backend"),
+    [
+        ({"backend": "gpu"}, {"JAX_PLATFORMS": "cpu"}, "gpu"),  # what JAX said wins
+        ({"error": "RuntimeError: no CUDA"}, {"JAX_PLATFORMS": "cuda"}, "gpu"),  # died before saying: the pin
+        (None, {"JAX_PLATFORMS": "cpu"}, "cpu"),
+        (None, {}, "unknown"),
+    ],
+)
+def test_backend_of_a_run(jax, variables, backend):
+    data = record(host={"variables": variables}) | ({"jax": jax} if jax else {})
+    assert StoredResult(Path("x.json"), data).backend == backend

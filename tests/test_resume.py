@@ -50,6 +50,18 @@ def test_a_second_run_skips_measured_cells_and_says_so(tmp_path, capsys):
     assert sorted(r.case for r in stored(results)) == ["raises", "raises", "steady", "steady"]
 
 
+def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
+    results = tmp_path / "r"
+    assert cli.main(harness_args(results, "steady")) == 0
+    [mine] = stored(results)
+    elsewhere = {**mine.data, "id": mine.data["id"] + "-elsewhere"}
+    elsewhere["host"] = {**mine.data["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
+    mine.path.unlink()
+    (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
+    assert cli.main(harness_args(results, "steady")) == 0
+    assert sorted(r.machine for r in stored(results)) == sorted(["0" * 16, mine.machine])
+
+
 def test_budget_refusals_are_not_counted_as_measured(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady", extra=["--budget", "memory=1"])) == 0
@@ -147,19 +159,19 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(tmp
     import harness.results as store
 
     results = tmp_path / "r"
-    real_dump = json.dump
+    real_fsync = store.os.fsync
     calls = {"n": 0}
 
-    def dump_until_full(*args, **kwargs):
+    def fsync_until_full(fd):  # where a full disk shows: the data cannot be flushed
         calls["n"] += 1
         if calls["n"] > 1:
             raise OSError(28, "No space left on device")
-        return real_dump(*args, **kwargs)
+        return real_fsync(fd)
 
-    monkeypatch.setattr(store.json, "dump", dump_until_full)
+    monkeypatch.setattr(store.os, "fsync", fsync_until_full)
     assert cli.main(harness_args(results, "steady", "raises")) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("harness: error: cannot store results in") and "No space left on device" in err[-1]
-    monkeypatch.setattr(store.json, "dump", real_dump)
+    monkeypatch.setattr(store.os, "fsync", real_fsync)
     assert [r.case for r in stored(results)] == ["steady"], "the first result, stored before the disk filled"
     assert not list(results.rglob(".tmp-*"))

@@ -1,0 +1,77 @@
+"""NVIDIA GPUs as seen without JAX: whether one is usable here, and what it is.
+
+Everything comes from ``nvidia-smi`` and the device files the driver creates, so the
+noxfile can skip a GPU session before installing anything, and the parent process
+(which never imports JAX) can name the GPU in a result's machine facts.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+# Fields every driver of the last decade answers; asking for one it does not know
+# (compute_cap before R510) makes nvidia-smi refuse the whole query.
+QUERY_FIELDS = ("name", "driver_version", "memory.total")
+SMI_TIMEOUT_S = 20
+_CUDA_VERSION = re.compile(r"CUDA Version:\s*([0-9.]+)")
+
+
+@dataclass(frozen=True)
+class Smi:
+    """What ``nvidia-smi`` said: one dict per GPU and the driver's CUDA version, or why it said nothing."""
+
+    gpus: tuple[dict[str, str], ...] = ()
+    cuda_driver: str | None = None
+    failure: str | None = None
+
+
+def _run(command: list[str]) -> tuple[int, str]:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=False)
+    return done.returncode, (done.stdout if done.returncode == 0 else done.stderr or done.stdout)
+
+
+def query(executable: str = "nvidia-smi") -> Smi:
+    found = shutil.which(executable)
+    if found is None:
+        return Smi(failure=f"{executable} not found on PATH (no NVIDIA driver here)")
+    try:
+        code, text = _run([found, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,noheader,nounits"])
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Smi(failure=f"{executable} did not answer: {type(exc).__name__}")
+    if code != 0:
+        last = (text.strip().splitlines() or ["no output"])[-1]
+        return Smi(failure=f"{executable} failed with exit code {code}: {last}")
+    rows = [[cell.strip() for cell in line.split(",")] for line in text.strip().splitlines() if line.strip()]
+    gpus = tuple(dict(zip(QUERY_FIELDS, row, strict=False)) for row in rows)
+    if not gpus:
+        return Smi(failure=f"{executable} lists no GPU")
+    return Smi(gpus=gpus, cuda_driver=_driver_cuda_version(found))
+
+
+def _driver_cuda_version(executable: str) -> str | None:
+    """The newest CUDA the driver supports, from the banner of plain ``nvidia-smi`` (no query field has it)."""
+    try:
+        code, text = _run([executable])
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = _CUDA_VERSION.search(text) if code == 0 else None
+    return match.group(1) if match else None
+
+
+def device_files(dev: Path = Path("/dev")) -> list[str]:
+    """The driver's per-GPU device files; a container started without ``--gpus`` has none."""
+    return sorted(p.name for p in dev.glob("nvidia[0-9]*"))
+
+
+def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> str | None:
+    """None when an NVIDIA GPU is usable here, else why not, in words fit for a skipped session."""
+    smi = query(executable)
+    if smi.failure:
+        return smi.failure
+    if not device_files(dev) and not (dev / "dxg").exists():  # WSL2 exposes GPUs through /dev/dxg
+        return f"{executable} lists a GPU but there is no {dev}/nvidia0 (a container started without --gpus?)"
+    return None

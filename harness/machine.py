@@ -1,0 +1,91 @@
+"""Which machine a result was measured on, without saying whose machine it is.
+
+Timings are only comparable with timings from the same machine, and results now
+arrive from many (CI runners, a GPU box, a laptop).  A result's machine id is a
+hash of two things:
+
+- a random token created once per machine, in the user's cache folder
+  (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``jax-repro-harness/machine-token``). It
+  tells apart machines of identical hardware (two cloud VMs of one type differ in
+  neighbours, clocks and firmware), and it says nothing about anyone: it is random.
+- the hardware that sets the speed: CPU model, logical CPU count, memory (whole GiB),
+  GPU models. The id changes when these change under the same cache folder: a resized
+  VM, a swapped GPU, or cluster nodes that share one home folder over NFS.
+
+No hostname, user name, MAC address or serial number goes into it, and only the hash
+is stored.  Where the token cannot be created (a read-only home), the id rests on the
+hardware alone and the result says so: such machines cannot be told apart.  A CI
+runner that starts from a clean image gets a new token, hence a new machine, each
+job: honest, since nobody knows which VM it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+TOKEN_NAME = "machine-token"
+ID_LENGTH = 16  # hex digits: 64 bits, far beyond the number of machines a catalogue meets
+GIB = 1 << 30
+
+
+def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "jax-repro-harness"
+
+
+def machine_token(folder: Path) -> str:
+    """This machine's random token, created on first use; two processes creating it at once agree."""
+    path = folder / TOKEN_NAME
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(16) + "\n")
+        os.link(tmp, path)  # fails if another process got there first; its token wins
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    return path.read_text().strip()
+
+
+def hardware(
+    cpu_model: str, cpu_count: int | None, memory_bytes: int | None, gpu_names: Sequence[str]
+) -> dict[str, Any]:
+    """The machine facts that enter the id; memory in whole GiB so a kernel update's few MiB do not count."""
+    return {
+        "cpu_model": cpu_model,
+        "cpu_count": cpu_count,
+        "memory_gib": None if memory_bytes is None else round(memory_bytes / GIB),
+        "gpus": sorted(gpu_names),
+    }
+
+
+def machine_id(facts: Mapping[str, Any], token: str | None) -> str:
+    text = json.dumps({"hardware": dict(facts), "token": token}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:ID_LENGTH]
+
+
+def identify(facts: Mapping[str, Any], folder: Path | None = None) -> dict[str, str]:
+    """``{"id": ..., "basis": ...}`` for a result's host facts."""
+    folder = cache_folder() if folder is None else folder
+    try:
+        token: str | None = machine_token(folder)
+    except OSError as exc:
+        token = None
+        basis = f"hardware only: no machine token ({exc.strerror or type(exc).__name__} in the cache folder)"
+    else:
+        basis = "machine token and hardware"
+    return {"id": machine_id(facts, token), "basis": basis}
