@@ -1,9 +1,7 @@
 """Exported scripts: the case's own code, jax/numpy/stdlib imports only, runnable without the harness."""
 
 import ast
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +13,7 @@ from harness import catalogue, export
 from harness.errors import UsageError
 from harness.runner import Settings
 from harness.standalone import parse_output
+from harness.venvs import uv_command
 
 from .conftest import FIXTURES
 
@@ -169,15 +168,6 @@ def test_docstring_with_backslashes_and_quotes_survives(tmp_path):
 def test_import_checks():
     assert export.foreign_imports("import os\nimport scipy.linalg\nfrom jax import numpy\nimport numpy\n") == {"scipy"}
     assert export.undefined_names("import os\ndef f(a):\n    return g(a, len, os, [b for b in a])\n") == {"g"}
-
-
-def uv_command() -> list[str] | None:
-    found = shutil.which("uv")
-    if found:
-        return [found]
-    if importlib.util.find_spec("uv") is not None:
-        return [sys.executable, "-m", "uv"]
-    return None
 
 
 @pytest.fixture(scope="module")
