@@ -1,0 +1,239 @@
+"""The command line of ``python -m harness``: every subcommand, its options and their types.
+
+A malformed command line raises UsageError, which the CLI prints as one line with
+exit code 2, instead of argparse printing its usage text.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness import catalogue
+from harness.compare import Thresholds
+from harness.errors import UsageError
+from harness.launch import ISOLATIONS
+from harness.runner import Settings
+from harness.sizes import DEFAULT_SEED
+
+DEFAULT_RESULTS = Path("results")
+# Samples per program and the sampling time budget per program, by effort: "quick" is for
+# CI and a first look (20 samples are plenty for the report's significance test, which
+# needs at least 7 a side), "full" for numbers to quote.
+SAMPLING = {"quick": (20, 3.0), "full": (30, 10.0)}
+DEFAULT_REPORTS = Path("reports")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def _factor(text: str) -> float:
+    value = _positive_float(text)
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
+    return value
+
+
+def _probability(text: str) -> float:
+    value = _positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
+    defaults = Thresholds()
+    parser.add_argument(
+        "--factor",
+        type=_factor,
+        default=defaults.factor,
+        help=f"smallest ratio of medians that counts as a change (default {defaults.factor})",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=defaults.alpha,
+        help=f"significance level of the Mann–Whitney U test (default {defaults.alpha})",
+    )
+
+
+def thresholds_from(args: argparse.Namespace) -> Thresholds:
+    return Thresholds(factor=args.factor, alpha=args.alpha)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m harness", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
+    run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
+    run.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    run.add_argument("--effort", choices=catalogue.EFFORTS, default="quick")
+    run.add_argument("--size", action="append", default=[], help="NAME=INTEGER, overrides the effort's sizes")
+    run.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sizes drawn for --effort full")
+    run.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
+        "(default: half the available memory, 5e11 flops per call)",
+    )
+    run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    run.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
+    run.add_argument(
+        "--repeats",
+        type=_positive_int,
+        help="samples per program (default: " + ", ".join(f"{e} {r}" for e, (r, _) in SAMPLING.items()) + ")",
+    )
+    run.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    run.add_argument(
+        "--max-seconds",
+        type=_positive_float,
+        help="stop sampling a program after this much measured time, with at least 5 samples (default: "
+        + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items())
+        + ")",
+    )
+    run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+    run.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        help="fork: each case in a fork of a server that imported JAX once (fast start); "
+        "spawn: each case in a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
+    )
+    run.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
+    run.add_argument(
+        "--retry-failed", action="store_true", help="re-measure stored cells whose run failed, timed out or crashed"
+    )
+
+    finder = commands.add_parser("search", help="find the smallest size at which a case's claim fails")
+    finder.add_argument("case")
+    finder.add_argument("--holds", action="store_true", help="look for the smallest size where the claim holds")
+    finder.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    finder.add_argument("--size", action="append", default=[], help="NAME=INTEGER: pin a size, search the others")
+    finder.add_argument("--max-examples", type=_positive_int, default=20, help="sizes hypothesis may try")
+    finder.add_argument("--confirm", type=_positive_int, default=2, help="re-measurements that must agree")
+    finder.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    finder.add_argument("--budget", action="append", default=[], help="as for run")
+    finder.add_argument("--repeats", type=_positive_int, default=10)
+    finder.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s)
+    finder.add_argument("--max-seconds", type=_positive_float, default=3.0)
+    finder.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    finder.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+
+    exporter = commands.add_parser("export", help="print a case's standalone script (jax, numpy, stdlib only)")
+    _script_options(exporter)
+    exporter.add_argument("--out", type=Path, help="write the script here instead of printing it")
+
+    drafter = commands.add_parser("issue", help="draft an upstream issue: export, run the script here, render")
+    _script_options(drafter)
+    drafter.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
+    drafter.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    drafter.add_argument("--out", type=Path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
+
+    report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
+    report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    report.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
+    _add_threshold_options(report)
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two result sets; exit 1 when something got significantly worse in B",
+        description="Compare result set B against A, metric by metric. A and B are results folders (B defaults "
+        "to A), narrowed by release, profile and case. Exit status: 0 nothing worse, 1 something significantly "
+        "slower or broken in B, 2 bad input.",
+    )
+    compare.add_argument("a", type=Path, metavar="A", help="results folder of the baseline set")
+    compare.add_argument("b", type=Path, metavar="B", nargs="?", help="results folder of the other set (default: A)")
+    for side in ("a", "b"):
+        name = side.upper()
+        compare.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
+        compare.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
+    compare.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
+    compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
+    _add_threshold_options(compare)
+
+    bisector = commands.add_parser(
+        "bisect",
+        help="find the first release where a metric (or the claim) changed (run through nox -s bisect)",
+        description="Bisect the jax releases from --good to --bad: probe each release in its own cached venv, "
+        "judge it good or bad by the statistics against both endpoints. Exit status: 0 a first bad release "
+        "was found, 1 none could be named, 2 bad input.",
+    )
+    _release_range_options(bisector, "--good", "--bad", "release with the old behaviour", "release with the new one")
+    sweeper = commands.add_parser(
+        "sweep",
+        help="measure every release in a range and report each significant step (run through nox -s sweep)",
+        description="Measure a case on every jax release from --from to --to and report where a metric (default: "
+        "every metric and the claim) changes significantly between consecutive releases.",
+    )
+    _release_range_options(sweeper, "--from", "--to", "first release of the range", "last release of the range")
+    merger = commands.add_parser(
+        "merge",
+        help="copy results from many folders (CI artifacts, other machines) into one, each result once",
+        description="Copy every result under the SOURCE folders into --into, where it would have been stored. "
+        "A result already there with the same content counts once; one line per file that is left out. "
+        "Exit status: 0 all usable, 1 a file was left out, 2 bad input.",
+    )
+    merger.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="results folders to take from")
+    merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
+
+    listing = commands.add_parser("list", help="list the cases and their claims")
+    listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    return parser
+
+
+def _release_range_options(
+    parser: argparse.ArgumentParser, first: str, last: str, first_help: str, last_help: str
+) -> None:
+    parser.add_argument("case")
+    parser.add_argument(first, dest="first", metavar="VERSION", required=True, help=first_help)
+    parser.add_argument(last, dest="last", metavar="VERSION", required=True, help=last_help)
+    criterion = parser.add_mutually_exclusive_group(required=parser.prog.endswith("bisect"))
+    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
+    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
+    parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
+    parser.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    parser.add_argument("--releases", type=Path, help="the release plan nox writes: what each release installs")
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results are reused and stored here")
+    parser.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    parser.add_argument("--repeats", type=_positive_int, default=15)
+    parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    parser.add_argument("--max-seconds", type=_positive_float, default=5.0)
+    parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
+    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    _add_threshold_options(parser)
+
+
+def _script_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("case")
+    parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
+    parser.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
+    parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
+    parser.add_argument("--max-seconds", type=_positive_float, default=Settings.max_seconds)
+    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
