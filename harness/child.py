@@ -15,7 +15,7 @@ import resource
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -57,28 +57,17 @@ def load_case(path: Path) -> ModuleType:
     return module
 
 
-def _block_function() -> timing.Block:
-    if "jax" in sys.modules:
-        import jax
+def _case_jax(module: ModuleType) -> Any | None:
+    """JAX, when the case uses it (directly or through ``cases.compat``), else None.
 
-        return jax.block_until_ready
-    return lambda outputs: outputs
-
-
-def _clear_caches() -> Callable[[], Any] | None:
-    if "jax" not in sys.modules:
-        return None
-    import jax
-
-    return getattr(jax, "clear_caches", None)
-
-
-def _device_count() -> int | None:
-    if "jax" not in sys.modules:
-        return None
-    import jax
-
-    return jax.device_count()
+    Decided by the case's own imports, not by ``sys.modules``: a forked case process
+    has JAX imported by the forkserver even for a pure-Python case.
+    """
+    uses = any(
+        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
+        for value in vars(module).values()
+    )
+    return sys.modules.get("jax") if uses else None
 
 
 def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
@@ -114,11 +103,14 @@ def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, A
 
 def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> dict[str, Any]:
     needed = int(getattr(module, "MIN_DEVICES", 1))
-    with phase("backend"):
-        found = _device_count()
-    if found is not None and found < needed:
-        raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
-    block = _block_function()
+    jax = _case_jax(module)
+    if jax is not None:
+        with phase("backend"):
+            found = jax.device_count()
+        if found < needed:
+            raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
+    block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
+    clear_caches = getattr(jax, "clear_caches", None)
     payload: dict[str, Any] = {"programs": {}, "compiled": {}}
     if hasattr(module, "compiled"):
         with phase("build"):
@@ -126,7 +118,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
         with phase("compile"):
             for name, (jitted, args) in targets.items():
                 compile_timing, executable = timing.time_compile(
-                    jitted, args, repeats=settings["compile_repeats"], clear_caches=_clear_caches()
+                    jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
                 )
                 payload["compiled"][name] = {
                     "lower_ns": compile_timing.lower_ns,
