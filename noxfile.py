@@ -22,11 +22,12 @@ from nox.command import CommandFailed
 # Posargs are checked with the harness's own parser before anything is installed;
 # that import needs neither JAX nor hypothesis.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import gpu
 from harness.cli import release_range, validate
 from harness.errors import HarnessError, UsageError
-from harness.release_index import load_listing, version_key
-from harness.venvs import ReleaseEnv, write_plan
+from harness.host import gpu
+from harness.releases.index import load_listing
+from harness.releases.venvs import ReleaseEnv, write_plan
+from harness.units import version_key
 
 HERE = Path(__file__).resolve().parent
 nox.needs_version = ">=2024.10.9"
@@ -205,7 +206,7 @@ nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, PROFILE_BY_NAME['cp
             r.jax,
             p.name,
             id=session_id(r, p),
-            # The profile's kind picks the CI runner (harness/ci_matrix.py); `nox -t gpu` runs every GPU session.
+            # The profile's kind picks the CI runner (harness/ci/matrix.py); `nox -t gpu` runs every GPU session.
             tags=[p.kind, *(["edges"] if r in EDGES and p.name in ("cpu", "cpu8") else [])],
         )
         for r, p in MATRIX
@@ -375,7 +376,7 @@ def workflow(session: nox.Session) -> None:
     those tests skip there, saying why.
     """
     install_once(session, "-e", ".[test,workflow-lint]", *DEFAULT_RELEASE.requirements())
-    session.run("pytest", "tests/test_ci_matrix.py", *session.posargs)
+    session.run("pytest", "tests/ci/test_matrix.py", *session.posargs)
 
 
 @nox.session

@@ -24,10 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.compare import DEFAULT_THRESHOLDS, FASTER, SLOWER, compare_samples, smallest_p_value
-from harness.formatting import format_ns, format_p, format_ratio, text_table
-from harness.metrics import MetricKey, sample_series
-from harness.results import StoredResult, load_results
+from harness.analysis.metrics import MetricKey, sample_series
+from harness.analysis.significance import DEFAULT_THRESHOLDS, FASTER, SLOWER, compare_samples, smallest_p_value
+from harness.render.tables import text_table
+from harness.store.results import StoredResult, load_results
+from harness.units import format_ns, format_p, format_ratio
 
 FACTORS = [round(1 + 0.05 * i, 2) for i in range(1, 11)]  # 1.05 … 1.50
 

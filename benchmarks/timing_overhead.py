@@ -16,7 +16,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from harness.timing import time_program
+from harness.measure.timing import time_program
 
 SAMPLES = 20_000
 ROUNDS = 5

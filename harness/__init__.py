@@ -1,8 +1,12 @@
 """Reproducibility harness for JAX performance surprises.
 
-The pipeline is discover → select → run (one subprocess per case) → store → render;
-each step lives in its own module and none of them imports JAX except the child
-process that executes a case.
+The pipeline's stages are subpackages, lowest first; a stage imports only from the
+stages below it: ``host`` (where a run happens) → ``store`` (results on disk) →
+``catalogue`` (discover, select, sizes) → ``measure`` (run and time, one process per
+case run) → ``analysis`` (statistics, groups, claims) → ``render`` (markdown, plots)
+→ ``releases`` (index, venvs, bisect, sweep) → ``upstream`` (standalone script, issue
+draft) → ``ci``.  ``cli`` and ``arguments`` sit on top; ``errors``, ``units`` and ``stats``
+(robust summaries of raw samples) under everything.  Only the case process imports JAX.
 """
 
 __version__ = "0.1.0"

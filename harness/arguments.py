@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness import catalogue
-from harness.compare import Thresholds
+from harness.analysis.significance import Thresholds
+from harness.catalogue import discovery
+from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
-from harness.launch import ISOLATIONS
-from harness.runner import Settings
-from harness.sizes import DEFAULT_SEED
+from harness.measure.launch import ISOLATIONS
+from harness.measure.runner import Settings
 
 DEFAULT_RESULTS = Path("results")
 # Samples per program and the sampling time budget per program, by effort: "quick" is for
@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
     run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
     run.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
-    run.add_argument("--effort", choices=catalogue.EFFORTS, default="quick")
+    run.add_argument("--effort", choices=discovery.EFFORTS, default="quick")
     run.add_argument("--size", action="append", default=[], help="NAME=INTEGER, overrides the effort's sizes")
     run.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sizes drawn for --effort full")
     run.add_argument(
@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: half the available memory, 5e11 flops per call)",
     )
     run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    run.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    run.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
     run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
     run.add_argument(
         "--repeats",
@@ -142,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     finder.add_argument("--max-seconds", type=_positive_float, default=3.0)
     finder.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
-    finder.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    finder.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
 
     exporter = commands.add_parser("export", help="print a case's standalone script (jax, numpy, stdlib only)")
     _script_options(exporter)
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
 
     listing = commands.add_parser("list", help="list the cases and their claims")
-    listing.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    listing.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
     return parser
 
 
@@ -226,7 +226,7 @@ def _release_range_options(
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     parser.add_argument("--max-seconds", type=_positive_float, default=5.0)
     parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
-    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    parser.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
     _add_threshold_options(parser)
 
 
@@ -236,4 +236,4 @@ def _script_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     parser.add_argument("--max-seconds", type=_positive_float, default=Settings.max_seconds)
-    parser.add_argument("--cases-dir", type=Path, default=catalogue.DEFAULT_CASES_DIR)
+    parser.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)

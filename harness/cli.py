@@ -12,21 +12,21 @@ import signal
 import sys
 from pathlib import Path
 
-from harness import catalogue
+from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.arguments import SAMPLING, build_parser, thresholds_from
+from harness.catalogue import discovery
+from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError, UsageError
-from harness.launch import default_isolation
-from harness.metric_names import MetricKey, parse_metric_name
-from harness.release_index import version_key
-from harness.runner import PlannedRun, Recorder, Settings, describe, run_all
-from harness.sizes import Budget, PlannedPoint
+from harness.measure.launch import default_isolation
+from harness.measure.runner import PlannedRun, Recorder, Settings, describe, run_all
+from harness.units import version_key
 
 
-def _script_case(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, dict[str, int], Settings]:
-    from harness.export import script_sizes
+def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
+    from harness.upstream.export import script_sizes
 
-    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
-    sizes = script_sizes(case, dict(catalogue.parse_size(text) for text in args.size))
+    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    sizes = script_sizes(case, dict(discovery.parse_size(text) for text in args.size))
     settings = Settings(
         timeout_s=getattr(args, "timeout", Settings.timeout_s),
         warmup=args.warmup,
@@ -43,31 +43,31 @@ def _results_folder(path: Path) -> Path:
     return path
 
 
-def checked_run_args(args: argparse.Namespace) -> tuple[list[catalogue.CaseInfo], dict[str, int], Budget]:
+def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo], dict[str, int], Budget]:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
-    cases = catalogue.select(catalogue.discover(args.cases_dir), args.case)
-    overrides = dict(catalogue.parse_size(text) for text in args.size)
-    catalogue.check_overrides(cases, overrides)
+    cases = discovery.select(discovery.discover(args.cases_dir), args.case)
+    overrides = dict(discovery.parse_size(text) for text in args.size)
+    discovery.check_overrides(cases, overrides)
     _results_folder(args.results)
     if args.force and args.retry_failed:
         raise UsageError("--force and --retry-failed exclude each other")
     return cases, overrides, Budget.for_this_machine(args.budget)
 
 
-def checked_search_args(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, Budget]:
-    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
-    pinned = dict(catalogue.parse_size(text) for text in args.size)
-    catalogue.check_overrides([case], pinned)
+def checked_search_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, Budget]:
+    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    pinned = dict(discovery.parse_size(text) for text in args.size)
+    discovery.check_overrides([case], pinned)
     _results_folder(args.results)
     return dataclasses.replace(case, space=case.space.fixed(pinned)), Budget.for_this_machine(args.budget)
 
 
-def checked_range_args(args: argparse.Namespace) -> tuple[catalogue.CaseInfo, dict[str, int], MetricKey | None]:
+def checked_range_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], MetricKey | None]:
     """Every check of ``bisect`` and ``sweep`` that needs neither JAX nor the package index."""
-    from harness.export import script_sizes
+    from harness.upstream.export import script_sizes
 
-    [case] = catalogue.select(catalogue.discover(args.cases_dir), [args.case])
-    sizes = script_sizes(case, dict(catalogue.parse_size(text) for text in args.size))
+    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    sizes = script_sizes(case, dict(discovery.parse_size(text) for text in args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
     if args.first == args.last:
         raise UsageError(f"the two ends of the range are the same release ({args.first})")
@@ -131,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from harness import search
+    from harness.catalogue import search
 
     case, budget = checked_search_args(args)
     settings = Settings(
@@ -171,19 +171,19 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    from harness.release_search import run_bisect
+    from harness.releases.commands import run_bisect
 
     return run_bisect(args, *checked_range_args(args), thresholds_from(args))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from harness.release_search import run_sweep
+    from harness.releases.commands import run_sweep
 
     return run_sweep(args, *checked_range_args(args), thresholds_from(args))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from harness.export import export_script
+    from harness.upstream.export import export_script
 
     case, sizes, settings = _script_case(args)
     script = export_script(case, sizes, settings.for_child())
@@ -196,7 +196,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_issue(args: argparse.Namespace) -> int:
-    from harness.issue import write_issue
+    from harness.upstream.issue import write_issue
 
     case, sizes, settings = _script_case(args)
     shown = " ".join(f"{k}={v}" for k, v in sizes.items())
@@ -214,7 +214,7 @@ def cmd_issue(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.report import write_report
+    from harness.render.report import write_report
 
     if not args.results.is_dir():
         raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
@@ -230,7 +230,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from harness.compare_sets import Side, compare_sets, render_markdown, render_text
+    from harness.analysis.set_comparison import Side, compare_sets
+    from harness.render.set_comparison import render_markdown, render_text
 
     a = Side("A", args.a, args.a_release, args.a_profile)
     b = Side("B", args.b or args.a, args.b_release, args.b_profile)
@@ -245,7 +246,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from harness.merge import merge
+    from harness.store.merge import merge
 
     merged = merge(args.sources, args.into)
     for problem in merged.problems:
@@ -259,7 +260,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for case in catalogue.discover(args.cases_dir).values():
+    for case in discovery.discover(args.cases_dir).values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
         anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors)
         print(f"{case.name}\n    claim: {case.claim}\n    sizes: {space}\n    anchors (quick): {anchors}")

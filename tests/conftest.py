@@ -94,7 +94,7 @@ def _columns(row: str) -> int:
 
 
 class FakeReleases:
-    """Stands in for the release prober (``harness.probes.Measure``): logic tests only.
+    """Stands in for the release prober (``harness.releases.probes.Measure``): logic tests only.
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
@@ -113,8 +113,8 @@ class FakeReleases:
         return list(self.scales)
 
     def __call__(self, release: str, again: bool = False):
-        from harness.probes import Measurement
-        from harness.results import StoredResult
+        from harness.releases.probes import Measurement
+        from harness.store.results import StoredResult
 
         self.calls.append((release, again))
         scale = self.again.get(release, self.scales[release]) if again else self.scales[release]

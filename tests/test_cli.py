@@ -158,7 +158,7 @@ def test_export_prints_a_script_that_compiles(capsys, tmp_path):
 
 
 def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_path):
-    from harness.results import load_results
+    from harness.store.results import load_results
 
     base = ["run", "--cases-dir", str(fixture_cases), "--case", "steady"]
     assert main([*base, "--results", str(tmp_path / "q")]) == 0

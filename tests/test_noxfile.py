@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import noxfile
-from harness.release_index import pair_with_jaxlib, parse_pip_listing
-from harness.venvs import read_plan
+from harness.releases.index import pair_with_jaxlib, parse_pip_listing
+from harness.releases.venvs import read_plan
 from noxfile import PROFILE_BY_NAME, RELEASES, Release, version_key
 
 from .conftest import FIXTURES, REPO

@@ -1,0 +1,185 @@
+"""Which results may stand side by side, and in what order.
+
+Timings are comparable only when the same case ran at the same sizes under the same
+profile on the same backend with the same number of devices, on the same machine: a
+*comparison group*.  Within a group the columns are releases, oldest first; across
+groups the report says what differs instead of comparing.  Compiled-structure facts
+are counted, not timed, so their groups (``across_machines=True``) span machines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import UsageError
+from harness.store.results import StoredResult
+from harness.units import short_machine, sizes_text, version_key
+
+
+def release_key(release: str) -> tuple[tuple[int, ...], str]:
+    return version_key(release), release
+
+
+def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
+    return sorted({r.release for r in results}, key=release_key)
+
+
+def latest_runs(results: Iterable[StoredResult]) -> list[tuple[StoredResult, int]]:
+    """The newest result per (case, release, profile, sizes, machine), with the count of older ones."""
+    groups: dict[tuple[str, str, str, str, str], list[StoredResult]] = defaultdict(list)
+    for result in results:
+        key = (result.case, result.release, result.profile, json.dumps(result.sizes, sort_keys=True), result.machine)
+        groups[key].append(result)
+    chosen = []
+    for runs in groups.values():
+        runs.sort(key=lambda r: (r.created_at, r.data["id"]))
+        chosen.append((runs[-1], len(runs) - 1))
+    chosen.sort(
+        key=lambda item: (
+            item[0].case,
+            release_key(item[0].release),
+            item[0].profile,
+            sorted(item[0].sizes.items()),
+            item[0].machine,
+        )
+    )
+    return chosen
+
+
+ANY_MACHINE = ""  # the machine of a group that spans machines (compiled-structure facts)
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    case: str
+    profile: str
+    sizes: tuple[tuple[str, int], ...]
+    backend: str
+    device_count: int | None
+    machine: str
+
+    def describe(self) -> str:
+        devices = "? devices" if self.device_count is None else f"{self.device_count} device"
+        plural = "s" if self.device_count not in (None, 1) else ""
+        text = f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
+        return text if self.machine == ANY_MACHINE else f"{text} · machine {short_machine(self.machine)}"
+
+    def slug(self) -> str:
+        """A file-name-safe identifier, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``."""
+        sizes = "-".join(f"{k}{v}" for k, v in self.sizes) or "nosizes"
+        text = f"{self.profile}-{sizes}-{self.backend}-{self.device_count}dev-{short_machine(self.machine) or 'any'}"
+        return re.sub(r"[^A-Za-z0-9._-]", "_", text)
+
+    def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:
+        return self.case, self.profile, self.sizes, self.backend, self.device_count or 0, self.machine
+
+
+def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
+    count = (result.data.get("jax") or {}).get("device_count")
+    return GroupKey(
+        case=result.case,
+        profile=result.profile,
+        sizes=tuple(sorted(result.sizes.items())),
+        backend=result.backend,
+        device_count=count if isinstance(count, int) else None,
+        machine=result.machine if with_machine else ANY_MACHINE,
+    )
+
+
+DIMENSIONS = (
+    ("profile", lambda k: k.profile),
+    ("sizes", lambda k: sizes_text(dict(k.sizes))),
+    ("backend", lambda k: k.backend),
+    ("device count", lambda k: str(k.device_count)),
+    ("machine", lambda k: short_machine(k.machine)),
+)
+
+
+def differences(keys: Sequence[GroupKey]) -> list[str]:
+    """What differs between groups, e.g. ``["profile (cpu, cpu8)", "device count (1, 8)"]``."""
+    found = []
+    for name, value in DIMENSIONS:
+        values = list(dict.fromkeys(value(k) for k in keys))
+        if len(values) > 1:
+            found.append(f"{name} ({', '.join(values)})")
+    return found
+
+
+@dataclass
+class ComparisonGroup:
+    key: GroupKey
+    runs: list[StoredResult] = field(default_factory=list)  # one per release, oldest release first
+
+    @property
+    def releases(self) -> list[str]:
+        return [r.release for r in self.runs]
+
+    def run(self, release: str) -> StoredResult:
+        return next(r for r in self.runs if r.release == release)
+
+
+def comparison_groups(results: Iterable[StoredResult], *, across_machines: bool = False) -> list[ComparisonGroup]:
+    """The newest ok run per release, grouped by what must be equal for a comparison.
+
+    Timings need one machine per group.  ``across_machines`` groups without the machine,
+    for facts that do not depend on its speed; a release measured on several machines
+    is then represented by its newest run.
+    """
+    newest: dict[GroupKey, dict[str, StoredResult]] = defaultdict(dict)
+    for result, _ in latest_runs(results):
+        if result.status != "ok":
+            continue
+        by_release = newest[group_key(result, with_machine=not across_machines)]
+        if result.release not in by_release or result.order > by_release[result.release].order:
+            by_release[result.release] = result
+    return [
+        ComparisonGroup(key, sorted(newest[key].values(), key=lambda r: release_key(r.release)))
+        for key in sorted(newest, key=GroupKey.order)
+    ]
+
+
+def choose_baseline(releases: Sequence[str], requested: str | None) -> tuple[str, str]:
+    """The baseline release of a group and why it was chosen."""
+    if not releases:
+        raise ValueError("a group without releases has no baseline")
+    if requested is None:
+        return releases[0], "the oldest release present"
+    if requested in releases:
+        return requested, "chosen with --baseline"
+    return releases[0], f"the oldest release present: {requested} (--baseline) has no result here"
+
+
+def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> None:
+    if requested is None:
+        return
+    present = ordered_releases(results)
+    if requested not in present:
+        raise UsageError(f"no result of release {requested} to use as baseline; releases present: {', '.join(present)}")
+
+
+RunFact = tuple[str, Callable[[StoredResult], object]]
+DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join((r.data.get("jax") or {}).get("device_kinds", [])) or "?")
+# What makes timings of two runs not like for like.
+HOST_FACTS: tuple[RunFact, ...] = (
+    ("machine", lambda r: short_machine(r.machine)),
+    ("CPU", lambda r: r.data.get("host", {}).get("cpu_model", "?")),
+    ("usable cores", lambda r: r.data.get("host", {}).get("usable_cores", "?")),
+    DEVICE_FACT,
+)
+
+
+def host_differences(runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS) -> list[str]:
+    """Facts that differ between labelled runs (by default, of the machine: their timings are then not
+    like for like)."""
+    found = []
+    for label, fact in facts:
+        by_value: dict[str, list[str]] = defaultdict(list)
+        for name, run in runs:
+            by_value[str(fact(run))].append(name)
+        if len(by_value) > 1:
+            found.append(f"{label}: " + "; ".join(f"{v} ({', '.join(rs)})" for v, rs in by_value.items()))
+    return found

@@ -1,0 +1,106 @@
+"""The metrics a stored result carries, as raw sample series, and its exact compiled facts.
+
+Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until
+Python regained control after the last step).  Per jitted function: cold *lower*
+and *compile* times.  Comparisons use the raw samples, never the stored summaries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis.groups import ComparisonGroup, choose_baseline
+from harness.analysis.metric_names import MetricKey
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, compare_samples
+from harness.store.results import StoredResult
+
+# The facts another engineer's HLO inspection records; shown first, in this order.
+KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed")
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    key: MetricKey
+    comparison: Comparison
+
+
+def sample_series(result: StoredResult) -> dict[MetricKey, list[float]]:
+    """Raw samples per metric, programs first (in the order the case lists them)."""
+    series: dict[MetricKey, list[float]] = {}
+    for name, record in result.data.get("programs", {}).items():
+        samples = record.get("samples") or []
+        if samples:
+            series[MetricKey(name, "wall")] = [s["wall_ns"] for s in samples]
+            series[MetricKey(name, "dispatch")] = [s["marks_ns"][-1] for s in samples]
+    for name, record in result.data.get("compiled", {}).items():
+        for kind in ("lower", "compile"):
+            values = record.get(f"{kind}_ns") or []
+            if values:
+                series[MetricKey(name, kind)] = list(values)
+    return series
+
+
+def union_keys(all_series: Iterable[dict[MetricKey, list[float]]]) -> list[MetricKey]:
+    """Every metric of several results, in order of first appearance."""
+    keys: dict[MetricKey, None] = {}
+    for series in all_series:
+        keys.update(dict.fromkeys(series))
+    return list(keys)
+
+
+def compare_runs(
+    baseline: StoredResult, candidate: StoredResult, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> tuple[list[MetricComparison], list[MetricKey], list[MetricKey]]:
+    """Every metric both runs have, compared; then the metrics only A, and only B, has."""
+    a, b = sample_series(baseline), sample_series(candidate)
+    compared = [MetricComparison(key, compare_samples(a[key], b[key], thresholds)) for key in a if key in b]
+    return compared, [k for k in a if k not in b], [k for k in b if k not in a]
+
+
+def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
+    """The optional exact facts of each compiled function's HLO, where the result has them."""
+    return {
+        name: record["hlo"]
+        for name, record in result.data.get("compiled", {}).items()
+        if isinstance(record.get("hlo"), dict)
+    }
+
+
+def hlo_fact_names(facts: Iterable[dict[str, Any]]) -> list[str]:
+    seen = dict.fromkeys(name for fact in facts for name in fact)
+    return [n for n in KNOWN_HLO_FACTS if n in seen] + [n for n in seen if n not in KNOWN_HLO_FACTS]
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """Every release of a comparison group against its baseline release, metric by metric."""
+
+    group: ComparisonGroup
+    baseline: str
+    baseline_reason: str
+    keys: list[MetricKey]
+    series: dict[str, dict[MetricKey, list[float]]]  # release → metric → raw samples
+    comparisons: dict[str, dict[MetricKey, Comparison]]  # release other than the baseline → ...
+
+    def verdicts(self) -> Counter[str]:
+        return Counter(c.verdict for by_key in self.comparisons.values() for c in by_key.values())
+
+    def noisy(self) -> int:
+        return sum(c.noisy for by_key in self.comparisons.values() for c in by_key.values())
+
+
+def compare_group(
+    group: ComparisonGroup, requested_baseline: str | None, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> GroupComparison:
+    baseline, reason = choose_baseline(group.releases, requested_baseline)
+    series = {run.release: sample_series(run) for run in group.runs}
+    base = series[baseline]
+    comparisons = {
+        release: {key: compare_samples(base[key], values, thresholds) for key, values in by_key.items() if key in base}
+        for release, by_key in series.items()
+        if release != baseline
+    }
+    return GroupComparison(group, baseline, reason, union_keys(series.values()), series, comparisons)

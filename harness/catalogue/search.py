@@ -1,0 +1,166 @@
+"""Search for the smallest size at which a case's claim fails (or holds).
+
+Hypothesis generates size points from the case's space (inside the budget) and
+shrinks a counterexample towards the smallest one.  Timing noise must not invent
+counterexamples: a point counts only when ``confirm`` further measurements agree,
+and every measurement is memoised so hypothesis's replays cannot turn flaky.
+The example database lives in the project (``.hypothesis/``, git-ignored), keyed
+by case and direction, so an interrupted search resumes where it left off.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, reject, settings
+from hypothesis import seed as fix_seed
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.sizes import Budget, SizePoint
+
+DATABASE_DIR = Path(".hypothesis") / "harness-search"
+
+# A measurement of a point: whether the claim held (None: no verdict, e.g. the run
+# failed) and what to show for it.
+Measure = Callable[[SizePoint], tuple[bool | None, str]]
+
+
+@dataclass
+class Measurement:
+    sizes: SizePoint
+    holds: bool | None
+    evidence: str
+
+
+@dataclass
+class SearchOutcome:
+    case: str
+    looking_for: str  # "fails" or "holds"
+    found: SizePoint | None
+    measurements: list[Measurement] = field(default_factory=list)
+    wall_s: float = 0.0
+    seed: int = 0
+    replay_blob: str | None = None
+    note: str = ""
+
+    def for_point(self, point: SizePoint) -> list[Measurement]:
+        return [m for m in self.measurements if m.sizes == point]
+
+
+class _Found(Exception):
+    """Raised inside the hypothesis test for a confirmed point; hypothesis shrinks it."""
+
+
+def search(
+    case: CaseInfo,
+    measure: Measure,
+    *,
+    budget: Budget,
+    want_holds: bool = False,
+    max_examples: int = 20,
+    confirm: int = 2,
+    seed: int = 0,
+    database_dir: Path | None = DATABASE_DIR,
+) -> SearchOutcome:
+
+    target = want_holds
+    outcome = SearchOutcome(case.name, "holds" if want_holds else "fails", None, seed=seed)
+    verdicts: dict[tuple[tuple[str, int], ...], bool | None] = {}
+
+    def measured(point: SizePoint) -> bool | None:
+        holds, evidence = measure(point)
+        outcome.measurements.append(Measurement(dict(point), holds, evidence))
+        return holds
+
+    def confirmed(point: SizePoint) -> bool | None:
+        key = tuple(sorted(point.items()))
+        if key not in verdicts:
+            first = measured(point)
+            if first is target:
+                # Re-measure before believing it: stop at the first disagreement.
+                agreeing = all(measured(point) is target for _ in range(confirm))
+                verdicts[key] = first if agreeing else None
+            else:
+                verdicts[key] = first
+        return verdicts[key]
+
+    database = DirectoryBasedExampleDatabase(str(database_dir)) if database_dir else None
+
+    @fix_seed(seed)
+    @settings(
+        max_examples=max_examples,
+        database=database,
+        deadline=None,
+        phases=[Phase.reuse, Phase.generate, Phase.shrink],
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=True,
+    )
+    @given(case.space.strategy(budget, log_spaced=False))
+    def claim_check(point: SizePoint) -> None:
+        verdict = confirmed(point)
+        if verdict is None:
+            reject()
+        if verdict is target:
+            raise _Found(point)
+
+    inner: Any = claim_check.hypothesis.inner_test
+    inner._hypothesis_internal_add_digest = f"{case.name}:{outcome.looking_for}".encode()
+    started = time.monotonic()
+    try:
+        claim_check()
+        outcome.note = f"no size within {max_examples} examples where the claim {outcome.looking_for}"
+    except _Found as found:
+        outcome.found = dict(found.args[0])
+        notes = getattr(found, "__notes__", [])
+        outcome.replay_blob = next((n.strip() for n in notes if "reproduce_failure" in n), None)
+    outcome.wall_s = time.monotonic() - started
+    return outcome
+
+
+def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
+    """Markdown summary of a search: the answer, how to replay it, every measurement."""
+
+    def sizes(point: SizePoint) -> str:
+        return " ".join(f"{k}={v}" for k, v in sorted(point.items()))
+
+    lines = [f"# Search: smallest size where `{outcome.case}`'s claim {outcome.looking_for}", ""]
+    lines.append(
+        f"jax {release} · profile {profile} · seed {outcome.seed} · "
+        f"{len(outcome.measurements)} measurements in {outcome.wall_s:.0f} s"
+    )
+    lines.append("")
+    if outcome.found is None:
+        lines += [f"**No such size found**: {outcome.note}.", ""]
+    else:
+        lines += [
+            f"**Smallest size found: {sizes(outcome.found)}** (confirmed by "
+            f"{len(outcome.for_point(outcome.found))} agreeing measurements).",
+            "",
+        ]
+        lines += [f"- {m.evidence}" for m in outcome.for_point(outcome.found)]
+        lines.append("")
+        flags = " ".join(f"--size {k}={v}" for k, v in sorted(outcome.found.items()))
+        lines += [
+            "To replay: run the same search again (the example database under `.hypothesis/` holds it), "
+            f"or measure the size directly with `run {flags}`."
+        ]
+        if outcome.replay_blob:
+            lines += ["", f"Hypothesis replay blob: `{outcome.replay_blob}`"]
+        lines.append("")
+    lines += [
+        "<details><summary>Every measurement, in order</summary>",
+        "",
+        "| # | sizes | claim | evidence |",
+        "|---|---|---|---|",
+    ]
+    for i, m in enumerate(outcome.measurements, start=1):
+        verdict = {True: "holds", False: "fails", None: "no verdict"}[m.holds]
+        lines.append(f"| {i} | {sizes(m.sizes)} | {verdict} | {m.evidence.replace('|', '/')} |")
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)

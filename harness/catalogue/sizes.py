@@ -1,0 +1,236 @@
+"""Problem sizes: the same on every release, and searchable with hypothesis.
+
+A case declares, as plain data, a size *space* (an inclusive integer range per
+size name), *anchor* points (the discussion's own configurations, scaled to the
+machine) and a *cost* (arithmetic expressions over the sizes giving bytes and
+flops).  From those this module plans the points to run:
+
+- ``quick`` runs the anchors; ``full`` adds points drawn by hypothesis from the
+  space, deterministically from ``seed`` (recorded in every result), so a sweep
+  over releases measures exactly the same sizes on each;
+- command-line sizes always win;
+- a point whose cost is over the budget is refused before anything is allocated.
+
+Hypothesis is imported inside the functions that use it: the noxfile validates
+command lines in nox's own environment, where it may not be installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import UsageError
+from harness.host.environment import meminfo_bytes
+
+SizePoint = dict[str, int]
+DEFAULT_SEED = 20241129
+FULL_DRAWS = 6
+DEFAULT_FLOPS_PER_CALL = 5e11  # a few seconds per sample on a 2-core machine
+
+_OPERATORS: dict[type, Callable[..., Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+    ast.USub: operator.neg,
+}
+
+
+def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
+    """Evaluate an arithmetic cost expression such as ``"4 * M * N * N"`` safely."""
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in sizes:
+                raise UsageError(f"cost expression {expression!r} uses unknown size {node.id}")
+            return sizes[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](walk(node.operand))
+        raise UsageError(f"cost expression {expression!r}: only numbers, sizes and + - * / // ** are allowed")
+
+    return float(walk(ast.parse(expression, mode="eval")))
+
+
+def available_memory_bytes() -> int | None:
+    available = meminfo_bytes("MemAvailable")
+    if available is not None:
+        return available
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+_UNITS = {
+    "": 1,
+    "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
+    "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}  # fmt: skip
+_QUANTITY = re.compile(r"(\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*([a-z]*)")
+
+
+def parse_quantity(text: str) -> float:
+    """``8GiB``, ``500M``, ``2e11``: a positive number with an optional decimal or binary unit."""
+    match = _QUANTITY.fullmatch(text.strip().lower())
+    if not match or match.group(2) not in _UNITS or float(match.group(1)) <= 0:
+        raise UsageError(f"malformed quantity {text!r}: expected e.g. 8GiB, 500M or 2e11")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Upper bounds on a case run's estimated cost; missing bounds are unlimited."""
+
+    limits: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def for_this_machine(cls, overrides: Sequence[str] = ()) -> Budget:
+        limits: dict[str, float] = {"flops": DEFAULT_FLOPS_PER_CALL}
+        memory = available_memory_bytes()
+        if memory:
+            limits["bytes"] = memory / 2  # leave room for XLA's temporaries and copies
+        for text in overrides:
+            kind, sep, value = text.partition("=")
+            aliases = {"memory": "bytes", "mem": "bytes", "bytes": "bytes", "flops": "flops"}
+            if not sep or kind not in aliases:
+                raise UsageError(f"malformed budget {text!r}: expected memory=8GiB or flops=2e11")
+            limits[aliases[kind]] = parse_quantity(value)
+        return cls(limits)
+
+    def refusal(self, cost: Mapping[str, float]) -> str | None:
+        """Why a point with this cost may not run, or None when it fits."""
+        for kind, limit in sorted(self.limits.items()):
+            if kind in cost and cost[kind] > limit:
+                return f"over budget: needs {format_quantity(kind, cost[kind])}, budget {format_quantity(kind, limit)}"
+        return None
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.limits)
+
+
+def format_quantity(kind: str, value: float) -> str:
+    if kind == "bytes":
+        for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+            if value >= scale:
+                return f"{value / scale:.3g} {unit}"
+        return f"{value:.0f} B"
+    return f"{value:.3g} {kind}"
+
+
+@dataclass(frozen=True)
+class SizeSpace:
+    ranges: dict[str, tuple[int, int]]
+    cost: dict[str, str] = field(default_factory=dict)
+
+    def fixed(self, values: Mapping[str, int]) -> SizeSpace:
+        """The sub-space with some sizes pinned, e.g. to search M at a given N."""
+        ranges = {name: (values[name], values[name]) if name in values else r for name, r in self.ranges.items()}
+        return SizeSpace(ranges, self.cost)
+
+    def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
+        return {kind: evaluate_cost(expression, point) for kind, expression in self.cost.items()}
+
+    def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:
+        """A hypothesis strategy of size dicts inside the ranges and the budget.
+
+        Drawing spreads points log-spaced over wide ranges; searching uses plain
+        integers so that shrinking reaches the exact smallest failing size.
+        """
+
+        from hypothesis import strategies as st
+
+        make = _log_integers if log_spaced else st.integers
+        points = st.fixed_dictionaries({name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())})
+        return points.filter(lambda point: budget.refusal(self.cost_of(point)) is None)
+
+
+LOG_STEPS = 1000
+
+
+def _log_integers(lo: int, hi: int) -> Any:
+    """Integers in [lo, hi]; log-spaced when the range spans more than a factor 16.
+
+    Sizes matter by order of magnitude, and hypothesis favours small values: a
+    log-spaced index spreads drawn points over the range while still shrinking
+    towards ``lo``.
+    """
+
+    from hypothesis import strategies as st
+
+    if lo <= 0 or hi / lo < 16:
+        return st.integers(lo, hi)
+    return st.integers(0, LOG_STEPS).map(lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS)))))
+
+
+def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:
+    """``count`` distinct points from the space, the same for the same seed in any process.
+
+    Hypothesis's generation is deterministic under ``@seed`` (and the exact hypothesis
+    version pinned by the harness), with no example database involved.
+    """
+
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as fix_seed
+
+    found: list[SizePoint] = []
+
+    @fix_seed(seed)
+    @settings(
+        max_examples=count * 20,
+        database=None,
+        phases=[Phase.generate],
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(space.strategy(budget))
+    def collect(point: SizePoint) -> None:
+        if point not in found and len(found) < count:
+            found.append(dict(point))
+
+    collect()
+    return found
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    sizes: SizePoint
+    source: str  # "anchor", "drawn", "explicit"
+    refusal: str | None = None
+
+
+def plan(
+    space: SizeSpace,
+    anchors: Sequence[SizePoint],
+    effort: str,
+    overrides: Mapping[str, int],
+    *,
+    seed: int,
+    budget: Budget,
+    draws: int = FULL_DRAWS,
+) -> list[PlannedPoint]:
+    points: list[tuple[SizePoint, str]] = [(dict(a), "anchor") for a in anchors]
+    if effort == "full" and space.ranges:
+        points += [(p, "drawn") for p in draw(space, budget, draws, seed)]
+    if overrides:
+        points = [({**p, **{k: v for k, v in overrides.items() if k in p}}, "explicit") for p, _ in points]
+    planned: list[PlannedPoint] = []
+    for point, source in points:
+        if any(p.sizes == point for p in planned):
+            continue
+        planned.append(PlannedPoint(point, source, budget.refusal(space.cost_of(point))))
+    return planned

@@ -1,0 +1,3 @@
+"""Continuous integration: the GitHub Actions matrix generated from nox's own session list
+(``python -m harness.ci.matrix``).
+"""

@@ -1,0 +1,174 @@
+"""What a result records of its environment: an allow-list, never a dump.
+
+``host_facts`` runs in the parent (no JAX import): package versions, Python, CPU,
+GPUs as nvidia-smi lists them, the machine id (``harness.host.machine``), allow-listed
+variables and the harness revision.  ``jax_facts`` runs in the child after the case
+imported JAX.  Every string leaving this module passes ``scrub``, which replaces the
+home directory and the hostname, so results and reports carry neither.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from harness.host import gpu, machine
+
+ALLOWED_PREFIXES = ("JAX_", "XLA_", "CUDA_", "TPU_", "NVIDIA_", "LIBTPU_")
+PACKAGES = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy")
+# The CUDA build of a release: JAX's plugin and PJRT wheels and the NVIDIA libraries they
+# pull in (runtime, cuDNN, cuBLAS, NCCL...), whatever CUDA major version their names carry.
+CUDA_PACKAGE = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|nvidia-.+)$")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def scrub(text: str) -> str:
+    home = os.path.expanduser("~")
+    if home and home != "/":
+        text = text.replace(home, "~")
+    host = socket.gethostname()
+    if host:
+        text = re.sub(rf"\b{re.escape(host)}\b", "<host>", text)
+    return text
+
+
+def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    source = os.environ if environ is None else environ
+    return {k: scrub(v) for k, v in sorted(source.items()) if k.startswith(ALLOWED_PREFIXES)}
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions | cuda_packages()
+
+
+def cuda_packages() -> dict[str, str]:
+    found = {}
+    for dist in metadata.distributions():
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if CUDA_PACKAGE.match(name):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def meminfo_bytes(field: str) -> int | None:
+    """A field of /proc/meminfo (``MemTotal``, ``MemAvailable``) in bytes; None off Linux."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def harness_revision(root: Path = REPO_ROOT) -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": "unknown", "dirty": None}
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status)}
+
+
+def host_facts() -> dict[str, Any]:
+    try:
+        usable_cores: int | None = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable_cores = os.cpu_count()
+    smi = gpu.query()
+    facts: dict[str, Any] = {
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "platform": f"{platform.system()}-{platform.machine()}",
+        "kernel": platform.release(),
+        "packages": package_versions(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "usable_cores": usable_cores,
+        "memory_total_bytes": meminfo_bytes("MemTotal"),
+        "gpus": [dict(g) for g in smi.gpus],
+        "variables": allowed_variables(),
+        "harness": harness_revision(),
+    }
+    facts["machine"] = machine_identity(smi)
+    return facts
+
+
+def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
+    """This machine's id (see harness.host.machine): what results from different machines are told apart by."""
+    smi = gpu.query() if smi is None else smi
+    names = [g.get("name", "?") for g in smi.gpus]
+    return machine.identify(machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names))
+
+
+def jax_facts() -> dict[str, Any]:
+    """Facts only a process that has initialised JAX can give."""
+    import jax
+
+    devices = jax.devices()
+    facts: dict[str, Any] = {
+        "jax_version": jax.__version__,
+        "backend": jax.default_backend(),
+        "device_count": len(devices),
+        "device_kinds": sorted({d.device_kind for d in devices}),
+        "platforms": sorted({d.platform for d in devices}),
+        "config": {},
+    }
+    for flag in ("jax_cpu_enable_async_dispatch", "jax_enable_x64", "jax_threefry_partitionable"):
+        try:
+            facts["config"][flag] = getattr(jax.config, flag)
+        except AttributeError:
+            continue
+    try:
+        info = jax.print_environment_info(return_string=True)
+        facts["environment_info"] = scrub(info or "")
+    except Exception as exc:  # reported, never fatal: it shells out to nvidia-smi
+        facts["environment_info"] = f"unavailable: {type(exc).__name__}"
+    if facts["backend"] == "gpu":
+        facts["gpu"] = _gpu_facts(devices)
+    return facts
+
+
+def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
+    """The GPUs JAX runs on, the driver and the CUDA libraries: what an NVIDIA bug report asks for first."""
+    smi = gpu.query()
+    # A CUDA device's "major.minor"; other GPU platforms have no such attribute.
+    capabilities = {str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")}
+    return {
+        "device_kinds": sorted({d.device_kind for d in devices}),
+        "compute_capabilities": sorted(capabilities),
+        "driver_versions": sorted({g.get("driver_version", "?") for g in smi.gpus}),
+        "cuda_driver": smi.cuda_driver,  # the newest CUDA the driver supports
+        "nvidia_smi": [dict(g) for g in smi.gpus] if not smi.failure else smi.failure,
+        "cuda_packages": cuda_packages(),  # the CUDA runtime, cuDNN, ... the release's wheels brought
+    }

@@ -1,0 +1,183 @@
+"""The process that runs one case at one size point and writes its payload.
+
+Started by ``harness.measure.runner`` with a fresh interpreter, so XLA flags from the
+profile apply from process start, and whatever the case does (raise, hang, abort,
+exhaust memory) cannot harm the sweep.  It writes one JSON payload to ``--out``;
+the parent decides the final status from that file and the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import resource
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from harness.host.environment import jax_facts, scrub
+from harness.measure import hlo, timing
+from harness.stats import summarize
+
+TRACEBACK_LINES = 25
+
+
+class Phases:
+    """Seconds spent in each phase of a case run, for the sweep benchmark's breakdown."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+
+class Skip(Exception):
+    """Raised inside the child when a case cannot run here (too few devices...)."""
+
+
+def load_case(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"cases.{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load case file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _case_jax(module: ModuleType) -> Any | None:
+    """JAX, when the case uses it (directly or through ``cases.compat``), else None.
+
+    Decided by the case's own imports, not by ``sys.modules``: a forked case process
+    has JAX imported by the forkserver even for a pure-Python case.
+    """
+    uses = any(
+        isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
+        for value in vars(module).values()
+    )
+    return sys.modules.get("jax") if uses else None
+
+
+def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
+    dispatch = summarize([s.dispatch_ns for s in prog.samples])
+    wall = summarize([s.wall_ns for s in prog.samples])
+    return {
+        "steps": prog.labels,
+        "warmup": prog.warmup,
+        "stopped_by": prog.stopped_by,
+        "first_call": {"marks_ns": prog.first_call.marks_ns, "wall_ns": prog.first_call.wall_ns},
+        "samples": [{"marks_ns": s.marks_ns, "wall_ns": s.wall_ns} for s in prog.samples],
+        "summary": {"dispatch_ns": dispatch.as_dict(), "wall_ns": wall.as_dict()},
+    }
+
+
+def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """The view a case's ``verdict`` sees.
+
+    Per program: median dispatch, wall and step marks, and the cold first call; per
+    compiled function (as ``"compiled:<name>"``): median lower and compile times.
+    """
+    view: dict[str, dict[str, float]] = {}
+    for name, record in compiled.items():
+        view[f"compiled:{name}"] = {key: summarize(record[key]).median for key in ("lower_ns", "compile_ns")}
+    for name, record in programs.items():
+        entry = {key: record["summary"][key]["median"] for key in ("dispatch_ns", "wall_ns")}
+        for i, label in enumerate(record["steps"]):
+            entry[f"mark:{label}"] = summarize([s["marks_ns"][i] for s in record["samples"]]).median
+        entry["first_call_ns"] = record["first_call"]["wall_ns"]
+        view[name] = entry
+    return view
+
+
+def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> dict[str, Any]:
+    needed = int(getattr(module, "MIN_DEVICES", 1))
+    jax = _case_jax(module)
+    if jax is not None:
+        with phase("backend"):
+            found = jax.device_count()
+        if found < needed:
+            raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
+    block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
+    clear_caches = getattr(jax, "clear_caches", None)
+    payload: dict[str, Any] = {"programs": {}, "compiled": {}}
+    if hasattr(module, "compiled"):
+        with phase("build"):
+            targets = module.compiled(**sizes)
+        with phase("compile"):
+            for name, (jitted, args) in targets.items():
+                compile_timing, executable = timing.time_compile(
+                    jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
+                )
+                payload["compiled"][name] = {
+                    "lower_ns": compile_timing.lower_ns,
+                    "compile_ns": compile_timing.compile_ns,
+                    "hlo": hlo.facts(executable),
+                }
+    with phase("build"):
+        programs = module.programs(**sizes)
+    for name, steps in programs.items():
+        with phase("measure"):
+            prog = timing.time_program_with(steps, block, settings)
+        payload["programs"][name] = program_record(prog)
+    if hasattr(module, "facts"):
+        payload["facts"] = module.facts(**sizes)
+    holds, evidence = module.verdict(medians(payload["programs"], payload["compiled"]))
+    payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
+    return payload
+
+
+def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+    phase = Phases()
+    try:
+        with phase("import"):
+            module = load_case(case_file)
+        payload = execute(module, sizes, settings, phase)
+        payload["status"] = "ok"
+    except Skip as exc:
+        payload = {"status": "skipped", "detail": str(exc)}
+    except Exception as exc:
+        compat = sys.modules.get("cases.compat")
+        if compat is not None and isinstance(exc, compat.Unsupported):
+            payload = {"status": "skipped", "detail": str(exc)}
+        else:
+            lines = traceback.format_exc().strip().splitlines()
+            payload = {"status": "failed", "detail": scrub("\n".join(lines[-TRACEBACK_LINES:]))}
+    if "jax" in sys.modules:
+        with phase("facts"):
+            try:
+                payload["jax"] = jax_facts()
+            except Exception as exc:  # the case's own failure is the news, not this
+                payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
+        if "claim" in payload:  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+            payload["claim"]["backend"] = payload["jax"].get("backend", "unknown")
+    payload["phases_s"] = {name: round(seconds, 4) for name, seconds in phase.seconds.items()}
+    payload["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.measure.child")
+    parser.add_argument("--case-file", type=Path, required=True)
+    parser.add_argument("--sizes", type=json.loads, required=True)
+    parser.add_argument("--settings", type=json.loads, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    payload = run(args.case_file, args.sizes, args.settings)
+    args.out.write_text(json.dumps(payload))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Find the release that changed it: bisection over an ordered run of releases, and a full sweep.
+
+``bisect`` judges the two endpoints first (the good one must be good, the bad one
+bad), then halves the range between the last good and the first bad release until
+they are neighbours, as ``git bisect`` does.  A release that cannot be judged
+(skipped or inconclusive) is set aside like ``git bisect skip``: the release nearest
+the middle among the rest is probed instead, and if only set-aside releases remain
+between the two, the answer names them as where the change may lie.  For n
+releases that is about ⌈log2 n⌉ + 2 probes.
+
+Bisection assumes one change.  ``sweep`` measures every release and reports each
+step between consecutive releases, so a second change (or one that was undone)
+shows up.  Both take their measurements through callables, so the search logic is
+tested with fake ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metrics import MetricKey, sample_series, union_keys
+from harness.analysis.significance import FASTER, SLOWER, Comparison, Thresholds, compare_samples
+from harness.releases.judge import BAD, GOOD, Judgement
+from harness.releases.probes import Measure, Measurement
+
+Judge = Callable[[str], Judgement]
+
+
+def expected_probes(releases: int) -> int:
+    """⌈log2 n⌉ + 2: both endpoints, then halving the n - 1 gaps between n releases."""
+    return math.ceil(math.log2(releases)) + 2 if releases > 1 else releases
+
+
+@dataclass
+class BisectOutcome:
+    releases: list[str]  # the whole range, good endpoint first
+    probes: list[Judgement] = field(default_factory=list)  # in the order probed
+    last_good: str | None = None
+    first_bad: str | None = None
+    stopped: str = ""  # why there is no answer
+
+    @property
+    def found(self) -> bool:
+        return self.first_bad is not None
+
+    def set_aside(self) -> list[Judgement]:
+        """Releases probed but not judged good or bad (skipped or inconclusive), in range order."""
+        found = [p for p in self.probes if p.verdict not in (GOOD, BAD)]
+        return sorted(found, key=lambda p: self.releases.index(p.release))
+
+    def between(self) -> list[str]:
+        """Releases between the last good and the first bad one: where else the change may lie."""
+        if not self.found or self.last_good is None or self.first_bad is None:
+            return []
+        return self.releases[self.releases.index(self.last_good) + 1 : self.releases.index(self.first_bad)]
+
+    def answer(self) -> str:
+        if not self.found:
+            return f"no answer: {self.stopped}"
+        text = f"first bad {self.first_bad}, last good {self.last_good}"
+        if self.between():
+            text += f"; {', '.join(self.between())} between them could not be judged, so the change is in one of " + (
+                ", ".join([*self.between(), str(self.first_bad)])
+            )
+        return text
+
+
+def bisect(releases: Sequence[str], judge: Judge) -> BisectOutcome:
+    found = BisectOutcome(list(releases))
+    if len(releases) < 2:
+        found.stopped = "a bisection needs two releases"
+        return found
+
+    def probe(index: int) -> Judgement:
+        judged = judge(releases[index])
+        found.probes.append(judged)
+        return judged
+
+    first = probe(0)
+    if first.verdict != GOOD:
+        found.stopped = f"the good endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
+        return found
+    last = probe(len(releases) - 1)
+    if last.verdict != BAD:
+        found.stopped = f"the bad endpoint {releases[-1]} is not bad ({last.verdict}: {last.reason})"
+        return found
+    good, bad = 0, len(releases) - 1
+    set_aside: set[int] = set()
+    while True:
+        candidates = [i for i in range(good + 1, bad) if i not in set_aside]
+        if not candidates:
+            break
+        middle = (good + bad) / 2
+        index = min(candidates, key=lambda i: (abs(i - middle), i))
+        verdict = probe(index).verdict
+        if verdict == GOOD:
+            good = index
+        elif verdict == BAD:
+            bad = index
+        else:
+            set_aside.add(index)
+    found.last_good, found.first_bad = releases[good], releases[bad]
+    return found
+
+
+CLAIM = "claim"
+
+
+@dataclass(frozen=True)
+class Step:
+    """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
+
+    metric: str  # a metric name, or CLAIM
+    before: str
+    after: str
+    change: str  # SLOWER or FASTER, or "holds → does not hold"
+    comparison: Comparison | None = None
+
+
+@dataclass
+class SweepOutcome:
+    releases: list[str]
+    measurements: list[Measurement]
+    metrics: list[MetricKey]
+    with_claim: bool
+    # (metric name, release) → that release against the previous release that ran ok
+    comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
+    steps: list[Step] = field(default_factory=list)
+
+    def ok(self) -> list[Measurement]:
+        return [m for m in self.measurements if m.result is not None and m.result.status == "ok"]
+
+    def not_ok(self) -> list[Measurement]:
+        return [m for m in self.measurements if m not in self.ok()]
+
+
+def sweep(
+    releases: Sequence[str],
+    measure: Measure,
+    *,
+    metrics: Sequence[MetricKey] | None,
+    with_claim: bool,
+    thresholds: Thresholds,
+    progress: Callable[[str], None] = lambda line: None,
+) -> SweepOutcome:
+    """Measure every release; ``metrics`` None means every metric the results have."""
+    measurements = []
+    for number, release in enumerate(releases, start=1):
+        progress(f"[sweep] ({number}/{len(releases)}) jax {release}")
+        measurements.append(measure(release, False))
+    found = SweepOutcome(list(releases), measurements, [], with_claim)
+    ok = found.ok()
+    series = [sample_series(m.result) for m in ok if m.result is not None]
+    found.metrics = list(metrics) if metrics is not None else union_keys(series)
+    for i in range(1, len(ok)):
+        before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+        for key in found.metrics:
+            if key not in a or key not in b:
+                continue
+            comparison = compare_samples(a[key], b[key], thresholds)
+            found.comparisons[(key.metric_name, after.release)] = comparison
+            if comparison.verdict in (SLOWER, FASTER):
+                found.steps.append(Step(key.metric_name, before.release, after.release, comparison.verdict, comparison))
+        if with_claim and before.result is not None and after.result is not None:
+            was, now = outcome(before.result), outcome(after.result)
+            if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
+                found.steps.append(Step(CLAIM, before.release, after.release, f"{was} → {now}"))
+    return found

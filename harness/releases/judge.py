@@ -1,0 +1,205 @@
+"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing.
+
+The *good* endpoint shows the old behaviour, the *bad* one the new.  With a metric,
+the endpoints must differ significantly (``compare.compare_samples``: ratio beyond
+the factor and Mann–Whitney p below alpha); that difference's direction (slower or
+faster) is the change sought.  A probed release is
+
+- **bad** when it differs significantly from the good endpoint in that direction and
+  not significantly from the bad endpoint towards the good one;
+- **good** when it differs significantly from the bad endpoint towards the good one
+  and not from the good endpoint in the change's direction;
+- otherwise ambiguous (like neither, or significantly unlike both: a partial or a
+  second change): it is measured once more with twice the samples, and if still
+  ambiguous it is **inconclusive**, which the search treats like a release that
+  cannot run (**skipped**).
+
+With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
+differ, and a release is good or bad by which one it shares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metrics import MetricKey, sample_series
+from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, Comparison, Thresholds, compare_samples
+from harness.errors import UsageError
+from harness.releases.probes import Measure, Measurement
+from harness.store.results import StoredResult
+from harness.units import format_p, format_ratio
+
+GOOD = "good"
+BAD = "bad"
+SKIPPED = "skipped"  # no result to judge: not installable, or the run did not finish ok
+AMBIGUOUS = INCONCLUSIVE  # ran, but the statistics say neither good nor bad
+OPPOSITE = {SLOWER: FASTER, FASTER: SLOWER}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    release: str
+    verdict: str  # GOOD, BAD, SKIPPED or AMBIGUOUS
+    reason: str
+    note: str = ""  # where the result came from
+    result: StoredResult | None = None
+    vs_good: Comparison | None = None  # this release's samples against the good endpoint's
+    vs_bad: Comparison | None = None
+    claim: str | None = None  # the claim outcome, with --claim
+
+
+def metric_names(result: StoredResult) -> list[str]:
+    return [key.metric_name for key in sample_series(result)]
+
+
+def _usable(measurement: Measurement) -> str | None:
+    """Why a measurement cannot be judged, or None."""
+    result = measurement.result
+    if result is None:
+        return measurement.note
+    if result.status != "ok":
+        detail = str(result.data.get("detail", "")).strip().splitlines()
+        return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")
+    return None
+
+
+def _describe(comparison: Comparison) -> str:
+    return f"{format_ratio(comparison.ratio)}, p={format_p(comparison.p_value)}, {comparison.verdict}"
+
+
+class Judge:
+    """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
+
+    def __init__(self, measure: Measure, good: str, bad: str, metric: MetricKey | None, thresholds: Thresholds) -> None:
+        self.measure = measure
+        self.good, self.bad = good, bad
+        self.metric = metric
+        self.thresholds = thresholds
+        self.good_result: StoredResult | None = None
+        self.bad_result: StoredResult | None = None
+        self.direction: str | None = None  # SLOWER or FASTER, once the endpoints are known to differ
+
+    def __call__(self, release: str) -> Judgement:
+        measurement = self.measure(release, False)
+        problem, result = _usable(measurement), measurement.result
+        if problem or result is None:
+            return Judgement(release, SKIPPED, problem or measurement.note, measurement.note, result)
+        if release == self.good:
+            return self._good_endpoint(measurement)
+        if self.good_result is None:
+            raise ValueError("the good endpoint must be judged before any other release")
+        if self.metric is not None and self.metric not in sample_series(result):
+            return Judgement(release, SKIPPED, f"its result has no {self.metric.metric_name}", measurement.note, result)
+        if release == self.bad:
+            return self._bad_endpoint(measurement)
+        if self.bad_result is None:
+            raise ValueError("the bad endpoint must be judged before the releases between them")
+        if self.metric is None:
+            return self._by_claim(measurement)
+        judged = self._by_metric(measurement)
+        if judged.verdict != AMBIGUOUS:
+            return judged
+        again = self.measure(release, True)
+        if _usable(again):
+            return judged
+        second = self._by_metric(again)
+        if second.verdict == AMBIGUOUS:
+            reason = f"{second.reason}; the same after measuring again with twice the samples"
+        else:  # the first look stays in the evidence: it says how noisy this machine was
+            reason = (
+                f"{second.reason}; on a second look with twice the samples, the first being ambiguous: {judged.reason}"
+            )
+        return dataclasses.replace(second, reason=reason)
+
+    def samples(self, result: StoredResult) -> list[float]:
+        assert self.metric is not None
+        series = sample_series(result)
+        if self.metric not in series:
+            raise UsageError(
+                f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
+                f"{', '.join(metric_names(result)) or 'none'}"
+            )
+        return series[self.metric]
+
+    def _good_endpoint(self, measurement: Measurement) -> Judgement:
+        result = measurement.result
+        assert result is not None
+        self.good_result = result
+        if self.metric is not None:
+            self.samples(result)  # an unknown metric is refused before anything else is measured
+        claim = outcome(result) if self.metric is None else None
+        if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
+            return Judgement(self.good, SKIPPED, f"no claim verdict ({claim})", measurement.note, result)
+        return Judgement(self.good, GOOD, "the good endpoint", measurement.note, result, claim=claim)
+
+    def _bad_endpoint(self, measurement: Measurement) -> Judgement:
+        result = measurement.result
+        assert result is not None and self.good_result is not None
+        self.bad_result = result
+        if self.metric is None:
+            before, after = outcome(self.good_result), outcome(result)
+            if after not in (HOLDS, DOES_NOT_HOLD):
+                return Judgement(self.bad, SKIPPED, f"no claim verdict ({after})", measurement.note, result)
+            if after == before:
+                return Judgement(
+                    self.bad, AMBIGUOUS, f"the claim {after} here as on the good endpoint: no change to find",
+                    measurement.note, result, claim=after,
+                )  # fmt: skip
+            return Judgement(
+                self.bad, BAD, f"the claim {after} here, {before} on the good endpoint", measurement.note, result,
+                claim=after,
+            )  # fmt: skip
+        change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
+        if change.verdict == INCONCLUSIVE:  # the ratio passes the factor, the samples are too few: take more
+            self.good_result = self._again(self.good, self.good_result)
+            self.bad_result = result = self._again(self.bad, result)
+            change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
+        if change.verdict not in OPPOSITE:
+            return Judgement(
+                self.bad, AMBIGUOUS,
+                f"not significantly different from the good endpoint ({_describe(change)}): no change to find",
+                measurement.note, result, vs_good=change,
+            )  # fmt: skip
+        self.direction = change.verdict
+        return Judgement(
+            self.bad, BAD, f"{change.verdict} than the good endpoint ({_describe(change)})", measurement.note, result,
+            vs_good=change,
+        )  # fmt: skip
+
+    def _again(self, release: str, current: StoredResult) -> StoredResult:
+        again = self.measure(release, True)
+        return current if _usable(again) or again.result is None else again.result
+
+    def _by_claim(self, measurement: Measurement) -> Judgement:
+        assert measurement.result is not None and self.good_result is not None
+        found = outcome(measurement.result)
+        if found not in (HOLDS, DOES_NOT_HOLD):
+            return Judgement(measurement.release, SKIPPED, f"no claim verdict ({found})", measurement.note)
+        verdict = GOOD if found == outcome(self.good_result) else BAD
+        return Judgement(
+            measurement.release, verdict, f"the claim {found}, as on the {verdict} endpoint", measurement.note,
+            measurement.result, claim=found,
+        )  # fmt: skip
+
+    def _by_metric(self, measurement: Measurement) -> Judgement:
+        assert measurement.result is not None and self.good_result is not None and self.bad_result is not None
+        assert self.direction is not None
+        samples = self.samples(measurement.result)
+        vs_good = compare_samples(self.samples(self.good_result), samples, self.thresholds)
+        vs_bad = compare_samples(self.samples(self.bad_result), samples, self.thresholds)
+        like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
+        like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
+        evidence = f"against good {_describe(vs_good)}; against bad {_describe(vs_bad)}"
+        if like_bad and not like_good:
+            verdict, reason = BAD, f"{self.direction} than the good endpoint, not back towards it ({evidence})"
+        elif like_good and not like_bad:
+            verdict, reason = GOOD, f"unlike the bad endpoint, not {self.direction} than the good one ({evidence})"
+        elif like_bad:
+            verdict, reason = AMBIGUOUS, f"significantly unlike both endpoints: a partial or second change ({evidence})"
+        else:
+            verdict, reason = AMBIGUOUS, f"not significantly unlike either endpoint ({evidence})"
+        return Judgement(
+            measurement.release, verdict, reason, measurement.note, measurement.result, vs_good=vs_good, vs_bad=vs_bad
+        )

@@ -1,0 +1,86 @@
+"""Measure one case at fixed sizes on one jax release, or reuse what the results folder holds.
+
+A probe first looks for a stored result of the cell (case, release, profile, sizes);
+only when there is none does it install the release into its cached venv and run
+``python -m harness run`` there, which stores the result as any sweep does (same
+child process, same measurement lock).  A release that cannot be installed has no
+result: the search skips it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.host.environment import machine_identity
+from harness.releases import venvs
+from harness.releases.venvs import ReleaseEnv
+from harness.store.results import StoredResult, newest_result
+
+
+@dataclass(frozen=True)
+class Measurement:
+    release: str
+    result: StoredResult | None  # None: no result (the release could not be installed or run)
+    note: str  # where the result came from, or why there is none
+
+
+# (release, again) → the release's result; ``again``: measure anew, with more samples.
+Measure = Callable[[str, bool], Measurement]
+
+
+@dataclass
+class ReleaseProber:
+    """Results of one case at one set of sizes under one profile, release by release."""
+
+    envs: dict[str, ReleaseEnv]
+    case: str
+    sizes: dict[str, int]
+    profile: str
+    results_dir: Path
+    run_options: Sequence[str]  # passed on to ``harness run``: --warmup, --timeout
+    repeats: int
+    max_seconds: float
+    progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
+    # Only results measured here are reused: timings from another machine do not compare.
+    machine: str = field(default_factory=lambda: machine_identity()["id"])
+
+    def stored(self, release: str) -> StoredResult | None:
+        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
+
+    def __call__(self, release: str, again: bool = False) -> Measurement:
+        if not again:
+            found = self.stored(release)
+            if found is not None:
+                return Measurement(release, found, f"stored result reused ({found.path.name})")
+        env = self.envs[release]
+        started = time.monotonic()
+        self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
+        problem = venvs.ensure(env)
+        if problem:
+            return Measurement(release, None, f"could not be installed: {problem}")
+        # Measuring again doubles the samples (and the time allowed for them), so that a second
+        # look can settle what the first could not.
+        factor = 2 if again else 1
+        extra = ["--repeats", str(factor * self.repeats), "--max-seconds", str(factor * self.max_seconds)]
+        extra += ["--force"] if again else []
+        command = [
+            str(env.interpreter), "-m", "harness", "run",
+            "--case", self.case,
+            "--profile", self.profile,
+            "--results", str(self.results_dir.resolve()),
+            *(f"--size={k}={v}" for k, v in self.sizes.items()),
+            *self.run_options,
+            *extra,
+        ]  # fmt: skip
+        done = subprocess.run(command, cwd=venvs.REPO, check=False)
+        found = self.stored(release)
+        seconds = time.monotonic() - started
+        if found is None:
+            return Measurement(release, None, f"harness run stored no result (exit code {done.returncode})")
+        how = "measured again with twice the samples" if again else "measured"
+        return Measurement(release, found, f"{how} in {seconds:.0f} s (install included)")

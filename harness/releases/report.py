@@ -1,0 +1,305 @@
+"""Bisect and sweep answers as text for the terminal, markdown for reports/, and JSON for issue drafts.
+
+The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
+known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.analysis.claims import outcome
+from harness.analysis.metrics import MetricKey, sample_series
+from harness.analysis.significance import Comparison, Thresholds
+from harness.releases.bisection import BisectOutcome, Step, SweepOutcome, expected_probes
+from harness.releases.judge import Judgement
+from harness.render.tables import format_interval, markdown_table, rule_text, text_table
+from harness.store.results import StoredResult
+from harness.units import format_ns, format_p, format_ratio, sizes_text
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What was searched: the same for every release probed."""
+
+    case: str
+    sizes: dict[str, int]
+    profile: str
+    metric: MetricKey | None  # None: by the claim
+    jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
+    thresholds: Thresholds
+    wall_s: float
+    every_metric: bool = False  # a sweep without --metric or --claim
+
+    def criterion(self) -> str:
+        if self.metric:
+            return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        return "every metric and the claim" if self.every_metric else "the case's claim"
+
+    def header(self) -> str:
+        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion()}"
+
+
+CLASSIFICATION = (
+    "A probe is *bad* when it is significantly different from the good endpoint in the direction the bad endpoint "
+    "differs, and not significantly different from the bad endpoint back towards the good one; *good* the other way "
+    "round; otherwise it is measured once more with twice the samples and, if still ambiguous, *inconclusive*. "
+    "Inconclusive and skipped releases (not installable, or not ok) are set aside, as `git bisect skip` does."
+)
+
+
+def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
+    """The median of the metric's raw samples, as the comparisons compute it."""
+    if result is None or result.status != "ok" or metric is None:
+        return None
+    values = sample_series(result).get(metric)
+    return statistics.median(values) if values else None
+
+
+DRIFT = (
+    "Each release is a separate run: load on the machine that differs between runs is a step too (see "
+    "benchmarks/aa_test.py), so read a step with its size and with the metrics that move with it."
+)
+
+
+def _median(result: StoredResult | None, metric: MetricKey | None) -> str:
+    value = median_ns(result, metric)
+    return "–" if value is None else format_ns(value)
+
+
+def _against(comparison: Comparison | None) -> str:
+    if comparison is None:
+        return "–"
+    return (
+        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
+        f"{comparison.verdict}"
+    )
+
+
+def _claim_evidence(judged: Judgement) -> str:
+    claim = judged.result.data.get("claim") if judged.result is not None else None
+    return str(claim["evidence"]) if claim else judged.reason
+
+
+def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
+    numbered = [
+        [str(i), j.release, setting.jaxlib.get(j.release, "?"), j.verdict] for i, j in enumerate(found.probes, 1)
+    ]
+    if setting.metric is None:
+        headers = ["#", "jax", "jaxlib", "verdict", "claim", "evidence", "source"]
+        rows = [
+            [*row, j.claim or "–", _claim_evidence(j), j.note] for row, j in zip(numbered, found.probes, strict=True)
+        ]
+        return headers, rows
+    headers = ["#", "jax", "jaxlib", "verdict", "median", "vs good endpoint", "vs bad endpoint", "why", "source"]
+    rows = [
+        [*row, _median(j.result, setting.metric), _against(j.vs_good), _against(j.vs_bad), j.reason, j.note]
+        for row, j in zip(numbered, found.probes, strict=True)
+    ]
+    return headers, rows
+
+
+def _count_line(found: BisectOutcome, setting: Setting) -> str:
+    n = len(found.releases)
+    return (
+        f"{n} releases in the range ({', '.join(found.releases)}); {len(found.probes)} probes "
+        f"(⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change; set-aside releases add probes); "
+        f"wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def bisect_text(found: BisectOutcome, setting: Setting) -> str:
+    headers, rows = _probe_rows(found, setting)
+    return (
+        "\n".join(
+            [
+                f"Bisect: {setting.header()}",
+                _count_line(found, setting),
+                "",
+                text_table(rows, headers),
+                "",
+                f"Answer: {found.answer()}",
+            ]
+        )
+        + "\n"
+    )
+
+
+def bisect_markdown(found: BisectOutcome, setting: Setting) -> str:
+    headers, rows = _probe_rows(found, setting)
+    probed = {j.release: j for j in found.probes}
+    span = [[r, setting.jaxlib.get(r, "?"), probed[r].verdict if r in probed else "not probed"] for r in found.releases]
+    headline = (
+        f"**First bad: jax {found.first_bad} · last good: jax {found.last_good}**"
+        if found.found
+        else f"**No answer**: {found.stopped}"
+    )
+    lines = [
+        f"# Bisect: {setting.case}",
+        "",
+        headline,
+        "",
+        f"- {setting.header()}",
+        f"- good endpoint {found.releases[0]}, bad endpoint {found.releases[-1]}",
+        f"- {_count_line(found, setting)}",
+        f"- answer: {found.answer()}",
+        "",
+        "## Evidence, in the order probed",
+        "",
+        markdown_table(rows, headers),
+        "",
+        rule_text(setting.thresholds) + (" " + CLASSIFICATION if setting.metric else ""),
+        "",
+        "## The range",
+        "",
+        markdown_table(span, ["jax", "jaxlib", "verdict"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
+    if comparison is None:
+        return None
+
+    def number(value: float) -> float | None:
+        return None if math.isnan(value) else value
+
+    return {
+        "ratio": number(comparison.ratio),
+        "ci_low": number(comparison.ci_low),
+        "ci_high": number(comparison.ci_high),
+        "p_value": number(comparison.p_value),
+        "verdict": comparison.verdict,
+        "median_baseline_ns": comparison.baseline.median,
+        "median_ns": comparison.candidate.median,
+        "flags": list(comparison.flags),
+    }
+
+
+def bisect_json(found: BisectOutcome, setting: Setting) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "case": setting.case,
+        "sizes": setting.sizes,
+        "profile": setting.profile,
+        "criterion": "metric" if setting.metric else "claim",
+        "metric": setting.metric.metric_name if setting.metric else None,
+        "good": found.releases[0],
+        "bad": found.releases[-1],
+        "releases": found.releases,
+        "answer": found.answer(),
+    }
+    if found.found:
+        data.update(last_good=found.last_good, first_bad=found.first_bad, untested_between=found.between())
+    data.update(
+        probe_count=len(found.probes),
+        expected_probes=expected_probes(len(found.releases)),
+        wall_s=round(setting.wall_s, 1),
+        thresholds={"factor": setting.thresholds.factor, "alpha": setting.thresholds.alpha},
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        probes=[
+            {
+                "release": j.release,
+                "jaxlib": setting.jaxlib.get(j.release),
+                "verdict": j.verdict,
+                "reason": j.reason,
+                "source": j.note,
+                "result": j.result.path.name if j.result is not None else None,
+                "claim": j.claim,
+                "median_ns": median_ns(j.result, setting.metric),
+                "vs_good": _comparison_json(j.vs_good),
+                "vs_bad": _comparison_json(j.vs_bad),
+            }
+            for j in found.probes
+        ],
+    )
+    return data
+
+
+def _steps_lines(found: SweepOutcome) -> list[str]:
+    if not found.steps:
+        return ["No significant step between consecutive releases."]
+    lines = []
+    for step in found.steps:
+        detail = f" {_against(step.comparison)}" if step.comparison else ""
+        lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
+    changed: dict[str, list[Step]] = {}
+    for step in found.steps:
+        changed.setdefault(step.metric, []).append(step)
+    several = [name for name, steps in changed.items() if len(steps) > 1]
+    if several:
+        lines += [
+            "",
+            f"More than one step in {', '.join(several)}: a bisection between the endpoints would report only one.",
+        ]
+    return lines
+
+
+def _release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
+    rows = []
+    for m in found.measurements:
+        status = m.result.status if m.result is not None else "not installed"
+        claim = outcome(m.result) if m.result is not None else "–"
+        rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, claim, m.note])
+    return rows
+
+
+def _metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
+    rows = []
+    for m in found.ok():
+        rows.append([m.release, _median(m.result, key), _against(found.comparisons.get((key.metric_name, m.release)))])
+    return rows
+
+
+def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
+    return (
+        f"{len(found.releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def sweep_text(found: SweepOutcome, setting: Setting) -> str:
+    lines = [
+        f"Sweep: {setting.header()}",
+        _sweep_count_line(found, setting),
+        "",
+        text_table(_release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        "",
+        "Steps (each release against the previous one that ran ok):",
+        DRIFT,
+        *_steps_lines(found),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
+    lines = [
+        f"# Sweep: {setting.case}, jax {found.releases[0]} → {found.releases[-1]}",
+        "",
+        f"- {setting.header()}",
+        f"- {_sweep_count_line(found, setting)}",
+        "",
+        "## Steps",
+        "",
+        "Each release against the previous one that ran ok. " + DRIFT,
+        "",
+        *_steps_lines(found),
+        "",
+        "## Releases",
+        "",
+        markdown_table(_release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        "",
+    ]
+    for key in found.metrics:
+        lines += [
+            f"### {key.metric_name} · {key.label()}",
+            "",
+            markdown_table(_metric_rows(found, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
+            "",
+        ]
+    lines += [rule_text(setting.thresholds), ""]
+    return "\n".join(lines)

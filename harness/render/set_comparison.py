@@ -1,0 +1,48 @@
+"""The ``compare`` command's output: the comparison of two result sets as terminal text and as markdown."""
+
+from __future__ import annotations
+
+from harness.analysis.set_comparison import Pair, SetComparison
+from harness.render.tables import STATISTICS_HEADERS, markdown_table, rule_text, statistics_cells, text_table
+
+
+def _rows(pair: Pair, markdown: bool) -> list[list[str]]:
+    return [[m.key.label(), *statistics_cells(m.comparison, markdown)] for m in pair.metrics]
+
+
+def render_text(comparison: SetComparison) -> str:
+    lines = [f"A: {comparison.a.describe()}", f"B: {comparison.b.describe()}", "", rule_text(comparison.thresholds), ""]
+    for pair in comparison.pairs:
+        lines += [pair.title(), *(f"  note: {n}" for n in pair.notes)]
+        lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
+    if comparison.not_compared:
+        lines += ["Not compared:", *(f"  - {n}" for n in comparison.not_compared), ""]
+    lines.append(comparison.summary())
+    worse = comparison.worse()
+    lines.append("Worse in B: " + "; ".join(worse) if worse else "Nothing got significantly worse in B.")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(comparison: SetComparison) -> str:
+    lines = [
+        "# Comparison of two result sets",
+        "",
+        f"- **A**: `{comparison.a.describe()}`",
+        f"- **B**: `{comparison.b.describe()}`",
+        "",
+        rule_text(comparison.thresholds),
+        "",
+    ]
+    for pair in comparison.pairs:
+        lines += [f"## {pair.title()}", ""]
+        lines += [f"> {n}" for n in pair.notes] + ([""] if pair.notes else [])
+        lines += [markdown_table(_rows(pair, markdown=True), ["metric", *STATISTICS_HEADERS]), ""]
+    if comparison.broken or comparison.not_compared:
+        lines += ["## Not compared", ""]
+        lines += [f"- **broken in B**: {n}" for n in comparison.broken]
+        lines += [f"- {n}" for n in comparison.not_compared]
+        lines.append("")
+    worse = comparison.worse()
+    lines += [comparison.summary(), ""]
+    lines += [f"**Worse in B**: {'; '.join(worse)}" if worse else "Nothing got significantly worse in B.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""Text for comparisons and GitHub-flavoured markdown tables.  Pure functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, Comparison, Thresholds
+from harness.units import format_ns, format_p, format_ratio
+
+NOISY_MARK = "⚠"
+VERDICT_TEXT = {SLOWER: "**slower**", FASTER: "faster", INCONCLUSIVE: "inconclusive"}
+
+
+def format_interval(comparison: Comparison) -> str:
+    if math.isnan(comparison.ci_low):
+        return "n/a"
+    return f"{comparison.ci_low:.3g}–{comparison.ci_high:.3g}"
+
+
+def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
+    text = VERDICT_TEXT.get(comparison.verdict, comparison.verdict) if markdown else comparison.verdict
+    return f"{text} {NOISY_MARK}" if comparison.noisy else text
+
+
+def comparison_cell(comparison: Comparison) -> str:
+    """One release's cell in a metric × release table: median, ratio, interval, verdict."""
+    return (
+        f"{format_ns(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
+        f"[{format_interval(comparison)}] {verdict_text(comparison)}"
+    )
+
+
+STATISTICS_HEADERS = ["n A/B", "median A", "median B", "ratio B/A", "interval", "p", "verdict", "caveats"]
+
+
+def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]:
+    """The full statistics of one comparison, as table cells under STATISTICS_HEADERS."""
+    return [
+        f"{comparison.baseline.n}/{comparison.candidate.n}",
+        format_ns(comparison.baseline.median),
+        format_ns(comparison.candidate.median),
+        format_ratio(comparison.ratio),
+        format_interval(comparison),
+        format_p(comparison.p_value),
+        VERDICT_TEXT.get(comparison.verdict, comparison.verdict) if markdown else comparison.verdict,
+        "; ".join(comparison.flags),
+    ]
+
+
+def rule_text(thresholds: Thresholds) -> str:
+    """How verdicts are reached, in one paragraph (for reports and comparisons)."""
+    return (
+        f"Ratios are median(B) / median(A) with a {thresholds.confidence:.0%} bootstrap interval "
+        f"({thresholds.resamples} seeded resamples). A verdict (*faster*, *slower*) needs both a ratio beyond "
+        f"×{thresholds.factor:g} and a two-sided Mann–Whitney U test at p < {thresholds.alpha:g}; *inconclusive* "
+        "means the ratio passes but the samples are too few for the test ever to reach that level. "
+        f"{NOISY_MARK} marks a noisy side: IQR above {thresholds.max_relative_iqr:.0%} of the median, or fewer "
+        f"than {thresholds.min_samples} samples."
+    )
+
+
+def _cell(value: Any) -> str:
+    # A pipe would end the cell and a newline the row: both break GitHub tables.
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    clean = [[_cell(v) for v in row] for row in rows]
+    return tabulate(clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True)
+
+
+def text_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)

@@ -1,0 +1,65 @@
+"""``python -m harness merge DIR... --into DIR``: results from many machines into one folder.
+
+CI fans the catalogue out over runners, each uploading its results folder; the
+report wants them in one.  A result is copied byte for byte to the place it would
+have been stored at, so the merged folder looks like one machine's ``results/``.
+A result already there (same id and content: the same file in two artifacts, or a
+folder merged twice) is counted once; a file that cannot be used, or whose id is
+taken by other content, is left out with one line saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import HarnessError, UsageError
+from harness.store.results import StoredResult, content_hash, create_file, load_results, result_path
+
+
+@dataclass
+class Merged:
+    copied: list[Path] = field(default_factory=list)
+    duplicates: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def merge(sources: Sequence[Path], into: Path) -> Merged:
+    for folder in sources:
+        if not folder.is_dir():
+            raise UsageError(f"results folder not found: {folder}")
+    if into.exists() and not into.is_dir():
+        raise UsageError(f"{into} is a file, not a results folder")
+    merged = Merged()
+    present: dict[str, tuple[str, Path]] = {}  # id → (content hash, path in the merged folder)
+    if into.is_dir():
+        for result in load_results(into)[0]:
+            present[str(result.data["id"])] = (content_hash(result.data), result.path)
+    for folder in sources:
+        results, problems = load_results(folder)
+        merged.problems += [str(p) for p in problems]
+        for result in results:
+            _take(result, into, present, merged)
+    return merged
+
+
+def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged) -> None:
+    identity, digest = str(result.data["id"]), content_hash(result.data)
+    if identity in present:
+        known, where = present[identity]
+        if known == digest:
+            merged.duplicates += 1
+        else:
+            merged.problems.append(f"{result.path}: id {identity} is already in {where} with other content")
+        return
+    target = result_path(into, result.data)
+    try:
+        create_file(target, result.path.read_text())
+    except FileExistsError:  # a file there that the loader could not use
+        merged.problems.append(f"{result.path}: {target} exists and is not this result")
+        return
+    except OSError as exc:
+        raise HarnessError(f"cannot write {target}: {exc.strerror or exc}; results copied so far are kept") from None
+    present[identity] = (digest, target)
+    merged.copied.append(target)

@@ -1,0 +1,42 @@
+"""Pure units every stage shares: numbers, sizes and machine ids as text, and release order.
+
+Standard library only: the noxfile imports this module in nox's own environment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# The machine of a result stored before results recorded one.
+UNRECORDED_MACHINE = "unrecorded"
+
+
+def format_ns(value: float) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} ns"
+
+
+def sizes_text(sizes: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "–"
+
+
+def short_machine(machine_id: str) -> str:
+    """Eight hex digits tell machines apart on a page; the full id stays in the result."""
+    return machine_id if machine_id == UNRECORDED_MACHINE else machine_id[:8]
+
+
+def format_ratio(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"×{value:.3g}"
+
+
+def format_p(value: float) -> str:
+    if math.isnan(value):
+        return "n/a"
+    return f"{value:.2g}" if value >= 1e-4 else "<0.0001"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))

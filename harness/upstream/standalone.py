@@ -1,0 +1,167 @@
+"""The measuring end of an exported script: time a case's programs, print figures, check the claim.
+
+``harness.upstream.export`` inlines the parts of this module that a script needs (``main`` and
+what it uses, with ``harness.measure.timing``) into every standalone script, so it imports only
+the standard library at module level and JAX inside ``main``.  The harness reads the
+printed figures back with ``parse_output``: the format has one owner.
+
+Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
+each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
+``claim holds: True|False — evidence``.  The verdict sees the same view as in the
+harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
+``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
+function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.measure.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program_with
+
+Programs = Callable[..., Mapping[str, Sequence[Step]]]
+Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
+Verdict = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+Facts = Callable[..., Mapping[str, Any]]
+CLAIM_PREFIX = "claim holds: "
+FACT_PREFIX = "fact "
+_FIGURE = re.compile(
+    r"metric (?P<program>\S+) (?P<metric>.+) median=(?P<median>\d+) min=(?P<min>\d+) max=(?P<max>\d+) n=(?P<n>\d+)"
+)
+
+
+def figure_line(program: str, metric: str, values: Sequence[float]) -> str:
+    ordered = sorted(values)
+    return (
+        f"metric {program} {metric} median={statistics.median(ordered):.0f} "
+        f"min={ordered[0]:.0f} max={ordered[-1]:.0f} n={len(ordered)}"
+    )
+
+
+def series(timed: ProgramTiming) -> dict[str, list[int]]:
+    """Every figure of one program, named as a case's ``verdict`` knows them."""
+    found = {
+        "first_call_ns": [timed.first_call.wall_ns],
+        "dispatch_ns": [s.dispatch_ns for s in timed.samples],
+        "wall_ns": [s.wall_ns for s in timed.samples],
+    }
+    for i, label in enumerate(timed.labels):
+        found[f"mark:{label}"] = [s.marks_ns[i] for s in timed.samples]
+    return found
+
+
+def compile_medians(cold: CompileTiming) -> dict[str, float]:
+    return {"lower_ns": statistics.median(cold.lower_ns), "compile_ns": statistics.median(cold.compile_ns)}
+
+
+def measure(
+    programs: Programs,
+    verdict: Verdict,
+    *,
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Any],
+    block: Block,
+    compiled: Compiled | None = None,
+    facts: Facts | None = None,
+    clear_caches: Callable[[], Any] | None = None,
+    emit: Callable[[str], Any] = print,
+) -> tuple[bool, str]:
+    """Time as the harness does (compiled entries first, then each program), print, judge."""
+    medians: dict[str, dict[str, float]] = {}
+    if compiled is not None:
+        for name, (jitted, args) in compiled(**sizes).items():
+            cold, _ = time_compile(jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches)
+            emit(figure_line(name, "lower_ns", cold.lower_ns))
+            emit(figure_line(name, "compile_ns", cold.compile_ns))
+            medians[f"compiled:{name}"] = compile_medians(cold)
+    for name, steps in programs(**sizes).items():
+        timed = time_program_with(steps, block, settings)
+        medians[name] = {}
+        for metric, values in series(timed).items():
+            emit(figure_line(name, metric, values))
+            medians[name][metric] = statistics.median(values)
+    if facts is not None:
+        for key, value in facts(**sizes).items():
+            emit(f"{FACT_PREFIX}{key} {json.dumps(value, sort_keys=True, default=str)}")
+    holds, evidence = verdict(medians)
+    emit(f"{CLAIM_PREFIX}{bool(holds)} — {evidence}")
+    return bool(holds), str(evidence)
+
+
+def main(
+    programs: Programs,
+    verdict: Verdict,
+    *,
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Any],
+    compiled: Compiled | None = None,
+    facts: Facts | None = None,
+    min_devices: int = 1,
+) -> None:
+    import importlib.metadata
+
+    import jax
+
+    try:
+        jaxlib_version = importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        jaxlib_version = "unknown"
+    print(f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}")
+    print("sizes " + " ".join(f"{name}={value}" for name, value in sizes.items()))
+    if jax.device_count() < min_devices:
+        # Device flags only apply before JAX starts, so the script cannot set them itself.
+        raise SystemExit(
+            f"needs {min_devices} devices, found {jax.device_count()}: on CPU, run with "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={min_devices}"
+        )
+    measure(
+        programs,
+        verdict,
+        sizes=sizes,
+        settings=settings,
+        block=jax.block_until_ready,
+        compiled=compiled,
+        facts=facts,
+        clear_caches=getattr(jax, "clear_caches", None),
+    )
+
+
+@dataclass
+class Figures:
+    """What an exported script printed, read back."""
+
+    header: dict[str, str] = field(default_factory=dict)
+    medians: dict[tuple[str, str], float] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)
+    holds: bool | None = None
+    evidence: str = ""
+
+
+def parse_output(text: str) -> Figures:
+    figures = Figures()
+    for line in text.splitlines():
+        found = _FIGURE.fullmatch(line.strip())
+        if found:
+            key = (found["program"], found["metric"])
+            figures.medians[key] = float(found["median"])
+            figures.counts[key] = int(found["n"])
+        elif line.startswith(FACT_PREFIX):
+            name, _, value = line[len(FACT_PREFIX) :].partition(" ")
+            try:
+                figures.facts[name] = json.loads(value)
+            except ValueError:  # not a line the script printed: keep it as text
+                figures.facts[name] = value
+        elif line.startswith(CLAIM_PREFIX):
+            verdict, _, evidence = line[len(CLAIM_PREFIX) :].partition(" — ")
+            figures.holds = verdict.strip() == "True"
+            figures.evidence = evidence.strip()
+        elif line.startswith("jax ") and not figures.header:
+            words = line.split()
+            figures.header = dict(zip(words[::2], words[1::2], strict=False))
+    return figures

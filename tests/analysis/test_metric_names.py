@@ -1,0 +1,19 @@
+"""Metric names as typed on the command line: PROGRAM.KIND_ns."""
+
+import pytest
+
+from harness.analysis.metric_names import MetricKey, parse_metric_name
+from harness.errors import UsageError
+
+
+def test_names_round_trip_with_or_without_the_ns_suffix():
+    assert parse_metric_name("two_scans.dispatch_ns") == MetricKey("two_scans", "dispatch")
+    assert parse_metric_name("scan.compile") == MetricKey("scan", "compile")
+    assert MetricKey("two_scans", "wall").metric_name == "two_scans.wall_ns"
+    assert parse_metric_name("a.b.lower_ns") == MetricKey("a.b", "lower"), "the kind is after the last dot"
+
+
+@pytest.mark.parametrize("text", ["two_scans", "two_scans.", ".wall_ns", "two_scans.speed_ns", "two_scans.mark:scan 1"])
+def test_malformed_names_are_refused_with_the_kinds(text):
+    with pytest.raises(UsageError, match=r"malformed metric .* wall_ns, dispatch_ns, lower_ns, compile_ns"):
+        parse_metric_name(text)

@@ -1,0 +1,79 @@
+import pytest
+
+from harness.analysis.groups import comparison_groups
+from harness.analysis.metrics import (
+    MetricKey,
+    compare_group,
+    compare_runs,
+    hlo_fact_names,
+    hlo_facts,
+    sample_series,
+    union_keys,
+)
+from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER
+from harness.store.results import StoredResult, load_results
+from tests.conftest import FIXTURES, derive, real_result, write_results
+
+
+def stored(data):
+    return StoredResult(FIXTURES, data)
+
+
+def test_series_are_the_raw_samples_programs_first():
+    data = real_result("async_dispatch-0.12.0.1")
+    series = sample_series(stored(data))
+    assert list(series) == [
+        MetricKey("eager", "wall"),
+        MetricKey("eager", "dispatch"),
+        MetricKey("jit", "wall"),
+        MetricKey("jit", "dispatch"),
+        MetricKey("jit", "lower"),
+        MetricKey("jit", "compile"),
+    ]
+    assert series[MetricKey("jit", "wall")] == [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
+    assert series[MetricKey("jit", "dispatch")] == [s["marks_ns"][-1] for s in data["programs"]["jit"]["samples"]]
+    assert series[MetricKey("jit", "compile")] == data["compiled"]["jit"]["compile_ns"]
+    assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
+
+
+def test_series_of_a_scan_use_the_last_step_for_dispatch():
+    data = real_result("scan_sync-0.12.0.1")
+    dispatch = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
+    assert dispatch == [s["marks_ns"][1] for s in data["programs"]["two_scans"]["samples"]]
+
+
+def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
+    data = real_result("async_dispatch-0.12.0.1")
+    slower = derive(data, scale=1.3)
+    del slower["programs"]["eager"]
+    compared, only_a, only_b = compare_runs(stored(data), stored(slower))
+    verdicts = {m.key: m.comparison.verdict for m in compared}
+    assert verdicts[MetricKey("jit", "wall")] == SLOWER
+    assert only_a == [MetricKey("eager", "wall"), MetricKey("eager", "dispatch")] and only_b == []
+    assert [m.comparison.ratio for m in compared if m.key.kind == "wall"] == [pytest.approx(1.3, rel=1e-3)]
+
+
+def test_compare_group_against_the_chosen_baseline(tmp_path):
+    data = real_result("scan_sync-0.12.0.1")
+    folder = write_results(tmp_path / "r", [derive(data, release="0.4.26", scale=1.25), data])
+    [group] = comparison_groups(load_results(folder)[0])
+    oldest = compare_group(group, None)
+    assert oldest.baseline == "0.4.26" and list(oldest.comparisons) == ["0.12.0.1"]
+    assert oldest.comparisons["0.12.0.1"][MetricKey("two_scans", "wall")].verdict == FASTER
+    newest = compare_group(group, "0.12.0.1")
+    assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == SLOWER
+    assert newest.verdicts() == {SLOWER: 2, INCONCLUSIVE: 2}, "wall and dispatch; 3 compile timings cannot tell"
+
+
+def test_union_keeps_first_appearance_order():
+    a = {MetricKey("x", "wall"): [1.0]}
+    b = {MetricKey("y", "wall"): [1.0], MetricKey("x", "wall"): [2.0]}
+    assert union_keys([a, b]) == [MetricKey("x", "wall"), MetricKey("y", "wall")]
+
+
+def test_hlo_facts_are_optional():
+    assert hlo_facts(stored(real_result("async_dispatch-0.12.0.1"))) == {}
+    [synthetic, _] = load_results(FIXTURES / "synthetic")[0]
+    facts = hlo_facts(synthetic)
+    assert set(facts) == {"jit_d8"} and "fusions" in facts["jit_d8"]
+    assert hlo_fact_names([{"custom": 1, "fusions": 2}, {"while_loops": 1}]) == ["while_loops", "fusions", "custom"]

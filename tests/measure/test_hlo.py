@@ -1,0 +1,64 @@
+"""Structure from optimized HLO, on real texts from the oldest and newest release."""
+
+from harness.measure import hlo
+from tests.conftest import FIXTURES
+
+OLD = (FIXTURES / "hlo" / "scan-jax-0.4.26.txt").read_text()
+NEW = (FIXTURES / "hlo" / "scan-jax-0.12.0.1.txt").read_text()
+
+
+def test_scan_is_one_while_loop_on_both_releases():
+    assert hlo.structure(OLD)["while_loops"] == 1
+    assert hlo.structure(NEW)["while_loops"] == 1
+
+
+def test_trip_count_is_known_only_on_the_newer_release():
+    # 0.4.33 started annotating scan's loop with known_trip_count (shared/notes/jax-compat.md).
+    assert hlo.structure(OLD)["known_trip_counts"] == [None]
+    assert hlo.structure(NEW)["known_trip_counts"] == [3]
+
+
+def test_fusions_and_instructions_are_counted():
+    for text in (OLD, NEW):
+        facts = hlo.structure(text)
+        assert facts["fusions"] >= 1
+        assert facts["instructions"] > facts["fusions"]
+        assert facts["conditionals"] == 0 and facts["collectives"] == 0
+
+
+def test_tuple_shapes_and_operand_types_do_not_hide_the_opcode():
+    text = "\n".join(
+        [
+            "  %w = (s32[], (f32[2]{0}, f32[3]{0})) while((s32[], f32[2]{0}) %t), condition=%c, body=%b, "
+            'backend_config={"known_trip_count":{"n":"12"}}',
+            "  ROOT %f = f32[2]{0} fusion(f32[2]{0} %p), kind=kLoop, calls=%fused",
+            '  %s = f32[2]{0} select(pred[2]{0} %a, f32[2]{0} %x, f32[2]{0} %y), metadata={op_name="while/fake"}',
+            "  %c = f32[] conditional(s32[] %i, f32[] %x, f32[] %y), branch_computations={%a, %b}",
+        ]
+    )
+    facts = hlo.structure(text)
+    assert (facts["while_loops"], facts["known_trip_counts"]) == (1, [12])
+    assert (facts["fusions"], facts["selects"], facts["conditionals"]) == (1, 1, 1)
+
+
+def test_op_name_metadata_is_not_counted():
+    text = '  %a = f32[] add(f32[] %x, f32[] %y), metadata={op_name="jit(f)/while/body/fusion"}'
+    assert hlo.structure(text)["while_loops"] == 0 and hlo.structure(text)["fusions"] == 0
+
+
+class FakeCompiled:
+    def __init__(self, analysis):
+        self.analysis = analysis
+
+    def cost_analysis(self):
+        return self.analysis
+
+    def as_text(self):
+        return NEW
+
+
+def test_cost_analysis_list_and_dict_forms():
+    assert hlo.cost(FakeCompiled([{"flops": 10.0, "bytes accessed": 4.0}])) == {"flops": 10.0, "bytes_accessed": 4.0}
+    assert hlo.cost(FakeCompiled({"flops": 3.0})) == {"flops": 3.0, "bytes_accessed": None}
+    assert hlo.cost(FakeCompiled(None)) == {"flops": None, "bytes_accessed": None}
+    assert hlo.facts(FakeCompiled({"flops": 1.0}))["while_loops"] == 1

@@ -1,0 +1,176 @@
+"""Sweeps that are interrupted, resumed, or run twice at once lose nothing and clobber nothing."""
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness import cli
+from harness.store.results import load_results
+from tests.conftest import FIXTURES
+
+CASES = str(FIXTURES / "cases")
+
+
+def harness_args(results, *cases, extra=()):
+    args = ["run", "--cases-dir", CASES, "--results", str(results), "--repeats", "2", "--warmup", "1"]
+    for case in cases:
+        args += ["--case", case]
+    return [*args, *extra]
+
+
+def stored(results):
+    found, problems = load_results(results)
+    assert problems == []
+    return found
+
+
+def test_a_second_run_skips_measured_cells_and_says_so(tmp_path, capsys):
+    results = tmp_path / "r"
+    assert cli.main(harness_args(results, "steady", "raises")) == 0
+    assert len(stored(results)) == 2
+    capsys.readouterr()
+
+    assert cli.main(harness_args(results, "steady", "raises")) == 0
+    err = capsys.readouterr().err
+    assert "resuming: 2 of 2 cells already in" in err
+    assert "2 cells, 0 results stored" in err
+    assert len(stored(results)) == 2
+
+    assert cli.main(harness_args(results, "steady", "raises", extra=["--retry-failed"])) == 0
+    assert sorted(r.case for r in stored(results)) == ["raises", "raises", "steady"]
+
+    assert cli.main(harness_args(results, "steady", extra=["--force"])) == 0
+    assert sorted(r.case for r in stored(results)) == ["raises", "raises", "steady", "steady"]
+
+
+def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
+    results = tmp_path / "r"
+    assert cli.main(harness_args(results, "steady")) == 0
+    [mine] = stored(results)
+    elsewhere = {**mine.data, "id": mine.data["id"] + "-elsewhere"}
+    elsewhere["host"] = {**mine.data["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
+    mine.path.unlink()
+    (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
+    assert cli.main(harness_args(results, "steady")) == 0
+    assert sorted(r.machine for r in stored(results)) == sorted(["0" * 16, mine.machine])
+
+
+def test_budget_refusals_are_not_counted_as_measured(tmp_path):
+    results = tmp_path / "r"
+    assert cli.main(harness_args(results, "steady", extra=["--budget", "memory=1"])) == 0
+    assert [r.status for r in stored(results)] == ["skipped"]
+    assert cli.main(harness_args(results, "steady")) == 0
+    assert sorted(r.status for r in stored(results)) == ["ok", "skipped"]
+
+
+def wait_for(predicate, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purposes.
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().split()[2] != "Z"
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, sig, code):
+    results, pidfile = tmp_path / "r", tmp_path / "hang.pid"
+    argv = harness_args(results, "steady", "hangs", "raises", extra=["--timeout", "120"])
+    env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
+    sweep = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    wait_for(pidfile.exists)
+    wait_for(lambda: pidfile.read_text().strip() != "")
+    hanging = int(pidfile.read_text())
+    sweep.send_signal(sig)
+    _, err = sweep.communicate(timeout=30)
+
+    assert sweep.returncode == code
+    assert err.strip().splitlines()[-1].startswith("harness: interrupted; every result stored so far is kept")
+    assert "Traceback" not in err
+    wait_for(lambda: not alive(hanging), timeout=10)
+    assert [r.case for r in stored(results)] == ["steady"]
+    assert not list(results.rglob(".tmp-*")), "no half-written file"
+
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            *harness_args(results, "steady", "hangs", "raises", extra=["--timeout", "3"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "resuming: 1 of 3 cells already in" in resumed.stderr
+    assert sorted((r.case, r.status) for r in stored(results)) == [
+        ("hangs", "timeout"),
+        ("raises", "failed"),
+        ("steady", "ok"),
+    ]
+
+
+def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path):
+    pidfile = tmp_path / "hang.pid"
+    env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "harness", *harness_args(tmp_path / "r", "hangs", extra=["--timeout", "120"])],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+    hanging = int(pidfile.read_text())
+    sweep.kill()
+    sweep.wait()
+    wait_for(lambda: not alive(hanging), timeout=10)
+
+
+def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path):
+    results = tmp_path / "r"
+    argv = [sys.executable, "-m", "harness", *harness_args(results, "steady", extra=["--size", "K=500"])]
+    more = ["--case", "raises", "--case", "unsupported"]
+    first = subprocess.Popen([*argv, *more], stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen([*argv, *more], stderr=subprocess.PIPE, text=True)
+    assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
+    found = stored(results)
+    assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
+    windows = sorted(tuple(r.data["window_unix_ns"]) for r in found)
+    assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(windows)), windows
+
+
+def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(tmp_path, monkeypatch, capsys):
+    import harness.store.results as store
+
+    results = tmp_path / "r"
+    real_fsync = store.os.fsync
+    calls = {"n": 0}
+
+    def fsync_until_full(fd):  # where a full disk shows: the data cannot be flushed
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(28, "No space left on device")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(store.os, "fsync", fsync_until_full)
+    assert cli.main(harness_args(results, "steady", "raises")) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("harness: error: cannot store results in") and "No space left on device" in err[-1]
+    monkeypatch.setattr(store.os, "fsync", real_fsync)
+    assert [r.case for r in stored(results)] == ["steady"], "the first result, stored before the disk filled"
+    assert not list(results.rglob(".tmp-*"))

@@ -1,0 +1,117 @@
+"""The search: bisection with skipped releases, its probe count, and the sweep that sees every step."""
+
+import pytest
+
+from harness.analysis.metric_names import parse_metric_name
+from harness.analysis.significance import FASTER, SLOWER, Thresholds
+from harness.releases.bisection import CLAIM, bisect, expected_probes, sweep
+from harness.releases.judge import AMBIGUOUS, BAD, GOOD, SKIPPED, Judge, Judgement
+from tests.conftest import FakeReleases
+
+# jax 0.4.26–0.4.35 as the index lists them: 0.4.32 is yanked.
+RANGE = ["0.4.26", "0.4.27", "0.4.28", "0.4.29", "0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35"]
+WALL = parse_metric_name("eager.wall_ns")
+
+
+class ScriptedJudge:
+    """A judge whose verdicts are given: bad from ``first_bad`` on, some releases set aside."""
+
+    def __init__(self, releases, first_bad, set_aside=None):
+        self.releases = releases
+        self.first_bad = first_bad
+        self.set_aside = set_aside or {}
+        self.probed = []
+
+    def __call__(self, release):
+        self.probed.append(release)
+        if release in self.set_aside:
+            return Judgement(release, self.set_aside[release], "scripted")
+        index, change = self.releases.index(release), self.releases.index(self.first_bad)
+        return Judgement(release, BAD if index >= change else GOOD, "scripted")
+
+
+@pytest.mark.parametrize("first_bad", RANGE[1:])
+def test_a_single_change_is_found_wherever_it_is_within_log2_n_plus_2_probes(first_bad):
+    judge = ScriptedJudge(RANGE, first_bad)
+    found = bisect(RANGE, judge)
+    assert found.first_bad == first_bad
+    assert found.last_good == RANGE[RANGE.index(first_bad) - 1]
+    assert len(found.probes) <= expected_probes(len(RANGE)) == 6
+    assert judge.probed[:2] == [RANGE[0], RANGE[-1]], "both endpoints first"
+    assert len(set(judge.probed)) == len(judge.probed), "no release is probed twice"
+
+
+def test_the_first_probe_between_the_endpoints_is_the_middle_one():
+    judge = ScriptedJudge(RANGE, "0.4.33")
+    bisect(RANGE, judge)
+    assert judge.probed == ["0.4.26", "0.4.35", "0.4.30", "0.4.33", "0.4.31"]
+
+
+def test_a_skipped_release_is_stepped_around_and_named_in_the_answer():
+    judge = ScriptedJudge(RANGE, "0.4.33", set_aside={"0.4.31": SKIPPED, "0.4.30": AMBIGUOUS})
+    found = bisect(RANGE, judge)
+    assert (found.last_good, found.first_bad) == ("0.4.29", "0.4.33")
+    assert found.between() == ["0.4.30", "0.4.31"]
+    assert [j.release for j in found.set_aside()] == ["0.4.30", "0.4.31"]
+    assert found.answer() == (
+        "first bad 0.4.33, last good 0.4.29; 0.4.30, 0.4.31 between them could not be judged, "
+        "so the change is in one of 0.4.30, 0.4.31, 0.4.33"
+    )
+
+
+def test_a_skipped_release_next_to_the_change_does_not_move_the_answer():
+    judge = ScriptedJudge(RANGE, "0.4.34", set_aside={"0.4.31": SKIPPED})
+    found = bisect(RANGE, judge)
+    assert (found.last_good, found.first_bad, found.between()) == ("0.4.33", "0.4.34", [])
+
+
+def test_no_change_between_the_endpoints_stops_after_two_probes():
+    judge = ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": AMBIGUOUS})
+    found = bisect(RANGE, judge)
+    assert not found.found and len(found.probes) == 2
+    assert found.answer().startswith("no answer: the bad endpoint 0.4.35 is not bad (inconclusive")
+
+
+def test_a_good_endpoint_that_cannot_run_stops_at_once():
+    found = bisect(RANGE, ScriptedJudge(RANGE, "0.4.33", set_aside={"0.4.26": SKIPPED}))
+    assert not found.found and len(found.probes) == 1 and "good endpoint 0.4.26 cannot be judged" in found.stopped
+
+
+def test_expected_probes():
+    assert [expected_probes(n) for n in (2, 3, 4, 9, 16, 17)] == [3, 4, 4, 6, 6, 7]
+
+
+def test_bisect_with_the_real_judge_over_fake_releases_with_a_skip():
+    scales = dict.fromkeys(RANGE[:6], 1.0) | dict.fromkeys(RANGE[6:], 3.0) | {"0.4.30": None}
+    fake = FakeReleases(scales)
+    found = bisect(RANGE, Judge(fake, RANGE[0], RANGE[-1], WALL, Thresholds()))
+    assert (found.last_good, found.first_bad) == ("0.4.31", "0.4.33")
+    assert [j.verdict for j in found.probes] == [GOOD, BAD, SKIPPED, GOOD, GOOD, BAD]
+    assert fake.calls == [(r, False) for r in ("0.4.26", "0.4.35", "0.4.30", "0.4.29", "0.4.31", "0.4.33")]
+
+
+def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
+    releases = ["r0", "r1", "r2", "r3", "r4", "r5"]
+    fake = FakeReleases({"r0": 1, "r1": 1, "r2": 3, "r3": 3, "r4": None, "r5": 1}, holds={"r2": False, "r3": False})
+    found = sweep(releases, fake, metrics=[WALL], with_claim=True, thresholds=Thresholds())
+    assert [m.release for m in found.not_ok()] == ["r4"]
+    steps = [(s.metric, s.before, s.after, s.change) for s in found.steps]
+    assert steps == [
+        ("eager.wall_ns", "r1", "r2", SLOWER),
+        (CLAIM, "r1", "r2", "holds → does not hold"),
+        ("eager.wall_ns", "r3", "r5", FASTER),
+        (CLAIM, "r3", "r5", "does not hold → holds"),
+    ]
+    assert found.comparisons[("eager.wall_ns", "r1")].verdict == "unchanged"
+    # Bisecting the same range sees no change at all: the endpoints agree.
+    assert not bisect(releases, Judge(fake, "r0", "r5", WALL, Thresholds())).found
+
+
+def test_a_sweep_without_a_metric_compares_every_metric_the_results_have():
+    found = sweep(["a", "b"], FakeReleases({"a": 1, "b": 3}), metrics=None, with_claim=True, thresholds=Thresholds())
+    assert [k.metric_name for k in found.metrics] == [
+        "eager.wall_ns", "eager.dispatch_ns", "jit.wall_ns", "jit.dispatch_ns", "jit.lower_ns", "jit.compile_ns",
+    ]  # fmt: skip
+    stepped = {s.metric for s in found.steps}
+    assert {"eager.wall_ns", "jit.wall_ns"} <= stepped
+    assert "jit.compile_ns" not in stepped, "three compile timings can never reach significance"

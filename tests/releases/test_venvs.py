@@ -1,0 +1,35 @@
+"""Release venvs: the plan nox hands over, and building a venv only when it does not hold its install."""
+
+import json
+from pathlib import Path
+
+from harness.releases import venvs
+from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, read_plan, write_plan
+
+
+def release_env(tmp_path: Path, python: str = "python3.12") -> ReleaseEnv:
+    return ReleaseEnv("0.4.33", "0.4.33", python, ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33"), tmp_path / "venv")
+
+
+def test_the_plan_round_trips(tmp_path):
+    envs = [release_env(tmp_path), ReleaseEnv("0.4.37", "0.4.36", "py", ("jax==0.4.37",), tmp_path / "other")]
+    write_plan(tmp_path / "plan.json", envs)
+    assert read_plan(tmp_path / "plan.json") == envs
+
+
+def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
+    env = release_env(tmp_path)
+    env.interpreter.parent.mkdir(parents=True)
+    env.interpreter.touch()
+    (env.venv / INSTALLED).write_text(json.dumps({"python": env.python, "install": list(env.install)}))
+    monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
+    assert ensure(env) is None
+    changed = ReleaseEnv(env.jax, env.jaxlib, env.python, (*env.install, "numpy<2"), env.venv)
+    assert ensure(changed).startswith("uv not found"), "another install must be installed"
+
+
+def test_an_interpreter_that_does_not_exist_is_a_reason_not_a_crash(tmp_path):
+    problem = ensure(release_env(tmp_path, python=str(tmp_path / "no-such-python")))
+    assert problem is not None
+    assert problem.startswith("`uv venv` failed:") or problem.startswith("uv not found")
+    assert not (tmp_path / "venv" / INSTALLED).exists()

@@ -1,0 +1,65 @@
+import re
+
+import pytest
+
+from harness.analysis.groups import comparison_groups, latest_runs
+from harness.render.case_page import claim_table, format_fact, hlo_table
+from harness.store.results import load_results
+from tests.conftest import derive, real_result, write_results
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "n/a"),
+        ([None, 100], "unknown, 100"),
+        ([], "none"),
+        (2.0e6, "2,000,000"),
+        (1234.5678, "1234.57"),
+        (7, "7"),
+        (True, "True"),
+    ],
+)
+def test_exact_facts_are_shown_exactly(value, text):
+    assert format_fact(value) == text
+
+
+def runs_of(tmp_path, records):
+    [group] = comparison_groups(load_results(write_results(tmp_path / "r", records))[0])
+    return group.runs
+
+
+def with_hlo(release, **facts):
+    data = derive(real_result("async_dispatch-0.12.0.1"), release=release)
+    if facts:
+        data["compiled"]["jit"]["hlo"] = facts
+    return data
+
+
+def test_bold_marks_a_change_from_the_previous_release_that_has_the_fact(tmp_path):
+    records = [
+        with_hlo("0.4.26", fusions=3, flops=None),
+        with_hlo("0.4.30"),  # no HLO facts recorded: shown as –, and skipped when comparing
+        with_hlo("0.4.31", fusions=3, flops=1.0),
+        with_hlo("0.5.3", fusions=2, flops=1.0),
+    ]
+    table = re.sub(r" +", " ", hlo_table(runs_of(tmp_path, records)))
+    assert "| jit · fusions | 3 | – | 3 | **2** |" in table
+    assert "| jit · flops | n/a | – | **1** | 1 |" in table
+
+
+def test_no_hlo_facts_no_table(tmp_path):
+    assert hlo_table(runs_of(tmp_path, [with_hlo("0.4.26"), with_hlo("0.5.3")])) == ""
+
+
+def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    failing = derive(base, release="0.4.26", claim={"holds": False, "evidence": ""})
+    gpu = {**base["jax"], "backend": "gpu"}
+    on_gpu = derive(base, profile="cuda12", jax=gpu, claim={"holds": False, "evidence": ""})
+    records = [base, failing, derive(base, profile="cpu8"), on_gpu]
+    runs = latest_runs(load_results(write_results(tmp_path / "r", records))[0])
+    table = re.sub(r" +", " ", claim_table(runs, ["0.4.26", "0.12.0.1"]))
+    assert "| cpu | cpu | N=1000 | ✗ | ✓ | holds on 0.12.0.1; does not hold on 0.4.26 |" in table
+    assert "| cpu8 | cpu | N=1000 | – | ✓ | holds on 0.12.0.1 |" in table
+    assert "| cuda12 | gpu | N=1000 | – | ✗ | does not hold on 0.12.0.1 |" in table

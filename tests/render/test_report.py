@@ -1,0 +1,247 @@
+import dataclasses
+import re
+import shutil
+import sys
+from datetime import UTC, datetime
+
+import pytest
+
+from harness.errors import UsageError
+from harness.render.plots import DrawnPlots
+from harness.render.report import INDEX, render_report, write_report
+from harness.store.results import load_results
+from tests.conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
+
+WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def load(folder):
+    results, problems = load_results(folder)
+    assert problems == []
+    return results
+
+
+@pytest.fixture
+def releases(tmp_path):
+    """async_dispatch on four releases: the claim fails on the two oldest; 0.4.26's timings are
+    the real ones divided by 1.25 (a test-only injection), 0.5.3's an exact copy."""
+    base = real_result("async_dispatch-0.12.0.1")
+    broken_claim = {"holds": False, "evidence": "synthetic"}
+    records = [
+        derive(base, release="0.4.26", scale=1 / 1.25, claim=broken_claim),
+        derive(base, release="0.4.30", claim=broken_claim),
+        derive(base, release="0.5.3"),
+        base,
+        real_result("scan_sync-0.12.0.1"),
+    ]
+    return write_results(tmp_path / "results", records)
+
+
+def test_index_gives_claim_verdicts_as_release_ranges(releases):
+    index = render_report(load(releases), [], WHEN)[INDEX]
+    assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
+    row = r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ "
+    assert re.search(row, index), "case, profile, backend, sizes, then one column per release"
+    assert "holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30" in index
+    assert "holds on 0.12.0.1" in index and "[scan_sync](scan_sync.md)" in index
+
+
+def test_case_page_has_releases_as_columns_and_verdicts_in_cells(releases):
+    page = render_report(load(releases), [], WHEN)["async_dispatch.md"]
+    assert re.search(r"\| metric +\| jax 0\.4\.26 +\| jax 0\.4\.30 +\| jax 0\.5\.3 +\| jax 0\.12\.0\.1 +\|", page)
+    assert "Baseline (A): jax 0.4.26, the oldest release present." in page
+    jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
+    cells = [c.strip() for c in jit_wall.strip("|").split("|")]
+    assert cells[1].endswith("(baseline)")
+    assert all("×1.25" in c and "**slower**" in c for c in cells[2:]), cells
+    assert "Statistics in full" in page
+
+
+def test_an_identical_copy_is_unchanged_and_the_baseline_can_be_chosen(releases):
+    page = render_report(load(releases), [], WHEN, baseline="0.5.3")["async_dispatch.md"]
+    assert "Baseline (A): jax 0.5.3, chosen with --baseline." in page
+    jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
+    cells = [c.strip() for c in jit_wall.strip("|").split("|")]
+    assert "×0.8 " in cells[1] and "faster" in cells[1]
+    assert "×1 " in cells[2] and "unchanged" in cells[2]
+    assert cells[3].endswith("(baseline)")
+
+
+def test_unknown_baseline_is_refused(releases, tmp_path):
+    with pytest.raises(UsageError, match=r"no result of release 9\.9 .*0\.4\.26, 0\.4\.30"):
+        write_report(releases, tmp_path / "out", baseline="9.9")
+
+
+def test_groups_that_differ_are_not_put_side_by_side(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    eight = derive(base, profile="cpu8", jax={**base["jax"], "device_count": 8})
+    bigger = derive(base, sizes={"N": 2000})
+    pages = render_report(load(write_results(tmp_path / "r", [base, eight, bigger])), [], WHEN)
+    page = pages["async_dispatch.md"]
+    assert "they differ in profile (cpu, cpu8), sizes (N=1000, N=2000), device count (1, 8)" in page
+    assert page.count("### profile ") == 3
+    assert page.count("Only jax 0.12.0.1 ran in this group: nothing to compare yet.") == 3
+    sections = page.split("## Runs in detail")[0].split("### profile ")[1:]
+    assert not any("×" in section for section in sections), "no ratio across groups"
+
+
+def test_a_failed_release_shows_in_claims_but_not_in_timings(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    failed = {**derive(base, release="0.4.26"), "status": "failed", "detail": "boom"}
+    del failed["programs"], failed["claim"]
+    pages = render_report(load(write_results(tmp_path / "r", [base, failed])), [], WHEN)
+    assert "failed on 0.4.26" in pages[INDEX]
+    timings = pages["async_dispatch.md"].split("## Timings by release")[1].split("## Runs in detail")[0]
+    assert "jax 0.4.26" not in timings
+
+
+def test_different_machines_are_warned_about(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    elsewhere = derive(base, release="0.4.26", host={**base["host"], "cpu_model": "Other CPU"})
+    page = render_report(load(write_results(tmp_path / "r", [base, elsewhere])), [], WHEN)["async_dispatch.md"]
+    assert "Measured on different machines" in page and "Other CPU (jax 0.4.26)" in page
+
+
+def test_exact_compiled_facts_have_their_own_table_with_changes_in_bold():
+    page = render_report(load(FIXTURES / "synthetic"), [], WHEN)["sharding_scaling.md"]
+    facts = page.split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
+    assert re.search(r"\| jit_d8 · fusions +\| 3 +\| \*\*2\*\* +\|", facts)
+    assert re.search(r"\| jit_d8 · flops +\| 2,000,000 +\| 2,000,000 +\|", facts), "unchanged: not bold"
+    assert re.search(r"\| jit_d8 · known trip counts +\| unknown +\| \*\*100\*\* +\|", facts)
+
+
+@pytest.mark.parametrize("folder", ["results", "synthetic"])
+def test_every_page_is_valid_github_markdown(folder, releases):
+    for source in (FIXTURES / folder, releases):
+        for text in render_report(load(source), [], WHEN).values():
+            assert_valid_tables(text)
+            assert text.count("<details>") == text.count("</details>")
+
+
+def test_pipes_in_cells_do_not_break_tables(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    base["programs"]["a|b"] = base["programs"].pop("jit")
+    for text in render_report(load(write_results(tmp_path / "r", [base])), [], WHEN).values():
+        assert_valid_tables(text)
+
+
+def test_run_detail_and_environment_stay_on_the_case_page():
+    page = render_report(load(FIXTURES / "results"), [], WHEN)["scan_sync.md"]
+    details = page.split("## Runs in detail")[1]
+    assert "returned from scan 1" in details and "compile (cold)" in details
+    assert "<summary>Environment</summary>" in details and "jax:    0.12.0.1" in details
+
+
+def test_plots_are_drawn_and_linked(tmp_path):
+    pytest.importorskip("matplotlib")
+    written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
+    assert plots.missing_reason is None
+    page = (tmp_path / "out" / "sharding_scaling.md").read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page)
+    assert {link.rsplit("--", 1)[1] for link in links} == {"wall.png", "scaling.png"}
+    for link in links:
+        assert (tmp_path / "out" / link).read_bytes().startswith(b"\x89PNG")
+    assert sorted(p.name for p in written) == ["index.md", "sharding_scaling.md"]
+
+
+def test_without_matplotlib_the_report_says_plots_were_not_drawn(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
+    assert plots == DrawnPlots(missing_reason=plots.missing_reason) and "not installed" in str(plots.missing_reason)
+    assert not (tmp_path / "out" / "plots").exists()
+    for path in written:
+        assert "Plots not drawn: matplotlib is not installed" in path.read_text()
+        assert "![" not in path.read_text()
+
+
+def test_unusable_files_are_named_in_the_report(tmp_path):
+    shutil.copytree(FIXTURES / "results", tmp_path / "results")
+    (tmp_path / "results" / "broken.json").write_text("{")
+    written, problems, _ = write_report(tmp_path / "results", tmp_path / "out")
+    assert [p.path.name for p in problems] == ["broken.json"]
+    text = (tmp_path / "out" / INDEX).read_text()
+    assert "`broken.json`: unreadable JSON" in text and "## Claims by release" in text
+    assert {p.name for p in written} == {"index.md", "async_dispatch.md", "scan_sync.md"}
+
+
+def test_empty_results_say_what_to_do():
+    assert render_report([], [], WHEN) == {INDEX: render_report([], [], WHEN)[INDEX]}
+    assert "No results yet" in render_report([], [], WHEN)[INDEX]
+
+
+def test_rendering_is_deterministic(releases):
+    results = load(releases)
+    assert render_report(results, [], WHEN) == render_report(results, [], WHEN)
+
+
+def test_search_measurements_are_left_out_and_counted():
+    results, _ = load_results(FIXTURES / "results")
+    searched = [
+        dataclasses.replace(r, data={**r.data, "size_source": "search", "id": f"s{i}"}) for i, r in enumerate(results)
+    ]
+    pages = render_report([*results, *searched], [], datetime(2026, 1, 1, tzinfo=UTC))
+    assert f"{len(searched)} measurement(s) taken by size searches are left out" in pages["index.md"]
+    assert render_report(results, [], datetime(2026, 1, 1, tzinfo=UTC))["index.md"].count("size searches") == 0
+
+
+@pytest.fixture
+def two_machines(tmp_path):
+    """The fixture artifacts of two machines (one simulated), merged as CI merges them."""
+    from harness.store.merge import merge
+
+    sources = ["runner-a", "runner-b", "runner-a-again"]
+    merged = merge([FIXTURES / "machines" / name for name in sources], tmp_path / "results")
+    assert merged.problems == [] and merged.duplicates == 1
+    return load(tmp_path / "results")
+
+
+def machine_of(folder):
+    [found] = {r.machine for r in load(FIXTURES / "machines" / folder)}
+    return found[:8]
+
+
+def test_timings_of_two_machines_are_never_compared(two_machines):
+    a, b = machine_of("runner-a"), machine_of("runner-b")
+    pages = render_report(two_machines, [], WHEN)
+    assert f"Results from 2 machines ({', '.join(sorted([a, b]))})" in pages[INDEX]
+    timings = pages["scan_sync.md"].split("## Timings by release")[1].split("## Compiled structure")[0]
+    assert "they differ in machine" in timings
+    sections = {s.splitlines()[0].rsplit(" ", 1)[1]: s for s in timings.split("### profile ")[1:]}
+    assert set(sections) == {a, b}
+    assert "Baseline (A): jax 0.4.26" in sections[a] and "×" in sections[a], "one machine: releases compared"
+    assert "Only jax 0.12.0.1 ran in this group" in sections[b] and "×" not in sections[b]
+
+
+def test_compiled_structure_and_claims_are_shown_across_machines(two_machines):
+    pages = render_report(two_machines, [], WHEN)
+    structure = pages["scan_sync.md"].split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
+    assert "From 2 machines" in structure
+    assert re.search(r"\| scan · known trip counts +\| unknown +\| \*\*500\*\* +\|", structure)
+    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| ✗ +\| ✓ +\|"
+    assert re.search(row, pages[INDEX]), "both machines agree on 0.12.0.1: one ✓"
+    every_run = pages[INDEX].split("Every run shown")[1]
+    assert every_run.count("| scan_sync ") == 3, "each machine's run listed once, the duplicate not"
+
+
+def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
+    b = next(r for r in two_machines if r.data["id"].endswith("-b"))
+    flipped = {**b.data, "id": b.data["id"] + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
+    results = [r for r in two_machines if r is not b] + load(write_results(tmp_path / "flipped", [flipped]))
+    index = render_report(results, [], WHEN)[INDEX]
+    assert "differs by machine on 0.12.0.1" in index
+
+
+def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
+    base = real_result("scan_sync-0.12.0.1")
+    gpu = {
+        "device_kinds": ["NVIDIA H200"],
+        "compute_capabilities": ["9.0"],
+        "driver_versions": ["570.86.15"],
+        "cuda_driver": "12.8",
+        "cuda_packages": {"jax-cuda12-plugin": "0.12.0.1"},
+    }
+    on_gpu = derive(base, profile="cuda12", jax={**base["jax"], "backend": "gpu", "gpu": gpu})
+    pages = render_report(load(write_results(tmp_path / "r", [base, on_gpu])), [], WHEN)
+    assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
+    assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
+    assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
