@@ -5,8 +5,9 @@ stages below it: ``host`` (where a run happens) → ``store`` (results on disk) 
 ``catalogue`` (discover, select, sizes) → ``measure`` (run and time, one process per
 case run) → ``analysis`` (statistics, groups, claims) → ``render`` (markdown, plots)
 → ``releases`` (index, venvs, bisect, sweep) → ``upstream`` (standalone script, issue
-draft) → ``ci``.  ``cli`` and ``arguments`` sit on top; ``errors``, ``units`` and ``stats``
-(robust summaries of raw samples) under everything.  Only the case process imports JAX.
+draft) → ``ci``.  ``cli`` and ``arguments`` sit on top; ``errors``, ``units``, ``pins``
+(the release and profile tables) and ``stats`` (robust summaries of raw samples) under
+everything.  Only the case process imports JAX.
 """
 
 __version__ = "0.1.0"

@@ -22,6 +22,8 @@ DEFAULT_RESULTS = Path("results")
 # needs at least 7 a side), "full" for numbers to quote.
 SAMPLING = {"quick": (20, 3.0), "full": (30, 10.0)}
 DEFAULT_REPORTS = Path("reports")
+# The profile label of a search, issue, bisect or sweep run outside nox without --profile.
+UNPINNED_PROFILE = "default"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,6 +63,22 @@ def _probability(text: str) -> float:
     if value >= 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
     return value
+
+
+def _session_options(parser: argparse.ArgumentParser, *, release: bool) -> None:
+    """``--profile`` (and ``--jax``) of a command whose nox session pins them (``cli.session_view``)."""
+    parser.add_argument(
+        "--profile",
+        help="device profile: under nox one of the profile table, whose flags it sets (default cpu); "
+        f"run directly, a label (default {UNPINNED_PROFILE!r})",
+    )
+    if release:
+        parser.add_argument(
+            "--jax",
+            metavar="VERSION",
+            help="release of the release table that nox installs (default: the newest); run directly, "
+            "the jax installed here must be this one",
+        )
 
 
 def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
@@ -131,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     finder = commands.add_parser("search", help="find the smallest size at which a case's claim fails")
     finder.add_argument("case")
     finder.add_argument("--holds", action="store_true", help="look for the smallest size where the claim holds")
-    finder.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    _session_options(finder, release=True)
     finder.add_argument("--size", action="append", default=[], help="NAME=INTEGER: pin a size, search the others")
     finder.add_argument("--max-examples", type=_positive_int, default=20, help="sizes hypothesis may try")
     finder.add_argument("--confirm", type=_positive_int, default=2, help="re-measurements that must agree")
@@ -150,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     drafter = commands.add_parser("issue", help="draft an upstream issue: export, run the script here, render")
     _script_options(drafter)
-    drafter.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    _session_options(drafter, release=True)
     drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
     drafter.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     drafter.add_argument("--out", type=Path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
@@ -218,7 +236,7 @@ def _release_range_options(
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
     parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
-    parser.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    _session_options(parser, release=False)
     parser.add_argument("--releases", type=Path, help="the release plan nox writes: what each release installs")
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results are reused and stored here")
     parser.add_argument("--out", type=Path, default=DEFAULT_REPORTS)

@@ -10,16 +10,23 @@ import argparse
 import dataclasses
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from harness.analysis.metric_names import MetricKey, parse_metric_name
-from harness.arguments import SAMPLING, build_parser, thresholds_from
+from harness.analysis.metric_names import parse_metric_name
+from harness.arguments import SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError, UsageError
 from harness.measure.launch import default_isolation
-from harness.measure.runner import PlannedRun, Recorder, Settings, describe, run_all
+from harness.measure.runner import PlannedRun, Recorder, Settings, describe, release_label, run_all
+from harness.pins import DEFAULT_PROFILE, DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, Profile, Release
+from harness.releases.options import RangeOptions
 from harness.units import version_key
+
+# Commands whose nox session pins a device profile (--profile) and, for search and issue, the
+# release it installs (--jax).
+PINNED_COMMANDS = ("search", "issue", "bisect", "sweep")
 
 
 def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
@@ -43,6 +50,20 @@ def _results_folder(path: Path) -> Path:
     return path
 
 
+def _profile_label(args: argparse.Namespace) -> str:
+    return args.profile or UNPINNED_PROFILE
+
+
+def _check_installed_release(args: argparse.Namespace) -> None:
+    """``--jax V`` names the release nox installed; run elsewhere, the one installed must be V."""
+    installed = release_label()
+    if args.jax and args.jax != installed:
+        raise UsageError(
+            f"--jax {args.jax} asks for a release that is not installed here (jax {installed}): "
+            f"`nox -s {args.command} -- ... --jax {args.jax}` installs it"
+        )
+
+
 def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo], dict[str, int], Budget]:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     cases = discovery.select(discovery.discover(args.cases_dir), args.case)
@@ -62,7 +83,7 @@ def checked_search_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, B
     return dataclasses.replace(case, space=case.space.fixed(pinned)), Budget.for_this_machine(args.budget)
 
 
-def checked_range_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], MetricKey | None]:
+def checked_range_args(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect`` and ``sweep`` that needs neither JAX nor the package index."""
     from harness.upstream.export import script_sizes
 
@@ -73,20 +94,40 @@ def checked_range_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, di
         raise UsageError(f"the two ends of the range are the same release ({args.first})")
     if version_key(args.first) >= version_key(args.last):
         raise UsageError(f"the range must run from an older release to a newer one, not {args.first} to {args.last}")
-    _results_folder(args.results)
-    return case, sizes, metric
+    return RangeOptions(
+        command=args.command,
+        case=case,
+        first=args.first,
+        last=args.last,
+        metric=metric,
+        claim=args.claim,
+        sizes=sizes,
+        profile=_profile_label(args),
+        releases_plan=args.releases,
+        results=_results_folder(args.results),
+        out=args.out,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        max_seconds=args.max_seconds,
+        timeout=args.timeout,
+        thresholds=thresholds_from(args),
+    )
 
 
-def release_range(argv: list[str]) -> tuple[str, str]:
-    """The two ends of a ``bisect`` or ``sweep`` command line, after every check of it (UsageError)."""
-    args = build_parser().parse_args(argv)
-    checked_range_args(args)
-    return args.first, args.last
+def checked_report_args(args: argparse.Namespace) -> None:
+    if not args.results.is_dir():
+        raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
 
 
-def validate(argv: list[str]) -> None:
-    """Raise UsageError for a command line the harness would refuse, without running anything."""
-    args = build_parser().parse_args(argv)
+def checked_compare_args(args: argparse.Namespace) -> None:
+    for folder in (args.a, args.b or args.a):
+        if not folder.is_dir():
+            raise UsageError(f"results folder not found: {folder}")
+
+
+def validate(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line, or UsageError for one the harness would refuse, without running anything."""
+    args = build_parser().parse_args(list(argv))
     if args.command == "run":
         checked_run_args(args)
     elif args.command == "search":
@@ -95,6 +136,52 @@ def validate(argv: list[str]) -> None:
         _script_case(args)
     elif args.command in ("bisect", "sweep"):
         checked_range_args(args)
+    elif args.command == "report":
+        checked_report_args(args)
+    elif args.command == "compare":
+        checked_compare_args(args)
+    return args
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionRequest:
+    """What a nox session installs and runs for one harness command, from the user's posargs."""
+
+    release: Release | None  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
+    profile: Profile | None  # device flags the harness runs under; None: the command runs no case
+    harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
+    span: tuple[str, str] | None = None  # the first and last release of a bisect or sweep
+
+
+def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
+    """The nox session of ``command`` with ``posargs``, after every check that needs neither JAX nor the index.
+
+    ``--jax`` (search, issue) picks the release from the release table, ``--profile`` the
+    profile from the profile table; the default release and the ``cpu`` profile apply
+    otherwise.  UsageError for anything the harness would refuse.
+    """
+    argv = [command, *posargs]
+    args = validate(argv)
+    if command not in PINNED_COMMANDS:
+        return SessionRequest(None, None, argv)
+    if args.profile is None:
+        profile = DEFAULT_PROFILE
+        argv.extend(["--profile", profile.name])
+    elif args.profile in PROFILE_BY_NAME:
+        profile = PROFILE_BY_NAME[args.profile]
+    else:
+        raise UsageError(f"unknown profile {args.profile}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    if command in ("bisect", "sweep"):
+        for end in (args.first, args.last):
+            if not profile.applies_to_version(end):
+                raise UsageError(f"profile {profile.name} does not apply to jax {end}")
+        return SessionRequest(None, profile, argv, (args.first, args.last))
+    if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
+        raise UsageError(f"unknown release {args.jax}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+    release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
+    if not profile.applies_to(release):
+        raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
+    return SessionRequest(release, profile, argv)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -134,16 +221,18 @@ def cmd_search(args: argparse.Namespace) -> int:
     from harness.catalogue import search
 
     case, budget = checked_search_args(args)
+    _check_installed_release(args)
+    profile = _profile_label(args)
     settings = Settings(
         timeout_s=args.timeout, repeats=args.repeats, min_repeats=min(5, args.repeats), max_seconds=args.max_seconds
     )
-    recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
+    recorder = Recorder(args.results, profile, settings, args.seed, budget)
 
     def measure(point: dict[str, int]) -> tuple[bool | None, str]:
         outcome, _ = recorder.run(PlannedRun(case, PlannedPoint(point, "search")))
         sizes_text = " ".join(f"{k}={v}" for k, v in sorted(point.items()))
         print(
-            f"[jax {recorder.release} · {args.profile}] search {case.name} {sizes_text} → {describe(outcome)}",
+            f"[jax {recorder.release} · {profile}] search {case.name} {sizes_text} → {describe(outcome)}",
             file=sys.stderr,
             flush=True,
         )
@@ -161,7 +250,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         confirm=args.confirm,
         seed=args.seed,
     )
-    text = search.render(found, release=recorder.release, profile=args.profile)
+    text = search.render(found, release=recorder.release, profile=profile)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"search-{case.name}-{'holds' if args.holds else 'fails'}.md"
     path.write_text(text)
@@ -173,13 +262,13 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_bisect(args: argparse.Namespace) -> int:
     from harness.releases.commands import run_bisect
 
-    return run_bisect(args, *checked_range_args(args), thresholds_from(args))
+    return run_bisect(checked_range_args(args))
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from harness.releases.commands import run_sweep
 
-    return run_sweep(args, *checked_range_args(args), thresholds_from(args))
+    return run_sweep(checked_range_args(args))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -199,9 +288,11 @@ def cmd_issue(args: argparse.Namespace) -> int:
     from harness.upstream.issue import write_issue
 
     case, sizes, settings = _script_case(args)
+    _check_installed_release(args)
+    profile = _profile_label(args)
     shown = " ".join(f"{k}={v}" for k, v in sizes.items())
-    print(f"[{args.profile}] running the exported {case.name} script at {shown} …", file=sys.stderr, flush=True)
-    written = write_issue(case, sizes, settings, profile=args.profile, results_dir=args.results, out_dir=args.out)
+    print(f"[{profile}] running the exported {case.name} script at {shown} …", file=sys.stderr, flush=True)
+    written = write_issue(case, sizes, settings, profile=profile, results_dir=args.results, out_dir=args.out)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     print(written.run.stdout, end="")
@@ -216,8 +307,7 @@ def cmd_issue(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from harness.render.report import write_report
 
-    if not args.results.is_dir():
-        raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
+    checked_report_args(args)
     written, problems, plots = write_report(
         args.results, args.out, baseline=args.baseline, thresholds=thresholds_from(args)
     )

@@ -1,11 +1,18 @@
 """Bad input gets one clear line and exit code 2, never a traceback."""
 
+import re
 import subprocess
 import sys
 
 import pytest
 
-from harness.cli import main
+from harness.analysis.significance import Thresholds
+from harness.arguments import build_parser
+from harness.cli import SessionRequest, checked_range_args, main, session_view
+from harness.errors import UsageError
+from harness.measure.runner import release_label
+from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, RELEASES
+from harness.releases.options import RangeOptions
 
 from .conftest import FIXTURES, derive, real_result, write_results
 
@@ -168,3 +175,70 @@ def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_pa
     assert (settings["q"]["repeats"], settings["q"]["max_seconds"]) == (20, 3.0)
     assert (settings["f"]["repeats"], settings["f"]["max_seconds"]) == (30, 10.0)
     assert (settings["x"]["repeats"], settings["x"]["max_seconds"]) == (7, 1.0)
+
+
+def test_a_nox_session_gets_a_checked_view_of_its_posargs():
+    search = session_view("search", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu8"])
+    assert search == SessionRequest(
+        RELEASE_BY_VERSION["0.4.26"],
+        PROFILE_BY_NAME["cpu8"],
+        ["search", "scan_sync", "--jax", "0.4.26", "--profile", "cpu8"],
+    )
+    issue = session_view("issue", ["scan_sync"])
+    assert (issue.release, issue.profile) == (DEFAULT_RELEASE, PROFILE_BY_NAME["cpu"])
+    assert issue.harness_argv == ["issue", "scan_sync", "--profile", "cpu"], "the harness is told the profile"
+    bisect = session_view("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.4.35"])
+    assert (bisect.release, bisect.profile, bisect.span) == (None, PROFILE_BY_NAME["cpu"], ("0.4.26", "0.4.35"))
+    report = session_view("report", ["--results", str(FIXTURES / "results")])
+    assert report == SessionRequest(None, None, ["report", "--results", str(FIXTURES / "results")])
+
+
+@pytest.mark.parametrize(
+    ("command", "posargs", "message"),
+    [
+        ("search", ["scan_sync", "--jax", "9.9"], "unknown release 9.9; the release table has 0.4.26, 0.4.30"),
+        ("issue", ["scan_sync", "--profile", "tpu"], "unknown profile tpu; profiles: cpu, cpu8"),
+        ("search", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"], "does not apply to jax 0.4.26"),
+        (
+            "bisect",
+            ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"],
+            "0.4.26",
+        ),
+        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--profile", "cpu-classic"], "jax 0.7.2"),
+        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"], "unrecognized arguments"),
+        ("report", ["--results", "/nonexistent"], "results folder not found"),
+        ("compare", ["/nonexistent"], "results folder not found"),
+        ("fly", [], "invalid choice"),
+    ],
+)
+def test_a_nox_sessions_bad_posargs_are_refused(command, posargs, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        session_view(command, posargs)
+
+
+def test_jax_named_outside_nox_must_be_the_one_installed(capsys):
+    installed = release_label()
+    other = next(r.jax for r in RELEASES if r.jax != installed)
+    assert main(["issue", "scan_sync", "--jax", other, "--results", "/nonexistent"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"harness: error: --jax {other} asks for a release that is not installed here (jax {installed}): "
+        f"`nox -s issue -- ... --jax {other}` installs it"
+    )
+
+
+def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(tmp_path):
+    args = build_parser().parse_args(
+        ["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--metric", "scan.compile_ns", "--size", "N=100"]
+    )
+    options = checked_range_args(args)
+    assert isinstance(options, RangeOptions)
+    assert (options.command, options.case.name, options.first, options.last) == (
+        "sweep",
+        "scan_sync",
+        "0.4.26",
+        "0.5.3",
+    )
+    assert options.metric is not None and options.metric.metric_name == "scan.compile_ns"
+    assert options.sizes["N"] == 100 and options.profile == "default", "run directly, the profile is only a label"
+    assert options.thresholds == Thresholds() and options.releases_plan is None

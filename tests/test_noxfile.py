@@ -1,5 +1,6 @@
-"""The release and profile tables: the only place versions and flags are listed."""
+"""The sessions: posargs checked by the harness before anything is installed, what each installs and runs."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -10,58 +11,54 @@ from pathlib import Path
 import pytest
 
 import noxfile
+from harness.pins import PROFILE_BY_NAME
 from harness.releases.index import pair_with_jaxlib, parse_pip_listing
 from harness.releases.venvs import read_plan
-from noxfile import PROFILE_BY_NAME, RELEASES, Release, version_key
 
 from .conftest import FIXTURES, REPO
 
 LISTINGS = FIXTURES / "bisect"
 PACKAGES = ("jax", "jaxlib")
+NO_GPU = "nvidia-smi not found on PATH (no NVIDIA driver here)"
 
 
-def test_releases_are_unique_ordered_and_cover_the_discussion_release():
-    versions = [r.jax for r in RELEASES]
-    assert versions == sorted(versions, key=version_key)
-    assert len(set(versions)) == len(versions)
-    assert versions[0] == "0.4.26"
-    assert "0.4.32" not in versions, "0.4.32 is yanked"
+def harness_modules_of_the_noxfile() -> list[str]:
+    tree = ast.parse((REPO / "noxfile.py").read_text())
+    return sorted(
+        node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness")
+    )
 
 
-def test_requirements_pin_exactly():
-    assert Release("0.4.37", "0.4.36", pins=("numpy<2",)).requirements() == [
-        "jax==0.4.37",
-        "jaxlib==0.4.36",
-        "numpy<2",
-    ]
+def test_the_noxfile_imports_only_standard_library_harness_modules():
+    """nox imports the noxfile in its own environment: no JAX, no hypothesis, no tabulate, no site-packages.
 
-
-def test_a_gpu_profile_installs_the_cuda_build_of_the_release():
-    release = noxfile.RELEASE_BY_VERSION["0.4.35"]
-    assert release.requirements(PROFILE_BY_NAME["cpu"]) == ["jax==0.4.35", "jaxlib==0.4.35"]
-    # jax[cuda12]==0.4.35 pins jaxlib 0.4.34 itself: a jaxlib pin of ours would make it unresolvable.
-    assert release.requirements(PROFILE_BY_NAME["cuda12"]) == ["jax[cuda12]==0.4.35"]
-
-
-def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
-    for name, first in (("cuda12", "0.4.23"), ("cuda13", "0.7.2")):
-        profile = PROFILE_BY_NAME[name]
-        assert profile.kind == "gpu" and profile.env["JAX_PLATFORMS"] == "cuda"
-        assert profile.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
-        assert [r.jax for r in RELEASES if profile.applies_to(r)] == [
-            r.jax for r in RELEASES if version_key(r.jax) >= version_key(first)
-        ]
-        assert not profile.applies_to(Release("0.4.20", "0.4.20")), "before the plugin: Google's index only"
-    assert {p.kind for p in noxfile.PROFILES} == {"cpu", "gpu"}
-
-
-def test_profiles_declare_where_they_apply():
-    assert {"cpu", "cpu8"} <= set(PROFILE_BY_NAME)
-    assert "device_count=8" in PROFILE_BY_NAME["cpu8"].env["XLA_FLAGS"]
-    classic = PROFILE_BY_NAME["cpu-classic"]
-    applies = [r.jax for r in RELEASES if classic.applies_to(r)]
-    assert applies and all(version_key("0.4.29") <= version_key(v) <= version_key("0.6.2") for v in applies)
-    assert all(PROFILE_BY_NAME["cpu"].applies_to(r) for r in RELEASES)
+    The harness modules it imports are imported, and every session's check run, in an
+    interpreter without site-packages (``-S``, isolated), so an import chain that reaches
+    past the standard library fails here.
+    """
+    modules = harness_modules_of_the_noxfile()
+    assert {"harness.cli", "harness.pins"} <= set(modules)
+    script = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+for name in {modules!r}:
+    __import__(name)
+from harness.cli import session_view
+session_view("search", ["scan_sync", "--jax", "0.4.26"])
+session_view("issue", ["scan_sync", "--profile", "cpu8"])
+session_view("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"])
+session_view("sweep", ["scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--size", "N=100"])
+session_view("run", ["--profile", "cpu", "--case", "scan_sync", "--size", "N=100"])
+session_view("report", ["--results", "tests/fixtures/results"])
+session_view("compare", ["tests/fixtures/results", "--a-release", "0.4.26"])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "hypothesis", "tabulate", "numpy", "matplotlib"))
+print(heavy)
+"""
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_session_listing_matches_the_tables():
@@ -96,11 +93,13 @@ def test_session_listing_matches_the_tables():
     ],
 )
 def test_repro_posargs_are_checked_before_anything_is_installed(posargs, message, capsys):
+    session = RecordingSession(*posargs)
     with pytest.raises(SystemExit) as stopped:
-        noxfile.check_harness_args(["run", "--profile", "cpu", *posargs])
+        noxfile.repro(session, jax="0.4.26", profile="cpu")
     assert stopped.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("harness: error:") and message in err
+    assert session.installed == [] and session.ran == []
 
 
 @pytest.mark.parametrize(
@@ -173,11 +172,25 @@ def test_issue_session_pins_the_release_and_profile_and_passes_the_rest():
     noxfile.issue(session)
     assert session.installed == [("-e", ".[report]", "jax==0.4.26", "jaxlib==0.4.26")]
     [(args, env)] = session.ran
-    assert args == ("python", "-m", "harness", "issue", "scan_sync", "--size", "N=16", "--profile", "cpu8")
+    # --jax goes on: the harness checks that the release it finds installed is the one asked for.
+    assert args == (
+        "python",
+        "-m",
+        "harness",
+        "issue",
+        "scan_sync",
+        "--jax",
+        "0.4.26",
+        "--size",
+        "N=16",
+        "--profile=cpu8",
+    )
     assert env == PROFILE_BY_NAME["cpu8"].env
     default = RecordingSession("scan_sync")
     noxfile.issue(default)
     assert default.installed[0][2] == f"jax=={noxfile.DEFAULT_RELEASE.jax}"
+    [(args, env)] = default.ran
+    assert args == ("python", "-m", "harness", "issue", "scan_sync", "--profile", "cpu"), "the profile is always named"
 
 
 def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path):
@@ -189,13 +202,6 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     assert session.installed == [("-e", ".", "jax==0.4.26")]
     noxfile.install_once(session, "-e", ".", "jax==0.4.30")
     assert session.installed[-1] == ("-e", ".", "jax==0.4.30"), "other pins reinstall"
-
-
-def test_index_releases_are_pinned_by_the_tables_rules():
-    assert noxfile.index_release("0.4.26", "0.4.26") is noxfile.RELEASE_BY_VERSION["0.4.26"]
-    assert noxfile.index_release("0.4.37", "0.4.36").requirements() == ["jax==0.4.37", "jaxlib==0.4.36"]
-    assert noxfile.index_release("0.4.25", "0.4.25").pins == ("numpy<2",), "jaxlib below 0.4.26 needs NumPy 1"
-    assert noxfile.install_args(RELEASES[0]) == ["-e", ".", "jax==0.4.26", "jaxlib==0.4.26"]
 
 
 @pytest.mark.parametrize(
@@ -256,3 +262,97 @@ def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys)
         noxfile.sweep(RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.32"))
     assert stopped.value.code == 2
     assert "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("session", "posargs"),
+    [
+        ("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"]),
+        ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.5.3"]),
+        ("search", ["scan_sync", "--jax", "0.4.35"]),
+    ],
+)
+def test_a_gpu_profile_without_a_gpu_is_skipped_before_anything_is_installed(session, posargs, monkeypatch, tmp_path):
+    """As ``repro`` does: the session is skipped with the reason; no venv is made, nothing installed or run."""
+    monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: NO_GPU)
+    recording = RangeSession(tmp_path, *posargs, "--profile", "cuda12")
+    with pytest.raises(Skipped) as skipped:
+        getattr(noxfile, session)(recording)
+    assert str(skipped.value) == f"profile cuda12 needs an NVIDIA GPU: {NO_GPU}"
+    assert recording.installed == [] and recording.ran == []
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".cache"], "no release venv, no plan"
+    assert [path.name for path in (tmp_path / ".cache").iterdir()] == ["jax-index.json"]
+
+
+def test_a_range_under_a_gpu_profile_installs_the_cuda_build_into_venvs_of_its_own(monkeypatch, tmp_path):
+    monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: None)  # what a GPU machine answers
+    session = RangeSession(tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3")
+    session.posargs += ["--profile", "cuda12"]
+    noxfile.bisect(session)
+    [(args, env)] = session.ran
+    assert args[-4:-2] == ("--profile", "cuda12") and env == PROFILE_BY_NAME["cuda12"].env
+    envs = read_plan(tmp_path / ".cache" / "bisect-releases.json")
+    assert envs[2].venv == tmp_path / "release-jax-0.4.37-cuda12", "apart from the CPU build's venv"
+    assert envs[2].install == ("-e", ".", "jax[cuda12]==0.4.37"), "the extra picks jaxlib and the CUDA plugin"
+    assert envs[2].jaxlib == "pinned by jax[cuda12]"
+    assert session.installed == [("-e", ".[report]", "pip")], "the session's own venv only lists the index"
+
+
+def test_cpu_profiles_share_one_venv_per_release(tmp_path):
+    session = RangeSession(tmp_path, "scan_sync", "--from", "0.4.35", "--to", "0.4.36", "--profile", "cpu8")
+    noxfile.sweep(session)
+    [(args, env)] = session.ran
+    assert args[-4:] == ("--profile", "cpu8", "--releases", str(tmp_path / ".cache" / "sweep-releases.json"))
+    assert env == PROFILE_BY_NAME["cpu8"].env
+    envs = read_plan(tmp_path / ".cache" / "sweep-releases.json")
+    assert [e.venv.name for e in envs] == ["release-jax-0.4.35", "release-jax-0.4.36"]
+    assert envs[0].install == ("-e", ".", "jax==0.4.35", "jaxlib==0.4.35")
+
+
+@pytest.mark.parametrize(
+    ("session", "posargs", "message"),
+    [
+        ("report", ["--results", "/nonexistent"], "results folder not found: /nonexistent"),
+        ("report", ["--factor", "0.5"], "must be above 1"),
+        ("compare", [], "required: A"),
+        ("compare", ["/nonexistent", "--a-release", "0.4.26"], "results folder not found: /nonexistent"),
+        ("compare", [str(FIXTURES / "results"), "/nonexistent"], "results folder not found: /nonexistent"),
+    ],
+)
+def test_report_and_compare_check_posargs_before_installing(session, posargs, message, capsys):
+    recording = RecordingSession(*posargs)
+    with pytest.raises(SystemExit) as stopped:
+        getattr(noxfile, session)(recording)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("harness: error:") and message in err
+    assert recording.installed == [] and recording.ran == []
+
+
+def test_nox_compare_answers_bad_posargs_with_one_line_and_exit_2():
+    done = subprocess.run(
+        [sys.executable, "-m", "nox", "-s", "compare", "--", "/nonexistent"], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
+    assert ours == ["harness: error: results folder not found: /nonexistent"], done.stderr
+    assert "install" not in done.stderr
+
+
+class FailingSession(RecordingSession):
+    """A session whose harness run exits with ``code``."""
+
+    def __init__(self, code: int, *posargs: str) -> None:
+        super().__init__(*posargs)
+        self.code = code
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> None:
+        raise noxfile.CommandFailed(f"Returned code {self.code}", return_code=self.code)
+
+
+def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.compare(FailingSession(2, str(FIXTURES / "results"), "--a-release", "9.9"))
+    assert stopped.value.code == 2
+    with pytest.raises(noxfile.CommandFailed):  # B got worse: the session fails, as nox reports it
+        noxfile.compare(FailingSession(1, str(FIXTURES / "results"), "--a-release", "0.4.26"))

@@ -1,7 +1,7 @@
 """The ``bisect`` and ``sweep`` commands: read the release plan, probe, search, write the reports.
 
 The plan (written by ``nox -s bisect`` / ``nox -s sweep`` from the package index and
-the noxfile's release rules) lists every release of the range, oldest first, with
+the release rules of ``harness.pins``) lists every release of the range, oldest first, with
 what it installs.  Results go to the results folder like any other run's and are
 reused from there; the answers go to ``reports/bisect-<case>.{md,json}`` and
 ``reports/sweep-<case>.md``.
@@ -9,18 +9,16 @@ reused from there; the answers go to ``reports/bisect-<case>.{md,json}`` and
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
 from harness.analysis.metric_names import MetricKey
-from harness.analysis.significance import Thresholds
-from harness.catalogue.discovery import CaseInfo
 from harness.errors import UsageError
 from harness.releases.bisection import bisect, expected_probes, sweep
 from harness.releases.judge import Judge, Judgement, metric_names
+from harness.releases.options import RangeOptions
 from harness.releases.probes import ReleaseProber
 from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
 from harness.releases.venvs import ReleaseEnv, read_plan
@@ -31,14 +29,16 @@ def progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def plan_for(args: argparse.Namespace) -> list[ReleaseEnv]:
-    command = f"nox -s {args.command}"
-    if args.releases is None:
+def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
+    command = f"nox -s {options.command}"
+    if options.releases_plan is None:
         raise UsageError(f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it")
-    envs = read_plan(args.releases)
+    envs = read_plan(options.releases_plan)
     ends = (envs[0].jax, envs[-1].jax) if envs else None
-    if ends != (args.first, args.last):
-        raise UsageError(f"the release plan {args.releases} does not run from {args.first} to {args.last}")
+    if ends != (options.first, options.last):
+        raise UsageError(
+            f"the release plan {options.releases_plan} does not run from {options.first} to {options.last}"
+        )
     return envs
 
 
@@ -53,19 +53,16 @@ def check_metric(results_dir: Path, case: str, metric: MetricKey | None) -> None
         )
 
 
-def prober_for(
-    args: argparse.Namespace, case: CaseInfo, sizes: dict[str, int], envs: list[ReleaseEnv]
-) -> ReleaseProber:
-    options = ["--warmup", str(args.warmup), "--timeout", str(args.timeout)]
+def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
     return ReleaseProber(
         {env.jax: env for env in envs},
-        case.name,
-        sizes,
-        args.profile,
-        args.results,
-        options,
-        args.repeats,
-        args.max_seconds,
+        options.case.name,
+        options.sizes,
+        options.profile,
+        options.results,
+        ["--warmup", str(options.warmup), "--timeout", str(options.timeout)],
+        options.repeats,
+        options.max_seconds,
         progress,
     )
 
@@ -76,14 +73,13 @@ def write(path: Path, text: str) -> None:
     progress(f"written: {path}")
 
 
-def run_bisect(
-    args: argparse.Namespace, case: CaseInfo, sizes: dict[str, int], metric: MetricKey | None, thresholds: Thresholds
-) -> int:
+def run_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a first bad release was found, 1 when none could be named."""
     started = time.monotonic()
-    envs = plan_for(args)
-    check_metric(args.results, case.name, metric)
-    judge = Judge(prober_for(args, case, sizes, envs), args.first, args.last, metric, thresholds)
+    case, metric = options.case, options.metric
+    envs = plan_for(options)
+    check_metric(options.results, case.name, metric)
+    judge = Judge(prober_for(options, envs), options.first, options.last, metric, options.thresholds)
     count, expected = 0, expected_probes(len(envs))
 
     def judged(release: str) -> Judgement:
@@ -98,36 +94,36 @@ def run_bisect(
 
     found = bisect([env.jax for env in envs], judged)
     setting = Setting(
-        case.name, sizes, args.profile, metric, {e.jax: e.jaxlib for e in envs}, thresholds, time.monotonic() - started
-    )
+        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
+        time.monotonic() - started,
+    )  # fmt: skip
     print(bisect_text(found, setting), end="")
-    write(args.out / f"bisect-{case.name}.md", bisect_markdown(found, setting))
-    write(args.out / f"bisect-{case.name}.json", json.dumps(bisect_json(found, setting), indent=1) + "\n")
+    write(options.out / f"bisect-{case.name}.md", bisect_markdown(found, setting))
+    write(options.out / f"bisect-{case.name}.json", json.dumps(bisect_json(found, setting), indent=1) + "\n")
     return 0 if found.found else 1
 
 
-def run_sweep(
-    args: argparse.Namespace, case: CaseInfo, sizes: dict[str, int], metric: MetricKey | None, thresholds: Thresholds
-) -> int:
+def run_sweep(options: RangeOptions) -> int:
     started = time.monotonic()
-    envs = plan_for(args)
-    check_metric(args.results, case.name, metric)
-    metrics = [metric] if metric else [] if args.claim else None
+    case, metric = options.case, options.metric
+    envs = plan_for(options)
+    check_metric(options.results, case.name, metric)
+    metrics = [metric] if metric else [] if options.claim else None
     found = sweep(
         [env.jax for env in envs],
-        prober_for(args, case, sizes, envs),
+        prober_for(options, envs),
         metrics=metrics,
         with_claim=metric is None,
-        thresholds=thresholds,
+        thresholds=options.thresholds,
         progress=progress,
     )
     names = sorted({name for m in found.ok() if m.result is not None for name in metric_names(m.result)})
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(names)}")
     setting = Setting(
-        case.name, sizes, args.profile, metric, {e.jax: e.jaxlib for e in envs}, thresholds,
+        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
         time.monotonic() - started, every_metric=metrics is None,
     )  # fmt: skip
     print(sweep_text(found, setting), end="")
-    write(args.out / f"sweep-{case.name}.md", sweep_markdown(found, setting))
+    write(options.out / f"sweep-{case.name}.md", sweep_markdown(found, setting))
     return 0

@@ -1,10 +1,12 @@
 """One cached virtual environment per jax release, built with uv as nox's uv backend builds a session's.
 
-The noxfile decides what a release installs (the harness itself, editable, and the
-release's ``Release.requirements()``) and with which interpreter, and hands that over
-as a *plan* file; this module only carries it out.  A venv is built once: the install
-it holds is recorded beside it, and a venv whose record matches is used as it is.
-Standard library only: the noxfile writes plans in nox's own environment.
+A release installs what ``harness.pins.install_args`` says for it under the session's
+profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
+GPU profile) into a venv named for both (``release_env``).  The noxfile picks the
+interpreter and hands the releases over as a *plan* file; this module carries it out.
+A venv is built once: the install it holds is recorded beside it, and a venv whose
+record matches is used as it is.  Standard library only: the noxfile writes plans in
+nox's own environment.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.pins import Profile, Release, install_args
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
@@ -39,6 +42,20 @@ class ReleaseEnv:
     @property
     def interpreter(self) -> Path:
         return self.venv / "bin" / "python"
+
+
+def venv_name(release: Release, profile: Profile) -> str:
+    """``release-jax-V`` for every CPU profile (they install the same), ``release-jax-V-cuda12`` for a CUDA build."""
+    build = "".join(f"-{extra}" for extra in profile.jax_extras)
+    return f"release-jax-{release.jax}{build}"
+
+
+def release_env(release: Release, profile: Profile, python: str, folder: Path) -> ReleaseEnv:
+    """How ``release`` is installed for ``profile``: its install arguments, in its venv under ``folder``."""
+    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): say so, not a guess.
+    jaxlib = f"pinned by jax[{','.join(profile.jax_extras)}]" if profile.jax_extras else release.jaxlib
+    install = tuple(install_args(release, profile))
+    return ReleaseEnv(release.jax, jaxlib, python, install, folder / venv_name(release, profile))
 
 
 def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:

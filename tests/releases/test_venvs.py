@@ -3,8 +3,9 @@
 import json
 from pathlib import Path
 
+from harness.pins import PROFILE_BY_NAME, Release
 from harness.releases import venvs
-from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, read_plan, write_plan
+from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, read_plan, venv_name, write_plan
 
 
 def release_env(tmp_path: Path, python: str = "python3.12") -> ReleaseEnv:
@@ -33,3 +34,19 @@ def test_an_interpreter_that_does_not_exist_is_a_reason_not_a_crash(tmp_path):
     assert problem is not None
     assert problem.startswith("`uv venv` failed:") or problem.startswith("uv not found")
     assert not (tmp_path / "venv" / INSTALLED).exists()
+
+
+def test_a_release_venv_is_named_and_installed_for_the_profiles_build(tmp_path):
+    release = Release("0.4.37", "0.4.36")
+    for cpu in ("cpu", "cpu8", "cpu-classic"):
+        assert venv_name(release, PROFILE_BY_NAME[cpu]) == "release-jax-0.4.37", "CPU profiles share one install"
+    cuda = venvs.release_env(release, PROFILE_BY_NAME["cuda12"], "python3.12", tmp_path)
+    assert cuda.venv == tmp_path / "release-jax-0.4.37-cuda12"
+    assert cuda.install == ("-e", ".", "jax[cuda12]==0.4.37")
+    assert cuda.jaxlib == "pinned by jax[cuda12]", "the extra chooses jaxlib, not the index's pairing"
+    cpu = venvs.release_env(release, PROFILE_BY_NAME["cpu"], "python3.12", tmp_path)
+    assert (cpu.venv.name, cpu.jaxlib, cpu.install) == (
+        "release-jax-0.4.37",
+        "0.4.36",
+        ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"),
+    )

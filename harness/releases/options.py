@@ -1,0 +1,37 @@
+"""What the ``bisect`` and ``sweep`` commands run on, checked: the case, the range, how to measure and judge.
+
+The command line is parsed in ``harness.cli``; the commands below it get this, not the
+parser's namespace.  Light on imports: the noxfile builds one, in nox's own environment,
+to check a session's arguments before anything is installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.metric_names import MetricKey
+from harness.analysis.significance import Thresholds
+from harness.catalogue.discovery import CaseInfo
+
+
+@dataclass(frozen=True)
+class RangeOptions:
+    """A checked ``bisect`` or ``sweep`` command line: the case, the range and how to measure and judge."""
+
+    command: str  # "bisect" or "sweep"
+    case: CaseInfo
+    first: str  # the good release of a bisect, the first of a sweep
+    last: str
+    metric: MetricKey | None
+    claim: bool  # judge by the claim's verdict (a bisect without --metric)
+    sizes: dict[str, int]
+    profile: str
+    releases_plan: Path | None  # what each release installs, written by nox
+    results: Path
+    out: Path
+    repeats: int
+    warmup: int
+    max_seconds: float
+    timeout: float
+    thresholds: Thresholds

@@ -1,0 +1,78 @@
+"""The release and profile tables: the only place versions and flags are listed."""
+
+from harness.pins import (
+    DEFAULT_PROFILE,
+    DEFAULT_RELEASE,
+    EDGES,
+    MATRIX,
+    PROFILE_BY_NAME,
+    PROFILES,
+    RELEASE_BY_VERSION,
+    RELEASES,
+    Release,
+    index_release,
+    install_args,
+)
+from harness.units import version_key
+
+
+def test_releases_are_unique_ordered_and_cover_the_discussion_release():
+    versions = [r.jax for r in RELEASES]
+    assert versions == sorted(versions, key=version_key)
+    assert len(set(versions)) == len(versions)
+    assert versions[0] == "0.4.26"
+    assert "0.4.32" not in versions, "0.4.32 is yanked"
+    assert DEFAULT_RELEASE is RELEASES[-1]
+    assert EDGES[0] is RELEASES[0] and EDGES[1] is RELEASES[-1]
+
+
+def test_requirements_pin_exactly():
+    assert Release("0.4.37", "0.4.36", pins=("numpy<2",)).requirements() == [
+        "jax==0.4.37",
+        "jaxlib==0.4.36",
+        "numpy<2",
+    ]
+
+
+def test_a_gpu_profile_installs_the_cuda_build_of_the_release():
+    release = RELEASE_BY_VERSION["0.4.35"]
+    assert release.requirements(PROFILE_BY_NAME["cpu"]) == ["jax==0.4.35", "jaxlib==0.4.35"]
+    # jax[cuda12]==0.4.35 pins jaxlib 0.4.34 itself: a jaxlib pin of ours would make it unresolvable.
+    assert release.requirements(PROFILE_BY_NAME["cuda12"]) == ["jax[cuda12]==0.4.35"]
+    assert install_args(release, PROFILE_BY_NAME["cuda12"]) == ["-e", ".", "jax[cuda12]==0.4.35"]
+
+
+def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
+    for name, first in (("cuda12", "0.4.23"), ("cuda13", "0.7.2")):
+        profile = PROFILE_BY_NAME[name]
+        assert profile.kind == "gpu" and profile.env["JAX_PLATFORMS"] == "cuda"
+        assert profile.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+        assert [r.jax for r in RELEASES if profile.applies_to(r)] == [
+            r.jax for r in RELEASES if version_key(r.jax) >= version_key(first)
+        ]
+        assert not profile.applies_to(Release("0.4.20", "0.4.20")), "before the plugin: Google's index only"
+        assert profile.applies_to_version(first) and not profile.applies_to_version("0.4.20")
+    assert {p.kind for p in PROFILES} == {"cpu", "gpu"}
+
+
+def test_profiles_declare_where_they_apply():
+    assert DEFAULT_PROFILE.name == "cpu"
+    assert {"cpu", "cpu8"} <= set(PROFILE_BY_NAME)
+    assert "device_count=8" in PROFILE_BY_NAME["cpu8"].env["XLA_FLAGS"]
+    classic = PROFILE_BY_NAME["cpu-classic"]
+    applies = [r.jax for r in RELEASES if classic.applies_to(r)]
+    assert applies and all(version_key("0.4.29") <= version_key(v) <= version_key("0.6.2") for v in applies)
+    assert all(PROFILE_BY_NAME["cpu"].applies_to(r) for r in RELEASES)
+
+
+def test_the_matrix_pairs_each_release_with_the_profiles_that_apply():
+    assert len(MATRIX) == sum(p.applies_to(r) for r in RELEASES for p in PROFILES)
+    assert (RELEASE_BY_VERSION["0.4.26"], PROFILE_BY_NAME["cpu-classic"]) not in MATRIX
+    assert (RELEASE_BY_VERSION["0.4.30"], PROFILE_BY_NAME["cpu-classic"]) in MATRIX
+
+
+def test_index_releases_are_pinned_by_the_tables_rules():
+    assert index_release("0.4.26", "0.4.26") is RELEASE_BY_VERSION["0.4.26"]
+    assert index_release("0.4.37", "0.4.36").requirements() == ["jax==0.4.37", "jaxlib==0.4.36"]
+    assert index_release("0.4.25", "0.4.25").pins == ("numpy<2",), "jaxlib below 0.4.26 needs NumPy 1"
+    assert install_args(RELEASES[0]) == ["-e", ".", "jax==0.4.26", "jaxlib==0.4.26"]
