@@ -2,7 +2,8 @@
 
 Cases call these helpers instead of branching on versions themselves, so a case
 stays plain JAX and an exported script can inline just the helpers it uses.
-Facts behind each helper: shared/notes/jax-compat.md.
+The release facts behind each helper are listed in cases/README.md ("Release facts the
+code relies on").
 """
 
 from __future__ import annotations

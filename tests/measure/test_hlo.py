@@ -13,7 +13,7 @@ def test_scan_is_one_while_loop_on_both_releases():
 
 
 def test_trip_count_is_known_only_on_the_newer_release():
-    # 0.4.33 started annotating scan's loop with known_trip_count (shared/notes/jax-compat.md).
+    # 0.4.33 started annotating scan's loop with known_trip_count; 0.4.26 does not have it.
     assert hlo.structure(OLD)["known_trip_counts"] == [None]
     assert hlo.structure(NEW)["known_trip_counts"] == [3]
 
