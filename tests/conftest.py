@@ -45,6 +45,11 @@ def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **chan
     return copy
 
 
+def document(stored) -> dict:
+    """A stored result's document exactly as its file holds it (any schema version)."""
+    return json.loads(stored.path.read_text())
+
+
 def write_results(folder: Path, records: list[dict]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for record in records:
@@ -94,7 +99,7 @@ def _columns(row: str) -> int:
 
 
 class FakeReleases:
-    """Stands in for the release prober (``harness.releases.probes.Measure``): logic tests only.
+    """Stands in for the release prober (``harness.releases.probes.ProbeRelease``): logic tests only.
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
@@ -113,13 +118,13 @@ class FakeReleases:
         return list(self.scales)
 
     def __call__(self, release: str, again: bool = False):
-        from harness.releases.probes import Measurement
+        from harness.releases.probes import Probe
         from harness.store.results import StoredResult
 
         self.calls.append((release, again))
         scale = self.again.get(release, self.scales[release]) if again else self.scales[release]
         if scale is None:
-            return Measurement(release, None, "could not be installed: fake")
+            return Probe(release, None, "could not be installed: fake")
         base = real_result("async_dispatch-0.12.0.1")
         if scale == "failed":
             data = derive(base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake")
@@ -127,4 +132,4 @@ class FakeReleases:
             data = derive(base, release=release, scale=scale)
         if release in self.holds:
             data["claim"]["holds"] = self.holds[release]
-        return Measurement(release, StoredResult(Path(f"{data['id']}.json"), data), "fake measurement")
+        return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")

@@ -36,9 +36,11 @@ def test_nothing_run_says_so():
 def test_outcome_of_a_run():
     data = real_result("async_dispatch-0.12.0.1")
     path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
-    assert outcome(StoredResult(path, data)) == HOLDS
-    assert outcome(StoredResult(path, {**data, "claim": {"holds": False, "evidence": ""}})) == DOES_NOT_HOLD
-    assert outcome(StoredResult(path, {**data, "status": "timeout"})) == "timeout"
+    assert outcome(StoredResult.from_document(path, data)) == HOLDS
+    assert (
+        outcome(StoredResult.from_document(path, {**data, "claim": {"holds": False, "evidence": ""}})) == DOES_NOT_HOLD
+    )
+    assert outcome(StoredResult.from_document(path, {**data, "status": "timeout"})) == "timeout"
     assert [mark(HOLDS), mark(DOES_NOT_HOLD), mark("crashed"), mark(None)] == ["✓", "✗", "crashed", "–"]
 
 
@@ -49,7 +51,7 @@ def test_claims_are_judged_per_backend_and_machines_share_a_cell():
     def run(machine, holds, backend="cpu"):
         data = derive(base, host={**base["host"], "machine": {"id": machine}}, claim={"holds": holds, "evidence": ""})
         data["jax"] = {**data["jax"], "backend": backend}
-        return StoredResult(path, data)
+        return StoredResult.from_document(path, data)
 
     agreeing = claim_rows([run("a", True), run("b", True)])
     assert agreeing == {("async_dispatch", "cpu", "cpu", "N=1000"): {"0.12.0.1": HOLDS}}
