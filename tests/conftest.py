@@ -45,6 +45,22 @@ def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **chan
     return copy
 
 
+def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
+    """A version-1 result posing as a cell measured in several processes (schema version 2), one per status:
+    process i has every raw sample multiplied by i + 1 (a test-only injection) and, with ``holds``, that
+    claim verdict.  Only processes that finished ok carry measurements."""
+    processes = []
+    for index, status in enumerate(statuses):
+        scaled = derive(data, scale=index + 1)
+        if holds is not None:
+            scaled["claim"] = {"holds": holds[index], "evidence": f"process {index}"}
+        finished = {key: scaled[key] for key in ("programs", "compiled", "claim", "jax") if status == "ok"}
+        processes.append({"index": index, "status": status, "detail": "", **finished})
+    cell = {key: value for key, value in data.items() if key not in ("programs", "compiled", "claim", "jax")}
+    first_bad = next((s for s in statuses if s != "ok"), "ok")
+    return cell | {"schema_version": 2, "processes": processes, "status": first_bad, "interleaved_with": []}
+
+
 def document(stored) -> dict:
     """A stored result's document exactly as its file holds it (any schema version)."""
     return json.loads(stored.path.read_text())

@@ -13,7 +13,7 @@ from harness.analysis.metrics import (
 )
 from harness.analysis.significance import Verdict
 from harness.store.results import StoredResult, load_results
-from tests.conftest import FIXTURES, derive, real_result, write_results
+from tests.conftest import FIXTURES, derive, in_processes, real_result, write_results
 
 
 def stored(data):
@@ -42,17 +42,6 @@ def test_series_of_a_scan_use_the_last_step_for_dispatch():
     data = real_result("scan_sync-0.12.0.1")
     [dispatch] = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
     assert dispatch == [s["marks_ns"][1] for s in data["programs"]["two_scans"]["samples"]]
-
-
-def in_processes(data, statuses):
-    """A version-1 result posing as one measured in several processes: process i has the samples scaled by i + 1."""
-    processes = []
-    for index, status in enumerate(statuses):
-        scaled = derive(data, scale=index + 1)
-        finished = {key: scaled[key] for key in ("programs", "compiled", "claim") if status == "ok" and key in scaled}
-        processes.append({"index": index, "status": status, "detail": "", **finished})
-    document = {key: value for key, value in data.items() if key not in ("programs", "compiled", "claim", "jax")}
-    return document | {"schema_version": 2, "processes": processes, "status": "ok"}
 
 
 def test_series_keep_each_finished_process_apart_and_pooled_puts_them_together():
