@@ -35,8 +35,6 @@ from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "RunStatus", "SchemaError"]
-
 
 @dataclass(frozen=True)
 class LoadProblem:
