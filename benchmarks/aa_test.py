@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.analysis.metrics import MetricKey, sample_series
-from harness.analysis.significance import DEFAULT_THRESHOLDS, FASTER, SLOWER, compare_samples, smallest_p_value
+from harness.analysis.metrics import MetricKey, pooled_series
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Verdict, compare_samples, smallest_p_value
 from harness.render.tables import text_table
 from harness.store.results import StoredResult, load_results
 from harness.units import format_ns, format_p, format_ratio
@@ -66,7 +66,7 @@ def pairs_of_runs(runs: list[dict[str, StoredResult]], ordered: bool) -> list[tu
             other = runs[second].get(sizes)
             if other is not None:
                 label = f"run {first + 1} → run {second + 1} · {sizes}"
-                pairs.append((label, sample_series(result), sample_series(other)))
+                pairs.append((label, pooled_series(result), pooled_series(other)))
     return pairs
 
 
@@ -79,7 +79,7 @@ def aa_table(pairs: list[tuple[str, Series, Series]]) -> tuple[str, int, int, in
                 continue
             result = compare_samples(a[key], b[key])
             tested += 1
-            false_positives += result.verdict in (FASTER, SLOWER)
+            false_positives += result.verdict in (Verdict.FASTER, Verdict.SLOWER)
             rows.append(
                 [
                     label,
@@ -109,7 +109,7 @@ def injection_table(pairs: list[tuple[str, Series, Series]]) -> tuple[str, float
             for key in a.keys() & b.keys():
                 if not testable(a[key], b[key]):
                     continue
-                hit = compare_samples(a[key], [x * factor for x in b[key]]).verdict == SLOWER
+                hit = compare_samples(a[key], [x * factor for x in b[key]]).verdict == Verdict.SLOWER
                 flagged += hit
                 total += 1
                 by_metric[key.label()] = by_metric.get(key.label(), True) and hit

@@ -22,6 +22,7 @@ from harness.measure.launch import default_isolation
 from harness.measure.runner import PlannedRun, Recorder, Settings, describe, release_label, run_all
 from harness.pins import DEFAULT_PROFILE, DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, Profile, Release
 from harness.releases.options import RangeOptions
+from harness.store.schema import RunStatus
 from harness.units import version_key
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
@@ -184,6 +185,9 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     return SessionRequest(release, profile, argv)
 
 
+ALREADY_MEASURED = "already measured"  # a cell passed over on resume, counted apart from the statuses
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     cases, overrides, budget = checked_run_args(args)
     plan = [
@@ -209,11 +213,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}
     for outcome, _ in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        shown = ALREADY_MEASURED if outcome.already_measured else outcome.status
+        counts[shown] = counts.get(shown, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     stored = sum(1 for _, path in outcomes if path is not None)
     print(f"{len(outcomes)} cells, {stored} results stored under {args.results}: {summary}", file=sys.stderr)
-    bad = sum(n for status, n in counts.items() if status not in ("ok", "skipped", "already measured"))
+    bad = sum(n for status, n in counts.items() if status not in (RunStatus.OK, RunStatus.SKIPPED, ALREADY_MEASURED))
     return 1 if args.strict and bad else 0
 
 
@@ -237,7 +242,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             flush=True,
         )
         claim = outcome.payload.get("claim")
-        if outcome.status != "ok" or not claim:
+        if outcome.status is not RunStatus.OK or not claim:
             return None, f"{sizes_text}: {outcome.status}"
         return bool(claim["holds"]), f"{sizes_text}: {claim['evidence']}"
 

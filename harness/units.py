@@ -1,12 +1,14 @@
 """Pure units every stage shares: numbers, sizes and machine ids as text, and release order.
 
-Standard library only: the noxfile imports this module in nox's own environment.
+Standard library and ``packaging`` only: the noxfile imports this module in nox's own
+environment, where nox has brought ``packaging``.
 """
 
 from __future__ import annotations
 
 import math
-import re
+
+from packaging.version import InvalidVersion, Version
 
 # The machine of a result stored before results recorded one.
 UNRECORDED_MACHINE = "unrecorded"
@@ -38,5 +40,16 @@ def format_p(value: float) -> str:
     return f"{value:.2g}" if value >= 1e-4 else "<0.0001"
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", version))
+VersionKey = tuple[bool, Version, str]
+
+
+def version_key(version: str) -> VersionKey:
+    """Release order as pip's (PEP 440): ``0.4.9`` before ``0.4.26``, ``0.5.0rc1`` before ``0.5.0``.
+
+    A label that is not a version (``unknown``: the run could not tell) sorts before
+    every release, by its text.
+    """
+    try:
+        return True, Version(version), ""
+    except InvalidVersion:
+        return False, Version("0"), version

@@ -45,6 +45,27 @@ def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **chan
     return copy
 
 
+def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
+    """A version-1 result posing as a cell measured in several processes (schema version 2), one per status:
+    process i has every raw sample multiplied by i + 1 (a test-only injection) and, with ``holds``, that
+    claim verdict.  Only processes that finished ok carry measurements."""
+    processes = []
+    for index, status in enumerate(statuses):
+        scaled = derive(data, scale=index + 1)
+        if holds is not None:
+            scaled["claim"] = {"holds": holds[index], "evidence": f"process {index}"}
+        finished = {key: scaled[key] for key in ("programs", "compiled", "claim", "jax") if status == "ok"}
+        processes.append({"index": index, "status": status, "detail": "", **finished})
+    cell = {key: value for key, value in data.items() if key not in ("programs", "compiled", "claim", "jax")}
+    first_bad = next((s for s in statuses if s != "ok"), "ok")
+    return cell | {"schema_version": 2, "processes": processes, "status": first_bad, "interleaved_with": []}
+
+
+def document(stored) -> dict:
+    """A stored result's document exactly as its file holds it (any schema version)."""
+    return json.loads(stored.path.read_text())
+
+
 def write_results(folder: Path, records: list[dict]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for record in records:
@@ -94,7 +115,7 @@ def _columns(row: str) -> int:
 
 
 class FakeReleases:
-    """Stands in for the release prober (``harness.releases.probes.Measure``): logic tests only.
+    """Stands in for the release prober (``harness.releases.probes.ProbeRelease``): logic tests only.
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
@@ -113,13 +134,13 @@ class FakeReleases:
         return list(self.scales)
 
     def __call__(self, release: str, again: bool = False):
-        from harness.releases.probes import Measurement
+        from harness.releases.probes import Probe
         from harness.store.results import StoredResult
 
         self.calls.append((release, again))
         scale = self.again.get(release, self.scales[release]) if again else self.scales[release]
         if scale is None:
-            return Measurement(release, None, "could not be installed: fake")
+            return Probe(release, None, "could not be installed: fake")
         base = real_result("async_dispatch-0.12.0.1")
         if scale == "failed":
             data = derive(base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake")
@@ -127,4 +148,4 @@ class FakeReleases:
             data = derive(base, release=release, scale=scale)
         if release in self.holds:
             data["claim"]["holds"] = self.holds[release]
-        return Measurement(release, StoredResult(Path(f"{data['id']}.json"), data), "fake measurement")
+        return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")

@@ -7,6 +7,9 @@ release without a result breaks it, so a range never claims a release nobody ran
 A claim is judged per backend (a scan that overlaps on CPU may sync every iteration
 on GPU), so each row is one case, profile, backend and sizes.  A claim is judged
 within one run, so runs of a release on several machines share a cell.
+
+Each case process judges the claim on its own; ``outcome`` is the one place that
+turns a result's process verdicts into the result's outcome.
 """
 
 from __future__ import annotations
@@ -14,22 +17,47 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from harness.store.results import StoredResult
+from harness.store.schema import ProcessClaim, RunStatus
 from harness.units import sizes_text
 
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 DIFFERS = "differs by machine"
+UNSETTLED = "unsettled"  # the processes of one run disagree
 MARKS = {HOLDS: "✓", DOES_NOT_HOLD: "✗"}
 
 ClaimRow = tuple[str, str, str, str]  # case, profile, backend, sizes as text
 
 
+def process_claims(result: StoredResult) -> list[ProcessClaim]:
+    """The claim verdict of every process that finished ok and gave one, in the order they ran."""
+    return [p.claim for p in result.result.finished() if p.claim is not None]
+
+
 def outcome(result: StoredResult) -> str:
-    """``holds``, ``does not hold``, or the run's status when it did not finish with a verdict."""
-    claim = result.data.get("claim")
-    if result.status != "ok" or not claim:
+    """``holds``, ``does not hold``, or the run's status when it did not finish with a verdict.
+
+    Processes that agree decide; processes that disagree leave the claim ``unsettled``.
+    """
+    claims = process_claims(result)
+    if result.status is not RunStatus.OK or not claims:
         return result.status
-    return HOLDS if claim["holds"] else DOES_NOT_HOLD
+    verdicts = {claim.holds for claim in claims}
+    if len(verdicts) > 1:
+        return UNSETTLED
+    return HOLDS if verdicts.pop() else DOES_NOT_HOLD
+
+
+def claim_evidence(result: StoredResult) -> str:
+    """What the case measured for its verdict: a process's evidence, and how many processes agreed."""
+    claims = process_claims(result)
+    if not claims:
+        return ""
+    if len(claims) == 1:
+        return claims[0].evidence
+    holding = sum(claim.holds for claim in claims)
+    counts = f"holds in {holding} of {len(claims)} processes"
+    return f"{counts}; e.g. {claims[0].evidence}"
 
 
 def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]]:

@@ -9,18 +9,18 @@ are counted, not timed, so their groups (``across_machines=True``) span machines
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from harness.errors import UsageError
-from harness.store.results import StoredResult
-from harness.units import short_machine, sizes_text, version_key
+from harness.store.results import Newest, StoredResult, cell_of, newest_runs
+from harness.store.schema import RunStatus
+from harness.units import VersionKey, short_machine, sizes_text, version_key
 
 
-def release_key(release: str) -> tuple[tuple[int, ...], str]:
+def release_key(release: str) -> tuple[VersionKey, str]:
     return version_key(release), release
 
 
@@ -28,26 +28,18 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
     return sorted({r.release for r in results}, key=release_key)
 
 
-def latest_runs(results: Iterable[StoredResult]) -> list[tuple[StoredResult, int]]:
-    """The newest result per (case, release, profile, sizes, machine), with the count of older ones."""
-    groups: dict[tuple[str, str, str, str, str], list[StoredResult]] = defaultdict(list)
-    for result in results:
-        key = (result.case, result.release, result.profile, json.dumps(result.sizes, sort_keys=True), result.machine)
-        groups[key].append(result)
-    chosen = []
-    for runs in groups.values():
-        runs.sort(key=lambda r: (r.created_at, r.data["id"]))
-        chosen.append((runs[-1], len(runs) - 1))
-    chosen.sort(
+def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
+    """The newest result per (case, release, profile, sizes, machine), with the count of older ones, in report order."""
+    return sorted(
+        newest_runs(results, cell_of).values(),
         key=lambda item: (
-            item[0].case,
-            release_key(item[0].release),
-            item[0].profile,
-            sorted(item[0].sizes.items()),
-            item[0].machine,
-        )
+            item.result.case,
+            release_key(item.result.release),
+            item.result.profile,
+            sorted(item.result.sizes.items()),
+            item.result.machine,
+        ),
     )
-    return chosen
 
 
 ANY_MACHINE = ""  # the machine of a group that spans machines (compiled-structure facts)
@@ -79,13 +71,12 @@ class GroupKey:
 
 
 def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
-    count = (result.data.get("jax") or {}).get("device_count")
     return GroupKey(
         case=result.case,
         profile=result.profile,
         sizes=tuple(sorted(result.sizes.items())),
         backend=result.backend,
-        device_count=count if isinstance(count, int) else None,
+        device_count=result.result.device_count,
         machine=result.machine if with_machine else ANY_MACHINE,
     )
 
@@ -122,23 +113,22 @@ class ComparisonGroup:
         return next(r for r in self.runs if r.release == release)
 
 
-def comparison_groups(results: Iterable[StoredResult], *, across_machines: bool = False) -> list[ComparisonGroup]:
-    """The newest ok run per release, grouped by what must be equal for a comparison.
+def comparison_groups(latest: Iterable[Newest], *, across_machines: bool = False) -> list[ComparisonGroup]:
+    """The newest runs (``latest_runs``) that finished ok, one per release, grouped by what must be equal
+    for a comparison.
 
     Timings need one machine per group.  ``across_machines`` groups without the machine,
     for facts that do not depend on its speed; a release measured on several machines
     is then represented by its newest run.
     """
-    newest: dict[GroupKey, dict[str, StoredResult]] = defaultdict(dict)
-    for result, _ in latest_runs(results):
-        if result.status != "ok":
-            continue
-        by_release = newest[group_key(result, with_machine=not across_machines)]
-        if result.release not in by_release or result.order > by_release[result.release].order:
-            by_release[result.release] = result
+    ok = [item.result for item in latest if item.result.status is RunStatus.OK]
+    chosen = newest_runs(ok, lambda r: (group_key(r, with_machine=not across_machines), r.release))
+    by_group: dict[GroupKey, list[StoredResult]] = defaultdict(list)
+    for (key, _), item in chosen.items():
+        by_group[key].append(item.result)
     return [
-        ComparisonGroup(key, sorted(newest[key].values(), key=lambda r: release_key(r.release)))
-        for key in sorted(newest, key=GroupKey.order)
+        ComparisonGroup(key, sorted(by_group[key], key=lambda r: release_key(r.release)))
+        for key in sorted(by_group, key=GroupKey.order)
     ]
 
 
@@ -162,12 +152,12 @@ def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> No
 
 
 RunFact = tuple[str, Callable[[StoredResult], object]]
-DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join((r.data.get("jax") or {}).get("device_kinds", [])) or "?")
+DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join(r.result.device_kinds) or "?")
 # What makes timings of two runs not like for like.
 HOST_FACTS: tuple[RunFact, ...] = (
     ("machine", lambda r: short_machine(r.machine)),
-    ("CPU", lambda r: r.data.get("host", {}).get("cpu_model", "?")),
-    ("usable cores", lambda r: r.data.get("host", {}).get("usable_cores", "?")),
+    ("CPU", lambda r: r.result.host.cpu_model or "?"),
+    ("usable cores", lambda r: "?" if r.result.host.usable_cores is None else r.result.host.usable_cores),
     DEVICE_FACT,
 )
 

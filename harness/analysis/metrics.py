@@ -3,6 +3,10 @@
 Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until
 Python regained control after the last step).  Per jitted function: cold *lower*
 and *compile* times.  Comparisons use the raw samples, never the stored summaries.
+
+A result holds the samples of each case process apart (``sample_series``: one list
+per process that finished ok); ``pooled_series`` puts them together for the readers
+that want one sample per metric.  A result measured in one process gives one list.
 """
 
 from __future__ import annotations
@@ -27,20 +31,34 @@ class MetricComparison:
     comparison: Comparison
 
 
-def sample_series(result: StoredResult) -> dict[MetricKey, list[float]]:
-    """Raw samples per metric, programs first (in the order the case lists them)."""
-    series: dict[MetricKey, list[float]] = {}
-    for name, record in result.data.get("programs", {}).items():
-        samples = record.get("samples") or []
-        if samples:
-            series[MetricKey(name, "wall")] = [s["wall_ns"] for s in samples]
-            series[MetricKey(name, "dispatch")] = [s["marks_ns"][-1] for s in samples]
-    for name, record in result.data.get("compiled", {}).items():
-        for kind in ("lower", "compile"):
-            values = record.get(f"{kind}_ns") or []
-            if values:
-                series[MetricKey(name, kind)] = list(values)
+def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
+    """Raw samples per metric, one list per process that finished ok (in the order they ran).
+
+    Programs come first, in the order the case lists them, then the jitted functions.
+    """
+    series: dict[MetricKey, list[list[float]]] = {}
+    processes = result.result.finished()
+    for process in processes:
+        for name, program in process.programs.items():
+            if program.samples:
+                series.setdefault(MetricKey(name, "wall"), []).append([s.wall_ns for s in program.samples])
+                series.setdefault(MetricKey(name, "dispatch"), []).append([s.dispatch_ns for s in program.samples])
+    for process in processes:
+        for name, function in process.compiled.items():
+            for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
+                if values:
+                    series.setdefault(MetricKey(name, kind), []).append(list(values))
     return series
+
+
+def pooled_series(result: StoredResult) -> dict[MetricKey, list[float]]:
+    """Raw samples per metric, every process's together (``sample_series`` keeps them apart)."""
+    return {key: [v for process in processes for v in process] for key, processes in sample_series(result).items()}
+
+
+def program_names(result: StoredResult) -> list[str]:
+    """The programs any process of the result timed, in the order the case lists them."""
+    return list(dict.fromkeys(name for process in result.result.processes for name in process.programs))
 
 
 def union_keys(all_series: Iterable[dict[MetricKey, list[float]]]) -> list[MetricKey]:
@@ -55,18 +73,22 @@ def compare_runs(
     baseline: StoredResult, candidate: StoredResult, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> tuple[list[MetricComparison], list[MetricKey], list[MetricKey]]:
     """Every metric both runs have, compared; then the metrics only A, and only B, has."""
-    a, b = sample_series(baseline), sample_series(candidate)
+    a, b = pooled_series(baseline), pooled_series(candidate)
     compared = [MetricComparison(key, compare_samples(a[key], b[key], thresholds)) for key in a if key in b]
     return compared, [k for k in a if k not in b], [k for k in b if k not in a]
 
 
 def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
-    """The optional exact facts of each compiled function's HLO, where the result has them."""
-    return {
-        name: record["hlo"]
-        for name, record in result.data.get("compiled", {}).items()
-        if isinstance(record.get("hlo"), dict)
-    }
+    """The optional exact facts of each compiled function's HLO, where the result has them.
+
+    Counted, not timed, so every process compiles to the same: the first process that has them speaks.
+    """
+    facts: dict[str, dict[str, Any]] = {}
+    for process in result.result.processes:
+        for name, function in process.compiled.items():
+            if function.hlo is not None and name not in facts:
+                facts[name] = dict(function.hlo)
+    return facts
 
 
 def hlo_fact_names(facts: Iterable[dict[str, Any]]) -> list[str]:
@@ -96,7 +118,7 @@ def compare_group(
     group: ComparisonGroup, requested_baseline: str | None, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> GroupComparison:
     baseline, reason = choose_baseline(group.releases, requested_baseline)
-    series = {run.release: sample_series(run) for run in group.runs}
+    series = {run.release: pooled_series(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
         release: {key: compare_samples(base[key], values, thresholds) for key, values in by_key.items() if key in base}

@@ -18,12 +18,13 @@ from pathlib import Path
 
 from harness.analysis.groups import group_key, host_differences, latest_runs, release_key
 from harness.analysis.metrics import MetricComparison, MetricKey, compare_runs
-from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, UNCHANGED, Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
 from harness.store.results import StoredResult, load_results
+from harness.store.schema import RunStatus
 from harness.units import format_ratio, short_machine, sizes_text
 
-BROKEN = ("failed", "timeout", "crashed")
+BROKEN = (RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CRASHED)
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,16 @@ class SetComparison:
             f"{p.a.case} {sizes_text(p.a.sizes)}: {m.key.label()} {format_ratio(m.comparison.ratio)}"
             for p in self.pairs
             for m in p.metrics
-            if m.comparison.verdict == SLOWER
+            if m.comparison.verdict == Verdict.SLOWER
         ]
         return slower + self.broken
 
     def summary(self) -> str:
         counts = self.verdicts()
         noisy = sum(m.comparison.noisy for p in self.pairs for m in p.metrics)
-        parts = ", ".join(f"{counts[v]} {v}" for v in (SLOWER, FASTER, UNCHANGED, INCONCLUSIVE))
+        parts = ", ".join(
+            f"{counts[v]} {v}" for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+        )
         return f"{len(self.pairs)} run pair(s) compared: {parts} ({noisy} noisy)."
 
 
@@ -134,8 +137,8 @@ def pair_up(a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comp
         where = f"{case} {sizes_text(json.loads(sizes))}" + (f" ({profile})" if profile else "")
         if a is None or b is None:
             comparison.not_compared.append(f"{where}: only in {'B' if a is None else 'A'}")
-        elif a.status != "ok" or b.status != "ok":
-            if a.status == "ok" and b.status in BROKEN:
+        elif a.status is not RunStatus.OK or b.status is not RunStatus.OK:
+            if a.status is RunStatus.OK and b.status in BROKEN:
                 comparison.broken.append(f"{where}: ok in A, {b.status} in B")
             else:
                 comparison.not_compared.append(f"{where}: {a.status} in A, {b.status} in B")

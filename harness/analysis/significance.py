@@ -18,15 +18,21 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from harness.stats import Summary, summarize
 
-FASTER = "faster"
-SLOWER = "slower"
-UNCHANGED = "unchanged"
-# The ratio passes the effect size but the samples are too few for the test ever to
-# reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
-INCONCLUSIVE = "inconclusive"
+
+class Verdict(StrEnum):
+    """What a comparison of B against A says (lower is better)."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    UNCHANGED = "unchanged"
+    # The ratio passes the effect size but the samples are too few for the test ever to
+    # reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
+    INCONCLUSIVE = "inconclusive"
+
 
 # Up to this many values a side (and without ties) the exact distribution of U is
 # used.  The normal approximation is conservative in the tail that matters: at 20 a
@@ -63,7 +69,7 @@ class Comparison:
     ci_low: float
     ci_high: float
     p_value: float
-    verdict: str
+    verdict: Verdict
     flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
 
     @property
@@ -178,16 +184,16 @@ def noise_flags(summary: Summary, side: str, thresholds: Thresholds) -> list[str
     return flags
 
 
-def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> str:
+def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> Verdict:
     if ratio >= thresholds.factor:
-        direction = SLOWER
+        direction = Verdict.SLOWER
     elif ratio <= 1 / thresholds.factor:
-        direction = FASTER
+        direction = Verdict.FASTER
     else:
-        return UNCHANGED
+        return Verdict.UNCHANGED
     if p_value < thresholds.alpha:
         return direction
-    return INCONCLUSIVE if reachable_p >= thresholds.alpha else UNCHANGED
+    return Verdict.INCONCLUSIVE if reachable_p >= thresholds.alpha else Verdict.UNCHANGED
 
 
 def compare_samples(
@@ -197,7 +203,9 @@ def compare_samples(
     base, cand = summarize(baseline), summarize(candidate)
     flags = noise_flags(base, "A", thresholds) + noise_flags(cand, "B", thresholds)
     if base.median <= 0:
-        return Comparison(base, cand, math.nan, math.nan, math.nan, math.nan, INCONCLUSIVE, (*flags, "A: zero median"))
+        return Comparison(
+            base, cand, math.nan, math.nan, math.nan, math.nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median")
+        )
     ratio = cand.median / base.median
     low, high = bootstrap_ratio_interval(
         baseline, candidate, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed

@@ -76,6 +76,7 @@ def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
     return {
         "steps": prog.labels,
         "warmup": prog.warmup,
+        "loops": 1,
         "stopped_by": prog.stopped_by,
         "first_call": {"marks_ns": prog.first_call.marks_ns, "wall_ns": prog.first_call.wall_ns},
         "samples": [{"marks_ns": s.marks_ns, "wall_ns": s.wall_ns} for s in prog.samples],

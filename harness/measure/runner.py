@@ -25,7 +25,7 @@ from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError
 from harness.host.environment import host_facts, package_versions, scrub
 from harness.measure.launch import default_isolation, kill, launch
-from harness.store.results import REFUSED, cell_key, measured_cells, new_record, write_result
+from harness.store.results import REFUSED, RunStatus, cell_key, measured_cells, new_record, write_result
 
 STDERR_TAIL_LINES = 25
 
@@ -63,10 +63,11 @@ class PlannedRun:
 
 @dataclass
 class Outcome:
-    status: str
+    status: RunStatus
     detail: str = ""
     payload: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    already_measured: bool = False  # passed over on resume: ``status`` is the stored one
 
 
 def tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
@@ -84,12 +85,12 @@ def classify(returncode: int, payload: dict[str, Any] | None, stderr: str) -> Ou
     if returncode < 0:
         name = signal_name(-returncode)
         hint = " (likely out of memory: the kernel's OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
-        return Outcome("crashed", f"killed by {name}{hint}\n{tail(stderr)}".strip())
+        return Outcome(RunStatus.CRASHED, f"killed by {name}{hint}\n{tail(stderr)}".strip())
     if returncode != 0:
-        return Outcome("failed", f"exit code {returncode}\n{tail(stderr)}".strip())
+        return Outcome(RunStatus.FAILED, f"exit code {returncode}\n{tail(stderr)}".strip())
     if payload is None:
-        return Outcome("failed", f"the case process exited without a result\n{tail(stderr)}".strip())
-    status = payload.pop("status", "failed")
+        return Outcome(RunStatus.FAILED, f"the case process exited without a result\n{tail(stderr)}".strip())
+    status = RunStatus(payload.pop("status", RunStatus.FAILED))
     return Outcome(status, payload.pop("detail", ""), payload)
 
 
@@ -107,7 +108,7 @@ def run_in_child(case_file: Path, sizes: dict[str, int], settings: Settings) -> 
             kill(running)
         output = log.read_text(errors="replace") if log.exists() else ""
         if code is None:
-            outcome = Outcome("timeout", f"no result within {settings.timeout_s:g} s; killed\n{tail(output)}")
+            outcome = Outcome(RunStatus.TIMEOUT, f"no result within {settings.timeout_s:g} s; killed\n{tail(output)}")
         else:
             payload = None
             if out.exists():
@@ -159,7 +160,7 @@ class Recorder:
 
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
 
-    def stored_status(self, item: PlannedRun) -> str | None:
+    def stored_status(self, item: PlannedRun) -> RunStatus | None:
         """Status of the newest stored result of this cell, if it was measured before."""
         machine = self.host["machine"]["id"]
         cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile, machine)
@@ -174,16 +175,31 @@ class Recorder:
         """
         if item.point.refusal:
             now = time.time_ns()
-            return self._store(item, Outcome("skipped", f"{REFUSED}: {item.point.refusal}"), [now, now])
+            return self._store(
+                item, Outcome(RunStatus.SKIPPED, f"{REFUSED}: {item.point.refusal}"), [now, now], ran=False
+            )
         with timing_lock(self.progress):
             previous = None if resume == "force" else self.stored_status(item)
-            if previous is not None and (resume == "skip" or previous == "ok"):
-                return Outcome("already measured", f"stored as {previous}"), None
+            if previous is not None and (resume == "skip" or previous is RunStatus.OK):
+                return Outcome(previous, f"stored as {previous}", already_measured=True), None
             started = time.time_ns()
             outcome = run_in_child(item.case.path, item.sizes, self.settings)
             return self._store(item, outcome, [started, time.time_ns()])
 
-    def _store(self, item: PlannedRun, outcome: Outcome, window: list[int]) -> tuple[Outcome, Path]:
+    def _store(
+        self, item: PlannedRun, outcome: Outcome, window: list[int], *, ran: bool = True
+    ) -> tuple[Outcome, Path]:
+        """Store one cell as a result measured in one case process (none when the budget refused it)."""
+        process = {
+            "index": 0,
+            "status": outcome.status,
+            "detail": outcome.detail,
+            "duration_s": round(outcome.duration_s, 3),
+            "window_unix_ns": window,
+            "load": None,
+            "affinity": None,
+            **outcome.payload,
+        }
         record = new_record(
             case=item.case.name,
             release=self.release,
@@ -201,12 +217,17 @@ class Recorder:
                 "timeout_s": self.settings.timeout_s,
                 "effort": self.settings.effort,
                 "isolation": self.settings.isolation,
+                "processes": 1,
+                "min_sample_ns": 0,
+                "affinity": None,
+                "max_load": None,
             },
             claim_statement=item.case.claim,
             discussion=item.case.discussion,
             host=self.host,
             window_unix_ns=window,
-            **outcome.payload,
+            interleaved_with=[],
+            processes=[process] if ran else [],
         )
         try:
             return outcome, write_result(self.results_dir, record)
@@ -217,7 +238,7 @@ class Recorder:
 
 
 def describe(outcome: Outcome) -> str:
-    if outcome.status == "already measured":
+    if outcome.already_measured:
         return f"already measured ({outcome.detail}), skipped"
     verdict = ""
     if "claim" in outcome.payload:
@@ -232,7 +253,7 @@ def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip")
     """Run the plan in order; with ``resume`` "skip" (or "retry-failed") measured cells are passed over.
 
     Returns one (outcome, stored path) per planned cell; a passed-over cell has the
-    outcome "already measured" and no path.
+    outcome marked ``already_measured`` and no path.
     """
     progress = recorder.progress
     if resume != "force":
@@ -251,7 +272,7 @@ def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip")
         progress(f"{prefix} …")
         outcome, path = recorder.run(item, resume=resume)
         progress(f"{prefix} → {describe(outcome)} ({len(plan) - index} left)")
-        if outcome.status not in ("ok", "skipped", "already measured") and outcome.detail:
+        if not outcome.already_measured and outcome.status not in (RunStatus.OK, RunStatus.SKIPPED) and outcome.detail:
             progress("    " + outcome.detail.splitlines()[-1][:200])
         done.append((outcome, path))
     return done

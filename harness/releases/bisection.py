@@ -21,12 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, sample_series, union_keys
-from harness.analysis.significance import FASTER, SLOWER, Comparison, Thresholds, compare_samples
-from harness.releases.judge import BAD, GOOD, Judgement
-from harness.releases.probes import Measure, Measurement
+from harness.analysis.metrics import MetricKey, pooled_series, union_keys
+from harness.analysis.significance import Comparison, Thresholds, Verdict, compare_samples
+from harness.releases.judge import Judgement, ReleaseVerdict
+from harness.releases.probes import Probe, ProbeRelease
+from harness.store.schema import RunStatus
 
-Judge = Callable[[str], Judgement]
+JudgeRelease = Callable[[str], Judgement]
 
 
 def expected_probes(releases: int) -> int:
@@ -48,7 +49,7 @@ class BisectOutcome:
 
     def set_aside(self) -> list[Judgement]:
         """Releases probed but not judged good or bad (skipped or inconclusive), in range order."""
-        found = [p for p in self.probes if p.verdict not in (GOOD, BAD)]
+        found = [p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)]
         return sorted(found, key=lambda p: self.releases.index(p.release))
 
     def between(self) -> list[str]:
@@ -68,7 +69,7 @@ class BisectOutcome:
         return text
 
 
-def bisect(releases: Sequence[str], judge: Judge) -> BisectOutcome:
+def bisect(releases: Sequence[str], judge: JudgeRelease) -> BisectOutcome:
     found = BisectOutcome(list(releases))
     if len(releases) < 2:
         found.stopped = "a bisection needs two releases"
@@ -80,11 +81,11 @@ def bisect(releases: Sequence[str], judge: Judge) -> BisectOutcome:
         return judged
 
     first = probe(0)
-    if first.verdict != GOOD:
+    if first.verdict != ReleaseVerdict.GOOD:
         found.stopped = f"the good endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
         return found
     last = probe(len(releases) - 1)
-    if last.verdict != BAD:
+    if last.verdict != ReleaseVerdict.BAD:
         found.stopped = f"the bad endpoint {releases[-1]} is not bad ({last.verdict}: {last.reason})"
         return found
     good, bad = 0, len(releases) - 1
@@ -96,9 +97,9 @@ def bisect(releases: Sequence[str], judge: Judge) -> BisectOutcome:
         middle = (good + bad) / 2
         index = min(candidates, key=lambda i: (abs(i - middle), i))
         verdict = probe(index).verdict
-        if verdict == GOOD:
+        if verdict == ReleaseVerdict.GOOD:
             good = index
-        elif verdict == BAD:
+        elif verdict == ReleaseVerdict.BAD:
             bad = index
         else:
             set_aside.add(index)
@@ -110,36 +111,36 @@ CLAIM = "claim"
 
 
 @dataclass(frozen=True)
-class Step:
+class ReleaseStep:
     """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
 
     metric: str  # a metric name, or CLAIM
     before: str
     after: str
-    change: str  # SLOWER or FASTER, or "holds → does not hold"
+    change: str  # Verdict.SLOWER or Verdict.FASTER, or "holds → does not hold"
     comparison: Comparison | None = None
 
 
 @dataclass
 class SweepOutcome:
     releases: list[str]
-    measurements: list[Measurement]
+    measurements: list[Probe]
     metrics: list[MetricKey]
     with_claim: bool
     # (metric name, release) → that release against the previous release that ran ok
     comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
-    steps: list[Step] = field(default_factory=list)
+    steps: list[ReleaseStep] = field(default_factory=list)
 
-    def ok(self) -> list[Measurement]:
-        return [m for m in self.measurements if m.result is not None and m.result.status == "ok"]
+    def ok(self) -> list[Probe]:
+        return [m for m in self.measurements if m.result is not None and m.result.status is RunStatus.OK]
 
-    def not_ok(self) -> list[Measurement]:
+    def not_ok(self) -> list[Probe]:
         return [m for m in self.measurements if m not in self.ok()]
 
 
 def sweep(
     releases: Sequence[str],
-    measure: Measure,
+    measure: ProbeRelease,
     *,
     metrics: Sequence[MetricKey] | None,
     with_claim: bool,
@@ -153,7 +154,7 @@ def sweep(
         measurements.append(measure(release, False))
     found = SweepOutcome(list(releases), measurements, [], with_claim)
     ok = found.ok()
-    series = [sample_series(m.result) for m in ok if m.result is not None]
+    series = [pooled_series(m.result) for m in ok if m.result is not None]
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
     for i in range(1, len(ok)):
         before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
@@ -162,10 +163,12 @@ def sweep(
                 continue
             comparison = compare_samples(a[key], b[key], thresholds)
             found.comparisons[(key.metric_name, after.release)] = comparison
-            if comparison.verdict in (SLOWER, FASTER):
-                found.steps.append(Step(key.metric_name, before.release, after.release, comparison.verdict, comparison))
+            if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER):
+                found.steps.append(
+                    ReleaseStep(key.metric_name, before.release, after.release, comparison.verdict, comparison)
+                )
         if with_claim and before.result is not None and after.result is not None:
             was, now = outcome(before.result), outcome(after.result)
             if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
-                found.steps.append(Step(CLAIM, before.release, after.release, f"{was} → {now}"))
+                found.steps.append(ReleaseStep(CLAIM, before.release, after.release, f"{was} → {now}"))
     return found

@@ -23,6 +23,7 @@ from harness.releases.probes import ReleaseProber
 from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.store.results import load_results
+from harness.store.schema import RunStatus
 
 
 def progress(line: str) -> None:
@@ -46,7 +47,7 @@ def check_metric(results_dir: Path, case: str, metric: MetricKey | None) -> None
     """Refuse a metric that no stored ok result of the case has, before anything is installed."""
     if metric is None or not (results_dir / case).is_dir():
         return
-    known = {name for r in load_results(results_dir / case)[0] if r.status == "ok" for name in metric_names(r)}
+    known = {name for r in load_results(results_dir / case)[0] if r.status is RunStatus.OK for name in metric_names(r)}
     if known and metric.metric_name not in known:
         raise UsageError(
             f"unknown metric {metric.metric_name} for case {case}; its metrics: {', '.join(sorted(known))}"

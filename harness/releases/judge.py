@@ -22,26 +22,34 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import StrEnum
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, sample_series
-from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, Comparison, Thresholds, compare_samples
+from harness.analysis.metrics import MetricKey, pooled_series
+from harness.analysis.significance import Comparison, Thresholds, Verdict, compare_samples
 from harness.errors import UsageError
-from harness.releases.probes import Measure, Measurement
+from harness.releases.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
 from harness.units import format_p, format_ratio
 
-GOOD = "good"
-BAD = "bad"
-SKIPPED = "skipped"  # no result to judge: not installable, or the run did not finish ok
-AMBIGUOUS = INCONCLUSIVE  # ran, but the statistics say neither good nor bad
-OPPOSITE = {SLOWER: FASTER, FASTER: SLOWER}
+
+class ReleaseVerdict(StrEnum):
+    """What a bisection learns of a probed release."""
+
+    GOOD = "good"
+    BAD = "bad"
+    SKIPPED = "skipped"  # no result to judge: not installable, or the run did not finish ok
+    AMBIGUOUS = "inconclusive"  # ran, but the statistics say neither good nor bad
+
+
+OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 @dataclass(frozen=True)
 class Judgement:
     release: str
-    verdict: str  # GOOD, BAD, SKIPPED or AMBIGUOUS
+    verdict: ReleaseVerdict
     reason: str
     note: str = ""  # where the result came from
     result: StoredResult | None = None
@@ -51,16 +59,16 @@ class Judgement:
 
 
 def metric_names(result: StoredResult) -> list[str]:
-    return [key.metric_name for key in sample_series(result)]
+    return [key.metric_name for key in pooled_series(result)]
 
 
-def _usable(measurement: Measurement) -> str | None:
+def _usable(measurement: Probe) -> str | None:
     """Why a measurement cannot be judged, or None."""
     result = measurement.result
     if result is None:
         return measurement.note
-    if result.status != "ok":
-        detail = str(result.data.get("detail", "")).strip().splitlines()
+    if result.status is not RunStatus.OK:
+        detail = result.result.detail.strip().splitlines()
         return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")
     return None
 
@@ -72,26 +80,34 @@ def _describe(comparison: Comparison) -> str:
 class Judge:
     """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
 
-    def __init__(self, measure: Measure, good: str, bad: str, metric: MetricKey | None, thresholds: Thresholds) -> None:
+    def __init__(
+        self, measure: ProbeRelease, good: str, bad: str, metric: MetricKey | None, thresholds: Thresholds
+    ) -> None:
         self.measure = measure
         self.good, self.bad = good, bad
         self.metric = metric
         self.thresholds = thresholds
         self.good_result: StoredResult | None = None
         self.bad_result: StoredResult | None = None
-        self.direction: str | None = None  # SLOWER or FASTER, once the endpoints are known to differ
+        self.direction: Verdict | None = None  # slower or faster, once the endpoints are known to differ
 
     def __call__(self, release: str) -> Judgement:
         measurement = self.measure(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
-            return Judgement(release, SKIPPED, problem or measurement.note, measurement.note, result)
+            return Judgement(release, ReleaseVerdict.SKIPPED, problem or measurement.note, measurement.note, result)
         if release == self.good:
             return self._good_endpoint(measurement)
         if self.good_result is None:
             raise ValueError("the good endpoint must be judged before any other release")
-        if self.metric is not None and self.metric not in sample_series(result):
-            return Judgement(release, SKIPPED, f"its result has no {self.metric.metric_name}", measurement.note, result)
+        if self.metric is not None and self.metric not in pooled_series(result):
+            return Judgement(
+                release,
+                ReleaseVerdict.SKIPPED,
+                f"its result has no {self.metric.metric_name}",
+                measurement.note,
+                result,
+            )
         if release == self.bad:
             return self._bad_endpoint(measurement)
         if self.bad_result is None:
@@ -99,13 +115,13 @@ class Judge:
         if self.metric is None:
             return self._by_claim(measurement)
         judged = self._by_metric(measurement)
-        if judged.verdict != AMBIGUOUS:
+        if judged.verdict != ReleaseVerdict.AMBIGUOUS:
             return judged
         again = self.measure(release, True)
         if _usable(again):
             return judged
         second = self._by_metric(again)
-        if second.verdict == AMBIGUOUS:
+        if second.verdict == ReleaseVerdict.AMBIGUOUS:
             reason = f"{second.reason}; the same after measuring again with twice the samples"
         else:  # the first look stays in the evidence: it says how noisy this machine was
             reason = (
@@ -115,7 +131,7 @@ class Judge:
 
     def samples(self, result: StoredResult) -> list[float]:
         assert self.metric is not None
-        series = sample_series(result)
+        series = pooled_series(result)
         if self.metric not in series:
             raise UsageError(
                 f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
@@ -123,7 +139,7 @@ class Judge:
             )
         return series[self.metric]
 
-    def _good_endpoint(self, measurement: Measurement) -> Judgement:
+    def _good_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
         assert result is not None
         self.good_result = result
@@ -131,59 +147,64 @@ class Judge:
             self.samples(result)  # an unknown metric is refused before anything else is measured
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
-            return Judgement(self.good, SKIPPED, f"no claim verdict ({claim})", measurement.note, result)
-        return Judgement(self.good, GOOD, "the good endpoint", measurement.note, result, claim=claim)
+            return Judgement(self.good, ReleaseVerdict.SKIPPED, f"no claim verdict ({claim})", measurement.note, result)
+        return Judgement(self.good, ReleaseVerdict.GOOD, "the good endpoint", measurement.note, result, claim=claim)
 
-    def _bad_endpoint(self, measurement: Measurement) -> Judgement:
+    def _bad_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
         assert result is not None and self.good_result is not None
         self.bad_result = result
         if self.metric is None:
             before, after = outcome(self.good_result), outcome(result)
             if after not in (HOLDS, DOES_NOT_HOLD):
-                return Judgement(self.bad, SKIPPED, f"no claim verdict ({after})", measurement.note, result)
+                return Judgement(
+                    self.bad, ReleaseVerdict.SKIPPED, f"no claim verdict ({after})", measurement.note, result
+                )
             if after == before:
                 return Judgement(
-                    self.bad, AMBIGUOUS, f"the claim {after} here as on the good endpoint: no change to find",
+                    self.bad, ReleaseVerdict.AMBIGUOUS,
+                    f"the claim {after} here as on the good endpoint: no change to find",
                     measurement.note, result, claim=after,
                 )  # fmt: skip
             return Judgement(
-                self.bad, BAD, f"the claim {after} here, {before} on the good endpoint", measurement.note, result,
-                claim=after,
+                self.bad, ReleaseVerdict.BAD, f"the claim {after} here, {before} on the good endpoint",
+                measurement.note, result, claim=after,
             )  # fmt: skip
         change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
-        if change.verdict == INCONCLUSIVE:  # the ratio passes the factor, the samples are too few: take more
+        if change.verdict == Verdict.INCONCLUSIVE:  # the ratio passes the factor, the samples are too few: take more
             self.good_result = self._again(self.good, self.good_result)
             self.bad_result = result = self._again(self.bad, result)
             change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
         if change.verdict not in OPPOSITE:
             return Judgement(
-                self.bad, AMBIGUOUS,
+                self.bad, ReleaseVerdict.AMBIGUOUS,
                 f"not significantly different from the good endpoint ({_describe(change)}): no change to find",
                 measurement.note, result, vs_good=change,
             )  # fmt: skip
         self.direction = change.verdict
         return Judgement(
-            self.bad, BAD, f"{change.verdict} than the good endpoint ({_describe(change)})", measurement.note, result,
-            vs_good=change,
+            self.bad, ReleaseVerdict.BAD, f"{change.verdict} than the good endpoint ({_describe(change)})",
+            measurement.note, result, vs_good=change,
         )  # fmt: skip
 
     def _again(self, release: str, current: StoredResult) -> StoredResult:
         again = self.measure(release, True)
         return current if _usable(again) or again.result is None else again.result
 
-    def _by_claim(self, measurement: Measurement) -> Judgement:
+    def _by_claim(self, measurement: Probe) -> Judgement:
         assert measurement.result is not None and self.good_result is not None
         found = outcome(measurement.result)
         if found not in (HOLDS, DOES_NOT_HOLD):
-            return Judgement(measurement.release, SKIPPED, f"no claim verdict ({found})", measurement.note)
-        verdict = GOOD if found == outcome(self.good_result) else BAD
+            return Judgement(
+                measurement.release, ReleaseVerdict.SKIPPED, f"no claim verdict ({found})", measurement.note
+            )
+        verdict = ReleaseVerdict.GOOD if found == outcome(self.good_result) else ReleaseVerdict.BAD
         return Judgement(
             measurement.release, verdict, f"the claim {found}, as on the {verdict} endpoint", measurement.note,
             measurement.result, claim=found,
         )  # fmt: skip
 
-    def _by_metric(self, measurement: Measurement) -> Judgement:
+    def _by_metric(self, measurement: Probe) -> Judgement:
         assert measurement.result is not None and self.good_result is not None and self.bad_result is not None
         assert self.direction is not None
         samples = self.samples(measurement.result)
@@ -193,13 +214,22 @@ class Judge:
         like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
         evidence = f"against good {_describe(vs_good)}; against bad {_describe(vs_bad)}"
         if like_bad and not like_good:
-            verdict, reason = BAD, f"{self.direction} than the good endpoint, not back towards it ({evidence})"
+            verdict, reason = (
+                ReleaseVerdict.BAD,
+                f"{self.direction} than the good endpoint, not back towards it ({evidence})",
+            )
         elif like_good and not like_bad:
-            verdict, reason = GOOD, f"unlike the bad endpoint, not {self.direction} than the good one ({evidence})"
+            verdict, reason = (
+                ReleaseVerdict.GOOD,
+                f"unlike the bad endpoint, not {self.direction} than the good one ({evidence})",
+            )
         elif like_bad:
-            verdict, reason = AMBIGUOUS, f"significantly unlike both endpoints: a partial or second change ({evidence})"
+            verdict, reason = (
+                ReleaseVerdict.AMBIGUOUS,
+                f"significantly unlike both endpoints: a partial or second change ({evidence})",
+            )
         else:
-            verdict, reason = AMBIGUOUS, f"not significantly unlike either endpoint ({evidence})"
+            verdict, reason = ReleaseVerdict.AMBIGUOUS, f"not significantly unlike either endpoint ({evidence})"
         return Judgement(
             measurement.release, verdict, reason, measurement.note, measurement.result, vs_good=vs_good, vs_bad=vs_bad
         )

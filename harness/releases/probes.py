@@ -23,14 +23,14 @@ from harness.store.results import StoredResult, newest_result
 
 
 @dataclass(frozen=True)
-class Measurement:
+class Probe:
     release: str
     result: StoredResult | None  # None: no result (the release could not be installed or run)
     note: str  # where the result came from, or why there is none
 
 
 # (release, again) → the release's result; ``again``: measure anew, with more samples.
-Measure = Callable[[str, bool], Measurement]
+ProbeRelease = Callable[[str, bool], Probe]
 
 
 @dataclass
@@ -52,17 +52,17 @@ class ReleaseProber:
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
 
-    def __call__(self, release: str, again: bool = False) -> Measurement:
+    def __call__(self, release: str, again: bool = False) -> Probe:
         if not again:
             found = self.stored(release)
             if found is not None:
-                return Measurement(release, found, f"stored result reused ({found.path.name})")
+                return Probe(release, found, f"stored result reused ({found.path.name})")
         env = self.envs[release]
         started = time.monotonic()
         self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
         problem = venvs.ensure(env)
         if problem:
-            return Measurement(release, None, f"could not be installed: {problem}")
+            return Probe(release, None, f"could not be installed: {problem}")
         # Measuring again doubles the samples (and the time allowed for them), so that a second
         # look can settle what the first could not.
         factor = 2 if again else 1
@@ -81,6 +81,6 @@ class ReleaseProber:
         found = self.stored(release)
         seconds = time.monotonic() - started
         if found is None:
-            return Measurement(release, None, f"harness run stored no result (exit code {done.returncode})")
+            return Probe(release, None, f"harness run stored no result (exit code {done.returncode})")
         how = "measured again with twice the samples" if again else "measured"
-        return Measurement(release, found, f"{how} in {seconds:.0f} s (install included)")
+        return Probe(release, found, f"{how} in {seconds:.0f} s (install included)")

@@ -7,19 +7,20 @@ known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.analysis.claims import outcome
-from harness.analysis.metrics import MetricKey, sample_series
+from harness.analysis.claims import claim_evidence, outcome
+from harness.analysis.metrics import MetricKey, pooled_series
 from harness.analysis.significance import Comparison, Thresholds
-from harness.releases.bisection import BisectOutcome, Step, SweepOutcome, expected_probes
+from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
 from harness.releases.judge import Judgement
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
+from harness.stats import summarize
 from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
 from harness.units import format_ns, format_p, format_ratio, sizes_text
 
 
@@ -55,10 +56,10 @@ CLASSIFICATION = (
 
 def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
     """The median of the metric's raw samples, as the comparisons compute it."""
-    if result is None or result.status != "ok" or metric is None:
+    if result is None or result.status is not RunStatus.OK or metric is None:
         return None
-    values = sample_series(result).get(metric)
-    return statistics.median(values) if values else None
+    values = pooled_series(result).get(metric)
+    return summarize(values).median if values else None
 
 
 DRIFT = (
@@ -82,8 +83,8 @@ def _against(comparison: Comparison | None) -> str:
 
 
 def _claim_evidence(judged: Judgement) -> str:
-    claim = judged.result.data.get("claim") if judged.result is not None else None
-    return str(claim["evidence"]) if claim else judged.reason
+    found = claim_evidence(judged.result) if judged.result is not None else ""
+    return found or judged.reason
 
 
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
@@ -228,7 +229,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     for step in found.steps:
         detail = f" {_against(step.comparison)}" if step.comparison else ""
         lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
-    changed: dict[str, list[Step]] = {}
+    changed: dict[str, list[ReleaseStep]] = {}
     for step in found.steps:
         changed.setdefault(step.metric, []).append(step)
     several = [name for name, steps in changed.items() if len(steps) > 1]

@@ -10,18 +10,19 @@ from typing import Any
 from harness.analysis.claims import claim_rows, mark, ranges_text
 from harness.analysis.groups import DEVICE_FACT, ComparisonGroup, differences, host_differences
 from harness.analysis.metrics import GroupComparison, hlo_fact_names, hlo_facts
+from harness.analysis.report_model import CaseModel
 from harness.analysis.significance import Thresholds
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
 from harness.stats import summarize
-from harness.store.results import StoredResult
+from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 
 _ABSENT = object()  # "no previous release had this fact", distinct from a fact whose value is None
 
 
-def claim_table(runs: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
+def claim_table(runs: Sequence[Newest], order: Sequence[str]) -> str:
     """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
     rows = claim_rows(result for result, _ in runs)
     releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
@@ -152,19 +153,12 @@ def structure_section(group: ComparisonGroup) -> str:
     return "\n".join([*lines, table, ""])
 
 
-def render_case(
-    case: str,
-    runs: Sequence[tuple[StoredResult, int]],
-    comparisons: Sequence[GroupComparison],
-    structures: Sequence[ComparisonGroup],
-    order: Sequence[str],
-    thresholds: Thresholds,
-    plots: DrawnPlots,
-) -> str:
-    first = runs[0][0].data
-    lines = [f"# {case}", "", "[All cases](index.md)", "", f"**Claim.** {first.get('claim_statement', '')}", ""]
-    if first.get("discussion"):
-        lines += [f"Source discussion: `{first['discussion']}`", ""]
+def render_case(model: CaseModel, order: Sequence[str], thresholds: Thresholds, plots: DrawnPlots) -> str:
+    case, runs, comparisons, structures = model.case, model.runs, model.comparisons, model.structures
+    first = runs[0].result.result
+    lines = [f"# {case}", "", "[All cases](index.md)", "", f"**Claim.** {first.claim_statement}", ""]
+    if first.discussion:
+        lines += [f"Source discussion: `{first.discussion}`", ""]
     lines += ["## Claim by release", "", claim_table(runs, order), "", "## Timings by release", ""]
     if comparisons:
         lines += [rule_text(thresholds), ""]

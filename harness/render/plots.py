@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.groups import ComparisonGroup, GroupKey
-from harness.analysis.metrics import MetricKey, sample_series
+from harness.analysis.metrics import MetricKey, pooled_series, program_names
 from harness.stats import Summary, summarize
 
 DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
@@ -37,7 +37,7 @@ def wall_by_release(group: ComparisonGroup) -> dict[str, list[tuple[str, Summary
     """Per program, the summary of its wall samples in each release that ran it."""
     lines: dict[str, list[tuple[str, Summary]]] = {}
     for run in group.runs:
-        for key, samples in sample_series(run).items():
+        for key, samples in pooled_series(run).items():
             if key.kind == WALL:
                 lines.setdefault(key.name, []).append((run.release, summarize(samples)))
     return lines
@@ -53,8 +53,8 @@ def wall_by_device_count(group: ComparisonGroup) -> dict[tuple[str, str], list[t
     """Per (release, method), wall-time summaries by device count; only methods run at two or more counts."""
     lines: dict[tuple[str, str], list[tuple[int, Summary]]] = {}
     for run in group.runs:
-        series = sample_series(run)
-        for name in run.data.get("programs", {}):
+        series = pooled_series(run)
+        for name in program_names(run):
             parsed = split_device_suffix(name)
             samples = series.get(MetricKey(name, WALL))
             if parsed and samples:

@@ -1,30 +1,31 @@
 """Markdown reports from stored results: ``index.md`` and one page per case.
 
-``render_report`` is pure (results in, pages out); ``write_report`` loads the
-results, draws the plots (when matplotlib is there) and writes the pages.
+The content is decided once (``harness.analysis.report_model.build_model``); the
+renderers here are pure (model in, pages out).  ``write_report`` loads the results
+once, builds the model, draws its plots (when matplotlib is there) and writes the pages.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.analysis.claims import claim_rows, mark, outcome, ranges_text
-from harness.analysis.groups import check_baseline, comparison_groups, latest_runs, ordered_releases
-from harness.analysis.metrics import GroupComparison, compare_group
-from harness.analysis.significance import DEFAULT_THRESHOLDS, FASTER, INCONCLUSIVE, SLOWER, Thresholds
+from harness.analysis.groups import check_baseline
+from harness.analysis.metrics import GroupComparison
+from harness.analysis.report_model import ReportModel, build_model
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.tables import markdown_table, rule_text
-from harness.store.results import LoadProblem, StoredResult, load_results
+from harness.store.results import LoadProblem, Newest, StoredResult, load_results
 from harness.units import short_machine, sizes_text
 
 INDEX = "index.md"
 
 
-def claims_overview(chosen: Sequence[tuple[StoredResult, int]], order: Sequence[str]) -> str:
+def claims_overview(chosen: Sequence[Newest], order: Sequence[str]) -> str:
     """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words."""
     table = [
         [
@@ -44,7 +45,11 @@ def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
     rows = []
     for c in comparisons:
         counts = c.verdicts()
-        tallies = [counts[SLOWER], counts[FASTER], counts[INCONCLUSIVE], c.noisy()] if c.comparisons else ["–"] * 4
+        tallies = (
+            [counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.INCONCLUSIVE], c.noisy()]
+            if c.comparisons
+            else ["–"] * 4
+        )
         rows.append(
             [
                 f"[{c.group.key.case}]({c.group.key.case}.md)",
@@ -59,7 +64,7 @@ def changes_overview(comparisons: Sequence[GroupComparison]) -> str:
     )
 
 
-def runs_overview(chosen: Sequence[tuple[StoredResult, int]]) -> str:
+def runs_overview(chosen: Sequence[Newest]) -> str:
     rows = [
         [
             r.case,
@@ -79,20 +84,12 @@ def runs_overview(chosen: Sequence[tuple[StoredResult, int]]) -> str:
     )
 
 
-def render_index(
-    results: Sequence[StoredResult],
-    problems: Sequence[LoadProblem],
-    generated_at: datetime,
-    comparisons: Sequence[GroupComparison],
-    thresholds: Thresholds,
-    plots: DrawnPlots,
-    searched: int = 0,
-) -> str:
-    chosen = latest_runs(results)
+def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) -> str:
+    chosen, order, problems, searched = model.latest, model.order, model.problems, model.searched
     lines = [
         "# JAX reproduction report",
         "",
-        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {len(results)} stored result(s); the newest run of "
+        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {model.stored} stored result(s); the newest run of "
         "each case, release, profile, sizes and machine is used. Times are medians of raw `perf_counter_ns` samples "
         "taken after warm-up. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` "
         "returned.",
@@ -111,8 +108,7 @@ def render_index(
     if not chosen:
         lines += ["No results yet: run `nox` (or a `repro` session) first.", ""]
         return "\n".join(lines)
-    order = ordered_releases(r for r, _ in chosen)
-    machines = sorted({r.machine for r, _ in chosen})
+    machines = model.machines
     if len(machines) > 1:
         lines += [
             f"Results from {len(machines)} machines ({', '.join(map(short_machine, machines))}): timings are "
@@ -128,19 +124,23 @@ def render_index(
         claims_overview(chosen, order),
         "",
     ]
-    if comparisons:
-        lines += ["## Timing changes against the baseline", "", rule_text(thresholds), ""]
+    if model.comparisons:
+        lines += ["## Timing changes against the baseline", "", rule_text(model.thresholds), ""]
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
-        lines += [changes_overview(comparisons), ""]
+        lines += [changes_overview(model.comparisons), ""]
     lines += ["<details><summary>Every run shown</summary>", "", runs_overview(chosen), "", "</details>", ""]
     return "\n".join(lines)
 
 
-def swept(results: Sequence[StoredResult]) -> list[StoredResult]:
-    """The results of sweeps, without the measurements taken by size searches."""
-    return [r for r in results if r.data.get("size_source") != "search"]
+def render_pages(model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None) -> dict[str, str]:
+    """Every page, by file name: ``index.md`` and ``<case>.md``."""
+    plots = plots or DrawnPlots()
+    pages = {INDEX: render_index(model, generated_at, plots)}
+    for case in model.cases():
+        pages[f"{case.case}.md"] = render_case(case, model.order, model.thresholds, plots)
+    return pages
 
 
 def render_report(
@@ -152,28 +152,9 @@ def render_report(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     plots: DrawnPlots | None = None,
 ) -> dict[str, str]:
-    """Every page, by file name: ``index.md`` and ``<case>.md``.
-
-    Measurements taken by ``harness search`` are left out (and counted): each sits at
-    a size of the search's choosing and would crowd the sweep's comparisons.
-    """
-    plots = plots or DrawnPlots()
-    searched = len(results)
-    results = swept(results)
-    searched -= len(results)
-    comparisons = [compare_group(g, baseline, thresholds) for g in comparison_groups(results)]
-    pages = {INDEX: render_index(results, problems, generated_at, comparisons, thresholds, plots, searched)}
-    chosen = latest_runs(results)
-    order = ordered_releases(r for r, _ in chosen)
-    by_case: dict[str, list[tuple[StoredResult, int]]] = defaultdict(list)
-    for result, older in chosen:
-        by_case[result.case].append((result, older))
-    structures = comparison_groups(results, across_machines=True)
-    for case, runs in by_case.items():
-        mine = [c for c in comparisons if c.group.key.case == case]
-        exact = [g for g in structures if g.key.case == case]
-        pages[f"{case}.md"] = render_case(case, runs, mine, exact, order, thresholds, plots)
-    return pages
+    """Every page of the report on ``results``, by file name (``build_model``, then ``render_pages``)."""
+    model = build_model(results, problems, baseline=baseline, thresholds=thresholds)
+    return render_pages(model, generated_at, plots)
 
 
 def write_report(
@@ -182,8 +163,9 @@ def write_report(
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = draw_plots(comparison_groups(swept(results)), out_dir)
-    pages = render_report(results, problems, datetime.now(UTC), baseline=baseline, thresholds=thresholds, plots=plots)
+    model = build_model(results, problems, baseline=baseline, thresholds=thresholds)
+    plots = draw_plots(model.groups, out_dir)
+    pages = render_pages(model, datetime.now(UTC), plots)
     written = []
     for name, text in pages.items():
         path = out_dir / name

@@ -2,88 +2,110 @@
 
 from __future__ import annotations
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS
+from collections.abc import Sequence
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, claim_evidence, outcome
 from harness.render.tables import markdown_table
+from harness.stats import summarize
 from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
 from harness.units import format_ns, short_machine, sizes_text
 
-VERDICT_MARK = {True: HOLDS, False: f"**{DOES_NOT_HOLD}**"}
+VERDICT_MARK = {HOLDS: HOLDS, DOES_NOT_HOLD: f"**{DOES_NOT_HOLD}**"}
+
+
+def _summary_row(program: str, label: str, values: Sequence[float], spread: bool = True) -> list[object]:
+    s = summarize(values)
+    iqr = format_ns(s.iqr) if spread else ""
+    return [program, label, format_ns(s.median), iqr, format_ns(s.minimum), format_ns(s.maximum), s.n]
 
 
 def metrics_table(result: StoredResult) -> str:
+    """Every metric of the processes that finished ok, their raw samples together."""
+    processes = result.result.finished()
+    programs = list(dict.fromkeys(name for p in processes for name in p.programs))
     rows = []
-    for program, record in result.data.get("programs", {}).items():
-        samples = record["samples"]
-        rows.append([program, "first call (incl. compile)", format_ns(record["first_call"]["wall_ns"]), "", "", "", 1])
-        for metric in ("dispatch_ns", "wall_ns"):
-            s = record["summary"][metric]
-            label = "dispatch (Python regains control)" if metric == "dispatch_ns" else "wall (until ready)"
-            rows.append(
-                [
-                    program,
-                    label,
-                    format_ns(s["median"]),
-                    format_ns(s["iqr"]),
-                    format_ns(s["minimum"]),
-                    format_ns(s["maximum"]),
-                    s["n"],
-                ]
-            )
-        for i, step in enumerate(record["steps"][:-1] if len(record["steps"]) > 1 else []):
-            marks = sorted(sample["marks_ns"][i] for sample in samples)
-            rows.append([program, f"returned from {step}", format_ns(marks[len(marks) // 2]), "", "", "", len(marks)])
-    for name, record in result.data.get("compiled", {}).items():
-        for metric, label in (
-            ("lower_ns", "jit: trace + lower (cold)"),
-            ("compile_ns", "jit: compile (cold)"),
+    for name in programs:
+        records = [p.programs[name] for p in processes if name in p.programs]
+        first_calls = [r.first_call.wall_ns for r in records if r.first_call is not None]
+        if first_calls:
+            label = "first call (incl. compile)"
+            if len(first_calls) == 1:
+                rows.append([name, label, format_ns(first_calls[0]), "", "", "", 1])
+            else:
+                rows.append(_summary_row(name, f"{label}, one per process", first_calls, spread=False))
+        samples = [s for r in records for s in r.samples]
+        if not samples:
+            continue
+        rows.append(_summary_row(name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]))
+        rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
+        steps = records[0].steps
+        for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
+            marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
+            if marks:
+                rows.append([name, f"returned from {step}", format_ns(summarize(marks).median), "", "", "", len(marks)])
+    functions = list(dict.fromkeys(name for p in processes for name in p.compiled))
+    for name in functions:
+        compiled = [p.compiled[name] for p in processes if name in p.compiled]
+        for label, values in (
+            ("jit: trace + lower (cold)", [v for c in compiled for v in c.lower_ns]),
+            ("jit: compile (cold)", [v for c in compiled for v in c.compile_ns]),
         ):
-            values = sorted(record[metric])
-            rows.append(
-                [
-                    name,
-                    label,
-                    format_ns(values[len(values) // 2]),
-                    "",
-                    format_ns(values[0]),
-                    format_ns(values[-1]),
-                    len(values),
-                ]
-            )
+            if values:
+                rows.append(_summary_row(name, label, values, spread=False))
     if not rows:
         return ""
     return markdown_table(rows, ["program", "metric", "median", "IQR", "min", "max", "n"])
 
 
 def environment_block(result: StoredResult) -> str:
-    host = result.data.get("host", {})
-    jax_info = result.data.get("jax", {})
+    stored = result.result
+    host = stored.host
+    jax_info = stored.jax
+    revision = host.harness
+    machine_basis = host.machine.basis if host.machine is not None else "not recorded: an older result"
     facts = {
-        "jax / jaxlib / numpy": " / ".join(host.get("packages", {}).get(p, "?") for p in ("jax", "jaxlib", "numpy")),
-        "python": host.get("python", "?"),
-        "backend": jax_info.get("backend", "?"),
-        "devices": f"{jax_info.get('device_count', '?')} × {', '.join(jax_info.get('device_kinds', [])) or '?'}",
-        "cpu": f"{host.get('cpu_model', '?')} ({host.get('usable_cores', '?')} usable cores)",
-        "machine": f"{result.machine} ({host.get('machine', {}).get('basis', 'not recorded: an older result')})",
-        "variables": ", ".join(f"`{k}={v}`" for k, v in host.get("variables", {}).items()) or "none",
-        "harness": "{commit}{dirty}".format(
-            commit=str(host.get("harness", {}).get("commit", "?"))[:12],
-            dirty=" (uncommitted changes)" if host.get("harness", {}).get("dirty") else "",
+        "jax / jaxlib / numpy": " / ".join(host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")),
+        "python": host.python or "?",
+        "backend": (jax_info.backend if jax_info else None) or "?",
+        "devices": "{count} × {kinds}".format(
+            count="?" if jax_info is None or jax_info.device_count is None else jax_info.device_count,
+            kinds=", ".join(stored.device_kinds) or "?",
         ),
-        "settings": ", ".join(f"{k}={v}" for k, v in result.data.get("settings", {}).items()),
+        "cpu": f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} usable cores)",
+        "machine": f"{result.machine} ({machine_basis})",
+        "variables": ", ".join(f"`{k}={v}`" for k, v in host.variables.items()) or "none",
+        "harness": "{commit}{dirty}".format(
+            commit=(revision.commit if revision else "?")[:12],
+            dirty=" (uncommitted changes)" if revision and revision.dirty else "",
+        ),
+        "settings": ", ".join(f"{k}={v}" for k, v in stored.settings.shown().items()),
     }
-    gpu = jax_info.get("gpu")
+    gpu = jax_info.gpu if jax_info else None
     if gpu:
         facts["gpu"] = "{kinds} (compute capability {caps}); driver {driver}, CUDA {cuda}".format(
-            kinds=", ".join(gpu.get("device_kinds", [])) or "?",
-            caps=", ".join(gpu.get("compute_capabilities", [])) or "?",
-            driver=", ".join(gpu.get("driver_versions", [])) or "?",
-            cuda=gpu.get("cuda_driver") or "?",
+            kinds=", ".join(gpu.device_kinds) or "?",
+            caps=", ".join(gpu.compute_capabilities) or "?",
+            driver=", ".join(gpu.driver_versions) or "?",
+            cuda=gpu.cuda_driver or "?",
         )
-        facts["CUDA wheels"] = ", ".join(f"{k} {v}" for k, v in gpu.get("cuda_packages", {}).items()) or "none"
+        facts["CUDA wheels"] = ", ".join(f"{k} {v}" for k, v in gpu.cuda_packages.items()) or "none"
     table = markdown_table(list(facts.items()), ["", ""])
-    info = jax_info.get("environment_info", "").strip()
+    info = jax_info.environment_info.strip() if jax_info else ""
     info_block = f"\n\n```\n{info}\n```" if info else ""
     return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
+
+
+def processes_line(result: StoredResult) -> str:
+    """How the processes of a result measured in several ended, e.g. ``in 5 processes: 4 ok, 1 crashed``."""
+    processes = result.result.processes
+    if len(processes) < 2:
+        return ""
+    counts = {status: sum(p.status is status for p in processes) for status in RunStatus}
+    ended = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    loaded = sum(p.load is not None and p.load.loaded for p in processes)
+    under_load = f"; {loaded} measured under load" if loaded else ""
+    return f"Measured in {len(processes)} processes: {ended}{under_load}."
 
 
 def run_section(result: StoredResult, older: int, level: str = "###") -> str:
@@ -94,13 +116,18 @@ def run_section(result: StoredResult, older: int, level: str = "###") -> str:
     lines = [title, ""]
     status = result.status
     lines.append(
-        f"Status: **{status}** in {result.data.get('duration_s', 0):.1f} s"
+        f"Status: **{status}** in {result.result.duration_s:.1f} s"
         + (f" ({older} earlier run{'s' if older > 1 else ''} not shown)" if older else "")
     )
-    claim = result.data.get("claim")
-    if status == "ok" and claim:
-        lines += ["", f"Claim {VERDICT_MARK[bool(claim['holds'])]}: {claim['evidence']}"]
-    detail = result.data.get("detail")
+    several = processes_line(result)
+    if several:
+        lines += ["", several]
+    verdict = outcome(result)
+    if status is RunStatus.OK and verdict in VERDICT_MARK:
+        lines += ["", f"Claim {VERDICT_MARK[verdict]}: {claim_evidence(result)}"]
+    elif status is RunStatus.OK and claim_evidence(result):
+        lines += ["", f"Claim {verdict}: {claim_evidence(result)}"]
+    detail = result.result.detail
     if detail:
         lines += ["", "```", detail, "```"]
     table = metrics_table(result)

@@ -8,11 +8,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, Comparison, Thresholds
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.units import format_ns, format_p, format_ratio
 
 NOISY_MARK = "⚠"
-VERDICT_TEXT = {SLOWER: "**slower**", FASTER: "faster", INCONCLUSIVE: "inconclusive"}
+VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.INCONCLUSIVE: "inconclusive"}
 
 
 def format_interval(comparison: Comparison) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
-from harness.store.results import StoredResult, content_hash, create_file, load_results, result_path
+from harness.store.results import StoredResult, create_file, load_results, result_path
 
 
 @dataclass
@@ -35,7 +35,7 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
     present: dict[str, tuple[str, Path]] = {}  # id → (content hash, path in the merged folder)
     if into.is_dir():
         for result in load_results(into)[0]:
-            present[str(result.data["id"])] = (content_hash(result.data), result.path)
+            present[result.id] = (result.content_hash, result.path)
     for folder in sources:
         results, problems = load_results(folder)
         merged.problems += [str(p) for p in problems]
@@ -45,7 +45,7 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
 
 
 def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged) -> None:
-    identity, digest = str(result.data["id"]), content_hash(result.data)
+    identity, digest = result.id, result.content_hash
     if identity in present:
         known, where = present[identity]
         if known == digest:
@@ -53,7 +53,7 @@ def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]]
         else:
             merged.problems.append(f"{result.path}: id {identity} is already in {where} with other content")
         return
-    target = result_path(into, result.data)
+    target = result_path(into, result.result)
     try:
         create_file(target, result.path.read_text())
     except FileExistsError:  # a file there that the loader could not use

@@ -1,15 +1,20 @@
-"""Stored results: one schema-versioned JSON document per case run.
+"""Stored results: one schema-versioned JSON document per cell, written atomically, loaded and parsed once.
 
 Files are created atomically (written under a temporary name, fsynced, then
 hard-linked to their final name, which fails rather than replaces) so a finished
-result is never overwritten or left half-written.  The loader names every file it
-cannot use and why, and carries on with the rest.
+result is never overwritten or left half-written.  A result is checked by parsing
+it (``harness.store.schema``) before it is written and when it is loaded; older
+schema versions are migrated on load (``harness.store.migrations``), never on disk.
+The loader names every file it cannot use and why, and carries on with the rest.
 
 Results gathered from many machines may hold one result twice (the same file in two
 CI artifacts): the loader counts a result once per id and content, and names a file
 whose id is taken by different content.  ``host.machine`` (the machine id) was added
 without a schema bump: it is optional, and results stored before it load as from an
 unrecorded machine.
+
+Which run of a cell counts is decided in one place, ``newest_runs``: the newest by
+creation time, the id breaking ties.
 """
 
 from __future__ import annotations
@@ -18,20 +23,17 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import tempfile
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
+from harness.store.migrations import upgrade
+from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
-
-SCHEMA = "jax-repro-harness/result"
-SCHEMA_VERSION = 1
-# JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
-PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
-STATUSES = ("ok", "failed", "timeout", "crashed", "skipped")
-REQUIRED = ("schema", "schema_version", "id", "case", "status", "release", "profile", "sizes", "created_at")
 
 
 @dataclass(frozen=True)
@@ -45,52 +47,64 @@ class LoadProblem:
 
 @dataclass(frozen=True)
 class StoredResult:
+    """A parsed result and the file it came from; ``content_hash`` is of the document as stored."""
+
     path: Path
-    data: dict[str, Any]
+    result: Result
+    content_hash: str
+
+    @classmethod
+    def from_document(cls, path: Path, data: Any) -> StoredResult:
+        """A result document of any version this harness reads; raises ``SchemaError``."""
+        upgraded = upgrade(data)
+        try:
+            result = parse(upgraded)
+        except SchemaError as exc:
+            if data.get("schema_version") == SCHEMA_VERSION:
+                raise
+            migrated = f"{exc.problem} (as migrated from schema version {data['schema_version']})"
+            raise SchemaError(exc.field, migrated) from None
+        return cls(path, result, content_hash(data))
+
+    @property
+    def id(self) -> str:
+        return self.result.id
 
     @property
     def case(self) -> str:
-        return str(self.data["case"])
+        return self.result.case
 
     @property
     def release(self) -> str:
-        return str(self.data["release"])
+        return self.result.release
 
     @property
     def profile(self) -> str:
-        return str(self.data["profile"])
+        return self.result.profile
 
     @property
-    def status(self) -> str:
-        return str(self.data["status"])
+    def status(self) -> RunStatus:
+        return self.result.status
 
     @property
     def sizes(self) -> dict[str, int]:
-        return dict(self.data["sizes"])
+        return dict(self.result.sizes)
 
     @property
     def created_at(self) -> str:
-        return str(self.data["created_at"])
+        return self.result.created_at
 
     @property
     def machine(self) -> str:
-        """The id of the machine that measured it (``harness.host.machine``); older results have none."""
-        recorded = (self.data.get("host") or {}).get("machine") or {}
-        return str(recorded.get("id") or UNRECORDED_MACHINE)
+        return self.result.machine
 
     @property
     def backend(self) -> str:
-        """The JAX backend it ran on; for a run that died before saying, the platform its profile pinned."""
-        reported = (self.data.get("jax") or {}).get("backend")
-        if reported:
-            return str(reported)
-        pinned = str((self.data.get("host") or {}).get("variables", {}).get("JAX_PLATFORMS", "")).split(",")[0]
-        return PLATFORM_BACKENDS.get(pinned, pinned) or "unknown"
+        return self.result.backend
 
     @property
     def order(self) -> tuple[str, str]:
-        """Creation order; the id breaks ties within a second."""
-        return self.created_at, str(self.data["id"])
+        return self.result.order
 
 
 def new_record(**fields: Any) -> dict[str, Any]:
@@ -108,22 +122,21 @@ def _safe(part: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in part) or "_"
 
 
-def result_path(root: Path, record: dict[str, Any]) -> Path:
+def result_path(root: Path, result: Result) -> Path:
     return (
-        root
-        / _safe(record["case"])
-        / f"jax-{_safe(record['release'])}"
-        / _safe(record["profile"])
-        / f"{_safe(record['id'])}.json"
+        root / _safe(result.case) / f"jax-{_safe(result.release)}" / _safe(result.profile) / f"{_safe(result.id)}.json"
     )
 
 
 def write_result(root: Path, record: dict[str, Any]) -> Path:
-    problem = validate(record)
-    if problem:
-        raise ValueError(f"refusing to store an invalid result: {problem}")
-    final = result_path(root, record)
-    create_file(final, json.dumps(record, indent=1, sort_keys=True))
+    """Store a result document, as the newest schema version, after checking it by parsing it."""
+    try:
+        document = upgrade(record)
+        result = parse(document)
+    except SchemaError as exc:
+        raise ValueError(f"refusing to store an invalid result: {exc}") from None
+    final = result_path(root, result)
+    create_file(final, json.dumps(document, indent=1, sort_keys=True))
     return final
 
 
@@ -141,33 +154,62 @@ def create_file(final: Path, text: str) -> None:
         os.unlink(tmp_name)
 
 
-def content_hash(data: dict[str, Any]) -> str:
+def content_hash(data: Any) -> str:
     """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the same."""
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def validate(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return "not a JSON object"
-    if data.get("schema") != SCHEMA:
-        return f"not a harness result (schema {data.get('schema')!r})"
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        return f"schema version {version!r} is not one this harness reads (it reads {SCHEMA_VERSION})"
-    missing = [key for key in REQUIRED if key not in data]
-    if missing:
-        return f"missing fields: {', '.join(missing)}"
-    if data["status"] not in STATUSES:
-        return f"unknown status {data['status']!r}"
-    return None
-
-
 REFUSED = "refused before allocation"
 
+K = TypeVar("K", bound=Hashable)
 
-def cell_key(case: str, release: str, profile: str, sizes: dict[str, int]) -> str:
+
+class Newest(NamedTuple):
+    """The newest run of a cell, and how many older runs of it there are."""
+
+    result: StoredResult
+    older: int
+
+
+class Cell(NamedTuple):
+    """What is measured once: a case at sizes on a release under a profile, on one machine."""
+
+    case: str
+    release: str
+    profile: str
+    sizes: tuple[tuple[str, int], ...]
+    machine: str
+
+
+def cell_of(result: StoredResult) -> Cell:
+    return Cell(result.case, result.release, result.profile, tuple(sorted(result.sizes.items())), result.machine)
+
+
+def newest_runs(results: Iterable[StoredResult], key: Callable[[StoredResult], K]) -> dict[K, Newest]:
+    """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of older ones.
+
+    The one place that decides which run of several counts: every reader selects through it.
+    """
+    found: dict[K, Newest] = {}
+    for result in results:
+        seen = found.get(key(result))
+        if seen is None:
+            found[key(result)] = Newest(result, 0)
+        elif result.order > seen.result.order:
+            found[key(result)] = Newest(result, seen.older + 1)
+        else:
+            found[key(result)] = Newest(seen.result, seen.older + 1)
+    return found
+
+
+def cell_key(case: str, release: str, profile: str, sizes: Mapping[str, int]) -> str:
     """What a sweep measures once: a case at sizes on a release under a profile."""
     return json.dumps([case, release, profile, sorted(sizes.items())])
+
+
+def refused(result: StoredResult) -> bool:
+    """A point the budget refused was never measured."""
+    return result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
 
 
 def newest_results(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, StoredResult]:
@@ -180,19 +222,12 @@ def newest_results(root: Path, case: str, release: str, profile: str, machine: s
     folder = root / _safe(case) / f"jax-{_safe(release)}" / _safe(profile)
     if not folder.is_dir():
         return {}
-    newest: dict[str, StoredResult] = {}
-    for result in load_results(folder)[0]:
-        if result.status == "skipped" and str(result.data.get("detail", "")).startswith(REFUSED):
-            continue
-        if result.machine not in (machine, UNRECORDED_MACHINE):
-            continue
-        key = cell_key(result.case, result.release, result.profile, result.sizes)
-        if key not in newest or result.order > newest[key].order:
-            newest[key] = result
-    return newest
+    mine = [r for r in load_results(folder)[0] if not refused(r) and r.machine in (machine, UNRECORDED_MACHINE)]
+    newest = newest_runs(mine, key=lambda r: cell_key(r.case, r.release, r.profile, r.sizes))
+    return {key: found.result for key, found in newest.items()}
 
 
-def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, str]:
+def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, RunStatus]:
     """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``."""
     return {key: result.status for key, result in newest_results(root, case, release, profile, machine).items()}
 
@@ -204,28 +239,45 @@ def newest_result(
     return newest_results(root, case, release, profile, machine).get(cell_key(case, release, profile, sizes))
 
 
+def _read(path: Path) -> bytes | None:
+    """The file's bytes, or None when it is not a regular file (a FIFO must not block the loader)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read()
+
+
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """Every usable result under ``root`` once, and a problem for every file that is not used."""
+    """Every usable result under ``root`` once, parsed, and a problem for every file that is not used."""
     results: list[StoredResult] = []
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith(".tmp-"):
+        if path.name.startswith(".tmp-") or path.is_dir():
             continue
         try:
-            data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = _read(path)
+        except OSError as exc:
+            problems.append(LoadProblem(path, f"unreadable ({exc.strerror or exc})"))
+            continue
+        if text is None:
+            problems.append(LoadProblem(path, "not a regular file"))
+            continue
+        try:
+            data = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             problems.append(LoadProblem(path, f"unreadable JSON ({exc})"))
             continue
-        problem = validate(data)
-        if problem:
-            problems.append(LoadProblem(path, problem))
+        try:
+            stored = StoredResult.from_document(path, data)
+        except SchemaError as exc:
+            problems.append(LoadProblem(path, str(exc)))
             continue
-        digest = content_hash(data)
-        first = seen.setdefault(str(data["id"]), (digest, path))
+        first = seen.setdefault(stored.id, (stored.content_hash, path))
         if first[1] == path:
-            results.append(StoredResult(path, data))
-        elif first[0] != digest:
-            problems.append(LoadProblem(path, f"id {data['id']} is already used by {first[1]} with other content"))
+            results.append(stored)
+        elif first[0] != stored.content_hash:
+            problems.append(LoadProblem(path, f"id {stored.id} is already used by {first[1]} with other content"))
         # else: the same result again (one file in two artifacts), counted once
     return results, problems

@@ -18,13 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, claim_evidence, outcome
 from harness.analysis.groups import latest_runs, release_key
+from harness.analysis.metric_names import MetricKey
+from harness.analysis.metrics import pooled_series, program_names
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import allowed_variables, scrub
 from harness.measure.runner import tail
 from harness.render.tables import markdown_table
-from harness.store.results import StoredResult
+from harness.stats import summarize
+from harness.store.results import StoredResult, newest_runs
+from harness.store.schema import RunStatus
 from harness.units import format_ns, sizes_text
 from harness.upstream.standalone import parse_output
 
@@ -113,7 +117,7 @@ def observed(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) 
         group = [r for r in runs if _holds(r) is wanted]
         if group:
             verdicts.append(f"it {label} on {_counted(group, runs)}")
-    unfinished = [r for r in runs if r.status not in ("ok", "skipped")]
+    unfinished = [r for r in runs if r.status not in (RunStatus.OK, RunStatus.SKIPPED)]
     if unfinished:
         statuses = ", ".join(sorted({r.status for r in unfinished}))
         verdicts.append(f"{len(unfinished)} run(s) did not finish ({statuses})")
@@ -161,16 +165,19 @@ def reproduction(d: DraftInputs) -> str:
 
 
 def medians_cell(result: StoredResult) -> str:
-    if result.status != "ok":
+    if result.status is not RunStatus.OK:
         return "–"
+    series = pooled_series(result)
     parts = []
-    for program, record in result.data.get("programs", {}).items():
-        summary = record["summary"]
-        dispatch, wall = summary["dispatch_ns"]["median"], summary["wall_ns"]["median"]
-        parts.append(f"{program}: dispatch {format_ns(dispatch)}, wall {format_ns(wall)}")
-    for name, record in result.data.get("compiled", {}).items():
-        values = sorted(record["compile_ns"])
-        parts.append(f"{name}: compile {format_ns(values[len(values) // 2])}")
+    for program in program_names(result):
+        dispatch, wall = series.get(MetricKey(program, "dispatch")), series.get(MetricKey(program, "wall"))
+        if dispatch and wall:
+            parts.append(
+                f"{program}: dispatch {format_ns(summarize(dispatch).median)}, wall {format_ns(summarize(wall).median)}"
+            )
+    for key, values in series.items():
+        if key.kind == "compile":
+            parts.append(f"{key.name}: compile {format_ns(summarize(values).median)}")
     return "; ".join(parts) or "–"
 
 
@@ -192,10 +199,8 @@ def across_releases(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
         shown = at_sizes
     else:
         caption = f"No stored run at the script's sizes ({sizes_text(sizes)}); the newest run per release and profile:"
-        newest: dict[tuple[str, str], StoredResult] = {}
-        for r in sorted(runs, key=lambda r: r.created_at):
-            newest[(r.release, r.profile)] = r
-        shown = sorted(newest.values(), key=lambda r: (release_key(r.release), r.profile))
+        newest = newest_runs(runs, lambda r: (r.release, r.profile))
+        shown = sorted((item.result for item in newest.values()), key=lambda r: (release_key(r.release), r.profile))
     return "\n".join(
         [
             "#### Across releases",
@@ -282,7 +287,7 @@ def _holds(result: StoredResult) -> bool | None:
 
 
 def _evidence(result: StoredResult) -> str:
-    return scrub(_one_line(str(result.data["claim"]["evidence"])))
+    return scrub(_one_line(claim_evidence(result)))
 
 
 def _releases(runs: Sequence[StoredResult]) -> str:

@@ -26,7 +26,7 @@ from harness.measure.timing import Block, CompileTiming, ProgramTiming, Step, ti
 
 Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
-Verdict = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+JudgeClaim = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
 Facts = Callable[..., Mapping[str, Any]]
 CLAIM_PREFIX = "claim holds: "
 FACT_PREFIX = "fact "
@@ -61,7 +61,7 @@ def compile_medians(cold: CompileTiming) -> dict[str, float]:
 
 def measure(
     programs: Programs,
-    verdict: Verdict,
+    verdict: JudgeClaim,
     *,
     sizes: Mapping[str, int],
     settings: Mapping[str, Any],
@@ -95,7 +95,7 @@ def measure(
 
 def main(
     programs: Programs,
-    verdict: Verdict,
+    verdict: JudgeClaim,
     *,
     sizes: Mapping[str, int],
     settings: Mapping[str, Any],

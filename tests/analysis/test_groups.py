@@ -42,7 +42,7 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
     for i, stamp in enumerate(["2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"]):
         (folder / f"{i}.json").write_text(json.dumps({**data, "created_at": stamp, "id": f"run{i}"}))
     [(chosen, older)] = latest_runs(loaded(folder))
-    assert chosen.data["id"] == "run1" and older == 1
+    assert chosen.id == "run1" and older == 1
 
 
 def test_group_key_holds_what_must_be_equal():
@@ -59,7 +59,7 @@ def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp
     base = real_result("async_dispatch-0.12.0.1")
     failed = {**derive(base, release="0.4.30"), "status": "failed"}
     records = [base, derive(base, release="0.4.26"), failed, derive(base, release="0.5.3", profile="cpu8")]
-    groups = comparison_groups(loaded(write_results(tmp_path / "r", records)))
+    groups = comparison_groups(latest_runs(loaded(write_results(tmp_path / "r", records))))
     assert [(g.key.profile, g.releases) for g in groups] == [("cpu", ["0.4.26", "0.12.0.1"]), ("cpu8", ["0.5.3"])]
 
 
@@ -86,11 +86,11 @@ def test_a_baseline_no_result_has_is_a_usage_error():
 
 def test_host_differences_name_the_runs():
     base = real_result("async_dispatch-0.12.0.1")
-    a = StoredResult(FIXTURES, base)
-    b = StoredResult(FIXTURES, derive(base, host={**base["host"], "usable_cores": 64}))
+    a = StoredResult.from_document(FIXTURES, base)
+    b = StoredResult.from_document(FIXTURES, derive(base, host={**base["host"], "usable_cores": 64}))
     assert host_differences([("A", a), ("B", a)]) == []
     assert host_differences([("A", a), ("B", b)]) == ["usable cores: 2 (A); 64 (B)"]
-    elsewhere = StoredResult(FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}}))
+    elsewhere = StoredResult.from_document(FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}}))
     assert host_differences([("A", a), ("B", elsewhere)]) == ["machine: unrecorded (A); cccccccc (B)"]
     assert host_differences([("A", a), ("B", elsewhere)], [DEVICE_FACT]) == [], "the same devices"
 
@@ -112,8 +112,8 @@ def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
         ("0.12.0.1", "b"),
         ("0.4.26", "a"),
     ]
-    timing = comparison_groups(results)
+    timing = comparison_groups(latest_runs(results))
     assert [(g.key.machine[0], g.releases) for g in timing] == [("a", ["0.4.26", "0.12.0.1"]), ("b", ["0.12.0.1"])]
-    [exact] = comparison_groups(results, across_machines=True)
+    [exact] = comparison_groups(latest_runs(results), across_machines=True)
     assert exact.key.machine == ANY_MACHINE and exact.releases == ["0.4.26", "0.12.0.1"]
     assert exact.run("0.12.0.1").machine == "b" * 16, "a release measured twice: its newest run"

@@ -1,22 +1,23 @@
 import pytest
 
-from harness.analysis.groups import comparison_groups
+from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import (
     MetricKey,
     compare_group,
     compare_runs,
     hlo_fact_names,
     hlo_facts,
+    pooled_series,
     sample_series,
     union_keys,
 )
-from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER
+from harness.analysis.significance import Verdict
 from harness.store.results import StoredResult, load_results
-from tests.conftest import FIXTURES, derive, real_result, write_results
+from tests.conftest import FIXTURES, derive, in_processes, real_result, write_results
 
 
 def stored(data):
-    return StoredResult(FIXTURES, data)
+    return StoredResult.from_document(FIXTURES, data)
 
 
 def test_series_are_the_raw_samples_programs_first():
@@ -30,16 +31,28 @@ def test_series_are_the_raw_samples_programs_first():
         MetricKey("jit", "lower"),
         MetricKey("jit", "compile"),
     ]
-    assert series[MetricKey("jit", "wall")] == [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
-    assert series[MetricKey("jit", "dispatch")] == [s["marks_ns"][-1] for s in data["programs"]["jit"]["samples"]]
-    assert series[MetricKey("jit", "compile")] == data["compiled"]["jit"]["compile_ns"]
+    assert series[MetricKey("jit", "wall")] == [[s["wall_ns"] for s in data["programs"]["jit"]["samples"]]]
+    assert series[MetricKey("jit", "dispatch")] == [[s["marks_ns"][-1] for s in data["programs"]["jit"]["samples"]]]
+    assert series[MetricKey("jit", "compile")] == [data["compiled"]["jit"]["compile_ns"]]
+    assert pooled_series(stored(data)) == {key: processes[0] for key, processes in series.items()}, "one process"
     assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
 
 
 def test_series_of_a_scan_use_the_last_step_for_dispatch():
     data = real_result("scan_sync-0.12.0.1")
-    dispatch = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
+    [dispatch] = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
     assert dispatch == [s["marks_ns"][1] for s in data["programs"]["two_scans"]["samples"]]
+
+
+def test_series_keep_each_finished_process_apart_and_pooled_puts_them_together():
+    data = real_result("async_dispatch-0.12.0.1")
+    walls = [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
+    several = stored(in_processes(data, ["ok", "crashed", "ok"]))
+    series = sample_series(several)
+    assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], "the crashed process has none"
+    assert len(series[MetricKey("jit", "compile")]) == 2
+    assert pooled_series(several)[MetricKey("jit", "wall")] == walls + [round(w * 3) for w in walls]
+    assert list(series) == list(sample_series(stored(data))), "the same metrics in the same order"
 
 
 def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
@@ -48,7 +61,7 @@ def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
     del slower["programs"]["eager"]
     compared, only_a, only_b = compare_runs(stored(data), stored(slower))
     verdicts = {m.key: m.comparison.verdict for m in compared}
-    assert verdicts[MetricKey("jit", "wall")] == SLOWER
+    assert verdicts[MetricKey("jit", "wall")] == Verdict.SLOWER
     assert only_a == [MetricKey("eager", "wall"), MetricKey("eager", "dispatch")] and only_b == []
     assert [m.comparison.ratio for m in compared if m.key.kind == "wall"] == [pytest.approx(1.3, rel=1e-3)]
 
@@ -56,13 +69,15 @@ def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
 def test_compare_group_against_the_chosen_baseline(tmp_path):
     data = real_result("scan_sync-0.12.0.1")
     folder = write_results(tmp_path / "r", [derive(data, release="0.4.26", scale=1.25), data])
-    [group] = comparison_groups(load_results(folder)[0])
+    [group] = comparison_groups(latest_runs(load_results(folder)[0]))
     oldest = compare_group(group, None)
     assert oldest.baseline == "0.4.26" and list(oldest.comparisons) == ["0.12.0.1"]
-    assert oldest.comparisons["0.12.0.1"][MetricKey("two_scans", "wall")].verdict == FASTER
+    assert oldest.comparisons["0.12.0.1"][MetricKey("two_scans", "wall")].verdict == Verdict.FASTER
     newest = compare_group(group, "0.12.0.1")
-    assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == SLOWER
-    assert newest.verdicts() == {SLOWER: 2, INCONCLUSIVE: 2}, "wall and dispatch; 3 compile timings cannot tell"
+    assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == Verdict.SLOWER
+    assert newest.verdicts() == {Verdict.SLOWER: 2, Verdict.INCONCLUSIVE: 2}, (
+        "wall and dispatch; 3 compile timings cannot tell"
+    )
 
 
 def test_union_keeps_first_appearance_order():

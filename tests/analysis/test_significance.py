@@ -13,11 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.analysis.significance import (
-    FASTER,
-    INCONCLUSIVE,
-    SLOWER,
-    UNCHANGED,
     Thresholds,
+    Verdict,
     bootstrap_ratio_interval,
     compare_samples,
     decide,
@@ -119,12 +116,12 @@ def test_smallest_reachable_p_decides_when_a_verdict_is_possible():
 @pytest.mark.parametrize(
     ("ratio", "p", "reachable", "verdict"),
     [
-        (1.20, 1e-5, 1e-6, SLOWER),
-        (0.80, 1e-5, 1e-6, FASTER),
-        (1.05, 1e-9, 1e-10, UNCHANGED),  # significant but too small to matter
-        (1.50, 0.01, 1e-6, UNCHANGED),  # large but not significant
-        (1.50, 0.1, 0.1, INCONCLUSIVE),  # large, and the samples are too few to ever tell
-        (1 / 1.1, 1e-4, 1e-6, FASTER),  # the effect size threshold is inclusive both ways
+        (1.20, 1e-5, 1e-6, Verdict.SLOWER),
+        (0.80, 1e-5, 1e-6, Verdict.FASTER),
+        (1.05, 1e-9, 1e-10, Verdict.UNCHANGED),  # significant but too small to matter
+        (1.50, 0.01, 1e-6, Verdict.UNCHANGED),  # large but not significant
+        (1.50, 0.1, 0.1, Verdict.INCONCLUSIVE),  # large, and the samples are too few to ever tell
+        (1 / 1.1, 1e-4, 1e-6, Verdict.FASTER),  # the effect size threshold is inclusive both ways
     ],
 )
 def test_a_verdict_needs_effect_size_and_significance(ratio, p, reachable, verdict):
@@ -154,7 +151,7 @@ def test_noisy_and_short_series_are_flagged_not_hidden():
 def test_few_samples_with_a_big_ratio_are_inconclusive():
     result = compare_samples([10, 11, 12], [20, 21, 22])
     assert result.ratio == pytest.approx(21 / 11)
-    assert result.verdict == INCONCLUSIVE and result.p_value == pytest.approx(0.1)
+    assert result.verdict == Verdict.INCONCLUSIVE and result.p_value == pytest.approx(0.1)
 
 
 # --- A/A and injected slowdowns: does the rule hold up on data with known truth? ---
@@ -176,7 +173,7 @@ def test_aa_same_distribution_gives_no_verdicts():
         for _ in range(20)
     ]
     assert any(abs(math.log(t.ratio)) >= math.log(1.1) for t in trials), "the effect-size gate alone would fail"
-    assert [t.verdict for t in trials if t.verdict in (FASTER, SLOWER)] == []
+    assert [t.verdict for t in trials if t.verdict in (Verdict.FASTER, Verdict.SLOWER)] == []
 
 
 def test_aa_false_positive_rate_stays_near_alpha_even_in_heavy_noise():
@@ -187,7 +184,7 @@ def test_aa_false_positive_rate_stays_near_alpha_even_in_heavy_noise():
     rng = random.Random(2027)
     trials = [compare_samples(lognormal(rng, 30, 0.3), lognormal(rng, 30, 0.3), FAST) for _ in range(1000)]
     assert sum(abs(math.log(t.ratio)) >= math.log(1.1) for t in trials) > 250
-    assert sum(t.verdict in (FASTER, SLOWER) for t in trials) <= 6
+    assert sum(t.verdict in (Verdict.FASTER, Verdict.SLOWER) for t in trials) <= 6
 
 
 def test_aa_p_values_are_roughly_uniform():
@@ -206,11 +203,11 @@ def test_injected_twenty_percent_slowdown_is_flagged():
     for _ in range(100):
         a, b = lognormal(rng, 30, 0.05), lognormal(rng, 30, 0.05)
         verdicts.append(compare_samples(a, [x * 1.2 for x in b], FAST).verdict)
-    assert verdicts.count(SLOWER) == 100
+    assert verdicts.count(Verdict.SLOWER) == 100
 
 
 def test_injected_slowdown_on_real_samples(fixture_result):
     wall = [s["wall_ns"] for s in fixture_result["programs"]["jit"]["samples"]]
-    assert compare_samples(wall, wall).verdict == UNCHANGED
-    assert compare_samples(wall, [x * 1.2 for x in wall]).verdict == SLOWER
-    assert compare_samples(wall, [x / 1.2 for x in wall]).verdict == FASTER
+    assert compare_samples(wall, wall).verdict == Verdict.UNCHANGED
+    assert compare_samples(wall, [x * 1.2 for x in wall]).verdict == Verdict.SLOWER
+    assert compare_samples(wall, [x / 1.2 for x in wall]).verdict == Verdict.FASTER

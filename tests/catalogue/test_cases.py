@@ -70,4 +70,4 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
     statuses = {(r["case"], json.dumps(r["sizes"], sort_keys=True)): r["status"] for r in results}
     assert set(statuses.values()) == {"ok"}, {k: v for k, v in statuses.items() if v != "ok"}
     assert {r["case"] for r in results} == set(CASES)
-    assert all("claim" in r and r["compiled"] is not None for r in results)
+    assert all("claim" in p and p["compiled"] is not None for r in results for p in r["processes"])

@@ -12,7 +12,7 @@ import pytest
 
 from harness import cli
 from harness.store.results import load_results
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, document
 
 CASES = str(FIXTURES / "cases")
 
@@ -53,8 +53,8 @@ def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady")) == 0
     [mine] = stored(results)
-    elsewhere = {**mine.data, "id": mine.data["id"] + "-elsewhere"}
-    elsewhere["host"] = {**mine.data["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
+    elsewhere = {**document(mine), "id": mine.id + "-elsewhere"}
+    elsewhere["host"] = {**document(mine)["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
     mine.path.unlink()
     (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
     assert cli.main(harness_args(results, "steady")) == 0
@@ -150,7 +150,7 @@ def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_pa
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
     found = stored(results)
     assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
-    windows = sorted(tuple(r.data["window_unix_ns"]) for r in found)
+    windows = sorted(r.result.window_unix_ns for r in found)
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(windows)), windows
 
 

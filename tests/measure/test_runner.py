@@ -97,6 +97,7 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     outcome, _ = Recorder(tmp_path, "t", QUICK, seed=1, budget=budget, progress=print).run(PlannedRun(steady, point))
     assert outcome.status == "skipped" and "refused before allocation" in outcome.detail
     assert outcome.duration_s == 0.0, "no child process was started"
-    stored = load_results(tmp_path)[0][0].data
-    assert stored["cost_estimate"] == {"bytes": 28000.0, "flops": 1000.0}
-    assert stored["budget"] == {"bytes": 1000.0} and stored["seed"] == 1
+    stored = load_results(tmp_path)[0][0].result
+    assert stored.cost_estimate == {"bytes": 28000.0, "flops": 1000.0}
+    assert stored.budget == {"bytes": 1000.0} and stored.seed == 1
+    assert stored.processes == (), "no case process ran"

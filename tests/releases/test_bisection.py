@@ -3,9 +3,9 @@
 import pytest
 
 from harness.analysis.metric_names import parse_metric_name
-from harness.analysis.significance import FASTER, SLOWER, Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.releases.bisection import CLAIM, bisect, expected_probes, sweep
-from harness.releases.judge import AMBIGUOUS, BAD, GOOD, SKIPPED, Judge, Judgement
+from harness.releases.judge import Judge, Judgement, ReleaseVerdict
 from tests.conftest import FakeReleases
 
 # jax 0.4.26–0.4.35 as the index lists them: 0.4.32 is yanked.
@@ -27,7 +27,7 @@ class ScriptedJudge:
         if release in self.set_aside:
             return Judgement(release, self.set_aside[release], "scripted")
         index, change = self.releases.index(release), self.releases.index(self.first_bad)
-        return Judgement(release, BAD if index >= change else GOOD, "scripted")
+        return Judgement(release, ReleaseVerdict.BAD if index >= change else ReleaseVerdict.GOOD, "scripted")
 
 
 @pytest.mark.parametrize("first_bad", RANGE[1:])
@@ -48,7 +48,9 @@ def test_the_first_probe_between_the_endpoints_is_the_middle_one():
 
 
 def test_a_skipped_release_is_stepped_around_and_named_in_the_answer():
-    judge = ScriptedJudge(RANGE, "0.4.33", set_aside={"0.4.31": SKIPPED, "0.4.30": AMBIGUOUS})
+    judge = ScriptedJudge(
+        RANGE, "0.4.33", set_aside={"0.4.31": ReleaseVerdict.SKIPPED, "0.4.30": ReleaseVerdict.AMBIGUOUS}
+    )
     found = bisect(RANGE, judge)
     assert (found.last_good, found.first_bad) == ("0.4.29", "0.4.33")
     assert found.between() == ["0.4.30", "0.4.31"]
@@ -60,20 +62,20 @@ def test_a_skipped_release_is_stepped_around_and_named_in_the_answer():
 
 
 def test_a_skipped_release_next_to_the_change_does_not_move_the_answer():
-    judge = ScriptedJudge(RANGE, "0.4.34", set_aside={"0.4.31": SKIPPED})
+    judge = ScriptedJudge(RANGE, "0.4.34", set_aside={"0.4.31": ReleaseVerdict.SKIPPED})
     found = bisect(RANGE, judge)
     assert (found.last_good, found.first_bad, found.between()) == ("0.4.33", "0.4.34", [])
 
 
 def test_no_change_between_the_endpoints_stops_after_two_probes():
-    judge = ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": AMBIGUOUS})
+    judge = ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": ReleaseVerdict.AMBIGUOUS})
     found = bisect(RANGE, judge)
     assert not found.found and len(found.probes) == 2
     assert found.answer().startswith("no answer: the bad endpoint 0.4.35 is not bad (inconclusive")
 
 
 def test_a_good_endpoint_that_cannot_run_stops_at_once():
-    found = bisect(RANGE, ScriptedJudge(RANGE, "0.4.33", set_aside={"0.4.26": SKIPPED}))
+    found = bisect(RANGE, ScriptedJudge(RANGE, "0.4.33", set_aside={"0.4.26": ReleaseVerdict.SKIPPED}))
     assert not found.found and len(found.probes) == 1 and "good endpoint 0.4.26 cannot be judged" in found.stopped
 
 
@@ -86,7 +88,14 @@ def test_bisect_with_the_real_judge_over_fake_releases_with_a_skip():
     fake = FakeReleases(scales)
     found = bisect(RANGE, Judge(fake, RANGE[0], RANGE[-1], WALL, Thresholds()))
     assert (found.last_good, found.first_bad) == ("0.4.31", "0.4.33")
-    assert [j.verdict for j in found.probes] == [GOOD, BAD, SKIPPED, GOOD, GOOD, BAD]
+    assert [j.verdict for j in found.probes] == [
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.BAD,
+        ReleaseVerdict.SKIPPED,
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.BAD,
+    ]
     assert fake.calls == [(r, False) for r in ("0.4.26", "0.4.35", "0.4.30", "0.4.29", "0.4.31", "0.4.33")]
 
 
@@ -97,9 +106,9 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
     assert [m.release for m in found.not_ok()] == ["r4"]
     steps = [(s.metric, s.before, s.after, s.change) for s in found.steps]
     assert steps == [
-        ("eager.wall_ns", "r1", "r2", SLOWER),
+        ("eager.wall_ns", "r1", "r2", Verdict.SLOWER),
         (CLAIM, "r1", "r2", "holds → does not hold"),
-        ("eager.wall_ns", "r3", "r5", FASTER),
+        ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
         (CLAIM, "r3", "r5", "does not hold → holds"),
     ]
     assert found.comparisons[("eager.wall_ns", "r1")].verdict == "unchanged"

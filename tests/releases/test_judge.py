@@ -1,12 +1,16 @@
 """Judging a release against the two endpoints: by the statistics of a metric, or by the claim."""
 
+from pathlib import Path
+
 import pytest
 
 from harness.analysis.metric_names import MetricKey, parse_metric_name
-from harness.analysis.significance import FASTER, SLOWER, Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
-from harness.releases.judge import AMBIGUOUS, BAD, GOOD, SKIPPED, Judge
-from tests.conftest import FakeReleases
+from harness.releases.judge import Judge, ReleaseVerdict
+from harness.releases.probes import Probe
+from harness.store.results import StoredResult
+from tests.conftest import FakeReleases, derive, real_result
 
 WALL = parse_metric_name("eager.wall_ns")
 
@@ -21,23 +25,28 @@ def judged(fake: FakeReleases, metric: MetricKey | None = WALL):
 
 def test_a_release_like_either_endpoint_is_judged_by_it():
     judge, verdicts = judged(FakeReleases({"a": 1, "b": 1, "c": 3, "d": 3}))
-    assert judge.direction == SLOWER
-    assert [verdicts[r].verdict for r in "abcd"] == [GOOD, GOOD, BAD, BAD]
-    assert verdicts["c"].vs_good.verdict == SLOWER and verdicts["c"].vs_bad.verdict == "unchanged"
-    assert verdicts["b"].vs_bad.verdict == FASTER
+    assert judge.direction == Verdict.SLOWER
+    assert [verdicts[r].verdict for r in "abcd"] == [
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.BAD,
+        ReleaseVerdict.BAD,
+    ]
+    assert verdicts["c"].vs_good.verdict == Verdict.SLOWER and verdicts["c"].vs_bad.verdict == "unchanged"
+    assert verdicts["b"].vs_bad.verdict == Verdict.FASTER
     assert all(not again for _, again in judge.measure.calls), "clear verdicts need no second look"
 
 
 def test_the_direction_of_the_change_comes_from_the_endpoints():
     judge, verdicts = judged(FakeReleases({"a": 3, "b": 1, "c": 1}))
-    assert judge.direction == FASTER
-    assert verdicts["b"].verdict == BAD and verdicts["c"].verdict == BAD
+    assert judge.direction == Verdict.FASTER
+    assert verdicts["b"].verdict == ReleaseVerdict.BAD and verdicts["c"].verdict == ReleaseVerdict.BAD
 
 
 def test_a_release_unlike_both_endpoints_is_measured_again_then_inconclusive():
     fake = FakeReleases({"a": 1, "b": 1.8, "c": 4})
     _, verdicts = judged(fake)
-    assert verdicts["b"].verdict == AMBIGUOUS
+    assert verdicts["b"].verdict == ReleaseVerdict.AMBIGUOUS
     assert "unlike both endpoints" in verdicts["b"].reason and "twice the samples" in verdicts["b"].reason
     assert fake.calls.count(("b", True)) == 1
 
@@ -45,7 +54,7 @@ def test_a_release_unlike_both_endpoints_is_measured_again_then_inconclusive():
 def test_a_second_look_can_settle_it():
     fake = FakeReleases({"a": 1, "b": 1.8, "c": 4}, again={"b": 4})
     _, verdicts = judged(fake)
-    assert verdicts["b"].verdict == BAD
+    assert verdicts["b"].verdict == ReleaseVerdict.BAD
     assert "on a second look with twice the samples, the first being ambiguous: significantly unlike both" in (
         verdicts["b"].reason
     )
@@ -53,13 +62,15 @@ def test_a_second_look_can_settle_it():
 
 def test_endpoints_that_do_not_differ_leave_nothing_to_find():
     _, verdicts = judged(FakeReleases({"a": 1, "b": 1}))
-    assert verdicts["b"].verdict == AMBIGUOUS and "no change to find" in verdicts["b"].reason
+    assert verdicts["b"].verdict == ReleaseVerdict.AMBIGUOUS and "no change to find" in verdicts["b"].reason
 
 
 def test_releases_without_a_usable_result_are_skipped():
     _, verdicts = judged(FakeReleases({"a": 1, "b": None, "c": "failed", "d": 3}))
-    assert verdicts["b"].verdict == SKIPPED and "could not be installed" in verdicts["b"].reason
-    assert verdicts["c"].verdict == SKIPPED and verdicts["c"].reason == "status failed: RuntimeError: fake"
+    assert verdicts["b"].verdict == ReleaseVerdict.SKIPPED and "could not be installed" in verdicts["b"].reason
+    assert (
+        verdicts["c"].verdict == ReleaseVerdict.SKIPPED and verdicts["c"].reason == "status failed: RuntimeError: fake"
+    )
 
 
 def test_an_unknown_metric_is_refused_with_the_known_names_before_anything_else_is_measured():
@@ -73,21 +84,27 @@ def test_an_unknown_metric_is_refused_with_the_known_names_before_anything_else_
 def test_by_the_claim_a_release_shares_the_outcome_of_one_endpoint():
     fake = FakeReleases({"a": 1, "b": 1, "c": 1, "d": 1}, holds={"a": False, "b": False, "c": True, "d": True})
     _, verdicts = judged(fake, metric=None)
-    assert [verdicts[r].verdict for r in "abcd"] == [GOOD, GOOD, BAD, BAD]
+    assert [verdicts[r].verdict for r in "abcd"] == [
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.GOOD,
+        ReleaseVerdict.BAD,
+        ReleaseVerdict.BAD,
+    ]
     assert verdicts["c"].claim == "holds" and verdicts["c"].reason == "the claim holds, as on the bad endpoint"
 
 
 def test_by_the_claim_endpoints_with_the_same_outcome_leave_nothing_to_find():
     _, verdicts = judged(FakeReleases({"a": 1, "b": 3}), metric=None)
-    assert verdicts["b"].verdict == AMBIGUOUS and "no change to find" in verdicts["b"].reason
+    assert verdicts["b"].verdict == ReleaseVerdict.AMBIGUOUS and "no change to find" in verdicts["b"].reason
 
 
 def test_a_release_without_the_metric_is_skipped_not_refused():
     fake = FakeReleases({"a": 1, "b": 2, "c": 3})
     judge = Judge(fake, "a", "c", WALL, Thresholds())
     judge("a"), judge("c")
-    measured = fake("b")
-    del measured.result.data["programs"]["eager"]
+    without_eager = derive(real_result("async_dispatch-0.12.0.1"), release="b", scale=2)
+    del without_eager["programs"]["eager"]
+    measured = Probe("b", StoredResult.from_document(Path("b.json"), without_eager), "fake measurement")
     judge.measure = lambda release, again: measured
     verdict = judge("b")
-    assert verdict.verdict == SKIPPED and verdict.reason == "its result has no eager.wall_ns"
+    assert verdict.verdict == ReleaseVerdict.SKIPPED and verdict.reason == "its result has no eager.wall_ns"

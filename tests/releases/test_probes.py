@@ -25,7 +25,7 @@ def test_a_stored_result_of_the_cell_is_reused_without_installing(tmp_path):
     for record in (older, newer, other_sizes):
         write_result(tmp_path / "results", record)
     measured = probe("0.4.30")
-    assert measured.result is not None and measured.result.data["id"] == newer["id"]
+    assert measured.result is not None and measured.result.id == newer["id"]
     assert measured.note.startswith("stored result reused") and lines == []
 
 

@@ -25,7 +25,7 @@ def test_exact_facts_are_shown_exactly(value, text):
 
 
 def runs_of(tmp_path, records):
-    [group] = comparison_groups(load_results(write_results(tmp_path / "r", records))[0])
+    [group] = comparison_groups(latest_runs(load_results(write_results(tmp_path / "r", records))[0]))
     return group.runs
 
 

@@ -2,7 +2,7 @@ import sys
 
 import pytest
 
-from harness.analysis.groups import comparison_groups
+from harness.analysis.groups import comparison_groups, latest_runs
 from harness.render.plots import (
     SCALING,
     WALL,
@@ -18,7 +18,7 @@ from tests.conftest import FIXTURES
 
 @pytest.fixture
 def synthetic_group():
-    [group] = comparison_groups(load_results(FIXTURES / "synthetic")[0])
+    [group] = comparison_groups(latest_runs(load_results(FIXTURES / "synthetic")[0]))
     return group
 
 
@@ -41,7 +41,7 @@ def test_scaling_lines_are_per_release_and_method_ordered_by_devices(synthetic_g
 
 
 def test_cases_without_device_suffixes_have_no_scaling_plot():
-    groups = comparison_groups(load_results(FIXTURES / "results")[0])
+    groups = comparison_groups(latest_runs(load_results(FIXTURES / "results")[0]))
     assert all(wall_by_device_count(g) == {} for g in groups)
     assert all(set(wall_by_release(g)) for g in groups)
 

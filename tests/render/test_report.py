@@ -10,7 +10,7 @@ from harness.errors import UsageError
 from harness.render.plots import DrawnPlots
 from harness.render.report import INDEX, render_report, write_report
 from harness.store.results import load_results
-from tests.conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
+from tests.conftest import FIXTURES, assert_valid_tables, derive, document, real_result, write_results
 
 WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -169,6 +169,21 @@ def test_empty_results_say_what_to_do():
     assert "No results yet" in render_report([], [], WHEN)[INDEX]
 
 
+def test_the_report_renders_with_unusable_files_present_and_names_them(tmp_path, capsys):
+    shutil.copytree(FIXTURES / "results", tmp_path / "results")
+    shutil.copytree(FIXTURES / "unusable", tmp_path / "results" / "unusable")
+    written, problems, _ = write_report(tmp_path / "results", tmp_path / "out")
+    unusable = sorted(p.name for p in (FIXTURES / "unusable").iterdir())
+    assert sorted(p.path.name for p in problems) == unusable
+    index = (tmp_path / "out" / INDEX).read_text()
+    assert f"> {len(unusable)} result file(s) could not be used:" in index
+    assert "> - `host-is-a-list.json`: host: expected object, got list" in index
+    assert "[async_dispatch](async_dispatch.md)" in index and "[scan_sync](scan_sync.md)" in index
+    assert {p.name for p in written} == {INDEX, "async_dispatch.md", "scan_sync.md"}
+    for path in written:
+        assert_valid_tables(path.read_text())
+
+
 def test_rendering_is_deterministic(releases):
     results = load(releases)
     assert render_report(results, [], WHEN) == render_report(results, [], WHEN)
@@ -177,7 +192,8 @@ def test_rendering_is_deterministic(releases):
 def test_search_measurements_are_left_out_and_counted():
     results, _ = load_results(FIXTURES / "results")
     searched = [
-        dataclasses.replace(r, data={**r.data, "size_source": "search", "id": f"s{i}"}) for i, r in enumerate(results)
+        dataclasses.replace(r, result=dataclasses.replace(r.result, size_source="search", id=f"s{i}"))
+        for i, r in enumerate(results)
     ]
     pages = render_report([*results, *searched], [], datetime(2026, 1, 1, tzinfo=UTC))
     assert f"{len(searched)} measurement(s) taken by size searches are left out" in pages["index.md"]
@@ -224,8 +240,8 @@ def test_compiled_structure_and_claims_are_shown_across_machines(two_machines):
 
 
 def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
-    b = next(r for r in two_machines if r.data["id"].endswith("-b"))
-    flipped = {**b.data, "id": b.data["id"] + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
+    b = next(r for r in two_machines if r.id.endswith("-b"))
+    flipped = {**document(b), "id": b.id + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
     results = [r for r in two_machines if r is not b] + load(write_results(tmp_path / "flipped", [flipped]))
     index = render_report(results, [], WHEN)[INDEX]
     assert "differs by machine on 0.12.0.1" in index

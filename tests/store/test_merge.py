@@ -9,7 +9,7 @@ from harness.cli import main
 from harness.errors import UsageError
 from harness.store.merge import merge
 from harness.store.results import load_results, result_path
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, document
 
 MACHINES = FIXTURES / "machines"
 SOURCES = [MACHINES / "runner-a", MACHINES / "runner-b", MACHINES / "runner-a-again"]
@@ -22,9 +22,9 @@ def test_two_machines_merge_into_one_folder_and_a_duplicate_counts_once(tmp_path
     assert problems == [] and len(results) == 3
     assert len({r.machine for r in results}) == 2
     for result in results:
-        assert result.path == result_path(tmp_path / "results", result.data), "stored where the harness stores"
-    originals = {r.data["id"]: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]}
-    assert {r.data["id"]: r.path.read_bytes() for r in results} == originals, "copied byte for byte"
+        assert result.path == result_path(tmp_path / "results", result.result), "stored where the harness stores"
+    originals = {r.id: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]}
+    assert {r.id: r.path.read_bytes() for r in results} == originals, "copied byte for byte"
 
 
 def test_merging_the_same_folders_again_copies_nothing(tmp_path):
@@ -37,11 +37,11 @@ def test_a_result_that_takes_another_results_id_is_left_out_and_named(tmp_path):
     [original] = load_results(MACHINES / "runner-b")[0]
     tampered = tmp_path / "tampered" / "result.json"
     tampered.parent.mkdir()
-    tampered.write_text(json.dumps({**original.data, "status": "failed"}))
+    tampered.write_text(json.dumps({**document(original), "status": "failed"}))
     merged = merge([MACHINES / "runner-b", tampered.parent], tmp_path / "results")
     assert len(merged.copied) == 1
     [problem] = merged.problems
-    assert problem.startswith(f"{tampered}: id {original.data['id']} is already in ") and "other content" in problem
+    assert problem.startswith(f"{tampered}: id {original.id} is already in ") and "other content" in problem
     assert [r.status for r in load_results(tmp_path / "results")[0]] == ["ok"]
 
 

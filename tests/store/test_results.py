@@ -1,34 +1,50 @@
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.store.results import (
     SCHEMA_VERSION,
+    RunStatus,
     StoredResult,
     content_hash,
     load_results,
     new_record,
+    newest_runs,
     result_path,
     write_result,
 )
 from harness.units import UNRECORDED_MACHINE
+from tests.conftest import FIXTURES, document
+
+SAMPLE = {"marks_ns": [1], "wall_ns": 2}
+PROGRAM = {"steps": ["call"], "warmup": 1, "loops": 1, "stopped_by": "repeats", "first_call": SAMPLE}
 
 
 def record(**overrides):
-    fields = dict(case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok")
+    """A result of the newest schema version, measured in one process unless ``processes`` says otherwise."""
+    fields = dict(case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok", processes=[])
     fields.update(overrides)
     return new_record(**fields)
 
 
+def process(index=0, status="ok", **fields):
+    return {"index": index, "status": status, "detail": "", "load": None, "affinity": None, **fields}
+
+
 def test_round_trip(tmp_path):
-    original = record(programs={"p": {"samples": [{"marks_ns": [1], "wall_ns": 2}]}})
+    original = record(processes=[process(programs={"p": {**PROGRAM, "samples": [SAMPLE]}})])
     path = write_result(tmp_path, original)
-    assert path == result_path(tmp_path, original)
     loaded, problems = load_results(tmp_path)
     assert problems == []
-    assert [r.data for r in loaded] == [original]
+    assert path == result_path(tmp_path, loaded[0].result)
+    assert [document(r) for r in loaded] == [original]
     assert loaded[0].case == "steady" and loaded[0].sizes == {"K": 1}
+    assert loaded[0].content_hash == content_hash(original)
+    [only] = loaded[0].result.processes
+    assert only.programs["p"].samples[0].dispatch_ns == 1 and only.status is RunStatus.OK
     assert not list(tmp_path.rglob(".tmp-*")), "no temporary file is left behind"
 
 
@@ -50,7 +66,17 @@ def test_two_runs_get_two_files(tmp_path):
 def test_invalid_record_is_refused_before_writing(tmp_path):
     with pytest.raises(ValueError, match="unknown status"):
         write_result(tmp_path, record(status="great"))
+    with pytest.raises(ValueError, match=r"processes\[0\]\.programs\.p\.samples: missing"):
+        write_result(tmp_path, record(processes=[process(programs={"p": PROGRAM})]))
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_an_older_record_is_written_as_the_newest_version(tmp_path):
+    old = record(programs={"p": {**PROGRAM, "samples": [SAMPLE]}}, schema_version=1)
+    del old["processes"]
+    written = json.loads(write_result(tmp_path, old).read_text())
+    assert written["schema_version"] == SCHEMA_VERSION and "programs" not in written
+    assert written["processes"][0]["programs"]["p"]["samples"] == [SAMPLE]
 
 
 def test_loader_names_bad_files_and_keeps_the_rest(tmp_path):
@@ -64,6 +90,7 @@ def test_loader_names_bad_files_and_keeps_the_rest(tmp_path):
     del partial["sizes"]
     (tmp_path / "partial.json").write_text(json.dumps(partial))
     (tmp_path / ".tmp-abandoned.json").write_text("{")
+    (tmp_path / "folder.json").mkdir()  # a folder named like a result is walked into, not read
 
     loaded, problems = load_results(tmp_path)
     assert len(loaded) == 1
@@ -74,6 +101,36 @@ def test_loader_names_bad_files_and_keeps_the_rest(tmp_path):
     assert "not a harness result" in reasons["stranger.json"]
     assert "sizes" in reasons["partial.json"]
     assert "truncated.json" in str(problems[0]) or any("truncated.json" in str(p) for p in problems)
+
+
+UNUSABLE = {
+    "host-is-a-list.json": "host: expected object, got list",
+    "sizes-is-text.json": "sizes: expected object, got str",
+    "programs-is-a-list.json": "processes[0].programs: expected object, got list",
+    "claim-is-text.json": "processes[0].claim: expected object, got str",
+    "machine-id-is-a-list.json": "host.machine.id: expected str, got list",
+    "sample-without-wall.json": "processes[0].programs.jit.samples[0].wall_ns: missing",
+}
+
+
+def test_a_file_with_a_field_of_the_wrong_type_is_named_with_the_field(tmp_path):
+    shutil.copytree(FIXTURES / "results", tmp_path / "results")
+    shutil.copytree(FIXTURES / "unusable", tmp_path / "results" / "unusable")
+    loaded, problems = load_results(tmp_path / "results")
+    assert sorted(r.case for r in loaded) == ["async_dispatch", "scan_sync"], "the rest loads"
+    reasons = {p.path.name: p.reason for p in problems}
+    assert set(reasons) == set(UNUSABLE)
+    for name, reason in UNUSABLE.items():
+        assert reasons[name].startswith(reason), reasons[name]
+    assert reasons["claim-is-text.json"].endswith("(as migrated from schema version 1)"), "a version-1 file says so"
+
+
+def test_a_fifo_named_like_a_result_is_named_not_waited_for(tmp_path):
+    write_result(tmp_path, record())
+    os.mkfifo(tmp_path / "x.json")
+    loaded, problems = load_results(tmp_path)  # reading a FIFO without a writer would block forever
+    assert len(loaded) == 1
+    assert [(p.path.name, p.reason) for p in problems] == [("x.json", "not a regular file")]
 
 
 def test_the_same_result_twice_counts_once_and_a_clash_of_ids_is_named(tmp_path):
@@ -96,13 +153,20 @@ def test_content_hash_ignores_layout_not_content():
     assert content_hash({**original, "status": "failed"}) != content_hash(original)
 
 
+def test_fields_this_harness_does_not_know_are_ignored(tmp_path):
+    newer = record(future_field={"anything": [1]}, processes=[process(future_process_field=3)])
+    write_result(tmp_path, newer)
+    [loaded], problems = load_results(tmp_path)
+    assert problems == [] and loaded.status is RunStatus.OK
+
+
 def test_results_from_before_machine_ids_still_load(tmp_path):
     """host.machine was added without a schema bump: older results load as from an unrecorded machine."""
     old = record(host={"cpu_model": "AMD EPYC", "variables": {"JAX_PLATFORMS": "cpu"}})
     write_result(tmp_path, old)
     [loaded], problems = load_results(tmp_path)
     assert problems == [] and loaded.machine == UNRECORDED_MACHINE
-    newer = StoredResult(tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}})
+    newer = StoredResult.from_document(tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}})
     assert newer.machine == "0123456789abcdef"
 
 
@@ -116,5 +180,18 @@ def test_results_from_before_machine_ids_still_load(tmp_path):
     ],
 )
 def test_backend_of_a_run(jax, variables, backend):
-    data = record(host={"variables": variables}) | ({"jax": jax} if jax else {})
-    assert StoredResult(Path("x.json"), data).backend == backend
+    data = record(host={"variables": variables}, processes=[process(**({"jax": jax} if jax else {}))])
+    assert StoredResult.from_document(Path("x.json"), data).backend == backend
+
+
+def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
+    runs = [
+        StoredResult.from_document(Path(f"{i}.json"), record(created_at=when, id=f"run{i}", sizes={"K": size}))
+        for i, (when, size) in enumerate([("2026-01-02", 1), ("2026-01-01", 1), ("2026-01-02", 2), ("2026-01-03", 1)])
+    ]
+    newest = newest_runs(runs, lambda r: r.sizes["K"])
+    assert {k: (v.result.id, v.older) for k, v in newest.items()} == {1: ("run3", 2), 2: ("run2", 0)}
+    tied = newest_runs(
+        [*runs[:2], StoredResult.from_document(Path("x"), record(created_at="2026-01-02", id="run9"))], lambda r: 0
+    )
+    assert tied[0].result.id == "run9", "the id breaks a tie in creation time"

@@ -11,7 +11,7 @@ from harness.measure.runner import Settings
 from harness.store.results import StoredResult, load_results
 from harness.upstream import export
 from harness.upstream.draft import Bisect, DraftInputs, ScriptRun, bisect_answer, fenced, headline, render
-from tests.conftest import FIXTURES, assert_valid_tables, tables
+from tests.conftest import FIXTURES, assert_valid_tables, document, tables
 
 ISSUE = FIXTURES / "issue"
 SCAN_SYNC = discovery.discover()["scan_sync"]
@@ -44,7 +44,7 @@ def draft_inputs(**changes) -> DraftInputs:
         script_name="scan_sync.py",
         script=export.export_script(SCAN_SYNC, SIZES, Settings().for_child()),
         run=run,
-        environment_info=newest.data["jax"]["environment_info"],
+        environment_info=newest.result.jax.environment_info,
         results=stored(),
     )
     return dataclasses.replace(inputs, **changes)
@@ -84,7 +84,8 @@ def test_table_across_releases_has_status_verdict_and_medians():
     rows = [row for table in tables(text) for row in table if "| scan_sync" in row or "| 0." in row]
     assert any(re.search(r"\| 0\.4\.26 +\| cpu +\| M=500 N=100 +\| ok +\| \*\*does not hold\*\*", r) for r in rows)
     assert any(re.search(r"\| 0\.12\.0\.1 +\| cpu +\| M=500 N=100 +\| ok +\| holds", r) for r in rows)
-    assert "two_scans: dispatch 48.6 ms, wall 48.6 ms; scan: compile" in text
+    # Medians of the stored raw samples (the fixture keeps eight of them; its stored summaries are of all 30).
+    assert "two_scans: dispatch 48.2 ms, wall 48.2 ms; scan: compile 26.5 ms" in text
     assert "No stored run at the script's sizes (M=3 N=16)" in render(draft_inputs())
 
 
@@ -131,12 +132,12 @@ def test_nothing_private_leaks(monkeypatch):
     assert os.path.expanduser("~") == home
     leaky = []
     for result in stored():
-        data = json.loads(json.dumps(result.data))
+        data = document(result)
         if data.get("claim"):
             data["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
         data["host"]["variables"] = {"HOME": home, "API_TOKEN": "s3cr3t", "XLA_FLAGS": f"--xla_dump_to={home}/d"}
         data["jax"]["environment_info"] += f"\nplatform: uname_result(node='{host}')"
-        leaky.append(StoredResult(result.path, data))
+        leaky.append(StoredResult.from_document(result.path, data))
     run = dataclasses.replace(
         draft_inputs().run,
         variables={"XLA_FLAGS": f"--xla_dump_to={home}/xla", "API_TOKEN": "s3cr3t", "USER": "jdoe"},
@@ -166,10 +167,10 @@ def test_examples_prefer_the_script_sizes_and_profile_and_title_groups_profiles(
     results = []
     for result in stored():
         for profile in ("cpu", "cpu8"):
-            data = json.loads(json.dumps(result.data)) | {"profile": profile}
+            data = document(result) | {"profile": profile}
             if data.get("claim"):
                 data["claim"]["evidence"] += f" [{profile}]"
-            results.append(StoredResult(result.path, data))
+            results.append(StoredResult.from_document(result.path, data))
     text = render(draft_inputs(results=results))
     assert "not so on jax 0.4.26 (cpu, cpu8)" in text
     assert "(dispatch 100% of completion) [cpu];" in text, "the example run has the script's profile"

@@ -1,0 +1,552 @@
+"""The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a ``SchemaError``.
+
+A result file is untrusted input: ``parse`` checks every field it reads for its type
+and names the first wrong one by its path (``host.machine.id: expected str, got
+list``).  Fields this harness does not know are ignored, never fatal, so a newer
+harness may add fields without a schema bump; fields a reader can do without are
+optional, so results stored before they existed still load.  ``parse`` reads only
+the newest schema version; ``harness.store.migrations`` brings older files up to it.
+
+A result is one *cell* (a case at sizes on a release under a profile) measured in
+one or more case processes; each process keeps its own measurements
+(``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
+business (``harness.analysis``), never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from harness.units import UNRECORDED_MACHINE
+
+SCHEMA = "jax-repro-harness/result"
+SCHEMA_VERSION = 2
+# JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
+PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
+
+
+class RunStatus(StrEnum):
+    """How a case process, and so a cell, ended."""
+
+    OK = "ok"
+    FAILED = "failed"  # raised, or exited non-zero: the error's last lines are its detail
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"  # killed by a signal: segfault, abort, the kernel's OOM killer
+    SKIPPED = "skipped"  # cannot run here (too few devices, unsupported) or refused by the budget
+
+
+class SchemaError(ValueError):
+    """A result document that does not have the schema's shape; ``field`` is the path of the first bad field."""
+
+    def __init__(self, field_path: str, problem: str) -> None:
+        super().__init__(f"{field_path}: {problem}" if field_path else problem)
+        self.field = field_path
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class TimedSample:
+    """One sample of a program: when Python regained control after each step, and when the outputs were ready."""
+
+    marks_ns: tuple[float, ...]
+    wall_ns: float
+
+    @property
+    def dispatch_ns(self) -> float:
+        return self.marks_ns[-1]
+
+
+@dataclass(frozen=True)
+class StoredProgram:
+    """One program's timing in one process (``harness.measure.timing.ProgramTiming`` as stored)."""
+
+    steps: tuple[str, ...]
+    samples: tuple[TimedSample, ...]
+    first_call: TimedSample | None = None
+    warmup: int = 0
+    loops: int = 1  # iterations per sample: a sample stores their mean
+    stopped_by: str = ""
+
+
+@dataclass(frozen=True)
+class CompiledFunction:
+    """Cold trace-and-lower and compile times of a jitted function, and its HLO's counted facts."""
+
+    lower_ns: tuple[float, ...] = ()
+    compile_ns: tuple[float, ...] = ()
+    hlo: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ProcessClaim:
+    """The case's own verdict on its claim, judged in one process on one backend."""
+
+    holds: bool
+    evidence: str = ""
+    backend: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    device_kinds: tuple[str, ...] = ()
+    compute_capabilities: tuple[str, ...] = ()
+    driver_versions: tuple[str, ...] = ()
+    cuda_driver: str | None = None
+    cuda_packages: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JaxFacts:
+    """What the case process's JAX said of itself; ``error`` when it could not say."""
+
+    backend: str | None = None
+    device_count: int | None = None
+    device_kinds: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()
+    jax_version: str | None = None
+    environment_info: str = ""
+    gpu: GpuFacts | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ProcessLoad:
+    """Load on the machine while one process ran: other processes' CPU time, in cores."""
+
+    other_cpu_cores: float | None = None
+    loadavg_1m: float | None = None
+    loaded: bool = False
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    """One case process: how it ended and what it measured."""
+
+    index: int
+    status: RunStatus
+    detail: str = ""
+    duration_s: float = 0.0
+    window_unix_ns: tuple[int, int] | None = None
+    load: ProcessLoad | None = None
+    affinity: tuple[int, ...] | None = None
+    programs: Mapping[str, StoredProgram] = field(default_factory=dict)
+    compiled: Mapping[str, CompiledFunction] = field(default_factory=dict)
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    claim: ProcessClaim | None = None
+    jax: JaxFacts | None = None
+    phases_s: Mapping[str, float] = field(default_factory=dict)
+    peak_rss_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    id: str
+    basis: str = ""
+
+
+@dataclass(frozen=True)
+class HarnessRevision:
+    commit: str = "unknown"
+    dirty: bool | None = None
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """Where the cell ran (``harness.host.environment.host_facts``)."""
+
+    machine: MachineFacts | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    usable_cores: int | None = None
+    memory_total_bytes: int | None = None
+    python: str | None = None
+    python_implementation: str | None = None
+    platform: str | None = None
+    kernel: str | None = None
+    packages: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict)
+    gpus: tuple[Mapping[str, Any], ...] = ()
+    harness: HarnessRevision | None = None
+
+
+@dataclass(frozen=True)
+class StoredSettings:
+    """How the cell was measured; None where a result predates the setting."""
+
+    warmup: int | None = None
+    repeats: int | None = None
+    min_repeats: int | None = None
+    max_seconds: float | None = None
+    compile_repeats: int | None = None
+    timeout_s: float | None = None
+    effort: str | None = None
+    isolation: str | None = None
+    processes: int | None = None
+    min_sample_ns: int | None = None
+    affinity: tuple[int, ...] | None = None
+    max_load: float | None = None
+
+    def shown(self) -> dict[str, Any]:
+        """The settings the result recorded, in the schema's order."""
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One stored cell: identity, settings, where it ran, and its processes in the order they ran."""
+
+    id: str
+    created_at: str
+    case: str
+    release: str
+    profile: str
+    sizes: Mapping[str, int]
+    status: RunStatus
+    processes: tuple[ProcessRun, ...] = ()
+    detail: str = ""
+    duration_s: float = 0.0
+    window_unix_ns: tuple[int, int] | None = None
+    size_source: str = ""
+    seed: int | None = None
+    cost_estimate: Mapping[str, float] = field(default_factory=dict)  # by kind: bytes, flops
+    budget: Mapping[str, float] = field(default_factory=dict)
+    settings: StoredSettings = field(default_factory=StoredSettings)
+    claim_statement: str = ""
+    discussion: str = ""
+    host: HostFacts = field(default_factory=HostFacts)
+    interleaved_with: tuple[str, ...] = ()
+
+    @property
+    def machine(self) -> str:
+        """The id of the machine that measured it (``harness.host.machine``); older results have none."""
+        recorded = self.host.machine
+        return recorded.id if recorded is not None and recorded.id else UNRECORDED_MACHINE
+
+    @property
+    def jax(self) -> JaxFacts | None:
+        """What JAX said of itself, from the first process that could say."""
+        return next((p.jax for p in self.processes if p.jax is not None and p.jax.error is None), None)
+
+    @property
+    def backend(self) -> str:
+        """The JAX backend it ran on; for a run that died before saying, the platform its profile pinned."""
+        reported = next((p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None)
+        if reported:
+            return reported
+        pinned = self.host.variables.get("JAX_PLATFORMS", "").split(",")[0]
+        return PLATFORM_BACKENDS.get(pinned, pinned) or "unknown"
+
+    @property
+    def device_count(self) -> int | None:
+        facts = self.jax
+        return facts.device_count if facts is not None else None
+
+    @property
+    def device_kinds(self) -> tuple[str, ...]:
+        facts = self.jax
+        return facts.device_kinds if facts is not None else ()
+
+    @property
+    def order(self) -> tuple[str, str]:
+        """Creation order; the id breaks ties within a second."""
+        return self.created_at, self.id
+
+    def finished(self) -> tuple[ProcessRun, ...]:
+        """The processes that finished ok: the ones with measurements."""
+        return tuple(p for p in self.processes if p.status is RunStatus.OK)
+
+
+# --- parsing -----------------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+Check = Callable[[Any, str], T]
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _expected(what: str, value: Any, where: str) -> SchemaError:
+    return SchemaError(where, f"expected {what}, got {_kind(value)}")
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _expected("str", value, where)
+    return value
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _expected("int", value, where)
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _expected("number", value, where)
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _expected("bool", value, where)
+    return value
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _expected("object", value, where)
+    return value
+
+
+def _nullable(check: Check[T]) -> Check[T | None]:
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def _list(check: Check[T]) -> Check[tuple[T, ...]]:
+    def checked(value: Any, where: str) -> tuple[T, ...]:
+        if not isinstance(value, list):
+            raise _expected("list", value, where)
+        return tuple(check(item, f"{where}[{i}]") for i, item in enumerate(value))
+
+    return checked
+
+
+def _map(check: Check[T]) -> Check[dict[str, T]]:
+    def checked(value: Any, where: str) -> dict[str, T]:
+        return {key: check(item, f"{where}.{key}") for key, item in _object(value, where).items()}
+
+    return checked
+
+
+def _window(value: Any, where: str) -> tuple[int, int]:
+    pair = _list(_int)(value, where)
+    if len(pair) != 2:
+        raise SchemaError(where, f"expected [start, end], got {len(pair)} values")
+    return pair[0], pair[1]
+
+
+def _status(value: Any, where: str) -> RunStatus:
+    text = _str(value, where)
+    try:
+        return RunStatus(text)
+    except ValueError:
+        known = ", ".join(RunStatus)
+        raise SchemaError(where, f"unknown status {text!r} (expected one of {known})") from None
+
+
+class _Fields:
+    """The fields of one JSON object, read with a check each, errors named by path."""
+
+    def __init__(self, value: Any, where: str) -> None:
+        self.data = _object(value, where)
+        self.where = where
+
+    def _path(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def required(self, name: str, check: Check[T]) -> T:
+        if name not in self.data:
+            raise SchemaError(self._path(name), "missing")
+        return check(self.data[name], self._path(name))
+
+    def optional(self, name: str, check: Check[T], default: T) -> T:
+        """The field, or ``default`` when it is absent or null."""
+        value = self.data.get(name)
+        return default if value is None else check(value, self._path(name))
+
+
+def _sample(value: Any, where: str) -> TimedSample:
+    fields = _Fields(value, where)
+    marks = fields.required("marks_ns", _list(_number))
+    if not marks:
+        raise SchemaError(f"{where}.marks_ns", "expected at least one mark")
+    return TimedSample(marks, fields.required("wall_ns", _number))
+
+
+def _program(value: Any, where: str) -> StoredProgram:
+    fields = _Fields(value, where)
+    return StoredProgram(
+        steps=fields.required("steps", _list(_str)),
+        samples=fields.required("samples", _list(_sample)),
+        first_call=fields.optional("first_call", _sample, None),
+        warmup=fields.optional("warmup", _int, 0),
+        loops=fields.optional("loops", _int, 1),
+        stopped_by=fields.optional("stopped_by", _str, ""),
+    )
+
+
+def _compiled(value: Any, where: str) -> CompiledFunction:
+    fields = _Fields(value, where)
+    return CompiledFunction(
+        lower_ns=fields.optional("lower_ns", _list(_number), ()),
+        compile_ns=fields.optional("compile_ns", _list(_number), ()),
+        hlo=fields.optional("hlo", _object, None),
+    )
+
+
+def _claim(value: Any, where: str) -> ProcessClaim:
+    fields = _Fields(value, where)
+    return ProcessClaim(
+        holds=fields.required("holds", _bool),
+        evidence=fields.optional("evidence", _str, ""),
+        backend=fields.optional("backend", _str, None),
+    )
+
+
+def _gpu(value: Any, where: str) -> GpuFacts:
+    fields = _Fields(value, where)
+    return GpuFacts(
+        device_kinds=fields.optional("device_kinds", _list(_str), ()),
+        compute_capabilities=fields.optional("compute_capabilities", _list(_str), ()),
+        driver_versions=fields.optional("driver_versions", _list(_str), ()),
+        cuda_driver=fields.optional("cuda_driver", _str, None),
+        cuda_packages=fields.optional("cuda_packages", _map(_str), {}),
+    )
+
+
+def _jax(value: Any, where: str) -> JaxFacts:
+    fields = _Fields(value, where)
+    return JaxFacts(
+        backend=fields.optional("backend", _str, None),
+        device_count=fields.optional("device_count", _int, None),
+        device_kinds=fields.optional("device_kinds", _list(_str), ()),
+        platforms=fields.optional("platforms", _list(_str), ()),
+        jax_version=fields.optional("jax_version", _str, None),
+        environment_info=fields.optional("environment_info", _str, ""),
+        gpu=fields.optional("gpu", _gpu, None),
+        error=fields.optional("error", _str, None),
+    )
+
+
+def _load(value: Any, where: str) -> ProcessLoad:
+    fields = _Fields(value, where)
+    return ProcessLoad(
+        other_cpu_cores=fields.optional("other_cpu_cores", _number, None),
+        loadavg_1m=fields.optional("loadavg_1m", _number, None),
+        loaded=fields.optional("loaded", _bool, False),
+        attempts=fields.optional("attempts", _int, 1),
+    )
+
+
+def _process(value: Any, where: str, position: int) -> ProcessRun:
+    fields = _Fields(value, where)
+    return ProcessRun(
+        index=fields.optional("index", _int, position),
+        status=fields.required("status", _status),
+        detail=fields.optional("detail", _str, ""),
+        duration_s=fields.optional("duration_s", _number, 0.0),
+        window_unix_ns=fields.optional("window_unix_ns", _window, None),
+        load=fields.optional("load", _load, None),
+        affinity=fields.optional("affinity", _list(_int), None),
+        programs=fields.optional("programs", _map(_program), {}),
+        compiled=fields.optional("compiled", _map(_compiled), {}),
+        facts=fields.optional("facts", _object, {}),
+        claim=fields.optional("claim", _claim, None),
+        jax=fields.optional("jax", _jax, None),
+        phases_s=fields.optional("phases_s", _map(_number), {}),
+        peak_rss_bytes=fields.optional("peak_rss_bytes", _int, None),
+    )
+
+
+def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
+    if not isinstance(value, list):
+        raise _expected("list", value, where)
+    return tuple(_process(item, f"{where}[{i}]", i) for i, item in enumerate(value))
+
+
+def _machine(value: Any, where: str) -> MachineFacts:
+    fields = _Fields(value, where)
+    return MachineFacts(id=fields.optional("id", _str, ""), basis=fields.optional("basis", _str, ""))
+
+
+def _revision(value: Any, where: str) -> HarnessRevision:
+    fields = _Fields(value, where)
+    return HarnessRevision(
+        commit=fields.optional("commit", _str, "unknown"), dirty=fields.optional("dirty", _bool, None)
+    )
+
+
+def _host(value: Any, where: str) -> HostFacts:
+    fields = _Fields(value, where)
+    return HostFacts(
+        machine=fields.optional("machine", _machine, None),
+        cpu_model=fields.optional("cpu_model", _str, None),
+        cpu_count=fields.optional("cpu_count", _int, None),
+        usable_cores=fields.optional("usable_cores", _int, None),
+        memory_total_bytes=fields.optional("memory_total_bytes", _int, None),
+        python=fields.optional("python", _str, None),
+        python_implementation=fields.optional("python_implementation", _str, None),
+        platform=fields.optional("platform", _str, None),
+        kernel=fields.optional("kernel", _str, None),
+        packages=fields.optional("packages", _map(_str), {}),
+        variables=fields.optional("variables", _map(_str), {}),
+        gpus=fields.optional("gpus", _list(_object), ()),
+        harness=fields.optional("harness", _revision, None),
+    )
+
+
+def _settings(value: Any, where: str) -> StoredSettings:
+    fields = _Fields(value, where)
+    return StoredSettings(
+        warmup=fields.optional("warmup", _int, None),
+        repeats=fields.optional("repeats", _int, None),
+        min_repeats=fields.optional("min_repeats", _int, None),
+        max_seconds=fields.optional("max_seconds", _number, None),
+        compile_repeats=fields.optional("compile_repeats", _int, None),
+        timeout_s=fields.optional("timeout_s", _number, None),
+        effort=fields.optional("effort", _str, None),
+        isolation=fields.optional("isolation", _str, None),
+        processes=fields.optional("processes", _int, None),
+        min_sample_ns=fields.optional("min_sample_ns", _int, None),
+        affinity=fields.optional("affinity", _list(_int), None),
+        max_load=fields.optional("max_load", _number, None),
+    )
+
+
+def check_identity(data: Any) -> Mapping[str, Any]:
+    """The document as an object that says it is a harness result, or why it is not one."""
+    if not isinstance(data, dict):
+        raise SchemaError("", "not a JSON object")
+    if data.get("schema") != SCHEMA:
+        raise SchemaError("", f"not a harness result (schema {data.get('schema')!r})")
+    return data
+
+
+def parse(data: Any) -> Result:
+    """A result document of the newest schema version as a ``Result``; raises ``SchemaError``."""
+    fields = _Fields(check_identity(data), "")
+    version = fields.required("schema_version", _int)
+    if version != SCHEMA_VERSION:
+        raise SchemaError("schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)")
+    return Result(
+        id=fields.required("id", _str),
+        created_at=fields.required("created_at", _str),
+        case=fields.required("case", _str),
+        release=fields.required("release", _str),
+        profile=fields.required("profile", _str),
+        sizes=fields.required("sizes", _map(_int)),
+        status=fields.required("status", _status),
+        processes=fields.required("processes", _processes),
+        detail=fields.optional("detail", _str, ""),
+        duration_s=fields.optional("duration_s", _number, 0.0),
+        window_unix_ns=fields.optional("window_unix_ns", _window, None),
+        size_source=fields.optional("size_source", _str, ""),
+        seed=fields.optional("seed", _int, None),
+        cost_estimate=fields.optional("cost_estimate", _map(_number), {}),
+        budget=fields.optional("budget", _map(_number), {}),
+        settings=fields.optional("settings", _settings, StoredSettings()),
+        claim_statement=fields.optional("claim_statement", _str, ""),
+        discussion=fields.optional("discussion", _str, ""),
+        host=fields.optional("host", _host, HostFacts()),
+        interleaved_with=fields.optional("interleaved_with", _list(_str), ()),
+    )

@@ -1,0 +1,55 @@
+import re
+import statistics
+
+from harness.render.run_detail import metrics_table, run_section
+from harness.store.results import StoredResult
+from harness.units import format_ns
+from tests.conftest import FIXTURES, assert_valid_tables, in_processes, real_result
+
+PATH = FIXTURES / "results" / "scan_sync-0.12.0.1.json"
+
+
+def row(table, program, metric):
+    return next(
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in table.splitlines()
+        if re.match(rf"\| {re.escape(program)} +\| {re.escape(metric)} +\|", line)
+    )
+
+
+def test_every_median_is_the_median_of_the_raw_samples():
+    data = real_result("scan_sync-0.12.0.1")
+    table = metrics_table(StoredResult.from_document(PATH, data))
+    samples = data["programs"]["two_scans"]["samples"]
+    first_marks = [s["marks_ns"][0] for s in samples]
+    assert len(first_marks) % 2 == 0, "an even count: the two middle values differ"
+    assert row(table, "two_scans", "returned from scan 1")[2] == format_ns(statistics.median(first_marks))
+    wall = row(table, "two_scans", "wall (until ready)")
+    assert wall[2] == format_ns(statistics.median(s["wall_ns"] for s in samples)) and wall[6] == str(len(samples))
+    compile_ns = data["compiled"]["scan"]["compile_ns"]
+    assert row(table, "scan", "jit: compile (cold)")[2] == format_ns(statistics.median(compile_ns))
+
+
+def test_a_run_of_several_processes_says_how_each_ended_and_pools_their_samples():
+    data = real_result("scan_sync-0.12.0.1")
+    several = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok", "crashed"], holds=[True, True, False]))
+    section = run_section(several, older=0)
+    assert "Status: **crashed**" in section
+    assert "Measured in 3 processes: 2 ok, 1 crashed." in section
+    assert "Claim" not in section, "a cell that did not finish has no claim verdict"
+    samples = len(data["programs"]["two_scans"]["samples"])
+    assert row(metrics_table(several), "two_scans", "wall (until ready)")[6] == str(2 * samples)
+    first_calls = row(metrics_table(several), "two_scans", "first call (incl. compile), one per process")
+    assert first_calls[6] == "2"
+    assert_valid_tables(section)
+
+
+def test_agreeing_processes_give_the_claim_and_how_many_agree():
+    data = real_result("scan_sync-0.12.0.1")
+    agreeing = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok"], holds=[False, False]))
+    section = run_section(agreeing, older=2)
+    assert "(2 earlier runs not shown)" in section
+    assert "Claim **does not hold**: holds in 0 of 2 processes; e.g. process 0" in section
+    assert "Measured in 2 processes: 2 ok." in section
+    one = run_section(StoredResult.from_document(PATH, data), older=0)
+    assert "processes=1" in one and "Measured in" not in one, "a version-1 run was measured in one process"

@@ -1,0 +1,54 @@
+import copy
+
+import pytest
+
+from harness.store.migrations import MIGRATIONS, PROCESS_FIELDS, upgrade, v1_to_v2
+from harness.store.schema import SCHEMA_VERSION, SchemaError, parse
+from tests.conftest import real_result
+
+
+def test_a_version_1_result_becomes_one_measured_in_one_process():
+    old = real_result("scan_sync-0.12.0.1")
+    kept = copy.deepcopy(old)
+    new = v1_to_v2(old)
+    assert old == kept, "the loaded document is not changed"
+    assert new["schema_version"] == 2 and new["interleaved_with"] == []
+    assert not set(PROCESS_FIELDS) & set(new), "per-process fields left the top level"
+    [process] = new["processes"]
+    assert process["index"] == 0 and (process["status"], process["detail"]) == (old["status"], old["detail"])
+    assert process["load"] is None and process["affinity"] is None
+    assert process["duration_s"] == old["duration_s"]
+    for key in ("compiled", "claim", "jax"):
+        assert process[key] == old[key]
+    [(name, program)] = process["programs"].items()
+    assert program == {**old["programs"][name], "loops": 1}
+    assert new["settings"] == {
+        **old["settings"],
+        "processes": 1,
+        "min_sample_ns": 0,
+        "affinity": None,
+        "max_load": None,
+    }
+    for key in set(old) - set(PROCESS_FIELDS) - {"schema_version", "settings"}:
+        assert new[key] == old[key], key
+
+
+def test_migrations_run_in_order_up_to_the_newest_version():
+    assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION))
+    result = parse(upgrade(real_result("async_dispatch-0.12.0.1")))
+    [process] = result.processes
+    assert result.settings.processes == 1 and process.programs["jit"].loops == 1
+    newest = upgrade(real_result("async_dispatch-0.12.0.1"))
+    assert upgrade(newest) == newest, "the newest version is left as it is"
+
+
+def test_a_malformed_version_1_document_migrates_and_parse_names_the_field():
+    broken = {**real_result("async_dispatch-0.12.0.1"), "programs": [1, 2, 3], "settings": "fast"}
+    with pytest.raises(SchemaError, match=r"^processes\[0\]\.programs: expected object, got list$"):
+        parse(upgrade(broken))
+
+
+@pytest.mark.parametrize("version", [0, 3, "1", True, None])
+def test_versions_this_harness_does_not_read_are_refused(version):
+    with pytest.raises(SchemaError, match=f"schema version {version!r} is not one this harness reads"):
+        upgrade({**real_result("async_dispatch-0.12.0.1"), "schema_version": version})
