@@ -11,6 +11,7 @@ nox's own environment.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import shutil
@@ -88,6 +89,16 @@ def _last_lines(text: str) -> str:
     return " / ".join(text.strip().splitlines()[-ERROR_LINES:]) or "no output"
 
 
+def install_record(env: ReleaseEnv) -> dict[str, object]:
+    """What a venv that holds ``env``'s install records beside it.
+
+    The harness is installed editable, so its code follows the checkout, but a dependency
+    added to pyproject.toml reaches the venv only through a new install: its hash is part of it.
+    """
+    project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    return {"python": env.python, "install": list(env.install), "pyproject": project}
+
+
 def ensure(env: ReleaseEnv) -> str | None:
     """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
 
@@ -95,7 +106,7 @@ def ensure(env: ReleaseEnv) -> str | None:
     deleted: the folder may hold other things a user put there.
     """
     record = env.venv / INSTALLED
-    wanted = {"python": env.python, "install": list(env.install)}
+    wanted = install_record(env)
     try:
         if json.loads(record.read_text()) == wanted and env.interpreter.exists():
             return None

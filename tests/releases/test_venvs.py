@@ -5,7 +5,7 @@ from pathlib import Path
 
 from harness.pins import PROFILE_BY_NAME, Release
 from harness.releases import venvs
-from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, read_plan, venv_name, write_plan
+from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, install_record, read_plan, venv_name, write_plan
 
 
 def release_env(tmp_path: Path, python: str = "python3.12") -> ReleaseEnv:
@@ -22,9 +22,12 @@ def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     env = release_env(tmp_path)
     env.interpreter.parent.mkdir(parents=True)
     env.interpreter.touch()
-    (env.venv / INSTALLED).write_text(json.dumps({"python": env.python, "install": list(env.install)}))
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
     monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
     assert ensure(env) is None
+    (env.venv / INSTALLED).write_text(json.dumps({**install_record(env), "pyproject": "an older pyproject.toml"}))
+    assert ensure(env).startswith("uv not found"), "a changed pyproject.toml must be installed again"
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
     changed = ReleaseEnv(env.jax, env.jaxlib, env.python, (*env.install, "numpy<2"), env.venv)
     assert ensure(changed).startswith("uv not found"), "another install must be installed"
 
