@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.analysis.groups import ComparisonGroup, GroupKey
 from harness.analysis.metrics import MetricKey, pooled_series, program_names
+from harness.names import inside
 from harness.stats import Summary, summarize
 
 DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
@@ -156,6 +157,6 @@ def draw_plots(groups: Sequence[ComparisonGroup], out_dir: Path) -> DrawnPlots:
     for group in groups:
         for kind, draw in DRAWERS.items():
             name = f"{group.key.case}--{group.key.slug()}--{kind}.png"
-            if draw(group.key.case, group, folder / name):
+            if draw(group.key.case, group, inside(folder, name)):
                 files[(group.key, kind)] = f"plots/{name}"
     return DrawnPlots(files)

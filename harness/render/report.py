@@ -7,6 +7,7 @@ once, builds the model, draws its plots (when matplotlib is there) and writes th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from harness.analysis.groups import check_baseline
 from harness.analysis.metrics import GroupComparison
 from harness.analysis.report_model import ReportModel, build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
+from harness.names import inside, name_problem
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.tables import markdown_table, rule_text
@@ -23,6 +25,7 @@ from harness.store.results import LoadProblem, Newest, StoredResult, load_result
 from harness.units import short_machine, sizes_text
 
 INDEX = "index.md"
+PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
 
 
 def claims_overview(chosen: Sequence[Newest], order: Sequence[str]) -> str:
@@ -168,9 +171,27 @@ def write_report(
     pages = render_pages(model, datetime.now(UTC), plots)
     written = []
     for name, text in pages.items():
-        path = out_dir / name
+        path = inside(out_dir, name)
         tmp = path.with_suffix(".md.tmp")
         tmp.write_text(text)
         tmp.replace(path)
         written.append(path)
+    forget_old_pages(out_dir, set(pages))
     return written, problems, plots
+
+
+def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
+    """Remove the pages an earlier render wrote that this one did not (a case whose results are gone).
+
+    Only pages listed in the folder's manifest are ever removed: the folder also holds
+    bisect, sweep and search reports, and whatever else a user put there.
+    """
+    manifest = out_dir / PAGES_MANIFEST
+    try:
+        before = set(json.loads(manifest.read_text()))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    for name in sorted(before - pages):
+        if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
+            inside(out_dir, name).unlink(missing_ok=True)
+    manifest.write_text(json.dumps(sorted(pages)))

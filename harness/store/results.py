@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from harness.names import inside, name_problem
 from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
@@ -118,14 +119,9 @@ def new_record(**fields: Any) -> dict[str, Any]:
     }
 
 
-def _safe(part: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in part) or "_"
-
-
 def result_path(root: Path, result: Result) -> Path:
-    return (
-        root / _safe(result.case) / f"jax-{_safe(result.release)}" / _safe(result.profile) / f"{_safe(result.id)}.json"
-    )
+    """Where ``result`` is stored under ``root``; its names were checked when it was parsed."""
+    return inside(root, result.case, f"jax-{result.release}", result.profile, f"{result.id}.json")
 
 
 def write_result(root: Path, record: dict[str, Any]) -> Path:
@@ -219,7 +215,9 @@ def newest_results(root: Path, case: str, release: str, profile: str, machine: s
     Results merged in from other machines do not count; results from before machine
     ids do, since they were most likely stored here.
     """
-    folder = root / _safe(case) / f"jax-{_safe(release)}" / _safe(profile)
+    if any(name_problem(name) for name in (case, release, profile)):
+        return {}  # such a cell cannot have been stored
+    folder = inside(root, case, f"jax-{release}", profile)
     if not folder.is_dir():
         return {}
     mine = [r for r in load_results(folder)[0] if not refused(r) and r.machine in (machine, UNRECORDED_MACHINE)]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from harness.names import SIZE_NAME, name_problem
 from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
@@ -284,6 +285,22 @@ def _str(value: Any, where: str) -> str:
     return value
 
 
+def _name(value: Any, where: str) -> str:
+    """A name that may become part of a path (case, release, profile, id, machine)."""
+    problem = name_problem(_str(value, where))
+    if problem:
+        raise SchemaError(where, problem)
+    return value
+
+
+def _sizes(value: Any, where: str) -> dict[str, int]:
+    for key in _object(value, where):
+        problem = name_problem(key, SIZE_NAME)
+        if problem:
+            raise SchemaError(where, f"size {problem}")
+    return _map(_int)(value, where)
+
+
 def _int(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _expected("int", value, where)
@@ -466,7 +483,9 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
 
 def _machine(value: Any, where: str) -> MachineFacts:
     fields = _Fields(value, where)
-    return MachineFacts(id=fields.optional("id", _str, ""), basis=fields.optional("basis", _str, ""))
+    return MachineFacts(
+        id=fields.optional("id", _nullable(_name), None) or "", basis=fields.optional("basis", _str, "")
+    )
 
 
 def _revision(value: Any, where: str) -> HarnessRevision:
@@ -529,12 +548,12 @@ def parse(data: Any) -> Result:
     if version != SCHEMA_VERSION:
         raise SchemaError("schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)")
     return Result(
-        id=fields.required("id", _str),
+        id=fields.required("id", _name),
         created_at=fields.required("created_at", _str),
-        case=fields.required("case", _str),
-        release=fields.required("release", _str),
-        profile=fields.required("profile", _str),
-        sizes=fields.required("sizes", _map(_int)),
+        case=fields.required("case", _name),
+        release=fields.required("release", _name),
+        profile=fields.required("profile", _name),
+        sizes=fields.required("sizes", _sizes),
         status=fields.required("status", _status),
         processes=fields.required("processes", _processes),
         detail=fields.optional("detail", _str, ""),

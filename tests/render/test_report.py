@@ -261,3 +261,17 @@ def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
     assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
     assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
     assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
+
+
+def test_re_rendering_removes_pages_of_cases_whose_results_are_gone_and_nothing_else(tmp_path):
+    results, out = tmp_path / "results", tmp_path / "reports"
+    shutil.copytree(FIXTURES / "results", results)
+    write_report(results, out)
+    assert (out / "scan_sync.md").exists() and (out / "async_dispatch.md").exists()
+    (out / "bisect-scan_sync.md").write_text("a bisect report the report did not write")
+    for stored in load_results(results)[0]:
+        if stored.case == "scan_sync":
+            stored.path.unlink()
+    write_report(results, out)
+    assert not (out / "scan_sync.md").exists(), "the page of a case without results is gone"
+    assert (out / "async_dispatch.md").exists() and (out / "bisect-scan_sync.md").exists()

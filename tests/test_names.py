@@ -1,0 +1,63 @@
+import shutil
+
+import pytest
+
+from harness.errors import UsageError
+from harness.names import NAME, SIZE_NAME, inside, name_problem
+from harness.store.merge import merge
+from harness.store.results import load_results
+
+from .conftest import FIXTURES
+
+
+@pytest.mark.parametrize("name", ["scan_sync", "0.12.0.1", "cpu8", "cpu-classic", "20261129T120000-ab12cd34", "rc+local"])
+def test_ordinary_names_pass(name):
+    assert name_problem(name) is None
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../x", "/abs", "a/b", "a\\b", "-flag", "a b", "x" * 129, "é"])
+def test_names_that_could_become_other_paths_are_refused(name):
+    assert name_problem(name) is not None
+
+
+def test_size_names_are_identifiers():
+    assert name_problem("N", SIZE_NAME) is None and name_problem("../N", SIZE_NAME) is not None
+    assert NAME.pattern != SIZE_NAME.pattern
+
+
+def test_inside_refuses_a_path_that_leaves_its_folder(tmp_path):
+    assert inside(tmp_path, "a", "b.md") == tmp_path / "a" / "b.md"
+    for parts in (("..", "x"), ("/etc/passwd",), ("a", "..", "..", "x")):
+        with pytest.raises(UsageError, match="is not inside"):
+            inside(tmp_path, *parts)
+    (tmp_path / "link").symlink_to(tmp_path.parent)
+    with pytest.raises(UsageError, match="is not inside"):
+        inside(tmp_path, "link", "x")
+
+
+def _tree(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_folders(tmp_path, capsys):
+    from harness.cli import main
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    results = outside / "in" / "results"
+    shutil.copytree(FIXTURES / "hostile", results / "hostile")
+    shutil.copytree(FIXTURES / "results", results / "fine")
+    loaded, problems = load_results(results)
+    hostile = sorted(p.name for p in (FIXTURES / "hostile").iterdir())
+    assert sorted(p.path.name for p in problems) == hostile, "every hostile file is named"
+    assert all("is not a name" in p.reason for p in problems), [str(p) for p in problems]
+    assert len(loaded) == len(list((FIXTURES / "results").iterdir()))
+    before = _tree(outside)
+    out = outside / "in" / "reports"
+    assert main(["report", "--results", str(results), "--out", str(out)]) == 0
+    into = outside / "in" / "merged"
+    merged = merge([results], into)
+    assert len(merged.problems) == len(hostile) and len(merged.copied) == len(loaded)
+    new = set(_tree(outside)) - set(before)
+    assert new and all(p.startswith(("in/reports", "in/merged")) for p in new), sorted(new)
+    assert "escaped" not in " ".join(_tree(tmp_path)), "no file named by a hostile result exists anywhere"
