@@ -75,7 +75,7 @@ def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
         "--alpha",
         type=_probability,
         default=defaults.alpha,
-        help=f"significance level of the Mann–Whitney U test (default {defaults.alpha})",
+        help=f"significance level of the verdict's test (default {defaults.alpha})",
     )
 
 
