@@ -11,6 +11,7 @@ import dataclasses
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.arguments import SAMPLING, build_parser, thresholds_from
@@ -20,6 +21,9 @@ from harness.errors import HarnessError, UsageError
 from harness.measure.launch import default_isolation
 from harness.measure.runner import PlannedRun, Recorder, Settings, describe, run_all
 from harness.units import version_key
+
+if TYPE_CHECKING:
+    from harness.analysis.noise_floor import CalibrationPlan
 
 
 def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
@@ -77,6 +81,27 @@ def checked_range_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, di
     return case, sizes, metric
 
 
+def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
+    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
+    from harness.analysis.noise_floor import plan_calibration
+
+    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    overrides = dict(discovery.parse_size(text) for text in args.size)
+    _results_folder(args.results)
+    plan = plan_calibration(
+        case,
+        overrides,
+        args.raise_size,
+        pairs=args.pairs,
+        profile=args.profile,
+        cases_dir=args.cases_dir,
+        run_options=args.run_options,
+    )
+    for raised in (False, True):
+        validate(["run", *plan.run_arguments(args.results, raised=raised)])
+    return plan
+
+
 def release_range(argv: list[str]) -> tuple[str, str]:
     """The two ends of a ``bisect`` or ``sweep`` command line, after every check of it (UsageError)."""
     args = build_parser().parse_args(argv)
@@ -95,6 +120,8 @@ def validate(argv: list[str]) -> None:
         _script_case(args)
     elif args.command in ("bisect", "sweep"):
         checked_range_args(args)
+    elif args.command == "calibrate":
+        checked_calibrate_args(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -245,6 +272,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.worse() else 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from harness.analysis.noise_floor import append_calibration, calibrate
+    from harness.render.calibration import noise_floor_sentence
+
+    calibration = calibrate(checked_calibrate_args(args), thresholds_from(args))
+    path = append_calibration(args.results, calibration)
+    print(noise_floor_sentence(calibration))
+    print(f"written: {path}", file=sys.stderr)
+    return 0
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from harness.store.merge import merge
 
@@ -276,6 +314,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "bisect": cmd_bisect,
     "sweep": cmd_sweep,
+    "calibrate": cmd_calibrate,
     "merge": cmd_merge,
     "list": cmd_list,
 }

@@ -168,3 +168,23 @@ def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_pa
     assert (settings["q"]["repeats"], settings["q"]["max_seconds"]) == (20, 3.0)
     assert (settings["f"]["repeats"], settings["f"]["max_seconds"]) == (30, 10.0)
     assert (settings["x"]["repeats"], settings["x"]["max_seconds"]) == (7, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["calibrate", "--case", "nope"], "unknown case nope"),
+        (["calibrate", "--raise", "Q"], "scan_sync has no size Q"),
+        (["calibrate", "--size", "N=2040"], "raising N from 2040 to 2244 leaves its range"),
+        (["calibrate", "--pairs", "0"], "must be positive"),
+        (["calibrate", "--", "--results", "elsewhere"], "calibrate chooses --results itself"),
+        (["calibrate", "--", "--bogus"], "unrecognized arguments: --bogus"),
+        (["calibrate", "--", "--repeats", "0"], "must be positive"),
+    ],
+)
+def test_calibrate_refuses_bad_input_before_running_anything(argv, message, capsys, tmp_path):
+    assert main([*argv[:1], "--results", str(tmp_path / "results"), *argv[1:]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("harness: error:") and message in err
+    assert not (tmp_path / "results").exists()

@@ -32,6 +32,8 @@ SCHEMA_VERSION = 1
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 STATUSES = ("ok", "failed", "timeout", "crashed", "skipped")
 REQUIRED = ("schema", "schema_version", "id", "case", "status", "release", "profile", "sizes", "created_at")
+# Beside the results: each machine's noise floor (``analysis.noise_floor``), which is not a result.
+CALIBRATION_FOLDER = "calibration"
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,7 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith(".tmp-"):
+        if path.name.startswith(".tmp-") or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
             continue
         try:
             data = json.loads(path.read_text())
