@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from harness.analysis.metrics import MetricComparison, MetricKey, sample_series
 from harness.analysis.processes import compare_processes
-from harness.analysis.significance import FASTER, SLOWER, Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.errors import HarnessError, UsageError
 from harness.measure.invocation import run_harness
@@ -128,11 +128,11 @@ def process_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
     """
     series: dict[MetricKey, list[list[float]]] = {}
     for key, values in sample_series(result).items():
-        items = cast(Sequence[object], values)
+        items: Sequence[object] = values
         if items and all(isinstance(v, list) for v in items):
             series[key] = [list(cast(list[float], v)) for v in items]
         else:
-            series[key] = [list(values)]
+            series[key] = [list(cast(Sequence[float], items))]
     return series
 
 
@@ -143,7 +143,7 @@ def compare_results(a: StoredResult, b: StoredResult, thresholds: Thresholds) ->
 
 
 def _flagged(comparisons: Sequence[MetricComparison]) -> list[MetricComparison]:
-    return [m for m in comparisons if m.comparison.verdict in (SLOWER, FASTER)]
+    return [m for m in comparisons if m.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
 
 
 def _described(found: MetricComparison) -> str:
@@ -293,8 +293,8 @@ def summarize_calibration(
         per_pair.append({"comparisons": len(compared), "flagged": [_described(m) for m in found]})
     raised = compare_results(*slowdown, thresholds)
     processes += [min(m.comparison.processes) for m in raised]
-    slower = [m.comparison.ratio for m in raised if m.comparison.verdict == SLOWER]
-    others = [m.comparison.ratio for m in raised if m.comparison.verdict != SLOWER]
+    slower = [m.comparison.ratio for m in raised if m.comparison.verdict == Verdict.SLOWER]
+    others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
     others = [ratio for ratio in others if not math.isnan(ratio)]
     first = aa_pairs[0][0]
     return CalibrationRun(
@@ -329,7 +329,7 @@ def summarize_calibration(
                     "metric": m.key.metric_name,
                     "ratio": None if math.isnan(m.comparison.ratio) else m.comparison.ratio,
                     "p_value": None if math.isnan(m.comparison.p_value) else m.comparison.p_value,
-                    "verdict": m.comparison.verdict,
+                    "verdict": str(m.comparison.verdict),
                     "processes": list(m.comparison.processes),
                 }
                 for m in raised

@@ -31,14 +31,11 @@ from collections.abc import Sequence
 
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
-    FASTER,
-    INCONCLUSIVE,
-    SLOWER,
-    UNCHANGED,
     WELCH_LOG_MEDIANS,
     Comparison,
     SideSpread,
     Thresholds,
+    Verdict,
     percentile_ratio_interval,
 )
 from harness.analysis.t_test import welch_t_test
@@ -109,11 +106,11 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
     return flags
 
 
-def _direction(ratio: float, thresholds: Thresholds) -> str | None:
+def _direction(ratio: float, thresholds: Thresholds) -> Verdict | None:
     if ratio >= thresholds.factor:
-        return SLOWER
+        return Verdict.SLOWER
     if ratio <= 1 / thresholds.factor:
-        return FASTER
+        return Verdict.FASTER
     return None
 
 
@@ -142,7 +139,7 @@ def compare_processes(
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS)
     if base.median <= 0:
         nan = math.nan
-        return Comparison(base, cand, nan, nan, nan, nan, INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
+        return Comparison(base, cand, nan, nan, nan, nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
     ratio = cand.median / base.median
     low, high = hierarchical_bootstrap_interval(
         a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
@@ -155,9 +152,9 @@ def compare_processes(
         p_value = welch_t_test([math.log(m) for m in a_medians], [math.log(m) for m in b_medians]).p_value
     direction = _direction(ratio, thresholds)
     if direction is None:
-        verdict = UNCHANGED
+        verdict = Verdict.UNCHANGED
     elif not (enough and positive):
-        verdict = INCONCLUSIVE
+        verdict = Verdict.INCONCLUSIVE
     else:
-        verdict = direction if p_value < thresholds.alpha else UNCHANGED
+        verdict = direction if p_value < thresholds.alpha else Verdict.UNCHANGED
     return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads)

@@ -4,7 +4,9 @@ the rule for two sets of raw samples from one process each.
 Cells measured in several processes are judged by ``processes.compare_processes``
 (Welch's t-test on log process medians), which accounts for the level each process
 sets; the rule below treats every sample as an independent draw, which samples of one
-process are not.  The rule is asv's: a change is reported only when the ratio of medians passes a
+process are not.
+
+The rule is asv's: a change is reported only when the ratio of medians passes a
 minimum effect size (default ×1.10) AND a two-sided Mann–Whitney U test rejects
 "same distribution" at p < 0.002.  The test has no distributional assumptions,
 which suits timings (skewed, with outliers).  A bootstrap confidence interval of
@@ -22,15 +24,21 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from harness.stats import Summary, summarize
 
-FASTER = "faster"
-SLOWER = "slower"
-UNCHANGED = "unchanged"
-# The ratio passes the effect size but the samples are too few for the test ever to
-# reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
-INCONCLUSIVE = "inconclusive"
+
+class Verdict(StrEnum):
+    """What a comparison of B against A says (lower is better)."""
+
+    FASTER = "faster"
+    SLOWER = "slower"
+    UNCHANGED = "unchanged"
+    # The ratio passes the effect size but the samples are too few for the test ever to
+    # reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
+    INCONCLUSIVE = "inconclusive"
+
 
 # Up to this many values a side (and without ties) the exact distribution of U is
 # used.  The normal approximation is conservative in the tail that matters: at 20 a
@@ -87,8 +95,9 @@ class Comparison:
     ci_low: float
     ci_high: float
     p_value: float
-    verdict: str
-    flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples or processes, load)
+    verdict: Verdict
+    flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
+    # Set by the rule over processes; a comparison of pooled samples counts as one process a side.
     baseline_spread: SideSpread | None = None
     candidate_spread: SideSpread | None = None
     test: str = MANN_WHITNEY_POOLED
@@ -98,10 +107,18 @@ class Comparison:
         return bool(self.flags)
 
     @property
+    def spreads(self) -> tuple[SideSpread, SideSpread]:
+        """How each side (A, B) was measured and scatters; pooled samples count as one process."""
+        return (
+            self.baseline_spread or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
+            self.candidate_spread or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
+        )
+
+    @property
     def processes(self) -> tuple[int, int]:
-        """Processes measured on each side (A, B); a comparison of pooled samples counts one each."""
-        a, b = self.baseline_spread, self.candidate_spread
-        return (a.processes if a else 1, b.processes if b else 1)
+        """Processes measured on each side (A, B)."""
+        a, b = self.spreads
+        return a.processes, b.processes
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -216,16 +233,16 @@ def noise_flags(summary: Summary, side: str, thresholds: Thresholds) -> list[str
     return flags
 
 
-def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> str:
+def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> Verdict:
     if ratio >= thresholds.factor:
-        direction = SLOWER
+        direction = Verdict.SLOWER
     elif ratio <= 1 / thresholds.factor:
-        direction = FASTER
+        direction = Verdict.FASTER
     else:
-        return UNCHANGED
+        return Verdict.UNCHANGED
     if p_value < thresholds.alpha:
         return direction
-    return INCONCLUSIVE if reachable_p >= thresholds.alpha else UNCHANGED
+    return Verdict.INCONCLUSIVE if reachable_p >= thresholds.alpha else Verdict.UNCHANGED
 
 
 def compare_samples(
@@ -234,18 +251,21 @@ def compare_samples(
     """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better)."""
     base, cand = summarize(baseline), summarize(candidate)
     flags = noise_flags(base, "A", thresholds) + noise_flags(cand, "B", thresholds)
-    spreads = (_one_process(base), _one_process(cand))
     if base.median <= 0:
-        nan = math.nan
-        return Comparison(base, cand, nan, nan, nan, nan, INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
+        return Comparison(
+            base, cand, math.nan, math.nan, math.nan, math.nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median")
+        )
     ratio = cand.median / base.median
     low, high = bootstrap_ratio_interval(
         baseline, candidate, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
     )
     p_value = mann_whitney_u(baseline, candidate).p_value
     verdict = decide(ratio, p_value, smallest_p_value(base.n, cand.n), thresholds)
-    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads)
+    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags))
 
 
-def _one_process(summary: Summary) -> SideSpread:
-    return SideSpread(processes=1, samples=summary.n, between=math.nan, within=summary.relative_iqr)
+# The names (and type) callers used before the Verdict enum.
+FASTER: str = Verdict.FASTER
+SLOWER: str = Verdict.SLOWER
+UNCHANGED: str = Verdict.UNCHANGED
+INCONCLUSIVE: str = Verdict.INCONCLUSIVE

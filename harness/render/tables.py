@@ -8,11 +8,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.analysis.significance import FASTER, INCONCLUSIVE, SLOWER, Comparison, SideSpread, Thresholds
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.units import format_ns, format_p, format_ratio
 
 NOISY_MARK = "⚠"
-VERDICT_TEXT = {SLOWER: "**slower**", FASTER: "faster", INCONCLUSIVE: "inconclusive"}
+VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.INCONCLUSIVE: "inconclusive"}
 
 
 def format_interval(comparison: Comparison) -> str:
@@ -54,21 +54,13 @@ def format_share(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 
-def _sides(comparison: Comparison) -> tuple[SideSpread, SideSpread]:
-    a, b = comparison.baseline_spread, comparison.candidate_spread
-    return (
-        a or SideSpread(1, comparison.baseline.n, math.nan, comparison.baseline.relative_iqr),
-        b or SideSpread(1, comparison.candidate.n, math.nan, comparison.candidate.relative_iqr),
-    )
-
-
 def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]:
     """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
 
     *between* is the coefficient of variation of a side's process medians, *within* the
     median over its processes of IQR / median.
     """
-    a, b = _sides(comparison)
+    a, b = comparison.spreads
     return [
         f"{a.processes}/{b.processes}",
         f"{a.samples}/{b.samples}",

@@ -220,6 +220,6 @@ def test_injected_slowdown_on_real_samples(fixture_result):
 def test_pooled_samples_count_as_one_process_a_side():
     result = compare_samples([100.0, 110.0, 120.0, 130.0, 140.0], [100.0, 101.0, 102.0])
     assert result.processes == (1, 1) and result.test == MANN_WHITNEY_POOLED
-    assert result.baseline_spread is not None and result.candidate_spread is not None
-    assert (result.baseline_spread.samples, result.candidate_spread.samples) == (5, 3)
-    assert result.baseline_spread.within == pytest.approx(20 / 120) and math.isnan(result.baseline_spread.between)
+    a, b = result.spreads
+    assert (a.samples, b.samples) == (5, 3)
+    assert a.within == pytest.approx(20 / 120) and math.isnan(a.between)
