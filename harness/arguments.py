@@ -24,6 +24,7 @@ SAMPLING = {"quick": (20, 3.0), "full": (30, 10.0)}
 DEFAULT_REPORTS = Path("reports")
 # The profile label of a search, issue, bisect or sweep run outside nox without --profile.
 UNPINNED_PROFILE = "default"
+CALIBRATION_CASE = "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,7 +94,7 @@ def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
         "--alpha",
         type=_probability,
         default=defaults.alpha,
-        help=f"significance level of the Mann–Whitney U test (default {defaults.alpha})",
+        help=f"significance level of the verdict's test (default {defaults.alpha})",
     )
 
 
@@ -221,6 +222,17 @@ def build_parser() -> argparse.ArgumentParser:
     merger.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="results folders to take from")
     merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
 
+    calibrator = commands.add_parser(
+        "calibrate",
+        help="measure this machine's noise floor: verdicts between separate runs of one release, and a real slowdown",
+        description="Run a case PAIRS times as an A/A pair (two separate `harness run` invocations of the installed "
+        "release, into temporary folders), compare each pair by the verdict over processes, then run it once more "
+        "with one size raised by 10 % and compare that with the unchanged run. Appends the false-positive rate "
+        "and the ratios flagged to RESULTS/calibration/<machine-id>.json and prints them in one sentence. Options "
+        "after -- go to every run, e.g. -- --effort full --timeout 60.",
+    )
+    _calibrate_options(calibrator)
+
     listing = commands.add_parser("list", help="list the cases and their claims")
     listing.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
     return parser
@@ -246,6 +258,23 @@ def _release_range_options(
     parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
     parser.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
     _add_threshold_options(parser)
+
+
+def _calibrate_options(calibrator: argparse.ArgumentParser) -> None:
+    calibrator.add_argument("--case", default=CALIBRATION_CASE, help=f"case to run (default {CALIBRATION_CASE})")
+    calibrator.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: its first anchor)")
+    calibrator.add_argument(
+        "--raise",
+        dest="raise_size",
+        metavar="NAME[=VALUE]",
+        help="size raised for the real slowdown, by 10 %% or to VALUE (default: the first a 10 %% rise changes)",
+    )
+    calibrator.add_argument("--pairs", type=_positive_int, default=3, help="A/A pairs to run (default 3)")
+    calibrator.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    calibrator.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="stores under RESULTS/calibration/")
+    calibrator.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    calibrator.add_argument("run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run")
+    _add_threshold_options(calibrator)
 
 
 def _script_options(parser: argparse.ArgumentParser) -> None:

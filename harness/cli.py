@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.analysis.metric_names import parse_metric_name
 from harness.arguments import SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
@@ -28,6 +29,9 @@ from harness.units import version_key
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
 PINNED_COMMANDS = ("search", "issue", "bisect", "sweep")
+
+if TYPE_CHECKING:
+    from harness.analysis.noise_floor import CalibrationPlan
 
 
 def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
@@ -120,6 +124,29 @@ def checked_report_args(args: argparse.Namespace) -> None:
         raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
 
 
+def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
+    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
+    from harness.analysis.noise_floor import plan_calibration
+
+    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    overrides = dict(discovery.parse_size(text) for text in args.size)
+    _results_folder(args.results)
+    plan = plan_calibration(
+        case,
+        overrides,
+        args.raise_size,
+        pairs=args.pairs,
+        profile=args.profile,
+        cases_dir=args.cases_dir,
+        run_options=args.run_options,
+    )
+    for raised in (False, True):
+        validate(["run", *plan.run_arguments(args.results, raised=raised)])
+    return plan
+
+
+
+
 def checked_compare_args(args: argparse.Namespace) -> None:
     for folder in (args.a, args.b or args.a):
         if not folder.is_dir():
@@ -141,6 +168,8 @@ def validate(argv: Sequence[str]) -> argparse.Namespace:
         checked_report_args(args)
     elif args.command == "compare":
         checked_compare_args(args)
+    elif args.command == "calibrate":
+        checked_calibrate_args(args)
     return args
 
 
@@ -340,6 +369,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if comparison.worse() else 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from harness.analysis.noise_floor import append_calibration, calibrate
+    from harness.render.calibration import noise_floor_sentence
+
+    calibration = calibrate(checked_calibrate_args(args), thresholds_from(args))
+    path = append_calibration(args.results, calibration)
+    print(noise_floor_sentence(calibration))
+    print(f"written: {path}", file=sys.stderr)
+    return 0
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from harness.store.merge import merge
 
@@ -371,6 +411,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "bisect": cmd_bisect,
     "sweep": cmd_sweep,
+    "calibrate": cmd_calibrate,
     "merge": cmd_merge,
     "list": cmd_list,
 }

@@ -242,3 +242,23 @@ def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(
     assert options.metric is not None and options.metric.metric_name == "scan.compile_ns"
     assert options.sizes["N"] == 100 and options.profile == "default", "run directly, the profile is only a label"
     assert options.thresholds == Thresholds() and options.releases_plan is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["calibrate", "--case", "nope"], "unknown case nope"),
+        (["calibrate", "--raise", "Q"], "scan_sync has no size Q"),
+        (["calibrate", "--size", "N=2040"], "raising N from 2040 to 2244 leaves its range"),
+        (["calibrate", "--pairs", "0"], "must be positive"),
+        (["calibrate", "--", "--results", "elsewhere"], "calibrate chooses --results itself"),
+        (["calibrate", "--", "--bogus"], "unrecognized arguments: --bogus"),
+        (["calibrate", "--", "--repeats", "0"], "must be positive"),
+    ],
+)
+def test_calibrate_refuses_bad_input_before_running_anything(argv, message, capsys, tmp_path):
+    assert main([*argv[:1], "--results", str(tmp_path / "results"), *argv[1:]]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("harness: error:") and message in err
+    assert not (tmp_path / "results").exists()

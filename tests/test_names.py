@@ -10,7 +10,7 @@ from harness.store.results import load_results
 from .conftest import FIXTURES
 
 
-@pytest.mark.parametrize("name", ["scan_sync", "0.12.0.1", "cpu8", "cpu-classic", "20261129T120000-ab12cd34", "rc+local"])
+@pytest.mark.parametrize("name", ["scan_sync", "0.12.0.1", "cpu8", "cpu-classic", "20261129T1200-ab12cd34", "rc+local"])
 def test_ordinary_names_pass(name):
     assert name_problem(name) is None
 

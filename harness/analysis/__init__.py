@@ -1,6 +1,7 @@
-"""Compare: the significance rule for two sets of samples
-(``significance``), metric series and HLO facts of a result (``metrics``), what may be compared with
-what (``groups``), claim verdicts as release ranges (``claims``), and the pairing of two result sets
-(``set_comparison``), and what a report shows, decided once (``report_model``).  Pure: no rendering,
-no I/O beyond loading results.
+"""Compare: the verdict over processes (``processes``, with Welch's test in ``t_test``) and the
+older rule for pooled samples (``significance``), metric series and HLO facts of a result
+(``metrics``), what may be compared with what (``groups``), claim verdicts as release ranges and
+over processes (``claims``), the pairing of two result sets (``set_comparison``), what a report
+shows, decided once (``report_model``), and this machine's noise floor (``noise_floor``).  Pure:
+no rendering, no I/O beyond loading results and running ``calibrate``'s measurements.
 """

@@ -8,13 +8,17 @@ A claim is judged per backend (a scan that overlaps on CPU may sync every iterat
 on GPU), so each row is one case, profile, backend and sizes.  A claim is judged
 within one run, so runs of a release on several machines share a cell.
 
-Each case process judges the claim on its own; ``outcome`` is the one place that
-turns a result's process verdicts into the result's outcome.
+A run measured in several processes has a verdict from each: the claim *holds* or
+*does not hold* only when at least 80 % of at least three processes agree
+(``settle_claim``); otherwise it is *unsettled*, marked ``?``, never ✓ or ✗.
+``outcome`` is the one place that turns a result's process verdicts into its outcome.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessClaim, RunStatus
@@ -23,8 +27,8 @@ from harness.units import sizes_text
 HOLDS = "holds"
 DOES_NOT_HOLD = "does not hold"
 DIFFERS = "differs by machine"
-UNSETTLED = "unsettled"  # the processes of one run disagree
-MARKS = {HOLDS: "✓", DOES_NOT_HOLD: "✗"}
+UNSETTLED = "unsettled"
+MARKS = {HOLDS: "✓", DOES_NOT_HOLD: "✗", UNSETTLED: "?"}
 
 ClaimRow = tuple[str, str, str, str]  # case, profile, backend, sizes as text
 
@@ -35,29 +39,27 @@ def process_claims(result: StoredResult) -> list[ProcessClaim]:
 
 
 def outcome(result: StoredResult) -> str:
-    """``holds``, ``does not hold``, or the run's status when it did not finish with a verdict.
+    """``holds``, ``does not hold`` or ``unsettled`` (``settle_claim`` over the processes' verdicts), or the
+    run's status when it did not finish with a verdict."""
+    verdict = claim_verdict(result)
+    return result.status if verdict is None else verdict.outcome
 
-    Processes that agree decide; processes that disagree leave the claim ``unsettled``.
-    """
+
+def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
+    """The claim over the run's processes, or None when the run did not finish ok with verdicts."""
     claims = process_claims(result)
     if result.status is not RunStatus.OK or not claims:
-        return result.status
-    verdicts = {claim.holds for claim in claims}
-    if len(verdicts) > 1:
-        return UNSETTLED
-    return HOLDS if verdicts.pop() else DOES_NOT_HOLD
+        return None
+    return settle_claim([claim.holds for claim in claims])
 
 
 def claim_evidence(result: StoredResult) -> str:
-    """What the case measured for its verdict: a process's evidence, and how many processes agreed."""
+    """What the case measured for its verdict: how many processes agreed, and one process's evidence."""
     claims = process_claims(result)
-    if not claims:
-        return ""
-    if len(claims) == 1:
-        return claims[0].evidence
-    holding = sum(claim.holds for claim in claims)
-    counts = f"holds in {holding} of {len(claims)} processes"
-    return f"{counts}; e.g. {claims[0].evidence}"
+    verdict = claim_verdict(result)
+    if not claims or verdict is None:
+        return claims[0].evidence if claims else ""
+    return f"{verdict.text()}; e.g. {claims[0].evidence}"
 
 
 def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]]:
@@ -107,5 +109,64 @@ def release_ranges(outcomes: dict[str, str], order: Sequence[str]) -> dict[str, 
 def ranges_text(outcomes: dict[str, str], order: Sequence[str]) -> str:
     """E.g. ``holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31; failed on 0.12.0.1``."""
     ranges = release_ranges(outcomes, order)
-    ordered = [o for o in (HOLDS, DOES_NOT_HOLD) if o in ranges] + sorted(set(ranges) - {HOLDS, DOES_NOT_HOLD})
+    verdicts = (HOLDS, DOES_NOT_HOLD, UNSETTLED)
+    ordered = [o for o in verdicts if o in ranges] + sorted(set(ranges) - set(verdicts))
     return "; ".join(f"{o} on {', '.join(ranges[o])}" for o in ordered) or "no runs"
+
+
+# A claim settles when this share of its processes agree, and at least this many gave a verdict.
+SETTLING_SHARE = 0.8
+MIN_CLAIM_PROCESSES = 3
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """A claim's outcome over the processes of one run, with the counts behind it."""
+
+    outcome: str  # HOLDS, DOES_NOT_HOLD or UNSETTLED
+    agree: int  # processes that agree with the outcome; when unsettled, with the larger side
+    of: int  # processes that gave a verdict
+    hint: bool | None  # what the processes lean to (one process: its verdict); None when evenly split
+
+    @property
+    def settled(self) -> bool:
+        return self.outcome != UNSETTLED
+
+    def text(self) -> str:
+        """E.g. ``holds in 4 of 5 processes``, ``unsettled: one process (holds there)``."""
+        if self.of == 0:
+            return f"{UNSETTLED}: no process gave a verdict"
+        leaning = HOLDS if self.hint else DOES_NOT_HOLD
+        if self.settled:
+            return f"{self.outcome} in {self.agree} of {self.of} processes"
+        if self.of == 1:
+            return f"{UNSETTLED}: one process ({leaning} there)"
+        if self.hint is None:
+            return f"{UNSETTLED}: holds in {self.agree} of {self.of} processes, not in the others"
+        return f"{UNSETTLED}: {leaning} in {self.agree} of {self.of} processes"
+
+    def mark(self, with_hint: bool = False) -> str:
+        """✓, ✗ or ?; with ``with_hint`` an unsettled claim that leans one way shows it, e.g. ``? (✓)``."""
+        if self.settled or not with_hint or self.hint is None:
+            return MARKS[self.outcome]
+        return f"{MARKS[UNSETTLED]} ({MARKS[HOLDS if self.hint else DOES_NOT_HOLD]})"
+
+
+def settle_claim(
+    process_verdicts: Sequence[bool], *, share: float = SETTLING_SHARE, min_processes: int = MIN_CLAIM_PROCESSES
+) -> ClaimVerdict:
+    """The claim's outcome from each process's verdict (True: it holds there).
+
+    *holds* / *does not hold* needs at least ⌈share·K⌉ of K ≥ ``min_processes``
+    processes to agree; anything else is *unsettled*.  A result measured in one process
+    (every result stored before processes) is unsettled, its verdict kept as the hint.
+    """
+    of = len(process_verdicts)
+    holding = sum(bool(v) for v in process_verdicts)
+    failing = of - holding
+    hint = None if holding == failing else holding > failing
+    agree = max(holding, failing)
+    needed = math.ceil(round(share * of, 9))  # rounded first: 0.8 · 5 must need 4, not 5
+    if of >= min_processes and agree >= needed:
+        return ClaimVerdict(HOLDS if holding > failing else DOES_NOT_HOLD, agree, of, hint)
+    return ClaimVerdict(UNSETTLED, agree, of, hint)

@@ -7,18 +7,22 @@ and *compile* times.  Comparisons use the raw samples, never the stored summarie
 A result holds the samples of each case process apart (``sample_series``: one list
 per process that finished ok); ``pooled_series`` puts them together for the readers
 that want one sample per metric.  A result measured in one process gives one list.
+Comparisons are over processes (``compare_metric``): each process's median is one
+draw, so the level a process sets is inside the statistics, not hidden by them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.metric_names import MetricKey
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, compare_samples
+from harness.analysis.processes import compare_processes, process_medians
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds
+from harness.stats import summarize
 from harness.store.results import StoredResult
 
 # The facts another engineer's HLO inspection records; shown first, in this order.
@@ -31,24 +35,55 @@ class MetricComparison:
     comparison: Comparison
 
 
-def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
-    """Raw samples per metric, one list per process that finished ok (in the order they ran).
+@dataclass
+class ProcessSamples:
+    """One metric of one result: each finished process's raw samples, and how many of those ran under load."""
+
+    processes: list[list[float]] = field(default_factory=list)
+    loaded: int = 0
+
+    @property
+    def figure(self) -> float:
+        """The result's figure for the metric: the median of its process medians (what comparisons compare)."""
+        return summarize(process_medians(self.processes)).median
+
+
+def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
+    """Per metric, the raw samples of each process that finished ok (in the order they ran).
 
     Programs come first, in the order the case lists them, then the jitted functions.
     """
-    series: dict[MetricKey, list[list[float]]] = {}
+    series: dict[MetricKey, ProcessSamples] = {}
+
+    def add(key: MetricKey, values: list[float], loaded: bool) -> None:
+        found = series.setdefault(key, ProcessSamples())
+        found.processes.append(values)
+        found.loaded += loaded
+
     processes = result.result.finished()
     for process in processes:
+        loaded = bool(process.load and process.load.loaded)
         for name, program in process.programs.items():
             if program.samples:
-                series.setdefault(MetricKey(name, "wall"), []).append([s.wall_ns for s in program.samples])
-                series.setdefault(MetricKey(name, "dispatch"), []).append([s.dispatch_ns for s in program.samples])
+                add(MetricKey(name, "wall"), [s.wall_ns for s in program.samples], loaded)
+                add(MetricKey(name, "dispatch"), [s.dispatch_ns for s in program.samples], loaded)
     for process in processes:
+        loaded = bool(process.load and process.load.loaded)
         for name, function in process.compiled.items():
             for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
                 if values:
-                    series.setdefault(MetricKey(name, kind), []).append(list(values))
+                    add(MetricKey(name, kind), list(values), loaded)
     return series
+
+
+def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
+    """Raw samples per metric, one list per process that finished ok (in the order they ran)."""
+    return {key: found.processes for key, found in metric_samples(result).items()}
+
+
+def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Comparison:
+    """B against A over processes (``compare_processes``), each side's processes under load counted."""
+    return compare_processes(a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded))
 
 
 def pooled_series(result: StoredResult) -> dict[MetricKey, list[float]]:
@@ -61,7 +96,7 @@ def program_names(result: StoredResult) -> list[str]:
     return list(dict.fromkeys(name for process in result.result.processes for name in process.programs))
 
 
-def union_keys(all_series: Iterable[dict[MetricKey, list[float]]]) -> list[MetricKey]:
+def union_keys(all_series: Iterable[Mapping[MetricKey, object]]) -> list[MetricKey]:
     """Every metric of several results, in order of first appearance."""
     keys: dict[MetricKey, None] = {}
     for series in all_series:
@@ -73,8 +108,8 @@ def compare_runs(
     baseline: StoredResult, candidate: StoredResult, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> tuple[list[MetricComparison], list[MetricKey], list[MetricKey]]:
     """Every metric both runs have, compared; then the metrics only A, and only B, has."""
-    a, b = pooled_series(baseline), pooled_series(candidate)
-    compared = [MetricComparison(key, compare_samples(a[key], b[key], thresholds)) for key in a if key in b]
+    a, b = metric_samples(baseline), metric_samples(candidate)
+    compared = [MetricComparison(key, compare_metric(a[key], b[key], thresholds)) for key in a if key in b]
     return compared, [k for k in a if k not in b], [k for k in b if k not in a]
 
 
@@ -104,7 +139,7 @@ class GroupComparison:
     baseline: str
     baseline_reason: str
     keys: list[MetricKey]
-    series: dict[str, dict[MetricKey, list[float]]]  # release → metric → raw samples
+    series: dict[str, dict[MetricKey, ProcessSamples]]  # release → metric → raw samples by process
     comparisons: dict[str, dict[MetricKey, Comparison]]  # release other than the baseline → ...
 
     def verdicts(self) -> Counter[str]:
@@ -118,10 +153,10 @@ def compare_group(
     group: ComparisonGroup, requested_baseline: str | None, thresholds: Thresholds = DEFAULT_THRESHOLDS
 ) -> GroupComparison:
     baseline, reason = choose_baseline(group.releases, requested_baseline)
-    series = {run.release: pooled_series(run) for run in group.runs}
+    series = {run.release: metric_samples(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
-        release: {key: compare_samples(base[key], values, thresholds) for key, values in by_key.items() if key in base}
+        release: {key: compare_metric(base[key], values, thresholds) for key, values in by_key.items() if key in base}
         for release, by_key in series.items()
         if release != baseline
     }

@@ -1,4 +1,10 @@
-"""Is B faster or slower than A?  Statistics for two sets of raw timing samples.
+"""Is B faster or slower than A?  The verdict's vocabulary, thresholds and result, and
+the rule for two sets of raw samples from one process each.
+
+Cells measured in several processes are judged by ``processes.compare_processes``
+(Welch's t-test on log process medians), which accounts for the level each process
+sets; the rule below treats every sample as an independent draw, which samples of one
+process are not.
 
 The rule is asv's: a change is reported only when the ratio of medians passes a
 minimum effect size (default ×1.10) AND a two-sided Mann–Whitney U test rejects
@@ -39,13 +45,19 @@ class Verdict(StrEnum):
 # side it overstates p-values near 0.002 by 10–60 %.
 EXACT_MAX_N = 50
 
+# The test behind a comparison's p-value, as reports name it.
+MANN_WHITNEY_POOLED = "Mann–Whitney U on pooled samples"
+WELCH_LOG_MEDIANS = "Welch's t on log process medians"
+
 
 @dataclass(frozen=True)
 class Thresholds:
     factor: float = 1.10  # minimum effect size, as asv's default
-    alpha: float = 0.002  # significance level of the Mann–Whitney U test, as asv
-    max_relative_iqr: float = 0.2  # above it a side is flagged noisy
+    alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
+    max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
     min_samples: int = 5  # below it a side is flagged as too short
+    min_processes: int = 3  # below it, on either side, the process rule gives no faster/slower verdict
+    max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
     confidence: float = 0.99  # of the bootstrap interval of the ratio
     resamples: int = 2000
     seed: int = 20261129
@@ -62,19 +74,51 @@ class MannWhitney:
 
 
 @dataclass(frozen=True)
+class SideSpread:
+    """How one side of a comparison was measured and how much it scatters."""
+
+    processes: int
+    samples: int  # over all its processes
+    between: float  # coefficient of variation of the process medians; nan with one process
+    within: float  # median over its processes of each process's IQR / median
+    loaded: int = 0  # processes measured while other work loaded the machine
+
+
+@dataclass(frozen=True)
 class Comparison:
+    """B against A.  ``baseline``/``candidate`` summarise what the test compared: the pooled samples
+    (``compare_samples``) or the process medians (``compare_processes``); their median is the side's figure."""
+
     baseline: Summary
     candidate: Summary
-    ratio: float  # median(candidate) / median(baseline): above 1 is slower
+    ratio: float  # candidate figure / baseline figure: above 1 is slower
     ci_low: float
     ci_high: float
     p_value: float
     verdict: Verdict
     flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
+    # Set by the rule over processes; a comparison of pooled samples counts as one process a side.
+    baseline_spread: SideSpread | None = None
+    candidate_spread: SideSpread | None = None
+    test: str = MANN_WHITNEY_POOLED
 
     @property
     def noisy(self) -> bool:
         return bool(self.flags)
+
+    @property
+    def spreads(self) -> tuple[SideSpread, SideSpread]:
+        """How each side (A, B) was measured and scatters; pooled samples count as one process."""
+        return (
+            self.baseline_spread or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
+            self.candidate_spread or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
+        )
+
+    @property
+    def processes(self) -> tuple[int, int]:
+        """Processes measured on each side (A, B)."""
+        a, b = self.spreads
+        return a.processes, b.processes
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -166,12 +210,17 @@ def bootstrap_ratio_interval(
     """
     base = _bootstrap_medians(baseline, resamples, random.Random(seed))
     cand = _bootstrap_medians(candidate, resamples, random.Random(seed + 1))
+    return percentile_ratio_interval(base, cand, confidence)
+
+
+def percentile_ratio_interval(base: Sequence[float], cand: Sequence[float], confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base figure is 0."""
     if min(base) <= 0:
         return math.nan, math.nan
     ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
     tail = (1 - confidence) / 2
-    low = ratios[int(tail * (resamples - 1))]
-    high = ratios[math.ceil((1 - tail) * (resamples - 1))]
+    low = ratios[int(tail * (len(ratios) - 1))]
+    high = ratios[math.ceil((1 - tail) * (len(ratios) - 1))]
     return low, high
 
 
@@ -213,3 +262,10 @@ def compare_samples(
     p_value = mann_whitney_u(baseline, candidate).p_value
     verdict = decide(ratio, p_value, smallest_p_value(base.n, cand.n), thresholds)
     return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags))
+
+
+# The names (and type) callers used before the Verdict enum.
+FASTER: str = Verdict.FASTER
+SLOWER: str = Verdict.SLOWER
+UNCHANGED: str = Verdict.UNCHANGED
+INCONCLUSIVE: str = Verdict.INCONCLUSIVE

@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, pooled_series, union_keys
-from harness.analysis.significance import Comparison, Thresholds, Verdict, compare_samples
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.releases.judge import Judgement, ReleaseVerdict
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
@@ -154,14 +154,14 @@ def sweep(
         measurements.append(measure(release, False))
     found = SweepOutcome(list(releases), measurements, [], with_claim)
     ok = found.ok()
-    series = [pooled_series(m.result) for m in ok if m.result is not None]
+    series = [metric_samples(m.result) for m in ok if m.result is not None]
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
     for i in range(1, len(ok)):
         before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
         for key in found.metrics:
             if key not in a or key not in b:
                 continue
-            comparison = compare_samples(a[key], b[key], thresholds)
+            comparison = compare_metric(a[key], b[key], thresholds)
             found.comparisons[(key.metric_name, after.release)] = comparison
             if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER):
                 found.steps.append(

@@ -1,8 +1,8 @@
 """Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing.
 
 The *good* endpoint shows the old behaviour, the *bad* one the new.  With a metric,
-the endpoints must differ significantly (``compare.compare_samples``: ratio beyond
-the factor and Mann–Whitney p below alpha); that difference's direction (slower or
+the endpoints must differ significantly (``metrics.compare_metric``, over processes: ratio beyond
+the factor and Welch p on the process medians below alpha); that difference's direction (slower or
 faster) is the change sought.  A probed release is
 
 - **bad** when it differs significantly from the good endpoint in that direction and
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, pooled_series
-from harness.analysis.significance import Comparison, Thresholds, Verdict, compare_samples
+from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.errors import UsageError
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
@@ -59,7 +59,7 @@ class Judgement:
 
 
 def metric_names(result: StoredResult) -> list[str]:
-    return [key.metric_name for key in pooled_series(result)]
+    return [key.metric_name for key in metric_samples(result)]
 
 
 def _usable(measurement: Probe) -> str | None:
@@ -100,7 +100,7 @@ class Judge:
             return self._good_endpoint(measurement)
         if self.good_result is None:
             raise ValueError("the good endpoint must be judged before any other release")
-        if self.metric is not None and self.metric not in pooled_series(result):
+        if self.metric is not None and self.metric not in metric_samples(result):
             return Judgement(
                 release,
                 ReleaseVerdict.SKIPPED,
@@ -129,9 +129,9 @@ class Judge:
             )
         return dataclasses.replace(second, reason=reason)
 
-    def samples(self, result: StoredResult) -> list[float]:
+    def samples(self, result: StoredResult) -> ProcessSamples:
         assert self.metric is not None
-        series = pooled_series(result)
+        series = metric_samples(result)
         if self.metric not in series:
             raise UsageError(
                 f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
@@ -170,11 +170,11 @@ class Judge:
                 self.bad, ReleaseVerdict.BAD, f"the claim {after} here, {before} on the good endpoint",
                 measurement.note, result, claim=after,
             )  # fmt: skip
-        change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
+        change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds)
         if change.verdict == Verdict.INCONCLUSIVE:  # the ratio passes the factor, the samples are too few: take more
             self.good_result = self._again(self.good, self.good_result)
             self.bad_result = result = self._again(self.bad, result)
-            change = compare_samples(self.samples(self.good_result), self.samples(result), self.thresholds)
+            change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds)
         if change.verdict not in OPPOSITE:
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS,
@@ -208,8 +208,8 @@ class Judge:
         assert measurement.result is not None and self.good_result is not None and self.bad_result is not None
         assert self.direction is not None
         samples = self.samples(measurement.result)
-        vs_good = compare_samples(self.samples(self.good_result), samples, self.thresholds)
-        vs_bad = compare_samples(self.samples(self.bad_result), samples, self.thresholds)
+        vs_good = compare_metric(self.samples(self.good_result), samples, self.thresholds)
+        vs_bad = compare_metric(self.samples(self.bad_result), samples, self.thresholds)
         like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
         like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
         evidence = f"against good {_describe(vs_good)}; against bad {_describe(vs_bad)}"

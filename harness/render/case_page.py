@@ -15,7 +15,6 @@ from harness.analysis.significance import Thresholds
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
-from harness.stats import summarize
 from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 
@@ -43,11 +42,11 @@ def timing_table(comparison: GroupComparison) -> str:
             found = comparison.comparisons.get(release, {}).get(key)
             if release == comparison.baseline:
                 baseline = " (baseline)" if len(releases) > 1 else ""
-                row.append(f"{format_ns(summarize(samples).median)}{baseline}" if samples else "–")
+                row.append(f"{format_ns(samples.figure)}{baseline}" if samples else "–")
             elif found is not None:
                 row.append(comparison_cell(found))
             else:  # a metric the baseline lacks: shown, but compared with nothing
-                row.append(f"{format_ns(summarize(samples).median)} (no baseline)" if samples else "–")
+                row.append(f"{format_ns(samples.figure)} (no baseline)" if samples else "–")
         rows.append(row)
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 

@@ -34,25 +34,68 @@ def comparison_cell(comparison: Comparison) -> str:
     )
 
 
-STATISTICS_HEADERS = ["n A/B", "median A", "median B", "ratio B/A", "interval", "p", "verdict", "caveats"]
+STATISTICS_HEADERS = [
+    "processes A/B",
+    "samples A/B",
+    "median A",
+    "median B",
+    "ratio B/A",
+    "interval",
+    "p",
+    "between A/B",
+    "within A/B",
+    "verdict",
+    "caveats",
+]
+
+
+def format_share(value: float) -> str:
+    """A spread as a percentage of the median; – where there is none (one process has no spread between)."""
+    return "–" if math.isnan(value) else f"{value:.1%}"
 
 
 def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]:
-    """The full statistics of one comparison, as table cells under STATISTICS_HEADERS."""
+    """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
+
+    *between* is the coefficient of variation of a side's process medians, *within* the
+    median over its processes of IQR / median.
+    """
+    a, b = comparison.spreads
     return [
-        f"{comparison.baseline.n}/{comparison.candidate.n}",
+        f"{a.processes}/{b.processes}",
+        f"{a.samples}/{b.samples}",
         format_ns(comparison.baseline.median),
         format_ns(comparison.candidate.median),
         format_ratio(comparison.ratio),
         format_interval(comparison),
         format_p(comparison.p_value),
+        f"{format_share(a.between)}/{format_share(b.between)}",
+        f"{format_share(a.within)}/{format_share(b.within)}",
         VERDICT_TEXT.get(comparison.verdict, comparison.verdict) if markdown else comparison.verdict,
         "; ".join(comparison.flags),
     ]
 
 
 def rule_text(thresholds: Thresholds) -> str:
-    """How verdicts are reached, in one paragraph (for reports and comparisons)."""
+    """How verdicts over processes are reached (``compare_processes``), in one paragraph."""
+    return (
+        "Each side is measured in separate processes, since each process sets a level of its own; a process counts "
+        "as the median of its raw samples and a side's figure is the median of its process medians. Ratios are "
+        f"B's figure over A's with a {thresholds.confidence:.0%} hierarchical bootstrap interval "
+        f"({thresholds.resamples} seeded resamples: processes drawn with replacement, then samples within each). "
+        f"A verdict (*faster*, *slower*) needs a ratio beyond ×{thresholds.factor:g}, Welch's t-test on the log "
+        f"process medians at p < {thresholds.alpha:g}, and at least {thresholds.min_processes} processes a side; "
+        f"with fewer, a ratio beyond ×{thresholds.factor:g} is *inconclusive*. *Between* is the coefficient of "
+        "variation of a side's process medians, *within* the median of its processes' IQR / median. "
+        f"{NOISY_MARK} marks a caveat: too few processes, process medians varying by more than "
+        f"{thresholds.max_between_cv:.0%}, IQR within processes above {thresholds.max_relative_iqr:.0%} of the "
+        "median, or processes measured under load."
+    )
+
+
+def pooled_rule_text(thresholds: Thresholds) -> str:
+    """How ``compare_samples`` reaches verdicts on pooled samples, in one paragraph (for callers not yet on
+    processes)."""
     return (
         f"Ratios are median(B) / median(A) with a {thresholds.confidence:.0%} bootstrap interval "
         f"({thresholds.resamples} seeded resamples). A verdict (*faster*, *slower*) needs both a ratio beyond "

@@ -36,6 +36,9 @@ from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
 
+# Beside the results: each machine's noise floor (``analysis.noise_floor``), which is not a result.
+CALIBRATION_FOLDER = "calibration"
+
 
 @dataclass(frozen=True)
 class LoadProblem:
@@ -252,7 +255,11 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith(".tmp-") or path.is_dir():
+        if (
+            path.name.startswith(".tmp-")
+            or path.is_dir()
+            or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,)
+        ):
             continue
         try:
             text = _read(path)

@@ -1,14 +1,18 @@
+import pytest
+
 from harness.analysis.claims import (
     DIFFERS,
     DOES_NOT_HOLD,
     HOLDS,
     UNSETTLED,
+    ClaimVerdict,
     claim_evidence,
     claim_rows,
     mark,
     outcome,
     ranges_text,
     release_ranges,
+    settle_claim,
 )
 from harness.store.results import StoredResult
 from tests.conftest import FIXTURES, derive, in_processes, real_result
@@ -80,3 +84,49 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
     assert outcome(run(["ok", "crashed"], [False, True])) == "crashed", "a cell that did not finish has no verdict"
     only = run(["ok"], [False])
     assert outcome(only) == DOES_NOT_HOLD and claim_evidence(only) == "process 0", "one process: its own verdict"
+# --- claim verdicts over processes ---
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "outcome_text", "agree", "text"),
+    [
+        ([True] * 5, HOLDS, 5, "holds in 5 of 5 processes"),
+        ([True, True, True, True, False], HOLDS, 4, "holds in 4 of 5 processes"),  # ⌈0.8 · 5⌉ = 4
+        ([False, True, False, False, False], DOES_NOT_HOLD, 4, "does not hold in 4 of 5 processes"),
+        ([True, True, True, False, False], UNSETTLED, 3, "unsettled: holds in 3 of 5 processes"),
+        ([True] * 3, HOLDS, 3, "holds in 3 of 3 processes"),
+        ([True, True, False], UNSETTLED, 2, "unsettled: holds in 2 of 3 processes"),  # ⌈0.8 · 3⌉ = 3
+        ([True] * 8 + [False] * 2, HOLDS, 8, "holds in 8 of 10 processes"),
+        ([True] * 7 + [False] * 3, UNSETTLED, 7, "unsettled: holds in 7 of 10 processes"),
+        ([True, True], UNSETTLED, 2, "unsettled: holds in 2 of 2 processes"),  # fewer than three
+        ([True, False, True, False], UNSETTLED, 2, "unsettled: holds in 2 of 4 processes, not in the others"),
+        ([False], UNSETTLED, 1, "unsettled: one process (does not hold there)"),
+        ([], UNSETTLED, 0, "unsettled: no process gave a verdict"),
+    ],
+)
+def test_a_claim_settles_only_when_most_of_enough_processes_agree(verdicts, outcome_text, agree, text):
+    settled = settle_claim(verdicts)
+    assert (settled.outcome, settled.agree, settled.of) == (outcome_text, agree, len(verdicts))
+    assert settled.text() == text
+
+
+def test_unsettled_is_never_a_tick_or_a_cross_but_can_show_its_hint():
+    one = settle_claim([True])
+    assert one == ClaimVerdict(UNSETTLED, 1, 1, True)
+    assert one.mark() == "?" and one.mark(with_hint=True) == "? (✓)"
+    assert settle_claim([False]).mark(with_hint=True) == "? (✗)"
+    assert settle_claim([True, False]).mark(with_hint=True) == "?", "an even split leans nowhere"
+    assert settle_claim([True] * 5).mark(with_hint=True) == "✓"
+    assert mark(UNSETTLED) == "?"
+
+
+def test_the_rule_can_be_stricter():
+    assert settle_claim([True] * 4 + [False], share=1.0).outcome == UNSETTLED
+    assert settle_claim([True] * 2, min_processes=2).outcome == HOLDS
+
+
+def test_unsettled_releases_get_a_range_of_their_own():
+    outcomes = {"0.4.26": DOES_NOT_HOLD, "0.4.30": UNSETTLED, "0.4.31": UNSETTLED, "0.4.33": HOLDS, "0.5.3": "failed"}
+    assert ranges_text(outcomes, ORDER) == (
+        "holds on 0.4.33; does not hold on 0.4.26; unsettled on 0.4.30–0.4.31; failed on 0.5.3"
+    )

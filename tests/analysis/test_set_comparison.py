@@ -92,7 +92,7 @@ def test_text_and_markdown_say_the_same(two_releases):
     assert "Worse in B:" in text and "**Worse in B**:" in markdown
     assert "**" not in text.split("\n\n", 2)[2], "no markdown in the terminal tables"
     assert_valid_tables(markdown)
-    assert re.search(r"\| jit · wall \(until ready\) +\| 8/8 ", markdown)
+    assert re.search(r"\| jit · wall \(until ready\) +\| 1/1 +\| 8/8 ", markdown), "processes, then samples"
 
 
 def test_one_release_from_two_machines_is_not_one_sample(tmp_path):

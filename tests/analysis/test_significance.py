@@ -13,6 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.analysis.significance import (
+    FASTER,
+    MANN_WHITNEY_POOLED,
+    SLOWER,
+    UNCHANGED,
     Thresholds,
     Verdict,
     bootstrap_ratio_interval,
@@ -211,3 +215,14 @@ def test_injected_slowdown_on_real_samples(fixture_result):
     assert compare_samples(wall, wall).verdict == Verdict.UNCHANGED
     assert compare_samples(wall, [x * 1.2 for x in wall]).verdict == Verdict.SLOWER
     assert compare_samples(wall, [x / 1.2 for x in wall]).verdict == Verdict.FASTER
+    assert compare_samples(wall, wall).verdict == UNCHANGED
+    assert compare_samples(wall, [x * 1.2 for x in wall]).verdict == SLOWER
+    assert compare_samples(wall, [x / 1.2 for x in wall]).verdict == FASTER
+
+
+def test_pooled_samples_count_as_one_process_a_side():
+    result = compare_samples([100.0, 110.0, 120.0, 130.0, 140.0], [100.0, 101.0, 102.0])
+    assert result.processes == (1, 1) and result.test == MANN_WHITNEY_POOLED
+    a, b = result.spreads
+    assert (a.samples, b.samples) == (5, 3)
+    assert a.within == pytest.approx(20 / 120) and math.isnan(a.between)

@@ -1,7 +1,15 @@
 import math
 
-from harness.analysis.significance import compare_samples
-from harness.render.tables import comparison_cell, markdown_table, statistics_cells
+from harness.analysis.processes import compare_processes
+from harness.analysis.significance import Thresholds, compare_samples
+from harness.render.tables import (
+    STATISTICS_HEADERS,
+    comparison_cell,
+    markdown_table,
+    pooled_rule_text,
+    rule_text,
+    statistics_cells,
+)
 from harness.units import format_ns, format_p, format_ratio, sizes_text
 
 
@@ -30,7 +38,44 @@ def test_a_cell_carries_median_ratio_interval_and_verdict():
 def test_plain_text_cells_have_no_markdown():
     base = [100.0 + i for i in range(10)]
     cells = statistics_cells(compare_samples(base, [x * 1.5 for x in base]), markdown=False)
-    assert cells[0] == "10/10" and cells[6] == "slower"
+    assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {"interval": "", "p": ""} == {
+        "processes A/B": "1/1",
+        "samples A/B": "10/10",
+        "median A": "104 ns",
+        "median B": "157 ns",
+        "ratio B/A": "×1.5",
+        "interval": "",
+        "p": "",
+        "between A/B": "–/–",
+        "within A/B": "4.3%/4.3%",
+        "verdict": "slower",
+        "caveats": "",
+    }
+
+
+def test_statistics_of_processes_show_counts_and_both_spreads():
+    a = [[100.0, 101.0, 102.0], [110.0, 111.0], [90.0, 91.0, 92.0, 93.0]]
+    b = [[150.0, 151.0], [160.0, 161.0, 162.0]]
+    cells = dict(
+        zip(STATISTICS_HEADERS, statistics_cells(compare_processes(a, b, Thresholds(resamples=20))), strict=True)
+    )
+    assert (cells["processes A/B"], cells["samples A/B"]) == ("3/2", "9/5")
+    # A's process medians 101, 110.5, 91.5: sd 9.5 around 101 (9.4 %); B's 150.5, 161: sd 7.4 around 155.75.
+    assert cells["between A/B"] == "9.4%/4.8%"
+    assert cells["verdict"] == "inconclusive" and cells["caveats"] == "too few processes (3 and 2) for a verdict"
+
+
+def test_the_rule_says_how_verdicts_are_reached():
+    text = rule_text(Thresholds(factor=1.2, alpha=0.01, min_processes=4))
+    for part in (
+        "Welch's t-test on the log process medians",
+        "p < 0.01",
+        "×1.2",
+        "at least 4 processes",
+        "hierarchical",
+    ):
+        assert part in text
+    assert "Mann–Whitney U" in pooled_rule_text(Thresholds())
 
 
 def test_markdown_table_escapes_what_would_break_it():

@@ -1,0 +1,160 @@
+"""Is B faster or slower than A, when each side was measured in several processes?
+
+Each process sets a level of its own (memory layout, thread placement, CPU frequency,
+other work on the machine) that no sample within it can reveal: samples of one process
+are tight around its level, and the levels of separate processes differ by more than
+that.  Testing pooled samples as independent draws mistakes two levels for a change.
+So the process is the unit:
+
+- each process is summarised by the median of its samples, and a side's figure is the
+  median of its process medians; the ratio is B's figure over A's;
+- the test is Welch's t-test on the logarithms of the process medians (timings scale,
+  so a change is a shift of the log; Welch allows each side its own spread);
+- *faster* / *slower* needs the ratio beyond the factor AND p below alpha AND at least
+  ``min_processes`` processes on each side; with fewer, a ratio beyond the factor is
+  *inconclusive*, and a flag says so;
+- the interval is a hierarchical bootstrap: resample processes with replacement, then
+  the samples within each chosen process, so it widens with the spread between
+  processes as well as within them.
+
+With one process a side the bootstrap cannot see the spread between processes: the
+interval is then as narrow as the old one, and the "too few processes" flag is what
+says not to trust it.  Pure Python and deterministic (the bootstrap is seeded).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+
+from harness.analysis.significance import (
+    DEFAULT_THRESHOLDS,
+    WELCH_LOG_MEDIANS,
+    Comparison,
+    SideSpread,
+    Thresholds,
+    Verdict,
+    percentile_ratio_interval,
+)
+from harness.analysis.t_test import welch_t_test
+from harness.stats import summarize
+
+Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per process
+
+
+def _measured(processes: Processes, side: str) -> list[Sequence[float]]:
+    """The processes that took samples: a process that crashed before its first sample has nothing to say."""
+    measured = [samples for samples in processes if len(samples)]
+    if not measured:
+        raise ValueError(f"{side} has no samples in any process")
+    return measured
+
+
+def process_medians(processes: Processes) -> list[float]:
+    return [statistics.median(samples) for samples in processes if len(samples)]
+
+
+def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
+    """Process count, sample count, spread between process medians and within processes."""
+    measured = _measured(processes, "the side")
+    if not 0 <= loaded <= len(measured):
+        raise ValueError(f"{loaded} loaded processes out of {len(measured)}")
+    medians = process_medians(measured)
+    centre = statistics.fmean(medians)
+    between = statistics.stdev(medians) / centre if len(medians) > 1 and centre > 0 else math.nan
+    within = statistics.median(summarize(samples).relative_iqr for samples in measured)
+    return SideSpread(len(measured), sum(map(len, measured)), between, within, loaded)
+
+
+def _bootstrap_figures(processes: Sequence[Sequence[float]], resamples: int, rng: random.Random) -> list[float]:
+    figures = []
+    for _ in range(resamples):
+        chosen = rng.choices(processes, k=len(processes))
+        figures.append(statistics.median(statistics.median(rng.choices(p, k=len(p))) for p in chosen))
+    return figures
+
+
+def hierarchical_bootstrap_interval(
+    baseline: Processes,
+    candidate: Processes,
+    *,
+    confidence: float = Thresholds.confidence,
+    resamples: int = Thresholds.resamples,
+    seed: int = Thresholds.seed,
+) -> tuple[float, float]:
+    """Percentile interval of the ratio of figures (median of process medians), B over A.
+
+    Each resample draws a side's processes with replacement, then within each drawn
+    process its samples with replacement.  Each side has its own seeded generator, so
+    the interval is the same on every run and the sides are never drawn in lockstep.
+    """
+    base = _bootstrap_figures(_measured(baseline, "side A"), resamples, random.Random(seed))
+    cand = _bootstrap_figures(_measured(candidate, "side B"), resamples, random.Random(seed + 1))
+    return percentile_ratio_interval(base, cand, confidence)
+
+
+def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list[str]:
+    flags = []
+    if spread.between > thresholds.max_between_cv:
+        flags.append(f"{side}: process medians vary by {spread.between:.0%}")
+    if spread.within > thresholds.max_relative_iqr:
+        flags.append(f"{side}: IQR {spread.within:.0%} of median within processes")
+    if spread.loaded:
+        flags.append(f"{side}: {spread.loaded} of {spread.processes} processes measured under load")
+    return flags
+
+
+def _direction(ratio: float, thresholds: Thresholds) -> Verdict | None:
+    if ratio >= thresholds.factor:
+        return Verdict.SLOWER
+    if ratio <= 1 / thresholds.factor:
+        return Verdict.FASTER
+    return None
+
+
+def compare_processes(
+    baseline: Processes,
+    candidate: Processes,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    loaded: tuple[int, int] = (0, 0),
+) -> Comparison:
+    """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better).
+
+    Each side is a sequence of processes, each process a sequence of raw samples;
+    processes without samples are left out.  ``loaded`` counts, per side (A, B), the
+    processes measured while other work loaded the machine: they are kept and flagged.
+    ``baseline``/``candidate`` of the result summarise the process medians.
+    """
+    a, b = _measured(baseline, "side A"), _measured(candidate, "side B")
+    a_medians, b_medians = process_medians(a), process_medians(b)
+    base, cand = summarize(a_medians), summarize(b_medians)
+    a_spread, b_spread = side_spread(a, loaded[0]), side_spread(b, loaded[1])
+    flags = process_flags(a_spread, "A", thresholds) + process_flags(b_spread, "B", thresholds)
+    enough = min(len(a), len(b)) >= max(2, thresholds.min_processes)
+    if not enough:
+        flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
+    spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS)
+    if base.median <= 0:
+        nan = math.nan
+        return Comparison(base, cand, nan, nan, nan, nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
+    ratio = cand.median / base.median
+    low, high = hierarchical_bootstrap_interval(
+        a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
+    )
+    positive = min(a_medians) > 0 and min(b_medians) > 0
+    if not positive:
+        flags.append("a process median is not positive: no test")
+    p_value = math.nan
+    if positive and min(len(a), len(b)) >= 2:
+        p_value = welch_t_test([math.log(m) for m in a_medians], [math.log(m) for m in b_medians]).p_value
+    direction = _direction(ratio, thresholds)
+    if direction is None:
+        verdict = Verdict.UNCHANGED
+    elif not (enough and positive):
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = direction if p_value < thresholds.alpha else Verdict.UNCHANGED
+    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads)

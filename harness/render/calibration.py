@@ -1,0 +1,41 @@
+"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report's header.  Pure."""
+
+from __future__ import annotations
+
+from harness.analysis.noise_floor import CalibrationRun
+from harness.units import format_ratio, short_machine, sizes_text
+
+
+def noise_floor_sentence(run: CalibrationRun) -> str:
+    """E.g. "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax 0.12.0.1):
+    1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); raising N
+    from 600 to 660 was flagged slower in 6 of 8 metrics, from ×1.21 up."."""
+    where = (
+        f"Noise floor of machine {short_machine(run.machine)} (calibrated {run.created_at[:10]} with {run.case} "
+        f"{sizes_text(run.sizes)} on jax {run.release})"
+    )
+    pairs = f"{run.pairs} pair{'s' if run.pairs != 1 else ''} of separate runs of one release"
+    if run.comparisons:
+        aa = (
+            f"{run.flagged} of {run.comparisons} metric comparisons between {pairs} got a verdict "
+            f"({run.false_positive_rate:.1%})"
+        )
+    else:
+        aa = f"no metric could be compared between {pairs}"
+    raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
+    if run.slowdown_flagged and run.smallest_flagged_ratio is not None:
+        share = (
+            f"all {run.slowdown_comparisons}"
+            if run.slowdown_flagged == run.slowdown_comparisons
+            else f"{run.slowdown_flagged} of {run.slowdown_comparisons}"
+        )
+        seen = f"{raised} was flagged slower in {share} metrics, from {format_ratio(run.smallest_flagged_ratio)} up"
+    elif run.largest_unflagged_ratio is not None:
+        seen = f"{raised} was not flagged (ratios up to {format_ratio(run.largest_unflagged_ratio)})"
+    else:
+        seen = f"{raised} could not be compared"
+    caveat = ""
+    if run.processes < run.min_processes:
+        count = f"{run.processes} process{'es' if run.processes != 1 else ''}"
+        caveat = f" (runs of {count} a side: too few for any verdict, {run.min_processes} are needed)"
+    return f"{where}: {aa}; {seen}{caveat}."

@@ -1,0 +1,239 @@
+"""The verdict over processes, on hand-made numbers and on simulated cells with known truth.
+
+The simulations model what separate runs of one release show: each process sits at a
+level of its own (log-normal around the cell's true time), its samples tight around
+that level.  No JAX, no timing: a seeded generator makes the data.
+"""
+
+import math
+import random
+import statistics
+
+import pytest
+
+from harness.analysis.processes import (
+    compare_processes,
+    hierarchical_bootstrap_interval,
+    process_medians,
+    side_spread,
+)
+from harness.analysis.significance import (
+    FASTER,
+    INCONCLUSIVE,
+    SLOWER,
+    UNCHANGED,
+    WELCH_LOG_MEDIANS,
+    Thresholds,
+    bootstrap_ratio_interval,
+    compare_samples,
+)
+from harness.analysis.t_test import welch_t_test
+
+# The verdict does not use the interval: keep the simulations quick.
+FAST = Thresholds(resamples=10)
+VERDICTS = (SLOWER, FASTER)
+
+
+def simulated_side(
+    rng: random.Random, processes: int, between: float, *, within: float = 0.01, samples: int = 10, scale: float = 1.0
+) -> list[list[float]]:
+    """One side of a cell: per process a log-normal level (sd ``between``), then tight samples around it."""
+    side = []
+    for _ in range(processes):
+        level = 1e6 * scale * rng.lognormvariate(0, between)
+        side.append([level * rng.lognormvariate(0, within) for _ in range(samples)])
+    return side
+
+
+def pooled(side: list[list[float]]) -> list[float]:
+    return [x for process in side for x in process]
+
+
+def steady(level: float, n: int = 7) -> list[float]:
+    return [level * (1 + 0.001 * i) for i in range(n)]
+
+
+# --- the rule on numbers worked out by hand ---
+
+
+def test_the_figure_is_the_median_of_process_medians():
+    a = [[10, 11, 12], [20, 21, 22, 23], [30]]
+    b = [[12, 13, 14], [25, 26], [40, 41, 42], [50]]
+    result = compare_processes(a, b, FAST)
+    assert process_medians(a) == [11, 21.5, 30]
+    # B's process medians 13, 25.5, 41, 50: an even count, so the figure is (25.5 + 41) / 2.
+    assert (result.baseline.median, result.candidate.median) == (21.5, 33.25)
+    assert result.ratio == pytest.approx(33.25 / 21.5)
+    assert result.processes == (3, 4) and result.baseline.n == 3
+    expected = welch_t_test([math.log(m) for m in (11, 21.5, 30)], [math.log(m) for m in (13, 25.5, 41, 50)])
+    assert result.p_value == pytest.approx(expected.p_value)
+    assert result.test == WELCH_LOG_MEDIANS
+
+
+def test_spread_between_and_within_processes():
+    side = [[90, 100, 110, 120, 130], [190, 200, 210], [300]]
+    spread = side_spread(side, loaded=1)
+    medians = [110, 200, 300]
+    assert spread.between == pytest.approx(statistics.stdev(medians) / statistics.fmean(medians))
+    # Relative IQR per process: 20/110 (inclusive quartiles 100, 120), 10/200, 0 for one sample.
+    assert spread.within == pytest.approx(10 / 200)
+    assert (spread.processes, spread.samples, spread.loaded) == (3, 9, 1)
+    assert math.isnan(side_spread([[1.0, 2.0]]).between), "one process has no spread between processes"
+
+
+def test_a_clear_change_over_enough_processes_is_a_verdict():
+    a = [steady(100), steady(102), steady(99), steady(101), steady(100.5)]
+    b = [steady(130), steady(129), steady(133), steady(131), steady(128)]
+    assert compare_processes(a, b, FAST).verdict == SLOWER
+    assert compare_processes(b, a, FAST).verdict == FASTER
+    assert compare_processes(a, a, FAST).verdict == UNCHANGED
+    assert compare_processes(a, b, FAST).flags == ()
+
+
+def test_too_few_processes_is_inconclusive_never_a_verdict():
+    one = [steady(100)]
+    five = [steady(200), steady(201), steady(199), steady(202), steady(198)]
+    result = compare_processes(one, five, FAST)
+    assert result.verdict == INCONCLUSIVE
+    assert result.flags[0] == "too few processes (1 and 5) for a verdict"
+    assert math.isnan(result.p_value), "one process has no spread to test against"
+    close = compare_processes(one, [steady(101)] * 5, FAST)
+    assert close.verdict == UNCHANGED and close.noisy
+    two = [steady(100), steady(100.1)]
+    assert compare_processes(two, five[:2], FAST).verdict == INCONCLUSIVE, "min_processes is 3"
+    assert compare_processes(two, five[:2], Thresholds(resamples=10, min_processes=2)).verdict == SLOWER
+
+
+def test_a_large_ratio_without_significance_is_unchanged():
+    a = [steady(100), steady(180), steady(60)]
+    b = [steady(130), steady(70), steady(220)]
+    result = compare_processes(a, b, FAST)
+    assert result.ratio == pytest.approx(1.3) and result.p_value > 0.1
+    assert result.verdict == UNCHANGED
+    # Process medians 100.3, 180.54, 60.18: sd 60.5 around a mean of 113.7.
+    assert result.flags == ("A: process medians vary by 54%", "B: process medians vary by 54%")
+
+
+def test_noisy_processes_and_load_are_flagged():
+    noisy = [[50, 100, 150, 200, 100, 60, 170, 90]] * 3
+    tight = [steady(100)] * 5
+    result = compare_processes(tight, noisy, FAST, loaded=(0, 3))
+    # Sorted 50 60 90 100 100 150 170 200: inclusive quartiles 82.5 and 155 around a median of 100.
+    assert "B: IQR 72% of median within processes" in result.flags
+    assert "B: 3 of 3 processes measured under load" in result.flags
+    assert not any(flag.startswith("A:") for flag in result.flags)
+    assert compare_processes(tight, tight, FAST, loaded=(3, 0)).flags == ("A: 3 of 5 processes measured under load",)
+    with pytest.raises(ValueError):
+        compare_processes(tight, tight, FAST, loaded=(6, 0))
+
+
+def test_processes_without_samples_are_left_out():
+    a = [steady(100), [], steady(101), steady(99)]
+    result = compare_processes(a, a, FAST)
+    assert result.processes == (3, 3)
+    with pytest.raises(ValueError, match="side B has no samples"):
+        compare_processes(a, [[], []], FAST)
+
+
+def test_zero_timings_give_no_test():
+    assert compare_processes([[0, 0]] * 3, [steady(5)] * 3, FAST).verdict == INCONCLUSIVE
+    result = compare_processes([steady(5)] * 3, [[0, 0, 0]] * 3, FAST)
+    assert result.verdict == INCONCLUSIVE and math.isnan(result.p_value)
+    assert "a process median is not positive: no test" in result.flags
+
+
+# --- the interval ---
+
+
+def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_processes():
+    rng = random.Random(7)
+    a = simulated_side(rng, 5, 0.05)
+    b = simulated_side(rng, 5, 0.05, scale=1.3)
+    first = hierarchical_bootstrap_interval(a, b)
+    assert first == hierarchical_bootstrap_interval(a, b)
+    assert hierarchical_bootstrap_interval(a, b, seed=1) != first
+    low, high = first
+    figure_ratio = compare_processes(a, b, FAST).ratio
+    assert low < figure_ratio < high
+    # Pooling the samples hides the spread between processes: its interval is less than half as wide.
+    pooled_low, pooled_high = bootstrap_ratio_interval(pooled(a), pooled(b))
+    assert math.log(high / low) > 2 * math.log(pooled_high / pooled_low)
+
+
+def test_interval_covers_the_truth_as_often_as_it_claims():
+    # 80 % intervals over 200 cells with a true ratio of 1.2: coverage far below 80 % would
+    # mean the interval ignores a source of spread.  Five processes a side make the
+    # percentile bootstrap somewhat narrow, hence the margin.
+    rng = random.Random(13)
+    thresholds = Thresholds(confidence=0.8, resamples=200)
+    covered = 0
+    for _ in range(200):
+        a, b = simulated_side(rng, 5, 0.05), simulated_side(rng, 5, 0.05, scale=1.2)
+        low, high = hierarchical_bootstrap_interval(
+            a, b, confidence=thresholds.confidence, resamples=thresholds.resamples
+        )
+        covered += low <= 1.2 <= high
+    assert 0.6 * 200 < covered < 0.95 * 200
+
+
+# --- is it honest?  A/A cells and real changes, simulated ---
+
+
+def test_aa_over_processes_gives_almost_no_verdicts_where_pooling_gives_many():
+    # 2000 A/A cells, 5 processes a side, process levels scattered by 5 %, samples by 1 %.
+    rng = random.Random(2026)
+    new_verdicts = new_rejections = pooled_rejections = one_process_verdicts = 0
+    trials = 2000
+    for _ in range(trials):
+        a, b = simulated_side(rng, 5, 0.05), simulated_side(rng, 5, 0.05)
+        result = compare_processes(a, b, FAST)
+        new_verdicts += result.verdict in VERDICTS
+        new_rejections += result.p_value < FAST.alpha
+        old = compare_samples(pooled(a), pooled(b), FAST)
+        pooled_rejections += old.p_value < FAST.alpha
+        one_process_verdicts += compare_samples(a[0], b[0], FAST).verdict in VERDICTS
+    assert new_verdicts <= 0.01 * trials
+    assert new_rejections <= 0.01 * trials, "the test on process medians holds its level"
+    # Why: Mann–Whitney on pooled samples takes 50 draws a side where there are 5
+    # levels, and rejects "same distribution" in about a third of identical cells
+    # (nominally 0.2 %); only the ×1.1 gate keeps most of those from being verdicts.
+    assert pooled_rejections >= 0.2 * trials
+    # One process a side, as every stored result was measured before processes: the
+    # ratio is one level over another, and about a sixth of A/A pairs become verdicts.
+    assert one_process_verdicts >= 0.1 * trials
+
+
+def test_aa_under_load_pooling_gives_verdicts_and_processes_do_not():
+    # Another program on the machine scatters process levels by 20 %: the ×1.1 gate no
+    # longer protects the pooled rule, and a third of identical cells get a verdict.
+    rng = random.Random(2027)
+    trials = 300
+    new_verdicts = pooled_verdicts = 0
+    for _ in range(trials):
+        a, b = simulated_side(rng, 5, 0.2), simulated_side(rng, 5, 0.2)
+        new_verdicts += compare_processes(a, b, FAST).verdict in VERDICTS
+        pooled_verdicts += compare_samples(pooled(a), pooled(b), FAST).verdict in VERDICTS
+    assert new_verdicts <= 0.01 * trials
+    assert pooled_verdicts >= 0.15 * trials
+
+
+def test_a_true_fifteen_percent_slowdown_is_flagged():
+    rng = random.Random(5)
+    trials = 200
+    flagged = sum(
+        compare_processes(simulated_side(rng, 5, 0.02), simulated_side(rng, 5, 0.02, scale=1.15), FAST).verdict
+        == SLOWER
+        for _ in range(trials)
+    )
+    assert flagged >= 0.9 * trials
+
+
+def test_a_true_speedup_is_flagged_as_faster():
+    rng = random.Random(6)
+    trials = 100
+    flagged = sum(
+        compare_processes(simulated_side(rng, 5, 0.02), simulated_side(rng, 5, 0.02, scale=1 / 1.15), FAST).verdict
+        == FASTER
+        for _ in range(trials)
+    )
+    assert flagged >= 0.9 * trials
