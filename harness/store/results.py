@@ -27,7 +27,9 @@ from typing import Any
 from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Version 1 (one case process per result) is still read as it is, until readers migrate it.
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
 # JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 STATUSES = ("ok", "failed", "timeout", "crashed", "skipped")
@@ -152,7 +154,7 @@ def validate(data: Any) -> str | None:
     if data.get("schema") != SCHEMA:
         return f"not a harness result (schema {data.get('schema')!r})"
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         return f"schema version {version!r} is not one this harness reads (it reads {SCHEMA_VERSION})"
     missing = [key for key in REQUIRED if key not in data]
     if missing:
