@@ -58,8 +58,9 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
         for name, (low, _) in case.space.ranges.items():
             sizes[name] = min(sizes.get(name, low), low)
     args = [arg for name, low in sizes.items() for arg in ("--size", f"{name}={max(low, 2)}")]
+    options = ["--repeats", "2", "--warmup", "1", "--processes", "1", "--results", "r"]
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", *args, "--repeats", "2", "--warmup", "1", "--results", "r"],
+        [sys.executable, "-m", "harness", "run", *args, *options],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -71,4 +72,4 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
     statuses = {(r["case"], json.dumps(r["sizes"], sort_keys=True)): r["status"] for r in results}
     assert set(statuses.values()) == {"ok"}, {k: v for k, v in statuses.items() if v != "ok"}
     assert {r["case"] for r in results} == set(CASES)
-    assert all("claim" in r and r["compiled"] is not None for r in results)
+    assert all("claim" in p and p["compiled"] is not None for r in results for p in r["processes"])
