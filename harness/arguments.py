@@ -23,7 +23,7 @@ DEFAULT_RESULTS = Path("results")
 # effort: "quick" is for CI and a first look, "full" for numbers to quote.  Each cell runs
 # in PROCESSES case processes (a side), since the level a process sets varies more than
 # its samples do: the spread between processes is what a comparison must see.
-SAMPLING = {"quick": (10, 1.0), "full": (20, 2.0)}
+SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
 PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_REPORTS = Path("reports")
 

@@ -112,3 +112,9 @@ def test_settings_without_a_minimum_sample_time_mean_one_iteration():
     settings = {"warmup": 0, "repeats": 2, "min_repeats": 2, "max_seconds": 1.0}
     assert timing.time_program_with([("x", lambda: None)], lambda o: o, settings).loops == 1
     assert timing.time_program_with([("x", lambda: None)], lambda o: o, {**settings, "min_sample_ns": 10**5}).loops > 1
+
+
+def test_a_program_whose_warm_up_fills_a_sample_is_not_calibrated():
+    calls = []
+    prog = timing.time_program([("x", lambda: calls.append(1))], lambda o: o, warmup=1, repeats=2, min_sample_ns=1)
+    assert prog.loops == 1 and len(calls) == 1 + 1 + 2, "no calibration run"
