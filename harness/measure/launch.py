@@ -35,8 +35,10 @@ __all__ = ["ISOLATIONS", "Exited", "Worker", "WorkerGone", "default_isolation", 
 GPU_PLATFORMS = ("cuda", "rocm", "gpu")
 # Seconds a worker may take to import JAX and take the host's facts on a busy machine.
 READY_TIMEOUT_S = 300.0
-# Seconds to wait for the worker to report a case process it was told to kill, or to end.
+# Seconds to wait for the worker to report a case process it was told to kill.
 REAP_TIMEOUT_S = 30.0
+# Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is killed.
+CLOSE_TIMEOUT_S = 5.0
 LOG_TAIL_LINES = 15
 
 
@@ -194,7 +196,7 @@ class Worker:
         with contextlib.suppress(OSError):
             self._stdin.close()
         try:
-            self.proc.wait(REAP_TIMEOUT_S)
+            self.proc.wait(CLOSE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

@@ -88,3 +88,26 @@ def test_a_side_defaults_to_this_interpreter_and_environment():
     side = Side("0.4.26", "cpu")
     assert side.interpreter == sys.executable and side.label == "jax 0.4.26 · cpu"
     assert side.environment() == dict(os.environ)
+
+
+def test_an_aa_plan_of_one_interpreter_runs_interleaved_through_the_command_line(tmp_path, capsys):
+    from harness.store.results import load_results
+
+    plan = write_plan(
+        tmp_path,
+        [
+            {"release": "aa", "profile": "first", "interpreter": sys.executable, "env": {"AA_SIDE": "1"}},
+            {"release": "aa", "profile": "second", "interpreter": sys.executable, "label": "second side"},
+        ],
+    )
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
+    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "(1/1) steady K=1000 · 2 processes on each of 2 sides, interleaved" in err
+    assert "[second side] (1/1) steady K=1000 · process 2/2 → ok" in err
+    assert "1 cells on 2 sides, 2 results stored" in err
+    stored = {r.profile: r.data for r in load_results(tmp_path / "r")[0]}
+    assert set(stored) == {"first", "second"} and {r["release"] for r in stored.values()} == {"aa"}
+    assert stored["first"]["interleaved_with"] == ["second side"]
+    assert stored["second"]["interleaved_with"] == ["jax aa · first"]
+    assert all(len(r["processes"]) == 2 for r in stored.values())
