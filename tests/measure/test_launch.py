@@ -41,8 +41,10 @@ def wait_until(predicate, timeout=30.0):
 
 @pytest.fixture(params=["fork", "spawn"])
 def worker(request, tmp_path):
+    # A test before may have imported JAX into pytest's process, which sets TPU_SKIP_MDS_QUERY there.
+    inherited = {name: value for name, value in os.environ.items() if name != "TPU_SKIP_MDS_QUERY"}
     environ = {
-        **os.environ,
+        **inherited,
         "XLA_FLAGS": "--xla_force_host_platform_device_count=3",
         "HARNESS_TEST_PIDFILE": str(tmp_path / "pid"),
     }
