@@ -13,14 +13,18 @@ from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
 from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
+from harness.measure.affinity import parse_cpu_list
 from harness.measure.launch import ISOLATIONS
+from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.runner import Settings
 
 DEFAULT_RESULTS = Path("results")
-# Samples per program and the sampling time budget per program, by effort: "quick" is for
-# CI and a first look (20 samples are plenty for the report's significance test, which
-# needs at least 7 a side), "full" for numbers to quote.
-SAMPLING = {"quick": (20, 3.0), "full": (30, 10.0)}
+# Samples per program and the sampling time budget per program in each case process, by
+# effort: "quick" is for CI and a first look, "full" for numbers to quote.  Each cell runs
+# in PROCESSES case processes (a side), since the level a process sets varies more than
+# its samples do: the spread between processes is what a comparison must see.
+SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
+PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_REPORTS = Path("reports")
 # The profile label of a search, issue, bisect or sweep run outside nox without --profile.
 UNPINNED_PROFILE = "default"
@@ -50,6 +54,49 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be zero or more")
+    return value
+
+
+def _cpu_list(text: str) -> list[int]:
+    try:
+        return parse_cpu_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_process_options(parser: argparse.ArgumentParser, processes_help: str) -> None:
+    """How each cell is measured: in how many case processes, pinned where, on how loaded a machine."""
+    parser.add_argument("--processes", type=_positive_int, metavar="K", help=processes_help)
+    parser.add_argument(
+        "--min-sample-time",
+        type=_non_negative_float,
+        metavar="SECONDS",
+        help="a program shorter than this is repeated within one sample, which stores the mean per iteration "
+        f"(default {Settings.min_sample_ns / 1e9:g}; 0: one iteration per sample)",
+    )
+    parser.add_argument(
+        "--affinity",
+        type=_cpu_list,
+        metavar="CPUS",
+        help="pin every case process to these CPUs before JAX starts, e.g. 0 or 0,1 or 0-3 (default: not pinned)",
+    )
+    parser.add_argument(
+        "--max-load",
+        type=_non_negative_float,
+        metavar="CORES",
+        help="measure a case process again (up to 3 attempts, a second apart) when other processes kept more than "
+        f"this many cores busy while it ran (default: flag a process over {DEFAULT_FLAG_CORES:g} cores, never "
+        "measure again)",
+    )
 
 
 def _factor(text: str) -> float:
@@ -108,7 +155,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
     run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
-    run.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
+    run.add_argument("--profile", help="label of the device profile (set by nox; default: default)")
+    run.add_argument(
+        "--sides",
+        type=Path,
+        metavar="PLAN.json",
+        help="measure on each side this plan lists (release venv, environment, release and profile labels), "
+        "one case process per side in turn; see README 'Sides' (default: this interpreter, --profile)",
+    )
     run.add_argument("--effort", choices=discovery.EFFORTS, default="quick")
     run.add_argument("--size", action="append", default=[], help="NAME=INTEGER, overrides the effort's sizes")
     run.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sizes drawn for --effort full")
@@ -135,12 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items())
         + ")",
     )
+    _add_process_options(
+        run,
+        "case processes per cell and side, each with its own warm-up (default: "
+        + ", ".join(f"{e} {k}" for e, k in PROCESSES.items())
+        + ")",
+    )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
     run.add_argument(
         "--isolation",
         choices=ISOLATIONS,
-        help="fork: each case in a fork of a server that imported JAX once (fast start); "
-        "spawn: each case in a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
+        help="fork: each case process a fork of a worker that imported JAX once (fast start); "
+        "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
     )
     run.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
     run.add_argument(
@@ -159,6 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     finder.add_argument("--repeats", type=_positive_int, default=10)
     finder.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s)
     finder.add_argument("--max-seconds", type=_positive_float, default=3.0)
+    _add_process_options(
+        finder, "case processes per size point; the claim must agree in every one that finishes (default 1)"
+    )
     finder.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
     finder.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)

@@ -12,15 +12,17 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.analysis.metric_names import parse_metric_name
-from harness.arguments import SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
+from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError, UsageError
+from harness.measure.affinity import check_affinity
 from harness.measure.launch import default_isolation
-from harness.measure.runner import PlannedRun, Recorder, Settings, describe, release_label, run_all
+from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, describe, release_label, run_all, this_side
+from harness.measure.sides import Side, load_plan
 from harness.pins import DEFAULT_PROFILE, DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, Profile, Release
 from harness.releases.options import RangeOptions
 from harness.store.schema import RunStatus
@@ -69,6 +71,15 @@ def _check_installed_release(args: argparse.Namespace) -> None:
         )
 
 
+def run_sides(args: argparse.Namespace) -> list[Side]:
+    """The sides a ``run`` measures: those of ``--sides``, or this interpreter under ``--profile``."""
+    if args.sides is None:
+        return [this_side(args.profile or "default")]
+    if args.profile is not None:
+        raise UsageError("--sides gives each side its profile; --profile is for a run without --sides")
+    return load_plan(args.sides)
+
+
 def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo], dict[str, int], Budget]:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     cases = discovery.select(discovery.discover(args.cases_dir), args.case)
@@ -77,6 +88,10 @@ def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo]
     _results_folder(args.results)
     if args.force and args.retry_failed:
         raise UsageError("--force and --retry-failed exclude each other")
+    if args.affinity is not None:
+        check_affinity(args.affinity)
+    if args.sides is not None:
+        run_sides(args)
     return cases, overrides, Budget.for_this_machine(args.budget)
 
 
@@ -85,7 +100,23 @@ def checked_search_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, B
     pinned = dict(discovery.parse_size(text) for text in args.size)
     discovery.check_overrides([case], pinned)
     _results_folder(args.results)
+    if args.affinity is not None:
+        check_affinity(args.affinity)
     return dataclasses.replace(case, space=case.space.fixed(pinned)), Budget.for_this_machine(args.budget)
+
+
+def process_settings(args: argparse.Namespace, processes: int) -> dict[str, Any]:
+    """The settings of how each cell is measured: processes, loop calibration, pinning, load."""
+    return {
+        "processes": processes,
+        # With several processes the spread of cold compiles shows between them; one each is enough.
+        "compile_repeats": 1 if processes >= 3 else Settings.compile_repeats,
+        "min_sample_ns": round(
+            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time) * 1e9
+        ),
+        "affinity": None if args.affinity is None else tuple(args.affinity),
+        "max_load": args.max_load,
+    }
 
 
 def checked_range_args(args: argparse.Namespace) -> RangeOptions:
@@ -143,8 +174,6 @@ def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
     for raised in (False, True):
         validate(["run", *plan.run_arguments(args.results, raised=raised)])
     return plan
-
-
 
 
 def checked_compare_args(args: argparse.Namespace) -> None:
@@ -236,19 +265,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds or default_seconds,
         effort=args.effort,
         isolation=args.isolation or default_isolation(),
+        **process_settings(args, args.processes or PROCESSES[args.effort]),
     )
-    recorder = Recorder(args.results, args.profile, settings, args.seed, budget)
     resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"
-    outcomes = run_all(plan, recorder, resume=resume)
+    with Recorder(args.results, run_sides(args), settings, args.seed, budget) as recorder:
+        outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}
-    for outcome, _ in outcomes:
-        shown = ALREADY_MEASURED if outcome.already_measured else outcome.status
-        counts[shown] = counts.get(shown, 0) + 1
+    for _, run, _ in outcomes:
+        status = ALREADY_MEASURED if run is None else run.status
+        counts[status] = counts.get(status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    stored = sum(1 for _, path in outcomes if path is not None)
-    print(f"{len(outcomes)} cells, {stored} results stored under {args.results}: {summary}", file=sys.stderr)
+    stored = sum(1 for _, _, path in outcomes if path is not None)
+    sides = len(recorder.sides)
+    cells = f"{len(plan)} cells" + (f" on {sides} sides" if sides > 1 else "")
+    print(f"{cells}, {stored} results stored under {args.results}: {summary}", file=sys.stderr)
     bad = sum(n for status, n in counts.items() if status not in (RunStatus.OK, RunStatus.SKIPPED, ALREADY_MEASURED))
     return 1 if args.strict and bad else 0
+
+
+def claim_over_processes(run: CellRun, sizes_text: str) -> tuple[bool | None, str]:
+    """The claim's verdict at a size point: the one every finished process agrees on; None if they differ."""
+    claims = [p.claim for p in run.processes if p.status == "ok" and p.claim is not None]
+    verdicts = {bool(claim["holds"]) for claim in claims}
+    if run.status != "ok" or len(verdicts) != 1:
+        holding = sum(bool(claim["holds"]) for claim in claims)
+        why = run.status if run.status != "ok" else f"the claim held in {holding} of {len(claims)} processes"
+        return None, f"{sizes_text}: {why}"
+    return verdicts.pop(), f"{sizes_text}: {claims[-1]['evidence']}"
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -258,33 +301,32 @@ def cmd_search(args: argparse.Namespace) -> int:
     _check_installed_release(args)
     profile = _profile_label(args)
     settings = Settings(
-        timeout_s=args.timeout, repeats=args.repeats, min_repeats=min(5, args.repeats), max_seconds=args.max_seconds
+        timeout_s=args.timeout,
+        repeats=args.repeats,
+        min_repeats=min(5, args.repeats),
+        max_seconds=args.max_seconds,
+        **process_settings(args, args.processes or 1),
     )
-    recorder = Recorder(args.results, profile, settings, args.seed, budget)
+    side = this_side(profile)
 
     def measure(point: dict[str, int]) -> tuple[bool | None, str]:
-        outcome, _ = recorder.run(PlannedRun(case, PlannedPoint(point, "search")))
+        [(_, run, _)] = recorder.run(PlannedRun(case, PlannedPoint(point, "search")))
+        assert run is not None, "measured anew: resume is off"
         sizes_text = " ".join(f"{k}={v}" for k, v in sorted(point.items()))
-        print(
-            f"[jax {recorder.release} · {profile}] search {case.name} {sizes_text} → {describe(outcome)}",
-            file=sys.stderr,
-            flush=True,
-        )
-        claim = outcome.payload.get("claim")
-        if outcome.status is not RunStatus.OK or not claim:
-            return None, f"{sizes_text}: {outcome.status}"
-        return bool(claim["holds"]), f"{sizes_text}: {claim['evidence']}"
+        print(f"[{side.label}] search {case.name} {sizes_text} → {describe(run)}", file=sys.stderr, flush=True)
+        return claim_over_processes(run, sizes_text)
 
-    found = search.search(
-        case,
-        measure,
-        budget=budget,
-        want_holds=args.holds,
-        max_examples=args.max_examples,
-        confirm=args.confirm,
-        seed=args.seed,
-    )
-    text = search.render(found, release=recorder.release, profile=profile)
+    with Recorder(args.results, [side], settings, args.seed, budget) as recorder:
+        found = search.search(
+            case,
+            measure,
+            budget=budget,
+            want_holds=args.holds,
+            max_examples=args.max_examples,
+            confirm=args.confirm,
+            seed=args.seed,
+        )
+    text = search.render(found, release=side.release, profile=profile)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"search-{case.name}-{'holds' if args.holds else 'fails'}.md"
     path.write_text(text)

@@ -24,7 +24,23 @@ def fixture_result() -> dict:
 
 
 def real_result(name: str) -> dict:
+    """A real stored result (schema version 2, measured in several processes) from ``fixtures/results``."""
     return json.loads((FIXTURES / "results" / f"{name}.json").read_text())
+
+
+def v1_result(name: str) -> dict:
+    """A real result as version 1 of the schema stored it (one process), from ``fixtures/v1``."""
+    return json.loads((FIXTURES / "v1" / f"{name}.json").read_text())
+
+
+def _scale_measurements(record: dict, scale: float) -> None:
+    for program in record.get("programs", {}).values():
+        for sample in program["samples"]:
+            sample["wall_ns"] = round(sample["wall_ns"] * scale)
+            sample["marks_ns"] = [round(m * scale) for m in sample["marks_ns"]]
+    for function in record.get("compiled", {}).values():
+        for key in ("lower_ns", "compile_ns"):
+            function[key] = [round(v * scale) for v in function.get(key, [])]
 
 
 def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **changes) -> dict:
@@ -35,28 +51,34 @@ def derive(data: dict, *, release: str | None = None, scale: float = 1.0, **chan
     if release:
         copy["release"] = release
     copy["id"] = f"{copy['id']}-{copy['release']}-{copy['profile']}-{scale:g}"
-    for record in copy.get("programs", {}).values():
-        for sample in record["samples"]:
-            sample["wall_ns"] = round(sample["wall_ns"] * scale)
-            sample["marks_ns"] = [round(m * scale) for m in sample["marks_ns"]]
-    for record in copy.get("compiled", {}).values():
-        for key in ("lower_ns", "compile_ns"):
-            record[key] = [round(v * scale) for v in record.get(key, [])]
+    for record in copy.get("processes", [copy]):
+        _scale_measurements(record, scale)
     return copy
 
 
+def set_claim(data: dict, holds: bool) -> dict:
+    """The result with the claim verdict of every process set (a test-only change); returns it."""
+    for record in data.get("processes", [data]):
+        if record.get("claim"):
+            record["claim"]["holds"] = holds
+    return data
+
+
 def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
-    """A version-1 result posing as a cell measured in several processes (schema version 2), one per status:
-    process i has every raw sample multiplied by i + 1 (a test-only injection) and, with ``holds``, that
-    claim verdict.  Only processes that finished ok carry measurements."""
+    """A result posing as a cell measured in one process per status (schema version 2), made from the
+    result's first process: process i has every raw sample multiplied by i + 1 (a test-only injection)
+    and, with ``holds``, that claim verdict.  Only processes that finished ok carry measurements."""
+    template = data["processes"][0] if "processes" in data else data
+    measured = ("programs", "compiled", "claim", "jax")
     processes = []
     for index, status in enumerate(statuses):
-        scaled = derive(data, scale=index + 1)
+        scaled = json.loads(json.dumps({key: template[key] for key in measured if key in template}))
+        _scale_measurements(scaled, index + 1)
         if holds is not None:
             scaled["claim"] = {"holds": holds[index], "evidence": f"process {index}"}
-        finished = {key: scaled[key] for key in ("programs", "compiled", "claim", "jax") if status == "ok"}
+        finished = scaled if status == "ok" else {}
         processes.append({"index": index, "status": status, "detail": "", **finished})
-    cell = {key: value for key, value in data.items() if key not in ("programs", "compiled", "claim", "jax")}
+    cell = {key: value for key, value in data.items() if key not in (*measured, "processes")}
     first_bad = next((s for s in statuses if s != "ok"), "ok")
     return cell | {"schema_version": 2, "processes": processes, "status": first_bad, "interleaved_with": []}
 
@@ -147,5 +169,5 @@ class FakeReleases:
         else:
             data = derive(base, release=release, scale=scale)
         if release in self.holds:
-            data["claim"]["holds"] = self.holds[release]
+            set_claim(data, self.holds[release])
         return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")

@@ -171,10 +171,13 @@ def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_pa
     assert main([*base, "--results", str(tmp_path / "q")]) == 0
     assert main([*base, "--results", str(tmp_path / "f"), "--effort", "full", "--size", "K=10"]) == 0
     assert main([*base, "--results", str(tmp_path / "x"), "--repeats", "7", "--max-seconds", "1"]) == 0
-    settings = {name: load_results(tmp_path / name)[0][0].result.settings for name in ("q", "f", "x")}
-    assert (settings["q"].repeats, settings["q"].max_seconds) == (20, 3.0)
-    assert (settings["f"].repeats, settings["f"].max_seconds) == (30, 10.0)
+    assert main([*base, "--results", str(tmp_path / "k"), "--processes", "2", "--min-sample-time", "0"]) == 0
+    settings = {name: load_results(tmp_path / name)[0][0].result.settings for name in ("q", "f", "x", "k")}
+    assert (settings["q"].repeats, settings["q"].max_seconds, settings["q"].processes) == (10, 0.5, 5)
+    assert (settings["f"].repeats, settings["f"].max_seconds, settings["f"].processes) == (20, 2.0, 10)
     assert (settings["x"].repeats, settings["x"].max_seconds) == (7, 1.0)
+    assert settings["q"].compile_repeats == 1 and settings["q"].min_sample_ns == 1_000_000
+    assert (settings["k"].processes, settings["k"].compile_repeats, settings["k"].min_sample_ns) == (2, 3, 0)
 
 
 def test_a_nox_session_gets_a_checked_view_of_its_posargs():

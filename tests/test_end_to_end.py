@@ -48,20 +48,20 @@ def test_async_dispatch_end_to_end(tmp_path):
     result = json.loads(path.read_text())
     assert result["status"] == "ok", result.get("detail")
     assert result["sizes"] == {"N": 64} and result["profile"] == "e2e"
-    [process] = result["processes"]
-    assert process["status"] == "ok" and process["index"] == 0
+    assert result["schema_version"] == 2 and len(result["processes"]) == result["settings"]["processes"] == 5
+    process = result["processes"][0]
     assert process["jax"]["backend"] == "cpu"
     assert process["jax"]["device_count"] == 2, "XLA flags apply from process start"
     assert result["host"]["variables"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
     assert result["release"] == process["jax"]["jax_version"]
     eager = process["programs"]["eager"]
-    assert len(eager["samples"]) == 5 and eager["loops"] == 1
+    assert len(eager["samples"]) == 5 and eager["loops"] >= 1
     assert all(s["wall_ns"] >= s["marks_ns"][-1] > 0 for s in eager["samples"])
     assert set(process["claim"]) == {"holds", "evidence", "backend"} and process["claim"]["backend"] == "cpu"
     token = (tmp_path / "cache" / "jax-repro-harness" / "machine-token").read_text().strip()
     assert result["host"]["machine"] == {"id": result["host"]["machine"]["id"], "basis": "machine token and hardware"}
     assert token not in path.read_text(), "only the hash of the token is stored"
-    assert len(process["compiled"]["jit"]["compile_ns"]) == 3
+    assert all(len(p["compiled"]["jit"]["compile_ns"]) == 1 for p in result["processes"]), "5 processes: 1 each"
 
     shown = run_harness("report", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr

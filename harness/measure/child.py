@@ -1,9 +1,11 @@
 """The process that runs one case at one size point and writes its payload.
 
-Started by ``harness.measure.runner`` with a fresh interpreter, so XLA flags from the
-profile apply from process start, and whatever the case does (raise, hang, abort,
-exhaust memory) cannot harm the sweep.  It writes one JSON payload to ``--out``;
-the parent decides the final status from that file and the exit code.
+Run in a process of its own, forked by a side's worker (``harness.measure.worker``) or,
+with ``spawn`` isolation, as ``python -m harness.measure.child`` in a fresh interpreter;
+either way XLA flags from the profile apply from process start, and whatever the case
+does (raise, hang, abort, exhaust memory) cannot harm the sweep.  It writes one JSON
+payload to ``--out``; the harness decides the process's status from that file and the
+exit code.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def _case_jax(module: ModuleType) -> Any | None:
     """JAX, when the case uses it (directly or through ``cases.compat``), else None.
 
     Decided by the case's own imports, not by ``sys.modules``: a forked case process
-    has JAX imported by the forkserver even for a pure-Python case.
+    has JAX imported by its worker even for a pure-Python case.
     """
     uses = any(
         isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
@@ -76,7 +78,7 @@ def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
     return {
         "steps": prog.labels,
         "warmup": prog.warmup,
-        "loops": 1,
+        "loops": prog.loops,
         "stopped_by": prog.stopped_by,
         "first_call": {"marks_ns": prog.first_call.marks_ns, "wall_ns": prog.first_call.wall_ns},
         "samples": [{"marks_ns": s.marks_ns, "wall_ns": s.wall_ns} for s in prog.samples],

@@ -1,40 +1,51 @@
-"""Starting the process that runs one case: a fresh interpreter, or a fork of a warm one.
+"""The harness's end of a side's worker (``harness.measure.worker``): start it, start case processes, stop them.
 
-Both give every case a process of its own, in a session of its own (a timeout kills
-the case and anything it started), that dies with the harness, with its output in
-a log file.  They differ in start-up cost:
+A worker is started once per side (an interpreter and its environment) and runs every
+case process of that side, one at a time.  It is started in a session of its own, so
+a Ctrl-C at the terminal reaches the harness alone, which then kills the running case
+process with its whole process group and ends the worker; and it dies with the harness
+(``PR_SET_PDEATHSIG``), taking its case process with it.
 
-- ``spawn`` starts ``python -m harness.measure.child``: a new interpreter imports JAX for
-  every case (about 1.5 s on two cores);
-- ``fork`` forks a forkserver that imported JAX once, *without* starting a JAX
-  backend: backends, devices, XLA flags and compilation caches all begin afresh in
-  each case's process, exactly as in a new interpreter, and JAX itself only warns
-  about forking once a backend exists.  The flags come from the environment the
-  sweep was started with, the same for every case of a session.
+Isolation (what the worker does per case process):
+
+- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a
+  case process skips a 1.5 s JAX import and still starts its own backend, devices and
+  compilation caches with the side's XLA flags;
+- ``spawn`` makes each forked process ``exec`` a new ``python -m harness.measure.child``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
-import multiprocessing
 import os
+import selectors
 import signal
 import subprocess
-import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-PR_SET_PDEATHSIG = 1
-ISOLATIONS = ("fork", "spawn")
+from harness.host.environment import REPO_ROOT, scrub
+from harness.measure.worker import ISOLATIONS, die_with_parent
+
+__all__ = ["ISOLATIONS", "Exited", "Worker", "WorkerGone", "default_isolation", "kill_group"]
+
 GPU_PLATFORMS = ("cuda", "rocm", "gpu")
+# Seconds a worker may take to import JAX and take the host's facts on a busy machine.
+READY_TIMEOUT_S = 300.0
+# Seconds to wait for the worker to report a case process it was told to kill.
+REAP_TIMEOUT_S = 30.0
+# Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is killed.
+CLOSE_TIMEOUT_S = 5.0
+LOG_TAIL_LINES = 15
 
 
 def default_isolation(environ: dict[str, str] | None = None) -> str:
     """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``.
 
-    The forkserver imports JAX, which with a CUDA plugin installed loads CUDA
+    A ``fork`` worker imports JAX, which with a CUDA plugin installed loads CUDA
     libraries; CUDA forbids a fork only after it initialised, which that import should
     not do, but this is not verified on every release.  A GPU run spends seconds
     compiling, so the import a fresh interpreter costs (about 1.5 s) buys certainty.
@@ -43,119 +54,152 @@ def default_isolation(environ: dict[str, str] | None = None) -> str:
     return "spawn" if any(p.strip() in GPU_PLATFORMS for p in platforms.split(",")) else "fork"
 
 
-def die_with_parent() -> None:
-    """Linux only: ask the kernel to SIGKILL this process if its parent dies first."""
+class WorkerGone(Exception):
+    """The worker ended (or could not start); its case process, if any, died with it."""
+
+
+@dataclass(frozen=True)
+class Exited:
+    """How a case process ended, as the worker reaped it."""
+
+    returncode: int  # negative: killed by that signal
+    cpu_s: float  # user and system CPU seconds of the case process and the children it waited for
+    maxrss_bytes: int
+
+
+def kill_group(pid: int) -> None:
+    """Kill a case process and its process group; right after the fork the group may not exist yet."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
-class Running(Protocol):
-    pid: int
-
-    def wait(self, timeout: float | None) -> int | None:
-        """The exit code (negative: killed by that signal), or None if still running at the timeout."""
-        ...
-
-
-class _Spawned:
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.pid = proc.pid
-
-    def wait(self, timeout: float | None) -> int | None:
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-
-class _Forked:
-    def __init__(self, process: Any) -> None:
-        self.process = process
-        self.pid = process.pid
-
-    def wait(self, timeout: float | None) -> int | None:
-        self.process.join(timeout)
-        code = self.process.exitcode
-        return None if code is None else int(code)
-
-
-def _forked_entry(case_file: str, sizes: dict[str, int], settings: dict[str, Any], out: str, log: str) -> None:
-    """Runs in the forked process: the same steps as ``python -m harness.measure.child``.
-
-    The forkserver hands each child its "server alive" pipe, which would keep the
-    server, and through it this process, alive after the harness is killed; this
-    process never returns to multiprocessing, so every inherited descriptor but the
-    standard ones is closed.
-    """
-    os.setsid()
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-    die_with_parent()
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    from harness.measure.child import run
-
-    payload = run(Path(case_file), sizes, settings)
-    Path(out).write_text(json.dumps(payload))
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-_FORK_CONTEXT: Any = None
-
-
-def _fork_context() -> Any:
-    global _FORK_CONTEXT
-    if _FORK_CONTEXT is None:
-        context = multiprocessing.get_context("forkserver")
-        # A preload that fails to import is skipped; the case process then imports it itself.
-        context.set_forkserver_preload(
-            ["harness.measure.forkserver_setup", "jax", "jax.numpy", "numpy", "harness.measure.child"]
-        )
-        _FORK_CONTEXT = context
-    return _FORK_CONTEXT
-
-
-def launch(
-    isolation: str, case_file: Path, sizes: dict[str, int], settings: dict[str, Any], out: Path, log: Path
-) -> Running:
-    if isolation == "fork":
-        process = _fork_context().Process(
-            target=_forked_entry, args=(str(case_file), sizes, settings, str(out), str(log)), daemon=False
-        )
-        process.start()
-        return _Forked(process)
-    command = [
-        sys.executable,
-        "-m",
-        "harness.measure.child",
-        "--case-file",
-        str(case_file),
-        "--sizes",
-        json.dumps(sizes),
-        "--settings",
-        json.dumps(settings),
-        "--out",
-        str(out),
-    ]
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen(
-            command, stdout=handle, stderr=handle, start_new_session=True, preexec_fn=die_with_parent
-        )
-    return _Spawned(proc)
-
-
-def kill(running: Running) -> None:
-    """Kill the case and its process group; the group may not exist yet right after a fork."""
-    try:
-        os.killpg(running.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(running.pid, signal.SIGKILL)
-    running.wait(None)
+            os.kill(pid, signal.SIGKILL)
+
+
+class Worker:
+    """One side's worker process and the JSON lines exchanged with it."""
+
+    def __init__(self, interpreter: str, environ: dict[str, str], isolation: str, log: Path) -> None:
+        self.log = log
+        # The worker runs this checkout's harness whatever the interpreter has installed, so
+        # the two ends of the protocol always match.
+        path = os.pathsep.join(p for p in (str(REPO_ROOT), environ.get("PYTHONPATH", "")) if p)
+        with open(log, "ab") as handle:
+            self.proc = subprocess.Popen(
+                [interpreter, "-m", "harness.measure.worker", "--isolation", isolation],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=handle,
+                env={**environ, "PYTHONPATH": path},
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+            )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stdin = self.proc.stdin
+        self._stdout = self.proc.stdout.fileno()
+        self._buffer = b""
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._stdout, selectors.EVENT_READ)
+        self.running: int | None = None  # the pid of the case process it runs now
+        self.facts: dict[str, Any] = {}
+        self.closed = False
+
+    def log_tail(self) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return scrub("\n".join(text.strip().splitlines()[-LOG_TAIL_LINES:]))
+
+    def _message(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next message, or None at the timeout; WorkerGone when the worker has ended."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self._selector.select(left):
+                return None
+            chunk = os.read(self._stdout, 65536)
+            if not chunk:
+                self.running = None  # the case process died with the worker
+                code = self.proc.wait()
+                raise WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip())
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}") from None
+        if not isinstance(message, dict):
+            raise WorkerGone(f"the worker said something unreadable: {line[:200]!r}")
+        return message
+
+    def _expect(self, kind: str, timeout: float | None) -> dict[str, Any] | None:
+        message = self._message(timeout)
+        if message is None:
+            return None
+        if kind not in message:
+            raise WorkerGone(f"the worker answered {message!r} where {kind!r} was due")
+        return dict(message[kind])
+
+    def ready(self, timeout: float = READY_TIMEOUT_S) -> dict[str, Any]:
+        """Wait until the worker has imported what it preloads; its facts (``host``, ``release``...)."""
+        facts = self._expect("ready", timeout)
+        if facts is None:
+            self.close()
+            raise WorkerGone(f"the worker was not ready within {timeout:g} s\n{self.log_tail()}".strip())
+        self.facts = facts
+        return facts
+
+    def start(self, request: dict[str, Any]) -> int:
+        """Start a case process; its pid."""
+        try:
+            self._stdin.write((json.dumps({"run": request}) + "\n").encode())
+            self._stdin.flush()
+        except (BrokenPipeError, OSError):
+            code = self.proc.wait()
+            raise WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip()) from None
+        started = self._expect("started", READY_TIMEOUT_S)
+        if started is None:
+            raise WorkerGone("the worker did not start the case process")
+        self.running = int(started["pid"])
+        return self.running
+
+    def wait(self, timeout: float | None) -> Exited | None:
+        """How the running case process ended, or None if it is still running at the timeout."""
+        exited = self._expect("exited", timeout)
+        if exited is None:
+            return None
+        self.running = None
+        return Exited(int(exited["returncode"]), float(exited["cpu_s"]), int(exited["maxrss_bytes"]))
+
+    def kill(self) -> Exited | None:
+        """Kill the running case process with its group; how it ended, once the worker has reaped it."""
+        if self.running is None:
+            return None
+        kill_group(self.running)
+        try:
+            exited = self.wait(REAP_TIMEOUT_S)
+        except WorkerGone:
+            return None
+        if exited is None:  # the worker is stuck: end it, which ends the case process too
+            self.close()
+        return exited
+
+    def close(self) -> None:
+        """End the worker (and a case process it still runs); waits briefly, then kills."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.running is not None:
+            kill_group(self.running)
+            self.running = None
+        with contextlib.suppress(OSError):
+            self._stdin.close()
+        try:
+            self.proc.wait(CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._selector.close()
+        with contextlib.suppress(OSError):
+            self.proc.stdout.close()  # type: ignore[union-attr]

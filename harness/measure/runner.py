@@ -1,16 +1,29 @@
-"""Run planned case runs, one subprocess each, and store every outcome.
+"""Measure planned cells on one or more sides, in several case processes each, and store every outcome.
 
-Statuses: ``ok``, ``failed`` (the error's last lines), ``timeout``, ``crashed``
-(killed by a signal: segfault, abort, the kernel's OOM killer) and ``skipped``
-(with the reason).  Whatever one run does, the sweep goes on to the next.
+One process sets a level its samples cannot reveal (memory layout, thread placement,
+clock frequency, what else ran): the same release measured in separate processes
+lands at 33, 58 or 92 ms while each process's samples are tight.  So each cell (a
+case at sizes) is measured in ``processes`` case processes per side, and the sides
+take turns: for each round k, for each side (the order rotated every round: A B C,
+B C A, ...), one process.  Whatever one process does (raise, hang, crash) is recorded
+in the cell's ``processes`` and the cell goes on; a side whose first process is
+skipped (too few devices, ``compat.Unsupported``) is not run again, and one that
+timed out twice is not kept waiting on further.
+
+At the end of a cell each side's outcome is stored as one schema-version-2 result
+(``interleaved_with`` naming the other sides); an interrupt stores what each side has
+so far before it propagates.  Case processes from any sweep on this machine take
+turns (``timing_lock``, per process); two sweeps into one results folder take turns
+per cell (``folder_lock``), so neither measures a cell the other has just stored.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import fcntl
-import json
+import hashlib
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -23,11 +36,38 @@ from typing import Any
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError
-from harness.host.environment import host_facts, package_versions, scrub
-from harness.measure.launch import default_isolation, kill, launch
-from harness.store.results import REFUSED, RunStatus, cell_key, measured_cells, new_record, write_result
+from harness.host.environment import machine_identity, package_versions
+from harness.measure.case_process import ProcessRun, classify, run_process, signal_name, tail
+from harness.measure.launch import Worker, WorkerGone, default_isolation
+from harness.measure.load import DEFAULT_FLAG_CORES
+from harness.measure.sides import Side
+from harness.measure.timing import DEFAULT_MIN_SAMPLE_NS
+from harness.store.results import REFUSED, cell_key, measured_cells, new_record, write_result
 
-STDERR_TAIL_LINES = 25
+__all__ = [
+    "CellRun",
+    "PlannedRun",
+    "ProcessRun",
+    "Recorder",
+    "Settings",
+    "classify",
+    "describe",
+    "run_all",
+    "signal_name",
+    "tail",
+    "this_side",
+    "timing_lock",
+]
+
+# A loaded process is measured again this often at most (with --max-load), a second apart.
+LOAD_ATTEMPTS = 3
+LOAD_RETRY_WAIT_S = 1.0
+# A side stops after this many timeouts in one cell: a hanging case would otherwise cost
+# processes × timeout.
+TIMEOUTS_BEFORE_GIVING_UP = 2
+RESUME_MODES = ("skip", "retry-failed", "force")
+# Per side: what was measured and where it was stored; (side, None, None) for a cell measured before.
+CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
 
 
 @dataclass(frozen=True)
@@ -40,6 +80,10 @@ class Settings:
     compile_repeats: int = 3
     effort: str = "quick"
     isolation: str = field(default_factory=default_isolation)
+    processes: int = 1
+    min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
+    affinity: tuple[int, ...] | None = None
+    max_load: float | None = None  # None: flag loaded processes (over DEFAULT_FLAG_CORES), never re-measure
 
     def for_child(self) -> dict[str, Any]:
         return {
@@ -48,7 +92,23 @@ class Settings:
             "min_repeats": self.min_repeats,
             "max_seconds": self.max_seconds,
             "compile_repeats": self.compile_repeats,
+            "min_sample_ns": self.min_sample_ns,
         }
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            **self.for_child(),
+            "timeout_s": self.timeout_s,
+            "effort": self.effort,
+            "isolation": self.isolation,
+            "processes": self.processes,
+            "affinity": None if self.affinity is None else list(self.affinity),
+            "max_load": self.max_load,
+        }
+
+    @property
+    def load_threshold(self) -> float:
+        return DEFAULT_FLAG_CORES if self.max_load is None else self.max_load
 
 
 @dataclass(frozen=True)
@@ -62,79 +122,65 @@ class PlannedRun:
 
 
 @dataclass
-class Outcome:
-    status: RunStatus
-    detail: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
-    duration_s: float = 0.0
-    already_measured: bool = False  # passed over on resume: ``status`` is the stored one
+class CellRun:
+    """One side's measurement of one cell: its case processes, in the order they ran."""
 
+    side: Side
+    planned: int
+    processes: list[ProcessRun] = field(default_factory=list)
+    refusal: str | None = None  # refused by the budget: no process was started
+    stopped: str = ""  # why the side ran fewer processes than planned
 
-def tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
-    return scrub("\n".join(text.strip().splitlines()[-lines:]))
+    @property
+    def status(self) -> str:
+        """ok when every process finished ok; otherwise the first status that is not."""
+        if self.refusal is not None:
+            return "skipped"
+        return next((p.status for p in self.processes if p.status != "ok"), "ok")
 
+    @property
+    def detail(self) -> str:
+        if self.refusal is not None:
+            return f"{REFUSED}: {self.refusal}"
+        status, count = self.status, len(self.processes)
+        notes = [self.stopped] if self.stopped else []
+        if status == "ok":
+            return "; ".join(notes)
+        first = next(p for p in self.processes if p.status == status)
+        same = sum(p.status == status for p in self.processes)
+        if count > 1:
+            notes.insert(0, f"{status} in {same} of {count} processes (first: process {first.index + 1})")
+        return "\n".join(["; ".join(notes), first.detail] if notes else [first.detail]).strip()
 
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+    @property
+    def duration_s(self) -> float:
+        return sum(p.duration_s for p in self.processes)
 
+    @property
+    def window_unix_ns(self) -> list[int]:
+        if not self.processes:
+            now = time.time_ns()
+            return [now, now]
+        return [min(p.window_unix_ns[0] for p in self.processes), max(p.window_unix_ns[1] for p in self.processes)]
 
-def classify(returncode: int, payload: dict[str, Any] | None, stderr: str) -> Outcome:
-    if returncode < 0:
-        name = signal_name(-returncode)
-        hint = " (likely out of memory: the kernel's OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
-        return Outcome(RunStatus.CRASHED, f"killed by {name}{hint}\n{tail(stderr)}".strip())
-    if returncode != 0:
-        return Outcome(RunStatus.FAILED, f"exit code {returncode}\n{tail(stderr)}".strip())
-    if payload is None:
-        return Outcome(RunStatus.FAILED, f"the case process exited without a result\n{tail(stderr)}".strip())
-    status = RunStatus(payload.pop("status", RunStatus.FAILED))
-    return Outcome(status, payload.pop("detail", ""), payload)
-
-
-def run_in_child(case_file: Path, sizes: dict[str, int], settings: Settings) -> Outcome:
-    with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
-        out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
-        started = time.monotonic()
-        running = launch(settings.isolation, case_file, sizes, settings.for_child(), out, log)
-        try:
-            code = running.wait(settings.timeout_s)
-        except BaseException:  # interrupted (Ctrl-C, SIGTERM): the case must not outlive the sweep
-            kill(running)
-            raise
-        if code is None:
-            kill(running)
-        output = log.read_text(errors="replace") if log.exists() else ""
-        if code is None:
-            outcome = Outcome(RunStatus.TIMEOUT, f"no result within {settings.timeout_s:g} s; killed\n{tail(output)}")
-        else:
-            payload = None
-            if out.exists():
-                try:
-                    payload = json.loads(out.read_text())
-                except json.JSONDecodeError:
-                    payload = None
-            outcome = classify(code, payload, output)
-        outcome.duration_s = time.monotonic() - started
-        return outcome
+    def finished(self) -> str | None:
+        """Why this side needs no further process in this cell, if it does not."""
+        if self.processes and self.processes[0].status == "skipped":
+            return "skipped"
+        timeouts = sum(p.status == "timeout" for p in self.processes)
+        if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
+            return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
+        return None
 
 
 @contextmanager
-def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
-    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it.
-
-    Two sweeps measuring at once would slow each other down and both report
-    nonsense, so case runs from any sweep on this machine take turns.
-    """
-    path = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / "jax-repro-harness-timing.lock"
+def _exclusive(path: Path, waiting: str, progress: Callable[[str], None]) -> Iterator[float]:
     with open(path, "a+") as handle:
         started = time.monotonic()
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress(f"    waiting for another sweep's measurement to finish (lock {path})")
+            progress(f"    {waiting} (lock {path})")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield time.monotonic() - started
@@ -142,137 +188,289 @@ def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _runtime_dir() -> Path:
+    return Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+
+
+@contextmanager
+def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
+    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it.
+
+    Two case processes measuring at once would slow each other down and both report
+    nonsense, so case processes from any sweep on this machine take turns.
+    """
+    path = _runtime_dir() / "jax-repro-harness-timing.lock"
+    with _exclusive(path, "waiting for another sweep's measurement to finish", progress) as waited:
+        yield waited
+
+
+@contextmanager
+def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[float]:
+    """Hold a results folder for one cell, so two sweeps into it measure each cell once."""
+    digest = hashlib.sha256(str(results_dir.resolve()).encode()).hexdigest()[:16]
+    path = _runtime_dir() / f"jax-repro-harness-results-{digest}.lock"
+    with _exclusive(path, f"waiting for another sweep into {results_dir} to finish its cell", progress) as waited:
+        yield waited
+
+
 def release_label() -> str:
     return package_versions().get("jax", "unknown")
 
 
+def this_side(profile: str) -> Side:
+    """The side of a run without a plan: this interpreter and environment, the JAX installed here."""
+    return Side(release=release_label(), profile=profile, interpreter=sys.executable, env={})
+
+
+def sizes_text(sizes: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def claim_text(run: CellRun) -> str:
+    claims = [p.claim for p in run.processes if p.status == "ok" and p.claim is not None]
+    if not claims:
+        return ""
+    holding = sum(bool(claim["holds"]) for claim in claims)
+    if len(claims) == 1:
+        return " · claim holds" if holding else " · claim does NOT hold"
+    return f" · claim holds in {holding} of {len(claims)} processes"
+
+
+def describe(run: CellRun | None, previous: str = "") -> str:
+    """A cell's outcome on one side, for the progress line; None: it was measured before."""
+    if run is None:
+        return f"already measured (stored as {previous}), skipped"
+    if run.refusal is not None:
+        return f"skipped ({REFUSED})"
+    status, count = run.status, len(run.processes)
+    if count > 1 and status != "ok":
+        status = f"{status} in {sum(p.status == status for p in run.processes)} of {count} processes"
+    elif count > 1:
+        status = f"ok in {count} processes"
+    return f"{status}{claim_text(run)} · {run.duration_s:.1f} s"
+
+
+def _load_text(process: ProcessRun) -> str:
+    load = process.load
+    if load is None or not load.loaded or load.other_cpu_cores is None:
+        return ""
+    return f" · loaded: {load.other_cpu_cores:.2f} other cores busy"
+
+
 @dataclass
 class Recorder:
-    """Runs one planned point in a child process and stores its result, whatever happened."""
+    """Measures cells on its sides, a worker per side, and stores one result per side and cell."""
 
     results_dir: Path
-    profile: str
+    sides: list[Side]
     settings: Settings
     seed: int
     budget: Budget
-    release: str = field(default_factory=release_label)
-    host: dict[str, Any] = field(default_factory=host_facts)
-
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
+    # Cells measured on other machines do not count as measured here.
+    machine: str = field(default_factory=lambda: machine_identity()["id"])
 
-    def stored_status(self, item: PlannedRun) -> RunStatus | None:
-        """Status of the newest stored result of this cell, if it was measured before."""
-        machine = self.host["machine"]["id"]
-        cells = measured_cells(self.results_dir, item.case.name, self.release, self.profile, machine)
-        return cells.get(cell_key(item.case.name, self.release, self.profile, item.sizes))
+    def __post_init__(self) -> None:
+        self._workers: dict[str, Worker] = {}
+        self._hosts: dict[str, dict[str, Any]] = {}  # per side: the host facts its worker took
+        self._started = 0
+        self._scratch = Path(tempfile.mkdtemp(prefix="harness-workers-"))
 
-    def run(self, item: PlannedRun, *, resume: str = "force") -> tuple[Outcome, Path | None]:
-        """Measure and store one cell; with ``resume`` other than "force", skip a measured one.
+    def __enter__(self) -> Recorder:
+        return self
 
-        The stored status is checked, the case run and its result stored while the
-        measurement lock is held, so two sweeps into one results folder neither
-        measure at the same time nor measure the same cell twice.
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.close()
+        self._workers.clear()
+        for leftover in self._scratch.glob("*"):
+            leftover.unlink(missing_ok=True)
+        self._scratch.rmdir()
+
+    def _alive(self, side: Side) -> bool:
+        worker = self._workers.get(side.label)
+        return worker is not None and not worker.closed and worker.proc.poll() is None
+
+    def worker(self, side: Side) -> Worker:
+        """The side's worker, ready; the first call starts every side's worker at once, a dead one is restarted."""
+        if not self._alive(side):
+            starting = [s for s in self.sides if s.label == side.label or s.label not in self._workers]
+            started = {}
+            for each in starting:
+                previous = self._workers.pop(each.label, None)
+                if previous is not None:
+                    previous.close()
+                log = self._scratch / f"worker-{self._started}.log"
+                self._started += 1
+                try:
+                    started[each.label] = Worker(each.interpreter, each.environment(), self.settings.isolation, log)
+                except OSError as exc:
+                    raise HarnessError(f"the worker of side {each.label!r} did not start: {exc}") from None
+                self._workers[each.label] = started[each.label]
+            for label, worker in started.items():
+                try:
+                    worker.ready()
+                except WorkerGone as exc:
+                    raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
+                self._hosts[label] = dict(worker.facts.get("host") or {})
+        return self._workers[side.label]
+
+    def stored_status(self, item: PlannedRun, side: Side) -> str | None:
+        """Status of the newest stored result of this cell on ``side``, if it was measured before."""
+        cells = measured_cells(self.results_dir, item.case.name, side.release, side.profile, self.machine)
+        return cells.get(cell_key(item.case.name, side.release, side.profile, item.sizes))
+
+    def run(self, item: PlannedRun, *, resume: str = "force", position: tuple[int, int] = (1, 1)) -> CellOutcomes:
+        """Measure and store one cell on every side; with ``resume`` other than "force", skip measured ones.
+
+        Per side: (side, what was measured, where it was stored); (side, None, None)
+        for a side whose cell was measured before.
         """
+        index, total = position
+        head = f"({index}/{total}) {item.case.name} {sizes_text(item.sizes)}"
+        left = f"({total - index} cell{'' if total - index == 1 else 's'} left)"
+        done: CellOutcomes = []
         if item.point.refusal:
-            now = time.time_ns()
-            return self._store(
-                item, Outcome(RunStatus.SKIPPED, f"{REFUSED}: {item.point.refusal}"), [now, now], ran=False
-            )
-        with timing_lock(self.progress):
-            previous = None if resume == "force" else self.stored_status(item)
-            if previous is not None and (resume == "skip" or previous is RunStatus.OK):
-                return Outcome(previous, f"stored as {previous}", already_measured=True), None
-            started = time.time_ns()
-            outcome = run_in_child(item.case.path, item.sizes, self.settings)
-            return self._store(item, outcome, [started, time.time_ns()])
+            for side in self.sides:
+                run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
+                path = self._store(item, run, [])
+                self.progress(f"[{side.label}] {head} → {describe(run)} {left}")
+                done.append((side, run, path))
+            return done
+        with folder_lock(self.results_dir, self.progress):
+            measured: dict[str, str] = {}
+            for side in self.sides:
+                previous = None if resume == "force" else self.stored_status(item, side)
+                if previous is not None and (resume == "skip" or previous == "ok"):
+                    measured[side.label] = previous
+            runs = {s.label: CellRun(s, self.settings.processes) for s in self.sides if s.label not in measured}
+            self._measure(item, list(runs.values()), head, left)
+            for side in self.sides:
+                if side.label in measured:
+                    self.progress(f"[{side.label}] {head} → {describe(None, measured[side.label])} {left}")
+                    done.append((side, None, None))
+                    continue
+                run = runs[side.label]
+                others = [label for label in runs if label != side.label]
+                path = self._store(item, run, others)
+                self.progress(f"[{side.label}] {head} → {describe(run)}, stored {left}")
+                done.append((side, run, path))
+            return done
 
-    def _store(
-        self, item: PlannedRun, outcome: Outcome, window: list[int], *, ran: bool = True
-    ) -> tuple[Outcome, Path]:
-        """Store one cell as a result measured in one case process (none when the budget refused it)."""
-        process = {
-            "index": 0,
-            "status": outcome.status,
-            "detail": outcome.detail,
-            "duration_s": round(outcome.duration_s, 3),
-            "window_unix_ns": window,
-            "load": None,
-            "affinity": None,
-            **outcome.payload,
-        }
+    def _measure(self, item: PlannedRun, runs: list[CellRun], head: str, left: str) -> None:
+        """Interleaved rounds: for each round, one process per side still running, the order rotated."""
+        count = self.settings.processes
+        if runs:
+            who = f"[{runs[0].side.label}] " if len(runs) == 1 else ""
+            on = "" if len(runs) == 1 else f" on each of {len(runs)} sides, interleaved"
+            self.progress(f"{who}{head} · {count} process{'es' if count > 1 else ''}{on} …")
+        try:
+            for round_index in range(count):
+                going = [run for run in runs if run.finished() is None]
+                if not going:
+                    break
+                shift = round_index % len(going)
+                for run in going[shift:] + going[:shift]:
+                    self._measure_process(item, run, round_index, head, left)
+        except BaseException:
+            # Interrupted, or the harness cannot go on: what each side measured so far is kept.
+            for run in runs:
+                if run.processes:
+                    run.stopped = f"interrupted after {len(run.processes)} of {run.planned} processes"
+                    others = [r.side.label for r in runs if r is not run]
+                    with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
+                        self._store(item, run, others)
+            raise
+        for run in runs:
+            reason = run.finished()
+            if reason and reason != "skipped" and len(run.processes) < run.planned:
+                run.stopped = reason
+
+    def _measure_process(self, item: PlannedRun, run: CellRun, round_index: int, head: str, left: str) -> None:
+        settings = self.settings
+        affinity = None if settings.affinity is None else list(settings.affinity)
+        line = f"[{run.side.label}] {head} · process {round_index + 1}/{settings.processes}"
+        attempts = 0
+        while True:
+            attempts += 1
+            with timing_lock(self.progress):
+                process = run_process(
+                    self.worker(run.side),
+                    round_index,
+                    item.case.path,
+                    item.sizes,
+                    settings.for_child(),
+                    timeout_s=settings.timeout_s,
+                    affinity=affinity,
+                    load_threshold=settings.load_threshold,
+                )
+            loaded = process.load is not None and process.load.loaded and process.status != "skipped"
+            if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS:
+                break
+            self.progress(
+                f"{line} → {process.status}{_load_text(process)} (over --max-load {settings.max_load:g}); "
+                f"measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt {attempts + 1} of {LOAD_ATTEMPTS})"
+            )
+            time.sleep(LOAD_RETRY_WAIT_S)
+        if process.load is not None:
+            process.load = dataclasses.replace(process.load, attempts=attempts)
+        run.processes.append(process)
+        self.progress(f"{line} → {process.status} in {process.duration_s:.1f} s{_load_text(process)} {left}")
+        if process.status not in ("ok", "skipped") and process.detail:
+            self.progress("    " + process.detail.splitlines()[-1][:200])
+
+    def _store(self, item: PlannedRun, run: CellRun, others: list[str]) -> Path:
+        if run.side.label not in self._hosts:  # a cell refused before any process ran on this side
+            self.worker(run.side)
+        host = self._hosts[run.side.label]
         record = new_record(
             case=item.case.name,
-            release=self.release,
-            profile=self.profile,
+            release=run.side.release,
+            profile=run.side.profile,
             sizes=item.sizes,
             size_source=item.point.source,
             seed=self.seed,
             cost_estimate=item.case.space.cost_of(item.sizes),
             budget=self.budget.as_dict(),
-            status=outcome.status,
-            detail=outcome.detail,
-            duration_s=round(outcome.duration_s, 3),
-            settings={
-                **self.settings.for_child(),
-                "timeout_s": self.settings.timeout_s,
-                "effort": self.settings.effort,
-                "isolation": self.settings.isolation,
-                "processes": 1,
-                "min_sample_ns": 0,
-                "affinity": None,
-                "max_load": None,
-            },
+            status=run.status,
+            detail=run.detail,
+            duration_s=round(run.duration_s, 3),
+            window_unix_ns=run.window_unix_ns,
+            settings=self.settings.as_record(),
             claim_statement=item.case.claim,
             discussion=item.case.discussion,
-            host=self.host,
-            window_unix_ns=window,
-            interleaved_with=[],
-            processes=[process] if ran else [],
+            host=host,
+            interleaved_with=others,
+            processes=[process.as_record() for process in run.processes],
         )
         try:
-            return outcome, write_result(self.results_dir, record)
+            return write_result(self.results_dir, record)
         except OSError as exc:
             raise HarnessError(
                 f"cannot store results in {self.results_dir}: {exc.strerror or exc}; results stored so far are kept"
             ) from None
 
 
-def describe(outcome: Outcome) -> str:
-    if outcome.already_measured:
-        return f"already measured ({outcome.detail}), skipped"
-    verdict = ""
-    if "claim" in outcome.payload:
-        verdict = " · claim holds" if outcome.payload["claim"]["holds"] else " · claim does NOT hold"
-    return f"{outcome.status}{verdict} in {outcome.duration_s:.1f} s"
+def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip") -> CellOutcomes:
+    """Run the plan in order on every side; with ``resume`` "skip" (or "retry-failed") measured cells are passed over.
 
-
-RESUME_MODES = ("skip", "retry-failed", "force")
-
-
-def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip") -> list[tuple[Outcome, Path | None]]:
-    """Run the plan in order; with ``resume`` "skip" (or "retry-failed") measured cells are passed over.
-
-    Returns one (outcome, stored path) per planned cell; a passed-over cell has the
-    outcome marked ``already_measured`` and no path.
+    Returns one (side, what was measured, stored path) per planned cell and side; a
+    passed-over cell has neither a run nor a path.
     """
-    progress = recorder.progress
     if resume != "force":
-        before = sum(recorder.stored_status(item) is not None for item in plan)
-        if before:
-            what = "measured" if resume == "skip" else "measured ok"
-            progress(
-                f"[jax {recorder.release} · {recorder.profile}] resuming: {before} of {len(plan)} cells already in "
-                f"{recorder.results_dir}; those {what} are skipped (--force re-measures, --retry-failed re-runs "
-                "the ones that did not finish ok)"
-            )
-    done = []
+        for side in recorder.sides:
+            before = sum(recorder.stored_status(item, side) is not None for item in plan)
+            if before:
+                what = "measured" if resume == "skip" else "measured ok"
+                recorder.progress(
+                    f"[{side.label}] resuming: {before} of {len(plan)} cells already in {recorder.results_dir}; "
+                    f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that did "
+                    "not finish ok)"
+                )
+    done: CellOutcomes = []
     for index, item in enumerate(plan, start=1):
-        sizes_text = " ".join(f"{k}={v}" for k, v in item.sizes.items())
-        prefix = f"[jax {recorder.release} · {recorder.profile}] ({index}/{len(plan)}) {item.case.name} {sizes_text}"
-        progress(f"{prefix} …")
-        outcome, path = recorder.run(item, resume=resume)
-        progress(f"{prefix} → {describe(outcome)} ({len(plan) - index} left)")
-        if not outcome.already_measured and outcome.status not in (RunStatus.OK, RunStatus.SKIPPED) and outcome.detail:
-            progress("    " + outcome.detail.splitlines()[-1][:200])
-        done.append((outcome, path))
+        done.extend(recorder.run(item, resume=resume, position=(index, len(plan))))
     return done

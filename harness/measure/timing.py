@@ -8,6 +8,12 @@ and ``wall`` are separate by construction, compile time is measured apart from b
 (first call, and ``lower``/``compile`` for jitted functions), and every raw sample
 is kept in nanoseconds from ``time.perf_counter_ns``.
 
+A program much shorter than the clock's resolution and the loop's own overhead is
+timed in *loops* (after pyperf): after warm-up, ``loops`` is chosen so that one sample
+lasts at least ``min_sample_ns``; a sample then runs the whole program (every step,
+then block) ``loops`` times and stores the per-iteration mean of its marks and of its
+wall time, so dispatch and wall keep their meaning for multi-step programs.
+
 This module imports only the standard library so that the issue-draft exporter can
 inline it into a standalone script; the blocking function is injected.
 """
@@ -22,6 +28,13 @@ from typing import Any
 
 Step = tuple[str, Callable[[], Any]]
 Block = Callable[[Any], Any]
+Clock = Callable[[], int]
+
+# A sample of a program shorter than this repeats it; long enough that the clock's
+# resolution and the loop's own overhead do not matter.
+DEFAULT_MIN_SAMPLE_NS = 1_000_000
+# Iterations per sample at most: a program of a few nanoseconds is not worth more.
+MAX_LOOPS = 10_000
 
 
 @dataclass
@@ -41,6 +54,7 @@ class ProgramTiming:
     warmup: int
     samples: list[Sample] = field(default_factory=list)
     stopped_by: str = "repeats"
+    loops: int = 1
 
 
 @dataclass
@@ -49,7 +63,7 @@ class CompileTiming:
     compile_ns: list[int]
 
 
-def run_once(steps: Sequence[Step], block: Block, clock: Callable[[], int] = time.perf_counter_ns) -> Sample:
+def run_once(steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns) -> Sample:
     outputs = []
     marks = []
     start = clock()
@@ -61,6 +75,42 @@ def run_once(steps: Sequence[Step], block: Block, clock: Callable[[], int] = tim
     return Sample(marks, wall)
 
 
+def run_loops(steps: Sequence[Step], block: Block, loops: int, clock: Clock = time.perf_counter_ns) -> Sample:
+    """``loops`` whole iterations of the program, each blocked on; their per-iteration mean."""
+    if loops == 1:
+        return run_once(steps, block, clock)
+    totals = [0] * len(steps)
+    wall = 0
+    for _ in range(loops):
+        sample = run_once(steps, block, clock)
+        totals = [total + mark for total, mark in zip(totals, sample.marks_ns, strict=True)]
+        wall += sample.wall_ns
+    return Sample([round(total / loops) for total in totals], round(wall / loops))
+
+
+def calibrate_loops(
+    steps: Sequence[Step],
+    block: Block,
+    min_sample_ns: int,
+    *,
+    max_loops: int = MAX_LOOPS,
+    clock: Clock = time.perf_counter_ns,
+) -> int:
+    """Iterations per sample (up to ``max_loops``) so that a sample lasts at least ``min_sample_ns``.
+
+    Every guess is timed before it is taken, so one iteration that happened to be slow
+    cannot leave the samples short; each guess aims 10 % over, so noise settles it in a
+    guess or two.
+    """
+    loops = 1
+    while True:
+        spent = run_loops(steps, block, loops, clock).wall_ns * loops
+        if spent >= min_sample_ns or loops >= max_loops:
+            return loops
+        wanted = -(-min_sample_ns * loops * 11 // (10 * max(spent, 1)))  # ceiling of 1.1 × the iterations it takes
+        loops = min(max_loops, max(loops + 1, wanted))
+
+
 def time_program(
     steps: Sequence[Step],
     block: Block,
@@ -69,18 +119,26 @@ def time_program(
     repeats: int = 30,
     min_repeats: int = 5,
     max_seconds: float = 10.0,
+    min_sample_ns: int = 0,
+    max_loops: int = MAX_LOOPS,
 ) -> ProgramTiming:
-    """Cold call, warm-up, then up to ``repeats`` samples with the collector off.
+    """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off.
 
     Sampling stops early once ``max_seconds`` of samples are gathered, but never with
     fewer than ``min_repeats``; the reason is recorded so a short series is visible.
+    With ``min_sample_ns`` 0 every sample is one iteration, as before calibration existed.
     """
     if not steps:
         raise ValueError("a program needs at least one step")
     first = run_once(steps, block)
+    warm = first
     for _ in range(warmup):
-        run_once(steps, block)
-    timing = ProgramTiming(labels=[label for label, _ in steps], first_call=first, warmup=warmup)
+        warm = run_once(steps, block)
+    # A program whose warm-up already lasted a sample's minimum needs no calibration run (the
+    # cold call does not tell: it includes tracing and compilation).
+    long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
+    loops = calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops) if not long_enough else 1
+    timing = ProgramTiming(labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops)
     budget_ns = int(max_seconds * 1e9)
     gc.collect()
     gc_was_enabled = gc.isenabled()
@@ -88,9 +146,9 @@ def time_program(
     try:
         spent = 0
         while len(timing.samples) < repeats:
-            sample = run_once(steps, block)
+            sample = run_loops(steps, block, loops)
             timing.samples.append(sample)
-            spent += sample.wall_ns
+            spent += sample.wall_ns * loops
             if spent > budget_ns and len(timing.samples) >= min_repeats:
                 timing.stopped_by = "time budget"
                 break
@@ -109,6 +167,7 @@ def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str
         repeats=settings["repeats"],
         min_repeats=settings["min_repeats"],
         max_seconds=settings["max_seconds"],
+        min_sample_ns=settings.get("min_sample_ns", 0),
     )
 
 

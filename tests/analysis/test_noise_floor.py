@@ -1,13 +1,12 @@
 """The noise floor: its plan, its figures from stored runs, its file, and a real run through the CLI."""
 
 import json
-import random
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from harness.analysis import noise_floor
+from harness.analysis.metrics import sample_series
 from harness.analysis.noise_floor import (
     CALIBRATION_SCHEMA,
     append_calibration,
@@ -15,7 +14,6 @@ from harness.analysis.noise_floor import (
     calibration_path,
     latest_calibrations,
     plan_calibration,
-    process_series,
     read_calibration,
     summarize_calibration,
 )
@@ -24,7 +22,7 @@ from harness.catalogue import discovery
 from harness.cli import main
 from harness.errors import HarnessError, UsageError
 from harness.store.results import CALIBRATION_FOLDER, StoredResult, load_results
-from tests.conftest import FIXTURES, derive, real_result, write_results
+from tests.conftest import FIXTURES, derive, real_result, v1_result, write_results
 
 FAST = Thresholds(resamples=20)
 CATALOGUE = discovery.discover()
@@ -83,49 +81,37 @@ def test_a_plan_that_cannot_be_run_is_refused(changes, message):
 
 
 def stored(data: dict) -> StoredResult:
-    return StoredResult(FIXTURES / "results" / "x.json", data)
+    return StoredResult.from_document(FIXTURES / "results" / "x.json", data)
 
 
 def test_a_result_of_one_process_is_one_list_per_metric():
-    result = stored(real_result("async_dispatch-0.12.0.1"))
-    series = process_series(result)
-    wall = [s["wall_ns"] for s in result.data["programs"]["jit"]["samples"]]
+    data = v1_result("async_dispatch-0.12.0.1")
+    series = sample_series(stored(data))
+    wall = [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
     assert [len(processes) for processes in series.values()] == [1] * len(series)
     assert next(v for k, v in series.items() if k.name == "jit" and k.kind == "wall") == [wall]
 
 
-def simulated_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Results that answer with five processes a side, as readers will once results are measured so:
-    each a copy of the one process, its samples scattered by 2 % (seeded by the result's id)."""
-
-    def series(result: StoredResult) -> dict:
-        rng = random.Random(result.data["id"])
-        found = {}
-        for key, flat in noise_floor.sample_series(result).items():
-            found[key] = [[x * rng.lognormvariate(0, 0.02) for x in flat] for _ in range(5)]
-        return found
-
-    monkeypatch.setattr(noise_floor, "process_series", series)
-
-
-def test_the_figures_of_a_calibration(monkeypatch):
-    simulated_processes(monkeypatch)
+def test_the_figures_of_a_calibration():
     base = real_result("scan_sync-0.12.0.1")
     pairs = [(stored(derive(base, profile=f"a{i}")), stored(derive(base, profile=f"b{i}"))) for i in range(3)]
     raised = stored(derive(base, scale=1.3))
     chosen = plan(pairs=3)
     run = summarize_calibration(chosen, FAST, pairs, (pairs[0][0], raised), datetime(2026, 6, 1, tzinfo=UTC))
-    metrics = len(process_series(pairs[0][0]))
+    metrics = len(sample_series(pairs[0][0]))
     assert (run.pairs, run.comparisons, run.flagged, run.false_positive_rate) == (3, 3 * metrics, 0, 0.0)
-    assert run.slowdown_comparisons == metrics and run.slowdown_flagged == metrics
-    assert run.smallest_flagged_ratio == pytest.approx(1.3, rel=0.05) and run.largest_unflagged_ratio is None
+    # Every metric is ×1.3 slower; the real fixture's cold trace + lower varies 31 % between its
+    # processes, too much for five a side to show it: the others are flagged.
+    assert run.slowdown_comparisons == metrics and run.slowdown_flagged == metrics - 1
+    assert run.smallest_flagged_ratio == pytest.approx(1.3, rel=0.05)
+    assert run.largest_unflagged_ratio == pytest.approx(1.3, rel=0.05)
     assert (run.processes, run.min_processes, run.release, run.case) == (5, 3, "0.12.0.1", "scan_sync")
     assert run.created_at == "2026-06-01T00:00:00+00:00"
     assert run.details["per_pair"] == [{"comparisons": metrics, "flagged": []}] * 3
 
 
 def test_one_process_a_side_is_no_calibration_but_says_so():
-    base = real_result("scan_sync-0.12.0.1")
+    base = v1_result("scan_sync-0.12.0.1")
     pair = (stored(derive(base, profile="a")), stored(derive(base, profile="b")))
     run = summarize_calibration(
         plan(pairs=1), FAST, [pair], (pair[0], stored(derive(base, scale=1.3))), datetime.now(UTC)
@@ -134,8 +120,7 @@ def test_one_process_a_side_is_no_calibration_but_says_so():
     assert {m["verdict"] for m in run.details["metrics"]} == {"inconclusive"}
 
 
-def test_calibrate_runs_separate_invocations_and_compares_them(tmp_path, monkeypatch):
-    simulated_processes(monkeypatch)
+def test_calibrate_runs_separate_invocations_and_compares_them(tmp_path):
     base = real_result("scan_sync-0.12.0.1")
     calls = []
 
@@ -149,7 +134,7 @@ def test_calibrate_runs_separate_invocations_and_compares_them(tmp_path, monkeyp
     result = calibrate(plan(pairs=2), FAST, run=run)
     assert len(calls) == 5 and sum("--size=N=660" in c for c in calls) == 1, "2 A/A pairs, then the raised run"
     assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 5, "each into its own folder"
-    assert result.pairs == 2 and result.flagged == 0 and result.slowdown_flagged == result.slowdown_comparisons
+    assert result.pairs == 2 and result.flagged == 0 and result.slowdown_flagged == result.slowdown_comparisons - 1
 
 
 def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
@@ -167,16 +152,15 @@ def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
         calibrate(plan(), FAST, run=crashed)
 
 
-def a_calibration(monkeypatch, created_at: datetime):
-    simulated_processes(monkeypatch)
+def a_calibration(created_at: datetime):
     base = real_result("scan_sync-0.12.0.1")
     pair = (stored(derive(base, profile="a")), stored(derive(base, profile="b")))
     return summarize_calibration(plan(pairs=1), FAST, [pair], (pair[0], stored(derive(base, scale=1.3))), created_at)
 
 
-def test_calibrations_are_appended_per_machine_and_read_back(tmp_path, monkeypatch):
-    first = a_calibration(monkeypatch, datetime(2026, 6, 1, tzinfo=UTC))
-    second = a_calibration(monkeypatch, datetime(2026, 6, 2, tzinfo=UTC))
+def test_calibrations_are_appended_per_machine_and_read_back(tmp_path):
+    first = a_calibration(datetime(2026, 6, 1, tzinfo=UTC))
+    second = a_calibration(datetime(2026, 6, 2, tzinfo=UTC))
     path = append_calibration(tmp_path, first)
     assert append_calibration(tmp_path, second) == path == calibration_path(tmp_path, first.machine)
     assert path.parent.name == CALIBRATION_FOLDER
@@ -189,8 +173,8 @@ def test_calibrations_are_appended_per_machine_and_read_back(tmp_path, monkeypat
     assert list(path.parent.iterdir()) == [path], "no temporary file left behind"
 
 
-def test_a_bad_calibration_file_is_named_and_never_replaced(tmp_path, monkeypatch):
-    run = a_calibration(monkeypatch, datetime(2026, 6, 1, tzinfo=UTC))
+def test_a_bad_calibration_file_is_named_and_never_replaced(tmp_path):
+    run = a_calibration(datetime(2026, 6, 1, tzinfo=UTC))
     path = append_calibration(tmp_path, run)
     document = json.loads(path.read_text())
     document["runs"][0]["aa"]["flagged"] = "none"
@@ -210,9 +194,9 @@ def test_a_bad_calibration_file_is_named_and_never_replaced(tmp_path, monkeypatc
     assert json.loads(path.read_text()) == document
 
 
-def test_the_results_loader_leaves_calibrations_alone(tmp_path, monkeypatch):
+def test_the_results_loader_leaves_calibrations_alone(tmp_path):
     results = write_results(tmp_path / "scan_sync" / "jax-0.12.0.1" / "cpu", [real_result("scan_sync-0.12.0.1")])
-    append_calibration(tmp_path, a_calibration(monkeypatch, datetime(2026, 6, 1, tzinfo=UTC)))
+    append_calibration(tmp_path, a_calibration(datetime(2026, 6, 1, tzinfo=UTC)))
     loaded, problems = load_results(tmp_path)
     assert len(loaded) == 1 and problems == []
     assert results.is_dir()

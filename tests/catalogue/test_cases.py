@@ -57,8 +57,9 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
         for name, (low, _) in case.space.ranges.items():
             sizes[name] = min(sizes.get(name, low), low)
     args = [arg for name, low in sizes.items() for arg in ("--size", f"{name}={max(low, 2)}")]
+    options = ["--repeats", "2", "--warmup", "1", "--processes", "1", "--results", "r"]
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", *args, "--repeats", "2", "--warmup", "1", "--results", "r"],
+        [sys.executable, "-m", "harness", "run", *args, *options],
         cwd=tmp_path,
         capture_output=True,
         text=True,

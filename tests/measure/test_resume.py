@@ -19,6 +19,7 @@ CASES = str(FIXTURES / "cases")
 
 def harness_args(results, *cases, extra=()):
     args = ["run", "--cases-dir", CASES, "--results", str(results), "--repeats", "2", "--warmup", "1"]
+    args += ["--processes", "2"]
     for case in cases:
         args += ["--case", case]
     return [*args, *extra]
@@ -53,7 +54,7 @@ def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady")) == 0
     [mine] = stored(results)
-    elsewhere = {**document(mine), "id": mine.id + "-elsewhere"}
+    elsewhere = {**document(mine), "id": document(mine)["id"] + "-elsewhere"}
     elsewhere["host"] = {**document(mine)["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
     mine.path.unlink()
     (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
@@ -126,6 +127,26 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, sig, 
     ]
 
 
+def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_path):
+    results, pidfile = tmp_path / "r", tmp_path / "hang.pid"
+    env = {
+        **os.environ,
+        "HARNESS_TEST_PIDFILE": str(pidfile),
+        "HARNESS_TEST_FLAKY_MARKER": str(tmp_path / "marker"),
+        "HARNESS_TEST_FLAKY_MODE": "hang",
+    }
+    argv = harness_args(results, "flaky", extra=["--timeout", "120", "--processes", "3"])
+    sweep = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+    sweep.send_signal(signal.SIGINT)
+    _, err = sweep.communicate(timeout=30)
+    assert sweep.returncode == 130, err
+    [result] = stored(results)
+    assert [p["status"] for p in document(result)["processes"]] == ["ok"], "the finished process, not the killed one"
+    assert (result.status, document(result)["detail"]) == ("ok", "interrupted after 1 of 3 processes")
+    wait_for(lambda: not alive(int(pidfile.read_text())), timeout=10)
+
+
 def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path):
     pidfile = tmp_path / "hang.pid"
     env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
@@ -150,7 +171,7 @@ def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_pa
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
     found = stored(results)
     assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
-    windows = sorted(r.result.window_unix_ns for r in found)
+    windows = sorted(tuple(p["window_unix_ns"]) for r in found for p in document(r)["processes"])
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(windows)), windows
 
 

@@ -1,35 +1,42 @@
-"""Runner isolation: whatever a case does, it is recorded and the sweep goes on, in both isolation modes."""
+"""The runner: several case processes per cell and side, interleaved; whatever one does, it is recorded."""
 
 import dataclasses
-import signal
+import sys
 
 import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
-from harness.measure.runner import PlannedRun, Recorder, Settings, classify, run_all
+from harness.measure import runner
+from harness.measure.case_process import ProcessRun
+from harness.measure.load import Load
+from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, run_all, this_side
+from harness.measure.sides import Side
 from harness.store.results import load_results
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, document
 
-QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1)
+QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
+ORDER = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
+
+
+def planned(*names, sizes=None):
+    found = discovery.discover(FIXTURES / "cases")
+    return [PlannedRun(found[name], PlannedPoint(sizes or found[name].anchors[0], "anchor")) for name in names]
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])
 def sweep(tmp_path_factory, request):
     tmp_path = tmp_path_factory.mktemp("sweep")
     settings = dataclasses.replace(QUICK, isolation=request.param)
-    found = discovery.discover(FIXTURES / "cases")
-    order = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
-    plan = [PlannedRun(found[name], PlannedPoint(found[name].anchors[0], "anchor")) for name in order]
     lines: list[str] = []
-    outcomes = run_all(plan, Recorder(tmp_path, "test", settings, seed=7, budget=Budget(), progress=lines.append))
-    return order, outcomes, lines, tmp_path
+    with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
+        outcomes = run_all(planned(*ORDER), rec)
+    return {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}, lines, tmp_path
 
 
 def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
-    order, outcomes, _, results_dir = sweep
-    statuses = dict(zip(order, (o.status for o, _ in outcomes), strict=True))
-    assert statuses == {
+    runs, _, results_dir = sweep
+    assert {case: run.status for case, run in runs.items()} == {
         "raises": "failed",
         "hangs": "timeout",
         "segfaults": "crashed",
@@ -39,54 +46,51 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
     }
     stored, problems = load_results(results_dir)
     assert problems == [] and len(stored) == 6
+    processes = {r.case: [p["status"] for p in document(r)["processes"]] for r in stored}
+    assert processes["unsupported"] == ["skipped"], "a cell skipped in its first process is not run again"
+    assert processes["raises"] == ["failed", "failed"] and processes["steady"] == ["ok", "ok"]
+    assert all(document(r)["schema_version"] == 2 and document(r)["settings"]["processes"] == 2 for r in stored)
 
 
 def test_details_say_what_happened(sweep):
-    order, outcomes, _, _ = sweep
-    detail = {name: o.detail for name, (o, _) in zip(order, outcomes, strict=True)}
-    assert "deliberate failure at K=1" in detail["raises"]
-    assert "RuntimeError" in detail["raises"]
+    runs, _, _ = sweep
+    detail = {name: run.detail for name, run in runs.items()}
+    assert "deliberate failure at K=1" in detail["raises"] and "RuntimeError" in detail["raises"]
+    assert "failed in 2 of 2 processes" in detail["raises"]
     assert "no result within 5 s" in detail["hangs"]
     assert "SIGSEGV" in detail["segfaults"]
     assert "SIGKILL" in detail["oom"] and "out of memory" in detail["oom"]
     assert "needs a feature no release has" in detail["unsupported"]
 
 
-def test_ok_run_keeps_raw_samples_and_the_verdict(sweep):
-    _, outcomes, _, _ = sweep
-    ok, path = outcomes[-1]
-    program = ok.payload["programs"]["sum"]
-    assert len(program["samples"]) >= 2
-    assert all(s["wall_ns"] >= s["marks_ns"][-1] for s in program["samples"])
-    claim = ok.payload["claim"]
-    assert (claim["holds"], claim["evidence"]) == (True, "dispatch never exceeds wall")
-    assert claim.get("backend") == ok.payload.get("jax", {}).get("backend"), "judged on the backend the run had"
-    assert path.exists()
+def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
+    _, _, results_dir = sweep
+    [steady] = [document(r) for r in load_results(results_dir)[0] if r.case == "steady"]
+    assert [p["index"] for p in steady["processes"]] == [0, 1]
+    for process in steady["processes"]:
+        program = process["programs"]["sum"]
+        assert len(program["samples"]) >= 2 and program["loops"] >= 1
+        assert all(s["wall_ns"] >= s["marks_ns"][-1] for s in program["samples"])
+        assert (process["claim"]["holds"], process["claim"]["evidence"]) == (True, "dispatch never exceeds wall")
+        assert process["claim"].get("backend") == process.get("jax", {}).get("backend")
+        assert set(process["load"]) == {"other_cpu_cores", "loadavg_1m", "loaded", "attempts"}
+        assert process["load"]["attempts"] == 1 and process["affinity"] is None
+        assert process["window_unix_ns"][0] <= process["window_unix_ns"][1]
+        assert process["peak_rss_bytes"] > 0
+    first, second = steady["processes"]
+    assert first["window_unix_ns"][1] <= second["window_unix_ns"][0], "processes run one after the other"
+    assert steady["window_unix_ns"] == [first["window_unix_ns"][0], second["window_unix_ns"][1]]
+    assert steady["interleaved_with"] == [] and steady["host"]["packages"]
+    [oom] = [document(r) for r in load_results(results_dir)[0] if r.case == "oom"]
+    assert all(p["peak_rss_bytes"] > 0 for p in oom["processes"]), "the kernel's count, for a process that died"
 
 
-def test_progress_names_release_case_and_what_is_left(sweep):
-    _, _, lines, _ = sweep
-    assert any("(1/6) raises" in line and "· test]" in line for line in lines)
-    assert any("(6/6) steady" in line and "0 left" in line for line in lines)
-
-
-@pytest.mark.parametrize(
-    ("returncode", "payload", "status"),
-    [
-        (-signal.SIGKILL, None, "crashed"),
-        (-signal.SIGABRT, None, "crashed"),
-        (1, None, "failed"),
-        (0, None, "failed"),
-        (0, {"status": "skipped", "detail": "why"}, "skipped"),
-        (0, {"status": "ok", "programs": {}}, "ok"),
-    ],
-)
-def test_classify(returncode, payload, status):
-    assert classify(returncode, payload, "line 1\nlast line").status == status
-
-
-def test_sigkill_mentions_memory():
-    assert "OOM" in classify(-signal.SIGKILL, None, "").detail
+def test_progress_names_side_cell_process_and_what_is_left(sweep):
+    _, lines, _ = sweep
+    label = this_side("test").label
+    assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
+    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 cells left)" in line for line in lines)
+    assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "(4 cells left)" in line for line in lines)
 
 
 def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases, tmp_path):
@@ -94,10 +98,116 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     budget = Budget({"bytes": 1000.0})
     [point] = steady.plan("quick", {}, seed=1, budget=budget)
     assert point.refusal and "over budget" in point.refusal
-    outcome, _ = Recorder(tmp_path, "t", QUICK, seed=1, budget=budget, progress=print).run(PlannedRun(steady, point))
-    assert outcome.status == "skipped" and "refused before allocation" in outcome.detail
-    assert outcome.duration_s == 0.0, "no child process was started"
-    stored = load_results(tmp_path)[0][0].result
-    assert stored.cost_estimate == {"bytes": 28000.0, "flops": 1000.0}
-    assert stored.budget == {"bytes": 1000.0} and stored.seed == 1
-    assert stored.processes == (), "no case process ran"
+    with Recorder(tmp_path, [this_side("t")], QUICK, seed=1, budget=budget, progress=print) as recorder:
+        [(_, run, _)] = recorder.run(PlannedRun(steady, point))
+    assert run.status == "skipped" and "refused before allocation" in run.detail
+    assert run.processes == [], "no case process was started"
+    stored = document(load_results(tmp_path)[0][0])
+    assert stored["cost_estimate"] == {"bytes": 28000.0, "flops": 1000.0}
+    assert stored["budget"] == {"bytes": 1000.0} and stored["seed"] == 1 and stored["processes"] == []
+
+
+def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_TEST_FLAKY_MARKER", str(tmp_path / "marker"))
+    settings = dataclasses.replace(QUICK, processes=3)
+    with Recorder(tmp_path / "r", [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
+        [(_, run, _)] = recorder.run(planned("flaky")[0])
+    assert [p.status for p in run.processes] == ["crashed", "ok", "ok"], "the cell goes on after a crash"
+    assert run.status == "crashed" and run.detail.startswith("crashed in 1 of 3 processes (first: process 1)")
+
+
+def test_pinned_processes_run_on_the_cpus_asked_for(tmp_path):
+    settings = dataclasses.replace(QUICK, affinity=(0,))
+    with Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
+        [(_, run, _)] = recorder.run(planned("flaky")[0])
+    assert run.status == "ok"
+    assert [p.payload["facts"]["cpus"] for p in run.processes] == [[0], [0]]
+    stored = document(load_results(tmp_path)[0][0])
+    assert stored["settings"]["affinity"] == [0] and [p["affinity"] for p in stored["processes"]] == [[0], [0]]
+
+
+def aa_sides():
+    return [Side("0.0.0", "aa-a", sys.executable, label="A"), Side("0.0.0", "aa-b", sys.executable, label="B")]
+
+
+def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
+    """An A/A pair: the same interpreter twice, stored as two profiles, measured in interleaved rounds."""
+    settings = dataclasses.replace(QUICK, processes=3)
+    with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print) as recorder:
+        outcomes = run_all(planned("steady", "unsupported"), recorder)
+    assert [(side.label, run.status) for side, run, _ in outcomes] == [
+        ("A", "ok"),
+        ("B", "ok"),
+        ("A", "skipped"),
+        ("B", "skipped"),
+    ]
+    stored = {(r.case, r.profile): r for r in load_results(tmp_path)[0]}
+    assert len(stored) == 4
+    assert document(stored["steady", "aa-a"])["interleaved_with"] == ["B"]
+    assert document(stored["steady", "aa-b"])["interleaved_with"] == ["A"]
+    starts = sorted(
+        (process["window_unix_ns"][0], profile[-1].upper(), process["index"])
+        for (case, profile), result in stored.items()
+        if case == "steady"
+        for process in document(result)["processes"]
+    )
+    assert [f"{side}{index}" for _, side, index in starts] == ["A0", "B0", "B1", "A1", "A2", "B2"]
+
+    stored["steady", "aa-b"].path.unlink()
+    lines: list[str] = []
+    with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append) as recorder:
+        outcomes = run_all(planned("steady"), recorder)
+    assert [(side.label, run is None) for side, run, _ in outcomes] == [("A", True), ("B", False)]
+    assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
+    again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
+    assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
+
+
+def fake_process(statuses_and_loads):
+    """run_process stand-in: one (status, other_cpu_cores) per call, loaded over 0.5 cores."""
+    calls = iter(statuses_and_loads)
+
+    def run_process(worker, index, *args, load_threshold, **kwargs):
+        status, cores = next(calls)
+        load = Load(cores, 0.0, cores > load_threshold)
+        return ProcessRun(index, status, "", {}, 0.1, (index, index + 1), load, None)
+
+    return run_process
+
+
+@pytest.mark.parametrize(
+    ("max_load", "loads", "attempts"),
+    [
+        (None, [0.9], 1),  # flagged, never measured again
+        (0.5, [0.9, 0.2], 2),  # loaded, then quiet
+        (0.5, [0.9, 0.9, 0.9], 3),  # loaded every time: the third attempt is kept
+    ],
+)
+def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeypatch, max_load, loads, attempts):
+    monkeypatch.setattr(runner, "run_process", fake_process([("ok", cores) for cores in loads]))
+    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    lines: list[str] = []
+    settings = dataclasses.replace(QUICK, processes=1, max_load=max_load)
+    recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append)
+    run = CellRun(recorder.sides[0], 1)
+    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 cells left)")
+    recorder.close()
+    [process] = run.processes
+    assert process.load.attempts == attempts and process.load.other_cpu_cores == loads[-1]
+    assert sum("measuring again in 1 s" in line for line in lines) == attempts - 1
+    assert "loaded: 0.90 other cores busy" in lines[0]
+
+
+def test_cell_status_is_ok_only_when_every_process_is():
+    side = this_side("t")
+
+    def cell(*statuses):
+        return CellRun(side, len(statuses), [ProcessRun(i, s, f"why {i}") for i, s in enumerate(statuses)])
+
+    assert cell("ok", "ok").status == "ok" and cell("ok", "ok").detail == ""
+    assert cell("ok", "timeout", "crashed").status == "timeout"
+    assert cell("ok", "timeout", "crashed").detail == "timeout in 1 of 3 processes (first: process 2)\nwhy 1"
+    assert cell("skipped").detail == "why 0"
+    assert cell("timeout", "timeout").finished().startswith("stopped after 2 timeouts")
+    assert cell("skipped").finished() == "skipped" and cell("ok", "failed").finished() is None

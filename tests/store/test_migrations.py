@@ -4,11 +4,11 @@ import pytest
 
 from harness.store.migrations import MIGRATIONS, PROCESS_FIELDS, upgrade, v1_to_v2
 from harness.store.schema import SCHEMA_VERSION, SchemaError, parse
-from tests.conftest import real_result
+from tests.conftest import v1_result
 
 
 def test_a_version_1_result_becomes_one_measured_in_one_process():
-    old = real_result("scan_sync-0.12.0.1")
+    old = v1_result("scan_sync-0.12.0.1")
     kept = copy.deepcopy(old)
     new = v1_to_v2(old)
     assert old == kept, "the loaded document is not changed"
@@ -35,15 +35,15 @@ def test_a_version_1_result_becomes_one_measured_in_one_process():
 
 def test_migrations_run_in_order_up_to_the_newest_version():
     assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION))
-    result = parse(upgrade(real_result("async_dispatch-0.12.0.1")))
+    result = parse(upgrade(v1_result("async_dispatch-0.12.0.1")))
     [process] = result.processes
     assert result.settings.processes == 1 and process.programs["jit"].loops == 1
-    newest = upgrade(real_result("async_dispatch-0.12.0.1"))
+    newest = upgrade(v1_result("async_dispatch-0.12.0.1"))
     assert upgrade(newest) == newest, "the newest version is left as it is"
 
 
 def test_a_malformed_version_1_document_migrates_and_parse_names_the_field():
-    broken = {**real_result("async_dispatch-0.12.0.1"), "programs": [1, 2, 3], "settings": "fast"}
+    broken = {**v1_result("async_dispatch-0.12.0.1"), "programs": [1, 2, 3], "settings": "fast"}
     with pytest.raises(SchemaError, match=r"^processes\[0\]\.programs: expected object, got list$"):
         parse(upgrade(broken))
 
@@ -51,4 +51,4 @@ def test_a_malformed_version_1_document_migrates_and_parse_names_the_field():
 @pytest.mark.parametrize("version", [0, 3, "1", True, None])
 def test_versions_this_harness_does_not_read_are_refused(version):
     with pytest.raises(SchemaError, match=f"schema version {version!r} is not one this harness reads"):
-        upgrade({**real_result("async_dispatch-0.12.0.1"), "schema_version": version})
+        upgrade({**v1_result("async_dispatch-0.12.0.1"), "schema_version": version})

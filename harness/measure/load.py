@@ -1,0 +1,98 @@
+"""How busy the machine was while a case process ran, apart from that process.
+
+A case process's timings depend on what else runs: a busy process on the other core
+of a 2-core machine moved one case from 33 ms to between 35 and 57 ms.  The kernel
+counts every CPU's busy time in ``/proc/stat``; over a case process's window that
+total, less the case process's own CPU time (``os.wait4``'s rusage), is the CPU time
+everything else took (time stolen by a hypervisor included).  Divided by the window's
+wall time it reads as *other CPU cores busy on average*.  The kernel counts in clock
+ticks (10 ms) per CPU, so a short window cannot tell much: a process is judged loaded
+only when it is over the threshold by more than that resolution.  Where ``/proc/stat``
+is missing (not Linux) the figures are null.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC_STAT = Path("/proc/stat")
+# The threshold at which a process is flagged as loaded when --max-load is not given.
+DEFAULT_FLAG_CORES = 0.5
+# /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest guest_nice.
+# Idle and iowait are not busy; guest time is already counted in user (and guest_nice in nice).
+_BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
+
+
+def busy_cpu_seconds(stat: Path = PROC_STAT) -> float | None:
+    """CPU seconds all CPUs have spent busy since boot; None where the kernel does not say."""
+    try:
+        with open(stat) as handle:
+            first = handle.readline().split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        if not first or first[0] != "cpu" or ticks <= 0:
+            return None
+        return sum(int(first[1 + i]) for i in _BUSY_FIELDS if 1 + i < len(first)) / ticks
+    except (OSError, ValueError):
+        return None
+
+
+def loadavg_1m() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Load:
+    other_cpu_cores: float | None
+    loadavg_1m: float | None
+    loaded: bool
+    attempts: int = 1
+
+    def as_dict(self) -> dict[str, float | bool | int | None]:
+        return {
+            "other_cpu_cores": self.other_cpu_cores,
+            "loadavg_1m": self.loadavg_1m,
+            "loaded": self.loaded,
+            "attempts": self.attempts,
+        }
+
+
+def other_cpu_cores(
+    busy_before: float | None, busy_after: float | None, own_cpu_s: float, wall_s: float
+) -> float | None:
+    """Average number of cores busy with anything but the case process over its window."""
+    if busy_before is None or busy_after is None or wall_s <= 0:
+        return None
+    # /proc/stat counts in clock ticks (10 ms), the rusage in microseconds: a quiet
+    # machine can come out a tick below zero.
+    return round(max(0.0, busy_after - busy_before - own_cpu_s) / wall_s, 3)
+
+
+def resolution_cores(wall_s: float) -> float:
+    """How far off ``other_cpu_cores`` can be: each CPU's busy time is counted in whole clock ticks."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        ticks = 100
+    return (os.cpu_count() or 1) / max(ticks, 1) / wall_s if wall_s > 0 else float("inf")
+
+
+def is_loaded(cores: float | None, wall_s: float, threshold: float) -> bool:
+    """Over the threshold by more than the count's resolution: a 20 ms process on 2 cores is not judged on ticks."""
+    return cores is not None and cores - resolution_cores(wall_s) > threshold
+
+
+class LoadWatch:
+    """Started when a case process starts; ``finish`` with its CPU time once it has exited."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.busy_before = busy_cpu_seconds()
+
+    def finish(self, own_cpu_s: float, wall_s: float) -> Load:
+        cores = other_cpu_cores(self.busy_before, busy_cpu_seconds(), own_cpu_s, wall_s)
+        return Load(cores, loadavg_1m(), is_loaded(cores, wall_s, self.threshold))

@@ -1,0 +1,115 @@
+"""Sides of a measurement: what is compared, each measured by a worker of its own.
+
+A *side* is an interpreter (a release's venv), the environment variables it runs
+with, and the release and profile labels its results are stored under.  Without a
+plan there is one side: this interpreter, this environment, ``--profile``.  A plan
+file (``run --sides PLAN.json``) lists several, measured in interleaved rounds::
+
+    [{"label": "jax 0.4.26 · cpu8", "release": "0.4.26", "profile": "cpu8",
+      "interpreter": ".nox/repro-0-4-26/bin/python",
+      "env": {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}}]
+
+``release`` and ``profile`` are required; ``label`` defaults to "jax RELEASE · PROFILE",
+``interpreter`` to this one; ``env`` is applied on top of the harness's own environment
+(a null value removes a variable).  No two sides may share a label, or a release and
+a profile (their results would be stored as one cell).  The file is input: every
+problem is one ``UsageError`` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+KEYS = ("label", "release", "profile", "interpreter", "env")
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
+
+
+@dataclass(frozen=True)
+class Side:
+    release: str
+    profile: str
+    interpreter: str = field(default_factory=lambda: sys.executable)
+    env: dict[str, str | None] = field(default_factory=dict)
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", f"jax {self.release} · {self.profile}")
+
+    def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """The harness's environment with this side's variables applied."""
+        environ = dict(os.environ if base is None else base)
+        for name, value in self.env.items():
+            if value is None:
+                environ.pop(name, None)
+            else:
+                environ[name] = value
+        return environ
+
+
+def _text(entry: dict[str, Any], key: str, where: str) -> str:
+    value = entry[key]
+    if not isinstance(value, str) or not _LABEL_TEXT.match(value) or value != value.strip():
+        raise UsageError(f"{where}: {key!r} must be a non-empty line of text, not {json.dumps(value)[:80]}")
+    return value
+
+
+def _side(entry: Any, where: str) -> Side:
+    if not isinstance(entry, dict):
+        raise UsageError(f"{where}: a side is an object with {', '.join(KEYS)}")
+    unknown = sorted(set(entry) - set(KEYS))
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (a side has {', '.join(KEYS)})")
+    missing = [key for key in ("release", "profile") if key not in entry]
+    if missing:
+        raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
+    release, profile = _text(entry, "release", where), _text(entry, "profile", where)
+    label = _text(entry, "label", where) if "label" in entry else ""
+    interpreter = sys.executable
+    if "interpreter" in entry:
+        interpreter = _text(entry, "interpreter", where)
+        if not (os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)):
+            raise UsageError(f"{where}: interpreter {interpreter} is not an executable file")
+    env = entry.get("env", {})
+    if not isinstance(env, dict):
+        raise UsageError(f"{where}: 'env' must be an object of variable names to strings (or null)")
+    for name, value in env.items():
+        if not _VARIABLE.match(name):
+            raise UsageError(f"{where}: {name!r} is not an environment variable name")
+        if value is not None and (not isinstance(value, str) or "\x00" in value):
+            raise UsageError(f"{where}: the value of {name} must be a string or null")
+    return Side(release, profile, interpreter, dict(env), label)
+
+
+def load_plan(path: Path) -> list[Side]:
+    """The sides a plan file lists, after every check; UsageError naming the file otherwise."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the sides plan {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"the sides plan {path} is not JSON ({exc})") from None
+    if not isinstance(entries, list) or not entries:
+        raise UsageError(f"the sides plan {path} must be a non-empty list of sides")
+    sides = [_side(entry, f"sides plan {path}, side {i + 1}") for i, entry in enumerate(entries)]
+    for i, side in enumerate(sides):
+        for j, other in enumerate(sides[:i]):
+            if side.label == other.label:
+                raise UsageError(f"sides plan {path}: sides {j + 1} and {i + 1} share the label {side.label!r}")
+            if (side.release, side.profile) == (other.release, other.profile):
+                raise UsageError(
+                    f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} under profile "
+                    f"{side.profile}, so their results would be one cell; give one another profile label"
+                )
+    return sides

@@ -1,0 +1,207 @@
+"""A side's long-lived worker: starts one case process per request, reports how it ended.
+
+Started by the harness (``harness.measure.launch``) as ``INTERPRETER -m harness.measure.worker``
+with the side's environment, so the same worker serves any release venv that has the
+harness installed.  It speaks JSON lines: requests on stdin, answers on stdout (the
+worker's own output, JAX's import warnings included, goes to stderr, the harness's log).
+
+- on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after
+  importing JAX once *without* starting a backend (``fork`` isolation only) and taking
+  the side's host facts (``harness.host.environment.host_facts``);
+- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity"}}`` is
+  answered ``{"started": {"pid"}}`` once the case process exists, and
+  ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}`` once it has ended
+  (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage);
+- anything else is answered ``{"error": "..."}``.  EOF on stdin ends the worker.
+
+Each case process runs in a session of its own (so the harness can kill it with all
+it started), dies with the worker (which dies with the harness), writes its output to
+its log file, and is pinned to the requested CPUs before it starts JAX.  ``fork``
+isolation runs the case in the forked process itself: backends, devices, XLA flags and
+compilation caches all begin afresh there, as in a new interpreter; ``spawn`` isolation
+makes the forked process ``exec`` a fresh ``python -m harness.measure.child``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib
+import json
+import os
+import signal
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import IO, Any
+
+# Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
+# because it may be multithreaded.  The worker never starts a JAX backend — the threads that
+# warning is about — so its forks are as safe as a new interpreter.
+warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
+
+ISOLATIONS = ("fork", "spawn")
+# Imported once by a ``fork`` worker, so that each case process starts with them loaded.
+PRELOAD = ("jax", "jax.numpy", "numpy", "harness.measure.child")
+# Exit code of a case process that ended by an exception outside the case's own code
+# (pinning to CPUs failed, the case called sys.exit...); its log holds the traceback.
+CASE_PROCESS_ERROR = 70
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Linux only: ask the kernel to SIGKILL this process if its parent dies first."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def preload() -> list[str]:
+    """Import what every case process needs; a module that fails is left to the case process."""
+    loaded = []
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
+            print(f"worker: not preloaded {name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            continue
+        loaded.append(name)
+    return loaded
+
+
+def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
+    """In the forked process: a session of its own, only the standard descriptors, output to ``log``."""
+    os.setsid()
+    die_with_parent()
+    if os.getppid() != worker_pid:  # the worker died before the request to die with it was made
+        os._exit(CASE_PROCESS_ERROR)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    # The worker's protocol pipes must not stay open in a case process.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+    if affinity is not None:
+        os.sched_setaffinity(0, affinity)
+
+
+def run_case_here(request: dict[str, Any]) -> None:
+    """The case process of ``fork`` isolation: run the case, write its payload."""
+    from harness.measure.child import run
+
+    payload = run(Path(request["case_file"]), request["sizes"], request["settings"])
+    Path(request["out"]).write_text(json.dumps(payload))
+
+
+def child_command(request: dict[str, Any]) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "harness.measure.child",
+        "--case-file",
+        request["case_file"],
+        "--sizes",
+        json.dumps(request["sizes"]),
+        "--settings",
+        json.dumps(request["settings"]),
+        "--out",
+        request["out"],
+    ]
+
+
+def start_case_process(request: dict[str, Any], isolation: str) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    worker_pid = os.getpid()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = CASE_PROCESS_ERROR
+    try:
+        become_case_process(worker_pid, request["log"], request.get("affinity"))
+        if isolation == "spawn":
+            os.execv(sys.executable, child_command(request))
+        run_case_here(request)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def wait_for(pid: int) -> dict[str, Any]:
+    _, status, usage = os.wait4(pid, 0)
+    return {
+        "pid": pid,
+        "returncode": os.waitstatus_to_exitcode(status),
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "maxrss_bytes": usage.ru_maxrss * 1024,  # Linux reports KiB
+    }
+
+
+def checked_request(line: str) -> dict[str, Any]:
+    request = json.loads(line)
+    run = request.get("run") if isinstance(request, dict) else None
+    if not isinstance(run, dict):
+        raise ValueError('expected {"run": {...}}')
+    missing = [key for key in ("case_file", "sizes", "settings", "out", "log") if key not in run]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    return run
+
+
+def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
+    def answer(message: dict[str, Any]) -> None:
+        answers.write(json.dumps(message) + "\n")
+        answers.flush()
+
+    from harness.host.environment import host_facts, package_versions
+
+    # Before the preload: importing JAX sets variables of its own (TPU_SKIP_MDS_QUERY...),
+    # and the host's facts record the side's environment, not JAX's additions.
+    host = host_facts()
+    preloaded = preload() if isolation == "fork" else []
+    answer(
+        {
+            "ready": {
+                "pid": os.getpid(),
+                "isolation": isolation,
+                "release": package_versions().get("jax"),
+                "host": host,
+                "preloaded": preloaded,
+            }
+        }
+    )
+    for line in requests:
+        if not line.strip():
+            continue
+        try:
+            request = checked_request(line)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            answer({"error": f"bad request: {exc}"})
+            continue
+        pid = start_case_process(request, isolation)
+        answer({"started": {"pid": pid}})
+        answer({"exited": wait_for(pid)})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.measure.worker")
+    parser.add_argument("--isolation", choices=ISOLATIONS, default="fork")
+    args = parser.parse_args(argv)
+    # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
+    # banner, a stray print) lands in the worker's log instead of in the protocol.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    serve(sys.stdin, answers, args.isolation)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
