@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness.cli import SessionRequest, session_view
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
+from harness.interleave import interleaved_request, write_sides
 from harness.pins import (
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
@@ -41,7 +42,7 @@ from harness.pins import (
     install_args,
 )
 from harness.releases.index import load_listing
-from harness.releases.venvs import release_env, write_plan
+from harness.releases.venvs import ensure, release_env, write_plan
 from harness.units import version_key
 
 # The tables are read from here too (the CI matrix's tests, the noxfile's own).
@@ -100,7 +101,7 @@ nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, DEFAULT_PROFILE)})"
             p.name,
             id=session_id(r, p),
             # The profile's kind picks the CI runner (harness/ci/matrix.py); `nox -t gpu` runs every GPU session.
-            tags=[p.kind, *(["edges"] if r in EDGES and p.name in ("cpu", "cpu8") else [])],
+            tags=[p.kind],
         )
         for r, p in MATRIX
     ],
@@ -164,6 +165,36 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> None
     assert request.release is not None and request.profile is not None
     install_once(session, "-e", f".[{extras}]" if extras else ".", *request.release.requirements(request.profile))
     run_harness(session, request.harness_argv, request.profile)
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python), tags=["edges"])
+def matrix(session: nox.Session) -> None:
+    """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
+
+    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8.  Each
+    release is installed once into its cached venv beside nox's (``.nox/release-jax-V``,
+    as bisect and sweep use); every (release, profile) pair is a side with a worker of its
+    own, and each cell's processes alternate between the sides in rounds.  The rest of
+    the posargs go to ``python -m harness run``.
+    """
+    try:
+        request = interleaved_request(session.posargs)
+    except UsageError as exc:
+        refuse(str(exc))
+    for profile in request.profiles:
+        require_device(session, profile)
+    install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
+    interpreters = {}
+    for release, profile in request.sides:
+        env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
+        if (release.jax, profile.name) not in interpreters:
+            session.log(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
+            problem = ensure(env)
+            if problem:
+                session.error(f"jax {release.jax} cannot be installed: {problem}")
+        interpreters[release.jax, profile.name] = str(env.interpreter)
+    plan = write_sides(Path(session.cache_dir) / "matrix-sides.json", request, interpreters)
+    run_harness(session, [*request.run_argv, "--sides", str(plan)])
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
