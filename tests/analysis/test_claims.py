@@ -15,7 +15,7 @@ from harness.analysis.claims import (
     settle_claim,
 )
 from harness.store.results import StoredResult
-from tests.conftest import FIXTURES, derive, in_processes, real_result
+from tests.conftest import FIXTURES, derive, in_processes, real_result, set_claim
 
 ORDER = ["0.4.26", "0.4.30", "0.4.31", "0.4.33", "0.5.3", "0.10.2", "0.12.0.1"]
 
@@ -42,10 +42,8 @@ def test_nothing_run_says_so():
 def test_outcome_of_a_run():
     data = real_result("async_dispatch-0.12.0.1")
     path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
-    assert outcome(StoredResult.from_document(path, data)) == HOLDS
-    assert (
-        outcome(StoredResult.from_document(path, {**data, "claim": {"holds": False, "evidence": ""}})) == DOES_NOT_HOLD
-    )
+    assert outcome(StoredResult.from_document(path, data)) == HOLDS, "the claim holds in all 5 processes"
+    assert outcome(StoredResult.from_document(path, set_claim(derive(data), False))) == DOES_NOT_HOLD
     assert outcome(StoredResult.from_document(path, {**data, "status": "timeout"})) == "timeout"
     assert [mark(HOLDS), mark(DOES_NOT_HOLD), mark("crashed"), mark(None)] == ["✓", "✗", "crashed", "–"]
 
@@ -55,8 +53,9 @@ def test_claims_are_judged_per_backend_and_machines_share_a_cell():
     path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
 
     def run(machine, holds, backend="cpu"):
-        data = derive(base, host={**base["host"], "machine": {"id": machine}}, claim={"holds": holds, "evidence": ""})
-        data["jax"] = {**data["jax"], "backend": backend}
+        data = set_claim(derive(base, host={**base["host"], "machine": {"id": machine}}), holds)
+        for process in data["processes"]:
+            process["jax"] = {**process["jax"], "backend": backend}
         return StoredResult.from_document(path, data)
 
     agreeing = claim_rows([run("a", True), run("b", True)])
@@ -80,10 +79,13 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
     assert outcome(agreeing) == HOLDS
     assert claim_evidence(agreeing) == "holds in 3 of 3 processes; e.g. process 0"
     split = run(["ok", "ok", "ok"], [True, False, True])
-    assert outcome(split) == UNSETTLED and claim_evidence(split).startswith("holds in 2 of 3 processes")
+    assert outcome(split) == UNSETTLED and claim_evidence(split).startswith("unsettled: holds in 2 of 3 processes")
     assert outcome(run(["ok", "crashed"], [False, True])) == "crashed", "a cell that did not finish has no verdict"
     only = run(["ok"], [False])
-    assert outcome(only) == DOES_NOT_HOLD and claim_evidence(only) == "process 0", "one process: its own verdict"
+    assert outcome(only) == UNSETTLED, "one process settles nothing"
+    assert claim_evidence(only) == "unsettled: one process (does not hold there); e.g. process 0", "its verdict kept"
+
+
 # --- claim verdicts over processes ---
 
 

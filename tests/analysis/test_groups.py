@@ -17,7 +17,9 @@ from harness.analysis.groups import (
 )
 from harness.errors import UsageError
 from harness.store.results import StoredResult, load_results
-from tests.conftest import FIXTURES, derive, real_result, write_results
+from tests.conftest import FIXTURES, derive, real_result, v1_result, write_results
+
+MACHINE = "418411f816baf977"  # the machine that measured the fixtures
 
 
 def loaded(folder):
@@ -48,11 +50,15 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
 def test_group_key_holds_what_must_be_equal():
     [result] = [r for r in loaded(FIXTURES / "results") if r.case == "scan_sync"]
     key = group_key(result)
-    assert key == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, "unrecorded")
-    assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine unrecorded"
-    assert key.slug() == "cpu-M500-N100-cpu-1dev-unrecorded"
+    assert key == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, MACHINE)
+    assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine 418411f8"
+    assert key.slug() == "cpu-M500-N100-cpu-1dev-418411f8"
     across = group_key(result, with_machine=False)
     assert across.machine == ANY_MACHINE and across.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device"
+    older = group_key(StoredResult.from_document(FIXTURES / "v1", v1_result("scan_sync-0.12.0.1")))
+    assert older == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, "unrecorded"), "stored before ids"
+    assert older.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine unrecorded"
+    assert older.slug() == "cpu-M500-N100-cpu-1dev-unrecorded"
 
 
 def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp_path):
@@ -91,7 +97,9 @@ def test_host_differences_name_the_runs():
     assert host_differences([("A", a), ("B", a)]) == []
     assert host_differences([("A", a), ("B", b)]) == ["usable cores: 2 (A); 64 (B)"]
     elsewhere = StoredResult.from_document(FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}}))
-    assert host_differences([("A", a), ("B", elsewhere)]) == ["machine: unrecorded (A); cccccccc (B)"]
+    assert host_differences([("A", a), ("B", elsewhere)]) == ["machine: 418411f8 (A); cccccccc (B)"]
+    older = StoredResult.from_document(FIXTURES, v1_result("async_dispatch-0.12.0.1"))
+    assert "machine: unrecorded (A); cccccccc (B)" in host_differences([("A", older), ("B", elsewhere)])
     assert host_differences([("A", a), ("B", elsewhere)], [DEVICE_FACT]) == [], "the same devices"
 
 

@@ -11,9 +11,9 @@ from harness.analysis.metrics import (
     sample_series,
     union_keys,
 )
-from harness.analysis.significance import Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Verdict
 from harness.store.results import StoredResult, load_results
-from tests.conftest import FIXTURES, derive, in_processes, real_result, write_results
+from tests.conftest import FIXTURES, derive, in_processes, real_result, v1_result, write_results
 
 
 def stored(data):
@@ -31,22 +31,32 @@ def test_series_are_the_raw_samples_programs_first():
         MetricKey("jit", "lower"),
         MetricKey("jit", "compile"),
     ]
-    assert series[MetricKey("jit", "wall")] == [[s["wall_ns"] for s in data["programs"]["jit"]["samples"]]]
-    assert series[MetricKey("jit", "dispatch")] == [[s["marks_ns"][-1] for s in data["programs"]["jit"]["samples"]]]
-    assert series[MetricKey("jit", "compile")] == [data["compiled"]["jit"]["compile_ns"]]
-    assert pooled_series(stored(data)) == {key: processes[0] for key, processes in series.items()}, "one process"
+    processes = data["processes"]
+    assert len(processes) == 5, "one list per process, in the order they ran"
+    assert series[MetricKey("jit", "wall")] == [
+        [s["wall_ns"] for s in p["programs"]["jit"]["samples"]] for p in processes
+    ]
+    assert series[MetricKey("jit", "dispatch")] == [
+        [s["marks_ns"][-1] for s in p["programs"]["jit"]["samples"]] for p in processes
+    ]
+    assert series[MetricKey("jit", "compile")] == [p["compiled"]["jit"]["compile_ns"] for p in processes]
+    assert pooled_series(stored(data)) == {key: [v for p in found for v in p] for key, found in series.items()}
+    one = stored(v1_result("async_dispatch-0.12.0.1"))
+    assert pooled_series(one) == {key: found[0] for key, found in sample_series(one).items()}, "one process"
     assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
 
 
 def test_series_of_a_scan_use_the_last_step_for_dispatch():
     data = real_result("scan_sync-0.12.0.1")
-    [dispatch] = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
-    assert dispatch == [s["marks_ns"][1] for s in data["programs"]["two_scans"]["samples"]]
+    dispatch = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
+    programs = [p["programs"]["two_scans"] for p in data["processes"]]
+    assert all(len(s["marks_ns"]) == 2 for program in programs for s in program["samples"]), "two steps"
+    assert dispatch == [[s["marks_ns"][1] for s in program["samples"]] for program in programs]
 
 
 def test_series_keep_each_finished_process_apart_and_pooled_puts_them_together():
     data = real_result("async_dispatch-0.12.0.1")
-    walls = [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
+    walls = [s["wall_ns"] for s in data["processes"][0]["programs"]["jit"]["samples"]]
     several = stored(in_processes(data, ["ok", "crashed", "ok"]))
     series = sample_series(several)
     assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], "the crashed process has none"
@@ -58,7 +68,8 @@ def test_series_keep_each_finished_process_apart_and_pooled_puts_them_together()
 def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
     data = real_result("async_dispatch-0.12.0.1")
     slower = derive(data, scale=1.3)
-    del slower["programs"]["eager"]
+    for process in slower["processes"]:
+        del process["programs"]["eager"]
     compared, only_a, only_b = compare_runs(stored(data), stored(slower))
     verdicts = {m.key: m.comparison.verdict for m in compared}
     assert verdicts[MetricKey("jit", "wall")] == Verdict.SLOWER
@@ -75,9 +86,14 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     assert oldest.comparisons["0.12.0.1"][MetricKey("two_scans", "wall")].verdict == Verdict.FASTER
     newest = compare_group(group, "0.12.0.1")
     assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == Verdict.SLOWER
-    assert newest.verdicts() == {Verdict.SLOWER: 2, Verdict.INCONCLUSIVE: 2}, (
-        "wall and dispatch; 3 compile timings cannot tell"
-    )
+    assert newest.verdicts() == {Verdict.SLOWER: 2, Verdict.UNCHANGED: 2}, "wall and dispatch; not lower, compile"
+    for kind in ("lower", "compile"):  # one cold timing a process: their medians are too spread for p < 0.002
+        cold = newest.comparisons["0.4.26"][MetricKey("scan", kind)]
+        assert cold.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha
+    old = v1_result("scan_sync-0.12.0.1")
+    folder = write_results(tmp_path / "v1", [derive(old, release="0.4.26", scale=1.25), old])
+    [group] = comparison_groups(latest_runs(load_results(folder)[0]))
+    assert compare_group(group, "0.12.0.1").verdicts() == {Verdict.INCONCLUSIVE: 4}, "one process a side cannot tell"
 
 
 def test_union_keeps_first_appearance_order():
@@ -87,7 +103,13 @@ def test_union_keeps_first_appearance_order():
 
 
 def test_hlo_facts_are_optional():
-    assert hlo_facts(stored(real_result("async_dispatch-0.12.0.1"))) == {}
+    assert hlo_facts(stored(v1_result("async_dispatch-0.12.0.1"))) == {}
+    without = real_result("async_dispatch-0.12.0.1")
+    for process in without["processes"]:
+        del process["compiled"]["jit"]["hlo"]
+    assert hlo_facts(stored(without)) == {}
+    facts = hlo_facts(stored(real_result("async_dispatch-0.12.0.1")))
+    assert set(facts) == {"jit"} and facts["jit"]["fusions"] == 4 and facts["jit"]["while_loops"] == 0
     [synthetic, _] = load_results(FIXTURES / "synthetic")[0]
     facts = hlo_facts(synthetic)
     assert set(facts) == {"jit_d8"} and "fusions" in facts["jit_d8"]
