@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, claim_evidence, outcome
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, claim_evidence, outcome
 from harness.render.tables import markdown_table
 from harness.stats import summarize
 from harness.store.results import StoredResult
@@ -125,8 +125,8 @@ def run_section(result: StoredResult, older: int, level: str = "###") -> str:
     verdict = outcome(result)
     if status is RunStatus.OK and verdict in VERDICT_MARK:
         lines += ["", f"Claim {VERDICT_MARK[verdict]}: {claim_evidence(result)}"]
-    elif status is RunStatus.OK and claim_evidence(result):
-        lines += ["", f"Claim {verdict}: {claim_evidence(result)}"]
+    elif status is RunStatus.OK and verdict == UNSETTLED:  # the evidence starts "unsettled: ..."
+        lines += ["", f"Claim {claim_evidence(result)}"]
     detail = result.result.detail
     if detail:
         lines += ["", "```", detail, "```"]

@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, claim_evidence, outcome
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, claim_evidence, outcome
 from harness.analysis.groups import latest_runs, release_key
 from harness.analysis.metric_names import MetricKey
-from harness.analysis.metrics import pooled_series, program_names
+from harness.analysis.metrics import metric_samples, program_names
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import allowed_variables, scrub
 from harness.measure.runner import tail
 from harness.render.tables import markdown_table
-from harness.stats import summarize
 from harness.store.results import StoredResult, newest_runs
 from harness.store.schema import RunStatus
 from harness.units import format_ns, sizes_text
@@ -113,8 +112,8 @@ def observed(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) 
     if not runs:
         return "**Observed**: nothing stored for this case yet, so only the script's own run below."
     verdicts = []
-    for label, wanted in (("does not hold", False), ("holds", True)):
-        group = [r for r in runs if _holds(r) is wanted]
+    for label, wanted in (("does not hold", DOES_NOT_HOLD), ("holds", HOLDS), ("is unsettled", UNSETTLED)):
+        group = [r for r in runs if outcome(r) == wanted]
         if group:
             verdicts.append(f"it {label} on {_counted(group, runs)}")
     unfinished = [r for r in runs if r.status not in (RunStatus.OK, RunStatus.SKIPPED)]
@@ -165,24 +164,23 @@ def reproduction(d: DraftInputs) -> str:
 
 
 def medians_cell(result: StoredResult) -> str:
+    """Each metric's figure: the median of the process medians, the number comparisons judge."""
     if result.status is not RunStatus.OK:
         return "–"
-    series = pooled_series(result)
+    series = metric_samples(result)
     parts = []
     for program in program_names(result):
         dispatch, wall = series.get(MetricKey(program, "dispatch")), series.get(MetricKey(program, "wall"))
-        if dispatch and wall:
-            parts.append(
-                f"{program}: dispatch {format_ns(summarize(dispatch).median)}, wall {format_ns(summarize(wall).median)}"
-            )
-    for key, values in series.items():
+        if dispatch is not None and wall is not None:
+            parts.append(f"{program}: dispatch {format_ns(dispatch.figure)}, wall {format_ns(wall.figure)}")
+    for key, samples in series.items():
         if key.kind == "compile":
-            parts.append(f"{key.name}: compile {format_ns(summarize(values).median)}")
+            parts.append(f"{key.name}: compile {format_ns(samples.figure)}")
     return "; ".join(parts) or "–"
 
 
 def runs_table(runs: Sequence[StoredResult]) -> str:
-    verdicts = {HOLDS: "holds", DOES_NOT_HOLD: "**does not hold**"}
+    verdicts = {HOLDS: "holds", DOES_NOT_HOLD: "**does not hold**", UNSETTLED: "unsettled"}
     rows = [
         [r.release, r.profile, sizes_text(r.sizes), r.status, verdicts.get(outcome(r), "–"), medians_cell(r)]
         for r in runs
@@ -195,17 +193,17 @@ def across_releases(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
         return ""
     at_sizes = [r for r in runs if r.sizes == sizes]
     if at_sizes:
-        caption = f"Stored runs at the script's sizes ({sizes_text(sizes)}), newest per release and profile:"
+        caption = f"Stored runs at the script's sizes ({sizes_text(sizes)}), newest per release and profile"
         shown = at_sizes
     else:
-        caption = f"No stored run at the script's sizes ({sizes_text(sizes)}); the newest run per release and profile:"
+        caption = f"No stored run at the script's sizes ({sizes_text(sizes)}); the newest run per release and profile"
         newest = newest_runs(runs, lambda r: (r.release, r.profile))
         shown = sorted((item.result for item in newest.values()), key=lambda r: (release_key(r.release), r.profile))
     return "\n".join(
         [
             "#### Across releases",
             "",
-            caption,
+            f"{caption} (a run's median is the median of its process medians):",
             "",
             runs_table(shown),
             "",
@@ -300,10 +298,11 @@ def _releases(runs: Sequence[StoredResult]) -> str:
 
 
 def _counted(group: Sequence[StoredResult], runs: Sequence[StoredResult]) -> str:
-    """``jax 0.4.26 (cpu: 2 of 2 sizes), ...``: per release and profile, out of the sizes judged there."""
+    """``jax 0.4.26 (cpu: 2 of 2 sizes), ...``: per release and profile, out of the sizes judged there
+    (settled or not)."""
     judged: dict[tuple[str, str], int] = defaultdict(int)
     for r in runs:
-        if _holds(r) is not None:
+        if outcome(r) in (HOLDS, DOES_NOT_HOLD, UNSETTLED):
             judged[(r.release, r.profile)] += 1
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for r in group:

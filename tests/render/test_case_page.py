@@ -5,7 +5,7 @@ import pytest
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.render.case_page import claim_table, format_fact, hlo_table
 from harness.store.results import load_results
-from tests.conftest import derive, real_result, write_results
+from tests.conftest import derive, in_processes, real_result, set_claim, write_results
 
 
 @pytest.mark.parametrize(
@@ -30,9 +30,13 @@ def runs_of(tmp_path, records):
 
 
 def with_hlo(release, **facts):
+    """The real result posing as ``release``, every process's HLO facts replaced (none: not recorded)."""
     data = derive(real_result("async_dispatch-0.12.0.1"), release=release)
-    if facts:
-        data["compiled"]["jit"]["hlo"] = facts
+    for process in data["processes"]:
+        if facts:
+            process["compiled"]["jit"]["hlo"] = facts
+        else:
+            del process["compiled"]["jit"]["hlo"]
     return data
 
 
@@ -52,14 +56,23 @@ def test_no_hlo_facts_no_table(tmp_path):
     assert hlo_table(runs_of(tmp_path, [with_hlo("0.4.26"), with_hlo("0.5.3")])) == ""
 
 
+def on_backend(data, backend):
+    """The result with every process reporting ``backend`` (a test-only change); returns it."""
+    for process in data["processes"]:
+        process["jax"]["backend"] = backend
+    return data
+
+
 def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
-    base = real_result("async_dispatch-0.12.0.1")
-    failing = derive(base, release="0.4.26", claim={"holds": False, "evidence": ""})
-    gpu = {**base["jax"], "backend": "gpu"}
-    on_gpu = derive(base, profile="cuda12", jax=gpu, claim={"holds": False, "evidence": ""})
-    records = [base, failing, derive(base, profile="cpu8"), on_gpu]
+    base = real_result("async_dispatch-0.12.0.1")  # the claim holds in 5 of 5 processes
+    failing = set_claim(derive(base, release="0.4.26"), False)
+    on_gpu = set_claim(on_backend(derive(base, profile="cuda12"), "gpu"), False)
+    # 3 of 5 processes agreeing is under 80 %: unsettled, shown as ?, never ✓ or ✗
+    split = in_processes(derive(base, profile="cpu2"), ["ok"] * 5, holds=[True, True, True, False, False])
+    records = [base, failing, derive(base, profile="cpu8"), on_gpu, split]
     runs = latest_runs(load_results(write_results(tmp_path / "r", records))[0])
     table = re.sub(r" +", " ", claim_table(runs, ["0.4.26", "0.12.0.1"]))
     assert "| cpu | cpu | N=1000 | ✗ | ✓ | holds on 0.12.0.1; does not hold on 0.4.26 |" in table
     assert "| cpu8 | cpu | N=1000 | – | ✓ | holds on 0.12.0.1 |" in table
     assert "| cuda12 | gpu | N=1000 | – | ✗ | does not hold on 0.12.0.1 |" in table
+    assert "| cpu2 | cpu | N=1000 | – | ? | unsettled on 0.12.0.1 |" in table

@@ -6,13 +6,30 @@ from datetime import UTC, datetime
 
 import pytest
 
+from harness.analysis.claims import process_claims
 from harness.errors import UsageError
 from harness.render.plots import DrawnPlots
 from harness.render.report import INDEX, render_report, write_report
 from harness.store.results import load_results
-from tests.conftest import FIXTURES, assert_valid_tables, derive, document, real_result, write_results
+from tests.conftest import (
+    FIXTURES,
+    assert_valid_tables,
+    derive,
+    document,
+    in_processes,
+    real_result,
+    set_claim,
+    write_results,
+)
 
 WHEN = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def with_jax(data, **facts):
+    """The result with every process's JAX facts changed (a test-only change); returns it."""
+    for process in data["processes"]:
+        process["jax"] |= facts
+    return data
 
 
 def load(folder):
@@ -23,13 +40,12 @@ def load(folder):
 
 @pytest.fixture
 def releases(tmp_path):
-    """async_dispatch on four releases: the claim fails on the two oldest; 0.4.26's timings are
-    the real ones divided by 1.25 (a test-only injection), 0.5.3's an exact copy."""
+    """async_dispatch on four releases: the claim fails (in every process) on the two oldest; 0.4.26's
+    timings are the real ones divided by 1.5 (a test-only injection), 0.5.3's an exact copy."""
     base = real_result("async_dispatch-0.12.0.1")
-    broken_claim = {"holds": False, "evidence": "synthetic"}
     records = [
-        derive(base, release="0.4.26", scale=1 / 1.25, claim=broken_claim),
-        derive(base, release="0.4.30", claim=broken_claim),
+        set_claim(derive(base, release="0.4.26", scale=1 / 1.5), False),
+        set_claim(derive(base, release="0.4.30"), False),
         derive(base, release="0.5.3"),
         base,
         real_result("scan_sync-0.12.0.1"),
@@ -53,7 +69,7 @@ def test_case_page_has_releases_as_columns_and_verdicts_in_cells(releases):
     jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
     cells = [c.strip() for c in jit_wall.strip("|").split("|")]
     assert cells[1].endswith("(baseline)")
-    assert all("×1.25" in c and "**slower**" in c for c in cells[2:]), cells
+    assert all("×1.5 " in c and "**slower**" in c for c in cells[2:]), cells
     assert "Statistics in full" in page
 
 
@@ -62,7 +78,7 @@ def test_an_identical_copy_is_unchanged_and_the_baseline_can_be_chosen(releases)
     assert "Baseline (A): jax 0.5.3, chosen with --baseline." in page
     jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
     cells = [c.strip() for c in jit_wall.strip("|").split("|")]
-    assert "×0.8 " in cells[1] and "faster" in cells[1]
+    assert "×0.667 " in cells[1] and "faster" in cells[1]
     assert "×1 " in cells[2] and "unchanged" in cells[2]
     assert cells[3].endswith("(baseline)")
 
@@ -74,12 +90,14 @@ def test_unknown_baseline_is_refused(releases, tmp_path):
 
 def test_groups_that_differ_are_not_put_side_by_side(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
-    eight = derive(base, profile="cpu8", jax={**base["jax"], "device_count": 8})
+    eight = with_jax(derive(base, profile="cpu8"), device_count=8)
     bigger = derive(base, sizes={"N": 2000})
     pages = render_report(load(write_results(tmp_path / "r", [base, eight, bigger])), [], WHEN)
     page = pages["async_dispatch.md"]
     assert "they differ in profile (cpu, cpu8), sizes (N=1000, N=2000), device count (1, 8)" in page
-    assert page.count("### profile ") == 3
+    timings, structure = page.split("## Runs in detail")[0].split("## Compiled structure by release (exact)")
+    assert timings.count("### profile ") == 3, "one timing section per group"
+    assert structure.count("### profile ") == 3, "the real runs carry HLO facts: one structure table per group"
     assert page.count("Only jax 0.12.0.1 ran in this group: nothing to compare yet.") == 3
     sections = page.split("## Runs in detail")[0].split("### profile ")[1:]
     assert not any("×" in section for section in sections), "no ratio across groups"
@@ -87,8 +105,9 @@ def test_groups_that_differ_are_not_put_side_by_side(tmp_path):
 
 def test_a_failed_release_shows_in_claims_but_not_in_timings(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
-    failed = {**derive(base, release="0.4.26"), "status": "failed", "detail": "boom"}
-    del failed["programs"], failed["claim"]
+    # every process failed: no measurements, no claim
+    failed = in_processes(derive(base, release="0.4.26"), ["failed"] * 5) | {"detail": "boom"}
+    assert failed["status"] == "failed" and not any("programs" in p or "claim" in p for p in failed["processes"])
     pages = render_report(load(write_results(tmp_path / "r", [base, failed])), [], WHEN)
     assert "failed on 0.4.26" in pages[INDEX]
     timings = pages["async_dispatch.md"].split("## Timings by release")[1].split("## Runs in detail")[0]
@@ -120,7 +139,8 @@ def test_every_page_is_valid_github_markdown(folder, releases):
 
 def test_pipes_in_cells_do_not_break_tables(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
-    base["programs"]["a|b"] = base["programs"].pop("jit")
+    for process in base["processes"]:
+        process["programs"]["a|b"] = process["programs"].pop("jit")
     for text in render_report(load(write_results(tmp_path / "r", [base])), [], WHEN).values():
         assert_valid_tables(text)
 
@@ -211,6 +231,13 @@ def two_machines(tmp_path):
     return load(tmp_path / "results")
 
 
+def agreeing(stored, holds=None):
+    """A one-process (version 1) result as if measured in three processes that all agree with its own
+    verdict, or with ``holds`` (a test-only change); same id, same machine."""
+    verdict = process_claims(stored)[0].holds if holds is None else holds
+    return in_processes(document(stored), ["ok"] * 3, holds=[verdict] * 3)
+
+
 def machine_of(folder):
     [found] = {r.machine for r in load(FIXTURES / "machines" / folder)}
     return found[:8]
@@ -228,22 +255,28 @@ def test_timings_of_two_machines_are_never_compared(two_machines):
     assert "Only jax 0.12.0.1 ran in this group" in sections[b] and "×" not in sections[b]
 
 
-def test_compiled_structure_and_claims_are_shown_across_machines(two_machines):
+def test_compiled_structure_and_claims_are_shown_across_machines(two_machines, tmp_path):
     pages = render_report(two_machines, [], WHEN)
     structure = pages["scan_sync.md"].split("## Compiled structure by release (exact)")[1].split("## Runs in detail")[0]
     assert "From 2 machines" in structure
     assert re.search(r"\| scan · known trip counts +\| unknown +\| \*\*500\*\* +\|", structure)
-    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| ✗ +\| ✓ +\|"
-    assert re.search(row, pages[INDEX]), "both machines agree on 0.12.0.1: one ✓"
+    # The machine fixtures were measured in one process each: every claim there is unsettled.
+    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| \? +\| \? +\|"
+    assert re.search(row, pages[INDEX]), "both machines unsettled on 0.12.0.1: one ?"
+    assert "unsettled on 0.4.26–0.12.0.1" in pages[INDEX] and "differs by machine" not in pages[INDEX]
     every_run = pages[INDEX].split("Every run shown")[1]
     assert every_run.count("| scan_sync ") == 3, "each machine's run listed once, the duplicate not"
+    settled = load(write_results(tmp_path / "settled", [agreeing(r) for r in two_machines]))
+    index = render_report(settled, [], WHEN)[INDEX]
+    row = r"\| \[scan_sync\]\(scan_sync\.md\) +\| cpu +\| cpu +\| M=500 N=100 +\| ✗ +\| ✓ +\|"
+    assert re.search(row, index), "both machines agree on 0.12.0.1 in every process: one ✓"
 
 
 def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
     b = next(r for r in two_machines if r.id.endswith("-b"))
-    flipped = {**document(b), "id": b.id + "-flipped", "claim": {"holds": False, "evidence": "test-only"}}
-    results = [r for r in two_machines if r is not b] + load(write_results(tmp_path / "flipped", [flipped]))
-    index = render_report(results, [], WHEN)[INDEX]
+    flipped = agreeing(b, holds=False) | {"id": b.id + "-flipped"}
+    others = [agreeing(r) for r in two_machines if r is not b]
+    index = render_report(load(write_results(tmp_path / "flipped", [*others, flipped])), [], WHEN)[INDEX]
     assert "differs by machine on 0.12.0.1" in index
 
 
@@ -256,7 +289,7 @@ def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
         "cuda_driver": "12.8",
         "cuda_packages": {"jax-cuda12-plugin": "0.12.0.1"},
     }
-    on_gpu = derive(base, profile="cuda12", jax={**base["jax"], "backend": "gpu", "gpu": gpu})
+    on_gpu = with_jax(derive(base, profile="cuda12"), backend="gpu", gpu=gpu)
     pages = render_report(load(write_results(tmp_path / "r", [base, on_gpu])), [], WHEN)
     assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
     assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]

@@ -11,7 +11,7 @@ from harness.measure.runner import Settings
 from harness.store.results import StoredResult, load_results
 from harness.upstream import export
 from harness.upstream.draft import Bisect, DraftInputs, ScriptRun, bisect_answer, fenced, headline, render
-from tests.conftest import FIXTURES, assert_valid_tables, document, tables
+from tests.conftest import FIXTURES, assert_valid_tables, document, tables, v1_result
 
 ISSUE = FIXTURES / "issue"
 SCAN_SYNC = discovery.discover()["scan_sync"]
@@ -63,7 +63,9 @@ def test_draft_follows_jax_bug_report_form_with_stored_numbers():
     assert f"**Expected** (from a user discussion): {SCAN_SYNC.claim}" in text
     assert "does not hold on jax 0.4.26 (cpu: 1 of 1 sizes)" in text
     assert "holds on jax 0.12.0.1 (cpu: 1 of 1 sizes)" in text
-    assert "scan 1 returned at 24.262 ms, scan 2 at 48.574 ms" in text, "evidence of the stored 0.4.26 run"
+    evidence = "does not hold in 5 of 5 processes; e.g. scan 1 returned at 77.615 ms, scan 2 at 154.603 ms"
+    assert evidence in text, "evidence of the stored 0.4.26 run: how many processes agree, and one's figures"
+    assert "holds in 5 of 5 processes; e.g. scan 1 returned at 1.501 ms" in text
     assert "finds that the claim does not hold: scan 1 returned at 0.240 ms" in text, "the script's own verdict"
     assert "Run as `JAX_PLATFORMS=cpu XLA_FLAGS= python scan_sync.py`" in text
     assert "jax:    0.12.0.1" in text, "print_environment_info output"
@@ -84,8 +86,10 @@ def test_table_across_releases_has_status_verdict_and_medians():
     rows = [row for table in tables(text) for row in table if "| scan_sync" in row or "| 0." in row]
     assert any(re.search(r"\| 0\.4\.26 +\| cpu +\| M=500 N=100 +\| ok +\| \*\*does not hold\*\*", r) for r in rows)
     assert any(re.search(r"\| 0\.12\.0\.1 +\| cpu +\| M=500 N=100 +\| ok +\| holds", r) for r in rows)
-    # Medians of the stored raw samples (the fixture keeps eight of them; its stored summaries are of all 30).
-    assert "two_scans: dispatch 48.2 ms, wall 48.2 ms; scan: compile 26.5 ms" in text
+    # Each figure is the median of the process medians, the number comparisons judge: on 0.4.26 the pooled
+    # samples' median (150 ms) differs from it; on 0.12.0.1 dispatch the pooled median would read 2.15 ms.
+    assert "| two_scans: dispatch 143 ms, wall 143 ms; scan: compile 45.4 ms |" in text
+    assert "| two_scans: dispatch 2.14 ms, wall 147 ms; scan: compile 80 ms" in text
     assert "No stored run at the script's sizes (M=3 N=16)" in render(draft_inputs())
 
 
@@ -133,10 +137,10 @@ def test_nothing_private_leaks(monkeypatch):
     leaky = []
     for result in stored():
         data = document(result)
-        if data.get("claim"):
-            data["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
+        for process in data["processes"]:
+            process["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
+            process["jax"]["environment_info"] += f"\nplatform: uname_result(node='{host}')"
         data["host"]["variables"] = {"HOME": home, "API_TOKEN": "s3cr3t", "XLA_FLAGS": f"--xla_dump_to={home}/d"}
-        data["jax"]["environment_info"] += f"\nplatform: uname_result(node='{host}')"
         leaky.append(StoredResult.from_document(result.path, data))
     run = dataclasses.replace(
         draft_inputs().run,
@@ -168,10 +172,22 @@ def test_examples_prefer_the_script_sizes_and_profile_and_title_groups_profiles(
     for result in stored():
         for profile in ("cpu", "cpu8"):
             data = document(result) | {"profile": profile}
-            if data.get("claim"):
-                data["claim"]["evidence"] += f" [{profile}]"
+            for process in data["processes"]:
+                process["claim"]["evidence"] += f" [{profile}]"
             results.append(StoredResult.from_document(result.path, data))
     text = render(draft_inputs(results=results))
     assert "not so on jax 0.4.26 (cpu, cpu8)" in text
     assert "(dispatch 100% of completion) [cpu];" in text, "the example run has the script's profile"
     assert "[cpu8];" not in text
+
+
+def test_an_unsettled_claim_is_named_not_left_out():
+    # A version-1 result was measured in one process: its claim is unsettled, whatever that process found.
+    one = StoredResult.from_document(ISSUE / "v1.json", v1_result("scan_sync-0.4.26") | {"profile": "cpu8"})
+    text = render(draft_inputs(sizes={"N": 100, "M": 500}, results=[*stored(), one]))
+    assert "**Observed** over 3 stored run(s): it does not hold on jax 0.4.26 (cpu: 1 of 1 sizes); " in text
+    assert "it is unsettled on jax 0.4.26 (cpu8: 1 of 1 sizes)." in text
+    assert "not so on jax 0.4.26 (cpu)\n" in text, "the title counts settled runs only"
+    rows = [row for table in tables(text) for row in table]
+    assert any(re.search(r"\| 0\.4\.26 +\| cpu8 +\| M=500 N=100 +\| ok +\| unsettled +\|", r) for r in rows)
+    assert "(a run's median is the median of its process medians)" in text
