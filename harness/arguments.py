@@ -316,6 +316,13 @@ def _release_range_options(
     parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results are reused and stored here")
     parser.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
     parser.add_argument("--repeats", type=_positive_int, default=15)
+    parser.add_argument(
+        "--processes",
+        type=_positive_int,
+        default=PROCESSES["quick"],
+        metavar="K",
+        help=f"case processes per release, the unit of the statistics and the claim (default {PROCESSES['quick']})",
+    )
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     parser.add_argument("--max-seconds", type=_positive_float, default=5.0)
     parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")

@@ -130,6 +130,12 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
         raise UsageError(f"the two ends of the range are the same release ({args.first})")
     if version_key(args.first) >= version_key(args.last):
         raise UsageError(f"the range must run from an older release to a newer one, not {args.first} to {args.last}")
+    thresholds = thresholds_from(args)
+    if args.processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
+        raise UsageError(
+            f"--processes {args.processes}: no verdict is possible with fewer than {thresholds.min_processes} "
+            "processes a release"
+        )
     return RangeOptions(
         command=args.command,
         case=case,
@@ -143,10 +149,11 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
         results=_results_folder(args.results),
         out=args.out,
         repeats=args.repeats,
+        processes=args.processes,
         warmup=args.warmup,
         max_seconds=args.max_seconds,
         timeout=args.timeout,
-        thresholds=thresholds_from(args),
+        thresholds=thresholds,
     )
 
 

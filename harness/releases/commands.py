@@ -64,6 +64,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
         ["--warmup", str(options.warmup), "--timeout", str(options.timeout)],
         options.repeats,
         options.max_seconds,
+        options.processes,
         progress,
     )
 

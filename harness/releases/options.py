@@ -31,6 +31,7 @@ class RangeOptions:
     results: Path
     out: Path
     repeats: int
+    processes: int  # case processes per release measured (a second look runs twice as many)
     warmup: int
     max_seconds: float
     timeout: float

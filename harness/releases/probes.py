@@ -5,6 +5,12 @@ only when there is none does it install the release into its cached venv and run
 ``python -m harness run`` there, which stores the result as any sweep does (same
 child process, same measurement lock).  A release that cannot be installed has no
 result: the search skips it.
+
+Each measurement runs in ``processes`` case processes (``--processes``), since the
+statistics and the claim are settled over processes: a stored result measured in fewer
+(one from before several processes per cell, say) is measured anew, not reused.  A
+second look runs twice the processes, which is what gives the statistics more to go
+on (more samples within each process would not).
 """
 
 from __future__ import annotations
@@ -43,8 +49,9 @@ class ReleaseProber:
     profile: str
     results_dir: Path
     run_options: Sequence[str]  # passed on to ``harness run``: --warmup, --timeout
-    repeats: int
+    repeats: int  # samples per program in each process
     max_seconds: float
+    processes: int  # case processes per measurement: the statistics' unit
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
     # Only results measured here are reused: timings from another machine do not compare.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
@@ -53,21 +60,21 @@ class ReleaseProber:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
 
     def __call__(self, release: str, again: bool = False) -> Probe:
-        if not again:
-            found = self.stored(release)
-            if found is not None:
-                return Probe(release, found, f"stored result reused ({found.path.name})")
+        previous = self.stored(release)
+        if not again and previous is not None and len(previous.result.processes) >= self.processes:
+            return Probe(release, previous, f"stored result reused ({previous.path.name})")
         env = self.envs[release]
         started = time.monotonic()
         self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
         problem = venvs.ensure(env)
         if problem:
             return Probe(release, None, f"could not be installed: {problem}")
-        # Measuring again doubles the samples (and the time allowed for them), so that a second
-        # look can settle what the first could not.
-        factor = 2 if again else 1
-        extra = ["--repeats", str(factor * self.repeats), "--max-seconds", str(factor * self.max_seconds)]
-        extra += ["--force"] if again else []
+        # Measuring again doubles the processes (so the samples), so that a second look can settle
+        # what the first could not.  A stored result too few processes measured is replaced.
+        processes = 2 * self.processes if again else self.processes
+        extra = ["--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds)]
+        extra += ["--processes", str(processes)]
+        extra += ["--force"] if again or previous is not None else []
         command = [
             str(env.interpreter), "-m", "harness", "run",
             "--case", self.case,
@@ -80,7 +87,7 @@ class ReleaseProber:
         done = subprocess.run(command, cwd=venvs.REPO, check=False)
         found = self.stored(release)
         seconds = time.monotonic() - started
-        if found is None:
+        if found is None or (previous is not None and found.id == previous.id):
             return Probe(release, None, f"harness run stored no result (exit code {done.returncode})")
-        how = "measured again with twice the samples" if again else "measured"
-        return Probe(release, found, f"{how} in {seconds:.0f} s (install included)")
+        how = "measured again in twice the processes" if again else "measured"
+        return Probe(release, found, f"{how} ({processes}) in {seconds:.0f} s (install included)")

@@ -1,12 +1,16 @@
 """The search: bisection with skipped releases, its probe count, and the sweep that sees every step."""
 
+from pathlib import Path
+
 import pytest
 
 from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.significance import Thresholds, Verdict
 from harness.releases.bisection import CLAIM, bisect, expected_probes, sweep
 from harness.releases.judge import Judge, Judgement, ReleaseVerdict
-from tests.conftest import FakeReleases
+from harness.releases.probes import Probe
+from harness.store.results import StoredResult
+from tests.conftest import FakeReleases, derive, real_result
 
 # jax 0.4.26–0.4.35 as the index lists them: 0.4.32 is yanked.
 RANGE = ["0.4.26", "0.4.27", "0.4.28", "0.4.29", "0.4.30", "0.4.31", "0.4.33", "0.4.34", "0.4.35"]
@@ -122,5 +126,22 @@ def test_a_sweep_without_a_metric_compares_every_metric_the_results_have():
         "eager.wall_ns", "eager.dispatch_ns", "jit.wall_ns", "jit.dispatch_ns", "jit.lower_ns", "jit.compile_ns",
     ]  # fmt: skip
     stepped = {s.metric for s in found.steps}
+    # Over processes each process's median is one draw: one compile timing in each of five processes a side
+    # reaches a verdict like the sampled programs do, so every metric steps at three times the time.
+    assert stepped == {k.metric_name for k in found.metrics}
+
+
+def test_a_metric_measured_in_too_few_processes_never_makes_a_step():
+    def measure(release, again):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, scale={"a": 1, "b": 3}[release])
+        for process in data["processes"][2:]:  # only two processes a side compiled
+            process["compiled"] = {}
+        return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")
+
+    found = sweep(["a", "b"], measure, metrics=None, with_claim=False, thresholds=Thresholds())
+    stepped = {s.metric for s in found.steps}
     assert {"eager.wall_ns", "jit.wall_ns"} <= stepped
-    assert "jit.compile_ns" not in stepped, "three compile timings can never reach significance"
+    assert "jit.compile_ns" not in stepped, "two processes a side can never reach a verdict"
+    compiled = found.comparisons[("jit.compile_ns", "b")]
+    assert compiled.verdict == Verdict.INCONCLUSIVE and compiled.ratio > 2.9
+    assert "too few processes (2 and 2) for a verdict" in compiled.flags

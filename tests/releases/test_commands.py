@@ -6,7 +6,10 @@ import sys
 
 import pytest
 
-from harness.cli import main
+from harness.arguments import build_parser
+from harness.cli import checked_range_args, main
+from harness.host.environment import machine_identity
+from harness.releases.commands import plan_for, prober_for
 from harness.releases.venvs import ReleaseEnv, write_plan
 from harness.store.results import write_result
 from tests.conftest import REPO, derive, real_result
@@ -16,11 +19,13 @@ SCALES = {"0.4.30": 1, "0.4.31": 1, "0.4.33": 3, "0.4.34": 3}
 
 
 def stored_range(tmp_path):
-    """A plan whose venvs do not exist, and a stored result for every release (at N=1000, profile cpu)."""
+    """A plan whose venvs do not exist, and a stored result for every release (at N=1000, profile cpu),
+    measured in 5 processes on this machine (only this machine's results are reused)."""
     plan = tmp_path / "plan.json"
     missing_python = str(tmp_path / "no-such-python")
     write_plan(plan, [ReleaseEnv(r, r, missing_python, ("jax==" + r,), tmp_path / f"venv-{r}") for r in RELEASES])
     data = real_result("async_dispatch-0.12.0.1")
+    data["host"]["machine"] = machine_identity()
     for release, scale in SCALES.items():
         write_result(tmp_path / "results", derive(data, release=release, scale=scale))
     return plan
@@ -74,6 +79,33 @@ def test_a_sweep_of_every_metric_writes_its_steps(tmp_path, capsys):
     assert "- eager.wall_ns: 0.4.31 → 0.4.33: slower" in text
     assert "0.4.30 → 0.4.31" not in text
     assert "by every metric and the claim" in text
+
+
+def test_the_probes_measure_in_the_processes_asked_for_five_by_default(tmp_path):
+    stored_range(tmp_path)
+    by_default = checked_range_args(
+        build_parser().parse_args(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim"))
+    )
+    asked = checked_range_args(
+        build_parser().parse_args(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7"))
+    )
+    assert (by_default.processes, asked.processes) == (5, 7)
+    assert prober_for(asked, plan_for(asked)).processes == 7
+
+
+def test_stored_results_of_fewer_processes_than_asked_are_not_reused(tmp_path, capsys):
+    stored_range(tmp_path)  # 5 processes each; the plan's venvs cannot be installed
+    assert main(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--metric", "eager.wall_ns", "--processes", "10")) == 1
+    out = capsys.readouterr().out
+    assert "stored result reused" not in out and "could not be installed" in out
+
+
+def test_fewer_processes_than_a_verdict_needs_are_refused(tmp_path, capsys):
+    stored_range(tmp_path)
+    assert main(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "2")) == 2
+    assert capsys.readouterr().err.strip() == (
+        "harness: error: --processes 2: no verdict is possible with fewer than 3 processes a release"
+    )
 
 
 def nox_session(name, *posargs):

@@ -1,9 +1,17 @@
 """A probe reuses the stored result of its cell; without one it installs, and says why it could not."""
 
+import subprocess
+
+import pytest
+
+from harness.releases import probes
 from harness.releases.probes import ReleaseProber
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import write_result
-from tests.conftest import derive, real_result
+from tests.conftest import derive, real_result, v1_result
+
+# The machine the real fixtures were measured on: only its results are reused, wherever the tests run.
+FIXTURE_MACHINE = real_result("async_dispatch-0.12.0.1")["host"]["machine"]["id"]
 
 
 def prober(tmp_path, python="python3.12"):
@@ -12,7 +20,10 @@ def prober(tmp_path, python="python3.12"):
         for release in ("0.4.30", "0.4.31")
     }
     lines = []
-    found = ReleaseProber(envs, "async_dispatch", {"N": 1000}, "cpu", tmp_path / "results", [], 7, 1.0, lines.append)
+    found = ReleaseProber(
+        envs, "async_dispatch", {"N": 1000}, "cpu", tmp_path / "results", [], 7, 1.0, 5, lines.append,
+        machine=FIXTURE_MACHINE,
+    )  # fmt: skip
     return found, lines
 
 
@@ -34,3 +45,72 @@ def test_a_release_that_cannot_be_installed_has_no_result_and_a_reason(tmp_path)
     measured = probe("0.4.31")
     assert measured.result is None and measured.note.startswith("could not be installed: ")
     assert "0.4.31" in lines[0]
+
+
+class FakeRun:
+    """Installs nothing; each ``harness run`` is recorded and stores what ``stores`` gives for its command
+    (by default the real 5-process result posing as 0.4.30; None: the run stores nothing)."""
+
+    def __init__(self, results):
+        self.results = results
+        self.commands = []
+        self.stores = lambda command: derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30", scale=3)
+
+    def __call__(self, command, **kwargs):
+        self.commands.append(command)
+        record = self.stores(command)
+        if record is not None:
+            write_result(self.results, record)
+        return subprocess.CompletedProcess(command, 0)
+
+
+@pytest.fixture
+def fake_run(monkeypatch, tmp_path):
+    found = FakeRun(tmp_path / "results")
+    monkeypatch.setattr(probes.venvs, "ensure", lambda env: None)
+    monkeypatch.setattr(probes.subprocess, "run", found)
+    return found
+
+
+def option(command, name):
+    return command[command.index(name) + 1]
+
+
+def test_a_measurement_runs_the_case_in_the_processes_asked_for(tmp_path, fake_run):
+    probe, _ = prober(tmp_path)
+    measured = probe("0.4.30")
+    [command] = fake_run.commands
+    assert command[1:4] == ["-m", "harness", "run"] and "--force" not in command, "nothing stored to replace"
+    assert (option(command, "--processes"), option(command, "--repeats"), option(command, "--max-seconds")) == (
+        "5", "7", "1.0",
+    )  # fmt: skip
+    assert measured.result is not None and len(measured.result.result.processes) == 5
+    assert measured.note.startswith("measured (5) in ")
+
+
+def test_a_stored_result_of_fewer_processes_is_measured_anew_not_reused(tmp_path, fake_run):
+    probe, _ = prober(tmp_path)
+    write_result(tmp_path / "results", derive(v1_result("async_dispatch-0.12.0.1"), release="0.4.30"))
+    measured = probe("0.4.30")
+    [command] = fake_run.commands
+    assert option(command, "--processes") == "5" and "--force" in command, "one process settles nothing"
+    assert measured.result is not None and len(measured.result.result.processes) == 5
+    assert measured.note.startswith("measured (5)")
+
+
+def test_a_second_look_runs_twice_the_processes(tmp_path, fake_run):
+    probe, _ = prober(tmp_path)
+    write_result(tmp_path / "results", derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30"))
+    measured = probe("0.4.30", True)
+    [command] = fake_run.commands
+    assert option(command, "--processes") == "10" and "--force" in command
+    assert (option(command, "--repeats"), option(command, "--max-seconds")) == ("7", "1.0"), "samples per process"
+    assert measured.result is not None and measured.note.startswith("measured again in twice the processes (10)")
+
+
+def test_a_run_that_stores_nothing_new_gives_no_result_not_the_old_one(tmp_path, fake_run):
+    probe, _ = prober(tmp_path)
+    write_result(tmp_path / "results", derive(v1_result("async_dispatch-0.12.0.1"), release="0.4.30"))
+    fake_run.stores = lambda command: None
+    measured = probe("0.4.30")
+    assert measured.result is None and measured.note == "harness run stored no result (exit code 0)"
