@@ -13,12 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.analysis.claims import claim_evidence, outcome
-from harness.analysis.metrics import MetricKey, pooled_series
+from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Thresholds
 from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
 from harness.releases.judge import Judgement
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
-from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, format_p, format_ratio, sizes_text
@@ -49,22 +48,23 @@ class Setting:
 CLASSIFICATION = (
     "A probe is *bad* when it is significantly different from the good endpoint in the direction the bad endpoint "
     "differs, and not significantly different from the bad endpoint back towards the good one; *good* the other way "
-    "round; otherwise it is measured once more with twice the samples and, if still ambiguous, *inconclusive*. "
+    "round; otherwise it is measured once more in twice the processes and, if still ambiguous, *inconclusive*. "
     "Inconclusive and skipped releases (not installable, or not ok) are set aside, as `git bisect skip` does."
 )
 
 
 def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
-    """The median of the metric's raw samples, as the comparisons compute it."""
+    """The metric's figure (the median of its process medians), as the comparisons compute it."""
     if result is None or result.status is not RunStatus.OK or metric is None:
         return None
-    values = pooled_series(result).get(metric)
-    return summarize(values).median if values else None
+    samples = metric_samples(result).get(metric)
+    return samples.figure if samples else None
 
 
 DRIFT = (
-    "Each release is a separate run: load on the machine that differs between runs is a step too (see "
-    "benchmarks/aa_test.py), so read a step with its size and with the metrics that move with it."
+    "Each release is measured in several case processes and a step needs them to differ beyond their spread, but "
+    "releases measured at different times still see different load (`python -m harness calibrate` says how much "
+    "on this machine), so read a step with its size and with the metrics that move with it."
 )
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 from harness.analysis.claims import claim_rows, mark, outcome, ranges_text
 from harness.analysis.groups import check_baseline
 from harness.analysis.metrics import GroupComparison
+from harness.analysis.noise_floor import latest_calibrations
 from harness.analysis.report_model import ReportModel, build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
 from harness.names import inside, name_problem
+from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.tables import markdown_table, rule_text
@@ -87,17 +89,26 @@ def runs_overview(chosen: Sequence[Newest]) -> str:
     )
 
 
-def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) -> str:
+def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots, noise_floor: Sequence[str] = ()) -> str:
+    """The index page; ``noise_floor``: a sentence per machine's latest calibration (``harness calibrate``)."""
     chosen, order, problems, searched = model.latest, model.order, model.problems, model.searched
     lines = [
         "# JAX reproduction report",
         "",
         f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {model.stored} stored result(s); the newest run of "
-        "each case, release, profile, sizes and machine is used. Times are medians of raw `perf_counter_ns` samples "
-        "taken after warm-up. *Dispatch* is when Python regained control, *wall* is when `block_until_ready` "
-        "returned.",
+        "each case, release, profile, sizes and machine is used. Each cell is measured in several case processes; "
+        "a time is the median of their medians of raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is "
+        "when Python regained control, *wall* is when `block_until_ready` returned.",
         "",
     ]
+    if noise_floor:
+        lines += [*noise_floor, ""]
+    else:
+        lines += [
+            "No noise floor is recorded for this machine: `python -m harness calibrate` measures how often runs of "
+            "one release differ here, and the smallest real slowdown flagged.",
+            "",
+        ]
     if searched:
         lines += [
             f"{searched} measurement(s) taken by size searches are left out here: their sizes are the search's, "
@@ -121,8 +132,9 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
     lines += [
         "## Claims by release",
         "",
-        "✓ the discussion's claim holds, ✗ it does not; otherwise the run's status (failed, timeout, crashed, "
-        "skipped); – not run. Ranges span consecutive releases of this report.",
+        "✓ the discussion's claim holds, ✗ it does not (each in at least 80 % of at least 3 case processes); "
+        "? unsettled (the processes disagree, or too few gave a verdict); otherwise the run's status (failed, "
+        "timeout, crashed, skipped); – not run. Ranges span consecutive releases of this report.",
         "",
         claims_overview(chosen, order),
         "",
@@ -137,10 +149,12 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
     return "\n".join(lines)
 
 
-def render_pages(model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None) -> dict[str, str]:
+def render_pages(
+    model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None, noise_floor: Sequence[str] = ()
+) -> dict[str, str]:
     """Every page, by file name: ``index.md`` and ``<case>.md``."""
     plots = plots or DrawnPlots()
-    pages = {INDEX: render_index(model, generated_at, plots)}
+    pages = {INDEX: render_index(model, generated_at, plots, noise_floor)}
     for case in model.cases():
         pages[f"{case.case}.md"] = render_case(case, model.order, model.thresholds, plots)
     return pages
@@ -168,7 +182,9 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     model = build_model(results, problems, baseline=baseline, thresholds=thresholds)
     plots = draw_plots(model.groups, out_dir)
-    pages = render_pages(model, datetime.now(UTC), plots)
+    calibrations, _ = latest_calibrations(results_dir)  # an unusable calibration file is not a result: left out
+    noise_floor = [noise_floor_sentence(calibrations[m]) for m in model.machines if m in calibrations]
+    pages = render_pages(model, datetime.now(UTC), plots, noise_floor)
     written = []
     for name, text in pages.items():
         path = inside(out_dir, name)

@@ -308,3 +308,29 @@ def test_re_rendering_removes_pages_of_cases_whose_results_are_gone_and_nothing_
     write_report(results, out)
     assert not (out / "scan_sync.md").exists(), "the page of a case without results is gone"
     assert (out / "async_dispatch.md").exists() and (out / "bisect-scan_sync.md").exists()
+
+
+def test_the_index_quotes_the_machines_latest_noise_floor(tmp_path):
+    from harness.analysis.noise_floor import append_calibration, plan_calibration, summarize_calibration
+    from harness.analysis.significance import Thresholds
+    from harness.catalogue import discovery
+    from tests.conftest import derive, real_result
+
+    results, out = tmp_path / "results", tmp_path / "reports"
+    shutil.copytree(FIXTURES / "results", results)
+    write_report(results, out)
+    assert "No noise floor is recorded for this machine" in (out / INDEX).read_text()
+    base = real_result("scan_sync-0.12.0.1")
+    runs = [load_results(write_results(tmp_path / n, [derive(base, profile=n)]))[0][0] for n in ("a", "b")]
+    raised = load_results(write_results(tmp_path / "r", [derive(base, scale=1.3)]))[0][0]
+    plan = plan_calibration(
+        discovery.discover()["scan_sync"], {}, None, pairs=1, profile="cpu", cases_dir=FIXTURES, run_options=()
+    )
+    calibration = summarize_calibration(
+        plan, Thresholds(resamples=20), [tuple(runs)], (runs[0], raised), datetime(2026, 6, 1, tzinfo=UTC)
+    )
+    append_calibration(results, calibration)
+    write_report(results, out)
+    index = (out / INDEX).read_text()
+    assert f"Noise floor of machine {calibration.machine[:8]} (calibrated 2026-06-01" in index
+    assert "0 of" in index and "pair of separate runs of one release" in index
