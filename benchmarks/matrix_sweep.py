@@ -49,8 +49,11 @@ def child_phases(results: Path) -> dict[str, float]:
     for path in results.rglob("*.json"):
         record = json.loads(path.read_text())
         totals["case runs"] += record.get("duration_s", 0.0)
-        for phase, seconds in record.get("phases_s", {}).items():
-            totals[phase] += seconds
+        # Schema version 2 keeps each case process's phases apart; version 1 had one process at the top.
+        for process in record.get("processes", [record]):
+            for phase, seconds in process.get("phases_s", {}).items():
+                totals[phase] += seconds
+            totals["processes"] += 1
         totals["runs"] += 1
     return totals
 
