@@ -94,8 +94,12 @@ def _problem(constants: dict[str, Any]) -> str | None:
         "DISCUSSION": isinstance(constants["DISCUSSION"], str),
         "SIZE_SPACE": isinstance(ranges, dict)
         and all(
-            isinstance(k, str) and not name_problem(k, SIZE_NAME) and isinstance(v, tuple) and len(v) == 2
-            and all(_is_int(x) for x in v) and 0 < v[0] <= v[1]
+            isinstance(k, str)
+            and not name_problem(k, SIZE_NAME)
+            and isinstance(v, tuple)
+            and len(v) == 2
+            and all(_is_int(x) for x in v)
+            and 0 < v[0] <= v[1]
             for k, v in ranges.items()
         ),
         "ANCHORS": isinstance(anchors, list)

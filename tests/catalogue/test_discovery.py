@@ -55,9 +55,7 @@ def test_anchor_missing_a_size_is_refused(tmp_path):
 
 BROKEN_CASES = {
     "syntax_error": "CLAIM = 'x'\ndef programs(:\n",
-    "non_literal": (
-        'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'
-    ),
+    "non_literal": ('CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
     "wrong_type": 'CLAIM = 3\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
     "anchor_text": 'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
 }
@@ -85,4 +83,6 @@ def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_wo
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["list", "--cases-dir", str(tmp_path)]) == 1
     listing = capsys.readouterr().out
-    assert "steady" in listing and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
+    assert (
+        "steady" in listing and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
+    )
