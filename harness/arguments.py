@@ -7,6 +7,8 @@ exit code 2, instead of argparse printing its usage text.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
@@ -17,6 +19,7 @@ from harness.measure.affinity import parse_cpu_list
 from harness.measure.launch import ISOLATIONS
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.runner import Settings
+from harness.names import name_problem
 
 DEFAULT_RESULTS = Path("results")
 # Samples per program and the sampling time budget per program in each case process, by
@@ -37,10 +40,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):  # ASCII digits: int() also takes "１２" and "1_000"
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 9 digits")
+    value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return value
@@ -50,10 +52,27 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a finite positive number")
     return value
+
+
+def _path(text: str) -> Path:
+    """A folder or file named on the command line; an empty name would quietly mean the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path would mean the current folder: name one")
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError("a path cannot hold a NUL character")
+    return Path(text)
+
+
+def _label(text: str) -> str:
+    """A profile label: it becomes part of the results folder's paths."""
+    problem = name_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"profile label {problem}")
+    return text
 
 
 def _non_negative_float(text: str) -> float:
@@ -117,6 +136,7 @@ def _session_options(parser: argparse.ArgumentParser, *, release: bool) -> None:
     """``--profile`` (and ``--jax``) of a command whose nox session pins them (``cli.session_view``)."""
     parser.add_argument(
         "--profile",
+        type=_label,
         help="device profile: under nox one of the profile table, whose flags it sets (default cpu); "
         f"run directly, a label (default {UNPINNED_PROFILE!r})",
     )
@@ -155,10 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
     run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
-    run.add_argument("--profile", help="label of the device profile (set by nox; default: default)")
+    run.add_argument("--profile", type=_label, help="label of the device profile (set by nox; default: default)")
     run.add_argument(
         "--sides",
-        type=Path,
+        type=_path,
         metavar="PLAN.json",
         help="measure on each side this plan lists (release venv, environment, release and profile labels), "
         "one case process per side in turn; see README 'Sides' (default: this interpreter, --profile)",
@@ -173,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
         "(default: half the available memory, 5e11 flops per call)",
     )
-    run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    run.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    run.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
+    run.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
     run.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
     run.add_argument(
         "--repeats",
@@ -222,24 +242,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_process_options(
         finder, "case processes per size point; the claim must agree in every one that finishes (default 1)"
     )
-    finder.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    finder.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
-    finder.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    finder.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
+    finder.add_argument("--out", type=_path, default=DEFAULT_REPORTS)
+    finder.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
 
     exporter = commands.add_parser("export", help="print a case's standalone script (jax, numpy, stdlib only)")
     _script_options(exporter)
-    exporter.add_argument("--out", type=Path, help="write the script here instead of printing it")
+    exporter.add_argument("--out", type=_path, help="write the script here instead of printing it")
 
     drafter = commands.add_parser("issue", help="draft an upstream issue: export, run the script here, render")
     _script_options(drafter)
     _session_options(drafter, release=True)
     drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
-    drafter.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    drafter.add_argument("--out", type=Path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
+    drafter.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
+    drafter.add_argument("--out", type=_path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
 
     report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
-    report.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    report.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    report.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
+    report.add_argument("--out", type=_path, default=DEFAULT_REPORTS)
     report.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
     _add_threshold_options(report)
 
@@ -250,14 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
         "to A), narrowed by release, profile and case. Exit status: 0 nothing worse, 1 something significantly "
         "slower or broken in B, 2 bad input.",
     )
-    compare.add_argument("a", type=Path, metavar="A", help="results folder of the baseline set")
-    compare.add_argument("b", type=Path, metavar="B", nargs="?", help="results folder of the other set (default: A)")
+    compare.add_argument("a", type=_path, metavar="A", help="results folder of the baseline set")
+    compare.add_argument("b", type=_path, metavar="B", nargs="?", help="results folder of the other set (default: A)")
     for side in ("a", "b"):
         name = side.upper()
         compare.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
         compare.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
     compare.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
-    compare.add_argument("--markdown", type=Path, metavar="FILE", help="also write the comparison as markdown")
+    compare.add_argument("--markdown", type=_path, metavar="FILE", help="also write the comparison as markdown")
     _add_threshold_options(compare)
 
     bisector = commands.add_parser(
@@ -282,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
         "A result already there with the same content counts once; one line per file that is left out. "
         "Exit status: 0 all usable, 1 a file was left out, 2 bad input.",
     )
-    merger.add_argument("sources", type=Path, nargs="+", metavar="SOURCE", help="results folders to take from")
-    merger.add_argument("--into", type=Path, required=True, metavar="DIR", help="results folder to merge into")
+    merger.add_argument("sources", type=_path, nargs="+", metavar="SOURCE", help="results folders to take from")
+    merger.add_argument("--into", type=_path, required=True, metavar="DIR", help="results folder to merge into")
 
     calibrator = commands.add_parser(
         "calibrate",
@@ -297,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     _calibrate_options(calibrator)
 
     listing = commands.add_parser("list", help="list the cases and their claims")
-    listing.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    listing.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
     return parser
 
 
@@ -312,9 +332,9 @@ def _release_range_options(
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
     parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
     _session_options(parser, release=False)
-    parser.add_argument("--releases", type=Path, help="the release plan nox writes: what each release installs")
-    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results are reused and stored here")
-    parser.add_argument("--out", type=Path, default=DEFAULT_REPORTS)
+    parser.add_argument("--releases", type=_path, help="the release plan nox writes: what each release installs")
+    parser.add_argument("--results", type=_path, default=DEFAULT_RESULTS, help="results are reused and stored here")
+    parser.add_argument("--out", type=_path, default=DEFAULT_REPORTS)
     parser.add_argument("--repeats", type=_positive_int, default=15)
     parser.add_argument(
         "--processes",
@@ -326,7 +346,7 @@ def _release_range_options(
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     parser.add_argument("--max-seconds", type=_positive_float, default=5.0)
     parser.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds per case run")
-    parser.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    parser.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
     _add_threshold_options(parser)
 
 
@@ -340,9 +360,11 @@ def _calibrate_options(calibrator: argparse.ArgumentParser) -> None:
         help="size raised for the real slowdown, by 10 %% or to VALUE (default: the first a 10 %% rise changes)",
     )
     calibrator.add_argument("--pairs", type=_positive_int, default=3, help="A/A pairs to run (default 3)")
-    calibrator.add_argument("--profile", default="default", help="label of the device profile (set by nox)")
-    calibrator.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="stores under RESULTS/calibration/")
-    calibrator.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    calibrator.add_argument(
+        "--profile", type=_label, default="default", help="label of the device profile (set by nox)"
+    )
+    calibrator.add_argument("--results", type=_path, default=DEFAULT_RESULTS, help="stores under RESULTS/calibration/")
+    calibrator.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
     calibrator.add_argument("run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run")
     _add_threshold_options(calibrator)
 
@@ -353,4 +375,4 @@ def _script_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)
     parser.add_argument("--max-seconds", type=_positive_float, default=Settings.max_seconds)
-    parser.add_argument("--cases-dir", type=Path, default=discovery.DEFAULT_CASES_DIR)
+    parser.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)

@@ -40,7 +40,7 @@ def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str
     from harness.upstream.export import script_sizes
 
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
-    sizes = script_sizes(case, dict(discovery.parse_size(text) for text in args.size))
+    sizes = script_sizes(case, discovery.parse_sizes(args.size))
     settings = Settings(
         timeout_s=getattr(args, "timeout", Settings.timeout_s),
         warmup=args.warmup,
@@ -83,7 +83,7 @@ def run_sides(args: argparse.Namespace) -> list[Side]:
 def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo], dict[str, int], Budget]:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     cases = discovery.select(discovery.discover(args.cases_dir), args.case)
-    overrides = dict(discovery.parse_size(text) for text in args.size)
+    overrides = discovery.parse_sizes(args.size)
     discovery.check_overrides(cases, overrides)
     _results_folder(args.results)
     if args.force and args.retry_failed:
@@ -97,7 +97,7 @@ def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo]
 
 def checked_search_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, Budget]:
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
-    pinned = dict(discovery.parse_size(text) for text in args.size)
+    pinned = discovery.parse_sizes(args.size)
     discovery.check_overrides([case], pinned)
     _results_folder(args.results)
     if args.affinity is not None:
@@ -124,7 +124,7 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
     from harness.upstream.export import script_sizes
 
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
-    sizes = script_sizes(case, dict(discovery.parse_size(text) for text in args.size))
+    sizes = script_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
     if args.first == args.last:
         raise UsageError(f"the two ends of the range are the same release ({args.first})")
@@ -160,6 +160,12 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
 def checked_report_args(args: argparse.Namespace) -> None:
     if not args.results.is_dir():
         raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
+    _output_folder(args.out)
+
+
+def _output_folder(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"output folder {path} is a file")
 
 
 def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
@@ -167,7 +173,7 @@ def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
     from harness.analysis.noise_floor import plan_calibration
 
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
-    overrides = dict(discovery.parse_size(text) for text in args.size)
+    overrides = discovery.parse_sizes(args.size)
     _results_folder(args.results)
     plan = plan_calibration(
         case,
@@ -362,9 +368,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.out is None:
         print(script, end="")
     else:
-        args.out.write_text(script)
+        _write_text(args.out, script)
         print(f"written: {args.out}", file=sys.stderr)
     return 0
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a file the user named; a folder there, a missing folder or no permission is one line, not a traceback."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder: name a file to write")
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def cmd_issue(args: argparse.Namespace) -> int:
@@ -391,9 +407,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from harness.render.report import write_report
 
     checked_report_args(args)
-    written, problems, plots = write_report(
-        args.results, args.out, baseline=args.baseline, thresholds=thresholds_from(args)
-    )
+    try:
+        written, problems, plots = write_report(
+            args.results, args.out, baseline=args.baseline, thresholds=thresholds_from(args)
+        )
+    except OSError as exc:
+        raise HarnessError(f"cannot write the report under {args.out}: {exc.strerror or exc}") from None
     for problem in problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     if plots.missing_reason:
@@ -411,10 +430,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare_sets(a, b, args.case, thresholds_from(args))
     print(render_text(comparison), end="")
     if args.markdown:
-        try:
-            args.markdown.write_text(render_markdown(comparison))
-        except OSError as exc:
-            raise UsageError(f"cannot write {args.markdown}: {exc.strerror}") from None
+        _write_text(args.markdown, render_markdown(comparison))
     return 1 if comparison.worse() else 0
 
 
@@ -444,11 +460,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for case in discovery.discover(args.cases_dir).values():
+    catalogue = discovery.discover(args.cases_dir)
+    for case in catalogue.values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
         anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors)
         print(f"{case.name}\n    claim: {case.claim}\n    sizes: {space}\n    anchors (quick): {anchors}")
-    return 0
+    for name, reason in catalogue.broken.items():
+        print(f"{name}\n    cannot be read: {reason}")
+    return 1 if catalogue.broken else 0
 
 
 COMMANDS = {
@@ -482,6 +501,13 @@ def main(argv: list[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
+        print(
+            f"harness: error: {exc.name} is not installed in this environment: the nox session of the command "
+            "installs what it needs, or `pip install -e '.[report]'` (JAX: the release to measure)",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt as exc:
         print(
             "harness: interrupted; every result stored so far is kept, run the same command to resume", file=sys.stderr

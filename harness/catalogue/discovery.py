@@ -8,6 +8,7 @@ import.  Only the child process imports a case.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from harness.catalogue import sizes
 from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
 from harness.errors import UsageError
+from harness.names import SIZE_NAME, name_problem
 
 DEFAULT_CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
 NOT_CASES = {"__init__", "compat"}
@@ -37,31 +39,96 @@ class CaseInfo:
         return sizes.plan(self.space, self.anchors, effort, overrides, seed=seed, budget=budget)
 
 
+# The constants the harness reads from a case file, with the type each must have.
+CONSTANTS = {
+    "CLAIM": "a string",
+    "DISCUSSION": "a string",
+    "SIZE_SPACE": 'a dict of size name to (low, high) integers, e.g. {"N": (16, 2048)}',
+    "ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 1000}]',
+    "COST": 'a dict of "bytes"/"flops" to arithmetic over the sizes, e.g. {"flops": "2 * N ** 3"}',
+    "MIN_DEVICES": "a positive integer",
+}
+
+
+class Catalogue(dict[str, "CaseInfo"]):
+    """The readable cases by name; ``broken`` names each case file that cannot be read, and why."""
+
+    def __init__(self, cases: dict[str, CaseInfo], broken: dict[str, str]) -> None:
+        super().__init__(cases)
+        self.broken = broken
+
+
 def _constants(path: Path) -> dict[str, Any]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    """The case's constants, read without importing it; UsageError naming the file and the constant."""
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"case file {path.name} does not parse: {exc.msg} (line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
     found: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name.isupper():
-                try:
-                    found[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    continue
+            if name not in CONSTANTS:
+                continue
+            try:
+                found[name] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                raise UsageError(
+                    f"case file {path.name}: {name} is not a literal; the harness reads it without importing the "
+                    f"case, so write the value out (e.g. 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
+                ) from None
     return found
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _problem(constants: dict[str, Any]) -> str | None:
+    """Which constant has the wrong form, or None."""
+    ranges, anchors = constants["SIZE_SPACE"], constants["ANCHORS"]
+    checks = {
+        "CLAIM": isinstance(constants["CLAIM"], str),
+        "DISCUSSION": isinstance(constants["DISCUSSION"], str),
+        "SIZE_SPACE": isinstance(ranges, dict)
+        and all(
+            isinstance(k, str)
+            and not name_problem(k, SIZE_NAME)
+            and isinstance(v, tuple)
+            and len(v) == 2
+            and all(_is_int(x) for x in v)
+            and 0 < v[0] <= v[1]
+            for k, v in ranges.items()
+        ),
+        "ANCHORS": isinstance(anchors, list)
+        and all(isinstance(a, dict) and all(_is_int(x) for x in a.values()) for a in anchors),
+        "COST": isinstance(constants.get("COST", {}), dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()),
+        "MIN_DEVICES": _is_int(constants.get("MIN_DEVICES", 1)) and constants.get("MIN_DEVICES", 1) > 0,
+    }
+    wrong = next((name for name, ok in checks.items() if not ok), None)
+    if wrong:
+        return f"{wrong} must be {CONSTANTS[wrong]}"
+    if not all(set(a) == set(ranges) for a in anchors):
+        return "every ANCHORS entry must give each size in SIZE_SPACE"
+    return None
+
+
 def read_case(path: Path) -> CaseInfo:
+    problem = name_problem(path.stem)
+    if problem:
+        raise UsageError(f"case file {path.name}: its name {problem}")
     constants = _constants(path)
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
         raise UsageError(f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md)")
+    problem = _problem(constants)
+    if problem:
+        raise UsageError(f"case file {path.name}: {problem}")
     ranges = constants["SIZE_SPACE"]
     anchors = constants["ANCHORS"]
-    if not all(isinstance(v, tuple) and len(v) == 2 and v[0] <= v[1] for v in ranges.values()):
-        raise UsageError(f"case file {path.name}: SIZE_SPACE values must be (low, high) integer ranges")
-    if not all(isinstance(a, dict) and set(a) == set(ranges) for a in anchors):
-        raise UsageError(f"case file {path.name}: every ANCHORS entry must give each size in SIZE_SPACE")
     return CaseInfo(
         name=path.stem,
         path=path,
@@ -73,14 +140,26 @@ def read_case(path: Path) -> CaseInfo:
     )
 
 
-def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> dict[str, CaseInfo]:
+def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
+    """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a broken
+    new case never stops the others (it is refused, with that reason, only when it is asked for)."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     paths = sorted(p for p in cases_dir.glob("*.py") if p.stem not in NOT_CASES and not p.stem.startswith("_"))
-    return {p.stem: read_case(p) for p in paths}
+    cases, broken = {}, {}
+    for path in paths:
+        try:
+            cases[path.stem] = read_case(path)
+        except UsageError as exc:
+            broken[path.stem] = str(exc)
+    return Catalogue(cases, broken)
 
 
 def select(catalogue: dict[str, CaseInfo], names: Sequence[str]) -> list[CaseInfo]:
+    broken: dict[str, str] = getattr(catalogue, "broken", {})
+    for name in names:
+        if name in broken:
+            raise UsageError(broken[name])
     if not names:
         return list(catalogue.values())
     unknown = [n for n in names if n not in catalogue]
@@ -90,17 +169,30 @@ def select(catalogue: dict[str, CaseInfo], names: Sequence[str]) -> list[CaseInf
     return [catalogue[n] for n in dict.fromkeys(names)]
 
 
+SIZE_VALUE = re.compile(r"[0-9]{1,12}")  # ASCII digits: int() would also take "１２" or "1_000"
+
+
 def parse_size(text: str) -> tuple[str, int]:
     key, sep, value = text.partition("=")
-    if not sep or not key.isidentifier():
-        raise UsageError(f"malformed size {text!r}: expected NAME=INTEGER, e.g. N=1000")
-    try:
-        number = int(value)
-    except ValueError:
-        raise UsageError(f"malformed size {text!r}: {value!r} is not an integer") from None
+    if not sep or name_problem(key, SIZE_NAME):
+        raise UsageError(f"malformed size {text[:60]!r}: expected NAME=INTEGER, e.g. N=1000")
+    if not SIZE_VALUE.fullmatch(value):
+        raise UsageError(f"malformed size {text[:60]!r}: the value must be a whole number of at most 12 digits")
+    number = int(value)
     if number <= 0:
         raise UsageError(f"malformed size {text!r}: sizes must be positive")
     return key, number
+
+
+def parse_sizes(texts: Sequence[str]) -> dict[str, int]:
+    """``--size`` options as a dict; a size given twice is refused rather than the last one winning."""
+    found: dict[str, int] = {}
+    for text in texts:
+        key, value = parse_size(text)
+        if key in found and found[key] != value:
+            raise UsageError(f"size {key} given twice ({key}={found[key]} and {key}={value})")
+        found[key] = value
+    return found
 
 
 def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> None:

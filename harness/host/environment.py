@@ -38,9 +38,30 @@ def scrub(text: str) -> str:
     return text
 
 
+# A variable under an allowed prefix can still hold a credential (JAX_SOME_TOKEN): its value is
+# recorded as REDACTED when its name says so or its value looks like an opaque key.
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE", re.I)
+OPAQUE_VALUE = re.compile(r"[A-Za-z0-9+/_=.~-]{24,}")  # one long word of key characters, no flag or path
+REDACTED = "<redacted>"
+
+
+def looks_secret(name: str, value: str) -> bool:
+    return bool(SECRET_NAME.search(name)) or (OPAQUE_VALUE.fullmatch(value) is not None and "/" not in value[:1])
+
+
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed, credentials redacted."""
     source = os.environ if environ is None else environ
-    return {k: scrub(v) for k, v in sorted(source.items()) if k.startswith(ALLOWED_PREFIXES)}
+    return {
+        k: REDACTED if looks_secret(k, v) else scrub(v)
+        for k, v in sorted(source.items())
+        if k.startswith(ALLOWED_PREFIXES)
+    }
+
+
+def shareable_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """What an issue draft meant for posting shows: the allow-listed variables, the redacted ones left out."""
+    return {k: v for k, v in allowed_variables(environ).items() if v != REDACTED}
 
 
 def package_versions() -> dict[str, str]:

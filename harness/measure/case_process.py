@@ -20,6 +20,7 @@ from harness.measure.launch import Worker, WorkerGone
 from harness.measure.load import Load, LoadWatch
 
 STDERR_TAIL_LINES = 25
+DETAIL_CHARS = 4000  # of a failed process's output kept in its result
 
 
 @dataclass
@@ -54,8 +55,21 @@ class ProcessRun:
         return claim if isinstance(claim, dict) else None
 
 
-def tail(text: str, lines: int = STDERR_TAIL_LINES) -> str:
-    return scrub("\n".join(text.strip().splitlines()[-lines:]))
+def tail(text: str, lines: int = STDERR_TAIL_LINES, chars: int = DETAIL_CHARS) -> str:
+    """The end of a case process's output, scrubbed: its last lines, and of those the last characters (one
+    10 MB line would otherwise land whole in the result and on every page that shows it)."""
+    kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
+    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
+
+
+def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:
+    """The last ``size`` bytes of a log, as text: a case can print gigabytes before it dies."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, 2) - size))
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def signal_name(number: int) -> str:
@@ -136,7 +150,7 @@ def run_process(
         wall_s = time.monotonic() - started
         window = (started_ns, time.time_ns())
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
-        output = log.read_text(errors="replace") if log.exists() else ""
+        output = read_end(log)
         payload: dict[str, Any]
         if timed_out:
             status, detail, payload = "timeout", f"no result within {timeout_s:g} s; killed\n{tail(output)}", {}

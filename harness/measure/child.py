@@ -17,7 +17,7 @@ import resource
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +28,7 @@ from harness.measure import hlo, timing
 from harness.stats import summarize
 
 TRACEBACK_LINES = 25
+DETAIL_CHARS = 4000  # of a failure's traceback kept in the result
 
 
 class Phases:
@@ -104,6 +105,24 @@ def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, A
     return view
 
 
+class NothingDispatched(Exception):
+    """A step returned no JAX array: its time is Python's, not JAX's, and must not be stored as a measurement."""
+
+
+def check_dispatched(jax: Any, program: str, steps: Sequence[timing.Step], block: timing.Block) -> None:
+    """Run each step once more, after the measurement, and refuse one whose output holds no JAX array."""
+    for label, thunk in steps:
+        output = thunk()
+        block(output)
+        leaves = jax.tree_util.tree_leaves(output)
+        if not any(isinstance(leaf, jax.Array) for leaf in leaves):
+            kinds = ", ".join(sorted({type(leaf).__name__ for leaf in leaves})) or "nothing"
+            raise NothingDispatched(
+                f"program {program}, step {label} returned {kinds}, no JAX array: nothing was dispatched to JAX, so "
+                "its time is not JAX's; a step must return the arrays it dispatched"
+            )
+
+
 def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> dict[str, Any]:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
@@ -133,6 +152,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     for name, steps in programs.items():
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings)
+        if jax is not None:
+            with phase("facts"):
+                check_dispatched(jax, name, steps, block)
         payload["programs"][name] = program_record(prog)
     if hasattr(module, "facts"):
         payload["facts"] = module.facts(**sizes)
@@ -156,7 +178,8 @@ def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dic
             payload = {"status": "skipped", "detail": str(exc)}
         else:
             lines = traceback.format_exc().strip().splitlines()
-            payload = {"status": "failed", "detail": scrub("\n".join(lines[-TRACEBACK_LINES:]))}
+            detail = "\n".join(lines[-TRACEBACK_LINES:])  # and of those the end: one line can be megabytes
+            payload = {"status": "failed", "detail": scrub(detail[-DETAIL_CHARS:])}
     if "jax" in sys.modules:
         with phase("facts"):
             try:

@@ -18,6 +18,7 @@ from harness.analysis.metrics import GroupComparison
 from harness.analysis.noise_floor import latest_calibrations
 from harness.analysis.report_model import ReportModel, build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
+from harness.host.environment import scrub
 from harness.names import inside, name_problem
 from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
@@ -117,7 +118,7 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots, 
         ]
     if problems:
         lines += ["> [!WARNING]", f"> {len(problems)} result file(s) could not be used:"]
-        lines += [f"> - `{p.path.name}`: {p.reason}" for p in problems]
+        lines += [f"> - `{p.path.name}`: {scrub(p.reason)}" for p in problems]
         lines.append("")
     if not chosen:
         lines += ["No results yet: run `nox` (or a `repro` session) first.", ""]

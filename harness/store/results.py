@@ -255,11 +255,7 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
     for path in sorted(root.rglob("*.json")):
-        if (
-            path.name.startswith(".tmp-")
-            or path.is_dir()
-            or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,)
-        ):
+        if path.name.startswith(".tmp-") or path.is_dir() or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
             continue
         try:
             text = _read(path)

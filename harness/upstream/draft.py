@@ -23,7 +23,7 @@ from harness.analysis.groups import latest_runs, release_key
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import metric_samples, program_names
 from harness.catalogue.discovery import CaseInfo
-from harness.host.environment import allowed_variables, scrub
+from harness.host.environment import scrub, shareable_variables
 from harness.measure.runner import tail
 from harness.render.tables import markdown_table
 from harness.store.results import StoredResult, newest_runs
@@ -144,7 +144,7 @@ def script_finding(d: DraftInputs) -> str:
 
 def reproduction(d: DraftInputs) -> str:
     lines = len(d.script.splitlines())
-    variables = allowed_variables(d.run.variables)
+    variables = shareable_variables(d.run.variables)
     env = " ".join(f"{k}={v}" for k, v in variables.items())
     command = f"{env} python {d.script_name}" if env else f"python {d.script_name}"
     script = "\n".join(
@@ -252,7 +252,7 @@ def bisect_answer(data: Any) -> str:
 
 
 def system_info(run: ScriptRun, environment_info: str) -> str:
-    variables = allowed_variables(run.variables)
+    variables = shareable_variables(run.variables)
     shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
     return "\n".join(
         [

@@ -51,3 +51,38 @@ def test_anchor_missing_a_size_is_refused(tmp_path):
     )
     with pytest.raises(UsageError, match="every ANCHORS entry"):
         discovery.discover(tmp_path)
+
+
+BROKEN_CASES = {
+    "syntax_error": "CLAIM = 'x'\ndef programs(:\n",
+    "non_literal": ('CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
+    "wrong_type": 'CLAIM = 3\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
+    "anchor_text": 'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
+}
+
+
+def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_work(tmp_path, fixture_cases, capsys):
+    import shutil
+
+    from harness.cli import main
+
+    shutil.copy(fixture_cases / "steady.py", tmp_path / "steady.py")
+    for name, text in BROKEN_CASES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    found = discovery.discover(tmp_path)
+    assert list(found) == ["steady"]
+    assert set(found.broken) == set(BROKEN_CASES)
+    assert "does not parse" in found.broken["syntax_error"]
+    assert "SIZE_SPACE is not a literal" in found.broken["non_literal"] and "2**20" in found.broken["non_literal"]
+    assert "CLAIM must be a string" in found.broken["wrong_type"]
+    assert "ANCHORS must be" in found.broken["anchor_text"]
+    assert [c.name for c in discovery.select(found, ["steady"])] == ["steady"]
+    with pytest.raises(UsageError, match="SIZE_SPACE is not a literal"):
+        discovery.select(found, ["non_literal"])
+    assert main(["run", "--cases-dir", str(tmp_path), "--case", "non_literal", "--results", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["list", "--cases-dir", str(tmp_path)]) == 1
+    listing = capsys.readouterr().out
+    assert (
+        "steady" in listing and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
+    )

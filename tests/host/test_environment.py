@@ -65,3 +65,25 @@ def test_gpu_facts_name_device_driver_cuda_and_wheels(monkeypatch):
 def test_cuda_wheels_are_recognised_by_name():
     names = ["jax-cuda12-plugin", "jax-cuda13-pjrt", "nvidia-cudnn-cu12", "nvidia-cuda-runtime", "jaxlib", "numpy"]
     assert [n for n in names if environment.CUDA_PACKAGE.match(n)] == names[:4]
+
+
+def test_credentials_under_an_allowed_prefix_are_redacted():
+    from harness.host.environment import REDACTED, allowed_variables, shareable_variables
+
+    environ = {
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+        "JAX_SOME_TOKEN": "s3cr3t",
+        "XLA_SERVICE_PASSWORD": "hunter2",
+        "CUDA_API_KEY": "k",
+        "JAX_OPAQUE": "ghp_0123456789abcdefghijklmnopqrstuvwx",
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "HOME": "/home/x",
+    }
+    recorded = allowed_variables(environ)
+    assert recorded["JAX_PLATFORMS"] == "cpu" and recorded["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert recorded["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"
+    for name in ("JAX_SOME_TOKEN", "XLA_SERVICE_PASSWORD", "CUDA_API_KEY", "JAX_OPAQUE"):
+        assert recorded[name] == REDACTED, name
+    assert "HOME" not in recorded
+    assert set(shareable_variables(environ)) == {"JAX_PLATFORMS", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES"}

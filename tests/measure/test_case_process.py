@@ -41,3 +41,44 @@ def test_a_process_record_has_the_schema_fields_and_its_payload():
         "peak_rss_bytes": 5,
     }
     assert ProcessRun(0, "crashed").as_record()["load"] is None
+
+
+def test_a_failed_process_keeps_the_end_of_its_output_capped_by_characters(tmp_path):
+    from harness.measure.case_process import DETAIL_CHARS, read_end, tail
+
+    log = tmp_path / "output.log"
+    log.write_text("first line\n" + "x" * 10_000_000 + "\nTraceback: the last line\n")
+    end = read_end(log)
+    assert len(end) <= 16 * DETAIL_CHARS and end.endswith("Traceback: the last line\n")
+    detail = tail(end)
+    assert len(detail) <= DETAIL_CHARS + 1 and detail.endswith("Traceback: the last line")
+
+
+def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
+    from harness.measure import child
+
+    case = tmp_path / "huge.py"
+    case.write_text(
+        'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"K": (1, 2)}\nANCHORS = [{"K": 1}]\n'
+        "def programs(K):\n    raise ValueError('y' * 5_000_000)\n"
+    )
+    settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
+    payload = child.run(case, {"K": 1}, settings)
+    assert payload["status"] == "failed" and len(payload["detail"]) <= child.DETAIL_CHARS
+
+
+def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
+    from harness.measure import child
+
+    case = tmp_path / "no_dispatch.py"
+    case.write_text(
+        'import jax.numpy as jnp\nCLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"K": (1, 9)}\nANCHORS = [{"K": 1}]\n'
+        "def programs(K):\n"
+        "    x = jnp.ones(K)\n"
+        "    return {'array': [('x + 1', lambda: x + 1)], 'number': [('int', lambda: K + 1)]}\n"
+        "def verdict(m):\n    return True, 'fine'\n"
+    )
+    settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
+    payload = child.run(case, {"K": 3}, settings)
+    assert payload["status"] == "failed", payload
+    assert "program number, step int returned int, no JAX array: nothing was dispatched" in payload["detail"]

@@ -140,11 +140,22 @@ def test_nothing_private_leaks(monkeypatch):
         for process in data["processes"]:
             process["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
             process["jax"]["environment_info"] += f"\nplatform: uname_result(node='{host}')"
-        data["host"]["variables"] = {"HOME": home, "API_TOKEN": "s3cr3t", "XLA_FLAGS": f"--xla_dump_to={home}/d"}
+        data["host"]["variables"] = {
+            "HOME": home,
+            "API_TOKEN": "s3cr3t",
+            "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
+            "XLA_FLAGS": f"--xla_dump_to={home}/d",
+        }
         leaky.append(StoredResult.from_document(result.path, data))
     run = dataclasses.replace(
         draft_inputs().run,
-        variables={"XLA_FLAGS": f"--xla_dump_to={home}/xla", "API_TOKEN": "s3cr3t", "USER": "jdoe"},
+        variables={
+            "XLA_FLAGS": f"--xla_dump_to={home}/xla",
+            "API_TOKEN": "s3cr3t",
+            "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
+            "XLA_OPAQUE": "ghp_0123456789abcdefghijklmnopqrstuvwx",
+            "USER": "jdoe",
+        },
         stdout=(ISSUE / "scan_sync-output.txt").read_text() + f"written to {home}/out on {host}\n",
         returncode=1,
         stderr=f'File "{home}/venv/lib/jax/core.py", line 1 on {host}\n',
@@ -157,7 +168,7 @@ def test_nothing_private_leaks(monkeypatch):
             bisects=[Bisect("bisect-scan_sync.json", {"answer": f"see {home}/bisect on {host}"})],
         )
     )
-    for secret in (home, "jdoe-private", host, "s3cr3t", "API_TOKEN", "USER"):
+    for secret in (home, "jdoe-private", host, "s3cr3t", "API_TOKEN", "JAX_SOME_TOKEN", "ghp_", "USER"):
         assert secret not in text, secret
     assert "--xla_dump_to=~/xla" in text and "<host>" in text, "allow-listed variables stay, scrubbed"
 

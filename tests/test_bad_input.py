@@ -1,0 +1,246 @@
+"""Malformed command lines, table-driven: each is one ``harness: error:`` line and exit 2, never a traceback,
+and nothing is measured, installed or written before the refusal.  The same for nox sessions' posargs,
+which the noxfile checks with ``session_view`` (and ``interleaved_request``) before installing anything."""
+
+import pytest
+
+from harness.cli import main, session_view
+from harness.errors import UsageError
+from harness.interleave import interleaved_request
+
+HUGE = "9" * 201
+RANGE = ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]
+SWEEP = ["scan_sync", "--from", "0.4.26", "--to", "0.4.35"]
+
+# Each command line runs with --results / --out / --into pointing into a folder that must stay empty.
+BAD_RUNS = [
+    ["--case", "nope"],
+    ["--case", ""],
+    ["--size", "N="],
+    ["--size", f"N={HUGE}"],
+    ["--size", "N=-3"],
+    ["--size", "N=0"],
+    ["--size", "N=1.5"],
+    ["--size", "N=１２"],
+    ["--size", "N=1_000"],
+    ["--size", "=5"],
+    ["--size", "../N=5"],
+    ["--size", "N"],
+    ["--size", "N=100", "--size", "N=200"],
+    ["--size", "Q=5", "--case", "scan_sync"],
+    ["--effort", "slow"],
+    ["--repeats", "0"],
+    ["--repeats", "-1"],
+    ["--repeats", "ten"],
+    ["--repeats", HUGE],
+    ["--repeats", "１０"],
+    ["--warmup", "x"],
+    ["--timeout", "inf"],
+    ["--timeout", "nan"],
+    ["--timeout", "0"],
+    ["--timeout", "-1"],
+    ["--max-seconds", "inf"],
+    ["--max-seconds", "0"],
+    ["--processes", "0"],
+    ["--processes", "many"],
+    ["--min-sample-time", "-1"],
+    ["--min-sample-time", "inf"],
+    ["--affinity", "x"],
+    ["--affinity", "9999"],
+    ["--affinity", "1-0"],
+    ["--max-load", "-2"],
+    ["--budget", "memory=lots"],
+    ["--budget", "time=5"],
+    ["--budget", "flops"],
+    ["--seed", "x"],
+    ["--isolation", "thread"],
+    ["--force", "--retry-failed"],
+    ["--profile", ""],
+    ["--profile", ".."],
+    ["--profile", "a/b"],
+    ["--results", ""],
+    ["--cases-dir", "/nonexistent-cases"],
+    ["--sides", "/nonexistent-plan.json"],
+    ["--sides", "PLAN_NOT_JSON"],
+    ["--bogus"],
+    ["extra-positional"],
+]
+BAD_SEARCHES = [
+    [],
+    ["nope"],
+    ["scan_sync", "--size", "N=x"],
+    ["scan_sync", "--size", f"M={HUGE}"],
+    ["scan_sync", "--max-examples", "0"],
+    ["scan_sync", "--confirm", "-1"],
+    ["scan_sync", "--timeout", "inf"],
+    ["scan_sync", "--profile", "../x"],
+    ["scan_sync", "--jax", "9.9"],
+    ["scan_sync", "--holds", "yes"],
+]
+BAD_EXPORTS = [
+    [],
+    ["nope"],
+    ["scan_sync", "--size", "N=0"],
+    ["scan_sync", "--size", "Q=3"],
+    ["scan_sync", "--repeats", "0"],
+    ["scan_sync", "--out", "OUT_FOLDER"],
+    ["scan_sync", "--out", "MISSING_FOLDER/x.py"],
+    ["scan_sync", "--out", ""],
+]
+BAD_ISSUES = [
+    [],
+    ["nope"],
+    ["scan_sync", "--size", "N=abc"],
+    ["scan_sync", "--timeout", "nan"],
+    ["scan_sync", "--profile", ".."],
+    ["scan_sync", "--jax", "9.9"],
+]
+BAD_REPORTS = [
+    ["--results", "/nonexistent"],
+    ["--results", ""],
+    ["--out", "A_FILE"],
+    ["--baseline", "9.9"],
+    ["--factor", "1"],
+    ["--factor", "0.5"],
+    ["--factor", "inf"],
+    ["--alpha", "0"],
+    ["--alpha", "1.5"],
+    ["--alpha", "nan"],
+]
+BAD_COMPARES = [
+    [],
+    ["/nonexistent"],
+    ["RESULTS"],
+    ["RESULTS", "/nonexistent"],
+    ["RESULTS", "--a-release", "9.9", "--b-release", "0.12.0.1"],
+    ["RESULTS", "--case", "nope", "--a-release", "0.4.26"],
+    ["RESULTS", "--factor", "x"],
+    ["RESULTS", "--markdown", "OUT_FOLDER", "--a-release", "9", "--b-release", "8"],
+]
+BAD_RANGES = [
+    [*RANGE],  # bisect needs --metric or --claim
+    [*RANGE, "--metric", "nonsense"],
+    [*RANGE, "--metric", "scan.speed_ns"],
+    [*RANGE, "--claim", "--metric", "scan.wall_ns"],
+    ["scan_sync", "--good", "0.4.35", "--bad", "0.4.26", "--claim"],
+    ["scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"],
+    ["nope", "--good", "0.4.26", "--bad", "0.4.35", "--claim"],
+    [*RANGE, "--claim", "--processes", "2"],
+    [*RANGE, "--claim", "--repeats", "0"],
+    [*RANGE, "--claim", "--size", "N=0"],
+    [*RANGE, "--claim", "--profile", ".."],
+    [*RANGE, "--claim", "--releases", "/nonexistent-plan.json"],
+]
+BAD_SWEEPS = [
+    [*SWEEP, "--metric", "x"],
+    ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"],
+    ["scan_sync", "--from", "0.4.26"],
+    [*SWEEP, "--timeout", "inf"],
+]
+BAD_MERGES = [
+    [],
+    ["/nonexistent", "--into", "INTO"],
+    ["RESULTS"],
+    ["RESULTS", "--into", "A_FILE"],
+    ["RESULTS", "--into", ""],
+]
+BAD_CALIBRATIONS = [
+    ["--case", "nope"],
+    ["--pairs", "0"],
+    ["--raise", "Q"],
+    ["--size", "N=0"],
+    ["--profile", ""],
+    ["--", "--results", "x"],
+    ["--", "--bogus"],
+]
+BAD_OTHERS = [
+    [],
+    ["fly"],
+    ["list", "--cases-dir", "/nonexistent"],
+    ["list", "extra"],
+    ["--version-of-nothing"],
+]
+
+INVOCATIONS = (
+    [["run", *args] for args in BAD_RUNS]
+    + [["search", *args] for args in BAD_SEARCHES]
+    + [["export", *args] for args in BAD_EXPORTS]
+    + [["issue", *args] for args in BAD_ISSUES]
+    + [["report", *args] for args in BAD_REPORTS]
+    + [["compare", *args] for args in BAD_COMPARES]
+    + [["bisect", *args] for args in BAD_RANGES]
+    + [["sweep", *args] for args in BAD_SWEEPS]
+    + [["merge", *args] for args in BAD_MERGES]
+    + [["calibrate", *args] for args in BAD_CALIBRATIONS]
+    + BAD_OTHERS
+)
+
+
+def test_the_table_is_large():
+    assert len(INVOCATIONS) >= 100
+
+
+def _placed(argv, tmp_path):
+    """The command line with its placeholders made real, and an output folder that must stay empty."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "A_FILE").write_text("a file where a folder should be")
+    (tmp_path / "OUT_FOLDER").mkdir()
+    (tmp_path / "PLAN_NOT_JSON").write_text("{not json")
+    results = tmp_path / "RESULTS"
+    results.mkdir()
+    names = {
+        "A_FILE": tmp_path / "A_FILE",
+        "OUT_FOLDER": tmp_path / "OUT_FOLDER",
+        "MISSING_FOLDER/x.py": tmp_path / "missing" / "x.py",
+        "PLAN_NOT_JSON": tmp_path / "PLAN_NOT_JSON",
+        "RESULTS": results,
+        "INTO": out / "merged",
+    }
+    placed = [str(names.get(a, a)) for a in argv]
+    command = placed[0] if placed else ""
+    if command in ("run", "search", "issue", "bisect", "sweep", "calibrate") and "--results" not in placed:
+        placed[1:1] = ["--results", str(out / "results")]
+    if command in ("search", "issue", "bisect", "sweep", "report") and "--out" not in placed:
+        placed[1:1] = ["--out", str(out / "reports")]
+    return placed, out
+
+
+@pytest.mark.parametrize("argv", INVOCATIONS, ids=[" ".join(a)[:60] or "(none)" for a in INVOCATIONS])
+def test_a_malformed_command_line_is_one_line_and_exit_2(argv, tmp_path, capsys):
+    placed, out = _placed(argv, tmp_path)
+    assert main(placed) == 2, placed
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
+    assert not any(out.iterdir()), f"{placed} wrote {sorted(p.name for p in out.iterdir())}"
+
+
+NOX_POSARGS = [
+    ("search", ["scan_sync", "--jax", "9.9"]),
+    ("search", ["scan_sync", "--profile", "tpu"]),
+    ("search", ["scan_sync", "--size", f"N={HUGE}"]),
+    ("issue", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"]),
+    ("issue", ["scan_sync", "--size", "N=x"]),
+    ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]),
+    ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"]),
+    ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"]),
+    ("run", ["--case", "nope"]),
+    ("run", ["--timeout", "inf"]),
+    ("report", ["--results", "/nonexistent"]),
+    ("compare", ["/nonexistent"]),
+]
+
+
+@pytest.mark.parametrize(("command", "posargs"), NOX_POSARGS)
+def test_a_nox_sessions_malformed_posargs_are_refused_before_installing(command, posargs):
+    with pytest.raises(UsageError):
+        session_view(command, posargs)
+
+
+@pytest.mark.parametrize(
+    "posargs", [["--jax", "9.9"], ["--profile", "gpu9"], ["--jax"], ["--case", "nope"], ["--size", "N=0"]]
+)
+def test_the_interleaved_sessions_malformed_posargs_are_refused(posargs):
+    with pytest.raises(UsageError):
+        interleaved_request(posargs)
