@@ -91,7 +91,7 @@ def test_session_listing_matches_the_tables():
         (["--case", "nope"], "unknown case nope"),
         (["--size", "N=x"], "malformed size"),
         (["--budget", "gpu=1"], "malformed budget"),
-        (["--repeats", "none"], "not an integer"),
+        (["--repeats", "none"], "is not a whole number"),
         (["--frobnicate"], "unrecognized arguments"),
     ],
 )

@@ -41,12 +41,13 @@ def scrub(text: str) -> str:
 # A variable under an allowed prefix can still hold a credential (JAX_SOME_TOKEN): its value is
 # recorded as REDACTED when its name says so or its value looks like an opaque key.
 SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE", re.I)
-OPAQUE_VALUE = re.compile(r"[A-Za-z0-9+/_=.~-]{24,}")  # one long word of key characters, no flag or path
+# One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no key.
+OPAQUE_VALUE = re.compile(r"(?=[^-/~.])(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/_=.~-]{24,}")
 REDACTED = "<redacted>"
 
 
 def looks_secret(name: str, value: str) -> bool:
-    return bool(SECRET_NAME.search(name)) or (OPAQUE_VALUE.fullmatch(value) is not None and "/" not in value[:1])
+    return bool(SECRET_NAME.search(name)) or OPAQUE_VALUE.fullmatch(value) is not None
 
 
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:

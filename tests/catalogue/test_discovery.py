@@ -41,16 +41,19 @@ def test_missing_folder_is_a_usage_error(tmp_path):
 
 def test_case_without_claim_is_refused(tmp_path):
     (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nDISCUSSION = 'x'\n")
+    found = discovery.discover(tmp_path)
+    assert list(found) == [] and "lacks CLAIM" in found.broken["bare"]
     with pytest.raises(UsageError, match="lacks CLAIM"):
-        discovery.discover(tmp_path)
+        discovery.select(found, ["bare"])
 
 
 def test_anchor_missing_a_size_is_refused(tmp_path):
     (tmp_path / "odd.py").write_text(
         "CLAIM = 'c'\nDISCUSSION = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
     )
+    found = discovery.discover(tmp_path)
     with pytest.raises(UsageError, match="every ANCHORS entry"):
-        discovery.discover(tmp_path)
+        discovery.select(found, ["odd"])
 
 
 BROKEN_CASES = {
