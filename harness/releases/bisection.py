@@ -147,7 +147,14 @@ def sweep(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
 ) -> SweepOutcome:
-    """Measure every release; ``metrics`` None means every metric the results have."""
+    """Measure every release; ``metrics`` None means every metric the results have.
+
+    A prober that can measure releases together (``measure_together``) measures them all in one
+    interleaved run first, so neighbours are compared under the same load; the loop then reads them.
+    """
+    together = getattr(measure, "measure_together", None)
+    if together is not None:
+        together(releases)
     measurements = []
     for number, release in enumerate(releases, start=1):
         progress(f"[sweep] ({number}/{len(releases)}) jax {release}")

@@ -15,8 +15,10 @@ on (more samples within each process would not).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,13 +57,55 @@ class ReleaseProber:
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
     # Only results measured here are reused: timings from another machine do not compare.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
+    together: set[str] = field(default_factory=set)  # releases measured in one interleaved run
 
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
 
+    def reusable(self, release: str) -> StoredResult | None:
+        """The stored result of the cell on ``release``, if enough processes measured it."""
+        previous = self.stored(release)
+        return previous if previous is not None and len(previous.result.processes) >= self.processes else None
+
+    def _measure_options(self, processes: int) -> list[str]:
+        return [
+            "--case", self.case,
+            "--results", str(self.results_dir.resolve()),
+            *(f"--size={k}={v}" for k, v in self.sizes.items()),
+            *self.run_options,
+            "--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds), "--processes", str(processes),
+        ]  # fmt: skip
+
+    def measure_together(self, releases: Sequence[str]) -> None:
+        """Measure in one run every release of ``releases`` without a reusable result: one side each, their
+        case processes alternating in rounds, so that load and drift fall on all of them alike.
+
+        The probes then find the results stored; a release that cannot be installed is left to its
+        probe, which says why.
+        """
+        sides = []
+        for release in releases:
+            if self.reusable(release) is None:
+                env = self.envs[release]
+                self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
+                if venvs.ensure(env) is None:
+                    sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
+        if len(sides) < 2:
+            return
+        self.progress(f"  {len(sides)} releases measured together, {self.processes} processes each, interleaved")
+        with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:
+            plan = Path(scratch) / "sides.json"
+            plan.write_text(json.dumps(sides))
+            # This interpreter drives (it needs no JAX); each side's worker runs in its release's venv.
+            command = [sys.executable, "-m", "harness", "run", "--sides", str(plan), "--force"]
+            subprocess.run([*command, *self._measure_options(self.processes)], cwd=venvs.REPO, check=False)
+        self.together.update(side["release"] for side in sides)
+
     def __call__(self, release: str, again: bool = False) -> Probe:
         previous = self.stored(release)
-        if not again and previous is not None and len(previous.result.processes) >= self.processes:
+        if not again and self.reusable(release) is not None and previous is not None:
+            if release in self.together:
+                return Probe(release, previous, f"measured ({self.processes}) interleaved with the other releases")
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         env = self.envs[release]
         started = time.monotonic()
@@ -72,18 +116,9 @@ class ReleaseProber:
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
-        extra = ["--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds)]
-        extra += ["--processes", str(processes)]
-        extra += ["--force"] if again or previous is not None else []
-        command = [
-            str(env.interpreter), "-m", "harness", "run",
-            "--case", self.case,
-            "--profile", self.profile,
-            "--results", str(self.results_dir.resolve()),
-            *(f"--size={k}={v}" for k, v in self.sizes.items()),
-            *self.run_options,
-            *extra,
-        ]  # fmt: skip
+        force = ["--force"] if again or previous is not None else []
+        command = [str(env.interpreter), "-m", "harness", "run", "--profile", self.profile, *force]
+        command += self._measure_options(processes)
         done = subprocess.run(command, cwd=venvs.REPO, check=False)
         found = self.stored(release)
         seconds = time.monotonic() - started

@@ -1,6 +1,9 @@
 """A probe reuses the stored result of its cell; without one it installs, and says why it could not."""
 
+import json
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +117,27 @@ def test_a_run_that_stores_nothing_new_gives_no_result_not_the_old_one(tmp_path,
     fake_run.stores = lambda command: None
     measured = probe("0.4.30")
     assert measured.result is None and measured.note == "harness run stored no result (exit code 0)"
+
+
+def test_releases_measured_together_are_one_interleaved_run_whose_results_the_probes_read(tmp_path, fake_run):
+    probe, lines = prober(tmp_path)
+
+    def stores(command):
+        plan = json.loads(Path(option(command, "--sides")).read_text())
+        for side in plan:
+            write_result(fake_run.results, derive(real_result("async_dispatch-0.12.0.1"), release=side["release"]))
+        return None
+
+    fake_run.stores = stores
+    probe.measure_together(["0.4.30", "0.4.31"])
+    [command] = fake_run.commands
+    assert command[0] == sys.executable, "the harness drives; each side's worker runs in its release's venv"
+    assert "--profile" not in command and option(command, "--processes") == "5" and "--force" in command
+    assert any("2 releases measured together" in line for line in lines)
+    for release in ("0.4.30", "0.4.31"):
+        measured = probe(release)
+        assert measured.result is not None and measured.result.release == release
+        assert measured.note == "measured (5) interleaved with the other releases"
+    assert len(fake_run.commands) == 1, "the probes read what the run stored"
+    probe.measure_together(["0.4.30", "0.4.31"])
+    assert len(fake_run.commands) == 1, "nothing left to measure"
