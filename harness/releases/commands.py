@@ -81,7 +81,10 @@ def run_bisect(options: RangeOptions) -> int:
     case, metric = options.case, options.metric
     envs = plan_for(options)
     check_metric(options.results, case.name, metric)
-    judge = Judge(prober_for(options, envs), options.first, options.last, metric, options.thresholds)
+    prober = prober_for(options, envs)
+    # The endpoints, against which every probe is judged, are measured in one interleaved run.
+    prober.measure_together([options.first, options.last])
+    judge = Judge(prober, options.first, options.last, metric, options.thresholds)
     count, expected = 0, expected_probes(len(envs))
 
     def judged(release: str) -> Judgement:
