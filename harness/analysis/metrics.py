@@ -5,8 +5,7 @@ Python regained control after the last step).  Per jitted function: cold *lower*
 and *compile* times.  Comparisons use the raw samples, never the stored summaries.
 
 A result holds the samples of each case process apart (``sample_series``: one list
-per process that finished ok); ``pooled_series`` puts them together for the readers
-that want one sample per metric.  A result measured in one process gives one list.
+per process that finished ok); a result measured in one process gives one list.
 Comparisons are over processes (``compare_metric``): each process's median is one
 draw, so the level a process sets is inside the statistics, not hidden by them.
 """
@@ -84,11 +83,6 @@ def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
 def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Comparison:
     """B against A over processes (``compare_processes``), each side's processes under load counted."""
     return compare_processes(a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded))
-
-
-def pooled_series(result: StoredResult) -> dict[MetricKey, list[float]]:
-    """Raw samples per metric, every process's together (``sample_series`` keeps them apart)."""
-    return {key: [v for process in processes for v in process] for key, processes in sample_series(result).items()}
 
 
 def program_names(result: StoredResult) -> list[str]:

@@ -93,19 +93,6 @@ def rule_text(thresholds: Thresholds) -> str:
     )
 
 
-def pooled_rule_text(thresholds: Thresholds) -> str:
-    """How ``compare_samples`` reaches verdicts on pooled samples, in one paragraph (for callers not yet on
-    processes)."""
-    return (
-        f"Ratios are median(B) / median(A) with a {thresholds.confidence:.0%} bootstrap interval "
-        f"({thresholds.resamples} seeded resamples). A verdict (*faster*, *slower*) needs both a ratio beyond "
-        f"×{thresholds.factor:g} and a two-sided Mann–Whitney U test at p < {thresholds.alpha:g}; *inconclusive* "
-        "means the ratio passes but the samples are too few for the test ever to reach that level. "
-        f"{NOISY_MARK} marks a noisy side: IQR above {thresholds.max_relative_iqr:.0%} of the median, or fewer "
-        f"than {thresholds.min_samples} samples."
-    )
-
-
 def _cell(value: Any) -> str:
     # A pipe would end the cell and a newline the row: both break GitHub tables.
     return str(value).replace("|", "\\|").replace("\n", " ")

@@ -7,7 +7,6 @@ from harness.analysis.metrics import (
     compare_runs,
     hlo_fact_names,
     hlo_facts,
-    pooled_series,
     sample_series,
     union_keys,
 )
@@ -40,9 +39,8 @@ def test_series_are_the_raw_samples_programs_first():
         [s["marks_ns"][-1] for s in p["programs"]["jit"]["samples"]] for p in processes
     ]
     assert series[MetricKey("jit", "compile")] == [p["compiled"]["jit"]["compile_ns"] for p in processes]
-    assert pooled_series(stored(data)) == {key: [v for p in found for v in p] for key, found in series.items()}
     one = stored(v1_result("async_dispatch-0.12.0.1"))
-    assert pooled_series(one) == {key: found[0] for key, found in sample_series(one).items()}, "one process"
+    assert all(len(found) == 1 for found in sample_series(one).values()), "one process: one list per metric"
     assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
 
 
@@ -54,14 +52,13 @@ def test_series_of_a_scan_use_the_last_step_for_dispatch():
     assert dispatch == [[s["marks_ns"][1] for s in program["samples"]] for program in programs]
 
 
-def test_series_keep_each_finished_process_apart_and_pooled_puts_them_together():
+def test_series_keep_each_finished_process_apart():
     data = real_result("async_dispatch-0.12.0.1")
     walls = [s["wall_ns"] for s in data["processes"][0]["programs"]["jit"]["samples"]]
     several = stored(in_processes(data, ["ok", "crashed", "ok"]))
     series = sample_series(several)
     assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], "the crashed process has none"
     assert len(series[MetricKey("jit", "compile")]) == 2
-    assert pooled_series(several)[MetricKey("jit", "wall")] == walls + [round(w * 3) for w in walls]
     assert list(series) == list(sample_series(stored(data))), "the same metrics in the same order"
 
 

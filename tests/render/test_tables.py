@@ -6,7 +6,6 @@ from harness.render.tables import (
     STATISTICS_HEADERS,
     comparison_cell,
     markdown_table,
-    pooled_rule_text,
     rule_text,
     statistics_cells,
 )
@@ -75,7 +74,6 @@ def test_the_rule_says_how_verdicts_are_reached():
         "hierarchical",
     ):
         assert part in text
-    assert "Mann–Whitney U" in pooled_rule_text(Thresholds())
 
 
 def test_markdown_table_escapes_what_would_break_it():
