@@ -309,8 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
         "calibrate",
         help="measure this machine's noise floor: verdicts between separate runs of one release, and a real slowdown",
         description="Run a case PAIRS times as an A/A pair (two separate `harness run` invocations of the installed "
-        "release, into temporary folders), compare each pair by the verdict over processes, then run it once more "
-        "with one size raised by 10 % and compare that with the unchanged run. Appends the false-positive rate "
+        "release, into temporary folders), compare each pair by the verdict over processes, then SLOWDOWNS times "
+        "unchanged and with one size raised by 10 %, the two interleaved in one run, and compare those. "
+        "Appends the false-positive rate "
         "and the ratios flagged to RESULTS/calibration/<machine-id>.json and prints them in one sentence. Options "
         "after -- go to every run, e.g. -- --effort full --timeout 60.",
     )
@@ -360,6 +361,12 @@ def _calibrate_options(calibrator: argparse.ArgumentParser) -> None:
         help="size raised for the real slowdown, by 10 %% or to VALUE (default: the first a 10 %% rise changes)",
     )
     calibrator.add_argument("--pairs", type=_positive_int, default=3, help="A/A pairs to run (default 3)")
+    calibrator.add_argument(
+        "--slowdowns",
+        type=_positive_int,
+        default=3,
+        help="runs of the unchanged and the raised case, interleaved, to compare (default 3)",
+    )
     calibrator.add_argument(
         "--profile", type=_label, default="default", help="label of the device profile (set by nox)"
     )

@@ -91,7 +91,8 @@ def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo]
     if args.affinity is not None:
         check_affinity(args.affinity)
     if args.sides is not None:
-        run_sides(args)
+        for side in run_sides(args):
+            discovery.check_overrides(cases, side.sizes)
     return cases, overrides, Budget.for_this_machine(args.budget)
 
 
@@ -180,6 +181,7 @@ def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
         overrides,
         args.raise_size,
         pairs=args.pairs,
+        slowdowns=args.slowdowns,
         profile=args.profile,
         cases_dir=args.cases_dir,
         run_options=args.run_options,

@@ -5,9 +5,11 @@ on the machine and on what else runs there.  The command measures it, as a user'
 runs would see it: a case is run R times as an A/A pair (two separate ``harness run``
 invocations of the same release, each into a temporary results folder), each pair
 compared metric by metric with the verdict over processes; the share of comparisons
-that got a verdict is the false-positive rate.  Then one more run with one size raised
-by 10 % (real extra work, not scaled timings) is compared against the first A run: the
-ratios it was flagged at say what change the machine can see.
+that got a verdict is the false-positive rate.  Then S runs each measure the case
+unchanged and with one size raised by 10 % (real extra work, not scaled timings) as two
+sides of one run, their processes interleaved in rounds (as a bisect, a sweep or the
+matrix measures releases), and compare them: how often, and from which ratio, the
+raised side is flagged slower says what change the machine can see.
 
 The figures are appended to ``calibration/<machine-id>.json`` under the results
 folder (one file per machine, one entry per calibration, newest last), which the
@@ -32,6 +34,7 @@ from harness.analysis.significance import Thresholds, Verdict
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.errors import HarnessError, UsageError
 from harness.measure.invocation import run_harness
+from harness.measure.runner import release_label
 from harness.store.results import CALIBRATION_FOLDER, StoredResult, load_results
 from harness.units import format_ratio
 
@@ -52,17 +55,32 @@ class CalibrationPlan:
     profile: str
     cases_dir: Path
     run_options: tuple[str, ...] = ()
+    slowdowns: int = 3  # interleaved runs of the unchanged and the raised case
 
-    def run_arguments(self, results: Path, *, raised: bool = False) -> list[str]:
+    def run_arguments(self, results: Path, *, raised: bool = False, sides: Path | None = None) -> list[str]:
+        """A separate run's arguments (``raised``: at the raised size); with ``sides``, a run of the plan
+        ``sides_plan`` wrote, whose sides give their profile and sizes."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
         return [
             "--case",
             self.case,
             *(f"--size={name}={value}" for name, value in sorted(sizes.items())),
-            f"--profile={self.profile}",
+            f"--sides={sides}" if sides is not None else f"--profile={self.profile}",
             f"--cases-dir={self.cases_dir}",
             f"--results={results}",
             *self.run_options,
+        ]
+
+    def sides_plan(self, release: str) -> list[dict[str, Any]]:
+        """The unchanged case and the raised one as two sides of this interpreter, to be measured interleaved."""
+        return [
+            {"release": release, "profile": self.profile, "label": "unchanged"},
+            {
+                "release": release,
+                "profile": self.profile,
+                "label": f"raised {self.raised}={self.raised_to}",
+                "sizes": {self.raised: self.raised_to},
+            },
         ]
 
 
@@ -97,6 +115,7 @@ def plan_calibration(
     profile: str,
     cases_dir: Path,
     run_options: Sequence[str],
+    slowdowns: int = 3,
 ) -> CalibrationPlan:
     """Check everything the user chose; UsageError for the first problem."""
     check_overrides([case], dict(overrides))
@@ -110,7 +129,7 @@ def plan_calibration(
     managed = [o for o in run_options if _names_managed_option(o)]
     if managed:
         raise UsageError(f"calibrate chooses {', '.join(managed)} itself: leave it out of the run options")
-    return CalibrationPlan(case.name, sizes, name, value, pairs, profile, cases_dir, tuple(run_options))
+    return CalibrationPlan(case.name, sizes, name, value, pairs, profile, cases_dir, tuple(run_options), slowdowns)
 
 
 def _names_managed_option(token: str) -> bool:
@@ -144,13 +163,16 @@ class CalibrationRun:
     raised_from: int
     raised_to: int
     slowdown_comparisons: int
-    slowdown_flagged: int  # metrics of the raised run flagged slower
+    slowdown_flagged: int  # metrics of the raised side flagged slower, over all slowdown runs
     smallest_flagged_ratio: float | None  # the smallest ratio flagged slower; None when none was
     largest_unflagged_ratio: float | None  # the largest ratio not flagged slower; None when all were
     processes: int  # the fewest processes any compared side had: below min_processes no verdict was possible
     min_processes: int
     settings: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)  # per pair and per metric, for people
+    # Runs measuring the unchanged and the raised case interleaved; 0: calibrated before they were,
+    # by one separate raised run compared with the first A/A run.
+    slowdown_runs: int = 0
 
     @property
     def false_positive_rate(self) -> float:
@@ -173,6 +195,7 @@ class CalibrationRun:
                 "per_pair": self.details.get("per_pair", []),
             },
             "slowdown": {
+                "runs": self.slowdown_runs,
                 "size": self.raised,
                 "from": self.raised_from,
                 "to": self.raised_to,
@@ -210,6 +233,7 @@ class CalibrationRun:
             min_processes=run.mapping("settings").count("min_processes"),
             settings=dict(run.mapping("settings").values),
             details={"per_pair": aa.values.get("per_pair", []), "metrics": slowdown.values.get("metrics", [])},
+            slowdown_runs=slowdown.count("runs") if "runs" in slowdown.values else 0,
         )
 
 
@@ -254,10 +278,10 @@ def summarize_calibration(
     plan: CalibrationPlan,
     thresholds: Thresholds,
     aa_pairs: Sequence[tuple[StoredResult, StoredResult]],
-    slowdown: tuple[StoredResult, StoredResult],
+    slowdowns: Sequence[tuple[StoredResult, StoredResult]],
     created_at: datetime,
 ) -> CalibrationRun:
-    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised)."""
+    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised) pairs."""
     per_pair = []
     comparisons = flagged = 0
     processes: list[int] = []
@@ -268,7 +292,7 @@ def summarize_calibration(
         comparisons += len(compared)
         flagged += len(found)
         per_pair.append({"comparisons": len(compared), "flagged": [_described(m) for m in found]})
-    raised = compare_runs(*slowdown, thresholds)[0]
+    raised = [found for unchanged, more in slowdowns for found in compare_runs(unchanged, more, thresholds)[0]]
     processes += [min(m.comparison.processes) for m in raised]
     slower = [m.comparison.ratio for m in raised if m.comparison.verdict == Verdict.SLOWER]
     others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
@@ -299,6 +323,7 @@ def summarize_calibration(
             "alpha": thresholds.alpha,
             "min_processes": thresholds.min_processes,
         },
+        slowdown_runs=len(slowdowns),
         details={
             "per_pair": per_pair,
             "metrics": [
@@ -329,28 +354,54 @@ def _only_result(folder: Path, what: str) -> StoredResult:
 Runner = Callable[[Sequence[str]], int]
 
 
+def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[StoredResult, StoredResult]:
+    """The unchanged and the raised side's results of one interleaved slowdown run."""
+    results, problems = load_results(folder) if folder.is_dir() else ([], [])
+    by_size = {r.result.sizes.get(plan.raised): r for r in results}
+    unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
+    if len(results) != 2 or problems or unchanged is None or raised is None:
+        found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
+        raise HarnessError(f"the {what} stored {found} where one per side was expected (see its output above)")
+    for result in (unchanged, raised):
+        if result.status != "ok":
+            raise HarnessError(f"the {what} did not measure: a side is {result.status} (see its output above)")
+    return unchanged, raised
+
+
 def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_harness) -> CalibrationRun:
-    """Run the A/A pairs and the raised run as separate ``harness run`` invocations, each into a
-    temporary results folder (removed after: these runs must not mix with the real ones); their figures."""
+    """Run the A/A pairs as separate ``harness run`` invocations and the slowdown runs as interleaved ones,
+    each into a temporary results folder (removed after: these runs must not mix with the real ones);
+    their figures."""
     with tempfile.TemporaryDirectory(prefix="harness-calibrate-") as temporary:
         root = Path(temporary)
-        runs = [
-            (f"A/A pair {i + 1}/{plan.pairs}, run {side}", root / f"pair-{i + 1}-{side}", False)
+        aa = [
+            (f"A/A pair {i + 1}/{plan.pairs}, run {side}", root / f"pair-{i + 1}-{side}")
             for i in range(plan.pairs)
             for side in "AB"
         ]
-        runs.append((f"raised run, {plan.raised}={plan.raised_to}", root / "raised", True))
-        for what, folder, raised in runs:
-            print(f"calibrate: {what}", file=sys.stderr, flush=True)
-            code = run(plan.run_arguments(folder, raised=raised))
-            if code not in (0, 1):
-                raise HarnessError(f"the {what} exited with code {code}")
-        stored = [_only_result(folder, what) for what, folder, _ in runs]
-    machines = {result.machine for result in stored}
+        for what, folder in aa:
+            _run(run, what, plan.run_arguments(folder))
+        stored = [_only_result(folder, what) for what, folder in aa]
+        sides = root / "sides.json"
+        sides.write_text(json.dumps(plan.sides_plan(release_label())))
+        slowdowns = []
+        for i in range(plan.slowdowns):
+            what = f"slowdown run {i + 1}/{plan.slowdowns}, unchanged and {plan.raised}={plan.raised_to} interleaved"
+            folder = root / f"slowdown-{i + 1}"
+            _run(run, what, plan.run_arguments(folder, sides=sides))
+            slowdowns.append(_pair_by_sizes(folder, plan, what))
+    machines = {result.machine for result in stored} | {r.machine for pair in slowdowns for r in pair}
     if len(machines) > 1:
         raise HarnessError(f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one")
-    aa = [(stored[2 * i], stored[2 * i + 1]) for i in range(plan.pairs)]
-    return summarize_calibration(plan, thresholds, aa, (stored[0], stored[-1]), datetime.now(UTC))
+    pairs = [(stored[2 * i], stored[2 * i + 1]) for i in range(plan.pairs)]
+    return summarize_calibration(plan, thresholds, pairs, slowdowns, datetime.now(UTC))
+
+
+def _run(run: Runner, what: str, arguments: list[str]) -> None:
+    print(f"calibrate: {what}", file=sys.stderr, flush=True)
+    code = run(arguments)
+    if code not in (0, 1):
+        raise HarnessError(f"the {what} exited with code {code}")
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:

@@ -321,7 +321,7 @@ class Recorder:
     def stored_status(self, item: PlannedRun, side: Side) -> str | None:
         """Status of the newest stored result of this cell on ``side``, if it was measured before."""
         cells = measured_cells(self.results_dir, item.case.name, side.release, side.profile, self.machine)
-        return cells.get(cell_key(item.case.name, side.release, side.profile, item.sizes))
+        return cells.get(cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes)))
 
     def run(self, item: PlannedRun, *, resume: str = "force", position: tuple[int, int] = (1, 1)) -> CellOutcomes:
         """Measure and store one cell on every side; with ``resume`` other than "force", skip measured ones.
@@ -401,7 +401,7 @@ class Recorder:
                     self.worker(run.side),
                     round_index,
                     item.case.path,
-                    item.sizes,
+                    run.side.cell_sizes(item.sizes),
                     settings.for_child(),
                     timeout_s=settings.timeout_s,
                     affinity=affinity,
@@ -426,14 +426,15 @@ class Recorder:
         if run.side.label not in self._hosts:  # a cell refused before any process ran on this side
             self.worker(run.side)
         host = self._hosts[run.side.label]
+        sizes = run.side.cell_sizes(item.sizes)
         record = new_record(
             case=item.case.name,
             release=run.side.release,
             profile=run.side.profile,
-            sizes=item.sizes,
-            size_source=item.point.source,
+            sizes=sizes,
+            size_source=item.point.source if sizes == item.sizes else "explicit",
             seed=self.seed,
-            cost_estimate=item.case.space.cost_of(item.sizes),
+            cost_estimate=item.case.space.cost_of(sizes),
             budget=self.budget.as_dict(),
             status=run.status,
             detail=run.detail,

@@ -11,9 +11,11 @@ file (``run --sides PLAN.json``) lists several, measured in interleaved rounds::
 
 ``release`` and ``profile`` are required; ``label`` defaults to "jax RELEASE · PROFILE",
 ``interpreter`` to this one; ``env`` is applied on top of the harness's own environment
-(a null value removes a variable).  No two sides may share a label, or a release and
-a profile (their results would be stored as one cell).  The file is input: every
-problem is one ``UsageError`` naming the file.
+(a null value removes a variable).  ``sizes`` (``{"M": 550}``) replaces sizes of every
+cell on that side: a side measuring more work than another, in the same rounds, is how
+``calibrate`` sees whether a real slowdown is detected.  No two sides may share a label,
+or a release, a profile and sizes (their results would be stored as one cell).  The
+file is input: every problem is one ``UsageError`` naming the file.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
 
-KEYS = ("label", "release", "profile", "interpreter", "env")
+KEYS = ("label", "release", "profile", "interpreter", "env", "sizes")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 
@@ -40,10 +43,16 @@ class Side:
     interpreter: str = field(default_factory=lambda: sys.executable)
     env: dict[str, str | None] = field(default_factory=dict)
     label: str = ""
+    sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
 
     def __post_init__(self) -> None:
         if not self.label:
-            object.__setattr__(self, "label", f"jax {self.release} · {self.profile}")
+            resized = "".join(f" · {name}={value}" for name, value in sorted(self.sizes.items()))
+            object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
+
+    def cell_sizes(self, planned: dict[str, int]) -> dict[str, int]:
+        """The sizes a cell planned at ``planned`` is measured at on this side."""
+        return {**planned, **{name: value for name, value in self.sizes.items() if name in planned}}
 
     def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The harness's environment with this side's variables applied."""
@@ -87,7 +96,23 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: {name!r} is not an environment variable name")
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{where}: the value of {name} must be a string or null")
-    return Side(release, profile, interpreter, dict(env), label)
+    return Side(release, profile, interpreter, dict(env), label, _sizes(entry.get("sizes", {}), where))
+
+
+def _sizes(value: Any, where: str) -> dict[str, int]:
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: 'sizes' must be an object of size names to whole numbers")
+    sizes = {}
+    for name, number in value.items():
+        if not isinstance(number, int) or isinstance(number, bool):
+            shown = json.dumps(number)[:40]
+            raise UsageError(f"{where}: the size {str(name)[:40]!r} must be a whole number, not {shown}")
+        try:
+            key, parsed = parse_size(f"{name}={number}")
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+        sizes[key] = parsed
+    return sizes
 
 
 def load_plan(path: Path) -> list[Side]:
@@ -107,9 +132,10 @@ def load_plan(path: Path) -> list[Side]:
         for j, other in enumerate(sides[:i]):
             if side.label == other.label:
                 raise UsageError(f"sides plan {path}: sides {j + 1} and {i + 1} share the label {side.label!r}")
-            if (side.release, side.profile) == (other.release, other.profile):
+            if (side.release, side.profile, side.sizes) == (other.release, other.profile, other.sizes):
                 raise UsageError(
                     f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} under profile "
-                    f"{side.profile}, so their results would be one cell; give one another profile label"
+                    f"{side.profile} at the same sizes, so their results would be one cell; give one another "
+                    "profile label"
                 )
     return sides

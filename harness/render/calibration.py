@@ -9,7 +9,8 @@ from harness.units import format_ratio, short_machine, sizes_text
 def noise_floor_sentence(run: CalibrationRun) -> str:
     """E.g. "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax 0.12.0.1):
     1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); raising N
-    from 600 to 660 was flagged slower in 6 of 8 metrics, from ×1.21 up."."""
+    from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was flagged slower in 18 of 24 metric
+    comparisons, from ×1.08 up."."""
     where = (
         f"Noise floor of machine {short_machine(run.machine)} (calibrated {run.created_at[:10]} with {run.case} "
         f"{sizes_text(run.sizes)} on jax {run.release})"
@@ -23,13 +24,17 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
     else:
         aa = f"no metric could be compared between {pairs}"
     raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
+    if run.slowdown_runs:
+        runs = f"{run.slowdown_runs} run{'s' if run.slowdown_runs != 1 else ''}"
+        raised += f" (measured interleaved with the unchanged case, {runs})"
     if run.slowdown_flagged and run.smallest_flagged_ratio is not None:
         share = (
             f"all {run.slowdown_comparisons}"
             if run.slowdown_flagged == run.slowdown_comparisons
             else f"{run.slowdown_flagged} of {run.slowdown_comparisons}"
         )
-        seen = f"{raised} was flagged slower in {share} metrics, from {format_ratio(run.smallest_flagged_ratio)} up"
+        smallest = format_ratio(run.smallest_flagged_ratio)
+        seen = f"{raised} was flagged slower in {share} metric comparisons, from {smallest} up"
     elif run.largest_unflagged_ratio is not None:
         seen = f"{raised} was not flagged (ratios up to {format_ratio(run.largest_unflagged_ratio)})"
     else:

@@ -57,6 +57,11 @@ def test_every_run_gets_the_cell_and_the_options():
         "5",
     ]
     assert "--size=N=660" in chosen.run_arguments(Path("r"), raised=True)
+    interleaved = chosen.run_arguments(Path("r"), sides=Path("s.json"))
+    assert "--sides=s.json" in interleaved and not any(a.startswith("--profile") for a in interleaved)
+    unchanged, raised = chosen.sides_plan("0.12.0.1")
+    assert "sizes" not in unchanged and raised["sizes"] == {"N": 660}
+    assert {unchanged["profile"], raised["profile"]} == {"cpu"}
 
 
 @pytest.mark.parametrize(
@@ -97,7 +102,7 @@ def test_the_figures_of_a_calibration():
     pairs = [(stored(derive(base, profile=f"a{i}")), stored(derive(base, profile=f"b{i}"))) for i in range(3)]
     raised = stored(derive(base, scale=1.3))
     chosen = plan(pairs=3)
-    run = summarize_calibration(chosen, FAST, pairs, (pairs[0][0], raised), datetime(2026, 6, 1, tzinfo=UTC))
+    run = summarize_calibration(chosen, FAST, pairs, [(pairs[0][0], raised)], datetime(2026, 6, 1, tzinfo=UTC))
     metrics = len(sample_series(pairs[0][0]))
     assert (run.pairs, run.comparisons, run.flagged, run.false_positive_rate) == (3, 3 * metrics, 0, 0.0)
     # Every metric is ×1.3 slower; the real fixture's cold trace + lower varies 31 % between its
@@ -114,27 +119,36 @@ def test_one_process_a_side_is_no_calibration_but_says_so():
     base = v1_result("scan_sync-0.12.0.1")
     pair = (stored(derive(base, profile="a")), stored(derive(base, profile="b")))
     run = summarize_calibration(
-        plan(pairs=1), FAST, [pair], (pair[0], stored(derive(base, scale=1.3))), datetime.now(UTC)
+        plan(pairs=1), FAST, [pair], [(pair[0], stored(derive(base, scale=1.3)))], datetime.now(UTC)
     )
     assert run.processes == 1 and run.slowdown_flagged == 0
     assert {m["verdict"] for m in run.details["metrics"]} == {"inconclusive"}
 
 
-def test_calibrate_runs_separate_invocations_and_compares_them(tmp_path):
+def test_calibrate_runs_separate_aa_invocations_then_interleaved_slowdowns(tmp_path):
     base = real_result("scan_sync-0.12.0.1")
     calls = []
 
     def run(arguments):
         calls.append(list(arguments))
         folder = Path(next(a for a in arguments if a.startswith("--results=")).removeprefix("--results="))
-        scale = 1.3 if "--size=N=660" in arguments else 1.0
-        write_results(folder, [derive(base, profile=f"run{len(calls)}", scale=scale)])
+        sides = next((a.removeprefix("--sides=") for a in arguments if a.startswith("--sides=")), None)
+        if sides is None:
+            write_results(folder, [derive(base, profile=f"run{len(calls)}")])
+            return 0
+        for side in json.loads(Path(sides).read_text()):
+            sizes = {**base["sizes"], **side.get("sizes", {})}
+            scale = 1.3 if sizes["N"] == 110 else 1.0
+            write_results(folder, [derive(base, sizes=sizes, scale=scale)])
         return 0
 
-    result = calibrate(plan(pairs=2), FAST, run=run)
-    assert len(calls) == 5 and sum("--size=N=660" in c for c in calls) == 1, "2 A/A pairs, then the raised run"
-    assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 5, "each into its own folder"
-    assert result.pairs == 2 and result.flagged == 0 and result.slowdown_flagged == result.slowdown_comparisons - 1
+    result = calibrate(plan(pairs=2, slowdowns=3, overrides={"N": 100, "M": 500}), FAST, run=run)
+    assert len(calls) == 4 + 3, "2 A/A pairs, then 3 interleaved slowdown runs"
+    assert [any(a.startswith("--sides=") for a in c) for c in calls] == [False] * 4 + [True] * 3
+    assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 7, "each into its own folder"
+    assert result.pairs == 2 and result.flagged == 0 and result.slowdown_runs == 3
+    metrics = result.slowdown_comparisons // 3
+    assert result.slowdown_flagged == 3 * (metrics - 1)
 
 
 def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
@@ -155,7 +169,7 @@ def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
 def a_calibration(created_at: datetime):
     base = real_result("scan_sync-0.12.0.1")
     pair = (stored(derive(base, profile="a")), stored(derive(base, profile="b")))
-    return summarize_calibration(plan(pairs=1), FAST, [pair], (pair[0], stored(derive(base, scale=1.3))), created_at)
+    return summarize_calibration(plan(pairs=1), FAST, [pair], [(pair[0], stored(derive(base, scale=1.3)))], created_at)
 
 
 def test_calibrations_are_appended_per_machine_and_read_back(tmp_path):
@@ -213,6 +227,8 @@ def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
             "steady",
             "--pairs",
             "1",
+            "--slowdowns",
+            "1",
             "--results",
             str(tmp_path / "results"),
             "--",
@@ -233,5 +249,5 @@ def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
         1,
         ["--repeats", "3", "--max-seconds", "0.2"],
     )
-    assert run.comparisons > 0 and run.slowdown_comparisons > 0
+    assert run.comparisons > 0 and run.slowdown_comparisons > 0 and run.slowdown_runs == 1
     assert load_results(tmp_path / "results") == ([], []), "the calibration's runs are not left among the results"

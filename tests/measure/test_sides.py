@@ -55,6 +55,18 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
             [{"release": "1", "profile": "p", "label": "a"}, {"release": "1", "profile": "p", "label": "b"}],
             "sides 1 and 2 are both release 1 under profile p",
         ),
+        (
+            [
+                {"release": "1", "profile": "p", "sizes": {"K": 2}},
+                {"release": "1", "profile": "p", "label": "b", "sizes": {"K": 2}},
+            ],
+            "sides 1 and 2 are both release 1 under profile p at the same sizes",
+        ),
+        ([{"release": "1", "profile": "p", "sizes": ["K=2"]}], "'sizes' must be an object"),
+        ([{"release": "1", "profile": "p", "sizes": {"K": "2"}}], "the size 'K' must be a whole number"),
+        ([{"release": "1", "profile": "p", "sizes": {"K": True}}], "the size 'K' must be a whole number"),
+        ([{"release": "1", "profile": "p", "sizes": {"K": 0}}], "sizes must be positive"),
+        ([{"release": "1", "profile": "p", "sizes": {"../K": 3}}], "malformed size"),
     ],
 )
 def test_bad_plans_are_refused_naming_the_file(tmp_path, entries, message):
@@ -111,3 +123,31 @@ def test_an_aa_plan_of_one_interpreter_runs_interleaved_through_the_command_line
     assert stored["first"]["interleaved_with"] == ["second side"]
     assert stored["second"]["interleaved_with"] == ["jax aa · first"]
     assert all(len(r["processes"]) == 2 for r in stored.values())
+
+
+def test_sides_at_other_sizes_measure_more_work_in_the_same_rounds(tmp_path, capsys):
+    from harness.store.results import load_results
+
+    plan = write_plan(
+        tmp_path,
+        [{"release": "aa", "profile": "p"}, {"release": "aa", "profile": "p", "sizes": {"K": 1100}}],
+    )
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
+    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "[jax aa · p · K=1100] (1/1) steady K=1000 · process 2/2 → ok" in err
+    stored = {r.result.sizes["K"]: r.result for r in load_results(tmp_path / "r")[0]}
+    assert set(stored) == {1000, 1100}
+    assert stored[1100].size_source == "explicit" and stored[1000].size_source == "anchor"
+    assert stored[1000].interleaved_with == ("jax aa · p · K=1100",)
+    # Resuming finds both cells measured, each at its own sizes.
+    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2"]) == 0
+    assert "already measured" in capsys.readouterr().err
+
+
+def test_a_side_size_no_case_has_is_refused(tmp_path, capsys):
+    plan = write_plan(tmp_path, [{"release": "aa", "profile": "p", "sizes": {"Q": 3}}])
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
+    assert cli.main([*argv, "--sides", str(plan)]) == 2
+    assert "no selected case has size Q" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -29,13 +29,17 @@ def test_the_noise_floor_in_one_sentence():
     assert noise_floor_sentence(RUN) == (
         "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax 0.12.0.1): "
         "1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); "
-        "raising N from 600 to 660 was flagged slower in 6 of 8 metrics, from ×1.21 up."
+        "raising N from 600 to 660 was flagged slower in 6 of 8 metric comparisons, from ×1.21 up."
+    )
+    interleaved = dataclasses.replace(RUN, slowdown_runs=3)
+    assert "raising N from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was flagged" in (
+        noise_floor_sentence(interleaved)
     )
 
 
 def test_a_slowdown_flagged_everywhere_or_nowhere():
     everywhere = dataclasses.replace(RUN, slowdown_flagged=8, largest_unflagged_ratio=None)
-    assert "flagged slower in all 8 metrics, from ×1.21 up." in noise_floor_sentence(everywhere)
+    assert "flagged slower in all 8 metric comparisons, from ×1.21 up." in noise_floor_sentence(everywhere)
     nowhere = dataclasses.replace(RUN, slowdown_flagged=0, smallest_flagged_ratio=None)
     assert noise_floor_sentence(nowhere).endswith("raising N from 600 to 660 was not flagged (ratios up to ×1.04).")
 

@@ -327,7 +327,7 @@ def test_the_index_quotes_the_machines_latest_noise_floor(tmp_path):
         discovery.discover()["scan_sync"], {}, None, pairs=1, profile="cpu", cases_dir=FIXTURES, run_options=()
     )
     calibration = summarize_calibration(
-        plan, Thresholds(resamples=20), [tuple(runs)], (runs[0], raised), datetime(2026, 6, 1, tzinfo=UTC)
+        plan, Thresholds(resamples=20), [tuple(runs)], [(runs[0], raised)], datetime(2026, 6, 1, tzinfo=UTC)
     )
     append_calibration(results, calibration)
     write_report(results, out)
