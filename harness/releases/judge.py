@@ -14,6 +14,10 @@ faster) is the change sought.  A probed release is
   ambiguous it is **inconclusive**, which the search treats like a release that
   cannot run (**skipped**).
 
+A prober that can (``measure_with_endpoints``) measures each release between the
+endpoints in one interleaved run with both of them, and the release is judged against
+those endpoint figures, taken under the same load, rather than the first ones.
+
 With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
 differ, and a release is good or bad by which one it shares.
 """
@@ -91,8 +95,24 @@ class Judge:
         self.bad_result: StoredResult | None = None
         self.direction: Verdict | None = None  # slower or faster, once the endpoints are known to differ
 
+    def _probe(self, release: str, again: bool) -> tuple[Probe, StoredResult | None, StoredResult | None]:
+        """The release's measurement, and the endpoints' results to judge it against."""
+        alongside = getattr(self.measure, "measure_with_endpoints", None)
+        if alongside is None or release in (self.good, self.bad) or self.bad_result is None:
+            return self.measure(release, again), self.good_result, self.bad_result
+        good, measured, bad = alongside(release, self.good, self.bad, again)
+        return measured, self._endpoint(good, self.good_result), self._endpoint(bad, self.bad_result)
+
+    def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
+        """An endpoint measured alongside a release, or its first result where that one cannot be used."""
+        result = measured.result
+        if _usable(measured) is None and result is not None:
+            if self.metric is None or self.metric in metric_samples(result):
+                return result
+        return first
+
     def __call__(self, release: str) -> Judgement:
-        measurement = self.measure(release, False)
+        measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
             return Judgement(release, ReleaseVerdict.SKIPPED, problem or measurement.note, measurement.note, result)
@@ -114,13 +134,14 @@ class Judge:
             raise ValueError("the bad endpoint must be judged before the releases between them")
         if self.metric is None:
             return self._by_claim(measurement)
-        judged = self._by_metric(measurement)
+        assert good is not None and bad is not None
+        judged = self._by_metric(measurement, good, bad)
         if judged.verdict != ReleaseVerdict.AMBIGUOUS:
             return judged
-        again = self.measure(release, True)
-        if _usable(again):
+        again, good, bad = self._probe(release, True)
+        if _usable(again) or good is None or bad is None:
             return judged
-        second = self._by_metric(again)
+        second = self._by_metric(again, good, bad)
         if second.verdict == ReleaseVerdict.AMBIGUOUS:
             reason = f"{second.reason}; the same after measuring again with twice the samples"
         else:  # the first look stays in the evidence: it says how noisy this machine was
@@ -204,12 +225,12 @@ class Judge:
             measurement.result, claim=found,
         )  # fmt: skip
 
-    def _by_metric(self, measurement: Probe) -> Judgement:
-        assert measurement.result is not None and self.good_result is not None and self.bad_result is not None
-        assert self.direction is not None
+    def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
+        """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first endpoints'."""
+        assert measurement.result is not None and self.direction is not None
         samples = self.samples(measurement.result)
-        vs_good = compare_metric(self.samples(self.good_result), samples, self.thresholds)
-        vs_bad = compare_metric(self.samples(self.bad_result), samples, self.thresholds)
+        vs_good = compare_metric(self.samples(good), samples, self.thresholds)
+        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds)
         like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
         like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
         evidence = f"against good {_describe(vs_good)}; against bad {_describe(vs_bad)}"

@@ -83,23 +83,53 @@ class ReleaseProber:
         The probes then find the results stored; a release that cannot be installed is left to its
         probe, which says why.
         """
+        measured = self._interleaved([r for r in releases if self.reusable(r) is None], self.processes)
+        self.together.update(measured)
+
+    def measure_with_endpoints(self, release: str, good: str, bad: str, again: bool = False) -> tuple[Probe, ...]:
+        """``release`` measured anew in one interleaved run with both endpoints, also anew, so that it is
+        judged against figures taken under the same load: (good, release, bad).
+
+        A reusable stored result of ``release`` is reused (a bisect resumed), with the endpoints'
+        newest; ``again`` measures all three in twice the processes.
+        """
+        if not again and self.reusable(release) is not None:
+            return self(good), self(release), self(bad)
+        before = {r: self.stored(r) for r in (good, release, bad)}
+        processes = 2 * self.processes if again else self.processes
+        started = time.monotonic()
+        if release not in self._interleaved([good, release, bad], processes):
+            return self(good), self(release, again), self(bad)
+        seconds = time.monotonic() - started
+        probes = []
+        for each in (good, release, bad):
+            found, previous = self.stored(each), before[each]
+            if found is None or (previous is not None and found.id == previous.id):
+                probes.append(Probe(each, None, "the interleaved run stored no result"))
+            else:
+                note = f"measured ({processes}) interleaved with both endpoints in {seconds:.0f} s (install included)"
+                probes.append(Probe(each, found, note))
+        return tuple(probes)
+
+    def _interleaved(self, releases: Sequence[str], processes: int) -> list[str]:
+        """One ``harness run`` of ``releases`` as sides, ``processes`` each; the releases it measured (those
+        that could be installed, when at least two could)."""
         sides = []
         for release in releases:
-            if self.reusable(release) is None:
-                env = self.envs[release]
-                self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
-                if venvs.ensure(env) is None:
-                    sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
+            env = self.envs[release]
+            self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
+            if venvs.ensure(env) is None:
+                sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
         if len(sides) < 2:
-            return
-        self.progress(f"  {len(sides)} releases measured together, {self.processes} processes each, interleaved")
+            return []
+        self.progress(f"  {len(sides)} releases measured together, {processes} processes each, interleaved")
         with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:
             plan = Path(scratch) / "sides.json"
             plan.write_text(json.dumps(sides))
             # This interpreter drives (it needs no JAX); each side's worker runs in its release's venv.
             command = [sys.executable, "-m", "harness", "run", "--sides", str(plan), "--force"]
-            subprocess.run([*command, *self._measure_options(self.processes)], cwd=venvs.REPO, check=False)
-        self.together.update(side["release"] for side in sides)
+            subprocess.run([*command, *self._measure_options(processes)], cwd=venvs.REPO, check=False)
+        return [side["release"] for side in sides]
 
     def __call__(self, release: str, again: bool = False) -> Probe:
         previous = self.stored(release)

@@ -109,3 +109,33 @@ def test_a_release_without_the_metric_is_skipped_not_refused():
     judge.measure = lambda release, again: measured
     verdict = judge("b")
     assert verdict.verdict == ReleaseVerdict.SKIPPED and verdict.reason == "its result has no eager.wall_ns"
+
+
+class AlongsideReleases(FakeReleases):
+    """A fake prober that measures a release with both endpoints, whose figures differ from their first
+    (``endpoints``: the endpoint scales measured alongside)."""
+
+    def __init__(self, scales: dict, endpoints: dict) -> None:
+        super().__init__(scales)
+        self.endpoints = endpoints
+        self.alongside: list[str] = []
+
+    def measure_with_endpoints(self, release, good, bad, again=False):
+        self.alongside.append(release)
+        first = dict(self.scales)
+        self.scales = {**first, **self.endpoints}
+        try:
+            return self(good, again), self(release, again), self(bad, again)
+        finally:
+            self.scales = first
+
+
+def test_a_release_between_is_judged_against_the_endpoints_measured_with_it():
+    # The first endpoints were 1 and 3; measured alongside the middle release, under other load,
+    # they read 2 and 6: the middle release's 2 is like the good endpoint measured with it.
+    fake = AlongsideReleases({"a": 1, "b": 2, "c": 3}, endpoints={"a": 2, "c": 6})
+    judge, verdicts = judged(fake)
+    assert fake.alongside == ["b"] and judge.direction == Verdict.SLOWER
+    assert verdicts["b"].verdict == ReleaseVerdict.GOOD, verdicts["b"].reason
+    _plain, first_only = judged(FakeReleases({"a": 1, "b": 2, "c": 3}))
+    assert first_only["b"].verdict != ReleaseVerdict.GOOD, "against the first endpoints it would not be"

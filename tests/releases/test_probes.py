@@ -20,7 +20,7 @@ FIXTURE_MACHINE = real_result("async_dispatch-0.12.0.1")["host"]["machine"]["id"
 def prober(tmp_path, python="python3.12"):
     envs = {
         release: ReleaseEnv(release, release, python, ("jax==" + release,), tmp_path / f"venv-{release}")
-        for release in ("0.4.30", "0.4.31")
+        for release in ("0.4.30", "0.4.31", "0.4.33")
     }
     lines = []
     found = ReleaseProber(
@@ -141,3 +141,44 @@ def test_releases_measured_together_are_one_interleaved_run_whose_results_the_pr
     assert len(fake_run.commands) == 1, "the probes read what the run stored"
     probe.measure_together(["0.4.30", "0.4.31"])
     assert len(fake_run.commands) == 1, "nothing left to measure"
+
+
+def test_a_release_is_measured_anew_with_both_endpoints_in_one_interleaved_run(tmp_path, fake_run):
+    probe, _lines = prober(tmp_path)
+    runs = []
+
+    def stores(command):
+        plan = json.loads(Path(option(command, "--sides")).read_text())
+        runs.append([side["release"] for side in plan])
+        for side in plan:
+            write_result(
+                fake_run.results,
+                derive(
+                    real_result("async_dispatch-0.12.0.1"),
+                    release=side["release"],
+                    id=f"run{len(runs)}-{side['release']}",
+                ),
+            )
+        return None
+
+    fake_run.stores = stores
+    probe.measure_together(["0.4.30", "0.4.33"])
+    good, middle, bad = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33")
+    assert runs == [["0.4.30", "0.4.33"], ["0.4.30", "0.4.31", "0.4.33"]], "the endpoints are measured again"
+    assert [p.result.id.split("-")[:2] for p in (good, middle, bad)] == [
+        ["run2", r] for r in ("0.4.30", "0.4.31", "0.4.33")
+    ]
+    assert middle.note.startswith("measured (5) interleaved with both endpoints")
+    assert option(fake_run.commands[-1], "--processes") == "5" and "--force" in fake_run.commands[-1]
+    again = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33", again=True)
+    assert option(fake_run.commands[-1], "--processes") == "10", "a second look: twice the processes, all three"
+    assert [p.result.id.split("-")[0] for p in again] == ["run3"] * 3
+    resumed = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33")
+    assert len(runs) == 3 and resumed[1].note.startswith("stored result reused"), "a resumed bisect reuses it"
+
+
+def test_an_interleaved_run_that_stores_nothing_gives_no_result(tmp_path, fake_run):
+    probe, _ = prober(tmp_path)
+    fake_run.stores = lambda command: None
+    _good, middle, _bad = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33")
+    assert middle.result is None and middle.note == "the interleaved run stored no result"
