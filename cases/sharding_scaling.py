@@ -20,6 +20,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from cases import compat
 
@@ -54,10 +55,11 @@ def device_counts():
 
 
 def _inputs(B, F, devices):
-    key = jax.random.PRNGKey(42)
-    y_0 = jnp.ones((len(devices) * B, F))
-    y_0 = y_0 + jax.random.uniform(key, shape=y_0.shape)
-    var = jax.random.uniform(key, shape=(F, 5))
+    # Drawn with NumPy (the discussion used jax.random.uniform): jax.random would compile its own
+    # programs in every fresh process; the arrays are placed by device_put below either way.
+    rng = np.random.default_rng(42)
+    y_0 = 1 + rng.uniform(size=(len(devices) * B, F)).astype(np.float32)
+    var = rng.uniform(size=(F, 5)).astype(np.float32)
     return y_0, var
 
 
