@@ -37,7 +37,7 @@ def answer_stem(
 ) -> str:
     """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
     parts = [command, case, first, last, criterion, sizes_part(sizes), profile]
-    for part in parts:
+    for part in parts[:5] + parts[6:]:  # sizes: names and whole numbers, checked when parsed, of any length
         problem = name_problem(part)
         if problem:
             raise UsageError(f"cannot name the {command} answer after it: {problem}")
@@ -45,6 +45,7 @@ def answer_stem(
     if len(stem) > LONGEST_STEM:
         digest = hashlib.sha256("-".join(parts[4:]).encode()).hexdigest()[:12]
         stem = "-".join([*parts[:4], digest])
-    if len(stem) > LONGEST_STEM:  # a case and releases alone this long cannot be named
-        raise UsageError(f"cannot name the {command} answer: {stem[:40]}… is too long for a file name")
+    problem = name_problem(stem)
+    if len(stem) > LONGEST_STEM or problem:  # a case and releases alone this long cannot be named
+        raise UsageError(f"cannot name the {command} answer: {problem or stem[:40] + '… is too long'}")
     return stem
