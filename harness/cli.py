@@ -259,7 +259,7 @@ class SessionRequest:
     release: Release | None  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
-    span: tuple[str, str] | None = None  # the first and last release of a bisect or sweep
+    span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
 
 
 def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:

@@ -13,9 +13,7 @@ def stem(**changes):
         "command": "bisect", "case": "scan_sync", "first": "0.4.26", "last": "0.4.35",
         "criterion": "claim", "sizes": {"N": 100, "M": 500}, "profile": "cpu",
     } | changes  # fmt: skip
-    return answer_stem(
-        given.pop("command"), given.pop("case"), given.pop("first"), given.pop("last"), **given
-    )
+    return answer_stem(given.pop("command"), given.pop("case"), given.pop("first"), given.pop("last"), **given)
 
 
 def test_every_part_of_the_setting_is_in_the_name():
