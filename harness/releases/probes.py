@@ -170,7 +170,7 @@ class PairConfirmer:
         releases = list(dict.fromkeys(release for pair in missing for release in pair))
         if releases:
             self.prober.progress(
-                f"  confirming {len(missing)} step(s): {len(releases)} releases measured again together, "
+                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
                 f"{self.prober.processes} processes each"
             )
             self.prober.measure_together(releases, anew=True)

@@ -189,7 +189,8 @@ def test_a_confirmation_is_a_result_of_twice_the_processes_measured_with_the_oth
     before, after = found[("0.4.30", "0.4.31")]
     assert (before.result.id, after.result.id) == ("together-0.4.30", "together-0.4.31")
     assert before.note == "measured again (10) interleaved with jax 0.4.31"
-    assert any("confirming 1 step(s): 2 releases measured again together, 10 processes each" in x for x in lines)
+    said = "confirming 1 pair(s) of releases: 2 releases measured again together, 10 processes each"
+    assert any(said in line for line in lines)
 
     again = confirmer([("0.4.30", "0.4.31")])
     assert len(fake_run.commands) == 1, "a stored confirmation is reused"
