@@ -70,7 +70,7 @@ class TriageOutcome:
 
 
 def _factor(ratio: float) -> str:
-    return f"×{ratio:.3g}"
+    return f"×{ratio:.0f}" if ratio >= 100 else f"×{ratio:.3g}"
 
 
 def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
