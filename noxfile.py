@@ -234,7 +234,10 @@ def release_range_session(session: nox.Session, command: str) -> None:
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def bisect(session: nox.Session) -> None:
-    """First release where a metric changed: nox -s bisect -- CASE --metric P.KIND_ns|--claim --good V --bad V."""
+    """First release where a metric changed: nox -s bisect -- CASE --metric M|--claim --good V --bad V.
+
+    ``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.
+    """
     release_range_session(session, "bisect")
 
 
@@ -242,6 +245,12 @@ def bisect(session: nox.Session) -> None:
 def sweep(session: nox.Session) -> None:
     """Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M]."""
     release_range_session(session, "sweep")
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def triage(session: nox.Session) -> None:
+    """Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim]."""
+    release_range_session(session, "triage")
 
 
 @nox.session

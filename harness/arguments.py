@@ -287,7 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
         "judge it good or bad by the statistics against both endpoints. Exit status: 0 a first bad release "
         "was found, 1 none could be named, 2 bad input.",
     )
-    _release_range_options(bisector, "--good", "--bad", "release with the old behaviour", "release with the new one")
+    _release_range_options(
+        bisector, "--good", "--bad", "release with the old behaviour", "release with the new one", required=False
+    )
+    bisector.add_argument(
+        "--broken", metavar="VERSION", help="instead of --good: a release with the problem, to find the fix"
+    )
+    bisector.add_argument(
+        "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
+    )
     sweeper = commands.add_parser(
         "sweep",
         help="measure every release in a range and report each significant step (run through nox -s sweep)",
@@ -295,6 +303,19 @@ def build_parser() -> argparse.ArgumentParser:
         "every metric and the claim) changes significantly between consecutive releases.",
     )
     _release_range_options(sweeper, "--from", "--to", "first release of the range", "last release of the range")
+    triager = commands.add_parser(
+        "triage",
+        help="measure every release in a range, confirm each step by measuring again, answer per change "
+        "(run through nox -s triage)",
+        description="Measure a case on every jax release from --from to --to (default: the release table's oldest "
+        "to newest) in one interleaved run, find every step between consecutive releases (regressions and fixes), "
+        "measure the two releases around each step again together in twice the processes, and answer once per "
+        "step that holds. Exit status: 0 a change was confirmed, 1 none, 2 bad input.",
+    )
+    _release_range_options(
+        triager, "--from", "--to", "first release (default: the table's oldest)",
+        "last release (default: the table's newest)", required=False,
+    )  # fmt: skip
     merger = commands.add_parser(
         "merge",
         help="copy results from many folders (CI artifacts, other machines) into one, each result once",
@@ -323,11 +344,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _release_range_options(
-    parser: argparse.ArgumentParser, first: str, last: str, first_help: str, last_help: str
+    parser: argparse.ArgumentParser, first: str, last: str, first_help: str, last_help: str, *, required: bool = True
 ) -> None:
     parser.add_argument("case")
-    parser.add_argument(first, dest="first", metavar="VERSION", required=True, help=first_help)
-    parser.add_argument(last, dest="last", metavar="VERSION", required=True, help=last_help)
+    parser.add_argument(first, dest="first", metavar="VERSION", required=required, help=first_help)
+    parser.add_argument(last, dest="last", metavar="VERSION", required=required, help=last_help)
     criterion = parser.add_mutually_exclusive_group(required=parser.prog.endswith("bisect"))
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")

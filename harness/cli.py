@@ -23,14 +23,24 @@ from harness.measure.affinity import check_affinity
 from harness.measure.launch import default_isolation
 from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, describe, release_label, run_all, this_side
 from harness.measure.sides import Side, load_plan
-from harness.pins import DEFAULT_PROFILE, DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, Profile, Release
+from harness.names import name_problem
+from harness.pins import (
+    DEFAULT_PROFILE,
+    DEFAULT_RELEASE,
+    PROFILE_BY_NAME,
+    RELEASE_BY_VERSION,
+    RELEASES,
+    Profile,
+    Release,
+)
 from harness.releases.options import RangeOptions
 from harness.store.schema import RunStatus
 from harness.units import version_key
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
-PINNED_COMMANDS = ("search", "issue", "bisect", "sweep")
+PINNED_COMMANDS = ("search", "issue", "bisect", "sweep", "triage")
+RANGE_COMMANDS = ("bisect", "sweep", "triage")
 
 if TYPE_CHECKING:
     from harness.analysis.noise_floor import CalibrationPlan
@@ -127,10 +137,11 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
     sizes = script_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
-    if args.first == args.last:
-        raise UsageError(f"the two ends of the range are the same release ({args.first})")
-    if version_key(args.first) >= version_key(args.last):
-        raise UsageError(f"the range must run from an older release to a newer one, not {args.first} to {args.last}")
+    first, last, fix = range_ends(args)
+    if first == last:
+        raise UsageError(f"the two ends of the range are the same release ({first})")
+    if version_key(first) >= version_key(last):
+        raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
     thresholds = thresholds_from(args)
     if args.processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
         raise UsageError(
@@ -140,8 +151,8 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
     return RangeOptions(
         command=args.command,
         case=case,
-        first=args.first,
-        last=args.last,
+        first=first,
+        last=last,
         metric=metric,
         claim=args.claim,
         sizes=sizes,
@@ -155,7 +166,33 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
         max_seconds=args.max_seconds,
         timeout=args.timeout,
         thresholds=thresholds,
+        fix=fix,
     )
+
+
+def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
+    """The first and last release of a range command, and whether a bisect looks for a fix.
+
+    A bisect takes --good/--bad (a regression) or --broken/--fixed (a fix), never a mix; a
+    triage without --from/--to runs from the release table's oldest to its newest release.
+    """
+    fix = False
+    first, last = args.first, args.last
+    if args.command == "bisect":
+        broken, fixed = args.broken, args.fixed
+        if (broken or fixed) and (first or last):
+            raise UsageError("--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair")
+        fix = bool(broken or fixed)
+        first, last = (broken, fixed) if fix else (first, last)
+        if not (first and last):
+            raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
+    elif args.command == "triage":
+        first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
+    for end in (first, last):
+        problem = name_problem(end)
+        if problem:
+            raise UsageError(f"jax release {problem}")
+    return first, last, fix
 
 
 def checked_report_args(args: argparse.Namespace) -> None:
@@ -206,7 +243,7 @@ def validate(argv: Sequence[str]) -> argparse.Namespace:
         checked_search_args(args)
     elif args.command in ("export", "issue"):
         _script_case(args)
-    elif args.command in ("bisect", "sweep"):
+    elif args.command in RANGE_COMMANDS:
         checked_range_args(args)
     elif args.command == "report":
         checked_report_args(args)
@@ -224,7 +261,7 @@ class SessionRequest:
     release: Release | None  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
-    span: tuple[str, str] | None = None  # the first and last release of a bisect or sweep
+    span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
 
 
 def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
@@ -245,11 +282,12 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         profile = PROFILE_BY_NAME[args.profile]
     else:
         raise UsageError(f"unknown profile {args.profile}; profiles: {', '.join(PROFILE_BY_NAME)}")
-    if command in ("bisect", "sweep"):
-        for end in (args.first, args.last):
+    if command in RANGE_COMMANDS:
+        span = range_ends(args)[:2]
+        for end in span:
             if not profile.applies_to_version(end):
                 raise UsageError(f"profile {profile.name} does not apply to jax {end}")
-        return SessionRequest(None, profile, argv, (args.first, args.last))
+        return SessionRequest(None, profile, argv, span)
     if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
         raise UsageError(f"unknown release {args.jax}; the release table has {', '.join(RELEASE_BY_VERSION)}")
     release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
@@ -360,6 +398,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from harness.releases.commands import run_sweep
 
     return run_sweep(checked_range_args(args))
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    from harness.releases.commands import run_triage
+
+    return run_triage(checked_range_args(args))
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -481,6 +525,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "bisect": cmd_bisect,
     "sweep": cmd_sweep,
+    "triage": cmd_triage,
     "calibrate": cmd_calibrate,
     "merge": cmd_merge,
     "list": cmd_list,

@@ -137,6 +137,30 @@ BAD_SWEEPS = [
     ["scan_sync", "--from", "0.4.26"],
     [*SWEEP, "--timeout", "inf"],
 ]
+BAD_BISECT_TERMS = [
+    ["scan_sync", "--broken", "0.4.26", "--claim"],  # a fix needs both ends
+    ["scan_sync", "--good", "0.4.26", "--fixed", "0.4.35", "--claim"],  # terms of two kinds
+    ["scan_sync", "--broken", "0.4.35", "--fixed", "0.4.26", "--claim"],
+    ["scan_sync", "--claim"],
+    ["scan_sync", "--broken", "../x", "--fixed", "0.4.35", "--claim"],
+]
+BAD_TRIAGES = [
+    [],
+    ["nope"],
+    ["scan_sync", "--from", "0.13"],  # after the table's newest, the default end
+    ["scan_sync", "--to", "0.4.1", "--from", "0.4.26"],
+    ["scan_sync", "--from", "0.4.26", "--to", "0.4.26"],
+    ["scan_sync", "--metric", "nonsense"],
+    ["scan_sync", "--metric", "scan.wall_ns", "--claim"],
+    ["scan_sync", "--processes", "2"],
+    ["scan_sync", "--processes", "0"],
+    ["scan_sync", "--size", "N=0"],
+    ["scan_sync", "--profile", "a/b"],
+    ["scan_sync", "--from", "0.4/26"],
+    ["scan_sync", "--releases", "/nonexistent-plan.json"],
+    ["scan_sync", "--good", "0.4.26"],
+    ["scan_sync", "--factor", "1"],
+]
 BAD_MERGES = [
     [],
     ["/nonexistent", "--into", "INTO"],
@@ -170,6 +194,8 @@ INVOCATIONS = (
     + [["compare", *args] for args in BAD_COMPARES]
     + [["bisect", *args] for args in BAD_RANGES]
     + [["sweep", *args] for args in BAD_SWEEPS]
+    + [["bisect", *args] for args in BAD_BISECT_TERMS]
+    + [["triage", *args] for args in BAD_TRIAGES]
     + [["merge", *args] for args in BAD_MERGES]
     + [["calibrate", *args] for args in BAD_CALIBRATIONS]
     + BAD_OTHERS
@@ -199,9 +225,9 @@ def _placed(argv, tmp_path):
     }
     placed = [str(names.get(a, a)) for a in argv]
     command = placed[0] if placed else ""
-    if command in ("run", "search", "issue", "bisect", "sweep", "calibrate") and "--results" not in placed:
+    if command in ("run", "search", "issue", "bisect", "sweep", "triage", "calibrate") and "--results" not in placed:
         placed[1:1] = ["--results", str(out / "results")]
-    if command in ("search", "issue", "bisect", "sweep", "report") and "--out" not in placed:
+    if command in ("search", "issue", "bisect", "sweep", "triage", "report") and "--out" not in placed:
         placed[1:1] = ["--out", str(out / "reports")]
     return placed, out
 
@@ -225,6 +251,9 @@ NOX_POSARGS = [
     ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]),
     ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"]),
     ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"]),
+    ("triage", ["scan_sync", "--profile", "cpu-classic"]),  # it does not apply to the table's newest
+    ("triage", ["scan_sync", "--jax", "0.4.30"]),
+    ("bisect", ["scan_sync", "--claim", "--broken", "0.4.26"]),
     ("run", ["--case", "nope"]),
     ("run", ["--timeout", "inf"]),
     ("report", ["--results", "/nonexistent"]),

@@ -68,7 +68,10 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
         (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"], "--metric --claim is required"),
         (["bisect", "scan_sync", "--good", "1", "--bad", "2", "--claim", "--metric", "a.wall_ns"], "not allowed with"),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--claim"], "required: --bad"),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.26", "--claim"],
+            "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)",
+        ),
         (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "--releases PLAN is missing"),
         (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--size", "Q=1"], "no selected case has size Q"),
         (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--repeats", "0"], "must be positive"),

@@ -53,6 +53,7 @@ session_view("search", ["scan_sync", "--jax", "0.4.26"])
 session_view("issue", ["scan_sync", "--profile", "cpu8"])
 session_view("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"])
 session_view("sweep", ["scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--size", "N=100"])
+session_view("triage", ["scan_sync", "--claim"])
 session_view("run", ["--profile", "cpu", "--case", "scan_sync", "--size", "N=100"])
 session_view("report", ["--results", "tests/fixtures/results"])
 session_view("compare", ["tests/fixtures/results", "--a-release", "0.4.26"])
@@ -215,6 +216,8 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
         ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
         ("bisect", ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu"], "unknown profile"),
         ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"], "from an older release to a newer one"),
+        ("triage", ["scan_sync", "--from", "0.13"], "from an older release to a newer one"),
+        ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--fixed", "0.4.35"], "give one pair"),
     ],
 )
 def test_nox_bisect_and_sweep_answer_bad_posargs_before_installing(session, posargs, message):
@@ -260,6 +263,32 @@ def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path
     assert envs[2].python == noxfile.interpreter("3.12")
 
 
+def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends_by_default(tmp_path):
+    session = RangeSession(tmp_path, "scan_sync", "--claim", "--processes", "3")
+    noxfile.triage(session)
+    assert session.installed == [("-e", ".[report]", "pip")], "the releases install into venvs of their own"
+    [(args, env)] = session.ran
+    plan = tmp_path / ".cache" / "triage-releases.json"
+    assert args == (
+        "python", "-m", "harness", "triage", "scan_sync", "--claim", "--processes", "3",
+        "--profile", "cpu", "--releases", str(plan),
+    )  # fmt: skip
+    assert env == PROFILE_BY_NAME["cpu"].env
+    envs = read_plan(plan)
+    assert (envs[0].jax, envs[-1].jax) == (noxfile.RELEASES[0].jax, noxfile.RELEASES[-1].jax)
+    listed = [e.jax for e in envs]
+    assert {"0.4.27", "0.4.34", "0.4.37", "0.12.0"} <= set(listed), "releases between the table's too"
+    assert "0.4.32" not in listed, "yanked"
+    assert envs[1].venv == tmp_path / "release-jax-0.4.27", "the same cached venvs as bisect and sweep"
+
+
+def test_a_triage_of_a_range_plans_that_range(tmp_path):
+    session = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
+    noxfile.triage(session)
+    envs = read_plan(tmp_path / ".cache" / "triage-releases.json")
+    assert [e.jax for e in envs] == ["0.4.31", "0.4.33", "0.4.34"]
+
+
 def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         noxfile.sweep(RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.32"))
@@ -272,6 +301,7 @@ def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys)
     [
         ("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"]),
         ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.5.3"]),
+        ("triage", ["scan_sync", "--from", "0.4.35", "--to", "0.5.3"]),
         ("search", ["scan_sync", "--jax", "0.4.35"]),
     ],
 )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.releases.judge import Judgement, ReleaseVerdict
+from harness.releases.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
@@ -42,10 +42,21 @@ class BisectOutcome:
     last_good: str | None = None
     first_bad: str | None = None
     stopped: str = ""  # why there is no answer
+    terms: Terms = REGRESSION  # first_bad is the first release with the new behaviour, in these terms
 
     @property
     def found(self) -> bool:
         return self.first_bad is not None
+
+    @property
+    def no_change(self) -> bool:
+        """Both endpoints ran and agree: a change introduced and undone between them would hide here."""
+        return (
+            not self.found
+            and len(self.probes) == 2
+            and self.probes[0].verdict == ReleaseVerdict.GOOD
+            and self.probes[1].verdict == ReleaseVerdict.AMBIGUOUS
+        )
 
     def set_aside(self) -> list[Judgement]:
         """Releases probed but not judged good or bad (skipped or inconclusive), in range order."""
@@ -61,7 +72,12 @@ class BisectOutcome:
     def answer(self) -> str:
         if not self.found:
             return f"no answer: {self.stopped}"
-        text = f"first bad {self.first_bad}, last good {self.last_good}"
+        if self.terms == FIX:
+            text = f"fixed in {self.first_bad} (last broken {self.last_good})"
+        elif self.terms == REGRESSION:
+            text = f"first bad {self.first_bad}, last good {self.last_good}"
+        else:
+            text = f"first {self.terms.new} {self.first_bad}, last {self.terms.old} {self.last_good}"
         if self.between():
             text += f"; {', '.join(self.between())} between them could not be judged, so the change is in one of " + (
                 ", ".join([*self.between(), str(self.first_bad)])
@@ -69,8 +85,8 @@ class BisectOutcome:
         return text
 
 
-def bisect(releases: Sequence[str], judge: JudgeRelease) -> BisectOutcome:
-    found = BisectOutcome(list(releases))
+def bisect(releases: Sequence[str], judge: JudgeRelease, terms: Terms = REGRESSION) -> BisectOutcome:
+    found = BisectOutcome(list(releases), terms=terms)
     if len(releases) < 2:
         found.stopped = "a bisection needs two releases"
         return found
@@ -82,11 +98,11 @@ def bisect(releases: Sequence[str], judge: JudgeRelease) -> BisectOutcome:
 
     first = probe(0)
     if first.verdict != ReleaseVerdict.GOOD:
-        found.stopped = f"the good endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
+        found.stopped = f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
         return found
     last = probe(len(releases) - 1)
     if last.verdict != ReleaseVerdict.BAD:
-        found.stopped = f"the bad endpoint {releases[-1]} is not bad ({last.verdict}: {last.reason})"
+        found.stopped = f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: {last.reason})"
         return found
     good, bad = 0, len(releases) - 1
     set_aside: set[int] = set()
@@ -146,6 +162,7 @@ def sweep(
     with_claim: bool,
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
+    name: str = "sweep",
 ) -> SweepOutcome:
     """Measure every release; ``metrics`` None means every metric the results have.
 
@@ -157,7 +174,7 @@ def sweep(
         together(releases)
     measurements = []
     for number, release in enumerate(releases, start=1):
-        progress(f"[sweep] ({number}/{len(releases)}) jax {release}")
+        progress(f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left")
         measurements.append(measure(release, False))
     found = SweepOutcome(list(releases), measurements, [], with_claim)
     ok = found.ok()

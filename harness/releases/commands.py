@@ -1,10 +1,11 @@
-"""The ``bisect`` and ``sweep`` commands: read the release plan, probe, search, write the reports.
+"""The ``bisect``, ``sweep`` and ``triage`` commands: read the release plan, probe, search, write the reports.
 
-The plan (written by ``nox -s bisect`` / ``nox -s sweep`` from the package index and
+The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and
 the release rules of ``harness.pins``) lists every release of the range, oldest first, with
 what it installs.  Results go to the results folder like any other run's and are
-reused from there; the answers go to ``reports/bisect-<case>.{md,json}`` and
-``reports/sweep-<case>.md``.
+reused from there; the answers go to ``reports/bisect-<case>-<range>-<key>.{md,json}``
+(``harness.releases.answers``), ``reports/sweep-<case>.md`` and
+``reports/triage-<case>-<range>-<key>.md``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,16 @@ from pathlib import Path
 
 from harness.analysis.metric_names import MetricKey
 from harness.errors import UsageError
+from harness.names import inside
+from harness.releases import probes
+from harness.releases.answers import answer_stem, criterion
 from harness.releases.bisection import bisect, expected_probes, sweep
-from harness.releases.judge import Judge, Judgement, metric_names
+from harness.releases.judge import FIX, REGRESSION, Judge, Judgement, metric_names
 from harness.releases.options import RangeOptions
-from harness.releases.probes import ReleaseProber
+from harness.releases.probes import PairConfirmer, ReleaseProber
 from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
+from harness.releases.triage import triage
+from harness.releases.triage_report import draw_triage_plot, triage_markdown, triage_text
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
@@ -54,7 +60,7 @@ def check_metric(results_dir: Path, case: str, metric: MetricKey | None) -> None
         )
 
 
-def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
+def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | None = None) -> ReleaseProber:
     return ReleaseProber(
         {env.jax: env for env in envs},
         options.case.name,
@@ -64,7 +70,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
         ["--warmup", str(options.warmup), "--timeout", str(options.timeout)],
         options.repeats,
         options.max_seconds,
-        options.processes,
+        processes or options.processes,
         progress,
     )
 
@@ -73,6 +79,33 @@ def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     progress(f"written: {path}")
+
+
+def stem_for(options: RangeOptions) -> str:
+    """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
+    return answer_stem(
+        options.command, options.case.name, options.first, options.last,
+        criterion=criterion(options.metric, options.claim), sizes=options.sizes, profile=options.profile,
+    )  # fmt: skip
+
+
+def triage_command(options: RangeOptions) -> str:
+    """The ``nox -s triage`` command over ``options``' range and setting."""
+    words = ["nox", "-s", "triage", "--", options.case.name, "--from", options.first, "--to", options.last]
+    if options.metric is not None:
+        words += ["--metric", options.metric.metric_name]
+    elif options.claim:
+        words.append("--claim")
+    words += [f"--size {name}={value}" for name, value in options.sizes.items()]
+    words += ["--profile", options.profile, "--processes", str(options.processes)]
+    return " ".join(words)
+
+
+def no_change_hint(options: RangeOptions) -> str:
+    return (
+        f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
+        f"hides from a bisect; every release between them is measured by: `{triage_command(options)}`"
+    )
 
 
 def run_bisect(options: RangeOptions) -> int:
@@ -84,7 +117,8 @@ def run_bisect(options: RangeOptions) -> int:
     prober = prober_for(options, envs)
     # The endpoints, against which every probe is judged, are measured in one interleaved run.
     prober.measure_together([options.first, options.last])
-    judge = Judge(prober, options.first, options.last, metric, options.thresholds)
+    terms = FIX if options.fix else REGRESSION
+    judge = Judge(prober, options.first, options.last, metric, options.thresholds, terms)
     count, expected = 0, expected_probes(len(envs))
 
     def judged(release: str) -> Judgement:
@@ -94,17 +128,20 @@ def run_bisect(options: RangeOptions) -> int:
             f"[bisect {case.name}] probe {count} (about {expected} expected for {len(envs)} releases): jax {release} …"
         )
         verdict = judge(release)
-        progress(f"[bisect {case.name}] probe {count}: jax {release} is {verdict.verdict}: {verdict.reason}")
+        said = terms.word(verdict.verdict)
+        progress(f"[bisect {case.name}] probe {count}: jax {release} is {said}: {verdict.reason}")
         return verdict
 
-    found = bisect([env.jax for env in envs], judged)
+    found = bisect([env.jax for env in envs], judged, terms)
     setting = Setting(
         case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
-        time.monotonic() - started,
+        time.monotonic() - started, terms=terms,
     )  # fmt: skip
-    print(bisect_text(found, setting), end="")
-    write(options.out / f"bisect-{case.name}.md", bisect_markdown(found, setting))
-    write(options.out / f"bisect-{case.name}.json", json.dumps(bisect_json(found, setting), indent=1) + "\n")
+    hint = no_change_hint(options) if found.no_change else ""
+    stem = stem_for(options)
+    print(bisect_text(found, setting, hint), end="")
+    write(inside(options.out, f"{stem}.md"), bisect_markdown(found, setting, hint))
+    write(inside(options.out, f"{stem}.json"), json.dumps(bisect_json(found, setting, hint), indent=1) + "\n")
     return 0 if found.found else 1
 
 
@@ -132,3 +169,31 @@ def run_sweep(options: RangeOptions) -> int:
     print(sweep_text(found, setting), end="")
     write(options.out / f"sweep-{case.name}.md", sweep_markdown(found, setting))
     return 0
+
+
+def run_triage(options: RangeOptions) -> int:
+    """Exit status 0 when a change was confirmed, 1 when none."""
+    started = time.monotonic()
+    case, metric = options.case, options.metric
+    envs = plan_for(options)
+    check_metric(options.results, case.name, metric)
+    first_round = prober_for(options, envs)
+    first_round.accept = probes.first_round(options.processes)
+    confirmer = PairConfirmer(prober_for(options, envs, 2 * options.processes))
+    metrics = [metric] if metric else [] if options.claim else None
+    found = triage(
+        [env.jax for env in envs], first_round, confirmer,
+        metrics=metrics, with_claim=metric is None, thresholds=options.thresholds, progress=progress,
+    )  # fmt: skip
+    names = sorted({name for m in found.first_round.ok() if m.result is not None for name in metric_names(m.result)})
+    if metric is not None and names and metric.metric_name not in names:
+        raise UsageError(f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(names)}")
+    setting = Setting(
+        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
+        time.monotonic() - started, every_metric=metrics is None,
+    )  # fmt: skip
+    stem = stem_for(options)
+    plot = draw_triage_plot(found, setting, options.out, stem)
+    print(triage_text(found, setting, options.processes), end="")
+    write(inside(options.out, f"{stem}.md"), triage_markdown(found, setting, options.processes, plot))
+    return 0 if found.changes() else 1

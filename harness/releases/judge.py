@@ -51,6 +51,22 @@ OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 @dataclass(frozen=True)
+class Terms:
+    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new`` does."""
+
+    old: str = "good"
+    new: str = "bad"
+
+    def word(self, verdict: ReleaseVerdict) -> str:
+        """A verdict in these terms: good is the old behaviour, bad the new."""
+        return {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}.get(verdict, str(verdict))
+
+
+REGRESSION = Terms()
+FIX = Terms("broken", "fixed")  # ``bisect --broken V --fixed W``: the old behaviour is the broken one
+
+
+@dataclass(frozen=True)
 class Judgement:
     release: str
     verdict: ReleaseVerdict
@@ -85,9 +101,16 @@ class Judge:
     """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
 
     def __init__(
-        self, measure: ProbeRelease, good: str, bad: str, metric: MetricKey | None, thresholds: Thresholds
+        self,
+        measure: ProbeRelease,
+        good: str,
+        bad: str,
+        metric: MetricKey | None,
+        thresholds: Thresholds,
+        terms: Terms = REGRESSION,
     ) -> None:
         self.measure = measure
+        self.terms = terms
         self.good, self.bad = good, bad
         self.metric = metric
         self.thresholds = thresholds
@@ -106,9 +129,9 @@ class Judge:
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
         """An endpoint measured alongside a release, or its first result where that one cannot be used."""
         result = measured.result
-        if _usable(measured) is None and result is not None:
-            if self.metric is None or self.metric in metric_samples(result):
-                return result
+        usable = _usable(measured) is None and result is not None
+        if usable and result is not None and (self.metric is None or self.metric in metric_samples(result)):
+            return result
         return first
 
     def __call__(self, release: str) -> Judgement:
@@ -169,7 +192,9 @@ class Judge:
         claim = outcome(result) if self.metric is None else None
         if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
             return Judgement(self.good, ReleaseVerdict.SKIPPED, f"no claim verdict ({claim})", measurement.note, result)
-        return Judgement(self.good, ReleaseVerdict.GOOD, "the good endpoint", measurement.note, result, claim=claim)
+        return Judgement(
+            self.good, ReleaseVerdict.GOOD, f"the {self.terms.old} endpoint", measurement.note, result, claim=claim
+        )
 
     def _bad_endpoint(self, measurement: Probe) -> Judgement:
         result = measurement.result
@@ -184,11 +209,11 @@ class Judge:
             if after == before:
                 return Judgement(
                     self.bad, ReleaseVerdict.AMBIGUOUS,
-                    f"the claim {after} here as on the good endpoint: no change to find",
+                    f"the claim {after} here as on the {self.terms.old} endpoint: no change to find",
                     measurement.note, result, claim=after,
                 )  # fmt: skip
             return Judgement(
-                self.bad, ReleaseVerdict.BAD, f"the claim {after} here, {before} on the good endpoint",
+                self.bad, ReleaseVerdict.BAD, f"the claim {after} here, {before} on the {self.terms.old} endpoint",
                 measurement.note, result, claim=after,
             )  # fmt: skip
         change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds)
@@ -199,12 +224,13 @@ class Judge:
         if change.verdict not in OPPOSITE:
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS,
-                f"not significantly different from the good endpoint ({_describe(change)}): no change to find",
+                f"not significantly different from the {self.terms.old} endpoint ({_describe(change)}): "
+                "no change to find",
                 measurement.note, result, vs_good=change,
             )  # fmt: skip
         self.direction = change.verdict
         return Judgement(
-            self.bad, ReleaseVerdict.BAD, f"{change.verdict} than the good endpoint ({_describe(change)})",
+            self.bad, ReleaseVerdict.BAD, f"{change.verdict} than the {self.terms.old} endpoint ({_describe(change)})",
             measurement.note, result, vs_good=change,
         )  # fmt: skip
 
@@ -221,7 +247,8 @@ class Judge:
             )
         verdict = ReleaseVerdict.GOOD if found == outcome(self.good_result) else ReleaseVerdict.BAD
         return Judgement(
-            measurement.release, verdict, f"the claim {found}, as on the {verdict} endpoint", measurement.note,
+            measurement.release, verdict, f"the claim {found}, as on the {self.terms.word(verdict)} endpoint",
+            measurement.note,
             measurement.result, claim=found,
         )  # fmt: skip
 
@@ -233,16 +260,17 @@ class Judge:
         vs_bad = compare_metric(self.samples(bad), samples, self.thresholds)
         like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
         like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
-        evidence = f"against good {_describe(vs_good)}; against bad {_describe(vs_bad)}"
+        old, new = self.terms.old, self.terms.new
+        evidence = f"against {old} {_describe(vs_good)}; against {new} {_describe(vs_bad)}"
         if like_bad and not like_good:
             verdict, reason = (
                 ReleaseVerdict.BAD,
-                f"{self.direction} than the good endpoint, not back towards it ({evidence})",
+                f"{self.direction} than the {old} endpoint, not back towards it ({evidence})",
             )
         elif like_good and not like_bad:
             verdict, reason = (
                 ReleaseVerdict.GOOD,
-                f"unlike the bad endpoint, not {self.direction} than the good one ({evidence})",
+                f"unlike the {new} endpoint, not {self.direction} than the {old} one ({evidence})",
             )
         elif like_bad:
             verdict, reason = (

@@ -17,9 +17,9 @@ from harness.catalogue.discovery import CaseInfo
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked ``bisect`` or ``sweep`` command line: the case, the range and how to measure and judge."""
+    """A checked ``bisect``, ``sweep`` or ``triage`` command line: the case, the range and how to measure and judge."""
 
-    command: str  # "bisect" or "sweep"
+    command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
     first: str  # the good release of a bisect, the first of a sweep
     last: str
@@ -36,3 +36,4 @@ class RangeOptions:
     max_seconds: float
     timeout: float
     thresholds: Thresholds
+    fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.host.environment import machine_identity
+from harness.measure.sides import Side
 from harness.releases import venvs
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
@@ -58,9 +59,11 @@ class ReleaseProber:
     # Only results measured here are reused: timings from another machine do not compare.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     together: set[str] = field(default_factory=set)  # releases measured in one interleaved run
+    # Which stored results this prober counts at all (None: every one); see ``first_round``.
+    accept: Callable[[StoredResult], bool] | None = None
 
     def stored(self, release: str) -> StoredResult | None:
-        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
+        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine, self.accept)
 
     def reusable(self, release: str) -> StoredResult | None:
         """The stored result of the cell on ``release``, if enough processes measured it."""
@@ -76,15 +79,16 @@ class ReleaseProber:
             "--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds), "--processes", str(processes),
         ]  # fmt: skip
 
-    def measure_together(self, releases: Sequence[str]) -> None:
-        """Measure in one run every release of ``releases`` without a reusable result: one side each, their
-        case processes alternating in rounds, so that load and drift fall on all of them alike.
+    def measure_together(self, releases: Sequence[str], *, anew: bool = False) -> None:
+        """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
+        one side each, their case processes alternating in rounds, so that load and drift fall on all of
+        them alike.
 
         The probes then find the results stored; a release that cannot be installed is left to its
         probe, which says why.
         """
-        measured = self._interleaved([r for r in releases if self.reusable(r) is None], self.processes)
-        self.together.update(measured)
+        wanted = [release for release in releases if anew or self.reusable(release) is None]
+        self.together.update(self._interleaved(wanted, self.processes))
 
     def measure_with_endpoints(self, release: str, good: str, bad: str, again: bool = False) -> tuple[Probe, ...]:
         """``release`` measured anew in one interleaved run with both endpoints, also anew, so that it is
@@ -115,9 +119,12 @@ class ReleaseProber:
         """One ``harness run`` of ``releases`` as sides, ``processes`` each; the releases it measured (those
         that could be installed, when at least two could)."""
         sides = []
-        for release in releases:
+        for number, release in enumerate(releases, start=1):
             env = self.envs[release]
-            self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
+            self.progress(
+                f"  ({number}/{len(releases)}) jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} "
+                "(installed once, then reused)"
+            )
             if venvs.ensure(env) is None:
                 sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
         if len(sides) < 2:
@@ -156,3 +163,54 @@ class ReleaseProber:
             return Probe(release, None, f"harness run stored no result (exit code {done.returncode})")
         how = "measured again in twice the processes" if again else "measured"
         return Probe(release, found, f"{how} ({processes}) in {seconds:.0f} s (install included)")
+
+
+def first_round(processes: int) -> Callable[[StoredResult], bool]:
+    """The results a triage's first round counts: measured in fewer processes than a confirmation takes
+    (twice ``processes``), so that on a resume a confirmation never stands in for the first look."""
+    return lambda stored: len(stored.result.processes) < 2 * processes
+
+
+Pair = tuple[str, str]  # the two releases around a step, older first
+# Pairs → each pair's two releases measured again, together: the probes of (older, newer).
+ConfirmPairs = Callable[[Sequence[Pair]], dict[Pair, tuple[Probe, Probe]]]
+
+
+@dataclass
+class PairConfirmer:
+    """Measures the two releases around each step again, in one interleaved run with ``prober.processes``
+    processes each (a triage gives it twice its first round's), or reuses a confirmation stored before.
+
+    A stored result confirms a pair when enough processes measured it interleaved with the pair's
+    other release (``interleaved_with`` names that side), so both halves of a pair come from one run.
+    """
+
+    prober: ReleaseProber
+
+    def confirmation(self, release: str, partner: str) -> StoredResult | None:
+        label = Side(partner, self.prober.profile, "").label
+        prober = self.prober
+        return newest_result(
+            prober.results_dir, prober.case, release, prober.profile, prober.sizes, prober.machine,
+            lambda r: len(r.result.processes) >= prober.processes and label in r.result.interleaved_with,
+        )  # fmt: skip
+
+    def __call__(self, pairs: Sequence[Pair]) -> dict[Pair, tuple[Probe, Probe]]:
+        missing = [(a, b) for a, b in pairs if self.confirmation(a, b) is None or self.confirmation(b, a) is None]
+        releases = list(dict.fromkeys(release for pair in missing for release in pair))
+        if releases:
+            self.prober.progress(
+                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
+                f"{self.prober.processes} processes each"
+            )
+            self.prober.measure_together(releases, anew=True)
+        found = {}
+        for before, after in pairs:
+            how = f"measured again ({self.prober.processes}) interleaved" if (before, after) in missing else "stored"
+            probes = []
+            for release, partner in ((before, after), (after, before)):
+                result = self.confirmation(release, partner)
+                note = f"{how} with jax {partner}" if result else f"no result measured together with jax {partner}"
+                probes.append(Probe(release, result, note))
+            found[(before, after)] = (probes[0], probes[1])
+        return found

@@ -16,7 +16,7 @@ from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Thresholds
 from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
-from harness.releases.judge import Judgement
+from harness.releases.judge import FIX, REGRESSION, Judgement, Terms
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -35,6 +35,7 @@ class Setting:
     thresholds: Thresholds
     wall_s: float
     every_metric: bool = False  # a sweep without --metric or --claim
+    terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
 
     def criterion(self) -> str:
         if self.metric:
@@ -68,12 +69,12 @@ DRIFT = (
 )
 
 
-def _median(result: StoredResult | None, metric: MetricKey | None) -> str:
+def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
     value = median_ns(result, metric)
     return "–" if value is None else format_ns(value)
 
 
-def _against(comparison: Comparison | None) -> str:
+def against_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "–"
     return (
@@ -89,7 +90,8 @@ def _claim_evidence(judged: Judgement) -> str:
 
 def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
     numbered = [
-        [str(i), j.release, setting.jaxlib.get(j.release, "?"), j.verdict] for i, j in enumerate(found.probes, 1)
+        [str(i), j.release, setting.jaxlib.get(j.release, "?"), setting.terms.word(j.verdict)]
+        for i, j in enumerate(found.probes, 1)
     ]
     if setting.metric is None:
         headers = ["#", "jax", "jaxlib", "verdict", "claim", "evidence", "source"]
@@ -97,9 +99,10 @@ def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list
             [*row, j.claim or "–", _claim_evidence(j), j.note] for row, j in zip(numbered, found.probes, strict=True)
         ]
         return headers, rows
-    headers = ["#", "jax", "jaxlib", "verdict", "median", "vs good endpoint", "vs bad endpoint", "why", "source"]
+    old, new = setting.terms.old, setting.terms.new
+    headers = ["#", "jax", "jaxlib", "verdict", "median", f"vs {old} endpoint", f"vs {new} endpoint", "why", "source"]
     rows = [
-        [*row, _median(j.result, setting.metric), _against(j.vs_good), _against(j.vs_bad), j.reason, j.note]
+        [*row, median_cell(j.result, setting.metric), against_cell(j.vs_good), against_cell(j.vs_bad), j.reason, j.note]
         for row, j in zip(numbered, found.probes, strict=True)
     ]
     return headers, rows
@@ -114,39 +117,45 @@ def _count_line(found: BisectOutcome, setting: Setting) -> str:
     )
 
 
-def bisect_text(found: BisectOutcome, setting: Setting) -> str:
+def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
+    """``hint``: what to run next when the endpoints agree (a change undone between them hides from a bisect)."""
     headers, rows = _probe_rows(found, setting)
-    return (
-        "\n".join(
-            [
-                f"Bisect: {setting.header()}",
-                _count_line(found, setting),
-                "",
-                text_table(rows, headers),
-                "",
-                f"Answer: {found.answer()}",
-            ]
-        )
-        + "\n"
-    )
+    lines = [
+        f"Bisect: {setting.header()}",
+        _count_line(found, setting),
+        "",
+        text_table(rows, headers),
+        "",
+        f"Answer: {found.answer()}",
+    ]
+    return "\n".join([*lines, *([hint] if hint else [])]) + "\n"
 
 
-def bisect_markdown(found: BisectOutcome, setting: Setting) -> str:
+def _headline(found: BisectOutcome) -> str:
+    if not found.found:
+        return f"**No answer**: {found.stopped}"
+    terms = found.terms
+    if terms == FIX:
+        return f"**Fixed in: jax {found.first_bad} · last broken: jax {found.last_good}**"
+    return f"**First {terms.new}: jax {found.first_bad} · last {terms.old}: jax {found.last_good}**"
+
+
+def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
     headers, rows = _probe_rows(found, setting)
     probed = {j.release: j for j in found.probes}
-    span = [[r, setting.jaxlib.get(r, "?"), probed[r].verdict if r in probed else "not probed"] for r in found.releases]
-    headline = (
-        f"**First bad: jax {found.first_bad} · last good: jax {found.last_good}**"
-        if found.found
-        else f"**No answer**: {found.stopped}"
-    )
+    span = [
+        [r, setting.jaxlib.get(r, "?"), setting.terms.word(probed[r].verdict) if r in probed else "not probed"]
+        for r in found.releases
+    ]
+    old, new = setting.terms.old, setting.terms.new
     lines = [
         f"# Bisect: {setting.case}",
         "",
-        headline,
+        _headline(found),
         "",
+        *([hint, ""] if hint else []),
         f"- {setting.header()}",
-        f"- good endpoint {found.releases[0]}, bad endpoint {found.releases[-1]}",
+        f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
         f"- answer: {found.answer()}",
         "",
@@ -183,20 +192,27 @@ def _comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
     }
 
 
-def bisect_json(found: BisectOutcome, setting: Setting) -> dict[str, Any]:
+def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[str, Any]:
+    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
+    for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
+    old, new = found.terms.old, found.terms.new
     data: dict[str, Any] = {
         "case": setting.case,
         "sizes": setting.sizes,
         "profile": setting.profile,
         "criterion": "metric" if setting.metric else "claim",
         "metric": setting.metric.metric_name if setting.metric else None,
-        "good": found.releases[0],
-        "bad": found.releases[-1],
+        "terms": {"old": old, "new": new},
+        old: found.releases[0],
+        new: found.releases[-1],
         "releases": found.releases,
         "answer": found.answer(),
     }
+    if hint:
+        data["hint"] = hint
     if found.found:
-        data.update(last_good=found.last_good, first_bad=found.first_bad, untested_between=found.between())
+        data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
+        data.update(untested_between=found.between())
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),
@@ -207,7 +223,7 @@ def bisect_json(found: BisectOutcome, setting: Setting) -> dict[str, Any]:
             {
                 "release": j.release,
                 "jaxlib": setting.jaxlib.get(j.release),
-                "verdict": j.verdict,
+                "verdict": setting.terms.word(j.verdict),
                 "reason": j.reason,
                 "source": j.note,
                 "result": j.result.path.name if j.result is not None else None,
@@ -227,7 +243,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         return ["No significant step between consecutive releases."]
     lines = []
     for step in found.steps:
-        detail = f" {_against(step.comparison)}" if step.comparison else ""
+        detail = f" {against_cell(step.comparison)}" if step.comparison else ""
         lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
     changed: dict[str, list[ReleaseStep]] = {}
     for step in found.steps:
@@ -241,7 +257,7 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     return lines
 
 
-def _release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
+def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
     for m in found.measurements:
         status = m.result.status if m.result is not None else "not installed"
@@ -250,10 +266,12 @@ def _release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     return rows
 
 
-def _metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
+def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
     rows = []
     for m in found.ok():
-        rows.append([m.release, _median(m.result, key), _against(found.comparisons.get((key.metric_name, m.release)))])
+        rows.append(
+            [m.release, median_cell(m.result, key), against_cell(found.comparisons.get((key.metric_name, m.release)))]
+        )
     return rows
 
 
@@ -268,7 +286,7 @@ def sweep_text(found: SweepOutcome, setting: Setting) -> str:
         f"Sweep: {setting.header()}",
         _sweep_count_line(found, setting),
         "",
-        text_table(_release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        text_table(release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
         "",
         "Steps (each release against the previous one that ran ok):",
         DRIFT,
@@ -292,14 +310,14 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
         "",
         "## Releases",
         "",
-        markdown_table(_release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        markdown_table(release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
         "",
     ]
     for key in found.metrics:
         lines += [
             f"### {key.metric_name} · {key.label()}",
             "",
-            markdown_table(_metric_rows(found, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
+            markdown_table(metric_rows(found, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
             "",
         ]
     lines += [rule_text(setting.thresholds), ""]

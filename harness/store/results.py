@@ -211,19 +211,31 @@ def refused(result: StoredResult) -> bool:
     return result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
 
 
-def newest_results(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, StoredResult]:
+def newest_results(
+    root: Path,
+    case: str,
+    release: str,
+    profile: str,
+    machine: str,
+    accept: Callable[[StoredResult], bool] | None = None,
+) -> dict[str, StoredResult]:
     """Cell key → the newest stored result of that cell, for one case on one release and profile, on ``machine``.
 
     A point refused by the budget was never measured: raising the budget must run it.
     Results merged in from other machines do not count; results from before machine
-    ids do, since they were most likely stored here.
+    ids do, since they were most likely stored here.  ``accept`` narrows which results
+    count at all (a triage tells its first round from its confirmations so).
     """
     if any(name_problem(name) for name in (case, release, profile)):
         return {}  # such a cell cannot have been stored
     folder = inside(root, case, f"jax-{release}", profile)
     if not folder.is_dir():
         return {}
-    mine = [r for r in load_results(folder)[0] if not refused(r) and r.machine in (machine, UNRECORDED_MACHINE)]
+    mine = [
+        r
+        for r in load_results(folder)[0]
+        if not refused(r) and r.machine in (machine, UNRECORDED_MACHINE) and (accept is None or accept(r))
+    ]
     newest = newest_runs(mine, key=lambda r: cell_key(r.case, r.release, r.profile, r.sizes))
     return {key: found.result for key, found in newest.items()}
 
@@ -234,10 +246,16 @@ def measured_cells(root: Path, case: str, release: str, profile: str, machine: s
 
 
 def newest_result(
-    root: Path, case: str, release: str, profile: str, sizes: dict[str, int], machine: str
+    root: Path,
+    case: str,
+    release: str,
+    profile: str,
+    sizes: dict[str, int],
+    machine: str,
+    accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
     """The newest stored result of one cell (a case at sizes on a release under a profile) on ``machine``."""
-    return newest_results(root, case, release, profile, machine).get(cell_key(case, release, profile, sizes))
+    return newest_results(root, case, release, profile, machine, accept).get(cell_key(case, release, profile, sizes))
 
 
 def _read(path: Path) -> bytes | None:

@@ -70,18 +70,38 @@ def environment_info(timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     return str(json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable"))
 
 
-def load_bisects(reports_dir: Path, case: str) -> list[Bisect]:
-    """Stored bisect answers of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json``."""
-    paths = [reports_dir / f"bisect-{case}.json", *sorted(reports_dir.glob(f"bisect-{case}-*.json"))]
-    found = []
-    for path in paths:
-        if not path.is_file():
-            continue
+def load_bisects(
+    reports_dir: Path, case: str, sizes: dict[str, int] | None = None, profile: str | None = None
+) -> list[Bisect]:
+    """The stored bisect answer of ``case`` to quote: the newest, preferring one at ``sizes`` under ``profile``;
+    then every file of the case that could not be read.
+
+    An answer says its case (``bisect-<case>-<range>-<key>.json``, ``harness.releases.answers``);
+    one that does not (an older ``bisect-CASE.json``) or cannot be read is the case's by its name.
+    """
+    readable: list[tuple[str, float, Bisect]] = []
+    unreadable = []
+    for path in sorted(reports_dir.glob("bisect-*.json")):
+        by_name = path.name == f"bisect-{case}.json" or path.name.startswith(f"bisect-{case}-")
         try:
-            found.append(Bisect(path.name, json.loads(path.read_text())))
+            data = json.loads(path.read_text())
+            when = path.stat().st_mtime
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            found.append(Bisect(path.name, None, str(exc)))
-    return found
+            if by_name:
+                unreadable.append(Bisect(path.name, None, str(exc)))
+            continue
+        said = data.get("case") if isinstance(data, dict) else None
+        if said == case or (said is None and by_name):
+            created = data.get("created_at") if isinstance(data, dict) else None
+            readable.append((created if isinstance(created, str) else "", when, Bisect(path.name, data)))
+
+    def matches(bisect: Bisect) -> bool:
+        data = bisect.data if isinstance(bisect.data, dict) else {}
+        return (sizes is None or data.get("sizes") == sizes) and (profile is None or data.get("profile") == profile)
+
+    preferred = [entry for entry in readable if matches(entry[2])] or readable
+    newest = [max(preferred, key=lambda entry: entry[:2])[2]] if preferred else []
+    return newest + unreadable
 
 
 def write_issue(
@@ -118,7 +138,7 @@ def write_issue(
             run=run,
             environment_info=environment_info(),
             results=[r for r in results if r.case == case.name],
-            bisects=load_bisects(out_dir, case.name),
+            bisects=load_bisects(out_dir, case.name, sizes, profile),
         )
     )
     draft_path = folder / f"{case.name}.md"

@@ -7,7 +7,7 @@ import pytest
 from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.significance import Thresholds, Verdict
 from harness.releases.bisection import CLAIM, bisect, expected_probes, sweep
-from harness.releases.judge import Judge, Judgement, ReleaseVerdict
+from harness.releases.judge import FIX, Judge, Judgement, ReleaseVerdict
 from harness.releases.probes import Probe
 from harness.store.results import StoredResult
 from tests.conftest import FakeReleases, derive, real_result
@@ -145,3 +145,31 @@ def test_a_metric_measured_in_too_few_processes_never_makes_a_step():
     compiled = found.comparisons[("jit.compile_ns", "b")]
     assert compiled.verdict == Verdict.INCONCLUSIVE and compiled.ratio > 2.9
     assert "too few processes (2 and 2) for a verdict" in compiled.flags
+
+
+def test_a_fix_is_answered_as_a_fix_in_its_own_terms():
+    # From a broken release to a fixed one: the old behaviour is the broken one, the new the fixed.
+    judge = ScriptedJudge(RANGE, "0.4.33")
+    found = bisect(RANGE, judge, FIX)
+    assert (found.last_good, found.first_bad) == ("0.4.31", "0.4.33")
+    assert found.answer() == "fixed in 0.4.33 (last broken 0.4.31)"
+    assert FIX.word(ReleaseVerdict.GOOD) == "broken" and FIX.word(ReleaseVerdict.BAD) == "fixed"
+    assert FIX.word(ReleaseVerdict.SKIPPED) == "skipped"
+
+
+def test_endpoints_that_agree_are_told_apart_from_an_endpoint_that_cannot_run():
+    agree = bisect(RANGE, ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": ReleaseVerdict.AMBIGUOUS}), FIX)
+    assert agree.no_change and agree.stopped.startswith("the fixed endpoint 0.4.35 is not fixed")
+    broken = bisect(RANGE, ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": ReleaseVerdict.SKIPPED}))
+    assert not broken.no_change
+    found = bisect(RANGE, ScriptedJudge(RANGE, "0.4.33"))
+    assert not found.no_change
+
+
+def test_the_real_judge_reasons_in_the_terms_of_a_fix():
+    fake = FakeReleases({"a": 3, "b": 3, "c": 1})
+    found = bisect(["a", "b", "c"], Judge(fake, "a", "c", WALL, Thresholds(), FIX), FIX)
+    assert found.answer() == "fixed in c (last broken b)"
+    assert found.probes[0].reason == "the broken endpoint"
+    assert found.probes[1].reason.startswith("faster than the broken endpoint")
+    assert "against broken" in found.probes[2].reason and "against fixed" in found.probes[2].reason

@@ -45,15 +45,56 @@ def test_bisect_answers_from_stored_results_alone(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Answer: first bad 0.4.33, last good 0.4.31" in out
     assert out.count("stored result reused") == 4, "every probe from the results folder"
-    data = json.loads((tmp_path / "reports" / "bisect-async_dispatch.json").read_text())
+    stem = "bisect-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu"
+    data = json.loads((tmp_path / "reports" / f"{stem}.json").read_text())
     assert (data["last_good"], data["first_bad"], data["probe_count"]) == ("0.4.31", "0.4.33", 4)
-    assert (tmp_path / "reports" / "bisect-async_dispatch.md").is_file()
+    assert (data["good"], data["bad"], data["terms"]) == ("0.4.30", "0.4.34", {"old": "good", "new": "bad"})
+    assert (tmp_path / "reports" / f"{stem}.md").is_file()
+
+
+def test_bisects_of_other_ranges_and_criteria_keep_their_own_answers(tmp_path):
+    stored_range(tmp_path)
+    assert main(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 0
+    assert main(command(tmp_path, "bisect", "0.4.31", "0.4.34", "--metric", "eager.wall_ns")) == 2, "not the plan's"
+    assert main(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim")) == 1
+    names = sorted(p.name for p in (tmp_path / "reports").glob("bisect-*.json"))
+    assert names == [
+        "bisect-async_dispatch-0.4.30-0.4.34-claim-N.1000-cpu.json",
+        "bisect-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.json",
+    ]
+
+
+def test_a_fix_is_bisected_between_a_broken_and_a_fixed_release(tmp_path, capsys):
+    stored_range(tmp_path)
+    # The terms are the user's, as git bisect's are: whatever changed between the broken and the fixed
+    # release (here the newer releases are 3× slower) is bisected and answered in those terms.
+    argv = command(tmp_path, "bisect", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")
+    argv[argv.index("--good")] = "--broken"
+    argv[argv.index("--bad")] = "--fixed"
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Answer: fixed in 0.4.33 (last broken 0.4.31)" in out
+    assert " broken " in out and " fixed " in out and " good " not in out
+    data = json.loads(
+        (tmp_path / "reports" / "bisect-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.json").read_text()
+    )
+    assert (data["broken"], data["fixed"], data["last_broken"], data["first_fixed"]) == (
+        "0.4.30", "0.4.34", "0.4.31", "0.4.33",
+    )  # fmt: skip
+    assert "last_good" not in data and data["answer"] == "fixed in 0.4.33 (last broken 0.4.31)"
 
 
 def test_bisect_without_an_answer_exits_1(tmp_path, capsys):
     stored_range(tmp_path)
     assert main(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim")) == 1, "the claim holds on all of them"
-    assert "no answer: the bad endpoint 0.4.34 is not bad" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no answer: the bad endpoint 0.4.34 is not bad" in out
+    triage = (
+        "`nox -s triage -- async_dispatch --from 0.4.30 --to 0.4.34 --claim --size N=1000 --profile cpu --processes 5`"
+    )
+    assert f"hides from a bisect; every release between them is measured by: {triage}" in out
+    data = json.loads((tmp_path / "reports" / "bisect-async_dispatch-0.4.30-0.4.34-claim-N.1000-cpu.json").read_text())
+    assert triage in data["hint"] and "first_bad" not in data
 
 
 def test_an_unknown_metric_is_refused_by_the_stored_results_before_any_probe(tmp_path, capsys):
@@ -108,6 +149,57 @@ def test_fewer_processes_than_a_verdict_needs_are_refused(tmp_path, capsys):
     )
 
 
+def stored_confirmations(tmp_path, pairs, scales=SCALES, processes=10):
+    """Results of each pair's two releases measured again together, in ``processes`` processes each."""
+    data = real_result("async_dispatch-0.12.0.1")
+    data["host"]["machine"] = machine_identity()
+    data["processes"] = [dict(p, index=i) for i, p in enumerate((data["processes"] * 4)[:processes])]
+    for before, after in pairs:
+        for release, partner in ((before, after), (after, before)):
+            again = derive(data, release=release, scale=scales[release], interleaved_with=[f"jax {partner} · cpu"])
+            again["id"] += f"-again-with-{partner}"
+            again["created_at"] = "2099-01-01T00:00:00+00:00"
+            write_result(tmp_path / "results", again)
+
+
+def test_a_triage_confirms_the_step_from_stored_results_and_answers_it(tmp_path, capsys):
+    stored_range(tmp_path)
+    stored_confirmations(tmp_path, [("0.4.31", "0.4.33")])
+    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 0
+    captured = capsys.readouterr()
+    [answer] = [line for line in captured.out.splitlines() if line.startswith("- ")]
+    assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")
+    assert "0.4.31: stored with jax 0.4.33; 0.4.33: stored with jax 0.4.31" in captured.out
+    assert "confirming" not in captured.err, "the stored confirmation is reused, nothing measured"
+    report = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
+    text = report.read_text()
+    assert "**Answers**" in text and "| eager.wall_ns | 0.4.31 → 0.4.33 |" in text
+    assert "[triage] (4/4) jax 0.4.34, 0 left" in captured.err
+    plot = tmp_path / "reports" / "plots" / f"{report.stem}.png"
+    if plot.exists():  # matplotlib installed: the report links the plot
+        assert f"(plots/{report.stem}.png)" in text
+    else:
+        assert "Plot not drawn: matplotlib is not installed" in text
+
+
+def test_a_triage_whose_step_cannot_be_measured_again_finds_no_change_and_exits_1(tmp_path, capsys):
+    stored_range(tmp_path)  # no confirmation stored, and the plan's venvs cannot be installed
+    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 1
+    out = capsys.readouterr().out
+    assert "No confirmed change: no step of the first round held on measuring again." in out
+    assert "no result measured together with jax 0.4.33" in out
+
+
+def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
+    stored_range(tmp_path)
+    # A confirmation that shows no change is stored for 0.4.31 and 0.4.33; the first round still sees the step.
+    stored_confirmations(tmp_path, [("0.4.31", "0.4.33")], scales=dict.fromkeys(SCALES, 1))
+    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 1
+    out = capsys.readouterr().out
+    assert "| eager.wall_ns | 0.4.31 → 0.4.33 |" not in out  # text tables, not markdown
+    assert "unchanged this time" in out
+
+
 def nox_session(name, *posargs):
     return subprocess.run(
         [sys.executable, "-m", "nox", "-s", name, "--", *posargs],
@@ -128,7 +220,8 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
     ]  # fmt: skip
     done = nox_session("bisect", *posargs)
     assert done.returncode == 0, done.stderr[-4000:]
-    data = json.loads((tmp_path / "out" / "bisect-async_dispatch.json").read_text())
+    stem = "bisect-async_dispatch-0.4.30-0.4.33-eager.dispatch_ns-N.256-cpu"
+    data = json.loads((tmp_path / "out" / f"{stem}.json").read_text())
     assert (data["last_good"], data["first_bad"]) == ("0.4.31", "0.4.33"), data["answer"]
     assert [p["release"] for p in data["probes"]] == ["0.4.30", "0.4.33", "0.4.31"]
     assert data["probes"][1]["vs_good"]["verdict"] == "faster", "async dispatch returns sooner"

@@ -182,3 +182,57 @@ def test_an_interleaved_run_that_stores_nothing_gives_no_result(tmp_path, fake_r
     fake_run.stores = lambda command: None
     _good, middle, _bad = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33")
     assert middle.result is None and middle.note == "the interleaved run stored no result"
+
+
+def in_processes_of(count, release, id=None, **changes):
+    """The real result posing as ``release``, measured in ``count`` processes (its five repeated)."""
+    data = derive(real_result("async_dispatch-0.12.0.1"), release=release, **changes)
+    data["id"] = id or data["id"]
+    data["processes"] = [dict(p, index=i) for i, p in enumerate((data["processes"] * 4)[:count])]
+    return data
+
+
+def test_the_first_round_of_a_triage_passes_over_a_confirmation_stored_later(tmp_path):
+    probe, _ = prober(tmp_path)
+    first = in_processes_of(5, "0.4.30", created_at="2026-01-01T00:00:00+00:00")
+    again = in_processes_of(10, "0.4.30", id="again", interleaved_with=["jax 0.4.31 · cpu"])
+    for record in (first, again):
+        write_result(tmp_path / "results", record)
+    assert probe("0.4.30").result.id == "again", "a bisect or sweep reuses the newest of enough processes"
+    probe.accept = probes.first_round(5)
+    assert probe("0.4.30").result.id == first["id"]
+
+
+def test_a_confirmation_is_a_result_of_twice_the_processes_measured_with_the_other_release(tmp_path, fake_run):
+    probe, lines = prober(tmp_path)
+    probe.processes = 10
+    confirmer = probes.PairConfirmer(probe)
+    stored = [
+        in_processes_of(10, "0.4.30", id="alone"),  # a bisect's second look: measured alone
+        in_processes_of(5, "0.4.31", id="few", interleaved_with=["jax 0.4.30 · cpu"]),
+    ]
+    for record in stored:
+        write_result(tmp_path / "results", record)
+    assert confirmer.confirmation("0.4.30", "0.4.31") is None and confirmer.confirmation("0.4.31", "0.4.30") is None
+
+    def stores(command):
+        plan = json.loads(Path(option(command, "--sides")).read_text())
+        for side in plan:
+            others = [f"jax {s['release']} · cpu" for s in plan if s is not side]
+            record = in_processes_of(10, side["release"], id=f"together-{side['release']}", interleaved_with=others)
+            write_result(fake_run.results, record)
+        return None
+
+    fake_run.stores = stores
+    found = confirmer([("0.4.30", "0.4.31")])
+    [command] = fake_run.commands
+    assert option(command, "--processes") == "10" and "--force" in command
+    before, after = found[("0.4.30", "0.4.31")]
+    assert (before.result.id, after.result.id) == ("together-0.4.30", "together-0.4.31")
+    assert before.note == "measured again (10) interleaved with jax 0.4.31"
+    said = "confirming 1 pair(s) of releases: 2 releases measured again together, 10 processes each"
+    assert any(said in line for line in lines)
+
+    again = confirmer([("0.4.30", "0.4.31")])
+    assert len(fake_run.commands) == 1, "a stored confirmation is reused"
+    assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30"

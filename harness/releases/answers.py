@@ -1,0 +1,51 @@
+"""Where a bisect's or triage's answer is written: one file per case, range, criterion, sizes and profile.
+
+``bisect-<case>-<good>-<bad>-<criterion>-<sizes>-<profile>.md`` (and ``.json``), likewise
+``triage-…``: a bisect of another range, metric, size point or profile never replaces this
+one's answer.  The criterion is the metric's name, ``claim``, or ``all`` (every metric and
+the claim); sizes read ``N.100+M.500``.  Every part must be a name (``harness.names``), and
+a stem too long for one is shortened by a digest of its tail, never cut.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from harness.analysis.metric_names import MetricKey
+from harness.errors import UsageError
+from harness.names import name_problem
+
+CLAIM_CRITERION = "claim"
+EVERY_CRITERION = "all"
+NO_SIZES = "nosizes"
+LONGEST_STEM = 110  # the name pattern allows 128 characters, with room for ".json" and the plot's suffix
+
+
+def criterion(metric: MetricKey | None, claim: bool) -> str:
+    if metric is not None:
+        return metric.metric_name
+    return CLAIM_CRITERION if claim else EVERY_CRITERION
+
+
+def sizes_part(sizes: Mapping[str, int]) -> str:
+    return "+".join(f"{name}.{value}" for name, value in sorted(sizes.items())) or NO_SIZES
+
+
+def answer_stem(
+    command: str, case: str, first: str, last: str, *, criterion: str, sizes: Mapping[str, int], profile: str
+) -> str:
+    """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
+    parts = [command, case, first, last, criterion, sizes_part(sizes), profile]
+    for part in parts[:5] + parts[6:]:  # sizes: names and whole numbers, checked when parsed, of any length
+        problem = name_problem(part)
+        if problem:
+            raise UsageError(f"cannot name the {command} answer after it: {problem}")
+    stem = "-".join(parts)
+    if len(stem) > LONGEST_STEM:
+        digest = hashlib.sha256("-".join(parts[4:]).encode()).hexdigest()[:12]
+        stem = "-".join([*parts[:4], digest])
+    problem = name_problem(stem)
+    if len(stem) > LONGEST_STEM or problem:  # a case and releases alone this long cannot be named
+        raise UsageError(f"cannot name the {command} answer: {problem or stem[:40] + '… is too long'}")
+    return stem

@@ -1,0 +1,169 @@
+"""Triage: every release of a range measured, every step found, each step confirmed, one answer per change.
+
+A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
+run, each step between consecutive releases that ran ok listed, regressions and fixes
+alike.  A step can be the noise of one run, so each is measured again: the two releases
+around it, interleaved, in twice the processes (``ConfirmPairs``), and a step stands only
+when the second measurement shows the same change on its own.  Each confirmed step is one
+answer: "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding
+in V", "holds again from W".  The measuring comes through callables, so the logic is tested
+with fake ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
+from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.releases.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
+from harness.releases.probes import ConfirmPairs, Probe, ProbeRelease
+from harness.store.schema import RunStatus
+from harness.units import format_ns
+
+STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """One step of the first round and what measuring its two releases again showed."""
+
+    step: ReleaseStep
+    before: Probe  # the older release, measured again
+    after: Probe
+    comparison: Comparison | None  # of the metric, on the second measurement
+    confirmed: bool
+    reason: str
+
+    @property
+    def regression(self) -> bool:
+        """Slower, or the claim stopped holding; otherwise a fix (faster, or the claim holds again)."""
+        return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
+
+
+@dataclass
+class TriageOutcome:
+    first_round: SweepOutcome
+    confirmations: list[Confirmation] = field(default_factory=list)
+
+    def changes(self) -> list[Confirmation]:
+        return [c for c in self.confirmations if c.confirmed]
+
+    def skipped_between(self, step: ReleaseStep) -> list[str]:
+        """Releases between a step's two that did not run ok: the change may lie in any of them."""
+        releases = self.first_round.releases
+        return releases[releases.index(step.before) + 1 : releases.index(step.after)]
+
+    def answers(self) -> list[str]:
+        """One sentence per confirmed change, oldest first."""
+        found = []
+        undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
+        for change in self.changes():
+            found.append(answer(change, fix=change.step.metric in undone, between=self.skipped_between(change.step)))
+            if change.regression:
+                undone.add(change.step.metric)
+            else:
+                undone.discard(change.step.metric)
+        return found
+
+
+def _factor(ratio: float) -> str:
+    return f"×{ratio:.0f}" if ratio >= 100 else f"×{ratio:.3g}"
+
+
+def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
+    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
+    else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
+    step = change.step
+    if step.metric == CLAIM:
+        if change.regression:
+            text = f"claim stops holding in {step.after} (last held in {step.before})"
+        elif fix:
+            text = f"claim holds again from {step.after} (last failed in {step.before})"
+        else:
+            text = f"claim holds from {step.after} (last failed in {step.before})"
+    else:
+        assert change.comparison is not None
+        ratio = change.comparison.ratio
+        figures = f"{format_ns(change.comparison.baseline.median)} → {format_ns(change.comparison.candidate.median)}"
+        if change.regression:
+            text = f"{step.metric}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
+        elif fix:
+            faster = _factor(1 / ratio)
+            text = f"{step.metric}: fixed in {step.after} ({faster} faster; last slow {step.before}; {figures})"
+        else:
+            text = (
+                f"{step.metric}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
+            )
+    if between:
+        text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
+    return text
+
+
+def _ok(probe: Probe) -> str | None:
+    """Why a re-measured release cannot confirm anything, or None."""
+    if probe.result is None:
+        return f"jax {probe.release}: {probe.note}"
+    if probe.result.status is not RunStatus.OK:
+        return f"jax {probe.release}: status {probe.result.status}"
+    return None
+
+
+def confirm(
+    step: ReleaseStep, before: Probe, after: Probe, metric: MetricKey | None, thresholds: Thresholds
+) -> Confirmation:
+    problem = _ok(before) or _ok(after)
+    if problem:
+        return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
+    assert before.result is not None and after.result is not None
+    if step.metric == CLAIM:
+        was, now = outcome(before.result), outcome(after.result)
+        held = f"{was} → {now}" == step.change
+        how = "the same flip" if held else f"{was} → {now} instead"
+        return Confirmation(step, before, after, None, held, f"measured again: {how}")
+    assert metric is not None
+    a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
+    if a is None or b is None:
+        return Confirmation(step, before, after, None, False, f"measured again without {step.metric}")
+    comparison = compare_metric(a, b, thresholds)
+    held = comparison.verdict == step.change
+    how = f"{step.change} again" if held else f"{comparison.verdict} this time"
+    return Confirmation(step, before, after, comparison, held, f"measured again: {how}")
+
+
+def triage(
+    releases: Sequence[str],
+    measure: ProbeRelease,
+    confirm_pairs: ConfirmPairs,
+    *,
+    metrics: Sequence[MetricKey] | None,
+    with_claim: bool,
+    thresholds: Thresholds,
+    progress: Callable[[str], None] = lambda line: None,
+) -> TriageOutcome:
+    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all pairs at once)."""
+    progress(f"[triage] first round: {len(releases)} releases, measured together")
+    first = sweep(
+        releases, measure, metrics=metrics, with_claim=with_claim, thresholds=thresholds, progress=progress,
+        name="triage",
+    )  # fmt: skip
+    found = TriageOutcome(first)
+    if not first.steps:
+        progress("[triage] no step in the first round: nothing to confirm")
+        return found
+    pairs = list(dict.fromkeys((s.before, s.after) for s in first.steps))
+    progress(f"[triage] {len(first.steps)} step(s) between {len(pairs)} pair(s) of releases: measuring them again")
+    again = confirm_pairs(pairs)
+    keys = {key.metric_name: key for key in first.metrics}
+    for number, step in enumerate(first.steps, start=1):
+        before, after = again[(step.before, step.after)]
+        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds)
+        found.confirmations.append(confirmation)
+        verdict = "confirmed" if confirmation.confirmed else "not confirmed"
+        progress(
+            f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: {verdict} "
+            f"({confirmation.reason})"
+        )
+    return found

@@ -1,0 +1,139 @@
+"""A triage's answers for the terminal and as one markdown report with the plot of the metric over releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.analysis.claims import outcome
+from harness.analysis.metrics import MetricKey, union_keys
+from harness.analysis.metrics import metric_samples as samples_of
+from harness.names import inside
+from harness.releases.bisection import CLAIM
+from harness.releases.report import Setting, against_cell, metric_rows, release_rows
+from harness.releases.triage import Confirmation, TriageOutcome
+from harness.render.series_plot import draw_series, metric_series
+from harness.render.tables import markdown_table, rule_text, text_table
+
+PLOTS = "plots"
+RULE = (
+    "A step is a significant change between a release and the previous one that ran ok in the first round, "
+    "where every release is measured in one interleaved run. Each step's two releases are then measured again, "
+    "together, in twice the processes; the step stands only when that second measurement shows the same change "
+    "on its own (the same verdict, or the same claim flip). A sped-up metric reads *fixed* when it undoes a "
+    "confirmed slowdown, *faster* otherwise."
+)
+
+
+def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
+    first = found.first_round
+    return (
+        f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
+        f"({processes} processes each, measured together); {len(first.steps)} step(s) in the first round, "
+        f"{len(found.changes())} confirmed on measuring again ({2 * processes} processes each); "
+        f"wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def _answer_lines(found: TriageOutcome) -> list[str]:
+    answers = found.answers()
+    if answers:
+        return [f"- {a}" for a in answers]
+    if found.first_round.steps:
+        return ["No confirmed change: no step of the first round held on measuring again."]
+    return ["No change: no significant step between consecutive releases."]
+
+
+def _claim_cells(c: Confirmation) -> str:
+    results = (c.before.result, c.after.result)
+    if any(r is None for r in results):
+        return "–"
+    return " → ".join(outcome(r) for r in results if r is not None)
+
+
+def _step_rows(found: TriageOutcome) -> list[list[str]]:
+    rows = []
+    for c in found.confirmations:
+        step = c.step
+        first = step.change if step.metric == CLAIM else against_cell(step.comparison)
+        again = _claim_cells(c) if step.metric == CLAIM else against_cell(c.comparison)
+        holds = "yes" if c.confirmed else "no"
+        source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
+        rows.append([step.metric, f"{step.before} → {step.after}", first, again, holds, c.reason, source])
+    return rows
+
+
+STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", "why", "source"]
+
+
+def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
+    lines = [
+        f"Triage: {setting.header()}",
+        _count_line(found, setting, processes),
+        "",
+        text_table(release_rows(found.first_round, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        "",
+    ]
+    if found.confirmations:
+        lines += ["Steps, measured again:", text_table(_step_rows(found), STEP_HEADERS), ""]
+    lines += ["Answers:", *_answer_lines(found)]
+    return "\n".join(lines) + "\n"
+
+
+def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
+    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall time."""
+    if setting.metric is not None:
+        return [setting.metric]
+    stepped = {s.metric for s in found.first_round.steps}
+    keys = [k for k in found.first_round.metrics if k.metric_name in stepped]
+    if keys:
+        return keys
+    every = union_keys([samples_of(m.result) for m in found.first_round.ok() if m.result is not None])
+    return [k for k in every if k.kind == "wall"]
+
+
+def draw_triage_plot(found: TriageOutcome, setting: Setting, out: Path, stem: str) -> tuple[str | None, str]:
+    """(the plot's path relative to ``out`` or None, why it was not drawn)."""
+    results = [m.result for m in found.first_round.ok() if m.result is not None]
+    series = metric_series(results, plotted_metrics(found, setting))
+    changes = list(dict.fromkeys(c.step.after for c in found.changes()))
+    name = f"{PLOTS}/{stem}.png"
+    title = f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
+    why = draw_series(title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    return (None, why) if why else (name, "")
+
+
+def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot: tuple[str | None, str]) -> str:
+    first = found.first_round
+    link, why = plot
+    lines = [
+        f"# Triage: {setting.case}, jax {first.releases[0]} → {first.releases[-1]}",
+        "",
+        "**Answers**" if found.changes() else "**No confirmed change**",
+        "",
+        *_answer_lines(found),
+        "",
+        f"- {setting.header()}",
+        f"- {_count_line(found, setting, processes)}",
+        "",
+        f"![the metric over releases]({link})" if link else f"Plot not drawn: {why}.",
+        "",
+        "## Steps, measured again",
+        "",
+        markdown_table(_step_rows(found), STEP_HEADERS) if found.confirmations else "No step to measure again.",
+        "",
+        RULE,
+        "",
+        "## Releases (first round)",
+        "",
+        markdown_table(release_rows(first, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        "",
+    ]
+    for key in first.metrics:
+        lines += [
+            f"### {key.metric_name} · {key.label()}",
+            "",
+            markdown_table(metric_rows(first, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
+            "",
+        ]
+    lines += [rule_text(setting.thresholds), ""]
+    return "\n".join(lines)

@@ -1,0 +1,41 @@
+"""Answer file names: one per case, range, criterion, sizes and profile, built only from names."""
+
+import pytest
+
+from harness.analysis.metric_names import parse_metric_name
+from harness.errors import UsageError
+from harness.names import name_problem
+from harness.releases.answers import LONGEST_STEM, answer_stem, criterion
+
+
+def stem(**changes):
+    given = {
+        "command": "bisect", "case": "scan_sync", "first": "0.4.26", "last": "0.4.35",
+        "criterion": "claim", "sizes": {"N": 100, "M": 500}, "profile": "cpu",
+    } | changes  # fmt: skip
+    return answer_stem(given.pop("command"), given.pop("case"), given.pop("first"), given.pop("last"), **given)
+
+
+def test_every_part_of_the_setting_is_in_the_name():
+    assert stem() == "bisect-scan_sync-0.4.26-0.4.35-claim-M.500+N.100-cpu"
+    assert stem(command="triage", sizes={}, criterion="all") == "triage-scan_sync-0.4.26-0.4.35-all-nosizes-cpu"
+    names = {stem(), stem(last="0.5.3"), stem(criterion="scan.compile_ns"), stem(sizes={"N": 1}), stem(profile="cpu8")}
+    assert len(names) == 5, "another range, criterion, size point or profile never shares a name"
+
+
+def test_the_criterion_is_the_metric_the_claim_or_every_metric():
+    assert criterion(parse_metric_name("eager.dispatch_ns"), False) == "eager.dispatch_ns"
+    assert (criterion(None, True), criterion(None, False)) == ("claim", "all")
+
+
+def test_a_long_setting_is_shortened_by_a_digest_and_stays_a_name():
+    sizes = {f"size_{i}": 10**8 + i for i in range(12)}
+    long = stem(sizes=sizes)
+    assert len(long) <= LONGEST_STEM and name_problem(long) is None
+    assert long.startswith("bisect-scan_sync-0.4.26-0.4.35-") and long != stem(sizes=sizes | {"size_0": 1})
+
+
+@pytest.mark.parametrize("changes", [{"first": "../x"}, {"profile": "a/b"}, {"case": ""}, {"last": "0.4 .1"}])
+def test_a_part_that_is_not_a_name_is_refused(changes):
+    with pytest.raises(UsageError, match="cannot name the bisect answer"):
+        stem(**changes)

@@ -1,0 +1,95 @@
+"""The triage's logic with fake measurements: every step found, each confirmed by measuring again, one answer each."""
+
+import pytest
+
+from harness.analysis.metric_names import parse_metric_name
+from harness.analysis.significance import Thresholds, Verdict
+from harness.releases.bisection import CLAIM
+from harness.releases.triage import triage
+from tests.conftest import FakeReleases
+
+WALL = parse_metric_name("eager.wall_ns")
+RELEASES = ["r0", "r1", "r2", "r3", "r4", "r5"]
+
+
+class FakeConfirmer:
+    """Stands in for ``PairConfirmer``: the pairs' releases measured again by a fake prober; every call logged."""
+
+    def __init__(self, again: FakeReleases) -> None:
+        self.again = again
+        self.calls: list[list[tuple[str, str]]] = []
+
+    def __call__(self, pairs):
+        self.calls.append(list(pairs))
+        return {(a, b): (self.again(a, True), self.again(b, True)) for a, b in pairs}
+
+
+def run(scales, *, again=None, holds=None, metrics=(WALL,), with_claim=False):
+    first = FakeReleases(scales, holds=holds)
+    confirmer = FakeConfirmer(FakeReleases(again or scales, holds=holds))
+    metrics = list(metrics) if metrics is not None else None
+    found = triage(list(scales), first, confirmer, metrics=metrics, with_claim=with_claim, thresholds=Thresholds())
+    return found, first, confirmer
+
+
+def test_a_regression_and_its_fix_are_both_confirmed_and_answered():
+    found, _, confirmer = run(dict(zip(RELEASES, [1, 1, 3, 3, 1, 1], strict=True)))
+    assert confirmer.calls == [[("r1", "r2"), ("r3", "r4")]], "every pair measured again in one call"
+    assert [(c.step.before, c.step.after, c.confirmed) for c in found.confirmations] == [
+        ("r1", "r2", True),
+        ("r3", "r4", True),
+    ]
+    slower, fixed = found.answers()
+    assert slower.startswith("eager.wall_ns: slower ×3 since r2 (last good r1; ")
+    assert fixed.startswith("eager.wall_ns: fixed in r4 (×3 faster; last slow r3; ")
+
+
+def test_a_step_that_does_not_hold_on_measuring_again_is_not_an_answer():
+    scales = {"a": 1, "b": 3, "c": 3}
+    found, _, _ = run(scales, again={"a": 1, "b": 1, "c": 3})
+    [confirmation] = found.confirmations
+    assert not confirmation.confirmed and confirmation.reason == "measured again: unchanged this time"
+    assert confirmation.comparison is not None and confirmation.comparison.verdict == Verdict.UNCHANGED
+    assert found.changes() == [] and found.answers() == []
+
+
+def test_a_speed_up_without_an_earlier_slowdown_reads_faster_not_fixed():
+    found, _, _ = run({"a": 3, "b": 1})
+    [only] = found.answers()
+    assert only.startswith("eager.wall_ns: faster ×3 since b (last slower a; ")
+
+
+def test_the_claim_stopping_and_holding_again():
+    scales = dict.fromkeys(RELEASES, 1)
+    found, _, _ = run(scales, holds={"r2": False, "r3": False}, metrics=[], with_claim=True)
+    assert [c.step.metric for c in found.confirmations] == [CLAIM, CLAIM]
+    assert found.answers() == [
+        "claim stops holding in r2 (last held in r1)",
+        "claim holds again from r4 (last failed in r3)",
+    ]
+
+
+def test_a_release_that_did_not_run_is_named_with_the_change():
+    found, _, _ = run({"a": 1, "b": None, "c": 3})
+    [only] = found.answers()
+    assert only.endswith("; b between them did not run, so the change is in one of them or c")
+
+
+def test_a_release_that_cannot_be_measured_again_leaves_its_step_unconfirmed():
+    found, _, _ = run({"a": 1, "b": 3}, again={"a": 1, "b": None})
+    [confirmation] = found.confirmations
+    assert not confirmation.confirmed
+    assert confirmation.reason == "not measured again: jax b: could not be installed: fake"
+
+
+def test_without_a_step_nothing_is_measured_again():
+    found, first, confirmer = run({"a": 1, "b": 1, "c": 1})
+    assert confirmer.calls == [] and found.confirmations == []
+    assert first.calls == [(r, False) for r in ("a", "b", "c")]
+
+
+@pytest.mark.parametrize("metrics", [None, [WALL]])
+def test_every_metric_or_one(metrics):
+    found, _, _ = run({"a": 1, "b": 3}, metrics=metrics)
+    stepped = {c.step.metric for c in found.changes()}
+    assert ("eager.wall_ns" in stepped) and (len(stepped) > 1) == (metrics is None)
