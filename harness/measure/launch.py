@@ -3,8 +3,8 @@
 A worker is started once per side (an interpreter and its environment) and runs every
 case process of that side, one at a time.  It is started in a session of its own, so
 a Ctrl-C at the terminal reaches the harness alone, which then kills the running case
-process with its whole process group and ends the worker; and it dies with the harness
-(``PR_SET_PDEATHSIG``), taking its case process with it.
+process with its whole process group and ends the worker; and it ends with the harness
+(``PR_SET_PDEATHSIG``, Linux only), taking its case process and all it started with it.
 
 Isolation (what the worker does per case process):
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.host.environment import REPO_ROOT, scrub
-from harness.measure.worker import ISOLATIONS, die_with_parent
+from harness.measure.worker import ISOLATIONS, worker_dies_with_harness
 
 __all__ = ["ISOLATIONS", "Exited", "Worker", "WorkerGone", "default_isolation", "kill_group"]
 
@@ -92,7 +92,7 @@ class Worker:
                 stderr=handle,
                 env={**environ, "PYTHONPATH": path},
                 start_new_session=True,
-                preexec_fn=die_with_parent,
+                preexec_fn=worker_dies_with_harness,
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin = self.proc.stdin
@@ -120,7 +120,10 @@ class Worker:
                 return None
             chunk = os.read(self._stdout, 65536)
             if not chunk:
-                self.running = None  # the case process died with the worker
+                if self.running is not None:  # it died with the worker; what it started in its group did not
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(self.running, signal.SIGKILL)
+                self.running = None
                 code = self.proc.wait()
                 raise WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip())
             self._buffer += chunk

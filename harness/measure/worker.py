@@ -20,11 +20,29 @@ its log file, and is pinned to the requested CPUs before it starts JAX.  ``fork`
 isolation runs the case in the forked process itself: backends, devices, XLA flags and
 compilation caches all begin afresh there, as in a new interpreter; ``spawn`` isolation
 makes the forked process ``exec`` a fresh ``python -m harness.measure.child``.
+
+Nothing a case process starts (``subprocess``, ``multiprocessing``) outlives it, however
+it ends; what each part is for:
+
+- its process group (its session) holds what it starts unless that leaves: the harness
+  kills the group at a timeout or an interrupt, the worker once it has exited (``wait_for``);
+  this alone works everywhere;
+- the worker is a child subreaper (Linux): what a case started and that left the group
+  (a daemon, ``start_new_session``) becomes the worker's child once its parent is gone,
+  and the worker kills it (``end_leftovers``), where it would otherwise go to init;
+- the worker gets SIGTERM when the harness dies (``PR_SET_PDEATHSIG``, Linux): a harness
+  killed by SIGKILL can clean up nothing, so the worker does it (``end_all``);
+- a case process gets SIGKILL when the worker dies (``PR_SET_PDEATHSIG``), so a worker
+  killed outright does not leave it running; the harness then kills its group.
+
+Without ``prctl`` (macOS, BSD) only the group is killed, and a harness killed by SIGKILL
+leaves its worker and the running case process until the case ends.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import importlib
 import json
@@ -48,15 +66,82 @@ PRELOAD = ("jax", "jax.numpy", "numpy", "harness.measure.child")
 # (pinning to CPUs failed, the case called sys.exit...); its log holds the traceback.
 CASE_PROCESS_ERROR = 70
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+# Rounds of killing the worker's leftover children: each round's dead hand their own children
+# to the worker, so a tree n deep takes n rounds; a fork bomb is given up on after this many.
+LEFTOVER_ROUNDS = 100
 
 
-def die_with_parent() -> None:
-    """Linux only: ask the kernel to SIGKILL this process if its parent dies first."""
+def _prctl(option: int, value: int) -> bool:
+    """Linux's ``prctl``; False where there is none (macOS, BSD) or the kernel refuses the option."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
     except (OSError, AttributeError):
-        pass
+        return False
+
+
+def die_with_parent(signum: int = signal.SIGKILL) -> None:
+    """Linux only: ask the kernel to send ``signum`` to this process if its parent dies first."""
+    _prctl(PR_SET_PDEATHSIG, signum)
+
+
+def worker_dies_with_harness() -> None:
+    """In the worker, between the harness's fork and exec: SIGTERM it when the harness dies.
+
+    SIGTERM, not SIGKILL, so that the worker can end its case process's tree (``end_all``):
+    killed outright, it would take only the case process with it, not what that started.
+    """
+    die_with_parent(signal.SIGTERM)
+
+
+def children() -> list[int]:
+    """The worker's children, from ``/proc`` (none where there is no ``/proc``)."""
+    me, found = os.getpid(), []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # The parent's pid is the second field after the command's name, which may hold ") ".
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # it ended while we looked
+            continue
+        if len(fields) > 1 and fields[1] == str(me):
+            found.append(int(stat.parent.name))
+    return found
+
+
+def end_leftovers() -> None:
+    """Kill and reap every child of the worker: with no case process running, each is one a case left.
+
+    Only a child subreaper inherits them; elsewhere they went to init and this finds none.
+    """
+    for _ in range(LEFTOVER_ROUNDS):
+        left = children()
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in left:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def end_group(pid: int) -> None:
+    """Kill the group of the case process ``pid``, which has exited but is not reaped yet.
+
+    Unreaped, its pid stays taken, so the group's id cannot have passed to another group.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def end_all(running: list[int], signum: int) -> None:
+    """The worker's SIGTERM (its harness died, or someone ended it): end the case process and all it started."""
+    for pid in running:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    end_leftovers()  # the case process, and what left its group, now the worker's children
+    os._exit(128 + signum)
 
 
 def preload() -> list[str]:
@@ -75,6 +160,7 @@ def preload() -> list[str]:
 def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
     """In the forked process: a session of its own, only the standard descriptors, output to ``log``."""
     os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
     die_with_parent()
     if os.getppid() != worker_pid:  # the worker died before the request to die with it was made
         os._exit(CASE_PROCESS_ERROR)
@@ -136,7 +222,13 @@ def start_case_process(request: dict[str, Any], isolation: str) -> int:
 
 
 def wait_for(pid: int) -> dict[str, Any]:
+    # Kill what the case process started once it has exited, however it ended (it finished, or
+    # the harness killed it): first its group, while it is unreaped (WNOWAIT), then, once reaped,
+    # what left the group and came to the worker.
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    end_group(pid)
     _, status, usage = os.wait4(pid, 0)
+    end_leftovers()
     return {
         "pid": pid,
         "returncode": os.waitstatus_to_exitcode(status),
@@ -178,6 +270,8 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
             }
         }
     )
+    running: list[int] = []  # the case process now running, for ``end_all``
+    signal.signal(signal.SIGTERM, lambda signum, _: end_all(running, signum))
     for line in requests:
         if not line.strip():
             continue
@@ -187,14 +281,18 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
             answer({"error": f"bad request: {exc}"})
             continue
         pid = start_case_process(request, isolation)
+        running.append(pid)
         answer({"started": {"pid": pid}})
         answer({"exited": wait_for(pid)})
+        running.clear()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.measure.worker")
     parser.add_argument("--isolation", choices=ISOLATIONS, default="fork")
     args = parser.parse_args(argv)
+    # Whatever a case leaves behind comes to the worker, not to init, to be killed (``end_leftovers``).
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
     # banner, a stray print) lands in the worker's log instead of in the protocol.
     answers = os.fdopen(os.dup(1), "w")
