@@ -22,11 +22,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.measure.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program_with
+from harness.measure.timing import (
+    Block,
+    CompileTiming,
+    ProgramTiming,
+    Step,
+    judge_claim,
+    time_compile,
+    time_program_with,
+)
 
 Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
-JudgeClaim = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
 CLAIM_PREFIX = "claim holds: "
 FACT_PREFIX = "fact "
@@ -88,7 +96,7 @@ def measure(
     if facts is not None:
         for key, value in facts(**sizes).items():
             emit(f"{FACT_PREFIX}{key} {json.dumps(value, sort_keys=True, default=str)}")
-    holds, evidence = verdict(medians)
+    holds, evidence = judge_claim(verdict, medians, sizes)
     emit(f"{CLAIM_PREFIX}{bool(holds)} — {evidence}")
     return bool(holds), str(evidence)
 

@@ -9,7 +9,7 @@ def test_discovers_the_shipped_cases_without_importing_them():
     assert {"async_dispatch", "scan_sync"} <= set(cases)
     assert "compat" not in cases
     for case in cases.values():
-        assert case.claim and case.discussion
+        assert case.claim and case.source
         assert case.anchors, f"{case.name} has no anchor sizes"
         for anchor in case.anchors:
             assert all(lo <= anchor[name] <= hi for name, (lo, hi) in case.space.ranges.items())
@@ -40,7 +40,7 @@ def test_missing_folder_is_a_usage_error(tmp_path):
 
 
 def test_case_without_claim_is_refused(tmp_path):
-    (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nDISCUSSION = 'x'\n")
+    (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nSOURCE = 'x'\n")
     found = discovery.discover(tmp_path)
     assert list(found) == [] and "lacks CLAIM" in found.broken["bare"]
     with pytest.raises(UsageError, match="lacks CLAIM"):
@@ -49,7 +49,7 @@ def test_case_without_claim_is_refused(tmp_path):
 
 def test_anchor_missing_a_size_is_refused(tmp_path):
     (tmp_path / "odd.py").write_text(
-        "CLAIM = 'c'\nDISCUSSION = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
+        "CLAIM = 'c'\nSOURCE = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
     )
     found = discovery.discover(tmp_path)
     with pytest.raises(UsageError, match="every ANCHORS entry"):
@@ -58,9 +58,9 @@ def test_anchor_missing_a_size_is_refused(tmp_path):
 
 BROKEN_CASES = {
     "syntax_error": "CLAIM = 'x'\ndef programs(:\n",
-    "non_literal": ('CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
-    "wrong_type": 'CLAIM = 3\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
-    "anchor_text": 'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
+    "non_literal": ('CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
+    "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
+    "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
 }
 
 
