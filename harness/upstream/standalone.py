@@ -7,8 +7,8 @@ printed figures back with ``parse_output``: the format has one owner.
 
 Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
 each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
-``claim holds: True|False — evidence``.  The verdict sees the same view as in the
-harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
+``claim holds: True|False — evidence``.  The verdict sees the same view (and the sizes,
+where it takes them) as in the harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
 ``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
 function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
 """
