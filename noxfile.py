@@ -2,8 +2,9 @@
 
 The release and profile tables, RELEASES and PROFILES in harness/pins.py, are the
 only places where JAX versions and device flags are listed.  ``nox`` alone runs the
-default release on the ``cpu`` profile and renders the report; ``nox -l`` lists
-every session.
+``matrix`` session (the oldest and newest release on ``cpu`` and ``cpu8``, three case
+processes per cell and side, interleaved) and renders the report comparing them;
+``nox -l`` lists every session.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.interleave import interleaved_request, write_sides
 from harness.pins import (
-    DEFAULT_PROFILE,
     DEFAULT_RELEASE,
     EDGES,
     MATRIX,
@@ -88,7 +88,8 @@ def session_id(release: Release, profile: Profile) -> str:
     return f"jax='{release.jax}', profile='{profile.name}'"
 
 
-nox.options.sessions = [f"repro({session_id(DEFAULT_RELEASE, DEFAULT_PROFILE)})", "report"]
+# Plain `nox`: the oldest and newest release on cpu and cpu8, interleaved, then the report comparing them.
+nox.options.sessions = ["matrix", "report"]
 
 
 @nox.session
@@ -171,7 +172,8 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> None
 def matrix(session: nox.Session) -> None:
     """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
 
-    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8.  Each
+    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, three case
+    processes per cell and side (``--processes``); plain ``nox`` runs this, then the report.  Each
     release is installed once into its cached venv beside nox's (``.nox/release-jax-V``,
     as bisect and sweep use); every (release, profile) pair is a side with a worker of its
     own, and each cell's processes alternate between the sides in rounds.  The rest of

@@ -1,11 +1,16 @@
 """Nested ``scan`` with ``vmap`` inside, against unrolling the outer loop.
 
-From nested-scan-vs-python-loop.txt.  The user's code has "nested scan loops with
-vmap in the inner loop"; turning the outer scan into a Python loop cut compile time
-but not run time.  The answer: a Python loop inside ``jit`` is unrolled during
-tracing, so compilation grows with the iteration count while run time stays about
-the same (or improves a little); outside ``jit`` each operation is dispatched
-asynchronously, so without ``block_until_ready`` one measures dispatch, not work.
+Source: the question named in ``SOURCE``.  The user's code nests ``scan`` loops with
+``vmap`` in the inner one and is slow to compile and to run; believing that nesting
+deepens the graph and that ``scan`` cannot run in parallel, the user turned the outer
+scan into a Python loop without ``jit`` around it.  Compilation got shorter, run time
+stayed about the same, and the user asked whether that is expected.  The answer: JAX
+unrolls a Python ``for`` loop while tracing, one copy of the body per iteration, so
+against an equivalent ``scan`` compilation takes longer and run time stays the same or
+improves a little (the compiler can optimise across iterations), and the compile cost
+usually outweighs it; and outside ``jit`` every operation is dispatched asynchronously,
+so timing such a loop without ``block_until_ready`` on the result measures dispatch,
+not the computation.
 
 Three forms of the same computation, ``T`` outer steps of an inner scan of ``S``
 steps over a batch of ``B`` states of width ``D``:
@@ -27,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-DISCUSSION = "nested-scan-vs-python-loop.txt"
+SOURCE = '"JAX nested scan vs python loop + scan" (a question with one answer); its URL was not found'
 CLAIM = (
     "Unrolling the outer scan as a Python loop inside jit raises compile time (at least 1.5 times) while "
     "run time stays about the same (within a factor 1.5 either way); a Python loop outside jit returns "

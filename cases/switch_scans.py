@@ -1,9 +1,12 @@
 """Two scans with *different* step functions: which way of running both is fastest?
 
-The question scan-async-dispatch.txt ends on: "how would I parallelise two scan
-operations that use different step functions, where vmap in this form is not
-available?"  The answers it cites recommend ``lax.switch``, and the user objects
-that "vmap over switch makes it a select where all branches are executed".  Three
+Source: the question the discussion named in ``SOURCE`` ends on: how to run two scans
+at once when their step functions differ, so that ``vmap`` over one scan is not
+available.  Earlier threads the user cites recommend ``lax.switch``; the user objects
+that under ``vmap`` a switch becomes a select that executes every branch, which is
+what makes it unattractive when the steps are expensive, and that ``pmap`` or
+``shard_map`` would not help on a single GPU.  The answers in the thread address the
+scan's synchronisation (``scan_sync``), not this question, which stays open.  Three
 options are timed on the same inputs:
 
 - two separate dispatches, one scan per step function;
@@ -21,7 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-DISCUSSION = "scan-async-dispatch.txt"
+SOURCE = (
+    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, answered '
+    "by ezhulenev); its URL was not found"
+)
 CLAIM = (
     "vmap over lax.switch executes every branch: the vectorised switch costs at least 0.75 times "
     "the sum of running each branch vectorised on its own."

@@ -338,8 +338,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _calibrate_options(calibrator)
 
-    listing = commands.add_parser("list", help="list the cases and their claims")
+    listing = commands.add_parser(
+        "list",
+        help="list the cases and their claims; with CASE, its sizes, programs and metric names",
+        description="Without CASE: every case, its claim, sizes and anchors, and each case file that cannot be "
+        "read, with the reason (exit 1 then). With CASE: its source, claim, sizes, anchors, programs, jitted "
+        "functions and the metric names bisect and sweep accept, read from the case file without running it.",
+    )
+    listing.add_argument("case", nargs="?", help="a case to show in full")
     listing.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
+
+    scaffold = commands.add_parser(
+        "new",
+        help="write a working template case to cases/NAME.py, to edit from there",
+        description="Write cases/NAME.py from the template: a case that runs, passes the linters and the tests, "
+        "and exports; its TODO lines say what to replace (cases/README.md has the checklist). Refuses a name "
+        "that is taken or a file that exists.",
+    )
+    scaffold.add_argument("name", help="the new case's name: lower case letters, digits and _, a letter first")
+    scaffold.add_argument("--cases-dir", type=_path, default=discovery.DEFAULT_CASES_DIR)
     return parser
 
 

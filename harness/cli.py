@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.analysis.metric_names import parse_metric_name
+from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
@@ -507,13 +507,69 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     catalogue = discovery.discover(args.cases_dir)
+    if args.case is not None:
+        [case] = discovery.select(catalogue, [args.case])
+        print(describe_case(case))
+        return 0
     for case in catalogue.values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
         anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors)
-        print(f"{case.name}\n    claim: {case.claim}\n    sizes: {space}\n    anchors (quick): {anchors}")
+        print(
+            f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: {space}\n"
+            f"    anchors (quick): {anchors}"
+        )
     for name, reason in catalogue.broken.items():
         print(f"{name}\n    cannot be read: {reason}")
     return 1 if catalogue.broken else 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from harness.catalogue.scaffold import write_case
+
+    path = write_case(args.name, args.cases_dir)
+    print(f"written: {path}", file=sys.stderr)
+    print(
+        f"next: edit its TODO lines, then `python -m harness list {args.name}` and the checklist at the end of "
+        "cases/README.md (one release, lint, tests)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def describe_case(case: discovery.CaseInfo) -> str:
+    """One case in full, from its file alone: no JAX is started."""
+    from harness.catalogue.outline import outline
+
+    shape = outline(case.path)
+    space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
+    anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors) or "none"
+    metrics = [
+        *(MetricKey(p, kind).metric_name for p in shape.programs for kind in ("wall", "dispatch")),
+        *(MetricKey(f, kind).metric_name for f in shape.compiled for kind in ("lower", "compile")),
+    ]
+    lines = [
+        case.name,
+        f"    file: {case.path}",
+        f"    source: {case.source}",
+        f"    claim: {case.claim}",
+        f"    sizes: {space}",
+        f"    anchors (quick): {anchors}",
+    ]
+    if case.space.cost:
+        lines.append("    cost: " + ", ".join(f"{kind} {formula}" for kind, formula in case.space.cost.items()))
+    if case.min_devices > 1:
+        lines.append(f"    needs {case.min_devices} devices (run it under cpu8)")
+    lines += [
+        f"    programs: {', '.join(shape.programs) or 'none found'}",
+        f"    jitted functions (compiled): {', '.join(shape.compiled) or 'none'}",
+        f"    verdict: verdict(medians{', **sizes' if shape.verdict_takes_sizes else ''})"
+        + ("; facts(**sizes) recorded" if shape.has_facts else ""),
+        "    metric names (bisect/sweep --metric):",
+        *(f"        {name}" for name in metrics),
+    ]
+    if shape.patterned:
+        lines.append("    <...> stands for a part of the name the case computes when it runs")
+    return "\n".join(lines)
 
 
 COMMANDS = {
@@ -529,6 +585,7 @@ COMMANDS = {
     "calibrate": cmd_calibrate,
     "merge": cmd_merge,
     "list": cmd_list,
+    "new": cmd_new,
 }
 
 

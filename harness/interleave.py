@@ -23,6 +23,9 @@ from harness.pins import EDGES, PROFILE_BY_NAME, RELEASE_BY_VERSION, RELEASES, P
 RELEASE_SETS = {"edges": list(EDGES), "all": list(RELEASES)}
 DEFAULT_RELEASES = "edges"
 DEFAULT_PROFILES = "cpu,cpu8"
+# Case processes per cell and side unless --processes says otherwise: the fewest a verdict accepts, so
+# that plain `nox` (this session, then the report) compares two releases in minutes on a 2-core machine.
+DEFAULT_PROCESSES = "3"
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     sides = [(r, p) for r in releases for p in profiles if p.applies_to(r)]
     if not sides:
         raise UsageError("no profile given applies to any release given")
+    if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
+        rest += ["--processes", DEFAULT_PROCESSES]
     validate(["run", *rest])
     return InterleavedRequest(sides, ["run", *rest])
 

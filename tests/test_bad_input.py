@@ -8,6 +8,8 @@ from harness.cli import main, session_view
 from harness.errors import UsageError
 from harness.interleave import interleaved_request
 
+from .conftest import FIXTURES, REPO
+
 HUGE = "9" * 201
 RANGE = ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]
 SWEEP = ["scan_sync", "--from", "0.4.26", "--to", "0.4.35"]
@@ -177,6 +179,32 @@ BAD_CALIBRATIONS = [
     ["--", "--results", "x"],
     ["--", "--bogus"],
 ]
+# CASES: a cases folder holding taken.py (a case) and broken.py (a case file that cannot be read).
+BAD_NEWS = [
+    [],
+    ["Bad-Name"],
+    ["1case"],
+    ["../evil"],
+    ["x" * 65],
+    ["compat"],
+    ["jax"],
+    ["os"],
+    ["import"],
+    ["scan_sync"],
+    ["taken", "--cases-dir", "CASES"],
+    ["broken", "--cases-dir", "CASES"],
+    ["fine", "--cases-dir", "MISSING_FOLDER"],
+    ["fine", "--cases-dir", "A_FILE"],
+    ["fine", "other"],
+    ["fine", "--cases-dir"],
+]
+BAD_LISTS = [
+    ["nope"],
+    ["../scan_sync"],
+    ["scan_sync", "extra"],
+    ["broken", "--cases-dir", "CASES"],
+    ["taken", "--cases-dir", "MISSING_FOLDER"],
+]
 BAD_OTHERS = [
     [],
     ["fly"],
@@ -198,8 +226,13 @@ INVOCATIONS = (
     + [["triage", *args] for args in BAD_TRIAGES]
     + [["merge", *args] for args in BAD_MERGES]
     + [["calibrate", *args] for args in BAD_CALIBRATIONS]
+    + [["new", *args] for args in BAD_NEWS]
+    + [["list", *args] for args in BAD_LISTS]
     + BAD_OTHERS
 )
+
+
+SHIPPED_CASE_FILES = sorted(p.name for p in (REPO / "cases").glob("*.py"))
 
 
 def test_the_table_is_large():
@@ -215,10 +248,16 @@ def _placed(argv, tmp_path):
     (tmp_path / "PLAN_NOT_JSON").write_text("{not json")
     results = tmp_path / "RESULTS"
     results.mkdir()
+    cases = tmp_path / "CASES"
+    cases.mkdir()
+    (cases / "taken.py").write_text((FIXTURES / "cases" / "steady.py").read_text())
+    (cases / "broken.py").write_text("def programs(:\n")
     names = {
         "A_FILE": tmp_path / "A_FILE",
         "OUT_FOLDER": tmp_path / "OUT_FOLDER",
         "MISSING_FOLDER/x.py": tmp_path / "missing" / "x.py",
+        "MISSING_FOLDER": tmp_path / "missing",
+        "CASES": cases,
         "PLAN_NOT_JSON": tmp_path / "PLAN_NOT_JSON",
         "RESULTS": results,
         "INTO": out / "merged",
@@ -240,6 +279,8 @@ def test_a_malformed_command_line_is_one_line_and_exit_2(argv, tmp_path, capsys)
     assert "Traceback" not in err
     assert len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
     assert not any(out.iterdir()), f"{placed} wrote {sorted(p.name for p in out.iterdir())}"
+    assert sorted(p.name for p in (tmp_path / "CASES").iterdir()) == ["broken.py", "taken.py"]
+    assert sorted(p.name for p in (REPO / "cases").glob("*.py")) == SHIPPED_CASE_FILES, "no case file written"
 
 
 NOX_POSARGS = [

@@ -101,7 +101,27 @@ def test_no_traceback_from_a_real_process():
 def test_list_shows_claims(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "scan_sync" in out and "claim:" in out
+    assert "scan_sync" in out and "claim:" in out and "source: https://github.com/jax-ml/jax/discussions/21411" in out
+
+
+def test_list_of_one_case_shows_its_sizes_programs_and_metric_names_without_importing_jax():
+    script = (
+        "import sys\nfrom harness.cli import main\nmain(['list', 'sharding_scaling'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'numpy', 'hypothesis')))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    shown, heavy = done.stdout.rsplit("\n", 2)[0], done.stdout.splitlines()[-1]
+    assert heavy == "[]", "list reads case files; it starts no JAX"
+    for line in (
+        "sizes: B in [1, 100000], F in [1, 4096]",
+        "anchors (quick): B=100 F=20; B=20000 F=200",
+        "needs 2 devices",
+        "programs: <method>_d<n>, pmap_d<n>",
+        "        pmap_d<n>.wall_ns",
+        "        named_d<len(devices)>.compile_ns",
+        "<...> stands for a part of the name",
+    ):
+        assert line in shown, shown
 
 
 def test_run_and_report_with_a_pure_python_case(fixture_cases, tmp_path, capsys):

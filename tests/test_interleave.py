@@ -11,7 +11,8 @@ from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
 def test_the_default_is_the_edges_on_cpu_and_cpu8():
     request = interleaved_request(["--case", "scan_sync"])
     assert [(r.jax, p.name) for r, p in request.sides] == [(r.jax, p) for r in EDGES for p in ("cpu", "cpu8")]
-    assert request.run_argv == ["run", "--case", "scan_sync"]
+    assert request.run_argv == ["run", "--case", "scan_sync", "--processes", "3"], "three: the fewest a verdict takes"
+    assert interleaved_request(["--processes=5"]).run_argv == ["run", "--processes=5"], "the user's count wins"
 
 
 def test_a_profile_is_paired_only_with_the_releases_it_applies_to():

@@ -80,10 +80,7 @@ def test_session_listing_matches_the_tables():
         kind = PROFILE_BY_NAME[listed["call_spec"]["profile"]].kind
         assert kind in listed["tags"], "the profile's kind is a tag: CI picks the runner by it"
     assert {"report", "tests", "lint", "issue"} <= {s["name"] for s in sessions}
-    assert noxfile.nox.options.sessions == [
-        f"repro(jax='{noxfile.DEFAULT_RELEASE.jax}', profile='cpu')",
-        "report",
-    ]
+    assert noxfile.nox.options.sessions == ["matrix", "report"], "plain nox compares releases, then reports"
 
 
 @pytest.mark.parametrize(
@@ -389,3 +386,30 @@ def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
     assert stopped.value.code == 2
     with pytest.raises(noxfile.CommandFailed):  # B got worse: the session fails, as nox reports it
         noxfile.compare(FailingSession(1, str(FIXTURES / "results"), "--a-release", "0.4.26"))
+
+
+def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_reports(monkeypatch, tmp_path):
+    """What the README's main command runs: the matrix session with no posargs, three processes a side."""
+    monkeypatch.setattr(noxfile, "ensure", lambda env: None)  # the release venvs: built by the real session
+    session = RecordingSession()
+    session.cache_dir = str(tmp_path / ".cache")
+    session.log = lambda message: None
+    noxfile.matrix(session)
+    assert session.installed == [("-e", ".")]
+    [(args, env)] = session.ran
+    plan = tmp_path / ".cache" / "matrix-sides.json"
+    assert args == ("python", "-m", "harness", "run", "--processes", "3", "--sides", str(plan)) and env is None
+    sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
+    assert sides == [(r.jax, p) for r in noxfile.EDGES for p in ("cpu", "cpu8")]
+
+
+def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():
+    """`.ci/run` runs plain nox (the default sessions); its posargs reach matrix and report, so both must take them."""
+    [line] = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("nox --")]
+    posargs = line.split(" -- ", 1)[1].replace('"${TMPDIR:-/tmp}/ci-results-$$"', str(FIXTURES / "results")).split()
+    assert "-s" not in line.split(" -- ")[0] and "-t" not in line.split(" -- ")[0]
+    from harness.interleave import interleaved_request
+
+    interleaved_request(posargs)
+    noxfile.checked(RecordingSession(*posargs), "report", posargs)
+    assert "```sh\npython3 -m pip install nox uv && nox\n```" in (REPO / "README.md").read_text()

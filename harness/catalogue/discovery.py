@@ -22,7 +22,9 @@ from harness.names import SIZE_NAME, name_problem
 DEFAULT_CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
 NOT_CASES = {"__init__", "compat"}
 EFFORTS = ("quick", "full")
-REQUIRED = ("CLAIM", "DISCUSSION", "SIZE_SPACE", "ANCHORS")
+REQUIRED = ("CLAIM", "SOURCE", "SIZE_SPACE", "ANCHORS")
+# Constants an older harness read, and what replaced them.
+RENAMED = {"DISCUSSION": "SOURCE"}
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class CaseInfo:
     name: str
     path: Path
     claim: str
-    discussion: str
+    source: str  # the upstream thread: its URL, or its title where no URL is known
     space: SizeSpace
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
@@ -42,7 +44,7 @@ class CaseInfo:
 # The constants the harness reads from a case file, with the type each must have.
 CONSTANTS = {
     "CLAIM": "a string",
-    "DISCUSSION": "a string",
+    "SOURCE": "one line: the public thread's URL (https://…), or its title where no URL is known",
     "SIZE_SPACE": 'a dict of size name to (low, high) integers, e.g. {"N": (16, 2048)}',
     "ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 1000}]',
     "COST": 'a dict of "bytes"/"flops" to arithmetic over the sizes, e.g. {"flops": "2 * N ** 3"}',
@@ -70,20 +72,34 @@ def _constants(path: Path) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
+            if name in RENAMED:
+                found[name] = None  # noted only to say what replaced it
+                continue
             if name not in CONSTANTS:
                 continue
             try:
                 found[name] = ast.literal_eval(node.value)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 raise UsageError(
-                    f"case file {path.name}: {name} is not a literal; the harness reads it without importing the "
-                    f"case, so write the value out (e.g. 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
+                    f"case file {path.name}: {name} is not a literal ({ast.unparse(node.value)[:80]}); the harness "
+                    "reads a case's constants without importing it, so they must be literals only (no names, calls "
+                    f"or arithmetic: 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
                 ) from None
     return found
 
 
+SOURCE_URL = re.compile(r"https://\S+")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_source(value: Any) -> bool:
+    """One non-empty line; a URL is an https:// one without spaces."""
+    if not isinstance(value, str) or not value.strip() or "\n" in value:
+        return False
+    return "://" not in value or SOURCE_URL.fullmatch(value) is not None
 
 
 def _problem(constants: dict[str, Any]) -> str | None:
@@ -91,7 +107,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
     ranges, anchors = constants["SIZE_SPACE"], constants["ANCHORS"]
     checks = {
         "CLAIM": isinstance(constants["CLAIM"], str),
-        "DISCUSSION": isinstance(constants["DISCUSSION"], str),
+        "SOURCE": _is_source(constants["SOURCE"]),
         "SIZE_SPACE": isinstance(ranges, dict)
         and all(
             isinstance(k, str)
@@ -123,7 +139,9 @@ def read_case(path: Path) -> CaseInfo:
     constants = _constants(path)
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
-        raise UsageError(f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md)")
+        renamed = [f"{old} is now {new}" for old, new in RENAMED.items() if new in missing and old in constants]
+        hint = f"; {', '.join(renamed)}" if renamed else ""
+        raise UsageError(f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}")
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
@@ -133,7 +151,7 @@ def read_case(path: Path) -> CaseInfo:
         name=path.stem,
         path=path,
         claim=constants["CLAIM"],
-        discussion=constants["DISCUSSION"],
+        source=constants["SOURCE"],
         space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
         anchors=list(anchors),
         min_devices=int(constants.get("MIN_DEVICES", 1)),

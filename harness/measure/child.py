@@ -158,7 +158,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
         payload["programs"][name] = program_record(prog)
     if hasattr(module, "facts"):
         payload["facts"] = module.facts(**sizes)
-    holds, evidence = module.verdict(medians(payload["programs"], payload["compiled"]))
+    holds, evidence = timing.judge_claim(module.verdict, medians(payload["programs"], payload["compiled"]), sizes)
     payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
     return payload
 

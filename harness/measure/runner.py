@@ -442,7 +442,7 @@ class Recorder:
             window_unix_ns=run.window_unix_ns,
             settings=self.settings.as_record(),
             claim_statement=item.case.claim,
-            discussion=item.case.discussion,
+            source=item.case.source,
             host=host,
             interleaved_with=others,
             processes=[process.as_record() for process in run.processes],

@@ -21,6 +21,7 @@ inline it into a standalone script; the blocking function is injected.
 from __future__ import annotations
 
 import gc
+import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -193,3 +194,14 @@ def time_compile(
         timing.lower_ns.append(lowered_at - start)
         timing.compile_ns.append(done - lowered_at)
     return timing, executable
+
+
+def judge_claim(verdict: Callable[..., Any], medians: dict[str, dict[str, float]], sizes: Mapping[str, int]) -> Any:
+    """``verdict(medians, **sizes)``; a verdict written with the medians as its only parameter gets those alone.
+
+    The sizes let a claim be stated per iteration or per element; a one-parameter verdict
+    (the older form) keeps working.
+    """
+    parameters = list(inspect.signature(verdict).parameters.values())
+    takes_sizes = len(parameters) > 1 or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return verdict(medians, **sizes) if takes_sizes else verdict(medians)

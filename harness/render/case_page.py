@@ -4,6 +4,7 @@ every run in detail.  Pure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -152,11 +153,21 @@ def structure_section(group: ComparisonGroup) -> str:
     return "\n".join([*lines, table, ""])
 
 
+def source_text(source: str) -> str:
+    """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code span
+    (it comes from a result file, which may hold anything)."""
+    if re.fullmatch(r"https://[^\s<>`]+", source):
+        return f"<{source}>"
+    return f"`{source.replace('`', chr(39))}`"
+
+
 def render_case(model: CaseModel, order: Sequence[str], thresholds: Thresholds, plots: DrawnPlots) -> str:
     case, runs, comparisons, structures = model.case, model.runs, model.comparisons, model.structures
     first = runs[0].result.result
     lines = [f"# {case}", "", "[All cases](index.md)", "", f"**Claim.** {first.claim_statement}", ""]
-    if first.discussion:
+    if first.source:
+        lines += [f"**Source.** {source_text(first.source)}", ""]
+    elif first.discussion:
         lines += [f"Source discussion: `{first.discussion}`", ""]
     lines += ["## Claim by release", "", claim_table(runs, order), "", "## Timings by release", ""]
     if comparisons:

@@ -217,6 +217,9 @@ class Result:
     budget: Mapping[str, float] = field(default_factory=dict)
     settings: StoredSettings = field(default_factory=StoredSettings)
     claim_statement: str = ""
+    # Where the case comes from: ``source`` (its upstream URL, or the thread's title where none is known)
+    # since the cases cite it; ``discussion``, a short name of the thread, in results stored before.
+    source: str = ""
     discussion: str = ""
     host: HostFacts = field(default_factory=HostFacts)
     interleaved_with: tuple[str, ...] = ()
@@ -565,6 +568,7 @@ def parse(data: Any) -> Result:
         budget=fields.optional("budget", _map(_number), {}),
         settings=fields.optional("settings", _settings, StoredSettings()),
         claim_statement=fields.optional("claim_statement", _str, ""),
+        source=fields.optional("source", _str, ""),
         discussion=fields.optional("discussion", _str, ""),
         host=fields.optional("host", _host, HostFacts()),
         interleaved_with=fields.optional("interleaved_with", _list(_str), ()),

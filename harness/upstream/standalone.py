@@ -7,8 +7,8 @@ printed figures back with ``parse_output``: the format has one owner.
 
 Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
 each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
-``claim holds: True|False — evidence``.  The verdict sees the same view as in the
-harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
+``claim holds: True|False — evidence``.  The verdict sees the same view (and the sizes,
+where it takes them) as in the harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
 ``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
 function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
 """
@@ -22,11 +22,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.measure.timing import Block, CompileTiming, ProgramTiming, Step, time_compile, time_program_with
+from harness.measure.timing import (
+    Block,
+    CompileTiming,
+    ProgramTiming,
+    Step,
+    judge_claim,
+    time_compile,
+    time_program_with,
+)
 
 Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
-JudgeClaim = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
 CLAIM_PREFIX = "claim holds: "
 FACT_PREFIX = "fact "
@@ -88,7 +96,7 @@ def measure(
     if facts is not None:
         for key, value in facts(**sizes).items():
             emit(f"{FACT_PREFIX}{key} {json.dumps(value, sort_keys=True, default=str)}")
-    holds, evidence = verdict(medians)
+    holds, evidence = judge_claim(verdict, medians, sizes)
     emit(f"{CLAIM_PREFIX}{bool(holds)} — {evidence}")
     return bool(holds), str(evidence)
 

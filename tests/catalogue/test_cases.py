@@ -10,6 +10,8 @@ import sys
 import pytest
 
 from harness.catalogue import discovery
+from harness.catalogue.outline import outline
+from harness.cli import describe_case
 
 CASES = discovery.discover()
 STDLIB = set(sys.stdlib_module_names)
@@ -37,16 +39,47 @@ def test_case_imports_only_jax_numpy_stdlib_and_compat(name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_defines_the_interface(name):
     tree = ast.parse(CASES[name].path.read_text())
-    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    assert {"programs", "verdict"} <= functions
-    assert ast.get_docstring(tree), f"{name} needs a docstring naming its discussion"
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert {"programs", "verdict"} <= set(functions)
+    assert ast.get_docstring(tree), f"{name} needs a docstring summarising its source"
+    sizes = set(CASES[name].space.ranges)
+    for function in ("programs", "compiled", "facts"):
+        if function in functions:
+            taken = {a.arg for a in functions[function].args.args} | {
+                a.arg for a in functions[function].args.kwonlyargs
+            }
+            assert taken <= sizes or functions[function].args.kwarg, f"{name}.{function} takes {taken - sizes}"
+    verdict = functions["verdict"].args
+    named = [a.arg for a in (*verdict.posonlyargs, *verdict.args, *verdict.kwonlyargs)][1:]
+    assert set(named) <= sizes, f"{name}.verdict names {set(named) - sizes}, which are not sizes"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_the_discussion_is_a_short_name_or_a_url(name):
-    """Where the case comes from, upstream: a short name (listed in cases/README.md) or the thread's URL."""
-    discussion = CASES[name].discussion
-    assert re.fullmatch(r"[a-z0-9][a-z0-9.-]*|https://\S+", discussion), f"{name}: {discussion!r}"
+def test_the_source_is_a_url_or_a_title(name):
+    """Where the case comes from, upstream: the thread's URL, or one line naming it where no URL is known."""
+    source = CASES[name].source
+    assert source.strip() and "\n" not in source
+    assert "://" not in source or re.fullmatch(r"https://\S+", source), f"{name}: {source!r}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_constants_agree(name):
+    """Anchors lie in the size space and the cost formulas evaluate at each of them."""
+    case = CASES[name]
+    assert case.claim.strip() and case.anchors
+    for anchor in case.anchors:
+        for size, value in anchor.items():
+            low, high = case.space.ranges[size]
+            assert low <= value <= high, f"{name}: anchor {size}={value} outside [{low}, {high}]"
+        assert all(cost > 0 for cost in case.space.cost_of(anchor).values())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_list_shows_the_programs_and_metric_names_without_running_jax(name):
+    shown = describe_case(CASES[name])
+    shape = outline(CASES[name].path)
+    assert shape.programs, f"{name}: no program found in what programs() returns"
+    assert all(f"{program}.wall_ns" in shown for program in shape.programs)
 
 
 @pytest.mark.jax

@@ -9,7 +9,7 @@ def test_discovers_the_shipped_cases_without_importing_them():
     assert {"async_dispatch", "scan_sync"} <= set(cases)
     assert "compat" not in cases
     for case in cases.values():
-        assert case.claim and case.discussion
+        assert case.claim and case.source
         assert case.anchors, f"{case.name} has no anchor sizes"
         for anchor in case.anchors:
             assert all(lo <= anchor[name] <= hi for name, (lo, hi) in case.space.ranges.items())
@@ -40,7 +40,7 @@ def test_missing_folder_is_a_usage_error(tmp_path):
 
 
 def test_case_without_claim_is_refused(tmp_path):
-    (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nDISCUSSION = 'x'\n")
+    (tmp_path / "bare.py").write_text("SIZE_SPACE = {}\nANCHORS = []\nSOURCE = 'x'\n")
     found = discovery.discover(tmp_path)
     assert list(found) == [] and "lacks CLAIM" in found.broken["bare"]
     with pytest.raises(UsageError, match="lacks CLAIM"):
@@ -49,7 +49,7 @@ def test_case_without_claim_is_refused(tmp_path):
 
 def test_anchor_missing_a_size_is_refused(tmp_path):
     (tmp_path / "odd.py").write_text(
-        "CLAIM = 'c'\nDISCUSSION = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
+        "CLAIM = 'c'\nSOURCE = 'd'\nSIZE_SPACE = {'N': (1, 9), 'M': (1, 9)}\nANCHORS = [{'N': 2}]\n"
     )
     found = discovery.discover(tmp_path)
     with pytest.raises(UsageError, match="every ANCHORS entry"):
@@ -58,9 +58,9 @@ def test_anchor_missing_a_size_is_refused(tmp_path):
 
 BROKEN_CASES = {
     "syntax_error": "CLAIM = 'x'\ndef programs(:\n",
-    "non_literal": ('CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
-    "wrong_type": 'CLAIM = 3\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
-    "anchor_text": 'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
+    "non_literal": ('CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
+    "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
+    "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
 }
 
 
@@ -89,3 +89,39 @@ def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_wo
     assert (
         "steady" in listing and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
     )
+
+
+def test_a_case_still_naming_discussion_is_told_what_replaced_it(tmp_path):
+    (tmp_path / "older.py").write_text(
+        "CLAIM = 'c'\nDISCUSSION = 'd.txt'\nSIZE_SPACE = {'N': (1, 9)}\nANCHORS = [{'N': 2}]\n"
+    )
+    reason = discovery.discover(tmp_path).broken["older"]
+    assert "lacks SOURCE" in reason and "DISCUSSION is now SOURCE" in reason
+
+
+@pytest.mark.parametrize(
+    ("source", "readable"),
+    [
+        ("https://github.com/jax-ml/jax/discussions/21411", True),
+        ('"A thread title" (its URL was not found)', True),
+        ("http://example.org/plain-http", False),
+        ("https://example.org/with space", False),
+        ("", False),
+        ("two\nlines", False),
+    ],
+)
+def test_the_source_is_one_line_an_https_url_or_a_title(tmp_path, source, readable):
+    (tmp_path / "c.py").write_text(
+        f"CLAIM = 'c'\nSOURCE = {source!r}\nSIZE_SPACE = {{'N': (1, 9)}}\nANCHORS = [{{'N': 2}}]\n"
+    )
+    found = discovery.discover(tmp_path)
+    assert ("c" in found) is readable, found.broken
+    if not readable:
+        assert "SOURCE must be one line" in found.broken["c"]
+
+
+def test_a_non_literal_anchor_names_the_constant_and_the_rule(tmp_path):
+    (tmp_path / "c.py").write_text('CLAIM = "c"\nSOURCE = "s"\nSIZE_SPACE = {"S": (1, 9)}\nANCHORS = [{"S": 2**20}]\n')
+    reason = discovery.discover(tmp_path).broken["c"]
+    assert "ANCHORS is not a literal ([{'S': 2 ** 20}])" in reason and "literals only" in reason
+    assert "lacks" not in reason

@@ -11,7 +11,7 @@ CASE = CaseInfo(
     name="synthetic",
     path=Path("synthetic.py"),
     claim="N stays small",
-    discussion="none",
+    source="none",
     space=SizeSpace({"N": (1, 5000), "M": (1, 50)}, {"flops": "N * M"}),
     anchors=[{"N": 1, "M": 1}],
 )

@@ -59,7 +59,7 @@ def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
 
     case = tmp_path / "huge.py"
     case.write_text(
-        'CLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"K": (1, 2)}\nANCHORS = [{"K": 1}]\n'
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 2)}\nANCHORS = [{"K": 1}]\n'
         "def programs(K):\n    raise ValueError('y' * 5_000_000)\n"
     )
     settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
@@ -72,7 +72,7 @@ def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
 
     case = tmp_path / "no_dispatch.py"
     case.write_text(
-        'import jax.numpy as jnp\nCLAIM = "c"\nDISCUSSION = "d"\nSIZE_SPACE = {"K": (1, 9)}\nANCHORS = [{"K": 1}]\n'
+        'import jax.numpy as jnp\nCLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 9)}\nANCHORS = [{"K": 1}]\n'
         "def programs(K):\n"
         "    x = jnp.ones(K)\n"
         "    return {'array': [('x + 1', lambda: x + 1)], 'number': [('int', lambda: K + 1)]}\n"

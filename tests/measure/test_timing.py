@@ -1,6 +1,8 @@
 import gc
 import itertools
 
+import pytest
+
 from harness.measure import timing
 
 
@@ -118,3 +120,14 @@ def test_a_program_whose_warm_up_fills_a_sample_is_not_calibrated():
     calls = []
     prog = timing.time_program([("x", lambda: calls.append(1))], lambda o: o, warmup=1, repeats=2, min_sample_ns=1)
     assert prog.loops == 1 and len(calls) == 1 + 1 + 2, "no calibration run"
+
+
+def test_a_verdict_gets_the_sizes_when_it_takes_more_than_the_medians():
+    medians = {"p": {"wall_ns": 8.0}}
+    seen = []
+    timing.judge_claim(lambda m, N, M: seen.append((m, N, M)) or (True, ""), medians, {"N": 2, "M": 3})
+    timing.judge_claim(lambda m, **sizes: seen.append((m, sizes)) or (True, ""), medians, {"N": 2})
+    timing.judge_claim(lambda m: seen.append(m) or (True, ""), medians, {"N": 2})  # the older form
+    assert seen == [(medians, 2, 3), (medians, {"N": 2}), medians]
+    with pytest.raises(TypeError):  # a parameter that is no size fails the case process, with its traceback
+        timing.judge_claim(lambda m, Q: (True, ""), medians, {"N": 2})

@@ -3,7 +3,7 @@ import re
 import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
-from harness.render.case_page import claim_table, format_fact, hlo_table
+from harness.render.case_page import claim_table, format_fact, hlo_table, source_text
 from harness.store.results import load_results
 from tests.conftest import derive, in_processes, real_result, set_claim, write_results
 
@@ -76,3 +76,17 @@ def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
     assert "| cpu8 | cpu | N=1000 | – | ✓ | holds on 0.12.0.1 |" in table
     assert "| cuda12 | gpu | N=1000 | – | ✗ | does not hold on 0.12.0.1 |" in table
     assert "| cpu2 | cpu | N=1000 | – | ? | unsettled on 0.12.0.1 |" in table
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"),
+    [
+        ("https://github.com/jax-ml/jax/discussions/21411", "<https://github.com/jax-ml/jax/discussions/21411>"),
+        ('"A title" (someone); its URL was not found', '`"A title" (someone); its URL was not found`'),
+        ("https://x.org/a b", "`https://x.org/a b`"),
+        ("`code` <b>", "`'code' <b>`"),
+    ],
+)
+def test_a_source_is_a_link_only_when_it_is_a_plain_https_url(source, shown):
+    """A result file may hold anything: only a plain URL becomes a link, the rest is a code span."""
+    assert source_text(source) == shown

@@ -146,3 +146,12 @@ def test_the_backend_falls_back_to_the_platform_the_profile_pinned():
         host={"variables": {"JAX_PLATFORMS": "cuda,cpu"}},
     )
     assert parse(died).backend == "gpu" and parse(died).jax is None
+
+
+def test_the_source_of_new_results_and_the_discussion_of_older_ones_both_load():
+    """Results name where their case comes from as ``source``; those stored before carry ``discussion``."""
+    new = parse(document(source="https://github.com/jax-ml/jax/discussions/21411"))
+    old = parse(document(discussion="sharding-pmap-scaling.txt"))
+    assert (new.source, new.discussion) == ("https://github.com/jax-ml/jax/discussions/21411", "")
+    assert (old.source, old.discussion) == ("", "sharding-pmap-scaling.txt")
+    assert error_of(document(source=["x"])) == "source: expected str, got list"

@@ -117,7 +117,7 @@ CASE_HEAD = '''"""A case written for one test."""
 import jax
 
 CLAIM = "c"
-DISCUSSION = "d"
+SOURCE = "d"
 SIZE_SPACE = {"N": (1, 9)}
 ANCHORS = [{"N": 2}]
 
