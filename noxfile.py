@@ -274,7 +274,8 @@ def compare(session: nox.Session) -> None:
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
-    install_once(session, "-e", ".[test,report]", *DEFAULT_RELEASE.requirements())
+    # The lint extra too: a test checks that a scaffolded case passes the linters.
+    install_once(session, "-e", ".[test,report,lint]", *DEFAULT_RELEASE.requirements())
     session.run("pytest", *session.posargs)
 
 
