@@ -66,6 +66,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
         options.max_seconds,
         options.processes,
         progress,
+        script=None if options.case.script is None else options.case.path,
     )
 
 

@@ -58,6 +58,7 @@ class ReleaseProber:
     # Only results measured here are reused: timings from another machine do not compare.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     together: set[str] = field(default_factory=set)  # releases measured in one interleaved run
+    script: Path | None = None  # a plain script measured in place of the case (``--script``)
 
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine)
@@ -69,7 +70,7 @@ class ReleaseProber:
 
     def _measure_options(self, processes: int) -> list[str]:
         return [
-            "--case", self.case,
+            *(["--case", self.case] if self.script is None else ["--script", str(self.script.resolve())]),
             "--results", str(self.results_dir.resolve()),
             *(f"--size={k}={v}" for k, v in self.sizes.items()),
             *self.run_options,
