@@ -114,3 +114,27 @@ def test_an_issue_draft_quotes_the_script_as_it_is_and_its_real_output(tmp_path,
     assert copied.read_text() == (SCRIPTS / "prints_figures.py").read_text()
     draft = (out / "issues" / "script-prints_figures.md").read_text()
     assert "metric large wall_ns median=" in draft
+
+
+ENVIRONMENT_SCRIPT = """import json, os
+print("metric env wall_ns median=1 min=1 max=1 n=1")
+for name in ("XLA_FLAGS", "TPU_SKIP_MDS_QUERY", "PYTHONPATH"):
+    print("fact", name, json.dumps(os.environ.get(name)))
+"""
+
+
+def test_in_either_isolation_the_script_sees_the_sides_environment_not_the_harnesss(tmp_path, monkeypatch, capsys):
+    script = tmp_path / "environment.py"
+    script.write_text(ENVIRONMENT_SCRIPT)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    monkeypatch.delenv("TPU_SKIP_MDS_QUERY", raising=False)  # what a JAX import sets: the fork worker's does
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    for isolation in ("fork", "spawn"):
+        assert run_script(script, tmp_path / isolation, "--processes", "1", "--isolation", isolation) == 0
+        [result] = stored(tmp_path / isolation)
+        assert result.status == "ok", result.result.detail
+        assert dict(result.result.processes[0].facts) == {
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+            "TPU_SKIP_MDS_QUERY": None,
+            "PYTHONPATH": None,
+        }, isolation
