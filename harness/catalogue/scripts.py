@@ -57,8 +57,9 @@ def read_script(path: Path) -> CaseInfo:
     return CaseInfo(
         name=name,
         path=path.resolve(),
-        claim="",
-        discussion=f"plain script {path.name} (sha256 {source.sha256[:12]}), run as `python {path.name}`",
+        claim=f"plain script {path.name}, run as it is: judged on the metric lines it prints, else on its "
+        "whole-process wall time (process.wall_ns)",
+        discussion=f"{path.name}, sha256 {source.sha256[:12]}",
         space=SizeSpace({}, {}),
         anchors=[{}],
         script=source,
