@@ -31,7 +31,11 @@ PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_REPORTS = Path("reports")
 # The profile label of a search, issue, bisect or sweep run outside nox without --profile.
 UNPINNED_PROFILE = "default"
-CALIBRATION_CASE = "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
+CALIBRATION_CASE = "scan_sync"
+SCRIPT_HELP = (
+    "a plain repro script, run as `python FILE` once per process and judged on the `metric ...` lines it "
+    "prints, else on its whole-process wall time (process.wall_ns); see README 'A plain script'"
+)  # a claim every release has, with a wall time that a 10 % larger size raises
 
 
 class _Parser(argparse.ArgumentParser):
@@ -175,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="run cases on the JAX installed here and store the results")
     run.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
+    run.add_argument("--script", type=_path, metavar="FILE", help=SCRIPT_HELP + " instead of cases")
     run.add_argument("--profile", type=_label, help="label of the device profile (set by nox; default: default)")
     run.add_argument(
         "--sides",
@@ -251,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     exporter.add_argument("--out", type=_path, help="write the script here instead of printing it")
 
     drafter = commands.add_parser("issue", help="draft an upstream issue: export, run the script here, render")
-    _script_options(drafter)
+    _script_options(drafter, script=True)
     _session_options(drafter, release=True)
     drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
     drafter.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
@@ -360,10 +365,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_target(parser: argparse.ArgumentParser) -> None:
+    """CASE, or ``--script FILE`` in its place (``cli.target_case`` reads them)."""
+    parser.add_argument("case", nargs="?", help="a case of the catalogue (harness list), or --script FILE instead")
+    parser.add_argument("--script", type=_path, metavar="FILE", help=SCRIPT_HELP + " in place of CASE")
+
+
 def _release_range_options(
     parser: argparse.ArgumentParser, first: str, last: str, first_help: str, last_help: str, *, required: bool = True
 ) -> None:
-    parser.add_argument("case")
+    add_target(parser)
     parser.add_argument(first, dest="first", metavar="VERSION", required=required, help=first_help)
     parser.add_argument(last, dest="last", metavar="VERSION", required=required, help=last_help)
     criterion = parser.add_mutually_exclusive_group(required=parser.prog.endswith("bisect"))
@@ -414,8 +425,11 @@ def _calibrate_options(calibrator: argparse.ArgumentParser) -> None:
     _add_threshold_options(calibrator)
 
 
-def _script_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case")
+def _script_options(parser: argparse.ArgumentParser, *, script: bool = False) -> None:
+    if script:
+        add_target(parser)
+    else:
+        parser.add_argument("case")
     parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER (default: the case's first anchor)")
     parser.add_argument("--repeats", type=_positive_int, default=Settings.repeats)
     parser.add_argument("--warmup", type=_positive_int, default=Settings.warmup)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
 from harness.catalogue import discovery
+from harness.catalogue.scripts import check_results_folder, read_script
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.errors import HarnessError, UsageError
 from harness.measure.affinity import check_affinity
@@ -46,10 +47,28 @@ if TYPE_CHECKING:
     from harness.analysis.noise_floor import CalibrationPlan
 
 
+def target_case(args: argparse.Namespace) -> discovery.CaseInfo:
+    """The case a command names (CASE), or the plain script it names instead (``--script FILE``)."""
+    script = getattr(args, "script", None)
+    if script is None:
+        if not args.case:
+            raise UsageError("name a case (`harness list` shows them) or --script FILE")
+        [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+        return case
+    if args.case:
+        raise UsageError("give a case or --script FILE, not both")
+    if getattr(args, "size", None):
+        raise UsageError("--size: a script has no sizes; it runs as it is")
+    case = read_script(script)
+    if hasattr(args, "results"):
+        check_results_folder(_results_folder(args.results), case)
+    return case
+
+
 def _script_case(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
     from harness.upstream.export import script_sizes
 
-    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    case = target_case(args)
     sizes = script_sizes(case, discovery.parse_sizes(args.size))
     settings = Settings(
         timeout_s=getattr(args, "timeout", Settings.timeout_s),
@@ -92,7 +111,7 @@ def run_sides(args: argparse.Namespace) -> list[Side]:
 
 def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo], dict[str, int], Budget]:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
-    cases = discovery.select(discovery.discover(args.cases_dir), args.case)
+    cases = [target_case(args)] if args.script else discovery.select(discovery.discover(args.cases_dir), args.case)
     overrides = discovery.parse_sizes(args.size)
     discovery.check_overrides(cases, overrides)
     _results_folder(args.results)
@@ -134,7 +153,7 @@ def checked_range_args(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect`` and ``sweep`` that needs neither JAX nor the package index."""
     from harness.upstream.export import script_sizes
 
-    [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
+    case = target_case(args)
     sizes = script_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
     first, last, fix = range_ends(args)

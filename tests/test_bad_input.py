@@ -66,6 +66,13 @@ BAD_RUNS = [
     ["--sides", "PLAN_NOT_JSON"],
     ["--bogus"],
     ["extra-positional"],
+    ["--script", "MISSING_SCRIPT"],
+    ["--script", "OUT_FOLDER"],
+    ["--script", "BAD_NAME_SCRIPT"],
+    ["--script", "BINARY_SCRIPT"],
+    ["--script", ""],
+    ["--script", "SCRIPT", "--case", "scan_sync"],
+    ["--script", "SCRIPT", "--size", "N=3"],
 ]
 BAD_SEARCHES = [
     [],
@@ -96,6 +103,9 @@ BAD_ISSUES = [
     ["scan_sync", "--timeout", "nan"],
     ["scan_sync", "--profile", ".."],
     ["scan_sync", "--jax", "9.9"],
+    ["--script", "MISSING_SCRIPT"],
+    ["--script", "BAD_NAME_SCRIPT"],
+    ["scan_sync", "--script", "SCRIPT"],
 ]
 BAD_REPORTS = [
     ["--results", "/nonexistent"],
@@ -132,12 +142,20 @@ BAD_RANGES = [
     [*RANGE, "--claim", "--size", "N=0"],
     [*RANGE, "--claim", "--profile", ".."],
     [*RANGE, "--claim", "--releases", "/nonexistent-plan.json"],
+    [*RANGE[1:], "--claim"],  # neither a case nor --script
+    [*RANGE[1:], "--claim", "--script", "MISSING_SCRIPT"],
+    [*RANGE[1:], "--claim", "--script", "OUT_FOLDER"],
+    [*RANGE[1:], "--claim", "--script", "BAD_NAME_SCRIPT"],
+    [*RANGE, "--claim", "--script", "SCRIPT"],
+    [*RANGE[1:], "--claim", "--script", "SCRIPT", "--size", "N=3"],
 ]
 BAD_SWEEPS = [
     [*SWEEP, "--metric", "x"],
     ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"],
     ["scan_sync", "--from", "0.4.26"],
     [*SWEEP, "--timeout", "inf"],
+    [*SWEEP[1:], "--script", "MISSING_SCRIPT"],
+    [*SWEEP[1:], "--script", "BINARY_SCRIPT"],
 ]
 BAD_BISECT_TERMS = [
     ["scan_sync", "--broken", "0.4.26", "--claim"],  # a fix needs both ends
@@ -246,6 +264,8 @@ def _placed(argv, tmp_path):
     (tmp_path / "A_FILE").write_text("a file where a folder should be")
     (tmp_path / "OUT_FOLDER").mkdir()
     (tmp_path / "PLAN_NOT_JSON").write_text("{not json")
+    (tmp_path / "bad name.py").write_text("print('a script whose name cannot name its results')\n")
+    (tmp_path / "binary.py").write_bytes(b"\xff\xfe\x00 not text")
     results = tmp_path / "RESULTS"
     results.mkdir()
     cases = tmp_path / "CASES"
@@ -261,6 +281,10 @@ def _placed(argv, tmp_path):
         "PLAN_NOT_JSON": tmp_path / "PLAN_NOT_JSON",
         "RESULTS": results,
         "INTO": out / "merged",
+        "SCRIPT": FIXTURES / "scripts" / "cumsum_loop.py",
+        "MISSING_SCRIPT": tmp_path / "missing.py",
+        "BAD_NAME_SCRIPT": tmp_path / "bad name.py",
+        "BINARY_SCRIPT": tmp_path / "binary.py",
     }
     placed = [str(names.get(a, a)) for a in argv]
     command = placed[0] if placed else ""
@@ -297,6 +321,9 @@ NOX_POSARGS = [
     ("bisect", ["scan_sync", "--claim", "--broken", "0.4.26"]),
     ("run", ["--case", "nope"]),
     ("run", ["--timeout", "inf"]),
+    ("run", ["--script", "/nonexistent/repro.py"]),
+    ("sweep", ["--script", "/nonexistent/repro.py", "--from", "0.4.30", "--to", "0.7.2"]),
+    ("issue", ["--script", "/nonexistent/repro.py"]),
     ("report", ["--results", "/nonexistent"]),
     ("compare", ["/nonexistent"]),
 ]

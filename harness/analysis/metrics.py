@@ -63,8 +63,9 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
     for process in processes:
         loaded = bool(process.load and process.load.loaded)
         for name, program in process.programs.items():
-            if program.samples:
+            if program.samples and "wall" in program.kinds:
                 add(MetricKey(name, "wall"), [s.wall_ns for s in program.samples], loaded)
+            if program.samples and "dispatch" in program.kinds:
                 add(MetricKey(name, "dispatch"), [s.dispatch_ns for s in program.samples], loaded)
     for process in processes:
         loaded = bool(process.load and process.load.loaded)

@@ -28,6 +28,17 @@ RENAMED = {"DISCUSSION": "SOURCE"}
 
 
 @dataclass(frozen=True)
+class ScriptSource:
+    """A plain repro script measured in place of a case (``harness.catalogue.scripts``)."""
+
+    file: str  # its file name, as results and reports show it
+    sha256: str  # of its content: results of another version of it are never mixed with these
+
+    def as_record(self) -> dict[str, str]:
+        return {"file": self.file, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
 class CaseInfo:
     name: str
     path: Path
@@ -36,6 +47,7 @@ class CaseInfo:
     space: SizeSpace
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
+    script: ScriptSource | None = None  # a plain script run as ``python FILE``, not a case module
 
     def plan(self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget) -> list[PlannedPoint]:
         return sizes.plan(self.space, self.anchors, effort, overrides, seed=seed, budget=budget)

@@ -111,6 +111,7 @@ def run_process(
     timeout_s: float,
     affinity: list[int] | None,
     load_threshold: float,
+    script_sha256: str | None = None,
 ) -> ProcessRun:
     """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for the case's sake.
 
@@ -126,6 +127,8 @@ def run_process(
             "log": str(log),
             "affinity": affinity,
         }
+        if script_sha256 is not None:  # a plain script of this content, not a case module
+            request["script_sha256"] = script_sha256
         watch = LoadWatch(load_threshold)
         started_ns, started = time.time_ns(), time.monotonic()
         timed_out = False

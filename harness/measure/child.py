@@ -11,6 +11,8 @@ exit code.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import importlib.util
 import json
 import resource
@@ -25,6 +27,7 @@ from typing import Any
 
 from harness.host.environment import jax_facts, scrub
 from harness.measure import hlo, timing
+from harness.measure.script_process import run_script
 from harness.stats import summarize
 
 TRACEBACK_LINES = 25
@@ -163,13 +166,22 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     return payload
 
 
-def run(case_file: Path, sizes: dict[str, int], settings: dict[str, Any]) -> dict[str, Any]:
+def run(
+    case_file: Path, sizes: dict[str, int], settings: dict[str, Any], script_sha256: str | None = None
+) -> dict[str, Any]:
+    """Run a case (or, with ``script_sha256``, a plain script of that content) and return its payload."""
     phase = Phases()
     try:
-        with phase("import"):
-            module = load_case(case_file)
-        payload = execute(module, sizes, settings, phase)
-        payload["status"] = "ok"
+        if script_sha256 is not None:
+            with phase("script"):
+                payload = run_script(case_file, script_sha256)
+            with phase("facts"), contextlib.suppress(Exception):  # the side's JAX, for the record, once it ran
+                importlib.import_module("jax")
+        else:
+            with phase("import"):
+                module = load_case(case_file)
+            payload = execute(module, sizes, settings, phase)
+            payload["status"] = "ok"
     except Skip as exc:
         payload = {"status": "skipped", "detail": str(exc)}
     except Exception as exc:
@@ -199,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=json.loads, required=True)
     parser.add_argument("--settings", type=json.loads, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
     args = parser.parse_args(argv)
-    payload = run(args.case_file, args.sizes, args.settings)
+    payload = run(args.case_file, args.sizes, args.settings, args.script_sha256)
     args.out.write_text(json.dumps(payload))
     return 0
 

@@ -330,7 +330,7 @@ class Recorder:
         for a side whose cell was measured before.
         """
         index, total = position
-        head = f"({index}/{total}) {item.case.name} {sizes_text(item.sizes)}"
+        head = f"({index}/{total}) {item.case.name} {sizes_text(item.sizes)}".rstrip()
         left = f"({total - index} cell{'' if total - index == 1 else 's'} left)"
         done: CellOutcomes = []
         if item.point.refusal:
@@ -406,6 +406,7 @@ class Recorder:
                     timeout_s=settings.timeout_s,
                     affinity=affinity,
                     load_threshold=settings.load_threshold,
+                    script_sha256=None if item.case.script is None else item.case.script.sha256,
                 )
             loaded = process.load is not None and process.load.loaded and process.status != "skipped"
             if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS:
@@ -446,6 +447,7 @@ class Recorder:
             host=host,
             interleaved_with=others,
             processes=[process.as_record() for process in run.processes],
+            **({} if item.case.script is None else {"script": item.case.script.as_record()}),
         )
         try:
             return write_result(self.results_dir, record)

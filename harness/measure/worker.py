@@ -8,10 +8,11 @@ worker's own output, JAX's import warnings included, goes to stderr, the harness
 - on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after
   importing JAX once *without* starting a backend (``fork`` isolation only) and taking
   the side's host facts (``harness.host.environment.host_facts``);
-- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity"}}`` is
+- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity", "script_sha256"}}`` is
   answered ``{"started": {"pid"}}`` once the case process exists, and
   ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}`` once it has ended
-  (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage);
+  (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage); with
+  ``script_sha256`` the case file is a plain script of that content, run as ``python FILE``;
 - anything else is answered ``{"error": "..."}``.  EOF on stdin ends the worker.
 
 Each case process runs in a session of its own (so the harness can kill it with all
@@ -43,7 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import importlib
 import json
 import os
@@ -53,6 +53,8 @@ import traceback
 import warnings
 from pathlib import Path
 from typing import IO, Any
+
+from harness.measure.lifetime import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 
 # Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
 # because it may be multithreaded.  The worker never starts a JAX backend — the threads that
@@ -65,25 +67,9 @@ PRELOAD = ("jax", "jax.numpy", "numpy", "harness.measure.child")
 # Exit code of a case process that ended by an exception outside the case's own code
 # (pinning to CPUs failed, the case called sys.exit...); its log holds the traceback.
 CASE_PROCESS_ERROR = 70
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
 # Rounds of killing the worker's leftover children: each round's dead hand their own children
 # to the worker, so a tree n deep takes n rounds; a fork bomb is given up on after this many.
 LEFTOVER_ROUNDS = 100
-
-
-def _prctl(option: int, value: int) -> bool:
-    """Linux's ``prctl``; False where there is none (macOS, BSD) or the kernel refuses the option."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def die_with_parent(signum: int = signal.SIGKILL) -> None:
-    """Linux only: ask the kernel to send ``signum`` to this process if its parent dies first."""
-    _prctl(PR_SET_PDEATHSIG, signum)
 
 
 def worker_dies_with_harness() -> None:
@@ -144,6 +130,11 @@ def end_all(running: list[int], signum: int) -> None:
     os._exit(128 + signum)
 
 
+# The environment the worker was started with, before a preload's JAX import set variables of its own:
+# a plain script's process gets this one (harness.measure.script_process).
+SIDE_ENVIRON: dict[str, str] = {}
+
+
 def preload() -> list[str]:
     """Import what every case process needs; a module that fails is left to the case process."""
     loaded = []
@@ -179,7 +170,11 @@ def run_case_here(request: dict[str, Any]) -> None:
     """The case process of ``fork`` isolation: run the case, write its payload."""
     from harness.measure.child import run
 
-    payload = run(Path(request["case_file"]), request["sizes"], request["settings"])
+    if request.get("script_sha256") and SIDE_ENVIRON:
+        # A plain script gets the side's environment, not what this worker's JAX import added to it.
+        os.environ.clear()
+        os.environ.update(SIDE_ENVIRON)
+    payload = run(Path(request["case_file"]), request["sizes"], request["settings"], request.get("script_sha256"))
     Path(request["out"]).write_text(json.dumps(payload))
 
 
@@ -196,6 +191,7 @@ def child_command(request: dict[str, Any]) -> list[str]:
         json.dumps(request["settings"]),
         "--out",
         request["out"],
+        *(["--script-sha256", request["script_sha256"]] if request.get("script_sha256") else []),
     ]
 
 
@@ -258,6 +254,7 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
     # Before the preload: importing JAX sets variables of its own (TPU_SKIP_MDS_QUERY...),
     # and the host's facts record the side's environment, not JAX's additions.
     host = host_facts()
+    SIDE_ENVIRON.update(os.environ)
     preloaded = preload() if isolation == "fork" else []
     answer(
         {
@@ -292,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--isolation", choices=ISOLATIONS, default="fork")
     args = parser.parse_args(argv)
     # Whatever a case leaves behind comes to the worker, not to init, to be killed (``end_leftovers``).
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
     # banner, a stray print) lands in the worker's log instead of in the protocol.
     answers = os.fdopen(os.dup(1), "w")

@@ -72,6 +72,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | N
         options.max_seconds,
         processes or options.processes,
         progress,
+        script=None if options.case.script is None else options.case.path,
     )
 
 

@@ -61,6 +61,7 @@ class ReleaseProber:
     together: set[str] = field(default_factory=set)  # releases measured in one interleaved run
     # Which stored results this prober counts at all (None: every one); see ``first_round``.
     accept: Callable[[StoredResult], bool] | None = None
+    script: Path | None = None  # a plain script measured in place of the case (``--script``)
 
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine, self.accept)
@@ -72,7 +73,7 @@ class ReleaseProber:
 
     def _measure_options(self, processes: int) -> list[str]:
         return [
-            "--case", self.case,
+            *(["--case", self.case] if self.script is None else ["--script", str(self.script.resolve())]),
             "--results", str(self.results_dir.resolve()),
             *(f"--size={k}={v}" for k, v in self.sizes.items()),
             *self.run_options,

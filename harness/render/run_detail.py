@@ -37,7 +37,8 @@ def metrics_table(result: StoredResult) -> str:
         samples = [s for r in records for s in r.samples]
         if not samples:
             continue
-        rows.append(_summary_row(name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]))
+        if "dispatch" in records[0].kinds:
+            rows.append(_summary_row(name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]))
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
         for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):

@@ -15,6 +15,7 @@ business (``harness.analysis``), never stored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -70,6 +71,9 @@ class StoredProgram:
     warmup: int = 0
     loops: int = 1  # iterations per sample: a sample stores their mean
     stopped_by: str = ""
+    # What the samples measured: a plain script's whole-process time is a wall time with no dispatch
+    # point, so its marks are not a dispatch figure (``harness.measure.script_process``).
+    kinds: tuple[str, ...] = ("wall", "dispatch")
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,14 @@ class ProcessRun:
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class ScriptIdentity:
+    """The plain script a result measured (``--script``): its file name and the SHA-256 of its content."""
+
+    file: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -223,6 +235,7 @@ class Result:
     discussion: str = ""
     host: HostFacts = field(default_factory=HostFacts)
     interleaved_with: tuple[str, ...] = ()
+    script: ScriptIdentity | None = None  # a plain script's result, not a case's
 
     @property
     def machine(self) -> str:
@@ -402,7 +415,27 @@ def _program(value: Any, where: str) -> StoredProgram:
         warmup=fields.optional("warmup", _int, 0),
         loops=fields.optional("loops", _int, 1),
         stopped_by=fields.optional("stopped_by", _str, ""),
+        kinds=fields.optional("kinds", _kinds, ("wall", "dispatch")),
     )
+
+
+PROGRAM_KINDS = ("wall", "dispatch")
+
+
+def _kinds(value: Any, where: str) -> tuple[str, ...]:
+    kinds = _list(_str)(value, where)
+    unknown = [kind for kind in kinds if kind not in PROGRAM_KINDS]
+    if unknown or not kinds:
+        raise SchemaError(where, f"expected a non-empty list of {' and '.join(PROGRAM_KINDS)}")
+    return kinds
+
+
+def _script(value: Any, where: str) -> ScriptIdentity:
+    fields = _Fields(value, where)
+    digest = fields.required("sha256", _str)
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
+    return ScriptIdentity(fields.required("file", _str), digest)
 
 
 def _compiled(value: Any, where: str) -> CompiledFunction:
@@ -572,4 +605,5 @@ def parse(data: Any) -> Result:
         discussion=fields.optional("discussion", _str, ""),
         host=fields.optional("host", _host, HostFacts()),
         interleaved_with=fields.optional("interleaved_with", _list(_str), ()),
+        script=fields.optional("script", _script, None),
     )

@@ -33,6 +33,7 @@ HARNESS_DIR = Path(__file__).resolve().parents[1]
 COMPAT = "cases.compat"
 # Modules a script may inline; cases.compat is the one next to the case file.
 HARNESS_MODULES = {
+    "harness.measure.figures": HARNESS_DIR / "measure" / "figures.py",
     "harness.measure.timing": HARNESS_DIR / "measure" / "timing.py",
     "harness.upstream.standalone": HARNESS_DIR / "upstream" / "standalone.py",
 }

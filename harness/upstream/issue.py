@@ -113,7 +113,8 @@ def write_issue(
     results_dir: Path,
     out_dir: Path,
 ) -> Written:
-    script = export_script(case, sizes, settings.for_child())
+    # A plain script (--script) is its own draft script, quoted and run as it is.
+    script = case.path.read_text() if case.script is not None else export_script(case, sizes, settings.for_child())
     folder = out_dir / ISSUES_DIR
     folder.mkdir(parents=True, exist_ok=True)
     script_path = folder / f"{case.name}.py"

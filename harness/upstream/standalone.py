@@ -3,7 +3,7 @@
 ``harness.upstream.export`` inlines the parts of this module that a script needs (``main`` and
 what it uses, with ``harness.measure.timing``) into every standalone script, so it imports only
 the standard library at module level and JAX inside ``main``.  The harness reads the
-printed figures back with ``parse_output``: the format has one owner.
+printed figures back with ``parse_output``: the format has one owner, ``harness.measure.figures``.
 
 Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
 each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
@@ -16,12 +16,11 @@ function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from harness.measure.figures import CLAIM_PREFIX, FACT_PREFIX, Figures, figure_line, parse_output
 from harness.measure.timing import (
     Block,
     CompileTiming,
@@ -36,19 +35,8 @@ Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
-CLAIM_PREFIX = "claim holds: "
-FACT_PREFIX = "fact "
-_FIGURE = re.compile(
-    r"metric (?P<program>\S+) (?P<metric>.+) median=(?P<median>\d+) min=(?P<min>\d+) max=(?P<max>\d+) n=(?P<n>\d+)"
-)
-
-
-def figure_line(program: str, metric: str, values: Sequence[float]) -> str:
-    ordered = sorted(values)
-    return (
-        f"metric {program} {metric} median={statistics.median(ordered):.0f} "
-        f"min={ordered[0]:.0f} max={ordered[-1]:.0f} n={len(ordered)}"
-    )
+# The line format and its reader live in ``harness.measure.figures``; named here for the draft's sake.
+__all__ = ["CLAIM_PREFIX", "FACT_PREFIX", "Figures", "figure_line", "main", "measure", "parse_output"]
 
 
 def series(timed: ProgramTiming) -> dict[str, list[int]]:
@@ -137,39 +125,3 @@ def main(
         facts=facts,
         clear_caches=getattr(jax, "clear_caches", None),
     )
-
-
-@dataclass
-class Figures:
-    """What an exported script printed, read back."""
-
-    header: dict[str, str] = field(default_factory=dict)
-    medians: dict[tuple[str, str], float] = field(default_factory=dict)
-    facts: dict[str, Any] = field(default_factory=dict)
-    counts: dict[tuple[str, str], int] = field(default_factory=dict)
-    holds: bool | None = None
-    evidence: str = ""
-
-
-def parse_output(text: str) -> Figures:
-    figures = Figures()
-    for line in text.splitlines():
-        found = _FIGURE.fullmatch(line.strip())
-        if found:
-            key = (found["program"], found["metric"])
-            figures.medians[key] = float(found["median"])
-            figures.counts[key] = int(found["n"])
-        elif line.startswith(FACT_PREFIX):
-            name, _, value = line[len(FACT_PREFIX) :].partition(" ")
-            try:
-                figures.facts[name] = json.loads(value)
-            except ValueError:  # not a line the script printed: keep it as text
-                figures.facts[name] = value
-        elif line.startswith(CLAIM_PREFIX):
-            verdict, _, evidence = line[len(CLAIM_PREFIX) :].partition(" — ")
-            figures.holds = verdict.strip() == "True"
-            figures.evidence = evidence.strip()
-        elif line.startswith("jax ") and not figures.header:
-            words = line.split()
-            figures.header = dict(zip(words[::2], words[1::2], strict=False))
-    return figures

@@ -52,6 +52,15 @@ def test_series_of_a_scan_use_the_last_step_for_dispatch():
     assert dispatch == [[s["marks_ns"][1] for s in program["samples"]] for program in programs]
 
 
+def test_a_program_gives_only_the_kinds_it_measured():
+    data = real_result("async_dispatch-0.12.0.1")
+    for process in data["processes"]:
+        process["programs"]["jit"]["kinds"] = ["wall"]  # as a plain script's whole-process time is stored
+    series = sample_series(stored(data))
+    assert MetricKey("jit", "wall") in series and MetricKey("jit", "dispatch") not in series
+    assert MetricKey("eager", "dispatch") in series
+
+
 def test_series_keep_each_finished_process_apart():
     data = real_result("async_dispatch-0.12.0.1")
     walls = [s["wall_ns"] for s in data["processes"][0]["programs"]["jit"]["samples"]]

@@ -91,6 +91,16 @@ def test_a_measurement_runs_the_case_in_the_processes_asked_for(tmp_path, fake_r
     assert measured.note.startswith("measured (5) in ")
 
 
+def test_a_plain_script_is_measured_by_its_absolute_path_in_place_of_the_case(tmp_path, fake_run, monkeypatch):
+    probe, _ = prober(tmp_path)
+    monkeypatch.chdir(tmp_path)  # the release's harness run starts in the checkout, not here
+    (tmp_path / "repro.py").write_text("print('hi')\n")
+    probe.script = Path("repro.py")
+    probe("0.4.30")
+    [command] = fake_run.commands
+    assert "--case" not in command and option(command, "--script") == str(tmp_path / "repro.py")
+
+
 def test_a_stored_result_of_fewer_processes_is_measured_anew_not_reused(tmp_path, fake_run):
     probe, _ = prober(tmp_path)
     write_result(tmp_path / "results", derive(v1_result("async_dispatch-0.12.0.1"), release="0.4.30"))

@@ -117,6 +117,12 @@ def test_optional_fields_default_and_unknown_ones_are_ignored():
         ({"window_unix_ns": [1, 2, 3]}, "window_unix_ns: expected [start, end], got 3 values"),
         ({"settings": {"affinity": "0,1"}}, "settings.affinity: expected list, got str"),
         ({"interleaved_with": "jax 0.4.26"}, "interleaved_with: expected list, got str"),
+        ({"script": {"file": "a.py", "sha256": "abc"}}, "script.sha256: expected 64 lowercase hex digits"),
+        ({"script": {"sha256": "0" * 64}}, "script.file: missing"),
+        (
+            {"processes": [{"status": "ok", "programs": {"p": program(kinds=["wall", "speed"])}}]},
+            "processes[0].programs.p.kinds: expected a non-empty list of wall and dispatch",
+        ),
     ],
 )
 def test_a_wrong_field_is_named_by_its_path(change, message):
@@ -155,3 +161,13 @@ def test_the_source_of_new_results_and_the_discussion_of_older_ones_both_load():
     assert (new.source, new.discussion) == ("https://github.com/jax-ml/jax/discussions/21411", "")
     assert (old.source, old.discussion) == ("", "sharding-pmap-scaling.txt")
     assert error_of(document(source=["x"])) == "source: expected str, got list"
+
+
+def test_a_plain_scripts_result_names_the_script_and_what_its_programs_measured():
+    script = {"file": "repro.py", "sha256": "ab" * 32}
+    processes = [{"index": 0, "status": "ok", "programs": {"process": program(kinds=["wall"])}}]
+    result = parse(document(script=script, processes=processes))
+    assert result.script is not None and (result.script.file, result.script.sha256) == ("repro.py", "ab" * 32)
+    assert result.processes[0].programs["process"].kinds == ("wall",)
+    case = parse(document(processes=[{"index": 0, "status": "ok", "programs": {"p": program()}}]))
+    assert case.script is None and case.processes[0].programs["p"].kinds == ("wall", "dispatch")

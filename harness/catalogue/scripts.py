@@ -1,0 +1,85 @@
+"""A plain repro script in place of a case: ``--script FILE`` for run, bisect, sweep and issue.
+
+A script is the user's own code and runs as such (``python FILE`` in the side's venv,
+``harness.measure.script_process``); what is checked here is only what becomes a name
+or a path.  Its results are stored as case ``script-<stem>``, a name that must pass
+``harness.names``, with the SHA-256 of its content in every result.
+
+A changed script measures something else, so results of two versions are never mixed:
+a results folder that holds ``script-<stem>`` results of other content is refused, with
+the ways out (another ``--results`` folder, or another file name for the new version).
+Standard library only: the noxfile checks ``--script`` in nox's own environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+from pathlib import Path
+
+from harness.catalogue.discovery import CaseInfo, ScriptSource
+from harness.catalogue.sizes import SizeSpace
+from harness.errors import UsageError
+from harness.names import inside, name_problem
+from harness.store.results import load_results
+
+PREFIX = "script-"
+
+
+def script_name(path: Path) -> str:
+    """``script-<stem>``, the case name a script's results are stored under; UsageError if it is not a name."""
+    name = f"{PREFIX}{path.stem}"
+    problem = name_problem(name)
+    if problem:
+        raise UsageError(f"script {str(path)[:120]!r}: its results would be stored as {problem}; rename the file")
+    return name
+
+
+def read_script(path: Path) -> CaseInfo:
+    """The script as a case of no sizes, measured once per process; UsageError naming what is wrong with it."""
+    name = script_name(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise UsageError(f"script not found: {path}") from None
+    except OSError as exc:
+        raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"script {path} is not a regular file")
+    try:
+        content = path.read_bytes()
+        content.decode()
+    except OSError as exc:
+        raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"script {path} is not UTF-8 text, so not a Python script") from None
+    source = ScriptSource(path.name, hashlib.sha256(content).hexdigest())
+    return CaseInfo(
+        name=name,
+        path=path.resolve(),
+        claim=f"plain script {path.name}, run as it is: judged on the metric lines it prints, else on its "
+        "whole-process wall time (process.wall_ns)",
+        source=f"plain script {path.name}, sha256 {source.sha256[:12]}",
+        space=SizeSpace({}, {}),
+        anchors=[{}],
+        script=source,
+    )
+
+
+def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
+    """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
+    if case.script is None:
+        return
+    folder = inside(results_dir, case.name)
+    if not folder.is_dir():
+        return
+    for stored in load_results(folder)[0]:
+        recorded = stored.result.script
+        if recorded is not None and recorded.sha256 == case.script.sha256:
+            continue
+        what = f"another version of it (sha256 {recorded.sha256[:12]})" if recorded else "something other than it"
+        raise UsageError(
+            f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "
+            "results of two versions are never mixed; give --results another folder, or the changed script "
+            "another file name"
+        )

@@ -1,0 +1,118 @@
+"""A plain script's process: run once as ``python FILE``, judged on the figure lines it prints, else timed whole."""
+
+import hashlib
+import os
+
+from harness.host.environment import REPO_ROOT
+from harness.measure.figures import Figure, parse_output
+from harness.measure.script_process import WHOLE_PROCESS, programs_from, run_script, script_environment
+from tests.conftest import FIXTURES
+
+SCRIPTS = FIXTURES / "scripts"
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run(name, timeout_s=120.0):
+    path = SCRIPTS / name
+    return run_script(path, sha(path), timeout_s)
+
+
+def figure(program, metric, median, n=5):
+    return Figure(program, metric, median, median - 1, median + 1, n)
+
+
+def test_a_programs_printed_figures_become_one_sample_of_its_medians_with_its_steps_as_marks():
+    programs, compiled = programs_from(
+        [
+            figure("scan", "lower_ns", 700),
+            figure("scan", "compile_ns", 900),
+            figure("two", "first_call_ns", 5000, n=1),
+            figure("two", "dispatch_ns", 300),
+            figure("two", "wall_ns", 400),
+            figure("two", "mark:scan 1", 100),
+            figure("two", "mark:scan 2", 300),
+        ]
+    )
+    assert compiled == {"scan": {"lower_ns": [700], "compile_ns": [900]}}
+    two = programs["two"]
+    assert two["steps"] == ["scan 1", "scan 2"] and two["kinds"] == ["wall", "dispatch"]
+    assert two["samples"] == [{"marks_ns": [100, 300], "wall_ns": 400}]
+    assert two["first_call"] == {"marks_ns": [5000], "wall_ns": 5000}
+    assert {line["metric"] for line in two["printed"]} == {"first_call_ns", "dispatch_ns", "wall_ns", "mark:scan 1",
+                                                           "mark:scan 2"}  # fmt: skip
+
+
+def test_a_figure_the_script_did_not_print_is_never_stood_in_for_by_another():
+    programs, _ = programs_from([figure("p", "wall_ns", 400), figure("q", "dispatch_ns", 30)])
+    assert programs["p"]["kinds"] == ["wall"] and programs["q"]["kinds"] == ["dispatch"]
+    assert programs["q"]["samples"][0]["marks_ns"] == [30]
+
+
+def test_figures_of_metrics_the_statistics_do_not_know_make_no_program():
+    assert programs_from([figure("p", "throughput", 7)]) == ({}, {})
+
+
+def test_the_figure_lines_are_read_with_their_spread_as_printed():
+    figures = parse_output("noise\nmetric p wall_ns median=25 min=10 max=40 n=4\nmetric p wall_ns median=x\n")
+    assert figures.lines == [Figure("p", "wall_ns", 25, 10, 40, 4)]
+
+
+def test_a_script_that_prints_figures_is_judged_on_them_and_its_claim_kept():
+    payload = run("prints_figures.py")
+    assert payload["status"] == "ok", payload
+    assert set(payload["programs"]) == {"small", "large"} and payload["compiled"] == {}
+    assert payload["claim"] == {"holds": True, "evidence": "large work takes longer than small"}
+    script = payload["script"]
+    assert script["judged_on"] == "printed figures" and script["exit_status"] == 0 and script["wall_ns"] > 0
+    large = payload["programs"]["large"]["samples"][0]["wall_ns"]
+    small = payload["programs"]["small"]["samples"][0]["wall_ns"]
+    assert large > small, "20 times the work"
+
+
+def test_any_other_script_is_timed_as_a_whole_process():
+    payload = run("sleeps.py")
+    assert payload["status"] == "ok"
+    [(name, program)] = payload["programs"].items()
+    assert name == WHOLE_PROCESS and program["kinds"] == ["wall"]
+    assert program["samples"][0]["wall_ns"] == payload["script"]["wall_ns"]
+    assert payload["script"]["judged_on"] == "whole process" and "claim" not in payload
+
+
+def test_a_non_zero_exit_is_a_failed_process_with_its_exit_status_and_last_lines():
+    payload = run("exits_nonzero.py")
+    assert payload["status"] == "failed" and payload["script"]["exit_status"] == 1
+    assert payload["detail"].startswith("python exits_nonzero.py exited with code 1")
+    assert "RuntimeError: the repro broke here" in payload["detail"]
+    assert "programs" not in payload
+
+
+def test_a_script_that_changed_since_the_run_began_is_not_run(tmp_path):
+    path = tmp_path / "edited.py"
+    path.write_text("print('new')\n")
+    payload = run_script(path, hashlib.sha256(b"print('old')\n").hexdigest(), 60.0)
+    assert payload["status"] == "failed" and "changed since this run began" in payload["detail"]
+
+
+def test_a_script_past_its_timeout_is_killed(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_TEST_SLEEP_S", "30")
+    payload = run("sleeps.py", timeout_s=0.5)
+    assert payload["status"] == "timeout"
+
+
+def test_the_script_runs_from_its_folder_with_the_sides_environment(tmp_path, monkeypatch):
+    path = tmp_path / "where.py"
+    path.write_text("import os, sys\nprint('metric where wall_ns median=1 min=1 max=1 n=1')\n"
+                    "print('fact cwd', '\"' + os.getcwd() + '\"')\nprint('fact flags', '\"' + "
+                    "os.environ.get('XLA_FLAGS', '') + '\"')\n")  # fmt: skip
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+    payload = run_script(path, sha(path), 60.0)
+    assert payload["facts"] == {"cwd": str(tmp_path), "flags": "--xla_force_host_platform_device_count=3"}
+
+
+def test_the_harness_put_first_on_pythonpath_is_taken_out_and_the_sides_own_entries_kept():
+    both = script_environment({"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), "/mine"]), "A": "1"})
+    assert both == {"PYTHONPATH": "/mine", "A": "1"}
+    assert "PYTHONPATH" not in script_environment({"PYTHONPATH": str(REPO_ROOT)})

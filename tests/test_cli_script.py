@@ -1,0 +1,140 @@
+"""``--script FILE``: a plain repro script measured, stored and judged like a case, through the command line.
+
+Real processes throughout: the scripts under ``fixtures/scripts`` run as ``python FILE`` on the JAX
+installed here.  Timing assertions are ratios with generous margins, never absolute times.
+"""
+
+import json
+import shutil
+
+from harness.analysis.metrics import compare_metric, metric_samples
+from harness.analysis.significance import Thresholds, Verdict
+from harness.arguments import build_parser
+from harness.cli import checked_range_args, main
+from harness.store.results import load_results
+from tests.conftest import FIXTURES
+
+SCRIPTS = FIXTURES / "scripts"
+# The judging's wiring is under test, not this shared machine's noise: a looser significance level than the
+# default, with ratios far beyond the factor.
+LOOSE = Thresholds(alpha=0.05)
+
+
+def stored(results):
+    found, problems = load_results(results)
+    assert problems == []
+    return found
+
+
+def run_script(script, results, *options):
+    return main(["run", "--script", str(script), "--results", str(results), "--profile", "cpu", *options])
+
+
+def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes(tmp_path, capsys):
+    assert run_script(SCRIPTS / "cumsum_loop.py", tmp_path / "r", "--processes", "2") == 0
+    [result] = stored(tmp_path / "r")
+    assert (result.case, result.status, result.profile) == ("script-cumsum_loop", "ok", "cpu")
+    assert result.result.script is not None and result.result.script.file == "cumsum_loop.py"
+    samples = metric_samples(result)
+    assert [key.metric_name for key in samples] == ["process.wall_ns"]
+    assert len(samples[next(iter(samples))].processes) == 2, "one run of the script per process"
+    document = json.loads(result.path.read_text())
+    assert [p["script"]["exit_status"] for p in document["processes"]] == [0, 0]
+    assert all(p["jax"]["backend"] == "cpu" for p in document["processes"]), "the side's JAX, for the record"
+
+
+def test_a_script_that_exits_non_zero_is_a_recorded_failure_and_the_run_goes_on(tmp_path, capsys):
+    assert run_script(SCRIPTS / "exits_nonzero.py", tmp_path / "r", "--processes", "2") == 0
+    [result] = stored(tmp_path / "r")
+    assert result.status == "failed" and [p.status for p in result.result.processes] == ["failed", "failed"]
+    assert "exited with code 1" in result.result.detail and "the repro broke here" in result.result.detail
+    assert run_script(SCRIPTS / "exits_nonzero.py", tmp_path / "r", "--processes", "2", "--force", "--strict") == 1
+
+
+def test_an_exported_case_round_trips_judged_on_the_figures_it_prints(tmp_path, capsys):
+    sizes = ["--size", "N=16", "--size", "M=3"]
+    exported = tmp_path / "scan_sync.py"
+    assert main(["export", "scan_sync", *sizes, "--repeats", "3", "--out", str(exported)]) == 0
+    assert run_script(exported, tmp_path / "script", "--processes", "2") == 0
+    case_run = ["run", "--case", "scan_sync", *sizes, "--repeats", "3", "--processes", "1"]
+    assert main([*case_run, "--results", str(tmp_path / "case")]) == 0
+    [script_result], [case_result] = stored(tmp_path / "script"), stored(tmp_path / "case")
+    assert script_result.case == "script-scan_sync" and script_result.status == "ok"
+    assert list(metric_samples(script_result)) == list(metric_samples(case_result)), "the case's own metrics"
+    claims = [p.claim for p in script_result.result.processes]
+    assert all(claim is not None and claim.evidence for claim in claims), "its claim lines, as the case's verdict"
+
+
+def test_a_whole_process_is_judged_over_processes(tmp_path, monkeypatch, capsys):
+    results = {}
+    for label, seconds in (("short", "0"), ("long", "1.5")):
+        monkeypatch.setenv("HARNESS_TEST_SLEEP_S", seconds)  # the side's environment reaches the script
+        assert run_script(SCRIPTS / "sleeps.py", tmp_path / label, "--processes", "4") == 0
+        [results[label]] = stored(tmp_path / label)
+    short, long = (metric_samples(results[label]) for label in ("short", "long"))
+    [key] = short
+    change = compare_metric(short[key], long[key], LOOSE)
+    assert change.verdict == Verdict.SLOWER and change.ratio > 1.5, change
+
+
+def test_printed_figures_are_judged_over_processes(tmp_path, capsys):
+    assert run_script(SCRIPTS / "prints_figures.py", tmp_path / "r", "--processes", "4") == 0
+    [result] = stored(tmp_path / "r")
+    samples = {key.metric_name: found for key, found in metric_samples(result).items()}
+    assert set(samples) == {"small.wall_ns", "large.wall_ns"}, "only what it printed; no dispatch stood in"
+    change = compare_metric(samples["small.wall_ns"], samples["large.wall_ns"], LOOSE)
+    assert change.verdict == Verdict.SLOWER and change.ratio > 3, "20 times the work"
+
+
+def test_a_changed_script_is_refused_rather_than_mixed_with_the_old_ones_results(tmp_path, capsys):
+    script = tmp_path / "repro.py"
+    shutil.copy(SCRIPTS / "prints_figures.py", script)
+    assert run_script(script, tmp_path / "r", "--processes", "1") == 0
+    script.write_text(script.read_text() + "# edited\n")
+    capsys.readouterr()
+    assert run_script(script, tmp_path / "r", "--processes", "1") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "never mixed" in err and "another version" in err
+    assert len(stored(tmp_path / "r")) == 1
+
+
+def test_bisect_and_sweep_take_a_script_in_place_of_the_case(tmp_path):
+    argv = ["sweep", "--script", str(SCRIPTS / "cumsum_loop.py"), "--from", "0.4.26", "--to", "0.4.35",
+            "--metric", "process.wall_ns", "--results", str(tmp_path)]  # fmt: skip
+    options = checked_range_args(build_parser().parse_args(argv))
+    assert options.case.name == "script-cumsum_loop" and options.case.script is not None and options.sizes == {}
+    assert options.metric is not None and options.metric.metric_name == "process.wall_ns"
+
+
+def test_an_issue_draft_quotes_the_script_as_it_is_and_its_real_output(tmp_path, capsys):
+    out = tmp_path / "reports"
+    argv = ["issue", "--script", str(SCRIPTS / "prints_figures.py"), "--results", str(tmp_path / "r")]
+    assert main([*argv, "--out", str(out)]) == 0
+    copied = out / "issues" / "script-prints_figures.py"
+    assert copied.read_text() == (SCRIPTS / "prints_figures.py").read_text()
+    draft = (out / "issues" / "script-prints_figures.md").read_text()
+    assert "metric large wall_ns median=" in draft
+
+
+ENVIRONMENT_SCRIPT = """import json, os
+print("metric env wall_ns median=1 min=1 max=1 n=1")
+for name in ("XLA_FLAGS", "TPU_SKIP_MDS_QUERY", "PYTHONPATH"):
+    print("fact", name, json.dumps(os.environ.get(name)))
+"""
+
+
+def test_in_either_isolation_the_script_sees_the_sides_environment_not_the_harnesss(tmp_path, monkeypatch, capsys):
+    script = tmp_path / "environment.py"
+    script.write_text(ENVIRONMENT_SCRIPT)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    monkeypatch.delenv("TPU_SKIP_MDS_QUERY", raising=False)  # what a JAX import sets: the fork worker's does
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    for isolation in ("fork", "spawn"):
+        assert run_script(script, tmp_path / isolation, "--processes", "1", "--isolation", isolation) == 0
+        [result] = stored(tmp_path / isolation)
+        assert result.status == "ok", result.result.detail
+        assert dict(result.result.processes[0].facts) == {
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+            "TPU_SKIP_MDS_QUERY": None,
+            "PYTHONPATH": None,
+        }, isolation
