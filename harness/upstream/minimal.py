@@ -27,6 +27,7 @@ from harness.errors import UsageError
 from harness.upstream.export import case_definitions, foreign_imports, undefined_names
 
 PROGRAMS_FUNCTION = "programs"
+LINE_BUDGET = 60  # what a short script aims at; over it, the definitions lose the blank lines between them
 # The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on their
 # outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
 TIMING = """\
@@ -62,6 +63,8 @@ def minimal_script(
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
     text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
+    if len(text.splitlines()) > LINE_BUDGET:  # dense beats long: the definitions without blank lines between them
+        text = "\n".join(head) + "\n\n" + compact(definitions, spaced=False) + "\n\n" + settings + "\n" + TIMING
     _check(text, case.name)
     return text
 
@@ -113,7 +116,7 @@ def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[in
         names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [None])
         return all(isinstance(n, ast.Name) and n.id not in loaded for n in names)
 
-    def whole_lines(first: ast.AST, last: ast.AST) -> set[int]:
+    def whole_lines(first: ast.stmt | ast.expr, last: ast.stmt | ast.expr) -> set[int]:
         start, end = first.lineno, last.end_lineno or last.lineno
         alone = not lines[start - 1][: first.col_offset].strip()
         alone = alone and lines[end - 1][last.end_col_offset or 0 :].strip() in (",", "")
@@ -163,8 +166,8 @@ def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
     return not any(all(part in name for part in parts) for name in keep)
 
 
-def compact(code: str) -> str:
-    """``code`` without comments, docstrings or blank lines, a blank line around each function or class.
+def compact(code: str, *, spaced: bool = True) -> str:
+    """``code`` without comments, docstrings or blank lines, a blank line around each function or class if ``spaced``.
 
     A docstring that is a whole body stays, cut to its first line.
     """
@@ -196,7 +199,7 @@ def compact(code: str) -> str:
         blocks.append((isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef), kept))
     out: list[str] = []
     for index, (scope, kept) in enumerate(blocks):
-        if index and (scope or blocks[index - 1][0]):
+        if spaced and index and (scope or blocks[index - 1][0]):
             out.append("")
         out += kept
     return "\n".join(out)
