@@ -149,9 +149,11 @@ def run_harness(session: nox.Session, argv: list[str], profile: Profile | None =
     rather than nox's 1 for a failed session.
     """
     try:
-        session.run(
-            python or "python", "-m", "harness", *argv, env=profile.env if profile else None, external=bool(python)
-        )
+        env = profile.env if profile else None
+        if python:
+            session.run(python, "-m", "harness", *argv, env=env, external=True)
+        else:
+            session.run("python", "-m", "harness", *argv, env=env)
     except CommandFailed as exc:
         if getattr(exc, "return_code", None) == 2:
             sys.exit(2)

@@ -430,18 +430,33 @@ def _write_text(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def checked_issue_args(args: argparse.Namespace) -> IssueRequest:
-    """Every check of ``issue`` that needs neither JAX nor the package index."""
+def checked_issue_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
+    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them too)."""
     from harness.releases.venvs import read_plan
-    from harness.upstream.change import check_range
-    from harness.upstream.issue import IssueRequest
 
     case, sizes, settings = _script_case(args)
-    check_range(args.good, args.bad)
-    metric = parse_metric_name(args.metric) if args.metric else None
+    if (args.good is None) != (args.bad is None):
+        raise UsageError("--good and --bad name the two releases compared: give both or neither")
+    if args.good is not None and version_key(args.good) >= version_key(args.bad):
+        raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
+    if args.metric:
+        parse_metric_name(args.metric)
+    if args.releases is not None:
+        read_plan(args.releases)
+    _results_folder(args.results)
+    _output_folder(args.out)
+    return case, sizes, settings
+
+
+def issue_request(args: argparse.Namespace) -> IssueRequest:
+    from harness.releases.venvs import read_plan
+    from harness.upstream.issue import IssueRequest
+
+    case, sizes, settings = checked_issue_args(args)
     plan = read_plan(args.releases) if args.releases is not None else None
     if plan is None:
         _check_installed_release(args)
+    metric = parse_metric_name(args.metric) if args.metric else None
     profile = PROFILE_BY_NAME.get(args.profile or "")
     return IssueRequest(
         case=case,
@@ -462,7 +477,7 @@ def checked_issue_args(args: argparse.Namespace) -> IssueRequest:
 def cmd_issue(args: argparse.Namespace) -> int:
     from harness.upstream.issue import write_issue
 
-    request = checked_issue_args(args)
+    request = issue_request(args)
     shown = " ".join(f"{k}={v}" for k, v in request.sizes.items())
     print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
     written = write_issue(request)

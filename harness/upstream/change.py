@@ -3,8 +3,9 @@
 It comes from a stored bisect answer (``read_bisect_answers`` reads them: the one place
 that knows their file names), from ``--good``/``--bad`` and the stored results of
 those releases, or, last, from the short script's own output on both releases.  A
-bisect by the claim names no metric: the metric that changed most between the two
-releases' stored results (significantly, by the report's rule) is quoted.
+bisect by the claim names no metric: of the metrics that changed significantly (by the
+report's rule) between the two releases' stored results, the one that slowed down
+most is quoted, else the one that changed most.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from typing import Any
 from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
-from harness.errors import UsageError
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, version_key
@@ -187,13 +187,25 @@ def _with_stored_figures(
         for key in a.keys() & b.keys():
             comparison = compare_metric(a[key], b[key], rule)
             if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER) and comparison.ratio > 0:
-                changed.append((abs(math.log(comparison.ratio)), key.name, key.kind, key))
+                slower = comparison.verdict is Verdict.SLOWER  # an issue reports what got worse, when anything did
+                changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
         if not changed:
             return change
         metric = max(changed)[-1]
     if metric not in a or metric not in b:
         return replace(change, metric=metric)
-    return replace(change, metric=metric, before_ns=a[metric].figure, after_ns=b[metric].figure)
+    probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
+              for p in change.probes]  # fmt: skip
+    return replace(change, metric=metric, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
+
+
+def _figure(
+    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str, metric: MetricKey
+) -> float | None:
+    """A bisect by the claim stores no figure per probe: the stored result of that release gives it."""
+    found = newest_result(results, release, sizes, profile)
+    samples = metric_samples(found).get(metric) if found is not None else None
+    return samples.figure if samples is not None else None
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
@@ -223,11 +235,3 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
     figures = f"{format_ns(change.before_ns)} → {format_ns(change.after_ns)}"
     return f"`{change.metric.name}` {change.metric.kind} {how} since jax {change.first_bad} ({figures}) on {where}"
-
-
-def check_range(good: str | None, bad: str | None) -> None:
-    """``--good`` and ``--bad`` come together, the older first."""
-    if (good is None) != (bad is None):
-        raise UsageError("--good and --bad name the two releases compared: give both or neither")
-    if good is not None and bad is not None and version_key(good) >= version_key(bad):
-        raise UsageError(f"--good must be older than --bad, not {good} and {bad}")

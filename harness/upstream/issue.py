@@ -104,7 +104,8 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
-    done = subprocess.run([python, "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False)
+    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on its path.
+    done = subprocess.run([python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False)
     return done.stdout.split() if done.returncode == 0 else []
 
 
@@ -147,7 +148,7 @@ def write_issue(request: IssueRequest) -> Written:
     python, release = None, release_label()
     if request.plan is not None:
         env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
-        python, release = str(env.interpreter), env.jax
+        python, release = str(env.interpreter.absolute()), env.jax
     code, out, err = run_script(full_path, settings.timeout_s, python)
     variables = allowed_variables()
     full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
@@ -195,10 +196,11 @@ def _short_runs(
     runs = []
     for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
         env = ready(plain_env(plan_entry(request.plan, version)))
-        code, out, err = run_script(script, timeout, str(env.interpreter))
+        python = str(env.interpreter.absolute())  # the script runs from its own folder
+        code, out, err = run_script(script, timeout, python)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         where = (
             f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib and what they need"
         )
-        runs.append(ReleaseRun(role, run, list(env.install), where, installed_packages(str(env.interpreter))))
+        runs.append(ReleaseRun(role, run, list(env.install), where, installed_packages(python)))
     return runs
