@@ -22,7 +22,7 @@ from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_ns, version_key
+from harness.units import format_ns, format_p, version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 
@@ -74,6 +74,8 @@ class Change:
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
     probes: list[Probe] = field(default_factory=list)
+    # The two releases' stored results compared by the report's rule, in words; empty when not compared.
+    significance: str = ""
 
     @property
     def ratio(self) -> float | None:
@@ -196,7 +198,20 @@ def _with_stored_figures(
         return replace(change, metric=metric)
     probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
               for p in change.probes]  # fmt: skip
-    return replace(change, metric=metric, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
+    compared = compare_metric(a[metric], b[metric], rule)
+    significance = (
+        f"×{compared.ratio:.3g} over {compared.processes[0]} and {compared.processes[1]} processes, "
+        f"p={format_p(compared.p_value)}: {compared.verdict} by the harness's rule "
+        f"(beyond ×{rule.factor:g} and p < {rule.alpha:g})"
+    )
+    return replace(
+        change,
+        metric=metric,
+        before_ns=a[metric].figure,
+        after_ns=b[metric].figure,
+        probes=probes,
+        significance=significance,
+    )
 
 
 def _figure(

@@ -111,7 +111,9 @@ def description(d: DraftInputs) -> str:
     return (
         f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
         f"{change.first_bad} ({format_ns(change.before_ns)} → {format_ns(change.after_ns)}), at "
-        f"{sizes_text(d.sizes)}: the same script at the same sizes on the same machine. {context}"
+        f"{sizes_text(d.sizes)}"
+        + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
+        + context
     )
 
 

@@ -147,3 +147,10 @@ def test_the_title_states_what_changed_by_how_much_and_since_when():
 def test_the_fixture_answer_has_the_stored_shape():
     data = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text())
     assert {"case", "sizes", "profile", "last_good", "first_bad"} <= set(data)
+
+
+def test_stored_figures_come_with_their_comparison_in_words():
+    claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
+    dispatch = MetricKey("two_scans", "dispatch")
+    change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu", metric=dispatch)
+    assert change.significance.startswith("×0.01") and "faster by the harness's rule" in change.significance
