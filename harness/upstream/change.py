@@ -76,6 +76,7 @@ class Change:
     probes: list[Probe] = field(default_factory=list)
     # The two releases' stored results compared by the report's rule, in words; empty when not compared.
     significance: str = ""
+    significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
 
     @property
     def ratio(self) -> float | None:
@@ -211,6 +212,7 @@ def _with_stored_figures(
         after_ns=b[metric].figure,
         probes=probes,
         significance=significance,
+        significant=compared.verdict in (Verdict.SLOWER, Verdict.FASTER),
     )
 
 
@@ -241,12 +243,20 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
 
 
 def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
-    """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's headline."""
+    """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's headline.
+
+    A change the stored runs of both releases do not tell from noise is titled as such.
+    """
     where = PLATFORMS.get(platform_kind, platform_kind.upper())
     if change is None or change.metric is None or change.ratio is None:
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
     ratio = change.ratio
-    how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
     figures = f"{format_ns(change.before_ns)} → {format_ns(change.after_ns)}"
+    if change.significant is False:  # the stored runs of both releases do not tell it from noise: say so
+        return (
+            f"`{change.metric.name}` {change.metric.kind} {figures} from jax {change.last_good} to {change.first_bad}, "
+            f"within noise, on {where}"
+        )
+    how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
     return f"`{change.metric.name}` {change.metric.kind} {how} since jax {change.first_bad} ({figures}) on {where}"

@@ -154,3 +154,11 @@ def test_stored_figures_come_with_their_comparison_in_words():
     dispatch = MetricKey("two_scans", "dispatch")
     change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu", metric=dispatch)
     assert change.significance.startswith("×0.01") and "faster by the harness's rule" in change.significance
+
+
+def test_a_change_the_stored_runs_do_not_tell_from_noise_is_titled_so():
+    unsettled = Change(WALL, "0.4.31", "0.4.33", 2.87e8, 2.38e8, significant=False)
+    assert (
+        title(unsettled, "x", "cpu")
+        == "`two_scans` wall 287 ms → 238 ms from jax 0.4.31 to 0.4.33, within noise, on CPU"
+    )
