@@ -202,7 +202,8 @@ def _with_stored_figures(
     compared = compare_metric(a[metric], b[metric], rule)
     significance = (
         f"×{compared.ratio:.3g} over {compared.processes[0]} and {compared.processes[1]} processes, "
-        f"p={format_p(compared.p_value)}: {compared.verdict} by the harness's rule "
+        f"p{'' if format_p(compared.p_value).startswith('<') else '='}{format_p(compared.p_value)}: "
+        f"{compared.verdict} by the harness's rule "
         f"(beyond ×{rule.factor:g} and p < {rule.alpha:g})"
     )
     return replace(

@@ -16,17 +16,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.metric_names import MetricKey
+from harness.analysis.metrics import program_names
 from harness.catalogue.discovery import CaseInfo
-from harness.errors import UsageError
+from harness.errors import HarnessError
 from harness.host.environment import allowed_variables
 from harness.measure.runner import Settings, release_label, timing_lock
 from harness.pins import DEFAULT_RELEASE
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry
 from harness.store.results import LoadProblem, StoredResult, load_results
+from harness.store.schema import RunStatus
 from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
 from harness.upstream.draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.upstream.export import export_script
@@ -114,15 +117,16 @@ def ready(env: ReleaseEnv) -> ReleaseEnv:
     print(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)", file=sys.stderr, flush=True)
     problem = ensure(env)
     if problem:
-        raise UsageError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
+        raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
     return env
 
 
-def programs_to_time(change: Change | None, full_output: str) -> list[str]:
-    """The program the change is about, else every program the full script timed."""
+def programs_to_time(change: Change | None, full_output: str, results: Sequence[StoredResult] = ()) -> list[str]:
+    """The program the change is about, else every program the full script timed (or, if it failed, one stored)."""
     if change is not None and change.metric is not None and change.metric.kind in ("wall", "dispatch"):
         return [change.metric.name]
-    return sorted({program for program, metric in parse_output(full_output).medians if metric == "wall_ns"})
+    timed = {program for program, metric in parse_output(full_output).medians if metric == "wall_ns"}
+    return sorted(timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)})
 
 
 def write_issue(request: IssueRequest) -> Written:
@@ -153,7 +157,7 @@ def write_issue(request: IssueRequest) -> Written:
     variables = allowed_variables()
     full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
 
-    programs = programs_to_time(change, out)
+    programs = programs_to_time(change, out, mine)
     short_path = folder / f"{case.name}.py"
     short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
     short_path.write_text(short)

@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.measure.runner import Settings
 from harness.releases.venvs import ReleaseEnv
+from harness.store.results import load_results
 from harness.upstream import issue
 from harness.upstream.issue import IssueRequest, programs_to_time, run_script, write_issue
 from tests.conftest import FIXTURES
@@ -61,6 +62,8 @@ def test_the_short_script_times_the_changed_program_else_every_program():
 
     assert programs_to_time(Change(MetricKey("eager", "dispatch"), "a", "b"), output) == ["eager"]
     assert programs_to_time(Change(MetricKey("scan", "compile"), "a", "b"), output) == ["two_scans"]
+    stored, _ = load_results(FIXTURES / "results")
+    assert programs_to_time(None, "Traceback: the full script failed", stored) == ["eager", "jit", "two_scans"]
 
 
 def request(tmp_path: Path, **changes) -> IssueRequest:
