@@ -24,7 +24,7 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.cli import SessionRequest, session_view
+from harness.cli import SessionRequest, release_run_view, session_view
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.interleave import interleaved_request, write_sides
@@ -41,7 +41,7 @@ from harness.pins import (
     index_release,
     install_args,
 )
-from harness.releases.index import load_listing
+from harness.releases.index import Listing, load_listing
 from harness.releases.venvs import ensure, release_env, write_plan
 from harness.units import version_key
 
@@ -142,15 +142,19 @@ def checked(session: nox.Session, command: str, posargs: list[str]) -> SessionRe
     return request
 
 
-def run_harness(session: nox.Session, argv: list[str], profile: Profile | None = None) -> None:
-    """``python -m harness ARGV`` under the profile's flags.
+def run_harness(session: nox.Session, argv: list[str], profile: Profile | None = None, python: str = "") -> None:
+    """``python -m harness ARGV`` under the profile's flags: the session's Python, or ``python`` (a release venv's).
 
     Bad input found only once installed (a metric the case does not have, a comparison
     with nothing to compare): the harness said so in one line; keep its exit code 2
     rather than nox's 1 for a failed session.
     """
     try:
-        session.run("python", "-m", "harness", *argv, env=profile.env if profile else None)
+        env = profile.env if profile else None
+        if python:
+            session.run(python, "-m", "harness", *argv, env=env, external=True)
+        else:
+            session.run("python", "-m", "harness", *argv, env=env)
     except CommandFailed as exc:
         if getattr(exc, "return_code", None) == 2:
             sys.exit(2)
@@ -207,8 +211,71 @@ def search(session: nox.Session) -> None:
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def issue(session: nox.Session) -> None:
-    """Draft an upstream issue with a standalone script: nox -s issue -- CASE [--size N=..] [--jax V] [--profile P]."""
-    pinned_session(session, "issue", extras="report")
+    """Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M] [--profile P] [..].
+
+    Any release on the package index: this session's venv holds the harness (no JAX);
+    the scripts run in each release's cached venv (``.nox/release-jax-V``, as bisect and
+    sweep use them) and the short script in venvs holding only jax and jaxlib
+    (``.nox/plain-jax-V``), each installed when first needed.
+    """
+    request = checked(session, "issue", session.posargs)
+    assert request.profile is not None
+    listing = index_listing(session)
+    for version in request.on_index:
+        on_index(listing, version)
+    plan = release_plan(session, "issue", [index_release(jax, lib) for jax, lib in listing.pairs], request.profile)
+    run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
+
+
+@nox.session(name="run", python=interpreter(DEFAULT_RELEASE.python))
+def run_one(session: nox.Session) -> None:
+    """One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] [run options].
+
+    The release is installed once into its cached venv (``.nox/release-jax-V``, shared with
+    bisect and sweep) and the case runs there through ``python -m harness run``.
+    """
+    try:
+        request = release_run_view(session.posargs)
+    except UsageError as exc:
+        refuse(str(exc))
+    assert request.profile is not None
+    require_device(session, request.profile)
+    release = on_index(index_listing(session), request.on_index[0])
+    env = release_env(release, request.profile, interpreter(release.python), Path(session.cache_dir).parent)
+    session.log(f"jax {release.jax} ({request.profile.name}) in {env.venv}: installed once, then reused")
+    problem = ensure(env)
+    if problem:
+        session.error(f"jax {release.jax} cannot be installed: {problem}")
+    run_harness(session, request.harness_argv, request.profile, python=str(env.interpreter))
+
+
+def index_listing(session: nox.Session) -> Listing:
+    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for this session's Python.
+
+    The session's own venv holds the harness and pip, never JAX: the releases go to venvs of their own.
+    """
+    install_once(session, "-e", ".[report]", "pip")  # pip lists the releases as this session's Python sees them
+    try:
+        return load_listing(str(Path(session.bin) / "python"), Path(session.cache_dir) / "jax-index.json")
+    except HarnessError as exc:
+        session.error(str(exc))
+
+
+def on_index(listing: Listing, version: str) -> Release:
+    """``version`` pinned by the release rules, or one line and exit 2 when the index does not offer it."""
+    try:
+        return index_release(*listing.pair(version))
+    except UsageError as exc:
+        refuse(str(exc))
+
+
+def release_plan(session: nox.Session, command: str, releases: list[Release], profile: Profile) -> Path:
+    """Write what each release installs and where its venv is, for the harness ``command`` to install on demand."""
+    cache = Path(session.cache_dir)
+    plan = cache / f"{command}-releases.json"
+    applying = [r for r in releases if profile.applies_to(r)]
+    write_plan(plan, [release_env(r, profile, interpreter(r.python), cache.parent) for r in applying])
+    return plan
 
 
 def release_range_session(session: nox.Session, command: str) -> None:
@@ -220,17 +287,12 @@ def release_range_session(session: nox.Session, command: str) -> None:
     """
     request = checked(session, command, session.posargs)
     assert request.profile is not None and request.span is not None
-    install_once(session, "-e", ".[report]", "pip")  # pip lists the releases as this session's Python sees them
-    cache = Path(session.cache_dir)
+    listing = index_listing(session)
     try:
-        listing = load_listing(str(Path(session.bin) / "python"), cache / "jax-index.json")
         releases = [index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)]
     except UsageError as exc:
         refuse(str(exc))
-    except HarnessError as exc:
-        session.error(str(exc))
-    plan = cache / f"{command}-releases.json"
-    write_plan(plan, [release_env(r, request.profile, interpreter(r.python), cache.parent) for r in releases])
+    plan = release_plan(session, command, releases, request.profile)
     run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
 
 

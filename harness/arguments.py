@@ -71,6 +71,13 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+def release_version(text: str) -> str:
+    """A jax release number as the package index spells it, e.g. 0.4.31 or 0.12.0.1."""
+    if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}((a|b|rc|\.post|\.dev)[0-9]{1,4})?", text):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a jax release number such as 0.4.31")
+    return text
+
+
 def _label(text: str) -> str:
     """A profile label: it becomes part of the results folder's paths."""
     problem = name_problem(text)
@@ -148,8 +155,9 @@ def _session_options(parser: argparse.ArgumentParser, *, release: bool) -> None:
         parser.add_argument(
             "--jax",
             metavar="VERSION",
-            help="release of the release table that nox installs (default: the newest); run directly, "
-            "the jax installed here must be this one",
+            type=release_version,
+            help="release that nox installs (search: of the release table; issue: any on the package index; "
+            "default: the table's newest); run directly without a release plan, the jax installed here must be it",
         )
 
 
@@ -261,6 +269,21 @@ def build_parser() -> argparse.ArgumentParser:
     drafter.add_argument("--timeout", type=_positive_float, default=Settings.timeout_s, help="seconds for the script")
     drafter.add_argument("--results", type=_path, default=DEFAULT_RESULTS)
     drafter.add_argument("--out", type=_path, default=DEFAULT_REPORTS, help="reports folder: bisect-*.json, issues/")
+    drafter.add_argument(
+        "--good", type=release_version, metavar="VERSION", help="last release with the old behaviour (default: "
+        "the stored bisect answer's last good release); with --bad"
+    )  # fmt: skip
+    drafter.add_argument(
+        "--bad", type=release_version, metavar="VERSION", help="first release with the new behaviour (default: "
+        "the stored bisect answer's first bad release); with --good"
+    )  # fmt: skip
+    drafter.add_argument(
+        "--metric", help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)"
+    )
+    drafter.add_argument(
+        "--releases", type=_path, metavar="PLAN", help="the release plan nox writes: every release on the index and "
+        "what it installs; the scripts then run in those releases' venvs"
+    )  # fmt: skip
 
     report = commands.add_parser("report", help="render stored results as markdown: an index and a page per case")
     report.add_argument("--results", type=_path, default=DEFAULT_RESULTS)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis.metric_names import MetricKey, parse_metric_name
-from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, thresholds_from
+from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, release_version, thresholds_from
 from harness.catalogue import discovery
 from harness.catalogue.scripts import check_results_folder, read_script
 from harness.catalogue.sizes import Budget, PlannedPoint
@@ -45,6 +45,7 @@ RANGE_COMMANDS = ("bisect", "sweep", "triage")
 
 if TYPE_CHECKING:
     from harness.analysis.noise_floor import CalibrationPlan
+    from harness.upstream.issue import IssueRequest
 
 
 def target_case(args: argparse.Namespace) -> discovery.CaseInfo:
@@ -260,8 +261,10 @@ def validate(argv: Sequence[str]) -> argparse.Namespace:
         checked_run_args(args)
     elif args.command == "search":
         checked_search_args(args)
-    elif args.command in ("export", "issue"):
+    elif args.command == "export":
         _script_case(args)
+    elif args.command == "issue":
+        checked_issue_args(args)
     elif args.command in RANGE_COMMANDS:
         checked_range_args(args)
     elif args.command == "report":
@@ -281,6 +284,9 @@ class SessionRequest:
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
+    # Releases the noxfile finds on the package index before anything runs (issue, a one-off run), first
+    # the one the command runs on.
+    on_index: tuple[str, ...] = ()
 
 
 def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
@@ -307,12 +313,53 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
             if not profile.applies_to_version(end):
                 raise UsageError(f"profile {profile.name} does not apply to jax {end}")
         return SessionRequest(None, profile, argv, span)
+    if command == "issue":  # any release on the index, each in its cached venv: the noxfile looks them up
+        versions = tuple(v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None)
+        for version in versions:
+            if not profile.applies_to_version(version):
+                raise UsageError(f"profile {profile.name} does not apply to jax {version}")
+        return SessionRequest(None, profile, argv, on_index=versions)
     if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
         raise UsageError(f"unknown release {args.jax}; the release table has {', '.join(RELEASE_BY_VERSION)}")
     release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
     if not profile.applies_to(release):
         raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
     return SessionRequest(release, profile, argv)
+
+
+def release_run_view(posargs: Sequence[str]) -> SessionRequest:
+    """``nox -s run -- CASE [--jax V] [--profile P] [run options]``: one case on one release of the package index.
+
+    The rest goes to ``python -m harness run --case CASE``, checked as that command checks
+    it; the release (default: the table's newest) is looked up on the index by the noxfile.
+    """
+    rest = list(posargs)
+    if not rest or rest[0].startswith("-"):
+        raise UsageError("name the case first: nox -s run -- CASE [--jax VERSION] [--profile P] [run options]")
+    case = rest.pop(0)
+    jax = DEFAULT_RELEASE.jax
+    for index, arg in enumerate(rest):
+        if arg == "--jax" or arg.startswith("--jax="):
+            value = arg.partition("=")[2] if "=" in arg else (rest[index + 1] if index + 1 < len(rest) else "")
+            del rest[index : index + (1 if "=" in arg else 2)]
+            try:
+                jax = release_version(value)
+            except argparse.ArgumentTypeError as exc:
+                raise UsageError(f"argument --jax: {exc}") from None
+            break
+    if any(arg == "--jax" or arg.startswith("--jax=") for arg in rest):
+        raise UsageError("--jax is given more than once")
+    if any(arg == "--sides" or arg.startswith("--sides=") for arg in rest):
+        raise UsageError("--sides is for `nox -s matrix`; this session runs one release")
+    request = session_view("run", ["--case", case, *rest])
+    args = build_parser().parse_args(request.harness_argv)
+    profile = PROFILE_BY_NAME.get(args.profile or DEFAULT_PROFILE.name)
+    if profile is None:
+        raise UsageError(f"unknown profile {args.profile}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    if not profile.applies_to_version(jax):
+        raise UsageError(f"profile {profile.name} does not apply to jax {jax}")
+    argv = request.harness_argv if args.profile else [*request.harness_argv, "--profile", profile.name]
+    return SessionRequest(None, profile, argv, on_index=(jax,))
 
 
 ALREADY_MEASURED = "already measured"  # a cell passed over on resume, counted apart from the statuses
@@ -448,22 +495,70 @@ def _write_text(path: Path, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def checked_issue_args(args: argparse.Namespace) -> tuple[discovery.CaseInfo, dict[str, int], Settings]:
+    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them too)."""
+    from harness.releases.venvs import read_plan
+
+    case, sizes, settings = _script_case(args)
+    if (args.good is None) != (args.bad is None):
+        raise UsageError("--good and --bad name the two releases compared: give both or neither")
+    if args.good is not None and version_key(args.good) >= version_key(args.bad):
+        raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
+    if args.metric:
+        parse_metric_name(args.metric)
+    if args.releases is not None:
+        read_plan(args.releases)
+    _results_folder(args.results)
+    _output_folder(args.out)
+    return case, sizes, settings
+
+
+def issue_request(args: argparse.Namespace) -> IssueRequest:
+    from harness.releases.venvs import read_plan
+    from harness.upstream.issue import IssueRequest
+
+    case, sizes, settings = checked_issue_args(args)
+    plan = read_plan(args.releases) if args.releases is not None else None
+    if plan is None:
+        _check_installed_release(args)
+    metric = parse_metric_name(args.metric) if args.metric else None
+    profile = PROFILE_BY_NAME.get(args.profile or "")
+    return IssueRequest(
+        case=case,
+        sizes=sizes,
+        settings=settings,
+        profile=_profile_label(args),
+        platform=profile.kind if profile else "cpu",
+        results_dir=_results_folder(args.results),
+        out_dir=args.out,
+        jax=args.jax,
+        good=args.good,
+        bad=args.bad,
+        metric=metric,
+        plan=plan,
+    )
+
+
 def cmd_issue(args: argparse.Namespace) -> int:
     from harness.upstream.issue import write_issue
 
-    case, sizes, settings = _script_case(args)
-    _check_installed_release(args)
-    profile = _profile_label(args)
-    shown = " ".join(f"{k}={v}" for k, v in sizes.items())
-    print(f"[{profile}] running the exported {case.name} script at {shown} …", file=sys.stderr, flush=True)
-    written = write_issue(case, sizes, settings, profile=profile, results_dir=args.results, out_dir=args.out)
+    request = issue_request(args)
+    shown = " ".join(f"{k}={v}" for k, v in request.sizes.items())
+    print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
+    written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     print(written.run.stdout, end="")
-    print(f"draft written: {written.draft} (script: {written.script})", file=sys.stderr)
-    if not written.run.ok:
-        failure = "timed out" if written.run.returncode is None else f"exited with code {written.run.returncode}"
-        print(f"harness: the exported script {failure}; the draft shows its output", file=sys.stderr)
+    for short in written.short_runs:
+        print(f"short script on jax {short.run.release} ({short.role}):\n{short.run.stdout}", end="")
+    print(f"draft written: {written.draft} (scripts: {written.short}, {written.full})", file=sys.stderr)
+    failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
+    if failed:
+        what = ", ".join(
+            f"jax {r.release} " + ("timed out" if r.returncode is None else f"exited with code {r.returncode}")
+            for r in failed
+        )
+        print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
 

@@ -4,7 +4,7 @@ which the noxfile checks with ``session_view`` (and ``interleaved_request``) bef
 
 import pytest
 
-from harness.cli import main, session_view
+from harness.cli import main, release_run_view, session_view
 from harness.errors import UsageError
 from harness.interleave import interleaved_request
 
@@ -106,6 +106,21 @@ BAD_ISSUES = [
     ["--script", "MISSING_SCRIPT"],
     ["--script", "BAD_NAME_SCRIPT"],
     ["scan_sync", "--script", "SCRIPT"],
+    ["scan_sync", "--jax", "latest"],
+    ["scan_sync", "--jax", "0.4.31; rm -rf /"],
+    ["scan_sync", "--jax", ""],
+    ["scan_sync", "--good", "0.4.31"],
+    ["scan_sync", "--bad", "0.4.33"],
+    ["scan_sync", "--good", "0.4.33", "--bad", "0.4.31"],
+    ["scan_sync", "--good", "0.4.31", "--bad", "0.4.31"],
+    ["scan_sync", "--good", "v0.4.31", "--bad", "0.4.33"],
+    ["scan_sync", "--metric", "two_scans"],
+    ["scan_sync", "--metric", "two_scans.speed_ns"],
+    ["scan_sync", "--releases", "PLAN_NOT_JSON"],
+    ["scan_sync", "--releases", "/nonexistent/plan.json"],
+    ["scan_sync", "--releases", ""],
+    ["scan_sync", "--out", "A_FILE"],
+    ["scan_sync", "--results", "A_FILE"],
 ]
 BAD_REPORTS = [
     ["--results", "/nonexistent"],
@@ -313,6 +328,11 @@ NOX_POSARGS = [
     ("search", ["scan_sync", "--size", f"N={HUGE}"]),
     ("issue", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"]),
     ("issue", ["scan_sync", "--size", "N=x"]),
+    ("issue", ["scan_sync", "--jax", "not-a-version"]),
+    ("issue", ["scan_sync", "--good", "0.4.31"]),
+    ("issue", ["scan_sync", "--good", "0.4.33", "--bad", "0.4.31"]),
+    ("issue", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.31", "--profile", "cpu-classic"]),
+    ("issue", ["scan_sync", "--metric", "nope"]),
     ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]),
     ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"]),
     ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"]),
@@ -333,6 +353,29 @@ NOX_POSARGS = [
 def test_a_nox_sessions_malformed_posargs_are_refused_before_installing(command, posargs):
     with pytest.raises(UsageError):
         session_view(command, posargs)
+
+
+BAD_ONE_OFF_RUNS = [
+    [],
+    ["--jax", "0.4.31"],
+    ["scan_sync", "--jax"],
+    ["scan_sync", "--jax", "newest"],
+    ["scan_sync", "--jax=", "--size", "N=100"],
+    ["scan_sync", "--jax", "0.4.31", "--jax", "0.4.33"],
+    ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"],
+    ["scan_sync", "--profile", "tpu"],
+    ["scan_sync", "--sides", "plan.json"],
+    ["nope", "--jax", "0.4.31"],
+    ["scan_sync", "--size", "N=0"],
+    ["scan_sync", "--effort", "slow"],
+    ["scan_sync", "--case", "nope"],
+]
+
+
+@pytest.mark.parametrize("posargs", BAD_ONE_OFF_RUNS)
+def test_a_one_off_runs_malformed_posargs_are_refused_before_installing(posargs):
+    with pytest.raises(UsageError):
+        release_run_view(posargs)
 
 
 @pytest.mark.parametrize(

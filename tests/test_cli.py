@@ -8,7 +8,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.arguments import build_parser
-from harness.cli import SessionRequest, checked_range_args, main, session_view
+from harness.cli import SessionRequest, checked_range_args, main, release_run_view, session_view
 from harness.errors import UsageError
 from harness.measure.runner import release_label
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, RELEASES
@@ -212,8 +212,19 @@ def test_a_nox_session_gets_a_checked_view_of_its_posargs():
         ["search", "scan_sync", "--jax", "0.4.26", "--profile", "cpu8"],
     )
     issue = session_view("issue", ["scan_sync"])
-    assert (issue.release, issue.profile) == (DEFAULT_RELEASE, PROFILE_BY_NAME["cpu"])
+    assert (issue.release, issue.profile) == (None, PROFILE_BY_NAME["cpu"]), "installed apart, like bisect's"
     assert issue.harness_argv == ["issue", "scan_sync", "--profile", "cpu"], "the harness is told the profile"
+    assert issue.on_index == (DEFAULT_RELEASE.jax,)
+    anywhere = session_view("issue", ["scan_sync", "--jax", "0.4.33", "--good", "0.4.31", "--bad", "0.4.33"])
+    assert anywhere.on_index == ("0.4.33", "0.4.31", "0.4.33"), "any release; the noxfile looks each up"
+    one_off = release_run_view(["scan_sync", "--jax", "0.4.27", "--size", "N=100"])
+    assert (one_off.release, one_off.profile, one_off.on_index) == (None, PROFILE_BY_NAME["cpu"], ("0.4.27",))
+    assert one_off.harness_argv == ["run", "--case", "scan_sync", "--size", "N=100", "--profile", "cpu"]
+    assert release_run_view(["scan_sync", "--jax=0.4.27", "--profile", "cpu8"]).harness_argv[-2:] == [
+        "--profile",
+        "cpu8",
+    ]
+    assert release_run_view(["scan_sync"]).on_index == (DEFAULT_RELEASE.jax,)
     bisect = session_view("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.4.35"])
     assert (bisect.release, bisect.profile, bisect.span) == (None, PROFILE_BY_NAME["cpu"], ("0.4.26", "0.4.35"))
     report = session_view("report", ["--results", str(FIXTURES / "results")])

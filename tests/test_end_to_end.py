@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,10 +81,11 @@ def test_issue_draft_end_to_end(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "draft written: reports/issues/scan_sync.md" in done.stderr
     assert "claim holds: " in done.stdout and "metric two_scans dispatch_ns" in done.stdout
-    script = (tmp_path / "reports" / "issues" / "scan_sync.py").read_text()
-    draft = (tmp_path / "reports" / "issues" / "scan_sync.md").read_text()
-    assert script.rstrip() in draft
-    assert done.stdout.strip() in draft, "the draft quotes the output of this very run"
-    assert "harness profile `e2e`" in draft and "`JAX_PLATFORMS=cpu`" in draft
-    assert "From `bisect-scan_sync.json`: last good 0.4.31, first bad 0.4.33" in draft
+    folder = tmp_path / "reports" / "issues"
+    short, full = (folder / "scan_sync.py").read_text(), (folder / "scan_sync-full.py").read_text()
+    draft = (folder / "scan_sync.md").read_text()
+    assert short.rstrip() in draft and full.rstrip() not in draft, "the short script shown, the full one beside"
+    assert "claim holds: " in draft and "metric two_scans wall_ns median=" in draft, "both scripts' real output"
+    assert re.search(r"`JAX_PLATFORMS=cpu (\S+ )*python scan_sync\.py`", draft) and "`JAX_PLATFORMS=cpu`" in draft
+    assert "Bisect" not in draft, "the stored answer is for other sizes (M=500 N=100): not this draft's"
     assert "jax.print_environment_info()" in draft and "jaxlib: " in draft

@@ -51,6 +51,9 @@ for name in {modules!r}:
 from harness.cli import session_view
 session_view("search", ["scan_sync", "--jax", "0.4.26"])
 session_view("issue", ["scan_sync", "--profile", "cpu8"])
+session_view("issue", ["scan_sync", "--jax", "0.4.27", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "a.wall_ns"])
+from harness.cli import release_run_view
+release_run_view(["scan_sync", "--jax", "0.4.27", "--size", "N=100"])
 session_view("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"])
 session_view("sweep", ["scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--size", "N=100"])
 session_view("triage", ["scan_sync", "--claim"])
@@ -133,11 +136,14 @@ class RecordingSession:
     def install(self, *args: str) -> None:
         self.installed.append(args)
 
-    def run(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def run(self, *args: str, env: dict[str, str] | None = None, external: bool = False) -> None:
         self.ran.append((args, env))
 
     def error(self, message: str) -> None:
         raise SystemExit(message)
+
+    def log(self, message: str) -> None:
+        self.logged = [*getattr(self, "logged", []), message]
 
     def skip(self, reason: str) -> None:
         raise Skipped(reason)
@@ -166,32 +172,6 @@ def test_a_gpu_session_with_a_gpu_installs_the_cuda_build_and_sets_the_flags(mon
     [(args, env)] = session.ran
     assert args == ("python", "-m", "harness", "run", "--profile", "cuda12", "--case", "scan_sync")
     assert env == PROFILE_BY_NAME["cuda12"].env
-
-
-def test_issue_session_pins_the_release_and_profile_and_passes_the_rest():
-    session = RecordingSession("scan_sync", "--jax", "0.4.26", "--size", "N=16", "--profile=cpu8")
-    noxfile.issue(session)
-    assert session.installed == [("-e", ".[report]", "jax==0.4.26", "jaxlib==0.4.26")]
-    [(args, env)] = session.ran
-    # --jax goes on: the harness checks that the release it finds installed is the one asked for.
-    assert args == (
-        "python",
-        "-m",
-        "harness",
-        "issue",
-        "scan_sync",
-        "--jax",
-        "0.4.26",
-        "--size",
-        "N=16",
-        "--profile=cpu8",
-    )
-    assert env == PROFILE_BY_NAME["cpu8"].env
-    default = RecordingSession("scan_sync")
-    noxfile.issue(default)
-    assert default.installed[0][2] == f"jax=={noxfile.DEFAULT_RELEASE.jax}"
-    [(args, env)] = default.ran
-    assert args == ("python", "-m", "harness", "issue", "scan_sync", "--profile", "cpu"), "the profile is always named"
 
 
 def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path):
@@ -235,7 +215,7 @@ class RangeSession(RecordingSession):
         self.cache_dir = str(tmp_path / ".cache")
         pairs = pair_with_jaxlib(*(parse_pip_listing((LISTINGS / f"pip-index-{p}.txt").read_text()) for p in PACKAGES))
         listing = {"python": f"{self.bin}/python", "pairs": pairs, "listed_at": time.time()}
-        Path(self.cache_dir).mkdir()
+        Path(self.cache_dir).mkdir(exist_ok=True)
         (Path(self.cache_dir) / "jax-index.json").write_text(json.dumps(listing))
 
 
@@ -413,3 +393,66 @@ def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take
     interleaved_request(posargs)
     noxfile.checked(RecordingSession(*posargs), "report", posargs)
     assert "```sh\npython3 -m pip install nox uv && nox\n```" in (REPO / "README.md").read_text()
+
+
+def test_issue_session_takes_any_release_on_the_index_and_plans_every_one(tmp_path):
+    session = RangeSession(
+        tmp_path, "scan_sync", "--jax", "0.4.37", "--good", "0.4.35", "--bad", "0.4.36", "--profile=cpu8"
+    )
+    noxfile.issue(session)
+    assert session.installed == [("-e", ".[report]", "pip")], "the session's venv holds the harness, never JAX"
+    [(args, env)] = session.ran
+    plan = tmp_path / ".cache" / "issue-releases.json"
+    assert args == (
+        "python", "-m", "harness", "issue", "scan_sync", "--jax", "0.4.37", "--good", "0.4.35", "--bad", "0.4.36",
+        "--profile=cpu8", "--releases", str(plan),
+    )  # fmt: skip
+    assert env == PROFILE_BY_NAME["cpu8"].env
+    envs = {e.jax: e for e in read_plan(plan)}
+    assert envs["0.4.37"].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"), "not in the table: the index's pair"
+    assert envs["0.4.37"].venv == tmp_path / "release-jax-0.4.37", "the venv bisect and sweep use"
+    default = RangeSession(tmp_path, "scan_sync")
+    noxfile.issue(default)
+    assert default.ran[0][0][-4:-2] == ("--profile", "cpu")
+
+
+def test_issue_session_refuses_a_release_the_index_does_not_offer(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.issue(RangeSession(tmp_path, "scan_sync", "--jax", "0.4.32"))
+    assert stopped.value.code == 2
+    assert "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+
+
+def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_the_case_there(tmp_path, monkeypatch):
+    ensured = []
+    monkeypatch.setattr(noxfile, "ensure", lambda env: ensured.append(env))
+    session = RangeSession(tmp_path, "scan_sync", "--jax", "0.4.37", "--size", "N=100", "--profile", "cpu8")
+    noxfile.run_one(session)
+    [env] = ensured
+    assert (env.venv, env.install) == (tmp_path / "release-jax-0.4.37", ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"))
+    [(args, variables)] = session.ran
+    assert args == (
+        str(env.interpreter), "-m", "harness", "run", "--case", "scan_sync", "--size", "N=100", "--profile", "cpu8",
+    )  # fmt: skip
+    assert variables == PROFILE_BY_NAME["cpu8"].env
+
+
+@pytest.mark.parametrize(
+    ("posargs", "message"),
+    [
+        ([], "name the case first"),
+        (["--jax", "0.4.37"], "name the case first"),
+        (["scan_sync", "--jax", "0.4.32"], "jax 0.4.32 is not an installable release on the package index"),
+        (["scan_sync", "--jax", "latest"], "is not a jax release number"),
+        (["scan_sync", "--jax"], "is not a jax release number"),
+        (["nope", "--jax", "0.4.37"], "nope"),
+        (["scan_sync", "--sides", "x.json"], "--sides is for `nox -s matrix`"),
+    ],
+)
+def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(tmp_path, capsys, posargs, message):
+    session = RangeSession(tmp_path, *posargs)
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.run_one(session)
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+    assert session.ran == [] and not (tmp_path / "release-jax-0.4.37").exists()

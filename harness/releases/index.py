@@ -73,15 +73,21 @@ class Listing:
     pairs: list[tuple[str, str]]
     listed_at: float
 
+    def pair(self, version: str) -> tuple[str, str]:
+        """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby ones."""
+        for pair in self.pairs:
+            if pair[0] == version:
+                return pair
+        versions = [jax for jax, _ in self.pairs]
+        raise UsageError(
+            f"jax {version} is not an installable release on the package index (yanked, or no wheel for "
+            f"this Python); nearby releases there: {', '.join(nearby(versions, version))}"
+        )
+
     def between(self, first: str, last: str) -> list[tuple[str, str]]:
         """The pairs from ``first`` to ``last``, both included; either missing from the index is refused."""
-        versions = [jax for jax, _ in self.pairs]
         for version in (first, last):
-            if version not in versions:
-                raise UsageError(
-                    f"jax {version} is not an installable release on the package index (yanked, or no wheel for "
-                    f"this Python); nearby releases there: {', '.join(nearby(versions, version))}"
-                )
+            self.pair(version)
         if version_key(first) >= version_key(last):
             raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
         return [pair for pair in self.pairs if version_key(first) <= version_key(pair[0]) <= version_key(last)]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.pins import Profile, Release, install_args
+from harness.releases.index import Listing
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
@@ -57,6 +58,23 @@ def release_env(release: Release, profile: Profile, python: str, folder: Path) -
     jaxlib = f"pinned by jax[{','.join(profile.jax_extras)}]" if profile.jax_extras else release.jaxlib
     install = tuple(install_args(release, profile))
     return ReleaseEnv(release.jax, jaxlib, python, install, folder / venv_name(release, profile))
+
+
+def plain_env(env: ReleaseEnv) -> ReleaseEnv:
+    """``env``'s release alone: a venv of its own holding jax, jaxlib and their dependencies, not the harness.
+
+    Where an issue draft runs its short script, as a maintainer would after
+    ``pip install`` of the same requirements (``.nox/plain-jax-VERSION`` beside ``env``'s).
+    """
+    install = env.install[2:] if env.install[:2] == ("-e", ".") else env.install
+    folder = env.venv.with_name("plain-" + env.venv.name.removeprefix("release-"))
+    return ReleaseEnv(env.jax, env.jaxlib, env.python, install, folder)
+
+
+def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
+    """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby ones."""
+    Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(version)  # refuses one not listed
+    return next(env for env in envs if env.jax == version)
 
 
 def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:

@@ -1,45 +1,43 @@
-"""An upstream issue draft in the shape of JAX's bug-report form.  ``render`` is pure.
+"""An upstream issue draft, in the shape of JAX's bug-report form.  ``render`` is pure.
 
-The form asks for a description with self-contained code to reproduce, and the
-output of ``jax.print_environment_info()``.  The draft gives what was expected (the
-case's claim) and what was observed (stored results, and the exported script run
-here), the script and its output, a table across the releases measured, the bisect
-answer when one is stored, and the environment.  Long parts sit in ``<details>``
-blocks so that the issue reads short.  Every text that comes from outside the
-harness passes ``scrub``, and only allow-listed variables are shown.
+What a maintainer reads first: a title that says what changed, by how much and since
+which release; a short script (the case's own code and a plain timing loop); the exact
+install line and environment variables; the script's real output on the last good and
+the first bad release, each run in a venv holding only jax and jaxlib; then the evidence
+as short tables (the bisect's probes, a number per release from stored results).  The
+full instrumented script is a file beside the draft, its output folded away, as is
+``jax.print_environment_info()``.  Every text that comes from outside the harness passes
+``scrub``, and only allow-listed variables are shown.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections import defaultdict
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, claim_evidence, outcome
-from harness.analysis.groups import latest_runs, release_key
-from harness.analysis.metric_names import MetricKey
-from harness.analysis.metrics import metric_samples, program_names
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
+from harness.analysis.groups import release_key
+from harness.analysis.metric_names import KIND_LABELS, MetricKey
+from harness.analysis.metrics import metric_samples
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import scrub, shareable_variables
 from harness.measure.runner import tail
 from harness.render.tables import markdown_table
-from harness.store.results import StoredResult, newest_runs
+from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, sizes_text
+from harness.upstream.change import Change, newest_result, title
 from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
-HEADERS = ["jax", "profile", "sizes", "status", "claim", "medians"]
-# Bisect answers are stored by another tool; these keys, when present, are its answer.
-BISECT_ANSWER_KEYS = ("answer", "summary", "result", "verdict")
+VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 
 
 @dataclass(frozen=True)
 class ScriptRun:
-    """The exported script, run in the session's environment."""
+    """A script run for the draft: where, with what, and what it printed."""
 
     release: str
     profile: str
@@ -55,39 +53,44 @@ class ScriptRun:
 
 
 @dataclass(frozen=True)
-class Bisect:
-    """One stored bisect answer: its file name and JSON (None when it could not be read)."""
+class ReleaseRun:
+    """The short script on one release of the change, in an environment of its own."""
 
-    name: str
-    data: Any
-    problem: str = ""
+    role: str  # "last good", "first bad", or "installed here"
+    run: ScriptRun
+    install: list[str]  # what ``pip install`` takes for this release, exactly
+    environment: str  # where it ran, in words
+    packages: list[str] = field(default_factory=list)  # ``name==version`` of everything that environment held
 
 
 @dataclass(frozen=True)
 class DraftInputs:
     case: CaseInfo
     sizes: dict[str, int]
-    script_name: str
-    script: str
-    run: ScriptRun
+    platform: str  # the profile's kind: "cpu" or "gpu"
+    short_name: str
+    short_script: str
+    short_runs: list[ReleaseRun]
+    full_name: str
+    full_run: ScriptRun
     environment_info: str
     results: list[StoredResult]
-    bisects: list[Bisect] = field(default_factory=list)
+    change: Change | None = None
 
 
 def render(d: DraftInputs) -> str:
-    runs = [result for result, _ in latest_runs(r for r in d.results if r.case == d.case.name)]
     sections = [
         f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections below into the "
-        f"fields of the same name in JAX's bug-report form ({FORM}); the script is also saved as "
-        f"{d.script_name} beside this file. -->",
-        f"**Title:** {title(d.case, runs)}",
+        f"fields of the same name in JAX's bug-report form ({FORM}); the short script is saved as {d.short_name} "
+        f"beside this file, the full instrumented one as {d.full_name}. -->",
+        f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
         "### Description",
-        description(d, runs),
+        description(d),
         reproduction(d),
-        across_releases(runs, d.sizes),
-        bisect_section(d.bisects),
-        system_info(d.run, d.environment_info),
+        outputs(d),
+        evidence(d),
+        full_script(d),
+        system_info(d),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
 
@@ -97,172 +100,169 @@ def headline(claim: str) -> str:
     return re.split(r"[:.;]\s", claim, maxsplit=1)[0].rstrip(".")
 
 
-def title(case: CaseInfo, runs: Sequence[StoredResult]) -> str:
-    failing = _releases([r for r in runs if _holds(r) is False])
-    where = f"not so on {failing}" if failing else "as expected on every release measured"
-    return f"{headline(case.claim)} — {where}"
+def description(d: DraftInputs) -> str:
+    change = d.change
+    context = f"Found while checking a pattern from a user discussion: {d.case.claim}"
+    if change is None or change.metric is None or change.ratio is None:
+        return f"{context} The script below times it; its output on each release it ran on follows."
+    assert change.before_ns is not None and change.after_ns is not None
+    what = f"`{change.metric.name}` {KIND_LABELS[change.metric.kind]}"
+    moved = "slower" if change.ratio >= 1 else "faster"
+    return (
+        f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
+        f"{change.first_bad} ({format_ns(change.before_ns)} → {format_ns(change.after_ns)}), at "
+        f"{sizes_text(d.sizes)}"
+        + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
+        + context
+    )
 
 
-def description(d: DraftInputs, runs: Sequence[StoredResult]) -> str:
-    expected = f"**Expected** (from a user discussion): {d.case.claim}"
-    return " ".join([expected, observed(runs, d.sizes, d.run.profile), script_finding(d)])
-
-
-def observed(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) -> str:
-    if not runs:
-        return "**Observed**: nothing stored for this case yet, so only the script's own run below."
-    verdicts = []
-    for label, wanted in (("does not hold", DOES_NOT_HOLD), ("holds", HOLDS), ("is unsettled", UNSETTLED)):
-        group = [r for r in runs if outcome(r) == wanted]
-        if group:
-            verdicts.append(f"it {label} on {_counted(group, runs)}")
-    unfinished = [r for r in runs if r.status not in (RunStatus.OK, RunStatus.SKIPPED)]
-    if unfinished:
-        statuses = ", ".join(sorted({r.status for r in unfinished}))
-        verdicts.append(f"{len(unfinished)} run(s) did not finish ({statuses})")
-    text = f"**Observed** over {len(runs)} stored run(s): " + ("; ".join(verdicts) or "no verdict yet") + "."
-    examples = _examples(runs, sizes, profile)
-    if examples:
-        text += " For example, " + "; ".join(
-            f"on jax {r.release} ({r.profile}, {sizes_text(r.sizes)}): {_evidence(r)}" for r in examples
-        ) + "."  # fmt: skip
-    return text
-
-
-def script_finding(d: DraftInputs) -> str:
-    where = f"on jax {d.run.release} (profile {d.run.profile}) at {sizes_text(d.sizes)}"
-    if d.run.returncode is None:
-        return f"The script below did not finish within {d.run.timeout_s:g} s {where}."
-    if not d.run.ok:
-        return f"The script below exited with code {d.run.returncode} {where} (output below)."
-    figures = parse_output(d.run.stdout)
-    if figures.holds is None:
-        return f"The script below ran {where} but printed no verdict."
-    verdict = "holds" if figures.holds else "does not hold"
-    return f"The script below, run {where}, finds that the claim {verdict}: {scrub(figures.evidence)}."
+def command_line(run: ScriptRun, script_name: str) -> str:
+    variables = {k: v for k, v in shareable_variables(run.variables).items() if v}
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+    return f"{env} python {script_name}" if env else f"python {script_name}"
 
 
 def reproduction(d: DraftInputs) -> str:
-    lines = len(d.script.splitlines())
-    variables = shareable_variables(d.run.variables)
-    env = " ".join(f"{k}={v}" for k, v in variables.items())
-    command = f"{env} python {d.script_name}" if env else f"python {d.script_name}"
-    script = "\n".join(
-        [
-            f"<details><summary>{d.script_name}: self-contained, {lines} lines, imports only jax, numpy and the "
-            "standard library</summary>",
-            "",
-            fenced(d.script, "python"),
-            "",
-            "</details>",
-        ]
-    )
-    output = [f"Run as `{command}`, it printed:", "", fenced(scrub(d.run.stdout).strip() or "(nothing)", "text")]
-    if not d.run.ok and d.run.stderr.strip():
-        output += ["", "and on stderr (last lines):", "", fenced(tail(d.run.stderr), "text")]
-    return script + "\n\n" + "\n".join(output)
-
-
-def medians_cell(result: StoredResult) -> str:
-    """Each metric's figure: the median of the process medians, the number comparisons judge."""
-    if result.status is not RunStatus.OK:
-        return "–"
-    series = metric_samples(result)
-    parts = []
-    for program in program_names(result):
-        dispatch, wall = series.get(MetricKey(program, "dispatch")), series.get(MetricKey(program, "wall"))
-        if dispatch is not None and wall is not None:
-            parts.append(f"{program}: dispatch {format_ns(dispatch.figure)}, wall {format_ns(wall.figure)}")
-    for key, samples in series.items():
-        if key.kind == "compile":
-            parts.append(f"{key.name}: compile {format_ns(samples.figure)}")
-    return "; ".join(parts) or "–"
-
-
-def runs_table(runs: Sequence[StoredResult]) -> str:
-    verdicts = {HOLDS: "holds", DOES_NOT_HOLD: "**does not hold**", UNSETTLED: "unsettled"}
-    rows = [
-        [r.release, r.profile, sizes_text(r.sizes), r.status, verdicts.get(outcome(r), "–"), medians_cell(r)]
-        for r in runs
+    lines = len(d.short_script.splitlines())
+    installs = [r for r in d.short_runs if r.install]
+    steps = ["#### Reproduce", ""]
+    if installs:
+        releases = ", ".join(r.run.release for r in installs)
+        steps += [f"In a fresh virtual environment, for each release ({releases}):", ""]
+        steps.append(fenced("\n".join(f"pip install {shlex.join(r.install)}" for r in installs), "sh"))
+        steps.append("")
+    run = d.short_runs[0].run if d.short_runs else d.full_run
+    steps += [
+        f"then run `{command_line(run, d.short_name)}` ({d.short_name}, {lines} lines, plain JAX):",
+        "",
+        fenced(d.short_script, "python"),
     ]
-    return markdown_table([[scrub(str(value)) for value in row] for row in rows], HEADERS)
+    return "\n".join(steps)
 
 
-def across_releases(runs: Sequence[StoredResult], sizes: dict[str, int]) -> str:
-    if not runs:
+def outputs(d: DraftInputs) -> str:
+    if not d.short_runs:
         return ""
-    at_sizes = [r for r in runs if r.sizes == sizes]
-    if at_sizes:
-        caption = f"Stored runs at the script's sizes ({sizes_text(sizes)}), newest per release and profile"
-        shown = at_sizes
-    else:
-        caption = f"No stored run at the script's sizes ({sizes_text(sizes)}); the newest run per release and profile"
-        newest = newest_runs(runs, lambda r: (r.release, r.profile))
-        shown = sorted((item.result for item in newest.values()), key=lambda r: (release_key(r.release), r.profile))
+    parts = ["#### Output"]
+    for r in d.short_runs:
+        where = f"jax {r.run.release}" + (f" ({r.role})" if r.role else "")
+        parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
+    rows = _figures_rows(d)
+    if rows:
+        parts += ["", markdown_table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))])]
+    return "\n".join(parts)
+
+
+def _printed(run: ScriptRun) -> str:
+    text = scrub(run.stdout).strip() or "(nothing)"
+    if run.returncode is None:
+        text += f"\n(stopped after {run.timeout_s:g} s)"
+    elif not run.ok:
+        text += f"\n(exit code {run.returncode})" + (f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else "")
+    return text
+
+
+def _figure_keys(d: DraftInputs) -> list[tuple[str, str]]:
+    """(program, metric) of every figure the short script printed on any release, in the order printed."""
+    keys: list[tuple[str, str]] = []
+    for r in d.short_runs:
+        keys += [key for key in parse_output(r.run.stdout).medians if key not in keys]
+    return keys
+
+
+def _figures_rows(d: DraftInputs) -> list[list[str]]:
+    keys = _figure_keys(d)
+    rows = []
+    for r in d.short_runs:
+        medians = parse_output(r.run.stdout).medians
+        rows.append([r.run.release, *("–" if key not in medians else format_ns(medians[key]) for key in keys)])
+    return rows if keys else []
+
+
+def evidence(d: DraftInputs) -> str:
+    parts = []
+    change = d.change
+    if change is not None and change.probes:
+        metric = change.metric.metric_name if change.metric else "the metric"
+        rows = [
+            [p.release, "–" if p.median_ns is None else format_ns(p.median_ns), p.vs_good, p.vs_bad, p.verdict]
+            for p in change.probes
+        ]
+        parts += [
+            f"Bisect ({scrub(change.source)}): {scrub(change.answer) or f'first bad {change.first_bad}'}",
+            "",
+            markdown_table([[scrub(c) for c in row] for row in rows], ["jax", metric, "vs good", "vs bad", "verdict"]),
+        ]
+    per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
+    if per_release:
+        parts += ["", per_release]
+    if not parts:
+        return ""
+    return "\n".join(["#### Evidence", "", *parts]).replace("\n\n\n", "\n\n")
+
+
+def releases_table(
+    results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str, metric: MetricKey | None
+) -> str:
+    """A row per release stored at the script's sizes and profile: the metric, its step from the last, the claim."""
+    mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
+    releases = sorted({r.release for r in mine}, key=release_key)
+    rows, previous = [], None
+    for release in releases:
+        newest = newest_result(mine, release, sizes, profile)
+        latest = newest or max((r for r in mine if r.release == release), key=lambda r: r.created_at)
+        figure = None
+        if newest is not None and metric is not None and metric in metric_samples(newest):
+            figure = metric_samples(newest)[metric].figure
+        step = f"×{figure / previous:.3g}" if figure and previous else "–"
+        shown = format_ns(figure) if figure is not None else latest.status if latest.status != RunStatus.OK else "–"
+        rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
+        previous = figure if figure is not None else previous
+    if not rows:
+        return ""
+    label = metric.metric_name if metric else "metric"
+    caption = (
+        f"Stored runs at {sizes_text(sizes)} (profile `{profile}`), newest per release: the median of each run's "
+        "process medians, and the case's claim:"
+    )
+    return caption + "\n\n" + markdown_table(rows, ["jax", label, "step", "claim"])
+
+
+def full_script(d: DraftInputs) -> str:
+    run = d.full_run
+    figures = parse_output(run.stdout)
+    verdict = "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
     return "\n".join(
         [
-            "#### Across releases",
+            f"<details><summary>The full instrumented script, {d.full_name} (every figure and the case's claim), "
+            f"on jax {run.release}{verdict}</summary>",
             "",
-            f"{caption} (a run's median is the median of its process medians):",
+            f"Run as `{command_line(run, d.full_name)}`:",
             "",
-            runs_table(shown),
-            "",
-            f"<details><summary>All {len(runs)} stored runs (newest per release, profile and sizes)</summary>",
-            "",
-            runs_table(runs),
+            fenced(_printed(run), "text"),
             "",
             "</details>",
         ]
     )
 
 
-def bisect_section(bisects: Sequence[Bisect]) -> str:
-    if not bisects:
-        return ""
-    lines = ["#### Bisect"]
-    for b in bisects:
-        if b.data is None:
-            lines += ["", f"`{b.name}` could not be read: {scrub(b.problem)}"]
-            continue
-        raw = scrub(json.dumps(b.data, indent=1, sort_keys=True))
-        lines += [
-            "",
-            f"From `{b.name}`: {scrub(bisect_answer(b.data))}",
-            "",
-            f"<details><summary>{b.name}</summary>",
-            "",
-            fenced(raw, "json"),
-            "",
-            "</details>",
-        ]
-    return "\n".join(lines)
-
-
-def bisect_answer(data: Any) -> str:
-    """The answer of a stored bisect, in one line, whatever shape the file has."""
-    if not isinstance(data, dict):
-        return _one_line(json.dumps(data))
-    if "last_good" in data and "first_bad" in data:
-        return f"last good {data['last_good']}, first bad {data['first_bad']}"
-    for key in BISECT_ANSWER_KEYS:
-        if isinstance(data.get(key), str):
-            return _one_line(data[key])
-    scalars = [f"{k}: {v}" for k, v in data.items() if isinstance(v, str | int | float | bool)]
-    return _one_line("; ".join(scalars[:6])) or "(no answer recorded)"
-
-
-def system_info(run: ScriptRun, environment_info: str) -> str:
-    variables = shareable_variables(run.variables)
+def system_info(d: DraftInputs) -> str:
+    variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
     shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
+    packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
+    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)] if packages else []
     return "\n".join(
         [
             "### System info (python version, jaxlib version, accelerator, etc.)",
             "",
-            f"jax {run.release}, harness profile `{run.profile}`; environment variables set: {shown}.",
+            f"Environment variables set: {shown}.",
+            *held,
             "",
-            "<details><summary>Output of <code>jax.print_environment_info()</code></summary>",
+            f"<details><summary>Output of <code>jax.print_environment_info()</code> (jax {d.full_run.release})"
+            "</summary>",
             "",
-            fenced(scrub(environment_info).strip() or "(unavailable)", "text"),
+            fenced(scrub(d.environment_info).strip() or "(unavailable)", "text"),
             "",
             "</details>",
         ]
@@ -274,51 +274,3 @@ def fenced(text: str, language: str) -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _holds(result: StoredResult) -> bool | None:
-    return {HOLDS: True, DOES_NOT_HOLD: False}.get(outcome(result))
-
-
-def _evidence(result: StoredResult) -> str:
-    return scrub(_one_line(claim_evidence(result)))
-
-
-def _releases(runs: Sequence[StoredResult]) -> str:
-    """``jax 0.4.26 (cpu, cpu8), jax 0.4.30 (cpu)``."""
-    profiles: dict[str, set[str]] = defaultdict(set)
-    for r in runs:
-        profiles[r.release].add(r.profile)
-    ordered = sorted(profiles, key=release_key)
-    return ", ".join(f"jax {release} ({', '.join(sorted(profiles[release]))})" for release in ordered)
-
-
-def _counted(group: Sequence[StoredResult], runs: Sequence[StoredResult]) -> str:
-    """``jax 0.4.26 (cpu: 2 of 2 sizes), ...``: per release and profile, out of the sizes judged there
-    (settled or not)."""
-    judged: dict[tuple[str, str], int] = defaultdict(int)
-    for r in runs:
-        if outcome(r) in (HOLDS, DOES_NOT_HOLD, UNSETTLED):
-            judged[(r.release, r.profile)] += 1
-    counts: dict[tuple[str, str], int] = defaultdict(int)
-    for r in group:
-        counts[(r.release, r.profile)] += 1
-    ordered = sorted(counts, key=lambda p: (release_key(p[0]), p[1]))
-    return ", ".join(f"jax {rel} ({prof}: {counts[rel, prof]} of {judged[rel, prof]} sizes)" for rel, prof in ordered)
-
-
-def _examples(runs: Sequence[StoredResult], sizes: dict[str, int], profile: str) -> list[StoredResult]:
-    """A run where the claim fails and one where it holds: at the script's sizes and profile where possible."""
-
-    def best(candidates: list[StoredResult], prefer: dict[str, int]) -> StoredResult | None:
-        ranked = sorted(candidates, key=lambda r: (r.sizes == prefer, r.profile == profile, r.created_at))
-        return ranked[-1] if ranked else None
-
-    failing = best([r for r in runs if _holds(r) is False], sizes)
-    prefer = failing.sizes if failing else sizes
-    holding = best([r for r in runs if _holds(r) is True], prefer)
-    return [r for r in (failing, holding) if r is not None]

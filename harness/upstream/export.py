@@ -21,7 +21,7 @@ import builtins
 import symtable
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ OWN_PACKAGES = ("cases", "harness")
 THIRD_PARTY = ("jax", "numpy")
 MODULE_DUNDERS = {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__"}
 TAIL = "<measurement>"  # the generated end of the script
+CASE_MODULE = "exported_case"  # the case module, as the short script's generated end imports it
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEFINITIONS = (*_SCOPES, ast.Assign, ast.AnnAssign)
 
@@ -86,6 +87,43 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     text = _assemble(docstring, parts)
     _check(text, case.path.stem)
     return text
+
+
+def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None = None) -> tuple[list[str], str]:
+    """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat`` helpers inlined.
+
+    Returns the import lines (standard library, then jax and numpy) and the definitions
+    in source order, as ``harness.upstream.minimal`` builds a short script from them.
+    ``source`` replaces the case file's text (a pruned copy of it).
+    """
+    text = case.path.read_text() if source is None else source
+    compat = case.path.parent / "compat.py"
+
+    def load(name: str) -> _Module:
+        if name == CASE_MODULE:
+            return _Module.parse(name, _label(case.path), text, {COMPAT})
+        if not compat.is_file():
+            raise _Refused(f"it imports {name}, but there is no {_label(compat)}")
+        return _Module.parse(name, _label(compat), compat.read_text(), {COMPAT})
+
+    try:
+        root = _Module.parse(TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE})
+        parts = [part for part in _resolve([root], load) if part.module.name != TAIL]
+        owners: dict[str, str] = {}
+        for part in parts:
+            for name in part.binds:
+                if owners.setdefault(name, part.module.label) != part.module.label:
+                    raise _Refused(f"{part.module.label} and {owners[name]} both define {name}")
+        units = {key: unit for part in parts for key, unit in part.imports.items()}
+        missing = set(wanted) - owners.keys()
+        if missing:
+            raise _Refused(f"it defines no {', '.join(sorted(missing))}")
+    except _Refused as exc:
+        raise UsageError(f"cannot export case {case.name}: {exc}") from None
+    lines = []
+    for third_party in (False, True):
+        lines += _import_lines([u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party])
+    return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
 def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:

@@ -1,9 +1,14 @@
-"""Write an upstream issue draft: export a case's script, run it here, render the draft.
+"""Write an upstream issue draft: find the change, write both scripts, run them for real, render.
 
-The script runs for real in this environment (the nox session's pinned release and
-profile) and its standard output is what the draft quotes.  ``jax.print_environment_info``
-comes from ``harness.host.environment.jax_facts`` in a process of its own: the harness
-process itself never imports JAX.
+Through ``nox -s issue`` a release plan lists every release on the package index (what
+each installs, and its cached venv, as bisect and sweep use them): the full instrumented
+script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
+change's first bad release), and the short script runs on the change's last good and
+first bad release, each in a venv that holds only jax and jaxlib (``plain_env``, built
+once and kept, ``.nox/plain-jax-VERSION``).  Without a plan (``python -m harness issue``
+run directly) both scripts run on the JAX installed here.  Every script run holds the
+machine-wide measurement lock, as every case process does.  The harness process itself
+never imports JAX.
 """
 
 from __future__ import annotations
@@ -11,42 +16,72 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.metric_names import MetricKey
+from harness.analysis.metrics import program_names
 from harness.catalogue.discovery import CaseInfo
+from harness.errors import HarnessError
 from harness.host.environment import allowed_variables
-from harness.measure.runner import Settings, release_label
-from harness.store.results import LoadProblem, load_results
-from harness.upstream.draft import Bisect, DraftInputs, ScriptRun, render
+from harness.measure.runner import Settings, release_label, timing_lock
+from harness.pins import DEFAULT_RELEASE
+from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry
+from harness.store.results import LoadProblem, StoredResult, load_results
+from harness.store.schema import RunStatus
+from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
+from harness.upstream.draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.upstream.export import export_script
+from harness.upstream.minimal import minimal_script
+from harness.upstream.standalone import parse_output
 
 ISSUES_DIR = "issues"
 ENVIRONMENT_TIMEOUT_S = 120.0
 _JAX_FACTS = "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
+_PACKAGES = "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in m.distributions()))"
+
+
+@dataclass(frozen=True)
+class IssueRequest:
+    case: CaseInfo
+    sizes: dict[str, int]
+    settings: Settings
+    profile: str
+    platform: str  # "cpu" or "gpu": the profile's kind, for the title
+    results_dir: Path
+    out_dir: Path
+    jax: str | None = None  # the release the full script runs on
+    good: str | None = None
+    bad: str | None = None
+    metric: MetricKey | None = None
+    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
 
 
 @dataclass(frozen=True)
 class Written:
     draft: Path
-    script: Path
-    run: ScriptRun
+    short: Path
+    full: Path
+    run: ScriptRun  # the full script's
+    short_runs: list[ReleaseRun]
     problems: list[LoadProblem]
 
 
-def run_script(path: Path, timeout_s: float) -> tuple[int | None, str, str]:
-    """Run a script by its file name from its own folder, so tracebacks name no local path."""
-    try:
-        done = subprocess.run(
-            [sys.executable, path.name],
-            cwd=path.parent,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        return None, _text(exc.stdout), _text(exc.stderr)
+def run_script(path: Path, timeout_s: float, python: str | None = None) -> tuple[int | None, str, str]:
+    """Run a script by its file name from its own folder (tracebacks name no local path), holding the timing lock."""
+    with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
+        try:
+            done = subprocess.run(
+                [python or sys.executable, path.name],
+                cwd=path.parent,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            return None, _text(exc.stdout), _text(exc.stderr)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -56,11 +91,11 @@ def _text(output: str | bytes | None) -> str:
     return output or ""
 
 
-def environment_info(timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
-    """``jax.print_environment_info()`` of this environment, scrubbed, or why it is unavailable."""
+def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
+    """``jax.print_environment_info()`` of an interpreter's environment, or why it is unavailable."""
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _JAX_FACTS], capture_output=True, text=True, timeout=timeout_s, check=False
+            [python or sys.executable, "-c", _JAX_FACTS], capture_output=True, text=True, timeout=timeout_s, check=False
         )
     except subprocess.TimeoutExpired:
         return f"unavailable: no answer within {timeout_s:g} s"
@@ -70,78 +105,110 @@ def environment_info(timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     return str(json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable"))
 
 
-def load_bisects(
-    reports_dir: Path, case: str, sizes: dict[str, int] | None = None, profile: str | None = None
-) -> list[Bisect]:
-    """The stored bisect answer of ``case`` to quote: the newest, preferring one at ``sizes`` under ``profile``;
-    then every file of the case that could not be read.
-
-    An answer says its case (``bisect-<case>-<range>-<key>.json``, ``harness.releases.answers``);
-    one that does not (an older ``bisect-CASE.json``) or cannot be read is the case's by its name.
-    """
-    readable: list[tuple[str, float, Bisect]] = []
-    unreadable = []
-    for path in sorted(reports_dir.glob("bisect-*.json")):
-        by_name = path.name == f"bisect-{case}.json" or path.name.startswith(f"bisect-{case}-")
-        try:
-            data = json.loads(path.read_text())
-            when = path.stat().st_mtime
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if by_name:
-                unreadable.append(Bisect(path.name, None, str(exc)))
-            continue
-        said = data.get("case") if isinstance(data, dict) else None
-        if said == case or (said is None and by_name):
-            created = data.get("created_at") if isinstance(data, dict) else None
-            readable.append((created if isinstance(created, str) else "", when, Bisect(path.name, data)))
-
-    def matches(bisect: Bisect) -> bool:
-        data = bisect.data if isinstance(bisect.data, dict) else {}
-        return (sizes is None or data.get("sizes") == sizes) and (profile is None or data.get("profile") == profile)
-
-    preferred = [entry for entry in readable if matches(entry[2])] or readable
-    newest = [max(preferred, key=lambda entry: entry[:2])[2]] if preferred else []
-    return newest + unreadable
+def installed_packages(python: str) -> list[str]:
+    """``name==version`` of every distribution an interpreter's environment holds."""
+    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on its path.
+    done = subprocess.run([python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout.split() if done.returncode == 0 else []
 
 
-def write_issue(
-    case: CaseInfo,
-    sizes: dict[str, int],
-    settings: Settings,
-    *,
-    profile: str,
-    results_dir: Path,
-    out_dir: Path,
-) -> Written:
-    # A plain script (--script) is its own draft script, quoted and run as it is.
-    script = case.path.read_text() if case.script is not None else export_script(case, sizes, settings.for_child())
-    folder = out_dir / ISSUES_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    script_path = folder / f"{case.name}.py"
-    script_path.write_text(script)
-    returncode, stdout, stderr = run_script(script_path, settings.timeout_s)
-    run = ScriptRun(
-        release=release_label(),
-        profile=profile,
-        variables=allowed_variables(),
-        returncode=returncode,
-        stdout=stdout,
-        stderr=stderr,
-        timeout_s=settings.timeout_s,
+def ready(env: ReleaseEnv) -> ReleaseEnv:
+    """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
+    print(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)", file=sys.stderr, flush=True)
+    problem = ensure(env)
+    if problem:
+        raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
+    return env
+
+
+def programs_to_time(change: Change | None, full_output: str, results: Sequence[StoredResult] = ()) -> list[str]:
+    """The program the change is about, else every program the full script timed (or, if it failed, one stored)."""
+    if change is not None and change.metric is not None and change.metric.kind in ("wall", "dispatch"):
+        return [change.metric.name]
+    timed = {program for program, metric in parse_output(full_output).medians if metric == "wall_ns"}
+    return sorted(timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)})
+
+
+def write_issue(request: IssueRequest) -> Written:
+    case, sizes, settings = request.case, request.sizes, request.settings
+    results, problems = load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
+    mine: list[StoredResult] = [r for r in results if r.case == case.name]
+    change = change_from(
+        read_bisect_answers(request.out_dir, case.name),
+        mine,
+        case=case.name,
+        sizes=sizes,
+        profile=request.profile,
+        good=request.good,
+        bad=request.bad,
+        metric=request.metric,
     )
-    results, problems = load_results(results_dir) if results_dir.is_dir() else ([], [])
+    folder = request.out_dir / ISSUES_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+
+    # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
+    full_path = folder / f"{case.name}-full.py"
+    # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
+    plain = case.path.read_text() if case.script is not None else None
+    full_path.write_text(plain if plain is not None else export_script(case, sizes, settings.for_child()))
+    python, release = None, release_label()
+    if request.plan is not None:
+        env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
+        python, release = str(env.interpreter.absolute()), env.jax
+    code, out, err = run_script(full_path, settings.timeout_s, python)
+    variables = allowed_variables()
+    full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
+
+    programs = programs_to_time(change, out, mine)
+    short_path = folder / f"{case.name}.py"
+    short = plain
+    if short is None:
+        short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
+    short_path.write_text(short)
+    short_runs = _short_runs(request, change, short_path, variables)
+    if change is not None:
+        change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})
     draft = render(
         DraftInputs(
             case=case,
             sizes=sizes,
-            script_name=script_path.name,
-            script=script,
-            run=run,
-            environment_info=environment_info(),
-            results=[r for r in results if r.case == case.name],
-            bisects=load_bisects(out_dir, case.name, sizes, profile),
+            platform=request.platform,
+            short_name=short_path.name,
+            short_script=short,
+            short_runs=short_runs,
+            full_name=full_path.name,
+            full_run=full_run,
+            environment_info=environment_info(python),
+            results=mine,
+            change=change,
         )
     )
     draft_path = folder / f"{case.name}.md"
     draft_path.write_text(draft)
-    return Written(draft_path, script_path, run, problems)
+    return Written(draft_path, short_path, full_path, full_run, short_runs, problems)
+
+
+def _medians(stdout: str) -> dict[tuple[str, str], float]:
+    return parse_output(stdout).medians
+
+
+def _short_runs(
+    request: IssueRequest, change: Change | None, script: Path, variables: dict[str, str]
+) -> list[ReleaseRun]:
+    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
+    timeout = request.settings.timeout_s
+    if request.plan is None or change is None:
+        code, out, err = run_script(script, timeout)
+        run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
+        return [ReleaseRun("installed here", run, [], "in the environment that ran the harness (not a fresh venv)")]
+    runs = []
+    for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
+        env = ready(plain_env(plan_entry(request.plan, version)))
+        python = str(env.interpreter.absolute())  # the script runs from its own folder
+        code, out, err = run_script(script, timeout, python)
+        run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
+        where = (
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib and what they need"
+        )
+        runs.append(ReleaseRun(role, run, list(env.install), where, installed_packages(python)))
+    return runs

@@ -78,3 +78,12 @@ def test_the_listing_is_cached_per_interpreter_for_a_day(tmp_path):
 def test_a_failing_pip_is_one_clear_error(tmp_path):
     with pytest.raises(HarnessError, match="cannot list jax releases"):
         pip_versions(str(tmp_path / "no-python"), "jax")
+
+
+def test_one_release_is_looked_up_with_the_jaxlib_it_installs_with():
+    listing = Listing("python", [("0.4.31", "0.4.31"), ("0.4.33", "0.4.33"), ("0.4.37", "0.4.36")], 0.0)
+    assert listing.pair("0.4.37") == ("0.4.37", "0.4.36")
+    with pytest.raises(
+        UsageError, match=r"jax 0\.4\.32 is not an installable release.*nearby releases there: 0\.4\.31, 0"
+    ):
+        listing.pair("0.4.32")

@@ -7,8 +7,7 @@ from harness.analysis.significance import Thresholds
 from harness.releases.bisection import bisect, sweep
 from harness.releases.judge import Judge
 from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
-from harness.upstream.draft import bisect_answer
-from harness.upstream.issue import load_bisects
+from harness.upstream.change import BisectAnswer, change_from, read_bisect_answers
 from tests.conftest import FakeReleases, assert_valid_tables, tables
 
 WALL = parse_metric_name("eager.wall_ns")
@@ -31,20 +30,29 @@ def bisected(metric=WALL, scales=None):
 
 def test_the_json_answer_is_what_the_issue_draft_reads(tmp_path):
     data = bisect_json(bisected(), setting())
-    assert bisect_answer(data) == "last good 0.4.30, first bad 0.4.33"
+    assert (data["last_good"], data["first_bad"]) == ("0.4.30", "0.4.33")
     assert data["untested_between"] == ["0.4.31"] and "0.4.31 between them could not be judged" in data["answer"]
     assert (data["probe_count"], data["expected_probes"]) == (4, 4)
     assert [p["verdict"] for p in data["probes"]] == ["good", "bad", "skipped", "bad"]
     assert data["probes"][3]["vs_good"]["verdict"] == "slower" and data["probes"][3]["vs_good"]["ratio"] > 2.9
     (tmp_path / "bisect-async_dispatch.json").write_text(json.dumps(data))
-    [stored] = load_bisects(tmp_path, "async_dispatch")
+    [stored] = read_bisect_answers(tmp_path, "async_dispatch")
     assert stored.data == data
+    shown = setting()
+    change = change_from([stored], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+    assert change is not None and (change.last_good, change.first_bad) == ("0.4.30", "0.4.33")
+    assert [p.release for p in change.probes] == RELEASES and change.metric == WALL
 
 
 def test_without_an_answer_the_json_names_no_release():
     data = bisect_json(bisected(scales=dict.fromkeys(RELEASES, 1)), setting())
     assert "first_bad" not in data and "last_good" not in data
-    assert bisect_answer(data).startswith("no answer: the bad endpoint 0.4.34 is not bad")
+    assert data["answer"].startswith("no answer: the bad endpoint 0.4.34 is not bad")
+    shown = setting()
+    assert (
+        change_from([BisectAnswer("b.json", data)], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+        is None
+    )
 
 
 def test_markdown_and_text_give_the_answer_the_count_and_the_evidence():

@@ -3,6 +3,9 @@
 import json
 from pathlib import Path
 
+import pytest
+
+from harness.errors import UsageError
 from harness.pins import PROFILE_BY_NAME, Release
 from harness.releases import venvs
 from harness.releases.venvs import INSTALLED, ReleaseEnv, ensure, install_record, read_plan, venv_name, write_plan
@@ -53,3 +56,19 @@ def test_a_release_venv_is_named_and_installed_for_the_profiles_build(tmp_path):
         "0.4.36",
         ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"),
     )
+
+
+def test_a_plain_venv_holds_the_release_alone_beside_the_release_venv(tmp_path):
+    cpu = venvs.release_env(Release("0.4.25", "0.4.25", pins=("numpy<2",)), PROFILE_BY_NAME["cpu"], "3.12", tmp_path)
+    plain = venvs.plain_env(cpu)
+    assert plain.install == ("jax==0.4.25", "jaxlib==0.4.25", "numpy<2"), "no harness: what a user would pip install"
+    assert plain.venv == tmp_path / "plain-jax-0.4.25" and (plain.jax, plain.python) == ("0.4.25", "3.12")
+    cuda = venvs.plain_env(venvs.release_env(Release("0.7.2", "0.7.2"), PROFILE_BY_NAME["cuda12"], "3.12", tmp_path))
+    assert cuda.install == ("jax[cuda12]==0.7.2",) and cuda.venv.name == "plain-jax-0.7.2-cuda12"
+
+
+def test_a_plan_entry_is_found_by_release_or_refused_naming_nearby_ones(tmp_path):
+    plan = [ReleaseEnv(v, v, "3.12", ("-e", ".", f"jax=={v}"), tmp_path / v) for v in ("0.4.31", "0.4.33", "0.4.34")]
+    assert venvs.plan_entry(plan, "0.4.33") is plan[1]
+    with pytest.raises(UsageError, match=r"jax 0\.4\.32 is not an installable release.*0\.4\.31, 0\.4\.33, 0\.4\.34"):
+        venvs.plan_entry(plan, "0.4.32")

@@ -1,21 +1,25 @@
-"""The issue draft: JAX's bug-report form, numbers from stored results, short, valid, private."""
+"""The issue draft: a title with the change, short code, install line, real output per release, tables, private."""
 
 import dataclasses
-import json
 import os
 import re
 import socket
 
+from harness.analysis.metric_names import MetricKey
 from harness.catalogue import discovery
 from harness.measure.runner import Settings
 from harness.store.results import StoredResult, load_results
 from harness.upstream import export
-from harness.upstream.draft import Bisect, DraftInputs, ScriptRun, bisect_answer, fenced, headline, render
-from tests.conftest import FIXTURES, assert_valid_tables, document, tables, v1_result
+from harness.upstream.change import Change, Probe
+from harness.upstream.draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
+from harness.upstream.minimal import minimal_script
+from tests.conftest import FIXTURES, assert_valid_tables, document, tables
 
 ISSUE = FIXTURES / "issue"
 SCAN_SYNC = discovery.discover()["scan_sync"]
-SIZES = {"N": 16, "M": 3}
+SIZES = {"N": 100, "M": 500}  # the fixtures' stored results of scan_sync are at these sizes
+WALL = MetricKey("two_scans", "wall")
+VARIABLES = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}
 
 
 def stored() -> list[StoredResult]:
@@ -27,25 +31,45 @@ def stored() -> list[StoredResult]:
     return found
 
 
+def short_output(release: str, dispatch_ms: float, wall_ms: float) -> str:
+    return (
+        f"jax {release} jaxlib {release} backend cpu devices 1\n"
+        f"metric two_scans dispatch_ns median={dispatch_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
+        f"metric two_scans wall_ns median={wall_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
+    )
+
+
+def release_run(role: str, release: str, dispatch_ms: float, wall_ms: float, pins: tuple[str, ...] = ()) -> ReleaseRun:
+    run = ScriptRun(release, "cpu", VARIABLES, 0, short_output(release, dispatch_ms, wall_ms), "", 300.0)
+    install = [f"jax=={release}", f"jaxlib=={release}", *pins]
+    packages = [f"jax=={release}", f"jaxlib=={release}", "ml-dtypes==0.4.1", "numpy==1.26.4"]
+    where = f"in a venv of its own (`.nox/plain-jax-{release}`, made with uv) holding only jax, jaxlib and their needs"
+    return ReleaseRun(role, run, install, where, packages)
+
+
+def change() -> Change:
+    probes = [
+        Probe("0.4.31", 2.18e8, "good", "–", "–"),
+        Probe("0.4.33", 2.89e8, "bad", "×1.33, p=0.0001", "–"),
+    ]
+    return Change(WALL, "0.4.31", "0.4.33", 2.18e8, 2.89e8, "`bisect-scan_sync.json`", "first bad 0.4.33", probes)
+
+
 def draft_inputs(**changes) -> DraftInputs:
     newest = next(r for r in stored() if r.case == "scan_sync" and r.release == "0.12.0.1")
-    run = ScriptRun(
-        release="0.12.0.1",
-        profile="cpu",
-        variables={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""},
-        returncode=0,
-        stdout=(ISSUE / "scan_sync-output.txt").read_text(),
-        stderr="",
-        timeout_s=300.0,
-    )
+    full = ScriptRun("0.4.33", "cpu", VARIABLES, 0, (ISSUE / "scan_sync-output.txt").read_text(), "", 300.0)
     inputs = DraftInputs(
         case=SCAN_SYNC,
         sizes=SIZES,
-        script_name="scan_sync.py",
-        script=export.export_script(SCAN_SYNC, SIZES, Settings().for_child()),
-        run=run,
+        platform="cpu",
+        short_name="scan_sync.py",
+        short_script=minimal_script(SCAN_SYNC, SIZES, ["two_scans"], repeats=20, warmup=2),
+        short_runs=[release_run("last good", "0.4.31", 218, 218), release_run("first bad", "0.4.33", 3.7, 289)],
+        full_name="scan_sync-full.py",
+        full_run=full,
         environment_info=newest.result.jax.environment_info,
         results=stored(),
+        change=change(),
     )
     return dataclasses.replace(inputs, **changes)
 
@@ -54,79 +78,89 @@ def outside_details(markdown: str) -> str:
     return re.sub(r"<details>.*?</details>", "", markdown, flags=re.DOTALL)
 
 
-def test_draft_follows_jax_bug_report_form_with_stored_numbers():
+def test_the_title_says_what_changed_by_how_much_since_when_and_nothing_else():
     text = render(draft_inputs())
-    description = text.index("### Description")
-    assert description < text.index("### System info (python version, jaxlib version, accelerator, etc.)")
-    assert "**Title:** Two back-to-back lax.scan calls both return control to Python before their work" in text
-    assert "not so on jax 0.4.26 (cpu)" in text
-    assert f"**Expected** (from a user discussion): {SCAN_SYNC.claim}" in text
-    assert "does not hold on jax 0.4.26 (cpu: 1 of 1 sizes)" in text
-    assert "holds on jax 0.12.0.1 (cpu: 1 of 1 sizes)" in text
-    evidence = "does not hold in 5 of 5 processes; e.g. scan 1 returned at 77.615 ms, scan 2 at 154.603 ms"
-    assert evidence in text, "evidence of the stored 0.4.26 run: how many processes agree, and one's figures"
-    assert "holds in 5 of 5 processes; e.g. scan 1 returned at 1.501 ms" in text
-    assert "finds that the claim does not hold: scan 1 returned at 0.240 ms" in text, "the script's own verdict"
-    assert "Run as `JAX_PLATFORMS=cpu XLA_FLAGS= python scan_sync.py`" in text
-    assert "jax:    0.12.0.1" in text, "print_environment_info output"
-    for line in (ISSUE / "scan_sync-output.txt").read_text().splitlines():
-        assert line in text, "the observed output is quoted whole"
+    [line] = [line for line in text.splitlines() if line.startswith("**Title:**")]
+    assert line == "**Title:** `two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
+    assert headline(SCAN_SYNC.claim) not in line and "0.4.31" not in line
+    assert text.count(SCAN_SYNC.claim) == 1, "the claim is context, said once"
 
 
-def test_the_whole_script_is_in_the_draft():
+def test_the_draft_follows_jax_bug_report_form():
+    text = render(draft_inputs())
+    assert text.index("### Description") < text.index("### System info (python version, jaxlib version")
+    assert "between jax 0.4.31 and jax 0.4.33 (218 ms → 289 ms)" in text
+    assert "`two_scans` wall (until ready) got ×1.33 slower" in text
+
+
+def test_the_short_script_is_shown_whole_with_its_install_line_and_environment():
     inputs = draft_inputs()
     text = render(inputs)
-    [block] = re.findall(r"```python\n(.*?)\n```", text, flags=re.DOTALL)
-    assert block == inputs.script.rstrip()
+    blocks = re.findall(r"```python\n(.*?)\n```", outside_details(text), flags=re.DOTALL)
+    assert blocks == [inputs.short_script.rstrip()], "only the short script is shown; the full one is a file"
+    assert f"(scan_sync.py, {len(inputs.short_script.splitlines())} lines, plain JAX)" in text
+    assert "pip install jax==0.4.31 jaxlib==0.4.31\npip install jax==0.4.33 jaxlib==0.4.33" in text
+    assert "then run `JAX_PLATFORMS=cpu python scan_sync.py`" in text, "set variables only, empty ones left out"
+    assert "scan_sync-full.py" in text and "def measure(" not in text
 
 
-def test_table_across_releases_has_status_verdict_and_medians():
-    text = render(draft_inputs(sizes={"N": 100, "M": 500}))
-    assert "Stored runs at the script's sizes (M=500 N=100)" in text
-    rows = [row for table in tables(text) for row in table if "| scan_sync" in row or "| 0." in row]
-    assert any(re.search(r"\| 0\.4\.26 +\| cpu +\| M=500 N=100 +\| ok +\| \*\*does not hold\*\*", r) for r in rows)
-    assert any(re.search(r"\| 0\.12\.0\.1 +\| cpu +\| M=500 N=100 +\| ok +\| holds", r) for r in rows)
-    # Each figure is the median of the process medians, the number comparisons judge: on 0.4.26 the pooled
-    # samples' median (150 ms) differs from it; on 0.12.0.1 dispatch the pooled median would read 2.15 ms.
-    assert "| two_scans: dispatch 143 ms, wall 143 ms; scan: compile 45.4 ms |" in text
-    assert "| two_scans: dispatch 2.14 ms, wall 147 ms; scan: compile 80 ms" in text
-    assert "No stored run at the script's sizes (M=3 N=16)" in render(draft_inputs())
+def test_numpy_below_2_is_pinned_where_the_release_rules_say_and_quoted_for_the_shell():
+    old = release_run("last good", "0.4.25", 200, 200, pins=("numpy<2",))
+    text = render(draft_inputs(short_runs=[old, release_run("first bad", "0.4.26", 3, 300)]))
+    assert "pip install jax==0.4.25 jaxlib==0.4.25 'numpy<2'" in text
 
 
-def test_draft_is_valid_markdown_and_short():
-    text = render(draft_inputs(bisects=[Bisect("bisect-scan_sync.json", {"last_good": "a", "first_bad": "b"})]))
-    assert tables(text)
+def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
+    inputs = draft_inputs()
+    text = render(inputs)
+    for r in inputs.short_runs:
+        assert r.run.stdout.strip() in text
+        assert f"On jax {r.run.release} ({r.role}), in a venv of its own (`.nox/plain-jax-{r.run.release}`" in text
+    rows = [row for table in tables(text) for row in table if row.startswith("| 0.4.3")]
+    assert any(re.fullmatch(r"\| 0\.4\.31 +\| 218 ms +\| 218 ms +\|", row) for row in rows)
+    assert any(re.fullmatch(r"\| 0\.4\.33 +\| 3\.7 ms +\| 289 ms +\|", row) for row in rows)
+    assert "- jax 0.4.31: jax==0.4.31, jaxlib==0.4.31, ml-dtypes==0.4.1, numpy==1.26.4" in text
+
+
+def test_evidence_is_tables_never_raw_json():
+    text = render(draft_inputs())
+    assert "Bisect (`bisect-scan_sync.json`): first bad 0.4.33" in text
+    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| – +\| bad +\|", text)
+    assert '{"case"' not in text and '"probes"' not in text and "```json" not in text
+    assert "Stored runs at M=500 N=100 (profile `cpu`), newest per release" in text
+    rows = [row for table in tables(text) for row in table]
+    assert any(re.match(r"\| 0\.4\.26 +\| 143 ms +\| – +\| does not hold +\|", row) for row in rows)
+    assert any(re.match(r"\| 0\.12\.0\.1 +\| 147 ms +\| ×1\.0\d +\| holds +\|", row) for row in rows)
+
+
+def test_the_draft_is_valid_markdown_short_and_folds_the_environment():
+    text = render(draft_inputs())
     assert_valid_tables(text)
-    # the script, all stored runs, the bisect file, the environment
-    assert text.count("<details>") == text.count("</details>") == 4
-    fences = [line for line in text.splitlines() if line.startswith("```")]
-    assert len(fences) % 2 == 0
+    assert text.count("<details>") == text.count("</details>") == 2, "the full script's output, the environment"
+    assert "jax.print_environment_info()" in text and "jax:    0.12.0.1" in text
+    assert "jax:    0.12.0.1" not in outside_details(text)
+    assert len([line for line in text.splitlines() if line.startswith("```")]) % 2 == 0
     shown = [line for line in outside_details(text).splitlines() if line.strip()]
-    assert len(shown) <= 40, "long parts belong in <details>"
+    script_lines = len(draft_inputs().short_script.splitlines())
+    assert len(shown) - script_lines <= 45, "besides the short script, the draft reads short"
 
 
-def test_bisect_section_only_when_an_answer_is_stored():
-    assert "#### Bisect" not in render(draft_inputs())
-    answer = json.loads((ISSUE / "bisect-scan_sync.json").read_text())
-    text = render(
-        draft_inputs(bisects=[Bisect("bisect-scan_sync.json", answer), Bisect("bisect-scan_sync-x.json", None, "bad")])
-    )
-    assert "From `bisect-scan_sync.json`: last good 0.4.31, first bad 0.4.33" in text
-    assert "`bisect-scan_sync-x.json` could not be read: bad" in text
-
-
-def test_bisect_answer_reads_any_shape():
-    assert bisect_answer({"answer": "first fails in\n0.4.33"}) == "first fails in 0.4.33"
-    assert bisect_answer({"release": "0.4.33", "details": {"x": 1}}) == "release: 0.4.33"
-    assert bisect_answer(["0.4.31", "0.4.33"]) == '["0.4.31", "0.4.33"]'
+def test_without_a_change_the_draft_still_shows_the_script_and_its_output():
+    run = dataclasses.replace(draft_inputs().short_runs[0], role="installed here", install=[], packages=[])
+    text = render(draft_inputs(change=None, short_runs=[run]))
+    assert "**Title:** Two back-to-back lax.scan calls both return control to Python" in text
+    assert text.rstrip().endswith("</details>") and "pip install" not in text and "Bisect" not in text
 
 
 def test_a_failing_script_is_reported_with_its_error():
-    run = dataclasses.replace(draft_inputs().run, returncode=1, stdout="", stderr="Traceback\nValueError: boom\n")
-    text = render(draft_inputs(run=run))
-    assert "exited with code 1" in text and "ValueError: boom" in text
-    timed_out = dataclasses.replace(run, returncode=None)
-    assert "did not finish within 300 s" in render(draft_inputs(run=timed_out))
+    inputs = draft_inputs()
+    broken = dataclasses.replace(inputs.short_runs[1].run, returncode=1, stdout="", stderr="Traceback\nValueError: x\n")
+    text = render(
+        draft_inputs(short_runs=[inputs.short_runs[0], dataclasses.replace(inputs.short_runs[1], run=broken)])
+    )
+    assert "(exit code 1)" in text and "ValueError: x" in text
+    stopped = dataclasses.replace(inputs.full_run, returncode=None)
+    assert "(stopped after 300 s)" in render(draft_inputs(full_run=stopped))
 
 
 def test_nothing_private_leaks(monkeypatch):
@@ -139,33 +173,30 @@ def test_nothing_private_leaks(monkeypatch):
         data = document(result)
         for process in data["processes"]:
             process["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
-            process["jax"]["environment_info"] += f"\nplatform: uname_result(node='{host}')"
-        data["host"]["variables"] = {
-            "HOME": home,
-            "API_TOKEN": "s3cr3t",
-            "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
-            "XLA_FLAGS": f"--xla_dump_to={home}/d",
-        }
         leaky.append(StoredResult.from_document(result.path, data))
-    run = dataclasses.replace(
-        draft_inputs().run,
-        variables={
-            "XLA_FLAGS": f"--xla_dump_to={home}/xla",
-            "API_TOKEN": "s3cr3t",
-            "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
-            "XLA_OPAQUE": "ghp_0123456789abcdefghijklmnopqrstuvwx",
-            "USER": "jdoe",
-        },
-        stdout=(ISSUE / "scan_sync-output.txt").read_text() + f"written to {home}/out on {host}\n",
+    variables = {
+        "XLA_FLAGS": f"--xla_dump_to={home}/xla",
+        "API_TOKEN": "s3cr3t",
+        "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
+        "XLA_OPAQUE": "ghp_0123456789abcdefghijklmnopqrstuvwx",
+        "USER": "jdoe",
+    }
+    inputs = draft_inputs()
+    full = dataclasses.replace(
+        inputs.full_run,
+        variables=variables,
+        stdout=inputs.full_run.stdout + f"written to {home}/out on {host}\n",
         returncode=1,
         stderr=f'File "{home}/venv/lib/jax/core.py", line 1 on {host}\n',
     )
+    short = dataclasses.replace(inputs.short_runs[0].run, variables=variables, stdout=f"at {home} on {host}\n")
     text = render(
         draft_inputs(
             results=leaky,
-            run=run,
+            full_run=full,
+            short_runs=[dataclasses.replace(inputs.short_runs[0], run=short, environment=f"in {home}/venv")],
             environment_info=f"jax: 0.12.0.1\nplatform: uname_result(node='{host}')",
-            bisects=[Bisect("bisect-scan_sync.json", {"answer": f"see {home}/bisect on {host}"})],
+            change=dataclasses.replace(change(), answer=f"see {home}/bisect on {host}"),
         )
     )
     for secret in (home, "jdoe-private", host, "s3cr3t", "API_TOKEN", "JAX_SOME_TOKEN", "ghp_", "USER"):
@@ -178,27 +209,7 @@ def test_headline_and_fences():
     assert fenced("x ``` y", "text").startswith("````text\n")
 
 
-def test_examples_prefer_the_script_sizes_and_profile_and_title_groups_profiles():
-    results = []
-    for result in stored():
-        for profile in ("cpu", "cpu8"):
-            data = document(result) | {"profile": profile}
-            for process in data["processes"]:
-                process["claim"]["evidence"] += f" [{profile}]"
-            results.append(StoredResult.from_document(result.path, data))
-    text = render(draft_inputs(results=results))
-    assert "not so on jax 0.4.26 (cpu, cpu8)" in text
-    assert "(dispatch 100% of completion) [cpu];" in text, "the example run has the script's profile"
-    assert "[cpu8];" not in text
-
-
-def test_an_unsettled_claim_is_named_not_left_out():
-    # A version-1 result was measured in one process: its claim is unsettled, whatever that process found.
-    one = StoredResult.from_document(ISSUE / "v1.json", v1_result("scan_sync-0.4.26") | {"profile": "cpu8"})
-    text = render(draft_inputs(sizes={"N": 100, "M": 500}, results=[*stored(), one]))
-    assert "**Observed** over 3 stored run(s): it does not hold on jax 0.4.26 (cpu: 1 of 1 sizes); " in text
-    assert "it is unsettled on jax 0.4.26 (cpu8: 1 of 1 sizes)." in text
-    assert "not so on jax 0.4.26 (cpu)\n" in text, "the title counts settled runs only"
-    rows = [row for table in tables(text) for row in table]
-    assert any(re.search(r"\| 0\.4\.26 +\| cpu8 +\| M=500 N=100 +\| ok +\| unsettled +\|", r) for r in rows)
-    assert "(a run's median is the median of its process medians)" in text
+def test_the_full_script_is_todays_export():
+    """The instrumented script beside the draft is the exported one, unchanged."""
+    full = export.export_script(SCAN_SYNC, SIZES, Settings().for_child())
+    assert "def measure(" in full and "claim holds: " in full

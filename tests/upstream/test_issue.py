@@ -1,38 +1,27 @@
-"""Writing a draft: the script runs from its own folder, bisect answers are found by case name."""
+"""Writing a draft: scripts run from their own folder under the measurement lock, on the releases of the change."""
 
+import fcntl
 import json
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
 
-from harness.upstream.issue import load_bisects, run_script
+from harness.catalogue import discovery
+from harness.measure.runner import Settings
+from harness.releases.venvs import ReleaseEnv
+from harness.store.results import load_results
+from harness.upstream import issue
+from harness.upstream.issue import IssueRequest, programs_to_time, run_script, write_issue
+from tests.conftest import FIXTURES
 
-
-def test_bisect_answers_are_found_by_case_name(tmp_path):
-    (tmp_path / "bisect-scan_sync.json").write_text('{"answer": "a"}')
-    (tmp_path / "bisect-scan_sync_other.json").write_text('{"answer": "another case"}')
-    (tmp_path / "bisect-scan_sync-broken.json").write_text("{")
-    found = load_bisects(tmp_path, "scan_sync")
-    assert [b.name for b in found] == ["bisect-scan_sync.json", "bisect-scan_sync-broken.json"]
-    assert found[0].data == {"answer": "a"}
-    assert found[1].data is None and found[1].problem
-    assert load_bisects(tmp_path, "async_dispatch") == []
+SCAN_SYNC = discovery.discover()["scan_sync"]
+TINY = {"N": 16, "M": 1}
 
 
 def answer(tmp_path, name, **data):
     (tmp_path / name).write_text(json.dumps(data))
-
-
-def test_the_newest_answer_of_the_case_is_quoted_preferring_the_drafts_sizes_and_profile(tmp_path):
-    answer(tmp_path, "bisect-scan_sync-a.json", case="scan_sync", created_at="2026-01-02T00:00:00+00:00",
-           sizes={"N": 100}, profile="cpu", answer="regression")  # fmt: skip
-    answer(tmp_path, "bisect-scan_sync-b.json", case="scan_sync", created_at="2026-01-03T00:00:00+00:00",
-           sizes={"N": 100}, profile="cpu", answer="fixed in 0.5.0 (last broken 0.4.38)")  # fmt: skip
-    answer(tmp_path, "bisect-scan_sync-c.json", case="scan_sync", created_at="2026-01-04T00:00:00+00:00",
-           sizes={"N": 7}, profile="cpu", answer="at other sizes")  # fmt: skip
-    # Named like scan_sync's but another case's answer: its own case decides.
-    answer(tmp_path, "bisect-scan_sync-d.json", case="scan_sync-d", created_at="2027-01-01T00:00:00+00:00")
-    assert [b.name for b in load_bisects(tmp_path, "scan_sync")] == ["bisect-scan_sync-c.json"]
-    assert [b.name for b in load_bisects(tmp_path, "scan_sync", {"N": 100}, "cpu")] == ["bisect-scan_sync-b.json"]
-    assert [b.name for b in load_bisects(tmp_path, "scan_sync", {"N": 5}, "cpu")] == ["bisect-scan_sync-c.json"]
-    assert [b.name for b in load_bisects(tmp_path, "scan_sync-d")] == ["bisect-scan_sync-d.json"]
 
 
 def test_the_script_runs_by_name_from_its_folder(tmp_path):
@@ -48,3 +37,90 @@ def test_a_script_that_hangs_is_stopped(tmp_path):
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     code, out, _ = run_script(script, timeout_s=1)
     assert code is None and "started" in out
+
+
+def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypatch):
+    """As every case process does: while another measurement holds the lock, the script does not start."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    script = tmp_path / "clock.py"
+    script.write_text("import time\nprint(time.time())\n")
+    outcome = {}
+    with open(tmp_path / "jax-repro-harness-timing.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        runner = threading.Thread(target=lambda: outcome.update(done=run_script(script, timeout_s=60)))
+        runner.start()
+        time.sleep(1.0)
+        assert runner.is_alive(), "the script ran while another measurement held the lock"
+        released_at = time.time()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    runner.join(timeout=60)
+    code, out, _ = outcome["done"]
+    assert code == 0 and float(out) >= released_at
+
+
+def test_the_short_script_times_the_changed_program_else_every_program():
+    output = (FIXTURES / "issue" / "scan_sync-output.txt").read_text()
+    assert programs_to_time(None, output) == ["two_scans"]
+    from harness.analysis.metric_names import MetricKey
+    from harness.upstream.change import Change
+
+    assert programs_to_time(Change(MetricKey("eager", "dispatch"), "a", "b"), output) == ["eager"]
+    assert programs_to_time(Change(MetricKey("scan", "compile"), "a", "b"), output) == ["two_scans"]
+    stored, _ = load_results(FIXTURES / "results")
+    assert programs_to_time(None, "Traceback: the full script failed", stored) == ["eager", "jit", "two_scans"]
+
+
+def request(tmp_path: Path, **changes) -> IssueRequest:
+    fields = {
+        "case": SCAN_SYNC,
+        "sizes": TINY,
+        "settings": Settings(repeats=3, min_repeats=3, warmup=1, max_seconds=1.0),
+        "profile": "cpu",
+        "platform": "cpu",
+        "results_dir": tmp_path / "results",
+        "out_dir": tmp_path / "reports",
+    }
+    return IssueRequest(**(fields | changes))
+
+
+def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    written = write_issue(request(tmp_path))
+    assert [p.name for p in (written.draft, written.short, written.full)] == [
+        "scan_sync.md",
+        "scan_sync.py",
+        "scan_sync-full.py",
+    ]
+    assert written.run.ok and "claim holds: " in written.run.stdout
+    [here] = written.short_runs
+    assert here.role == "installed here" and here.run.ok and "metric two_scans wall_ns" in here.run.stdout
+    draft = written.draft.read_text()
+    assert here.run.stdout.strip() in draft and "not a fresh venv" in draft
+
+
+def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(tmp_path, monkeypatch):
+    """The flow with installs stubbed: this venv stands in for each release's (the labels are the plan's)."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    plan = []
+    for v in ("0.4.31", "0.4.33", "0.5.0"):
+        for kind in ("release", "plain"):
+            (tmp_path / f"{kind}-jax-{v}").symlink_to(sys.prefix)
+        plan.append(ReleaseEnv(v, v, "3.12", ("-e", ".", f"jax=={v}", f"jaxlib=={v}"), tmp_path / f"release-jax-{v}"))
+    built = []
+    monkeypatch.setattr(issue, "ensure", lambda env: built.append((env.jax, env.install)))
+    (tmp_path / "reports").mkdir()
+    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {"sizes": TINY}
+    (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
+    written = write_issue(request(tmp_path, plan=plan, metric=None))
+    assert built == [
+        ("0.4.33", ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33")),  # the full script: the first bad release
+        ("0.4.31", ("jax==0.4.31", "jaxlib==0.4.31")),  # the short one: jax and jaxlib alone
+        ("0.4.33", ("jax==0.4.33", "jaxlib==0.4.33")),
+    ]
+    assert [(r.role, r.run.release) for r in written.short_runs] == [("last good", "0.4.31"), ("first bad", "0.4.33")]
+    draft = written.draft.read_text()
+    assert "pip install jax==0.4.31 jaxlib==0.4.31" in draft
+    assert "**Title:** `two_scans` " in draft and "since jax 0.4.33 (" in draft, "figures from the two script runs"
+    shutil.rmtree(tmp_path / "reports")

@@ -1,0 +1,276 @@
+"""The change an issue draft is about: which metric, from which release to which, by how much.  Pure.
+
+It comes from a stored bisect answer (``read_bisect_answers`` reads them: the one place
+that knows their file names), from ``--good``/``--bad`` and the stored results of
+those releases, or, last, from the short script's own output on both releases.  A
+bisect by the claim names no metric: of the metrics that changed significantly (by the
+report's rule) between the two releases' stored results, the one that slowed down
+most is quoted, else the one that changed most.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.metric_names import MetricKey, parse_metric_name
+from harness.analysis.metrics import compare_metric, metric_samples
+from harness.analysis.significance import Thresholds, Verdict
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
+from harness.units import format_ns, format_p, version_key
+
+PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
+
+
+@dataclass(frozen=True)
+class BisectAnswer:
+    """One stored bisect answer: its file name and JSON (None when it could not be read)."""
+
+    name: str
+    data: Any
+    problem: str = ""
+
+
+def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
+    """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one per range).
+
+    The only code that knows where bisect answers are stored and what they are called.
+    """
+    paths = [reports_dir / f"bisect-{case}.json", *sorted(reports_dir.glob(f"bisect-{case}-*.json"))]
+    found = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            found.append(BisectAnswer(path.name, json.loads(path.read_text())))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            found.append(BisectAnswer(path.name, None, str(exc)))
+    return found
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One release a bisect measured, as the draft's table shows it."""
+
+    release: str
+    median_ns: float | None
+    verdict: str
+    vs_good: str
+    vs_bad: str
+
+
+@dataclass(frozen=True)
+class Change:
+    metric: MetricKey | None  # None until a figure shows which one (a bisect by the claim, nothing stored)
+    last_good: str
+    first_bad: str
+    before_ns: float | None = None  # the metric's figure on the last good release
+    after_ns: float | None = None
+    source: str = ""  # where the releases come from, in words
+    answer: str = ""  # the bisect's own one-line answer
+    probes: list[Probe] = field(default_factory=list)
+    # The two releases' stored results compared by the report's rule, in words; empty when not compared.
+    significance: str = ""
+    significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
+
+    @property
+    def ratio(self) -> float | None:
+        if self.before_ns and self.after_ns:
+            return self.after_ns / self.before_ns
+        return None
+
+
+def change_from(
+    answers: Sequence[BisectAnswer],
+    results: Sequence[StoredResult],
+    *,
+    case: str,
+    sizes: dict[str, int],
+    profile: str,
+    good: str | None = None,
+    bad: str | None = None,
+    metric: MetricKey | None = None,
+    thresholds: Thresholds | None = None,
+) -> Change | None:
+    """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None if neither."""
+    usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
+    if good is not None and bad is not None:
+        usable = [a for a in usable if _ends(a.data) == (good, bad)]
+        change = _from_answer(usable[-1], metric) if usable else Change(metric, good, bad, source="--good/--bad")
+    elif usable:
+        newest = max(usable, key=lambda a: str(a.data.get("created_at", "")))
+        change = _from_answer(newest, metric)
+    else:
+        return None
+    if change.metric is not None and change.before_ns is not None and change.after_ns is not None:
+        return change
+    return _with_stored_figures(change, results, case, sizes, profile, thresholds or Thresholds())
+
+
+def _ends(data: Any) -> tuple[str, str] | None:
+    """The last release before the change and the first after it: a regression bisect's last good and first
+    bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed one."""
+    if not isinstance(data, dict):
+        return None
+    for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
+        if isinstance(data.get(before), str) and isinstance(data.get(after), str):
+            return data[before], data[after]
+    return None
+
+
+def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+    return (
+        isinstance(data, dict)
+        and data.get("case") == case
+        and data.get("sizes") == sizes
+        and data.get("profile") == profile
+        and _ends(data) is not None
+    )
+
+
+def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
+    data = answer.data
+    named = data.get("metric")
+    bisected = parse_metric_name(named) if isinstance(named, str) else None
+    probes = []
+    for probe in data.get("probes") or []:
+        if isinstance(probe, dict) and isinstance(probe.get("release"), str):
+            probes.append(
+                Probe(
+                    probe["release"],
+                    _number(probe.get("median_ns")),
+                    str(probe.get("verdict", "–")),
+                    _comparison_text(probe.get("vs_good")),
+                    _comparison_text(probe.get("vs_bad")),
+                )
+            )
+    probes.sort(key=lambda p: version_key(p.release))
+    figures = {p.release: p.median_ns for p in probes} if bisected is not None and metric in (None, bisected) else {}
+    ends = _ends(data)
+    assert ends is not None  # only answers that _matches are read
+    before, after = ends
+    return Change(
+        metric or bisected,
+        before,
+        after,
+        figures.get(before),
+        figures.get(after),
+        source=f"`{answer.name}`",
+        answer=" ".join(str(data.get("answer", "")).split()),
+        probes=probes,
+    )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _comparison_text(value: Any) -> str:
+    if not isinstance(value, dict) or _number(value.get("ratio")) is None:
+        return "–"
+    p = _number(value.get("p_value"))
+    return f"×{value['ratio']:.3g}" + (f", p={p:.2g}" if p is not None else "")
+
+
+def newest_result(
+    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str
+) -> StoredResult | None:
+    found = [
+        r
+        for r in results
+        if r.release == release and r.sizes == sizes and r.profile == profile and r.status is RunStatus.OK
+    ]
+    return max(found, key=lambda r: r.created_at) if found else None
+
+
+def _with_stored_figures(
+    change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str, rule: Thresholds
+) -> Change:
+    """The figures of the stored results of both releases; the metric that changed most when none is named."""
+    mine = [r for r in results if r.case == case]
+    before, after = (newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad))
+    if before is None or after is None:
+        return change
+    a, b = metric_samples(before), metric_samples(after)
+    metric = change.metric
+    if metric is None:
+        changed = []
+        for key in a.keys() & b.keys():
+            comparison = compare_metric(a[key], b[key], rule)
+            if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER) and comparison.ratio > 0:
+                slower = comparison.verdict is Verdict.SLOWER  # an issue reports what got worse, when anything did
+                changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
+        if not changed:
+            return change
+        metric = max(changed)[-1]
+    if metric not in a or metric not in b:
+        return replace(change, metric=metric)
+    probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
+              for p in change.probes]  # fmt: skip
+    compared = compare_metric(a[metric], b[metric], rule)
+    significance = (
+        f"×{compared.ratio:.3g} over {compared.processes[0]} and {compared.processes[1]} processes, "
+        f"p{'' if format_p(compared.p_value).startswith('<') else '='}{format_p(compared.p_value)}: "
+        f"{compared.verdict} by the harness's rule "
+        f"(beyond ×{rule.factor:g} and p < {rule.alpha:g})"
+    )
+    return replace(
+        change,
+        metric=metric,
+        before_ns=a[metric].figure,
+        after_ns=b[metric].figure,
+        probes=probes,
+        significance=significance,
+        significant=compared.verdict in (Verdict.SLOWER, Verdict.FASTER),
+    )
+
+
+def _figure(
+    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str, metric: MetricKey
+) -> float | None:
+    """A bisect by the claim stores no figure per probe: the stored result of that release gives it."""
+    found = newest_result(results, release, sizes, profile)
+    samples = metric_samples(found).get(metric) if found is not None else None
+    return samples.figure if samples is not None else None
+
+
+def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
+    """Fill what stored results did not give from the short script's output on each release (release → figures)."""
+    before, after = medians.get(change.last_good, {}), medians.get(change.first_bad, {})
+    metric = change.metric
+    if metric is None:
+        both = [k for k in before.keys() & after.keys() if before[k] > 0 and after[k] > 0]
+        ratios = [(abs(math.log(after[k] / before[k])), k) for k in both]
+        if not ratios:
+            return change
+        name, kind = max(ratios)[1]
+        metric = MetricKey(name, kind.removesuffix("_ns"))
+    key = (metric.name, f"{metric.kind}_ns")
+    if change.before_ns is not None and change.after_ns is not None:
+        return replace(change, metric=metric)
+    return replace(change, metric=metric, before_ns=before.get(key), after_ns=after.get(key))
+
+
+def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
+    """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's headline.
+
+    A change the stored runs of both releases do not tell from noise is titled as such.
+    """
+    where = PLATFORMS.get(platform_kind, platform_kind.upper())
+    if change is None or change.metric is None or change.ratio is None:
+        return f"{case_headline} (jax, {where})"
+    assert change.before_ns is not None and change.after_ns is not None
+    ratio = change.ratio
+    figures = f"{format_ns(change.before_ns)} → {format_ns(change.after_ns)}"
+    if change.significant is False:  # the stored runs of both releases do not tell it from noise: say so
+        return (
+            f"`{change.metric.name}` {change.metric.kind} {figures} from jax {change.last_good} to {change.first_bad}, "
+            f"within noise, on {where}"
+        )
+    how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
+    return f"`{change.metric.name}` {change.metric.kind} {how} since jax {change.first_bad} ({figures}) on {where}"

@@ -1,0 +1,228 @@
+"""The short script of an issue draft: the case's own code and a plain timing loop, nothing else.
+
+Where the exported script (``harness.upstream.export``) carries the harness's whole
+measuring end, this one is what a maintainer reads first: the definitions
+``programs()`` needs (the case's and the ``cases.compat`` helpers it calls, inlined),
+without comments, docstrings or the case's harness metadata, then a loop that calls
+each program ``REPEATS`` times after a warm-up, blocks with ``jax.block_until_ready``
+and prints the two figures per program that a comparison quotes, in the exported
+script's own format (``metric PROGRAM dispatch_ns|wall_ns median=NS min=NS max=NS
+n=COUNT``, read back by ``harness.upstream.standalone.parse_output``).
+
+Only the programs asked for are timed; entries of ``programs()``'s dict literal
+naming other programs are left out of the script, with whatever only they used.
+The script is checked as the exported one is: it compiles, imports only jax, numpy
+and the standard library, and uses no name it does not define.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Collection, Mapping
+
+from harness.catalogue.discovery import CaseInfo
+from harness.errors import UsageError
+from harness.upstream.export import case_definitions, foreign_imports, undefined_names
+
+PROGRAMS_FUNCTION = "programs"
+LINE_BUDGET = 60  # what a short script aims at; over it, the definitions lose the blank lines between them
+# The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on their
+# outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
+TIMING = """\
+print(f"jax {version('jax')} jaxlib {version('jaxlib')} backend {jax.default_backend()} devices {jax.device_count()}")
+for name, steps in programs(**SIZES).items():
+    if name not in PROGRAMS:
+        continue
+    dispatch, wall = [], []  # ns until Python regains control, and until every output is ready
+    for _ in range(WARMUP + REPEATS):
+        start = time.perf_counter_ns()
+        outputs = [f() for _, f in steps]
+        dispatch.append(time.perf_counter_ns() - start)
+        jax.block_until_ready(outputs)
+        wall.append(time.perf_counter_ns() - start)
+    for metric, ns in (("dispatch_ns", sorted(dispatch[WARMUP:])), ("wall_ns", sorted(wall[WARMUP:]))):
+        print(f"metric {name} {metric} median={statistics.median(ns):.0f} min={ns[0]} max={ns[-1]} n={len(ns)}")
+"""
+TIMING_IMPORTS = ["import statistics", "import time", "from importlib.metadata import version"]
+
+
+def minimal_script(
+    case: CaseInfo, sizes: Mapping[str, int], programs: Collection[str], *, repeats: int, warmup: int
+) -> str:
+    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be built."""
+    if not programs:
+        raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
+    source = prune_programs(case.path.read_text(), set(programs))
+    imports, definitions = case_definitions(case, {PROGRAMS_FUNCTION}, source)
+    docstring = ast.get_docstring(ast.parse(source)) or case.name
+    first_line = docstring.strip().splitlines()[0].replace('"', "'")
+    head = [f'"""{first_line}"""', *_merged_imports(imports)]
+    sizes_literal = "{" + ", ".join(f'"{name}": {value}' for name, value in sizes.items()) + "}"
+    names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
+    settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
+    text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
+    if len(text.splitlines()) > LINE_BUDGET:  # dense beats long: the definitions without blank lines between them
+        text = "\n".join(head) + "\n\n" + compact(definitions, spaced=False) + "\n\n" + settings + "\n" + TIMING
+    _check(text, case.name)
+    return text
+
+
+def _merged_imports(case_imports: list[str]) -> list[str]:
+    """The case's imports and the loop's, standard library first, jax and numpy after a blank line."""
+    third_party = [line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")]
+    standard = sorted(set(case_imports) - set(third_party) | set(TIMING_IMPORTS), key=_import_order)
+    return [*standard, "", *third_party]
+
+
+def _import_order(line: str) -> tuple[bool, str]:
+    return line.startswith("from "), line
+
+
+def prune_programs(source: str, keep: set[str]) -> str:
+    """``source`` with ``programs()`` building only the programs in ``keep``, as far as its text shows.
+
+    Left out, line by line: an entry of a dict literal, or an assignment to ``x[KEY]``, whose
+    key (a string, or an f-string's literal parts) cannot be part of a kept program's name;
+    an ``if`` left with nothing else; then, until none is left, an assignment to local names
+    nothing reads.  Only statements and entries on whole lines of their own go, and never
+    the last statement of a block; every other line stays.
+    """
+    while True:
+        lines = source.splitlines(keepends=True)
+        dropped = _lines_to_drop(ast.parse(source), lines, keep)
+        if not dropped:
+            return source
+        source = "".join(line for number, line in enumerate(lines, start=1) if number not in dropped)
+
+
+def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[int]:
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == PROGRAMS_FUNCTION), None)
+    if function is None:
+        return set()
+    loaded = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    def droppable(statement: ast.stmt) -> bool:
+        if isinstance(statement, ast.If):
+            return not statement.orelse and (
+                all(droppable(s) for s in statement.body) or _without_effect(statement, function)
+            )
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            return False
+        target = statement.targets[0]
+        if isinstance(target, ast.Subscript):
+            return _names_other_programs(target.slice, keep)
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [None])
+        return all(isinstance(n, ast.Name) and n.id not in loaded for n in names)
+
+    def whole_lines(first: ast.stmt | ast.expr, last: ast.stmt | ast.expr) -> set[int]:
+        start, end = first.lineno, last.end_lineno or last.lineno
+        alone = not lines[start - 1][: first.col_offset].strip()
+        alone = alone and lines[end - 1][last.end_col_offset or 0 :].strip() in (",", "")
+        return set(range(start, end + 1)) if alone else set()
+
+    dropped: set[int] = set()
+    for node in ast.walk(function):
+        for body in (getattr(node, field, None) for field in ("body", "orelse")):
+            if isinstance(body, list) and body:
+                gone = [s for s in body if droppable(s)]
+                if len(gone) < len(body):
+                    dropped |= set().union(*(whole_lines(s, s) for s in gone))
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is not None and _names_other_programs(key, keep) and key.lineno != node.lineno:
+                    dropped |= whole_lines(key, value)
+    return dropped
+
+
+def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
+    """Whether nothing outside ``block`` sees what it does: it binds only names read nowhere else, returns nothing."""
+    inside = set(map(id, ast.walk(block)))
+    stored, outer_stores = set(), False
+    for node in ast.walk(block):
+        if isinstance(node, ast.Return | ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal):
+            return False
+        if isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store):
+            outer_stores = True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+    read_elsewhere = {
+        n.id
+        for n in ast.walk(function)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside
+    }
+    return not outer_stores and not stored & read_elsewhere
+
+
+def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
+    """Whether a key, a string or an f-string, cannot be (part of) the name of a program in ``keep``."""
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        parts = [key.value]
+    elif isinstance(key, ast.JoinedStr):
+        parts = [v.value for v in key.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    else:
+        return False
+    return not any(all(part in name for part in parts) for name in keep)
+
+
+def compact(code: str, *, spaced: bool = True) -> str:
+    """``code`` without comments, docstrings or blank lines, a blank line around each function or class if ``spaced``.
+
+    A docstring that is a whole body stays, cut to its first line.
+    """
+    lines = code.splitlines()
+    in_strings: set[int] = set()  # lines inside a multi-line string: kept as they are, blank or not
+    for token in tokenize.generate_tokens(io.StringIO(code + "\n").readline):
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            lines[row - 1] = lines[row - 1][:column].rstrip()
+        elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
+            in_strings |= set(range(token.start[0] + 1, token.end[0] + 1))
+    tree = ast.parse(code)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            for row in range(first.lineno, (first.end_lineno or first.lineno) + 1):
+                lines[row - 1] = ""
+                in_strings.discard(row)
+            if len(node.body) == 1:
+                summary = first.value.value.strip().splitlines()[0].replace('"', "'")
+                lines[first.lineno - 1] = " " * first.col_offset + '"""' + summary + '"""'
+    blocks: list[tuple[bool, list[str]]] = []
+    for node in tree.body:
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        rows = range(start, (node.end_lineno or node.lineno) + 1)
+        kept = [lines[row - 1] for row in rows if lines[row - 1].strip() or row in in_strings]
+        blocks.append((isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef), kept))
+    out: list[str] = []
+    for index, (scope, kept) in enumerate(blocks):
+        if spaced and index and (scope or blocks[index - 1][0]):
+            out.append("")
+        out += kept
+    return "\n".join(out)
+
+
+def program_keys(source: str) -> list[str]:
+    """The string keys of ``programs()``'s dict literals: the programs a case names in its source."""
+    found: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == PROGRAMS_FUNCTION:
+            for dict_node in (d for d in ast.walk(node) if isinstance(d, ast.Dict)):
+                for key in dict_node.keys:
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in found:
+                        found.append(key.value)
+    return found
+
+
+def _check(text: str, name: str) -> None:
+    try:
+        compile(text, f"{name}.py", "exec")
+    except SyntaxError as exc:
+        raise UsageError(f"the short script of case {name} does not compile ({exc}); this is a harness bug") from None
+    problems = [f"imports {m}" for m in sorted(foreign_imports(text))]
+    problems += [f"uses undefined {n}" for n in sorted(undefined_names(text))]
+    if problems:
+        raise UsageError(f"cannot write a short script for case {name}: it {', '.join(problems)}")

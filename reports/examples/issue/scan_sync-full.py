@@ -1,0 +1,379 @@
+"""Two back-to-back ``lax.scan`` calls with a jitted step: do they dispatch asynchronously?
+
+From scan-async-dispatch.txt (``test2``).  The user scans ``step`` (``X @ X @ X @ X @ X``
+plus an add) over ``M`` stacked copies of an ``N``×``N`` matrix, twice, timing the
+return of each scan and the completion of both.  With an expensive step and few
+iterations (``test2(10_000, 2)``) both scans returned at once; with a cheap step and
+many iterations (``test2(100, 10_000)``) each scan only returned when done.  The
+maintainer's explanation (GPU): the loop predicate is copied to the host each
+iteration, unless the trip count is found to be static.
+
+Standalone script exported by jax-repro-harness from cases/scan_sync.py at sizes
+N=600 M=2; it imports only jax, numpy and the standard library.  Run it with
+``python scan_sync.py``.  It prints one line
+``metric PROGRAM METRIC median=NS min=NS max=NS n=COUNT`` per figure, in nanoseconds
+(``first_call_ns`` includes compilation; after warm-up, ``dispatch_ns`` is when Python
+regained control and ``wall_ns`` when every output was ready), ``fact NAME JSON`` lines
+for the case's facts if it records any, then
+``claim holds: True|False — evidence`` for the claim:
+
+Two back-to-back lax.scan calls both return control to Python before their work
+completes: dispatch takes well under half of the time to completion.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+# ---- cases/scan_sync.py
+# Two back-to-back ``lax.scan`` calls with a jitted step: do they dispatch asynchronously?
+
+DISCUSSION = "scan-async-dispatch.txt"
+CLAIM = (
+    "Two back-to-back lax.scan calls both return control to Python before their work "
+    "completes: dispatch takes well under half of the time to completion."
+)
+SIZE_SPACE = {"N": (16, 2048), "M": (1, 20000)}
+# The discussion's test2(10_000, 2) and test2(100, 10_000), scaled to seconds on two CPU cores.
+ANCHORS = [{"N": 600, "M": 2}, {"N": 100, "M": 500}]
+COST = {"bytes": "4 * (4 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
+ASYNC_FRACTION = 0.5
+
+
+@functools.cache  # programs() and compiled() share one set of inputs
+def _inputs(N, M):
+    key = jax.random.PRNGKey(0)
+    key1, key2 = jax.random.split(key)
+    X1 = jax.random.normal(key1, (N, N))
+    X2 = jax.random.normal(key2, (N, N))
+    Xs1 = jnp.stack([X1] * M)
+    Xs2 = jnp.stack([X2] * M)
+    jax.block_until_ready((Xs1, Xs2))
+    return X1, X2, Xs1, Xs2
+
+
+@jax.jit
+def step(val, X):
+    X = X @ X @ X @ X @ X
+    return val + X, None
+
+
+def programs(N, M):
+    X1, X2, Xs1, Xs2 = _inputs(N, M)
+    return {
+        "two_scans": [
+            ("scan 1", lambda: jax.lax.scan(step, X1, Xs1)[0]),
+            ("scan 2", lambda: jax.lax.scan(step, X2, Xs2)[0]),
+        ]
+    }
+
+
+def compiled(N, M):
+    X1, _, Xs1, _ = _inputs(N, M)
+    return {"scan": (jax.jit(lambda X, Xs: jax.lax.scan(step, X, Xs)[0]), (X1, Xs1))}
+
+
+def verdict(m):
+    scans = m["two_scans"]
+    fraction = scans["dispatch_ns"] / scans["wall_ns"]
+    evidence = (
+        f"scan 1 returned at {scans['mark:scan 1'] / 1e6:.3f} ms, scan 2 at {scans['mark:scan 2'] / 1e6:.3f} ms, "
+        f"both done at {scans['wall_ns'] / 1e6:.3f} ms (dispatch {fraction:.0%} of completion)"
+    )
+    return fraction < ASYNC_FRACTION, evidence
+
+
+# ---- measure/timing.py
+# Async-aware timing, after JAX's benchmarking guide.
+
+Step = tuple[str, Callable[[], Any]]
+Block = Callable[[Any], Any]
+Clock = Callable[[], int]
+
+
+# Iterations per sample at most: a program of a few nanoseconds is not worth more.
+MAX_LOOPS = 10_000
+
+
+@dataclass
+class Sample:
+    marks_ns: list[int]
+    wall_ns: int
+
+    @property
+    def dispatch_ns(self) -> int:
+        return self.marks_ns[-1]
+
+
+@dataclass
+class ProgramTiming:
+    labels: list[str]
+    first_call: Sample
+    warmup: int
+    samples: list[Sample] = field(default_factory=list)
+    stopped_by: str = "repeats"
+    loops: int = 1
+
+
+@dataclass
+class CompileTiming:
+    lower_ns: list[int]
+    compile_ns: list[int]
+
+
+def run_once(steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns) -> Sample:
+    outputs = []
+    marks = []
+    start = clock()
+    for _, thunk in steps:
+        outputs.append(thunk())
+        marks.append(clock() - start)
+    block(outputs)
+    wall = clock() - start
+    return Sample(marks, wall)
+
+
+def run_loops(steps: Sequence[Step], block: Block, loops: int, clock: Clock = time.perf_counter_ns) -> Sample:
+    """``loops`` whole iterations of the program, each blocked on; their per-iteration mean."""
+    if loops == 1:
+        return run_once(steps, block, clock)
+    totals = [0] * len(steps)
+    wall = 0
+    for _ in range(loops):
+        sample = run_once(steps, block, clock)
+        totals = [total + mark for total, mark in zip(totals, sample.marks_ns, strict=True)]
+        wall += sample.wall_ns
+    return Sample([round(total / loops) for total in totals], round(wall / loops))
+
+
+def calibrate_loops(
+    steps: Sequence[Step],
+    block: Block,
+    min_sample_ns: int,
+    *,
+    max_loops: int = MAX_LOOPS,
+    clock: Clock = time.perf_counter_ns,
+) -> int:
+    """Iterations per sample (up to ``max_loops``) so that a sample lasts at least ``min_sample_ns``.
+
+    Every guess is timed before it is taken, so one iteration that happened to be slow
+    cannot leave the samples short; each guess aims 10 % over, so noise settles it in a
+    guess or two.
+    """
+    loops = 1
+    while True:
+        spent = run_loops(steps, block, loops, clock).wall_ns * loops
+        if spent >= min_sample_ns or loops >= max_loops:
+            return loops
+        wanted = -(-min_sample_ns * loops * 11 // (10 * max(spent, 1)))  # ceiling of 1.1 × the iterations it takes
+        loops = min(max_loops, max(loops + 1, wanted))
+
+
+def time_program(
+    steps: Sequence[Step],
+    block: Block,
+    *,
+    warmup: int = 2,
+    repeats: int = 30,
+    min_repeats: int = 5,
+    max_seconds: float = 10.0,
+    min_sample_ns: int = 0,
+    max_loops: int = MAX_LOOPS,
+) -> ProgramTiming:
+    """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off.
+
+    Sampling stops early once ``max_seconds`` of samples are gathered, but never with
+    fewer than ``min_repeats``; the reason is recorded so a short series is visible.
+    With ``min_sample_ns`` 0 every sample is one iteration, as before calibration existed.
+    """
+    if not steps:
+        raise ValueError("a program needs at least one step")
+    first = run_once(steps, block)
+    warm = first
+    for _ in range(warmup):
+        warm = run_once(steps, block)
+    # A program whose warm-up already lasted a sample's minimum needs no calibration run (the
+    # cold call does not tell: it includes tracing and compilation).
+    long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
+    loops = calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops) if not long_enough else 1
+    timing = ProgramTiming(labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops)
+    budget_ns = int(max_seconds * 1e9)
+    gc.collect()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        spent = 0
+        while len(timing.samples) < repeats:
+            sample = run_loops(steps, block, loops)
+            timing.samples.append(sample)
+            spent += sample.wall_ns * loops
+            if spent > budget_ns and len(timing.samples) >= min_repeats:
+                timing.stopped_by = "time budget"
+                break
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return timing
+
+
+def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str, Any]) -> ProgramTiming:
+    """``time_program`` with the sampling settings the harness passes around as a dict."""
+    return time_program(
+        steps,
+        block,
+        warmup=settings["warmup"],
+        repeats=settings["repeats"],
+        min_repeats=settings["min_repeats"],
+        max_seconds=settings["max_seconds"],
+        min_sample_ns=settings.get("min_sample_ns", 0),
+    )
+
+
+def time_compile(
+    jitted: Any, args: Sequence[Any], *, repeats: int = 3, clear_caches: Callable[[], Any] | None = None
+) -> tuple[CompileTiming, Any]:
+    """Time ``lower`` (tracing included) and ``compile`` of a jitted function.
+
+    JAX caches traces and executables, so a repeated ``lower().compile()`` would time
+    a cache hit (microseconds).  ``clear_caches`` (``jax.clear_caches``) runs before
+    every repetition so that each sample is a cold compile.  Returns the last executable.
+    """
+    timing = CompileTiming(lower_ns=[], compile_ns=[])
+    executable = None
+    for _ in range(max(1, repeats)):
+        if clear_caches is not None:
+            clear_caches()
+        start = time.perf_counter_ns()
+        lowered = jitted.lower(*args)
+        lowered_at = time.perf_counter_ns()
+        executable = lowered.compile()
+        done = time.perf_counter_ns()
+        timing.lower_ns.append(lowered_at - start)
+        timing.compile_ns.append(done - lowered_at)
+    return timing, executable
+
+
+# ---- upstream/standalone.py
+# The measuring end of an exported script: time a case's programs, print figures, check the claim.
+
+Programs = Callable[..., Mapping[str, Sequence[Step]]]
+Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
+JudgeClaim = Callable[[dict[str, dict[str, float]]], tuple[Any, Any]]
+Facts = Callable[..., Mapping[str, Any]]
+CLAIM_PREFIX = "claim holds: "
+FACT_PREFIX = "fact "
+
+
+def figure_line(program: str, metric: str, values: Sequence[float]) -> str:
+    ordered = sorted(values)
+    return (
+        f"metric {program} {metric} median={statistics.median(ordered):.0f} "
+        f"min={ordered[0]:.0f} max={ordered[-1]:.0f} n={len(ordered)}"
+    )
+
+
+def series(timed: ProgramTiming) -> dict[str, list[int]]:
+    """Every figure of one program, named as a case's ``verdict`` knows them."""
+    found = {
+        "first_call_ns": [timed.first_call.wall_ns],
+        "dispatch_ns": [s.dispatch_ns for s in timed.samples],
+        "wall_ns": [s.wall_ns for s in timed.samples],
+    }
+    for i, label in enumerate(timed.labels):
+        found[f"mark:{label}"] = [s.marks_ns[i] for s in timed.samples]
+    return found
+
+
+def compile_medians(cold: CompileTiming) -> dict[str, float]:
+    return {"lower_ns": statistics.median(cold.lower_ns), "compile_ns": statistics.median(cold.compile_ns)}
+
+
+def measure(
+    programs: Programs,
+    verdict: JudgeClaim,
+    *,
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Any],
+    block: Block,
+    compiled: Compiled | None = None,
+    facts: Facts | None = None,
+    clear_caches: Callable[[], Any] | None = None,
+    emit: Callable[[str], Any] = print,
+) -> tuple[bool, str]:
+    """Time as the harness does (compiled entries first, then each program), print, judge."""
+    medians: dict[str, dict[str, float]] = {}
+    if compiled is not None:
+        for name, (jitted, args) in compiled(**sizes).items():
+            cold, _ = time_compile(jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches)
+            emit(figure_line(name, "lower_ns", cold.lower_ns))
+            emit(figure_line(name, "compile_ns", cold.compile_ns))
+            medians[f"compiled:{name}"] = compile_medians(cold)
+    for name, steps in programs(**sizes).items():
+        timed = time_program_with(steps, block, settings)
+        medians[name] = {}
+        for metric, values in series(timed).items():
+            emit(figure_line(name, metric, values))
+            medians[name][metric] = statistics.median(values)
+    if facts is not None:
+        for key, value in facts(**sizes).items():
+            emit(f"{FACT_PREFIX}{key} {json.dumps(value, sort_keys=True, default=str)}")
+    holds, evidence = verdict(medians)
+    emit(f"{CLAIM_PREFIX}{bool(holds)} — {evidence}")
+    return bool(holds), str(evidence)
+
+
+def main(
+    programs: Programs,
+    verdict: JudgeClaim,
+    *,
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Any],
+    compiled: Compiled | None = None,
+    facts: Facts | None = None,
+    min_devices: int = 1,
+) -> None:
+    import importlib.metadata
+
+    import jax
+
+    try:
+        jaxlib_version = importlib.metadata.version("jaxlib")
+    except importlib.metadata.PackageNotFoundError:
+        jaxlib_version = "unknown"
+    print(f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}")
+    print("sizes " + " ".join(f"{name}={value}" for name, value in sizes.items()))
+    if jax.device_count() < min_devices:
+        # Device flags only apply before JAX starts, so the script cannot set them itself.
+        raise SystemExit(
+            f"needs {min_devices} devices, found {jax.device_count()}: on CPU, run with "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={min_devices}"
+        )
+    measure(
+        programs,
+        verdict,
+        sizes=sizes,
+        settings=settings,
+        block=jax.block_until_ready,
+        compiled=compiled,
+        facts=facts,
+        clear_caches=getattr(jax, "clear_caches", None),
+    )
+
+
+# The measurement: sizes and settings as exported; main() times, prints and judges.
+
+SIZES = {"N": 600, "M": 2}
+SETTINGS = {"warmup": 2, "repeats": 30, "min_repeats": 5, "max_seconds": 10.0, "compile_repeats": 3, "min_sample_ns": 1000000}
+
+if __name__ == "__main__":
+    main(programs, verdict, sizes=SIZES, settings=SETTINGS, compiled=compiled)

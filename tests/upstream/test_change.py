@@ -1,0 +1,164 @@
+"""The change a draft is about: from a stored bisect answer, --good/--bad and stored results, or the script's output."""
+
+import json
+
+import pytest
+
+from harness.analysis.metric_names import MetricKey
+from harness.store.results import load_results
+from harness.upstream.change import (
+    BisectAnswer,
+    Change,
+    change_from,
+    read_bisect_answers,
+    title,
+    with_script_figures,
+)
+from tests.conftest import FIXTURES
+
+STORED_SIZES = {"N": 100, "M": 500}  # the fixtures' results of scan_sync on 0.4.26 and 0.12.0.1
+WALL = MetricKey("two_scans", "wall")
+
+
+def stored():
+    found = []
+    for folder in (FIXTURES / "results", FIXTURES / "issue" / "results"):
+        results, problems = load_results(folder)
+        assert problems == []
+        found += results
+    return found
+
+
+def metric_answer(**changes):
+    data = {
+        "case": "scan_sync",
+        "sizes": {"N": 600, "M": 2},
+        "profile": "cpu",
+        "criterion": "metric",
+        "metric": "two_scans.wall_ns",
+        "last_good": "0.4.31",
+        "first_bad": "0.4.33",
+        "answer": "first bad 0.4.33, last good 0.4.31",
+        "created_at": "2026-11-30T10:00:00+00:00",
+        "probes": [
+            {"release": "0.4.33", "verdict": "bad", "median_ns": 2.9e8, "vs_good": {"ratio": 1.32, "p_value": 1e-4}},
+            {"release": "0.4.31", "verdict": "good", "median_ns": 2.2e8, "vs_good": None, "vs_bad": None},
+        ],
+    }
+    return BisectAnswer("bisect-scan_sync-0.4.31-0.4.33-wall.json", data | changes)
+
+
+def test_bisect_answers_are_read_by_case_name_through_one_function(tmp_path):
+    (tmp_path / "bisect-scan_sync.json").write_text('{"answer": "a"}')
+    (tmp_path / "bisect-scan_sync-0.4.31-0.4.33-k1.json").write_text('{"answer": "b"}')
+    (tmp_path / "bisect-scan_sync_other.json").write_text('{"answer": "another case"}')
+    (tmp_path / "bisect-scan_sync-broken.json").write_text("{")
+    found = read_bisect_answers(tmp_path, "scan_sync")
+    assert [b.name for b in found] == [
+        "bisect-scan_sync.json",
+        "bisect-scan_sync-0.4.31-0.4.33-k1.json",
+        "bisect-scan_sync-broken.json",
+    ]
+    assert found[1].data == {"answer": "b"} and found[2].data is None and found[2].problem
+    assert read_bisect_answers(tmp_path, "async_dispatch") == []
+
+
+def test_a_metric_bisect_gives_the_releases_figures_and_probes_in_release_order():
+    change = change_from([metric_answer()], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert change is not None
+    assert (change.metric, change.last_good, change.first_bad) == (WALL, "0.4.31", "0.4.33")
+    assert (change.before_ns, change.after_ns) == (2.2e8, 2.9e8)
+    assert [p.release for p in change.probes] == ["0.4.31", "0.4.33"]
+    assert change.probes[1].vs_good == "×1.32, p=0.0001" and change.probes[0].vs_bad == "–"
+    assert change.source == "`bisect-scan_sync-0.4.31-0.4.33-wall.json`"
+
+
+def test_answers_of_other_sizes_profiles_or_cases_and_broken_ones_are_not_quoted():
+    answers = [
+        metric_answer(sizes={"N": 16, "M": 3}),
+        metric_answer(profile="cpu8"),
+        metric_answer(case="async_dispatch"),
+        BisectAnswer("bisect-scan_sync.json", None, "not JSON"),
+        BisectAnswer("bisect-scan_sync-x.json", ["0.4.31", "0.4.33"]),
+        metric_answer(last_good=None),
+    ]
+    assert change_from(answers, [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu") is None
+
+
+def test_the_newest_answer_wins_and_good_bad_pick_their_own_range():
+    older = metric_answer(created_at="2026-01-01T00:00:00+00:00", last_good="0.4.26", first_bad="0.4.30")
+    answers = [metric_answer(), older]
+    sizes = {"N": 600, "M": 2}
+    assert change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu").first_bad == "0.4.33"
+    picked = change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.26", bad="0.4.30")
+    assert (picked.last_good, picked.first_bad, picked.source) == ("0.4.26", "0.4.30", older.name.join("``"))
+    unknown = change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.35", bad="0.5.0")
+    assert (unknown.last_good, unknown.first_bad, unknown.metric, unknown.source) == (
+        "0.4.35",
+        "0.5.0",
+        None,
+        "--good/--bad",
+    )
+
+
+def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_results():
+    claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
+    change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu")
+    # two_scans dispatch fell from 143 ms to 2.14 ms (×0.015), but what got slower comes first.
+    assert change.metric is not None
+    assert change.ratio is not None and change.ratio > 1, (change.metric, change.ratio)
+    faster_only = change_from(
+        [claim],
+        stored(),
+        case="scan_sync",
+        sizes=STORED_SIZES,
+        profile="cpu",
+        metric=MetricKey("two_scans", "dispatch"),
+    )
+    assert faster_only.before_ns == pytest.approx(143e6, rel=0.01) and faster_only.after_ns == pytest.approx(
+        2.14e6, rel=0.01
+    )
+
+
+def test_figures_missing_from_stored_results_come_from_the_short_scripts_output():
+    change = Change(None, "0.4.31", "0.4.33", source="--good/--bad")
+    outputs = {
+        "0.4.31": {("two_scans", "dispatch_ns"): 2.0e8, ("two_scans", "wall_ns"): 2.0e8},
+        "0.4.33": {("two_scans", "dispatch_ns"): 2.0e6, ("two_scans", "wall_ns"): 3.0e8},
+    }
+    filled = with_script_figures(change, outputs)
+    assert filled.metric == MetricKey("two_scans", "dispatch") and filled.ratio == pytest.approx(0.01)
+    named = with_script_figures(Change(WALL, "0.4.31", "0.4.33"), outputs)
+    assert (named.before_ns, named.after_ns) == (2.0e8, 3.0e8)
+    assert with_script_figures(change, {}) == change
+
+
+def test_the_title_states_what_changed_by_how_much_and_since_when():
+    slower = Change(WALL, "0.4.31", "0.4.33", 2.18e8, 2.89e8)
+    assert (
+        title(slower, "Scans return early", "cpu")
+        == "`two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
+    )
+    faster = Change(MetricKey("two_scans", "dispatch"), "0.4.31", "0.4.33", 2.18e8, 3.7e6)
+    assert title(faster, "x", "gpu") == "`two_scans` dispatch ×58.9 faster since jax 0.4.33 (218 ms → 3.7 ms) on GPU"
+    assert title(None, "Scans return early", "cpu") == "Scans return early (jax, CPU)"
+
+
+def test_the_fixture_answer_has_the_stored_shape():
+    data = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text())
+    assert {"case", "sizes", "profile", "last_good", "first_bad"} <= set(data)
+
+
+def test_stored_figures_come_with_their_comparison_in_words():
+    claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
+    dispatch = MetricKey("two_scans", "dispatch")
+    change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu", metric=dispatch)
+    assert change.significance.startswith("×0.01") and "faster by the harness's rule" in change.significance
+
+
+def test_a_change_the_stored_runs_do_not_tell_from_noise_is_titled_so():
+    unsettled = Change(WALL, "0.4.31", "0.4.33", 2.87e8, 2.38e8, significant=False)
+    assert (
+        title(unsettled, "x", "cpu")
+        == "`two_scans` wall 287 ms → 238 ms from jax 0.4.31 to 0.4.33, within noise, on CPU"
+    )
