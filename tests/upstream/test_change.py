@@ -101,6 +101,14 @@ def test_the_newest_answer_wins_and_good_bad_pick_their_own_range():
     )
 
 
+def test_a_fix_bisects_last_broken_and_first_fixed_release_are_the_changes_two_releases():
+    fix = metric_answer(last_good=None, first_bad=None, last_broken="0.4.31", first_fixed="0.4.33")
+    fix.data.pop("last_good"), fix.data.pop("first_bad")
+    change = change_from([fix], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert (change.last_good, change.first_bad) == ("0.4.31", "0.4.33")
+    assert (change.before_ns, change.after_ns) == (2.2e8, 2.9e8)
+
+
 def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_results():
     claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
     change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu")
