@@ -102,7 +102,9 @@ def headline(claim: str) -> str:
 
 def description(d: DraftInputs) -> str:
     change = d.change
-    context = f"Found while checking a pattern from a user discussion: {d.case.claim}"
+    # A URL a maintainer can follow; a thread's title (no public URL known) or a plain script says less.
+    source = f" ({d.case.source})" if d.case.source.startswith("https://") else ""
+    context = f"Found while checking a pattern from a user discussion{source}: {d.case.claim}"
     if change is None or change.metric is None or change.ratio is None:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None

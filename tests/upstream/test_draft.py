@@ -86,6 +86,14 @@ def test_the_title_says_what_changed_by_how_much_since_when_and_nothing_else():
     assert text.count(SCAN_SYNC.claim) == 1, "the claim is context, said once"
 
 
+def test_the_description_cites_the_cases_source_when_it_is_a_url():
+    linked = dataclasses.replace(SCAN_SYNC, source="https://github.com/jax-ml/jax/discussions/21411")
+    text = render(draft_inputs(case=linked))
+    assert "a user discussion (https://github.com/jax-ml/jax/discussions/21411): " in text
+    titled = dataclasses.replace(SCAN_SYNC, source='"A thread\'s title"; its URL was not found')
+    assert "a user discussion: " in render(draft_inputs(case=titled))
+
+
 def test_the_draft_follows_jax_bug_report_form():
     text = render(draft_inputs())
     assert text.index("### Description") < text.index("### System info (python version, jaxlib version")
