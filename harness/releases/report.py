@@ -261,7 +261,9 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
     for m in found.measurements:
         status = m.result.status if m.result is not None else "not installed"
+        # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
+        claim = "–" if claim == RunStatus.OK else claim
         rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, claim, m.note])
     return rows
 

@@ -1,6 +1,7 @@
 """Bisect and sweep answers as text, markdown and the JSON the issue drafts read."""
 
 import json
+from pathlib import Path
 
 from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.significance import Thresholds
@@ -95,3 +96,23 @@ def test_a_sweep_lists_its_steps_and_warns_that_bisection_sees_one():
     assert "Steps (each release against the previous one that ran ok):" in sweep_text(found, setting())
     every = sweep_markdown(found, setting(metric=None, every_metric=True))
     assert "by every metric and the claim" in every
+
+
+def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
+    from harness.releases.probes import Probe
+    from harness.releases.report import release_rows
+    from harness.store.results import StoredResult
+    from tests.conftest import derive, real_result
+
+    data = derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30")
+    for process in data["processes"]:
+        process.pop("claim", None)
+    claimless = StoredResult.from_document(Path("x.json"), data)
+    with_claim = FakeReleases({"0.4.31": 1})("0.4.31")
+
+    def measure(release, again=False):
+        return Probe(release, claimless, "n") if release == "0.4.30" else with_claim
+
+    found = sweep(["0.4.30", "0.4.31"], measure, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    claims = [row[3] for row in release_rows(found, setting())]
+    assert claims[0] == "–" and claims[1] in ("holds", "does not hold", "unsettled")
