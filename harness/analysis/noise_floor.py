@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -29,8 +30,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from harness.analysis.metrics import MetricComparison, compare_runs
+from harness.analysis.metrics import MetricComparison, compare_runs, metric_samples
+from harness.analysis.processes import process_medians
 from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.t_test import t_quantile
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.errors import HarnessError, UsageError
 from harness.measure.invocation import run_harness
@@ -41,6 +44,7 @@ from harness.units import format_ratio
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
 RAISE_SHARE = 0.10
+DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 # ``calibrate`` chooses these for each run; given again after ``--`` they would contradict it.
 MANAGED_RUN_OPTIONS = ("--case", "--size", "--results", "--profile", "--cases-dir", "--sides")
 
@@ -173,6 +177,9 @@ class CalibrationRun:
     # Runs measuring the unchanged and the raised case interleaved; 0: calibrated before they were,
     # by one separate raised run compared with the first A/A run.
     slowdown_runs: int = 0
+    # The smallest ratio the rule over processes flags in DETECTION_POWER of comparisons, from the spread
+    # of process medians in the A/A runs (the median over metrics); None where it could not be worked out.
+    detectable_ratio: float | None = None
 
     @property
     def false_positive_rate(self) -> float:
@@ -192,6 +199,8 @@ class CalibrationRun:
                 "comparisons": self.comparisons,
                 "flagged": self.flagged,
                 "false_positive_rate": None if math.isnan(self.false_positive_rate) else self.false_positive_rate,
+                "detectable_ratio": self.detectable_ratio,
+                "detectable_by_metric": self.details.get("detectable", {}),
                 "per_pair": self.details.get("per_pair", []),
             },
             "slowdown": {
@@ -232,8 +241,13 @@ class CalibrationRun:
             processes=aa.count("processes"),
             min_processes=run.mapping("settings").count("min_processes"),
             settings=dict(run.mapping("settings").values),
-            details={"per_pair": aa.values.get("per_pair", []), "metrics": slowdown.values.get("metrics", [])},
+            details={
+                "per_pair": aa.values.get("per_pair", []),
+                "metrics": slowdown.values.get("metrics", []),
+                "detectable": aa.values.get("detectable_by_metric", {}),
+            },
             slowdown_runs=slowdown.count("runs") if "runs" in slowdown.values else 0,
+            detectable_ratio=aa.ratio("detectable_ratio"),
         )
 
 
@@ -274,6 +288,35 @@ class _Fields:
         return {name: found.count(name) for name in found.values}
 
 
+def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER) -> float:
+    """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes`` processes each, whose
+    log process medians scatter with standard deviation ``spread``: Welch's test at ``thresholds.alpha`` needs
+    the log ratio to exceed (t for alpha + t for power) standard errors; never below the rule's factor.
+
+    The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's are
+    estimated from the samples and fall below that, and with 2K - 2 a simulated change of this ratio was
+    flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 % (10)."""
+    df = processes
+    if processes < 2 or not spread > 0:
+        return thresholds.factor
+    standard_error = spread * math.sqrt(2 / processes)
+    needed = t_quantile(1 - thresholds.alpha / 2, df) + t_quantile(power, df)
+    return max(thresholds.factor, math.exp(needed * standard_error))
+
+
+def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
+    """Per metric, the pooled standard deviation of log process medians within each run (runs of one release)."""
+    variances: dict[str, list[float]] = {}
+    for result in results:
+        for key, samples in metric_samples(result).items():
+            medians = [m for m in process_medians(samples.processes) if m > 0]
+            if len(medians) >= 2:
+                logs = [math.log(m) for m in medians]
+                mean = sum(logs) / len(logs)
+                variances.setdefault(key.metric_name, []).append(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
+
+
 def summarize_calibration(
     plan: CalibrationPlan,
     thresholds: Thresholds,
@@ -298,6 +341,9 @@ def summarize_calibration(
     others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
     others = [ratio for ratio in others if not math.isnan(ratio)]
     first = aa_pairs[0][0]
+    spreads = process_spreads([run for pair in aa_pairs for run in pair])
+    fewest = min(processes, default=0)
+    detectable = {name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
         machine=first.machine,
@@ -324,8 +370,10 @@ def summarize_calibration(
             "min_processes": thresholds.min_processes,
         },
         slowdown_runs=len(slowdowns),
+        detectable_ratio=statistics.median(detectable.values()) if detectable and fewest >= 2 else None,
         details={
             "per_pair": per_pair,
+            "detectable": {name: round(ratio, 4) for name, ratio in sorted(detectable.items())},
             "metrics": [
                 {
                     "metric": m.key.metric_name,

@@ -70,6 +70,24 @@ def t_survival(t: float, df: float) -> float:
     return tail if t >= 0 else 1.0 - tail
 
 
+def t_quantile(q: float, df: float) -> float:
+    """The t with P(T ≤ t) = ``q`` (0 < q < 1), as scipy.stats.t.ppf: bisection on ``t_survival``."""
+    if not 0 < q < 1:
+        raise ValueError(f"a quantile needs 0 < q < 1, not {q}")
+    low, high = -1.0, 1.0
+    while t_survival(low, df) < 1 - q:
+        low *= 2
+    while t_survival(high, df) > 1 - q:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if t_survival(middle, df) > 1 - q:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
 @dataclass(frozen=True)
 class WelchTest:
     t: float  # of the second sample against the first: positive when its mean is larger

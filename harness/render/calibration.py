@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.analysis.noise_floor import CalibrationRun
+from harness.analysis.noise_floor import DETECTION_POWER, CalibrationRun
 from harness.units import format_ratio, short_machine, sizes_text
 
 
@@ -23,6 +23,12 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         )
     else:
         aa = f"no metric could be compared between {pairs}"
+    if run.detectable_ratio is not None:
+        aa += (
+            f"; at {run.processes} processes a side, the spread between processes here lets the rule see changes "
+            f"from about {format_ratio(run.detectable_ratio)} "
+            f"(in {DETECTION_POWER:.0%} of comparisons; median over metrics)"
+        )
     raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:
         runs = f"{run.slowdown_runs} run{'s' if run.slowdown_runs != 1 else ''}"

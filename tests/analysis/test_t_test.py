@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from harness.analysis.t_test import (
     regularized_incomplete_beta,
+    t_quantile,
     t_survival,
     t_two_sided_p,
     welch_t_test,
@@ -123,3 +124,12 @@ def test_welch_without_any_spread_is_exact():
 def test_welch_needs_two_values_a_side():
     with pytest.raises(ValueError, match="at least two values a side, not 1 and 3"):
         welch_t_test([1.0], [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize(
+    ("q", "df", "expected"),
+    # scipy.stats.t.ppf(q, df)
+    [(0.975, 10, 2.228139), (0.999, 8, 4.500791), (0.9, 8, 1.396815), (0.5, 3, 0.0), (0.025, 10, -2.228139)],
+)
+def test_t_quantile_inverts_the_survival_function(q, df, expected):
+    assert t_quantile(q, df) == pytest.approx(expected, abs=1e-5)

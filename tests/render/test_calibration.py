@@ -63,3 +63,10 @@ def test_nothing_compared_says_so():
     )
     text = noise_floor_sentence(empty)
     assert "no metric could be compared between 3 pairs" in text and "660 could not be compared" in text
+
+
+def test_the_detectable_ratio_is_quoted_with_the_processes_it_assumes():
+    text = noise_floor_sentence(dataclasses.replace(RUN, detectable_ratio=1.7))
+    assert "at 5 processes a side, the spread between processes here lets the rule see changes from about ×1.7" in text
+    assert "(in 90% of comparisons; median over metrics)" in text
+    assert "lets the rule see" not in noise_floor_sentence(RUN)
