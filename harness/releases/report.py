@@ -257,6 +257,10 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     return lines
 
 
+RELEASE_HEADERS = ["jax", "jaxlib", "status", "claim", "source"]
+METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
+
+
 def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
     for m in found.measurements:
@@ -288,7 +292,7 @@ def sweep_text(found: SweepOutcome, setting: Setting) -> str:
         f"Sweep: {setting.header()}",
         _sweep_count_line(found, setting),
         "",
-        text_table(release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        text_table(release_rows(found, setting), RELEASE_HEADERS),
         "",
         "Steps (each release against the previous one that ran ok):",
         DRIFT,
@@ -310,17 +314,19 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
         "",
         *_steps_lines(found),
         "",
-        "## Releases",
-        "",
-        markdown_table(release_rows(found, setting), ["jax", "jaxlib", "status", "claim", "source"]),
-        "",
+        *releases_markdown(found, setting, "## Releases"),
     ]
+    return "\n".join(lines)
+
+
+def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
+    """The end of a sweep's or a triage's page: every release's status and claim, a table per metric, the rule."""
+    lines = [heading, "", markdown_table(release_rows(found, setting), RELEASE_HEADERS), ""]
     for key in found.metrics:
         lines += [
             f"### {key.metric_name} · {key.label()}",
             "",
-            markdown_table(metric_rows(found, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
+            markdown_table(metric_rows(found, key), METRIC_HEADERS),
             "",
         ]
-    lines += [rule_text(setting.thresholds), ""]
-    return "\n".join(lines)
+    return [*lines, rule_text(setting.thresholds), ""]

@@ -9,10 +9,10 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.names import inside
 from harness.releases.bisection import CLAIM
-from harness.releases.report import Setting, against_cell, metric_rows, release_rows
+from harness.releases.report import RELEASE_HEADERS, Setting, against_cell, release_rows, releases_markdown
 from harness.releases.triage import Confirmation, TriageOutcome
 from harness.render.series_plot import draw_series, metric_series
-from harness.render.tables import markdown_table, rule_text, text_table
+from harness.render.tables import markdown_table, text_table
 
 PLOTS = "plots"
 RULE = (
@@ -70,7 +70,7 @@ def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
         f"Triage: {setting.header()}",
         _count_line(found, setting, processes),
         "",
-        text_table(release_rows(found.first_round, setting), ["jax", "jaxlib", "status", "claim", "source"]),
+        text_table(release_rows(found.first_round, setting), RELEASE_HEADERS),
         "",
     ]
     if found.confirmations:
@@ -123,17 +123,6 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         "",
         RULE,
         "",
-        "## Releases (first round)",
-        "",
-        markdown_table(release_rows(first, setting), ["jax", "jaxlib", "status", "claim", "source"]),
-        "",
+        *releases_markdown(first, setting, "## Releases (first round)"),
     ]
-    for key in first.metrics:
-        lines += [
-            f"### {key.metric_name} · {key.label()}",
-            "",
-            markdown_table(metric_rows(first, key), ["jax", "median", "vs previous: ratio [interval] p verdict"]),
-            "",
-        ]
-    lines += [rule_text(setting.thresholds), ""]
     return "\n".join(lines)
