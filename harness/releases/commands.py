@@ -14,13 +14,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.metric_names import MetricKey
 from harness.errors import UsageError
 from harness.names import inside
 from harness.releases import probes
 from harness.releases.answers import answer_stem, criterion
-from harness.releases.bisection import bisect, expected_probes, sweep
+from harness.releases.bisection import SweepOutcome, bisect, expected_probes, sweep
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement, metric_names
 from harness.releases.options import RangeOptions
 from harness.releases.probes import PairConfirmer, ReleaseProber
@@ -109,6 +110,32 @@ def no_change_hint(options: RangeOptions) -> str:
     )
 
 
+def setting_for(options: RangeOptions, envs: list[ReleaseEnv], started: float, **more: Any) -> Setting:
+    """What a bisect, sweep or triage searched, with the wall time since ``started`` (``time.monotonic``)."""
+    jaxlib = {env.jax: env.jaxlib for env in envs}
+    wall_s = time.monotonic() - started
+    return Setting(
+        options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s, **more
+    )
+
+
+def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
+    """A metric none of the measured results has, once they are measured (no stored result named them before)."""
+    metric = options.metric
+    names = sorted({name for m in found.ok() if m.result is not None for name in metric_names(m.result)})
+    if metric is not None and names and metric.metric_name not in names:
+        raise UsageError(
+            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: {', '.join(names)}"
+        )
+
+
+def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
+    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
+    if options.metric is not None:
+        return [options.metric]
+    return [] if options.claim else None
+
+
 def run_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a first bad release was found, 1 when none could be named."""
     started = time.monotonic()
@@ -134,10 +161,7 @@ def run_bisect(options: RangeOptions) -> int:
         return verdict
 
     found = bisect([env.jax for env in envs], judged, terms)
-    setting = Setting(
-        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
-        time.monotonic() - started, terms=terms,
-    )  # fmt: skip
+    setting = setting_for(options, envs, started, terms=terms)
     hint = no_change_hint(options) if found.no_change else ""
     stem = stem_for(options)
     print(bisect_text(found, setting, hint), end="")
@@ -151,7 +175,7 @@ def run_sweep(options: RangeOptions) -> int:
     case, metric = options.case, options.metric
     envs = plan_for(options)
     check_metric(options.results, case.name, metric)
-    metrics = [metric] if metric else [] if options.claim else None
+    metrics = swept_metrics(options)
     found = sweep(
         [env.jax for env in envs],
         prober_for(options, envs),
@@ -160,13 +184,8 @@ def run_sweep(options: RangeOptions) -> int:
         thresholds=options.thresholds,
         progress=progress,
     )
-    names = sorted({name for m in found.ok() if m.result is not None for name in metric_names(m.result)})
-    if metric is not None and names and metric.metric_name not in names:
-        raise UsageError(f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(names)}")
-    setting = Setting(
-        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
-        time.monotonic() - started, every_metric=metrics is None,
-    )  # fmt: skip
+    refuse_unknown_metric(found, options)
+    setting = setting_for(options, envs, started, every_metric=metrics is None)
     print(sweep_text(found, setting), end="")
     write(options.out / f"sweep-{case.name}.md", sweep_markdown(found, setting))
     return 0
@@ -181,18 +200,13 @@ def run_triage(options: RangeOptions) -> int:
     first_round = prober_for(options, envs)
     first_round.accept = probes.first_round(options.processes)
     confirmer = PairConfirmer(prober_for(options, envs, 2 * options.processes))
-    metrics = [metric] if metric else [] if options.claim else None
+    metrics = swept_metrics(options)
     found = triage(
         [env.jax for env in envs], first_round, confirmer,
         metrics=metrics, with_claim=metric is None, thresholds=options.thresholds, progress=progress,
     )  # fmt: skip
-    names = sorted({name for m in found.first_round.ok() if m.result is not None for name in metric_names(m.result)})
-    if metric is not None and names and metric.metric_name not in names:
-        raise UsageError(f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(names)}")
-    setting = Setting(
-        case.name, options.sizes, options.profile, metric, {e.jax: e.jaxlib for e in envs}, options.thresholds,
-        time.monotonic() - started, every_metric=metrics is None,
-    )  # fmt: skip
+    refuse_unknown_metric(found.first_round, options)
+    setting = setting_for(options, envs, started, every_metric=metrics is None)
     stem = stem_for(options)
     plot = draw_triage_plot(found, setting, options.out, stem)
     print(triage_text(found, setting, options.processes), end="")
