@@ -311,9 +311,7 @@ def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
         for key, samples in metric_samples(result).items():
             medians = [m for m in process_medians(samples.processes) if m > 0]
             if len(medians) >= 2:
-                logs = [math.log(m) for m in medians]
-                mean = sum(logs) / len(logs)
-                variances.setdefault(key.metric_name, []).append(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+                variances.setdefault(key.metric_name, []).append(statistics.variance(math.log(m) for m in medians))
     return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
 
 

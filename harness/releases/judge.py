@@ -129,10 +129,9 @@ class Judge:
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
         """An endpoint measured alongside a release, or its first result where that one cannot be used."""
         result = measured.result
-        usable = _usable(measured) is None and result is not None
-        if usable and result is not None and (self.metric is None or self.metric in metric_samples(result)):
-            return result
-        return first
+        if result is None or _usable(measured) is not None:
+            return first
+        return result if self.metric is None or self.metric in metric_samples(result) else first
 
     def __call__(self, release: str) -> Judgement:
         measurement, good, bad = self._probe(release, False)
