@@ -136,6 +136,16 @@ def _factor(text: str) -> float:
     return value
 
 
+def _spread(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0 and below 1 (0.05: about 5 %)")
+    return value
+
+
 def _probability(text: str) -> float:
     value = _positive_float(text)
     if value >= 1:
@@ -175,10 +185,19 @@ def _add_threshold_options(parser: argparse.ArgumentParser) -> None:
         default=defaults.alpha,
         help=f"significance level of the verdict's test (default {defaults.alpha})",
     )
+    parser.add_argument(
+        "--invocation-spread",
+        type=_spread,
+        default=defaults.invocation_spread,
+        metavar="SD",
+        help="how far a whole run's level moves between separate invocations (log standard deviation; "
+        "`calibrate` measures this machine's), allowed for when compared results come from separate runs "
+        f"(default {defaults.invocation_spread})",
+    )
 
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
-    return Thresholds(factor=args.factor, alpha=args.alpha)
+    return Thresholds(factor=args.factor, alpha=args.alpha, invocation_spread=args.invocation_spread)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds
 from harness.stats import summarize
 from harness.store.results import StoredResult
+from harness.store.schema import Result
 
 # The facts another engineer's HLO inspection records; shown first, in this order.
 KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed")
@@ -40,6 +41,9 @@ class ProcessSamples:
 
     processes: list[list[float]] = field(default_factory=list)
     loaded: int = 0
+    source: Result | None = field(
+        default=None, compare=False
+    )  # the stored cell they come from: whether two were measured in one run
 
     @property
     def figure(self) -> float:
@@ -55,7 +59,7 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
     series: dict[MetricKey, ProcessSamples] = {}
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:
-        found = series.setdefault(key, ProcessSamples())
+        found = series.setdefault(key, ProcessSamples(source=result.result))
         found.processes.append(values)
         found.loaded += loaded
 
@@ -82,8 +86,26 @@ def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
 
 
 def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Comparison:
-    """B against A over processes (``compare_processes``), each side's processes under load counted."""
-    return compare_processes(a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded))
+    """B against A over processes (``compare_processes``), each side's processes under load counted; when
+    the two come from separate invocations, each side's level differs by the thresholds' ``invocation_spread``."""
+    separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
+    spread = thresholds.invocation_spread if separate else 0.0
+    return compare_processes(
+        a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
+    )
+
+
+def separate_invocations(first: Result, second: Result) -> bool:
+    """Whether two results come from separate invocations rather than one run that interleaved them.
+
+    Results record their invocation; older ones are taken as interleaved when both name
+    other sides and their time windows overlap."""
+    if first.invocation and second.invocation:
+        return first.invocation != second.invocation
+    windows = (first.window_unix_ns, second.window_unix_ns)
+    if not (first.interleaved_with and second.interleaved_with) or windows[0] is None or windows[1] is None:
+        return True
+    return not (windows[0][0] < windows[1][1] and windows[1][0] < windows[0][1])
 
 
 def program_names(result: StoredResult) -> list[str]:

@@ -180,6 +180,9 @@ class CalibrationRun:
     # The smallest ratio the rule over processes flags in DETECTION_POWER of comparisons, from the spread
     # of process medians in the A/A runs (the median over metrics); None where it could not be worked out.
     detectable_ratio: float | None = None
+    # How far the level of one whole invocation moves from another's (log standard deviation), from the
+    # A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None before it was.
+    invocation_spread: float | None = None
 
     @property
     def false_positive_rate(self) -> float:
@@ -201,6 +204,7 @@ class CalibrationRun:
                 "false_positive_rate": None if math.isnan(self.false_positive_rate) else self.false_positive_rate,
                 "detectable_ratio": self.detectable_ratio,
                 "detectable_by_metric": self.details.get("detectable", {}),
+                "invocation_spread": self.invocation_spread,
                 "per_pair": self.details.get("per_pair", []),
             },
             "slowdown": {
@@ -248,6 +252,7 @@ class CalibrationRun:
             },
             slowdown_runs=slowdown.count("runs") if "runs" in slowdown.values else 0,
             detectable_ratio=aa.ratio("detectable_ratio"),
+            invocation_spread=aa.ratio("invocation_spread"),
         )
 
 
@@ -315,6 +320,32 @@ def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
     return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
 
 
+def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
+    """The log standard deviation of a whole invocation's level, from A/A pairs of separate invocations.
+
+    Per metric of a pair, the squared difference of the sides' mean log process medians
+    exceeds what their processes' spread predicts (s²/K a side) by twice the invocation
+    variance, on average; the metrics of one pair share its two levels, so each pair's
+    excess is averaged over its metrics first, then over pairs.  Negative estimates (the
+    levels agreed better than chance) count as none.  None without any metric measured
+    in two or more processes on both sides."""
+    excesses = []
+    for a, b in pairs:
+        first, second = metric_samples(a), metric_samples(b)
+        found = []
+        for key in first.keys() & second.keys():
+            logs = [[math.log(m) for m in process_medians(s.processes) if m > 0] for s in (first[key], second[key])]
+            if min(map(len, logs)) >= 2:
+                difference = statistics.fmean(logs[1]) - statistics.fmean(logs[0])
+                expected = sum(statistics.variance(side) / len(side) for side in logs)
+                found.append(difference**2 - expected)
+        if found:
+            excesses.append(statistics.fmean(found))
+    if not excesses:
+        return None
+    return math.sqrt(max(0.0, statistics.fmean(excesses)) / 2)
+
+
 def summarize_calibration(
     plan: CalibrationPlan,
     thresholds: Thresholds,
@@ -366,9 +397,11 @@ def summarize_calibration(
             "factor": thresholds.factor,
             "alpha": thresholds.alpha,
             "min_processes": thresholds.min_processes,
+            "invocation_spread": thresholds.invocation_spread,
         },
         slowdown_runs=len(slowdowns),
         detectable_ratio=statistics.median(detectable.values()) if detectable and fewest >= 2 else None,
+        invocation_spread=invocation_spread(aa_pairs),
         details={
             "per_pair": per_pair,
             "detectable": {name: round(ratio, 4) for name, ratio in sorted(detectable.items())},

@@ -17,6 +17,13 @@ So the process is the unit:
   the samples within each chosen process, so it widens with the spread between
   processes as well as within them.
 
+Sides measured in separate invocations (two CI runs, two ``harness run`` commands) add
+a level of their own: the load, frequency and neighbours the whole run met, shared by
+its processes, so no spread between them shows it.  ``invocation_spread`` is that
+level's standard deviation (of the log): each side draws one, so the test's variance
+gains ``2·invocation_spread²`` and the interval widens by the same in quadrature.
+Sides interleaved in one run share their level, and the term is 0.
+
 With one process a side the bootstrap cannot see the spread between processes: the
 interval is then as narrow as the old one, and the "too few processes" flag is what
 says not to trust it.  Pure Python and deterministic (the bootstrap is seeded).
@@ -114,20 +121,35 @@ def _direction(ratio: float, thresholds: Thresholds) -> Verdict | None:
     return None
 
 
+def _widened(ratio: float, interval: tuple[float, float], spread: float, confidence: float) -> tuple[float, float]:
+    """The interval with a level difference of log standard deviation ``spread`` added in quadrature."""
+    low, high = interval
+    if not spread or math.isnan(low) or min(low, high, ratio) <= 0:
+        return interval
+    extra = statistics.NormalDist().inv_cdf((1 + confidence) / 2) * spread
+    below, above = math.log(ratio / low), math.log(high / ratio)
+    return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(math.hypot(max(above, 0.0), extra))
+
+
 def compare_processes(
     baseline: Processes,
     candidate: Processes,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     *,
     loaded: tuple[int, int] = (0, 0),
+    invocation_spread: float = 0.0,
 ) -> Comparison:
     """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better).
 
     Each side is a sequence of processes, each process a sequence of raw samples;
     processes without samples are left out.  ``loaded`` counts, per side (A, B), the
     processes measured while other work loaded the machine: they are kept and flagged.
+    ``invocation_spread``: the log standard deviation of a whole invocation's level,
+    when the sides come from separate invocations (0 when they were interleaved).
     ``baseline``/``candidate`` of the result summarise the process medians.
     """
+    if not invocation_spread >= 0:
+        raise ValueError(f"the spread between invocations cannot be negative, not {invocation_spread}")
     a, b = _measured(baseline, "side A"), _measured(candidate, "side B")
     a_medians, b_medians = process_medians(a), process_medians(b)
     base, cand = summarize(a_medians), summarize(b_medians)
@@ -136,20 +158,25 @@ def compare_processes(
     enough = min(len(a), len(b)) >= max(2, thresholds.min_processes)
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
-    spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS)
+    spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
     if base.median <= 0:
         nan = math.nan
         return Comparison(base, cand, nan, nan, nan, nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
     ratio = cand.median / base.median
-    low, high = hierarchical_bootstrap_interval(
+    interval = hierarchical_bootstrap_interval(
         a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
     )
+    low, high = _widened(ratio, interval, math.sqrt(2) * invocation_spread, thresholds.confidence)
     positive = min(a_medians) > 0 and min(b_medians) > 0
     if not positive:
         flags.append("a process median is not positive: no test")
     p_value = math.nan
     if positive and min(len(a), len(b)) >= 2:
-        p_value = welch_t_test([math.log(m) for m in a_medians], [math.log(m) for m in b_medians]).p_value
+        p_value = welch_t_test(
+            [math.log(m) for m in a_medians],
+            [math.log(m) for m in b_medians],
+            known_variance=2 * invocation_spread**2,
+        ).p_value
     direction = _direction(ratio, thresholds)
     if direction is None:
         verdict = Verdict.UNCHANGED

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.groups import group_key, host_differences, latest_runs, release_key
-from harness.analysis.metrics import MetricComparison, MetricKey, compare_runs
+from harness.analysis.metrics import MetricComparison, MetricKey, compare_runs, separate_invocations
 from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
 from harness.store.results import StoredResult, load_results
@@ -158,6 +158,11 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
         return
     metrics, only_a, only_b = compare_runs(a, b, comparison.thresholds)
     notes = [f"measured on different machines: {text}" for text in host_differences([("A", a), ("B", b)])]
+    if separate_invocations(a.result, b.result):
+        notes.append(
+            f"measured in separate runs: the test allows their levels a spread of "
+            f"{comparison.thresholds.invocation_spread:.1%}; measure both in one run (`--sides`) for finer verdicts"
+        )
     notes += [f"only in A: {k.label()}" for k in only_a] + [f"only in B: {k.label()}" for k in only_b]
     comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))
 

@@ -7,7 +7,7 @@ sets; the rule below treats every sample as an independent draw, which samples o
 process are not.
 
 The rule is asv's: a change is reported only when the ratio of medians passes a
-minimum effect size (default ×1.10) AND a two-sided Mann–Whitney U test rejects
+minimum effect size (asv's ×1.10; here ×1.05, see ``Thresholds``) AND a two-sided Mann–Whitney U test rejects
 "same distribution" at p < 0.002.  The test has no distributional assumptions,
 which suits timings (skewed, with outliers).  A bootstrap confidence interval of
 the ratio of medians says how precisely the ratio is known.  Everything here is
@@ -52,12 +52,18 @@ WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 
 @dataclass(frozen=True)
 class Thresholds:
-    factor: float = 1.10  # minimum effect size, as asv's default
+    # Minimum effect size: half asv's ×1.10.  The test over processes (with the spread between invocations
+    # where the sides were measured apart) carries the burden of proof; a true ×1.10 change measures
+    # below ×1.10 about half the time, so a gate at ×1.10 could never flag it reliably.
+    factor: float = 1.05
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
     min_samples: int = 5  # below it a side is flagged as too short
     min_processes: int = 3  # below it, on either side, the process rule gives no faster/slower verdict
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
+    # Log standard deviation of a whole invocation's level, assumed between separate invocations where the
+    # machine has no calibration of its own (``calibrate``): see README "Separate runs".
+    invocation_spread: float = 0.05
     confidence: float = 0.99  # of the bootstrap interval of the ratio
     resamples: int = 2000
     seed: int = 20261129
@@ -101,6 +107,9 @@ class Comparison:
     baseline_spread: SideSpread | None = None
     candidate_spread: SideSpread | None = None
     test: str = MANN_WHITNEY_POOLED
+    # The log standard deviation of a whole invocation's level the test allowed for: 0 when the sides were
+    # interleaved in one run (or pooled), above 0 when they come from separate invocations.
+    invocation_spread: float = 0.0
 
     @property
     def noisy(self) -> bool:

@@ -61,6 +61,8 @@ def t_two_sided_p(t: float, df: float) -> float:
         raise ValueError(f"degrees of freedom must be positive, not {df}")
     if math.isinf(t):
         return 0.0
+    if math.isinf(df):  # the t distribution's limit: the standard normal
+        return math.erfc(abs(t) / math.sqrt(2))
     return regularized_incomplete_beta(df / (df + t * t), df / 2, 0.5)
 
 
@@ -95,9 +97,14 @@ class WelchTest:
     p_value: float  # two-sided
 
 
-def welch_t_test(first: Sequence[float], second: Sequence[float]) -> WelchTest:
+def welch_t_test(first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0) -> WelchTest:
     """Welch's unequal-variance t-test of ``second`` against ``first`` (as scipy's ``ttest_ind(second, first,
     equal_var=False)``).
+
+    ``known_variance`` is added to the variance of the difference of the means: a source
+    of spread the samples cannot show (e.g. each side's whole run sitting at a level of
+    its own), taken as known, so it adds no uncertainty of its own to the degrees of
+    freedom, which stay Welch–Satterthwaite's over the estimated shares.
 
     Two samples without any spread are told apart exactly: p is 0 when their means
     differ and 1 when they agree (scipy gives nan there).
@@ -105,13 +112,16 @@ def welch_t_test(first: Sequence[float], second: Sequence[float]) -> WelchTest:
     n1, n2 = len(first), len(second)
     if n1 < 2 or n2 < 2:
         raise ValueError(f"Welch's t-test needs at least two values a side, not {n1} and {n2}")
+    if not known_variance >= 0:
+        raise ValueError(f"a known variance cannot be negative, not {known_variance}")
     mean1, mean2 = statistics.fmean(first), statistics.fmean(second)
     share1, share2 = statistics.variance(first) / n1, statistics.variance(second) / n2
-    error = share1 + share2
+    error = share1 + share2 + known_variance
     if error == 0:
         difference = mean2 - mean1
         t = math.copysign(math.inf, difference) if difference else 0.0
         return WelchTest(t, n1 + n2 - 2.0, 0.0 if difference else 1.0)
     t = (mean2 - mean1) / math.sqrt(error)
-    df = error**2 / (share1**2 / (n1 - 1) + share2**2 / (n2 - 1))
+    estimated = share1**2 / (n1 - 1) + share2**2 / (n2 - 1)
+    df = error**2 / estimated if estimated else math.inf
     return WelchTest(t, df, t_two_sided_p(t, df))

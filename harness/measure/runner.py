@@ -24,6 +24,7 @@ import dataclasses
 import fcntl
 import hashlib
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -269,6 +270,8 @@ class Recorder:
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
+    # Stored with every result: comparisons tell sides that shared this run's level from separate runs.
+    invocation: str = field(default_factory=lambda: secrets.token_hex(8))
 
     def __post_init__(self) -> None:
         self._workers: dict[str, Worker] = {}
@@ -446,6 +449,7 @@ class Recorder:
             source=item.case.source,
             host=host,
             interleaved_with=others,
+            invocation=self.invocation,
             processes=[process.as_record() for process in run.processes],
             **({} if item.case.script is None else {"script": item.case.script.as_record()}),
         )

@@ -29,6 +29,11 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             f"from about {format_ratio(run.detectable_ratio)} "
             f"(in {DETECTION_POWER:.0%} of comparisons; median over metrics)"
         )
+    if run.invocation_spread is not None:
+        aa += (
+            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs (log standard "
+            f"deviation: `compare --invocation-spread {run.invocation_spread:.3f}` allows for it)"
+        )
     raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:
         runs = f"{run.slowdown_runs} run{'s' if run.slowdown_runs != 1 else ''}"

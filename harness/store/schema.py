@@ -236,6 +236,9 @@ class Result:
     host: HostFacts = field(default_factory=HostFacts)
     interleaved_with: tuple[str, ...] = ()
     script: ScriptIdentity | None = None  # a plain script's result, not a case's
+    # The ``harness run`` that measured it (a random id): results of one invocation shared its level
+    # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
+    invocation: str = ""
 
     @property
     def machine(self) -> str:
@@ -606,4 +609,5 @@ def parse(data: Any) -> Result:
         host=fields.optional("host", _host, HostFacts()),
         interleaved_with=fields.optional("interleaved_with", _list(_str), ()),
         script=fields.optional("script", _script, None),
+        invocation=fields.optional("invocation", _str, ""),
     )

@@ -8,6 +8,7 @@ from harness.analysis.metrics import (
     hlo_fact_names,
     hlo_facts,
     sample_series,
+    separate_invocations,
     union_keys,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Verdict
@@ -120,3 +121,32 @@ def test_hlo_facts_are_optional():
     facts = hlo_facts(synthetic)
     assert set(facts) == {"jit_d8"} and "fusions" in facts["jit_d8"]
     assert hlo_fact_names([{"custom": 1, "fusions": 2}, {"while_loops": 1}]) == ["while_loops", "fusions", "custom"]
+
+
+def test_results_know_whether_they_were_measured_in_one_run():
+    data = real_result("scan_sync-0.12.0.1")
+    one, same, other = (derive(data, invocation=name, profile=p) for name, p in (("r1", "a"), ("r1", "b"), ("r2", "c")))
+    assert not separate_invocations(stored(one).result, stored(same).result)
+    assert separate_invocations(stored(one).result, stored(other).result)
+    # Results stored before invocations were recorded: interleaved when both name other sides and overlap in time.
+    end = data["window_unix_ns"][1]
+    older = [derive(data, profile=p, interleaved_with=["x"]) for p in "ab"]
+    for document in older:
+        document.pop("invocation", None)
+    apart = derive(older[1], window_unix_ns=[end + 1, end + 2])
+    alone = derive(older[1], interleaved_with=[])
+    assert not separate_invocations(stored(older[0]).result, stored(older[1]).result)
+    assert separate_invocations(stored(older[0]).result, stored(apart).result)
+    assert separate_invocations(stored(older[0]).result, stored(alone).result)
+
+
+def test_separate_runs_are_compared_with_the_spread_between_invocations():
+    data = real_result("scan_sync-0.12.0.1")
+    a, b = stored(derive(data, invocation="r1")), stored(derive(data, invocation="r2", scale=1.06))
+    c = stored(derive(data, invocation="r1", profile="other", scale=1.06))
+    separate = {m.key: m.comparison for m in compare_runs(a, b)[0]}
+    together = {m.key: m.comparison for m in compare_runs(a, c)[0]}
+    wall = MetricKey("two_scans", "wall")
+    assert separate[wall].invocation_spread == DEFAULT_THRESHOLDS.invocation_spread
+    assert together[wall].invocation_spread == 0.0
+    assert separate[wall].p_value > together[wall].p_value

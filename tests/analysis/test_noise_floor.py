@@ -1,6 +1,7 @@
 """The noise floor: its plan, its figures from stored runs, its file, and a real run through the CLI."""
 
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from harness.analysis.noise_floor import (
     calibrate,
     calibration_path,
     detectable_ratio,
+    invocation_spread,
     latest_calibrations,
     plan_calibration,
     read_calibration,
@@ -287,3 +289,36 @@ def test_a_calibration_records_its_detectable_ratio_and_reads_it_back(tmp_path):
     assert set(run.details["detectable"]) == {m["metric"] for m in run.details["metrics"]}
     [back] = read_calibration(append_calibration(tmp_path, run))
     assert back.detectable_ratio == run.detectable_ratio
+
+
+def test_the_spread_between_invocations_comes_from_how_far_the_aa_runs_levels_moved():
+    base = real_result("scan_sync-0.12.0.1")
+
+    def pairs(*scales: float):
+        return [
+            (
+                stored(derive(base, profile=f"a{i}", invocation=f"a{i}")),
+                stored(derive(base, scale=s, invocation=f"b{i}")),
+            )
+            for i, s in enumerate(scales)
+        ]
+
+    assert invocation_spread(pairs(1.0, 1.0, 1.0)) == 0.0, "levels that agree better than their processes predict"
+    # Each pair's levels ×1.5 apart: the excess of the squared difference over what the processes predict is
+    # log(1.5)² less a little; twice the invocation variance, so the spread is a little under log(1.5)/√2.
+    moved = invocation_spread(pairs(1.5, 1 / 1.5, 1.5))
+    assert moved is not None and 0.7 * math.log(1.5) / math.sqrt(2) < moved < math.log(1.5) / math.sqrt(2)
+    assert invocation_spread(pairs(1.2, 1.2)) < moved
+    one = v1_result("scan_sync-0.12.0.1")
+    assert invocation_spread([(stored(derive(one, profile="a")), stored(derive(one, profile="b")))]) is None
+
+
+def test_a_calibration_records_the_spread_between_invocations_and_reads_it_back(tmp_path):
+    run = a_calibration(datetime(2026, 6, 1, tzinfo=UTC))
+    assert run.invocation_spread == 0.0
+    [back] = read_calibration(append_calibration(tmp_path, run))
+    assert back.invocation_spread == 0.0
+    older = json.loads(calibration_path(tmp_path, run.machine).read_text())
+    del older["runs"][0]["aa"]["invocation_spread"]
+    calibration_path(tmp_path, run.machine).write_text(json.dumps(older))
+    assert read_calibration(calibration_path(tmp_path, run.machine))[0].invocation_spread is None

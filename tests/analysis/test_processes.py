@@ -237,3 +237,50 @@ def test_a_true_speedup_is_flagged_as_faster():
         for _ in range(trials)
     )
     assert flagged >= 0.9 * trials
+
+
+# --- separate invocations: each side's whole run sits at a level of its own ---
+
+
+def test_a_spread_between_invocations_widens_the_test_and_the_interval():
+    a = [steady(1e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
+    b = [steady(1.08e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
+    interleaved = compare_processes(a, b, FAST)
+    separate = compare_processes(a, b, FAST, invocation_spread=0.05)
+    assert interleaved.verdict == SLOWER and interleaved.invocation_spread == 0.0
+    assert separate.verdict == UNCHANGED and separate.invocation_spread == 0.05
+    assert separate.ratio == interleaved.ratio and separate.p_value > 0.05
+    assert separate.ci_low < interleaved.ci_low < interleaved.ci_high < separate.ci_high
+    with pytest.raises(ValueError, match="negative"):
+        compare_processes(a, b, FAST, invocation_spread=-0.1)
+
+
+def test_aa_between_separate_invocations_holds_its_level_only_when_the_spread_is_allowed_for():
+    # Each invocation's level drawn with sd 5 %, its processes around it with 2 %: without the
+    # allowance many identical pairs get a verdict; with it, almost none.
+    rng = random.Random(2028)
+    trials = 400
+    allowed = ignored = 0
+    for _ in range(trials):
+        a_level, b_level = rng.lognormvariate(0, 0.05), rng.lognormvariate(0, 0.05)
+        a, b = simulated_side(rng, 5, 0.02, scale=a_level), simulated_side(rng, 5, 0.02, scale=b_level)
+        ignored += compare_processes(a, b, FAST).verdict in VERDICTS
+        allowed += compare_processes(a, b, FAST, invocation_spread=0.05).verdict in VERDICTS
+    assert ignored >= 0.15 * trials
+    assert allowed <= 0.01 * trials
+
+
+def test_a_large_change_between_separate_invocations_is_still_flagged():
+    rng = random.Random(8)
+    trials = 100
+    flagged = sum(
+        compare_processes(
+            simulated_side(rng, 5, 0.02, scale=rng.lognormvariate(0, 0.05)),
+            simulated_side(rng, 5, 0.02, scale=1.5 * rng.lognormvariate(0, 0.05)),
+            FAST,
+            invocation_spread=0.05,
+        ).verdict
+        == SLOWER
+        for _ in range(trials)
+    )
+    assert flagged >= 0.9 * trials

@@ -123,10 +123,10 @@ def test_smallest_reachable_p_decides_when_a_verdict_is_possible():
     [
         (1.20, 1e-5, 1e-6, Verdict.SLOWER),
         (0.80, 1e-5, 1e-6, Verdict.FASTER),
-        (1.05, 1e-9, 1e-10, Verdict.UNCHANGED),  # significant but too small to matter
+        (1.04, 1e-9, 1e-10, Verdict.UNCHANGED),  # significant but too small to matter
         (1.50, 0.01, 1e-6, Verdict.UNCHANGED),  # large but not significant
         (1.50, 0.1, 0.1, Verdict.INCONCLUSIVE),  # large, and the samples are too few to ever tell
-        (1 / 1.1, 1e-4, 1e-6, Verdict.FASTER),  # the effect size threshold is inclusive both ways
+        (1 / 1.05, 1e-4, 1e-6, Verdict.FASTER),  # the effect size threshold is inclusive both ways
     ],
 )
 def test_a_verdict_needs_effect_size_and_significance(ratio, p, reachable, verdict):

@@ -6,6 +6,7 @@ quoted here; scipy itself is not a dependency.
 """
 
 import math
+import statistics
 
 import pytest
 from hypothesis import given
@@ -133,3 +134,21 @@ def test_welch_needs_two_values_a_side():
 )
 def test_t_quantile_inverts_the_survival_function(q, df, expected):
     assert t_quantile(q, df) == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_known_variance_widens_the_test_without_changing_welchs_degrees_of_freedom():
+    first, second = [1.02, 0.98, 1.05, 0.99, 1.01], [1.20, 1.15, 1.22, 1.30, 1.11, 1.18]
+    plain, widened = welch_t_test(first, second), welch_t_test(first, second, known_variance=0.01)
+    share = plain.t**2  # t² = difference² / error: the error grows by the known variance
+    difference = statistics.fmean(second) - statistics.fmean(first)
+    assert widened.t == pytest.approx(difference / math.sqrt(difference**2 / share + 0.01))
+    assert widened.p_value > plain.p_value and widened.df > plain.df
+    with pytest.raises(ValueError, match="negative"):
+        welch_t_test(first, second, known_variance=-1e-9)
+
+
+def test_a_known_variance_alone_gives_the_normal_tail():
+    # No spread in the samples: the whole error is the known variance, taken as exact, so t is normal.
+    found = welch_t_test([2.0, 2.0], [2.2, 2.2], known_variance=0.01)
+    assert (found.t, found.df) == (pytest.approx(2.0), math.inf)
+    assert found.p_value == pytest.approx(0.0455003, rel=1e-5)  # 2 · (1 − Φ(2))

@@ -145,6 +145,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     assert len(stored) == 4
     assert document(stored["steady", "aa-a"])["interleaved_with"] == ["B"]
     assert document(stored["steady", "aa-b"])["interleaved_with"] == ["A"]
+    assert len({r.result.invocation for r in stored.values()}) == 1, "every result of one run names that run"
     starts = sorted(
         (process["window_unix_ns"][0], profile[-1].upper(), process["index"])
         for (case, profile), result in stored.items()
@@ -161,6 +162,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
     again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
     assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
+    assert again[0].result.invocation not in {r.result.invocation for r in stored.values()}, "in a run of its own"
 
 
 def fake_process(statuses_and_loads):
