@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import importlib.util
 import json
@@ -112,11 +113,9 @@ class NothingDispatched(Exception):
     """A step returned no JAX array: its time is Python's, not JAX's, and must not be stored as a measurement."""
 
 
-def check_dispatched(jax: Any, program: str, steps: Sequence[timing.Step], block: timing.Block) -> None:
-    """Run each step once more, after the measurement, and refuse one whose output holds no JAX array."""
-    for label, thunk in steps:
-        output = thunk()
-        block(output)
+def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Sequence[Any]) -> None:
+    """Refuse a step whose output (of the program's cold call, before any warm-up) holds no JAX array."""
+    for label, output in zip(labels, outputs, strict=True):
         leaves = jax.tree_util.tree_leaves(output)
         if not any(isinstance(leaf, jax.Array) for leaf in leaves):
             kinds = ", ".join(sorted({type(leaf).__name__ for leaf in leaves})) or "nothing"
@@ -153,11 +152,10 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     with phase("build"):
         programs = module.programs(**sizes)
     for name, steps in programs.items():
+        labels = [label for label, _ in steps]
+        check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
-            prog = timing.time_program_with(steps, block, settings)
-        if jax is not None:
-            with phase("facts"):
-                check_dispatched(jax, name, steps, block)
+            prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         payload["programs"][name] = program_record(prog)
     if hasattr(module, "facts"):
         payload["facts"] = module.facts(**sizes)

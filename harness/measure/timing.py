@@ -64,8 +64,11 @@ class CompileTiming:
     compile_ns: list[int]
 
 
-def run_once(steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns) -> Sample:
-    outputs = []
+def run_once(
+    steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns, *, keep: list[Any] | None = None
+) -> Sample:
+    """One sample; ``keep``, when given, receives each step's output (to inspect what was dispatched)."""
+    outputs = keep if keep is not None else []
     marks = []
     start = clock()
     for _, thunk in steps:
@@ -122,16 +125,23 @@ def time_program(
     max_seconds: float = 10.0,
     min_sample_ns: int = 0,
     max_loops: int = MAX_LOOPS,
+    check_outputs: Callable[[list[Any]], None] | None = None,
 ) -> ProgramTiming:
     """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off.
 
     Sampling stops early once ``max_seconds`` of samples are gathered, but never with
     fewer than ``min_repeats``; the reason is recorded so a short series is visible.
     With ``min_sample_ns`` 0 every sample is one iteration, as before calibration existed.
+    ``check_outputs``, when given, inspects the cold call's step outputs (and may raise) before
+    any warm-up; they are not held after it.
     """
     if not steps:
         raise ValueError("a program needs at least one step")
-    first = run_once(steps, block)
+    outputs: list[Any] = []
+    first = run_once(steps, block, keep=outputs)
+    if check_outputs is not None:
+        check_outputs(outputs)
+    del outputs
     warm = first
     for _ in range(warmup):
         warm = run_once(steps, block)
@@ -159,7 +169,13 @@ def time_program(
     return timing
 
 
-def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str, Any]) -> ProgramTiming:
+def time_program_with(
+    steps: Sequence[Step],
+    block: Block,
+    settings: Mapping[str, Any],
+    *,
+    check_outputs: Callable[[list[Any]], None] | None = None,
+) -> ProgramTiming:
     """``time_program`` with the sampling settings the harness passes around as a dict."""
     return time_program(
         steps,
@@ -169,6 +185,7 @@ def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str
         min_repeats=settings["min_repeats"],
         max_seconds=settings["max_seconds"],
         min_sample_ns=settings.get("min_sample_ns", 0),
+        check_outputs=check_outputs,
     )
 
 

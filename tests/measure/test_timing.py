@@ -29,6 +29,23 @@ def test_program_keeps_every_sample_and_the_cold_call():
     assert all(s.wall_ns >= s.dispatch_ns >= 0 for s in prog.samples)
 
 
+def test_the_cold_calls_outputs_are_checked_before_any_warm_up():
+    counter = itertools.count()
+    seen = []
+    steps = [("a", lambda: ("a", next(counter))), ("b", lambda: ("b", next(counter)))]
+    prog = timing.time_program(steps, lambda o: o, warmup=2, repeats=3, check_outputs=seen.append)
+    assert seen == [[("a", 0), ("b", 1)]], "once, with every step's output of the first call"
+    assert len(prog.samples) == 3
+
+    def refuse(outputs):
+        raise ValueError("nothing dispatched")
+
+    calls = []
+    with pytest.raises(ValueError, match="nothing dispatched"):
+        timing.time_program([("x", lambda: calls.append(1))], lambda o: o, warmup=2, check_outputs=refuse)
+    assert calls == [1], "no warm-up or sample after a refused cold call"
+
+
 def test_time_budget_stops_sampling_but_not_below_minimum():
     prog = timing.time_program(
         [("x", lambda: None)], lambda o: o, warmup=0, repeats=1000, min_repeats=4, max_seconds=1e-12
