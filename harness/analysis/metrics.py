@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import Result
 
+SEPARATE_UNDER_LOAD = (
+    "separate runs, one measured under load: no verdict (measure both in one run, or on a quiet machine)"
+)
 # The facts another engineer's HLO inspection records; shown first, in this order.
 KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed")
 
@@ -41,9 +44,8 @@ class ProcessSamples:
 
     processes: list[list[float]] = field(default_factory=list)
     loaded: int = 0
-    source: Result | None = field(
-        default=None, compare=False
-    )  # the stored cell they come from: whether two were measured in one run
+    # The stored cell they come from: whether two were measured in one run.
+    source: Result | None = field(default=None, compare=False)
 
     @property
     def figure(self) -> float:
@@ -86,13 +88,21 @@ def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
 
 
 def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Comparison:
-    """B against A over processes (``compare_processes``), each side's processes under load counted; when
-    the two come from separate invocations, each side's level differs by the thresholds' ``invocation_spread``."""
+    """B against A over processes (``compare_processes``), each side's processes under load counted.
+
+    When the two come from separate invocations each side's level differs by the thresholds'
+    ``invocation_spread``; and where either side also has processes measured under load there is no
+    verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
+    metric by up to ×2.2 between separate A/A runs (README "Separate runs")."""
     separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     spread = thresholds.invocation_spread if separate else 0.0
-    return compare_processes(
+    found = compare_processes(
         a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
     )
+    if not (separate and (a.loaded or b.loaded)):
+        return found
+    verdict = Verdict.INCONCLUSIVE if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
+    return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
 
 
 def separate_invocations(first: Result, second: Result) -> bool:

@@ -183,6 +183,7 @@ class CalibrationRun:
     # How far the level of one whole invocation moves from another's (log standard deviation), from the
     # A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None before it was.
     invocation_spread: float | None = None
+    aa_loaded: bool = False  # some A/A process was measured under load: the spread is a loaded machine's
 
     @property
     def false_positive_rate(self) -> float:
@@ -205,6 +206,7 @@ class CalibrationRun:
                 "detectable_ratio": self.detectable_ratio,
                 "detectable_by_metric": self.details.get("detectable", {}),
                 "invocation_spread": self.invocation_spread,
+                "loaded": self.aa_loaded,
                 "per_pair": self.details.get("per_pair", []),
             },
             "slowdown": {
@@ -253,6 +255,7 @@ class CalibrationRun:
             slowdown_runs=slowdown.count("runs") if "runs" in slowdown.values else 0,
             detectable_ratio=aa.ratio("detectable_ratio"),
             invocation_spread=aa.ratio("invocation_spread"),
+            aa_loaded=aa.flag("loaded"),
         )
 
 
@@ -284,6 +287,13 @@ class _Fields:
         if self.values.get(key) is None:
             return None
         return float(self._get(key, (int, float), "number or null"))
+
+    def flag(self, key: str) -> bool:
+        """A true/false field; absent (older files) is false."""
+        value = self.values.get(key, False)
+        if not isinstance(value, bool):
+            raise ValueError(f"{self.where}.{key}: expected bool, got {type(value).__name__}")
+        return value
 
     def mapping(self, key: str) -> _Fields:
         return _Fields(self.values.get(key), f"{self.where}.{key}")
@@ -402,6 +412,9 @@ def summarize_calibration(
         slowdown_runs=len(slowdowns),
         detectable_ratio=statistics.median(detectable.values()) if detectable and fewest >= 2 else None,
         invocation_spread=invocation_spread(aa_pairs),
+        aa_loaded=any(
+            p.load is not None and p.load.loaded for pair in aa_pairs for r in pair for p in r.result.processes
+        ),
         details={
             "per_pair": per_pair,
             "detectable": {name: round(ratio, 4) for name, ratio in sorted(detectable.items())},

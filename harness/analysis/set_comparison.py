@@ -161,7 +161,8 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
     if separate_invocations(a.result, b.result):
         notes.append(
             f"measured in separate runs: the test allows their levels a spread of "
-            f"{comparison.thresholds.invocation_spread:.1%}; measure both in one run (`--sides`) for finer verdicts"
+            f"{comparison.thresholds.invocation_spread:.1%}, and a side measured under load gives no verdict; "
+            "measure both in one run (`--sides`) for finer verdicts"
         )
     notes += [f"only in A: {k.label()}" for k in only_a] + [f"only in B: {k.label()}" for k in only_b]
     comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))

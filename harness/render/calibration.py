@@ -29,7 +29,12 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             f"from about {format_ratio(run.detectable_ratio)} "
             f"(in {DETECTION_POWER:.0%} of comparisons; median over metrics)"
         )
-    if run.invocation_spread is not None:
+    if run.invocation_spread is not None and run.aa_loaded:
+        aa += (
+            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs under load (log "
+            "standard deviation; separate runs under load get no verdict: calibrate again on a quiet machine)"
+        )
+    elif run.invocation_spread is not None:
         aa += (
             f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs (log standard "
             f"deviation: `compare --invocation-spread {run.invocation_spread:.3f}` allows for it)"

@@ -2,6 +2,7 @@ import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import (
+    SEPARATE_UNDER_LOAD,
     MetricKey,
     compare_group,
     compare_runs,
@@ -150,3 +151,17 @@ def test_separate_runs_are_compared_with_the_spread_between_invocations():
     assert separate[wall].invocation_spread == DEFAULT_THRESHOLDS.invocation_spread
     assert together[wall].invocation_spread == 0.0
     assert separate[wall].p_value > together[wall].p_value
+
+
+def test_separate_runs_under_load_give_no_verdict_and_say_why():
+    data = real_result("scan_sync-0.12.0.1")
+    base = stored(derive(data, invocation="r1"))
+    loaded = derive(data, invocation="r2", scale=2.0)
+    loaded["processes"][0]["load"].update(other_cpu_cores=1.0, loaded=True)
+    wall = MetricKey("two_scans", "wall")
+    apart = {m.key: m.comparison for m in compare_runs(base, stored(loaded))[0]}
+    assert apart[wall].verdict == Verdict.INCONCLUSIVE and apart[wall].ratio == pytest.approx(2.0)
+    assert SEPARATE_UNDER_LOAD in apart[wall].flags
+    together = {m.key: m.comparison for m in compare_runs(base, stored({**loaded, "invocation": "r1"}))[0]}
+    assert together[wall].verdict == Verdict.SLOWER, "interleaved sides share the load: a verdict stands"
+    assert SEPARATE_UNDER_LOAD not in together[wall].flags

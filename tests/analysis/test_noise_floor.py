@@ -315,10 +315,16 @@ def test_the_spread_between_invocations_comes_from_how_far_the_aa_runs_levels_mo
 
 def test_a_calibration_records_the_spread_between_invocations_and_reads_it_back(tmp_path):
     run = a_calibration(datetime(2026, 6, 1, tzinfo=UTC))
-    assert run.invocation_spread == 0.0
+    assert (run.invocation_spread, run.aa_loaded) == (0.0, False)
     [back] = read_calibration(append_calibration(tmp_path, run))
-    assert back.invocation_spread == 0.0
+    assert (back.invocation_spread, back.aa_loaded) == (0.0, False)
     older = json.loads(calibration_path(tmp_path, run.machine).read_text())
     del older["runs"][0]["aa"]["invocation_spread"]
+    del older["runs"][0]["aa"]["loaded"]
     calibration_path(tmp_path, run.machine).write_text(json.dumps(older))
-    assert read_calibration(calibration_path(tmp_path, run.machine))[0].invocation_spread is None
+    [old] = read_calibration(calibration_path(tmp_path, run.machine))
+    assert (old.invocation_spread, old.aa_loaded) == (None, False)
+    older["runs"][0]["aa"]["loaded"] = "yes"
+    calibration_path(tmp_path, run.machine).write_text(json.dumps(older))
+    with pytest.raises(ValueError, match=r"aa\.loaded: expected bool, got str"):
+        read_calibration(calibration_path(tmp_path, run.machine))

@@ -70,3 +70,13 @@ def test_the_detectable_ratio_is_quoted_with_the_processes_it_assumes():
     assert "at 5 processes a side, the spread between processes here lets the rule see changes from about ×1.7" in text
     assert "(in 90% of comparisons; median over metrics)" in text
     assert "lets the rule see" not in noise_floor_sentence(RUN)
+
+
+def test_the_spread_between_runs_is_quoted_with_the_option_that_takes_it():
+    quiet = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.0412))
+    assert "the level of a whole run moved by 4.1% between separate runs (log standard deviation" in quiet
+    assert "`compare --invocation-spread 0.041` allows for it" in quiet
+    loaded = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.12, aa_loaded=True))
+    assert "moved by 12.0% between separate runs under load" in loaded and "get no verdict" in loaded
+    assert "--invocation-spread" not in loaded
+    assert "moved by" not in noise_floor_sentence(RUN)
