@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.analysis.noise_floor import DETECTION_POWER, CalibrationRun
+from harness.analysis.significance import DEFAULT_THRESHOLDS
 from harness.units import format_ratio, short_machine, sizes_text
 
 
@@ -35,9 +36,16 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             "standard deviation; separate runs under load get no verdict: calibrate again on a quiet machine)"
         )
     elif run.invocation_spread is not None:
+        # An estimate from a few pairs: only ever advice to allow for more than the default, never less.
+        default = DEFAULT_THRESHOLDS.invocation_spread
+        advice = (
+            f"more than compare's default {default:g}: pass `--invocation-spread {run.invocation_spread:.3f}`"
+            if run.invocation_spread > default
+            else f"within compare's default {default:g}"
+        )
         aa += (
             f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs (log standard "
-            f"deviation: `compare --invocation-spread {run.invocation_spread:.3f}` allows for it)"
+            f"deviation, from {run.pairs} pair{'s' if run.pairs != 1 else ''}; {advice})"
         )
     raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:
