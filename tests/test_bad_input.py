@@ -133,6 +133,9 @@ BAD_REPORTS = [
     ["--alpha", "0"],
     ["--alpha", "1.5"],
     ["--alpha", "nan"],
+    ["--invocation-spread", "-0.01"],
+    ["--invocation-spread", "1"],
+    ["--invocation-spread", "nan"],
 ]
 BAD_COMPARES = [
     [],
@@ -142,6 +145,7 @@ BAD_COMPARES = [
     ["RESULTS", "--a-release", "9.9", "--b-release", "0.12.0.1"],
     ["RESULTS", "--case", "nope", "--a-release", "0.4.26"],
     ["RESULTS", "--factor", "x"],
+    ["RESULTS", "--invocation-spread", "x"],
     ["RESULTS", "--markdown", "OUT_FOLDER", "--a-release", "9", "--b-release", "8"],
 ]
 BAD_RANGES = [

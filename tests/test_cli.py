@@ -179,6 +179,17 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("harness: error: cannot write")
 
 
+def test_compare_of_separate_runs_allows_for_their_levels_and_says_so(tmp_path, capsys):
+    data = real_result("async_dispatch-0.12.0.1")
+    a = write_results(tmp_path / "a", [derive(data, invocation="run-a")])
+    b = write_results(tmp_path / "b", [derive(data, invocation="run-b", scale=1.25)])
+    assert main(["compare", str(a), str(b)]) == 0, "×1.25 between separate runs stays within what their levels allow"
+    out = capsys.readouterr().out
+    assert "note: measured in separate runs: the test allows their levels a spread of 5.0%" in out
+    assert main(["compare", str(a), str(b), "--invocation-spread", "0"]) == 1, "without the allowance: worse"
+    assert "note: measured in separate runs: the test allows their levels a spread of 0.0%" in capsys.readouterr().out
+
+
 def test_export_prints_a_script_that_compiles(capsys, tmp_path):
     assert main(["export", "scan_sync", "--size", "N=16", "--size", "M=3"]) == 0
     script = capsys.readouterr().out
