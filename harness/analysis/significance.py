@@ -61,8 +61,8 @@ class Thresholds:
     min_samples: int = 5  # below it a side is flagged as too short
     min_processes: int = 3  # below it, on either side, the process rule gives no faster/slower verdict
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
-    # Log standard deviation of a whole invocation's level, assumed between separate invocations where the
-    # machine has no calibration of its own (``calibrate``): see README "Separate runs".
+    # Log standard deviation of a whole invocation's level, allowed for between separate invocations
+    # (``--invocation-spread``; ``calibrate`` estimates a machine's): see README "Separate runs".
     invocation_spread: float = 0.05
     confidence: float = 0.99  # of the bootstrap interval of the ratio
     resamples: int = 2000
