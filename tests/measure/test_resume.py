@@ -25,6 +25,23 @@ def harness_args(results, *cases, extra=()):
     return [*args, *extra]
 
 
+@pytest.fixture
+def launch():
+    """``subprocess.Popen`` for a test's sweeps, each killed at teardown if still running: a test that fails
+    while its sweep hangs must not leave it holding the timing lock that every later test waits for."""
+    started = []
+
+    def start(*args, **kwargs):
+        started.append(subprocess.Popen(*args, **kwargs))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.kill()  # the sweep's workers and case processes die with it
+            process.wait()
+
+
 def stored(results):
     found, problems = load_results(results)
     assert problems == []
@@ -90,11 +107,11 @@ def alive(pid):
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, sig, code):
+def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launch, sig, code):
     results, pidfile = tmp_path / "r", tmp_path / "hang.pid"
     argv = harness_args(results, "steady", "hangs", "raises", extra=["--timeout", "120"])
     env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
-    sweep = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    sweep = launch([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
     wait_for(pidfile.exists)
     wait_for(lambda: pidfile.read_text().strip() != "")
     hanging = int(pidfile.read_text())
@@ -127,7 +144,7 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, sig, 
     ]
 
 
-def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_path):
+def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_path, launch):
     results, pidfile = tmp_path / "r", tmp_path / "hang.pid"
     env = {
         **os.environ,
@@ -136,7 +153,7 @@ def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_pa
         "HARNESS_TEST_FLAKY_MODE": "hang",
     }
     argv = harness_args(results, "flaky", extra=["--timeout", "120", "--processes", "3"])
-    sweep = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    sweep = launch([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
     sweep.send_signal(signal.SIGINT)
     _, err = sweep.communicate(timeout=30)
@@ -147,10 +164,10 @@ def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_pa
     wait_for(lambda: not alive(int(pidfile.read_text())), timeout=10)
 
 
-def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path):
+def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path, launch):
     pidfile = tmp_path / "hang.pid"
     env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
-    sweep = subprocess.Popen(
+    sweep = launch(
         [sys.executable, "-m", "harness", *harness_args(tmp_path / "r", "hangs", extra=["--timeout", "120"])],
         env=env,
         stderr=subprocess.DEVNULL,
@@ -162,12 +179,12 @@ def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path):
     wait_for(lambda: not alive(hanging), timeout=10)
 
 
-def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path):
+def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path, launch):
     results = tmp_path / "r"
     argv = [sys.executable, "-m", "harness", *harness_args(results, "steady", extra=["--size", "K=500"])]
     more = ["--case", "raises", "--case", "unsupported"]
-    first = subprocess.Popen([*argv, *more], stderr=subprocess.PIPE, text=True)
-    second = subprocess.Popen([*argv, *more], stderr=subprocess.PIPE, text=True)
+    first = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
+    second = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
     found = stored(results)
     assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
