@@ -137,12 +137,9 @@ def _factor(text: str) -> float:
 
 
 def _spread(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 0 and below 1 (0.05: about 5 %)")
+    value = _non_negative_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be below 1 (0.05: about 5 %)")
     return value
 
 

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from harness.analysis.metrics import MetricComparison, compare_runs, metric_samples
+from harness.analysis.metrics import MetricComparison, ProcessSamples, compare_runs, metric_samples
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import Thresholds, Verdict
 from harness.analysis.t_test import t_quantile
@@ -319,14 +319,19 @@ def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, powe
     return max(thresholds.factor, math.exp(needed * standard_error))
 
 
+def _log_medians(samples: ProcessSamples) -> list[float]:
+    """The logarithms of a metric's positive process medians: the scale its spreads are measured on."""
+    return [math.log(m) for m in process_medians(samples.processes) if m > 0]
+
+
 def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
     """Per metric, the pooled standard deviation of log process medians within each run (runs of one release)."""
     variances: dict[str, list[float]] = {}
     for result in results:
         for key, samples in metric_samples(result).items():
-            medians = [m for m in process_medians(samples.processes) if m > 0]
-            if len(medians) >= 2:
-                variances.setdefault(key.metric_name, []).append(statistics.variance(math.log(m) for m in medians))
+            logs = _log_medians(samples)
+            if len(logs) >= 2:
+                variances.setdefault(key.metric_name, []).append(statistics.variance(logs))
     return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
 
 
@@ -344,7 +349,7 @@ def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> flo
         first, second = metric_samples(a), metric_samples(b)
         found = []
         for key in first.keys() & second.keys():
-            logs = [[math.log(m) for m in process_medians(s.processes) if m > 0] for s in (first[key], second[key])]
+            logs = [_log_medians(first[key]), _log_medians(second[key])]
             if min(map(len, logs)) >= 2:
                 difference = statistics.fmean(logs[1]) - statistics.fmean(logs[0])
                 expected = sum(statistics.variance(side) / len(side) for side in logs)
