@@ -11,6 +11,7 @@ import math
 import re
 from pathlib import Path
 
+from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
 from harness.catalogue.sizes import DEFAULT_SEED
@@ -28,6 +29,7 @@ DEFAULT_RESULTS = Path("results")
 # its samples do: the spread between processes is what a comparison must see.
 SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
 PROCESSES = {"quick": 5, "full": 10}
+DEFAULT_MAX_PROCESSES = 20
 DEFAULT_REPORTS = Path("reports")
 # The profile label of a search, issue, bisect or sweep run outside nox without --profile.
 UNPINNED_PROFILE = "default"
@@ -133,6 +135,17 @@ def _factor(text: str) -> float:
     value = _positive_float(text)
     if value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
+    return value
+
+
+def _target_ratio(text: str) -> float:
+    value = _factor(text)
+    least = Thresholds().factor
+    if value < least:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no number of "
+            "processes could reach it"
+        )
     return value
 
 
@@ -243,6 +256,21 @@ def build_parser() -> argparse.ArgumentParser:
         "case processes per cell and side, each with its own warm-up (default: "
         + ", ".join(f"{e} {k}" for e, k in PROCESSES.items())
         + ")",
+    )
+    run.add_argument(
+        "--target-ratio",
+        type=_target_ratio,
+        metavar="R",
+        help="after --processes rounds, add rounds of processes to a cell until its sides' processes could detect "
+        f"a change of ×R (median over its metrics, in {DETECTION_POWER:.0%} of comparisons, read from the spread "
+        "within each side, never from the difference between them), or until --max-processes",
+    )
+    run.add_argument(
+        "--max-processes",
+        type=_positive_int,
+        metavar="K",
+        help=f"with --target-ratio: the most processes per cell and side (default {DEFAULT_MAX_PROCESSES}, as "
+        "pyperf's default count of processes)",
     )
     run.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
     run.add_argument(

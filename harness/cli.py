@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.analysis.metric_names import MetricKey, parse_metric_name
-from harness.arguments import PROCESSES, SAMPLING, UNPINNED_PROFILE, build_parser, release_version, thresholds_from
+from harness.analysis.power import detectable_in_records
+from harness.arguments import (
+    DEFAULT_MAX_PROCESSES,
+    PROCESSES,
+    SAMPLING,
+    UNPINNED_PROFILE,
+    build_parser,
+    release_version,
+    thresholds_from,
+)
 from harness.catalogue import discovery
 from harness.catalogue.scripts import check_results_folder, read_script
 from harness.catalogue.sizes import Budget, PlannedPoint
@@ -123,6 +132,11 @@ def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo]
     if args.sides is not None:
         for side in run_sides(args):
             discovery.check_overrides(cases, side.sizes)
+    if args.max_processes is not None:
+        if args.target_ratio is None:
+            raise UsageError("--max-processes needs --target-ratio: without a target every cell runs --processes")
+        if args.max_processes < (args.processes or PROCESSES[args.effort]):
+            raise UsageError("--max-processes must be at least --processes")
     return cases, overrides, Budget.for_this_machine(args.budget)
 
 
@@ -384,10 +398,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds or default_seconds,
         effort=args.effort,
         isolation=args.isolation or default_isolation(),
+        target_ratio=args.target_ratio,
+        max_processes=None if args.target_ratio is None else args.max_processes or DEFAULT_MAX_PROCESSES,
         **process_settings(args, args.processes or PROCESSES[args.effort]),
     )
     resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"
-    with Recorder(args.results, run_sides(args), settings, args.seed, budget) as recorder:
+    with Recorder(
+        args.results, run_sides(args), settings, args.seed, budget, detectable=detectable_in_records
+    ) as recorder:
         outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}
     for _, run, _ in outcomes:

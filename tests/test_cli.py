@@ -215,6 +215,19 @@ def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_pa
     assert (settings["k"].processes, settings["k"].compile_repeats, settings["k"].min_sample_ns) == (2, 3, 0)
 
 
+def test_a_target_ratio_is_stored_and_its_rounds_end_with_a_detail_saying_what_they_reached(fixture_cases, tmp_path):
+    from harness.store.results import load_results
+
+    argv = ["run", "--cases-dir", str(fixture_cases), "--case", "steady", "--results", str(tmp_path)]
+    assert main([*argv, "--processes", "2", "--target-ratio", "1.5", "--max-processes", "3"]) == 0
+    [stored] = load_results(tmp_path)[0]
+    result = stored.result
+    assert (result.settings.target_ratio, result.settings.max_processes, result.settings.processes) == (1.5, 3, 2)
+    assert len(result.processes) in (2, 3)
+    reached = r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) the target ×1\.5"
+    assert re.search(reached, result.detail), result.detail
+
+
 def test_a_nox_session_gets_a_checked_view_of_its_posargs():
     search = session_view("search", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu8"])
     assert search == SessionRequest(

@@ -13,7 +13,7 @@ draw, so the level a process sets is inside the statistics, not hidden by them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,7 +23,7 @@ from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.stats import summarize
 from harness.store.results import StoredResult
-from harness.store.schema import Result
+from harness.store.schema import ProcessRun, Result
 
 SEPARATE_UNDER_LOAD = (
     "separate runs, one measured under load: no verdict (measure both in one run, or on a quiet machine)"
@@ -58,14 +58,18 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
 
     Programs come first, in the order the case lists them, then the jitted functions.
     """
+    return process_samples(result.result.finished(), result.result)
+
+
+def process_samples(processes: Sequence[ProcessRun], source: Result | None = None) -> dict[MetricKey, ProcessSamples]:
+    """``metric_samples`` of these finished processes, before any result holds them (a cell still measuring)."""
     series: dict[MetricKey, ProcessSamples] = {}
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:
-        found = series.setdefault(key, ProcessSamples(source=result.result))
+        found = series.setdefault(key, ProcessSamples(source=source))
         found.processes.append(values)
         found.loaded += loaded
 
-    processes = result.result.finished()
     for process in processes:
         loaded = bool(process.load and process.load.loaded)
         for name, program in process.programs.items():

@@ -30,10 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from harness.analysis.metrics import MetricComparison, ProcessSamples, compare_runs, metric_samples
-from harness.analysis.processes import process_medians
+from harness.analysis.metrics import MetricComparison, compare_runs, metric_samples
+from harness.analysis.power import detectable_ratio, log_medians, pooled_spreads
 from harness.analysis.significance import Thresholds, Verdict
-from harness.analysis.t_test import t_quantile
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.errors import HarnessError, UsageError
 from harness.measure.invocation import run_harness
@@ -44,7 +43,6 @@ from harness.units import format_ratio
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
 RAISE_SHARE = 0.10
-DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 # ``calibrate`` chooses these for each run; given again after ``--`` they would contradict it.
 MANAGED_RUN_OPTIONS = ("--case", "--size", "--results", "--profile", "--cases-dir", "--sides")
 
@@ -303,36 +301,9 @@ class _Fields:
         return {name: found.count(name) for name in found.values}
 
 
-def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER) -> float:
-    """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes`` processes each, whose
-    log process medians scatter with standard deviation ``spread``: Welch's test at ``thresholds.alpha`` needs
-    the log ratio to exceed (t for alpha + t for power) standard errors; never below the rule's factor.
-
-    The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's are
-    estimated from the samples and fall below that, and with 2K - 2 a simulated change of this ratio was
-    flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 % (10)."""
-    df = processes
-    if processes < 2 or not spread > 0:
-        return thresholds.factor
-    standard_error = spread * math.sqrt(2 / processes)
-    needed = t_quantile(1 - thresholds.alpha / 2, df) + t_quantile(power, df)
-    return max(thresholds.factor, math.exp(needed * standard_error))
-
-
-def _log_medians(samples: ProcessSamples) -> list[float]:
-    """The logarithms of a metric's positive process medians: the scale its spreads are measured on."""
-    return [math.log(m) for m in process_medians(samples.processes) if m > 0]
-
-
 def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
     """Per metric, the pooled standard deviation of log process medians within each run (runs of one release)."""
-    variances: dict[str, list[float]] = {}
-    for result in results:
-        for key, samples in metric_samples(result).items():
-            logs = _log_medians(samples)
-            if len(logs) >= 2:
-                variances.setdefault(key.metric_name, []).append(statistics.variance(logs))
-    return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
+    return pooled_spreads(metric_samples(result) for result in results)
 
 
 def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
@@ -349,7 +320,7 @@ def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> flo
         first, second = metric_samples(a), metric_samples(b)
         found = []
         for key in first.keys() & second.keys():
-            logs = [_log_medians(first[key]), _log_medians(second[key])]
+            logs = [log_medians(first[key]), log_medians(second[key])]
             if min(map(len, logs)) >= 2:
                 difference = statistics.fmean(logs[1]) - statistics.fmean(logs[0])
                 expected = sum(statistics.variance(side) / len(side) for side in logs)

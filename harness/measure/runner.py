@@ -69,6 +69,9 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 RESUME_MODES = ("skip", "retry-failed", "force")
 # Per side: what was measured and where it was stored; (side, None, None) for a cell measured before.
 CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
+# From each side's finished process records so far, the ratio a comparison of them could detect (None: no
+# spread to read yet).  The analysis stage provides it (``harness.analysis.power.detectable_now``).
+DetectableRatio = Callable[[list[list[dict[str, Any]]]], float | None]
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class Settings:
     min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
     max_load: float | None = None  # None: flag loaded processes (over DEFAULT_FLAG_CORES), never re-measure
+    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
+    # processes so far could detect is above it (``Recorder.detectable`` reads that ratio).
+    target_ratio: float | None = None
+    max_processes: int | None = None
 
     def for_child(self) -> dict[str, Any]:
         return {
@@ -105,7 +112,16 @@ class Settings:
             "processes": self.processes,
             "affinity": None if self.affinity is None else list(self.affinity),
             "max_load": self.max_load,
+            "target_ratio": self.target_ratio,
+            "max_processes": self.max_processes,
         }
+
+    @property
+    def most_processes(self) -> int:
+        """Processes a side may run in one cell: the planned count, or more with a target ratio."""
+        if self.target_ratio is None:
+            return self.processes
+        return max(self.processes, self.max_processes or self.processes)
 
     @property
     def load_threshold(self) -> float:
@@ -131,6 +147,7 @@ class CellRun:
     processes: list[ProcessRun] = field(default_factory=list)
     refusal: str | None = None  # refused by the budget: no process was started
     stopped: str = ""  # why the side ran fewer processes than planned
+    extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
 
     @property
     def status(self) -> str:
@@ -144,7 +161,7 @@ class CellRun:
         if self.refusal is not None:
             return f"{REFUSED}: {self.refusal}"
         status, count = self.status, len(self.processes)
-        notes = [self.stopped] if self.stopped else []
+        notes = [note for note in (self.stopped, self.extent) if note]
         if status == "ok":
             return "; ".join(notes)
         first = next(p for p in self.processes if p.status == status)
@@ -272,6 +289,8 @@ class Recorder:
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     # Stored with every result: comparisons tell sides that shared this run's level from separate runs.
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
+    # With ``settings.target_ratio``: reads the ratio the sides' finished processes could detect.
+    detectable: DetectableRatio | None = None
 
     def __post_init__(self) -> None:
         self._workers: dict[str, Worker] = {}
@@ -369,15 +388,20 @@ class Recorder:
         if runs:
             who = f"[{runs[0].side.label}] " if len(runs) == 1 else ""
             on = "" if len(runs) == 1 else f" on each of {len(runs)} sides, interleaved"
-            self.progress(f"{who}{head} · {count} process{'es' if count > 1 else ''}{on} …")
+            more = ""
+            if self.settings.target_ratio is not None:
+                more = f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
+            self.progress(f"{who}{head} · {count} process{'es' if count > 1 else ''}{on}{more} …")
         try:
-            for round_index in range(count):
+            round_index = 0
+            while True:
                 going = [run for run in runs if run.finished() is None]
-                if not going:
+                if not going or not self._another_round(going, round_index, head):
                     break
                 shift = round_index % len(going)
                 for run in going[shift:] + going[:shift]:
                     self._measure_process(item, run, round_index, head, left)
+                round_index += 1
         except BaseException:
             # Interrupted, or the harness cannot go on: what each side measured so far is kept.
             for run in runs:
@@ -392,10 +416,42 @@ class Recorder:
             if reason and reason != "skipped" and len(run.processes) < run.planned:
                 run.stopped = reason
 
+    def _another_round(self, runs: list[CellRun], done: int, head: str) -> bool:
+        """The planned rounds; then, with a target ratio, more while the processes so far could not see it.
+
+        The ratio is read from the spread within each side (``detectable``), never from how far the
+        sides are apart: stopping when a difference showed would make every difference look real."""
+        settings = self.settings
+        if done < settings.processes:
+            return True
+        if settings.target_ratio is None or self.detectable is None:
+            return False
+        ratio = self.detectable([[p.as_record() for p in run.processes if p.status == "ok"] for run in runs])
+        target = f"×{settings.target_ratio:.3g}"
+        if ratio is None:
+            extent = f"target {target} not judged: fewer than 2 processes finished ok on a side"
+        elif ratio <= settings.target_ratio:
+            extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
+        elif done >= settings.most_processes:
+            extent = f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the target {target}"
+        else:
+            self.progress(
+                f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target {target}: "
+                f"round {done + 1} (at most {settings.most_processes})"
+            )
+            return True
+        if done > settings.processes or ratio is None or ratio > settings.target_ratio:
+            self.progress(f"{head} · {extent}")
+        for run in runs:
+            run.extent = extent
+        return False
+
     def _measure_process(self, item: PlannedRun, run: CellRun, round_index: int, head: str, left: str) -> None:
         settings = self.settings
         affinity = None if settings.affinity is None else list(settings.affinity)
-        line = f"[{run.side.label}] {head} · process {round_index + 1}/{settings.processes}"
+        planned = settings.processes
+        of = f"/{planned}" if round_index < planned else f" (of at most {settings.most_processes})"
+        line = f"[{run.side.label}] {head} · process {round_index + 1}{of}"
         attempts = 0
         while True:
             attempts += 1

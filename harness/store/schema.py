@@ -202,6 +202,8 @@ class StoredSettings:
     min_sample_ns: int | None = None
     affinity: tuple[int, ...] | None = None
     max_load: float | None = None
+    target_ratio: float | None = None
+    max_processes: int | None = None
 
     def shown(self) -> dict[str, Any]:
         """The settings the result recorded, in the schema's order."""
@@ -514,6 +516,11 @@ def _process(value: Any, where: str, position: int) -> ProcessRun:
     )
 
 
+def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
+    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where otherwise."""
+    return _process(value, where, position)
+
+
 def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
     if not isinstance(value, list):
         raise _expected("list", value, where)
@@ -568,6 +575,8 @@ def _settings(value: Any, where: str) -> StoredSettings:
         min_sample_ns=fields.optional("min_sample_ns", _int, None),
         affinity=fields.optional("affinity", _list(_int), None),
         max_load=fields.optional("max_load", _number, None),
+        target_ratio=fields.optional("target_ratio", _number, None),
+        max_processes=fields.optional("max_processes", _int, None),
     )
 
 

@@ -13,7 +13,6 @@ from harness.analysis.noise_floor import (
     append_calibration,
     calibrate,
     calibration_path,
-    detectable_ratio,
     invocation_spread,
     latest_calibrations,
     plan_calibration,
@@ -254,33 +253,6 @@ def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
     )
     assert run.comparisons > 0 and run.slowdown_comparisons > 0 and run.slowdown_runs == 1
     assert load_results(tmp_path / "results") == ([], []), "the calibration's runs are not left among the results"
-
-
-def test_the_detectable_ratio_follows_the_spread_between_processes():
-    thresholds = Thresholds()
-    # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked by hand
-    assert detectable_ratio(0.142, 5, thresholds) == pytest.approx(1.938, abs=0.003)
-    assert detectable_ratio(0.142, 10, thresholds) < detectable_ratio(0.142, 5, thresholds), "more processes see more"
-    assert detectable_ratio(0.001, 5, thresholds) == thresholds.factor, "never below the rule's factor"
-    assert detectable_ratio(0.1, 1, thresholds) == thresholds.factor
-
-
-def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
-    import random
-
-    from harness.analysis.processes import compare_processes
-    from tests.analysis.test_processes import simulated_side
-
-    rng = random.Random(2026)
-    thresholds = Thresholds(resamples=10)
-    ratio = detectable_ratio(0.1, 5, thresholds)
-    trials = 400
-    flagged = sum(
-        compare_processes(simulated_side(rng, 5, 0.1), simulated_side(rng, 5, 0.1, scale=ratio), thresholds).verdict
-        == "slower"
-        for _ in range(trials)
-    )
-    assert 0.85 * trials <= flagged <= 0.98 * trials, flagged
 
 
 def test_a_calibration_records_its_detectable_ratio_and_reads_it_back(tmp_path):

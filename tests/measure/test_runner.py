@@ -213,3 +213,50 @@ def test_cell_status_is_ok_only_when_every_process_is():
     assert cell("skipped").detail == "why 0"
     assert cell("timeout", "timeout").finished().startswith("stopped after 2 timeouts")
     assert cell("skipped").finished() == "skipped" and cell("ok", "failed").finished() is None
+
+
+def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
+    """Two sides whose fake processes always finish ok; ``detectable`` answers from ``ratios`` by processes a side."""
+    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.0)] * 100))
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    asked: list[list[int]] = []
+
+    def detectable(sides):
+        asked.append([len(records) for records in sides])
+        return ratios[len(sides[0])]
+
+    lines: list[str] = []
+    settings = dataclasses.replace(QUICK, processes=3, **changes)
+    recorder = Recorder(
+        tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, detectable=detectable
+    )
+    runs = [CellRun(side, settings.processes) for side in recorder.sides]
+    recorder._measure(planned("steady")[0], runs, "(1/1) steady", "(0 cells left)")
+    recorder.close()
+    return runs, asked, lines
+
+
+def test_with_a_target_rounds_are_added_until_the_processes_could_detect_it(tmp_path, monkeypatch):
+    runs, asked, lines = adaptive_recorder(
+        tmp_path, monkeypatch, {3: 2.0, 4: 1.5, 5: 1.1}, target_ratio=1.2, max_processes=10
+    )
+    assert [len(run.processes) for run in runs] == [5, 5]
+    assert asked == [[3, 3], [4, 4], [5, 5]], "asked after each round past the planned ones, with both sides"
+    assert all("5 processes a side can detect ×1.100, within the target ×1.2" in run.detail for run in runs)
+    assert any("3 processes a side can detect ×2.000, not the target ×1.2: round 4 (at most 10)" in x for x in lines)
+    assert any("process 4 (of at most 10)" in line for line in lines)
+
+
+def test_the_most_processes_allowed_stop_a_target_that_is_not_reached_and_say_so(tmp_path, monkeypatch):
+    runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {3: 2.0, 4: 1.9}, target_ratio=1.1, max_processes=4)
+    assert [len(run.processes) for run in runs] == [4, 4] and len(asked) == 2
+    said = "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1"
+    assert all(said in run.detail for run in runs)
+
+
+def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_nothing_is_asked(tmp_path, monkeypatch):
+    runs, asked, lines = adaptive_recorder(tmp_path, monkeypatch, {3: 1.08}, target_ratio=1.1, max_processes=10)
+    assert [len(run.processes) for run in runs] == [3, 3] and asked == [[3, 3]]
+    assert not any("detect" in line for line in lines[1:]), "nothing to report when the planned processes sufficed"
+    runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {})
+    assert [len(run.processes) for run in runs] == [3, 3] and asked == [] and runs[0].detail == ""

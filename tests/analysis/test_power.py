@@ -1,0 +1,74 @@
+"""How small a change processes can see: the detectable ratio, pooled spreads, and the figure of a cell in progress."""
+
+import math
+import random
+
+import pytest
+
+from harness.analysis.metrics import process_samples
+from harness.analysis.power import detectable_now, detectable_ratio, pooled_spreads
+from harness.analysis.processes import compare_processes
+from harness.analysis.significance import Thresholds
+from harness.store.schema import parse, parse_process
+from tests.analysis.test_processes import simulated_side
+from tests.conftest import real_result
+
+
+def test_the_detectable_ratio_follows_the_spread_between_processes():
+    thresholds = Thresholds()
+    # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked by hand
+    assert detectable_ratio(0.142, 5, thresholds) == pytest.approx(1.938, abs=0.003)
+    assert detectable_ratio(0.142, 10, thresholds) < detectable_ratio(0.142, 5, thresholds), "more processes see more"
+    assert detectable_ratio(0.001, 5, thresholds) == thresholds.factor, "never below the rule's factor"
+    assert detectable_ratio(0.1, 1, thresholds) == thresholds.factor
+
+
+def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
+    rng = random.Random(2026)
+    thresholds = Thresholds(resamples=10)
+    ratio = detectable_ratio(0.1, 5, thresholds)
+    trials = 400
+    flagged = sum(
+        compare_processes(simulated_side(rng, 5, 0.1), simulated_side(rng, 5, 0.1, scale=ratio), thresholds).verdict
+        == "slower"
+        for _ in range(trials)
+    )
+    assert 0.85 * trials <= flagged <= 0.98 * trials, flagged
+
+
+def _processes(scale: float = 1.0, count: int | None = None):
+    """The fixture's finished processes, every raw time multiplied by ``scale``."""
+    record = real_result("scan_sync-0.12.0.1")
+    processes = parse(record).finished()[:count]
+    scaled = []
+    for process in record["processes"][: len(processes)]:
+        for program in process["programs"].values():
+            for sample in program["samples"]:
+                sample["wall_ns"] = round(sample["wall_ns"] * scale)
+                sample["marks_ns"] = [round(mark * scale) for mark in sample["marks_ns"]]
+        for function in process["compiled"].values():
+            for kind in ("lower_ns", "compile_ns"):
+                function[kind] = [round(value * scale) for value in function[kind]]
+        scaled.append(parse_process(process))
+    return scaled
+
+
+def test_pooled_spreads_read_each_side_apart_so_a_shift_between_sides_adds_nothing():
+    one = pooled_spreads([process_samples(_processes())])
+    two = pooled_spreads([process_samples(_processes()), process_samples(_processes(scale=3.0))])
+    assert one.keys() == two.keys() and one
+    for name in one:
+        assert two[name] == pytest.approx(one[name], rel=1e-3), name
+
+
+def test_a_cell_in_progress_reads_its_detectable_ratio_and_sees_more_with_more_processes():
+    every = detectable_now([_processes(), _processes(scale=2.0)])
+    fewer = detectable_now([_processes(count=3), _processes(count=3)])
+    assert every is not None and fewer is not None
+    assert 1.05 <= every < fewer, (every, fewer)
+    assert not math.isnan(every)
+
+
+def test_no_figure_before_every_side_has_two_finished_processes():
+    assert detectable_now([_processes(count=1), _processes()]) is None
+    assert detectable_now([]) is None
