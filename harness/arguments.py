@@ -11,6 +11,7 @@ import math
 import re
 from pathlib import Path
 
+from harness.analysis.metric_names import KIND_LABELS
 from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
@@ -264,6 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="after --processes rounds, add rounds of processes to a cell until its sides' processes could detect "
         f"a change of ×R (median over its metrics, in {DETECTION_POWER:.0%} of comparisons, read from the spread "
         "within each side, never from the difference between them), or until --max-processes",
+    )
+    run.add_argument(
+        "--target-kind",
+        action="append",
+        choices=list(KIND_LABELS),
+        default=[],
+        help="with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), e.g. wall "
+        "when execution time is what matters and cold compiles scatter too much to ever reach the target",
     )
     run.add_argument(
         "--max-processes",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import signal
 import sys
 from collections.abc import Sequence
@@ -132,11 +133,11 @@ def checked_run_args(args: argparse.Namespace) -> tuple[list[discovery.CaseInfo]
     if args.sides is not None:
         for side in run_sides(args):
             discovery.check_overrides(cases, side.sizes)
-    if args.max_processes is not None:
-        if args.target_ratio is None:
-            raise UsageError("--max-processes needs --target-ratio: without a target every cell runs --processes")
-        if args.max_processes < (args.processes or PROCESSES[args.effort]):
-            raise UsageError("--max-processes must be at least --processes")
+    for option, given in (("--max-processes", args.max_processes is not None), ("--target-kind", args.target_kind)):
+        if given and args.target_ratio is None:
+            raise UsageError(f"{option} needs --target-ratio: without a target every cell runs --processes")
+    if args.max_processes is not None and args.max_processes < (args.processes or PROCESSES[args.effort]):
+        raise UsageError("--max-processes must be at least --processes")
     return cases, overrides, Budget.for_this_machine(args.budget)
 
 
@@ -399,12 +400,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         effort=args.effort,
         isolation=args.isolation or default_isolation(),
         target_ratio=args.target_ratio,
+        target_kinds=tuple(dict.fromkeys(args.target_kind)) or None,
         max_processes=None if args.target_ratio is None else args.max_processes or DEFAULT_MAX_PROCESSES,
         **process_settings(args, args.processes or PROCESSES[args.effort]),
     )
     resume = "force" if args.force else "retry-failed" if args.retry_failed else "skip"
     with Recorder(
-        args.results, run_sides(args), settings, args.seed, budget, detectable=detectable_in_records
+        args.results,
+        run_sides(args),
+        settings,
+        args.seed,
+        budget,
+        detectable=functools.partial(detectable_in_records, kinds=args.target_kind),
     ) as recorder:
         outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}

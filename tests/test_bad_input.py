@@ -55,6 +55,8 @@ BAD_RUNS = [
     ["--target-ratio", "1.02"],
     ["--target-ratio", "x"],
     ["--max-processes", "10"],
+    ["--target-kind", "wall"],
+    ["--target-ratio", "1.1", "--target-kind", "speed"],
     ["--target-ratio", "1.1", "--max-processes", "4", "--processes", "5"],
     ["--target-ratio", "1.1", "--max-processes", "0"],
     ["--budget", "memory=lots"],

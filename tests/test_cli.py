@@ -219,13 +219,15 @@ def test_a_target_ratio_is_stored_and_its_rounds_end_with_a_detail_saying_what_t
     from harness.store.results import load_results
 
     argv = ["run", "--cases-dir", str(fixture_cases), "--case", "steady", "--results", str(tmp_path)]
-    assert main([*argv, "--processes", "2", "--target-ratio", "1.5", "--max-processes", "3"]) == 0
+    target = ["--target-ratio", "1.5", "--max-processes", "3", "--target-kind", "wall"]
+    assert main([*argv, "--processes", "2", *target]) == 0
     [stored] = load_results(tmp_path)[0]
     result = stored.result
     assert (result.settings.target_ratio, result.settings.max_processes, result.settings.processes) == (1.5, 3, 2)
+    assert result.settings.target_kinds == ("wall",)
     assert len(result.processes) in (2, 3)
-    reached = r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) the target ×1\.5"
-    assert re.search(reached, result.detail), result.detail
+    reached = r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) the target"
+    assert re.search(reached + r" ×1\.5 on wall times", result.detail), result.detail
 
 
 def test_a_nox_session_gets_a_checked_view_of_its_posargs():

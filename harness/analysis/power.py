@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from harness.analysis.metric_names import MetricKey
@@ -46,28 +46,38 @@ def log_medians(samples: ProcessSamples) -> list[float]:
     return [math.log(m) for m in process_medians(samples.processes) if m > 0]
 
 
-def pooled_spreads(groups: Iterable[Mapping[MetricKey, ProcessSamples]]) -> dict[str, float]:
-    """Per metric, the standard deviation of log process medians within each group (a run, a side), pooled."""
+def pooled_spreads(
+    groups: Iterable[Mapping[MetricKey, ProcessSamples]], kinds: Collection[str] = ()
+) -> dict[str, float]:
+    """Per metric (of ``kinds``, or every metric), the standard deviation of log process medians within each
+    group (a run, a side), pooled."""
     variances: dict[str, list[float]] = {}
     for series in groups:
         for key, samples in series.items():
+            if kinds and key.kind not in kinds:
+                continue
             logs = log_medians(samples)
             if len(logs) >= 2:
                 variances.setdefault(key.metric_name, []).append(statistics.variance(logs))
     return {name: math.sqrt(sum(found) / len(found)) for name, found in variances.items()}
 
 
-def detectable_now(sides: Sequence[Sequence[ProcessRun]], thresholds: Thresholds = DEFAULT_THRESHOLDS) -> float | None:
-    """The ratio a comparison of these sides' finished processes would flag reliably, median over the metrics.
+def detectable_now(
+    sides: Sequence[Sequence[ProcessRun]], kinds: Collection[str] = (), thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> float | None:
+    """The ratio a comparison of these sides' finished processes would flag reliably, median over the metrics
+    (of ``kinds``, e.g. only wall times, or all).
 
-    None while any side has fewer than two finished processes (no spread to read yet)."""
+    None while any side has fewer than two finished processes (no spread to read yet), or no metric is of
+    ``kinds``."""
     fewest = min((len(processes) for processes in sides), default=0)
-    spreads = pooled_spreads(process_samples(processes) for processes in sides)
+    spreads = pooled_spreads((process_samples(processes) for processes in sides), kinds)
     if fewest < 2 or not spreads:
         return None
     return statistics.median(detectable_ratio(spread, fewest, thresholds) for spread in spreads.values())
 
 
-def detectable_in_records(sides: list[list[dict[str, Any]]]) -> float | None:
+def detectable_in_records(sides: list[list[dict[str, Any]]], kinds: Collection[str] = ()) -> float | None:
     """``detectable_now`` of process records as a result stores them (the runner's view of a cell in progress)."""
-    return detectable_now([[parse_process(record, "process", i) for i, record in enumerate(side)] for side in sides])
+    parsed = [[parse_process(record, "process", i) for i, record in enumerate(side)] for side in sides]
+    return detectable_now(parsed, kinds)

@@ -91,6 +91,7 @@ class Settings:
     # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
     # processes so far could detect is above it (``Recorder.detectable`` reads that ratio).
     target_ratio: float | None = None
+    target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
     max_processes: int | None = None
 
     def for_child(self) -> dict[str, Any]:
@@ -113,6 +114,7 @@ class Settings:
             "affinity": None if self.affinity is None else list(self.affinity),
             "max_load": self.max_load,
             "target_ratio": self.target_ratio,
+            "target_kinds": None if self.target_kinds is None else list(self.target_kinds),
             "max_processes": self.max_processes,
         }
 
@@ -428,8 +430,10 @@ class Recorder:
             return False
         ratio = self.detectable([[p.as_record() for p in run.processes if p.status == "ok"] for run in runs])
         target = f"×{settings.target_ratio:.3g}"
+        if settings.target_kinds:
+            target += f" on {'/'.join(settings.target_kinds)} times"
         if ratio is None:
-            extent = f"target {target} not judged: fewer than 2 processes finished ok on a side"
+            extent = f"target {target} not judged: no side has 2 processes finished ok with a metric it judges"
         elif ratio <= settings.target_ratio:
             extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
         elif done >= settings.most_processes:

@@ -203,6 +203,7 @@ class StoredSettings:
     affinity: tuple[int, ...] | None = None
     max_load: float | None = None
     target_ratio: float | None = None
+    target_kinds: tuple[str, ...] | None = None
     max_processes: int | None = None
 
     def shown(self) -> dict[str, Any]:
@@ -576,6 +577,7 @@ def _settings(value: Any, where: str) -> StoredSettings:
         affinity=fields.optional("affinity", _list(_int), None),
         max_load=fields.optional("max_load", _number, None),
         target_ratio=fields.optional("target_ratio", _number, None),
+        target_kinds=fields.optional("target_kinds", _list(_str), None),
         max_processes=fields.optional("max_processes", _int, None),
     )
 

@@ -2,6 +2,7 @@
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -72,3 +73,14 @@ def test_a_cell_in_progress_reads_its_detectable_ratio_and_sees_more_with_more_p
 def test_no_figure_before_every_side_has_two_finished_processes():
     assert detectable_now([_processes(count=1), _processes()]) is None
     assert detectable_now([]) is None
+
+
+def test_a_target_judged_on_some_kinds_reads_only_their_spread():
+    sides = [_processes(), _processes(scale=2.0)]
+    spreads = pooled_spreads([process_samples(side) for side in sides])
+    walls = pooled_spreads([process_samples(side) for side in sides], kinds=("wall",))
+    assert walls and set(walls) < set(spreads) and all(name.endswith(".wall_ns") for name in walls)
+    assert detectable_now(sides, kinds=("wall",)) == pytest.approx(
+        detectable_ratio(statistics.median(walls.values()), len(sides[0]), Thresholds())
+    )
+    assert detectable_now(sides, kinds=("no such kind",)) is None

@@ -248,9 +248,11 @@ def test_with_a_target_rounds_are_added_until_the_processes_could_detect_it(tmp_
 
 
 def test_the_most_processes_allowed_stop_a_target_that_is_not_reached_and_say_so(tmp_path, monkeypatch):
-    runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {3: 2.0, 4: 1.9}, target_ratio=1.1, max_processes=4)
+    runs, asked, _ = adaptive_recorder(
+        tmp_path, monkeypatch, {3: 2.0, 4: 1.9}, target_ratio=1.1, target_kinds=("wall",), max_processes=4
+    )
     assert [len(run.processes) for run in runs] == [4, 4] and len(asked) == 2
-    said = "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1"
+    said = "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1 on wall times"
     assert all(said in run.detail for run in runs)
 
 
