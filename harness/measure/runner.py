@@ -70,7 +70,7 @@ RESUME_MODES = ("skip", "retry-failed", "force")
 # Per side: what was measured and where it was stored; (side, None, None) for a cell measured before.
 CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
 # From each side's finished process records so far, the ratio a comparison of them could detect (None: no
-# spread to read yet).  The analysis stage provides it (``harness.analysis.power.detectable_now``).
+# spread to read yet).  The analysis stage provides it (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[dict[str, Any]]]], float | None]
 
 
