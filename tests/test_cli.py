@@ -185,7 +185,7 @@ def test_compare_of_separate_runs_allows_for_their_levels_and_says_so(tmp_path, 
     b = write_results(tmp_path / "b", [derive(data, invocation="run-b", scale=1.25)])
     assert main(["compare", str(a), str(b)]) == 0, "×1.25 between separate runs stays within what their levels allow"
     out = capsys.readouterr().out
-    assert "note: measured in separate runs: the test allows their levels a spread of 5.0%" in out
+    assert "note: measured in separate runs: the test allows their levels a spread of 10.0%" in out
     assert main(["compare", str(a), str(b), "--invocation-spread", "0"]) == 1, "without the allowance: worse"
     assert "note: measured in separate runs: the test allows their levels a spread of 0.0%" in capsys.readouterr().out
 

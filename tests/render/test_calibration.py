@@ -75,9 +75,9 @@ def test_the_detectable_ratio_is_quoted_with_the_processes_it_assumes():
 def test_the_spread_between_runs_is_quoted_with_the_option_that_takes_it():
     quiet = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.0412))
     assert "the level of a whole run moved by 4.1% between separate runs (log standard deviation, from 3 pairs" in quiet
-    assert "within compare's default 0.05)" in quiet and "--invocation-spread" not in quiet
-    more = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.0812))
-    assert "more than compare's default 0.05: pass `--invocation-spread 0.081`" in more
+    assert "within compare's default 0.1)" in quiet and "--invocation-spread" not in quiet
+    more = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.1412))
+    assert "more than compare's default 0.1: pass `--invocation-spread 0.141`" in more
     loaded = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.12, aa_loaded=True))
     assert "moved by 12.0% between separate runs under load" in loaded and "get no verdict" in loaded
     assert "--invocation-spread" not in loaded
