@@ -20,7 +20,7 @@ from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.analysis.t_test import t_quantile
-from harness.store.schema import ProcessRun, parse_process
+from harness.store.schema import ProcessRun, SchemaError, parse_process
 
 DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 
@@ -78,6 +78,10 @@ def detectable_now(
 
 
 def detectable_in_records(sides: list[list[dict[str, Any]]], kinds: Collection[str] = ()) -> float | None:
-    """``detectable_now`` of process records as a result stores them (the runner's view of a cell in progress)."""
-    parsed = [[parse_process(record, "process", i) for i, record in enumerate(side)] for side in sides]
+    """``detectable_now`` of process records as a result stores them (the runner's view of a cell in progress);
+    None where a record cannot be read, so the cell ends its rounds and is stored as measured, not lost."""
+    try:
+        parsed = [[parse_process(record, "process", i) for i, record in enumerate(side)] for side in sides]
+    except SchemaError:
+        return None
     return detectable_now(parsed, kinds)

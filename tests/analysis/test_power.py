@@ -8,7 +8,7 @@ import pytest
 
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import ProcessSamples, process_samples
-from harness.analysis.power import detectable_now, detectable_ratio, pooled_spreads
+from harness.analysis.power import detectable_in_records, detectable_now, detectable_ratio, pooled_spreads
 from harness.analysis.processes import compare_processes
 from harness.analysis.significance import Thresholds
 from harness.store.schema import parse, parse_process
@@ -108,3 +108,11 @@ def test_adding_processes_until_a_target_is_detectable_keeps_the_false_positive_
         flagged += compare_processes(*sides, thresholds).verdict in ("slower", "faster")
     assert 5 < statistics.median(counts) < 20, "the rule added processes, and stopped before the most allowed"
     assert flagged / 500 <= 0.09, flagged
+
+
+def test_records_of_a_cell_in_progress_are_read_and_an_unreadable_one_gives_no_figure():
+    records = real_result("scan_sync-0.12.0.1")["processes"]
+    assert detectable_in_records([records, records], kinds=("wall",)) == detectable_now(
+        [_processes(), _processes()], kinds=("wall",)
+    )
+    assert detectable_in_records([[{"status": 5}], records]) is None
