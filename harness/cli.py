@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import signal
 import sys
 from collections.abc import Sequence
@@ -411,7 +410,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         settings,
         args.seed,
         budget,
-        detectable=functools.partial(detectable_in_records, kinds=args.target_kind),
+        detectable=detectable_in_records,
     ) as recorder:
         outcomes = run_all(plan, recorder, resume=resume)
     counts: dict[str, int] = {}

@@ -69,9 +69,10 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 RESUME_MODES = ("skip", "retry-failed", "force")
 # Per side: what was measured and where it was stored; (side, None, None) for a cell measured before.
 CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
-# From each side's finished process records so far, the ratio a comparison of them could detect (None: no
-# spread to read yet).  The analysis stage provides it (``harness.analysis.power.detectable_in_records``).
-DetectableRatio = Callable[[list[list[dict[str, Any]]]], float | None]
+# From each side's finished process records so far, the ratio a comparison of them could detect, judged on
+# metrics of the given kinds (all when empty); None: no spread to read yet.  The analysis stage provides it
+# (``harness.analysis.power.detectable_in_records``).
+DetectableRatio = Callable[[list[list[dict[str, Any]]], tuple[str, ...]], float | None]
 
 
 @dataclass(frozen=True)
@@ -428,13 +429,13 @@ class Recorder:
             return True
         if settings.target_ratio is None or self.detectable is None:
             return False
-        ratio = self.detectable([[p.as_record() for p in run.processes if p.status == "ok"] for run in runs])
-        target = f"×{settings.target_ratio:.3g}"
-        if settings.target_kinds:
-            target += f" on {'/'.join(settings.target_kinds)} times"
+        kinds = settings.target_kinds or ()
+        ratio = self.detectable([[p.as_record() for p in run.processes if p.status == "ok"] for run in runs], kinds)
+        target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
+        met = ratio is not None and ratio <= settings.target_ratio
         if ratio is None:
             extent = f"target {target} not judged: no side has 2 processes finished ok with a metric it judges"
-        elif ratio <= settings.target_ratio:
+        elif met:
             extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
         elif done >= settings.most_processes:
             extent = f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the target {target}"
@@ -444,7 +445,7 @@ class Recorder:
                 f"round {done + 1} (at most {settings.most_processes})"
             )
             return True
-        if done > settings.processes or ratio is None or ratio > settings.target_ratio:
+        if done > settings.processes or not met:  # a target the planned rounds met needs no line of its own
             self.progress(f"{head} · {extent}")
         for run in runs:
             run.extent = extent

@@ -497,7 +497,8 @@ def _load(value: Any, where: str) -> ProcessLoad:
     )
 
 
-def _process(value: Any, where: str, position: int) -> ProcessRun:
+def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
+    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where otherwise."""
     fields = _Fields(value, where)
     return ProcessRun(
         index=fields.optional("index", _int, position),
@@ -517,15 +518,10 @@ def _process(value: Any, where: str, position: int) -> ProcessRun:
     )
 
 
-def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
-    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where otherwise."""
-    return _process(value, where, position)
-
-
 def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
     if not isinstance(value, list):
         raise _expected("list", value, where)
-    return tuple(_process(item, f"{where}[{i}]", i) for i, item in enumerate(value))
+    return tuple(parse_process(item, f"{where}[{i}]", i) for i, item in enumerate(value))
 
 
 def _machine(value: Any, where: str) -> MachineFacts:

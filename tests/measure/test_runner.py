@@ -221,7 +221,8 @@ def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
     monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
     asked: list[list[int]] = []
 
-    def detectable(sides):
+    def detectable(sides, kinds):
+        assert kinds == (changes.get("target_kinds") or ()), "the kinds judged come from the settings"
         asked.append([len(records) for records in sides])
         return ratios[len(sides[0])]
 
