@@ -5,16 +5,21 @@ clock frequency, what else ran): the same release measured in separate processes
 lands at 33, 58 or 92 ms while each process's samples are tight.  So each cell (a
 case at sizes) is measured in ``processes`` case processes per side, and the sides
 take turns: for each round k, for each side (the order rotated every round: A B C,
-B C A, ...), one process.  Whatever one process does (raise, hang, crash) is recorded
-in the cell's ``processes`` and the cell goes on; a side whose first process is
-skipped (too few devices, ``compat.Unsupported``) is not run again, and one that
-timed out twice is not kept waiting on further.
+B C A, ...), one process.  The cells take turns too: round k measures process k of
+every cell before any cell's process k + 1, so a slow spell of the host (seconds of a
+slower clock that nothing inside the machine sees) lands on one process of a few cells,
+where the spread between processes shows it, instead of on every process of one cell,
+where it would pass for that cell's level.  Whatever one process does (raise, hang,
+crash) is recorded in the cell's ``processes`` and the cell goes on; a side whose first
+process is skipped (too few devices, ``compat.Unsupported``) is not run again, and one
+that timed out twice is not kept waiting on further.
 
-At the end of a cell each side's outcome is stored as one schema-version-2 result
-(``interleaved_with`` naming the other sides); an interrupt stores what each side has
-so far before it propagates.  Case processes from any sweep on this machine take
+When a cell needs no further round each side's outcome is stored as one
+schema-version-2 result (``interleaved_with`` naming the other sides); an interrupt
+stores what every unfinished cell has so far before it propagates, and a resumed run
+measures those cut short again.  Case processes from any sweep on this machine take
 turns (``timing_lock``, per process); two sweeps into one results folder take turns
-per cell (``folder_lock``), so neither measures a cell the other has just stored.
+per run (``folder_lock``), so neither measures a cell the other has stored.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from harness.measure.launch import Worker, WorkerGone, default_isolation
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.sides import Side
 from harness.measure.timing import DEFAULT_MIN_SAMPLE_NS
-from harness.store.results import REFUSED, cell_key, measured_cells, new_record, write_result
+from harness.store.results import INTERRUPTED, REFUSED, cell_key, measured_cells, new_record, write_result
 
 __all__ = [
     "CellRun",
@@ -142,6 +147,16 @@ class PlannedRun:
 
 
 @dataclass
+class _Cell:
+    """A planned cell being measured: its place in the plan, and a run for each side not measured before."""
+
+    index: int
+    item: PlannedRun
+    head: str  # "(i/n) case sizes", for progress lines
+    runs: list[CellRun] = field(default_factory=list)
+
+
+@dataclass
 class CellRun:
     """One side's measurement of one cell: its case processes, in the order they ran."""
 
@@ -227,10 +242,10 @@ def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
 
 @contextmanager
 def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[float]:
-    """Hold a results folder for one cell, so two sweeps into it measure each cell once."""
+    """Hold a results folder for one run, so two sweeps into it measure each cell once."""
     digest = hashlib.sha256(str(results_dir.resolve()).encode()).hexdigest()[:16]
     path = _runtime_dir() / f"jax-repro-harness-results-{digest}.lock"
-    with _exclusive(path, f"waiting for another sweep into {results_dir} to finish its cell", progress) as waited:
+    with _exclusive(path, f"waiting for another sweep into {results_dir} to finish", progress) as waited:
         yield waited
 
 
@@ -348,76 +363,96 @@ class Recorder:
         cells = measured_cells(self.results_dir, item.case.name, side.release, side.profile, self.machine)
         return cells.get(cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes)))
 
-    def run(self, item: PlannedRun, *, resume: str = "force", position: tuple[int, int] = (1, 1)) -> CellOutcomes:
-        """Measure and store one cell on every side; with ``resume`` other than "force", skip measured ones.
+    def run(self, item: PlannedRun, *, resume: str = "force") -> CellOutcomes:
+        """Measure and store one cell on every side (``run_plan`` of a plan of one)."""
+        return self.run_plan([item], resume=resume)
 
-        Per side: (side, what was measured, where it was stored); (side, None, None)
-        for a side whose cell was measured before.
+    def run_plan(self, plan: list[PlannedRun], *, resume: str = "force") -> CellOutcomes:
+        """Measure the plan's cells in rounds and store each as it ends; with ``resume`` other than "force",
+        skip cells measured before (but not those an interrupt cut short).
+
+        Per planned cell and side, in plan order: (side, what was measured, where it was stored);
+        (side, None, None) for a side whose cell was measured before.
         """
-        index, total = position
-        head = f"({index}/{total}) {item.case.name} {sizes_text(item.sizes)}".rstrip()
-        left = f"({total - index} cell{'' if total - index == 1 else 's'} left)"
-        done: CellOutcomes = []
-        if item.point.refusal:
-            for side in self.sides:
-                run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
-                path = self._store(item, run, [])
-                self.progress(f"[{side.label}] {head} → {describe(run)} {left}")
-                done.append((side, run, path))
-            return done
+        total = len(plan)
+        outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]] = {}
         with folder_lock(self.results_dir, self.progress):
-            measured: dict[str, str] = {}
-            for side in self.sides:
-                previous = None if resume == "force" else self.stored_status(item, side)
-                if previous is not None and (resume == "skip" or previous == "ok"):
-                    measured[side.label] = previous
-            runs = {s.label: CellRun(s, self.settings.processes) for s in self.sides if s.label not in measured}
-            self._measure(item, list(runs.values()), head, left)
-            for side in self.sides:
-                if side.label in measured:
-                    self.progress(f"[{side.label}] {head} → {describe(None, measured[side.label])} {left}")
-                    done.append((side, None, None))
-                    continue
-                run = runs[side.label]
-                others = [label for label in runs if label != side.label]
-                path = self._store(item, run, others)
-                self.progress(f"[{side.label}] {head} → {describe(run)}, stored {left}")
-                done.append((side, run, path))
-            return done
+            cells = []
+            for index, item in enumerate(plan):
+                head = f"({index + 1}/{total}) {item.case.name} {sizes_text(item.sizes)}".rstrip()
+                cell = _Cell(index, item, head)
+                for side in self.sides:
+                    if item.point.refusal:
+                        run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
+                        outcomes[index, side.label] = (run, self._store(item, run, []))
+                        self.progress(f"[{side.label}] {head} → {describe(run)}")
+                        continue
+                    previous = None if resume == "force" else self.stored_status(item, side)
+                    if previous is not None and previous != INTERRUPTED and (resume == "skip" or previous == "ok"):
+                        outcomes[index, side.label] = (None, None)
+                        self.progress(f"[{side.label}] {head} → {describe(None, previous)}")
+                        continue
+                    cell.runs.append(CellRun(side, self.settings.processes))
+                if cell.runs:
+                    cells.append(cell)
+            self._measure_in_rounds(cells, outcomes)
+        return [(side, *outcomes[index, side.label]) for index in range(total) for side in self.sides]
 
-    def _measure(self, item: PlannedRun, runs: list[CellRun], head: str, left: str) -> None:
-        """Interleaved rounds: for each round, one process per side still running, the order rotated."""
-        count = self.settings.processes
-        if runs:
-            who = f"[{runs[0].side.label}] " if len(runs) == 1 else ""
-            on = "" if len(runs) == 1 else f" on each of {len(runs)} sides, interleaved"
-            more = ""
-            if self.settings.target_ratio is not None:
-                more = f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
-            self.progress(f"{who}{head} · {count} process{'es' if count > 1 else ''}{on}{more} …")
+    def _measure_in_rounds(
+        self, cells: list[_Cell], outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]]
+    ) -> None:
+        """Round k measures process k of every cell still going, one per side (the order rotated each round),
+        before any cell's process k + 1; a cell is stored as soon as it needs no further round."""
+        if not cells:
+            return
+        count, sides = self.settings.processes, max(len(cell.runs) for cell in cells)
+        on = " each" if sides == 1 else f" on each of {sides} sides, interleaved"
+        more = ""
+        if self.settings.target_ratio is not None:
+            more = f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
+        processes = f"{count} process{'es' if count > 1 else ''}"
+        if len(cells) == 1:
+            who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
+            self.progress(f"{who}{cells[0].head} · {processes}{'' if sides == 1 else on}{more} …")
+        else:
+            rounds = ", in rounds: process k of every cell before process k+1 of any"
+            self.progress(f"{len(cells)} cells · {processes}{on}{more}{rounds} …")
+        going, round_index = list(cells), 0
         try:
-            round_index = 0
-            while True:
-                going = [run for run in runs if run.finished() is None]
-                if not going or not self._another_round(going, round_index, head):
-                    break
-                shift = round_index % len(going)
-                for run in going[shift:] + going[:shift]:
-                    self._measure_process(item, run, round_index, head, left)
+            while going:
+                for cell in list(going):
+                    active = [run for run in cell.runs if run.finished() is None]
+                    shift = round_index % max(len(active), 1)
+                    for run in active[shift:] + active[:shift]:
+                        to_run = [r for c in going for r in c.runs if r.finished() is None]
+                        left = max(sum(max(count - len(r.processes), 0) for r in to_run) - 1, 0)
+                        self._measure_process(cell.item, run, round_index, cell.head, f"({left} left)")
+                    active = [run for run in cell.runs if run.finished() is None]
+                    if not active or not self._another_round(active, round_index + 1, cell.head):
+                        going.remove(cell)
+                        self._finish(cell, outcomes)
                 round_index += 1
         except BaseException:
-            # Interrupted, or the harness cannot go on: what each side measured so far is kept.
-            for run in runs:
-                if run.processes:
-                    run.stopped = f"interrupted after {len(run.processes)} of {run.planned} processes"
-                    others = [r.side.label for r in runs if r is not run]
-                    with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
-                        self._store(item, run, others)
+            # Interrupted, or the harness cannot go on: what each cell measured so far is kept.
+            for cell in going:
+                for run in cell.runs:
+                    if run.processes:
+                        done = len(run.processes)
+                        of = f" of {run.planned}" if done < run.planned else ", before the target was judged"
+                        run.stopped = f"interrupted after {done}{of} processes"
+                        others = [r.side.label for r in cell.runs if r is not run]
+                        with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
+                            self._store(cell.item, run, others)
             raise
-        for run in runs:
+
+    def _finish(self, cell: _Cell, outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]]) -> None:
+        for run in cell.runs:
             reason = run.finished()
             if reason and reason != "skipped" and len(run.processes) < run.planned:
                 run.stopped = reason
+            others = [r.side.label for r in cell.runs if r is not run]
+            outcomes[cell.index, run.side.label] = (run, self._store(cell.item, run, others))
+            self.progress(f"[{run.side.label}] {cell.head} → {describe(run)}, stored")
 
     def _another_round(self, runs: list[CellRun], done: int, head: str) -> bool:
         """The planned rounds; then, with a target ratio, more while the processes so far could not see it.
@@ -523,22 +558,21 @@ class Recorder:
 
 
 def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip") -> CellOutcomes:
-    """Run the plan in order on every side; with ``resume`` "skip" (or "retry-failed") measured cells are passed over.
+    """Run the plan on every side; with ``resume`` "skip" (or "retry-failed") measured cells are passed over.
 
     Returns one (side, what was measured, stored path) per planned cell and side; a
     passed-over cell has neither a run nor a path.
     """
     if resume != "force":
         for side in recorder.sides:
-            before = sum(recorder.stored_status(item, side) is not None for item in plan)
+            statuses = [recorder.stored_status(item, side) for item in plan]
+            before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
             if before:
                 what = "measured" if resume == "skip" else "measured ok"
+                again = f"; {cut} cut short by an interrupt are measured again" if cut else ""
                 recorder.progress(
                     f"[{side.label}] resuming: {before} of {len(plan)} cells already in {recorder.results_dir}; "
-                    f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that did "
-                    "not finish ok)"
+                    f"those {what} are skipped{again} (--force re-measures, --retry-failed re-runs the ones that "
+                    "did not finish ok)"
                 )
-    done: CellOutcomes = []
-    for index, item in enumerate(plan, start=1):
-        done.extend(recorder.run(item, resume=resume, position=(index, len(plan))))
-    return done
+    return recorder.run_plan(plan, resume=resume)

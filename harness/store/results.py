@@ -159,6 +159,8 @@ def content_hash(data: Any) -> str:
 
 
 REFUSED = "refused before allocation"
+# What ``measured_cells`` says of a cell whose run was interrupted before its planned processes.
+INTERRUPTED = "interrupted"
 
 K = TypeVar("K", bound=Hashable)
 
@@ -240,9 +242,17 @@ def newest_results(
     return {key: found.result for key, found in newest.items()}
 
 
-def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, RunStatus]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``."""
-    return {key: result.status for key, result in newest_results(root, case, release, profile, machine).items()}
+def cut_short(stored: StoredResult) -> bool:
+    """Stored before its planned processes had run, all of them ok: a run interrupted there, to be measured again."""
+    planned, result = stored.result.settings.processes, stored.result
+    return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
+
+
+def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, str]:
+    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``;
+    ``INTERRUPTED`` for one that was ``cut_short``."""
+    newest = newest_results(root, case, release, profile, machine)
+    return {key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()}
 
 
 def newest_result(

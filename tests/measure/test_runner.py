@@ -88,9 +88,22 @@ def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
 def test_progress_names_side_cell_process_and_what_is_left(sweep):
     _, lines, _ = sweep
     label = this_side("test").label
+    assert lines[0].startswith("6 cells · 2 processes each, in rounds: process k of every cell before process k+1")
     assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
-    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 cells left)" in line for line in lines)
-    assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "(4 cells left)" in line for line in lines)
+    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 left)" in line for line in lines)
+    assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "stored" in line for line in lines)
+
+
+def test_cells_take_turns_in_rounds(sweep):
+    """Process 1 of every cell before process 2 of any: a slow spell of the host falls on one process of a
+    few cells, where their spread shows it, not on every process of one cell."""
+    _, _, results_dir = sweep
+    starts = {0: [], 1: []}
+    for result in load_results(results_dir)[0]:
+        for process in document(result)["processes"]:
+            starts[process["index"]].append(process["window_unix_ns"][0])
+    assert len(starts[0]) == 6 and len(starts[1]) == 5, "the skipped cell ran once"
+    assert max(starts[0]) < min(starts[1])
 
 
 def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases, tmp_path):
@@ -193,7 +206,7 @@ def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeyp
     settings = dataclasses.replace(QUICK, processes=1, max_load=max_load)
     recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append)
     run = CellRun(recorder.sides[0], 1)
-    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 cells left)")
+    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 left)")
     recorder.close()
     [process] = run.processes
     assert process.load.attempts == attempts and process.load.other_cpu_cores == loads[-1]
@@ -231,8 +244,8 @@ def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
     recorder = Recorder(
         tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, detectable=detectable
     )
-    runs = [CellRun(side, settings.processes) for side in recorder.sides]
-    recorder._measure(planned("steady")[0], runs, "(1/1) steady", "(0 cells left)")
+    monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
+    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
 
