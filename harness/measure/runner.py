@@ -426,7 +426,7 @@ class Recorder:
                     for run in active[shift:] + active[:shift]:
                         to_run = [r for c in going for r in c.runs if r.finished() is None]
                         left = max(sum(max(count - len(r.processes), 0) for r in to_run) - 1, 0)
-                        self._measure_process(cell.item, run, round_index, cell.head, f"({left} left)")
+                        self._measure_process(cell.item, run, round_index, cell.head, f"({left} more planned)")
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self._another_round(active, round_index + 1, cell.head):
                         going.remove(cell)

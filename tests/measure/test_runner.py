@@ -90,7 +90,7 @@ def test_progress_names_side_cell_process_and_what_is_left(sweep):
     label = this_side("test").label
     assert lines[0].startswith("6 cells · 2 processes each, in rounds: process k of every cell before process k+1")
     assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
-    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 left)" in line for line in lines)
+    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 more planned)" in line for line in lines)
     assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "stored" in line for line in lines)
 
 
@@ -206,7 +206,7 @@ def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeyp
     settings = dataclasses.replace(QUICK, processes=1, max_load=max_load)
     recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append)
     run = CellRun(recorder.sides[0], 1)
-    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 left)")
+    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 more planned)")
     recorder.close()
     [process] = run.processes
     assert process.load.attempts == attempts and process.load.other_cpu_cores == loads[-1]
