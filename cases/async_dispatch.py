@@ -25,6 +25,8 @@ CLAIM = (
 SIZE_SPACE = {"N": (16, 4096)}
 ANCHORS = [{"N": 1000}]
 COST = {"bytes": "4 * 6 * N * N", "flops": "2 * 8 * N ** 3"}
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+DEVICES_USED = 1
 # Dispatch below this fraction of completion counts as "returned before the work completed".
 ASYNC_FRACTION = 0.5
 

@@ -697,6 +697,9 @@ def describe_case(case: discovery.CaseInfo) -> str:
         lines.append("    cost: " + ", ".join(f"{kind} {formula}" for kind, formula in case.space.cost.items()))
     if case.min_devices > 1:
         lines.append(f"    needs {case.min_devices} devices (run it under cpu8)")
+    if case.devices_used is not None:
+        used = f"{case.devices_used} device{'' if case.devices_used == 1 else 's'}"
+        lines.append(f"    uses {used}: skipped under a profile that makes more CPU devices (cpu8)")
     lines += [
         f"    programs: {', '.join(shape.programs) or 'none found'}",
         f"    jitted functions (compiled): {', '.join(shape.compiled) or 'none'}",

@@ -91,7 +91,7 @@ PROFILES = [
         "cpu8",
         # Works on every release; it must be set before JAX starts its backend, hence one process per profile.
         {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
-        "eight virtual CPU devices sharing the machine's cores",
+        "eight virtual CPU devices sharing the machine's cores, for the cases that use several",
     ),
     Profile(
         "cpu-classic",

@@ -41,7 +41,7 @@ def test_async_dispatch_end_to_end(tmp_path):
         "--results",
         "results",
         cwd=tmp_path,
-        env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache")},
     )
     assert done.returncode == 0, done.stderr
     assert "(1/1) async_dispatch N=64" in done.stderr
@@ -52,8 +52,7 @@ def test_async_dispatch_end_to_end(tmp_path):
     assert result["schema_version"] == 2 and len(result["processes"]) == result["settings"]["processes"] == 5
     process = result["processes"][0]
     assert process["jax"]["backend"] == "cpu"
-    assert process["jax"]["device_count"] == 2, "XLA flags apply from process start"
-    assert result["host"]["variables"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=2"
+    assert process["jax"]["device_count"] == 1
     assert result["release"] == process["jax"]["jax_version"]
     eager = process["programs"]["eager"]
     assert len(eager["samples"]) == 5 and eager["loops"] >= 1
@@ -67,6 +66,22 @@ def test_async_dispatch_end_to_end(tmp_path):
     shown = run_harness("report", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "async_dispatch" in (tmp_path / "reports" / "index.md").read_text()
+
+
+def test_a_one_device_case_under_more_cpu_devices_is_skipped_in_one_process(tmp_path):
+    """XLA flags apply from process start: two CPU devices exist, and async_dispatch (DEVICES_USED = 1) says why
+    it does not measure itself again beside an idle one."""
+    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = run_harness(
+        "run", "--case", "async_dispatch", "--size", "N=64", "--profile", "e2e-2", "--results", "results",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [path] = list((tmp_path / "results").rglob("*.json"))
+    result = json.loads(path.read_text())
+    assert result["status"] == "skipped" and len(result["processes"]) == 1
+    assert "uses 1 device (DEVICES_USED) and this profile made 2 CPU devices" in result["detail"]
+    assert result["host"]["variables"]["XLA_FLAGS"] == env["XLA_FLAGS"]
 
 
 def test_issue_draft_end_to_end(tmp_path):

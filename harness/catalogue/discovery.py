@@ -47,6 +47,7 @@ class CaseInfo:
     space: SizeSpace
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
+    devices_used: int | None = None  # the most devices its programs use; None: as many as there are
     script: ScriptSource | None = None  # a plain script run as ``python FILE``, not a case module
 
     def plan(self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget) -> list[PlannedPoint]:
@@ -61,6 +62,7 @@ CONSTANTS = {
     "ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 1000}]',
     "COST": 'a dict of "bytes"/"flops" to arithmetic over the sizes, e.g. {"flops": "2 * N ** 3"}',
     "MIN_DEVICES": "a positive integer",
+    "DEVICES_USED": "a positive integer",
 }
 
 
@@ -135,6 +137,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
         "COST": isinstance(constants.get("COST", {}), dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()),
         "MIN_DEVICES": _is_int(constants.get("MIN_DEVICES", 1)) and constants.get("MIN_DEVICES", 1) > 0,
+        "DEVICES_USED": _is_int(constants.get("DEVICES_USED", 1)) and constants.get("DEVICES_USED", 1) > 0,
     }
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:
@@ -167,6 +170,7 @@ def read_case(path: Path) -> CaseInfo:
         space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
         anchors=list(anchors),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
+        devices_used=None if "DEVICES_USED" not in constants else int(constants["DEVICES_USED"]),
     )
 
 

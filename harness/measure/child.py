@@ -133,6 +133,12 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
             found = jax.device_count()
         if found < needed:
             raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
+        used = getattr(module, "DEVICES_USED", None)
+        if used is not None and found > used and jax.default_backend() == "cpu":
+            raise Skip(
+                f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made {found} CPU "
+                "devices: the others would sit idle, so the one-device profile (cpu) measures what this would"
+            )
     block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
     clear_caches = getattr(jax, "clear_caches", None)
     payload: dict[str, Any] = {"programs": {}, "compiled": {}}

@@ -84,22 +84,27 @@ def test_list_shows_the_programs_and_metric_names_without_running_jax(name):
 
 @pytest.mark.jax
 def test_every_case_runs_at_its_smallest_sizes(tmp_path):
+    """Each case where it means something: under 4 CPU devices, except those whose programs use fewer
+    (``DEVICES_USED``), which that profile skips, on the one device they use."""
     pytest.importorskip("jax")
-    sizes = {}
-    for case in CASES.values():
-        for name, (low, _) in case.space.ranges.items():
-            sizes[name] = min(sizes.get(name, low), low)
-    args = [arg for name, low in sizes.items() for arg in ("--size", f"{name}={max(low, 2)}")]
     options = ["--repeats", "2", "--warmup", "1", "--processes", "1", "--results", "r"]
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", *args, *options],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"},
-    )
-    assert done.returncode == 0, done.stderr
+    for devices in (1, 4):
+        chosen = [case for case in CASES.values() if (case.devices_used is None) == (devices == 4)]
+        sizes: dict[str, int] = {}
+        for case in chosen:
+            for name, (low, _) in case.space.ranges.items():
+                sizes[name] = min(sizes.get(name, low), low)
+        args = [arg for name, low in sizes.items() for arg in ("--size", f"{name}={max(low, 2)}")]
+        args += [f"--case={case.name}" for case in chosen]
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "run", *args, *options],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"},
+        )
+        assert done.returncode == 0, done.stderr
     results = [json.loads(p.read_text()) for p in (tmp_path / "r").rglob("*.json")]
     statuses = {(r["case"], json.dumps(r["sizes"], sort_keys=True)): r["status"] for r in results}
     assert set(statuses.values()) == {"ok"}, {k: v for k, v in statuses.items() if v != "ok"}

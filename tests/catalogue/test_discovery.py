@@ -61,6 +61,7 @@ BROKEN_CASES = {
     "non_literal": ('CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
     "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
     "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
+    "no_devices": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nDEVICES_USED = 0\n',
 }
 
 
@@ -79,6 +80,7 @@ def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_wo
     assert "SIZE_SPACE is not a literal" in found.broken["non_literal"] and "2**20" in found.broken["non_literal"]
     assert "CLAIM must be a string" in found.broken["wrong_type"]
     assert "ANCHORS must be" in found.broken["anchor_text"]
+    assert "DEVICES_USED must be a positive integer" in found.broken["no_devices"]
     assert [c.name for c in discovery.select(found, ["steady"])] == ["steady"]
     with pytest.raises(UsageError, match="SIZE_SPACE is not a literal"):
         discovery.select(found, ["non_literal"])
