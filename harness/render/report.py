@@ -25,6 +25,7 @@ from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.tables import markdown_table, rule_text
 from harness.store.results import LoadProblem, Newest, StoredResult, load_results
+from harness.store.schema import RunStatus
 from harness.units import short_machine, sizes_text
 
 INDEX = "index.md"
@@ -32,7 +33,10 @@ PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
 
 
 def claims_overview(chosen: Sequence[Newest], order: Sequence[str]) -> str:
-    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words."""
+    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words;
+    rows skipped on every release (too few devices, a one-device case under cpu8) named below it instead."""
+    rows = claim_rows(r for r, _ in chosen)
+    skipped = [row for row, outcomes in rows.items() if set(outcomes.values()) == {RunStatus.SKIPPED.value}]
     table = [
         [
             f"[{case}]({case}.md)",
@@ -42,9 +46,14 @@ def claims_overview(chosen: Sequence[Newest], order: Sequence[str]) -> str:
             *(mark(outcomes.get(r)) for r in order),
             ranges_text(outcomes, order),
         ]
-        for (case, profile, backend, sizes), outcomes in claim_rows(r for r, _ in chosen).items()
+        for (case, profile, backend, sizes), outcomes in rows.items()
+        if (case, profile, backend, sizes) not in skipped
     ]
-    return markdown_table(table, ["case", "profile", "backend", "sizes", *order, "in words"])
+    text = markdown_table(table, ["case", "profile", "backend", "sizes", *order, "in words"]) if table else ""
+    if skipped:
+        named = "; ".join(f"[{case}]({case}.md) {sizes} on {profile}" for case, profile, _, sizes in skipped)
+        text += f"\n\nSkipped on every release (each case page's runs say why): {named}."
+    return text.strip()
 
 
 def changes_overview(comparisons: Sequence[GroupComparison]) -> str:

@@ -53,6 +53,34 @@ def releases(tmp_path):
     return write_results(tmp_path / "results", records)
 
 
+def skipped_under(data, profile, release):
+    """The result posing as a cell skipped in its one process under another profile (a test-only change)."""
+    return derive(
+        in_processes(data, ["skipped"]), release=release, profile=profile, status="skipped", detail="uses 1 device"
+    )
+
+
+def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    records = [
+        base,
+        derive(base, release="0.4.26"),
+        skipped_under(base, "cpu8", "0.4.26"),
+        skipped_under(base, "cpu8", "0.12.0.1"),
+        skipped_under(base, "cpu4", "0.4.26"),  # skipped on one release, measured on the other: a row
+        derive(base, profile="cpu4"),
+    ]
+    index = render_report(load(write_results(tmp_path / "r", records)), [], WHEN)[INDEX]
+    claims = index.split("## Claims by release")[1].split("## ")[0]
+    assert not re.search(r"\| cpu8 ", claims), "a row of nothing but 'skipped' says nothing per release"
+    assert re.search(r"\| cpu4 +\| cpu +\| N=1000 +\| skipped +\| ✓ ", claims)
+    assert (
+        "Skipped on every release (each case page's runs say why): [async_dispatch](async_dispatch.md) N=1000 on cpu8."
+        in claims
+    )
+    assert_valid_tables(index)
+
+
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
