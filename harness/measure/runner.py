@@ -74,6 +74,8 @@ TIMEOUTS_BEFORE_GIVING_UP = 2
 RESUME_MODES = ("skip", "retry-failed", "force")
 # Per side: what was measured and where it was stored; (side, None, None) for a cell measured before.
 CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
+# The same by (place in the plan, side label), while a plan is measured.
+_Outcomes = dict[tuple[int, str], tuple["CellRun | None", Path | None]]
 # From each side's finished process records so far, the ratio a comparison of them could detect, judged on
 # metrics of the given kinds (all when empty); None: no spread to read yet.  The analysis stage provides it
 # (``harness.analysis.power.detectable_in_records``).
@@ -375,7 +377,7 @@ class Recorder:
         (side, None, None) for a side whose cell was measured before.
         """
         total = len(plan)
-        outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]] = {}
+        outcomes: _Outcomes = {}
         with folder_lock(self.results_dir, self.progress):
             cells = []
             for index, item in enumerate(plan):
@@ -398,26 +400,13 @@ class Recorder:
             self._measure_in_rounds(cells, outcomes)
         return [(side, *outcomes[index, side.label]) for index in range(total) for side in self.sides]
 
-    def _measure_in_rounds(
-        self, cells: list[_Cell], outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]]
-    ) -> None:
+    def _measure_in_rounds(self, cells: list[_Cell], outcomes: _Outcomes) -> None:
         """Round k measures process k of every cell still going, one per side (the order rotated each round),
         before any cell's process k + 1; a cell is stored as soon as it needs no further round."""
         if not cells:
             return
-        count, sides = self.settings.processes, max(len(cell.runs) for cell in cells)
-        on = " each" if sides == 1 else f" on each of {sides} sides, interleaved"
-        more = ""
-        if self.settings.target_ratio is not None:
-            more = f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
-        processes = f"{count} process{'es' if count > 1 else ''}"
-        if len(cells) == 1:
-            who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
-            self.progress(f"{who}{cells[0].head} · {processes}{'' if sides == 1 else on}{more} …")
-        else:
-            rounds = ", in rounds: process k of every cell before process k+1 of any"
-            self.progress(f"{len(cells)} cells · {processes}{on}{more}{rounds} …")
-        going, round_index = list(cells), 0
+        self.progress(self._plan_line(cells))
+        count, going, round_index = self.settings.processes, list(cells), 0
         try:
             while going:
                 for cell in list(going):
@@ -445,7 +434,18 @@ class Recorder:
                             self._store(cell.item, run, others)
             raise
 
-    def _finish(self, cell: _Cell, outcomes: dict[tuple[int, str], tuple[CellRun | None, Path | None]]) -> None:
+    def _plan_line(self, cells: list[_Cell]) -> str:
+        count, sides = self.settings.processes, max(len(cell.runs) for cell in cells)
+        what = f"{count} process{'es' if count > 1 else ''}"
+        what += f" on each of {sides} sides, interleaved" if sides > 1 else " each" if len(cells) > 1 else ""
+        if self.settings.target_ratio is not None:
+            what += f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
+        if len(cells) > 1:
+            return f"{len(cells)} cells · {what}, in rounds: process k of every cell before process k+1 of any …"
+        who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
+        return f"{who}{cells[0].head} · {what} …"
+
+    def _finish(self, cell: _Cell, outcomes: _Outcomes) -> None:
         for run in cell.runs:
             reason = run.finished()
             if reason and reason != "skipped" and len(run.processes) < run.planned:
