@@ -569,10 +569,10 @@ def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip")
             before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
             if before:
                 what = "measured" if resume == "skip" else "measured ok"
-                again = f"; {cut} cut short by an interrupt are measured again" if cut else ""
+                again = f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
                 recorder.progress(
-                    f"[{side.label}] resuming: {before} of {len(plan)} cells already in {recorder.results_dir}; "
-                    f"those {what} are skipped{again} (--force re-measures, --retry-failed re-runs the ones that "
+                    f"[{side.label}] resuming: {before} of {len(plan)} cells already in {recorder.results_dir}{again}; "
+                    f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that "
                     "did not finish ok)"
                 )
     return recorder.run_plan(plan, resume=resume)
