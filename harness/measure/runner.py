@@ -157,6 +157,10 @@ class _Cell:
     head: str  # "(i/n) case sizes", for progress lines
     runs: list[CellRun] = field(default_factory=list)
 
+    def others(self, run: CellRun) -> list[str]:
+        """The labels of the sides measured beside ``run``, as its result names them (``interleaved_with``)."""
+        return [r.side.label for r in self.runs if r is not run]
+
 
 @dataclass
 class CellRun:
@@ -379,6 +383,10 @@ class Recorder:
         total = len(plan)
         outcomes: _Outcomes = {}
         with folder_lock(self.results_dir, self.progress):
+            stored: dict[tuple[int, str], str | None] = {}
+            if resume != "force":  # read once, under the lock: what the resume line counts is what is skipped
+                stored = {(i, s.label): self.stored_status(item, s) for i, item in enumerate(plan) for s in self.sides}
+                self._say_resuming(total, stored, resume)
             cells = []
             for index, item in enumerate(plan):
                 head = f"({index + 1}/{total}) {item.case.name} {sizes_text(item.sizes)}".rstrip()
@@ -389,7 +397,7 @@ class Recorder:
                         outcomes[index, side.label] = (run, self._store(item, run, []))
                         self.progress(f"[{side.label}] {head} → {describe(run)}")
                         continue
-                    previous = None if resume == "force" else self.stored_status(item, side)
+                    previous = stored.get((index, side.label))
                     if previous is not None and previous != INTERRUPTED and (resume == "skip" or previous == "ok"):
                         outcomes[index, side.label] = (None, None)
                         self.progress(f"[{side.label}] {head} → {describe(None, previous)}")
@@ -399,6 +407,19 @@ class Recorder:
                     cells.append(cell)
             self._measure_in_rounds(cells, outcomes)
         return [(side, *outcomes[index, side.label]) for index in range(total) for side in self.sides]
+
+    def _say_resuming(self, total: int, stored: dict[tuple[int, str], str | None], resume: str) -> None:
+        for side in self.sides:
+            statuses = [status for (_, label), status in stored.items() if label == side.label]
+            before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
+            if before:
+                what = "measured" if resume == "skip" else "measured ok"
+                again = f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
+                self.progress(
+                    f"[{side.label}] resuming: {before} of {total} cells already in {self.results_dir}{again}; "
+                    f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that "
+                    "did not finish ok)"
+                )
 
     def _measure_in_rounds(self, cells: list[_Cell], outcomes: _Outcomes) -> None:
         """Round k measures process k of every cell still going, one per side (the order rotated each round),
@@ -429,9 +450,8 @@ class Recorder:
                         done = len(run.processes)
                         of = f" of {run.planned}" if done < run.planned else ", before the target was judged"
                         run.stopped = f"interrupted after {done}{of} processes"
-                        others = [r.side.label for r in cell.runs if r is not run]
                         with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
-                            self._store(cell.item, run, others)
+                            self._store(cell.item, run, cell.others(run))
             raise
 
     def _plan_line(self, cells: list[_Cell]) -> str:
@@ -450,8 +470,7 @@ class Recorder:
             reason = run.finished()
             if reason and reason != "skipped" and len(run.processes) < run.planned:
                 run.stopped = reason
-            others = [r.side.label for r in cell.runs if r is not run]
-            outcomes[cell.index, run.side.label] = (run, self._store(cell.item, run, others))
+            outcomes[cell.index, run.side.label] = (run, self._store(cell.item, run, cell.others(run)))
             self.progress(f"[{run.side.label}] {cell.head} → {describe(run)}, stored")
 
     def _another_round(self, runs: list[CellRun], done: int, head: str) -> bool:
@@ -563,16 +582,4 @@ def run_all(plan: list[PlannedRun], recorder: Recorder, *, resume: str = "skip")
     Returns one (side, what was measured, stored path) per planned cell and side; a
     passed-over cell has neither a run nor a path.
     """
-    if resume != "force":
-        for side in recorder.sides:
-            statuses = [recorder.stored_status(item, side) for item in plan]
-            before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
-            if before:
-                what = "measured" if resume == "skip" else "measured ok"
-                again = f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
-                recorder.progress(
-                    f"[{side.label}] resuming: {before} of {len(plan)} cells already in {recorder.results_dir}{again}; "
-                    f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that "
-                    "did not finish ok)"
-                )
     return recorder.run_plan(plan, resume=resume)
