@@ -109,6 +109,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_count(value: Any) -> bool:
+    return _is_int(value) and value > 0
+
+
 def _is_source(value: Any) -> bool:
     """One non-empty line; a URL is an https:// one without spaces."""
     if not isinstance(value, str) or not value.strip() or "\n" in value:
@@ -136,8 +140,8 @@ def _problem(constants: dict[str, Any]) -> str | None:
         and all(isinstance(a, dict) and all(_is_int(x) for x in a.values()) for a in anchors),
         "COST": isinstance(constants.get("COST", {}), dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()),
-        "MIN_DEVICES": _is_int(constants.get("MIN_DEVICES", 1)) and constants.get("MIN_DEVICES", 1) > 0,
-        "DEVICES_USED": _is_int(constants.get("DEVICES_USED", 1)) and constants.get("DEVICES_USED", 1) > 0,
+        "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
+        "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
     }
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:

@@ -244,7 +244,8 @@ def newest_results(
 
 def cut_short(stored: StoredResult) -> bool:
     """Stored before its planned processes had run, all of them ok: a run interrupted there, to be measured again."""
-    planned, result = stored.result.settings.processes, stored.result
+    result = stored.result
+    planned = result.settings.processes
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
 
 
