@@ -4,9 +4,9 @@ which the noxfile checks with ``session_view`` (and ``interleaved_request``) bef
 
 import pytest
 
-from harness.cli import main, release_run_view, session_view
+from harness.cli import main
 from harness.errors import UsageError
-from harness.interleave import interleaved_request
+from harness.sessions import interleaved_request, release_run_view, session_view
 
 from .conftest import FIXTURES, REPO
 
@@ -368,8 +368,6 @@ def test_a_nox_sessions_malformed_posargs_are_refused_before_installing(command,
 
 
 BAD_ONE_OFF_RUNS = [
-    [],
-    ["--jax", "0.4.31"],
     ["scan_sync", "--jax"],
     ["scan_sync", "--jax", "newest"],
     ["scan_sync", "--jax=", "--size", "N=100"],

@@ -7,12 +7,14 @@ import sys
 import pytest
 
 from harness.analysis.significance import Thresholds
-from harness.arguments import build_parser
-from harness.cli import SessionRequest, checked_range_args, main, release_run_view, session_view
+from harness.cli import main
+from harness.commands.parser import parse
+from harness.commands.ranges import check as checked_range_args
 from harness.errors import UsageError
 from harness.measure.runner import release_label
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, RELEASES
 from harness.releases.options import RangeOptions
+from harness.sessions import SessionRequest, release_run_view, session_view
 
 from .conftest import FIXTURES, derive, real_result, write_results
 
@@ -38,7 +40,9 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["compare", "/nonexistent", "--a-release", "1"], "results folder not found"),
         (["compare", "FIXTURES"], "A and B are the same results"),
         (["compare", "FIXTURES", "--a-release", "0.12.0.1", "--b-release", "9.9"], "no results in B"),
-        (["run", "--seed", "abc"], "invalid int value"),
+        (["run", "--seed", "abc"], "is not a whole number"),
+        (["run", "--seed", "１２"], "is not a whole number"),
+        (["run", "--proc", "1"], "did you mean --processes?"),
         (["run", "--budget", "memory"], "malformed budget"),
         (["run", "--budget", "memory=lots"], "malformed quantity"),
         (["run", "--budget", "disk=3G"], "malformed budget"),
@@ -49,7 +53,8 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["run", "--size", "N=0"], "sizes must be positive"),
         (["run", "--case", "scan_sync", "--size", "B=3"], "no selected case has size B"),
         (["run", "--effort"], "expected one argument"),
-        (["search"], "required: case"),
+        (["search"], "name a case with --case NAME"),
+        (["search", "scan_sync", "--case", "nested_scan"], "two cases named"),
         (["search", "nope"], "unknown case nope"),
         (["search", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
         (["search", "scan_sync", "--max-examples", "0"], "must be positive"),
@@ -57,7 +62,7 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["search", "scan_sync", "--budget", "flops=-3"], "malformed quantity"),
         (["report", "--baseline"], "expected one argument"),
         (["list", "--cases-dir", "/nonexistent"], "cases folder not found"),
-        (["export"], "required: case"),
+        (["export"], "name a case with --case NAME"),
         (["export", "nope"], "unknown case nope"),
         (["export", "scan_sync", "--size", "Q=1"], "no selected case has size Q"),
         (["issue", "scan_sync", "--size", "N=x"], "malformed size"),
@@ -292,7 +297,7 @@ def test_jax_named_outside_nox_must_be_the_one_installed(capsys):
 
 
 def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(tmp_path):
-    args = build_parser().parse_args(
+    args = parse(
         ["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--metric", "scan.compile_ns", "--size", "N=100"]
     )
     options = checked_range_args(args)

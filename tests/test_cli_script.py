@@ -9,8 +9,9 @@ import shutil
 
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
-from harness.arguments import build_parser
-from harness.cli import checked_range_args, main
+from harness.cli import main
+from harness.commands.parser import parse
+from harness.commands.ranges import check as checked_range_args
 from harness.store.results import load_results
 from tests.conftest import FIXTURES
 
@@ -101,7 +102,7 @@ def test_a_changed_script_is_refused_rather_than_mixed_with_the_old_ones_results
 def test_bisect_and_sweep_take_a_script_in_place_of_the_case(tmp_path):
     argv = ["sweep", "--script", str(SCRIPTS / "cumsum_loop.py"), "--from", "0.4.26", "--to", "0.4.35",
             "--metric", "process.wall_ns", "--results", str(tmp_path)]  # fmt: skip
-    options = checked_range_args(build_parser().parse_args(argv))
+    options = checked_range_args(parse(argv))
     assert options.case.name == "script-cumsum_loop" and options.case.script is not None and options.sizes == {}
     assert options.metric is not None and options.metric.metric_name == "process.wall_ns"
 

@@ -40,7 +40,7 @@ def test_the_noxfile_imports_only_standard_library_harness_modules():
     the path: an import chain that reaches anything heavy from there shows in ``sys.modules``.
     """
     modules = harness_modules_of_the_noxfile()
-    assert {"harness.cli", "harness.pins"} <= set(modules)
+    assert {"harness.sessions", "harness.pins"} <= set(modules)
     packaging_folder = str(Path(packaging.__file__).parent.parent)
     script = f"""
 import sys
@@ -48,11 +48,11 @@ sys.path.insert(0, {str(REPO)!r})
 sys.path.append({packaging_folder!r})
 for name in {modules!r}:
     __import__(name)
-from harness.cli import session_view
+from harness.sessions import session_view
 session_view("search", ["scan_sync", "--jax", "0.4.26"])
 session_view("issue", ["scan_sync", "--profile", "cpu8"])
 session_view("issue", ["scan_sync", "--jax", "0.4.27", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "a.wall_ns"])
-from harness.cli import release_run_view
+from harness.sessions import release_run_view
 release_run_view(["scan_sync", "--jax", "0.4.27", "--size", "N=100"])
 session_view("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"])
 session_view("sweep", ["scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--size", "N=100"])
@@ -388,7 +388,7 @@ def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take
     [line] = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("nox --")]
     posargs = line.split(" -- ", 1)[1].replace('"${TMPDIR:-/tmp}/ci-results-$$"', str(FIXTURES / "results")).split()
     assert "-s" not in line.split(" -- ")[0] and "-t" not in line.split(" -- ")[0]
-    from harness.interleave import interleaved_request
+    from harness.sessions import interleaved_request
 
     interleaved_request(posargs)
     noxfile.checked(RecordingSession(*posargs), "report", posargs)
@@ -437,14 +437,27 @@ def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_th
     assert variables == PROFILE_BY_NAME["cpu8"].env
 
 
+def test_run_session_runs_a_plain_script_or_the_whole_catalogue_on_any_index_release(tmp_path, monkeypatch):
+    monkeypatch.setattr(noxfile, "ensure", lambda env: None)
+    script = tmp_path / "repro.py"
+    script.write_text("print('hello')\n")
+    for posargs, expected in (
+        (["--script", str(script), "--jax", "0.4.37"], ("run", "--script", str(script), "--profile", "cpu")),
+        (["--jax", "0.4.37"], ("run", "--profile", "cpu")),
+    ):
+        session = RangeSession(tmp_path, *posargs)
+        noxfile.run_one(session)
+        [(args, _)] = session.ran
+        assert args[3:] == expected
+
+
 @pytest.mark.parametrize(
     ("posargs", "message"),
     [
-        ([], "name the case first"),
-        (["--jax", "0.4.37"], "name the case first"),
+        (["--case", "scan_sync", "--script", "x.py"], "not both"),
         (["scan_sync", "--jax", "0.4.32"], "jax 0.4.32 is not an installable release on the package index"),
         (["scan_sync", "--jax", "latest"], "is not a jax release number"),
-        (["scan_sync", "--jax"], "is not a jax release number"),
+        (["scan_sync", "--jax"], "--jax needs a value"),
         (["nope", "--jax", "0.4.37"], "nope"),
         (["scan_sync", "--sides", "x.json"], "--sides is for `nox -s matrix`"),
     ],
@@ -456,3 +469,31 @@ def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(tmp_path, caps
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
     assert session.ran == [] and not (tmp_path / "release-jax-0.4.37").exists()
+
+
+@pytest.mark.parametrize(
+    ("session_name", "shown"),
+    [
+        ("repro", "usage: python -m harness run"),
+        ("matrix", "nox -s matrix -- [--jax edges|all|V,V,...]"),
+        ("run_one", "nox -s run -- [--case CASE | --script FILE]"),
+        ("search", "usage: python -m harness search"),
+        ("issue", "usage: python -m harness issue"),
+        ("bisect", "usage: python -m harness bisect"),
+        ("sweep", "usage: python -m harness sweep"),
+        ("triage", "usage: python -m harness triage"),
+        ("report", "usage: python -m harness report"),
+        ("compare", "usage: python -m harness compare"),
+    ],
+)
+def test_every_session_answers_help_before_installing_anything(session_name, shown, tmp_path, capsys):
+    session = RangeSession(tmp_path, "--help")
+    with pytest.raises(SystemExit) as stopped:
+        if session_name == "repro":
+            noxfile.repro(session, jax="0.4.26", profile="cpu")
+        else:
+            getattr(noxfile, session_name)(session)
+    assert stopped.value.code == 0
+    out = capsys.readouterr().out
+    assert shown in out and "exit status:" in out
+    assert session.installed == [] and session.ran == []

@@ -1,6 +1,6 @@
 """What the ``bisect`` and ``sweep`` commands run on, checked: the case, the range, how to measure and judge.
 
-The command line is parsed in ``harness.cli``; the commands below it get this, not the
+The command line is parsed in ``harness.commands.ranges``; the commands below it get this, not the
 parser's namespace.  Light on imports: the noxfile builds one, in nox's own environment,
 to check a session's arguments before anything is installed.
 """

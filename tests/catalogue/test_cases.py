@@ -11,7 +11,7 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.outline import outline
-from harness.cli import describe_case
+from harness.commands.listing import describe_case
 
 CASES = discovery.discover()
 STDLIB = set(sys.stdlib_module_names)

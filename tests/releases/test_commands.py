@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from harness.arguments import build_parser
-from harness.cli import checked_range_args, main
+from harness.cli import main
+from harness.commands.parser import parse
+from harness.commands.ranges import check as checked_range_args
 from harness.host.environment import machine_identity
 from harness.releases.commands import plan_for, prober_for
 from harness.releases.venvs import ReleaseEnv, write_plan
@@ -125,10 +126,10 @@ def test_a_sweep_of_every_metric_writes_its_steps(tmp_path, capsys):
 def test_the_probes_measure_in_the_processes_asked_for_five_by_default(tmp_path):
     stored_range(tmp_path)
     by_default = checked_range_args(
-        build_parser().parse_args(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim"))
+        parse(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim"))
     )
     asked = checked_range_args(
-        build_parser().parse_args(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7"))
+        parse(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7"))
     )
     assert (by_default.processes, asked.processes) == (5, 7)
     assert prober_for(asked, plan_for(asked)).processes == 7

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from harness.errors import UsageError
-from harness.interleave import interleaved_request, write_sides
 from harness.measure.sides import load_plan
 from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
+from harness.sessions import interleaved_request, write_sides
 
 
 def test_the_default_is_the_edges_on_cpu_and_cpu8():
@@ -28,7 +28,7 @@ def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
         (["--jax", "9.9"], "unknown release 9.9"),
         (["--jax", ","], "--jax names no release"),
         (["--profile", "tpu"], "unknown profile tpu"),
-        (["--jax", "0.4.26", "--jax", "0.12.0.1"], "--jax given twice"),
+        (["--jax", "0.4.26", "--jax", "0.12.0.1"], "--jax is given more than once"),
         (["--jax"], "--jax needs a value"),
         (["--jax", "0.4.26", "--profile", "cpu-classic"], "no profile given applies"),
         (["--sides", "plan.json"], "leave out --sides"),

@@ -1,0 +1,100 @@
+"""``list``: the catalogue's cases and claims; with a case, its sizes, programs and metric names."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.metric_names import MetricKey
+from harness.catalogue import discovery
+from harness.commands import Command, options
+from harness.units import sizes_text
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    cases_dir: Path
+    case: str | None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_case(parser)
+
+
+def check(args: argparse.Namespace) -> ListOptions:
+    return ListOptions(args.cases_dir, options.case_name(args))
+
+
+def execute(opts: ListOptions) -> int:
+    catalogue = discovery.discover(opts.cases_dir)
+    if opts.case is not None:
+        [case] = discovery.select(catalogue, [opts.case])
+        print(describe_case(case))
+        return 0
+    for case in catalogue.values():
+        print(
+            f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: {_space(case)}\n"
+            f"    anchors (quick): {_anchors(case)}"
+        )
+    for name, reason in catalogue.broken.items():
+        print(f"{name}\n    cannot be read: {reason}")
+    return 1 if catalogue.broken else 0
+
+
+def _space(case: discovery.CaseInfo) -> str:
+    return ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
+
+
+def _anchors(case: discovery.CaseInfo) -> str:
+    return "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
+
+
+def describe_case(case: discovery.CaseInfo) -> str:
+    """One case in full, from its file alone: no JAX is started."""
+    from harness.catalogue.outline import outline
+
+    shape = outline(case.path)
+    metrics = [
+        *(MetricKey(p, kind).metric_name for p in shape.programs for kind in ("wall", "dispatch")),
+        *(MetricKey(f, kind).metric_name for f in shape.compiled for kind in ("lower", "compile")),
+    ]
+    lines = [
+        case.name,
+        f"    file: {case.path}",
+        f"    source: {case.source}",
+        f"    claim: {case.claim}",
+        f"    sizes: {_space(case)}",
+        f"    anchors (quick): {_anchors(case)}",
+    ]
+    if case.space.cost:
+        lines.append("    cost: " + ", ".join(f"{kind} {formula}" for kind, formula in case.space.cost.items()))
+    if case.min_devices > 1:
+        lines.append(f"    needs {case.min_devices} devices (run it under cpu8)")
+    if case.devices_used is not None:
+        used = f"{case.devices_used} device{'' if case.devices_used == 1 else 's'}"
+        lines.append(f"    uses {used}: skipped under a profile that makes more CPU devices (cpu8)")
+    lines += [
+        f"    programs: {', '.join(shape.programs) or 'none found'}",
+        f"    jitted functions (compiled): {', '.join(shape.compiled) or 'none'}",
+        f"    verdict: verdict(medians{', **sizes' if shape.verdict_takes_sizes else ''})"
+        + ("; facts(**sizes) recorded" if shape.has_facts else ""),
+        "    metric names (bisect/sweep --metric):",
+        *(f"        {name}" for name in metrics),
+    ]
+    if shape.patterned:
+        lines.append("    <...> stands for a part of the name the case computes when it runs")
+    return "\n".join(lines)
+
+
+COMMAND = Command(
+    name="list",
+    summary="list the cases and their claims; with a case, its sizes, programs and metric names",
+    description="Without a case: every case, its claim, sizes and anchors, and each case file that cannot be read, "
+    "with the reason. With --case NAME: its source, claim, sizes, anchors, programs, jitted functions and the "
+    "metric names bisect and sweep accept, read from the case file without running it.",
+    exit_codes="0 listed, 1 a case file cannot be read (named, with the reason), 2 bad input",
+    add_arguments=add_arguments,
+    check=check,
+    execute=execute,
+)

@@ -1,0 +1,116 @@
+"""The command line of ``python -m harness``: every command's parser, help that says what a user needs, checks.
+
+A malformed command line raises UsageError, which the CLI prints as one line with exit
+code 2, instead of argparse printing its usage text; an unknown option names the nearest
+known one.  Standard library only: the noxfile checks posargs with ``validate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from harness.commands import (
+    AnyCommand,
+    calibrate,
+    compare,
+    export,
+    issue,
+    listing,
+    merge,
+    new,
+    ranges,
+    report,
+    run,
+    search,
+)
+from harness.errors import UsageError
+
+COMMANDS: dict[str, AnyCommand] = {
+    command.name: command
+    for command in (
+        run.COMMAND,
+        search.COMMAND,
+        export.COMMAND,
+        issue.COMMAND,
+        report.COMMAND,
+        compare.COMMAND,
+        *ranges.COMMANDS,
+        calibrate.COMMAND,
+        merge.COMMAND,
+        listing.COMMAND,
+        new.COMMAND,
+    )
+}
+PROG = "python -m harness"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's default shown unless its help already says it; a literal % in prose never breaks --help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = default not in (None, False, [], argparse.SUPPRESS) and action.option_strings
+        if shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        # Help is written as prose ("10 % larger"); only %(name)s is argparse's.
+        escaped = re.sub(r"%(?!\()", "%%", self._get_help_string(action))
+        return escaped % {**vars(action), "prog": self._prog}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description=__doc__, allow_abbrev=False, formatter_class=_HelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    for command in COMMANDS.values():
+        sub = commands.add_parser(
+            command.name,
+            help=command.summary,
+            description=command.description,
+            epilog=f"exit status: {command.exit_codes}",
+            allow_abbrev=False,
+            formatter_class=_HelpFormatter,
+        )
+        command.add_arguments(sub)
+    return parser
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
+    parser = build_parser()
+    args, extras = parser.parse_known_args(list(argv))
+    if extras:
+        raise UsageError(f"unrecognized arguments: {' '.join(extras)}{_nearest(parser, args.command, extras)}")
+    return args
+
+
+def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> str:
+    unknown = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
+    if unknown is None:
+        return ""
+    known = [option for action in _subparser(parser, command)._actions for option in action.option_strings]
+    close = difflib.get_close_matches(unknown, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else f" (`{PROG} {command} --help` lists its options)"
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    [choices] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = choices.choices[command]
+    return found
+
+
+def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+    """The parsed command line and its command's typed options, or UsageError, without running anything."""
+    args = parse(argv)
+    return args, COMMANDS[args.command].check(args)

@@ -1,0 +1,166 @@
+"""``bisect``, ``sweep`` and ``triage``: a case (or plain script) measured over a range of releases.
+
+The three share their options and their check (``check``: the typed ``RangeOptions``);
+what they do with it lives in ``harness.releases.commands``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.analysis.metric_names import parse_metric_name
+from harness.catalogue import discovery
+from harness.commands import Command, options
+from harness.errors import UsageError
+from harness.names import name_problem
+from harness.pins import RELEASES
+from harness.releases.options import RangeOptions
+from harness.units import version_key
+
+
+def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
+    options.add_case(parser, script=True)
+    if command == "bisect":
+        parser.add_argument("--good", dest="first", metavar="VERSION", help="release with the old behaviour")
+        parser.add_argument("--bad", dest="last", metavar="VERSION", help="release with the new one")
+        parser.add_argument(
+            "--broken", metavar="VERSION", help="instead of --good: a release with the problem, to find the fix"
+        )
+        parser.add_argument(
+            "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
+        )
+    else:
+        tables = command == "triage"  # a triage runs over the whole table unless told otherwise
+        parser.add_argument(
+            "--from", dest="first", metavar="VERSION", required=not tables,
+            help="first release of the range" + (" (default: the table's oldest)" if tables else ""),
+        )  # fmt: skip
+        parser.add_argument(
+            "--to", dest="last", metavar="VERSION", required=not tables,
+            help="last release of the range" + (" (default: the table's newest)" if tables else ""),
+        )  # fmt: skip
+    criterion = parser.add_mutually_exclusive_group(required=command == "bisect")
+    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
+    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
+    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
+    options.add_session(parser, release=False)
+    parser.add_argument("--releases", type=options.path, help="the release plan nox writes: what each release installs")
+    options.add_results(parser)
+    options.add_out(parser)
+    options.add_sampling(parser)
+    options.add_process_count(parser)
+    options.add_thresholds(parser)
+
+
+def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
+    """The first and last release of a range command, and whether a bisect looks for a fix.
+
+    A bisect takes --good/--bad (a regression) or --broken/--fixed (a fix), never a mix; a
+    triage without --from/--to runs from the release table's oldest to its newest release.
+    """
+    fix = False
+    first, last = args.first, args.last
+    if args.command == "bisect":
+        broken, fixed = args.broken, args.fixed
+        if (broken or fixed) and (first or last):
+            raise UsageError("--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair")
+        fix = bool(broken or fixed)
+        first, last = (broken, fixed) if fix else (first, last)
+        if not (first and last):
+            raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
+    elif args.command == "triage":
+        first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
+    for end in (first, last):
+        problem = name_problem(end)
+        if problem:
+            raise UsageError(f"jax release {problem}")
+    return first, last, fix
+
+
+def check(args: argparse.Namespace) -> RangeOptions:
+    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package index."""
+    from harness.upstream.export import script_sizes
+
+    results = options.results_folder(args.results)
+    case = options.case_from(args, results=results)
+    sizes = script_sizes(case, discovery.parse_sizes(args.size))
+    metric = parse_metric_name(args.metric) if args.metric else None
+    first, last, fix = range_ends(args)
+    if first == last:
+        raise UsageError(f"the two ends of the range are the same release ({first})")
+    if version_key(first) >= version_key(last):
+        raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
+    thresholds = options.thresholds_from(args)
+    processes = options.processes_from(args)
+    if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
+            "processes a release"
+        )
+    settings = options.sampling_from(args)
+    return RangeOptions(
+        command=args.command,
+        case=case,
+        first=first,
+        last=last,
+        metric=metric,
+        claim=args.claim,
+        sizes=sizes,
+        profile=options.profile_label(args),
+        releases_plan=args.releases,
+        results=results,
+        out=args.out,
+        repeats=settings.repeats,
+        processes=processes,
+        warmup=settings.warmup,
+        max_seconds=settings.max_seconds,
+        timeout=settings.timeout_s,
+        thresholds=thresholds,
+        fix=fix,
+    )
+
+
+def _execute(options_: RangeOptions) -> int:
+    from harness.releases.commands import run_bisect, run_sweep, run_triage
+
+    run = {"bisect": run_bisect, "sweep": run_sweep, "triage": run_triage}[options_.command]
+    return run(options_)
+
+
+def _command(name: str, summary: str, description: str, exit_codes: str) -> Command[RangeOptions]:
+    return Command(
+        name=name,
+        summary=summary,
+        description=description,
+        exit_codes=exit_codes,
+        add_arguments=lambda parser: _add_range(parser, name),
+        check=check,
+        execute=_execute,
+    )
+
+
+COMMANDS = (
+    _command(
+        "bisect",
+        "find the first release where a metric (or the claim) changed (run through nox -s bisect)",
+        "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
+        "bad by the statistics against both endpoints.",
+        "0 a first bad release was found, 1 none could be named, 2 bad input",
+    ),
+    _command(
+        "sweep",
+        "measure every release in a range and report each significant step (run through nox -s sweep)",
+        "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
+        "and the claim) changes significantly between consecutive releases.",
+        "0 swept (the page names each step), 2 bad input",
+    ),
+    _command(
+        "triage",
+        "measure every release in a range, confirm each step by measuring again, answer per change "
+        "(run through nox -s triage)",
+        "Measure a case on every jax release from --from to --to (default: the release table's oldest to newest) in "
+        "one interleaved run, find every step between consecutive releases (regressions and fixes), measure the two "
+        "releases around each step again together in twice the processes, and answer once per step that holds.",
+        "0 a change was confirmed, 1 none, 2 bad input",
+    ),
+)

@@ -1,0 +1,62 @@
+"""``report``: render every stored result as markdown, an index and a page per case, with plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.commands import Command, options
+from harness.errors import HarnessError, UsageError
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    results: Path
+    out: Path
+    baseline: str | None
+    thresholds: Thresholds
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_results(parser, "the results to render")
+    options.add_out(parser)
+    parser.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
+    options.add_thresholds(parser)
+
+
+def check(args: argparse.Namespace) -> ReportOptions:
+    if not args.results.is_dir():
+        raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
+    return ReportOptions(args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args))
+
+
+def execute(opts: ReportOptions) -> int:
+    from harness.render.report import write_report
+
+    try:
+        written, problems, plots = write_report(
+            opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds
+        )
+    except OSError as exc:
+        raise HarnessError(f"cannot write the report under {opts.out}: {exc.strerror or exc}") from None
+    for problem in problems:
+        print(f"skipped unusable result {problem}", file=sys.stderr)
+    if plots.missing_reason:
+        print(f"plots not drawn: {plots.missing_reason}", file=sys.stderr)
+    print(f"report written: {len(written)} page(s) under {opts.out}, start at {written[0]}", file=sys.stderr)
+    return 0
+
+
+COMMAND = Command(
+    name="report",
+    summary="render stored results as markdown: an index and a page per case",
+    description="Render every result under the results folder: an index of the claims by release and of what "
+    "changed, a page per case with its timings side by side and a verdict per metric, and the plots.",
+    exit_codes="0 written, 2 bad input (a result that cannot be used is named and skipped)",
+    add_arguments=add_arguments,
+    check=check,
+    execute=execute,
+)

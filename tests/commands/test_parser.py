@@ -1,0 +1,89 @@
+"""Every command's --help renders, shows its defaults and exit codes; an unknown option names the nearest one."""
+
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main
+from harness.commands.parser import COMMANDS, parse, validate
+from harness.commands.run import RunOptions
+from harness.errors import UsageError
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_renders_its_help_with_defaults_and_exit_codes(command, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([command, "--help"])
+    assert stopped.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith(f"usage: python -m harness {command}")
+    assert "exit status: " in out and "2 bad input" in out
+    if "--results" in out:
+        assert "(default: results)" in out
+
+
+def test_help_from_a_real_process_has_no_traceback():
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())
+    assert "--target-ratio R" in out and "in 90% of comparisons" in out
+
+
+def test_the_top_level_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "nearest"),
+    [
+        (["run", "--proceses", "3"], "--processes"),
+        (["run", "--proc", "1"], "--processes"),  # abbreviations are not taken: a typo must not pass for an option
+        (["report", "--baseine", "0.4.26"], "--baseline"),
+        (["bisect", "--case", "scan_sync", "--claim", "--goood", "0.4.26"], "--good"),
+    ],
+)
+def test_an_unknown_option_names_the_nearest_known_one(argv, nearest):
+    with pytest.raises(UsageError, match=f"did you mean {nearest}"):
+        parse(argv)
+
+
+def test_an_option_far_from_every_known_one_points_to_help():
+    with pytest.raises(UsageError, match="run --help` lists its options"):
+        parse(["run", "--zzzzzz"])
+
+
+def test_the_same_option_has_one_default_in_every_command_that_takes_it():
+    """Sampling defaults come from the effort alone: one table, whatever the command."""
+    defaults: dict[str, set[object]] = {}
+    for command in COMMANDS.values():
+        parser = __import__("argparse").ArgumentParser()
+        command.add_arguments(parser)
+        for action in parser._actions:
+            if action.option_strings:  # by its name; an older spelling kept beside it is not a second option
+                defaults.setdefault(action.option_strings[0], set()).add(repr(action.default))
+    shared_differently = {o: d for o, d in defaults.items() if len(d) > 1}
+    # --effort: a standalone script (export, issue) is for numbers to quote, so it samples as full does;
+    # --case: repeatable in run and compare, and calibrate has a default case.  Every other option means and
+    # defaults the same everywhere.
+    assert set(shared_differently) <= {"--effort", "--case"}, shared_differently
+
+
+def test_validate_gives_the_commands_typed_options_without_running_anything(tmp_path):
+    args, checked = validate(["run", "--case", "scan_sync", "--effort", "full", "--results", str(tmp_path / "r")])
+    assert args.command == "run" and isinstance(checked, RunOptions)
+    assert (checked.settings.repeats, checked.settings.max_seconds, checked.settings.processes) == (20, 2.0, 10)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_case_named_the_old_way_still_works_and_two_different_names_are_refused():
+    _, by_option = validate(["export", "--case", "scan_sync"])
+    _, by_position = validate(["export", "scan_sync"])
+    assert by_option == by_position
+    with pytest.raises(UsageError, match="two cases named"):
+        validate(["export", "scan_sync", "--case", "nested_scan"])
