@@ -193,6 +193,8 @@ def add_case(
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
+    # Every command's namespace then has all three, whichever of them it declares.
+    parser.set_defaults(old_case=None, script=None, takes_script=script)
     parser.add_argument(
         "--cases-dir",
         type=path,
@@ -203,7 +205,7 @@ def add_case(
 
 def case_name(args: argparse.Namespace) -> str | None:
     """The one case a single-case command names, by ``--case`` or by the older positional spelling."""
-    old, new = getattr(args, "old_case", None), args.case
+    old, new = args.old_case, args.case
     if old is not None and new is not None and old != new:
         raise UsageError(f"two cases named ({old} and --case {new}): give one")
     return new or old
@@ -212,16 +214,16 @@ def case_name(args: argparse.Namespace) -> str | None:
 def case_from(args: argparse.Namespace, *, results: Path | None = None) -> discovery.CaseInfo:
     """The case a command names, or the plain script it names instead (``--script FILE``)."""
     name = case_name(args)
-    script = getattr(args, "script", None)
+    script = args.script
     if script is None:
         if not name:
             what = "a case with --case NAME (`harness list` shows them)"
-            raise UsageError(f"name {what}" + (" or --script FILE" if hasattr(args, "script") else ""))
+            raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))
         [case] = discovery.select(discovery.discover(args.cases_dir), [name])
         return case
     if name:
         raise UsageError("give a case or --script FILE, not both")
-    if getattr(args, "size", None):
+    if args.size:
         raise UsageError("--size: a script has no sizes; it runs as it is")
     case = read_script(script)
     if results is not None:

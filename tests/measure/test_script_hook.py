@@ -1,0 +1,67 @@
+"""The hook runs a script as `python FILE ARGS` would, and reports its import and JAX's compile phases."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.measure import script_hook
+
+HOOK = Path(script_hook.__file__)
+
+
+def run_hooked(tmp_path: Path, source: str, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    script = tmp_path / "user" / "repro.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(source)
+    (script.parent / "helper_mod.py").write_text("VALUE = 41\n")
+    report = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, str(HOOK), str(report), str(script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done, json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_a_script_without_jax_runs_as_python_file_would(tmp_path):
+    source = (
+        "import sys, os, helper_mod\n"
+        "print(__name__, sys.argv[1:], helper_mod.VALUE + 1, os.getcwd() == os.path.dirname(__file__) or 'cwd kept')\n"
+        "sys.exit(3)\n"
+    )
+    done, report = run_hooked(tmp_path, source, "--size", "7")
+    assert done.returncode == 3
+    assert done.stdout.strip() == "__main__ ['--size', '7'] 42 cwd kept"
+    assert "imported_ns" not in report and report["ended_ns"] >= report["started_ns"]
+
+
+def test_a_traceback_shows_the_scripts_frames_and_exits_1(tmp_path):
+    done, report = run_hooked(tmp_path, "def f():\n    raise ValueError('boom')\nf()\n")
+    assert done.returncode == 1
+    assert "ValueError: boom" in done.stderr and "repro.py" in done.stderr
+    assert "script_hook" not in done.stderr and "runpy" not in done.stderr
+    assert report["ended_ns"] > 0
+
+
+@pytest.mark.jax
+def test_the_first_import_of_jax_and_its_compile_phases_are_reported(tmp_path):
+    source = (
+        "import jax, jax.numpy as jnp\n"
+        "f = jax.jit(lambda x: jnp.sin(x) * 2)\n"
+        "f(jnp.ones(8)).block_until_ready()\n"
+        "g = jax.jit(lambda x: x + 1)\n"
+        "g(1.0).block_until_ready()\n"
+        "print('{\"done\": 1}')\n"
+    )
+    done, report = run_hooked(tmp_path, source)
+    assert done.returncode == 0, done.stderr
+    assert report["listening"] is True
+    assert 0 < report["import_ns"] < report["ended_ns"] - report["started_ns"]
+    events = report["events"]
+    assert events["compile"]["count"] >= 2 and events["compile"]["total_ns"] > 0
+    assert events["trace"]["count"] >= 2 and events["lower"]["count"] >= 2
