@@ -1,6 +1,6 @@
 """What a case defines, read from its source without importing it: its programs, jitted functions and verdict.
 
-``python -m harness list CASE`` shows them, with the metric names a bisect or sweep
+``python -m harness list --case CASE`` shows them, with the metric names a bisect or sweep
 accepts, without starting JAX.  Names are read from the dicts ``programs()`` and
 ``compiled()`` return (a dict literal, or a dict variable filled by assignments); a key
 built at run time is shown as a pattern, ``named_d<n>`` for ``f"named_d{n}"``, and a

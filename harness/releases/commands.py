@@ -93,7 +93,8 @@ def stem_for(options: RangeOptions) -> str:
 
 def triage_command(options: RangeOptions) -> str:
     """The ``nox -s triage`` command over ``options``' range and setting."""
-    words = ["nox", "-s", "triage", "--", options.case.name, "--from", options.first, "--to", options.last]
+    target = ["--script", options.case.script.file] if options.case.script else ["--case", options.case.name]
+    words = ["nox", "-s", "triage", "--", *target, "--from", options.first, "--to", options.last]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
