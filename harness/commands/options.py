@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -268,7 +269,7 @@ def add_sampling(
     )
     parser.add_argument(
         "--max-seconds",
-        type=positive_float,
+        type=seconds,
         metavar="SECONDS",
         help=f"stop sampling a program after this much measured time, with at least {MIN_REPEATS} samples "
         "(default by effort: " + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items()) + ")",
@@ -406,6 +407,18 @@ def results_folder(folder: Path) -> Path:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"results folder {folder} is a file")
     return folder
+
+
+def prove_writable(folder: Path) -> None:
+    """Create ``folder`` and write a file there before anything is measured: a read-only or full disk is one line
+    now, not a measured cell lost at storing."""
+    probe = folder / f".write-check-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"\0" * 4096)
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write results under {folder}: {exc.strerror or exc}") from None
 
 
 def output_folder(folder: Path) -> Path:

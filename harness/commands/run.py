@@ -116,6 +116,7 @@ def execute(opts: RunOptions) -> int:
     ]
     if not plan:
         raise UsageError(f"nothing to run: no size points for effort {effort!r}")
+    options.prove_writable(opts.results)
     with Recorder(
         opts.results, opts.sides, opts.settings, opts.seed, opts.budget, detectable=detectable_in_records
     ) as recorder:

@@ -87,3 +87,25 @@ def test_a_case_named_the_old_way_still_works_and_two_different_names_are_refuse
     assert by_option == by_position
     with pytest.raises(UsageError, match="two cases named"):
         validate(["export", "scan_sync", "--case", "nested_scan"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--min-sample-time", "1e300"], "more than an hour"),
+        (["run", "--max-seconds", "1e300"], "more than a week"),
+        (["run", "--timeout", "nan"], "must be a finite number"),
+        (["search", "--case", "scan_sync", "--processes", "1"], "at least 3 processes"),
+    ],
+)
+def test_numbers_that_would_overflow_or_cannot_give_a_verdict_are_refused(argv, message):
+    with pytest.raises(UsageError, match=message):
+        validate(argv)
+
+
+def test_a_results_folder_that_cannot_be_written_is_refused_before_anything_is_measured(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["run", "--case", "scan_sync", "--results", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write results under" in err and len(err.strip().splitlines()) == 1
