@@ -53,7 +53,7 @@ PINNED_COMMANDS = ("search", "issue", "bisect", "sweep", "triage")
 RANGE_COMMANDS = ("bisect", "sweep", "triage")
 
 if TYPE_CHECKING:
-    from harness.analysis.noise_floor import CalibrationPlan
+    from harness.calibrating import CalibrationPlan
     from harness.upstream.issue import IssueRequest
 
 
@@ -242,7 +242,7 @@ def _output_folder(path: Path) -> None:
 
 def checked_calibrate_args(args: argparse.Namespace) -> CalibrationPlan:
     """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
-    from harness.analysis.noise_floor import plan_calibration
+    from harness.calibrating import plan_calibration
 
     [case] = discovery.select(discovery.discover(args.cases_dir), [args.case])
     overrides = discovery.parse_sizes(args.size)
@@ -619,8 +619,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from harness.analysis.noise_floor import append_calibration, calibrate
+    from harness.calibrating import calibrate
     from harness.render.calibration import noise_floor_sentence
+    from harness.store.calibrations import append_calibration
 
     calibration = calibrate(checked_calibrate_args(args), thresholds_from(args))
     path = append_calibration(args.results, calibration)

@@ -15,7 +15,6 @@ from pathlib import Path
 from harness.analysis.claims import claim_rows, mark, outcome, ranges_text
 from harness.analysis.groups import check_baseline
 from harness.analysis.metrics import GroupComparison
-from harness.analysis.noise_floor import latest_calibrations
 from harness.analysis.report_model import ReportModel, build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
 from harness.host.environment import scrub
@@ -24,6 +23,7 @@ from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.tables import markdown_table, rule_text
+from harness.store.calibrations import latest_calibrations
 from harness.store.results import LoadProblem, Newest, StoredResult, load_results
 from harness.store.schema import RunStatus
 from harness.units import short_machine, sizes_text

@@ -339,9 +339,11 @@ def test_re_rendering_removes_pages_of_cases_whose_results_are_gone_and_nothing_
 
 
 def test_the_index_quotes_the_machines_latest_noise_floor(tmp_path):
-    from harness.analysis.noise_floor import append_calibration, plan_calibration, summarize_calibration
+    from harness.analysis.noise_floor import summarize_calibration
     from harness.analysis.significance import Thresholds
+    from harness.calibrating import plan_calibration
     from harness.catalogue import discovery
+    from harness.store.calibrations import append_calibration
     from tests.conftest import derive, real_result
 
     results, out = tmp_path / "results", tmp_path / "reports"
