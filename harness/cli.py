@@ -588,7 +588,7 @@ def cmd_issue(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from harness.render.report import write_report
+    from harness.reporting import write_report
 
     checked_report_args(args)
     try:
