@@ -2,6 +2,6 @@
 older rule for pooled samples (``significance``), metric series and HLO facts of a result
 (``metrics``), what may be compared with what (``groups``), claim verdicts as release ranges and
 over processes (``claims``), the pairing of two result sets (``set_comparison``), what a report
-shows, decided once (``report_model``), and this machine's noise floor (``noise_floor``).  Pure:
-no rendering, no I/O beyond loading results and running ``calibrate``'s measurements.
+shows, decided once (``report_model``), and a machine's noise floor from calibrate's runs
+(``noise_floor``).  Pure: no rendering, no I/O beyond loading results.
 """

@@ -21,7 +21,7 @@ from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
-from harness.stats import summarize
+from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
 
@@ -48,9 +48,14 @@ class ProcessSamples:
     source: Result | None = field(default=None, compare=False)
 
     @property
+    def summary(self) -> Summary:
+        """Its process medians summarised: the median is the figure, the quartiles the spread between processes."""
+        return summarize(process_medians(self.processes))
+
+    @property
     def figure(self) -> float:
         """The result's figure for the metric: the median of its process medians (what comparisons compare)."""
-        return summarize(process_medians(self.processes)).median
+        return self.summary.median
 
 
 def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:

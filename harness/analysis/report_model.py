@@ -1,22 +1,181 @@
-"""What a report shows, decided once: the runs chosen, the comparison groups, and their comparisons.
+"""What a report shows, decided once: the runs chosen, the claims by release, the comparison groups and
+their comparisons, how the machines behind them differ, the exact compiled facts, the plots' points and
+each machine's noise floor.
 
 ``build_model`` selects the newest run of every cell once (``groups.latest_runs``),
 forms the comparison groups once from that selection, and compares each once; the
-renderers (``harness.render``) only turn the model into text and plots.
+renderers (``harness.render``) only turn the model into text and plots, so they need
+nothing from analysis but this module's types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from harness.analysis.groups import ComparisonGroup, comparison_groups, latest_runs, ordered_releases
-from harness.analysis.metrics import GroupComparison, compare_group
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
+from harness.analysis.claims import ClaimVerdict, claim_evidence, claim_rows, claim_verdict, mark, outcome, ranges_text
+from harness.analysis.groups import (
+    DEVICE_FACT,
+    ComparisonGroup,
+    GroupKey,
+    comparison_groups,
+    differences,
+    host_differences,
+    latest_runs,
+    ordered_releases,
+)
+from harness.analysis.metrics import GroupComparison, compare_group, hlo_fact_names, hlo_facts
+from harness.analysis.plot_points import ScalingLines, WallLines, wall_by_device_count, wall_by_release
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
+from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
+from harness.store.schema import RunStatus
 
 # The size source of a measurement taken by ``harness search``: at a size of the search's choosing.
 SEARCHED = "search"
+_ABSENT = object()  # "no previous release had this fact", distinct from a fact whose value is None
+
+
+@dataclass(frozen=True)
+class RunView:
+    """The newest run of one cell, with its claim decided."""
+
+    stored: StoredResult
+    older: int  # earlier runs of its cell, not shown
+    outcome: str  # holds / does not hold / unsettled, or the run's status
+    mark: str  # the outcome as ✓, ✗, ? or the status
+    claim: ClaimVerdict | None  # over its processes; None unless it finished ok with verdicts
+    evidence: str  # what the case measured for that verdict
+
+
+def run_view(newest: Newest) -> RunView:
+    stored, older = newest
+    found = outcome(stored)
+    return RunView(stored, older, found, mark(found), claim_verdict(stored), claim_evidence(stored))
+
+
+@dataclass(frozen=True)
+class ClaimLine:
+    """One (case, profile, backend, sizes) across the releases of its table."""
+
+    case: str
+    profile: str
+    backend: str
+    sizes: str
+    marks: list[str]  # one per release of the table: ✓, ✗, ?, a status, or – where it did not run
+    in_words: str  # the release ranges of each outcome
+
+
+@dataclass(frozen=True)
+class ClaimTable:
+    releases: list[str]  # the columns
+    lines: list[ClaimLine]
+    skipped: list[ClaimLine] = field(default_factory=list)  # skipped on every release: named, not tabled
+
+
+def _claim_line(row: tuple[str, str, str, str], outcomes: dict[str, str], releases: Sequence[str]) -> ClaimLine:
+    case, profile, backend, sizes = row
+    marks = [mark(outcomes.get(r)) for r in releases]
+    return ClaimLine(case, profile, backend, sizes, marks, ranges_text(outcomes, releases))
+
+
+def index_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimTable:
+    """Every row over every release of the report; a row skipped on every release (too few devices, a
+    one-device case under cpu8) says nothing per release, so it is set apart."""
+    rows = claim_rows(results)
+    skipped = {row for row, outcomes in rows.items() if set(outcomes.values()) == {RunStatus.SKIPPED.value}}
+    return ClaimTable(
+        list(order),
+        [_claim_line(row, outcomes, order) for row, outcomes in rows.items() if row not in skipped],
+        [_claim_line(row, outcomes, order) for row, outcomes in rows.items() if row in skipped],
+    )
+
+
+def case_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimTable:
+    """One case's rows, over the releases it ran on."""
+    rows = claim_rows(results)
+    releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
+    return ClaimTable(releases, [_claim_line(row, outcomes, releases) for row, outcomes in rows.items()])
+
+
+@dataclass(frozen=True)
+class TimingGroup:
+    """One comparison group's timings (one machine), how the hosts of its runs differ, and its plots' points."""
+
+    comparison: GroupComparison
+    hosts: list[str]  # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
+    wall: WallLines
+    scaling: ScalingLines
+
+    @property
+    def key(self) -> GroupKey:
+        return self.comparison.group.key
+
+    @property
+    def tallies(self) -> tuple[int, int, int, int] | None:
+        """(slower, faster, inconclusive, noisy) over its (metric, release) pairs; None when nothing was compared."""
+        if not self.comparison.comparisons:
+            return None
+        counts = self.comparison.verdicts()
+        return counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.INCONCLUSIVE], self.comparison.noisy()
+
+
+def timing_group(group: ComparisonGroup, baseline: str | None, thresholds: Thresholds) -> TimingGroup:
+    comparison = compare_group(group, baseline, thresholds)
+    hosts = host_differences([(f"jax {run.release}", run) for run in group.runs])
+    return TimingGroup(comparison, hosts, wall_by_release(comparison), wall_by_device_count(comparison))
+
+
+@dataclass(frozen=True)
+class FactCell:
+    value: Any
+    changed: bool  # differs from the previous run that has the fact
+
+
+@dataclass(frozen=True)
+class FactRow:
+    function: str
+    fact: str
+    cells: list[FactCell | None]  # one per run of the group; None where the run lacks the fact
+
+
+@dataclass(frozen=True)
+class StructureGroup:
+    """One group's exact compiled facts across machines (counted, not timed)."""
+
+    key: GroupKey
+    releases: list[str]  # the columns, one per run
+    machines: int
+    devices: list[str]  # how the devices compiled for differ between its runs
+    rows: list[FactRow]
+
+
+def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
+    """Each compiled function's exact facts, run by run."""
+    facts = {run.release: hlo_facts(run) for run in runs}
+    functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
+    rows = []
+    for function in functions:
+        for fact in hlo_fact_names(by_name[function] for by_name in facts.values() if function in by_name):
+            cells: list[FactCell | None] = []
+            previous: Any = _ABSENT
+            for run in runs:
+                record = facts[run.release].get(function)
+                if record is None or fact not in record:
+                    cells.append(None)
+                    continue
+                value = record[fact]
+                cells.append(FactCell(value, previous is not _ABSENT and value != previous))
+                previous = value
+            rows.append(FactRow(function, fact, cells))
+    return rows
+
+
+def structure_group(group: ComparisonGroup) -> StructureGroup:
+    devices = host_differences([(f"jax {run.release}", run) for run in group.runs], [DEVICE_FACT])
+    machines = len({run.machine for run in group.runs})
+    return StructureGroup(group.key, group.releases, machines, devices, fact_rows(group.runs))
 
 
 @dataclass(frozen=True)
@@ -24,9 +183,15 @@ class CaseModel:
     """One case's share of the report."""
 
     case: str
-    runs: list[Newest]  # the newest run of each of its cells
-    comparisons: list[GroupComparison]  # timings, one machine per group
-    structures: list[ComparisonGroup]  # compiled facts, groups across machines
+    runs: list[RunView]  # the newest run of each of its cells
+    claims: ClaimTable
+    timings: list[TimingGroup]  # one machine per group
+    differ: list[str]  # what its timing groups differ in (nothing with one group)
+    structures: list[StructureGroup]  # groups across machines that recorded compiled facts
+
+    @property
+    def comparisons(self) -> list[GroupComparison]:
+        return [t.comparison for t in self.timings]
 
 
 @dataclass(frozen=True)
@@ -35,27 +200,42 @@ class ReportModel:
     searched: int  # results of size searches, left out
     problems: list[LoadProblem]
     latest: list[Newest]  # the newest run of every cell, in report order
+    runs: list[RunView]  # the same, with their claims decided
     order: list[str]  # releases, oldest first
+    claims: ClaimTable
     groups: list[ComparisonGroup]
-    comparisons: list[GroupComparison]  # one per group, in the same order
-    structures: list[ComparisonGroup]
+    timings: list[TimingGroup]  # one per group, in the same order
+    cases: list[CaseModel]
+    noise_floors: list[CalibrationRun]  # the latest calibration of each machine that has one
     thresholds: Thresholds
 
     @property
     def machines(self) -> list[str]:
         return sorted({item.result.machine for item in self.latest})
 
-    def cases(self) -> list[CaseModel]:
-        names = list(dict.fromkeys(item.result.case for item in self.latest))
-        return [
+    @property
+    def comparisons(self) -> list[GroupComparison]:
+        return [t.comparison for t in self.timings]
+
+
+def case_models(
+    runs: Sequence[RunView], order: Sequence[str], timings: Sequence[TimingGroup], structures: Sequence[StructureGroup]
+) -> list[CaseModel]:
+    models = []
+    for name in dict.fromkeys(run.stored.case for run in runs):
+        mine = [run for run in runs if run.stored.case == name]
+        groups = [t for t in timings if t.key.case == name]
+        models.append(
             CaseModel(
                 name,
-                [item for item in self.latest if item.result.case == name],
-                [c for c in self.comparisons if c.group.key.case == name],
-                [g for g in self.structures if g.key.case == name],
+                mine,
+                case_claims([run.stored for run in mine], order),
+                groups,
+                differences([t.key for t in groups]),
+                [s for s in structures if s.key.case == name and s.rows],
             )
-            for name in names
-        ]
+        )
+    return models
 
 
 def build_model(
@@ -64,20 +244,32 @@ def build_model(
     *,
     baseline: str | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    calibrations: Mapping[str, CalibrationRun] | None = None,
 ) -> ReportModel:
-    """The report's content.  Measurements taken by ``harness search`` are left out (and counted): each sits at
-    a size of the search's choosing and would crowd the sweep's comparisons."""
+    """The report's content; ``calibrations``: machine id → its latest (``store.calibrations``).
+
+    Measurements taken by ``harness search`` are left out (and counted): each sits at a
+    size of the search's choosing and would crowd the sweep's comparisons."""
     swept = [r for r in results if r.result.size_source != SEARCHED]
     latest = latest_runs(swept)
+    runs = [run_view(item) for item in latest]
+    order = ordered_releases(item.result for item in latest)
     groups = comparison_groups(latest)
+    timings = [timing_group(group, baseline, thresholds) for group in groups]
+    structures = [structure_group(g) for g in comparison_groups(latest, across_machines=True)]
+    machines = sorted({item.result.machine for item in latest})
+    found = calibrations or {}
     return ReportModel(
         stored=len(swept),
         searched=len(results) - len(swept),
         problems=list(problems),
         latest=latest,
-        order=ordered_releases(item.result for item in latest),
+        runs=runs,
+        order=order,
+        claims=index_claims((run.stored for run in runs), order),
         groups=groups,
-        comparisons=[compare_group(group, baseline, thresholds) for group in groups],
-        structures=comparison_groups(latest, across_machines=True),
+        timings=timings,
+        cases=case_models(runs, order, timings, structures),
+        noise_floors=[found[m] for m in machines if m in found],
         thresholds=thresholds,
     )

@@ -13,7 +13,7 @@ from harness.catalogue import discovery
 from harness.commands import Command, options
 
 if TYPE_CHECKING:
-    from harness.analysis.noise_floor import CalibrationPlan
+    from harness.calibrating import CalibrationPlan
 
 CALIBRATION_CASE = "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
 
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check(args: argparse.Namespace) -> CalibrateOptions:
     """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
-    from harness.analysis.noise_floor import plan_calibration
+    from harness.calibrating import plan_calibration
     from harness.commands.parser import validate
 
     case = options.case_from(args)
@@ -72,8 +72,9 @@ def check(args: argparse.Namespace) -> CalibrateOptions:
 
 
 def execute(opts: CalibrateOptions) -> int:
-    from harness.analysis.noise_floor import append_calibration, calibrate
+    from harness.calibrating import calibrate
     from harness.render.calibration import noise_floor_sentence
+    from harness.store.calibrations import append_calibration
 
     calibration = calibrate(opts.plan, opts.thresholds)
     path = append_calibration(opts.results, calibration)

@@ -34,7 +34,7 @@ def check(args: argparse.Namespace) -> ReportOptions:
 
 
 def execute(opts: ReportOptions) -> int:
-    from harness.render.report import write_report
+    from harness.reporting import write_report
 
     try:
         written, problems, plots = write_report(

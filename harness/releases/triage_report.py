@@ -7,11 +7,12 @@ from pathlib import Path
 from harness.analysis.claims import outcome
 from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
+from harness.analysis.plot_points import metric_series
 from harness.names import inside
 from harness.releases.bisection import CLAIM
 from harness.releases.report import RELEASE_HEADERS, Setting, against_cell, release_rows, releases_markdown
 from harness.releases.triage import Confirmation, TriageOutcome
-from harness.render.series_plot import draw_series, metric_series
+from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table, text_table
 
 PLOTS = "plots"

@@ -1,4 +1,5 @@
 """Render: markdown pages (``report`` index, ``case_page``, ``run_detail``), PNG plots (``plots``),
 the ``compare`` command's output (``set_comparison``), table formatting (``tables``) and a machine's
-noise floor in one sentence (``calibration``).  Results and analyses in, text out.
+noise floor in one sentence (``calibration``).  A model in (``analysis.report_model``, a comparison, a
+calibration), text and plots out: what to show is decided before.
 """

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.analysis.noise_floor import CalibrationRun
 from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import DEFAULT_THRESHOLDS
+from harness.store.calibrations import CalibrationRun
 from harness.units import format_ratio, short_machine, sizes_text
 
 

@@ -8,32 +8,29 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from harness.analysis.claims import claim_rows, mark, ranges_text
-from harness.analysis.groups import DEVICE_FACT, ComparisonGroup, differences, host_differences
-from harness.analysis.metrics import GroupComparison, hlo_fact_names, hlo_facts
-from harness.analysis.report_model import CaseModel
-from harness.analysis.significance import Thresholds
+from harness.analysis.report_model import (
+    CaseModel,
+    ClaimTable,
+    FactCell,
+    FactRow,
+    StructureGroup,
+    Thresholds,
+    TimingGroup,
+)
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
-from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 
-_ABSENT = object()  # "no previous release had this fact", distinct from a fact whose value is None
 
-
-def claim_table(runs: Sequence[Newest], order: Sequence[str]) -> str:
+def claim_table(claims: ClaimTable) -> str:
     """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
-    rows = claim_rows(result for result, _ in runs)
-    releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
-    table = [
-        [profile, backend, sizes, *(mark(outcomes.get(r)) for r in releases), ranges_text(outcomes, releases)]
-        for (_, profile, backend, sizes), outcomes in rows.items()
-    ]
-    return markdown_table(table, ["profile", "backend", "sizes", *releases, "in words"])
+    table = [[line.profile, line.backend, line.sizes, *line.marks, line.in_words] for line in claims.lines]
+    return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
 
 
-def timing_table(comparison: GroupComparison) -> str:
+def timing_table(timing: TimingGroup) -> str:
+    comparison = timing.comparison
     releases = comparison.group.releases
     rows = []
     for key in comparison.keys:
@@ -52,10 +49,10 @@ def timing_table(comparison: GroupComparison) -> str:
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 
 
-def statistics_table(comparison: GroupComparison) -> str:
+def statistics_table(timing: TimingGroup) -> str:
     rows = [
         [key.label(), f"jax {release}", *statistics_cells(found)]
-        for release, by_key in comparison.comparisons.items()
+        for release, by_key in timing.comparison.comparisons.items()
         for key, found in by_key.items()
     ]
     return markdown_table(rows, ["metric", "B", *STATISTICS_HEADERS])
@@ -75,33 +72,23 @@ def format_fact(value: Any) -> str:
     return str(value)
 
 
-def hlo_table(runs: Sequence[StoredResult]) -> str:
+def fact_text(cell: FactCell | None) -> str:
+    if cell is None:
+        return "–"
+    text = format_fact(cell.value)
+    return f"**{text}**" if cell.changed else text
+
+
+def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
     """Exact compiled facts, releases as columns; bold where a value differs from the previous release."""
-    facts = {run.release: hlo_facts(run) for run in runs}
-    functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
-    rows = []
-    for function in functions:
-        names = hlo_fact_names(by_name[function] for by_name in facts.values() if function in by_name)
-        for fact in names:
-            row = [f"{function} · {fact.replace('_', ' ')}"]
-            previous: Any = _ABSENT
-            for run in runs:
-                record = facts[run.release].get(function)
-                if record is None or fact not in record:
-                    row.append("–")
-                    continue
-                value = record[fact]
-                text = format_fact(value)
-                row.append(f"**{text}**" if previous is not _ABSENT and value != previous else text)
-                previous = value
-            rows.append(row)
-    if not rows:
+    table = [[f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)] for row in rows]
+    if not table:
         return ""
-    return markdown_table(rows, ["function · fact", *(f"jax {run.release}" for run in runs)])
+    return markdown_table(table, ["function · fact", *(f"jax {release}" for release in releases)])
 
 
-def plot_lines(comparison: GroupComparison, plots: DrawnPlots) -> list[str]:
-    key = comparison.group.key
+def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
+    key = timing.key
     lines = []
     for kind, alt in ((WALL, "median wall time by release"), (SCALING, "time per call by device count")):
         link = plots.link(key, kind)
@@ -110,25 +97,25 @@ def plot_lines(comparison: GroupComparison, plots: DrawnPlots) -> list[str]:
     return lines
 
 
-def group_section(comparison: GroupComparison, plots: DrawnPlots) -> str:
+def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
+    comparison = timing.comparison
     group = comparison.group
     lines = [f"### {group.key.describe()}", ""]
     if len(group.runs) == 1:
         lines += [f"Only jax {group.releases[0]} ran in this group: nothing to compare yet.", ""]
     else:
         lines += [f"Baseline (A): jax {comparison.baseline}, {comparison.baseline_reason}.", ""]
-    hosts = host_differences([(f"jax {run.release}", run) for run in group.runs])
-    if hosts:
+    if timing.hosts:
         lines += ["> [!WARNING]", "> Measured on different machines, so ratios mix releases and hosts:"]
-        lines += [f"> - {text}" for text in hosts]
+        lines += [f"> - {text}" for text in timing.hosts]
         lines.append("")
-    lines += [timing_table(comparison), ""]
-    lines += plot_lines(comparison, plots)
+    lines += [timing_table(timing), ""]
+    lines += plot_lines(timing, plots)
     if comparison.comparisons:
         lines += [
             "<details><summary>Statistics in full</summary>",
             "",
-            statistics_table(comparison),
+            statistics_table(timing),
             "",
             "</details>",
             "",
@@ -136,21 +123,16 @@ def group_section(comparison: GroupComparison, plots: DrawnPlots) -> str:
     return "\n".join(lines)
 
 
-def structure_section(group: ComparisonGroup) -> str:
-    """The exact facts of one group across machines, or nothing when no run recorded any."""
-    table = hlo_table(group.runs)
-    if not table:
-        return ""
-    lines = [f"### {group.key.describe()}", ""]
-    machines = {run.machine for run in group.runs}
-    if len(machines) > 1:
-        lines += [f"From {len(machines)} machines: counted facts do not depend on a machine's speed.", ""]
-    devices = host_differences([(f"jax {run.release}", run) for run in group.runs], [DEVICE_FACT])
-    if devices:
+def structure_section(structure: StructureGroup) -> str:
+    """The exact facts of one group across machines."""
+    lines = [f"### {structure.key.describe()}", ""]
+    if structure.machines > 1:
+        lines += [f"From {structure.machines} machines: counted facts do not depend on a machine's speed.", ""]
+    if structure.devices:
         lines += ["> [!NOTE]", "> Compiled for different devices, which may explain a difference:"]
-        lines += [f"> - {text}" for text in devices]
+        lines += [f"> - {text}" for text in structure.devices]
         lines.append("")
-    return "\n".join([*lines, table, ""])
+    return "\n".join([*lines, hlo_table(structure.rows, structure.releases), ""])
 
 
 def source_text(source: str) -> str:
@@ -161,39 +143,37 @@ def source_text(source: str) -> str:
     return f"`{source.replace('`', chr(39))}`"
 
 
-def render_case(model: CaseModel, order: Sequence[str], thresholds: Thresholds, plots: DrawnPlots) -> str:
-    case, runs, comparisons, structures = model.case, model.runs, model.comparisons, model.structures
-    first = runs[0].result.result
-    lines = [f"# {case}", "", "[All cases](index.md)", "", f"**Claim.** {first.claim_statement}", ""]
-    if first.source:
-        lines += [f"**Source.** {source_text(first.source)}", ""]
-    elif first.discussion:
-        lines += [f"Source discussion: `{first.discussion}`", ""]
-    lines += ["## Claim by release", "", claim_table(runs, order), "", "## Timings by release", ""]
-    if comparisons:
+def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots) -> str:
+    # The record of the case's first run states its claim and where it comes from.
+    record = model.runs[0].stored.result
+    lines = [f"# {model.case}", "", "[All cases](index.md)", "", f"**Claim.** {record.claim_statement}", ""]
+    if record.source:
+        lines += [f"**Source.** {source_text(record.source)}", ""]
+    elif record.discussion:
+        lines += [f"Source discussion: `{record.discussion}`", ""]
+    lines += ["## Claim by release", "", claim_table(model.claims), "", "## Timings by release", ""]
+    if model.timings:
         lines += [rule_text(thresholds), ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
-        if len(comparisons) > 1:
-            differ = ", ".join(differences([c.group.key for c in comparisons]))
+        if len(model.timings) > 1:
             lines += [
-                f"The {len(comparisons)} groups below ran under different conditions and are not compared "
-                f"with each other; they differ in {differ}.",
+                f"The {len(model.timings)} groups below ran under different conditions and are not compared "
+                f"with each other; they differ in {', '.join(model.differ)}.",
                 "",
             ]
-        lines += [group_section(c, plots) for c in comparisons]
+        lines += [group_section(t, plots) for t in model.timings]
     else:
         lines += ["No run of this case finished: nothing to time.", ""]
-    sections = [text for text in map(structure_section, structures) if text]
-    if sections:
+    if model.structures:
         lines += [
             "## Compiled structure by release (exact)",
             "",
             "Counted from the compiled HLO, so free of timing noise and comparable across machines; **bold**: "
             "differs from the release before.",
             "",
-            *sections,
+            *map(structure_section, model.structures),
         ]
     lines += ["## Runs in detail", ""]
-    lines += [run_section(result, older) for result, older in runs]
+    lines += [run_section(run) for run in model.runs]
     return "\n".join(lines)

@@ -1,24 +1,21 @@
 """PNG plots for the report: per comparison group, median wall time by release, and
 time per call against device count for programs named ``<method>_d<devices>``.
 
-Preparing the points is pure and needs nothing; drawing needs matplotlib (the
-``report`` extra).  Without it no plot is drawn and the report says why.
+The points are the model's (``analysis.plot_points``, held by each ``TimingGroup``);
+drawing them needs matplotlib (the ``report`` extra).  Without it no plot is drawn and
+the report says why.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.analysis.groups import ComparisonGroup, GroupKey
-from harness.analysis.metrics import MetricKey, metric_samples, program_names
-from harness.analysis.processes import process_medians
+from harness.analysis.report_model import GroupKey, TimingGroup
 from harness.names import inside
-from harness.stats import Summary, summarize
+from harness.stats import Summary
 
-DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
 WALL = "wall"
 SCALING = "scaling"
 UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
@@ -33,38 +30,6 @@ class DrawnPlots:
 
     def link(self, key: GroupKey, kind: str) -> str | None:
         return self.files.get((key, kind))
-
-
-def wall_by_release(group: ComparisonGroup) -> dict[str, list[tuple[str, Summary]]]:
-    """Per program, the summary of its process medians (wall) in each release that ran it: the point is the
-    figure comparisons judge, the bars the spread between processes."""
-    lines: dict[str, list[tuple[str, Summary]]] = {}
-    for run in group.runs:
-        for key, samples in metric_samples(run).items():
-            if key.kind == WALL:
-                lines.setdefault(key.name, []).append((run.release, summarize(process_medians(samples.processes))))
-    return lines
-
-
-def split_device_suffix(program: str) -> tuple[str, int] | None:
-    """``jit_d4`` → ``("jit", 4)``; None for a name without a device-count suffix."""
-    match = DEVICE_SUFFIX.match(program)
-    return (match["method"], int(match["devices"])) if match else None
-
-
-def wall_by_device_count(group: ComparisonGroup) -> dict[tuple[str, str], list[tuple[int, Summary]]]:
-    """Per (release, method), wall-time summaries by device count; only methods run at two or more counts."""
-    lines: dict[tuple[str, str], list[tuple[int, Summary]]] = {}
-    for run in group.runs:
-        series = metric_samples(run)
-        for name in program_names(run):
-            parsed = split_device_suffix(name)
-            samples = series.get(MetricKey(name, WALL))
-            if parsed and samples:
-                method, devices = parsed
-                summary = summarize(process_medians(samples.processes))
-                lines.setdefault((run.release, method), []).append((devices, summary))
-    return {key: sorted(points) for key, points in lines.items() if len(points) >= 2}
 
 
 def matplotlib_missing() -> str | None:
@@ -86,13 +51,14 @@ def _error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], l
     return medians, spread
 
 
-def draw_wall_by_release(case: str, group: ComparisonGroup, path: Path) -> bool:
+def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
     from matplotlib.figure import Figure
 
-    lines = wall_by_release(group)
+    lines = timing.wall
     if not lines:
         return False
-    releases = group.releases
+    key = timing.key
+    releases = timing.comparison.group.releases
     unit, scale = _unit([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(max(6.0, 0.7 * len(releases) + 3), 4), layout="constrained")
     axes = figure.subplots()
@@ -103,18 +69,19 @@ def draw_wall_by_release(case: str, group: ComparisonGroup, path: Path) -> bool:
     axes.set_xticks(range(len(releases)), [f"jax {r}" for r in releases], rotation=30, ha="right")
     axes.set_ylabel(f"median of process medians, wall ({unit}); bars: IQR between processes", fontsize=8)
     axes.set_ylim(bottom=0)
-    axes.set_title(f"{case}: {group.key.describe()}", fontsize=9)
+    axes.set_title(f"{key.case}: {key.describe()}", fontsize=9)
     axes.legend(fontsize=8)
     figure.savefig(path, dpi=100)
     return True
 
 
-def draw_wall_by_device_count(case: str, group: ComparisonGroup, path: Path) -> bool:
+def draw_wall_by_device_count(timing: TimingGroup, path: Path) -> bool:
     from matplotlib.figure import Figure
 
-    lines = wall_by_device_count(group)
+    lines = timing.scaling
     if not lines:
         return False
+    key = timing.key
     unit, scale = _unit([s for points in lines.values() for _, s in points])
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     axes = figure.subplots()
@@ -140,7 +107,7 @@ def draw_wall_by_device_count(case: str, group: ComparisonGroup, path: Path) -> 
     axes.set_xlabel("devices")
     axes.set_ylabel(f"median of process medians ({unit}); bars: IQR between processes", fontsize=8)
     axes.set_ylim(bottom=0)
-    axes.set_title(f"{case}: time per call by device count ({group.key.describe()})", fontsize=9)
+    axes.set_title(f"{key.case}: time per call by device count ({key.describe()})", fontsize=9)
     axes.legend(fontsize=7, ncols=2)
     figure.savefig(path, dpi=100)
     return True
@@ -149,17 +116,18 @@ def draw_wall_by_device_count(case: str, group: ComparisonGroup, path: Path) -> 
 DRAWERS = {WALL: draw_wall_by_release, SCALING: draw_wall_by_device_count}
 
 
-def draw_plots(groups: Sequence[ComparisonGroup], out_dir: Path) -> DrawnPlots:
-    """Draw every plot the groups allow under ``out_dir/plots``."""
+def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
+    """Draw every plot the groups' points allow under ``out_dir/plots``."""
     reason = matplotlib_missing()
     if reason:
         return DrawnPlots(missing_reason=reason)
     folder = out_dir / "plots"
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
-    for group in groups:
+    for timing in timings:
+        key = timing.key
         for kind, draw in DRAWERS.items():
-            name = f"{group.key.case}--{group.key.slug()}--{kind}.png"
-            if draw(group.key.case, group, inside(folder, name)):
-                files[(group.key, kind)] = f"plots/{name}"
+            name = f"{key.case}--{key.slug()}--{kind}.png"
+            if draw(timing, inside(folder, name)):
+                files[(key, kind)] = f"plots/{name}"
     return DrawnPlots(files)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, claim_evidence, outcome
+from harness.analysis.report_model import RunView
 from harness.render.tables import markdown_table
 from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, short_machine, sizes_text
-
-VERDICT_MARK = {HOLDS: HOLDS, DOES_NOT_HOLD: f"**{DOES_NOT_HOLD}**"}
 
 
 def _summary_row(program: str, label: str, values: Sequence[float], spread: bool = True) -> list[object]:
@@ -109,13 +107,14 @@ def processes_line(result: StoredResult) -> str:
     return f"Measured in {len(processes)} processes: {ended}{under_load}."
 
 
-def run_section(result: StoredResult, older: int, level: str = "###") -> str:
+def run_section(run: RunView, level: str = "###") -> str:
+    result = run.stored
     title = (
         f"{level} jax {result.release} · {result.profile} · {sizes_text(result.sizes)} · "
         f"machine {short_machine(result.machine)}"
     )
     lines = [title, ""]
-    status = result.status
+    status, older = result.status, run.older
     lines.append(
         f"Status: **{status}** in {result.result.duration_s:.1f} s"
         + (f" ({older} earlier run{'s' if older > 1 else ''} not shown)" if older else "")
@@ -123,11 +122,13 @@ def run_section(result: StoredResult, older: int, level: str = "###") -> str:
     several = processes_line(result)
     if several:
         lines += ["", several]
-    verdict = outcome(result)
-    if status is RunStatus.OK and verdict in VERDICT_MARK:
-        lines += ["", f"Claim {VERDICT_MARK[verdict]}: {claim_evidence(result)}"]
-    elif status is RunStatus.OK and verdict == UNSETTLED:  # the evidence starts "unsettled: ..."
-        lines += ["", f"Claim {claim_evidence(result)}"]
+    claim = run.claim
+    if claim is not None and claim.settled:
+        # A settled claim leans the way it settled: only "does not hold" is emphasised.
+        verdict = claim.outcome if claim.hint else f"**{claim.outcome}**"
+        lines += ["", f"Claim {verdict}: {run.evidence}"]
+    elif claim is not None:  # the evidence starts "unsettled: ..."
+        lines += ["", f"Claim {run.evidence}"]
     detail = result.result.detail
     if detail:
         lines += ["", "```", detail, "```"]

@@ -1,8 +1,9 @@
 """A metric over a run of releases: the median of its process medians per release, the spread between
 processes as bars, one panel per metric, the confirmed changes marked between releases.
 
-Preparing the points is pure; drawing needs matplotlib (the ``report`` extra), and
-without it ``draw_series`` says why nothing was drawn, as the report's plots do.
+The points are ``analysis.plot_points.metric_series``'s; drawing needs matplotlib (the
+``report`` extra), and without it ``draw_series`` says why nothing was drawn, as the
+report's plots do.
 """
 
 from __future__ import annotations
@@ -10,28 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.analysis.metrics import MetricKey, metric_samples
-from harness.analysis.processes import process_medians
+from harness.analysis.plot_points import Series
 from harness.render.plots import _error_bars, _unit, matplotlib_missing
-from harness.stats import Summary, summarize
-from harness.store.results import StoredResult
-from harness.store.schema import RunStatus
 
-Series = dict[MetricKey, list[tuple[str, Summary]]]
 MOST_PANELS = 6
-
-
-def metric_series(results: Sequence[StoredResult], keys: Sequence[MetricKey]) -> Series:
-    """Per metric, (release, summary of its process medians) for each ok result that has it, in the given order."""
-    series: Series = {}
-    for result in results:
-        if result.status is not RunStatus.OK:
-            continue
-        samples = metric_samples(result)
-        for key in keys:
-            if key in samples:
-                series.setdefault(key, []).append((result.release, summarize(process_medians(samples[key].processes))))
-    return series
 
 
 def draw_series(title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path) -> str | None:

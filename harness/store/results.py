@@ -36,7 +36,7 @@ from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
 
-# Beside the results: each machine's noise floor (``analysis.noise_floor``), which is not a result.
+# Beside the results: each machine's noise floor (``store.calibrations``), which is not a result.
 CALIBRATION_FOLDER = "calibration"
 
 

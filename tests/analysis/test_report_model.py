@@ -2,8 +2,9 @@ import dataclasses
 
 from harness.analysis import groups
 from harness.analysis.report_model import SEARCHED, build_model
+from harness.analysis.significance import Thresholds
 from harness.store.results import load_results
-from tests.conftest import derive, real_result, write_results
+from tests.conftest import derive, in_processes, real_result, set_claim, write_results
 
 
 def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatch):
@@ -33,7 +34,7 @@ def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatc
         ("scan_sync", ["0.12.0.1"]),
     ], "a run that failed is in the claims, not in the timings"
     assert [c.group for c in model.comparisons] == model.groups
-    [async_page, scan_page] = model.cases()
+    [async_page, scan_page] = model.cases
     assert (async_page.case, len(async_page.runs), len(async_page.comparisons)) == ("async_dispatch", 3, 1)
     assert [g.key.case for g in scan_page.structures] == ["scan_sync"]
 
@@ -46,3 +47,47 @@ def test_measurements_of_size_searches_are_counted_and_left_out(tmp_path):
     model = build_model([*results, searched])
     assert (model.stored, model.searched, len(model.latest)) == (1, 1, 1)
     assert model.latest[0].result.id == results[0].id
+
+
+def test_the_model_decides_claims_runs_and_tallies(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")  # the claim holds in 5 of 5 processes
+    skipped = derive(in_processes(base, ["skipped"]), profile="cpu8", status="skipped", detail="uses 1 device")
+    records = [base, set_claim(derive(base, release="0.4.26", scale=1.5), False), skipped]
+    model = build_model(load_results(write_results(tmp_path / "r", records))[0], thresholds=Thresholds(resamples=20))
+    assert model.claims.releases == ["0.4.26", "0.12.0.1"]
+    [line] = model.claims.lines
+    assert (line.profile, line.marks, line.in_words) == (
+        "cpu",
+        ["✗", "✓"],
+        "holds on 0.12.0.1; does not hold on 0.4.26",
+    )
+    assert [(s.profile, s.marks) for s in model.claims.skipped] == [("cpu8", ["–", "skipped"])]
+    assert {(r.stored.release, r.stored.profile): (r.outcome, r.mark) for r in model.runs} == {
+        ("0.12.0.1", "cpu"): ("holds", "✓"),
+        ("0.4.26", "cpu"): ("does not hold", "✗"),
+        ("0.12.0.1", "cpu8"): ("skipped", "skipped"),
+    }
+    assert all((r.claim is None) == (r.stored.profile == "cpu8") for r in model.runs)
+    [timing] = model.timings
+    slower, faster, _, _ = timing.tallies
+    assert slower == 0 and faster > 0, "0.12.0.1 is 1.5× faster"
+    assert timing.hosts == [] and set(timing.wall) == {"eager", "jit"} and timing.scaling == {}
+    [case] = model.cases
+    assert case.claims.releases == ["0.4.26", "0.12.0.1"] and len(case.claims.lines) == 2, "the case page has every row"
+    assert case.differ == []
+
+
+def test_compiled_facts_are_cells_marked_where_they_change(tmp_path):
+    base = real_result("scan_sync-0.12.0.1")
+    model = build_model(load_results(write_results(tmp_path / "r", [base, derive(base, release="0.4.26")]))[0])
+    [structure] = model.cases[0].structures
+    assert structure.releases == ["0.4.26", "0.12.0.1"] and structure.machines == 1 and structure.devices == []
+    assert structure.rows and all(cell is not None and not cell.changed for row in structure.rows for cell in row.cells)
+
+
+def test_only_the_machines_of_the_report_show_their_noise_floor(tmp_path):
+    results, _ = load_results(write_results(tmp_path / "r", [real_result("async_dispatch-0.12.0.1")]))
+    here, elsewhere = object(), object()
+    model = build_model(results, calibrations={results[0].machine: here, "another machine": elsewhere})
+    assert model.noise_floors == [here]
+    assert model.timings[0].tallies is None, "one release: nothing compared, nothing tallied"

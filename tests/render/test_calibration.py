@@ -1,7 +1,7 @@
 import dataclasses
 
-from harness.analysis.noise_floor import CalibrationRun
 from harness.render.calibration import noise_floor_sentence
+from harness.store.calibrations import CalibrationRun
 
 RUN = CalibrationRun(
     created_at="2026-06-01T12:00:00+00:00",

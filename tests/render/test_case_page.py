@@ -3,6 +3,7 @@ import re
 import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
+from harness.analysis.report_model import case_claims, fact_rows
 from harness.render.case_page import claim_table, format_fact, hlo_table, source_text
 from harness.store.results import load_results
 from tests.conftest import derive, in_processes, real_result, set_claim, write_results
@@ -47,13 +48,15 @@ def test_bold_marks_a_change_from_the_previous_release_that_has_the_fact(tmp_pat
         with_hlo("0.4.31", fusions=3, flops=1.0),
         with_hlo("0.5.3", fusions=2, flops=1.0),
     ]
-    table = re.sub(r" +", " ", hlo_table(runs_of(tmp_path, records)))
+    runs = runs_of(tmp_path, records)
+    table = re.sub(r" +", " ", hlo_table(fact_rows(runs), [run.release for run in runs]))
     assert "| jit · fusions | 3 | – | 3 | **2** |" in table
     assert "| jit · flops | n/a | – | **1** | 1 |" in table
 
 
 def test_no_hlo_facts_no_table(tmp_path):
-    assert hlo_table(runs_of(tmp_path, [with_hlo("0.4.26"), with_hlo("0.5.3")])) == ""
+    runs = runs_of(tmp_path, [with_hlo("0.4.26"), with_hlo("0.5.3")])
+    assert hlo_table(fact_rows(runs), [run.release for run in runs]) == ""
 
 
 def on_backend(data, backend):
@@ -71,7 +74,7 @@ def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
     split = in_processes(derive(base, profile="cpu2"), ["ok"] * 5, holds=[True, True, True, False, False])
     records = [base, failing, derive(base, profile="cpu8"), on_gpu, split]
     runs = latest_runs(load_results(write_results(tmp_path / "r", records))[0])
-    table = re.sub(r" +", " ", claim_table(runs, ["0.4.26", "0.12.0.1"]))
+    table = re.sub(r" +", " ", claim_table(case_claims([r for r, _ in runs], ["0.4.26", "0.12.0.1"])))
     assert "| cpu | cpu | N=1000 | ✗ | ✓ | holds on 0.12.0.1; does not hold on 0.4.26 |" in table
     assert "| cpu8 | cpu | N=1000 | – | ✓ | holds on 0.12.0.1 |" in table
     assert "| cuda12 | gpu | N=1000 | – | ✗ | does not hold on 0.12.0.1 |" in table

@@ -1,12 +1,18 @@
 import re
 import statistics
 
+from harness.analysis.report_model import run_view
 from harness.render.run_detail import metrics_table, run_section
-from harness.store.results import StoredResult
+from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 from tests.conftest import FIXTURES, assert_valid_tables, in_processes, real_result, v1_result
 
 PATH = FIXTURES / "results" / "scan_sync-0.12.0.1.json"
+
+
+def section_of(result, older):
+    """The run's section, its claim decided as the report model decides it."""
+    return run_section(run_view(Newest(result, older)))
 
 
 def row(table, program, metric):
@@ -36,7 +42,7 @@ def test_every_median_is_the_median_of_the_raw_samples():
 def test_a_run_of_several_processes_says_how_each_ended_and_pools_their_samples():
     data = real_result("scan_sync-0.12.0.1")
     several = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok", "crashed"], holds=[True, True, False]))
-    section = run_section(several, older=0)
+    section = section_of(several, older=0)
     assert "Status: **crashed**" in section
     assert "Measured in 3 processes: 2 ok, 1 crashed." in section
     assert "Claim" not in section, "a cell that did not finish has no claim verdict"
@@ -50,24 +56,24 @@ def test_a_run_of_several_processes_says_how_each_ended_and_pools_their_samples(
 def test_agreeing_processes_give_the_claim_and_how_many_agree():
     data = real_result("scan_sync-0.12.0.1")
     agreeing = StoredResult.from_document(PATH, in_processes(data, ["ok"] * 3, holds=[False] * 3))
-    section = run_section(agreeing, older=2)
+    section = section_of(agreeing, older=2)
     assert "(2 earlier runs not shown)" in section
     assert "Claim **does not hold**: does not hold in 3 of 3 processes; e.g. process 0" in section
     assert "Measured in 3 processes: 3 ok." in section
     mostly = in_processes(data, ["ok"] * 5, holds=[True, True, False, True, True])
-    assert "Claim holds: holds in 4 of 5 processes; e.g. process 0" in run_section(
+    assert "Claim holds: holds in 4 of 5 processes; e.g. process 0" in section_of(
         StoredResult.from_document(PATH, mostly), older=0
     )
     # Fewer than three processes, or fewer than 80 % of them agreeing, settle nothing.
     too_few = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok"], holds=[False, False]))
-    assert "Claim unsettled: does not hold in 2 of 2 processes; e.g. process 0" in run_section(too_few, older=0)
+    assert "Claim unsettled: does not hold in 2 of 2 processes; e.g. process 0" in section_of(too_few, older=0)
     split = StoredResult.from_document(PATH, in_processes(data, ["ok"] * 5, holds=[True, True, True, False, False]))
-    assert "Claim unsettled: holds in 3 of 5 processes; e.g. process 0" in run_section(split, older=0)
-    assert "**does not hold**" not in run_section(split, older=0) + run_section(too_few, older=0)
+    assert "Claim unsettled: holds in 3 of 5 processes; e.g. process 0" in section_of(split, older=0)
+    assert "**does not hold**" not in section_of(split, older=0) + section_of(too_few, older=0)
     old = StoredResult.from_document(FIXTURES / "v1" / "scan_sync-0.12.0.1.json", v1_result("scan_sync-0.12.0.1"))
-    one = run_section(old, older=0)
+    one = section_of(old, older=0)
     assert "processes=1" in one and "Measured in" not in one, "a version-1 run was measured in one process"
     assert "Claim unsettled: one process (holds there); e.g. scan 1 returned at" in one
-    five = run_section(StoredResult.from_document(PATH, data), older=0)
+    five = section_of(StoredResult.from_document(PATH, data), older=0)
     assert "processes=5" in five and "Measured in 5 processes: 5 ok." in five
     assert "Claim holds: holds in 5 of 5 processes; e.g. scan 1 returned at 1.501 ms" in five

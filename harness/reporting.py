@@ -1,0 +1,63 @@
+"""``python -m harness report``: the stored results loaded once, the report decided once
+(``analysis.report_model``) with each machine's latest noise floor (``store.calibrations``),
+its plots drawn and its pages written (``render``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.analysis.groups import check_baseline
+from harness.analysis.report_model import build_model
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
+from harness.names import inside, name_problem
+from harness.render.plots import DrawnPlots, draw_plots
+from harness.render.report import render_pages
+from harness.store.calibrations import latest_calibrations
+from harness.store.results import LoadProblem, load_results
+
+PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
+
+
+def write_report(
+    results_dir: Path, out_dir: Path, *, baseline: str | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
+    """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first), the
+    result files that could not be used, and the plots drawn (or why none were).
+
+    UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
+    results, problems = load_results(results_dir)
+    check_baseline(baseline, results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    calibrations, _ = latest_calibrations(results_dir)  # an unusable calibration file is not a result: left out
+    model = build_model(results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations)
+    plots = draw_plots(model.timings, out_dir)
+    pages = render_pages(model, datetime.now(UTC), plots)
+    written = []
+    for name, text in pages.items():
+        path = inside(out_dir, name)
+        tmp = path.with_suffix(".md.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+        written.append(path)
+    forget_old_pages(out_dir, set(pages))
+    return written, problems, plots
+
+
+def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
+    """Remove the pages an earlier render wrote that this one did not (a case whose results are gone).
+
+    Only pages listed in the folder's manifest are ever removed: the folder also holds
+    bisect, sweep and search reports, and whatever else a user put there.
+    """
+    manifest = out_dir / PAGES_MANIFEST
+    try:
+        before = set(json.loads(manifest.read_text()))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    for name in sorted(before - pages):
+        if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
+            inside(out_dir, name).unlink(missing_ok=True)
+    manifest.write_text(json.dumps(sorted(pages)))
