@@ -1,11 +1,21 @@
 """Names of metrics: a program's or jitted function's timing series, as keys and as typed on a command line.
 
+Three families share one key:
+
+- a case's programs and jitted functions: ``PROGRAM.KIND_ns``, KIND one of ``KIND_LABELS``
+  (``two_scans.dispatch_ns``, ``scan.compile_ns``);
+- a plain script's phases, one figure per process, from the start-up hook:
+  ``process.PHASE_ns``, PHASE one of ``PHASE_LABELS`` (``process.trace_ns``);
+- a plain script's own numbers, the fields of the JSON lines it prints: ``json.FIELD``
+  (``json.reg_ms``), in the script's own unit, never nanoseconds.
+
 Kept apart from ``metrics`` (which needs the report's dependencies) because the
 noxfile checks a ``--metric`` name in nox's own environment, before installing anything.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from harness.errors import UsageError
@@ -16,27 +26,61 @@ KIND_LABELS = {
     "lower": "trace + lower (cold)",
     "compile": "compile (cold)",
 }
+PROCESS = "process"  # the program of a plain script's whole process and its phases
+JSON = "json"  # the program of a plain script's own numbers
+# A plain script's phases, each the sum over its process (JAX's duration events, the hook's clocks).
+PHASE_LABELS = {
+    "wall": "whole process (interpreter start to exit)",
+    "import": "first `import jax` (JAX's own cost)",
+    "trace": "tracing to jaxprs (JAX's events, summed)",
+    "lower": "lowering to MLIR (JAX's events, summed)",
+    "compile": "XLA compiles (JAX's events, summed)",
+    "run": "the script's own run: after the import, less tracing, lowering and compiling",
+}
+# The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the user's code.
+JAX_IMPORT = "import"
+FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 @dataclass(frozen=True)
 class MetricKey:
-    name: str  # program or jitted function
-    kind: str  # a key of KIND_LABELS
+    name: str  # program or jitted function; PROCESS or JSON for a plain script's figures
+    kind: str  # a key of KIND_LABELS or PHASE_LABELS; for JSON, the printed field's name
 
     def label(self) -> str:
-        return f"{self.name} · {KIND_LABELS[self.kind]}"
+        if self.name == JSON:
+            return f"{self.kind} (printed by the script)"
+        if self.name == PROCESS and self.kind in PHASE_LABELS:
+            return f"{self.name} · {PHASE_LABELS[self.kind]}"
+        return f"{self.name} · {KIND_LABELS.get(self.kind, self.kind)}"
 
     @property
     def metric_name(self) -> str:
         """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
-        return f"{self.name}.{self.kind}_ns"
+        return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_ns"
+
+    @property
+    def in_ns(self) -> bool:
+        """Whether its values are nanoseconds (a script's own numbers are in the script's unit)."""
+        return self.name != JSON
+
+    @property
+    def is_jax_import(self) -> bool:
+        return self.name == PROCESS and self.kind == JAX_IMPORT
 
 
 def parse_metric_name(text: str) -> MetricKey:
-    """``PROGRAM.KIND_ns`` (or ``PROGRAM.KIND``) → its key; anything else is refused."""
+    """``PROGRAM.KIND_ns`` (or ``PROGRAM.KIND``), ``process.PHASE_ns`` or ``json.FIELD`` → its key; else refused."""
     name, dot, kind = text.rpartition(".")
+    if name == JSON and FIELD.fullmatch(kind):
+        return MetricKey(JSON, kind)
     kind = kind.removesuffix("_ns")
-    if not dot or not name or kind not in KIND_LABELS:
+    known = PHASE_LABELS if name == PROCESS else KIND_LABELS
+    if not dot or not name or kind not in known:
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
-        raise UsageError(f"malformed metric {text!r}: expected PROGRAM.KIND, KIND one of {kinds}; e.g. scan.wall_ns")
+        phases = ", ".join(f"{k}_ns" for k in PHASE_LABELS)
+        raise UsageError(
+            f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. scan.wall_ns); "
+            f"for a plain script also process.PHASE ({phases}) or json.FIELD"
+        )
     return MetricKey(name, kind)

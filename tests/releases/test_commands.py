@@ -91,7 +91,8 @@ def test_bisect_without_an_answer_exits_1(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "no answer: the bad endpoint 0.4.34 is not bad" in out
     triage = (
-        "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --size N=1000 --profile cpu --processes 5`"
+        "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --size N=1000 --profile cpu "
+        "--processes 5`"
     )
     assert f"hides from a bisect; every release between them is measured by: {triage}" in out
     data = json.loads((tmp_path / "reports" / "bisect-async_dispatch-0.4.30-0.4.34-claim-N.1000-cpu.json").read_text())
