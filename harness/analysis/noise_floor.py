@@ -38,6 +38,7 @@ from harness.errors import HarnessError, UsageError
 from harness.measure.invocation import run_harness
 from harness.measure.runner import release_label
 from harness.store.results import CALIBRATION_FOLDER, StoredResult, load_results
+from harness.store.schema import RunStatus
 from harness.units import format_ratio
 
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
@@ -414,7 +415,7 @@ def _only_result(folder: Path, what: str) -> StoredResult:
         found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
         raise HarnessError(f"the {what} stored {found} where one was expected (see its output above)")
     [result] = results
-    if result.status != "ok":
+    if result.status is not RunStatus.OK:
         raise HarnessError(f"the {what} did not measure: its cell is {result.status} (see its output above)")
     return result
 
@@ -431,7 +432,7 @@ def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[Stor
         found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
         raise HarnessError(f"the {what} stored {found} where one per side was expected (see its output above)")
     for result in (unchanged, raised):
-        if result.status != "ok":
+        if result.status is not RunStatus.OK:
             raise HarnessError(f"the {what} did not measure: a side is {result.status} (see its output above)")
     return unchanged, raised
 
