@@ -45,7 +45,7 @@ from harness.pins import (
 )
 from harness.releases.options import RangeOptions
 from harness.store.schema import RunStatus
-from harness.units import version_key
+from harness.units import sizes_text, version_key
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
@@ -428,13 +428,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def claim_over_processes(run: CellRun, sizes_text: str) -> tuple[bool | None, str]:
     """The claim's verdict at a size point: the one every finished process agrees on; None if they differ."""
-    claims = [p.claim for p in run.processes if p.status == "ok" and p.claim is not None]
-    verdicts = {bool(claim["holds"]) for claim in claims}
-    if run.status != "ok" or len(verdicts) != 1:
-        holding = sum(bool(claim["holds"]) for claim in claims)
-        why = run.status if run.status != "ok" else f"the claim held in {holding} of {len(claims)} processes"
+    claims = [p.claim for p in run.processes if p.status is RunStatus.OK and p.claim is not None]
+    verdicts = {claim.holds for claim in claims}
+    if run.status is not RunStatus.OK or len(verdicts) != 1:
+        holding = sum(claim.holds for claim in claims)
+        why = f"the claim held in {holding} of {len(claims)} processes" if run.status is RunStatus.OK else run.status
         return None, f"{sizes_text}: {why}"
-    return verdicts.pop(), f"{sizes_text}: {claims[-1]['evidence']}"
+    return verdicts.pop(), f"{sizes_text}: {claims[-1].evidence}"
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -455,9 +455,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     def measure(point: dict[str, int]) -> tuple[bool | None, str]:
         [(_, run, _)] = recorder.run(PlannedRun(case, PlannedPoint(point, "search")))
         assert run is not None, "measured anew: resume is off"
-        sizes_text = " ".join(f"{k}={v}" for k, v in sorted(point.items()))
-        print(f"[{side.label}] search {case.name} {sizes_text} → {describe(run)}", file=sys.stderr, flush=True)
-        return claim_over_processes(run, sizes_text)
+        shown = sizes_text(point)
+        print(f"[{side.label}] search {case.name} {shown} → {describe(run)}", file=sys.stderr, flush=True)
+        return claim_over_processes(run, shown)
 
     with Recorder(args.results, [side], settings, args.seed, budget) as recorder:
         found = search.search(
@@ -567,7 +567,7 @@ def cmd_issue(args: argparse.Namespace) -> int:
     from harness.upstream.issue import write_issue
 
     request = issue_request(args)
-    shown = " ".join(f"{k}={v}" for k, v in request.sizes.items())
+    shown = sizes_text(request.sizes)
     print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
     written = write_issue(request)
     for problem in written.problems:
@@ -651,7 +651,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for case in catalogue.values():
         space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
-        anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors)
+        anchors = "; ".join(sizes_text(a) for a in case.anchors)
         print(
             f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: {space}\n"
             f"    anchors (quick): {anchors}"
@@ -680,7 +680,7 @@ def describe_case(case: discovery.CaseInfo) -> str:
 
     shape = outline(case.path)
     space = ", ".join(f"{name} in [{lo}, {hi}]" for name, (lo, hi) in case.space.ranges.items())
-    anchors = "; ".join(" ".join(f"{k}={v}" for k, v in a.items()) for a in case.anchors) or "none"
+    anchors = "; ".join(sizes_text(a) for a in case.anchors) or "none"
     metrics = [
         *(MetricKey(p, kind).metric_name for p in shape.programs for kind in ("wall", "dispatch")),
         *(MetricKey(f, kind).metric_name for f in shape.compiled for kind in ("lower", "compile")),

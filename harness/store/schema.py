@@ -11,15 +11,22 @@ A result is one *cell* (a case at sizes on a release under a profile) measured i
 one or more case processes; each process keeps its own measurements
 (``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
 business (``harness.analysis``), never stored.
+
+Each record class both reads and writes its shape: its parser below, its ``to_json``
+beside it (``_Record``), so the field names are written out once.  The case process
+(``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it
+back, adds what only the parent knows (index, window, load) and stores it in a
+``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
+record: a field a writer leaves out at its default reads back as that default.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from harness.names import SIZE_NAME, name_problem
 from harness.units import UNRECORDED_MACHINE
@@ -40,6 +47,43 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"  # cannot run here (too few devices, unsupported) or refused by the budget
 
 
+def _json(value: Any) -> Any:
+    """A field's value as JSON: records by their own ``to_json``, tuples as lists."""
+    if isinstance(value, _Record):
+        return value.to_json()
+    if isinstance(value, tuple | list):
+        return [_json(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _json(item) for key, item in value.items()}
+    return value
+
+
+def _default(spec: Field[Any]) -> Any:
+    if spec.default is not MISSING:
+        return spec.default
+    return spec.default_factory() if spec.default_factory is not MISSING else MISSING
+
+
+class _Record:
+    """A record that writes itself as the parser below reads it: every field by its name.
+
+    ``_sparse`` fields are left out at their default, as the writers before this class
+    left them out (a failed process has no ``programs``), so stored files keep their shape.
+    """
+
+    _sparse: ClassVar[frozenset[str]] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        assert is_dataclass(self)
+        record = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.name in self._sparse and value == _default(spec):
+                continue
+            record[spec.name] = _json(value)
+        return record
+
+
 class SchemaError(ValueError):
     """A result document that does not have the schema's shape; ``field`` is the path of the first bad field."""
 
@@ -50,7 +94,7 @@ class SchemaError(ValueError):
 
 
 @dataclass(frozen=True)
-class TimedSample:
+class TimedSample(_Record):
     """One sample of a program: when Python regained control after each step, and when the outputs were ready."""
 
     marks_ns: tuple[float, ...]
@@ -62,7 +106,7 @@ class TimedSample:
 
 
 @dataclass(frozen=True)
-class StoredProgram:
+class StoredProgram(_Record):
     """One program's timing in one process (``harness.measure.timing.ProgramTiming`` as stored)."""
 
     steps: tuple[str, ...]
@@ -74,10 +118,16 @@ class StoredProgram:
     # What the samples measured: a plain script's whole-process time is a wall time with no dispatch
     # point, so its marks are not a dispatch figure (``harness.measure.script_process``).
     kinds: tuple[str, ...] = ("wall", "dispatch")
+    # Kept for the reader of the file, never read back into figures: a case's own summary of its samples,
+    # and a plain script's figure lines as it printed them.
+    summary: Mapping[str, Any] | None = None
+    printed: tuple[Mapping[str, Any], ...] = ()
+
+    _sparse = frozenset({"kinds", "summary", "printed"})
 
 
 @dataclass(frozen=True)
-class CompiledFunction:
+class CompiledFunction(_Record):
     """Cold trace-and-lower and compile times of a jitted function, and its HLO's counted facts."""
 
     lower_ns: tuple[float, ...] = ()
@@ -86,25 +136,28 @@ class CompiledFunction:
 
 
 @dataclass(frozen=True)
-class ProcessClaim:
+class ProcessClaim(_Record):
     """The case's own verdict on its claim, judged in one process on one backend."""
 
     holds: bool
     evidence: str = ""
     backend: str | None = None
 
+    _sparse = frozenset({"backend"})
+
 
 @dataclass(frozen=True)
-class GpuFacts:
+class GpuFacts(_Record):
     device_kinds: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()
     driver_versions: tuple[str, ...] = ()
     cuda_driver: str | None = None
     cuda_packages: Mapping[str, str] = field(default_factory=dict)
+    nvidia_smi: Any = None  # what nvidia-smi said of each GPU, or why it said nothing: for the reader
 
 
 @dataclass(frozen=True)
-class JaxFacts:
+class JaxFacts(_Record):
     """What the case process's JAX said of itself; ``error`` when it could not say."""
 
     backend: str | None = None
@@ -115,10 +168,26 @@ class JaxFacts:
     environment_info: str = ""
     gpu: GpuFacts | None = None
     error: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)  # the JAX flags a case's timing depends on
+
+    # A process whose JAX could not say stores the error alone.
+    _sparse = frozenset(
+        {
+            "backend",
+            "device_count",
+            "device_kinds",
+            "platforms",
+            "jax_version",
+            "environment_info",
+            "gpu",
+            "error",
+            "config",
+        }
+    )
 
 
 @dataclass(frozen=True)
-class ProcessLoad:
+class ProcessLoad(_Record):
     """Load on the machine while one process ran: other processes' CPU time, in cores."""
 
     other_cpu_cores: float | None = None
@@ -128,7 +197,7 @@ class ProcessLoad:
 
 
 @dataclass(frozen=True)
-class ProcessRun:
+class ProcessRun(_Record):
     """One case process: how it ended and what it measured."""
 
     index: int
@@ -145,10 +214,15 @@ class ProcessRun:
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
+    # A plain script's run as the case process saw it (its sha256, exit status, whole-process time...).
+    script: Mapping[str, Any] | None = None
+
+    # What the case process measured: a process that measured nothing (failed, killed) has none of them.
+    _sparse = frozenset({"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"})
 
 
 @dataclass(frozen=True)
-class ScriptIdentity:
+class ScriptIdentity(_Record):
     """The plain script a result measured (``--script``): its file name and the SHA-256 of its content."""
 
     file: str
@@ -156,19 +230,19 @@ class ScriptIdentity:
 
 
 @dataclass(frozen=True)
-class MachineFacts:
+class MachineFacts(_Record):
     id: str
     basis: str = ""
 
 
 @dataclass(frozen=True)
-class HarnessRevision:
+class HarnessRevision(_Record):
     commit: str = "unknown"
     dirty: bool | None = None
 
 
 @dataclass(frozen=True)
-class HostFacts:
+class HostFacts(_Record):
     """Where the cell ran (``harness.host.environment.host_facts``)."""
 
     machine: MachineFacts | None = None
@@ -186,33 +260,70 @@ class HostFacts:
     harness: HarnessRevision | None = None
 
 
-@dataclass(frozen=True)
-class StoredSettings:
-    """How the cell was measured; None where a result predates the setting."""
+# A sample of a program shorter than this repeats it (``harness.measure.timing``); long enough that
+# the clock's resolution and the loop's own overhead do not matter.
+DEFAULT_MIN_SAMPLE_NS = 1_000_000
 
-    warmup: int | None = None
-    repeats: int | None = None
-    min_repeats: int | None = None
-    max_seconds: float | None = None
-    compile_repeats: int | None = None
-    timeout_s: float | None = None
-    effort: str | None = None
-    isolation: str | None = None
-    processes: int | None = None
-    min_sample_ns: int | None = None
+
+@dataclass(frozen=True)
+class Settings(_Record):
+    """How a cell is measured: what the runner is given, and what a result stores of it.
+
+    ``unrecorded`` names the settings a stored result does not record (it predates them):
+    they read as their defaults here, but are neither shown nor written back.
+    """
+
+    warmup: int = 2
+    repeats: int = 30
+    min_repeats: int = 5
+    max_seconds: float = 10.0
+    compile_repeats: int = 3
+    timeout_s: float = 300.0
+    effort: str = "quick"
+    isolation: str = ""  # "": the environment's default, which the runner picks (``measure.launch``)
+    processes: int = 1
+    min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
-    max_load: float | None = None
+    max_load: float | None = None  # None: flag loaded processes, never re-measure
+    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
+    # processes so far could detect is above it.
     target_ratio: float | None = None
-    target_kinds: tuple[str, ...] | None = None
+    target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
     max_processes: int | None = None
+    unrecorded: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        written = super().to_json()
+        return {name: written[name] for name in SETTING_NAMES_IN_ORDER if name not in self.unrecorded}
 
     def shown(self) -> dict[str, Any]:
         """The settings the result recorded, in the schema's order."""
-        return {name: value for name, value in vars(self).items() if value is not None}
+        recorded = {name: self.recorded(name) for name in SETTING_NAMES_IN_ORDER}
+        return {name: value for name, value in recorded.items() if value is not None}
+
+    def recorded(self, name: str) -> Any:
+        """The setting's value, or None where the result does not record it."""
+        return None if name in self.unrecorded else getattr(self, name)
+
+    def for_child(self) -> dict[str, Any]:
+        """What the case process's timing loop takes (``harness.measure.timing``)."""
+        return {name: getattr(self, name) for name in CHILD_SETTINGS}
+
+    @property
+    def most_processes(self) -> int:
+        """Processes a side may run in one cell: the planned count, or more with a target ratio."""
+        if self.target_ratio is None:
+            return self.processes
+        return max(self.processes, self.max_processes or self.processes)
+
+
+CHILD_SETTINGS = ("warmup", "repeats", "min_repeats", "max_seconds", "compile_repeats", "min_sample_ns")
+SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
+NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(_Record):
     """One stored cell: identity, settings, where it ran, and its processes in the order they ran."""
 
     id: str
@@ -230,7 +341,7 @@ class Result:
     seed: int | None = None
     cost_estimate: Mapping[str, float] = field(default_factory=dict)  # by kind: bytes, flops
     budget: Mapping[str, float] = field(default_factory=dict)
-    settings: StoredSettings = field(default_factory=StoredSettings)
+    settings: Settings = NOTHING_RECORDED
     claim_statement: str = ""
     # Where the case comes from: ``source`` (its upstream URL, or the thread's title where none is known)
     # since the cases cite it; ``discussion``, a short name of the thread, in results stored before.
@@ -242,6 +353,12 @@ class Result:
     # The ``harness run`` that measured it (a random id): results of one invocation shared its level
     # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
     invocation: str = ""
+
+    _sparse = frozenset({"discussion", "script"})
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a document of the newest schema version."""
+        return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **super().to_json()}
 
     @property
     def machine(self) -> str:
@@ -335,6 +452,10 @@ def _number(value: Any, where: str) -> float:
     return value
 
 
+def _as_is(value: Any, where: str) -> Any:
+    return value
+
+
 def _bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
         raise _expected("bool", value, where)
@@ -422,6 +543,8 @@ def _program(value: Any, where: str) -> StoredProgram:
         loops=fields.optional("loops", _int, 1),
         stopped_by=fields.optional("stopped_by", _str, ""),
         kinds=fields.optional("kinds", _kinds, ("wall", "dispatch")),
+        summary=fields.optional("summary", _object, None),
+        printed=fields.optional("printed", _list(_object), ()),
     )
 
 
@@ -470,6 +593,7 @@ def _gpu(value: Any, where: str) -> GpuFacts:
         driver_versions=fields.optional("driver_versions", _list(_str), ()),
         cuda_driver=fields.optional("cuda_driver", _str, None),
         cuda_packages=fields.optional("cuda_packages", _map(_str), {}),
+        nvidia_smi=fields.optional("nvidia_smi", _as_is, None),
     )
 
 
@@ -484,6 +608,7 @@ def _jax(value: Any, where: str) -> JaxFacts:
         environment_info=fields.optional("environment_info", _str, ""),
         gpu=fields.optional("gpu", _gpu, None),
         error=fields.optional("error", _str, None),
+        config=fields.optional("config", _object, {}),
     )
 
 
@@ -495,6 +620,11 @@ def _load(value: Any, where: str) -> ProcessLoad:
         loaded=fields.optional("loaded", _bool, False),
         attempts=fields.optional("attempts", _int, 1),
     )
+
+
+def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
+    """What ``harness.host.environment.jax_facts`` said, as the record a process keeps."""
+    return _jax(value, where)
 
 
 def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
@@ -515,6 +645,7 @@ def parse_process(value: Any, where: str = "process", position: int = 0) -> Proc
         jax=fields.optional("jax", _jax, None),
         phases_s=fields.optional("phases_s", _map(_number), {}),
         peak_rss_bytes=fields.optional("peak_rss_bytes", _int, None),
+        script=fields.optional("script", _object, None),
     )
 
 
@@ -557,25 +688,43 @@ def _host(value: Any, where: str) -> HostFacts:
     )
 
 
-def _settings(value: Any, where: str) -> StoredSettings:
-    fields = _Fields(value, where)
-    return StoredSettings(
-        warmup=fields.optional("warmup", _int, None),
-        repeats=fields.optional("repeats", _int, None),
-        min_repeats=fields.optional("min_repeats", _int, None),
-        max_seconds=fields.optional("max_seconds", _number, None),
-        compile_repeats=fields.optional("compile_repeats", _int, None),
-        timeout_s=fields.optional("timeout_s", _number, None),
-        effort=fields.optional("effort", _str, None),
-        isolation=fields.optional("isolation", _str, None),
-        processes=fields.optional("processes", _int, None),
-        min_sample_ns=fields.optional("min_sample_ns", _int, None),
-        affinity=fields.optional("affinity", _list(_int), None),
-        max_load=fields.optional("max_load", _number, None),
-        target_ratio=fields.optional("target_ratio", _number, None),
-        target_kinds=fields.optional("target_kinds", _list(_str), None),
-        max_processes=fields.optional("max_processes", _int, None),
-    )
+_SETTING_CHECKS: dict[str, Check[Any]] = {
+    "warmup": _int,
+    "repeats": _int,
+    "min_repeats": _int,
+    "max_seconds": _number,
+    "compile_repeats": _int,
+    "timeout_s": _number,
+    "effort": _str,
+    "isolation": _str,
+    "processes": _int,
+    "min_sample_ns": _int,
+    "affinity": _list(_int),
+    "max_load": _number,
+    "target_ratio": _number,
+    "target_kinds": _list(_str),
+    "max_processes": _int,
+}
+# Recorded as null when not set: null is their value, not a sign of an older result.
+_NULLABLE_SETTINGS = frozenset({"affinity", "max_load", "target_ratio", "target_kinds", "max_processes"})
+
+
+def parse_host(value: Any, where: str = "host") -> HostFacts:
+    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result keeps it."""
+    return _host(value, where)
+
+
+def _settings(value: Any, where: str) -> Settings:
+    data = _Fields(value, where)
+    given: dict[str, Any] = {}
+    unrecorded = set()
+    for name, check in _SETTING_CHECKS.items():
+        found = data.optional(name, check, None)
+        if found is not None:
+            given[name] = found
+        elif name not in _NULLABLE_SETTINGS or name not in data.data:
+            unrecorded.add(name)
+    return Settings(**given, unrecorded=frozenset(unrecorded))
 
 
 def check_identity(data: Any) -> Mapping[str, Any]:
@@ -609,7 +758,7 @@ def parse(data: Any) -> Result:
         seed=fields.optional("seed", _int, None),
         cost_estimate=fields.optional("cost_estimate", _map(_number), {}),
         budget=fields.optional("budget", _map(_number), {}),
-        settings=fields.optional("settings", _settings, StoredSettings()),
+        settings=fields.optional("settings", _settings, NOTHING_RECORDED),
         claim_statement=fields.optional("claim_statement", _str, ""),
         source=fields.optional("source", _str, ""),
         discussion=fields.optional("discussion", _str, ""),
