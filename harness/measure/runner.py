@@ -368,7 +368,8 @@ class Recorder:
                 self._say_resuming(total, stored, resume)
             cells = []
             for index, item in enumerate(plan):
-                head = f"({index + 1}/{total}) {item.case.name} {sizes_text(item.sizes)}"
+                shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a plain script has no sizes
+                head = f"({index + 1}/{total}) {item.case.name}{shown}"
                 cell = _Cell(index, item, head)
                 for side in self.sides:
                     if item.point.refusal:

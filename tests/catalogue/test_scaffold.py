@@ -57,7 +57,7 @@ def test_new_then_list_through_the_command_line(tmp_path, capsys):
     assert "written:" in capsys.readouterr().err
     assert main(["list", "fresh", "--cases-dir", str(tmp_path)]) == 0
     shown = capsys.readouterr().out
-    for line in ("sizes: N in [16, 2048], K in [1, 1000]", "anchors (quick): N=256 K=20", "loop.wall_ns"):
+    for line in ("sizes: N in [16, 2048], K in [1, 1000]", "anchors (quick): K=20 N=256", "loop.wall_ns"):
         assert line in shown
     assert "step.compile_ns" in shown and "verdict(medians, **sizes)" in shown
     assert main(["new", "fresh", "--cases-dir", str(tmp_path)]) == 2
