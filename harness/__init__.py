@@ -6,8 +6,8 @@ stages below it: ``host`` (where a run happens) → ``store`` (results on disk) 
 case run) → ``analysis`` (statistics, groups, claims) → ``render`` (markdown, plots)
 → ``releases`` (index, venvs, bisect, sweep) → ``upstream`` (standalone script, issue
 draft) → ``ci``.  ``cli`` and ``arguments`` sit on top; ``errors``, ``units``, ``pins``
-(the release and profile tables) and ``stats`` (robust summaries of raw samples) under
-everything.  Only the case process imports JAX.
+(the release and profile tables), ``stats`` (robust summaries of raw samples) and
+``claim_rule`` (when a claim over processes is settled) under everything.  Only the case process imports JAX.
 """
 
 __version__ = "0.1.0"

@@ -10,25 +10,21 @@ within one run, so runs of a release on several machines share a cell.
 
 A run measured in several processes has a verdict from each: the claim *holds* or
 *does not hold* only when at least 80 % of at least three processes agree
-(``settle_claim``); otherwise it is *unsettled*, marked ``?``, never ✓ or ✗.
+(``harness.claim_rule.settle_claim``, which the runner's progress lines and the search
+use too); otherwise it is *unsettled*, marked ``?``, never ✓ or ✗.
 ``outcome`` is the one place that turns a result's process verdicts into its outcome.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from harness.claim_rule import DOES_NOT_HOLD, HOLDS, MARKS, UNSETTLED, ClaimVerdict, settle_claim
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessClaim, RunStatus
 from harness.units import sizes_text
 
-HOLDS = "holds"
-DOES_NOT_HOLD = "does not hold"
 DIFFERS = "differs by machine"
-UNSETTLED = "unsettled"
-MARKS = {HOLDS: "✓", DOES_NOT_HOLD: "✗", UNSETTLED: "?"}
 
 ClaimRow = tuple[str, str, str, str]  # case, profile, backend, sizes as text
 
@@ -112,61 +108,3 @@ def ranges_text(outcomes: dict[str, str], order: Sequence[str]) -> str:
     verdicts = (HOLDS, DOES_NOT_HOLD, UNSETTLED)
     ordered = [o for o in verdicts if o in ranges] + sorted(set(ranges) - set(verdicts))
     return "; ".join(f"{o} on {', '.join(ranges[o])}" for o in ordered) or "no runs"
-
-
-# A claim settles when this share of its processes agree, and at least this many gave a verdict.
-SETTLING_SHARE = 0.8
-MIN_CLAIM_PROCESSES = 3
-
-
-@dataclass(frozen=True)
-class ClaimVerdict:
-    """A claim's outcome over the processes of one run, with the counts behind it."""
-
-    outcome: str  # HOLDS, DOES_NOT_HOLD or UNSETTLED
-    agree: int  # processes that agree with the outcome; when unsettled, with the larger side
-    of: int  # processes that gave a verdict
-    hint: bool | None  # what the processes lean to (one process: its verdict); None when evenly split
-
-    @property
-    def settled(self) -> bool:
-        return self.outcome != UNSETTLED
-
-    def text(self) -> str:
-        """E.g. ``holds in 4 of 5 processes``, ``unsettled: one process (holds there)``."""
-        if self.of == 0:
-            return f"{UNSETTLED}: no process gave a verdict"
-        leaning = HOLDS if self.hint else DOES_NOT_HOLD
-        if self.settled:
-            return f"{self.outcome} in {self.agree} of {self.of} processes"
-        if self.of == 1:
-            return f"{UNSETTLED}: one process ({leaning} there)"
-        if self.hint is None:
-            return f"{UNSETTLED}: holds in {self.agree} of {self.of} processes, not in the others"
-        return f"{UNSETTLED}: {leaning} in {self.agree} of {self.of} processes"
-
-    def mark(self, with_hint: bool = False) -> str:
-        """✓, ✗ or ?; with ``with_hint`` an unsettled claim that leans one way shows it, e.g. ``? (✓)``."""
-        if self.settled or not with_hint or self.hint is None:
-            return MARKS[self.outcome]
-        return f"{MARKS[UNSETTLED]} ({MARKS[HOLDS if self.hint else DOES_NOT_HOLD]})"
-
-
-def settle_claim(
-    process_verdicts: Sequence[bool], *, share: float = SETTLING_SHARE, min_processes: int = MIN_CLAIM_PROCESSES
-) -> ClaimVerdict:
-    """The claim's outcome from each process's verdict (True: it holds there).
-
-    *holds* / *does not hold* needs at least ⌈share·K⌉ of K ≥ ``min_processes``
-    processes to agree; anything else is *unsettled*.  A result measured in one process
-    (every result stored before processes) is unsettled, its verdict kept as the hint.
-    """
-    of = len(process_verdicts)
-    holding = sum(bool(v) for v in process_verdicts)
-    failing = of - holding
-    hint = None if holding == failing else holding > failing
-    agree = max(holding, failing)
-    needed = math.ceil(round(share * of, 9))  # rounded first: 0.8 · 5 must need 4, not 5
-    if of >= min_processes and agree >= needed:
-        return ClaimVerdict(HOLDS if holding > failing else DOES_NOT_HOLD, agree, of, hint)
-    return ClaimVerdict(UNSETTLED, agree, of, hint)

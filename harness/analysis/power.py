@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
 
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.analysis.t_test import t_quantile
-from harness.store.schema import ProcessRun, SchemaError, parse_process
+from harness.store.schema import ProcessRun
 
 DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 
@@ -77,11 +76,6 @@ def detectable_now(
     return statistics.median(detectable_ratio(spread, fewest, thresholds) for spread in spreads.values())
 
 
-def detectable_in_records(sides: list[list[dict[str, Any]]], kinds: Collection[str] = ()) -> float | None:
-    """``detectable_now`` of process records as a result stores them (the runner's view of a cell in progress);
-    None where a record cannot be read, so the cell ends its rounds and is stored as measured, not lost."""
-    try:
-        parsed = [[parse_process(record, "process", i) for i, record in enumerate(side)] for side in sides]
-    except SchemaError:
-        return None
-    return detectable_now(parsed, kinds)
+def detectable_in_records(sides: list[list[ProcessRun]], kinds: Collection[str] = ()) -> float | None:
+    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the runner's view)."""
+    return detectable_now(sides, kinds)

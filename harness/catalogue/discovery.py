@@ -34,9 +34,6 @@ class ScriptSource:
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
 
-    def as_record(self) -> dict[str, str]:
-        return {"file": self.file, "sha256": self.sha256}
-
 
 @dataclass(frozen=True)
 class CaseInfo:

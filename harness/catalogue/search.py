@@ -22,6 +22,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget, SizePoint
+from harness.units import sizes_text
 
 DATABASE_DIR = Path(".hypothesis") / "harness-search"
 
@@ -126,9 +127,6 @@ def search(
 def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
     """Markdown summary of a search: the answer, how to replay it, every measurement."""
 
-    def sizes(point: SizePoint) -> str:
-        return " ".join(f"{k}={v}" for k, v in sorted(point.items()))
-
     lines = [f"# Search: smallest size where `{outcome.case}`'s claim {outcome.looking_for}", ""]
     lines.append(
         f"jax {release} · profile {profile} · seed {outcome.seed} · "
@@ -139,7 +137,7 @@ def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
         lines += [f"**No such size found**: {outcome.note}.", ""]
     else:
         lines += [
-            f"**Smallest size found: {sizes(outcome.found)}** (confirmed by "
+            f"**Smallest size found: {sizes_text(outcome.found)}** (confirmed by "
             f"{len(outcome.for_point(outcome.found))} agreeing measurements).",
             "",
         ]
@@ -161,6 +159,6 @@ def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
     ]
     for i, m in enumerate(outcome.measurements, start=1):
         verdict = {True: "holds", False: "fails", None: "no verdict"}[m.holds]
-        lines.append(f"| {i} | {sizes(m.sizes)} | {verdict} | {m.evidence.replace('|', '/')} |")
+        lines.append(f"| {i} | {sizes_text(m.sizes)} | {verdict} | {m.evidence.replace('|', '/')} |")
     lines += ["", "</details>", ""]
     return "\n".join(lines)

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.commands import Command, options
 from harness.errors import UsageError
-from harness.measure.runner import Settings
+from harness.store.schema import Settings
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
 from harness.measure.affinity import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
-from harness.measure.runner import Settings
 from harness.names import name_problem
+from harness.store.schema import Settings
 
 DEFAULT_RESULTS = Path("results")
 DEFAULT_REPORTS = Path("reports")

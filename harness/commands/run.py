@@ -13,9 +13,9 @@ from harness.catalogue.sizes import Budget
 from harness.commands import Command, options
 from harness.errors import UsageError
 from harness.measure.launch import ISOLATIONS, default_isolation
-from harness.measure.runner import PlannedRun, Recorder, Settings, run_all, this_side
+from harness.measure.runner import PlannedRun, Recorder, run_all, this_side
 from harness.measure.sides import Side, load_plan
-from harness.store.schema import RunStatus
+from harness.store.schema import RunStatus, Settings
 
 ALREADY_MEASURED = "already measured"  # a cell passed over on resume, counted apart from the statuses
 

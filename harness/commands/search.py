@@ -7,13 +7,13 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, MIN_CLAIM_PROCESSES, settle_claim
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
+from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.commands import Command, options
 from harness.errors import UsageError
-from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, describe, release_label, this_side
-from harness.store.schema import RunStatus
+from harness.measure.runner import PlannedRun, Recorder, describe, point_claim, release_label, this_side
+from harness.store.schema import Settings
 from harness.units import sizes_text
 
 
@@ -70,17 +70,6 @@ def check(args: argparse.Namespace) -> SearchOptions:
     )
 
 
-def claim_at(cell_run: CellRun, shown: str) -> tuple[bool | None, str]:
-    """The claim's verdict at a size point by the one rule over processes (None: unsettled), and its evidence."""
-    claims = [p.claim for p in cell_run.processes if p.status == RunStatus.OK and p.claim is not None]
-    if cell_run.status != RunStatus.OK:
-        return None, f"{shown}: {cell_run.status}"
-    verdict = settle_claim([bool(claim["holds"]) for claim in claims])
-    if verdict.outcome not in (HOLDS, DOES_NOT_HOLD):
-        return None, f"{shown}: {verdict.text()}"
-    return verdict.outcome == HOLDS, f"{shown}: {claims[-1]['evidence']}"
-
-
 def execute(opts: SearchOptions) -> int:
     from harness.catalogue import search
 
@@ -92,7 +81,7 @@ def execute(opts: SearchOptions) -> int:
         assert cell_run is not None, "measured anew: resume is off"
         shown = sizes_text(point)
         print(f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}", file=sys.stderr, flush=True)
-        return claim_at(cell_run, shown)
+        return point_claim(cell_run, shown)
 
     with Recorder(opts.results, [side], opts.settings, opts.seed, opts.budget) as recorder:
         found = search.search(

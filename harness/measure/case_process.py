@@ -1,58 +1,29 @@
 """One case process: started on a side's worker, timed out, classified, with the machine's load while it ran.
 
-Statuses: ``ok``, ``failed`` (the error's last lines), ``timeout``, ``crashed`` (killed
-by a signal: segfault, abort, the kernel's OOM killer; or its worker died) and
-``skipped`` (with the reason).
+Statuses (``RunStatus``): ``ok``, ``failed`` (the error's last lines), ``timeout``,
+``crashed`` (killed by a signal: segfault, abort, the kernel's OOM killer; or its worker
+died) and ``skipped`` (with the reason).  The case process writes the ``ProcessRun`` it
+measured (``harness.measure.child``); this end reads it back and adds what only the
+parent knows: the process's place, its window, the machine's load, its CPUs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.host.environment import scrub
 from harness.measure.launch import Worker, WorkerGone
-from harness.measure.load import Load, LoadWatch
+from harness.measure.load import LoadWatch
+from harness.store.schema import ProcessRun, RunStatus, SchemaError, parse_process
 
 STDERR_TAIL_LINES = 25
 DETAIL_CHARS = 4000  # of a failed process's output kept in its result
-
-
-@dataclass
-class ProcessRun:
-    """What one case process measured (``payload``: programs, compiled, facts, claim, jax...) and how it ended."""
-
-    index: int
-    status: str
-    detail: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
-    duration_s: float = 0.0
-    window_unix_ns: tuple[int, int] = (0, 0)
-    load: Load | None = None
-    affinity: list[int] | None = None
-
-    def as_record(self) -> dict[str, Any]:
-        """The process's entry in a stored result's ``processes``."""
-        return {
-            "index": self.index,
-            "status": self.status,
-            "detail": self.detail,
-            "duration_s": round(self.duration_s, 3),
-            "window_unix_ns": list(self.window_unix_ns),
-            "load": None if self.load is None else self.load.as_dict(),
-            "affinity": self.affinity,
-            **self.payload,
-        }
-
-    @property
-    def claim(self) -> dict[str, Any] | None:
-        claim = self.payload.get("claim")
-        return claim if isinstance(claim, dict) else None
 
 
 def tail(text: str, lines: int = STDERR_TAIL_LINES, chars: int = DETAIL_CHARS) -> str:
@@ -79,26 +50,29 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def classify(returncode: int, payload: dict[str, Any] | None, output: str) -> tuple[str, str, dict[str, Any]]:
-    """(status, detail, payload) of a case process from its exit code, its payload file and its output."""
+def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
+    """How a case process ended and what it measured, from its exit code, its payload (the ``ProcessRun``
+    it wrote, as JSON) and its output; its place and window are the caller's to add."""
     if returncode < 0:
         name = signal_name(-returncode)
         hint = " (likely out of memory: the kernel's OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
-        return "crashed", f"killed by {name}{hint}\n{tail(output)}".strip(), {}
+        return ProcessRun(0, RunStatus.CRASHED, f"killed by {name}{hint}\n{tail(output)}".strip())
     if returncode != 0:
-        return "failed", f"exit code {returncode}\n{tail(output)}".strip(), {}
+        return ProcessRun(0, RunStatus.FAILED, f"exit code {returncode}\n{tail(output)}".strip())
     if payload is None:
-        return "failed", f"the case process exited without a result\n{tail(output)}".strip(), {}
-    status = str(payload.pop("status", "failed"))
-    return status, str(payload.pop("detail", "")), payload
-
-
-def _read_payload(path: Path) -> dict[str, Any] | None:
+        return ProcessRun(0, RunStatus.FAILED, f"the case process exited without a result\n{tail(output)}".strip())
     try:
-        payload = json.loads(path.read_text())
+        return parse_process(payload, "payload")
+    except SchemaError as exc:
+        unreadable = f"the case process wrote an unreadable result ({exc})\n{tail(output)}"
+        return ProcessRun(0, RunStatus.FAILED, unreadable.strip())
+
+
+def _read_payload(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    return payload if isinstance(payload, dict) else None
 
 
 def run_process(
@@ -141,11 +115,11 @@ def run_process(
         except WorkerGone as gone:
             return ProcessRun(
                 index,
-                "crashed",
+                RunStatus.CRASHED,
                 f"its worker died, and the case process with it: {gone}",
-                duration_s=time.monotonic() - started,
+                duration_s=round(time.monotonic() - started, 3),
                 window_unix_ns=(started_ns, time.time_ns()),
-                affinity=affinity,
+                affinity=None if affinity is None else tuple(affinity),
             )
         except BaseException:  # interrupted: the case must not outlive the sweep
             worker.kill()
@@ -154,12 +128,20 @@ def run_process(
         window = (started_ns, time.time_ns())
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
         output = read_end(log)
-        payload: dict[str, Any]
         if timed_out:
-            status, detail, payload = "timeout", f"no result within {timeout_s:g} s; killed\n{tail(output)}", {}
+            process = ProcessRun(0, RunStatus.TIMEOUT, f"no result within {timeout_s:g} s; killed\n{tail(output)}")
         else:
             assert exited is not None
-            status, detail, payload = classify(exited.returncode, _read_payload(out), output)
-        if exited is not None and "peak_rss_bytes" not in payload:  # it died before saying: the kernel's count
-            payload["peak_rss_bytes"] = exited.maxrss_bytes
-        return ProcessRun(index, status, detail, payload, wall_s, window, load, affinity)
+            process = classify(exited.returncode, _read_payload(out), output)
+        peak = process.peak_rss_bytes
+        if exited is not None and peak is None:  # it died before saying: the kernel's count
+            peak = exited.maxrss_bytes
+        return dataclasses.replace(
+            process,
+            index=index,
+            duration_s=round(wall_s, 3),
+            window_unix_ns=window,
+            load=load,
+            affinity=None if affinity is None else tuple(affinity),
+            peak_rss_bytes=peak,
+        )

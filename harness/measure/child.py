@@ -3,15 +3,18 @@
 Run in a process of its own, forked by a side's worker (``harness.measure.worker``) or,
 with ``spawn`` isolation, as ``python -m harness.measure.child`` in a fresh interpreter;
 either way XLA flags from the profile apply from process start, and whatever the case
-does (raise, hang, abort, exhaust memory) cannot harm the sweep.  It writes one JSON
-payload to ``--out``; the harness decides the process's status from that file and the
-exit code.
+does (raise, hang, abort, exhaust memory) cannot harm the sweep.  It writes the
+``ProcessRun`` it measured, as the schema writes it, to ``--out``; the harness decides
+the process's status from that file and the exit code.  It runs in the side's venv,
+which holds the harness with its dependencies (``harness.measure.launch`` puts this
+checkout first on its path), so it imports the store's schema as the harness does.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import importlib
 import importlib.util
@@ -20,7 +23,7 @@ import resource
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +33,16 @@ from harness.host.environment import jax_facts, scrub
 from harness.measure import hlo, timing
 from harness.measure.script_process import run_script
 from harness.stats import summarize
+from harness.store.schema import (
+    CompiledFunction,
+    JaxFacts,
+    ProcessClaim,
+    ProcessRun,
+    RunStatus,
+    StoredProgram,
+    TimedSample,
+    parse_jax,
+)
 
 TRACEBACK_LINES = 25
 DETAIL_CHARS = 4000  # of a failure's traceback kept in the result
@@ -77,34 +90,47 @@ def _case_jax(module: ModuleType) -> Any | None:
     return sys.modules.get("jax") if uses else None
 
 
-def program_record(prog: timing.ProgramTiming) -> dict[str, Any]:
+def stored_sample(sample: timing.Sample) -> TimedSample:
+    return TimedSample(tuple(sample.marks_ns), sample.wall_ns)
+
+
+def program_record(prog: timing.ProgramTiming) -> StoredProgram:
     dispatch = summarize([s.dispatch_ns for s in prog.samples])
     wall = summarize([s.wall_ns for s in prog.samples])
-    return {
-        "steps": prog.labels,
-        "warmup": prog.warmup,
-        "loops": prog.loops,
-        "stopped_by": prog.stopped_by,
-        "first_call": {"marks_ns": prog.first_call.marks_ns, "wall_ns": prog.first_call.wall_ns},
-        "samples": [{"marks_ns": s.marks_ns, "wall_ns": s.wall_ns} for s in prog.samples],
-        "summary": {"dispatch_ns": dispatch.as_dict(), "wall_ns": wall.as_dict()},
-    }
+    return StoredProgram(
+        steps=tuple(prog.labels),
+        samples=tuple(stored_sample(s) for s in prog.samples),
+        first_call=stored_sample(prog.first_call),
+        warmup=prog.warmup,
+        loops=prog.loops,
+        stopped_by=prog.stopped_by,
+        summary={"dispatch_ns": dispatch.as_dict(), "wall_ns": wall.as_dict()},
+    )
 
 
-def medians(programs: dict[str, dict[str, Any]], compiled: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+def medians(
+    programs: Mapping[str, StoredProgram], compiled: Mapping[str, CompiledFunction]
+) -> dict[str, dict[str, float]]:
     """The view a case's ``verdict`` sees.
 
     Per program: median dispatch, wall and step marks, and the cold first call; per
     compiled function (as ``"compiled:<name>"``): median lower and compile times.
     """
     view: dict[str, dict[str, float]] = {}
-    for name, record in compiled.items():
-        view[f"compiled:{name}"] = {key: summarize(record[key]).median for key in ("lower_ns", "compile_ns")}
-    for name, record in programs.items():
-        entry = {key: record["summary"][key]["median"] for key in ("dispatch_ns", "wall_ns")}
-        for i, label in enumerate(record["steps"]):
-            entry[f"mark:{label}"] = summarize([s["marks_ns"][i] for s in record["samples"]]).median
-        entry["first_call_ns"] = record["first_call"]["wall_ns"]
+    for name, function in compiled.items():
+        view[f"compiled:{name}"] = {
+            "lower_ns": summarize(function.lower_ns).median,
+            "compile_ns": summarize(function.compile_ns).median,
+        }
+    for name, program in programs.items():
+        entry = {
+            "dispatch_ns": summarize([s.dispatch_ns for s in program.samples]).median,
+            "wall_ns": summarize([s.wall_ns for s in program.samples]).median,
+        }
+        for i, label in enumerate(program.steps):
+            entry[f"mark:{label}"] = summarize([s.marks_ns[i] for s in program.samples]).median
+        assert program.first_call is not None, "a case's program always times its cold call"
+        entry["first_call_ns"] = program.first_call.wall_ns
         view[name] = entry
     return view
 
@@ -125,7 +151,7 @@ def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Seq
             )
 
 
-def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> dict[str, Any]:
+def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
     if jax is not None:
@@ -141,7 +167,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
             )
     block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
     clear_caches = getattr(jax, "clear_caches", None)
-    payload: dict[str, Any] = {"programs": {}, "compiled": {}}
+    compiled: dict[str, CompiledFunction] = {}
     if hasattr(module, "compiled"):
         with phase("build"):
             targets = module.compiled(**sizes)
@@ -150,63 +176,69 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
                 compile_timing, executable = timing.time_compile(
                     jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
                 )
-                payload["compiled"][name] = {
-                    "lower_ns": compile_timing.lower_ns,
-                    "compile_ns": compile_timing.compile_ns,
-                    "hlo": hlo.facts(executable),
-                }
+                compiled[name] = CompiledFunction(
+                    tuple(compile_timing.lower_ns), tuple(compile_timing.compile_ns), hlo.facts(executable)
+                )
     with phase("build"):
-        programs = module.programs(**sizes)
-    for name, steps in programs.items():
+        built = module.programs(**sizes)
+    programs: dict[str, StoredProgram] = {}
+    for name, steps in built.items():
         labels = [label for label, _ in steps]
         check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
-        payload["programs"][name] = program_record(prog)
-    if hasattr(module, "facts"):
-        payload["facts"] = module.facts(**sizes)
-    holds, evidence = timing.judge_claim(module.verdict, medians(payload["programs"], payload["compiled"]), sizes)
-    payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
-    return payload
+        programs[name] = program_record(prog)
+    facts = module.facts(**sizes) if hasattr(module, "facts") else {}
+    holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
+    claim = ProcessClaim(bool(holds), str(evidence))
+    return ProcessRun(0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim)
 
 
 def run(
     case_file: Path, sizes: dict[str, int], settings: dict[str, Any], script_sha256: str | None = None
-) -> dict[str, Any]:
-    """Run a case (or, with ``script_sha256``, a plain script of that content) and return its payload."""
+) -> ProcessRun:
+    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured."""
     phase = Phases()
     try:
         if script_sha256 is not None:
             with phase("script"):
-                payload = run_script(case_file, script_sha256)
+                process = run_script(case_file, script_sha256)
             with phase("facts"), contextlib.suppress(Exception):  # the side's JAX, for the record, once it ran
                 importlib.import_module("jax")
         else:
             with phase("import"):
                 module = load_case(case_file)
-            payload = execute(module, sizes, settings, phase)
-            payload["status"] = "ok"
+            process = execute(module, sizes, settings, phase)
     except Skip as exc:
-        payload = {"status": "skipped", "detail": str(exc)}
+        process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
     except Exception as exc:
         compat = sys.modules.get("cases.compat")
         if compat is not None and isinstance(exc, compat.Unsupported):
-            payload = {"status": "skipped", "detail": str(exc)}
+            process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
             lines = traceback.format_exc().strip().splitlines()
             detail = "\n".join(lines[-TRACEBACK_LINES:])  # and of those the end: one line can be megabytes
-            payload = {"status": "failed", "detail": scrub(detail[-DETAIL_CHARS:])}
+            process = ProcessRun(0, RunStatus.FAILED, scrub(detail[-DETAIL_CHARS:]))
     if "jax" in sys.modules:
         with phase("facts"):
             try:
-                payload["jax"] = jax_facts()
+                jax = parse_jax(jax_facts())
             except Exception as exc:  # the case's own failure is the news, not this
-                payload["jax"] = {"error": scrub(f"{type(exc).__name__}: {exc}")}
-        if "claim" in payload:  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
-            payload["claim"]["backend"] = payload["jax"].get("backend", "unknown")
-    payload["phases_s"] = {name: round(seconds, 4) for name, seconds in phase.seconds.items()}
-    payload["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
-    return payload
+                jax = JaxFacts(error=scrub(f"{type(exc).__name__}: {exc}"))
+        claim = process.claim
+        if claim is not None:  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+            claim = dataclasses.replace(claim, backend=jax.backend or "unknown")
+        process = dataclasses.replace(process, jax=jax, claim=claim)
+    return dataclasses.replace(
+        process,
+        phases_s={name: round(seconds, 4) for name, seconds in phase.seconds.items()},
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux reports KiB
+    )
+
+
+def write(out: Path, process: ProcessRun) -> None:
+    """The payload the harness reads back (``harness.measure.case_process.classify``)."""
+    out.write_text(json.dumps(process.to_json()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,8 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
     args = parser.parse_args(argv)
-    payload = run(args.case_file, args.sizes, args.settings, args.script_sha256)
-    args.out.write_text(json.dumps(payload))
+    write(args.out, run(args.case_file, args.sizes, args.settings, args.script_sha256))
     return 0
 
 

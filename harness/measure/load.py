@@ -14,8 +14,9 @@ is missing (not Linux) the figures are null.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from harness.store.schema import ProcessLoad
 
 PROC_STAT = Path("/proc/stat")
 # The threshold at which a process is flagged as loaded when --max-load is not given.
@@ -43,22 +44,6 @@ def loadavg_1m() -> float | None:
         return os.getloadavg()[0]
     except OSError:
         return None
-
-
-@dataclass(frozen=True)
-class Load:
-    other_cpu_cores: float | None
-    loadavg_1m: float | None
-    loaded: bool
-    attempts: int = 1
-
-    def as_dict(self) -> dict[str, float | bool | int | None]:
-        return {
-            "other_cpu_cores": self.other_cpu_cores,
-            "loadavg_1m": self.loadavg_1m,
-            "loaded": self.loaded,
-            "attempts": self.attempts,
-        }
 
 
 def other_cpu_cores(
@@ -93,6 +78,6 @@ class LoadWatch:
         self.threshold = threshold
         self.busy_before = busy_cpu_seconds()
 
-    def finish(self, own_cpu_s: float, wall_s: float) -> Load:
+    def finish(self, own_cpu_s: float, wall_s: float) -> ProcessLoad:
         cores = other_cpu_cores(self.busy_before, busy_cpu_seconds(), own_cpu_s, wall_s)
-        return Load(cores, loadavg_1m(), is_loaded(cores, wall_s, self.threshold))
+        return ProcessLoad(cores, loadavg_1m(), is_loaded(cores, wall_s, self.threshold))

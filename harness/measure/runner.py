@@ -37,18 +37,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget, PlannedPoint
+from harness.claim_rule import HOLDS, MIN_CLAIM_PROCESSES, ClaimVerdict, settle_claim
 from harness.errors import HarnessError
 from harness.host.environment import machine_identity, package_versions
-from harness.measure.case_process import ProcessRun, classify, run_process, signal_name, tail
+from harness.measure.case_process import classify, run_process, signal_name, tail
 from harness.measure.launch import Worker, WorkerGone, default_isolation
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.sides import Side
-from harness.measure.timing import DEFAULT_MIN_SAMPLE_NS
-from harness.store.results import INTERRUPTED, REFUSED, cell_key, measured_cells, new_record, write_result
+from harness.store.results import INTERRUPTED, REFUSED, cell_key, measured_cells, new_identity, write_result
+from harness.store.schema import (
+    HostFacts,
+    ProcessRun,
+    Result,
+    RunStatus,
+    SchemaError,
+    ScriptIdentity,
+    Settings,
+    parse_host,
+)
+from harness.units import sizes_text
 
 __all__ = [
     "CellRun",
@@ -76,66 +86,15 @@ RESUME_MODES = ("skip", "retry-failed", "force")
 CellOutcomes = list[tuple[Side, "CellRun | None", Path | None]]
 # The same by (place in the plan, side label), while a plan is measured.
 _Outcomes = dict[tuple[int, str], tuple["CellRun | None", Path | None]]
-# From each side's finished process records so far, the ratio a comparison of them could detect, judged on
+# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged on
 # metrics of the given kinds (all when empty); None: no spread to read yet.  The analysis stage provides it
 # (``harness.analysis.power.detectable_in_records``).
-DetectableRatio = Callable[[list[list[dict[str, Any]]], tuple[str, ...]], float | None]
+DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
-@dataclass(frozen=True)
-class Settings:
-    timeout_s: float = 300.0
-    warmup: int = 2
-    repeats: int = 30
-    min_repeats: int = 5
-    max_seconds: float = 10.0
-    compile_repeats: int = 3
-    effort: str = "quick"
-    isolation: str = field(default_factory=default_isolation)
-    processes: int = 1
-    min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
-    affinity: tuple[int, ...] | None = None
-    max_load: float | None = None  # None: flag loaded processes (over DEFAULT_FLAG_CORES), never re-measure
-    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
-    # processes so far could detect is above it (``Recorder.detectable`` reads that ratio).
-    target_ratio: float | None = None
-    target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
-    max_processes: int | None = None
-
-    def for_child(self) -> dict[str, Any]:
-        return {
-            "warmup": self.warmup,
-            "repeats": self.repeats,
-            "min_repeats": self.min_repeats,
-            "max_seconds": self.max_seconds,
-            "compile_repeats": self.compile_repeats,
-            "min_sample_ns": self.min_sample_ns,
-        }
-
-    def as_record(self) -> dict[str, Any]:
-        return {
-            **self.for_child(),
-            "timeout_s": self.timeout_s,
-            "effort": self.effort,
-            "isolation": self.isolation,
-            "processes": self.processes,
-            "affinity": None if self.affinity is None else list(self.affinity),
-            "max_load": self.max_load,
-            "target_ratio": self.target_ratio,
-            "target_kinds": None if self.target_kinds is None else list(self.target_kinds),
-            "max_processes": self.max_processes,
-        }
-
-    @property
-    def most_processes(self) -> int:
-        """Processes a side may run in one cell: the planned count, or more with a target ratio."""
-        if self.target_ratio is None:
-            return self.processes
-        return max(self.processes, self.max_processes or self.processes)
-
-    @property
-    def load_threshold(self) -> float:
-        return DEFAULT_FLAG_CORES if self.max_load is None else self.max_load
+def load_threshold(settings: Settings) -> float:
+    """Other cores busy above which a process counts as loaded."""
+    return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
 
 
 @dataclass(frozen=True)
@@ -174,11 +133,11 @@ class CellRun:
     extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatus:
         """ok when every process finished ok; otherwise the first status that is not."""
         if self.refusal is not None:
-            return "skipped"
-        return next((p.status for p in self.processes if p.status != "ok"), "ok")
+            return RunStatus.SKIPPED
+        return next((p.status for p in self.processes if p.status is not RunStatus.OK), RunStatus.OK)
 
     @property
     def detail(self) -> str:
@@ -186,7 +145,7 @@ class CellRun:
             return f"{REFUSED}: {self.refusal}"
         status, count = self.status, len(self.processes)
         notes = [note for note in (self.stopped, self.extent) if note]
-        if status == "ok":
+        if status is RunStatus.OK:
             return "; ".join(notes)
         first = next(p for p in self.processes if p.status == status)
         same = sum(p.status == status for p in self.processes)
@@ -199,17 +158,23 @@ class CellRun:
         return sum(p.duration_s for p in self.processes)
 
     @property
-    def window_unix_ns(self) -> list[int]:
-        if not self.processes:
+    def window_unix_ns(self) -> tuple[int, int]:
+        windows = [p.window_unix_ns for p in self.processes if p.window_unix_ns is not None]
+        if not windows:
             now = time.time_ns()
-            return [now, now]
-        return [min(p.window_unix_ns[0] for p in self.processes), max(p.window_unix_ns[1] for p in self.processes)]
+            return now, now
+        return min(start for start, _ in windows), max(end for _, end in windows)
+
+    def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
+        """The claim over the processes that finished ok with a verdict (``settle_claim``); None without one."""
+        claims = [p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None]
+        return settle_claim([claim.holds for claim in claims], min_processes=min_processes) if claims else None
 
     def finished(self) -> str | None:
         """Why this side needs no further process in this cell, if it does not."""
-        if self.processes and self.processes[0].status == "skipped":
-            return "skipped"
-        timeouts = sum(p.status == "timeout" for p in self.processes)
+        if self.processes and self.processes[0].status is RunStatus.SKIPPED:
+            return RunStatus.SKIPPED
+        timeouts = sum(p.status is RunStatus.TIMEOUT for p in self.processes)
         if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
             return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
         return None
@@ -264,18 +229,26 @@ def this_side(profile: str) -> Side:
     return Side(release=release_label(), profile=profile, interpreter=sys.executable, env={})
 
 
-def sizes_text(sizes: dict[str, int]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sizes.items())
-
-
 def claim_text(run: CellRun) -> str:
-    claims = [p.claim for p in run.processes if p.status == "ok" and p.claim is not None]
-    if not claims:
+    """The claim over the run's processes as the report settles it; one process's verdict as it said it."""
+    verdict = run.claim_verdict()
+    if verdict is None:
         return ""
-    holding = sum(bool(claim["holds"]) for claim in claims)
-    if len(claims) == 1:
-        return " · claim holds" if holding else " · claim does NOT hold"
-    return f" · claim holds in {holding} of {len(claims)} processes"
+    if verdict.of == 1:
+        return " · claim holds" if verdict.hint else " · claim does NOT hold"
+    return f" · claim {verdict.text()}"
+
+
+def point_claim(run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES) -> tuple[bool | None, str]:
+    """The claim's verdict at a size point (for a search): whether it holds, settled over the point's processes
+    as every claim is (``settle_claim``), and the evidence; None when the run did not finish ok or the processes
+    did not settle."""
+    verdict = run.claim_verdict(min_processes)
+    if run.status is not RunStatus.OK or verdict is None or not verdict.settled:
+        why = run.status if run.status is not RunStatus.OK else verdict.text() if verdict else "no verdict"
+        return None, f"{shown_sizes}: {why}"
+    claims = [p.claim for p in run.processes if p.status is RunStatus.OK and p.claim is not None]
+    return verdict.outcome == HOLDS, f"{shown_sizes}: {claims[-1].evidence}"
 
 
 def describe(run: CellRun | None, previous: str = "") -> str:
@@ -285,11 +258,12 @@ def describe(run: CellRun | None, previous: str = "") -> str:
     if run.refusal is not None:
         return f"skipped ({REFUSED})"
     status, count = run.status, len(run.processes)
-    if count > 1 and status != "ok":
-        status = f"{status} in {sum(p.status == status for p in run.processes)} of {count} processes"
+    shown: str = status
+    if count > 1 and status is not RunStatus.OK:
+        shown = f"{status} in {sum(p.status is status for p in run.processes)} of {count} processes"
     elif count > 1:
-        status = f"ok in {count} processes"
-    return f"{status}{claim_text(run)} · {run.duration_s:.1f} s"
+        shown = f"{RunStatus.OK} in {count} processes"
+    return f"{shown}{claim_text(run)} · {run.duration_s:.1f} s"
 
 
 def _load_text(process: ProcessRun) -> str:
@@ -317,8 +291,10 @@ class Recorder:
     detectable: DetectableRatio | None = None
 
     def __post_init__(self) -> None:
+        if not self.settings.isolation:
+            self.settings = dataclasses.replace(self.settings, isolation=default_isolation())
         self._workers: dict[str, Worker] = {}
-        self._hosts: dict[str, dict[str, Any]] = {}  # per side: the host facts its worker took
+        self._hosts: dict[str, HostFacts] = {}  # per side: the host facts its worker took
         self._started = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="harness-workers-"))
 
@@ -361,7 +337,10 @@ class Recorder:
                     worker.ready()
                 except WorkerGone as exc:
                     raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
-                self._hosts[label] = dict(worker.facts.get("host") or {})
+                try:
+                    self._hosts[label] = parse_host(worker.facts.get("host") or {})
+                except SchemaError as exc:
+                    raise HarnessError(f"the worker of side {label!r} sent unreadable host facts: {exc}") from None
         return self._workers[side.label]
 
     def stored_status(self, item: PlannedRun, side: Side) -> str | None:
@@ -389,7 +368,8 @@ class Recorder:
                 self._say_resuming(total, stored, resume)
             cells = []
             for index, item in enumerate(plan):
-                head = f"({index + 1}/{total}) {item.case.name} {sizes_text(item.sizes)}".rstrip()
+                shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a plain script has no sizes
+                head = f"({index + 1}/{total}) {item.case.name}{shown}"
                 cell = _Cell(index, item, head)
                 for side in self.sides:
                     if item.point.refusal:
@@ -398,7 +378,8 @@ class Recorder:
                         self.progress(f"[{side.label}] {head} → {describe(run)}")
                         continue
                     previous = stored.get((index, side.label))
-                    if previous is not None and previous != INTERRUPTED and (resume == "skip" or previous == "ok"):
+                    measured = previous is not None and previous != INTERRUPTED
+                    if previous is not None and measured and (resume == "skip" or previous == RunStatus.OK):
                         outcomes[index, side.label] = (None, None)
                         self.progress(f"[{side.label}] {head} → {describe(None, previous)}")
                         continue
@@ -468,7 +449,7 @@ class Recorder:
     def _finish(self, cell: _Cell, outcomes: _Outcomes) -> None:
         for run in cell.runs:
             reason = run.finished()
-            if reason and reason != "skipped" and len(run.processes) < run.planned:
+            if reason and reason != RunStatus.SKIPPED and len(run.processes) < run.planned:
                 run.stopped = reason
             outcomes[cell.index, run.side.label] = (run, self._store(cell.item, run, cell.others(run)))
             self.progress(f"[{run.side.label}] {cell.head} → {describe(run)}, stored")
@@ -484,7 +465,7 @@ class Recorder:
         if settings.target_ratio is None or self.detectable is None:
             return False
         kinds = settings.target_kinds or ()
-        ratio = self.detectable([[p.as_record() for p in run.processes if p.status == "ok"] for run in runs], kinds)
+        ratio = self.detectable([[p for p in run.processes if p.status is RunStatus.OK] for run in runs], kinds)
         target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
         met = ratio is not None and ratio <= settings.target_ratio
         if ratio is None:
@@ -523,10 +504,10 @@ class Recorder:
                     settings.for_child(),
                     timeout_s=settings.timeout_s,
                     affinity=affinity,
-                    load_threshold=settings.load_threshold,
+                    load_threshold=load_threshold(settings),
                     script_sha256=None if item.case.script is None else item.case.script.sha256,
                 )
-            loaded = process.load is not None and process.load.loaded and process.status != "skipped"
+            loaded = process.load is not None and process.load.loaded and process.status is not RunStatus.SKIPPED
             if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS:
                 break
             self.progress(
@@ -535,18 +516,21 @@ class Recorder:
             )
             time.sleep(LOAD_RETRY_WAIT_S)
         if process.load is not None:
-            process.load = dataclasses.replace(process.load, attempts=attempts)
+            process = dataclasses.replace(process, load=dataclasses.replace(process.load, attempts=attempts))
         run.processes.append(process)
         self.progress(f"{line} → {process.status} in {process.duration_s:.1f} s{_load_text(process)} {left}")
-        if process.status not in ("ok", "skipped") and process.detail:
+        if process.status not in (RunStatus.OK, RunStatus.SKIPPED) and process.detail:
             self.progress("    " + process.detail.splitlines()[-1][:200])
 
     def _store(self, item: PlannedRun, run: CellRun, others: list[str]) -> Path:
         if run.side.label not in self._hosts:  # a cell refused before any process ran on this side
             self.worker(run.side)
-        host = self._hosts[run.side.label]
         sizes = run.side.cell_sizes(item.sizes)
-        record = new_record(
+        script = item.case.script
+        identity = new_identity()
+        result = Result(
+            id=identity.id,
+            created_at=identity.created_at,
             case=item.case.name,
             release=run.side.release,
             profile=run.side.profile,
@@ -559,17 +543,17 @@ class Recorder:
             detail=run.detail,
             duration_s=round(run.duration_s, 3),
             window_unix_ns=run.window_unix_ns,
-            settings=self.settings.as_record(),
+            settings=self.settings,
             claim_statement=item.case.claim,
             source=item.case.source,
-            host=host,
-            interleaved_with=others,
+            host=self._hosts[run.side.label],
+            interleaved_with=tuple(others),
             invocation=self.invocation,
-            processes=[process.as_record() for process in run.processes],
-            **({} if item.case.script is None else {"script": item.case.script.as_record()}),
+            processes=tuple(run.processes),
+            script=None if script is None else ScriptIdentity(script.file, script.sha256),
         )
         try:
-            return write_result(self.results_dir, record)
+            return write_result(self.results_dir, result)
         except OSError as exc:
             raise HarnessError(
                 f"cannot store results in {self.results_dir}: {exc.strerror or exc}; results stored so far are kept"

@@ -39,6 +39,7 @@ from typing import Any
 from harness.host.environment import REPO_ROOT, scrub
 from harness.measure.figures import Figure, parse_output
 from harness.measure.lifetime import die_with_parent
+from harness.store.schema import CompiledFunction, ProcessClaim, ProcessRun, RunStatus, StoredProgram, TimedSample
 
 WHOLE_PROCESS = "process"  # the program of a script timed as a whole process
 # Read of a script's standard output: figure lines come first, and a script can print gigabytes.
@@ -61,8 +62,8 @@ def script_environment(environ: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def programs_from(figures: list[Figure]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Programs and compiled functions, in the stored result's shape, from one process's figure lines.
+def programs_from(figures: list[Figure]) -> tuple[dict[str, StoredProgram], dict[str, CompiledFunction]]:
+    """Programs and compiled functions, as a result stores them, from one process's figure lines.
 
     A program's sample is the medians the script printed: its wall time, and as marks its
     ``mark:<step>`` medians (or its ``dispatch_ns`` alone); ``kinds`` says which of wall and
@@ -71,12 +72,12 @@ def programs_from(figures: list[Figure]) -> tuple[dict[str, Any], dict[str, Any]
     by_program: dict[str, dict[str, Figure]] = {}
     for figure in figures:
         by_program.setdefault(figure.program, {})[figure.metric] = figure
-    programs: dict[str, Any] = {}
-    compiled: dict[str, Any] = {}
+    programs: dict[str, StoredProgram] = {}
+    compiled: dict[str, CompiledFunction] = {}
     for name, found in by_program.items():
-        cold = {key: [found[metric].median] for metric, key in COMPILE_METRICS.items() if metric in found}
+        cold = {key: (found[metric].median,) for metric, key in COMPILE_METRICS.items() if metric in found}
         if cold:
-            compiled[name] = cold
+            compiled[name] = CompiledFunction(cold.get("lower_ns", ()), cold.get("compile_ns", ()))
         wall, dispatch = found.get("wall_ns"), found.get("dispatch_ns")
         if wall is None and dispatch is None:
             continue
@@ -85,23 +86,20 @@ def programs_from(figures: list[Figure]) -> tuple[dict[str, Any], dict[str, Any]
         if dispatch is None or not marks:
             marks = {"script": (dispatch or wall).median}  # type: ignore[union-attr]
         first = found.get("first_call_ns")
-        programs[name] = {
-            "steps": list(marks),
-            "warmup": 0,
-            "loops": 1,
-            "stopped_by": "script output",
-            "kinds": kinds,
-            "first_call": None if first is None else {"marks_ns": [first.median], "wall_ns": first.median},
-            "samples": [{"marks_ns": list(marks.values()), "wall_ns": (wall or dispatch).median}],  # type: ignore[union-attr]
-            "printed": [f.as_dict() for f in found.values()],
-        }
+        programs[name] = StoredProgram(
+            steps=tuple(marks),
+            samples=(TimedSample(tuple(marks.values()), (wall or dispatch).median),),  # type: ignore[union-attr]
+            first_call=None if first is None else TimedSample((first.median,), first.median),
+            stopped_by="script output",
+            kinds=tuple(kinds),
+            printed=tuple(f.as_dict() for f in found.values()),
+        )
     return programs, compiled
 
 
-def whole_process(wall_ns: int, file: str) -> dict[str, Any]:
-    sample = {"marks_ns": [wall_ns], "wall_ns": wall_ns}
-    return {"steps": [f"python {file}"], "warmup": 0, "loops": 1, "stopped_by": "whole process", "kinds": ["wall"],
-            "first_call": None, "samples": [sample]}  # fmt: skip
+def whole_process(wall_ns: int, file: str) -> StoredProgram:
+    sample = TimedSample((wall_ns,), wall_ns)
+    return StoredProgram((f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",))
 
 
 def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
@@ -121,8 +119,8 @@ def _read_end(handle: Any, size: int = 64 * 1024) -> str:
     return handle.read().decode(errors="replace")
 
 
-def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None) -> dict[str, Any]:
-    """Run the script once and time it; the case process's payload (status, programs, claim, script...).
+def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None) -> ProcessRun:
+    """Run the script once and time it: what the case process measured (status, programs, claim, script...).
 
     ``timeout_s`` is for running it outside a case process (tests): there the harness's own
     timeout kills the case process with the script in its group.
@@ -130,14 +128,13 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
-        return {"status": "failed", "detail": f"script {path.name} cannot be read: {exc.strerror or exc}"}
+        return ProcessRun(0, RunStatus.FAILED, f"script {path.name} cannot be read: {exc.strerror or exc}")
     if digest != expected_sha256:
-        return {
-            "status": "failed",
-            "detail": f"script {path.name} changed since this run began (sha256 {expected_sha256[:12]}, now "
-            f"{digest[:12]}): results of two versions are never mixed",
-            "script": {"sha256": digest},
-        }
+        changed = (
+            f"script {path.name} changed since this run began (sha256 {expected_sha256[:12]}, now "
+            f"{digest[:12]}): results of two versions are never mixed"
+        )
+        return ProcessRun(0, RunStatus.FAILED, changed, script={"sha256": digest})
     env = script_environment(dict(os.environ))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter_ns()
@@ -155,7 +152,7 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-            return {"status": "timeout", "detail": f"no exit within {timeout_s:g} s; killed"}
+            return ProcessRun(0, RunStatus.TIMEOUT, f"no exit within {timeout_s:g} s; killed")
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
         stderr = _read_end(err)
@@ -168,23 +165,21 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
     if code != 0:
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-            status, how = "crashed", f"was killed by {name}"
+            status, how = RunStatus.CRASHED, f"was killed by {name}"
         else:
-            status, how = "failed", f"exited with code {code}"
+            status, how = RunStatus.FAILED, f"exited with code {code}"
         output = tail(stderr) or tail(stdout)
-        return {"status": status, "detail": f"python {path.name} {how}\n{output}".strip(), "script": record}
+        return ProcessRun(0, status, f"python {path.name} {how}\n{output}".strip(), script=record)
     figures = parse_output(stdout)
     programs, compiled = programs_from(figures.lines)
     record["judged_on"] = "printed figures" if programs or compiled else "whole process"
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
-    payload: dict[str, Any] = {"status": "ok", "programs": programs, "compiled": compiled, "script": record}
     if not (programs or compiled):
-        payload["programs"] = {WHOLE_PROCESS: whole_process(wall_ns, path.name)}
+        programs = {WHOLE_PROCESS: whole_process(wall_ns, path.name)}
         if figures.lines:  # figure lines of metrics the statistics do not know: kept, not judged
             record["printed"] = [f.as_dict() for f in figures.lines]
-    if figures.facts:
-        payload["facts"] = figures.facts
-    if figures.holds is not None:
-        payload["claim"] = {"holds": figures.holds, "evidence": figures.evidence}
-    return payload
+    claim = None if figures.holds is None else ProcessClaim(figures.holds, figures.evidence)
+    return ProcessRun(
+        0, RunStatus.OK, programs=programs, compiled=compiled, facts=figures.facts, claim=claim, script=record
+    )

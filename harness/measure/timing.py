@@ -31,9 +31,6 @@ Step = tuple[str, Callable[[], Any]]
 Block = Callable[[Any], Any]
 Clock = Callable[[], int]
 
-# A sample of a program shorter than this repeats it; long enough that the clock's
-# resolution and the loop's own overhead do not matter.
-DEFAULT_MIN_SAMPLE_NS = 1_000_000
 # Iterations per sample at most: a program of a few nanoseconds is not worth more.
 MAX_LOOPS = 10_000
 

@@ -168,14 +168,14 @@ def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -
 
 def run_case_here(request: dict[str, Any]) -> None:
     """The case process of ``fork`` isolation: run the case, write its payload."""
-    from harness.measure.child import run
+    from harness.measure.child import run, write
 
     if request.get("script_sha256") and SIDE_ENVIRON:
         # A plain script gets the side's environment, not what this worker's JAX import added to it.
         os.environ.clear()
         os.environ.update(SIDE_ENVIRON)
-    payload = run(Path(request["case_file"]), request["sizes"], request["settings"], request.get("script_sha256"))
-    Path(request["out"]).write_text(json.dumps(payload))
+    process = run(Path(request["case_file"]), request["sizes"], request["settings"], request.get("script_sha256"))
+    write(Path(request["out"]), process)
 
 
 def child_command(request: dict[str, Any]) -> list[str]:

@@ -1,6 +1,6 @@
-"""Stored results: the typed result schema and its parser (``schema``), older versions brought up to
-it (``migrations``), one JSON document per cell written atomically and never overwritten, loaded and
-parsed once with every unusable file named, and the one choice of a cell's newest run (``results``),
-the merge of results from many machines into one folder (``merge``), and each machine's noise floor
-beside them (``calibrations``).
+"""Stored results: the typed result schema, its parser and its writer (``schema``, built from the
+type checks in ``checks``), older versions brought up to it (``migrations``), one JSON document per
+cell written atomically and never overwritten, loaded and parsed once with every unusable file named,
+and the one choice of a cell's newest run (``results``), the merge of results from many machines
+into one folder (``merge``), and each machine's noise floor beside them (``calibrations``).
 """

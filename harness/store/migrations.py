@@ -12,13 +12,14 @@ from typing import Any
 
 from harness.store.schema import SCHEMA_VERSION, SchemaError, check_identity
 
-# What one case process measured: a version-1 result held one process's at its top level.
-PROCESS_FIELDS = ("programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes")
+# What one case process measured, as a version-1 result held it at its top level.  Frozen: it names
+# fields of files written back then, so it never follows ``schema.ProcessRun`` as that grows.
+V1_PROCESS_FIELDS = ("programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes")
 
 
 def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """A version-1 result as measured in one process: its per-process fields move into ``processes[0]``."""
-    upgraded = {key: value for key, value in data.items() if key not in PROCESS_FIELDS}
+    upgraded = {key: value for key, value in data.items() if key not in V1_PROCESS_FIELDS}
     process: dict[str, Any] = {
         "index": 0,
         "status": data.get("status"),
@@ -28,7 +29,7 @@ def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
         "load": None,
         "affinity": None,
     }
-    process.update((key, data[key]) for key in PROCESS_FIELDS if key in data)
+    process.update((key, data[key]) for key in V1_PROCESS_FIELDS if key in data)
     programs = process.get("programs")
     if isinstance(programs, dict):  # version 1 timed one iteration per sample
         process["programs"] = {

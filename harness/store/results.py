@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from harness.names import inside, name_problem
 from harness.store.migrations import upgrade
-from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
+from harness.store.schema import SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
 
 # Beside the results: each machine's noise floor (``store.calibrations``), which is not a result.
@@ -111,15 +111,17 @@ class StoredResult:
         return self.result.order
 
 
-def new_record(**fields: Any) -> dict[str, Any]:
+class Identity(NamedTuple):
+    """A new result's id and creation time: the id sorts by time, and its random part tells apart two
+    results of one second."""
+
+    id: str
+    created_at: str
+
+
+def new_identity() -> Identity:
     now = datetime.now(UTC)
-    return {
-        "schema": SCHEMA,
-        "schema_version": SCHEMA_VERSION,
-        "id": f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}",
-        "created_at": now.isoformat(timespec="seconds"),
-        **fields,
-    }
+    return Identity(f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}", now.isoformat(timespec="seconds"))
 
 
 def result_path(root: Path, result: Result) -> Path:
@@ -127,10 +129,10 @@ def result_path(root: Path, result: Result) -> Path:
     return inside(root, result.case, f"jax-{result.release}", result.profile, f"{result.id}.json")
 
 
-def write_result(root: Path, record: dict[str, Any]) -> Path:
-    """Store a result document, as the newest schema version, after checking it by parsing it."""
+def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
+    """Store a result (or a result document of any version, as the newest), after checking it by parsing it."""
     try:
-        document = upgrade(record)
+        document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
     except SchemaError as exc:
         raise ValueError(f"refusing to store an invalid result: {exc}") from None
@@ -245,7 +247,7 @@ def newest_results(
 def cut_short(stored: StoredResult) -> bool:
     """Stored before its planned processes had run, all of them ok: a run interrupted there, to be measured again."""
     result = stored.result
-    planned = result.settings.processes
+    planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
 
 

@@ -11,17 +11,41 @@ A result is one *cell* (a case at sizes on a release under a profile) measured i
 one or more case processes; each process keeps its own measurements
 (``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
 business (``harness.analysis``), never stored.
+
+Each record class both reads and writes its shape: its parser below, its ``to_json``
+beside it (``_Record``), so the field names are written out once.  The case process
+(``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it
+back, adds what only the parent knows (index, window, load) and stores it in a
+``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
+record: a field a writer leaves out at its default reads back as that default.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, ClassVar
 
-from harness.names import SIZE_NAME, name_problem
+from harness.store.checks import (
+    Check,
+    Fields,
+    SchemaError,
+    as_is,
+    boolean,
+    expected,
+    integer,
+    json_object,
+    list_of,
+    map_of,
+    nullable,
+    number,
+    path_name,
+    size_map,
+    string,
+    window,
+)
 from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
@@ -40,17 +64,45 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"  # cannot run here (too few devices, unsupported) or refused by the budget
 
 
-class SchemaError(ValueError):
-    """A result document that does not have the schema's shape; ``field`` is the path of the first bad field."""
+def _json(value: Any) -> Any:
+    """A field's value as JSON: records by their own ``to_json``, tuples as lists."""
+    if isinstance(value, _Record):
+        return value.to_json()
+    if isinstance(value, tuple | list):
+        return [_json(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _json(item) for key, item in value.items()}
+    return value
 
-    def __init__(self, field_path: str, problem: str) -> None:
-        super().__init__(f"{field_path}: {problem}" if field_path else problem)
-        self.field = field_path
-        self.problem = problem
+
+def _default(spec: Field[Any]) -> Any:
+    if spec.default is not MISSING:
+        return spec.default
+    return spec.default_factory() if spec.default_factory is not MISSING else MISSING
+
+
+class _Record:
+    """A record that writes itself as the parser below reads it: every field by its name.
+
+    ``_sparse`` fields are left out at their default, as the writers before this class
+    left them out (a failed process has no ``programs``), so stored files keep their shape.
+    """
+
+    _sparse: ClassVar[frozenset[str]] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        assert is_dataclass(self)
+        record = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.name in self._sparse and value == _default(spec):
+                continue
+            record[spec.name] = _json(value)
+        return record
 
 
 @dataclass(frozen=True)
-class TimedSample:
+class TimedSample(_Record):
     """One sample of a program: when Python regained control after each step, and when the outputs were ready."""
 
     marks_ns: tuple[float, ...]
@@ -62,7 +114,7 @@ class TimedSample:
 
 
 @dataclass(frozen=True)
-class StoredProgram:
+class StoredProgram(_Record):
     """One program's timing in one process (``harness.measure.timing.ProgramTiming`` as stored)."""
 
     steps: tuple[str, ...]
@@ -74,10 +126,16 @@ class StoredProgram:
     # What the samples measured: a plain script's whole-process time is a wall time with no dispatch
     # point, so its marks are not a dispatch figure (``harness.measure.script_process``).
     kinds: tuple[str, ...] = ("wall", "dispatch")
+    # Kept for the reader of the file, never read back into figures: a case's own summary of its samples,
+    # and a plain script's figure lines as it printed them.
+    summary: Mapping[str, Any] | None = None
+    printed: tuple[Mapping[str, Any], ...] = ()
+
+    _sparse = frozenset({"kinds", "summary", "printed"})
 
 
 @dataclass(frozen=True)
-class CompiledFunction:
+class CompiledFunction(_Record):
     """Cold trace-and-lower and compile times of a jitted function, and its HLO's counted facts."""
 
     lower_ns: tuple[float, ...] = ()
@@ -86,25 +144,28 @@ class CompiledFunction:
 
 
 @dataclass(frozen=True)
-class ProcessClaim:
+class ProcessClaim(_Record):
     """The case's own verdict on its claim, judged in one process on one backend."""
 
     holds: bool
     evidence: str = ""
     backend: str | None = None
 
+    _sparse = frozenset({"backend"})
+
 
 @dataclass(frozen=True)
-class GpuFacts:
+class GpuFacts(_Record):
     device_kinds: tuple[str, ...] = ()
     compute_capabilities: tuple[str, ...] = ()
     driver_versions: tuple[str, ...] = ()
     cuda_driver: str | None = None
     cuda_packages: Mapping[str, str] = field(default_factory=dict)
+    nvidia_smi: Any = None  # what nvidia-smi said of each GPU, or why it said nothing: for the reader
 
 
 @dataclass(frozen=True)
-class JaxFacts:
+class JaxFacts(_Record):
     """What the case process's JAX said of itself; ``error`` when it could not say."""
 
     backend: str | None = None
@@ -115,10 +176,26 @@ class JaxFacts:
     environment_info: str = ""
     gpu: GpuFacts | None = None
     error: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)  # the JAX flags a case's timing depends on
+
+    # A process whose JAX could not say stores the error alone.
+    _sparse = frozenset(
+        {
+            "backend",
+            "device_count",
+            "device_kinds",
+            "platforms",
+            "jax_version",
+            "environment_info",
+            "gpu",
+            "error",
+            "config",
+        }
+    )
 
 
 @dataclass(frozen=True)
-class ProcessLoad:
+class ProcessLoad(_Record):
     """Load on the machine while one process ran: other processes' CPU time, in cores."""
 
     other_cpu_cores: float | None = None
@@ -128,7 +205,7 @@ class ProcessLoad:
 
 
 @dataclass(frozen=True)
-class ProcessRun:
+class ProcessRun(_Record):
     """One case process: how it ended and what it measured."""
 
     index: int
@@ -145,10 +222,15 @@ class ProcessRun:
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
+    # A plain script's run as the case process saw it (its sha256, exit status, whole-process time...).
+    script: Mapping[str, Any] | None = None
+
+    # What the case process measured: a process that measured nothing (failed, killed) has none of them.
+    _sparse = frozenset({"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"})
 
 
 @dataclass(frozen=True)
-class ScriptIdentity:
+class ScriptIdentity(_Record):
     """The plain script a result measured (``--script``): its file name and the SHA-256 of its content."""
 
     file: str
@@ -156,19 +238,19 @@ class ScriptIdentity:
 
 
 @dataclass(frozen=True)
-class MachineFacts:
+class MachineFacts(_Record):
     id: str
     basis: str = ""
 
 
 @dataclass(frozen=True)
-class HarnessRevision:
+class HarnessRevision(_Record):
     commit: str = "unknown"
     dirty: bool | None = None
 
 
 @dataclass(frozen=True)
-class HostFacts:
+class HostFacts(_Record):
     """Where the cell ran (``harness.host.environment.host_facts``)."""
 
     machine: MachineFacts | None = None
@@ -186,33 +268,70 @@ class HostFacts:
     harness: HarnessRevision | None = None
 
 
-@dataclass(frozen=True)
-class StoredSettings:
-    """How the cell was measured; None where a result predates the setting."""
+# A sample of a program shorter than this repeats it (``harness.measure.timing``); long enough that
+# the clock's resolution and the loop's own overhead do not matter.
+DEFAULT_MIN_SAMPLE_NS = 1_000_000
 
-    warmup: int | None = None
-    repeats: int | None = None
-    min_repeats: int | None = None
-    max_seconds: float | None = None
-    compile_repeats: int | None = None
-    timeout_s: float | None = None
-    effort: str | None = None
-    isolation: str | None = None
-    processes: int | None = None
-    min_sample_ns: int | None = None
+
+@dataclass(frozen=True)
+class Settings(_Record):
+    """How a cell is measured: what the runner is given, and what a result stores of it.
+
+    ``unrecorded`` names the settings a stored result does not record (it predates them):
+    they read as their defaults here, but are neither shown nor written back.
+    """
+
+    warmup: int = 2
+    repeats: int = 30
+    min_repeats: int = 5
+    max_seconds: float = 10.0
+    compile_repeats: int = 3
+    timeout_s: float = 300.0
+    effort: str = "quick"
+    isolation: str = ""  # "": the environment's default, which the runner picks (``measure.launch``)
+    processes: int = 1
+    min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
-    max_load: float | None = None
+    max_load: float | None = None  # None: flag loaded processes, never re-measure
+    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
+    # processes so far could detect is above it.
     target_ratio: float | None = None
-    target_kinds: tuple[str, ...] | None = None
+    target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
     max_processes: int | None = None
+    unrecorded: frozenset[str] = frozenset()
+
+    def to_json(self) -> dict[str, Any]:
+        written = super().to_json()
+        return {name: written[name] for name in SETTING_NAMES_IN_ORDER if name not in self.unrecorded}
 
     def shown(self) -> dict[str, Any]:
         """The settings the result recorded, in the schema's order."""
-        return {name: value for name, value in vars(self).items() if value is not None}
+        recorded = {name: self.recorded(name) for name in SETTING_NAMES_IN_ORDER}
+        return {name: value for name, value in recorded.items() if value is not None}
+
+    def recorded(self, name: str) -> Any:
+        """The setting's value, or None where the result does not record it."""
+        return None if name in self.unrecorded else getattr(self, name)
+
+    def for_child(self) -> dict[str, Any]:
+        """What the case process's timing loop takes (``harness.measure.timing``)."""
+        return {name: getattr(self, name) for name in CHILD_SETTINGS}
+
+    @property
+    def most_processes(self) -> int:
+        """Processes a side may run in one cell: the planned count, or more with a target ratio."""
+        if self.target_ratio is None:
+            return self.processes
+        return max(self.processes, self.max_processes or self.processes)
+
+
+CHILD_SETTINGS = ("warmup", "repeats", "min_repeats", "max_seconds", "compile_repeats", "min_sample_ns")
+SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
+NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
 
 @dataclass(frozen=True)
-class Result:
+class Result(_Record):
     """One stored cell: identity, settings, where it ran, and its processes in the order they ran."""
 
     id: str
@@ -230,7 +349,7 @@ class Result:
     seed: int | None = None
     cost_estimate: Mapping[str, float] = field(default_factory=dict)  # by kind: bytes, flops
     budget: Mapping[str, float] = field(default_factory=dict)
-    settings: StoredSettings = field(default_factory=StoredSettings)
+    settings: Settings = NOTHING_RECORDED
     claim_statement: str = ""
     # Where the case comes from: ``source`` (its upstream URL, or the thread's title where none is known)
     # since the cases cite it; ``discussion``, a short name of the thread, in results stored before.
@@ -242,6 +361,12 @@ class Result:
     # The ``harness run`` that measured it (a random id): results of one invocation shared its level
     # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
     invocation: str = ""
+
+    _sparse = frozenset({"discussion", "script"})
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a document of the newest schema version."""
+        return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **super().to_json()}
 
     @property
     def machine(self) -> str:
@@ -285,97 +410,9 @@ class Result:
 
 # --- parsing -----------------------------------------------------------------------------------------------
 
-T = TypeVar("T")
-Check = Callable[[Any, str], T]
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _expected(what: str, value: Any, where: str) -> SchemaError:
-    return SchemaError(where, f"expected {what}, got {_kind(value)}")
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise _expected("str", value, where)
-    return value
-
-
-def _name(value: Any, where: str) -> str:
-    """A name that may become part of a path (case, release, profile, id, machine)."""
-    problem = name_problem(_str(value, where))
-    if problem:
-        raise SchemaError(where, problem)
-    return value
-
-
-def _sizes(value: Any, where: str) -> dict[str, int]:
-    for key in _object(value, where):
-        problem = name_problem(key, SIZE_NAME)
-        if problem:
-            raise SchemaError(where, f"size {problem}")
-    return _map(_int)(value, where)
-
-
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _expected("int", value, where)
-    return value
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _expected("number", value, where)
-    return value
-
-
-def _bool(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise _expected("bool", value, where)
-    return value
-
-
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise _expected("object", value, where)
-    return value
-
-
-def _nullable(check: Check[T]) -> Check[T | None]:
-    return lambda value, where: None if value is None else check(value, where)
-
-
-def _list(check: Check[T]) -> Check[tuple[T, ...]]:
-    def checked(value: Any, where: str) -> tuple[T, ...]:
-        if not isinstance(value, list):
-            raise _expected("list", value, where)
-        return tuple(check(item, f"{where}[{i}]") for i, item in enumerate(value))
-
-    return checked
-
-
-def _map(check: Check[T]) -> Check[dict[str, T]]:
-    def checked(value: Any, where: str) -> dict[str, T]:
-        return {key: check(item, f"{where}.{key}") for key, item in _object(value, where).items()}
-
-    return checked
-
-
-def _window(value: Any, where: str) -> tuple[int, int]:
-    pair = _list(_int)(value, where)
-    if len(pair) != 2:
-        raise SchemaError(where, f"expected [start, end], got {len(pair)} values")
-    return pair[0], pair[1]
-
 
 def _status(value: Any, where: str) -> RunStatus:
-    text = _str(value, where)
+    text = string(value, where)
     try:
         return RunStatus(text)
     except ValueError:
@@ -383,45 +420,26 @@ def _status(value: Any, where: str) -> RunStatus:
         raise SchemaError(where, f"unknown status {text!r} (expected one of {known})") from None
 
 
-class _Fields:
-    """The fields of one JSON object, read with a check each, errors named by path."""
-
-    def __init__(self, value: Any, where: str) -> None:
-        self.data = _object(value, where)
-        self.where = where
-
-    def _path(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
-
-    def required(self, name: str, check: Check[T]) -> T:
-        if name not in self.data:
-            raise SchemaError(self._path(name), "missing")
-        return check(self.data[name], self._path(name))
-
-    def optional(self, name: str, check: Check[T], default: T) -> T:
-        """The field, or ``default`` when it is absent or null."""
-        value = self.data.get(name)
-        return default if value is None else check(value, self._path(name))
-
-
 def _sample(value: Any, where: str) -> TimedSample:
-    fields = _Fields(value, where)
-    marks = fields.required("marks_ns", _list(_number))
+    fields = Fields(value, where)
+    marks = fields.required("marks_ns", list_of(number))
     if not marks:
         raise SchemaError(f"{where}.marks_ns", "expected at least one mark")
-    return TimedSample(marks, fields.required("wall_ns", _number))
+    return TimedSample(marks, fields.required("wall_ns", number))
 
 
 def _program(value: Any, where: str) -> StoredProgram:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return StoredProgram(
-        steps=fields.required("steps", _list(_str)),
-        samples=fields.required("samples", _list(_sample)),
+        steps=fields.required("steps", list_of(string)),
+        samples=fields.required("samples", list_of(_sample)),
         first_call=fields.optional("first_call", _sample, None),
-        warmup=fields.optional("warmup", _int, 0),
-        loops=fields.optional("loops", _int, 1),
-        stopped_by=fields.optional("stopped_by", _str, ""),
+        warmup=fields.optional("warmup", integer, 0),
+        loops=fields.optional("loops", integer, 1),
+        stopped_by=fields.optional("stopped_by", string, ""),
         kinds=fields.optional("kinds", _kinds, ("wall", "dispatch")),
+        summary=fields.optional("summary", json_object, None),
+        printed=fields.optional("printed", list_of(json_object), ()),
     )
 
 
@@ -429,7 +447,7 @@ PROGRAM_KINDS = ("wall", "dispatch")
 
 
 def _kinds(value: Any, where: str) -> tuple[str, ...]:
-    kinds = _list(_str)(value, where)
+    kinds = list_of(string)(value, where)
     unknown = [kind for kind in kinds if kind not in PROGRAM_KINDS]
     if unknown or not kinds:
         raise SchemaError(where, f"expected a non-empty list of {' and '.join(PROGRAM_KINDS)}")
@@ -437,145 +455,171 @@ def _kinds(value: Any, where: str) -> tuple[str, ...]:
 
 
 def _script(value: Any, where: str) -> ScriptIdentity:
-    fields = _Fields(value, where)
-    digest = fields.required("sha256", _str)
+    fields = Fields(value, where)
+    digest = fields.required("sha256", string)
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
-    return ScriptIdentity(fields.required("file", _str), digest)
+    return ScriptIdentity(fields.required("file", string), digest)
 
 
 def _compiled(value: Any, where: str) -> CompiledFunction:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return CompiledFunction(
-        lower_ns=fields.optional("lower_ns", _list(_number), ()),
-        compile_ns=fields.optional("compile_ns", _list(_number), ()),
-        hlo=fields.optional("hlo", _object, None),
+        lower_ns=fields.optional("lower_ns", list_of(number), ()),
+        compile_ns=fields.optional("compile_ns", list_of(number), ()),
+        hlo=fields.optional("hlo", json_object, None),
     )
 
 
 def _claim(value: Any, where: str) -> ProcessClaim:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return ProcessClaim(
-        holds=fields.required("holds", _bool),
-        evidence=fields.optional("evidence", _str, ""),
-        backend=fields.optional("backend", _str, None),
+        holds=fields.required("holds", boolean),
+        evidence=fields.optional("evidence", string, ""),
+        backend=fields.optional("backend", string, None),
     )
 
 
 def _gpu(value: Any, where: str) -> GpuFacts:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return GpuFacts(
-        device_kinds=fields.optional("device_kinds", _list(_str), ()),
-        compute_capabilities=fields.optional("compute_capabilities", _list(_str), ()),
-        driver_versions=fields.optional("driver_versions", _list(_str), ()),
-        cuda_driver=fields.optional("cuda_driver", _str, None),
-        cuda_packages=fields.optional("cuda_packages", _map(_str), {}),
+        device_kinds=fields.optional("device_kinds", list_of(string), ()),
+        compute_capabilities=fields.optional("compute_capabilities", list_of(string), ()),
+        driver_versions=fields.optional("driver_versions", list_of(string), ()),
+        cuda_driver=fields.optional("cuda_driver", string, None),
+        cuda_packages=fields.optional("cuda_packages", map_of(string), {}),
+        nvidia_smi=fields.optional("nvidia_smi", as_is, None),
     )
 
 
 def _jax(value: Any, where: str) -> JaxFacts:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return JaxFacts(
-        backend=fields.optional("backend", _str, None),
-        device_count=fields.optional("device_count", _int, None),
-        device_kinds=fields.optional("device_kinds", _list(_str), ()),
-        platforms=fields.optional("platforms", _list(_str), ()),
-        jax_version=fields.optional("jax_version", _str, None),
-        environment_info=fields.optional("environment_info", _str, ""),
+        backend=fields.optional("backend", string, None),
+        device_count=fields.optional("device_count", integer, None),
+        device_kinds=fields.optional("device_kinds", list_of(string), ()),
+        platforms=fields.optional("platforms", list_of(string), ()),
+        jax_version=fields.optional("jax_version", string, None),
+        environment_info=fields.optional("environment_info", string, ""),
         gpu=fields.optional("gpu", _gpu, None),
-        error=fields.optional("error", _str, None),
+        error=fields.optional("error", string, None),
+        config=fields.optional("config", json_object, {}),
     )
 
 
 def _load(value: Any, where: str) -> ProcessLoad:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return ProcessLoad(
-        other_cpu_cores=fields.optional("other_cpu_cores", _number, None),
-        loadavg_1m=fields.optional("loadavg_1m", _number, None),
-        loaded=fields.optional("loaded", _bool, False),
-        attempts=fields.optional("attempts", _int, 1),
+        other_cpu_cores=fields.optional("other_cpu_cores", number, None),
+        loadavg_1m=fields.optional("loadavg_1m", number, None),
+        loaded=fields.optional("loaded", boolean, False),
+        attempts=fields.optional("attempts", integer, 1),
     )
+
+
+def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
+    """What ``harness.host.environment.jax_facts`` said, as the record a process keeps."""
+    return _jax(value, where)
 
 
 def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
     """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where otherwise."""
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return ProcessRun(
-        index=fields.optional("index", _int, position),
+        index=fields.optional("index", integer, position),
         status=fields.required("status", _status),
-        detail=fields.optional("detail", _str, ""),
-        duration_s=fields.optional("duration_s", _number, 0.0),
-        window_unix_ns=fields.optional("window_unix_ns", _window, None),
+        detail=fields.optional("detail", string, ""),
+        duration_s=fields.optional("duration_s", number, 0.0),
+        window_unix_ns=fields.optional("window_unix_ns", window, None),
         load=fields.optional("load", _load, None),
-        affinity=fields.optional("affinity", _list(_int), None),
-        programs=fields.optional("programs", _map(_program), {}),
-        compiled=fields.optional("compiled", _map(_compiled), {}),
-        facts=fields.optional("facts", _object, {}),
+        affinity=fields.optional("affinity", list_of(integer), None),
+        programs=fields.optional("programs", map_of(_program), {}),
+        compiled=fields.optional("compiled", map_of(_compiled), {}),
+        facts=fields.optional("facts", json_object, {}),
         claim=fields.optional("claim", _claim, None),
         jax=fields.optional("jax", _jax, None),
-        phases_s=fields.optional("phases_s", _map(_number), {}),
-        peak_rss_bytes=fields.optional("peak_rss_bytes", _int, None),
+        phases_s=fields.optional("phases_s", map_of(number), {}),
+        peak_rss_bytes=fields.optional("peak_rss_bytes", integer, None),
+        script=fields.optional("script", json_object, None),
     )
 
 
 def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
     if not isinstance(value, list):
-        raise _expected("list", value, where)
+        raise expected("list", value, where)
     return tuple(parse_process(item, f"{where}[{i}]", i) for i, item in enumerate(value))
 
 
 def _machine(value: Any, where: str) -> MachineFacts:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return MachineFacts(
-        id=fields.optional("id", _nullable(_name), None) or "", basis=fields.optional("basis", _str, "")
+        id=fields.optional("id", nullable(path_name), None) or "", basis=fields.optional("basis", string, "")
     )
 
 
 def _revision(value: Any, where: str) -> HarnessRevision:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return HarnessRevision(
-        commit=fields.optional("commit", _str, "unknown"), dirty=fields.optional("dirty", _bool, None)
+        commit=fields.optional("commit", string, "unknown"), dirty=fields.optional("dirty", boolean, None)
     )
 
 
 def _host(value: Any, where: str) -> HostFacts:
-    fields = _Fields(value, where)
+    fields = Fields(value, where)
     return HostFacts(
         machine=fields.optional("machine", _machine, None),
-        cpu_model=fields.optional("cpu_model", _str, None),
-        cpu_count=fields.optional("cpu_count", _int, None),
-        usable_cores=fields.optional("usable_cores", _int, None),
-        memory_total_bytes=fields.optional("memory_total_bytes", _int, None),
-        python=fields.optional("python", _str, None),
-        python_implementation=fields.optional("python_implementation", _str, None),
-        platform=fields.optional("platform", _str, None),
-        kernel=fields.optional("kernel", _str, None),
-        packages=fields.optional("packages", _map(_str), {}),
-        variables=fields.optional("variables", _map(_str), {}),
-        gpus=fields.optional("gpus", _list(_object), ()),
+        cpu_model=fields.optional("cpu_model", string, None),
+        cpu_count=fields.optional("cpu_count", integer, None),
+        usable_cores=fields.optional("usable_cores", integer, None),
+        memory_total_bytes=fields.optional("memory_total_bytes", integer, None),
+        python=fields.optional("python", string, None),
+        python_implementation=fields.optional("python_implementation", string, None),
+        platform=fields.optional("platform", string, None),
+        kernel=fields.optional("kernel", string, None),
+        packages=fields.optional("packages", map_of(string), {}),
+        variables=fields.optional("variables", map_of(string), {}),
+        gpus=fields.optional("gpus", list_of(json_object), ()),
         harness=fields.optional("harness", _revision, None),
     )
 
 
-def _settings(value: Any, where: str) -> StoredSettings:
-    fields = _Fields(value, where)
-    return StoredSettings(
-        warmup=fields.optional("warmup", _int, None),
-        repeats=fields.optional("repeats", _int, None),
-        min_repeats=fields.optional("min_repeats", _int, None),
-        max_seconds=fields.optional("max_seconds", _number, None),
-        compile_repeats=fields.optional("compile_repeats", _int, None),
-        timeout_s=fields.optional("timeout_s", _number, None),
-        effort=fields.optional("effort", _str, None),
-        isolation=fields.optional("isolation", _str, None),
-        processes=fields.optional("processes", _int, None),
-        min_sample_ns=fields.optional("min_sample_ns", _int, None),
-        affinity=fields.optional("affinity", _list(_int), None),
-        max_load=fields.optional("max_load", _number, None),
-        target_ratio=fields.optional("target_ratio", _number, None),
-        target_kinds=fields.optional("target_kinds", _list(_str), None),
-        max_processes=fields.optional("max_processes", _int, None),
-    )
+_SETTING_CHECKS: dict[str, Check[Any]] = {
+    "warmup": integer,
+    "repeats": integer,
+    "min_repeats": integer,
+    "max_seconds": number,
+    "compile_repeats": integer,
+    "timeout_s": number,
+    "effort": string,
+    "isolation": string,
+    "processes": integer,
+    "min_sample_ns": integer,
+    "affinity": list_of(integer),
+    "max_load": number,
+    "target_ratio": number,
+    "target_kinds": list_of(string),
+    "max_processes": integer,
+}
+# Recorded as null when not set: null is their value, not a sign of an older result.
+_NULLABLE_SETTINGS = frozenset({"affinity", "max_load", "target_ratio", "target_kinds", "max_processes"})
+
+
+def parse_host(value: Any, where: str = "host") -> HostFacts:
+    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result keeps it."""
+    return _host(value, where)
+
+
+def _settings(value: Any, where: str) -> Settings:
+    data = Fields(value, where)
+    given: dict[str, Any] = {}
+    unrecorded = set()
+    for name, check in _SETTING_CHECKS.items():
+        found = data.optional(name, check, None)
+        if found is not None:
+            given[name] = found
+        elif name not in _NULLABLE_SETTINGS or name not in data.data:
+            unrecorded.add(name)
+    return Settings(**given, unrecorded=frozenset(unrecorded))
 
 
 def check_identity(data: Any) -> Mapping[str, Any]:
@@ -589,32 +633,32 @@ def check_identity(data: Any) -> Mapping[str, Any]:
 
 def parse(data: Any) -> Result:
     """A result document of the newest schema version as a ``Result``; raises ``SchemaError``."""
-    fields = _Fields(check_identity(data), "")
-    version = fields.required("schema_version", _int)
+    fields = Fields(check_identity(data), "")
+    version = fields.required("schema_version", integer)
     if version != SCHEMA_VERSION:
         raise SchemaError("schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)")
     return Result(
-        id=fields.required("id", _name),
-        created_at=fields.required("created_at", _str),
-        case=fields.required("case", _name),
-        release=fields.required("release", _name),
-        profile=fields.required("profile", _name),
-        sizes=fields.required("sizes", _sizes),
+        id=fields.required("id", path_name),
+        created_at=fields.required("created_at", string),
+        case=fields.required("case", path_name),
+        release=fields.required("release", path_name),
+        profile=fields.required("profile", path_name),
+        sizes=fields.required("sizes", size_map),
         status=fields.required("status", _status),
         processes=fields.required("processes", _processes),
-        detail=fields.optional("detail", _str, ""),
-        duration_s=fields.optional("duration_s", _number, 0.0),
-        window_unix_ns=fields.optional("window_unix_ns", _window, None),
-        size_source=fields.optional("size_source", _str, ""),
-        seed=fields.optional("seed", _int, None),
-        cost_estimate=fields.optional("cost_estimate", _map(_number), {}),
-        budget=fields.optional("budget", _map(_number), {}),
-        settings=fields.optional("settings", _settings, StoredSettings()),
-        claim_statement=fields.optional("claim_statement", _str, ""),
-        source=fields.optional("source", _str, ""),
-        discussion=fields.optional("discussion", _str, ""),
+        detail=fields.optional("detail", string, ""),
+        duration_s=fields.optional("duration_s", number, 0.0),
+        window_unix_ns=fields.optional("window_unix_ns", window, None),
+        size_source=fields.optional("size_source", string, ""),
+        seed=fields.optional("seed", integer, None),
+        cost_estimate=fields.optional("cost_estimate", map_of(number), {}),
+        budget=fields.optional("budget", map_of(number), {}),
+        settings=fields.optional("settings", _settings, NOTHING_RECORDED),
+        claim_statement=fields.optional("claim_statement", string, ""),
+        source=fields.optional("source", string, ""),
+        discussion=fields.optional("discussion", string, ""),
         host=fields.optional("host", _host, HostFacts()),
-        interleaved_with=fields.optional("interleaved_with", _list(_str), ()),
+        interleaved_with=fields.optional("interleaved_with", list_of(string), ()),
         script=fields.optional("script", _script, None),
-        invocation=fields.optional("invocation", _str, ""),
+        invocation=fields.optional("invocation", string, ""),
     )

@@ -28,6 +28,7 @@ from typing import Any
 
 from harness.catalogue.discovery import CaseInfo, check_overrides
 from harness.errors import UsageError
+from harness.units import sizes_text
 
 HARNESS_DIR = Path(__file__).resolve().parents[1]
 COMPAT = "cases.compat"
@@ -149,10 +150,9 @@ def _dict_literal(values: Mapping[str, Any]) -> str:
 
 
 def _script_docstring(case_doc: str, case: CaseInfo, sizes: dict[str, int]) -> str:
-    sizes_text = " ".join(f"{k}={v}" for k, v in sizes.items())
     footer = (
         f"Standalone script exported by jax-repro-harness from {_label(case.path)} at sizes\n"
-        f"{sizes_text}; it imports only jax, numpy and the standard library.  Run it with\n"
+        f"{sizes_text(sizes)}; it imports only jax, numpy and the standard library.  Run it with\n"
         f"``python {case.path.name}``.  It prints one line\n"
         "``metric PROGRAM METRIC median=NS min=NS max=NS n=COUNT`` per figure, in nanoseconds\n"
         "(``first_call_ns`` includes compilation; after warm-up, ``dispatch_ns`` is when Python\n"

@@ -2,8 +2,8 @@ import signal
 
 import pytest
 
-from harness.measure.case_process import ProcessRun, classify
-from harness.measure.load import Load
+from harness.measure.case_process import classify
+from harness.store.schema import ProcessLoad, ProcessRun, RunStatus
 
 
 @pytest.mark.parametrize(
@@ -16,20 +16,30 @@ from harness.measure.load import Load
         (0, None, "failed"),
         (0, {"status": "skipped", "detail": "why"}, "skipped"),
         (0, {"status": "ok", "programs": {}}, "ok"),
+        (0, {"status": "great"}, "failed"),
+        (0, [1], "failed"),
     ],
 )
 def test_classify(returncode, payload, status):
-    assert classify(returncode, payload, "line 1\nlast line")[0] == status
+    assert classify(returncode, payload, "line 1\nlast line").status is RunStatus(status)
 
 
 def test_sigkill_mentions_memory_and_the_output_tail_is_kept():
-    status, detail, payload = classify(-signal.SIGKILL, None, "line 1\nlast line")
-    assert status == "crashed" and "OOM" in detail and detail.endswith("last line") and payload == {}
+    process = classify(-signal.SIGKILL, None, "line 1\nlast line")
+    assert process.status is RunStatus.CRASHED and "OOM" in process.detail and process.detail.endswith("last line")
+    assert process.programs == {} and process.claim is None
 
 
-def test_a_process_record_has_the_schema_fields_and_its_payload():
-    run = ProcessRun(2, "ok", "", {"programs": {}, "peak_rss_bytes": 5}, 1.23456, (10, 20), Load(0.1, 0.5, False), [0])
-    assert run.as_record() == {
+def test_a_payload_it_cannot_read_is_a_failed_process_that_says_why():
+    process = classify(0, {"status": "ok", "programs": {"p": {"steps": []}}}, "last line")
+    assert process.status is RunStatus.FAILED
+    unreadable = "the case process wrote an unreadable result (payload.programs.p.samples: missing)"
+    assert process.detail.startswith(unreadable)
+
+
+def test_a_process_record_has_the_schema_fields_and_leaves_out_what_it_did_not_measure():
+    run = ProcessRun(2, RunStatus.OK, "", 1.235, (10, 20), ProcessLoad(0.1, 0.5, False), (0,), peak_rss_bytes=5)
+    assert run.to_json() == {
         "index": 2,
         "status": "ok",
         "detail": "",
@@ -37,10 +47,9 @@ def test_a_process_record_has_the_schema_fields_and_its_payload():
         "window_unix_ns": [10, 20],
         "load": {"other_cpu_cores": 0.1, "loadavg_1m": 0.5, "loaded": False, "attempts": 1},
         "affinity": [0],
-        "programs": {},
         "peak_rss_bytes": 5,
     }
-    assert ProcessRun(0, "crashed").as_record()["load"] is None
+    assert ProcessRun(0, RunStatus.CRASHED).to_json()["load"] is None
 
 
 def test_a_failed_process_keeps_the_end_of_its_output_capped_by_characters(tmp_path):
@@ -64,7 +73,7 @@ def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
     )
     settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
     payload = child.run(case, {"K": 1}, settings)
-    assert payload["status"] == "failed" and len(payload["detail"]) <= child.DETAIL_CHARS
+    assert payload.status is RunStatus.FAILED and len(payload.detail) <= child.DETAIL_CHARS
 
 
 def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
@@ -80,5 +89,5 @@ def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
     )
     settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
     payload = child.run(case, {"K": 3}, settings)
-    assert payload["status"] == "failed", payload
-    assert "program number, step int returned int, no JAX array: nothing was dispatched" in payload["detail"]
+    assert payload.status is RunStatus.FAILED, payload
+    assert "program number, step int returned int, no JAX array: nothing was dispatched" in payload.detail

@@ -57,7 +57,7 @@ def test_a_busy_process_shows_as_load():
         busy.wait()
     assert found.other_cpu_cores is not None and found.other_cpu_cores > 0.25, found
     assert found.loaded and found.loadavg_1m is not None
-    assert found.as_dict() == {
+    assert found.to_json() == {
         "other_cpu_cores": found.other_cpu_cores,
         "loadavg_1m": found.loadavg_1m,
         "loaded": True,

@@ -8,11 +8,10 @@ import pytest
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.measure import runner
-from harness.measure.case_process import ProcessRun
-from harness.measure.load import Load
 from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, run_all, this_side
 from harness.measure.sides import Side
 from harness.store.results import load_results
+from harness.store.schema import ProcessClaim, ProcessLoad, ProcessRun, RunStatus
 from tests.conftest import FIXTURES, document
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
@@ -134,7 +133,7 @@ def test_pinned_processes_run_on_the_cpus_asked_for(tmp_path):
     with Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
         [(_, run, _)] = recorder.run(planned("flaky")[0])
     assert run.status == "ok"
-    assert [p.payload["facts"]["cpus"] for p in run.processes] == [[0], [0]]
+    assert [p.facts["cpus"] for p in run.processes] == [[0], [0]]
     stored = document(load_results(tmp_path)[0][0])
     assert stored["settings"]["affinity"] == [0] and [p["affinity"] for p in stored["processes"]] == [[0], [0]]
 
@@ -184,8 +183,8 @@ def fake_process(statuses_and_loads):
 
     def run_process(worker, index, *args, load_threshold, **kwargs):
         status, cores = next(calls)
-        load = Load(cores, 0.0, cores > load_threshold)
-        return ProcessRun(index, status, "", {}, 0.1, (index, index + 1), load, None)
+        load = ProcessLoad(cores, 0.0, cores > load_threshold)
+        return ProcessRun(index, RunStatus(status), "", 0.1, (index, index + 1), load, None)
 
     return run_process
 
@@ -218,7 +217,7 @@ def test_cell_status_is_ok_only_when_every_process_is():
     side = this_side("t")
 
     def cell(*statuses):
-        return CellRun(side, len(statuses), [ProcessRun(i, s, f"why {i}") for i, s in enumerate(statuses)])
+        return CellRun(side, len(statuses), [ProcessRun(i, RunStatus(s), f"why {i}") for i, s in enumerate(statuses)])
 
     assert cell("ok", "ok").status == "ok" and cell("ok", "ok").detail == ""
     assert cell("ok", "timeout", "crashed").status == "timeout"
@@ -276,3 +275,32 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
     assert not any("detect" in line for line in lines[1:]), "nothing to report when the planned processes sufficed"
     runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {})
     assert [len(run.processes) for run in runs] == [3, 3] and asked == [] and runs[0].detail == ""
+
+
+def claimed(*verdicts, status="ok"):
+    """A side's run whose processes finished ``status`` with these claim verdicts (True: it holds there)."""
+    processes = [
+        ProcessRun(i, RunStatus(status), claim=ProcessClaim(holds, f"evidence {i}")) for i, holds in enumerate(verdicts)
+    ]
+    return CellRun(this_side("t"), len(verdicts), processes)
+
+
+def test_the_progress_line_settles_the_claim_as_the_report_does():
+    assert runner.claim_text(claimed(True)) == " · claim holds"
+    assert runner.claim_text(claimed(False)) == " · claim does NOT hold"
+    assert runner.claim_text(claimed(True, True, True, True, False)) == " · claim holds in 4 of 5 processes"
+    assert runner.claim_text(claimed(False, False, False)) == " · claim does not hold in 3 of 3 processes"
+    assert runner.claim_text(claimed(True, True, False)) == " · claim unsettled: holds in 2 of 3 processes"
+    assert runner.claim_text(claimed()) == ""
+
+
+def test_a_search_point_is_settled_by_the_same_rule_over_as_few_processes_as_it_ran():
+    assert runner.point_claim(claimed(True), "K=1") == (True, "K=1: evidence 0")
+    assert runner.point_claim(claimed(False, False), "K=1") == (False, "K=1: evidence 1")
+    assert runner.point_claim(claimed(True, False), "K=1") == (
+        None,
+        "K=1: unsettled: holds in 1 of 2 processes, not in the others",
+    )
+    assert runner.point_claim(claimed(True, True, True, True, False), "K=1")[0] is True, "4 of 5 agree"
+    assert runner.point_claim(claimed(True, status="failed"), "K=1") == (None, "K=1: failed")
+    assert runner.point_claim(claimed(True), "K=1", min_processes=3)[0] is None

@@ -6,6 +6,7 @@ import os
 from harness.host.environment import REPO_ROOT
 from harness.measure.figures import Figure, parse_output
 from harness.measure.script_process import WHOLE_PROCESS, programs_from, run_script, script_environment
+from harness.store.schema import CompiledFunction, TimedSample
 from tests.conftest import FIXTURES
 
 SCRIPTS = FIXTURES / "scripts"
@@ -17,7 +18,7 @@ def sha(path):
 
 def run(name, timeout_s=120.0):
     path = SCRIPTS / name
-    return run_script(path, sha(path), timeout_s)
+    return run_script(path, sha(path), timeout_s).to_json()  # as the case process writes it
 
 
 def figure(program, metric, median, n=5):
@@ -36,19 +37,19 @@ def test_a_programs_printed_figures_become_one_sample_of_its_medians_with_its_st
             figure("two", "mark:scan 2", 300),
         ]
     )
-    assert compiled == {"scan": {"lower_ns": [700], "compile_ns": [900]}}
+    assert compiled == {"scan": CompiledFunction(lower_ns=(700,), compile_ns=(900,))}
     two = programs["two"]
-    assert two["steps"] == ["scan 1", "scan 2"] and two["kinds"] == ["wall", "dispatch"]
-    assert two["samples"] == [{"marks_ns": [100, 300], "wall_ns": 400}]
-    assert two["first_call"] == {"marks_ns": [5000], "wall_ns": 5000}
-    assert {line["metric"] for line in two["printed"]} == {"first_call_ns", "dispatch_ns", "wall_ns", "mark:scan 1",
-                                                           "mark:scan 2"}  # fmt: skip
+    assert two.steps == ("scan 1", "scan 2") and two.kinds == ("wall", "dispatch")
+    assert two.samples == (TimedSample((100, 300), 400),)
+    assert two.first_call == TimedSample((5000,), 5000)
+    assert {line["metric"] for line in two.printed} == {"first_call_ns", "dispatch_ns", "wall_ns", "mark:scan 1",
+                                                        "mark:scan 2"}  # fmt: skip
 
 
 def test_a_figure_the_script_did_not_print_is_never_stood_in_for_by_another():
     programs, _ = programs_from([figure("p", "wall_ns", 400), figure("q", "dispatch_ns", 30)])
-    assert programs["p"]["kinds"] == ["wall"] and programs["q"]["kinds"] == ["dispatch"]
-    assert programs["q"]["samples"][0]["marks_ns"] == [30]
+    assert programs["p"].kinds == ("wall",) and programs["q"].kinds == ("dispatch",)
+    assert programs["q"].samples[0].marks_ns == (30,)
 
 
 def test_figures_of_metrics_the_statistics_do_not_know_make_no_program():
@@ -63,7 +64,7 @@ def test_the_figure_lines_are_read_with_their_spread_as_printed():
 def test_a_script_that_prints_figures_is_judged_on_them_and_its_claim_kept():
     payload = run("prints_figures.py")
     assert payload["status"] == "ok", payload
-    assert set(payload["programs"]) == {"small", "large"} and payload["compiled"] == {}
+    assert set(payload["programs"]) == {"small", "large"} and "compiled" not in payload
     assert payload["claim"] == {"holds": True, "evidence": "large work takes longer than small"}
     script = payload["script"]
     assert script["judged_on"] == "printed figures" and script["exit_status"] == 0 and script["wall_ns"] > 0
@@ -92,7 +93,7 @@ def test_a_non_zero_exit_is_a_failed_process_with_its_exit_status_and_last_lines
 def test_a_script_that_changed_since_the_run_began_is_not_run(tmp_path):
     path = tmp_path / "edited.py"
     path.write_text("print('new')\n")
-    payload = run_script(path, hashlib.sha256(b"print('old')\n").hexdigest(), 60.0)
+    payload = run_script(path, hashlib.sha256(b"print('old')\n").hexdigest(), 60.0).to_json()
     assert payload["status"] == "failed" and "changed since this run began" in payload["detail"]
 
 
@@ -108,7 +109,7 @@ def test_the_script_runs_from_its_folder_with_the_sides_environment(tmp_path, mo
                     "print('fact cwd', '\"' + os.getcwd() + '\"')\nprint('fact flags', '\"' + "
                     "os.environ.get('XLA_FLAGS', '') + '\"')\n")  # fmt: skip
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
-    payload = run_script(path, sha(path), 60.0)
+    payload = run_script(path, sha(path), 60.0).to_json()
     assert payload["facts"] == {"cwd": str(tmp_path), "flags": "--xla_force_host_platform_device_count=3"}
 
 

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from harness.store.migrations import MIGRATIONS, PROCESS_FIELDS, upgrade, v1_to_v2
+from harness.store.migrations import MIGRATIONS, V1_PROCESS_FIELDS, upgrade, v1_to_v2
 from harness.store.schema import SCHEMA_VERSION, SchemaError, parse
 from tests.conftest import v1_result
 
@@ -13,7 +13,7 @@ def test_a_version_1_result_becomes_one_measured_in_one_process():
     new = v1_to_v2(old)
     assert old == kept, "the loaded document is not changed"
     assert new["schema_version"] == 2 and new["interleaved_with"] == []
-    assert not set(PROCESS_FIELDS) & set(new), "per-process fields left the top level"
+    assert not set(V1_PROCESS_FIELDS) & set(new), "per-process fields left the top level"
     [process] = new["processes"]
     assert process["index"] == 0 and (process["status"], process["detail"]) == (old["status"], old["detail"])
     assert process["load"] is None and process["affinity"] is None
@@ -29,7 +29,7 @@ def test_a_version_1_result_becomes_one_measured_in_one_process():
         "affinity": None,
         "max_load": None,
     }
-    for key in set(old) - set(PROCESS_FIELDS) - {"schema_version", "settings"}:
+    for key in set(old) - set(V1_PROCESS_FIELDS) - {"schema_version", "settings"}:
         assert new[key] == old[key], key
 
 

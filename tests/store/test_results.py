@@ -11,11 +11,12 @@ from harness.store.results import (
     StoredResult,
     content_hash,
     load_results,
-    new_record,
+    new_identity,
     newest_runs,
     result_path,
     write_result,
 )
+from harness.store.schema import SCHEMA, ProcessRun, Result, Settings, parse
 from harness.units import UNRECORDED_MACHINE
 from tests.conftest import FIXTURES, document
 
@@ -27,7 +28,7 @@ def record(**overrides):
     """A result of the newest schema version, measured in one process unless ``processes`` says otherwise."""
     fields = dict(case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok", processes=[])
     fields.update(overrides)
-    return new_record(**fields)
+    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **new_identity()._asdict(), **fields}
 
 
 def process(index=0, status="ok", **fields):
@@ -46,6 +47,30 @@ def test_round_trip(tmp_path):
     [only] = loaded[0].result.processes
     assert only.programs["p"].samples[0].dispatch_ns == 1 and only.status is RunStatus.OK
     assert not list(tmp_path.rglob(".tmp-*")), "no temporary file is left behind"
+
+
+def test_a_typed_result_is_stored_as_it_writes_itself(tmp_path):
+    identity = new_identity()
+    result = Result(
+        identity.id,
+        identity.created_at,
+        "steady",
+        "0.4.26",
+        "cpu",
+        {"K": 1},
+        RunStatus.FAILED,
+        (ProcessRun(0, RunStatus.FAILED, "exit code 1"),),
+        settings=Settings(processes=3),
+    )
+    path = write_result(tmp_path, result)
+    assert json.loads(path.read_text()) == result.to_json()
+    [loaded] = load_results(tmp_path)[0]
+    assert loaded.result == result and parse(result.to_json()) == result
+
+
+def test_a_new_identity_sorts_by_time():
+    first, second = new_identity(), new_identity()
+    assert first.id != second.id and first.id[:15] <= second.id[:15] and first.created_at <= second.created_at
 
 
 def test_a_stored_result_is_never_overwritten(tmp_path):

@@ -2,18 +2,21 @@ import json
 
 import pytest
 
+from harness.store.migrations import upgrade
 from harness.store.schema import (
+    NOTHING_RECORDED,
     SCHEMA,
     SCHEMA_VERSION,
     ProcessRun,
     Result,
     RunStatus,
     SchemaError,
-    StoredSettings,
+    Settings,
     TimedSample,
     parse,
 )
 from harness.units import UNRECORDED_MACHINE
+from tests.conftest import FIXTURES
 
 
 def document(**fields):
@@ -88,7 +91,8 @@ def test_optional_fields_default_and_unknown_ones_are_ignored():
     result = parse(document(from_a_newer_harness={"x": [1]}, processes=[{"status": "skipped", "new": 1}]))
     [only] = result.processes
     assert only.index == 0 and only.programs == {} and only.claim is None and only.jax is None
-    assert result.settings == StoredSettings() and result.machine == UNRECORDED_MACHINE
+    assert result.settings == NOTHING_RECORDED and result.settings.shown() == {}
+    assert result.machine == UNRECORDED_MACHINE
     assert result.backend == "unknown" and result.device_count is None and result.interleaved_with == ()
 
 
@@ -171,3 +175,48 @@ def test_a_plain_scripts_result_names_the_script_and_what_its_programs_measured(
     assert result.processes[0].programs["process"].kinds == ("wall",)
     case = parse(document(processes=[{"index": 0, "status": "ok", "programs": {"p": program()}}]))
     assert case.script is None and case.processes[0].programs["p"].kinds == ("wall", "dispatch")
+
+
+STORED = sorted(
+    path
+    for folder in ("results", "v1", "machines", "synthetic")
+    for path in (FIXTURES / folder).rglob("*.json")
+    if json.loads(path.read_text()).get("schema") == SCHEMA
+)
+
+
+def left_out_at_default(value):
+    return value in (None, {}, [], "")
+
+
+def missing_from(original, written, where=""):
+    """Paths of what ``original`` holds that ``written`` lost or changed (left out at a default is kept)."""
+    if isinstance(original, dict) and isinstance(written, dict):
+        return [
+            lost
+            for key, value in original.items()
+            if not (key not in written and left_out_at_default(value))
+            for lost in missing_from(value, written.get(key), f"{where}.{key}")
+        ]
+    if isinstance(original, list) and isinstance(written, list) and len(original) == len(written):
+        pairs = enumerate(zip(original, written, strict=True))
+        return [lost for i, pair in pairs for lost in missing_from(*pair, f"{where}[{i}]")]
+    return [] if original == written else [where]
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_a_stored_result_writes_itself_back_whole(path):
+    """The writer beside each parser loses nothing a stored file holds: every field the harness ever
+    wrote has its place in a record, and reading what was written gives the same record."""
+    original = upgrade(json.loads(path.read_text()))
+    result = parse(original)
+    written = json.loads(json.dumps(result.to_json()))
+    assert missing_from(original, written) == []
+    assert parse(written) == result
+
+
+def test_settings_a_result_does_not_record_are_not_invented():
+    result = parse(document(settings={"repeats": 10, "affinity": None}))
+    assert result.settings.shown() == {"repeats": 10} and result.settings.recorded("processes") is None
+    assert result.settings.to_json() == {"repeats": 10, "affinity": None}
+    assert Settings(processes=3).to_json()["processes"] == 3 and Settings().recorded("processes") == 1

@@ -1,9 +1,9 @@
 """The measuring end of exported scripts, on pure-Python programs (no JAX)."""
 
-import dataclasses
 import statistics
 
 from harness.measure import child, timing
+from harness.store.schema import CompiledFunction
 from harness.upstream import standalone
 
 
@@ -22,7 +22,8 @@ def test_figure_lines_have_a_stable_format():
 def test_verdict_sees_what_the_harness_verdict_sees():
     timed = timing.time_program([("a b", lambda: 1), ("c", lambda: 2)], lambda o: o, warmup=1, repeats=6)
     cold = timing.CompileTiming(lower_ns=[5, 1, 3, 9], compile_ns=[2, 8, 4])
-    harness_view = child.medians({"p": child.program_record(timed)}, {"jit": dataclasses.asdict(cold)})
+    compiled = CompiledFunction(tuple(cold.lower_ns), tuple(cold.compile_ns))
+    harness_view = child.medians({"p": child.program_record(timed)}, {"jit": compiled})
     ours = {metric: statistics.median(values) for metric, values in standalone.series(timed).items()}
     assert ours == harness_view["p"]
     assert standalone.compile_medians(cold) == harness_view["compiled:jit"]

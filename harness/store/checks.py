@@ -1,0 +1,135 @@
+"""JSON values checked for the type a record expects, every error named by the path of its field.
+
+The checks a result's parser (``harness.store.schema``) is built from; a reader of any other
+untrusted JSON document the harness stores can be built from them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from harness.names import SIZE_NAME, name_problem
+
+
+class SchemaError(ValueError):
+    """A result document that does not have the schema's shape; ``field`` is the path of the first bad field."""
+
+    def __init__(self, field_path: str, problem: str) -> None:
+        super().__init__(f"{field_path}: {problem}" if field_path else problem)
+        self.field = field_path
+        self.problem = problem
+
+
+T = TypeVar("T")
+Check = Callable[[Any, str], T]
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def expected(what: str, value: Any, where: str) -> SchemaError:
+    return SchemaError(where, f"expected {what}, got {kind_of(value)}")
+
+
+def string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise expected("str", value, where)
+    return value
+
+
+def path_name(value: Any, where: str) -> str:
+    """A name that may become part of a path (case, release, profile, id, machine)."""
+    problem = name_problem(string(value, where))
+    if problem:
+        raise SchemaError(where, problem)
+    return value
+
+
+def size_map(value: Any, where: str) -> dict[str, int]:
+    for key in json_object(value, where):
+        problem = name_problem(key, SIZE_NAME)
+        if problem:
+            raise SchemaError(where, f"size {problem}")
+    return map_of(integer)(value, where)
+
+
+def integer(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise expected("int", value, where)
+    return value
+
+
+def number(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise expected("number", value, where)
+    return value
+
+
+def as_is(value: Any, where: str) -> Any:
+    return value
+
+
+def boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise expected("bool", value, where)
+    return value
+
+
+def json_object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise expected("object", value, where)
+    return value
+
+
+def nullable(check: Check[T]) -> Check[T | None]:
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def list_of(check: Check[T]) -> Check[tuple[T, ...]]:
+    def checked(value: Any, where: str) -> tuple[T, ...]:
+        if not isinstance(value, list):
+            raise expected("list", value, where)
+        return tuple(check(item, f"{where}[{i}]") for i, item in enumerate(value))
+
+    return checked
+
+
+def map_of(check: Check[T]) -> Check[dict[str, T]]:
+    def checked(value: Any, where: str) -> dict[str, T]:
+        return {key: check(item, f"{where}.{key}") for key, item in json_object(value, where).items()}
+
+    return checked
+
+
+def window(value: Any, where: str) -> tuple[int, int]:
+    pair = list_of(integer)(value, where)
+    if len(pair) != 2:
+        raise SchemaError(where, f"expected [start, end], got {len(pair)} values")
+    return pair[0], pair[1]
+
+
+class Fields:
+    """The fields of one JSON object, read with a check each, errors named by path."""
+
+    def __init__(self, value: Any, where: str) -> None:
+        self.data = json_object(value, where)
+        self.where = where
+
+    def _path(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def required(self, name: str, check: Check[T]) -> T:
+        if name not in self.data:
+            raise SchemaError(self._path(name), "missing")
+        return check(self.data[name], self._path(name))
+
+    def optional(self, name: str, check: Check[T], default: T) -> T:
+        """The field, or ``default`` when it is absent or null."""
+        value = self.data.get(name)
+        return default if value is None else check(value, self._path(name))
