@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.host.environment import jax_facts, scrub
+from harness.host.environment import jax_facts, scrub, scrub_value
 from harness.measure import hlo, timing
 from harness.measure.script_process import run_script
 from harness.stats import summarize
@@ -164,9 +164,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         payload["programs"][name] = program_record(prog)
     if hasattr(module, "facts"):
-        payload["facts"] = module.facts(**sizes)
+        payload["facts"] = scrub_value(module.facts(**sizes))
     holds, evidence = timing.judge_claim(module.verdict, medians(payload["programs"], payload["compiled"]), sizes)
-    payload["claim"] = {"holds": bool(holds), "evidence": str(evidence)}
+    payload["claim"] = {"holds": bool(holds), "evidence": scrub(str(evidence))}
     return payload
 
 
