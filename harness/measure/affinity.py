@@ -12,7 +12,6 @@ import re
 
 from harness.errors import UsageError
 
-
 # Linux builds for at most 8192 CPUs (NR_CPUS): a larger number names no CPU anywhere, and checking that
 # before a range is expanded keeps "0-99999999999" from filling memory.
 MAX_CPU = 8191
