@@ -21,7 +21,7 @@ from harness.measure.affinity import parse_cpu_list
 from harness.measure.launch import ISOLATIONS
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.runner import Settings
-from harness.names import name_problem
+from harness.names import name_problem, path_problem
 
 DEFAULT_RESULTS = Path("results")
 # Samples per program and the sampling time budget per program in each case process, by
@@ -67,10 +67,8 @@ def _positive_float(text: str) -> float:
 
 def _path(text: str) -> Path:
     """A folder or file named on the command line; an empty name would quietly mean the current folder."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path would mean the current folder: name one")
-    if "\x00" in text:
-        raise argparse.ArgumentTypeError("a path cannot hold a NUL character")
+    if problem := path_problem(text):
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
 
 
