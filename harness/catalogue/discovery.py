@@ -75,6 +75,8 @@ class Catalogue(dict[str, "CaseInfo"]):
         self.broken = broken
 
 
+# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark dropped.
+SOURCE_ENCODING = "utf-8-sig"
 # The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust memory.
 MAX_CASE_BYTES = 256 * 1024
 
