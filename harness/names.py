@@ -61,8 +61,11 @@ def path_problem(text: str) -> str | None:
 def inside(folder: Path, *parts: str) -> Path:
     """``folder / parts``, refused (UsageError) unless it stays under ``folder`` once links are resolved."""
     target = folder.joinpath(*parts)
-    root = folder.resolve()
-    resolved = target.resolve()
+    try:
+        root = folder.resolve()
+        resolved = target.resolve()
+    except (RuntimeError, OSError) as exc:  # a link loop planted on the way (RuntimeError before Python 3.13)
+        raise UsageError(f"refusing to write {target}: {exc}") from None
     if resolved != root and root not in resolved.parents:
         raise UsageError(f"refusing to write {target}: it is not inside {folder}")
     return target

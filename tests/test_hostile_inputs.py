@@ -139,3 +139,15 @@ def test_a_nox_sessions_hostile_posargs_are_refused_at_once(command, posargs):
 
     with pytest.raises(UsageError):
         session_view(command, posargs)
+
+
+def test_a_link_loop_planted_in_the_results_folder_is_one_line_not_a_traceback(tmp_path, capsys):
+    from harness.cli import main
+
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "steady").symlink_to("steady")
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--processes", "1"]
+    assert main([*argv, "--repeats", "2", "--results", str(results)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("harness: error: refusing to write") and "loop" in err and len(err.splitlines()) == 1

@@ -85,3 +85,10 @@ def test_paths_the_system_takes_pass(text):
 def test_paths_no_system_takes_are_named_in_one_line(text, reason):
     problem = path_problem(text)
     assert problem is not None and reason in problem and "\n" not in problem and len(problem) < 200
+
+
+def test_inside_names_a_link_loop_on_the_way_instead_of_raising(tmp_path):
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    with pytest.raises(UsageError, match=r"refusing to write .*a/x\.json: .*loop"):
+        inside(tmp_path, "a", "x.json")
