@@ -8,6 +8,7 @@ name, however it got there, puts a file outside its output folder.  Standard lib
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -32,11 +33,39 @@ def name_problem(value: str, pattern: re.Pattern[str] = NAME) -> str | None:
     return f"{value[:40]!r} is not a name ({allowed}; at most {'64' if pattern is SIZE_NAME else '128'} characters)"
 
 
+# What Linux and macOS file systems take: NAME_MAX bytes in one component, PATH_MAX in a whole path.  A
+# longer one fails in the first open, mkdir or stat with an OSError; checked up front, it is one line.
+MAX_COMPONENT_BYTES = 255
+MAX_PATH_BYTES = 4096
+
+
+def path_problem(text: str) -> str | None:
+    """Why ``text`` cannot name a file or folder on this system, or None."""
+    if not text.strip():
+        return "an empty path would mean the current folder: name one"
+    if "\x00" in text:
+        return "a path cannot hold a NUL character"
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate that the file system encoding cannot carry
+        return f"{text[:40]!r} cannot be written in this system's file name encoding"
+    if len(raw) > MAX_PATH_BYTES:
+        return f"a path of {len(raw)} bytes is longer than the {MAX_PATH_BYTES} this system takes"
+    for part in raw.split(b"/"):
+        if len(part) > MAX_COMPONENT_BYTES:
+            shown = os.fsdecode(part[:40])
+            return f"{shown!r}… in the path is {len(part)} bytes, more than the {MAX_COMPONENT_BYTES} a name may be"
+    return None
+
+
 def inside(folder: Path, *parts: str) -> Path:
     """``folder / parts``, refused (UsageError) unless it stays under ``folder`` once links are resolved."""
     target = folder.joinpath(*parts)
-    root = folder.resolve()
-    resolved = target.resolve()
+    try:
+        root = folder.resolve()
+        resolved = target.resolve()
+    except (RuntimeError, OSError) as exc:  # a link loop planted on the way (RuntimeError before Python 3.13)
+        raise UsageError(f"refusing to write {target}: {exc}") from None
     if resolved != root and root not in resolved.parents:
         raise UsageError(f"refusing to write {target}: it is not inside {folder}")
     return target

@@ -3,7 +3,7 @@ import shutil
 import pytest
 
 from harness.errors import UsageError
-from harness.names import NAME, SIZE_NAME, inside, name_problem
+from harness.names import MAX_COMPONENT_BYTES, MAX_PATH_BYTES, NAME, SIZE_NAME, inside, name_problem, path_problem
 from harness.store.merge import merge
 from harness.store.results import load_results
 
@@ -61,3 +61,34 @@ def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_fol
     new = set(_tree(outside)) - set(before)
     assert new and all(p.startswith(("in/reports", "in/merged")) for p in new), sorted(new)
     assert "escaped" not in " ".join(_tree(tmp_path)), "no file named by a hostile result exists anywhere"
+
+
+@pytest.mark.parametrize(
+    "text", ["results", "/tmp/x", "a" * MAX_COMPONENT_BYTES, "é" * 127, "/".join(["b" * 200] * 20), "with space/ok"]
+)
+def test_paths_the_system_takes_pass(text):
+    assert path_problem(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "empty path"),
+        ("  ", "empty path"),
+        ("a\x00b", "NUL"),
+        ("a" * (MAX_COMPONENT_BYTES + 1), "is 256 bytes, more than the 255"),
+        ("ok/" + "é" * 128 + "/ok", "is 256 bytes"),  # 128 characters, 256 bytes
+        ("/".join(["b" * 200] * 21), f"longer than the {MAX_PATH_BYTES}"),
+        ("\ud800", "file name encoding"),
+    ],
+)
+def test_paths_no_system_takes_are_named_in_one_line(text, reason):
+    problem = path_problem(text)
+    assert problem is not None and reason in problem and "\n" not in problem and len(problem) < 200
+
+
+def test_inside_names_a_link_loop_on_the_way_instead_of_raising(tmp_path):
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    with pytest.raises(UsageError, match=r"refusing to write .*a/x\.json: .*loop"):
+        inside(tmp_path, "a", "x.json")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,35 +72,77 @@ class Catalogue(dict[str, "CaseInfo"]):
         self.broken = broken
 
 
+# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark dropped.
+SOURCE_ENCODING = "utf-8-sig"
+# The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust memory.
+MAX_CASE_BYTES = 256 * 1024
+
+
+def _source(path: Path) -> bytes:
+    """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a huge file."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"case file {path.name} is not a regular file")
+        if info.st_size > MAX_CASE_BYTES:
+            raise UsageError(f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case may be")
+        with path.open("rb") as file:
+            return file.read(MAX_CASE_BYTES + 1)[:MAX_CASE_BYTES]
+    except OSError as exc:
+        raise UsageError(f"case file {path.name} cannot be read: {exc.strerror or exc}") from None
+
+
 def _constants(path: Path) -> dict[str, Any]:
     """The case's constants, read without importing it; UsageError naming the file and the constant."""
     try:
-        tree = ast.parse(path.read_text(), filename=str(path))
+        # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
+        tree = ast.parse(_source(path), filename=str(path))
     except SyntaxError as exc:
-        raise UsageError(f"case file {path.name} does not parse: {exc.msg} (line {exc.lineno})") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise UsageError(f"case file {path.name} does not parse: {exc.msg}{where}") from None
+    except (RecursionError, MemoryError):
+        raise UsageError(f"case file {path.name} is too deeply nested to parse") from None
+    except ValueError as exc:  # e.g. a NUL byte
         raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
     found: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in RENAMED:
-                found[name] = None  # noted only to say what replaced it
-                continue
-            if name not in CONSTANTS:
-                continue
-            try:
-                found[name] = ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                raise UsageError(
-                    f"case file {path.name}: {name} is not a literal ({ast.unparse(node.value)[:80]}); the harness "
-                    "reads a case's constants without importing it, so they must be literals only (no names, calls "
-                    f"or arithmetic: 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
-                ) from None
+        name, value = _assigned(node)
+        if name is None or value is None:
+            continue
+        if name in RENAMED:
+            found[name] = None  # noted only to say what replaced it
+            continue
+        if name not in CONSTANTS:
+            continue
+        try:
+            found[name] = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise UsageError(
+                f"case file {path.name}: {name} is not a literal ({_shown(value)}); the harness "
+                "reads a case's constants without importing it, so they must be literals only (no names, calls "
+                f"or arithmetic: 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
+            ) from None
     return found
 
 
+def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the value."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    return None, None
+
+
+def _shown(value: ast.expr) -> str:
+    try:
+        return ast.unparse(value)[:80]
+    except (RecursionError, MemoryError):  # a tree too deep to print is shown by its start only
+        return f"an expression too deeply nested to show, line {value.lineno}"
+
+
 SOURCE_URL = re.compile(r"https://\S+")
+MAX_SIZE = 10**12 - 1  # as on the command line (SIZE_VALUE): twelve digits
 
 
 def _is_int(value: Any) -> bool:
@@ -107,7 +150,7 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_count(value: Any) -> bool:
-    return _is_int(value) and value > 0
+    return _is_int(value) and 0 < value <= MAX_SIZE
 
 
 def _is_source(value: Any) -> bool:
@@ -130,7 +173,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
             and isinstance(v, tuple)
             and len(v) == 2
             and all(_is_int(x) for x in v)
-            and 0 < v[0] <= v[1]
+            and 0 < v[0] <= v[1] <= MAX_SIZE
             for k, v in ranges.items()
         ),
         "ANCHORS": isinstance(anchors, list)
@@ -145,7 +188,34 @@ def _problem(constants: dict[str, Any]) -> str | None:
         return f"{wrong} must be {CONSTANTS[wrong]}"
     if not all(set(a) == set(ranges) for a in anchors):
         return "every ANCHORS entry must give each size in SIZE_SPACE"
+    for anchor in anchors:
+        for name, value in anchor.items():
+            if not ranges[name][0] <= value <= ranges[name][1]:
+                low, high = ranges[name]
+                return f"ANCHORS entry {_point_text(anchor)}: {name} leaves its SIZE_SPACE range [{low}, {high}]"
+    return _cost_problem(constants.get("COST", {}), ranges, anchors)
+
+
+def _cost_problem(cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]) -> str | None:
+    """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a corner of
+    the space: found here, so the case is set aside instead of a plan failing for every case."""
+    lowest = {name: low for name, (low, _) in ranges.items()}
+    highest = {name: high for name, (_, high) in ranges.items()}
+    for kind, expression in cost.items():
+        problem = sizes.cost_problem(expression, list(ranges))
+        if problem:
+            return f"COST[{kind!r}]: {problem}"
+        for point in [*anchors, lowest, highest]:
+            try:
+                sizes.evaluate_cost(expression, point)
+            except UsageError as exc:
+                return f"COST[{kind!r}]: {exc}"
     return None
+
+
+def _point_text(point: SizePoint) -> str:
+    # A size too large for any range is shown by its length: str() of 5000 digits is refused by Python.
+    return " ".join(f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>" for k, v in point.items())
 
 
 def read_case(path: Path) -> CaseInfo:
@@ -237,3 +307,9 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
         raise UsageError(
             f"no selected case has size {', '.join(sorted(unknown))}; their sizes: {', '.join(sorted(known)) or 'none'}"
         )
+    for case in cases:
+        for name, value in sorted(overrides.items()):
+            if name in case.space.ranges:
+                low, high = case.space.ranges[name]
+                if not low <= value <= high:
+                    raise UsageError(f"size {name}={value} leaves {case.name}'s range [{low}, {high}] for {name}")

@@ -34,9 +34,12 @@ class CaseOutline:
 def outline(path: Path) -> CaseOutline:
     """The outline of the case file at ``path``; UsageError when it does not parse."""
     try:
-        tree = ast.parse(path.read_text(), filename=str(path))
+        # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
+        tree = ast.parse(path.read_bytes(), filename=str(path))
     except (SyntaxError, OSError, UnicodeDecodeError, ValueError) as exc:
         raise UsageError(f"case file {path.name} cannot be read: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise UsageError(f"case file {path.name} is too deeply nested to parse") from None
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     verdict = functions.get("verdict")
     return CaseOutline(

@@ -24,6 +24,8 @@ from harness.names import inside, name_problem
 from harness.store.results import load_results
 
 PREFIX = "script-"
+# A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust memory.
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 
 def script_name(path: Path) -> str:
@@ -39,13 +41,16 @@ def read_script(path: Path) -> CaseInfo:
     """The script as a case of no sizes, measured once per process; UsageError naming what is wrong with it."""
     name = script_name(path)
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
+        mode, size = info.st_mode, info.st_size
     except FileNotFoundError:
         raise UsageError(f"script not found: {path}") from None
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
         raise UsageError(f"script {path} is not a regular file")
+    if size > MAX_SCRIPT_BYTES:
+        raise UsageError(f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be")
     try:
         content = path.read_bytes()
         content.decode()

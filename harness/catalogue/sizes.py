@@ -18,6 +18,8 @@ command lines in nox's own environment, where it may not be installed.
 from __future__ import annotations
 
 import ast
+import contextlib
+import math
 import operator
 import os
 import re
@@ -44,25 +46,81 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
 }
 
 
+# A cost formula is a line of arithmetic; one longer than this is no formula (and its tree could be deep
+# enough to exhaust the parser).
+MAX_COST_CHARS = 500
+
+
 def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
-    """Evaluate an arithmetic cost expression such as ``"4 * M * N * N"`` safely."""
+    """Evaluate an arithmetic cost expression such as ``"4 * M * N * N"`` safely.
+
+    In floating point throughout: ``9 ** 9 ** 9`` overflows at once instead of computing an integer of
+    hundreds of millions of digits.  A cost that divides by zero, overflows or is not a finite positive-or-
+    zero real number is a UsageError naming the expression and the sizes.
+    """
+    tree = _cost_tree(expression)
 
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            return node.value
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+            return float(node.value)
         if isinstance(node, ast.Name):
             if node.id not in sizes:
                 raise UsageError(f"cost expression {expression!r} uses unknown size {node.id}")
-            return sizes[node.id]
+            return float(sizes[node.id])
         if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
             return _OPERATORS[type(node.op)](walk(node.left), walk(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return _OPERATORS[type(node.op)](walk(node.operand))
         raise UsageError(f"cost expression {expression!r}: only numbers, sizes and + - * / // ** are allowed")
 
-    return float(walk(ast.parse(expression, mode="eval")))
+    try:
+        value = walk(tree)
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise UsageError(f"cost expression {expression!r} at {_sizes_text(sizes)}: {_arithmetic(exc)}") from None
+    # A negative number to a fractional power is complex; inf and nan compare with no budget.
+    if not isinstance(value, float) or not math.isfinite(value) or value < 0:
+        raise UsageError(f"cost expression {expression!r} at {_sizes_text(sizes)} is {value}, not a finite cost")
+    return value
+
+
+def cost_problem(expression: str, names: Sequence[str]) -> str | None:
+    """Why ``expression`` is no cost formula over the sizes ``names`` (checked without evaluating it), or None."""
+    try:
+        tree = _cost_tree(expression)
+    except UsageError as exc:
+        return str(exc)
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, *_OPERATORS, ast.Load)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed) or (isinstance(node, ast.Constant) and not _is_number(node.value)):
+            return f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are allowed"
+        if isinstance(node, ast.Name) and node.id not in names:
+            return f"cost expression {expression[:80]!r} uses unknown size {node.id}"
+    return None
+
+
+def _cost_tree(expression: str) -> ast.Expression:
+    if len(expression) > MAX_COST_CHARS:
+        raise UsageError(f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters")
+    try:
+        return ast.parse(expression, mode="eval")
+    except SyntaxError as exc:  # also a literal of more digits than Python converts
+        raise UsageError(f"cost expression {expression!r} does not parse: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise UsageError(f"cost expression {expression[:40]!r}… is too deeply nested to parse") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _arithmetic(exc: ArithmeticError) -> str:
+    return "it divides by zero" if isinstance(exc, ZeroDivisionError) else "it overflows"
+
+
+def _sizes_text(sizes: Mapping[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "no sizes"
 
 
 def available_memory_bytes() -> int | None:
@@ -88,8 +146,11 @@ def parse_quantity(text: str) -> float:
     """``8GiB``, ``500M``, ``2e11``: a positive number with an optional decimal or binary unit."""
     match = _QUANTITY.fullmatch(text.strip().lower())
     if not match or match.group(2) not in _UNITS or float(match.group(1)) <= 0:
-        raise UsageError(f"malformed quantity {text!r}: expected e.g. 8GiB, 500M or 2e11")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+        raise UsageError(f"malformed quantity {text[:40]!r}: expected e.g. 8GiB, 500M or 2e11")
+    value = float(match.group(1)) * _UNITS[match.group(2)]
+    if not math.isfinite(value):  # "1e400": a budget of infinity is no budget, say so rather than accept it
+        raise UsageError(f"malformed quantity {text[:40]!r}: too large to be a number")
+    return value
 
 
 @dataclass(frozen=True)
@@ -143,7 +204,23 @@ class SizeSpace:
         return SizeSpace(ranges, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
-        return {kind: evaluate_cost(expression, point) for kind, expression in self.cost.items()}
+        """The estimate a record keeps: each kind the formulas give at ``point`` (one that fails is left out,
+        and ``refusal`` has refused the point for it)."""
+        cost = {}
+        for kind, expression in self.cost.items():
+            with contextlib.suppress(UsageError):
+                cost[kind] = evaluate_cost(expression, point)
+        return cost
+
+    def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
+        """Why ``point`` may not run: a cost formula failing there (a division by zero inside the space), or
+        its cost over the budget; None when it may."""
+        for expression in self.cost.values():
+            try:
+                evaluate_cost(expression, point)
+            except UsageError as exc:
+                return f"its cost cannot be estimated: {exc}"
+        return budget.refusal(self.cost_of(point))
 
     def strategy(self, budget: Budget, *, log_spaced: bool = True) -> Any:
         """A hypothesis strategy of size dicts inside the ranges and the budget.
@@ -156,7 +233,7 @@ class SizeSpace:
 
         make = _log_integers if log_spaced else st.integers
         points = st.fixed_dictionaries({name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())})
-        return points.filter(lambda point: budget.refusal(self.cost_of(point)) is None)
+        return points.filter(lambda point: self.refusal(point, budget) is None)
 
 
 LOG_STEPS = 1000
@@ -232,5 +309,5 @@ def plan(
     for point, source in points:
         if any(p.sizes == point for p in planned):
             continue
-        planned.append(PlannedPoint(point, source, budget.refusal(space.cost_of(point))))
+        planned.append(PlannedPoint(point, source, space.refusal(point, budget)))
     return planned

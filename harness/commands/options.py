@@ -25,7 +25,7 @@ from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
 from harness.measure.affinity import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
-from harness.names import name_problem
+from harness.names import name_problem, path_problem
 from harness.store.schema import Settings
 
 DEFAULT_RESULTS = Path("results")
@@ -107,10 +107,8 @@ def sample_time(text: str) -> float:
 
 def path(text: str) -> Path:
     """A folder or file named on the command line; an empty name would quietly mean the current folder."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path would mean the current folder: name one")
-    if "\x00" in text:
-        raise argparse.ArgumentTypeError("a path cannot hold a NUL character")
+    if problem := path_problem(text):
+        raise argparse.ArgumentTypeError(problem)
     return Path(text)
 
 

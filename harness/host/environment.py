@@ -4,11 +4,13 @@
 GPUs as nvidia-smi lists them, the machine id (``harness.host.machine``), allow-listed
 variables and the harness revision.  ``jax_facts`` runs in the child after the case
 imported JAX.  Every string leaving this module passes ``scrub``, which replaces the
-home directory and the hostname, so results and reports carry neither.
+home directory, the hostname and the user name and redacts what looks like a credential
+(``looks_secret``), so results and reports carry none of them.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import platform
 import re
@@ -29,29 +31,96 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def scrub(text: str) -> str:
+    """``text`` without the home directory, hostname, user name or anything ``looks_secret`` finds in it."""
+    text = redact(text)
     home = os.path.expanduser("~")
     if home and home != "/":
         text = text.replace(home, "~")
     host = socket.gethostname()
     if host:
         text = re.sub(rf"\b{re.escape(host)}\b", "<host>", text)
+    user = _user_name()
+    if user:
+        # Only where it is plainly the user: a home folder under another HOME, or before an "@".
+        text = re.sub(rf"(/home/|/Users/){re.escape(user)}(?![\w.-])", r"\g<1><user>", text)
+        text = re.sub(rf"(?<![\w.-]){re.escape(user)}@", "<user>@", text)
     return text
 
 
-# A variable under an allowed prefix can still hold a credential (JAX_SOME_TOKEN): its value is
-# recorded as REDACTED when its name says so or its value looks like an opaque key.
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_?KEY|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE", re.I)
+def _user_name() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no name for this uid (a container): nothing to scrub
+        return ""
+
+
+# One rule for what is a credential, applied to the recorded variables and to every text that leaves:
+# a name that says so (JAX_PASS, JAX_LICENSE_KEY, XLA_SERVICE_PASSWORD...), a value under an allowed
+# prefix that looks like an opaque key, and the user:password part of any URL.
+SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASS|KEY|LICEN[CS]E|CREDENTIAL|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE|BEARER", re.I
+)
 # One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no key.
 OPAQUE_VALUE = re.compile(r"(?=[^-/~.])(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/_=.~-]{24,}")
 REDACTED = "<redacted>"
+# scheme://user:pw@host: greedy up to the authority's last "@", so a password holding one goes too.
+URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
+# NAME=value: a whole line (print_environment_info's form, the value may hold spaces), or one word of a
+# command line (quoted as shlex quotes it).
+LINE_ASSIGNMENT = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
+WORD_ASSIGNMENT = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=('[^'\n]*'|\"[^\"\n]*\"|[^\s'\"`]+)")
+# A secret shorter than this is found only by its name: replacing every "abc" in a text would garble it.
+SHORTEST_SECRET_VALUE = 8
 
 
 def looks_secret(name: str, value: str) -> bool:
     return bool(SECRET_NAME.search(name)) or OPAQUE_VALUE.fullmatch(value) is not None
 
 
+def _secret_assignment(name: str, value: str) -> bool:
+    """A ``NAME=value`` in a text: secret by its name, or an allowed variable holding an opaque key."""
+    return bool(SECRET_NAME.search(name)) or (name.startswith(ALLOWED_PREFIXES) and looks_secret(name, value))
+
+
+def redact(text: str, environ: dict[str, str] | None = None) -> str:
+    """``text`` with credentials replaced by REDACTED: the values of this environment's secret variables
+    wherever they appear, every secret ``NAME=value``, and the user:password of every URL."""
+    source = os.environ if environ is None else environ
+    values = sorted(
+        {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)}, key=len, reverse=True
+    )
+    for value in values:
+        text = text.replace(value, REDACTED)
+    text = URL_USERINFO.sub(r"\1***@", text)
+    text = LINE_ASSIGNMENT.sub(
+        lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0], text
+    )
+    return WORD_ASSIGNMENT.sub(lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text)
+
+
+def scrub_value(value: Any, depth: int = 0) -> Any:
+    """A JSON-like value (a case's ``facts()``) with every string in it scrubbed, keys included."""
+    if isinstance(value, str):
+        return scrub(value)
+    if depth > MAX_SCRUB_DEPTH:  # no real facts nest this deep; its text is all a record could keep
+        try:
+            return scrub(repr(value)[:MAX_SCRUBBED_REPR])
+        except RecursionError:
+            return "<nested too deep to record>"
+    if isinstance(value, dict):
+        return {scrub_value(k, depth + 1): scrub_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(scrub_value(v, depth + 1) for v in value)
+    return value
+
+
+MAX_SCRUB_DEPTH = 64
+MAX_SCRUBBED_REPR = 10_000
+
+
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed, credentials redacted."""
+    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed (a URL loses its user:password),
+    credentials redacted."""
     source = os.environ if environ is None else environ
     return {
         k: REDACTED if looks_secret(k, v) else scrub(v)

@@ -30,7 +30,8 @@ class Smi:
 
 
 def _run(command: list[str]) -> tuple[int, str]:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=False)
+    # errors="replace": a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
+    done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False)
     return done.returncode, (done.stdout if done.returncode == 0 else done.stderr or done.stdout)
 
 
@@ -44,7 +45,7 @@ def query(executable: str = "nvidia-smi") -> Smi:
         return Smi(failure=f"{executable} did not answer: {type(exc).__name__}")
     if code != 0:
         last = (text.strip().splitlines() or ["no output"])[-1]
-        return Smi(failure=f"{executable} failed with exit code {code}: {last}")
+        return Smi(failure=f"{executable} failed with exit code {code}: {last[:200]}")
     rows = [[cell.strip() for cell in line.split(",")] for line in text.strip().splitlines() if line.strip()]
     gpus = tuple(dict(zip(QUERY_FIELDS, row, strict=False)) for row in rows)
     if not gpus:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 TOKEN_NAME = "machine-token"
+TOKEN_CHARS = 256  # the token is 32 hex digits; a longer file is read only this far
 ID_LENGTH = 16  # hex digits: 64 bits, far beyond the number of machines a catalogue meets
 GIB = 1 << 30
 
@@ -45,7 +46,7 @@ def machine_token(folder: Path) -> str:
     """This machine's random token, created on first use; two processes creating it at once agree."""
     path = folder / TOKEN_NAME
     try:
-        return path.read_text().strip()
+        return _read_token(path)
     except FileNotFoundError:
         pass
     folder.mkdir(parents=True, exist_ok=True)
@@ -58,7 +59,14 @@ def machine_token(folder: Path) -> str:
         pass
     finally:
         os.unlink(tmp)
-    return path.read_text().strip()
+    return _read_token(path)
+
+
+def _read_token(path: Path) -> str:
+    # At most a token's length, undecodable bytes replaced: a file planted there (a link to /dev/zero, a
+    # binary) cannot exhaust memory or stop the run; it just reads as another token.
+    with path.open(encoding="utf-8", errors="replace") as file:
+        return file.read(TOKEN_CHARS).strip()
 
 
 def hardware(

@@ -8,20 +8,34 @@ between cores is part of the spread between processes.
 from __future__ import annotations
 
 import os
+import re
 
 from harness.errors import UsageError
+
+# Linux builds for at most 8192 CPUs (NR_CPUS): a larger number names no CPU anywhere, and checking that
+# before a range is expanded keeps "0-99999999999" from filling memory.
+MAX_CPU = 8191
+MAX_LIST_CHARS = 40_000  # each of the 8192 CPUs written out singly fits: a longer text is no list
+DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "１" and "²"
 
 
 def parse_cpu_list(text: str) -> list[int]:
     """``"0"``, ``"0,1"``, ``"0-3,6"`` → the sorted CPU numbers; ValueError for anything else."""
+    if len(text) > MAX_LIST_CHARS:
+        raise ValueError(f"{text[:40]!r}…: a CPU list of {len(text)} characters is not one (at most {MAX_LIST_CHARS})")
     cpus: set[int] = set()
     for part in text.split(","):
         first, dash, last = part.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise ValueError(f"{text!r} is not a CPU list (e.g. 0 or 0,1 or 0-3)")
+        if not DIGITS.fullmatch(first) or (dash and not DIGITS.fullmatch(last)):
+            raise ValueError(f"{text[:40]!r} is not a CPU list (e.g. 0 or 0,1 or 0-3)")
+        for number in (first, last) if dash else (first,):
+            # Compared by length first: int() of thousands of digits is itself slow.
+            digits = number.lstrip("0") or "0"
+            if len(digits) > len(str(MAX_CPU)) or int(digits) > MAX_CPU:
+                raise ValueError(f"{text[:40]!r}: CPU {digits[:20]} is above {MAX_CPU}, the most Linux has")
         low, high = int(first), int(last) if dash else int(first)
         if low > high:
-            raise ValueError(f"{text!r}: the range {part.strip()} runs backwards")
+            raise ValueError(f"{text[:40]!r}: the range {part.strip()} runs backwards")
         cpus.update(range(low, high + 1))
     return sorted(cpus)
 

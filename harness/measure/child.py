@@ -29,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.host.environment import jax_facts, scrub
+from harness.host.environment import jax_facts, scrub, scrub_value
 from harness.measure import hlo, timing
 from harness.measure.script_process import run_script
 from harness.stats import summarize
@@ -188,9 +188,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
-    facts = module.facts(**sizes) if hasattr(module, "facts") else {}
+    facts = scrub_value(module.facts(**sizes)) if hasattr(module, "facts") else {}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
-    claim = ProcessClaim(bool(holds), str(evidence))
+    claim = ProcessClaim(bool(holds), scrub(str(evidence)))
     return ProcessRun(0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim)
 
 

@@ -26,6 +26,9 @@ from harness.units import format_ns, format_p, version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 
+# A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could exhaust memory.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class BisectAnswer:
@@ -47,8 +50,12 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
         if not path.is_file():
             continue
         try:
+            if path.stat().st_size > MAX_ANSWER_BYTES:
+                raise ValueError(f"{path.stat().st_size} bytes, over the {MAX_ANSWER_BYTES} a bisect answer may be")
             found.append(BisectAnswer(path.name, json.loads(path.read_text())))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except RecursionError:
+            found.append(BisectAnswer(path.name, None, "nested too deeply to read"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: also an integer of 5000 digits
             found.append(BisectAnswer(path.name, None, str(exc)))
     return found
 

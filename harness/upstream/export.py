@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.discovery import CaseInfo, check_overrides
+from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo, check_overrides
 from harness.errors import UsageError
 from harness.units import sizes_text
 
@@ -74,9 +74,9 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     def load(name: str) -> _Module:
         if not paths[name].is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(paths[name])}")
-        return _Module.parse(name, _label(paths[name]), paths[name].read_text(), inlinable=set(paths))
+        return _Module.parse(name, _label(paths[name]), _source(paths[name]), inlinable=set(paths))
 
-    root = _Module.parse(case.name, _label(case.path), case.path.read_text(), set(paths))
+    root = _Module.parse(case.name, _label(case.path), _source(case.path), set(paths))
     bound = root.bound_names()
     missing = [name for name in ("programs", "verdict") if name not in bound]
     if missing:
@@ -90,6 +90,10 @@ def _export(case: CaseInfo, sizes: dict[str, int], settings: dict[str, Any]) -> 
     return text
 
 
+def _source(path: Path) -> str:
+    return path.read_text(encoding=SOURCE_ENCODING)  # a byte order mark dropped, as Python drops it
+
+
 def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None = None) -> tuple[list[str], str]:
     """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat`` helpers inlined.
 
@@ -97,7 +101,7 @@ def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None
     in source order, as ``harness.upstream.minimal`` builds a short script from them.
     ``source`` replaces the case file's text (a pruned copy of it).
     """
-    text = case.path.read_text() if source is None else source
+    text = _source(case.path) if source is None else source
     compat = case.path.parent / "compat.py"
 
     def load(name: str) -> _Module:
@@ -105,7 +109,7 @@ def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None
             return _Module.parse(name, _label(case.path), text, {COMPAT})
         if not compat.is_file():
             raise _Refused(f"it imports {name}, but there is no {_label(compat)}")
-        return _Module.parse(name, _label(compat), compat.read_text(), {COMPAT})
+        return _Module.parse(name, _label(compat), _source(compat), {COMPAT})
 
     try:
         root = _Module.parse(TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE})

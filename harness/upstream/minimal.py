@@ -22,7 +22,7 @@ import io
 import tokenize
 from collections.abc import Collection, Mapping
 
-from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
 from harness.errors import UsageError
 from harness.upstream.export import case_definitions, foreign_imports, undefined_names
 
@@ -54,7 +54,7 @@ def minimal_script(
     """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be built."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
-    source = prune_programs(case.path.read_text(), set(programs))
+    source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
     imports, definitions = case_definitions(case, {PROGRAMS_FUNCTION}, source)
     docstring = ast.get_docstring(ast.parse(source)) or case.name
     first_line = docstring.strip().splitlines()[0].replace('"', "'")

@@ -1,7 +1,12 @@
+import os
+import shutil
+
 import pytest
 
+from harness import cli
 from harness.catalogue import discovery
 from harness.errors import UsageError
+from tests.conftest import FIXTURES
 
 
 def test_discovers_the_shipped_cases_without_importing_them():
@@ -127,3 +132,78 @@ def test_a_non_literal_anchor_names_the_constant_and_the_rule(tmp_path):
     reason = discovery.discover(tmp_path).broken["c"]
     assert "ANCHORS is not a literal ([{'S': 2 ** 20}])" in reason and "literals only" in reason
     assert "lacks" not in reason
+
+
+HOSTILE = FIXTURES / "hostile_cases"
+HEADER = 'CLAIM = "c"\nSOURCE = "synthetic"\n'
+# Hostile case files too big, too odd or too binary to keep as fixture files, by name: their content.
+GENERATED = {
+    "anchor_of_4000_digits": HEADER + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": ' + "9" * 4000 + "}]\n",
+    "anchor_of_5000_digits": HEADER + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": ' + "9" * 5000 + "}]\n",
+    "claim_of_a_long_sum": "CLAIM = " + "+".join(["'a'"] * 60_000) + "\n",  # RecursionError in the parser
+    "claim_of_many_minuses": "CLAIM = " + "-" * 100_000 + "1\n",  # MemoryError in the parser
+    "anchors_nested_too_deep": HEADER + "ANCHORS = " + "[" * 1000 + "]" * 1000 + "\n",
+    "cost_of_600_characters": HEADER
+    + 'SIZE_SPACE = {"K": (1, 9)}\nANCHORS = [{"K": 1}]\nCOST = {"flops": "'
+    + "+".join(["K"] * 300)
+    + '"}\n',
+    "oversized": HEADER + "#" * (discovery.MAX_CASE_BYTES + 1) + "\n",
+    "holds_a_nul": HEADER + "\x00\n",
+    "not_utf8": HEADER + "X = '\udcff'\n",
+}
+
+
+def hostile_folder(tmp_path):
+    """The hostile fixture cases, the generated ones, a FIFO and a link to /dev/zero, with three good cases."""
+    folder = tmp_path / "cases"
+    shutil.copytree(HOSTILE, folder)
+    for name, text in GENERATED.items():
+        (folder / f"{name}.py").write_bytes(text.encode("utf-8", "surrogateescape"))
+    (folder / "starts_with_a_bom.py").write_bytes(b"\xef\xbb\xbf" + (HOSTILE / "steady.py").read_bytes())
+    os.mkfifo(folder / "is_a_fifo.py")
+    (folder / "links_to_dev_zero.py").symlink_to("/dev/zero")
+    (folder / "is_a_folder.py").mkdir()
+    return folder
+
+
+READABLE = {"steady", "annotated_claim", "starts_with_a_bom"}
+
+
+def test_each_hostile_case_file_is_set_aside_with_one_line_and_the_others_stay(tmp_path):
+    folder = hostile_folder(tmp_path)
+    found = discovery.discover(folder)
+    assert set(found) == READABLE
+    hostile = {p.stem for p in folder.glob("*.py")} - READABLE
+    assert set(found.broken) == hostile and len(hostile) >= 27
+    for name, reason in found.broken.items():
+        assert reason.startswith(f"case file {name}.py") and "\n" not in reason and len(reason) < 400, reason
+    assert "divides by zero" in found.broken["cost_divides_by_zero"]
+    assert "overflows" in found.broken["cost_power_tower"] and "overflows" in found.broken["cost_overflows"]
+    assert "K=1" in found.broken["cost_fails_at_the_range_end"], "found at the range's low end"
+    assert "leaves its SIZE_SPACE range [1, 100]" in found.broken["anchor_negative"]
+    assert "<13288-bit number>" in found.broken["anchor_of_4000_digits"]
+    assert "not a regular file" in found.broken["is_a_fifo"]
+    assert "too deeply nested" in found.broken["claim_of_a_long_sum"]
+
+
+def test_annotated_constants_and_a_byte_order_mark_are_read_as_python_reads_them(tmp_path):
+    found = discovery.discover(hostile_folder(tmp_path))
+    assert found["annotated_claim"].claim == "c" and found["annotated_claim"].space.ranges == {"K": (1, 100)}
+    assert found["starts_with_a_bom"].claim == found["steady"].claim
+
+
+def test_list_and_run_go_on_past_every_hostile_case_file(tmp_path, capsys):
+    folder = hostile_folder(tmp_path)
+    assert cli.main(["list", "--cases-dir", str(folder)]) == 1, "a broken case file is named, and the exit says so"
+    out = capsys.readouterr().out
+    assert all(name in out for name in READABLE) and "divides by zero" in out
+    argv = ["run", "--cases-dir", str(folder), "--case", "steady", "--processes", "1", "--results", str(tmp_path / "r")]
+    assert cli.main([*argv, "--repeats", "2"]) == 0
+    assert len(list((tmp_path / "r").rglob("*.json"))) == 1
+
+
+def test_a_size_outside_the_cases_range_is_refused_in_one_line(fixture_cases):
+    cases = discovery.select(discovery.discover(fixture_cases), ["steady"])
+    with pytest.raises(UsageError, match=r"^size K=100001 leaves steady's range \[1, 100000\] for K$"):
+        discovery.check_overrides(cases, {"K": 100_001})
+    discovery.check_overrides(cases, {"K": 100_000})

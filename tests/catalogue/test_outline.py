@@ -48,3 +48,13 @@ def test_a_file_that_does_not_parse_is_a_usage_error(tmp_path):
     path.write_text("def programs(:\n")
     with pytest.raises(UsageError, match=r"broken\.py cannot be read"):
         outline(path)
+
+
+def test_a_byte_order_mark_is_read_as_python_reads_it_and_a_too_deep_file_is_one_line(tmp_path):
+    marked = tmp_path / "marked.py"
+    marked.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / "cases" / "steady.py").read_bytes())
+    assert outline(marked).programs == ["sum"]
+    deep = tmp_path / "deep.py"
+    deep.write_text("X = " + "-" * 100_000 + "1\n")
+    with pytest.raises(UsageError, match=r"deep\.py is too deeply nested to parse"):
+        outline(deep)

@@ -37,6 +37,13 @@ def test_a_missing_script_a_folder_and_a_binary_file_are_refused(tmp_path):
         read_script(tmp_path / "binary.py")
 
 
+def test_a_script_too_big_to_be_a_repro_is_refused_before_it_is_read(tmp_path):
+    with (tmp_path / "sparse.py").open("wb") as sparse:
+        sparse.truncate(4 * 1024**3)  # 4 GB and no disk used: read whole, it exhausted memory
+    with pytest.raises(UsageError, match=r"sparse.py is 4294967296 bytes, over the 4194304 a repro script may be"):
+        read_script(tmp_path / "sparse.py")
+
+
 def stored_as(results, case, sha256):
     record = derive(real_result("async_dispatch-0.12.0.1"), case=case.name)
     if sha256 is not None:

@@ -27,7 +27,7 @@ def test_quantities(text, value):
     assert parse_quantity(text) == value
 
 
-@pytest.mark.parametrize("text", ["", "lots", "-3G", "0", "5 parsecs"])
+@pytest.mark.parametrize("text", ["", "lots", "-3G", "0", "5 parsecs", "1e400", "1e308TiB", "9" * 5000])
 def test_malformed_quantities(text):
     with pytest.raises(UsageError, match="malformed quantity"):
         parse_quantity(text)
@@ -87,3 +87,32 @@ def test_explicit_sizes_win_and_over_budget_points_are_marked():
     [point] = plan(SPACE, [{"N": 100, "M": 10}], "quick", {"N": 1000}, seed=1, budget=budget)
     assert point.sizes == {"N": 1000, "M": 10} and point.source == "explicit"
     assert point.refusal and "over budget" in point.refusal
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"),
+    [
+        ("K / 0", "divides by zero"),
+        ("10 ** 400", "overflows"),
+        ("9 ** 9 ** 9", "overflows"),  # as an integer: hundreds of millions of digits, the parent hung
+        ("K +", "does not parse"),
+        ("1e308 * 1e308", "not a finite cost"),
+        ("(-K) ** 0.5", "not a finite cost"),
+        ("K - 100", "not a finite cost"),
+        ("K" + " + K" * 300, "over 500 characters"),
+        ("9" * 5000, "over 500 characters"),
+    ],
+)
+def test_a_cost_formula_that_cannot_give_a_cost_is_one_usage_error_and_quick(expression, reason):
+    with pytest.raises(UsageError, match=reason):
+        evaluate_cost(expression, {"K": 3})
+
+
+def test_a_point_where_a_cost_formula_fails_is_refused_with_the_reason_not_raised():
+    space = SizeSpace({"K": (1, 10)}, {"flops": "1 / (K - 5)"})
+    [point] = plan(space, [{"K": 5}], "quick", {}, seed=1, budget=Budget({"flops": 1e9}))
+    assert point.refusal is not None and "its cost cannot be estimated" in point.refusal
+    assert "divides by zero" in point.refusal
+    assert space.cost_of({"K": 5}) == {} and space.cost_of({"K": 6}) == {"flops": 1.0}
+    drawn = draw(space, Budget({"flops": 1e9}), 5, seed=3)
+    assert drawn and {"K": 5} not in drawn

@@ -87,3 +87,85 @@ def test_credentials_under_an_allowed_prefix_are_redacted():
         assert recorded[name] == REDACTED, name
     assert "HOME" not in recorded
     assert set(shareable_variables(environ)) == {"JAX_PLATFORMS", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES"}
+
+
+def test_every_name_that_says_secret_and_every_url_password_is_redacted_in_the_variables():
+    from harness.host.environment import REDACTED, allowed_variables, shareable_variables
+
+    environ = {
+        "JAX_PASS": "pw",
+        "JAX_LICENSE_KEY": "lic",
+        "XLA_AUTH_HEADER": "Bearer x",
+        "TPU_SESSION_COOKIE": "c",
+        "JAX_CACHE_URL": "https://alice:pw@cache.example:8080/path",
+        "XLA_PROXY": "http://bob:p@ss@proxy/",  # a password holding an "@"
+        "JAX_PLATFORMS": "cpu",
+    }
+    recorded = allowed_variables(environ)
+    for name in ("JAX_PASS", "JAX_LICENSE_KEY", "XLA_AUTH_HEADER", "TPU_SESSION_COOKIE"):
+        assert recorded[name] == REDACTED, name
+    assert recorded["JAX_CACHE_URL"] == "https://***@cache.example:8080/path"
+    assert recorded["XLA_PROXY"] == "http://***@proxy/"
+    assert set(shareable_variables(environ)) == {"JAX_CACHE_URL", "XLA_PROXY", "JAX_PLATFORMS"}
+
+
+def test_every_assignment_line_of_environment_info_is_redacted_by_the_same_rule():
+    info = "\n".join(
+        [
+            "jax:    0.12.0.1",
+            "JAX_PLATFORMS=cpu",
+            "JAX_SECRET_TOKEN=abc",
+            "JAX_PASS=two words",
+            "JAX_LICENSE_KEY=lic-1",
+            "XLA_FLAGS=--xla_dump_to=/tmp/x",
+            "XLA_OPAQUE=ghp_0123456789abcdefghijklmnopqrstuvwx",
+            "JAX_CACHE_URL=https://alice:pw@cache.example/",
+        ]
+    )
+    cleaned = environment.redact(info, environ={})
+    assert "abc" not in cleaned and "two words" not in cleaned and "lic-1" not in cleaned and "ghp_" not in cleaned
+    assert "alice" not in cleaned and ":pw@" not in cleaned
+    assert "JAX_PLATFORMS=cpu" in cleaned and "XLA_FLAGS=--xla_dump_to=/tmp/x" in cleaned
+    assert "JAX_SECRET_TOKEN=<redacted>" in cleaned and "JAX_CACHE_URL=https://***@cache.example/" in cleaned
+
+
+def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_appears():
+    environ = {"JAX_SECRET_TOKEN": "tok-0123456789", "JAX_PASS": "short"}
+    text = "Run as `JAX_PASS='a b' JAX_PLATFORMS=cpu python x.py`: failed with tok-0123456789 in its message"
+    cleaned = environment.redact(text, environ=environ)
+    assert (
+        cleaned == "Run as `JAX_PASS=<redacted> JAX_PLATFORMS=cpu python x.py`: failed with <redacted> in its message"
+    )
+
+
+def test_flags_paths_and_ordinary_words_are_left_alone():
+    text = "XLA_FLAGS=--xla_force_host_platform_device_count=8 at https://github.com/jax-ml/jax/issues/1 (N=1000)"
+    assert environment.redact(text, environ={}) == text
+
+
+def test_scrub_removes_the_user_name_from_another_home_and_before_an_at(monkeypatch):
+    monkeypatch.setattr(environment, "_user_name", lambda: "jdoe")
+    cleaned = environment.scrub("/home/jdoe/x and /Users/jdoe and jdoe@box, but jdoen and /opt/jdoe.d stay")
+    assert cleaned == "/home/<user>/x and /Users/<user> and <user>@box, but jdoen and /opt/jdoe.d stay"
+
+
+def test_facts_are_scrubbed_through_and_through_keys_included():
+    home = os.path.expanduser("~")
+    facts = {"cache": f"{home}/cache", home: [f"{home}/a", ("JAX_PASS=x", 3)], "n": 1.5, "ok": True, "none": None}
+    assert environment.scrub_value(facts) == {
+        "cache": "~/cache",
+        "~": [("~/a"), ("JAX_PASS=<redacted>", 3)],
+        "n": 1.5,
+        "ok": True,
+        "none": None,
+    }
+
+
+def test_facts_nested_deeper_than_any_record_are_kept_as_scrubbed_text():
+    deep: list = [os.path.expanduser("~")]
+    for _ in range(1000):
+        deep = [deep]
+    scrubbed = environment.scrub_value(deep)
+    for _ in range(environment.MAX_SCRUB_DEPTH + 1):
+        scrubbed = scrubbed[0]
+    assert isinstance(scrubbed, str) and os.path.expanduser("~") not in scrubbed

@@ -47,3 +47,10 @@ def test_no_usable_driver_is_said_in_words(monkeypatch, tmp_path, dev_with_gpu, 
 def test_a_container_without_the_device_files_has_no_usable_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(SMI / "working"))
     assert "no " + str(tmp_path) + "/nvidia0" in str(gpu.absence_reason(dev=tmp_path))
+
+
+def test_output_that_is_not_utf8_is_read_with_the_bytes_replaced(monkeypatch):
+    monkeypatch.setenv("PATH", str(SMI / "garbled"))
+    smi = gpu.query()
+    assert smi.failure is None and smi.cuda_driver == "12.8"
+    assert smi.gpus == ({"name": "NVIDIA Caf\ufffd", "driver_version": "570.86.15", "memory.total": "143771"},)

@@ -49,3 +49,11 @@ def test_without_a_writable_cache_the_id_rests_on_the_hardware_and_says_so(tmp_p
 def test_the_cache_folder_follows_xdg():
     assert machine.cache_folder({"XDG_CACHE_HOME": "/somewhere"}) == Path("/somewhere/jax-repro-harness")
     assert machine.cache_folder({}).name == "jax-repro-harness"
+
+
+def test_a_token_file_planted_as_a_link_to_dev_zero_or_binary_reads_as_a_bounded_token(tmp_path):
+    (tmp_path / machine.TOKEN_NAME).symlink_to("/dev/zero")  # read whole, it would fill memory
+    assert len(machine.machine_token(tmp_path)) == machine.TOKEN_CHARS
+    (tmp_path / machine.TOKEN_NAME).unlink()
+    (tmp_path / machine.TOKEN_NAME).write_bytes(b"\xff\xfe token")
+    assert machine.machine_token(tmp_path) == "\ufffd\ufffd token"

@@ -183,7 +183,8 @@ def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path, launch):
 
 def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path, launch):
     results = tmp_path / "r"
-    argv = [sys.executable, "-m", "harness", *harness_args(results, "steady", extra=["--size", "K=500"])]
+    # A size in every case's range: raises and unsupported take K in [1, 10], and one outside is refused.
+    argv = [sys.executable, "-m", "harness", *harness_args(results, "steady", extra=["--size", "K=10"])]
     more = ["--case", "raises", "--case", "unsupported"]
     first = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     second = launch([*argv, *more], stderr=subprocess.PIPE, text=True)

@@ -7,6 +7,7 @@ import pytest
 from harness.analysis.metric_names import MetricKey
 from harness.store.results import load_results
 from harness.upstream.change import (
+    MAX_ANSWER_BYTES,
     BisectAnswer,
     Change,
     change_from,
@@ -170,3 +171,14 @@ def test_a_change_the_stored_runs_do_not_tell_from_noise_is_titled_so():
         title(unsettled, "x", "cpu")
         == "`two_scans` wall 287 ms → 238 ms from jax 0.4.31 to 0.4.33, within noise, on CPU"
     )
+
+
+def test_a_hostile_bisect_answer_is_named_with_its_problem_not_raised(tmp_path):
+    (tmp_path / "bisect-scan_sync-deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "bisect-scan_sync-digits.json").write_text('{"answer": ' + "9" * 5000 + "}")
+    with (tmp_path / "bisect-scan_sync-sparse.json").open("wb") as sparse:
+        sparse.truncate(MAX_ANSWER_BYTES + 1)  # no disk used, but more than an answer may be
+    found = {b.name: b for b in read_bisect_answers(tmp_path, "scan_sync")}
+    assert all(b.data is None and b.problem for b in found.values()) and len(found) == 3
+    assert "nested too deeply" in found["bisect-scan_sync-deep.json"].problem
+    assert "bytes, over the" in found["bisect-scan_sync-sparse.json"].problem

@@ -212,6 +212,35 @@ def test_nothing_private_leaks(monkeypatch):
     assert "--xla_dump_to=~/xla" in text and "<host>" in text, "allow-listed variables stay, scrubbed"
 
 
+def test_no_credential_reaches_the_run_as_line_the_variables_or_the_environment_info(monkeypatch):
+    for name in ("JAX_SECRET_TOKEN", "JAX_PASS", "JAX_LICENSE_KEY", "XLA_SERVICE_SECRET"):
+        monkeypatch.delenv(name, raising=False)  # only what the draft is given can leak
+    variables = {
+        "JAX_PASS": "planted-pass",
+        "JAX_LICENSE_KEY": "planted-licence",
+        "JAX_CACHE_URL": "https://alice:planted-url@cache.example/",
+        "JAX_PLATFORMS": "cpu",
+    }
+    info = "jax: 0.12.0.1\n" + "\n".join(
+        f"{k}={v}" for k, v in {**variables, "JAX_SECRET_TOKEN": "abc", "XLA_SERVICE_SECRET": "planted-xla"}.items()
+    )
+    inputs = draft_inputs()
+    full = dataclasses.replace(inputs.full_run, variables=variables)
+    short = dataclasses.replace(inputs.short_runs[0].run, variables=variables)
+    text = render(
+        draft_inputs(
+            full_run=full,
+            short_runs=[dataclasses.replace(inputs.short_runs[0], run=short)],
+            environment_info=info,
+        )
+    )
+    for secret in ("planted-", "alice", "JAX_SECRET_TOKEN=abc"):
+        assert secret not in text, secret
+    [run_as] = [line for line in text.splitlines() if line.startswith("Run as")]
+    assert "JAX_CACHE_URL='https://***@cache.example/'" in run_as and "JAX_PLATFORMS=cpu" in run_as
+    assert "JAX_PASS" not in run_as, "a redacted variable is left out of a command meant for posting"
+
+
 def test_headline_and_fences():
     assert headline("A returns at once: dispatch under half.") == "A returns at once"
     assert fenced("x ``` y", "text").startswith("````text\n")

@@ -219,3 +219,13 @@ def test_scan_sync_script_runs_in_a_fresh_venv_with_only_jax(fresh_python, tmp_p
     assert figures.counts[("scan", "compile_ns")] == QUICK["compile_repeats"]
     assert figures.medians[("two_scans", "wall_ns")] >= figures.medians[("two_scans", "dispatch_ns")] > 0
     assert figures.holds is not None and figures.evidence.startswith("scan 1 returned at")
+
+
+def test_a_case_file_starting_with_a_byte_order_mark_exports_as_without_it(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "marked").mkdir()
+    source = (FIXTURES / "cases" / "steady.py").read_bytes()
+    (tmp_path / "plain" / "steady.py").write_bytes(source)
+    (tmp_path / "marked" / "steady.py").write_bytes(b"\xef\xbb\xbf" + source)
+    plain, marked = (exported(discovery.read_case(tmp_path / d / "steady.py")) for d in ("plain", "marked"))
+    assert "\ufeff" not in marked and marked.replace("marked/", "plain/") == plain
