@@ -36,9 +36,13 @@ def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes
     [result] = stored(tmp_path / "r")
     assert (result.case, result.status, result.profile) == ("script-cumsum_loop", "ok", "cpu")
     assert result.result.script is not None and result.result.script.file == "cumsum_loop.py"
-    samples = metric_samples(result)
-    assert [key.metric_name for key in samples] == ["process.wall_ns"]
-    assert len(samples[next(iter(samples))].processes) == 2, "one run of the script per process"
+    samples = {key.metric_name: found for key, found in metric_samples(result).items()}
+    phases = ["process.wall_ns", "process.import_ns", "process.trace_ns", "process.lower_ns", "process.compile_ns",
+              "process.run_ns"]  # fmt: skip
+    assert sorted(samples) == sorted(phases), "the whole process and its phases, the script left as it is"
+    assert all(len(found.processes) == 2 for found in samples.values()), "one run of the script per process"
+    wall, imported, run = (samples[name].figure for name in ("process.wall_ns", "process.import_ns", "process.run_ns"))
+    assert 0 < imported < wall and 0 < run < wall, "the import of jax apart from the script's own run"
     document = json.loads(result.path.read_text())
     assert [p["script"]["exit_status"] for p in document["processes"]] == [0, 0]
     assert all(p["jax"]["backend"] == "cpu" for p in document["processes"]), "the side's JAX, for the record"
@@ -61,9 +65,31 @@ def test_an_exported_case_round_trips_judged_on_the_figures_it_prints(tmp_path, 
     assert main([*case_run, "--results", str(tmp_path / "case")]) == 0
     [script_result], [case_result] = stored(tmp_path / "script"), stored(tmp_path / "case")
     assert script_result.case == "script-scan_sync" and script_result.status == "ok"
-    assert list(metric_samples(script_result)) == list(metric_samples(case_result)), "the case's own metrics"
+    script_metrics = [key for key in metric_samples(script_result) if key.name != "process"]
+    assert script_metrics == list(metric_samples(case_result)), "the case's own metrics, beside the phases"
     claims = [p.claim for p in script_result.result.processes]
     assert all(claim is not None and claim.evidence for claim in claims), "its claim lines, as the case's verdict"
+
+
+def test_a_scripts_json_numbers_are_metrics_and_its_arguments_reach_it(tmp_path, capsys):
+    script = tmp_path / "reports_itself.py"
+    script.write_text(
+        "import json, sys, time\n"
+        "n = int(sys.argv[sys.argv.index('--n') + 1])\n"
+        "for _ in range(3):\n"
+        "    t = time.perf_counter(); sum(range(n)); ms = (time.perf_counter() - t) * 1e3\n"
+        "    print(json.dumps({'loop_ms': ms, 'n': n, 'label': 'plain'}))\n"
+    )
+    assert run_script(script, tmp_path / "r", "--processes", "2", "--script-arg=--n", "--script-arg", "200000") == 0
+    [result] = stored(tmp_path / "r")
+    assert result.result.script.args == ("--n", "200000")
+    samples = {key.metric_name: found for key, found in metric_samples(result).items()}
+    assert {"json.loop_ms", "json.n"} <= set(samples) and samples["json.n"].figure == 200000
+    assert all(p.facts["json.label"] == "plain" for p in result.result.processes), "a text field is a fact"
+    assert "process.import_ns" not in samples, "no jax imported: no import phase, never a zero"
+    capsys.readouterr()
+    assert run_script(script, tmp_path / "r", "--processes", "2", "--script-arg=--n", "--script-arg", "10") == 2
+    assert "other arguments" in capsys.readouterr().err, "results of another command line are never mixed"
 
 
 def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
@@ -83,7 +109,8 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
     assert main([*argv, "--processes", "4"]) == 0
     by_side = {result.profile: metric_samples(result) for result in stored(tmp_path / "r")}
     short, long = by_side["short"], by_side["long"]
-    [key] = short
+    assert {key.metric_name for key in short} == {"process.wall_ns", "process.run_ns"}, "no jax: no JAX phases"
+    [key] = [key for key in short if key.metric_name == "process.wall_ns"]
     change = compare_metric(short[key], long[key], LOOSE)
     assert change.invocation_spread == 0, "one run: no allowance between runs"
     assert change.verdict == Verdict.SLOWER and change.ratio > 1.5, change
@@ -92,8 +119,8 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
 def test_printed_figures_are_judged_over_processes(tmp_path, capsys):
     assert run_script(SCRIPTS / "prints_figures.py", tmp_path / "r", "--processes", "4") == 0
     [result] = stored(tmp_path / "r")
-    samples = {key.metric_name: found for key, found in metric_samples(result).items()}
-    assert set(samples) == {"small.wall_ns", "large.wall_ns"}, "only what it printed; no dispatch stood in"
+    samples = {key.metric_name: found for key, found in metric_samples(result).items() if key.name != "process"}
+    assert set(samples) == {"small.wall_ns", "large.wall_ns"}, "what it printed, no dispatch stood in, and the phases"
     change = compare_metric(samples["small.wall_ns"], samples["large.wall_ns"], LOOSE)
     assert change.verdict == Verdict.SLOWER and change.ratio > 3, "20 times the work"
 

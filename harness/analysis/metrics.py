@@ -12,15 +12,17 @@ draw, so the level a process sets is inside the statistics, not hidden by them.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
-from harness.analysis.metric_names import MetricKey
+from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.errors import UsageError
 from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
@@ -88,7 +90,21 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
             for kind, values in (("lower", function.lower_ns), ("compile", function.compile_ns)):
                 if values:
                     add(MetricKey(name, kind), list(values), loaded)
+    for process in processes:  # a plain script's phases and own numbers: one figure a process
+        loaded = bool(process.load and process.load.loaded)
+        for metric, value in process.figures.items():
+            key = _figure_key(metric)
+            if key is not None and math.isfinite(value):
+                add(key, [value], loaded)
     return series
+
+
+def _figure_key(metric: str) -> MetricKey | None:
+    """The key of a stored figure's name; None for a name no reader knows (a newer harness's, say)."""
+    try:
+        return parse_metric_name(metric)
+    except UsageError:
+        return None
 
 
 def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:

@@ -34,6 +34,7 @@ class ScriptSource:
 
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
+    args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
 
 
 @dataclass(frozen=True)

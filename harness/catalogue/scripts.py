@@ -37,8 +37,12 @@ def script_name(path: Path) -> str:
     return name
 
 
-def read_script(path: Path) -> CaseInfo:
-    """The script as a case of no sizes, measured once per process; UsageError naming what is wrong with it."""
+MAX_ARGS, MAX_ARG_CHARS = 64, 1000
+
+
+def read_script(path: Path, args: tuple[str, ...] = ()) -> CaseInfo:
+    """The script as a case of no sizes, measured once per process with ``args`` on its command line; UsageError
+    naming what is wrong with it."""
     name = script_name(path)
     try:
         info = path.stat()
@@ -58,12 +62,14 @@ def read_script(path: Path) -> CaseInfo:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"script {path} is not UTF-8 text, so not a Python script") from None
-    source = ScriptSource(path.name, hashlib.sha256(content).hexdigest())
+    if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
+        raise UsageError(f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL")
+    source = ScriptSource(path.name, hashlib.sha256(content).hexdigest(), tuple(args))
     return CaseInfo(
         name=name,
         path=path.resolve(),
-        claim=f"plain script {path.name}, run as it is: judged on the metric lines it prints, else on its "
-        "whole-process wall time (process.wall_ns)",
+        claim=f"plain script {path.name}, run as it is: judged on its phases (process.import_ns, trace, lower, "
+        "compile, run), its JSON numbers (json.FIELD) and the metric lines it prints",
         source=f"plain script {path.name}, sha256 {source.sha256[:12]}",
         space=SizeSpace({}, {}),
         anchors=[{}],
@@ -81,7 +87,13 @@ def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
     for stored in load_results(folder)[0]:
         recorded = stored.result.script
         if recorded is not None and recorded.sha256 == case.script.sha256:
-            continue
+            if recorded.args == case.script.args:
+                continue
+            raise UsageError(
+                f"{folder} holds results of {case.script.file} run with other arguments "
+                f"({' '.join(recorded.args) or 'none'}): results of two command lines are never mixed; give "
+                "--results another folder"
+            )
         what = f"another version of it (sha256 {recorded.sha256[:12]})" if recorded else "something other than it"
         raise UsageError(
             f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "

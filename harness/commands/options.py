@@ -192,8 +192,16 @@ def add_case(
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
-    # Every command's namespace then has all three, whichever of them it declares.
-    parser.set_defaults(old_case=None, script=None, takes_script=script)
+        parser.add_argument(
+            "--script-arg",
+            action="append",
+            default=[],
+            metavar="VALUE",
+            help="an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; a value "
+            "starting with - as --script-arg=-n)",
+        )
+    # Every command's namespace then has them all, whichever of them it declares.
+    parser.set_defaults(old_case=None, script=None, script_arg=[], takes_script=script)
     parser.add_argument(
         "--cases-dir",
         type=path,
@@ -215,6 +223,8 @@ def case_from(args: argparse.Namespace, *, results: Path | None = None) -> disco
     name = case_name(args)
     script = args.script
     if script is None:
+        if args.script_arg:
+            raise UsageError("--script-arg is for --script FILE: a case takes --size")
         if not name:
             what = "a case with --case NAME (`harness list` shows them)"
             raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))
@@ -224,7 +234,7 @@ def case_from(args: argparse.Namespace, *, results: Path | None = None) -> disco
         raise UsageError("give a case or --script FILE, not both")
     if args.size:
         raise UsageError("--size: a script has no sizes; it runs as it is")
-    case = read_script(script)
+    case = read_script(script, tuple(args.script_arg))
     if results is not None:
         check_results_folder(results, case)
     return case

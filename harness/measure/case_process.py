@@ -86,6 +86,7 @@ def run_process(
     affinity: list[int] | None,
     load_threshold: float,
     script_sha256: str | None = None,
+    script_args: tuple[str, ...] = (),
 ) -> ProcessRun:
     """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for the case's sake.
 
@@ -93,7 +94,7 @@ def run_process(
     """
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
-        request = {
+        request: dict[str, Any] = {
             "case_file": str(case_file),
             "sizes": sizes,
             "settings": child_settings,
@@ -103,6 +104,7 @@ def run_process(
         }
         if script_sha256 is not None:  # a plain script of this content, not a case module
             request["script_sha256"] = script_sha256
+            request["script_args"] = list(script_args)
         watch = LoadWatch(load_threshold)
         started_ns, started = time.time_ns(), time.monotonic()
         timed_out = False

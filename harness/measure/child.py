@@ -195,14 +195,18 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
 
 
 def run(
-    case_file: Path, sizes: dict[str, int], settings: dict[str, Any], script_sha256: str | None = None
+    case_file: Path,
+    sizes: dict[str, int],
+    settings: dict[str, Any],
+    script_sha256: str | None = None,
+    script_args: tuple[str, ...] = (),
 ) -> ProcessRun:
     """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured."""
     phase = Phases()
     try:
         if script_sha256 is not None:
             with phase("script"):
-                process = run_script(case_file, script_sha256)
+                process = run_script(case_file, script_sha256, args=script_args)
             with phase("facts"), contextlib.suppress(Exception):  # the side's JAX, for the record, once it ran
                 importlib.import_module("jax")
         else:
@@ -248,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", type=json.loads, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
+    parser.add_argument("--script-args", type=json.loads, default=[], help="its arguments, a JSON list")
     args = parser.parse_args(argv)
-    write(args.out, run(args.case_file, args.sizes, args.settings, args.script_sha256))
+    write(args.out, run(args.case_file, args.sizes, args.settings, args.script_sha256, tuple(args.script_args)))
     return 0
 
 

@@ -506,6 +506,7 @@ class Recorder:
                     affinity=affinity,
                     load_threshold=load_threshold(settings),
                     script_sha256=None if item.case.script is None else item.case.script.sha256,
+                    script_args=() if item.case.script is None else item.case.script.args,
                 )
             loaded = process.load is not None and process.load.loaded and process.status is not RunStatus.SKIPPED
             if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS:
@@ -550,7 +551,7 @@ class Recorder:
             interleaved_with=tuple(others),
             invocation=self.invocation,
             processes=tuple(run.processes),
-            script=None if script is None else ScriptIdentity(script.file, script.sha256),
+            script=None if script is None else ScriptIdentity(script.file, script.sha256, script.args),
         )
         try:
             return write_result(self.results_dir, result)

@@ -46,19 +46,32 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
         found["total_ns"] += round(duration_secs * 1e9)
 
 
-def _timed_import(name: str, globals=None, locals=None, fromlist=(), level=0):
-    """``__import__`` that times the first import of jax, then listens to its duration events."""
-    if level != 0 or "imported_ns" in _report or not (name == "jax" or name.startswith("jax.")):
+def _timed_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """``__import__`` that times the first import of jax, then listens to its duration events.
+
+    Only the outermost import is timed: jax's own imports of ``jax._src...`` run inside it.
+    """
+    if _importing or level != 0 or not (name == "jax" or name.startswith("jax.")):
         return _plain_import(name, globals, locals, fromlist, level)
+    _set_importing(True)
     began = time.perf_counter_ns()
     try:
         return _plain_import(name, globals, locals, fromlist, level)
     finally:
-        if "jax" in sys.modules:
+        _set_importing(False)
+        if "jax" in sys.modules:  # imported (a failed import leaves the hook for the script's next try)
             _report["imported_ns"] = time.perf_counter_ns()
             _report["import_ns"] = _report["imported_ns"] - began
             builtins.__import__ = _plain_import
             _listen()
+
+
+_importing = False
+
+
+def _set_importing(value: bool) -> None:
+    global _importing
+    _importing = value
 
 
 def _listen() -> None:

@@ -15,8 +15,15 @@ What it is judged on:
   sample (marks: its ``mark:<step>`` medians), ``lower_ns`` and ``compile_ns`` one cold
   compile; the figures as printed (min, max, n) are kept beside them, and ``claim holds:``
   and ``fact`` lines become the process's claim and facts, as a case's would;
-- any other script is timed as a whole process: program ``process``, one wall sample
-  (``process.wall_ns``), from start to exit, interpreter start and imports included.
+- every script is also timed as a whole process: program ``process``, one wall sample
+  (``process.wall_ns``), from start to exit, interpreter start and imports included;
+- and split into phases by the start-up hook it runs under (``script_hook``: the script
+  itself runs as ``python FILE ARGS`` would, unmodified): ``process.import_ns`` (the first
+  ``import jax``: JAX's own cost), ``process.trace_ns``, ``process.lower_ns`` and
+  ``process.compile_ns`` (JAX's duration events, summed; missing where the release has no
+  such event, never zero), and ``process.run_ns`` (after the import to exit, less those);
+- every numeric field of a JSON object it prints on a line of its own is a metric
+  ``json.FIELD`` (``script_numbers``); its other fields are facts.
 
 Either way the process's own figure is one number per metric, and the statistics run
 over processes, as for a case.  A non-zero exit is a failed process (a signal: crashed),
@@ -26,6 +33,7 @@ its exit status and last output lines recorded.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import resource
 import signal
@@ -39,6 +47,7 @@ from typing import Any
 from harness.host.environment import REPO_ROOT, scrub
 from harness.measure.figures import Figure, parse_output
 from harness.measure.lifetime import die_with_parent
+from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
 from harness.store.schema import CompiledFunction, ProcessClaim, ProcessRun, RunStatus, StoredProgram, TimedSample
 
 WHOLE_PROCESS = "process"  # the program of a script timed as a whole process
@@ -46,6 +55,8 @@ WHOLE_PROCESS = "process"  # the program of a script timed as a whole process
 OUTPUT_BYTES = 8 * 1024 * 1024
 TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
 COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
+HOOK = Path(__file__).with_name("script_hook.py")  # run by its path: the script's venv need not hold the harness
+REPORT_BYTES = 64 * 1024
 
 
 def script_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -119,7 +130,49 @@ def _read_end(handle: Any, size: int = 64 * 1024) -> str:
     return handle.read().decode(errors="replace")
 
 
-def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None) -> ProcessRun:
+def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
+    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted (for the record).
+
+    An event that never fired is a figure of 0 only where the release's source names it;
+    where it does not, the phase is missing, and so is ``run_ns``, which would otherwise
+    hold it.  Without an import of jax there are no JAX phases, and ``run_ns`` is the
+    script's whole run under the hook.
+    """
+    figures: dict[str, float] = {}
+    found = report.get("events")
+    events: dict[str, Any] = found if isinstance(found, dict) else {}
+    imported = report.get("imported_ns")
+    if isinstance(imported, int) and isinstance(report.get("import_ns"), int):
+        figures["process.import_ns"] = float(report["import_ns"])
+    complete = True
+    for phase in ("trace", "lower", "compile"):
+        event = events.get(phase)
+        if not isinstance(imported, int):
+            break
+        if not isinstance(event, dict) or not (event.get("count") or event.get("exists")):
+            complete = False
+            continue
+        figures[f"process.{phase}_ns"] = float(event.get("total_ns", 0))
+    ended, began = report.get("ended_ns"), imported if isinstance(imported, int) else report.get("started_ns")
+    if complete and isinstance(ended, int) and isinstance(began, int) and report.get("listening", True) is True:
+        spent = sum(figures.get(f"process.{phase}_ns", 0.0) for phase in ("trace", "lower", "compile"))
+        figures["process.run_ns"] = max(0.0, float(ended - began) - spent)
+    return figures, {phase: events[phase] for phase in ("trace", "lower", "compile") if phase in events}
+
+
+def _read_report(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(REPORT_BYTES + 1)
+        parsed = json.loads(data) if len(data) <= REPORT_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def run_script(
+    path: Path, expected_sha256: str, timeout_s: float | None = None, *, args: tuple[str, ...] = ()
+) -> ProcessRun:
     """Run the script once and time it: what the case process measured (status, programs, claim, script...).
 
     ``timeout_s`` is for running it outside a case process (tests): there the harness's own
@@ -136,10 +189,11 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
         )
         return ProcessRun(0, RunStatus.FAILED, changed, script={"sha256": digest})
     env = script_environment(dict(os.environ))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as scratch:
+        report_path = Path(scratch) / "phases.json"
         started = time.perf_counter_ns()
         child = subprocess.Popen(
-            [sys.executable, path.name],
+            [sys.executable, str(HOOK), str(report_path), path.name, *args],
             cwd=path.parent,
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -156,6 +210,7 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
         stderr = _read_end(err)
+        report = _read_report(report_path)
     record: dict[str, Any] = {
         "sha256": digest,
         "exit_status": code,
@@ -169,17 +224,27 @@ def run_script(path: Path, expected_sha256: str, timeout_s: float | None = None)
         else:
             status, how = RunStatus.FAILED, f"exited with code {code}"
         output = tail(stderr) or tail(stdout)
-        return ProcessRun(0, status, f"python {path.name} {how}\n{output}".strip(), script=record)
+        shown = " ".join(["python", path.name, *args])
+        return ProcessRun(0, status, f"{shown} {how}\n{output}".strip(), script=record)
     figures = parse_output(stdout)
     programs, compiled = programs_from(figures.lines)
     record["judged_on"] = "printed figures" if programs or compiled else "whole process"
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
-    if not (programs or compiled):
-        programs = {WHOLE_PROCESS: whole_process(wall_ns, path.name)}
-        if figures.lines:  # figure lines of metrics the statistics do not know: kept, not judged
-            record["printed"] = [f.as_dict() for f in figures.lines]
+    if not (programs or compiled) and figures.lines:  # figure lines of metrics the statistics do not know
+        record["printed"] = [f.as_dict() for f in figures.lines]
+    programs = {**programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
+    named, events = phase_figures(report)
+    if events:
+        record["events"] = events
+    if not report:
+        record["phases"] = "not measured: the start-up hook left no report (the script ended the process itself?)"
+    numbers = script_numbers(stdout)
+    named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
+    facts = {**figures.facts, **{f"{JSON_PROGRAM}.{name}": text for name, text in numbers.facts.items()}}
+    if numbers.skipped:
+        record["json_skipped"] = numbers.skipped[:20]
     claim = None if figures.holds is None else ProcessClaim(figures.holds, figures.evidence)
     return ProcessRun(
-        0, RunStatus.OK, programs=programs, compiled=compiled, facts=figures.facts, claim=claim, script=record
+        0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim, script=record, figures=named
     )

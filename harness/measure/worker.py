@@ -8,7 +8,8 @@ worker's own output, JAX's import warnings included, goes to stderr, the harness
 - on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after
   importing JAX once *without* starting a backend (``fork`` isolation only) and taking
   the side's host facts (``harness.host.environment.host_facts``);
-- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity", "script_sha256"}}`` is
+- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity", "script_sha256",
+  "script_args"}}`` is
   answered ``{"started": {"pid"}}`` once the case process exists, and
   ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}`` once it has ended
   (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage); with
@@ -174,7 +175,13 @@ def run_case_here(request: dict[str, Any]) -> None:
         # A plain script gets the side's environment, not what this worker's JAX import added to it.
         os.environ.clear()
         os.environ.update(SIDE_ENVIRON)
-    process = run(Path(request["case_file"]), request["sizes"], request["settings"], request.get("script_sha256"))
+    process = run(
+        Path(request["case_file"]),
+        request["sizes"],
+        request["settings"],
+        request.get("script_sha256"),
+        tuple(request.get("script_args", ())),
+    )
     write(Path(request["out"]), process)
 
 
@@ -192,6 +199,7 @@ def child_command(request: dict[str, Any]) -> list[str]:
         "--out",
         request["out"],
         *(["--script-sha256", request["script_sha256"]] if request.get("script_sha256") else []),
+        *(["--script-args", json.dumps(request["script_args"])] if request.get("script_args") else []),
     ]
 
 

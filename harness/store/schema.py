@@ -224,17 +224,24 @@ class ProcessRun(_Record):
     peak_rss_bytes: int | None = None
     # A plain script's run as the case process saw it (its sha256, exit status, whole-process time...).
     script: Mapping[str, Any] | None = None
+    # One figure per metric name for this process: a plain script's phases (``process.trace_ns``) and its
+    # own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
+    figures: Mapping[str, float] = field(default_factory=dict)
 
     # What the case process measured: a process that measured nothing (failed, killed) has none of them.
-    _sparse = frozenset({"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"})
+    _sparse = frozenset(
+        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script", "figures"}
+    )
 
 
 @dataclass(frozen=True)
 class ScriptIdentity(_Record):
-    """The plain script a result measured (``--script``): its file name and the SHA-256 of its content."""
+    """The plain script a result measured (``--script``): its file name, the SHA-256 of its content, and the
+    arguments it ran with (``--script-arg``; another set of them is another measurement)."""
 
     file: str
     sha256: str
+    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -459,7 +466,7 @@ def _script(value: Any, where: str) -> ScriptIdentity:
     digest = fields.required("sha256", string)
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
-    return ScriptIdentity(fields.required("file", string), digest)
+    return ScriptIdentity(fields.required("file", string), digest, fields.optional("args", list_of(string), ()))
 
 
 def _compiled(value: Any, where: str) -> CompiledFunction:
@@ -541,6 +548,7 @@ def parse_process(value: Any, where: str = "process", position: int = 0) -> Proc
         phases_s=fields.optional("phases_s", map_of(number), {}),
         peak_rss_bytes=fields.optional("peak_rss_bytes", integer, None),
         script=fields.optional("script", json_object, None),
+        figures=fields.optional("figures", map_of(number), {}),
     )
 
 

@@ -65,3 +65,15 @@ def test_the_first_import_of_jax_and_its_compile_phases_are_reported(tmp_path):
     events = report["events"]
     assert events["compile"]["count"] >= 2 and events["compile"]["total_ns"] > 0
     assert events["trace"]["count"] >= 2 and events["lower"]["count"] >= 2
+
+
+@pytest.mark.jax
+def test_each_compile_is_counted_once_and_the_phases_fit_in_the_time_after_the_import(tmp_path):
+    """jax's own imports run inside the first one: the listener is registered once, whatever they are."""
+    source = "import jax\nimport jax.numpy as jnp\nfor n in (3, 4, 5):\n    jax.jit(lambda x: x * n)(jnp.ones(n))\n"
+    done, report = run_hooked(tmp_path, source)
+    assert done.returncode == 0, done.stderr
+    events = report["events"]
+    assert len({events[p]["count"] for p in events}) == 1, "one trace, lowering and compile per compiled call"
+    spent = sum(e["total_ns"] for e in events.values())
+    assert spent < report["ended_ns"] - report["imported_ns"], "the phases lie inside the run after the import"
