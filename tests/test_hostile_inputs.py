@@ -134,8 +134,8 @@ def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
     ],
 )
 def test_a_nox_sessions_hostile_posargs_are_refused_at_once(command, posargs):
-    from harness.sessions import session_view
     from harness.errors import UsageError
+    from harness.sessions import session_view
 
     with pytest.raises(UsageError):
         session_view(command, posargs)

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import UsageError
+from harness.units import format_ns
 
 KIND_LABELS = {
     "wall": "wall (until ready)",
@@ -58,6 +59,10 @@ class MetricKey:
     def metric_name(self) -> str:
         """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
         return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_ns"
+
+    def format(self, value: float) -> str:
+        """A figure of this metric as a page shows it: a duration, or a script's own number as printed."""
+        return format_ns(value) if self.in_ns else f"{value:.4g}"
 
     @property
     def in_ns(self) -> bool:

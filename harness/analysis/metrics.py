@@ -112,8 +112,13 @@ def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
     return {key: found.processes for key, found in metric_samples(result).items()}
 
 
-def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Comparison:
+def compare_metric(
+    a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS, key: MetricKey | None = None
+) -> Comparison:
     """B against A over processes (``compare_processes``), each side's processes under load counted.
+
+    Lower is better, except for a metric the thresholds name higher-is-better (``key``'s, a
+    script's own throughput, say): there a rise is FASTER (better) and a fall SLOWER (worse).
 
     When the two come from separate invocations each side's level differs by the thresholds'
     ``invocation_spread``; and where either side also has processes measured under load there is no
@@ -124,10 +129,16 @@ def compare_metric(a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds 
     found = compare_processes(
         a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
     )
+    if key is not None and key.metric_name in thresholds.higher_is_better:
+        found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
     if not (separate and (a.loaded or b.loaded)):
         return found
     verdict = Verdict.INCONCLUSIVE if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
     return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
+
+
+# A higher-is-better metric's verdict, from the lower-is-better rule's.
+BETTER_WHEN_HIGHER = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 def separate_invocations(first: Result, second: Result) -> bool:
@@ -161,7 +172,7 @@ def compare_runs(
 ) -> tuple[list[MetricComparison], list[MetricKey], list[MetricKey]]:
     """Every metric both runs have, compared; then the metrics only A, and only B, has."""
     a, b = metric_samples(baseline), metric_samples(candidate)
-    compared = [MetricComparison(key, compare_metric(a[key], b[key], thresholds)) for key in a if key in b]
+    compared = [MetricComparison(key, compare_metric(a[key], b[key], thresholds, key)) for key in a if key in b]
     return compared, [k for k in a if k not in b], [k for k in b if k not in a]
 
 
@@ -208,7 +219,9 @@ def compare_group(
     series = {run.release: metric_samples(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
-        release: {key: compare_metric(base[key], values, thresholds) for key, values in by_key.items() if key in base}
+        release: {
+            key: compare_metric(base[key], values, thresholds, key) for key, values in by_key.items() if key in base
+        }
         for release, by_key in series.items()
         if release != baseline
     }

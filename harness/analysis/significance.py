@@ -66,6 +66,8 @@ class Thresholds:
     # A/A runs of the quick catalogue on a 2-core VM estimated 0.04–0.06 one day and 0.10–0.12 the next.
     invocation_spread: float = 0.10
     confidence: float = 0.99  # of the bootstrap interval of the ratio
+    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the better one.
+    higher_is_better: tuple[str, ...] = ()
     resamples: int = 2000
     seed: int = 20261129
 

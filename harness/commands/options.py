@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metric_names import KIND_LABELS
+from harness.analysis.metric_names import KIND_LABELS, parse_metric_name
 from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
@@ -485,7 +485,18 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
         help="how far a whole run's level moves between separate invocations (log standard deviation; "
         "`calibrate` measures this machine's), allowed for when compared results come from separate runs",
     )
+    parser.add_argument(
+        "--higher-is-better",
+        action="append",
+        default=[],
+        metavar="METRIC",
+        help="a metric whose higher figure is the better one, e.g. json.items_per_s a script prints (repeatable; "
+        "default: lower is better for every metric)",
+    )
 
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
-    return Thresholds(factor=args.factor, alpha=args.alpha, invocation_spread=args.invocation_spread)
+    higher = tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in args.higher_is_better))
+    return Thresholds(
+        factor=args.factor, alpha=args.alpha, invocation_spread=args.invocation_spread, higher_is_better=higher
+    )

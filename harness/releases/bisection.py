@@ -185,7 +185,7 @@ def sweep(
         for key in found.metrics:
             if key not in a or key not in b:
                 continue
-            comparison = compare_metric(a[key], b[key], thresholds)
+            comparison = compare_metric(a[key], b[key], thresholds, key)
             found.comparisons[(key.metric_name, after.release)] = comparison
             if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER):
                 found.steps.append(

@@ -215,11 +215,11 @@ class Judge:
                 self.bad, ReleaseVerdict.BAD, f"the claim {after} here, {before} on the {self.terms.old} endpoint",
                 measurement.note, result, claim=after,
             )  # fmt: skip
-        change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds)
+        change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
         if change.verdict == Verdict.INCONCLUSIVE:  # the ratio passes the factor, too few processes: take more
             self.good_result = self._again(self.good, self.good_result)
             self.bad_result = result = self._again(self.bad, result)
-            change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds)
+            change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
         if change.verdict not in OPPOSITE:
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS,
@@ -255,8 +255,8 @@ class Judge:
         """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first endpoints'."""
         assert measurement.result is not None and self.direction is not None
         samples = self.samples(measurement.result)
-        vs_good = compare_metric(self.samples(good), samples, self.thresholds)
-        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds)
+        vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
+        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
         like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
         like_good = vs_bad.verdict == OPPOSITE[self.direction]  # moved away from bad back towards good
         old, new = self.terms.old, self.terms.new

@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.releases.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
 from harness.releases.probes import ConfirmPairs, Probe, ProbeRelease
 from harness.store.schema import RunStatus
-from harness.units import format_ns
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
 
@@ -57,7 +57,8 @@ class TriageOutcome:
         return releases[releases.index(step.before) + 1 : releases.index(step.after)]
 
     def answers(self) -> list[str]:
-        """One sentence per confirmed change, oldest first."""
+        """One sentence per confirmed change, oldest first; a change in the import of jax (JAX's own cost) after
+        the changes in what the script itself does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():
@@ -66,7 +67,7 @@ class TriageOutcome:
                 undone.add(change.step.metric)
             else:
                 undone.discard(change.step.metric)
-        return found
+        return sorted(found, key=lambda text: text.startswith(f"{PROCESS}.{JAX_IMPORT}_ns"))
 
 
 def _factor(ratio: float) -> str:
@@ -86,20 +87,30 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
             text = f"claim holds from {step.after} (last failed in {step.before})"
     else:
         assert change.comparison is not None
-        ratio = change.comparison.ratio
-        figures = f"{format_ns(change.comparison.baseline.median)} → {format_ns(change.comparison.candidate.median)}"
-        if change.regression:
-            text = f"{step.metric}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
-        elif fix:
-            faster = _factor(1 / ratio)
-            text = f"{step.metric}: fixed in {step.after} ({faster} faster; last slow {step.before}; {figures})"
-        else:
-            text = (
-                f"{step.metric}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
-            )
+        text = _timing_answer(change, fix=fix)
     if between:
         text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
     return text
+
+
+def _timing_answer(change: Confirmation, *, fix: bool) -> str:
+    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better) for a
+    script's own number; the import of jax named as JAX's own cost, never as the script's."""
+    step, comparison = change.step, change.comparison
+    assert comparison is not None
+    key = parse_metric_name(step.metric)
+    ratio = comparison.ratio
+    figures = f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
+    name = f"{step.metric} (JAX's own import, not the script's code)" if key.is_jax_import else step.metric
+    if not key.in_ns:  # the script's own unit: which way is better is the user's (--higher-is-better)
+        moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
+        how = "worse" if change.regression else "better"
+        return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
+    if change.regression:
+        return f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
+    if fix:
+        return f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; {figures})"
+    return f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
 
 
 def _ok(probe: Probe) -> str | None:
@@ -127,7 +138,7 @@ def confirm(
     a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
     if a is None or b is None:
         return Confirmation(step, before, after, None, False, f"measured again without {step.metric}")
-    comparison = compare_metric(a, b, thresholds)
+    comparison = compare_metric(a, b, thresholds, metric)
     held = comparison.verdict == step.change
     how = f"{step.change} again" if held else f"{comparison.verdict} this time"
     return Confirmation(step, before, after, comparison, held, f"measured again: {how}")

@@ -208,7 +208,7 @@ def _with_stored_figures(
     if metric is None:
         changed = []
         for key in a.keys() & b.keys():
-            comparison = compare_metric(a[key], b[key], rule)
+            comparison = compare_metric(a[key], b[key], rule, key)
             if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER) and comparison.ratio > 0:
                 slower = comparison.verdict is Verdict.SLOWER  # an issue reports what got worse, when anything did
                 changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
@@ -219,7 +219,7 @@ def _with_stored_figures(
         return replace(change, metric=metric)
     probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
               for p in change.probes]  # fmt: skip
-    compared = compare_metric(a[metric], b[metric], rule)
+    compared = compare_metric(a[metric], b[metric], rule, metric)
     significance = (
         f"×{compared.ratio:.3g} over {compared.processes[0]} and {compared.processes[1]} processes, "
         f"p{'' if format_p(compared.p_value).startswith('<') else '='}{format_p(compared.p_value)}: "

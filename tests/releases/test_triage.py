@@ -93,3 +93,53 @@ def test_every_metric_or_one(metrics):
     found, _, _ = run({"a": 1, "b": 3}, metrics=metrics)
     stepped = {c.step.metric for c in found.changes()}
     assert ("eager.wall_ns" in stepped) and (len(stepped) > 1) == (metrics is None)
+
+
+class ScriptReleases(FakeReleases):
+    """A plain script's results: each process's own numbers and phases, scaled per release (every process
+    a little apart, as real ones are).  ``moves`` says which figures follow the release's scale."""
+
+    def __init__(self, scales, moves=("json.items_per_s",)):
+        super().__init__(scales)
+        self.moves = moves
+
+    def __call__(self, release, again=False):
+        from harness.releases.probes import Probe
+        from harness.store.results import StoredResult
+
+        probe = super().__call__(release, again)
+        data = probe.result.result.to_json()
+        scale = self.scales[release]
+        for i, process in enumerate(data["processes"]):
+            jitter = 1 + 0.01 * (i - 2)
+            items = 1000 / (scale if "json.items_per_s" in self.moves else 1)
+            imports = 2e9 * (scale if "process.import_ns" in self.moves else 1)
+            process["figures"] = {"json.items_per_s": items * jitter, "process.import_ns": imports * jitter}
+        return Probe(release, StoredResult.from_document(probe.result.path, data), probe.note)
+
+
+ITEMS, IMPORTS = parse_metric_name("json.items_per_s"), parse_metric_name("process.import_ns")
+
+
+def script_triage(scales, moves, rule=None):
+    return triage(
+        list(scales), ScriptReleases(scales, moves), FakeConfirmer(ScriptReleases(scales, moves)),
+        metrics=[ITEMS, IMPORTS], with_claim=False, thresholds=rule or Thresholds(),
+    )  # fmt: skip
+
+
+def test_a_scripts_own_number_is_answered_in_its_own_unit_and_direction():
+    scales = {"a": 1, "b": 1, "c": 2, "d": 2}
+    for higher, verdict, how in ((("json.items_per_s",), Verdict.SLOWER, "worse"), ((), Verdict.FASTER, "better")):
+        found = script_triage(scales, ("json.items_per_s",), Thresholds(higher_is_better=higher))
+        [change] = found.changes()
+        assert change.step.metric == "json.items_per_s" and change.comparison.verdict == verdict
+        [text] = found.answers()
+        assert text.startswith(f"json.items_per_s: lower ×2 ({how}) since c (last b; 1000 → 500)"), text
+
+
+def test_a_change_in_the_import_of_jax_is_named_as_jaxs_own_and_comes_after_the_scripts():
+    found = script_triage({"a": 1, "b": 2, "c": 2}, ("json.items_per_s", "process.import_ns"))
+    first, second = found.answers()
+    assert first.startswith("json.items_per_s: lower ×2")
+    assert second.startswith("process.import_ns (JAX's own import, not the script's code): slower ×2 since b")
