@@ -60,6 +60,14 @@ class MetricKey:
         """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
         return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_ns"
 
+    def quoted(self) -> str:
+        """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing ...)."""
+        if self.name == JSON:
+            return f"`{self.metric_name}` (printed by the script)"
+        if self.name == PROCESS and self.kind in PHASE_LABELS:
+            return f"`{self.metric_name}` ({PHASE_LABELS[self.kind]})"
+        return f"`{self.name}` {KIND_LABELS.get(self.kind, self.kind)}"
+
     def format(self, value: float) -> str:
         """A figure of this metric as a page shows it: a duration, or a script's own number as printed."""
         return format_ns(value) if self.in_ns else f"{value:.4g}"

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metric_names import MetricKey, parse_metric_name
+from harness.analysis.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_ns, format_p, version_key
+from harness.units import format_p, version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 
@@ -272,12 +272,14 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     if change is None or change.metric is None or change.ratio is None:
         return f"{case_headline} (jax, {where})"
     assert change.before_ns is not None and change.after_ns is not None
-    ratio = change.ratio
-    figures = f"{format_ns(change.before_ns)} → {format_ns(change.after_ns)}"
+    ratio, metric = change.ratio, change.metric
+    figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
+    # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as before.
+    named = f"`{metric.metric_name}`" if metric.name in (JSON, PROCESS) else f"`{metric.name}` {metric.kind}"
     if change.significant is False:  # the stored runs of both releases do not tell it from noise: say so
-        return (
-            f"`{change.metric.name}` {change.metric.kind} {figures} from jax {change.last_good} to {change.first_bad}, "
-            f"within noise, on {where}"
-        )
-    how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
-    return f"`{change.metric.name}` {change.metric.kind} {how} since jax {change.first_bad} ({figures}) on {where}"
+        return f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, on {where}"
+    if metric.in_ns:
+        how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
+    else:
+        how = f"×{ratio:.3g} higher" if ratio >= 1 else f"×{1 / ratio:.3g} lower"
+    return f"{named} {how} since jax {change.first_bad} ({figures}) on {where}"

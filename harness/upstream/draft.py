@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
-from harness.analysis.metric_names import KIND_LABELS, MetricKey
+from harness.analysis.metric_names import JSON, PROCESS, MetricKey
 from harness.analysis.metrics import metric_samples
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import scrub, shareable_variables
@@ -108,21 +108,26 @@ def description(d: DraftInputs) -> str:
     if change is None or change.metric is None or change.ratio is None:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
-    what = f"`{change.metric.name}` {KIND_LABELS[change.metric.kind]}"
-    moved = "slower" if change.ratio >= 1 else "faster"
+    metric = change.metric
+    what = metric.quoted()
+    if metric.in_ns:
+        moved = "slower" if change.ratio >= 1 else "faster"
+    else:
+        moved = "higher" if change.ratio >= 1 else "lower"
+    at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     return (
         f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
-        f"{change.first_bad} ({format_ns(change.before_ns)} → {format_ns(change.after_ns)}), at "
-        f"{sizes_text(d.sizes)}"
+        f"{change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}"
         + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
         + context
     )
 
 
-def command_line(run: ScriptRun, script_name: str) -> str:
+def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
     variables = {k: v for k, v in shareable_variables(run.variables).items() if v}
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
-    return f"{env} python {script_name}" if env else f"python {script_name}"
+    command = shlex.join(["python", script_name, *args])
+    return f"{env} {command}" if env else command
 
 
 def reproduction(d: DraftInputs) -> str:
@@ -136,7 +141,8 @@ def reproduction(d: DraftInputs) -> str:
         steps.append("")
     run = d.short_runs[0].run if d.short_runs else d.full_run
     steps += [
-        f"then run `{command_line(run, d.short_name)}` ({d.short_name}, {lines} lines, plain JAX):",
+        f"then run `{command_line(run, d.short_name, d.case.script.args if d.case.script else ())}` ({d.short_name}, "
+        f"{lines} lines, plain JAX):",
         "",
         fenced(d.short_script, "python"),
     ]
@@ -197,6 +203,9 @@ def evidence(d: DraftInputs) -> str:
             markdown_table([[scrub(c) for c in row] for row in rows], ["jax", metric, "vs good", "vs bad", "verdict"]),
         ]
     per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
+    if d.case.script is not None:
+        phases = script_figures_table(d.results, d.case.name, d.full_run.profile)
+        per_release = "\n\n".join(filter(None, [per_release, phases]))
     if per_release:
         parts += ["", per_release]
     if not parts:
@@ -229,6 +238,25 @@ def releases_table(
         "process medians, and the case's claim:"
     )
     return caption + "\n\n" + markdown_table(rows, ["jax", label, "step", "claim"])
+
+
+def script_figures_table(results: Sequence[StoredResult], case: str, profile: str) -> str:
+    """A plain script's phases and own numbers per release, from its stored runs: where the time went."""
+    mine = [r for r in results if r.case == case and r.profile == profile]
+    found = {release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}}
+    newest = {release: stored for release, stored in found.items() if stored is not None}
+    releases = sorted(newest, key=release_key)
+    samples = {release: metric_samples(newest[release]) for release in releases}
+    keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in (PROCESS, JSON)]
+    if not keys:
+        return ""
+    rows = [[r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in keys)] for r in releases]
+    caption = (
+        "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's tracing, lowering "
+        "and compile events summed, and the rest of its run) and the numbers it printed (`json.*`), per release: "
+        "the median over its processes."
+    )
+    return caption + "\n\n" + markdown_table(rows, ["jax", *(k.metric_name for k in keys)])
 
 
 def full_script(d: DraftInputs) -> str:

@@ -68,12 +68,14 @@ class Written:
     problems: list[LoadProblem]
 
 
-def run_script(path: Path, timeout_s: float, python: str | None = None) -> tuple[int | None, str, str]:
+def run_script(
+    path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
+) -> tuple[int | None, str, str]:
     """Run a script by its file name from its own folder (tracebacks name no local path), holding the timing lock."""
     with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
         try:
             done = subprocess.run(
-                [python or sys.executable, path.name],
+                [python or sys.executable, path.name, *args],
                 cwd=path.parent,
                 capture_output=True,
                 text=True,
@@ -155,7 +157,8 @@ def write_issue(request: IssueRequest) -> Written:
     if request.plan is not None:
         env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
         python, release = str(env.interpreter.absolute()), env.jax
-    code, out, err = run_script(full_path, settings.timeout_s, python)
+    args = case.script.args if case.script is not None else ()
+    code, out, err = run_script(full_path, settings.timeout_s, python, args)
     variables = allowed_variables()
     full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
 
@@ -197,15 +200,16 @@ def _short_runs(
 ) -> list[ReleaseRun]:
     """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
     timeout = request.settings.timeout_s
+    args = request.case.script.args if request.case.script is not None else ()
     if request.plan is None or change is None:
-        code, out, err = run_script(script, timeout)
+        code, out, err = run_script(script, timeout, None, args)
         run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
         return [ReleaseRun("installed here", run, [], "in the environment that ran the harness (not a fresh venv)")]
     runs = []
     for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
         env = ready(plain_env(plan_entry(request.plan, version)))
         python = str(env.interpreter.absolute())  # the script runs from its own folder
-        code, out, err = run_script(script, timeout, python)
+        code, out, err = run_script(script, timeout, python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         where = (
             f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib and what they need"

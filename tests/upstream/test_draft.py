@@ -250,3 +250,24 @@ def test_the_full_script_is_todays_export():
     """The instrumented script beside the draft is the exported one, unchanged."""
     full = export.export_script(SCAN_SYNC, SIZES, Settings().for_child())
     assert "def measure(" in full and "claim holds: " in full
+
+
+def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_path):
+    from harness.store.results import StoredResult
+    from harness.upstream.draft import script_figures_table
+    from tests.conftest import derive, real_result
+
+    stored = []
+    for release, scale in (("0.5.0", 1.0), ("0.5.1", 1.7)):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, case="script-repro", sizes={})
+        for process in data["processes"]:
+            process["figures"] = {
+                "process.import_ns": 2.1e9,
+                "process.trace_ns": 8e8 / scale,
+                "json.reg_ms": 10 * scale,
+            }
+        stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
+    table = script_figures_table(stored, "script-repro", stored[0].profile)
+    header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms"]
+    assert rows == [["0.5.0", "2.1 s", "800 ms", "10"], ["0.5.1", "2.1 s", "471 ms", "17"]], "its own unit, as printed"
