@@ -3,6 +3,7 @@
 Each is named and refused in one line, or kept out of every output; never a traceback, a hang or a leak."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,7 +20,8 @@ PLANTED = {
     "JAX_CACHE_URL": "https://alice:planted-url-0004@cache.example/",
     "XLA_SERVICE_SECRET": "planted-xla-0005",
 }
-LEAKS = ["planted-", "alice", os.path.expanduser("~"), socket.gethostname()]
+LEAKS = ["planted-", "alice", os.path.expanduser("~")]
+HOST = socket.gethostname()  # matched as a word: a short name ("vm") is part of other words and of PNG bytes
 
 
 def harness(*args, cwd, env=None):
@@ -40,6 +42,8 @@ def leaks_in(folder):
         if path.is_file():
             text = path.read_text(errors="replace")
             found += [f"{path.name}: {leak}" for leak in LEAKS if leak and leak in text]
+            if path.suffix != ".png" and HOST and re.search(rf"(?<![\w.-]){re.escape(HOST)}(?![\w-])", text):
+                found.append(f"{path.name}: the host name")
     return found
 
 

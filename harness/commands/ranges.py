@@ -39,7 +39,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             "--to", dest="last", metavar="VERSION", required=not tables,
             help="last release of the range" + (" (default: the table's newest)" if tables else ""),
         )  # fmt: skip
-    criterion = parser.add_mutually_exclusive_group(required=command == "bisect")
+    criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
@@ -85,6 +85,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
     case = options.case_from(args, results=results)
     sizes = script_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
+    if args.command == "bisect" and metric is None and not args.claim and case.script is None:
+        raise UsageError("bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)")
     first, last, fix = range_ends(args)
     if first == last:
         raise UsageError(f"the two ends of the range are the same release ({first})")
@@ -144,7 +146,8 @@ COMMANDS = (
         "bisect",
         "find the first release where a metric (or the claim) changed (run through nox -s bisect)",
         "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
-        "bad by the statistics against both endpoints.",
+        "bad by the statistics against both endpoints. A case is judged by --metric or --claim; a plain script, "
+        "without --metric, on every metric its endpoints differ on, each bisected in turn (probes reused).",
         "0 a first bad release was found, 1 none could be named, 2 bad input",
     ),
     _command(

@@ -10,6 +10,7 @@ reused from there; the answers go to ``reports/bisect-<case>-<range>-<key>.{md,j
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -17,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metric_names import MetricKey
-from harness.errors import UsageError
+from harness.analysis.metrics import compare_runs
+from harness.analysis.significance import Verdict
+from harness.errors import HarnessError, UsageError
 from harness.names import inside
 from harness.releases import probes
 from harness.releases.answers import answer_stem, criterion
-from harness.releases.bisection import SweepOutcome, bisect, expected_probes, sweep
+from harness.releases.bisection import BisectOutcome, SweepOutcome, bisect, expected_probes, sweep
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement, metric_names
 from harness.releases.options import RangeOptions
 from harness.releases.probes import PairConfirmer, ReleaseProber
@@ -140,12 +143,41 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
 def run_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a first bad release was found, 1 when none could be named."""
     started = time.monotonic()
-    case, metric = options.case, options.metric
     envs = plan_for(options)
-    check_metric(options.results, case.name, metric)
+    check_metric(options.results, options.case.name, options.metric)
     prober = prober_for(options, envs)
     # The endpoints, against which every probe is judged, are measured in one interleaved run.
     prober.measure_together([options.first, options.last])
+    if options.metric is None and not options.claim:  # a plain script: every metric that moved, each bisected
+        return _bisect_every_changed_metric(options, envs, prober, started)
+    return 0 if _bisect(options, envs, prober, started).found else 1
+
+
+def _bisect_every_changed_metric(
+    options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float
+) -> int:
+    """Bisect each metric the endpoints differ on (the probes' results are stored, so later bisects reuse them)."""
+    good, bad = prober(options.first), prober(options.last)
+    if good.result is None or bad.result is None:
+        missing = good if good.result is None else bad
+        raise HarnessError(f"jax {missing.release}: {missing.note}; no endpoint to compare the metrics of")
+    compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
+    moved = [c.key for c in compared if c.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
+    names = ", ".join(k.metric_name for k in moved) or "none"
+    progress(f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}")
+    if not moved:
+        print(
+            f"No metric of {options.case.name} differs significantly between jax {options.first} and "
+            f"{options.last}: nothing to bisect. Every release between them is measured by: "
+            f"`{triage_command(options)}`"
+        )
+        return 1
+    found = [_bisect(dataclasses.replace(options, metric=key), envs, prober, started).found for key in moved]
+    return 0 if any(found) else 1
+
+
+def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float) -> BisectOutcome:
+    case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
     judge = Judge(prober, options.first, options.last, metric, options.thresholds, terms)
     count, expected = 0, expected_probes(len(envs))
@@ -168,7 +200,7 @@ def run_bisect(options: RangeOptions) -> int:
     print(bisect_text(found, setting, hint), end="")
     write(inside(options.out, f"{stem}.md"), bisect_markdown(found, setting, hint))
     write(inside(options.out, f"{stem}.json"), json.dumps(bisect_json(found, setting, hint), indent=1) + "\n")
-    return 0 if found.found else 1
+    return found
 
 
 def run_sweep(options: RangeOptions) -> int:

@@ -109,3 +109,12 @@ def test_a_results_folder_that_cannot_be_written_is_refused_before_anything_is_m
     assert main(["run", "--case", "scan_sync", "--results", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err
     assert "cannot write results under" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    _, checked = validate(["bisect", "--script", str(script), "--good", "0.4.31", "--bad", "0.4.33"])
+    assert checked.metric is None and not checked.claim, "every metric its endpoints differ on"
+    with pytest.raises(UsageError, match="bisect a case by --metric"):
+        validate(["bisect", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"])
