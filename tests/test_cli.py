@@ -71,7 +71,7 @@ from .conftest import FIXTURES, derive, real_result, write_results
         (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"], "the same release (0.4.26)"),
         (["bisect", "scan_sync", "--good", "0.4.35", "--bad", "0.4.26", "--claim"], "from an older release"),
         (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"], "bisect a case by --metric PROGRAM.KIND or --claim"),
+        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"], "bisect a case by --metric"),
         (["bisect", "scan_sync", "--good", "1", "--bad", "2", "--claim", "--metric", "a.wall_ns"], "not allowed with"),
         (
             ["bisect", "scan_sync", "--good", "0.4.26", "--claim"],

@@ -28,7 +28,7 @@ BROKEN = (RunStatus.FAILED, RunStatus.TIMEOUT, RunStatus.CRASHED)
 
 
 @dataclass(frozen=True)
-class Side:
+class ResultSet:
     label: str  # "A" or "B"
     folder: Path
     release: str | None = None
@@ -62,8 +62,8 @@ class Pair:
 
 @dataclass
 class SetComparison:
-    a: Side
-    b: Side
+    a: ResultSet
+    b: ResultSet
     thresholds: Thresholds
     pairs: list[Pair] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
@@ -90,7 +90,7 @@ class SetComparison:
         return f"{len(self.pairs)} run pair(s) compared: {parts} ({noisy} noisy)."
 
 
-def select(results: Sequence[StoredResult], side: Side, cases: Sequence[str]) -> list[StoredResult]:
+def select(results: Sequence[StoredResult], side: ResultSet, cases: Sequence[str]) -> list[StoredResult]:
     return [
         r
         for r, _ in latest_runs(results)
@@ -103,7 +103,7 @@ def select(results: Sequence[StoredResult], side: Side, cases: Sequence[str]) ->
 PairKey = tuple[str, str, str]  # case, sizes as JSON, profile ("" when profiles differ on purpose)
 
 
-def _index(runs: Sequence[StoredResult], side: Side, by_profile: bool) -> dict[PairKey, StoredResult]:
+def _index(runs: Sequence[StoredResult], side: ResultSet, by_profile: bool) -> dict[PairKey, StoredResult]:
     found: dict[PairKey, list[StoredResult]] = {}
     for run in runs:
         key = (run.case, json.dumps(run.sizes, sort_keys=True), run.profile if by_profile else "")
@@ -168,7 +168,7 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
     comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))
 
 
-def compare_sets(a: Side, b: Side, cases: Sequence[str], thresholds: Thresholds) -> SetComparison:
+def compare_sets(a: ResultSet, b: ResultSet, cases: Sequence[str], thresholds: Thresholds) -> SetComparison:
     if a.folder.resolve() == b.folder.resolve() and (a.release, a.profile) == (b.release, b.profile):
         raise UsageError(
             "A and B are the same results: tell them apart with --a-release/--b-release or --a-profile/--b-profile"

@@ -70,13 +70,13 @@ def _kinds(text: str) -> list[str]:
     return kinds
 
 
-class _Parser(argparse.ArgumentParser):
+class _MatrixParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m harness.ci.matrix", description=__doc__)
+    parser = _MatrixParser(prog="python -m harness.ci.matrix", description=__doc__)
     parser.add_argument(
         "--kinds", type=_kinds, default=list(RUNNERS), help="profile kinds to include, e.g. cpu (default: cpu,gpu)"
     )

@@ -51,11 +51,11 @@ def check(args: argparse.Namespace) -> CompareOptions:
 
 
 def execute(opts: CompareOptions) -> int:
-    from harness.analysis.set_comparison import Side, compare_sets
+    from harness.analysis.set_comparison import ResultSet, compare_sets
     from harness.render.set_comparison import render_markdown, render_text
 
-    a = Side("A", opts.a, opts.a_release, opts.a_profile)
-    b = Side("B", opts.b, opts.b_release, opts.b_profile)
+    a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
+    b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
     comparison = compare_sets(a, b, opts.cases, opts.thresholds)
     print(render_text(comparison), end="")
     if opts.markdown:

@@ -61,8 +61,8 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 @dataclass(frozen=True)
-class Probe:
-    """One release a bisect measured, as the draft's table shows it."""
+class ProbeRow:
+    """One release a bisect measured, as a row of the draft's table shows it."""
 
     release: str
     median_ns: float | None
@@ -80,7 +80,7 @@ class Change:
     after_ns: float | None = None
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
-    probes: list[Probe] = field(default_factory=list)
+    probes: list[ProbeRow] = field(default_factory=list)
     # The two releases' stored results compared by the report's rule, in words; empty when not compared.
     significance: str = ""
     significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
@@ -148,7 +148,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
     for probe in data.get("probes") or []:
         if isinstance(probe, dict) and isinstance(probe.get("release"), str):
             probes.append(
-                Probe(
+                ProbeRow(
                     probe["release"],
                     _number(probe.get("median_ns")),
                     str(probe.get("verdict", "–")),

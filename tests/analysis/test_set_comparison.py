@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.set_comparison import Side, compare_sets
+from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.analysis.significance import DEFAULT_THRESHOLDS
 from harness.errors import UsageError
 from harness.render.set_comparison import render_markdown, render_text
@@ -22,7 +22,9 @@ def two_releases(tmp_path) -> Path:
 
 
 def sides(folder, a_release=None, b_release=None, **kw):
-    return Side("A", folder, a_release, kw.get("a_profile")), Side("B", folder, b_release, kw.get("b_profile"))
+    return ResultSet("A", folder, a_release, kw.get("a_profile")), ResultSet(
+        "B", folder, b_release, kw.get("b_profile")
+    )
 
 
 def test_one_folder_two_releases(two_releases):
@@ -49,7 +51,7 @@ def test_two_folders_and_a_case_filter(tmp_path):
     data = real_result("async_dispatch-0.12.0.1")
     a = write_results(tmp_path / "a", [data, real_result("scan_sync-0.12.0.1")])
     b = write_results(tmp_path / "b", [derive(data, scale=1.0)])
-    comparison = compare_sets(Side("A", a), Side("B", b), ["async_dispatch"], DEFAULT_THRESHOLDS)
+    comparison = compare_sets(ResultSet("A", a), ResultSet("B", b), ["async_dispatch"], DEFAULT_THRESHOLDS)
     assert len(comparison.pairs) == 1 and comparison.worse() == []
     assert {m.comparison.verdict for m in comparison.pairs[0].metrics} <= {"unchanged", "inconclusive"}
 

@@ -10,7 +10,7 @@ from harness.catalogue import discovery
 from harness.measure.runner import Settings
 from harness.store.results import StoredResult, load_results
 from harness.upstream import export
-from harness.upstream.change import Change, Probe
+from harness.upstream.change import Change, ProbeRow
 from harness.upstream.draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
 from harness.upstream.minimal import minimal_script
 from tests.conftest import FIXTURES, assert_valid_tables, document, tables
@@ -49,8 +49,8 @@ def release_run(role: str, release: str, dispatch_ms: float, wall_ms: float, pin
 
 def change() -> Change:
     probes = [
-        Probe("0.4.31", 2.18e8, "good", "–", "–"),
-        Probe("0.4.33", 2.89e8, "bad", "×1.33, p=0.0001", "–"),
+        ProbeRow("0.4.31", 2.18e8, "good", "–", "–"),
+        ProbeRow("0.4.33", 2.89e8, "bad", "×1.33, p=0.0001", "–"),
     ]
     return Change(WALL, "0.4.31", "0.4.33", 2.18e8, 2.89e8, "`bisect-scan_sync.json`", "first bad 0.4.33", probes)
 
