@@ -41,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=3,
         help="runs of the unchanged and the raised case, interleaved, to compare",
     )
-    parser.add_argument(
-        "--profile", type=options.label, help="label of the device profile (set by nox; default: default)"
-    )
+    options.add_profile_label(parser)
     options.add_results(parser, "stores under RESULTS/calibration/")
     parser.add_argument("run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run")
     options.add_thresholds(parser)

@@ -7,7 +7,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.catalogue import discovery
 from harness.commands import Command, options
 
 
@@ -19,12 +18,7 @@ class NewOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the new case's name: lower case letters, digits and _, a letter first")
-    parser.add_argument(
-        "--cases-dir",
-        type=options.path,
-        default=discovery.DEFAULT_CASES_DIR,
-        help="where it goes (default: the project's cases/ folder)",
-    )
+    options.add_cases_dir(parser)
 
 
 def check(args: argparse.Namespace) -> NewOptions:

@@ -202,6 +202,10 @@ def add_case(
         )
     # Every command's namespace then has them all, whichever of them it declares.
     parser.set_defaults(old_case=None, script=None, script_arg=[], takes_script=script)
+    add_cases_dir(parser)
+
+
+def add_cases_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cases-dir",
         type=path,
@@ -436,6 +440,13 @@ def output_folder(folder: Path) -> Path:
 
 
 # --- a nox session's pins
+
+
+def add_profile_label(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` of a command that runs here under a label nox sets (run, calibrate)."""
+    parser.add_argument(
+        "--profile", type=label, help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})"
+    )
 
 
 def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:

@@ -35,9 +35,7 @@ class RunOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_case(parser, many=True, script=True)
-    parser.add_argument(
-        "--profile", type=options.label, help="label of the device profile (set by nox; default: default)"
-    )
+    options.add_profile_label(parser)
     parser.add_argument(
         "--sides",
         type=options.path,
