@@ -151,6 +151,21 @@ def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Seq
             )
 
 
+class CaseError(TypeError):
+    """What a case returned is not what the harness can store: the process fails with this, measured or not."""
+
+
+def checked_facts(facts: Any) -> dict[str, Any]:
+    """A case's facts, scrubbed, once they are a dict of names to what JSON holds; CaseError otherwise."""
+    if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
+        raise CaseError(f"facts() must return a dict of names to values, not {type(facts).__name__}: {facts!r:.200}")
+    try:
+        json.dumps(facts, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
+    return dict(scrub_value(facts))
+
+
 def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
@@ -181,14 +196,18 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
                 )
     with phase("build"):
         built = module.programs(**sizes)
+    if not isinstance(built, dict):
+        raise CaseError(f"programs() must return a dict of program names to steps, not {type(built).__name__}")
     programs: dict[str, StoredProgram] = {}
     for name, steps in built.items():
         labels = [label for label, _ in steps]
+        if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
+            raise CaseError(f"programs(): program {name!r} has a name or step label that is not text: {labels!r:.200}")
         check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
-    facts = scrub_value(module.facts(**sizes)) if hasattr(module, "facts") else {}
+    facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
     claim = ProcessClaim(bool(holds), scrub(str(evidence)))
     return ProcessRun(0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim)

@@ -30,7 +30,9 @@ from typing import Any
 
 from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
+from harness.names import name_problem
 
+PLAN_BYTES = 1024 * 1024
 KEYS = ("label", "release", "profile", "interpreter", "env", "sizes")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
@@ -82,6 +84,10 @@ def _side(entry: Any, where: str) -> Side:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
     release, profile = _text(entry, "release", where), _text(entry, "profile", where)
+    for key, value in (("release", release), ("profile", profile)):  # each becomes part of the results' paths
+        problem = name_problem(value)
+        if problem:
+            raise UsageError(f"{where}: {key} {problem}")
     label = _text(entry, "label", where) if "label" in entry else ""
     interpreter = sys.executable
     if "interpreter" in entry:
@@ -118,13 +124,19 @@ def _sizes(value: Any, where: str) -> dict[str, int]:
 def load_plan(path: Path) -> list[Side]:
     """The sides a plan file lists, after every check; UsageError naming the file otherwise."""
     try:
-        text = path.read_text()
+        with path.open("rb") as handle:
+            data = handle.read(PLAN_BYTES + 1)
+        text = data.decode()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read the sides plan {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(data) > PLAN_BYTES:
+        raise UsageError(f"the sides plan {path} is over {PLAN_BYTES} bytes: a plan lists a few sides")
     try:
         entries = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"the sides plan {path} is not JSON ({exc})") from None
+    except RecursionError:
+        raise UsageError(f"the sides plan {path} is nested too deeply to be a plan") from None
+    except ValueError as exc:  # not JSON, or an integer too long to read
+        raise UsageError(f"the sides plan {path} is not JSON ({str(exc)[:120]})") from None
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"the sides plan {path} must be a non-empty list of sides")
     sides = [_side(entry, f"sides plan {path}, side {i + 1}") for i, entry in enumerate(entries)]

@@ -151,3 +151,21 @@ def test_a_side_size_no_case_has_is_refused(tmp_path, capsys):
     assert cli.main([*argv, "--sides", str(plan)]) == 2
     assert "no selected case has size Q" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[{"release": "../../x", "profile": "cpu"}]', "release"),
+        ('[{"release": "0.4.26", "profile": "a/b"}]', "profile"),
+        ('[{"release": "0.4.26", "profile": "cpu 8"}]', "profile"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('[{"release": "0.4.26", "profile": "cpu", "sizes": {"N": ' + "9" * 5000 + "}}]", "not JSON"),
+        (" " * (2 * 1024 * 1024), "over"),
+    ],
+)
+def test_a_plan_whose_names_would_become_paths_or_that_is_hostile_is_refused_in_one_line(tmp_path, text, message):
+    plan = tmp_path / "plan.json"
+    plan.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load_plan(plan)
