@@ -165,11 +165,15 @@ class Budget:
         memory = available_memory_bytes()
         if memory:
             limits["bytes"] = memory / 2  # leave room for XLA's temporaries and copies
+        given: set[str] = set()
         for text in overrides:
             kind, sep, value = text.partition("=")
             aliases = {"memory": "bytes", "mem": "bytes", "bytes": "bytes", "flops": "flops"}
             if not sep or kind not in aliases:
                 raise UsageError(f"malformed budget {text!r}: expected memory=8GiB or flops=2e11")
+            if aliases[kind] in given:  # the last would quietly win: say which one is meant
+                raise UsageError(f"--budget {kind}: given more than once; give each kind once")
+            given.add(aliases[kind])
             limits[aliases[kind]] = parse_quantity(value)
         return cls(limits)
 

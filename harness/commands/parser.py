@@ -48,9 +48,25 @@ COMMANDS: dict[str, AnyCommand] = {
 PROG = "python -m harness"
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A single-valued option given twice is refused: argparse would quietly keep the last."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None):
+        given = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in given:
+            raise UsageError(f"argument {option}: given more than once; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         raise UsageError(message)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in (None, "store"):  # every single-valued option, in groups too (they share the registry)
+            self.register("action", name, _StoreOnce)
 
 
 class _HelpFormatter(argparse.HelpFormatter):

@@ -118,3 +118,17 @@ def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_pa
     assert checked.metric is None and not checked.claim, "every metric its endpoints differ on"
     with pytest.raises(UsageError, match="bisect a case by --metric"):
         validate(["bisect", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--effort", "quick", "--effort", "full"],
+        ["run", "--budget", "memory=1G", "--budget", "memory=2G"],
+        ["bisect", "--case", "scan_sync", "--metric", "a.wall_ns", "--metric", "b.wall_ns", "--good", "1"],
+        ["report", "--baseline", "0.4.26", "--baseline", "0.4.30"],
+    ],
+)
+def test_an_option_given_twice_is_refused_rather_than_the_last_quietly_kept(argv):
+    with pytest.raises(UsageError, match="given more than once"):
+        validate(argv)
