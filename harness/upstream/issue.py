@@ -23,13 +23,14 @@ from pathlib import Path
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import program_names
 from harness.catalogue.discovery import CaseInfo
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 from harness.host.environment import allowed_variables
 from harness.measure.runner import Settings, release_label, timing_lock
 from harness.pins import DEFAULT_RELEASE
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus
+from harness.units import sizes_text
 from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
 from harness.upstream.draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.upstream.export import export_script
@@ -145,6 +146,13 @@ def write_issue(request: IssueRequest) -> Written:
         bad=request.bad,
         metric=request.metric,
     )
+    if change is None and request.plan is not None:  # nox: a draft needs a change between two releases to show
+        target = f"--script {case.script.file}" if case.script is not None else f"--case {case.name}"
+        raise UsageError(
+            f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
+            f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
+            f"`nox -s issue -- {target} --good V --bad W`"
+        )
     folder = request.out_dir / ISSUES_DIR
     folder.mkdir(parents=True, exist_ok=True)
 

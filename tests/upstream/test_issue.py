@@ -8,7 +8,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.catalogue import discovery
+from harness.errors import UsageError
 from harness.measure.runner import Settings
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import load_results
@@ -124,3 +127,12 @@ def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_pla
     assert "pip install jax==0.4.31 jaxlib==0.4.31" in draft
     assert "**Title:** `two_scans` " in draft and "since jax 0.4.33 (" in draft, "figures from the two script runs"
     shutil.rmtree(tmp_path / "reports")
+
+
+def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_running_anything(tmp_path):
+    plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")]
+    (tmp_path / "reports").mkdir()
+    with pytest.raises(UsageError, match="nothing to draft about: no bisect answer for scan_sync") as refused:
+        write_issue(request(tmp_path, plan=plan, metric=None))
+    assert "nox -s triage -- --case scan_sync" in str(refused.value)
+    assert not (tmp_path / "reports" / "issues").exists() and not (tmp_path / "release-jax-0.4.33").exists()
