@@ -133,7 +133,7 @@ def compare_metric(
         found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
     if not (separate and (a.loaded or b.loaded)):
         return found
-    verdict = Verdict.INCONCLUSIVE if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
+    verdict = Verdict.UNDECIDED if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
     return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
 
 

@@ -44,6 +44,7 @@ from harness.analysis.significance import (
     Thresholds,
     Verdict,
     percentile_ratio_interval,
+    within_band,
 )
 from harness.analysis.t_test import welch_t_test
 from harness.stats import summarize
@@ -161,7 +162,7 @@ def compare_processes(
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
     if base.median <= 0:
         nan = math.nan
-        return Comparison(base, cand, nan, nan, nan, nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median"), *spreads)
+        return Comparison(base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, "A: zero median"), *spreads)
     ratio = cand.median / base.median
     interval = hierarchical_bootstrap_interval(
         a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
@@ -178,10 +179,10 @@ def compare_processes(
             known_variance=2 * invocation_spread**2,
         ).p_value
     direction = _direction(ratio, thresholds)
-    if direction is None:
-        verdict = Verdict.UNCHANGED
-    elif not (enough and positive):
-        verdict = Verdict.INCONCLUSIVE
+    if direction is not None and enough and positive and p_value < thresholds.alpha:
+        verdict = direction
+    elif enough and positive and within_band(low, high, thresholds):
+        verdict = Verdict.UNCHANGED  # the whole interval inside the no-change band: positive evidence
     else:
-        verdict = direction if p_value < thresholds.alpha else Verdict.UNCHANGED
+        verdict = Verdict.UNDECIDED
     return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads)

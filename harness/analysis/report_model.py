@@ -118,7 +118,7 @@ class TimingGroup:
         if not self.comparison.comparisons:
             return None
         counts = self.comparison.verdicts()
-        return counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.INCONCLUSIVE], self.comparison.noisy()
+        return counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.UNDECIDED], self.comparison.noisy()
 
 
 def timing_group(group: ComparisonGroup, baseline: str | None, thresholds: Thresholds) -> TimingGroup:

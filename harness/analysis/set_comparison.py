@@ -85,7 +85,7 @@ class SetComparison:
         counts = self.verdicts()
         noisy = sum(m.comparison.noisy for p in self.pairs for m in p.metrics)
         parts = ", ".join(
-            f"{counts[v]} {v}" for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.INCONCLUSIVE)
+            f"{counts[v]} {v}" for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.UNDECIDED)
         )
         return f"{len(self.pairs)} run pair(s) compared: {parts} ({noisy} noisy)."
 

@@ -30,14 +30,20 @@ from harness.stats import Summary, summarize
 
 
 class Verdict(StrEnum):
-    """What a comparison of B against A says (lower is better)."""
+    """What a comparison of B against A says (lower is better): three outcomes, never confused.
+
+    *changed* (FASTER, SLOWER): the ratio is beyond the factor and the test rejects "no
+    difference" at the significance level; *unchanged*: the whole confidence interval of
+    the ratio lies inside the no-change band ×1/factor…×factor, positive evidence of no
+    change; *undecided*: neither, so more measurement could still decide (too few
+    processes, a wide interval, separate runs measured under load).
+    """
 
     FASTER = "faster"
     SLOWER = "slower"
     UNCHANGED = "unchanged"
-    # The ratio passes the effect size but the samples are too few for the test ever to
-    # reach the significance level (e.g. 3 compile timings a side): no verdict is possible.
-    INCONCLUSIVE = "inconclusive"
+    UNDECIDED = "undecided"
+    INCONCLUSIVE = "undecided"  # the older name of UNDECIDED
 
 
 # Up to this many values a side (and without ties) the exact distribution of U is
@@ -245,16 +251,42 @@ def noise_flags(summary: Summary, side: str, thresholds: Thresholds) -> list[str
     return flags
 
 
-def decide(ratio: float, p_value: float, reachable_p: float, thresholds: Thresholds) -> Verdict:
+def within_band(low: float, high: float, thresholds: Thresholds) -> bool:
+    """Whether an interval of the ratio lies inside the no-change band ×1/factor…×factor (positive evidence)."""
+    return 1 / thresholds.factor <= low and high <= thresholds.factor
+
+
+def decide(
+    ratio: float, p_value: float, thresholds: Thresholds, interval: tuple[float, float] = (math.nan, math.nan)
+) -> Verdict:
+    """Changed when beyond the factor and significant; unchanged when the interval lies inside the band;
+    undecided otherwise."""
     if ratio >= thresholds.factor:
         direction = Verdict.SLOWER
     elif ratio <= 1 / thresholds.factor:
         direction = Verdict.FASTER
     else:
-        return Verdict.UNCHANGED
-    if p_value < thresholds.alpha:
+        direction = None
+    if direction is not None and p_value < thresholds.alpha:
         return direction
-    return Verdict.INCONCLUSIVE if reachable_p >= thresholds.alpha else Verdict.UNCHANGED
+    return Verdict.UNCHANGED if within_band(*interval, thresholds) else Verdict.UNDECIDED
+
+
+def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
+    """Why a comparison is undecided, and what would decide it; empty when it is decided."""
+    if comparison.verdict != Verdict.UNDECIDED:
+        return ""
+    a, b = comparison.processes
+    if comparison.test == WELCH_LOG_MEDIANS and min(a, b) < thresholds.min_processes:
+        return f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict needs"
+    if math.isnan(comparison.ci_low):
+        return "undecided: no interval of the ratio could be formed"
+    band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
+    return (
+        f"undecided: the {thresholds.confidence:.0%} interval ×{comparison.ci_low:.3g}–×{comparison.ci_high:.3g} "
+        f"reaches beyond the no-change band {band} and the test does not reject 'no change'; more processes of "
+        "both sides, measured together, would narrow it"
+    )
 
 
 def compare_samples(
@@ -265,14 +297,14 @@ def compare_samples(
     flags = noise_flags(base, "A", thresholds) + noise_flags(cand, "B", thresholds)
     if base.median <= 0:
         return Comparison(
-            base, cand, math.nan, math.nan, math.nan, math.nan, Verdict.INCONCLUSIVE, (*flags, "A: zero median")
+            base, cand, math.nan, math.nan, math.nan, math.nan, Verdict.UNDECIDED, (*flags, "A: zero median")
         )
     ratio = cand.median / base.median
     low, high = bootstrap_ratio_interval(
         baseline, candidate, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
     )
     p_value = mann_whitney_u(baseline, candidate).p_value
-    verdict = decide(ratio, p_value, smallest_p_value(base.n, cand.n), thresholds)
+    verdict = decide(ratio, p_value, thresholds, (low, high))
     return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags))
 
 
@@ -280,4 +312,5 @@ def compare_samples(
 FASTER: str = Verdict.FASTER
 SLOWER: str = Verdict.SLOWER
 UNCHANGED: str = Verdict.UNCHANGED
-INCONCLUSIVE: str = Verdict.INCONCLUSIVE
+UNDECIDED: str = Verdict.UNDECIDED
+INCONCLUSIVE: str = Verdict.UNDECIDED

@@ -216,7 +216,7 @@ class Judge:
                 measurement.note, result, claim=after,
             )  # fmt: skip
         change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
-        if change.verdict == Verdict.INCONCLUSIVE:  # the ratio passes the factor, too few processes: take more
+        if change.verdict == Verdict.UNDECIDED:  # the ratio passes the factor, too few processes: take more
             self.good_result = self._again(self.good, self.good_result)
             self.bad_result = result = self._again(self.bad, result)
             change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)

@@ -12,7 +12,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.units import format_ns, format_p, format_ratio
 
 NOISY_MARK = "⚠"
-VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.INCONCLUSIVE: "inconclusive"}
+VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.UNDECIDED: "undecided"}
 
 
 def format_interval(comparison: Comparison) -> str:

@@ -46,7 +46,7 @@ def test_one_process_a_side_is_no_calibration_but_says_so():
         plan(pairs=1), FAST, [pair], [(pair[0], stored(derive(base, scale=1.3)))], datetime.now(UTC)
     )
     assert run.processes == 1 and run.slowdown_flagged == 0
-    assert {m["verdict"] for m in run.details["metrics"]} == {"inconclusive"}
+    assert {m["verdict"] for m in run.details["metrics"]} == {"undecided"}
 
 
 def test_the_spread_between_invocations_comes_from_how_far_the_aa_runs_levels_moved():

@@ -19,9 +19,9 @@ from harness.analysis.processes import (
 )
 from harness.analysis.significance import (
     FASTER,
-    INCONCLUSIVE,
     SLOWER,
     UNCHANGED,
+    UNDECIDED,
     WELCH_LOG_MEDIANS,
     Thresholds,
     bootstrap_ratio_interval,
@@ -90,26 +90,26 @@ def test_a_clear_change_over_enough_processes_is_a_verdict():
     assert compare_processes(a, b, FAST).flags == ()
 
 
-def test_too_few_processes_is_inconclusive_never_a_verdict():
+def test_too_few_processes_is_undecided_never_a_verdict():
     one = [steady(100)]
     five = [steady(200), steady(201), steady(199), steady(202), steady(198)]
     result = compare_processes(one, five, FAST)
-    assert result.verdict == INCONCLUSIVE
+    assert result.verdict == UNDECIDED
     assert result.flags[0] == "too few processes (1 and 5) for a verdict"
     assert math.isnan(result.p_value), "one process has no spread to test against"
     close = compare_processes(one, [steady(101)] * 5, FAST)
-    assert close.verdict == UNCHANGED and close.noisy
+    assert close.verdict == UNDECIDED and close.noisy, "one process cannot show the absence of a change either"
     two = [steady(100), steady(100.1)]
-    assert compare_processes(two, five[:2], FAST).verdict == INCONCLUSIVE, "min_processes is 3"
+    assert compare_processes(two, five[:2], FAST).verdict == UNDECIDED, "min_processes is 3"
     assert compare_processes(two, five[:2], Thresholds(resamples=10, min_processes=2)).verdict == SLOWER
 
 
-def test_a_large_ratio_without_significance_is_unchanged():
+def test_a_large_ratio_without_significance_is_undecided_never_unchanged():
     a = [steady(100), steady(180), steady(60)]
     b = [steady(130), steady(70), steady(220)]
     result = compare_processes(a, b, FAST)
     assert result.ratio == pytest.approx(1.3) and result.p_value > 0.1
-    assert result.verdict == UNCHANGED
+    assert result.verdict == UNDECIDED, "its interval reaches far beyond the no-change band"
     # Process medians 100.3, 180.54, 60.18: sd 60.5 around a mean of 113.7.
     assert result.flags == ("A: process medians vary by 54%", "B: process medians vary by 54%")
 
@@ -136,9 +136,9 @@ def test_processes_without_samples_are_left_out():
 
 
 def test_zero_timings_give_no_test():
-    assert compare_processes([[0, 0]] * 3, [steady(5)] * 3, FAST).verdict == INCONCLUSIVE
+    assert compare_processes([[0, 0]] * 3, [steady(5)] * 3, FAST).verdict == UNDECIDED
     result = compare_processes([steady(5)] * 3, [[0, 0, 0]] * 3, FAST)
-    assert result.verdict == INCONCLUSIVE and math.isnan(result.p_value)
+    assert result.verdict == UNDECIDED and math.isnan(result.p_value)
     assert "a process median is not positive: no test" in result.flags
 
 
@@ -242,13 +242,22 @@ def test_a_true_speedup_is_flagged_as_faster():
 # --- separate invocations: each side's whole run sits at a level of its own ---
 
 
+def test_unchanged_needs_the_whole_interval_inside_the_no_change_band():
+    levels = (1.00, 1.01, 0.99, 1.00, 1.005)
+    a = [steady(1e6 * level) for level in levels]
+    same = compare_processes(a, [steady(1.005e6 * level) for level in levels], FAST)
+    assert same.verdict == UNCHANGED and 1 / 1.05 < same.ci_low < same.ci_high < 1.05
+    wide = compare_processes(a, [steady(1.005e6 * level) for level in (1.0, 1.2, 0.85, 1.1, 0.9)], FAST)
+    assert wide.verdict == UNDECIDED and wide.ci_high > 1.05, "the same median, too spread to show no change"
+
+
 def test_a_spread_between_invocations_widens_the_test_and_the_interval():
     a = [steady(1e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
     b = [steady(1.08e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
     interleaved = compare_processes(a, b, FAST)
     separate = compare_processes(a, b, FAST, invocation_spread=0.05)
     assert interleaved.verdict == SLOWER and interleaved.invocation_spread == 0.0
-    assert separate.verdict == UNCHANGED and separate.invocation_spread == 0.05
+    assert separate.verdict == UNDECIDED and separate.invocation_spread == 0.05
     assert separate.ratio == interleaved.ratio and separate.p_value > 0.05
     assert separate.ci_low < interleaved.ci_low < interleaved.ci_high < separate.ci_high
     with pytest.raises(ValueError, match="negative"):

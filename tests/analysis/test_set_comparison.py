@@ -53,7 +53,7 @@ def test_two_folders_and_a_case_filter(tmp_path):
     b = write_results(tmp_path / "b", [derive(data, scale=1.0)])
     comparison = compare_sets(ResultSet("A", a), ResultSet("B", b), ["async_dispatch"], DEFAULT_THRESHOLDS)
     assert len(comparison.pairs) == 1 and comparison.worse() == []
-    assert {m.comparison.verdict for m in comparison.pairs[0].metrics} <= {"unchanged", "inconclusive"}
+    assert {m.comparison.verdict for m in comparison.pairs[0].metrics} <= {"unchanged", "undecided"}
 
 
 def test_several_releases_on_one_side_must_be_narrowed(two_releases):

@@ -25,6 +25,7 @@ from harness.analysis.significance import (
     mann_whitney_u,
     smallest_p_value,
     u_distribution,
+    what_would_decide,
 )
 from tests.conftest import v1_result
 
@@ -119,18 +120,31 @@ def test_smallest_reachable_p_decides_when_a_verdict_is_possible():
 
 
 @pytest.mark.parametrize(
-    ("ratio", "p", "reachable", "verdict"),
+    ("ratio", "p", "interval", "verdict"),
     [
-        (1.20, 1e-5, 1e-6, Verdict.SLOWER),
-        (0.80, 1e-5, 1e-6, Verdict.FASTER),
-        (1.04, 1e-9, 1e-10, Verdict.UNCHANGED),  # significant but too small to matter
-        (1.50, 0.01, 1e-6, Verdict.UNCHANGED),  # large but not significant
-        (1.50, 0.1, 0.1, Verdict.INCONCLUSIVE),  # large, and the samples are too few to ever tell
-        (1 / 1.05, 1e-4, 1e-6, Verdict.FASTER),  # the effect size threshold is inclusive both ways
+        (1.20, 1e-5, (1.1, 1.3), Verdict.SLOWER),
+        (0.80, 1e-5, (0.7, 0.9), Verdict.FASTER),
+        (1.04, 1e-9, (1.03, 1.045), Verdict.UNCHANGED),  # significant but too small to matter, and known to be
+        (1.02, 0.3, (0.9, 1.15), Verdict.UNDECIDED),  # small, but its interval reaches beyond the band: not known
+        (1.50, 0.01, (0.9, 2.5), Verdict.UNDECIDED),  # large but not significant: never "unchanged"
+        (1.50, 0.1, (math.nan, math.nan), Verdict.UNDECIDED),  # too few samples to ever tell
+        (1 / 1.05, 1e-4, (0.93, 0.97), Verdict.FASTER),  # the effect size threshold is inclusive both ways
     ],
 )
-def test_a_verdict_needs_effect_size_and_significance(ratio, p, reachable, verdict):
-    assert decide(ratio, p, reachable, Thresholds()) == verdict
+def test_a_verdict_needs_effect_size_and_significance_and_no_change_needs_its_interval(ratio, p, interval, verdict):
+    assert decide(ratio, p, Thresholds(), interval) == verdict
+
+
+def test_an_undecided_comparison_says_what_would_decide_it():
+    rng = random.Random(3)
+    a = [rng.lognormvariate(0, 0.3) for _ in range(8)]
+    b = [rng.lognormvariate(0, 0.3) * 1.03 for _ in range(8)]
+    undecided = compare_samples(a, b)
+    assert undecided.verdict == Verdict.UNDECIDED
+    assert "reaches beyond the no-change band ×0.952–×1.05" in what_would_decide(undecided, Thresholds())
+    steady = [1.0 + 0.001 * i for i in range(30)]
+    same = compare_samples(steady, steady)
+    assert same.verdict == Verdict.UNCHANGED and what_would_decide(same, Thresholds()) == "", "decided"
 
 
 def test_bootstrap_interval_is_deterministic_and_brackets_the_shift():

@@ -18,8 +18,9 @@ CASES = str(FIXTURES / "cases")
 
 
 def harness_args(results, *cases, extra=()):
+    """``run`` of these cases, two processes each unless ``extra`` says how many (an option is given once)."""
     args = ["run", "--cases-dir", CASES, "--results", str(results), "--repeats", "2", "--warmup", "1"]
-    args += ["--processes", "2"]
+    args += [] if "--processes" in extra else ["--processes", "2"]
     for case in cases:
         args += ["--case", case]
     return [*args, *extra]

@@ -60,8 +60,20 @@ def grandchild(tmp_path, monkeypatch):
 def run_args(tmp_path, *extra):
     """A run of the case in one process; spawn isolation unless ``extra`` says otherwise (its worker is ready
     at once, where a fork worker first imports JAX)."""
-    common = ["--processes", "1", "--repeats", "2", "--warmup", "1", "--isolation", "spawn"]
-    return ["run", "--cases-dir", str(CASES), "--results", str(tmp_path / "r"), "--case", "spawns", *common, *extra]
+    common = ["--processes", "1", "--repeats", "2", "--warmup", "1"]
+    isolation = [] if "--isolation" in extra else ["--isolation", "spawn"]
+    return [
+        "run",
+        "--cases-dir",
+        str(CASES),
+        "--results",
+        str(tmp_path / "r"),
+        "--case",
+        "spawns",
+        *common,
+        *isolation,
+        *extra,
+    ]
 
 
 def assert_gone(pid):

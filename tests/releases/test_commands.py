@@ -199,7 +199,7 @@ def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
     assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 1
     out = capsys.readouterr().out
     assert "| eager.wall_ns | 0.4.31 → 0.4.33 |" not in out  # text tables, not markdown
-    assert "unchanged this time" in out
+    assert "undecided this time" in out
 
 
 def nox_session(name, *posargs):

@@ -32,7 +32,7 @@ def test_a_release_like_either_endpoint_is_judged_by_it():
         ReleaseVerdict.BAD,
         ReleaseVerdict.BAD,
     ]
-    assert verdicts["c"].vs_good.verdict == Verdict.SLOWER and verdicts["c"].vs_bad.verdict == "unchanged"
+    assert verdicts["c"].vs_good.verdict == Verdict.SLOWER and verdicts["c"].vs_bad.verdict == "undecided"
     assert verdicts["b"].vs_bad.verdict == Verdict.FASTER
     assert all(not again for _, again in judge.measure.calls), "clear verdicts need no second look"
 

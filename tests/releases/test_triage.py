@@ -48,8 +48,8 @@ def test_a_step_that_does_not_hold_on_measuring_again_is_not_an_answer():
     scales = {"a": 1, "b": 3, "c": 3}
     found, _, _ = run(scales, again={"a": 1, "b": 1, "c": 3})
     [confirmation] = found.confirmations
-    assert not confirmation.confirmed and confirmation.reason == "measured again: unchanged this time"
-    assert confirmation.comparison is not None and confirmation.comparison.verdict == Verdict.UNCHANGED
+    assert not confirmation.confirmed and confirmation.reason == "measured again: undecided this time"
+    assert confirmation.comparison is not None and confirmation.comparison.verdict == Verdict.UNDECIDED
     assert found.changes() == [] and found.answers() == []
 
 

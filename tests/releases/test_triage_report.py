@@ -30,7 +30,7 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     assert "No confirmed change: no step of the first round held on measuring again." in text
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("unchanged")
+    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("undecided")
     assert cells[4] == "no"
     assert "Plot not drawn: matplotlib is not installed." in text
     assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text

@@ -31,7 +31,7 @@ def test_a_cell_carries_median_ratio_interval_and_verdict():
     cell = comparison_cell(compare_samples(base, [x * 1.5 for x in base]))
     assert cell.startswith("157 ns ×1.5 [") and cell.endswith("] **slower**")
     noisy = comparison_cell(compare_samples([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
-    assert noisy.endswith("unchanged ⚠")
+    assert noisy.endswith("undecided ⚠"), "three samples a side prove no absence of a change"
 
 
 def test_plain_text_cells_have_no_markdown():
@@ -61,7 +61,7 @@ def test_statistics_of_processes_show_counts_and_both_spreads():
     assert (cells["processes A/B"], cells["samples A/B"]) == ("3/2", "9/5")
     # A's process medians 101, 110.5, 91.5: sd 9.5 around 101 (9.4 %); B's 150.5, 161: sd 7.4 around 155.75.
     assert cells["between A/B"] == "9.4%/4.8%"
-    assert cells["verdict"] == "inconclusive" and cells["caveats"] == "too few processes (3 and 2) for a verdict"
+    assert cells["verdict"] == "undecided" and cells["caveats"] == "too few processes (3 and 2) for a verdict"
 
 
 def test_the_rule_says_how_verdicts_are_reached():
