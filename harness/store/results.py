@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import secrets
-import stat
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from harness.names import inside, name_problem
+from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA, SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
@@ -269,15 +269,6 @@ def newest_result(
     return newest_results(root, case, release, profile, machine, accept).get(cell_key(case, release, profile, sizes))
 
 
-def _read(path: Path) -> bytes | None:
-    """The file's bytes, or None when it is not a regular file (a FIFO must not block the loader)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read()
-
-
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     """Every usable result under ``root`` once, parsed, and a problem for every file that is not used."""
     results: list[StoredResult] = []
@@ -287,17 +278,12 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if path.name.startswith(".tmp-") or path.is_dir() or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
             continue
         try:
-            text = _read(path)
+            data = parse_document(read_bounded(path))
         except OSError as exc:
             problems.append(LoadProblem(path, f"unreadable ({exc.strerror or exc})"))
             continue
-        if text is None:
-            problems.append(LoadProblem(path, "not a regular file"))
-            continue
-        try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            problems.append(LoadProblem(path, f"unreadable JSON ({exc})"))
+        except DocumentProblem as exc:
+            problems.append(LoadProblem(path, str(exc)))
             continue
         try:
             stored = StoredResult.from_document(path, data)
