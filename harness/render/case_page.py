@@ -19,8 +19,8 @@ from harness.analysis.report_model import (
 )
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
-from harness.render.text import Markdown, code_span, inline
 from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
+from harness.render.text import Markdown, code_span, inline
 from harness.units import format_ns
 
 

@@ -19,6 +19,7 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -31,8 +32,11 @@ MAX_DOCUMENT_BYTES = 64 * 2**20
 # The harness writes documents about 10 levels deep; the C decoder recurses, so depth is bounded.
 MAX_DEPTH = 64
 # Nanoseconds since 1970 fit well below this; a count or a time beyond it is no measurement.
-MAX_MAGNITUDE = 2.0**63
-_MAX_INT_DIGITS = 19
+MAX_MAGNITUDE = 1e19
+_LONG_INTEGER = re.compile(rb"[0-9]{20,}")  # outside strings: more digits than any number below MAX_MAGNITUDE
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
 class DocumentProblem(ValueError):
@@ -69,12 +73,6 @@ def _refuse_constant(name: str) -> Any:
     raise DocumentProblem(f"{name} is not a number a harness stores")
 
 
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > _MAX_INT_DIGITS or abs(value := int(text)) > MAX_MAGNITUDE:
-        raise DocumentProblem(f"integer of {len(text.lstrip('-'))} digits is out of range")
-    return value
-
-
 def _bounded_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
@@ -82,18 +80,19 @@ def _bounded_float(text: str) -> float:
     return value
 
 
-def _too_deep(document: Any, limit: int) -> bool:
-    """Whether containers nest deeper than ``limit``; iterative, so deep input cannot recurse."""
-    stack: list[tuple[Any, int]] = [(document, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values() if isinstance(item, dict | list))
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value if isinstance(item, dict | list))
-    return False
+def _outside_strings(data: bytes) -> bytes:
+    return _STRING.sub(b'""', data)
+
+
+def _depth_over(structure: bytes, limit: int) -> bool:
+    """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the innermost pairs, in C,
+    so a deep document costs no recursion and a large flat one a few passes."""
+    brackets = structure.translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub(b"", brackets)
+    return bool(brackets)
 
 
 def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
@@ -104,16 +103,20 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         # json.loads would guess UTF-16 from the bytes; every later reader decodes UTF-8.
         raise DocumentProblem(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
     try:
-        document = json.loads(
-            text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_bounded_float
-        )
+        document = json.loads(text, parse_constant=_refuse_constant, parse_float=_bounded_float)
     except RecursionError:
         raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)") from None
     except json.JSONDecodeError as exc:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
     except DocumentProblem as exc:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
-    if _too_deep(document, max_depth):
+    except ValueError as exc:  # an integer past Python's digit limit for conversions
+        raise DocumentProblem(f"unreadable JSON ({str(exc).split(':')[0]})") from None
+    structure = _outside_strings(data)
+    digits = _LONG_INTEGER.search(structure)
+    if digits:
+        raise DocumentProblem(f"unreadable JSON (a number of {len(digits.group()):,} digits is out of range)")
+    if _depth_over(structure, max_depth):
         raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
     return document
 
