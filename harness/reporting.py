@@ -12,11 +12,11 @@ from pathlib import Path
 from harness.analysis.groups import check_baseline
 from harness.analysis.report_model import build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
-from harness.names import inside, name_problem
+from harness.names import name_problem
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.report import INDEX, render_pages
 from harness.store.calibrations import latest_calibrations
-from harness.store.files import output_folder, parse_document, read_bounded, replace_file
+from harness.store.files import child, output_folder, parse_document, read_bounded, replace_file
 from harness.store.results import LoadProblem, load_results
 
 PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
@@ -46,8 +46,8 @@ def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
     """Write every page, the index last, so an index never links a page a full disk kept from being written;
     each page replaced atomically (``replace_file``).  Returns their paths, the index first."""
     for name in sorted(pages, key=lambda name: name == INDEX):  # a stable sort: the index moves last
-        replace_file(inside(out_dir, name), pages[name])
-    return [inside(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
+        replace_file(child(out_dir, name), pages[name])
+    return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
 
 
 def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
@@ -64,5 +64,5 @@ def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
         before = set()
     for name in sorted(before - pages):
         if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
-            inside(out_dir, name).unlink(missing_ok=True)
+            child(out_dir, name).unlink(missing_ok=True)  # a link planted there goes, not what it points to
     replace_file(manifest, json.dumps(sorted(pages)))

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.report_model import GroupKey, TimingGroup
-from harness.names import inside
 from harness.stats import Summary
-from harness.store.files import output_folder, replace_file
+from harness.store.files import child, output_folder, replace_file
 from harness.units import short_machine
 
 if TYPE_CHECKING:
@@ -164,6 +163,6 @@ def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
         key = timing.key
         for kind, draw in DRAWERS.items():
             name = plot_name(key, kind, taken)
-            if draw(timing, inside(folder, name)):
+            if draw(timing, child(folder, name)):
                 files[(key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)

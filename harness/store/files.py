@@ -131,10 +131,20 @@ def output_folder(root: Path, *parts: str) -> Path:
         folder = folder / part
         if folder.is_symlink():
             raise UsageError(f"refusing to write under {folder}: it is a link, not a folder")
-        folder.mkdir(exist_ok=True)
+        if not folder.exists():
+            folder.mkdir(exist_ok=True)
         if folder.is_symlink() or not folder.is_dir():
             raise UsageError(f"refusing to write under {folder}: it is not a folder")
     return folder
+
+
+def child(folder: Path, name: str) -> Path:
+    """``folder / name`` for a plain file name; UsageError for one that is a path (``a/b``, ``..``).
+
+    Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces one."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise UsageError(f"refusing to write {name!r} under {folder}: not a plain file name")
+    return folder / name
 
 
 def replace_file(path: Path, data: str | bytes) -> None:
@@ -144,6 +154,7 @@ def replace_file(path: Path, data: str | bytes) -> None:
     payload = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it: mkstemp's 0600 would hide pages from others
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -152,3 +163,9 @@ def replace_file(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
