@@ -13,6 +13,7 @@ from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.commands import Command, options
 from harness.errors import UsageError
 from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, describe, release_label, this_side
+from harness.store.files import replace_file
 from harness.store.schema import RunStatus
 from harness.units import sizes_text
 
@@ -107,7 +108,7 @@ def execute(opts: SearchOptions) -> int:
     text = search.render(found, release=side.release, profile=opts.profile)
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / f"search-{opts.case.name}-{'holds' if opts.holds else 'fails'}.md"
-    path.write_text(text)
+    replace_file(path, text)  # a link planted at this name in the reports folder is replaced, not followed
     print(text)
     print(f"written: {path}", file=sys.stderr)
     return 0

@@ -9,6 +9,7 @@ runs behind them ``harness.calibrating``'s.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -179,7 +180,11 @@ class _Fields:
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in machine) or "_"
+    """The machine's file; where its id had to change to be a file name, a digest keeps two ids apart
+    (``a+b`` and ``a_b`` would otherwise share one file)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in machine)
+    if safe != machine or not safe or safe.startswith(".") or len(safe) > 128:
+        safe = f"{safe[:64].lstrip('.')}-{hashlib.sha256(machine.encode()).hexdigest()[:12]}"
     return results_root / CALIBRATION_FOLDER / f"{safe}.json"
 
 
