@@ -37,6 +37,7 @@ _LONG_INTEGER = re.compile(rb"[0-9]{20,}")  # outside strings: more digits than 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # rare, so only then is every string checked
 
 
 class DocumentProblem(ValueError):
@@ -118,7 +119,18 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise DocumentProblem(f"unreadable JSON (a number of {len(digits.group()):,} digits is out of range)")
     if _depth_over(structure, max_depth):
         raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
+    if _SURROGATE.search(data) and _lone_surrogate(document):
+        raise DocumentProblem("unreadable JSON (a \\u escape of half a UTF-16 pair: no character)")
     return document
+
+
+def _lone_surrogate(document: Any) -> bool:
+    """Whether a string holds half a surrogate pair, which no page or copy could encode as UTF-8."""
+    try:
+        json.dumps(document, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def output_folder(root: Path, *parts: str) -> Path:
@@ -151,7 +163,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through) there."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"refusing to write {path}: it is a folder")
-    payload = data.encode() if isinstance(data, str) else data
+    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the whole file.
+    payload = data.encode(errors="replace") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it: mkstemp's 0600 would hide pages from others

@@ -31,6 +31,8 @@ from harness.store.files import DocumentProblem, output_folder, parse_document, 
         (b"\xef\xbb\xbf[1]", "BOM"),
         (b'["\xff"]', "not UTF-8"),
         (b"{", "unreadable JSON"),
+        (b'["x\\ud800y"]', "half a UTF-16 pair"),
+        (b'{"a": ["\\udc80"]}', "half a UTF-16 pair"),
     ],
 )
 def test_a_document_out_of_bounds_is_refused_in_words(document, reason):
@@ -44,6 +46,7 @@ def test_a_document_within_bounds_parses_as_json_would():
     ).encode()
     assert parse_document(text) == json.loads(text)
     assert parse_document(b"[" * 64 + b"]" * 64) == json.loads(b"[" * 64 + b"]" * 64)
+    assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]  # a pair; a backslash
 
 
 def test_only_a_regular_file_within_the_cap_is_read(tmp_path):
