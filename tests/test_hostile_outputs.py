@@ -115,6 +115,17 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
     assert not written.draft.is_symlink() and "scan_sync" in written.draft.read_text()
 
 
+def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys):
+    from harness.releases.commands import write
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "sweep-scan_sync.md").symlink_to(victim)
+    write(tmp_path / "reports" / "sweep-scan_sync.md", "# Sweep")
+    assert victim.read_text() == "keep" and (tmp_path / "reports" / "sweep-scan_sync.md").read_text() == "# Sweep"
+
+
 # --- item 4: markup in stored strings ---------------------------------------------------------------------
 
 HOSTILE = "x\n# INJECTED <script>alert(1)</script> ![i](http://evil/x.png) [a](http://evil) **b** | c"
@@ -243,6 +254,7 @@ BOMBS = {
     "digits-5000.json": first_sample_with("7" * 5000),
     "deep.json": with_field('"x": ' + "[" * 10_000 + "]" * 10_000),
     "deep-65.json": with_field('"x": ' + "[" * 65 + "]" * 65),
+    "half-surrogate.json": json.dumps(derive(BASE, claim_statement="x\ud800")),
     "deep-in-facts.json": with_field('"facts": {"x": ' + "[" * 900 + "]" * 900 + "}", process=True),
 }
 

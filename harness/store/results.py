@@ -5,7 +5,8 @@ hard-linked to their final name, which fails rather than replaces) so a finished
 result is never overwritten or left half-written.  A result is checked by parsing
 it (``harness.store.schema``) before it is written and when it is loaded; older
 schema versions are migrated on load (``harness.store.migrations``), never on disk.
-The loader names every file it cannot use and why, and carries on with the rest.
+The loader names every file it cannot use and why, and carries on with the rest;
+it reads only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
 
 Results gathered from many machines may hold one result twice (the same file in two
 CI artifacts): the loader counts a result once per id and content, and names a file
