@@ -12,13 +12,15 @@ from pathlib import Path
 from harness.analysis.groups import check_baseline
 from harness.analysis.report_model import build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
-from harness.names import inside, name_problem
+from harness.names import name_problem
 from harness.render.plots import DrawnPlots, draw_plots
-from harness.render.report import render_pages
+from harness.render.report import INDEX, render_pages
 from harness.store.calibrations import latest_calibrations
+from harness.store.files import child, output_folder, parse_document, read_bounded, replace_file
 from harness.store.results import LoadProblem, load_results
 
 PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
+MANIFEST_BYTES = 2**20
 
 
 def write_report(
@@ -30,20 +32,22 @@ def write_report(
     UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    output_folder(out_dir)
     calibrations, _ = latest_calibrations(results_dir)  # an unusable calibration file is not a result: left out
     model = build_model(results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations)
     plots = draw_plots(model.timings, out_dir)
     pages = render_pages(model, datetime.now(UTC), plots)
-    written = []
-    for name, text in pages.items():
-        path = inside(out_dir, name)
-        tmp = path.with_suffix(".md.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-        written.append(path)
+    written = write_pages(out_dir, pages)
     forget_old_pages(out_dir, set(pages))
     return written, problems, plots
+
+
+def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
+    """Write every page, the index last, so an index never links a page a full disk kept from being written;
+    each page replaced atomically (``replace_file``).  Returns their paths, the index first."""
+    for name in sorted(pages, key=lambda name: name == INDEX):  # a stable sort: the index moves last
+        replace_file(child(out_dir, name), pages[name])
+    return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
 
 
 def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
@@ -54,10 +58,11 @@ def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
     """
     manifest = out_dir / PAGES_MANIFEST
     try:
-        before = set(json.loads(manifest.read_text()))
+        # Not through a link: a manifest is only ever this function's own file.
+        before = set(parse_document(read_bounded(manifest, limit=MANIFEST_BYTES, follow_links=False)))
     except (OSError, ValueError, TypeError):
         before = set()
     for name in sorted(before - pages):
         if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
-            inside(out_dir, name).unlink(missing_ok=True)
-    manifest.write_text(json.dumps(sorted(pages)))
+            child(out_dir, name).unlink(missing_ok=True)  # a link planted there goes, not what it points to
+    replace_file(manifest, json.dumps(sorted(pages)))

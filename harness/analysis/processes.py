@@ -43,7 +43,9 @@ from harness.analysis.significance import (
     SideSpread,
     Thresholds,
     Verdict,
+    for_resampling,
     percentile_ratio_interval,
+    resampled_median,
     within_band,
 )
 from harness.analysis.t_test import welch_t_test
@@ -78,9 +80,10 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
 
 def _bootstrap_figures(processes: Sequence[Sequence[float]], resamples: int, rng: random.Random) -> list[float]:
     figures = []
+    prepared = [for_resampling(p) for p in processes]
     for _ in range(resamples):
-        chosen = rng.choices(processes, k=len(processes))
-        figures.append(statistics.median(statistics.median(rng.choices(p, k=len(p))) for p in chosen))
+        chosen = rng.choices(prepared, k=len(prepared))
+        figures.append(statistics.median(resampled_median(p, rng) for p in chosen))
     return figures
 
 

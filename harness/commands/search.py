@@ -13,6 +13,7 @@ from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.commands import Command, options
 from harness.errors import UsageError
 from harness.measure.runner import PlannedRun, Recorder, describe, point_claim, release_label, this_side
+from harness.store.files import replace_file
 from harness.store.schema import Settings
 from harness.units import sizes_text
 
@@ -96,7 +97,7 @@ def execute(opts: SearchOptions) -> int:
     text = search.render(found, release=side.release, profile=opts.profile)
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / f"search-{opts.case.name}-{'holds' if opts.holds else 'fails'}.md"
-    path.write_text(text)
+    replace_file(path, text)  # a link planted at this name in the reports folder is replaced, not followed
     print(text)
     print(f"written: {path}", file=sys.stderr)
     return 0

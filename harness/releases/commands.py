@@ -32,6 +32,7 @@ from harness.releases.report import Setting, bisect_json, bisect_markdown, bisec
 from harness.releases.triage import triage
 from harness.releases.triage_report import draw_triage_plot, triage_markdown, triage_text
 from harness.releases.venvs import ReleaseEnv, read_plan
+from harness.store.files import replace_file
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
 
@@ -82,7 +83,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | N
 
 def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    replace_file(path, text)  # the reports folder may hold a link planted at this name: replaced, not followed
     progress(f"written: {path}")
 
 

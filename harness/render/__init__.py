@@ -1,5 +1,6 @@
 """Render: markdown pages (``report`` index, ``case_page``, ``run_detail``), PNG plots (``plots``),
-the ``compare`` command's output (``set_comparison``), table formatting (``tables``) and a machine's
-noise floor in one sentence (``calibration``).  A model in (``analysis.report_model``, a comparison, a
-calibration), text and plots out: what to show is decided before.
+the ``compare`` command's output (``set_comparison``), table formatting (``tables``), stored strings
+as text (``text``) and a machine's noise floor in one sentence (``calibration``).  A model in
+(``analysis.report_model``, a comparison, a calibration), text and plots out: what to show is decided
+before.
 """

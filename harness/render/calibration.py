@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import DEFAULT_THRESHOLDS
+from harness.render.text import inline
 from harness.store.calibrations import CalibrationRun
 from harness.units import format_ratio, short_machine, sizes_text
 
@@ -13,9 +14,10 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
     1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); raising N
     from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was flagged slower in 18 of 24 metric
     comparisons, from ×1.08 up."."""
+    # Every stored string goes in as text: a calibration file is input like a result.
     where = (
-        f"Noise floor of machine {short_machine(run.machine)} (calibrated {run.created_at[:10]} with {run.case} "
-        f"{sizes_text(run.sizes)} on jax {run.release})"
+        f"Noise floor of machine {inline(short_machine(run.machine))} (calibrated {inline(run.created_at[:10])} with "
+        f"{inline(run.case)} {inline(sizes_text(run.sizes))} on jax {inline(run.release)})"
     )
     pairs = f"{run.pairs} pair{'s' if run.pairs != 1 else ''} of separate runs of one release"
     if run.comparisons:
@@ -48,7 +50,7 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
             f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs (log standard "
             f"deviation, from {run.pairs} pair{'s' if run.pairs != 1 else ''}; {advice})"
         )
-    raised = f"raising {run.raised} from {run.raised_from} to {run.raised_to}"
+    raised = f"raising {inline(run.raised)} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:
         runs = f"{run.slowdown_runs} run{'s' if run.slowdown_runs != 1 else ''}"
         raised += f" (measured interleaved with the unchanged case, {runs})"

@@ -20,6 +20,7 @@ from harness.analysis.report_model import (
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
+from harness.render.text import Markdown, code_span, inline
 from harness.units import format_ns
 
 
@@ -76,7 +77,7 @@ def fact_text(cell: FactCell | None) -> str:
     if cell is None:
         return "–"
     text = format_fact(cell.value)
-    return f"**{text}**" if cell.changed else text
+    return Markdown(f"**{inline(text)}**") if cell.changed else text
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
@@ -93,21 +94,21 @@ def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
     for kind, alt in ((WALL, "median wall time by release"), (SCALING, "time per call by device count")):
         link = plots.link(key, kind)
         if link:
-            lines += [f"![{key.case}: {alt}]({link})", ""]
+            lines += [f"![{inline(key.case)}: {alt}]({link})", ""]
     return lines
 
 
 def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
     comparison = timing.comparison
     group = comparison.group
-    lines = [f"### {group.key.describe()}", ""]
+    lines = [f"### {inline(group.key.describe())}", ""]
     if len(group.runs) == 1:
-        lines += [f"Only jax {group.releases[0]} ran in this group: nothing to compare yet.", ""]
+        lines += [f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet.", ""]
     else:
-        lines += [f"Baseline (A): jax {comparison.baseline}, {comparison.baseline_reason}.", ""]
+        lines += [f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}.", ""]
     if timing.hosts:
         lines += ["> [!WARNING]", "> Measured on different machines, so ratios mix releases and hosts:"]
-        lines += [f"> - {text}" for text in timing.hosts]
+        lines += [f"> - {inline(text)}" for text in timing.hosts]
         lines.append("")
     lines += [timing_table(timing), ""]
     lines += plot_lines(timing, plots)
@@ -125,12 +126,12 @@ def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
 
 def structure_section(structure: StructureGroup) -> str:
     """The exact facts of one group across machines."""
-    lines = [f"### {structure.key.describe()}", ""]
+    lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
         lines += [f"From {structure.machines} machines: counted facts do not depend on a machine's speed.", ""]
     if structure.devices:
         lines += ["> [!NOTE]", "> Compiled for different devices, which may explain a difference:"]
-        lines += [f"> - {text}" for text in structure.devices]
+        lines += [f"> - {inline(text)}" for text in structure.devices]
         lines.append("")
     return "\n".join([*lines, hlo_table(structure.rows, structure.releases), ""])
 
@@ -140,17 +141,18 @@ def source_text(source: str) -> str:
     (it comes from a result file, which may hold anything)."""
     if re.fullmatch(r"https://[^\s<>`]+", source):
         return f"<{source}>"
-    return f"`{source.replace('`', chr(39))}`"
+    return code_span(source)
 
 
-def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots) -> str:
+def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots, index: str = "index.md") -> str:
     # The record of the case's first run states its claim and where it comes from.
     record = model.runs[0].stored.result
-    lines = [f"# {model.case}", "", "[All cases](index.md)", "", f"**Claim.** {record.claim_statement}", ""]
+    title, claim = inline(model.case), inline(record.claim_statement)
+    lines = [f"# {title}", "", f"[All cases]({index})", "", f"**Claim.** {claim}", ""]
     if record.source:
         lines += [f"**Source.** {source_text(record.source)}", ""]
     elif record.discussion:
-        lines += [f"Source discussion: `{record.discussion}`", ""]
+        lines += [f"Source discussion: {code_span(record.discussion)}", ""]
     lines += ["## Claim by release", "", claim_table(model.claims), "", "## Timings by release", ""]
     if model.timings:
         lines += [rule_text(thresholds), ""]

@@ -8,17 +8,26 @@ the report says why.
 
 from __future__ import annotations
 
+import hashlib
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.analysis.report_model import GroupKey, TimingGroup
-from harness.names import inside
 from harness.stats import Summary
+from harness.store.files import child, output_folder, replace_file
+from harness.units import short_machine
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 WALL = "wall"
 SCALING = "scaling"
 UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+PLOTS = "plots"  # the folder under the reports folder
+MAX_PLOT_NAME = 200  # file systems allow 255 bytes a name
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,32 @@ def matplotlib_missing() -> str | None:
     except ImportError:
         return "matplotlib is not installed (install the report extra: `pip install -e '.[report]'`)"
     return None
+
+
+def save_figure(figure: Figure, path: Path) -> None:
+    """The figure as a PNG at ``path``, replaced atomically: never written through a link planted there."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    replace_file(path, buffer.getvalue())
+
+
+def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
+    """The group's plot file name, unique in ``taken`` (compared case-folded) and short enough for any file system.
+
+    The readable slug is kept where it says the key as it is; where it had to change it (backends ``a/b``
+    and ``a_b`` slug alike), is long or is taken already, a digest of the key tells it apart."""
+    slug = key.slug()
+    name = f"{key.case}--{slug}--{kind}.png"
+    if slug != _raw_slug(key) or len(name) > MAX_PLOT_NAME or name.casefold() in taken:
+        digest = hashlib.sha256(repr(key.order()).encode()).hexdigest()[:12]
+        name = f"{key.case}--{slug[:60]}-{digest}--{kind}.png"
+    taken.add(name.casefold())
+    return name
+
+
+def _raw_slug(key: GroupKey) -> str:
+    sizes = "-".join(f"{k}{v}" for k, v in key.sizes) or "nosizes"
+    return f"{key.profile}-{sizes}-{key.backend}-{key.device_count}dev-{short_machine(key.machine) or 'any'}"
 
 
 def _unit(summaries: Sequence[Summary]) -> tuple[str, float]:
@@ -71,7 +106,7 @@ def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
     axes.set_ylim(bottom=0)
     axes.set_title(f"{key.case}: {key.describe()}", fontsize=9)
     axes.legend(fontsize=8)
-    figure.savefig(path, dpi=100)
+    save_figure(figure, path)
     return True
 
 
@@ -109,7 +144,7 @@ def draw_wall_by_device_count(timing: TimingGroup, path: Path) -> bool:
     axes.set_ylim(bottom=0)
     axes.set_title(f"{key.case}: time per call by device count ({key.describe()})", fontsize=9)
     axes.legend(fontsize=7, ncols=2)
-    figure.savefig(path, dpi=100)
+    save_figure(figure, path)
     return True
 
 
@@ -121,13 +156,13 @@ def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
     reason = matplotlib_missing()
     if reason:
         return DrawnPlots(missing_reason=reason)
-    folder = out_dir / "plots"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(out_dir, PLOTS)
     files = {}
+    taken: set[str] = set()
     for timing in timings:
         key = timing.key
         for kind, draw in DRAWERS.items():
-            name = f"{key.case}--{key.slug()}--{kind}.png"
-            if draw(timing, inside(folder, name)):
-                files[(key, kind)] = f"plots/{name}"
+            name = plot_name(key, kind, taken)
+            if draw(timing, child(folder, name)):
+                files[(key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)

@@ -7,7 +7,7 @@ and writing the pages is ``harness.reporting``'s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from harness.analysis.report_model import ClaimTable, ReportModel, RunView, TimingGroup
@@ -16,33 +16,60 @@ from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots
 from harness.render.tables import markdown_table, rule_text
+from harness.render.text import Markdown, code_span, inline
 from harness.units import short_machine, sizes_text
 
 INDEX = "index.md"
+# Other commands write their reports into the same folder under these prefixes (``bisect-<case>-….md``):
+# a case page never takes such a name.
+OTHER_REPORTS = ("bisect-", "sweep-", "triage-", "search-")
 
 
-def claims_overview(claims: ClaimTable) -> str:
+def page_names(cases: Sequence[str]) -> dict[str, str]:
+    """Each case's page file name: ``<case>.md``, unless that is the index's, another report's, or (case-folded,
+    as macOS and Windows compare names) an earlier case's; then ``case-<case>.md`` or ``…-2.md``, the first free."""
+    taken = {INDEX.casefold()}
+    names = {}
+    for case in cases:
+        reserved = f"{case}.md".casefold() == INDEX.casefold() or case.casefold().startswith(OTHER_REPORTS)
+        stem = f"case-{case}" if reserved else case
+        name, n = f"{stem}.md", 2
+        while name.casefold() in taken:
+            name, n = f"{stem}-{n}.md", n + 1
+        taken.add(name.casefold())
+        names[case] = name
+    return names
+
+
+def case_link(case: str, pages: Mapping[str, str]) -> Markdown:
+    return Markdown(f"[{inline(case)}]({pages.get(case, f'{case}.md')})")
+
+
+def claims_overview(claims: ClaimTable, pages: Mapping[str, str] | None = None) -> str:
     """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words;
     rows skipped on every release named below it instead."""
+    pages = pages or {}
     table = [
-        [f"[{line.case}]({line.case}.md)", line.profile, line.backend, line.sizes, *line.marks, line.in_words]
+        [case_link(line.case, pages), line.profile, line.backend, line.sizes, *line.marks, line.in_words]
         for line in claims.lines
     ]
     headers = ["case", "profile", "backend", "sizes", *claims.releases, "in words"]
     text = markdown_table(table, headers) if table else ""
     if claims.skipped:
-        named = "; ".join(f"[{line.case}]({line.case}.md) {line.sizes} on {line.profile}" for line in claims.skipped)
+        named = "; ".join(
+            f"{case_link(line.case, pages)} {inline(line.sizes)} on {inline(line.profile)}" for line in claims.skipped
+        )
         text += f"\n\nSkipped on every release (each case page's runs say why): {named}."
     return text.strip()
 
 
-def changes_overview(timings: Sequence[TimingGroup]) -> str:
+def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str] | None = None) -> str:
     rows = []
     for timing in timings:
         comparison, key = timing.comparison, timing.key
         rows.append(
             [
-                f"[{key.case}]({key.case}.md)",
+                case_link(key.case, pages or {}),
                 key.describe(),
                 ", ".join(comparison.group.releases),
                 comparison.baseline,
@@ -76,8 +103,12 @@ def runs_overview(runs: Sequence[RunView]) -> str:
     )
 
 
-def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) -> str:
-    """The index page, with a sentence per machine's latest calibration (``harness calibrate``)."""
+def render_index(
+    model: ReportModel, generated_at: datetime, plots: DrawnPlots, pages: Mapping[str, str] | None = None
+) -> str:
+    """The index page, with a sentence per machine's latest calibration (``harness calibrate``); ``pages``:
+    each case's page name (``page_names``)."""
+    pages = pages or page_names([case.case for case in model.cases])
     problems, searched = model.problems, model.searched
     noise_floor = [noise_floor_sentence(run) for run in model.noise_floors]
     lines = [
@@ -105,7 +136,7 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
         ]
     if problems:
         lines += ["> [!WARNING]", f"> {len(problems)} result file(s) could not be used:"]
-        lines += [f"> - `{p.path.name}`: {scrub(p.reason)}" for p in problems]
+        lines += [f"> - {code_span(p.path.name)}: {inline(scrub(p.reason))}" for p in problems]
         lines.append("")
     if not model.runs:
         lines += ["No results yet: run `nox` (or a `repro` session) first.", ""]
@@ -113,7 +144,7 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
     machines = model.machines
     if len(machines) > 1:
         lines += [
-            f"Results from {len(machines)} machines ({', '.join(map(short_machine, machines))}): timings are "
+            f"Results from {len(machines)} machines ({inline(', '.join(map(short_machine, machines)))}): timings are "
             "compared only within one machine; claim verdicts and compiled structure are shown across machines.",
             "",
         ]
@@ -124,7 +155,7 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
         "? unsettled (the processes disagree, or too few gave a verdict); otherwise the run's status (failed, "
         "timeout, crashed, skipped); – not run. Ranges span consecutive releases of this report.",
         "",
-        claims_overview(model.claims),
+        claims_overview(model.claims, pages),
         "",
     ]
     if model.timings:
@@ -132,15 +163,17 @@ def render_index(model: ReportModel, generated_at: datetime, plots: DrawnPlots) 
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
-        lines += [changes_overview(model.timings), ""]
+        lines += [changes_overview(model.timings, pages), ""]
     lines += ["<details><summary>Every run shown</summary>", "", runs_overview(model.runs), "", "</details>", ""]
     return "\n".join(lines)
 
 
 def render_pages(model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None) -> dict[str, str]:
-    """Every page, by file name: ``index.md`` and ``<case>.md``."""
+    """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any case of the
+    catalogue)."""
     plots = plots or DrawnPlots()
-    pages = {INDEX: render_index(model, generated_at, plots)}
+    names = page_names([case.case for case in model.cases])
+    pages = {INDEX: render_index(model, generated_at, plots, names)}
     for case in model.cases:
-        pages[f"{case.case}.md"] = render_case(case, model.thresholds, plots)
+        pages[names[case.case]] = render_case(case, model.thresholds, plots, INDEX)
     return pages

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from harness.analysis.report_model import RunView
 from harness.render.tables import markdown_table
+from harness.render.text import Markdown, code_span, fenced, inline
 from harness.stats import summarize
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -73,7 +74,7 @@ def environment_block(result: StoredResult) -> str:
         ),
         "cpu": f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} usable cores)",
         "machine": f"{result.machine} ({machine_basis})",
-        "variables": ", ".join(f"`{k}={v}`" for k, v in host.variables.items()) or "none",
+        "variables": Markdown(", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"),
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",
@@ -91,7 +92,7 @@ def environment_block(result: StoredResult) -> str:
         facts["CUDA wheels"] = ", ".join(f"{k} {v}" for k, v in gpu.cuda_packages.items()) or "none"
     table = markdown_table(list(facts.items()), ["", ""])
     info = jax_info.environment_info.strip() if jax_info else ""
-    info_block = f"\n\n```\n{info}\n```" if info else ""
+    info_block = f"\n\n{fenced(info)}" if info else ""
     return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
 
 
@@ -110,8 +111,8 @@ def processes_line(result: StoredResult) -> str:
 def run_section(run: RunView, level: str = "###") -> str:
     result = run.stored
     title = (
-        f"{level} jax {result.release} · {result.profile} · {sizes_text(result.sizes)} · "
-        f"machine {short_machine(result.machine)}"
+        f"{level} jax {inline(result.release)} · {inline(result.profile)} · {inline(sizes_text(result.sizes))} · "
+        f"machine {inline(short_machine(result.machine))}"
     )
     lines = [title, ""]
     status, older = result.status, run.older
@@ -126,12 +127,12 @@ def run_section(run: RunView, level: str = "###") -> str:
     if claim is not None and claim.settled:
         # A settled claim leans the way it settled: only "does not hold" is emphasised.
         verdict = claim.outcome if claim.hint else f"**{claim.outcome}**"
-        lines += ["", f"Claim {verdict}: {run.evidence}"]
+        lines += ["", f"Claim {verdict}: {inline(run.evidence)}"]
     elif claim is not None:  # the evidence starts "unsettled: ..."
-        lines += ["", f"Claim {run.evidence}"]
+        lines += ["", f"Claim {inline(run.evidence)}"]
     detail = result.result.detail
     if detail:
-        lines += ["", "```", detail, "```"]
+        lines += ["", fenced(detail)]
     table = metrics_table(result)
     if table:
         lines += ["", table]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.analysis.plot_points import Series
-from harness.render.plots import _error_bars, _unit, matplotlib_missing
+from harness.render.plots import _error_bars, _unit, matplotlib_missing, save_figure
 
 MOST_PANELS = 6
 
@@ -42,5 +42,7 @@ def draw_series(title: str, releases: Sequence[str], series: Series, changes: Se
     axes_list[0].set_title(title, fontsize=9)
     axes_list[-1].set_xlabel("jax release · bars: IQR between processes · dashed: a confirmed change", fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
+    if path.parent.is_symlink():  # planted in the reports folder: the plot would land wherever it points
+        return f"{path.parent} is a link, not a folder"
+    save_figure(figure, path)
     return None

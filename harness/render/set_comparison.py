@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.analysis.set_comparison import Pair, SetComparison
 from harness.render.tables import STATISTICS_HEADERS, markdown_table, rule_text, statistics_cells, text_table
+from harness.render.text import code_span, inline, terminal
 
 
 def _rows(pair: Pair, markdown: bool) -> list[list[str]]:
@@ -11,15 +12,17 @@ def _rows(pair: Pair, markdown: bool) -> list[list[str]]:
 
 
 def render_text(comparison: SetComparison) -> str:
-    lines = [f"A: {comparison.a.describe()}", f"B: {comparison.b.describe()}", "", rule_text(comparison.thresholds), ""]
+    """For a terminal: stored strings with their control characters (an escape sequence) replaced."""
+    a, b = terminal(comparison.a.describe()), terminal(comparison.b.describe())
+    lines = [f"A: {a}", f"B: {b}", "", rule_text(comparison.thresholds), ""]
     for pair in comparison.pairs:
-        lines += [pair.title(), *(f"  note: {n}" for n in pair.notes)]
+        lines += [terminal(pair.title()), *(f"  note: {terminal(n)}" for n in pair.notes)]
         lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
     if comparison.not_compared:
-        lines += ["Not compared:", *(f"  - {n}" for n in comparison.not_compared), ""]
+        lines += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
     lines.append(comparison.summary())
     worse = comparison.worse()
-    lines.append("Worse in B: " + "; ".join(worse) if worse else "Nothing got significantly worse in B.")
+    lines.append("Worse in B: " + terminal("; ".join(worse)) if worse else "Nothing got significantly worse in B.")
     return "\n".join(lines) + "\n"
 
 
@@ -27,22 +30,22 @@ def render_markdown(comparison: SetComparison) -> str:
     lines = [
         "# Comparison of two result sets",
         "",
-        f"- **A**: `{comparison.a.describe()}`",
-        f"- **B**: `{comparison.b.describe()}`",
+        f"- **A**: {code_span(comparison.a.describe())}",
+        f"- **B**: {code_span(comparison.b.describe())}",
         "",
         rule_text(comparison.thresholds),
         "",
     ]
     for pair in comparison.pairs:
-        lines += [f"## {pair.title()}", ""]
-        lines += [f"> {n}" for n in pair.notes] + ([""] if pair.notes else [])
+        lines += [f"## {inline(pair.title())}", ""]
+        lines += [f"> {inline(n)}" for n in pair.notes] + ([""] if pair.notes else [])
         lines += [markdown_table(_rows(pair, markdown=True), ["metric", *STATISTICS_HEADERS]), ""]
     if comparison.broken or comparison.not_compared:
         lines += ["## Not compared", ""]
-        lines += [f"- **broken in B**: {n}" for n in comparison.broken]
-        lines += [f"- {n}" for n in comparison.not_compared]
+        lines += [f"- **broken in B**: {inline(n)}" for n in comparison.broken]
+        lines += [f"- {inline(n)}" for n in comparison.not_compared]
         lines.append("")
     worse = comparison.worse()
     lines += [comparison.summary(), ""]
-    lines += [f"**Worse in B**: {'; '.join(worse)}" if worse else "Nothing got significantly worse in B.", ""]
+    lines += [f"**Worse in B**: {inline('; '.join(worse))}" if worse else "Nothing got significantly worse in B.", ""]
     return "\n".join(lines)

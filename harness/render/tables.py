@@ -9,6 +9,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.render.text import Markdown, inline, one_line, terminal
 from harness.units import format_ns, format_p, format_ratio
 
 NOISY_MARK = "⚠"
@@ -26,9 +27,9 @@ def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
     return f"{text} {NOISY_MARK}" if comparison.noisy else text
 
 
-def comparison_cell(comparison: Comparison) -> str:
-    """One release's cell in a metric × release table: median, ratio, interval, verdict."""
-    return (
+def comparison_cell(comparison: Comparison) -> Markdown:
+    """One release's cell in a metric × release table: median, ratio, interval, verdict (computed, no stored text)."""
+    return Markdown(
         f"{format_ns(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
         f"[{format_interval(comparison)}] {verdict_text(comparison)}"
     )
@@ -71,7 +72,7 @@ def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]
         format_p(comparison.p_value),
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",
-        VERDICT_TEXT.get(comparison.verdict, comparison.verdict) if markdown else comparison.verdict,
+        Markdown(VERDICT_TEXT.get(comparison.verdict, comparison.verdict)) if markdown else comparison.verdict,
         "; ".join(comparison.flags),
     ]
 
@@ -99,14 +100,18 @@ def rule_text(thresholds: Thresholds) -> str:
 
 
 def _cell(value: Any) -> str:
-    # A pipe would end the cell and a newline the row: both break GitHub tables.
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    # A cell is literal text unless a renderer composed it as markdown; either way a pipe would end
+    # the cell and a newline the row.
+    text = one_line(value) if isinstance(value, Markdown) else inline(value)
+    return text.replace("|", "\\|")
 
 
 def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    """A GitHub table; every cell shown as text (``text.inline``) but those marked ``text.Markdown``."""
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True)
 
 
 def text_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
+    clean = [[terminal(v) for v in row] for row in rows]
+    return tabulate(clean, headers=[terminal(h) for h in headers], tablefmt="simple", disable_numparse=True)

@@ -9,19 +9,21 @@ runs behind them ``harness.calibrating``'s.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from harness.errors import HarnessError
+from harness.store.files import output_folder, parse_document, read_bounded, replace_file
 from harness.store.results import CALIBRATION_FOLDER
 
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
+# A calibration file holds a few entries of a few kB each; a larger one was not written by the harness.
+MAX_CALIBRATION_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -178,16 +180,28 @@ class _Fields:
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in machine) or "_"
+    """The machine's file; where its id had to change to be a file name, a digest keeps two ids apart
+    (``a+b`` and ``a_b`` would otherwise share one file)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in machine)
+    if safe != machine or not safe or safe.startswith(".") or len(safe) > 128:
+        safe = f"{safe[:64].lstrip('.')}-{hashlib.sha256(machine.encode()).hexdigest()[:12]}"
     return results_root / CALIBRATION_FOLDER / f"{safe}.json"
+
+
+def _document(path: Path) -> Any:
+    """The file's JSON, read with the results loader's bounds, and no link followed (the folder is input too)."""
+    try:
+        return parse_document(read_bounded(path, limit=MAX_CALIBRATION_BYTES, follow_links=False))
+    except OSError as exc:
+        raise ValueError(f"unreadable ({exc.strerror or exc})") from None
 
 
 def read_calibration(path: Path) -> list[CalibrationRun]:
     """Every calibration stored in one machine's file, oldest first; ValueError naming what is wrong."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"unreadable JSON ({exc})") from None
+    return _runs(_document(path))
+
+
+def _runs(data: Any) -> list[CalibrationRun]:
     document = _Fields(data, "file")
     if document.values.get("schema") != CALIBRATION_SCHEMA:
         raise ValueError(f"not a calibration (schema {document.values.get('schema')!r})")
@@ -207,29 +221,21 @@ def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
     """
     path = calibration_path(results_root, run.machine)
     earlier: list[Any] = []
-    if path.exists():
+    if path.exists() or path.is_symlink():
         try:
-            read_calibration(path)
+            data = _document(path)
+            _runs(data)
         except ValueError as exc:
             raise HarnessError(f"{path} is not a usable calibration file ({exc}): move it away first") from None
-        earlier = json.loads(path.read_text())["runs"]
+        earlier = data["runs"]
     document = {
         "schema": CALIBRATION_SCHEMA,
         "schema_version": CALIBRATION_VERSION,
         "machine": run.machine,
         "runs": [*earlier, run.as_json()],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps(document, indent=1, sort_keys=True))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    output_folder(results_root, CALIBRATION_FOLDER)
+    replace_file(path, json.dumps(document, indent=1, sort_keys=True))
     return path
 
 
@@ -238,6 +244,8 @@ def latest_calibrations(results_root: Path) -> tuple[dict[str, CalibrationRun], 
     latest: dict[str, CalibrationRun] = {}
     problems: list[str] = []
     folder = results_root / CALIBRATION_FOLDER
+    if folder.is_symlink():
+        return latest, [f"{folder}: a link, not a folder: no calibration is read through it"]
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             runs = read_calibration(path)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
-from harness.store.results import StoredResult, create_file, load_results, result_path
+from harness.store.files import DocumentProblem, parse_document, read_bounded
+from harness.store.results import StoredResult, content_hash, create_file, load_results, result_path
 
 
 @dataclass
@@ -44,6 +45,16 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
     return merged
 
 
+def _same_text(result: StoredResult) -> str | None:
+    """The file's text as loaded, read again with the loader's bounds; None when it is no longer what was loaded."""
+    try:
+        data = read_bounded(result.path)
+        same = content_hash(parse_document(data)) == result.content_hash
+    except (OSError, DocumentProblem):
+        return None
+    return data.decode() if same else None
+
+
 def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged) -> None:
     identity, digest = result.id, result.content_hash
     if identity in present:
@@ -54,8 +65,12 @@ def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]]
             merged.problems.append(f"{result.path}: id {identity} is already in {where} with other content")
         return
     target = result_path(into, result.result)
+    text = _same_text(result)
+    if text is None:
+        merged.problems.append(f"{result.path}: changed while merging (or is no longer a regular file): left out")
+        return
     try:
-        create_file(target, result.path.read_text())
+        create_file(target, text)
     except FileExistsError:  # a file there that the loader could not use
         merged.problems.append(f"{result.path}: {target} exists and is not this result")
         return

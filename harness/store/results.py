@@ -5,7 +5,8 @@ hard-linked to their final name, which fails rather than replaces) so a finished
 result is never overwritten or left half-written.  A result is checked by parsing
 it (``harness.store.schema``) before it is written and when it is loaded; older
 schema versions are migrated on load (``harness.store.migrations``), never on disk.
-The loader names every file it cannot use and why, and carries on with the rest.
+The loader names every file it cannot use and why, and carries on with the rest;
+it reads only regular files within ``store.files``' bounds (size, depth, numbers, UTF-8).
 
 Results gathered from many machines may hold one result twice (the same file in two
 CI artifacts): the loader counts a result once per id and content, and names a file
@@ -23,7 +24,6 @@ import hashlib
 import json
 import os
 import secrets
-import stat
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from harness.names import inside, name_problem
+from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
@@ -271,15 +272,6 @@ def newest_result(
     return newest_results(root, case, release, profile, machine, accept).get(cell_key(case, release, profile, sizes))
 
 
-def _read(path: Path) -> bytes | None:
-    """The file's bytes, or None when it is not a regular file (a FIFO must not block the loader)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read()
-
-
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     """Every usable result under ``root`` once, parsed, and a problem for every file that is not used."""
     results: list[StoredResult] = []
@@ -289,17 +281,12 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if path.name.startswith(".tmp-") or path.is_dir() or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
             continue
         try:
-            text = _read(path)
+            data = parse_document(read_bounded(path))
         except OSError as exc:
             problems.append(LoadProblem(path, f"unreadable ({exc.strerror or exc})"))
             continue
-        if text is None:
-            problems.append(LoadProblem(path, "not a regular file"))
-            continue
-        try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            problems.append(LoadProblem(path, f"unreadable JSON ({exc})"))
+        except DocumentProblem as exc:
+            problems.append(LoadProblem(path, str(exc)))
             continue
         try:
             stored = StoredResult.from_document(path, data)

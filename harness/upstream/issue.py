@@ -28,6 +28,7 @@ from harness.host.environment import allowed_variables
 from harness.measure.runner import Settings, release_label, timing_lock
 from harness.pins import DEFAULT_RELEASE
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry
+from harness.store.files import output_folder, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus
 from harness.units import sizes_text
@@ -153,14 +154,13 @@ def write_issue(request: IssueRequest) -> Written:
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
             f"`nox -s issue -- {target} --good V --bad W`"
         )
-    folder = request.out_dir / ISSUES_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
     # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
     plain = case.path.read_text() if case.script is not None else None
-    full_path.write_text(plain if plain is not None else export_script(case, sizes, settings.for_child()))
+    replace_file(full_path, plain if plain is not None else export_script(case, sizes, settings.for_child()))
     python, release = None, release_label()
     if request.plan is not None:
         env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
@@ -175,7 +175,7 @@ def write_issue(request: IssueRequest) -> Written:
     short = plain
     if short is None:
         short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
-    short_path.write_text(short)
+    replace_file(short_path, short)
     short_runs = _short_runs(request, change, short_path, variables)
     if change is not None:
         change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})
@@ -195,7 +195,7 @@ def write_issue(request: IssueRequest) -> Written:
         )
     )
     draft_path = folder / f"{case.name}.md"
-    draft_path.write_text(draft)
+    replace_file(draft_path, draft)
     return Written(draft_path, short_path, full_path, full_run, short_runs, problems)
 
 

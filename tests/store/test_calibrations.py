@@ -88,3 +88,10 @@ def test_a_calibration_records_the_spread_between_invocations_and_reads_it_back(
     calibration_path(tmp_path, run.machine).write_text(json.dumps(older))
     with pytest.raises(ValueError, match=r"aa\.loaded: expected bool, got str"):
         read_calibration(calibration_path(tmp_path, run.machine))
+
+
+def test_machine_ids_that_sanitise_alike_get_files_of_their_own(tmp_path):
+    names = {calibration_path(tmp_path, machine).name for machine in ("a+b", "a_b", "a/b", "..", "", "é", "x" * 300)}
+    assert len(names) == 7 and "a_b.json" in names
+    assert all(not name.startswith(".") and len(name) < 255 for name in names)
+    assert calibration_path(tmp_path, "0123456789abcdef").name == "0123456789abcdef.json"

@@ -1,0 +1,60 @@
+"""Stored strings as text in markdown pages read on GitHub, and on a terminal.  Pure functions.
+
+Every string a page shows from a result or calibration file (a claim, a backend, a
+program name, an error's detail, ``jax.print_environment_info()``'s text) is input: it
+may hold a newline and a ``# heading``, HTML, an image link, or backticks that close a
+code fence.  ``inline`` makes such a string one line of literal text (for a table cell, a
+heading, a sentence), ``code_span`` and ``fenced`` put it in code that it cannot close.
+``Markdown`` marks a table cell the renderer composed itself, whose markup is meant.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Characters with a meaning in GitHub-flavoured markdown or HTML anywhere in a line.  An underscore
+# inside a word (``scan_sync``) starts no emphasis, so names keep their look.
+_SPECIAL = re.compile(r"[\\`*\[\]~$]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_HTML = re.compile(r"[<>&]")
+# What starts a block at the beginning of a line (heading, list item, rule, numbered item); ``>`` is an entity.
+_BLOCK_START = re.compile(r"(?:#{1,6}|[-+=]+|\d{1,9}[.)])(?=\s|$)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BACKTICKS = re.compile(r"`+")
+
+
+class Markdown(str):
+    """Text already in markdown (a link, ``**bold**``), composed by a renderer from escaped parts."""
+
+
+def one_line(value: Any) -> str:
+    """``value`` as one line: line breaks of any kind as spaces, other control characters as U+FFFD."""
+    return _CONTROL.sub("\ufffd", " ".join(str(value).splitlines()))
+
+
+def inline(value: Any) -> str:
+    """``value`` as literal text on one line of a markdown page: no markup, no HTML, no new block."""
+    text = _HTML.sub(lambda m: _ENTITIES[m.group()], one_line(value))
+    text = _SPECIAL.sub(lambda m: "\\" + m.group(), text)
+    start = _BLOCK_START.match(text)
+    return f"{text[: start.end() - 1]}\\{text[start.end() - 1 :]}" if start else text
+
+
+def code_span(value: Any) -> str:
+    """``value`` in an inline code span that no backtick inside can close (on one line: a line break ends it)."""
+    text = one_line(value)
+    fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` in a fenced code block with a fence longer than any run of backticks inside it."""
+    fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def terminal(value: Any) -> str:
+    """``value`` for a terminal: control characters (an escape sequence's ESC among them) as U+FFFD."""
+    return _CONTROL.sub("\ufffd", str(value))

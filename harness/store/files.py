@@ -1,0 +1,184 @@
+"""Files the harness reads from untrusted folders, and files it writes into output folders.
+
+Reading: a result or calibration file is input (a CI artifact, a colleague's folder), so
+it is read only if it is a regular file (a FIFO would block, ``/dev/zero`` never end),
+no larger than a cap, and parsed as strict UTF-8 JSON no deeper than any document the
+harness writes, with numbers no larger than any it measures.  Each refusal is a
+``DocumentProblem`` whose text names why in a few words, for a line naming the file.
+
+Writing: an output folder may hold links planted there (``plots → elsewhere``,
+``page.md.tmp → victim``).  ``output_folder`` refuses a link where a folder is expected,
+and ``replace_file`` writes under a fresh temporary name (created exclusively, so never
+through a link) and renames it over the final name, which replaces a link rather than
+writing through it; on failure the temporary file is removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+# A result of 1,000,000 raw samples is about 55 MB; a 4 GB file must not be read whole.
+MAX_DOCUMENT_BYTES = 64 * 2**20
+# The harness writes documents about 10 levels deep; the C decoder recurses, so depth is bounded.
+MAX_DEPTH = 64
+# Nanoseconds since 1970 fit well below this; a count or a time beyond it is no measurement.
+MAX_MAGNITUDE = 1e19
+_LONG_INTEGER = re.compile(rb"[0-9]{20,}")  # outside strings: more digits than any number below MAX_MAGNITUDE
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")  # rare, so only then is every string checked
+
+
+class DocumentProblem(ValueError):
+    """Why a file is not read as a document, in a few words."""
+
+
+def read_bounded(path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if unreadable).
+
+    Opened without blocking, so a FIFO is refused rather than waited on; with ``follow_links`` false a link
+    is refused too."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
+    if not follow_links and path.is_symlink():
+        raise DocumentProblem("a link, not a regular file")
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link planted after the check
+            raise DocumentProblem("a link, not a regular file") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise DocumentProblem("not a regular file")
+        if info.st_size > limit:
+            raise DocumentProblem(f"too large ({info.st_size:,} bytes; at most {limit:,} are read)")
+        data = handle.read(limit + 1)  # the file may have grown since fstat
+    if len(data) > limit:
+        raise DocumentProblem(f"too large (over {limit:,} bytes)")
+    return data
+
+
+def _refuse_constant(name: str) -> Any:
+    raise DocumentProblem(f"{name} is not a number a harness stores")
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+        raise DocumentProblem(f"number {text[:24]} is out of range")
+    return value
+
+
+def _outside_strings(data: bytes) -> bytes:
+    return _STRING.sub(b'""', data)
+
+
+def _depth_over(structure: bytes, limit: int) -> bool:
+    """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the innermost pairs, in C,
+    so a deep document costs no recursion and a large flat one a few passes."""
+    brackets = structure.translate(None, _NOT_BRACKETS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = _INNERMOST.sub(b"", brackets)
+    return bool(brackets)
+
+
+def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``data`` as strict UTF-8 JSON within the bounds above; DocumentProblem saying why not."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # json.loads would guess UTF-16 from the bytes; every later reader decodes UTF-8.
+        raise DocumentProblem(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant, parse_float=_bounded_float)
+    except RecursionError:
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)") from None
+    except json.JSONDecodeError as exc:
+        raise DocumentProblem(f"unreadable JSON ({exc})") from None
+    except DocumentProblem as exc:
+        raise DocumentProblem(f"unreadable JSON ({exc})") from None
+    except ValueError as exc:  # an integer past Python's digit limit for conversions
+        raise DocumentProblem(f"unreadable JSON ({str(exc).split(':')[0]})") from None
+    structure = _outside_strings(data)
+    digits = _LONG_INTEGER.search(structure)
+    if digits:
+        raise DocumentProblem(f"unreadable JSON (a number of {len(digits.group()):,} digits is out of range)")
+    if _depth_over(structure, max_depth):
+        raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
+    if _SURROGATE.search(data) and _lone_surrogate(document):
+        raise DocumentProblem("unreadable JSON (a \\u escape of half a UTF-16 pair: no character)")
+    return document
+
+
+def _lone_surrogate(document: Any) -> bool:
+    """Whether a string holds half a surrogate pair, which no page or copy could encode as UTF-8."""
+    try:
+        json.dumps(document, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def output_folder(root: Path, *parts: str) -> Path:
+    """``root / parts``, each level made if missing; UsageError where one is a link or not a folder.
+
+    ``root`` itself is the user's choice (it may be a link); what lies below it may have been planted."""
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root
+    for part in parts:
+        folder = folder / part
+        if folder.is_symlink():
+            raise UsageError(f"refusing to write under {folder}: it is a link, not a folder")
+        if not folder.exists():
+            folder.mkdir(exist_ok=True)
+        if folder.is_symlink() or not folder.is_dir():
+            raise UsageError(f"refusing to write under {folder}: it is not a folder")
+    return folder
+
+
+def child(folder: Path, name: str) -> Path:
+    """``folder / name`` for a plain file name; UsageError for one that is a path (``a/b``, ``..``).
+
+    Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces one."""
+    if name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise UsageError(f"refusing to write {name!r} under {folder}: not a plain file name")
+    return folder / name
+
+
+def replace_file(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through) there."""
+    if path.is_dir() and not path.is_symlink():
+        raise UsageError(f"refusing to write {path}: it is a folder")
+    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the whole file.
+    payload = data.encode(errors="replace") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it: mkstemp's 0600 would hide pages from others
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
