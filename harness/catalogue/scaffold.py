@@ -20,6 +20,7 @@ from harness.names import inside
 CASE_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # A case module named like one it imports (or like the harness's own packages) would shadow it.
 SHADOWED = {"jax", "jaxlib", "numpy", "cases", "harness", "tests", "noxfile"}
+PAGE_NAMES = {"index", "readme"}  # a report's own pages: a case page of that name would be renamed
 
 TEMPLATE = '''\
 """TODO: one line saying what {name} measures.
@@ -91,6 +92,8 @@ def name_problem(name: str, cases_dir: Path) -> str | None:
         return f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, at most 64"
     if keyword.iskeyword(name) or name in NOT_CASES or name in SHADOWED or name in sys.stdlib_module_names:
         return f"{name!r} is taken by Python, the standard library, JAX or the harness: choose another name"
+    if name in PAGE_NAMES:
+        return f"{name!r} is the name of a report's own page ({name}.md): choose another name"
     if (cases_dir / f"{name}.py").exists():
         return f"case file {cases_dir / f'{name}.py'} exists already: choose another name, or edit that file"
     return None

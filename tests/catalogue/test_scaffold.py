@@ -37,6 +37,7 @@ def test_the_template_is_a_case_the_catalogue_reads(tmp_path):
         ("jax", "is taken"),
         ("os", "is taken"),
         ("class", "is taken"),
+        ("index", "the name of a report's own page"),
     ],
 )
 def test_a_bad_name_is_refused(name, message, tmp_path):
