@@ -114,7 +114,7 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     added to pyproject.toml reaches the venv only through a new install: its hash is part of it.
     """
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
-    return {"python": env.python, "install": list(env.install), "pyproject": project}
+    return {"python": env.python, "install": list(env.install), "pyproject": project, "bytecode": True}
 
 
 def ensure(env: ReleaseEnv) -> str | None:
@@ -133,7 +133,10 @@ def ensure(env: ReleaseEnv) -> str | None:
     uv = uv_command()
     if uv is None:
         return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
-    steps = [[*uv, "pip", "install", "--quiet", "--python", str(env.interpreter), *env.install]]
+    # Compiled at install: a release's `import jax` (a plain script's process.import_ns) then measures
+    # importing, never compiling jax's source, whether or not the processes may write bytecode
+    # (PYTHONDONTWRITEBYTECODE), so every release's import is timed alike.
+    steps = [[*uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(env.interpreter), *env.install]]
     if not (env.venv / "pyvenv.cfg").is_file():
         steps.insert(0, [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
     for command in steps:

@@ -1,6 +1,7 @@
 """Release venvs: the plan nox hands over, and building a venv only when it does not hold its install."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,22 @@ def test_a_plan_entry_is_found_by_release_or_refused_naming_nearby_ones(tmp_path
     assert venvs.plan_entry(plan, "0.4.33") is plan[1]
     with pytest.raises(UsageError, match=r"jax 0\.4\.32 is not an installable release.*0\.4\.31, 0\.4\.33, 0\.4\.34"):
         venvs.plan_entry(plan, "0.4.32")
+
+
+def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
+    """A script's process.import_ns times importing jax, never compiling its source: the same on every release,
+    whether or not its processes may write bytecode."""
+    ran = []
+    monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
+    env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")
+
+    def uv(command, **kw):
+        ran.append(command)
+        env.venv.mkdir(exist_ok=True)  # as `uv venv` makes it
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(venvs.subprocess, "run", uv)
+    assert venvs.ensure(env) is None
+    [create, install] = ran
+    assert create[:2] == ["uv", "venv"] and install[:3] == ["uv", "pip", "install"] and "--compile-bytecode" in install
+    assert json.loads((env.venv / INSTALLED).read_text())["bytecode"] is True, "older venvs compile once"
