@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -78,6 +79,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | N
         processes or options.processes,
         progress,
         script=None if options.case.script is None else options.case.path,
+        script_args=() if options.case.script is None else options.case.script.args,
     )
 
 
@@ -97,7 +99,10 @@ def stem_for(options: RangeOptions) -> str:
 
 def triage_command(options: RangeOptions) -> str:
     """The ``nox -s triage`` command over ``options``' range and setting."""
-    target = ["--script", options.case.script.file] if options.case.script else ["--case", options.case.name]
+    script = options.case.script
+    target = ["--case", options.case.name]
+    if script is not None:
+        target = ["--script", script.file, *(f"--script-arg={shlex.quote(value)}" for value in script.args)]
     words = ["nox", "-s", "triage", "--", *target, "--from", options.first, "--to", options.last]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]

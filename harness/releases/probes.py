@@ -62,6 +62,7 @@ class ReleaseProber:
     # Which stored results this prober counts at all (None: every one); see ``first_round``.
     accept: Callable[[StoredResult], bool] | None = None
     script: Path | None = None  # a plain script measured in place of the case (``--script``)
+    script_args: tuple[str, ...] = ()  # its command line (``--script-arg``)
 
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine, self.accept)
@@ -74,6 +75,7 @@ class ReleaseProber:
     def _measure_options(self, processes: int) -> list[str]:
         return [
             *(["--case", self.case] if self.script is None else ["--script", str(self.script.resolve())]),
+            *(f"--script-arg={value}" for value in self.script_args),
             "--results", str(self.results_dir.resolve()),
             *(f"--size={k}={v}" for k, v in self.sizes.items()),
             *self.run_options,

@@ -246,3 +246,14 @@ def test_a_confirmation_is_a_result_of_twice_the_processes_measured_with_the_oth
     again = confirmer([("0.4.30", "0.4.31")])
     assert len(fake_run.commands) == 1, "a stored confirmation is reused"
     assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30"
+
+
+def test_a_scripts_arguments_reach_every_run_it_is_measured_in(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    found = ReleaseProber(
+        {}, "script-repro", {}, "cpu", tmp_path / "results", [], 7, 1.0, 5, print, script=script,
+        script_args=("--n", "-1"),
+    )  # fmt: skip
+    options = found._measure_options(5)
+    assert options[:4] == ["--script", str(script.resolve()), "--script-arg=--n", "--script-arg=-1"]
