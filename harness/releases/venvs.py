@@ -114,7 +114,7 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     added to pyproject.toml reaches the venv only through a new install: its hash is part of it.
     """
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
-    return {"python": env.python, "install": list(env.install), "pyproject": project, "bytecode": True}
+    return {"python": env.python, "install": list(env.install), "pyproject": project, "bytecode": "compileall"}
 
 
 def ensure(env: ReleaseEnv) -> str | None:
@@ -133,20 +133,21 @@ def ensure(env: ReleaseEnv) -> str | None:
     uv = uv_command()
     if uv is None:
         return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
-    # Compiled at install: a release's `import jax` (a plain script's process.import_ns) then measures
-    # importing, never compiling jax's source, whether or not the processes may write bytecode
-    # (PYTHONDONTWRITEBYTECODE), so every release's import is timed alike.
-    steps = [[*uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(env.interpreter), *env.install]]
+    steps = [("uv pip install", [*uv, "pip", "install", "--quiet", "--python", str(env.interpreter), *env.install])]
     if not (env.venv / "pyvenv.cfg").is_file():
-        steps.insert(0, [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
-    for command in steps:
+        steps.insert(0, ("uv venv", [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]))
+    # Every module compiled once, here: a release's `import jax` (a plain script's process.import_ns) then
+    # times importing, never compiling jax's source, whether or not its processes may write bytecode
+    # (PYTHONDONTWRITEBYTECODE), so every release's import is timed alike.
+    steps.append(("compileall", [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")]))
+    for what, command in steps:
         try:
             done = subprocess.run(
                 command, cwd=REPO, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False
             )
         except subprocess.TimeoutExpired:
-            return f"`uv {command[len(uv)]}` did not finish within {INSTALL_TIMEOUT_S} s"
+            return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
         if done.returncode != 0:
-            return f"`uv {command[len(uv)]}` failed: {_last_lines(done.stderr)}"
+            return f"`{what}` failed: {_last_lines(done.stderr or done.stdout)}"
     record.write_text(json.dumps(wanted))
     return None

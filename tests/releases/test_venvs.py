@@ -89,6 +89,7 @@ def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch
 
     monkeypatch.setattr(venvs.subprocess, "run", uv)
     assert venvs.ensure(env) is None
-    [create, install] = ran
-    assert create[:2] == ["uv", "venv"] and install[:3] == ["uv", "pip", "install"] and "--compile-bytecode" in install
-    assert json.loads((env.venv / INSTALLED).read_text())["bytecode"] is True, "older venvs compile once"
+    [create, install, compiled] = ran
+    assert create[:2] == ["uv", "venv"] and install[:3] == ["uv", "pip", "install"]
+    assert compiled[1:3] == ["-m", "compileall"] and compiled[-1] == str(env.venv / "lib")
+    assert json.loads((env.venv / INSTALLED).read_text())["bytecode"] == "compileall", "older venvs compile once"
