@@ -12,8 +12,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from harness.releases.bisection import CLAIM
 from harness.releases.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
 from harness.releases.report import CLASSIFICATION, Setting, _comparison_json, against_cell, median_cell, median_ns
+from harness.releases.triage import Confirmation
 from harness.render.tables import markdown_table, rule_text, text_table
 
 HEADERS = ["#", "stage", "jax", "jaxlib", "verdict", "median", "vs {old}", "vs {new}", "why", "source"]
@@ -147,3 +149,17 @@ def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> di
         "vs_good": _comparison_json(judged.vs_good),
         "vs_bad": _comparison_json(judged.vs_bad),
     }
+
+
+def commits_hint(setting: Setting, change: Confirmation) -> str:
+    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
+    step = change.step
+    ends = (
+        ["--good", step.before, "--bad", step.after]
+        if change.regression
+        else ["--broken", step.before, "--fixed", step.after]
+    )
+    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
+    words = ["nox", "-s", "bisect", "--", "--case", setting.case, "--commits", *ends, *criterion]
+    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"

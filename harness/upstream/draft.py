@@ -115,6 +115,7 @@ def description(d: DraftInputs) -> str:
         f"{change.first_bad} ({format_ns(change.before_ns)} → {format_ns(change.after_ns)}), at "
         f"{sizes_text(d.sizes)}"
         + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
+        + (f"Below the releases: {scrub(change.below)}. " if change.below else "")
         + context
     )
 

@@ -1,4 +1,4 @@
-"""jax's commits between two releases: first-parent order, each one's jaxlib range, the cuts and the attribution pick."""
+"""jax's commits between two releases: first-parent order, each one's jaxlibs, the cuts, the attribution pick."""
 
 import pytest
 
@@ -19,7 +19,7 @@ from tests.releases.fake_jax_repo import make_repo
 
 
 def made(number: int, version: str, minimum: str) -> Commit:
-    return Commit(f"{number:040x}", f"commit {number}", "2024-08-01T00:00:00+00:00", version, minimum)
+    return Commit(f"{number:04x}{'c' * 36}", f"commit {number}", "2024-08-01T00:00:00+00:00", version, minimum)
 
 
 # The shape of jax-v0.4.31..jax-v0.4.33: commits after 0.4.31 carry 0.4.32 with minimum 0.4.31, from
@@ -122,5 +122,5 @@ def test_a_repository_that_cannot_be_had_is_one_error_naming_jax_repo(tmp_path):
     with pytest.raises(UsageError, match="--jax-repo"):
         open_repo(str(tmp_path / "nowhere"), tmp_path / "cache")
     repo, _ = make_repo(tmp_path)
-    with pytest.raises(UsageError, match="no tag jax-v9.9.9"):
+    with pytest.raises(UsageError, match=r"no tag jax-v9\.9\.9"):
         release_commit(repo, "9.9.9")
