@@ -6,9 +6,9 @@ the index, so jax's dependencies too), then jax itself is replaced by the commit
 Then ``import jax`` is tried under the profile's environment, since a jaxlib the commit
 accepts by number may still lack an API it uses (jax adapts to a new jaxlib only later): a
 commit that does not install or import is reported, with the reason, and set aside by the
-search.  The outcome, good or bad, is recorded beside the venv, so a second bisect neither
-installs nor tries again; the record is the one ``venvs.ensure`` checks, so a release
-prober uses the venv as it is.
+search.  Once installed, whether it imports is recorded beside the venv, so a second bisect
+neither installs nor tries again (an install that failed is tried again: the network may be
+back); the record is the one ``venvs.ensure`` checks, so a release prober uses the venv as it is.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from harness.releases.venvs import INSTALL_TIMEOUT_S, ReleaseEnv
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
 IMPORT_TIMEOUT_S = 300
+# The folders of jax's repository its package is built from (with the top-level files: setup.py, README.md):
+# leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and the export small.
+PACKAGE_TREES = ("jax", "jax_plugins")
 # Imports jax and runs one operation: a jaxlib refused by number, or missing an API, fails here.
 IMPORT_CHECK = "import jax, jax.numpy as jnp; jnp.zeros(2).block_until_ready(); print(jax.__version__)"
 
@@ -57,12 +60,25 @@ class CommitEnv:
         return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
 
 
+def package_paths(repo: Path, sha: str) -> list[str] | str:
+    """What of the commit's tree the jax package is built from: its top-level files and ``PACKAGE_TREES``; or why
+    the tree cannot be read."""
+    done = subprocess.run(["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return f"`git ls-tree {sha[:12]}` failed: {_last_lines(done.stderr)}"
+    entries = [line.split(None, 3) for line in done.stdout.splitlines()]
+    return [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
+
+
 def export_tree(repo: Path, sha: str, into: Path) -> str | None:
-    """The commit's files under ``into`` (``git archive``); None when done, else why not."""
+    """The commit's package files under ``into`` (``git archive``); None when done, else why not."""
+    paths = package_paths(repo, sha)
+    if isinstance(paths, str):
+        return paths
     with tempfile.TemporaryFile() as archive:
         done = subprocess.run(
-            ["git", "-C", str(repo), "archive", "--format=tar", sha], stdout=archive, stderr=subprocess.PIPE,
-            timeout=INSTALL_TIMEOUT_S, check=False,
+            ["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *paths], stdout=archive,
+            stderr=subprocess.PIPE, timeout=INSTALL_TIMEOUT_S, check=False,
         )  # fmt: skip
         if done.returncode != 0:
             return f"`git archive {sha[:12]}` failed: {_last_lines(done.stderr.decode(errors='replace'))}"
@@ -90,7 +106,8 @@ def _run(command: list[str], env: Mapping[str, str] | None = None, timeout: floa
 def import_problem(interpreter: Path, environ: Mapping[str, str]) -> str | None:
     """Why jax does not import (and run one operation) with ``interpreter``, or None."""
     problem = _run([str(interpreter), "-c", IMPORT_CHECK], environ, IMPORT_TIMEOUT_S)
-    return None if problem is None else f"does not import: {problem}"
+    # The traceback's last line says why (``module 'jaxlib.gpu_linalg' has no attribute ...``).
+    return None if problem is None else f"does not import: {problem.split(' / ')[-1].strip()}"
 
 
 def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
@@ -105,8 +122,10 @@ def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
             return stored["problem"]
     except (OSError, ValueError, KeyError, TypeError):
         pass  # never tried with this install
-    problem = _install(commit, env) or import_problem(env.interpreter, environ)
-    env.venv.mkdir(parents=True, exist_ok=True)
+    problem = _install(commit, env)
+    if problem:  # perhaps the network, or the disk: tried again next time
+        return problem
+    problem = import_problem(env.interpreter, environ)
     outcome.write_text(json.dumps({"record": wanted, "problem": problem}))
     if problem is None:
         (env.venv / venvs.INSTALLED).write_text(json.dumps(wanted))
