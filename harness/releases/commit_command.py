@@ -22,7 +22,14 @@ from harness.releases.commands import check_metric, plan_for, prober_for, progre
 from harness.releases.commit_bisect import CommitBisect, CommitSearch
 from harness.releases.commit_report import commit_bisect_json, commit_bisect_markdown, commit_bisect_text
 from harness.releases.commit_venvs import CommitEnv
-from harness.releases.commits import Commit, candidate_jaxlibs, first_parent_commits, open_repo, release_commit
+from harness.releases.commits import (
+    Commit,
+    candidate_jaxlibs,
+    first_parent_commits,
+    is_url,
+    open_repo,
+    release_commit,
+)
 from harness.releases.judge import FIX, REGRESSION, Judge
 from harness.releases.options import RangeOptions
 from harness.releases.venvs import ReleaseEnv, release_env
@@ -45,7 +52,9 @@ def run_commit_bisect(options: RangeOptions) -> int:
     check_metric(options.results, options.case.name, options.metric)
     cache = envs[0].venv.parent
     repo = open_repo(options.jax_repo, cache)
-    commits = first_parent_commits(repo, release_commit(repo, options.first), release_commit(repo, options.last))
+    kept = options.jax_repo is None or is_url(options.jax_repo)  # a clone of the harness's own, under .nox/
+    good, bad = (release_commit(repo, version, fetch=kept) for version in (options.first, options.last))
+    commits = first_parent_commits(repo, good, bad)
     if not commits:
         raise UsageError(f"no jax commits from {options.first} to {options.last} along the first parents in {repo}")
     jaxlibs = {envs[0].jax: jaxlib_number(envs[0]), envs[-1].jax: jaxlib_number(envs[-1])}

@@ -113,15 +113,22 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     return folder
 
 
-def release_commit(repo: Path, version: str) -> str:
-    """The commit of jax release ``version``: its tag ``jax-vVERSION`` (older ones ``jax-VERSION``)."""
-    for tag in (f"jax-v{version}", f"jax-{version}", f"v{version}"):
-        found = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if found.returncode == 0 and found.stdout.strip():
-            return found.stdout.strip()
+def release_commit(repo: Path, version: str, *, fetch: bool = False) -> str:
+    """The commit of jax release ``version``: its tag ``jax-vVERSION`` (older ones ``jax-VERSION``).
+
+    ``fetch``: the repository is a clone the harness keeps, so a release newer than the clone
+    is fetched from where it came from before the tag is refused.
+    """
+    for attempt in range(2 if fetch else 1):
+        if attempt:
+            git(repo, "fetch", "--quiet", "--tags", "origin")
+        for tag in (f"jax-v{version}", f"jax-{version}", f"v{version}"):
+            found = subprocess.run(
+                ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if found.returncode == 0 and found.stdout.strip():
+                return found.stdout.strip()
     raise UsageError(f"the jax repository {repo} has no tag jax-v{version} (give a fuller clone with --jax-repo)")
 
 

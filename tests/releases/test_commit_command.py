@@ -98,3 +98,13 @@ def test_commits_and_jax_repo_are_checked_before_anything_runs(tmp_path):
         checked_range_args(parse(plain))
     without = plain[: plain.index("--jax-repo")] + plain[plain.index("--jax-repo") + 2 :]
     assert checked_range_args(parse(without)).commits is False
+
+
+def test_nox_checks_the_commit_bisect_options_before_installing():
+    from harness.sessions import session_view
+
+    posargs = ["--case", "scan_sync", "--commits", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "scan.lower_ns"]
+    request = session_view("bisect", [*posargs, "--jax-repo", "https://example.com/jax.git"])
+    assert request.span == ("0.4.31", "0.4.33") and "--commits" in request.harness_argv
+    with pytest.raises(UsageError, match="--jax-repo goes with --commits"):
+        session_view("bisect", [a for a in posargs if a != "--commits"] + ["--jax-repo", "x"])

@@ -15,7 +15,7 @@ from harness.releases.commits import (
     release_commit,
     segments,
 )
-from tests.releases.fake_jax_repo import make_repo
+from tests.releases.fake_jax_repo import git, make_repo
 
 
 def made(number: int, version: str, minimum: str) -> Commit:
@@ -124,3 +124,13 @@ def test_a_repository_that_cannot_be_had_is_one_error_naming_jax_repo(tmp_path):
     repo, _ = make_repo(tmp_path)
     with pytest.raises(UsageError, match=r"no tag jax-v9\.9\.9"):
         release_commit(repo, "9.9.9")
+
+
+def test_a_kept_clone_fetches_a_release_it_does_not_have_yet(tmp_path):
+    repo, _ = make_repo(tmp_path)
+    cloned = open_repo(f"file://{repo}", tmp_path / "cache")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Prepare for v0.1.3 release.")
+    git(repo, "tag", "jax-v0.1.3")
+    with pytest.raises(UsageError, match="no tag"):
+        release_commit(cloned, "0.1.3")
+    assert release_commit(cloned, "0.1.3", fetch=True) == git(repo, "rev-parse", "HEAD")
