@@ -79,6 +79,7 @@ class CommitBisect:
     probes: list[CommitProbe] = field(default_factory=list)
     not_installed: list[tuple[str, str, str]] = field(default_factory=list)  # (sha, jaxlib, why)
     stopped: str = ""
+    used: dict[str, str] = field(default_factory=dict)  # commit → the jaxlib of the probe the bisect took for it
 
     def commit(self, name: str | None) -> Commit | None:
         return next((c for c in self.commits if c.sha == name), None)
@@ -86,6 +87,8 @@ class CommitBisect:
     def jaxlib_of(self, name: str | None) -> str:
         if name in self.jaxlibs:
             return self.jaxlibs[name]
+        if name in self.used:
+            return self.used[name]
         return next((p.jaxlib for p in self.probes if p.name == name and p.commit is not None), "?")
 
     @property
@@ -203,6 +206,7 @@ class CommitSearch:
                 skipped = Judgement(name, ReleaseVerdict.SKIPPED, why)
                 self.points[name] = CommitProbe(name, "–", skipped, commit)
                 self.found.probes.append(self.points[name])
+        self.found.used[name] = self.points[name].jaxlib
         return dataclasses.replace(self.points[name].judgement, release=name)
 
     def attribute(self) -> None:

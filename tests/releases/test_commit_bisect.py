@@ -189,3 +189,14 @@ def test_a_first_bad_commit_that_ran_with_another_jaxlib_than_the_last_good_one_
     found = World(history, commit=34).search(history)  # the first commit that accepts only 0.4.32
     assert found.first_bad_commit == history[34]
     assert found.answer().endswith("so the change is that commit's or comes with jaxlib 0.4.32")
+
+
+def test_the_jaxlib_named_for_a_commit_is_the_one_of_the_probe_the_bisect_took():
+    history = commits()
+    world = World(history, commit=34)
+    found = CommitBisect("0.4.31", "0.4.33", history, JAXLIBS)
+    search = CommitSearch(found, CANDIDATES, world.judge, world.prepare)
+    search.plan[history[33].sha] = "0.4.32"  # as if its run of commits took the newer jaxlib
+    search.run()
+    assert found.outcome is not None and found.outcome.last_good == history[33].sha
+    assert found.jaxlib_of(history[33].sha) == "0.4.32" and "different jaxlibs" not in found.answer()
