@@ -99,7 +99,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     if (folder / "HEAD").is_file():
         return folder
     cache.mkdir(parents=True, exist_ok=True)
-    command = ["git", "clone", "--bare", "--quiet", url, str(folder)]
+    # Large blobs (images, test data) stay on the server: a commit's version.py and package files are small.
+    command = ["git", "clone", "--bare", "--quiet", "--filter=blob:limit=1m", url, str(folder)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
         problem = (done.stderr.strip().splitlines() or ["no output"])[-1] if done.returncode else ""
