@@ -31,6 +31,7 @@ from harness.releases.bisection import BisectOutcome, bisect
 from harness.releases.commit_venvs import commit_label
 from harness.releases.commits import Commit, attribution_choices, segments
 from harness.releases.judge import REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.units import version_key
 
 JudgeLabel = Callable[[str], Judgement]  # a release or commit label → its judgement (``judge.Judge``)
 Prepare = Callable[[Commit, str], str | None]  # install jax at the commit with that jaxlib: None, or why not
@@ -164,7 +165,10 @@ class CommitSearch:
         self.judge, self.prepare, self.together, self.progress = judge, prepare, together, progress
         self.judged: dict[str, Judgement] = {}  # label → judgement: nothing is measured twice
         self.points: dict[str, CommitProbe] = {}  # name → the probe that stands for it in the bisect
-        self.plan = {c.sha: s.jaxlib for s in segments(found.commits, self.candidates) for c in s.commits if s.jaxlib}
+        ends = [version_key(found.jaxlibs[found.first]), version_key(found.jaxlibs[found.last])]
+        step = [j for j in self.candidates if ends[0] <= version_key(j) <= ends[1]]
+        cut = segments(found.commits, self.candidates, step)
+        self.plan = {c.sha: s.jaxlib for s in cut for c in s.commits if s.jaxlib}
 
     def _label(self, label: str, jaxlib: str, commit: Commit | None, stage: str) -> CommitProbe:
         if label not in self.judged:

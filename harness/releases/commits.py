@@ -180,14 +180,16 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
 
 
 def candidate_jaxlibs(commits: Sequence[Commit], listed: Sequence[str], first: str, last: str) -> list[str]:
-    """Every jaxlib worth trying from ``first`` to ``last``, oldest first.
+    """Every jaxlib worth trying, oldest first: those the index lists from ``first`` to ``last``, and every number
+    a commit of the range names.
 
-    Those the index lists, and every number a commit of the range names (a yanked release,
-    such as 0.4.32, installs by exact pin but is not listed): an install tries each.
+    A yanked release such as 0.4.32 installs by exact pin but is not listed; a commit on the
+    main line made before release U's branch may accept only a jaxlib older than U's.  An
+    install tries each.
     """
     named = {v for c in commits for v in (c.version, c.minimum_jaxlib) if v is not None}
-    within = {v for v in {*listed, *named} if version_key(first) <= version_key(v) <= version_key(last)}
-    return sorted(within, key=version_key)
+    within = {v for v in listed if version_key(first) <= version_key(v) <= version_key(last)}
+    return sorted(named | within, key=version_key)
 
 
 @dataclass(frozen=True)
@@ -198,18 +200,27 @@ class Segment:
     commits: tuple[Commit, ...]
 
 
-def segments(commits: Sequence[Commit], jaxlibs: Sequence[str]) -> list[Segment]:
+def segments(commits: Sequence[Commit], jaxlibs: Sequence[str], preferred: Sequence[str] = ()) -> list[Segment]:
     """The range cut where no one jaxlib fits on: from each cut, the jaxlib that the most commits in a row
     accept (the older of two that go as far, which those commits were written against), as few cuts as
-    possible."""
+    possible.
+
+    A jaxlib of ``preferred`` (the two releases' own and those between) goes first wherever one
+    fits: a commit made before release U's branch may accept only an older one, but only until
+    a commit accepts one of the step's.
+    """
+    step = [j for j in preferred if j in jaxlibs]
     found: list[Segment] = []
     at = 0
     while at < len(commits):
+        fitting = [j for j in step if commits[at].accepts(j)]
         best, reach = None, at + 1
-        for jaxlib in jaxlibs:
+        for jaxlib in fitting or jaxlibs:
             end = at
             while end < len(commits) and commits[end].accepts(jaxlib):
                 end += 1
+                if not fitting and end < len(commits) and any(commits[end].accepts(j) for j in step):
+                    break
             if end > at and (best is None or end > reach):
                 best, reach = jaxlib, end
         found.append(Segment(best, tuple(commits[at:reach])))
@@ -226,11 +237,12 @@ def attribution_choices(
     the widest first; for it, the latest commits that accept both, since late commits of a range
     have caught up with the newer jaxlib's API (an early one accepted by number may not import).
     """
-    pairs = [(a, b) for i, a in enumerate(jaxlibs) for b in jaxlibs[i + 1 :]]
+    around = [j for j in jaxlibs if version_key(good) <= version_key(j) <= version_key(bad)]  # the step's own
+    pairs = [(a, b) for i, a in enumerate(around) for b in around[i + 1 :]]
 
     def rank(pair: tuple[str, str]) -> tuple[int, int]:
         a, b = pair
-        return (-(int(a == good) + int(b == bad)), -(jaxlibs.index(b) - jaxlibs.index(a)))
+        return (-(int(a == good) + int(b == bad)), -(around.index(b) - around.index(a)))
 
     for a, b in sorted(pairs, key=rank):
         both = [c for c in commits if c.accepts(a) and c.accepts(b)]

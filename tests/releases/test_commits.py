@@ -57,9 +57,11 @@ def test_a_commit_accepts_jaxlibs_from_its_minimum_to_its_own_number():
     assert not made(2, None, None).accepts("0.4.31"), "without jax/version.py nothing is known to work"
 
 
-def test_yanked_numbers_the_commits_name_are_candidates_within_the_releases_jaxlibs():
+def test_the_numbers_the_commits_name_are_candidates_with_the_listed_jaxlibs_between_the_releases():
     # 0.4.32 is yanked, so the index does not list it; the commits name it, and it installs by exact pin.
-    assert candidate_jaxlibs(RANGE, ["0.4.30", "0.4.31", "0.4.33", "0.4.34"], "0.4.31", "0.4.33") == [
+    # 0.4.30, the first commits' minimum, is older than the good release's jaxlib: a commit may need it.
+    assert candidate_jaxlibs(RANGE, ["0.4.29", "0.4.31", "0.4.33", "0.4.34"], "0.4.31", "0.4.33") == [
+        "0.4.30",
         "0.4.31",
         "0.4.32",
         "0.4.33",
@@ -87,6 +89,8 @@ def test_attribution_takes_the_latest_commits_accepting_the_pair_nearest_the_rel
     choices = attribution_choices(RANGE, ["0.4.31", "0.4.32", "0.4.33"], "0.4.31", "0.4.33")
     assert [(c.sha, a, b) for c, a, b in choices] == [(RANGE[i].sha, "0.4.31", "0.4.32") for i in (9, 8, 7)]
     assert attribution_choices(RANGE[:3], ["0.4.31", "0.4.32"], "0.4.31", "0.4.32") == []
+    # A pair older than the step's (0.4.30 and 0.4.31, which the first commits accept) says nothing of it.
+    assert attribution_choices(RANGE[:3], ["0.4.30", "0.4.31", "0.4.32"], "0.4.31", "0.4.33") == []
 
 
 def test_first_parent_commits_of_a_real_repository(tmp_path):
@@ -134,3 +138,14 @@ def test_a_kept_clone_fetches_a_release_it_does_not_have_yet(tmp_path):
     with pytest.raises(UsageError, match="no tag"):
         release_commit(cloned, "0.1.3")
     assert release_commit(cloned, "0.1.3", fetch=True) == git(repo, "rev-parse", "HEAD")
+
+
+def test_the_jaxlibs_of_the_step_go_first_wherever_one_fits():
+    # jax-v0.4.33..jax-v0.4.34 in small: main-line commits from before 0.4.33's branch accept 0.4.32 only.
+    commits = [made(0, "0.4.32", "0.4.32"), made(1, "0.4.33", "0.4.32"), made(2, "0.4.34", "0.4.33")]
+    jaxlibs = ["0.4.32", "0.4.33", "0.4.34"]
+    assert [s.jaxlib for s in segments(commits, jaxlibs)] == ["0.4.32", "0.4.33"]
+    assert [(s.jaxlib, len(s.commits)) for s in segments(commits, jaxlibs, ["0.4.33", "0.4.34"])] == [
+        ("0.4.32", 1),
+        ("0.4.33", 2),
+    ]
