@@ -29,6 +29,15 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(
             "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
         )
+        parser.add_argument(
+            "--commits", action="store_true",
+            help="below the releases: jax's Python or jaxlib, and which jax commit (between two releases)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--jax-repo", metavar="PATH|URL",
+            help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
+            "once under .nox/)",
+        )  # fmt: skip
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
         parser.add_argument(
@@ -100,6 +109,11 @@ def check(args: argparse.Namespace) -> RangeOptions:
             "processes a release"
         )
     settings = options.sampling_from(args)
+    commits = args.command == "bisect" and args.commits
+    if args.command == "bisect" and args.jax_repo and not commits:
+        raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
+    if commits and metric is None and not args.claim:
+        raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
     return RangeOptions(
         command=args.command,
         case=case,
@@ -119,6 +133,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
         timeout=settings.timeout_s,
         thresholds=thresholds,
         fix=fix,
+        commits=commits,
+        jax_repo=args.jax_repo if commits else None,
     )
 
 

@@ -148,6 +148,10 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
 
 def run_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a first bad release was found, 1 when none could be named."""
+    if options.commits:
+        from harness.releases.commit_command import run_commit_bisect  # it drives this module's helpers
+
+        return run_commit_bisect(options)
     started = time.monotonic()
     envs = plan_for(options)
     check_metric(options.results, options.case.name, options.metric)

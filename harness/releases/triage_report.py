@@ -10,6 +10,7 @@ from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.names import inside
 from harness.releases.bisection import CLAIM
+from harness.releases.commit_report import commits_hint
 from harness.releases.report import RELEASE_HEADERS, Setting, against_cell, release_rows, releases_markdown
 from harness.releases.triage import Confirmation, TriageOutcome
 from harness.render.series_plot import draw_series
@@ -35,10 +36,10 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     )
 
 
-def _answer_lines(found: TriageOutcome) -> list[str]:
+def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     answers = found.answers()
     if answers:
-        return [f"- {a}" for a in answers]
+        return [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
     if found.first_round.steps:
         return ["No confirmed change: no step of the first round held on measuring again."]
     return ["No change: no significant step between consecutive releases."]
@@ -76,7 +77,7 @@ def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
     ]
     if found.confirmations:
         lines += ["Steps, measured again:", text_table(_step_rows(found), STEP_HEADERS), ""]
-    lines += ["Answers:", *_answer_lines(found)]
+    lines += ["Answers:", *_answer_lines(found, setting)]
     return "\n".join(lines) + "\n"
 
 
@@ -111,7 +112,7 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         "",
         "**Answers**" if found.changes() else "**No confirmed change**",
         "",
-        *_answer_lines(found),
+        *_answer_lines(found, setting),
         "",
         f"- {setting.header()}",
         f"- {_count_line(found, setting, processes)}",

@@ -84,6 +84,7 @@ class Change:
     # The two releases' stored results compared by the report's rule, in words; empty when not compared.
     significance: str = ""
     significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
+    below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
 
     @property
     def ratio(self) -> float | None:
@@ -169,6 +170,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         figures.get(after),
         source=f"`{answer.name}`",
         answer=" ".join(str(data.get("answer", "")).split()),
+        below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
         probes=probes,
     )
 

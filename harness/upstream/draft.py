@@ -119,6 +119,7 @@ def description(d: DraftInputs) -> str:
         f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
         f"{change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}"
         + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
+        + (f"Below the releases: {scrub(change.below)}. " if change.below else "")
         + context
     )
 
