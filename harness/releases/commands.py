@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from harness.releases import probes
 from harness.releases.answers import answer_stem, criterion
 from harness.releases.bisection import BisectOutcome, SweepOutcome, bisect, expected_probes, sweep
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement, metric_names
-from harness.releases.options import RangeOptions
+from harness.releases.options import RangeOptions, target_words
 from harness.releases.probes import PairConfirmer, ReleaseProber
 from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
 from harness.releases.triage import triage
@@ -99,10 +98,7 @@ def stem_for(options: RangeOptions) -> str:
 
 def triage_command(options: RangeOptions) -> str:
     """The ``nox -s triage`` command over ``options``' range and setting."""
-    script = options.case.script
-    target = ["--case", options.case.name]
-    if script is not None:
-        target = ["--script", script.file, *(f"--script-arg={shlex.quote(value)}" for value in script.args)]
+    target = target_words(options.case)
     words = ["nox", "-s", "triage", "--", *target, "--from", options.first, "--to", options.last]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
@@ -125,8 +121,9 @@ def setting_for(options: RangeOptions, envs: list[ReleaseEnv], started: float, *
     jaxlib = {env.jax: env.jaxlib for env in envs}
     wall_s = time.monotonic() - started
     return Setting(
-        options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s, **more
-    )
+        options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
+        target=tuple(target_words(options.case)), **more,
+    )  # fmt: skip
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:

@@ -160,6 +160,6 @@ def commits_hint(setting: Setting, change: Confirmation) -> str:
         else ["--broken", step.before, "--fixed", step.after]
     )
     criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
-    words = ["nox", "-s", "bisect", "--", "--case", setting.case, "--commits", *ends, *criterion]
+    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
     words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
     return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"

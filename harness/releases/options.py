@@ -7,12 +7,20 @@ to check a session's arguments before anything is installed.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.significance import Thresholds
 from harness.catalogue.discovery import CaseInfo
+
+
+def target_words(case: CaseInfo) -> list[str]:
+    """How a command line names ``case``: ``--case NAME``, or a plain script's file and arguments."""
+    if case.script is None:
+        return ["--case", case.name]
+    return ["--script", case.script.file, *(f"--script-arg={shlex.quote(value)}" for value in case.script.args)]
 
 
 @dataclass(frozen=True)

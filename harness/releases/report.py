@@ -36,6 +36,10 @@ class Setting:
     wall_s: float
     every_metric: bool = False  # a sweep without --metric or --claim
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
+    target: tuple[str, ...] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+
+    def target_words(self) -> list[str]:
+        return list(self.target) or ["--case", self.case]
 
     def criterion(self) -> str:
         if self.metric:
