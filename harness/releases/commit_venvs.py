@@ -153,4 +153,8 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
         # Its dependencies came with the release install above: jax alone is replaced.
         replace = ["--no-deps", "--reinstall-package", "jax", str(tree)]
         problem = _run([*uv, "pip", "install", "--quiet", *python, *replace])
-    return f"jax at {commit.sha[:12]} does not install: {problem}" if problem else None
+    if problem:
+        return f"jax at {commit.sha[:12]} does not install: {problem}"
+    # As every release venv: compiled once, so a probe's import and lazy imports time loading, not compiling.
+    problem = _run([str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")])
+    return f"jax at {commit.sha[:12]} does not compile: {problem}" if problem else None
