@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,19 @@ def write_results(folder: Path, records: list[dict]) -> Path:
     for record in records:
         (folder / f"{record['id']}.json").write_text(json.dumps(record))
     return folder
+
+
+@pytest.fixture(autouse=True, scope="session")
+def interruptible_children() -> Iterator[None]:
+    """Ctrl-C reaches the harness processes the tests start and interrupt, even where this suite was started
+    in the background by a shell that ignores SIGINT there (an ignored signal stays ignored across exec; a
+    handled one is reset to the default, which Python turns into KeyboardInterrupt)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture(autouse=True, scope="session")
