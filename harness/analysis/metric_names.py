@@ -48,12 +48,16 @@ class MetricKey:
     name: str  # program or jitted function; PROCESS or JSON for a plain script's figures
     kind: str  # a key of KIND_LABELS or PHASE_LABELS; for JSON, the printed field's name
 
-    def label(self) -> str:
+    def _what(self) -> str:
+        """What the figures are, in words, by family."""
         if self.name == JSON:
-            return f"{self.kind} (printed by the script)"
+            return "printed by the script"
         if self.name == PROCESS and self.kind in PHASE_LABELS:
-            return f"{self.name} · {PHASE_LABELS[self.kind]}"
-        return f"{self.name} · {KIND_LABELS.get(self.kind, self.kind)}"
+            return PHASE_LABELS[self.kind]
+        return KIND_LABELS.get(self.kind, self.kind)
+
+    def label(self) -> str:
+        return f"{self.kind} ({self._what()})" if self.name == JSON else f"{self.name} · {self._what()}"
 
     @property
     def metric_name(self) -> str:
@@ -62,11 +66,9 @@ class MetricKey:
 
     def quoted(self) -> str:
         """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing ...)."""
-        if self.name == JSON:
-            return f"`{self.metric_name}` (printed by the script)"
-        if self.name == PROCESS and self.kind in PHASE_LABELS:
-            return f"`{self.metric_name}` ({PHASE_LABELS[self.kind]})"
-        return f"`{self.name}` {KIND_LABELS.get(self.kind, self.kind)}"
+        if self.name in (JSON, PROCESS):
+            return f"`{self.metric_name}` ({self._what()})"
+        return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
         """A figure of this metric as a page shows it: a duration, or a script's own number as printed."""

@@ -14,7 +14,15 @@ from typing import Any
 
 from harness.releases.bisection import CLAIM
 from harness.releases.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
-from harness.releases.report import CLASSIFICATION, Setting, _comparison_json, against_cell, median_cell, median_ns
+from harness.releases.report import (
+    CLASSIFICATION,
+    Setting,
+    _comparison_json,
+    against_cell,
+    answer_head,
+    median_cell,
+    median_ns,
+)
 from harness.releases.triage import Confirmation
 from harness.render.tables import markdown_table, rule_text, text_table
 
@@ -100,14 +108,7 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
 def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
     old, new = found.terms.old, found.terms.new
     data: dict[str, Any] = {
-        "case": setting.case,
-        "sizes": setting.sizes,
-        "profile": setting.profile,
-        "criterion": "metric" if setting.metric else "claim",
-        "metric": setting.metric.metric_name if setting.metric else None,
-        "terms": {"old": old, "new": new},
-        old: found.first,
-        new: found.last,
+        **answer_head(setting, found.terms, found.first, found.last),
         "by": "commits",
         "answer": found.answer(),
         "attribution": {"cause": found.attribution.cause, "note": found.attribution.note},

@@ -196,19 +196,26 @@ def _comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
     }
 
 
-def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[str, Any]:
-    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
-    for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
-    old, new = found.terms.old, found.terms.new
-    data: dict[str, Any] = {
+def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
+    """What every bisect answer's data begins with, over releases or commits: the setting and its two ends."""
+    return {
         "case": setting.case,
         "sizes": setting.sizes,
         "profile": setting.profile,
         "criterion": "metric" if setting.metric else "claim",
         "metric": setting.metric.metric_name if setting.metric else None,
-        "terms": {"old": old, "new": new},
-        old: found.releases[0],
-        new: found.releases[-1],
+        "terms": {"old": terms.old, "new": terms.new},
+        terms.old: first,
+        terms.new: last,
+    }
+
+
+def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[str, Any]:
+    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
+    for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
+    old, new = found.terms.old, found.terms.new
+    data: dict[str, Any] = {
+        **answer_head(setting, found.terms, found.releases[0], found.releases[-1]),
         "releases": found.releases,
         "answer": found.answer(),
     }
