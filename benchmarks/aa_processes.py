@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SUMMARY = re.compile(r"(\d+) run pair\(s\) compared: (\d+) slower, (\d+) faster, (\d+) unchanged, (\d+) inconclusive")
+SUMMARY = re.compile(r"(\d+) run pair\(s\) compared: (\d+) slower, (\d+) faster, (\d+) unchanged, (\d+) undecided")
 
 
 def harness(*args: str) -> list[str]:
