@@ -22,6 +22,7 @@ from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.analysis.spending import at_level
 from harness.errors import UsageError
 from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
@@ -123,9 +124,12 @@ def compare_metric(
     When the two come from separate invocations each side's level differs by the thresholds'
     ``invocation_spread``; and where either side also has processes measured under load there is no
     verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
-    metric by up to ×2.2 between separate A/A runs (README "Separate runs")."""
+    metric by up to ×2.2 between separate A/A runs (README "Separate runs").  Sides measured together
+    until decided are tested at the level of the look they reached (``harness.analysis.spending``)."""
     separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     spread = thresholds.invocation_spread if separate else 0.0
+    if not separate and a.source is not None:  # measured until decided: the level of the look they reached
+        thresholds = at_level(thresholds, a.source.settings, min(len(a.processes), len(b.processes)))
     found = compare_processes(
         a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
     )

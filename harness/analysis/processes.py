@@ -188,4 +188,4 @@ def compare_processes(
         verdict = Verdict.UNCHANGED  # the whole interval inside the no-change band: positive evidence
     else:
         verdict = Verdict.UNDECIDED
-    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads)
+    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads, level=thresholds.alpha)

@@ -119,6 +119,9 @@ class Comparison:
     # The log standard deviation of a whole invocation's level the test allowed for: 0 when the sides were
     # interleaved in one run (or pooled), above 0 when they come from separate invocations.
     invocation_spread: float = 0.0
+    # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides were
+    # measured until decided (``harness.analysis.spending``).
+    level: float = math.nan
 
     @property
     def noisy(self) -> bool:
@@ -329,7 +332,7 @@ def compare_samples(
     )
     p_value = mann_whitney_u(baseline, candidate).p_value
     verdict = decide(ratio, p_value, thresholds, (low, high))
-    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags))
+    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), level=thresholds.alpha)
 
 
 # The names (and type) callers used before the Verdict enum.

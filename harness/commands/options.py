@@ -19,6 +19,7 @@ from typing import Any
 from harness.analysis.metric_names import KIND_LABELS, parse_metric_name
 from harness.analysis.power import DETECTION_POWER
 from harness.analysis.significance import Thresholds
+from harness.analysis.spending import CHANGES, MODES
 from harness.catalogue import discovery
 from harness.catalogue.scripts import check_results_folder, read_script
 from harness.catalogue.sizes import DEFAULT_SEED
@@ -37,6 +38,8 @@ DEFAULT_REPORTS = Path("reports")
 SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
 PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_MAX_PROCESSES = 20
+# Measuring sides until decided takes at most this many looks of --processes rounds each, by default.
+LOOKS = 4
 # A sample series needs this many samples for its median, however slow the program.
 MIN_REPEATS = 5
 # The profile label of a command run outside nox without --profile.
@@ -88,6 +91,11 @@ def non_negative_float(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text[:40]!r} must be zero or more")
     return value
+
+
+def max_load(text: str) -> float | None:
+    """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never measured again)."""
+    return None if text.strip().lower() == "off" else non_negative_float(text)
 
 
 def seconds(text: str) -> float:
@@ -315,6 +323,32 @@ def add_process_count(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_decide_budget(parser: argparse.ArgumentParser) -> None:
+    """How far releases measured together may go until decided: ``--max-processes`` and ``--time-budget``."""
+    parser.add_argument(
+        "--max-processes",
+        type=positive_int,
+        metavar="K",
+        help="releases measured together (endpoints, probes, confirmations) get looks of --processes rounds while "
+        f"a comparison is open, up to this many processes a release (default {LOOKS} × --processes)",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help="no further look once a measurement's processes have taken this long (default: no limit but "
+        "--max-processes)",
+    )
+
+
+def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
+    """The most processes a release measured until decided, and the time budget, checked."""
+    processes = processes_from(args)
+    if args.max_processes is not None and args.max_processes < processes:
+        raise UsageError("--max-processes must be at least --processes")
+    return args.max_processes or LOOKS * processes, args.time_budget
+
+
 def add_processes(parser: argparse.ArgumentParser) -> None:
     """How each cell is measured: in how many case processes, pinned where, on how loaded a machine."""
     add_process_count(parser)
@@ -333,11 +367,13 @@ def add_processes(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-load",
-        type=non_negative_float,
-        metavar="CORES",
+        type=max_load,
+        default=DEFAULT_FLAG_CORES,
+        metavar="CORES|off",
         help="measure a case process again (up to 3 attempts, a second apart) when other processes kept more than "
-        f"this many cores busy while it ran (default: flag a process over {DEFAULT_FLAG_CORES:g} cores, never "
-        "measure again)",
+        "this many cores busy while it ran; once a side's process was still loaded on its last attempt the load "
+        "is steady and the side's later processes are measured once each (every attempt is recorded); 'off': "
+        f"flag a process over {DEFAULT_FLAG_CORES:g} cores, never measure again",
     )
 
 
@@ -384,22 +420,68 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         "--max-processes",
         type=positive_int,
         metavar="K",
-        help=f"with --target-ratio: the most processes per cell and side (default {DEFAULT_MAX_PROCESSES}, as "
-        "pyperf's default count of processes)",
+        help=f"the most processes per cell and side: with --target-ratio (default {DEFAULT_MAX_PROCESSES}, as "
+        f"pyperf's default count of processes), or measuring sides until decided (default {LOOKS} × --processes)",
+    )
+    add_decide(parser)
+
+
+def add_decide(parser: argparse.ArgumentParser) -> None:
+    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its budget."""
+    parser.add_argument(
+        "--decide",
+        choices=[*MODES, "off"],
+        default=CHANGES,
+        help="with several sides: after --processes rounds, add looks of --processes rounds each (up to "
+        "--max-processes) while a comparison of neighbouring sides is open: 'changes': a ratio past the factor "
+        "not yet significant; 'all': any comparison neither changed nor unchanged; 'off': --processes only. The "
+        "test's level is spent over the looks, so false alarms stay at the level",
+    )
+    parser.add_argument(
+        "--decide-metric",
+        action="append",
+        default=[],
+        metavar="METRIC",
+        help="with --decide: judge only this metric (repeatable; default: every metric)",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help="with --decide: add no look once a cell's processes have taken this long (default: no limit but "
+        "--max-processes)",
     )
 
 
-def target_from(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``."""
-    for option, given in (("--max-processes", args.max_processes is not None), ("--target-kind", args.target_kind)):
+def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
+    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until decided
+    only where there are ``sides`` to compare and no target ratio."""
+    for option, given in (("--target-kind", args.target_kind),):
         if given and args.target_ratio is None:
             raise UsageError(f"{option} needs --target-ratio: without a target every cell runs --processes")
-    if args.max_processes is not None and args.max_processes < processes_from(args):
+    processes = processes_from(args)
+    if args.max_processes is not None and args.max_processes < processes:
         raise UsageError("--max-processes must be at least --processes")
+    decide = None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
+    for option, given in (("--decide-metric", args.decide_metric), ("--time-budget", args.time_budget is not None)):
+        if given and decide is None:
+            raise UsageError(f"{option} goes with --decide, on a run of several sides (--sides) without --target-ratio")
+    if args.max_processes is not None and decide is None and args.target_ratio is None:
+        raise UsageError(
+            "--max-processes needs --target-ratio, or a run of several sides (--sides) measured until decided: "
+            "without either every cell runs --processes"
+        )
+    if args.target_ratio is not None:
+        most = args.max_processes or DEFAULT_MAX_PROCESSES
+    else:
+        most = None if decide is None else args.max_processes or LOOKS * processes
     return {
         "target_ratio": args.target_ratio,
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
-        "max_processes": None if args.target_ratio is None else args.max_processes or DEFAULT_MAX_PROCESSES,
+        "max_processes": most,
+        "decide": decide,
+        "decide_metrics": tuple(dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)) or None,
+        "decide_budget_s": None if decide is None else args.time_budget,
     }
 
 

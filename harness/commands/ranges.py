@@ -58,6 +58,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_out(parser)
     options.add_sampling(parser)
     options.add_process_count(parser)
+    options.add_decide_budget(parser)
     options.add_thresholds(parser)
 
 
@@ -109,6 +110,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
             "processes a release"
         )
     settings = options.sampling_from(args)
+    max_processes, time_budget = options.decide_budget_from(args)
     commits = args.command == "bisect" and args.commits
     if args.command == "bisect" and args.jax_repo and not commits:
         raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
@@ -128,6 +130,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
         out=args.out,
         repeats=settings.repeats,
         processes=processes,
+        max_processes=max_processes,
+        time_budget=time_budget,
         warmup=settings.warmup,
         max_seconds=settings.max_seconds,
         timeout=settings.timeout_s,
@@ -164,7 +168,9 @@ COMMANDS = (
         "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
         "bad by the statistics against both endpoints. A case is judged by --metric or --claim; a plain script, "
         "without --metric, on every metric its endpoints differ on, each bisected in turn (probes reused).",
-        "0 a first bad release was found, 1 none could be named, 2 bad input",
+        "0 a first bad release was found, 1 none could be named (the endpoints unchanged, or a release that could "
+        "not be judged), 2 bad input, 3 undecided: the endpoints' comparison needs more processes (the answer says "
+        "how many)",
     ),
     _command(
         "sweep",
@@ -178,8 +184,9 @@ COMMANDS = (
         "measure every release in a range, confirm each step by measuring again, answer per change "
         "(run through nox -s triage)",
         "Measure a case on every jax release from --from to --to (default: the release table's oldest to newest) in "
-        "one interleaved run, find every step between consecutive releases (regressions and fixes), measure the two "
-        "releases around each step again together in twice the processes, and answer once per step that holds.",
-        "0 a change was confirmed, 1 none, 2 bad input",
+        "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
+        "two releases around each candidate again together until decided, and answer once per step that holds.",
+        "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
+        "processes would decide)",
     ),
 )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.power import detectable_in_records
+from harness.analysis.sequential import open_comparisons
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.commands import Command, options
@@ -89,7 +90,7 @@ def check(args: argparse.Namespace) -> RunOptions:
     settings = options.sampling_from(
         args,
         isolation=args.isolation or default_isolation(),
-        **options.target_from(args),
+        **options.target_from(args, len(sides)),
         **options.process_settings(args),
     )
     return RunOptions(
@@ -116,8 +117,9 @@ def execute(opts: RunOptions) -> int:
         raise UsageError(f"nothing to run: no size points for effort {effort!r}")
     options.prove_writable(opts.results)
     with Recorder(
-        opts.results, opts.sides, opts.settings, opts.seed, opts.budget, detectable=detectable_in_records
-    ) as recorder:
+        opts.results, opts.sides, opts.settings, opts.seed, opts.budget,
+        detectable=detectable_in_records, undecided=open_comparisons,
+    ) as recorder:  # fmt: skip
         outcomes = run_all(plan, recorder, resume=opts.resume)
     counts: dict[str, int] = {}
     for _, cell_run, _ in outcomes:

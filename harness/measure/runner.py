@@ -33,6 +33,7 @@ import secrets
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ __all__ = [
     "timing_lock",
 ]
 
-# A loaded process is measured again this often at most (with --max-load), a second apart.
+# A loaded process is measured again this often at most (unless --max-load off), a second apart.
 LOAD_ATTEMPTS = 3
 LOAD_RETRY_WAIT_S = 1.0
 # A side stops after this many timeouts in one cell: a hanging case would otherwise cost
@@ -90,6 +91,10 @@ _Outcomes = dict[tuple[int, str], tuple["CellRun | None", Path | None]]
 # metrics of the given kinds (all when empty); None: no spread to read yet.  The analysis stage provides it
 # (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
+# For pairs of sides (A, B: their processes so far) measured until decided, the comparisons another look could
+# still decide, described (empty: every one decided).  The analysis stage provides it
+# (``harness.analysis.sequential.open_comparisons``).
+OpenComparisons = Callable[[list[tuple[list[ProcessRun], list[ProcessRun]]], Settings], list[str]]
 
 
 def load_threshold(settings: Settings) -> float:
@@ -119,6 +124,22 @@ class _Cell:
     def others(self, run: CellRun) -> list[str]:
         """The labels of the sides measured beside ``run``, as its result names them (``interleaved_with``)."""
         return [r.side.label for r in self.runs if r is not run]
+
+    def pairs(self) -> list[tuple[CellRun, CellRun]]:
+        """The sides compared when measuring until decided, in plan order: each with the next side of its
+        profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
+        profile is theirs alone (an A/A of one release under two labels) each with the next such side."""
+        profiles = Counter(run.side.profile for run in self.runs)
+        found = []
+        for index, run in enumerate(self.runs):
+            alone = profiles[run.side.profile] == 1
+            following = [
+                r for r in self.runs[index + 1 :]
+                if (profiles[r.side.profile] == 1 if alone else r.side.profile == run.side.profile)
+            ]  # fmt: skip
+            if following:
+                found.append((run, following[0]))
+        return found
 
 
 @dataclass
@@ -289,6 +310,8 @@ class Recorder:
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
     # With ``settings.target_ratio``: reads the ratio the sides' finished processes could detect.
     detectable: DetectableRatio | None = None
+    # With ``settings.decide``: reads which comparisons between the sides are still open.
+    undecided: OpenComparisons | None = None
 
     def __post_init__(self) -> None:
         if not self.settings.isolation:
@@ -419,7 +442,7 @@ class Recorder:
                         left = max(sum(max(count - len(r.processes), 0) for r in to_run) - 1, 0)
                         self._measure_process(cell.item, run, round_index, cell.head, f"({left} more planned)")
                     active = [run for run in cell.runs if run.finished() is None]
-                    if not active or not self._another_round(active, round_index + 1, cell.head):
+                    if not active or not self._another_round(cell, active, round_index + 1):
                         going.remove(cell)
                         self._finish(cell, outcomes)
                 round_index += 1
@@ -441,6 +464,8 @@ class Recorder:
         what += f" on each of {sides} sides, interleaved" if sides > 1 else " each" if len(cells) > 1 else ""
         if self.settings.target_ratio is not None:
             what += f" (up to {self.settings.most_processes} until ×{self.settings.target_ratio:.3g} is detectable)"
+        elif self.settings.decide is not None and sides > 1:
+            what += f" (up to {self.settings.most_processes} until decided)"
         if len(cells) > 1:
             return f"{len(cells)} cells · {what}, in rounds: process k of every cell before process k+1 of any …"
         who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
@@ -454,14 +479,20 @@ class Recorder:
             outcomes[cell.index, run.side.label] = (run, self._store(cell.item, run, cell.others(run)))
             self.progress(f"[{run.side.label}] {cell.head} → {describe(run)}, stored")
 
-    def _another_round(self, runs: list[CellRun], done: int, head: str) -> bool:
-        """The planned rounds; then, with a target ratio, more while the processes so far could not see it.
+    def _another_round(self, cell: _Cell, runs: list[CellRun], done: int) -> bool:
+        """The planned rounds; then, with a target ratio, more while the processes so far could not see it;
+        or, measuring until decided, more while a comparison of the sides is open.
 
         The ratio is read from the spread within each side (``detectable``), never from how far the
-        sides are apart: stopping when a difference showed would make every difference look real."""
+        sides are apart: stopping when a difference showed would make every difference look real.
+        Measuring until decided does stop on the difference, which is why its test's level is spent over
+        the looks (``harness.analysis.spending``)."""
         settings = self.settings
         if done < settings.processes:
             return True
+        if settings.decide is not None and self.undecided is not None and len(cell.runs) > 1:
+            return self._undecided(cell, runs, done)
+        head = cell.head
         if settings.target_ratio is None or self.detectable is None:
             return False
         kinds = settings.target_kinds or ()
@@ -486,6 +517,36 @@ class Recorder:
             run.extent = extent
         return False
 
+    def _undecided(self, cell: _Cell, runs: list[CellRun], done: int) -> bool:
+        """Whether to add a round: up to the next look, then another look while a comparison is open, within
+        ``max_processes`` and the time budget; the cell's result says how far it went and why it stopped."""
+        settings, most = self.settings, self.settings.most_processes
+        seconds = sum(run.duration_s for run in cell.runs)  # its own processes: cells take turns in rounds
+        spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
+        if done % settings.processes and done < most and not spent:
+            return True  # between looks: the look's rounds are measured whole
+        ok = lambda run: [p for p in run.processes if p.status is RunStatus.OK]
+        assert self.undecided is not None
+        still = self.undecided([(ok(a), ok(b)) for a, b in cell.pairs()], settings)
+        look = f"look {-(-done // settings.processes)} of {-(-most // settings.processes)}"
+        if not still:
+            extent = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
+        elif done >= most or spent:
+            why = "the most allowed" if done >= most else f"the time budget of {settings.decide_budget_s:g} s spent"
+            shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
+            extent = f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
+        else:
+            self.progress(
+                f"{cell.head} · {look}: {len(still)} comparison(s) open ({still[0]}): "
+                f"{settings.processes} more rounds (at most {most} a side)"
+            )
+            return True
+        if done > settings.processes or still:
+            self.progress(f"{cell.head} · {extent}")
+        for run in cell.runs:
+            run.extent = extent
+        return False
+
     def _measure_process(self, item: PlannedRun, run: CellRun, round_index: int, head: str, left: str) -> None:
         settings = self.settings
         affinity = None if settings.affinity is None else list(settings.affinity)
@@ -493,6 +554,9 @@ class Recorder:
         of = f"/{planned}" if round_index < planned else f" (of at most {settings.most_processes})"
         line = f"[{run.side.label}] {head} · process {round_index + 1}{of}"
         attempts = 0
+        # A side still loaded on its last attempt meets a steady load: measuring again would only add time, and
+        # its sides share the load, taking turns in rounds.
+        steady = any(p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS for p in run.processes)
         while True:
             attempts += 1
             with timing_lock(self.progress):
@@ -509,7 +573,7 @@ class Recorder:
                     script_args=() if item.case.script is None else item.case.script.args,
                 )
             loaded = process.load is not None and process.load.loaded and process.status is not RunStatus.SKIPPED
-            if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS:
+            if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
                 break
             self.progress(
                 f"{line} → {process.status}{_load_text(process)} (over --max-load {settings.max_load:g}); "

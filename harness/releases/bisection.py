@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.releases.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.releases.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
@@ -50,7 +50,19 @@ class BisectOutcome:
 
     @property
     def no_change(self) -> bool:
-        """Both endpoints ran and agree: a change introduced and undone between them would hide here."""
+        """Both endpoints ran and agree (unchanged, or the same claim verdict): a change introduced and undone
+        between them would hide here."""
+        if not self._endpoints_ambiguous():
+            return False
+        compared = self.probes[1].vs_good
+        return compared is None or compared.verdict == Verdict.UNCHANGED
+
+    @property
+    def undecided(self) -> bool:
+        """Both endpoints ran, and their comparison is neither a change nor positive evidence of none."""
+        return self._endpoints_ambiguous() and not self.no_change
+
+    def _endpoints_ambiguous(self) -> bool:
         return (
             not self.found
             and len(self.probes) == 2
@@ -126,6 +138,15 @@ def bisect(releases: Sequence[str], judge: JudgeRelease, terms: Terms = REGRESSI
 CLAIM = "claim"
 
 
+def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
+    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the band."""
+    ratio = comparison.ratio
+    if not (ratio >= thresholds.factor or ratio <= 1 / thresholds.factor):
+        return None
+    worse = ratio > 1 if key.metric_name not in thresholds.higher_is_better else ratio < 1
+    return Verdict.SLOWER if worse else Verdict.FASTER
+
+
 @dataclass(frozen=True)
 class ReleaseStep:
     """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
@@ -163,15 +184,19 @@ def sweep(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
     name: str = "sweep",
+    screen: bool = False,
 ) -> SweepOutcome:
     """Measure every release; ``metrics`` None means every metric the results have.
 
     A prober that can measure releases together (``measure_together``) measures them all in one
-    interleaved run first, so neighbours are compared under the same load; the loop then reads them.
+    interleaved run first, with the planned processes (no looks: every step is listed, and a triage
+    decides its candidates afterwards), so neighbours are compared under the same load; the loop then
+    reads them.  ``screen`` (a triage's first round): a step is also a ratio past the factor that results
+    of separate runs (stored before) leave undecided, a candidate to measure again, never a "no".
     """
     together = getattr(measure, "measure_together", None)
     if together is not None:
-        together(releases)
+        together(releases, decide="off")
     measurements = []
     for number, release in enumerate(releases, start=1):
         progress(f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left")
@@ -187,10 +212,11 @@ def sweep(
                 continue
             comparison = compare_metric(a[key], b[key], thresholds, key)
             found.comparisons[(key.metric_name, after.release)] = comparison
-            if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER):
-                found.steps.append(
-                    ReleaseStep(key.metric_name, before.release, after.release, comparison.verdict, comparison)
-                )
+            change: Verdict | None = comparison.verdict if comparison.verdict in OPPOSITE else None
+            if change is None and screen and comparison.verdict == Verdict.UNDECIDED and comparison.invocation_spread:
+                change = _past_factor(comparison, thresholds, key)
+            if change is not None:
+                found.steps.append(ReleaseStep(key.metric_name, before.release, after.release, change, comparison))
         if with_claim and before.result is not None and after.result is not None:
             was, now = outcome(before.result), outcome(after.result)
             if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:

@@ -35,6 +35,7 @@ from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.store.files import replace_file
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
+from harness.units import format_ratio
 
 
 def progress(line: str) -> None:
@@ -79,6 +80,9 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | N
         progress,
         script=None if options.case.script is None else options.case.path,
         script_args=() if options.case.script is None else options.case.script.args,
+        max_processes=options.max_processes,
+        time_budget=options.time_budget,
+        decide_metrics=() if options.metric is None else (options.metric.metric_name,),
     )
 
 
@@ -113,6 +117,15 @@ def no_change_hint(options: RangeOptions) -> str:
     return (
         f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
         f"hides from a bisect; every release between them is measured by: `{triage_command(options)}`"
+    )
+
+
+def undecided_hint(options: RangeOptions) -> str:
+    return (
+        f"Undecided, not unchanged: the endpoints were measured together up to {options.max_processes} processes "
+        f"each and the statistics could tell neither a change nor its absence. More processes would decide: the "
+        f"same command with `--max-processes {2 * options.max_processes}` (stored results are reused), best while "
+        "nothing else loads the machine"
     )
 
 
@@ -153,11 +166,17 @@ def run_bisect(options: RangeOptions) -> int:
     envs = plan_for(options)
     check_metric(options.results, options.case.name, options.metric)
     prober = prober_for(options, envs)
-    # The endpoints, against which every probe is judged, are measured in one interleaved run.
-    prober.measure_together([options.first, options.last])
+    # The endpoints, against which every probe is judged, are measured in one interleaved run, until their
+    # comparison is decided: with a metric, changed or unchanged ("all"), else every metric that moved.
+    prober.measure_together([options.first, options.last], decide="all" if options.metric else "changes")
     if options.metric is None and not options.claim:  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(options, envs, prober, started)
-    return 0 if _bisect(options, envs, prober, started).found else 1
+    return bisect_exit(_bisect(options, envs, prober, started))
+
+
+def bisect_exit(found: BisectOutcome) -> int:
+    """0 a first bad release named, 3 undecided (more measurement would decide), 1 no answer otherwise."""
+    return 0 if found.found else 3 if found.undecided else 1
 
 
 def _bisect_every_changed_metric(
@@ -169,18 +188,31 @@ def _bisect_every_changed_metric(
         missing = good if good.result is None else bad
         raise HarnessError(f"jax {missing.release}: {missing.note}; no endpoint to compare the metrics of")
     compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
+    if any(c.comparison.verdict == Verdict.UNDECIDED and c.comparison.invocation_spread for c in compared):
+        # Results of separate runs: the endpoints are measured again together, until decided.
+        prober.measure_together([options.first, options.last], anew=True)
+        good, bad = prober(options.first), prober(options.last)
+        if good.result is not None and bad.result is not None:
+            compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
     moved = [c.key for c in compared if c.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
     names = ", ".join(k.metric_name for k in moved) or "none"
     progress(f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}")
     if not moved:
+        factor = options.thresholds.factor
+        open_ = [
+            f"{c.key.metric_name} {format_ratio(c.comparison.ratio)}"
+            for c in compared
+            if c.comparison.verdict == Verdict.UNDECIDED and not 1 / factor < c.comparison.ratio < factor
+        ]
+        undecided = f" Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}." if open_ else ""
         print(
             f"No metric of {options.case.name} differs significantly between jax {options.first} and "
-            f"{options.last}: nothing to bisect. Every release between them is measured by: "
+            f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "
             f"`{triage_command(options)}`"
         )
-        return 1
-    found = [_bisect(dataclasses.replace(options, metric=key), envs, prober, started).found for key in moved]
-    return 0 if any(found) else 1
+        return 3 if open_ else 1
+    found = [_bisect(dataclasses.replace(options, metric=key), envs, prober, started) for key in moved]
+    return min(bisect_exit(each) for each in found)
 
 
 def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float) -> BisectOutcome:
@@ -202,7 +234,7 @@ def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber
 
     found = bisect([env.jax for env in envs], judged, terms)
     setting = setting_for(options, envs, started, terms=terms)
-    hint = no_change_hint(options) if found.no_change else ""
+    hint = no_change_hint(options) if found.no_change else undecided_hint(options) if found.undecided else ""
     stem = stem_for(options)
     print(bisect_text(found, setting, hint), end="")
     write(inside(options.out, f"{stem}.md"), bisect_markdown(found, setting, hint))
@@ -239,7 +271,7 @@ def run_triage(options: RangeOptions) -> int:
     check_metric(options.results, case.name, metric)
     first_round = prober_for(options, envs)
     first_round.accept = probes.first_round(options.processes)
-    confirmer = PairConfirmer(prober_for(options, envs, 2 * options.processes))
+    confirmer = PairConfirmer(prober_for(options, envs))
     metrics = swept_metrics(options)
     found = triage(
         [env.jax for env in envs], first_round, confirmer,
@@ -251,4 +283,4 @@ def run_triage(options: RangeOptions) -> int:
     plot = draw_triage_plot(found, setting, options.out, stem)
     print(triage_text(found, setting, options.processes), end="")
     write(inside(options.out, f"{stem}.md"), triage_markdown(found, setting, options.processes, plot))
-    return 0 if found.changes() else 1
+    return 0 if found.changes() else 3 if found.undecided() else 1

@@ -30,7 +30,7 @@ from enum import StrEnum
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict, what_would_decide
 from harness.errors import UsageError
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
@@ -216,15 +216,23 @@ class Judge:
                 measurement.note, result, claim=after,
             )  # fmt: skip
         change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
-        if change.verdict == Verdict.UNDECIDED:  # the ratio passes the factor, too few processes: take more
-            self.good_result = self._again(self.good, self.good_result)
-            self.bad_result = result = self._again(self.bad, result)
+        if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
+            # Results of separate runs (stored before, say): the two are measured again together, until decided.
+            self.good_result, self.bad_result = self._together_again(self.good_result, result)
+            result = self.bad_result
             change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
+        if change.verdict == Verdict.UNCHANGED:
+            return Judgement(
+                self.bad, ReleaseVerdict.AMBIGUOUS,
+                f"unchanged from the {self.terms.old} endpoint ({_describe(change)}, the interval inside the "
+                f"no-change band): no change to find",
+                measurement.note, result, vs_good=change,
+            )  # fmt: skip
         if change.verdict not in OPPOSITE:
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS,
-                f"not significantly different from the {self.terms.old} endpoint ({_describe(change)}): "
-                "no change to find",
+                f"undecided against the {self.terms.old} endpoint ({_describe(change)}): "
+                f"{what_would_decide(change, self.thresholds).removeprefix('undecided: ')}",
                 measurement.note, result, vs_good=change,
             )  # fmt: skip
         self.direction = change.verdict
@@ -233,9 +241,17 @@ class Judge:
             measurement.note, result, vs_good=change,
         )  # fmt: skip
 
-    def _again(self, release: str, current: StoredResult) -> StoredResult:
-        again = self.measure(release, True)
-        return current if _usable(again) or again.result is None else again.result
+    def _together_again(self, good: StoredResult, bad: StoredResult) -> tuple[StoredResult, StoredResult]:
+        """Both endpoints measured anew in one interleaved run, where the prober can; else as they were."""
+        together = getattr(self.measure, "measure_together", None)
+        if together is None:
+            return good, bad
+        together([self.good, self.bad], anew=True, decide="all")
+        found = self.measure(self.good, False), self.measure(self.bad, False)
+        if any(_usable(probe) or probe.result is None for probe in found):
+            return good, bad
+        assert found[0].result is not None and found[1].result is not None
+        return found[0].result, found[1].result
 
     def _by_claim(self, measurement: Probe) -> Judgement:
         assert measurement.result is not None and self.good_result is not None

@@ -40,6 +40,8 @@ class RangeOptions:
     out: Path
     repeats: int
     processes: int  # case processes per release measured (a second look runs twice as many)
+    max_processes: int  # releases measured together: looks of ``processes`` rounds until decided, up to this many
+    time_budget: float | None  # and no further look once a measurement's processes took this many seconds
     warmup: int
     max_seconds: float
     timeout: float

@@ -63,6 +63,11 @@ class ReleaseProber:
     accept: Callable[[StoredResult], bool] | None = None
     script: Path | None = None  # a plain script measured in place of the case (``--script``)
     script_args: tuple[str, ...] = ()  # its command line (``--script-arg``)
+    # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours is open
+    # (``run --decide``), up to ``max_processes`` each and within ``time_budget`` seconds a measurement.
+    max_processes: int | None = None  # None: ``processes`` only
+    time_budget: float | None = None
+    decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
 
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine, self.accept)
@@ -82,7 +87,15 @@ class ReleaseProber:
             "--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds), "--processes", str(processes),
         ]  # fmt: skip
 
-    def measure_together(self, releases: Sequence[str], *, anew: bool = False) -> None:
+    def _decide_options(self, processes: int, decide: str) -> list[str]:
+        """``run``'s options for measuring sides until decided (``decide``: "changes", "all" or "off")."""
+        if decide == "off" or self.max_processes is None:
+            return ["--decide", "off"]
+        words = ["--decide", decide, "--max-processes", str(max(processes, self.max_processes))]
+        words += [f"--decide-metric={name}" for name in self.decide_metrics]
+        return words + ([] if self.time_budget is None else ["--time-budget", f"{self.time_budget:g}"])
+
+    def measure_together(self, releases: Sequence[str], *, anew: bool = False, decide: str = "changes") -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
         one side each, their case processes alternating in rounds, so that load and drift fall on all of
         them alike.
@@ -91,7 +104,7 @@ class ReleaseProber:
         probe, which says why.
         """
         wanted = [release for release in releases if anew or self.reusable(release) is None]
-        self.together.update(self._interleaved(wanted, self.processes))
+        self.together.update(self._interleaved(wanted, self.processes, decide))
 
     def measure_with_endpoints(self, release: str, good: str, bad: str, again: bool = False) -> tuple[Probe, ...]:
         """``release`` measured anew in one interleaved run with both endpoints, also anew, so that it is
@@ -114,13 +127,14 @@ class ReleaseProber:
             if found is None or (previous is not None and found.id == previous.id):
                 probes.append(Probe(each, None, "the interleaved run stored no result"))
             else:
-                note = f"measured ({processes}) interleaved with both endpoints in {seconds:.0f} s (install included)"
+                count = len(found.result.processes)
+                note = f"measured ({count}) interleaved with both endpoints in {seconds:.0f} s (install included)"
                 probes.append(Probe(each, found, note))
         return tuple(probes)
 
-    def _interleaved(self, releases: Sequence[str], processes: int) -> list[str]:
-        """One ``harness run`` of ``releases`` as sides, ``processes`` each; the releases it measured (those
-        that could be installed, when at least two could)."""
+    def _interleaved(self, releases: Sequence[str], processes: int, decide: str = "changes") -> list[str]:
+        """One ``harness run`` of ``releases`` as sides, ``processes`` each (then until decided: ``decide``);
+        the releases it measured (those that could be installed, when at least two could)."""
         sides = []
         for number, release in enumerate(releases, start=1):
             env = self.envs[release]
@@ -132,20 +146,24 @@ class ReleaseProber:
                 sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
         if len(sides) < 2:
             return []
-        self.progress(f"  {len(sides)} releases measured together, {processes} processes each, interleaved")
+        deciding = "off" not in self._decide_options(processes, decide)
+        until = f", then until decided (at most {self.max_processes})" if deciding else ""
+        self.progress(f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved")
         with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:
             plan = Path(scratch) / "sides.json"
             plan.write_text(json.dumps(sides))
             # This interpreter drives (it needs no JAX); each side's worker runs in its release's venv.
             command = [sys.executable, "-m", "harness", "run", "--sides", str(plan), "--force"]
-            subprocess.run([*command, *self._measure_options(processes)], cwd=venvs.REPO, check=False)
+            options = [*self._measure_options(processes), *self._decide_options(processes, decide)]
+            subprocess.run([*command, *options], cwd=venvs.REPO, check=False)
         return [side["release"] for side in sides]
 
     def __call__(self, release: str, again: bool = False) -> Probe:
         previous = self.stored(release)
         if not again and self.reusable(release) is not None and previous is not None:
             if release in self.together:
-                return Probe(release, previous, f"measured ({self.processes}) interleaved with the other releases")
+                count = len(previous.result.processes)
+                return Probe(release, previous, f"measured ({count}) interleaved with the other releases")
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         env = self.envs[release]
         started = time.monotonic()
@@ -169,20 +187,29 @@ class ReleaseProber:
 
 
 def first_round(processes: int) -> Callable[[StoredResult], bool]:
-    """The results a triage's first round counts: measured in fewer processes than a confirmation takes
-    (twice ``processes``), so that on a resume a confirmation never stands in for the first look."""
-    return lambda stored: len(stored.result.processes) < 2 * processes
+    """The results a triage's first round counts: measured with the planned processes only (not until
+    decided; older confirmations: in fewer than twice ``processes``), so that on a resume a confirmation
+    never stands in for the first look."""
+    return lambda stored: len(stored.result.processes) < 2 * processes and stored.result.settings.decide is None
+
+
+def is_confirmation(stored: StoredResult, processes: int) -> bool:
+    """Whether a stored result is a triage's confirmation (measured until decided; older ones: in twice the
+    processes of the first round), not a first round's."""
+    return stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
 
 
 Pair = tuple[str, str]  # the two releases around a step, older first
-# Pairs → each pair's two releases measured again, together: the probes of (older, newer).
-ConfirmPairs = Callable[[Sequence[Pair]], dict[Pair, tuple[Probe, Probe]]]
+# Pairs, and the metrics their steps moved → each pair's two releases measured again, together, until those
+# metrics are decided: the probes of (older, newer).
+ConfirmPairs = Callable[[Sequence[Pair], tuple[str, ...]], dict[Pair, tuple[Probe, Probe]]]
 
 
 @dataclass
 class PairConfirmer:
     """Measures the two releases around each step again, in one interleaved run with ``prober.processes``
-    processes each (a triage gives it twice its first round's), or reuses a confirmation stored before.
+    processes each, then looks until the steps' metrics are decided (``prober.max_processes``), or reuses a
+    confirmation stored before.
 
     A stored result confirms a pair when enough processes measured it interleaved with the pair's
     other release (``interleaved_with`` names that side), so both halves of a pair come from one run.
@@ -195,25 +222,29 @@ class PairConfirmer:
         prober = self.prober
         return newest_result(
             prober.results_dir, prober.case, release, prober.profile, prober.sizes, prober.machine,
-            lambda r: len(r.result.processes) >= prober.processes and label in r.result.interleaved_with,
+            lambda r: is_confirmation(r, prober.processes) and label in r.result.interleaved_with,
         )  # fmt: skip
 
-    def __call__(self, pairs: Sequence[Pair]) -> dict[Pair, tuple[Probe, Probe]]:
+    def __call__(self, pairs: Sequence[Pair], metrics: tuple[str, ...] = ()) -> dict[Pair, tuple[Probe, Probe]]:
         missing = [(a, b) for a, b in pairs if self.confirmation(a, b) is None or self.confirmation(b, a) is None]
         releases = list(dict.fromkeys(release for pair in missing for release in pair))
         if releases:
             self.prober.progress(
                 f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
-                f"{self.prober.processes} processes each"
+                f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
             )
+            self.prober.decide_metrics = metrics
             self.prober.measure_together(releases, anew=True)
         found = {}
         for before, after in pairs:
-            how = f"measured again ({self.prober.processes}) interleaved" if (before, after) in missing else "stored"
             probes = []
             for release, partner in ((before, after), (after, before)):
                 result = self.confirmation(release, partner)
-                note = f"{how} with jax {partner}" if result else f"no result measured together with jax {partner}"
+                how = "stored" if (before, after) not in missing or result is None else "measured again"
+                count = f" ({len(result.result.processes)} processes)" if result else ""
+                note = (
+                    f"{how} with jax {partner}{count}" if result else f"no result measured together with jax {partner}"
+                )
                 probes.append(Probe(release, result, note))
             found[(before, after)] = (probes[0], probes[1])
         return found

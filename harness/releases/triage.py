@@ -12,6 +12,7 @@ with fake ones.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,9 @@ from harness.releases.probes import ConfirmPairs, Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
+# The first round screens: a step is a candidate at this level (or the strict one, if looser), and only the
+# confirmation, measured until decided at the strict level, answers.
+SCREEN_ALPHA = 0.01
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,11 @@ class Confirmation:
     reason: str
 
     @property
+    def undecided(self) -> bool:
+        """Measured again, and the statistics could tell neither the change nor its absence."""
+        return not self.confirmed and self.comparison is not None and self.comparison.verdict == Verdict.UNDECIDED
+
+    @property
     def regression(self) -> bool:
         """Slower, or the claim stopped holding; otherwise a fix (faster, or the claim holds again)."""
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
@@ -50,6 +59,21 @@ class TriageOutcome:
 
     def changes(self) -> list[Confirmation]:
         return [c for c in self.confirmations if c.confirmed]
+
+    def undecided(self) -> list[Confirmation]:
+        return [c for c in self.confirmations if c.undecided]
+
+    def family_error(self, thresholds: Thresholds) -> str:
+        """The chance that any confirmed change of a metric is a false alarm, bounded over the candidates."""
+        tested = sum(c.comparison is not None for c in self.confirmations)
+        if not tested:
+            return ""
+        return (
+            f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
+            f"{thresholds.alpha:g} (spent over its looks): the chance that any confirmed change is a false alarm "
+            f"is at most {tested} × {thresholds.alpha:g} = {min(1.0, tested * thresholds.alpha):.2g}. The first "
+            f"round, at level {max(SCREEN_ALPHA, thresholds.alpha):g}, only chose what to measure again."
+        )
 
     def skipped_between(self, step: ReleaseStep) -> list[str]:
         """Releases between a step's two that did not run ok: the change may lie in any of them."""
@@ -141,7 +165,8 @@ def confirm(
     comparison = compare_metric(a, b, thresholds, metric)
     held = comparison.verdict == step.change
     how = f"{step.change} again" if held else f"{comparison.verdict} this time"
-    return Confirmation(step, before, after, comparison, held, f"measured again: {how}")
+    fewest = min(comparison.processes)
+    return Confirmation(step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)")
 
 
 def triage(
@@ -156,23 +181,27 @@ def triage(
 ) -> TriageOutcome:
     """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all pairs at once)."""
     progress(f"[triage] first round: {len(releases)} releases, measured together")
+    screen = dataclasses.replace(thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha))
     first = sweep(
-        releases, measure, metrics=metrics, with_claim=with_claim, thresholds=thresholds, progress=progress,
-        name="triage",
+        releases, measure, metrics=metrics, with_claim=with_claim, thresholds=screen, progress=progress,
+        name="triage", screen=True,
     )  # fmt: skip
     found = TriageOutcome(first)
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
         return found
     pairs = list(dict.fromkeys((s.before, s.after) for s in first.steps))
-    progress(f"[triage] {len(first.steps)} step(s) between {len(pairs)} pair(s) of releases: measuring them again")
-    again = confirm_pairs(pairs)
+    progress(
+        f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
+        "again, until decided"
+    )
+    again = confirm_pairs(pairs, tuple(dict.fromkeys(s.metric for s in first.steps if s.metric != CLAIM)))
     keys = {key.metric_name: key for key in first.metrics}
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
         confirmation = confirm(step, before, after, keys.get(step.metric), thresholds)
         found.confirmations.append(confirmation)
-        verdict = "confirmed" if confirmation.confirmed else "not confirmed"
+        verdict = "confirmed" if confirmation.confirmed else "undecided" if confirmation.undecided else "not confirmed"
         progress(
             f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: {verdict} "
             f"({confirmation.reason})"

@@ -18,31 +18,47 @@ from harness.render.tables import markdown_table, text_table
 
 PLOTS = "plots"
 RULE = (
-    "A step is a significant change between a release and the previous one that ran ok in the first round, "
-    "where every release is measured in one interleaved run. Each step's two releases are then measured again, "
-    "together, in twice the processes; the step stands only when that second measurement shows the same change "
-    "on its own (the same verdict, or the same claim flip). A sped-up metric reads *fixed* when it undoes a "
-    "confirmed slowdown, *faster* otherwise."
+    "The first round measures every release in one interleaved run and screens each step between a release and "
+    "the previous one that ran ok: a *candidate* is a ratio past the factor that the test flags at the screening "
+    "level, or that results of separate runs leave undecided. Each candidate's two releases are then measured "
+    "again, together, with looks of more processes while the step's comparison is open, and the step stands only "
+    "when that second measurement shows the same change on its own at the strict level (or the same claim flip). "
+    "A candidate the second measurement leaves *undecided* is neither a change nor its absence: more processes "
+    "would decide it. A sped-up metric reads *fixed* when it undoes a confirmed slowdown, *faster* otherwise."
 )
 
 
 def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     first = found.first_round
+    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
+    measured = f", {min(again)}–{max(again)} processes a side" if again else ""
+    undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
     return (
         f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
-        f"({processes} processes each, measured together); {len(first.steps)} step(s) in the first round, "
-        f"{len(found.changes())} confirmed on measuring again ({2 * processes} processes each); "
+        f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in the first "
+        f"round, {len(found.changes())} confirmed on measuring again until decided{measured}{undecided}; "
         f"wall time {setting.wall_s:.0f} s, installs included"
     )
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     answers = found.answers()
-    if answers:
-        return [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
+    lines = [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
+    undecided = [f"{c.step.metric} {c.step.before} → {c.step.after}" for c in found.undecided()]
+    if undecided:
+        lines.append(
+            f"Undecided, not unchanged: {'; '.join(undecided)}: measured again until the most processes allowed, "
+            "the statistics could tell neither the change nor its absence. The same command with a larger "
+            "--max-processes (stored results are reused), on a quiet machine, would decide."
+        )
+    if lines:
+        return lines
     if found.first_round.steps:
-        return ["No confirmed change: no step of the first round held on measuring again."]
-    return ["No change: no significant step between consecutive releases."]
+        return ["No confirmed change: no candidate step of the first round held on measuring again."]
+    return [
+        "No change found: no step between consecutive releases passed the first round's screen (each comparison "
+        "is in the releases table; an undecided one there is not evidence of no change)."
+    ]
 
 
 def _claim_cells(c: Confirmation) -> str:
@@ -78,6 +94,8 @@ def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
     if found.confirmations:
         lines += ["Steps, measured again:", text_table(_step_rows(found), STEP_HEADERS), ""]
     lines += ["Answers:", *_answer_lines(found, setting)]
+    if found.family_error(setting.thresholds):
+        lines += ["", found.family_error(setting.thresholds)]
     return "\n".join(lines) + "\n"
 
 
@@ -125,6 +143,7 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         "",
         RULE,
         "",
+        *([found.family_error(setting.thresholds), ""] if found.family_error(setting.thresholds) else []),
         *releases_markdown(first, setting, "## Releases (first round)"),
     ]
     return "\n".join(lines)

@@ -305,6 +305,12 @@ class Settings(_Record):
     target_ratio: float | None = None
     target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
     max_processes: int | None = None
+    # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more rounds, in
+    # looks of ``processes`` each up to ``max_processes``, while the sides' comparisons are open: "changes"
+    # (a ratio past the factor the test has not yet confirmed) or "all" (any comparison undecided).
+    decide: str | None = None
+    decide_metrics: tuple[str, ...] | None = None  # the metrics it is judged on (None: every metric)
+    decide_budget_s: float | None = None  # the most seconds a cell may take (None: only max_processes bounds it)
     unrecorded: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
@@ -326,8 +332,8 @@ class Settings(_Record):
 
     @property
     def most_processes(self) -> int:
-        """Processes a side may run in one cell: the planned count, or more with a target ratio."""
-        if self.target_ratio is None:
+        """Processes a side may run in one cell: the planned count, or more with a target ratio or until decided."""
+        if self.target_ratio is None and self.decide is None:
             return self.processes
         return max(self.processes, self.max_processes or self.processes)
 
@@ -607,9 +613,23 @@ _SETTING_CHECKS: dict[str, Check[Any]] = {
     "target_ratio": number,
     "target_kinds": list_of(string),
     "max_processes": integer,
+    "decide": string,
+    "decide_metrics": list_of(string),
+    "decide_budget_s": number,
 }
 # Recorded as null when not set: null is their value, not a sign of an older result.
-_NULLABLE_SETTINGS = frozenset({"affinity", "max_load", "target_ratio", "target_kinds", "max_processes"})
+_NULLABLE_SETTINGS = frozenset(
+    {
+        "affinity",
+        "max_load",
+        "target_ratio",
+        "target_kinds",
+        "max_processes",
+        "decide",
+        "decide_metrics",
+        "decide_budget_s",
+    }
+)
 
 
 def parse_host(value: Any, where: str = "host") -> HostFacts:

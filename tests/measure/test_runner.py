@@ -213,6 +213,19 @@ def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeyp
     assert "loaded: 0.90 other cores busy" in lines[0]
 
 
+def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_attempt(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.9)] * 5))
+    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    settings = dataclasses.replace(QUICK, processes=2, max_load=0.5)
+    recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
+    run = CellRun(recorder.sides[0], 2)
+    for index in range(2):
+        recorder._measure_process(planned("steady")[0], run, index, "(1/1) steady", "")
+    recorder.close()
+    assert [p.load.attempts for p in run.processes] == [3, 1], "three attempts, then the load is known to stay"
+
+
 def test_cell_status_is_ok_only_when_every_process_is():
     side = this_side("t")
 
@@ -275,6 +288,67 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
     assert not any("detect" in line for line in lines[1:]), "nothing to report when the planned processes sufficed"
     runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {})
     assert [len(run.processes) for run in runs] == [3, 3] and asked == [] and runs[0].detail == ""
+
+
+def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **changes):
+    """Sides of fake processes measured until decided; ``undecided`` answers from ``open_by_processes``."""
+    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.0)] * 200))
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
+    asked: list[list[tuple[int, int]]] = []
+
+    def undecided(pairs, settings):
+        asked.append([(len(a), len(b)) for a, b in pairs])
+        return open_by_processes.get(len(pairs[0][0]), [])
+
+    settings = dataclasses.replace(QUICK, processes=3, decide="changes", max_processes=12, **changes)
+    lines: list[str] = []
+    recorder = Recorder(
+        tmp_path, sides or aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, undecided=undecided
+    )
+    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
+    recorder.close()
+    return runs, asked, lines
+
+
+def test_until_decided_looks_come_every_planned_rounds_while_a_comparison_is_open(tmp_path, monkeypatch):
+    still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
+    runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, {3: still, 6: still})
+    assert [len(run.processes) for run in runs] == [9, 9]
+    assert asked == [[(3, 3)], [(6, 6)], [(9, 9)]], "asked at each look only, never between"
+    assert all("decided at 9 processes a side (look 3 of 4" in run.detail for run in runs)
+    assert any("look 1 of 4: 1 comparison(s) open (pair 1 x ×1.2" in line for line in lines)
+
+
+def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_what_stayed_open(tmp_path, monkeypatch):
+    still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
+    runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still))
+    assert [len(run.processes) for run in runs] == [12, 12] and len(asked) == 4
+    assert "undecided after 12 processes a side (the most allowed, look 4 of 4" in runs[0].detail
+    assert "pair 1 x ×1.2" in runs[0].detail
+    runs, _, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), decide_budget_s=1.0)
+    assert [len(run.processes) for run in runs] == [5, 5], (
+        "0.1 s a fake process, two sides: 1 s is spent after 5 rounds"
+    )
+    assert "the time budget of 1 s spent" in runs[0].detail
+
+
+def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(tmp_path, monkeypatch):
+    releases = [Side(release, profile, sys.executable) for release in ("1", "2", "3") for profile in ("p", "q")]
+    recorder = Recorder(tmp_path, releases, QUICK, seed=1, budget=Budget())
+    cell = runner._Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in releases])
+    recorder.close()
+    labels = [(a.side.label, b.side.label) for a, b in cell.pairs()]
+    assert labels == [
+        ("jax 1 · p", "jax 2 · p"),
+        ("jax 1 · q", "jax 2 · q"),
+        ("jax 2 · p", "jax 3 · p"),
+        ("jax 2 · q", "jax 3 · q"),
+    ], "release by release within each profile, never one profile against another"
+    _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
+    assert asked == [[(3, 3), (3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
+    runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])
+    assert asked == [] and len(runs[0].processes) == 3
 
 
 def claimed(*verdicts, status="ok"):

@@ -113,7 +113,7 @@ def test_an_aa_plan_of_one_interpreter_runs_interleaved_through_the_command_line
         ],
     )
     argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
-    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2"]) == 0
+    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2", "--decide", "off"]) == 0
     err = capsys.readouterr().err
     assert "(1/1) steady K=1000 · 2 processes on each of 2 sides, interleaved" in err
     assert "[second side] (1/1) steady K=1000 · process 2/2 → ok" in err

@@ -173,3 +173,22 @@ def test_the_real_judge_reasons_in_the_terms_of_a_fix():
     assert found.probes[0].reason == "the broken endpoint"
     assert found.probes[1].reason.startswith("faster than the broken endpoint")
     assert "against broken" in found.probes[2].reason and "against fixed" in found.probes[2].reason
+
+
+def test_undecided_endpoints_are_never_called_agreeing_and_exit_3():
+    from harness.releases.commands import bisect_exit
+
+    judge = Judge(FakeReleases({"a": 1, "b": 1}), "a", "b", WALL, Thresholds())
+    judge("a")
+    undecided = judge("b")  # the same samples, the interval wider than the ×1.05 band
+    assert undecided.vs_good.verdict == Verdict.UNDECIDED
+
+    class Endpoints(ScriptedJudge):
+        def __call__(self, release):
+            return undecided if release == RANGE[-1] else super().__call__(release)
+
+    found = bisect(RANGE, Endpoints(RANGE, RANGE[-1]))
+    assert found.undecided and not found.no_change and bisect_exit(found) == 3
+    assert "undecided against the good endpoint" in found.stopped
+    agree = bisect(RANGE, ScriptedJudge(RANGE, "0.4.35", set_aside={"0.4.35": ReleaseVerdict.AMBIGUOUS}))
+    assert agree.no_change and not agree.undecided and bisect_exit(agree) == 1

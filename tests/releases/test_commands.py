@@ -126,12 +126,8 @@ def test_a_sweep_of_every_metric_writes_its_steps(tmp_path, capsys):
 
 def test_the_probes_measure_in_the_processes_asked_for_five_by_default(tmp_path):
     stored_range(tmp_path)
-    by_default = checked_range_args(
-        parse(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim"))
-    )
-    asked = checked_range_args(
-        parse(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7"))
-    )
+    by_default = checked_range_args(parse(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim")))
+    asked = checked_range_args(parse(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7")))
     assert (by_default.processes, asked.processes) == (5, 7)
     assert prober_for(asked, plan_for(asked)).processes == 7
 
@@ -171,7 +167,9 @@ def test_a_triage_confirms_the_step_from_stored_results_and_answers_it(tmp_path,
     captured = capsys.readouterr()
     [answer] = [line for line in captured.out.splitlines() if line.startswith("- ")]
     assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")
-    assert "0.4.31: stored with jax 0.4.33; 0.4.33: stored with jax 0.4.31" in captured.out
+    assert (
+        "0.4.31: stored with jax 0.4.33 (10 processes); 0.4.33: stored with jax 0.4.31 (10 processes)" in captured.out
+    )
     assert "confirming" not in captured.err, "the stored confirmation is reused, nothing measured"
     report = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
     text = report.read_text()
@@ -188,7 +186,7 @@ def test_a_triage_whose_step_cannot_be_measured_again_finds_no_change_and_exits_
     stored_range(tmp_path)  # no confirmation stored, and the plan's venvs cannot be installed
     assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 1
     out = capsys.readouterr().out
-    assert "No confirmed change: no step of the first round held on measuring again." in out
+    assert "No confirmed change: no candidate step of the first round held on measuring again." in out
     assert "no result measured together with jax 0.4.33" in out
 
 
@@ -196,10 +194,12 @@ def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
     stored_range(tmp_path)
     # A confirmation that shows no change is stored for 0.4.31 and 0.4.33; the first round still sees the step.
     stored_confirmations(tmp_path, [("0.4.31", "0.4.33")], scales=dict.fromkeys(SCALES, 1))
-    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 1
+    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 3, "undecided"
     out = capsys.readouterr().out
     assert "| eager.wall_ns | 0.4.31 → 0.4.33 |" not in out  # text tables, not markdown
     assert "undecided this time" in out
+    assert "Undecided, not unchanged: eager.wall_ns 0.4.31 → 0.4.33" in out
+    assert "1 candidate step(s) of a metric were measured again" in out
 
 
 def nox_session(name, *posargs):

@@ -13,12 +13,13 @@ from harness.store.results import StoredResult
 from tests.conftest import FakeReleases, derive, real_result
 
 WALL = parse_metric_name("eager.wall_ns")
+DEFAULTS = Thresholds()
 
 
-def judged(fake: FakeReleases, metric: MetricKey | None = WALL):
+def judged(fake: FakeReleases, metric: MetricKey | None = WALL, thresholds: Thresholds = DEFAULTS):
     """Judge every release of ``fake`` in order (endpoints first, as the bisection does)."""
     releases = fake.releases
-    judge = Judge(fake, releases[0], releases[-1], metric, Thresholds())
+    judge = Judge(fake, releases[0], releases[-1], metric, thresholds)
     order = [releases[0], releases[-1], *releases[1:-1]]
     return judge, {release: judge(release) for release in order}
 
@@ -60,9 +61,14 @@ def test_a_second_look_can_settle_it():
     )
 
 
-def test_endpoints_that_do_not_differ_leave_nothing_to_find():
-    _, verdicts = judged(FakeReleases({"a": 1, "b": 1}))
+def test_endpoints_shown_unchanged_leave_nothing_to_find_and_undecided_ones_say_what_would_decide():
+    # The same samples on both: ×1 with a 99 % interval of about ×0.87–×1.16, inside a ×1.2 band, not a ×1.05 one.
+    _, verdicts = judged(FakeReleases({"a": 1, "b": 1}), thresholds=Thresholds(factor=1.2))
     assert verdicts["b"].verdict == ReleaseVerdict.AMBIGUOUS and "no change to find" in verdicts["b"].reason
+    assert verdicts["b"].vs_good.verdict == Verdict.UNCHANGED
+    _, verdicts = judged(FakeReleases({"a": 1, "b": 1}))
+    assert verdicts["b"].vs_good.verdict == Verdict.UNDECIDED and "no change to find" not in verdicts["b"].reason
+    assert "undecided against the good endpoint" in verdicts["b"].reason and "more processes" in verdicts["b"].reason
 
 
 def test_releases_without_a_usable_result_are_skipped():
@@ -139,3 +145,32 @@ def test_a_release_between_is_judged_against_the_endpoints_measured_with_it():
     assert verdicts["b"].verdict == ReleaseVerdict.GOOD, verdicts["b"].reason
     _plain, first_only = judged(FakeReleases({"a": 1, "b": 2, "c": 3}))
     assert first_only["b"].verdict != ReleaseVerdict.GOOD, "against the first endpoints it would not be"
+
+
+class SeparateRuns(FakeReleases):
+    """A fake prober whose endpoints come from separate runs (as stored results reused), measured under load,
+    until ``measure_together`` measures them in one run."""
+
+    def __init__(self, scales: dict) -> None:
+        super().__init__(scales)
+        self.together: list[tuple[list[str], bool, str]] = []
+
+    def measure_together(self, releases, *, anew=False, decide="changes"):
+        self.together.append((list(releases), anew, decide))
+
+    def __call__(self, release, again=False):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, scale=self.scales[release])
+        if not self.together:
+            data["invocation"] = f"run-of-{release}"
+            for process in data["processes"]:
+                process["load"] = {**(process.get("load") or {}), "other_cpu_cores": 0.9, "loaded": True}
+        return Probe(release, StoredResult.from_document(Path(f"{release}.json"), data), "fake")
+
+
+def test_endpoints_from_separate_runs_under_load_are_measured_again_together_not_given_up():
+    fake = SeparateRuns({"a": 1, "b": 3})
+    judge = Judge(fake, "a", "b", WALL, Thresholds())
+    judge("a")
+    verdict = judge("b")
+    assert fake.together == [(["a", "b"], True, "all")], "both endpoints anew, in one run, until decided"
+    assert verdict.verdict == ReleaseVerdict.BAD and verdict.vs_good.verdict == Verdict.SLOWER

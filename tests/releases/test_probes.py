@@ -213,13 +213,13 @@ def test_the_first_round_of_a_triage_passes_over_a_confirmation_stored_later(tmp
     assert probe("0.4.30").result.id == first["id"]
 
 
-def test_a_confirmation_is_a_result_of_twice_the_processes_measured_with_the_other_release(tmp_path, fake_run):
+def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_release(tmp_path, fake_run):
     probe, lines = prober(tmp_path)
-    probe.processes = 10
+    probe.max_processes = 20
     confirmer = probes.PairConfirmer(probe)
     stored = [
         in_processes_of(10, "0.4.30", id="alone"),  # a bisect's second look: measured alone
-        in_processes_of(5, "0.4.31", id="few", interleaved_with=["jax 0.4.30 · cpu"]),
+        in_processes_of(5, "0.4.31", id="few", interleaved_with=["jax 0.4.30 · cpu"]),  # a first round's
     ]
     for record in stored:
         write_result(tmp_path / "results", record)
@@ -229,23 +229,28 @@ def test_a_confirmation_is_a_result_of_twice_the_processes_measured_with_the_oth
         plan = json.loads(Path(option(command, "--sides")).read_text())
         for side in plan:
             others = [f"jax {s['release']} · cpu" for s in plan if s is not side]
-            record = in_processes_of(10, side["release"], id=f"together-{side['release']}", interleaved_with=others)
+            record = in_processes_of(
+                15, side["release"], id=f"together-{side['release']}", interleaved_with=others,
+                settings={"processes": 5, "decide": "changes", "max_processes": 20},
+            )  # fmt: skip
             write_result(fake_run.results, record)
         return None
 
     fake_run.stores = stores
-    found = confirmer([("0.4.30", "0.4.31")])
+    found = confirmer([("0.4.30", "0.4.31")], ("eager.wall_ns",))
     [command] = fake_run.commands
-    assert option(command, "--processes") == "10" and "--force" in command
+    assert option(command, "--processes") == "5" and "--force" in command
+    assert option(command, "--decide") == "changes" and option(command, "--max-processes") == "20"
+    assert "--decide-metric=eager.wall_ns" in command, "looks judged on the steps' metrics"
     before, after = found[("0.4.30", "0.4.31")]
     assert (before.result.id, after.result.id) == ("together-0.4.30", "together-0.4.31")
-    assert before.note == "measured again (10) interleaved with jax 0.4.31"
-    said = "confirming 1 pair(s) of releases: 2 releases measured again together, 10 processes each"
+    assert before.note == "measured again with jax 0.4.31 (15 processes)"
+    said = "2 releases measured again together, 5 processes each, then until decided (at most 20)"
     assert any(said in line for line in lines)
 
     again = confirmer([("0.4.30", "0.4.31")])
     assert len(fake_run.commands) == 1, "a stored confirmation is reused"
-    assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30"
+    assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30 (15 processes)"
 
 
 def test_a_scripts_arguments_reach_every_run_it_is_measured_in(tmp_path):

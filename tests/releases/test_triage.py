@@ -19,8 +19,9 @@ class FakeConfirmer:
         self.again = again
         self.calls: list[list[tuple[str, str]]] = []
 
-    def __call__(self, pairs):
+    def __call__(self, pairs, metrics=()):
         self.calls.append(list(pairs))
+        self.metrics = metrics
         return {(a, b): (self.again(a, True), self.again(b, True)) for a, b in pairs}
 
 
@@ -48,7 +49,9 @@ def test_a_step_that_does_not_hold_on_measuring_again_is_not_an_answer():
     scales = {"a": 1, "b": 3, "c": 3}
     found, _, _ = run(scales, again={"a": 1, "b": 1, "c": 3})
     [confirmation] = found.confirmations
-    assert not confirmation.confirmed and confirmation.reason == "measured again: undecided this time"
+    assert (
+        not confirmation.confirmed and confirmation.reason == "measured again: undecided this time (5 processes a side)"
+    )
     assert confirmation.comparison is not None and confirmation.comparison.verdict == Verdict.UNDECIDED
     assert found.changes() == [] and found.answers() == []
 

@@ -27,14 +27,15 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     found, setting = outcome({"a": 1, "b": 3}, again={"a": 1, "b": 1}, metric=WALL)
     text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
     assert "**No confirmed change**" in text
-    assert "No confirmed change: no step of the first round held on measuring again." in text
+    assert "Undecided, not unchanged: eager.wall_ns a → b: measured again until the most processes allowed" in text
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("undecided")
     assert cells[4] == "no"
     assert "Plot not drawn: matplotlib is not installed." in text
     assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text
-    assert "0 confirmed on measuring again (10 processes each)" in text
+    assert "0 confirmed on measuring again until decided, 5–5 processes a side, 1 undecided" in text
+    assert "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
 
 
 def test_the_claim_answers_and_the_plot_of_every_wall_time():
@@ -47,7 +48,9 @@ def test_the_claim_answers_and_the_plot_of_every_wall_time():
 
 def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_path):
     found, setting = outcome({"a": 1, "b": 1}, metric=WALL)
-    assert "No change: no significant step between consecutive releases." in triage_text(found, setting, 5)
+    assert "No change found: no step between consecutive releases passed the first round" in triage_text(
+        found, setting, 5
+    )
     assert plotted_metrics(found, setting) == [WALL]
     text = triage_markdown(found, setting, 5, ("plots/x.png", ""))
     assert "![the metric over releases](plots/x.png)" in text and "No step to measure again." in text

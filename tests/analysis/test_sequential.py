@@ -1,0 +1,45 @@
+"""Which comparisons of sides measured together another look could still decide."""
+
+from harness.analysis.sequential import is_open, open_comparisons
+from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.stats import summarize
+from harness.store.schema import Settings
+from tests.analysis.test_power import _processes
+
+
+def comparison(ratio: float, verdict: Verdict) -> Comparison:
+    summary = summarize([1.0, 1.0])
+    return Comparison(summary, summary, ratio, ratio * 0.9, ratio * 1.1, 0.01, verdict, ())
+
+
+DECIDING = Settings(processes=3, decide="changes", max_processes=12)
+
+
+def test_a_clear_change_is_decided_at_the_first_look_and_no_change_leaves_nothing_open_in_changes_mode():
+    assert open_comparisons([(_processes(), _processes(scale=10.0))], DECIDING) == [], "×10: decided"
+    assert open_comparisons([(_processes(), _processes())], DECIDING) == [], "the same processes: ratio ×1"
+
+
+def test_all_mode_keeps_open_what_is_neither_changed_nor_unchanged():
+    few = [(_processes(count=2), _processes(count=2))]  # two processes a side: no verdict at all
+    assert open_comparisons(few, DECIDING) == [], "ratio ×1: no change suspected"
+    found = open_comparisons(few, Settings(processes=3, decide="all", max_processes=12))
+    assert found and all(line.startswith("pair 1 ") and "needs <" in line for line in found)
+
+
+def test_only_the_metrics_asked_for_and_nothing_when_not_deciding():
+    pairs = [(_processes(count=2), _processes(count=2, scale=1.3))]
+    every = open_comparisons(pairs, DECIDING)
+    assert every, "×1.3 on two processes a side: suspected, not yet significant"
+    name = every[0].split()[2]
+    only = open_comparisons(pairs, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,)))
+    assert [line.split()[2] for line in only] == [name]
+    assert open_comparisons(pairs, Settings(processes=3)) == []
+
+
+def test_open_means_undecided_and_in_changes_mode_past_the_factor():
+    thresholds = Thresholds()
+    assert is_open(comparison(1.2, Verdict.UNDECIDED), "changes", thresholds)
+    assert not is_open(comparison(1.01, Verdict.UNDECIDED), "changes", thresholds)
+    assert is_open(comparison(1.01, Verdict.UNDECIDED), "all", thresholds)
+    assert not is_open(comparison(1.2, Verdict.SLOWER), "all", thresholds)
