@@ -497,3 +497,11 @@ def test_every_session_answers_help_before_installing_anything(session_name, sho
     out = capsys.readouterr().out
     assert shown in out and "exit status:" in out
     assert session.installed == [] and session.ran == []
+
+
+def test_report_install_only_installs_without_a_results_folder(tmp_path):
+    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed."""
+    session = RecordingSession("--results", str(tmp_path / "none"))
+    session._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(install_only=True))
+    noxfile.report(session)
+    assert session.installed == [("-e", ".[report]")] and session.ran == []
