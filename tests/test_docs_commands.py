@@ -430,3 +430,28 @@ def test_report_install_only_installs_on_a_fresh_clone(fresh_clone):
     done = run_as_written(("nox", "-s", "report", "--install-only"), fresh_clone)
     assert done.returncode == 0, done.stderr
     assert not (fresh_clone / "results").exists() and not (fresh_clone / "reports" / "index.md").exists()
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors_of(page: Path) -> set[str]:
+    outside = "\n".join(line for _, _, lines in fenced_blocks(page.read_text()) for line in lines)
+    text = page.read_text()
+    return {anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M) if h not in outside}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_link_of_a_page_reaches_a_file_and_its_heading(page):
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        path, _, fragment = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        heading_missing = fragment and linked.suffix == ".md" and fragment not in anchors_of(linked)
+        if not linked.exists() or heading_missing:
+            broken.append(target)
+    assert not broken, broken
