@@ -316,9 +316,21 @@ def triage(session: nox.Session) -> None:
     release_range_session(session, "triage")
 
 
+def installing_only(session: nox.Session) -> bool:
+    """Whether nox was given ``--install-only``: then no command runs, so nothing a command reads need exist yet.
+
+    nox has no public flag for it; its runner's configuration holds the option.
+    """
+    config = getattr(getattr(session, "_runner", None), "global_config", None)
+    return bool(getattr(config, "install_only", False))
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
+    if installing_only(session):  # a fresh clone has no results folder yet, and installing needs none
+        install_once(session, "-e", ".[report]")
+        return
     request = checked(session, "report", session.posargs)
     install_once(session, "-e", ".[report]")
     run_harness(session, request.harness_argv)

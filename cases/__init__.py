@@ -1,1 +1,1 @@
-"""The catalogue of reproduction cases: one plain-JAX module per case (see README.md)."""
+"""The catalogue of reproduction cases: one plain-JAX module per case (see docs/cases.md)."""

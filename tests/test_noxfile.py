@@ -474,16 +474,16 @@ def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(tmp_path, caps
 @pytest.mark.parametrize(
     ("session_name", "shown"),
     [
-        ("repro", "usage: python -m harness run"),
+        ("repro", "usage: jax-repro run"),
         ("matrix", "nox -s matrix -- [--jax edges|all|V,V,...]"),
         ("run_one", "nox -s run -- [--case CASE | --script FILE]"),
-        ("search", "usage: python -m harness search"),
-        ("issue", "usage: python -m harness issue"),
-        ("bisect", "usage: python -m harness bisect"),
-        ("sweep", "usage: python -m harness sweep"),
-        ("triage", "usage: python -m harness triage"),
-        ("report", "usage: python -m harness report"),
-        ("compare", "usage: python -m harness compare"),
+        ("search", "usage: jax-repro search"),
+        ("issue", "usage: jax-repro issue"),
+        ("bisect", "usage: jax-repro bisect"),
+        ("sweep", "usage: jax-repro sweep"),
+        ("triage", "usage: jax-repro triage"),
+        ("report", "usage: jax-repro report"),
+        ("compare", "usage: jax-repro compare"),
     ],
 )
 def test_every_session_answers_help_before_installing_anything(session_name, shown, tmp_path, capsys):
@@ -497,3 +497,11 @@ def test_every_session_answers_help_before_installing_anything(session_name, sho
     out = capsys.readouterr().out
     assert shown in out and "exit status:" in out
     assert session.installed == [] and session.ran == []
+
+
+def test_report_install_only_installs_without_a_results_folder(tmp_path):
+    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed."""
+    session = RecordingSession("--results", str(tmp_path / "none"))
+    session._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(install_only=True))
+    noxfile.report(session)
+    assert session.installed == [("-e", ".[report]")] and session.ran == []

@@ -84,7 +84,7 @@ def execute(opts: CalibrateOptions) -> int:
 COMMAND = Command(
     name="calibrate",
     summary="measure this machine's noise floor: verdicts between separate runs of one release, and a real slowdown",
-    description="Run a case PAIRS times as an A/A pair (two separate `harness run` invocations of the installed "
+    description="Run a case PAIRS times as an A/A pair (two separate `jax-repro run` invocations of the installed "
     "release, into temporary folders), compare each pair by the verdict over processes, then SLOWDOWNS times "
     "unchanged and with one size raised by 10 %, the two interleaved in one run, and compare those. Appends the "
     "false-positive rate and the ratios flagged to RESULTS/calibration/<machine-id>.json and prints them in one "

@@ -105,12 +105,24 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     )
 
 
+def has_a_change(request: IssueRequest) -> bool:
+    """Whether the draft has two releases to show: given, from a stored bisect answer, or, without nox's plan,
+    the JAX installed here."""
+    from harness.upstream.change import change_from, read_bisect_answers
+
+    if request.plan is None or (request.good is not None and request.bad is not None):
+        return True
+    answers = read_bisect_answers(request.out_dir, request.case.name)
+    return change_from(answers, [], case=request.case.name, sizes=request.sizes, profile=request.profile) is not None
+
+
 def execute(opts: IssueOptions) -> int:
     from harness.upstream.issue import write_issue
 
     request = request_for(opts)
     shown = sizes_text(request.sizes)
-    print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
+    if has_a_change(request):  # else write_issue refuses at once, and its one line should be the only one
+        print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)

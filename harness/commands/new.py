@@ -31,7 +31,7 @@ def execute(opts: NewOptions) -> int:
     path = write_case(opts.name, opts.cases_dir)
     print(f"written: {path}", file=sys.stderr)
     print(
-        f"next: edit its TODO lines, then `python -m harness list --case {opts.name}` and the checklist at the end "
+        f"next: edit its TODO lines, then `jax-repro list --case {opts.name}` and the checklist at the end "
         "of cases/README.md (one release, lint, tests)",
         file=sys.stderr,
     )

@@ -196,7 +196,7 @@ def add_case(
         if positional:
             parser.add_argument("old_case", nargs="?", metavar="CASE", help="the same as --case CASE (older spelling)")
         parser.add_argument(
-            "--case", default=default or None, help="a case of the catalogue (`harness list` shows them)"
+            "--case", default=default or None, help="a case of the catalogue (`jax-repro list` shows them)"
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
@@ -238,7 +238,7 @@ def case_from(args: argparse.Namespace, *, results: Path | None = None) -> disco
         if args.script_arg:
             raise UsageError("--script-arg is for --script FILE: a case takes --size")
         if not name:
-            what = "a case with --case NAME (`harness list` shows them)"
+            what = "a case with --case NAME (`jax-repro list` shows them)"
             raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))
         [case] = discovery.select(discovery.discover(args.cases_dir), [name])
         return case

@@ -45,7 +45,8 @@ COMMANDS: dict[str, AnyCommand] = {
         new.COMMAND,
     )
 }
-PROG = "python -m harness"
+# The console script's name: the usage lines and hints give the command a user types (`python -m harness` is the same).
+PROG = "jax-repro"
 
 
 class _StoreOnce(argparse._StoreAction):

@@ -29,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check(args: argparse.Namespace) -> ReportOptions:
     if not args.results.is_dir():
-        raise UsageError(f"results folder not found: {args.results} (run a repro session first)")
+        raise UsageError(
+            f"results folder not found: {args.results} (nothing measured there yet: plain `nox` measures the "
+            "catalogue, then renders it)"
+        )
     return ReportOptions(args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args))
 
 

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=options.path,
         metavar="PLAN.json",
         help="measure on each side this plan lists (release venv, environment, release and profile labels), "
-        "one case process per side in turn; see README 'Sides' (default: this interpreter, --profile)",
+        "one case process per side in turn; see docs/measuring.md, 'Sides' (default: this interpreter, --profile)",
     )
     options.add_sizes(parser)
     options.add_draws(parser)

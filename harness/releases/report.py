@@ -69,7 +69,7 @@ def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | 
 DRIFT = (
     "Each release is measured in several case processes (a sweep measures all its releases in one interleaved "
     "run) and a step needs them to differ beyond their spread; still, read a step with its size and with the "
-    "metrics that move with it (`python -m harness calibrate` says how noisy this machine is)."
+    "metrics that move with it (`jax-repro calibrate` says how noisy this machine is)."
 )
 
 

@@ -17,7 +17,7 @@ def test_every_command_renders_its_help_with_defaults_and_exit_codes(command, ca
         main([command, "--help"])
     assert stopped.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert out.startswith(f"usage: python -m harness {command}")
+    assert out.startswith(f"usage: jax-repro {command}")
     assert "exit status: " in out and "2 bad input" in out
     if "--results" in out:
         assert "(default: results)" in out
