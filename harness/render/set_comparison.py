@@ -24,7 +24,7 @@ def render_text(comparison: SetComparison) -> str:
     """For a terminal: stored strings with their control characters (an escape sequence) replaced."""
     a, b = terminal(comparison.a.describe()), terminal(comparison.b.describe())
     # The rule in one line up front and in full once, after the tables: the tables are what a reader came for.
-    lines = [f"A: {a}", f"B: {b}", "", rule_line(comparison.thresholds).replace("*", ""), ""]
+    lines = [f"A: {a}", f"B: {b}", "", rule_line(comparison.thresholds, cells=False).replace("*", ""), ""]
     for pair in comparison.pairs:
         lines += [terminal(pair.title()), *(f"  note: {terminal(n)}" for n in pair.notes)]
         lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
@@ -44,7 +44,7 @@ def render_markdown(comparison: SetComparison) -> str:
         f"- **A**: {code_span(comparison.a.describe())}",
         f"- **B**: {code_span(comparison.b.describe())}",
         "",
-        f"{rule_line(comparison.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
+        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
         "",
     ]
     for pair in comparison.pairs:

@@ -106,12 +106,18 @@ METHOD_HEADING = "How the numbers are made"
 METHOD_ANCHOR = "how-the-numbers-are-made"
 
 
-def rule_line(thresholds: Thresholds) -> str:
-    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it."""
+def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
+    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it; ``cells``:
+    for tables of ``comparison_cell`` (interval in brackets, the caveat mark), else of ``statistics_cells``."""
+    how = (
+        f"the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat"
+        if cells
+        else f"*interval* is its {thresholds.confidence:.0%} interval"
+    )
     return (
         "A verdict, *slower* or *faster*, needs a ratio (B over A) beyond "
         f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least {thresholds.min_processes} processes "
-        f"a side; the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat."
+        f"a side; {how}."
     )
 
 
