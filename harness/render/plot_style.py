@@ -26,6 +26,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 LINESTYLES = ("-", "--", ":", "-.")
 LABEL_WIDTH = 34  # characters per line of a y-label at the plots' font size
 TITLE_WIDTH = 70
+SEPARATOR = " · "
 SPREAD = "points: median of the process medians · bars: IQR between processes"
 # Two releases are two categories, not two ends of a trend: the points of each release are drawn side by side.
 MOST_FOR_POINTS = 2
@@ -63,8 +64,15 @@ def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, floa
 
 
 def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
-    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the edge."""
-    return "\n".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the edge; lines
+    break between the `` · `` parts of a description where they can, inside a part only where it is too long."""
+    lines: list[str] = []
+    for part in text.split(SEPARATOR):
+        if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
+            lines[-1] += SEPARATOR + part
+        else:
+            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [part]
+    return "\n".join(lines)
 
 
 def as_points(releases: Sequence[str]) -> bool:

@@ -38,3 +38,12 @@ def test_two_releases_are_points_side_by_side_more_are_a_line():
     spread = offsets(4, points=True)
     assert len(set(spread)) == 4 and spread == sorted(spread) and abs(sum(spread)) < 1e-9
     assert offsets(4, points=False) == [0.0] * 4 and offsets(1, points=True) == [0.0]
+
+
+def test_a_description_breaks_between_its_parts():
+    title = "scan_sync: wall time by release · profile cpu · M=500 N=100 · cpu backend · 1 device · machine 5c19a97b"
+    lines = wrapped(title, 70).splitlines()
+    assert lines == [
+        "scan_sync: wall time by release · profile cpu · M=500 N=100",
+        "cpu backend · 1 device · machine 5c19a97b",
+    ]
