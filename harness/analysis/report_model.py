@@ -10,6 +10,7 @@ nothing from analysis but this module's types.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,9 +26,10 @@ from harness.analysis.groups import (
     latest_runs,
     ordered_releases,
 )
+from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import GroupComparison, compare_group, hlo_fact_names, hlo_facts
 from harness.analysis.plot_points import ScalingLines, WallLines, wall_by_device_count, wall_by_release
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
 from harness.store.schema import RunStatus
@@ -128,6 +130,39 @@ def timing_group(group: ComparisonGroup, baseline: str | None, thresholds: Thres
 
 
 @dataclass(frozen=True)
+class TimingChange:
+    """One metric a release changed against its group's baseline: a *slower* or *faster* verdict."""
+
+    key: GroupKey
+    metric: MetricKey
+    baseline: str
+    release: str
+    comparison: Comparison
+
+    @property
+    def slower(self) -> bool:
+        return self.comparison.verdict == Verdict.SLOWER
+
+
+def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
+    """Every slower or faster verdict of the groups: slowdowns first, each kind the largest change first
+    (by the size of the log ratio, so ×0.5 and ×2 weigh alike), in report order where they tie."""
+    found = [
+        TimingChange(t.key, metric, t.comparison.baseline, release, comparison)
+        for t in timings
+        for release, by_key in t.comparison.comparisons.items()
+        for metric, comparison in by_key.items()
+        if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)
+    ]
+    return sorted(found, key=_first_shown)
+
+
+def _first_shown(change: TimingChange) -> tuple[bool, float]:
+    ratio = change.comparison.ratio
+    return not change.slower, -abs(math.log(ratio)) if ratio > 0 else 0.0
+
+
+@dataclass(frozen=True)
 class FactCell:
     value: Any
     changed: bool  # differs from the previous run that has the fact
@@ -205,6 +240,7 @@ class ReportModel:
     claims: ClaimTable
     groups: list[ComparisonGroup]
     timings: list[TimingGroup]  # one per group, in the same order
+    changes: list[TimingChange]  # what changed, the index's first list: every slower or faster verdict
     cases: list[CaseModel]
     noise_floors: list[CalibrationRun]  # the latest calibration of each machine that has one
     thresholds: Thresholds
@@ -269,6 +305,7 @@ def build_model(
         claims=index_claims((run.stored for run in runs), order),
         groups=groups,
         timings=timings,
+        changes=timing_changes(timings),
         cases=case_models(runs, order, timings, structures),
         noise_floors=[found[m] for m in machines if m in found],
         thresholds=thresholds,

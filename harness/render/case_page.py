@@ -19,7 +19,15 @@ from harness.analysis.report_model import (
 )
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
-from harness.render.tables import STATISTICS_HEADERS, comparison_cell, markdown_table, rule_text, statistics_cells
+from harness.render.tables import (
+    METHOD_ANCHOR,
+    METHOD_HEADING,
+    STATISTICS_HEADERS,
+    comparison_cell,
+    markdown_table,
+    rule_line,
+    statistics_cells,
+)
 from harness.render.text import Markdown, code_span, inline
 from harness.units import format_ns
 
@@ -155,7 +163,7 @@ def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots, ind
         lines += [f"Source discussion: {code_span(record.discussion)}", ""]
     lines += ["## Claim by release", "", claim_table(model.claims), "", "## Timings by release", ""]
     if model.timings:
-        lines += [rule_text(thresholds), ""]
+        lines += [f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         if len(model.timings) > 1:

@@ -16,6 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.analysis.report_model import GroupKey, TimingGroup
+from harness.render.plot_style import (
+    COLOURS,
+    LINESTYLES,
+    MARKERS,
+    SPREAD,
+    TITLE_WIDTH,
+    as_points,
+    legend_beside,
+    legend_columns,
+    offsets,
+    series_styles,
+    unit_for,
+    wrapped,
+)
 from harness.stats import Summary
 from harness.store.files import child, output_folder, replace_file
 from harness.units import short_machine
@@ -25,7 +39,6 @@ if TYPE_CHECKING:
 
 WALL = "wall"
 SCALING = "scaling"
-UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 PLOTS = "plots"  # the folder under the reports folder
 MAX_PLOT_NAME = 200  # file systems allow 255 bytes a name
 
@@ -52,7 +65,8 @@ def matplotlib_missing() -> str | None:
 def save_figure(figure: Figure, path: Path) -> None:
     """The figure as a PNG at ``path``, replaced atomically: never written through a link planted there."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
+    # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not cut.
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
     replace_file(path, buffer.getvalue())
 
 
@@ -75,75 +89,100 @@ def _raw_slug(key: GroupKey) -> str:
     return f"{key.profile}-{sizes}-{key.backend}-{key.device_count}dev-{short_machine(key.machine) or 'any'}"
 
 
-def _unit(summaries: Sequence[Summary]) -> tuple[str, float]:
-    largest = max(s.median for s in summaries)
-    return next((unit, scale) for unit, scale in UNITS if largest >= scale or scale == 1.0)
-
-
-def _error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:
+def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:
     medians = [s.median / scale for s in points]
     spread = [[(s.median - s.q1) / scale for s in points], [(s.q3 - s.median) / scale for s in points]]
     return medians, spread
 
 
-def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
+def wall_figure(timing: TimingGroup) -> Figure | None:
+    """Each program's wall time by release, a look of its own per program; two releases as points side by
+    side (two categories), more joined by lines (a trend over releases).  None when no program has one."""
     from matplotlib.figure import Figure
 
     lines = timing.wall
     if not lines:
-        return False
+        return None
     key = timing.key
     releases = timing.comparison.group.releases
-    unit, scale = _unit([s for points in lines.values() for _, s in points])
-    figure = Figure(figsize=(max(6.0, 0.7 * len(releases) + 3), 4), layout="constrained")
+    unit, scale = unit_for([s for points in lines.values() for _, s in points])
+    points = as_points(releases)
+    figure = Figure(figsize=(max(6.0, 0.7 * len(releases) + 3) + 2.2, 4.4), layout="constrained")
     axes = figure.subplots()
-    for program, points in lines.items():
-        medians, spread = _error_bars([s for _, s in points], scale)
-        xs = [releases.index(release) for release, _ in points]
-        axes.errorbar(xs, medians, yerr=spread, marker="o", capsize=3, label=program)
-    axes.set_xticks(range(len(releases)), [f"jax {r}" for r in releases], rotation=30, ha="right")
-    axes.set_ylabel(f"median of process medians, wall ({unit}); bars: IQR between processes", fontsize=8)
+    for program, style, offset in zip(lines, series_styles(len(lines)), offsets(len(lines), points), strict=True):
+        medians, spread = error_bars([s for _, s in lines[program]], scale)
+        axes.errorbar(
+            [releases.index(release) + offset for release, _ in lines[program]],
+            medians,
+            yerr=spread,
+            color=style.colour,
+            marker=style.marker,
+            linestyle="none" if points else style.linestyle,
+            capsize=3,
+            label=program,
+        )
+    axes.set_xticks(range(len(releases)), [f"jax {r}" for r in releases], rotation=0 if points else 30,
+                    ha="center" if points else "right")  # fmt: skip
+    if points:
+        axes.set_xlim(-0.6, len(releases) - 0.4)
+    axes.set_ylabel(f"wall time ({unit})", fontsize=9)
+    axes.set_xlabel(SPREAD, fontsize=8)
     axes.set_ylim(bottom=0)
-    axes.set_title(f"{key.case}: {key.describe()}", fontsize=9)
-    axes.legend(fontsize=8)
+    axes.set_title(wrapped(f"{key.case}: wall time by release · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    legend_beside(axes, legend_columns(len(lines)))
+    return figure
+
+
+def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
+    figure = wall_figure(timing)
+    if figure is None:
+        return False
     save_figure(figure, path)
     return True
 
 
-def draw_wall_by_device_count(timing: TimingGroup, path: Path) -> bool:
+def scaling_figure(timing: TimingGroup) -> Figure | None:
+    """Time per call by device count: a colour per release, a marker and line style per method, so no two
+    lines look alike and one release's lines read as one family.  None without a method at two counts."""
     from matplotlib.figure import Figure
 
     lines = timing.scaling
     if not lines:
-        return False
+        return None
     key = timing.key
-    unit, scale = _unit([s for points in lines.values() for _, s in points])
-    figure = Figure(figsize=(7, 4.5), layout="constrained")
+    unit, scale = unit_for([s for points in lines.values() for _, s in points])
+    figure = Figure(figsize=(9, 4.8), layout="constrained")
     axes = figure.subplots()
     releases = list(dict.fromkeys(release for release, _ in lines))
     methods = list(dict.fromkeys(method for _, method in lines))
-    styles = ["-", "--", ":", "-."]
-    colours = [f"C{i % 10}" for i in range(len(releases))]
     for (release, method), points in lines.items():
-        medians, spread = _error_bars([s for _, s in points], scale)
+        medians, spread = error_bars([s for _, s in points], scale)
+        m = methods.index(method)
         axes.errorbar(
             [d for d, _ in points],
             medians,
             yerr=spread,
-            marker="o",
+            marker=MARKERS[m % len(MARKERS)],
             capsize=3,
-            color=colours[releases.index(release)],
-            linestyle=styles[methods.index(method) % len(styles)],
+            color=COLOURS[releases.index(release) % len(COLOURS)],
+            linestyle=LINESTYLES[m % len(LINESTYLES)],
             label=f"{method} · jax {release}",
         )
     counts = sorted({d for points in lines.values() for d, _ in points})
     axes.set_xscale("log", base=2)
     axes.set_xticks(counts, [str(c) for c in counts])
-    axes.set_xlabel("devices")
-    axes.set_ylabel(f"median of process medians ({unit}); bars: IQR between processes", fontsize=8)
+    axes.set_xlabel(f"devices · {SPREAD}", fontsize=8)
+    axes.set_ylabel(f"wall time per call ({unit})", fontsize=9)
     axes.set_ylim(bottom=0)
-    axes.set_title(f"{key.case}: time per call by device count ({key.describe()})", fontsize=9)
-    axes.legend(fontsize=7, ncols=2)
+    axes.set_title(wrapped(f"{key.case}: time per call by device count · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    legend_beside(axes, legend_columns(len(lines)))
+    return figure
+
+
+def draw_wall_by_device_count(timing: TimingGroup, path: Path) -> bool:
+    figure = scaling_figure(timing)
+    if figure is None:
+        return False
     save_figure(figure, path)
     return True
 

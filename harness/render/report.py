@@ -10,19 +10,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from harness.analysis.report_model import ClaimTable, ReportModel, RunView, TimingGroup
+from harness.analysis.report_model import ClaimLine, ClaimTable, ReportModel, RunView, TimingChange, TimingGroup
 from harness.host.environment import scrub
 from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots
-from harness.render.tables import markdown_table, rule_text
+from harness.render.tables import (
+    METHOD_ANCHOR,
+    METHOD_HEADING,
+    format_interval,
+    markdown_table,
+    rule_line,
+    rule_text,
+    verdict_text,
+)
 from harness.render.text import Markdown, code_span, inline
-from harness.units import short_machine, sizes_text
+from harness.units import format_ratio, short_machine, sizes_text
 
 INDEX = "index.md"
 # Other commands write their reports into the same folder under these prefixes (``bisect-<case>-….md``):
 # a case page never takes such a name.
 OTHER_REPORTS = ("bisect-", "sweep-", "triage-", "search-")
+# What changed is a short list: past this many timing changes the rest are counted, the case pages list them.
+MOST_CHANGES_LISTED = 12
 
 
 def page_names(cases: Sequence[str]) -> dict[str, str]:
@@ -77,8 +87,64 @@ def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str] | 
             ]
         )
     return markdown_table(
-        rows, ["case", "compared within", "releases", "baseline", "slower", "faster", "inconclusive", "noisy"]
+        rows, ["case", "compared within", "releases", "baseline", "slower", "faster", "undecided", "noisy"]
     )
+
+
+def where(case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None) -> Markdown:
+    """A case and the conditions that tell its rows apart, as the change list names them."""
+    at = ", ".join(
+        filter(None, [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"])
+    )
+    return Markdown(f"{case_link(case, pages)} ({at})")
+
+
+def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) -> str:
+    """``- [case](page) (profile cpu, N=1000): `jit` wall (until ready) **slower** ×1.8 [1.5–2.1], jax A → B``."""
+    key, c = change.key, change.comparison
+    machine = short_machine(key.machine) if machines else None
+    named = where(key.case, key.profile, sizes_text(dict(key.sizes)), pages, machine)
+    metric = inline(change.metric.label())
+    return (
+        f"- {named}: {metric} {verdict_text(c)} {format_ratio(c.ratio)} [{format_interval(c)}], "
+        f"jax {inline(change.baseline)} → {inline(change.release)}"
+    )
+
+
+def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
+    return f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
+
+
+def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
+    """The changes by name, before any count: each timing verdict (slowdowns first, the largest first) and
+    each claim that holds on some releases and not on others."""
+    lines = ["## What changed", ""]
+    shown = model.changes[:MOST_CHANGES_LISTED]
+    flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
+    machines = len(model.machines) > 1
+    lines += [change_item(change, pages, machines) for change in shown]
+    if len(model.changes) > len(shown):
+        lines.append(f"- and {len(model.changes) - len(shown)} more timing change(s): the case pages list every one")
+    if any(t.comparison.comparisons for t in model.timings) and not model.changes:
+        lines.append("- no timing changed significantly against its baseline release")
+    lines += [claim_item(line, pages) for line in flipped]
+    if len(lines) == 2:
+        lines.append("- nothing: no timing changed significantly and no claim changed between releases")
+    return [*lines, ""]
+
+
+def method_section(model: ReportModel) -> list[str]:
+    """The statistics in full, once: case pages link here (``METHOD_ANCHOR``)."""
+    return [
+        f"## {METHOD_HEADING}",
+        "",
+        "Each cell is measured in several case processes; a time is the median of their medians of raw "
+        "`perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained control, *wall* is when "
+        "`block_until_ready` returned.",
+        "",
+        rule_text(model.thresholds),
+        "",
+    ]
 
 
 def run_row(run: RunView) -> list[object]:
@@ -111,13 +177,12 @@ def render_index(
     pages = pages or page_names([case.case for case in model.cases])
     problems, searched = model.problems, model.searched
     noise_floor = [noise_floor_sentence(run) for run in model.noise_floors]
-    lines = [
-        "# JAX reproduction report",
-        "",
+    lines = ["# JAX reproduction report", ""]
+    if model.runs:
+        lines += what_changed(model, pages)
+    lines += [
         f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {model.stored} stored result(s); the newest run of "
-        "each case, release, profile, sizes and machine is used. Each cell is measured in several case processes; "
-        "a time is the median of their medians of raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is "
-        "when Python regained control, *wall* is when `block_until_ready` returned.",
+        "each case, release, profile, sizes and machine is used.",
         "",
     ]
     if noise_floor:
@@ -159,12 +224,14 @@ def render_index(
         "",
     ]
     if model.timings:
-        lines += ["## Timing changes against the baseline", "", rule_text(model.thresholds), ""]
+        lines += ["## Timing changes against the baseline", ""]
+        lines += [f"{rule_line(model.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.", ""]
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
     lines += ["<details><summary>Every run shown</summary>", "", runs_overview(model.runs), "", "</details>", ""]
+    lines += method_section(model)
     return "\n".join(lines)
 
 

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from harness.analysis.set_comparison import Pair, SetComparison
-from harness.render.tables import STATISTICS_HEADERS, markdown_table, rule_text, statistics_cells, text_table
+from harness.render.tables import (
+    METHOD_ANCHOR,
+    METHOD_HEADING,
+    STATISTICS_HEADERS,
+    markdown_table,
+    rule_line,
+    rule_text,
+    statistics_cells,
+    text_table,
+)
 from harness.render.text import code_span, inline, terminal
 
 
@@ -14,12 +23,14 @@ def _rows(pair: Pair, markdown: bool) -> list[list[str]]:
 def render_text(comparison: SetComparison) -> str:
     """For a terminal: stored strings with their control characters (an escape sequence) replaced."""
     a, b = terminal(comparison.a.describe()), terminal(comparison.b.describe())
-    lines = [f"A: {a}", f"B: {b}", "", rule_text(comparison.thresholds), ""]
+    # The rule in one line up front and in full once, after the tables: the tables are what a reader came for.
+    lines = [f"A: {a}", f"B: {b}", "", rule_line(comparison.thresholds, cells=False).replace("*", ""), ""]
     for pair in comparison.pairs:
         lines += [terminal(pair.title()), *(f"  note: {terminal(n)}" for n in pair.notes)]
         lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
     if comparison.not_compared:
         lines += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
+    lines += [f"{METHOD_HEADING}: {rule_text(comparison.thresholds).replace('*', '')}", ""]
     lines.append(comparison.summary())
     worse = comparison.worse()
     lines.append("Worse in B: " + terminal("; ".join(worse)) if worse else "Nothing got significantly worse in B.")
@@ -33,7 +44,7 @@ def render_markdown(comparison: SetComparison) -> str:
         f"- **A**: {code_span(comparison.a.describe())}",
         f"- **B**: {code_span(comparison.b.describe())}",
         "",
-        rule_text(comparison.thresholds),
+        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
         "",
     ]
     for pair in comparison.pairs:
@@ -48,4 +59,5 @@ def render_markdown(comparison: SetComparison) -> str:
     worse = comparison.worse()
     lines += [comparison.summary(), ""]
     lines += [f"**Worse in B**: {inline('; '.join(worse))}" if worse else "Nothing got significantly worse in B.", ""]
+    lines += [f"## {METHOD_HEADING}", "", rule_text(comparison.thresholds), ""]
     return "\n".join(lines)

@@ -86,7 +86,8 @@ def rule_text(thresholds: Thresholds) -> str:
         f"({thresholds.resamples} seeded resamples: processes drawn with replacement, then samples within each). "
         f"A verdict (*faster*, *slower*) needs a ratio beyond ×{thresholds.factor:g}, Welch's t-test on the log "
         f"process medians at p < {thresholds.alpha:g}, and at least {thresholds.min_processes} processes a side; "
-        f"with fewer, a ratio beyond ×{thresholds.factor:g} is *inconclusive*. Sides measured in separate runs, "
+        f"*unchanged* needs the whole interval inside ×{1 / thresholds.factor:.3g}–×{thresholds.factor:g}; "
+        "anything else is *undecided* (too few processes, a wide interval). Sides measured in separate runs, "
         "not interleaved in one, each sit at a level of their own (the load and neighbours that run met): the test "
         f"allows for a spread of {thresholds.invocation_spread:.1%} (log standard deviation) between runs "
         "(`--invocation-spread`; `calibrate` measures this machine's), and gives no verdict where a side was "
@@ -96,6 +97,27 @@ def rule_text(thresholds: Thresholds) -> str:
         f"{NOISY_MARK} marks a caveat: too few processes, process medians varying by more than "
         f"{thresholds.max_between_cv:.0%}, IQR within processes above {thresholds.max_relative_iqr:.0%} of the "
         "median, or processes measured under load."
+    )
+
+
+# The one place that explains the statistics in full: the index's section of this heading; case pages link to
+# it by its anchor (GitHub's, the heading lower-cased with spaces as hyphens).
+METHOD_HEADING = "How the numbers are made"
+METHOD_ANCHOR = "how-the-numbers-are-made"
+
+
+def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
+    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it; ``cells``:
+    for tables of ``comparison_cell`` (interval in brackets, the caveat mark), else of ``statistics_cells``."""
+    how = (
+        f"the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat"
+        if cells
+        else f"*interval* is its {thresholds.confidence:.0%} interval"
+    )
+    return (
+        "A verdict, *slower* or *faster*, needs a ratio (B over A) beyond "
+        f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least {thresholds.min_processes} processes "
+        f"a side; {how}."
     )
 
 

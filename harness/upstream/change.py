@@ -25,6 +25,7 @@ from harness.store.schema import RunStatus
 from harness.units import format_p, version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
+MOVED = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
 # A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -222,11 +223,13 @@ def _with_stored_figures(
     probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
               for p in change.probes]  # fmt: skip
     compared = compare_metric(a[metric], b[metric], rule, metric)
+    p = format_p(compared.p_value)
+    # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness terms.
     significance = (
-        f"×{compared.ratio:.3g} over {compared.processes[0]} and {compared.processes[1]} processes, "
-        f"p{'' if format_p(compared.p_value).startswith('<') else '='}{format_p(compared.p_value)}: "
-        f"{compared.verdict} by the harness's rule "
-        f"(beyond ×{rule.factor:g} and p < {rule.alpha:g})"
+        f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over {compared.processes[0]} and "
+        f"{compared.processes[1]} separate Python processes (Welch's t-test on the log of each process's median): "
+        f"{MOVED.get(compared.verdict, 'within noise')}, where a change means a ratio beyond ×{rule.factor:g} "
+        f"at p < {rule.alpha:g}"
     )
     return replace(
         change,

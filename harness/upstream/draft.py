@@ -33,6 +33,9 @@ from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
+EMPTY = ("", "–")
+# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
+NEUTRAL_ROLES = {"last good": "the last release before the change", "first bad": "the first release with the change"}
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,28 @@ class DraftInputs:
     change: Change | None = None
 
 
+def slowed(change: Change | None) -> bool:
+    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the right words."""
+    return (
+        change is not None
+        and change.metric is not None
+        and change.metric.in_ns
+        and change.ratio is not None
+        and change.ratio > 1
+        and change.significant is not False
+    )
+
+
+def role_text(role: str, change: Change | None) -> str:
+    return role if slowed(change) else NEUTRAL_ROLES.get(role, role)
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """A markdown table without the columns that are empty in every row: a maintainer reads no blank column."""
+    keep = [i for i in range(len(headers)) if i == 0 or any(row[i] not in EMPTY for row in rows)]
+    return markdown_table([[row[i] for i in keep] for row in rows], [headers[i] for i in keep])
+
+
 def render(d: DraftInputs) -> str:
     sections = [
         f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections below into the "
@@ -104,7 +129,7 @@ def description(d: DraftInputs) -> str:
     change = d.change
     # A URL a maintainer can follow; a thread's title (no public URL known) or a plain script says less.
     source = f" ({d.case.source})" if d.case.source.startswith("https://") else ""
-    context = f"Found while checking a pattern from a user discussion{source}: {d.case.claim}"
+    context = f"Found while checking a claim from a user discussion{source}: {d.case.claim}"
     if change is None or change.metric is None or change.ratio is None:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
@@ -118,7 +143,7 @@ def description(d: DraftInputs) -> str:
     return (
         f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
         f"{change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}"
-        + (f"; stored runs of both releases compared: {change.significance}. " if change.significance else ". ")
+        + (f"; earlier measurements of both releases: {change.significance}. " if change.significance else ". ")
         + (f"Below the releases: {scrub(change.below)}. " if change.below else "")
         + context
     )
@@ -136,10 +161,12 @@ def reproduction(d: DraftInputs) -> str:
     installs = [r for r in d.short_runs if r.install]
     steps = ["#### Reproduce", ""]
     if installs:
-        releases = ", ".join(r.run.release for r in installs)
-        steps += [f"In a fresh virtual environment, for each release ({releases}):", ""]
-        steps.append(fenced("\n".join(f"pip install {shlex.join(r.install)}" for r in installs), "sh"))
-        steps.append("")
+        # A block per release: copying one installs that release alone, into the venv made for it.
+        steps += ["Make a fresh virtual environment for each release and install it there:", ""]
+        for r in installs:
+            where = role_text(r.role, d.change)
+            steps += [f"jax {r.run.release}" + (f" ({where}):" if where else ":"), ""]
+            steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
     run = d.short_runs[0].run if d.short_runs else d.full_run
     steps += [
         f"then run `{command_line(run, d.short_name, d.case.script.args if d.case.script else ())}` ({d.short_name}, "
@@ -155,11 +182,12 @@ def outputs(d: DraftInputs) -> str:
         return ""
     parts = ["#### Output"]
     for r in d.short_runs:
-        where = f"jax {r.run.release}" + (f" ({r.role})" if r.role else "")
+        role = role_text(r.role, d.change)
+        where = f"jax {r.run.release}" + (f" ({role})" if role else "")
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
     rows = _figures_rows(d)
     if rows:
-        parts += ["", markdown_table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))])]
+        parts += ["", table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))])]
     return "\n".join(parts)
 
 
@@ -194,14 +222,28 @@ def evidence(d: DraftInputs) -> str:
     change = d.change
     if change is not None and change.probes:
         metric = change.metric.metric_name if change.metric else "the metric"
+        bad = slowed(change)
+        # Neutrally, a probe is like one end of the range or the other, and compared with each end by name.
+        start, end = change.probes[0].release, change.probes[-1].release
+        neutral = {"good": f"like {start}", "bad": f"like {end}"}
         rows = [
-            [p.release, "–" if p.median_ns is None else format_ns(p.median_ns), p.vs_good, p.vs_bad, p.verdict]
+            [
+                p.release,
+                "–" if p.median_ns is None else format_ns(p.median_ns),
+                p.vs_good,
+                p.vs_bad,
+                p.verdict if bad else neutral.get(p.verdict, p.verdict),
+            ]
             for p in change.probes
         ]
+        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change between two.
+        between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
+        answer = (scrub(change.answer) or f"first bad {change.first_bad}") if bad else between
+        ends = ["vs good", "vs bad", "verdict"] if bad else [f"vs {start}", f"vs {end}", "verdict"]
         parts += [
-            f"Bisect ({scrub(change.source)}): {scrub(change.answer) or f'first bad {change.first_bad}'}",
+            f"Bisect ({scrub(change.source)}): {answer}",
             "",
-            markdown_table([[scrub(c) for c in row] for row in rows], ["jax", metric, "vs good", "vs bad", "verdict"]),
+            table([[scrub(c) for c in row] for row in rows], ["jax", metric, *ends]),
         ]
     per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
     if d.case.script is not None:
@@ -235,10 +277,11 @@ def releases_table(
         return ""
     label = metric.metric_name if metric else "metric"
     caption = (
-        f"Stored runs at {sizes_text(sizes)} (profile `{profile}`), newest per release: the median of each run's "
-        "process medians, and the case's claim:"
+        f"Earlier measurements at {sizes_text(sizes)}, the newest of each release: each timed in several separate "
+        "Python processes, the figure is the median of the per-process medians; *vs previous* is its ratio to the "
+        "release above, *claim* whether the claim quoted above held:"
     )
-    return caption + "\n\n" + markdown_table(rows, ["jax", label, "step", "claim"])
+    return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
 
 def script_figures_table(results: Sequence[StoredResult], case: str, profile: str) -> str:
@@ -255,9 +298,9 @@ def script_figures_table(results: Sequence[StoredResult], case: str, profile: st
     caption = (
         "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's tracing, lowering "
         "and compile events summed, and the rest of its run) and the numbers it printed (`json.*`), per release: "
-        "the median over its processes."
+        "the median over several separate Python processes."
     )
-    return caption + "\n\n" + markdown_table(rows, ["jax", *(k.metric_name for k in keys)])
+    return caption + "\n\n" + table(rows, ["jax", *(k.metric_name for k in keys)])
 
 
 def full_script(d: DraftInputs) -> str:
@@ -266,8 +309,8 @@ def full_script(d: DraftInputs) -> str:
     verdict = "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
     return "\n".join(
         [
-            f"<details><summary>The full instrumented script, {d.full_name} (every figure and the case's claim), "
-            f"on jax {run.release}{verdict}</summary>",
+            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and whether the claim "
+            f"held), on jax {run.release}{verdict}</summary>",
             "",
             f"Run as `{command_line(run, d.full_name)}`:",
             "",

@@ -91,3 +91,18 @@ def test_only_the_machines_of_the_report_show_their_noise_floor(tmp_path):
     model = build_model(results, calibrations={results[0].machine: here, "another machine": elsewhere})
     assert model.noise_floors == [here]
     assert model.timings[0].tallies is None, "one release: nothing compared, nothing tallied"
+
+
+def test_the_changes_are_every_slower_or_faster_verdict_slowdowns_first_the_largest_first(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    records = [derive(base, release="0.4.26"), derive(base, release="0.4.30", scale=1.5), base]
+    records.append(derive(base, release="0.5.3", scale=1 / 3))
+    model = build_model(load_results(write_results(tmp_path / "r", records))[0], thresholds=Thresholds(resamples=20))
+    assert model.changes, "0.4.30 is 1.5× slower, 0.5.3 3× faster"
+    kinds = [change.slower for change in model.changes]
+    assert kinds == sorted(kinds, reverse=True), "every slowdown before any speed-up"
+    assert {c.release for c in model.changes if c.slower} == {"0.4.30"}
+    assert {c.release for c in model.changes if not c.slower} == {"0.5.3"}
+    faster = [c.comparison.ratio for c in model.changes if not c.slower]
+    assert faster == sorted(faster), "the largest speed-up first"
+    assert all(c.baseline == "0.4.26" and c.key.case == "async_dispatch" for c in model.changes)

@@ -7,6 +7,7 @@ import pytest
 from harness.analysis.claims import process_claims
 from harness.analysis.report_model import build_model
 from harness.render.report import INDEX, render_pages
+from harness.render.tables import rule_text
 from harness.store.results import load_results
 from tests.conftest import (
     FIXTURES,
@@ -273,3 +274,46 @@ def test_a_gpu_run_shows_its_device_and_driver(tmp_path):
     assert re.search(r"\| \[scan_sync\]\(scan_sync\.md\) +\| cuda12 +\| gpu +\|", pages[INDEX]), "a row of its own"
     assert "NVIDIA H200 (compute capability 9.0); driver 570.86.15, CUDA 12.8" in pages["scan_sync.md"]
     assert "jax-cuda12-plugin 0.12.0.1" in pages["scan_sync.md"]
+
+
+def test_the_index_names_what_changed_before_any_count(releases):
+    index = render_report(load(releases), [], WHEN)[INDEX]
+    named = index.index("## What changed")
+    assert named < index.index("Generated ") < index.index("## Claims by release") < index.index("| slower")
+    changes = index[named : index.index("Generated ")]
+    pattern = (
+        r"- \[async_dispatch\]\(async_dispatch\.md\) \(profile cpu, N=1000\): jit · wall \(until ready\) "
+        r"\*\*slower\*\*( ⚠)? ×1\.5 \[[\d.]+–[\d.]+\], jax 0\.4\.26 → 0\.4\.30"
+    )
+    assert re.search(pattern, changes), changes
+    assert "faster" not in changes, "every later release is slower than 0.4.26"
+    claim = "(profile cpu, N=1000): the claim holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30"
+    assert claim in changes
+
+
+def test_a_long_list_of_changes_is_cut_and_the_rest_counted(releases, monkeypatch):
+    monkeypatch.setattr("harness.render.report.MOST_CHANGES_LISTED", 2)
+    model = build_model(load(releases))
+    index = render_pages(model, WHEN)[INDEX]
+    changes = index[index.index("## What changed") : index.index("Generated ")]
+    assert changes.count("\n- [async_dispatch]") == 2 + 1, "two changes and the claim"
+    assert f"- and {len(model.changes) - 2} more timing change(s): the case pages list every one" in changes
+
+
+def test_the_statistics_are_explained_once_on_the_index_and_linked_from_case_pages(releases):
+    model = build_model(load(releases))
+    pages = render_pages(model, WHEN)
+    paragraph = rule_text(model.thresholds)
+    assert pages[INDEX].count(paragraph) == 1 and "## How the numbers are made" in pages[INDEX]
+    for name, page in pages.items():
+        if name != INDEX:
+            assert paragraph not in page
+    assert "[How the numbers are made](index.md#how-the-numbers-are-made) says how." in pages["async_dispatch.md"]
+    assert "[How the numbers are made](#how-the-numbers-are-made) says how." in pages[INDEX]
+
+
+def test_nothing_changed_is_said_so(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    index = render_report(load(write_results(tmp_path / "r", [base])), [], WHEN)[INDEX]
+    changes = index[index.index("## What changed") : index.index("Generated ")]
+    assert "- nothing: no timing changed significantly and no claim changed between releases" in changes

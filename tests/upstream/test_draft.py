@@ -107,7 +107,11 @@ def test_the_short_script_is_shown_whole_with_its_install_line_and_environment()
     blocks = re.findall(r"```python\n(.*?)\n```", outside_details(text), flags=re.DOTALL)
     assert blocks == [inputs.short_script.rstrip()], "only the short script is shown; the full one is a file"
     assert f"(scan_sync.py, {len(inputs.short_script.splitlines())} lines, plain JAX)" in text
-    assert "pip install jax==0.4.31 jaxlib==0.4.31\npip install jax==0.4.33 jaxlib==0.4.33" in text
+    # One block per release, the release named above it: copying a block installs that release alone.
+    assert "jax 0.4.31 (last good):\n\n```sh\npip install jax==0.4.31 jaxlib==0.4.31\n```" in text
+    assert "jax 0.4.33 (first bad):\n\n```sh\npip install jax==0.4.33 jaxlib==0.4.33\n```" in text
+    blocks = re.findall(r"```sh\n(.*?)\n```", text, flags=re.DOTALL)
+    assert [block.count("pip install") for block in blocks] == [1, 1]
     assert "then run `JAX_PLATFORMS=cpu python scan_sync.py`" in text, "set variables only, empty ones left out"
     assert "scan_sync-full.py" in text and "def measure(" not in text
 
@@ -133,9 +137,9 @@ def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
 def test_evidence_is_tables_never_raw_json():
     text = render(draft_inputs())
     assert "Bisect (`bisect-scan_sync.json`): first bad 0.4.33" in text
-    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| – +\| bad +\|", text)
+    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| bad +\|", text), "no empty vs bad"
     assert '{"case"' not in text and '"probes"' not in text and "```json" not in text
-    assert "Stored runs at M=500 N=100 (profile `cpu`), newest per release" in text
+    assert "Earlier measurements at M=500 N=100, the newest of each release" in text
     rows = [row for table in tables(text) for row in table]
     assert any(re.match(r"\| 0\.4\.26 +\| 143 ms +\| – +\| does not hold +\|", row) for row in rows)
     assert any(re.match(r"\| 0\.12\.0\.1 +\| 147 ms +\| ×1\.0\d +\| holds +\|", row) for row in rows)
@@ -271,3 +275,47 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
     header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms"]
     assert rows == [["0.5.0", "2.1 s", "800 ms", "10"], ["0.5.1", "2.1 s", "471 ms", "17"]], "its own unit, as printed"
+
+
+def speed_up() -> Change:
+    probes = [ProbeRow("0.4.31", 2.89e8, "good", "–", "–"), ProbeRow("0.4.33", 2.18e8, "bad", "–", "–")]
+    return dataclasses.replace(
+        change(), before_ns=2.89e8, after_ns=2.18e8, probes=probes, answer="first bad 0.4.33, last good 0.4.31"
+    )
+
+
+def test_a_speed_up_is_said_in_neutral_words():
+    runs = [release_run("last good", "0.4.31", 289, 289), release_run("first bad", "0.4.33", 3.7, 218)]
+    text = render(draft_inputs(change=speed_up(), short_runs=runs))
+    assert "×1.33 faster since jax 0.4.33" in text
+    for word in ("first bad", "last good", "vs good", "vs bad"):
+        assert word not in text, word
+    assert "jax 0.4.31 (the last release before the change):" in text
+    assert "On jax 0.4.33 (the first release with the change)" in text
+    assert "Bisect (`bisect-scan_sync.json`): the change lies between jax 0.4.31 and jax 0.4.33" in text
+    assert re.search(r"\| 0\.4\.33 +\| 218 ms +\| like 0\.4\.33 +\|", text)
+
+
+def test_a_slowdown_keeps_good_and_bad():
+    text = render(draft_inputs())
+    assert "jax 0.4.31 (last good):" in text and "On jax 0.4.33 (first bad)" in text
+
+
+def test_no_table_of_the_draft_has_a_column_empty_in_every_row():
+    for text in (render(draft_inputs()), render(draft_inputs(change=speed_up()))):
+        assert_valid_tables(text)
+        for found in tables(text):
+            header, _, *rows = found
+            cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+            for i, name in enumerate(c.strip() for c in header.split("|")[1:-1]):
+                assert any(row[i] not in ("", "–") for row in cells), f"column {name!r} is empty in every row"
+
+
+def test_the_draft_uses_no_harness_jargon():
+    inputs = draft_inputs()
+    compared = dataclasses.replace(
+        inputs.change, significance="×1.33 at p=0.0001, over 5 and 5 separate Python processes", significant=True
+    )
+    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[1]  # past the note to the user
+    for jargon in ("harness", " sides", " cells", "profile `", "run's process medians", "stored runs"):
+        assert jargon not in text.lower(), jargon
