@@ -30,6 +30,24 @@ def short_machine(machine_id: str) -> str:
     return machine_id if machine_id == UNRECORDED_MACHINE else machine_id[:8]
 
 
+def format_seconds(seconds: float) -> str:
+    """A duration for a progress line: "45 s", "3 min 20 s", "1 h 05 min"."""
+    whole = max(0, round(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def time_left(done: int, left: int, elapsed: float) -> str:
+    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at the pace of the ``done``
+    units so far (empty before the first is done)."""
+    if done <= 0:
+        return ""
+    return f"{format_seconds(elapsed)} elapsed, about {format_seconds(elapsed / done * left)} left"
+
+
 def format_ratio(value: float) -> str:
     return "n/a" if math.isnan(value) else f"×{value:.3g}"
 

@@ -21,3 +21,11 @@ def test_releases_order_as_pip_orders_them():
 def test_a_label_that_is_no_version_sorts_first_and_does_not_raise(label):
     assert sorted(["0.4.26", label], key=version_key) == [label, "0.4.26"]
     assert version_key(label) < version_key("0.0.1")
+
+
+def test_durations_and_the_time_left_read_as_a_person_would_say_them():
+    from harness.units import format_seconds, time_left
+
+    assert [format_seconds(s) for s in (0.4, 45, 200, 3900)] == ["0 s", "45 s", "3 min 20 s", "1 h 05 min"]
+    assert time_left(0, 10, 5.0) == "", "no pace before the first is done"
+    assert time_left(4, 6, 120.0) == "2 min 00 s elapsed, about 3 min 00 s left"

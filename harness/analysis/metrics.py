@@ -124,7 +124,7 @@ def compare_metric(
     When the two come from separate invocations each side's level differs by the thresholds'
     ``invocation_spread``; and where either side also has processes measured under load there is no
     verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
-    metric by up to ×2.2 between separate A/A runs (README "Separate runs").  Sides measured together
+    metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides measured together
     until decided are tested at the level of the look they reached (``harness.analysis.spending``)."""
     separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     spread = thresholds.invocation_spread if separate else 0.0

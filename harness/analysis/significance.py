@@ -68,7 +68,7 @@ class Thresholds:
     min_processes: int = 3  # below it, on either side, the process rule gives no faster/slower verdict
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
     # Log standard deviation of a whole invocation's level, allowed for between separate invocations
-    # (``--invocation-spread``; ``calibrate`` estimates a machine's): see README "Separate runs".  0.10:
+    # (``--invocation-spread``; ``calibrate`` estimates a machine's): see docs/statistics.md, "Separate runs".  0.10:
     # A/A runs of the quick catalogue on a 2-core VM estimated 0.04–0.06 one day and 0.10–0.12 the next.
     invocation_spread: float = 0.10
     confidence: float = 0.99  # of the bootstrap interval of the ratio

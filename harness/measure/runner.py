@@ -59,7 +59,7 @@ from harness.store.schema import (
     Settings,
     parse_host,
 )
-from harness.units import sizes_text
+from harness.units import sizes_text, time_left
 
 __all__ = [
     "CellRun",
@@ -432,6 +432,7 @@ class Recorder:
             return
         self.progress(self._plan_line(cells))
         count, going, round_index = self.settings.processes, list(cells), 0
+        started, measured = time.monotonic(), 0
         try:
             while going:
                 for cell in list(going):
@@ -440,7 +441,10 @@ class Recorder:
                     for run in active[shift:] + active[:shift]:
                         to_run = [r for c in going for r in c.runs if r.finished() is None]
                         left = max(sum(max(count - len(r.processes), 0) for r in to_run) - 1, 0)
-                        self._measure_process(cell.item, run, round_index, cell.head, f"({left} more planned)")
+                        pace = time_left(measured, left + 1, time.monotonic() - started)
+                        planned = f"({left} more planned{' · ' + pace if pace else ''})"
+                        self._measure_process(cell.item, run, round_index, cell.head, planned)
+                        measured += 1
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self._another_round(cell, active, round_index + 1):
                         going.remove(cell)

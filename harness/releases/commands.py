@@ -35,7 +35,7 @@ from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.store.files import replace_file
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
-from harness.units import format_ratio
+from harness.units import format_ratio, time_left
 
 
 def progress(line: str) -> None:
@@ -221,11 +221,15 @@ def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber
     judge = Judge(prober, options.first, options.last, metric, options.thresholds, terms)
     count, expected = 0, expected_probes(len(envs))
 
+    probing = time.monotonic()
+
     def judged(release: str) -> Judgement:
         nonlocal count
+        pace = time_left(count, max(expected - count, 1), time.monotonic() - probing)
         count += 1
         progress(
-            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(envs)} releases): jax {release} …"
+            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(envs)} releases"
+            f"{'; ' + pace if pace else ''}): jax {release} …"
         )
         verdict = judge(release)
         said = terms.word(verdict.verdict)

@@ -189,7 +189,7 @@ def render_index(
         lines += [*noise_floor, ""]
     else:
         lines += [
-            "No noise floor is recorded for this machine: `python -m harness calibrate` measures how often runs of "
+            "No noise floor is recorded for this machine: `jax-repro calibrate` measures how often runs of "
             "one release differ here, and the smallest real slowdown flagged.",
             "",
         ]

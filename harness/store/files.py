@@ -33,7 +33,9 @@ MAX_DOCUMENT_BYTES = 64 * 2**20
 MAX_DEPTH = 64
 # Nanoseconds since 1970 fit well below this; a count or a time beyond it is no measurement.
 MAX_MAGNITUDE = 1e19
-_LONG_INTEGER = re.compile(rb"[0-9]{20,}")  # outside strings: more digits than any number below MAX_MAGNITUDE
+# Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a float's fraction
+# (0.00012345678901234567 is a float's shortest form) are not one, floats being bounded as they are parsed.
+_LONG_INTEGER = re.compile(rb"(?<![0-9.eE+\-])-?[0-9]{20,}(?![0-9.eE])")
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
@@ -116,7 +118,8 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     structure = _outside_strings(data)
     digits = _LONG_INTEGER.search(structure)
     if digits:
-        raise DocumentProblem(f"unreadable JSON (a number of {len(digits.group()):,} digits is out of range)")
+        count = len(digits.group().lstrip(b"-"))
+        raise DocumentProblem(f"unreadable JSON (a number of {count:,} digits is out of range)")
     if _depth_over(structure, max_depth):
         raise DocumentProblem(f"unreadable JSON (nested deeper than {max_depth} levels)")
     if _SURROGATE.search(data) and _lone_surrogate(document):

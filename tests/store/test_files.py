@@ -23,6 +23,7 @@ from harness.store.files import DocumentProblem, output_folder, parse_document, 
         (b"[" + b"1" + b"0" * 400 + b"]", "a number of 401 digits"),
         (b"[" + b"7" * 5000 + b"]", "4300 digits"),
         (b"[12345678901234567890]", "a number of 20 digits"),
+        (b"[-12345678901234567890]", "a number of 20 digits"),
         (b"[" * 10_000 + b"]" * 10_000, "nested deeper than 64 levels"),
         (b"[" * 65 + b"]" * 65, "nested deeper than 64 levels"),
         (b'{"a": ' * 65 + b"1" + b"}" * 65, "nested deeper than 64 levels"),
@@ -46,6 +47,11 @@ def test_a_document_within_bounds_parses_as_json_would():
     ).encode()
     assert parse_document(text) == json.loads(text)
     assert parse_document(b"[" * 64 + b"]" * 64) == json.loads(b"[" * 64 + b"]" * 64)
+    # A float's shortest form can run to 20 digits after its point (a p-value, say): not a long integer.
+    assert parse_document(b"[0.00012345678901234567, 1.2345678901234567e-05]") == [
+        0.00012345678901234567,
+        1.2345678901234567e-05,
+    ]
     assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]  # a pair; a backslash
 
 
