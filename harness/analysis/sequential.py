@@ -5,6 +5,7 @@ The design and its levels are ``harness.analysis.spending``'s."""
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
@@ -15,14 +16,36 @@ from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
 
 
-def is_open(comparison: Comparison, mode: str, thresholds: Thresholds) -> bool:
-    """Whether more processes could still decide what this comparison has not."""
+# Below this chance that the last look would decide, at the effect read now, a comparison is not worth more looks.
+MIN_POWER = 0.1
+
+
+def is_open(
+    comparison: Comparison, mode: str, thresholds: Thresholds, last_look: tuple[int, float] | None = None
+) -> bool:
+    """Whether more processes could still decide what this comparison has not.
+
+    In "changes" mode a comparison is open while its ratio is past the factor, the test not yet
+    significant, and its trend could still get there: were the effect what it reads now, the test at the
+    last look (``last_look``: processes a side, and its level) would pass in at least ``MIN_POWER`` of
+    runs (the test's z grows as the square root of the processes).  A ratio past the factor that even the
+    most processes would likely leave insignificant is noise more looks would only pay for (stopping for
+    futility can only lower the false-alarm rate)."""
     if comparison.verdict != Verdict.UNDECIDED:
         return False
     if mode == ALL:
         return True
     ratio = comparison.ratio
-    return not math.isnan(ratio) and (ratio >= thresholds.factor or ratio <= 1 / thresholds.factor)
+    if math.isnan(ratio) or not (ratio >= thresholds.factor or ratio <= 1 / thresholds.factor):
+        return False
+    fewest = min(comparison.processes)
+    if last_look is None or fewest < 2 or math.isnan(comparison.p_value):
+        return True  # no trend to read yet: too few processes for a test
+    most, level = last_look
+    normal = statistics.NormalDist()
+    z_now = normal.inv_cdf(1 - max(comparison.p_value, 1e-300) / 2)
+    projected = z_now * math.sqrt(max(most, fewest) / fewest)
+    return projected >= normal.inv_cdf(1 - level / 2) - normal.inv_cdf(1 - MIN_POWER)
 
 
 def open_comparisons(
@@ -42,6 +65,7 @@ def open_comparisons(
         b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
         fewest = min(len(a_runs), len(b_runs))
         level = at_level(thresholds, settings, fewest)
+        last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
         for key in a.keys() & b.keys():
             if wanted and key.metric_name not in wanted:
                 continue
@@ -49,7 +73,7 @@ def open_comparisons(
                 comparison = compare_processes(a[key].processes, b[key].processes, level)
             except ValueError:  # a side without samples: nothing more rounds could add to
                 continue
-            if is_open(comparison, mode, level):
+            if is_open(comparison, mode, level, last_look):
                 found.append(
                     f"pair {number} {key.metric_name} {format_ratio(comparison.ratio)}, "
                     f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"

@@ -1,7 +1,9 @@
 """Which comparisons of sides measured together another look could still decide."""
 
+from dataclasses import replace
+
 from harness.analysis.sequential import is_open, open_comparisons
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.stats import summarize
 from harness.store.schema import Settings
 from tests.analysis.test_power import _processes
@@ -43,3 +45,15 @@ def test_open_means_undecided_and_in_changes_mode_past_the_factor():
     assert not is_open(comparison(1.01, Verdict.UNDECIDED), "changes", thresholds)
     assert is_open(comparison(1.01, Verdict.UNDECIDED), "all", thresholds)
     assert not is_open(comparison(1.2, Verdict.SLOWER), "all", thresholds)
+
+
+def test_a_ratio_past_the_factor_that_even_the_most_processes_would_not_decide_is_not_worth_more_looks():
+    thresholds = Thresholds()
+    weak, strong = comparison(1.06, Verdict.UNDECIDED), comparison(1.06, Verdict.UNDECIDED)
+    weak = replace(weak, p_value=0.4, candidate_spread=SideSpread(5, 50, 0.1, 0.01))
+    strong = replace(strong, p_value=0.01, candidate_spread=SideSpread(5, 50, 0.1, 0.01))
+    weak, strong = (replace(c, baseline_spread=SideSpread(5, 50, 0.1, 0.01)) for c in (weak, strong))
+    last_look = (20, 0.000172)
+    assert not is_open(weak, "changes", thresholds, last_look), "z 0.84, at most 1.7 at 20 processes: futile"
+    assert is_open(strong, "changes", thresholds, last_look), "z 2.6, about 5.2 at 20 processes: worth it"
+    assert is_open(weak, "changes", thresholds), "without a last look to reach, open as long as undecided"
