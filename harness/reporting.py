@@ -13,6 +13,7 @@ from harness.analysis.groups import check_baseline
 from harness.analysis.report_model import build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.names import name_problem
+from harness.render.json_out import dumps, report_json
 from harness.render.plots import DrawnPlots, draw_plots
 from harness.render.report import INDEX, render_pages
 from harness.store.calibrations import latest_calibrations
@@ -24,10 +25,16 @@ MANIFEST_BYTES = 2**20
 
 
 def write_report(
-    results_dir: Path, out_dir: Path, *, baseline: str | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    results_dir: Path,
+    out_dir: Path,
+    *,
+    baseline: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    json_path: Path | None = None,
 ) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
     """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first), the
-    result files that could not be used, and the plots drawn (or why none were).
+    result files that could not be used, and the plots drawn (or why none were); with ``json_path``, the
+    report's data there too (``render.json_out.report_json``).
 
     UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
     results, problems = load_results(results_dir)
@@ -39,6 +46,8 @@ def write_report(
     pages = render_pages(model, datetime.now(UTC), plots)
     written = write_pages(out_dir, pages)
     forget_old_pages(out_dir, set(pages))
+    if json_path is not None:
+        replace_file(json_path, dumps(report_json(model, thresholds)))
     return written, problems, plots
 
 

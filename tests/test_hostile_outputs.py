@@ -126,6 +126,33 @@ def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys
     assert victim.read_text() == "keep" and (tmp_path / "reports" / "sweep-scan_sync.md").read_text() == "# Sweep"
 
 
+def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    script, markdown = tmp_path / "script.py", tmp_path / "comparison.md"
+    script.symlink_to(victim)
+    markdown.symlink_to(victim)
+    assert main(["export", "--case", "scan_sync", "--out", str(script)]) == 0
+    results = write_results(tmp_path / "results", [derive(BASE), derive(BASE, release="0.4.26", id="old")])
+    main(["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--markdown", str(markdown)])
+    assert victim.read_text() == "keep"
+    assert not script.is_symlink() and "import jax" in script.read_text()
+    assert not markdown.is_symlink() and markdown.read_text().strip()
+
+
+def test_a_bisects_reason_and_answer_are_text_on_its_page():
+    from harness.analysis.significance import Thresholds
+    from harness.releases.bisection import BisectOutcome
+    from harness.releases.judge import Judgement, ReleaseVerdict
+    from harness.releases.report import Setting, bisect_markdown
+
+    found = BisectOutcome(["0.4.30", "0.4.31"], stopped="status failed: <script>x</script> ![i](http://evil/x.png)")
+    found.probes.append(Judgement("0.4.30", ReleaseVerdict.SKIPPED, "status failed: # HEADING <b>"))
+    page = bisect_markdown(found, Setting("scan_sync", {"N": 1}, "cpu", None, {}, Thresholds(), 1.0))
+    assert "<script>" not in page and "![i](" not in page and "<b>" not in page
+    assert not re.search(r"^#+ [A-Z]{5,}", page, re.MULTILINE)
+
+
 # --- item 4: markup in stored strings ---------------------------------------------------------------------
 
 HOSTILE = "x\n# INJECTED <script>alert(1)</script> ![i](http://evil/x.png) [a](http://evil) **b** | c"

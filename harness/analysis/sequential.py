@@ -15,7 +15,6 @@ from harness.analysis.spending import ALL, at_level
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
 
-
 # Below this chance that the last look would decide, at the effect read now, a comparison is not worth more looks.
 MIN_POWER = 0.1
 

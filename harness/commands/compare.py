@@ -23,6 +23,7 @@ class CompareOptions:
     cases: list[str]
     markdown: Path | None
     thresholds: Thresholds
+    json: Path | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
     parser.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
     parser.add_argument("--markdown", type=options.path, metavar="FILE", help="also write the comparison as markdown")
+    options.add_json(parser, "every pair's metrics, ratios, intervals and verdicts")
     options.add_thresholds(parser)
 
 
@@ -46,12 +48,13 @@ def check(args: argparse.Namespace) -> CompareOptions:
             raise UsageError(f"results folder not found: {folder}")
     return CompareOptions(
         args.a, b, args.a_release, args.b_release, args.a_profile, args.b_profile, args.case, args.markdown,
-        options.thresholds_from(args),
+        options.thresholds_from(args), args.json,
     )  # fmt: skip
 
 
 def execute(opts: CompareOptions) -> int:
     from harness.analysis.set_comparison import ResultSet, compare_sets
+    from harness.render.json_out import dumps, set_comparison_json
     from harness.render.set_comparison import render_markdown, render_text
 
     a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
@@ -60,6 +63,8 @@ def execute(opts: CompareOptions) -> int:
     print(render_text(comparison), end="")
     if opts.markdown:
         write_text(opts.markdown, render_markdown(comparison))
+    if opts.json:
+        write_text(opts.json, dumps(set_comparison_json(comparison)))
     return 1 if comparison.worse() else 0
 
 

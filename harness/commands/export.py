@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.catalogue import discovery
 from harness.commands import Command, options
 from harness.errors import UsageError
+from harness.store.files import replace_file
 from harness.store.schema import Settings
 
 
@@ -71,11 +72,12 @@ def execute(opts: ExportOptions) -> int:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a file the user named; a folder there, a missing folder or no permission is one line, not a traceback."""
-    if path.is_dir():
+    """Write a file the user named, atomically: a link there is replaced, never written through; a folder there,
+    a missing folder or no permission is one line, not a traceback."""
+    if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        path.write_text(text)
+        replace_file(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 

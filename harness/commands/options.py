@@ -496,6 +496,11 @@ def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here
     parser.add_argument("--out", type=path, default=DEFAULT_REPORTS, metavar="DIR", help=what)
 
 
+def add_json(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--json FILE``: the command's answer as data (``harness.render.json_out``; docs/results.md)."""
+    parser.add_argument("--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE")
+
+
 def results_folder(folder: Path) -> Path:
     """A results folder to write into: it may not exist yet, but it may not be a file."""
     if folder.exists() and not folder.is_dir():

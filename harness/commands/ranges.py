@@ -56,6 +56,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--releases", type=options.path, help="the release plan nox writes: what each release installs")
     options.add_results(parser)
     options.add_out(parser)
+    options.add_json(parser, "the answer (every release, step, comparison and verdict)")
     options.add_sampling(parser)
     options.add_process_count(parser)
     options.add_decide_budget(parser)
@@ -139,6 +140,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         fix=fix,
         commits=commits,
         jax_repo=args.jax_repo if commits else None,
+        json=args.json,
     )
 
 

@@ -18,6 +18,7 @@ class ReportOptions:
     out: Path
     baseline: str | None
     thresholds: Thresholds
+    json: Path | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_out(parser)
     parser.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
     options.add_thresholds(parser)
+    options.add_json(parser, "the claims by release and every timing comparison (ratio, interval, verdict)")
 
 
 def check(args: argparse.Namespace) -> ReportOptions:
@@ -33,7 +35,9 @@ def check(args: argparse.Namespace) -> ReportOptions:
             f"results folder not found: {args.results} (nothing measured there yet: plain `nox` measures the "
             "catalogue, then renders it)"
         )
-    return ReportOptions(args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args))
+    return ReportOptions(
+        args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args), args.json
+    )
 
 
 def execute(opts: ReportOptions) -> int:
@@ -41,7 +45,7 @@ def execute(opts: ReportOptions) -> int:
 
     try:
         written, problems, plots = write_report(
-            opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds
+            opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds, json_path=opts.json
         )
     except OSError as exc:
         raise HarnessError(f"cannot write the report under {opts.out}: {exc.strerror or exc}") from None

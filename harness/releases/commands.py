@@ -28,9 +28,17 @@ from harness.releases.bisection import BisectOutcome, SweepOutcome, bisect, expe
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement, metric_names
 from harness.releases.options import RangeOptions, target_words
 from harness.releases.probes import PairConfirmer, ReleaseProber
-from harness.releases.report import Setting, bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
+from harness.releases.report import (
+    Setting,
+    bisect_json,
+    bisect_markdown,
+    bisect_text,
+    sweep_json,
+    sweep_markdown,
+    sweep_text,
+)
 from harness.releases.triage import triage
-from harness.releases.triage_report import draw_triage_plot, triage_markdown, triage_text
+from harness.releases.triage_report import draw_triage_plot, triage_json, triage_markdown, triage_text
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.store.files import replace_file
 from harness.store.results import load_results
@@ -84,6 +92,16 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | N
         time_budget=options.time_budget,
         decide_metrics=() if options.metric is None else (options.metric.metric_name,),
     )
+
+
+def write_json(options: RangeOptions, kind: str, body: dict[str, Any]) -> None:
+    """``--json FILE``: the answer as data, where the user asked for it."""
+    if options.json is not None:
+        from harness.commands.export import write_text  # a file the user named: one line when it cannot be written
+        from harness.render.json_out import document, dumps
+
+        write_text(options.json, dumps(document(kind, body)))
+        progress(f"written: {options.json}")
 
 
 def write(path: Path, text: str) -> None:
@@ -157,7 +175,7 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
 
 
 def run_bisect(options: RangeOptions) -> int:
-    """Exit status 0 when a first bad release was found, 1 when none could be named."""
+    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else 1."""
     if options.commits:
         from harness.releases.commit_command import run_commit_bisect  # it drives this module's helpers
 
@@ -171,7 +189,9 @@ def run_bisect(options: RangeOptions) -> int:
     prober.measure_together([options.first, options.last], decide="all" if options.metric else "changes")
     if options.metric is None and not options.claim:  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(options, envs, prober, started)
-    return bisect_exit(_bisect(options, envs, prober, started))
+    found, data = _bisect(options, envs, prober, started)
+    write_json(options, "bisect", {"answers": [data]})
+    return bisect_exit(found)
 
 
 def bisect_exit(found: BisectOutcome) -> int:
@@ -210,17 +230,21 @@ def _bisect_every_changed_metric(
             f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "
             f"`{triage_command(options)}`"
         )
+        write_json(options, "bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
     found = [_bisect(dataclasses.replace(options, metric=key), envs, prober, started) for key in moved]
-    return min(bisect_exit(each) for each in found)
+    write_json(options, "bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]})
+    return min(bisect_exit(each) for each, _ in found)
 
 
-def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float) -> BisectOutcome:
+def _bisect(
+    options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float
+) -> tuple[BisectOutcome, dict[str, Any]]:
+    """One metric's (or the claim's) bisect, its answer printed and written; the outcome and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
     judge = Judge(prober, options.first, options.last, metric, options.thresholds, terms)
     count, expected = 0, expected_probes(len(envs))
-
     probing = time.monotonic()
 
     def judged(release: str) -> Judgement:
@@ -242,8 +266,9 @@ def _bisect(options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber
     stem = stem_for(options)
     print(bisect_text(found, setting, hint), end="")
     write(inside(options.out, f"{stem}.md"), bisect_markdown(found, setting, hint))
-    write(inside(options.out, f"{stem}.json"), json.dumps(bisect_json(found, setting, hint), indent=1) + "\n")
-    return found
+    data = bisect_json(found, setting, hint)
+    write(inside(options.out, f"{stem}.json"), json.dumps(data, indent=1) + "\n")
+    return found, data
 
 
 def run_sweep(options: RangeOptions) -> int:
@@ -264,11 +289,12 @@ def run_sweep(options: RangeOptions) -> int:
     setting = setting_for(options, envs, started, every_metric=metrics is None)
     print(sweep_text(found, setting), end="")
     write(options.out / f"sweep-{case.name}.md", sweep_markdown(found, setting))
+    write_json(options, "sweep", sweep_json(found, setting))
     return 0
 
 
 def run_triage(options: RangeOptions) -> int:
-    """Exit status 0 when a change was confirmed, 1 when none."""
+    """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, else 1."""
     started = time.monotonic()
     case, metric = options.case, options.metric
     envs = plan_for(options)
@@ -287,4 +313,5 @@ def run_triage(options: RangeOptions) -> int:
     plot = draw_triage_plot(found, setting, options.out, stem)
     print(triage_text(found, setting, options.processes), end="")
     write(inside(options.out, f"{stem}.md"), triage_markdown(found, setting, options.processes, plot))
+    write_json(options, "triage", triage_json(found, setting))
     return 0 if found.changes() else 3 if found.undecided() else 1

@@ -18,7 +18,16 @@ from harness.errors import UsageError
 from harness.names import inside
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.releases import commit_venvs
-from harness.releases.commands import check_metric, plan_for, prober_for, progress, setting_for, stem_for, write
+from harness.releases.commands import (
+    check_metric,
+    plan_for,
+    prober_for,
+    progress,
+    setting_for,
+    stem_for,
+    write,
+    write_json,
+)
 from harness.releases.commit_bisect import CommitBisect, CommitSearch
 from harness.releases.commit_report import commit_bisect_json, commit_bisect_markdown, commit_bisect_text
 from harness.releases.commit_venvs import CommitEnv
@@ -94,5 +103,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
     stem = commit_stem(stem_for(options))
     print(commit_bisect_text(found, setting), end="")
     write(inside(options.out, f"{stem}.md"), commit_bisect_markdown(found, setting))
-    write(inside(options.out, f"{stem}.json"), json.dumps(commit_bisect_json(found, setting), indent=1) + "\n")
+    data = commit_bisect_json(found, setting)
+    write(inside(options.out, f"{stem}.json"), json.dumps(data, indent=1) + "\n")
+    write_json(options, "bisect-commits", data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

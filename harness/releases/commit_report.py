@@ -17,14 +17,15 @@ from harness.releases.commit_bisect import CommitBisect, CommitProbe, expected_c
 from harness.releases.report import (
     CLASSIFICATION,
     Setting,
-    _comparison_json,
     against_cell,
     answer_head,
     median_cell,
     median_ns,
 )
 from harness.releases.triage import Confirmation
+from harness.render.json_out import comparison_json
 from harness.render.tables import markdown_table, rule_text, text_table
+from harness.render.text import inline
 
 HEADERS = ["#", "stage", "jax", "jaxlib", "verdict", "median", "vs {old}", "vs {new}", "why", "source"]
 
@@ -82,9 +83,9 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
     lines = [
         f"# Bisect over jax commits: {setting.case}, jax {found.first} → {found.last}",
         "",
-        f"**{found.answer()}**",
+        f"**{inline(found.answer())}**",
         "",
-        f"- {setting.header()}",
+        f"- {inline(setting.header())}",
         f"- {found.terms.old} release {found.first} (jaxlib {found.jaxlibs[found.first]}), {found.terms.new} release "
         f"{found.last} (jaxlib {found.jaxlibs[found.last]})",
         f"- {_count_line(found, setting)}",
@@ -147,8 +148,8 @@ def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> di
         "reason": judged.reason,
         "source": judged.note,
         "median_ns": median_ns(judged.result, setting.metric),
-        "vs_good": _comparison_json(judged.vs_good),
-        "vs_bad": _comparison_json(judged.vs_bad),
+        "vs_good": comparison_json(judged.vs_good),
+        "vs_bad": comparison_json(judged.vs_bad),
     }
 
 

@@ -49,3 +49,4 @@ class RangeOptions:
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
     jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
+    json: Path | None = None  # ``--json FILE``: the answer as data there too

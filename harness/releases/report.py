@@ -6,7 +6,6 @@ known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +16,9 @@ from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Thresholds
 from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
 from harness.releases.judge import FIX, REGRESSION, Judgement, Terms
+from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
+from harness.render.text import inline
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, format_p, format_ratio, sizes_text
@@ -137,7 +138,7 @@ def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
 
 def _headline(found: BisectOutcome) -> str:
     if not found.found:
-        return f"**No answer**: {found.stopped}"
+        return f"**No answer**: {inline(found.stopped)}"
     terms = found.terms
     if terms == FIX:
         return f"**Fixed in: jax {found.first_bad} · last broken: jax {found.last_good}**"
@@ -158,10 +159,10 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         _headline(found),
         "",
         *([hint, ""] if hint else []),
-        f"- {setting.header()}",
+        f"- {inline(setting.header())}",
         f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
-        f"- answer: {found.answer()}",
+        f"- answer: {inline(found.answer())}",
         "",
         "## Evidence, in the order probed",
         "",
@@ -175,25 +176,6 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         "",
     ]
     return "\n".join(lines)
-
-
-def _comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
-    if comparison is None:
-        return None
-
-    def number(value: float) -> float | None:
-        return None if math.isnan(value) else value
-
-    return {
-        "ratio": number(comparison.ratio),
-        "ci_low": number(comparison.ci_low),
-        "ci_high": number(comparison.ci_high),
-        "p_value": number(comparison.p_value),
-        "verdict": comparison.verdict,
-        "median_baseline_ns": comparison.baseline.median,
-        "median_ns": comparison.candidate.median,
-        "flags": list(comparison.flags),
-    }
 
 
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
@@ -228,7 +210,7 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),
         wall_s=round(setting.wall_s, 1),
-        thresholds={"factor": setting.thresholds.factor, "alpha": setting.thresholds.alpha},
+        thresholds=thresholds_json(setting.thresholds),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         probes=[
             {
@@ -240,8 +222,8 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
                 "result": j.result.path.name if j.result is not None else None,
                 "claim": j.claim,
                 "median_ns": median_ns(j.result, setting.metric),
-                "vs_good": _comparison_json(j.vs_good),
-                "vs_bad": _comparison_json(j.vs_bad),
+                "vs_good": comparison_json(j.vs_good),
+                "vs_bad": comparison_json(j.vs_bad),
             }
             for j in found.probes
         ],
@@ -316,7 +298,7 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
     lines = [
         f"# Sweep: {setting.case}, jax {found.releases[0]} → {found.releases[-1]}",
         "",
-        f"- {setting.header()}",
+        f"- {inline(setting.header())}",
         f"- {_sweep_count_line(found, setting)}",
         "",
         "## Steps",
@@ -341,3 +323,39 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
             "",
         ]
     return [*lines, rule_text(setting.thresholds), ""]
+
+
+def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
+    """A sweep (or a triage's first round) as data: every release, every step, every comparison with the previous."""
+    return {
+        "case": setting.case,
+        "sizes": setting.sizes,
+        "profile": setting.profile,
+        "metric": setting.metric.metric_name if setting.metric else None,
+        "thresholds": thresholds_json(setting.thresholds),
+        "wall_s": round(setting.wall_s, 1),
+        "releases": [
+            {
+                "release": m.release,
+                "jaxlib": setting.jaxlib.get(m.release),
+                "status": m.result.status if m.result is not None else "not installed",
+                "source": m.note,
+                "result": m.result.path.name if m.result is not None else None,
+            }
+            for m in found.measurements
+        ],
+        "steps": [
+            {
+                "metric": step.metric,
+                "before": step.before,
+                "after": step.after,
+                "change": step.change,
+                "comparison": comparison_json(step.comparison),
+            }
+            for step in found.steps
+        ],
+        "comparisons": [
+            {"metric": metric, "release": release, "vs_previous": comparison_json(comparison)}
+            for (metric, release), comparison in found.comparisons.items()
+        ],
+    }

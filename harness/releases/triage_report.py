@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.claims import outcome
 from harness.analysis.metrics import MetricKey, union_keys
@@ -11,10 +12,19 @@ from harness.analysis.plot_points import metric_series
 from harness.names import inside
 from harness.releases.bisection import CLAIM
 from harness.releases.commit_report import commits_hint
-from harness.releases.report import RELEASE_HEADERS, Setting, against_cell, release_rows, releases_markdown
+from harness.releases.report import (
+    RELEASE_HEADERS,
+    Setting,
+    against_cell,
+    release_rows,
+    releases_markdown,
+    sweep_json,
+)
 from harness.releases.triage import Confirmation, TriageOutcome
+from harness.render.json_out import comparison_json
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table, text_table
+from harness.render.text import inline
 
 PLOTS = "plots"
 RULE = (
@@ -132,7 +142,7 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         "",
         *_answer_lines(found, setting),
         "",
-        f"- {setting.header()}",
+        f"- {inline(setting.header())}",
         f"- {_count_line(found, setting, processes)}",
         "",
         f"![the metric over releases]({link})" if link else f"Plot not drawn: {why}.",
@@ -147,3 +157,27 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         *releases_markdown(first, setting, "## Releases (first round)"),
     ]
     return "\n".join(lines)
+
+
+def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
+    """A triage as data: the first round, each candidate measured again with its outcome, the answers."""
+    confirmations = [
+        {
+            "metric": c.step.metric,
+            "before": c.step.before,
+            "after": c.step.after,
+            "change": c.step.change,
+            "first_round": comparison_json(c.step.comparison),
+            "again": comparison_json(c.comparison),
+            "outcome": "confirmed" if c.confirmed else "undecided" if c.undecided else "not confirmed",
+            "reason": c.reason,
+            "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
+        }
+        for c in found.confirmations
+    ]
+    return {
+        "first_round": sweep_json(found.first_round, setting),
+        "confirmations": confirmations,
+        "answers": found.answers(),
+        "family_error": found.family_error(setting.thresholds),
+    }

@@ -10,7 +10,6 @@ most is quoted, else the one that changed most.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +19,7 @@ from typing import Any
 from harness.analysis.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
+from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_p, version_key
@@ -48,16 +48,16 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
     paths = [reports_dir / f"bisect-{case}.json", *sorted(reports_dir.glob(f"bisect-{case}-*.json"))]
     found = []
     for path in paths:
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             continue
         try:
-            if path.stat().st_size > MAX_ANSWER_BYTES:
-                raise ValueError(f"{path.stat().st_size} bytes, over the {MAX_ANSWER_BYTES} a bisect answer may be")
-            found.append(BisectAnswer(path.name, json.loads(path.read_text())))
-        except RecursionError:
-            found.append(BisectAnswer(path.name, None, "nested too deeply to read"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: also an integer of 5000 digits
+            # Bounded as results are: a FIFO, a link, a huge or deeply nested file is named, never read whole.
+            data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
+            found.append(BisectAnswer(path.name, data))
+        except DocumentProblem as exc:
             found.append(BisectAnswer(path.name, None, str(exc)))
+        except OSError as exc:
+            found.append(BisectAnswer(path.name, None, exc.strerror or str(exc)))
     return found
 
 

@@ -163,7 +163,17 @@ def stored_confirmations(tmp_path, pairs, scales=SCALES, processes=10):
 def test_a_triage_confirms_the_step_from_stored_results_and_answers_it(tmp_path, capsys):
     stored_range(tmp_path)
     stored_confirmations(tmp_path, [("0.4.31", "0.4.33")])
-    assert main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 0
+    answer = tmp_path / "triage.json"
+    assert (
+        main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns", "--json", str(answer))) == 0
+    )
+    data = json.loads(answer.read_text())
+    assert data["schema"] == "jax-repro-harness/triage" and data["schema_version"] == 1
+    [confirmed] = data["confirmations"]
+    assert (confirmed["before"], confirmed["after"], confirmed["outcome"]) == ("0.4.31", "0.4.33", "confirmed")
+    assert confirmed["again"]["verdict"] == "slower" and confirmed["again"]["ratio"] > 2
+    assert [r["release"] for r in data["first_round"]["releases"]] == ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
+    assert data["answers"][0].startswith("eager.wall_ns: slower ×3 since 0.4.33")
     captured = capsys.readouterr()
     [answer] = [line for line in captured.out.splitlines() if line.startswith("- ")]
     assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")

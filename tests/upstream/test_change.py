@@ -1,6 +1,7 @@
 """The change a draft is about: from a stored bisect answer, --good/--bad and stored results, or the script's output."""
 
 import json
+import os
 
 import pytest
 
@@ -185,7 +186,12 @@ def test_a_hostile_bisect_answer_is_named_with_its_problem_not_raised(tmp_path):
     (tmp_path / "bisect-scan_sync-digits.json").write_text('{"answer": ' + "9" * 5000 + "}")
     with (tmp_path / "bisect-scan_sync-sparse.json").open("wb") as sparse:
         sparse.truncate(MAX_ANSWER_BYTES + 1)  # no disk used, but more than an answer may be
+    os.mkfifo(tmp_path / "bisect-scan_sync-fifo.json")  # read whole, it would hang the draft forever
+    (tmp_path / "bisect-scan_sync-link.json").symlink_to("/dev/zero")
     found = {b.name: b for b in read_bisect_answers(tmp_path, "scan_sync")}
-    assert all(b.data is None and b.problem for b in found.values()) and len(found) == 3
-    assert "nested too deeply" in found["bisect-scan_sync-deep.json"].problem
-    assert "bytes, over the" in found["bisect-scan_sync-sparse.json"].problem
+    assert all(b.data is None and b.problem for b in found.values()) and len(found) == 5
+    assert "nested deeper than" in found["bisect-scan_sync-deep.json"].problem
+    assert "digits" in found["bisect-scan_sync-digits.json"].problem
+    assert "too large" in found["bisect-scan_sync-sparse.json"].problem
+    assert "not a regular file" in found["bisect-scan_sync-fifo.json"].problem
+    assert "a link" in found["bisect-scan_sync-link.json"].problem

@@ -1,0 +1,147 @@
+"""Machine-readable output (``--json FILE``): the models the pages are rendered from, as JSON.  Pure.
+
+Every document names what it is (``schema``: ``jax-repro-harness/<command>``) and its
+``schema_version``; a number that is not one (a ratio without a baseline) is null, never NaN, so any
+JSON reader takes it.  docs/results.md describes the documents.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from harness.analysis.report_model import ReportModel
+from harness.analysis.set_comparison import SetComparison
+from harness.analysis.significance import Comparison, Thresholds
+
+OUTPUT_VERSION = 1
+
+
+def document(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"schema": f"jax-repro-harness/{kind}", "schema_version": OUTPUT_VERSION, **body}
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
+
+
+def number(value: float) -> float | None:
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
+    """A comparison's figures, interval, test and verdict (B against A, lower is better unless said)."""
+    if comparison is None:
+        return None
+    a, b = comparison.processes
+    return {
+        "ratio": number(comparison.ratio),
+        "ci_low": number(comparison.ci_low),
+        "ci_high": number(comparison.ci_high),
+        "p_value": number(comparison.p_value),
+        "level": number(comparison.level),
+        "verdict": comparison.verdict,
+        "median_baseline_ns": number(comparison.baseline.median),
+        "median_ns": number(comparison.candidate.median),
+        "processes": [a, b],
+        "test": comparison.test,
+        "invocation_spread": comparison.invocation_spread,
+        "flags": list(comparison.flags),
+    }
+
+
+def thresholds_json(thresholds: Thresholds) -> dict[str, Any]:
+    return {
+        "factor": thresholds.factor,
+        "alpha": thresholds.alpha,
+        "confidence": thresholds.confidence,
+        "invocation_spread": thresholds.invocation_spread,
+        "higher_is_better": list(thresholds.higher_is_better),
+    }
+
+
+def set_comparison_json(model: SetComparison) -> dict[str, Any]:
+    """``compare``'s comparison: every pair of runs, every metric's verdict, what was not compared."""
+    pairs = [
+        {
+            "case": pair.a.case,
+            "sizes": pair.a.sizes,
+            "a": {"release": pair.a.release, "profile": pair.a.profile, "result": pair.a.path.name},
+            "b": {"release": pair.b.release, "profile": pair.b.profile, "result": pair.b.path.name},
+            "metrics": [{"metric": m.key.metric_name, **(comparison_json(m.comparison) or {})} for m in pair.metrics],
+            "only_a": [key.metric_name for key in pair.only_a],
+            "only_b": [key.metric_name for key in pair.only_b],
+            "notes": list(pair.notes),
+        }
+        for pair in model.pairs
+    ]
+    return document(
+        "comparison",
+        {
+            "a": model.a.describe(),
+            "b": model.b.describe(),
+            "thresholds": thresholds_json(model.thresholds),
+            "verdicts": dict(sorted(model.verdicts().items())),
+            "worse": model.worse(),
+            "pairs": pairs,
+            "not_compared": list(model.not_compared),
+            "broken": list(model.broken),
+        },
+    )
+
+
+def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
+    """The report's claims by release and every timing comparison against its group's baseline."""
+    claims = [
+        {
+            "case": line.case,
+            "profile": line.profile,
+            "backend": line.backend,
+            "sizes": line.sizes,
+            "by_release": dict(zip(model.claims.releases, line.marks, strict=True)),
+            "in_words": line.in_words,
+        }
+        for line in model.claims.lines
+    ]
+    timings = []
+    for timing in model.timings:
+        key, compared = timing.key, timing.comparison
+        timings.append(
+            {
+                "case": key.case,
+                "profile": key.profile,
+                "sizes": dict(key.sizes),
+                "backend": key.backend,
+                "device_count": key.device_count,
+                "machine": key.machine,
+                "baseline": compared.baseline,
+                "comparisons": [
+                    {"release": release, "metric": metric.metric_name, **(comparison_json(comparison) or {})}
+                    for release, by_key in compared.comparisons.items()
+                    for metric, comparison in by_key.items()
+                ],
+            }
+        )
+    changes = [
+        {
+            "case": change.key.case,
+            "profile": change.key.profile,
+            "metric": change.metric.metric_name,
+            "baseline": change.baseline,
+            "release": change.release,
+            **(comparison_json(change.comparison) or {}),
+        }
+        for change in model.changes
+    ]
+    return document(
+        "report",
+        {
+            "releases": list(model.order),
+            "thresholds": thresholds_json(thresholds),
+            "changes": changes,
+            "claims": claims,
+            "timings": timings,
+            "unreadable": [problem.path.name for problem in model.problems],
+        },
+    )
