@@ -332,13 +332,7 @@ def add_decide_budget(parser: argparse.ArgumentParser) -> None:
         help="releases measured together (endpoints, probes, confirmations) get looks of --processes rounds while "
         f"a comparison is open, up to this many processes a release (default {LOOKS} × --processes)",
     )
-    parser.add_argument(
-        "--time-budget",
-        type=seconds,
-        metavar="SECONDS",
-        help="no further look once a measurement's processes have taken this long (default: no limit but "
-        "--max-processes)",
-    )
+    add_time_budget(parser, "a measurement's")
 
 
 def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
@@ -444,11 +438,15 @@ def add_decide(parser: argparse.ArgumentParser) -> None:
         metavar="METRIC",
         help="with --decide: judge only this metric (repeatable; default: every metric)",
     )
+    add_time_budget(parser, "with --decide: a cell's")
+
+
+def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
     parser.add_argument(
         "--time-budget",
         type=seconds,
         metavar="SECONDS",
-        help="with --decide: add no look once a cell's processes have taken this long (default: no limit but "
+        help=f"{whose} processes get no further look once they have taken this long (default: no limit but "
         "--max-processes)",
     )
 

@@ -221,20 +221,15 @@ class Judge:
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
             result = self.bad_result
             change = compare_metric(self.samples(self.good_result), self.samples(result), self.thresholds, self.metric)
-        if change.verdict == Verdict.UNCHANGED:
-            return Judgement(
-                self.bad, ReleaseVerdict.AMBIGUOUS,
-                f"unchanged from the {self.terms.old} endpoint ({_describe(change)}, the interval inside the "
-                f"no-change band): no change to find",
-                measurement.note, result, vs_good=change,
-            )  # fmt: skip
         if change.verdict not in OPPOSITE:
-            return Judgement(
-                self.bad, ReleaseVerdict.AMBIGUOUS,
-                f"undecided against the {self.terms.old} endpoint ({_describe(change)}): "
-                f"{what_would_decide(change, self.thresholds).removeprefix('undecided: ')}",
-                measurement.note, result, vs_good=change,
-            )  # fmt: skip
+            old = self.terms.old
+            if change.verdict == Verdict.UNCHANGED:
+                why = f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside the no-change "
+                why += "band): no change to find"
+            else:
+                needs = what_would_decide(change, self.thresholds).removeprefix("undecided: ")
+                why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
+            return Judgement(self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change)
         self.direction = change.verdict
         return Judgement(
             self.bad, ReleaseVerdict.BAD, f"{change.verdict} than the {self.terms.old} endpoint ({_describe(change)})",
