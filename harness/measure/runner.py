@@ -495,7 +495,7 @@ class Recorder:
         if done < settings.processes:
             return True
         if settings.decide is not None and self.undecided is not None and len(cell.runs) > 1:
-            return self._undecided(cell, runs, done)
+            return self._undecided(cell, done)
         head = cell.head
         if settings.target_ratio is None or self.detectable is None:
             return False
@@ -521,7 +521,7 @@ class Recorder:
             run.extent = extent
         return False
 
-    def _undecided(self, cell: _Cell, runs: list[CellRun], done: int) -> bool:
+    def _undecided(self, cell: _Cell, done: int) -> bool:
         """Whether to add a round: up to the next look, then another look while a comparison is open, within
         ``max_processes`` and the time budget; the cell's result says how far it went and why it stopped."""
         settings, most = self.settings, self.settings.most_processes
