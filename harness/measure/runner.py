@@ -201,6 +201,13 @@ class CellRun:
         return None
 
 
+def _with_attempts(process: ProcessRun, attempts: int) -> ProcessRun:
+    """The process with how many attempts its measurement took (where its load was read)."""
+    if process.load is None:
+        return process
+    return dataclasses.replace(process, load=dataclasses.replace(process.load, attempts=attempts))
+
+
 @contextmanager
 def _exclusive(path: Path, waiting: str, progress: Callable[[str], None]) -> Iterator[float]:
     with open(path, "a+") as handle:
@@ -557,35 +564,44 @@ class Recorder:
         planned = settings.processes
         of = f"/{planned}" if round_index < planned else f" (of at most {settings.most_processes})"
         line = f"[{run.side.label}] {head} · process {round_index + 1}{of}"
-        attempts = 0
+        attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
         # A side still loaded on its last attempt meets a steady load: measuring again would only add time, and
         # its sides share the load, taking turns in rounds.
         steady = any(p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS for p in run.processes)
         while True:
             attempts += 1
-            with timing_lock(self.progress):
-                process = run_process(
-                    self.worker(run.side),
-                    round_index,
-                    item.case.path,
-                    run.side.cell_sizes(item.sizes),
-                    settings.for_child(),
-                    timeout_s=settings.timeout_s,
-                    affinity=affinity,
-                    load_threshold=load_threshold(settings),
-                    script_sha256=None if item.case.script is None else item.case.script.sha256,
-                    script_args=() if item.case.script is None else item.case.script.args,
-                )
-            loaded = process.load is not None and process.load.loaded and process.status is not RunStatus.SKIPPED
+            try:
+                with timing_lock(self.progress):
+                    process = run_process(
+                        self.worker(run.side),
+                        round_index,
+                        item.case.path,
+                        run.side.cell_sizes(item.sizes),
+                        settings.for_child(),
+                        timeout_s=settings.timeout_s,
+                        affinity=affinity,
+                        load_threshold=load_threshold(settings),
+                        script_sha256=None if item.case.script is None else item.case.script.sha256,
+                        script_args=() if item.case.script is None else item.case.script.args,
+                    )
+            except BaseException:
+                if kept is not None:  # interrupted while measuring again: the loaded measurement is kept
+                    run.processes.append(_with_attempts(kept, attempts))
+                raise
+            if kept is not None and process.status is not RunStatus.OK:
+                process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
+                break
+            # Only a measurement is measured again: a failure, timeout or crash under load stays what it was.
+            loaded = process.load is not None and process.load.loaded and process.status is RunStatus.OK
             if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
                 break
+            kept = process
             self.progress(
                 f"{line} → {process.status}{_load_text(process)} (over --max-load {settings.max_load:g}); "
                 f"measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt {attempts + 1} of {LOAD_ATTEMPTS})"
             )
             time.sleep(LOAD_RETRY_WAIT_S)
-        if process.load is not None:
-            process = dataclasses.replace(process, load=dataclasses.replace(process.load, attempts=attempts))
+        process = _with_attempts(process, attempts)
         run.processes.append(process)
         self.progress(f"{line} → {process.status} in {process.duration_s:.1f} s{_load_text(process)} {left}")
         if process.status not in (RunStatus.OK, RunStatus.SKIPPED) and process.detail:

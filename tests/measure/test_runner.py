@@ -226,6 +226,45 @@ def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_a
     assert [p.load.attempts for p in run.processes] == [3, 1], "three attempts, then the load is known to stay"
 
 
+def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_failure_is_not_repeated(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    settings = dataclasses.replace(QUICK, processes=1, max_load=0.5)
+    for calls, status, attempts in (
+        ([("ok", 0.9), ("timeout", 0.9)], "ok", 2),  # the retry hung: the loaded measurement is kept
+        ([("failed", 0.9), ("ok", 0.0)], "failed", 1),  # a failure under load is not a measurement to improve
+    ):
+        monkeypatch.setattr(runner, "run_process", fake_process(calls))
+        recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
+        run = CellRun(recorder.sides[0], 1)
+        recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "")
+        recorder.close()
+        [process] = run.processes
+        assert (process.status, process.load.attempts) == (status, attempts)
+
+
+def test_an_interrupt_while_measuring_a_loaded_process_again_keeps_the_loaded_measurement(tmp_path, monkeypatch):
+    calls = iter([("ok", 0.9)])
+
+    def run_process(worker, index, *args, load_threshold, **kwargs):
+        for status, cores in calls:
+            return ProcessRun(index, RunStatus(status), "", 0.1, (index, index + 1), ProcessLoad(cores, 0.0, True))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "run_process", run_process)
+    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    recorder = Recorder(tmp_path, [this_side("t")], dataclasses.replace(QUICK, processes=1, max_load=0.5), seed=1,
+                        budget=Budget(), progress=print)  # fmt: skip
+    run = CellRun(recorder.sides[0], 1)
+    with pytest.raises(KeyboardInterrupt):
+        recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "")
+    recorder.close()
+    assert [p.status for p in run.processes] == ["ok"]
+
+
 def test_cell_status_is_ok_only_when_every_process_is():
     side = this_side("t")
 
