@@ -1,6 +1,7 @@
 """The runner: several case processes per cell and side, interleaved; whatever one does, it is recorded."""
 
 import dataclasses
+import re
 import sys
 
 import pytest
@@ -89,7 +90,8 @@ def test_progress_names_side_cell_process_and_what_is_left(sweep):
     label = this_side("test").label
     assert lines[0].startswith("6 cells · 2 processes each, in rounds: process k of every cell before process k+1")
     assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
-    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 more planned)" in line for line in lines)
+    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 more planned · " in line for line in lines)
+    assert any(re.search(r"\(\d+ more planned · \d+ s elapsed, about \d+ s left\)", line) for line in lines)
     assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "stored" in line for line in lines)
 
 
