@@ -19,7 +19,7 @@ optimized HLO to see why it did not apply.  On CPU the harness records that HLO 
 per iteration.
 
 Standalone script exported by jax-repro-harness from cases/scan_sync.py at sizes
-N=600 M=2; it imports only jax, numpy and the standard library.  Run it with
+M=2 N=600; it imports only jax, numpy and the standard library.  Run it with
 ``python scan_sync.py``.  It prints one line
 ``metric PROGRAM METRIC median=NS min=NS max=NS n=COUNT`` per figure, in nanoseconds
 (``first_call_ns`` includes compilation; after warm-up, ``dispatch_ns`` is when Python
@@ -62,6 +62,8 @@ SIZE_SPACE = {"N": (16, 2048), "M": (1, 20000)}
 # The discussion's test2(10_000, 2) and test2(100, 10_000), scaled to seconds on two CPU cores.
 ANCHORS = [{"N": 600, "M": 2}, {"N": 100, "M": 500}]
 COST = {"bytes": "4 * (4 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+DEVICES_USED = 1
 ASYNC_FRACTION = 0.5
 
 
@@ -160,8 +162,11 @@ class CompileTiming:
     compile_ns: list[int]
 
 
-def run_once(steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns) -> Sample:
-    outputs = []
+def run_once(
+    steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns, *, keep: list[Any] | None = None
+) -> Sample:
+    """One sample; ``keep``, when given, receives each step's output (to inspect what was dispatched)."""
+    outputs = keep if keep is not None else []
     marks = []
     start = clock()
     for _, thunk in steps:
@@ -218,16 +223,23 @@ def time_program(
     max_seconds: float = 10.0,
     min_sample_ns: int = 0,
     max_loops: int = MAX_LOOPS,
+    check_outputs: Callable[[list[Any]], None] | None = None,
 ) -> ProgramTiming:
     """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off.
 
     Sampling stops early once ``max_seconds`` of samples are gathered, but never with
     fewer than ``min_repeats``; the reason is recorded so a short series is visible.
     With ``min_sample_ns`` 0 every sample is one iteration, as before calibration existed.
+    ``check_outputs``, when given, inspects the cold call's step outputs (and may raise) before
+    any warm-up; they are not held after it.
     """
     if not steps:
         raise ValueError("a program needs at least one step")
-    first = run_once(steps, block)
+    outputs: list[Any] = []
+    first = run_once(steps, block, keep=outputs)
+    if check_outputs is not None:
+        check_outputs(outputs)
+    del outputs
     warm = first
     for _ in range(warmup):
         warm = run_once(steps, block)
@@ -255,7 +267,13 @@ def time_program(
     return timing
 
 
-def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str, Any]) -> ProgramTiming:
+def time_program_with(
+    steps: Sequence[Step],
+    block: Block,
+    settings: Mapping[str, Any],
+    *,
+    check_outputs: Callable[[list[Any]], None] | None = None,
+) -> ProgramTiming:
     """``time_program`` with the sampling settings the harness passes around as a dict."""
     return time_program(
         steps,
@@ -265,6 +283,7 @@ def time_program_with(steps: Sequence[Step], block: Block, settings: Mapping[str
         min_repeats=settings["min_repeats"],
         max_seconds=settings["max_seconds"],
         min_sample_ns=settings.get("min_sample_ns", 0),
+        check_outputs=check_outputs,
     )
 
 
@@ -403,7 +422,7 @@ def main(
 # The measurement: sizes and settings as exported; main() times, prints and judges.
 
 SIZES = {"N": 600, "M": 2}
-SETTINGS = {"warmup": 2, "repeats": 30, "min_repeats": 5, "max_seconds": 10.0, "compile_repeats": 3, "min_sample_ns": 1000000}
+SETTINGS = {"warmup": 2, "repeats": 20, "min_repeats": 5, "max_seconds": 2.0, "compile_repeats": 3, "min_sample_ns": 1000000}
 
 if __name__ == "__main__":
     main(programs, verdict, sizes=SIZES, settings=SETTINGS, compiled=compiled)

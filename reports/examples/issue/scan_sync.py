@@ -30,7 +30,7 @@ def programs(N, M):
         ]
     }
 
-SIZES, PROGRAMS, REPEATS, WARMUP = {"N": 600, "M": 2}, ["two_scans"], 30, 2
+SIZES, PROGRAMS, REPEATS, WARMUP = {"N": 600, "M": 2}, ["two_scans"], 20, 2
 print(f"jax {version('jax')} jaxlib {version('jaxlib')} backend {jax.default_backend()} devices {jax.device_count()}")
 for name, steps in programs(**SIZES).items():
     if name not in PROGRAMS:
