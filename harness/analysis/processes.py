@@ -44,6 +44,7 @@ from harness.analysis.significance import (
     Thresholds,
     Verdict,
     for_resampling,
+    past_factor,
     percentile_ratio_interval,
     resampled_median,
     within_band,
@@ -117,14 +118,6 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
     return flags
 
 
-def _direction(ratio: float, thresholds: Thresholds) -> Verdict | None:
-    if ratio >= thresholds.factor:
-        return Verdict.SLOWER
-    if ratio <= 1 / thresholds.factor:
-        return Verdict.FASTER
-    return None
-
-
 def _widened(ratio: float, interval: tuple[float, float], spread: float, confidence: float) -> tuple[float, float]:
     """The interval with a level difference of log standard deviation ``spread`` added in quadrature."""
     low, high = interval
@@ -181,7 +174,7 @@ def compare_processes(
             [math.log(m) for m in b_medians],
             known_variance=2 * invocation_spread**2,
         ).p_value
-    direction = _direction(ratio, thresholds)
+    direction = past_factor(ratio, thresholds)
     if direction is not None and enough and positive and p_value < thresholds.alpha:
         verdict = direction
     elif enough and positive and within_band(low, high, thresholds):

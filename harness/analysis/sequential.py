@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
 from harness.analysis.processes import compare_processes
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict, past_factor
 from harness.analysis.spending import ALL, at_level
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
@@ -34,8 +34,7 @@ def is_open(
         return False
     if mode == ALL:
         return True
-    ratio = comparison.ratio
-    if math.isnan(ratio) or not (ratio >= thresholds.factor or ratio <= 1 / thresholds.factor):
+    if past_factor(comparison.ratio, thresholds) is None:
         return False
     fewest = min(comparison.processes)
     if last_look is None or fewest < 2 or math.isnan(comparison.p_value):
@@ -58,13 +57,13 @@ def open_comparisons(
     if mode is None:
         return []
     wanted = set(settings.decide_metrics or ())
+    last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
     found = []
     for number, (a_runs, b_runs) in enumerate(pairs, start=1):
         a = process_samples([p for p in a_runs if p.status is RunStatus.OK])
         b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
         fewest = min(len(a_runs), len(b_runs))
         level = at_level(thresholds, settings, fewest)
-        last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
         for key in a.keys() & b.keys():
             if wanted and key.metric_name not in wanted:
                 continue

@@ -283,17 +283,21 @@ def within_band(low: float, high: float, thresholds: Thresholds) -> bool:
     return 1 / thresholds.factor <= low and high <= thresholds.factor
 
 
+def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
+    """Which way a ratio points once it is past the factor (above 1 is slower), or None inside the band (or NaN)."""
+    if ratio >= thresholds.factor:
+        return Verdict.SLOWER
+    if ratio <= 1 / thresholds.factor:
+        return Verdict.FASTER
+    return None
+
+
 def decide(
     ratio: float, p_value: float, thresholds: Thresholds, interval: tuple[float, float] = (math.nan, math.nan)
 ) -> Verdict:
     """Changed when beyond the factor and significant; unchanged when the interval lies inside the band;
     undecided otherwise."""
-    if ratio >= thresholds.factor:
-        direction = Verdict.SLOWER
-    elif ratio <= 1 / thresholds.factor:
-        direction = Verdict.FASTER
-    else:
-        direction = None
+    direction = past_factor(ratio, thresholds)
     if direction is not None and p_value < thresholds.alpha:
         return direction
     return Verdict.UNCHANGED if within_band(*interval, thresholds) else Verdict.UNDECIDED

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict, past_factor
 from harness.releases.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.releases.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
@@ -140,11 +140,10 @@ CLAIM = "claim"
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
     """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the band."""
-    ratio = comparison.ratio
-    if not (ratio >= thresholds.factor or ratio <= 1 / thresholds.factor):
-        return None
-    worse = ratio > 1 if key.metric_name not in thresholds.higher_is_better else ratio < 1
-    return Verdict.SLOWER if worse else Verdict.FASTER
+    direction = past_factor(comparison.ratio, thresholds)
+    if direction is None or key.metric_name not in thresholds.higher_is_better:
+        return direction
+    return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import compare_runs
-from harness.analysis.significance import Verdict
+from harness.analysis.significance import Verdict, past_factor
 from harness.errors import HarnessError, UsageError
 from harness.names import inside
 from harness.releases import probes
@@ -218,11 +218,10 @@ def _bisect_every_changed_metric(
     names = ", ".join(k.metric_name for k in moved) or "none"
     progress(f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}")
     if not moved:
-        factor = options.thresholds.factor
         open_ = [
             f"{c.key.metric_name} {format_ratio(c.comparison.ratio)}"
             for c in compared
-            if c.comparison.verdict == Verdict.UNDECIDED and not 1 / factor < c.comparison.ratio < factor
+            if c.comparison.verdict == Verdict.UNDECIDED and past_factor(c.comparison.ratio, options.thresholds)
         ]
         undecided = f" Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}." if open_ else ""
         print(
