@@ -17,6 +17,9 @@ from tests.conftest import FIXTURES, document
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
 ORDER = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
+# A spawned case process imports jax afresh, which takes over 5 s on a loaded 2-core CI machine: a timeout
+# of 5 s there turned the unsupported case into a timeout.
+SWEEP_TIMEOUT_S = {"fork": 5, "spawn": 20}
 
 
 def planned(*names, sizes=None):
@@ -27,15 +30,16 @@ def planned(*names, sizes=None):
 @pytest.fixture(scope="module", params=["fork", "spawn"])
 def sweep(tmp_path_factory, request):
     tmp_path = tmp_path_factory.mktemp("sweep")
-    settings = dataclasses.replace(QUICK, isolation=request.param)
+    settings = dataclasses.replace(QUICK, isolation=request.param, timeout_s=SWEEP_TIMEOUT_S[request.param])
     lines: list[str] = []
     with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
         outcomes = run_all(planned(*ORDER), rec)
-    return {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}, lines, tmp_path
+    runs = {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}
+    return runs, lines, tmp_path, settings.timeout_s
 
 
 def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
-    runs, _, results_dir = sweep
+    runs, _, results_dir, _ = sweep
     assert {case: run.status for case, run in runs.items()} == {
         "raises": "failed",
         "hangs": "timeout",
@@ -53,18 +57,18 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
 
 
 def test_details_say_what_happened(sweep):
-    runs, _, _ = sweep
+    runs, _, _, timeout_s = sweep
     detail = {name: run.detail for name, run in runs.items()}
     assert "deliberate failure at K=1" in detail["raises"] and "RuntimeError" in detail["raises"]
     assert "failed in 2 of 2 processes" in detail["raises"]
-    assert "no result within 5 s" in detail["hangs"]
+    assert f"no result within {timeout_s} s" in detail["hangs"]
     assert "SIGSEGV" in detail["segfaults"]
     assert "SIGKILL" in detail["oom"] and "out of memory" in detail["oom"]
     assert "needs a feature no release has" in detail["unsupported"]
 
 
 def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
-    _, _, results_dir = sweep
+    _, _, results_dir, _ = sweep
     [steady] = [document(r) for r in load_results(results_dir)[0] if r.case == "steady"]
     assert [p["index"] for p in steady["processes"]] == [0, 1]
     for process in steady["processes"]:
@@ -86,7 +90,7 @@ def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
 
 
 def test_progress_names_side_cell_process_and_what_is_left(sweep):
-    _, lines, _ = sweep
+    _, lines, _, _ = sweep
     label = this_side("test").label
     assert lines[0].startswith("6 cells · 2 processes each, in rounds: process k of every cell before process k+1")
     assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
@@ -98,7 +102,7 @@ def test_progress_names_side_cell_process_and_what_is_left(sweep):
 def test_cells_take_turns_in_rounds(sweep):
     """Process 1 of every cell before process 2 of any: a slow spell of the host falls on one process of a
     few cells, where their spread shows it, not on every process of one cell."""
-    _, _, results_dir = sweep
+    _, _, results_dir, _ = sweep
     starts = {0: [], 1: []}
     for result in load_results(results_dir)[0]:
         for process in document(result)["processes"]:
