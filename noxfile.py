@@ -176,7 +176,8 @@ def matrix(session: nox.Session) -> None:
     """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
 
     Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, three case
-    processes per cell and side (``--processes``); plain ``nox`` runs this, then the report.  Each
+    processes per cell and side (``--processes``), twice that while a comparison of the sides is
+    open (``--max-processes``); plain ``nox`` runs this, then the report.  Each
     release is installed once into its cached venv beside nox's (``.nox/release-jax-V``,
     as bisect and sweep use); every (release, profile) pair is a side with a worker of its
     own, and each cell's processes alternate between the sides in rounds.  The rest of

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +136,10 @@ DEFAULT_PROFILES = "cpu,cpu8"
 # Case processes per cell and side unless --processes says otherwise: the fewest a verdict accepts, so
 # that plain `nox` (this session, then the report) compares two releases in minutes on a 2-core machine.
 DEFAULT_PROCESSES = "3"
+# Looks at the sides' comparisons unless --max-processes says otherwise: the matrix judges every metric of
+# every case, so each further look costs a round of every open cell, and on a noisy machine four looks made
+# plain `nox` ×4 dearer; a bisect or triage (four looks) decides the one change a user asks about.
+MATRIX_LOOKS = 2
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         print(
             "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the releases "
             f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}) measured as sides of one run, "
-            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise; the run options:",
+            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, up to {MATRIX_LOOKS} × "
+            "that while a comparison is open unless --max-processes says otherwise; the run options:",
             file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
@@ -214,7 +220,13 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         raise UsageError("no profile given applies to any release given")
     if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
         rest += ["--processes", DEFAULT_PROCESSES]
-    validate(["run", *rest])
+    request = InterleavedRequest(sides, ["run", *rest])
+    with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:  # checked as run will see it
+        placeholder = {(r.jax, p.name): sys.executable for r, p in sides}
+        plan = write_sides(Path(scratch) / "sides.json", request, placeholder)
+        args, checked = validate([*request.run_argv, "--sides", str(plan)])
+    if args.max_processes is None and checked.settings.decide is not None:
+        rest += ["--max-processes", str(MATRIX_LOOKS * checked.settings.processes)]
     return InterleavedRequest(sides, ["run", *rest])
 
 

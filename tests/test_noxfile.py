@@ -378,7 +378,8 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     assert session.installed == [("-e", ".")]
     [(args, env)] = session.ran
     plan = tmp_path / ".cache" / "matrix-sides.json"
-    assert args == ("python", "-m", "harness", "run", "--processes", "3", "--sides", str(plan)) and env is None
+    assert args == ("python", "-m", "harness", "run", "--processes", "3", "--max-processes", "6", "--sides", str(plan))
+    assert env is None
     sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
     assert sides == [(r.jax, p) for r in noxfile.EDGES for p in ("cpu", "cpu8")]
 

@@ -11,8 +11,17 @@ from harness.sessions import interleaved_request, write_sides
 def test_the_default_is_the_edges_on_cpu_and_cpu8():
     request = interleaved_request(["--case", "scan_sync"])
     assert [(r.jax, p.name) for r, p in request.sides] == [(r.jax, p) for r in EDGES for p in ("cpu", "cpu8")]
-    assert request.run_argv == ["run", "--case", "scan_sync", "--processes", "3"], "three: the fewest a verdict takes"
-    assert interleaved_request(["--processes=5"]).run_argv == ["run", "--processes=5"], "the user's count wins"
+    assert request.run_argv[:5] == ["run", "--case", "scan_sync", "--processes", "3"], "the fewest a verdict takes"
+    assert interleaved_request(["--processes=5"]).run_argv[:2] == ["run", "--processes=5"], "the user's count wins"
+
+
+def test_the_matrix_measures_until_decided_over_two_looks_unless_told_otherwise():
+    assert interleaved_request([]).run_argv == ["run", "--processes", "3", "--max-processes", "6"]
+    assert interleaved_request(["--processes", "5"]).run_argv[-2:] == ["--max-processes", "10"]
+    told = interleaved_request(["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"])
+    assert told.run_argv.count("--max-processes") == 1 and "12" in told.run_argv, "checked as a run of sides"
+    for posargs in (["--decide", "off"], ["--target-ratio", "1.1"], ["--jax", "0.4.26", "--profile", "cpu"]):
+        assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
 
 
 def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
@@ -34,6 +43,8 @@ def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
         (["--sides", "plan.json"], "leave out --sides"),
         (["--case", "nope"], "unknown case nope"),
         (["--processes", "0"], "must be positive"),
+        (["--max-processes", "2"], "at least --processes"),
+        (["--decide", "off", "--time-budget", "60"], "goes with --decide"),
     ],
 )
 def test_bad_posargs_are_refused_before_anything_is_installed(posargs, message):
