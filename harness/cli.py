@@ -7,6 +7,7 @@ bug in the harness, not in the input.  The commands themselves live in
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -37,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except BrokenPipeError:  # the reader left (`jax-repro list | head`): stop quietly, as other tools do
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, sys.stdout.fileno())  # Python's own flush at exit would raise again
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         print(
             "harness: interrupted; every result stored so far is kept, run the same command to resume", file=sys.stderr

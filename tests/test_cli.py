@@ -1,5 +1,6 @@
 """Bad input gets one clear line and exit code 2, never a traceback."""
 
+import os
 import re
 import subprocess
 import sys
@@ -101,6 +102,17 @@ def test_no_traceback_from_a_real_process():
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+def test_a_reader_that_leaves_early_ends_the_listing_quietly():
+    """`jax-repro list | head`: the pipe is closed before the listing is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "harness", "list"], stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and done.stderr == b"", done.stderr.decode()[-500:]
 
 
 def test_list_shows_claims(capsys):
