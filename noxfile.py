@@ -326,23 +326,26 @@ def installing_only(session: nox.Session) -> bool:
     return bool(getattr(config, "install_only", False))
 
 
+def rendering_session(session: nox.Session, command: str) -> None:
+    """A command that reads stored results and needs no JAX: ``report`` or ``compare``."""
+    if installing_only(session):  # a fresh clone has no results yet, and installing needs none
+        install_once(session, "-e", ".[report]")
+        return
+    request = checked(session, command, session.posargs)
+    install_once(session, "-e", ".[report]")
+    run_harness(session, request.harness_argv)
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
-    if installing_only(session):  # a fresh clone has no results folder yet, and installing needs none
-        install_once(session, "-e", ".[report]")
-        return
-    request = checked(session, "report", session.posargs)
-    install_once(session, "-e", ".[report]")
-    run_harness(session, request.harness_argv)
+    rendering_session(session, "report")
 
 
 @nox.session
 def compare(session: nox.Session) -> None:
     """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1 if B got worse."""
-    request = checked(session, "compare", session.posargs)
-    install_once(session, "-e", ".[report]")
-    run_harness(session, request.harness_argv)
+    rendering_session(session, "compare")
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))

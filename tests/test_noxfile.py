@@ -500,9 +500,11 @@ def test_every_session_answers_help_before_installing_anything(session_name, sho
     assert session.installed == [] and session.ran == []
 
 
-def test_report_install_only_installs_without_a_results_folder(tmp_path):
-    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed."""
-    session = RecordingSession("--results", str(tmp_path / "none"))
+@pytest.mark.parametrize(("name", "posargs"), [("report", ["--results", "none"]), ("compare", [])])
+def test_install_only_installs_a_rendering_session_without_results(name, posargs, tmp_path):
+    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed
+    (and `compare`, which needs two result sets, needs none either)."""
+    session = RecordingSession(*[str(tmp_path / a) if a == "none" else a for a in posargs])
     session._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(install_only=True))
-    noxfile.report(session)
+    getattr(noxfile, name)(session)
     assert session.installed == [("-e", ".[report]")] and session.ran == []
