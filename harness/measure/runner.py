@@ -125,6 +125,19 @@ class _Cell:
         """The labels of the sides measured beside ``run``, as its result names them (``interleaved_with``)."""
         return [r.side.label for r in self.runs if r is not run]
 
+    def left(self, settings: Settings) -> tuple[int, int]:
+        """Processes still to measure: to the end of the planned rounds or of the look under way, and at most
+        (every comparison left open to ``most_processes``), for the progress line's estimate."""
+        active = [run for run in self.runs if run.finished() is None]
+        if not active:
+            return 0, 0
+        count, most = settings.processes, settings.most_processes
+        rounds = min(len(run.processes) for run in active)
+        looking = settings.decide is not None and len(self.runs) > 1 and rounds >= count
+        end = min((rounds // count + 1) * count, most) if looking else count
+        planned = sum(max(end - len(run.processes), 0) for run in active)
+        return planned, max(planned, sum(max(most - len(run.processes), 0) for run in active))
+
     def pairs(self) -> list[tuple[CellRun, CellRun]]:
         """The sides compared when measuring until decided, in plan order: each with the next side of its
         profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
@@ -438,7 +451,7 @@ class Recorder:
         if not cells:
             return
         self.progress(self._plan_line(cells))
-        count, going, round_index = self.settings.processes, list(cells), 0
+        going, round_index = list(cells), 0
         started, measured = time.monotonic(), 0
         try:
             while going:
@@ -446,11 +459,12 @@ class Recorder:
                     active = [run for run in cell.runs if run.finished() is None]
                     shift = round_index % max(len(active), 1)
                     for run in active[shift:] + active[:shift]:
-                        to_run = [r for c in going for r in c.runs if r.finished() is None]
-                        left = max(sum(max(count - len(r.processes), 0) for r in to_run) - 1, 0)
-                        pace = time_left(measured, left + 1, time.monotonic() - started)
-                        planned = f"({left} more planned{' · ' + pace if pace else ''})"
-                        self._measure_process(cell.item, run, round_index, cell.head, planned)
+                        lefts = [c.left(self.settings) for c in going]
+                        planned, most = sum(p for p, _ in lefts), sum(m for _, m in lefts)
+                        pace = time_left(measured, planned, time.monotonic() - started)
+                        beyond = f", at most {most - 1}" if most > planned else ""
+                        line = f"({max(planned - 1, 0)} more planned{beyond}{' · ' + pace if pace else ''})"
+                        self._measure_process(cell.item, run, round_index, cell.head, line)
                         measured += 1
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self._another_round(cell, active, round_index + 1):

@@ -396,6 +396,22 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
     assert asked == [] and len(runs[0].processes) == 3
 
 
+def test_what_is_left_counts_the_look_under_way_and_at_most_the_processes_allowed():
+    settings = dataclasses.replace(QUICK, processes=3, decide="changes", max_processes=12)
+    sides = [Side(release, "p", sys.executable) for release in ("1", "2")]
+
+    def cell(*done, settings=settings):
+        ok = [[ProcessRun(i, RunStatus.OK, "") for i in range(n)] for n in done]
+        runs = [CellRun(side, 3, processes) for side, processes in zip(sides, ok, strict=True)]
+        return runner._Cell(0, planned("steady")[0], "", runs).left(settings)
+
+    assert cell(0, 0) == (6, 24), "the planned rounds, and four looks' worth at most"
+    assert cell(3, 3) == (6, 18), "a cell going on after its first look: the second look's rounds"
+    assert cell(4, 3) == (5, 17), "mid-round: the side behind catches up"
+    assert cell(12, 12) == (0, 0)
+    assert cell(2, 2, settings=dataclasses.replace(settings, decide=None)) == (2, 2), "no looks: the planned only"
+
+
 def claimed(*verdicts, status="ok"):
     """A side's run whose processes finished ``status`` with these claim verdicts (True: it holds there)."""
     processes = [
