@@ -564,11 +564,12 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
     return tuple(parse_process(item, f"{where}[{i}]", i) for i, item in enumerate(value))
 
 
-def _machine(value: Any, where: str) -> MachineFacts:
+def _machine(value: Any, where: str) -> MachineFacts | None:
+    """The machine's facts; None without an id (absent, null, or the empty string earlier writers put for
+    none), which then reads, and is written back, as an unrecorded machine."""
     fields = Fields(value, where)
-    return MachineFacts(
-        id=fields.optional("id", nullable(path_name), None) or "", basis=fields.optional("basis", string, "")
-    )
+    found, basis = fields.optional("id", nullable(string), None), fields.optional("basis", string, "")
+    return MachineFacts(id=path_name(found, f"{where}.id"), basis=basis) if found else None
 
 
 def _revision(value: Any, where: str) -> HarnessRevision:

@@ -215,6 +215,13 @@ def test_a_stored_result_writes_itself_back_whole(path):
     assert parse(written) == result
 
 
+@pytest.mark.parametrize("machine", [{}, {"id": None, "basis": "hardware only"}, {"id": ""}])
+def test_a_machine_without_an_id_reads_and_writes_back_as_unrecorded(machine):
+    result = parse(document(host={"machine": machine}))
+    assert result.host.machine is None and result.machine == UNRECORDED_MACHINE
+    assert parse(json.loads(json.dumps(result.to_json()))) == result, "what it wrote it reads back"
+
+
 def test_settings_a_result_does_not_record_are_not_invented():
     result = parse(document(settings={"repeats": 10, "affinity": None}))
     assert result.settings.shown() == {"repeats": 10} and result.settings.recorded("processes") is None
