@@ -141,10 +141,13 @@ class _Cell:
     def pairs(self) -> list[tuple[CellRun, CellRun]]:
         """The sides compared when measuring until decided, in plan order: each with the next side of its
         profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
-        profile is theirs alone (an A/A of one release under two labels) each with the next such side."""
+        profile is theirs alone (an A/A of one release under two labels) each with the next such side; none
+        with a side whose plan says ``compare_next: false``."""
         profiles = Counter(run.side.profile for run in self.runs)
         found = []
         for index, run in enumerate(self.runs):
+            if not run.side.compare_next:
+                continue
             alone = profiles[run.side.profile] == 1
             following = [
                 r for r in self.runs[index + 1 :]

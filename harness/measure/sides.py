@@ -13,7 +13,10 @@ file (``run --sides PLAN.json``) lists several, measured in interleaved rounds::
 ``interpreter`` to this one; ``env`` is applied on top of the harness's own environment
 (a null value removes a variable).  ``sizes`` (``{"M": 550}``) replaces sizes of every
 cell on that side: a side measuring more work than another, in the same rounds, is how
-``calibrate`` sees whether a real slowdown is detected.  No two sides may share a label,
+``calibrate`` sees whether a real slowdown is detected.  ``compare_next`` (default true)
+says whether measuring until decided compares the side with the next side of its profile:
+a triage's confirmation lists the releases of several steps and compares only each step's
+two (``false`` on the older release of each gap between steps).  No two sides may share a label,
 or a release, a profile and sizes (their results would be stored as one cell).  The
 file is input: every problem is one ``UsageError`` naming the file.
 """
@@ -33,7 +36,7 @@ from harness.errors import UsageError
 from harness.names import name_problem
 
 PLAN_BYTES = 1024 * 1024
-KEYS = ("label", "release", "profile", "interpreter", "env", "sizes")
+KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 
@@ -46,6 +49,7 @@ class Side:
     env: dict[str, str | None] = field(default_factory=dict)
     label: str = ""
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
+    compare_next: bool = True  # measuring until decided: judged against the next side of its profile
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -102,7 +106,10 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: {name!r} is not an environment variable name")
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{where}: the value of {name} must be a string or null")
-    return Side(release, profile, interpreter, dict(env), label, _sizes(entry.get("sizes", {}), where))
+    compare_next = entry.get("compare_next", True)
+    if not isinstance(compare_next, bool):
+        raise UsageError(f"{where}: 'compare_next' must be true or false, not {json.dumps(compare_next)[:40]}")
+    return Side(release, profile, interpreter, dict(env), label, _sizes(entry.get("sizes", {}), where), compare_next)
 
 
 def _sizes(value: Any, where: str) -> dict[str, int]:

@@ -15,6 +15,7 @@ on (more samples within each process would not).
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.host.environment import machine_identity
 from harness.measure.sides import Side
@@ -95,16 +97,24 @@ class ReleaseProber:
         words += [f"--decide-metric={name}" for name in self.decide_metrics]
         return words + ([] if self.time_budget is None else ["--time-budget", f"{self.time_budget:g}"])
 
-    def measure_together(self, releases: Sequence[str], *, anew: bool = False, decide: str = "changes") -> None:
+    def measure_together(
+        self,
+        releases: Sequence[str],
+        *,
+        anew: bool = False,
+        decide: str = "changes",
+        pairs: Sequence[tuple[str, str]] | None = None,
+    ) -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
         one side each, their case processes alternating in rounds, so that load and drift fall on all of
-        them alike.
+        them alike.  Measuring until decided compares each release with the next, or, given ``pairs``,
+        only the neighbours that make one of them.
 
         The probes then find the results stored; a release that cannot be installed is left to its
         probe, which says why.
         """
         wanted = [release for release in releases if anew or self.reusable(release) is None]
-        self.together.update(self._interleaved(wanted, self.processes, decide))
+        self.together.update(self._interleaved(wanted, self.processes, decide, pairs))
 
     def measure_with_endpoints(self, release: str, good: str, bad: str, again: bool = False) -> tuple[Probe, ...]:
         """``release`` measured anew in one interleaved run with both endpoints, also anew, so that it is
@@ -132,10 +142,17 @@ class ReleaseProber:
                 probes.append(Probe(each, found, note))
         return tuple(probes)
 
-    def _interleaved(self, releases: Sequence[str], processes: int, decide: str = "changes") -> list[str]:
-        """One ``harness run`` of ``releases`` as sides, ``processes`` each (then until decided: ``decide``);
-        the releases it measured (those that could be installed, when at least two could)."""
-        sides = []
+    def _interleaved(
+        self,
+        releases: Sequence[str],
+        processes: int,
+        decide: str = "changes",
+        pairs: Sequence[tuple[str, str]] | None = None,
+    ) -> list[str]:
+        """One ``harness run`` of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
+        each side against the next, or only within ``pairs``); the releases it measured (those that could
+        be installed, when at least two could)."""
+        sides: list[dict[str, Any]] = []
         for number, release in enumerate(releases, start=1):
             env = self.envs[release]
             self.progress(
@@ -146,6 +163,9 @@ class ReleaseProber:
                 sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
         if len(sides) < 2:
             return []
+        if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
+            for side, following in itertools.pairwise(sides):
+                side["compare_next"] = (side["release"], following["release"]) in pairs
         deciding = "off" not in self._decide_options(processes, decide)
         until = f", then until decided (at most {self.max_processes})" if deciding else ""
         self.progress(f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved")
@@ -234,7 +254,7 @@ class PairConfirmer:
                 f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
             )
             self.prober.decide_metrics = metrics
-            self.prober.measure_together(releases, anew=True)
+            self.prober.measure_together(releases, anew=True, pairs=missing)
         found = {}
         for before, after in pairs:
             probes = []

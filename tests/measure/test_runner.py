@@ -390,6 +390,12 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
         ("jax 2 · p", "jax 3 · p"),
         ("jax 2 · q", "jax 3 · q"),
     ], "release by release within each profile, never one profile against another"
+    apart = [dataclasses.replace(side, compare_next=side.release != "2") for side in releases]
+    cell = runner._Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in apart])
+    assert [(a.side.label, b.side.label) for a, b in cell.pairs()] == [
+        ("jax 1 · p", "jax 2 · p"),
+        ("jax 1 · q", "jax 2 · q"),
+    ]
     _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
     assert asked == [[(3, 3), (3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])

@@ -23,10 +23,17 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         tmp_path,
         [
             {"release": "0.4.26", "profile": "cpu8", "interpreter": sys.executable, "env": {"XLA_FLAGS": "x"}},
-            {"release": "0.4.26", "profile": "cpu", "label": "old release", "env": {"HOME": None}},
+            {
+                "release": "0.4.26",
+                "profile": "cpu",
+                "label": "old release",
+                "env": {"HOME": None},
+                "compare_next": False,
+            },
         ],
     )
     first, second = load_plan(plan)
+    assert (first.compare_next, second.compare_next) == (True, False), "compared with the next side unless told"
     assert (first.label, first.interpreter, first.env) == ("jax 0.4.26 · cpu8", sys.executable, {"XLA_FLAGS": "x"})
     assert (second.label, second.interpreter) == ("old release", sys.executable)
     environ = second.environment({"HOME": "/root", "PATH": "/bin"})
@@ -67,6 +74,7 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         ([{"release": "1", "profile": "p", "sizes": {"K": True}}], "the size 'K' must be a whole number"),
         ([{"release": "1", "profile": "p", "sizes": {"K": 0}}], "sizes must be positive"),
         ([{"release": "1", "profile": "p", "sizes": {"../K": 3}}], "malformed size"),
+        ([{"release": "1", "profile": "p", "compare_next": "no"}], "'compare_next' must be true or false"),
     ],
 )
 def test_bad_plans_are_refused_naming_the_file(tmp_path, entries, message):

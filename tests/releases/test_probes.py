@@ -252,6 +252,16 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     assert len(fake_run.commands) == 1, "a stored confirmation is reused"
     assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30 (15 processes)"
 
+    for release in ("0.4.34", "0.4.35", "0.4.37", "0.4.38"):
+        probe.envs[release] = ReleaseEnv(release, release, "python3.12", (), tmp_path / f"venv-{release}")
+    plans = []
+    fake_run.stores = lambda command: plans.append(json.loads(Path(option(command, "--sides")).read_text()))
+    confirmer([("0.4.33", "0.4.34"), ("0.4.34", "0.4.35"), ("0.4.37", "0.4.38")])
+    [plan] = plans
+    assert [(side["release"], side.get("compare_next")) for side in plan] == [
+        ("0.4.33", True), ("0.4.34", True), ("0.4.35", False), ("0.4.37", True), ("0.4.38", None),
+    ], "only each step's two releases are compared: 0.4.35 → 0.4.37 is no step"  # fmt: skip
+
 
 def test_a_scripts_arguments_reach_every_run_it_is_measured_in(tmp_path):
     script = tmp_path / "repro.py"
