@@ -50,16 +50,24 @@ def open_comparisons(
     pairs: Sequence[tuple[Sequence[ProcessRun], Sequence[ProcessRun]]],
     settings: Settings,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    names: Sequence[str] = (),
+    metrics: Sequence[tuple[str, ...]] = (),
 ) -> list[str]:
     """The comparisons between each pair's sides (A, B: processes in the order they ran) that another look
-    could still decide, described; empty when every one is decided (or ``settings`` is not sequential)."""
+    could still decide, described; empty when every one is decided (or ``settings`` is not sequential).
+
+    ``names`` says what each pair compares ("pair N" without); ``metrics`` the metrics each pair is judged
+    on (empty: ``settings.decide_metrics``, or every metric)."""
     mode = settings.decide
     if mode is None:
         return []
-    wanted = set(settings.decide_metrics or ())
     last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
     found = []
     for number, (a_runs, b_runs) in enumerate(pairs, start=1):
+        name = names[number - 1] if number <= len(names) else f"pair {number}"
+        chosen = metrics[number - 1] if number <= len(metrics) else ()
+        wanted = set(chosen or settings.decide_metrics or ())
         a = process_samples([p for p in a_runs if p.status is RunStatus.OK])
         b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
         fewest = min(len(a_runs), len(b_runs))
@@ -73,7 +81,7 @@ def open_comparisons(
                 continue
             if is_open(comparison, mode, level, last_look):
                 found.append(
-                    f"pair {number} {key.metric_name} {format_ratio(comparison.ratio)}, "
+                    f"{name} {key.metric_name} {format_ratio(comparison.ratio)}, "
                     f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
                 )
     return sorted(found)

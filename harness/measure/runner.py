@@ -34,10 +34,11 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget, PlannedPoint
@@ -91,10 +92,20 @@ _Outcomes = dict[tuple[int, str], tuple["CellRun | None", Path | None]]
 # metrics of the given kinds (all when empty); None: no spread to read yet.  The analysis stage provides it
 # (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
+
+
 # For pairs of sides (A, B: their processes so far) measured until decided, the comparisons another look could
 # still decide, described (empty: every one decided).  The analysis stage provides it
 # (``harness.analysis.sequential.open_comparisons``).
-OpenComparisons = Callable[[list[tuple[list[ProcessRun], list[ProcessRun]]], Settings], list[str]]
+class OpenComparisons(Protocol):
+    def __call__(
+        self,
+        pairs: list[tuple[list[ProcessRun], list[ProcessRun]]],
+        settings: Settings,
+        *,
+        names: Sequence[str],
+        metrics: Sequence[tuple[str, ...]],
+    ) -> list[str]: ...
 
 
 def load_threshold(settings: Settings) -> float:
@@ -215,6 +226,14 @@ class CellRun:
         if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
             return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
         return None
+
+
+def pair_name(a: Side, b: Side) -> str:
+    """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
+    plain = a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
+    if plain and a.profile == b.profile:
+        return f"jax {a.release} → {b.release} · {a.profile}"
+    return f"{a.label} → {b.label}"
 
 
 def _with_attempts(process: ProcessRun, attempts: int) -> ProcessRun:
@@ -555,7 +574,13 @@ class Recorder:
             return True  # between looks: the look's rounds are measured whole
         ok = lambda run: [p for p in run.processes if p.status is RunStatus.OK]
         assert self.undecided is not None
-        still = self.undecided([(ok(a), ok(b)) for a, b in cell.pairs()], settings)
+        pairs = cell.pairs()
+        still = self.undecided(
+            [(ok(a), ok(b)) for a, b in pairs],
+            settings,
+            names=[pair_name(a.side, b.side) for a, b in pairs],
+            metrics=[a.side.compare_metrics for a, _ in pairs],
+        )
         look = f"look {-(-done // settings.processes)} of {-(-most // settings.processes)}"
         if not still:
             extent = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"

@@ -16,7 +16,9 @@ cell on that side: a side measuring more work than another, in the same rounds, 
 ``calibrate`` sees whether a real slowdown is detected.  ``compare_next`` (default true)
 says whether measuring until decided compares the side with the next side of its profile:
 a triage's confirmation lists the releases of several steps and compares only each step's
-two (``false`` on the older release of each gap between steps).  No two sides may share a label,
+two (``false`` on the older release of each gap between steps); ``compare_metrics``
+(``["scan.wall_ns"]``) judges that comparison on those metrics only (default: the run's
+``--decide-metric``, or every metric), a step's own.  No two sides may share a label,
 or a release, a profile and sizes (their results would be stored as one cell).  The
 file is input: every problem is one ``UsageError`` naming the file.
 """
@@ -31,12 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.metric_names import parse_metric_name
 from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
 from harness.names import name_problem
 
 PLAN_BYTES = 1024 * 1024
-KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next")
+KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next", "compare_metrics")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 
@@ -50,6 +53,7 @@ class Side:
     label: str = ""
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
     compare_next: bool = True  # measuring until decided: judged against the next side of its profile
+    compare_metrics: tuple[str, ...] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -109,7 +113,15 @@ def _side(entry: Any, where: str) -> Side:
     compare_next = entry.get("compare_next", True)
     if not isinstance(compare_next, bool):
         raise UsageError(f"{where}: 'compare_next' must be true or false, not {json.dumps(compare_next)[:40]}")
-    return Side(release, profile, interpreter, dict(env), label, _sizes(entry.get("sizes", {}), where), compare_next)
+    metrics = entry.get("compare_metrics", [])
+    if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+        raise UsageError(f"{where}: 'compare_metrics' must be a list of metric names such as \"scan.wall_ns\"")
+    try:
+        metrics = [parse_metric_name(m).metric_name for m in metrics]
+    except UsageError as exc:
+        raise UsageError(f"{where}: 'compare_metrics': {exc}") from None
+    sizes = _sizes(entry.get("sizes", {}), where)
+    return Side(release, profile, interpreter, dict(env), label, sizes, compare_next, tuple(dict.fromkeys(metrics)))
 
 
 def _sizes(value: Any, where: str) -> dict[str, int]:

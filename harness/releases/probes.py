@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ from harness.measure.sides import Side
 from harness.releases import venvs
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
+
+Pair = tuple[str, str]  # the two releases around a step, older first
 
 
 @dataclass(frozen=True)
@@ -103,12 +105,13 @@ class ReleaseProber:
         *,
         anew: bool = False,
         decide: str = "changes",
-        pairs: Sequence[tuple[str, str]] | None = None,
+        pairs: Mapping[Pair, tuple[str, ...]] | None = None,
     ) -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
         one side each, their case processes alternating in rounds, so that load and drift fall on all of
         them alike.  Measuring until decided compares each release with the next, or, given ``pairs``,
-        only the neighbours that make one of them.
+        only the neighbours that make one of them, on that pair's metrics (a pair without any, whose
+        claim alone flipped, gets no looks: the claim is settled over the planned processes).
 
         The probes then find the results stored; a release that cannot be installed is left to its
         probe, which says why.
@@ -147,7 +150,7 @@ class ReleaseProber:
         releases: Sequence[str],
         processes: int,
         decide: str = "changes",
-        pairs: Sequence[tuple[str, str]] | None = None,
+        pairs: Mapping[Pair, tuple[str, ...]] | None = None,
     ) -> list[str]:
         """One ``harness run`` of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
         each side against the next, or only within ``pairs``); the releases it measured (those that could
@@ -165,7 +168,10 @@ class ReleaseProber:
             return []
         if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
             for side, following in itertools.pairwise(sides):
-                side["compare_next"] = (side["release"], following["release"]) in pairs
+                moved = pairs.get((side["release"], following["release"]), ())
+                side["compare_next"] = bool(moved)
+                if moved:
+                    side["compare_metrics"] = list(moved)
         deciding = "off" not in self._decide_options(processes, decide)
         until = f", then until decided (at most {self.max_processes})" if deciding else ""
         self.progress(f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved")
@@ -219,10 +225,9 @@ def is_confirmation(stored: StoredResult, processes: int) -> bool:
     return stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
 
 
-Pair = tuple[str, str]  # the two releases around a step, older first
-# Pairs, and the metrics their steps moved → each pair's two releases measured again, together, until those
-# metrics are decided: the probes of (older, newer).
-ConfirmPairs = Callable[[Sequence[Pair], tuple[str, ...]], dict[Pair, tuple[Probe, Probe]]]
+# Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two releases
+# measured again, together, until those metrics are decided: the probes of (older, newer).
+ConfirmPairs = Callable[[Mapping[Pair, tuple[str, ...]]], dict[Pair, tuple[Probe, Probe]]]
 
 
 @dataclass
@@ -245,15 +250,19 @@ class PairConfirmer:
             lambda r: is_confirmation(r, prober.processes) and label in r.result.interleaved_with,
         )  # fmt: skip
 
-    def __call__(self, pairs: Sequence[Pair], metrics: tuple[str, ...] = ()) -> dict[Pair, tuple[Probe, Probe]]:
-        missing = [(a, b) for a, b in pairs if self.confirmation(a, b) is None or self.confirmation(b, a) is None]
+    def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+        missing = {
+            (a, b): moved
+            for (a, b), moved in pairs.items()
+            if self.confirmation(a, b) is None or self.confirmation(b, a) is None
+        }
         releases = list(dict.fromkeys(release for pair in missing for release in pair))
         if releases:
             self.prober.progress(
                 f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
                 f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
             )
-            self.prober.decide_metrics = metrics
+            self.prober.decide_metrics = tuple(dict.fromkeys(m for moved in missing.values() for m in moved))
             self.prober.measure_together(releases, anew=True, pairs=missing)
         found = {}
         for before, after in pairs:

@@ -21,7 +21,7 @@ from harness.analysis.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.releases.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
-from harness.releases.probes import ConfirmPairs, Probe, ProbeRelease
+from harness.releases.probes import ConfirmPairs, Pair, Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
@@ -190,12 +190,16 @@ def triage(
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
         return found
-    pairs = list(dict.fromkeys((s.before, s.after) for s in first.steps))
+    pairs: dict[Pair, tuple[str, ...]] = {}  # each pair with the metrics its steps moved (the claim is no metric)
+    for step in first.steps:
+        moved = pairs.setdefault((step.before, step.after), ())
+        if step.metric != CLAIM and step.metric not in moved:
+            pairs[step.before, step.after] = (*moved, step.metric)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
         "again, until decided"
     )
-    again = confirm_pairs(pairs, tuple(dict.fromkeys(s.metric for s in first.steps if s.metric != CLAIM)))
+    again = confirm_pairs(pairs)
     keys = {key.metric_name: key for key in first.metrics}
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]

@@ -37,6 +37,10 @@ def test_only_the_metrics_asked_for_and_nothing_when_not_deciding():
     only = open_comparisons(pairs, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,)))
     assert [line.split()[2] for line in only] == [name]
     assert open_comparisons(pairs, Settings(processes=3)) == []
+    other = open_comparisons(pairs, DECIDING, metrics=[("nothing.wall_ns",)])
+    assert other == [], "a pair's own metrics replace the run's"
+    named = open_comparisons(pairs, DECIDING, names=["jax 1 → 2 · cpu"], metrics=[(name,)])
+    assert [line.split(" · cpu ")[1].split()[0] for line in named] == [name] and named[0].startswith("jax 1 → 2")
 
 
 def test_open_means_undecided_and_in_changes_mode_past_the_factor():

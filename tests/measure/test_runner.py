@@ -342,7 +342,8 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
     asked: list[list[tuple[int, int]]] = []
 
-    def undecided(pairs, settings):
+    def undecided(pairs, settings, *, names, metrics):
+        assert len(names) == len(metrics) == len(pairs) and all(" → " in name for name in names)
         asked.append([(len(a), len(b)) for a, b in pairs])
         return open_by_processes.get(len(pairs[0][0]), [])
 
@@ -396,6 +397,8 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
         ("jax 1 · p", "jax 2 · p"),
         ("jax 1 · q", "jax 2 · q"),
     ]
+    assert runner.pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
+    assert runner.pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
     _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
     assert asked == [[(3, 3), (3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])

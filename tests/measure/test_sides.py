@@ -34,6 +34,9 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
     )
     first, second = load_plan(plan)
     assert (first.compare_next, second.compare_next) == (True, False), "compared with the next side unless told"
+    assert first.compare_metrics == () and load_plan(
+        write_plan(tmp_path, [{"release": "1", "profile": "p", "compare_metrics": ["scan.wall_ns", "json.x"]}])
+    )[0].compare_metrics == ("scan.wall_ns", "json.x")
     assert (first.label, first.interpreter, first.env) == ("jax 0.4.26 · cpu8", sys.executable, {"XLA_FLAGS": "x"})
     assert (second.label, second.interpreter) == ("old release", sys.executable)
     environ = second.environment({"HOME": "/root", "PATH": "/bin"})
@@ -75,6 +78,8 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         ([{"release": "1", "profile": "p", "sizes": {"K": 0}}], "sizes must be positive"),
         ([{"release": "1", "profile": "p", "sizes": {"../K": 3}}], "malformed size"),
         ([{"release": "1", "profile": "p", "compare_next": "no"}], "'compare_next' must be true or false"),
+        ([{"release": "1", "profile": "p", "compare_metrics": "a.wall_ns"}], "'compare_metrics' must be a list"),
+        ([{"release": "1", "profile": "p", "compare_metrics": ["../x"]}], "'compare_metrics': malformed metric"),
     ],
 )
 def test_bad_plans_are_refused_naming_the_file(tmp_path, entries, message):

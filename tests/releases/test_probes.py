@@ -237,7 +237,7 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
         return None
 
     fake_run.stores = stores
-    found = confirmer([("0.4.30", "0.4.31")], ("eager.wall_ns",))
+    found = confirmer({("0.4.30", "0.4.31"): ("eager.wall_ns",)})
     [command] = fake_run.commands
     assert option(command, "--processes") == "5" and "--force" in command
     assert option(command, "--decide") == "changes" and option(command, "--max-processes") == "20"
@@ -248,7 +248,7 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     said = "2 releases measured again together, 5 processes each, then until decided (at most 20)"
     assert any(said in line for line in lines)
 
-    again = confirmer([("0.4.30", "0.4.31")])
+    again = confirmer({("0.4.30", "0.4.31"): ()})
     assert len(fake_run.commands) == 1, "a stored confirmation is reused"
     assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30 (15 processes)"
 
@@ -256,11 +256,17 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
         probe.envs[release] = ReleaseEnv(release, release, "python3.12", (), tmp_path / f"venv-{release}")
     plans = []
     fake_run.stores = lambda command: plans.append(json.loads(Path(option(command, "--sides")).read_text()))
-    confirmer([("0.4.33", "0.4.34"), ("0.4.34", "0.4.35"), ("0.4.37", "0.4.38")])
+    confirmer({("0.4.33", "0.4.34"): ("a.wall_ns",), ("0.4.34", "0.4.35"): (), ("0.4.37", "0.4.38"): ("b.lower_ns",)})
     [plan] = plans
-    assert [(side["release"], side.get("compare_next")) for side in plan] == [
-        ("0.4.33", True), ("0.4.34", True), ("0.4.35", False), ("0.4.37", True), ("0.4.38", None),
-    ], "only each step's two releases are compared: 0.4.35 → 0.4.37 is no step"  # fmt: skip
+    assert [(side["release"], side.get("compare_next"), side.get("compare_metrics")) for side in plan] == [
+        ("0.4.33", True, ["a.wall_ns"]),
+        ("0.4.34", False, None),  # its step flipped the claim only: settled over the planned processes
+        ("0.4.35", False, None),  # 0.4.35 → 0.4.37 is no step
+        ("0.4.37", True, ["b.lower_ns"]),
+        ("0.4.38", None, None),
+    ], "each step's two releases compared on the metrics that step moved"
+    judged = [word for word in fake_run.commands[-1] if word.startswith("--decide-metric=")]
+    assert judged == ["--decide-metric=a.wall_ns", "--decide-metric=b.lower_ns"], "the run's own: every step's"
 
 
 def test_a_scripts_arguments_reach_every_run_it_is_measured_in(tmp_path):

@@ -19,9 +19,9 @@ class FakeConfirmer:
         self.again = again
         self.calls: list[list[tuple[str, str]]] = []
 
-    def __call__(self, pairs, metrics=()):
+    def __call__(self, pairs):
         self.calls.append(list(pairs))
-        self.metrics = metrics
+        self.metrics = dict(pairs)
         return {(a, b): (self.again(a, True), self.again(b, True)) for a, b in pairs}
 
 
