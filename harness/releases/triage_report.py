@@ -41,7 +41,8 @@ RULE = (
 def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     first = found.first_round
     again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
-    measured = f", {min(again)}–{max(again)} processes a side" if again else ""
+    fewest, most = (min(again), max(again)) if again else (0, 0)
+    measured = f", {fewest}{f'–{most}' if most > fewest else ''} processes a side" if again else ""
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
     return (
         f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "

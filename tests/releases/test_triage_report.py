@@ -34,7 +34,7 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     assert cells[4] == "no"
     assert "Plot not drawn: matplotlib is not installed." in text
     assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text
-    assert "0 confirmed on measuring again until decided, 5–5 processes a side, 1 undecided" in text
+    assert "0 confirmed on measuring again until decided, 5 processes a side, 1 undecided" in text
     assert "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
 
 
