@@ -40,12 +40,13 @@ def format_seconds(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
-def time_left(done: int, left: int, elapsed: float) -> str:
-    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at the pace of the ``done``
-    units so far (empty before the first is done)."""
+def time_left(done: int, left: int, elapsed: float, per_unit: float | None = None) -> str:
+    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at ``per_unit`` seconds a
+    unit (default: the pace of the ``done`` units so far); empty before the first is done."""
     if done <= 0:
         return ""
-    return f"{format_seconds(elapsed)} elapsed, about {format_seconds(elapsed / done * left)} left"
+    pace = elapsed / done if per_unit is None else per_unit
+    return f"{format_seconds(elapsed)} elapsed, about {format_seconds(pace * left)} left"
 
 
 def format_ratio(value: float) -> str:

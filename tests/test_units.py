@@ -29,3 +29,4 @@ def test_durations_and_the_time_left_read_as_a_person_would_say_them():
     assert [format_seconds(s) for s in (0.4, 45, 200, 3900)] == ["0 s", "45 s", "3 min 20 s", "1 h 05 min"]
     assert time_left(0, 10, 5.0) == "", "no pace before the first is done"
     assert time_left(4, 6, 120.0) == "2 min 00 s elapsed, about 3 min 00 s left"
+    assert time_left(4, 6, 120.0, per_unit=10.0) == "2 min 00 s elapsed, about 1 min 00 s left", "a pace known"

@@ -475,6 +475,7 @@ class Recorder:
         self.progress(self._plan_line(cells))
         going, round_index = list(cells), 0
         started, measured = time.monotonic(), 0
+        first_done = started
         try:
             while going:
                 for cell in list(going):
@@ -483,11 +484,16 @@ class Recorder:
                     for run in active[shift:] + active[:shift]:
                         lefts = [c.left(self.settings) for c in going]
                         planned, most = sum(p for p, _ in lefts), sum(m for _, m in lefts)
-                        pace = time_left(measured, planned, time.monotonic() - started)
+                        now = time.monotonic()
+                        # From the first process on: the first also waits for the sides' workers to start.
+                        per_unit = (now - first_done) / (measured - 1) if measured > 1 else None
+                        pace = time_left(measured, planned, now - started, per_unit)
                         beyond = f", at most {most - 1}" if most > planned else ""
                         line = f"({max(planned - 1, 0)} more planned{beyond}{' · ' + pace if pace else ''})"
                         self._measure_process(cell.item, run, round_index, cell.head, line)
                         measured += 1
+                        if measured == 1:
+                            first_done = time.monotonic()
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self._another_round(cell, active, round_index + 1):
                         going.remove(cell)

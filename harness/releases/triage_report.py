@@ -58,7 +58,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     undecided = [f"{c.step.metric} {c.step.before} → {c.step.after}" for c in found.undecided()]
     if undecided:
         lines.append(
-            f"Undecided, not unchanged: {'; '.join(undecided)}: measured again until the most processes allowed, "
+            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again until the most processes allowed, "
             "the statistics could tell neither the change nor its absence. The same command with a larger "
             "--max-processes (stored results are reused), on a quiet machine, would decide."
         )

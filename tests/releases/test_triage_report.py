@@ -27,7 +27,9 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     found, setting = outcome({"a": 1, "b": 3}, again={"a": 1, "b": 1}, metric=WALL)
     text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
     assert "**No confirmed change**" in text
-    assert "Undecided, not unchanged: eager.wall_ns a → b: measured again until the most processes allowed" in text
+    assert (
+        "\n- Undecided, not unchanged: eager.wall_ns a → b: measured again until the most processes allowed" in text
+    ), "an answer of its own, not the tail of the one before"
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("undecided")
