@@ -179,6 +179,7 @@ class CellRun:
     refusal: str | None = None  # refused by the budget: no process was started
     stopped: str = ""  # why the side ran fewer processes than planned
     extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
+    settled: str = ""  # measuring until decided: every comparison of this side was decided at a look
 
     @property
     def status(self) -> RunStatus:
@@ -222,6 +223,8 @@ class CellRun:
         """Why this side needs no further process in this cell, if it does not."""
         if self.processes and self.processes[0].status is RunStatus.SKIPPED:
             return RunStatus.SKIPPED
+        if self.settled:
+            return self.settled
         timeouts = sum(p.status is RunStatus.TIMEOUT for p in self.processes)
         if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
             return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
@@ -506,7 +509,8 @@ class Recorder:
                     if run.processes:
                         done = len(run.processes)
                         of = f" of {run.planned}" if done < run.planned else ", before the target was judged"
-                        run.stopped = f"interrupted after {done}{of} processes"
+                        if not run.settled:  # a side settled at a look was measured in full
+                            run.stopped = f"interrupted after {done}{of} processes"
                         with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
                             self._store(cell.item, run, cell.others(run))
             raise
@@ -580,29 +584,40 @@ class Recorder:
             return True  # between looks: the look's rounds are measured whole
         ok = lambda run: [p for p in run.processes if p.status is RunStatus.OK]
         assert self.undecided is not None
-        pairs = cell.pairs()
-        still = self.undecided(
-            [(ok(a), ok(b)) for a, b in pairs],
-            settings,
-            names=[pair_name(a.side, b.side) for a, b in pairs],
-            metrics=[a.side.compare_metrics for a, _ in pairs],
-        )
+        # A pair with a side settled at an earlier look keeps what that look decided.
+        pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
+        open_by_pair = [
+            self.undecided(
+                [(ok(a), ok(b))], settings, names=[pair_name(a.side, b.side)], metrics=[a.side.compare_metrics]
+            )
+            for a, b in pairs
+        ]
+        still = [line for lines in open_by_pair for line in lines]
         look = f"look {-(-done // settings.processes)} of {-(-most // settings.processes)}"
+        going = [run for run in cell.runs if not run.settled]
+        decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
         if not still:
-            extent = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
+            extent = decided
         elif done >= most or spent:
             why = "the most allowed" if done >= most else f"the time budget of {settings.decide_budget_s:g} s spent"
             shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
             extent = f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
         else:
+            # Only the sides of open comparisons go on: a decided pair's sides would measure for nothing.
+            open_runs = [run for (a, b), lines in zip(pairs, open_by_pair, strict=True) if lines for run in (a, b)]
+            for run in going:
+                if all(run is not other for other in open_runs):
+                    run.settled = run.extent = decided
+            left = sum(not run.settled for run in cell.runs)
+            sides = f" for {left} of {len(cell.runs)} sides" if left < len(cell.runs) else ""
             self.progress(
                 f"{cell.head} · {look}: {len(still)} comparison(s) open ({still[0]}): "
-                f"{settings.processes} more rounds (at most {most} a side)"
+                f"{settings.processes} more rounds{sides} (at most {most} a side)"
             )
             return True
         if done > settings.processes or still:
             self.progress(f"{cell.head} · {extent}")
-        for run in cell.runs:
+        for run in going:
             run.extent = extent
         return False
 

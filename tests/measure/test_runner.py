@@ -345,6 +345,8 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     def undecided(pairs, settings, *, names, metrics):
         assert len(names) == len(metrics) == len(pairs) and all(" → " in name for name in names)
         asked.append([(len(a), len(b)) for a, b in pairs])
+        if callable(open_by_processes):
+            return open_by_processes(names[0], len(pairs[0][0]))
         return open_by_processes.get(len(pairs[0][0]), [])
 
     settings = dataclasses.replace(QUICK, processes=3, decide="changes", max_processes=12, **changes)
@@ -400,9 +402,23 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
     assert runner.pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
     assert runner.pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
     _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
-    assert asked == [[(3, 3), (3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
+    assert asked == [[(3, 3)], [(3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])
     assert asked == [] and len(runs[0].processes) == 3
+
+
+def test_only_the_sides_of_open_comparisons_go_on_and_a_decided_side_keeps_where_it_stopped(tmp_path, monkeypatch):
+    def open_between_b_and_c(name, processes):
+        return [f"{name} x ×1.2, p=0.01 (needs < 0.0007)"] if name == "B → C" and processes < 9 else []
+
+    sides = [*aa_sides(), Side("0.0.0", "c", label="C")]
+    runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, open_between_b_and_c, sides=sides)
+    assert [len(run.processes) for run in runs] == [3, 9, 9], "A's only comparison was decided at the first look"
+    assert runs[0].detail.startswith("decided at 3 processes a side (look 1 of 4, ")
+    assert all(run.detail.startswith("decided at 9 processes a side (look 3 of 4") for run in runs[1:])
+    assert asked == [[(3, 3)], [(3, 3)], [(6, 6)], [(9, 9)]], "A → B judged once: its sides' verdict stands"
+    said = "look 1 of 4: 1 comparison(s) open (B → C x ×1.2"
+    assert any(said in line and "for 2 of 3 sides" in line for line in lines)
 
 
 def test_what_is_left_counts_the_look_under_way_and_at_most_the_processes_allowed():
