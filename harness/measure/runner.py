@@ -489,8 +489,8 @@ class Recorder:
                         planned, most = sum(p for p, _ in lefts), sum(m for _, m in lefts)
                         now = time.monotonic()
                         # From the first process on: the first also waits for the sides' workers to start.
-                        per_unit = (now - first_done) / (measured - 1) if measured > 1 else None
-                        pace = time_left(measured, planned, now - started, per_unit)
+                        per_unit = (now - first_done) / (measured - 1) if measured > 1 else 0.0
+                        pace = time_left(measured - 1, planned, now - started, per_unit)
                         beyond = f", at most {most - 1}" if most > planned else ""
                         line = f"({max(planned - 1, 0)} more planned{beyond}{' · ' + pace if pace else ''})"
                         self._measure_process(cell.item, run, round_index, cell.head, line)

@@ -55,12 +55,17 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     answers = found.answers()
     lines = [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
-    undecided = [f"{c.step.metric} {c.step.before} → {c.step.after}" for c in found.undecided()]
+    undecided = [
+        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        + (f" ({min(c.comparison.processes)} processes a side)" if c.comparison is not None else "")
+        for c in found.undecided()
+    ]
     if undecided:
         lines.append(
-            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again until the most processes allowed, "
-            "the statistics could tell neither the change nor its absence. The same command with a larger "
-            "--max-processes (stored results are reused), on a quiet machine, would decide."
+            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics could tell neither "
+            "the change nor its absence within --max-processes (the looks stop early where even the most "
+            "processes allowed would be unlikely to decide). The same command with a larger --max-processes "
+            "(stored results are reused), on a quiet machine, would decide."
         )
     if lines:
         return lines

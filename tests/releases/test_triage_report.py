@@ -28,7 +28,8 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
     assert "**No confirmed change**" in text
     assert (
-        "\n- Undecided, not unchanged: eager.wall_ns a → b: measured again until the most processes allowed" in text
+        "\n- Undecided, not unchanged: eager.wall_ns a → b (5 processes a side): measured again, the statistics "
+        "could tell neither the change nor its absence within --max-processes" in text
     ), "an answer of its own, not the tail of the one before"
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
