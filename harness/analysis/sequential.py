@@ -46,42 +46,37 @@ def is_open(
     return projected >= normal.inv_cdf(1 - level / 2) - normal.inv_cdf(1 - MIN_POWER)
 
 
-def open_comparisons(
-    pairs: Sequence[tuple[Sequence[ProcessRun], Sequence[ProcessRun]]],
+def open_comparison(
+    a_runs: Sequence[ProcessRun],
+    b_runs: Sequence[ProcessRun],
     settings: Settings,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     *,
-    names: Sequence[str] = (),
-    metrics: Sequence[tuple[str, ...]] = (),
+    name: str = "A → B",
+    metrics: Sequence[str] = (),
 ) -> list[str]:
-    """The comparisons between each pair's sides (A, B: processes in the order they ran) that another look
-    could still decide, described; empty when every one is decided (or ``settings`` is not sequential).
-
-    ``names`` says what each pair compares ("pair N" without); ``metrics`` the metrics each pair is judged
-    on (empty: ``settings.decide_metrics``, or every metric)."""
+    """The comparisons between two sides (A, B: processes in the order they ran) that another look could
+    still decide, each described after ``name``; empty when every one is decided (or ``settings`` is not
+    sequential).  ``metrics``: the metrics judged (empty: ``settings.decide_metrics``, or every metric)."""
     mode = settings.decide
     if mode is None:
         return []
     last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
+    wanted = set(metrics or settings.decide_metrics or ())
+    a = process_samples([p for p in a_runs if p.status is RunStatus.OK])
+    b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
+    level = at_level(thresholds, settings, min(len(a_runs), len(b_runs)))
     found = []
-    for number, (a_runs, b_runs) in enumerate(pairs, start=1):
-        name = names[number - 1] if number <= len(names) else f"pair {number}"
-        chosen = metrics[number - 1] if number <= len(metrics) else ()
-        wanted = set(chosen or settings.decide_metrics or ())
-        a = process_samples([p for p in a_runs if p.status is RunStatus.OK])
-        b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
-        fewest = min(len(a_runs), len(b_runs))
-        level = at_level(thresholds, settings, fewest)
-        for key in a.keys() & b.keys():
-            if wanted and key.metric_name not in wanted:
-                continue
-            try:
-                comparison = compare_processes(a[key].processes, b[key].processes, level)
-            except ValueError:  # a side without samples: nothing more rounds could add to
-                continue
-            if is_open(comparison, mode, level, last_look):
-                found.append(
-                    f"{name} {key.metric_name} {format_ratio(comparison.ratio)}, "
-                    f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
-                )
+    for key in a.keys() & b.keys():
+        if wanted and key.metric_name not in wanted:
+            continue
+        try:
+            comparison = compare_processes(a[key].processes, b[key].processes, level)
+        except ValueError:  # a side without samples: nothing more rounds could add to
+            continue
+        if is_open(comparison, mode, level, last_look):
+            found.append(
+                f"{name} {key.metric_name} {format_ratio(comparison.ratio)}, "
+                f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
+            )
     return sorted(found)

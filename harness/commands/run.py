@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.power import detectable_in_records
-from harness.analysis.sequential import open_comparisons
+from harness.analysis.sequential import open_comparison
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget
 from harness.commands import Command, options
@@ -118,7 +118,7 @@ def execute(opts: RunOptions) -> int:
     options.prove_writable(opts.results)
     with Recorder(
         opts.results, opts.sides, opts.settings, opts.seed, opts.budget,
-        detectable=detectable_in_records, undecided=open_comparisons,
+        detectable=detectable_in_records, undecided=open_comparison,
     ) as recorder:  # fmt: skip
         outcomes = run_all(plan, recorder, resume=opts.resume)
     counts: dict[str, int] = {}

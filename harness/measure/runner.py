@@ -94,17 +94,18 @@ _Outcomes = dict[tuple[int, str], tuple["CellRun | None", Path | None]]
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
-# For pairs of sides (A, B: their processes so far) measured until decided, the comparisons another look could
-# still decide, described (empty: every one decided).  The analysis stage provides it
-# (``harness.analysis.sequential.open_comparisons``).
-class OpenComparisons(Protocol):
+# For two sides (A, B: their processes so far) measured until decided, the comparisons another look could still
+# decide, described (empty: every one decided).  The analysis stage provides it
+# (``harness.analysis.sequential.open_comparison``).
+class OpenComparison(Protocol):
     def __call__(
         self,
-        pairs: list[tuple[list[ProcessRun], list[ProcessRun]]],
+        a_runs: list[ProcessRun],
+        b_runs: list[ProcessRun],
         settings: Settings,
         *,
-        names: Sequence[str],
-        metrics: Sequence[tuple[str, ...]],
+        name: str,
+        metrics: Sequence[str],
     ) -> list[str]: ...
 
 
@@ -356,7 +357,7 @@ class Recorder:
     # With ``settings.target_ratio``: reads the ratio the sides' finished processes could detect.
     detectable: DetectableRatio | None = None
     # With ``settings.decide``: reads which comparisons between the sides are still open.
-    undecided: OpenComparisons | None = None
+    undecided: OpenComparison | None = None
 
     def __post_init__(self) -> None:
         if not self.settings.isolation:
@@ -587,9 +588,7 @@ class Recorder:
         # A pair with a side settled at an earlier look keeps what that look decided.
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
         open_by_pair = [
-            self.undecided(
-                [(ok(a), ok(b))], settings, names=[pair_name(a.side, b.side)], metrics=[a.side.compare_metrics]
-            )
+            self.undecided(ok(a), ok(b), settings, name=pair_name(a.side, b.side), metrics=a.side.compare_metrics)
             for a, b in pairs
         ]
         still = [line for lines in open_by_pair for line in lines]

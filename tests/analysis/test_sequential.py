@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from harness.analysis.sequential import is_open, open_comparisons
+from harness.analysis.sequential import is_open, open_comparison
 from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.stats import summarize
 from harness.store.schema import Settings
@@ -18,28 +18,28 @@ DECIDING = Settings(processes=3, decide="changes", max_processes=12)
 
 
 def test_a_clear_change_is_decided_at_the_first_look_and_no_change_leaves_nothing_open_in_changes_mode():
-    assert open_comparisons([(_processes(), _processes(scale=10.0))], DECIDING) == [], "×10: decided"
-    assert open_comparisons([(_processes(), _processes())], DECIDING) == [], "the same processes: ratio ×1"
+    assert open_comparison(_processes(), _processes(scale=10.0), DECIDING) == [], "×10: decided"
+    assert open_comparison(_processes(), _processes(), DECIDING) == [], "the same processes: ratio ×1"
 
 
 def test_all_mode_keeps_open_what_is_neither_changed_nor_unchanged():
-    few = [(_processes(count=2), _processes(count=2))]  # two processes a side: no verdict at all
-    assert open_comparisons(few, DECIDING) == [], "ratio ×1: no change suspected"
-    found = open_comparisons(few, Settings(processes=3, decide="all", max_processes=12))
-    assert found and all(line.startswith("pair 1 ") and "needs <" in line for line in found)
+    few = (_processes(count=2), _processes(count=2))  # two processes a side: no verdict at all
+    assert open_comparison(*few, DECIDING) == [], "ratio ×1: no change suspected"
+    found = open_comparison(*few, Settings(processes=3, decide="all", max_processes=12))
+    assert found and all(line.startswith("A → B ") and "needs <" in line for line in found)
 
 
 def test_only_the_metrics_asked_for_and_nothing_when_not_deciding():
-    pairs = [(_processes(count=2), _processes(count=2, scale=1.3))]
-    every = open_comparisons(pairs, DECIDING)
+    pair = (_processes(count=2), _processes(count=2, scale=1.3))
+    every = open_comparison(*pair, DECIDING)
     assert every, "×1.3 on two processes a side: suspected, not yet significant"
-    name = every[0].split()[2]
-    only = open_comparisons(pairs, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,)))
-    assert [line.split()[2] for line in only] == [name]
-    assert open_comparisons(pairs, Settings(processes=3)) == []
-    other = open_comparisons(pairs, DECIDING, metrics=[("nothing.wall_ns",)])
-    assert other == [], "a pair's own metrics replace the run's"
-    named = open_comparisons(pairs, DECIDING, names=["jax 1 → 2 · cpu"], metrics=[(name,)])
+    name = every[0].split()[3]
+    only = open_comparison(*pair, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,)))
+    assert [line.split()[3] for line in only] == [name]
+    assert open_comparison(*pair, Settings(processes=3)) == []
+    other = open_comparison(*pair, DECIDING, metrics=("nothing.wall_ns",))
+    assert other == [], "the pair's own metrics replace the run's"
+    named = open_comparison(*pair, DECIDING, name="jax 1 → 2 · cpu", metrics=(name,))
     assert [line.split(" · cpu ")[1].split()[0] for line in named] == [name] and named[0].startswith("jax 1 → 2")
 
 

@@ -340,14 +340,14 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.0)] * 200))
     monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
-    asked: list[list[tuple[int, int]]] = []
+    asked: list[tuple[int, int]] = []
 
-    def undecided(pairs, settings, *, names, metrics):
-        assert len(names) == len(metrics) == len(pairs) and all(" → " in name for name in names)
-        asked.append([(len(a), len(b)) for a, b in pairs])
+    def undecided(a, b, settings, *, name, metrics):
+        assert " → " in name and isinstance(metrics, tuple)
+        asked.append((len(a), len(b)))
         if callable(open_by_processes):
-            return open_by_processes(names[0], len(pairs[0][0]))
-        return open_by_processes.get(len(pairs[0][0]), [])
+            return open_by_processes(name, len(a))
+        return open_by_processes.get(len(a), [])
 
     settings = dataclasses.replace(QUICK, processes=3, decide="changes", max_processes=12, **changes)
     lines: list[str] = []
@@ -363,7 +363,7 @@ def test_until_decided_looks_come_every_planned_rounds_while_a_comparison_is_ope
     still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
     runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, {3: still, 6: still})
     assert [len(run.processes) for run in runs] == [9, 9]
-    assert asked == [[(3, 3)], [(6, 6)], [(9, 9)]], "asked at each look only, never between"
+    assert asked == [(3, 3), (6, 6), (9, 9)], "asked at each look only, never between"
     assert all("decided at 9 processes a side (look 3 of 4" in run.detail for run in runs)
     assert any("look 1 of 4: 1 comparison(s) open (pair 1 x ×1.2" in line for line in lines)
 
@@ -402,7 +402,7 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
     assert runner.pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
     assert runner.pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
     _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
-    assert asked == [[(3, 3)], [(3, 3)]], "profiles of their own (an A/A under labels): A with B, B with C"
+    assert asked == [(3, 3), (3, 3)], "profiles of their own (an A/A under labels): A with B, B with C"
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])
     assert asked == [] and len(runs[0].processes) == 3
 
@@ -416,7 +416,7 @@ def test_only_the_sides_of_open_comparisons_go_on_and_a_decided_side_keeps_where
     assert [len(run.processes) for run in runs] == [3, 9, 9], "A's only comparison was decided at the first look"
     assert runs[0].detail.startswith("decided at 3 processes a side (look 1 of 4, ")
     assert all(run.detail.startswith("decided at 9 processes a side (look 3 of 4") for run in runs[1:])
-    assert asked == [[(3, 3)], [(3, 3)], [(6, 6)], [(9, 9)]], "A → B judged once: its sides' verdict stands"
+    assert asked == [(3, 3), (3, 3), (6, 6), (9, 9)], "A → B judged once: its sides' verdict stands"
     said = "look 1 of 4: 1 comparison(s) open (B → C x ×1.2"
     assert any(said in line and "for 2 of 3 sides" in line for line in lines)
 
