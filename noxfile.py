@@ -353,7 +353,10 @@ def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
     # The lint extra too: a test checks that a scaffolded case passes the linters.
     install_once(session, "-e", ".[test,report,lint]", *DEFAULT_RELEASE.requirements())
-    session.run("pytest", *session.posargs)
+    # Most of the suite waits on subprocesses (JAX imports, real runs, timeouts): two workers or more halve
+    # it.  A module's tests stay on one worker, which its module-scoped fixtures (a whole sweep) rely on.
+    # ``nox -s tests -- -n 0`` runs them in this one process.
+    session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", "--dist=loadscope", *session.posargs)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))

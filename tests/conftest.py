@@ -1,16 +1,31 @@
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import signal
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
+
+
+def nox_in_repo(*args: str, env: Mapping[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``nox ARGS`` in the repository, one at a time: its sessions share the repository's ``.nox`` venvs,
+    which two test workers (``pytest -n``) must not create or install into at once (on a fresh clone
+    both would create ``.nox/bisect``)."""
+    lock_path = REPO / ".nox" / "tests.lock"
+    lock_path.parent.mkdir(exist_ok=True)
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        command = [sys.executable, "-m", "nox", *args]
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False)
 
 
 @pytest.fixture

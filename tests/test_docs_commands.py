@@ -33,7 +33,7 @@ from harness.pins import PROFILE_BY_NAME, RELEASE_BY_VERSION
 from harness.sessions import RELEASE_SETS, session_view
 
 from . import test_noxfile
-from .conftest import REPO
+from .conftest import REPO, nox_in_repo
 
 PAGES = [REPO / "README.md", REPO / "cases" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SHELL_BLOCKS = ("sh", "shell", "bash", "console")
@@ -365,6 +365,8 @@ def run_as_written(argv: tuple[str, ...], cwd: Path) -> subprocess.CompletedProc
     else:
         real = [sys.executable, *argv[1:]]
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    if argv[0] == "nox" and cwd == REPO:
+        return nox_in_repo(*argv[1:], env=env, timeout=120)
     return subprocess.run(real, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 

@@ -16,7 +16,7 @@ from harness.pins import PROFILE_BY_NAME
 from harness.releases.index import pair_with_jaxlib, parse_pip_listing
 from harness.releases.venvs import read_plan
 
-from .conftest import FIXTURES, REPO
+from .conftest import FIXTURES, REPO, nox_in_repo
 
 LISTINGS = FIXTURES / "bisect"
 PACKAGES = ("jax", "jaxlib")
@@ -116,9 +116,7 @@ def test_repro_posargs_are_checked_before_anything_is_installed(posargs, message
     ],
 )
 def test_nox_search_answers_bad_posargs_with_one_line_and_exit_2(posargs, message):
-    done = subprocess.run(
-        [sys.executable, "-m", "nox", "-s", "search", "--", *posargs], cwd=REPO, capture_output=True, text=True
-    )
+    done = nox_in_repo("-s", "search", "--", *posargs)
     assert done.returncode == 2
     ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
     assert len(ours) == 1 and message in ours[0], done.stderr
@@ -198,9 +196,7 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     ],
 )
 def test_nox_bisect_and_sweep_answer_bad_posargs_before_installing(session, posargs, message):
-    done = subprocess.run(
-        [sys.executable, "-m", "nox", "-s", session, "--", *posargs], cwd=REPO, capture_output=True, text=True
-    )
+    done = nox_in_repo("-s", session, "--", *posargs)
     assert done.returncode == 2
     ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
     assert len(ours) == 1 and message in ours[0], done.stderr
@@ -340,9 +336,7 @@ def test_report_and_compare_check_posargs_before_installing(session, posargs, me
 
 
 def test_nox_compare_answers_bad_posargs_with_one_line_and_exit_2():
-    done = subprocess.run(
-        [sys.executable, "-m", "nox", "-s", "compare", "--", "/nonexistent"], cwd=REPO, capture_output=True, text=True
-    )
+    done = nox_in_repo("-s", "compare", "--", "/nonexistent")
     assert done.returncode == 2, done.stderr
     ours = [line for line in done.stderr.splitlines() if not line.startswith("nox >")]
     assert ours == ["harness: error: results folder not found: /nonexistent"], done.stderr

@@ -1,8 +1,6 @@
 """The bisect and sweep commands over releases whose results are already stored: nothing is installed."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -13,7 +11,7 @@ from harness.host.environment import machine_identity
 from harness.releases.commands import plan_for, prober_for
 from harness.releases.venvs import ReleaseEnv, write_plan
 from harness.store.results import write_result
-from tests.conftest import REPO, derive, real_result
+from tests.conftest import derive, nox_in_repo, real_result
 
 RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
 SCALES = {"0.4.30": 1, "0.4.31": 1, "0.4.33": 3, "0.4.34": 3}
@@ -213,14 +211,7 @@ def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
 
 
 def nox_session(name, *posargs):
-    return subprocess.run(
-        [sys.executable, "-m", "nox", "-s", name, "--", *posargs],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return nox_in_repo("-s", name, "--", *posargs)
 
 
 @pytest.mark.releases
