@@ -55,17 +55,18 @@ def open_comparison(
     name: str = "A → B",
     metrics: Sequence[str] = (),
 ) -> list[str]:
-    """The comparisons between two sides (A, B: processes in the order they ran) that another look could
-    still decide, each described after ``name``; empty when every one is decided (or ``settings`` is not
-    sequential).  ``metrics``: the metrics judged (empty: ``settings.decide_metrics``, or every metric)."""
+    """The comparisons between two sides (A, B: processes in the order they ran; those finished ok count)
+    that another look could still decide, each described after ``name``; empty when every one is decided
+    (or ``settings`` is not sequential).  ``metrics``: the metrics judged (empty: ``settings.decide_metrics``,
+    or every metric)."""
     mode = settings.decide
     if mode is None:
         return []
     last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
     wanted = set(metrics or settings.decide_metrics or ())
-    a = process_samples([p for p in a_runs if p.status is RunStatus.OK])
-    b = process_samples([p for p in b_runs if p.status is RunStatus.OK])
-    level = at_level(thresholds, settings, min(len(a_runs), len(b_runs)))
+    a_ok, b_ok = ([p for p in runs if p.status is RunStatus.OK] for runs in (a_runs, b_runs))
+    a, b = process_samples(a_ok), process_samples(b_ok)
+    level = at_level(thresholds, settings, min(len(a_ok), len(b_ok)))  # the look these processes reached
     found = []
     for key in a.keys() & b.keys():
         if wanted and key.metric_name not in wanted:

@@ -489,7 +489,7 @@ class Recorder:
                         lefts = [c.left(self.settings) for c in going]
                         planned, most = sum(p for p, _ in lefts), sum(m for _, m in lefts)
                         now = time.monotonic()
-                        # From the first process on: the first also waits for the sides' workers to start.
+                        # Paced from the end of the first process: the first also waits for the sides' workers.
                         per_unit = (now - first_done) / (measured - 1) if measured > 1 else 0.0
                         pace = time_left(measured - 1, planned, now - started, per_unit)
                         beyond = f", at most {most - 1}" if most > planned else ""
@@ -583,12 +583,13 @@ class Recorder:
         spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
         if done % settings.processes and done < most and not spent:
             return True  # between looks: the look's rounds are measured whole
-        ok = lambda run: [p for p in run.processes if p.status is RunStatus.OK]
         assert self.undecided is not None
         # A pair with a side settled at an earlier look keeps what that look decided.
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
         open_by_pair = [
-            self.undecided(ok(a), ok(b), settings, name=pair_name(a.side, b.side), metrics=a.side.compare_metrics)
+            self.undecided(
+                a.processes, b.processes, settings, name=pair_name(a.side, b.side), metrics=a.side.compare_metrics
+            )
             for a, b in pairs
         ]
         still = [line for lines in open_by_pair for line in lines]

@@ -5,7 +5,7 @@ from dataclasses import replace
 from harness.analysis.sequential import is_open, open_comparison
 from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.stats import summarize
-from harness.store.schema import Settings
+from harness.store.schema import RunStatus, Settings
 from tests.analysis.test_power import _processes
 
 
@@ -61,3 +61,10 @@ def test_a_ratio_past_the_factor_that_even_the_most_processes_would_not_decide_i
     assert not is_open(weak, "changes", thresholds, last_look), "z 0.84, at most 1.7 at 20 processes: futile"
     assert is_open(strong, "changes", thresholds, last_look), "z 2.6, about 5.2 at 20 processes: worth it"
     assert is_open(weak, "changes", thresholds), "without a last look to reach, open as long as undecided"
+
+
+def test_only_processes_finished_ok_count_towards_the_look():
+    pair = (_processes(count=2), _processes(count=2, scale=1.3))
+    failed = [replace(pair[1][0], status=RunStatus.FAILED)] * 2
+    with_failures = open_comparison([*pair[0], *failed], [*pair[1], *failed], DECIDING)
+    assert with_failures == open_comparison(*pair, DECIDING) != [], "two failed processes a side: still at 2 a side"
