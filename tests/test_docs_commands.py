@@ -358,15 +358,15 @@ def console_script() -> str:
 
 
 def run_as_written(argv: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    if argv[0] == "nox" and cwd == REPO:
+        return nox_in_repo(*argv[1:], env=env, timeout=120)
     if argv[0] == "jax-repro":
         real = [console_script(), *argv[1:]]
     elif argv[0] == "nox":
         real = [sys.executable, "-m", "nox", *argv[1:]]
     else:
         real = [sys.executable, *argv[1:]]
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    if argv[0] == "nox" and cwd == REPO:
-        return nox_in_repo(*argv[1:], env=env, timeout=120)
     return subprocess.run(real, cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
 
 
