@@ -24,6 +24,7 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.cli.sessions import SessionRequest, interleaved_request, release_run_view, session_view, write_sides
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.pins import (
@@ -41,7 +42,6 @@ from harness.pins import (
 )
 from harness.releases.index import Listing, load_listing
 from harness.releases.venvs import ensure, release_env, write_plan
-from harness.sessions import SessionRequest, interleaved_request, release_run_view, session_view, write_sides
 from harness.units import version_key
 
 # The tables are read from here too (the CI matrix's tests, the noxfile's own).

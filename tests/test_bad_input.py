@@ -4,9 +4,9 @@ which the noxfile checks with ``session_view`` (and ``interleaved_request``) bef
 
 import pytest
 
-from harness.cli import main
+from harness.cli.sessions import interleaved_request, release_run_view, session_view
 from harness.errors import UsageError
-from harness.sessions import interleaved_request, release_run_view, session_view
+from harness.main import main
 
 from .conftest import FIXTURES, REPO
 

@@ -9,9 +9,9 @@ import shutil
 
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
-from harness.cli import main
-from harness.commands.parser import parse
-from harness.commands.ranges import check as checked_range_args
+from harness.cli.parser import parse
+from harness.cli.ranges import check as checked_range_args
+from harness.main import main
 from harness.store.results import load_results
 from tests.conftest import FIXTURES
 

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.options import release_version
-from harness.commands.parser import COMMANDS, parse, validate
+from harness.cli.options import release_version
+from harness.cli.parser import COMMANDS, parse, validate
+from harness.cli.sessions import RELEASE_SETS, session_view
 from harness.errors import UsageError
 from harness.pins import PROFILE_BY_NAME, RELEASE_BY_VERSION
-from harness.sessions import RELEASE_SETS, session_view
 
 from . import test_noxfile
 from .conftest import REPO, nox_in_repo

@@ -109,7 +109,7 @@ def test_the_hostile_command_line_table_is_large():
 
 @pytest.mark.parametrize("argv", HOSTILE_COMMAND_LINES, ids=[" ".join(a)[:50] for a in HOSTILE_COMMAND_LINES])
 def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
-    from harness.cli import main
+    from harness.main import main
 
     out = tmp_path / "out"
     out.mkdir()
@@ -138,15 +138,15 @@ def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
     ],
 )
 def test_a_nox_sessions_hostile_posargs_are_refused_at_once(command, posargs):
+    from harness.cli.sessions import session_view
     from harness.errors import UsageError
-    from harness.sessions import session_view
 
     with pytest.raises(UsageError):
         session_view(command, posargs)
 
 
 def test_a_link_loop_planted_in_the_results_folder_is_one_line_not_a_traceback(tmp_path, capsys):
-    from harness.cli import main
+    from harness.main import main
 
     results = tmp_path / "results"
     results.mkdir()

@@ -20,10 +20,10 @@ import pytest
 
 from harness.analysis import processes as processes_module
 from harness.analysis.significance import DIRECT_MEDIAN_ABOVE, for_resampling, resampled_median
-from harness.cli import main
+from harness.commands.report import PAGES_MANIFEST, write_report
 from harness.errors import UsageError
+from harness.main import main
 from harness.render.report import INDEX, page_names
-from harness.reporting import PAGES_MANIFEST, write_report
 from harness.store import files
 from harness.store.calibrations import latest_calibrations
 from harness.store.merge import merge
@@ -88,8 +88,8 @@ def test_a_planted_plot_link_is_replaced(tmp_path):
 
 
 def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file_links(tmp_path, monkeypatch):
-    from harness.upstream import issue
-    from tests.upstream.test_issue import request
+    from harness.commands import issue
+    from tests.commands.test_issue import request
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -116,7 +116,7 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
 
 
 def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys):
-    from harness.releases.commands import write
+    from harness.commands.ranges import write
 
     victim = tmp_path / "victim"
     victim.write_text("keep")
@@ -142,9 +142,10 @@ def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tm
 
 def test_a_bisects_reason_and_answer_are_text_on_its_page():
     from harness.analysis.significance import Thresholds
+    from harness.releases.answers import Setting
     from harness.releases.bisection import BisectOutcome
     from harness.releases.judge import Judgement, ReleaseVerdict
-    from harness.releases.report import Setting, bisect_markdown
+    from harness.render.release_answers import bisect_markdown
 
     found = BisectOutcome(["0.4.30", "0.4.31"], stopped="status failed: <script>x</script> ![i](http://evil/x.png)")
     found.probes.append(Judgement("0.4.30", ReleaseVerdict.SKIPPED, "status failed: # HEADING <b>"))

@@ -40,7 +40,7 @@ def _tree(folder):
 
 
 def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_folders(tmp_path, capsys):
-    from harness.cli import main
+    from harness.main import main
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -40,7 +40,7 @@ def test_the_noxfile_imports_only_standard_library_harness_modules():
     the path: an import chain that reaches anything heavy from there shows in ``sys.modules``.
     """
     modules = harness_modules_of_the_noxfile()
-    assert {"harness.sessions", "harness.pins"} <= set(modules)
+    assert {"harness.cli.sessions", "harness.pins"} <= set(modules)
     packaging_folder = str(Path(packaging.__file__).parent.parent)
     script = f"""
 import sys
@@ -48,11 +48,11 @@ sys.path.insert(0, {str(REPO)!r})
 sys.path.append({packaging_folder!r})
 for name in {modules!r}:
     __import__(name)
-from harness.sessions import session_view
+from harness.cli.sessions import session_view
 session_view("search", ["scan_sync", "--jax", "0.4.26"])
 session_view("issue", ["scan_sync", "--profile", "cpu8"])
 session_view("issue", ["scan_sync", "--jax", "0.4.27", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "a.wall_ns"])
-from harness.sessions import release_run_view
+from harness.cli.sessions import release_run_view
 release_run_view(["scan_sync", "--jax", "0.4.27", "--size", "N=100"])
 session_view("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"])
 session_view("sweep", ["scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--size", "N=100"])
@@ -383,7 +383,7 @@ def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take
     [line] = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("nox --")]
     posargs = line.split(" -- ", 1)[1].replace('"${TMPDIR:-/tmp}/ci-results-$$"', str(FIXTURES / "results")).split()
     assert "-s" not in line.split(" -- ")[0] and "-t" not in line.split(" -- ")[0]
-    from harness.sessions import interleaved_request
+    from harness.cli.sessions import interleaved_request
 
     interleaved_request(posargs)
     noxfile.checked(RecordingSession(*posargs), "report", posargs)

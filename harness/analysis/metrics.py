@@ -19,11 +19,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
-from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.analysis.spending import at_level
 from harness.errors import UsageError
+from harness.metric_names import MetricKey, parse_metric_name
 from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result

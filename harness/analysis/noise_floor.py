@@ -21,7 +21,7 @@ from harness.units import format_ratio
 
 
 class Calibrated(Protocol):
-    """What a calibration measured (``harness.calibrating.CalibrationPlan``): a case at its sizes, and the
+    """What a calibration measured (``harness.cli.calibrate.CalibrationPlan``): a case at its sizes, and the
     size raised for the real slowdown."""
 
     @property

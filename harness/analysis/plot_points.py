@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import GroupComparison, metric_samples, program_names
+from harness.metric_names import MetricKey
 from harness.stats import Summary
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus

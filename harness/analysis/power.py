@@ -14,11 +14,11 @@ import math
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.analysis.t_test import t_quantile
+from harness.metric_names import MetricKey
 from harness.store.schema import ProcessRun
 
 DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged

@@ -26,10 +26,10 @@ from harness.analysis.groups import (
     latest_runs,
     ordered_releases,
 )
-from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import GroupComparison, compare_group, hlo_fact_names, hlo_facts
 from harness.analysis.plot_points import ScalingLines, WallLines, wall_by_device_count, wall_by_release
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.metric_names import MetricKey
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
 from harness.store.schema import RunStatus

@@ -1,34 +1,37 @@
-"""The commands of ``python -m harness``, one module each, lowest stage first in none of them: they sit on top.
+"""What each command does, one module per command, from the typed options its declaration in ``harness.cli``
+checked: the workflow, on top of every stage (``bisect``, ``sweep`` and ``triage`` share ``ranges``;
+``bisect --commits`` is ``bisect_commits``).
 
-Each module defines ``COMMAND``: the options it declares (``add_arguments``, from the
-groups in ``options`` where an option is shared), the check that turns the parsed
-command line into one typed options object without starting JAX (``check``: the
-noxfile runs it on a session's posargs before installing anything), and the run from
-that object alone (``execute``).  ``parser`` assembles them into the command line.
+A workflow module is imported only when its command runs: ``jax-repro list`` reads case files and
+should not pay for hypothesis, the statistics and the renderers that ``run`` and ``report`` need.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-OptionsT = TypeVar("OptionsT")
+# A command's name → its workflow module under harness.commands (each has ``execute(options) -> int``).
+MODULES = {
+    "run": "run",
+    "search": "search",
+    "export": "export",
+    "issue": "issue",
+    "report": "report",
+    "compare": "compare",
+    "bisect": "bisect",
+    "sweep": "sweep",
+    "triage": "triage",
+    "calibrate": "calibrate",
+    "merge": "merge",
+    "list": "listing",
+    "new": "new",
+}
 
 
-@dataclass(frozen=True)
-class Command(Generic[OptionsT]):
-    name: str
-    summary: str  # one line, in the list of commands
-    description: str  # the top of the command's --help
-    exit_codes: str  # the end of its --help: "0 …, 1 …, 2 bad input"
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    check: Callable[[argparse.Namespace], OptionsT]
-    execute: Callable[[OptionsT], int]
-
-    def run(self, args: argparse.Namespace) -> int:
-        return self.execute(self.check(args))
-
-
-AnyCommand = Command[Any]
+def workflow(command: str) -> Callable[[Any], int]:
+    """The run of ``command``: its module's ``execute``, the module imported now."""
+    module = importlib.import_module(f"harness.commands.{MODULES[command]}")
+    run: Callable[[Any], int] = module.execute
+    return run

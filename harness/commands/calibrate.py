@@ -1,79 +1,28 @@
-"""``calibrate``: this machine's noise floor: A/A verdicts between separate runs, and a real slowdown seen or not."""
+"""``calibrate``: this machine's noise floor: A/A verdicts between separate runs, and a real slowdown seen or not.
+"""
 
 from __future__ import annotations
 
-import argparse
+import json
 import sys
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from harness.analysis.noise_floor import summarize_calibration
 from harness.analysis.significance import Thresholds
-from harness.catalogue import discovery
-from harness.commands import Command, options
-
-if TYPE_CHECKING:
-    from harness.calibrating import CalibrationPlan
-
-CALIBRATION_CASE = "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
-
-
-@dataclass(frozen=True)
-class CalibrateOptions:
-    plan: CalibrationPlan
-    results: Path
-    thresholds: Thresholds
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add_case(parser, default=CALIBRATION_CASE, positional=False)
-    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
-    parser.add_argument(
-        "--raise",
-        dest="raise_size",
-        metavar="NAME[=VALUE]",
-        help="size raised for the real slowdown, by 10 % or to VALUE (default: the first a 10 % rise changes)",
-    )
-    parser.add_argument("--pairs", type=options.positive_int, default=3, help="A/A pairs to run")
-    parser.add_argument(
-        "--slowdowns",
-        type=options.positive_int,
-        default=3,
-        help="runs of the unchanged and the raised case, interleaved, to compare",
-    )
-    options.add_profile_label(parser)
-    options.add_results(parser, "stores under RESULTS/calibration/")
-    parser.add_argument("run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run")
-    options.add_thresholds(parser)
-
-
-def check(args: argparse.Namespace) -> CalibrateOptions:
-    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
-    from harness.calibrating import plan_calibration
-    from harness.commands.parser import validate
-
-    case = options.case_from(args)
-    results = options.results_folder(args.results)
-    plan = plan_calibration(
-        case,
-        discovery.parse_sizes(args.size),
-        args.raise_size,
-        pairs=args.pairs,
-        slowdowns=args.slowdowns,
-        profile=options.profile_label(args),
-        cases_dir=args.cases_dir,
-        run_options=args.run_options,
-    )
-    for raised in (False, True):
-        validate(["run", *plan.run_arguments(results, raised=raised)])
-    return CalibrateOptions(plan, results, options.thresholds_from(args))
+from harness.cli.calibrate import CalibrateOptions, CalibrationPlan
+from harness.errors import HarnessError
+from harness.measure.invocation import run_harness
+from harness.measure.runner import release_label
+from harness.render.calibration import noise_floor_sentence
+from harness.store.calibrations import CalibrationRun, append_calibration
+from harness.store.results import StoredResult, load_results
+from harness.store.schema import RunStatus
 
 
 def execute(opts: CalibrateOptions) -> int:
-    from harness.calibrating import calibrate
-    from harness.render.calibration import noise_floor_sentence
-    from harness.store.calibrations import append_calibration
-
     calibration = calibrate(opts.plan, opts.thresholds)
     path = append_calibration(opts.results, calibration)
     print(noise_floor_sentence(calibration))
@@ -81,16 +30,65 @@ def execute(opts: CalibrateOptions) -> int:
     return 0
 
 
-COMMAND = Command(
-    name="calibrate",
-    summary="measure this machine's noise floor: verdicts between separate runs of one release, and a real slowdown",
-    description="Run a case PAIRS times as an A/A pair (two separate `jax-repro run` invocations of the installed "
-    "release, into temporary folders), compare each pair by the verdict over processes, then SLOWDOWNS times "
-    "unchanged and with one size raised by 10 %, the two interleaved in one run, and compare those. Appends the "
-    "false-positive rate and the ratios flagged to RESULTS/calibration/<machine-id>.json and prints them in one "
-    "sentence. Options after -- go to every run, e.g. -- --effort full --timeout 60.",
-    exit_codes="0 calibrated, 1 a run failed, 2 bad input",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)
+def _only_result(folder: Path, what: str) -> StoredResult:
+    results, problems = load_results(folder) if folder.is_dir() else ([], [])
+    if len(results) != 1 or problems:
+        found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
+        raise HarnessError(f"the {what} stored {found} where one was expected (see its output above)")
+    [result] = results
+    if result.status is not RunStatus.OK:
+        raise HarnessError(f"the {what} did not measure: its cell is {result.status} (see its output above)")
+    return result
+
+
+Runner = Callable[[Sequence[str]], int]
+
+
+def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[StoredResult, StoredResult]:
+    """The unchanged and the raised side's results of one interleaved slowdown run."""
+    results, problems = load_results(folder) if folder.is_dir() else ([], [])
+    by_size = {r.result.sizes.get(plan.raised): r for r in results}
+    unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
+    if len(results) != 2 or problems or unchanged is None or raised is None:
+        found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
+        raise HarnessError(f"the {what} stored {found} where one per side was expected (see its output above)")
+    for result in (unchanged, raised):
+        if result.status is not RunStatus.OK:
+            raise HarnessError(f"the {what} did not measure: a side is {result.status} (see its output above)")
+    return unchanged, raised
+
+
+def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_harness) -> CalibrationRun:
+    """Run the A/A pairs as separate ``harness run`` invocations and the slowdown runs as interleaved ones,
+    each into a temporary results folder (removed after: these runs must not mix with the real ones);
+    their figures."""
+    with tempfile.TemporaryDirectory(prefix="harness-calibrate-") as temporary:
+        root = Path(temporary)
+        aa = [
+            (f"A/A pair {i + 1}/{plan.pairs}, run {side}", root / f"pair-{i + 1}-{side}")
+            for i in range(plan.pairs)
+            for side in "AB"
+        ]
+        for what, folder in aa:
+            _run(run, what, plan.run_arguments(folder))
+        stored = [_only_result(folder, what) for what, folder in aa]
+        sides = root / "sides.json"
+        sides.write_text(json.dumps(plan.sides_plan(release_label())))
+        slowdowns = []
+        for i in range(plan.slowdowns):
+            what = f"slowdown run {i + 1}/{plan.slowdowns}, unchanged and {plan.raised}={plan.raised_to} interleaved"
+            folder = root / f"slowdown-{i + 1}"
+            _run(run, what, plan.run_arguments(folder, sides=sides))
+            slowdowns.append(_pair_by_sizes(folder, plan, what))
+    machines = {result.machine for result in stored} | {r.machine for pair in slowdowns for r in pair}
+    if len(machines) > 1:
+        raise HarnessError(f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one")
+    pairs = [(stored[2 * i], stored[2 * i + 1]) for i in range(plan.pairs)]
+    return summarize_calibration(plan, thresholds, pairs, slowdowns, datetime.now(UTC))
+
+
+def _run(run: Runner, what: str, arguments: list[str]) -> None:
+    print(f"calibrate: {what}", file=sys.stderr, flush=True)
+    code = run(arguments)
+    if code not in (0, 1):
+        raise HarnessError(f"the {what} exited with code {code}")

@@ -2,61 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass
-from pathlib import Path
-
-from harness.analysis.significance import Thresholds
-from harness.commands import Command, options
-from harness.commands.export import write_text
-from harness.errors import UsageError
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    a: Path
-    b: Path
-    a_release: str | None
-    b_release: str | None
-    a_profile: str | None
-    b_profile: str | None
-    cases: list[str]
-    markdown: Path | None
-    thresholds: Thresholds
-    json: Path | None = None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", type=options.path, metavar="A", help="results folder of the baseline set")
-    parser.add_argument(
-        "b", type=options.path, metavar="B", nargs="?", help="results folder of the other set (default: A)"
-    )
-    for side in ("a", "b"):
-        name = side.upper()
-        parser.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
-        parser.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
-    parser.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
-    parser.add_argument("--markdown", type=options.path, metavar="FILE", help="also write the comparison as markdown")
-    options.add_json(parser, "every pair's metrics, ratios, intervals and verdicts")
-    options.add_thresholds(parser)
-
-
-def check(args: argparse.Namespace) -> CompareOptions:
-    b = args.b or args.a
-    for folder in (args.a, b):
-        if not folder.is_dir():
-            raise UsageError(f"results folder not found: {folder}")
-    return CompareOptions(
-        args.a, b, args.a_release, args.b_release, args.a_profile, args.b_profile, args.case, args.markdown,
-        options.thresholds_from(args), args.json,
-    )  # fmt: skip
+from harness.analysis.set_comparison import ResultSet, compare_sets
+from harness.cli.compare import CompareOptions
+from harness.render.json_out import dumps, set_comparison_json
+from harness.render.set_comparison import render_markdown, render_text
+from harness.store.files import write_text
 
 
 def execute(opts: CompareOptions) -> int:
-    from harness.analysis.set_comparison import ResultSet, compare_sets
-    from harness.render.json_out import dumps, set_comparison_json
-    from harness.render.set_comparison import render_markdown, render_text
-
     a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
     b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
     comparison = compare_sets(a, b, opts.cases, opts.thresholds)
@@ -66,15 +19,3 @@ def execute(opts: CompareOptions) -> int:
     if opts.json:
         write_text(opts.json, dumps(set_comparison_json(comparison)))
     return 1 if comparison.worse() else 0
-
-
-COMMAND = Command(
-    name="compare",
-    summary="compare two result sets; exit 1 when something got significantly worse in B",
-    description="Compare result set B against A, metric by metric. A and B are results folders (B defaults to A), "
-    "narrowed by release, profile and case.",
-    exit_codes="0 nothing worse, 1 something significantly slower or broken in B, 2 bad input",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)

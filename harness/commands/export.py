@@ -2,65 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from dataclasses import dataclass
-from pathlib import Path
 
-from harness.catalogue import discovery
-from harness.commands import Command, options
-from harness.errors import UsageError
-from harness.store.files import replace_file
-from harness.store.schema import Settings
-
-
-@dataclass(frozen=True)
-class ScriptOptions:
-    """A case (or plain script) at its sizes, and how its standalone script samples."""
-
-    case: discovery.CaseInfo
-    sizes: dict[str, int]
-    settings: Settings
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    script: ScriptOptions
-    out: Path | None
-
-
-# A standalone script is for numbers to quote: it samples as --effort full does.
-SCRIPT_EFFORT = "full"
-
-
-def add_script_arguments(parser: argparse.ArgumentParser, *, script: bool) -> None:
-    options.add_case(parser, script=script)
-    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
-    options.add_sampling(parser, effort=SCRIPT_EFFORT, timeout="seconds for the script")
-
-
-def script_options(args: argparse.Namespace, *, results: Path | None = None) -> ScriptOptions:
-    from harness.upstream.export import script_sizes
-
-    case = options.case_from(args, results=results)
-    return ScriptOptions(case, script_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_script_arguments(parser, script=False)
-    parser.add_argument(
-        "--output", "--out", dest="out", type=options.path, metavar="FILE", help="write the script here instead of "
-        "printing it (--out: the older spelling)"
-    )  # fmt: skip
-
-
-def check(args: argparse.Namespace) -> ExportOptions:
-    return ExportOptions(script_options(args), args.out)
+from harness.cli.export import ExportOptions
+from harness.store.files import write_text
+from harness.upstream.export import export_script
 
 
 def execute(opts: ExportOptions) -> int:
-    from harness.upstream.export import export_script
-
     script = opts.script
     text = export_script(script.case, script.sizes, script.settings.for_child())
     if opts.out is None:
@@ -69,26 +18,3 @@ def execute(opts: ExportOptions) -> int:
         write_text(opts.out, text)
         print(f"written: {opts.out}", file=sys.stderr)
     return 0
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write a file the user named, atomically: a link there is replaced, never written through; a folder there,
-    a missing folder or no permission is one line, not a traceback."""
-    if path.is_dir() and not path.is_symlink():
-        raise UsageError(f"{path} is a folder: name a file to write")
-    try:
-        replace_file(path, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-COMMAND = Command(
-    name="export",
-    summary="print a case's standalone script (jax, numpy and the standard library only)",
-    description="Write the case at its sizes as one standalone script that measures it as the harness does and "
-    "prints its figures, for an upstream issue or a machine without the harness.",
-    exit_codes="0 written, 2 bad input (or a case that cannot be exported, named in one line)",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)

@@ -1,90 +1,234 @@
-"""``issue``: draft an upstream issue: export the case, run its scripts on the releases compared, render."""
+"""``issue``: draft an upstream issue: find the change, write both scripts, run them for real, render.
+
+Through ``nox -s issue`` a release plan lists every release on the package index (what
+each installs, and its cached venv, as bisect and sweep use them): the full instrumented
+script and ``jax.print_environment_info`` run in the venv of ``--jax`` (default: the
+change's first bad release), and the short script runs on the change's last good and
+first bad release, each in a venv that holds only jax and jaxlib (``plain_env``, built
+once and kept, ``.nox/plain-jax-VERSION``).  Without a plan (``python -m harness issue``
+run directly) both scripts run on the JAX installed here.  Every script run holds the
+machine-wide measurement lock, as every case process does.  The harness process itself
+never imports JAX.
+"""
 
 from __future__ import annotations
 
-import argparse
+import json
+import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from harness.analysis.metric_names import MetricKey, parse_metric_name
-from harness.commands import Command, options
-from harness.commands.export import ScriptOptions, add_script_arguments, script_options
+from harness.analysis.metrics import program_names
+from harness.catalogue.discovery import CaseInfo
+from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
-from harness.errors import UsageError
-from harness.pins import PROFILE_BY_NAME
-from harness.units import sizes_text, version_key
+from harness.errors import HarnessError, UsageError
+from harness.host.environment import allowed_variables
+from harness.measure.runner import Settings, release_label, timing_lock
+from harness.metric_names import MetricKey
+from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
+from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
+from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
+from harness.store.files import output_folder, replace_file
+from harness.store.results import LoadProblem, StoredResult, load_results
+from harness.store.schema import RunStatus
+from harness.units import sizes_text
+from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
+from harness.upstream.export import export_script
+from harness.upstream.minimal import minimal_script
+from harness.upstream.standalone import parse_output
 
-if TYPE_CHECKING:
-    from harness.upstream.issue import IssueRequest
+ISSUES_DIR = "issues"
+ENVIRONMENT_TIMEOUT_S = 120.0
+_JAX_FACTS = "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
+_PACKAGES = "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in m.distributions()))"
 
 
 @dataclass(frozen=True)
-class IssueOptions:
-    script: ScriptOptions
-    profile: str  # its label
-    results: Path
-    out: Path
-    jax: str | None
-    good: str | None
-    bad: str | None
-    metric: MetricKey | None
-    releases: Path | None  # the release plan nox writes
+class IssueRequest:
+    case: CaseInfo
+    sizes: dict[str, int]
+    settings: Settings
+    profile: str
+    platform: str  # "cpu" or "gpu": the profile's kind, for the title
+    results_dir: Path
+    out_dir: Path
+    jax: str | None = None  # the release the full script runs on
+    good: str | None = None
+    bad: str | None = None
+    metric: MetricKey | None = None
+    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_script_arguments(parser, script=True)
-    options.add_session(parser, release=True)
-    options.add_results(parser, "the bisect and sweep results the draft quotes")
-    options.add_out(parser, "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
-                    "under issues/")  # fmt: skip
-    parser.add_argument(
-        "--good", type=options.release_version, metavar="VERSION", help="last release with the old behaviour "
-        "(default: the stored bisect answer's last good release); with --bad"
-    )  # fmt: skip
-    parser.add_argument(
-        "--bad", type=options.release_version, metavar="VERSION", help="first release with the new behaviour "
-        "(default: the stored bisect answer's first bad release); with --good"
-    )  # fmt: skip
-    parser.add_argument(
-        "--metric", help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)"
+@dataclass(frozen=True)
+class Written:
+    draft: Path
+    short: Path
+    full: Path
+    run: ScriptRun  # the full script's
+    short_runs: list[ReleaseRun]
+    problems: list[LoadProblem]
+
+
+def run_script(
+    path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
+) -> tuple[int | None, str, str]:
+    """Run a script by its file name from its own folder (tracebacks name no local path), holding the timing lock."""
+    with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
+        try:
+            done = subprocess.run(
+                [python or sys.executable, path.name, *args],
+                cwd=path.parent,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            return None, _text(exc.stdout), _text(exc.stderr)
+    return done.returncode, done.stdout, done.stderr
+
+
+def _text(output: str | bytes | None) -> str:
+    if isinstance(output, bytes):
+        return output.decode(errors="replace")
+    return output or ""
+
+
+def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
+    """``jax.print_environment_info()`` of an interpreter's environment, or why it is unavailable."""
+    try:
+        done = subprocess.run(
+            [python or sys.executable, "-c", _JAX_FACTS], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"unavailable: no answer within {timeout_s:g} s"
+    if done.returncode != 0 or not done.stdout.strip():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"unavailable: {last}"
+    return str(json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable"))
+
+
+def installed_packages(python: str) -> list[str]:
+    """``name==version`` of every distribution an interpreter's environment holds."""
+    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on its path.
+    done = subprocess.run([python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+def ready(env: ReleaseEnv) -> ReleaseEnv:
+    """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
+    print(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)", file=sys.stderr, flush=True)
+    problem = ensure(env)
+    if problem:
+        raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
+    return env
+
+
+def programs_to_time(change: Change | None, full_output: str, results: Sequence[StoredResult] = ()) -> list[str]:
+    """The program the change is about, else every program the full script timed (or, if it failed, one stored)."""
+    if change is not None and change.metric is not None and change.metric.kind in ("wall", "dispatch"):
+        return [change.metric.name]
+    timed = {program for program, metric in parse_output(full_output).medians if metric == "wall_ns"}
+    return sorted(timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)})
+
+
+def write_issue(request: IssueRequest) -> Written:
+    case, sizes, settings = request.case, request.sizes, request.settings
+    results, problems = load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
+    mine: list[StoredResult] = [r for r in results if r.case == case.name]
+    change = change_from(
+        read_bisect_answers(request.out_dir, case.name),
+        mine,
+        case=case.name,
+        sizes=sizes,
+        profile=request.profile,
+        good=request.good,
+        bad=request.bad,
+        metric=request.metric,
     )
-    parser.add_argument(
-        "--releases", type=options.path, metavar="PLAN", help="the release plan nox writes: every release on the "
-        "index and what it installs; the scripts then run in those releases' venvs"
-    )  # fmt: skip
+    if change is None and request.plan is not None:  # nox: a draft needs a change between two releases to show
+        target = f"--script {case.script.file}" if case.script is not None else f"--case {case.name}"
+        raise UsageError(
+            f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
+            f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
+            f"`nox -s issue -- {target} --good V --bad W`"
+        )
+    folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
+    # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
+    full_path = folder / f"{case.name}-full.py"
+    # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
+    plain = case.path.read_text() if case.script is not None else None
+    replace_file(full_path, plain if plain is not None else export_script(case, sizes, settings.for_child()))
+    python, release = None, release_label()
+    if request.plan is not None:
+        env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
+        python, release = str(env.interpreter.absolute()), env.jax
+    args = case.script.args if case.script is not None else ()
+    code, out, err = run_script(full_path, settings.timeout_s, python, args)
+    variables = allowed_variables()
+    full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
 
-def check(args: argparse.Namespace) -> IssueOptions:
-    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them too)."""
-    from harness.releases.venvs import read_plan
-
-    results = options.results_folder(args.results)
-    script = script_options(args, results=results)
-    if (args.good is None) != (args.bad is None):
-        raise UsageError("--good and --bad name the two releases compared: give both or neither")
-    if args.good is not None and version_key(args.good) >= version_key(args.bad):
-        raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
-    if args.releases is not None:
-        read_plan(args.releases)
-    return IssueOptions(
-        script=script,
-        profile=options.profile_label(args),
-        results=results,
-        out=options.output_folder(args.out),
-        jax=args.jax,
-        good=args.good,
-        bad=args.bad,
-        metric=parse_metric_name(args.metric) if args.metric else None,
-        releases=args.releases,
+    programs = programs_to_time(change, out, mine)
+    short_path = folder / f"{case.name}.py"
+    short = plain
+    if short is None:
+        short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
+    replace_file(short_path, short)
+    short_runs = _short_runs(request, change, short_path, variables)
+    if change is not None:
+        change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})
+    draft = render(
+        DraftInputs(
+            case=case,
+            sizes=sizes,
+            platform=request.platform,
+            short_name=short_path.name,
+            short_script=short,
+            short_runs=short_runs,
+            full_name=full_path.name,
+            full_run=full_run,
+            environment_info=environment_info(python),
+            results=mine,
+            change=change,
+        )
     )
+    draft_path = folder / f"{case.name}.md"
+    replace_file(draft_path, draft)
+    return Written(draft_path, short_path, full_path, full_run, short_runs, problems)
+
+
+def _medians(stdout: str) -> dict[tuple[str, str], float]:
+    return parse_output(stdout).medians
+
+
+def _short_runs(
+    request: IssueRequest, change: Change | None, script: Path, variables: dict[str, str]
+) -> list[ReleaseRun]:
+    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
+    timeout = request.settings.timeout_s
+    args = request.case.script.args if request.case.script is not None else ()
+    if request.plan is None or change is None:
+        code, out, err = run_script(script, timeout, None, args)
+        run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
+        return [ReleaseRun("installed here", run, [], "in the environment that ran the harness (not a fresh venv)")]
+    runs = []
+    for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
+        env = ready(plain_env(plan_entry(request.plan, version)))
+        python = str(env.interpreter.absolute())  # the script runs from its own folder
+        code, out, err = run_script(script, timeout, python, args)
+        run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
+        where = (
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib and what they need"
+        )
+        runs.append(ReleaseRun(role, run, list(env.install), where, installed_packages(python)))
+    return runs
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:
-    from harness.releases.venvs import read_plan
-    from harness.upstream.issue import IssueRequest
-
     plan = read_plan(opts.releases) if opts.releases is not None else None
     if plan is None:
         check_installed_release(opts.jax, "issue")
@@ -108,7 +252,6 @@ def request_for(opts: IssueOptions) -> IssueRequest:
 def has_a_change(request: IssueRequest) -> bool:
     """Whether the draft has two releases to show: given, from a stored bisect answer, or, without nox's plan,
     the JAX installed here."""
-    from harness.upstream.change import change_from, read_bisect_answers
 
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True
@@ -117,7 +260,6 @@ def has_a_change(request: IssueRequest) -> bool:
 
 
 def execute(opts: IssueOptions) -> int:
-    from harness.upstream.issue import write_issue
 
     request = request_for(opts)
     shown = sizes_text(request.sizes)
@@ -139,16 +281,3 @@ def execute(opts: IssueOptions) -> int:
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
-
-
-COMMAND = Command(
-    name="issue",
-    summary="draft an upstream issue: export the case, run its scripts on the releases compared, render",
-    description="Export the case (or take the plain script), run it on the release the issue is about and, with "
-    "--good/--bad or a stored bisect answer, a short script on both releases, and render a draft a maintainer "
-    "can paste.",
-    exit_codes="0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)

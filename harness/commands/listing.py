@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass
-from pathlib import Path
-
-from harness.analysis.metric_names import MetricKey
 from harness.catalogue import discovery
-from harness.commands import Command, options
+from harness.catalogue.outline import outline
+from harness.cli.listing import ListOptions
+from harness.metric_names import MetricKey
 from harness.units import sizes_text
-
-
-@dataclass(frozen=True)
-class ListOptions:
-    cases_dir: Path
-    case: str | None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add_case(parser)
-
-
-def check(args: argparse.Namespace) -> ListOptions:
-    return ListOptions(args.cases_dir, options.case_name(args))
 
 
 def execute(opts: ListOptions) -> int:
@@ -52,8 +35,6 @@ def _anchors(case: discovery.CaseInfo) -> str:
 
 def describe_case(case: discovery.CaseInfo) -> str:
     """One case in full, from its file alone: no JAX is started."""
-    from harness.catalogue.outline import outline
-
     shape = outline(case.path)
     metrics = [
         *(MetricKey(p, kind).metric_name for p in shape.programs for kind in ("wall", "dispatch")),
@@ -85,16 +66,3 @@ def describe_case(case: discovery.CaseInfo) -> str:
     if shape.patterned:
         lines.append("    <...> stands for a part of the name the case computes when it runs")
     return "\n".join(lines)
-
-
-COMMAND = Command(
-    name="list",
-    summary="list the cases and their claims; with a case, its sizes, programs and metric names",
-    description="Without a case: every case, its claim, sizes and anchors, and each case file that cannot be read, "
-    "with the reason. With --case NAME: its source, claim, sizes, anchors, programs, jitted functions and the "
-    "metric names bisect and sweep accept, read from the case file without running it.",
-    exit_codes="0 listed, 1 a case file cannot be read (named, with the reason), 2 bad input",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)

@@ -1,194 +1,154 @@
-"""``bisect``, ``sweep`` and ``triage``: a case (or plain script) measured over a range of releases.
+"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read, the prober built, the answers' names,
+their setting and where they are written, and the advice an answer gives.
 
-The three share their options and their check (``check``: the typed ``RangeOptions``);
-what they do with it lives in ``harness.releases.commands``.
+The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the release rules
+of ``harness.pins``) lists every release of the range, oldest first, with what it installs.  Results go to
+the results folder like any other run's and are reused from there; the answers go to
+``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.releases.answers``), ``reports/sweep-<case>.md``
+and ``reports/triage-<case>-<range>-<key>.md``.
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-from harness.analysis.metric_names import parse_metric_name
-from harness.catalogue import discovery
-from harness.commands import Command, options
+from harness.cli.ranges import RangeOptions, target_words
 from harness.errors import UsageError
-from harness.names import name_problem
-from harness.pins import RELEASES
-from harness.releases.options import RangeOptions
-from harness.units import version_key
+from harness.metric_names import MetricKey
+from harness.releases.answers import Setting, answer_stem, criterion
+from harness.releases.bisection import SweepOutcome
+from harness.releases.judge import metric_names
+from harness.releases.probes import ReleaseProber
+from harness.releases.venvs import ReleaseEnv, read_plan
+from harness.render.json_out import document, dumps
+from harness.store.files import replace_file, write_text
+from harness.store.results import load_results
+from harness.store.schema import RunStatus
 
 
-def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
-    options.add_case(parser, script=True)
-    if command == "bisect":
-        parser.add_argument("--good", dest="first", metavar="VERSION", help="release with the old behaviour")
-        parser.add_argument("--bad", dest="last", metavar="VERSION", help="release with the new one")
-        parser.add_argument(
-            "--broken", metavar="VERSION", help="instead of --good: a release with the problem, to find the fix"
-        )
-        parser.add_argument(
-            "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
-        )
-        parser.add_argument(
-            "--commits", action="store_true",
-            help="below the releases: jax's Python or jaxlib, and which jax commit (between two releases)",
-        )  # fmt: skip
-        parser.add_argument(
-            "--jax-repo", metavar="PATH|URL",
-            help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
-            "once under .nox/)",
-        )  # fmt: skip
-    else:
-        tables = command == "triage"  # a triage runs over the whole table unless told otherwise
-        parser.add_argument(
-            "--from", dest="first", metavar="VERSION", required=not tables,
-            help="first release of the range" + (" (default: the table's oldest)" if tables else ""),
-        )  # fmt: skip
-        parser.add_argument(
-            "--to", dest="last", metavar="VERSION", required=not tables,
-            help="last release of the range" + (" (default: the table's newest)" if tables else ""),
-        )  # fmt: skip
-    criterion = parser.add_mutually_exclusive_group()
-    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
-    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
-    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
-    options.add_session(parser, release=False)
-    parser.add_argument("--releases", type=options.path, help="the release plan nox writes: what each release installs")
-    options.add_results(parser)
-    options.add_out(parser)
-    options.add_json(parser, "the answer (every release, step, comparison and verdict)")
-    options.add_sampling(parser)
-    options.add_process_count(parser)
-    options.add_decide_budget(parser)
-    options.add_thresholds(parser)
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
-def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
-    """The first and last release of a range command, and whether a bisect looks for a fix.
-
-    A bisect takes --good/--bad (a regression) or --broken/--fixed (a fix), never a mix; a
-    triage without --from/--to runs from the release table's oldest to its newest release.
-    """
-    fix = False
-    first, last = args.first, args.last
-    if args.command == "bisect":
-        broken, fixed = args.broken, args.fixed
-        if (broken or fixed) and (first or last):
-            raise UsageError("--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair")
-        fix = bool(broken or fixed)
-        first, last = (broken, fixed) if fix else (first, last)
-        if not (first and last):
-            raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
-    elif args.command == "triage":
-        first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
-    for end in (first, last):
-        problem = name_problem(end)
-        if problem:
-            raise UsageError(f"jax release {problem}")
-    return first, last, fix
-
-
-def check(args: argparse.Namespace) -> RangeOptions:
-    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package index."""
-    from harness.upstream.export import script_sizes
-
-    results = options.results_folder(args.results)
-    case = options.case_from(args, results=results)
-    sizes = script_sizes(case, discovery.parse_sizes(args.size))
-    metric = parse_metric_name(args.metric) if args.metric else None
-    if args.command == "bisect" and metric is None and not args.claim and case.script is None:
-        raise UsageError("bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)")
-    first, last, fix = range_ends(args)
-    if first == last:
-        raise UsageError(f"the two ends of the range are the same release ({first})")
-    if version_key(first) >= version_key(last):
-        raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
-    thresholds = options.thresholds_from(args)
-    processes = options.processes_from(args)
-    if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
+def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
+    command = f"nox -s {options.command}"
+    if options.releases_plan is None:
+        raise UsageError(f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it")
+    envs = read_plan(options.releases_plan)
+    ends = (envs[0].jax, envs[-1].jax) if envs else None
+    if ends != (options.first, options.last):
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
-            "processes a release"
+            f"the release plan {options.releases_plan} does not run from {options.first} to {options.last}"
         )
-    settings = options.sampling_from(args)
-    max_processes, time_budget = options.decide_budget_from(args)
-    commits = args.command == "bisect" and args.commits
-    if args.command == "bisect" and args.jax_repo and not commits:
-        raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
-    if commits and metric is None and not args.claim:
-        raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
-    return RangeOptions(
-        command=args.command,
-        case=case,
-        first=first,
-        last=last,
-        metric=metric,
-        claim=args.claim,
-        sizes=sizes,
-        profile=options.profile_label(args),
-        releases_plan=args.releases,
-        results=results,
-        out=args.out,
-        repeats=settings.repeats,
-        processes=processes,
-        max_processes=max_processes,
-        time_budget=time_budget,
-        warmup=settings.warmup,
-        max_seconds=settings.max_seconds,
-        timeout=settings.timeout_s,
-        thresholds=thresholds,
-        fix=fix,
-        commits=commits,
-        jax_repo=args.jax_repo if commits else None,
-        json=args.json,
+    return envs
+
+
+def check_metric(results_dir: Path, case: str, metric: MetricKey | None) -> None:
+    """Refuse a metric that no stored ok result of the case has, before anything is installed."""
+    if metric is None or not (results_dir / case).is_dir():
+        return
+    known = {name for r in load_results(results_dir / case)[0] if r.status is RunStatus.OK for name in metric_names(r)}
+    if known and metric.metric_name not in known:
+        raise UsageError(
+            f"unknown metric {metric.metric_name} for case {case}; its metrics: {', '.join(sorted(known))}"
+        )
+
+
+def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | None = None) -> ReleaseProber:
+    return ReleaseProber(
+        {env.jax: env for env in envs},
+        options.case.name,
+        options.sizes,
+        options.profile,
+        options.results,
+        ["--warmup", str(options.warmup), "--timeout", str(options.timeout)],
+        options.repeats,
+        options.max_seconds,
+        processes or options.processes,
+        progress,
+        script=None if options.case.script is None else options.case.path,
+        script_args=() if options.case.script is None else options.case.script.args,
+        max_processes=options.max_processes,
+        time_budget=options.time_budget,
+        decide_metrics=() if options.metric is None else (options.metric.metric_name,),
     )
 
 
-def _execute(options_: RangeOptions) -> int:
-    from harness.releases.commands import run_bisect, run_sweep, run_triage
+def write_json(options: RangeOptions, kind: str, body: dict[str, Any]) -> None:
+    """``--json FILE``: the answer as data, where the user asked for it."""
+    if options.json is not None:
+        write_text(options.json, dumps(document(kind, body)))
+        progress(f"written: {options.json}")
 
-    run = {"bisect": run_bisect, "sweep": run_sweep, "triage": run_triage}[options_.command]
-    return run(options_)
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, text)  # the reports folder may hold a link planted at this name: replaced, not followed
+    progress(f"written: {path}")
 
 
-def _command(name: str, summary: str, description: str, exit_codes: str) -> Command[RangeOptions]:
-    return Command(
-        name=name,
-        summary=summary,
-        description=description,
-        exit_codes=exit_codes,
-        add_arguments=lambda parser: _add_range(parser, name),
-        check=check,
-        execute=_execute,
+def stem_for(options: RangeOptions) -> str:
+    """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
+    return answer_stem(
+        options.command, options.case.name, options.first, options.last,
+        criterion=criterion(options.metric, options.claim), sizes=options.sizes, profile=options.profile,
+    )  # fmt: skip
+
+
+def triage_command(options: RangeOptions) -> str:
+    """The ``nox -s triage`` command over ``options``' range and setting."""
+    target = target_words(options.case)
+    words = ["nox", "-s", "triage", "--", *target, "--from", options.first, "--to", options.last]
+    if options.metric is not None:
+        words += ["--metric", options.metric.metric_name]
+    elif options.claim:
+        words.append("--claim")
+    words += [f"--size {name}={value}" for name, value in options.sizes.items()]
+    words += ["--profile", options.profile, "--processes", str(options.processes)]
+    return " ".join(words)
+
+
+def no_change_hint(options: RangeOptions) -> str:
+    return (
+        f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
+        f"hides from a bisect; every release between them is measured by: `{triage_command(options)}`"
     )
 
 
-COMMANDS = (
-    _command(
-        "bisect",
-        "find the first release where a metric (or the claim) changed (run through nox -s bisect)",
-        "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
-        "bad by the statistics against both endpoints. A case is judged by --metric or --claim; a plain script, "
-        "without --metric, on every metric its endpoints differ on, each bisected in turn (probes reused).",
-        "0 a first bad release was found, 1 none could be named (the endpoints unchanged, or a release that could "
-        "not be judged), 2 bad input, 3 undecided: the endpoints' comparison needs more processes (the answer says "
-        "how many)",
-    ),
-    _command(
-        "sweep",
-        "measure every release in a range and report each significant step (run through nox -s sweep)",
-        "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
-        "and the claim) changes significantly between consecutive releases.",
-        "0 swept (the page names each step), 2 bad input",
-    ),
-    _command(
-        "triage",
-        "measure every release in a range, confirm each step by measuring again, answer per change "
-        "(run through nox -s triage)",
-        "Measure a case on every jax release from --from to --to (default: the release table's oldest to newest) in "
-        "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
-        "two releases around each candidate again together until decided, and answer once per step that holds.",
-        "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
-        "processes would decide)",
-    ),
-)
+def undecided_hint(options: RangeOptions) -> str:
+    return (
+        f"Undecided, not unchanged: the endpoints were measured together up to {options.max_processes} processes "
+        f"each and the statistics could tell neither a change nor its absence. More processes would decide: the "
+        f"same command with `--max-processes {2 * options.max_processes}` (stored results are reused), best while "
+        "nothing else loads the machine"
+    )
+
+
+def setting_for(options: RangeOptions, envs: list[ReleaseEnv], started: float, **more: Any) -> Setting:
+    """What a bisect, sweep or triage searched, with the wall time since ``started`` (``time.monotonic``)."""
+    jaxlib = {env.jax: env.jaxlib for env in envs}
+    wall_s = time.monotonic() - started
+    return Setting(
+        options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
+        target=tuple(target_words(options.case)), **more,
+    )  # fmt: skip
+
+
+def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
+    """A metric none of the measured results has, once they are measured (no stored result named them before)."""
+    metric = options.metric
+    names = sorted({name for m in found.ok() if m.result is not None for name in metric_names(m.result)})
+    if metric is not None and names and metric.metric_name not in names:
+        raise UsageError(
+            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: {', '.join(names)}"
+        )
+
+
+def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
+    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
+    if options.metric is not None:
+        return [options.metric]
+    return [] if options.claim else None

@@ -1,48 +1,88 @@
-"""``report``: render every stored result as markdown, an index and a page per case, with plots."""
+"""``report``: the stored results loaded once, the report decided once (``analysis.report_model``) with each
+machine's latest noise floor (``store.calibrations``), its plots drawn and its pages written (``render``).
+"""
 
 from __future__ import annotations
 
-import argparse
+import json
 import sys
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.analysis.significance import Thresholds
-from harness.commands import Command, options
-from harness.errors import HarnessError, UsageError
+from harness.analysis.groups import check_baseline
+from harness.analysis.report_model import build_model
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
+from harness.cli.report import ReportOptions
+from harness.errors import HarnessError
+from harness.names import name_problem
+from harness.render.json_out import dumps, report_json
+from harness.render.plots import DrawnPlots, draw_plots
+from harness.render.report import INDEX, render_pages
+from harness.store.calibrations import latest_calibrations
+from harness.store.files import child, output_folder, parse_document, read_bounded, replace_file
+from harness.store.results import LoadProblem, load_results
+
+PAGES_MANIFEST = ".report-pages.json"  # the pages the last render wrote
 
 
-@dataclass(frozen=True)
-class ReportOptions:
-    results: Path
-    out: Path
-    baseline: str | None
-    thresholds: Thresholds
-    json: Path | None = None
+MANIFEST_BYTES = 2**20
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    options.add_results(parser, "the results to render")
-    options.add_out(parser)
-    parser.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
-    options.add_thresholds(parser)
-    options.add_json(parser, "the claims by release and every timing comparison (ratio, interval, verdict)")
+def write_report(
+    results_dir: Path,
+    out_dir: Path,
+    *,
+    baseline: str | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    json_path: Path | None = None,
+) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
+    """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first), the
+    result files that could not be used, and the plots drawn (or why none were); with ``json_path``, the
+    report's data there too (``render.json_out.report_json``).
+
+    UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
+    results, problems = load_results(results_dir)
+    check_baseline(baseline, results)
+    output_folder(out_dir)
+    calibrations, _ = latest_calibrations(results_dir)  # an unusable calibration file is not a result: left out
+    model = build_model(results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations)
+    plots = draw_plots(model.timings, out_dir)
+    pages = render_pages(model, datetime.now(UTC), plots)
+    written = write_pages(out_dir, pages)
+    forget_old_pages(out_dir, set(pages))
+    if json_path is not None:
+        replace_file(json_path, dumps(report_json(model, thresholds)))
+    return written, problems, plots
 
 
-def check(args: argparse.Namespace) -> ReportOptions:
-    if not args.results.is_dir():
-        raise UsageError(
-            f"results folder not found: {args.results} (nothing measured there yet: plain `nox` measures the "
-            "catalogue, then renders it)"
-        )
-    return ReportOptions(
-        args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args), args.json
-    )
+def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
+    """Write every page, the index last, so an index never links a page a full disk kept from being written;
+    each page replaced atomically (``replace_file``).  Returns their paths, the index first."""
+    for name in sorted(pages, key=lambda name: name == INDEX):  # a stable sort: the index moves last
+        replace_file(child(out_dir, name), pages[name])
+    return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
+
+
+def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
+    """Remove the pages an earlier render wrote that this one did not (a case whose results are gone).
+
+    Only pages listed in the folder's manifest are ever removed: the folder also holds
+    bisect, sweep and search reports, and whatever else a user put there.
+    """
+    manifest = out_dir / PAGES_MANIFEST
+    try:
+        # Not through a link: a manifest is only ever this function's own file.
+        before = set(parse_document(read_bounded(manifest, limit=MANIFEST_BYTES, follow_links=False)))
+    except (OSError, ValueError, TypeError):
+        before = set()
+    for name in sorted(before - pages):
+        if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
+            child(out_dir, name).unlink(missing_ok=True)  # a link planted there goes, not what it points to
+    replace_file(manifest, json.dumps(sorted(pages)))
+
 
 
 def execute(opts: ReportOptions) -> int:
-    from harness.reporting import write_report
-
     try:
         written, problems, plots = write_report(
             opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds, json_path=opts.json
@@ -55,15 +95,3 @@ def execute(opts: ReportOptions) -> int:
         print(f"plots not drawn: {plots.missing_reason}", file=sys.stderr)
     print(f"report written: {len(written)} page(s) under {opts.out}, start at {written[0]}", file=sys.stderr)
     return 0
-
-
-COMMAND = Command(
-    name="report",
-    summary="render stored results as markdown: an index and a page per case",
-    description="Render every result under the results folder: an index of the claims by release and of what "
-    "changed, a page per case with its timings side by side and a verdict per metric, and the plots.",
-    exit_codes="0 written, 2 bad input (a result that cannot be used is named and skipped)",
-    add_arguments=add_arguments,
-    check=check,
-    execute=execute,
-)

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metric_names import parse_metric_name
 from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
+from harness.metric_names import parse_metric_name
 from harness.names import name_problem
 
 PLAN_BYTES = 1024 * 1024

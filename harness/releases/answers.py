@@ -1,4 +1,5 @@
-"""Where a bisect's or triage's answer is written: one file per case, range, criterion, sizes and profile.
+"""What a bisect's, sweep's or triage's answer is about (``Setting``), and where it is written: one file per
+case, range, criterion, sizes and profile.
 
 ``bisect-<case>-<good>-<bad>-<criterion>-<sizes>-<profile>.md`` (and ``.json``), likewise
 ``triage-…``: a bisect of another range, metric, size point or profile never replaces this
@@ -11,10 +12,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from harness.analysis.metric_names import MetricKey
+from harness.analysis.significance import Thresholds
 from harness.errors import UsageError
+from harness.metric_names import MetricKey
 from harness.names import name_problem
+from harness.releases.judge import REGRESSION, Terms
+from harness.units import sizes_text
 
 CLAIM_CRITERION = "claim"
 EVERY_CRITERION = "all"
@@ -49,3 +54,30 @@ def answer_stem(
     if len(stem) > LONGEST_STEM or problem:  # a case and releases alone this long cannot be named
         raise UsageError(f"cannot name the {command} answer: {problem or stem[:40] + '… is too long'}")
     return stem
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What was searched: the same for every release probed."""
+
+    case: str
+    sizes: dict[str, int]
+    profile: str
+    metric: MetricKey | None  # None: by the claim
+    jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
+    thresholds: Thresholds
+    wall_s: float
+    every_metric: bool = False  # a sweep without --metric or --claim
+    terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
+    target: tuple[str, ...] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+
+    def target_words(self) -> list[str]:
+        return list(self.target) or ["--case", self.case]
+
+    def criterion(self) -> str:
+        if self.metric:
+            return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        return "every metric and the claim" if self.every_metric else "the case's claim"
+
+    def header(self) -> str:
+        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion()}"

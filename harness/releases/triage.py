@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
 from harness.releases.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
 from harness.releases.probes import ConfirmPairs, Pair, Probe, ProbeRelease
 from harness.store.schema import RunStatus

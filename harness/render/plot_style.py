@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.analysis.metric_names import MetricKey
+from harness.metric_names import MetricKey
 from harness.stats import Summary
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 The content is decided once (``harness.analysis.report_model.build_model``); the
 renderers here are pure (model in, pages out).  Loading the results, drawing the plots
-and writing the pages is ``harness.reporting``'s.
+and writing the pages is ``harness.commands.report``'s.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.analysis.metric_names import MetricKey
 from harness.analysis.plot_points import Series
+from harness.metric_names import MetricKey
 from harness.render.plot_style import SPREAD, TITLE_WIDTH, as_points, metric_axis, wrapped
 from harness.render.plots import error_bars, matplotlib_missing, save_figure
 from harness.stats import Summary

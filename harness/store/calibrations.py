@@ -4,7 +4,7 @@ under the results folder, one file per machine, one entry per calibration, newes
 ``CalibrationRun`` is one entry, and both writes it (``as_json``) and parses it back
 (``from_json``), so the two cannot drift apart.  The result loader leaves the folder
 alone: a calibration is not a result.  Statistics are ``analysis.noise_floor``'s, the
-runs behind them ``harness.calibrating``'s.
+runs behind them ``harness.commands.calibrate``'s.
 """
 
 from __future__ import annotations

@@ -181,6 +181,17 @@ def replace_file(path: Path, data: str | bytes) -> None:
         raise
 
 
+def write_text(path: Path, text: str) -> None:
+    """Write a file the user named, atomically: a link there is replaced, never written through; a folder there,
+    a missing folder or no permission is one line, not a traceback."""
+    if path.is_dir() and not path.is_symlink():
+        raise UsageError(f"{path} is a folder: name a file to write")
+    try:
+        replace_file(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)

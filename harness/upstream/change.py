@@ -16,9 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
+from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus

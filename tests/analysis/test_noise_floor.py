@@ -10,7 +10,7 @@ from harness.analysis.noise_floor import invocation_spread, summarize_calibratio
 from harness.store.calibrations import append_calibration, read_calibration
 from tests.conftest import derive, real_result, v1_result
 from tests.store.test_calibrations import a_calibration, stored
-from tests.test_calibrating import FAST, plan
+from tests.commands.test_calibrate import FAST, plan
 
 
 def test_a_result_of_one_process_is_one_list_per_metric():

@@ -3,10 +3,10 @@
 import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
-from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.metrics import compare_group
 from harness.analysis.plot_points import metric_series, split_device_suffix, wall_by_device_count, wall_by_release
 from harness.analysis.significance import Thresholds
+from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
 from tests.conftest import FIXTURES, FakeReleases
 

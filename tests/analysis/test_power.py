@@ -6,11 +6,11 @@ import statistics
 
 import pytest
 
-from harness.analysis.metric_names import MetricKey
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.power import detectable_in_records, detectable_now, detectable_ratio, pooled_spreads
 from harness.analysis.processes import compare_processes
 from harness.analysis.significance import Thresholds
+from harness.metric_names import MetricKey
 from harness.store.schema import parse, parse_process
 from tests.analysis.test_processes import simulated_side
 from tests.conftest import real_result

@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from harness import cli
+from harness import main as cli
 from harness.catalogue import discovery
 from harness.errors import UsageError
 from tests.conftest import FIXTURES
@@ -73,7 +73,7 @@ BROKEN_CASES = {
 def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_work(tmp_path, fixture_cases, capsys):
     import shutil
 
-    from harness.cli import main
+    from harness.main import main
 
     shutil.copy(fixture_cases / "steady.py", tmp_path / "steady.py")
     for name, text in BROKEN_CASES.items():

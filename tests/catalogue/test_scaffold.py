@@ -9,8 +9,8 @@ import pytest
 
 from harness.catalogue import discovery, scaffold
 from harness.catalogue.outline import outline
-from harness.cli import main
 from harness.errors import UsageError
+from harness.main import main
 from harness.upstream.export import export_script, script_sizes
 
 from ..conftest import REPO

@@ -1,12 +1,24 @@
 """``issue``: whether the draft has a change to show decides whether a progress line comes before its answer."""
 
+import fcntl
 import json
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
 
-from harness.commands.issue import has_a_change
+import pytest
+
+from harness.catalogue import discovery
+from harness.commands import issue
+from harness.commands.issue import IssueRequest, has_a_change, programs_to_time, run_script, write_issue
+from harness.errors import UsageError
+from harness.measure.runner import Settings
 from harness.releases.venvs import ReleaseEnv
+from harness.store.results import load_results
 
 from ..conftest import FIXTURES
-from ..upstream.test_issue import TINY, request
 
 
 def test_a_change_is_given_stored_or_the_jax_installed_here(tmp_path):
@@ -18,3 +30,124 @@ def test_a_change_is_given_stored_or_the_jax_installed_here(tmp_path):
     answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {"sizes": TINY}
     (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
     assert has_a_change(request(tmp_path, plan=plan))
+
+
+SCAN_SYNC = discovery.discover()["scan_sync"]
+
+
+TINY = {"N": 16, "M": 1}
+
+
+def answer(tmp_path, name, **data):
+    (tmp_path / name).write_text(json.dumps(data))
+
+
+def test_the_script_runs_by_name_from_its_folder(tmp_path):
+    script = tmp_path / "probe.py"
+    script.write_text("import os, sys\nprint(os.getcwd())\nprint(sys.argv[0])\nsys.exit(3)\n")
+    code, out, _ = run_script(script, timeout_s=60)
+    assert code == 3
+    assert out.splitlines() == [str(tmp_path), "probe.py"], "tracebacks then name the file, not a local path"
+
+
+def test_a_script_that_hangs_is_stopped(tmp_path):
+    script = tmp_path / "hangs.py"
+    script.write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    code, out, _ = run_script(script, timeout_s=1)
+    assert code is None and "started" in out
+
+
+def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypatch):
+    """As every case process does: while another measurement holds the lock, the script does not start."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    script = tmp_path / "clock.py"
+    script.write_text("import time\nprint(time.time())\n")
+    outcome = {}
+    with open(tmp_path / "jax-repro-harness-timing.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        runner = threading.Thread(target=lambda: outcome.update(done=run_script(script, timeout_s=60)))
+        runner.start()
+        time.sleep(1.0)
+        assert runner.is_alive(), "the script ran while another measurement held the lock"
+        released_at = time.time()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    runner.join(timeout=60)
+    code, out, _ = outcome["done"]
+    assert code == 0 and float(out) >= released_at
+
+
+def test_the_short_script_times_the_changed_program_else_every_program():
+    output = (FIXTURES / "issue" / "scan_sync-output.txt").read_text()
+    assert programs_to_time(None, output) == ["two_scans"]
+    from harness.metric_names import MetricKey
+    from harness.upstream.change import Change
+
+    assert programs_to_time(Change(MetricKey("eager", "dispatch"), "a", "b"), output) == ["eager"]
+    assert programs_to_time(Change(MetricKey("scan", "compile"), "a", "b"), output) == ["two_scans"]
+    stored, _ = load_results(FIXTURES / "results")
+    assert programs_to_time(None, "Traceback: the full script failed", stored) == ["eager", "jit", "two_scans"]
+
+
+def request(tmp_path: Path, **changes) -> IssueRequest:
+    fields = {
+        "case": SCAN_SYNC,
+        "sizes": TINY,
+        "settings": Settings(repeats=3, min_repeats=3, warmup=1, max_seconds=1.0),
+        "profile": "cpu",
+        "platform": "cpu",
+        "results_dir": tmp_path / "results",
+        "out_dir": tmp_path / "reports",
+    }
+    return IssueRequest(**(fields | changes))
+
+
+def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    written = write_issue(request(tmp_path))
+    assert [p.name for p in (written.draft, written.short, written.full)] == [
+        "scan_sync.md",
+        "scan_sync.py",
+        "scan_sync-full.py",
+    ]
+    assert written.run.ok and "claim holds: " in written.run.stdout
+    [here] = written.short_runs
+    assert here.role == "installed here" and here.run.ok and "metric two_scans wall_ns" in here.run.stdout
+    draft = written.draft.read_text()
+    assert here.run.stdout.strip() in draft and "not a fresh venv" in draft
+
+
+def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(tmp_path, monkeypatch):
+    """The flow with installs stubbed: this venv stands in for each release's (the labels are the plan's)."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    plan = []
+    for v in ("0.4.31", "0.4.33", "0.5.0"):
+        for kind in ("release", "plain"):
+            (tmp_path / f"{kind}-jax-{v}").symlink_to(sys.prefix)
+        plan.append(ReleaseEnv(v, v, "3.12", ("-e", ".", f"jax=={v}", f"jaxlib=={v}"), tmp_path / f"release-jax-{v}"))
+    built = []
+    monkeypatch.setattr(issue, "ensure", lambda env: built.append((env.jax, env.install)))
+    (tmp_path / "reports").mkdir()
+    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {"sizes": TINY}
+    (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
+    written = write_issue(request(tmp_path, plan=plan, metric=None))
+    assert built == [
+        ("0.4.33", ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33")),  # the full script: the first bad release
+        ("0.4.31", ("jax==0.4.31", "jaxlib==0.4.31")),  # the short one: jax and jaxlib alone
+        ("0.4.33", ("jax==0.4.33", "jaxlib==0.4.33")),
+    ]
+    assert [(r.role, r.run.release) for r in written.short_runs] == [("last good", "0.4.31"), ("first bad", "0.4.33")]
+    draft = written.draft.read_text()
+    assert "pip install jax==0.4.31 jaxlib==0.4.31" in draft
+    assert "**Title:** `two_scans` " in draft and "since jax 0.4.33 (" in draft, "figures from the two script runs"
+    shutil.rmtree(tmp_path / "reports")
+
+
+def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_running_anything(tmp_path):
+    plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")]
+    (tmp_path / "reports").mkdir()
+    with pytest.raises(UsageError, match="nothing to draft about: no bisect answer for scan_sync") as refused:
+        write_issue(request(tmp_path, plan=plan, metric=None))
+    assert "nox -s triage -- --case scan_sync" in str(refused.value)
+    assert not (tmp_path / "reports" / "issues").exists() and not (tmp_path / "release-jax-0.4.33").exists()

@@ -1,6 +1,6 @@
 """The case process: what a case returns is checked there, before anything is stored."""
 
-from harness.cli import main
+from harness.main import main
 from harness.store.results import load_results
 from tests.conftest import FIXTURES
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness import cli
+from harness import main as cli
 from harness.store.results import load_results
 from tests.conftest import FIXTURES, document
 

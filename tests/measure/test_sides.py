@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness import cli
+from harness import main as cli
 from harness.errors import UsageError
 from harness.measure.sides import Side, load_plan
 from tests.conftest import FIXTURES, document

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from harness import cli
+from harness import main as cli
 from harness.measure.launch import Worker, WorkerGone
 from tests.conftest import FIXTURES
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.analysis.metric_names import parse_metric_name
 from harness.errors import UsageError
+from harness.metric_names import parse_metric_name
 from harness.names import name_problem
 from harness.releases.answers import LONGEST_STEM, answer_stem, criterion
 

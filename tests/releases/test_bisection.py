@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.significance import Thresholds, Verdict
+from harness.metric_names import parse_metric_name
 from harness.releases.bisection import CLAIM, bisect, expected_probes, sweep
 from harness.releases.judge import FIX, Judge, Judgement, ReleaseVerdict
 from harness.releases.probes import Probe
@@ -176,7 +176,7 @@ def test_the_real_judge_reasons_in_the_terms_of_a_fix():
 
 
 def test_undecided_endpoints_are_never_called_agreeing_and_exit_3():
-    from harness.releases.commands import bisect_exit
+    from harness.commands.bisect import bisect_exit
 
     judge = Judge(FakeReleases({"a": 1, "b": 1}), "a", "b", WALL, Thresholds())
     judge("a")

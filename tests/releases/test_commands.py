@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.commands.parser import parse
-from harness.commands.ranges import check as checked_range_args
+from harness.cli.parser import parse
+from harness.cli.ranges import check as checked_range_args
+from harness.commands.ranges import plan_for, prober_for
 from harness.host.environment import machine_identity
-from harness.releases.commands import plan_for, prober_for
+from harness.main import main
 from harness.releases.venvs import ReleaseEnv, write_plan
 from harness.store.results import write_result
 from tests.conftest import derive, nox_in_repo, real_result

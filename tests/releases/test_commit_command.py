@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from harness.cli import main
-from harness.commands.parser import parse
-from harness.commands.ranges import check as checked_range_args
+from harness.cli.parser import parse
+from harness.cli.ranges import check as checked_range_args
 from harness.errors import UsageError
 from harness.host.environment import machine_identity
+from harness.main import main
 from harness.releases import commit_venvs
 from harness.releases.commit_venvs import commit_label
 from harness.releases.venvs import ReleaseEnv, write_plan
@@ -101,7 +101,7 @@ def test_commits_and_jax_repo_are_checked_before_anything_runs(tmp_path):
 
 
 def test_nox_checks_the_commit_bisect_options_before_installing():
-    from harness.sessions import session_view
+    from harness.cli.sessions import session_view
 
     posargs = ["--case", "scan_sync", "--commits", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "scan.lower_ns"]
     request = session_view("bisect", [*posargs, "--jax-repo", "https://example.com/jax.git"])

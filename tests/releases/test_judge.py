@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.metric_names import MetricKey, parse_metric_name
 from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
+from harness.metric_names import MetricKey, parse_metric_name
 from harness.releases.judge import Judge, ReleaseVerdict
 from harness.releases.probes import Probe
 from harness.store.results import StoredResult

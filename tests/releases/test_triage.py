@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.significance import Thresholds, Verdict
+from harness.metric_names import parse_metric_name
 from harness.releases.bisection import CLAIM
 from harness.releases.triage import triage
 from tests.conftest import FakeReleases

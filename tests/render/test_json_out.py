@@ -5,7 +5,7 @@ import math
 
 from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.analysis.significance import Thresholds
-from harness.cli import main
+from harness.main import main
 from harness.render.json_out import comparison_json, dumps, set_comparison_json
 from harness.stats import summarize
 from tests.conftest import derive, real_result, write_results

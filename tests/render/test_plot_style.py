@@ -1,6 +1,6 @@
 """How plots look, decided without drawing: a look per series, labels whole and in the unit drawn."""
 
-from harness.analysis.metric_names import MetricKey
+from harness.metric_names import MetricKey
 from harness.render.plot_style import as_points, metric_axis, offsets, series_styles, wrapped
 from harness.stats import Summary
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.analysis.metric_names import parse_metric_name
 from harness.analysis.plot_points import metric_series
+from harness.metric_names import parse_metric_name
 from harness.render.series_plot import draw_series
 from tests.conftest import FakeReleases
 

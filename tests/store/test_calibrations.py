@@ -16,7 +16,7 @@ from harness.store.calibrations import (
 )
 from harness.store.results import CALIBRATION_FOLDER, StoredResult, load_results
 from tests.conftest import FIXTURES, derive, real_result, write_results
-from tests.test_calibrating import FAST, plan
+from tests.commands.test_calibrate import FAST, plan
 
 
 def stored(data: dict) -> StoredResult:

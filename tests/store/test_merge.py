@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from harness.cli import main
 from harness.errors import UsageError
+from harness.main import main
 from harness.store.merge import merge
 from harness.store.results import load_results, result_path
 from tests.conftest import FIXTURES, document

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from harness.analysis.metric_names import MetricKey
+from harness.metric_names import MetricKey
 from harness.store.results import load_results
 from harness.upstream.change import (
     MAX_ANSWER_BYTES,

@@ -1,0 +1,103 @@
+"""The command line's machinery: a parser whose every mistake is one ``UsageError`` line, help that shows each
+option's default, the nearest known option to an unknown one, and a single-valued option refused when given twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from harness.cli.command import AnyCommand
+from harness.errors import UsageError
+
+# The console script's name: the usage lines and hints give the command a user types (`python -m harness` is the same).
+PROG = "jax-repro"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """A single-valued option given twice is refused: argparse would quietly keep the last."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None):
+        given = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in given:
+            raise UsageError(f"argument {option}: given more than once; give it once")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        raise UsageError(message)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in (None, "store"):  # every single-valued option, in groups too (they share the registry)
+            self.register("action", name, _StoreOnce)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's default shown unless its help already says it; a literal % in prose never breaks --help."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = default not in (None, False, [], argparse.SUPPRESS) and action.option_strings
+        if shown and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        # Help is written as prose ("10 % larger"); only %(name)s is argparse's.
+        escaped = re.sub(r"%(?!\()", "%%", self._get_help_string(action))
+        return escaped % {**vars(action), "prog": self._prog}
+
+
+def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argparse.ArgumentParser:
+    """A parser of ``commands``, each a subcommand with its own help."""
+    parser = _Parser(prog=PROG, description=description, allow_abbrev=False, formatter_class=_HelpFormatter)
+    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    for command in commands:
+        sub = subparsers.add_parser(
+            command.name,
+            help=command.summary,
+            description=command.description,
+            epilog=f"exit status: {command.exit_codes}",
+            allow_abbrev=False,
+            formatter_class=_HelpFormatter,
+        )
+        command.add_arguments(sub)
+    return parser
+
+
+def parse_with(commands: Sequence[AnyCommand], argv: Sequence[str], description: str = "") -> argparse.Namespace:
+    """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
+    parser = build_parser(commands, description)
+    args, extras = parser.parse_known_args(list(argv))
+    if extras:
+        raise UsageError(f"unrecognized arguments: {' '.join(extras)}{_nearest(parser, args.command, extras)}")
+    return args
+
+
+def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -> str:
+    unknown = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
+    if unknown is None:
+        return ""
+    known = [option for action in _subparser(parser, command)._actions for option in action.option_strings]
+    close = difflib.get_close_matches(unknown, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else f" (`{PROG} {command} --help` lists its options)"
+
+
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    [choices] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    found: argparse.ArgumentParser = choices.choices[command]
+    return found
+
+
+def validate_with(commands: Sequence[AnyCommand], argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+    """The parsed command line and its command's typed options, or UsageError, without running anything."""
+    args = parse_with(commands, argv)
+    [command] = [c for c in commands if c.name == args.command]
+    return args, command.check(args)

@@ -1,0 +1,87 @@
+"""``issue``'s command line: the case or script, the releases compared, the metric the title quotes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.cli import options
+from harness.cli.command import Command
+from harness.cli.export import ScriptOptions, add_script_arguments, script_options
+from harness.errors import UsageError
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.releases.venvs import read_plan
+from harness.units import version_key
+
+
+@dataclass(frozen=True)
+class IssueOptions:
+    script: ScriptOptions
+    profile: str  # its label
+    results: Path
+    out: Path
+    jax: str | None
+    good: str | None
+    bad: str | None
+    metric: MetricKey | None
+    releases: Path | None  # the release plan nox writes
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_script_arguments(parser, script=True)
+    options.add_session(parser, release=True)
+    options.add_results(parser, "the bisect and sweep results the draft quotes")
+    options.add_out(parser, "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
+                    "under issues/")  # fmt: skip
+    parser.add_argument(
+        "--good", type=options.release_version, metavar="VERSION", help="last release with the old behaviour "
+        "(default: the stored bisect answer's last good release); with --bad"
+    )  # fmt: skip
+    parser.add_argument(
+        "--bad", type=options.release_version, metavar="VERSION", help="first release with the new behaviour "
+        "(default: the stored bisect answer's first bad release); with --good"
+    )  # fmt: skip
+    parser.add_argument(
+        "--metric", help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)"
+    )
+    parser.add_argument(
+        "--releases", type=options.path, metavar="PLAN", help="the release plan nox writes: every release on the "
+        "index and what it installs; the scripts then run in those releases' venvs"
+    )  # fmt: skip
+
+
+def check(args: argparse.Namespace) -> IssueOptions:
+    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them too)."""
+    results = options.results_folder(args.results)
+    script = script_options(args, results=results)
+    if (args.good is None) != (args.bad is None):
+        raise UsageError("--good and --bad name the two releases compared: give both or neither")
+    if args.good is not None and version_key(args.good) >= version_key(args.bad):
+        raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
+    if args.releases is not None:
+        read_plan(args.releases)
+    return IssueOptions(
+        script=script,
+        profile=options.profile_label(args),
+        results=results,
+        out=options.output_folder(args.out),
+        jax=args.jax,
+        good=args.good,
+        bad=args.bad,
+        metric=parse_metric_name(args.metric) if args.metric else None,
+        releases=args.releases,
+    )
+
+
+COMMAND = Command(
+    name="issue",
+    summary="draft an upstream issue: export the case, run its scripts on the releases compared, render",
+    description="Export the case (or take the plain script), run it on the release the issue is about and, with "
+    "--good/--bad or a stored bisect answer, a short script on both releases, and render a draft a maintainer "
+    "can paste.",
+    exit_codes="0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input",
+    add_arguments=add_arguments,
+    check=check,
+)

@@ -1,0 +1,598 @@
+"""Options shared by several commands, each declared once: its name, type, meaning and default.
+
+A command module adds the groups it takes (``add_case``, ``add_sampling``, …) and reads
+them back through the typed helpers below (``case_from``, ``sampling_from``,
+``thresholds_from``), so the same option has one default and one check wherever it
+appears.  Types raise ``argparse.ArgumentTypeError``, which the parser turns into one
+line and exit code 2.  Standard library only: the noxfile checks posargs with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.power import DETECTION_POWER
+from harness.analysis.significance import Thresholds
+from harness.analysis.spending import CHANGES, MODES
+from harness.catalogue import discovery
+from harness.catalogue.scripts import check_results_folder, read_script
+from harness.catalogue.sizes import DEFAULT_SEED
+from harness.errors import UsageError
+from harness.measure.affinity import check_affinity, parse_cpu_list
+from harness.measure.load import DEFAULT_FLAG_CORES
+from harness.metric_names import KIND_LABELS, parse_metric_name
+from harness.names import name_problem, path_problem
+from harness.store.schema import Settings
+
+DEFAULT_RESULTS = Path("results")
+DEFAULT_REPORTS = Path("reports")
+# Samples per program and the sampling time budget per program in each case process, by
+# effort: "quick" is for CI and a first look, "full" for numbers to quote.  Each cell runs
+# in PROCESSES case processes (a side), since the level a process sets varies more than
+# its samples do: the spread between processes is what a comparison must see.
+SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
+PROCESSES = {"quick": 5, "full": 10}
+DEFAULT_MAX_PROCESSES = 20
+# Measuring sides until decided takes at most this many looks of --processes rounds each, by default.
+LOOKS = 4
+# A sample series needs this many samples for its median, however slow the program.
+MIN_REPEATS = 5
+# The profile label of a command run outside nox without --profile.
+UNPINNED_PROFILE = "default"
+SCRIPT_HELP = (
+    "a plain repro script, run as `python FILE` once per process and judged on the `metric ...` lines it "
+    "prints, else on its whole-process wall time (process.wall_ns), in place of a case"
+)
+
+
+# --- types
+
+
+def positive_int(text: str) -> int:
+    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):  # ASCII digits: int() also takes "１２" and "1_000"
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 9 digits")
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus sign."""
+    if not re.fullmatch(r"-?[0-9]{1,18}", text.strip()):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 18 digits")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a finite number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _number(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a finite positive number")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be zero or more")
+    return value
+
+
+def max_load(text: str) -> float | None:
+    """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never measured again)."""
+    return None if text.strip().lower() == "off" else non_negative_float(text)
+
+
+def seconds(text: str) -> float:
+    """A duration on the command line: positive, and at most a week (a larger one overflows the clocks' arithmetic)."""
+    value = positive_float(text)
+    if value > 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} seconds is more than a week")
+    return value
+
+
+def sample_time(text: str) -> float:
+    value = non_negative_float(text)
+    if value > 3600:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} seconds is more than an hour for one sample")
+    return value
+
+
+def path(text: str) -> Path:
+    """A folder or file named on the command line; an empty name would quietly mean the current folder."""
+    if problem := path_problem(text):
+        raise argparse.ArgumentTypeError(problem)
+    return Path(text)
+
+
+def release_version(text: str) -> str:
+    """A jax release number as the package index spells it, e.g. 0.4.31 or 0.12.0.1."""
+    if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}((a|b|rc|\.post|\.dev)[0-9]{1,4})?", text):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a jax release number such as 0.4.31")
+    return text
+
+
+def label(text: str) -> str:
+    """A profile label: it becomes part of the results folder's paths."""
+    problem = name_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"profile label {problem}")
+    return text
+
+
+def cpu_list(text: str) -> list[int]:
+    try:
+        return parse_cpu_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def factor(text: str) -> float:
+    value = positive_float(text)
+    if value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
+    return value
+
+
+def target_ratio(text: str) -> float:
+    value = factor(text)
+    least = Thresholds().factor
+    if value < least:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no number of "
+            "processes could reach it"
+        )
+    return value
+
+
+def spread(text: str) -> float:
+    value = non_negative_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be below 1 (0.05: about 5 %)")
+    return value
+
+
+def probability(text: str) -> float:
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+# --- the case a command acts on
+
+
+def add_case(
+    parser: argparse.ArgumentParser,
+    *,
+    many: bool = False,
+    script: bool = False,
+    default: str = "",
+    positional: bool = True,
+) -> None:
+    """``--case NAME`` (repeatable where ``many``), and ``--script FILE`` in its place where ``script``.
+
+    A single-case command also takes the case as its first positional argument, the spelling
+    of earlier versions, kept working for one release.
+    """
+    if many:
+        parser.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
+    else:
+        if positional:
+            parser.add_argument("old_case", nargs="?", metavar="CASE", help="the same as --case CASE (older spelling)")
+        parser.add_argument(
+            "--case", default=default or None, help="a case of the catalogue (`jax-repro list` shows them)"
+        )
+    if script:
+        parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
+        parser.add_argument(
+            "--script-arg",
+            action="append",
+            default=[],
+            metavar="VALUE",
+            help="an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; a value "
+            "starting with - as --script-arg=-n)",
+        )
+    # Every command's namespace then has them all, whichever of them it declares.
+    parser.set_defaults(old_case=None, script=None, script_arg=[], takes_script=script)
+    add_cases_dir(parser)
+
+
+def add_cases_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cases-dir",
+        type=path,
+        default=discovery.DEFAULT_CASES_DIR,
+        help="where the cases live (default: the project's cases/ folder)",
+    )
+
+
+def case_name(args: argparse.Namespace) -> str | None:
+    """The one case a single-case command names, by ``--case`` or by the older positional spelling."""
+    old, new = args.old_case, args.case
+    if old is not None and new is not None and old != new:
+        raise UsageError(f"two cases named ({old} and --case {new}): give one")
+    return new or old
+
+
+def case_from(args: argparse.Namespace, *, results: Path | None = None) -> discovery.CaseInfo:
+    """The case a command names, or the plain script it names instead (``--script FILE``)."""
+    name = case_name(args)
+    script = args.script
+    if script is None:
+        if args.script_arg:
+            raise UsageError("--script-arg is for --script FILE: a case takes --size")
+        if not name:
+            what = "a case with --case NAME (`jax-repro list` shows them)"
+            raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))
+        [case] = discovery.select(discovery.discover(args.cases_dir), [name])
+        return case
+    if name:
+        raise UsageError("give a case or --script FILE, not both")
+    if args.size:
+        raise UsageError("--size: a script has no sizes; it runs as it is")
+    case = read_script(script, tuple(args.script_arg))
+    if results is not None:
+        check_results_folder(results, case)
+    return case
+
+
+def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:
+    parser.add_argument("--size", action="append", default=[], metavar="NAME=INTEGER", help=what)
+
+
+def add_draws(parser: argparse.ArgumentParser) -> None:
+    """Where size points come from: hypothesis's seed and the budget that refuses costly points."""
+    parser.add_argument("--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws")
+    parser.add_argument(
+        "--budget",
+        action="append",
+        default=[],
+        metavar="KIND=AMOUNT",
+        help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
+        "(default: half the available memory, 5e11 flops per call)",
+    )
+
+
+# --- how a case process samples
+
+
+def add_sampling(
+    parser: argparse.ArgumentParser, *, effort: str = "quick", timeout: str = "seconds per case process"
+) -> None:
+    """``--effort`` and what it sets unless given: samples per program and the sampling time per program."""
+    parser.add_argument(
+        "--effort",
+        choices=discovery.EFFORTS,
+        default=effort,
+        help="quick: a first look and CI; full: numbers to quote (run: also sizes drawn by hypothesis)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=positive_int,
+        help="samples per program (default by effort: " + ", ".join(f"{e} {r}" for e, (r, _) in SAMPLING.items()) + ")",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"stop sampling a program after this much measured time, with at least {MIN_REPEATS} samples "
+        "(default by effort: " + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items()) + ")",
+    )
+    parser.add_argument("--warmup", type=positive_int, default=Settings.warmup, help="calls before sampling")
+    parser.add_argument("--timeout", type=seconds, default=Settings.timeout_s, help=timeout)
+
+
+def sampling_from(args: argparse.Namespace, **more: Any) -> Settings:
+    """The one place a command line becomes ``Settings``: the effort's sampling unless given, and ``more``."""
+    default_repeats, default_seconds = SAMPLING[args.effort]
+    repeats = args.repeats or default_repeats
+    return Settings(
+        timeout_s=args.timeout,
+        warmup=args.warmup,
+        repeats=repeats,
+        min_repeats=min(MIN_REPEATS, repeats),
+        max_seconds=args.max_seconds or default_seconds,
+        effort=args.effort,
+        **more,
+    )
+
+
+def add_process_count(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=positive_int,
+        metavar="K",
+        help="case processes per cell and side, each with its own warm-up, the unit of the statistics and the "
+        "claim (default by effort: " + ", ".join(f"{e} {k}" for e, k in PROCESSES.items()) + ")",
+    )
+
+
+def add_decide_budget(parser: argparse.ArgumentParser) -> None:
+    """How far releases measured together may go until decided: ``--max-processes`` and ``--time-budget``."""
+    parser.add_argument(
+        "--max-processes",
+        type=positive_int,
+        metavar="K",
+        help="releases measured together (endpoints, probes, confirmations) get looks of --processes rounds while "
+        f"a comparison is open, up to this many processes a release (default {LOOKS} × --processes)",
+    )
+    add_time_budget(parser, "a measurement's")
+
+
+def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
+    """The most processes a release measured until decided, and the time budget, checked."""
+    processes = processes_from(args)
+    if args.max_processes is not None and args.max_processes < processes:
+        raise UsageError("--max-processes must be at least --processes")
+    return args.max_processes or LOOKS * processes, args.time_budget
+
+
+def add_processes(parser: argparse.ArgumentParser) -> None:
+    """How each cell is measured: in how many case processes, pinned where, on how loaded a machine."""
+    add_process_count(parser)
+    parser.add_argument(
+        "--min-sample-time",
+        type=sample_time,
+        metavar="SECONDS",
+        help="a program shorter than this is repeated within one sample, which stores the mean per iteration "
+        f"(default {Settings.min_sample_ns / 1e9:g}; 0: one iteration per sample)",
+    )
+    parser.add_argument(
+        "--affinity",
+        type=cpu_list,
+        metavar="CPUS",
+        help="pin every case process to these CPUs before JAX starts, e.g. 0 or 0,1 or 0-3 (default: not pinned)",
+    )
+    parser.add_argument(
+        "--max-load",
+        type=max_load,
+        default=DEFAULT_FLAG_CORES,
+        metavar="CORES|off",
+        help="measure a case process again (up to 3 attempts, a second apart) when other processes kept more than "
+        "this many cores busy while it ran; once a side's process was still loaded on its last attempt the load "
+        "is steady and the side's later processes are measured once each (every attempt is recorded); 'off': "
+        f"flag a process over {DEFAULT_FLAG_CORES:g} cores, never measure again",
+    )
+
+
+def processes_from(args: argparse.Namespace) -> int:
+    return int(args.processes or PROCESSES[args.effort])
+
+
+def process_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning, load."""
+    if args.affinity is not None:
+        check_affinity(args.affinity)
+    processes = processes_from(args)
+    return {
+        "processes": processes,
+        # With several processes the spread of cold compiles shows between them; one each is enough.
+        "compile_repeats": 1 if processes >= 3 else Settings.compile_repeats,
+        "min_sample_ns": round(
+            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time) * 1e9
+        ),
+        "affinity": None if args.affinity is None else tuple(args.affinity),
+        "max_load": args.max_load,
+    }
+
+
+def add_target(parser: argparse.ArgumentParser) -> None:
+    """As many processes as a change needs: ``--target-ratio`` and what it is judged on."""
+    parser.add_argument(
+        "--target-ratio",
+        type=target_ratio,
+        metavar="R",
+        help="after --processes rounds, add rounds of processes to a cell until its sides' processes could detect "
+        f"a change of ×R (median over its metrics, in {DETECTION_POWER:.0%} of comparisons, read from the spread "
+        "within each side, never from the difference between them), or until --max-processes",
+    )
+    parser.add_argument(
+        "--target-kind",
+        action="append",
+        choices=list(KIND_LABELS),
+        default=[],
+        help="with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), e.g. wall "
+        "when execution time is what matters and cold compiles scatter too much to ever reach the target",
+    )
+    parser.add_argument(
+        "--max-processes",
+        type=positive_int,
+        metavar="K",
+        help=f"the most processes per cell and side: with --target-ratio (default {DEFAULT_MAX_PROCESSES}, as "
+        f"pyperf's default count of processes), or measuring sides until decided (default {LOOKS} × --processes)",
+    )
+    add_decide(parser)
+
+
+def add_decide(parser: argparse.ArgumentParser) -> None:
+    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its budget."""
+    parser.add_argument(
+        "--decide",
+        choices=[*MODES, "off"],
+        default=CHANGES,
+        help="with several sides: after --processes rounds, add looks of --processes rounds each (up to "
+        "--max-processes) while a comparison of neighbouring sides is open: 'changes': a ratio past the factor "
+        "not yet significant; 'all': any comparison neither changed nor unchanged; 'off': --processes only. The "
+        "test's level is spent over the looks, so false alarms stay at the level",
+    )
+    parser.add_argument(
+        "--decide-metric",
+        action="append",
+        default=[],
+        metavar="METRIC",
+        help="with --decide: judge only this metric (repeatable; default: every metric)",
+    )
+    add_time_budget(parser, "with --decide: a cell's")
+
+
+def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
+    parser.add_argument(
+        "--time-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"{whose} processes get no further look once they have taken this long (default: no limit but "
+        "--max-processes)",
+    )
+
+
+def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
+    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until decided
+    only where there are ``sides`` to compare and no target ratio."""
+    for option, given in (("--target-kind", args.target_kind),):
+        if given and args.target_ratio is None:
+            raise UsageError(f"{option} needs --target-ratio: without a target every cell runs --processes")
+    processes = processes_from(args)
+    if args.max_processes is not None and args.max_processes < processes:
+        raise UsageError("--max-processes must be at least --processes")
+    decide = None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
+    for option, given in (("--decide-metric", args.decide_metric), ("--time-budget", args.time_budget is not None)):
+        if given and decide is None:
+            raise UsageError(f"{option} goes with --decide, on a run of several sides (--sides) without --target-ratio")
+    if args.max_processes is not None and decide is None and args.target_ratio is None:
+        raise UsageError(
+            "--max-processes needs --target-ratio, or a run of several sides (--sides) measured until decided: "
+            "without either every cell runs --processes"
+        )
+    if args.target_ratio is not None:
+        most = args.max_processes or DEFAULT_MAX_PROCESSES
+    else:
+        most = None if decide is None else args.max_processes or LOOKS * processes
+    return {
+        "target_ratio": args.target_ratio,
+        "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
+        "max_processes": most,
+        "decide": decide,
+        "decide_metrics": tuple(dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)) or None,
+        "decide_budget_s": None if decide is None else args.time_budget,
+    }
+
+
+# --- where results and pages go
+
+
+def add_results(parser: argparse.ArgumentParser, what: str = "results are stored (and reused) here") -> None:
+    parser.add_argument("--results", type=path, default=DEFAULT_RESULTS, metavar="DIR", help=what)
+
+
+def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here") -> None:
+    parser.add_argument("--out", type=path, default=DEFAULT_REPORTS, metavar="DIR", help=what)
+
+
+def add_json(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--json FILE``: the command's answer as data (``harness.render.json_out``; docs/results.md)."""
+    parser.add_argument("--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE")
+
+
+def results_folder(folder: Path) -> Path:
+    """A results folder to write into: it may not exist yet, but it may not be a file."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"results folder {folder} is a file")
+    return folder
+
+
+def prove_writable(folder: Path) -> None:
+    """Create ``folder`` and write a file there before anything is measured: a read-only or full disk is one line
+    now, not a measured cell lost at storing."""
+    probe = folder / f".write-check-{os.getpid()}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"\0" * 4096)
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write results under {folder}: {exc.strerror or exc}") from None
+
+
+def output_folder(folder: Path) -> Path:
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"output folder {folder} is a file")
+    return folder
+
+
+# --- a nox session's pins
+
+
+def add_profile_label(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` of a command that runs here under a label nox sets (run, calibrate)."""
+    parser.add_argument(
+        "--profile", type=label, help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})"
+    )
+
+
+def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:
+    """``--profile`` (and ``--jax``) of a command whose nox session pins them (``harness.cli.sessions``)."""
+    parser.add_argument(
+        "--profile",
+        type=label,
+        help="device profile: under nox one of the profile table, whose flags it sets (default cpu); "
+        f"run directly, a label (default {UNPINNED_PROFILE!r})",
+    )
+    if release:
+        parser.add_argument(
+            "--jax",
+            metavar="VERSION",
+            type=release_version,
+            help="release that nox installs (search: of the release table; issue: any on the package index; "
+            "default: the table's newest); run directly without a release plan, the jax installed here must be it",
+        )
+
+
+def profile_label(args: argparse.Namespace) -> str:
+    return str(args.profile or UNPINNED_PROFILE)
+
+
+# --- the statistics' rule
+
+
+def add_thresholds(parser: argparse.ArgumentParser) -> None:
+    defaults = Thresholds()
+    parser.add_argument(
+        "--factor",
+        type=factor,
+        default=defaults.factor,
+        help="smallest ratio of medians that counts as a change",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=probability,
+        default=defaults.alpha,
+        help="significance level of the verdict's test",
+    )
+    parser.add_argument(
+        "--invocation-spread",
+        type=spread,
+        default=defaults.invocation_spread,
+        metavar="SD",
+        help="how far a whole run's level moves between separate invocations (log standard deviation; "
+        "`calibrate` measures this machine's), allowed for when compared results come from separate runs",
+    )
+    parser.add_argument(
+        "--higher-is-better",
+        action="append",
+        default=[],
+        metavar="METRIC",
+        help="a metric whose higher figure is the better one, e.g. json.items_per_s a script prints (repeatable; "
+        "default: lower is better for every metric)",
+    )
+
+
+def thresholds_from(args: argparse.Namespace) -> Thresholds:
+    higher = tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in args.higher_is_better))
+    return Thresholds(
+        factor=args.factor, alpha=args.alpha, invocation_spread=args.invocation_spread, higher_is_better=higher
+    )

@@ -1,0 +1,59 @@
+"""The command line of ``python -m harness``: every command's parser, help that says what a user needs, checks.
+
+A malformed command line raises UsageError, which the CLI prints as one line with exit
+code 2, instead of argparse printing its usage text; an unknown option names the nearest
+known one.  Standard library only: the noxfile checks posargs with ``validate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from harness.cli import (
+    argparsing,
+    calibrate,
+    compare,
+    export,
+    issue,
+    listing,
+    merge,
+    new,
+    ranges,
+    report,
+    run,
+    search,
+)
+from harness.cli.command import AnyCommand
+
+COMMANDS: dict[str, AnyCommand] = {
+    command.name: command
+    for command in (
+        run.COMMAND,
+        search.COMMAND,
+        export.COMMAND,
+        issue.COMMAND,
+        report.COMMAND,
+        compare.COMMAND,
+        *ranges.COMMANDS,
+        calibrate.COMMAND,
+        merge.COMMAND,
+        listing.COMMAND,
+        new.COMMAND,
+    )
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return argparsing.build_parser(list(COMMANDS.values()), __doc__ or "")
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
+    return argparsing.parse_with(list(COMMANDS.values()), argv, __doc__ or "")
+
+
+def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+    """The parsed command line and its command's typed options, or UsageError, without running anything."""
+    return argparsing.validate_with(list(COMMANDS.values()), argv)

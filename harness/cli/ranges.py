@@ -1,0 +1,226 @@
+"""``bisect``, ``sweep`` and ``triage``'s command line: a case (or plain script) measured over a range of releases.
+
+The three share their options and their check (``check``: the typed ``RangeOptions``); what each does
+with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.catalogue import discovery
+from harness.catalogue.discovery import CaseInfo
+from harness.cli import options
+from harness.cli.command import Command
+from harness.errors import UsageError
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.names import name_problem
+from harness.pins import RELEASES
+from harness.units import version_key
+from harness.upstream.export import script_sizes
+
+
+def target_words(case: CaseInfo) -> list[str]:
+    """How a command line names ``case``: ``--case NAME``, or a plain script's file and arguments."""
+    if case.script is None:
+        return ["--case", case.name]
+    return ["--script", case.script.file, *(f"--script-arg={shlex.quote(value)}" for value in case.script.args)]
+
+
+@dataclass(frozen=True)
+class RangeOptions:
+    """A checked ``bisect``, ``sweep`` or ``triage`` command line: the case, the range and how to measure and judge."""
+
+    command: str  # "bisect", "sweep" or "triage"
+    case: CaseInfo
+    first: str  # the good release of a bisect, the first of a sweep
+    last: str
+    metric: MetricKey | None
+    claim: bool  # judge by the claim's verdict (a bisect without --metric)
+    sizes: dict[str, int]
+    profile: str
+    releases_plan: Path | None  # what each release installs, written by nox
+    results: Path
+    out: Path
+    repeats: int
+    processes: int  # case processes per release measured (a second look runs twice as many)
+    max_processes: int  # releases measured together: looks of ``processes`` rounds until decided, up to this many
+    time_budget: float | None  # and no further look once a measurement's processes took this many seconds
+    warmup: int
+    max_seconds: float
+    timeout: float
+    thresholds: Thresholds
+    fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
+    commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
+    jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
+    json: Path | None = None  # ``--json FILE``: the answer as data there too
+
+
+def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
+    options.add_case(parser, script=True)
+    if command == "bisect":
+        parser.add_argument("--good", dest="first", metavar="VERSION", help="release with the old behaviour")
+        parser.add_argument("--bad", dest="last", metavar="VERSION", help="release with the new one")
+        parser.add_argument(
+            "--broken", metavar="VERSION", help="instead of --good: a release with the problem, to find the fix"
+        )
+        parser.add_argument(
+            "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
+        )
+        parser.add_argument(
+            "--commits", action="store_true",
+            help="below the releases: jax's Python or jaxlib, and which jax commit (between two releases)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--jax-repo", metavar="PATH|URL",
+            help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
+            "once under .nox/)",
+        )  # fmt: skip
+    else:
+        tables = command == "triage"  # a triage runs over the whole table unless told otherwise
+        parser.add_argument(
+            "--from", dest="first", metavar="VERSION", required=not tables,
+            help="first release of the range" + (" (default: the table's oldest)" if tables else ""),
+        )  # fmt: skip
+        parser.add_argument(
+            "--to", dest="last", metavar="VERSION", required=not tables,
+            help="last release of the range" + (" (default: the table's newest)" if tables else ""),
+        )  # fmt: skip
+    criterion = parser.add_mutually_exclusive_group()
+    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
+    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
+    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
+    options.add_session(parser, release=False)
+    parser.add_argument("--releases", type=options.path, help="the release plan nox writes: what each release installs")
+    options.add_results(parser)
+    options.add_out(parser)
+    options.add_json(parser, "the answer (every release, step, comparison and verdict)")
+    options.add_sampling(parser)
+    options.add_process_count(parser)
+    options.add_decide_budget(parser)
+    options.add_thresholds(parser)
+
+
+def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
+    """The first and last release of a range command, and whether a bisect looks for a fix.
+
+    A bisect takes --good/--bad (a regression) or --broken/--fixed (a fix), never a mix; a
+    triage without --from/--to runs from the release table's oldest to its newest release.
+    """
+    fix = False
+    first, last = args.first, args.last
+    if args.command == "bisect":
+        broken, fixed = args.broken, args.fixed
+        if (broken or fixed) and (first or last):
+            raise UsageError("--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair")
+        fix = bool(broken or fixed)
+        first, last = (broken, fixed) if fix else (first, last)
+        if not (first and last):
+            raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
+    elif args.command == "triage":
+        first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
+    for end in (first, last):
+        problem = name_problem(end)
+        if problem:
+            raise UsageError(f"jax release {problem}")
+    return first, last, fix
+
+
+def check(args: argparse.Namespace) -> RangeOptions:
+    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package index."""
+    results = options.results_folder(args.results)
+    case = options.case_from(args, results=results)
+    sizes = script_sizes(case, discovery.parse_sizes(args.size))
+    metric = parse_metric_name(args.metric) if args.metric else None
+    if args.command == "bisect" and metric is None and not args.claim and case.script is None:
+        raise UsageError("bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)")
+    first, last, fix = range_ends(args)
+    if first == last:
+        raise UsageError(f"the two ends of the range are the same release ({first})")
+    if version_key(first) >= version_key(last):
+        raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
+    thresholds = options.thresholds_from(args)
+    processes = options.processes_from(args)
+    if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
+            "processes a release"
+        )
+    settings = options.sampling_from(args)
+    max_processes, time_budget = options.decide_budget_from(args)
+    commits = args.command == "bisect" and args.commits
+    if args.command == "bisect" and args.jax_repo and not commits:
+        raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
+    if commits and metric is None and not args.claim:
+        raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
+    return RangeOptions(
+        command=args.command,
+        case=case,
+        first=first,
+        last=last,
+        metric=metric,
+        claim=args.claim,
+        sizes=sizes,
+        profile=options.profile_label(args),
+        releases_plan=args.releases,
+        results=results,
+        out=args.out,
+        repeats=settings.repeats,
+        processes=processes,
+        max_processes=max_processes,
+        time_budget=time_budget,
+        warmup=settings.warmup,
+        max_seconds=settings.max_seconds,
+        timeout=settings.timeout_s,
+        thresholds=thresholds,
+        fix=fix,
+        commits=commits,
+        jax_repo=args.jax_repo if commits else None,
+        json=args.json,
+    )
+
+
+def _command(name: str, summary: str, description: str, exit_codes: str) -> Command[RangeOptions]:
+    return Command(
+        name=name,
+        summary=summary,
+        description=description,
+        exit_codes=exit_codes,
+        add_arguments=lambda parser: _add_range(parser, name),
+        check=check,
+    )
+
+
+COMMANDS = (
+    _command(
+        "bisect",
+        "find the first release where a metric (or the claim) changed (run through nox -s bisect)",
+        "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
+        "bad by the statistics against both endpoints. A case is judged by --metric or --claim; a plain script, "
+        "without --metric, on every metric its endpoints differ on, each bisected in turn (probes reused).",
+        "0 a first bad release was found, 1 none could be named (the endpoints unchanged, or a release that could "
+        "not be judged), 2 bad input, 3 undecided: the endpoints' comparison needs more processes (the answer says "
+        "how many)",
+    ),
+    _command(
+        "sweep",
+        "measure every release in a range and report each significant step (run through nox -s sweep)",
+        "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
+        "and the claim) changes significantly between consecutive releases.",
+        "0 swept (the page names each step), 2 bad input",
+    ),
+    _command(
+        "triage",
+        "measure every release in a range, confirm each step by measuring again, answer per change "
+        "(run through nox -s triage)",
+        "Measure a case on every jax release from --from to --to (default: the release table's oldest to newest) in "
+        "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
+        "two releases around each candidate again together until decided, and answer once per step that holds.",
+        "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
+        "processes would decide)",
+    ),
+)

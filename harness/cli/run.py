@@ -1,0 +1,114 @@
+"""``run``'s command line: cases (or a plain script), sides, sampling, processes; checked into ``RunOptions``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.catalogue import discovery
+from harness.catalogue.sizes import Budget
+from harness.cli import options
+from harness.cli.command import Command
+from harness.errors import UsageError
+from harness.measure.launch import ISOLATIONS, default_isolation
+from harness.measure.runner import this_side
+from harness.measure.sides import Side, load_plan
+from harness.store.schema import Settings
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    cases: list[discovery.CaseInfo]
+    overrides: dict[str, int]
+    budget: Budget
+    seed: int
+    results: Path
+    sides: list[Side]
+    settings: Settings
+    resume: str  # "skip", "force" or "retry-failed"
+    strict: bool
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_case(parser, many=True, script=True)
+    options.add_profile_label(parser)
+    parser.add_argument(
+        "--sides",
+        type=options.path,
+        metavar="PLAN.json",
+        help="measure on each side this plan lists (release venv, environment, release and profile labels), "
+        "one case process per side in turn; see docs/measuring.md, 'Sides' (default: this interpreter, --profile)",
+    )
+    options.add_sizes(parser)
+    options.add_draws(parser)
+    options.add_results(parser)
+    options.add_sampling(parser)
+    options.add_processes(parser)
+    options.add_target(parser)
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+    parser.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        help="fork: each case process a fork of a worker that imported JAX once (fast start); "
+        "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
+    )
+    parser.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
+    parser.add_argument(
+        "--retry-failed", action="store_true", help="re-measure stored cells whose run failed, timed out or crashed"
+    )
+
+
+def sides_from(args: argparse.Namespace) -> list[Side]:
+    """The sides a ``run`` measures: those of ``--sides``, or this interpreter under ``--profile``."""
+    if args.sides is None:
+        return [this_side(args.profile or "default")]
+    if args.profile is not None:
+        raise UsageError("--sides gives each side its profile; --profile is for a run without --sides")
+    return load_plan(args.sides)
+
+
+def check(args: argparse.Namespace) -> RunOptions:
+    """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
+    results = options.results_folder(args.results)
+    if args.script:
+        cases = [options.case_from(args, results=results)]
+    else:
+        cases = discovery.select(discovery.discover(args.cases_dir), args.case)
+    overrides = discovery.parse_sizes(args.size)
+    discovery.check_overrides(cases, overrides)
+    if args.force and args.retry_failed:
+        raise UsageError("--force and --retry-failed exclude each other")
+    sides = sides_from(args)
+    if args.sides is not None:
+        for side in sides:
+            discovery.check_overrides(cases, side.sizes)
+    settings = options.sampling_from(
+        args,
+        isolation=args.isolation or default_isolation(),
+        **options.target_from(args, len(sides)),
+        **options.process_settings(args),
+    )
+    return RunOptions(
+        cases=cases,
+        overrides=overrides,
+        budget=Budget.for_this_machine(args.budget),
+        seed=args.seed,
+        results=results,
+        sides=sides,
+        settings=settings,
+        resume="force" if args.force else "retry-failed" if args.retry_failed else "skip",
+        strict=args.strict,
+    )
+
+
+COMMAND = Command(
+    name="run",
+    summary="run cases on the JAX installed here and store the results",
+    description="Measure the chosen cases (default: all) at the effort's sizes on the JAX installed here, or on "
+    "every side of a --sides plan, their processes interleaved, and store one result per cell.",
+    exit_codes="0 measured (or already stored), 1 with --strict a cell failed, timed out or crashed, 2 bad input, "
+    "130/143 interrupted (everything stored so far is kept)",
+    add_arguments=add_arguments,
+    check=check,
+)

@@ -1,0 +1,79 @@
+"""``search``'s command line: a case, the sizes pinned, how hard hypothesis looks; checked into ``SearchOptions``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness.catalogue import discovery
+from harness.catalogue.sizes import Budget
+from harness.claim_rule import MIN_CLAIM_PROCESSES
+from harness.cli import options
+from harness.cli.command import Command
+from harness.errors import UsageError
+from harness.store.schema import Settings
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    case: discovery.CaseInfo  # its size space with the pinned sizes fixed
+    budget: Budget
+    holds: bool
+    max_examples: int
+    confirm: int
+    seed: int
+    results: Path
+    out: Path
+    profile: str
+    jax: str | None
+    settings: Settings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    options.add_case(parser)
+    parser.add_argument("--holds", action="store_true", help="look for the smallest size where the claim holds")
+    options.add_session(parser, release=True)
+    options.add_sizes(parser, "pin a size, search the others")
+    parser.add_argument("--max-examples", type=options.positive_int, default=20, help="sizes hypothesis may try")
+    parser.add_argument("--confirm", type=options.positive_int, default=2, help="re-measurements that must agree")
+    options.add_draws(parser)
+    options.add_sampling(parser)
+    options.add_processes(parser)
+    options.add_results(parser)
+    options.add_out(parser)
+
+
+def check(args: argparse.Namespace) -> SearchOptions:
+    case = options.case_from(args)
+    pinned = discovery.parse_sizes(args.size)
+    discovery.check_overrides([case], pinned)
+    processes = options.processes_from(args)
+    if processes < MIN_CLAIM_PROCESSES:
+        raise UsageError(
+            f"--processes {processes}: a claim is settled over at least {MIN_CLAIM_PROCESSES} processes a size"
+        )
+    return SearchOptions(
+        case=replace(case, space=case.space.fixed(pinned)),
+        budget=Budget.for_this_machine(args.budget),
+        holds=args.holds,
+        max_examples=args.max_examples,
+        confirm=args.confirm,
+        seed=args.seed,
+        results=options.results_folder(args.results),
+        out=options.output_folder(args.out),
+        profile=options.profile_label(args),
+        jax=args.jax,
+        settings=options.sampling_from(args, **options.process_settings(args)),
+    )
+
+
+COMMAND = Command(
+    name="search",
+    summary="find the smallest size at which a case's claim fails (or, --holds, holds)",
+    description="Let hypothesis propose sizes of the case's space, measure each in several processes, settle the "
+    "claim over them, and shrink to the smallest size where it fails (or holds), confirmed by measuring again.",
+    exit_codes="0 searched (the page says what was found), 2 bad input",
+    add_arguments=add_arguments,
+    check=check,
+)

@@ -1,0 +1,242 @@
+"""What a nox session installs and runs, from its posargs, checked before anything is installed.
+
+The noxfile imports this module in nox's own environment, which has neither JAX nor
+hypothesis nor tabulate: it and everything it imports are standard library only
+(tests/test_noxfile.py holds it to that).  Three views:
+
+- ``session_view``: a session that runs one harness command (``repro``, ``search``,
+  ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
+- ``release_run_view``: ``nox -s run``, one case or script on any release of the index;
+- ``interleaved_request``: ``nox -s matrix``, releases × profiles as sides of one run,
+  each pair a *side* with its own worker in its release's cached venv, their processes
+  alternating in rounds (see ``harness.measure.sides``), so load and drift fall on every
+  release alike; ``write_sides`` writes the plan ``run --sides`` reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.cli.options import release_version
+from harness.cli.parser import validate
+from harness.cli.ranges import range_ends
+from harness.errors import UsageError
+from harness.pins import (
+    DEFAULT_PROFILE,
+    DEFAULT_RELEASE,
+    EDGES,
+    PROFILE_BY_NAME,
+    RELEASE_BY_VERSION,
+    RELEASES,
+    Profile,
+    Release,
+)
+
+# Commands whose nox session pins a device profile (--profile) and, for search and issue, the
+# release it installs (--jax).
+PINNED_COMMANDS = ("search", "issue", "bisect", "sweep", "triage")
+RANGE_COMMANDS = ("bisect", "sweep", "triage")
+HELP = ("-h", "--help")
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What a nox session installs and runs for one harness command, from the user's posargs."""
+
+    release: Release | None  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
+    profile: Profile | None  # device flags the harness runs under; None: the command runs no case
+    harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
+    span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
+    # Releases the noxfile finds on the package index before anything runs (issue, a one-off run), first
+    # the one the command runs on.
+    on_index: tuple[str, ...] = ()
+
+
+def _profile(name: str | None) -> Profile:
+    if name is None:
+        return DEFAULT_PROFILE
+    if name not in PROFILE_BY_NAME:
+        raise UsageError(f"unknown profile {name}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    return PROFILE_BY_NAME[name]
+
+
+def _applies(profile: Profile, versions: Sequence[str]) -> None:
+    for version in versions:
+        if not profile.applies_to_version(version):
+            raise UsageError(f"profile {profile.name} does not apply to jax {version}")
+
+
+def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
+    """The nox session of ``command`` with ``posargs``, after every check that needs neither JAX nor the index.
+
+    ``--jax`` (search, issue) picks the release from the release table, ``--profile`` the
+    profile from the profile table; the default release and the ``cpu`` profile apply
+    otherwise.  UsageError for anything the harness would refuse; ``-- --help`` prints the
+    command's help and exits 0 before anything is installed.
+    """
+    argv = [command, *posargs]
+    args, _ = validate(argv)
+    if command not in PINNED_COMMANDS:
+        return SessionRequest(None, None, argv)
+    profile = _profile(args.profile)
+    if args.profile is None:
+        argv.extend(["--profile", profile.name])
+    if command in RANGE_COMMANDS:
+        span = range_ends(args)[:2]
+        _applies(profile, span)
+        return SessionRequest(None, profile, argv, span)
+    if command == "issue":  # any release on the index, each in its cached venv: the noxfile looks them up
+        versions = tuple(v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None)
+        _applies(profile, versions)
+        return SessionRequest(None, profile, argv, on_index=versions)
+    if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
+        raise UsageError(f"unknown release {args.jax}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+    release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
+    if not profile.applies_to(release):
+        raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
+    return SessionRequest(release, profile, argv)
+
+
+def release_run_view(posargs: Sequence[str]) -> SessionRequest:
+    """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one release of the index.
+
+    The rest goes to ``python -m harness run``, checked as that command checks it; the
+    release (default: the table's newest) is looked up on the index by the noxfile.  A case
+    named first without ``--case`` is the older spelling, still taken.
+    """
+    rest = list(posargs)
+    if any(arg in HELP for arg in rest):
+        print("nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package index)] [run options]:")
+    elif rest and not rest[0].startswith("-"):
+        rest[:1] = ["--case", rest[0]]
+    jax = _take(rest, "--jax", DEFAULT_RELEASE.jax)
+    try:
+        jax = release_version(jax)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"argument --jax: {exc}") from None
+    if any(arg == "--sides" or arg.startswith("--sides=") for arg in rest):
+        raise UsageError("--sides is for `nox -s matrix`; this session runs one release")
+    args, _ = validate(["run", *rest])
+    profile = _profile(args.profile)
+    _applies(profile, [jax])
+    argv = ["run", *rest] if args.profile else ["run", *rest, "--profile", profile.name]
+    return SessionRequest(None, profile, argv, on_index=(jax,))
+
+
+# What --jax accepts besides a comma-separated list of the table's releases.
+RELEASE_SETS = {"edges": list(EDGES), "all": list(RELEASES)}
+DEFAULT_RELEASES = "edges"
+DEFAULT_PROFILES = "cpu,cpu8"
+# Case processes per cell and side unless --processes says otherwise: the fewest a verdict accepts, so
+# that plain `nox` (this session, then the report) compares two releases in minutes on a 2-core machine.
+DEFAULT_PROCESSES = "3"
+# Looks at the sides' comparisons unless --max-processes says otherwise: the matrix judges every metric of
+# every case, so each further look costs a round of every open cell, and on a noisy machine four looks made
+# plain `nox` ×4 dearer; a bisect or triage (four looks) decides the one change a user asks about.
+MATRIX_LOOKS = 2
+
+
+@dataclass(frozen=True)
+class InterleavedRequest:
+    """The sides to measure (release × profile, where the profile applies) and the ``run`` options for them."""
+
+    sides: list[tuple[Release, Profile]]
+    run_argv: list[str]  # ``run`` and its options, without --sides (the noxfile adds the plan)
+
+    @property
+    def profiles(self) -> list[Profile]:
+        return list({profile.name: profile for _, profile in self.sides}.values())
+
+
+def _take(posargs: list[str], name: str, default: str) -> str:
+    """Remove ``name VALUE`` / ``name=VALUE`` from ``posargs`` (once) and return the value."""
+    for i, arg in enumerate(posargs):
+        if arg == name:
+            if i + 1 == len(posargs):
+                raise UsageError(f"{name} needs a value")
+            value = posargs[i + 1]
+            del posargs[i : i + 2]
+            break
+        if arg.startswith(name + "="):
+            value = arg.split("=", 1)[1]
+            del posargs[i]
+            break
+    else:
+        return default
+    if name in posargs or any(a.startswith(name + "=") for a in posargs):
+        raise UsageError(f"{name} is given more than once; give one (a comma-separated list for the matrix)")
+    return value
+
+
+def _releases(spec: str) -> list[Release]:
+    if spec in RELEASE_SETS:
+        return RELEASE_SETS[spec]
+    chosen = []
+    for version in filter(None, (v.strip() for v in spec.split(","))):
+        if version not in RELEASE_BY_VERSION:
+            raise UsageError(
+                f"unknown release {version}; the release table has {', '.join(RELEASE_BY_VERSION)} "
+                f"(or --jax {'|'.join(RELEASE_SETS)})"
+            )
+        chosen.append(RELEASE_BY_VERSION[version])
+    if not chosen:
+        raise UsageError("--jax names no release")
+    return list(dict.fromkeys(chosen))
+
+
+def _profiles(spec: str) -> list[Profile]:
+    names = list(dict.fromkeys(filter(None, (n.strip() for n in spec.split(",")))))
+    for name in names:
+        if name not in PROFILE_BY_NAME:
+            raise UsageError(f"unknown profile {name}; profiles: {', '.join(PROFILE_BY_NAME)}")
+    if not names:
+        raise UsageError("--profile names no profile")
+    return [PROFILE_BY_NAME[name] for name in names]
+
+
+def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
+    """The sides and ``run`` options of ``posargs``; UsageError for anything the harness would refuse."""
+    rest = list(posargs)
+    if any(arg in HELP for arg in rest):
+        print(
+            "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the releases "
+            f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}) measured as sides of one run, "
+            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, up to {MATRIX_LOOKS} × "
+            "that while a comparison is open unless --max-processes says otherwise; the run options:",
+            file=sys.stdout,
+        )
+    releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
+    profiles = _profiles(_take(rest, "--profile", DEFAULT_PROFILES))
+    if any(a == "--sides" or a.startswith("--sides=") for a in rest):
+        raise UsageError("the session writes the sides plan itself: leave out --sides")
+    sides = [(r, p) for r in releases for p in profiles if p.applies_to(r)]
+    if not sides:
+        raise UsageError("no profile given applies to any release given")
+    if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
+        rest += ["--processes", DEFAULT_PROCESSES]
+    request = InterleavedRequest(sides, ["run", *rest])
+    with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:  # checked as run will see it
+        placeholder = {(r.jax, p.name): sys.executable for r, p in sides}
+        plan = write_sides(Path(scratch) / "sides.json", request, placeholder)
+        args, checked = validate([*request.run_argv, "--sides", str(plan)])
+    if args.max_processes is None and checked.settings.decide is not None:
+        rest += ["--max-processes", str(MATRIX_LOOKS * checked.settings.processes)]
+    return InterleavedRequest(sides, ["run", *rest])
+
+
+def write_sides(path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]) -> Path:
+    """The sides plan for ``run --sides``: each side's interpreter (by release and profile: a GPU profile
+    has a venv of its own) and the profile's flags."""
+    plan = [
+        {"release": r.jax, "profile": p.name, "interpreter": interpreters[r.jax, p.name], "env": dict(p.env)}
+        for r, p in request.sides
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan, indent=1))
+    return path

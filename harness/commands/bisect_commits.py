@@ -1,0 +1,109 @@
+"""``bisect --commits``: the release plan's two ends, jax's commits between them, probed in venvs of their own.
+
+The release plan (``nox -s bisect`` writes it) gives the two releases and where venvs go
+(``.nox/``); the commits come from ``--jax-repo`` (``harness.releases.commits``); a commit
+is installed with a jaxlib by ``commit_venvs`` and then probed by the release prober and
+judge, so it is measured exactly as a release.  The answer goes to
+``reports/bisect-<case>-<range>-<key>-commits.{md,json}``, beside the release bisect's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+
+from harness.cli.ranges import RangeOptions
+from harness.commands.ranges import (
+    check_metric,
+    plan_for,
+    prober_for,
+    progress,
+    setting_for,
+    stem_for,
+    write,
+    write_json,
+)
+from harness.errors import UsageError
+from harness.names import inside
+from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
+from harness.releases import commit_venvs
+from harness.releases.commit_bisect import CommitBisect, CommitSearch
+from harness.releases.commit_venvs import CommitEnv
+from harness.releases.commits import (
+    Commit,
+    candidate_jaxlibs,
+    first_parent_commits,
+    is_url,
+    open_repo,
+    release_commit,
+)
+from harness.releases.judge import FIX, REGRESSION, Judge
+from harness.releases.venvs import ReleaseEnv, release_env
+from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commit_bisect_text
+from harness.units import version_key
+
+
+def jaxlib_number(env: ReleaseEnv) -> str:
+    """The jaxlib a release installs; a CUDA build's extra picks its own, which is the release's number."""
+    return env.jaxlib if version_key(env.jaxlib)[0] else env.jax
+
+
+def commit_stem(stem: str) -> str:
+    return f"{stem}-commits"
+
+
+def run_commit_bisect(options: RangeOptions) -> int:
+    """Exit status 0 when a commit (or jaxlib) was named, 1 when not."""
+    started = time.monotonic()
+    envs = plan_for(options)
+    check_metric(options.results, options.case.name, options.metric)
+    cache = envs[0].venv.parent
+    repo = open_repo(options.jax_repo, cache)
+    kept = options.jax_repo is None or is_url(options.jax_repo)  # a clone of the harness's own, under .nox/
+    good, bad = (release_commit(repo, version, fetch=kept) for version in (options.first, options.last))
+    commits = first_parent_commits(repo, good, bad)
+    if not commits:
+        raise UsageError(f"no jax commits from {options.first} to {options.last} along the first parents in {repo}")
+    jaxlibs = {envs[0].jax: jaxlib_number(envs[0]), envs[-1].jax: jaxlib_number(envs[-1])}
+    candidates = candidate_jaxlibs(
+        commits, [jaxlib_number(env) for env in envs], jaxlibs[options.first], jaxlibs[options.last]
+    )
+    progress(
+        f"[bisect --commits] {len(commits)} jax commits from {options.first} to {options.last} in {repo}; "
+        f"jaxlibs to try: {', '.join(candidates)}"
+    )
+    profile = PROFILE_BY_NAME.get(options.profile, DEFAULT_PROFILE)
+    environ = {**os.environ, **profile.env}
+    prober = prober_for(options, envs)
+    prober.measure_together([options.first, options.last])
+    terms = FIX if options.fix else REGRESSION
+    judge = Judge(prober, options.first, options.last, options.metric, options.thresholds, terms)
+
+    def base(jaxlib: str) -> ReleaseEnv:
+        """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of that number."""
+        listed = [env for env in envs if jaxlib_number(env) == jaxlib]
+        return listed[-1] if listed else release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
+
+    def prepare(commit: Commit, jaxlib: str) -> str | None:
+        env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo)
+        progress(f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, then reused)")
+        problem = commit_venvs.ensure(env, environ)
+        if problem is None:
+            prober.envs[env.label] = env.env
+        return problem
+
+    def together(labels: Sequence[str]) -> None:
+        prober.measure_together(labels, anew=any(prober.reusable(label) is None for label in labels))
+
+    found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
+    CommitSearch(found, candidates, judge, prepare, together, progress).run()
+    setting = setting_for(options, envs, started, terms=terms)
+    stem = commit_stem(stem_for(options))
+    print(commit_bisect_text(found, setting), end="")
+    write(inside(options.out, f"{stem}.md"), commit_bisect_markdown(found, setting))
+    data = commit_bisect_json(found, setting)
+    write(inside(options.out, f"{stem}.json"), json.dumps(data, indent=1) + "\n")
+    write_json(options, "bisect-commits", data)
+    return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

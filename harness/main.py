@@ -1,0 +1,53 @@
+"""``python -m harness``: parse the command line, run the command's module, turn every user mistake into one line.
+
+Every user mistake becomes one line on stderr and exit code 2; a traceback here means a
+bug in the harness, not in the input.  The commands themselves live in
+``harness.commands``, one module each.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from harness.cli.parser import COMMANDS, parse
+from harness.commands import workflow
+from harness.errors import HarnessError
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C so the running case is killed and nothing is half-written."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+        checked = COMMANDS[args.command].check(args)
+        return workflow(args.command)(checked)
+    except HarnessError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except ModuleNotFoundError as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
+        print(
+            f"harness: error: {exc.name} is not installed in this environment: the nox session of the command "
+            "installs what it needs, or `pip install -e '.[report]'` (JAX: the release to measure)",
+            file=sys.stderr,
+        )
+        return 2
+    except BrokenPipeError:  # the reader left (`jax-repro list | head`): stop quietly, as other tools do
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, sys.stdout.fileno())  # Python's own flush at exit would raise again
+        return 128 + signal.SIGPIPE
+    except KeyboardInterrupt as exc:
+        print(
+            "harness: interrupted; every result stored so far is kept, run the same command to resume", file=sys.stderr
+        )
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,167 @@
+"""A commit bisect's answer: text for the terminal, markdown for reports/, JSON beside it for issue drafts.
+
+The JSON is a bisect answer as ``harness.upstream.change`` reads one: its ends are the two
+releases (``last_good``/``first_bad``, or ``last_broken``/``first_fixed`` for a fix) and its
+``probes`` the releases' own, so a draft quotes it as it quotes a release bisect; ``answer``
+names the commit (or the jaxlib), and ``commit``/``jaxlib_change`` carry it as data, with
+every probe under ``commit_probes``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.releases.answers import Setting
+from harness.releases.bisection import CLAIM
+from harness.releases.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
+from harness.releases.triage import Confirmation
+from harness.render.json_out import comparison_json
+from harness.render.release_answers import (
+    CLASSIFICATION,
+    against_cell,
+    answer_head,
+    median_cell,
+    median_ns,
+)
+from harness.render.tables import markdown_table, rule_text, text_table
+from harness.render.text import inline
+
+HEADERS = ["#", "stage", "jax", "jaxlib", "verdict", "median", "vs {old}", "vs {new}", "why", "source"]
+
+
+def _what(probe: CommitProbe) -> str:
+    commit = probe.commit
+    return f"release {probe.name}" if commit is None else f"{commit.short} {commit.title[:60]}"
+
+
+def _rows(found: CommitBisect, setting: Setting) -> tuple[list[str], list[list[str]]]:
+    headers = [h.format(old=found.terms.old, new=found.terms.new) for h in HEADERS]
+    rows = [
+        [
+            str(i),
+            p.stage,
+            _what(p),
+            p.jaxlib,
+            found.terms.word(p.judgement.verdict),
+            median_cell(p.judgement.result, setting.metric),
+            against_cell(p.judgement.vs_good),
+            against_cell(p.judgement.vs_bad),
+            p.judgement.reason,
+            p.judgement.note,
+        ]
+        for i, p in enumerate(found.probes, 1)
+    ]
+    return headers, rows
+
+
+def _count_line(found: CommitBisect, setting: Setting) -> str:
+    n = len(found.commits)
+    installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(found.not_installed)
+    return (
+        f"{n} jax commits from {found.first} to {found.last} along the first parents; {len(found.probes)} probes "
+        f"(⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected for one change), {installs} commit installs "
+        f"({len(found.not_installed)} did not install or import); wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def _not_installed(found: CommitBisect) -> list[str]:
+    return [f"- {sha[:10]} with jaxlib {jaxlib}: {why}" for sha, jaxlib, why in found.not_installed]
+
+
+def commit_bisect_text(found: CommitBisect, setting: Setting) -> str:
+    headers, rows = _rows(found, setting)
+    lines = [f"Bisect over jax commits: {setting.header()}", _count_line(found, setting), "", text_table(rows, headers)]
+    if found.attribution.note:
+        lines += ["", f"Attribution: {found.attribution.note}"]
+    return "\n".join([*lines, "", f"Answer: {found.answer()}"]) + "\n"
+
+
+def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
+    headers, rows = _rows(found, setting)
+    bad = found.first_bad_commit
+    lines = [
+        f"# Bisect over jax commits: {setting.case}, jax {found.first} → {found.last}",
+        "",
+        f"**{inline(found.answer())}**",
+        "",
+        f"- {inline(setting.header())}",
+        f"- {found.terms.old} release {found.first} (jaxlib {found.jaxlibs[found.first]}), {found.terms.new} release "
+        f"{found.last} (jaxlib {found.jaxlibs[found.last]})",
+        f"- {_count_line(found, setting)}",
+        f"- attribution: {found.attribution.note or 'not reached'}",
+        *([f"- the commit: [{bad.sha}]({bad.url})"] if bad else []),
+        "",
+        "## Every probe, in the order probed",
+        "",
+        markdown_table(rows, headers),
+        "",
+        "Each commit is measured interleaved with both releases and judged against them. "
+        + rule_text(setting.thresholds)
+        + (" " + CLASSIFICATION if setting.metric else ""),
+        "",
+    ]
+    if found.not_installed:
+        lines += ["## Commits that did not install or import", "", *_not_installed(found), ""]
+    return "\n".join(lines)
+
+
+def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
+    old, new = found.terms.old, found.terms.new
+    data: dict[str, Any] = {
+        **answer_head(setting, found.terms, found.first, found.last),
+        "by": "commits",
+        "answer": found.answer(),
+        "attribution": {"cause": found.attribution.cause, "note": found.attribution.note},
+    }
+    bad = found.first_bad_commit
+    if bad is not None or found.jaxlib_change:
+        data.update({f"last_{old}": found.first, f"first_{new}": found.last})
+    if bad is not None:
+        data["commit"] = {
+            "sha": bad.sha, "title": bad.title, "date": bad.date, "pull_request": bad.pull_request, "url": bad.url,
+            "jaxlib": found.jaxlib_of(bad.sha),
+        }  # fmt: skip
+    if found.jaxlib_change:
+        data["jaxlib_change"] = found.jaxlib_change
+    data.update(
+        probe_count=len(found.probes),
+        expected_probes=expected_commit_probes(len(found.commits)),
+        commits=len(found.commits),
+        wall_s=round(setting.wall_s, 1),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        probes=[_probe_json(p, found, setting) for p in found.probes if p.commit is None],
+        commit_probes=[_probe_json(p, found, setting) for p in found.probes],
+        not_installed=[{"sha": sha, "jaxlib": jaxlib, "why": why} for sha, jaxlib, why in found.not_installed],
+    )
+    return data
+
+
+def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> dict[str, Any]:
+    judged = probe.judgement
+    return {
+        "release": probe.name,
+        "commit": probe.commit.sha if probe.commit else None,
+        "stage": probe.stage,
+        "jaxlib": probe.jaxlib,
+        "verdict": found.terms.word(judged.verdict),
+        "reason": judged.reason,
+        "source": judged.note,
+        "median_ns": median_ns(judged.result, setting.metric),
+        "vs_good": comparison_json(judged.vs_good),
+        "vs_bad": comparison_json(judged.vs_bad),
+    }
+
+
+def commits_hint(setting: Setting, change: Confirmation) -> str:
+    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
+    step = change.step
+    ends = (
+        ["--good", step.before, "--bad", step.after]
+        if change.regression
+        else ["--broken", step.before, "--fixed", step.after]
+    )
+    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
+    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
+    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"

@@ -1,0 +1,350 @@
+"""An upstream issue draft, in the shape of JAX's bug-report form.  ``render`` is pure.
+
+What a maintainer reads first: a title that says what changed, by how much and since
+which release; a short script (the case's own code and a plain timing loop); the exact
+install line and environment variables; the script's real output on the last good and
+the first bad release, each run in a venv holding only jax and jaxlib; then the evidence
+as short tables (the bisect's probes, a number per release from stored results).  The
+full instrumented script is a file beside the draft, its output folded away, as is
+``jax.print_environment_info()``.  Every text that comes from outside the harness passes
+``scrub``, and only allow-listed variables are shown.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
+from harness.analysis.groups import release_key
+from harness.analysis.metrics import metric_samples
+from harness.catalogue.discovery import CaseInfo
+from harness.host.environment import scrub, shareable_variables
+from harness.measure.runner import tail
+from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.render.tables import markdown_table
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
+from harness.units import format_ns, sizes_text
+from harness.upstream.change import Change, newest_result, title
+from harness.upstream.standalone import parse_output
+
+FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
+VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
+EMPTY = ("", "–")
+# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
+NEUTRAL_ROLES = {"last good": "the last release before the change", "first bad": "the first release with the change"}
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """A script run for the draft: where, with what, and what it printed."""
+
+    release: str
+    profile: str
+    variables: dict[str, str]
+    returncode: int | None  # None: killed at the timeout
+    stdout: str
+    stderr: str
+    timeout_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """The short script on one release of the change, in an environment of its own."""
+
+    role: str  # "last good", "first bad", or "installed here"
+    run: ScriptRun
+    install: list[str]  # what ``pip install`` takes for this release, exactly
+    environment: str  # where it ran, in words
+    packages: list[str] = field(default_factory=list)  # ``name==version`` of everything that environment held
+
+
+@dataclass(frozen=True)
+class DraftInputs:
+    case: CaseInfo
+    sizes: dict[str, int]
+    platform: str  # the profile's kind: "cpu" or "gpu"
+    short_name: str
+    short_script: str
+    short_runs: list[ReleaseRun]
+    full_name: str
+    full_run: ScriptRun
+    environment_info: str
+    results: list[StoredResult]
+    change: Change | None = None
+
+
+def slowed(change: Change | None) -> bool:
+    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the right words."""
+    return (
+        change is not None
+        and change.metric is not None
+        and change.metric.in_ns
+        and change.ratio is not None
+        and change.ratio > 1
+        and change.significant is not False
+    )
+
+
+def role_text(role: str, change: Change | None) -> str:
+    return role if slowed(change) else NEUTRAL_ROLES.get(role, role)
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """A markdown table without the columns that are empty in every row: a maintainer reads no blank column."""
+    keep = [i for i in range(len(headers)) if i == 0 or any(row[i] not in EMPTY for row in rows)]
+    return markdown_table([[row[i] for i in keep] for row in rows], [headers[i] for i in keep])
+
+
+def render(d: DraftInputs) -> str:
+    sections = [
+        f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections below into the "
+        f"fields of the same name in JAX's bug-report form ({FORM}); the short script is saved as {d.short_name} "
+        f"beside this file, the full instrumented one as {d.full_name}. -->",
+        f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
+        "### Description",
+        description(d),
+        reproduction(d),
+        outputs(d),
+        evidence(d),
+        full_script(d),
+        system_info(d),
+    ]
+    return "\n\n".join(s for s in sections if s) + "\n"
+
+
+def headline(claim: str) -> str:
+    """The claim's first clause: the statement without how the case checks it."""
+    return re.split(r"[:.;]\s", claim, maxsplit=1)[0].rstrip(".")
+
+
+def description(d: DraftInputs) -> str:
+    change = d.change
+    # A URL a maintainer can follow; a thread's title (no public URL known) or a plain script says less.
+    source = f" ({d.case.source})" if d.case.source.startswith("https://") else ""
+    context = f"Found while checking a claim from a user discussion{source}: {d.case.claim}"
+    if change is None or change.metric is None or change.ratio is None:
+        return f"{context} The script below times it; its output on each release it ran on follows."
+    assert change.before_ns is not None and change.after_ns is not None
+    metric = change.metric
+    what = metric.quoted()
+    if metric.in_ns:
+        moved = "slower" if change.ratio >= 1 else "faster"
+    else:
+        moved = "higher" if change.ratio >= 1 else "lower"
+    at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
+    return (
+        f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
+        f"{change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}"
+        + (f"; earlier measurements of both releases: {change.significance}. " if change.significance else ". ")
+        + (f"Below the releases: {scrub(change.below)}. " if change.below else "")
+        + context
+    )
+
+
+def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
+    variables = {k: v for k, v in shareable_variables(run.variables).items() if v}
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+    command = shlex.join(["python", script_name, *args])
+    return f"{env} {command}" if env else command
+
+
+def reproduction(d: DraftInputs) -> str:
+    lines = len(d.short_script.splitlines())
+    installs = [r for r in d.short_runs if r.install]
+    steps = ["#### Reproduce", ""]
+    if installs:
+        # A block per release: copying one installs that release alone, into the venv made for it.
+        steps += ["Make a fresh virtual environment for each release and install it there:", ""]
+        for r in installs:
+            where = role_text(r.role, d.change)
+            steps += [f"jax {r.run.release}" + (f" ({where}):" if where else ":"), ""]
+            steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
+    run = d.short_runs[0].run if d.short_runs else d.full_run
+    steps += [
+        f"then run `{command_line(run, d.short_name, d.case.script.args if d.case.script else ())}` ({d.short_name}, "
+        f"{lines} lines, plain JAX):",
+        "",
+        fenced(d.short_script, "python"),
+    ]
+    return "\n".join(steps)
+
+
+def outputs(d: DraftInputs) -> str:
+    if not d.short_runs:
+        return ""
+    parts = ["#### Output"]
+    for r in d.short_runs:
+        role = role_text(r.role, d.change)
+        where = f"jax {r.run.release}" + (f" ({role})" if role else "")
+        parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
+    rows = _figures_rows(d)
+    if rows:
+        parts += ["", table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))])]
+    return "\n".join(parts)
+
+
+def _printed(run: ScriptRun) -> str:
+    text = scrub(run.stdout).strip() or "(nothing)"
+    if run.returncode is None:
+        text += f"\n(stopped after {run.timeout_s:g} s)"
+    elif not run.ok:
+        text += f"\n(exit code {run.returncode})" + (f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else "")
+    return text
+
+
+def _figure_keys(d: DraftInputs) -> list[tuple[str, str]]:
+    """(program, metric) of every figure the short script printed on any release, in the order printed."""
+    keys: list[tuple[str, str]] = []
+    for r in d.short_runs:
+        keys += [key for key in parse_output(r.run.stdout).medians if key not in keys]
+    return keys
+
+
+def _figures_rows(d: DraftInputs) -> list[list[str]]:
+    keys = _figure_keys(d)
+    rows = []
+    for r in d.short_runs:
+        medians = parse_output(r.run.stdout).medians
+        rows.append([r.run.release, *("–" if key not in medians else format_ns(medians[key]) for key in keys)])
+    return rows if keys else []
+
+
+def evidence(d: DraftInputs) -> str:
+    parts = []
+    change = d.change
+    if change is not None and change.probes:
+        metric = change.metric.metric_name if change.metric else "the metric"
+        bad = slowed(change)
+        # Neutrally, a probe is like one end of the range or the other, and compared with each end by name.
+        start, end = change.probes[0].release, change.probes[-1].release
+        neutral = {"good": f"like {start}", "bad": f"like {end}"}
+        rows = [
+            [
+                p.release,
+                "–" if p.median_ns is None else format_ns(p.median_ns),
+                p.vs_good,
+                p.vs_bad,
+                p.verdict if bad else neutral.get(p.verdict, p.verdict),
+            ]
+            for p in change.probes
+        ]
+        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change between two.
+        between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
+        answer = (scrub(change.answer) or f"first bad {change.first_bad}") if bad else between
+        ends = ["vs good", "vs bad", "verdict"] if bad else [f"vs {start}", f"vs {end}", "verdict"]
+        parts += [
+            f"Bisect ({scrub(change.source)}): {answer}",
+            "",
+            table([[scrub(c) for c in row] for row in rows], ["jax", metric, *ends]),
+        ]
+    per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
+    if d.case.script is not None:
+        phases = script_figures_table(d.results, d.case.name, d.full_run.profile)
+        per_release = "\n\n".join(filter(None, [per_release, phases]))
+    if per_release:
+        parts += ["", per_release]
+    if not parts:
+        return ""
+    return "\n".join(["#### Evidence", "", *parts]).replace("\n\n\n", "\n\n")
+
+
+def releases_table(
+    results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str, metric: MetricKey | None
+) -> str:
+    """A row per release stored at the script's sizes and profile: the metric, its step from the last, the claim."""
+    mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
+    releases = sorted({r.release for r in mine}, key=release_key)
+    rows, previous = [], None
+    for release in releases:
+        newest = newest_result(mine, release, sizes, profile)
+        latest = newest or max((r for r in mine if r.release == release), key=lambda r: r.created_at)
+        figure = None
+        if newest is not None and metric is not None and metric in metric_samples(newest):
+            figure = metric_samples(newest)[metric].figure
+        step = f"×{figure / previous:.3g}" if figure and previous else "–"
+        shown = format_ns(figure) if figure is not None else latest.status if latest.status != RunStatus.OK else "–"
+        rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
+        previous = figure if figure is not None else previous
+    if not rows:
+        return ""
+    label = metric.metric_name if metric else "metric"
+    caption = (
+        f"Earlier measurements at {sizes_text(sizes)}, the newest of each release: each timed in several separate "
+        "Python processes, the figure is the median of the per-process medians; *vs previous* is its ratio to the "
+        "release above, *claim* whether the claim quoted above held:"
+    )
+    return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
+
+
+def script_figures_table(results: Sequence[StoredResult], case: str, profile: str) -> str:
+    """A plain script's phases and own numbers per release, from its stored runs: where the time went."""
+    mine = [r for r in results if r.case == case and r.profile == profile]
+    found = {release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}}
+    newest = {release: stored for release, stored in found.items() if stored is not None}
+    releases = sorted(newest, key=release_key)
+    samples = {release: metric_samples(newest[release]) for release in releases}
+    keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in (PROCESS, JSON)]
+    if not keys:
+        return ""
+    rows = [[r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in keys)] for r in releases]
+    caption = (
+        "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's tracing, lowering "
+        "and compile events summed, and the rest of its run) and the numbers it printed (`json.*`), per release: "
+        "the median over several separate Python processes."
+    )
+    return caption + "\n\n" + table(rows, ["jax", *(k.metric_name for k in keys)])
+
+
+def full_script(d: DraftInputs) -> str:
+    run = d.full_run
+    figures = parse_output(run.stdout)
+    verdict = "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
+    return "\n".join(
+        [
+            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and whether the claim "
+            f"held), on jax {run.release}{verdict}</summary>",
+            "",
+            f"Run as `{command_line(run, d.full_name)}`:",
+            "",
+            fenced(_printed(run), "text"),
+            "",
+            "</details>",
+        ]
+    )
+
+
+def system_info(d: DraftInputs) -> str:
+    variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
+    shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
+    packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
+    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)] if packages else []
+    return "\n".join(
+        [
+            "### System info (python version, jaxlib version, accelerator, etc.)",
+            "",
+            f"Environment variables set: {shown}.",
+            *held,
+            "",
+            f"<details><summary>Output of <code>jax.print_environment_info()</code> (jax {d.full_run.release})"
+            "</summary>",
+            "",
+            fenced(scrub(d.environment_info).strip() or "(unavailable)", "text"),
+            "",
+            "</details>",
+        ]
+    )
+
+
+def fenced(text: str, language: str) -> str:
+    """A code block whose fence is longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"

@@ -1,0 +1,332 @@
+"""Bisect and sweep answers as text for the terminal, markdown for reports/, and JSON for issue drafts.
+
+The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
+known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.analysis.claims import claim_evidence, outcome
+from harness.analysis.metrics import MetricKey, metric_samples
+from harness.analysis.significance import Comparison
+from harness.releases.answers import Setting
+from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
+from harness.releases.judge import FIX, Judgement, Terms
+from harness.render.json_out import comparison_json, thresholds_json
+from harness.render.tables import format_interval, markdown_table, rule_text, text_table
+from harness.render.text import inline
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
+from harness.units import format_ns, format_p, format_ratio
+
+CLASSIFICATION = (
+    "A probe is *bad* when it is significantly different from the good endpoint in the direction the bad endpoint "
+    "differs, and not significantly different from the bad endpoint back towards the good one; *good* the other way "
+    "round; otherwise it is measured once more in twice the processes and, if still ambiguous, *inconclusive*. "
+    "Inconclusive and skipped releases (not installable, or not ok) are set aside, as `git bisect skip` does."
+)
+
+
+def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
+    """The metric's figure (the median of its process medians), as the comparisons compute it."""
+    if result is None or result.status is not RunStatus.OK or metric is None:
+        return None
+    samples = metric_samples(result).get(metric)
+    return samples.figure if samples else None
+
+
+DRIFT = (
+    "Each release is measured in several case processes (a sweep measures all its releases in one interleaved "
+    "run) and a step needs them to differ beyond their spread; still, read a step with its size and with the "
+    "metrics that move with it (`jax-repro calibrate` says how noisy this machine is)."
+)
+
+
+def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
+    value = median_ns(result, metric)
+    return "–" if value is None else format_ns(value)
+
+
+def against_cell(comparison: Comparison | None) -> str:
+    if comparison is None:
+        return "–"
+    return (
+        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
+        f"{comparison.verdict}"
+    )
+
+
+def _claim_evidence(judged: Judgement) -> str:
+    found = claim_evidence(judged.result) if judged.result is not None else ""
+    return found or judged.reason
+
+
+def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list[list[str]]]:
+    numbered = [
+        [str(i), j.release, setting.jaxlib.get(j.release, "?"), setting.terms.word(j.verdict)]
+        for i, j in enumerate(found.probes, 1)
+    ]
+    if setting.metric is None:
+        headers = ["#", "jax", "jaxlib", "verdict", "claim", "evidence", "source"]
+        rows = [
+            [*row, j.claim or "–", _claim_evidence(j), j.note] for row, j in zip(numbered, found.probes, strict=True)
+        ]
+        return headers, rows
+    old, new = setting.terms.old, setting.terms.new
+    headers = ["#", "jax", "jaxlib", "verdict", "median", f"vs {old} endpoint", f"vs {new} endpoint", "why", "source"]
+    rows = [
+        [*row, median_cell(j.result, setting.metric), against_cell(j.vs_good), against_cell(j.vs_bad), j.reason, j.note]
+        for row, j in zip(numbered, found.probes, strict=True)
+    ]
+    return headers, rows
+
+
+def _count_line(found: BisectOutcome, setting: Setting) -> str:
+    n = len(found.releases)
+    return (
+        f"{n} releases in the range ({', '.join(found.releases)}); {len(found.probes)} probes "
+        f"(⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change; set-aside releases add probes); "
+        f"wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
+    """``hint``: what to run next when the endpoints agree (a change undone between them hides from a bisect)."""
+    headers, rows = _probe_rows(found, setting)
+    lines = [
+        f"Bisect: {setting.header()}",
+        _count_line(found, setting),
+        "",
+        text_table(rows, headers),
+        "",
+        f"Answer: {found.answer()}",
+    ]
+    return "\n".join([*lines, *([hint] if hint else [])]) + "\n"
+
+
+def _headline(found: BisectOutcome) -> str:
+    if not found.found:
+        return f"**No answer**: {inline(found.stopped)}"
+    terms = found.terms
+    if terms == FIX:
+        return f"**Fixed in: jax {found.first_bad} · last broken: jax {found.last_good}**"
+    return f"**First {terms.new}: jax {found.first_bad} · last {terms.old}: jax {found.last_good}**"
+
+
+def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
+    headers, rows = _probe_rows(found, setting)
+    probed = {j.release: j for j in found.probes}
+    span = [
+        [r, setting.jaxlib.get(r, "?"), setting.terms.word(probed[r].verdict) if r in probed else "not probed"]
+        for r in found.releases
+    ]
+    old, new = setting.terms.old, setting.terms.new
+    lines = [
+        f"# Bisect: {setting.case}",
+        "",
+        _headline(found),
+        "",
+        *([hint, ""] if hint else []),
+        f"- {inline(setting.header())}",
+        f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
+        f"- {_count_line(found, setting)}",
+        f"- answer: {inline(found.answer())}",
+        "",
+        "## Evidence, in the order probed",
+        "",
+        markdown_table(rows, headers),
+        "",
+        rule_text(setting.thresholds) + (" " + CLASSIFICATION if setting.metric else ""),
+        "",
+        "## The range",
+        "",
+        markdown_table(span, ["jax", "jaxlib", "verdict"]),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
+    """What every bisect answer's data begins with, over releases or commits: the setting and its two ends."""
+    return {
+        "case": setting.case,
+        "sizes": setting.sizes,
+        "profile": setting.profile,
+        "criterion": "metric" if setting.metric else "claim",
+        "metric": setting.metric.metric_name if setting.metric else None,
+        "terms": {"old": terms.old, "new": terms.new},
+        terms.old: first,
+        terms.new: last,
+    }
+
+
+def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[str, Any]:
+    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
+    for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
+    old, new = found.terms.old, found.terms.new
+    data: dict[str, Any] = {
+        **answer_head(setting, found.terms, found.releases[0], found.releases[-1]),
+        "releases": found.releases,
+        "answer": found.answer(),
+    }
+    if hint:
+        data["hint"] = hint
+    if found.found:
+        data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
+        data.update(untested_between=found.between())
+    data.update(
+        probe_count=len(found.probes),
+        expected_probes=expected_probes(len(found.releases)),
+        wall_s=round(setting.wall_s, 1),
+        thresholds=thresholds_json(setting.thresholds),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        probes=[
+            {
+                "release": j.release,
+                "jaxlib": setting.jaxlib.get(j.release),
+                "verdict": setting.terms.word(j.verdict),
+                "reason": j.reason,
+                "source": j.note,
+                "result": j.result.path.name if j.result is not None else None,
+                "claim": j.claim,
+                "median_ns": median_ns(j.result, setting.metric),
+                "vs_good": comparison_json(j.vs_good),
+                "vs_bad": comparison_json(j.vs_bad),
+            }
+            for j in found.probes
+        ],
+    )
+    return data
+
+
+def _steps_lines(found: SweepOutcome) -> list[str]:
+    if not found.steps:
+        return ["No significant step between consecutive releases."]
+    lines = []
+    for step in found.steps:
+        detail = f" {against_cell(step.comparison)}" if step.comparison else ""
+        lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
+    changed: dict[str, list[ReleaseStep]] = {}
+    for step in found.steps:
+        changed.setdefault(step.metric, []).append(step)
+    several = [name for name, steps in changed.items() if len(steps) > 1]
+    if several:
+        lines += [
+            "",
+            f"More than one step in {', '.join(several)}: a bisection between the endpoints would report only one.",
+        ]
+    return lines
+
+
+RELEASE_HEADERS = ["jax", "jaxlib", "status", "claim", "source"]
+METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
+
+
+def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
+    rows = []
+    for m in found.measurements:
+        status = m.result.status if m.result is not None else "not installed"
+        # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
+        claim = outcome(m.result) if m.result is not None else "–"
+        claim = "–" if claim == RunStatus.OK else claim
+        rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, claim, m.note])
+    return rows
+
+
+def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
+    rows = []
+    for m in found.ok():
+        rows.append(
+            [m.release, median_cell(m.result, key), against_cell(found.comparisons.get((key.metric_name, m.release)))]
+        )
+    return rows
+
+
+def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
+    return (
+        f"{len(found.releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def sweep_text(found: SweepOutcome, setting: Setting) -> str:
+    lines = [
+        f"Sweep: {setting.header()}",
+        _sweep_count_line(found, setting),
+        "",
+        text_table(release_rows(found, setting), RELEASE_HEADERS),
+        "",
+        "Steps (each release against the previous one that ran ok):",
+        DRIFT,
+        *_steps_lines(found),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
+    lines = [
+        f"# Sweep: {setting.case}, jax {found.releases[0]} → {found.releases[-1]}",
+        "",
+        f"- {inline(setting.header())}",
+        f"- {_sweep_count_line(found, setting)}",
+        "",
+        "## Steps",
+        "",
+        "Each release against the previous one that ran ok. " + DRIFT,
+        "",
+        *_steps_lines(found),
+        "",
+        *releases_markdown(found, setting, "## Releases"),
+    ]
+    return "\n".join(lines)
+
+
+def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
+    """The end of a sweep's or a triage's page: every release's status and claim, a table per metric, the rule."""
+    lines = [heading, "", markdown_table(release_rows(found, setting), RELEASE_HEADERS), ""]
+    for key in found.metrics:
+        lines += [
+            f"### {key.metric_name} · {key.label()}",
+            "",
+            markdown_table(metric_rows(found, key), METRIC_HEADERS),
+            "",
+        ]
+    return [*lines, rule_text(setting.thresholds), ""]
+
+
+def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
+    """A sweep (or a triage's first round) as data: every release, every step, every comparison with the previous."""
+    return {
+        "case": setting.case,
+        "sizes": setting.sizes,
+        "profile": setting.profile,
+        "metric": setting.metric.metric_name if setting.metric else None,
+        "thresholds": thresholds_json(setting.thresholds),
+        "wall_s": round(setting.wall_s, 1),
+        "releases": [
+            {
+                "release": m.release,
+                "jaxlib": setting.jaxlib.get(m.release),
+                "status": m.result.status if m.result is not None else "not installed",
+                "source": m.note,
+                "result": m.result.path.name if m.result is not None else None,
+            }
+            for m in found.measurements
+        ],
+        "steps": [
+            {
+                "metric": step.metric,
+                "before": step.before,
+                "after": step.after,
+                "change": step.change,
+                "comparison": comparison_json(step.comparison),
+            }
+            for step in found.steps
+        ],
+        "comparisons": [
+            {"metric": metric, "release": release, "vs_previous": comparison_json(comparison)}
+            for (metric, release), comparison in found.comparisons.items()
+        ],
+    }

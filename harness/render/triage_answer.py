@@ -1,0 +1,189 @@
+"""A triage's answers for the terminal and as one markdown report with the plot of the metric over releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.claims import outcome
+from harness.analysis.metrics import MetricKey, union_keys
+from harness.analysis.metrics import metric_samples as samples_of
+from harness.analysis.plot_points import metric_series
+from harness.names import inside
+from harness.releases.answers import Setting
+from harness.releases.bisection import CLAIM
+from harness.releases.triage import Confirmation, TriageOutcome
+from harness.render.commit_answer import commits_hint
+from harness.render.json_out import comparison_json
+from harness.render.release_answers import (
+    RELEASE_HEADERS,
+    against_cell,
+    release_rows,
+    releases_markdown,
+    sweep_json,
+)
+from harness.render.series_plot import draw_series
+from harness.render.tables import markdown_table, text_table
+from harness.render.text import inline
+
+PLOTS = "plots"
+RULE = (
+    "The first round measures every release in one interleaved run and screens each step between a release and "
+    "the previous one that ran ok: a *candidate* is a ratio past the factor that the test flags at the screening "
+    "level, or that results of separate runs leave undecided. Each candidate's two releases are then measured "
+    "again, together, with looks of more processes while the step's comparison is open, and the step stands only "
+    "when that second measurement shows the same change on its own at the strict level (or the same claim flip). "
+    "A candidate the second measurement leaves *undecided* is neither a change nor its absence: more processes "
+    "would decide it. A sped-up metric reads *fixed* when it undoes a confirmed slowdown, *faster* otherwise."
+)
+
+
+def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
+    first = found.first_round
+    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
+    fewest, most = (min(again), max(again)) if again else (0, 0)
+    measured = f", {fewest}{f'–{most}' if most > fewest else ''} processes a side" if again else ""
+    undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
+    return (
+        f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
+        f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in the first "
+        f"round, {len(found.changes())} confirmed on measuring again until decided{measured}{undecided}; "
+        f"wall time {setting.wall_s:.0f} s, installs included"
+    )
+
+
+def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
+    answers = found.answers()
+    lines = [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
+    undecided = [
+        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        + (f" ({min(c.comparison.processes)} processes a side)" if c.comparison is not None else "")
+        for c in found.undecided()
+    ]
+    if undecided:
+        lines.append(
+            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics could tell neither "
+            "the change nor its absence within --max-processes (the looks stop early where even the most "
+            "processes allowed would be unlikely to decide). The same command with a larger --max-processes "
+            "(stored results are reused), on a quiet machine, would decide."
+        )
+    if lines:
+        return lines
+    if found.first_round.steps:
+        return ["No confirmed change: no candidate step of the first round held on measuring again."]
+    return [
+        "No change found: no step between consecutive releases passed the first round's screen (each comparison "
+        "is in the releases table; an undecided one there is not evidence of no change)."
+    ]
+
+
+def _claim_cells(c: Confirmation) -> str:
+    results = (c.before.result, c.after.result)
+    if any(r is None for r in results):
+        return "–"
+    return " → ".join(outcome(r) for r in results if r is not None)
+
+
+def _step_rows(found: TriageOutcome) -> list[list[str]]:
+    rows = []
+    for c in found.confirmations:
+        step = c.step
+        first = step.change if step.metric == CLAIM else against_cell(step.comparison)
+        again = _claim_cells(c) if step.metric == CLAIM else against_cell(c.comparison)
+        holds = "yes" if c.confirmed else "no"
+        source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
+        rows.append([step.metric, f"{step.before} → {step.after}", first, again, holds, c.reason, source])
+    return rows
+
+
+STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", "why", "source"]
+
+
+def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
+    lines = [
+        f"Triage: {setting.header()}",
+        _count_line(found, setting, processes),
+        "",
+        text_table(release_rows(found.first_round, setting), RELEASE_HEADERS),
+        "",
+    ]
+    if found.confirmations:
+        lines += ["Steps, measured again:", text_table(_step_rows(found), STEP_HEADERS), ""]
+    lines += ["Answers:", *_answer_lines(found, setting)]
+    if found.family_error(setting.thresholds):
+        lines += ["", found.family_error(setting.thresholds)]
+    return "\n".join(lines) + "\n"
+
+
+def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
+    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall time."""
+    if setting.metric is not None:
+        return [setting.metric]
+    stepped = {s.metric for s in found.first_round.steps}
+    keys = [k for k in found.first_round.metrics if k.metric_name in stepped]
+    if keys:
+        return keys
+    every = union_keys([samples_of(m.result) for m in found.first_round.ok() if m.result is not None])
+    return [k for k in every if k.kind == "wall"]
+
+
+def draw_triage_plot(found: TriageOutcome, setting: Setting, out: Path, stem: str) -> tuple[str | None, str]:
+    """(the plot's path relative to ``out`` or None, why it was not drawn)."""
+    results = [m.result for m in found.first_round.ok() if m.result is not None]
+    series = metric_series(results, plotted_metrics(found, setting))
+    changes = list(dict.fromkeys(c.step.after for c in found.changes()))
+    name = f"{PLOTS}/{stem}.png"
+    title = f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
+    why = draw_series(title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    return (None, why) if why else (name, "")
+
+
+def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot: tuple[str | None, str]) -> str:
+    first = found.first_round
+    link, why = plot
+    lines = [
+        f"# Triage: {setting.case}, jax {first.releases[0]} → {first.releases[-1]}",
+        "",
+        "**Answers**" if found.changes() else "**No confirmed change**",
+        "",
+        *_answer_lines(found, setting),
+        "",
+        f"- {inline(setting.header())}",
+        f"- {_count_line(found, setting, processes)}",
+        "",
+        f"![the metric over releases]({link})" if link else f"Plot not drawn: {why}.",
+        "",
+        "## Steps, measured again",
+        "",
+        markdown_table(_step_rows(found), STEP_HEADERS) if found.confirmations else "No step to measure again.",
+        "",
+        RULE,
+        "",
+        *([found.family_error(setting.thresholds), ""] if found.family_error(setting.thresholds) else []),
+        *releases_markdown(first, setting, "## Releases (first round)"),
+    ]
+    return "\n".join(lines)
+
+
+def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
+    """A triage as data: the first round, each candidate measured again with its outcome, the answers."""
+    confirmations = [
+        {
+            "metric": c.step.metric,
+            "before": c.step.before,
+            "after": c.step.after,
+            "change": c.step.change,
+            "first_round": comparison_json(c.step.comparison),
+            "again": comparison_json(c.comparison),
+            "outcome": "confirmed" if c.confirmed else "undecided" if c.undecided else "not confirmed",
+            "reason": c.reason,
+            "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
+        }
+        for c in found.confirmations
+    ]
+    return {
+        "first_round": sweep_json(found.first_round, setting),
+        "confirmations": confirmations,
+        "answers": found.answers(),
+        "family_error": found.family_error(setting.thresholds),
+    }

@@ -1,0 +1,66 @@
+import json
+
+import pytest
+
+from harness.cli.sessions import interleaved_request, write_sides
+from harness.errors import UsageError
+from harness.measure.sides import load_plan
+from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
+
+
+def test_the_default_is_the_edges_on_cpu_and_cpu8():
+    request = interleaved_request(["--case", "scan_sync"])
+    assert [(r.jax, p.name) for r, p in request.sides] == [(r.jax, p) for r in EDGES for p in ("cpu", "cpu8")]
+    assert request.run_argv[:5] == ["run", "--case", "scan_sync", "--processes", "3"], "the fewest a verdict takes"
+    assert interleaved_request(["--processes=5"]).run_argv[:2] == ["run", "--processes=5"], "the user's count wins"
+
+
+def test_the_matrix_measures_until_decided_over_two_looks_unless_told_otherwise():
+    assert interleaved_request([]).run_argv == ["run", "--processes", "3", "--max-processes", "6"]
+    assert interleaved_request(["--processes", "5"]).run_argv[-2:] == ["--max-processes", "10"]
+    told = interleaved_request(["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"])
+    assert told.run_argv.count("--max-processes") == 1 and "12" in told.run_argv, "checked as a run of sides"
+    for posargs in (["--decide", "off"], ["--target-ratio", "1.1"], ["--jax", "0.4.26", "--profile", "cpu"]):
+        assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
+
+
+def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
+    request = interleaved_request(["--jax", "all", "--profile=cpu-classic"])
+    classic = PROFILE_BY_NAME["cpu-classic"]
+    assert [r.jax for r, _ in request.sides] == [r.jax for r in RELEASES if classic.applies_to(r)]
+    assert [p.name for p in request.profiles] == ["cpu-classic"]
+
+
+@pytest.mark.parametrize(
+    ("posargs", "message"),
+    [
+        (["--jax", "9.9"], "unknown release 9.9"),
+        (["--jax", ","], "--jax names no release"),
+        (["--profile", "tpu"], "unknown profile tpu"),
+        (["--jax", "0.4.26", "--jax", "0.12.0.1"], "--jax is given more than once"),
+        (["--jax"], "--jax needs a value"),
+        (["--jax", "0.4.26", "--profile", "cpu-classic"], "no profile given applies"),
+        (["--sides", "plan.json"], "leave out --sides"),
+        (["--case", "nope"], "unknown case nope"),
+        (["--processes", "0"], "must be positive"),
+        (["--max-processes", "2"], "at least --processes"),
+        (["--decide", "off", "--time-budget", "60"], "goes with --decide"),
+    ],
+)
+def test_bad_posargs_are_refused_before_anything_is_installed(posargs, message):
+    with pytest.raises(UsageError, match=message):
+        interleaved_request(posargs)
+
+
+def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
+    request = interleaved_request(["--jax", "0.4.26,0.12.0.1", "--profile", "cpu8"])
+    interpreters = {(r.jax, p.name): str(tmp_path / f"python-{r.jax}") for r, p in request.sides}
+    for path in interpreters.values():
+        (tmp_path / path).touch(mode=0o755)
+    plan = write_sides(tmp_path / "sides.json", request, interpreters)
+    sides = load_plan(plan)
+    assert [(s.release, s.profile, s.interpreter) for s in sides] == [
+        ("0.4.26", "cpu8", interpreters["0.4.26", "cpu8"]),
+        ("0.12.0.1", "cpu8", interpreters["0.12.0.1", "cpu8"]),
+    ]
+    assert json.loads(plan.read_text())[0]["env"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"

@@ -1,0 +1,321 @@
+"""The issue draft: a title with the change, short code, install line, real output per release, tables, private."""
+
+import dataclasses
+import os
+import re
+import socket
+
+from harness.catalogue import discovery
+from harness.measure.runner import Settings
+from harness.metric_names import MetricKey
+from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
+from harness.store.results import StoredResult, load_results
+from harness.upstream import export
+from harness.upstream.change import Change, ProbeRow
+from harness.upstream.minimal import minimal_script
+from tests.conftest import FIXTURES, assert_valid_tables, document, tables
+
+ISSUE = FIXTURES / "issue"
+SCAN_SYNC = discovery.discover()["scan_sync"]
+SIZES = {"N": 100, "M": 500}  # the fixtures' stored results of scan_sync are at these sizes
+WALL = MetricKey("two_scans", "wall")
+VARIABLES = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}
+
+
+def stored() -> list[StoredResult]:
+    found = []
+    for folder in (FIXTURES / "results", ISSUE / "results"):
+        results, problems = load_results(folder)
+        assert problems == []
+        found += results
+    return found
+
+
+def short_output(release: str, dispatch_ms: float, wall_ms: float) -> str:
+    return (
+        f"jax {release} jaxlib {release} backend cpu devices 1\n"
+        f"metric two_scans dispatch_ns median={dispatch_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
+        f"metric two_scans wall_ns median={wall_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
+    )
+
+
+def release_run(role: str, release: str, dispatch_ms: float, wall_ms: float, pins: tuple[str, ...] = ()) -> ReleaseRun:
+    run = ScriptRun(release, "cpu", VARIABLES, 0, short_output(release, dispatch_ms, wall_ms), "", 300.0)
+    install = [f"jax=={release}", f"jaxlib=={release}", *pins]
+    packages = [f"jax=={release}", f"jaxlib=={release}", "ml-dtypes==0.4.1", "numpy==1.26.4"]
+    where = f"in a venv of its own (`.nox/plain-jax-{release}`, made with uv) holding only jax, jaxlib and their needs"
+    return ReleaseRun(role, run, install, where, packages)
+
+
+def change() -> Change:
+    probes = [
+        ProbeRow("0.4.31", 2.18e8, "good", "–", "–"),
+        ProbeRow("0.4.33", 2.89e8, "bad", "×1.33, p=0.0001", "–"),
+    ]
+    return Change(WALL, "0.4.31", "0.4.33", 2.18e8, 2.89e8, "`bisect-scan_sync.json`", "first bad 0.4.33", probes)
+
+
+def draft_inputs(**changes) -> DraftInputs:
+    newest = next(r for r in stored() if r.case == "scan_sync" and r.release == "0.12.0.1")
+    full = ScriptRun("0.4.33", "cpu", VARIABLES, 0, (ISSUE / "scan_sync-output.txt").read_text(), "", 300.0)
+    inputs = DraftInputs(
+        case=SCAN_SYNC,
+        sizes=SIZES,
+        platform="cpu",
+        short_name="scan_sync.py",
+        short_script=minimal_script(SCAN_SYNC, SIZES, ["two_scans"], repeats=20, warmup=2),
+        short_runs=[release_run("last good", "0.4.31", 218, 218), release_run("first bad", "0.4.33", 3.7, 289)],
+        full_name="scan_sync-full.py",
+        full_run=full,
+        environment_info=newest.result.jax.environment_info,
+        results=stored(),
+        change=change(),
+    )
+    return dataclasses.replace(inputs, **changes)
+
+
+def outside_details(markdown: str) -> str:
+    return re.sub(r"<details>.*?</details>", "", markdown, flags=re.DOTALL)
+
+
+def test_the_title_says_what_changed_by_how_much_since_when_and_nothing_else():
+    text = render(draft_inputs())
+    [line] = [line for line in text.splitlines() if line.startswith("**Title:**")]
+    assert line == "**Title:** `two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
+    assert headline(SCAN_SYNC.claim) not in line and "0.4.31" not in line
+    assert text.count(SCAN_SYNC.claim) == 1, "the claim is context, said once"
+
+
+def test_the_description_cites_the_cases_source_when_it_is_a_url():
+    linked = dataclasses.replace(SCAN_SYNC, source="https://github.com/jax-ml/jax/discussions/21411")
+    text = render(draft_inputs(case=linked))
+    assert "a user discussion (https://github.com/jax-ml/jax/discussions/21411): " in text
+    titled = dataclasses.replace(SCAN_SYNC, source='"A thread\'s title"; its URL was not found')
+    assert "a user discussion: " in render(draft_inputs(case=titled))
+
+
+def test_the_draft_follows_jax_bug_report_form():
+    text = render(draft_inputs())
+    assert text.index("### Description") < text.index("### System info (python version, jaxlib version")
+    assert "between jax 0.4.31 and jax 0.4.33 (218 ms → 289 ms)" in text
+    assert "`two_scans` wall (until ready) got ×1.33 slower" in text
+
+
+def test_the_short_script_is_shown_whole_with_its_install_line_and_environment():
+    inputs = draft_inputs()
+    text = render(inputs)
+    blocks = re.findall(r"```python\n(.*?)\n```", outside_details(text), flags=re.DOTALL)
+    assert blocks == [inputs.short_script.rstrip()], "only the short script is shown; the full one is a file"
+    assert f"(scan_sync.py, {len(inputs.short_script.splitlines())} lines, plain JAX)" in text
+    # One block per release, the release named above it: copying a block installs that release alone.
+    assert "jax 0.4.31 (last good):\n\n```sh\npip install jax==0.4.31 jaxlib==0.4.31\n```" in text
+    assert "jax 0.4.33 (first bad):\n\n```sh\npip install jax==0.4.33 jaxlib==0.4.33\n```" in text
+    blocks = re.findall(r"```sh\n(.*?)\n```", text, flags=re.DOTALL)
+    assert [block.count("pip install") for block in blocks] == [1, 1]
+    assert "then run `JAX_PLATFORMS=cpu python scan_sync.py`" in text, "set variables only, empty ones left out"
+    assert "scan_sync-full.py" in text and "def measure(" not in text
+
+
+def test_numpy_below_2_is_pinned_where_the_release_rules_say_and_quoted_for_the_shell():
+    old = release_run("last good", "0.4.25", 200, 200, pins=("numpy<2",))
+    text = render(draft_inputs(short_runs=[old, release_run("first bad", "0.4.26", 3, 300)]))
+    assert "pip install jax==0.4.25 jaxlib==0.4.25 'numpy<2'" in text
+
+
+def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
+    inputs = draft_inputs()
+    text = render(inputs)
+    for r in inputs.short_runs:
+        assert r.run.stdout.strip() in text
+        assert f"On jax {r.run.release} ({r.role}), in a venv of its own (`.nox/plain-jax-{r.run.release}`" in text
+    rows = [row for table in tables(text) for row in table if row.startswith("| 0.4.3")]
+    assert any(re.fullmatch(r"\| 0\.4\.31 +\| 218 ms +\| 218 ms +\|", row) for row in rows)
+    assert any(re.fullmatch(r"\| 0\.4\.33 +\| 3\.7 ms +\| 289 ms +\|", row) for row in rows)
+    assert "- jax 0.4.31: jax==0.4.31, jaxlib==0.4.31, ml-dtypes==0.4.1, numpy==1.26.4" in text
+
+
+def test_evidence_is_tables_never_raw_json():
+    text = render(draft_inputs())
+    assert "Bisect (`bisect-scan_sync.json`): first bad 0.4.33" in text
+    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| bad +\|", text), "no empty vs bad"
+    assert '{"case"' not in text and '"probes"' not in text and "```json" not in text
+    assert "Earlier measurements at M=500 N=100, the newest of each release" in text
+    rows = [row for table in tables(text) for row in table]
+    assert any(re.match(r"\| 0\.4\.26 +\| 143 ms +\| – +\| does not hold +\|", row) for row in rows)
+    assert any(re.match(r"\| 0\.12\.0\.1 +\| 147 ms +\| ×1\.0\d +\| holds +\|", row) for row in rows)
+
+
+def test_the_draft_is_valid_markdown_short_and_folds_the_environment():
+    text = render(draft_inputs())
+    assert_valid_tables(text)
+    assert text.count("<details>") == text.count("</details>") == 2, "the full script's output, the environment"
+    assert "jax.print_environment_info()" in text and "jax:    0.12.0.1" in text
+    assert "jax:    0.12.0.1" not in outside_details(text)
+    assert len([line for line in text.splitlines() if line.startswith("```")]) % 2 == 0
+    shown = [line for line in outside_details(text).splitlines() if line.strip()]
+    script_lines = len(draft_inputs().short_script.splitlines())
+    assert len(shown) - script_lines <= 45, "besides the short script, the draft reads short"
+
+
+def test_without_a_change_the_draft_still_shows_the_script_and_its_output():
+    run = dataclasses.replace(draft_inputs().short_runs[0], role="installed here", install=[], packages=[])
+    text = render(draft_inputs(change=None, short_runs=[run]))
+    assert "**Title:** Two back-to-back lax.scan calls both return control to Python" in text
+    assert text.rstrip().endswith("</details>") and "pip install" not in text and "Bisect" not in text
+
+
+def test_a_failing_script_is_reported_with_its_error():
+    inputs = draft_inputs()
+    broken = dataclasses.replace(inputs.short_runs[1].run, returncode=1, stdout="", stderr="Traceback\nValueError: x\n")
+    text = render(
+        draft_inputs(short_runs=[inputs.short_runs[0], dataclasses.replace(inputs.short_runs[1], run=broken)])
+    )
+    assert "(exit code 1)" in text and "ValueError: x" in text
+    stopped = dataclasses.replace(inputs.full_run, returncode=None)
+    assert "(stopped after 300 s)" in render(draft_inputs(full_run=stopped))
+
+
+def test_nothing_private_leaks(monkeypatch):
+    home, host = "/home/jdoe-private", "jdoe-laptop"
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.setattr(socket, "gethostname", lambda: host)
+    assert os.path.expanduser("~") == home
+    leaky = []
+    for result in stored():
+        data = document(result)
+        for process in data["processes"]:
+            process["claim"]["evidence"] += f" (dumped to {home}/dumps on {host})"
+        leaky.append(StoredResult.from_document(result.path, data))
+    variables = {
+        "XLA_FLAGS": f"--xla_dump_to={home}/xla",
+        "API_TOKEN": "s3cr3t",
+        "JAX_SOME_TOKEN": "s3cr3t-under-an-allowed-prefix",
+        "XLA_OPAQUE": "ghp_0123456789abcdefghijklmnopqrstuvwx",
+        "USER": "jdoe",
+    }
+    inputs = draft_inputs()
+    full = dataclasses.replace(
+        inputs.full_run,
+        variables=variables,
+        stdout=inputs.full_run.stdout + f"written to {home}/out on {host}\n",
+        returncode=1,
+        stderr=f'File "{home}/venv/lib/jax/core.py", line 1 on {host}\n',
+    )
+    short = dataclasses.replace(inputs.short_runs[0].run, variables=variables, stdout=f"at {home} on {host}\n")
+    text = render(
+        draft_inputs(
+            results=leaky,
+            full_run=full,
+            short_runs=[dataclasses.replace(inputs.short_runs[0], run=short, environment=f"in {home}/venv")],
+            environment_info=f"jax: 0.12.0.1\nplatform: uname_result(node='{host}')",
+            change=dataclasses.replace(change(), answer=f"see {home}/bisect on {host}"),
+        )
+    )
+    for secret in (home, "jdoe-private", host, "s3cr3t", "API_TOKEN", "JAX_SOME_TOKEN", "ghp_", "USER"):
+        assert secret not in text, secret
+    assert "--xla_dump_to=~/xla" in text and "<host>" in text, "allow-listed variables stay, scrubbed"
+
+
+def test_no_credential_reaches_the_run_as_line_the_variables_or_the_environment_info(monkeypatch):
+    for name in ("JAX_SECRET_TOKEN", "JAX_PASS", "JAX_LICENSE_KEY", "XLA_SERVICE_SECRET"):
+        monkeypatch.delenv(name, raising=False)  # only what the draft is given can leak
+    variables = {
+        "JAX_PASS": "planted-pass",
+        "JAX_LICENSE_KEY": "planted-licence",
+        "JAX_CACHE_URL": "https://alice:planted-url@cache.example/",
+        "JAX_PLATFORMS": "cpu",
+    }
+    info = "jax: 0.12.0.1\n" + "\n".join(
+        f"{k}={v}" for k, v in {**variables, "JAX_SECRET_TOKEN": "abc", "XLA_SERVICE_SECRET": "planted-xla"}.items()
+    )
+    inputs = draft_inputs()
+    full = dataclasses.replace(inputs.full_run, variables=variables)
+    short = dataclasses.replace(inputs.short_runs[0].run, variables=variables)
+    text = render(
+        draft_inputs(
+            full_run=full,
+            short_runs=[dataclasses.replace(inputs.short_runs[0], run=short)],
+            environment_info=info,
+        )
+    )
+    for secret in ("planted-", "alice", "JAX_SECRET_TOKEN=abc"):
+        assert secret not in text, secret
+    [run_as] = [line for line in text.splitlines() if line.startswith("Run as")]
+    assert "JAX_CACHE_URL='https://***@cache.example/'" in run_as and "JAX_PLATFORMS=cpu" in run_as
+    assert "JAX_PASS" not in run_as, "a redacted variable is left out of a command meant for posting"
+
+
+def test_headline_and_fences():
+    assert headline("A returns at once: dispatch under half.") == "A returns at once"
+    assert fenced("x ``` y", "text").startswith("````text\n")
+
+
+def test_the_full_script_is_todays_export():
+    """The instrumented script beside the draft is the exported one, unchanged."""
+    full = export.export_script(SCAN_SYNC, SIZES, Settings().for_child())
+    assert "def measure(" in full and "claim holds: " in full
+
+
+def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_path):
+    from harness.render.issue_draft import script_figures_table
+    from harness.store.results import StoredResult
+    from tests.conftest import derive, real_result
+
+    stored = []
+    for release, scale in (("0.5.0", 1.0), ("0.5.1", 1.7)):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, case="script-repro", sizes={})
+        for process in data["processes"]:
+            process["figures"] = {
+                "process.import_ns": 2.1e9,
+                "process.trace_ns": 8e8 / scale,
+                "json.reg_ms": 10 * scale,
+            }
+        stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
+    table = script_figures_table(stored, "script-repro", stored[0].profile)
+    header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms"]
+    assert rows == [["0.5.0", "2.1 s", "800 ms", "10"], ["0.5.1", "2.1 s", "471 ms", "17"]], "its own unit, as printed"
+
+
+def speed_up() -> Change:
+    probes = [ProbeRow("0.4.31", 2.89e8, "good", "–", "–"), ProbeRow("0.4.33", 2.18e8, "bad", "–", "–")]
+    return dataclasses.replace(
+        change(), before_ns=2.89e8, after_ns=2.18e8, probes=probes, answer="first bad 0.4.33, last good 0.4.31"
+    )
+
+
+def test_a_speed_up_is_said_in_neutral_words():
+    runs = [release_run("last good", "0.4.31", 289, 289), release_run("first bad", "0.4.33", 3.7, 218)]
+    text = render(draft_inputs(change=speed_up(), short_runs=runs))
+    assert "×1.33 faster since jax 0.4.33" in text
+    for word in ("first bad", "last good", "vs good", "vs bad"):
+        assert word not in text, word
+    assert "jax 0.4.31 (the last release before the change):" in text
+    assert "On jax 0.4.33 (the first release with the change)" in text
+    assert "Bisect (`bisect-scan_sync.json`): the change lies between jax 0.4.31 and jax 0.4.33" in text
+    assert re.search(r"\| 0\.4\.33 +\| 218 ms +\| like 0\.4\.33 +\|", text)
+
+
+def test_a_slowdown_keeps_good_and_bad():
+    text = render(draft_inputs())
+    assert "jax 0.4.31 (last good):" in text and "On jax 0.4.33 (first bad)" in text
+
+
+def test_no_table_of_the_draft_has_a_column_empty_in_every_row():
+    for text in (render(draft_inputs()), render(draft_inputs(change=speed_up()))):
+        assert_valid_tables(text)
+        for found in tables(text):
+            header, _, *rows = found
+            cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
+            for i, name in enumerate(c.strip() for c in header.split("|")[1:-1]):
+                assert any(row[i] not in ("", "–") for row in cells), f"column {name!r} is empty in every row"
+
+
+def test_the_draft_uses_no_harness_jargon():
+    inputs = draft_inputs()
+    compared = dataclasses.replace(
+        inputs.change, significance="×1.33 at p=0.0001, over 5 and 5 separate Python processes", significant=True
+    )
+    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[1]  # past the note to the user
+    for jargon in ("harness", " sides", " cells", "profile `", "run's process medians", "stored runs"):
+        assert jargon not in text.lower(), jargon

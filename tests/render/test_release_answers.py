@@ -1,0 +1,119 @@
+"""Bisect and sweep answers as text, markdown and the JSON the issue drafts read."""
+
+import json
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.metric_names import parse_metric_name
+from harness.releases.answers import Setting
+from harness.releases.bisection import bisect, sweep
+from harness.releases.judge import Judge
+from harness.render.release_answers import bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
+from harness.upstream.change import BisectAnswer, change_from, read_bisect_answers
+from tests.conftest import FakeReleases, assert_valid_tables, tables
+
+WALL = parse_metric_name("eager.wall_ns")
+RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
+JAXLIB = dict(zip(RELEASES, RELEASES, strict=True))
+
+
+def rows(markdown):
+    return [[cell.strip() for cell in line.split("|")[1:-1]] for table in tables(markdown) for line in table]
+
+
+def setting(metric=WALL, **changes):
+    return Setting("async_dispatch", {"N": 1000}, "cpu", metric, JAXLIB, Thresholds(), 42.0, **changes)
+
+
+def bisected(metric=WALL, scales=None):
+    fake = FakeReleases(scales or {"0.4.30": 1, "0.4.31": None, "0.4.33": 3, "0.4.34": 3})
+    return bisect(RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], metric, Thresholds()))
+
+
+def test_the_json_answer_is_what_the_issue_draft_reads(tmp_path):
+    data = bisect_json(bisected(), setting())
+    assert (data["last_good"], data["first_bad"]) == ("0.4.30", "0.4.33")
+    assert data["untested_between"] == ["0.4.31"] and "0.4.31 between them could not be judged" in data["answer"]
+    assert (data["probe_count"], data["expected_probes"]) == (4, 4)
+    assert [p["verdict"] for p in data["probes"]] == ["good", "bad", "skipped", "bad"]
+    assert data["probes"][3]["vs_good"]["verdict"] == "slower" and data["probes"][3]["vs_good"]["ratio"] > 2.9
+    (tmp_path / "bisect-async_dispatch.json").write_text(json.dumps(data))
+    [stored] = read_bisect_answers(tmp_path, "async_dispatch")
+    assert stored.data == data
+    shown = setting()
+    change = change_from([stored], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+    assert change is not None and (change.last_good, change.first_bad) == ("0.4.30", "0.4.33")
+    assert [p.release for p in change.probes] == RELEASES and change.metric == WALL
+
+
+def test_without_an_answer_the_json_names_no_release():
+    data = bisect_json(bisected(scales=dict.fromkeys(RELEASES, 1)), setting())
+    assert "first_bad" not in data and "last_good" not in data
+    assert data["answer"].startswith("no answer: the bad endpoint 0.4.34 is not bad")
+    shown = setting()
+    assert (
+        change_from([BisectAnswer("b.json", data)], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+        is None
+    )
+
+
+def test_markdown_and_text_give_the_answer_the_count_and_the_evidence():
+    found, shown = bisected(), setting()
+    markdown = bisect_markdown(found, shown)
+    assert_valid_tables(markdown)
+    assert "**First bad: jax 0.4.33 · last good: jax 0.4.30**" in markdown
+    assert "4 releases in the range (0.4.30, 0.4.31, 0.4.33, 0.4.34); 4 probes (⌈log2 4⌉ + 2 = 4 expected" in markdown
+    assert "wall time 42 s, installs included" in markdown
+    assert ["4", "0.4.33", "0.4.33", "bad"] in [row[:4] for row in rows(markdown)]
+    assert "could not be installed: fake" in markdown
+    text = bisect_text(found, shown)
+    assert text.splitlines()[0] == (
+        "Bisect: async_dispatch at N=1000 · profile cpu · by metric eager.wall_ns (eager · wall (until ready))"
+    )
+    assert text.rstrip().endswith("so the change is in one of 0.4.31, 0.4.33")
+
+
+def test_a_claim_bisect_shows_the_claim_and_its_evidence():
+    fake = FakeReleases(dict.fromkeys(RELEASES, 1), holds={"0.4.30": False, "0.4.31": False})
+    found = bisect(RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], None, Thresholds()))
+    markdown = bisect_markdown(found, setting(metric=None))
+    assert_valid_tables(markdown)
+    assert "by the case's claim" in markdown
+    # The evidence is settled over the fixture's five processes and quotes the first one's measurement.
+    assert "| holds in 5 of 5 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
+    assert "| does not hold in 5 of 5 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
+    assert bisect_json(found, setting(metric=None))["first_bad"] == "0.4.33"
+
+
+def test_a_sweep_lists_its_steps_and_warns_that_bisection_sees_one():
+    fake = FakeReleases({"0.4.30": 1, "0.4.31": 3, "0.4.33": None, "0.4.34": 1})
+    found = sweep(RELEASES, fake, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    markdown = sweep_markdown(found, setting())
+    assert_valid_tables(markdown)
+    assert "- eager.wall_ns: 0.4.30 → 0.4.31: slower ×3" in markdown
+    assert "- eager.wall_ns: 0.4.31 → 0.4.34: faster ×0.333" in markdown
+    assert "a bisection between the endpoints would report only one" in markdown
+    assert ["0.4.33", "0.4.33", "not installed", "–", "could not be installed: fake"] in rows(markdown)
+    assert "Steps (each release against the previous one that ran ok):" in sweep_text(found, setting())
+    every = sweep_markdown(found, setting(metric=None, every_metric=True))
+    assert "by every metric and the claim" in every
+
+
+def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
+    from harness.releases.probes import Probe
+    from harness.render.release_answers import release_rows
+    from harness.store.results import StoredResult
+    from tests.conftest import derive, real_result
+
+    data = derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30")
+    for process in data["processes"]:
+        process.pop("claim", None)
+    claimless = StoredResult.from_document(Path("x.json"), data)
+    with_claim = FakeReleases({"0.4.31": 1})("0.4.31")
+
+    def measure(release, again=False):
+        return Probe(release, claimless, "n") if release == "0.4.30" else with_claim
+
+    found = sweep(["0.4.30", "0.4.31"], measure, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    claims = [row[3] for row in release_rows(found, setting())]
+    assert claims[0] == "–" and claims[1] in ("holds", "does not hold", "unsettled")

@@ -1,0 +1,59 @@
+"""A triage's report: the answers first, each step with both measurements, the plot or why there is none."""
+
+from harness.analysis.significance import Thresholds
+from harness.metric_names import parse_metric_name
+from harness.releases.answers import Setting
+from harness.releases.triage import triage
+from harness.render.triage_answer import plotted_metrics, triage_markdown, triage_text
+from tests.conftest import FakeReleases
+from tests.releases.test_triage import FakeConfirmer
+
+WALL = parse_metric_name("eager.wall_ns")
+
+
+def outcome(scales, again=None, metric=None, claim=False, holds=None):
+    metrics = [metric] if metric else [] if claim else None
+    found = triage(
+        list(scales), FakeReleases(scales, holds=holds), FakeConfirmer(FakeReleases(again or scales, holds=holds)),
+        metrics=metrics, with_claim=metric is None, thresholds=Thresholds(),
+    )  # fmt: skip
+    setting = Setting(
+        "async_dispatch", {"N": 1000}, "cpu", metric, {}, Thresholds(), 12.0, every_metric=metrics is None
+    )
+    return found, setting
+
+
+def test_a_step_that_did_not_hold_is_shown_but_not_answered():
+    found, setting = outcome({"a": 1, "b": 3}, again={"a": 1, "b": 1}, metric=WALL)
+    text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
+    assert "**No confirmed change**" in text
+    assert (
+        "\n- Undecided, not unchanged: eager.wall_ns a → b (5 processes a side): measured again, the statistics "
+        "could tell neither the change nor its absence within --max-processes" in text
+    ), "an answer of its own, not the tail of the one before"
+    [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("undecided")
+    assert cells[4] == "no"
+    assert "Plot not drawn: matplotlib is not installed." in text
+    assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text
+    assert "0 confirmed on measuring again until decided, 5 processes a side, 1 undecided" in text
+    assert "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
+
+
+def test_the_claim_answers_and_the_plot_of_every_wall_time():
+    found, setting = outcome(dict.fromkeys("abc", 1), claim=True, holds={"b": False})
+    text = triage_text(found, setting, 3)
+    assert "- claim stops holding in b (last held in a)" in text
+    assert "- claim holds again from c (last failed in b)" in text
+    assert [k.metric_name for k in plotted_metrics(found, setting)] == ["eager.wall_ns", "jit.wall_ns"]
+
+
+def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_path):
+    found, setting = outcome({"a": 1, "b": 1}, metric=WALL)
+    assert "No change found: no step between consecutive releases passed the first round" in triage_text(
+        found, setting, 5
+    )
+    assert plotted_metrics(found, setting) == [WALL]
+    text = triage_markdown(found, setting, 5, ("plots/x.png", ""))
+    assert "![the metric over releases](plots/x.png)" in text and "No step to measure again." in text

@@ -1,0 +1,34 @@
+"""Metric names as typed on the command line: PROGRAM.KIND_ns."""
+
+import pytest
+
+from harness.errors import UsageError
+from harness.metric_names import MetricKey, parse_metric_name
+
+
+def test_names_round_trip_with_or_without_the_ns_suffix():
+    assert parse_metric_name("two_scans.dispatch_ns") == MetricKey("two_scans", "dispatch")
+    assert parse_metric_name("scan.compile") == MetricKey("scan", "compile")
+    assert MetricKey("two_scans", "wall").metric_name == "two_scans.wall_ns"
+    assert parse_metric_name("a.b.lower_ns") == MetricKey("a.b", "lower"), "the kind is after the last dot"
+
+
+@pytest.mark.parametrize("text", ["two_scans", "two_scans.", ".wall_ns", "two_scans.speed_ns", "two_scans.mark:scan 1"])
+def test_malformed_names_are_refused_with_the_kinds(text):
+    with pytest.raises(UsageError, match=r"malformed metric .* wall_ns, dispatch_ns, lower_ns, compile_ns"):
+        parse_metric_name(text)
+
+
+def test_a_plain_scripts_phases_and_own_numbers_have_names_of_their_own():
+    trace = parse_metric_name("process.trace_ns")
+    assert trace == MetricKey("process", "trace") and trace.in_ns and not trace.is_jax_import
+    assert parse_metric_name("process.import_ns").is_jax_import
+    own = parse_metric_name("json.reg_ms")
+    assert own == MetricKey("json", "reg_ms") and own.metric_name == "json.reg_ms" and not own.in_ns
+    assert "printed by the script" in own.label()
+
+
+@pytest.mark.parametrize("text", ["process.dispatch_ns", "json.a-b", "json.", "scan.import_x", "json." + "a" * 80])
+def test_names_outside_every_family_are_refused(text):
+    with pytest.raises(UsageError, match="malformed metric"):
+        parse_metric_name(text)
