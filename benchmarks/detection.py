@@ -33,7 +33,7 @@ from pathlib import Path
 
 from harness.analysis.metrics import compare_runs
 from harness.analysis.significance import Thresholds, Verdict
-from harness.measure.runner import release_label
+from harness.measure.sides import release_label
 from harness.store.results import StoredResult, load_results
 
 SIDES = ("unchanged", "again", "raised")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.store.results import StoredResult, load_results
+
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
 
@@ -31,6 +33,35 @@ def nox_in_repo(*args: str, env: Mapping[str, str] | None = None, timeout: float
 @pytest.fixture
 def fixture_cases() -> Path:
     return FIXTURES / "cases"
+
+
+def harness_command(*args: str) -> list[str]:
+    """``python -m harness ARGS`` with this interpreter, as a subprocess runs it."""
+    return [sys.executable, "-m", "harness", *args]
+
+
+def stored_in(*folders: Path) -> list[StoredResult]:
+    """Every result stored under ``folders``, none of them unusable."""
+    found = []
+    for folder in folders:
+        results, problems = load_results(folder)
+        assert problems == [], problems
+        found += results
+    return found
+
+
+def as_stored(data: dict, path: Path = FIXTURES / "results" / "x.json") -> StoredResult:
+    """A result document as the harness reads it, as if stored at ``path``."""
+    return StoredResult.from_document(path, data)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie has ended, whoever has yet to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.fixture

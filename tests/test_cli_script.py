@@ -12,19 +12,12 @@ from harness.analysis.significance import Thresholds, Verdict
 from harness.cli.parser import parse
 from harness.cli.ranges import check as checked_range_args
 from harness.main import main
-from harness.store.results import load_results
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, stored_in
 
 SCRIPTS = FIXTURES / "scripts"
 # The judging's wiring is under test, not this shared machine's noise: a looser significance level than the
 # default, with ratios far beyond the factor.
 LOOSE = Thresholds(alpha=0.05)
-
-
-def stored(results):
-    found, problems = load_results(results)
-    assert problems == []
-    return found
 
 
 def run_script(script, results, *options):
@@ -33,7 +26,7 @@ def run_script(script, results, *options):
 
 def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes(tmp_path, capsys):
     assert run_script(SCRIPTS / "cumsum_loop.py", tmp_path / "r", "--processes", "2") == 0
-    [result] = stored(tmp_path / "r")
+    [result] = stored_in(tmp_path / "r")
     assert (result.case, result.status, result.profile) == ("script-cumsum_loop", "ok", "cpu")
     assert result.result.script is not None and result.result.script.file == "cumsum_loop.py"
     samples = {key.metric_name: found for key, found in metric_samples(result).items()}
@@ -50,7 +43,7 @@ def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes
 
 def test_a_script_that_exits_non_zero_is_a_recorded_failure_and_the_run_goes_on(tmp_path, capsys):
     assert run_script(SCRIPTS / "exits_nonzero.py", tmp_path / "r", "--processes", "2") == 0
-    [result] = stored(tmp_path / "r")
+    [result] = stored_in(tmp_path / "r")
     assert result.status == "failed" and [p.status for p in result.result.processes] == ["failed", "failed"]
     assert "exited with code 1" in result.result.detail and "the repro broke here" in result.result.detail
     assert run_script(SCRIPTS / "exits_nonzero.py", tmp_path / "r", "--processes", "2", "--force", "--strict") == 1
@@ -63,7 +56,7 @@ def test_an_exported_case_round_trips_judged_on_the_figures_it_prints(tmp_path, 
     assert run_script(exported, tmp_path / "script", "--processes", "2") == 0
     case_run = ["run", "--case", "scan_sync", *sizes, "--repeats", "3", "--processes", "1"]
     assert main([*case_run, "--results", str(tmp_path / "case")]) == 0
-    [script_result], [case_result] = stored(tmp_path / "script"), stored(tmp_path / "case")
+    [script_result], [case_result] = stored_in(tmp_path / "script"), stored_in(tmp_path / "case")
     assert script_result.case == "script-scan_sync" and script_result.status == "ok"
     script_metrics = [key for key in metric_samples(script_result) if key.name != "process"]
     assert script_metrics == list(metric_samples(case_result)), "the case's own metrics, beside the phases"
@@ -81,7 +74,7 @@ def test_a_scripts_json_numbers_are_metrics_and_its_arguments_reach_it(tmp_path,
         "    print(json.dumps({'loop_ms': ms, 'n': n, 'label': 'plain'}))\n"
     )
     assert run_script(script, tmp_path / "r", "--processes", "2", "--script-arg=--n", "--script-arg", "200000") == 0
-    [result] = stored(tmp_path / "r")
+    [result] = stored_in(tmp_path / "r")
     assert result.result.script.args == ("--n", "200000")
     samples = {key.metric_name: found for key, found in metric_samples(result).items()}
     assert {"json.loop_ms", "json.n"} <= set(samples) and samples["json.n"].figure == 200000
@@ -98,7 +91,7 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
     Interleaved, so that whatever else this machine does falls on both alike: measured in two
     separate runs with other work about, the rule would rightly refuse a verdict.
     """
-    from harness.measure.runner import release_label
+    from harness.measure.sides import release_label
 
     plan = tmp_path / "sides.json"
     plan.write_text(json.dumps([
@@ -107,7 +100,7 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
     ]))  # fmt: skip
     argv = ["run", "--script", str(SCRIPTS / "sleeps.py"), "--results", str(tmp_path / "r"), "--sides", str(plan)]
     assert main([*argv, "--processes", "4"]) == 0
-    by_side = {result.profile: metric_samples(result) for result in stored(tmp_path / "r")}
+    by_side = {result.profile: metric_samples(result) for result in stored_in(tmp_path / "r")}
     short, long = by_side["short"], by_side["long"]
     assert {key.metric_name for key in short} == {"process.wall_ns", "process.run_ns"}, "no jax: no JAX phases"
     [key] = [key for key in short if key.metric_name == "process.wall_ns"]
@@ -118,7 +111,7 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
 
 def test_printed_figures_are_judged_over_processes(tmp_path, capsys):
     assert run_script(SCRIPTS / "prints_figures.py", tmp_path / "r", "--processes", "4") == 0
-    [result] = stored(tmp_path / "r")
+    [result] = stored_in(tmp_path / "r")
     samples = {key.metric_name: found for key, found in metric_samples(result).items() if key.name != "process"}
     assert set(samples) == {"small.wall_ns", "large.wall_ns"}, "what it printed, no dispatch stood in, and the phases"
     change = compare_metric(samples["small.wall_ns"], samples["large.wall_ns"], LOOSE)
@@ -134,7 +127,7 @@ def test_a_changed_script_is_refused_rather_than_mixed_with_the_old_ones_results
     assert run_script(script, tmp_path / "r", "--processes", "1") == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "never mixed" in err and "another version" in err
-    assert len(stored(tmp_path / "r")) == 1
+    assert len(stored_in(tmp_path / "r")) == 1
 
 
 def test_bisect_and_sweep_take_a_script_in_place_of_the_case(tmp_path):
@@ -170,7 +163,7 @@ def test_in_either_isolation_the_script_sees_the_sides_environment_not_the_harne
     monkeypatch.delenv("PYTHONPATH", raising=False)
     for isolation in ("fork", "spawn"):
         assert run_script(script, tmp_path / isolation, "--processes", "1", "--isolation", isolation) == 0
-        [result] = stored(tmp_path / isolation)
+        [result] = stored_in(tmp_path / isolation)
         assert result.status == "ok", result.result.detail
         assert dict(result.result.processes[0].facts) == {
             "XLA_FLAGS": "--xla_force_host_platform_device_count=2",

@@ -5,20 +5,19 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip("jax")
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, harness_command
 
 pytestmark = pytest.mark.jax
 
 
 def run_harness(*args, env=None, cwd):
     return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
+        harness_command(*args),
         capture_output=True,
         text=True,
         check=False,

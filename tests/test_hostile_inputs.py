@@ -6,11 +6,10 @@ import os
 import re
 import socket
 import subprocess
-import sys
 
 import pytest
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, harness_command
 
 # Values no output could hold by chance; a URL's password, a key, an XLA_ one.
 PLANTED = {
@@ -26,7 +25,7 @@ HOST = socket.gethostname()  # matched as a word: a short name ("vm") is part of
 
 def harness(*args, cwd, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
+        harness_command(*args),
         capture_output=True,
         text=True,
         check=False,

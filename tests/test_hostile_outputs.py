@@ -116,7 +116,7 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
 
 
 def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys):
-    from harness.commands.ranges import write
+    from harness.commands.ranges import _write as write
 
     victim = tmp_path / "victim"
     victim.write_text("keep")

@@ -14,10 +14,10 @@ from harness.cli.ranges import check as checked_range_args
 from harness.cli.sessions import SessionRequest, release_run_view, session_view
 from harness.errors import UsageError
 from harness.main import main
-from harness.measure.runner import release_label
+from harness.measure.sides import release_label
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME, RELEASE_BY_VERSION, RELEASES
 
-from .conftest import FIXTURES, derive, real_result, write_results
+from .conftest import FIXTURES, derive, harness_command, real_result, write_results
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
 
 def test_no_traceback_from_a_real_process():
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--case", "nope"],
+        harness_command("run", "--case", "nope"),
         capture_output=True,
         text=True,
         check=False,
@@ -109,7 +109,7 @@ def test_a_reader_that_leaves_early_ends_the_listing_quietly():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "harness", "list"], stdout=write_end, stderr=subprocess.PIPE)
+        done = subprocess.run(harness_command("list"), stdout=write_end, stderr=subprocess.PIPE)
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == b"", done.stderr.decode()[-500:]
@@ -322,7 +322,7 @@ def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(
     )
     assert options.metric is not None and options.metric.metric_name == "scan.compile_ns"
     assert options.sizes["N"] == 100 and options.profile == "default", "run directly, the profile is only a label"
-    assert options.thresholds == Thresholds() and options.releases_plan is None
+    assert options.thresholds == Thresholds() and options.places.releases_plan is None
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.processes import process_medians
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
+from harness.analysis.significance import DEFAULT_THRESHOLDS, DETECTION_POWER, Thresholds
 from harness.analysis.t_test import t_quantile
 from harness.metric_names import MetricKey
 from harness.store.schema import ProcessRun
-
-DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 
 
 def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER) -> float:

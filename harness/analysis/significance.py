@@ -1,32 +1,23 @@
-"""Is B faster or slower than A?  The verdict's vocabulary, thresholds and result, and
-the rule for two sets of raw samples from one process each.
+"""Is B faster or slower than A?  The verdict's vocabulary, the thresholds, the comparison's record, and the
+pieces of the rule every comparison shares: the bootstrap of a median, the ratio's percentile interval, the
+no-change band and the factor.
 
-Cells measured in several processes are judged by ``processes.compare_processes``
-(Welch's t-test on log process medians), which accounts for the level each process
-sets; the rule below treats every sample as an independent draw, which samples of one
-process are not.
-
-The rule is asv's: a change is reported only when the ratio of medians passes a
-minimum effect size (asv's ×1.10; here ×1.05, see ``Thresholds``) AND a two-sided Mann–Whitney U test rejects
-"same distribution" at p < 0.002.  The test has no distributional assumptions,
-which suits timings (skewed, with outliers).  A bootstrap confidence interval of
-the ratio of medians says how precisely the ratio is known.  Everything here is
-pure Python (no numpy, no scipy) so that the report needs nothing beyond the
-standard library; results are deterministic (the bootstrap is seeded).
+Cells are measured in several processes and judged by ``processes.compare_processes``: Welch's t-test on the
+log of each process's median, which accounts for the level each process sets (samples within one process are
+not independent draws, so a test of pooled samples would find changes that are not there).  Everything here is
+pure Python and deterministic (the bootstrap is seeded).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 import statistics
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.stats import Summary, summarize
+from harness.stats import Summary
 
 
 class Verdict(StrEnum):
@@ -46,13 +37,6 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "undecided"  # the older name of UNDECIDED
 
 
-# Up to this many values a side (and without ties) the exact distribution of U is
-# used.  The normal approximation is conservative in the tail that matters: at 20 a
-# side it overstates p-values near 0.002 by 10–60 %.
-EXACT_MAX_N = 50
-
-# The test behind a comparison's p-value, as reports name it.
-MANN_WHITNEY_POOLED = "Mann–Whitney U on pooled samples"
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 
 
@@ -79,13 +63,7 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
-
-
-@dataclass(frozen=True)
-class MannWhitney:
-    u: float  # U of the first sample: how many (a, b) pairs have a > b, ties counting ½
-    p_value: float  # two-sided
-    method: str  # "exact" or "normal"
+DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
 
 
 @dataclass(frozen=True)
@@ -101,8 +79,8 @@ class SideSpread:
 
 @dataclass(frozen=True)
 class Comparison:
-    """B against A.  ``baseline``/``candidate`` summarise what the test compared: the pooled samples
-    (``compare_samples``) or the process medians (``compare_processes``); their median is the side's figure."""
+    """B against A.  ``baseline``/``candidate`` summarise what the test compared, each side's process medians
+    (``processes.compare_processes``); their median is the side's figure."""
 
     baseline: Summary
     candidate: Summary
@@ -112,12 +90,12 @@ class Comparison:
     p_value: float
     verdict: Verdict
     flags: tuple[str, ...]  # reasons to distrust the numbers (noise, too few samples)
-    # Set by the rule over processes; a comparison of pooled samples counts as one process a side.
+    # How each side was measured; None counts as one process.
     baseline_spread: SideSpread | None = None
     candidate_spread: SideSpread | None = None
-    test: str = MANN_WHITNEY_POOLED
+    test: str = WELCH_LOG_MEDIANS
     # The log standard deviation of a whole invocation's level the test allowed for: 0 when the sides were
-    # interleaved in one run (or pooled), above 0 when they come from separate invocations.
+    # interleaved in one run, above 0 when they come from separate invocations.
     invocation_spread: float = 0.0
     # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides were
     # measured until decided (``harness.analysis.spending``).
@@ -129,7 +107,7 @@ class Comparison:
 
     @property
     def spreads(self) -> tuple[SideSpread, SideSpread]:
-        """How each side (A, B) was measured and scatters; pooled samples count as one process."""
+        """How each side (A, B) was measured and scatters; a side not recorded counts as one process."""
         return (
             self.baseline_spread or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
             self.candidate_spread or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
@@ -140,76 +118,6 @@ class Comparison:
         """Processes measured on each side (A, B)."""
         a, b = self.spreads
         return a.processes, b.processes
-
-
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Ranks 1..n in the order given, ties sharing the mean of their ranks."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for i in range(start, end + 1):
-            ranks[order[i]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
-
-
-@functools.lru_cache(maxsize=64)
-def u_distribution(m: int, n: int) -> tuple[int, ...]:
-    """How many of the C(m+n, m) orderings of two tie-free samples give U = 0, 1, ..., m·n.
-
-    These are the coefficients of the Gaussian binomial [m+n choose m](q), the product
-    over i = 1..m of (1 - q^(n+i)) / (1 - q^i); truncating at degree m·n is exact.
-    """
-    top = m * n
-    counts = [1] + [0] * top
-    for i in range(1, m + 1):
-        shift = n + i
-        for k in range(top, shift - 1, -1):  # multiply by (1 - q^shift)
-            counts[k] -= counts[k - shift]
-        for k in range(i, top + 1):  # divide by (1 - q^i)
-            counts[k] += counts[k - i]
-    return tuple(counts)
-
-
-def mann_whitney_u(a: Sequence[float], b: Sequence[float], method: str = "auto") -> MannWhitney:
-    """Two-sided Mann–Whitney U test of ``a`` against ``b``.
-
-    ``auto`` is exact when both samples are small and have no ties; otherwise the
-    normal approximation with the tie correction of the variance and a continuity
-    correction (what scipy.stats.mannwhitneyu does with ``method="asymptotic"``).
-    ``exact`` ignores ties; ``normal`` forces the approximation.
-    """
-    if method not in ("auto", "exact", "normal"):
-        raise ValueError(f"unknown method {method!r}")
-    n1, n2 = len(a), len(b)
-    if not n1 or not n2:
-        raise ValueError("the Mann–Whitney U test needs two non-empty samples")
-    pooled = [*a, *b]
-    ranks = _ranks(pooled)
-    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
-    u_big = max(u1, n1 * n2 - u1)
-    tie_sizes = [t for t in Counter(pooled).values() if t > 1]
-    if method == "exact" or (method == "auto" and not tie_sizes and max(n1, n2) <= EXACT_MAX_N):
-        counts = u_distribution(n1, n2)
-        # P(U >= u_big) = P(U <= n1·n2 - u_big) by symmetry; doubled for two sides.
-        tail = sum(counts[: int(n1 * n2 - u_big) + 1])
-        return MannWhitney(u1, min(1.0, 2 * tail / math.comb(n1 + n2, n1)), "exact")
-    n = n1 + n2
-    tie_term = sum(t**3 - t for t in tie_sizes) / (n * (n - 1)) if n > 1 else 0.0
-    variance = n1 * n2 / 12 * ((n + 1) - tie_term)
-    if variance <= 0:  # every value equal: nothing distinguishes the samples
-        return MannWhitney(u1, 1.0, "normal")
-    z = (u_big - n1 * n2 / 2 - 0.5) / math.sqrt(variance)
-    return MannWhitney(u1, min(1.0, math.erfc(z / math.sqrt(2))), "normal")
-
-
-def smallest_p_value(n1: int, n2: int) -> float:
-    """The smallest two-sided p the test can give for these sample sizes (no ties, full separation)."""
-    return min(1.0, 2 / math.comb(n1 + n2, n1))
 
 
 # Above this many samples, a resample's median is drawn directly rather than by drawing every sample: the cost
@@ -235,29 +143,6 @@ def for_resampling(values: Sequence[float]) -> Sequence[float]:
     return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
 
 
-def _bootstrap_medians(values: Sequence[float], resamples: int, rng: random.Random) -> list[float]:
-    prepared = for_resampling(values)
-    return [resampled_median(prepared, rng) for _ in range(resamples)]
-
-
-def bootstrap_ratio_interval(
-    baseline: Sequence[float],
-    candidate: Sequence[float],
-    *,
-    confidence: float = Thresholds.confidence,
-    resamples: int = Thresholds.resamples,
-    seed: int = Thresholds.seed,
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of median(candidate) / median(baseline).
-
-    Each side is resampled with its own seeded generator, so the interval is the same
-    on every run and the two sides are never resampled in lockstep.
-    """
-    base = _bootstrap_medians(baseline, resamples, random.Random(seed))
-    cand = _bootstrap_medians(candidate, resamples, random.Random(seed + 1))
-    return percentile_ratio_interval(base, cand, confidence)
-
-
 def percentile_ratio_interval(base: Sequence[float], cand: Sequence[float], confidence: float) -> tuple[float, float]:
     """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base figure is 0."""
     if min(base) <= 0:
@@ -267,15 +152,6 @@ def percentile_ratio_interval(base: Sequence[float], cand: Sequence[float], conf
     low = ratios[int(tail * (len(ratios) - 1))]
     high = ratios[math.ceil((1 - tail) * (len(ratios) - 1))]
     return low, high
-
-
-def noise_flags(summary: Summary, side: str, thresholds: Thresholds) -> list[str]:
-    flags = []
-    if summary.n < thresholds.min_samples:
-        flags.append(f"{side}: only {summary.n} sample{'s' if summary.n != 1 else ''}")
-    if summary.relative_iqr > thresholds.max_relative_iqr:
-        flags.append(f"{side}: IQR {summary.relative_iqr:.0%} of median")
-    return flags
 
 
 def within_band(low: float, high: float, thresholds: Thresholds) -> bool:
@@ -290,17 +166,6 @@ def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
     if ratio <= 1 / thresholds.factor:
         return Verdict.FASTER
     return None
-
-
-def decide(
-    ratio: float, p_value: float, thresholds: Thresholds, interval: tuple[float, float] = (math.nan, math.nan)
-) -> Verdict:
-    """Changed when beyond the factor and significant; unchanged when the interval lies inside the band;
-    undecided otherwise."""
-    direction = past_factor(ratio, thresholds)
-    if direction is not None and p_value < thresholds.alpha:
-        return direction
-    return Verdict.UNCHANGED if within_band(*interval, thresholds) else Verdict.UNDECIDED
 
 
 def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
@@ -320,28 +185,3 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
     )
 
 
-def compare_samples(
-    baseline: Sequence[float], candidate: Sequence[float], thresholds: Thresholds = DEFAULT_THRESHOLDS
-) -> Comparison:
-    """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better)."""
-    base, cand = summarize(baseline), summarize(candidate)
-    flags = noise_flags(base, "A", thresholds) + noise_flags(cand, "B", thresholds)
-    if base.median <= 0:
-        return Comparison(
-            base, cand, math.nan, math.nan, math.nan, math.nan, Verdict.UNDECIDED, (*flags, "A: zero median")
-        )
-    ratio = cand.median / base.median
-    low, high = bootstrap_ratio_interval(
-        baseline, candidate, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
-    )
-    p_value = mann_whitney_u(baseline, candidate).p_value
-    verdict = decide(ratio, p_value, thresholds, (low, high))
-    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), level=thresholds.alpha)
-
-
-# The names (and type) callers used before the Verdict enum.
-FASTER: str = Verdict.FASTER
-SLOWER: str = Verdict.SLOWER
-UNCHANGED: str = Verdict.UNCHANGED
-UNDECIDED: str = Verdict.UNDECIDED
-INCONCLUSIVE: str = Verdict.UNDECIDED

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,3 +314,9 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
                 low, high = case.space.ranges[name]
                 if not low <= value <= high:
                     raise UsageError(f"size {name}={value} leaves {case.name}'s range [{low}, {high}] for {name}")
+
+
+def anchor_sizes(case: CaseInfo, overrides: Mapping[str, int]) -> dict[str, int]:
+    """The case's first anchor with ``overrides`` applied (unknown size names are refused)."""
+    check_overrides([case], dict(overrides))
+    return {**case.anchors[0], **overrides} if case.anchors else dict(overrides)

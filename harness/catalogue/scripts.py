@@ -5,9 +5,8 @@ A script is the user's own code and runs as such (``python FILE`` in the side's 
 or a path.  Its results are stored as case ``script-<stem>``, a name that must pass
 ``harness.names``, with the SHA-256 of its content in every result.
 
-A changed script measures something else, so results of two versions are never mixed:
-a results folder that holds ``script-<stem>`` results of other content is refused, with
-the ways out (another ``--results`` folder, or another file name for the new version).
+A changed script measures something else, so results of two versions are never mixed
+(``harness.measure.storing.check_results_folder``, under the results folder's lock).
 Standard library only: the noxfile checks ``--script`` in nox's own environment.
 """
 
@@ -20,8 +19,7 @@ from pathlib import Path
 from harness.catalogue.discovery import CaseInfo, ScriptSource
 from harness.catalogue.sizes import SizeSpace
 from harness.errors import UsageError
-from harness.names import inside, name_problem
-from harness.store.results import load_results
+from harness.names import name_problem
 
 PREFIX = "script-"
 # A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust memory.
@@ -75,28 +73,3 @@ def read_script(path: Path, args: tuple[str, ...] = ()) -> CaseInfo:
         anchors=[{}],
         script=source,
     )
-
-
-def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
-    """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
-    if case.script is None:
-        return
-    folder = inside(results_dir, case.name)
-    if not folder.is_dir():
-        return
-    for stored in load_results(folder)[0]:
-        recorded = stored.result.script
-        if recorded is not None and recorded.sha256 == case.script.sha256:
-            if recorded.args == case.script.args:
-                continue
-            raise UsageError(
-                f"{folder} holds results of {case.script.file} run with other arguments "
-                f"({' '.join(recorded.args) or 'none'}): results of two command lines are never mixed; give "
-                "--results another folder"
-            )
-        what = f"another version of it (sha256 {recorded.sha256[:12]})" if recorded else "something other than it"
-        raise UsageError(
-            f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "
-            "results of two versions are never mixed; give --results another folder, or the changed script "
-            "another file name"
-        )

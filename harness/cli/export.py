@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.catalogue import discovery
+from harness.catalogue.discovery import anchor_sizes
 from harness.cli import options
 from harness.cli.command import Command
 from harness.store.schema import Settings
-from harness.upstream.export import script_sizes
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ def add_script_arguments(parser: argparse.ArgumentParser, *, script: bool) -> No
 
 
 def script_options(args: argparse.Namespace, *, results: Path | None = None) -> ScriptOptions:
-    case = options.case_from(args, results=results)
-    return ScriptOptions(case, script_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args))
+    case = options.case_from(args)
+    return ScriptOptions(case, anchor_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,11 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.power import DETECTION_POWER
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import DETECTION_POWER, Thresholds
 from harness.analysis.spending import CHANGES, MODES
 from harness.catalogue import discovery
-from harness.catalogue.scripts import check_results_folder, read_script
+from harness.catalogue.scripts import read_script
 from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
 from harness.measure.affinity import check_affinity, parse_cpu_list
@@ -230,7 +229,7 @@ def case_name(args: argparse.Namespace) -> str | None:
     return new or old
 
 
-def case_from(args: argparse.Namespace, *, results: Path | None = None) -> discovery.CaseInfo:
+def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
     """The case a command names, or the plain script it names instead (``--script FILE``)."""
     name = case_name(args)
     script = args.script
@@ -246,10 +245,7 @@ def case_from(args: argparse.Namespace, *, results: Path | None = None) -> disco
         raise UsageError("give a case or --script FILE, not both")
     if args.size:
         raise UsageError("--size: a script has no sizes; it runs as it is")
-    case = read_script(script, tuple(args.script_arg))
-    if results is not None:
-        check_results_folder(results, case)
-    return case
+    return read_script(script, tuple(args.script_arg))
 
 
 def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:
@@ -323,24 +319,34 @@ def add_process_count(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_decide_budget(parser: argparse.ArgumentParser) -> None:
-    """How far releases measured together may go until decided: ``--max-processes`` and ``--time-budget``."""
+def add_max_processes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-processes",
         type=positive_int,
         metavar="K",
-        help="releases measured together (endpoints, probes, confirmations) get looks of --processes rounds while "
-        f"a comparison is open, up to this many processes a release (default {LOOKS} × --processes)",
+        help="the most processes per cell and side: sides measured together (a range command's endpoints, "
+        f"probes and confirmations; a run of several sides) get looks of --processes rounds while a comparison "
+        f"is open, up to this many (default {LOOKS} × --processes); with --target-ratio, rounds until the target "
+        f"is detectable, up to this many (default {DEFAULT_MAX_PROCESSES}, as pyperf's default count of processes)",
     )
+
+
+def max_processes_from(args: argparse.Namespace, default: int) -> int:
+    """``--max-processes``, checked against ``--processes``; ``default`` where it is not given."""
+    if args.max_processes is not None and args.max_processes < processes_from(args):
+        raise UsageError("--max-processes must be at least --processes")
+    return int(args.max_processes or default)
+
+
+def add_decide_budget(parser: argparse.ArgumentParser) -> None:
+    """How far releases measured together may go until decided: ``--max-processes`` and ``--time-budget``."""
+    add_max_processes(parser)
     add_time_budget(parser, "a measurement's")
 
 
 def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
     """The most processes a release measured until decided, and the time budget, checked."""
-    processes = processes_from(args)
-    if args.max_processes is not None and args.max_processes < processes:
-        raise UsageError("--max-processes must be at least --processes")
-    return args.max_processes or LOOKS * processes, args.time_budget
+    return max_processes_from(args, LOOKS * processes_from(args)), args.time_budget
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
@@ -410,13 +416,7 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         help="with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), e.g. wall "
         "when execution time is what matters and cold compiles scatter too much to ever reach the target",
     )
-    parser.add_argument(
-        "--max-processes",
-        type=positive_int,
-        metavar="K",
-        help=f"the most processes per cell and side: with --target-ratio (default {DEFAULT_MAX_PROCESSES}, as "
-        f"pyperf's default count of processes), or measuring sides until decided (default {LOOKS} × --processes)",
-    )
+    add_max_processes(parser)
     add_decide(parser)
 
 
@@ -458,8 +458,6 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         if given and args.target_ratio is None:
             raise UsageError(f"{option} needs --target-ratio: without a target every cell runs --processes")
     processes = processes_from(args)
-    if args.max_processes is not None and args.max_processes < processes:
-        raise UsageError("--max-processes must be at least --processes")
     decide = None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
     for option, given in (("--decide-metric", args.decide_metric), ("--time-budget", args.time_budget is not None)):
         if given and decide is None:
@@ -470,9 +468,9 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
             "without either every cell runs --processes"
         )
     if args.target_ratio is not None:
-        most = args.max_processes or DEFAULT_MAX_PROCESSES
+        most: int | None = max_processes_from(args, DEFAULT_MAX_PROCESSES)
     else:
-        most = None if decide is None else args.max_processes or LOOKS * processes
+        most = None if decide is None else max_processes_from(args, LOOKS * processes)
     return {
         "target_ratio": args.target_ratio,
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,

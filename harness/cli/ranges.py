@@ -13,15 +13,15 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
-from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
+from harness.store.schema import Settings
 from harness.units import version_key
-from harness.upstream.export import script_sizes
 
 
 def target_words(case: CaseInfo) -> list[str]:
@@ -32,32 +32,48 @@ def target_words(case: CaseInfo) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Measuring:
+    """How each release is measured: the case processes' settings (``processes`` of them a measurement), and how
+    far releases measured together go until decided."""
+
+    settings: Settings
+    max_processes: int  # looks of ``processes`` rounds while a comparison is open, up to this many a release
+    time_budget: float | None  # and no further look once a measurement's processes took this many seconds
+
+    @property
+    def processes(self) -> int:
+        return self.settings.processes
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a range command reads and writes."""
+
+    releases_plan: Path | None  # what each release installs, written by nox
+    results: Path  # results are stored (and reused) here
+    out: Path  # the answers are written here
+    json: Path | None = None  # ``--json FILE``: the answer as data there too
+
+
+@dataclass(frozen=True)
 class RangeOptions:
-    """A checked ``bisect``, ``sweep`` or ``triage`` command line: the case, the range and how to measure and judge."""
+    """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its sizes under
+    a profile), over which range, judged by what, measured how, and where it reads and writes."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
+    sizes: dict[str, int]
+    profile: str
     first: str  # the good release of a bisect, the first of a sweep
     last: str
     metric: MetricKey | None
     claim: bool  # judge by the claim's verdict (a bisect without --metric)
-    sizes: dict[str, int]
-    profile: str
-    releases_plan: Path | None  # what each release installs, written by nox
-    results: Path
-    out: Path
-    repeats: int
-    processes: int  # case processes per release measured (a second look runs twice as many)
-    max_processes: int  # releases measured together: looks of ``processes`` rounds until decided, up to this many
-    time_budget: float | None  # and no further look once a measurement's processes took this many seconds
-    warmup: int
-    max_seconds: float
-    timeout: float
     thresholds: Thresholds
+    measuring: Measuring
+    places: Places
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
     jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
-    json: Path | None = None  # ``--json FILE``: the answer as data there too
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
@@ -133,8 +149,8 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 def check(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package index."""
     results = options.results_folder(args.results)
-    case = options.case_from(args, results=results)
-    sizes = script_sizes(case, discovery.parse_sizes(args.size))
+    case = options.case_from(args)
+    sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
     if args.command == "bisect" and metric is None and not args.claim and case.script is None:
         raise UsageError("bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)")
@@ -150,7 +166,10 @@ def check(args: argparse.Namespace) -> RangeOptions:
             f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
             "processes a release"
         )
-    settings = options.sampling_from(args)
+    # The options of the case processes a range command does not take have their defaults, as in ``run``.
+    settings = options.sampling_from(
+        args, processes=processes, compile_repeats=1 if processes >= 3 else Settings.compile_repeats
+    )
     max_processes, time_budget = options.decide_budget_from(args)
     commits = args.command == "bisect" and args.commits
     if args.command == "bisect" and args.jax_repo and not commits:
@@ -160,27 +179,18 @@ def check(args: argparse.Namespace) -> RangeOptions:
     return RangeOptions(
         command=args.command,
         case=case,
+        sizes=sizes,
+        profile=options.profile_label(args),
         first=first,
         last=last,
         metric=metric,
         claim=args.claim,
-        sizes=sizes,
-        profile=options.profile_label(args),
-        releases_plan=args.releases,
-        results=results,
-        out=args.out,
-        repeats=settings.repeats,
-        processes=processes,
-        max_processes=max_processes,
-        time_budget=time_budget,
-        warmup=settings.warmup,
-        max_seconds=settings.max_seconds,
-        timeout=settings.timeout_s,
         thresholds=thresholds,
+        measuring=Measuring(settings, max_processes, time_budget),
+        places=Places(args.releases, results, args.out, args.json),
         fix=fix,
         commits=commits,
         jax_repo=args.jax_repo if commits else None,
-        json=args.json,
     )
 
 

@@ -11,9 +11,8 @@ from harness.catalogue.sizes import Budget
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
-from harness.measure.launch import ISOLATIONS, default_isolation
-from harness.measure.runner import this_side
-from harness.measure.sides import Side, load_plan
+from harness.measure.isolation import ISOLATIONS, default_isolation
+from harness.measure.sides import Side, load_plan, this_side
 from harness.store.schema import Settings
 
 
@@ -72,7 +71,7 @@ def check(args: argparse.Namespace) -> RunOptions:
     """Every check of ``run`` that needs neither JAX nor hypothesis (the noxfile calls it too)."""
     results = options.results_folder(args.results)
     if args.script:
-        cases = [options.case_from(args, results=results)]
+        cases = [options.case_from(args)]
     else:
         cases = discovery.select(discovery.discover(args.cases_dir), args.case)
     overrides = discovery.parse_sizes(args.size)

@@ -4,7 +4,6 @@ ends; with ``--commits``, on below the releases (``harness.commands.bisect_commi
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from typing import Any
 
@@ -12,30 +11,11 @@ from harness.analysis.metrics import compare_runs
 from harness.analysis.significance import Verdict, past_factor
 from harness.cli.ranges import RangeOptions
 from harness.commands.bisect_commits import run_commit_bisect
-from harness.commands.ranges import (
-    check_metric,
-    no_change_hint,
-    plan_for,
-    prober_for,
-    progress,
-    setting_for,
-    stem_for,
-    triage_command,
-    undecided_hint,
-    write,
-    write_json,
-)
+from harness.commands.ranges import RangeRun, no_change_hint, progress, triage_command, undecided_hint
 from harness.errors import HarnessError
-from harness.names import inside
 from harness.releases.bisection import BisectOutcome, bisect, expected_probes
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement
-from harness.releases.probes import ReleaseProber
-from harness.releases.venvs import ReleaseEnv
-from harness.render.release_answers import (
-    bisect_json,
-    bisect_markdown,
-    bisect_text,
-)
+from harness.render.release_answers import bisect_answer
 from harness.units import format_ratio, time_left
 
 
@@ -43,17 +23,14 @@ def execute(options: RangeOptions) -> int:
     """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else 1."""
     if options.commits:
         return run_commit_bisect(options)
-    started = time.monotonic()
-    envs = plan_for(options)
-    check_metric(options.results, options.case.name, options.metric)
-    prober = prober_for(options, envs)
+    run = RangeRun.start(options)
     # The endpoints, against which every probe is judged, are measured in one interleaved run, until their
     # comparison is decided: with a metric, changed or unchanged ("all"), else every metric that moved.
-    prober.measure_together([options.first, options.last], decide="all" if options.metric else "changes")
+    run.prober.measure_together([options.first, options.last], decide="all" if options.metric else "changes")
     if options.metric is None and not options.claim:  # a plain script: every metric that moved, each bisected
-        return _bisect_every_changed_metric(options, envs, prober, started)
-    found, data = _bisect(options, envs, prober, started)
-    write_json(options, "bisect", {"answers": [data]})
+        return _bisect_every_changed_metric(run)
+    found, data = _bisect(run, options)
+    run.write_json("bisect", {"answers": [data]})
     return bisect_exit(found)
 
 
@@ -62,10 +39,9 @@ def bisect_exit(found: BisectOutcome) -> int:
     return 0 if found.found else 3 if found.undecided else 1
 
 
-def _bisect_every_changed_metric(
-    options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float
-) -> int:
+def _bisect_every_changed_metric(run: RangeRun) -> int:
     """Bisect each metric the endpoints differ on (the probes' results are stored, so later bisects reuse them)."""
+    options, prober = run.options, run.prober
     good, bad = prober(options.first), prober(options.last)
     if good.result is None or bad.result is None:
         missing = good if good.result is None else bad
@@ -92,21 +68,20 @@ def _bisect_every_changed_metric(
             f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "
             f"`{triage_command(options)}`"
         )
-        write_json(options, "bisect", {"answers": [], "moved": [], "undecided": open_})
+        run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
-    found = [_bisect(dataclasses.replace(options, metric=key), envs, prober, started) for key in moved]
-    write_json(options, "bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]})
+    found = [_bisect(run, dataclasses.replace(options, metric=key)) for key in moved]
+    run.write_json("bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]})
     return min(bisect_exit(each) for each, _ in found)
 
 
-def _bisect(
-    options: RangeOptions, envs: list[ReleaseEnv], prober: ReleaseProber, started: float
-) -> tuple[BisectOutcome, dict[str, Any]]:
-    """One metric's (or the claim's) bisect, its answer printed and written; the outcome and its data."""
+def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[str, Any]]:
+    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer printed and
+    written; the outcome and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
-    judge = Judge(prober, options.first, options.last, metric, options.thresholds, terms)
-    count, expected = 0, expected_probes(len(envs))
+    judge = Judge(run.prober, options.first, options.last, metric, options.thresholds, terms)
+    count, expected = 0, expected_probes(len(run.envs))
     probing = time.monotonic()
 
     def judged(release: str) -> Judgement:
@@ -114,7 +89,7 @@ def _bisect(
         pace = time_left(count, max(expected - count, 1), time.monotonic() - probing)
         count += 1
         progress(
-            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(envs)} releases"
+            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(run.envs)} releases"
             f"{'; ' + pace if pace else ''}): jax {release} …"
         )
         verdict = judge(release)
@@ -122,12 +97,8 @@ def _bisect(
         progress(f"[bisect {case.name}] probe {count}: jax {release} is {said}: {verdict.reason}")
         return verdict
 
-    found = bisect([env.jax for env in envs], judged, terms)
-    setting = setting_for(options, envs, started, terms=terms)
+    found = bisect(run.releases, judged, terms)
     hint = no_change_hint(options) if found.no_change else undecided_hint(options) if found.undecided else ""
-    stem = stem_for(options)
-    print(bisect_text(found, setting, hint), end="")
-    write(inside(options.out, f"{stem}.md"), bisect_markdown(found, setting, hint))
-    data = bisect_json(found, setting, hint)
-    write(inside(options.out, f"{stem}.json"), json.dumps(data, indent=1) + "\n")
-    return found, data
+    answer = bisect_answer(found, run.setting(terms=terms), hint)
+    run.publish(answer, run.stem(options), data_file=True)
+    return found, answer.data

@@ -9,24 +9,12 @@ judge, so it is measured exactly as a release.  The answer goes to
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Sequence
 
 from harness.cli.ranges import RangeOptions
-from harness.commands.ranges import (
-    check_metric,
-    plan_for,
-    prober_for,
-    progress,
-    setting_for,
-    stem_for,
-    write,
-    write_json,
-)
+from harness.commands.ranges import RangeRun, progress
 from harness.errors import UsageError
-from harness.names import inside
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.releases import commit_venvs
 from harness.releases.commit_bisect import CommitBisect, CommitSearch
@@ -41,7 +29,7 @@ from harness.releases.commits import (
 )
 from harness.releases.judge import FIX, REGRESSION, Judge
 from harness.releases.venvs import ReleaseEnv, release_env
-from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commit_bisect_text
+from harness.render.commit_answer import commit_bisect_answer
 from harness.units import version_key
 
 
@@ -56,9 +44,8 @@ def commit_stem(stem: str) -> str:
 
 def run_commit_bisect(options: RangeOptions) -> int:
     """Exit status 0 when a commit (or jaxlib) was named, 1 when not."""
-    started = time.monotonic()
-    envs = plan_for(options)
-    check_metric(options.results, options.case.name, options.metric)
+    run = RangeRun.start(options)
+    envs, prober = run.envs, run.prober
     cache = envs[0].venv.parent
     repo = open_repo(options.jax_repo, cache)
     kept = options.jax_repo is None or is_url(options.jax_repo)  # a clone of the harness's own, under .nox/
@@ -76,7 +63,6 @@ def run_commit_bisect(options: RangeOptions) -> int:
     )
     profile = PROFILE_BY_NAME.get(options.profile, DEFAULT_PROFILE)
     environ = {**os.environ, **profile.env}
-    prober = prober_for(options, envs)
     prober.measure_together([options.first, options.last])
     terms = FIX if options.fix else REGRESSION
     judge = Judge(prober, options.first, options.last, options.metric, options.thresholds, terms)
@@ -99,11 +85,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
-    setting = setting_for(options, envs, started, terms=terms)
-    stem = commit_stem(stem_for(options))
-    print(commit_bisect_text(found, setting), end="")
-    write(inside(options.out, f"{stem}.md"), commit_bisect_markdown(found, setting))
-    data = commit_bisect_json(found, setting)
-    write(inside(options.out, f"{stem}.json"), json.dumps(data, indent=1) + "\n")
-    write_json(options, "bisect-commits", data)
+    answer = commit_bisect_answer(found, run.setting(terms=terms))
+    run.publish(answer, commit_stem(run.stem()), data_file=True)
+    run.write_json("bisect-commits", answer.data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

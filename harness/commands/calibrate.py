@@ -1,4 +1,14 @@
 """``calibrate``: this machine's noise floor: A/A verdicts between separate runs, and a real slowdown seen or not.
+
+Separate runs of one release differ by the level each process sets; how much depends on the machine and on
+what else runs there.  The command measures it, as a user's runs would see it: a case is run R times as an A/A
+pair (two separate runs of the same release, each into a temporary results folder, each with workers and case
+processes of its own), each pair compared metric by metric with the verdict over processes; the share of
+comparisons that got a verdict is the false-positive rate.  Then S runs each measure the case unchanged and with
+one size raised by 10 % (real extra work, not scaled timings) as two sides of one run, their processes
+interleaved in rounds (as a bisect, a sweep or the matrix measures releases), and compare them: how often, and
+from which ratio, the raised side is flagged slower says what change the machine can see.  The figures
+(``analysis.noise_floor``) are appended to the machine's calibration file (``store.calibrations``).
 """
 
 from __future__ import annotations
@@ -12,10 +22,12 @@ from pathlib import Path
 
 from harness.analysis.noise_floor import summarize_calibration
 from harness.analysis.significance import Thresholds
+from harness.cli import run as run_declaration
+from harness.cli.argparsing import validate_with
 from harness.cli.calibrate import CalibrateOptions, CalibrationPlan
+from harness.commands import run as run_command
 from harness.errors import HarnessError
-from harness.measure.invocation import run_harness
-from harness.measure.runner import release_label
+from harness.measure.sides import release_label
 from harness.render.calibration import noise_floor_sentence
 from harness.store.calibrations import CalibrationRun, append_calibration
 from harness.store.results import StoredResult, load_results
@@ -41,7 +53,15 @@ def _only_result(folder: Path, what: str) -> StoredResult:
     return result
 
 
+# One run of ``calibrate``: ``run``'s options (the plan's choices and the user's, after ``--``) → its exit status.
 Runner = Callable[[Sequence[str]], int]
+
+
+def run_separately(arguments: Sequence[str]) -> int:
+    """``run`` with these options, a run of its own: its own workers, so its own case processes and its own
+    invocation, as separate runs of a user's would be."""
+    _, options = validate_with([run_declaration.COMMAND], ["run", *arguments])
+    return run_command.execute(options)
 
 
 def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[StoredResult, StoredResult]:
@@ -58,8 +78,8 @@ def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[Stor
     return unchanged, raised
 
 
-def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_harness) -> CalibrationRun:
-    """Run the A/A pairs as separate ``harness run`` invocations and the slowdown runs as interleaved ones,
+def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_separately) -> CalibrationRun:
+    """Run the A/A pairs as separate runs and the slowdown runs as interleaved ones,
     each into a temporary results folder (removed after: these runs must not mix with the real ones);
     their figures."""
     with tempfile.TemporaryDirectory(prefix="harness-calibrate-") as temporary:

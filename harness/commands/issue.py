@@ -26,14 +26,16 @@ from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.host.environment import allowed_variables
-from harness.measure.runner import Settings, release_label, timing_lock
+from harness.measure.locks import timing_lock
+from harness.measure.sides import release_label
+from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.store.files import output_folder, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
-from harness.store.schema import RunStatus
+from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
 from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
 from harness.upstream.export import export_script
@@ -260,6 +262,7 @@ def has_a_change(request: IssueRequest) -> bool:
 
 
 def execute(opts: IssueOptions) -> int:
+    check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
     shown = sizes_text(request.sizes)

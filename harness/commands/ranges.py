@@ -10,20 +10,25 @@ and ``reports/triage-<case>-<range>-<key>.md``.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.cli.ranges import RangeOptions, target_words
 from harness.errors import UsageError
+from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
+from harness.names import inside
 from harness.releases.answers import Setting, answer_stem, criterion
 from harness.releases.bisection import SweepOutcome
 from harness.releases.judge import metric_names
 from harness.releases.probes import ReleaseProber
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.render.json_out import document, dumps
+from harness.render.release_answers import Answer
 from harness.store.files import replace_file, write_text
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
@@ -35,67 +40,45 @@ def progress(line: str) -> None:
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
     command = f"nox -s {options.command}"
-    if options.releases_plan is None:
+    if options.places.releases_plan is None:
         raise UsageError(f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it")
-    envs = read_plan(options.releases_plan)
+    envs = read_plan(options.places.releases_plan)
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     if ends != (options.first, options.last):
         raise UsageError(
-            f"the release plan {options.releases_plan} does not run from {options.first} to {options.last}"
+            f"the release plan {options.places.releases_plan} does not run from {options.first} to {options.last}"
         )
     return envs
 
 
-def check_metric(results_dir: Path, case: str, metric: MetricKey | None) -> None:
-    """Refuse a metric that no stored ok result of the case has, before anything is installed."""
-    if metric is None or not (results_dir / case).is_dir():
+def check_stored(options: RangeOptions) -> None:
+    """Before anything is installed: a results folder that holds another version of the script is refused, and so
+    is a metric that no stored ok result of the case has."""
+    results, case, metric = options.places.results, options.case, options.metric
+    check_results_folder(results, case)
+    if metric is None or not (results / case.name).is_dir():
         return
-    known = {name for r in load_results(results_dir / case)[0] if r.status is RunStatus.OK for name in metric_names(r)}
+    known = {name for r in load_results(results / case.name)[0] if r.status is RunStatus.OK for name in metric_names(r)}
     if known and metric.metric_name not in known:
         raise UsageError(
-            f"unknown metric {metric.metric_name} for case {case}; its metrics: {', '.join(sorted(known))}"
+            f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(sorted(known))}"
         )
 
 
-def prober_for(options: RangeOptions, envs: list[ReleaseEnv], processes: int | None = None) -> ReleaseProber:
+def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
+    measuring = options.measuring
     return ReleaseProber(
         {env.jax: env for env in envs},
-        options.case.name,
+        options.case,
         options.sizes,
         options.profile,
-        options.results,
-        ["--warmup", str(options.warmup), "--timeout", str(options.timeout)],
-        options.repeats,
-        options.max_seconds,
-        processes or options.processes,
+        options.places.results,
+        measuring.settings,
         progress,
-        script=None if options.case.script is None else options.case.path,
-        script_args=() if options.case.script is None else options.case.script.args,
-        max_processes=options.max_processes,
-        time_budget=options.time_budget,
+        max_processes=measuring.max_processes,
+        time_budget=measuring.time_budget,
         decide_metrics=() if options.metric is None else (options.metric.metric_name,),
     )
-
-
-def write_json(options: RangeOptions, kind: str, body: dict[str, Any]) -> None:
-    """``--json FILE``: the answer as data, where the user asked for it."""
-    if options.json is not None:
-        write_text(options.json, dumps(document(kind, body)))
-        progress(f"written: {options.json}")
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, text)  # the reports folder may hold a link planted at this name: replaced, not followed
-    progress(f"written: {path}")
-
-
-def stem_for(options: RangeOptions) -> str:
-    """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
-    return answer_stem(
-        options.command, options.case.name, options.first, options.last,
-        criterion=criterion(options.metric, options.claim), sizes=options.sizes, profile=options.profile,
-    )  # fmt: skip
 
 
 def triage_command(options: RangeOptions) -> str:
@@ -107,7 +90,7 @@ def triage_command(options: RangeOptions) -> str:
     elif options.claim:
         words.append("--claim")
     words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-    words += ["--profile", options.profile, "--processes", str(options.processes)]
+    words += ["--profile", options.profile, "--processes", str(options.measuring.processes)]
     return " ".join(words)
 
 
@@ -119,22 +102,12 @@ def no_change_hint(options: RangeOptions) -> str:
 
 
 def undecided_hint(options: RangeOptions) -> str:
+    most = options.measuring.max_processes
     return (
-        f"Undecided, not unchanged: the endpoints were measured together up to {options.max_processes} processes "
-        f"each and the statistics could tell neither a change nor its absence. More processes would decide: the "
-        f"same command with `--max-processes {2 * options.max_processes}` (stored results are reused), best while "
-        "nothing else loads the machine"
+        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes each and the "
+        "statistics could tell neither a change nor its absence. More processes would decide: the same command "
+        f"with `--max-processes {2 * most}` (stored results are reused), best while nothing else loads the machine"
     )
-
-
-def setting_for(options: RangeOptions, envs: list[ReleaseEnv], started: float, **more: Any) -> Setting:
-    """What a bisect, sweep or triage searched, with the wall time since ``started`` (``time.monotonic``)."""
-    jaxlib = {env.jax: env.jaxlib for env in envs}
-    wall_s = time.monotonic() - started
-    return Setting(
-        options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
-        target=tuple(target_words(options.case)), **more,
-    )  # fmt: skip
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
@@ -152,3 +125,64 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     if options.metric is not None:
         return [options.metric]
     return [] if options.claim else None
+
+
+@dataclass
+class RangeRun:
+    """A bisect, sweep or triage under way: its checked options, the releases of its plan, the prober that measures
+    them, and when it started."""
+
+    options: RangeOptions
+    envs: list[ReleaseEnv]
+    prober: ReleaseProber
+    started: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def start(cls, options: RangeOptions) -> RangeRun:
+        """Stored results checked and the release plan read, before anything is installed."""
+        check_stored(options)
+        envs = plan_for(options)
+        return cls(options, envs, prober_for(options, envs))
+
+    @property
+    def releases(self) -> list[str]:
+        return [env.jax for env in self.envs]
+
+    def setting(self, **more: Any) -> Setting:
+        """What was searched, with the wall time so far."""
+        options = self.options
+        jaxlib = {env.jax: env.jaxlib for env in self.envs}
+        wall_s = time.monotonic() - self.started
+        return Setting(
+            options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
+            target=tuple(target_words(options.case)), **more,
+        )  # fmt: skip
+
+    def stem(self, options: RangeOptions | None = None) -> str:
+        """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
+        o = options or self.options
+        return answer_stem(
+            o.command, o.case.name, o.first, o.last,
+            criterion=criterion(o.metric, o.claim), sizes=o.sizes, profile=o.profile,
+        )  # fmt: skip
+
+    def publish(self, answer: Answer, stem: str, *, data_file: bool) -> None:
+        """The answer printed, its page written under the reports folder (with ``data_file``, its data beside it)."""
+        print(answer.text, end="")
+        out = self.options.places.out
+        _write(inside(out, f"{stem}.md"), answer.markdown)
+        if data_file:
+            _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
+
+    def write_json(self, kind: str, body: dict[str, Any]) -> None:
+        """``--json FILE``: the answer as data, where the user asked for it."""
+        where = self.options.places.json
+        if where is not None:
+            write_text(where, dumps(document(kind, body)))
+            progress(f"written: {where}")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, text)  # the reports folder may hold a link planted at this name: replaced, not followed
+    progress(f"written: {path}")

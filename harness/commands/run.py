@@ -1,4 +1,8 @@
-"""``run``: measure cases (or a plain script) on the JAX installed here, or on each side of a plan, and store them."""
+"""``run``: measure cases (or a plain script) on the JAX installed here, or on each side of a plan, and store them.
+
+``measure_run`` is the measurement as a function (``calibrate`` runs it several times, each a separate run
+with workers of its own); ``execute`` adds the summary line and the exit status.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,15 @@ from harness.analysis.sequential import open_comparison
 from harness.cli import options
 from harness.cli.run import RunOptions
 from harness.errors import UsageError
-from harness.measure.runner import PlannedRun, Recorder, run_all
+from harness.measure.cells import PlannedRun
+from harness.measure.runner import Measured, measure
 from harness.store.schema import RunStatus
 
 ALREADY_MEASURED = "already measured"  # a cell passed over on resume, counted apart from the statuses
 
 
-def execute(opts: RunOptions) -> int:
+def plan_of(opts: RunOptions) -> list[PlannedRun]:
+    """Every case at every size point of its effort (with ``--size`` applied), in order."""
     effort = opts.settings.effort
     plan = [
         PlannedRun(case, point)
@@ -24,20 +30,29 @@ def execute(opts: RunOptions) -> int:
     ]
     if not plan:
         raise UsageError(f"nothing to run: no size points for effort {effort!r}")
+    return plan
+
+
+def measure_run(opts: RunOptions) -> list[Measured]:
+    """The run ``opts`` describe, measured and stored: one ``Measured`` per planned cell and side."""
+    plan = plan_of(opts)
     options.prove_writable(opts.results)
-    with Recorder(
-        opts.results, opts.sides, opts.settings, opts.seed, opts.budget,
+    return measure(
+        plan, opts.sides, opts.settings, opts.results, seed=opts.seed, budget=opts.budget, resume=opts.resume,
         detectable=detectable_in_records, undecided=open_comparison,
-    ) as recorder:  # fmt: skip
-        outcomes = run_all(plan, recorder, resume=opts.resume)
+    )  # fmt: skip
+
+
+def execute(opts: RunOptions) -> int:
+    outcomes = measure_run(opts)
     counts: dict[str, int] = {}
-    for _, cell_run, _ in outcomes:
-        status = ALREADY_MEASURED if cell_run is None else cell_run.status
+    for outcome in outcomes:
+        status = ALREADY_MEASURED if outcome.run is None else outcome.run.status
         counts[status] = counts.get(status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    stored = sum(1 for _, _, path in outcomes if path is not None)
-    sides = len(recorder.sides)
-    cells = f"{len(plan)} cells" + (f" on {sides} sides" if sides > 1 else "")
+    stored = sum(1 for outcome in outcomes if outcome.stored is not None)
+    sides = len(opts.sides)
+    cells = f"{len(outcomes) // sides} cells" + (f" on {sides} sides" if sides > 1 else "")
     print(f"{cells}, {stored} results stored under {opts.results}: {summary}", file=sys.stderr)
     bad = sum(n for status, n in counts.items() if status not in (RunStatus.OK, RunStatus.SKIPPED, ALREADY_MEASURED))
     return 1 if opts.strict and bad else 0

@@ -8,7 +8,9 @@ from harness.catalogue import search
 from harness.catalogue.sizes import PlannedPoint
 from harness.cli.search import SearchOptions
 from harness.errors import UsageError
-from harness.measure.runner import PlannedRun, Recorder, describe, point_claim, release_label, this_side
+from harness.measure.cells import PlannedRun, describe, point_claim
+from harness.measure.runner import Recorder
+from harness.measure.sides import release_label, this_side
 from harness.store.files import replace_file
 from harness.units import sizes_text
 

@@ -6,12 +6,7 @@ a Ctrl-C at the terminal reaches the harness alone, which then kills the running
 process with its whole process group and ends the worker; and it ends with the harness
 (``PR_SET_PDEATHSIG``, Linux only), taking its case process and all it started with it.
 
-Isolation (what the worker does per case process):
-
-- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a
-  case process skips a 1.5 s JAX import and still starts its own backend, devices and
-  compilation caches with the side's XLA flags;
-- ``spawn`` makes each forked process ``exec`` a new ``python -m harness.measure.child``.
+Isolation (what the worker does per case process): ``harness.measure.isolation``.
 """
 
 from __future__ import annotations
@@ -28,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.host.environment import REPO_ROOT, scrub
-from harness.measure.worker import ISOLATIONS, worker_dies_with_harness
+from harness.measure.worker import worker_dies_with_harness
 
-__all__ = ["ISOLATIONS", "Exited", "Worker", "WorkerGone", "default_isolation", "kill_group"]
+__all__ = ["Exited", "Worker", "WorkerGone", "kill_group"]
 
-GPU_PLATFORMS = ("cuda", "rocm", "gpu")
 # Seconds a worker may take to import JAX and take the host's facts on a busy machine.
 READY_TIMEOUT_S = 300.0
 # Seconds to wait for the worker to report a case process it was told to kill.
@@ -40,18 +34,6 @@ REAP_TIMEOUT_S = 30.0
 # Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is killed.
 CLOSE_TIMEOUT_S = 5.0
 LOG_TAIL_LINES = 15
-
-
-def default_isolation(environ: dict[str, str] | None = None) -> str:
-    """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``.
-
-    A ``fork`` worker imports JAX, which with a CUDA plugin installed loads CUDA
-    libraries; CUDA forbids a fork only after it initialised, which that import should
-    not do, but this is not verified on every release.  A GPU run spends seconds
-    compiling, so the import a fresh interpreter costs (about 1.5 s) buys certainty.
-    """
-    platforms = (os.environ if environ is None else environ).get("JAX_PLATFORMS", "")
-    return "spawn" if any(p.strip() in GPU_PLATFORMS for p in platforms.split(",")) else "fork"
 
 
 class WorkerGone(Exception):

@@ -30,6 +30,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,16 @@ def load_plan(path: Path) -> list[Side]:
                     "profile label"
                 )
     return sides
+
+
+def release_label() -> str:
+    """The jax release installed here, as results name it."""
+    try:
+        return metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def this_side(profile: str) -> Side:
+    """The side of a run without a plan: this interpreter and environment, the JAX installed here."""
+    return Side(release=release_label(), profile=profile, interpreter=sys.executable, env={})

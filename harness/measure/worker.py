@@ -55,6 +55,7 @@ import warnings
 from pathlib import Path
 from typing import IO, Any
 
+from harness.measure.isolation import ISOLATIONS
 from harness.measure.lifetime import PR_SET_CHILD_SUBREAPER, die_with_parent, prctl
 
 # Older JAX releases (0.4.26 among them) warn on every ``os.fork()`` once JAX is imported,
@@ -62,7 +63,6 @@ from harness.measure.lifetime import PR_SET_CHILD_SUBREAPER, die_with_parent, pr
 # warning is about — so its forks are as safe as a new interpreter.
 warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
 
-ISOLATIONS = ("fork", "spawn")
 # Imported once by a ``fork`` worker, so that each case process starts with them loaded.
 PRELOAD = ("jax", "jax.numpy", "numpy", "harness.measure.child")
 # Exit code of a case process that ended by an exception outside the case's own code

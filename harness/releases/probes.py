@@ -1,10 +1,10 @@
 """Measure one case at fixed sizes on one jax release, or reuse what the results folder holds.
 
 A probe first looks for a stored result of the cell (case, release, profile, sizes);
-only when there is none does it install the release into its cached venv and run
-``python -m harness run`` there, which stores the result as any sweep does (same
-child process, same measurement lock).  A release that cannot be installed has no
-result: the search skips it.
+only when there is none does it install the release into its cached venv and measure
+it there, a side whose worker runs in that venv (``harness.measure.runner.measure``,
+as ``run`` measures: same case process, same measurement lock, the result stored as
+any run's).  A release that cannot be installed has no result: the search skips it.
 
 Each measurement runs in ``processes`` case processes (``--processes``), since the
 statistics and the claim are settled over processes: a stored result measured in fewer
@@ -15,22 +15,30 @@ on (more samples within each process would not).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import json
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from harness.analysis.sequential import open_comparison
+from harness.analysis.spending import CHANGES
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.sizes import DEFAULT_SEED, Budget
+from harness.errors import HarnessError
 from harness.host.environment import machine_identity
+from harness.measure import runner
+from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.releases import venvs
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
+from harness.store.schema import Settings
+
+# The measurement a prober runs (``harness.measure.runner.measure``), as a test may stand in for it.
+Measure = Callable[..., list[runner.Measured]]
 
 Pair = tuple[str, str]  # the two releases around a step, older first
 
@@ -51,60 +59,45 @@ class ReleaseProber:
     """Results of one case at one set of sizes under one profile, release by release."""
 
     envs: dict[str, ReleaseEnv]
-    case: str
+    case: CaseInfo  # or a plain script in its place (``--script``)
     sizes: dict[str, int]
     profile: str
     results_dir: Path
-    run_options: Sequence[str]  # passed on to ``harness run``: --warmup, --timeout
-    repeats: int  # samples per program in each process
-    max_seconds: float
-    processes: int  # case processes per measurement: the statistics' unit
+    # How each case process samples, and ``processes`` of them per measurement: the statistics' unit.
+    settings: Settings
     progress: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
     # Only results measured here are reused: timings from another machine do not compare.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     together: set[str] = field(default_factory=set)  # releases measured in one interleaved run
     # Which stored results this prober counts at all (None: every one); see ``first_round``.
     accept: Callable[[StoredResult], bool] | None = None
-    script: Path | None = None  # a plain script measured in place of the case (``--script``)
-    script_args: tuple[str, ...] = ()  # its command line (``--script-arg``)
     # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours is open
-    # (``run --decide``), up to ``max_processes`` each and within ``time_budget`` seconds a measurement.
+    # (measured until decided), up to ``max_processes`` each and within ``time_budget`` seconds a measurement.
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
+    measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
+
+    @property
+    def processes(self) -> int:
+        return self.settings.processes
 
     def stored(self, release: str) -> StoredResult | None:
-        return newest_result(self.results_dir, self.case, release, self.profile, self.sizes, self.machine, self.accept)
+        return newest_result(
+            self.results_dir, self.case.name, release, self.profile, self.sizes, self.machine, self.accept
+        )
 
     def reusable(self, release: str) -> StoredResult | None:
         """The stored result of the cell on ``release``, if enough processes measured it."""
         previous = self.stored(release)
         return previous if previous is not None and len(previous.result.processes) >= self.processes else None
 
-    def _measure_options(self, processes: int) -> list[str]:
-        return [
-            *(["--case", self.case] if self.script is None else ["--script", str(self.script.resolve())]),
-            *(f"--script-arg={value}" for value in self.script_args),
-            "--results", str(self.results_dir.resolve()),
-            *(f"--size={k}={v}" for k, v in self.sizes.items()),
-            *self.run_options,
-            "--repeats", str(self.repeats), "--max-seconds", str(self.max_seconds), "--processes", str(processes),
-        ]  # fmt: skip
-
-    def _decide_options(self, processes: int, decide: str) -> list[str]:
-        """``run``'s options for measuring sides until decided (``decide``: "changes", "all" or "off")."""
-        if decide == "off" or self.max_processes is None:
-            return ["--decide", "off"]
-        words = ["--decide", decide, "--max-processes", str(max(processes, self.max_processes))]
-        words += [f"--decide-metric={name}" for name in self.decide_metrics]
-        return words + ([] if self.time_budget is None else ["--time-budget", f"{self.time_budget:g}"])
-
     def measure_together(
         self,
         releases: Sequence[str],
         *,
         anew: bool = False,
-        decide: str = "changes",
+        decide: str = CHANGES,
         pairs: Mapping[Pair, tuple[str, ...]] | None = None,
     ) -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
@@ -128,16 +121,16 @@ class ReleaseProber:
         """
         if not again and self.reusable(release) is not None:
             return self(good), self(release), self(bad)
-        before = {r: self.stored(r) for r in (good, release, bad)}
         processes = 2 * self.processes if again else self.processes
         started = time.monotonic()
-        if release not in self._interleaved([good, release, bad], processes):
+        measured = self._interleaved([good, release, bad], processes)
+        if release not in measured:
             return self(good), self(release, again), self(bad)
         seconds = time.monotonic() - started
         probes = []
         for each in (good, release, bad):
-            found, previous = self.stored(each), before[each]
-            if found is None or (previous is not None and found.id == previous.id):
+            found = measured.get(each)
+            if found is None:
                 probes.append(Probe(each, None, "the interleaved run stored no result"))
             else:
                 count = len(found.result.processes)
@@ -145,17 +138,24 @@ class ReleaseProber:
                 probes.append(Probe(each, found, note))
         return tuple(probes)
 
-    def _interleaved(
-        self,
-        releases: Sequence[str],
-        processes: int,
-        decide: str = "changes",
-        pairs: Mapping[Pair, tuple[str, ...]] | None = None,
-    ) -> list[str]:
-        """One ``harness run`` of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
-        each side against the next, or only within ``pairs``); the releases it measured (those that could
-        be installed, when at least two could)."""
-        sides: list[dict[str, Any]] = []
+    def _settings(self, processes: int, decide: str, sides: int) -> Settings:
+        """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with ``decide``
+        (and sides to compare, and a most to go to), measured until decided."""
+        deciding = decide != "off" and self.max_processes is not None and sides > 1
+        return dataclasses.replace(
+            self.settings,
+            processes=processes,
+            # With several processes the spread of cold compiles shows between them; one each is enough.
+            compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
+            decide=decide if deciding else None,
+            max_processes=max(processes, self.max_processes or 0) if deciding else None,
+            decide_metrics=(self.decide_metrics or None) if deciding else None,
+            decide_budget_s=self.time_budget if deciding else None,
+        )
+
+    def _installed(self, releases: Sequence[str]) -> list[Side]:
+        """A side for each release of ``releases`` that could be installed, in order."""
+        sides = []
         for number, release in enumerate(releases, start=1):
             env = self.envs[release]
             self.progress(
@@ -163,26 +163,49 @@ class ReleaseProber:
                 "(installed once, then reused)"
             )
             if venvs.ensure(env) is None:
-                sides.append({"release": release, "profile": self.profile, "interpreter": str(env.interpreter)})
+                sides.append(Side(release, self.profile, str(env.interpreter)))
+        return sides
+
+    def _measured(self, sides: list[Side], settings: Settings) -> dict[str, StoredResult | None]:
+        """One measurement of the case on ``sides``: each side's stored result, by release (None: it stored
+        none).  A measurement the harness cannot carry out (a worker that does not start) says why."""
+        plan = [PlannedRun(self.case, point) for point in self.case.plan(
+            settings.effort, self.sizes, seed=DEFAULT_SEED, budget=Budget.for_this_machine()
+        )]  # fmt: skip
+        try:
+            outcomes = self.measure(plan, sides, settings, self.results_dir, progress=self.progress,
+                                    undecided=open_comparison)  # fmt: skip
+        except HarnessError as exc:
+            self.progress(f"  not measured: {exc}")
+            return dict.fromkeys((side.release for side in sides), None)
+        return {outcome.side.release: outcome.stored for outcome in outcomes}
+
+    def _interleaved(
+        self,
+        releases: Sequence[str],
+        processes: int,
+        decide: str = CHANGES,
+        pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+    ) -> dict[str, StoredResult | None]:
+        """One measurement of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
+        each side against the next, or only within ``pairs``); what it stored, by release measured (none
+        unless at least two releases could be installed)."""
+        sides = self._installed(releases)
         if len(sides) < 2:
-            return []
+            return {}
         if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
-            for side, following in itertools.pairwise(sides):
-                moved = pairs.get((side["release"], following["release"]), ())
-                side["compare_next"] = bool(moved)
-                if moved:
-                    side["compare_metrics"] = list(moved)
-        deciding = "off" not in self._decide_options(processes, decide)
-        until = f", then until decided (at most {self.max_processes})" if deciding else ""
+            compared = [self._compared(side, following, pairs) for side, following in itertools.pairwise(sides)]
+            sides = [*compared, sides[-1]]
+        settings = self._settings(processes, decide, len(sides))
+        until = f", then until decided (at most {settings.max_processes})" if settings.decide else ""
         self.progress(f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved")
-        with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:
-            plan = Path(scratch) / "sides.json"
-            plan.write_text(json.dumps(sides))
-            # This interpreter drives (it needs no JAX); each side's worker runs in its release's venv.
-            command = [sys.executable, "-m", "harness", "run", "--sides", str(plan), "--force"]
-            options = [*self._measure_options(processes), *self._decide_options(processes, decide)]
-            subprocess.run([*command, *options], cwd=venvs.REPO, check=False)
-        return [side["release"] for side in sides]
+        return self._measured(sides, settings)
+
+    @staticmethod
+    def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
+        """``side`` compared with ``following`` on the metrics its step moved, if the two make a step."""
+        moved = pairs.get((side.release, following.release), ())
+        return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))
 
     def __call__(self, release: str, again: bool = False) -> Probe:
         previous = self.stored(release)
@@ -200,14 +223,11 @@ class ReleaseProber:
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
-        force = ["--force"] if again or previous is not None else []
-        command = [str(env.interpreter), "-m", "harness", "run", "--profile", self.profile, *force]
-        command += self._measure_options(processes)
-        done = subprocess.run(command, cwd=venvs.REPO, check=False)
-        found = self.stored(release)
+        side = Side(release, self.profile, str(env.interpreter))
+        found = self._measured([side], self._settings(processes, "off", 1)).get(release)
         seconds = time.monotonic() - started
-        if found is None or (previous is not None and found.id == previous.id):
-            return Probe(release, None, f"harness run stored no result (exit code {done.returncode})")
+        if found is None:
+            return Probe(release, None, "the measurement stored no result")
         how = "measured again in twice the processes" if again else "measured"
         return Probe(release, found, f"{how} ({processes}) in {seconds:.0f} s (install included)")
 
@@ -246,7 +266,7 @@ class PairConfirmer:
         label = Side(partner, self.prober.profile, "").label
         prober = self.prober
         return newest_result(
-            prober.results_dir, prober.case, release, prober.profile, prober.sizes, prober.machine,
+            prober.results_dir, prober.case.name, release, prober.profile, prober.sizes, prober.machine,
             lambda r: is_confirmation(r, prober.processes) and label in r.result.interleaved_with,
         )  # fmt: skip
 

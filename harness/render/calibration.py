@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from harness.analysis.power import DETECTION_POWER
-from harness.analysis.significance import DEFAULT_THRESHOLDS
+from harness.analysis.significance import DEFAULT_THRESHOLDS, DETECTION_POWER
 from harness.render.text import inline
 from harness.store.calibrations import CalibrationRun
 from harness.units import format_ratio, short_machine, sizes_text

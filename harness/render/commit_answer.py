@@ -19,6 +19,7 @@ from harness.releases.triage import Confirmation
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
     CLASSIFICATION,
+    Answer,
     against_cell,
     answer_head,
     median_cell,
@@ -165,3 +166,9 @@ def commits_hint(setting: Setting, change: Confirmation) -> str:
     words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
     words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
     return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"
+
+
+def commit_bisect_answer(found: CommitBisect, setting: Setting) -> Answer:
+    return Answer(
+        commit_bisect_text(found, setting), commit_bisect_markdown(found, setting), commit_bisect_json(found, setting)
+    )

@@ -22,7 +22,7 @@ from harness.analysis.groups import release_key
 from harness.analysis.metrics import metric_samples
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import scrub, shareable_variables
-from harness.measure.runner import tail
+from harness.measure.case_process import tail
 from harness.metric_names import JSON, PROCESS, MetricKey
 from harness.render.tables import markdown_table
 from harness.store.results import StoredResult

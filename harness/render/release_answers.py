@@ -6,6 +6,7 @@ known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,16 @@ from harness.render.text import inline
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, format_p, format_ratio
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A range command's answer, rendered: for the terminal, for the reports folder, and as data."""
+
+    text: str
+    markdown: str
+    data: dict[str, Any]
+
 
 CLASSIFICATION = (
     "A probe is *bad* when it is significantly different from the good endpoint in the direction the bad endpoint "
@@ -330,3 +341,12 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
             for (metric, release), comparison in found.comparisons.items()
         ],
     }
+
+
+def bisect_answer(found: BisectOutcome, setting: Setting, hint: str = "") -> Answer:
+    text, markdown = bisect_text(found, setting, hint), bisect_markdown(found, setting, hint)
+    return Answer(text, markdown, bisect_json(found, setting, hint))
+
+
+def sweep_answer(found: SweepOutcome, setting: Setting) -> Answer:
+    return Answer(sweep_text(found, setting), sweep_markdown(found, setting), sweep_json(found, setting))

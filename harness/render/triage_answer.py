@@ -17,6 +17,7 @@ from harness.render.commit_answer import commits_hint
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
     RELEASE_HEADERS,
+    Answer,
     against_cell,
     release_rows,
     releases_markdown,
@@ -187,3 +188,13 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "answers": found.answers(),
         "family_error": found.family_error(setting.thresholds),
     }
+
+
+def triage_answer(found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str) -> Answer:
+    """The triage's answer, its plot drawn under ``out`` beside the page."""
+    plot = draw_triage_plot(found, setting, out, stem)
+    return Answer(
+        triage_text(found, setting, processes),
+        triage_markdown(found, setting, processes, plot),
+        triage_json(found, setting),
+    )

@@ -272,6 +272,11 @@ def newest_result(
     return newest_results(root, case, release, profile, machine, accept).get(cell_key(case, release, profile, sizes))
 
 
+def read_result(path: Path) -> StoredResult:
+    """The result stored at ``path``, read as every reader reads it; OSError, DocumentProblem or SchemaError."""
+    return StoredResult.from_document(path, parse_document(read_bounded(path)))
+
+
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     """Every usable result under ``root`` once, parsed, and a problem for every file that is not used."""
     results: list[StoredResult] = []
@@ -281,16 +286,11 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if path.name.startswith(".tmp-") or path.is_dir() or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
             continue
         try:
-            data = parse_document(read_bounded(path))
+            stored = read_result(path)
         except OSError as exc:
             problems.append(LoadProblem(path, f"unreadable ({exc.strerror or exc})"))
             continue
-        except DocumentProblem as exc:
-            problems.append(LoadProblem(path, str(exc)))
-            continue
-        try:
-            stored = StoredResult.from_document(path, data)
-        except SchemaError as exc:
+        except (DocumentProblem, SchemaError) as exc:
             problems.append(LoadProblem(path, str(exc)))
             continue
         first = seen.setdefault(stored.id, (stored.content_hash, path))

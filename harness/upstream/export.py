@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo, check_overrides
+from harness.catalogue.discovery import SOURCE_ENCODING, CaseInfo
 from harness.errors import UsageError
 from harness.units import sizes_text
 
@@ -52,12 +52,6 @@ ImportUnit = tuple[str, str | None, str | None]
 
 class _Refused(Exception):
     """An export problem, turned into a UsageError naming the case."""
-
-
-def script_sizes(case: CaseInfo, overrides: Mapping[str, int]) -> dict[str, int]:
-    """The case's first anchor with ``overrides`` applied (unknown size names are refused)."""
-    check_overrides([case], dict(overrides))
-    return {**case.anchors[0], **overrides} if case.anchors else dict(overrides)
 
 
 def export_script(case: CaseInfo, sizes: Mapping[str, int], settings: Mapping[str, Any]) -> str:

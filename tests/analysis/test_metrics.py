@@ -13,17 +13,13 @@ from harness.analysis.metrics import (
     union_keys,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Verdict
-from harness.store.results import StoredResult, load_results
-from tests.conftest import FIXTURES, derive, in_processes, real_result, v1_result, write_results
-
-
-def stored(data):
-    return StoredResult.from_document(FIXTURES, data)
+from harness.store.results import load_results
+from tests.conftest import FIXTURES, as_stored, derive, in_processes, real_result, v1_result, write_results
 
 
 def test_series_are_the_raw_samples_programs_first():
     data = real_result("async_dispatch-0.12.0.1")
-    series = sample_series(stored(data))
+    series = sample_series(as_stored(data))
     assert list(series) == [
         MetricKey("eager", "wall"),
         MetricKey("eager", "dispatch"),
@@ -41,14 +37,14 @@ def test_series_are_the_raw_samples_programs_first():
         [s["marks_ns"][-1] for s in p["programs"]["jit"]["samples"]] for p in processes
     ]
     assert series[MetricKey("jit", "compile")] == [p["compiled"]["jit"]["compile_ns"] for p in processes]
-    one = stored(v1_result("async_dispatch-0.12.0.1"))
+    one = as_stored(v1_result("async_dispatch-0.12.0.1"))
     assert all(len(found) == 1 for found in sample_series(one).values()), "one process: one list per metric"
     assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
 
 
 def test_series_of_a_scan_use_the_last_step_for_dispatch():
     data = real_result("scan_sync-0.12.0.1")
-    dispatch = sample_series(stored(data))[MetricKey("two_scans", "dispatch")]
+    dispatch = sample_series(as_stored(data))[MetricKey("two_scans", "dispatch")]
     programs = [p["programs"]["two_scans"] for p in data["processes"]]
     assert all(len(s["marks_ns"]) == 2 for program in programs for s in program["samples"]), "two steps"
     assert dispatch == [[s["marks_ns"][1] for s in program["samples"]] for program in programs]
@@ -58,7 +54,7 @@ def test_a_program_gives_only_the_kinds_it_measured():
     data = real_result("async_dispatch-0.12.0.1")
     for process in data["processes"]:
         process["programs"]["jit"]["kinds"] = ["wall"]  # as a plain script's whole-process time is stored
-    series = sample_series(stored(data))
+    series = sample_series(as_stored(data))
     assert MetricKey("jit", "wall") in series and MetricKey("jit", "dispatch") not in series
     assert MetricKey("eager", "dispatch") in series
 
@@ -66,11 +62,11 @@ def test_a_program_gives_only_the_kinds_it_measured():
 def test_series_keep_each_finished_process_apart():
     data = real_result("async_dispatch-0.12.0.1")
     walls = [s["wall_ns"] for s in data["processes"][0]["programs"]["jit"]["samples"]]
-    several = stored(in_processes(data, ["ok", "crashed", "ok"]))
+    several = as_stored(in_processes(data, ["ok", "crashed", "ok"]))
     series = sample_series(several)
     assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], "the crashed process has none"
     assert len(series[MetricKey("jit", "compile")]) == 2
-    assert list(series) == list(sample_series(stored(data))), "the same metrics in the same order"
+    assert list(series) == list(sample_series(as_stored(data))), "the same metrics in the same order"
 
 
 def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
@@ -78,7 +74,7 @@ def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
     slower = derive(data, scale=1.3)
     for process in slower["processes"]:
         del process["programs"]["eager"]
-    compared, only_a, only_b = compare_runs(stored(data), stored(slower))
+    compared, only_a, only_b = compare_runs(as_stored(data), as_stored(slower))
     verdicts = {m.key: m.comparison.verdict for m in compared}
     assert verdicts[MetricKey("jit", "wall")] == Verdict.SLOWER
     assert only_a == [MetricKey("eager", "wall"), MetricKey("eager", "dispatch")] and only_b == []
@@ -111,12 +107,12 @@ def test_union_keeps_first_appearance_order():
 
 
 def test_hlo_facts_are_optional():
-    assert hlo_facts(stored(v1_result("async_dispatch-0.12.0.1"))) == {}
+    assert hlo_facts(as_stored(v1_result("async_dispatch-0.12.0.1"))) == {}
     without = real_result("async_dispatch-0.12.0.1")
     for process in without["processes"]:
         del process["compiled"]["jit"]["hlo"]
-    assert hlo_facts(stored(without)) == {}
-    facts = hlo_facts(stored(real_result("async_dispatch-0.12.0.1")))
+    assert hlo_facts(as_stored(without)) == {}
+    facts = hlo_facts(as_stored(real_result("async_dispatch-0.12.0.1")))
     assert set(facts) == {"jit"} and facts["jit"]["fusions"] == 4 and facts["jit"]["while_loops"] == 0
     [synthetic, _] = load_results(FIXTURES / "synthetic")[0]
     facts = hlo_facts(synthetic)
@@ -127,8 +123,8 @@ def test_hlo_facts_are_optional():
 def test_results_know_whether_they_were_measured_in_one_run():
     data = real_result("scan_sync-0.12.0.1")
     one, same, other = (derive(data, invocation=name, profile=p) for name, p in (("r1", "a"), ("r1", "b"), ("r2", "c")))
-    assert not separate_invocations(stored(one).result, stored(same).result)
-    assert separate_invocations(stored(one).result, stored(other).result)
+    assert not separate_invocations(as_stored(one).result, as_stored(same).result)
+    assert separate_invocations(as_stored(one).result, as_stored(other).result)
     # Results stored before invocations were recorded: interleaved when both name other sides and overlap in time.
     end = data["window_unix_ns"][1]
     older = [derive(data, profile=p, interleaved_with=["x"]) for p in "ab"]
@@ -136,15 +132,15 @@ def test_results_know_whether_they_were_measured_in_one_run():
         document.pop("invocation", None)
     apart = derive(older[1], window_unix_ns=[end + 1, end + 2])
     alone = derive(older[1], interleaved_with=[])
-    assert not separate_invocations(stored(older[0]).result, stored(older[1]).result)
-    assert separate_invocations(stored(older[0]).result, stored(apart).result)
-    assert separate_invocations(stored(older[0]).result, stored(alone).result)
+    assert not separate_invocations(as_stored(older[0]).result, as_stored(older[1]).result)
+    assert separate_invocations(as_stored(older[0]).result, as_stored(apart).result)
+    assert separate_invocations(as_stored(older[0]).result, as_stored(alone).result)
 
 
 def test_separate_runs_are_compared_with_the_spread_between_invocations():
     data = real_result("scan_sync-0.12.0.1")
-    a, b = stored(derive(data, invocation="r1")), stored(derive(data, invocation="r2", scale=1.06))
-    c = stored(derive(data, invocation="r1", profile="other", scale=1.06))
+    a, b = as_stored(derive(data, invocation="r1")), as_stored(derive(data, invocation="r2", scale=1.06))
+    c = as_stored(derive(data, invocation="r1", profile="other", scale=1.06))
     separate = {m.key: m.comparison for m in compare_runs(a, b)[0]}
     together = {m.key: m.comparison for m in compare_runs(a, c)[0]}
     wall = MetricKey("two_scans", "wall")
@@ -155,13 +151,13 @@ def test_separate_runs_are_compared_with_the_spread_between_invocations():
 
 def test_separate_runs_under_load_give_no_verdict_and_say_why():
     data = real_result("scan_sync-0.12.0.1")
-    base = stored(derive(data, invocation="r1"))
+    base = as_stored(derive(data, invocation="r1"))
     loaded = derive(data, invocation="r2", scale=2.0)
     loaded["processes"][0]["load"].update(other_cpu_cores=1.0, loaded=True)
     wall = MetricKey("two_scans", "wall")
-    apart = {m.key: m.comparison for m in compare_runs(base, stored(loaded))[0]}
+    apart = {m.key: m.comparison for m in compare_runs(base, as_stored(loaded))[0]}
     assert apart[wall].verdict == Verdict.INCONCLUSIVE and apart[wall].ratio == pytest.approx(2.0)
     assert SEPARATE_UNDER_LOAD in apart[wall].flags
-    together = {m.key: m.comparison for m in compare_runs(base, stored({**loaded, "invocation": "r1"}))[0]}
+    together = {m.key: m.comparison for m in compare_runs(base, as_stored({**loaded, "invocation": "r1"}))[0]}
     assert together[wall].verdict == Verdict.SLOWER, "interleaved sides share the load: a verdict stands"
     assert SEPARATE_UNDER_LOAD not in together[wall].flags

@@ -8,9 +8,10 @@ import pytest
 from harness.analysis.metrics import sample_series
 from harness.analysis.noise_floor import invocation_spread, summarize_calibration
 from harness.store.calibrations import append_calibration, read_calibration
-from tests.conftest import derive, real_result, v1_result
-from tests.store.test_calibrations import a_calibration, stored
 from tests.commands.test_calibrate import FAST, plan
+from tests.conftest import as_stored as stored
+from tests.conftest import derive, real_result, v1_result
+from tests.store.test_calibrations import a_calibration
 
 
 def test_a_result_of_one_process_is_one_list_per_metric():

@@ -12,6 +12,7 @@ import pytest
 from harness.catalogue import discovery
 from harness.catalogue.outline import outline
 from harness.commands.listing import describe_case
+from tests.conftest import harness_command
 
 CASES = discovery.discover()
 STDLIB = set(sys.stdlib_module_names)
@@ -97,7 +98,7 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
         args = [arg for name, low in sizes.items() for arg in ("--size", f"{name}={max(low, 2)}")]
         args += [f"--case={case.name}" for case in chosen]
         done = subprocess.run(
-            [sys.executable, "-m", "harness", "run", *args, *options],
+            harness_command("run", *args, *options),
             cwd=tmp_path,
             capture_output=True,
             text=True,

@@ -8,12 +8,13 @@ import sys
 import pytest
 
 from harness.catalogue import discovery, scaffold
+from harness.catalogue.discovery import anchor_sizes
 from harness.catalogue.outline import outline
 from harness.errors import UsageError
 from harness.main import main
-from harness.upstream.export import export_script, script_sizes
+from harness.upstream.export import export_script
 
-from ..conftest import REPO
+from ..conftest import REPO, harness_command
 
 
 def test_the_template_is_a_case_the_catalogue_reads(tmp_path):
@@ -23,7 +24,7 @@ def test_the_template_is_a_case_the_catalogue_reads(tmp_path):
     assert case.name == "my_case" and case.anchors and case.claim and case.source.startswith("TODO")
     shape = outline(path)
     assert shape.programs == ["loop"] and shape.compiled == ["step"] and shape.verdict_takes_sizes
-    compile(export_script(case, script_sizes(case, {}), {"compile_repeats": 1}), "my_case.py", "exec")
+    compile(export_script(case, anchor_sizes(case, {}), {"compile_repeats": 1}), "my_case.py", "exec")
 
 
 @pytest.mark.parametrize(
@@ -97,7 +98,7 @@ def test_the_template_runs_on_the_jax_installed_here_and_its_claim_is_judged(tmp
     scaffold.write_case("runs", cases)
     options = ["--size", "N=16", "--size", "K=2", "--repeats", "2", "--warmup", "1", "--processes", "1"]
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--cases-dir", str(cases), *options, "--results", str(tmp_path / "r")],
+        harness_command("run", "--cases-dir", str(cases), *options, "--results", str(tmp_path / "r")),
         capture_output=True,
         text=True,
         check=False,

@@ -4,10 +4,9 @@ import hashlib
 
 import pytest
 
-from harness.catalogue.scripts import check_results_folder, read_script, script_name
+from harness.catalogue.scripts import read_script, script_name
 from harness.errors import UsageError
-from harness.store.results import write_result
-from tests.conftest import FIXTURES, derive, real_result
+from tests.conftest import FIXTURES
 
 PLAIN = FIXTURES / "scripts" / "cumsum_loop.py"
 
@@ -42,23 +41,3 @@ def test_a_script_too_big_to_be_a_repro_is_refused_before_it_is_read(tmp_path):
         sparse.truncate(4 * 1024**3)  # 4 GB and no disk used: read whole, it exhausted memory
     with pytest.raises(UsageError, match=r"sparse.py is 4294967296 bytes, over the 4194304 a repro script may be"):
         read_script(tmp_path / "sparse.py")
-
-
-def stored_as(results, case, sha256):
-    record = derive(real_result("async_dispatch-0.12.0.1"), case=case.name)
-    if sha256 is not None:
-        record["script"] = {"file": case.script.file, "sha256": sha256}
-    write_result(results, record)
-
-
-def test_results_of_the_same_content_are_accepted_and_of_another_version_refused(tmp_path):
-    case = read_script(PLAIN)
-    check_results_folder(tmp_path / "nothing-yet", case)
-    stored_as(tmp_path / "same", case, case.script.sha256)
-    check_results_folder(tmp_path / "same", case)
-    stored_as(tmp_path / "other", case, "0" * 64)
-    with pytest.raises(UsageError, match=r"another version of it .*never mixed"):
-        check_results_folder(tmp_path / "other", case)
-    stored_as(tmp_path / "no-hash", case, None)
-    with pytest.raises(UsageError, match="something other than it"):
-        check_results_folder(tmp_path / "no-hash", case)

@@ -1,7 +1,6 @@
 """Every command's --help renders, shows its defaults and exit codes; an unknown option names the nearest one."""
 
 import subprocess
-import sys
 
 import pytest
 
@@ -9,6 +8,7 @@ from harness.cli.parser import COMMANDS, parse, validate
 from harness.cli.run import RunOptions
 from harness.errors import UsageError
 from harness.main import main
+from tests.conftest import harness_command
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -25,7 +25,7 @@ def test_every_command_renders_its_help_with_defaults_and_exit_codes(command, ca
 
 def test_help_from_a_real_process_has_no_traceback():
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--help"], capture_output=True, text=True, check=False
+        harness_command("run", "--help"), capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     out = " ".join(done.stdout.split())

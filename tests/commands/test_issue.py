@@ -14,9 +14,9 @@ from harness.catalogue import discovery
 from harness.commands import issue
 from harness.commands.issue import IssueRequest, has_a_change, programs_to_time, run_script, write_issue
 from harness.errors import UsageError
-from harness.measure.runner import Settings
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import load_results
+from harness.store.schema import Settings
 
 from ..conftest import FIXTURES
 

@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from harness.measure.launch import Worker, WorkerGone, default_isolation
-from tests.conftest import FIXTURES
+from harness.measure.isolation import default_isolation
+from harness.measure.launch import Worker, WorkerGone
+from tests.conftest import FIXTURES, alive
 
 CASES = FIXTURES / "cases"
 SETTINGS = {"warmup": 0, "repeats": 2, "min_repeats": 2, "max_seconds": 1.0, "compile_repeats": 1}
@@ -21,15 +22,6 @@ def test_a_fork_of_a_warm_worker_unless_a_gpu_is_pinned():
     assert default_isolation({}) == "fork"
     assert default_isolation({"JAX_PLATFORMS": "cuda"}) == "spawn"
     assert default_isolation({"JAX_PLATFORMS": "cpu, cuda"}) == "spawn"
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split()[2] != "Z"
 
 
 def wait_until(predicate, timeout=30.0):

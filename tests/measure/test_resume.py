@@ -11,8 +11,7 @@ import time
 import pytest
 
 from harness import main as cli
-from harness.store.results import load_results
-from tests.conftest import FIXTURES, document
+from tests.conftest import FIXTURES, alive, document, harness_command, stored_in
 
 CASES = str(FIXTURES / "cases")
 
@@ -43,49 +42,43 @@ def launch():
             process.wait()
 
 
-def stored(results):
-    found, problems = load_results(results)
-    assert problems == []
-    return found
-
-
 def test_a_second_run_skips_measured_cells_and_says_so(tmp_path, capsys):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady", "raises")) == 0
-    assert len(stored(results)) == 2
+    assert len(stored_in(results)) == 2
     capsys.readouterr()
 
     assert cli.main(harness_args(results, "steady", "raises")) == 0
     err = capsys.readouterr().err
     assert "resuming: 2 of 2 cells already in" in err
     assert "2 cells, 0 results stored" in err
-    assert len(stored(results)) == 2
+    assert len(stored_in(results)) == 2
 
     assert cli.main(harness_args(results, "steady", "raises", extra=["--retry-failed"])) == 0
-    assert sorted(r.case for r in stored(results)) == ["raises", "raises", "steady"]
+    assert sorted(r.case for r in stored_in(results)) == ["raises", "raises", "steady"]
 
     assert cli.main(harness_args(results, "steady", extra=["--force"])) == 0
-    assert sorted(r.case for r in stored(results)) == ["raises", "raises", "steady", "steady"]
+    assert sorted(r.case for r in stored_in(results)) == ["raises", "raises", "steady", "steady"]
 
 
 def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady")) == 0
-    [mine] = stored(results)
+    [mine] = stored_in(results)
     elsewhere = {**document(mine), "id": document(mine)["id"] + "-elsewhere"}
     elsewhere["host"] = {**document(mine)["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
     mine.path.unlink()
     (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
     assert cli.main(harness_args(results, "steady")) == 0
-    assert sorted(r.machine for r in stored(results)) == sorted(["0" * 16, mine.machine])
+    assert sorted(r.machine for r in stored_in(results)) == sorted(["0" * 16, mine.machine])
 
 
 def test_budget_refusals_are_not_counted_as_measured(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady", extra=["--budget", "memory=1"])) == 0
-    assert [r.status for r in stored(results)] == ["skipped"]
+    assert [r.status for r in stored_in(results)] == ["skipped"]
     assert cli.main(harness_args(results, "steady")) == 0
-    assert sorted(r.status for r in stored(results)) == ["ok", "skipped"]
+    assert sorted(r.status for r in stored_in(results)) == ["ok", "skipped"]
 
 
 def wait_for(predicate, timeout=30.0):
@@ -97,22 +90,12 @@ def wait_for(predicate, timeout=30.0):
     raise AssertionError("timed out waiting")
 
 
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is gone for our purposes.
-    with open(f"/proc/{pid}/stat") as handle:
-        return handle.read().split()[2] != "Z"
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launch, sig, code):
     results, pidfile = tmp_path / "r", tmp_path / "hang.pid"
     argv = harness_args(results, "steady", "hangs", "raises", extra=["--timeout", "120"])
     env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
-    sweep = launch([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    sweep = launch(harness_command(*argv), env=env, stderr=subprocess.PIPE, text=True)
     wait_for(pidfile.exists)
     wait_for(lambda: pidfile.read_text().strip() != "")
     hanging = int(pidfile.read_text())
@@ -123,7 +106,7 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
     assert err.strip().splitlines()[-1].startswith("harness: interrupted; every result stored so far is kept")
     assert "Traceback" not in err
     wait_for(lambda: not alive(hanging), timeout=10)
-    assert [r.case for r in stored(results)] == ["steady"]
+    assert [r.case for r in stored_in(results)] == ["steady"]
     assert not list(results.rglob(".tmp-*")), "no half-written file"
 
     resumed = subprocess.run(
@@ -139,7 +122,7 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
     )
     assert "resuming: 1 of 3 cells already in" in resumed.stderr
     assert "1 of 3 cells already in" in resumed.stderr and "1 of them cut short by an interrupt" in resumed.stderr
-    assert sorted((r.case, r.status, len(r.result.processes)) for r in stored(results)) == [
+    assert sorted((r.case, r.status, len(r.result.processes)) for r in stored_in(results)) == [
         ("hangs", "timeout", 2),
         ("raises", "failed", 2),
         ("steady", "ok", 1),
@@ -156,12 +139,12 @@ def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_pa
         "HARNESS_TEST_FLAKY_MODE": "hang",
     }
     argv = harness_args(results, "flaky", extra=["--timeout", "120", "--processes", "3"])
-    sweep = launch([sys.executable, "-m", "harness", *argv], env=env, stderr=subprocess.PIPE, text=True)
+    sweep = launch(harness_command(*argv), env=env, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
     sweep.send_signal(signal.SIGINT)
     _, err = sweep.communicate(timeout=30)
     assert sweep.returncode == 130, err
-    [result] = stored(results)
+    [result] = stored_in(results)
     assert [p["status"] for p in document(result)["processes"]] == ["ok"], "the finished process, not the killed one"
     assert (result.status, document(result)["detail"]) == ("ok", "interrupted after 1 of 3 processes")
     wait_for(lambda: not alive(int(pidfile.read_text())), timeout=10)
@@ -171,7 +154,7 @@ def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path, launch):
     pidfile = tmp_path / "hang.pid"
     env = {**os.environ, "HARNESS_TEST_PIDFILE": str(pidfile)}
     sweep = launch(
-        [sys.executable, "-m", "harness", *harness_args(tmp_path / "r", "hangs", extra=["--timeout", "120"])],
+        harness_command(*harness_args(tmp_path / "r", "hangs", extra=["--timeout", "120"])),
         env=env,
         stderr=subprocess.DEVNULL,
     )
@@ -185,12 +168,12 @@ def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path, launch):
 def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path, launch):
     results = tmp_path / "r"
     # A size in every case's range: raises and unsupported take K in [1, 10], and one outside is refused.
-    argv = [sys.executable, "-m", "harness", *harness_args(results, "steady", extra=["--size", "K=10"])]
+    argv = harness_command(*harness_args(results, "steady", extra=["--size", "K=10"]))
     more = ["--case", "raises", "--case", "unsupported"]
     first = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     second = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
-    found = stored(results)
+    found = stored_in(results)
     assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
     windows = sorted(tuple(p["window_unix_ns"]) for r in found for p in document(r)["processes"])
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(windows)), windows
@@ -214,5 +197,5 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(tmp
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("harness: error: cannot store results in") and "No space left on device" in err[-1]
     monkeypatch.setattr(store.os, "fsync", real_fsync)
-    assert [r.case for r in stored(results)] == ["steady"], "the first result, stored before the disk filled"
+    assert [r.case for r in stored_in(results)] == ["steady"], "the first result, stored before the disk filled"
     assert not list(results.rglob(".tmp-*"))

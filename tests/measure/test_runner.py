@@ -8,11 +8,13 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
-from harness.measure import runner
-from harness.measure.runner import CellRun, PlannedRun, Recorder, Settings, run_all, this_side
-from harness.measure.sides import Side
+from harness.measure import attempts as attempts_module
+from harness.measure.cells import Cell, CellRun, PlannedRun, claim_text, pair_name, point_claim
+from harness.measure.runner import Recorder
+from harness.measure.sides import Side, this_side
+from harness.measure.workers import WorkerPool
 from harness.store.results import load_results
-from harness.store.schema import ProcessClaim, ProcessLoad, ProcessRun, RunStatus
+from harness.store.schema import ProcessClaim, ProcessLoad, ProcessRun, RunStatus, Settings
 from tests.conftest import FIXTURES, document
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
@@ -33,7 +35,7 @@ def sweep(tmp_path_factory, request):
     settings = dataclasses.replace(QUICK, isolation=request.param, timeout_s=SWEEP_TIMEOUT_S[request.param])
     lines: list[str] = []
     with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
-        outcomes = run_all(planned(*ORDER), rec)
+        outcomes = rec.run_plan(planned(*ORDER), resume="skip")
     runs = {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}
     return runs, lines, tmp_path, settings.timeout_s
 
@@ -152,7 +154,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     """An A/A pair: the same interpreter twice, stored as two profiles, measured in interleaved rounds."""
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print) as recorder:
-        outcomes = run_all(planned("steady", "unsupported"), recorder)
+        outcomes = recorder.run_plan(planned("steady", "unsupported"), resume="skip")
     assert [(side.label, run.status) for side, run, _ in outcomes] == [
         ("A", "ok"),
         ("B", "ok"),
@@ -175,7 +177,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     stored["steady", "aa-b"].path.unlink()
     lines: list[str] = []
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append) as recorder:
-        outcomes = run_all(planned("steady"), recorder)
+        outcomes = recorder.run_plan(planned("steady"), resume="skip")
     assert [(side.label, run is None) for side, run, _ in outcomes] == [("A", True), ("B", False)]
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
     again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
@@ -204,14 +206,14 @@ def fake_process(statuses_and_loads):
     ],
 )
 def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeypatch, max_load, loads, attempts):
-    monkeypatch.setattr(runner, "run_process", fake_process([("ok", cores) for cores in loads]))
-    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", cores) for cores in loads]))
+    monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     lines: list[str] = []
     settings = dataclasses.replace(QUICK, processes=1, max_load=max_load)
     recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append)
     run = CellRun(recorder.sides[0], 1)
-    recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "(0 more planned)")
+    recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "(0 more planned)")
     recorder.close()
     [process] = run.processes
     assert process.load.attempts == attempts and process.load.other_cpu_cores == loads[-1]
@@ -220,14 +222,14 @@ def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeyp
 
 
 def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_attempt(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.9)] * 5))
-    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.9)] * 5))
+    monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=2, max_load=0.5)
     recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
     run = CellRun(recorder.sides[0], 2)
     for index in range(2):
-        recorder._measure_process(planned("steady")[0], run, index, "(1/1) steady", "")
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, index, "")
     recorder.close()
     assert [p.load.attempts for p in run.processes] == [3, 1], "three attempts, then the load is known to stay"
 
@@ -235,17 +237,17 @@ def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_a
 def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_failure_is_not_repeated(
     tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=1, max_load=0.5)
     for calls, status, attempts in (
         ([("ok", 0.9), ("timeout", 0.9)], "ok", 2),  # the retry hung: the loaded measurement is kept
         ([("failed", 0.9), ("ok", 0.0)], "failed", 1),  # a failure under load is not a measurement to improve
     ):
-        monkeypatch.setattr(runner, "run_process", fake_process(calls))
+        monkeypatch.setattr(attempts_module, "run_process", fake_process(calls))
         recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
         run = CellRun(recorder.sides[0], 1)
-        recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "")
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
         recorder.close()
         [process] = run.processes
         assert (process.status, process.load.attempts) == (status, attempts)
@@ -259,14 +261,14 @@ def test_an_interrupt_while_measuring_a_loaded_process_again_keeps_the_loaded_me
             return ProcessRun(index, RunStatus(status), "", 0.1, (index, index + 1), ProcessLoad(cores, 0.0, True))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "run_process", run_process)
-    monkeypatch.setattr(runner.time, "sleep", lambda seconds: None)
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module, "run_process", run_process)
+    monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     recorder = Recorder(tmp_path, [this_side("t")], dataclasses.replace(QUICK, processes=1, max_load=0.5), seed=1,
                         budget=Budget(), progress=print)  # fmt: skip
     run = CellRun(recorder.sides[0], 1)
     with pytest.raises(KeyboardInterrupt):
-        recorder._measure_process(planned("steady")[0], run, 0, "(1/1) steady", "")
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
     recorder.close()
     assert [p.status for p in run.processes] == ["ok"]
 
@@ -287,8 +289,8 @@ def test_cell_status_is_ok_only_when_every_process_is():
 
 def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
     """Two sides whose fake processes always finish ok; ``detectable`` answers from ``ratios`` by processes a side."""
-    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.0)] * 100))
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 100))
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     asked: list[list[int]] = []
 
     def detectable(sides, kinds):
@@ -337,8 +339,8 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
 
 def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **changes):
     """Sides of fake processes measured until decided; ``undecided`` answers from ``open_by_processes``."""
-    monkeypatch.setattr(runner, "run_process", fake_process([("ok", 0.0)] * 200))
-    monkeypatch.setattr(Recorder, "worker", lambda self, side: None)
+    monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 200))
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
     asked: list[tuple[int, int]] = []
 
@@ -384,7 +386,7 @@ def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_w
 def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(tmp_path, monkeypatch):
     releases = [Side(release, profile, sys.executable) for release in ("1", "2", "3") for profile in ("p", "q")]
     recorder = Recorder(tmp_path, releases, QUICK, seed=1, budget=Budget())
-    cell = runner._Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in releases])
+    cell = Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in releases])
     recorder.close()
     labels = [(a.side.label, b.side.label) for a, b in cell.pairs()]
     assert labels == [
@@ -394,13 +396,13 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
         ("jax 2 · q", "jax 3 · q"),
     ], "release by release within each profile, never one profile against another"
     apart = [dataclasses.replace(side, compare_next=side.release != "2") for side in releases]
-    cell = runner._Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in apart])
+    cell = Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in apart])
     assert [(a.side.label, b.side.label) for a, b in cell.pairs()] == [
         ("jax 1 · p", "jax 2 · p"),
         ("jax 1 · q", "jax 2 · q"),
     ]
-    assert runner.pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
-    assert runner.pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
+    assert pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
+    assert pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
     _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
     assert asked == [(3, 3), (3, 3)], "profiles of their own (an A/A under labels): A with B, B with C"
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])
@@ -428,7 +430,7 @@ def test_what_is_left_counts_the_look_under_way_and_at_most_the_processes_allowe
     def cell(*done, settings=settings):
         ok = [[ProcessRun(i, RunStatus.OK, "") for i in range(n)] for n in done]
         runs = [CellRun(side, 3, processes) for side, processes in zip(sides, ok, strict=True)]
-        return runner._Cell(0, planned("steady")[0], "", runs).left(settings)
+        return Cell(0, planned("steady")[0], "", runs).left(settings)
 
     assert cell(0, 0) == (6, 24), "the planned rounds, and four looks' worth at most"
     assert cell(3, 3) == (6, 18), "a cell going on after its first look: the second look's rounds"
@@ -446,22 +448,22 @@ def claimed(*verdicts, status="ok"):
 
 
 def test_the_progress_line_settles_the_claim_as_the_report_does():
-    assert runner.claim_text(claimed(True)) == " · claim holds"
-    assert runner.claim_text(claimed(False)) == " · claim does NOT hold"
-    assert runner.claim_text(claimed(True, True, True, True, False)) == " · claim holds in 4 of 5 processes"
-    assert runner.claim_text(claimed(False, False, False)) == " · claim does not hold in 3 of 3 processes"
-    assert runner.claim_text(claimed(True, True, False)) == " · claim unsettled: holds in 2 of 3 processes"
-    assert runner.claim_text(claimed()) == ""
+    assert claim_text(claimed(True)) == " · claim holds"
+    assert claim_text(claimed(False)) == " · claim does NOT hold"
+    assert claim_text(claimed(True, True, True, True, False)) == " · claim holds in 4 of 5 processes"
+    assert claim_text(claimed(False, False, False)) == " · claim does not hold in 3 of 3 processes"
+    assert claim_text(claimed(True, True, False)) == " · claim unsettled: holds in 2 of 3 processes"
+    assert claim_text(claimed()) == ""
 
 
 def test_a_search_point_is_settled_by_the_rule_every_page_uses():
     """At least 80 % of at least three processes agree, as on every report page; else no verdict."""
-    assert runner.point_claim(claimed(True, True, True), "K=1") == (True, "K=1: evidence 2")
-    assert runner.point_claim(claimed(False, False, False), "K=1") == (False, "K=1: evidence 2")
-    assert runner.point_claim(claimed(True), "K=1") == (None, "K=1: unsettled: one process (holds there)")
-    assert runner.point_claim(claimed(True, True, False), "K=1") == (
+    assert point_claim(claimed(True, True, True), "K=1") == (True, "K=1: evidence 2")
+    assert point_claim(claimed(False, False, False), "K=1") == (False, "K=1: evidence 2")
+    assert point_claim(claimed(True), "K=1") == (None, "K=1: unsettled: one process (holds there)")
+    assert point_claim(claimed(True, True, False), "K=1") == (
         None,
         "K=1: unsettled: holds in 2 of 3 processes",
     )
-    assert runner.point_claim(claimed(True, True, True, True, False), "K=1")[0] is True, "4 of 5 agree"
-    assert runner.point_claim(claimed(True, True, True, status="failed"), "K=1") == (None, "K=1: failed")
+    assert point_claim(claimed(True, True, True, True, False), "K=1")[0] is True, "4 of 5 agree"
+    assert point_claim(claimed(True, True, True, status="failed"), "K=1") == (None, "K=1: failed")

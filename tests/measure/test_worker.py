@@ -14,20 +14,11 @@ import pytest
 
 from harness import main as cli
 from harness.measure.launch import Worker, WorkerGone
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, alive, harness_command
 
 CASES = FIXTURES / "cases"
 # Seconds a grandchild may take to vanish once its case has ended.
 GONE_WITHIN_S = 5.0
-
-
-def alive(pid):
-    """Whether ``pid`` runs: a zombie has ended, whoever has yet to reap it."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def wait_until(predicate, timeout):
@@ -108,7 +99,7 @@ def test_a_case_that_times_out_takes_its_grandchild_with_it(tmp_path, grandchild
 def test_an_ended_harness_takes_the_grandchild_with_it(ending, tmp_path, grandchild):
     environ = {**os.environ, "HARNESS_TEST_SPAWNS_MODE": "hang"}
     sweep = subprocess.Popen(
-        [sys.executable, "-m", "harness", *run_args(tmp_path, "--timeout", "120")],
+        harness_command(*run_args(tmp_path, "--timeout", "120")),
         env=environ,
         stderr=subprocess.DEVNULL,
     )

@@ -126,7 +126,7 @@ def test_the_probes_measure_in_the_processes_asked_for_five_by_default(tmp_path)
     stored_range(tmp_path)
     by_default = checked_range_args(parse(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--claim")))
     asked = checked_range_args(parse(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "7")))
-    assert (by_default.processes, asked.processes) == (5, 7)
+    assert (by_default.measuring.processes, asked.measuring.processes) == (5, 7)
     assert prober_for(asked, plan_for(asked)).processes == 7
 
 

@@ -6,14 +6,14 @@ import re
 import socket
 
 from harness.catalogue import discovery
-from harness.measure.runner import Settings
 from harness.metric_names import MetricKey
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
-from harness.store.results import StoredResult, load_results
+from harness.store.results import StoredResult
+from harness.store.schema import Settings
 from harness.upstream import export
 from harness.upstream.change import Change, ProbeRow
 from harness.upstream.minimal import minimal_script
-from tests.conftest import FIXTURES, assert_valid_tables, document, tables
+from tests.conftest import FIXTURES, assert_valid_tables, document, stored_in, tables
 
 ISSUE = FIXTURES / "issue"
 SCAN_SYNC = discovery.discover()["scan_sync"]
@@ -23,12 +23,7 @@ VARIABLES = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}
 
 
 def stored() -> list[StoredResult]:
-    found = []
-    for folder in (FIXTURES / "results", ISSUE / "results"):
-        results, problems = load_results(folder)
-        assert problems == []
-        found += results
-    return found
+    return stored_in(FIXTURES / "results", ISSUE / "results")
 
 
 def short_output(release: str, dispatch_ms: float, wall_ms: float) -> str:

@@ -1,7 +1,7 @@
 import math
 
 from harness.analysis.processes import compare_processes
-from harness.analysis.significance import Thresholds, compare_samples
+from harness.analysis.significance import Thresholds
 from harness.render.tables import (
     STATISTICS_HEADERS,
     comparison_cell,
@@ -26,26 +26,28 @@ def test_numbers_that_are_not_there_say_so():
     assert format_p(3e-7) == "<0.0001" and format_p(0.0234) == "0.023"
 
 
+BASE = [[100.0 + i + process for i in range(10)] for process in range(3)]
+SLOWER = [[x * 1.5 for x in samples] for samples in BASE]
+
+
 def test_a_cell_carries_median_ratio_interval_and_verdict():
-    base = [100.0 + i for i in range(10)]
-    cell = comparison_cell(compare_samples(base, [x * 1.5 for x in base]))
-    assert cell.startswith("157 ns ×1.5 [") and cell.endswith("] **slower**")
-    noisy = comparison_cell(compare_samples([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+    cell = comparison_cell(compare_processes(BASE, SLOWER))
+    assert cell.startswith("158 ns ×1.5 [") and cell.endswith("] **slower**")
+    noisy = comparison_cell(compare_processes([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]]))
     assert noisy.endswith("undecided ⚠"), "three samples a side prove no absence of a change"
 
 
 def test_plain_text_cells_have_no_markdown():
-    base = [100.0 + i for i in range(10)]
-    cells = statistics_cells(compare_samples(base, [x * 1.5 for x in base]), markdown=False)
-    assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {"interval": "", "p": ""} == {
-        "processes A/B": "1/1",
-        "samples A/B": "10/10",
-        "median A": "104 ns",
-        "median B": "157 ns",
+    cells = statistics_cells(compare_processes(BASE, SLOWER), markdown=False)
+    assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {"interval": "", "p": "", "between A/B": ""} == {
+        "processes A/B": "3/3",
+        "samples A/B": "30/30",
+        "median A": "106 ns",
+        "median B": "158 ns",
         "ratio B/A": "×1.5",
         "interval": "",
         "p": "",
-        "between A/B": "–/–",
+        "between A/B": "",
         "within A/B": "4.3%/4.3%",
         "verdict": "slower",
         "caveats": "",

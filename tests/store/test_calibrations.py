@@ -14,19 +14,16 @@ from harness.store.calibrations import (
     latest_calibrations,
     read_calibration,
 )
-from harness.store.results import CALIBRATION_FOLDER, StoredResult, load_results
-from tests.conftest import FIXTURES, derive, real_result, write_results
+from harness.store.results import CALIBRATION_FOLDER, load_results
 from tests.commands.test_calibrate import FAST, plan
-
-
-def stored(data: dict) -> StoredResult:
-    return StoredResult.from_document(FIXTURES / "results" / "x.json", data)
+from tests.conftest import as_stored, derive, real_result, write_results
 
 
 def a_calibration(created_at: datetime):
     base = real_result("scan_sync-0.12.0.1")
-    pair = (stored(derive(base, profile="a")), stored(derive(base, profile="b")))
-    return summarize_calibration(plan(pairs=1), FAST, [pair], [(pair[0], stored(derive(base, scale=1.3)))], created_at)
+    pair = (as_stored(derive(base, profile="a")), as_stored(derive(base, profile="b")))
+    slowdown = (pair[0], as_stored(derive(base, scale=1.3)))
+    return summarize_calibration(plan(pairs=1), FAST, [pair], [slowdown], created_at)
 
 
 def test_calibrations_are_appended_per_machine_and_read_back(tmp_path):

@@ -6,7 +6,6 @@ import os
 import pytest
 
 from harness.metric_names import MetricKey
-from harness.store.results import load_results
 from harness.upstream.change import (
     MAX_ANSWER_BYTES,
     BisectAnswer,
@@ -16,19 +15,14 @@ from harness.upstream.change import (
     title,
     with_script_figures,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, stored_in
 
 STORED_SIZES = {"N": 100, "M": 500}  # the fixtures' results of scan_sync on 0.4.26 and 0.12.0.1
 WALL = MetricKey("two_scans", "wall")
 
 
 def stored():
-    found = []
-    for folder in (FIXTURES / "results", FIXTURES / "issue" / "results"):
-        results, problems = load_results(folder)
-        assert problems == []
-        found += results
-    return found
+    return stored_in(FIXTURES / "results", FIXTURES / "issue" / "results")
 
 
 def metric_answer(**changes):

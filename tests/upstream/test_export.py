@@ -10,9 +10,10 @@ import pytest
 
 import noxfile
 from harness.catalogue import discovery
+from harness.catalogue.discovery import anchor_sizes
 from harness.errors import UsageError
-from harness.measure.runner import Settings
 from harness.releases.venvs import uv_command
+from harness.store.schema import Settings
 from harness.upstream import export
 from harness.upstream.standalone import parse_output
 from tests.conftest import FIXTURES
@@ -24,7 +25,7 @@ ALLOWED = {"jax", "numpy"} | set(sys.stdlib_module_names)
 
 
 def exported(case: discovery.CaseInfo, **sizes: int) -> str:
-    return export.export_script(case, export.script_sizes(case, sizes), QUICK)
+    return export.export_script(case, anchor_sizes(case, sizes), QUICK)
 
 
 def assigned(tree: ast.Module, name: str):
@@ -75,11 +76,11 @@ def test_the_script_carries_the_case_code_unchanged_but_for_compat_names(name):
 
 def test_sizes_are_literal_and_overrides_win():
     case = SHIPPED["scan_sync"]
-    assert export.script_sizes(case, {}) == case.anchors[0]
-    assert export.script_sizes(case, {"M": 3}) == {**case.anchors[0], "M": 3}
+    assert anchor_sizes(case, {}) == case.anchors[0]
+    assert anchor_sizes(case, {"M": 3}) == {**case.anchors[0], "M": 3}
     assert assigned(ast.parse(exported(case, N=16, M=3)), "SIZES") == {"N": 16, "M": 3}
     with pytest.raises(UsageError, match="no selected case has size Q"):
-        export.script_sizes(case, {"Q": 1})
+        anchor_sizes(case, {"Q": 1})
 
 
 def test_compat_helpers_are_inlined_with_what_they_need_and_nothing_else():

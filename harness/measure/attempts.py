@@ -1,0 +1,101 @@
+"""One case process of a side, measured under the machine's lock, and measured again while the machine was loaded.
+
+A process that finished ok while other processes kept more than ``--max-load`` cores busy is measured again, a
+second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again (a failure, timeout or crash
+under load stays what it was), and a retry that fails, hangs, crashes or is interrupted leaves the loaded
+measurement standing.  Every attempt is counted in the process's load record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from harness.measure.case_process import run_process
+from harness.measure.cells import CellRun, PlannedRun
+from harness.measure.launch import Worker
+from harness.measure.load import DEFAULT_FLAG_CORES
+from harness.measure.locks import timing_lock
+from harness.store.schema import ProcessRun, RunStatus, Settings
+
+# A loaded process is measured again this often at most (unless --max-load off), a second apart.
+LOAD_ATTEMPTS = 3
+LOAD_RETRY_WAIT_S = 1.0
+
+
+def load_threshold(settings: Settings) -> float:
+    """Other cores busy above which a process counts as loaded."""
+    return DEFAULT_FLAG_CORES if settings.max_load is None else settings.max_load
+
+
+def _with_attempts(process: ProcessRun, attempts: int) -> ProcessRun:
+    """The process with how many attempts its measurement took (where its load was read)."""
+    if process.load is None:
+        return process
+    return dataclasses.replace(process, load=dataclasses.replace(process.load, attempts=attempts))
+
+
+def load_text(process: ProcessRun) -> str:
+    load = process.load
+    if load is None or not load.loaded or load.other_cpu_cores is None:
+        return ""
+    return f" · loaded: {load.other_cpu_cores:.2f} other cores busy"
+
+
+def _attempt(worker: Worker, item: PlannedRun, run: CellRun, round_index: int, settings: Settings) -> ProcessRun:
+    script = item.case.script
+    return run_process(
+        worker,
+        round_index,
+        item.case.path,
+        run.side.cell_sizes(item.sizes),
+        settings.for_child(),
+        timeout_s=settings.timeout_s,
+        affinity=None if settings.affinity is None else list(settings.affinity),
+        load_threshold=load_threshold(settings),
+        script_sha256=None if script is None else script.sha256,
+        script_args=() if script is None else script.args,
+    )
+
+
+def measure_process(
+    worker: Callable[[], Worker],
+    item: PlannedRun,
+    run: CellRun,
+    round_index: int,
+    settings: Settings,
+    progress: Callable[[str], None],
+    line: str,
+) -> ProcessRun:
+    """Measure process ``round_index`` of ``run``'s side (``worker`` gives its worker, restarted if it died);
+    ``line`` begins each progress line about it.  The process is appended to ``run`` and returned."""
+    attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
+    # A side still loaded on its last attempt meets a steady load: measuring again would only add time, and
+    # its sides share the load, taking turns in rounds.
+    steady = any(p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS for p in run.processes)
+    while True:
+        attempts += 1
+        try:
+            with timing_lock(progress):
+                process = _attempt(worker(), item, run, round_index, settings)
+        except BaseException:
+            if kept is not None:  # interrupted while measuring again: the loaded measurement is kept
+                run.processes.append(_with_attempts(kept, attempts))
+            raise
+        if kept is not None and process.status is not RunStatus.OK:
+            process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
+            break
+        # Only a measurement is measured again: a failure, timeout or crash under load stays what it was.
+        loaded = process.load is not None and process.load.loaded and process.status is RunStatus.OK
+        if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
+            break
+        kept = process
+        progress(
+            f"{line} → {process.status}{load_text(process)} (over --max-load {settings.max_load:g}); "
+            f"measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt {attempts + 1} of {LOAD_ATTEMPTS})"
+        )
+        time.sleep(LOAD_RETRY_WAIT_S)
+    process = _with_attempts(process, attempts)
+    run.processes.append(process)
+    return process

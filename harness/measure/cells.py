@@ -1,0 +1,186 @@
+"""A measurement's records while it runs: a planned cell, each side's run of it (its case processes, and why it
+stopped), and how they read in progress lines.
+
+A side's run of a cell (``CellRun``) collects its case processes in the order they ran; a cell (``Cell``)
+holds the runs of every side measured in it, and says which of them measuring until decided compares.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.sizes import PlannedPoint
+from harness.claim_rule import HOLDS, MIN_CLAIM_PROCESSES, ClaimVerdict, settle_claim
+from harness.measure.sides import Side
+from harness.store.results import REFUSED
+from harness.store.schema import ProcessRun, RunStatus, Settings
+
+# A side stops after this many timeouts in one cell: a hanging case would otherwise cost
+# processes × timeout.
+TIMEOUTS_BEFORE_GIVING_UP = 2
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    case: CaseInfo
+    point: PlannedPoint
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return self.point.sizes
+
+
+@dataclass
+class CellRun:
+    """One side's measurement of one cell: its case processes, in the order they ran."""
+
+    side: Side
+    planned: int
+    processes: list[ProcessRun] = field(default_factory=list)
+    refusal: str | None = None  # refused by the budget: no process was started
+    stopped: str = ""  # why the side ran fewer processes than planned
+    extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
+    settled: str = ""  # measuring until decided: every comparison of this side was decided at a look
+
+    @property
+    def status(self) -> RunStatus:
+        """ok when every process finished ok; otherwise the first status that is not."""
+        if self.refusal is not None:
+            return RunStatus.SKIPPED
+        return next((p.status for p in self.processes if p.status is not RunStatus.OK), RunStatus.OK)
+
+    @property
+    def detail(self) -> str:
+        if self.refusal is not None:
+            return f"{REFUSED}: {self.refusal}"
+        status, count = self.status, len(self.processes)
+        notes = [note for note in (self.stopped, self.extent) if note]
+        if status is RunStatus.OK:
+            return "; ".join(notes)
+        first = next(p for p in self.processes if p.status == status)
+        same = sum(p.status == status for p in self.processes)
+        if count > 1:
+            notes.insert(0, f"{status} in {same} of {count} processes (first: process {first.index + 1})")
+        return "\n".join(["; ".join(notes), first.detail] if notes else [first.detail]).strip()
+
+    @property
+    def duration_s(self) -> float:
+        return sum(p.duration_s for p in self.processes)
+
+    @property
+    def window_unix_ns(self) -> tuple[int, int]:
+        windows = [p.window_unix_ns for p in self.processes if p.window_unix_ns is not None]
+        if not windows:
+            now = time.time_ns()
+            return now, now
+        return min(start for start, _ in windows), max(end for _, end in windows)
+
+    def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
+        """The claim over the processes that finished ok with a verdict (``settle_claim``); None without one."""
+        claims = [p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None]
+        return settle_claim([claim.holds for claim in claims], min_processes=min_processes) if claims else None
+
+    def finished(self) -> str | None:
+        """Why this side needs no further process in this cell, if it does not."""
+        if self.processes and self.processes[0].status is RunStatus.SKIPPED:
+            return RunStatus.SKIPPED
+        if self.settled:
+            return self.settled
+        timeouts = sum(p.status is RunStatus.TIMEOUT for p in self.processes)
+        if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
+            return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
+        return None
+
+
+@dataclass
+class Cell:
+    """A planned cell being measured: its place in the plan, and a run for each side not measured before."""
+
+    index: int
+    item: PlannedRun
+    head: str  # "(i/n) case sizes", for progress lines
+    runs: list[CellRun] = field(default_factory=list)
+
+    def others(self, run: CellRun) -> list[str]:
+        """The labels of the sides measured beside ``run``, as its result names them (``interleaved_with``)."""
+        return [r.side.label for r in self.runs if r is not run]
+
+    def left(self, settings: Settings) -> tuple[int, int]:
+        """Processes still to measure: to the end of the planned rounds or of the look under way, and at most
+        (every comparison left open to ``most_processes``), for the progress line's estimate."""
+        active = [run for run in self.runs if run.finished() is None]
+        if not active:
+            return 0, 0
+        count, most = settings.processes, settings.most_processes
+        rounds = min(len(run.processes) for run in active)
+        looking = settings.decide is not None and len(self.runs) > 1 and rounds >= count
+        end = min((rounds // count + 1) * count, most) if looking else count
+        planned = sum(max(end - len(run.processes), 0) for run in active)
+        return planned, max(planned, sum(max(most - len(run.processes), 0) for run in active))
+
+    def pairs(self) -> list[tuple[CellRun, CellRun]]:
+        """The sides compared when measuring until decided, in plan order: each with the next side of its
+        profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
+        profile is theirs alone (an A/A of one release under two labels) each with the next such side; none
+        with a side whose plan says ``compare_next: false``."""
+        profiles = Counter(run.side.profile for run in self.runs)
+        found = []
+        for index, run in enumerate(self.runs):
+            if not run.side.compare_next:
+                continue
+            alone = profiles[run.side.profile] == 1
+            following = [
+                r for r in self.runs[index + 1 :]
+                if (profiles[r.side.profile] == 1 if alone else r.side.profile == run.side.profile)
+            ]  # fmt: skip
+            if following:
+                found.append((run, following[0]))
+        return found
+
+
+def pair_name(a: Side, b: Side) -> str:
+    """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
+    plain = a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
+    if plain and a.profile == b.profile:
+        return f"jax {a.release} → {b.release} · {a.profile}"
+    return f"{a.label} → {b.label}"
+
+
+def claim_text(run: CellRun) -> str:
+    """The claim over the run's processes as the report settles it; one process's verdict as it said it."""
+    verdict = run.claim_verdict()
+    if verdict is None:
+        return ""
+    if verdict.of == 1:
+        return " · claim holds" if verdict.hint else " · claim does NOT hold"
+    return f" · claim {verdict.text()}"
+
+
+def point_claim(run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES) -> tuple[bool | None, str]:
+    """The claim's verdict at a size point (for a search): whether it holds, settled over the point's processes
+    as every claim is (``settle_claim``), and the evidence; None when the run did not finish ok or the processes
+    did not settle."""
+    verdict = run.claim_verdict(min_processes)
+    if run.status is not RunStatus.OK or verdict is None or not verdict.settled:
+        why = run.status if run.status is not RunStatus.OK else verdict.text() if verdict else "no verdict"
+        return None, f"{shown_sizes}: {why}"
+    claims = [p.claim for p in run.processes if p.status is RunStatus.OK and p.claim is not None]
+    return verdict.outcome == HOLDS, f"{shown_sizes}: {claims[-1].evidence}"
+
+
+def describe(run: CellRun | None, previous: str = "") -> str:
+    """A cell's outcome on one side, for the progress line; None: it was measured before."""
+    if run is None:
+        return f"already measured (stored as {previous}), skipped"
+    if run.refusal is not None:
+        return f"skipped ({REFUSED})"
+    status, count = run.status, len(run.processes)
+    shown: str = status
+    if count > 1 and status is not RunStatus.OK:
+        shown = f"{status} in {sum(p.status is status for p in run.processes)} of {count} processes"
+    elif count > 1:
+        shown = f"{RunStatus.OK} in {count} processes"
+    return f"{shown}{claim_text(run)} · {run.duration_s:.1f} s"

@@ -1,0 +1,132 @@
+"""When a cell needs another round of processes: its planned rounds, then, with a target ratio, while its sides'
+processes could not yet see that ratio, or, measured until decided, while a comparison of its sides is open.
+
+The target ratio is read from the spread within each side, never from how far the sides are apart: stopping
+when a difference showed would make every difference look real.  Measuring until decided does stop on the
+difference, which is why its test's level is spent over the looks (``harness.analysis.spending``).  Both
+judgements come from the analysis stage, handed in (``DetectableRatio``, ``OpenComparison``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from harness.measure.cells import Cell, CellRun, pair_name
+from harness.store.schema import ProcessRun, RunStatus, Settings
+
+# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged on
+# metrics of the given kinds (all when empty); None: no spread to read yet
+# (``harness.analysis.power.detectable_in_records``).
+DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
+
+
+class OpenComparison(Protocol):
+    """For two sides (A, B: their processes so far) measured until decided, the comparisons another look could
+    still decide, described; empty: every one decided (``harness.analysis.sequential.open_comparison``)."""
+
+    def __call__(
+        self,
+        a_runs: list[ProcessRun],
+        b_runs: list[ProcessRun],
+        settings: Settings,
+        *,
+        name: str,
+        metrics: Sequence[str],
+    ) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class StopRules:
+    """Whether a cell gets another round, and the note each side's result keeps about how far it went."""
+
+    settings: Settings
+    progress: Callable[[str], None]
+    detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
+    undecided: OpenComparison | None = None  # with ``settings.decide``
+
+    def another_round(self, cell: Cell, runs: list[CellRun], done: int) -> bool:
+        """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether to measure one more."""
+        settings = self.settings
+        if done < settings.processes:
+            return True
+        if settings.decide is not None and self.undecided is not None and len(cell.runs) > 1:
+            return self._until_decided(cell, done)
+        if settings.target_ratio is None or self.detectable is None:
+            return False
+        return self._toward_target(cell.head, runs, done)
+
+    def _toward_target(self, head: str, runs: list[CellRun], done: int) -> bool:
+        settings = self.settings
+        assert self.detectable is not None and settings.target_ratio is not None
+        kinds = settings.target_kinds or ()
+        ratio = self.detectable([[p for p in run.processes if p.status is RunStatus.OK] for run in runs], kinds)
+        target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
+        met = ratio is not None and ratio <= settings.target_ratio
+        if ratio is None:
+            extent = f"target {target} not judged: no side has 2 processes finished ok with a metric it judges"
+        elif met:
+            extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
+        elif done >= settings.most_processes:
+            extent = f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the target {target}"
+        else:
+            self.progress(
+                f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target {target}: "
+                f"round {done + 1} (at most {settings.most_processes})"
+            )
+            return True
+        if done > settings.processes or not met:  # a target the planned rounds met needs no line of its own
+            self.progress(f"{head} · {extent}")
+        for run in runs:
+            run.extent = extent
+        return False
+
+    def _open_comparisons(self, pairs: list[tuple[CellRun, CellRun]]) -> list[list[str]]:
+        assert self.undecided is not None
+        return [
+            self.undecided(
+                a.processes, b.processes, self.settings, name=pair_name(a.side, b.side), metrics=a.side.compare_metrics
+            )
+            for a, b in pairs
+        ]
+
+    def _until_decided(self, cell: Cell, done: int) -> bool:
+        """Up to the next look, then another look while a comparison is open, within ``max_processes`` and the
+        time budget; the cell's results say how far it went and why it stopped."""
+        settings, most = self.settings, self.settings.most_processes
+        seconds = sum(run.duration_s for run in cell.runs)  # its own processes: cells take turns in rounds
+        spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
+        if done % settings.processes and done < most and not spent:
+            return True  # between looks: the look's rounds are measured whole
+        # A pair with a side settled at an earlier look keeps what that look decided.
+        pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
+        open_by_pair = self._open_comparisons(pairs)
+        still = [line for lines in open_by_pair for line in lines]
+        look = f"look {-(-done // settings.processes)} of {-(-most // settings.processes)}"
+        going = [run for run in cell.runs if not run.settled]
+        decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
+        if not still:
+            extent = decided
+        elif done >= most or spent:
+            why = "the most allowed" if done >= most else f"the time budget of {settings.decide_budget_s:g} s spent"
+            shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
+            extent = f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
+        else:
+            # Only the sides of open comparisons go on: a decided pair's sides would measure for nothing.
+            open_runs = [run for (a, b), lines in zip(pairs, open_by_pair, strict=True) if lines for run in (a, b)]
+            for run in going:
+                if all(run is not other for other in open_runs):
+                    run.settled = run.extent = decided
+            left = sum(not run.settled for run in cell.runs)
+            sides = f" for {left} of {len(cell.runs)} sides" if left < len(cell.runs) else ""
+            self.progress(
+                f"{cell.head} · {look}: {len(still)} comparison(s) open ({still[0]}): "
+                f"{settings.processes} more rounds{sides} (at most {most} a side)"
+            )
+            return True
+        if done > settings.processes or still:
+            self.progress(f"{cell.head} · {extent}")
+        for run in going:
+            run.extent = extent
+        return False

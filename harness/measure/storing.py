@@ -1,0 +1,92 @@
+"""A side's run of a cell as a stored result: the record, written once, read back as every reader reads it; and
+the check, under the results folder's lock, that a plain script's results never mix with another version's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.sizes import Budget
+from harness.errors import HarnessError, UsageError
+from harness.measure.cells import CellRun, PlannedRun
+from harness.names import inside
+from harness.store.results import StoredResult, load_results, new_identity, read_result, write_result
+from harness.store.schema import HostFacts, Result, ScriptIdentity, Settings
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every result of one measurement records beside its own processes."""
+
+    results_dir: Path
+    settings: Settings
+    seed: int
+    budget: Budget
+    invocation: str  # comparisons tell sides that shared this run's level from separate runs
+
+
+def result_of(context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts) -> Result:
+    sizes = run.side.cell_sizes(item.sizes)
+    script = item.case.script
+    identity = new_identity()
+    return Result(
+        id=identity.id,
+        created_at=identity.created_at,
+        case=item.case.name,
+        release=run.side.release,
+        profile=run.side.profile,
+        sizes=sizes,
+        size_source=item.point.source if sizes == item.sizes else "explicit",
+        seed=context.seed,
+        cost_estimate=item.case.space.cost_of(sizes),
+        budget=context.budget.as_dict(),
+        status=run.status,
+        detail=run.detail,
+        duration_s=round(run.duration_s, 3),
+        window_unix_ns=run.window_unix_ns,
+        settings=context.settings,
+        claim_statement=item.case.claim,
+        source=item.case.source,
+        host=host,
+        interleaved_with=tuple(others),
+        invocation=context.invocation,
+        processes=tuple(run.processes),
+        script=None if script is None else ScriptIdentity(script.file, script.sha256, script.args),
+    )
+
+
+def store_run(context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts) -> StoredResult:
+    """Store ``run``'s result; HarnessError (one line) when the results folder cannot take it."""
+    folder = context.results_dir
+    try:
+        path = write_result(folder, result_of(context, item, run, others, host))
+        return read_result(path)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise HarnessError(f"cannot store results in {folder}: {why}; results stored so far are kept") from None
+
+
+def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
+    """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
+    if case.script is None:
+        return
+    folder = inside(results_dir, case.name)
+    if not folder.is_dir():
+        return
+    for stored in load_results(folder)[0]:
+        recorded = stored.result.script
+        if recorded is not None and recorded.sha256 == case.script.sha256:
+            if recorded.args == case.script.args:
+                continue
+            raise UsageError(
+                f"{folder} holds results of {case.script.file} run with other arguments "
+                f"({' '.join(recorded.args) or 'none'}): results of two command lines are never mixed; give "
+                "--results another folder"
+            )
+        what = f"another version of it (sha256 {recorded.sha256[:12]})" if recorded else "something other than it"
+        raise UsageError(
+            f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "
+            "results of two versions are never mixed; give --results another folder, or the changed script "
+            "another file name"
+        )

@@ -1,0 +1,73 @@
+"""The house's order: every harness module imports only from its own stage or the stages below it, and no two
+modules import each other, directly or round a longer loop (docs/layout.md, ``harness/__init__.py``)."""
+
+import ast
+from pathlib import Path
+
+from tests.conftest import REPO
+
+# Lowest first; the modules of harness/ itself that sit under everything are stage "".
+STAGES = ["", "host", "store", "catalogue", "measure", "analysis", "releases", "upstream", "render", "ci", "cli",
+          "commands"]  # fmt: skip
+ON_TOP = {"harness.main", "harness.__main__"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def harness_imports(path: Path) -> set[str]:
+    """Every harness module ``path`` imports, at any depth of its code (a module, not a name inside one)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness"):
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("harness"))
+    return found
+
+
+def modules() -> dict[str, set[str]]:
+    paths = {module_name(path): path for path in (REPO / "harness").rglob("*.py")}
+    return {name: {m for m in harness_imports(path) if m in paths and m != name} for name, path in paths.items()}
+
+
+def stage(module: str) -> int:
+    parts = module.split(".")
+    if module in ON_TOP:
+        return len(STAGES)
+    return STAGES.index(parts[1]) if len(parts) > 2 or parts[1] in STAGES else 0
+
+
+def test_every_module_imports_only_from_its_stage_or_below():
+    up = sorted(
+        f"{name} imports {imported}"
+        for name, imported_modules in modules().items()
+        for imported in imported_modules
+        if stage(imported) > stage(name) and not imported.endswith(("harness", "__init__"))
+        and imported != "harness"
+    )  # fmt: skip
+    assert up == []
+
+
+def test_no_modules_import_each_other_round_a_loop():
+    graph = {name: {m for m in imported if m != "harness" and not name.startswith(m + ".")} for name, imported in
+             modules().items()}  # fmt: skip
+    loops = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = "open"
+        for other in sorted(graph.get(name, ())):
+            if state.get(other) == "open":
+                loops.append(" → ".join([*path[path.index(other):], other]))
+            elif other not in state:
+                visit(other, [*path, other])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert loops == []
