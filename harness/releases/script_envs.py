@@ -18,12 +18,11 @@ Three steps, each cached so a reuse needs no network:
    the release, the profile's extras, the interpreter, the policy and its cutoff);
 2. install: a venv named for the pins and the interpreter, ``<folder>/script-env-<16 hex>``,
    made with ``uv venv`` and ``uv pip sync`` (exactly the resolved set, nothing more), its
-   modules compiled once as ``venvs.ensure`` does, and a record written beside it;
+   modules compiled once as ``venvs.ensure`` does, and a record of what it holds written in it;
 3. record: what the venv holds (``uv pip freeze``), as a ``ResolvedSet`` a result can store.
 
 Every uv call goes through a ``Runner``, so the logic is tested with a fake.  Standard
-library and ``packaging`` only, like ``venvs``: the noxfile may build these venvs in nox's
-own environment.
+library and ``packaging`` only: the noxfile may build these venvs in nox's own environment.
 """
 
 from __future__ import annotations
@@ -52,8 +51,9 @@ from harness.store.files import replace_file
 
 AS_OF, NEWEST = "as-of", "newest"
 POLICIES = (AS_OF, NEWEST)
-# Libraries built on JAX ship a release that works with a new jax within days of it (equinox 0.11.5 came out
-# a week after jax 0.4.31 and asked for it): a week after the release's upload is still "as it stood".
+# A week: time for a library to ship the quick fix a new jax often needs, while the next jax release is
+# most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so what a
+# week later resolves is still what that release's users had.
 GRACE = timedelta(days=7)
 # A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still ahead) may
 # change as releases come out, so it is asked again after a day, as the index listings are.

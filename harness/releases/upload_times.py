@@ -227,8 +227,11 @@ class UploadTimes:
         self.clock = clock
 
     def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
-        """``name``'s files: from the cache while younger than a day, or of any age when it ``holds`` that version
-        (a release's files never move back in time), else from the index."""
+        """``name``'s files: from the cache while younger than a day, else from the index.
+
+        Asked for the release ``holds``, the cache answers at any age when it has the release's upload time (a
+        release's files never move back in time) and never when it lacks it (it may have come out since).
+        """
         normalized = _project(name)
         path = inside(self.cache, f"{normalized}.json")
         try:
@@ -236,9 +239,10 @@ class UploadTimes:
         except (OSError, UnicodeDecodeError):
             cached = None  # not cached yet, or unreadable: asked afresh
         if cached is not None:
-            if self.clock() - cached.fetched_at < self.max_age_s:
-                return cached
-            if holds is not None and any(file.uploaded for file in cached.files_of(holds)):
+            if holds is not None:
+                if any(file.uploaded for file in cached.files_of(holds)):
+                    return cached
+            elif self.clock() - cached.fetched_at < self.max_age_s:
                 return cached
         now = self.clock()
         body = self.fetcher(f"{self.index}/{normalized}/")

@@ -96,10 +96,9 @@ def test_a_listing_is_cached_for_a_day_and_a_release_s_time_for_good(tmp_path):
     assert len(fetcher.urls) == 1, "a release's upload time never changes: an old listing holding it answers"
     index.versions_with_times("jax")
     assert len(fetcher.urls) == 2, "a library's release list is a day old at most"
-    now[0] += 2 * 24 * 3600
     with pytest.raises(UsageError, match=r"jax 9\.9 is not on the package index at https://pypi\.org/simple"):
         index.release_time("jax", "9.9")
-    assert len(fetcher.urls) == 3, "a release an old listing lacks may have come out since"
+    assert len(fetcher.urls) == 3, "a release a listing lacks may have come out since, however fresh the listing"
 
 
 def test_a_corrupt_cache_or_one_of_another_index_is_fetched_again(tmp_path):
