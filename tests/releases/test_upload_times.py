@@ -203,7 +203,7 @@ class LocalIndex(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def local_index():
     server = http.server.HTTPServer(("127.0.0.1", 0), LocalIndex)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple"
     server.shutdown()
