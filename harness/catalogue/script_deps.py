@@ -1,0 +1,273 @@
+"""What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC`` and ``--requirements FILE``.
+
+A repro script often imports a library (equinox, flax, optax) that must be installed
+beside the JAX release under test.  It says so in a PEP 723 inline metadata block
+(``# /// script`` … ``# ///``, TOML with ``dependencies`` and ``requires-python``), or
+the command line does (``--with``, ``--requirements``).  All three are read here into
+one typed ``Declared``: PEP 508 requirements, checked and written in one canonical form,
+with where each came from.
+
+Everything read here is untrusted input, so only plain requirements on the package
+index are taken: no direct references (``pkg @ URL``), no paths, no pip options (``-r``,
+``-e``, ``--index-url``), none of which may become a path or reach another index behind
+the user's back.  A requirement on jax, jaxlib or a JAX plugin is refused: the release
+under test is the harness's to choose.  The script's ``[tool]`` table (e.g. ``[tool.uv]``)
+is left alone: the harness resolves each release's set itself.
+
+Standard library and ``packaging`` only: the noxfile checks a command line in nox's own
+environment, which has ``packaging`` (nox needs it) and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import stat
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from harness.errors import UsageError
+from harness.names import path_problem
+
+# The reference regex of PEP 723, as the specification gives it.
+BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
+BLOCK_TYPE = "script"
+# PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped otherwise.
+KNOWN_KEYS = frozenset({"dependencies", "requires-python", "tool"})
+# A requirements file is a few dozen lines; read whole, a huge one would exhaust memory.
+MAX_REQUIREMENTS_BYTES = 256 * 1024
+MAX_LINE_CHARS = 1000
+# Which option picks the release under test, for the refusal of a requirement on JAX itself.
+JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
+# JAX itself, its plugins and PJRT builds (jax-cuda12-plugin, jax-rocm60-pjrt, ...), Apple's and TPU's
+# builds: all are part of the release under test.  Names as PEP 503 normalizes them.
+JAX_PACKAGE = re.compile(r"jax|jaxlib|jax-metal|jax-tpu|libtpu|libtpu-nightly|jax-(cuda|rocm)[0-9]*-(plugin|pjrt)")
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a script needs besides JAX: requirements in canonical form, de-duplicated, in order
+    (its block, then ``--with``, then ``--requirements``), where each came from, and its
+    ``requires-python``."""
+
+    requirements: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    requires_python: str | None = None
+    script: str | None = None  # the script's file name, for messages
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+    def key(self) -> str:
+        """SHA-256 of the canonical requirement list: the same needs give the same key, whatever their source.
+
+        ``requires-python`` is left out: it is checked against the interpreter, never resolved.
+        """
+        return hashlib.sha256(json.dumps(list(self.requirements)).encode()).hexdigest()
+
+    def source_of(self, requirement: str) -> str:
+        return self.sources[self.requirements.index(requirement)]
+
+
+def is_jax_package(name: str) -> bool:
+    return JAX_PACKAGE.fullmatch(canonicalize_name(name)) is not None
+
+
+def canonical(text: str, where: str) -> str:
+    """``text`` as one canonical PEP 508 requirement (normalized name, sorted extras and specifiers).
+
+    UsageError naming ``where`` when it is not one, is a direct reference (a URL or path), or
+    asks for JAX itself.
+    """
+    if len(text) > MAX_LINE_CHARS:
+        raise UsageError(f"{where}: a requirement of {len(text)} characters is not one (at most {MAX_LINE_CHARS})")
+    stripped = text.strip()
+    if stripped.startswith("-"):
+        raise UsageError(
+            f"{where}: {stripped[:60]!r} is an installer option; only requirements are taken (name, extras, "
+            "versions, markers), from the package index the harness uses"
+        )
+    try:
+        requirement = Requirement(stripped)
+    except InvalidRequirement as exc:
+        if _looks_like_location(stripped):
+            raise UsageError(
+                f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package index are taken"
+            ) from None
+        problem = str(exc).splitlines()[0]
+        raise UsageError(f"{where}: {stripped[:60]!r} is not a requirement (PEP 508): {problem}") from None
+    if requirement.url:
+        raise UsageError(
+            f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on the package "
+            "index are taken"
+        )
+    if is_jax_package(requirement.name):
+        raise UsageError(
+            f"{where}: {stripped[:60]!r} asks for {canonicalize_name(requirement.name)}, but the release under test "
+            f"is the harness's to choose ({JAX_OPTIONS}); leave it out"
+        )
+    requirement.name = canonicalize_name(requirement.name)
+    requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
+    return str(requirement)
+
+
+def _looks_like_location(text: str) -> bool:
+    # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named as what it is.
+    return "://" in text or text.startswith((".", "/", "~", "\\")) or text.endswith((".whl", ".tar.gz", ".zip"))
+
+
+def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
+    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none: ``[]``, None).
+
+    ``script`` names the script in the one-line UsageError a malformed block gets.
+    """
+    text = text.replace("\r\n", "\n")  # as Python reads the file: a block in a CRLF file is still a block
+    blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
+    if len(blocks) > 1:
+        raise UsageError(f"script {script}: {len(blocks)} `# /// script` blocks; PEP 723 allows one")
+    if not blocks:
+        if re.search(rf"(?m)^# /// {BLOCK_TYPE}$", text):
+            raise UsageError(
+                f"script {script}: its `# /// script` block never closes with a `# ///` line (every line "
+                "between must start with `#`)"
+            )
+        return [], None
+    content = "".join(
+        line[2:] if line.startswith("# ") else line[1:] for line in blocks[0].group("content").splitlines(keepends=True)
+    )
+    where = f"script {script}, `# /// script` block"
+    try:
+        table = tomllib.loads(content)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: not valid TOML: {exc}") from None
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, [tool])")
+    dependencies = table.get("dependencies", [])
+    if not isinstance(dependencies, list) or not all(isinstance(item, str) for item in dependencies):
+        raise UsageError(f"{where}: `dependencies` must be a list of requirement strings")
+    requirements = [canonical(item, f"{where}, dependencies") for item in dependencies]
+    return requirements, _requires_python(table.get("requires-python"), where)
+
+
+def _requires_python(value: object, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f'{where}: `requires-python` must be a version specifier string, like ">=3.11"')
+    try:
+        return str(SpecifierSet(value))
+    except InvalidSpecifier:
+        raise UsageError(f"{where}: `requires-python` {value[:60]!r} is not a version specifier") from None
+
+
+def check_requires_python(declared: Declared, python_version: str) -> None:
+    """Refuse an interpreter outside the script's ``requires-python`` (UsageError), before anything is installed.
+
+    ``python_version`` is the interpreter's version, "3.12.4", or only its minor release,
+    "3.12": then any of its patch releases that would do is enough (the exact one is checked
+    again once the interpreter is known).
+    """
+    if declared.requires_python is None:
+        return
+    try:
+        version = Version(python_version)
+    except InvalidVersion:
+        raise UsageError(f"{python_version[:40]!r} is not a Python version") from None
+    wanted = SpecifierSet(declared.requires_python)
+    if len(version.release) >= 3:
+        candidates = [version]
+    else:
+        # Patch releases of one minor stay below 100 (3.8 ended at 3.8.20).
+        major, minor = (*version.release, 0)[:2]
+        candidates = [Version(f"{major}.{minor}.{patch}") for patch in range(100)]
+    if not any(wanted.contains(candidate, prereleases=True) for candidate in candidates):
+        who = f"script {declared.script}" if declared.script else "the script"
+        raise UsageError(
+            f"{who} requires Python {declared.requires_python} (requires-python), but the interpreter is "
+            f"Python {python_version}"
+        )
+
+
+def parse_with(values: Iterable[str]) -> list[str]:
+    """``--with SPEC`` values, each one PEP 508 requirement, in canonical form."""
+    return [canonical(value, "--with") for value in values]
+
+
+def read_requirements(path: Path) -> list[tuple[str, str]]:
+    """(requirement, "FILE:LINE") per requirement line of a requirements file.
+
+    Blank lines and ``#`` comments are skipped; options (``-r``, ``-e``, ``--index-url``),
+    line continuations, URLs and paths are refused, naming the file and line.
+    """
+    shown = str(path)[:200]
+    problem = path_problem(str(path))
+    if problem:
+        raise UsageError(f"--requirements {shown}: {problem}")
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"--requirements: {shown} not found") from None
+    except OSError as exc:
+        raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"--requirements: {shown} is not a regular file")
+    if info.st_size > MAX_REQUIREMENTS_BYTES:
+        raise UsageError(
+            f"--requirements: {shown} is {info.st_size} bytes, over the {MAX_REQUIREMENTS_BYTES} a requirements "
+            "file may be"
+        )
+    try:
+        with path.open("rb") as handle:  # bounded: the file may have grown since it was looked at
+            raw = handle.read(MAX_REQUIREMENTS_BYTES + 1)
+        if len(raw) > MAX_REQUIREMENTS_BYTES:
+            raise UsageError(f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be")
+        text = raw.decode()
+    except OSError as exc:
+        raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--requirements: {shown} is not UTF-8 text") from None
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        where = f"{path.name}:{number}"
+        # pip's rule: a comment starts at a `#` at the line's start or after whitespace.
+        content = re.sub(r"(^|\s)#.*", "", line).strip()
+        if not content:
+            continue
+        if content.endswith("\\"):
+            raise UsageError(f"{where}: a line continued with `\\` is not taken; write each requirement on one line")
+        found.append((canonical(content, where), where))
+    return found
+
+
+def collect(
+    script_text: str | None = None,
+    script: str = "",
+    with_specs: Sequence[str] = (),
+    requirements_file: Path | None = None,
+) -> Declared:
+    """Everything a script run needs besides JAX: its block, then ``--with``, then ``--requirements``.
+
+    A requirement given twice is kept once, where it first appeared.
+    """
+    requires_python = None
+    pairs: list[tuple[str, str]] = []
+    if script_text is not None:
+        inline, requires_python = read_inline(script_text, script)
+        pairs += [(requirement, f"{script} (inline metadata)") for requirement in inline]
+    pairs += [(requirement, "--with") for requirement in parse_with(with_specs)]
+    if requirements_file is not None:
+        pairs += read_requirements(requirements_file)
+    seen: dict[str, str] = {}
+    for requirement, source in pairs:
+        seen.setdefault(requirement, source)
+    return Declared(tuple(seen), tuple(seen.values()), requires_python, script or None)
