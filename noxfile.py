@@ -286,12 +286,15 @@ def release_range_session(session: nox.Session, command: str) -> None:
     install arguments, as ``repro`` installs its release).
     """
     request = checked(session, command, session.posargs)
-    assert request.profile is not None and request.span is not None
+    assert request.profile is not None
     listing = index_listing(session)
-    try:
-        releases = [index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)]
-    except UsageError as exc:
-        refuse(str(exc))
+    if request.span is None:  # --vary: the one jax release held while a library's releases vary
+        releases = [on_index(listing, version) for version in request.on_index]
+    else:
+        try:
+            releases = [index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)]
+        except UsageError as exc:
+            refuse(str(exc))
     plan = release_plan(session, command, releases, request.profile)
     run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
 

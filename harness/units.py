@@ -1,14 +1,14 @@
 """Pure units every stage shares: numbers, sizes and machine ids as text, and release order.
 
-Standard library and ``packaging`` only: the noxfile imports this module in nox's own
-environment, where nox has brought ``packaging``.
+Standard library only, and ``packaging`` for release order, imported where it is used: the noxfile
+imports this module in nox's own environment, where nox has brought ``packaging``, and the case process
+imports it in a venv that holds only jax and what a script declared, where nothing may have.
 """
 
 from __future__ import annotations
 
 import math
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 # The machine of a result stored before results recorded one.
 UNRECORDED_MACHINE = "unrecorded"
@@ -59,7 +59,10 @@ def format_p(value: float) -> str:
     return f"{value:.2g}" if value >= 1e-4 else "<0.0001"
 
 
-VersionKey = tuple[bool, Version, str]
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+VersionKey = tuple[bool, "Version", str]
 
 
 def version_key(version: str) -> VersionKey:
@@ -68,6 +71,8 @@ def version_key(version: str) -> VersionKey:
     A label that is not a version (``unknown``: the run could not tell) sorts before
     every release, by its text.
     """
+    from packaging.version import InvalidVersion, Version  # see the module's docstring: not in a script's venv
+
     try:
         return True, Version(version), ""
     except InvalidVersion:

@@ -286,7 +286,7 @@ def test_a_nox_session_gets_a_checked_view_of_its_posargs():
             "0.4.26",
         ),
         ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--profile", "cpu-classic"], "jax 0.7.2"),
-        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"], "unrecognized arguments"),
+        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"], "--jax goes with --vary"),
         ("report", ["--results", "/nonexistent"], "results folder not found"),
         ("compare", ["/nonexistent"], "results folder not found"),
         ("fly", [], "invalid choice"),

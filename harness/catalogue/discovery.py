@@ -35,6 +35,10 @@ class ScriptSource:
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
+    # What it needs besides JAX (``harness.catalogue.script_deps``): requirements in canonical form, from its
+    # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
+    requirements: tuple[str, ...] = ()
+    requires_python: str | None = None
 
 
 @dataclass(frozen=True)

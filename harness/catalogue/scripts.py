@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo, ScriptSource
+from harness.catalogue.script_deps import collect
 from harness.catalogue.sizes import SizeSpace
 from harness.errors import UsageError
 from harness.names import name_problem
@@ -38,9 +40,12 @@ def script_name(path: Path) -> str:
 MAX_ARGS, MAX_ARG_CHARS = 64, 1000
 
 
-def read_script(path: Path, args: tuple[str, ...] = ()) -> CaseInfo:
-    """The script as a case of no sizes, measured once per process with ``args`` on its command line; UsageError
-    naming what is wrong with it."""
+def read_script(
+    path: Path, args: tuple[str, ...] = (), *, with_specs: Sequence[str] = (), requirements: Path | None = None
+) -> CaseInfo:
+    """The script as a case of no sizes, measured once per process with ``args`` on its command line, with what it
+    needs besides JAX (its ``# /// script`` block, ``with_specs`` and the ``requirements`` file); UsageError naming
+    what is wrong with it."""
     name = script_name(path)
     try:
         info = path.stat()
@@ -55,14 +60,17 @@ def read_script(path: Path, args: tuple[str, ...] = ()) -> CaseInfo:
         raise UsageError(f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be")
     try:
         content = path.read_bytes()
-        content.decode()
+        text = content.decode()
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise UsageError(f"script {path} is not UTF-8 text, so not a Python script") from None
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
         raise UsageError(f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL")
-    source = ScriptSource(path.name, hashlib.sha256(content).hexdigest(), tuple(args))
+    declared = collect(text, path.name, with_specs, requirements)
+    source = ScriptSource(
+        path.name, hashlib.sha256(content).hexdigest(), tuple(args), declared.requirements, declared.requires_python
+    )
     return CaseInfo(
         name=name,
         path=path.resolve(),

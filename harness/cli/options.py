@@ -26,6 +26,7 @@ from harness.measure.affinity import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
+from harness.releases.script_envs import AS_OF, POLICIES
 from harness.store.schema import Settings
 
 DEFAULT_RESULTS = Path("results")
@@ -44,8 +45,9 @@ MIN_REPEATS = 5
 # The profile label of a command run outside nox without --profile.
 UNPINNED_PROFILE = "default"
 SCRIPT_HELP = (
-    "a plain repro script, run as `python FILE` once per process and judged on the `metric ...` lines it "
-    "prints, else on its whole-process wall time (process.wall_ns), in place of a case"
+    "a plain repro script in place of a case, run unmodified as `python FILE` once per process (through nox: in a "
+    "venv of its own per release, holding jax, jaxlib and what the script declares), judged on its phases "
+    "(process.*), the numbers it prints as JSON lines (json.*) and its `metric ...` lines"
 )
 
 
@@ -207,9 +209,40 @@ def add_case(
             help="an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; a value "
             "starting with - as --script-arg=-n)",
         )
+        add_libraries(parser)
     # Every command's namespace then has them all, whichever of them it declares.
-    parser.set_defaults(old_case=None, script=None, script_arg=[], takes_script=script)
+    parser.set_defaults(
+        old_case=None, script=None, script_arg=[], takes_script=script, with_=[], requirements=None, deps=None
+    )
     add_cases_dir(parser)
+
+
+def add_libraries(parser: argparse.ArgumentParser) -> None:
+    """What a plain script needs besides JAX, and how each release's set of it is resolved."""
+    parser.add_argument(
+        "--with",
+        dest="with_",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a library the script needs besides JAX, as pip takes it (repeatable: --with equinox --with "
+        "'flax==0.10.4'), added to its own `# /// script` block's dependencies",
+    )
+    parser.add_argument(
+        "--requirements", type=path, metavar="FILE", help="a requirements file of libraries the script needs"
+    )
+    parser.add_argument(
+        "--deps",
+        choices=POLICIES,
+        help="how each release's set of them is resolved, jax and jaxlib held: as-of: as the package index stood a "
+        "week after that jax release came out (what its users had); newest: the newest versions that accept it "
+        f"today (default: {AS_OF})",
+    )
+
+
+def deps_policy(args: argparse.Namespace) -> str:
+    """``--deps``: how a plain script's libraries are resolved on each release."""
+    return str(args.deps or AS_OF)
 
 
 def add_cases_dir(parser: argparse.ArgumentParser) -> None:
@@ -236,6 +269,9 @@ def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
     if script is None:
         if args.script_arg:
             raise UsageError("--script-arg is for --script FILE: a case takes --size")
+        for option, given in (("--with", args.with_), ("--requirements", args.requirements), ("--deps", args.deps)):
+            if given:
+                raise UsageError(f"{option} is for --script FILE: a case needs nothing but JAX")
         if not name:
             what = "a case with --case NAME (`jax-repro list` shows them)"
             raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))
@@ -245,7 +281,7 @@ def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
         raise UsageError("give a case or --script FILE, not both")
     if args.size:
         raise UsageError("--size: a script has no sizes; it runs as it is")
-    return read_script(script, tuple(args.script_arg))
+    return read_script(script, tuple(args.script_arg), with_specs=args.with_, requirements=args.requirements)
 
 
 def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:

@@ -11,15 +11,20 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
+from harness.catalogue.script_deps import canonical
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
+from harness.releases.script_envs import AS_OF, parse_hold
 from harness.store.schema import Settings
 from harness.units import version_key
 
@@ -56,6 +61,28 @@ class Places:
 
 
 @dataclass(frozen=True)
+class LibraryChoice:
+    """How a plain script's libraries are had on each release: resolved by ``policy``, ``hold`` pins held on every
+    release; with ``vary``, that library's own releases are the range, jax held at ``jax``."""
+
+    policy: str = AS_OF
+    hold: tuple[str, ...] = ()
+    vary: str | None = None  # a library the script declares, by its canonical name
+    jax: str | None = None  # with ``vary``: the jax release held
+
+    def label(self, version: str) -> str:
+        """A varied library version as a release label: jax's version with the library's as its local part
+        (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
+        return f"{self.jax}+{self.vary}.{version}"
+
+    def version(self, label: str) -> str:
+        """The library version of a label ``label`` made, or the label itself when nothing is varied."""
+        if self.vary is None:
+            return label
+        return label.partition("+")[2].removeprefix(f"{self.vary}.")
+
+
+@dataclass(frozen=True)
 class RangeOptions:
     """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its sizes under
     a profile), over which range, judged by what, measured how, and where it reads and writes."""
@@ -74,6 +101,7 @@ class RangeOptions:
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
     jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
+    libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
@@ -106,6 +134,19 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             "--to", dest="last", metavar="VERSION", required=not tables,
             help="last release of the range" + (" (default: the table's newest)" if tables else ""),
         )  # fmt: skip
+    parser.add_argument(
+        "--hold", action="append", default=[], metavar="PKG==VERSION",
+        help="with --script: hold a library it declares at one version on every release (repeatable): a step that "
+        "stays is JAX's",
+    )  # fmt: skip
+    parser.add_argument(
+        "--vary", metavar="PKG",
+        help="with --script: hold jax at --jax and take the releases of this library the script declares instead; "
+        f"{'--good/--bad' if command == 'bisect' else '--from/--to'} then name its versions",
+    )  # fmt: skip
+    parser.add_argument(
+        "--jax", type=options.release_version, metavar="VERSION", help="with --vary: the jax release held"
+    )
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
@@ -137,8 +178,10 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
         first, last = (broken, fixed) if fix else (first, last)
         if not (first and last):
             raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
-    elif args.command == "triage":
+    elif args.command == "triage" and getattr(args, "vary", None) is None:
         first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
+    if not (first and last):
+        raise UsageError("--vary takes the library's versions of the range: give --from VERSION and --to VERSION")
     for end in (first, last):
         problem = name_problem(end)
         if problem:
@@ -176,6 +219,9 @@ def check(args: argparse.Namespace) -> RangeOptions:
         raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
     if commits and metric is None and not args.claim:
         raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
+    libraries = library_choice(args, case)
+    if commits and libraries.vary:
+        raise UsageError("--commits bisects jax's commits; --vary a library's releases: give one")
     return RangeOptions(
         command=args.command,
         case=case,
@@ -191,7 +237,35 @@ def check(args: argparse.Namespace) -> RangeOptions:
         fix=fix,
         commits=commits,
         jax_repo=args.jax_repo if commits else None,
+        libraries=libraries,
     )
+
+
+def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
+    """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script declares."""
+    declared = {Requirement(r).name: r for r in case.script.requirements} if case.script else {}
+    if (args.hold or args.vary) and case.script is None:
+        raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")
+    hold = parse_hold(args.hold)
+    for pin in hold:
+        if canonicalize_name(Requirement(pin).name) not in {canonicalize_name(name) for name in declared}:
+            raise UsageError(f"--hold {pin}: the script declares no {Requirement(pin).name} ({_declared(declared)})")
+    vary = None
+    if args.vary is not None:
+        vary = canonicalize_name(canonical(args.vary, "--vary"))
+        if vary not in {canonicalize_name(name) for name in declared}:
+            raise UsageError(f"--vary {args.vary}: the script declares no such library ({_declared(declared)})")
+        if any(canonicalize_name(Requirement(pin).name) == vary for pin in hold):
+            raise UsageError(f"--vary {vary} and --hold {vary}==…: a library is either varied or held")
+        if args.jax is None:
+            raise UsageError("--vary holds one jax release: give it with --jax VERSION")
+    elif args.jax is not None:
+        raise UsageError("--jax goes with --vary (the jax release held while a library varies)")
+    return LibraryChoice(options.deps_policy(args), hold, vary, args.jax)
+
+
+def _declared(declared: dict[str, str]) -> str:
+    return f"it declares {', '.join(declared)}" if declared else "it declares no library"
 
 
 def _command(name: str, summary: str, description: str, exit_codes: str) -> Command[RangeOptions]:

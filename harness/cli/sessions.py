@@ -88,6 +88,9 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     if args.profile is None:
         argv.extend(["--profile", profile.name])
     if command in RANGE_COMMANDS:
+        if args.vary is not None:  # one jax release, held while a library's own releases vary
+            _applies(profile, [args.jax])
+            return SessionRequest(None, profile, argv, on_index=(args.jax,))
         span = range_ends(args)[:2]
         _applies(profile, span)
         return SessionRequest(None, profile, argv, span)

@@ -81,7 +81,7 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
     judge = Judge(run.prober, options.first, options.last, metric, options.thresholds, terms)
-    count, expected = 0, expected_probes(len(run.envs))
+    count, expected = 0, expected_probes(len(run.labels))
     probing = time.monotonic()
 
     def judged(release: str) -> Judgement:
@@ -89,7 +89,7 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
         pace = time_left(count, max(expected - count, 1), time.monotonic() - probing)
         count += 1
         progress(
-            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(run.envs)} releases"
+            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(run.labels)} releases"
             f"{'; ' + pace if pace else ''}): jax {release} …"
         )
         verdict = judge(release)

@@ -10,6 +10,7 @@ and ``reports/triage-<case>-<range>-<key>.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -22,16 +23,21 @@ from harness.errors import UsageError
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
+from harness.pins import PROFILE_BY_NAME
 from harness.releases.answers import Setting, answer_stem, criterion
 from harness.releases.bisection import SweepOutcome
+from harness.releases.environments import INDEX_TIMES, Environments
+from harness.releases.index import nearby
 from harness.releases.judge import metric_names
 from harness.releases.probes import ReleaseProber
+from harness.releases.upload_times import UploadTimes
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.store.files import replace_file, write_text
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
+from harness.units import version_key
 
 
 def progress(line: str) -> None:
@@ -44,11 +50,35 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
         raise UsageError(f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it")
     envs = read_plan(options.places.releases_plan)
     ends = (envs[0].jax, envs[-1].jax) if envs else None
-    if ends != (options.first, options.last):
-        raise UsageError(
-            f"the release plan {options.places.releases_plan} does not run from {options.first} to {options.last}"
-        )
+    held = options.libraries.jax
+    wanted = (options.first, options.last) if options.libraries.vary is None else (held, held)
+    if ends != wanted:
+        plan = options.places.releases_plan
+        raise UsageError(f"the release plan {plan} does not run from {wanted[0]} to {wanted[1]}")
     return envs
+
+
+def labelled(
+    options: RangeOptions, envs: list[ReleaseEnv]
+) -> tuple[RangeOptions, dict[str, ReleaseEnv], dict[str, tuple[str, ...]]]:
+    """What the range's releases are called and where each installs from: the plan's jax releases; with ``--vary``,
+    the varied library's releases on the index from ``first`` to ``last``, each on the one jax release held
+    (labelled ``0.4.33+equinox.0.11.4``: the options then name the labels), with the pin each holds."""
+    choice = options.libraries
+    if choice.vary is None:
+        return options, {env.jax: env for env in envs}, {}
+    [held] = envs
+    listed = [version for version, _ in UploadTimes(held.venv.parent / INDEX_TIMES).versions_with_times(choice.vary)]
+    for end in (options.first, options.last):
+        if end not in listed:
+            near = ", ".join(nearby(listed, end))
+            raise UsageError(f"{choice.vary} {end} is not a release on the package index; nearby: {near}")
+    low, high = version_key(options.first), version_key(options.last)
+    versions = [version for version in listed if low <= version_key(version) <= high]
+    labels = {choice.label(version): held for version in versions}
+    pins: dict[str, tuple[str, ...]] = {choice.label(version): (f"{choice.vary}=={version}",) for version in versions}
+    renamed = dataclasses.replace(options, first=choice.label(options.first), last=choice.label(options.last))
+    return renamed, labels, pins
 
 
 def check_stored(options: RangeOptions) -> None:
@@ -65,10 +95,16 @@ def check_stored(options: RangeOptions) -> None:
         )
 
 
-def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
-    measuring = options.measuring
+def prober_for(
+    options: RangeOptions, labels: dict[str, ReleaseEnv], pins: dict[str, tuple[str, ...]] | None = None
+) -> ReleaseProber:
+    """The prober of the range's releases (``labels``), each in the environment its case or script runs in."""
+    measuring, choice = options.measuring, options.libraries
+    environments = Environments(
+        options.case, PROFILE_BY_NAME.get(options.profile), choice.policy, choice.hold, pins or {}, progress
+    )
     return ReleaseProber(
-        {env.jax: env for env in envs},
+        labels,
         options.case,
         options.sizes,
         options.profile,
@@ -78,6 +114,7 @@ def prober_for(options: RangeOptions, envs: list[ReleaseEnv]) -> ReleaseProber:
         max_processes=measuring.max_processes,
         time_budget=measuring.time_budget,
         decide_metrics=() if options.metric is None else (options.metric.metric_name,),
+        environments=environments,
     )
 
 
@@ -132,8 +169,9 @@ class RangeRun:
     """A bisect, sweep or triage under way: its checked options, the releases of its plan, the prober that measures
     them, and when it started."""
 
-    options: RangeOptions
-    envs: list[ReleaseEnv]
+    options: RangeOptions  # with --vary, naming the labels
+    envs: list[ReleaseEnv]  # the release plan
+    labels: dict[str, ReleaseEnv]  # the range's releases, oldest first, and where each installs from
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
 
@@ -142,16 +180,17 @@ class RangeRun:
         """Stored results checked and the release plan read, before anything is installed."""
         check_stored(options)
         envs = plan_for(options)
-        return cls(options, envs, prober_for(options, envs))
+        options, labels, pins = labelled(options, envs)
+        return cls(options, envs, labels, prober_for(options, labels, pins))
 
     @property
     def releases(self) -> list[str]:
-        return [env.jax for env in self.envs]
+        return list(self.labels)
 
     def setting(self, **more: Any) -> Setting:
         """What was searched, with the wall time so far."""
         options = self.options
-        jaxlib = {env.jax: env.jaxlib for env in self.envs}
+        jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
         return Setting(
             options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,

@@ -3,8 +3,10 @@ measuring its two releases again together, one answer per change."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from harness.cli.ranges import RangeOptions
-from harness.commands.ranges import RangeRun, prober_for, progress, refuse_unknown_metric, swept_metrics
+from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
 from harness.releases import probes
 from harness.releases.probes import PairConfirmer
 from harness.releases.triage import triage
@@ -14,9 +16,8 @@ from harness.render.triage_answer import triage_answer
 def execute(options: RangeOptions) -> int:
     """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, else 1."""
     run = RangeRun.start(options)
-    first_round = run.prober
-    first_round.accept = probes.first_round(options.measuring.processes)
-    confirmer = PairConfirmer(prober_for(options, run.envs))
+    first_round = dataclasses.replace(run.prober, accept=probes.first_round(options.measuring.processes))
+    confirmer = PairConfirmer(dataclasses.replace(run.prober, accept=None, together=set()))
     metrics = swept_metrics(options)
     found = triage(
         run.releases, first_round, confirmer,

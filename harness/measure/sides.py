@@ -38,9 +38,10 @@ from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
 from harness.metric_names import parse_metric_name
 from harness.names import name_problem
+from harness.store.schema import Libraries, SchemaError, parse_libraries
 
 PLAN_BYTES = 1024 * 1024
-KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next", "compare_metrics")
+KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next", "compare_metrics", "libraries")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 
@@ -55,6 +56,7 @@ class Side:
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
     compare_next: bool = True  # measuring until decided: judged against the next side of its profile
     compare_metrics: tuple[str, ...] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
+    libraries: Libraries | None = None  # a plain script's venv on this side: what it was resolved to hold
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -122,7 +124,14 @@ def _side(entry: Any, where: str) -> Side:
     except UsageError as exc:
         raise UsageError(f"{where}: 'compare_metrics': {exc}") from None
     sizes = _sizes(entry.get("sizes", {}), where)
-    return Side(release, profile, interpreter, dict(env), label, sizes, compare_next, tuple(dict.fromkeys(metrics)))
+    libraries = None
+    if entry.get("libraries") is not None:
+        try:
+            libraries = parse_libraries(entry["libraries"], "libraries")
+        except SchemaError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+    metrics_ = tuple(dict.fromkeys(metrics))
+    return Side(release, profile, interpreter, dict(env), label, sizes, compare_next, metrics_, libraries)
 
 
 def _sizes(value: Any, where: str) -> dict[str, int]:

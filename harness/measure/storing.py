@@ -3,6 +3,7 @@ the check, under the results folder's lock, that a plain script's results never 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +11,10 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget
 from harness.errors import HarnessError, UsageError
 from harness.measure.cells import CellRun, PlannedRun
+from harness.measure.sides import Side
 from harness.names import inside
 from harness.store.results import StoredResult, load_results, new_identity, read_result, write_result
-from harness.store.schema import HostFacts, Result, ScriptIdentity, Settings
+from harness.store.schema import HostFacts, Result, RunStatus, ScriptIdentity, Settings
 
 
 @dataclass(frozen=True)
@@ -53,15 +55,28 @@ def result_of(context: RunContext, item: PlannedRun, run: CellRun, others: list[
         invocation=context.invocation,
         processes=tuple(run.processes),
         script=None if script is None else ScriptIdentity(script.file, script.sha256, script.args),
+        libraries=run.side.libraries,
     )
 
 
 def store_run(context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts) -> StoredResult:
     """Store ``run``'s result; HarnessError (one line) when the results folder cannot take it."""
-    folder = context.results_dir
+    return store(context.results_dir, result_of(context, item, run, others, host))
+
+
+def not_installable_result(context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts) -> Result:
+    """The result of a cell whose side cannot be had: what the script declares cannot be installed beside its
+    release.  No process ran: the resolver's reason is its detail."""
+    run = CellRun(side, 0)
+    return dataclasses.replace(
+        result_of(context, item, run, [], host), status=RunStatus.NOT_INSTALLABLE, detail=reason
+    )
+
+
+def store(folder: Path, result: Result) -> StoredResult:
+    """Store ``result`` under ``folder`` and read it back; HarnessError (one line) when the folder cannot take it."""
     try:
-        path = write_result(folder, result_of(context, item, run, others, host))
-        return read_result(path)
+        return read_result(write_result(folder, result))
     except OSError as exc:
         why = exc.strerror or exc
         raise HarnessError(f"cannot store results in {folder}: {why}; results stored so far are kept") from None

@@ -87,6 +87,8 @@ def _usable(measurement: Probe) -> str | None:
     result = measurement.result
     if result is None:
         return measurement.note
+    if result.status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
+        return result.result.detail
     if result.status is not RunStatus.OK:
         detail = result.result.detail.strip().splitlines()
         return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")

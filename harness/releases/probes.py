@@ -28,14 +28,15 @@ from harness.analysis.spending import CHANGES
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
-from harness.host.environment import machine_identity
+from harness.host.environment import host_facts, machine_identity
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
-from harness.releases import venvs
+from harness.measure.storing import RunContext, not_installable_result, store
+from harness.releases.environments import Environments, Prepared
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
-from harness.store.schema import Settings
+from harness.store.schema import RunStatus, Settings, parse_host
 
 # The measurement a prober runs (``harness.measure.runner.measure``), as a test may stand in for it.
 Measure = Callable[..., list[runner.Measured]]
@@ -77,15 +78,30 @@ class ReleaseProber:
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
+    # Each release's environment: a case's release venv, a script's venv of its own (None: made from ``case``).
+    environments: Environments | None = None
+
+    def __post_init__(self) -> None:
+        if self.environments is None:
+            self.environments = Environments(self.case, None, progress=self.progress)
 
     @property
     def processes(self) -> int:
         return self.settings.processes
 
+    def counts(self, release: str, stored: StoredResult) -> bool:
+        """Whether a stored result counts at all: measured in an environment like ``release``'s now, and one this
+        prober accepts."""
+        assert self.environments is not None
+        return self.environments.matches(release, stored.result.libraries) and (
+            self.accept is None or self.accept(stored)
+        )
+
     def stored(self, release: str) -> StoredResult | None:
         return newest_result(
-            self.results_dir, self.case.name, release, self.profile, self.sizes, self.machine, self.accept
-        )
+            self.results_dir, self.case.name, release, self.profile, self.sizes, self.machine,
+            lambda stored: self.counts(release, stored),
+        )  # fmt: skip
 
     def reusable(self, release: str) -> StoredResult | None:
         """The stored result of the cell on ``release``, if enough processes measured it."""
@@ -153,27 +169,48 @@ class ReleaseProber:
             decide_budget_s=self.time_budget if deciding else None,
         )
 
+    def _prepared(self, release: str) -> Side | Probe:
+        """A side for ``release``, its environment ready; else a probe that says why there is none (a script's
+        release that is not installable is stored as such, once)."""
+        assert self.environments is not None
+        prepared = self.environments.prepare(release, self.envs[release])
+        if isinstance(prepared, Prepared):
+            return Side(release, self.profile, str(prepared.interpreter), libraries=prepared.libraries)
+        if not prepared.startswith("not installable"):
+            return Probe(release, None, prepared)
+        previous = self.stored(release)
+        if previous is not None and (previous.status, previous.result.detail) == (RunStatus.NOT_INSTALLABLE, prepared):
+            return Probe(release, previous, prepared)
+        return Probe(release, self._store_not_installable(release, prepared), prepared)
+
+    def _store_not_installable(self, release: str, reason: str) -> StoredResult:
+        plan = self._plan(self.settings)
+        side = Side(release, self.profile, sys.executable)
+        context = RunContext(self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), "")
+        host = parse_host(host_facts())
+        return store(self.results_dir, not_installable_result(context, plan[0], side, reason, host))
+
     def _installed(self, releases: Sequence[str]) -> list[Side]:
-        """A side for each release of ``releases`` that could be installed, in order."""
+        """A side for each release of ``releases`` whose environment could be made ready, in order."""
         sides = []
         for number, release in enumerate(releases, start=1):
-            env = self.envs[release]
-            self.progress(
-                f"  ({number}/{len(releases)}) jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} "
-                "(installed once, then reused)"
-            )
-            if venvs.ensure(env) is None:
-                sides.append(Side(release, self.profile, str(env.interpreter)))
+            self.progress(f"  ({number}/{len(releases)}) {release}:")
+            prepared = self._prepared(release)
+            if isinstance(prepared, Side):
+                sides.append(prepared)
+            else:
+                self.progress(f"    {prepared.note}")
         return sides
+
+    def _plan(self, settings: Settings) -> list[PlannedRun]:
+        points = self.case.plan(settings.effort, self.sizes, seed=DEFAULT_SEED, budget=Budget.for_this_machine())
+        return [PlannedRun(self.case, point) for point in points]
 
     def _measured(self, sides: list[Side], settings: Settings) -> dict[str, StoredResult | None]:
         """One measurement of the case on ``sides``: each side's stored result, by release (None: it stored
         none).  A measurement the harness cannot carry out (a worker that does not start) says why."""
-        plan = [PlannedRun(self.case, point) for point in self.case.plan(
-            settings.effort, self.sizes, seed=DEFAULT_SEED, budget=Budget.for_this_machine()
-        )]  # fmt: skip
         try:
-            outcomes = self.measure(plan, sides, settings, self.results_dir, progress=self.progress,
+            outcomes = self.measure(self._plan(settings), sides, settings, self.results_dir, progress=self.progress,
                                     undecided=open_comparison)  # fmt: skip
         except HarnessError as exc:
             self.progress(f"  not measured: {exc}")
@@ -214,17 +251,14 @@ class ReleaseProber:
                 count = len(previous.result.processes)
                 return Probe(release, previous, f"measured ({count}) interleaved with the other releases")
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
-        env = self.envs[release]
         started = time.monotonic()
-        self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
-        problem = venvs.ensure(env)
-        if problem:
-            return Probe(release, None, f"could not be installed: {problem}")
+        prepared = self._prepared(release)
+        if isinstance(prepared, Probe):
+            return prepared
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
-        side = Side(release, self.profile, str(env.interpreter))
-        found = self._measured([side], self._settings(processes, "off", 1)).get(release)
+        found = self._measured([prepared], self._settings(processes, "off", 1)).get(release)
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
@@ -267,7 +301,8 @@ class PairConfirmer:
         prober = self.prober
         return newest_result(
             prober.results_dir, prober.case.name, release, prober.profile, prober.sizes, prober.machine,
-            lambda r: is_confirmation(r, prober.processes) and label in r.result.interleaved_with,
+            lambda r: prober.counts(release, r) and is_confirmation(r, prober.processes)
+            and label in r.result.interleaved_with,
         )  # fmt: skip
 
     def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:

@@ -237,28 +237,32 @@ def constraint_lines(release: Release, profile: Profile | None, hold: Sequence[s
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
-def exempt_packages(profile: Profile | None) -> list[str]:
-    """Packages of the release itself, never cut off by date (an index without upload times would hide them)."""
+def exempt_packages(profile: Profile | None, hold: Sequence[str] = ()) -> list[str]:
+    """Packages never cut off by date: the release's own (an index without upload times would hide them), and
+    those held at one version (``--hold``, ``--vary``), which may have come out after the cutoff."""
     plugins = [
         f"jax-{extra}-{kind}" for extra in (profile.jax_extras if profile else ()) for kind in ("plugin", "pjrt")
     ]
-    return ["jax", "jaxlib", *plugins]
+    held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
+    return list(dict.fromkeys(["jax", "jaxlib", *plugins, *held]))
 
 
-def exclude_newer_args(cutoff: datetime | None, profile: Profile | None) -> list[str]:
+def exclude_newer_args(cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()) -> list[str]:
     if cutoff is None:
         return []
     arguments = ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
-    for package in exempt_packages(profile):
+    for package in exempt_packages(profile, hold):
         arguments += ["--exclude-newer-package", f"{package}=false"]
     return arguments
 
 
-def compile_command(uv: Sequence[str], python: str, cutoff: datetime | None, profile: Profile | None) -> list[str]:
+def compile_command(
+    uv: Sequence[str], python: str, cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()
+) -> list[str]:
     """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder) for ``python``."""
     files = ["requirements.in", "--constraints", "constraints.txt"]
     output = ["--no-header", "--no-annotate", "--color", "never"]
-    return [*uv, "pip", "compile", *files, "--python", python, *output, *exclude_newer_args(cutoff, profile)]
+    return [*uv, "pip", "compile", *files, "--python", python, *output, *exclude_newer_args(cutoff, profile, hold)]
 
 
 def resolution_key(request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str) -> str:
@@ -404,7 +408,7 @@ def resolve(
     replace_file(
         work / "constraints.txt", "\n".join(constraint_lines(request.release, request.profile, request.hold)) + "\n"
     )
-    done = runner(compile_command(uv, request.python, cutoff, request.profile), work)
+    done = runner(compile_command(uv, request.python, cutoff, request.profile, request.hold), work)
     if done.returncode != 0:
         reason = uv_reason(done.stderr or done.stdout)
         # No solution is an answer (kept, as a resolution is); a network or interpreter failure is not.

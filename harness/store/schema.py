@@ -67,6 +67,9 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     CRASHED = "crashed"  # killed by a signal: segfault, abort, the kernel's OOM killer
     SKIPPED = "skipped"  # cannot run here (too few devices, unsupported) or refused by the budget
+    # The release cannot be had with what a plain script declares (the resolver's reason is the detail): no
+    # process ran, and it is neither a failure nor a change.
+    NOT_INSTALLABLE = "not installable"
 
 
 def _json(value: Any) -> Any:
@@ -250,6 +253,29 @@ class ScriptIdentity(_Record):
 
 
 @dataclass(frozen=True)
+class Libraries(_Record):
+    """What a plain script's venv held besides the harness's own view of JAX: how it was resolved (``as-of`` the
+    jax release's date, with ``cutoff`` the index's moment, or ``newest``), what the script declared, what was
+    held at one version, and every distribution installed (``name==version``, sorted) with their SHA-256."""
+
+    policy: str
+    installed: tuple[str, ...]
+    sha256: str
+    cutoff: str | None = None  # ISO 8601, UTC
+    declared: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
+
+    def version_of(self, name: str) -> str | None:
+        """The installed version of the distribution ``name`` (any spelling PEP 503 normalizes alike)."""
+        wanted = re.sub(r"[-_.]+", "-", name).lower()
+        for pin in self.installed:
+            pinned, _, version = pin.partition("==")
+            if re.sub(r"[-_.]+", "-", pinned).lower() == wanted:
+                return version
+        return None
+
+
+@dataclass(frozen=True)
 class MachineFacts(_Record):
     id: str
     basis: str = ""
@@ -376,11 +402,12 @@ class Result(_Record):
     host: HostFacts = field(default_factory=HostFacts)
     interleaved_with: tuple[str, ...] = ()
     script: ScriptIdentity | None = None  # a plain script's result, not a case's
+    libraries: Libraries | None = None  # a plain script's venv: what it was resolved to hold
     # The ``harness run`` that measured it (a random id): results of one invocation shared its level
     # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
     invocation: str = ""
 
-    _sparse = frozenset({"discussion", "script"})
+    _sparse = frozenset({"discussion", "script", "libraries"})
 
     def to_json(self) -> dict[str, Any]:
         """The result as a document of the newest schema version."""
@@ -478,6 +505,24 @@ def _script(value: Any, where: str) -> ScriptIdentity:
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
     return ScriptIdentity(fields.required("file", string), digest, fields.optional("args", list_of(string), ()))
+
+
+def parse_libraries(value: Any, where: str = "libraries") -> Libraries:
+    fields = Fields(value, where)
+    installed = fields.required("installed", list_of(string))
+    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in installed):
+        raise SchemaError(f"{where}.installed", "expected name==version for every distribution")
+    digest = fields.required("sha256", string)
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
+        raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
+    return Libraries(
+        policy=fields.required("policy", string),
+        installed=installed,
+        sha256=digest,
+        cutoff=fields.optional("cutoff", nullable(string), None),
+        declared=fields.optional("declared", list_of(string), ()),
+        held=fields.optional("held", list_of(string), ()),
+    )
 
 
 def _compiled(value: Any, where: str) -> CompiledFunction:
@@ -694,5 +739,6 @@ def parse(data: Any) -> Result:
         host=fields.optional("host", _host, HostFacts()),
         interleaved_with=fields.optional("interleaved_with", list_of(string), ()),
         script=fields.optional("script", _script, None),
+        libraries=fields.optional("libraries", parse_libraries, None),
         invocation=fields.optional("invocation", string, ""),
     )

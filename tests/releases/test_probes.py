@@ -8,11 +8,12 @@ import pytest
 from harness.catalogue import discovery
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
-from harness.releases import probes
+from harness.releases import probes, venvs
+from harness.releases.environments import Prepared
 from harness.releases.probes import ReleaseProber
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import read_result, write_result
-from harness.store.schema import Settings
+from harness.store.schema import Libraries, Settings
 from tests.conftest import REPO, derive, real_result, v1_result
 
 # The machine the real fixtures were measured on: only its results are reused, wherever the tests run.
@@ -84,7 +85,7 @@ def test_a_release_that_cannot_be_installed_has_no_result_and_a_reason(tmp_path)
 
 @pytest.fixture
 def fake_measure(monkeypatch, tmp_path):
-    monkeypatch.setattr(probes.venvs, "ensure", lambda env: None)
+    monkeypatch.setattr(venvs, "ensure", lambda env: None)
     return FakeMeasure(tmp_path / "results")
 
 
@@ -133,7 +134,7 @@ def test_a_measurement_the_harness_cannot_carry_out_is_said_and_gives_no_result(
     def refuse(*args, **kwargs):
         raise HarnessError("the worker of side 'jax 0.4.30 · cpu' did not start: boom")
 
-    monkeypatch.setattr(probes.venvs, "ensure", lambda env: None)
+    monkeypatch.setattr(venvs, "ensure", lambda env: None)
     probe, lines = prober(tmp_path, measure=refuse)
     measured = probe("0.4.30")
     assert measured.result is None and any("did not start: boom" in line for line in lines)
@@ -254,20 +255,35 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     assert settings.decide_metrics == ("a.wall_ns", "b.lower_ns"), "the measurement's own: every step's"
 
 
-def test_a_plain_script_is_measured_in_place_of_the_case_with_its_arguments(tmp_path, monkeypatch):
+class ScriptEnvironments:
+    """Stands in for the environments of a script: every release ready in one venv that holds equinox."""
+
+    libraries = Libraries("as-of", ("equinox==0.11.4", "jax==0.4.30"), "ab" * 32, None, ("equinox",))
+
+    def matches(self, label, libraries):
+        return libraries == self.libraries
+
+    def prepare(self, label, env):
+        return Prepared(env.venv / "bin" / "python", self.libraries)
+
+
+def test_a_plain_script_is_measured_in_place_of_the_case_in_its_own_venv_with_its_arguments(tmp_path):
     from harness.catalogue.scripts import read_script
 
     script = tmp_path / "repro.py"
     script.write_text("print(1)\n")
-    planned = []
+    planned, sides = [], []
 
-    def measure(plan, sides, settings, results_dir, **kwargs):
+    def measure(plan, measured_sides, settings, results_dir, **kwargs):
         planned.extend(plan)
+        sides.extend(measured_sides)
         return []
 
-    monkeypatch.setattr(probes.venvs, "ensure", lambda env: None)
     probe, _ = prober(tmp_path, measure=measure)
-    probe = dataclasses.replace(probe, case=read_script(script, ("--n", "-1")), sizes={})
+    case = read_script(script, ("--n", "-1"))
+    probe = dataclasses.replace(probe, case=case, sizes={}, environments=ScriptEnvironments())
     assert probe("0.4.30").result is None
     [item] = planned
     assert item.case.path == script.resolve() and item.case.script.args == ("--n", "-1") and item.sizes == {}
+    [side] = sides
+    assert side.libraries == ScriptEnvironments.libraries, "the side says what its venv holds: its results record it"

@@ -22,6 +22,7 @@ from harness.store.schema import (
     HarnessRevision,
     HostFacts,
     JaxFacts,
+    Libraries,
     MachineFacts,
     ProcessClaim,
     ProcessLoad,
@@ -200,6 +201,14 @@ FULL = Result(
     ),
     interleaved_with=("jax 0.4.30 · cpu",),
     script=ScriptIdentity(file="repro.py", sha256="ab" * 32, args=("--n", "3")),
+    libraries=Libraries(
+        policy="as-of",
+        installed=("equinox==0.11.4", "jax==0.4.31", "jaxlib==0.4.31"),
+        sha256="cd" * 32,
+        cutoff="2024-08-06T00:25:58+00:00",
+        declared=("equinox",),
+        held=("equinox==0.11.4",),
+    ),
     invocation="inv1",
 )
 
@@ -267,6 +276,7 @@ RECORD_SHAPES = {
     MachineFacts: resolved(PUBLISHED["properties"]["host"])["properties"]["machine"],
     HarnessRevision: resolved(PUBLISHED["properties"]["host"])["properties"]["harness"],
     ScriptIdentity: PUBLISHED["properties"]["script"],
+    Libraries: PUBLISHED["properties"]["libraries"],
     ProcessRun: PUBLISHED["properties"]["processes"]["items"],
     ProcessLoad: resolved(PUBLISHED["$defs"]["process"])["properties"]["load"],
     ProcessClaim: resolved(PUBLISHED["$defs"]["process"])["properties"]["claim"],

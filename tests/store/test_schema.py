@@ -104,7 +104,10 @@ def test_optional_fields_default_and_unknown_ones_are_ignored():
         ({"sizes": "abc"}, "sizes: expected object, got str"),
         ({"sizes": {"K": 1.5}}, "sizes.K: expected int, got float"),
         ({"sizes": {"K": True}}, "sizes.K: expected int, got bool"),
-        ({"status": "great"}, "status: unknown status 'great' (expected one of ok, failed, timeout, crashed, skipped)"),
+        (
+            {"status": "great"},
+            "status: unknown status 'great' (expected one of ok, failed, timeout, crashed, skipped, not installable)",
+        ),
         ({"processes": {"0": {}}}, "processes: expected list, got object"),
         ({"processes": [{"status": "ok", "programs": [1, 2, 3]}]}, "processes[0].programs: expected object, got list"),
         ({"processes": [{"status": "ok", "claim": "yes"}]}, "processes[0].claim: expected object, got str"),
@@ -145,7 +148,7 @@ def test_what_is_not_a_result_of_this_version_is_refused():
 
 
 def test_statuses_are_one_vocabulary_and_serialise_as_text():
-    assert [str(s) for s in RunStatus] == ["ok", "failed", "timeout", "crashed", "skipped"]
+    assert [str(s) for s in RunStatus] == ["ok", "failed", "timeout", "crashed", "skipped", "not installable"]
     assert json.dumps({"status": RunStatus.TIMEOUT}) == '{"status": "timeout"}'
     assert RunStatus("crashed") is RunStatus.CRASHED and RunStatus.OK == "ok"
 
