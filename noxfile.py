@@ -40,6 +40,7 @@ from harness.pins import (
     index_release,
     install_args,
 )
+from harness.releases.environments import Environments
 from harness.releases.index import Listing, load_listing
 from harness.releases.venvs import ensure, release_env, write_plan
 from harness.units import version_key
@@ -112,8 +113,35 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     chosen = PROFILE_BY_NAME[profile]
     request = checked(session, "run", ["--profile", chosen.name, *session.posargs])
     require_device(session, chosen)
+    if request.script is not None:
+        install_once(session, "-e", ".")  # the driver; the script runs in a venv of its own
+        run_script(session, request, release, chosen)
+        return
     install_once(session, *install_args(release, chosen))
     run_harness(session, request.harness_argv, chosen)
+
+
+def run_script(session: nox.Session, request: SessionRequest, release: Release, profile: Profile) -> None:
+    """A plain script on one release: in a venv of its own (jax, jaxlib and what it declares, resolved by the
+    request's policy), a side this session's harness drives; a release that cannot have it is one line."""
+    assert request.script is not None
+    env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
+    environments = Environments(request.script, profile, request.policy, progress=session.log)
+    try:
+        prepared = environments.prepare(release.jax, env)
+    except HarnessError as exc:
+        session.error(str(exc))
+    except UsageError as exc:
+        refuse(str(exc))
+    if isinstance(prepared, str):
+        session.error(f"jax {release.jax}: {prepared}")
+    side: dict[str, object] = {"release": release.jax, "profile": profile.name, "env": dict(profile.env)}
+    side["interpreter"] = str(prepared.interpreter)
+    if prepared.libraries is not None:
+        side["libraries"] = prepared.libraries.to_json()
+    plan = Path(session.cache_dir) / "run-script-sides.json"
+    plan.write_text(json.dumps([side], indent=1))
+    run_harness(session, [*request.sides_argv, "--sides", str(plan)], profile)
 
 
 def require_device(session: nox.Session, profile: Profile) -> None:
@@ -232,7 +260,8 @@ def run_one(session: nox.Session) -> None:
     """One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] [run options].
 
     The release is installed once into its cached venv (``.nox/release-jax-V``, shared with
-    bisect and sweep) and the case runs there through ``python -m harness run``.
+    bisect and sweep) and the case runs there through ``python -m harness run``; a plain script
+    runs in a venv of its own instead, holding jax, jaxlib and what it declares (``run_script``).
     """
     try:
         request = release_run_view(session.posargs)
@@ -241,6 +270,9 @@ def run_one(session: nox.Session) -> None:
     assert request.profile is not None
     require_device(session, request.profile)
     release = on_index(index_listing(session), request.on_index[0])
+    if request.script is not None:
+        run_script(session, request, release, request.profile)
+        return
     env = release_env(release, request.profile, interpreter(release.python), Path(session.cache_dir).parent)
     session.log(f"jax {release.jax} ({request.profile.name}) in {env.venv}: installed once, then reused")
     problem = ensure(env)

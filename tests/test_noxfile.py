@@ -13,8 +13,10 @@ import pytest
 
 import noxfile
 from harness.pins import PROFILE_BY_NAME
+from harness.releases.environments import Prepared
 from harness.releases.index import pair_with_jaxlib, parse_pip_listing
 from harness.releases.venvs import read_plan
+from harness.store.schema import Libraries
 
 from .conftest import FIXTURES, REPO, nox_in_repo
 
@@ -432,18 +434,34 @@ def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_th
     assert variables == PROFILE_BY_NAME["cpu8"].env
 
 
-def test_run_session_runs_a_plain_script_or_the_whole_catalogue_on_any_index_release(tmp_path, monkeypatch):
+def test_run_session_runs_the_whole_catalogue_on_any_index_release(tmp_path, monkeypatch):
     monkeypatch.setattr(noxfile, "ensure", lambda env: None)
+    session = RangeSession(tmp_path, "--jax", "0.4.37")
+    noxfile.run_one(session)
+    [(args, _)] = session.ran
+    assert args[3:] == ("run", "--profile", "cpu") and args[0].endswith("release-jax-0.4.37/bin/python")
+
+
+def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness_drives(tmp_path, monkeypatch):
     script = tmp_path / "repro.py"
-    script.write_text("print('hello')\n")
-    for posargs, expected in (
-        (["--script", str(script), "--jax", "0.4.37"], ("run", "--script", str(script), "--profile", "cpu")),
-        (["--jax", "0.4.37"], ("run", "--profile", "cpu")),
-    ):
-        session = RangeSession(tmp_path, *posargs)
-        noxfile.run_one(session)
-        [(args, _)] = session.ran
-        assert args[3:] == expected
+    script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nprint('hello')\n")
+    asked = []
+    libraries = Libraries("newest", ("equinox==0.13.8", "jax==0.4.37"), "ab" * 32, None, ("equinox",))
+
+    def prepare(environments, label, env):
+        asked.append((label, environments.policy, environments.case.script.requirements))
+        return Prepared(tmp_path / "script-env" / "bin" / "python", libraries)
+
+    monkeypatch.setattr(noxfile.Environments, "prepare", prepare)
+    session = RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37", "--deps", "newest", "--profile", "cpu")
+    noxfile.run_one(session)
+    assert asked == [("0.4.37", "newest", ("equinox",))]
+    [(args, _)] = session.ran
+    plan = Path(session.cache_dir) / "run-script-sides.json"
+    assert args == ("python", "-m", "harness", "run", "--script", str(script), "--deps", "newest", "--sides", str(plan))
+    [side] = json.loads(plan.read_text())
+    assert side["interpreter"] == str(tmp_path / "script-env" / "bin" / "python") and side["profile"] == "cpu"
+    assert side["libraries"]["installed"] == ["equinox==0.13.8", "jax==0.4.37"], "its results record what it held"
 
 
 @pytest.mark.parametrize(

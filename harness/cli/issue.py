@@ -27,6 +27,7 @@ class IssueOptions:
     bad: str | None
     metric: MetricKey | None
     releases: Path | None  # the release plan nox writes
+    policy: str = "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +73,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
         bad=args.bad,
         metric=parse_metric_name(args.metric) if args.metric else None,
         releases=args.releases,
+        policy=options.deps_policy(args),
     )
 
 

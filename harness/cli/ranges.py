@@ -75,12 +75,6 @@ class LibraryChoice:
         (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
         return f"{self.jax}+{self.vary}.{version}"
 
-    def version(self, label: str) -> str:
-        """The library version of a label ``label`` made, or the label itself when nothing is varied."""
-        if self.vary is None:
-            return label
-        return label.partition("+")[2].removeprefix(f"{self.vary}.")
-
 
 @dataclass(frozen=True)
 class RangeOptions:

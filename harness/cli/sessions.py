@@ -22,10 +22,13 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from harness.cli.options import release_version
+from harness.catalogue.discovery import CaseInfo
+from harness.cli.options import deps_policy, release_version
 from harness.cli.parser import validate
 from harness.cli.ranges import range_ends
+from harness.cli.run import RunOptions
 from harness.errors import UsageError
 from harness.pins import (
     DEFAULT_PROFILE,
@@ -37,6 +40,7 @@ from harness.pins import (
     Profile,
     Release,
 )
+from harness.releases.script_envs import AS_OF
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
@@ -56,6 +60,23 @@ class SessionRequest:
     # Releases the noxfile finds on the package index before anything runs (issue, a one-off run), first
     # the one the command runs on.
     on_index: tuple[str, ...] = ()
+    # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it declares, resolved
+    # by ``policy``), a side the session's harness drives with ``sides_argv`` (``run``'s options, no profile).
+    script: CaseInfo | None = None
+    policy: str = AS_OF
+    sides_argv: tuple[str, ...] = ()
+
+
+def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
+    """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s options without
+    the profile (its side names it)."""
+    if len(checked.cases) != 1 or checked.cases[0].script is None:
+        return {}
+    [case] = checked.cases
+    rest = list(argv[1:])
+    if args.profile is not None:
+        _take(rest, "--profile", "")
+    return {"script": case, "policy": deps_policy(args), "sides_argv": ("run", *rest)}
 
 
 def _profile(name: str | None) -> Profile:
@@ -81,9 +102,9 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     command's help and exits 0 before anything is installed.
     """
     argv = [command, *posargs]
-    args, _ = validate(argv)
+    args, checked = validate(argv)
     if command not in PINNED_COMMANDS:
-        return SessionRequest(None, None, argv)
+        return SessionRequest(None, None, argv, **(_script_run(argv, args, checked) if command == "run" else {}))
     profile = _profile(args.profile)
     if args.profile is None:
         argv.extend(["--profile", profile.name])
@@ -125,11 +146,11 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
         raise UsageError(f"argument --jax: {exc}") from None
     if any(arg == "--sides" or arg.startswith("--sides=") for arg in rest):
         raise UsageError("--sides is for `nox -s matrix`; this session runs one release")
-    args, _ = validate(["run", *rest])
+    args, checked = validate(["run", *rest])
     profile = _profile(args.profile)
     _applies(profile, [jax])
     argv = ["run", *rest] if args.profile else ["run", *rest, "--profile", profile.name]
-    return SessionRequest(None, profile, argv, on_index=(jax,))
+    return SessionRequest(None, profile, argv, on_index=(jax,), **_script_run(["run", *rest], args, checked))
 
 
 # What --jax accepts besides a comma-separated list of the table's releases.

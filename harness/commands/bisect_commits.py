@@ -9,8 +9,12 @@ judge, so it is measured exactly as a release.  The answer goes to
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress
@@ -27,15 +31,34 @@ from harness.releases.commits import (
     open_repo,
     release_commit,
 )
+from harness.releases.environments import Prepared
 from harness.releases.judge import FIX, REGRESSION, Judge
 from harness.releases.venvs import ReleaseEnv, release_env
 from harness.render.commit_answer import commit_bisect_answer
+from harness.store.schema import Libraries
 from harness.units import version_key
+
+# How a script's libraries are had on a commit: the good release's versions, held.
+HELD = "held"
 
 
 def jaxlib_number(env: ReleaseEnv) -> str:
     """The jaxlib a release installs; a CUDA build's extra picks its own, which is the release's number."""
     return env.jaxlib if version_key(env.jaxlib)[0] else env.jax
+
+
+def held_libraries(run: RangeRun) -> Libraries:
+    """A plain script's own libraries on every commit: the versions its good release resolved to, held, so that
+    only jax moves between the commits (said in the answer: the libraries column of the endpoints)."""
+    options = run.options
+    script = options.case.script
+    good = run.prober.stored(options.first)
+    had = good.result.libraries if good is not None else None
+    if script is None or had is None:
+        return Libraries(HELD, (), hashlib.sha256(b"").hexdigest())
+    names = {canonicalize_name(Requirement(requirement).name) for requirement in script.requirements}
+    pins = tuple(pin for pin in had.installed if canonicalize_name(pin.partition("==")[0]) in names)
+    return Libraries(HELD, pins, hashlib.sha256("\n".join(pins).encode()).hexdigest(), None, script.requirements, pins)
 
 
 def commit_stem(stem: str) -> str:
@@ -64,6 +87,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
     profile = PROFILE_BY_NAME.get(options.profile, DEFAULT_PROFILE)
     environ = {**os.environ, **profile.env}
     prober.measure_together([options.first, options.last])
+    held = held_libraries(run)
     terms = FIX if options.fix else REGRESSION
     judge = Judge(prober, options.first, options.last, options.metric, options.thresholds, terms)
 
@@ -73,11 +97,14 @@ def run_commit_bisect(options: RangeOptions) -> int:
         return listed[-1] if listed else release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
 
     def prepare(commit: Commit, jaxlib: str) -> str | None:
-        env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo)
+        env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo, held.held)
         progress(f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, then reused)")
         problem = commit_venvs.ensure(env, environ)
         if problem is None:
             prober.envs[env.label] = env.env
+            if options.case.script is not None:  # the commit's venv, with the script's libraries held
+                assert prober.environments is not None
+                prober.environments.use(env.label, Prepared(env.env.interpreter, held))
         return problem
 
     def together(labels: Sequence[str]) -> None:

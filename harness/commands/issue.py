@@ -14,23 +14,29 @@ never imports JAX.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from harness.analysis.metrics import program_names
 from harness.catalogue.discovery import CaseInfo
 from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
-from harness.host.environment import allowed_variables
+from harness.host.environment import REPO_ROOT, allowed_variables
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
+from harness.releases.environments import Environments
+from harness.releases.script_envs import AS_OF
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.store.files import output_folder, replace_file
@@ -62,6 +68,7 @@ class IssueRequest:
     bad: str | None = None
     metric: MetricKey | None = None
     plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
+    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
 
 
 @dataclass(frozen=True)
@@ -102,9 +109,12 @@ def _text(output: str | bytes | None) -> str:
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
     """``jax.print_environment_info()`` of an interpreter's environment, or why it is unavailable."""
     try:
+        # The harness on the path: a script's venv holds jax and what the script declares, not the harness.
+        environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         done = subprocess.run(
-            [python or sys.executable, "-c", _JAX_FACTS], capture_output=True, text=True, timeout=timeout_s, check=False
-        )
+            [python or sys.executable, "-c", _JAX_FACTS],
+            capture_output=True, text=True, timeout=timeout_s, check=False, env=environ,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         return f"unavailable: no answer within {timeout_s:g} s"
     if done.returncode != 0 or not done.stdout.strip():
@@ -167,8 +177,8 @@ def write_issue(request: IssueRequest) -> Written:
     replace_file(full_path, plain if plain is not None else export_script(case, sizes, settings.for_child()))
     python, release = None, release_label()
     if request.plan is not None:
-        env = ready(plan_entry(request.plan, request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)))
-        python, release = str(env.interpreter.absolute()), env.jax
+        release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
+        python = where_to_run(request, release, alone=False).python
     args = case.script.args if case.script is not None else ()
     code, out, err = run_script(full_path, settings.timeout_s, python, args)
     variables = allowed_variables()
@@ -219,15 +229,47 @@ def _short_runs(
         return [ReleaseRun("installed here", run, [], "in the environment that ran the harness (not a fresh venv)")]
     runs = []
     for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
-        env = ready(plain_env(plan_entry(request.plan, version)))
-        python = str(env.interpreter.absolute())  # the script runs from its own folder
-        code, out, err = run_script(script, timeout, python, args)
+        place = where_to_run(request, version, alone=True)
+        code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
-        where = (
-            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib and what they need"
-        )
-        runs.append(ReleaseRun(role, run, list(env.install), where, installed_packages(python)))
+        runs.append(ReleaseRun(role, run, place.install, place.where, installed_packages(place.python)))
     return runs
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a release's script runs: its interpreter, what ``pip install`` takes to make the same, in words."""
+
+    python: str
+    install: list[str]
+    where: str
+
+
+def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
+    """A release's environment, installed once: a plain script's own venv (jax, jaxlib and what it declares, by
+    the policy); a case's short script (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
+    assert request.plan is not None
+    env = plan_entry(request.plan, version)
+    if request.case.script is None:
+        env = ready(plain_env(env) if alone else env)
+        where = f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"
+        where += " and what they need"
+        return Place(str(env.interpreter.absolute()), list(env.install), where)
+    environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
+    prepared = environments.prepare(version, env)
+    if isinstance(prepared, str):
+        raise HarnessError(f"jax {version}: {prepared}")
+    libraries = prepared.libraries
+    assert libraries is not None
+    declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}
+    pins = [pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared]
+    jaxlib = [pin for pin in libraries.installed if pin.startswith("jaxlib==")]
+    install = [f"jax=={env.jax}", *jaxlib, *pins]
+    cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
+    venv = prepared.interpreter.parent.parent.name
+    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the script declares"
+    where += f", resolved{cutoff}"
+    return Place(str(prepared.interpreter.absolute()), install, where)
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:
@@ -248,6 +290,7 @@ def request_for(opts: IssueOptions) -> IssueRequest:
         bad=opts.bad,
         metric=opts.metric,
         plan=plan,
+        policy=opts.policy,
     )
 
 

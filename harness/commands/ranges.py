@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from harness.cli.ranges import RangeOptions, target_words
 from harness.errors import UsageError
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
-from harness.releases.answers import Setting, answer_stem, criterion
+from harness.releases.answers import Libraries, Setting, answer_stem, criterion
 from harness.releases.bisection import SweepOutcome
 from harness.releases.environments import INDEX_TIMES, Environments
 from harness.releases.index import nearby
@@ -194,8 +197,22 @@ class RangeRun:
         wall_s = time.monotonic() - self.started
         return Setting(
             options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
-            target=tuple(target_words(options.case)), **more,
+            target=tuple(target_words(options.case)), libraries=self.libraries(), **more,
         )  # fmt: skip
+
+    def libraries(self) -> Libraries:
+        """A plain script's declared libraries as each release's stored result has them, and what was held."""
+        choice, script = self.options.libraries, self.options.case.script
+        if script is None:
+            return Libraries()
+        names = [str(canonicalize_name(Requirement(requirement).name)) for requirement in script.requirements]
+        versions = {}
+        for label in self.labels:
+            stored = self.prober.stored(label)
+            had = stored.result.libraries if stored is not None else None
+            if had is not None:
+                versions[label] = {name: version for name in names if (version := had.version_of(name))}
+        return Libraries(versions, choice.hold, choice.vary, choice.jax, choice.policy)
 
     def stem(self, options: RangeOptions | None = None) -> str:
         """The answer's file name without suffix: per case, range, criterion, sizes and profile."""

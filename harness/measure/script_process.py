@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -57,6 +58,7 @@ TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its res
 COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
 HOOK = Path(__file__).with_name("script_hook.py")  # run by its path: the script's venv need not hold the harness
 REPORT_BYTES = 64 * 1024
+MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
 
 
 def script_environment(environ: dict[str, str]) -> dict[str, str]:
@@ -111,6 +113,18 @@ def programs_from(figures: list[Figure]) -> tuple[dict[str, StoredProgram], dict
 def whole_process(wall_ns: int, file: str) -> StoredProgram:
     sample = TimedSample((wall_ns,), wall_ns)
     return StoredProgram((f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",))
+
+
+def undeclared_import(stderr: str) -> str:
+    """What to do when a script failed on a module that is not there: in its venv, only what it declares is."""
+    found = MISSING_MODULE.findall(stderr)
+    if not found:
+        return ""
+    module = found[-1].split(".")[0]
+    return (
+        f"the script imports {module}, which it does not declare: add it to the script's `# /// script` block "
+        f'(dependencies = ["{module}"], by its name on the package index) or give --with {module}'
+    )
 
 
 def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
@@ -225,7 +239,8 @@ def run_script(
             status, how = RunStatus.FAILED, f"exited with code {code}"
         output = tail(stderr) or tail(stdout)
         shown = " ".join(["python", path.name, *args])
-        return ProcessRun(0, status, f"{shown} {how}\n{output}".strip(), script=record)
+        detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
+        return ProcessRun(0, status, detail, script=record)
     figures = parse_output(stdout)
     programs, compiled = programs_from(figures.lines)
     record["judged_on"] = "printed figures" if programs or compiled else "whole process"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.analysis.significance import Thresholds
 from harness.errors import UsageError
@@ -57,6 +57,26 @@ def answer_stem(
 
 
 @dataclass(frozen=True)
+class Libraries:
+    """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
+
+    versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # release → declared library → version
+    held: tuple[str, ...] = ()  # --hold pins
+    vary: str | None = None  # --vary: the library whose releases make the range
+    jax: str | None = None  # with --vary: the jax release held
+    policy: str = ""
+
+    def moved(self, before: str, after: str) -> dict[str, tuple[str, str]]:
+        """The declared libraries whose versions differ between two releases: name → (before's, after's)."""
+        old, new = self.versions.get(before, {}), self.versions.get(after, {})
+        return {name: (old[name], new[name]) for name in sorted(set(old) & set(new)) if old[name] != new[name]}
+
+    def version_at(self, label: str) -> str:
+        """With --vary: the library version a label carries (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
+        return label.partition("+")[2].removeprefix(f"{self.vary}.")
+
+
+@dataclass(frozen=True)
 class Setting:
     """What was searched: the same for every release probed."""
 
@@ -70,9 +90,38 @@ class Setting:
     every_metric: bool = False  # a sweep without --metric or --claim
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
     target: tuple[str, ...] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+    libraries: Libraries = field(default_factory=lambda: Libraries())
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]
+
+    def step_libraries(self, before: str, after: str) -> str:
+        """What a step between two releases says of a plain script's own libraries: which one a varied library
+        step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or which
+        libraries changed version along with jax, and the two commands that tell them apart."""
+        libraries = self.libraries
+        if libraries.vary is not None:
+            return f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
+        if not libraries.versions:
+            return ""
+        held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
+        moved = libraries.moved(before, after)
+        if not moved:
+            same = [f"{name} {version}" for name, version in sorted(libraries.versions.get(after, {}).items())]
+            kept = ", ".join([*held, *(f"{each} on both" for each in same if f"{each} held" not in held)])
+            return f"comes with jax {after}" + (f" ({kept})" if kept else "")
+        changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
+        name, (old, new) = next(iter(moved.items()))
+        jax_only = self._command("triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"])
+        library_only = self._command("triage", ["--vary", name, "--jax", after, "--from", old, "--to", new])
+        return (
+            f"the script's libraries changed along with jax ({changes}): the library or JAX? `{jax_only}` measures "
+            f"the two jax releases with {name} held; `{library_only}` measures {name}'s own releases on jax {after}"
+        )
+
+    def _command(self, command: str, words: list[str]) -> str:
+        sizes = [f"--size {name}={value}" for name, value in self.sizes.items()]
+        return " ".join(["nox", "-s", command, "--", *self.target_words(), *words, *sizes, "--profile", self.profile])
 
     def criterion(self) -> str:
         if self.metric:

@@ -13,6 +13,7 @@ back); the record is the one ``venvs.ensure`` checks, so a release prober uses t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import tarfile
@@ -46,6 +47,8 @@ class CommitEnv:
     jaxlib: str
     base: ReleaseEnv  # a release of that jaxlib: what it installs, before jax is replaced
     repo: Path  # the git repository the tree comes from
+    # A plain script's own libraries, held at one version on every commit (the good release's): ``name==version``.
+    libraries: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -55,8 +58,9 @@ class CommitEnv:
     def env(self) -> ReleaseEnv:
         """As a release prober sees it: its own venv, and an install naming the commit."""
         build = self.base.venv.name.removeprefix(f"release-jax-{self.base.jax}")
-        venv = self.base.venv.with_name(f"commit-{self.sha[:12]}-jaxlib-{self.jaxlib}{build}")
-        install = (*self.base.install, f"jax@git:{self.sha}")
+        held = f"-with-{hashlib.sha256(' '.join(self.libraries).encode()).hexdigest()[:12]}" if self.libraries else ""
+        venv = self.base.venv.with_name(f"commit-{self.sha[:12]}-jaxlib-{self.jaxlib}{build}{held}")
+        install = (*self.base.install, *self.libraries, f"jax@git:{self.sha}")
         return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
 
 
@@ -141,8 +145,8 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
         if problem:
             return f"`uv venv` failed: {problem}"
     python = ["--python", str(env.interpreter)]
-    if commit.base.install:
-        problem = _run([*uv, "pip", "install", "--quiet", *python, *commit.base.install])
+    if commit.base.install or commit.libraries:
+        problem = _run([*uv, "pip", "install", "--quiet", *python, *commit.base.install, *commit.libraries])
         if problem:
             return f"jaxlib {commit.jaxlib} and jax's dependencies do not install: {problem}"
     with tempfile.TemporaryDirectory(prefix="harness-jax-tree-") as scratch:

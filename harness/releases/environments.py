@@ -79,6 +79,11 @@ class Environments:
     hold: tuple[str, ...] = ()  # exact pins held on every release
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # by label: pins held there only (--vary)
     progress: Callable[[str], None] = _stderr
+    fixed: dict[str, Prepared] = field(default_factory=dict)  # by label: made elsewhere (a commit's venv)
+
+    def use(self, label: str, prepared: Prepared) -> None:
+        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
+        self.fixed[label] = prepared
 
     def held(self, label: str) -> tuple[str, ...]:
         return (*self.hold, *self.extra.get(label, ()))
@@ -86,6 +91,8 @@ class Environments:
     def matches(self, label: str, libraries: Libraries | None) -> bool:
         """Whether a stored result's venv was resolved as ``label``'s would be now: a case's, none; a script's, by
         the same policy, from the same declared requirements, with the same pins held."""
+        if label in self.fixed:
+            return libraries == self.fixed[label].libraries
         if self.case.script is None:
             return libraries is None
         if libraries is None:
@@ -95,6 +102,8 @@ class Environments:
 
     def prepare(self, label: str, env: ReleaseEnv) -> Prepared | str:
         """``label``'s environment, ready, or why it cannot be had (one line)."""
+        if label in self.fixed:
+            return self.fixed[label]
         if self.case.script is None:
             self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)")
             problem = venvs.ensure(env)

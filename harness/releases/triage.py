@@ -80,18 +80,22 @@ class TriageOutcome:
         releases = self.first_round.releases
         return releases[releases.index(step.before) + 1 : releases.index(step.after)]
 
-    def answers(self) -> list[str]:
-        """One sentence per confirmed change, oldest first; a change in the import of jax (JAX's own cost) after
-        the changes in what the script itself does."""
+    def answered(self) -> list[tuple[str, Confirmation]]:
+        """Each confirmed change with its sentence, oldest first; a change in the import of jax (JAX's own cost)
+        after the changes in what the script itself does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():
-            found.append(answer(change, fix=change.step.metric in undone, between=self.skipped_between(change.step)))
+            text = answer(change, fix=change.step.metric in undone, between=self.skipped_between(change.step))
+            found.append((text, change))
             if change.regression:
                 undone.add(change.step.metric)
             else:
                 undone.discard(change.step.metric)
-        return sorted(found, key=lambda text: text.startswith(f"{PROCESS}.{JAX_IMPORT}_ns"))
+        return sorted(found, key=lambda pair: pair[0].startswith(f"{PROCESS}.{JAX_IMPORT}_ns"))
+
+    def answers(self) -> list[str]:
+        return [text for text, _ in self.answered()]
 
 
 def _factor(ratio: float) -> str:

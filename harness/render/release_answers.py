@@ -114,8 +114,16 @@ def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
         text_table(rows, headers),
         "",
         f"Answer: {found.answer()}",
+        *([libraries] if (libraries := _libraries_line(found, setting)) else []),
     ]
     return "\n".join([*lines, *([hint] if hint else [])]) + "\n"
+
+
+def _libraries_line(found: BisectOutcome, setting: Setting) -> str:
+    """What the found step says of a plain script's own libraries (the library or JAX?)."""
+    if not found.found or found.last_good is None or found.first_bad is None:
+        return ""
+    return setting.step_libraries(found.last_good, found.first_bad)
 
 
 def _headline(found: BisectOutcome) -> str:
@@ -130,10 +138,14 @@ def _headline(found: BisectOutcome) -> str:
 def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
     headers, rows = _probe_rows(found, setting)
     probed = {j.release: j for j in found.probes}
+    with_libraries = bool(setting.libraries.versions)
     span = [
-        [r, setting.jaxlib.get(r, "?"), setting.terms.word(probed[r].verdict) if r in probed else "not probed"]
+        [
+            r, setting.jaxlib.get(r, "?"), *([library_cell(setting, r)] if with_libraries else []),
+            setting.terms.word(probed[r].verdict) if r in probed else "not probed",
+        ]
         for r in found.releases
-    ]
+    ]  # fmt: skip
     old, new = setting.terms.old, setting.terms.new
     lines = [
         f"# Bisect: {setting.case}",
@@ -145,6 +157,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
         f"- answer: {inline(found.answer())}",
+        *([f"- {inline(libraries)}"] if (libraries := _libraries_line(found, setting)) else []),
         "",
         "## Evidence, in the order probed",
         "",
@@ -154,7 +167,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         "",
         "## The range",
         "",
-        markdown_table(span, ["jax", "jaxlib", "verdict"]),
+        markdown_table(span, ["jax", "jaxlib", *([LIBRARIES_HEADER] if with_libraries else []), "verdict"]),
         "",
     ]
     return "\n".join(lines)
@@ -233,7 +246,20 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
 
 
 RELEASE_HEADERS = ["jax", "jaxlib", "status", "claim", "source"]
+LIBRARIES_HEADER = "the script's libraries"
 METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
+
+
+def release_headers(setting: Setting) -> list[str]:
+    """The releases table's columns: with a plain script's own libraries, their versions beside each release."""
+    if not setting.libraries.versions:
+        return RELEASE_HEADERS
+    return [*RELEASE_HEADERS[:3], LIBRARIES_HEADER, *RELEASE_HEADERS[3:]]
+
+
+def library_cell(setting: Setting, release: str) -> str:
+    versions = setting.libraries.versions.get(release, {})
+    return ", ".join(f"{name} {version}" for name, version in sorted(versions.items())) or "–"
 
 
 def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
@@ -243,7 +269,8 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
         # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
         claim = "–" if claim == RunStatus.OK else claim
-        rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, claim, m.note])
+        libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
+        rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, claim, m.note])
     return rows
 
 
@@ -267,7 +294,7 @@ def sweep_text(found: SweepOutcome, setting: Setting) -> str:
         f"Sweep: {setting.header()}",
         _sweep_count_line(found, setting),
         "",
-        text_table(release_rows(found, setting), RELEASE_HEADERS),
+        text_table(release_rows(found, setting), release_headers(setting)),
         "",
         "Steps (each release against the previous one that ran ok):",
         DRIFT,
@@ -296,7 +323,7 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
     """The end of a sweep's or a triage's page: every release's status and claim, a table per metric, the rule."""
-    lines = [heading, "", markdown_table(release_rows(found, setting), RELEASE_HEADERS), ""]
+    lines = [heading, "", markdown_table(release_rows(found, setting), release_headers(setting)), ""]
     for key in found.metrics:
         lines += [
             f"### {key.metric_name} · {key.label()}",

@@ -16,9 +16,9 @@ from harness.releases.triage import Confirmation, TriageOutcome
 from harness.render.commit_answer import commits_hint
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
-    RELEASE_HEADERS,
     Answer,
     against_cell,
+    release_headers,
     release_rows,
     releases_markdown,
     sweep_json,
@@ -54,8 +54,7 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    answers = found.answers()
-    lines = [f"- {a}\n  - {commits_hint(setting, c)}" for a, c in zip(answers, found.changes(), strict=True)]
+    lines = [_answer_line(text, change, setting) for text, change in found.answered()]
     undecided = [
         f"{c.step.metric} {c.step.before} → {c.step.after}"
         + (f" ({min(c.comparison.processes)} processes a side)" if c.comparison is not None else "")
@@ -76,6 +75,15 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         "No change found: no step between consecutive releases passed the first round's screen (each comparison "
         "is in the releases table; an undecided one there is not evidence of no change)."
     ]
+
+
+def _answer_line(answer: str, change: Confirmation, setting: Setting) -> str:
+    """One confirmed change, then what tells it apart further: its libraries (a plain script's own), and the
+    bisect below the releases (not for a library's own releases, where jax is held)."""
+    step = change.step
+    below = [] if setting.libraries.vary else [commits_hint(setting, change)]
+    libraries = setting.step_libraries(step.before, step.after)
+    return "\n".join([f"- {answer}", *(f"  - {line}" for line in [*([libraries] if libraries else []), *below])])
 
 
 def _claim_cells(c: Confirmation) -> str:
@@ -105,7 +113,7 @@ def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
         f"Triage: {setting.header()}",
         _count_line(found, setting, processes),
         "",
-        text_table(release_rows(found.first_round, setting), RELEASE_HEADERS),
+        text_table(release_rows(found.first_round, setting), release_headers(setting)),
         "",
     ]
     if found.confirmations:
