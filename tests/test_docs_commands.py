@@ -164,7 +164,9 @@ def sessions() -> list[dict]:
 def named_state(tmp_path, monkeypatch) -> Path:
     """A folder holding what the documented commands name, as the current folder."""
     for file in NAMED_FILES:
-        (tmp_path / file).write_text('import json\nprint(json.dumps({"loop_ms": 1.0}))\n')
+        # A repro that imports a library, as most do: the documented --hold and --vary name it.
+        block = '# /// script\n# dependencies = ["equinox"]\n# ///\n'
+        (tmp_path / file).write_text(block + 'import json\nprint(json.dumps({"loop_ms": 1.0}))\n')
     for folder in NAMED_FOLDERS:
         (tmp_path / folder).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)

@@ -39,6 +39,7 @@ class ScriptSource:
     # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
     requirements: tuple[str, ...] = ()
     requires_python: str | None = None
+    given: tuple[str, ...] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
 
 
 @dataclass(frozen=True)

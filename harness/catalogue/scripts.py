@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo, ScriptSource
-from harness.catalogue.script_deps import collect
+from harness.catalogue.script_deps import check_requires_python, collect
 from harness.catalogue.sizes import SizeSpace
 from harness.errors import UsageError
 from harness.names import name_problem
+from harness.pins import Release
 
 PREFIX = "script-"
 # A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust memory.
@@ -38,6 +39,9 @@ def script_name(path: Path) -> str:
 
 
 MAX_ARGS, MAX_ARG_CHARS = 64, 1000
+# The Python every release of the table runs on (``harness.pins.Release.python``): a script's requires-python is
+# checked against it before anything is installed, and against the exact interpreter once its venv is made.
+RUNS_ON = Release.python
 
 
 def read_script(
@@ -68,9 +72,11 @@ def read_script(
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
         raise UsageError(f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL")
     declared = collect(text, path.name, with_specs, requirements)
-    source = ScriptSource(
-        path.name, hashlib.sha256(content).hexdigest(), tuple(args), declared.requirements, declared.requires_python
-    )
+    check_requires_python(declared, RUNS_ON)
+    given = [word for spec in with_specs for word in ("--with", spec)]
+    given += ["--requirements", str(requirements)] if requirements is not None else []
+    digest = hashlib.sha256(content).hexdigest()
+    source = ScriptSource(path.name, digest, tuple(args), declared.requirements, declared.requires_python, tuple(given))
     return CaseInfo(
         name=name,
         path=path.resolve(),

@@ -29,13 +29,6 @@ from harness.store.schema import Settings
 from harness.units import version_key
 
 
-def target_words(case: CaseInfo) -> list[str]:
-    """How a command line names ``case``: ``--case NAME``, or a plain script's file and arguments."""
-    if case.script is None:
-        return ["--case", case.name]
-    return ["--script", case.script.file, *(f"--script-arg={shlex.quote(value)}" for value in case.script.args)]
-
-
 @dataclass(frozen=True)
 class Measuring:
     """How each release is measured: the case processes' settings (``processes`` of them a measurement), and how
@@ -74,6 +67,19 @@ class LibraryChoice:
         """A varied library version as a release label: jax's version with the library's as its local part
         (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
         return f"{self.jax}+{self.vary}.{version}"
+
+
+def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
+    """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the libraries the
+    command line added to it, how they were resolved (where not by default) and the pins held."""
+    if case.script is None:
+        return ["--case", case.name]
+    script = case.script
+    arguments = [f"--script-arg={shlex.quote(value)}" for value in script.args]
+    chosen = libraries or LibraryChoice()
+    policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
+    held = [word for pin in chosen.hold for word in ("--hold", pin)]
+    return ["--script", script.file, *arguments, *(shlex.quote(word) for word in script.given), *policy, *held]
 
 
 @dataclass(frozen=True)

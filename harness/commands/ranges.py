@@ -27,7 +27,7 @@ from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
-from harness.releases.answers import Libraries, Setting, answer_stem, criterion
+from harness.releases.answers import Libraries, Setting, answer_stem, criterion, varied_version
 from harness.releases.bisection import SweepOutcome
 from harness.releases.environments import INDEX_TIMES, Environments
 from harness.releases.index import nearby
@@ -123,8 +123,13 @@ def prober_for(
 
 def triage_command(options: RangeOptions) -> str:
     """The ``nox -s triage`` command over ``options``' range and setting."""
-    target = target_words(options.case)
-    words = ["nox", "-s", "triage", "--", *target, "--from", options.first, "--to", options.last]
+    target = target_words(options.case, options.libraries)
+    choice = options.libraries
+    span = ["--from", options.first, "--to", options.last]
+    if choice.vary is not None:
+        versions = [varied_version(label, choice.vary) for label in (options.first, options.last)]
+        span = ["--vary", choice.vary, "--jax", str(choice.jax), "--from", versions[0], "--to", versions[1]]
+    words = ["nox", "-s", "triage", "--", *target, *span]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
@@ -197,7 +202,7 @@ class RangeRun:
         wall_s = time.monotonic() - self.started
         return Setting(
             options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
-            target=tuple(target_words(options.case)), libraries=self.libraries(), **more,
+            target=tuple(target_words(options.case, options.libraries)), libraries=self.libraries(), **more,
         )  # fmt: skip
 
     def libraries(self) -> Libraries:

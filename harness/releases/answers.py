@@ -72,8 +72,12 @@ class Libraries:
         return {name: (old[name], new[name]) for name in sorted(set(old) & set(new)) if old[name] != new[name]}
 
     def version_at(self, label: str) -> str:
-        """With --vary: the library version a label carries (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
-        return label.partition("+")[2].removeprefix(f"{self.vary}.")
+        return varied_version(label, str(self.vary))
+
+
+def varied_version(label: str, library: str) -> str:
+    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
+    return label.partition("+")[2].removeprefix(f"{library}.")
 
 
 @dataclass(frozen=True)

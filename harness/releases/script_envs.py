@@ -482,6 +482,7 @@ def ensure(
     that cannot be reached for the release's upload time is a HarnessError.
     """
     check_policy(request.policy)
+    folder = folder.absolute()  # every command runs in a folder of its own: a relative path would move with it
     uv = uv if uv is not None else uv_command()
     if uv is None:
         reason = "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"

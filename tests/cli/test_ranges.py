@@ -1,8 +1,15 @@
-"""How the commands a page offers name what was measured."""
+"""The range commands' own options: how the commands a page offers name what was measured, and a script's
+libraries held, varied or added."""
+
+import re
+
+import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
-from harness.cli.ranges import target_words
+from harness.cli.parser import parse
+from harness.cli.ranges import LibraryChoice, check, target_words
+from harness.errors import UsageError
 
 
 def test_a_case_is_named_by_case_and_a_script_by_its_file_and_arguments(tmp_path):
@@ -12,3 +19,54 @@ def test_a_case_is_named_by_case_and_a_script_by_its_file_and_arguments(tmp_path
     assert target_words(read_script(script, ("--n", "a b"))) == [
         "--script", "repro.py", "--script-arg=--n", "--script-arg='a b'",
     ]  # fmt: skip
+
+
+def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered(tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nprint(1)\n")
+    case = read_script(script, with_specs=["optax>=0.2"])
+    choice = LibraryChoice("newest", ("equinox==0.11.4",))
+    assert target_words(case, choice) == [
+        "--script", "repro.py", "--with", "'optax>=0.2'", "--deps", "newest", "--hold", "equinox==0.11.4",
+    ]  # fmt: skip
+    assert LibraryChoice(vary="equinox", jax="0.4.33").label("0.11.4") == "0.4.33+equinox.0.11.4"
+
+
+def range_options(tmp_path, *more):
+    script = tmp_path / "repro.py"
+    script.write_text("# /// script\n# dependencies = ['Equinox', 'optax']\n# ///\nprint(1)\n")
+    return check(parse(["triage", "--script", str(script), "--results", str(tmp_path / "r"), *more]))
+
+
+def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_release_by_default(tmp_path):
+    chosen = range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--hold", "equinox==0.11.4").libraries
+    assert chosen == LibraryChoice("as-of", ("equinox==0.11.4",))
+    varied = range_options(tmp_path, "--vary", "EQUINOX", "--jax", "0.4.33", "--from", "0.11.4", "--to", "0.11.6")
+    assert varied.libraries == LibraryChoice("as-of", (), "equinox", "0.4.33") and varied.first == "0.11.4"
+    newest = range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--deps", "newest")
+    assert newest.libraries.policy == "newest"
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (["--hold", "flax==0.10.4"], "the script declares no flax (it declares equinox, optax)"),
+        (["--hold", "equinox>=0.11"], "give one exact pin, PKG==VERSION"),
+        (["--vary", "flax", "--jax", "0.4.33"], "--vary flax: the script declares no such library"),
+        (["--vary", "equinox"], "--vary holds one jax release: give it with --jax VERSION"),
+        (["--jax", "0.4.33"], "--jax goes with --vary"),
+        (["--vary", "equinox", "--jax", "0.4.33", "--hold", "equinox==0.11.4"], "either varied or held"),
+        (["--with", "jax==0.4.31"], "the release under test is the harness's to choose"),
+        (["--with", "jaxlib"], "the release under test is the harness's to choose"),
+        (["--with", "jax-cuda12-plugin"], "the release under test is the harness's to choose"),
+    ],
+)
+def test_what_cannot_be_held_varied_or_added_is_refused_in_one_line(tmp_path, more, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", *more)
+
+
+def test_a_case_takes_no_libraries(tmp_path):
+    for more in (["--with", "equinox"], ["--deps", "newest"], ["--hold", "equinox==1"]):
+        with pytest.raises(UsageError, match="for --script FILE: a case needs nothing but JAX"):
+            check(parse(["triage", "--case", "scan_sync", "--results", str(tmp_path / "r"), *more]))

@@ -117,3 +117,13 @@ def test_the_harness_put_first_on_pythonpath_is_taken_out_and_the_sides_own_entr
     both = script_environment({"PYTHONPATH": os.pathsep.join([str(REPO_ROOT), "/mine"]), "A": "1"})
     assert both == {"PYTHONPATH": "/mine", "A": "1"}
     assert "PYTHONPATH" not in script_environment({"PYTHONPATH": str(REPO_ROOT)})
+
+
+def test_a_module_the_script_does_not_declare_is_named_with_the_two_ways_to_declare_it():
+    from harness.measure.script_process import undeclared_import
+
+    stderr = "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'equinox.nn'\n"
+    said = undeclared_import(stderr)
+    assert said.startswith("the script imports equinox, which it does not declare")
+    assert '(dependencies = ["equinox"]' in said and "--with equinox" in said
+    assert undeclared_import("ValueError: no") == ""

@@ -39,3 +39,33 @@ def test_a_long_setting_is_shortened_by_a_digest_and_stays_a_name():
 def test_a_part_that_is_not_a_name_is_refused(changes):
     with pytest.raises(UsageError, match="cannot name the bisect answer"):
         stem(**changes)
+
+
+def script_setting(**libraries):
+    from harness.analysis.significance import Thresholds
+    from harness.releases.answers import Libraries, Setting
+
+    versions = {"0.4.31": {"equinox": "0.11.4"}, "0.4.33": {"equinox": "0.11.6"}, "0.4.34": {"equinox": "0.11.6"}}
+    return Setting(
+        "script-repro", {}, "cpu", None, {}, Thresholds(), 1.0, target=("--script", "repro.py"),
+        libraries=Libraries(**({"versions": versions, "policy": "as-of"} | libraries)),
+    )  # fmt: skip
+
+
+def test_a_step_where_a_library_moved_with_jax_offers_the_commands_that_tell_them_apart():
+    said = script_setting().step_libraries("0.4.31", "0.4.33")
+    assert said.startswith("the script's libraries changed along with jax (equinox 0.11.4 → 0.11.6): the library or")
+    triage = "`nox -s triage -- --script repro.py"
+    assert f"{triage} --from 0.4.31 --to 0.4.33 --hold equinox==0.11.4 --profile cpu`" in said
+    assert f"{triage} --vary equinox --jax 0.4.33 --from 0.11.4 --to 0.11.6 --profile cpu`" in said
+
+
+def test_a_step_the_libraries_did_not_move_with_comes_with_jax_and_a_varied_one_with_the_library():
+    assert script_setting().step_libraries("0.4.33", "0.4.34") == "comes with jax 0.4.34 (equinox 0.11.6 on both)"
+    held = script_setting(held=("equinox==0.11.6",)).step_libraries("0.4.33", "0.4.34")
+    assert held == "comes with jax 0.4.34 (equinox 0.11.6 held)"
+    varied = script_setting(vary="equinox", jax="0.4.33", versions={})
+    assert varied.step_libraries("0.4.33+equinox.0.11.4", "0.4.33+equinox.0.11.5") == (
+        "comes with equinox 0.11.5 (jax 0.4.33 held)"
+    )
+    assert script_setting(versions={}).step_libraries("0.4.31", "0.4.33") == "", "a case's step says nothing of them"
