@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import UsageError
-from harness.units import format_ns
+from harness.units import format_bytes, format_ns
 
 KIND_LABELS = {
     "wall": "wall (until ready)",
@@ -37,7 +37,11 @@ PHASE_LABELS = {
     "lower": "lowering to MLIR (JAX's events, summed)",
     "compile": "XLA compiles (JAX's events, summed)",
     "run": "the script's own run: after the import, less tracing, lowering and compiling",
+    "peak_rss": "peak resident memory of the process",
 }
+# The metrics that are not durations, by kind: their unit, the suffix of their name (``process.peak_rss_bytes``).
+BYTES = "bytes"
+UNITS = {"peak_rss": BYTES}
 # The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the user's code.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -60,9 +64,16 @@ class MetricKey:
         return f"{self.kind} ({self._what()})" if self.name == JSON else f"{self.name} · {self._what()}"
 
     @property
+    def unit(self) -> str:
+        """What its figures count: ``ns``, ``bytes``, or "" for a script's own numbers (in the script's unit)."""
+        if self.name == JSON:
+            return ""
+        return UNITS.get(self.kind, "ns") if self.name == PROCESS else "ns"
+
+    @property
     def metric_name(self) -> str:
         """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
-        return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_ns"
+        return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
 
     def quoted(self) -> str:
         """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing ...)."""
@@ -71,13 +82,15 @@ class MetricKey:
         return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
-        """A figure of this metric as a page shows it: a duration, or a script's own number as printed."""
+        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number as printed."""
+        if self.unit == BYTES:
+            return format_bytes(value)
         return format_ns(value) if self.in_ns else f"{value:.4g}"
 
     @property
     def in_ns(self) -> bool:
         """Whether its values are nanoseconds (a script's own numbers are in the script's unit)."""
-        return self.name != JSON
+        return self.unit == "ns"
 
     @property
     def is_jax_import(self) -> bool:
@@ -89,9 +102,10 @@ def parse_metric_name(text: str) -> MetricKey:
     name, dot, kind = text.rpartition(".")
     if name == JSON and FIELD.fullmatch(kind):
         return MetricKey(JSON, kind)
-    kind = kind.removesuffix("_ns")
+    unit = next((u for u in ("ns", BYTES) if kind.endswith(f"_{u}")), "")
+    kind = kind.removesuffix(f"_{unit}") if unit else kind
     known = PHASE_LABELS if name == PROCESS else KIND_LABELS
-    if not dot or not name or kind not in known:
+    if not dot or not name or kind not in known or (unit and unit != MetricKey(name, kind).unit):
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
         phases = ", ".join(f"{k}_ns" for k in PHASE_LABELS)
         raise UsageError(

@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING
 UNRECORDED_MACHINE = "unrecorded"
 
 
+def format_bytes(value: float) -> str:
+    """A size in the binary unit that reads best: ``512 B``, ``3.4 KiB``, ``1.2 GiB``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
 def format_ns(value: float) -> str:
     for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if abs(value) >= scale:

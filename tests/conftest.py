@@ -116,7 +116,7 @@ def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = Non
     result's first process: process i has every raw sample multiplied by i + 1 (a test-only injection)
     and, with ``holds``, that claim verdict.  Only processes that finished ok carry measurements."""
     template = data["processes"][0] if "processes" in data else data
-    measured = ("programs", "compiled", "claim", "jax")
+    measured = ("programs", "compiled", "claim", "jax", "peak_rss_bytes")
     processes = []
     for index, status in enumerate(statuses):
         scaled = json.loads(json.dumps({key: template[key] for key in measured if key in template}))

@@ -31,7 +31,7 @@ def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes
     assert result.result.script is not None and result.result.script.file == "cumsum_loop.py"
     samples = {key.metric_name: found for key, found in metric_samples(result).items()}
     phases = ["process.wall_ns", "process.import_ns", "process.trace_ns", "process.lower_ns", "process.compile_ns",
-              "process.run_ns"]  # fmt: skip
+              "process.run_ns", "process.peak_rss_bytes"]  # fmt: skip
     assert sorted(samples) == sorted(phases), "the whole process and its phases, the script left as it is"
     assert all(len(found.processes) == 2 for found in samples.values()), "one run of the script per process"
     wall, imported, run = (samples[name].figure for name in ("process.wall_ns", "process.import_ns", "process.run_ns"))
@@ -59,7 +59,8 @@ def test_an_exported_case_round_trips_judged_on_the_figures_it_prints(tmp_path, 
     [script_result], [case_result] = stored_in(tmp_path / "script"), stored_in(tmp_path / "case")
     assert script_result.case == "script-scan_sync" and script_result.status == "ok"
     script_metrics = [key for key in metric_samples(script_result) if key.name != "process"]
-    assert script_metrics == list(metric_samples(case_result)), "the case's own metrics, beside the phases"
+    case_metrics = [key for key in metric_samples(case_result) if key.name != "process"]
+    assert script_metrics == case_metrics, "the case's own metrics, beside the phases"
     claims = [p.claim for p in script_result.result.processes]
     assert all(claim is not None and claim.evidence for claim in claims), "its claim lines, as the case's verdict"
 
@@ -102,7 +103,9 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
     assert main([*argv, "--processes", "4"]) == 0
     by_side = {result.profile: metric_samples(result) for result in stored_in(tmp_path / "r")}
     short, long = by_side["short"], by_side["long"]
-    assert {key.metric_name for key in short} == {"process.wall_ns", "process.run_ns"}, "no jax: no JAX phases"
+    assert {key.metric_name for key in short} == {"process.wall_ns", "process.run_ns", "process.peak_rss_bytes"}, (
+        "no jax: no JAX phases"
+    )
     [key] = [key for key in short if key.metric_name == "process.wall_ns"]
     change = compare_metric(short[key], long[key], LOOSE)
     assert change.invocation_spread == 0, "one run: no allowance between runs"

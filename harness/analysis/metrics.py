@@ -23,7 +23,7 @@ from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.analysis.spending import at_level
 from harness.errors import UsageError
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import PROCESS, MetricKey, parse_metric_name
 from harness.stats import Summary, summarize
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
@@ -97,7 +97,21 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
             key = _figure_key(metric)
             if key is not None and math.isfinite(value):
                 add(key, [value], loaded)
+    for process in processes:  # memory: the process's peak, one figure a process
+        peak = peak_rss(process)
+        if peak is not None:
+            add(MetricKey(PROCESS, "peak_rss"), [float(peak)], bool(process.load and process.load.loaded))
     return series
+
+
+def peak_rss(process: ProcessRun) -> int | None:
+    """The peak resident memory of what a process measured: a plain script's own process (the case process
+    waited for it), else the case process."""
+    script = process.script or {}
+    measured = script.get("maxrss_bytes") if isinstance(script, dict) else None
+    if isinstance(measured, int) and not isinstance(measured, bool) and measured > 0:
+        return measured
+    return process.peak_rss_bytes
 
 
 def _figure_key(metric: str) -> MetricKey | None:
@@ -133,6 +147,7 @@ def compare_metric(
     found = compare_processes(
         a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
     )
+    found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
         found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
     if not (separate and (a.loaded or b.loaded)):

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from harness.metric_names import MetricKey
 from harness.stats import Summary
+from harness.units import format_ns
 
 
 class Verdict(StrEnum):
@@ -100,6 +102,12 @@ class Comparison:
     # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides were
     # measured until decided (``harness.analysis.spending``).
     level: float = math.nan
+    # What is compared, whose unit every page shows its figures in (None: a duration in nanoseconds).
+    metric: MetricKey | None = None
+
+    def format(self, value: float) -> str:
+        """A figure of the compared metric, in its unit: a duration, a size, or a script's number as printed."""
+        return format_ns(value) if self.metric is None else self.metric.format(value)
 
     @property
     def noisy(self) -> bool:

@@ -102,6 +102,7 @@ class RangeOptions:
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
     jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
+    try_flags: bool = True  # a step's changed defaults (jax's options, XLA's flags) listed and tried
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
@@ -147,6 +148,11 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument(
         "--jax", type=options.release_version, metavar="VERSION", help="with --vary: the jax release held"
     )
+    if command != "sweep":
+        parser.add_argument(
+            "--no-flags", dest="try_flags", action="store_false",
+            help="leave out trying a change's changed defaults (jax's options, XLA's flags) on its two releases",
+        )  # fmt: skip
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
     criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
@@ -238,6 +244,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         commits=commits,
         jax_repo=args.jax_repo if commits else None,
         libraries=libraries,
+        try_flags=getattr(args, "try_flags", False),
     )
 
 

@@ -99,6 +99,10 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
 
     found = bisect(run.releases, judged, terms)
     hint = no_change_hint(options) if found.no_change else undecided_hint(options) if found.undecided else ""
-    answer = bisect_answer(found, run.setting(terms=terms), hint)
+    defaults = {}
+    if found.found and found.last_good and found.first_bad and metric is not None and options.try_flags:
+        pair = (found.last_good, found.first_bad)
+        defaults = {pair: run.try_defaults(*pair, [metric.metric_name])}
+    answer = bisect_answer(found, run.setting(terms=terms, defaults=defaults), hint)
     run.publish(answer, run.stem(options), data_file=True)
     return found, answer.data

@@ -33,6 +33,7 @@ from harness.releases.environments import INDEX_TIMES, Environments
 from harness.releases.index import nearby
 from harness.releases.judge import metric_names
 from harness.releases.probes import ReleaseProber
+from harness.releases.tried import DefaultsAnswer
 from harness.releases.upload_times import UploadTimes
 from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.render.json_out import document, dumps
@@ -204,6 +205,13 @@ class RangeRun:
             options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
             target=tuple(target_words(options.case, options.libraries)), libraries=self.libraries(), **more,
         )  # fmt: skip
+
+    def try_defaults(self, before: str, after: str, metrics: list[str]) -> DefaultsAnswer:
+        """The defaults that changed from ``before`` to ``after``, tried on the profile's platform."""
+        profile = PROFILE_BY_NAME.get(self.options.profile)
+        platform = profile.kind if profile is not None else "cpu"
+        progress(f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them")
+        return self.prober.try_defaults(before, after, metrics, platform)
 
     def libraries(self) -> Libraries:
         """A plain script's declared libraries as each release's stored result has them, and what was held."""

@@ -8,9 +8,23 @@ import dataclasses
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
 from harness.releases import probes
+from harness.releases.bisection import CLAIM
 from harness.releases.probes import PairConfirmer
-from harness.releases.triage import triage
+from harness.releases.triage import TriageOutcome, triage
+from harness.releases.tried import DefaultsAnswer
 from harness.render.triage_answer import triage_answer
+
+
+def try_defaults(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], DefaultsAnswer]:
+    """Each confirmed step of a timing metric: its changed defaults, tried on its two releases (not with
+    ``--no-flags``, nor on a library's own releases, where jax is held)."""
+    if not run.options.try_flags or run.options.libraries.vary:
+        return {}
+    steps: dict[tuple[str, str], list[str]] = {}
+    for change in found.changes():
+        if change.step.metric != CLAIM:
+            steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
+    return {pair: run.try_defaults(*pair, metrics) for pair, metrics in steps.items()}
 
 
 def execute(options: RangeOptions) -> int:
@@ -25,7 +39,7 @@ def execute(options: RangeOptions) -> int:
     )  # fmt: skip
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()
-    setting = run.setting(every_metric=metrics is None)
+    setting = run.setting(every_metric=metrics is None, defaults=try_defaults(run, found))
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     run.write_json("triage", answer.data)

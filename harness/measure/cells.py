@@ -125,10 +125,15 @@ class Cell:
         """The sides compared when measuring until decided, in plan order: each with the next side of its
         profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
         profile is theirs alone (an A/A of one release under two labels) each with the next such side; none
-        with a side whose plan says ``compare_next: false``."""
+        with a side whose plan says ``compare_next: false``; a side that names its partner (``compare_with``: a
+        changed default tried on a release) with that side, the partner first."""
         profiles = Counter(run.side.profile for run in self.runs)
+        by_label = {run.side.label: run for run in self.runs}
         found = []
         for index, run in enumerate(self.runs):
+            partner = by_label.get(run.side.compare_with)
+            if partner is not None:
+                found.append((partner, run))
             if not run.side.compare_next:
                 continue
             alone = profiles[run.side.profile] == 1

@@ -19,6 +19,7 @@ import functools
 import importlib
 import importlib.util
 import json
+import os
 import resource
 import sys
 import time
@@ -31,6 +32,7 @@ from typing import Any
 
 from harness.host.environment import jax_facts, scrub, scrub_value
 from harness.measure import hlo, timing
+from harness.measure.script_hook import configure_jax
 from harness.measure.script_process import run_script
 from harness.stats import summarize
 from harness.store.schema import (
@@ -166,9 +168,14 @@ def checked_facts(facts: Any) -> dict[str, Any]:
     return dict(scrub_value(facts))
 
 
+# Facts that say which jax options were set for the process (a changed default tried): "jax_config.NAME".
+JAX_CONFIG_FACT = "jax_config"
+
+
 def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
+    configured = configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
@@ -208,6 +215,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
     facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
+    facts |= {f"{JAX_CONFIG_FACT}.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
     claim = ProcessClaim(bool(holds), scrub(str(evidence)))
     return ProcessRun(0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim)

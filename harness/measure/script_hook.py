@@ -35,6 +35,9 @@ EVENTS = {
 }
 _by_event = {event: phase for phase, event in EVENTS.items()}
 _report: dict = {"schema": 1, "started_ns": STARTED_NS, "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS}}
+# jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness tries a changed
+# default with no edit to the script; each is set right after jax is first imported and read back.
+JAX_CONFIG = "HARNESS_JAX_CONFIG"
 _plain_import = builtins.__import__
 
 
@@ -64,6 +67,9 @@ def _timed_import(name, globals=None, locals=None, fromlist=(), level=0):
             _report["import_ns"] = _report["imported_ns"] - began
             builtins.__import__ = _plain_import
             _listen()
+            configured = configure_jax(os.environ)
+            if configured:
+                _report["jax_config"] = configured
 
 
 _importing = False
@@ -82,6 +88,20 @@ def _listen() -> None:
         _report["listening"] = True
     except Exception as exc:  # a release without the API: the phases are missing, the script still runs
         _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def configure_jax(environ) -> dict:
+    """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back as (or why it was not set)."""
+    import jax
+
+    found = {}
+    for name, value in json.loads(environ.get(JAX_CONFIG) or "{}").items():
+        try:
+            jax.config.update(name, value)
+            found[name] = repr(getattr(jax.config, name))
+        except Exception as exc:  # an option this release does not have, or a value it refuses
+            found[name] = f"not set: {type(exc).__name__}: {exc}"[:200]
+    return found
 
 
 def _events_in_source() -> dict[str, bool]:

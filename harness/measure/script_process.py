@@ -257,6 +257,9 @@ def run_script(
     numbers = script_numbers(stdout)
     named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
     facts = {**figures.facts, **{f"{JSON_PROGRAM}.{name}": text for name, text in numbers.facts.items()}}
+    configured = report.get("jax_config")
+    if isinstance(configured, dict):  # jax options set for this process: a changed default tried
+        facts |= {f"jax_config.{name}": str(value)[:200] for name, value in configured.items() if isinstance(name, str)}
     if numbers.skipped:
         record["json_skipped"] = numbers.skipped[:20]
     claim = None if figures.holds is None else ProcessClaim(figures.holds, figures.evidence)

@@ -57,6 +57,7 @@ class Side:
     compare_next: bool = True  # measuring until decided: judged against the next side of its profile
     compare_metrics: tuple[str, ...] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
     libraries: Libraries | None = None  # a plain script's venv on this side: what it was resolved to hold
+    compare_with: str = ""  # measuring until decided: also compared with the side of this label (its partner)
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -14,11 +14,12 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
-from harness.metric_names import MetricKey
+from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.releases.judge import REGRESSION, Terms
+from harness.releases.tried import DefaultsAnswer
 from harness.units import sizes_text
 
 CLAIM_CRITERION = "claim"
@@ -95,6 +96,13 @@ class Setting:
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
     target: tuple[str, ...] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
     libraries: Libraries = field(default_factory=lambda: Libraries())
+    # Per step (older, newer release): the defaults that changed between them, tried.
+    defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
+
+    def defaults_lines(self, before: str, after: str, step: Comparison | None, metric: str) -> list[str]:
+        """What trying the step's changed defaults found, on ``metric`` (none where they were not tried)."""
+        found = self.defaults.get((before, after))
+        return [] if found is None else found.lines(step, parse_metric_name(metric), self.thresholds)
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]

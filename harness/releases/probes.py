@@ -33,7 +33,9 @@ from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
+from harness.releases.defaults import changes, relevant
 from harness.releases.environments import Environments, Prepared
+from harness.releases.tried import DefaultsAnswer, options_of, side_of, trials
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
 from harness.store.schema import RunStatus, Settings, parse_host
@@ -209,13 +211,43 @@ class ReleaseProber:
     def _measured(self, sides: list[Side], settings: Settings) -> dict[str, StoredResult | None]:
         """One measurement of the case on ``sides``: each side's stored result, by release (None: it stored
         none).  A measurement the harness cannot carry out (a worker that does not start) says why."""
+        return {side.release: stored for side, stored in self._measured_sides(sides, settings)}
+
+    def _measured_sides(self, sides: list[Side], settings: Settings) -> list[tuple[Side, StoredResult | None]]:
         try:
             outcomes = self.measure(self._plan(settings), sides, settings, self.results_dir, progress=self.progress,
                                     undecided=open_comparison)  # fmt: skip
         except HarnessError as exc:
             self.progress(f"  not measured: {exc}")
-            return dict.fromkeys((side.release for side in sides), None)
-        return {outcome.side.release: outcome.stored for outcome in outcomes}
+            return [(side, None) for side in sides]
+        return [(outcome.side, outcome.stored) for outcome in outcomes]
+
+    def try_defaults(self, before: str, after: str, metrics: Sequence[str], platform: str) -> DefaultsAnswer:
+        """The defaults that changed from ``before`` to ``after``, each tried on the other release in one
+        measurement with both (until ``metrics`` of the step are decided): what they measured."""
+        prepared = {release: self._prepared(release) for release in (before, after)}
+        sides = {release: side for release, side in prepared.items() if isinstance(side, Side)}
+        if len(sides) < 2:
+            return DefaultsAnswer(before, after, [], problem="the two releases could not both be made ready")
+        old, problem = options_of(Path(sides[before].interpreter), sides[before].environment())
+        new, later = options_of(Path(sides[after].interpreter), sides[after].environment())
+        listed = relevant(changes(old, new), platform)
+        planned, left = trials(listed, before, after, platform)
+        answer = DefaultsAnswer(before, after, listed, [], {}, left, problem or later, tuple(metrics))
+        if not planned:
+            return answer
+        self.progress(f"  trying {len(planned)} changed default(s) of {before} → {after}: " + ", ".join(
+            f"{trial.words()} on {trial.release}" for trial in planned
+        ))  # fmt: skip
+        trial_sides = [side_of(trial, sides[trial.release]) for trial in planned]
+        settings = dataclasses.replace(
+            self._settings(self.processes, CHANGES, 2), decide_metrics=tuple(metrics) or None
+        )
+        measured = self._measured_sides([sides[before], sides[after], *trial_sides], settings)
+        found = {side.label: stored for side, stored in measured}
+        results = {trial: {"before": found.get(sides[before].label), "after": found.get(sides[after].label),
+                           "trial": found.get(side.label)} for trial, side in zip(planned, trial_sides, strict=True)}
+        return dataclasses.replace(answer, trials=planned, measured=results)
 
     def _interleaved(
         self,

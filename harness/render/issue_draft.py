@@ -223,13 +223,14 @@ def evidence(d: DraftInputs) -> str:
     if change is not None and change.probes:
         metric = change.metric.metric_name if change.metric else "the metric"
         bad = slowed(change)
+        shown = change.metric.format if change.metric else format_ns
         # Neutrally, a probe is like one end of the range or the other, and compared with each end by name.
         start, end = change.probes[0].release, change.probes[-1].release
         neutral = {"good": f"like {start}", "bad": f"like {end}"}
         rows = [
             [
                 p.release,
-                "–" if p.median_ns is None else format_ns(p.median_ns),
+                "–" if p.median_ns is None else shown(p.median_ns),
                 p.vs_good,
                 p.vs_bad,
                 p.verdict if bad else neutral.get(p.verdict, p.verdict),
@@ -270,7 +271,9 @@ def releases_table(
         if newest is not None and metric is not None and metric in metric_samples(newest):
             figure = metric_samples(newest)[metric].figure
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
-        shown = format_ns(figure) if figure is not None else latest.status if latest.status != RunStatus.OK else "–"
+        shown = metric.format(figure) if metric is not None and figure is not None else (
+            latest.status if latest.status != RunStatus.OK else "–"
+        )
         rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
     if not rows:

@@ -21,7 +21,7 @@ from harness.render.tables import format_interval, markdown_table, rule_text, te
 from harness.render.text import inline
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
-from harness.units import format_ns, format_p, format_ratio
+from harness.units import format_p, format_ratio
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ DRIFT = (
 
 def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
     value = median_ns(result, metric)
-    return "–" if value is None else format_ns(value)
+    return "–" if value is None or metric is None else metric.format(value)
 
 
 def against_cell(comparison: Comparison | None) -> str:
@@ -114,16 +114,22 @@ def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
         text_table(rows, headers),
         "",
         f"Answer: {found.answer()}",
-        *([libraries] if (libraries := _libraries_line(found, setting)) else []),
+        *(f"- {line}" for line in _why_lines(found, setting)),
     ]
     return "\n".join([*lines, *([hint] if hint else [])]) + "\n"
 
 
-def _libraries_line(found: BisectOutcome, setting: Setting) -> str:
-    """What the found step says of a plain script's own libraries (the library or JAX?)."""
+def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
+    """What the found step says of why: a plain script's own libraries (the library or JAX?) and the defaults
+    that changed, tried."""
     if not found.found or found.last_good is None or found.first_bad is None:
-        return ""
-    return setting.step_libraries(found.last_good, found.first_bad)
+        return []
+    libraries = setting.step_libraries(found.last_good, found.first_bad)
+    judged = next((j for j in found.probes if j.release == found.first_bad), None)
+    step = None if judged is None else judged.vs_good  # its direction: the step's
+    metric = setting.metric.metric_name if setting.metric else ""
+    defaults = setting.defaults_lines(found.last_good, found.first_bad, step, metric) if metric else []
+    return [*([libraries] if libraries else []), *defaults]
 
 
 def _headline(found: BisectOutcome) -> str:
@@ -157,7 +163,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
         f"- answer: {inline(found.answer())}",
-        *([f"- {inline(libraries)}"] if (libraries := _libraries_line(found, setting)) else []),
+        *(f"- {inline(line)}" for line in _why_lines(found, setting)),
         "",
         "## Evidence, in the order probed",
         "",
@@ -201,6 +207,11 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
     if found.found:
         data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
         data.update(untested_between=found.between())
+        why = _why_lines(found, setting)
+        if why:
+            data["why"] = why
+        if setting.metric is not None:
+            data["defaults"] = [answer.data(setting.metric, setting.thresholds) for answer in setting.defaults.values()]
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),

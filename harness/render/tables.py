@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.render.text import Markdown, inline, one_line, terminal
-from harness.units import format_ns, format_p, format_ratio
+from harness.units import format_p, format_ratio
 
 NOISY_MARK = "⚠"
 VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.UNDECIDED: "undecided"}
@@ -30,7 +30,7 @@ def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
 def comparison_cell(comparison: Comparison) -> Markdown:
     """One release's cell in a metric × release table: median, ratio, interval, verdict (computed, no stored text)."""
     return Markdown(
-        f"{format_ns(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
+        f"{comparison.format(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
         f"[{format_interval(comparison)}] {verdict_text(comparison)}"
     )
 
@@ -65,8 +65,8 @@ def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]
     return [
         f"{a.processes}/{b.processes}",
         f"{a.samples}/{b.samples}",
-        format_ns(comparison.baseline.median),
-        format_ns(comparison.candidate.median),
+        comparison.format(comparison.baseline.median),
+        comparison.format(comparison.candidate.median),
         format_ratio(comparison.ratio),
         format_interval(comparison),
         format_p(comparison.p_value),

@@ -9,6 +9,7 @@ from harness.analysis.claims import outcome
 from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
+from harness.metric_names import parse_metric_name
 from harness.names import inside
 from harness.releases.answers import Setting
 from harness.releases.bisection import CLAIM
@@ -83,7 +84,9 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting) -> str:
     step = change.step
     below = [] if setting.libraries.vary else [commits_hint(setting, change)]
     libraries = setting.step_libraries(step.before, step.after)
-    return "\n".join([f"- {answer}", *(f"  - {line}" for line in [*([libraries] if libraries else []), *below])])
+    defaults = setting.defaults_lines(step.before, step.after, change.comparison, step.metric)
+    said = [*([libraries] if libraries else []), *defaults, *below]
+    return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 
 
 def _claim_cells(c: Confirmation) -> str:
@@ -174,6 +177,14 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
     return "\n".join(lines)
 
 
+def _defaults_json(setting: Setting) -> list[dict[str, Any]]:
+    return [
+        {"metric": metric, **answer.data(parse_metric_name(metric), setting.thresholds)}
+        for answer in setting.defaults.values()
+        for metric in answer.metrics
+    ]
+
+
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
     """A triage as data: the first round, each candidate measured again with its outcome, the answers."""
     confirmations = [
@@ -195,6 +206,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "confirmations": confirmations,
         "answers": found.answers(),
         "family_error": found.family_error(setting.thresholds),
+        "defaults": _defaults_json(setting),
     }
 
 

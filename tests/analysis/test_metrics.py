@@ -27,8 +27,10 @@ def test_series_are_the_raw_samples_programs_first():
         MetricKey("jit", "dispatch"),
         MetricKey("jit", "lower"),
         MetricKey("jit", "compile"),
+        MetricKey("process", "peak_rss"),
     ]
     processes = data["processes"]
+    assert series[MetricKey("process", "peak_rss")] == [[p["peak_rss_bytes"]] for p in processes], "one a process"
     assert len(processes) == 5, "one list per process, in the order they ran"
     assert series[MetricKey("jit", "wall")] == [
         [s["wall_ns"] for s in p["programs"]["jit"]["samples"]] for p in processes
@@ -90,7 +92,9 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     assert oldest.comparisons["0.12.0.1"][MetricKey("two_scans", "wall")].verdict == Verdict.FASTER
     newest = compare_group(group, "0.12.0.1")
     assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == Verdict.SLOWER
-    assert newest.verdicts() == {Verdict.SLOWER: 2, Verdict.UNDECIDED: 2}, "lower, compile: ×1.25, not significant"
+    assert newest.verdicts() == {Verdict.SLOWER: 2, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 1}, (
+        "lower, compile: ×1.25, not significant; the memory, left as it was, unchanged"
+    )
     for kind in ("lower", "compile"):  # one cold timing a process: their medians are too spread for p < 0.002
         cold = newest.comparisons["0.4.26"][MetricKey("scan", kind)]
         assert cold.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha

@@ -99,7 +99,7 @@ def test_calibrate_runs_separate_aa_invocations_then_interleaved_slowdowns(tmp_p
     assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 7, "each into its own folder"
     assert result.pairs == 2 and result.flagged == 0 and result.slowdown_runs == 3
     metrics = result.slowdown_comparisons // 3
-    assert result.slowdown_flagged == 3 * (metrics - 1)
+    assert result.slowdown_flagged == 3 * (metrics - 2), "every timing but the cold trace; the memory, as it was"
 
 
 def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):

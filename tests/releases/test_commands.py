@@ -103,7 +103,7 @@ def test_an_unknown_metric_is_refused_by_the_stored_results_before_any_probe(tmp
     err = capsys.readouterr().err.strip()
     assert err == (
         "harness: error: unknown metric two_scans.wall_ns for case async_dispatch; its metrics: eager.dispatch_ns, "
-        "eager.wall_ns, jit.compile_ns, jit.dispatch_ns, jit.lower_ns, jit.wall_ns"
+        "eager.wall_ns, jit.compile_ns, jit.dispatch_ns, jit.lower_ns, jit.wall_ns, process.peak_rss_bytes"
     )
 
 
@@ -220,6 +220,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
     posargs = [
         "async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.30", "--bad", "0.4.33", "--size", "N=256",
         "--repeats", "9", "--max-seconds", "2", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out"),
+        "--no-flags",  # the step's changed defaults are tried in a test of their own
     ]  # fmt: skip
     done = nox_session("bisect", *posargs)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -234,6 +235,31 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
     again = nox_session("bisect", *posargs)
     assert again.returncode == 0, again.stderr[-4000:]
     assert again.stdout.count("stored result reused") == 3 and "Answer: first bad 0.4.33" in again.stdout
+
+
+@pytest.mark.releases
+def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_brings_dispatch_back(tmp_path):
+    """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became True; set back to
+    False on 0.4.33, dispatch is as slow as on 0.4.31 again."""
+    posargs = [
+        "async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.31", "--bad", "0.4.33", "--size", "N=256",
+        "--repeats", "5", "--max-seconds", "1", "--processes", "3", "--max-processes", "6",
+        "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out"),
+    ]  # fmt: skip
+    done = nox_session("bisect", *posargs)
+    assert done.returncode == 0, done.stderr[-4000:]
+    answer = tmp_path / "out" / "bisect-async_dispatch-0.4.31-0.4.33-eager.dispatch_ns-N.256-cpu.json"
+    data = json.loads(answer.read_text())
+    [defaults] = data["defaults"]
+    changed = {change["name"]: (change["before"], change["after"]) for change in defaults["changed"]}
+    assert changed["jax_cpu_enable_async_dispatch"] == ("False", "True")
+    assert changed["xla_cpu_use_thunk_runtime"] == ("false", "true")
+    tried = {(t["release"], t["option"]): t for t in defaults["tried"]}
+    back = tried[("0.4.33", "jax_cpu_enable_async_dispatch")]
+    assert back["vs_after"] == "slower" and back["vs_before"] != "faster", back
+    said = 'on 0.4.33, jax.config.update("jax_cpu_enable_async_dispatch", False) gives'
+    assert any(line.startswith(said) and line.endswith("a workaround, and a strong hint at the cause")
+               for line in data["why"]), data["why"]  # fmt: skip
 
 
 @pytest.mark.releases

@@ -268,8 +268,10 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
     table = script_figures_table(stored, "script-repro", stored[0].profile)
     header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-    assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms"]
-    assert rows == [["0.5.0", "2.1 s", "800 ms", "10"], ["0.5.1", "2.1 s", "471 ms", "17"]], "its own unit, as printed"
+    assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms", "process.peak_rss_bytes"]
+    assert rows == [
+        ["0.5.0", "2.1 s", "800 ms", "10", "249 MiB"], ["0.5.1", "2.1 s", "471 ms", "17", "249 MiB"],
+    ], "each in its own unit: a duration, a number as printed, a size"  # fmt: skip
 
 
 def speed_up() -> Change:

@@ -1,0 +1,130 @@
+"""Changed defaults, tried: each set on the other release in one measurement with both, and judged."""
+
+import json
+
+from harness.analysis.significance import Thresholds, Verdict
+from harness.catalogue import discovery
+from harness.measure.runner import Measured
+from harness.measure.sides import Side
+from harness.metric_names import parse_metric_name
+from harness.releases import probes
+from harness.releases.defaults import JAX, XLA, Change, Option
+from harness.releases.environments import Prepared
+from harness.releases.probes import ReleaseProber
+from harness.releases.tried import MAX_TRIED, DefaultsAnswer, Trial, side_of, trials
+from harness.releases.venvs import ReleaseEnv
+from harness.store.results import read_result, write_result
+from harness.store.schema import Settings
+from tests.conftest import REPO, as_stored, derive, real_result
+
+THUNK = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
+ASYNC = Change("jax_cpu_enable_async_dispatch", JAX, "False", "True")
+EAGER = parse_metric_name("eager.wall_ns")
+
+
+def test_each_changed_default_is_tried_back_on_the_newer_release_and_forward_on_the_older():
+    added = Change("jax_no_tracing", JAX, None, "False")
+    expression = Change("jax_dynamic_shapes", JAX, "False", "bool(os.getenv('X', ''))")
+    gpu = Change("xla_gpu_enable_triton", XLA, "false", "true")
+    planned, left = trials([added, gpu, ASYNC, expression, THUNK], "0.4.31", "0.4.33", "cpu")
+    assert [(t.release, t.words()) for t in planned] == [
+        ("0.4.33", 'jax.config.update("jax_cpu_enable_async_dispatch", False)'),
+        ("0.4.31", 'jax.config.update("jax_cpu_enable_async_dispatch", True)'),
+        ("0.4.33", "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"),
+        ("0.4.31", "XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"),
+        ("0.4.33", 'jax.config.update("jax_dynamic_shapes", False)'),
+    ], "cpu-named changes first; the GPU flag left out; an expression cannot be set; an added option only forward"
+    assert [t.back for t in planned] == [True, False, True, False, True] and left == 0
+    many = [Change(f"xla_cpu_flag_{i}", XLA, "0", "1") for i in range(5)]
+    assert trials(many, "a", "b", "cpu") == (trials(many, "a", "b", "cpu")[0][:MAX_TRIED], 10 - MAX_TRIED)
+
+
+def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_process_to_set():
+    back = Trial(THUNK, "0.4.33", "false")
+    side = side_of(back, Side("0.4.33", "cpu8", env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}))
+    assert side.env["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8 --xla_cpu_use_thunk_runtime=false"
+    assert side.profile == "cpu8+xla_cpu_use_thunk_runtime.false" and not side.compare_next
+    assert side.label == "jax 0.4.33 · cpu8 · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"
+    jax_side = side_of(Trial(ASYNC, "0.4.33", "False"), Side("0.4.33", "cpu"))
+    assert json.loads(jax_side.env["HARNESS_JAX_CONFIG"]) == {"jax_cpu_enable_async_dispatch": False}
+
+
+def results(scales):
+    data = real_result("async_dispatch-0.12.0.1")
+    return {name: as_stored(derive(data, scale=scale)) for name, scale in scales.items()}
+
+
+def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
+    back, forward = Trial(THUNK, "0.4.33", "false"), Trial(THUNK, "0.4.31", "true")
+    answer = DefaultsAnswer(
+        "0.4.31", "0.4.33", [THUNK], [back, forward],
+        {
+            back: results({"before": 1.0, "after": 3.0, "trial": 1.01}),
+            forward: results({"before": 1.0, "after": 3.0, "trial": 3.02}),
+        },
+    )  # fmt: skip
+    step = answer.tried(EAGER, Thresholds())[0].vs_after  # the trial against the newer release: faster
+    assert step is not None and step.verdict == Verdict.FASTER
+    slower_step = derive_step(Verdict.SLOWER)
+    lines = answer.lines(slower_step, EAGER, Thresholds())
+    assert lines[0].startswith("on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.01 of 0.4.31")
+    assert lines[0].endswith(": a workaround, and a strong hint at the cause")
+    assert lines[1].startswith("on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true gives ×3.02 of 0.4.31")
+    assert lines[-1] == "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true"
+    none = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1, "after": 3, "trial": 3})})
+    assert none.lines(slower_step, EAGER, Thresholds())[0] == (
+        "none of the 1 changed defaults tried brought the old eager.wall_ns back"
+    )
+    [tried] = none.data(EAGER, Thresholds())["tried"]
+    assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
+
+
+def derive_step(verdict):
+    class Step:
+        pass
+
+    step = Step()
+    step.verdict = verdict
+    return step
+
+
+def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_both_releases(tmp_path, monkeypatch):
+    case = discovery.discover(REPO / "cases")["async_dispatch"]
+    options = {
+        "0.4.31": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "false", XLA)},
+        "0.4.33": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "true", XLA)},
+    }
+    monkeypatch.setattr(probes, "options_of", lambda interpreter, environ: (options[interpreter.parent.name], ""))
+    measured = []
+
+    def measure(plan, sides, settings, results_dir, **kwargs):
+        measured.append((sides, settings))
+        scales = {"0.4.31": 1.0, "0.4.33": 3.0}
+        out = []
+        for side in sides:
+            scale = 1.02 if "thunk_runtime=false" in side.label else scales[side.release]
+            record = derive(real_result("async_dispatch-0.12.0.1"), release=side.release, profile=side.profile,
+                            scale=scale)  # fmt: skip
+            out.append(Measured(side, None, read_result(write_result(results_dir, record))))
+        return out
+
+    class Ready:
+        def matches(self, label, libraries):
+            return True
+
+        def prepare(self, label, env):
+            return Prepared(tmp_path / label / "python")
+
+    envs = {r: ReleaseEnv(r, r, "python3.12", (), tmp_path / r) for r in ("0.4.31", "0.4.33")}
+    prober = ReleaseProber(envs, case, {"N": 1000}, "cpu", tmp_path / "results", Settings(processes=5), print,
+                           max_processes=10, measure=measure, environments=Ready())  # fmt: skip
+    answer = prober.try_defaults("0.4.31", "0.4.33", ["eager.wall_ns"], "cpu")
+    [(sides, settings)] = measured
+    assert [side.label for side in sides] == [
+        "jax 0.4.31 · cpu", "jax 0.4.33 · cpu",
+        "jax 0.4.33 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false",
+        "jax 0.4.31 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=true",
+    ]  # fmt: skip
+    assert settings.decide == "changes" and settings.decide_metrics == ("eager.wall_ns",)
+    lines = answer.lines(derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert lines[0].startswith("on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31")
