@@ -135,8 +135,9 @@ class CommitBisect:
         if bad is None:
             if self.jaxlib_change:
                 return (
-                    f"the change comes with {self.jaxlib_change} (XLA / C++), not jax's Python: the last commit "
-                    f"probed, {self.describe(good)}, is {old}, release {self.last} is {new}{skipped}"
+                    f"jaxlib takes part ({self.jaxlib_change}, XLA / C++): the last commit probed, "
+                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; whether jax's Python "
+                    "takes part too is not measured here"
                 )
             return f"no commit named: {self.describe(good)} is {old}, release {self.last} is {new}{skipped}"
         text = f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: {self.describe(good)}"
@@ -234,8 +235,9 @@ class CommitSearch:
             if verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.BAD):
                 attributed.cause = JAXLIB
                 attributed.note = (
-                    f"the change comes with jaxlib (XLA / C++) between {found.first} and {found.last}, not jax's "
-                    f"Python: {at}"
+                    f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; whether jax's "
+                    "Python takes part too is not measured here (its commits before and after that one would need "
+                    "the other jaxlib), so the defaults its releases changed are worth a look"
                 )
             elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.BAD):
                 attributed.cause, attributed.note = BEFORE, f"jax's Python, at or before {commit.short}: {at}"

@@ -101,7 +101,7 @@ def test_a_figure_that_moves_with_jaxlib_is_attributed_to_jaxlib_and_the_bisect_
     found = world.search(history)
     assert found.attribution.cause == JAXLIB and len(found.probes) == 4 and found.outcome is None
     assert found.answer().startswith(
-        "the change comes with jaxlib (XLA / C++) between 0.4.31 and 0.4.33, not jax's Python: jax at"
+        "jaxlib takes part (XLA / C++, between 0.4.31 and 0.4.33): jax at"
     )
     assert found.jaxlib_change == "between jaxlib 0.4.31 and 0.4.32" and found.first_bad_commit is None
 
@@ -165,7 +165,7 @@ def test_every_commit_old_but_the_release_new_is_jaxlibs():
     found = World.search(world, only_one)
     assert "not attributed" in found.attribution.note
     assert found.outcome is not None and found.outcome.first_bad == "0.4.33"
-    assert found.jaxlib_change == "jaxlib 0.4.33" and found.answer().startswith("the change comes with jaxlib 0.4.33")
+    assert found.jaxlib_change == "jaxlib 0.4.33" and found.answer().startswith("jaxlib takes part (jaxlib 0.4.33, XLA / C++)")
     assert history  # the shape used elsewhere is untouched
 
 

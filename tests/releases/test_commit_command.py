@@ -84,7 +84,8 @@ def test_a_figure_that_moves_with_jaxlib_is_answered_as_jaxlibs(tmp_path, capsys
     monkeypatch.setattr(commit_venvs, "ensure", lambda env, environ: None)
     assert main(argv(tmp_path, repo)) == 0
     out = capsys.readouterr().out
-    assert "Answer: the change comes with jaxlib (XLA / C++) between 0.1.0 and 0.1.2, not jax's Python" in out
+    assert "Answer: jaxlib takes part (XLA / C++, between 0.1.0 and 0.1.2): jax at" in out
+    assert "whether jax's Python takes part too is not measured here" in out
     data = json.loads((tmp_path / "reports" / f"{STEM}.json").read_text())
     assert data["jaxlib_change"] == "between jaxlib 0.1.0 and 0.1.1" and "commit" not in data
     assert data["probe_count"] == 4
