@@ -102,7 +102,7 @@ class RangeOptions:
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
     jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
-    try_flags: bool = True  # a step's changed defaults (jax's options, XLA's flags) listed and tried
+    explain: bool = True  # a step's changed defaults listed and tried, its compiled programs compared
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
@@ -150,8 +150,9 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     )
     if command != "sweep":
         parser.add_argument(
-            "--no-flags", dest="try_flags", action="store_false",
-            help="leave out trying a change's changed defaults (jax's options, XLA's flags) on its two releases",
+            "--no-why", dest="explain", action="store_false",
+            help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
+            "on its two releases and comparing what each compiled",
         )  # fmt: skip
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
@@ -244,7 +245,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         commits=commits,
         jax_repo=args.jax_repo if commits else None,
         libraries=libraries,
-        try_flags=getattr(args, "try_flags", False),
+        explain=getattr(args, "explain", False),
     )
 
 

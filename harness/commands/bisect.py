@@ -99,10 +99,13 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
 
     found = bisect(run.releases, judged, terms)
     hint = no_change_hint(options) if found.no_change else undecided_hint(options) if found.undecided else ""
-    defaults = {}
-    if found.found and found.last_good and found.first_bad and metric is not None and options.try_flags:
+    why: dict[str, Any] = {}
+    if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
         pair = (found.last_good, found.first_bad)
-        defaults = {pair: run.try_defaults(*pair, [metric.metric_name])}
-    answer = bisect_answer(found, run.setting(terms=terms, defaults=defaults), hint)
+        why = {
+            "defaults": {pair: run.try_defaults(*pair, [metric.metric_name])},
+            "compiled": {pair: run.compiled(*pair, run.stem(options))},
+        }
+    answer = bisect_answer(found, run.setting(terms=terms, **why), hint)
     run.publish(answer, run.stem(options), data_file=True)
     return found, answer.data

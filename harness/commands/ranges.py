@@ -29,6 +29,7 @@ from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
 from harness.releases.answers import Libraries, Setting, answer_stem, criterion, varied_version
 from harness.releases.bisection import SweepOutcome
+from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.releases.environments import INDEX_TIMES, Environments
 from harness.releases.index import nearby
 from harness.releases.judge import metric_names
@@ -206,12 +207,31 @@ class RangeRun:
             target=tuple(target_words(options.case, options.libraries)), libraries=self.libraries(), **more,
         )  # fmt: skip
 
+    @property
+    def asks_why(self) -> bool:
+        """Whether a step's changed defaults are tried and its compiled programs compared: not with
+        ``--no-why``, nor on a library's own releases (jax held, so neither changes)."""
+        return self.options.explain and not self.options.libraries.vary
+
     def try_defaults(self, before: str, after: str, metrics: list[str]) -> DefaultsAnswer:
         """The defaults that changed from ``before`` to ``after``, tried on the profile's platform."""
         profile = PROFILE_BY_NAME.get(self.options.profile)
         platform = profile.kind if profile is not None else "cpu"
         progress(f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them")
         return self.prober.try_defaults(before, after, metrics, platform)
+
+    def compiled(self, before: str, after: str, stem: str) -> CompiledAnswer:
+        """What the step's two releases compiled (one extra process each, XLA dumping), compared; the dumps
+        kept beside the answer, under ``<stem>-compiled/<release>/``."""
+        folders = [inside(self.options.places.out, f"{stem}-compiled", release) for release in (before, after)]
+        progress(f"[{self.options.command}] what {before} and {after} compile: one process each, XLA dumping")
+        pairs = zip((before, after), folders, strict=True)
+        problems = [self.prober.dump_compiled(release, folder) for release, folder in pairs]
+        problem = "; ".join(f"{release}: {p}" for release, p in zip((before, after), problems, strict=True) if p)
+        if problem:
+            return CompiledAnswer(before, after, [], f"{stem}-compiled/", problem)
+        changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
+        return CompiledAnswer(before, after, changes, f"{stem}-compiled/")
 
     def libraries(self) -> Libraries:
         """A plain script's declared libraries as each release's stored result has them, and what was held."""

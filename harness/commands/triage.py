@@ -11,20 +11,18 @@ from harness.releases import probes
 from harness.releases.bisection import CLAIM
 from harness.releases.probes import PairConfirmer
 from harness.releases.triage import TriageOutcome, triage
-from harness.releases.tried import DefaultsAnswer
 from harness.render.triage_answer import triage_answer
 
 
-def try_defaults(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], DefaultsAnswer]:
-    """Each confirmed step of a timing metric: its changed defaults, tried on its two releases (not with
-    ``--no-flags``, nor on a library's own releases, where jax is held)."""
-    if not run.options.try_flags or run.options.libraries.vary:
+def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[str]]:
+    """Each confirmed step of a timing metric, with its metrics: where to ask why, if asked."""
+    if not run.asks_why:
         return {}
     steps: dict[tuple[str, str], list[str]] = {}
     for change in found.changes():
         if change.step.metric != CLAIM:
             steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
-    return {pair: run.try_defaults(*pair, metrics) for pair, metrics in steps.items()}
+    return steps
 
 
 def execute(options: RangeOptions) -> int:
@@ -39,7 +37,12 @@ def execute(options: RangeOptions) -> int:
     )  # fmt: skip
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()
-    setting = run.setting(every_metric=metrics is None, defaults=try_defaults(run, found))
+    steps = timing_steps(run, found)
+    setting = run.setting(
+        every_metric=metrics is None,
+        defaults={pair: run.try_defaults(*pair, step_metrics) for pair, step_metrics in steps.items()},
+        compiled={pair: run.compiled(*pair, stem) for pair in steps},
+    )
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     run.write_json("triage", answer.data)

@@ -18,6 +18,7 @@ from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
+from harness.releases.dumps import CompiledAnswer
 from harness.releases.judge import REGRESSION, Terms
 from harness.releases.tried import DefaultsAnswer
 from harness.units import sizes_text
@@ -96,8 +97,14 @@ class Setting:
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
     target: tuple[str, ...] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
     libraries: Libraries = field(default_factory=lambda: Libraries())
-    # Per step (older, newer release): the defaults that changed between them, tried.
+    # Per step (older, newer release): the defaults that changed between them, tried; what each compiled.
     defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
+    compiled: Mapping[tuple[str, str], CompiledAnswer] = field(default_factory=dict)
+
+    def why_lines(self, before: str, after: str, step: Comparison | None, metric: str) -> list[str]:
+        """Why a step moved, as far as was looked: its changed defaults, tried, and what each release compiled."""
+        found = self.compiled.get((before, after))
+        return [*self.defaults_lines(before, after, step, metric), *(found.lines() if found else [])]
 
     def defaults_lines(self, before: str, after: str, step: Comparison | None, metric: str) -> list[str]:
         """What trying the step's changed defaults found, on ``metric`` (none where they were not tried)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
 from harness.releases.defaults import changes, relevant
+from harness.releases.dumps import dump_flags
 from harness.releases.environments import Environments, Prepared
 from harness.releases.tried import DefaultsAnswer, options_of, side_of, trials
 from harness.releases.venvs import ReleaseEnv
@@ -221,6 +223,27 @@ class ReleaseProber:
             self.progress(f"  not measured: {exc}")
             return [(side, None) for side in sides]
         return [(outcome.side, outcome.stored) for outcome in outcomes]
+
+    def dump_compiled(self, release: str, folder: Path) -> str:
+        """One extra process of ``release`` (its result thrown away) with XLA dumping what it compiles into
+        ``folder`` (its HLO text files kept); why there is no dump, or ""."""
+        side = self._prepared(release)
+        if not isinstance(side, Side):
+            return side.note
+        folder = folder.absolute()  # the process runs in the script's folder
+        folder.mkdir(parents=True, exist_ok=True)
+        flags = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *dump_flags(folder)) if part)
+        dumping = dataclasses.replace(side, env={**side.env, "XLA_FLAGS": flags}, compare_next=False)
+        settings = dataclasses.replace(self._settings(1, "off", 1), processes=1)
+        with tempfile.TemporaryDirectory(prefix="harness-dump-") as scratch:
+            outcomes = self.measure(self._plan(settings), [dumping], settings, Path(scratch), progress=self.progress)
+        for path in folder.iterdir():
+            if path.is_file() and not path.name.endswith(".txt"):
+                path.unlink()  # LLVM IR and objects: large, and not what a maintainer reads first
+        if any(folder.glob("module_*.txt")):
+            return ""
+        stored = outcomes[0].stored if outcomes else None
+        return f"XLA wrote no dump (its process: {stored.status if stored is not None else 'no result'})"
 
     def try_defaults(self, before: str, after: str, metrics: Sequence[str], platform: str) -> DefaultsAnswer:
         """The defaults that changed from ``before`` to ``after``, each tried on the other release in one

@@ -202,13 +202,20 @@ class DefaultsAnswer:
         }  # fmt: skip
 
 
+def _error_of(stored: StoredResult) -> str:
+    """``: <the error's last line>`` of a failed result's first failed process (XLA's ``UNIMPLEMENTED: Custom
+    call target __onednn$matmul ...`` says why a flag cannot be set on a release), or ""."""
+    details = [p.detail for p in stored.result.processes if p.status != "ok" and p.detail.strip()]
+    return f": {details[0].strip().splitlines()[-1].strip()}" if details else ""
+
+
 def judged(trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds) -> Tried:
     """A trial's result against both releases' (``results``: by "before", "after" and "trial")."""
     found = {name: results.get(name) for name in ("before", "after", "trial")}
     for name, result in found.items():
         if result is None or result.status != "ok":
             whose = "its" if name == "trial" else f"the {name} release's"
-            how = "stored nothing" if result is None else result.status
+            how = "stored nothing" if result is None else f"{result.status}{_error_of(result)}"
             return Tried(trial, None, None, f"{whose} processes {how}")
     samples = {name: metric_samples(result).get(key) for name, result in found.items() if result is not None}
     if any(series is None for series in samples.values()):

@@ -120,15 +120,15 @@ def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
 
 
 def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
-    """What the found step says of why: a plain script's own libraries (the library or JAX?) and the defaults
-    that changed, tried."""
+    """What the found step says of why: a plain script's own libraries (the library or JAX?), the defaults
+    that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
         return []
     libraries = setting.step_libraries(found.last_good, found.first_bad)
     judged = next((j for j in found.probes if j.release == found.first_bad), None)
     step = None if judged is None else judged.vs_good  # its direction: the step's
     metric = setting.metric.metric_name if setting.metric else ""
-    defaults = setting.defaults_lines(found.last_good, found.first_bad, step, metric) if metric else []
+    defaults = setting.why_lines(found.last_good, found.first_bad, step, metric) if metric else []
     return [*([libraries] if libraries else []), *defaults]
 
 
@@ -212,6 +212,7 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
             data["why"] = why
         if setting.metric is not None:
             data["defaults"] = [answer.data(setting.metric, setting.thresholds) for answer in setting.defaults.values()]
+        data["compiled"] = [answer.data() for answer in setting.compiled.values()]
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),

@@ -84,7 +84,7 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting) -> str:
     step = change.step
     below = [] if setting.libraries.vary else [commits_hint(setting, change)]
     libraries = setting.step_libraries(step.before, step.after)
-    defaults = setting.defaults_lines(step.before, step.after, change.comparison, step.metric)
+    defaults = setting.why_lines(step.before, step.after, change.comparison, step.metric)
     said = [*([libraries] if libraries else []), *defaults, *below]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 
@@ -207,6 +207,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "answers": found.answers(),
         "family_error": found.family_error(setting.thresholds),
         "defaults": _defaults_json(setting),
+        "compiled": [answer.data() for answer in setting.compiled.values()],
     }
 
 

@@ -165,7 +165,8 @@ def test_every_commit_old_but_the_release_new_is_jaxlibs():
     found = World.search(world, only_one)
     assert "not attributed" in found.attribution.note
     assert found.outcome is not None and found.outcome.first_bad == "0.4.33"
-    assert found.jaxlib_change == "jaxlib 0.4.33" and found.answer().startswith("jaxlib takes part (jaxlib 0.4.33, XLA / C++)")
+    assert found.jaxlib_change == "jaxlib 0.4.33"
+    assert found.answer().startswith("jaxlib takes part (jaxlib 0.4.33, XLA / C++)")
     assert history  # the shape used elsewhere is untouched
 
 

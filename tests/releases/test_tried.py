@@ -79,6 +79,23 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
+def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
+    forward = Trial(THUNK, "0.4.31", "true")
+    found = results({"before": 1.0, "after": 3.0, "trial": 1.0})
+    failed = real_result("async_dispatch-0.12.0.1")
+    failed["status"] = "failed"
+    failed["processes"] = [
+        dict(p, status="failed", detail="Traceback ...\nXlaRuntimeError: UNIMPLEMENTED: Custom call target x\n")
+        for p in failed["processes"]
+    ]
+    found["trial"] = as_stored(failed)
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [forward], {forward: found})
+    assert answer.lines(derive_step(Verdict.SLOWER), EAGER, Thresholds())[1] == (
+        "on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true: not judged (its processes failed: "
+        "XlaRuntimeError: UNIMPLEMENTED: Custom call target x)"
+    ), "after the line that none brought the number back"
+
+
 def derive_step(verdict):
     class Step:
         pass

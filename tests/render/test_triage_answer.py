@@ -1,10 +1,14 @@
 """A triage's report: the answers first, each step with both measurements, the plot or why there is none."""
 
+import dataclasses
+from pathlib import Path
+
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
 from harness.releases.answers import Setting
+from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.releases.triage import triage
-from harness.render.triage_answer import plotted_metrics, triage_markdown, triage_text
+from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown, triage_text
 from tests.conftest import FakeReleases
 from tests.releases.test_triage import FakeConfirmer
 
@@ -57,3 +61,18 @@ def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_pa
     assert plotted_metrics(found, setting) == [WALL]
     text = triage_markdown(found, setting, 5, ("plots/x.png", ""))
     assert "![the metric over releases](plots/x.png)" in text and "No step to measure again." in text
+
+
+def test_a_confirmed_step_says_what_its_releases_compiled():
+    found, setting = outcome({"a": 1, "b": 3}, metric=WALL)
+    dumps = Path(__file__).parent.parent / "fixtures" / "dumps"
+    changes = compare_dumps(read_dump(dumps / "0.4.31"), read_dump(dumps / "0.4.33"))
+    compiled = CompiledAnswer("a", "b", changes, "s-compiled/")
+    setting = dataclasses.replace(setting, compiled={("a", "b"): compiled})
+    text = triage_text(found, setting, 5)
+    said = "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, 0 differ\n"
+    assert said in text
+    assert "  - compiled jit_f: before optimisation same;" in text
+    assert "what runs it changed, not what was compiled" in triage_markdown(found, setting, 5, (None, "no plot"))
+    [data] = triage_json(found, setting)["compiled"]
+    assert data["modules"][0]["same_after_optimisation"] is True
