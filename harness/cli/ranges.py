@@ -100,7 +100,7 @@ class RangeOptions:
     places: Places
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
-    jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own, cloned under .nox/
+    jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own (cloned under .nox/)
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
     explain: bool = True  # a step's changed defaults listed and tried, its compiled programs compared
 
@@ -123,7 +123,7 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(
             "--jax-repo", metavar="PATH|URL",
             help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
-            "once under .nox/)",
+            "once under .nox/); without: a local clone, read to name the jax commit of a changed default",
         )  # fmt: skip
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
@@ -222,8 +222,11 @@ def check(args: argparse.Namespace) -> RangeOptions:
     )
     max_processes, time_budget = options.decide_budget_from(args)
     commits = args.command == "bisect" and args.commits
-    if args.command == "bisect" and args.jax_repo and not commits:
-        raise UsageError("--jax-repo goes with --commits (a bisect over jax's commits)")
+    jax_repo = getattr(args, "jax_repo", None)
+    if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
+        raise UsageError("--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone")
+    if jax_repo and not commits and not Path(jax_repo).expanduser().is_dir():
+        raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
     if commits and metric is None and not args.claim:
         raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
     libraries = library_choice(args, case)
@@ -243,7 +246,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         places=Places(args.releases, results, args.out, args.json),
         fix=fix,
         commits=commits,
-        jax_repo=args.jax_repo if commits else None,
+        jax_repo=jax_repo,
         libraries=libraries,
         explain=getattr(args, "explain", False),
     )

@@ -34,12 +34,14 @@ from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
+from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
+from harness.releases.dumps import DUMP_FILE
 from harness.releases.environments import Environments
 from harness.releases.script_envs import AS_OF
 from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
-from harness.store.files import output_folder, replace_file
+from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
@@ -50,6 +52,7 @@ from harness.upstream.standalone import parse_output
 
 ISSUES_DIR = "issues"
 ENVIRONMENT_TIMEOUT_S = 120.0
+MAX_DUMP_BYTES = 64 * 1024 * 1024  # one HLO text file; a larger one is no dump a maintainer opens
 _JAX_FACTS = "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
 _PACKAGES = "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in m.distributions()))"
 
@@ -193,6 +196,7 @@ def write_issue(request: IssueRequest) -> Written:
     short_runs = _short_runs(request, change, short_path, variables)
     if change is not None:
         change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})
+    dumps = copy_dumps(change, request.out_dir, folder, case.name)
     draft = render(
         DraftInputs(
             case=case,
@@ -206,11 +210,36 @@ def write_issue(request: IssueRequest) -> Written:
             environment_info=environment_info(python),
             results=mine,
             change=change,
+            dumps=dumps,
         )
     )
     draft_path = folder / f"{case.name}.md"
     replace_file(draft_path, draft)
     return Written(draft_path, short_path, full_path, full_run, short_runs, problems)
+
+
+def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
+    """XLA's dumps of the change's two releases, which its bisect kept beside its answer, copied beside the
+    draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a name that is
+    not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
+    if change is None or not change.dumps:
+        return ""
+    releases = [release for release in (change.last_good, change.first_bad) if name_problem(release) is None]
+    copied = 0
+    for release in releases:
+        source = reports / change.dumps / release
+        if source.is_symlink() or not source.is_dir():
+            continue
+        target = output_folder(folder, f"{case}-compiled", release)
+        for path in sorted(source.iterdir()):
+            if not DUMP_FILE.match(path.name):
+                continue
+            try:
+                replace_file(target / path.name, read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False))
+                copied += 1
+            except (DocumentProblem, OSError) as exc:
+                print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
+    return f"{case}-compiled/" if copied else ""
 
 
 def _medians(stdout: str) -> dict[tuple[str, str], float]:

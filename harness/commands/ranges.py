@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.releases.environments import INDEX_TIMES, Environments
 from harness.releases.index import nearby
 from harness.releases.judge import metric_names
+from harness.releases.option_commits import option_commits, repo_at_hand
 from harness.releases.probes import ReleaseProber
 from harness.releases.tried import DefaultsAnswer
 from harness.releases.upload_times import UploadTimes
@@ -218,7 +220,15 @@ class RangeRun:
         profile = PROFILE_BY_NAME.get(self.options.profile)
         platform = profile.kind if profile is not None else "cpu"
         progress(f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them")
-        return self.prober.try_defaults(before, after, metrics, platform)
+        answer = self.prober.try_defaults(before, after, metrics, platform)
+        repo = repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent)
+        if repo is None or not answer.listed:
+            return answer
+        try:
+            return dataclasses.replace(answer, commits=option_commits(repo, before, after, answer.listed))
+        except (UsageError, OSError, subprocess.SubprocessError) as exc:  # a clone that cannot answer: said, not fatal
+            progress(f"[{self.options.command}] the jax commits of the changed defaults not read from {repo}: {exc}")
+            return answer
 
     def compiled(self, before: str, after: str, stem: str) -> CompiledAnswer:
         """What the step's two releases compiled (one extra process each, XLA dumping), compared; the dumps

@@ -147,11 +147,16 @@ def pull_request(message: str) -> int | None:
 
 def version_files(repo: Path, shas: Sequence[str]) -> dict[str, str]:
     """sha → its jax/version.py text (missing where the commit has none), read in one ``git cat-file``."""
+    return files_at(repo, shas, VERSION_FILE)
+
+
+def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
+    """sha → the text of ``path`` in that commit (missing where it has none), read in one ``git cat-file``."""
     if not shas:
         return {}
     output = subprocess.run(
         ["git", "-C", str(repo), "cat-file", "--batch"],
-        input="".join(f"{sha}:{VERSION_FILE}\n" for sha in shas).encode(),
+        input="".join(f"{sha}:{path}\n" for sha in shas).encode(),
         capture_output=True, timeout=GIT_TIMEOUT_S, check=True,
     ).stdout  # fmt: skip
     found, at = {}, 0

@@ -28,6 +28,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.measure.sides import Side
 from harness.releases.defaults import JAX, XLA, Change, Option, jax_options, relevant, site_packages
 from harness.releases.defaults import xla_listing as read_xla_listing
+from harness.releases.option_commits import OptionCommit
 from harness.store.results import StoredResult
 from harness.units import format_ratio
 
@@ -156,6 +157,11 @@ class DefaultsAnswer:
     left_out: int = 0  # trials over the cap
     problem: str = ""  # why the options could not all be read
     metrics: tuple[str, ...] = ()  # the step's metrics the trials are judged on
+    commits: Mapping[str, OptionCommit] = dataclasses.field(default_factory=dict)  # by jax option, where known
+
+    def _changed_in(self, trial: Trial) -> str:
+        commit = self.commits.get(trial.change.name)
+        return f" (its default changed in {commit.words()})" if commit is not None else ""
 
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials]
@@ -168,7 +174,10 @@ class DefaultsAnswer:
         lines = []
         forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
         for each in found:
-            lines.append(f"{each.text(self.before, self.after)}: a workaround, and a strong hint at the cause")
+            lines.append(
+                f"{each.text(self.before, self.after)}: a workaround, and a strong hint at the cause"
+                + self._changed_in(each.trial)
+            )
         if tried and not found:
             lines.append(f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back")
         for each in forward:
@@ -177,7 +186,10 @@ class DefaultsAnswer:
         if self.left_out:
             lines.append(f"{self.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured")
         if self.listed:
-            shown = ", ".join(change.text() for change in self.listed[:12])
+            shown = ", ".join(
+                change.text() + (f" in {self.commits[change.name].words()}" if change.name in self.commits else "")
+                for change in self.listed[:12]
+            )
             more = f" and {len(self.listed) - 12} more" if len(self.listed) > 12 else ""
             lines.append(f"defaults that changed from {self.before} to {self.after}: {shown}{more}")
         return [*lines, *([self.problem] if self.problem else [])]
@@ -197,6 +209,10 @@ class DefaultsAnswer:
                 }
                 for t in self.tried(key, thresholds)
             ],
+            "commits": {
+                name: {"sha": commit.sha, "title": commit.title, "url": commit.url}
+                for name, commit in self.commits.items()
+            },
             "left_out": self.left_out,
             "problem": self.problem,
         }  # fmt: skip

@@ -79,6 +79,7 @@ class DraftInputs:
     environment_info: str
     results: list[StoredResult]
     change: Change | None = None
+    dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
 
 
 def slowed(change: Change | None) -> bool:
@@ -246,6 +247,7 @@ def evidence(d: DraftInputs) -> str:
             "",
             table([[scrub(c) for c in row] for row in rows], ["jax", metric, *ends]),
         ]
+    parts += why(d)
     per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
     if d.case.script is not None:
         phases = script_figures_table(d.results, d.case.name, d.full_run.profile)
@@ -255,6 +257,20 @@ def evidence(d: DraftInputs) -> str:
     if not parts:
         return ""
     return "\n".join(["#### Evidence", "", *parts]).replace("\n\n\n", "\n\n")
+
+
+def why(d: DraftInputs) -> list[str]:
+    """What was measured of why: the defaults that changed between the two releases, each tried on the other,
+    and what XLA compiled on each (its dumps beside the draft)."""
+    change = d.change
+    if change is None or not change.why:
+        return []
+    lines = list(change.why)
+    if d.dumps:  # the bisect's folder is not beside the draft; its copy is
+        there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
+        lines = [line.replace(there, here) for line in lines]
+    said = [f"- {scrub(line)}" for line in lines]
+    return ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", "", *said]
 
 
 def releases_table(

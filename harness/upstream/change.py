@@ -11,6 +11,7 @@ most is quoted, else the one that changed most.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,6 +87,8 @@ class Change:
     significance: str = ""
     significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
     below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
+    why: tuple[str, ...] = ()  # the bisect's lines on why: changed defaults tried, compiled programs compared
+    dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
 
     @property
     def ratio(self) -> float | None:
@@ -173,7 +176,23 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         answer=" ".join(str(data.get("answer", "")).split()),
         below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
         probes=probes,
+        why=tuple(" ".join(line.split()) for line in data.get("why") or [] if isinstance(line, str)),
+        dumps=_dumps_folder(data.get("compiled"), (before, after)),
     )
+
+
+# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path elsewhere.
+DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
+
+
+def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
+    """The folder of XLA's dumps of the change's two releases that the answer names, if it is a plain name."""
+    for entry in compiled if isinstance(compiled, list) else []:
+        if isinstance(entry, dict) and (entry.get("before"), entry.get("after")) == ends and not entry.get("problem"):
+            folder = entry.get("folder")
+            if isinstance(folder, str) and DUMPS_FOLDER.match(folder) and ".." not in folder:
+                return folder
+    return ""
 
 
 def _number(value: Any) -> float | None:

@@ -17,6 +17,7 @@ from harness.errors import UsageError
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import load_results
 from harness.store.schema import Settings
+from harness.upstream.change import Change
 
 from ..conftest import FIXTURES
 
@@ -151,3 +152,24 @@ def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_
         write_issue(request(tmp_path, plan=plan, metric=None))
     assert "nox -s triage -- --case scan_sync" in str(refused.value)
     assert not (tmp_path / "reports" / "issues").exists() and not (tmp_path / "release-jax-0.4.33").exists()
+
+
+def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_path):
+    reports, drafts = tmp_path / "reports", tmp_path / "reports" / "issues"
+    kept = reports / "bisect-x-compiled"
+    for release in ("0.4.31", "0.4.33"):
+        (kept / release).mkdir(parents=True)
+        (kept / release / "module_0005.jit_f.before_optimizations.txt").write_text(f"HloModule jit_f {release}")
+        (kept / release / "notes.txt").write_text("not XLA's")
+    (tmp_path / "secret.txt").write_text("private")
+    (kept / "0.4.31" / "module_0007.jit_g.before_optimizations.txt").symlink_to(tmp_path / "secret.txt")
+    drafts.mkdir()
+    found = Change(None, "0.4.31", "0.4.33", dumps="bisect-x-compiled/")
+    assert issue.copy_dumps(found, reports, drafts, "scan_sync") == "scan_sync-compiled/"
+    copied = sorted(str(p.relative_to(drafts)) for p in drafts.rglob("*") if p.is_file())
+    assert copied == [
+        "scan_sync-compiled/0.4.31/module_0005.jit_f.before_optimizations.txt",
+        "scan_sync-compiled/0.4.33/module_0005.jit_f.before_optimizations.txt",
+    ], "a link and a file XLA would not name are left behind"
+    assert issue.copy_dumps(Change(None, "0.4.31", "0.4.33"), reports, drafts, "scan_sync") == ""
+    assert issue.copy_dumps(Change(None, "../..", "0.4.30", dumps="bisect-x-compiled/"), reports, drafts, "c") == ""

@@ -95,8 +95,10 @@ def test_commits_and_jax_repo_are_checked_before_anything_runs(tmp_path):
     options = checked_range_args(parse(argv(tmp_path, "somewhere")))
     assert (options.commits, options.jax_repo) == (True, "somewhere")
     plain = [a for a in argv(tmp_path, "x") if a != "--commits"]
-    with pytest.raises(UsageError, match="--jax-repo goes with --commits"):
+    with pytest.raises(UsageError, match="--jax-repo x: no such folder"):
         checked_range_args(parse(plain))
+    clone = [str(tmp_path) if a == "x" else a for a in plain]
+    assert checked_range_args(parse(clone)).jax_repo == str(tmp_path), "a local clone names a default's commit"
     without = plain[: plain.index("--jax-repo")] + plain[plain.index("--jax-repo") + 2 :]
     assert checked_range_args(parse(without)).commits is False
 
@@ -107,5 +109,5 @@ def test_nox_checks_the_commit_bisect_options_before_installing():
     posargs = ["--case", "scan_sync", "--commits", "--good", "0.4.31", "--bad", "0.4.33", "--metric", "scan.lower_ns"]
     request = session_view("bisect", [*posargs, "--jax-repo", "https://example.com/jax.git"])
     assert request.span == ("0.4.31", "0.4.33") and "--commits" in request.harness_argv
-    with pytest.raises(UsageError, match="--jax-repo goes with --commits"):
-        session_view("bisect", [a for a in posargs if a != "--commits"] + ["--jax-repo", "x"])
+    with pytest.raises(UsageError, match="--jax-repo URL is cloned for --commits only"):
+        session_view("bisect", [a for a in posargs if a != "--commits"] + ["--jax-repo", "https://example.com/j"])

@@ -316,3 +316,17 @@ def test_the_draft_uses_no_harness_jargon():
     text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[1]  # past the note to the user
     for jargon in ("harness", " sides", " cells", "profile `", "run's process medians", "stored runs"):
         assert jargon not in text.lower(), jargon
+
+
+def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
+    why = (
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround",
+        "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `bisect-x-compiled/<release>/`): 1 module(s) compared",
+    )
+    found = dataclasses.replace(change(), why=why, dumps="bisect-x-compiled/")
+    text = render(draft_inputs(change=found, dumps="scan_sync-compiled/"))
+    evidence = text.split("#### Evidence", 1)[1]
+    assert "Why, as far as measured (jax 0.4.31 → 0.4.33):\n\n- on 0.4.33, XLA_FLAGS=" in evidence
+    assert "(XLA's dumps in `scan_sync-compiled/<release>/`, beside this draft)" in evidence
+    assert "bisect-x-compiled" not in text
+    assert "Why, as far as measured" not in render(draft_inputs())

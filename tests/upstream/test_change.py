@@ -189,3 +189,35 @@ def test_a_hostile_bisect_answer_is_named_with_its_problem_not_raised(tmp_path):
     assert "too large" in found["bisect-scan_sync-sparse.json"].problem
     assert "not a regular file" in found["bisect-scan_sync-fifo.json"].problem
     assert "a link" in found["bisect-scan_sync-link.json"].problem
+
+
+WHY = ["on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "kept"),
+    [
+        ("bisect-scan_sync-0.4.31-0.4.33-two_scans.wall_ns-N.600+M.2-cpu-compiled/", True),
+        ("../elsewhere-compiled/", False),
+        ("/etc/x-compiled/", False),
+        ("a/b-compiled/", False),
+        ("x..y-compiled/", False),
+        (["list"], False),
+    ],
+)
+def test_a_bisect_s_why_is_quoted_and_its_dumps_folder_kept_only_as_a_plain_name(folder, kept):
+    compiled = [{"before": "0.4.31", "after": "0.4.33", "folder": folder, "problem": ""}]
+    answer = metric_answer(why=[*WHY, 7], compiled=compiled)
+    change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert change is not None and change.why == tuple(WHY), "lines that are not text are dropped"
+    assert change.dumps == (folder if kept else "")
+
+
+def test_dumps_of_another_step_or_that_failed_are_not_the_change_s():
+    for compiled in (
+        [{"before": "0.4.30", "after": "0.4.33", "folder": "s-compiled/", "problem": ""}],
+        [{"before": "0.4.31", "after": "0.4.33", "folder": "s-compiled/", "problem": "XLA wrote no dump"}],
+    ):
+        answer = metric_answer(compiled=compiled)
+        change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+        assert change is not None and change.dumps == ""
