@@ -32,7 +32,7 @@ SEPARATE_UNDER_LOAD = (
     "separate runs, one measured under load: no verdict (measure both in one run, or on a quiet machine)"
 )
 # The facts another engineer's HLO inspection records; shown first, in this order.
-KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed")
+KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed", "temp_bytes")
 
 
 @dataclass(frozen=True)

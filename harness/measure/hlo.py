@@ -85,5 +85,29 @@ def cost(compiled: Any) -> dict[str, float | None]:
     }
 
 
+# ``memory_analysis()``'s sizes, by the name a fact takes: what XLA planned, exact on every run.
+MEMORY_SIZES = {
+    "temp_bytes": "temp_size_in_bytes",
+    "argument_bytes": "argument_size_in_bytes",
+    "output_bytes": "output_size_in_bytes",
+    "generated_code_bytes": "generated_code_size_in_bytes",
+}
+
+
+def memory(compiled: Any) -> dict[str, int]:
+    """The buffer sizes XLA planned for the executable, from ``memory_analysis()`` where the release and
+    backend give it (none where they do not: absence is a fact)."""
+    try:
+        analysis = compiled.memory_analysis()
+    except Exception:
+        return {}
+    found = {}
+    for fact, attribute in MEMORY_SIZES.items():
+        value = getattr(analysis, attribute, None)
+        if isinstance(value, int) and value >= 0:
+            found[fact] = value
+    return found
+
+
 def facts(compiled: Any) -> dict[str, Any]:
-    return {**structure(compiled.as_text()), **cost(compiled)}
+    return {**structure(compiled.as_text()), **cost(compiled), **memory(compiled)}

@@ -62,3 +62,26 @@ def test_cost_analysis_list_and_dict_forms():
     assert hlo.cost(FakeCompiled({"flops": 3.0})) == {"flops": 3.0, "bytes_accessed": None}
     assert hlo.cost(FakeCompiled(None)) == {"flops": None, "bytes_accessed": None}
     assert hlo.facts(FakeCompiled({"flops": 1.0}))["while_loops"] == 1
+
+
+class Planned:
+    temp_size_in_bytes = 4096
+    argument_size_in_bytes = 1024
+    output_size_in_bytes = 1024
+    generated_code_size_in_bytes = -1  # an unknown size: left out
+
+
+class WithMemory(FakeCompiled):
+    def memory_analysis(self):
+        return Planned()
+
+
+class MemoryFails(FakeCompiled):
+    def memory_analysis(self):
+        raise NotImplementedError("not on this backend")
+
+
+def test_memory_analysis_sizes_are_facts_where_the_release_gives_them():
+    assert hlo.memory(WithMemory(None)) == {"temp_bytes": 4096, "argument_bytes": 1024, "output_bytes": 1024}
+    assert hlo.facts(WithMemory(None))["temp_bytes"] == 4096
+    assert hlo.memory(MemoryFails(None)) == {} and hlo.memory(FakeCompiled(None)) == {}
