@@ -41,7 +41,7 @@ def _flagged(comparisons: Sequence[MetricComparison]) -> list[MetricComparison]:
 
 
 def _described(found: MetricComparison) -> str:
-    return f"{found.key.metric_name} {format_ratio(found.comparison.ratio)} {found.comparison.verdict}"
+    return f"{found.key.metric_name} {format_ratio(found.comparison.ratio)} {found.comparison.said}"
 
 
 def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:

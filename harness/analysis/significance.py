@@ -110,6 +110,14 @@ class Comparison:
         return format_ns(value) if self.metric is None else self.metric.format(value)
 
     @property
+    def said(self) -> str:
+        """The verdict in the metric's own words: slower or faster for a duration, higher or lower for a size
+        or a script's number (where higher may be the better way), else unchanged or undecided."""
+        if self.metric is None or self.metric.in_ns or self.verdict not in (Verdict.SLOWER, Verdict.FASTER):
+            return str(self.verdict)
+        return "higher" if self.ratio >= 1 else "lower"
+
+    @property
     def noisy(self) -> bool:
         return bool(self.flags)
 

@@ -96,7 +96,7 @@ def _usable(measurement: Probe) -> str | None:
 
 
 def _describe(comparison: Comparison) -> str:
-    return f"{format_ratio(comparison.ratio)}, p={format_p(comparison.p_value)}, {comparison.verdict}"
+    return f"{format_ratio(comparison.ratio)}, p={format_p(comparison.p_value)}, {comparison.said}"
 
 
 class Judge:
@@ -234,7 +234,7 @@ class Judge:
             return Judgement(self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change)
         self.direction = change.verdict
         return Judgement(
-            self.bad, ReleaseVerdict.BAD, f"{change.verdict} than the {self.terms.old} endpoint ({_describe(change)})",
+            self.bad, ReleaseVerdict.BAD, f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})",
             measurement.note, result, vs_good=change,
         )  # fmt: skip
 

@@ -168,7 +168,7 @@ def confirm(
         return Confirmation(step, before, after, None, False, f"measured again without {step.metric}")
     comparison = compare_metric(a, b, thresholds, metric)
     held = comparison.verdict == step.change
-    how = f"{step.change} again" if held else f"{comparison.verdict} this time"
+    how = f"{comparison.said} again" if held else f"{comparison.said} this time"
     fewest = min(comparison.processes)
     return Confirmation(step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)")
 

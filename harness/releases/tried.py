@@ -140,7 +140,7 @@ class Tried:
 def _against(comparison: Comparison, release: str) -> str:
     """A trial against one release, in words: faster or slower than it, the same as it, not told apart from it."""
     if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
-        return f"{comparison.verdict} than {release}"
+        return f"{comparison.said} than {release}"
     return f"the same as {release}" if comparison.verdict == Verdict.UNCHANGED else f"not told apart from {release}"
 
 

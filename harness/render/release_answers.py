@@ -66,7 +66,7 @@ def against_cell(comparison: Comparison | None) -> str:
         return "–"
     return (
         f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
-        f"{comparison.verdict}"
+        f"{comparison.said}"
     )
 
 

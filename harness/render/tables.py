@@ -13,7 +13,6 @@ from harness.render.text import Markdown, inline, one_line, terminal
 from harness.units import format_p, format_ratio
 
 NOISY_MARK = "⚠"
-VERDICT_TEXT = {Verdict.SLOWER: "**slower**", Verdict.FASTER: "faster", Verdict.UNDECIDED: "undecided"}
 
 
 def format_interval(comparison: Comparison) -> str:
@@ -22,8 +21,14 @@ def format_interval(comparison: Comparison) -> str:
     return f"{comparison.ci_low:.3g}–{comparison.ci_high:.3g}"
 
 
+def said_text(comparison: Comparison, markdown: bool = True) -> str:
+    """The verdict in the metric's words; in markdown, bold where it went the worse way (slower, or higher)."""
+    said = comparison.said
+    return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
+
+
 def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
-    text = VERDICT_TEXT.get(comparison.verdict, comparison.verdict) if markdown else comparison.verdict
+    text = said_text(comparison, markdown)
     return f"{text} {NOISY_MARK}" if comparison.noisy else text
 
 
@@ -72,7 +77,7 @@ def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]
         format_p(comparison.p_value),
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",
-        Markdown(VERDICT_TEXT.get(comparison.verdict, comparison.verdict)) if markdown else comparison.verdict,
+        Markdown(said_text(comparison)) if markdown else comparison.said,
         "; ".join(comparison.flags),
     ]
 

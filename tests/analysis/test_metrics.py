@@ -4,7 +4,9 @@ from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import (
     SEPARATE_UNDER_LOAD,
     MetricKey,
+    ProcessSamples,
     compare_group,
+    compare_metric,
     compare_runs,
     hlo_fact_names,
     hlo_facts,
@@ -12,7 +14,9 @@ from harness.analysis.metrics import (
     separate_invocations,
     union_keys,
 )
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdict
+from harness.metric_names import parse_metric_name
+from harness.render.tables import said_text
 from harness.store.results import load_results
 from tests.conftest import FIXTURES, as_stored, derive, in_processes, real_result, v1_result, write_results
 
@@ -165,3 +169,23 @@ def test_separate_runs_under_load_give_no_verdict_and_say_why():
     together = {m.key: m.comparison for m in compare_runs(base, as_stored({**loaded, "invocation": "r1"}))[0]}
     assert together[wall].verdict == Verdict.SLOWER, "interleaved sides share the load: a verdict stands"
     assert SEPARATE_UNDER_LOAD not in together[wall].flags
+
+
+@pytest.mark.parametrize(
+    ("metric", "scale", "higher", "said"),
+    [
+        ("eager.wall_ns", 2.0, (), "slower"),
+        ("eager.wall_ns", 0.5, (), "faster"),
+        ("process.peak_rss_bytes", 2.0, (), "higher"),
+        ("json.items_per_s", 0.5, ("json.items_per_s",), "lower"),
+        ("json.items_per_s", 1.0, (), "unchanged"),
+    ],
+)
+def test_a_verdict_is_said_in_the_metric_s_words_and_bold_only_the_worse_way(metric, scale, higher, said):
+    a = ProcessSamples([[100.0 + i * 0.1 + j * 0.01 for j in range(9)] for i in range(8)])
+    b = ProcessSamples([[v * scale for v in process] for process in a.processes])
+    compared = compare_metric(a, b, Thresholds(higher_is_better=higher), parse_metric_name(metric))
+    assert compared.said == said
+    worse = compared.verdict is Verdict.SLOWER
+    assert said_text(compared) == (f"**{said}**" if worse else said)
+    assert said_text(compared, markdown=False) == said
