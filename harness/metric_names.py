@@ -107,7 +107,7 @@ def parse_metric_name(text: str) -> MetricKey:
     known = PHASE_LABELS if name == PROCESS else KIND_LABELS
     if not dot or not name or kind not in known or (unit and unit != MetricKey(name, kind).unit):
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
-        phases = ", ".join(f"{k}_ns" for k in PHASE_LABELS)
+        phases = ", ".join(MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASE_LABELS)
         raise UsageError(
             f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. scan.wall_ns); "
             f"for a plain script also process.PHASE ({phases}) or json.FIELD"

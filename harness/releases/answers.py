@@ -18,6 +18,7 @@ from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
+from harness.releases.bisection import CLAIM
 from harness.releases.dumps import CompiledAnswer
 from harness.releases.judge import REGRESSION, Terms
 from harness.releases.tried import DefaultsAnswer
@@ -101,15 +102,19 @@ class Setting:
     defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
     compiled: Mapping[tuple[str, str], CompiledAnswer] = field(default_factory=dict)
 
-    def why_lines(self, before: str, after: str, step: Comparison | None, metric: str) -> list[str]:
-        """Why a step moved, as far as was looked: its changed defaults, tried, and what each release compiled."""
-        found = self.compiled.get((before, after))
-        return [*self.defaults_lines(before, after, step, metric), *(found.lines() if found else [])]
-
-    def defaults_lines(self, before: str, after: str, step: Comparison | None, metric: str) -> list[str]:
-        """What trying the step's changed defaults found, on ``metric`` (none where they were not tried)."""
-        found = self.defaults.get((before, after))
-        return [] if found is None else found.lines(step, parse_metric_name(metric), self.thresholds)
+    def why_lines(
+        self, before: str, after: str, step: Comparison | None, metric: str, *, with_step: bool = True
+    ) -> list[str]:
+        """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
+        metric (none on the claim), then, ``with_step`` (said once per step, however many metrics moved in it),
+        the defaults that changed and what each release compiled."""
+        defaults, compiled = self.defaults.get((before, after)), self.compiled.get((before, after))
+        lines = []
+        if defaults is not None and metric != CLAIM:
+            lines += defaults.trial_lines(step, parse_metric_name(metric), self.thresholds)
+        if with_step:
+            lines += [*(defaults.listing_lines() if defaults else []), *(compiled.lines() if compiled else [])]
+        return lines
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]

@@ -163,17 +163,19 @@ class CompiledAnswer:
             return [f"compiled programs not compared: {self.problem}"]
         if not self.changes:
             return [f"compiled programs: no module of {self.before} has a namesake in {self.after}'s dump"]
-        differ = sum(not (c.same_before and c.same_after) for c in self.changes)
+        head = (
+            f"compiled programs of {self.before} and {self.after} (XLA's dumps in `{self.folder}<release>/`): "
+            f"{len(self.changes)} module(s) compared"
+        )
+        differing = [c for c in self.changes if not (c.same_before and c.same_after)]
+        if not differing:
+            return [f"{head}, the same before and after optimisation: what runs them changed, not what was compiled"]
         alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
-        for change in self.changes:
+        for change in differing:
             alike.setdefault(change.text(), []).append(change.name)
         shown = [f"compiled {', '.join(names)}: {text}" for text, names in list(alike.items())[:SHOWN_MODULES]]
         more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-        head = (
-            f"compiled programs of {self.before} and {self.after} (XLA's dumps in `{self.folder}<release>/`): "
-            f"{len(self.changes)} module(s) compared, {differ} differ" + (f", {more} not shown" if more else "")
-        )
-        return [head, *shown]
+        return [f"{head}, {len(differing)} differ" + (f", {more} not shown" if more else ""), *shown]
 
     def data(self) -> dict[str, object]:
         return {

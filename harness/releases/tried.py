@@ -167,8 +167,11 @@ class DefaultsAnswer:
         return [judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials]
 
     def lines(self, step: Comparison | None, key: MetricKey, thresholds: Thresholds) -> list[str]:
-        """What the answer says on ``key``, a line each: the verdict of the trials first, then each trial, the cap,
-        what changed, and what could not be read."""
+        """What the answer says on ``key``, a line each: the trials' lines, then what changed."""
+        return [*self.trial_lines(step, key, thresholds), *self.listing_lines()]
+
+    def trial_lines(self, step: Comparison | None, key: MetricKey, thresholds: Thresholds) -> list[str]:
+        """What the trials say on ``key``: the verdict first, then each trial, and the cap."""
         tried = self.tried(key, thresholds)
         found = [] if step is None else [t for t in tried if t.brings_back(step)]
         lines = []
@@ -185,6 +188,12 @@ class DefaultsAnswer:
         lines += [each.text(self.before, self.after) for each in tried if each not in found and each not in forward]
         if self.left_out:
             lines.append(f"{self.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured")
+        return lines
+
+    def listing_lines(self) -> list[str]:
+        """The defaults that changed (with the jax commit where known), and what could not be read: the step's,
+        whichever metric moved."""
+        lines = []
         if self.listed:
             shown = ", ".join(
                 change.text() + (f" in {self.commits[change.name].words()}" if change.name in self.commits else "")

@@ -55,7 +55,12 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    lines = [_answer_line(text, change, setting) for text, change in found.answered()]
+    said: set[tuple[str, str]] = set()  # steps whose changed defaults and compiled programs were said
+    lines = []
+    for text, change in found.answered():
+        pair = (change.step.before, change.step.after)
+        lines.append(_answer_line(text, change, setting, with_step=pair not in said))
+        said.add(pair)
     undecided = [
         f"{c.step.metric} {c.step.before} → {c.step.after}"
         + (f" ({min(c.comparison.processes)} processes a side)" if c.comparison is not None else "")
@@ -78,13 +83,14 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     ]
 
 
-def _answer_line(answer: str, change: Confirmation, setting: Setting) -> str:
-    """One confirmed change, then what tells it apart further: its libraries (a plain script's own), and the
-    bisect below the releases (not for a library's own releases, where jax is held)."""
+def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
+    """One confirmed change, then what tells it apart further: its libraries (a plain script's own), why it
+    moved (the step's own findings only ``with_step``: once per step), and the bisect below the releases (not
+    for a library's own releases, where jax is held)."""
     step = change.step
     below = [] if setting.libraries.vary else [commits_hint(setting, change)]
     libraries = setting.step_libraries(step.before, step.after)
-    defaults = setting.why_lines(step.before, step.after, change.comparison, step.metric)
+    defaults = setting.why_lines(step.before, step.after, change.comparison, step.metric, with_step=with_step)
     said = [*([libraries] if libraries else []), *defaults, *below]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 

@@ -6,8 +6,10 @@ from pathlib import Path
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
 from harness.releases.answers import Setting
+from harness.releases.defaults import XLA, Change
 from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.releases.triage import triage
+from harness.releases.tried import DefaultsAnswer
 from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown, triage_text
 from tests.conftest import FakeReleases
 from tests.releases.test_triage import FakeConfirmer
@@ -70,9 +72,29 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     compiled = CompiledAnswer("a", "b", changes, "s-compiled/")
     setting = dataclasses.replace(setting, compiled={("a", "b"): compiled})
     text = triage_text(found, setting, 5)
-    said = "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, 0 differ\n"
+    said = (
+        "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, the same "
+        "before and after optimisation: what runs them changed, not what was compiled\n"
+    )
     assert said in text
-    assert "  - compiled jit_f: before optimisation same;" in text
-    assert "what runs it changed, not what was compiled" in triage_markdown(found, setting, 5, (None, "no plot"))
+    assert "compiled jit_f" not in text, "no module is listed when none differs"
+    assert "what runs them changed, not what was compiled" in triage_markdown(found, setting, 5, (None, "no plot"))
     [data] = triage_json(found, setting)["compiled"]
     assert data["modules"][0]["same_after_optimisation"] is True
+
+
+def test_a_step_where_several_metrics_and_the_claim_moved_says_its_findings_once():
+    found, setting = outcome({"a": 1, "b": 3}, holds={"b": False})
+    dumps = Path(__file__).parent.parent / "fixtures" / "dumps"
+    changes = compare_dumps(read_dump(dumps / "0.4.31"), read_dump(dumps / "0.4.33"))
+    thunk = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
+    setting = dataclasses.replace(
+        setting,
+        compiled={("a", "b"): CompiledAnswer("a", "b", changes, "s-compiled/")},
+        defaults={("a", "b"): DefaultsAnswer("a", "b", [thunk])},
+    )
+    text = triage_text(found, setting, 5)
+    answers = [line for line in text.splitlines() if line.startswith("- ")]
+    assert len(answers) >= 3 and any(line.startswith("- claim") for line in answers), answers
+    assert text.count("compiled programs of a and b") == 1
+    assert text.count("defaults that changed from a to b: xla_cpu_use_thunk_runtime: false → true") == 1
