@@ -15,6 +15,7 @@ from harness.commands.ranges import RangeRun, no_change_hint, progress, triage_c
 from harness.errors import HarnessError
 from harness.releases.bisection import BisectOutcome, bisect, expected_probes
 from harness.releases.judge import FIX, REGRESSION, Judge, Judgement
+from harness.releases.profiles import about_run_time
 from harness.render.release_answers import bisect_answer
 from harness.units import format_ratio, time_left
 
@@ -105,6 +106,7 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
         why = {
             "defaults": {pair: run.try_defaults(*pair, [metric.metric_name])},
             "compiled": {pair: run.compiled(*pair, run.stem(options))},
+            "profiles": {pair: run.profiled(*pair)} if about_run_time(metric) else {},
         }
     answer = bisect_answer(found, run.setting(terms=terms, **why), hint)
     run.publish(answer, run.stem(options), data_file=True)

@@ -36,6 +36,7 @@ from harness.releases.index import nearby
 from harness.releases.judge import metric_names
 from harness.releases.option_commits import option_commits, repo_at_hand
 from harness.releases.probes import ReleaseProber
+from harness.releases.profiles import ProfileAnswer
 from harness.releases.tried import DefaultsAnswer
 from harness.releases.upload_times import UploadTimes
 from harness.releases.venvs import ReleaseEnv, read_plan
@@ -217,10 +218,8 @@ class RangeRun:
 
     def try_defaults(self, before: str, after: str, metrics: list[str]) -> DefaultsAnswer:
         """The defaults that changed from ``before`` to ``after``, tried on the profile's platform."""
-        profile = PROFILE_BY_NAME.get(self.options.profile)
-        platform = profile.kind if profile is not None else "cpu"
         progress(f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them")
-        answer = self.prober.try_defaults(before, after, metrics, platform)
+        answer = self.prober.try_defaults(before, after, metrics, self.platform)
         repo = repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent)
         if repo is None or not answer.listed:
             return answer
@@ -242,6 +241,19 @@ class RangeRun:
             return CompiledAnswer(before, after, [], f"{stem}-compiled/", problem)
         changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
         return CompiledAnswer(before, after, changes, f"{stem}-compiled/")
+
+    def profiled(self, before: str, after: str) -> ProfileAnswer:
+        """Where the run time of the step's two releases went: one profiled process each, its ops by kind."""
+        progress(f"[{self.options.command}] where the time of {before} and {after} goes: one profiled process each")
+        platform = self.platform
+        return ProfileAnswer(
+            before, after, self.prober.profile_ops(before, platform), self.prober.profile_ops(after, platform)
+        )
+
+    @property
+    def platform(self) -> str:
+        profile = PROFILE_BY_NAME.get(self.options.profile)
+        return profile.kind if profile is not None else "cpu"
 
     def libraries(self) -> Libraries:
         """A plain script's declared libraries as each release's stored result has them, and what was held."""

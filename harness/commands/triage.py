@@ -10,6 +10,7 @@ from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, s
 from harness.releases import probes
 from harness.releases.bisection import CLAIM
 from harness.releases.probes import PairConfirmer
+from harness.releases.profiles import about_run_time
 from harness.releases.triage import TriageOutcome, triage
 from harness.render.triage_answer import triage_answer
 
@@ -42,6 +43,7 @@ def execute(options: RangeOptions) -> int:
         every_metric=metrics is None,
         defaults={pair: run.try_defaults(*pair, step_metrics) for pair, step_metrics in steps.items()},
         compiled={pair: run.compiled(*pair, stem) for pair in steps},
+        profiles={pair: run.profiled(*pair) for pair, moved in steps.items() if any(map(about_run_time, moved))},
     )
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)

@@ -32,7 +32,7 @@ from typing import Any
 
 from harness.host.environment import jax_facts, scrub, scrub_value
 from harness.measure import hlo, timing
-from harness.measure.script_hook import configure_jax
+from harness.measure.script_hook import configure_jax, start_profile, stop_profile
 from harness.measure.script_process import run_script
 from harness.stats import summarize
 from harness.store.schema import (
@@ -206,6 +206,7 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     if not isinstance(built, dict):
         raise CaseError(f"programs() must return a dict of program names to steps, not {type(built).__name__}")
     programs: dict[str, StoredProgram] = {}
+    profiling = jax is not None and start_profile(os.environ)  # the programs' runs only, not their compiles
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -214,6 +215,8 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
         programs[name] = program_record(prog)
+    if profiling:
+        stop_profile()
     facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
     facts |= {f"{JAX_CONFIG_FACT}.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)

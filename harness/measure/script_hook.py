@@ -38,6 +38,9 @@ _report: dict = {"schema": 1, "started_ns": STARTED_NS, "events": {p: {"count": 
 # jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness tries a changed
 # default with no edit to the script; each is set right after jax is first imported and read back.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
+# A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to the end: the
+# one extra process per release that shows where a step's time went.
+PROFILE_DIR = "HARNESS_PROFILE_DIR"
 _plain_import = builtins.__import__
 
 
@@ -70,6 +73,7 @@ def _timed_import(name, globals=None, locals=None, fromlist=(), level=0):
             configured = configure_jax(os.environ)
             if configured:
                 _report["jax_config"] = configured
+            _report["profiling"] = start_profile(os.environ)
 
 
 _importing = False
@@ -102,6 +106,30 @@ def configure_jax(environ) -> dict:
         except Exception as exc:  # an option this release does not have, or a value it refuses
             found[name] = f"not set: {type(exc).__name__}: {exc}"[:200]
     return found
+
+
+def start_profile(environ) -> bool:
+    """Start ``jax.profiler`` tracing into ``environ[PROFILE_DIR]`` where it names a folder; whether it started."""
+    folder = environ.get(PROFILE_DIR)
+    if not folder:
+        return False
+    import jax
+
+    try:
+        jax.profiler.start_trace(folder, create_perfetto_trace=True)
+    except Exception as exc:  # a release without the option, or a profiler already running: no profile, said
+        print(f"harness: no profile: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        return False
+    return True
+
+
+def stop_profile() -> None:
+    import jax
+
+    try:
+        jax.profiler.stop_trace()
+    except Exception as exc:
+        print(f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
 
 
 def _events_in_source() -> dict[str, bool]:
@@ -154,6 +182,8 @@ def main() -> None:
     finally:
         builtins.__import__ = _plain_import
         sys.stdout.flush()
+        if _report.get("profiling"):
+            stop_profile()
         _write(report)
 
 

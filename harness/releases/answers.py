@@ -21,6 +21,7 @@ from harness.names import name_problem
 from harness.releases.bisection import CLAIM
 from harness.releases.dumps import CompiledAnswer
 from harness.releases.judge import REGRESSION, Terms
+from harness.releases.profiles import ProfileAnswer
 from harness.releases.tried import DefaultsAnswer
 from harness.units import sizes_text
 
@@ -101,19 +102,22 @@ class Setting:
     # Per step (older, newer release): the defaults that changed between them, tried; what each compiled.
     defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
     compiled: Mapping[tuple[str, str], CompiledAnswer] = field(default_factory=dict)
+    profiles: Mapping[tuple[str, str], ProfileAnswer] = field(default_factory=dict)  # where its run time went
 
     def why_lines(
         self, before: str, after: str, step: Comparison | None, metric: str, *, with_step: bool = True
     ) -> list[str]:
         """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
         metric (none on the claim), then, ``with_step`` (said once per step, however many metrics moved in it),
-        the defaults that changed and what each release compiled."""
-        defaults, compiled = self.defaults.get((before, after)), self.compiled.get((before, after))
+        the defaults that changed, what each release compiled and where its run time went."""
+        pair = (before, after)
+        defaults, compiled, profile = self.defaults.get(pair), self.compiled.get(pair), self.profiles.get(pair)
         lines = []
         if defaults is not None and metric != CLAIM:
             lines += defaults.trial_lines(step, parse_metric_name(metric), self.thresholds)
         if with_step:
             lines += [*(defaults.listing_lines() if defaults else []), *(compiled.lines() if compiled else [])]
+            lines += profile.lines() if profile else []
         return lines
 
     def target_words(self) -> list[str]:

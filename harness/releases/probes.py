@@ -35,8 +35,10 @@ from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
 from harness.releases.defaults import changes, relevant
+from harness.releases.defaults import xla_listing as read_xla_listing
 from harness.releases.dumps import dump_flags
 from harness.releases.environments import Environments, Prepared
+from harness.releases.profiles import PROFILE_DIR, TRACEME_FLAG, OpTimes, read_trace
 from harness.releases.tried import DefaultsAnswer, options_of, side_of, trials
 from harness.releases.venvs import ReleaseEnv
 from harness.store.results import StoredResult, newest_result
@@ -224,26 +226,46 @@ class ReleaseProber:
             return [(side, None) for side in sides]
         return [(outcome.side, outcome.stored) for outcome in outcomes]
 
+    def _one_more_process(self, side: Side, flags: Sequence[str], env: Mapping[str, str]) -> str:
+        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how it
+        ended."""
+        extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
+        changed = dataclasses.replace(side, env={**side.env, **env, "XLA_FLAGS": extra}, compare_next=False)
+        settings = dataclasses.replace(self._settings(1, "off", 1), processes=1)
+        with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
+            outcomes = self.measure(self._plan(settings), [changed], settings, Path(scratch), progress=self.progress)
+        stored = outcomes[0].stored if outcomes else None
+        return str(stored.status) if stored is not None else "no result"
+
     def dump_compiled(self, release: str, folder: Path) -> str:
-        """One extra process of ``release`` (its result thrown away) with XLA dumping what it compiles into
-        ``folder`` (its HLO text files kept); why there is no dump, or ""."""
+        """One extra process of ``release`` with XLA dumping what it compiles into ``folder`` (its HLO text
+        files kept); why there is no dump, or ""."""
         side = self._prepared(release)
         if not isinstance(side, Side):
             return side.note
         folder = folder.absolute()  # the process runs in the script's folder
         folder.mkdir(parents=True, exist_ok=True)
-        flags = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *dump_flags(folder)) if part)
-        dumping = dataclasses.replace(side, env={**side.env, "XLA_FLAGS": flags}, compare_next=False)
-        settings = dataclasses.replace(self._settings(1, "off", 1), processes=1)
-        with tempfile.TemporaryDirectory(prefix="harness-dump-") as scratch:
-            outcomes = self.measure(self._plan(settings), [dumping], settings, Path(scratch), progress=self.progress)
+        ended = self._one_more_process(side, dump_flags(folder), {})
         for path in folder.iterdir():
             if path.is_file() and not path.name.endswith(".txt"):
                 path.unlink()  # LLVM IR and objects: large, and not what a maintainer reads first
-        if any(folder.glob("module_*.txt")):
-            return ""
-        stored = outcomes[0].stored if outcomes else None
-        return f"XLA wrote no dump (its process: {stored.status if stored is not None else 'no result'})"
+        return "" if any(folder.glob("module_*.txt")) else f"XLA wrote no dump (its process: {ended})"
+
+    def profile_ops(self, release: str, platform: str) -> OpTimes | str:
+        """One extra process of ``release`` profiled by ``jax.profiler``: its executed ops' time by kind, or why
+        there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists the flag)."""
+        side = self._prepared(release)
+        if not isinstance(side, Side):
+            return side.note
+        flags = []
+        if platform == "cpu":
+            listing = read_xla_listing(Path(side.interpreter), side.environment())
+            if isinstance(listing, dict) and TRACEME_FLAG in listing:
+                flags.append(f"--{TRACEME_FLAG}=true")
+        with tempfile.TemporaryDirectory(prefix="harness-profile-") as folder:
+            ended = self._one_more_process(side, flags, {PROFILE_DIR: folder})
+            found = read_trace(Path(folder))
+        return found if isinstance(found, OpTimes) else f"{found} (its process: {ended})"
 
     def try_defaults(self, before: str, after: str, metrics: Sequence[str], platform: str) -> DefaultsAnswer:
         """The defaults that changed from ``before`` to ``after``, each tried on the other release in one

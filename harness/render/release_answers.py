@@ -213,6 +213,7 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         if setting.metric is not None:
             data["defaults"] = [answer.data(setting.metric, setting.thresholds) for answer in setting.defaults.values()]
         data["compiled"] = [answer.data() for answer in setting.compiled.values()]
+        data["profiles"] = [answer.data() for answer in setting.profiles.values()]
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),

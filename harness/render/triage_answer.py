@@ -214,6 +214,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "family_error": found.family_error(setting.thresholds),
         "defaults": _defaults_json(setting),
         "compiled": [answer.data() for answer in setting.compiled.values()],
+        "profiles": [answer.data() for answer in setting.profiles.values()],
     }
 
 

@@ -268,6 +268,10 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
     assert {p.name for p in dumps.iterdir()} == {"0.4.31", "0.4.33"}
     assert {p.suffix for p in dumps.rglob("*") if p.is_file()} == {".txt"}, "LLVM IR and objects not kept"
     assert any(line.startswith("compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in ") for line in data["why"])
+    [profile] = data["profiles"]  # one profiled process each: 0.4.33's thunks, 0.4.31's ops by its traceme flag
+    old, new = profile["ops"]
+    assert "problem" not in old and "problem" not in new, profile
+    assert any(line.startswith("where the time went, by op") for line in data["why"])
 
 
 @pytest.mark.releases
