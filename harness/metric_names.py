@@ -42,6 +42,8 @@ PHASE_LABELS = {
 # The metrics that are not durations, by kind: their unit, the suffix of their name (``process.peak_rss_bytes``).
 BYTES = "bytes"
 UNITS = {"peak_rss": BYTES}
+# A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
+TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 # The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the user's code.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -82,15 +84,33 @@ class MetricKey:
         return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
-        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number as printed."""
+        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number as printed
+        (one whose name ends in a unit of time, ``json.solve_ms``, as the duration it is)."""
         if self.unit == BYTES:
             return format_bytes(value)
-        return format_ns(value) if self.in_ns else f"{value:.4g}"
+        if self.in_ns:
+            return format_ns(value)
+        scale = self.ns_per_unit
+        return format_ns(value * scale) if scale is not None else f"{value:.4g}"
 
     @property
     def in_ns(self) -> bool:
         """Whether its values are nanoseconds (a script's own numbers are in the script's unit)."""
         return self.unit == "ns"
+
+    @property
+    def ns_per_unit(self) -> float | None:
+        """For a script's own number whose name ends in a unit of time (``_s``, ``_ms``, ``_us``, ``_ns``), the
+        nanoseconds in one; None for any other."""
+        parts = self.kind.split("_")
+        if self.name != JSON or len(parts) < 2 or parts[-2] == "per":  # items_per_s is a rate, not a time
+            return None
+        return TIME_SUFFIXES.get(parts[-1])
+
+    @property
+    def is_duration(self) -> bool:
+        """Whether a figure of it is a time, so a rise is *slower*: every timing, and a script's ``_ms`` number."""
+        return self.in_ns or self.ns_per_unit is not None
 
     @property
     def is_jax_import(self) -> bool:

@@ -4,6 +4,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.metric_names import MetricKey, parse_metric_name
+from harness.units import format_ns
 
 
 def test_names_round_trip_with_or_without_the_ns_suffix():
@@ -32,3 +33,11 @@ def test_a_plain_scripts_phases_and_own_numbers_have_names_of_their_own():
 def test_names_outside_every_family_are_refused(text):
     with pytest.raises(UsageError, match="malformed metric"):
         parse_metric_name(text)
+
+
+def test_a_script_s_number_named_for_a_unit_of_time_is_a_duration_and_a_rate_is_not():
+    assert parse_metric_name("json.solve_ms").format(1.988) == format_ns(1.988e6)
+    assert parse_metric_name("json.compile_s").is_duration and parse_metric_name("json.step_us").is_duration
+    for name in ("json.items_per_s", "json.loss", "json.ms", "json.value_per_ms"):
+        key = parse_metric_name(name)
+        assert not key.is_duration and key.format(12.5) == "12.5", name

@@ -113,7 +113,7 @@ class Comparison:
     def said(self) -> str:
         """The verdict in the metric's own words: slower or faster for a duration, higher or lower for a size
         or a script's number (where higher may be the better way), else unchanged or undecided."""
-        if self.metric is None or self.metric.in_ns or self.verdict not in (Verdict.SLOWER, Verdict.FASTER):
+        if self.metric is None or self.metric.is_duration or self.verdict not in (Verdict.SLOWER, Verdict.FASTER):
             return str(self.verdict)
         return "higher" if self.ratio >= 1 else "lower"
 

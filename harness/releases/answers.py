@@ -105,16 +105,24 @@ class Setting:
     profiles: Mapping[tuple[str, str], ProfileAnswer] = field(default_factory=dict)  # where its run time went
 
     def why_lines(
-        self, before: str, after: str, step: Comparison | None, metric: str, *, with_step: bool = True
+        self,
+        before: str,
+        after: str,
+        step: Comparison | None,
+        metric: str,
+        *,
+        with_step: bool = True,
+        unwanted: bool | None = None,
     ) -> list[str]:
         """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
-        metric (none on the claim), then, ``with_step`` (said once per step, however many metrics moved in it),
-        the defaults that changed, what each release compiled and where its run time went."""
+        metric (none on the claim; ``unwanted``: whether the new number is, as ``DefaultsAnswer.trial_lines``
+        takes it), then, ``with_step`` (said once per step, however many metrics moved in it), the defaults that
+        changed, what each release compiled and where its run time went."""
         pair = (before, after)
         defaults, compiled, profile = self.defaults.get(pair), self.compiled.get(pair), self.profiles.get(pair)
         lines = []
         if defaults is not None and metric != CLAIM:
-            lines += defaults.trial_lines(step, parse_metric_name(metric), self.thresholds)
+            lines += defaults.trial_lines(step, parse_metric_name(metric), self.thresholds, unwanted=unwanted)
         if with_step:
             lines += [*(defaults.listing_lines() if defaults else []), *(compiled.lines() if compiled else [])]
             lines += profile.lines() if profile else []

@@ -130,7 +130,7 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     ratio = comparison.ratio
     figures = f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
     name = f"{step.metric} (JAX's own import, not the script's code)" if key.is_jax_import else step.metric
-    if not key.in_ns:  # the script's own unit: which way is better is the user's (--higher-is-better)
+    if not key.is_duration:  # the script's own unit: which way is better is the user's (--higher-is-better)
         moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
         how = "worse" if change.regression else "better"
         return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"

@@ -166,21 +166,27 @@ class DefaultsAnswer:
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials]
 
-    def lines(self, step: Comparison | None, key: MetricKey, thresholds: Thresholds) -> list[str]:
+    def lines(
+        self, step: Comparison | None, key: MetricKey, thresholds: Thresholds, *, unwanted: bool | None = None
+    ) -> list[str]:
         """What the answer says on ``key``, a line each: the trials' lines, then what changed."""
-        return [*self.trial_lines(step, key, thresholds), *self.listing_lines()]
+        return [*self.trial_lines(step, key, thresholds, unwanted=unwanted), *self.listing_lines()]
 
-    def trial_lines(self, step: Comparison | None, key: MetricKey, thresholds: Thresholds) -> list[str]:
-        """What the trials say on ``key``: the verdict first, then each trial, and the cap."""
+    def trial_lines(
+        self, step: Comparison | None, key: MetricKey, thresholds: Thresholds, *, unwanted: bool | None = None
+    ) -> list[str]:
+        """What the trials say on ``key``: the verdict first, then each trial, and the cap.  A setting that brings
+        the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
+        made it worse); else it is the old behaviour back, still a strong hint at the cause."""
         tried = self.tried(key, thresholds)
         found = [] if step is None else [t for t in tried if t.brings_back(step)]
         lines = []
         forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
+        if unwanted is None:
+            unwanted = step is not None and step.verdict is Verdict.SLOWER
+        back = "a workaround, and a strong hint at the cause" if unwanted else "the old behaviour back: a hint at why"
         for each in found:
-            lines.append(
-                f"{each.text(self.before, self.after)}: a workaround, and a strong hint at the cause"
-                + self._changed_in(each.trial)
-            )
+            lines.append(f"{each.text(self.before, self.after)}: {back}{self._changed_in(each.trial)}")
         if tried and not found:
             lines.append(f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back")
         for each in forward:

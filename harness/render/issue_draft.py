@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
-from harness.analysis.metrics import metric_samples
+from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
+from harness.analysis.significance import Thresholds, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.host.environment import scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.render.tables import markdown_table
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -34,6 +36,9 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
+MOVED_VERDICTS = (Verdict.SLOWER, Verdict.FASTER)
+# The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
+FIRST_READ = ("the script's libraries", "none of the", "compiled programs", "where the time went")
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
 NEUTRAL_ROLES = {"last good": "the last release before the change", "first bad": "the first release with the change"}
 
@@ -87,7 +92,7 @@ def slowed(change: Change | None) -> bool:
     return (
         change is not None
         and change.metric is not None
-        and change.metric.in_ns
+        and change.metric.is_duration
         and change.ratio is not None
         and change.ratio > 1
         and change.significant is not False
@@ -127,27 +132,28 @@ def headline(claim: str) -> str:
 
 
 def description(d: DraftInputs) -> str:
+    """Three or four short sentences: what changed by how much, how sure, in which phase, where it comes from."""
     change = d.change
-    # A URL a maintainer can follow; a thread's title (no public URL known) or a plain script says less.
-    source = f" ({d.case.source})" if d.case.source.startswith("https://") else ""
-    context = f"Found while checking a claim from a user discussion{source}: {d.case.claim}"
+    context = provenance(d.case)
     if change is None or change.metric is None or change.ratio is None:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None
     metric = change.metric
-    what = metric.quoted()
-    if metric.in_ns:
+    if metric.is_duration:
         moved = "slower" if change.ratio >= 1 else "faster"
     else:
         moved = "higher" if change.ratio >= 1 else "lower"
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
-    return (
-        f"{what} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} and jax "
-        f"{change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}"
-        + (f"; earlier measurements of both releases: {change.significance}. " if change.significance else ". ")
-        + (f"Below the releases: {scrub(change.below)}. " if change.below else "")
-        + context
-    )
+    where = (d.results, d.case.name, d.sizes, d.full_run.profile)
+    sentences = [
+        f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} "
+        f"and jax {change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}.",
+        how_sure(change, *where),
+        phase_reading(change, *where),
+        f"Below the releases: {scrub(change.below)}." if change.below else "",
+        context,
+    ]
+    return " ".join(sentence for sentence in sentences if sentence)
 
 
 def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
@@ -250,7 +256,7 @@ def evidence(d: DraftInputs) -> str:
     parts += why(d)
     per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
     if d.case.script is not None:
-        phases = script_figures_table(d.results, d.case.name, d.full_run.profile)
+        phases = script_figures_table(d.results, d.case.name, d.full_run.profile, change)
         per_release = "\n\n".join(filter(None, [per_release, phases]))
     if per_release:
         parts += ["", per_release]
@@ -269,8 +275,15 @@ def why(d: DraftInputs) -> list[str]:
     if d.dumps:  # the bisect's folder is not beside the draft; its copy is
         there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
         lines = [line.replace(there, here) for line in lines]
-    said = [f"- {scrub(line)}" for line in lines]
-    return ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", "", *said]
+    first = [line for line in lines if line.startswith(FIRST_READ) or "a workaround" in line]
+    rest = [line for line in lines if line not in first]
+    said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
+    said += [f"- {scrub(line)}" for line in first or lines]
+    if first and rest:
+        summary = f"{len(rest)} more: every changed default tried, the defaults that changed, each compiled module"
+        said += ["", f"<details><summary>{summary}</summary>", "", *(f"- {scrub(line)}" for line in rest)]
+        said += ["", "</details>"]
+    return said
 
 
 def releases_table(
@@ -295,16 +308,19 @@ def releases_table(
     if not rows:
         return ""
     label = metric.metric_name if metric else "metric"
+    at = f" at {sizes_text(sizes)}" if sizes else ""
+    claim = ", *claim* whether the claim quoted above held" if any(row[3] != "–" for row in rows) else ""
     caption = (
-        f"Earlier measurements at {sizes_text(sizes)}, the newest of each release: each timed in several separate "
+        f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is its ratio to the "
-        "release above, *claim* whether the claim quoted above held:"
+        f"release above{claim}:"
     )
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
 
-def script_figures_table(results: Sequence[StoredResult], case: str, profile: str) -> str:
-    """A plain script's phases and own numbers per release, from its stored runs: where the time went."""
+def script_figures_table(results: Sequence[StoredResult], case: str, profile: str, change: Change | None) -> str:
+    """A plain script's phases and own numbers per release, from its stored runs: the metric asked about and
+    those that moved across the change shown, the rest folded away."""
     mine = [r for r in results if r.case == case and r.profile == profile]
     found = {release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}}
     newest = {release: stored for release, stored in found.items() if stored is not None}
@@ -313,13 +329,32 @@ def script_figures_table(results: Sequence[StoredResult], case: str, profile: st
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in (PROCESS, JSON)]
     if not keys:
         return ""
-    rows = [[r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in keys)] for r in releases]
+    shown = [k for k in keys if _moved(k, samples, change)]
+    rest = [k for k in keys if k not in shown]
+
+    def figures(columns: list[MetricKey]) -> str:
+        rows = [[r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in columns)] for r in releases]
+        return table(rows, ["jax", *(k.metric_name for k in columns)])
+
     caption = (
         "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's tracing, lowering "
         "and compile events summed, and the rest of its run) and the numbers it printed (`json.*`), per release: "
-        "the median over several separate Python processes."
+        "the median over several separate Python processes"
     )
-    return caption + "\n\n" + table(rows, ["jax", *(k.metric_name for k in keys)])
+    if not shown or not rest:
+        return f"{caption}.\n\n{figures(keys)}"
+    folded = f"<details><summary>The other {len(rest)}, which did not move</summary>\n\n{figures(rest)}\n\n</details>"
+    return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
+
+
+def _moved(key: MetricKey, samples: dict[str, dict[MetricKey, ProcessSamples]], change: Change | None) -> bool:
+    """Whether ``key`` is the change's metric or moved between its two releases by the report's rule."""
+    if change is None:
+        return True
+    if key == change.metric:
+        return True
+    a, b = samples.get(change.last_good, {}).get(key), samples.get(change.first_bad, {}).get(key)
+    return a is not None and b is not None and compare_metric(a, b, Thresholds(), key).verdict in MOVED_VERDICTS
 
 
 def full_script(d: DraftInputs) -> str:

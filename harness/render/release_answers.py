@@ -15,7 +15,7 @@ from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
 from harness.releases.answers import Setting
 from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
-from harness.releases.judge import FIX, Judgement, Terms
+from harness.releases.judge import FIX, REGRESSION, Judgement, Terms
 from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
 from harness.render.text import inline
@@ -128,7 +128,9 @@ def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
     judged = next((j for j in found.probes if j.release == found.first_bad), None)
     step = None if judged is None else judged.vs_good  # its direction: the step's
     metric = setting.metric.metric_name if setting.metric else ""
-    defaults = setting.why_lines(found.last_good, found.first_bad, step, metric) if metric else []
+    # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
+    unwanted = setting.terms is REGRESSION
+    defaults = setting.why_lines(found.last_good, found.first_bad, step, metric, unwanted=unwanted) if metric else []
     return [*([libraries] if libraries else []), *defaults]
 
 

@@ -302,7 +302,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     named = f"`{metric.metric_name}`" if metric.name in (JSON, PROCESS) else f"`{metric.name}` {metric.kind}"
     if change.significant is False:  # the stored runs of both releases do not tell it from noise: say so
         return f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, on {where}"
-    if metric.in_ns:
+    if metric.is_duration:
         how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
     else:
         how = f"×{ratio:.3g} higher" if ratio >= 1 else f"×{1 / ratio:.3g} lower"

@@ -96,6 +96,18 @@ def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
     ), "after the line that none brought the number back"
 
 
+def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_user_calls_the_new_bad():
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer(
+        "0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 3.0, "after": 1.0, "trial": 3.02})}
+    )
+    faster = derive_step(Verdict.FASTER)
+    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds())
+    assert line.endswith(": the old behaviour back: a hint at why")
+    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds(), unwanted=True)
+    assert line.endswith(": a workaround, and a strong hint at the cause"), "a bisect's bad release, however it moved"
+
+
 def derive_step(verdict):
     class Step:
         pass

@@ -6,6 +6,7 @@ import re
 import socket
 
 from harness.catalogue import discovery
+from harness.catalogue.discovery import ScriptSource
 from harness.metric_names import MetricKey
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
 from harness.store.results import StoredResult
@@ -266,12 +267,18 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
                 "json.reg_ms": 10 * scale,
             }
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
-    table = script_figures_table(stored, "script-repro", stored[0].profile)
+    table = script_figures_table(stored, "script-repro", stored[0].profile, None)
     header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
     assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms", "process.peak_rss_bytes"]
     assert rows == [
-        ["0.5.0", "2.1 s", "800 ms", "10", "249 MiB"], ["0.5.1", "2.1 s", "471 ms", "17", "249 MiB"],
-    ], "each in its own unit: a duration, a number as printed, a size"  # fmt: skip
+        ["0.5.0", "2.1 s", "800 ms", "10 ms", "249 MiB"], ["0.5.1", "2.1 s", "471 ms", "17 ms", "249 MiB"],
+    ], "each in its own unit: a duration, a script's _ms number as the duration it is, a size"  # fmt: skip
+    asked = Change(MetricKey("json", "reg_ms"), "0.5.0", "0.5.1")
+    shown, folded = script_figures_table(stored, "script-repro", stored[0].profile, asked).split("<details>")
+    columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
+    assert columns == ["jax", "process.trace_ns", "json.reg_ms"], "what moved, and the one asked about"
+    assert "The other 2, which did not move" in folded
+    assert "process.import_ns" in folded and "process.peak_rss_bytes" in folded
 
 
 def speed_up() -> Change:
@@ -322,6 +329,7 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
     why = (
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround",
         "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `bisect-x-compiled/<release>/`): 1 module(s) compared",
+        "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true",
     )
     found = dataclasses.replace(change(), why=why, dumps="bisect-x-compiled/")
     text = render(draft_inputs(change=found, dumps="scan_sync-compiled/"))
@@ -329,4 +337,31 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
     assert "Why, as far as measured (jax 0.4.31 → 0.4.33):\n\n- on 0.4.33, XLA_FLAGS=" in evidence
     assert "(XLA's dumps in `scan_sync-compiled/<release>/`, beside this draft)" in evidence
     assert "bisect-x-compiled" not in text
+    shown, folded = evidence.split("<details><summary>1 more: every changed default tried", 1)
+    assert "defaults that changed" in folded and "defaults that changed" not in shown, "read first, the rest folded"
     assert "Why, as far as measured" not in render(draft_inputs())
+
+
+def first_screen(text: str) -> str:
+    return text.split("-->", 1)[1].split("#### Reproduce", 1)[0]
+
+
+def test_the_first_screen_of_a_case_a_fix_a_commit_level_and_a_script_draft_reads_in_a_minute():
+    script_case = dataclasses.replace(SCAN_SYNC, script=ScriptSource("repro.py", "0" * 64))
+    below = dataclasses.replace(change(), below="jax commit f255fb700a (#23112) is the first bad commit")
+    drafts = {
+        "case": render(draft_inputs()),
+        "fix": render(draft_inputs(change=speed_up())),
+        "commit": render(draft_inputs(change=below)),
+        "script": render(draft_inputs(case=script_case)),
+    }
+    for kind, text in drafts.items():
+        screen = first_screen(text)
+        assert len(screen.split()) <= 150, (kind, len(screen.split()))
+        assert "harness" not in screen.lower() and "Welch" not in screen, kind
+        assert "**Title:**" in screen and "### Description" in screen, kind
+    assert "Found with a user's script, `repro.py`, run unmodified" in first_screen(drafts["script"])
+    assert "claim from a user discussion" not in first_screen(drafts["script"])
+    assert "Found while checking a claim from a user discussion" in first_screen(drafts["case"])
+    assert "Below the releases: jax commit f255fb700a" in first_screen(drafts["commit"])
+    assert "faster" in first_screen(drafts["fix"]) and "bad" not in first_screen(drafts["fix"])

@@ -1,0 +1,61 @@
+"""The draft's first sentences: how sure, which phase moved, where the report comes from."""
+
+from pathlib import Path
+
+from harness.catalogue import discovery
+from harness.catalogue.discovery import CaseInfo, ScriptSource
+from harness.metric_names import MetricKey
+from harness.render.draft_summary import how_sure, phase_reading, provenance
+from harness.store.results import StoredResult
+from harness.upstream.change import Change
+from tests.conftest import derive, real_result
+
+SOLVE = MetricKey("json", "solve_ms")
+
+
+def stored(tmp_path, compile_scale: float, spread: float = 0.0) -> list[StoredResult]:
+    """A script's results on 0.9.0 and 0.9.1: compile time ×``compile_scale``, its solve with it; tracing the
+    same. ``spread``: each process's figures apart by that share, so the releases' processes overlap."""
+    found = []
+    for release, scale in (("0.9.0", 1.0), ("0.9.1", compile_scale)):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, case="script-m", sizes={})
+        for i, process in enumerate(data["processes"]):
+            wobble = 1 + spread * (i - 2)
+            process["figures"] = {
+                "process.trace_ns": 5e8 * wobble,
+                "process.lower_ns": 2e8 * wobble,
+                "process.compile_ns": 1e9 * scale * wobble,
+                "json.solve_ms": 40 * scale * wobble,
+            }
+        found.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
+    return found
+
+
+def test_a_change_every_process_agrees_on_is_said_so_with_the_phase_that_moved(tmp_path):
+    change = Change(SOLVE, "0.9.0", "0.9.1", 40.0, 664.0)
+    results = stored(tmp_path, 16.6)
+    processes = len(results[0].result.processes)
+    assert how_sure(change, results, "script-m", {}, "cpu") == (
+        f"Measured in {processes} separate Python processes per release: every one on 0.9.1 slower than every one "
+        "on 0.9.0."
+    )
+    assert phase_reading(change, results, "script-m", {}, "cpu") == (
+        "Compile time (×16.6 slower) moved; tracing and lowering did not."
+    )
+
+
+def test_overlapping_processes_are_said_with_the_test_and_no_phase_reading_without_a_move(tmp_path):
+    change = Change(SOLVE, "0.9.0", "0.9.1", 40.0, 44.0)
+    results = stored(tmp_path, 1.1, spread=0.2)
+    said = how_sure(change, results, "script-m", {}, "cpu")
+    assert said.startswith("Measured in") and "whose figures overlap: the medians differ ×1.1 at p=" in said
+    assert phase_reading(Change(SOLVE, "0.9.0", "0.9.1"), stored(tmp_path, 1.0), "script-m", {}, "cpu") == ""
+    assert how_sure(Change(SOLVE, "0.8.0", "0.9.1"), results, "script-m", {}, "cpu") == "", "no result of 0.8.0"
+
+
+def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():
+    script = CaseInfo("script-m", Path("m.py"), "", "", None, script=ScriptSource("m.py", "0" * 64))  # type: ignore[arg-type]
+    assert provenance(script).startswith("Found with a user's script, `m.py`, run unmodified on each release")
+    case = discovery.discover()["scan_sync"]
+    assert provenance(case).startswith("Found while checking a claim from a user discussion")
+    assert case.claim in provenance(case)
