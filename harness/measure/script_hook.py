@@ -44,12 +44,25 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"
 _plain_import = builtins.__import__
 
 
+# Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
+# began before the spans already kept encloses them (a jit traced inside another's tracing), and a phase's
+# total is the time its spans cover, never a nested event counted twice.
+_spans: dict[str, list[list[int]]] = {phase: [] for phase in EVENTS}
+
+
 def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: object) -> None:
     phase = _by_event.get(event)
     if phase is not None:
-        found = _report["events"][phase]
+        ended = time.perf_counter_ns()
+        began = ended - round(duration_secs * 1e9)
+        found, spans = _report["events"][phase], _spans[phase]
         found["count"] += 1
-        found["total_ns"] += round(duration_secs * 1e9)
+        while spans and spans[-1][1] > began:  # enclosed or overlapped: merged into this one
+            earlier = spans.pop()
+            began = min(began, earlier[0])
+            found["total_ns"] -= earlier[1] - earlier[0]
+        spans.append([began, max(ended, began)])
+        found["total_ns"] += max(ended, began) - began
 
 
 def _timed_import(name, globals=None, locals=None, fromlist=(), level=0):

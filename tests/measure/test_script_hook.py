@@ -77,3 +77,15 @@ def test_each_compile_is_counted_once_and_the_phases_fit_in_the_time_after_the_i
     assert len({events[p]["count"] for p in events}) == 1, "one trace, lowering and compile per compiled call"
     spent = sum(e["total_ns"] for e in events.values())
     assert spent < report["ended_ns"] - report["imported_ns"], "the phases lie inside the run after the import"
+
+
+def test_an_event_nested_in_another_of_its_phase_is_not_counted_twice(monkeypatch):
+    """A jit traced inside another's tracing fires first: the enclosing event's span replaces it."""
+    monkeypatch.setitem(script_hook._report, "events", {p: {"count": 0, "total_ns": 0} for p in script_hook.EVENTS})
+    monkeypatch.setattr(script_hook, "_spans", {p: [] for p in script_hook.EVENTS})
+    trace = script_hook.EVENTS["trace"]
+    for now, seconds in ((150, 50e-9), (300, 250e-9), (400, 50e-9), (470, 100e-9)):
+        monkeypatch.setattr(script_hook.time, "perf_counter_ns", lambda now=now: now)
+        script_hook._on_duration(trace, seconds)
+    # 100–150 nested in 50–300; 350–400 apart; 370–470 overlaps it: 250 + 120 covered
+    assert script_hook._report["events"]["trace"] == {"count": 4, "total_ns": 370}
