@@ -155,8 +155,9 @@ def undecided_hint(options: RangeOptions) -> str:
     most = options.measuring.max_processes
     return (
         f"Undecided, not unchanged: the endpoints were measured together up to {most} processes each and the "
-        "statistics could tell neither a change nor its absence. More processes would decide: the same command "
-        f"with `--max-processes {2 * most}` (stored results are reused), best while nothing else loads the machine"
+        "statistics could tell neither a change nor its absence. More processes may decide: the same command "
+        f"with `--max-processes {2 * most}` (what ran out of processes is measured again, the rest reused), best "
+        "while nothing else loads the machine"
     )
 
 

@@ -96,11 +96,13 @@ class ReleaseProber:
         return self.settings.processes
 
     def counts(self, release: str, stored: StoredResult) -> bool:
-        """Whether a stored result counts at all: measured in an environment like ``release``'s now, and one this
-        prober accepts."""
+        """Whether a stored result counts at all: measured in an environment like ``release``'s now, one this
+        prober accepts, and not one that spent a smaller budget than this prober's on staying undecided."""
         assert self.environments is not None
-        return self.environments.matches(release, stored.result.libraries) and (
-            self.accept is None or self.accept(stored)
+        return (
+            self.environments.matches(release, stored.result.libraries)
+            and (self.accept is None or self.accept(stored))
+            and not spent_a_smaller_budget(stored, self.max_processes)
         )
 
     def stored(self, release: str) -> StoredResult | None:
@@ -348,6 +350,17 @@ def first_round(processes: int) -> Callable[[StoredResult], bool]:
     decided; older confirmations: in fewer than twice ``processes``), so that on a resume a confirmation
     never stands in for the first look."""
     return lambda stored: len(stored.result.processes) < 2 * processes and stored.result.settings.decide is None
+
+
+def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> bool:
+    """Whether ``stored`` was measured until decided, used every process its ``--max-processes`` allowed (so it
+    may have stopped undecided) and that was fewer than ``max_processes`` allow now: the advice to raise
+    ``--max-processes`` measures it again, with the larger budget, instead of reading the same verdict back."""
+    settings = stored.result.settings
+    if max_processes is None or settings.decide is None:
+        return False
+    most = settings.most_processes
+    return len(stored.result.processes) >= most and most < max_processes
 
 
 def is_confirmation(stored: StoredResult, processes: int) -> bool:

@@ -71,7 +71,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
             f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics could tell neither "
             "the change nor its absence within --max-processes (the looks stop early where even the most "
             "processes allowed would be unlikely to decide). The same command with a larger --max-processes "
-            "(stored results are reused), on a quiet machine, would decide."
+            "(what ran out of processes is measured again, the rest reused), on a quiet machine, may decide."
         )
     if lines:
         return lines

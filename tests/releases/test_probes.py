@@ -287,3 +287,22 @@ def test_a_plain_script_is_measured_in_place_of_the_case_in_its_own_venv_with_it
     assert item.case.path == script.resolve() and item.case.script.args == ("--n", "-1") and item.sizes == {}
     [side] = sides
     assert side.libraries == ScriptEnvironments.libraries, "the side says what its venv holds: its results record it"
+
+
+def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reuses_what_was_decided(tmp_path):
+    """The advice an undecided answer gives, followed: a confirmation that used all of a smaller budget is not
+    read back with the same verdict; one decided early under it still counts."""
+    probe, _ = prober(tmp_path)
+    confirmer = probes.PairConfirmer(probe)
+    until_decided = {"processes": 5, "decide": "changes", "max_processes": 10}
+    for release, partner, count in (("0.4.30", "0.4.31", 10), ("0.4.31", "0.4.30", 10)):
+        record = in_processes_of(count, release, id=f"spent-{release}", interleaved_with=[f"jax {partner} · cpu"],
+                                 settings=until_decided)  # fmt: skip
+        write_result(tmp_path / "results", record)
+    probe.max_processes = 10
+    assert confirmer.confirmation("0.4.30", "0.4.31").result.id == "spent-0.4.30", "the same budget: reused"
+    probe.max_processes = 20
+    assert confirmer.confirmation("0.4.30", "0.4.31") is None, "all of a smaller budget spent: measured again"
+    early = in_processes_of(5, "0.4.30", id="early", interleaved_with=["jax 0.4.31 · cpu"], settings=until_decided)
+    write_result(tmp_path / "results", early)
+    assert confirmer.confirmation("0.4.30", "0.4.31").result.id == "early", "decided before its budget ran out"
