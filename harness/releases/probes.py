@@ -34,7 +34,7 @@ from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
-from harness.releases.defaults import changes, relevant
+from harness.releases.defaults import Option, changes, relevant
 from harness.releases.defaults import xla_listing as read_xla_listing
 from harness.releases.dumps import dump_flags
 from harness.releases.environments import Environments, Prepared
@@ -86,6 +86,9 @@ class ReleaseProber:
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
     # Each release's environment: a case's release venv, a script's venv of its own (None: made from ``case``).
     environments: Environments | None = None
+    # Each interpreter's XLA flags as its jaxlib lists them (a process each): read once, for the trials and
+    # the profiles of every step the release is in.
+    _xla_flags: dict[str, dict[str, Option] | str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.environments is None:
@@ -228,6 +231,12 @@ class ReleaseProber:
             return [(side, None) for side in sides]
         return [(outcome.side, outcome.stored) for outcome in outcomes]
 
+    def xla_flags(self, side: Side) -> dict[str, Option] | str:
+        """The XLA flags ``side``'s jaxlib lists, or why it lists none; read once per interpreter."""
+        if side.interpreter not in self._xla_flags:
+            self._xla_flags[side.interpreter] = read_xla_listing(Path(side.interpreter), side.environment())
+        return self._xla_flags[side.interpreter]
+
     def _one_more_process(self, side: Side, flags: Sequence[str], env: Mapping[str, str]) -> str:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how it
         ended."""
@@ -261,7 +270,7 @@ class ReleaseProber:
             return side.note
         flags = []
         if platform == "cpu":
-            listing = read_xla_listing(Path(side.interpreter), side.environment())
+            listing = self.xla_flags(side)
             if isinstance(listing, dict) and TRACEME_FLAG in listing:
                 flags.append(f"--{TRACEME_FLAG}=true")
         with tempfile.TemporaryDirectory(prefix="harness-profile-") as folder:
@@ -276,8 +285,8 @@ class ReleaseProber:
         sides = {release: side for release, side in prepared.items() if isinstance(side, Side)}
         if len(sides) < 2:
             return DefaultsAnswer(before, after, [], problem="the two releases could not both be made ready")
-        old, problem = options_of(Path(sides[before].interpreter), sides[before].environment())
-        new, later = options_of(Path(sides[after].interpreter), sides[after].environment())
+        old, problem = options_of(Path(sides[before].interpreter), self.xla_flags(sides[before]))
+        new, later = options_of(Path(sides[after].interpreter), self.xla_flags(sides[after]))
         listed = relevant(changes(old, new), platform)
         planned, left = trials(listed, before, after, platform)
         answer = DefaultsAnswer(before, after, listed, [], {}, left, problem or later, tuple(metrics))

@@ -27,7 +27,6 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.measure.sides import Side
 from harness.releases.defaults import JAX, XLA, Change, Option, jax_options, relevant, site_packages
-from harness.releases.defaults import xla_listing as read_xla_listing
 from harness.releases.option_commits import OptionCommit
 from harness.store.results import StoredResult
 from harness.units import format_ratio
@@ -96,12 +95,12 @@ def trials(found: list[Change], before: str, after: str, platform: str) -> tuple
     return planned[:MAX_TRIED], max(len(planned) - MAX_TRIED, 0)
 
 
-def options_of(interpreter: Path, environ: Mapping[str, str]) -> tuple[dict[str, Option], str]:
-    """A release's jax options and XLA flags, from the venv of ``interpreter``; and why XLA's are missing."""
+def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict[str, Option], str]:
+    """A release's jax options, from the venv of ``interpreter``, with its XLA flags as its jaxlib ``listed``
+    them (``defaults.xla_listing``); and why XLA's are missing."""
     venv = interpreter.parent.parent
     packages = site_packages(venv)
     found = dict(jax_options(packages)) if packages is not None else {}
-    listed = read_xla_listing(interpreter, environ)
     if isinstance(listed, str):
         return found, listed
     return found | listed, ""
@@ -165,12 +164,6 @@ class DefaultsAnswer:
 
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials]
-
-    def lines(
-        self, step: Comparison | None, key: MetricKey, thresholds: Thresholds, *, unwanted: bool | None = None
-    ) -> list[str]:
-        """What the answer says on ``key``, a line each: the trials' lines, then what changed."""
-        return [*self.trial_lines(step, key, thresholds, unwanted=unwanted), *self.listing_lines()]
 
     def trial_lines(
         self, step: Comparison | None, key: MetricKey, thresholds: Thresholds, *, unwanted: bool | None = None

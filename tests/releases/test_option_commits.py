@@ -10,6 +10,7 @@ from harness.releases.defaults import JAX, XLA, Change
 from harness.releases.option_commits import OptionCommit, option_commits, repo_at_hand
 from harness.releases.tried import DefaultsAnswer
 from tests.releases.fake_jax_repo import commit, git
+from tests.releases.test_tried import said
 
 EAGER = parse_metric_name("eager.wall_ns")
 DECLARED = '''from jax._src import config
@@ -81,7 +82,7 @@ def test_an_option_s_commit_follows_it_in_the_answer_and_its_data():
     change = Change("jax_cpu_enable_async_dispatch", JAX, "False", "True")
     commits = {change.name: OptionCommit(change.name, "f" * 40, "T")}
     answer = DefaultsAnswer("0.4.31", "0.4.33", [change], commits=commits)
-    [line] = answer.lines(None, EAGER, Thresholds())
+    [line] = said(answer, None, EAGER, Thresholds())
     assert line.endswith('jax_cpu_enable_async_dispatch: False → True in jax commit ffffffffff ("T")')
     url = "https://github.com/jax-ml/jax/commit/" + "f" * 40
     assert answer.data(EAGER, Thresholds())["commits"] == {change.name: {"sha": "f" * 40, "title": "T", "url": url}}

@@ -49,6 +49,11 @@ def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_pro
     assert json.loads(jax_side.env["HARNESS_JAX_CONFIG"]) == {"jax_cpu_enable_async_dispatch": False}
 
 
+def said(answer, step, key, thresholds):
+    """Every line an answer says of a step on ``key``: the trials', then the defaults that changed."""
+    return [*answer.trial_lines(step, key, thresholds), *answer.listing_lines()]
+
+
 def results(scales):
     data = real_result("async_dispatch-0.12.0.1")
     return {name: as_stored(derive(data, scale=scale)) for name, scale in scales.items()}
@@ -66,13 +71,13 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     step = answer.tried(EAGER, Thresholds())[0].vs_after  # the trial against the newer release: faster
     assert step is not None and step.verdict == Verdict.FASTER
     slower_step = derive_step(Verdict.SLOWER)
-    lines = answer.lines(slower_step, EAGER, Thresholds())
+    lines = said(answer, slower_step, EAGER, Thresholds())
     assert lines[0].startswith("on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.01 of 0.4.31")
     assert lines[0].endswith(": a workaround, and a strong hint at the cause")
     assert lines[1].startswith("on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true gives ×3.02 of 0.4.31")
     assert lines[-1] == "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true"
     none = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1, "after": 3, "trial": 3})})
-    assert none.lines(slower_step, EAGER, Thresholds())[0] == (
+    assert said(none, slower_step, EAGER, Thresholds())[0] == (
         "none of the 1 changed defaults tried brought the old eager.wall_ns back"
     )
     [tried] = none.data(EAGER, Thresholds())["tried"]
@@ -90,7 +95,7 @@ def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
     ]
     found["trial"] = as_stored(failed)
     answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [forward], {forward: found})
-    assert answer.lines(derive_step(Verdict.SLOWER), EAGER, Thresholds())[1] == (
+    assert said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())[1] == (
         "on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true: not judged (its processes failed: "
         "XlaRuntimeError: UNIMPLEMENTED: Custom call target x)"
     ), "after the line that none brought the number back"
@@ -123,7 +128,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         "0.4.31": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "false", XLA)},
         "0.4.33": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "true", XLA)},
     }
-    monkeypatch.setattr(probes, "options_of", lambda interpreter, environ: (options[interpreter.parent.name], ""))
+    monkeypatch.setattr(probes, "options_of", lambda interpreter, listed: (options[interpreter.parent.name], ""))
     measured = []
 
     def measure(plan, sides, settings, results_dir, **kwargs):
@@ -155,5 +160,5 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         "jax 0.4.31 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=true",
     ]  # fmt: skip
     assert settings.decide == "changes" and settings.decide_metrics == ("eager.wall_ns",)
-    lines = answer.lines(derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    lines = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
     assert lines[0].startswith("on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31")
