@@ -21,7 +21,7 @@ from typing import Any
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
-from harness.analysis.spending import at_level
+from harness.analysis.spending import at_level, judged_on
 from harness.errors import UsageError
 from harness.metric_names import PROCESS, MetricKey, parse_metric_name
 from harness.stats import Summary, summarize
@@ -49,6 +49,10 @@ class ProcessSamples:
     loaded: int = 0
     # The stored cell they come from: whether two were measured in one run.
     source: Result | None = field(default=None, compare=False)
+
+    def first(self, count: int) -> ProcessSamples:
+        """The first ``count`` processes (in the order they ran); of those under load, at most as many."""
+        return ProcessSamples(self.processes[:count], min(self.loaded, count), self.source)
 
     @property
     def summary(self) -> Summary:
@@ -142,8 +146,12 @@ def compare_metric(
     until decided are tested at the level of the look they reached (``harness.analysis.spending``)."""
     separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     spread = thresholds.invocation_spread if separate else 0.0
-    if not separate and a.source is not None:  # measured until decided: the level of the look they reached
-        thresholds = at_level(thresholds, a.source.settings, min(len(a.processes), len(b.processes)))
+    source = a.source
+    if not separate and source is not None:  # measured until decided: as the look that decided them saw them
+        common = judged_on(source.settings, (len(a.processes), len(b.processes)))
+        if common is not None:
+            a, b = a.first(common), b.first(common)
+            thresholds = at_level(thresholds, source.settings, common)
     found = compare_processes(
         a.processes, b.processes, thresholds, loaded=(a.loaded, b.loaded), invocation_spread=spread
     )

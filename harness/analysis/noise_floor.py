@@ -101,7 +101,9 @@ def summarize_calibration(
     first = aa_pairs[0][0]
     spreads = process_spreads([run for pair in aa_pairs for run in pair])
     fewest = min(processes, default=0)
+    # Too few processes for the rank guard see no change at all (inf), which no result file can hold: left out.
     detectable = {name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()}
+    detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
         machine=first.machine,

@@ -10,12 +10,14 @@ cell until the ratio its processes so far give is small enough.  Both read the s
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from harness.analysis.metrics import ProcessSamples, process_samples
 from harness.analysis.processes import process_medians
+from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import DEFAULT_THRESHOLDS, DETECTION_POWER, Thresholds
 from harness.analysis.t_test import t_quantile
 from harness.metric_names import MetricKey
@@ -29,8 +31,11 @@ def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, powe
 
     The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's are
     estimated from the samples and fall below that, and with 2K - 2 a simulated change of this ratio was
-    flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 % (10)."""
+    flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 % (10).  Too few
+    processes for the rank guard (``rank_test.smallest_p`` not below the level) see no change at all: inf."""
     df = processes
+    if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
+        return math.inf  # sides measured together pass the rank guard from 7 processes a side at 0.002
     if processes < 2 or not spread > 0:
         return thresholds.factor
     standard_error = spread * math.sqrt(2 / processes)
@@ -75,5 +80,7 @@ def detectable_now(
 
 
 def detectable_in_records(sides: list[list[ProcessRun]], kinds: Collection[str] = ()) -> float | None:
-    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the runner's view)."""
-    return detectable_now(sides, kinds)
+    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the runner's view).
+    A cell of one side will be compared with another run's, where the rank guard does not apply."""
+    together = DEFAULT_THRESHOLDS if len(sides) > 1 else dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=False)
+    return detectable_now(sides, kinds, together)

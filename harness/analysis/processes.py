@@ -13,9 +13,12 @@ So the process is the unit:
 - *faster* / *slower* needs the ratio beyond the factor AND p below alpha AND at least
   ``min_processes`` processes on each side; with fewer, a ratio beyond the factor is
   *inconclusive*, and a flag says so;
-- the interval is a hierarchical bootstrap: resample processes with replacement, then
-  the samples within each chosen process, so it widens with the spread between
-  processes as well as within them.
+- *unchanged* needs the margin inside the factor: the far end of Welch's interval of the
+  shift of log process medians (the change test's own estimator, at the interval's
+  confidence) is the change the data still allow either way, shown as "within ±9 %";
+- the interval shown with the ratio is a hierarchical bootstrap: resample processes with
+  replacement, then the samples within each chosen process, so it widens with the
+  spread between processes as well as within them.
 
 Sides measured in separate invocations (two CI runs, two ``harness run`` commands) add
 a level of their own: the load, frequency and neighbours the whole run met, shared by
@@ -36,6 +39,7 @@ import random
 import statistics
 from collections.abc import Sequence
 
+from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     WELCH_LOG_MEDIANS,
@@ -47,9 +51,9 @@ from harness.analysis.significance import (
     past_factor,
     percentile_ratio_interval,
     resampled_median,
-    within_band,
+    two_sided_z,
 )
-from harness.analysis.t_test import welch_t_test
+from harness.analysis.t_test import WelchTest, t_quantile, welch_t_test
 from harness.stats import summarize
 
 Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per process
@@ -128,6 +132,28 @@ def _widened(ratio: float, interval: tuple[float, float], spread: float, confide
     return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(math.hypot(max(above, 0.0), extra))
 
 
+# A change that barely passed its test reads larger than it is: of all the runs of a change its processes can only
+# just see, those that pass are the ones whose estimate came out high (and measuring until decided stops on them).
+UPPER_ESTIMATE = "the ratio is an upper estimate: it barely passed the test"
+# How far past the test's critical z (normal scale) a change must be for its ratio to stand as measured: at 2 the
+# test would pass in 98 % of runs of the effect read, so passing says little about which runs came out high.
+CLEAR_MARGIN_Z = 2.0
+
+
+def _barely(p_value: float, level: float) -> bool:
+    """Whether a change that passed at ``level`` with ``p_value`` passed near its limit (``UPPER_ESTIMATE``)."""
+    return two_sided_z(p_value) < two_sided_z(level) + CLEAR_MARGIN_Z
+
+
+def welch_margin(test: WelchTest, confidence: float) -> float:
+    """The change (a factor) that Welch's ``confidence`` interval of the shift of log medians reaches either way."""
+    if math.isnan(test.difference) or not test.df > 0:
+        return math.nan
+    if not test.error:  # no spread on either side: the shift is known exactly
+        return math.exp(abs(test.difference))
+    return math.exp(abs(test.difference) + t_quantile((1 + confidence) / 2, test.df) * test.error)
+
+
 def compare_processes(
     baseline: Processes,
     candidate: Processes,
@@ -135,6 +161,7 @@ def compare_processes(
     *,
     loaded: tuple[int, int] = (0, 0),
     invocation_spread: float = 0.0,
+    interval: bool = True,
 ) -> Comparison:
     """Ratio, interval, test and verdict of ``candidate`` against ``baseline`` (lower is better).
 
@@ -143,7 +170,8 @@ def compare_processes(
     processes measured while other work loaded the machine: they are kept and flagged.
     ``invocation_spread``: the log standard deviation of a whole invocation's level,
     when the sides come from separate invocations (0 when they were interleaved).
-    ``baseline``/``candidate`` of the result summarise the process medians.
+    ``baseline``/``candidate`` of the result summarise the process medians.  The verdict never depends on the
+    bootstrap interval: without ``interval`` (a look of the runner, a simulation) it is left out (nan).
     """
     if not invocation_spread >= 0:
         raise ValueError(f"the spread between invocations cannot be negative, not {invocation_spread}")
@@ -158,27 +186,43 @@ def compare_processes(
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
     if base.median <= 0:
         nan = math.nan
-        return Comparison(base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, "A: zero median"), *spreads)
+        flag = "A: zero median" if base.median == 0 else "A: negative median"
+        return Comparison(base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, flag), *spreads)
     ratio = cand.median / base.median
-    interval = hierarchical_bootstrap_interval(
-        a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
-    )
-    low, high = _widened(ratio, interval, math.sqrt(2) * invocation_spread, thresholds.confidence)
+    low = high = math.nan
+    if interval:
+        bootstrap = hierarchical_bootstrap_interval(
+            a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
+        )
+        low, high = _widened(ratio, bootstrap, math.sqrt(2) * invocation_spread, thresholds.confidence)
     positive = min(a_medians) > 0 and min(b_medians) > 0
     if not positive:
         flags.append("a process median is not positive: no test")
-    p_value = math.nan
+    p_value = margin = rank_p = math.nan
     if positive and min(len(a), len(b)) >= 2:
-        p_value = welch_t_test(
+        test = welch_t_test(
             [math.log(m) for m in a_medians],
             [math.log(m) for m in b_medians],
             known_variance=2 * invocation_spread**2,
-        ).p_value
+        )
+        p_value, margin = test.p_value, welch_margin(test, thresholds.confidence)
+    if thresholds.rank_guard and not invocation_spread:
+        rank_p = mann_whitney_p(a_medians, b_medians)
     direction = past_factor(ratio, thresholds)
-    if direction is not None and enough and positive and p_value < thresholds.alpha:
+    tested = direction is not None and enough and positive and p_value < thresholds.alpha
+    if direction is not None and tested and not rank_p >= thresholds.alpha:
         verdict = direction
-    elif enough and positive and within_band(low, high, thresholds):
-        verdict = Verdict.UNCHANGED  # the whole interval inside the no-change band: positive evidence
+        if _barely(p_value, thresholds.alpha):
+            flags.append(UPPER_ESTIMATE)
+    elif enough and positive and margin <= thresholds.factor:
+        verdict = Verdict.UNCHANGED  # no change beyond the factor either way: positive evidence
     else:
         verdict = Verdict.UNDECIDED
-    return Comparison(base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads, level=thresholds.alpha)
+    if tested and verdict is Verdict.UNDECIDED:
+        floor = smallest_p(len(a), len(b))
+        below = f"; {len(a)} and {len(b)} processes cannot go below {floor:.2g}" if floor >= thresholds.alpha else ""
+        flags.append(f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})")
+    return Comparison(
+        base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads,
+        level=thresholds.alpha, margin=margin, rank_p=rank_p,
+    )  # fmt: skip

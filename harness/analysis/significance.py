@@ -60,6 +60,9 @@ class Thresholds:
     confidence: float = 0.99  # of the bootstrap interval of the ratio
     # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the better one.
     higher_is_better: tuple[str, ...] = ()
+    # Sides measured together must also pass Mann–Whitney's exact rank test at the level (``rank_test``), which
+    # holds it whatever the noise; off for a triage's first round, which only chooses what to measure again.
+    rank_guard: bool = True
     resamples: int = 2000
     seed: int = 20261129
 
@@ -104,6 +107,12 @@ class Comparison:
     level: float = math.nan
     # What is compared, whose unit every page shows its figures in (None: a duration in nanoseconds).
     metric: MetricKey | None = None
+    # The change the data still allow, either way, as a factor: the far end of Welch's ``confidence`` interval of
+    # the shift of log process medians (the change test's own estimator), so 1.09 reads "within ±9 %"; *unchanged*
+    # is a margin inside the factor.  nan without a test (fewer than two processes a side).
+    margin: float = math.nan
+    # Mann–Whitney's exact p on the process medians where the sides were measured together (the guard), else nan.
+    rank_p: float = math.nan
 
     def format(self, value: float) -> str:
         """A figure of the compared metric, in its unit: a duration, a size, or a script's number as printed."""
@@ -112,8 +121,15 @@ class Comparison:
     @property
     def said(self) -> str:
         """The verdict in the metric's own words: slower or faster for a duration, higher or lower for a size
-        or a script's number (where higher may be the better way), else unchanged or undecided."""
-        if self.metric is None or self.metric.is_duration or self.verdict not in (Verdict.SLOWER, Verdict.FASTER):
+        or a script's number (where higher may be the better way); no change with the margin the data support:
+        "unchanged (within ±3%)", or an undecided "within ±9%" (a band wider than the factor's: no change
+        shown, and none beyond it)."""
+        if self.verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
+            within = format_margin(self.margin)
+            if self.verdict is Verdict.UNCHANGED:
+                return f"unchanged ({within})" if within else str(self.verdict)
+            return within or str(self.verdict)
+        if self.metric is None or self.metric.is_duration:
             return str(self.verdict)
         return "higher" if self.ratio >= 1 else "lower"
 
@@ -170,9 +186,17 @@ def percentile_ratio_interval(base: Sequence[float], cand: Sequence[float], conf
     return low, high
 
 
-def within_band(low: float, high: float, thresholds: Thresholds) -> bool:
-    """Whether an interval of the ratio lies inside the no-change band ×1/factor…×factor (positive evidence)."""
-    return 1 / thresholds.factor <= low and high <= thresholds.factor
+def two_sided_z(p_value: float) -> float:
+    """The normal z whose two-sided p is ``p_value`` (at most about 8: below 1e-15, 1 − p/2 is 1 in floating point)."""
+    return statistics.NormalDist().inv_cdf(1 - min(max(p_value, 1e-15), 1.0) / 2)
+
+
+def format_margin(margin: float) -> str:
+    """``within ±9 %`` for a margin of ×1.09; empty where there is none."""
+    if not math.isfinite(margin) or margin < 1:
+        return ""
+    share = margin - 1
+    return f"within ±{share:.0%}" if share >= 0.1 else f"within ±{share:.1%}"
 
 
 def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
@@ -191,13 +215,14 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
     a, b = comparison.processes
     if comparison.test == WELCH_LOG_MEDIANS and min(a, b) < thresholds.min_processes:
         return f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict needs"
-    if math.isnan(comparison.ci_low):
-        return "undecided: no interval of the ratio could be formed"
+    if math.isnan(comparison.margin):
+        return "undecided: no test of the process medians could be made"
     band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
     return (
-        f"undecided: the {thresholds.confidence:.0%} interval ×{comparison.ci_low:.3g}–×{comparison.ci_high:.3g} "
-        f"reaches beyond the no-change band {band} and the test does not reject 'no change'; more processes of "
-        "both sides, measured together, would narrow it"
+        f"undecided: the data allow a change of up to ×{comparison.margin:.3g} either way "
+        f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), beyond the "
+        f"no-change band {band}, and the test does not reject 'no change'; more processes of both sides, measured "
+        "together, would narrow it"
     )
 
 

@@ -83,7 +83,7 @@ def t_quantile(q: float, df: float) -> float:
         low *= 2
     while t_survival(high, df) > 1 - q:
         high *= 2
-    for _ in range(200):
+    while high - low > 1e-12 * max(1.0, abs(high)):  # about 50 halvings: the quantile to double precision's reach
         middle = (low + high) / 2
         if t_survival(middle, df) > 1 - q:
             low = middle
@@ -97,6 +97,8 @@ class WelchTest:
     t: float  # of the second sample against the first: positive when its mean is larger
     df: float  # Welch–Satterthwaite degrees of freedom
     p_value: float  # two-sided
+    difference: float = math.nan  # of the means, second less first
+    error: float = math.nan  # the standard error of that difference
 
 
 def welch_t_test(first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0) -> WelchTest:
@@ -122,8 +124,8 @@ def welch_t_test(first: Sequence[float], second: Sequence[float], *, known_varia
     if error == 0:
         difference = mean2 - mean1
         t = math.copysign(math.inf, difference) if difference else 0.0
-        return WelchTest(t, n1 + n2 - 2.0, 0.0 if difference else 1.0)
+        return WelchTest(t, n1 + n2 - 2.0, 0.0 if difference else 1.0, difference, 0.0)
     t = (mean2 - mean1) / math.sqrt(error)
     estimated = share1**2 / (n1 - 1) + share2**2 / (n2 - 1)
     df = error**2 / estimated if estimated else math.inf
-    return WelchTest(t, df, t_two_sided_p(t, df))
+    return WelchTest(t, df, t_two_sided_p(t, df), mean2 - mean1, math.sqrt(error))

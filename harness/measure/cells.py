@@ -95,6 +95,11 @@ class CellRun:
         return None
 
 
+def next_look(looks: tuple[int, ...], done: int) -> int:
+    """The processes a side at the next look after ``done`` (the last look once past it)."""
+    return next((point for point in looks if point > done), looks[-1])
+
+
 @dataclass
 class Cell:
     """A planned cell being measured: its place in the plan, and a run for each side not measured before."""
@@ -117,7 +122,7 @@ class Cell:
         count, most = settings.processes, settings.most_processes
         rounds = min(len(run.processes) for run in active)
         looking = settings.decide is not None and len(self.runs) > 1 and rounds >= count
-        end = min((rounds // count + 1) * count, most) if looking else count
+        end = next_look(settings.looks, rounds) if looking else count
         planned = sum(max(end - len(run.processes), 0) for run in active)
         return planned, max(planned, sum(max(most - len(run.processes), 0) for run in active))
 

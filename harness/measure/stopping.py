@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from harness.measure.cells import Cell, CellRun, pair_name
+from harness.measure.cells import Cell, CellRun, next_look, pair_name
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
 # From each side's processes finished ok so far, the ratio a comparison of them could detect, judged on
@@ -97,13 +97,14 @@ class StopRules:
         settings, most = self.settings, self.settings.most_processes
         seconds = sum(run.duration_s for run in cell.runs)  # its own processes: cells take turns in rounds
         spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
-        if done % settings.processes and done < most and not spent:
+        looks = settings.looks
+        if done not in looks and done < most and not spent:
             return True  # between looks: the look's rounds are measured whole
         # A pair with a side settled at an earlier look keeps what that look decided.
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
         open_by_pair = self._open_comparisons(pairs)
         still = [line for lines in open_by_pair for line in lines]
-        look = f"look {-(-done // settings.processes)} of {-(-most // settings.processes)}"
+        look = f"look {next((k for k, point in enumerate(looks, 1) if done <= point), len(looks))} of {len(looks)}"
         going = [run for run in cell.runs if not run.settled]
         decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
         if not still:
@@ -122,7 +123,7 @@ class StopRules:
             sides = f" for {left} of {len(cell.runs)} sides" if left < len(cell.runs) else ""
             self.progress(
                 f"{cell.head} · {look}: {len(still)} comparison(s) open ({still[0]}): "
-                f"{settings.processes} more rounds{sides} (at most {most} a side)"
+                f"{next_look(looks, done) - done} more rounds{sides} (at most {most} a side)"
             )
             return True
         if done > settings.processes or still:

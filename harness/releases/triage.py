@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
@@ -25,7 +25,8 @@ from harness.releases.probes import ConfirmPairs, Pair, Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
-# The first round screens: a step is a candidate at this level (or the strict one, if looser), and only the
+# The first round screens: a step is a candidate at this level (or the strict one, if looser; without the rank
+# guard, which 5 processes a side pass only when wholly apart), and only the
 # confirmation, measured until decided at the strict level, answers.
 SCREEN_ALPHA = 0.01
 
@@ -40,6 +41,8 @@ class Confirmation:
     comparison: Comparison | None  # of the metric, on the second measurement
     confirmed: bool
     reason: str
+    # A claim's flip: at most the chance that it is confirmed where the releases behave alike (``flip_chance``).
+    flip_error: float | None = None
 
     @property
     def undecided(self) -> bool:
@@ -64,15 +67,30 @@ class TriageOutcome:
         return [c for c in self.confirmations if c.undecided]
 
     def family_error(self, thresholds: Thresholds) -> str:
-        """The chance that any confirmed change of a metric is a false alarm, bounded over the candidates."""
+        """The chance that any confirmed change of a metric or flip of the claim is a false alarm, bounded over
+        the candidates measured again."""
         tested = sum(c.comparison is not None for c in self.confirmations)
-        if not tested:
+        flips = [c.flip_error for c in self.confirmations if c.flip_error is not None]
+        if not tested and not flips:
             return ""
+        parts, bound = [], tested * thresholds.alpha + sum(flips)
+        if tested:
+            parts.append(
+                f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
+                f"{thresholds.alpha:g} (spent over its looks)"
+            )
+        if flips:
+            parts.append(
+                f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the same flip, which "
+                f"releases that behave alike show twice in a row at most {max(flips):.2g} of the time"
+            )
+        terms = [f"{tested} × {thresholds.alpha:g}"] if tested else []
+        terms += [f"{flip:.2g}" for flip in flips]
         return (
-            f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
-            f"{thresholds.alpha:g} (spent over its looks): the chance that any confirmed change is a false alarm "
-            f"is at most {tested} × {thresholds.alpha:g} = {min(1.0, tested * thresholds.alpha):.2g}. The first "
-            f"round, at level {max(SCREEN_ALPHA, thresholds.alpha):g}, only chose what to measure again."
+            f"{'; '.join(parts)}: the chance that any confirmed change is a false alarm is at most "
+            f"{' + '.join(terms)} = {min(1.0, bound):.2g}. The first round, at level "
+            f"{max(SCREEN_ALPHA, thresholds.alpha):g}, only chose "
+            "what to measure again."
         )
 
     def skipped_between(self, step: ReleaseStep) -> list[str]:
@@ -151,17 +169,27 @@ def _ok(probe: Probe) -> str | None:
 
 
 def confirm(
-    step: ReleaseStep, before: Probe, after: Probe, metric: MetricKey | None, thresholds: Thresholds
+    step: ReleaseStep,
+    before: Probe,
+    after: Probe,
+    metric: MetricKey | None,
+    thresholds: Thresholds,
+    first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
+    """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
     problem = _ok(before) or _ok(after)
     if problem:
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
     if step.metric == CLAIM:
         was, now = outcome(before.result), outcome(after.result)
-        held = f"{was} → {now}" == step.change
-        how = "the same flip" if held else f"{was} → {now} instead"
-        return Confirmation(step, before, after, None, held, f"measured again: {how}")
+        again = (len(process_claims(before.result)), len(process_claims(after.result)))
+        error = flip_chance(first_counts, again)
+        held = f"{was} → {now}" == step.change and error <= thresholds.alpha
+        how = "the same flip" if f"{was} → {now}" == step.change else f"{was} → {now} instead"
+        if f"{was} → {now}" == step.change and not held:
+            how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
+        return Confirmation(step, before, after, None, held, f"measured again: {how}", error)
     assert metric is not None
     a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
     if a is None or b is None:
@@ -185,7 +213,7 @@ def triage(
 ) -> TriageOutcome:
     """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all pairs at once)."""
     progress(f"[triage] first round: {len(releases)} releases, measured together")
-    screen = dataclasses.replace(thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha))
+    screen = dataclasses.replace(thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False)
     first = sweep(
         releases, measure, metrics=metrics, with_claim=with_claim, thresholds=screen, progress=progress,
         name="triage", screen=True,
@@ -204,10 +232,12 @@ def triage(
         "again, until decided"
     )
     again = confirm_pairs(pairs)
+    claim_counts = {m.release: len(process_claims(m.result)) for m in first.ok() if m.result is not None}
     keys = {key.metric_name: key for key in first.metrics}
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
-        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds)
+        counts = (claim_counts.get(step.before, 0), claim_counts.get(step.after, 0))
+        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds, counts)
         found.confirmations.append(confirmation)
         verdict = "confirmed" if confirmation.confirmed else "undecided" if confirmation.undecided else "not confirmed"
         progress(

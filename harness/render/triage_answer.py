@@ -9,6 +9,7 @@ from harness.analysis.claims import outcome
 from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
+from harness.analysis.significance import Comparison, format_margin
 from harness.metric_names import parse_metric_name
 from harness.names import inside
 from harness.releases.answers import Setting
@@ -62,8 +63,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         lines.append(_answer_line(text, change, setting, with_step=pair not in said))
         said.add(pair)
     undecided = [
-        f"{c.step.metric} {c.step.before} → {c.step.after}"
-        + (f" ({min(c.comparison.processes)} processes a side)" if c.comparison is not None else "")
+        f"{c.step.metric} {c.step.before} → {c.step.after}" + (_measured(c.comparison) if c.comparison else "")
         for c in found.undecided()
     ]
     if undecided:
@@ -81,6 +81,12 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         "No change found: no step between consecutive releases passed the first round's screen (each comparison "
         "is in the releases table; an undecided one there is not evidence of no change)."
     ]
+
+
+def _measured(comparison: Comparison) -> str:
+    """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the change it allows."""
+    margin = format_margin(comparison.margin)
+    return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
 
 
 def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:

@@ -362,11 +362,27 @@ class Settings(_Record):
         return {name: getattr(self, name) for name in CHILD_SETTINGS}
 
     @property
+    def looks(self) -> tuple[int, ...]:
+        """Where a run measured until decided looks (``look_points``): one look, the planned processes, otherwise."""
+        return look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
+
+    @property
     def most_processes(self) -> int:
         """Processes a side may run in one cell: the planned count, or more with a target ratio or until decided."""
         if self.target_ratio is None and self.decide is None:
             return self.processes
         return max(self.processes, self.max_processes or self.processes)
+
+
+def look_points(first: int, most: int) -> tuple[int, ...]:
+    """The processes a side at which a run measured until decided takes its looks: the planned ``first``, then
+    twice as many at each look, the last at ``most`` (5, 10, 20; 3, 6, 12, 15).  Doubling keeps the looks few, so
+    that most of the level is left for the last (``harness.analysis.spending``), and each look adds as much
+    evidence as all before it."""
+    points = [max(1, first)]
+    while points[-1] < most:
+        points.append(min(2 * points[-1], most))
+    return tuple(points)
 
 
 CHILD_SETTINGS = ("warmup", "repeats", "min_repeats", "max_seconds", "compile_repeats", "min_sample_ns")

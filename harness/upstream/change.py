@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Thresholds, Verdict, format_margin
 from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
@@ -244,11 +244,12 @@ def _with_stored_figures(
     compared = compare_metric(a[metric], b[metric], rule, metric)
     p = format_p(compared.p_value)
     # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness terms.
+    ranks = "" if math.isnan(compared.rank_p) else " and Mann–Whitney's rank test on them"
+    outcome = MOVED.get(compared.verdict) or format_margin(compared.margin) or "not told from noise"
     significance = (
         f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over {compared.processes[0]} and "
-        f"{compared.processes[1]} separate Python processes (Welch's t-test on the log of each process's median): "
-        f"{MOVED.get(compared.verdict, 'within noise')}, where a change means a ratio beyond ×{rule.factor:g} "
-        f"at p < {rule.alpha:g}"
+        f"{compared.processes[1]} separate Python processes (Welch's t-test on the log of each process's "
+        f"median{ranks}): {outcome}, where a change means a ratio beyond ×{rule.factor:g} at p < {rule.alpha:g}"
     )
     return replace(
         change,

@@ -13,25 +13,28 @@ from harness.analysis.significance import Thresholds
 from harness.metric_names import MetricKey
 from harness.store.schema import parse, parse_process
 from tests.analysis.test_processes import simulated_side
-from tests.conftest import real_result
+from tests.conftest import real_result, with_processes
 
 
 def test_the_detectable_ratio_follows_the_spread_between_processes():
     thresholds = Thresholds()
     # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked by hand
-    assert detectable_ratio(0.142, 5, thresholds) == pytest.approx(1.938, abs=0.003)
-    assert detectable_ratio(0.142, 10, thresholds) < detectable_ratio(0.142, 5, thresholds), "more processes see more"
-    assert detectable_ratio(0.001, 5, thresholds) == thresholds.factor, "never below the rule's factor"
-    assert detectable_ratio(0.1, 1, thresholds) == thresholds.factor
+    apart = Thresholds(rank_guard=False)  # sides of separate runs: Welch's test alone
+    assert detectable_ratio(0.142, 5, apart) == pytest.approx(1.938, abs=0.003)
+    assert detectable_ratio(0.142, 10, apart) < detectable_ratio(0.142, 5, apart), "more processes see more"
+    assert detectable_ratio(0.001, 5, apart) == thresholds.factor, "never below the rule's factor"
+    assert detectable_ratio(0.1, 1, apart) == thresholds.factor
+    assert detectable_ratio(0.142, 6, thresholds) == math.inf, "6 and 6 processes cannot pass the rank guard"
+    assert detectable_ratio(0.142, 7, thresholds) == detectable_ratio(0.142, 7, apart), "7 and 7 can"
 
 
 def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
     rng = random.Random(2026)
     thresholds = Thresholds(resamples=10)
-    ratio = detectable_ratio(0.1, 5, thresholds)
+    ratio = detectable_ratio(0.1, 10, thresholds)
     trials = 400
     flagged = sum(
-        compare_processes(simulated_side(rng, 5, 0.1), simulated_side(rng, 5, 0.1, scale=ratio), thresholds).verdict
+        compare_processes(simulated_side(rng, 10, 0.1), simulated_side(rng, 10, 0.1, scale=ratio), thresholds).verdict
         == "slower"
         for _ in range(trials)
     )
@@ -40,7 +43,7 @@ def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
 
 def _processes(scale: float = 1.0, count: int | None = None):
     """The fixture's finished processes, every raw time multiplied by ``scale``."""
-    record = real_result("scan_sync-0.12.0.1")
+    record = with_processes(real_result("scan_sync-0.12.0.1"), max(count or 0, 5))
     processes = parse(record).finished()[:count]
     scaled = []
     for process in record["processes"][: len(processes)]:
@@ -64,8 +67,8 @@ def test_pooled_spreads_read_each_side_apart_so_a_shift_between_sides_adds_nothi
 
 
 def test_a_cell_in_progress_reads_its_detectable_ratio_and_sees_more_with_more_processes():
-    every = detectable_now([_processes(), _processes(scale=2.0)])
-    fewer = detectable_now([_processes(count=3), _processes(count=3)])
+    every = detectable_now([_processes(count=10), _processes(count=10, scale=2.0)])
+    fewer = detectable_now([_processes(count=8), _processes(count=8)])
     assert every is not None and fewer is not None
     assert 1.05 <= every < fewer, (every, fewer)
     assert not math.isnan(every)

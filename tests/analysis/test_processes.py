@@ -8,10 +8,12 @@ that level.  No JAX, no timing: a seeded generator makes the data.
 import math
 import random
 import statistics
+from dataclasses import replace
 
 import pytest
 
 from harness.analysis.processes import (
+    UPPER_ESTIMATE,
     compare_processes,
     hierarchical_bootstrap_interval,
     process_medians,
@@ -25,7 +27,7 @@ from harness.analysis.significance import (
     percentile_ratio_interval,
     resampled_median,
 )
-from harness.analysis.t_test import welch_t_test
+from harness.analysis.t_test import t_quantile, welch_t_test
 
 # The verdict does not use the interval: keep the simulations quick.
 FAST = Thresholds(resamples=10)
@@ -99,8 +101,8 @@ def test_spread_between_and_within_processes():
 
 
 def test_a_clear_change_over_enough_processes_is_a_verdict():
-    a = [steady(100), steady(102), steady(99), steady(101), steady(100.5)]
-    b = [steady(130), steady(129), steady(133), steady(131), steady(128)]
+    a = [steady(100), steady(102), steady(99), steady(101), steady(100.5), steady(99.5), steady(101.5), steady(100.2)]
+    b = [steady(130), steady(129), steady(133), steady(131), steady(128), steady(130.5), steady(132), steady(129.5)]
     assert compare_processes(a, b, FAST).verdict == SLOWER
     assert compare_processes(b, a, FAST).verdict == FASTER
     assert compare_processes(a, a, FAST).verdict == UNCHANGED
@@ -118,7 +120,11 @@ def test_too_few_processes_is_undecided_never_a_verdict():
     assert close.verdict == UNDECIDED and close.noisy, "one process cannot show the absence of a change either"
     two = [steady(100), steady(100.1)]
     assert compare_processes(two, five[:2], FAST).verdict == UNDECIDED, "min_processes is 3"
-    assert compare_processes(two, five[:2], Thresholds(resamples=10, min_processes=2)).verdict == SLOWER
+    unguarded = Thresholds(resamples=10, min_processes=2, rank_guard=False)
+    assert compare_processes(two, five[:2], unguarded).verdict == SLOWER, "Welch's test alone passes"
+    guarded = compare_processes(two, five[:2], Thresholds(resamples=10, min_processes=2))
+    assert guarded.verdict == UNDECIDED, "two and two processes never pass the rank guard"
+    assert "2 and 2 processes cannot go below 0.33" in guarded.flags[-1]
 
 
 def test_a_large_ratio_without_significance_is_undecided_never_unchanged():
@@ -237,7 +243,7 @@ def test_a_true_fifteen_percent_slowdown_is_flagged():
     rng = random.Random(5)
     trials = 200
     flagged = sum(
-        compare_processes(simulated_side(rng, 5, 0.02), simulated_side(rng, 5, 0.02, scale=1.15), FAST).verdict
+        compare_processes(simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1.15), FAST).verdict
         == SLOWER
         for _ in range(trials)
     )
@@ -248,7 +254,7 @@ def test_a_true_speedup_is_flagged_as_faster():
     rng = random.Random(6)
     trials = 100
     flagged = sum(
-        compare_processes(simulated_side(rng, 5, 0.02), simulated_side(rng, 5, 0.02, scale=1 / 1.15), FAST).verdict
+        compare_processes(simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1 / 1.15), FAST).verdict
         == FASTER
         for _ in range(trials)
     )
@@ -258,18 +264,43 @@ def test_a_true_speedup_is_flagged_as_faster():
 # --- separate invocations: each side's whole run sits at a level of its own ---
 
 
-def test_unchanged_needs_the_whole_interval_inside_the_no_change_band():
+def test_unchanged_needs_the_margin_the_test_allows_inside_the_factor():
     levels = (1.00, 1.01, 0.99, 1.00, 1.005)
     a = [steady(1e6 * level) for level in levels]
     same = compare_processes(a, [steady(1.005e6 * level) for level in levels], FAST)
-    assert same.verdict == UNCHANGED and 1 / 1.05 < same.ci_low < same.ci_high < 1.05
-    wide = compare_processes(a, [steady(1.005e6 * level) for level in (1.0, 1.2, 0.85, 1.1, 0.9)], FAST)
-    assert wide.verdict == UNDECIDED and wide.ci_high > 1.05, "the same median, too spread to show no change"
+    assert same.verdict == UNCHANGED and 1 < same.margin < 1.05 and same.said.startswith("unchanged (within ±")
+    spread = [steady(1.005e6 * level) for level in (1.0, 1.2, 0.85, 1.1, 0.9)]
+    wide = compare_processes(a, spread, FAST)
+    assert wide.verdict == UNDECIDED and wide.margin > 1.05, "the same median, too spread to show no change"
+    logs = [[math.log(m) for m in process_medians(side)] for side in (a, spread)]
+    test = welch_t_test(*logs)
+    shift = abs(test.difference) + t_quantile(0.995, test.df) * test.error
+    assert wide.margin == pytest.approx(math.exp(shift)), "the far end of Welch's 99 % interval of the log shift"
+    assert wide.said == f"within ±{wide.margin - 1:.0%}", "how much change the data still allow"
+
+
+def test_the_rank_guard_holds_back_sides_a_two_level_host_split_and_flags_a_barely_passed_ratio():
+    fast, slow = [steady(100 * (1 + i / 500)) for i in range(5)], [steady(136 * (1 + i / 500)) for i in range(5)]
+    split = compare_processes(fast, slow, FAST)
+    assert split.p_value < 1e-6 and split.rank_p == pytest.approx(2 / 252), "Welch sees a change; the ranks cannot"
+    assert split.verdict == UNDECIDED and "5 and 5 processes cannot go below 0.0079" in split.flags[-1]
+    apart = compare_processes(fast, slow, FAST, invocation_spread=0.01)
+    assert math.isnan(apart.rank_p), "separate runs are not exchangeable: no guard, their own allowance instead"
+    rng = random.Random(4)
+    near = [
+        compare_processes(simulated_side(rng, 20, 0.1), simulated_side(rng, 20, 0.1, scale=1.1), FAST)
+        for _ in range(60)
+    ]
+    barely = [c for c in near if c.verdict == SLOWER]
+    assert barely and all(UPPER_ESTIMATE in c.flags for c in barely), (
+        "a ×1.10 at 10 % spread only passes when it reads high"
+    )
 
 
 def test_a_spread_between_invocations_widens_the_test_and_the_interval():
-    a = [steady(1e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
-    b = [steady(1.08e6 * level) for level in (1.00, 1.01, 0.99, 1.00, 1.005)]
+    levels = (1.00, 1.01, 0.99, 1.00, 1.005, 0.995, 1.002, 1.008)
+    a = [steady(1e6 * level) for level in levels]
+    b = [steady(1.08e6 * level) for level in levels]
     interleaved = compare_processes(a, b, FAST)
     separate = compare_processes(a, b, FAST, invocation_spread=0.05)
     assert interleaved.verdict == SLOWER and interleaved.invocation_spread == 0.0
@@ -289,7 +320,7 @@ def test_aa_between_separate_invocations_holds_its_level_only_when_the_spread_is
     for _ in range(trials):
         a_level, b_level = rng.lognormvariate(0, 0.05), rng.lognormvariate(0, 0.05)
         a, b = simulated_side(rng, 5, 0.02, scale=a_level), simulated_side(rng, 5, 0.02, scale=b_level)
-        ignored += compare_processes(a, b, FAST).verdict in VERDICTS
+        ignored += compare_processes(a, b, replace(FAST, rank_guard=False)).verdict in VERDICTS
         allowed += compare_processes(a, b, FAST, invocation_spread=0.05).verdict in VERDICTS
     assert ignored >= 0.15 * trials
     assert allowed <= 0.01 * trials

@@ -12,11 +12,11 @@ from harness.analysis.significance import (
     DIRECT_MEDIAN_ABOVE,
     Thresholds,
     Verdict,
+    format_margin,
     past_factor,
     percentile_ratio_interval,
     resampled_median,
     what_would_decide,
-    within_band,
 )
 
 
@@ -28,10 +28,10 @@ def test_a_ratio_points_somewhere_only_past_the_factor_which_is_inclusive_both_w
     assert past_factor(ratio, Thresholds()) == direction
 
 
-def test_nan_points_nowhere_and_the_band_holds_only_an_interval_inside_it():
+def test_nan_points_nowhere_and_a_margin_reads_as_the_change_it_allows_either_way():
     assert past_factor(math.nan, Thresholds()) is None
-    assert within_band(0.96, 1.04, Thresholds()) and not within_band(0.9, 1.04, Thresholds())
-    assert not within_band(math.nan, math.nan, Thresholds()), "no interval is no evidence of no change"
+    assert format_margin(1.09) == "within ±9.0%" and format_margin(1.234) == "within ±23%"
+    assert format_margin(math.nan) == "" and format_margin(math.inf) == "", "no test: no margin to state"
 
 
 def test_the_percentile_interval_pairs_the_figures_and_refuses_a_zero_base():
@@ -57,7 +57,8 @@ def test_an_undecided_comparison_says_what_would_decide_it():
     b = [[x * 1.03 for x in process] for process in a]
     undecided = compare_processes(a, b)
     assert undecided.verdict == Verdict.UNDECIDED
-    assert "reaches beyond the no-change band ×0.952–×1.05" in what_would_decide(undecided, Thresholds())
+    assert "beyond the no-change band ×0.952–×1.05" in what_would_decide(undecided, Thresholds())
+    assert f"up to ×{undecided.margin:.3g} either way" in what_would_decide(undecided, Thresholds())
     two = compare_processes(a[:2], b[:2])
     assert "2 and 2 processes, fewer than the 3 a side a verdict needs" in what_would_decide(two, Thresholds())
     steady = [[1.0 + 0.001 * i for i in range(5)] for _ in range(10)]

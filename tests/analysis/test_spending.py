@@ -9,19 +9,24 @@ from harness.analysis.spending import Design, at_level, design_of, spent
 from harness.store.schema import Settings
 
 
-def test_the_levels_of_the_looks_add_up_to_alpha_and_the_first_look_gets_the_most():
+def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting_the_most():
     design = Design(5, 20)
-    levels = [design.nominal_alpha(0.002, n) for n in (5, 10, 15, 20)]
-    assert design.looks == 4 and math.isclose(sum(levels), 0.002)
-    assert levels == sorted(levels, reverse=True) and levels[0] == pytest.approx(0.002 * 0.357, rel=0.01)
+    assert design.points == (5, 10, 20) and design.looks == 3
+    levels = [design.nominal_alpha(0.002, n) for n in design.points]
+    # α·t⁴ at t = 1/4, 1/2, 1: 0.002/256, 0.002·(1/16 − 1/256), 0.002·(1 − 1/16), worked by hand.
+    assert levels == pytest.approx([7.8125e-6, 1.171875e-4, 1.875e-3])
+    assert math.isclose(sum(levels), 0.002)
     assert spent(0.002, 0) == 0 and spent(0.002, 1) == pytest.approx(0.002)
 
 
 def test_a_count_between_looks_takes_the_level_of_the_look_it_began_and_the_last_look_takes_what_is_left():
-    design = Design(5, 18)  # looks at 5, 10, 15 and 18
-    assert [design.look_of(n) for n in (1, 5, 6, 10, 11, 18, 40)] == [1, 1, 2, 2, 3, 4, 4]
-    assert [design.at_look(n) for n in (4, 5, 7, 15, 18)] == [False, True, False, True, True]
-    total = sum(design.nominal_alpha(0.01, n) for n in (5, 10, 15, 18))
+    design = Design(3, 18)  # looks at 3, 6, 12 and 18
+    assert design.points == (3, 6, 12, 18)
+    assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [1, 1, 2, 2, 3, 3, 4, 4, 4]
+    assert [design.at_look(n) for n in (2, 3, 5, 6, 12, 18, 19)] == [False, True, False, True, True, True, True]
+    last = pytest.approx(0.01 * (1 - (12 / 18) ** 4))
+    assert design.nominal_alpha(0.01, 13) == design.nominal_alpha(0.01, 18) == last
+    total = sum(design.nominal_alpha(0.01, n) for n in design.points)
     assert math.isclose(total, 0.01)
 
 

@@ -361,20 +361,21 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     return runs, asked, lines
 
 
-def test_until_decided_looks_come_every_planned_rounds_while_a_comparison_is_open(tmp_path, monkeypatch):
+def test_until_decided_the_looks_double_while_a_comparison_is_open(tmp_path, monkeypatch):
     still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
     runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, {3: still, 6: still})
-    assert [len(run.processes) for run in runs] == [9, 9]
-    assert asked == [(3, 3), (6, 6), (9, 9)], "asked at each look only, never between"
-    assert all("decided at 9 processes a side (look 3 of 4" in run.detail for run in runs)
-    assert any("look 1 of 4: 1 comparison(s) open (pair 1 x ×1.2" in line for line in lines)
+    assert [len(run.processes) for run in runs] == [12, 12]
+    assert asked == [(3, 3), (6, 6), (12, 12)], "asked at each look only (3, 6, 12), never between"
+    assert all("decided at 12 processes a side (look 3 of 3" in run.detail for run in runs)
+    assert any("look 1 of 3: 1 comparison(s) open (pair 1 x ×1.2" in line and "3 more rounds" in line for line in lines)
+    assert any("look 2 of 3: 1 comparison(s) open" in line and "6 more rounds" in line for line in lines)
 
 
 def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_what_stayed_open(tmp_path, monkeypatch):
     still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still))
-    assert [len(run.processes) for run in runs] == [12, 12] and len(asked) == 4
-    assert "undecided after 12 processes a side (the most allowed, look 4 of 4" in runs[0].detail
+    assert [len(run.processes) for run in runs] == [12, 12] and len(asked) == 3
+    assert "undecided after 12 processes a side (the most allowed, look 3 of 3" in runs[0].detail
     assert "pair 1 x ×1.2" in runs[0].detail
     runs, _, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), decide_budget_s=1.0)
     assert [len(run.processes) for run in runs] == [5, 5], (
@@ -415,11 +416,11 @@ def test_only_the_sides_of_open_comparisons_go_on_and_a_decided_side_keeps_where
 
     sides = [*aa_sides(), Side("0.0.0", "c", label="C")]
     runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, open_between_b_and_c, sides=sides)
-    assert [len(run.processes) for run in runs] == [3, 9, 9], "A's only comparison was decided at the first look"
-    assert runs[0].detail.startswith("decided at 3 processes a side (look 1 of 4, ")
-    assert all(run.detail.startswith("decided at 9 processes a side (look 3 of 4") for run in runs[1:])
-    assert asked == [(3, 3), (3, 3), (6, 6), (9, 9)], "A → B judged once: its sides' verdict stands"
-    said = "look 1 of 4: 1 comparison(s) open (B → C x ×1.2"
+    assert [len(run.processes) for run in runs] == [3, 12, 12], "A's only comparison was decided at the first look"
+    assert runs[0].detail.startswith("decided at 3 processes a side (look 1 of 3, ")
+    assert all(run.detail.startswith("decided at 12 processes a side (look 3 of 3") for run in runs[1:])
+    assert asked == [(3, 3), (3, 3), (6, 6), (12, 12)], "A → B judged once: its sides' verdict stands"
+    said = "look 1 of 3: 1 comparison(s) open (B → C x ×1.2"
     assert any(said in line and "for 2 of 3 sides" in line for line in lines)
 
 

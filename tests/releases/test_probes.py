@@ -36,7 +36,7 @@ class FakeMeasure:
         self.results = results
         self.calls: list[Call] = []
         self.stores = lambda side, sides, settings: derive(
-            real_result("async_dispatch-0.12.0.1"), release=side.release, scale=3
+            real_result("async_dispatch-0.12.0.1"), release=side.release, scale=3, processes=settings.processes
         )
 
     def __call__(self, plan, sides, settings, results_dir, **kwargs):
@@ -161,7 +161,8 @@ def test_a_release_is_measured_anew_with_both_endpoints_in_one_interleaved_run(t
 
     def stores(side, sides, settings):
         run = len(fake_measure.calls)
-        return derive(real_result("async_dispatch-0.12.0.1"), release=side.release, id=f"run{run}-{side.release}")
+        data = real_result("async_dispatch-0.12.0.1")
+        return derive(data, release=side.release, id=f"run{run}-{side.release}", processes=settings.processes)
 
     fake_measure.stores = stores
     probe.measure_together(["0.4.30", "0.4.33"])

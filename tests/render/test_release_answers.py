@@ -79,9 +79,9 @@ def test_a_claim_bisect_shows_the_claim_and_its_evidence():
     markdown = bisect_markdown(found, setting(metric=None))
     assert_valid_tables(markdown)
     assert "by the case's claim" in markdown
-    # The evidence is settled over the fixture's five processes and quotes the first one's measurement.
-    assert "| holds in 5 of 5 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
-    assert "| does not hold in 5 of 5 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
+    # The evidence is settled over the processes (the fixture's five, repeated) and quotes the first one's.
+    assert "| holds in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
+    assert "| does not hold in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
     assert bisect_json(found, setting(metric=None))["first_bad"] == "0.4.33"
 
 

@@ -34,16 +34,16 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
     assert "**No confirmed change**" in text
     assert (
-        "\n- Undecided, not unchanged: eager.wall_ns a → b (5 processes a side): measured again, the statistics "
-        "could tell neither the change nor its absence within --max-processes" in text
+        "\n- Undecided, not unchanged: eager.wall_ns a → b (10 processes a side, within ±7.5%): measured again, the "
+        "statistics could tell neither the change nor its absence within --max-processes" in text
     ), "an answer of its own, not the tail of the one before"
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("undecided")
+    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("within ±7.5%")
     assert cells[4] == "no"
     assert "Plot not drawn: matplotlib is not installed." in text
     assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text
-    assert "0 confirmed on measuring again until decided, 5 processes a side, 1 undecided" in text
+    assert "0 confirmed on measuring again until decided, 10 processes a side, 1 undecided" in text
     assert "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
 
 

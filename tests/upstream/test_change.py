@@ -15,14 +15,23 @@ from harness.upstream.change import (
     title,
     with_script_figures,
 )
-from tests.conftest import FIXTURES, stored_in
+from tests.conftest import FIXTURES, stored_in, with_processes
 
 STORED_SIZES = {"N": 100, "M": 500}  # the fixtures' results of scan_sync on 0.4.26 and 0.12.0.1
 WALL = MetricKey("two_scans", "wall")
 
 
-def stored():
-    return stored_in(FIXTURES / "results", FIXTURES / "issue" / "results")
+def stored(tmp_path=None):
+    """The two real results of one interleaved run (5 processes each); with ``tmp_path``, copies whose processes
+    are repeated to 10 each (``with_processes``), enough for the rank guard."""
+    folders = (FIXTURES / "results", FIXTURES / "issue" / "results")
+    if tmp_path is None:
+        return stored_in(*folders)
+    for folder in folders:
+        for path in folder.glob("scan_sync-*.json"):
+            grown = with_processes(json.loads(path.read_text()))
+            (tmp_path / path.name).write_text(json.dumps(grown))
+    return stored_in(tmp_path)
 
 
 def metric_answer(**changes):
@@ -105,9 +114,9 @@ def test_a_fix_bisects_last_broken_and_first_fixed_release_are_the_changes_two_r
     assert (change.before_ns, change.after_ns) == (2.2e8, 2.9e8)
 
 
-def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_results():
+def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_results(tmp_path):
     claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
-    change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu")
+    change = change_from([claim], stored(tmp_path), case="scan_sync", sizes=STORED_SIZES, profile="cpu")
     # two_scans dispatch fell from 143 ms to 2.14 ms (×0.015), but what got slower comes first.
     assert change.metric is not None
     assert change.ratio is not None and change.ratio > 1, (change.metric, change.ratio)
@@ -153,15 +162,20 @@ def test_the_fixture_answer_has_the_stored_shape():
     assert {"case", "sizes", "profile", "last_good", "first_bad"} <= set(data)
 
 
-def test_stored_figures_come_with_their_comparison_in_words():
+def test_stored_figures_come_with_their_comparison_in_words(tmp_path):
     claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
     dispatch = MetricKey("two_scans", "dispatch")
-    change = change_from([claim], stored(), case="scan_sync", sizes=STORED_SIZES, profile="cpu", metric=dispatch)
+    where = {"case": "scan_sync", "sizes": STORED_SIZES, "profile": "cpu", "metric": dispatch}
+    as_run = change_from([claim], stored(), **where)
+    assert "over 5 and 5 separate Python processes" in as_run.significance and ": within ±" in as_run.significance, (
+        "×0.015 over 5 and 5 processes measured together: the ranks cannot go below 0.0079"
+    )
+    change = change_from([claim], stored(tmp_path), **where)
     assert change.significance.startswith("×0.01") and ": faster, where a change means a ratio beyond ×" in (
         change.significance
     )
     # Said in words a maintainer reads without knowing the harness: what was timed and by which test.
-    assert "5 and 5 separate Python processes (Welch's t-test on the log of each process's median)" in (
+    assert "10 and 10 separate Python processes (Welch's t-test on the log of each process's median and " in (
         change.significance
     )
     assert "harness" not in change.significance
