@@ -93,6 +93,16 @@ def store(folder: Path, result: Result) -> StoredResult:
         raise HarnessError(f"cannot store results in {folder}: {why}; results stored so far are kept") from None
 
 
+def same_script(stored: StoredResult, case: CaseInfo) -> bool:
+    """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and arguments.  A
+    reader deciding to reuse a stored result asks this, since another run into the folder may have stored a
+    result of another version meanwhile (``check_results_folder`` refuses a folder only under its lock)."""
+    if case.script is None:
+        return True
+    recorded = stored.result.script
+    return recorded is not None and (recorded.sha256, recorded.args) == (case.script.sha256, case.script.args)
+
+
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
     """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
     if case.script is None:

@@ -267,10 +267,17 @@ def cut_short(stored: StoredResult) -> bool:
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
 
 
-def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``;
-    ``INTERRUPTED`` for one that was ``cut_short``."""
-    newest = newest_results(root, case, release, profile, machine)
+def measured_cells(
+    root: Path,
+    case: str,
+    release: str,
+    profile: str,
+    machine: str,
+    accept: Callable[[StoredResult], bool] | None = None,
+) -> dict[str, str]:
+    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``
+    (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
+    newest = newest_results(root, case, release, profile, machine, accept)
     return {key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()}
 
 
