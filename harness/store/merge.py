@@ -4,8 +4,9 @@ CI fans the catalogue out over runners, each uploading its results folder; the
 report wants them in one.  A result is copied byte for byte to the place it would
 have been stored at, so the merged folder looks like one machine's ``results/``.
 A result already there (same id and content: the same file in two artifacts, a
-folder merged twice, or by another merge into the same folder at the same time) is counted once; a file that cannot be used, or whose id is
-taken by other content, is left out with one line saying why.
+folder merged twice, or one another merge into the same folder copied meanwhile) is
+counted once; a file that cannot be used, or whose id is taken by other content, is
+left out with one line saying why.
 """
 
 from __future__ import annotations
