@@ -49,14 +49,13 @@ def source_text(path: Path, content: bytes) -> str:
     -*-``), else UTF-8 (a BOM included); UsageError when it is not text in that encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
-        return content.decode(encoding).removeprefix("\ufeff")
     except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM
-        raise UsageError(f"script {path}: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+        raise UsageError(f"script {path} is not UTF-8 text, nor text in an encoding it declares ({exc.msg})") from None
+    try:
+        return content.decode(encoding).removeprefix("\ufeff")
     except (UnicodeDecodeError, LookupError):
-        raise UsageError(
-            f"script {path} is not text in the encoding it declares (UTF-8 unless a coding cookie says otherwise), "
-            "so not a Python script"
-        ) from None
+        named = "UTF-8" if encoding.startswith("utf-8") else f"{encoding} (its coding cookie's)"
+        raise UsageError(f"script {path} is not {named} text, so not a Python script") from None
 # The Python every release of the table runs on (``harness.pins.Release.python``): a script's requires-python is
 # checked against it before anything is installed, and against the exact interpreter once its venv is made.
 RUNS_ON = Release.python
