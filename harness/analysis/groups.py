@@ -55,7 +55,7 @@ class GroupKey:
     machine: str
 
     def describe(self) -> str:
-        devices = "? devices" if self.device_count is None else f"{self.device_count} device"
+        devices = "no JAX devices" if self.device_count is None else f"{self.device_count} device"
         plural = "s" if self.device_count not in (None, 1) else ""
         text = f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
         return text if self.machine == ANY_MACHINE else f"{text} · machine {short_machine(self.machine)}"

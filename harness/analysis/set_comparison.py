@@ -51,13 +51,38 @@ class Pair:
     def title(self) -> str:
         ka, kb = group_key(self.a), group_key(self.b)
         profile = ka.profile if ka.profile == kb.profile else f"{ka.profile} (A) vs {kb.profile} (B)"
-        devices = f"{ka.device_count}"
+        devices = f"devices {devices_text(ka.device_count)} · "
         if ka.device_count != kb.device_count:
-            devices = f"{ka.device_count} (A) vs {kb.device_count} (B)"
+            devices = f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} (B) · "
+        elif ka.device_count is None:  # ran without JAX (a plain script that never imports it): nothing to say
+            devices = ""
         return (
             f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} backend · "
-            f"devices {devices} · A jax {self.a.release}, B jax {self.b.release}"
+            f"{devices}A jax {self.a.release}, B jax {self.b.release}"
         )
+
+
+def script_differences(a: StoredResult, b: StoredResult) -> list[str]:
+    """Notes where A and B ran two versions of a plain script, or one with two command lines: then a change may be
+    the script's own, not JAX's."""
+    sa, sb = a.result.script, b.result.script
+    if sa is None or sb is None:
+        return []
+    notes = []
+    if sa.sha256 != sb.sha256:
+        notes.append(
+            f"two versions of {sa.file}: A ran sha256 {sa.sha256[:12]}, B sha256 {sb.sha256[:12]}; a change may be "
+            "the script's own, not JAX's"
+        )
+    if sa.args != sb.args:
+        shown = [" ".join(args) or "none" for args in (sa.args, sb.args)]
+        notes.append(f"{sa.file} ran with other arguments: A {shown[0]}, B {shown[1]}")
+    return notes
+
+
+def devices_text(count: int | None) -> str:
+    """A count of JAX devices; "no JAX devices" for a run whose process never asked JAX (none imported it)."""
+    return "no JAX devices" if count is None else str(count)
 
 
 @dataclass
@@ -164,7 +189,9 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
             f"{comparison.thresholds.invocation_spread:.1%}, and a side measured under load gives no verdict; "
             "measure both in one run (`--sides`) for finer verdicts"
         )
+    notes += script_differences(a, b)
     notes += [f"only in A: {k.label()}" for k in only_a] + [f"only in B: {k.label()}" for k in only_b]
+    notes += [f"{side}: {note}" for side, run in (("A", a), ("B", b)) for note in run.result.all_notes()]
     comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))
 
 

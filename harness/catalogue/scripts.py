@@ -13,7 +13,9 @@ Standard library only: the noxfile checks ``--script`` in nox's own environment.
 from __future__ import annotations
 
 import hashlib
+import io
 import stat
+import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from harness.catalogue.sizes import SizeSpace
 from harness.errors import UsageError
 from harness.names import name_problem
 from harness.pins import Release
+from harness.store.bounds import string_problem
 
 PREFIX = "script-"
 # A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust memory.
@@ -39,6 +42,20 @@ def script_name(path: Path) -> str:
 
 
 MAX_ARGS, MAX_ARG_CHARS = 64, 1000
+
+
+def source_text(path: Path, content: bytes) -> str:
+    """The script's text in the encoding Python reads it in: its PEP 263 coding cookie (``# -*- coding: latin-1
+    -*-``), else UTF-8 (a BOM included); UsageError when it is not text in that encoding."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+    except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM
+        raise UsageError(f"script {path} is not UTF-8 text, nor text in an encoding it declares ({exc.msg})") from None
+    try:
+        return content.decode(encoding).removeprefix("\ufeff")
+    except (UnicodeDecodeError, LookupError):
+        named = "UTF-8" if encoding.startswith("utf-8") else f"{encoding} (its coding cookie's)"
+        raise UsageError(f"script {path} is not {named} text, so not a Python script") from None
 # The Python every release of the table runs on (``harness.pins.Release.python``): a script's requires-python is
 # checked against it before anything is installed, and against the exact interpreter once its venv is made.
 RUNS_ON = Release.python
@@ -64,13 +81,15 @@ def read_script(
         raise UsageError(f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be")
     try:
         content = path.read_bytes()
-        text = content.decode()
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"script {path} is not UTF-8 text, so not a Python script") from None
+    text = source_text(path, content)
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
         raise UsageError(f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL")
+    for arg in args:
+        if string_problem(arg):  # bytes the locale could not decode: no result, page or command line could hold it
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:80]
+            raise UsageError(f"--script-arg {shown!r} is not UTF-8 text; give the script its arguments as text")
     declared = collect(text, path.name, with_specs, requirements)
     check_requires_python(declared, RUNS_ON)
     given = [word for spec in with_specs for word in ("--with", spec)]

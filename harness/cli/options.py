@@ -262,16 +262,21 @@ def case_name(args: argparse.Namespace) -> str | None:
     return new or old
 
 
+def refuse_script_options(args: argparse.Namespace) -> None:
+    """A usage error for an option of a plain script given without ``--script`` (with cases it would be ignored)."""
+    if args.script_arg:
+        raise UsageError("--script-arg is for --script FILE: a case takes --size")
+    for option, given in (("--with", args.with_), ("--requirements", args.requirements), ("--deps", args.deps)):
+        if given:
+            raise UsageError(f"{option} is for --script FILE: a case needs nothing but JAX")
+
+
 def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
     """The case a command names, or the plain script it names instead (``--script FILE``)."""
     name = case_name(args)
     script = args.script
     if script is None:
-        if args.script_arg:
-            raise UsageError("--script-arg is for --script FILE: a case takes --size")
-        for option, given in (("--with", args.with_), ("--requirements", args.requirements), ("--deps", args.deps)):
-            if given:
-                raise UsageError(f"{option} is for --script FILE: a case needs nothing but JAX")
+        refuse_script_options(args)
         if not name:
             what = "a case with --case NAME (`jax-repro list` shows them)"
             raise UsageError(f"name {what}" + (" or --script FILE" if args.takes_script else ""))

@@ -26,6 +26,7 @@ from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
 from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
@@ -176,8 +177,10 @@ def write_issue(request: IssueRequest) -> Written:
     # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
-    plain = case.path.read_text() if case.script is not None else None
-    replace_file(full_path, plain if plain is not None else export_script(case, sizes, settings.for_child()))
+    # Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft quotes its text.
+    content = case.path.read_bytes() if case.script is not None else None
+    plain = None if content is None else source_text(case.path, content)
+    replace_file(full_path, content if content is not None else export_script(case, sizes, settings.for_child()))
     python, release = None, release_label()
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
@@ -192,7 +195,7 @@ def write_issue(request: IssueRequest) -> Written:
     short = plain
     if short is None:
         short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
-    replace_file(short_path, short)
+    replace_file(short_path, content if content is not None else short)
     short_runs = _short_runs(request, change, short_path, variables)
     if change is not None:
         change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})

@@ -16,6 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# A printed figure of more digits is no measurement, and no result could hold it: the bound of
+# ``harness.store.bounds.MAX_INTEGER_DIGITS``, repeated since this module is inlined with the standard library alone
+# (a test keeps the two equal).
+FIGURE_DIGITS = 19
 CLAIM_PREFIX = "claim holds: "
 FACT_PREFIX = "fact "
 _FIGURE = re.compile(
@@ -58,6 +62,21 @@ class Figures:
     holds: bool | None = None
     evidence: str = ""
     lines: list[Figure] = field(default_factory=list)  # every figure line, in the order printed
+    refused: list[str] = field(default_factory=list)  # figure lines left out, each with why
+
+
+def _figure(found: re.Match[str]) -> Figure | str:
+    """The figure of a matched line, or why it is none: a field of more digits than any measurement has."""
+    fields = {name: found[name] for name in ("median", "min", "max", "n")}
+    long = [name for name, digits in fields.items() if len(digits) > FIGURE_DIGITS]
+    if long:
+        digits = len(fields[long[0]])
+        return (
+            f"figure line of {found['program'][:40]} {found['metric'][:40]}: its {long[0]} has {digits:,} digits "
+            f"(at most {FIGURE_DIGITS}); left out"
+        )
+    values = {name: int(digits) for name, digits in fields.items()}
+    return Figure(found["program"], found["metric"], values["median"], values["min"], values["max"], values["n"])
 
 
 def parse_output(text: str) -> Figures:
@@ -65,12 +84,14 @@ def parse_output(text: str) -> Figures:
     for line in text.splitlines():
         found = _FIGURE.fullmatch(line.strip())
         if found:
-            key = (found["program"], found["metric"])
-            figures.medians[key] = float(found["median"])
-            figures.counts[key] = int(found["n"])
-            figures.lines.append(
-                Figure(key[0], key[1], int(found["median"]), int(found["min"]), int(found["max"]), int(found["n"]))
-            )
+            figure = _figure(found)
+            if isinstance(figure, str):
+                figures.refused.append(figure)
+                continue
+            key = (figure.program, figure.metric)
+            figures.medians[key] = float(figure.median)
+            figures.counts[key] = figure.n
+            figures.lines.append(figure)
         elif line.startswith(FACT_PREFIX):
             name, _, value = line[len(FACT_PREFIX) :].partition(" ")
             try:

@@ -43,7 +43,7 @@ from harness.measure.isolation import default_isolation
 from harness.measure.locks import folder_lock
 from harness.measure.sides import Side
 from harness.measure.stopping import DetectableRatio, OpenComparison, StopRules
-from harness.measure.storing import RunContext, check_results_folder, store_run
+from harness.measure.storing import RunContext, check_results_folder, same_script, store_run
 from harness.measure.workers import WorkerPool
 from harness.store.results import INTERRUPTED, StoredResult, cell_key, measured_cells
 from harness.store.schema import RunStatus, Settings
@@ -157,7 +157,12 @@ class Recorder:
 
     def stored_status(self, item: PlannedRun, side: Side) -> str | None:
         """Status of the newest stored result of this cell on ``side``, if it was measured before."""
-        cells = measured_cells(self.results_dir, item.case.name, side.release, side.profile, self.machine)
+        # Only a result of this script's content and arguments was measured before (``check_results_folder``
+        # refused a folder of others, under the same lock).
+        cells = measured_cells(
+            self.results_dir, item.case.name, side.release, side.profile, self.machine,
+            lambda stored: same_script(stored, item.case),
+        )  # fmt: skip
         return cells.get(cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes)))
 
     def run(self, item: PlannedRun, *, resume: str = "force") -> list[Measured]:

@@ -4,7 +4,8 @@ It runs ``FILE`` exactly as ``python FILE ARGS...`` would (``__main__``, ``sys.a
 ``sys.path[0]``, the working directory, exit status, standard output and error are the
 script's), and writes REPORT, a small JSON file, with what the script spent where:
 
-- ``import_ns``: the first ``import jax`` (JAX's own cost, never the user's code);
+- ``import_ns``: the first import of jax, by any route (``import jax.numpy``, ``importlib.import_module``):
+  JAX's own cost, never the user's code;
 - per JAX duration event (``jax.monitoring``): how many fired and their total, from the
   listener registered the moment ``jax`` is imported; an event this release's source
   never names is reported as absent, so a reader records it missing, never as zero;
@@ -18,7 +19,6 @@ Nothing is written into the user's file or venv.
 
 from __future__ import annotations
 
-import builtins
 import json
 import os
 import runpy
@@ -41,7 +41,6 @@ JAX_CONFIG = "HARNESS_JAX_CONFIG"
 # A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to the end: the
 # one extra process per release that shows where a step's time went.
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
-_plain_import = builtins.__import__
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
@@ -65,36 +64,70 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
         found["total_ns"] += max(ended, began) - began
 
 
-def _timed_import(name, globals=None, locals=None, fromlist=(), level=0):
-    """``__import__`` that times the first import of jax, then listens to its duration events.
+class _JaxImportTimer:
+    """A finder first on ``sys.meta_path``: it times the first import of jax, by whatever route the script takes
+    (``import jax.numpy``, ``importlib.import_module``, ``__import__``, a library that imports it), since each
+    passes through the import system's finders; ``builtins.__import__`` alone misses ``importlib``'s route.
 
-    Only the outermost import is timed: jax's own imports of ``jax._src...`` run inside it.
-    """
-    if _importing or level != 0 or not (name == "jax" or name.startswith("jax.")):
-        return _plain_import(name, globals, locals, fromlist, level)
-    _set_importing(True)
-    began = time.perf_counter_ns()
-    try:
-        return _plain_import(name, globals, locals, fromlist, level)
-    finally:
-        _set_importing(False)
-        if "jax" in sys.modules:  # imported (a failed import leaves the hook for the script's next try)
-            _report["imported_ns"] = time.perf_counter_ns()
-            _report["import_ns"] = _report["imported_ns"] - began
-            builtins.__import__ = _plain_import
-            _listen()
-            configured = configure_jax(os.environ)
-            if configured:
-                _report["jax_config"] = configured
-            _report["profiling"] = start_profile(os.environ)
+    The real finders find jax's spec; its loader is wrapped for the one ``exec_module`` that runs jax's
+    ``__init__`` (every ``jax._src`` import inside it included), and restored on the module once it ran."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "jax" or "imported_ns" in _report:
+            return None
+        others = [finder for finder in sys.meta_path if finder is not self]
+        for finder in others:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None  # no jax here: the import fails as it would without the hook
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _TimedLoader(spec.loader)
+        return spec
+
+    def invalidate_caches(self):
+        pass
 
 
-_importing = False
+class _TimedLoader:
+    """jax's own loader, its ``exec_module`` timed; then the listener and the options the harness sets."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        began = time.perf_counter_ns()
+        try:
+            self.loader.exec_module(module)
+        finally:
+            # The module keeps jax's own loader, as an unhooked import leaves it.
+            module.__loader__ = self.loader
+            if getattr(module, "__spec__", None) is not None:
+                module.__spec__.loader = self.loader
+        _report["imported_ns"] = time.perf_counter_ns()
+        _report["import_ns"] = _report["imported_ns"] - began
+        _stop_timing()
+        _listen()
+        configured = configure_jax(os.environ)
+        if configured:
+            _report["jax_config"] = configured
+        _report["profiling"] = start_profile(os.environ)
 
 
-def _set_importing(value: bool) -> None:
-    global _importing
-    _importing = value
+_TIMER = _JaxImportTimer()
+
+
+def _stop_timing() -> None:
+    if _TIMER in sys.meta_path:
+        sys.meta_path.remove(_TIMER)
 
 
 def _listen() -> None:
@@ -181,7 +214,8 @@ def main() -> None:
     report, script, *arguments = sys.argv[1:]
     sys.argv = [script, *arguments]
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python FILE` puts the script's folder first
-    builtins.__import__ = _timed_import
+    if "jax" not in sys.modules:  # imported before the script (a .pth file): there is no first import to time
+        sys.meta_path.insert(0, _TIMER)
     try:
         runpy.run_path(script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
@@ -193,7 +227,7 @@ def main() -> None:
         traceback.print_exception(type(exc), exc, frames)
         sys.exit(1)
     finally:
-        builtins.__import__ = _plain_import
+        _stop_timing()
         sys.stdout.flush()
         if _report.get("profiling"):
             stop_profile()

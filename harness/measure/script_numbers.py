@@ -2,20 +2,25 @@
 
 ``{"reg_ms": 12.5, "jax": "0.5.1"}`` on a line of standard output gives the metric
 ``json.reg_ms`` (12.5 for this process) and the fact ``jax: 0.5.1``.  A field printed on
-several lines is the median of its values in that process.  Booleans, non-finite numbers,
-nested objects and names that could not be a metric name are left out (nested values are
-facts, as text, when short).  Lines are read as untrusted input: long ones are skipped.
+several lines is the median of its values in that process.  Booleans and nested objects are
+facts (as text, cut when long); numbers no result could hold (``store.bounds``: non-finite,
+past 1e19, over 19 digits) and names that could not be a metric name are left out.  Lines are
+read as untrusted input, within bounds: a line over ``LINE_CHARS`` and the fields past the
+``MAX_FIELDS``-th are left out.  Whatever is left out is said in ``skipped``, which the
+result keeps as its notes.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import statistics
 from dataclasses import dataclass, field
 
-JSON_PROGRAM = "json"  # the metric name's first part: json.<field>
+from harness.metric_names import JSON
+from harness.store.bounds import number_problem
+
+JSON_PROGRAM = JSON  # the metric name's first part: json.<field>
 FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 LINE_CHARS = 65536
 FACT_CHARS = 200
@@ -29,15 +34,20 @@ class ScriptNumbers:
     skipped: list[str] = field(default_factory=list)  # fields left out, with why
 
 
-def _objects(stdout: str) -> list[dict[str, object]]:
+def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
     found = []
-    for line in stdout.splitlines():
+    for number, line in enumerate(stdout.splitlines(), 1):
         text = line.strip()
-        if not (text.startswith("{") and text.endswith("}")) or len(text) > LINE_CHARS:
+        if not (text.startswith("{") and text.endswith("}")):
+            continue
+        if len(text) > LINE_CHARS:
+            skipped.append(f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may have")
             continue
         try:
             parsed = json.loads(text)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
+            if "digits" in str(exc):
+                skipped.append(f"line {number}: {str(exc).split(':')[0]}")
             continue
         if isinstance(parsed, dict):
             found.append(parsed)
@@ -48,18 +58,29 @@ def script_numbers(stdout: str) -> ScriptNumbers:
     """The numbers and facts of every JSON object line in ``stdout``, in the order first printed."""
     numbers: dict[str, list[float]] = {}
     out = ScriptNumbers()
-    for obj in _objects(stdout):
+    past_bound: list[str] = []
+    for obj in _objects(stdout, out.skipped):
         for name, value in obj.items():
             if not FIELD_NAME.fullmatch(name):
                 out.skipped.append(f"{name[:40]!r}: not a name a metric can have")
             elif isinstance(value, bool) or not isinstance(value, int | float):
-                if name not in numbers and len(out.facts) < MAX_FIELDS:
-                    text = value if isinstance(value, str) else json.dumps(value)
-                    out.facts[name] = text if len(text) <= FACT_CHARS else text[:FACT_CHARS] + "…"
-            elif abs(value) > 1e300 or not math.isfinite(value):  # compared before float(): 10**400 overflows it
-                out.skipped.append(f"{name}: {str(value)[:40]} is not a finite number")
-            elif name in numbers or len(numbers) < MAX_FIELDS:
+                if name in numbers or name in out.facts:
+                    continue
+                if len(out.facts) + len(numbers) >= MAX_FIELDS:
+                    past_bound.append(name)
+                    continue
+                text = value if isinstance(value, str) else json.dumps(value)
+                out.facts[name] = text if len(text) <= FACT_CHARS else text[:FACT_CHARS] + "…"
+            elif number_problem(value):  # checked before float(): 10**400 overflows it
+                out.skipped.append(f"{name}: {number_problem(value)}")
+            elif name in numbers or len(numbers) + len(out.facts) < MAX_FIELDS:
                 numbers.setdefault(name, []).append(float(value))
                 out.facts.pop(name, None)
+            else:
+                past_bound.append(name)
+    if past_bound:
+        names = list(dict.fromkeys(past_bound))
+        shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+        out.skipped.append(f"{len(names)} fields past the first {MAX_FIELDS} left out ({shown})")
     out.values = {name: statistics.median(values) for name, values in numbers.items()}
     return out

@@ -46,18 +46,28 @@ from pathlib import Path
 from typing import Any
 
 from harness.host.environment import REPO_ROOT, scrub
-from harness.measure.figures import Figure, parse_output
+from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
+from harness.metric_names import JSON, PROCESS
+from harness.store import bounds
 from harness.store.schema import CompiledFunction, ProcessClaim, ProcessRun, RunStatus, StoredProgram, TimedSample
 
-WHOLE_PROCESS = "process"  # the program of a script timed as a whole process
+WHOLE_PROCESS = PROCESS  # the program of a script timed as a whole process
 # Read of a script's standard output: figure lines come first, and a script can print gigabytes.
 OUTPUT_BYTES = 8 * 1024 * 1024
 TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
 COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
 HOOK = Path(__file__).with_name("script_hook.py")  # run by its path: the script's venv need not hold the harness
 REPORT_BYTES = 64 * 1024
+# A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes each would
+# otherwise make a result larger than any reader reads (``store.bounds.MAX_DOCUMENT_BYTES``).
+FACT_CHARS = 4000
+# How deep a fact's value lies in a result document (result → processes → [i] → facts → value).
+FACT_DEPTH = 5
+MAX_NOTES = 20
+# The program names a script's figure lines may not take: the harness's own figures have them.
+RESERVED_PROGRAMS = {PROCESS: "the whole process and its phases", JSON: "the numbers of its JSON lines"}
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
 
 
@@ -242,6 +252,7 @@ def run_script(
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
         return ProcessRun(0, status, detail, script=record)
     figures = parse_output(stdout)
+    notes = [*figures.refused, *_reserved_programs(figures)]
     programs, compiled = programs_from(figures.lines)
     record["judged_on"] = "printed figures" if programs or compiled else "whole process"
     if cut:
@@ -256,13 +267,55 @@ def run_script(
         record["phases"] = "not measured: the start-up hook left no report (the script ended the process itself?)"
     numbers = script_numbers(stdout)
     named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
-    facts = {**figures.facts, **{f"{JSON_PROGRAM}.{name}": text for name, text in numbers.facts.items()}}
+    facts = bounded_facts({**figures.facts, **{f"{JSON_PROGRAM}.{n}": t for n, t in numbers.facts.items()}}, notes)
     configured = report.get("jax_config")
     if isinstance(configured, dict):  # jax options set for this process: a changed default tried
         facts |= {f"jax_config.{name}": str(value)[:200] for name, value in configured.items() if isinstance(name, str)}
-    if numbers.skipped:
-        record["json_skipped"] = numbers.skipped[:20]
-    claim = None if figures.holds is None else ProcessClaim(figures.holds, figures.evidence)
+    notes += [f"JSON line: {why}" for why in numbers.skipped]
+    claim = None if figures.holds is None else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
     return ProcessRun(
-        0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim, script=record, figures=named
+        0,
+        RunStatus.OK,
+        programs=programs,
+        compiled=compiled,
+        facts=facts,
+        claim=claim,
+        script=record,
+        figures=named,
+        notes=_few(notes),
     )
+
+
+def _reserved_programs(figures: Figures) -> list[str]:
+    """Leave out the figure lines of a program named as the harness's own (``process``: the whole process and its
+    phases; ``json``: the JSON lines' numbers), which would merge into those figures; a note says so."""
+    reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
+    figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
+    return [
+        f"figure line of program {name!r} left out: the name is the harness's own ({RESERVED_PROGRAMS[name]}); "
+        "print it under another program name"
+        for name in dict.fromkeys(f.program for f in reserved)
+    ]
+
+
+def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A script's ``fact`` lines as a result can hold them (``store.bounds``): a value no reader reads back left out,
+    one whose JSON is over ``FACT_CHARS`` cut to that many characters as text; a note for each."""
+    kept: dict[str, Any] = {}
+    for name, value in facts.items():
+        label = bounds.repaired(name[:80])
+        fitted = bounds.fit(value, f"fact {label}", notes.append, depth=FACT_DEPTH)
+        if fitted is bounds.DROPPED:
+            continue
+        text = json.dumps(fitted, ensure_ascii=False)
+        if len(text) > FACT_CHARS:
+            notes.append(f"fact {label}: {len(text):,} characters, cut to the first {FACT_CHARS:,}")
+            fitted = text[:FACT_CHARS] + "…"
+        kept[label] = fitted
+    return kept
+
+
+def _few(notes: list[str]) -> tuple[str, ...]:
+    unique = list(dict.fromkeys(notes))
+    more = [f"… and {len(unique) - MAX_NOTES} more"] if len(unique) > MAX_NOTES else []
+    return (*unique[:MAX_NOTES], *more)

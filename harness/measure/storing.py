@@ -13,7 +13,15 @@ from harness.errors import HarnessError, UsageError
 from harness.measure.cells import CellRun, PlannedRun
 from harness.measure.sides import Side
 from harness.names import inside
-from harness.store.results import StoredResult, load_results, new_identity, read_result, write_result
+from harness.store.results import (
+    StoredResult,
+    UnreadableResult,
+    load_results,
+    new_identity,
+    read_result,
+    readable,
+    write_result,
+)
 from harness.store.schema import HostFacts, Result, RunStatus, ScriptIdentity, Settings
 
 
@@ -74,12 +82,25 @@ def not_installable_result(context: RunContext, item: PlannedRun, side: Side, re
 
 
 def store(folder: Path, result: Result) -> StoredResult:
-    """Store ``result`` under ``folder`` and read it back; HarnessError (one line) when the folder cannot take it."""
+    """Store ``result`` under ``folder``, what no reader would read left out with a note (``readable``), and read it
+    back; HarnessError (one line) when the folder cannot take it, or what is left cannot be stored."""
     try:
-        return read_result(write_result(folder, result))
+        return read_result(write_result(folder, readable(result)))
+    except UnreadableResult as exc:
+        raise HarnessError(f"{exc}; results stored so far are kept") from None
     except OSError as exc:
         why = exc.strerror or exc
         raise HarnessError(f"cannot store results in {folder}: {why}; results stored so far are kept") from None
+
+
+def same_script(stored: StoredResult, case: CaseInfo) -> bool:
+    """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and arguments.  A
+    reader deciding to reuse a stored result asks this, since another run into the folder may have stored a
+    result of another version meanwhile (``check_results_folder`` refuses a folder only under its lock)."""
+    if case.script is None:
+        return True
+    recorded = stored.result.script
+    return recorded is not None and (recorded.sha256, recorded.args) == (case.script.sha256, case.script.args)
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:

@@ -33,7 +33,7 @@ from harness.host.environment import host_facts, machine_identity
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
-from harness.measure.storing import RunContext, not_installable_result, store
+from harness.measure.storing import RunContext, not_installable_result, same_script, store
 from harness.releases.defaults import Option, changes, relevant
 from harness.releases.defaults import xla_listing as read_xla_listing
 from harness.releases.dumps import dump_flags
@@ -99,11 +99,13 @@ class ReleaseProber:
         return self.settings.processes
 
     def counts(self, release: str, stored: StoredResult) -> bool:
-        """Whether a stored result counts at all: measured in an environment like ``release``'s now, one this
+        """Whether a stored result counts at all: of this script's content and arguments (a run into the same
+        folder may have stored another's meanwhile), measured in an environment like ``release``'s now, one this
         prober accepts, and not one that spent a smaller budget than this prober's on staying undecided."""
         assert self.environments is not None
         return (
-            self.environments.matches(release, stored.result.libraries)
+            same_script(stored, self.case)
+            and self.environments.matches(release, stored.result.libraries)
             and (self.accept is None or self.accept(stored))
             and not spent_a_smaller_budget(stored, self.max_processes)
         )

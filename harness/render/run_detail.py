@@ -68,10 +68,9 @@ def environment_block(result: StoredResult) -> str:
         "jax / jaxlib / numpy": " / ".join(host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")),
         "python": host.python or "?",
         "backend": (jax_info.backend if jax_info else None) or "?",
-        "devices": "{count} × {kinds}".format(
-            count="?" if jax_info is None or jax_info.device_count is None else jax_info.device_count,
-            kinds=", ".join(stored.device_kinds) or "?",
-        ),
+        "devices": "no JAX devices (JAX was not asked)"
+        if jax_info is None or jax_info.device_count is None
+        else f"{jax_info.device_count} × {', '.join(stored.device_kinds) or '?'}",
         "cpu": f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} usable cores)",
         "machine": f"{result.machine} ({machine_basis})",
         "variables": Markdown(", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"),
@@ -123,6 +122,9 @@ def run_section(run: RunView, level: str = "###") -> str:
     several = processes_line(result)
     if several:
         lines += ["", several]
+    # What was left out of what the script printed, so that the file reads back: said where its figures are shown.
+    notes = result.result.all_notes()
+    lines += ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)] if notes else []
     claim = run.claim
     if claim is not None and claim.settled:
         # A settled claim leans the way it settled: only "does not hold" is emphasised.

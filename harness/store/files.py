@@ -3,7 +3,8 @@
 Reading: a result or calibration file is input (a CI artifact, a colleague's folder), so
 it is read only if it is a regular file (a FIFO would block, ``/dev/zero`` never end),
 no larger than a cap, and parsed as strict UTF-8 JSON no deeper than any document the
-harness writes, with numbers no larger than any it measures.  Each refusal is a
+harness writes, with numbers no larger than any it measures: the bounds of ``store.bounds``,
+which the writer checks each result against, so that what is written is read back.  Each refusal is a
 ``DocumentProblem`` whose text names why in a few words, for a line naming the file.
 
 Writing: an output folder may hold links planted there (``plots → elsewhere``,
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import re
 import stat
@@ -26,16 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
+from harness.store.bounds import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER_DIGITS, number_problem
 
-# A result of 1,000,000 raw samples is about 55 MB; a 4 GB file must not be read whole.
-MAX_DOCUMENT_BYTES = 64 * 2**20
-# The harness writes documents about 10 levels deep; the C decoder recurses, so depth is bounded.
-MAX_DEPTH = 64
-# Nanoseconds since 1970 fit well below this; a count or a time beyond it is no measurement.
-MAX_MAGNITUDE = 1e19
 # Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a float's fraction
 # (0.00012345678901234567 is a float's shortest form) are not one, floats being bounded as they are parsed.
-_LONG_INTEGER = re.compile(rb"(?<![0-9.eE+\-])-?[0-9]{20,}(?![0-9.eE])")
+_LONG_INTEGER = re.compile(rb"(?<![0-9.eE+\-])-?[0-9]{%d,}(?![0-9.eE])" % (MAX_INTEGER_DIGITS + 1))
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
@@ -78,7 +73,7 @@ def _refuse_constant(name: str) -> Any:
 
 def _bounded_float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+    if number_problem(value):
         raise DocumentProblem(f"number {text[:24]} is out of range")
     return value
 

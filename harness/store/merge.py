@@ -3,9 +3,10 @@
 CI fans the catalogue out over runners, each uploading its results folder; the
 report wants them in one.  A result is copied byte for byte to the place it would
 have been stored at, so the merged folder looks like one machine's ``results/``.
-A result already there (same id and content: the same file in two artifacts, or a
-folder merged twice) is counted once; a file that cannot be used, or whose id is
-taken by other content, is left out with one line saying why.
+A result already there (same id and content: the same file in two artifacts, a
+folder merged twice, or one another merge into the same folder copied meanwhile) is
+counted once; a file that cannot be used, or whose id is taken by other content, is
+left out with one line saying why.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ def _same_text(result: StoredResult) -> str | None:
     return data.decode() if same else None
 
 
+def _holds(path: Path, digest: str) -> bool:
+    """Whether the result file at ``path`` has the content hashed ``digest``."""
+    try:
+        return content_hash(parse_document(read_bounded(path, follow_links=False))) == digest
+    except (OSError, DocumentProblem):
+        return False
+
+
 def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged) -> None:
     identity, digest = result.id, result.content_hash
     if identity in present:
@@ -71,8 +80,13 @@ def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]]
         return
     try:
         create_file(target, text)
-    except FileExistsError:  # a file there that the loader could not use
-        merged.problems.append(f"{result.path}: {target} exists and is not this result")
+    except FileExistsError:
+        # Another merge into the same folder may have copied this very result since ``into`` was loaded:
+        # identical content is the same result, not a conflict.
+        if _holds(target, digest):
+            merged.duplicates += 1
+        else:  # a file there that the loader could not use, or of other content
+            merged.problems.append(f"{result.path}: {target} exists and is not this result")
         return
     except OSError as exc:
         raise HarnessError(f"cannot write {target}: {exc.strerror or exc}; results copied so far are kept") from None

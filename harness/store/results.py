@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from harness.names import inside, name_problem
+from harness.store.bounds import MAX_DOCUMENT_BYTES, document_problem, fit
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
@@ -130,15 +131,29 @@ def result_path(root: Path, result: Result) -> Path:
     return inside(root, result.case, f"jax-{result.release}", result.profile, f"{result.id}.json")
 
 
+class UnreadableResult(ValueError):
+    """A result no reader would read back: the writer refuses it rather than store a file every reader skips."""
+
+
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result (or a result document of any version, as the newest), after checking it by parsing it."""
+    """Store a result (or a result document of any version, as the newest), after checking it by parsing it and
+    against the bounds every reader holds it to (``store.bounds``); UnreadableResult saying why not."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
     except SchemaError as exc:
-        raise ValueError(f"refusing to store an invalid result: {exc}") from None
+        raise UnreadableResult(f"refusing to store an invalid result: {exc}") from None
+    problem = document_problem(document)
+    if problem:
+        raise UnreadableResult(f"refusing to store a result no reader would read: {problem}")
+    text = json.dumps(document, indent=1, sort_keys=True)
+    size = len(text.encode())
+    if size > MAX_DOCUMENT_BYTES:
+        raise UnreadableResult(
+            f"refusing to store a result of {size:,} bytes: readers read at most {MAX_DOCUMENT_BYTES:,}"
+        )
     final = result_path(root, result)
-    create_file(final, json.dumps(document, indent=1, sort_keys=True))
+    create_file(final, text)
     return final
 
 
@@ -147,7 +162,7 @@ def create_file(final: Path, text: str) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=final.parent, prefix=".tmp-", suffix=".json")
     try:
-        with os.fdopen(fd, "w") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -252,10 +267,17 @@ def cut_short(stored: StoredResult) -> bool:
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
 
 
-def measured_cells(root: Path, case: str, release: str, profile: str, machine: str) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``;
-    ``INTERRUPTED`` for one that was ``cut_short``."""
-    newest = newest_results(root, case, release, profile, machine)
+def measured_cells(
+    root: Path,
+    case: str,
+    release: str,
+    profile: str,
+    machine: str,
+    accept: Callable[[StoredResult], bool] | None = None,
+) -> dict[str, str]:
+    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``
+    (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
+    newest = newest_results(root, case, release, profile, machine, accept)
     return {key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()}
 
 
@@ -300,3 +322,23 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
             problems.append(LoadProblem(path, f"id {stored.id} is already used by {first[1]} with other content"))
         # else: the same result again (one file in two artifacts), counted once
     return results, problems
+
+
+# A few notes say what was left out; hundreds would bury the page that shows them.
+MAX_NOTES = 40
+
+
+def readable(result: Result) -> Result:
+    """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number out of range, a
+    fact nested too deep, half a surrogate pair) left out or repaired, each change a line of its ``notes``;
+    UnreadableResult when what is left is no result (a required figure gone)."""
+    notes: list[str] = []
+    document = fit(result.to_json(), "", notes.append)
+    if not notes:
+        return result
+    more = [f"… and {len(notes) - MAX_NOTES} more left out"] if len(notes) > MAX_NOTES else []
+    document["notes"] = [*result.notes, *notes[:MAX_NOTES], *more]
+    try:
+        return parse(document)
+    except SchemaError as exc:
+        raise UnreadableResult(f"refusing to store a result no reader would read: {notes[0]} ({exc})") from None

@@ -235,10 +235,12 @@ class ProcessRun(_Record):
     # One figure per metric name for this process: a plain script's phases (``process.trace_ns``) and its
     # own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
     figures: Mapping[str, float] = field(default_factory=dict)
+    # What of a script's output was left out, and why (a number out of range, a line over its bound), one line each.
+    notes: tuple[str, ...] = ()
 
     # What the case process measured: a process that measured nothing (failed, killed) has none of them.
     _sparse = frozenset(
-        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script", "figures"}
+        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script", "figures", "notes"}
     )
 
 
@@ -422,8 +424,11 @@ class Result(_Record):
     # The ``harness run`` that measured it (a random id): results of one invocation shared its level
     # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
     invocation: str = ""
+    # What the writer left out or changed so that every reader reads the file back (``store.bounds``: a number
+    # out of range a script printed, a fact nested too deep...), each in a line the pages show.
+    notes: tuple[str, ...] = ()
 
-    _sparse = frozenset({"discussion", "script", "libraries"})
+    _sparse = frozenset({"discussion", "script", "libraries", "notes"})
 
     def to_json(self) -> dict[str, Any]:
         """The result as a document of the newest schema version."""
@@ -463,6 +468,11 @@ class Result(_Record):
     def order(self) -> tuple[str, str]:
         """Creation order; the id breaks ties within a second."""
         return self.created_at, self.id
+
+    def all_notes(self) -> tuple[str, ...]:
+        """Its notes and its processes', each once, in order: what was left out of it, for a page to say."""
+        found = [*self.notes, *(note for p in self.processes for note in p.notes)]
+        return tuple(dict.fromkeys(found))
 
     def finished(self) -> tuple[ProcessRun, ...]:
         """The processes that finished ok: the ones with measurements."""
@@ -621,6 +631,7 @@ def parse_process(value: Any, where: str = "process", position: int = 0) -> Proc
         peak_rss_bytes=fields.optional("peak_rss_bytes", integer, None),
         script=fields.optional("script", json_object, None),
         figures=fields.optional("figures", map_of(number), {}),
+        notes=fields.optional("notes", list_of(string), ()),
     )
 
 
@@ -757,4 +768,5 @@ def parse(data: Any) -> Result:
         script=fields.optional("script", _script, None),
         libraries=fields.optional("libraries", parse_libraries, None),
         invocation=fields.optional("invocation", string, ""),
+        notes=fields.optional("notes", list_of(string), ()),
     )

@@ -41,3 +41,20 @@ def test_a_script_too_big_to_be_a_repro_is_refused_before_it_is_read(tmp_path):
         sparse.truncate(4 * 1024**3)  # 4 GB and no disk used: read whole, it exhausted memory
     with pytest.raises(UsageError, match=r"sparse.py is 4294967296 bytes, over the 4194304 a repro script may be"):
         read_script(tmp_path / "sparse.py")
+
+
+def test_a_scripts_pep_263_coding_cookie_is_honoured(tmp_path):
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"# -*- coding: latin-1 -*-\nprint('caf\xe9')\n")
+    assert read_script(latin).script.sha256
+    wrong = tmp_path / "wrong.py"
+    wrong.write_bytes(b"# -*- coding: ascii -*-\nprint('caf\xe9')\n")
+    with pytest.raises(UsageError, match="not ascii"):
+        read_script(wrong)
+
+
+def test_a_script_argument_that_is_not_utf8_is_refused(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    with pytest.raises(UsageError, match=r"--script-arg 'a\\\\xff' is not UTF-8"):
+        read_script(script, (b"a\xff".decode("utf-8", "surrogateescape"),))

@@ -89,3 +89,22 @@ def test_an_event_nested_in_another_of_its_phase_is_not_counted_twice(monkeypatc
         script_hook._on_duration(trace, seconds)
     # 100–150 nested in 50–300; 350–400 apart; 370–470 overlaps it: 250 + 120 covered
     assert script_hook._report["events"]["trace"] == {"count": 4, "total_ns": 370}
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    "route",
+    [
+        "import importlib\nnp = importlib.import_module('jax.numpy')\n",
+        "np = __import__('jax.numpy', fromlist=['ones'])\n",
+        "import importlib.util, sys\nspec = importlib.util.find_spec('jax')\nimport jax.numpy as np\n",
+    ],
+)
+def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
+    pytest.importorskip("jax")
+    done, report = run_hooked(tmp_path, route + "import jax\nprint(jax.__loader__ is jax.__spec__.loader)\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"  # jax keeps its own loader, as an unhooked import leaves it
+    plain = run_hooked(tmp_path / "plain", "import jax\n") if (tmp_path / "plain").mkdir() is None else None
+    assert plain is not None and report["import_ns"] > 0.5 * plain[1]["import_ns"]
+    assert report["import_ns"] > 0.5 * (report["imported_ns"] - report["started_ns"])

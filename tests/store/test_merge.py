@@ -8,8 +8,8 @@ import pytest
 from harness.errors import UsageError
 from harness.main import main
 from harness.store.merge import merge
-from harness.store.results import load_results, result_path
-from tests.conftest import FIXTURES, document
+from harness.store.results import load_results, result_path, write_result
+from tests.conftest import FIXTURES, derive, document, real_result
 
 MACHINES = FIXTURES / "machines"
 SOURCES = [MACHINES / "runner-a", MACHINES / "runner-b", MACHINES / "runner-a-again"]
@@ -75,3 +75,17 @@ def test_the_command_prints_one_line_per_problem_and_exits_1_only_then(tmp_path,
         f"left out {tmp_path / 'broken' / 'x.json'}: not a JSON object",
         f"merged into {into}: 0 copied, 0 already there, 1 left out",
     ]
+
+
+def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(tmp_path, monkeypatch):
+    import harness.store.merge as merge_module
+    from harness.store.results import load_results as load
+
+    source = tmp_path / "a"
+    write_result(source, derive(real_result("scan_sync-0.12.0.1")))
+    into = tmp_path / "into"
+    # The other merge copies the same result after this one loaded ``into`` (then empty) and before it copies.
+    monkeypatch.setattr(merge_module, "load_results", lambda folder: ([], []) if folder == into else load(folder))
+    merge_module.merge([source], into)
+    merged = merge_module.merge([source], into)
+    assert merged.problems == [] and merged.duplicates == 1

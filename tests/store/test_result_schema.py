@@ -152,6 +152,7 @@ FULL = Result(
             peak_rss_bytes=1024,
             script={"sha256": "ab" * 32, "returncode": 0},
             figures={"process.trace_ns": 12.0},
+            notes=("JSON line: x: inf is not a number a result can hold",),
         ),
     ),
     detail="one process failed",
@@ -210,6 +211,7 @@ FULL = Result(
         held=("equinox==0.11.4",),
     ),
     invocation="inv1",
+    notes=("processes[0].facts.x: nan is not a number a result can hold; left out",),
 )
 
 
