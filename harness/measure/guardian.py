@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 # Set in the harness's environment, so every process it starts carries it.
-MARKER_VARIABLE = "JAX_REPRO_HARNESS_RUN"
+MARKER_VARIABLE = "HARNESS_RUN_MARKER"  # not JAX_: results record JAX_ variables
 # Seconds the marked processes get to end on SIGTERM (a worker ends its case process's tree) before SIGKILL.
 GRACE_S = 2.0
 # Rounds of looking for marked processes: what each round's dead had started may show up in the next.
