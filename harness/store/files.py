@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
+from harness.store.streams import is_stream, write_in_place
 
 # A result of 1,000,000 raw samples is about 55 MB; a 4 GB file must not be read whole.
 MAX_DOCUMENT_BYTES = 64 * 2**20
@@ -182,12 +183,16 @@ def replace_file(path: Path, data: str | bytes) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a file the user named, atomically: a link there is replaced, never written through; a folder there,
+    """Write a file the user named, atomically: a link there is replaced, never written through (but a link to a
+    device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place: ``harness.store.streams``); a folder there,
     a missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        replace_file(path, text)
+        if is_stream(path):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+            write_in_place(path, text.encode(errors="replace"))
+        else:
+            replace_file(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
