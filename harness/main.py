@@ -27,6 +27,15 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _paths_print_whatever_their_bytes() -> None:
+    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     """The harness's command line; ``argv`` None: this process's own, run as the program it is.
 
@@ -35,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     killed outright.  Called with ``argv`` (a test, in its own process), it does neither.
     """
     previous = signal.signal(signal.SIGTERM, _terminate)
+    _paths_print_whatever_their_bytes()
     try:
         if argv is None:
             follow_parent(signal.SIGTERM)

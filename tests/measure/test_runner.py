@@ -119,7 +119,7 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     [point] = steady.plan("quick", {}, seed=1, budget=budget)
     assert point.refusal and "over budget" in point.refusal
     with Recorder(tmp_path, [this_side("t")], QUICK, seed=1, budget=budget, progress=print) as recorder:
-        [(_, run, _)] = recorder.run(PlannedRun(steady, point))
+        [(_, run, *_)] = recorder.run(PlannedRun(steady, point))
     assert run.status == "skipped" and "refused before allocation" in run.detail
     assert run.processes == [], "no case process was started"
     stored = document(load_results(tmp_path)[0][0])
@@ -131,7 +131,7 @@ def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_TEST_FLAKY_MARKER", str(tmp_path / "marker"))
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(tmp_path / "r", [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
-        [(_, run, _)] = recorder.run(planned("flaky")[0])
+        [(_, run, *_)] = recorder.run(planned("flaky")[0])
     assert [p.status for p in run.processes] == ["crashed", "ok", "ok"], "the cell goes on after a crash"
     assert run.status == "crashed" and run.detail.startswith("crashed in 1 of 3 processes (first: process 1)")
 
@@ -139,7 +139,7 @@ def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
 def test_pinned_processes_run_on_the_cpus_asked_for(tmp_path):
     settings = dataclasses.replace(QUICK, affinity=(0,))
     with Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
-        [(_, run, _)] = recorder.run(planned("flaky")[0])
+        [(_, run, *_)] = recorder.run(planned("flaky")[0])
     assert run.status == "ok"
     assert [p.facts["cpus"] for p in run.processes] == [[0], [0]]
     stored = document(load_results(tmp_path)[0][0])
