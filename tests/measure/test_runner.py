@@ -36,7 +36,7 @@ def sweep(tmp_path_factory, request):
     lines: list[str] = []
     with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
         outcomes = rec.run_plan(planned(*ORDER), resume="skip")
-    runs = {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}
+    runs = {case: run for case, (_, run, *_) in zip(ORDER, outcomes, strict=True)}
     return runs, lines, tmp_path, settings.timeout_s
 
 
@@ -155,7 +155,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print) as recorder:
         outcomes = recorder.run_plan(planned("steady", "unsupported"), resume="skip")
-    assert [(side.label, run.status) for side, run, _ in outcomes] == [
+    assert [(side.label, run.status) for side, run, *_ in outcomes] == [
         ("A", "ok"),
         ("B", "ok"),
         ("A", "skipped"),
@@ -178,7 +178,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     lines: list[str] = []
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append) as recorder:
         outcomes = recorder.run_plan(planned("steady"), resume="skip")
-    assert [(side.label, run is None) for side, run, _ in outcomes] == [("A", True), ("B", False)]
+    assert [(side.label, run is None) for side, run, *_ in outcomes] == [("A", True), ("B", False)]
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
     again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
     assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
@@ -304,7 +304,7 @@ def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
         tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, detectable=detectable
     )
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
-    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
+    runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
 
@@ -356,7 +356,7 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     recorder = Recorder(
         tmp_path, sides or aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, undecided=undecided
     )
-    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
+    runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
 
