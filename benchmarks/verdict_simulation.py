@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.analysis.processes import UPPER_ESTIMATE  # noqa: E402
-from harness.analysis.significance import Thresholds, Verdict  # noqa: E402
-from tests.analysis.simulated_runs import Noise, pairwise, rates, settings_of  # noqa: E402
+from harness.analysis.processes import UPPER_ESTIMATE
+from harness.analysis.significance import Thresholds, Verdict
+from tests.analysis.simulated_runs import Noise, pairwise, rates, settings_of
 
 DESIGNS = {
     "run --sides: 5, looks to 20": (5, 20, 2),

@@ -7,6 +7,7 @@ bug in the harness, not in the input.  The commands themselves live in
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -14,6 +15,8 @@ import sys
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
 from harness.errors import HarnessError
+from harness.measure.guardian import guarded
+from harness.measure.lifetime import follow_parent
 
 
 class Terminated(KeyboardInterrupt):
@@ -24,12 +27,31 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _paths_print_whatever_their_bytes() -> None:
+    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The harness's command line; ``argv`` None: this process's own, run as the program it is.
+
+    As the program, it ends with whatever started it (``follow_parent``) and runs its command
+    ``guarded``, so that nothing it started or wrote to temporary folders outlives it, even
+    killed outright.  Called with ``argv`` (a test, in its own process), it does neither.
+    """
     previous = signal.signal(signal.SIGTERM, _terminate)
+    _paths_print_whatever_their_bytes()
     try:
+        if argv is None:
+            follow_parent(signal.SIGTERM)
         args = parse(sys.argv[1:] if argv is None else argv)
         checked = COMMANDS[args.command].check(args)
-        return workflow(args.command)(checked)
+        with guarded() if argv is None else contextlib.nullcontext():
+            return workflow(args.command)(checked)
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code

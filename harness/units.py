@@ -85,3 +85,11 @@ def version_key(version: str) -> VersionKey:
         return True, Version(version), ""
     except InvalidVersion:
         return False, Version("0"), version
+
+
+def normal_version(version: str) -> str:
+    """``version`` with the leading zeros of its numbers dropped, as PEP 440 reads it: ``0.4.026`` is ``0.4.26``.
+
+    Standard library only (the noxfile's checks use it); anything but dot-separated parts is kept as typed.
+    """
+    return ".".join(str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split("."))

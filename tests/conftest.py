@@ -179,13 +179,15 @@ def interruptible_children() -> Iterator[None]:
 @pytest.fixture(autouse=True, scope="session")
 def private_timing_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Tests take their own measurement lock, so a sweep running on the machine does not stall them."""
-    previous = os.environ.get("XDG_RUNTIME_DIR")
-    os.environ["XDG_RUNTIME_DIR"] = str(tmp_path_factory.mktemp("runtime"))
+    previous = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", "HARNESS_LOCK_DIR")}
+    for name in previous:
+        os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
     yield
-    if previous is None:
-        del os.environ["XDG_RUNTIME_DIR"]
-    else:
-        os.environ["XDG_RUNTIME_DIR"] = previous
+    for name, value in previous.items():
+        if value is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = value
 
 
 def tables(markdown: str) -> list[list[str]]:

@@ -28,6 +28,7 @@ from harness.metric_names import KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
 from harness.releases.script_envs import AS_OF, POLICIES
 from harness.store.schema import Settings
+from harness.units import normal_version
 
 DEFAULT_RESULTS = Path("results")
 DEFAULT_REPORTS = Path("reports")
@@ -45,9 +46,10 @@ MIN_REPEATS = 5
 # The profile label of a command run outside nox without --profile.
 UNPINNED_PROFILE = "default"
 SCRIPT_HELP = (
-    "a plain repro script in place of a case, run unmodified as `python FILE` once per process (through nox: in a "
-    "venv of its own per release, holding jax, jaxlib and what the script declares), judged on its phases "
-    "(process.*), the numbers it prints as JSON lines (json.*) and its `metric ...` lines"
+    "a plain repro script in place of a case, run unmodified as `python FILE` once per process, in a venv of its own "
+    "per release holding that jax and jaxlib and what the script declares (its `# /// script` block, --with, "
+    "--requirements); judged on its phases (process.*), the numbers it prints as JSON lines (json.*) and its "
+    "`metric ...` lines"
 )
 
 
@@ -125,6 +127,9 @@ def release_version(text: str) -> str:
     """A jax release number as the package index spells it, e.g. 0.4.31 or 0.12.0.1."""
     if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}((a|b|rc|\.post|\.dev)[0-9]{1,4})?", text):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a jax release number such as 0.4.31")
+    if normal_version(text) != text:  # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+        normal = normal_version(text)
+        raise argparse.ArgumentTypeError(f"{text!r} is not how the package index spells it: did you mean {normal}?")
     return text
 
 

@@ -5,6 +5,7 @@ code 2, instead of argparse printing its usage text; an unknown option names the
 known one.  Standard library only: the noxfile checks posargs with ``validate``.
 """
 
+
 from __future__ import annotations
 
 import argparse
@@ -27,6 +28,13 @@ from harness.cli import (
 )
 from harness.cli.command import AnyCommand
 
+# What ``jax-repro --help`` says above the commands: for the user, not this module's reader.
+DESCRIPTION = (
+    "Reproduce and measure JAX performance surprises: run a case or your own script on one or more jax releases "
+    "in separate processes, compare the results, find the release (or commit) where a change came in, and draft "
+    "the upstream issue. `jax-repro COMMAND --help` says what each command does."
+)
+
 COMMANDS: dict[str, AnyCommand] = {
     command.name: command
     for command in (
@@ -46,12 +54,12 @@ COMMANDS: dict[str, AnyCommand] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    return argparsing.build_parser(list(COMMANDS.values()), __doc__ or "")
+    return argparsing.build_parser(list(COMMANDS.values()), DESCRIPTION)
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
-    return argparsing.parse_with(list(COMMANDS.values()), argv, __doc__ or "")
+    return argparsing.parse_with(list(COMMANDS.values()), argv, DESCRIPTION)
 
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:

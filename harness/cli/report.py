@@ -45,7 +45,8 @@ COMMAND = Command(
     summary="render stored results as markdown: an index and a page per case",
     description="Render every result under the results folder: an index of the claims by release and of what "
     "changed, a page per case with its timings side by side and a verdict per metric, and the plots.",
-    exit_codes="0 written, 2 bad input (a result that cannot be used is named and skipped)",
+    exit_codes="0 written, 2 bad input or an --out that cannot be written (a result that cannot be used is named "
+    "and skipped)",
     add_arguments=add_arguments,
     check=check,
 )

@@ -41,6 +41,7 @@ from harness.pins import (
     Release,
 )
 from harness.releases.script_envs import AS_OF
+from harness.units import normal_version
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
@@ -120,7 +121,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         _applies(profile, versions)
         return SessionRequest(None, profile, argv, on_index=versions)
     if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
-        raise UsageError(f"unknown release {args.jax}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+        raise UsageError(f"{unknown_release(args.jax)}; the release table has {', '.join(RELEASE_BY_VERSION)}")
     release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
     if not profile.applies_to(release):
         raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
@@ -198,6 +199,14 @@ def _take(posargs: list[str], name: str, default: str) -> str:
     return value
 
 
+def unknown_release(version: str) -> str:
+    """The start of the error for a release not in the table, suggesting the one it spells (0.4.026: 0.4.26)."""
+    normal = normal_version(version)
+    if normal != version and normal in RELEASE_BY_VERSION:
+        return f"unknown release {version} (did you mean {normal}?)"
+    return f"unknown release {version}"
+
+
 def _releases(spec: str) -> list[Release]:
     if spec in RELEASE_SETS:
         return RELEASE_SETS[spec]
@@ -205,7 +214,7 @@ def _releases(spec: str) -> list[Release]:
     for version in filter(None, (v.strip() for v in spec.split(","))):
         if version not in RELEASE_BY_VERSION:
             raise UsageError(
-                f"unknown release {version}; the release table has {', '.join(RELEASE_BY_VERSION)} "
+                f"{unknown_release(version)}; the release table has {', '.join(RELEASE_BY_VERSION)} "
                 f"(or --jax {'|'.join(RELEASE_SETS)})"
             )
         chosen.append(RELEASE_BY_VERSION[version])

@@ -13,9 +13,11 @@ def execute(opts: CompareOptions) -> int:
     a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
     b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
     comparison = compare_sets(a, b, opts.cases, opts.thresholds)
-    print(render_text(comparison), end="")
+    # The files first: one that cannot be written is exit 2 (bad input) before any verdict is printed,
+    # so that "Worse in B" always comes with the exit 1 the help promises.
     if opts.markdown:
         write_text(opts.markdown, render_markdown(comparison))
     if opts.json:
         write_text(opts.json, dumps(set_comparison_json(comparison)))
+    print(render_text(comparison), end="")
     return 1 if comparison.worse() else 0

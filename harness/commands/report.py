@@ -13,7 +13,7 @@ from harness.analysis.groups import check_baseline
 from harness.analysis.report_model import build_model
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds
 from harness.cli.report import ReportOptions
-from harness.errors import HarnessError
+from harness.errors import UsageError
 from harness.names import name_problem
 from harness.render.json_out import dumps, report_json
 from harness.render.plots import DrawnPlots, draw_plots
@@ -88,7 +88,8 @@ def execute(opts: ReportOptions) -> int:
             opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds, json_path=opts.json
         )
     except OSError as exc:
-        raise HarnessError(f"cannot write the report under {opts.out}: {exc.strerror or exc}") from None
+        # The --out the user named cannot take the report: bad input (exit 2), as the help says.
+        raise UsageError(f"cannot write the report under {opts.out}: {exc.strerror or exc}") from None
     for problem in problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     if plots.missing_reason:

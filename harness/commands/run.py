@@ -54,5 +54,7 @@ def execute(opts: RunOptions) -> int:
     sides = len(opts.sides)
     cells = f"{len(outcomes) // sides} cells" + (f" on {sides} sides" if sides > 1 else "")
     print(f"{cells}, {stored} results stored under {opts.results}: {summary}", file=sys.stderr)
-    bad = sum(n for status, n in counts.items() if status not in (RunStatus.OK, RunStatus.SKIPPED, ALREADY_MEASURED))
+    # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure into a success.
+    kept = (outcome.previous if outcome.run is None else outcome.run.status for outcome in outcomes)
+    bad = sum(1 for status in kept if status not in (RunStatus.OK, RunStatus.SKIPPED))
     return 1 if opts.strict and bad else 0

@@ -20,7 +20,7 @@ def execute(opts: SearchOptions) -> int:
     side = this_side(opts.profile)
 
     def measure(point: dict[str, int]) -> tuple[bool | None, str]:
-        [(_, cell_run, _)] = recorder.run(PlannedRun(opts.case, PlannedPoint(point, "search")))
+        [(_, cell_run, *_)] = recorder.run(PlannedRun(opts.case, PlannedPoint(point, "search")))
         assert cell_run is not None, "measured anew: resume is off"
         shown = sizes_text(point)
         print(f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}", file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""Processes the harness starts die with the process that started them (Linux: ``prctl``).
+"""Processes the harness starts die with the process that started them (Linux: ``prctl``; elsewhere a watch).
 
 Standard library only: a side's worker imports it before anything else.
 """
@@ -6,10 +6,15 @@ Standard library only: a side's worker imports it before anything else.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
+import threading
+import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+# Seconds between two looks at the parent where the kernel cannot be asked to tell (no ``prctl``).
+PARENT_POLL_S = 0.5
 
 
 def prctl(option: int, value: int) -> bool:
@@ -24,3 +29,30 @@ def prctl(option: int, value: int) -> bool:
 def die_with_parent(signum: int = signal.SIGKILL) -> None:
     """Linux only: ask the kernel to send ``signum`` to this process if its parent dies first."""
     prctl(PR_SET_PDEATHSIG, signum)
+
+
+def _watch_parent(parent: int, signum: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os.kill(os.getpid(), signum)
+
+
+def follow_parent(signum: int = signal.SIGTERM) -> bool:
+    """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies.
+
+    Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to
+    init, still measuring, holding the timing lock and storing.  ``signum`` is SIGTERM so that
+    the harness ends as on an interrupt: case processes killed, workers closed, folders removed.
+    A harness started under ``nohup`` (SIGHUP ignored) was detached on purpose and is left to
+    run; so is one whose parent is already init.  False when it does not follow its parent.
+    """
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        return False
+    parent = os.getppid()
+    if parent == 1:
+        return False
+    if not prctl(PR_SET_PDEATHSIG, signum):  # no kernel to ask: look at the parent now and then
+        threading.Thread(target=_watch_parent, args=(parent, signum), name="watch-parent", daemon=True).start()
+    elif os.getppid() != parent:  # it died before the request was made: the kernel will not tell
+        os.kill(os.getpid(), signum)
+    return True

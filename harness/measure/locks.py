@@ -1,35 +1,120 @@
 """The locks measurement takes turns on: the machine's (one case process measuring at a time, from any sweep) and
-a results folder's (one run storing into it at a time, so two sweeps into it measure each cell once)."""
+a results folder's (one run storing into it at a time, so two sweeps into it measure each cell once).
+
+The locks are files in one folder every user of the machine shares (``/tmp``, or ``HARNESS_LOCK_DIR``),
+so that two users' runs exclude each other too.  A lock file is created readable and writable by
+everyone whatever the umask, and opened read-only when it exists: ``flock`` needs no more, and in a
+sticky folder (``/tmp``) opening another user's file to create it is refused (``protected_regular``).
+A lock that cannot be used (a folder or a link at its path, a file another user keeps to themselves, a
+lock folder that is missing) gives one warning line and falls back to one in the user's runtime folder
+(``XDG_RUNTIME_DIR``), excluding that user's own runs only, or else to none.
+"""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
-import tempfile
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# Where the machine-wide locks are; not tempfile's folder, which may differ from user to user.
+LOCK_DIR_VARIABLE = "HARNESS_LOCK_DIR"
+SHARED_LOCK_DIR = "/tmp"
+EVERYONE_READ_WRITE = 0o666
+
+
+class LockUnusable(Exception):
+    """Why a lock file cannot be used, in a few words."""
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor of the lock file at ``path``, created for every user if missing; LockUnusable if it cannot be."""
+    # O_NONBLOCK: a FIFO planted at the path would block the open until a writer came.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    for _ in range(3):  # created or removed by another run meanwhile: look again
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            except FileExistsError:
+                continue
+            except FileNotFoundError:
+                raise LockUnusable(f"its folder {path.parent} does not exist") from None
+            except OSError as exc:
+                raise LockUnusable(f"it cannot be created ({exc.strerror})") from None
+            os.fchmod(fd, EVERYONE_READ_WRITE)  # the mode asked of open is cut by the umask
+        except PermissionError:
+            raise LockUnusable("another user's lock file there is not readable by this user") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise LockUnusable("a symbolic link is at its path") from None
+            raise LockUnusable(f"it cannot be opened ({exc.strerror})") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise LockUnusable("something other than a file (a folder?) is at its path")
+        return fd
+    raise LockUnusable("it kept being replaced while it was opened")
+
+
+def _candidates(name: str) -> list[tuple[Path, str]]:
+    """Where the lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
+    shared = Path(os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR) / name
+    found = [(shared, "")]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_dir():
+        found.append((Path(runtime) / name, "other users' runs"))
+    return found
+
+
+# Warnings already given: a run takes the timing lock once per case process, and says so once.
+_WARNED: set[str] = set()
+
+
+def _warn_once(line: str, progress: Callable[[str], None]) -> None:
+    if line not in _WARNED:
+        _WARNED.add(line)
+        progress(line)
+
+
+def _first_usable(name: str, progress: Callable[[str], None]) -> int | None:
+    tried: list[str] = []
+    for path, unexcluded in _candidates(name):
+        try:
+            fd = _open_lock(path)
+        except LockUnusable as exc:
+            tried.append(f"{path}: {exc}")
+            continue
+        if tried:
+            fallback = f"using {path}, which does not exclude {unexcluded}"
+            _warn_once(f"harness: warning: the lock {tried[0]}; {fallback}", progress)
+        return fd
+    without = "measuring without waiting for other runs"
+    _warn_once(f"harness: warning: no usable lock ({'; '.join(tried)}); {without}", progress)
+    return None
+
 
 @contextmanager
-def _exclusive(path: Path, waiting: str, progress: Callable[[str], None]) -> Iterator[float]:
-    with open(path, "a+") as handle:
-        started = time.monotonic()
+def _exclusive(name: str, waiting: str, progress: Callable[[str], None]) -> Iterator[float]:
+    started = time.monotonic()
+    fd = _first_usable(name, progress)
+    if fd is None:
+        yield 0.0
+        return
+    try:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress(f"    {waiting} (lock {path})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield time.monotonic() - started
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _runtime_dir() -> Path:
-    return Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+            progress(f"    {waiting} (lock {name})")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield time.monotonic() - started
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 @contextmanager
@@ -37,17 +122,17 @@ def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
     """Hold the machine-wide measurement lock; yields the seconds spent waiting for it.
 
     Two case processes measuring at once would slow each other down and both report
-    nonsense, so case processes from any sweep on this machine take turns.
+    nonsense, so case processes from any sweep on this machine, of any user, take turns.
     """
-    path = _runtime_dir() / "jax-repro-harness-timing.lock"
-    with _exclusive(path, "waiting for another sweep's measurement to finish", progress) as waited:
+    waiting = "waiting for another sweep's measurement to finish"
+    with _exclusive("jax-repro-harness-timing.lock", waiting, progress) as waited:
         yield waited
 
 
 @contextmanager
 def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[float]:
     """Hold a results folder for one run, so two sweeps into it measure each cell once."""
-    digest = hashlib.sha256(str(results_dir.resolve()).encode()).hexdigest()[:16]
-    path = _runtime_dir() / f"jax-repro-harness-results-{digest}.lock"
-    with _exclusive(path, f"waiting for another sweep into {results_dir} to finish", progress) as waited:
+    digest = hashlib.sha256(os.fsencode(results_dir.resolve())).hexdigest()[:16]
+    name = f"jax-repro-harness-results-{digest}.lock"
+    with _exclusive(name, f"waiting for another sweep into {results_dir} to finish", progress) as waited:
         yield waited

@@ -63,6 +63,8 @@ class Measured(NamedTuple):
     side: Side
     run: CellRun | None
     stored: StoredResult | None
+    # A cell passed over: the status stored for it before (``run --strict`` fails on a stored failure too).
+    previous: str | None = None
 
 
 class _Pace:
@@ -201,7 +203,7 @@ class Recorder:
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
                     self.progress(f"[{side.label}] {cell.head} → {describe(run)}")
                 elif previous not in (None, INTERRUPTED) and (resume == "skip" or previous == RunStatus.OK):
-                    outcomes[index, side.label] = Measured(side, None, None)
+                    outcomes[index, side.label] = Measured(side, None, None, previous)
                     self.progress(f"[{side.label}] {cell.head} → {describe(None, previous)}")
                 else:
                     cell.runs.append(CellRun(side, self.settings.processes))

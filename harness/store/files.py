@@ -27,6 +27,7 @@ from typing import Any
 
 from harness.errors import UsageError
 from harness.store.bounds import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER_DIGITS, number_problem
+from harness.store.streams import is_stream, write_in_place
 
 # Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a float's fraction
 # (0.00012345678901234567 is a float's shortest form) are not one, floats being bounded as they are parsed.
@@ -177,12 +178,16 @@ def replace_file(path: Path, data: str | bytes) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a file the user named, atomically: a link there is replaced, never written through; a folder there,
+    """Write a file the user named, atomically: a link there is replaced, never written through (but a link to a
+    device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place: ``harness.store.streams``); a folder there,
     a missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        replace_file(path, text)
+        if is_stream(path):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+            write_in_place(path, text.encode(errors="replace"))
+        else:
+            replace_file(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 

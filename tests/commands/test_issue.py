@@ -60,7 +60,7 @@ def test_a_script_that_hangs_is_stopped(tmp_path):
 
 def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypatch):
     """As every case process does: while another measurement holds the lock, the script does not start."""
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     script = tmp_path / "clock.py"
     script.write_text("import time\nprint(time.time())\n")
     outcome = {}
@@ -104,7 +104,7 @@ def request(tmp_path: Path, **changes) -> IssueRequest:
 
 def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     written = write_issue(request(tmp_path))
     assert [p.name for p in (written.draft, written.short, written.full)] == [
         "scan_sync.md",
@@ -121,7 +121,7 @@ def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
 def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(tmp_path, monkeypatch):
     """The flow with installs stubbed: this venv stands in for each release's (the labels are the plan's)."""
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     plan = []
     for v in ("0.4.31", "0.4.33", "0.5.0"):
         for kind in ("release", "plain"):

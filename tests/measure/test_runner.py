@@ -36,7 +36,7 @@ def sweep(tmp_path_factory, request):
     lines: list[str] = []
     with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
         outcomes = rec.run_plan(planned(*ORDER), resume="skip")
-    runs = {case: run for case, (_, run, _) in zip(ORDER, outcomes, strict=True)}
+    runs = {case: run for case, (_, run, *_) in zip(ORDER, outcomes, strict=True)}
     return runs, lines, tmp_path, settings.timeout_s
 
 
@@ -119,7 +119,7 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     [point] = steady.plan("quick", {}, seed=1, budget=budget)
     assert point.refusal and "over budget" in point.refusal
     with Recorder(tmp_path, [this_side("t")], QUICK, seed=1, budget=budget, progress=print) as recorder:
-        [(_, run, _)] = recorder.run(PlannedRun(steady, point))
+        [(_, run, *_)] = recorder.run(PlannedRun(steady, point))
     assert run.status == "skipped" and "refused before allocation" in run.detail
     assert run.processes == [], "no case process was started"
     stored = document(load_results(tmp_path)[0][0])
@@ -131,7 +131,7 @@ def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_TEST_FLAKY_MARKER", str(tmp_path / "marker"))
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(tmp_path / "r", [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
-        [(_, run, _)] = recorder.run(planned("flaky")[0])
+        [(_, run, *_)] = recorder.run(planned("flaky")[0])
     assert [p.status for p in run.processes] == ["crashed", "ok", "ok"], "the cell goes on after a crash"
     assert run.status == "crashed" and run.detail.startswith("crashed in 1 of 3 processes (first: process 1)")
 
@@ -139,7 +139,7 @@ def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
 def test_pinned_processes_run_on_the_cpus_asked_for(tmp_path):
     settings = dataclasses.replace(QUICK, affinity=(0,))
     with Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
-        [(_, run, _)] = recorder.run(planned("flaky")[0])
+        [(_, run, *_)] = recorder.run(planned("flaky")[0])
     assert run.status == "ok"
     assert [p.facts["cpus"] for p in run.processes] == [[0], [0]]
     stored = document(load_results(tmp_path)[0][0])
@@ -155,7 +155,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print) as recorder:
         outcomes = recorder.run_plan(planned("steady", "unsupported"), resume="skip")
-    assert [(side.label, run.status) for side, run, _ in outcomes] == [
+    assert [(side.label, run.status) for side, run, *_ in outcomes] == [
         ("A", "ok"),
         ("B", "ok"),
         ("A", "skipped"),
@@ -178,7 +178,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     lines: list[str] = []
     with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append) as recorder:
         outcomes = recorder.run_plan(planned("steady"), resume="skip")
-    assert [(side.label, run is None) for side, run, _ in outcomes] == [("A", True), ("B", False)]
+    assert [(side.label, run is None) for side, run, *_ in outcomes] == [("A", True), ("B", False)]
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
     again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
     assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
@@ -304,7 +304,7 @@ def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
         tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, detectable=detectable
     )
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
-    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
+    runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
 
@@ -356,7 +356,7 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
     recorder = Recorder(
         tmp_path, sides or aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, undecided=undecided
     )
-    runs = [run for _, run, _ in recorder.run(planned("steady")[0])]
+    runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
     return runs, asked, lines
 

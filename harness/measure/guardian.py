@@ -1,0 +1,132 @@
+"""What a killed harness leaves, ended and removed by a watchdog process that outlives it.
+
+A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its
+workers, their case processes, an installer it waited on and its temporary folders
+would stay.  So a harness command runs ``guarded``: every temporary folder it makes is
+under one folder of its own (``tempfile.tempdir``), every process it starts inherits a
+marker in its environment (``MARKER_VARIABLE``), and a small watchdog, started in a
+session of its own, holds the read end of a pipe only the harness writes to.  When the
+harness ends, however it ends, the pipe reaches its end: the watchdog then ends every
+process carrying the marker (SIGTERM, SIGKILL after ``GRACE_S``; found in ``/proc``, so
+Linux only) and removes the folder.
+
+Run as a file (``python -I -S guardian.py MARKER FOLDER HARNESS_PID``): standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+# Set in the harness's environment, so every process it starts carries it.
+MARKER_VARIABLE = "HARNESS_RUN_MARKER"  # not JAX_: results record JAX_ variables
+# Seconds the marked processes get to end on SIGTERM (a worker ends its case process's tree) before SIGKILL.
+GRACE_S = 2.0
+# Rounds of looking for marked processes: what each round's dead had started may show up in the next.
+ROUNDS = 200
+ROUND_PAUSE_S = 0.05
+
+
+def _marked(marker: bytes, spared: set[int]) -> list[int]:
+    """Live processes whose environment carries ``marker``, but ``spared``; none where there is no ``/proc``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        pid = int(entry.name)
+        if pid in spared:
+            continue
+        try:
+            state = (entry / "stat").read_bytes().rpartition(b")")[2].split()[0]
+            environ = (entry / "environ").read_bytes()
+        except (OSError, IndexError):  # it ended while we looked, or it is not ours to read
+            continue
+        if state not in (b"Z", b"X") and marker in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def end_marked(marker: str, harness: int) -> None:
+    """End every process carrying ``MARKER_VARIABLE=marker``: SIGTERM first, SIGKILL once the grace is over.
+
+    Neither the watchdog nor the ``harness`` that set the marker (still alive after a clean exit,
+    waiting for the watchdog) is ended.
+    """
+    wanted = f"{MARKER_VARIABLE}={marker}".encode()
+    spared = {os.getpid(), harness}
+    deadline = time.monotonic() + GRACE_S
+    for _ in range(ROUNDS):
+        left = _marked(wanted, spared)
+        if not left:
+            return
+        signum = signal.SIGTERM if time.monotonic() < deadline else signal.SIGKILL
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+        time.sleep(ROUND_PAUSE_S)
+
+
+def watch(marker: str, folder: str, harness: int) -> int:
+    """The watchdog: wait until the harness has ended (its pipe, our stdin, closes), then clean up after it."""
+    # A Ctrl-C at the terminal or a SIGTERM to the harness's group is for the harness; the
+    # watchdog stays until the harness is gone, whichever way it went.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    while os.read(0, 4096):
+        pass
+    end_marked(marker, harness)
+    shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] | None, int | None]:
+    read_end, write_end = os.pipe()  # both ends non-inheritable: no other child holds the write end open
+    try:
+        watchdog = subprocess.Popen(
+            [sys.executable or "python3", "-I", "-S", __file__, marker, str(folder), str(os.getpid())],
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a signal to the harness's group does not reach it
+        )
+    except OSError:  # no interpreter to start: the harness's own cleanup is all there is
+        os.close(write_end)
+        return None, None
+    finally:
+        os.close(read_end)
+    return watchdog, write_end
+
+
+@contextlib.contextmanager
+def guarded() -> Iterator[Path]:
+    """Run the harness's command under a watchdog; yields the folder its temporary folders go under."""
+    marker = os.urandom(8).hex()
+    folder = Path(tempfile.mkdtemp(prefix="jax-repro-"))
+    watchdog, write_end = _start_watchdog(marker, folder)
+    previous_marker, previous_tempdir = os.environ.get(MARKER_VARIABLE), tempfile.tempdir
+    os.environ[MARKER_VARIABLE] = marker
+    tempfile.tempdir = str(folder)
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = previous_tempdir
+        if previous_marker is None:
+            os.environ.pop(MARKER_VARIABLE, None)
+        else:
+            os.environ[MARKER_VARIABLE] = previous_marker
+        shutil.rmtree(folder, ignore_errors=True)  # at once, not when the watchdog gets to it
+        if write_end is not None:
+            os.close(write_end)
+        if watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                watchdog.wait(GRACE_S + 1)
+
+
+if __name__ == "__main__":
+    sys.exit(watch(sys.argv[1], sys.argv[2], int(sys.argv[3])))
