@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -106,6 +107,11 @@ def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict
     return found | listed, ""
 
 
+# A setting that undoes this share of a step's change (log scale) brings it back, even where the older release is
+# still told apart: dispatch ×0.058 on 0.4.33, ×0.75 of 0.4.31 with async dispatch off (undoes 90 %).
+MOST = 0.75
+
+
 @dataclass(frozen=True)
 class Tried:
     """What a trial measured against both releases, on the step's metric."""
@@ -116,12 +122,20 @@ class Tried:
     note: str = ""  # why it could not be judged
 
     def brings_back(self, step: Comparison) -> bool:
-        """Set on the newer release back: it differs from the newer one, back towards the older, and does not
-        differ from the older one as the newer does."""
+        """Set on the newer release back: it differs from the newer one, back towards the older, and either does
+        not differ from the older one as the newer does or undoes most of the step (``MOST_OF_THE_WAY``): where
+        other changes of the step moved the number a little too, the setting is still the cause of the rest."""
         if self.vs_before is None or self.vs_after is None or not self.trial.back:
             return False
         back = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}.get(step.verdict)
-        return self.vs_after.verdict == back and self.vs_before.verdict != step.verdict
+        return self.vs_after.verdict == back and (self.vs_before.verdict != step.verdict or self.undoes(step) >= MOST)
+
+    def undoes(self, step: Comparison) -> float:
+        """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on the older
+        release's number, 0 where it leaves the newer one's."""
+        if self.vs_before is None or not step.ratio > 0 or step.ratio == 1 or not self.vs_before.ratio > 0:
+            return 0.0
+        return 1 - math.log(self.vs_before.ratio) / math.log(step.ratio)
 
     def brings_forward(self, step: Comparison) -> bool:
         """Set on the older release forward: it differs from the older one as the newer does."""
@@ -179,7 +193,9 @@ class DefaultsAnswer:
             unwanted = step is not None and step.verdict is Verdict.SLOWER
         back = "a workaround, and a strong hint at the cause" if unwanted else "the old behaviour back: a hint at why"
         for each in found:
-            lines.append(f"{each.text(self.before, self.after)}: {back}{self._changed_in(each.trial)}")
+            assert step is not None and each.vs_before is not None
+            most = f" (it undoes {each.undoes(step):.0%} of the step)" if each.vs_before.verdict == step.verdict else ""
+            lines.append(f"{each.text(self.before, self.after)}{most}: {back}{self._changed_in(each.trial)}")
         if tried and not found:
             lines.append(f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back")
         for each in forward:

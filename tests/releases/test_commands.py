@@ -259,7 +259,9 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
     assert changed["xla_cpu_use_thunk_runtime"] == ("false", "true")
     tried = {(t["release"], t["option"]): t for t in defaults["tried"]}
     back = tried[("0.4.33", "jax_cpu_enable_async_dispatch")]
-    assert back["vs_after"] == "slower" and back["vs_before"] != "faster", back
+    # Async dispatch off on 0.4.33 undoes most of the step (×0.72–0.78 of 0.4.31, which more processes may tell
+    # apart: the thunk runtime made dispatch a little faster too).
+    assert back["vs_after"] == "slower", back
     said = 'on 0.4.33, jax.config.update("jax_cpu_enable_async_dispatch", False) gives'
     assert any(line.startswith(said) and line.endswith("a workaround, and a strong hint at the cause")
                for line in data["why"]), data["why"]  # fmt: skip

@@ -84,6 +84,22 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
+def test_a_setting_that_undoes_most_of_the_step_brings_it_back_though_the_older_release_is_told_apart():
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer(
+        "0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1.0, "after": 3.0, "trial": 1.2})}
+    )
+    [tried] = answer.tried(EAGER, Thresholds())
+    assert tried.vs_before is not None and tried.vs_before.verdict == Verdict.SLOWER, "×1.2 of 0.4.31: told apart"
+    [line, *_] = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert line.startswith("on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.2 of 0.4.31")
+    assert line.endswith("(it undoes 83% of the step): a workaround, and a strong hint at the cause"), line
+    halfway = DefaultsAnswer(
+        "0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1.0, "after": 3.0, "trial": 1.7})}
+    )
+    assert said(halfway, derive_step(Verdict.SLOWER), EAGER, Thresholds())[0].startswith("none of the 1 changed")
+
+
 def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
     forward = Trial(THUNK, "0.4.31", "true")
     found = results({"before": 1.0, "after": 3.0, "trial": 1.0})
@@ -113,12 +129,12 @@ def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_
     assert line.endswith(": a workaround, and a strong hint at the cause"), "a bisect's bad release, however it moved"
 
 
-def derive_step(verdict):
+def derive_step(verdict, ratio=3.0):
     class Step:
         pass
 
     step = Step()
-    step.verdict = verdict
+    step.verdict, step.ratio = verdict, ratio
     return step
 
 
