@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.cli.sessions import interleaved_request, write_sides
+from harness.cli.sessions import interleaved_request, matrix_runs, write_sides
 from harness.errors import UsageError
 from harness.measure.sides import load_plan
 from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
@@ -11,17 +11,30 @@ from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
 def test_the_default_is_the_edges_on_cpu_and_cpu8():
     request = interleaved_request(["--case", "scan_sync"])
     assert [(r.jax, p.name) for r, p in request.sides] == [(r.jax, p) for r in EDGES for p in ("cpu", "cpu8")]
-    assert request.run_argv[:5] == ["run", "--case", "scan_sync", "--processes", "3"], "the fewest a verdict takes"
+    assert request.run_argv[:5] == ["run", "--case", "scan_sync", "--processes", "7"], (
+        "the fewest that can pass the rank guard"
+    )
     assert interleaved_request(["--processes=5"]).run_argv[:2] == ["run", "--processes=5"], "the user's count wins"
 
 
-def test_the_matrix_measures_until_decided_over_two_looks_unless_told_otherwise():
-    assert interleaved_request([]).run_argv == ["run", "--processes", "3", "--max-processes", "6"]
-    assert interleaved_request(["--processes", "5"]).run_argv[-2:] == ["--max-processes", "10"]
+def test_the_matrix_measures_once_unless_asked_for_looks():
+    assert interleaved_request([]).run_argv == ["run", "--processes", "7", "--decide", "off"]
+    assert interleaved_request(["--decide", "changes"]).run_argv[-2:] == ["--max-processes", "14"]
+    assert interleaved_request(["--processes", "5", "--decide", "all"]).run_argv[-2:] == ["--max-processes", "10"]
     told = interleaved_request(["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"])
     assert told.run_argv.count("--max-processes") == 1 and "12" in told.run_argv, "checked as a run of sides"
+    assert "--decide" not in told.run_argv, "looks asked for: measured until decided"
     for posargs in (["--decide", "off"], ["--target-ratio", "1.1"], ["--jax", "0.4.26", "--profile", "cpu"]):
         assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
+
+
+def test_without_profile_or_case_every_case_runs_on_cpu_and_only_those_needing_devices_on_cpu8():
+    single, several = matrix_runs([])
+    assert [p.name for p in single.profiles] == ["cpu"] and "--case" not in single.run_argv
+    assert [p.name for p in several.profiles] == ["cpu8"]
+    assert several.run_argv[:3] == ["run", "--case", "sharding_scaling"], "MIN_DEVICES = 2"
+    [asked] = matrix_runs(["--profile", "cpu8"])
+    assert [p.name for p in asked.profiles] == ["cpu8"] and "--case" not in asked.run_argv
 
 
 def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
@@ -44,6 +57,7 @@ def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
         (["--case", "nope"], "unknown case nope"),
         (["--processes", "0"], "must be positive"),
         (["--max-processes", "2"], "at least --processes"),
+        (["--decide", "off", "--max-processes", "14"], "needs --target-ratio, or a run of several sides"),
         (["--decide", "off", "--time-budget", "60"], "goes with --decide"),
     ],
 )
