@@ -24,7 +24,7 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.cli.sessions import SessionRequest, matrix_runs, release_run_view, session_view, write_sides
+from harness.cli.sessions import SessionRequest, interleaved_request, release_run_view, session_view, write_sides
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.pins import (
@@ -203,37 +203,33 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> None
 def matrix(session: nox.Session) -> None:
     """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
 
-    Default: the oldest and newest release (``nox -t edges``), every case on cpu and the cases
-    that need several devices on cpu8 (two runs), seven case processes per cell and side
-    (``--processes``, the fewest that can pass the rank guard), no looks (``--decide off``);
-    plain ``nox`` runs this, then the report.  Each
+    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8 (a case whose
+    programs use one device is skipped on cpu8), seven case processes per cell and side
+    (``--processes``, the fewest that can pass the rank guard), no looks unless asked for
+    (``--decide``, ``--max-processes``); plain ``nox`` runs this, then the report.  Each
     release is installed once into its cached venv beside nox's (``.nox/release-jax-V``,
     as bisect and sweep use); every (release, profile) pair is a side with a worker of its
     own, and each cell's processes alternate between the sides in rounds.  The rest of
     the posargs go to ``python -m harness run``.
     """
     try:
-        runs = matrix_runs(session.posargs)
+        request = interleaved_request(session.posargs)
     except UsageError as exc:
         refuse(str(exc))
-    for request in runs:
-        for profile in request.profiles:
-            require_device(session, profile)
+    for profile in request.profiles:
+        require_device(session, profile)
     install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
-    interpreters: dict[tuple[str, str], str] = {}
-    for number, request in enumerate(runs, start=1):
-        for release, profile in request.sides:
-            env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
-            if (release.jax, profile.name) not in interpreters:
-                session.log(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
-                problem = ensure(env)
-                if problem:
-                    session.error(f"jax {release.jax} cannot be installed: {problem}")
-            interpreters[release.jax, profile.name] = str(env.interpreter)
-        if len(runs) > 1:
-            session.log(f"run {number} of {len(runs)}: {', '.join(p.name for p in request.profiles)}")
-        plan = write_sides(Path(session.cache_dir) / f"matrix-sides-{number}.json", request, interpreters)
-        run_harness(session, [*request.run_argv, "--sides", str(plan)])
+    interpreters = {}
+    for release, profile in request.sides:
+        env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
+        if (release.jax, profile.name) not in interpreters:
+            session.log(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
+            problem = ensure(env)
+            if problem:
+                session.error(f"jax {release.jax} cannot be installed: {problem}")
+        interpreters[release.jax, profile.name] = str(env.interpreter)
+    plan = write_sides(Path(session.cache_dir) / "matrix-sides.json", request, interpreters)
+    run_harness(session, [*request.run_argv, "--sides", str(plan)])
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.discovery import DEFAULT_CASES_DIR, CaseInfo, discover
+from harness.catalogue.discovery import CaseInfo
 from harness.cli.options import deps_policy, release_version
 from harness.cli.parser import validate
 from harness.cli.ranges import range_ends
@@ -157,10 +157,7 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
 # What --jax accepts besides a comma-separated list of the table's releases.
 RELEASE_SETS = {"edges": list(EDGES), "all": list(RELEASES)}
 DEFAULT_RELEASES = "edges"
-# Without --profile or --case: every case on one CPU device, and on eight virtual ones only the cases that need
-# several devices (on cpu8 the rest measure a machine split eight ways, and twice the time).
 DEFAULT_PROFILES = "cpu,cpu8"
-SINGLE_DEVICE_PROFILE = "cpu"
 # Case processes per cell and side unless --processes says otherwise: the fewest with which sides measured
 # together can pass the rank guard at α = 0.002 (5 and 5 processes cannot go below p = 0.0079,
 # docs/statistics.md), measured once, no looks (``DEFAULT_DECIDE``): the matrix judges every metric of every
@@ -247,8 +244,7 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
             f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}) measured as sides of one run, "
             f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise (--decide "
             f"{DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} × that while a comparison is open "
-            "unless --max-processes says otherwise); without --profile and --case, every case on "
-            f"{SINGLE_DEVICE_PROFILE} and those that need several devices on the other profiles; the run options:",
+            "unless --max-processes says otherwise); the run options:",
             file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
@@ -271,27 +267,6 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     if args.max_processes is None and checked.settings.decide is not None:
         rest += ["--max-processes", str(MATRIX_LOOKS * checked.settings.processes)]
     return InterleavedRequest(sides, ["run", *rest])
-
-
-def matrix_runs(posargs: Sequence[str]) -> list[InterleavedRequest]:
-    """The runs of ``nox -s matrix``: ``interleaved_request`` of ``posargs``; without --profile and --case, two:
-    every case on ``SINGLE_DEVICE_PROFILE``, then the cases that need several devices on the other default
-    profiles (each run interleaves its own sides; the report reads both)."""
-    given = lambda name: any(a == name or a.startswith(name + "=") for a in posargs)
-    if given("--profile") or given("--case") or any(arg in HELP for arg in posargs):
-        return [interleaved_request(posargs)]
-    several = [name for name, case in discover(_cases_dir(posargs)).items() if case.min_devices > 1]
-    others = [name for name in DEFAULT_PROFILES.split(",") if name != SINGLE_DEVICE_PROFILE]
-    runs = [interleaved_request([*posargs, "--profile", SINGLE_DEVICE_PROFILE])]
-    if several and others:
-        cases = [arg for name in several for arg in ("--case", name)]
-        runs.append(interleaved_request([*posargs, "--profile", ",".join(others), *cases]))
-    return runs
-
-
-def _cases_dir(posargs: Sequence[str]) -> Path:
-    rest = list(posargs)
-    return Path(_take(rest, "--cases-dir", str(DEFAULT_CASES_DIR)))
 
 
 def write_sides(path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]) -> Path:

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.cli.sessions import interleaved_request, matrix_runs, write_sides
+from harness.cli.sessions import interleaved_request, write_sides
 from harness.errors import UsageError
 from harness.measure.sides import load_plan
 from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
@@ -26,15 +26,6 @@ def test_the_matrix_measures_once_unless_asked_for_looks():
     assert "--decide" not in told.run_argv, "looks asked for: measured until decided"
     for posargs in (["--decide", "off"], ["--target-ratio", "1.1"], ["--jax", "0.4.26", "--profile", "cpu"]):
         assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
-
-
-def test_without_profile_or_case_every_case_runs_on_cpu_and_only_those_needing_devices_on_cpu8():
-    single, several = matrix_runs([])
-    assert [p.name for p in single.profiles] == ["cpu"] and "--case" not in single.run_argv
-    assert [p.name for p in several.profiles] == ["cpu8"]
-    assert several.run_argv[:3] == ["run", "--case", "sharding_scaling"], "MIN_DEVICES = 2"
-    [asked] = matrix_runs(["--profile", "cpu8"])
-    assert [p.name for p in asked.profiles] == ["cpu8"] and "--case" not in asked.run_argv
 
 
 def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
