@@ -39,7 +39,7 @@ DEFAULT_REPORTS = Path("reports")
 SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
 PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_MAX_PROCESSES = 20
-# Measuring sides until decided takes at most this many looks of --processes rounds each, by default.
+# Measuring sides until decided goes up to this many times --processes a side by default (looks at 5, 10, 20).
 LOOKS = 4
 # A sample series needs this many samples for its median, however slow the program.
 MIN_REPEATS = 5
@@ -472,10 +472,10 @@ def add_decide(parser: argparse.ArgumentParser) -> None:
         "--decide",
         choices=[*MODES, "off"],
         default=CHANGES,
-        help="with several sides: after --processes rounds, add looks of --processes rounds each (up to "
-        "--max-processes) while a comparison of neighbouring sides is open: 'changes': a ratio past the factor "
-        "not yet significant; 'all': any comparison neither changed nor unchanged; 'off': --processes only. The "
-        "test's level is spent over the looks, so false alarms stay at the level",
+        help="with several sides: after --processes rounds, look again at twice as many processes each time (up "
+        "to --max-processes) while a comparison of neighbouring sides is open: 'changes': undecided, and the last "
+        "look could still decide it; 'all': any comparison neither changed nor unchanged; 'off': --processes only. "
+        "The test's level is spent over the looks, so false alarms stay at the level",
     )
     parser.add_argument(
         "--decide-metric",

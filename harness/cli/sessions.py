@@ -165,6 +165,10 @@ DEFAULT_PROFILES = "cpu,cpu8"
 # --time-budget, it measures until decided); a bisect or triage decides the one change a user asks about.
 DEFAULT_PROCESSES = "7"
 DEFAULT_DECIDE = "off"
+# Sampling time per program in each process unless --max-seconds or --effort says otherwise: half the quick
+# effort's, since the verdict is over processes (each process's median still from at least 5 samples); it keeps
+# plain `nox` from a fresh clone with an empty package cache within 5 minutes on a 2-core machine.
+DEFAULT_MAX_SECONDS = "0.25"
 # Looks at the sides' comparisons with --decide changes|all unless --max-processes says otherwise.
 MATRIX_LOOKS = 2
 
@@ -242,7 +246,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         print(
             "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the releases "
             f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}) measured as sides of one run, "
-            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise (--decide "
+            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, {DEFAULT_MAX_SECONDS} s "
+            "of samples a program unless --max-seconds or --effort says otherwise (--decide "
             f"{DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} × that while a comparison is open "
             "unless --max-processes says otherwise); the run options:",
             file=sys.stdout,
@@ -256,6 +261,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         raise UsageError("no profile given applies to any release given")
     if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
         rest += ["--processes", DEFAULT_PROCESSES]
+    if not any(a == name or a.startswith(name + "=") for a in rest for name in ("--max-seconds", "--effort")):
+        rest += ["--max-seconds", DEFAULT_MAX_SECONDS]
     looking = ("--decide", "--max-processes", "--decide-metric", "--time-budget")  # asking for looks
     if not any(a == name or a.startswith(name + "=") for a in rest for name in looking):
         rest += ["--decide", DEFAULT_DECIDE]

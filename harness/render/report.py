@@ -115,19 +115,31 @@ def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
     return f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
 
 
+def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
+    """The first change of each cell (case, profile, sizes, machine), in the changes' order (slowdowns first, the
+    largest first): what a first page leads with, every case before a second change of any."""
+    first: dict[object, TimingChange] = {}
+    for change in changes:
+        first.setdefault(change.key, change)
+    return list(first.values())
+
+
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
-    """The changes by name, before any count: each timing verdict (slowdowns first, the largest first) and
-    each claim that holds on some releases and not on others."""
+    """The changes by name, before any count: each claim that holds on some releases and not on others first,
+    then each cell's largest timing change (slowdowns first), the rest counted (the case pages list them)."""
     lines = ["## What changed", ""]
-    shown = model.changes[:MOST_CHANGES_LISTED]
     flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
+    lines += [claim_item(line, pages) for line in flipped]
+    shown = headline_changes(model.changes)[:MOST_CHANGES_LISTED]
     machines = len(model.machines) > 1
     lines += [change_item(change, pages, machines) for change in shown]
     if len(model.changes) > len(shown):
-        lines.append(f"- and {len(model.changes) - len(shown)} more timing change(s): the case pages list every one")
+        lines.append(
+            f"- and {len(model.changes) - len(shown)} more timing change(s) of these cells: the case pages list "
+            "every one"
+        )
     if any(t.comparison.comparisons for t in model.timings) and not model.changes:
         lines.append("- no timing changed significantly against its baseline release")
-    lines += [claim_item(line, pages) for line in flipped]
     if len(lines) == 2:
         lines.append("- nothing: no timing changed significantly and no claim changed between releases")
     return [*lines, ""]

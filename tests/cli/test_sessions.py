@@ -18,7 +18,8 @@ def test_the_default_is_the_edges_on_cpu_and_cpu8():
 
 
 def test_the_matrix_measures_once_unless_asked_for_looks():
-    assert interleaved_request([]).run_argv == ["run", "--processes", "7", "--decide", "off"]
+    assert interleaved_request([]).run_argv == ["run", "--processes", "7", "--max-seconds", "0.25", "--decide", "off"]
+    assert "--max-seconds" not in interleaved_request(["--effort", "full"]).run_argv, "the effort's sampling"
     assert interleaved_request(["--decide", "changes"]).run_argv[-2:] == ["--max-processes", "14"]
     assert interleaved_request(["--processes", "5", "--decide", "all"]).run_argv[-2:] == ["--max-processes", "10"]
     told = interleaved_request(["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"])
