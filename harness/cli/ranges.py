@@ -21,6 +21,7 @@ from harness.catalogue.script_deps import canonical
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
+from harness.host.environment import scrub
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
@@ -79,7 +80,17 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
-    return ["--script", script.file, *arguments, *(shlex.quote(word) for word in script.given), *policy, *held]
+    given = [shlex.quote(word) for word in script.given]
+    return ["--script", path_from_anywhere(case.path), *arguments, *given, *policy, *held]
+
+
+def path_from_anywhere(path: Path) -> str:
+    """``path`` as a command pasted in another folder can use: absolute, the home folder as ``~`` (which the
+    shell expands, and which keeps the home folder out of reports), quoted where the shell needs it."""
+    shown = scrub(str(path.resolve()))
+    if shown.startswith("~/"):
+        return "~/" + shlex.quote(shown[2:])
+    return shlex.quote(shown)
 
 
 @dataclass(frozen=True)

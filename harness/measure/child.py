@@ -69,6 +69,20 @@ class Skip(Exception):
     """Raised inside the child when a case cannot run here (too few devices...)."""
 
 
+def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
+    """Why a case that needs ``needed`` devices and uses ``used`` (its MIN_DEVICES, DEVICES_USED) is not measured
+    where there are ``found`` devices; empty when it is.  The runner asks it before starting a process where the
+    profile says how many CPU devices there will be (``sides.cpu_devices``)."""
+    if found < needed:
+        return f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)"
+    if used is not None and found > used and cpu:
+        return (
+            f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made {found} CPU "
+            "devices: the others would sit idle, so the one-device profile (cpu) measures what this would"
+        )
+    return ""
+
+
 def load_case(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"cases.{path.stem}", path)
     if spec is None or spec.loader is None:
@@ -179,14 +193,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
-        if found < needed:
-            raise Skip(f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)")
-        used = getattr(module, "DEVICES_USED", None)
-        if used is not None and found > used and jax.default_backend() == "cpu":
-            raise Skip(
-                f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made {found} CPU "
-                "devices: the others would sit idle, so the one-device profile (cpu) measures what this would"
-            )
+        reason = device_skip(needed, getattr(module, "DEVICES_USED", None), found, jax.default_backend() == "cpu")
+        if reason:
+            raise Skip(reason)
     block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
     clear_caches = getattr(jax, "clear_caches", None)
     compiled: dict[str, CompiledFunction] = {}

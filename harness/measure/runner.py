@@ -39,6 +39,7 @@ from harness.errors import HarnessError
 from harness.host.environment import machine_identity
 from harness.measure.attempts import load_text, measure_process
 from harness.measure.cells import Cell, CellRun, PlannedRun, describe
+from harness.measure.child import device_skip
 from harness.measure.isolation import default_isolation
 from harness.measure.locks import folder_lock
 from harness.measure.sides import Side
@@ -46,7 +47,7 @@ from harness.measure.stopping import DetectableRatio, OpenComparison, StopRules
 from harness.measure.storing import RunContext, check_results_folder, same_script, store_run
 from harness.measure.workers import WorkerPool
 from harness.store.results import INTERRUPTED, StoredResult, cell_key, measured_cells
-from harness.store.schema import RunStatus, Settings
+from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
 Progress = Callable[[str], None]
@@ -205,6 +206,10 @@ class Recorder:
                 elif previous not in (None, INTERRUPTED) and (resume == "skip" or previous == RunStatus.OK):
                     outcomes[index, side.label] = Measured(side, None, None, previous)
                     self.progress(f"[{side.label}] {cell.head} → {describe(None, previous)}")
+                elif known := self._known_skip(item, side):
+                    run = CellRun(side, self.settings.processes, [ProcessRun(0, RunStatus.SKIPPED, known)])
+                    outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
+                    self.progress(f"[{side.label}] {cell.head} → {describe(run)} (known before starting: {known})")
                 else:
                     cell.runs.append(CellRun(side, self.settings.processes))
             if cell.runs:
@@ -234,6 +239,16 @@ class Recorder:
         except BaseException:
             self._keep_unfinished(going)
             raise
+
+    @staticmethod
+    def _known_skip(item: PlannedRun, side: Side) -> str:
+        """Why a case process of ``side`` would skip ``item``'s case, where the side's environment already says
+        (its CPU device count against the case's MIN_DEVICES and DEVICES_USED): no process is started to learn
+        it.  Empty for a plain script, and where only the process can tell."""
+        found = side.cpu_devices()
+        if found is None or item.case.script is not None:
+            return ""
+        return device_skip(item.case.min_devices, item.case.devices_used, found, cpu=True)
 
     def _keep_unfinished(self, going: list[Cell]) -> None:
         """Interrupted, or the harness cannot go on: what each cell measured so far is stored."""

@@ -64,6 +64,15 @@ class Side:
             resized = "".join(f" · {name}={value}" for name, value in sorted(self.sizes.items()))
             object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
 
+    def cpu_devices(self) -> int | None:
+        """How many CPU devices a case process of this side will find, where its environment says so (JAX on
+        the CPU platform alone, with XLA's host device count or none); None where only the process can tell."""
+        environ = self.environment()  # the side's variables over the harness's, as its processes get them
+        if environ.get("JAX_PLATFORMS") != "cpu":
+            return None
+        found = re.findall(r"--xla_force_host_platform_device_count=(\d+)", environ.get("XLA_FLAGS", ""))
+        return int(found[-1]) if found else 1
+
     def cell_sizes(self, planned: dict[str, int]) -> dict[str, int]:
         """The sizes a cell planned at ``planned`` is measured at on this side."""
         return {**planned, **{name: value for name, value in self.sizes.items() if name in planned}}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError, UsageError
-from harness.units import version_key
+from harness.units import normal_version, version_key
 
 CACHE_MAX_AGE_S = 24 * 3600
 LIST_TIMEOUT_S = 300
@@ -79,6 +79,9 @@ class Listing:
             if pair[0] == version:
                 return pair
         versions = [jax for jax, _ in self.pairs]
+        normal = normal_version(version)
+        if normal != version and normal in versions:  # 0.4.026: the index spells it 0.4.26
+            raise UsageError(f"jax {version} is not on the package index as typed: did you mean {normal}?")
         raise UsageError(
             f"jax {version} is not an installable release on the package index (yanked, or no wheel for "
             f"this Python); nearby releases there: {', '.join(nearby(versions, version))}"

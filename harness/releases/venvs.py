@@ -117,23 +117,50 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     return {"python": env.python, "install": list(env.install), "pyproject": project, "bytecode": "compileall"}
 
 
+# The packages whose files a reused venv must still hold: without them every process fails the same way.
+CHECKED_PACKAGES = ("jax", "jaxlib")
+
+
+def missing_files(venv: Path) -> list[str]:
+    """Files that jax's and jaxlib's installs recorded (their RECORD) and that are gone from ``venv``."""
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    if not found:
+        return ["site-packages"]
+    site = found[-1]
+    gone = []
+    for package in CHECKED_PACKAGES:
+        for record in site.glob(f"{package}-*.dist-info/RECORD"):
+            for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+                name = line.split(",", 1)[0]
+                if name and not name.startswith("..") and not (site / name).exists():
+                    gone.append(name)
+    return gone
+
+
 def ensure(env: ReleaseEnv) -> str | None:
     """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
 
     An existing venv is installed into (uv pins it to exactly what is asked), never
-    deleted: the folder may hold other things a user put there.
+    deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file it
+    installed is installed again (``--reinstall``).
     """
     record = env.venv / INSTALLED
     wanted = install_record(env)
+    damaged = False
     try:
         if json.loads(record.read_text()) == wanted and env.interpreter.exists():
-            return None
+            damaged = bool(missing_files(env.venv))
+            if not damaged:
+                return None
     except (OSError, ValueError):
         pass  # not installed yet, or by something else
     uv = uv_command()
     if uv is None:
         return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
-    steps = [("uv pip install", [*uv, "pip", "install", "--quiet", "--python", str(env.interpreter), *env.install])]
+    # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over itself.
+    again = ["--reinstall"] if damaged else []
+    install = [*uv, "pip", "install", "--quiet", *again, "--python", str(env.interpreter), *env.install]
+    steps = [("uv pip install", install)]
     if not (env.venv / "pyvenv.cfg").is_file():
         steps.insert(0, ("uv venv", [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]))
     # Every module compiled once, here: a release's `import jax` (a plain script's process.import_ns) then

@@ -2,23 +2,30 @@
 libraries held, varied or added."""
 
 import re
+import shlex
+from pathlib import Path
 
 import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.cli.parser import parse
-from harness.cli.ranges import LibraryChoice, check, target_words
+from harness.cli.ranges import LibraryChoice, check, path_from_anywhere, target_words
 from harness.errors import UsageError
 
 
-def test_a_case_is_named_by_case_and_a_script_by_its_file_and_arguments(tmp_path):
+def test_a_case_is_named_by_case_and_a_script_by_a_path_that_works_from_anywhere(tmp_path, monkeypatch):
     assert target_words(discovery.discover()["scan_sync"]) == ["--case", "scan_sync"]
     script = tmp_path / "repro.py"
     script.write_text("print(1)\n")
-    assert target_words(read_script(script, ("--n", "a b"))) == [
-        "--script", "repro.py", "--script-arg=--n", "--script-arg='a b'",
-    ]  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    assert target_words(read_script(Path("repro.py"), ("--n", "a b"))) == [
+        "--script", str(script.resolve()), "--script-arg=--n", "--script-arg='a b'",
+    ], "pasted in another folder, the command still finds the script"  # fmt: skip
+    monkeypatch.setenv("HOME", str(tmp_path.parent))
+    spaced = tmp_path / "my repro.py"
+    spaced.write_text("print(1)\n")
+    assert path_from_anywhere(spaced) == f"~/{shlex.quote(f'{tmp_path.name}/my repro.py')}", "home as ~, quoted after"
 
 
 def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered(tmp_path):
@@ -27,7 +34,7 @@ def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered
     case = read_script(script, with_specs=["optax>=0.2"])
     choice = LibraryChoice("newest", ("equinox==0.11.4",))
     assert target_words(case, choice) == [
-        "--script", "repro.py", "--with", "'optax>=0.2'", "--deps", "newest", "--hold", "equinox==0.11.4",
+        "--script", str(script.resolve()), "--with", "'optax>=0.2'", "--deps", "newest", "--hold", "equinox==0.11.4",
     ]  # fmt: skip
     assert LibraryChoice(vary="equinox", jax="0.4.33").label("0.11.4") == "0.4.33+equinox.0.11.4"
 

@@ -468,3 +468,20 @@ def test_a_search_point_is_settled_by_the_rule_every_page_uses():
     )
     assert point_claim(claimed(True, True, True, True, False), "K=1")[0] is True, "4 of 5 agree"
     assert point_claim(claimed(True, True, True, status="failed"), "K=1") == (None, "K=1: failed")
+
+
+def test_a_skip_the_profile_already_decides_starts_no_process():
+    """cpu8 makes eight CPU devices: a case whose programs use one is skipped there, and a case that needs two is
+    skipped on cpu, from their constants, before any process imports JAX to find out."""
+    catalogue = discovery.discover()
+    one, several = (
+        PlannedRun(catalogue[name], PlannedPoint(catalogue[name].anchors[0], "anchor"))
+        for name in ("scan_sync", "sharding_scaling")
+    )
+    cpu = Side("0.4.26", "cpu", env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""})
+    cpu8 = Side("0.4.26", "cpu8", env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    assert (cpu.cpu_devices(), cpu8.cpu_devices()) == (1, 8)
+    assert Recorder._known_skip(one, cpu8).startswith("uses 1 device (DEVICES_USED) and this profile made 8 CPU")
+    assert Recorder._known_skip(several, cpu).startswith("needs 2 devices, found 1")
+    assert Recorder._known_skip(one, cpu) == Recorder._known_skip(several, cpu8) == "", "measured"
+    assert Side("0.4.26", "gpu", env={"JAX_PLATFORMS": "cuda"}).cpu_devices() is None, "only the process can tell"

@@ -38,6 +38,7 @@ def test_a_script_without_jax_runs_as_python_file_would(tmp_path):
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['--size', '7'] 42 cwd kept"
     assert "imported_ns" not in report and report["ended_ns"] >= report["started_ns"]
+    assert 0 <= report["after_script_ns"] < 10**9, "the hook's own time after the script, taken out of its wall"
 
 
 def test_a_traceback_shows_the_scripts_frames_and_exits_1(tmp_path):

@@ -46,6 +46,7 @@ def test_a_range_includes_both_ends_and_skips_the_yanked_release():
         ("0.4.32", "0.4.35", "jax 0.4.32 is not an installable release"),
         ("0.4.26", "9.9", "jax 9.9 is not an installable release"),
         ("0.4.35", "0.4.26", "from an older release to a newer one"),
+        ("0.4.026", "0.4.35", r"jax 0\.4\.026 is not on the package index as typed: did you mean 0\.4\.26\?"),
     ],
 )
 def test_a_range_end_missing_from_the_index_is_refused(first, last, message):

@@ -26,6 +26,7 @@ def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     env = release_env(tmp_path)
     env.interpreter.parent.mkdir(parents=True)
     env.interpreter.touch()
+    (env.venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
     (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
     monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
     assert ensure(env) is None
@@ -34,6 +35,24 @@ def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
     changed = ReleaseEnv(env.jax, env.jaxlib, env.python, (*env.install, "numpy<2"), env.venv)
     assert ensure(changed).startswith("uv not found"), "another install must be installed"
+
+
+def test_a_venv_whose_jaxlib_lost_a_file_is_installed_again(tmp_path, monkeypatch):
+    env = release_env(tmp_path)
+    env.interpreter.parent.mkdir(parents=True)
+    env.interpreter.touch()
+    site = env.venv / "lib" / "python3.12" / "site-packages"
+    (site / "jaxlib").mkdir(parents=True)
+    (site / "jaxlib" / "xla_extension.so").write_bytes(b"\x7fELF")
+    (site / "jaxlib-0.4.33.dist-info").mkdir()
+    (site / "jaxlib-0.4.33.dist-info" / "RECORD").write_text("jaxlib/xla_extension.so,sha256=x,4\n")
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    calls = []
+    monkeypatch.setattr(venvs, "uv_command", lambda: calls.append("uv") or None)
+    assert ensure(env) is None and calls == [], "intact: reused without uv"
+    (site / "jaxlib" / "xla_extension.so").unlink()
+    assert venvs.missing_files(env.venv) == ["jaxlib/xla_extension.so"]
+    assert ensure(env).startswith("uv not found") and calls == ["uv"], "damaged: installed again"
 
 
 def test_an_interpreter_that_does_not_exist_is_a_reason_not_a_crash(tmp_path):
