@@ -152,7 +152,7 @@ class ReleaseProber:
             return self(good), self(release), self(bad)
         processes = 2 * self.processes if again else self.processes
         started = time.monotonic()
-        measured = self._interleaved([good, release, bad], processes)
+        measured = self._interleaved([good, release, bad], processes, endpoints=True)
         if release not in measured:
             return self(good), self(release, again), self(bad)
         seconds = time.monotonic() - started
@@ -313,13 +313,18 @@ class ReleaseProber:
         processes: int,
         decide: str = CHANGES,
         pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+        endpoints: bool = False,
     ) -> dict[str, StoredResult | None]:
         """One measurement of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
         each side against the next, or only within ``pairs``); what it stored, by release measured (none
-        unless at least two releases could be installed)."""
+        unless at least two releases could be installed).  ``endpoints``: the first and last releases are a
+        bisect's endpoints, compared with each other as well, so that neither stops before their own
+        comparison is decided (a resumed bisect judges them by this run's results)."""
         sides = self._installed(releases)
         if len(sides) < 2:
             return {}
+        if endpoints and len(sides) > 2:
+            sides = [*sides[:-1], dataclasses.replace(sides[-1], compare_with=sides[0].label)]
         if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
             compared = [self._compared(side, following, pairs) for side, following in itertools.pairwise(sides)]
             sides = [*compared, sides[-1]]
