@@ -5,7 +5,7 @@ from harness.metric_names import parse_metric_name
 from harness.releases.answers import Setting
 from harness.releases.bisection import CLAIM, ReleaseStep
 from harness.releases.commit_bisect import CommitBisect, CommitSearch
-from harness.releases.judge import FIX, Judgement, ReleaseVerdict
+from harness.releases.judge import FIX
 from harness.releases.probes import Probe
 from harness.releases.triage import STOPS_HOLDING, Confirmation
 from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commits_hint
@@ -70,4 +70,3 @@ def test_no_answer_names_no_ends():
     found.stopped = "the good release 0.4.31 is not good"
     data = commit_bisect_json(found, SETTING)
     assert "last_good" not in data and data["answer"] == "no answer: the good release 0.4.31 is not good"
-    assert Judgement("x", ReleaseVerdict.GOOD, "")  # the probes' type, as the pages show them
