@@ -42,6 +42,11 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         "p_value": number(comparison.p_value),
         "level": number(comparison.level),
         "verdict": comparison.verdict,
+        # The verdict in words with the change the data still allow ("within ±9%"), that margin as a factor,
+        # and the rank test's p where the sides were measured together (docs/statistics.md).
+        "said": comparison.said,
+        "margin": number(comparison.margin),
+        "rank_p": number(comparison.rank_p),
         "median_baseline_ns": number(comparison.baseline.median),
         "median_ns": number(comparison.candidate.median),
         "processes": [a, b],
