@@ -254,3 +254,12 @@ class FakeReleases:
         if release in self.holds:
             set_claim(data, self.holds[release])
         return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")
+
+
+@pytest.fixture
+def two_sets(tmp_path) -> list[str]:
+    """Two result folders holding the same real result: ``compare``'s arguments where nothing differs."""
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "r.json").write_bytes((FIXTURES / "results" / "scan_sync-0.12.0.1.json").read_bytes())
+    return [str(tmp_path / "a"), str(tmp_path / "b")]

@@ -20,14 +20,6 @@ from .conftest import FIXTURES
 CASES = str(FIXTURES / "cases")
 
 
-@pytest.fixture
-def two_sets(tmp_path):
-    for side in ("a", "b"):
-        (tmp_path / side).mkdir()
-        (tmp_path / side / "r.json").write_bytes((FIXTURES / "results" / "scan_sync-0.12.0.1.json").read_bytes())
-    return [str(tmp_path / "a"), str(tmp_path / "b")]
-
-
 def one_error_line(err: str) -> str:
     err = err.strip()
     assert "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("harness: error: "), err

@@ -29,7 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from harness.analysis.significance import Thresholds
-from harness.store.schema import Settings, look_points
+from harness.store.schema import Settings, look_number, look_points
 
 CHANGES = "changes"  # more rounds while a ratio is past the factor but not yet significant
 ALL = "all"  # more rounds while any comparison is undecided
@@ -63,7 +63,7 @@ class Design:
 
     def look_of(self, processes: int) -> int:
         """The look (1 to ``looks``) that ``processes`` a side reached: the last one begun."""
-        return next((k for k, point in enumerate(self.points, start=1) if processes <= point), self.looks)
+        return look_number(self.points, processes)
 
     def at_look(self, processes: int) -> bool:
         """Whether ``processes`` a side is where a look is taken."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.measure.cells import Cell, CellRun, next_look, pair_name
-from harness.store.schema import ProcessRun, RunStatus, Settings
+from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
 
 # From each side's processes finished ok so far, the ratio a comparison of them could detect, judged on
 # metrics of the given kinds (all when empty); None: no spread to read yet
@@ -104,7 +104,7 @@ class StopRules:
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
         open_by_pair = self._open_comparisons(pairs)
         still = [line for lines in open_by_pair for line in lines]
-        look = f"look {next((k for k, point in enumerate(looks, 1) if done <= point), len(looks))} of {len(looks)}"
+        look = f"look {look_number(looks, done)} of {len(looks)}"
         going = [run for run in cell.runs if not run.settled]
         decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
         if not still:

@@ -185,9 +185,10 @@ def confirm(
         was, now = outcome(before.result), outcome(after.result)
         again = (len(process_claims(before.result)), len(process_claims(after.result)))
         error = flip_chance(first_counts, again)
-        held = f"{was} → {now}" == step.change and error <= thresholds.alpha
-        how = "the same flip" if f"{was} → {now}" == step.change else f"{was} → {now} instead"
-        if f"{was} → {now}" == step.change and not held:
+        same = f"{was} → {now}" == step.change
+        held = same and error <= thresholds.alpha
+        how = "the same flip" if same else f"{was} → {now} instead"
+        if same and not held:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, held, f"measured again: {how}", error)
     assert metric is not None

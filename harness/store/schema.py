@@ -387,6 +387,11 @@ def look_points(first: int, most: int) -> tuple[int, ...]:
     return tuple(points)
 
 
+def look_number(looks: tuple[int, ...], processes: int) -> int:
+    """The look (1 to ``len(looks)``) that ``processes`` a side reached: the last one begun."""
+    return next((k for k, point in enumerate(looks, start=1) if processes <= point), len(looks))
+
+
 CHILD_SETTINGS = ("warmup", "repeats", "min_repeats", "max_seconds", "compile_repeats", "min_sample_ns")
 SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
 NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))

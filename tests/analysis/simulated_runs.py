@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any, cast
 
-from harness.analysis.metrics import ProcessSamples, compare_metric, process_samples
+from harness.analysis.metrics import compare_metric, process_samples
 from harness.analysis.sequential import open_comparison
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.claim_rule import HOLDS, settle_claim
@@ -96,14 +96,6 @@ def judged(a: list[ProcessRun], b: list[ProcessRun], settings: Settings, thresho
     return compare_metric(*sides, replace(thresholds, resamples=20), KEY)
 
 
-def judged_apart(a: list[ProcessRun], b: list[ProcessRun], thresholds: Thresholds) -> Comparison:
-    """Two separate runs' results (a baseline artifact against a new run): the invocation spread allowed."""
-    sources = [cast(Any, SimpleNamespace(settings=Settings(), invocation=name)) for name in ("first", "second")]
-    pairs = zip((a, b), sources, strict=True)
-    sides = [ProcessSamples(process_samples(runs)[KEY].processes, 0, source) for runs, source in pairs]
-    return compare_metric(*sides, replace(thresholds, resamples=20), KEY)
-
-
 Outcome = Callable[[random.Random], list[Comparison]]
 
 
@@ -123,7 +115,6 @@ class TriageRun:
 
     candidates: int
     confirmed: list[Comparison]  # the stored confirmations that agreed with their candidate
-    claim_candidates: int = 0
     claims_confirmed: int = 0
 
 
@@ -154,15 +145,14 @@ def triage_run(
             found = judged(again[i], again[i + 1], deciding, thresholds)
             if found.verdict == verdict:
                 confirmed.append(found)
-    flips = flipped = 0
+    flipped = 0
     if claim_chance is not None:
         first_claims = [settle(claim_chance, processes, rng) for _ in truths]
         for i in range(len(truths) - 1):
             if {first_claims[i], first_claims[i + 1]} == {True, False}:
-                flips += 1
                 again = [settle(claim_chance, processes, rng) for _ in range(2)]
                 flipped += again == first_claims[i : i + 2]
-    return TriageRun(len(steps), confirmed, flips, flipped)
+    return TriageRun(len(steps), confirmed, flipped)
 
 
 def settle(chance: float, processes: int, rng: random.Random) -> bool | None:
@@ -176,8 +166,6 @@ class Rates:
     runs: int
     flagged: int  # runs in which any stored comparison said slower or faster
     ratios: tuple[float, ...]  # the ratio shown for each flagged comparison in the true direction
-    unchanged: int = 0  # runs whose every comparison said unchanged
-    margins: tuple[float, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -189,17 +177,14 @@ class Rates:
 
 def rates(outcome: Outcome, runs: int, seed: int, slower: bool = True) -> Rates:
     rng = random.Random(seed)
-    flagged = unchanged = 0
+    flagged = 0
     ratios: list[float] = []
-    margins: list[float] = []
     for _ in range(runs):
         found = outcome(rng)
         changed = [c for c in found if c.verdict in (Verdict.SLOWER, Verdict.FASTER)]
         flagged += bool(changed)
-        unchanged += all(c.verdict == Verdict.UNCHANGED for c in found)
         ratios += [c.ratio for c in changed if (c.verdict == Verdict.SLOWER) == slower]
-        margins += [c.margin for c in found if math.isfinite(c.margin)]
-    return Rates(runs, flagged, tuple(ratios), unchanged, tuple(margins))
+    return Rates(runs, flagged, tuple(ratios))
 
 
 def binomial_upper(rate: float, runs: int, z: float = 3.09) -> float:

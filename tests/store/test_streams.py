@@ -12,14 +12,6 @@ from harness.main import main
 from ..conftest import FIXTURES
 
 
-@pytest.fixture
-def two_sets(tmp_path):
-    for side in ("a", "b"):
-        (tmp_path / side).mkdir()
-        (tmp_path / side / "r.json").write_bytes((FIXTURES / "results" / "scan_sync-0.12.0.1.json").read_bytes())
-    return [str(tmp_path / "a"), str(tmp_path / "b")]
-
-
 def read_all(path: Path, into: list) -> threading.Thread:
     def reader():
         with open(path, "rb") as handle:
