@@ -24,9 +24,18 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.cli.sessions import SessionRequest, interleaved_request, release_run_view, session_view, write_sides
+from harness.cli.sessions import (
+    SessionRequest,
+    interleaved_request,
+    release_run_view,
+    session_view,
+    write_sides,
+)
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
+from harness.install.environments import Environments
+from harness.install.index import Listing, load_listing
+from harness.install.venvs import ensure, release_env, write_plan
 from harness.pins import (
     DEFAULT_RELEASE,
     EDGES,
@@ -40,13 +49,18 @@ from harness.pins import (
     index_release,
     install_args,
 )
-from harness.releases.environments import Environments
-from harness.releases.index import Listing, load_listing
-from harness.releases.venvs import ensure, release_env, write_plan
 from harness.units import version_key
 
 # The tables are read from here too (the CI matrix's tests, the noxfile's own).
-__all__ = ["DEFAULT_RELEASE", "EDGES", "MATRIX", "PROFILES", "PROFILE_BY_NAME", "RELEASES", "RELEASE_BY_VERSION"]
+__all__ = [
+    "DEFAULT_RELEASE",
+    "EDGES",
+    "MATRIX",
+    "PROFILES",
+    "PROFILE_BY_NAME",
+    "RELEASES",
+    "RELEASE_BY_VERSION",
+]
 
 HERE = Path(__file__).resolve().parent
 nox.needs_version = ">=2024.10.9"
@@ -121,7 +135,9 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     run_harness(session, request.harness_argv, chosen)
 
 
-def run_script(session: nox.Session, request: SessionRequest, release: Release, profile: Profile) -> None:
+def run_script(
+    session: nox.Session, request: SessionRequest, release: Release, profile: Profile
+) -> None:
     """A plain script on one release: in a venv of its own (jax, jaxlib and what it declares, resolved by the
     request's policy), a side this session's harness drives; a release that cannot have it is one line."""
     assert request.script is not None
@@ -135,7 +151,11 @@ def run_script(session: nox.Session, request: SessionRequest, release: Release, 
         refuse(str(exc))
     if isinstance(prepared, str):
         session.error(f"jax {release.jax}: {prepared}")
-    side: dict[str, object] = {"release": release.jax, "profile": profile.name, "env": dict(profile.env)}
+    side: dict[str, object] = {
+        "release": release.jax,
+        "profile": profile.name,
+        "env": dict(profile.env),
+    }
     side["interpreter"] = str(prepared.interpreter)
     if prepared.libraries is not None:
         side["libraries"] = prepared.libraries.to_json()
@@ -169,7 +189,9 @@ def checked(session: nox.Session, command: str, posargs: list[str]) -> SessionRe
     return request
 
 
-def run_harness(session: nox.Session, argv: list[str], profile: Profile | None = None, python: str = "") -> None:
+def run_harness(
+    session: nox.Session, argv: list[str], profile: Profile | None = None, python: str = ""
+) -> None:
     """``python -m harness ARGV`` under the profile's flags: the session's Python, or ``python`` (a release venv's).
 
     Bad input found only once installed (a metric the case does not have, a comparison
@@ -195,7 +217,12 @@ def pinned_session(session: nox.Session, command: str, extras: str = "") -> None
     """
     request = checked(session, command, session.posargs)
     assert request.release is not None and request.profile is not None
-    install_once(session, "-e", f".[{extras}]" if extras else ".", *request.release.requirements(request.profile))
+    install_once(
+        session,
+        "-e",
+        f".[{extras}]" if extras else ".",
+        *request.release.requirements(request.profile),
+    )
     run_harness(session, request.harness_argv, request.profile)
 
 
@@ -221,9 +248,13 @@ def matrix(session: nox.Session) -> None:
     install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
     interpreters = {}
     for release, profile in request.sides:
-        env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
+        env = release_env(
+            release, profile, interpreter(release.python), Path(session.cache_dir).parent
+        )
         if (release.jax, profile.name) not in interpreters:
-            session.log(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
+            session.log(
+                f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused"
+            )
             problem = ensure(env)
             if problem:
                 session.error(f"jax {release.jax} cannot be installed: {problem}")
@@ -252,7 +283,9 @@ def issue(session: nox.Session) -> None:
     listing = index_listing(session)
     for version in request.on_index:
         on_index(listing, version)
-    plan = release_plan(session, "issue", [index_release(jax, lib) for jax, lib in listing.pairs], request.profile)
+    plan = release_plan(
+        session, "issue", [index_release(jax, lib) for jax, lib in listing.pairs], request.profile
+    )
     run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
 
 
@@ -274,8 +307,12 @@ def run_one(session: nox.Session) -> None:
     if request.script is not None:
         run_script(session, request, release, request.profile)
         return
-    env = release_env(release, request.profile, interpreter(release.python), Path(session.cache_dir).parent)
-    session.log(f"jax {release.jax} ({request.profile.name}) in {env.venv}: installed once, then reused")
+    env = release_env(
+        release, request.profile, interpreter(release.python), Path(session.cache_dir).parent
+    )
+    session.log(
+        f"jax {release.jax} ({request.profile.name}) in {env.venv}: installed once, then reused"
+    )
     problem = ensure(env)
     if problem:
         session.error(f"jax {release.jax} cannot be installed: {problem}")
@@ -287,9 +324,13 @@ def index_listing(session: nox.Session) -> Listing:
 
     The session's own venv holds the harness and pip, never JAX: the releases go to venvs of their own.
     """
-    install_once(session, "-e", ".[report]", "pip")  # pip lists the releases as this session's Python sees them
+    install_once(
+        session, "-e", ".[report]", "pip"
+    )  # pip lists the releases as this session's Python sees them
     try:
-        return load_listing(str(Path(session.bin) / "python"), Path(session.cache_dir) / "jax-index.json")
+        return load_listing(
+            str(Path(session.bin) / "python"), Path(session.cache_dir) / "jax-index.json"
+        )
     except HarnessError as exc:
         session.error(str(exc))
 
@@ -302,12 +343,16 @@ def on_index(listing: Listing, version: str) -> Release:
         refuse(str(exc))
 
 
-def release_plan(session: nox.Session, command: str, releases: list[Release], profile: Profile) -> Path:
+def release_plan(
+    session: nox.Session, command: str, releases: list[Release], profile: Profile
+) -> Path:
     """Write what each release installs and where its venv is, for the harness ``command`` to install on demand."""
     cache = Path(session.cache_dir)
     plan = cache / f"{command}-releases.json"
     applying = [r for r in releases if profile.applies_to(r)]
-    write_plan(plan, [release_env(r, profile, interpreter(r.python), cache.parent) for r in applying])
+    write_plan(
+        plan, [release_env(r, profile, interpreter(r.python), cache.parent) for r in applying]
+    )
     return plan
 
 
@@ -325,7 +370,9 @@ def release_range_session(session: nox.Session, command: str) -> None:
         releases = [on_index(listing, version) for version in request.on_index]
     else:
         try:
-            releases = [index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)]
+            releases = [
+                index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)
+            ]
         except UsageError as exc:
             refuse(str(exc))
     plan = release_plan(session, command, releases, request.profile)
@@ -392,7 +439,9 @@ def tests(session: nox.Session) -> None:
     # Most of the suite waits on subprocesses (JAX imports, real runs, timeouts): two workers or more halve
     # it.  A module's tests stay on one worker, which its module-scoped fixtures (a whole sweep) rely on.
     # ``nox -s tests -- -n 0`` runs them in this one process.
-    session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", "--dist=loadscope", *session.posargs)
+    session.run(
+        "pytest", "--numprocesses=auto", "--maxprocesses=4", "--dist=loadscope", *session.posargs
+    )
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
@@ -407,7 +456,9 @@ def workflow(session: nox.Session) -> None:
 
 
 @nox.session
-@nox.parametrize(["python", "jax"], [nox.param(interpreter(r.python), r.jax, id=f"jax='{r.jax}'") for r in EDGES])
+@nox.parametrize(
+    ["python", "jax"], [nox.param(interpreter(r.python), r.jax, id=f"jax='{r.jax}'") for r in EDGES]
+)
 def compat(session: nox.Session, jax: str) -> None:
     """The version shims' tests on the oldest and the newest release."""
     install_once(session, "-e", ".[test]", *RELEASE_BY_VERSION[jax].requirements())

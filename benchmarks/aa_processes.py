@@ -31,7 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SUMMARY = re.compile(r"(\d+) run pair\(s\) compared: (\d+) slower, (\d+) faster, (\d+) unchanged, (\d+) undecided")
+SUMMARY = re.compile(
+    r"(\d+) run pair\(s\) compared: (\d+) slower, (\d+) faster, (\d+) unchanged, (\d+) undecided"
+)
 
 
 def harness(*args: str) -> list[str]:
@@ -44,13 +46,18 @@ def sides_plan(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     plan = folder.parent / f"{folder.name}-sides.json"
     release = harness_output("-c", "import jax; print(jax.__version__)")
-    sides = [{"release": release, "profile": label, "interpreter": sys.executable} for label in ("a", "b")]
+    sides = [
+        {"release": release, "profile": label, "interpreter": sys.executable}
+        for label in ("a", "b")
+    ]
     plan.write_text(json.dumps(sides))
     return plan
 
 
 def harness_output(*args: str) -> str:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def run_once(
@@ -70,34 +77,59 @@ def run_once(
             spinner.kill()
             spinner.wait()
     if done.returncode != 0:
-        print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "(no output)", file=sys.stderr)
+        print(
+            done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "(no output)",
+            file=sys.stderr,
+        )
     return seconds, done.returncode
 
 
 def compare(a: Path, b: Path, *which: str) -> tuple[int, dict[str, int] | None, str]:
     """Exit code of ``compare A B``, its counts (None when the summary line is not found), the summary line."""
-    done = subprocess.run(harness("compare", str(a), str(b), *which), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        harness("compare", str(a), str(b), *which), capture_output=True, text=True, check=False
+    )
     found = SUMMARY.search(done.stdout)
     if found is None:
-        return done.returncode, None, (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1]
+        return (
+            done.returncode,
+            None,
+            (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1],
+        )
     pairs, slower, faster, unchanged, inconclusive = (int(group) for group in found.groups())
-    counts = {"pairs": pairs, "slower": slower, "faster": faster, "unchanged": unchanged, "inconclusive": inconclusive}
+    counts = {
+        "pairs": pairs,
+        "slower": slower,
+        "faster": faster,
+        "unchanged": unchanged,
+        "inconclusive": inconclusive,
+    }
     return done.returncode, counts, found.group(0)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="separate invocations of harness run (default 3)")
-    parser.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
-    parser.add_argument("--busy", action="store_true", help="keep one core busy during every invocation")
-    parser.add_argument("--keep", type=Path, help="store the runs' results here instead of a temporary folder")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="separate invocations of harness run (default 3)"
+    )
+    parser.add_argument(
+        "--case", action="append", default=[], help="case to run (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--busy", action="store_true", help="keep one core busy during every invocation"
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="store the runs' results here instead of a temporary folder"
+    )
     parser.add_argument(
         "--interleaved",
         action="store_true",
         help="each run measures two sides of this release (profiles a and b) interleaved, until decided, and "
         "compares them; --runs such runs (at least 1), instead of separate runs compared pairwise",
     )
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: options passed on to harness run")
+    parser.add_argument(
+        "extra", nargs=argparse.REMAINDER, help="after --: options passed on to harness run"
+    )
     args = parser.parse_args()
     if args.runs < (1 if args.interleaved else 2):
         parser.error("an A/A test needs at least two runs (one with --interleaved)")
@@ -120,7 +152,9 @@ def main() -> int:
             by_label = ("--a-profile", "a", "--b-profile", "b")
             pairs_compared = [((i, f), (i, f), by_label) for i, f in enumerate(folders, start=1)]
         else:
-            pairs_compared = [(a, b, ()) for a, b in itertools.combinations(enumerate(folders, start=1), 2)]
+            pairs_compared = [
+                (a, b, ()) for a, b in itertools.combinations(enumerate(folders, start=1), 2)
+            ]
         for (i, a), (j, b), which in pairs_compared:
             code, counts, summary = compare(a, b, *which)
             failing_pairs += code != 0

@@ -47,28 +47,55 @@ def sides_plan(release: str, raised: dict[str, int]) -> list[dict[str, object]]:
     ]
 
 
-def one_run(folder: Path, plan: Path, case: str, sizes: list[str], extra: list[str]) -> dict[str, StoredResult]:
-    command = [sys.executable, "-m", "harness", "run", "--case", case, "--sides", str(plan), "--results", str(folder)]
+def one_run(
+    folder: Path, plan: Path, case: str, sizes: list[str], extra: list[str]
+) -> dict[str, StoredResult]:
+    command = [
+        sys.executable,
+        "-m",
+        "harness",
+        "run",
+        "--case",
+        case,
+        "--sides",
+        str(plan),
+        "--results",
+        str(folder),
+    ]
     command += [f"--size={size}" for size in sizes] + extra
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    print(f"  {time.monotonic() - started:.0f} s, exit code {done.returncode}", file=sys.stderr, flush=True)
+    print(
+        f"  {time.monotonic() - started:.0f} s, exit code {done.returncode}",
+        file=sys.stderr,
+        flush=True,
+    )
     results, problems = load_results(folder)
     by_side = {r.profile: r for r in results if r.status == "ok"}
     if problems or set(by_side) != set(SIDES):
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
-        raise SystemExit(f"run in {folder} stored {sorted(by_side)}, not one ok result per side: {tail[0]}")
+        raise SystemExit(
+            f"run in {folder} stored {sorted(by_side)}, not one ok result per side: {tail[0]}"
+        )
     return by_side
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--case", required=True)
-    parser.add_argument("--size", action="append", default=[], help="NAME=INTEGER of the unchanged case")
-    parser.add_argument("--raise", dest="raised", required=True, metavar="NAME=VALUE", help="the raised size")
+    parser.add_argument(
+        "--size", action="append", default=[], help="NAME=INTEGER of the unchanged case"
+    )
+    parser.add_argument(
+        "--raise", dest="raised", required=True, metavar="NAME=VALUE", help="the raised size"
+    )
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--release", default="", help="release label of the sides (default: the installed jax)")
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: options for every harness run")
+    parser.add_argument(
+        "--release", default="", help="release label of the sides (default: the installed jax)"
+    )
+    parser.add_argument(
+        "extra", nargs=argparse.REMAINDER, help="after --: options for every harness run"
+    )
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
     name, _, value = args.raised.partition("=")
@@ -98,7 +125,9 @@ def main() -> int:
                         f"/{c.spreads[1].between:.1%})",
                         flush=True,
                     )
-    print(f"\n{args.case} {' '.join(args.size)}, raised {args.raised}, {args.runs} runs, options {' '.join(extra)}")
+    print(
+        f"\n{args.case} {' '.join(args.size)}, raised {args.raised}, {args.runs} runs, options {' '.join(extra)}"
+    )
     for what, counts in flagged.items():
         for (kind, metric), total in sorted(compared.items()):
             if kind == what:

@@ -41,7 +41,11 @@ def sessions(keyword: str) -> list[str]:
     listed = subprocess.run(
         ["nox", "-l", "--json", "-k", keyword], cwd=REPO, capture_output=True, text=True, check=True
     )
-    return [s["session"] for s in json.loads(listed.stdout) if s["call_spec"].get("profile", "").startswith("cpu")]
+    return [
+        s["session"]
+        for s in json.loads(listed.stdout)
+        if s["call_spec"].get("profile", "").startswith("cpu")
+    ]
 
 
 def child_phases(results: Path) -> dict[str, float]:
@@ -59,11 +63,15 @@ def child_phases(results: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--keyword", default="repro", help="nox -k expression selecting sessions")
     parser.add_argument("--label", default="sweep")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("harness_args", nargs="*", help="extra arguments for the harness run (after --)")
+    parser.add_argument(
+        "harness_args", nargs="*", help="extra arguments for the harness run (after --)"
+    )
     args = parser.parse_args()
 
     chosen = sessions(args.keyword)
@@ -74,7 +82,18 @@ def main() -> None:
         for index, session in enumerate(chosen, start=1):
             results = Path(scratch) / f"s{index}"
             install = timed(["nox", "-s", session, "--install-only"])
-            run = timed(["nox", "-s", session, "--no-install", "--", "--results", str(results), *args.harness_args])
+            run = timed(
+                [
+                    "nox",
+                    "-s",
+                    session,
+                    "--no-install",
+                    "--",
+                    "--results",
+                    str(results),
+                    *args.harness_args,
+                ]
+            )
             phases = child_phases(results)
             other = run - sum(phases[p] for p in PHASES)
             rows.append((session, install, run, phases, other))
@@ -95,7 +114,18 @@ def main() -> None:
             for path in (Path(scratch) / f"s{index}").rglob("*.json"):
                 target = all_results / f"s{index}-{path.name}"
                 target.write_bytes(path.read_bytes())
-        report = timed(["nox", "-s", "report", "--", "--results", str(all_results), "--out", str(Path(scratch) / "r")])
+        report = timed(
+            [
+                "nox",
+                "-s",
+                "report",
+                "--",
+                "--results",
+                str(all_results),
+                "--out",
+                str(Path(scratch) / "r"),
+            ]
+        )
     wall = time.perf_counter() - started
 
     lines = [

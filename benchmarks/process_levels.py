@@ -35,11 +35,23 @@ from harness.store.results import load_results
 
 def invocation(folder: Path, isolation: str, extra: list[str]) -> dict[str, list[float]]:
     """Metric name → log median of each process of the one cell the invocation stored."""
-    command = [sys.executable, "-m", "harness", "run", "--results", str(folder), "--isolation", isolation, *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "harness",
+        "run",
+        "--results",
+        str(folder),
+        "--isolation",
+        isolation,
+        *extra,
+    ]
     subprocess.run(command, capture_output=True, check=True)
     results, problems = load_results(folder)
     if len(results) != 1 or problems:
-        raise SystemExit(f"expected one result in {folder}, found {len(results)} ({len(problems)} unusable)")
+        raise SystemExit(
+            f"expected one result in {folder}, found {len(results)} ({len(problems)} unusable)"
+        )
     found = {}
     for key, samples in metric_samples(results[0]).items():
         medians = [statistics.median(process) for process in samples.processes if process]
@@ -63,7 +75,9 @@ def spreads(runs: list[dict[str, list[float]]]) -> dict[str, tuple[float, float,
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=4, help="invocations per isolation (default 4)")
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: options for harness run (one cell)")
+    parser.add_argument(
+        "extra", nargs=argparse.REMAINDER, help="after --: options for harness run (one cell)"
+    )
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
     found: dict[str, list[dict[str, list[float]]]] = {"fork": [], "spawn": []}
@@ -71,14 +85,20 @@ def main() -> int:
         for i in range(args.runs):
             for isolation in found:
                 print(f"run {i + 1}/{args.runs}, {isolation} …", file=sys.stderr, flush=True)
-                found[isolation].append(invocation(Path(scratch) / f"{isolation}-{i}", isolation, extra))
-    print("| isolation | metric | sd within (log) | sd between invocations (log) | expected sd/sqrt(K) | ratio |")
+                found[isolation].append(
+                    invocation(Path(scratch) / f"{isolation}-{i}", isolation, extra)
+                )
+    print(
+        "| isolation | metric | sd within (log) | sd between invocations (log) | expected sd/sqrt(K) | ratio |"
+    )
     print("|---|---|---|---|---|---|")
     for isolation, runs in found.items():
         for name, (within, between, k) in spreads(runs).items():
             expected = within / math.sqrt(k)
             ratio = between / expected if expected > 0 else math.nan
-            print(f"| {isolation} | {name} | {within:.3f} | {between:.3f} | {expected:.3f} | {ratio:.1f} |")
+            print(
+                f"| {isolation} | {name} | {within:.3f} | {between:.3f} | {expected:.3f} | {ratio:.1f} |"
+            )
     return 0
 
 

@@ -31,7 +31,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 def one_run(session: list[str], root: Path, busy: bool) -> tuple[int, float, str]:
     """Exit code, wall time and the whole output of one run of the session, into folders of its own."""
-    command = [sys.executable, "-m", "nox", "-R", "-s", *session, "--results", str(root / "results")]
+    command = [
+        sys.executable,
+        "-m",
+        "nox",
+        "-R",
+        "-s",
+        *session,
+        "--results",
+        str(root / "results"),
+    ]
     command += ["--out", str(root / "reports")]
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     try:
@@ -49,9 +58,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of the command (default 5)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy during every run")
-    parser.add_argument("--expect", required=True, help="a regular expression the right answer's line matches")
+    parser.add_argument(
+        "--expect", required=True, help="a regular expression the right answer's line matches"
+    )
     parser.add_argument("--keep", type=Path, help="keep every run's folders and output here")
-    parser.add_argument("session", nargs=argparse.REMAINDER, help="after --: the nox session and its arguments")
+    parser.add_argument(
+        "session", nargs=argparse.REMAINDER, help="after --: the nox session and its arguments"
+    )
     args = parser.parse_args()
     session = args.session[1:] if args.session[:1] == ["--"] else args.session
     if not session:
@@ -70,7 +83,10 @@ def main() -> int:
             seconds.append(wall)
             codes.append(code)
             said = matched[0].strip()[:160] if matched else "no line matches"
-            print(f"run {number}: exit {code}, {wall:.0f} s, {'right' if matched else 'NOT right'}: {said}", flush=True)
+            print(
+                f"run {number}: exit {code}, {wall:.0f} s, {'right' if matched else 'NOT right'}: {said}",
+                flush=True,
+            )
     load = ", one core kept busy" if args.busy else ""
     print(
         f"\n{right} of {args.runs} runs gave the expected answer{load}; exit codes {codes}; wall time median "

@@ -21,9 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harness.install.venvs import ensure, release_env  # noqa: E402
 from harness.measure import script_hook  # noqa: E402
 from harness.pins import DEFAULT_PROFILE, RELEASE_BY_VERSION, RELEASES  # noqa: E402
-from harness.releases.venvs import ensure, release_env  # noqa: E402
 
 SCRIPT = """\
 import jax, jax.numpy as jnp
@@ -60,10 +60,15 @@ def main() -> None:
                 continue
             done = subprocess.run(
                 [str(env.interpreter), str(Path(script_hook.__file__)), str(report), str(script)],
-                capture_output=True, text=True, check=False, env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+                env={"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"},
+            )
             if done.returncode != 0:
-                print(f"| {release.jax} | the script failed: {done.stderr.strip().splitlines()[-1:]} |")
+                print(
+                    f"| {release.jax} | the script failed: {done.stderr.strip().splitlines()[-1:]} |"
+                )
                 continue
             found = json.loads(report.read_text())
             cells = []
@@ -73,7 +78,12 @@ def main() -> None:
                     cells.append(f"{event['count']}, {event['total_ns'] / 1e6:.1f} ms")
                 else:
                     cells.append("0 (named in its source)" if event.get("exists") else "absent")
-            print(f"| {release.jax} | {found['import_ns'] / 1e6:.0f} ms | " + " | ".join(cells) + " |", flush=True)
+            print(
+                f"| {release.jax} | {found['import_ns'] / 1e6:.0f} ms | "
+                + " | ".join(cells)
+                + " |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,13 @@ def bare_loop(f, x) -> list[int]:
 
 
 def harness_loop(f, x) -> list[int]:
-    timing = time_program([("f(x)", lambda: f(x))], jax.block_until_ready, warmup=100, repeats=SAMPLES, max_seconds=1e9)
+    timing = time_program(
+        [("f(x)", lambda: f(x))],
+        jax.block_until_ready,
+        warmup=100,
+        repeats=SAMPLES,
+        max_seconds=1e9,
+    )
     return [s.wall_ns for s in timing.samples]
 
 
@@ -55,7 +61,9 @@ def main() -> None:
             f"round {round_}: bare {bare / 1e3:.2f} µs, harness {harness / 1e3:.2f} µs, "
             f"overhead {(harness - bare) / 1e3:+.2f} µs"
         )
-    print(f"median overhead per sample: {statistics.median(differences) / 1e3:+.2f} µs (goal < 1 µs)")
+    print(
+        f"median overhead per sample: {statistics.median(differences) / 1e3:+.2f} µs (goal < 1 µs)"
+    )
 
 
 if __name__ == "__main__":

@@ -39,12 +39,17 @@ NOISES = [
 
 
 def false_alarms(runs: int) -> list[str]:
-    rows = ["| design | noise | runs | flagged | rate | processes a side (mean) |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| design | noise | runs | flagged | rate | processes a side (mean) |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, (first, most, sides) in DESIGNS.items():
         rule = Thresholds(rank_guard="no rank guard" not in name)
         for noise in NOISES:
             counts: list[int] = []
-            outcome = pairwise([1.0] * sides, noise, settings_of(first, most, "changes" if most else None), rule)
+            outcome = pairwise(
+                [1.0] * sides, noise, settings_of(first, most, "changes" if most else None), rule
+            )
 
             def counted(rng, outcome=outcome, counts=counts):
                 found = outcome(rng)
@@ -73,23 +78,36 @@ def power(runs: int) -> list[str]:
 
             def kept(rng, outcome=outcome, upper=upper):
                 found = outcome(rng)
-                upper.extend(UPPER_ESTIMATE in c.flags for c in found if c.verdict == Verdict.SLOWER)
+                upper.extend(
+                    UPPER_ESTIMATE in c.flags for c in found if c.verdict == Verdict.SLOWER
+                )
                 return found
 
             found = rates(kept, runs, seed=2)
             share = f"{sum(upper) / len(upper):.0%}" if upper else "–"
-            rows.append(f"| {spread:.0%} | ×{truth:g} | {found.rate:.1%} | ×{found.mean_ratio():.3f} | {share} |")
+            rows.append(
+                f"| {spread:.0%} | ×{truth:g} | {found.rate:.1%} | ×{found.mean_ratio():.3f} | {share} |"
+            )
             print(rows[-1], file=sys.stderr, flush=True)
     return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=2000, help="simulated runs per A/A row (power rows: a quarter)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--runs", type=int, default=2000, help="simulated runs per A/A row (power rows: a quarter)"
+    )
     args = parser.parse_args()
     started = time.monotonic()
     lines = ["## Where nothing changed (α = 0.002)", "", *false_alarms(args.runs), ""]
-    lines += ["## Where something did (run --sides: 5, looks to 20)", "", *power(max(args.runs // 4, 100)), ""]
+    lines += [
+        "## Where something did (run --sides: 5, looks to 20)",
+        "",
+        *power(max(args.runs // 4, 100)),
+        "",
+    ]
     lines.append(f"{args.runs} runs a row, {time.monotonic() - started:.0f} s")
     print("\n".join(lines))
 

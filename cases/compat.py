@@ -50,7 +50,11 @@ def positional_sharding(devices: list[Any], *, replicated: bool = False) -> Any:
 
 
 def has_positional_sharding() -> bool:
-    return getattr(jax.sharding, "PositionalSharding", None) is not None and jax_version() < (0, 7, 0)
+    return getattr(jax.sharding, "PositionalSharding", None) is not None and jax_version() < (
+        0,
+        7,
+        0,
+    )
 
 
 def pmap_implementation() -> str:

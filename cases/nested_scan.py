@@ -32,7 +32,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-SOURCE = '"JAX nested scan vs python loop + scan" (a question with one answer); its URL was not found'
+SOURCE = (
+    '"JAX nested scan vs python loop + scan" (a question with one answer); its URL was not found'
+)
 CLAIM = (
     "Unrolling the outer scan as a Python loop inside jit raises compile time (at least 1.5 times) while "
     "run time stays about the same (within a factor 1.5 either way); a Python loop outside jit returns "
@@ -40,7 +42,10 @@ CLAIM = (
 )
 SIZE_SPACE = {"T": (1, 200), "S": (1, 2000), "B": (1, 1024), "D": (1, 512)}
 ANCHORS = [{"T": 20, "S": 50, "B": 64, "D": 128}]
-COST = {"bytes": "4 * (2 * T * S * B * D + D * D + 4 * B * D)", "flops": "2 * T * S * B * D * (D + 2)"}
+COST = {
+    "bytes": "4 * (2 * T * S * B * D + D * D + 4 * B * D)",
+    "flops": "2 * T * S * B * D * (D + 2)",
+}
 # Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
 DEVICES_USED = 1
 COMPILE_GROWTH = 1.5
@@ -107,7 +112,9 @@ def programs(T, S, B, D):
         "nested": [("jit(scan(scan))", lambda: nested(W, h, xss))],
         "unrolled": [("jit(for: scan)", lambda: unrolled(W, h, xss))],
         "python_loop": [("for t: jit(scan)(xss[t])", lambda: python_loop(W, h, xss))],
-        "python_loop_presliced": [("for xs: jit(scan)(xs)", lambda: python_loop_presliced(W, h, xs_list))],
+        "python_loop_presliced": [
+            ("for xs: jit(scan)(xs)", lambda: python_loop_presliced(W, h, xs_list))
+        ],
     }
 
 

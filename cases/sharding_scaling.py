@@ -81,7 +81,9 @@ def programs(B, F):
         for method, make in shardings.items():
             y0_shard = jax.device_put(y_0, make(devices)).block_until_ready()
             var_shard = jax.device_put(var, make(devices, replicated=True)).block_until_ready()
-            found[f"{method}_d{n}"] = [("vectorized_jit(y0, var)", partial(vectorized_jit, y0_shard, var_shard))]
+            found[f"{method}_d{n}"] = [
+                ("vectorized_jit(y0, var)", partial(vectorized_jit, y0_shard, var_shard))
+            ]
         pmapped = jax.pmap(vectorized_solve, in_axes=(0, None), devices=devices)
         y_split = y_0.reshape((n, B, F))
         found[f"pmap_d{n}"] = [("pmap(y_0, var)", partial(pmapped, y_split, var))]
@@ -115,7 +117,9 @@ def verdict(m):
     for method in ("named", "positional", "pmap"):
         times = [m[f"{method}_d{n}"]["wall_ns"] for n in counts if f"{method}_d{n}" in m]
         if times:
-            series = ", ".join(f"{n}: {t / 1e3:.0f} µs" for n, t in zip(counts, times, strict=False))
+            series = ", ".join(
+                f"{n}: {t / 1e3:.0f} µs" for n, t in zip(counts, times, strict=False)
+            )
             lines.append(f"{method} [{series}] efficiency {times[0] / times[-1]:.2f}")
     first, last = m[f"named_d{counts[0]}"]["wall_ns"], m[f"named_d{counts[-1]}"]["wall_ns"]
     return last >= GROWTH * first, "; ".join(lines)

@@ -104,14 +104,22 @@ def programs(N, M):
 
 def compiled(N, M):
     _, _, _, _, X, Xs = _inputs(N, M)
-    return {"vmap_switch": (vmapped_switch, (jnp.array([0, 1]), X, Xs)), "vmap_branch_a": (vmapped_a, (X, Xs))}
+    return {
+        "vmap_switch": (vmapped_switch, (jnp.array([0, 1]), X, Xs)),
+        "vmap_branch_a": (vmapped_a, (X, Xs)),
+    }
 
 
 def verdict(m):
     switch = m["vmap_switch"]["wall_ns"]
     branches = m["vmap_branch_a"]["wall_ns"] + m["vmap_branch_b"]["wall_ns"]
-    options = {name: m[name]["wall_ns"] for name in ("separate", "vmap_switch", "per_device") if name in m}
-    ranking = ", ".join(f"{name} {wall / 1e6:.3f} ms" for name, wall in sorted(options.items(), key=lambda kv: kv[1]))
+    options = {
+        name: m[name]["wall_ns"] for name in ("separate", "vmap_switch", "per_device") if name in m
+    }
+    ranking = ", ".join(
+        f"{name} {wall / 1e6:.3f} ms"
+        for name, wall in sorted(options.items(), key=lambda kv: kv[1])
+    )
     evidence = (
         f"vmap(switch) {switch / 1e6:.3f} ms vs branches vectorised one at a time {branches / 1e6:.3f} ms "
         f"({switch / branches:.2f} of their sum); fastest first: {ranking}"

@@ -28,7 +28,9 @@ class ClaimVerdict:
     outcome: str  # HOLDS, DOES_NOT_HOLD or UNSETTLED
     agree: int  # processes that agree with the outcome; when unsettled, with the larger side
     of: int  # processes that gave a verdict
-    hint: bool | None  # what the processes lean to (one process: its verdict); None when evenly split
+    hint: (
+        bool | None
+    )  # what the processes lean to (one process: its verdict); None when evenly split
 
     @property
     def settled(self) -> bool:
@@ -55,7 +57,10 @@ class ClaimVerdict:
 
 
 def settle_claim(
-    process_verdicts: Sequence[bool], *, share: float = SETTLING_SHARE, min_processes: int = MIN_CLAIM_PROCESSES
+    process_verdicts: Sequence[bool],
+    *,
+    share: float = SETTLING_SHARE,
+    min_processes: int = MIN_CLAIM_PROCESSES,
 ) -> ClaimVerdict:
     """The claim's outcome from each process's verdict (True: it holds there).
 

@@ -55,20 +55,25 @@ def main(argv: list[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except ModuleNotFoundError as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
+    except (
+        ModuleNotFoundError
+    ) as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
         print(
             f"harness: error: {exc.name} is not installed in this environment: the nox session of the command "
             "installs what it needs, or `pip install -e '.[report]'` (JAX: the release to measure)",
             file=sys.stderr,
         )
         return 2
-    except BrokenPipeError:  # the reader left (`jax-repro list | head`): stop quietly, as other tools do
+    except (
+        BrokenPipeError
+    ):  # the reader left (`jax-repro list | head`): stop quietly, as other tools do
         quiet = os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, sys.stdout.fileno())  # Python's own flush at exit would raise again
         return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         print(
-            "harness: interrupted; every result stored so far is kept, run the same command to resume", file=sys.stderr
+            "harness: interrupted; every result stored so far is kept, run the same command to resume",
+            file=sys.stderr,
         )
         return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     finally:

@@ -63,7 +63,11 @@ class MetricKey:
         return KIND_LABELS.get(self.kind, self.kind)
 
     def label(self) -> str:
-        return f"{self.kind} ({self._what()})" if self.name == JSON else f"{self.name} · {self._what()}"
+        return (
+            f"{self.kind} ({self._what()})"
+            if self.name == JSON
+            else f"{self.name} · {self._what()}"
+        )
 
     @property
     def unit(self) -> str:
@@ -75,7 +79,9 @@ class MetricKey:
     @property
     def metric_name(self) -> str:
         """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
-        return f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
+        return (
+            f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
+        )
 
     def quoted(self) -> str:
         """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing ...)."""
@@ -103,7 +109,9 @@ class MetricKey:
         """For a script's own number whose name ends in a unit of time (``_s``, ``_ms``, ``_us``, ``_ns``), the
         nanoseconds in one; None for any other."""
         parts = self.kind.split("_")
-        if self.name != JSON or len(parts) < 2 or parts[-2] == "per":  # items_per_s is a rate, not a time
+        if (
+            self.name != JSON or len(parts) < 2 or parts[-2] == "per"
+        ):  # items_per_s is a rate, not a time
             return None
         return TIME_SUFFIXES.get(parts[-1])
 
@@ -127,7 +135,9 @@ def parse_metric_name(text: str) -> MetricKey:
     known = PHASE_LABELS if name == PROCESS else KIND_LABELS
     if not dot or not name or kind not in known or (unit and unit != MetricKey(name, kind).unit):
         kinds = ", ".join(f"{k}_ns" for k in KIND_LABELS)
-        phases = ", ".join(MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASE_LABELS)
+        phases = ", ".join(
+            MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASE_LABELS
+        )
         raise UsageError(
             f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. scan.wall_ns); "
             f"for a plain script also process.PHASE ({phases}) or json.FIELD"

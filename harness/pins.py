@@ -44,7 +44,11 @@ class Release:
 RELEASES = [
     Release("0.4.26", "0.4.26", note="the release in the sharding discussion"),
     Release("0.4.30", "0.4.30"),
-    Release("0.4.31", "0.4.31", note="last before the XLA:CPU thunk runtime and CPU async dispatch by default"),
+    Release(
+        "0.4.31",
+        "0.4.31",
+        note="last before the XLA:CPU thunk runtime and CPU async dispatch by default",
+    ),
     Release("0.4.33", "0.4.33", note="thunk runtime; scan's while loop carries known_trip_count"),
     Release("0.4.35", "0.4.35"),
     Release("0.4.38", "0.4.38", note="last with cost_analysis() returning a list"),

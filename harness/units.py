@@ -79,7 +79,10 @@ def version_key(version: str) -> VersionKey:
     A label that is not a version (``unknown``: the run could not tell) sorts before
     every release, by its text.
     """
-    from packaging.version import InvalidVersion, Version  # see the module's docstring: not in a script's venv
+    from packaging.version import (
+        InvalidVersion,
+        Version,
+    )  # see the module's docstring: not in a script's venv
 
     try:
         return True, Version(version), ""
@@ -92,4 +95,6 @@ def normal_version(version: str) -> str:
 
     Standard library only (the noxfile's checks use it); anything but dot-separated parts is kept as typed.
     """
-    return ".".join(str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split("."))
+    return ".".join(
+        str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split(".")
+    )

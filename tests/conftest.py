@@ -18,7 +18,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
 
 
-def nox_in_repo(*args: str, env: Mapping[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+def nox_in_repo(
+    *args: str, env: Mapping[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """``nox ARGS`` in the repository, one at a time: its sessions share the repository's ``.nox`` venvs,
     which two test workers (``pytest -n``) must not create or install into at once (on a fresh clone
     both would create ``.nox/bisect``)."""
@@ -27,7 +29,9 @@ def nox_in_repo(*args: str, env: Mapping[str, str] | None = None, timeout: float
     with lock_path.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         command = [sys.executable, "-m", "nox", *args]
-        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        return subprocess.run(
+            command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False
+        )
 
 
 @pytest.fixture
@@ -108,7 +112,12 @@ def with_processes(data: dict, count: int = DECIDING_PROCESSES) -> dict:
 
 
 def derive(
-    data: dict, *, release: str | None = None, scale: float = 1.0, processes: int = DECIDING_PROCESSES, **changes
+    data: dict,
+    *,
+    release: str | None = None,
+    scale: float = 1.0,
+    processes: int = DECIDING_PROCESSES,
+    **changes,
 ) -> dict:
     """A copy of a stored result posing as another run: a new id, optionally another
     release, every raw sample multiplied by ``scale`` (a test-only injected change), and its processes
@@ -148,7 +157,12 @@ def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = Non
         processes.append({"index": index, "status": status, "detail": "", **finished})
     cell = {key: value for key, value in data.items() if key not in (*measured, "processes")}
     first_bad = next((s for s in statuses if s != "ok"), "ok")
-    return cell | {"schema_version": 2, "processes": processes, "status": first_bad, "interleaved_with": []}
+    return cell | {
+        "schema_version": 2,
+        "processes": processes,
+        "status": first_bad,
+        "interleaved_with": [],
+    }
 
 
 def document(stored) -> dict:
@@ -220,7 +234,7 @@ def _columns(row: str) -> int:
 
 
 class FakeReleases:
-    """Stands in for the release prober (``harness.releases.probes.ProbeRelease``): logic tests only.
+    """Stands in for the release prober (``harness.steps.probes.ProbeRelease``): logic tests only.
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
@@ -228,7 +242,9 @@ class FakeReleases:
     second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
     """
 
-    def __init__(self, scales: dict, *, again: dict | None = None, holds: dict | None = None) -> None:
+    def __init__(
+        self, scales: dict, *, again: dict | None = None, holds: dict | None = None
+    ) -> None:
         self.scales = scales
         self.again = again or {}
         self.holds = holds or {}
@@ -239,7 +255,7 @@ class FakeReleases:
         return list(self.scales)
 
     def __call__(self, release: str, again: bool = False):
-        from harness.releases.probes import Probe
+        from harness.steps.probes import Probe
         from harness.store.results import StoredResult
 
         self.calls.append((release, again))
@@ -248,12 +264,18 @@ class FakeReleases:
             return Probe(release, None, "could not be installed: fake")
         base = real_result("async_dispatch-0.12.0.1")
         if scale == "failed":
-            data = derive(base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake")
+            data = derive(
+                base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake"
+            )
         else:
             data = derive(base, release=release, scale=scale)
         if release in self.holds:
             set_claim(data, self.holds[release])
-        return Probe(release, StoredResult.from_document(Path(f"{data['id']}.json"), data), "fake measurement")
+        return Probe(
+            release,
+            StoredResult.from_document(Path(f"{data['id']}.json"), data),
+            "fake measurement",
+        )
 
 
 @pytest.fixture
@@ -261,5 +283,7 @@ def two_sets(tmp_path) -> list[str]:
     """Two result folders holding the same real result: ``compare``'s arguments where nothing differs."""
     for side in ("a", "b"):
         (tmp_path / side).mkdir()
-        (tmp_path / side / "r.json").write_bytes((FIXTURES / "results" / "scan_sync-0.12.0.1.json").read_bytes())
+        (tmp_path / side / "r.json").write_bytes(
+            (FIXTURES / "results" / "scan_sync-0.12.0.1.json").read_bytes()
+        )
     return [str(tmp_path / "a"), str(tmp_path / "b")]

@@ -315,14 +315,22 @@ def _placed(argv, tmp_path):
     }
     placed = [str(names.get(a, a)) for a in argv]
     command = placed[0] if placed else ""
-    if command in ("run", "search", "issue", "bisect", "sweep", "triage", "calibrate") and "--results" not in placed:
+    if (
+        command in ("run", "search", "issue", "bisect", "sweep", "triage", "calibrate")
+        and "--results" not in placed
+    ):
         placed[1:1] = ["--results", str(out / "results")]
-    if command in ("search", "issue", "bisect", "sweep", "triage", "report") and "--out" not in placed:
+    if (
+        command in ("search", "issue", "bisect", "sweep", "triage", "report")
+        and "--out" not in placed
+    ):
         placed[1:1] = ["--out", str(out / "reports")]
     return placed, out
 
 
-@pytest.mark.parametrize("argv", INVOCATIONS, ids=[" ".join(a)[:60] or "(none)" for a in INVOCATIONS])
+@pytest.mark.parametrize(
+    "argv", INVOCATIONS, ids=[" ".join(a)[:60] or "(none)" for a in INVOCATIONS]
+)
 def test_a_malformed_command_line_is_one_line_and_exit_2(argv, tmp_path, capsys):
     placed, out = _placed(argv, tmp_path)
     assert main(placed) == 2, placed
@@ -331,7 +339,9 @@ def test_a_malformed_command_line_is_one_line_and_exit_2(argv, tmp_path, capsys)
     assert len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
     assert not any(out.iterdir()), f"{placed} wrote {sorted(p.name for p in out.iterdir())}"
     assert sorted(p.name for p in (tmp_path / "CASES").iterdir()) == ["broken.py", "taken.py"]
-    assert sorted(p.name for p in (REPO / "cases").glob("*.py")) == SHIPPED_CASE_FILES, "no case file written"
+    assert sorted(p.name for p in (REPO / "cases").glob("*.py")) == SHIPPED_CASE_FILES, (
+        "no case file written"
+    )
 
 
 NOX_POSARGS = [
@@ -346,9 +356,15 @@ NOX_POSARGS = [
     ("issue", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.31", "--profile", "cpu-classic"]),
     ("issue", ["scan_sync", "--metric", "nope"]),
     ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]),
-    ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"]),
+    (
+        "bisect",
+        ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"],
+    ),
     ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"]),
-    ("triage", ["scan_sync", "--profile", "cpu-classic"]),  # it does not apply to the table's newest
+    (
+        "triage",
+        ["scan_sync", "--profile", "cpu-classic"],
+    ),  # it does not apply to the table's newest
     ("triage", ["scan_sync", "--jax", "0.4.30"]),
     ("bisect", ["scan_sync", "--claim", "--broken", "0.4.26"]),
     ("run", ["--case", "nope"]),
@@ -389,7 +405,8 @@ def test_a_one_off_runs_malformed_posargs_are_refused_before_installing(posargs)
 
 
 @pytest.mark.parametrize(
-    "posargs", [["--jax", "9.9"], ["--profile", "gpu9"], ["--jax"], ["--case", "nope"], ["--size", "N=0"]]
+    "posargs",
+    [["--jax", "9.9"], ["--profile", "gpu9"], ["--jax"], ["--case", "nope"], ["--size", "N=0"]],
 )
 def test_the_interleaved_sessions_malformed_posargs_are_refused(posargs):
     with pytest.raises(UsageError):

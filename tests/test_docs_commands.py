@@ -58,7 +58,9 @@ class Command:
     argv: tuple[str, ...]
     shown: tuple[str, ...] = ()  # the output a console block shows under it
     console: bool = False
-    named: bool = False  # a command named in a table (as `jax-repro bisect`): it must parse, not run as it is
+    named: bool = (
+        False  # a command named in a table (as `jax-repro bisect`): it must parse, not run as it is
+    )
 
     @property
     def text(self) -> str:
@@ -121,7 +123,9 @@ def commands_of(page: Path) -> list[Command]:
                     for argv in split_commands(line[2:]):
                         found.append(Command(f"{name}:{number}", argv, tuple(shown), console=True))
         else:
-            found += [Command(f"{name}:{n}", argv) for n, line in joined for argv in split_commands(line)]
+            found += [
+                Command(f"{name}:{n}", argv) for n, line in joined for argv in split_commands(line)
+            ]
     for number, line in enumerate(page.read_text().splitlines(), 1):
         if line.startswith("| "):
             first_cell = line.split(" | ")[0]
@@ -145,7 +149,11 @@ def harness_argv(command: Command) -> list[str] | None:
 
 
 def is_pip_install(command: Command) -> bool:
-    return command.argv[0] in ("python", "python3") and command.argv[1:4] == ("-m", "pip", "install")
+    return command.argv[0] in ("python", "python3") and command.argv[1:4] == (
+        "-m",
+        "pip",
+        "install",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -288,7 +296,9 @@ def check_one_release_run(posargs: list[str]) -> None:
 
 def as_the_shell_expands(argv: list[str]) -> list[str]:
     """Words with a ``*`` replaced by the files they match in the current folder, as a shell would."""
-    return [m for word in argv for m in (sorted(glob.glob(word)) or [word] if "*" in word else [word])]
+    return [
+        m for word in argv for m in (sorted(glob.glob(word)) or [word] if "*" in word else [word])
+    ]
 
 
 def check_harness(command: Command, argv: list[str]) -> None:
@@ -317,7 +327,9 @@ def test_the_pages_show_commands_of_every_kind():
 
 
 @pytest.mark.parametrize("command", STATIC, ids=str)
-def test_a_documented_command_names_real_sessions_or_commands_and_its_options_pass(command, sessions, named_state):
+def test_a_documented_command_names_real_sessions_or_commands_and_its_options_pass(
+    command, sessions, named_state
+):
     argv = harness_argv(command)
     if command.argv[0] == "nox":
         check_nox(command, sessions)
@@ -337,7 +349,10 @@ def test_the_help_of_every_documented_command_renders(name, capsys):
 
 def test_every_session_the_docs_give_arguments_has_its_help_checked_before_installing():
     """tests/test_noxfile.py runs ``-- --help`` of each session; the docs name no session it leaves out."""
-    [mark] = [m for m in test_noxfile.test_every_session_answers_help_before_installing_anything.pytestmark]
+    [mark] = [
+        m
+        for m in test_noxfile.test_every_session_answers_help_before_installing_anything.pytestmark
+    ]
     helped = {"run" if name == "run_one" else name for name, _ in mark.args[1]}
     given = set()
     for command in DOCUMENTED:
@@ -355,7 +370,9 @@ def test_the_cheap_commands_are_documented_as_they_run():
 def console_script() -> str:
     found = shutil.which("jax-repro", path=str(Path(sys.executable).parent))
     if found is None:
-        pytest.skip("jax-repro is not installed beside this Python (reinstall the project: nox -s tests)")
+        pytest.skip(
+            "jax-repro is not installed beside this Python (reinstall the project: nox -s tests)"
+        )
     return found
 
 
@@ -378,7 +395,9 @@ def test_a_cheap_command_runs_as_written_on_a_fresh_state(text, tmp_path):
     done = run_as_written(argv, REPO if argv[0] == "nox" else tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
-    assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists(), "it wrote nothing"
+    assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists(), (
+        "it wrote nothing"
+    )
 
 
 def matches(shown: tuple[str, ...], output: str) -> bool:
@@ -387,7 +406,9 @@ def matches(shown: tuple[str, ...], output: str) -> bool:
     if len(real) != len(wanted):
         return False
     pairs = zip(wanted, real, strict=True)
-    return all(r.startswith(s[: -len(CUT)].rstrip()) if s.endswith(CUT) else r == s for s, r in pairs)
+    return all(
+        r.startswith(s[: -len(CUT)].rstrip()) if s.endswith(CUT) else r == s for s, r in pairs
+    )
 
 
 CONSOLE = [c for c in DOCUMENTED if c.console]
@@ -422,7 +443,9 @@ def fresh_clone(tmp_path_factory) -> Path:
 
 @pytest.mark.venv
 @pytest.mark.parametrize("command", VENV_CONSOLE, ids=str)
-def test_issue_with_nothing_to_draft_about_says_so_in_one_line_on_a_fresh_clone(command, fresh_clone):
+def test_issue_with_nothing_to_draft_about_says_so_in_one_line_on_a_fresh_clone(
+    command, fresh_clone
+):
     done = run_as_written(command.argv, fresh_clone)
     assert done.returncode == 2, done.stderr
     assert matches(command.shown, done.stdout + done.stderr), done.stdout + done.stderr
@@ -433,7 +456,10 @@ def test_report_install_only_installs_on_a_fresh_clone(fresh_clone):
     assert "nox -s report --install-only" in {c.text for c in DOCUMENTED}
     done = run_as_written(("nox", "-s", "report", "--install-only"), fresh_clone)
     assert done.returncode == 0, done.stderr
-    assert not (fresh_clone / "results").exists() and not (fresh_clone / "reports" / "index.md").exists()
+    assert (
+        not (fresh_clone / "results").exists()
+        and not (fresh_clone / "reports" / "index.md").exists()
+    )
 
 
 def anchor(heading: str) -> str:
@@ -455,6 +481,8 @@ def test_every_link_of_a_page_reaches_a_file_and_its_heading(page):
             continue
         path, _, fragment = target.partition("#")
         linked = (page.parent / path).resolve() if path else page
-        if not linked.exists() or (fragment and linked.suffix == ".md" and fragment not in anchors_of(linked)):
+        if not linked.exists() or (
+            fragment and linked.suffix == ".md" and fragment not in anchors_of(linked)
+        ):
             broken.append(target)
     assert not broken, broken

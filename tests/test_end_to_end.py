@@ -48,7 +48,10 @@ def test_async_dispatch_end_to_end(tmp_path):
     result = json.loads(path.read_text())
     assert result["status"] == "ok", result.get("detail")
     assert result["sizes"] == {"N": 64} and result["profile"] == "e2e"
-    assert result["schema_version"] == 2 and len(result["processes"]) == result["settings"]["processes"] == 5
+    assert (
+        result["schema_version"] == 2
+        and len(result["processes"]) == result["settings"]["processes"] == 5
+    )
     process = result["processes"][0]
     assert process["jax"]["backend"] == "cpu"
     assert process["jax"]["device_count"] == 1
@@ -56,11 +59,19 @@ def test_async_dispatch_end_to_end(tmp_path):
     eager = process["programs"]["eager"]
     assert len(eager["samples"]) == 5 and eager["loops"] >= 1
     assert all(s["wall_ns"] >= s["marks_ns"][-1] > 0 for s in eager["samples"])
-    assert set(process["claim"]) == {"holds", "evidence", "backend"} and process["claim"]["backend"] == "cpu"
+    assert (
+        set(process["claim"]) == {"holds", "evidence", "backend"}
+        and process["claim"]["backend"] == "cpu"
+    )
     token = (tmp_path / "cache" / "jax-repro-harness" / "machine-token").read_text().strip()
-    assert result["host"]["machine"] == {"id": result["host"]["machine"]["id"], "basis": "machine token and hardware"}
+    assert result["host"]["machine"] == {
+        "id": result["host"]["machine"]["id"],
+        "basis": "machine token and hardware",
+    }
     assert token not in path.read_text(), "only the hash of the token is stored"
-    assert all(len(p["compiled"]["jit"]["compile_ns"]) == 1 for p in result["processes"]), "5 processes: 1 each"
+    assert all(len(p["compiled"]["jit"]["compile_ns"]) == 1 for p in result["processes"]), (
+        "5 processes: 1 each"
+    )
 
     shown = run_harness("report", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
@@ -70,11 +81,23 @@ def test_async_dispatch_end_to_end(tmp_path):
 def test_a_one_device_case_under_more_cpu_devices_is_skipped_in_one_process(tmp_path):
     """XLA flags apply from process start: two CPU devices exist, and async_dispatch (DEVICES_USED = 1) says why
     it does not measure itself again beside an idle one."""
-    env = {"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = {
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
     done = run_harness(
-        "run", "--case", "async_dispatch", "--size", "N=64", "--profile", "e2e-2", "--results", "results",
-        cwd=tmp_path, env=env,
-    )  # fmt: skip
+        "run",
+        "--case",
+        "async_dispatch",
+        "--size",
+        "N=64",
+        "--profile",
+        "e2e-2",
+        "--results",
+        "results",
+        cwd=tmp_path,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     [path] = list((tmp_path / "results").rglob("*.json"))
     result = json.loads(path.read_text())
@@ -88,18 +111,36 @@ def test_issue_draft_end_to_end(tmp_path):
     (tmp_path / "reports").mkdir()
     shutil.copy(FIXTURES / "issue" / "bisect-scan_sync.json", tmp_path / "reports")
     done = run_harness(
-        "issue", "scan_sync", "--size", "N=16", "--size", "M=3", "--repeats", "3", "--profile", "e2e",
+        "issue",
+        "scan_sync",
+        "--size",
+        "N=16",
+        "--size",
+        "M=3",
+        "--repeats",
+        "3",
+        "--profile",
+        "e2e",
         cwd=tmp_path,
         env={"JAX_PLATFORMS": "cpu"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert "draft written: reports/issues/scan_sync.md" in done.stderr
     assert "claim holds: " in done.stdout and "metric two_scans dispatch_ns" in done.stdout
     folder = tmp_path / "reports" / "issues"
     short, full = (folder / "scan_sync.py").read_text(), (folder / "scan_sync-full.py").read_text()
     draft = (folder / "scan_sync.md").read_text()
-    assert short.rstrip() in draft and full.rstrip() not in draft, "the short script shown, the full one beside"
-    assert "claim holds: " in draft and "metric two_scans wall_ns median=" in draft, "both scripts' real output"
-    assert re.search(r"`JAX_PLATFORMS=cpu (\S+ )*python scan_sync\.py`", draft) and "`JAX_PLATFORMS=cpu`" in draft
-    assert "Bisect" not in draft, "the stored answer is for other sizes (M=500 N=100): not this draft's"
+    assert short.rstrip() in draft and full.rstrip() not in draft, (
+        "the short script shown, the full one beside"
+    )
+    assert "claim holds: " in draft and "metric two_scans wall_ns median=" in draft, (
+        "both scripts' real output"
+    )
+    assert (
+        re.search(r"`JAX_PLATFORMS=cpu (\S+ )*python scan_sync\.py`", draft)
+        and "`JAX_PLATFORMS=cpu`" in draft
+    )
+    assert "Bisect" not in draft, (
+        "the stored answer is for other sizes (M=500 N=100): not this draft's"
+    )
     assert "jax.print_environment_info()" in draft and "jaxlib: " in draft

@@ -22,28 +22,39 @@ CASES = str(FIXTURES / "cases")
 
 def one_error_line(err: str) -> str:
     err = err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
+    assert (
+        "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("harness: error: ")
+    ), err
     return err
 
 
 # Odd version strings: refused in one line, a zero-padded one with the release it spells.
-PADDED = [("0.4.026", "0.4.26"), ("00.4.26", "0.4.26"), ("0.04.26", "0.4.26"), ("0.12.00.1", "0.12.0.1")]
+PADDED = [
+    ("0.4.026", "0.4.26"),
+    ("00.4.26", "0.4.26"),
+    ("0.04.26", "0.4.26"),
+    ("0.12.00.1", "0.12.0.1"),
+]
 NOT_VERSIONS = ["v0.4.26", "0.4.٢٦", "0.4", "1e3", "0.4.26-1", "0.4.99999", "0..26", "-0.4.26"]
 
 
 @pytest.mark.parametrize(("typed", "meant"), PADDED)
 def test_a_zero_padded_release_is_refused_with_the_one_it_spells(typed, meant):
-    for view in (lambda: session_view("search", ["scan_sync", "--jax", typed]),
-                 lambda: session_view("issue", ["scan_sync", "--jax", typed]),
-                 lambda: interleaved_request(["--jax", f"0.4.30,{typed}"])):  # fmt: skip
+    for view in (
+        lambda: session_view("search", ["scan_sync", "--jax", typed]),
+        lambda: session_view("issue", ["scan_sync", "--jax", typed]),
+        lambda: interleaved_request(["--jax", f"0.4.30,{typed}"]),
+    ):
         with pytest.raises(UsageError, match=rf"did you mean {meant}\?"):
             view()
 
 
 @pytest.mark.parametrize("typed", NOT_VERSIONS)
 def test_a_string_that_is_no_release_is_one_line(typed):
-    for view in (lambda: session_view("search", ["scan_sync", "--jax", typed]),
-                 lambda: interleaved_request(["--jax", typed])):  # fmt: skip
+    for view in (
+        lambda: session_view("search", ["scan_sync", "--jax", typed]),
+        lambda: interleaved_request(["--jax", typed]),
+    ):
         with pytest.raises(UsageError) as refused:
             view()
         assert "\n" not in str(refused.value).strip()
@@ -104,7 +115,9 @@ def test_json_somewhere_it_cannot_go_is_one_line_exit_2(two_sets, tmp_path, targ
     assert said in one_error_line(err) and "worse in B" not in out
 
 
-@pytest.mark.parametrize("name", [b"j\xff.json", b"with\nnewline.json", b"with space.json", b"-dash.json"])
+@pytest.mark.parametrize(
+    "name", [b"j\xff.json", b"with\nnewline.json", b"with space.json", b"-dash.json"]
+)
 def test_json_with_an_odd_file_name_is_written(two_sets, tmp_path, name):
     target = os.fsdecode(os.path.join(os.fsencode(tmp_path), name))
     assert main(["compare", *two_sets, "--json", target]) == 0
@@ -138,7 +151,17 @@ def test_a_run_into_a_non_utf8_results_folder_is_stored_and_resumed(tmp_path, mo
 
 
 def test_strict_fails_on_a_resumed_cell_whose_stored_run_failed(tmp_path, capsys):
-    argv = ["run", "--cases-dir", CASES, "--case", "raises", "--processes", "1", "--results", str(tmp_path / "r")]
+    argv = [
+        "run",
+        "--cases-dir",
+        CASES,
+        "--case",
+        "raises",
+        "--processes",
+        "1",
+        "--results",
+        str(tmp_path / "r"),
+    ]
     assert main(argv) == 0, "without --strict a failed cell is stored, exit 0"
     assert main([*argv, "--strict"]) == 1, "resumed: the stored failure still fails --strict"
     assert "already measured (stored as failed)" in capsys.readouterr().err
@@ -156,5 +179,9 @@ def test_the_script_help_says_it_runs_in_its_own_venv_per_release(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "in a venv of its own per release" in out and "# /// script" in out and "--requirements" in out
+    assert (
+        "in a venv of its own per release" in out
+        and "# /// script" in out
+        and "--requirements" in out
+    )
     assert "through nox" not in out

@@ -20,7 +20,9 @@ PLANTED = {
     "XLA_SERVICE_SECRET": "planted-xla-0005",
 }
 LEAKS = ["planted-", "alice", os.path.expanduser("~")]
-HOST = socket.gethostname()  # matched as a word: a short name ("vm") is part of other words and of PNG bytes
+HOST = (
+    socket.gethostname()
+)  # matched as a word: a short name ("vm") is part of other words and of PNG bytes
 
 
 def harness(*args, cwd, env=None):
@@ -41,7 +43,11 @@ def leaks_in(folder):
         if path.is_file():
             text = path.read_text(errors="replace")
             found += [f"{path.name}: {leak}" for leak in LEAKS if leak and leak in text]
-            if path.suffix != ".png" and HOST and re.search(rf"(?<![\w.-]){re.escape(HOST)}(?![\w-])", text):
+            if (
+                path.suffix != ".png"
+                and HOST
+                and re.search(rf"(?<![\w.-]){re.escape(HOST)}(?![\w-])", text)
+            ):
                 found.append(f"{path.name}: the host name")
     return found
 
@@ -52,13 +58,25 @@ def test_planted_secrets_reach_neither_the_stored_result_nor_the_report(tmp_path
     env = {**PLANTED, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     cases = str(FIXTURES / "secrets" / "cases")
     done = harness(
-        "run", "--cases-dir", cases, "--case", "leaks", "--processes", "2", "--results", "R", cwd=tmp_path, env=env
+        "run",
+        "--cases-dir",
+        cases,
+        "--case",
+        "leaks",
+        "--processes",
+        "2",
+        "--results",
+        "R",
+        cwd=tmp_path,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     done = harness("report", "--results", "R", "--out", "O", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     stored = (tmp_path / "R").rglob("*.json")
-    assert any("JAX_SECRET_TOKEN=<redacted>" in p.read_text() for p in stored), "environment_info was recorded"
+    assert any("JAX_SECRET_TOKEN=<redacted>" in p.read_text() for p in stored), (
+        "environment_info was recorded"
+    )
     assert leaks_in(tmp_path / "R") == [] and leaks_in(tmp_path / "O") == []
 
 
@@ -93,7 +111,15 @@ HOSTILE_COMMAND_LINES = [
     ["compare", f"TMP/{LONG}"],
     *(
         ["run", "--affinity", cpus]
-        for cpus in ("0-99999999999", "99999999999", "0-8192", "0,1,99999", "１", "0-²", "0" + ",0" * 20_000)
+        for cpus in (
+            "0-99999999999",
+            "99999999999",
+            "0-8192",
+            "0,1,99999",
+            "１",
+            "0-²",
+            "0" + ",0" * 20_000,
+        )
     ),
     ["search", "scan_sync", "--affinity", "0-99999999999"],
     ["run", "--case", "scan_sync", "--size", "N=5000"],  # outside the case's range [16, 2048]
@@ -106,7 +132,9 @@ def test_the_hostile_command_line_table_is_large():
     assert len(HOSTILE_COMMAND_LINES) >= 50
 
 
-@pytest.mark.parametrize("argv", HOSTILE_COMMAND_LINES, ids=[" ".join(a)[:50] for a in HOSTILE_COMMAND_LINES])
+@pytest.mark.parametrize(
+    "argv", HOSTILE_COMMAND_LINES, ids=[" ".join(a)[:50] for a in HOSTILE_COMMAND_LINES]
+)
 def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
     from harness.main import main
 
@@ -119,7 +147,9 @@ def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
         placed[1:1] = ["--out", str(out / "reports")]
     assert main(placed) == 2, placed
     err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("harness: error: "), err
+    assert (
+        "Traceback" not in err and len(err.splitlines()) == 1 and err.startswith("harness: error: ")
+    ), err
     assert not any(out.iterdir()), f"{placed} wrote {sorted(p.name for p in out.iterdir())}"
 
 
@@ -153,4 +183,8 @@ def test_a_link_loop_planted_in_the_results_folder_is_one_line_not_a_traceback(t
     argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--processes", "1"]
     assert main([*argv, "--repeats", "2", "--results", str(results)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("harness: error: refusing to write") and "loop" in err and len(err.splitlines()) == 1
+    assert (
+        err.startswith("harness: error: refusing to write")
+        and "loop" in err
+        and len(err.splitlines()) == 1
+    )

@@ -35,7 +35,9 @@ BASE = real_result("scan_sync-0.12.0.1")
 
 def two_releases(tmp_path: Path, **changes) -> Path:
     """scan_sync on two releases (so pages compare), each with ``changes``."""
-    return write_results(tmp_path / "results", [derive(BASE, **changes), derive(BASE, release="0.4.26", **changes)])
+    return write_results(
+        tmp_path / "results", [derive(BASE, **changes), derive(BASE, release="0.4.26", **changes)]
+    )
 
 
 def first_sample_with(text: str) -> str:
@@ -59,7 +61,10 @@ def test_links_planted_in_the_reports_folder_are_replaced_not_written_through(tm
     (out / "scan_sync.md").symlink_to(victims / "victim3")
     write_report(results, out)
     assert [(victims / n).read_text() for n in ("victim", "victim2", "victim3")] == ["keep"] * 3
-    assert "# scan_sync" in (out / "scan_sync.md").read_text() and not (out / "scan_sync.md").is_symlink()
+    assert (
+        "# scan_sync" in (out / "scan_sync.md").read_text()
+        and not (out / "scan_sync.md").is_symlink()
+    )
     assert json.loads((out / PAGES_MANIFEST).read_text()) == ["index.md", "scan_sync.md"]
 
 
@@ -87,7 +92,9 @@ def test_a_planted_plot_link_is_replaced(tmp_path):
     assert victim.read_text() == "keep" and plot.read_bytes().startswith(b"\x89PNG")
 
 
-def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file_links(tmp_path, monkeypatch):
+def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file_links(
+    tmp_path, monkeypatch
+):
     from harness.commands import issue
     from tests.commands.test_issue import request
 
@@ -107,8 +114,12 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
         victim.write_text("keep")
         (tmp_path / "reports" / "issues" / name).symlink_to(victim)
         victims.append(victim)
-    output = (FIXTURES / "issue" / "scan_sync-output.txt").read_text()  # what the script printed, for real
-    monkeypatch.setattr(issue, "run_script", lambda path, timeout_s, python=None, args=(): (0, output, ""))
+    output = (
+        FIXTURES / "issue" / "scan_sync-output.txt"
+    ).read_text()  # what the script printed, for real
+    monkeypatch.setattr(
+        issue, "run_script", lambda path, timeout_s, python=None, args=(): (0, output, "")
+    )
     monkeypatch.setattr(issue, "environment_info", lambda python=None: "jax: test")
     written = issue.write_issue(request(tmp_path))
     assert [v.read_text() for v in victims] == ["keep"] * 3
@@ -123,7 +134,10 @@ def test_bisect_sweep_and_triage_reports_replace_a_planted_link(tmp_path, capsys
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "sweep-scan_sync.md").symlink_to(victim)
     write(tmp_path / "reports" / "sweep-scan_sync.md", "# Sweep")
-    assert victim.read_text() == "keep" and (tmp_path / "reports" / "sweep-scan_sync.md").read_text() == "# Sweep"
+    assert (
+        victim.read_text() == "keep"
+        and (tmp_path / "reports" / "sweep-scan_sync.md").read_text() == "# Sweep"
+    )
 
 
 def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tmp_path):
@@ -133,8 +147,21 @@ def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tm
     script.symlink_to(victim)
     markdown.symlink_to(victim)
     assert main(["export", "--case", "scan_sync", "--out", str(script)]) == 0
-    results = write_results(tmp_path / "results", [derive(BASE), derive(BASE, release="0.4.26", id="old")])
-    main(["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--markdown", str(markdown)])
+    results = write_results(
+        tmp_path / "results", [derive(BASE), derive(BASE, release="0.4.26", id="old")]
+    )
+    main(
+        [
+            "compare",
+            str(results),
+            "--a-release",
+            "0.4.26",
+            "--b-release",
+            "0.12.0.1",
+            "--markdown",
+            str(markdown),
+        ]
+    )
     assert victim.read_text() == "keep"
     assert not script.is_symlink() and "import jax" in script.read_text()
     assert not markdown.is_symlink() and markdown.read_text().strip()
@@ -142,21 +169,27 @@ def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tm
 
 def test_a_bisects_reason_and_answer_are_text_on_its_page():
     from harness.analysis.significance import Thresholds
-    from harness.releases.answers import Setting
-    from harness.releases.bisection import BisectOutcome
-    from harness.releases.judge import Judgement, ReleaseVerdict
     from harness.render.release_answers import bisect_markdown
+    from harness.steps.answers import Setting
+    from harness.steps.bisection import BisectOutcome
+    from harness.steps.judge import Judgement, ReleaseVerdict
 
-    found = BisectOutcome(["0.4.30", "0.4.31"], stopped="status failed: <script>x</script> ![i](http://evil/x.png)")
+    found = BisectOutcome(
+        ["0.4.30", "0.4.31"], stopped="status failed: <script>x</script> ![i](http://evil/x.png)"
+    )
     found.probes.append(Judgement("0.4.30", ReleaseVerdict.SKIPPED, "status failed: # HEADING <b>"))
-    page = bisect_markdown(found, Setting("scan_sync", {"N": 1}, "cpu", None, {}, Thresholds(), 1.0))
+    page = bisect_markdown(
+        found, Setting("scan_sync", {"N": 1}, "cpu", None, {}, Thresholds(), 1.0)
+    )
     assert "<script>" not in page and "![i](" not in page and "<b>" not in page
     assert not re.search(r"^#+ [A-Z]{5,}", page, re.MULTILINE)
 
 
 # --- item 4: markup in stored strings ---------------------------------------------------------------------
 
-HOSTILE = "x\n# INJECTED <script>alert(1)</script> ![i](http://evil/x.png) [a](http://evil) **b** | c"
+HOSTILE = (
+    "x\n# INJECTED <script>alert(1)</script> ![i](http://evil/x.png) [a](http://evil) **b** | c"
+)
 
 
 def hostile_result(release: str | None = None) -> dict:
@@ -173,8 +206,12 @@ def hostile_result(release: str | None = None) -> dict:
     for process in data["processes"]:
         process["jax"]["backend"] = "cpu<script>\n# BACKEND"
         process["jax"]["environment_info"] = "```\n# ENVIRONMENT\n~~~"
-        process["programs"] = {f"p<script>\n# PROGRAM {name}": v for name, v in process["programs"].items()}
-        process["compiled"] = {f"f<img src=x>\n# FUNCTION {n}": v for n, v in process.get("compiled", {}).items()}
+        process["programs"] = {
+            f"p<script>\n# PROGRAM {name}": v for name, v in process["programs"].items()
+        }
+        process["compiled"] = {
+            f"f<img src=x>\n# FUNCTION {n}": v for n, v in process.get("compiled", {}).items()
+        }
         if process.get("claim"):
             process["claim"]["evidence"] = "e\n# EVIDENCE <b>"
     return data
@@ -211,7 +248,9 @@ def test_stored_strings_are_shown_as_text_on_every_page(tmp_path):
             assert raw not in text, (path.name, raw)
         assert "&lt;script&gt;" in text
     case_page = (tmp_path / "out" / "scan_sync.md").read_text()
-    assert "# FENCE BROKEN" in case_page and "# ENVIRONMENT" in case_page  # kept, inside their fences
+    assert (
+        "# FENCE BROKEN" in case_page and "# ENVIRONMENT" in case_page
+    )  # kept, inside their fences
     assert "Source discussion: ``a`b # DISCUSSION``" in case_page
 
 
@@ -219,7 +258,16 @@ def test_compare_shows_stored_strings_as_text(tmp_path, capsys):
     results = write_results(tmp_path / "results", [hostile_result(), hostile_result("0.4.26")])
     markdown = tmp_path / "comparison.md"
     assert main(
-        ["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--markdown", str(markdown)]
+        [
+            "compare",
+            str(results),
+            "--a-release",
+            "0.4.26",
+            "--b-release",
+            "0.12.0.1",
+            "--markdown",
+            str(markdown),
+        ]
     ) in (0, 1)
     text = "\n".join(outside_fences(markdown.read_text()))
     assert "<script>" not in text and not re.search(r"^#+ [A-Z]{5,}", text, re.MULTILINE)
@@ -230,7 +278,9 @@ def test_compare_shows_stored_strings_as_text(tmp_path, capsys):
 
 
 def test_a_case_called_index_does_not_replace_the_index(tmp_path):
-    results = write_results(tmp_path / "results", [derive(BASE, case="index"), derive(BASE, case="INDEX", id="b")])
+    results = write_results(
+        tmp_path / "results", [derive(BASE, case="index"), derive(BASE, case="INDEX", id="b")]
+    )
     written, _, _ = write_report(results, tmp_path / "out")
     # Two names that only differ in case are one file on macOS and Windows: the second takes -2.
     assert [p.name for p in written] == ["index.md", "case-INDEX.md", "case-index-2.md"]
@@ -240,10 +290,15 @@ def test_a_case_called_index_does_not_replace_the_index(tmp_path):
 
 
 def test_page_names_never_collide_with_the_index_other_reports_or_each_other():
-    names = page_names(["scan_sync", "Scan_Sync", "index", "case-index", "bisect-x", "search-y-fails", "triage-z"])
+    names = page_names(
+        ["scan_sync", "Scan_Sync", "index", "case-index", "bisect-x", "search-y-fails", "triage-z"]
+    )
     assert names["scan_sync"] == "scan_sync.md" and names["Scan_Sync"] == "Scan_Sync-2.md"
     assert names["index"] == "case-index.md" and names["case-index"] == "case-index-2.md"
-    assert names["bisect-x"] == "case-bisect-x.md" and names["search-y-fails"] == "case-search-y-fails.md"
+    assert (
+        names["bisect-x"] == "case-bisect-x.md"
+        and names["search-y-fails"] == "case-search-y-fails.md"
+    )
     assert len({n.casefold() for n in names.values()} | {INDEX}) == len(names) + 1
 
 
@@ -292,7 +347,9 @@ def bombed(tmp_path: Path) -> Path:
     for name, text in BOMBS.items():
         (results / name).write_text(text)
     (results / "utf16.json").write_bytes(json.dumps(derive(BASE, id="utf16")).encode("utf-16"))
-    (results / "bom.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(derive(BASE, id="bom")).encode())
+    (results / "bom.json").write_bytes(
+        b"\xef\xbb\xbf" + json.dumps(derive(BASE, id="bom")).encode()
+    )
     with open(results / "sparse.json", "wb") as handle:
         handle.truncate(4 * 2**30)
     return results
@@ -313,7 +370,10 @@ def test_report_compare_and_merge_name_every_bomb_and_go_on(tmp_path, capsys):
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     index = (tmp_path / "out" / INDEX).read_text()
     assert f"{len(BOMBS) + 3} result file(s) could not be used" in index
-    assert main(["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1"]) in (0, 1)
+    assert main(["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1"]) in (
+        0,
+        1,
+    )
     assert main(["merge", str(results), "--into", str(tmp_path / "merged")]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "2 copied" in err
@@ -332,7 +392,9 @@ def test_merge_leaves_out_a_file_that_changed_after_it_was_loaded(tmp_path, monk
 
     import harness.store.merge as merge_module
 
-    monkeypatch.setattr(merge_module, "load_results", lambda root: changed(root) if root == results else ([], []))
+    monkeypatch.setattr(
+        merge_module, "load_results", lambda root: changed(root) if root == results else ([], [])
+    )
     merged = merge([results], tmp_path / "merged")
     assert merged.copied == [] and len(merged.problems) == 2
     assert all("changed while merging" in p for p in merged.problems)
@@ -362,7 +424,9 @@ def test_calibration_files_get_the_loaders_guards(tmp_path):
     (tmp_path / "elsewhere.json").write_text("{}")
     with open(folder / "sparse.json", "wb") as handle:
         handle.truncate(4 * 2**30)
-    (folder / "infinity.json").write_text('{"schema": "jax-repro-harness/calibration", "x": Infinity}')
+    (folder / "infinity.json").write_text(
+        '{"schema": "jax-repro-harness/calibration", "x": Infinity}'
+    )
     latest, problems = latest_calibrations(tmp_path)
     assert latest == {}
     reasons = dict(line.split(": ", 1) for line in problems)
@@ -375,7 +439,10 @@ def test_calibration_files_get_the_loaders_guards(tmp_path):
         "infinity.json",
     }
     assert "not a regular file" in reasons[str(folder / "fifo.json")]
-    assert "a link" in reasons[str(folder / "zero.json")] and "a link" in reasons[str(folder / "linked.json")]
+    assert (
+        "a link" in reasons[str(folder / "zero.json")]
+        and "a link" in reasons[str(folder / "linked.json")]
+    )
     assert "nested deeper" in reasons[str(folder / "deep.json")]
     assert "too large" in reasons[str(folder / "sparse.json")]
 
@@ -454,7 +521,9 @@ def test_a_report_on_200000_samples_in_one_process_is_linear(tmp_path, monkeypat
 
 
 def test_a_full_disk_leaves_the_index_unwritten_and_no_temporary_file(tmp_path, monkeypatch):
-    results = write_results(tmp_path / "results", [derive(BASE), derive(real_result("async_dispatch-0.12.0.1"))])
+    results = write_results(
+        tmp_path / "results", [derive(BASE), derive(real_result("async_dispatch-0.12.0.1"))]
+    )
     out = tmp_path / "out"
     real_fsync = os.fsync
     calls = {"n": 0}
@@ -472,4 +541,6 @@ def test_a_full_disk_leaves_the_index_unwritten_and_no_temporary_file(tmp_path, 
     left = sorted(p.name for p in out.iterdir())
     assert INDEX not in left and PAGES_MANIFEST not in left
     assert not [name for name in left if name.endswith(".tmp")], left
-    assert left == ["async_dispatch.md"]  # the page written before the disk filled; no index links a missing one
+    assert left == [
+        "async_dispatch.md"
+    ]  # the page written before the disk filled; no index links a missing one

@@ -24,14 +24,14 @@ BIG = "9" * 20  # an integer of 20 digits: one past the bound
 # (name, the script's source, its arguments): each prints what no measurement gives.
 HOSTILE_SCRIPTS = {
     # The issue's own inputs.
-    "float 1e25 in a JSON line": "print('{\"x\": 1e25, \"y\": 5}')",
+    "float 1e25 in a JSON line": 'print(\'{"x": 1e25, "y": 5}\')',
     "20-digit integer in a JSON line": f"print('{{\"x\": {BIG}}}')",
     "20-digit figure median": f"print('metric p wall_ns median={BIG} min=1 max=2 n=3')",
     "20-digit figure n": f"print('metric p wall_ns median=1 min=1 max=2 n={BIG}')",
     "fact NaN": "print('fact x NaN')",
     "fact of 30 digits": "print('fact x ' + '9' * 30)",
     "fact nested 200 deep": "print('fact x ' + '[' * 200 + ']' * 200)",
-    "lone surrogate in a JSON line": "print('{\"x\": \"\\\\ud800\"}')",
+    "lone surrogate in a JSON line": 'print(\'{"x": "\\\\ud800"}\')',
     "lone surrogate in a fact": "print('fact x \"\\\\ud800\"')",
     "5,000-digit figure field": "print('metric p wall_ns median=' + '9' * 5000 + ' min=1 max=2 n=3')",
     "figure of program json": "print('metric json x_ns median=5 min=1 max=9 n=3')",
@@ -56,7 +56,7 @@ HOSTILE_SCRIPTS = {
     "fact -Infinity": "print('fact x -Infinity')",
     "fact 1e400": "print('fact x 1e400')",
     "fact 1e25 in a list": "print('fact x [1, 2, 1e25]')",
-    "fact 20 digits in an object": f"print('fact x {{\"a\": {{\"b\": {BIG}}}}}')",
+    "fact 20 digits in an object": f'print(\'fact x {{"a": {{"b": {BIG}}}}}\')',
     "fact nested 60 deep": "print('fact x ' + '[' * 60 + ']' * 60)",
     "fact nested 64 deep": "print('fact x ' + '[' * 64 + ']' * 64)",
     "fact nested 900 deep": "print('fact x ' + '[' * 900 + ']' * 900)",
@@ -64,13 +64,13 @@ HOSTILE_SCRIPTS = {
     "fact of a surrogate pair, whole": "print('fact x \"\\\\ud83d\\\\ude00\"')",
     "fact of a lone low surrogate": "print('fact x \"\\\\udc00\"')",
     "surrogate in a fact's key": "print('fact x {\"\\\\ud800\": 1}')",
-    "surrogate in a nested JSON value": "print('{\"x\": {\"y\": \"\\\\udfff\"}}')",
+    "surrogate in a nested JSON value": 'print(\'{"x": {"y": "\\\\udfff"}}\')',
     "surrogate in the claim's evidence": "print('claim holds: True — \\ud800'.encode('utf-8', 'surrogatepass')"
     ".decode('utf-8', 'replace'))",
     "JSON line nested 200 deep": "print('{\"x\": ' + '[' * 200 + ']' * 200 + '}')",
     "JSON line nested 2,000 deep": "print('{\"x\": ' + '[' * 2000 + ']' * 2000 + '}')",
     "JSON line of 65,536 characters": "import json; print(json.dumps({'x': 1, 'p': 'a' * (65536 - 20)}))",
-    "a field named like a figure": "print('{\"wall_ns\": 5, \"process\": 3}')",
+    "a field named like a figure": 'print(\'{"wall_ns": 5, "process": 3}\')',
     "field name of 65 characters": "print('{\"' + 'a' * 65 + '\": 1}')",
     "field name with a dot": "print('{\"a.b\": 1}')",
     "10,000 fields": "import json; print(json.dumps({f'f{i}': i for i in range(10000)}))",
@@ -78,10 +78,10 @@ HOSTILE_SCRIPTS = {
     "fact lines of 1 MB each, five": "for i in range(5): print(f'fact big{i} \"' + 'x' * 1_000_000 + '\"')",
     "figure line with a program named json.x": "print('metric json.x wall_ns median=5 min=1 max=9 n=3')",
     "figure line of 0 samples": "print('metric p wall_ns median=5 min=1 max=9 n=0')",
-    "bytes not UTF-8 on stdout": "import sys; sys.stdout.buffer.write(b'{\"x\": \"\\xff\\xfe\"}\\n')",
+    "bytes not UTF-8 on stdout": 'import sys; sys.stdout.buffer.write(b\'{"x": "\\xff\\xfe"}\\n\')',
     "NUL in a fact": "print('fact x \"a\\\\u0000b\"')",
     "bidi control in a fact": "print('fact x \"\\u202e evil\"')",
-    "booleans and nulls": "print('{\"a\": true, \"b\": null, \"c\": false}')",
+    "booleans and nulls": 'print(\'{"a": true, "b": null, "c": false}\')',
 }
 
 
@@ -92,7 +92,9 @@ def measured(tmp_path: Path, name: str, source: str) -> Path:
     digest = hashlib.sha256(script.read_bytes()).hexdigest()
     runs = [run_script(script, digest, 60.0) for _ in range(PROCESSES)]
     document = derive(BASE, case="script-hostile")
-    document["processes"] = [{**json.loads(json.dumps(run.to_json())), "index": i} for i, run in enumerate(runs)]
+    document["processes"] = [
+        {**json.loads(json.dumps(run.to_json())), "index": i} for i, run in enumerate(runs)
+    ]
     document["script"] = {"file": script.name, "sha256": digest}
     results = tmp_path / "results"
     store(results, parse(document))
@@ -104,7 +106,9 @@ def test_what_a_script_printed_is_stored_readable(tmp_path, name):
     results = measured(tmp_path, name, HOSTILE_SCRIPTS[name])
     loaded, problems = load_results(results)
     assert problems == [] and len(loaded) == 1
-    assert all(p.status == "ok" for p in loaded[0].result.processes), loaded[0].result.processes[0].detail
+    assert all(p.status == "ok" for p in loaded[0].result.processes), (
+        loaded[0].result.processes[0].detail
+    )
 
 
 # What had to be left out is said: a note names it (the bound kept, never silent).
@@ -130,9 +134,15 @@ def test_what_was_left_out_is_said_in_the_results_notes(tmp_path, name):
 
 
 def test_a_reserved_program_name_never_merges_into_the_harnesss_own_figures(tmp_path):
-    [stored], _ = load_results(measured(tmp_path, "json", HOSTILE_SCRIPTS["figure of program json"]))
+    [stored], _ = load_results(
+        measured(tmp_path, "json", HOSTILE_SCRIPTS["figure of program json"])
+    )
     process = stored.result.processes[0]
-    assert "json" not in process.programs and not any(k.startswith("json.") for k in process.figures)
+    assert "json" not in process.programs and not any(
+        k.startswith("json.") for k in process.figures
+    )
     (tmp_path / "p").mkdir()
-    [stored], _ = load_results(measured(tmp_path / "p", "process", HOSTILE_SCRIPTS["figure of program process"]))
+    [stored], _ = load_results(
+        measured(tmp_path / "p", "process", HOSTILE_SCRIPTS["figure of program process"])
+    )
     assert stored.result.processes[0].programs["process"].stopped_by == "whole process"

@@ -40,7 +40,10 @@ from .conftest import FIXTURES, derive, harness_command, real_result, write_resu
         (["compare"], "required: A"),
         (["compare", "/nonexistent", "--a-release", "1"], "results folder not found"),
         (["compare", "FIXTURES"], "A and B are the same results"),
-        (["compare", "FIXTURES", "--a-release", "0.12.0.1", "--b-release", "9.9"], "no results in B"),
+        (
+            ["compare", "FIXTURES", "--a-release", "0.12.0.1", "--b-release", "9.9"],
+            "no results in B",
+        ),
         (["run", "--seed", "abc"], "is not a whole number"),
         (["run", "--seed", "１２"], "is not a whole number"),
         (["run", "--proc", "1"], "did you mean --processes?"),
@@ -69,18 +72,52 @@ from .conftest import FIXTURES, derive, harness_command, real_result, write_resu
         (["issue", "scan_sync", "--size", "N=x"], "malformed size"),
         (["issue", "scan_sync", "--repeats", "0"], "must be positive"),
         (["bisect", "nope", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "unknown case nope"),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"], "the same release (0.4.26)"),
-        (["bisect", "scan_sync", "--good", "0.4.35", "--bad", "0.4.26", "--claim"], "from an older release"),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"], "bisect a case by --metric"),
-        (["bisect", "scan_sync", "--good", "1", "--bad", "2", "--claim", "--metric", "a.wall_ns"], "not allowed with"),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"],
+            "the same release (0.4.26)",
+        ),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.35", "--bad", "0.4.26", "--claim"],
+            "from an older release",
+        ),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"],
+            "malformed metric",
+        ),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35"],
+            "bisect a case by --metric",
+        ),
+        (
+            [
+                "bisect",
+                "scan_sync",
+                "--good",
+                "1",
+                "--bad",
+                "2",
+                "--claim",
+                "--metric",
+                "a.wall_ns",
+            ],
+            "not allowed with",
+        ),
         (
             ["bisect", "scan_sync", "--good", "0.4.26", "--claim"],
             "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)",
         ),
-        (["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "--releases PLAN is missing"),
-        (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--size", "Q=1"], "no selected case has size Q"),
-        (["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--repeats", "0"], "must be positive"),
+        (
+            ["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--claim"],
+            "--releases PLAN is missing",
+        ),
+        (
+            ["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--size", "Q=1"],
+            "no selected case has size Q",
+        ),
+        (
+            ["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.4.35", "--repeats", "0"],
+            "must be positive",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -118,7 +155,11 @@ def test_a_reader_that_leaves_early_ends_the_listing_quietly():
 def test_list_shows_claims(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "scan_sync" in out and "claim:" in out and "source: https://github.com/jax-ml/jax/discussions/21411" in out
+    assert (
+        "scan_sync" in out
+        and "claim:" in out
+        and "source: https://github.com/jax-ml/jax/discussions/21411" in out
+    )
 
 
 def test_list_of_one_case_shows_its_sizes_programs_and_metric_names_without_importing_jax():
@@ -126,7 +167,9 @@ def test_list_of_one_case_shows_its_sizes_programs_and_metric_names_without_impo
         "import sys\nfrom harness.main import main\nmain(['list', 'sharding_scaling'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'numpy', 'hypothesis')))"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     shown, heavy = done.stdout.rsplit("\n", 2)[0], done.stdout.splitlines()[-1]
     assert heavy == "[]", "list reads case files; it starts no JAX"
     for line in (
@@ -170,10 +213,18 @@ def test_report_with_a_baseline_writes_a_page_per_case(tmp_path, capsys):
     data = real_result("async_dispatch-0.12.0.1")
     results = write_results(tmp_path / "results", [data, derive(data, release="0.4.26")])
     out = tmp_path / "reports"
-    assert main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.12.0.1"]) == 0
+    assert (
+        main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.12.0.1"])
+        == 0
+    )
     assert "2 page(s)" in capsys.readouterr().err
-    assert "Baseline (A): jax 0.12.0.1, chosen with --baseline." in (out / "async_dispatch.md").read_text()
-    assert main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.4.29"]) == 2
+    assert (
+        "Baseline (A): jax 0.12.0.1, chosen with --baseline."
+        in (out / "async_dispatch.md").read_text()
+    )
+    assert (
+        main(["report", "--results", str(results), "--out", str(out), "--baseline", "0.4.29"]) == 2
+    )
     assert "no result of release 0.4.29 to use as baseline" in capsys.readouterr().err
 
 
@@ -181,7 +232,16 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     data = real_result("async_dispatch-0.12.0.1")
     results = write_results(tmp_path / "results", [data, derive(data, release="0.4.26", scale=0.8)])
     markdown = tmp_path / "comparison.md"
-    worse = ["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--markdown", str(markdown)]
+    worse = [
+        "compare",
+        str(results),
+        "--a-release",
+        "0.4.26",
+        "--b-release",
+        "0.12.0.1",
+        "--markdown",
+        str(markdown),
+    ]
     assert main(worse) == 1
     out = capsys.readouterr().out
     # Over 5 processes a side, ×1.25 passes p < 0.002 for eager's wall (first listed), not for jit's (p ≈ 0.0035).
@@ -200,11 +260,18 @@ def test_compare_of_separate_runs_allows_for_their_levels_and_says_so(tmp_path, 
     data = real_result("async_dispatch-0.12.0.1")
     a = write_results(tmp_path / "a", [derive(data, invocation="run-a")])
     b = write_results(tmp_path / "b", [derive(data, invocation="run-b", scale=1.25)])
-    assert main(["compare", str(a), str(b)]) == 0, "×1.25 between separate runs stays within what their levels allow"
+    assert main(["compare", str(a), str(b)]) == 0, (
+        "×1.25 between separate runs stays within what their levels allow"
+    )
     out = capsys.readouterr().out
     assert "note: measured in separate runs: the test allows their levels a spread of 10.0%" in out
-    assert main(["compare", str(a), str(b), "--invocation-spread", "0"]) == 1, "without the allowance: worse"
-    assert "note: measured in separate runs: the test allows their levels a spread of 0.0%" in capsys.readouterr().out
+    assert main(["compare", str(a), str(b), "--invocation-spread", "0"]) == 1, (
+        "without the allowance: worse"
+    )
+    assert (
+        "note: measured in separate runs: the test allows their levels a spread of 0.0%"
+        in capsys.readouterr().out
+    )
 
 
 def test_export_prints_a_script_that_compiles(capsys, tmp_path):
@@ -221,26 +288,63 @@ def test_sampling_defaults_follow_the_effort_and_flags_win(fixture_cases, tmp_pa
 
     base = ["run", "--cases-dir", str(fixture_cases), "--case", "steady"]
     assert main([*base, "--results", str(tmp_path / "q")]) == 0
-    assert main([*base, "--results", str(tmp_path / "f"), "--effort", "full", "--size", "K=10"]) == 0
-    assert main([*base, "--results", str(tmp_path / "x"), "--repeats", "7", "--max-seconds", "1"]) == 0
-    assert main([*base, "--results", str(tmp_path / "k"), "--processes", "2", "--min-sample-time", "0"]) == 0
-    settings = {name: load_results(tmp_path / name)[0][0].result.settings for name in ("q", "f", "x", "k")}
-    assert (settings["q"].repeats, settings["q"].max_seconds, settings["q"].processes) == (10, 0.5, 5)
-    assert (settings["f"].repeats, settings["f"].max_seconds, settings["f"].processes) == (20, 2.0, 10)
+    assert (
+        main([*base, "--results", str(tmp_path / "f"), "--effort", "full", "--size", "K=10"]) == 0
+    )
+    assert (
+        main([*base, "--results", str(tmp_path / "x"), "--repeats", "7", "--max-seconds", "1"]) == 0
+    )
+    assert (
+        main(
+            [*base, "--results", str(tmp_path / "k"), "--processes", "2", "--min-sample-time", "0"]
+        )
+        == 0
+    )
+    settings = {
+        name: load_results(tmp_path / name)[0][0].result.settings for name in ("q", "f", "x", "k")
+    }
+    assert (settings["q"].repeats, settings["q"].max_seconds, settings["q"].processes) == (
+        10,
+        0.5,
+        5,
+    )
+    assert (settings["f"].repeats, settings["f"].max_seconds, settings["f"].processes) == (
+        20,
+        2.0,
+        10,
+    )
     assert (settings["x"].repeats, settings["x"].max_seconds) == (7, 1.0)
     assert settings["q"].compile_repeats == 1 and settings["q"].min_sample_ns == 1_000_000
-    assert (settings["k"].processes, settings["k"].compile_repeats, settings["k"].min_sample_ns) == (2, 3, 0)
+    assert (
+        settings["k"].processes,
+        settings["k"].compile_repeats,
+        settings["k"].min_sample_ns,
+    ) == (2, 3, 0)
 
 
-def test_a_target_ratio_is_stored_and_its_rounds_end_with_a_detail_saying_what_they_reached(fixture_cases, tmp_path):
+def test_a_target_ratio_is_stored_and_its_rounds_end_with_a_detail_saying_what_they_reached(
+    fixture_cases, tmp_path
+):
     from harness.store.results import load_results
 
-    argv = ["run", "--cases-dir", str(fixture_cases), "--case", "steady", "--results", str(tmp_path)]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(fixture_cases),
+        "--case",
+        "steady",
+        "--results",
+        str(tmp_path),
+    ]
     target = ["--target-ratio", "1.5", "--max-processes", "3", "--target-kind", "wall"]
     assert main([*argv, "--processes", "2", *target]) == 0
     [stored] = load_results(tmp_path)[0]
     result = stored.result
-    assert (result.settings.target_ratio, result.settings.max_processes, result.settings.processes) == (1.5, 3, 2)
+    assert (
+        result.settings.target_ratio,
+        result.settings.max_processes,
+        result.settings.processes,
+    ) == (1.5, 3, 2)
     assert result.settings.target_kinds == ("wall",)
     assert len(result.processes) in (2, 3)
     reached = r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) the target"
@@ -255,21 +359,47 @@ def test_a_nox_session_gets_a_checked_view_of_its_posargs():
         ["search", "scan_sync", "--jax", "0.4.26", "--profile", "cpu8"],
     )
     issue = session_view("issue", ["scan_sync"])
-    assert (issue.release, issue.profile) == (None, PROFILE_BY_NAME["cpu"]), "installed apart, like bisect's"
-    assert issue.harness_argv == ["issue", "scan_sync", "--profile", "cpu"], "the harness is told the profile"
+    assert (issue.release, issue.profile) == (None, PROFILE_BY_NAME["cpu"]), (
+        "installed apart, like bisect's"
+    )
+    assert issue.harness_argv == ["issue", "scan_sync", "--profile", "cpu"], (
+        "the harness is told the profile"
+    )
     assert issue.on_index == (DEFAULT_RELEASE.jax,)
-    anywhere = session_view("issue", ["scan_sync", "--jax", "0.4.33", "--good", "0.4.31", "--bad", "0.4.33"])
-    assert anywhere.on_index == ("0.4.33", "0.4.31", "0.4.33"), "any release; the noxfile looks each up"
+    anywhere = session_view(
+        "issue", ["scan_sync", "--jax", "0.4.33", "--good", "0.4.31", "--bad", "0.4.33"]
+    )
+    assert anywhere.on_index == ("0.4.33", "0.4.31", "0.4.33"), (
+        "any release; the noxfile looks each up"
+    )
     one_off = release_run_view(["scan_sync", "--jax", "0.4.27", "--size", "N=100"])
-    assert (one_off.release, one_off.profile, one_off.on_index) == (None, PROFILE_BY_NAME["cpu"], ("0.4.27",))
-    assert one_off.harness_argv == ["run", "--case", "scan_sync", "--size", "N=100", "--profile", "cpu"]
-    assert release_run_view(["scan_sync", "--jax=0.4.27", "--profile", "cpu8"]).harness_argv[-2:] == [
+    assert (one_off.release, one_off.profile, one_off.on_index) == (
+        None,
+        PROFILE_BY_NAME["cpu"],
+        ("0.4.27",),
+    )
+    assert one_off.harness_argv == [
+        "run",
+        "--case",
+        "scan_sync",
+        "--size",
+        "N=100",
+        "--profile",
+        "cpu",
+    ]
+    assert release_run_view(["scan_sync", "--jax=0.4.27", "--profile", "cpu8"]).harness_argv[
+        -2:
+    ] == [
         "--profile",
         "cpu8",
     ]
     assert release_run_view(["scan_sync"]).on_index == (DEFAULT_RELEASE.jax,)
     bisect = session_view("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.4.35"])
-    assert (bisect.release, bisect.profile, bisect.span) == (None, PROFILE_BY_NAME["cpu"], ("0.4.26", "0.4.35"))
+    assert (bisect.release, bisect.profile, bisect.span) == (
+        None,
+        PROFILE_BY_NAME["cpu"],
+        ("0.4.26", "0.4.35"),
+    )
     report = session_view("report", ["--results", str(FIXTURES / "results")])
     assert report == SessionRequest(None, None, ["report", "--results", str(FIXTURES / "results")])
 
@@ -277,16 +407,41 @@ def test_a_nox_session_gets_a_checked_view_of_its_posargs():
 @pytest.mark.parametrize(
     ("command", "posargs", "message"),
     [
-        ("search", ["scan_sync", "--jax", "9.9"], "unknown release 9.9; the release table has 0.4.26, 0.4.30"),
+        (
+            "search",
+            ["scan_sync", "--jax", "9.9"],
+            "unknown release 9.9; the release table has 0.4.26, 0.4.30",
+        ),
         ("issue", ["scan_sync", "--profile", "tpu"], "unknown profile tpu; profiles: cpu, cpu8"),
-        ("search", ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"], "does not apply to jax 0.4.26"),
+        (
+            "search",
+            ["scan_sync", "--jax", "0.4.26", "--profile", "cpu-classic"],
+            "does not apply to jax 0.4.26",
+        ),
         (
             "bisect",
-            ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"],
+            [
+                "scan_sync",
+                "--claim",
+                "--good",
+                "0.4.26",
+                "--bad",
+                "0.7.2",
+                "--profile",
+                "cpu-classic",
+            ],
             "0.4.26",
         ),
-        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--profile", "cpu-classic"], "jax 0.7.2"),
-        ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"], "--jax goes with --vary"),
+        (
+            "sweep",
+            ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--profile", "cpu-classic"],
+            "jax 0.7.2",
+        ),
+        (
+            "sweep",
+            ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"],
+            "--jax goes with --vary",
+        ),
         ("report", ["--results", "/nonexistent"], "results folder not found"),
         ("compare", ["/nonexistent"], "results folder not found"),
         ("fly", [], "invalid choice"),
@@ -310,7 +465,18 @@ def test_jax_named_outside_nox_must_be_the_one_installed(capsys):
 
 def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(tmp_path):
     args = parse(
-        ["sweep", "scan_sync", "--from", "0.4.26", "--to", "0.5.3", "--metric", "scan.compile_ns", "--size", "N=100"]
+        [
+            "sweep",
+            "scan_sync",
+            "--from",
+            "0.4.26",
+            "--to",
+            "0.5.3",
+            "--metric",
+            "scan.compile_ns",
+            "--size",
+            "N=100",
+        ]
     )
     options = checked_range_args(args)
     assert isinstance(options, RangeOptions)
@@ -321,7 +487,9 @@ def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(
         "0.5.3",
     )
     assert options.metric is not None and options.metric.metric_name == "scan.compile_ns"
-    assert options.sizes["N"] == 100 and options.profile == "default", "run directly, the profile is only a label"
+    assert options.sizes["N"] == 100 and options.profile == "default", (
+        "run directly, the profile is only a label"
+    )
     assert options.thresholds == Thresholds() and options.places.releases_plan is None
 
 

@@ -11,12 +11,18 @@ def test_names_round_trip_with_or_without_the_ns_suffix():
     assert parse_metric_name("two_scans.dispatch_ns") == MetricKey("two_scans", "dispatch")
     assert parse_metric_name("scan.compile") == MetricKey("scan", "compile")
     assert MetricKey("two_scans", "wall").metric_name == "two_scans.wall_ns"
-    assert parse_metric_name("a.b.lower_ns") == MetricKey("a.b", "lower"), "the kind is after the last dot"
+    assert parse_metric_name("a.b.lower_ns") == MetricKey("a.b", "lower"), (
+        "the kind is after the last dot"
+    )
 
 
-@pytest.mark.parametrize("text", ["two_scans", "two_scans.", ".wall_ns", "two_scans.speed_ns", "two_scans.mark:scan 1"])
+@pytest.mark.parametrize(
+    "text", ["two_scans", "two_scans.", ".wall_ns", "two_scans.speed_ns", "two_scans.mark:scan 1"]
+)
 def test_malformed_names_are_refused_with_the_kinds(text):
-    with pytest.raises(UsageError, match=r"malformed metric .* wall_ns, dispatch_ns, lower_ns, compile_ns"):
+    with pytest.raises(
+        UsageError, match=r"malformed metric .* wall_ns, dispatch_ns, lower_ns, compile_ns"
+    ):
         parse_metric_name(text)
 
 
@@ -29,7 +35,9 @@ def test_a_plain_scripts_phases_and_own_numbers_have_names_of_their_own():
     assert "printed by the script" in own.label()
 
 
-@pytest.mark.parametrize("text", ["process.dispatch_ns", "json.a-b", "json.", "scan.import_x", "json." + "a" * 80])
+@pytest.mark.parametrize(
+    "text", ["process.dispatch_ns", "json.a-b", "json.", "scan.import_x", "json." + "a" * 80]
+)
 def test_names_outside_every_family_are_refused(text):
     with pytest.raises(UsageError, match="malformed metric"):
         parse_metric_name(text)
@@ -37,7 +45,10 @@ def test_names_outside_every_family_are_refused(text):
 
 def test_a_script_s_number_named_for_a_unit_of_time_is_a_duration_and_a_rate_is_not():
     assert parse_metric_name("json.solve_ms").format(1.988) == format_ns(1.988e6)
-    assert parse_metric_name("json.compile_s").is_duration and parse_metric_name("json.step_us").is_duration
+    assert (
+        parse_metric_name("json.compile_s").is_duration
+        and parse_metric_name("json.step_us").is_duration
+    )
     for name in ("json.items_per_s", "json.loss", "json.ms", "json.value_per_ms"):
         key = parse_metric_name(name)
         assert not key.is_duration and key.format(12.5) == "12.5", name

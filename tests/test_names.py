@@ -3,19 +3,31 @@ import shutil
 import pytest
 
 from harness.errors import UsageError
-from harness.names import MAX_COMPONENT_BYTES, MAX_PATH_BYTES, NAME, SIZE_NAME, inside, name_problem, path_problem
+from harness.names import (
+    MAX_COMPONENT_BYTES,
+    MAX_PATH_BYTES,
+    NAME,
+    SIZE_NAME,
+    inside,
+    name_problem,
+    path_problem,
+)
 from harness.store.merge import merge
 from harness.store.results import load_results
 
 from .conftest import FIXTURES
 
 
-@pytest.mark.parametrize("name", ["scan_sync", "0.12.0.1", "cpu8", "cpu-classic", "20261129T1200-ab12cd34", "rc+local"])
+@pytest.mark.parametrize(
+    "name", ["scan_sync", "0.12.0.1", "cpu8", "cpu-classic", "20261129T1200-ab12cd34", "rc+local"]
+)
 def test_ordinary_names_pass(name):
     assert name_problem(name) is None
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "../x", "/abs", "a/b", "a\\b", "-flag", "a b", "x" * 129, "é"])
+@pytest.mark.parametrize(
+    "name", ["", ".", "..", "../x", "/abs", "a/b", "a\\b", "-flag", "a b", "x" * 129, "é"]
+)
 def test_names_that_could_become_other_paths_are_refused(name):
     assert name_problem(name) is not None
 
@@ -39,7 +51,9 @@ def _tree(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_folders(tmp_path, capsys):
+def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_folders(
+    tmp_path, capsys
+):
     from harness.main import main
 
     outside = tmp_path / "outside"
@@ -60,11 +74,21 @@ def test_hostile_results_are_named_and_nothing_is_written_outside_the_output_fol
     assert len(merged.problems) == len(hostile) and len(merged.copied) == len(loaded)
     new = set(_tree(outside)) - set(before)
     assert new and all(p.startswith(("in/reports", "in/merged")) for p in new), sorted(new)
-    assert "escaped" not in " ".join(_tree(tmp_path)), "no file named by a hostile result exists anywhere"
+    assert "escaped" not in " ".join(_tree(tmp_path)), (
+        "no file named by a hostile result exists anywhere"
+    )
 
 
 @pytest.mark.parametrize(
-    "text", ["results", "/tmp/x", "a" * MAX_COMPONENT_BYTES, "é" * 127, "/".join(["b" * 200] * 20), "with space/ok"]
+    "text",
+    [
+        "results",
+        "/tmp/x",
+        "a" * MAX_COMPONENT_BYTES,
+        "é" * 127,
+        "/".join(["b" * 200] * 20),
+        "with space/ok",
+    ],
 )
 def test_paths_the_system_takes_pass(text):
     assert path_problem(text) is None

@@ -12,10 +12,10 @@ import packaging
 import pytest
 
 import noxfile
+from harness.install.environments import Prepared
+from harness.install.index import pair_with_jaxlib, parse_pip_listing
+from harness.install.venvs import read_plan
 from harness.pins import PROFILE_BY_NAME
-from harness.releases.environments import Prepared
-from harness.releases.index import pair_with_jaxlib, parse_pip_listing
-from harness.releases.venvs import read_plan
 from harness.store.schema import Libraries
 
 from .conftest import FIXTURES, REPO, nox_in_repo
@@ -65,14 +65,24 @@ session_view("compare", ["tests/fixtures/results", "--a-release", "0.4.26"])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "hypothesis", "tabulate", "numpy", "matplotlib"))
 print(heavy)
 """
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", script], cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script], cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
 
 def test_session_listing_matches_the_tables():
     listed = subprocess.run(
-        [sys.executable, "-m", "nox", "-l", "--json", "-k", "repro or report or tests or lint or issue"],
+        [
+            sys.executable,
+            "-m",
+            "nox",
+            "-l",
+            "--json",
+            "-k",
+            "repro or report or tests or lint or issue",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -85,7 +95,9 @@ def test_session_listing_matches_the_tables():
         kind = PROFILE_BY_NAME[listed["call_spec"]["profile"]].kind
         assert kind in listed["tags"], "the profile's kind is a tag: CI picks the runner by it"
     assert {"report", "tests", "lint", "issue"} <= {s["name"] for s in sessions}
-    assert noxfile.nox.options.sessions == ["matrix", "report"], "plain nox compares releases, then reports"
+    assert noxfile.nox.options.sessions == ["matrix", "report"], (
+        "plain nox compares releases, then reports"
+    )
 
 
 @pytest.mark.parametrize(
@@ -156,7 +168,9 @@ class Skipped(Exception):
 def test_a_gpu_session_without_a_gpu_is_skipped_before_installing(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
     session = RecordingSession("--case", "scan_sync")
-    with pytest.raises(Skipped, match=r"^profile cuda12 needs an NVIDIA GPU: nvidia-smi not found on PATH"):
+    with pytest.raises(
+        Skipped, match=r"^profile cuda12 needs an NVIDIA GPU: nvidia-smi not found on PATH"
+    ):
         noxfile.repro(session, jax="0.12.0.1", profile="cuda12")
     assert session.installed == [] and session.ran == []
     issue = RecordingSession("scan_sync", "--profile", "cuda13")
@@ -189,12 +203,32 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     ("session", "posargs", "message"),
     [
         ("bisect", ["nope", "--good", "0.4.26", "--bad", "0.4.35", "--claim"], "unknown case nope"),
-        ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"], "the same release"),
-        ("bisect", ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"], "malformed metric"),
-        ("bisect", ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu"], "unknown profile"),
-        ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"], "from an older release to a newer one"),
+        (
+            "bisect",
+            ["scan_sync", "--good", "0.4.26", "--bad", "0.4.26", "--claim"],
+            "the same release",
+        ),
+        (
+            "bisect",
+            ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--metric", "two_scans"],
+            "malformed metric",
+        ),
+        (
+            "bisect",
+            ["scan_sync", "--claim", "--good", "1", "--bad", "2", "--profile", "tpu"],
+            "unknown profile",
+        ),
+        (
+            "sweep",
+            ["scan_sync", "--from", "0.4.35", "--to", "0.4.26"],
+            "from an older release to a newer one",
+        ),
         ("triage", ["scan_sync", "--from", "0.13"], "from an older release to a newer one"),
-        ("bisect", ["scan_sync", "--claim", "--good", "0.4.26", "--fixed", "0.4.35"], "give one pair"),
+        (
+            "bisect",
+            ["scan_sync", "--claim", "--good", "0.4.26", "--fixed", "0.4.35"],
+            "give one pair",
+        ),
     ],
 )
 def test_nox_bisect_and_sweep_answer_bad_posargs_before_installing(session, posargs, message):
@@ -211,50 +245,90 @@ class RangeSession(RecordingSession):
         super().__init__(*posargs)
         self.bin = str(tmp_path / "bisect" / "bin")
         self.cache_dir = str(tmp_path / ".cache")
-        pairs = pair_with_jaxlib(*(parse_pip_listing((LISTINGS / f"pip-index-{p}.txt").read_text()) for p in PACKAGES))
+        pairs = pair_with_jaxlib(
+            *(parse_pip_listing((LISTINGS / f"pip-index-{p}.txt").read_text()) for p in PACKAGES)
+        )
         listing = {"python": f"{self.bin}/python", "pairs": pairs, "listed_at": time.time()}
         Path(self.cache_dir).mkdir(exist_ok=True)
         (Path(self.cache_dir) / "jax-index.json").write_text(json.dumps(listing))
 
 
 def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path):
-    session = RangeSession(tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3")
+    session = RangeSession(
+        tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3"
+    )
     noxfile.bisect(session)
     assert session.installed == [("-e", ".[report]", "pip")]
     [(args, env)] = session.ran
     plan = tmp_path / ".cache" / "bisect-releases.json"
     assert args == (
-        "python", "-m", "harness", "bisect", "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3",
-        "--profile", "cpu", "--releases", str(plan),
-    )  # fmt: skip
+        "python",
+        "-m",
+        "harness",
+        "bisect",
+        "async_dispatch",
+        "--claim",
+        "--good",
+        "0.4.35",
+        "--bad",
+        "0.5.3",
+        "--profile",
+        "cpu",
+        "--releases",
+        str(plan),
+    )
     assert env == PROFILE_BY_NAME["cpu"].env
     envs = read_plan(plan)
     assert [(e.jax, e.jaxlib) for e in envs] == [
-        ("0.4.35", "0.4.35"), ("0.4.36", "0.4.36"), ("0.4.37", "0.4.36"), ("0.4.38", "0.4.38"),
-        ("0.5.0", "0.5.0"), ("0.5.1", "0.5.1"), ("0.5.2", "0.5.1"), ("0.5.3", "0.5.3"),
-    ]  # fmt: skip
+        ("0.4.35", "0.4.35"),
+        ("0.4.36", "0.4.36"),
+        ("0.4.37", "0.4.36"),
+        ("0.4.38", "0.4.38"),
+        ("0.5.0", "0.5.0"),
+        ("0.5.1", "0.5.1"),
+        ("0.5.2", "0.5.1"),
+        ("0.5.3", "0.5.3"),
+    ]
     assert envs[2].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36")
     assert envs[2].venv == tmp_path / "release-jax-0.4.37", "beside nox's own venvs"
     assert envs[2].python == noxfile.interpreter("3.12")
 
 
-def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends_by_default(tmp_path):
+def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends_by_default(
+    tmp_path,
+):
     session = RangeSession(tmp_path, "scan_sync", "--claim", "--processes", "3")
     noxfile.triage(session)
-    assert session.installed == [("-e", ".[report]", "pip")], "the releases install into venvs of their own"
+    assert session.installed == [("-e", ".[report]", "pip")], (
+        "the releases install into venvs of their own"
+    )
     [(args, env)] = session.ran
     plan = tmp_path / ".cache" / "triage-releases.json"
     assert args == (
-        "python", "-m", "harness", "triage", "scan_sync", "--claim", "--processes", "3",
-        "--profile", "cpu", "--releases", str(plan),
-    )  # fmt: skip
+        "python",
+        "-m",
+        "harness",
+        "triage",
+        "scan_sync",
+        "--claim",
+        "--processes",
+        "3",
+        "--profile",
+        "cpu",
+        "--releases",
+        str(plan),
+    )
     assert env == PROFILE_BY_NAME["cpu"].env
     envs = read_plan(plan)
     assert (envs[0].jax, envs[-1].jax) == (noxfile.RELEASES[0].jax, noxfile.RELEASES[-1].jax)
     listed = [e.jax for e in envs]
-    assert {"0.4.27", "0.4.34", "0.4.37", "0.12.0"} <= set(listed), "releases between the table's too"
+    assert {"0.4.27", "0.4.34", "0.4.37", "0.12.0"} <= set(listed), (
+        "releases between the table's too"
+    )
     assert "0.4.32" not in listed, "yanked"
-    assert envs[1].venv == tmp_path / "release-jax-0.4.27", "the same cached venvs as bisect and sweep"
+    assert envs[1].venv == tmp_path / "release-jax-0.4.27", (
+        "the same cached venvs as bisect and sweep"
+    )
 
 
 def test_a_triage_of_a_range_plans_that_range(tmp_path):
@@ -266,21 +340,38 @@ def test_a_triage_of_a_range_plans_that_range(tmp_path):
 
 def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
-        noxfile.sweep(RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.32"))
+        noxfile.sweep(
+            RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.32")
+        )
     assert stopped.value.code == 2
-    assert "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    assert (
+        "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(
     ("session", "posargs"),
     [
-        ("bisect", ["async_dispatch", "--metric", "eager.dispatch_ns", "--good", "0.4.26", "--bad", "0.4.35"]),
+        (
+            "bisect",
+            [
+                "async_dispatch",
+                "--metric",
+                "eager.dispatch_ns",
+                "--good",
+                "0.4.26",
+                "--bad",
+                "0.4.35",
+            ],
+        ),
         ("sweep", ["scan_sync", "--from", "0.4.35", "--to", "0.5.3"]),
         ("triage", ["scan_sync", "--from", "0.4.35", "--to", "0.5.3"]),
         ("search", ["scan_sync", "--jax", "0.4.35"]),
     ],
 )
-def test_a_gpu_profile_without_a_gpu_is_skipped_before_anything_is_installed(session, posargs, monkeypatch, tmp_path):
+def test_a_gpu_profile_without_a_gpu_is_skipped_before_anything_is_installed(
+    session, posargs, monkeypatch, tmp_path
+):
     """As ``repro`` does: the session is skipped with the reason; no venv is made, nothing installed or run."""
     monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: NO_GPU)
     recording = RangeSession(tmp_path, *posargs, "--profile", "cuda12")
@@ -288,29 +379,46 @@ def test_a_gpu_profile_without_a_gpu_is_skipped_before_anything_is_installed(ses
         getattr(noxfile, session)(recording)
     assert str(skipped.value) == f"profile cuda12 needs an NVIDIA GPU: {NO_GPU}"
     assert recording.installed == [] and recording.ran == []
-    assert sorted(path.name for path in tmp_path.iterdir()) == [".cache"], "no release venv, no plan"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".cache"], (
+        "no release venv, no plan"
+    )
     assert [path.name for path in (tmp_path / ".cache").iterdir()] == ["jax-index.json"]
 
 
-def test_a_range_under_a_gpu_profile_installs_the_cuda_build_into_venvs_of_its_own(monkeypatch, tmp_path):
+def test_a_range_under_a_gpu_profile_installs_the_cuda_build_into_venvs_of_its_own(
+    monkeypatch, tmp_path
+):
     monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: None)  # what a GPU machine answers
-    session = RangeSession(tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3")
+    session = RangeSession(
+        tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3"
+    )
     session.posargs += ["--profile", "cuda12"]
     noxfile.bisect(session)
     [(args, env)] = session.ran
     assert args[-4:-2] == ("--profile", "cuda12") and env == PROFILE_BY_NAME["cuda12"].env
     envs = read_plan(tmp_path / ".cache" / "bisect-releases.json")
     assert envs[2].venv == tmp_path / "release-jax-0.4.37-cuda12", "apart from the CPU build's venv"
-    assert envs[2].install == ("-e", ".", "jax[cuda12]==0.4.37"), "the extra picks jaxlib and the CUDA plugin"
+    assert envs[2].install == ("-e", ".", "jax[cuda12]==0.4.37"), (
+        "the extra picks jaxlib and the CUDA plugin"
+    )
     assert envs[2].jaxlib == "pinned by jax[cuda12]"
-    assert session.installed == [("-e", ".[report]", "pip")], "the session's own venv only lists the index"
+    assert session.installed == [("-e", ".[report]", "pip")], (
+        "the session's own venv only lists the index"
+    )
 
 
 def test_cpu_profiles_share_one_venv_per_release(tmp_path):
-    session = RangeSession(tmp_path, "scan_sync", "--from", "0.4.35", "--to", "0.4.36", "--profile", "cpu8")
+    session = RangeSession(
+        tmp_path, "scan_sync", "--from", "0.4.35", "--to", "0.4.36", "--profile", "cpu8"
+    )
     noxfile.sweep(session)
     [(args, env)] = session.ran
-    assert args[-4:] == ("--profile", "cpu8", "--releases", str(tmp_path / ".cache" / "sweep-releases.json"))
+    assert args[-4:] == (
+        "--profile",
+        "cpu8",
+        "--releases",
+        str(tmp_path / ".cache" / "sweep-releases.json"),
+    )
     assert env == PROFILE_BY_NAME["cpu8"].env
     envs = read_plan(tmp_path / ".cache" / "sweep-releases.json")
     assert [e.venv.name for e in envs] == ["release-jax-0.4.35", "release-jax-0.4.36"]
@@ -323,8 +431,16 @@ def test_cpu_profiles_share_one_venv_per_release(tmp_path):
         ("report", ["--results", "/nonexistent"], "results folder not found: /nonexistent"),
         ("report", ["--factor", "0.5"], "must be above 1"),
         ("compare", [], "required: A"),
-        ("compare", ["/nonexistent", "--a-release", "0.4.26"], "results folder not found: /nonexistent"),
-        ("compare", [str(FIXTURES / "results"), "/nonexistent"], "results folder not found: /nonexistent"),
+        (
+            "compare",
+            ["/nonexistent", "--a-release", "0.4.26"],
+            "results folder not found: /nonexistent",
+        ),
+        (
+            "compare",
+            [str(FIXTURES / "results"), "/nonexistent"],
+            "results folder not found: /nonexistent",
+        ),
     ],
 )
 def test_report_and_compare_check_posargs_before_installing(session, posargs, message, capsys):
@@ -364,9 +480,13 @@ def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
         noxfile.compare(FailingSession(1, str(FIXTURES / "results"), "--a-release", "0.4.26"))
 
 
-def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_reports(monkeypatch, tmp_path):
+def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_reports(
+    monkeypatch, tmp_path
+):
     """What the README's main command runs: the matrix session with no posargs, seven processes a side, once."""
-    monkeypatch.setattr(noxfile, "ensure", lambda env: None)  # the release venvs: built by the real session
+    monkeypatch.setattr(
+        noxfile, "ensure", lambda env: None
+    )  # the release venvs: built by the real session
     session = RecordingSession()
     session.cache_dir = str(tmp_path / ".cache")
     session.log = lambda message: None
@@ -374,7 +494,17 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     assert session.installed == [("-e", ".")]
     [(args, env)] = session.ran
     plan = tmp_path / ".cache" / "matrix-sides.json"
-    run = ("run", "--processes", "7", "--max-seconds", "0.25", "--decide", "off", "--sides", str(plan))
+    run = (
+        "run",
+        "--processes",
+        "7",
+        "--max-seconds",
+        "0.25",
+        "--decide",
+        "off",
+        "--sides",
+        str(plan),
+    )
     assert args == ("python", "-m", "harness", *run)
     assert env is None
     sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
@@ -383,8 +513,16 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
 
 def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():
     """`.ci/run` runs plain nox (the default sessions); its posargs reach matrix and report, so both must take them."""
-    [line] = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line.startswith("nox --")]
-    posargs = line.split(" -- ", 1)[1].replace('"${TMPDIR:-/tmp}/ci-results-$$"', str(FIXTURES / "results")).split()
+    [line] = [
+        line
+        for line in (REPO / ".ci" / "run").read_text().splitlines()
+        if line.startswith("nox --")
+    ]
+    posargs = (
+        line.split(" -- ", 1)[1]
+        .replace('"${TMPDIR:-/tmp}/ci-results-$$"', str(FIXTURES / "results"))
+        .split()
+    )
     assert "-s" not in line.split(" -- ")[0] and "-t" not in line.split(" -- ")[0]
     from harness.cli.sessions import interleaved_request
 
@@ -395,19 +533,43 @@ def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take
 
 def test_issue_session_takes_any_release_on_the_index_and_plans_every_one(tmp_path):
     session = RangeSession(
-        tmp_path, "scan_sync", "--jax", "0.4.37", "--good", "0.4.35", "--bad", "0.4.36", "--profile=cpu8"
+        tmp_path,
+        "scan_sync",
+        "--jax",
+        "0.4.37",
+        "--good",
+        "0.4.35",
+        "--bad",
+        "0.4.36",
+        "--profile=cpu8",
     )
     noxfile.issue(session)
-    assert session.installed == [("-e", ".[report]", "pip")], "the session's venv holds the harness, never JAX"
+    assert session.installed == [("-e", ".[report]", "pip")], (
+        "the session's venv holds the harness, never JAX"
+    )
     [(args, env)] = session.ran
     plan = tmp_path / ".cache" / "issue-releases.json"
     assert args == (
-        "python", "-m", "harness", "issue", "scan_sync", "--jax", "0.4.37", "--good", "0.4.35", "--bad", "0.4.36",
-        "--profile=cpu8", "--releases", str(plan),
-    )  # fmt: skip
+        "python",
+        "-m",
+        "harness",
+        "issue",
+        "scan_sync",
+        "--jax",
+        "0.4.37",
+        "--good",
+        "0.4.35",
+        "--bad",
+        "0.4.36",
+        "--profile=cpu8",
+        "--releases",
+        str(plan),
+    )
     assert env == PROFILE_BY_NAME["cpu8"].env
     envs = {e.jax: e for e in read_plan(plan)}
-    assert envs["0.4.37"].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"), "not in the table: the index's pair"
+    assert envs["0.4.37"].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"), (
+        "not in the table: the index's pair"
+    )
     assert envs["0.4.37"].venv == tmp_path / "release-jax-0.4.37", "the venv bisect and sweep use"
     default = RangeSession(tmp_path, "scan_sync")
     noxfile.issue(default)
@@ -418,20 +580,38 @@ def test_issue_session_refuses_a_release_the_index_does_not_offer(tmp_path, caps
     with pytest.raises(SystemExit) as stopped:
         noxfile.issue(RangeSession(tmp_path, "scan_sync", "--jax", "0.4.32"))
     assert stopped.value.code == 2
-    assert "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    assert (
+        "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    )
 
 
-def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_the_case_there(tmp_path, monkeypatch):
+def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_the_case_there(
+    tmp_path, monkeypatch
+):
     ensured = []
     monkeypatch.setattr(noxfile, "ensure", lambda env: ensured.append(env))
-    session = RangeSession(tmp_path, "scan_sync", "--jax", "0.4.37", "--size", "N=100", "--profile", "cpu8")
+    session = RangeSession(
+        tmp_path, "scan_sync", "--jax", "0.4.37", "--size", "N=100", "--profile", "cpu8"
+    )
     noxfile.run_one(session)
     [env] = ensured
-    assert (env.venv, env.install) == (tmp_path / "release-jax-0.4.37", ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"))
+    assert (env.venv, env.install) == (
+        tmp_path / "release-jax-0.4.37",
+        ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"),
+    )
     [(args, variables)] = session.ran
     assert args == (
-        str(env.interpreter), "-m", "harness", "run", "--case", "scan_sync", "--size", "N=100", "--profile", "cpu8",
-    )  # fmt: skip
+        str(env.interpreter),
+        "-m",
+        "harness",
+        "run",
+        "--case",
+        "scan_sync",
+        "--size",
+        "N=100",
+        "--profile",
+        "cpu8",
+    )
     assert variables == PROFILE_BY_NAME["cpu8"].env
 
 
@@ -440,43 +620,72 @@ def test_run_session_runs_the_whole_catalogue_on_any_index_release(tmp_path, mon
     session = RangeSession(tmp_path, "--jax", "0.4.37")
     noxfile.run_one(session)
     [(args, _)] = session.ran
-    assert args[3:] == ("run", "--profile", "cpu") and args[0].endswith("release-jax-0.4.37/bin/python")
+    assert args[3:] == ("run", "--profile", "cpu") and args[0].endswith(
+        "release-jax-0.4.37/bin/python"
+    )
 
 
-def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness_drives(tmp_path, monkeypatch):
+def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness_drives(
+    tmp_path, monkeypatch
+):
     script = tmp_path / "repro.py"
     script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nprint('hello')\n")
     asked = []
-    libraries = Libraries("newest", ("equinox==0.13.8", "jax==0.4.37"), "ab" * 32, None, ("equinox",))
+    libraries = Libraries(
+        "newest", ("equinox==0.13.8", "jax==0.4.37"), "ab" * 32, None, ("equinox",)
+    )
 
     def prepare(environments, label, env):
         asked.append((label, environments.policy, environments.case.script.requirements))
         return Prepared(tmp_path / "script-env" / "bin" / "python", libraries)
 
     monkeypatch.setattr(noxfile.Environments, "prepare", prepare)
-    session = RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37", "--deps", "newest", "--profile", "cpu")
+    session = RangeSession(
+        tmp_path, "--script", str(script), "--jax", "0.4.37", "--deps", "newest", "--profile", "cpu"
+    )
     noxfile.run_one(session)
     assert asked == [("0.4.37", "newest", ("equinox",))]
     [(args, _)] = session.ran
     plan = Path(session.cache_dir) / "run-script-sides.json"
-    assert args == ("python", "-m", "harness", "run", "--script", str(script), "--deps", "newest", "--sides", str(plan))
+    assert args == (
+        "python",
+        "-m",
+        "harness",
+        "run",
+        "--script",
+        str(script),
+        "--deps",
+        "newest",
+        "--sides",
+        str(plan),
+    )
     [side] = json.loads(plan.read_text())
-    assert side["interpreter"] == str(tmp_path / "script-env" / "bin" / "python") and side["profile"] == "cpu"
-    assert side["libraries"]["installed"] == ["equinox==0.13.8", "jax==0.4.37"], "its results record what it held"
+    assert (
+        side["interpreter"] == str(tmp_path / "script-env" / "bin" / "python")
+        and side["profile"] == "cpu"
+    )
+    assert side["libraries"]["installed"] == ["equinox==0.13.8", "jax==0.4.37"], (
+        "its results record what it held"
+    )
 
 
 @pytest.mark.parametrize(
     ("posargs", "message"),
     [
         (["--case", "scan_sync", "--script", "x.py"], "not both"),
-        (["scan_sync", "--jax", "0.4.32"], "jax 0.4.32 is not an installable release on the package index"),
+        (
+            ["scan_sync", "--jax", "0.4.32"],
+            "jax 0.4.32 is not an installable release on the package index",
+        ),
         (["scan_sync", "--jax", "latest"], "is not a jax release number"),
         (["scan_sync", "--jax"], "--jax needs a value"),
         (["nope", "--jax", "0.4.37"], "nope"),
         (["scan_sync", "--sides", "x.json"], "--sides is for `nox -s matrix`"),
     ],
 )
-def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(tmp_path, capsys, posargs, message):
+def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(
+    tmp_path, capsys, posargs, message
+):
     session = RangeSession(tmp_path, *posargs)
     with pytest.raises(SystemExit) as stopped:
         noxfile.run_one(session)
@@ -500,7 +709,9 @@ def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(tmp_path, caps
         ("compare", "usage: jax-repro compare"),
     ],
 )
-def test_every_session_answers_help_before_installing_anything(session_name, shown, tmp_path, capsys):
+def test_every_session_answers_help_before_installing_anything(
+    session_name, shown, tmp_path, capsys
+):
     session = RangeSession(tmp_path, "--help")
     with pytest.raises(SystemExit) as stopped:
         if session_name == "repro":

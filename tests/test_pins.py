@@ -50,7 +50,9 @@ def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
         assert [r.jax for r in RELEASES if profile.applies_to(r)] == [
             r.jax for r in RELEASES if version_key(r.jax) >= version_key(first)
         ]
-        assert not profile.applies_to(Release("0.4.20", "0.4.20")), "before the plugin: Google's index only"
+        assert not profile.applies_to(Release("0.4.20", "0.4.20")), (
+            "before the plugin: Google's index only"
+        )
         assert profile.applies_to_version(first) and not profile.applies_to_version("0.4.20")
     assert {p.kind for p in PROFILES} == {"cpu", "gpu"}
 
@@ -61,7 +63,9 @@ def test_profiles_declare_where_they_apply():
     assert "device_count=8" in PROFILE_BY_NAME["cpu8"].env["XLA_FLAGS"]
     classic = PROFILE_BY_NAME["cpu-classic"]
     applies = [r.jax for r in RELEASES if classic.applies_to(r)]
-    assert applies and all(version_key("0.4.29") <= version_key(v) <= version_key("0.6.2") for v in applies)
+    assert applies and all(
+        version_key("0.4.29") <= version_key(v) <= version_key("0.6.2") for v in applies
+    )
     assert all(PROFILE_BY_NAME["cpu"].applies_to(r) for r in RELEASES)
 
 
@@ -74,5 +78,7 @@ def test_the_matrix_pairs_each_release_with_the_profiles_that_apply():
 def test_index_releases_are_pinned_by_the_tables_rules():
     assert index_release("0.4.26", "0.4.26") is RELEASE_BY_VERSION["0.4.26"]
     assert index_release("0.4.37", "0.4.36").requirements() == ["jax==0.4.37", "jaxlib==0.4.36"]
-    assert index_release("0.4.25", "0.4.25").pins == ("numpy<2",), "jaxlib below 0.4.26 needs NumPy 1"
+    assert index_release("0.4.25", "0.4.25").pins == ("numpy<2",), (
+        "jaxlib below 0.4.26 needs NumPy 1"
+    )
     assert install_args(RELEASES[0]) == ["-e", ".", "jax==0.4.26", "jaxlib==0.4.26"]

@@ -15,7 +15,9 @@ stop = jnp.max(foo)
 
 @jax.jit
 def episode(_):
-    return lax.while_loop(lambda u: u[0] < stop, lambda u: (jnp.maximum(u[0], foo[u[1]]), u[1] + 1), (0, 0))[1]
+    return lax.while_loop(
+        lambda u: u[0] < stop, lambda u: (jnp.maximum(u[0], foo[u[1]]), u[1] + 1), (0, 0)
+    )[1]
 
 
 episode(0).block_until_ready()

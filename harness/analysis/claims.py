@@ -78,7 +78,9 @@ def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
     def flips(chance: float, counts: tuple[int, int]) -> float:
         return _settles_holding(chance, counts[0]) * _settles_holding(1 - chance, counts[1])
 
-    grid = (k / 1000 for k in range(1001))  # the chance that maximises it: the worst case over every claim
+    grid = (
+        k / 1000 for k in range(1001)
+    )  # the chance that maximises it: the worst case over every claim
     return max(flips(chance, first) * flips(chance, again) for chance in grid)
 
 
@@ -102,7 +104,10 @@ def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]
         row = (result.case, result.profile, result.backend, sizes_text(result.sizes))
         found.setdefault(row, {}).setdefault(result.release, set()).add(outcome(result))
     return {
-        row: {release: next(iter(seen)) if len(seen) == 1 else DIFFERS for release, seen in by_release.items()}
+        row: {
+            release: next(iter(seen)) if len(seen) == 1 else DIFFERS
+            for release, seen in by_release.items()
+        }
         for row, by_release in found.items()
     }
 

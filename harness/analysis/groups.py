@@ -58,7 +58,11 @@ class GroupKey:
         devices = "no JAX devices" if self.device_count is None else f"{self.device_count} device"
         plural = "s" if self.device_count not in (None, 1) else ""
         text = f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
-        return text if self.machine == ANY_MACHINE else f"{text} · machine {short_machine(self.machine)}"
+        return (
+            text
+            if self.machine == ANY_MACHINE
+            else f"{text} · machine {short_machine(self.machine)}"
+        )
 
     def slug(self) -> str:
         """A file-name-safe identifier, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``."""
@@ -67,7 +71,14 @@ class GroupKey:
         return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
     def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:
-        return self.case, self.profile, self.sizes, self.backend, self.device_count or 0, self.machine
+        return (
+            self.case,
+            self.profile,
+            self.sizes,
+            self.backend,
+            self.device_count or 0,
+            self.machine,
+        )
 
 
 def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
@@ -113,7 +124,9 @@ class ComparisonGroup:
         return next(r for r in self.runs if r.release == release)
 
 
-def comparison_groups(latest: Iterable[Newest], *, across_machines: bool = False) -> list[ComparisonGroup]:
+def comparison_groups(
+    latest: Iterable[Newest], *, across_machines: bool = False
+) -> list[ComparisonGroup]:
     """The newest runs (``latest_runs``) that finished ok, one per release, grouped by what must be equal
     for a comparison.
 
@@ -148,7 +161,9 @@ def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> No
         return
     present = ordered_releases(results)
     if requested not in present:
-        raise UsageError(f"no result of release {requested} to use as baseline; releases present: {', '.join(present)}")
+        raise UsageError(
+            f"no result of release {requested} to use as baseline; releases present: {', '.join(present)}"
+        )
 
 
 RunFact = tuple[str, Callable[[StoredResult], object]]
@@ -157,12 +172,17 @@ DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join(r.result.device_kinds) or
 HOST_FACTS: tuple[RunFact, ...] = (
     ("machine", lambda r: short_machine(r.machine)),
     ("CPU", lambda r: r.result.host.cpu_model or "?"),
-    ("usable cores", lambda r: "?" if r.result.host.usable_cores is None else r.result.host.usable_cores),
+    (
+        "usable cores",
+        lambda r: "?" if r.result.host.usable_cores is None else r.result.host.usable_cores,
+    ),
     DEVICE_FACT,
 )
 
 
-def host_differences(runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS) -> list[str]:
+def host_differences(
+    runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS
+) -> list[str]:
     """Facts that differ between labelled runs (by default, of the machine: their timings are then not
     like for like)."""
     found = []
@@ -171,5 +191,7 @@ def host_differences(runs: Sequence[tuple[str, StoredResult]], facts: Sequence[R
         for name, run in runs:
             by_value[str(fact(run))].append(name)
         if len(by_value) > 1:
-            found.append(f"{label}: " + "; ".join(f"{v} ({', '.join(rs)})" for v, rs in by_value.items()))
+            found.append(
+                f"{label}: " + "; ".join(f"{v} ({', '.join(rs)})" for v, rs in by_value.items())
+            )
     return found

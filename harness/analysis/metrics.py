@@ -29,10 +29,18 @@ from harness.store.results import StoredResult
 from harness.store.schema import ProcessRun, Result
 
 SEPARATE_UNDER_LOAD = (
-    "separate runs, one measured under load: no verdict (measure both in one run, or on a quiet machine)"
+    "separate runs, one measured under load: no verdict"
+    " (measure both in one run, or on a quiet machine)"
 )
 # The facts another engineer's HLO inspection records; shown first, in this order.
-KNOWN_HLO_FACTS = ("while_loops", "known_trip_counts", "fusions", "flops", "bytes_accessed", "temp_bytes")
+KNOWN_HLO_FACTS = (
+    "while_loops",
+    "known_trip_counts",
+    "fusions",
+    "flops",
+    "bytes_accessed",
+    "temp_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,9 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
     return process_samples(result.result.finished(), result.result)
 
 
-def process_samples(processes: Sequence[ProcessRun], source: Result | None = None) -> dict[MetricKey, ProcessSamples]:
+def process_samples(
+    processes: Sequence[ProcessRun], source: Result | None = None
+) -> dict[MetricKey, ProcessSamples]:
     """``metric_samples`` of these finished processes, before any result holds them (a cell still measuring)."""
     series: dict[MetricKey, ProcessSamples] = {}
 
@@ -104,7 +114,11 @@ def process_samples(processes: Sequence[ProcessRun], source: Result | None = Non
     for process in processes:  # memory: the process's peak, one figure a process
         peak = peak_rss(process)
         if peak is not None:
-            add(MetricKey(PROCESS, "peak_rss"), [float(peak)], bool(process.load and process.load.loaded))
+            add(
+                MetricKey(PROCESS, "peak_rss"),
+                [float(peak)],
+                bool(process.load and process.load.loaded),
+            )
     return series
 
 
@@ -132,7 +146,10 @@ def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
 
 
 def compare_metric(
-    a: ProcessSamples, b: ProcessSamples, thresholds: Thresholds = DEFAULT_THRESHOLDS, key: MetricKey | None = None
+    a: ProcessSamples,
+    b: ProcessSamples,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    key: MetricKey | None = None,
 ) -> Comparison:
     """B against A over processes (``compare_processes``), each side's processes under load counted.
 
@@ -144,10 +161,14 @@ def compare_metric(
     verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
     metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides measured together
     until decided are tested at the level of the look they reached (``harness.analysis.spending``)."""
-    separate = a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
+    separate = (
+        a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
+    )
     spread = thresholds.invocation_spread if separate else 0.0
     source = a.source
-    if not separate and source is not None:  # measured until decided: as the look that decided them saw them
+    if (
+        not separate and source is not None
+    ):  # measured until decided: as the look that decided them saw them
         common = judged_on(source.settings, (len(a.processes), len(b.processes)))
         if common is not None:
             a, b = a.first(common), b.first(common)
@@ -160,7 +181,9 @@ def compare_metric(
         found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
     if not (separate and (a.loaded or b.loaded)):
         return found
-    verdict = Verdict.UNDECIDED if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
+    verdict = (
+        Verdict.UNDECIDED if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
+    )
     return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
 
 
@@ -176,14 +199,20 @@ def separate_invocations(first: Result, second: Result) -> bool:
     if first.invocation and second.invocation:
         return first.invocation != second.invocation
     windows = (first.window_unix_ns, second.window_unix_ns)
-    if not (first.interleaved_with and second.interleaved_with) or windows[0] is None or windows[1] is None:
+    if (
+        not (first.interleaved_with and second.interleaved_with)
+        or windows[0] is None
+        or windows[1] is None
+    ):
         return True
     return not (windows[0][0] < windows[1][1] and windows[1][0] < windows[0][1])
 
 
 def program_names(result: StoredResult) -> list[str]:
     """The programs any process of the result timed, in the order the case lists them."""
-    return list(dict.fromkeys(name for process in result.result.processes for name in process.programs))
+    return list(
+        dict.fromkeys(name for process in result.result.processes for name in process.programs)
+    )
 
 
 def union_keys(all_series: Iterable[Mapping[MetricKey, object]]) -> list[MetricKey]:
@@ -199,7 +228,11 @@ def compare_runs(
 ) -> tuple[list[MetricComparison], list[MetricKey], list[MetricKey]]:
     """Every metric both runs have, compared; then the metrics only A, and only B, has."""
     a, b = metric_samples(baseline), metric_samples(candidate)
-    compared = [MetricComparison(key, compare_metric(a[key], b[key], thresholds, key)) for key in a if key in b]
+    compared = [
+        MetricComparison(key, compare_metric(a[key], b[key], thresholds, key))
+        for key in a
+        if key in b
+    ]
     return compared, [k for k in a if k not in b], [k for k in b if k not in a]
 
 
@@ -240,16 +273,22 @@ class GroupComparison:
 
 
 def compare_group(
-    group: ComparisonGroup, requested_baseline: str | None, thresholds: Thresholds = DEFAULT_THRESHOLDS
+    group: ComparisonGroup,
+    requested_baseline: str | None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> GroupComparison:
     baseline, reason = choose_baseline(group.releases, requested_baseline)
     series = {run.release: metric_samples(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
         release: {
-            key: compare_metric(base[key], values, thresholds, key) for key, values in by_key.items() if key in base
+            key: compare_metric(base[key], values, thresholds, key)
+            for key, values in by_key.items()
+            if key in base
         }
         for release, by_key in series.items()
         if release != baseline
     }
-    return GroupComparison(group, baseline, reason, union_keys(series.values()), series, comparisons)
+    return GroupComparison(
+        group, baseline, reason, union_keys(series.values()), series, comparisons
+    )

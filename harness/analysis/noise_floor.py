@@ -93,7 +93,11 @@ def summarize_calibration(
         comparisons += len(compared)
         flagged += len(found)
         per_pair.append({"comparisons": len(compared), "flagged": [_described(m) for m in found]})
-    raised = [found for unchanged, more in slowdowns for found in compare_runs(unchanged, more, thresholds)[0]]
+    raised = [
+        found
+        for unchanged, more in slowdowns
+        for found in compare_runs(unchanged, more, thresholds)[0]
+    ]
     processes += [min(m.comparison.processes) for m in raised]
     slower = [m.comparison.ratio for m in raised if m.comparison.verdict == Verdict.SLOWER]
     others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
@@ -102,7 +106,9 @@ def summarize_calibration(
     spreads = process_spreads([run for pair in aa_pairs for run in pair])
     fewest = min(processes, default=0)
     # Too few processes for the rank guard see no change at all (inf), which no result file can hold: left out.
-    detectable = {name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()}
+    detectable = {
+        name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()
+    }
     detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
@@ -131,10 +137,15 @@ def summarize_calibration(
             "invocation_spread": thresholds.invocation_spread,
         },
         slowdown_runs=len(slowdowns),
-        detectable_ratio=statistics.median(detectable.values()) if detectable and fewest >= 2 else None,
+        detectable_ratio=statistics.median(detectable.values())
+        if detectable and fewest >= 2
+        else None,
         invocation_spread=invocation_spread(aa_pairs),
         aa_loaded=any(
-            p.load is not None and p.load.loaded for pair in aa_pairs for r in pair for p in r.result.processes
+            p.load is not None and p.load.loaded
+            for pair in aa_pairs
+            for r in pair
+            for p in r.result.processes
         ),
         details={
             "per_pair": per_pair,

@@ -21,7 +21,9 @@ WALL = "wall"
 DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
 
 WallLines = dict[str, list[tuple[str, Summary]]]  # program → (release, its point)
-ScalingLines = dict[tuple[str, str], list[tuple[int, Summary]]]  # (release, method) → (devices, point)
+ScalingLines = dict[
+    tuple[str, str], list[tuple[int, Summary]]
+]  # (release, method) → (devices, point)
 Series = dict[MetricKey, list[tuple[str, Summary]]]  # metric → (release, its point)
 
 

@@ -24,7 +24,9 @@ from harness.metric_names import MetricKey
 from harness.store.schema import ProcessRun
 
 
-def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER) -> float:
+def detectable_ratio(
+    spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER
+) -> float:
     """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes`` processes each, whose
     log process medians scatter with standard deviation ``spread``: Welch's test at ``thresholds.alpha`` needs
     the log ratio to exceed (t for alpha + t for power) standard errors; never below the rule's factor.
@@ -35,7 +37,9 @@ def detectable_ratio(spread: float, processes: int, thresholds: Thresholds, powe
     processes for the rank guard (``rank_test.smallest_p`` not below the level) see no change at all: inf."""
     df = processes
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
-        return math.inf  # sides measured together pass the rank guard from 7 processes a side at 0.002
+        return (
+            math.inf
+        )  # sides measured together pass the rank guard from 7 processes a side at 0.002
     if processes < 2 or not spread > 0:
         return thresholds.factor
     standard_error = spread * math.sqrt(2 / processes)
@@ -65,7 +69,9 @@ def pooled_spreads(
 
 
 def detectable_now(
-    sides: Sequence[Sequence[ProcessRun]], kinds: Collection[str] = (), thresholds: Thresholds = DEFAULT_THRESHOLDS
+    sides: Sequence[Sequence[ProcessRun]],
+    kinds: Collection[str] = (),
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> float | None:
     """The ratio a comparison of these sides' finished processes would flag reliably, median over the metrics
     (of ``kinds``, e.g. only wall times, or all).
@@ -76,11 +82,19 @@ def detectable_now(
     spreads = pooled_spreads((process_samples(processes) for processes in sides), kinds)
     if fewest < 2 or not spreads:
         return None
-    return statistics.median(detectable_ratio(spread, fewest, thresholds) for spread in spreads.values())
+    return statistics.median(
+        detectable_ratio(spread, fewest, thresholds) for spread in spreads.values()
+    )
 
 
-def detectable_in_records(sides: list[list[ProcessRun]], kinds: Collection[str] = ()) -> float | None:
+def detectable_in_records(
+    sides: list[list[ProcessRun]], kinds: Collection[str] = ()
+) -> float | None:
     """``detectable_now`` of the processes a cell in progress has finished ok on each side (the runner's view).
     A cell of one side will be compared with another run's, where the rank guard does not apply."""
-    together = DEFAULT_THRESHOLDS if len(sides) > 1 else dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=False)
+    together = (
+        DEFAULT_THRESHOLDS
+        if len(sides) > 1
+        else dataclasses.replace(DEFAULT_THRESHOLDS, rank_guard=False)
+    )
     return detectable_now(sides, kinds, together)

@@ -82,7 +82,9 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
     return SideSpread(len(measured), sum(map(len, measured)), between, within, loaded)
 
 
-def _bootstrap_figures(processes: Sequence[Sequence[float]], resamples: int, rng: random.Random) -> list[float]:
+def _bootstrap_figures(
+    processes: Sequence[Sequence[float]], resamples: int, rng: random.Random
+) -> list[float]:
     figures = []
     prepared = [for_resampling(p) for p in processes]
     for _ in range(resamples):
@@ -121,14 +123,18 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
     return flags
 
 
-def _widened(ratio: float, interval: tuple[float, float], spread: float, confidence: float) -> tuple[float, float]:
+def _widened(
+    ratio: float, interval: tuple[float, float], spread: float, confidence: float
+) -> tuple[float, float]:
     """The interval with a level difference of log standard deviation ``spread`` added in quadrature."""
     low, high = interval
     if not spread or math.isnan(low) or min(low, high, ratio) <= 0:
         return interval
     extra = statistics.NormalDist().inv_cdf((1 + confidence) / 2) * spread
     below, above = math.log(ratio / low), math.log(high / ratio)
-    return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(math.hypot(max(above, 0.0), extra))
+    return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(
+        math.hypot(max(above, 0.0), extra)
+    )
 
 
 # A change that barely passed its test reads larger than it is: of all the runs of a change its processes can only
@@ -176,7 +182,9 @@ def compare_processes(
     bootstrap interval: without ``interval`` (a look of the runner, a simulation) it is left out (nan).
     """
     if not invocation_spread >= 0:
-        raise ValueError(f"the spread between invocations cannot be negative, not {invocation_spread}")
+        raise ValueError(
+            f"the spread between invocations cannot be negative, not {invocation_spread}"
+        )
     a, b = _measured(baseline, "side A"), _measured(candidate, "side B")
     a_medians, b_medians = process_medians(a), process_medians(b)
     base, cand = summarize(a_medians), summarize(b_medians)
@@ -189,14 +197,22 @@ def compare_processes(
     if base.median <= 0:
         nan = math.nan
         flag = "A: zero median" if base.median == 0 else "A: negative median"
-        return Comparison(base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, flag), *spreads)
+        return Comparison(
+            base, cand, nan, nan, nan, nan, Verdict.UNDECIDED, (*flags, flag), *spreads
+        )
     ratio = cand.median / base.median
     low = high = math.nan
     if interval:
         bootstrap = hierarchical_bootstrap_interval(
-            a, b, confidence=thresholds.confidence, resamples=thresholds.resamples, seed=thresholds.seed
+            a,
+            b,
+            confidence=thresholds.confidence,
+            resamples=thresholds.resamples,
+            seed=thresholds.seed,
         )
-        low, high = _widened(ratio, bootstrap, math.sqrt(2) * invocation_spread, thresholds.confidence)
+        low, high = _widened(
+            ratio, bootstrap, math.sqrt(2) * invocation_spread, thresholds.confidence
+        )
     positive = min(a_medians) > 0 and min(b_medians) > 0
     if not positive:
         flags.append("a process median is not positive: no test")
@@ -223,9 +239,25 @@ def compare_processes(
         verdict = Verdict.UNDECIDED
     if tested and verdict is Verdict.UNDECIDED:
         floor = smallest_p(len(a), len(b))
-        below = f"; {len(a)} and {len(b)} processes cannot go below {floor:.2g}" if floor >= thresholds.alpha else ""
-        flags.append(f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})")
+        below = (
+            f"; {len(a)} and {len(b)} processes cannot go below {floor:.2g}"
+            if floor >= thresholds.alpha
+            else ""
+        )
+        flags.append(
+            f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
+        )
     return Comparison(
-        base, cand, ratio, low, high, p_value, verdict, tuple(flags), *spreads,
-        level=thresholds.alpha, margin=margin, rank_p=rank_p,
-    )  # fmt: skip
+        base,
+        cand,
+        ratio,
+        low,
+        high,
+        p_value,
+        verdict,
+        tuple(flags),
+        *spreads,
+        level=thresholds.alpha,
+        margin=margin,
+        rank_p=rank_p,
+    )

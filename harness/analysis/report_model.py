@@ -15,7 +15,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.claims import ClaimVerdict, claim_evidence, claim_rows, claim_verdict, mark, outcome, ranges_text
+from harness.analysis.claims import (
+    ClaimVerdict,
+    claim_evidence,
+    claim_rows,
+    claim_verdict,
+    mark,
+    outcome,
+    ranges_text,
+)
 from harness.analysis.groups import (
     DEVICE_FACT,
     ComparisonGroup,
@@ -27,7 +35,12 @@ from harness.analysis.groups import (
     ordered_releases,
 )
 from harness.analysis.metrics import GroupComparison, compare_group, hlo_fact_names, hlo_facts
-from harness.analysis.plot_points import ScalingLines, WallLines, wall_by_device_count, wall_by_release
+from harness.analysis.plot_points import (
+    ScalingLines,
+    WallLines,
+    wall_by_device_count,
+    wall_by_release,
+)
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.metric_names import MetricKey
 from harness.store.calibrations import CalibrationRun
@@ -73,10 +86,14 @@ class ClaimLine:
 class ClaimTable:
     releases: list[str]  # the columns
     lines: list[ClaimLine]
-    skipped: list[ClaimLine] = field(default_factory=list)  # skipped on every release: named, not tabled
+    skipped: list[ClaimLine] = field(
+        default_factory=list
+    )  # skipped on every release: named, not tabled
 
 
-def _claim_line(row: tuple[str, str, str, str], outcomes: dict[str, str], releases: Sequence[str]) -> ClaimLine:
+def _claim_line(
+    row: tuple[str, str, str, str], outcomes: dict[str, str], releases: Sequence[str]
+) -> ClaimLine:
     case, profile, backend, sizes = row
     marks = [mark(outcomes.get(r)) for r in releases]
     return ClaimLine(case, profile, backend, sizes, marks, ranges_text(outcomes, releases))
@@ -86,7 +103,9 @@ def index_claims(results: Iterable[StoredResult], order: Sequence[str]) -> Claim
     """Every row over every release of the report; a row skipped on every release (too few devices, a
     one-device case under cpu8) says nothing per release, so it is set apart."""
     rows = claim_rows(results)
-    skipped = {row for row, outcomes in rows.items() if set(outcomes.values()) == {RunStatus.SKIPPED.value}}
+    skipped = {
+        row for row, outcomes in rows.items() if set(outcomes.values()) == {RunStatus.SKIPPED.value}
+    }
     return ClaimTable(
         list(order),
         [_claim_line(row, outcomes, order) for row, outcomes in rows.items() if row not in skipped],
@@ -98,7 +117,9 @@ def case_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimT
     """One case's rows, over the releases it ran on."""
     rows = claim_rows(results)
     releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
-    return ClaimTable(releases, [_claim_line(row, outcomes, releases) for row, outcomes in rows.items()])
+    return ClaimTable(
+        releases, [_claim_line(row, outcomes, releases) for row, outcomes in rows.items()]
+    )
 
 
 @dataclass(frozen=True)
@@ -106,7 +127,9 @@ class TimingGroup:
     """One comparison group's timings (one machine), how the hosts of its runs differ, and its plots' points."""
 
     comparison: GroupComparison
-    hosts: list[str]  # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
+    hosts: list[
+        str
+    ]  # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
     wall: WallLines
     scaling: ScalingLines
 
@@ -120,13 +143,22 @@ class TimingGroup:
         if not self.comparison.comparisons:
             return None
         counts = self.comparison.verdicts()
-        return counts[Verdict.SLOWER], counts[Verdict.FASTER], counts[Verdict.UNDECIDED], self.comparison.noisy()
+        return (
+            counts[Verdict.SLOWER],
+            counts[Verdict.FASTER],
+            counts[Verdict.UNDECIDED],
+            self.comparison.noisy(),
+        )
 
 
-def timing_group(group: ComparisonGroup, baseline: str | None, thresholds: Thresholds) -> TimingGroup:
+def timing_group(
+    group: ComparisonGroup, baseline: str | None, thresholds: Thresholds
+) -> TimingGroup:
     comparison = compare_group(group, baseline, thresholds)
     hosts = host_differences([(f"jax {run.release}", run) for run in group.runs])
-    return TimingGroup(comparison, hosts, wall_by_release(comparison), wall_by_device_count(comparison))
+    return TimingGroup(
+        comparison, hosts, wall_by_release(comparison), wall_by_device_count(comparison)
+    )
 
 
 @dataclass(frozen=True)
@@ -192,7 +224,9 @@ def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
     functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
     rows = []
     for function in functions:
-        for fact in hlo_fact_names(by_name[function] for by_name in facts.values() if function in by_name):
+        for fact in hlo_fact_names(
+            by_name[function] for by_name in facts.values() if function in by_name
+        ):
             cells: list[FactCell | None] = []
             previous: Any = _ABSENT
             for run in runs:
@@ -240,7 +274,9 @@ class ReportModel:
     claims: ClaimTable
     groups: list[ComparisonGroup]
     timings: list[TimingGroup]  # one per group, in the same order
-    changes: list[TimingChange]  # what changed, the index's first list: every slower or faster verdict
+    changes: list[
+        TimingChange
+    ]  # what changed, the index's first list: every slower or faster verdict
     cases: list[CaseModel]
     noise_floors: list[CalibrationRun]  # the latest calibration of each machine that has one
     thresholds: Thresholds
@@ -255,7 +291,10 @@ class ReportModel:
 
 
 def case_models(
-    runs: Sequence[RunView], order: Sequence[str], timings: Sequence[TimingGroup], structures: Sequence[StructureGroup]
+    runs: Sequence[RunView],
+    order: Sequence[str],
+    timings: Sequence[TimingGroup],
+    structures: Sequence[StructureGroup],
 ) -> list[CaseModel]:
     models = []
     for name in dict.fromkeys(run.stored.case for run in runs):

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
 from harness.analysis.processes import compare_processes
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict, two_sided_z
+from harness.analysis.significance import (
+    DEFAULT_THRESHOLDS,
+    Comparison,
+    Thresholds,
+    Verdict,
+    two_sided_z,
+)
 from harness.analysis.spending import ALL, at_level
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
@@ -22,7 +28,10 @@ MIN_POWER = 0.01
 
 
 def is_open(
-    comparison: Comparison, mode: str, thresholds: Thresholds, last_look: tuple[int, float] | None = None
+    comparison: Comparison,
+    mode: str,
+    thresholds: Thresholds,
+    last_look: tuple[int, float] | None = None,
 ) -> bool:
     """Whether more processes could still decide what this comparison has not.
 
@@ -60,7 +69,10 @@ def open_comparison(
     mode = settings.decide
     if mode is None:
         return []
-    last_look = (settings.most_processes, at_level(thresholds, settings, settings.most_processes).alpha)
+    last_look = (
+        settings.most_processes,
+        at_level(thresholds, settings, settings.most_processes).alpha,
+    )
     wanted = set(metrics or settings.decide_metrics or ())
     a_ok, b_ok = ([p for p in runs if p.status is RunStatus.OK] for runs in (a_runs, b_runs))
     common = min(len(a_ok), len(b_ok))  # as the stored pair will be judged (``spending.judged_on``)
@@ -71,7 +83,9 @@ def open_comparison(
         if wanted and key.metric_name not in wanted:
             continue
         try:
-            comparison = compare_processes(a[key].processes, b[key].processes, level, interval=False)
+            comparison = compare_processes(
+                a[key].processes, b[key].processes, level, interval=False
+            )
         except ValueError:  # a side without samples: nothing more rounds could add to
             continue
         if is_open(comparison, mode, level, last_look):

@@ -35,7 +35,10 @@ class ResultSet:
     profile: str | None = None
 
     def describe(self) -> str:
-        narrowed = [f"jax {self.release}" if self.release else "", f"profile {self.profile}" if self.profile else ""]
+        narrowed = [
+            f"jax {self.release}" if self.release else "",
+            f"profile {self.profile}" if self.profile else "",
+        ]
         return " · ".join([str(self.folder), *filter(None, narrowed)])
 
 
@@ -50,11 +53,15 @@ class Pair:
 
     def title(self) -> str:
         ka, kb = group_key(self.a), group_key(self.b)
-        profile = ka.profile if ka.profile == kb.profile else f"{ka.profile} (A) vs {kb.profile} (B)"
+        profile = (
+            ka.profile if ka.profile == kb.profile else f"{ka.profile} (A) vs {kb.profile} (B)"
+        )
         devices = f"devices {devices_text(ka.device_count)} · "
         if ka.device_count != kb.device_count:
             devices = f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} (B) · "
-        elif ka.device_count is None:  # ran without JAX (a plain script that never imports it): nothing to say
+        elif (
+            ka.device_count is None
+        ):  # ran without JAX (a plain script that never imports it): nothing to say
             devices = ""
         return (
             f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} backend · "
@@ -110,12 +117,15 @@ class SetComparison:
         counts = self.verdicts()
         noisy = sum(m.comparison.noisy for p in self.pairs for m in p.metrics)
         parts = ", ".join(
-            f"{counts[v]} {v}" for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.UNDECIDED)
+            f"{counts[v]} {v}"
+            for v in (Verdict.SLOWER, Verdict.FASTER, Verdict.UNCHANGED, Verdict.UNDECIDED)
         )
         return f"{len(self.pairs)} run pair(s) compared: {parts} ({noisy} noisy)."
 
 
-def select(results: Sequence[StoredResult], side: ResultSet, cases: Sequence[str]) -> list[StoredResult]:
+def select(
+    results: Sequence[StoredResult], side: ResultSet, cases: Sequence[str]
+) -> list[StoredResult]:
     return [
         r
         for r, _ in latest_runs(results)
@@ -128,7 +138,9 @@ def select(results: Sequence[StoredResult], side: ResultSet, cases: Sequence[str
 PairKey = tuple[str, str, str]  # case, sizes as JSON, profile ("" when profiles differ on purpose)
 
 
-def _index(runs: Sequence[StoredResult], side: ResultSet, by_profile: bool) -> dict[PairKey, StoredResult]:
+def _index(
+    runs: Sequence[StoredResult], side: ResultSet, by_profile: bool
+) -> dict[PairKey, StoredResult]:
     found: dict[PairKey, list[StoredResult]] = {}
     for run in runs:
         key = (run.case, json.dumps(run.sizes, sort_keys=True), run.profile if by_profile else "")
@@ -149,7 +161,9 @@ def _index(runs: Sequence[StoredResult], side: ResultSet, by_profile: bool) -> d
     return {key: runs[0] for key, runs in found.items()}
 
 
-def pair_up(a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comparison: SetComparison) -> None:
+def pair_up(
+    a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comparison: SetComparison
+) -> None:
     cross_profile = comparison.a.profile != comparison.b.profile and None not in (
         comparison.a.profile,
         comparison.b.profile,
@@ -171,7 +185,9 @@ def pair_up(a_runs: Sequence[StoredResult], b_runs: Sequence[StoredResult], comp
             _compare_pair(a, b, where, cross_profile, comparison)
 
 
-def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: bool, comparison: SetComparison) -> None:
+def _compare_pair(
+    a: StoredResult, b: StoredResult, where: str, cross_profile: bool, comparison: SetComparison
+) -> None:
     ka, kb = group_key(a), group_key(b)
     if ka.backend != kb.backend:
         comparison.not_compared.append(f"{where}: backend {ka.backend} in A, {kb.backend} in B")
@@ -182,7 +198,9 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
         )
         return
     metrics, only_a, only_b = compare_runs(a, b, comparison.thresholds)
-    notes = [f"measured on different machines: {text}" for text in host_differences([("A", a), ("B", b)])]
+    notes = [
+        f"measured on different machines: {text}" for text in host_differences([("A", a), ("B", b)])
+    ]
     if separate_invocations(a.result, b.result):
         notes.append(
             f"measured in separate runs: the test allows their levels a spread of "
@@ -190,13 +208,22 @@ def _compare_pair(a: StoredResult, b: StoredResult, where: str, cross_profile: b
             "measure both in one run (`--sides`) for finer verdicts"
         )
     notes += script_differences(a, b)
-    notes += [f"only in A: {k.label()}" for k in only_a] + [f"only in B: {k.label()}" for k in only_b]
-    notes += [f"{side}: {note}" for side, run in (("A", a), ("B", b)) for note in run.result.all_notes()]
+    notes += [f"only in A: {k.label()}" for k in only_a] + [
+        f"only in B: {k.label()}" for k in only_b
+    ]
+    notes += [
+        f"{side}: {note}" for side, run in (("A", a), ("B", b)) for note in run.result.all_notes()
+    ]
     comparison.pairs.append(Pair(a, b, metrics, only_a, only_b, notes))
 
 
-def compare_sets(a: ResultSet, b: ResultSet, cases: Sequence[str], thresholds: Thresholds) -> SetComparison:
-    if a.folder.resolve() == b.folder.resolve() and (a.release, a.profile) == (b.release, b.profile):
+def compare_sets(
+    a: ResultSet, b: ResultSet, cases: Sequence[str], thresholds: Thresholds
+) -> SetComparison:
+    if a.folder.resolve() == b.folder.resolve() and (a.release, a.profile) == (
+        b.release,
+        b.profile,
+    ):
         raise UsageError(
             "A and B are the same results: tell them apart with --a-release/--b-release or --a-profile/--b-profile"
         )

@@ -51,7 +51,9 @@ class Thresholds:
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
     min_samples: int = 5  # below it a side is flagged as too short
-    min_processes: int = 3  # below it, on either side, the process rule gives no faster/slower verdict
+    min_processes: int = (
+        3  # below it, on either side, the process rule gives no faster/slower verdict
+    )
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
     # Log standard deviation of a whole invocation's level, allowed for between separate invocations
     # (``--invocation-spread``; ``calibrate`` estimates a machine's): see docs/statistics.md, "Separate runs".  0.10:
@@ -68,7 +70,9 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
-DETECTION_POWER = 0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
+DETECTION_POWER = (
+    0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
+)
 
 
 @dataclass(frozen=True)
@@ -141,8 +145,10 @@ class Comparison:
     def spreads(self) -> tuple[SideSpread, SideSpread]:
         """How each side (A, B) was measured and scatters; a side not recorded counts as one process."""
         return (
-            self.baseline_spread or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
-            self.candidate_spread or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
+            self.baseline_spread
+            or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
+            self.candidate_spread
+            or SideSpread(1, self.candidate.n, math.nan, self.candidate.relative_iqr),
         )
 
     @property
@@ -175,7 +181,9 @@ def for_resampling(values: Sequence[float]) -> Sequence[float]:
     return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
 
 
-def percentile_ratio_interval(base: Sequence[float], cand: Sequence[float], confidence: float) -> tuple[float, float]:
+def percentile_ratio_interval(
+    base: Sequence[float], cand: Sequence[float], confidence: float
+) -> tuple[float, float]:
     """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base figure is 0."""
     if min(base) <= 0:
         return math.nan, math.nan
@@ -224,5 +232,3 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
         f"no-change band {band}, and the test does not reject 'no change'; more processes of both sides, measured "
         "together, would narrow it"
     )
-
-

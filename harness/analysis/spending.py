@@ -80,7 +80,9 @@ def design_of(settings: Settings) -> Design | None:
     """The sequential design a run's settings record; None for a fixed number of processes."""
     if settings.decide is None:
         return None
-    return Design(settings.processes, max(settings.processes, settings.max_processes or settings.processes))
+    return Design(
+        settings.processes, max(settings.processes, settings.max_processes or settings.processes)
+    )
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:

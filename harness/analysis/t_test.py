@@ -51,7 +51,9 @@ def regularized_incomplete_beta(x: float, a: float, b: float) -> float:
         raise ValueError(f"the incomplete beta needs 0 ≤ x ≤ 1, not {x}")
     if x in (0.0, 1.0):
         return x
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1) / (a + b + 2):
         return math.exp(log_front) * _beta_fraction(x, a, b) / a
     return 1.0 - math.exp(log_front) * _beta_fraction(1.0 - x, b, a) / b
@@ -83,7 +85,9 @@ def t_quantile(q: float, df: float) -> float:
         low *= 2
     while t_survival(high, df) > 1 - q:
         high *= 2
-    while high - low > 1e-12 * max(1.0, abs(high)):  # about 50 halvings: the quantile to double precision's reach
+    while high - low > 1e-12 * max(
+        1.0, abs(high)
+    ):  # about 50 halvings: the quantile to double precision's reach
         middle = (low + high) / 2
         if t_survival(middle, df) > 1 - q:
             low = middle
@@ -101,7 +105,9 @@ class WelchTest:
     error: float = math.nan  # the standard error of that difference
 
 
-def welch_t_test(first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0) -> WelchTest:
+def welch_t_test(
+    first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0
+) -> WelchTest:
     """Welch's unequal-variance t-test of ``second`` against ``first`` (as scipy's ``ttest_ind(second, first,
     equal_var=False)``).
 

@@ -39,7 +39,9 @@ class ScriptSource:
     # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
     requirements: tuple[str, ...] = ()
     requires_python: str | None = None
-    given: tuple[str, ...] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
+    given: tuple[
+        str, ...
+    ] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class CaseInfo:
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
     script: ScriptSource | None = None  # a plain script run as ``python FILE``, not a case module
 
-    def plan(self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget) -> list[PlannedPoint]:
+    def plan(
+        self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget
+    ) -> list[PlannedPoint]:
         return sizes.plan(self.space, self.anchors, effort, overrides, seed=seed, budget=budget)
 
 
@@ -91,7 +95,9 @@ def _source(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise UsageError(f"case file {path.name} is not a regular file")
         if info.st_size > MAX_CASE_BYTES:
-            raise UsageError(f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case may be")
+            raise UsageError(
+                f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case may be"
+            )
         with path.open("rb") as file:
             return file.read(MAX_CASE_BYTES + 1)[:MAX_CASE_BYTES]
     except OSError as exc:
@@ -133,7 +139,11 @@ def _constants(path: Path) -> dict[str, Any]:
 
 def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
     """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the value."""
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+    ):
         return node.targets[0].id, node.value
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
         return node.target.id, node.value
@@ -185,7 +195,9 @@ def _problem(constants: dict[str, Any]) -> str | None:
         "ANCHORS": isinstance(anchors, list)
         and all(isinstance(a, dict) and all(_is_int(x) for x in a.values()) for a in anchors),
         "COST": isinstance(constants.get("COST", {}), dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()),
+        and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()
+        ),
         "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
         "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
     }
@@ -202,7 +214,9 @@ def _problem(constants: dict[str, Any]) -> str | None:
     return _cost_problem(constants.get("COST", {}), ranges, anchors)
 
 
-def _cost_problem(cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]) -> str | None:
+def _cost_problem(
+    cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]
+) -> str | None:
     """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a corner of
     the space: found here, so the case is set aside instead of a plan failing for every case."""
     lowest = {name: low for name, (low, _) in ranges.items()}
@@ -221,7 +235,10 @@ def _cost_problem(cost: dict[str, str], ranges: dict[str, tuple[int, int]], anch
 
 def _point_text(point: SizePoint) -> str:
     # A size too large for any range is shown by its length: str() of 5000 digits is refused by Python.
-    return " ".join(f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>" for k, v in point.items())
+    return " ".join(
+        f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>"
+        for k, v in point.items()
+    )
 
 
 def read_case(path: Path) -> CaseInfo:
@@ -231,9 +248,15 @@ def read_case(path: Path) -> CaseInfo:
     constants = _constants(path)
     missing = [key for key in REQUIRED if key not in constants]
     if missing:
-        renamed = [f"{old} is now {new}" for old, new in RENAMED.items() if new in missing and old in constants]
+        renamed = [
+            f"{old} is now {new}"
+            for old, new in RENAMED.items()
+            if new in missing and old in constants
+        ]
         hint = f"; {', '.join(renamed)}" if renamed else ""
-        raise UsageError(f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}")
+        raise UsageError(
+            f"case file {path.name} lacks {', '.join(missing)} (see cases/README.md){hint}"
+        )
     problem = _problem(constants)
     if problem:
         raise UsageError(f"case file {path.name}: {problem}")
@@ -256,7 +279,9 @@ def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     new case never stops the others (it is refused, with that reason, only when it is asked for)."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
-    paths = sorted(p for p in cases_dir.glob("*.py") if p.stem not in NOT_CASES and not p.stem.startswith("_"))
+    paths = sorted(
+        p for p in cases_dir.glob("*.py") if p.stem not in NOT_CASES and not p.stem.startswith("_")
+    )
     cases, broken = {}, {}
     for path in paths:
         try:
@@ -288,7 +313,9 @@ def parse_size(text: str) -> tuple[str, int]:
     if not sep or name_problem(key, SIZE_NAME):
         raise UsageError(f"malformed size {text[:60]!r}: expected NAME=INTEGER, e.g. N=1000")
     if not SIZE_VALUE.fullmatch(value):
-        raise UsageError(f"malformed size {text[:60]!r}: the value must be a whole number of at most 12 digits")
+        raise UsageError(
+            f"malformed size {text[:60]!r}: the value must be a whole number of at most 12 digits"
+        )
     number = int(value)
     if number <= 0:
         raise UsageError(f"malformed size {text!r}: sizes must be positive")
@@ -318,7 +345,9 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
             if name in case.space.ranges:
                 low, high = case.space.ranges[name]
                 if not low <= value <= high:
-                    raise UsageError(f"size {name}={value} leaves {case.name}'s range [{low}, {high}] for {name}")
+                    raise UsageError(
+                        f"size {name}={value} leaves {case.name}'s range [{low}, {high}] for {name}"
+                    )
 
 
 def anchor_sizes(case: CaseInfo, overrides: Mapping[str, int]) -> dict[str, int]:

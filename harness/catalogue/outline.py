@@ -52,7 +52,9 @@ def outline(path: Path) -> CaseOutline:
 
 def _takes_sizes(args: ast.arguments) -> bool:
     """As ``harness.measure.timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``."""
-    return len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) > 1 or args.kwarg is not None
+    return (
+        len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) > 1 or args.kwarg is not None
+    )
 
 
 def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
@@ -81,7 +83,11 @@ def _returned_keys(function: ast.FunctionDef) -> list[str]:
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            if isinstance(target, ast.Name) and target.id in variables and isinstance(node.value, ast.Dict):
+            if (
+                isinstance(target, ast.Name)
+                and target.id in variables
+                and isinstance(node.value, ast.Dict)
+            ):
                 keys.extend(node.value.keys)
             elif (
                 isinstance(target, ast.Subscript)

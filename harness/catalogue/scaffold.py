@@ -90,7 +90,12 @@ def name_problem(name: str, cases_dir: Path) -> str | None:
     """Why ``name`` cannot be a new case in ``cases_dir``, or None."""
     if not CASE_NAME.fullmatch(name):
         return f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, at most 64"
-    if keyword.iskeyword(name) or name in NOT_CASES or name in SHADOWED or name in sys.stdlib_module_names:
+    if (
+        keyword.iskeyword(name)
+        or name in NOT_CASES
+        or name in SHADOWED
+        or name in sys.stdlib_module_names
+    ):
         return f"{name!r} is taken by Python, the standard library, JAX or the harness: choose another name"
     if name in PAGE_NAMES:
         return f"{name!r} is the name of a report's own page ({name}.md): choose another name"
@@ -111,7 +116,9 @@ def write_case(name: str, cases_dir: Path) -> Path:
         with path.open("x") as file:  # "x": never overwrite, even one created meanwhile
             file.write(TEMPLATE.format(name=name))
     except FileExistsError:
-        raise UsageError(f"case file {path} exists already: choose another name, or edit that file") from None
+        raise UsageError(
+            f"case file {path} exists already: choose another name, or edit that file"
+        ) from None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

@@ -49,7 +49,9 @@ MAX_LINE_CHARS = 1000
 JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
 # JAX itself, its plugins and PJRT builds (jax-cuda12-plugin, jax-rocm60-pjrt, ...), Apple's and TPU's
 # builds: all are part of the release under test.  Names as PEP 503 normalizes them.
-JAX_PACKAGE = re.compile(r"jax|jaxlib|jax-metal|jax-tpu|libtpu|libtpu-nightly|jax-(cuda|rocm)[0-9]*-(plugin|pjrt)")
+JAX_PACKAGE = re.compile(
+    r"jax|jaxlib|jax-metal|jax-tpu|libtpu|libtpu-nightly|jax-(cuda|rocm)[0-9]*-(plugin|pjrt)"
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,9 @@ class Declared:
     ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    sources: tuple[
+        str, ...
+    ] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
     requires_python: str | None = None
     script: str | None = None  # the script's file name, for messages
 
@@ -89,7 +93,9 @@ def canonical(text: str, where: str) -> str:
     asks for JAX itself.
     """
     if len(text) > MAX_LINE_CHARS:
-        raise UsageError(f"{where}: a requirement of {len(text)} characters is not one (at most {MAX_LINE_CHARS})")
+        raise UsageError(
+            f"{where}: a requirement of {len(text)} characters is not one (at most {MAX_LINE_CHARS})"
+        )
     stripped = text.strip()
     if stripped.startswith("-"):
         raise UsageError(
@@ -104,7 +110,9 @@ def canonical(text: str, where: str) -> str:
                 f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package index are taken"
             ) from None
         problem = str(exc).splitlines()[0]
-        raise UsageError(f"{where}: {stripped[:60]!r} is not a requirement (PEP 508): {problem}") from None
+        raise UsageError(
+            f"{where}: {stripped[:60]!r} is not a requirement (PEP 508): {problem}"
+        ) from None
     if requirement.url:
         raise UsageError(
             f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on the package "
@@ -122,7 +130,11 @@ def canonical(text: str, where: str) -> str:
 
 def _looks_like_location(text: str) -> bool:
     # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named as what it is.
-    return "://" in text or text.startswith((".", "/", "~", "\\")) or text.endswith((".whl", ".tar.gz", ".zip"))
+    return (
+        "://" in text
+        or text.startswith((".", "/", "~", "\\"))
+        or text.endswith((".whl", ".tar.gz", ".zip"))
+    )
 
 
 def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
@@ -130,10 +142,14 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
 
     ``script`` names the script in the one-line UsageError a malformed block gets.
     """
-    text = text.replace("\r\n", "\n")  # as Python reads the file: a block in a CRLF file is still a block
+    text = text.replace(
+        "\r\n", "\n"
+    )  # as Python reads the file: a block in a CRLF file is still a block
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
     if len(blocks) > 1:
-        raise UsageError(f"script {script}: {len(blocks)} `# /// script` blocks; PEP 723 allows one")
+        raise UsageError(
+            f"script {script}: {len(blocks)} `# /// script` blocks; PEP 723 allows one"
+        )
     if not blocks:
         if re.search(rf"(?m)^# /// {BLOCK_TYPE}$", text):
             raise UsageError(
@@ -142,7 +158,8 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
             )
         return [], None
     content = "".join(
-        line[2:] if line.startswith("# ") else line[1:] for line in blocks[0].group("content").splitlines(keepends=True)
+        line[2:] if line.startswith("# ") else line[1:]
+        for line in blocks[0].group("content").splitlines(keepends=True)
     )
     where = f"script {script}, `# /// script` block"
     try:
@@ -151,9 +168,13 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
         raise UsageError(f"{where}: not valid TOML: {exc}") from None
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
-        raise UsageError(f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, [tool])")
+        raise UsageError(
+            f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, [tool])"
+        )
     dependencies = table.get("dependencies", [])
-    if not isinstance(dependencies, list) or not all(isinstance(item, str) for item in dependencies):
+    if not isinstance(dependencies, list) or not all(
+        isinstance(item, str) for item in dependencies
+    ):
         raise UsageError(f"{where}: `dependencies` must be a list of requirement strings")
     requirements = [canonical(item, f"{where}, dependencies") for item in dependencies]
     return requirements, _requires_python(table.get("requires-python"), where)
@@ -163,11 +184,15 @@ def _requires_python(value: object, where: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise UsageError(f'{where}: `requires-python` must be a version specifier string, like ">=3.11"')
+        raise UsageError(
+            f'{where}: `requires-python` must be a version specifier string, like ">=3.11"'
+        )
     try:
         return str(SpecifierSet(value))
     except InvalidSpecifier:
-        raise UsageError(f"{where}: `requires-python` {value[:60]!r} is not a version specifier") from None
+        raise UsageError(
+            f"{where}: `requires-python` {value[:60]!r} is not a version specifier"
+        ) from None
 
 
 def check_requires_python(declared: Declared, python_version: str) -> None:
@@ -230,7 +255,9 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
         with path.open("rb") as handle:  # bounded: the file may have grown since it was looked at
             raw = handle.read(MAX_REQUIREMENTS_BYTES + 1)
         if len(raw) > MAX_REQUIREMENTS_BYTES:
-            raise UsageError(f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be")
+            raise UsageError(
+                f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be"
+            )
         text = raw.decode()
     except OSError as exc:
         raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
@@ -244,7 +271,9 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
         if not content:
             continue
         if content.endswith("\\"):
-            raise UsageError(f"{where}: a line continued with `\\` is not taken; write each requirement on one line")
+            raise UsageError(
+                f"{where}: a line continued with `\\` is not taken; write each requirement on one line"
+            )
         found.append((canonical(content, where), where))
     return found
 

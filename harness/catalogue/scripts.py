@@ -37,7 +37,9 @@ def script_name(path: Path) -> str:
     name = f"{PREFIX}{path.stem}"
     problem = name_problem(name)
     if problem:
-        raise UsageError(f"script {str(path)[:120]!r}: its results would be stored as {problem}; rename the file")
+        raise UsageError(
+            f"script {str(path)[:120]!r}: its results would be stored as {problem}; rename the file"
+        )
     return name
 
 
@@ -50,19 +52,27 @@ def source_text(path: Path, content: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
     except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM
-        raise UsageError(f"script {path} is not UTF-8 text, nor text in an encoding it declares ({exc.msg})") from None
+        raise UsageError(
+            f"script {path} is not UTF-8 text, nor text in an encoding it declares ({exc.msg})"
+        ) from None
     try:
         return content.decode(encoding).removeprefix("\ufeff")
     except (UnicodeDecodeError, LookupError):
         named = "UTF-8" if encoding.startswith("utf-8") else f"{encoding} (its coding cookie's)"
         raise UsageError(f"script {path} is not {named} text, so not a Python script") from None
+
+
 # The Python every release of the table runs on (``harness.pins.Release.python``): a script's requires-python is
 # checked against it before anything is installed, and against the exact interpreter once its venv is made.
 RUNS_ON = Release.python
 
 
 def read_script(
-    path: Path, args: tuple[str, ...] = (), *, with_specs: Sequence[str] = (), requirements: Path | None = None
+    path: Path,
+    args: tuple[str, ...] = (),
+    *,
+    with_specs: Sequence[str] = (),
+    requirements: Path | None = None,
 ) -> CaseInfo:
     """The script as a case of no sizes, measured once per process with ``args`` on its command line, with what it
     needs besides JAX (its ``# /// script`` block, ``with_specs`` and the ``requirements`` file); UsageError naming
@@ -78,24 +88,39 @@ def read_script(
     if not stat.S_ISREG(mode):
         raise UsageError(f"script {path} is not a regular file")
     if size > MAX_SCRIPT_BYTES:
-        raise UsageError(f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be")
+        raise UsageError(
+            f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be"
+        )
     try:
         content = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     text = source_text(path, content)
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS or "\x00" in a for a in args):
-        raise UsageError(f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL")
+        raise UsageError(
+            f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL"
+        )
     for arg in args:
-        if string_problem(arg):  # bytes the locale could not decode: no result, page or command line could hold it
+        if string_problem(
+            arg
+        ):  # bytes the locale could not decode: no result, page or command line could hold it
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:80]
-            raise UsageError(f"--script-arg {shown!r} is not UTF-8 text; give the script its arguments as text")
+            raise UsageError(
+                f"--script-arg {shown!r} is not UTF-8 text; give the script its arguments as text"
+            )
     declared = collect(text, path.name, with_specs, requirements)
     check_requires_python(declared, RUNS_ON)
     given = [word for spec in with_specs for word in ("--with", spec)]
     given += ["--requirements", str(requirements)] if requirements is not None else []
     digest = hashlib.sha256(content).hexdigest()
-    source = ScriptSource(path.name, digest, tuple(args), declared.requirements, declared.requires_python, tuple(given))
+    source = ScriptSource(
+        path.name,
+        digest,
+        tuple(args),
+        declared.requirements,
+        declared.requires_python,
+        tuple(given),
+    )
     return CaseInfo(
         name=name,
         path=path.resolve(),

@@ -115,7 +115,9 @@ def search(
     started = time.monotonic()
     try:
         claim_check()
-        outcome.note = f"no size within {max_examples} examples where the claim {outcome.looking_for}"
+        outcome.note = (
+            f"no size within {max_examples} examples where the claim {outcome.looking_for}"
+        )
     except _Found as found:
         outcome.found = dict(found.args[0])
         notes = getattr(found, "__notes__", [])
@@ -159,6 +161,8 @@ def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
     ]
     for i, m in enumerate(outcome.measurements, start=1):
         verdict = {True: "holds", False: "fails", None: "no verdict"}[m.holds]
-        lines.append(f"| {i} | {sizes_text(m.sizes)} | {verdict} | {m.evidence.replace('|', '/')} |")
+        lines.append(
+            f"| {i} | {sizes_text(m.sizes)} | {verdict} | {m.evidence.replace('|', '/')} |"
+        )
     lines += ["", "</details>", ""]
     return "\n".join(lines)

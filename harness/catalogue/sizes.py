@@ -63,7 +63,11 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
             return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, int | float)
+            and not isinstance(node.value, bool)
+        ):
             return float(node.value)
         if isinstance(node, ast.Name):
             if node.id not in sizes:
@@ -73,15 +77,21 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
             return _OPERATORS[type(node.op)](walk(node.left), walk(node.right))
         if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
             return _OPERATORS[type(node.op)](walk(node.operand))
-        raise UsageError(f"cost expression {expression!r}: only numbers, sizes and + - * / // ** are allowed")
+        raise UsageError(
+            f"cost expression {expression!r}: only numbers, sizes and + - * / // ** are allowed"
+        )
 
     try:
         value = walk(tree)
     except (ZeroDivisionError, OverflowError) as exc:
-        raise UsageError(f"cost expression {expression!r} at {_sizes_text(sizes)}: {_arithmetic(exc)}") from None
+        raise UsageError(
+            f"cost expression {expression!r} at {_sizes_text(sizes)}: {_arithmetic(exc)}"
+        ) from None
     # A negative number to a fractional power is complex; inf and nan compare with no budget.
     if not isinstance(value, float) or not math.isfinite(value) or value < 0:
-        raise UsageError(f"cost expression {expression!r} at {_sizes_text(sizes)} is {value}, not a finite cost")
+        raise UsageError(
+            f"cost expression {expression!r} at {_sizes_text(sizes)} is {value}, not a finite cost"
+        )
     return value
 
 
@@ -91,9 +101,19 @@ def cost_problem(expression: str, names: Sequence[str]) -> str | None:
         tree = _cost_tree(expression)
     except UsageError as exc:
         return str(exc)
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, *_OPERATORS, ast.Load)
+    allowed = (
+        ast.Expression,
+        ast.BinOp,
+        ast.UnaryOp,
+        ast.Constant,
+        ast.Name,
+        *_OPERATORS,
+        ast.Load,
+    )
     for node in ast.walk(tree):
-        if not isinstance(node, allowed) or (isinstance(node, ast.Constant) and not _is_number(node.value)):
+        if not isinstance(node, allowed) or (
+            isinstance(node, ast.Constant) and not _is_number(node.value)
+        ):
             return f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are allowed"
         if isinstance(node, ast.Name) and node.id not in names:
             return f"cost expression {expression[:80]!r} uses unknown size {node.id}"
@@ -102,13 +122,17 @@ def cost_problem(expression: str, names: Sequence[str]) -> str | None:
 
 def _cost_tree(expression: str) -> ast.Expression:
     if len(expression) > MAX_COST_CHARS:
-        raise UsageError(f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters")
+        raise UsageError(
+            f"cost expression {expression[:40]!r}… is over {MAX_COST_CHARS} characters"
+        )
     try:
         return ast.parse(expression, mode="eval")
     except SyntaxError as exc:  # also a literal of more digits than Python converts
         raise UsageError(f"cost expression {expression!r} does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
-        raise UsageError(f"cost expression {expression[:40]!r}… is too deeply nested to parse") from None
+        raise UsageError(
+            f"cost expression {expression[:40]!r}… is too deeply nested to parse"
+        ) from None
 
 
 def _is_number(value: Any) -> bool:
@@ -135,10 +159,19 @@ def available_memory_bytes() -> int | None:
 
 _UNITS = {
     "": 1,
-    "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12,
-    "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-}  # fmt: skip
+    "k": 1e3,
+    "m": 1e6,
+    "g": 1e9,
+    "t": 1e12,
+    "kb": 1e3,
+    "mb": 1e6,
+    "gb": 1e9,
+    "tb": 1e12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 _QUANTITY = re.compile(r"(\d+(?:\.\d*)?(?:e[+-]?\d+)?)\s*([a-z]*)")
 
 
@@ -148,7 +181,9 @@ def parse_quantity(text: str) -> float:
     if not match or match.group(2) not in _UNITS or float(match.group(1)) <= 0:
         raise UsageError(f"malformed quantity {text[:40]!r}: expected e.g. 8GiB, 500M or 2e11")
     value = float(match.group(1)) * _UNITS[match.group(2)]
-    if not math.isfinite(value):  # "1e400": a budget of infinity is no budget, say so rather than accept it
+    if not math.isfinite(
+        value
+    ):  # "1e400": a budget of infinity is no budget, say so rather than accept it
         raise UsageError(f"malformed quantity {text[:40]!r}: too large to be a number")
     return value
 
@@ -204,7 +239,10 @@ class SizeSpace:
 
     def fixed(self, values: Mapping[str, int]) -> SizeSpace:
         """The sub-space with some sizes pinned, e.g. to search M at a given N."""
-        ranges = {name: (values[name], values[name]) if name in values else r for name, r in self.ranges.items()}
+        ranges = {
+            name: (values[name], values[name]) if name in values else r
+            for name, r in self.ranges.items()
+        }
         return SizeSpace(ranges, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
@@ -236,7 +274,9 @@ class SizeSpace:
         from hypothesis import strategies as st
 
         make = _log_integers if log_spaced else st.integers
-        points = st.fixed_dictionaries({name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())})
+        points = st.fixed_dictionaries(
+            {name: make(lo, hi) for name, (lo, hi) in sorted(self.ranges.items())}
+        )
         return points.filter(lambda point: self.refusal(point, budget) is None)
 
 
@@ -255,7 +295,9 @@ def _log_integers(lo: int, hi: int) -> Any:
 
     if lo <= 0 or hi / lo < 16:
         return st.integers(lo, hi)
-    return st.integers(0, LOG_STEPS).map(lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS)))))
+    return st.integers(0, LOG_STEPS).map(
+        lambda step: min(hi, max(lo, round(lo * (hi / lo) ** (step / LOG_STEPS))))
+    )
 
 
 def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePoint]:
@@ -308,7 +350,9 @@ def plan(
     if effort == "full" and space.ranges:
         points += [(p, "drawn") for p in draw(space, budget, draws, seed)]
     if overrides:
-        points = [({**p, **{k: v for k, v in overrides.items() if k in p}}, "explicit") for p, _ in points]
+        points = [
+            ({**p, **{k: v for k, v in overrides.items() if k in p}}, "explicit") for p, _ in points
+        ]
     planned: list[PlannedPoint] = []
     for point, source in points:
         if any(p.sizes == point for p in planned):

@@ -39,7 +39,9 @@ def nox_listing(root: Path = REPO_ROOT) -> list[dict[str, Any]]:
 def entry(session: dict[str, Any]) -> dict[str, Any]:
     kinds = [tag for tag in session.get("tags", []) if tag in RUNNERS]
     if len(kinds) != 1:
-        raise HarnessError(f"session {session['session']} needs one kind tag of {', '.join(RUNNERS)}, has {kinds}")
+        raise HarnessError(
+            f"session {session['session']} needs one kind tag of {', '.join(RUNNERS)}, has {kinds}"
+        )
     spec = session["call_spec"]
     return {
         "session": session["session"],
@@ -52,11 +54,15 @@ def entry(session: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def matrix(sessions: Sequence[dict[str, Any]], kinds: Sequence[str] = tuple(RUNNERS)) -> dict[str, Any]:
+def matrix(
+    sessions: Sequence[dict[str, Any]], kinds: Sequence[str] = tuple(RUNNERS)
+) -> dict[str, Any]:
     entries = [entry(s) for s in sessions if s["name"] == "repro"]
     chosen = [e for e in entries if e["kind"] in kinds]
     if not chosen:
-        raise HarnessError(f"no repro session of kind {', '.join(kinds)}: the matrix would be empty")
+        raise HarnessError(
+            f"no repro session of kind {', '.join(kinds)}: the matrix would be empty"
+        )
     if len(chosen) > MAX_JOBS:
         raise HarnessError(f"{len(chosen)} sessions exceed GitHub's {MAX_JOBS} jobs per matrix")
     return {"include": chosen}
@@ -66,7 +72,9 @@ def _kinds(text: str) -> list[str]:
     kinds = [k.strip() for k in text.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in RUNNERS]
     if unknown or not kinds:
-        raise argparse.ArgumentTypeError(f"{text!r}: kinds are {', '.join(RUNNERS)}, comma-separated")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: kinds are {', '.join(RUNNERS)}, comma-separated"
+        )
     return kinds
 
 
@@ -78,7 +86,10 @@ class _MatrixParser(argparse.ArgumentParser):
 def main(argv: list[str] | None = None) -> int:
     parser = _MatrixParser(prog="python -m harness.ci.matrix", description=__doc__)
     parser.add_argument(
-        "--kinds", type=_kinds, default=list(RUNNERS), help="profile kinds to include, e.g. cpu (default: cpu,gpu)"
+        "--kinds",
+        type=_kinds,
+        default=list(RUNNERS),
+        help="profile kinds to include, e.g. cpu (default: cpu,gpu)",
     )
     try:
         args = parser.parse_args(argv)

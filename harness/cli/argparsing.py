@@ -20,7 +20,13 @@ PROG = "jax-repro"
 class _StoreOnce(argparse._StoreAction):
     """A single-valued option given twice is refused: argparse would quietly keep the last."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option: Any = None,
+    ):
         given = namespace.__dict__.setdefault("_given_once", set())
         if self.dest in given:
             raise UsageError(f"argument {option}: given more than once; give it once")
@@ -34,7 +40,10 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in (None, "store"):  # every single-valued option, in groups too (they share the registry)
+        for name in (
+            None,
+            "store",
+        ):  # every single-valued option, in groups too (they share the registry)
             self.register("action", name, _StoreOnce)
 
 
@@ -57,8 +66,12 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argparse.ArgumentParser:
     """A parser of ``commands``, each a subcommand with its own help."""
-    parser = _Parser(prog=PROG, description=description, allow_abbrev=False, formatter_class=_HelpFormatter)
-    subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    parser = _Parser(
+        prog=PROG, description=description, allow_abbrev=False, formatter_class=_HelpFormatter
+    )
+    subparsers = parser.add_subparsers(
+        dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
+    )
     for command in commands:
         sub = subparsers.add_parser(
             command.name,
@@ -72,12 +85,16 @@ def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argpa
     return parser
 
 
-def parse_with(commands: Sequence[AnyCommand], argv: Sequence[str], description: str = "") -> argparse.Namespace:
+def parse_with(
+    commands: Sequence[AnyCommand], argv: Sequence[str], description: str = ""
+) -> argparse.Namespace:
     """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
     parser = build_parser(commands, description)
     args, extras = parser.parse_known_args(list(argv))
     if extras:
-        raise UsageError(f"unrecognized arguments: {' '.join(extras)}{_nearest(parser, args.command, extras)}")
+        raise UsageError(
+            f"unrecognized arguments: {' '.join(extras)}{_nearest(parser, args.command, extras)}"
+        )
     return args
 
 
@@ -85,9 +102,17 @@ def _nearest(parser: argparse.ArgumentParser, command: str, extras: list[str]) -
     unknown = next((e.split("=", 1)[0] for e in extras if e.startswith("--")), None)
     if unknown is None:
         return ""
-    known = [option for action in _subparser(parser, command)._actions for option in action.option_strings]
+    known = [
+        option
+        for action in _subparser(parser, command)._actions
+        for option in action.option_strings
+    ]
     close = difflib.get_close_matches(unknown, known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else f" (`{PROG} {command} --help` lists its options)"
+    return (
+        f" (did you mean {close[0]}?)"
+        if close
+        else f" (`{PROG} {command} --help` lists its options)"
+    )
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -96,7 +121,9 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
     return found
 
 
-def validate_with(commands: Sequence[AnyCommand], argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+def validate_with(
+    commands: Sequence[AnyCommand], argv: Sequence[str]
+) -> tuple[argparse.Namespace, Any]:
     """The parsed command line and its command's typed options, or UsageError, without running anything."""
     args = parse_with(commands, argv)
     [command] = [c for c in commands if c.name == args.command]

@@ -38,7 +38,9 @@ class CalibrationPlan:
     run_options: tuple[str, ...] = ()
     slowdowns: int = 3  # interleaved runs of the unchanged and the raised case
 
-    def run_arguments(self, results: Path, *, raised: bool = False, sides: Path | None = None) -> list[str]:
+    def run_arguments(
+        self, results: Path, *, raised: bool = False, sides: Path | None = None
+    ) -> list[str]:
         """A separate run's arguments (``raised``: at the raised size); with ``sides``, a run of the plan
         ``sides_plan`` wrote, whose sides give their profile and sizes."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
@@ -72,10 +74,14 @@ def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> t
         for name in case.space.ranges:
             if round(sizes[name] * (1 + RAISE_SHARE)) > sizes[name]:
                 return name, round(sizes[name] * (1 + RAISE_SHARE))
-        raise UsageError(f"no size of {case.name} is large enough to raise by 10 %: choose one with --raise NAME=VALUE")
+        raise UsageError(
+            f"no size of {case.name} is large enough to raise by 10 %: choose one with --raise NAME=VALUE"
+        )
     name, sep, value = spec.partition("=")
     if name not in case.space.ranges:
-        raise UsageError(f"--raise {spec}: {case.name} has no size {name}; its sizes: {', '.join(case.space.ranges)}")
+        raise UsageError(
+            f"--raise {spec}: {case.name} has no size {name}; its sizes: {', '.join(case.space.ranges)}"
+        )
     if not sep:
         return name, max(sizes[name] + 1, round(sizes[name] * (1 + RAISE_SHARE)))
     try:
@@ -83,7 +89,9 @@ def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> t
     except ValueError:
         raise UsageError(f"--raise {spec}: {value!r} is not an integer") from None
     if raised <= sizes[name]:
-        raise UsageError(f"--raise {spec}: must be above {name}={sizes[name]} (more work, a real slowdown)")
+        raise UsageError(
+            f"--raise {spec}: must be above {name}={sizes[name]} (more work, a real slowdown)"
+        )
     return name, raised
 
 
@@ -106,20 +114,32 @@ def plan_calibration(
     name, value = raised_size(case, sizes, raise_spec)
     low, high = case.space.ranges[name]
     if value > high:
-        raise UsageError(f"raising {name} from {sizes[name]} to {value} leaves its range [{low}, {high}]")
+        raise UsageError(
+            f"raising {name} from {sizes[name]} to {value} leaves its range [{low}, {high}]"
+        )
     managed = [o for o in run_options if _names_managed_option(o)]
     if managed:
-        raise UsageError(f"calibrate chooses {', '.join(managed)} itself: leave it out of the run options")
-    return CalibrationPlan(case.name, sizes, name, value, pairs, profile, cases_dir, tuple(run_options), slowdowns)
+        raise UsageError(
+            f"calibrate chooses {', '.join(managed)} itself: leave it out of the run options"
+        )
+    return CalibrationPlan(
+        case.name, sizes, name, value, pairs, profile, cases_dir, tuple(run_options), slowdowns
+    )
 
 
 def _names_managed_option(token: str) -> bool:
     """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets itself."""
     flag = token.split("=", 1)[0]
-    return flag.startswith("--") and len(flag) > 2 and any(o.startswith(flag) for o in MANAGED_RUN_OPTIONS)
+    return (
+        flag.startswith("--")
+        and len(flag) > 2
+        and any(o.startswith(flag) for o in MANAGED_RUN_OPTIONS)
+    )
 
 
-CALIBRATION_CASE = "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
+CALIBRATION_CASE = (
+    "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +167,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     options.add_profile_label(parser)
     options.add_results(parser, "stores under RESULTS/calibration/")
-    parser.add_argument("run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run")
+    parser.add_argument(
+        "run_options", nargs="*", metavar="-- RUN_OPTION", help="options for every harness run"
+    )
     options.add_thresholds(parser)
 
 

@@ -27,16 +27,33 @@ class CompareOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", type=options.path, metavar="A", help="results folder of the baseline set")
     parser.add_argument(
-        "b", type=options.path, metavar="B", nargs="?", help="results folder of the other set (default: A)"
+        "a", type=options.path, metavar="A", help="results folder of the baseline set"
+    )
+    parser.add_argument(
+        "b",
+        type=options.path,
+        metavar="B",
+        nargs="?",
+        help="results folder of the other set (default: A)",
     )
     for side in ("a", "b"):
         name = side.upper()
-        parser.add_argument(f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}")
-        parser.add_argument(f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}")
-    parser.add_argument("--case", action="append", default=[], help="case to compare (repeatable; default: all)")
-    parser.add_argument("--markdown", type=options.path, metavar="FILE", help="also write the comparison as markdown")
+        parser.add_argument(
+            f"--{side}-release", metavar="VERSION", help=f"only results of this release in {name}"
+        )
+        parser.add_argument(
+            f"--{side}-profile", metavar="NAME", help=f"only results of this profile in {name}"
+        )
+    parser.add_argument(
+        "--case", action="append", default=[], help="case to compare (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--markdown",
+        type=options.path,
+        metavar="FILE",
+        help="also write the comparison as markdown",
+    )
     options.add_json(parser, "every pair's metrics, ratios, intervals and verdicts")
     options.add_thresholds(parser)
 
@@ -47,9 +64,17 @@ def check(args: argparse.Namespace) -> CompareOptions:
         if not folder.is_dir():
             raise UsageError(f"results folder not found: {folder}")
     return CompareOptions(
-        args.a, b, args.a_release, args.b_release, args.a_profile, args.b_profile, args.case, args.markdown,
-        options.thresholds_from(args), args.json,
-    )  # fmt: skip
+        args.a,
+        b,
+        args.a_release,
+        args.b_release,
+        args.a_profile,
+        args.b_profile,
+        args.case,
+        args.markdown,
+        options.thresholds_from(args),
+        args.json,
+    )
 
 
 COMMAND = Command(

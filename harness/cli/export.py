@@ -40,15 +40,21 @@ def add_script_arguments(parser: argparse.ArgumentParser, *, script: bool) -> No
 
 def script_options(args: argparse.Namespace, *, results: Path | None = None) -> ScriptOptions:
     case = options.case_from(args)
-    return ScriptOptions(case, anchor_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args))
+    return ScriptOptions(
+        case, anchor_sizes(case, discovery.parse_sizes(args.size)), options.sampling_from(args)
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_script_arguments(parser, script=False)
     parser.add_argument(
-        "--output", "--out", dest="out", type=options.path, metavar="FILE", help="write the script here instead of "
-        "printing it (--out: the older spelling)"
-    )  # fmt: skip
+        "--output",
+        "--out",
+        dest="out",
+        type=options.path,
+        metavar="FILE",
+        help="write the script here instead of printing it (--out: the older spelling)",
+    )
 
 
 def check(args: argparse.Namespace) -> ExportOptions:

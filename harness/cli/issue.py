@@ -1,5 +1,4 @@
-"""``issue``'s command line: the case or script, the releases compared, the metric the title quotes.
-"""
+"""``issue``'s command line: the case or script, the releases compared, the metric the title quotes."""
 
 from __future__ import annotations
 
@@ -11,8 +10,8 @@ from harness.cli import options
 from harness.cli.command import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
+from harness.install.venvs import read_plan
 from harness.metric_names import MetricKey, parse_metric_name
-from harness.releases.venvs import read_plan
 from harness.units import version_key
 
 
@@ -27,30 +26,45 @@ class IssueOptions:
     bad: str | None
     metric: MetricKey | None
     releases: Path | None  # the release plan nox writes
-    policy: str = "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
+    policy: str = (
+        "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_script_arguments(parser, script=True)
     options.add_session(parser, release=True)
     options.add_results(parser, "the bisect and sweep results the draft quotes")
-    options.add_out(parser, "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
-                    "under issues/")  # fmt: skip
-    parser.add_argument(
-        "--good", type=options.release_version, metavar="VERSION", help="last release with the old behaviour "
-        "(default: the stored bisect answer's last good release); with --bad"
-    )  # fmt: skip
-    parser.add_argument(
-        "--bad", type=options.release_version, metavar="VERSION", help="first release with the new behaviour "
-        "(default: the stored bisect answer's first bad release); with --good"
-    )  # fmt: skip
-    parser.add_argument(
-        "--metric", help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)"
+    options.add_out(
+        parser,
+        "reports folder: the bisect answers (bisect-*.json) are read here, the draft is written "
+        "under issues/",
     )
     parser.add_argument(
-        "--releases", type=options.path, metavar="PLAN", help="the release plan nox writes: every release on the "
-        "index and what it installs; the scripts then run in those releases' venvs"
-    )  # fmt: skip
+        "--good",
+        type=options.release_version,
+        metavar="VERSION",
+        help="last release with the old behaviour "
+        "(default: the stored bisect answer's last good release); with --bad",
+    )
+    parser.add_argument(
+        "--bad",
+        type=options.release_version,
+        metavar="VERSION",
+        help="first release with the new behaviour "
+        "(default: the stored bisect answer's first bad release); with --good",
+    )
+    parser.add_argument(
+        "--metric",
+        help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
+    )
+    parser.add_argument(
+        "--releases",
+        type=options.path,
+        metavar="PLAN",
+        help="the release plan nox writes: every release on the "
+        "index and what it installs; the scripts then run in those releases' venvs",
+    )
 
 
 def check(args: argparse.Namespace) -> IssueOptions:

@@ -17,8 +17,20 @@ class MergeOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("sources", type=options.path, nargs="+", metavar="SOURCE", help="results folders to take from")
-    parser.add_argument("--into", type=options.path, required=True, metavar="DIR", help="results folder to merge into")
+    parser.add_argument(
+        "sources",
+        type=options.path,
+        nargs="+",
+        metavar="SOURCE",
+        help="results folders to take from",
+    )
+    parser.add_argument(
+        "--into",
+        type=options.path,
+        required=True,
+        metavar="DIR",
+        help="results folder to merge into",
+    )
 
 
 def check(args: argparse.Namespace) -> MergeOptions:

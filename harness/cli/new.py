@@ -17,7 +17,9 @@ class NewOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="the new case's name: lower case letters, digits and _, a letter first")
+    parser.add_argument(
+        "name", help="the new case's name: lower case letters, digits and _, a letter first"
+    )
     options.add_cases_dir(parser)
 
 

@@ -22,11 +22,11 @@ from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.catalogue.sizes import DEFAULT_SEED
 from harness.errors import UsageError
+from harness.install.script_envs import AS_OF, POLICIES
 from harness.measure.affinity import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.metric_names import KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
-from harness.releases.script_envs import AS_OF, POLICIES
 from harness.store.schema import Settings
 from harness.units import normal_version
 
@@ -57,7 +57,9 @@ SCRIPT_HELP = (
 
 
 def positive_int(text: str) -> int:
-    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):  # ASCII digits: int() also takes "１２" and "1_000"
+    if not re.fullmatch(
+        r"[0-9]{1,9}", text.strip()
+    ):  # ASCII digits: int() also takes "１２" and "1_000"
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 9 digits")
     value = int(text)
     if value <= 0:
@@ -68,7 +70,9 @@ def positive_int(text: str) -> int:
 def seed(text: str) -> int:
     """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus sign."""
     if not re.fullmatch(r"-?[0-9]{1,18}", text.strip()):
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 18 digits")
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a whole number of at most 18 digits"
+        )
     return int(text)
 
 
@@ -112,7 +116,9 @@ def seconds(text: str) -> float:
 def sample_time(text: str) -> float:
     value = non_negative_float(text)
     if value > 3600:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} seconds is more than an hour for one sample")
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} seconds is more than an hour for one sample"
+        )
     return value
 
 
@@ -126,10 +132,16 @@ def path(text: str) -> Path:
 def release_version(text: str) -> str:
     """A jax release number as the package index spells it, e.g. 0.4.31 or 0.12.0.1."""
     if not re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}((a|b|rc|\.post|\.dev)[0-9]{1,4})?", text):
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a jax release number such as 0.4.31")
-    if normal_version(text) != text:  # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a jax release number such as 0.4.31"
+        )
+    if (
+        normal_version(text) != text
+    ):  # the index spells 0.4.026 as 0.4.26: said, not guessed silently
         normal = normal_version(text)
-        raise argparse.ArgumentTypeError(f"{text!r} is not how the package index spells it: did you mean {normal}?")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not how the package index spells it: did you mean {normal}?"
+        )
     return text
 
 
@@ -197,12 +209,21 @@ def add_case(
     of earlier versions, kept working for one release.
     """
     if many:
-        parser.add_argument("--case", action="append", default=[], help="case to run (repeatable; default: all)")
+        parser.add_argument(
+            "--case", action="append", default=[], help="case to run (repeatable; default: all)"
+        )
     else:
         if positional:
-            parser.add_argument("old_case", nargs="?", metavar="CASE", help="the same as --case CASE (older spelling)")
+            parser.add_argument(
+                "old_case",
+                nargs="?",
+                metavar="CASE",
+                help="the same as --case CASE (older spelling)",
+            )
         parser.add_argument(
-            "--case", default=default or None, help="a case of the catalogue (`jax-repro list` shows them)"
+            "--case",
+            default=default or None,
+            help="a case of the catalogue (`jax-repro list` shows them)",
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
@@ -217,7 +238,13 @@ def add_case(
         add_libraries(parser)
     # Every command's namespace then has them all, whichever of them it declares.
     parser.set_defaults(
-        old_case=None, script=None, script_arg=[], takes_script=script, with_=[], requirements=None, deps=None
+        old_case=None,
+        script=None,
+        script_arg=[],
+        takes_script=script,
+        with_=[],
+        requirements=None,
+        deps=None,
     )
     add_cases_dir(parser)
 
@@ -234,7 +261,10 @@ def add_libraries(parser: argparse.ArgumentParser) -> None:
         "'flax==0.10.4'), added to its own `# /// script` block's dependencies",
     )
     parser.add_argument(
-        "--requirements", type=path, metavar="FILE", help="a requirements file of libraries the script needs"
+        "--requirements",
+        type=path,
+        metavar="FILE",
+        help="a requirements file of libraries the script needs",
     )
     parser.add_argument(
         "--deps",
@@ -271,7 +301,11 @@ def refuse_script_options(args: argparse.Namespace) -> None:
     """A usage error for an option of a plain script given without ``--script`` (with cases it would be ignored)."""
     if args.script_arg:
         raise UsageError("--script-arg is for --script FILE: a case takes --size")
-    for option, given in (("--with", args.with_), ("--requirements", args.requirements), ("--deps", args.deps)):
+    for option, given in (
+        ("--with", args.with_),
+        ("--requirements", args.requirements),
+        ("--deps", args.deps),
+    ):
         if given:
             raise UsageError(f"{option} is for --script FILE: a case needs nothing but JAX")
 
@@ -291,7 +325,9 @@ def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
         raise UsageError("give a case or --script FILE, not both")
     if args.size:
         raise UsageError("--size: a script has no sizes; it runs as it is")
-    return read_script(script, tuple(args.script_arg), with_specs=args.with_, requirements=args.requirements)
+    return read_script(
+        script, tuple(args.script_arg), with_specs=args.with_, requirements=args.requirements
+    )
 
 
 def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:
@@ -300,7 +336,9 @@ def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort
 
 def add_draws(parser: argparse.ArgumentParser) -> None:
     """Where size points come from: hypothesis's seed and the budget that refuses costly points."""
-    parser.add_argument("--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws")
+    parser.add_argument(
+        "--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws"
+    )
     parser.add_argument(
         "--budget",
         action="append",
@@ -315,7 +353,10 @@ def add_draws(parser: argparse.ArgumentParser) -> None:
 
 
 def add_sampling(
-    parser: argparse.ArgumentParser, *, effort: str = "quick", timeout: str = "seconds per case process"
+    parser: argparse.ArgumentParser,
+    *,
+    effort: str = "quick",
+    timeout: str = "seconds per case process",
 ) -> None:
     """``--effort`` and what it sets unless given: samples per program and the sampling time per program."""
     parser.add_argument(
@@ -327,7 +368,9 @@ def add_sampling(
     parser.add_argument(
         "--repeats",
         type=positive_int,
-        help="samples per program (default by effort: " + ", ".join(f"{e} {r}" for e, (r, _) in SAMPLING.items()) + ")",
+        help="samples per program (default by effort: "
+        + ", ".join(f"{e} {r}" for e, (r, _) in SAMPLING.items())
+        + ")",
     )
     parser.add_argument(
         "--max-seconds",
@@ -336,7 +379,9 @@ def add_sampling(
         help=f"stop sampling a program after this much measured time, with at least {MIN_REPEATS} samples "
         "(default by effort: " + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items()) + ")",
     )
-    parser.add_argument("--warmup", type=positive_int, default=Settings.warmup, help="calls before sampling")
+    parser.add_argument(
+        "--warmup", type=positive_int, default=Settings.warmup, help="calls before sampling"
+    )
     parser.add_argument("--timeout", type=seconds, default=Settings.timeout_s, help=timeout)
 
 
@@ -437,7 +482,8 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
         # With several processes the spread of cold compiles shows between them; one each is enough.
         "compile_repeats": 1 if processes >= 3 else Settings.compile_repeats,
         "min_sample_ns": round(
-            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time) * 1e9
+            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time)
+            * 1e9
         ),
         "affinity": None if args.affinity is None else tuple(args.affinity),
         "max_load": args.max_load,
@@ -502,12 +548,21 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
     only where there are ``sides`` to compare and no target ratio."""
     for option, given in (("--target-kind", args.target_kind),):
         if given and args.target_ratio is None:
-            raise UsageError(f"{option} needs --target-ratio: without a target every cell runs --processes")
+            raise UsageError(
+                f"{option} needs --target-ratio: without a target every cell runs --processes"
+            )
     processes = processes_from(args)
-    decide = None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
-    for option, given in (("--decide-metric", args.decide_metric), ("--time-budget", args.time_budget is not None)):
+    decide = (
+        None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
+    )
+    for option, given in (
+        ("--decide-metric", args.decide_metric),
+        ("--time-budget", args.time_budget is not None),
+    ):
         if given and decide is None:
-            raise UsageError(f"{option} goes with --decide, on a run of several sides (--sides) without --target-ratio")
+            raise UsageError(
+                f"{option} goes with --decide, on a run of several sides (--sides) without --target-ratio"
+            )
     if args.max_processes is not None and decide is None and args.target_ratio is None:
         raise UsageError(
             "--max-processes needs --target-ratio, or a run of several sides (--sides) measured until decided: "
@@ -522,7 +577,10 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
         "max_processes": most,
         "decide": decide,
-        "decide_metrics": tuple(dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)) or None,
+        "decide_metrics": tuple(
+            dict.fromkeys(parse_metric_name(m).metric_name for m in args.decide_metric)
+        )
+        or None,
         "decide_budget_s": None if decide is None else args.time_budget,
     }
 
@@ -530,7 +588,9 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
 # --- where results and pages go
 
 
-def add_results(parser: argparse.ArgumentParser, what: str = "results are stored (and reused) here") -> None:
+def add_results(
+    parser: argparse.ArgumentParser, what: str = "results are stored (and reused) here"
+) -> None:
     parser.add_argument("--results", type=path, default=DEFAULT_RESULTS, metavar="DIR", help=what)
 
 
@@ -540,7 +600,9 @@ def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here
 
 def add_json(parser: argparse.ArgumentParser, what: str) -> None:
     """``--json FILE``: the command's answer as data (``harness.render.json_out``; docs/results.md)."""
-    parser.add_argument("--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE")
+    parser.add_argument(
+        "--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE"
+    )
 
 
 def results_folder(folder: Path) -> Path:
@@ -574,7 +636,9 @@ def output_folder(folder: Path) -> Path:
 def add_profile_label(parser: argparse.ArgumentParser) -> None:
     """``--profile`` of a command that runs here under a label nox sets (run, calibrate)."""
     parser.add_argument(
-        "--profile", type=label, help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})"
+        "--profile",
+        type=label,
+        help=f"label of the device profile (set by nox; default: {UNPINNED_PROFILE})",
     )
 
 
@@ -636,7 +700,12 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
 
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
-    higher = tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in args.higher_is_better))
+    higher = tuple(
+        dict.fromkeys(parse_metric_name(name).metric_name for name in args.higher_is_better)
+    )
     return Thresholds(
-        factor=args.factor, alpha=args.alpha, invocation_spread=args.invocation_spread, higher_is_better=higher
+        factor=args.factor,
+        alpha=args.alpha,
+        invocation_spread=args.invocation_spread,
+        higher_is_better=higher,
     )

@@ -5,7 +5,6 @@ code 2, instead of argparse printing its usage text; an unknown option names the
 known one.  Standard library only: the noxfile checks posargs with ``validate``.
 """
 
-
 from __future__ import annotations
 
 import argparse

@@ -22,10 +22,10 @@ from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.host.environment import scrub
+from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
-from harness.releases.script_envs import AS_OF, parse_hold
 from harness.store.schema import Settings
 from harness.units import version_key
 
@@ -36,8 +36,12 @@ class Measuring:
     far releases measured together go until decided."""
 
     settings: Settings
-    max_processes: int  # looks of ``processes`` rounds while a comparison is open, up to this many a release
-    time_budget: float | None  # and no further look once a measurement's processes took this many seconds
+    max_processes: (
+        int  # looks of ``processes`` rounds while a comparison is open, up to this many a release
+    )
+    time_budget: (
+        float | None
+    )  # and no further look once a measurement's processes took this many seconds
 
     @property
     def processes(self) -> int:
@@ -111,66 +115,104 @@ class RangeOptions:
     places: Places
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
-    jax_repo: str | None = None  # ``--jax-repo``: a local clone or a URL; None: jax's own (cloned under .nox/)
+    jax_repo: str | None = (
+        None  # ``--jax-repo``: a local clone or a URL; None: jax's own (cloned under .nox/)
+    )
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
-    explain: bool = True  # a step's changed defaults listed and tried, its compiled programs compared
+    explain: bool = (
+        True  # a step's changed defaults listed and tried, its compiled programs compared
+    )
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
     if command == "bisect":
-        parser.add_argument("--good", dest="first", metavar="VERSION", help="release with the old behaviour")
-        parser.add_argument("--bad", dest="last", metavar="VERSION", help="release with the new one")
         parser.add_argument(
-            "--broken", metavar="VERSION", help="instead of --good: a release with the problem, to find the fix"
+            "--good", dest="first", metavar="VERSION", help="release with the old behaviour"
         )
         parser.add_argument(
-            "--fixed", metavar="VERSION", help="instead of --bad: a newer release without it (the answer: fixed in W)"
+            "--bad", dest="last", metavar="VERSION", help="release with the new one"
         )
         parser.add_argument(
-            "--commits", action="store_true",
+            "--broken",
+            metavar="VERSION",
+            help="instead of --good: a release with the problem, to find the fix",
+        )
+        parser.add_argument(
+            "--fixed",
+            metavar="VERSION",
+            help="instead of --bad: a newer release without it (the answer: fixed in W)",
+        )
+        parser.add_argument(
+            "--commits",
+            action="store_true",
             help="below the releases: jax's Python or jaxlib, and which jax commit (between two releases)",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--jax-repo", metavar="PATH|URL",
+            "--jax-repo",
+            metavar="PATH|URL",
             help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
             "once under .nox/); without: a local clone, read to name the jax commit of a changed default",
-        )  # fmt: skip
+        )
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
         parser.add_argument(
-            "--from", dest="first", metavar="VERSION", required=not tables,
-            help="first release of the range" + (" (default: the table's oldest)" if tables else ""),
-        )  # fmt: skip
+            "--from",
+            dest="first",
+            metavar="VERSION",
+            required=not tables,
+            help="first release of the range"
+            + (" (default: the table's oldest)" if tables else ""),
+        )
         parser.add_argument(
-            "--to", dest="last", metavar="VERSION", required=not tables,
+            "--to",
+            dest="last",
+            metavar="VERSION",
+            required=not tables,
             help="last release of the range" + (" (default: the table's newest)" if tables else ""),
-        )  # fmt: skip
+        )
     parser.add_argument(
-        "--hold", action="append", default=[], metavar="PKG==VERSION",
+        "--hold",
+        action="append",
+        default=[],
+        metavar="PKG==VERSION",
         help="with --script: hold a library it declares at one version on every release (repeatable): a step that "
         "stays is JAX's",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--vary", metavar="PKG",
+        "--vary",
+        metavar="PKG",
         help="with --script: hold jax at --jax and take the releases of this library the script declares instead; "
         f"{'--good/--bad' if command == 'bisect' else '--from/--to'} then name its versions",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--jax", type=options.release_version, metavar="VERSION", help="with --vary: the jax release held"
+        "--jax",
+        type=options.release_version,
+        metavar="VERSION",
+        help="with --vary: the jax release held",
     )
     if command != "sweep":
         parser.add_argument(
-            "--no-why", dest="explain", action="store_false",
+            "--no-why",
+            dest="explain",
+            action="store_false",
             help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
             "on its two releases and comparing what each compiled",
-        )  # fmt: skip
+        )
     criterion = parser.add_mutually_exclusive_group()
-    criterion.add_argument("--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns")
-    criterion.add_argument("--claim", action="store_true", help="judge by the case's claim verdict instead")
+    criterion.add_argument(
+        "--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns"
+    )
+    criterion.add_argument(
+        "--claim", action="store_true", help="judge by the case's claim verdict instead"
+    )
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
-    parser.add_argument("--releases", type=options.path, help="the release plan nox writes: what each release installs")
+    parser.add_argument(
+        "--releases",
+        type=options.path,
+        help="the release plan nox writes: what each release installs",
+    )
     options.add_results(parser)
     options.add_out(parser)
     options.add_json(parser, "the answer (every release, step, comparison and verdict)")
@@ -191,15 +233,21 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
     if args.command == "bisect":
         broken, fixed = args.broken, args.fixed
         if (broken or fixed) and (first or last):
-            raise UsageError("--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair")
+            raise UsageError(
+                "--good/--bad name a regression's ends, --broken/--fixed a fix's: give one pair"
+            )
         fix = bool(broken or fixed)
         first, last = (broken, fixed) if fix else (first, last)
         if not (first and last):
-            raise UsageError("bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)")
+            raise UsageError(
+                "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)"
+            )
     elif args.command == "triage" and getattr(args, "vary", None) is None:
         first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
     if not (first and last):
-        raise UsageError("--vary takes the library's versions of the range: give --from VERSION and --to VERSION")
+        raise UsageError(
+            "--vary takes the library's versions of the range: give --from VERSION and --to VERSION"
+        )
     for end in (first, last):
         problem = name_problem(end)
         if problem:
@@ -214,12 +262,16 @@ def check(args: argparse.Namespace) -> RangeOptions:
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
     if args.command == "bisect" and metric is None and not args.claim and case.script is None:
-        raise UsageError("bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)")
+        raise UsageError(
+            "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
+        )
     first, last, fix = range_ends(args)
     if first == last:
         raise UsageError(f"the two ends of the range are the same release ({first})")
     if version_key(first) >= version_key(last):
-        raise UsageError(f"the range must run from an older release to a newer one, not {first} to {last}")
+        raise UsageError(
+            f"the range must run from an older release to a newer one, not {first} to {last}"
+        )
     thresholds = options.thresholds_from(args)
     processes = options.processes_from(args)
     if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
@@ -235,11 +287,15 @@ def check(args: argparse.Namespace) -> RangeOptions:
     commits = args.command == "bisect" and args.commits
     jax_repo = getattr(args, "jax_repo", None)
     if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
-        raise UsageError("--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone")
+        raise UsageError(
+            "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone"
+        )
     if jax_repo and not commits and not Path(jax_repo).expanduser().is_dir():
         raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
     if commits and metric is None and not args.claim:
-        raise UsageError("--commits follows one change: give --metric (a triage names the metric that moved)")
+        raise UsageError(
+            "--commits follows one change: give --metric (a triage names the metric that moved)"
+        )
     libraries = library_choice(args, case)
     if commits and libraries.vary:
         raise UsageError("--commits bisects jax's commits; --vary a library's releases: give one")
@@ -270,15 +326,23 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")
     hold = parse_hold(args.hold)
     for pin in hold:
-        if canonicalize_name(Requirement(pin).name) not in {canonicalize_name(name) for name in declared}:
-            raise UsageError(f"--hold {pin}: the script declares no {Requirement(pin).name} ({_declared(declared)})")
+        if canonicalize_name(Requirement(pin).name) not in {
+            canonicalize_name(name) for name in declared
+        }:
+            raise UsageError(
+                f"--hold {pin}: the script declares no {Requirement(pin).name} ({_declared(declared)})"
+            )
     vary = None
     if args.vary is not None:
         vary = canonicalize_name(canonical(args.vary, "--vary"))
         if vary not in {canonicalize_name(name) for name in declared}:
-            raise UsageError(f"--vary {args.vary}: the script declares no such library ({_declared(declared)})")
+            raise UsageError(
+                f"--vary {args.vary}: the script declares no such library ({_declared(declared)})"
+            )
         if any(canonicalize_name(Requirement(pin).name) == vary for pin in hold):
-            raise UsageError(f"--vary {vary} and --hold {vary}==…: a library is either varied or held")
+            raise UsageError(
+                f"--vary {vary} and --hold {vary}==…: a library is either varied or held"
+            )
         if args.jax is None:
             raise UsageError("--vary holds one jax release: give it with --jax VERSION")
     elif args.jax is not None:

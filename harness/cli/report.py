@@ -24,9 +24,13 @@ class ReportOptions:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_results(parser, "the results to render")
     options.add_out(parser)
-    parser.add_argument("--baseline", metavar="VERSION", help="release to compare against (default: the oldest)")
+    parser.add_argument(
+        "--baseline", metavar="VERSION", help="release to compare against (default: the oldest)"
+    )
     options.add_thresholds(parser)
-    options.add_json(parser, "the claims by release and every timing comparison (ratio, interval, verdict)")
+    options.add_json(
+        parser, "the claims by release and every timing comparison (ratio, interval, verdict)"
+    )
 
 
 def check(args: argparse.Namespace) -> ReportOptions:
@@ -36,7 +40,11 @@ def check(args: argparse.Namespace) -> ReportOptions:
             "catalogue, then renders it)"
         )
     return ReportOptions(
-        args.results, options.output_folder(args.out), args.baseline, options.thresholds_from(args), args.json
+        args.results,
+        options.output_folder(args.out),
+        args.baseline,
+        options.thresholds_from(args),
+        args.json,
     )
 
 

@@ -45,16 +45,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_sampling(parser)
     options.add_processes(parser)
     options.add_target(parser)
-    parser.add_argument("--strict", action="store_true", help="exit 1 when any case run is not ok or skipped")
+    parser.add_argument(
+        "--strict", action="store_true", help="exit 1 when any case run is not ok or skipped"
+    )
     parser.add_argument(
         "--isolation",
         choices=ISOLATIONS,
         help="fork: each case process a fork of a worker that imported JAX once (fast start); "
         "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
     )
-    parser.add_argument("--force", action="store_true", help="re-measure cells already stored in the results folder")
     parser.add_argument(
-        "--retry-failed", action="store_true", help="re-measure stored cells whose run failed, timed out or crashed"
+        "--force", action="store_true", help="re-measure cells already stored in the results folder"
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="re-measure stored cells whose run failed, timed out or crashed",
     )
 
 
@@ -63,7 +69,9 @@ def sides_from(args: argparse.Namespace) -> list[Side]:
     if args.sides is None:
         return [this_side(args.profile or "default")]
     if args.profile is not None:
-        raise UsageError("--sides gives each side its profile; --profile is for a run without --sides")
+        raise UsageError(
+            "--sides gives each side its profile; --profile is for a run without --sides"
+        )
     return load_plan(args.sides)
 
 
@@ -73,7 +81,9 @@ def check(args: argparse.Namespace) -> RunOptions:
     if args.script:
         cases = [options.case_from(args)]
     else:
-        options.refuse_script_options(args)  # --case takes no --script-arg: said, not silently ignored
+        options.refuse_script_options(
+            args
+        )  # --case takes no --script-arg: said, not silently ignored
         cases = discovery.select(discovery.discover(args.cases_dir), args.case)
     overrides = discovery.parse_sizes(args.size)
     discovery.check_overrides(cases, overrides)

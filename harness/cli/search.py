@@ -32,11 +32,17 @@ class SearchOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_case(parser)
-    parser.add_argument("--holds", action="store_true", help="look for the smallest size where the claim holds")
+    parser.add_argument(
+        "--holds", action="store_true", help="look for the smallest size where the claim holds"
+    )
     options.add_session(parser, release=True)
     options.add_sizes(parser, "pin a size, search the others")
-    parser.add_argument("--max-examples", type=options.positive_int, default=20, help="sizes hypothesis may try")
-    parser.add_argument("--confirm", type=options.positive_int, default=2, help="re-measurements that must agree")
+    parser.add_argument(
+        "--max-examples", type=options.positive_int, default=20, help="sizes hypothesis may try"
+    )
+    parser.add_argument(
+        "--confirm", type=options.positive_int, default=2, help="re-measurements that must agree"
+    )
     options.add_draws(parser)
     options.add_sampling(parser)
     options.add_processes(parser)

@@ -30,6 +30,7 @@ from harness.cli.parser import validate
 from harness.cli.ranges import range_ends
 from harness.cli.run import RunOptions
 from harness.errors import UsageError
+from harness.install.script_envs import AS_OF
 from harness.pins import (
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
@@ -40,7 +41,6 @@ from harness.pins import (
     Profile,
     Release,
 )
-from harness.releases.script_envs import AS_OF
 from harness.units import normal_version
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
@@ -54,7 +54,9 @@ HELP = ("-h", "--help")
 class SessionRequest:
     """What a nox session installs and runs for one harness command, from the user's posargs."""
 
-    release: Release | None  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
+    release: (
+        Release | None
+    )  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
@@ -105,7 +107,9 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     argv = [command, *posargs]
     args, checked = validate(argv)
     if command not in PINNED_COMMANDS:
-        return SessionRequest(None, None, argv, **(_script_run(argv, args, checked) if command == "run" else {}))
+        return SessionRequest(
+            None, None, argv, **(_script_run(argv, args, checked) if command == "run" else {})
+        )
     profile = _profile(args.profile)
     if args.profile is None:
         argv.extend(["--profile", profile.name])
@@ -116,12 +120,18 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         span = range_ends(args)[:2]
         _applies(profile, span)
         return SessionRequest(None, profile, argv, span)
-    if command == "issue":  # any release on the index, each in its cached venv: the noxfile looks them up
-        versions = tuple(v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None)
+    if (
+        command == "issue"
+    ):  # any release on the index, each in its cached venv: the noxfile looks them up
+        versions = tuple(
+            v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None
+        )
         _applies(profile, versions)
         return SessionRequest(None, profile, argv, on_index=versions)
     if args.jax is not None and args.jax not in RELEASE_BY_VERSION:
-        raise UsageError(f"{unknown_release(args.jax)}; the release table has {', '.join(RELEASE_BY_VERSION)}")
+        raise UsageError(
+            f"{unknown_release(args.jax)}; the release table has {', '.join(RELEASE_BY_VERSION)}"
+        )
     release = RELEASE_BY_VERSION[args.jax] if args.jax else DEFAULT_RELEASE
     if not profile.applies_to(release):
         raise UsageError(f"profile {profile.name} does not apply to jax {release.jax}")
@@ -137,7 +147,9 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     """
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
-        print("nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package index)] [run options]:")
+        print(
+            "nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package index)] [run options]:"
+        )
     elif rest and not rest[0].startswith("-"):
         rest[:1] = ["--case", rest[0]]
     jax = _take(rest, "--jax", DEFAULT_RELEASE.jax)
@@ -151,7 +163,9 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     profile = _profile(args.profile)
     _applies(profile, [jax])
     argv = ["run", *rest] if args.profile else ["run", *rest, "--profile", profile.name]
-    return SessionRequest(None, profile, argv, on_index=(jax,), **_script_run(["run", *rest], args, checked))
+    return SessionRequest(
+        None, profile, argv, on_index=(jax,), **_script_run(["run", *rest], args, checked)
+    )
 
 
 # What --jax accepts besides a comma-separated list of the table's releases.
@@ -201,7 +215,9 @@ def _take(posargs: list[str], name: str, default: str) -> str:
     else:
         return default
     if name in posargs or any(a.startswith(name + "=") for a in posargs):
-        raise UsageError(f"{name} is given more than once; give one (a comma-separated list for the matrix)")
+        raise UsageError(
+            f"{name} is given more than once; give one (a comma-separated list for the matrix)"
+        )
     return value
 
 
@@ -261,13 +277,24 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         raise UsageError("no profile given applies to any release given")
     if not any(a == "--processes" or a.startswith("--processes=") for a in rest):
         rest += ["--processes", DEFAULT_PROCESSES]
-    if not any(a == name or a.startswith(name + "=") for a in rest for name in ("--max-seconds", "--effort")):
+    if not any(
+        a == name or a.startswith(name + "=")
+        for a in rest
+        for name in ("--max-seconds", "--effort")
+    ):
         rest += ["--max-seconds", DEFAULT_MAX_SECONDS]
-    looking = ("--decide", "--max-processes", "--decide-metric", "--time-budget")  # asking for looks
+    looking = (
+        "--decide",
+        "--max-processes",
+        "--decide-metric",
+        "--time-budget",
+    )  # asking for looks
     if not any(a == name or a.startswith(name + "=") for a in rest for name in looking):
         rest += ["--decide", DEFAULT_DECIDE]
     request = InterleavedRequest(sides, ["run", *rest])
-    with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:  # checked as run will see it
+    with tempfile.TemporaryDirectory(
+        prefix="harness-sides-"
+    ) as scratch:  # checked as run will see it
         placeholder = {(r.jax, p.name): sys.executable for r, p in sides}
         plan = write_sides(Path(scratch) / "sides.json", request, placeholder)
         args, checked = validate([*request.run_argv, "--sides", str(plan)])
@@ -276,11 +303,18 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     return InterleavedRequest(sides, ["run", *rest])
 
 
-def write_sides(path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]) -> Path:
+def write_sides(
+    path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]
+) -> Path:
     """The sides plan for ``run --sides``: each side's interpreter (by release and profile: a GPU profile
     has a venv of its own) and the profile's flags."""
     plan = [
-        {"release": r.jax, "profile": p.name, "interpreter": interpreters[r.jax, p.name], "env": dict(p.env)}
+        {
+            "release": r.jax,
+            "profile": p.name,
+            "interpreter": interpreters[r.jax, p.name],
+            "env": dict(p.env),
+        }
         for r, p in request.sides
     ]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,12 +11,18 @@ from harness.analysis.metrics import compare_runs
 from harness.analysis.significance import Verdict, past_factor
 from harness.cli.ranges import RangeOptions
 from harness.commands.bisect_commits import run_commit_bisect
-from harness.commands.ranges import RangeRun, no_change_hint, progress, triage_command, undecided_hint
+from harness.commands.ranges import (
+    RangeRun,
+    no_change_hint,
+    progress,
+    triage_command,
+    undecided_hint,
+)
 from harness.errors import HarnessError
-from harness.releases.bisection import BisectOutcome, bisect, expected_probes
-from harness.releases.judge import FIX, REGRESSION, Judge, Judgement
-from harness.releases.profiles import about_run_time
+from harness.explain.profiles import about_run_time
 from harness.render.release_answers import bisect_answer
+from harness.steps.bisection import BisectOutcome, bisect, expected_probes
+from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
 from harness.units import format_ratio, time_left
 
 
@@ -27,8 +33,12 @@ def execute(options: RangeOptions) -> int:
     run = RangeRun.start(options)
     # The endpoints, against which every probe is judged, are measured in one interleaved run, until their
     # comparison is decided: with a metric, changed or unchanged ("all"), else every metric that moved.
-    run.prober.measure_together([options.first, options.last], decide="all" if options.metric else "changes")
-    if options.metric is None and not options.claim:  # a plain script: every metric that moved, each bisected
+    run.prober.measure_together(
+        [options.first, options.last], decide="all" if options.metric else "changes"
+    )
+    if (
+        options.metric is None and not options.claim
+    ):  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(run)
     found, data = _bisect(run, options)
     run.write_json("bisect", {"answers": [data]})
@@ -46,9 +56,14 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
     good, bad = prober(options.first), prober(options.last)
     if good.result is None or bad.result is None:
         missing = good if good.result is None else bad
-        raise HarnessError(f"jax {missing.release}: {missing.note}; no endpoint to compare the metrics of")
+        raise HarnessError(
+            f"jax {missing.release}: {missing.note}; no endpoint to compare the metrics of"
+        )
     compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
-    if any(c.comparison.verdict == Verdict.UNDECIDED and c.comparison.invocation_spread for c in compared):
+    if any(
+        c.comparison.verdict == Verdict.UNDECIDED and c.comparison.invocation_spread
+        for c in compared
+    ):
         # Results of separate runs: the endpoints are measured again together, until decided.
         prober.measure_together([options.first, options.last], anew=True)
         good, bad = prober(options.first), prober(options.last)
@@ -56,14 +71,21 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
     moved = [c.key for c in compared if c.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
     names = ", ".join(k.metric_name for k in moved) or "none"
-    progress(f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}")
+    progress(
+        f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}"
+    )
     if not moved:
         open_ = [
             f"{c.key.metric_name} {format_ratio(c.comparison.ratio)}"
             for c in compared
-            if c.comparison.verdict == Verdict.UNDECIDED and past_factor(c.comparison.ratio, options.thresholds)
+            if c.comparison.verdict == Verdict.UNDECIDED
+            and past_factor(c.comparison.ratio, options.thresholds)
         ]
-        undecided = f" Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}." if open_ else ""
+        undecided = (
+            f" Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}."
+            if open_
+            else ""
+        )
         print(
             f"No metric of {options.case.name} differs significantly between jax {options.first} and "
             f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "
@@ -72,7 +94,9 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
     found = [_bisect(run, dataclasses.replace(options, metric=key)) for key in moved]
-    run.write_json("bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]})
+    run.write_json(
+        "bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]}
+    )
     return min(bisect_exit(each) for each, _ in found)
 
 
@@ -99,7 +123,13 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
         return verdict
 
     found = bisect(run.releases, judged, terms)
-    hint = no_change_hint(options) if found.no_change else undecided_hint(options) if found.undecided else ""
+    hint = (
+        no_change_hint(options)
+        if found.no_change
+        else undecided_hint(options)
+        if found.undecided
+        else ""
+    )
     why: dict[str, Any] = {}
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
         pair = (found.last_good, found.first_bad)

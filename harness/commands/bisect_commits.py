@@ -1,7 +1,7 @@
 """``bisect --commits``: the release plan's two ends, jax's commits between them, probed in venvs of their own.
 
 The release plan (``nox -s bisect`` writes it) gives the two releases and where venvs go
-(``.nox/``); the commits come from ``--jax-repo`` (``harness.releases.commits``); a commit
+(``.nox/``); the commits come from ``--jax-repo`` (``harness.install.commits``); a commit
 is installed with a jaxlib by ``commit_venvs`` and then probed by the release prober and
 judge, so it is measured exactly as a release.  The answer goes to
 ``reports/bisect-<case>-<range>-<key>-commits.{md,json}``, beside the release bisect's.
@@ -19,11 +19,9 @@ from packaging.utils import canonicalize_name
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.errors import UsageError
-from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
-from harness.releases import commit_venvs
-from harness.releases.commit_bisect import CommitBisect, CommitSearch
-from harness.releases.commit_venvs import CommitEnv
-from harness.releases.commits import (
+from harness.install import commit_venvs
+from harness.install.commit_venvs import CommitEnv
+from harness.install.commits import (
     Commit,
     candidate_jaxlibs,
     first_parent_commits,
@@ -31,10 +29,12 @@ from harness.releases.commits import (
     open_repo,
     release_commit,
 )
-from harness.releases.environments import Prepared
-from harness.releases.judge import FIX, REGRESSION, Judge
-from harness.releases.venvs import ReleaseEnv, release_env
+from harness.install.environments import Prepared
+from harness.install.venvs import ReleaseEnv, release_env
+from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.render.commit_answer import commit_bisect_answer
+from harness.steps.commit_bisect import CommitBisect, CommitSearch
+from harness.steps.judge import FIX, REGRESSION, Judge
 from harness.store.schema import Libraries
 from harness.units import version_key
 
@@ -56,9 +56,18 @@ def held_libraries(run: RangeRun) -> Libraries:
     had = good.result.libraries if good is not None else None
     if script is None or had is None:
         return Libraries(HELD, (), hashlib.sha256(b"").hexdigest())
-    names = {canonicalize_name(Requirement(requirement).name) for requirement in script.requirements}
+    names = {
+        canonicalize_name(Requirement(requirement).name) for requirement in script.requirements
+    }
     pins = tuple(pin for pin in had.installed if canonicalize_name(pin.partition("==")[0]) in names)
-    return Libraries(HELD, pins, hashlib.sha256("\n".join(pins).encode()).hexdigest(), None, script.requirements, pins)
+    return Libraries(
+        HELD,
+        pins,
+        hashlib.sha256("\n".join(pins).encode()).hexdigest(),
+        None,
+        script.requirements,
+        pins,
+    )
 
 
 def commit_stem(stem: str) -> str:
@@ -71,11 +80,17 @@ def run_commit_bisect(options: RangeOptions) -> int:
     envs, prober = run.envs, run.prober
     cache = envs[0].venv.parent
     repo = open_repo(options.jax_repo, cache)
-    kept = options.jax_repo is None or is_url(options.jax_repo)  # a clone of the harness's own, under .nox/
-    good, bad = (release_commit(repo, version, fetch=kept) for version in (options.first, options.last))
+    kept = options.jax_repo is None or is_url(
+        options.jax_repo
+    )  # a clone of the harness's own, under .nox/
+    good, bad = (
+        release_commit(repo, version, fetch=kept) for version in (options.first, options.last)
+    )
     commits = first_parent_commits(repo, good, bad)
     if not commits:
-        raise UsageError(f"no jax commits from {options.first} to {options.last} along the first parents in {repo}")
+        raise UsageError(
+            f"no jax commits from {options.first} to {options.last} along the first parents in {repo}"
+        )
     jaxlibs = {envs[0].jax: jaxlib_number(envs[0]), envs[-1].jax: jaxlib_number(envs[-1])}
     candidates = candidate_jaxlibs(
         commits, [jaxlib_number(env) for env in envs], jaxlibs[options.first], jaxlibs[options.last]
@@ -94,21 +109,31 @@ def run_commit_bisect(options: RangeOptions) -> int:
     def base(jaxlib: str) -> ReleaseEnv:
         """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of that number."""
         listed = [env for env in envs if jaxlib_number(env) == jaxlib]
-        return listed[-1] if listed else release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
+        return (
+            listed[-1]
+            if listed
+            else release_env(index_release(jaxlib, jaxlib), profile, envs[0].python, cache)
+        )
 
     def prepare(commit: Commit, jaxlib: str) -> str | None:
         env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo, held.held)
-        progress(f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, then reused)")
+        progress(
+            f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, then reused)"
+        )
         problem = commit_venvs.ensure(env, environ)
         if problem is None:
             prober.envs[env.label] = env.env
-            if options.case.script is not None:  # the commit's venv, with the script's libraries held
+            if (
+                options.case.script is not None
+            ):  # the commit's venv, with the script's libraries held
                 assert prober.environments is not None
                 prober.environments.use(env.label, Prepared(env.env.interpreter, held))
         return problem
 
     def together(labels: Sequence[str]) -> None:
-        prober.measure_together(labels, anew=any(prober.reusable(label) is None for label in labels))
+        prober.measure_together(
+            labels, anew=any(prober.reusable(label) is None for label in labels)
+        )
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()

@@ -46,10 +46,14 @@ def _only_result(folder: Path, what: str) -> StoredResult:
     results, problems = load_results(folder) if folder.is_dir() else ([], [])
     if len(results) != 1 or problems:
         found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
-        raise HarnessError(f"the {what} stored {found} where one was expected (see its output above)")
+        raise HarnessError(
+            f"the {what} stored {found} where one was expected (see its output above)"
+        )
     [result] = results
     if result.status is not RunStatus.OK:
-        raise HarnessError(f"the {what} did not measure: its cell is {result.status} (see its output above)")
+        raise HarnessError(
+            f"the {what} did not measure: its cell is {result.status} (see its output above)"
+        )
     return result
 
 
@@ -64,21 +68,29 @@ def run_separately(arguments: Sequence[str]) -> int:
     return run_command.execute(options)
 
 
-def _pair_by_sizes(folder: Path, plan: CalibrationPlan, what: str) -> tuple[StoredResult, StoredResult]:
+def _pair_by_sizes(
+    folder: Path, plan: CalibrationPlan, what: str
+) -> tuple[StoredResult, StoredResult]:
     """The unchanged and the raised side's results of one interleaved slowdown run."""
     results, problems = load_results(folder) if folder.is_dir() else ([], [])
     by_size = {r.result.sizes.get(plan.raised): r for r in results}
     unchanged, raised = by_size.get(plan.sizes[plan.raised]), by_size.get(plan.raised_to)
     if len(results) != 2 or problems or unchanged is None or raised is None:
         found = f"{len(results)} results" + (f", {len(problems)} unusable" if problems else "")
-        raise HarnessError(f"the {what} stored {found} where one per side was expected (see its output above)")
+        raise HarnessError(
+            f"the {what} stored {found} where one per side was expected (see its output above)"
+        )
     for result in (unchanged, raised):
         if result.status is not RunStatus.OK:
-            raise HarnessError(f"the {what} did not measure: a side is {result.status} (see its output above)")
+            raise HarnessError(
+                f"the {what} did not measure: a side is {result.status} (see its output above)"
+            )
     return unchanged, raised
 
 
-def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_separately) -> CalibrationRun:
+def calibrate(
+    plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = run_separately
+) -> CalibrationRun:
     """Run the A/A pairs as separate runs and the slowdown runs as interleaved ones,
     each into a temporary results folder (removed after: these runs must not mix with the real ones);
     their figures."""
@@ -100,9 +112,13 @@ def calibrate(plan: CalibrationPlan, thresholds: Thresholds, *, run: Runner = ru
             folder = root / f"slowdown-{i + 1}"
             _run(run, what, plan.run_arguments(folder, sides=sides))
             slowdowns.append(_pair_by_sizes(folder, plan, what))
-    machines = {result.machine for result in stored} | {r.machine for pair in slowdowns for r in pair}
+    machines = {result.machine for result in stored} | {
+        r.machine for pair in slowdowns for r in pair
+    }
     if len(machines) > 1:
-        raise HarnessError(f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one")
+        raise HarnessError(
+            f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one"
+        )
     pairs = [(stored[2 * i], stored[2 * i + 1]) for i in range(plan.pairs)]
     return summarize_calibration(plan, thresholds, pairs, slowdowns, datetime.now(UTC))
 

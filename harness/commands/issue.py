@@ -30,17 +30,17 @@ from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
+from harness.explain.dumps import DUMP_FILE
 from harness.host.environment import REPO_ROOT, allowed_variables
+from harness.install.environments import Environments
+from harness.install.script_envs import AS_OF
+from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
-from harness.releases.dumps import DUMP_FILE
-from harness.releases.environments import Environments
-from harness.releases.script_envs import AS_OF
-from harness.releases.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
@@ -54,7 +54,9 @@ from harness.upstream.standalone import parse_output
 ISSUES_DIR = "issues"
 ENVIRONMENT_TIMEOUT_S = 120.0
 MAX_DUMP_BYTES = 64 * 1024 * 1024  # one HLO text file; a larger one is no dump a maintainer opens
-_JAX_FACTS = "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
+_JAX_FACTS = (
+    "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
+)
 _PACKAGES = "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in m.distributions()))"
 
 
@@ -117,43 +119,67 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
         environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         done = subprocess.run(
             [python or sys.executable, "-c", _JAX_FACTS],
-            capture_output=True, text=True, timeout=timeout_s, check=False, env=environ,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            env=environ,
+        )
     except subprocess.TimeoutExpired:
         return f"unavailable: no answer within {timeout_s:g} s"
     if done.returncode != 0 or not done.stdout.strip():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"unavailable: {last}"
-    return str(json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable"))
+    return str(
+        json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable")
+    )
 
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
     # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on its path.
-    done = subprocess.run([python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
+    )
     return done.stdout.split() if done.returncode == 0 else []
 
 
 def ready(env: ReleaseEnv) -> ReleaseEnv:
     """``env`` installed (once; cached afterwards), or a HarnessError saying why it cannot be."""
-    print(f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)", file=sys.stderr, flush=True)
+    print(
+        f"jax {env.jax}: venv {env.venv.name} (installed once, then reused)",
+        file=sys.stderr,
+        flush=True,
+    )
     problem = ensure(env)
     if problem:
         raise HarnessError(f"jax {env.jax} cannot be installed into {env.venv.name}: {problem}")
     return env
 
 
-def programs_to_time(change: Change | None, full_output: str, results: Sequence[StoredResult] = ()) -> list[str]:
+def programs_to_time(
+    change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
+) -> list[str]:
     """The program the change is about, else every program the full script timed (or, if it failed, one stored)."""
-    if change is not None and change.metric is not None and change.metric.kind in ("wall", "dispatch"):
+    if (
+        change is not None
+        and change.metric is not None
+        and change.metric.kind in ("wall", "dispatch")
+    ):
         return [change.metric.name]
-    timed = {program for program, metric in parse_output(full_output).medians if metric == "wall_ns"}
-    return sorted(timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)})
+    timed = {
+        program for program, metric in parse_output(full_output).medians if metric == "wall_ns"
+    }
+    return sorted(
+        timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)}
+    )
 
 
 def write_issue(request: IssueRequest) -> Written:
     case, sizes, settings = request.case, request.sizes, request.settings
-    results, problems = load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
+    results, problems = (
+        load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
+    )
     mine: list[StoredResult] = [r for r in results if r.case == case.name]
     change = change_from(
         read_bisect_answers(request.out_dir, case.name),
@@ -165,8 +191,12 @@ def write_issue(request: IssueRequest) -> Written:
         bad=request.bad,
         metric=request.metric,
     )
-    if change is None and request.plan is not None:  # nox: a draft needs a change between two releases to show
-        target = f"--script {case.script.file}" if case.script is not None else f"--case {case.name}"
+    if (
+        change is None and request.plan is not None
+    ):  # nox: a draft needs a change between two releases to show
+        target = (
+            f"--script {case.script.file}" if case.script is not None else f"--case {case.name}"
+        )
         raise UsageError(
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
@@ -180,7 +210,10 @@ def write_issue(request: IssueRequest) -> Written:
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft quotes its text.
     content = case.path.read_bytes() if case.script is not None else None
     plain = None if content is None else source_text(case.path, content)
-    replace_file(full_path, content if content is not None else export_script(case, sizes, settings.for_child()))
+    replace_file(
+        full_path,
+        content if content is not None else export_script(case, sizes, settings.for_child()),
+    )
     python, release = None, release_label()
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
@@ -194,11 +227,15 @@ def write_issue(request: IssueRequest) -> Written:
     short_path = folder / f"{case.name}.py"
     short = plain
     if short is None:
-        short = minimal_script(case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup)
+        short = minimal_script(
+            case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
+        )
     replace_file(short_path, content if content is not None else short)
     short_runs = _short_runs(request, change, short_path, variables)
     if change is not None:
-        change = with_script_figures(change, {r.run.release: _medians(r.run.stdout) for r in short_runs})
+        change = with_script_figures(
+            change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
+        )
     dumps = copy_dumps(change, request.out_dir, folder, case.name)
     draft = render(
         DraftInputs(
@@ -227,7 +264,9 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
     not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
     if change is None or not change.dumps:
         return ""
-    releases = [release for release in (change.last_good, change.first_bad) if name_problem(release) is None]
+    releases = [
+        release for release in (change.last_good, change.first_bad) if name_problem(release) is None
+    ]
     copied = 0
     for release in releases:
         source = reports / change.dumps / release
@@ -238,7 +277,9 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
             if not DUMP_FILE.match(path.name):
                 continue
             try:
-                replace_file(target / path.name, read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False))
+                replace_file(
+                    target / path.name, read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
+                )
                 copied += 1
             except (DocumentProblem, OSError) as exc:
                 print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
@@ -258,13 +299,22 @@ def _short_runs(
     if request.plan is None or change is None:
         code, out, err = run_script(script, timeout, None, args)
         run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
-        return [ReleaseRun("installed here", run, [], "in the environment that ran the harness (not a fresh venv)")]
+        return [
+            ReleaseRun(
+                "installed here",
+                run,
+                [],
+                "in the environment that ran the harness (not a fresh venv)",
+            )
+        ]
     runs = []
     for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
         place = where_to_run(request, version, alone=True)
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
-        runs.append(ReleaseRun(role, run, place.install, place.where, installed_packages(place.python)))
+        runs.append(
+            ReleaseRun(role, run, place.install, place.where, installed_packages(place.python))
+        )
     return runs
 
 
@@ -284,7 +334,9 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     env = plan_entry(request.plan, version)
     if request.case.script is None:
         env = ready(plain_env(env) if alone else env)
-        where = f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"
+        where = (
+            f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"
+        )
         where += " and what they need"
         return Place(str(env.interpreter.absolute()), list(env.install), where)
     environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
@@ -294,7 +346,9 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     libraries = prepared.libraries
     assert libraries is not None
     declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}
-    pins = [pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared]
+    pins = [
+        pin for pin in libraries.installed if canonicalize_name(pin.partition("==")[0]) in declared
+    ]
     jaxlib = [pin for pin in libraries.installed if pin.startswith("jaxlib==")]
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
@@ -333,7 +387,12 @@ def has_a_change(request: IssueRequest) -> bool:
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True
     answers = read_bisect_answers(request.out_dir, request.case.name)
-    return change_from(answers, [], case=request.case.name, sizes=request.sizes, profile=request.profile) is not None
+    return (
+        change_from(
+            answers, [], case=request.case.name, sizes=request.sizes, profile=request.profile
+        )
+        is not None
+    )
 
 
 def execute(opts: IssueOptions) -> int:
@@ -341,19 +400,31 @@ def execute(opts: IssueOptions) -> int:
 
     request = request_for(opts)
     shown = sizes_text(request.sizes)
-    if has_a_change(request):  # else write_issue refuses at once, and its one line should be the only one
-        print(f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …", file=sys.stderr, flush=True)
+    if has_a_change(
+        request
+    ):  # else write_issue refuses at once, and its one line should be the only one
+        print(
+            f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …",
+            file=sys.stderr,
+            flush=True,
+        )
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     print(written.run.stdout, end="")
     for short in written.short_runs:
-        print(f"short script on jax {short.run.release} ({short.role}):\n{short.run.stdout}", end="")
-    print(f"draft written: {written.draft} (scripts: {written.short}, {written.full})", file=sys.stderr)
+        print(
+            f"short script on jax {short.run.release} ({short.role}):\n{short.run.stdout}", end=""
+        )
+    print(
+        f"draft written: {written.draft} (scripts: {written.short}, {written.full})",
+        file=sys.stderr,
+    )
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
         what = ", ".join(
-            f"jax {r.release} " + ("timed out" if r.returncode is None else f"exited with code {r.returncode}")
+            f"jax {r.release} "
+            + ("timed out" if r.returncode is None else f"exited with code {r.returncode}")
             for r in failed
         )
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)

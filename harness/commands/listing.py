@@ -49,7 +49,10 @@ def describe_case(case: discovery.CaseInfo) -> str:
         f"    anchors (quick): {_anchors(case)}",
     ]
     if case.space.cost:
-        lines.append("    cost: " + ", ".join(f"{kind} {formula}" for kind, formula in case.space.cost.items()))
+        lines.append(
+            "    cost: "
+            + ", ".join(f"{kind} {formula}" for kind, formula in case.space.cost.items())
+        )
     if case.min_devices > 1:
         lines.append(f"    needs {case.min_devices} devices (run it under cpu8)")
     if case.devices_used is not None:

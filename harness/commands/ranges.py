@@ -4,7 +4,7 @@ their setting and where they are written, and the advice an answer gives.
 The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the release rules
 of ``harness.pins``) lists every release of the range, oldest first, with what it installs.  Results go to
 the results folder like any other run's and are reused from there; the answers go to
-``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.releases.answers``), ``reports/sweep-<case>.md``
+``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.steps.answers``), ``reports/sweep-<case>.md``
 and ``reports/triage-<case>-<range>-<key>.md``.
 """
 
@@ -24,24 +24,24 @@ from packaging.utils import canonicalize_name
 
 from harness.cli.ranges import RangeOptions, target_words
 from harness.errors import UsageError
+from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
+from harness.explain.option_commits import option_commits, repo_at_hand
+from harness.explain.profiles import ProfileAnswer
+from harness.explain.tried import DefaultsAnswer
+from harness.install.environments import INDEX_TIMES, Environments
+from harness.install.index import nearby
+from harness.install.upload_times import UploadTimes
+from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
-from harness.releases.answers import Libraries, Setting, answer_stem, criterion, varied_version
-from harness.releases.bisection import SweepOutcome
-from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
-from harness.releases.environments import INDEX_TIMES, Environments
-from harness.releases.index import nearby
-from harness.releases.judge import metric_names
-from harness.releases.option_commits import option_commits, repo_at_hand
-from harness.releases.probes import ReleaseProber
-from harness.releases.profiles import ProfileAnswer
-from harness.releases.tried import DefaultsAnswer
-from harness.releases.upload_times import UploadTimes
-from harness.releases.venvs import ReleaseEnv, read_plan
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
+from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
+from harness.steps.bisection import SweepOutcome
+from harness.steps.judge import metric_names
+from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file, write_text
 from harness.store.results import load_results
 from harness.store.schema import RunStatus
@@ -55,7 +55,9 @@ def progress(line: str) -> None:
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
     command = f"nox -s {options.command}"
     if options.places.releases_plan is None:
-        raise UsageError(f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it")
+        raise UsageError(
+            f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it"
+        )
     envs = read_plan(options.places.releases_plan)
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
@@ -76,16 +78,27 @@ def labelled(
     if choice.vary is None:
         return options, {env.jax: env for env in envs}, {}
     [held] = envs
-    listed = [version for version, _ in UploadTimes(held.venv.parent / INDEX_TIMES).versions_with_times(choice.vary)]
+    listed = [
+        version
+        for version, _ in UploadTimes(held.venv.parent / INDEX_TIMES).versions_with_times(
+            choice.vary
+        )
+    ]
     for end in (options.first, options.last):
         if end not in listed:
             near = ", ".join(nearby(listed, end))
-            raise UsageError(f"{choice.vary} {end} is not a release on the package index; nearby: {near}")
+            raise UsageError(
+                f"{choice.vary} {end} is not a release on the package index; nearby: {near}"
+            )
     low, high = version_key(options.first), version_key(options.last)
     versions = [version for version in listed if low <= version_key(version) <= high]
     labels = {choice.label(version): held for version in versions}
-    pins: dict[str, tuple[str, ...]] = {choice.label(version): (f"{choice.vary}=={version}",) for version in versions}
-    renamed = dataclasses.replace(options, first=choice.label(options.first), last=choice.label(options.last))
+    pins: dict[str, tuple[str, ...]] = {
+        choice.label(version): (f"{choice.vary}=={version}",) for version in versions
+    }
+    renamed = dataclasses.replace(
+        options, first=choice.label(options.first), last=choice.label(options.last)
+    )
     return renamed, labels, pins
 
 
@@ -96,7 +109,12 @@ def check_stored(options: RangeOptions) -> None:
     check_results_folder(results, case)
     if metric is None or not (results / case.name).is_dir():
         return
-    known = {name for r in load_results(results / case.name)[0] if r.status is RunStatus.OK for name in metric_names(r)}
+    known = {
+        name
+        for r in load_results(results / case.name)[0]
+        if r.status is RunStatus.OK
+        for name in metric_names(r)
+    }
     if known and metric.metric_name not in known:
         raise UsageError(
             f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(sorted(known))}"
@@ -104,12 +122,19 @@ def check_stored(options: RangeOptions) -> None:
 
 
 def prober_for(
-    options: RangeOptions, labels: dict[str, ReleaseEnv], pins: dict[str, tuple[str, ...]] | None = None
+    options: RangeOptions,
+    labels: dict[str, ReleaseEnv],
+    pins: dict[str, tuple[str, ...]] | None = None,
 ) -> ReleaseProber:
     """The prober of the range's releases (``labels``), each in the environment its case or script runs in."""
     measuring, choice = options.measuring, options.libraries
     environments = Environments(
-        options.case, PROFILE_BY_NAME.get(options.profile), choice.policy, choice.hold, pins or {}, progress
+        options.case,
+        PROFILE_BY_NAME.get(options.profile),
+        choice.policy,
+        choice.hold,
+        pins or {},
+        progress,
     )
     return ReleaseProber(
         labels,
@@ -133,7 +158,16 @@ def triage_command(options: RangeOptions) -> str:
     span = ["--from", options.first, "--to", options.last]
     if choice.vary is not None:
         versions = [varied_version(label, choice.vary) for label in (options.first, options.last)]
-        span = ["--vary", choice.vary, "--jax", str(choice.jax), "--from", versions[0], "--to", versions[1]]
+        span = [
+            "--vary",
+            choice.vary,
+            "--jax",
+            str(choice.jax),
+            "--from",
+            versions[0],
+            "--to",
+            versions[1],
+        ]
     words = ["nox", "-s", "triage", "--", *target, *span]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
@@ -164,7 +198,9 @@ def undecided_hint(options: RangeOptions) -> str:
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
     """A metric none of the measured results has, once they are measured (no stored result named them before)."""
     metric = options.metric
-    names = sorted({name for m in found.ok() if m.result is not None for name in metric_names(m.result)})
+    names = sorted(
+        {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
+    )
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
             f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: {', '.join(names)}"
@@ -185,7 +221,9 @@ class RangeRun:
 
     options: RangeOptions  # with --vary, naming the labels
     envs: list[ReleaseEnv]  # the release plan
-    labels: dict[str, ReleaseEnv]  # the range's releases, oldest first, and where each installs from
+    labels: dict[
+        str, ReleaseEnv
+    ]  # the range's releases, oldest first, and where each installs from
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
 
@@ -207,9 +245,17 @@ class RangeRun:
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
         return Setting(
-            options.case.name, options.sizes, options.profile, options.metric, jaxlib, options.thresholds, wall_s,
-            target=tuple(target_words(options.case, options.libraries)), libraries=self.libraries(), **more,
-        )  # fmt: skip
+            options.case.name,
+            options.sizes,
+            options.profile,
+            options.metric,
+            jaxlib,
+            options.thresholds,
+            wall_s,
+            target=tuple(target_words(options.case, options.libraries)),
+            libraries=self.libraries(),
+            **more,
+        )
 
     @property
     def asks_why(self) -> bool:
@@ -219,25 +265,42 @@ class RangeRun:
 
     def try_defaults(self, before: str, after: str, metrics: list[str]) -> DefaultsAnswer:
         """The defaults that changed from ``before`` to ``after``, tried on the profile's platform."""
-        progress(f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them")
+        progress(
+            f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them"
+        )
         answer = self.prober.try_defaults(before, after, metrics, self.platform)
         repo = repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent)
         if repo is None or not answer.listed:
             return answer
         try:
-            return dataclasses.replace(answer, commits=option_commits(repo, before, after, answer.listed))
-        except (UsageError, OSError, subprocess.SubprocessError) as exc:  # a clone that cannot answer: said, not fatal
-            progress(f"[{self.options.command}] the jax commits of the changed defaults not read from {repo}: {exc}")
+            return dataclasses.replace(
+                answer, commits=option_commits(repo, before, after, answer.listed)
+            )
+        except (
+            UsageError,
+            OSError,
+            subprocess.SubprocessError,
+        ) as exc:  # a clone that cannot answer: said, not fatal
+            progress(
+                f"[{self.options.command}] the jax commits of the changed defaults not read from {repo}: {exc}"
+            )
             return answer
 
     def compiled(self, before: str, after: str, stem: str) -> CompiledAnswer:
         """What the step's two releases compiled (one extra process each, XLA dumping), compared; the dumps
         kept beside the answer, under ``<stem>-compiled/<release>/``."""
-        folders = [inside(self.options.places.out, f"{stem}-compiled", release) for release in (before, after)]
-        progress(f"[{self.options.command}] what {before} and {after} compile: one process each, XLA dumping")
+        folders = [
+            inside(self.options.places.out, f"{stem}-compiled", release)
+            for release in (before, after)
+        ]
+        progress(
+            f"[{self.options.command}] what {before} and {after} compile: one process each, XLA dumping"
+        )
         pairs = zip((before, after), folders, strict=True)
         problems = [self.prober.dump_compiled(release, folder) for release, folder in pairs]
-        problem = "; ".join(f"{release}: {p}" for release, p in zip((before, after), problems, strict=True) if p)
+        problem = "; ".join(
+            f"{release}: {p}" for release, p in zip((before, after), problems, strict=True) if p
+        )
         if problem:
             return CompiledAnswer(before, after, [], f"{stem}-compiled/", problem)
         changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
@@ -245,10 +308,15 @@ class RangeRun:
 
     def profiled(self, before: str, after: str) -> ProfileAnswer:
         """Where the run time of the step's two releases went: one profiled process each, its ops by kind."""
-        progress(f"[{self.options.command}] where the time of {before} and {after} goes: one profiled process each")
+        progress(
+            f"[{self.options.command}] where the time of {before} and {after} goes: one profiled process each"
+        )
         platform = self.platform
         return ProfileAnswer(
-            before, after, self.prober.profile_ops(before, platform), self.prober.profile_ops(after, platform)
+            before,
+            after,
+            self.prober.profile_ops(before, platform),
+            self.prober.profile_ops(after, platform),
         )
 
     @property
@@ -261,22 +329,32 @@ class RangeRun:
         choice, script = self.options.libraries, self.options.case.script
         if script is None:
             return Libraries()
-        names = [str(canonicalize_name(Requirement(requirement).name)) for requirement in script.requirements]
+        names = [
+            str(canonicalize_name(Requirement(requirement).name))
+            for requirement in script.requirements
+        ]
         versions = {}
         for label in self.labels:
             stored = self.prober.stored(label)
             had = stored.result.libraries if stored is not None else None
             if had is not None:
-                versions[label] = {name: version for name in names if (version := had.version_of(name))}
+                versions[label] = {
+                    name: version for name in names if (version := had.version_of(name))
+                }
         return Libraries(versions, choice.hold, choice.vary, choice.jax, choice.policy)
 
     def stem(self, options: RangeOptions | None = None) -> str:
         """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
         o = options or self.options
         return answer_stem(
-            o.command, o.case.name, o.first, o.last,
-            criterion=criterion(o.metric, o.claim), sizes=o.sizes, profile=o.profile,
-        )  # fmt: skip
+            o.command,
+            o.case.name,
+            o.first,
+            o.last,
+            criterion=criterion(o.metric, o.claim),
+            sizes=o.sizes,
+            profile=o.profile,
+        )
 
     def publish(self, answer: Answer, stem: str, *, data_file: bool) -> None:
         """The answer printed, its page written under the reports folder (with ``data_file``, its data beside it)."""
@@ -296,5 +374,7 @@ class RangeRun:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, text)  # the reports folder may hold a link planted at this name: replaced, not followed
+    replace_file(
+        path, text
+    )  # the reports folder may hold a link planted at this name: replaced, not followed
     progress(f"written: {path}")

@@ -44,8 +44,12 @@ def write_report(
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
     output_folder(out_dir)
-    calibrations, _ = latest_calibrations(results_dir)  # an unusable calibration file is not a result: left out
-    model = build_model(results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations)
+    calibrations, _ = latest_calibrations(
+        results_dir
+    )  # an unusable calibration file is not a result: left out
+    model = build_model(
+        results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations
+    )
     plots = draw_plots(model.timings, out_dir)
     pages = render_pages(model, datetime.now(UTC), plots)
     written = write_pages(out_dir, pages)
@@ -58,7 +62,9 @@ def write_report(
 def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
     """Write every page, the index last, so an index never links a page a full disk kept from being written;
     each page replaced atomically (``replace_file``).  Returns their paths, the index first."""
-    for name in sorted(pages, key=lambda name: name == INDEX):  # a stable sort: the index moves last
+    for name in sorted(
+        pages, key=lambda name: name == INDEX
+    ):  # a stable sort: the index moves last
         replace_file(child(out_dir, name), pages[name])
     return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
 
@@ -72,27 +78,39 @@ def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
     manifest = out_dir / PAGES_MANIFEST
     try:
         # Not through a link: a manifest is only ever this function's own file.
-        before = set(parse_document(read_bounded(manifest, limit=MANIFEST_BYTES, follow_links=False)))
+        before = set(
+            parse_document(read_bounded(manifest, limit=MANIFEST_BYTES, follow_links=False))
+        )
     except (OSError, ValueError, TypeError):
         before = set()
     for name in sorted(before - pages):
         if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
-            child(out_dir, name).unlink(missing_ok=True)  # a link planted there goes, not what it points to
+            child(out_dir, name).unlink(
+                missing_ok=True
+            )  # a link planted there goes, not what it points to
     replace_file(manifest, json.dumps(sorted(pages)))
-
 
 
 def execute(opts: ReportOptions) -> int:
     try:
         written, problems, plots = write_report(
-            opts.results, opts.out, baseline=opts.baseline, thresholds=opts.thresholds, json_path=opts.json
+            opts.results,
+            opts.out,
+            baseline=opts.baseline,
+            thresholds=opts.thresholds,
+            json_path=opts.json,
         )
     except OSError as exc:
         # The --out the user named cannot take the report: bad input (exit 2), as the help says.
-        raise UsageError(f"cannot write the report under {opts.out}: {exc.strerror or exc}") from None
+        raise UsageError(
+            f"cannot write the report under {opts.out}: {exc.strerror or exc}"
+        ) from None
     for problem in problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
     if plots.missing_reason:
         print(f"plots not drawn: {plots.missing_reason}", file=sys.stderr)
-    print(f"report written: {len(written)} page(s) under {opts.out}, start at {written[0]}", file=sys.stderr)
+    print(
+        f"report written: {len(written)} page(s) under {opts.out}, start at {written[0]}",
+        file=sys.stderr,
+    )
     return 0

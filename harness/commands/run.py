@@ -17,7 +17,9 @@ from harness.measure.cells import PlannedRun
 from harness.measure.runner import Measured, measure
 from harness.store.schema import RunStatus
 
-ALREADY_MEASURED = "already measured"  # a cell passed over on resume, counted apart from the statuses
+ALREADY_MEASURED = (
+    "already measured"  # a cell passed over on resume, counted apart from the statuses
+)
 
 
 def plan_of(opts: RunOptions) -> list[PlannedRun]:
@@ -38,9 +40,16 @@ def measure_run(opts: RunOptions) -> list[Measured]:
     plan = plan_of(opts)
     options.prove_writable(opts.results)
     return measure(
-        plan, opts.sides, opts.settings, opts.results, seed=opts.seed, budget=opts.budget, resume=opts.resume,
-        detectable=detectable_in_records, undecided=open_comparison,
-    )  # fmt: skip
+        plan,
+        opts.sides,
+        opts.settings,
+        opts.results,
+        seed=opts.seed,
+        budget=opts.budget,
+        resume=opts.resume,
+        detectable=detectable_in_records,
+        undecided=open_comparison,
+    )
 
 
 def execute(opts: RunOptions) -> int:

@@ -23,7 +23,11 @@ def execute(opts: SearchOptions) -> int:
         [(_, cell_run, *_)] = recorder.run(PlannedRun(opts.case, PlannedPoint(point, "search")))
         assert cell_run is not None, "measured anew: resume is off"
         shown = sizes_text(point)
-        print(f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}", file=sys.stderr, flush=True)
+        print(
+            f"[{side.label}] search {opts.case.name} {shown} → {describe(cell_run)}",
+            file=sys.stderr,
+            flush=True,
+        )
         return point_claim(cell_run, shown)
 
     with Recorder(opts.results, [side], opts.settings, opts.seed, opts.budget) as recorder:
@@ -39,7 +43,9 @@ def execute(opts: SearchOptions) -> int:
     text = search.render(found, release=side.release, profile=opts.profile)
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / f"search-{opts.case.name}-{'holds' if opts.holds else 'fails'}.md"
-    replace_file(path, text)  # a link planted at this name in the reports folder is replaced, not followed
+    replace_file(
+        path, text
+    )  # a link planted at this name in the reports folder is replaced, not followed
     print(text)
     print(f"written: {path}", file=sys.stderr)
     return 0

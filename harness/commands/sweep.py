@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
-from harness.releases.bisection import sweep
 from harness.render.release_answers import sweep_answer
+from harness.steps.bisection import sweep
 
 
 def execute(options: RangeOptions) -> int:

@@ -7,12 +7,12 @@ import dataclasses
 
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
-from harness.releases import probes
-from harness.releases.bisection import CLAIM
-from harness.releases.probes import PairConfirmer
-from harness.releases.profiles import about_run_time
-from harness.releases.triage import TriageOutcome, triage
+from harness.explain.profiles import about_run_time
 from harness.render.triage_answer import triage_answer
+from harness.steps import probes
+from harness.steps.bisection import CLAIM
+from harness.steps.probes import PairConfirmer
+from harness.steps.triage import TriageOutcome, triage
 
 
 def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[str]]:
@@ -29,21 +29,34 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
 def execute(options: RangeOptions) -> int:
     """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, else 1."""
     run = RangeRun.start(options)
-    first_round = dataclasses.replace(run.prober, accept=probes.first_round(options.measuring.processes))
+    first_round = dataclasses.replace(
+        run.prober, accept=probes.first_round(options.measuring.processes)
+    )
     confirmer = PairConfirmer(dataclasses.replace(run.prober, accept=None, together=set()))
     metrics = swept_metrics(options)
     found = triage(
-        run.releases, first_round, confirmer,
-        metrics=metrics, with_claim=options.metric is None, thresholds=options.thresholds, progress=progress,
-    )  # fmt: skip
+        run.releases,
+        first_round,
+        confirmer,
+        metrics=metrics,
+        with_claim=options.metric is None,
+        thresholds=options.thresholds,
+        progress=progress,
+    )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()
     steps = timing_steps(run, found)
     setting = run.setting(
         every_metric=metrics is None,
-        defaults={pair: run.try_defaults(*pair, step_metrics) for pair, step_metrics in steps.items()},
+        defaults={
+            pair: run.try_defaults(*pair, step_metrics) for pair, step_metrics in steps.items()
+        },
         compiled={pair: run.compiled(*pair, stem) for pair in steps},
-        profiles={pair: run.profiled(*pair) for pair, moved in steps.items() if any(map(about_run_time, moved))},
+        profiles={
+            pair: run.profiled(*pair)
+            for pair, moved in steps.items()
+            if any(map(about_run_time, moved))
+        },
     )
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)

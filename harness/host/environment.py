@@ -58,7 +58,8 @@ def _user_name() -> str:
 # a name that says so (JAX_PASS, JAX_LICENSE_KEY, XLA_SERVICE_PASSWORD...), a value under an allowed
 # prefix that looks like an opaque key, and the user:password part of any URL.
 SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASS|KEY|LICEN[CS]E|CREDENTIAL|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE|BEARER", re.I
+    r"TOKEN|SECRET|PASS|KEY|LICEN[CS]E|CREDENTIAL|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE|BEARER",
+    re.I,
 )
 # One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no key.
 OPAQUE_VALUE = re.compile(r"(?=[^-/~.])(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/_=.~-]{24,}")
@@ -68,7 +69,9 @@ URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
 # NAME=value: a whole line (print_environment_info's form, the value may hold spaces), or one word of a
 # command line (quoted as shlex quotes it).
 LINE_ASSIGNMENT = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
-WORD_ASSIGNMENT = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=('[^'\n]*'|\"[^\"\n]*\"|[^\s'\"`]+)")
+WORD_ASSIGNMENT = re.compile(
+    r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=('[^'\n]*'|\"[^\"\n]*\"|[^\s'\"`]+)"
+)
 # A secret shorter than this is found only by its name: replacing every "abc" in a text would garble it.
 SHORTEST_SECRET_VALUE = 8
 
@@ -79,7 +82,9 @@ def looks_secret(name: str, value: str) -> bool:
 
 def _secret_assignment(name: str, value: str) -> bool:
     """A ``NAME=value`` in a text: secret by its name, or an allowed variable holding an opaque key."""
-    return bool(SECRET_NAME.search(name)) or (name.startswith(ALLOWED_PREFIXES) and looks_secret(name, value))
+    return bool(SECRET_NAME.search(name)) or (
+        name.startswith(ALLOWED_PREFIXES) and looks_secret(name, value)
+    )
 
 
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
@@ -87,15 +92,20 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
     wherever they appear, every secret ``NAME=value``, and the user:password of every URL."""
     source = os.environ if environ is None else environ
     values = sorted(
-        {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)}, key=len, reverse=True
+        {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)},
+        key=len,
+        reverse=True,
     )
     for value in values:
         text = text.replace(value, REDACTED)
     text = URL_USERINFO.sub(r"\1***@", text)
     text = LINE_ASSIGNMENT.sub(
-        lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0], text
+        lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],
+        text,
     )
-    return WORD_ASSIGNMENT.sub(lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text)
+    return WORD_ASSIGNMENT.sub(
+        lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text
+    )
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
@@ -178,7 +188,11 @@ def harness_revision(root: Path = REPO_ROOT) -> dict[str, Any]:
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(
-                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False
+                ["git", "-C", str(root), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
@@ -219,7 +233,9 @@ def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
     """This machine's id (see harness.host.machine): what results from different machines are told apart by."""
     smi = gpu.query() if smi is None else smi
     names = [g.get("name", "?") for g in smi.gpus]
-    return machine.identify(machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names))
+    return machine.identify(
+        machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names)
+    )
 
 
 def jax_facts() -> dict[str, Any]:

@@ -31,7 +31,14 @@ class Smi:
 
 def _run(command: list[str]) -> tuple[int, str]:
     # errors="replace": a GPU name in a non-UTF-8 locale is still a name, not a UnicodeDecodeError.
-    done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=SMI_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=SMI_TIMEOUT_S,
+        check=False,
+    )
     return done.returncode, (done.stdout if done.returncode == 0 else done.stderr or done.stdout)
 
 
@@ -40,13 +47,19 @@ def query(executable: str = "nvidia-smi") -> Smi:
     if found is None:
         return Smi(failure=f"{executable} not found on PATH (no NVIDIA driver here)")
     try:
-        code, text = _run([found, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,noheader,nounits"])
+        code, text = _run(
+            [found, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,noheader,nounits"]
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Smi(failure=f"{executable} did not answer: {type(exc).__name__}")
     if code != 0:
         last = (text.strip().splitlines() or ["no output"])[-1]
         return Smi(failure=f"{executable} failed with exit code {code}: {last[:200]}")
-    rows = [[cell.strip() for cell in line.split(",")] for line in text.strip().splitlines() if line.strip()]
+    rows = [
+        [cell.strip() for cell in line.split(",")]
+        for line in text.strip().splitlines()
+        if line.strip()
+    ]
     gpus = tuple(dict(zip(QUERY_FIELDS, row, strict=False)) for row in rows)
     if not gpus:
         return Smi(failure=f"{executable} lists no GPU")

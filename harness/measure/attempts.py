@@ -43,7 +43,9 @@ def load_text(process: ProcessRun) -> str:
     return f" · loaded: {load.other_cpu_cores:.2f} other cores busy"
 
 
-def _attempt(worker: Worker, item: PlannedRun, run: CellRun, round_index: int, settings: Settings) -> ProcessRun:
+def _attempt(
+    worker: Worker, item: PlannedRun, run: CellRun, round_index: int, settings: Settings
+) -> ProcessRun:
     script = item.case.script
     return run_process(
         worker,
@@ -73,14 +75,19 @@ def measure_process(
     attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
     # A side still loaded on its last attempt meets a steady load: measuring again would only add time, and
     # its sides share the load, taking turns in rounds.
-    steady = any(p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS for p in run.processes)
+    steady = any(
+        p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS
+        for p in run.processes
+    )
     while True:
         attempts += 1
         try:
             with timing_lock(progress):
                 process = _attempt(worker(), item, run, round_index, settings)
         except BaseException:
-            if kept is not None:  # interrupted while measuring again: the loaded measurement is kept
+            if (
+                kept is not None
+            ):  # interrupted while measuring again: the loaded measurement is kept
                 run.processes.append(_with_attempts(kept, attempts))
             raise
         if kept is not None and process.status is not RunStatus.OK:

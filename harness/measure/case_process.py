@@ -55,12 +55,18 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     it wrote, as JSON) and its output; its place and window are the caller's to add."""
     if returncode < 0:
         name = signal_name(-returncode)
-        hint = " (likely out of memory: the kernel's OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
+        hint = (
+            " (likely out of memory: the kernel's OOM killer sends SIGKILL)"
+            if name == "SIGKILL"
+            else ""
+        )
         return ProcessRun(0, RunStatus.CRASHED, f"killed by {name}{hint}\n{tail(output)}".strip())
     if returncode != 0:
         return ProcessRun(0, RunStatus.FAILED, f"exit code {returncode}\n{tail(output)}".strip())
     if payload is None:
-        return ProcessRun(0, RunStatus.FAILED, f"the case process exited without a result\n{tail(output)}".strip())
+        return ProcessRun(
+            0, RunStatus.FAILED, f"the case process exited without a result\n{tail(output)}".strip()
+        )
     try:
         return parse_process(payload, "payload")
     except SchemaError as exc:
@@ -131,7 +137,9 @@ def run_process(
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
         output = read_end(log)
         if timed_out:
-            process = ProcessRun(0, RunStatus.TIMEOUT, f"no result within {timeout_s:g} s; killed\n{tail(output)}")
+            process = ProcessRun(
+                0, RunStatus.TIMEOUT, f"no result within {timeout_s:g} s; killed\n{tail(output)}"
+            )
         else:
             assert exited is not None
             process = classify(exited.returncode, _read_payload(out), output)

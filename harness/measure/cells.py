@@ -43,14 +43,18 @@ class CellRun:
     refusal: str | None = None  # refused by the budget: no process was started
     stopped: str = ""  # why the side ran fewer processes than planned
     extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
-    settled: str = ""  # measuring until decided: every comparison of this side was decided at a look
+    settled: str = (
+        ""  # measuring until decided: every comparison of this side was decided at a look
+    )
 
     @property
     def status(self) -> RunStatus:
         """ok when every process finished ok; otherwise the first status that is not."""
         if self.refusal is not None:
             return RunStatus.SKIPPED
-        return next((p.status for p in self.processes if p.status is not RunStatus.OK), RunStatus.OK)
+        return next(
+            (p.status for p in self.processes if p.status is not RunStatus.OK), RunStatus.OK
+        )
 
     @property
     def detail(self) -> str:
@@ -63,7 +67,9 @@ class CellRun:
         first = next(p for p in self.processes if p.status == status)
         same = sum(p.status == status for p in self.processes)
         if count > 1:
-            notes.insert(0, f"{status} in {same} of {count} processes (first: process {first.index + 1})")
+            notes.insert(
+                0, f"{status} in {same} of {count} processes (first: process {first.index + 1})"
+            )
         return "\n".join(["; ".join(notes), first.detail] if notes else [first.detail]).strip()
 
     @property
@@ -80,8 +86,14 @@ class CellRun:
 
     def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
         """The claim over the processes that finished ok with a verdict (``settle_claim``); None without one."""
-        claims = [p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None]
-        return settle_claim([claim.holds for claim in claims], min_processes=min_processes) if claims else None
+        claims = [
+            p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None
+        ]
+        return (
+            settle_claim([claim.holds for claim in claims], min_processes=min_processes)
+            if claims
+            else None
+        )
 
     def finished(self) -> str | None:
         """Why this side needs no further process in this cell, if it does not."""
@@ -143,9 +155,10 @@ class Cell:
                 continue
             alone = profiles[run.side.profile] == 1
             following = [
-                r for r in self.runs[index + 1 :]
+                r
+                for r in self.runs[index + 1 :]
                 if (profiles[r.side.profile] == 1 if alone else r.side.profile == run.side.profile)
-            ]  # fmt: skip
+            ]
             if following:
                 found.append((run, following[0]))
         return found
@@ -153,7 +166,9 @@ class Cell:
 
 def pair_name(a: Side, b: Side) -> str:
     """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
-    plain = a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
+    plain = (
+        a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
+    )
     if plain and a.profile == b.profile:
         return f"jax {a.release} → {b.release} · {a.profile}"
     return f"{a.label} → {b.label}"
@@ -169,13 +184,21 @@ def claim_text(run: CellRun) -> str:
     return f" · claim {verdict.text()}"
 
 
-def point_claim(run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES) -> tuple[bool | None, str]:
+def point_claim(
+    run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES
+) -> tuple[bool | None, str]:
     """The claim's verdict at a size point (for a search): whether it holds, settled over the point's processes
     as every claim is (``settle_claim``), and the evidence; None when the run did not finish ok or the processes
     did not settle."""
     verdict = run.claim_verdict(min_processes)
     if run.status is not RunStatus.OK or verdict is None or not verdict.settled:
-        why = run.status if run.status is not RunStatus.OK else verdict.text() if verdict else "no verdict"
+        why = (
+            run.status
+            if run.status is not RunStatus.OK
+            else verdict.text()
+            if verdict
+            else "no verdict"
+        )
         return None, f"{shown_sizes}: {why}"
     claims = [p.claim for p in run.processes if p.status is RunStatus.OK and p.claim is not None]
     return verdict.outcome == HOLDS, f"{shown_sizes}: {claims[-1].evidence}"

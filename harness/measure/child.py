@@ -174,7 +174,9 @@ class CaseError(TypeError):
 def checked_facts(facts: Any) -> dict[str, Any]:
     """A case's facts, scrubbed, once they are a dict of names to what JSON holds; CaseError otherwise."""
     if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
-        raise CaseError(f"facts() must return a dict of names to values, not {type(facts).__name__}: {facts!r:.200}")
+        raise CaseError(
+            f"facts() must return a dict of names to values, not {type(facts).__name__}: {facts!r:.200}"
+        )
     try:
         json.dumps(facts, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
@@ -186,14 +188,18 @@ def checked_facts(facts: Any) -> dict[str, Any]:
 JAX_CONFIG_FACT = "jax_config"
 
 
-def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases) -> ProcessRun:
+def execute(
+    module: ModuleType, sizes: dict[str, int], settings: dict[str, Any], phase: Phases
+) -> ProcessRun:
     needed = int(getattr(module, "MIN_DEVICES", 1))
     jax = _case_jax(module)
     configured = configure_jax(os.environ) if jax is not None else {}
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
-        reason = device_skip(needed, getattr(module, "DEVICES_USED", None), found, jax.default_backend() == "cpu")
+        reason = device_skip(
+            needed, getattr(module, "DEVICES_USED", None), found, jax.default_backend() == "cpu"
+        )
         if reason:
             raise Skip(reason)
     block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
@@ -208,18 +214,26 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
                     jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
                 )
                 compiled[name] = CompiledFunction(
-                    tuple(compile_timing.lower_ns), tuple(compile_timing.compile_ns), hlo.facts(executable)
+                    tuple(compile_timing.lower_ns),
+                    tuple(compile_timing.compile_ns),
+                    hlo.facts(executable),
                 )
     with phase("build"):
         built = module.programs(**sizes)
     if not isinstance(built, dict):
-        raise CaseError(f"programs() must return a dict of program names to steps, not {type(built).__name__}")
+        raise CaseError(
+            f"programs() must return a dict of program names to steps, not {type(built).__name__}"
+        )
     programs: dict[str, StoredProgram] = {}
-    profiling = jax is not None and start_profile(os.environ)  # the programs' runs only, not their compiles
+    profiling = jax is not None and start_profile(
+        os.environ
+    )  # the programs' runs only, not their compiles
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
-            raise CaseError(f"programs(): program {name!r} has a name or step label that is not text: {labels!r:.200}")
+            raise CaseError(
+                f"programs(): program {name!r} has a name or step label that is not text: {labels!r:.200}"
+            )
         check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)
@@ -230,7 +244,9 @@ def execute(module: ModuleType, sizes: dict[str, int], settings: dict[str, Any],
     facts |= {f"{JAX_CONFIG_FACT}.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
     claim = ProcessClaim(bool(holds), scrub(str(evidence)))
-    return ProcessRun(0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim)
+    return ProcessRun(
+        0, RunStatus.OK, programs=programs, compiled=compiled, facts=facts, claim=claim
+    )
 
 
 def run(
@@ -246,7 +262,10 @@ def run(
         if script_sha256 is not None:
             with phase("script"):
                 process = run_script(case_file, script_sha256, args=script_args)
-            with phase("facts"), contextlib.suppress(Exception):  # the side's JAX, for the record, once it ran
+            with (
+                phase("facts"),
+                contextlib.suppress(Exception),
+            ):  # the side's JAX, for the record, once it ran
                 importlib.import_module("jax")
         else:
             with phase("import"):
@@ -260,7 +279,9 @@ def run(
             process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
             lines = traceback.format_exc().strip().splitlines()
-            detail = "\n".join(lines[-TRACEBACK_LINES:])  # and of those the end: one line can be megabytes
+            detail = "\n".join(
+                lines[-TRACEBACK_LINES:]
+            )  # and of those the end: one line can be megabytes
             process = ProcessRun(0, RunStatus.FAILED, scrub(detail[-DETAIL_CHARS:]))
     if "jax" in sys.modules:
         with phase("facts"):
@@ -269,13 +290,16 @@ def run(
             except Exception as exc:  # the case's own failure is the news, not this
                 jax = JaxFacts(error=scrub(f"{type(exc).__name__}: {exc}"))
         claim = process.claim
-        if claim is not None:  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+        if (
+            claim is not None
+        ):  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
             claim = dataclasses.replace(claim, backend=jax.backend or "unknown")
         process = dataclasses.replace(process, jax=jax, claim=claim)
     return dataclasses.replace(
         process,
         phases_s={name: round(seconds, 4) for name, seconds in phase.seconds.items()},
-        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux reports KiB
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        * 1024,  # Linux reports KiB
     )
 
 
@@ -291,9 +315,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settings", type=json.loads, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--script-sha256", help="the case file is a plain script of this content")
-    parser.add_argument("--script-args", type=json.loads, default=[], help="its arguments, a JSON list")
+    parser.add_argument(
+        "--script-args", type=json.loads, default=[], help="its arguments, a JSON list"
+    )
     args = parser.parse_args(argv)
-    write(args.out, run(args.case_file, args.sizes, args.settings, args.script_sha256, tuple(args.script_args)))
+    write(
+        args.out,
+        run(args.case_file, args.sizes, args.settings, args.script_sha256, tuple(args.script_args)),
+    )
     return 0
 
 

@@ -47,8 +47,14 @@ class Figure:
     n: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"program": self.program, "metric": self.metric, "median": self.median, "min": self.min,
-                "max": self.max, "n": self.n}  # fmt: skip
+        return {
+            "program": self.program,
+            "metric": self.metric,
+            "median": self.median,
+            "min": self.min,
+            "max": self.max,
+            "n": self.n,
+        }
 
 
 @dataclass
@@ -76,7 +82,14 @@ def _figure(found: re.Match[str]) -> Figure | str:
             f"(at most {FIGURE_DIGITS}); left out"
         )
     values = {name: int(digits) for name, digits in fields.items()}
-    return Figure(found["program"], found["metric"], values["median"], values["min"], values["max"], values["n"])
+    return Figure(
+        found["program"],
+        found["metric"],
+        values["median"],
+        values["min"],
+        values["max"],
+        values["n"],
+    )
 
 
 def parse_output(text: str) -> Figures:

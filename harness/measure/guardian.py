@@ -86,10 +86,20 @@ def watch(marker: str, folder: str, harness: int) -> int:
 
 
 def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] | None, int | None]:
-    read_end, write_end = os.pipe()  # both ends non-inheritable: no other child holds the write end open
+    read_end, write_end = (
+        os.pipe()
+    )  # both ends non-inheritable: no other child holds the write end open
     try:
         watchdog = subprocess.Popen(
-            [sys.executable or "python3", "-I", "-S", __file__, marker, str(folder), str(os.getpid())],
+            [
+                sys.executable or "python3",
+                "-I",
+                "-S",
+                __file__,
+                marker,
+                str(folder),
+                str(os.getpid()),
+            ],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -66,7 +66,9 @@ def structure(hlo_text: str) -> dict[str, Any]:
         "fusions": counts["fusion"],
         "conditionals": counts["conditional"],
         "selects": counts["select"],
-        "collectives": sum(counts[op] for op in ("all-reduce", "all-gather", "all-to-all", "collective-permute")),
+        "collectives": sum(
+            counts[op] for op in ("all-reduce", "all-gather", "all-to-all", "collective-permute")
+        ),
     }
 
 
@@ -81,7 +83,9 @@ def cost(compiled: Any) -> dict[str, float | None]:
     analysis = analysis or {}
     return {
         "flops": float(analysis["flops"]) if "flops" in analysis else None,
-        "bytes_accessed": float(analysis["bytes accessed"]) if "bytes accessed" in analysis else None,
+        "bytes_accessed": float(analysis["bytes accessed"])
+        if "bytes accessed" in analysis
+        else None,
     }
 
 

@@ -61,7 +61,9 @@ def kill_group(pid: int) -> None:
 class Worker:
     """One side's worker process and the JSON lines exchanged with it."""
 
-    def __init__(self, interpreter: str, environ: dict[str, str], isolation: str, log: Path) -> None:
+    def __init__(
+        self, interpreter: str, environ: dict[str, str], isolation: str, log: Path
+    ) -> None:
         self.log = log
         # The worker runs this checkout's harness whatever the interpreter has installed, so
         # the two ends of the protocol always match.
@@ -102,7 +104,9 @@ class Worker:
                 return None
             chunk = os.read(self._stdout, 65536)
             if not chunk:
-                if self.running is not None:  # it died with the worker; what it started in its group did not
+                if (
+                    self.running is not None
+                ):  # it died with the worker; what it started in its group did not
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(self.running, signal.SIGKILL)
                 self.running = None
@@ -131,7 +135,9 @@ class Worker:
         facts = self._expect("ready", timeout)
         if facts is None:
             self.close()
-            raise WorkerGone(f"the worker was not ready within {timeout:g} s\n{self.log_tail()}".strip())
+            raise WorkerGone(
+                f"the worker was not ready within {timeout:g} s\n{self.log_tail()}".strip()
+            )
         self.facts = facts
         return facts
 
@@ -142,7 +148,9 @@ class Worker:
             self._stdin.flush()
         except (BrokenPipeError, OSError):
             code = self.proc.wait()
-            raise WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip()) from None
+            raise WorkerGone(
+                f"the worker ended (exit code {code})\n{self.log_tail()}".strip()
+            ) from None
         started = self._expect("started", READY_TIMEOUT_S)
         if started is None:
             raise WorkerGone("the worker did not start the case process")
@@ -155,7 +163,9 @@ class Worker:
         if exited is None:
             return None
         self.running = None
-        return Exited(int(exited["returncode"]), float(exited["cpu_s"]), int(exited["maxrss_bytes"]))
+        return Exited(
+            int(exited["returncode"]), float(exited["cpu_s"]), int(exited["maxrss_bytes"])
+        )
 
     def kill(self) -> Exited | None:
         """Kill the running case process with its group; how it ended, once the worker has reaped it."""

@@ -52,7 +52,9 @@ def follow_parent(signum: int = signal.SIGTERM) -> bool:
     if parent == 1:
         return False
     if not prctl(PR_SET_PDEATHSIG, signum):  # no kernel to ask: look at the parent now and then
-        threading.Thread(target=_watch_parent, args=(parent, signum), name="watch-parent", daemon=True).start()
+        threading.Thread(
+            target=_watch_parent, args=(parent, signum), name="watch-parent", daemon=True
+        ).start()
     elif os.getppid() != parent:  # it died before the request was made: the kernel will not tell
         os.kill(os.getpid(), signum)
     return True

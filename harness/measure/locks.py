@@ -41,7 +41,9 @@ def _open_lock(path: Path) -> int:
             fd = os.open(path, flags)
         except FileNotFoundError:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                fd = os.open(
+                    path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+                )
             except FileExistsError:
                 continue
             except FileNotFoundError:
@@ -50,7 +52,9 @@ def _open_lock(path: Path) -> int:
                 raise LockUnusable(f"it cannot be created ({exc.strerror})") from None
             os.fchmod(fd, EVERYONE_READ_WRITE)  # the mode asked of open is cut by the umask
         except PermissionError:
-            raise LockUnusable("another user's lock file there is not readable by this user") from None
+            raise LockUnusable(
+                "another user's lock file there is not readable by this user"
+            ) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise LockUnusable("a symbolic link is at its path") from None
@@ -134,5 +138,7 @@ def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[
     """Hold a results folder for one run, so two sweeps into it measure each cell once."""
     digest = hashlib.sha256(os.fsencode(results_dir.resolve())).hexdigest()[:16]
     name = f"jax-repro-harness-results-{digest}.lock"
-    with _exclusive(name, f"waiting for another sweep into {results_dir} to finish", progress) as waited:
+    with _exclusive(
+        name, f"waiting for another sweep into {results_dir} to finish", progress
+    ) as waited:
         yield waited

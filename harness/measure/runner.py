@@ -92,7 +92,11 @@ class _Pace:
 
 
 def resuming_lines(
-    sides: list[Side], total: int, stored: dict[tuple[int, str], str | None], resume: str, results_dir: Path
+    sides: list[Side],
+    total: int,
+    stored: dict[tuple[int, str], str | None],
+    resume: str,
+    results_dir: Path,
 ) -> list[str]:
     """What a resumed run says, per side with cells measured before: how many are passed over, and why."""
     lines = []
@@ -101,7 +105,9 @@ def resuming_lines(
         before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
         if before:
             what = "measured" if resume == "skip" else "measured ok"
-            again = f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
+            again = (
+                f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
+            )
             lines.append(
                 f"[{side.label}] resuming: {before} of {total} cells already in {results_dir}{again}; "
                 f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that "
@@ -114,9 +120,17 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     """The line a measurement starts with: how many cells, processes and sides, and how far it may go."""
     count, sides = settings.processes, max(len(cell.runs) for cell in cells)
     what = f"{count} process{'es' if count > 1 else ''}"
-    what += f" on each of {sides} sides, interleaved" if sides > 1 else " each" if len(cells) > 1 else ""
+    what += (
+        f" on each of {sides} sides, interleaved"
+        if sides > 1
+        else " each"
+        if len(cells) > 1
+        else ""
+    )
     if settings.target_ratio is not None:
-        what += f" (up to {settings.most_processes} until ×{settings.target_ratio:.3g} is detectable)"
+        what += (
+            f" (up to {settings.most_processes} until ×{settings.target_ratio:.3g} is detectable)"
+        )
     elif settings.decide is not None and sides > 1:
         what += f" (up to {settings.most_processes} until decided)"
     if len(cells) > 1:
@@ -146,7 +160,9 @@ class Recorder:
         if not self.settings.isolation:
             self.settings = dataclasses.replace(self.settings, isolation=default_isolation())
         self.workers = WorkerPool(self.sides, self.settings.isolation)
-        self.context = RunContext(self.results_dir, self.settings, self.seed, self.budget, self.invocation)
+        self.context = RunContext(
+            self.results_dir, self.settings, self.seed, self.budget, self.invocation
+        )
         self.rules = StopRules(self.settings, self.progress, self.detectable, self.undecided)
 
     def __enter__(self) -> Recorder:
@@ -163,10 +179,16 @@ class Recorder:
         # Only a result of this script's content and arguments was measured before (``check_results_folder``
         # refused a folder of others, under the same lock).
         cells = measured_cells(
-            self.results_dir, item.case.name, side.release, side.profile, self.machine,
+            self.results_dir,
+            item.case.name,
+            side.release,
+            side.profile,
+            self.machine,
             lambda stored: same_script(stored, item.case),
-        )  # fmt: skip
-        return cells.get(cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes)))
+        )
+        return cells.get(
+            cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
+        )
 
     def run(self, item: PlannedRun, *, resume: str = "force") -> list[Measured]:
         """Measure and store one cell on every side (``run_plan`` of a plan of one)."""
@@ -184,18 +206,26 @@ class Recorder:
             self._measure_in_rounds(cells, outcomes)
         return [outcomes[index, side.label] for index in range(len(plan)) for side in self.sides]
 
-    def _cells(self, plan: list[PlannedRun], resume: str, outcomes: dict[tuple[int, str], Measured]) -> list[Cell]:
+    def _cells(
+        self, plan: list[PlannedRun], resume: str, outcomes: dict[tuple[int, str], Measured]
+    ) -> list[Cell]:
         """The plan's cells with a run for each side still to measure; refused and passed-over cells go straight
         to ``outcomes``.  What was stored is read once, under the folder lock: what the resume line counts is
         what is passed over."""
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
-            stored = {(i, s.label): self.stored_status(item, s) for i, item in enumerate(plan) for s in self.sides}
+            stored = {
+                (i, s.label): self.stored_status(item, s)
+                for i, item in enumerate(plan)
+                for s in self.sides
+            }
             for line in resuming_lines(self.sides, len(plan), stored, resume, self.results_dir):
                 self.progress(line)
         cells = []
         for index, item in enumerate(plan):
-            shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a plain script has no sizes
+            shown = (
+                f" {sizes_text(item.sizes)}" if item.sizes else ""
+            )  # a plain script has no sizes
             cell = Cell(index, item, f"({index + 1}/{len(plan)}) {item.case.name}{shown}")
             for side in self.sides:
                 previous = stored.get((index, side.label))
@@ -203,20 +233,28 @@ class Recorder:
                     run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
                     self.progress(f"[{side.label}] {cell.head} → {describe(run)}")
-                elif previous not in (None, INTERRUPTED) and (resume == "skip" or previous == RunStatus.OK):
+                elif previous not in (None, INTERRUPTED) and (
+                    resume == "skip" or previous == RunStatus.OK
+                ):
                     outcomes[index, side.label] = Measured(side, None, None, previous)
                     self.progress(f"[{side.label}] {cell.head} → {describe(None, previous)}")
                 elif known := self._known_skip(item, side):
-                    run = CellRun(side, self.settings.processes, [ProcessRun(0, RunStatus.SKIPPED, known)])
+                    run = CellRun(
+                        side, self.settings.processes, [ProcessRun(0, RunStatus.SKIPPED, known)]
+                    )
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
-                    self.progress(f"[{side.label}] {cell.head} → {describe(run)} (known before starting: {known})")
+                    self.progress(
+                        f"[{side.label}] {cell.head} → {describe(run)} (known before starting: {known})"
+                    )
                 else:
                     cell.runs.append(CellRun(side, self.settings.processes))
             if cell.runs:
                 cells.append(cell)
         return cells
 
-    def _measure_in_rounds(self, cells: list[Cell], outcomes: dict[tuple[int, str], Measured]) -> None:
+    def _measure_in_rounds(
+        self, cells: list[Cell], outcomes: dict[tuple[int, str], Measured]
+    ) -> None:
         """Round k measures process k of every cell still going, one per side (the order rotated each round),
         before any cell's process k + 1; a cell is stored as soon as it needs no further round."""
         if not cells:
@@ -229,7 +267,9 @@ class Recorder:
                     active = [run for run in cell.runs if run.finished() is None]
                     shift = round_index % max(len(active), 1)
                     for run in active[shift:] + active[:shift]:
-                        self._measure_process(cell, run, round_index, pace.line(going, self.settings))
+                        self._measure_process(
+                            cell, run, round_index, pace.line(going, self.settings)
+                        )
                         pace.done()
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self.rules.another_round(cell, active, round_index + 1):
@@ -256,19 +296,33 @@ class Recorder:
             for run in cell.runs:
                 if run.processes:
                     done = len(run.processes)
-                    of = f" of {run.planned}" if done < run.planned else ", before the target was judged"
+                    of = (
+                        f" of {run.planned}"
+                        if done < run.planned
+                        else ", before the target was judged"
+                    )
                     if not run.settled:  # a side settled at a look was measured in full
                         run.stopped = f"interrupted after {done}{of} processes"
-                    with contextlib.suppress(HarnessError):  # the disk is full: the error propagating says why
+                    with contextlib.suppress(
+                        HarnessError
+                    ):  # the disk is full: the error propagating says why
                         self._store(cell.item, run, cell.others(run))
 
     def _measure_process(self, cell: Cell, run: CellRun, round_index: int, left: str) -> None:
         planned = self.settings.processes
-        of = f"/{planned}" if round_index < planned else f" (of at most {self.settings.most_processes})"
+        of = (
+            f"/{planned}"
+            if round_index < planned
+            else f" (of at most {self.settings.most_processes})"
+        )
         line = f"[{run.side.label}] {cell.head} · process {round_index + 1}{of}"
         worker = lambda: self.workers.worker(run.side)
-        process = measure_process(worker, cell.item, run, round_index, self.settings, self.progress, line)
-        self.progress(f"{line} → {process.status} in {process.duration_s:.1f} s{load_text(process)} {left}")
+        process = measure_process(
+            worker, cell.item, run, round_index, self.settings, self.progress, line
+        )
+        self.progress(
+            f"{line} → {process.status} in {process.duration_s:.1f} s{load_text(process)} {left}"
+        )
         if process.status not in (RunStatus.OK, RunStatus.SKIPPED) and process.detail:
             self.progress("    " + process.detail.splitlines()[-1][:200])
 
@@ -303,6 +357,13 @@ def measure(
     processes it starts (in each side's interpreter, by its worker)."""
     budget = Budget.for_this_machine() if budget is None else budget
     with Recorder(
-        results_dir, sides, settings, seed, budget, progress, detectable=detectable, undecided=undecided
+        results_dir,
+        sides,
+        settings,
+        seed,
+        budget,
+        progress,
+        detectable=detectable,
+        undecided=undecided,
     ) as recorder:
         return recorder.run_plan(plan, resume=resume)

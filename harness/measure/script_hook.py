@@ -36,7 +36,11 @@ EVENTS = {
     "compile": "/jax/core/compile/backend_compile_duration",
 }
 _by_event = {event: phase for phase, event in EVENTS.items()}
-_report: dict = {"schema": 1, "started_ns": STARTED_NS, "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS}}
+_report: dict = {
+    "schema": 1,
+    "started_ns": STARTED_NS,
+    "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS},
+}
 # jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness tries a changed
 # default with no edit to the script; each is set right after jax is first imported and read back.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
@@ -138,7 +142,9 @@ def _listen() -> None:
 
         jax.monitoring.register_event_duration_secs_listener(_on_duration)
         _report["listening"] = True
-    except Exception as exc:  # a release without the API: the phases are missing, the script still runs
+    except (
+        Exception
+    ) as exc:  # a release without the API: the phases are missing, the script still runs
         _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
 
 
@@ -165,7 +171,9 @@ def start_profile(environ) -> bool:
 
     try:
         jax.profiler.start_trace(folder, create_perfetto_trace=True)
-    except Exception as exc:  # a release without the option, or a profiler already running: no profile, said
+    except (
+        Exception
+    ) as exc:  # a release without the option, or a profiler already running: no profile, said
         print(f"harness: no profile: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
         return False
     return True
@@ -177,7 +185,10 @@ def stop_profile() -> None:
     try:
         jax.profiler.stop_trace()
     except Exception as exc:
-        print(f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        print(
+            f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"[:300],
+            file=sys.stderr,
+        )
 
 
 def _events_in_source() -> dict[str, bool]:
@@ -189,7 +200,9 @@ def _events_in_source() -> dict[str, bool]:
         for file in files:
             if file.endswith(".py") and wanted - found:
                 try:
-                    with open(os.path.join(root, file), encoding="utf-8", errors="replace") as handle:
+                    with open(
+                        os.path.join(root, file), encoding="utf-8", errors="replace"
+                    ) as handle:
                         text = handle.read()
                 except OSError:
                     continue
@@ -217,16 +230,26 @@ def _write(path: str) -> None:
 def main() -> None:
     report, script, *arguments = sys.argv[1:]
     sys.argv = [script, *arguments]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python FILE` puts the script's folder first
-    if "jax" not in sys.modules:  # imported before the script (a .pth file): there is no first import to time
+    sys.path[0] = os.path.dirname(
+        os.path.abspath(script)
+    )  # as `python FILE` puts the script's folder first
+    if (
+        "jax" not in sys.modules
+    ):  # imported before the script (a .pth file): there is no first import to time
         sys.meta_path.insert(0, _TIMER)
     try:
         runpy.run_path(script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
         raise
-    except BaseException as exc:  # as `python FILE` reports it: the script's frames, not this hook's or runpy's
+    except (
+        BaseException
+    ) as exc:  # as `python FILE` reports it: the script's frames, not this hook's or runpy's
         frames = exc.__traceback__
-        while frames is not None and frames.tb_frame.f_code.co_filename in (__file__, runpy.__file__, "<frozen runpy>"):
+        while frames is not None and frames.tb_frame.f_code.co_filename in (
+            __file__,
+            runpy.__file__,
+            "<frozen runpy>",
+        ):
             frames = frames.tb_next
         traceback.print_exception(type(exc), exc, frames)
         sys.exit(1)

@@ -29,7 +29,9 @@ MAX_FIELDS = 200
 
 @dataclass
 class ScriptNumbers:
-    values: dict[str, float] = field(default_factory=dict)  # field → this process's figure (median over lines)
+    values: dict[str, float] = field(
+        default_factory=dict
+    )  # field → this process's figure (median over lines)
     facts: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # fields left out, with why
 
@@ -41,11 +43,16 @@ def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
         if not (text.startswith("{") and text.endswith("}")):
             continue
         if len(text) > LINE_CHARS:
-            skipped.append(f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may have")
+            skipped.append(
+                f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may have"
+            )
             continue
         try:
             parsed = json.loads(text)
-        except (ValueError, RecursionError) as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
+        except (
+            ValueError,
+            RecursionError,
+        ) as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
             if "digits" in str(exc):
                 skipped.append(f"line {number}: {str(exc).split(':')[0]}")
             continue

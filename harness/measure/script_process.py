@@ -51,14 +51,23 @@ from harness.measure.lifetime import die_with_parent
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
 from harness.metric_names import JSON, PROCESS
 from harness.store import bounds
-from harness.store.schema import CompiledFunction, ProcessClaim, ProcessRun, RunStatus, StoredProgram, TimedSample
+from harness.store.schema import (
+    CompiledFunction,
+    ProcessClaim,
+    ProcessRun,
+    RunStatus,
+    StoredProgram,
+    TimedSample,
+)
 
 WHOLE_PROCESS = PROCESS  # the program of a script timed as a whole process
 # Read of a script's standard output: figure lines come first, and a script can print gigabytes.
 OUTPUT_BYTES = 8 * 1024 * 1024
 TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
 COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
-HOOK = Path(__file__).with_name("script_hook.py")  # run by its path: the script's venv need not hold the harness
+HOOK = Path(__file__).with_name(
+    "script_hook.py"
+)  # run by its path: the script's venv need not hold the harness
 REPORT_BYTES = 64 * 1024
 # A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes each would
 # otherwise make a result larger than any reader reads (``store.bounds.MAX_DOCUMENT_BYTES``).
@@ -67,7 +76,10 @@ FACT_CHARS = 4000
 FACT_DEPTH = 5
 MAX_NOTES = 20
 # The program names a script's figure lines may not take: the harness's own figures have them.
-RESERVED_PROGRAMS = {PROCESS: "the whole process and its phases", JSON: "the numbers of its JSON lines"}
+RESERVED_PROGRAMS = {
+    PROCESS: "the whole process and its phases",
+    JSON: "the numbers of its JSON lines",
+}
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'")
 
 
@@ -85,7 +97,9 @@ def script_environment(environ: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def programs_from(figures: list[Figure]) -> tuple[dict[str, StoredProgram], dict[str, CompiledFunction]]:
+def programs_from(
+    figures: list[Figure],
+) -> tuple[dict[str, StoredProgram], dict[str, CompiledFunction]]:
     """Programs and compiled functions, as a result stores them, from one process's figure lines.
 
     A program's sample is the medians the script printed: its wall time, and as marks its
@@ -98,14 +112,24 @@ def programs_from(figures: list[Figure]) -> tuple[dict[str, StoredProgram], dict
     programs: dict[str, StoredProgram] = {}
     compiled: dict[str, CompiledFunction] = {}
     for name, found in by_program.items():
-        cold = {key: (found[metric].median,) for metric, key in COMPILE_METRICS.items() if metric in found}
+        cold = {
+            key: (found[metric].median,)
+            for metric, key in COMPILE_METRICS.items()
+            if metric in found
+        }
         if cold:
             compiled[name] = CompiledFunction(cold.get("lower_ns", ()), cold.get("compile_ns", ()))
         wall, dispatch = found.get("wall_ns"), found.get("dispatch_ns")
         if wall is None and dispatch is None:
             continue
-        marks = {metric.removeprefix("mark:"): f.median for metric, f in found.items() if metric.startswith("mark:")}
-        kinds = [kind for kind, figure in (("wall", wall), ("dispatch", dispatch)) if figure is not None]
+        marks = {
+            metric.removeprefix("mark:"): f.median
+            for metric, f in found.items()
+            if metric.startswith("mark:")
+        }
+        kinds = [
+            kind for kind, figure in (("wall", wall), ("dispatch", dispatch)) if figure is not None
+        ]
         if dispatch is None or not marks:
             marks = {"script": (dispatch or wall).median}  # type: ignore[union-attr]
         first = found.get("first_call_ns")
@@ -122,7 +146,9 @@ def programs_from(figures: list[Figure]) -> tuple[dict[str, StoredProgram], dict
 
 def whole_process(wall_ns: int, file: str) -> StoredProgram:
     sample = TimedSample((wall_ns,), wall_ns)
-    return StoredProgram((f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",))
+    return StoredProgram(
+        (f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",)
+    )
 
 
 def undeclared_import(stderr: str) -> str:
@@ -177,11 +203,23 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
             complete = False
             continue
         figures[f"process.{phase}_ns"] = float(event.get("total_ns", 0))
-    ended, began = report.get("ended_ns"), imported if isinstance(imported, int) else report.get("started_ns")
-    if complete and isinstance(ended, int) and isinstance(began, int) and report.get("listening", True) is True:
-        spent = sum(figures.get(f"process.{phase}_ns", 0.0) for phase in ("trace", "lower", "compile"))
+    ended, began = (
+        report.get("ended_ns"),
+        imported if isinstance(imported, int) else report.get("started_ns"),
+    )
+    if (
+        complete
+        and isinstance(ended, int)
+        and isinstance(began, int)
+        and report.get("listening", True) is True
+    ):
+        spent = sum(
+            figures.get(f"process.{phase}_ns", 0.0) for phase in ("trace", "lower", "compile")
+        )
         figures["process.run_ns"] = max(0.0, float(ended - began) - spent)
-    return figures, {phase: events[phase] for phase in ("trace", "lower", "compile") if phase in events}
+    return figures, {
+        phase: events[phase] for phase in ("trace", "lower", "compile") if phase in events
+    }
 
 
 def _read_report(path: Path) -> dict[str, Any]:
@@ -205,7 +243,9 @@ def run_script(
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
-        return ProcessRun(0, RunStatus.FAILED, f"script {path.name} cannot be read: {exc.strerror or exc}")
+        return ProcessRun(
+            0, RunStatus.FAILED, f"script {path.name} cannot be read: {exc.strerror or exc}"
+        )
     if digest != expected_sha256:
         changed = (
             f"script {path.name} changed since this run began (sha256 {expected_sha256[:12]}, now "
@@ -213,7 +253,11 @@ def run_script(
         )
         return ProcessRun(0, RunStatus.FAILED, changed, script={"sha256": digest})
     env = script_environment(dict(os.environ))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as scratch:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as scratch,
+    ):
         report_path = Path(scratch) / "phases.json"
         started = time.perf_counter_ns()
         child = subprocess.Popen(
@@ -236,17 +280,22 @@ def run_script(
         stderr = _read_end(err)
         report = _read_report(report_path)
         hooks = report.get("after_script_ns")
-        if isinstance(hooks, int) and 0 <= hooks < wall_ns:  # the hook's scan after the script: not the script's
+        if (
+            isinstance(hooks, int) and 0 <= hooks < wall_ns
+        ):  # the hook's scan after the script: not the script's
             wall_ns -= hooks
     record: dict[str, Any] = {
         "sha256": digest,
         "exit_status": code,
         "wall_ns": wall_ns,
-        "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,  # Linux reports KiB
+        "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        * 1024,  # Linux reports KiB
     }
     if code != 0:
         if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            name = (
+                signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            )
             status, how = RunStatus.CRASHED, f"was killed by {name}"
         else:
             status, how = RunStatus.FAILED, f"exited with code {code}"
@@ -260,22 +309,36 @@ def run_script(
     record["judged_on"] = "printed figures" if programs or compiled else "whole process"
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
-    if not (programs or compiled) and figures.lines:  # figure lines of metrics the statistics do not know
+    if (
+        not (programs or compiled) and figures.lines
+    ):  # figure lines of metrics the statistics do not know
         record["printed"] = [f.as_dict() for f in figures.lines]
     programs = {**programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
     named, events = phase_figures(report)
     if events:
         record["events"] = events
     if not report:
-        record["phases"] = "not measured: the start-up hook left no report (the script ended the process itself?)"
+        record["phases"] = (
+            "not measured: the start-up hook left no report (the script ended the process itself?)"
+        )
     numbers = script_numbers(stdout)
     named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
-    facts = bounded_facts({**figures.facts, **{f"{JSON_PROGRAM}.{n}": t for n, t in numbers.facts.items()}}, notes)
+    facts = bounded_facts(
+        {**figures.facts, **{f"{JSON_PROGRAM}.{n}": t for n, t in numbers.facts.items()}}, notes
+    )
     configured = report.get("jax_config")
     if isinstance(configured, dict):  # jax options set for this process: a changed default tried
-        facts |= {f"jax_config.{name}": str(value)[:200] for name, value in configured.items() if isinstance(name, str)}
+        facts |= {
+            f"jax_config.{name}": str(value)[:200]
+            for name, value in configured.items()
+            if isinstance(name, str)
+        }
     notes += [f"JSON line: {why}" for why in numbers.skipped]
-    claim = None if figures.holds is None else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
+    claim = (
+        None
+        if figures.holds is None
+        else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
+    )
     return ProcessRun(
         0,
         RunStatus.OK,

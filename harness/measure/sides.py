@@ -41,7 +41,17 @@ from harness.names import name_problem
 from harness.store.schema import Libraries, SchemaError, parse_libraries
 
 PLAN_BYTES = 1024 * 1024
-KEYS = ("label", "release", "profile", "interpreter", "env", "sizes", "compare_next", "compare_metrics", "libraries")
+KEYS = (
+    "label",
+    "release",
+    "profile",
+    "interpreter",
+    "env",
+    "sizes",
+    "compare_next",
+    "compare_metrics",
+    "libraries",
+)
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 
@@ -54,10 +64,18 @@ class Side:
     env: dict[str, str | None] = field(default_factory=dict)
     label: str = ""
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
-    compare_next: bool = True  # measuring until decided: judged against the next side of its profile
-    compare_metrics: tuple[str, ...] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
-    libraries: Libraries | None = None  # a plain script's venv on this side: what it was resolved to hold
-    compare_with: str = ""  # measuring until decided: also compared with the side of this label (its partner)
+    compare_next: bool = (
+        True  # measuring until decided: judged against the next side of its profile
+    )
+    compare_metrics: tuple[
+        str, ...
+    ] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
+    libraries: Libraries | None = (
+        None  # a plain script's venv on this side: what it was resolved to hold
+    )
+    compare_with: str = (
+        ""  # measuring until decided: also compared with the side of this label (its partner)
+    )
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -67,10 +85,14 @@ class Side:
     def cpu_devices(self) -> int | None:
         """How many CPU devices a case process of this side will find, where its environment says so (JAX on
         the CPU platform alone, with XLA's host device count or none); None where only the process can tell."""
-        environ = self.environment()  # the side's variables over the harness's, as its processes get them
+        environ = (
+            self.environment()
+        )  # the side's variables over the harness's, as its processes get them
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
-        found = re.findall(r"--xla_force_host_platform_device_count=(\d+)", environ.get("XLA_FLAGS", ""))
+        found = re.findall(
+            r"--xla_force_host_platform_device_count=(\d+)", environ.get("XLA_FLAGS", "")
+        )
         return int(found[-1]) if found else 1
 
     def cell_sizes(self, planned: dict[str, int]) -> dict[str, int]:
@@ -91,7 +113,9 @@ class Side:
 def _text(entry: dict[str, Any], key: str, where: str) -> str:
     value = entry[key]
     if not isinstance(value, str) or not _LABEL_TEXT.match(value) or value != value.strip():
-        raise UsageError(f"{where}: {key!r} must be a non-empty line of text, not {json.dumps(value)[:80]}")
+        raise UsageError(
+            f"{where}: {key!r} must be a non-empty line of text, not {json.dumps(value)[:80]}"
+        )
     return value
 
 
@@ -105,7 +129,10 @@ def _side(entry: Any, where: str) -> Side:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
     release, profile = _text(entry, "release", where), _text(entry, "profile", where)
-    for key, value in (("release", release), ("profile", profile)):  # each becomes part of the results' paths
+    for key, value in (
+        ("release", release),
+        ("profile", profile),
+    ):  # each becomes part of the results' paths
         problem = name_problem(value)
         if problem:
             raise UsageError(f"{where}: {key} {problem}")
@@ -125,10 +152,14 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: the value of {name} must be a string or null")
     compare_next = entry.get("compare_next", True)
     if not isinstance(compare_next, bool):
-        raise UsageError(f"{where}: 'compare_next' must be true or false, not {json.dumps(compare_next)[:40]}")
+        raise UsageError(
+            f"{where}: 'compare_next' must be true or false, not {json.dumps(compare_next)[:40]}"
+        )
     metrics = entry.get("compare_metrics", [])
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
-        raise UsageError(f"{where}: 'compare_metrics' must be a list of metric names such as \"scan.wall_ns\"")
+        raise UsageError(
+            f"{where}: 'compare_metrics' must be a list of metric names such as \"scan.wall_ns\""
+        )
     try:
         metrics = [parse_metric_name(m).metric_name for m in metrics]
     except UsageError as exc:
@@ -141,7 +172,9 @@ def _side(entry: Any, where: str) -> Side:
         except SchemaError as exc:
             raise UsageError(f"{where}: {exc}") from None
     metrics_ = tuple(dict.fromkeys(metrics))
-    return Side(release, profile, interpreter, dict(env), label, sizes, compare_next, metrics_, libraries)
+    return Side(
+        release, profile, interpreter, dict(env), label, sizes, compare_next, metrics_, libraries
+    )
 
 
 def _sizes(value: Any, where: str) -> dict[str, int]:
@@ -151,7 +184,9 @@ def _sizes(value: Any, where: str) -> dict[str, int]:
     for name, number in value.items():
         if not isinstance(number, int) or isinstance(number, bool):
             shown = json.dumps(number)[:40]
-            raise UsageError(f"{where}: the size {str(name)[:40]!r} must be a whole number, not {shown}")
+            raise UsageError(
+                f"{where}: the size {str(name)[:40]!r} must be a whole number, not {shown}"
+            )
         try:
             key, parsed = parse_size(f"{name}={number}")
         except UsageError as exc:
@@ -167,9 +202,13 @@ def load_plan(path: Path) -> list[Side]:
             data = handle.read(PLAN_BYTES + 1)
         text = data.decode()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the sides plan {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise UsageError(
+            f"cannot read the sides plan {path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     if len(data) > PLAN_BYTES:
-        raise UsageError(f"the sides plan {path} is over {PLAN_BYTES} bytes: a plan lists a few sides")
+        raise UsageError(
+            f"the sides plan {path} is over {PLAN_BYTES} bytes: a plan lists a few sides"
+        )
     try:
         entries = json.loads(text)
     except RecursionError:
@@ -182,8 +221,14 @@ def load_plan(path: Path) -> list[Side]:
     for i, side in enumerate(sides):
         for j, other in enumerate(sides[:i]):
             if side.label == other.label:
-                raise UsageError(f"sides plan {path}: sides {j + 1} and {i + 1} share the label {side.label!r}")
-            if (side.release, side.profile, side.sizes) == (other.release, other.profile, other.sizes):
+                raise UsageError(
+                    f"sides plan {path}: sides {j + 1} and {i + 1} share the label {side.label!r}"
+                )
+            if (side.release, side.profile, side.sizes) == (
+                other.release,
+                other.profile,
+                other.sizes,
+            ):
                 raise UsageError(
                     f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} under profile "
                     f"{side.profile} at the same sizes, so their results would be one cell; give one another "

@@ -61,7 +61,9 @@ class StopRules:
         settings = self.settings
         assert self.detectable is not None and settings.target_ratio is not None
         kinds = settings.target_kinds or ()
-        ratio = self.detectable([[p for p in run.processes if p.status is RunStatus.OK] for run in runs], kinds)
+        ratio = self.detectable(
+            [[p for p in run.processes if p.status is RunStatus.OK] for run in runs], kinds
+        )
         target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
         met = ratio is not None and ratio <= settings.target_ratio
         if ratio is None:
@@ -76,7 +78,9 @@ class StopRules:
                 f"round {done + 1} (at most {settings.most_processes})"
             )
             return True
-        if done > settings.processes or not met:  # a target the planned rounds met needs no line of its own
+        if (
+            done > settings.processes or not met
+        ):  # a target the planned rounds met needs no line of its own
             self.progress(f"{head} · {extent}")
         for run in runs:
             run.extent = extent
@@ -86,7 +90,11 @@ class StopRules:
         assert self.undecided is not None
         return [
             self.undecided(
-                a.processes, b.processes, self.settings, name=pair_name(a.side, b.side), metrics=a.side.compare_metrics
+                a.processes,
+                b.processes,
+                self.settings,
+                name=pair_name(a.side, b.side),
+                metrics=a.side.compare_metrics,
             )
             for a, b in pairs
         ]
@@ -95,7 +103,9 @@ class StopRules:
         """Up to the next look, then another look while a comparison is open, within ``max_processes`` and the
         time budget; the cell's results say how far it went and why it stopped."""
         settings, most = self.settings, self.settings.most_processes
-        seconds = sum(run.duration_s for run in cell.runs)  # its own processes: cells take turns in rounds
+        seconds = sum(
+            run.duration_s for run in cell.runs
+        )  # its own processes: cells take turns in rounds
         spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
         looks = settings.looks
         if done not in looks and done < most and not spent:
@@ -110,12 +120,23 @@ class StopRules:
         if not still:
             extent = decided
         elif done >= most or spent:
-            why = "the most allowed" if done >= most else f"the time budget of {settings.decide_budget_s:g} s spent"
+            why = (
+                "the most allowed"
+                if done >= most
+                else f"the time budget of {settings.decide_budget_s:g} s spent"
+            )
             shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
-            extent = f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
+            extent = (
+                f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
+            )
         else:
             # Only the sides of open comparisons go on: a decided pair's sides would measure for nothing.
-            open_runs = [run for (a, b), lines in zip(pairs, open_by_pair, strict=True) if lines for run in (a, b)]
+            open_runs = [
+                run
+                for (a, b), lines in zip(pairs, open_by_pair, strict=True)
+                if lines
+                for run in (a, b)
+            ]
             for run in going:
                 if all(run is not other for other in open_runs):
                     run.settled = run.extent = decided

@@ -36,7 +36,9 @@ class RunContext:
     invocation: str  # comparisons tell sides that shared this run's level from separate runs
 
 
-def result_of(context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts) -> Result:
+def result_of(
+    context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts
+) -> Result:
     sizes = run.side.cell_sizes(item.sizes)
     script = item.case.script
     identity = new_identity()
@@ -67,12 +69,16 @@ def result_of(context: RunContext, item: PlannedRun, run: CellRun, others: list[
     )
 
 
-def store_run(context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts) -> StoredResult:
+def store_run(
+    context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts
+) -> StoredResult:
     """Store ``run``'s result; HarnessError (one line) when the results folder cannot take it."""
     return store(context.results_dir, result_of(context, item, run, others, host))
 
 
-def not_installable_result(context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts) -> Result:
+def not_installable_result(
+    context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts
+) -> Result:
     """The result of a cell whose side cannot be had: what the script declares cannot be installed beside its
     release.  No process ran: the resolver's reason is its detail."""
     run = CellRun(side, 0)
@@ -90,7 +96,9 @@ def store(folder: Path, result: Result) -> StoredResult:
         raise HarnessError(f"{exc}; results stored so far are kept") from None
     except OSError as exc:
         why = exc.strerror or exc
-        raise HarnessError(f"cannot store results in {folder}: {why}; results stored so far are kept") from None
+        raise HarnessError(
+            f"cannot store results in {folder}: {why}; results stored so far are kept"
+        ) from None
 
 
 def same_script(stored: StoredResult, case: CaseInfo) -> bool:
@@ -100,7 +108,10 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
     if case.script is None:
         return True
     recorded = stored.result.script
-    return recorded is not None and (recorded.sha256, recorded.args) == (case.script.sha256, case.script.args)
+    return recorded is not None and (recorded.sha256, recorded.args) == (
+        case.script.sha256,
+        case.script.args,
+    )
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
@@ -120,7 +131,11 @@ def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
                 f"({' '.join(recorded.args) or 'none'}): results of two command lines are never mixed; give "
                 "--results another folder"
             )
-        what = f"another version of it (sha256 {recorded.sha256[:12]})" if recorded else "something other than it"
+        what = (
+            f"another version of it (sha256 {recorded.sha256[:12]})"
+            if recorded
+            else "something other than it"
+        )
         raise UsageError(
             f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "
             "results of two versions are never mixed; give --results another folder, or the changed script "

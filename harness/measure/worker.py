@@ -143,7 +143,11 @@ def preload() -> list[str]:
         try:
             importlib.import_module(name)
         except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
-            print(f"worker: not preloaded {name}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            print(
+                f"worker: not preloaded {name}: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+                flush=True,
+            )
             continue
         loaded.append(name)
     return loaded
@@ -199,7 +203,11 @@ def child_command(request: dict[str, Any]) -> list[str]:
         "--out",
         request["out"],
         *(["--script-sha256", request["script_sha256"]] if request.get("script_sha256") else []),
-        *(["--script-args", json.dumps(request["script_args"])] if request.get("script_args") else []),
+        *(
+            ["--script-args", json.dumps(request["script_args"])]
+            if request.get("script_args")
+            else []
+        ),
     ]
 
 

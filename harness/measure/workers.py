@@ -41,7 +41,9 @@ class WorkerPool:
     def worker(self, side: Side) -> Worker:
         """The side's worker, ready; the first call starts every side's worker at once, a dead one is restarted."""
         if not self._alive(side):
-            starting = [s for s in self.sides if s.label == side.label or s.label not in self._workers]
+            starting = [
+                s for s in self.sides if s.label == side.label or s.label not in self._workers
+            ]
             started = {each.label: self._start(each) for each in starting}
             for label, worker in started.items():
                 self._ready(label, worker)
@@ -68,7 +70,9 @@ class WorkerPool:
         try:
             self.hosts[label] = parse_host(worker.facts.get("host") or {})
         except SchemaError as exc:
-            raise HarnessError(f"the worker of side {label!r} sent unreadable host facts: {exc}") from None
+            raise HarnessError(
+                f"the worker of side {label!r} sent unreadable host facts: {exc}"
+            ) from None
 
     def host(self, side: Side) -> HostFacts:
         """The side's host facts; its worker is started for them if it never ran (a cell refused on every side)."""

@@ -62,11 +62,15 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         smallest = format_ratio(run.smallest_flagged_ratio)
         seen = f"{raised} was flagged slower in {share} metric comparisons, from {smallest} up"
     elif run.largest_unflagged_ratio is not None:
-        seen = f"{raised} was not flagged (ratios up to {format_ratio(run.largest_unflagged_ratio)})"
+        seen = (
+            f"{raised} was not flagged (ratios up to {format_ratio(run.largest_unflagged_ratio)})"
+        )
     else:
         seen = f"{raised} could not be compared"
     caveat = ""
     if run.processes < run.min_processes:
         count = f"{run.processes} process{'es' if run.processes != 1 else ''}"
-        caveat = f" (runs of {count} a side: too few for any verdict, {run.min_processes} are needed)"
+        caveat = (
+            f" (runs of {count} a side: too few for any verdict, {run.min_processes} are needed)"
+        )
     return f"{where}: {aa}; {seen}{caveat}."

@@ -33,7 +33,10 @@ from harness.render.text import Markdown, code_span, inline
 
 def claim_table(claims: ClaimTable) -> str:
     """Rows (profile, backend, sizes), columns releases: ✓ / ✗ / status, and the ranges in words."""
-    table = [[line.profile, line.backend, line.sizes, *line.marks, line.in_words] for line in claims.lines]
+    table = [
+        [line.profile, line.backend, line.sizes, *line.marks, line.in_words]
+        for line in claims.lines
+    ]
     return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
 
 
@@ -89,7 +92,10 @@ def fact_text(cell: FactCell | None) -> str:
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
     """Exact compiled facts, releases as columns; bold where a value differs from the previous release."""
-    table = [[f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)] for row in rows]
+    table = [
+        [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
+        for row in rows
+    ]
     if not table:
         return ""
     return markdown_table(table, ["function · fact", *(f"jax {release}" for release in releases)])
@@ -98,7 +104,10 @@ def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
 def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
     key = timing.key
     lines = []
-    for kind, alt in ((WALL, "median wall time by release"), (SCALING, "time per call by device count")):
+    for kind, alt in (
+        (WALL, "median wall time by release"),
+        (SCALING, "time per call by device count"),
+    ):
         link = plots.link(key, kind)
         if link:
             lines += [f"![{inline(key.case)}: {alt}]({link})", ""]
@@ -110,11 +119,20 @@ def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]
     if len(group.runs) == 1:
-        lines += [f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet.", ""]
+        lines += [
+            f"Only jax {inline(group.releases[0])} ran in this group: nothing to compare yet.",
+            "",
+        ]
     else:
-        lines += [f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}.", ""]
+        lines += [
+            f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}.",
+            "",
+        ]
     if timing.hosts:
-        lines += ["> [!WARNING]", "> Measured on different machines, so ratios mix releases and hosts:"]
+        lines += [
+            "> [!WARNING]",
+            "> Measured on different machines, so ratios mix releases and hosts:",
+        ]
         lines += [f"> - {inline(text)}" for text in timing.hosts]
         lines.append("")
     lines += [timing_table(timing), ""]
@@ -135,7 +153,10 @@ def structure_section(structure: StructureGroup) -> str:
     """The exact facts of one group across machines."""
     lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
-        lines += [f"From {structure.machines} machines: counted facts do not depend on a machine's speed.", ""]
+        lines += [
+            f"From {structure.machines} machines: counted facts do not depend on a machine's speed.",
+            "",
+        ]
     if structure.devices:
         lines += ["> [!NOTE]", "> Compiled for different devices, which may explain a difference:"]
         lines += [f"> - {inline(text)}" for text in structure.devices]
@@ -151,7 +172,9 @@ def source_text(source: str) -> str:
     return code_span(source)
 
 
-def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots, index: str = "index.md") -> str:
+def render_case(
+    model: CaseModel, thresholds: Thresholds, plots: DrawnPlots, index: str = "index.md"
+) -> str:
     # The record of the case's first run states its claim and where it comes from.
     record = model.runs[0].stored.result
     title, claim = inline(model.case), inline(record.claim_statement)
@@ -162,7 +185,10 @@ def render_case(model: CaseModel, thresholds: Thresholds, plots: DrawnPlots, ind
         lines += [f"Source discussion: {code_span(record.discussion)}", ""]
     lines += ["## Claim by release", "", claim_table(model.claims), "", "## Timings by release", ""]
     if model.timings:
-        lines += [f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.", ""]
+        lines += [
+            f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.",
+            "",
+        ]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         if len(model.timings) > 1:

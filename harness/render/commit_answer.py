@@ -12,10 +12,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.releases.answers import Setting
-from harness.releases.bisection import CLAIM
-from harness.releases.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
-from harness.releases.triage import Confirmation
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
     CLASSIFICATION,
@@ -27,8 +23,23 @@ from harness.render.release_answers import (
 )
 from harness.render.tables import markdown_table, rule_text, text_table
 from harness.render.text import inline
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM
+from harness.steps.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
+from harness.steps.triage import Confirmation
 
-HEADERS = ["#", "stage", "jax", "jaxlib", "verdict", "median", "vs {old}", "vs {new}", "why", "source"]
+HEADERS = [
+    "#",
+    "stage",
+    "jax",
+    "jaxlib",
+    "verdict",
+    "median",
+    "vs {old}",
+    "vs {new}",
+    "why",
+    "source",
+]
 
 
 def _what(probe: CommitProbe) -> str:
@@ -58,7 +69,9 @@ def _rows(found: CommitBisect, setting: Setting) -> tuple[list[str], list[list[s
 
 def _count_line(found: CommitBisect, setting: Setting) -> str:
     n = len(found.commits)
-    installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(found.not_installed)
+    installs = len({(p.name, p.jaxlib) for p in found.probes if p.commit is not None}) + len(
+        found.not_installed
+    )
     return (
         f"{n} jax commits from {found.first} to {found.last} along the first parents; {len(found.probes)} probes "
         f"(⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected for one change), {installs} commit installs "
@@ -72,7 +85,12 @@ def _not_installed(found: CommitBisect) -> list[str]:
 
 def commit_bisect_text(found: CommitBisect, setting: Setting) -> str:
     headers, rows = _rows(found, setting)
-    lines = [f"Bisect over jax commits: {setting.header()}", _count_line(found, setting), "", text_table(rows, headers)]
+    lines = [
+        f"Bisect over jax commits: {setting.header()}",
+        _count_line(found, setting),
+        "",
+        text_table(rows, headers),
+    ]
     if found.attribution.note:
         lines += ["", f"Attribution: {found.attribution.note}"]
     return "\n".join([*lines, "", f"Answer: {found.answer()}"]) + "\n"
@@ -120,9 +138,13 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         data.update({f"last_{old}": found.first, f"first_{new}": found.last})
     if bad is not None:
         data["commit"] = {
-            "sha": bad.sha, "title": bad.title, "date": bad.date, "pull_request": bad.pull_request, "url": bad.url,
+            "sha": bad.sha,
+            "title": bad.title,
+            "date": bad.date,
+            "pull_request": bad.pull_request,
+            "url": bad.url,
             "jaxlib": found.jaxlib_of(bad.sha),
-        }  # fmt: skip
+        }
     if found.jaxlib_change:
         data["jaxlib_change"] = found.jaxlib_change
     data.update(
@@ -133,7 +155,9 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         probes=[_probe_json(p, found, setting) for p in found.probes if p.commit is None],
         commit_probes=[_probe_json(p, found, setting) for p in found.probes],
-        not_installed=[{"sha": sha, "jaxlib": jaxlib, "why": why} for sha, jaxlib, why in found.not_installed],
+        not_installed=[
+            {"sha": sha, "jaxlib": jaxlib, "why": why} for sha, jaxlib, why in found.not_installed
+        ],
     )
     return data
 
@@ -170,5 +194,7 @@ def commits_hint(setting: Setting, change: Confirmation) -> str:
 
 def commit_bisect_answer(found: CommitBisect, setting: Setting) -> Answer:
     return Answer(
-        commit_bisect_text(found, setting), commit_bisect_markdown(found, setting), commit_bisect_json(found, setting)
+        commit_bisect_text(found, setting),
+        commit_bisect_markdown(found, setting),
+        commit_bisect_json(found, setting),
     )

@@ -36,13 +36,18 @@ def _samples(
     change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str
 ) -> tuple[dict[MetricKey, ProcessSamples], dict[MetricKey, ProcessSamples]] | None:
     mine = [r for r in results if r.case == case]
-    before, after = (newest_result(mine, release, sizes, profile) for release in (change.last_good, change.first_bad))
+    before, after = (
+        newest_result(mine, release, sizes, profile)
+        for release in (change.last_good, change.first_bad)
+    )
     if before is None or after is None:
         return None
     return metric_samples(before), metric_samples(after)
 
 
-def how_sure(change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str) -> str:
+def how_sure(
+    change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str
+) -> str:
     """How sure the change is, in a sentence a JAX user reads at once; "" without both releases' results."""
     found = _samples(change, results, case, sizes, profile)
     metric = change.metric
@@ -87,12 +92,16 @@ def phase_reading(
             continue
         compared = compare_metric(a[key], b[key], Thresholds(), key)
         if compared.verdict in (Verdict.SLOWER, Verdict.FASTER):
-            moved.append((kind, f"{words} (×{max(compared.ratio, 1 / compared.ratio):.3g} {compared.said})"))
+            moved.append(
+                (kind, f"{words} (×{max(compared.ratio, 1 / compared.ratio):.3g} {compared.said})")
+            )
         elif compared.verdict is Verdict.UNCHANGED:
             still.append(words)
     if not moved or ([kind for kind, _ in moved] == [metric.kind] and not still):
         return ""  # nothing moved, or only the metric the headline already names
-    said = f"{_joined([text for _, text in moved])} moved" + (f"; {_joined(still)} did not" if still else "")
+    said = f"{_joined([text for _, text in moved])} moved" + (
+        f"; {_joined(still)} did not" if still else ""
+    )
     return said[0].upper() + said[1:] + "."
 
 

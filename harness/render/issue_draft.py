@@ -40,7 +40,10 @@ MOVED_VERDICTS = (Verdict.SLOWER, Verdict.FASTER)
 # The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
 FIRST_READ = ("the script's libraries", "none of the", "compiled programs", "where the time went")
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
-NEUTRAL_ROLES = {"last good": "the last release before the change", "first bad": "the first release with the change"}
+NEUTRAL_ROLES = {
+    "last good": "the last release before the change",
+    "first bad": "the first release with the change",
+}
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,9 @@ class ReleaseRun:
     run: ScriptRun
     install: list[str]  # what ``pip install`` takes for this release, exactly
     environment: str  # where it ran, in words
-    packages: list[str] = field(default_factory=list)  # ``name==version`` of everything that environment held
+    packages: list[str] = field(
+        default_factory=list
+    )  # ``name==version`` of everything that environment held
 
 
 @dataclass(frozen=True)
@@ -194,7 +199,10 @@ def outputs(d: DraftInputs) -> str:
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
     rows = _figures_rows(d)
     if rows:
-        parts += ["", table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))])]
+        parts += [
+            "",
+            table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))]),
+        ]
     return "\n".join(parts)
 
 
@@ -203,7 +211,9 @@ def _printed(run: ScriptRun) -> str:
     if run.returncode is None:
         text += f"\n(stopped after {run.timeout_s:g} s)"
     elif not run.ok:
-        text += f"\n(exit code {run.returncode})" + (f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else "")
+        text += f"\n(exit code {run.returncode})" + (
+            f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
+        )
     return text
 
 
@@ -220,7 +230,12 @@ def _figures_rows(d: DraftInputs) -> list[list[str]]:
     rows = []
     for r in d.short_runs:
         medians = parse_output(r.run.stdout).medians
-        rows.append([r.run.release, *("–" if key not in medians else format_ns(medians[key]) for key in keys)])
+        rows.append(
+            [
+                r.run.release,
+                *("–" if key not in medians else format_ns(medians[key]) for key in keys),
+            ]
+        )
     return rows if keys else []
 
 
@@ -254,7 +269,9 @@ def evidence(d: DraftInputs) -> str:
             table([[scrub(c) for c in row] for row in rows], ["jax", metric, *ends]),
         ]
     parts += why(d)
-    per_release = releases_table(d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None)
+    per_release = releases_table(
+        d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None
+    )
     if d.case.script is not None:
         phases = script_figures_table(d.results, d.case.name, d.full_run.profile, change)
         per_release = "\n\n".join(filter(None, [per_release, phases]))
@@ -281,13 +298,22 @@ def why(d: DraftInputs) -> list[str]:
     said += [f"- {scrub(line)}" for line in first or lines]
     if first and rest:
         summary = f"{len(rest)} more: every changed default tried, the defaults that changed, each compiled module"
-        said += ["", f"<details><summary>{summary}</summary>", "", *(f"- {scrub(line)}" for line in rest)]
+        said += [
+            "",
+            f"<details><summary>{summary}</summary>",
+            "",
+            *(f"- {scrub(line)}" for line in rest),
+        ]
         said += ["", "</details>"]
     return said
 
 
 def releases_table(
-    results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str, metric: MetricKey | None
+    results: Sequence[StoredResult],
+    case: str,
+    sizes: dict[str, int],
+    profile: str,
+    metric: MetricKey | None,
 ) -> str:
     """A row per release stored at the script's sizes and profile: the metric, its step from the last, the claim."""
     mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
@@ -295,13 +321,17 @@ def releases_table(
     rows, previous = [], None
     for release in releases:
         newest = newest_result(mine, release, sizes, profile)
-        latest = newest or max((r for r in mine if r.release == release), key=lambda r: r.created_at)
+        latest = newest or max(
+            (r for r in mine if r.release == release), key=lambda r: r.created_at
+        )
         figure = None
         if newest is not None and metric is not None and metric in metric_samples(newest):
             figure = metric_samples(newest)[metric].figure
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
-        shown = metric.format(figure) if metric is not None and figure is not None else (
-            latest.status if latest.status != RunStatus.OK else "–"
+        shown = (
+            metric.format(figure)
+            if metric is not None and figure is not None
+            else (latest.status if latest.status != RunStatus.OK else "–")
         )
         rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
@@ -309,7 +339,11 @@ def releases_table(
         return ""
     label = metric.metric_name if metric else "metric"
     at = f" at {sizes_text(sizes)}" if sizes else ""
-    claim = ", *claim* whether the claim quoted above held" if any(row[3] != "–" for row in rows) else ""
+    claim = (
+        ", *claim* whether the claim quoted above held"
+        if any(row[3] != "–" for row in rows)
+        else ""
+    )
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is its ratio to the "
@@ -318,22 +352,33 @@ def releases_table(
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
 
-def script_figures_table(results: Sequence[StoredResult], case: str, profile: str, change: Change | None) -> str:
+def script_figures_table(
+    results: Sequence[StoredResult], case: str, profile: str, change: Change | None
+) -> str:
     """A plain script's phases and own numbers per release, from its stored runs: the metric asked about and
     those that moved across the change shown, the rest folded away."""
     mine = [r for r in results if r.case == case and r.profile == profile]
-    found = {release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}}
+    found = {
+        release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}
+    }
     newest = {release: stored for release, stored in found.items() if stored is not None}
     releases = sorted(newest, key=release_key)
     samples = {release: metric_samples(newest[release]) for release in releases}
-    keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in (PROCESS, JSON)]
+    keys = [
+        k
+        for k in dict.fromkeys(k for s in samples.values() for k in s)
+        if k.name in (PROCESS, JSON)
+    ]
     if not keys:
         return ""
     shown = [k for k in keys if _moved(k, samples, change)]
     rest = [k for k in keys if k not in shown]
 
     def figures(columns: list[MetricKey]) -> str:
-        rows = [[r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in columns)] for r in releases]
+        rows = [
+            [r, *(k.format(samples[r][k].figure) if k in samples[r] else "–" for k in columns)]
+            for r in releases
+        ]
         return table(rows, ["jax", *(k.metric_name for k in columns)])
 
     caption = (
@@ -347,20 +392,28 @@ def script_figures_table(results: Sequence[StoredResult], case: str, profile: st
     return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
 
 
-def _moved(key: MetricKey, samples: dict[str, dict[MetricKey, ProcessSamples]], change: Change | None) -> bool:
+def _moved(
+    key: MetricKey, samples: dict[str, dict[MetricKey, ProcessSamples]], change: Change | None
+) -> bool:
     """Whether ``key`` is the change's metric or moved between its two releases by the report's rule."""
     if change is None:
         return True
     if key == change.metric:
         return True
     a, b = samples.get(change.last_good, {}).get(key), samples.get(change.first_bad, {}).get(key)
-    return a is not None and b is not None and compare_metric(a, b, Thresholds(), key).verdict in MOVED_VERDICTS
+    return (
+        a is not None
+        and b is not None
+        and compare_metric(a, b, Thresholds(), key).verdict in MOVED_VERDICTS
+    )
 
 
 def full_script(d: DraftInputs) -> str:
     run = d.full_run
     figures = parse_output(run.stdout)
-    verdict = "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
+    verdict = (
+        "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
+    )
     return "\n".join(
         [
             f"<details><summary>The full instrumented script, {d.full_name} (every figure, and whether the claim "
@@ -379,7 +432,11 @@ def system_info(d: DraftInputs) -> str:
     variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
     shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
-    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)] if packages else []
+    held = (
+        ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
+        if packages
+        else []
+    )
     return "\n".join(
         [
             "### System info (python version, jaxlib version, accelerator, etc.)",

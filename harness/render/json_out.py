@@ -74,7 +74,10 @@ def set_comparison_json(model: SetComparison) -> dict[str, Any]:
             "sizes": pair.a.sizes,
             "a": {"release": pair.a.release, "profile": pair.a.profile, "result": pair.a.path.name},
             "b": {"release": pair.b.release, "profile": pair.b.profile, "result": pair.b.path.name},
-            "metrics": [{"metric": m.key.metric_name, **(comparison_json(m.comparison) or {})} for m in pair.metrics],
+            "metrics": [
+                {"metric": m.key.metric_name, **(comparison_json(m.comparison) or {})}
+                for m in pair.metrics
+            ],
             "only_a": [key.metric_name for key in pair.only_a],
             "only_b": [key.metric_name for key in pair.only_b],
             "notes": list(pair.notes),
@@ -122,7 +125,11 @@ def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
                 "machine": key.machine,
                 "baseline": compared.baseline,
                 "comparisons": [
-                    {"release": release, "metric": metric.metric_name, **(comparison_json(comparison) or {})}
+                    {
+                        "release": release,
+                        "metric": metric.metric_name,
+                        **(comparison_json(comparison) or {}),
+                    }
                     for release, by_key in compared.comparisons.items()
                     for metric, comparison in by_key.items()
                 ],

@@ -43,7 +43,11 @@ class Style:
 def series_styles(count: int) -> list[Style]:
     """``count`` looks, no two alike: colours and markers cycle at different lengths, line styles every ten."""
     return [
-        Style(COLOURS[i % len(COLOURS)], MARKERS[i % len(MARKERS)], LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)])
+        Style(
+            COLOURS[i % len(COLOURS)],
+            MARKERS[i % len(MARKERS)],
+            LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)],
+        )
         for i in range(count)
     ]
 
@@ -71,7 +75,9 @@ def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
             lines[-1] += SEPARATOR + part
         else:
-            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [part]
+            lines += textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [
+                part
+            ]
     return "\n".join(lines)
 
 
@@ -91,7 +97,9 @@ def offsets(count: int, points: bool) -> list[float]:
 
 def legend_beside(axes: Axes, columns: int = 1) -> None:
     """The legend right of the axes, never over the data; constrained layout makes room for it."""
-    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncols=columns)
+    axes.legend(
+        loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncols=columns
+    )
 
 
 def legend_columns(count: int) -> int:

@@ -58,7 +58,9 @@ def matplotlib_missing() -> str | None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return "matplotlib is not installed (install the report extra: `pip install -e '.[report]'`)"
+        return (
+            "matplotlib is not installed (install the report extra: `pip install -e '.[report]'`)"
+        )
     return None
 
 
@@ -91,7 +93,10 @@ def _raw_slug(key: GroupKey) -> str:
 
 def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:
     medians = [s.median / scale for s in points]
-    spread = [[(s.median - s.q1) / scale for s in points], [(s.q3 - s.median) / scale for s in points]]
+    spread = [
+        [(s.median - s.q1) / scale for s in points],
+        [(s.q3 - s.median) / scale for s in points],
+    ]
     return medians, spread
 
 
@@ -109,7 +114,9 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     points = as_points(releases)
     figure = Figure(figsize=(max(6.0, 0.7 * len(releases) + 3) + 2.2, 4.4), layout="constrained")
     axes = figure.subplots()
-    for program, style, offset in zip(lines, series_styles(len(lines)), offsets(len(lines), points), strict=True):
+    for program, style, offset in zip(
+        lines, series_styles(len(lines)), offsets(len(lines), points), strict=True
+    ):
         medians, spread = error_bars([s for _, s in lines[program]], scale)
         axes.errorbar(
             [releases.index(release) + offset for release, _ in lines[program]],
@@ -121,14 +128,20 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
             capsize=3,
             label=program,
         )
-    axes.set_xticks(range(len(releases)), [f"jax {r}" for r in releases], rotation=0 if points else 30,
-                    ha="center" if points else "right")  # fmt: skip
+    axes.set_xticks(
+        range(len(releases)),
+        [f"jax {r}" for r in releases],
+        rotation=0 if points else 30,
+        ha="center" if points else "right",
+    )
     if points:
         axes.set_xlim(-0.6, len(releases) - 0.4)
     axes.set_ylabel(f"wall time ({unit})", fontsize=9)
     axes.set_xlabel(SPREAD, fontsize=8)
     axes.set_ylim(bottom=0)
-    axes.set_title(wrapped(f"{key.case}: wall time by release · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    axes.set_title(
+        wrapped(f"{key.case}: wall time by release · {key.describe()}", TITLE_WIDTH), fontsize=9
+    )
     legend_beside(axes, legend_columns(len(lines)))
     return figure
 
@@ -174,7 +187,10 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     axes.set_xlabel(f"devices · {SPREAD}", fontsize=8)
     axes.set_ylabel(f"wall time per call ({unit})", fontsize=9)
     axes.set_ylim(bottom=0)
-    axes.set_title(wrapped(f"{key.case}: time per call by device count · {key.describe()}", TITLE_WIDTH), fontsize=9)
+    axes.set_title(
+        wrapped(f"{key.case}: time per call by device count · {key.describe()}", TITLE_WIDTH),
+        fontsize=9,
+    )
     legend_beside(axes, legend_columns(len(lines)))
     return figure
 

@@ -13,12 +13,12 @@ from typing import Any
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
-from harness.releases.answers import Setting
-from harness.releases.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
-from harness.releases.judge import FIX, REGRESSION, Judgement, Terms
 from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
 from harness.render.text import inline
+from harness.steps.answers import Setting
+from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
+from harness.steps.judge import FIX, REGRESSION, Judgement, Terms
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_p, format_ratio
@@ -83,13 +83,31 @@ def _probe_rows(found: BisectOutcome, setting: Setting) -> tuple[list[str], list
     if setting.metric is None:
         headers = ["#", "jax", "jaxlib", "verdict", "claim", "evidence", "source"]
         rows = [
-            [*row, j.claim or "–", _claim_evidence(j), j.note] for row, j in zip(numbered, found.probes, strict=True)
+            [*row, j.claim or "–", _claim_evidence(j), j.note]
+            for row, j in zip(numbered, found.probes, strict=True)
         ]
         return headers, rows
     old, new = setting.terms.old, setting.terms.new
-    headers = ["#", "jax", "jaxlib", "verdict", "median", f"vs {old} endpoint", f"vs {new} endpoint", "why", "source"]
+    headers = [
+        "#",
+        "jax",
+        "jaxlib",
+        "verdict",
+        "median",
+        f"vs {old} endpoint",
+        f"vs {new} endpoint",
+        "why",
+        "source",
+    ]
     rows = [
-        [*row, median_cell(j.result, setting.metric), against_cell(j.vs_good), against_cell(j.vs_bad), j.reason, j.note]
+        [
+            *row,
+            median_cell(j.result, setting.metric),
+            against_cell(j.vs_good),
+            against_cell(j.vs_bad),
+            j.reason,
+            j.note,
+        ]
         for row, j in zip(numbered, found.probes, strict=True)
     ]
     return headers, rows
@@ -130,7 +148,11 @@ def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
     metric = setting.metric.metric_name if setting.metric else ""
     # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
     unwanted = setting.terms is REGRESSION
-    defaults = setting.why_lines(found.last_good, found.first_bad, step, metric, unwanted=unwanted) if metric else []
+    defaults = (
+        setting.why_lines(found.last_good, found.first_bad, step, metric, unwanted=unwanted)
+        if metric
+        else []
+    )
     return [*([libraries] if libraries else []), *defaults]
 
 
@@ -149,11 +171,13 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
     with_libraries = bool(setting.libraries.versions)
     span = [
         [
-            r, setting.jaxlib.get(r, "?"), *([library_cell(setting, r)] if with_libraries else []),
+            r,
+            setting.jaxlib.get(r, "?"),
+            *([library_cell(setting, r)] if with_libraries else []),
             setting.terms.word(probed[r].verdict) if r in probed else "not probed",
         ]
         for r in found.releases
-    ]  # fmt: skip
+    ]
     old, new = setting.terms.old, setting.terms.new
     lines = [
         f"# Bisect: {setting.case}",
@@ -175,7 +199,9 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         "",
         "## The range",
         "",
-        markdown_table(span, ["jax", "jaxlib", *([LIBRARIES_HEADER] if with_libraries else []), "verdict"]),
+        markdown_table(
+            span, ["jax", "jaxlib", *([LIBRARIES_HEADER] if with_libraries else []), "verdict"]
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -213,7 +239,10 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         if why:
             data["why"] = why
         if setting.metric is not None:
-            data["defaults"] = [answer.data(setting.metric, setting.thresholds) for answer in setting.defaults.values()]
+            data["defaults"] = [
+                answer.data(setting.metric, setting.thresholds)
+                for answer in setting.defaults.values()
+            ]
         data["compiled"] = [answer.data() for answer in setting.compiled.values()]
         data["profiles"] = [answer.data() for answer in setting.profiles.values()]
     data.update(
@@ -285,7 +314,9 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
         claim = outcome(m.result) if m.result is not None else "–"
         claim = "–" if claim == RunStatus.OK else claim
         libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
-        rows.append([m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, claim, m.note])
+        rows.append(
+            [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, claim, m.note]
+        )
     return rows
 
 
@@ -293,15 +324,18 @@ def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
     rows = []
     for m in found.ok():
         rows.append(
-            [m.release, median_cell(m.result, key), against_cell(found.comparisons.get((key.metric_name, m.release)))]
+            [
+                m.release,
+                median_cell(m.result, key),
+                against_cell(found.comparisons.get((key.metric_name, m.release))),
+            ]
         )
     return rows
 
 
 def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
-    return (
-        f"{len(found.releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s, installs included"
-    )
+    ran = f"{len(found.releases)} releases, {len(found.ok())} ran ok"
+    return f"{ran}; wall time {setting.wall_s:.0f} s, installs included"
 
 
 def sweep_text(found: SweepOutcome, setting: Setting) -> str:
@@ -338,7 +372,12 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
     """The end of a sweep's or a triage's page: every release's status and claim, a table per metric, the rule."""
-    lines = [heading, "", markdown_table(release_rows(found, setting), release_headers(setting)), ""]
+    lines = [
+        heading,
+        "",
+        markdown_table(release_rows(found, setting), release_headers(setting)),
+        "",
+    ]
     for key in found.metrics:
         lines += [
             f"### {key.metric_name} · {key.label()}",
@@ -391,4 +430,6 @@ def bisect_answer(found: BisectOutcome, setting: Setting, hint: str = "") -> Ans
 
 
 def sweep_answer(found: SweepOutcome, setting: Setting) -> Answer:
-    return Answer(sweep_text(found, setting), sweep_markdown(found, setting), sweep_json(found, setting))
+    return Answer(
+        sweep_text(found, setting), sweep_markdown(found, setting), sweep_json(found, setting)
+    )

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from harness.analysis.report_model import ClaimLine, ClaimTable, ReportModel, RunView, TimingChange, TimingGroup
+from harness.analysis.report_model import (
+    ClaimLine,
+    ClaimTable,
+    ReportModel,
+    RunView,
+    TimingChange,
+    TimingGroup,
+)
 from harness.host.environment import scrub
 from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
@@ -41,7 +48,9 @@ def page_names(cases: Sequence[str]) -> dict[str, str]:
     taken = {INDEX.casefold()}
     names = {}
     for case in cases:
-        reserved = f"{case}.md".casefold() == INDEX.casefold() or case.casefold().startswith(OTHER_REPORTS)
+        reserved = f"{case}.md".casefold() == INDEX.casefold() or case.casefold().startswith(
+            OTHER_REPORTS
+        )
         stem = f"case-{case}" if reserved else case
         name, n = f"{stem}.md", 2
         while name.casefold() in taken:
@@ -60,14 +69,22 @@ def claims_overview(claims: ClaimTable, pages: Mapping[str, str] | None = None) 
     rows skipped on every release named below it instead."""
     pages = pages or {}
     table = [
-        [case_link(line.case, pages), line.profile, line.backend, line.sizes, *line.marks, line.in_words]
+        [
+            case_link(line.case, pages),
+            line.profile,
+            line.backend,
+            line.sizes,
+            *line.marks,
+            line.in_words,
+        ]
         for line in claims.lines
     ]
     headers = ["case", "profile", "backend", "sizes", *claims.releases, "in words"]
     text = markdown_table(table, headers) if table else ""
     if claims.skipped:
         named = "; ".join(
-            f"{case_link(line.case, pages)} {inline(line.sizes)} on {inline(line.profile)}" for line in claims.skipped
+            f"{case_link(line.case, pages)} {inline(line.sizes)} on {inline(line.profile)}"
+            for line in claims.skipped
         )
         text += f"\n\nSkipped on every release (each case page's runs say why): {named}."
     return text.strip()
@@ -87,14 +104,29 @@ def changes_overview(timings: Sequence[TimingGroup], pages: Mapping[str, str] | 
             ]
         )
     return markdown_table(
-        rows, ["case", "compared within", "releases", "baseline", "slower", "faster", "undecided", "noisy"]
+        rows,
+        [
+            "case",
+            "compared within",
+            "releases",
+            "baseline",
+            "slower",
+            "faster",
+            "undecided",
+            "noisy",
+        ],
     )
 
 
-def where(case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None) -> Markdown:
+def where(
+    case: str, profile: str, sizes: str, pages: Mapping[str, str], machine: str | None = None
+) -> Markdown:
     """A case and the conditions that tell its rows apart, as the change list names them."""
     at = ", ".join(
-        filter(None, [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"])
+        filter(
+            None,
+            [f"profile {inline(profile)}", inline(sizes), machine and f"machine {inline(machine)}"],
+        )
     )
     return Markdown(f"{case_link(case, pages)} ({at})")
 
@@ -112,7 +144,9 @@ def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) 
 
 
 def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
-    return f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
+    return (
+        f"- {where(line.case, line.profile, line.sizes, pages)}: the claim {inline(line.in_words)}"
+    )
 
 
 def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
@@ -141,7 +175,9 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     if any(t.comparison.comparisons for t in model.timings) and not model.changes:
         lines.append("- no timing changed significantly against its baseline release")
     if len(lines) == 2:
-        lines.append("- nothing: no timing changed significantly and no claim changed between releases")
+        lines.append(
+            "- nothing: no timing changed significantly and no claim changed between releases"
+        )
     return [*lines, ""]
 
 
@@ -182,7 +218,10 @@ def runs_overview(runs: Sequence[RunView]) -> str:
 
 
 def render_index(
-    model: ReportModel, generated_at: datetime, plots: DrawnPlots, pages: Mapping[str, str] | None = None
+    model: ReportModel,
+    generated_at: datetime,
+    plots: DrawnPlots,
+    pages: Mapping[str, str] | None = None,
 ) -> str:
     """The index page, with a sentence per machine's latest calibration (``harness calibrate``); ``pages``:
     each case's page name (``page_names``)."""
@@ -237,17 +276,29 @@ def render_index(
     ]
     if model.timings:
         lines += ["## Timing changes against the baseline", ""]
-        lines += [f"{rule_line(model.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.", ""]
+        lines += [
+            f"{rule_line(model.thresholds)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
+            "",
+        ]
         lines += ["Counts are of (metric, release) pairs; the case pages have every number.", ""]
         if plots.missing_reason:
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         lines += [changes_overview(model.timings, pages), ""]
-    lines += ["<details><summary>Every run shown</summary>", "", runs_overview(model.runs), "", "</details>", ""]
+    lines += [
+        "<details><summary>Every run shown</summary>",
+        "",
+        runs_overview(model.runs),
+        "",
+        "</details>",
+        "",
+    ]
     lines += method_section(model)
     return "\n".join(lines)
 
 
-def render_pages(model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None) -> dict[str, str]:
+def render_pages(
+    model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
+) -> dict[str, str]:
     """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any case of the
     catalogue)."""
     plots = plots or DrawnPlots()

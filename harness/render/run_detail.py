@@ -13,10 +13,20 @@ from harness.store.schema import RunStatus
 from harness.units import format_ns, short_machine, sizes_text
 
 
-def _summary_row(program: str, label: str, values: Sequence[float], spread: bool = True) -> list[object]:
+def _summary_row(
+    program: str, label: str, values: Sequence[float], spread: bool = True
+) -> list[object]:
     s = summarize(values)
     iqr = format_ns(s.iqr) if spread else ""
-    return [program, label, format_ns(s.median), iqr, format_ns(s.minimum), format_ns(s.maximum), s.n]
+    return [
+        program,
+        label,
+        format_ns(s.median),
+        iqr,
+        format_ns(s.minimum),
+        format_ns(s.maximum),
+        s.n,
+    ]
 
 
 def metrics_table(result: StoredResult) -> str:
@@ -32,18 +42,34 @@ def metrics_table(result: StoredResult) -> str:
             if len(first_calls) == 1:
                 rows.append([name, label, format_ns(first_calls[0]), "", "", "", 1])
             else:
-                rows.append(_summary_row(name, f"{label}, one per process", first_calls, spread=False))
+                rows.append(
+                    _summary_row(name, f"{label}, one per process", first_calls, spread=False)
+                )
         samples = [s for r in records for s in r.samples]
         if not samples:
             continue
         if "dispatch" in records[0].kinds:
-            rows.append(_summary_row(name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]))
+            rows.append(
+                _summary_row(
+                    name, "dispatch (Python regains control)", [s.dispatch_ns for s in samples]
+                )
+            )
         rows.append(_summary_row(name, "wall (until ready)", [s.wall_ns for s in samples]))
         steps = records[0].steps
         for i, step in enumerate(steps[:-1] if len(steps) > 1 else []):
             marks = [s.marks_ns[i] for s in samples if len(s.marks_ns) > i]
             if marks:
-                rows.append([name, f"returned from {step}", format_ns(summarize(marks).median), "", "", "", len(marks)])
+                rows.append(
+                    [
+                        name,
+                        f"returned from {step}",
+                        format_ns(summarize(marks).median),
+                        "",
+                        "",
+                        "",
+                        len(marks),
+                    ]
+                )
     functions = list(dict.fromkeys(name for p in processes for name in p.compiled))
     for name in functions:
         compiled = [p.compiled[name] for p in processes if name in p.compiled]
@@ -63,9 +89,13 @@ def environment_block(result: StoredResult) -> str:
     host = stored.host
     jax_info = stored.jax
     revision = host.harness
-    machine_basis = host.machine.basis if host.machine is not None else "not recorded: an older result"
+    machine_basis = (
+        host.machine.basis if host.machine is not None else "not recorded: an older result"
+    )
     facts = {
-        "jax / jaxlib / numpy": " / ".join(host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")),
+        "jax / jaxlib / numpy": " / ".join(
+            host.packages.get(p, "?") for p in ("jax", "jaxlib", "numpy")
+        ),
         "python": host.python or "?",
         "backend": (jax_info.backend if jax_info else None) or "?",
         "devices": "no JAX devices (JAX was not asked)"
@@ -73,7 +103,9 @@ def environment_block(result: StoredResult) -> str:
         else f"{jax_info.device_count} × {', '.join(stored.device_kinds) or '?'}",
         "cpu": f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} usable cores)",
         "machine": f"{result.machine} ({machine_basis})",
-        "variables": Markdown(", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"),
+        "variables": Markdown(
+            ", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"
+        ),
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",
@@ -124,7 +156,11 @@ def run_section(run: RunView, level: str = "###") -> str:
         lines += ["", several]
     # What was left out of what the script printed, so that the file reads back: said where its figures are shown.
     notes = result.result.all_notes()
-    lines += ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)] if notes else []
+    lines += (
+        ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)]
+        if notes
+        else []
+    )
     claim = run.claim
     if claim is not None and claim.settled:
         # A settled claim leans the way it settled: only "does not hold" is emphasised.

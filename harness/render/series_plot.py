@@ -25,7 +25,9 @@ MOST_PANELS = 6
 Panel = tuple[MetricKey, list[tuple[str, Summary]]]
 
 
-def draw_series(title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path) -> str | None:
+def draw_series(
+    title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
+) -> str | None:
     """Draw up to six metrics over ``releases`` into ``path``, a dashed line before each release in ``changes``;
     None when drawn, else why not."""
     missing = matplotlib_missing()
@@ -36,13 +38,17 @@ def draw_series(title: str, releases: Sequence[str], series: Series, changes: Se
         return "no metric ran ok on any release"
     figure = series_figure(title, releases, panels, changes)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.parent.is_symlink():  # planted in the reports folder: the plot would land wherever it points
+    if (
+        path.parent.is_symlink()
+    ):  # planted in the reports folder: the plot would land wherever it points
         return f"{path.parent} is a link, not a folder"
     save_figure(figure, path)
     return None
 
 
-def series_figure(title: str, releases: Sequence[str], panels: Sequence[Panel], changes: Sequence[str]) -> Figure:
+def series_figure(
+    title: str, releases: Sequence[str], panels: Sequence[Panel], changes: Sequence[str]
+) -> Figure:
     """A panel per metric, its y-label the metric's name and the unit its values are drawn in."""
     from matplotlib.figure import Figure
 
@@ -55,11 +61,18 @@ def series_figure(title: str, releases: Sequence[str], panels: Sequence[Panel], 
         medians, spread = error_bars([s for _, s in found], scale)
         xs = [releases.index(r) for r, _ in found]
         # Two releases are two categories: points, not a line that reads as a trend between them.
-        axes.errorbar(xs, medians, yerr=spread, marker="o", capsize=3, linestyle="none" if points else "-")
+        axes.errorbar(
+            xs, medians, yerr=spread, marker="o", capsize=3, linestyle="none" if points else "-"
+        )
         for release in changes:
             axes.axvline(releases.index(release) - 0.5, color="C3", linestyle="--", linewidth=1)
-        axes.set_xticks(range(len(releases)), list(releases), rotation=0 if points else 45,
-                        ha="center" if points else "right", fontsize=7)  # fmt: skip
+        axes.set_xticks(
+            range(len(releases)),
+            list(releases),
+            rotation=0 if points else 45,
+            ha="center" if points else "right",
+            fontsize=7,
+        )
         if points:
             axes.set_xlim(-0.6, len(releases) - 0.4)
         axes.set_ylabel(wrapped(label), fontsize=8)

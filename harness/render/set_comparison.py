@@ -24,7 +24,13 @@ def render_text(comparison: SetComparison) -> str:
     """For a terminal: stored strings with their control characters (an escape sequence) replaced."""
     a, b = terminal(comparison.a.describe()), terminal(comparison.b.describe())
     # The rule in one line up front and in full once, after the tables: the tables are what a reader came for.
-    lines = [f"A: {a}", f"B: {b}", "", rule_line(comparison.thresholds, cells=False).replace("*", ""), ""]
+    lines = [
+        f"A: {a}",
+        f"B: {b}",
+        "",
+        rule_line(comparison.thresholds, cells=False).replace("*", ""),
+        "",
+    ]
     for pair in comparison.pairs:
         lines += [terminal(pair.title()), *(f"  note: {terminal(n)}" for n in pair.notes)]
         lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
@@ -33,7 +39,11 @@ def render_text(comparison: SetComparison) -> str:
     lines += [f"{METHOD_HEADING}: {rule_text(comparison.thresholds).replace('*', '')}", ""]
     lines.append(comparison.summary())
     worse = comparison.worse()
-    lines.append("Worse in B: " + terminal("; ".join(worse)) if worse else "Nothing got significantly worse in B.")
+    lines.append(
+        "Worse in B: " + terminal("; ".join(worse))
+        if worse
+        else "Nothing got significantly worse in B."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -58,6 +68,11 @@ def render_markdown(comparison: SetComparison) -> str:
         lines.append("")
     worse = comparison.worse()
     lines += [comparison.summary(), ""]
-    lines += [f"**Worse in B**: {inline('; '.join(worse))}" if worse else "Nothing got significantly worse in B.", ""]
+    lines += [
+        f"**Worse in B**: {inline('; '.join(worse))}"
+        if worse
+        else "Nothing got significantly worse in B.",
+        "",
+    ]
     lines += [f"## {METHOD_HEADING}", "", rule_text(comparison.thresholds), ""]
     return "\n".join(lines)

@@ -12,9 +12,6 @@ from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
 from harness.metric_names import parse_metric_name
 from harness.names import inside
-from harness.releases.answers import Setting
-from harness.releases.bisection import CLAIM
-from harness.releases.triage import Confirmation, TriageOutcome
 from harness.render.commit_answer import commits_hint
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
@@ -28,6 +25,9 @@ from harness.render.release_answers import (
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table, text_table
 from harness.render.text import inline
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM
+from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
 RULE = (
@@ -56,14 +56,17 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    said: set[tuple[str, str]] = set()  # steps whose changed defaults and compiled programs were said
+    said: set[tuple[str, str]] = (
+        set()
+    )  # steps whose changed defaults and compiled programs were said
     lines = []
     for text, change in found.answered():
         pair = (change.step.before, change.step.after)
         lines.append(_answer_line(text, change, setting, with_step=pair not in said))
         said.add(pair)
     undecided = [
-        f"{c.step.metric} {c.step.before} → {c.step.after}" + (_measured(c.comparison) if c.comparison else "")
+        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        + (_measured(c.comparison) if c.comparison else "")
         for c in found.undecided()
     ]
     if undecided:
@@ -76,7 +79,9 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     if lines:
         return lines
     if found.first_round.steps:
-        return ["No confirmed change: no candidate step of the first round held on measuring again."]
+        return [
+            "No confirmed change: no candidate step of the first round held on measuring again."
+        ]
     return [
         "No change found: no step between consecutive releases passed the first round's screen (each comparison "
         "is in the releases table; an undecided one there is not evidence of no change)."
@@ -96,7 +101,9 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     step = change.step
     below = [] if setting.libraries.vary else [commits_hint(setting, change)]
     libraries = setting.step_libraries(step.before, step.after)
-    defaults = setting.why_lines(step.before, step.after, change.comparison, step.metric, with_step=with_step)
+    defaults = setting.why_lines(
+        step.before, step.after, change.comparison, step.metric, with_step=with_step
+    )
     said = [*([libraries] if libraries else []), *defaults, *below]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 
@@ -116,7 +123,9 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
         again = _claim_cells(c) if step.metric == CLAIM else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
-        rows.append([step.metric, f"{step.before} → {step.after}", first, again, holds, c.reason, source])
+        rows.append(
+            [step.metric, f"{step.before} → {step.after}", first, again, holds, c.reason, source]
+        )
     return rows
 
 
@@ -147,22 +156,32 @@ def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
     keys = [k for k in found.first_round.metrics if k.metric_name in stepped]
     if keys:
         return keys
-    every = union_keys([samples_of(m.result) for m in found.first_round.ok() if m.result is not None])
+    every = union_keys(
+        [samples_of(m.result) for m in found.first_round.ok() if m.result is not None]
+    )
     return [k for k in every if k.kind == "wall"]
 
 
-def draw_triage_plot(found: TriageOutcome, setting: Setting, out: Path, stem: str) -> tuple[str | None, str]:
+def draw_triage_plot(
+    found: TriageOutcome, setting: Setting, out: Path, stem: str
+) -> tuple[str | None, str]:
     """(the plot's path relative to ``out`` or None, why it was not drawn)."""
     results = [m.result for m in found.first_round.ok() if m.result is not None]
     series = metric_series(results, plotted_metrics(found, setting))
     changes = list(dict.fromkeys(c.step.after for c in found.changes()))
     name = f"{PLOTS}/{stem}.png"
-    title = f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
-    why = draw_series(title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png"))
+    title = (
+        f"{setting.case}, jax {found.first_round.releases[0]} → {found.first_round.releases[-1]}"
+    )
+    why = draw_series(
+        title, found.first_round.releases, series, changes, inside(out, PLOTS, f"{stem}.png")
+    )
     return (None, why) if why else (name, "")
 
 
-def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot: tuple[str | None, str]) -> str:
+def triage_markdown(
+    found: TriageOutcome, setting: Setting, processes: int, plot: tuple[str | None, str]
+) -> str:
     first = found.first_round
     link, why = plot
     lines = [
@@ -179,11 +198,17 @@ def triage_markdown(found: TriageOutcome, setting: Setting, processes: int, plot
         "",
         "## Steps, measured again",
         "",
-        markdown_table(_step_rows(found), STEP_HEADERS) if found.confirmations else "No step to measure again.",
+        markdown_table(_step_rows(found), STEP_HEADERS)
+        if found.confirmations
+        else "No step to measure again.",
         "",
         RULE,
         "",
-        *([found.family_error(setting.thresholds), ""] if found.family_error(setting.thresholds) else []),
+        *(
+            [found.family_error(setting.thresholds), ""]
+            if found.family_error(setting.thresholds)
+            else []
+        ),
         *releases_markdown(first, setting, "## Releases (first round)"),
     ]
     return "\n".join(lines)
@@ -207,7 +232,11 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             "change": c.step.change,
             "first_round": comparison_json(c.step.comparison),
             "again": comparison_json(c.comparison),
-            "outcome": "confirmed" if c.confirmed else "undecided" if c.undecided else "not confirmed",
+            "outcome": "confirmed"
+            if c.confirmed
+            else "undecided"
+            if c.undecided
+            else "not confirmed",
             "reason": c.reason,
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
         }
@@ -224,7 +253,9 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
     }
 
 
-def triage_answer(found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str) -> Answer:
+def triage_answer(
+    found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str
+) -> Answer:
     """The triage's answer, its plot drawn under ``out`` beside the page."""
     plot = draw_triage_plot(found, setting, out, stem)
     return Answer(

@@ -45,7 +45,9 @@ class CalibrationRun:
     slowdown_comparisons: int
     slowdown_flagged: int  # metrics of the raised side flagged slower, over all slowdown runs
     smallest_flagged_ratio: float | None  # the smallest ratio flagged slower; None when none was
-    largest_unflagged_ratio: float | None  # the largest ratio not flagged slower; None when all were
+    largest_unflagged_ratio: (
+        float | None
+    )  # the largest ratio not flagged slower; None when all were
     processes: int  # the fewest processes any compared side had: below min_processes no verdict was possible
     min_processes: int
     settings: dict[str, Any] = field(default_factory=dict)
@@ -59,7 +61,9 @@ class CalibrationRun:
     # How far the level of one whole invocation moves from another's (log standard deviation), from the
     # A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None before it was.
     invocation_spread: float | None = None
-    aa_loaded: bool = False  # some A/A process was measured under load: the spread is a loaded machine's
+    aa_loaded: bool = (
+        False  # some A/A process was measured under load: the spread is a loaded machine's
+    )
 
     @property
     def false_positive_rate(self) -> float:
@@ -78,7 +82,9 @@ class CalibrationRun:
                 "processes": self.processes,
                 "comparisons": self.comparisons,
                 "flagged": self.flagged,
-                "false_positive_rate": None if math.isnan(self.false_positive_rate) else self.false_positive_rate,
+                "false_positive_rate": None
+                if math.isnan(self.false_positive_rate)
+                else self.false_positive_rate,
                 "detectable_ratio": self.detectable_ratio,
                 "detectable_by_metric": self.details.get("detectable", {}),
                 "invocation_spread": self.invocation_spread,
@@ -206,7 +212,9 @@ def _runs(data: Any) -> list[CalibrationRun]:
     if document.values.get("schema") != CALIBRATION_SCHEMA:
         raise ValueError(f"not a calibration (schema {document.values.get('schema')!r})")
     if document.values.get("schema_version") != CALIBRATION_VERSION:
-        raise ValueError(f"calibration version {document.values.get('schema_version')!r} is not {CALIBRATION_VERSION}")
+        raise ValueError(
+            f"calibration version {document.values.get('schema_version')!r} is not {CALIBRATION_VERSION}"
+        )
     machine = document.text("machine")
     runs = document.values.get("runs")
     if not isinstance(runs, list):
@@ -226,7 +234,9 @@ def append_calibration(results_root: Path, run: CalibrationRun) -> Path:
             data = _document(path)
             _runs(data)
         except ValueError as exc:
-            raise HarnessError(f"{path} is not a usable calibration file ({exc}): move it away first") from None
+            raise HarnessError(
+                f"{path} is not a usable calibration file ({exc}): move it away first"
+            ) from None
         earlier = data["runs"]
     document = {
         "schema": CALIBRATION_SCHEMA,

@@ -102,7 +102,9 @@ def list_of(check: Check[T]) -> Check[tuple[T, ...]]:
 
 def map_of(check: Check[T]) -> Check[dict[str, T]]:
     def checked(value: Any, where: str) -> dict[str, T]:
-        return {key: check(item, f"{where}.{key}") for key, item in json_object(value, where).items()}
+        return {
+            key: check(item, f"{where}.{key}") for key, item in json_object(value, where).items()
+        }
 
     return checked
 

@@ -42,7 +42,9 @@ class DocumentProblem(ValueError):
     """Why a file is not read as a document, in a few words."""
 
 
-def read_bounded(path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True) -> bytes:
+def read_bounded(
+    path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True
+) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if unreadable).
 
     Opened without blocking, so a FIFO is refused rather than waited on; with ``follow_links`` false a link
@@ -166,7 +168,9 @@ def replace_file(path: Path, data: str | bytes) -> None:
     payload = data.encode(errors="replace") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it: mkstemp's 0600 would hide pages from others
+        os.fchmod(
+            fd, 0o666 & ~_umask()
+        )  # as open() would make it: mkstemp's 0600 would hide pages from others
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -184,7 +188,9 @@ def write_text(path: Path, text: str) -> None:
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        if is_stream(path):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+        if is_stream(
+            path
+        ):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
             write_in_place(path, text.encode(errors="replace"))
         else:
             replace_file(path, text)

@@ -64,19 +64,25 @@ def _holds(path: Path, digest: str) -> bool:
         return False
 
 
-def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged) -> None:
+def _take(
+    result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged
+) -> None:
     identity, digest = result.id, result.content_hash
     if identity in present:
         known, where = present[identity]
         if known == digest:
             merged.duplicates += 1
         else:
-            merged.problems.append(f"{result.path}: id {identity} is already in {where} with other content")
+            merged.problems.append(
+                f"{result.path}: id {identity} is already in {where} with other content"
+            )
         return
     target = result_path(into, result.result)
     text = _same_text(result)
     if text is None:
-        merged.problems.append(f"{result.path}: changed while merging (or is no longer a regular file): left out")
+        merged.problems.append(
+            f"{result.path}: changed while merging (or is no longer a regular file): left out"
+        )
         return
     try:
         create_file(target, text)
@@ -89,6 +95,8 @@ def _take(result: StoredResult, into: Path, present: dict[str, tuple[str, Path]]
             merged.problems.append(f"{result.path}: {target} exists and is not this result")
         return
     except OSError as exc:
-        raise HarnessError(f"cannot write {target}: {exc.strerror or exc}; results copied so far are kept") from None
+        raise HarnessError(
+            f"cannot write {target}: {exc.strerror or exc}; results copied so far are kept"
+        ) from None
     present[identity] = (digest, target)
     merged.copied.append(target)

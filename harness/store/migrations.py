@@ -33,11 +33,18 @@ def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     programs = process.get("programs")
     if isinstance(programs, dict):  # version 1 timed one iteration per sample
         process["programs"] = {
-            name: {**record, "loops": 1} if isinstance(record, dict) else record for name, record in programs.items()
+            name: {**record, "loops": 1} if isinstance(record, dict) else record
+            for name, record in programs.items()
         }
     settings = data.get("settings")
     if isinstance(settings, dict):
-        upgraded["settings"] = {**settings, "processes": 1, "min_sample_ns": 0, "affinity": None, "max_load": None}
+        upgraded["settings"] = {
+            **settings,
+            "processes": 1,
+            "min_sample_ns": 0,
+            "affinity": None,
+            "max_load": None,
+        }
     upgraded.update(schema_version=2, interleaved_with=[], processes=[process])
     return upgraded
 
@@ -50,7 +57,11 @@ def upgrade(data: Any) -> dict[str, Any]:
     """A result document of any version this harness reads, as the newest version; raises ``SchemaError``."""
     document = dict(check_identity(data))
     version = document.get("schema_version")
-    if isinstance(version, bool) or not isinstance(version, int) or not OLDEST_VERSION <= version <= SCHEMA_VERSION:
+    if (
+        isinstance(version, bool)
+        or not isinstance(version, int)
+        or not OLDEST_VERSION <= version <= SCHEMA_VERSION
+    ):
         raise SchemaError(
             "schema_version",
             f"schema version {version!r} is not one this harness reads (it reads {OLDEST_VERSION} to {SCHEMA_VERSION})",

@@ -123,7 +123,9 @@ class Identity(NamedTuple):
 
 def new_identity() -> Identity:
     now = datetime.now(UTC)
-    return Identity(f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}", now.isoformat(timespec="seconds"))
+    return Identity(
+        f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}", now.isoformat(timespec="seconds")
+    )
 
 
 def result_path(root: Path, result: Result) -> Path:
@@ -173,7 +175,9 @@ def create_file(final: Path, text: str) -> None:
 
 def content_hash(data: Any) -> str:
     """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the same."""
-    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 REFUSED = "refused before allocation"
@@ -201,10 +205,18 @@ class Cell(NamedTuple):
 
 
 def cell_of(result: StoredResult) -> Cell:
-    return Cell(result.case, result.release, result.profile, tuple(sorted(result.sizes.items())), result.machine)
+    return Cell(
+        result.case,
+        result.release,
+        result.profile,
+        tuple(sorted(result.sizes.items())),
+        result.machine,
+    )
 
 
-def newest_runs(results: Iterable[StoredResult], key: Callable[[StoredResult], K]) -> dict[K, Newest]:
+def newest_runs(
+    results: Iterable[StoredResult], key: Callable[[StoredResult], K]
+) -> dict[K, Newest]:
     """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of older ones.
 
     The one place that decides which run of several counts: every reader selects through it.
@@ -254,7 +266,9 @@ def newest_results(
     mine = [
         r
         for r in load_results(folder)[0]
-        if not refused(r) and r.machine in (machine, UNRECORDED_MACHINE) and (accept is None or accept(r))
+        if not refused(r)
+        and r.machine in (machine, UNRECORDED_MACHINE)
+        and (accept is None or accept(r))
     ]
     newest = newest_runs(mine, key=lambda r: cell_key(r.case, r.release, r.profile, r.sizes))
     return {key: found.result for key, found in newest.items()}
@@ -278,7 +292,9 @@ def measured_cells(
     """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``
     (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
     newest = newest_results(root, case, release, profile, machine, accept)
-    return {key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()}
+    return {
+        key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()
+    }
 
 
 def newest_result(
@@ -291,7 +307,9 @@ def newest_result(
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
     """The newest stored result of one cell (a case at sizes on a release under a profile) on ``machine``."""
-    return newest_results(root, case, release, profile, machine, accept).get(cell_key(case, release, profile, sizes))
+    return newest_results(root, case, release, profile, machine, accept).get(
+        cell_key(case, release, profile, sizes)
+    )
 
 
 def read_result(path: Path) -> StoredResult:
@@ -305,7 +323,11 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith(".tmp-") or path.is_dir() or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,):
+        if (
+            path.name.startswith(".tmp-")
+            or path.is_dir()
+            or path.relative_to(root).parts[:-1] == (CALIBRATION_FOLDER,)
+        ):
             continue
         try:
             stored = read_result(path)
@@ -319,7 +341,11 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if first[1] == path:
             results.append(stored)
         elif first[0] != stored.content_hash:
-            problems.append(LoadProblem(path, f"id {stored.id} is already used by {first[1]} with other content"))
+            problems.append(
+                LoadProblem(
+                    path, f"id {stored.id} is already used by {first[1]} with other content"
+                )
+            )
         # else: the same result again (one file in two artifacts), counted once
     return results, problems
 
@@ -341,4 +367,6 @@ def readable(result: Result) -> Result:
     try:
         return parse(document)
     except SchemaError as exc:
-        raise UnreadableResult(f"refusing to store a result no reader would read: {notes[0]} ({exc})") from None
+        raise UnreadableResult(
+            f"refusing to store a result no reader would read: {notes[0]} ({exc})"
+        ) from None

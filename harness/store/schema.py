@@ -169,7 +169,9 @@ class GpuFacts(_Record):
     driver_versions: tuple[str, ...] = ()
     cuda_driver: str | None = None
     cuda_packages: Mapping[str, str] = field(default_factory=dict)
-    nvidia_smi: Any = None  # what nvidia-smi said of each GPU, or why it said nothing: for the reader
+    nvidia_smi: Any = (
+        None  # what nvidia-smi said of each GPU, or why it said nothing: for the reader
+    )
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,9 @@ class JaxFacts(_Record):
     environment_info: str = ""
     gpu: GpuFacts | None = None
     error: str | None = None
-    config: Mapping[str, Any] = field(default_factory=dict)  # the JAX flags a case's timing depends on
+    config: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # the JAX flags a case's timing depends on
 
     # A process whose JAX could not say stores the error alone.
     _sparse = frozenset(
@@ -240,7 +244,18 @@ class ProcessRun(_Record):
 
     # What the case process measured: a process that measured nothing (failed, killed) has none of them.
     _sparse = frozenset(
-        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script", "figures", "notes"}
+        {
+            "programs",
+            "compiled",
+            "facts",
+            "claim",
+            "jax",
+            "phases_s",
+            "peak_rss_bytes",
+            "script",
+            "figures",
+            "notes",
+        }
     )
 
 
@@ -328,7 +343,9 @@ class Settings(_Record):
     compile_repeats: int = 3
     timeout_s: float = 300.0
     effort: str = "quick"
-    isolation: str = ""  # "": the environment's default, which the runner picks (``measure.launch``)
+    isolation: str = (
+        ""  # "": the environment's default, which the runner picks (``measure.launch``)
+    )
     processes: int = 1
     min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
@@ -336,19 +353,27 @@ class Settings(_Record):
     # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
     # processes so far could detect is above it.
     target_ratio: float | None = None
-    target_kinds: tuple[str, ...] | None = None  # the metric kinds it is judged on (None: every metric)
+    target_kinds: tuple[str, ...] | None = (
+        None  # the metric kinds it is judged on (None: every metric)
+    )
     max_processes: int | None = None
     # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more rounds, in
     # looks of ``processes`` each up to ``max_processes``, while the sides' comparisons are open: "changes"
     # (a ratio past the factor the test has not yet confirmed) or "all" (any comparison undecided).
     decide: str | None = None
-    decide_metrics: tuple[str, ...] | None = None  # the metrics it is judged on (None: every metric)
-    decide_budget_s: float | None = None  # the most seconds a cell may take (None: only max_processes bounds it)
+    decide_metrics: tuple[str, ...] | None = (
+        None  # the metrics it is judged on (None: every metric)
+    )
+    decide_budget_s: float | None = (
+        None  # the most seconds a cell may take (None: only max_processes bounds it)
+    )
     unrecorded: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         written = super().to_json()
-        return {name: written[name] for name in SETTING_NAMES_IN_ORDER if name not in self.unrecorded}
+        return {
+            name: written[name] for name in SETTING_NAMES_IN_ORDER if name not in self.unrecorded
+        }
 
     def shown(self) -> dict[str, Any]:
         """The settings the result recorded, in the schema's order."""
@@ -366,7 +391,9 @@ class Settings(_Record):
     @property
     def looks(self) -> tuple[int, ...]:
         """Where a run measured until decided looks (``look_points``): one look, the planned processes, otherwise."""
-        return look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
+        return (
+            look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
+        )
 
     @property
     def most_processes(self) -> int:
@@ -392,7 +419,14 @@ def look_number(looks: tuple[int, ...], processes: int) -> int:
     return next((k for k, point in enumerate(looks, start=1) if processes <= point), len(looks))
 
 
-CHILD_SETTINGS = ("warmup", "repeats", "min_repeats", "max_seconds", "compile_repeats", "min_sample_ns")
+CHILD_SETTINGS = (
+    "warmup",
+    "repeats",
+    "min_repeats",
+    "max_seconds",
+    "compile_repeats",
+    "min_sample_ns",
+)
 SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
 NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
@@ -448,12 +482,16 @@ class Result(_Record):
     @property
     def jax(self) -> JaxFacts | None:
         """What JAX said of itself, from the first process that could say."""
-        return next((p.jax for p in self.processes if p.jax is not None and p.jax.error is None), None)
+        return next(
+            (p.jax for p in self.processes if p.jax is not None and p.jax.error is None), None
+        )
 
     @property
     def backend(self) -> str:
         """The JAX backend it ran on; for a run that died before saying, the platform its profile pinned."""
-        reported = next((p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None)
+        reported = next(
+            (p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None
+        )
         if reported:
             return reported
         pinned = self.host.variables.get("JAX_PLATFORMS", "").split(",")[0]
@@ -535,13 +573,17 @@ def _script(value: Any, where: str) -> ScriptIdentity:
     digest = fields.required("sha256", string)
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
         raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
-    return ScriptIdentity(fields.required("file", string), digest, fields.optional("args", list_of(string), ()))
+    return ScriptIdentity(
+        fields.required("file", string), digest, fields.optional("args", list_of(string), ())
+    )
 
 
 def parse_libraries(value: Any, where: str = "libraries") -> Libraries:
     fields = Fields(value, where)
     installed = fields.required("installed", list_of(string))
-    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in installed):
+    if not all(
+        re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in installed
+    ):
         raise SchemaError(f"{where}.installed", "expected name==version for every distribution")
     digest = fields.required("sha256", string)
     if not re.fullmatch(r"[0-9a-f]{64}", digest):
@@ -650,14 +692,18 @@ def _machine(value: Any, where: str) -> MachineFacts | None:
     """The machine's facts; None without an id (absent, null, or the empty string earlier writers put for
     none), which then reads, and is written back, as an unrecorded machine."""
     fields = Fields(value, where)
-    found, basis = fields.optional("id", nullable(string), None), fields.optional("basis", string, "")
+    found, basis = (
+        fields.optional("id", nullable(string), None),
+        fields.optional("basis", string, ""),
+    )
     return MachineFacts(id=path_name(found, f"{where}.id"), basis=basis) if found else None
 
 
 def _revision(value: Any, where: str) -> HarnessRevision:
     fields = Fields(value, where)
     return HarnessRevision(
-        commit=fields.optional("commit", string, "unknown"), dirty=fields.optional("dirty", boolean, None)
+        commit=fields.optional("commit", string, "unknown"),
+        dirty=fields.optional("dirty", boolean, None),
     )
 
 
@@ -747,7 +793,9 @@ def parse(data: Any) -> Result:
     fields = Fields(check_identity(data), "")
     version = fields.required("schema_version", integer)
     if version != SCHEMA_VERSION:
-        raise SchemaError("schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)")
+        raise SchemaError(
+            "schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)"
+        )
     return Result(
         id=fields.required("id", path_name),
         created_at=fields.required("created_at", string),

@@ -46,7 +46,10 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
     The only code that knows where bisect answers are stored and what they are called.
     """
-    paths = [reports_dir / f"bisect-{case}.json", *sorted(reports_dir.glob(f"bisect-{case}-*.json"))]
+    paths = [
+        reports_dir / f"bisect-{case}.json",
+        *sorted(reports_dir.glob(f"bisect-{case}-*.json")),
+    ]
     found = []
     for path in paths:
         if not path.exists() and not path.is_symlink():
@@ -75,7 +78,9 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Change:
-    metric: MetricKey | None  # None until a figure shows which one (a bisect by the claim, nothing stored)
+    metric: (
+        MetricKey | None
+    )  # None until a figure shows which one (a bisect by the claim, nothing stored)
     last_good: str
     first_bad: str
     before_ns: float | None = None  # the metric's figure on the last good release
@@ -85,9 +90,13 @@ class Change:
     probes: list[ProbeRow] = field(default_factory=list)
     # The two releases' stored results compared by the report's rule, in words; empty when not compared.
     significance: str = ""
-    significant: bool | None = None  # whether that rule calls it slower or faster; None: not compared
+    significant: bool | None = (
+        None  # whether that rule calls it slower or faster; None: not compared
+    )
     below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
-    why: tuple[str, ...] = ()  # the bisect's lines on why: changed defaults tried, compiled programs compared
+    why: tuple[
+        str, ...
+    ] = ()  # the bisect's lines on why: changed defaults tried, compiled programs compared
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
 
     @property
@@ -113,7 +122,11 @@ def change_from(
     usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
     if good is not None and bad is not None:
         usable = [a for a in usable if _ends(a.data) == (good, bad)]
-        change = _from_answer(usable[-1], metric) if usable else Change(metric, good, bad, source="--good/--bad")
+        change = (
+            _from_answer(usable[-1], metric)
+            if usable
+            else Change(metric, good, bad, source="--good/--bad")
+        )
     elif usable:
         newest = max(usable, key=lambda a: str(a.data.get("created_at", "")))
         change = _from_answer(newest, metric)
@@ -162,7 +175,11 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
                 )
             )
     probes.sort(key=lambda p: version_key(p.release))
-    figures = {p.release: p.median_ns for p in probes} if bisected is not None and metric in (None, bisected) else {}
+    figures = (
+        {p.release: p.median_ns for p in probes}
+        if bisected is not None and metric in (None, bisected)
+        else {}
+    )
     ends = _ends(data)
     assert ends is not None  # only answers that _matches are read
     before, after = ends
@@ -176,7 +193,9 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         answer=" ".join(str(data.get("answer", "")).split()),
         below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
         probes=probes,
-        why=tuple(" ".join(line.split()) for line in data.get("why") or [] if isinstance(line, str)),
+        why=tuple(
+            " ".join(line.split()) for line in data.get("why") or [] if isinstance(line, str)
+        ),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
     )
 
@@ -188,7 +207,11 @@ DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
     """The folder of XLA's dumps of the change's two releases that the answer names, if it is a plain name."""
     for entry in compiled if isinstance(compiled, list) else []:
-        if isinstance(entry, dict) and (entry.get("before"), entry.get("after")) == ends and not entry.get("problem"):
+        if (
+            isinstance(entry, dict)
+            and (entry.get("before"), entry.get("after")) == ends
+            and not entry.get("problem")
+        ):
             folder = entry.get("folder")
             if isinstance(folder, str) and DUMPS_FOLDER.match(folder) and ".." not in folder:
                 return folder
@@ -212,17 +235,27 @@ def newest_result(
     found = [
         r
         for r in results
-        if r.release == release and r.sizes == sizes and r.profile == profile and r.status is RunStatus.OK
+        if r.release == release
+        and r.sizes == sizes
+        and r.profile == profile
+        and r.status is RunStatus.OK
     ]
     return max(found, key=lambda r: r.created_at) if found else None
 
 
 def _with_stored_figures(
-    change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str, rule: Thresholds
+    change: Change,
+    results: Sequence[StoredResult],
+    case: str,
+    sizes: dict[str, int],
+    profile: str,
+    rule: Thresholds,
 ) -> Change:
     """The figures of the stored results of both releases; the metric that changed most when none is named."""
     mine = [r for r in results if r.case == case]
-    before, after = (newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad))
+    before, after = (
+        newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
+    )
     if before is None or after is None:
         return change
     a, b = metric_samples(before), metric_samples(after)
@@ -232,15 +265,21 @@ def _with_stored_figures(
         for key in a.keys() & b.keys():
             comparison = compare_metric(a[key], b[key], rule, key)
             if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER) and comparison.ratio > 0:
-                slower = comparison.verdict is Verdict.SLOWER  # an issue reports what got worse, when anything did
+                slower = (
+                    comparison.verdict is Verdict.SLOWER
+                )  # an issue reports what got worse, when anything did
                 changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
         if not changed:
             return change
         metric = max(changed)[-1]
     if metric not in a or metric not in b:
         return replace(change, metric=metric)
-    probes = [p if p.median_ns is not None else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
-              for p in change.probes]  # fmt: skip
+    probes = [
+        p
+        if p.median_ns is not None
+        else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
+        for p in change.probes
+    ]
     compared = compare_metric(a[metric], b[metric], rule, metric)
     p = format_p(compared.p_value)
     # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness terms.
@@ -263,7 +302,11 @@ def _with_stored_figures(
 
 
 def _figure(
-    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str, metric: MetricKey
+    results: Sequence[StoredResult],
+    release: str,
+    sizes: dict[str, int],
+    profile: str,
+    metric: MetricKey,
 ) -> float | None:
     """A bisect by the claim stores no figure per probe: the stored result of that release gives it."""
     found = newest_result(results, release, sizes, profile)
@@ -300,8 +343,14 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     ratio, metric = change.ratio, change.metric
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as before.
-    named = f"`{metric.metric_name}`" if metric.name in (JSON, PROCESS) else f"`{metric.name}` {metric.kind}"
-    if change.significant is False:  # the stored runs of both releases do not tell it from noise: say so
+    named = (
+        f"`{metric.metric_name}`"
+        if metric.name in (JSON, PROCESS)
+        else f"`{metric.name}` {metric.kind}"
+    )
+    if (
+        change.significant is False
+    ):  # the stored runs of both releases do not tell it from noise: say so
         return f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, on {where}"
     if metric.is_duration:
         how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"

@@ -40,7 +40,15 @@ HARNESS_MODULES = {
 }
 OWN_PACKAGES = ("cases", "harness")
 THIRD_PARTY = ("jax", "numpy")
-MODULE_DUNDERS = {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__builtins__"}
+MODULE_DUNDERS = {
+    "__name__",
+    "__file__",
+    "__doc__",
+    "__spec__",
+    "__loader__",
+    "__package__",
+    "__builtins__",
+}
 TAIL = "<measurement>"  # the generated end of the script
 CASE_MODULE = "exported_case"  # the case module, as the short script's generated end imports it
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -88,7 +96,9 @@ def _source(path: Path) -> str:
     return path.read_text(encoding=SOURCE_ENCODING)  # a byte order mark dropped, as Python drops it
 
 
-def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None = None) -> tuple[list[str], str]:
+def case_definitions(
+    case: CaseInfo, wanted: Collection[str], source: str | None = None
+) -> tuple[list[str], str]:
     """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat`` helpers inlined.
 
     Returns the import lines (standard library, then jax and numpy) and the definitions
@@ -106,7 +116,9 @@ def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None
         return _Module.parse(name, _label(compat), _source(compat), {COMPAT})
 
     try:
-        root = _Module.parse(TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE})
+        root = _Module.parse(
+            TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE}
+        )
         parts = [part for part in _resolve([root], load) if part.module.name != TAIL]
         owners: dict[str, str] = {}
         for part in parts:
@@ -121,13 +133,21 @@ def case_definitions(case: CaseInfo, wanted: Collection[str], source: str | None
         raise UsageError(f"cannot export case {case.name}: {exc}") from None
     lines = []
     for third_party in (False, True):
-        lines += _import_lines([u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party])
+        lines += _import_lines(
+            [u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party]
+        )
     return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
 def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:
-    optional = {"compiled": "compiled", "facts": "facts", "min_devices": "MIN_DEVICES"}  # main() keyword → case name
-    options = "".join(f", {keyword}={name}" for keyword, name in optional.items() if name in case_names)
+    optional = {
+        "compiled": "compiled",
+        "facts": "facts",
+        "min_devices": "MIN_DEVICES",
+    }  # main() keyword → case name
+    options = "".join(
+        f", {keyword}={name}" for keyword, name in optional.items() if name in case_names
+    )
     return (
         '"""The measurement: sizes and settings as exported; main() times, prints and judges."""\n'
         "from harness.upstream.standalone import main\n\n"
@@ -180,7 +200,9 @@ class _Module:
     statements: list[_Statement] = field(default_factory=list)
     dropped_lines: set[int] = field(default_factory=set)  # the docstring and the top-level imports
     imports: dict[str, ImportUnit] = field(default_factory=dict)  # key → external import
-    links: dict[str, tuple[str, str]] = field(default_factory=dict)  # binding → (module, name) inlined
+    links: dict[str, tuple[str, str]] = field(
+        default_factory=dict
+    )  # binding → (module, name) inlined
     futures: set[str] = field(default_factory=set)
 
     @classmethod
@@ -191,7 +213,9 @@ class _Module:
             raise _Refused(f"{label} does not parse: {exc}") from None
         lines = source.splitlines(keepends=True)
         module = cls(name, label, ast.get_docstring(tree, clean=False), lines)
-        aliases: dict[str, str] = {}  # dotted text (``compat``, ``cases.compat``) → inlinable module
+        aliases: dict[
+            str, str
+        ] = {}  # dotted text (``compat``, ``cases.compat``) → inlinable module
         kept: list[ast.stmt] = []
         for index, node in enumerate(tree.body):
             is_docstring = index == 0 and module.docstring is not None
@@ -208,11 +232,15 @@ class _Module:
             first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             while first > 1 and lines[first - 2].lstrip().startswith("#"):
                 first -= 1
-            module.statements.append(_Statement(node, first, _binds(node), _uses(node), rewriter.needs))
+            module.statements.append(
+                _Statement(node, first, _binds(node), _uses(node), rewriter.needs)
+            )
         module.lines = rewriter.apply(lines)
         return module
 
-    def _take_import(self, node: ast.Import | ast.ImportFrom, inlinable: set[str], aliases: dict[str, str]) -> None:
+    def _take_import(
+        self, node: ast.Import | ast.ImportFrom, inlinable: set[str], aliases: dict[str, str]
+    ) -> None:
         where = f"{self.label} line {node.lineno}"
         if isinstance(node, ast.ImportFrom):
             source = node.module or ""
@@ -229,7 +257,9 @@ class _Module:
                 elif f"{source}.{alias.name}" in inlinable:
                     aliases[binding] = f"{source}.{alias.name}"
                 elif _top(source) in OWN_PACKAGES:
-                    raise _Refused(f"{where}: imports {source}.{alias.name}, which a script cannot inline")
+                    raise _Refused(
+                        f"{where}: imports {source}.{alias.name}, which a script cannot inline"
+                    )
                 else:
                     self.imports[binding] = (source, alias.name, alias.asname)
             return
@@ -255,7 +285,9 @@ class _Module:
             if statement is None or statement in chosen:
                 continue  # a builtin, an import or a link: resolved elsewhere
             if not isinstance(statement.node, DEFINITIONS):
-                raise _Refused(f"{self.label} line {statement.node.lineno}: only definitions can be inlined")
+                raise _Refused(
+                    f"{self.label} line {statement.node.lineno}: only definitions can be inlined"
+                )
             chosen.append(statement)
             todo += sorted(statement.uses)
         return sorted(chosen, key=lambda s: s.first_line)
@@ -276,7 +308,9 @@ class _Module:
         kept: list[str] = []
         for number, line in enumerate(self.lines, start=1):
             blank = not line.strip()
-            if number in self.dropped_lines or (blank and len(kept) >= 2 and not "".join(kept[-2:]).strip()):
+            if number in self.dropped_lines or (
+                blank and len(kept) >= 2 and not "".join(kept[-2:]).strip()
+            ):
                 continue
             kept.append(line)
         return "".join(kept).strip("\n")
@@ -286,7 +320,13 @@ def _binds(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return {n.id for target in targets if target is not None for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return {
+        n.id
+        for target in targets
+        if target is not None
+        for n in ast.walk(target)
+        if isinstance(n, ast.Name)
+    }
 
 
 def _uses(node: ast.stmt) -> set[str]:
@@ -325,8 +365,14 @@ class _Rewriter(ast.NodeVisitor):
         if base is None or base not in self.aliases:
             self.generic_visit(node)
             return
-        if not isinstance(node.ctx, ast.Load) or node.lineno != node.end_lineno or node.end_col_offset is None:
-            raise _Refused(f"{self.label} line {node.lineno}: {base}.{node.attr} may only be read, on one line")
+        if (
+            not isinstance(node.ctx, ast.Load)
+            or node.lineno != node.end_lineno
+            or node.end_col_offset is None
+        ):
+            raise _Refused(
+                f"{self.label} line {node.lineno}: {base}.{node.attr} may only be read, on one line"
+            )
         self.needs.add((self.aliases[base], node.attr))
         self.spans.append((node.lineno, node.col_offset, node.end_col_offset, node.attr))
 
@@ -369,7 +415,9 @@ def _resolve(roots: list[_Module], load: Callable[[str], _Module]) -> list[_Part
 
     def needs(module: _Module) -> set[tuple[str, str]]:
         statements, used = chosen(module)
-        return set().union(*(s.needs for s in statements)) | {module.links[n] for n in used if n in module.links}
+        return set().union(*(s.needs for s in statements)) | {
+            module.links[n] for n in used if n in module.links
+        }
 
     todo = [need for root in roots for need in sorted(needs(root))]
     while todo:
@@ -399,13 +447,21 @@ def _resolve(roots: list[_Module], load: Callable[[str], _Module]) -> list[_Part
     for name in order:
         module = modules[name]
         statements, used = chosen(module)
-        imports = {key: unit for key, unit in module.imports.items() if name not in wanted or _binding(unit) in used}
+        imports = {
+            key: unit
+            for key, unit in module.imports.items()
+            if name not in wanted or _binding(unit) in used
+        }
         # ``from m import f as g`` becomes ``g = f`` once f is defined.
-        renames = {b: target for b, (_, target) in module.links.items() if b != target and b in used}
+        renames = {
+            b: target for b, (_, target) in module.links.items() if b != target and b in used
+        }
         body = module.definitions_text(statements) if name in wanted else module.whole_text()
         text = "\n".join([*(f"{b} = {t}" for b, t in sorted(renames.items())), body])
         binds = set(renames).union(*(s.binds for s in statements))
-        opens_with_definition = not renames and bool(statements) and isinstance(statements[0].node, _SCOPES)
+        opens_with_definition = (
+            not renames and bool(statements) and isinstance(statements[0].node, _SCOPES)
+        )
         parts.append(_Part(module, text.strip("\n"), binds, imports, opens_with_definition))
     return parts
 
@@ -426,7 +482,9 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
     for part in parts:
         for key, unit in part.imports.items():
             if _binding(unit) in owners:
-                raise _Refused(f"{part.module.label} imports {_binding(unit)}, which {owners[_binding(unit)]} defines")
+                raise _Refused(
+                    f"{part.module.label} imports {_binding(unit)}, which {owners[_binding(unit)]} defines"
+                )
             if units.get(key, unit) != unit:
                 raise _Refused(f"two modules import {key} from different places")
             units[key] = unit
@@ -461,7 +519,9 @@ def _import_lines(units: list[ImportUnit]) -> list[str]:
     for module, name, asname in units:
         if name is not None:
             names.setdefault(module, set()).add(name + (f" as {asname}" if asname else ""))
-    return plain + [f"from {m} import {', '.join(sorted(found))}" for m, found in sorted(names.items())]
+    return plain + [
+        f"from {m} import {', '.join(sorted(found))}" for m, found in sorted(names.items())
+    ]
 
 
 def _docstring_literal(text: str) -> str:
@@ -482,14 +542,22 @@ def imported_modules(text: str) -> set[str]:
 
 def foreign_imports(text: str) -> set[str]:
     """Imports other than jax, numpy and the standard library."""
-    return {m for m in imported_modules(text) if m not in THIRD_PARTY and m not in sys.stdlib_module_names}
+    return {
+        m
+        for m in imported_modules(text)
+        if m not in THIRD_PARTY and m not in sys.stdlib_module_names
+    }
 
 
 def undefined_names(text: str) -> set[str]:
     """Global names the script reads but never binds (nor are builtins)."""
     table = symtable.symtable(text, "<script>", "exec")
     bound = {s.get_name() for s in table.get_symbols() if s.is_assigned() or s.is_imported()}
-    read = {s.get_name() for s in table.get_symbols() if s.is_referenced() and not (s.is_assigned() or s.is_imported())}
+    read = {
+        s.get_name()
+        for s in table.get_symbols()
+        if s.is_referenced() and not (s.is_assigned() or s.is_imported())
+    }
     tables = list(table.get_children())
     while tables:
         scope = tables.pop()
@@ -510,7 +578,9 @@ def _check(text: str, name: str) -> None:
     foreign = foreign_imports(text)
     if foreign:
         names = ", ".join(sorted(foreign))
-        raise _Refused(f"the script would import {names} (only jax, numpy and the standard library)")
+        raise _Refused(
+            f"the script would import {names} (only jax, numpy and the standard library)"
+        )
     undefined = undefined_names(text)
     if undefined:
         raise _Refused(f"the script would use undefined names: {', '.join(sorted(undefined))}")

@@ -27,7 +27,9 @@ from harness.errors import UsageError
 from harness.upstream.export import case_definitions, foreign_imports, undefined_names
 
 PROGRAMS_FUNCTION = "programs"
-LINE_BUDGET = 60  # what a short script aims at; over it, the definitions lose the blank lines between them
+LINE_BUDGET = (
+    60  # what a short script aims at; over it, the definitions lose the blank lines between them
+)
 # The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on their
 # outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
 TIMING = """\
@@ -49,7 +51,12 @@ TIMING_IMPORTS = ["import statistics", "import time", "from importlib.metadata i
 
 
 def minimal_script(
-    case: CaseInfo, sizes: Mapping[str, int], programs: Collection[str], *, repeats: int, warmup: int
+    case: CaseInfo,
+    sizes: Mapping[str, int],
+    programs: Collection[str],
+    *,
+    repeats: int,
+    warmup: int,
 ) -> str:
     """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be built."""
     if not programs:
@@ -63,15 +70,27 @@ def minimal_script(
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
     text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
-    if len(text.splitlines()) > LINE_BUDGET:  # dense beats long: the definitions without blank lines between them
-        text = "\n".join(head) + "\n\n" + compact(definitions, spaced=False) + "\n\n" + settings + "\n" + TIMING
+    if (
+        len(text.splitlines()) > LINE_BUDGET
+    ):  # dense beats long: the definitions without blank lines between them
+        text = (
+            "\n".join(head)
+            + "\n\n"
+            + compact(definitions, spaced=False)
+            + "\n\n"
+            + settings
+            + "\n"
+            + TIMING
+        )
     _check(text, case.name)
     return text
 
 
 def _merged_imports(case_imports: list[str]) -> list[str]:
     """The case's imports and the loop's, standard library first, jax and numpy after a blank line."""
-    third_party = [line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")]
+    third_party = [
+        line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
+    ]
     standard = sorted(set(case_imports) - set(third_party) | set(TIMING_IMPORTS), key=_import_order)
     return [*standard, "", *third_party]
 
@@ -94,14 +113,21 @@ def prune_programs(source: str, keep: set[str]) -> str:
         dropped = _lines_to_drop(ast.parse(source), lines, keep)
         if not dropped:
             return source
-        source = "".join(line for number, line in enumerate(lines, start=1) if number not in dropped)
+        source = "".join(
+            line for number, line in enumerate(lines, start=1) if number not in dropped
+        )
 
 
 def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[int]:
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == PROGRAMS_FUNCTION), None)
+    function = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == PROGRAMS_FUNCTION),
+        None,
+    )
     if function is None:
         return set()
-    loaded = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    loaded = {
+        n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
 
     def droppable(statement: ast.stmt) -> bool:
         if isinstance(statement, ast.If):
@@ -131,7 +157,11 @@ def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[in
                     dropped |= set().union(*(whole_lines(s, s) for s in gone))
         if isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values, strict=True):
-                if key is not None and _names_other_programs(key, keep) and key.lineno != node.lineno:
+                if (
+                    key is not None
+                    and _names_other_programs(key, keep)
+                    and key.lineno != node.lineno
+                ):
                     dropped |= whole_lines(key, value)
     return dropped
 
@@ -160,7 +190,9 @@ def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         parts = [key.value]
     elif isinstance(key, ast.JoinedStr):
-        parts = [v.value for v in key.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        parts = [
+            v.value for v in key.values if isinstance(v, ast.Constant) and isinstance(v.value, str)
+        ]
     else:
         return False
     return not any(all(part in name for part in parts) for name in keep)
@@ -184,7 +216,11 @@ def compact(code: str, *, spaced: bool = True) -> str:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
         first = node.body[0]
-        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
             for row in range(first.lineno, (first.end_lineno or first.lineno) + 1):
                 lines[row - 1] = ""
                 in_strings.discard(row)
@@ -196,7 +232,9 @@ def compact(code: str, *, spaced: bool = True) -> str:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         rows = range(start, (node.end_lineno or node.lineno) + 1)
         kept = [lines[row - 1] for row in rows if lines[row - 1].strip() or row in in_strings]
-        blocks.append((isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef), kept))
+        blocks.append(
+            (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef), kept)
+        )
     out: list[str] = []
     for index, (scope, kept) in enumerate(blocks):
         if spaced and index and (scope or blocks[index - 1][0]):
@@ -212,7 +250,11 @@ def program_keys(source: str) -> list[str]:
         if isinstance(node, ast.FunctionDef) and node.name == PROGRAMS_FUNCTION:
             for dict_node in (d for d in ast.walk(node) if isinstance(d, ast.Dict)):
                 for key in dict_node.keys:
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value not in found:
+                    if (
+                        isinstance(key, ast.Constant)
+                        and isinstance(key.value, str)
+                        and key.value not in found
+                    ):
                         found.append(key.value)
     return found
 
@@ -221,7 +263,9 @@ def _check(text: str, name: str) -> None:
     try:
         compile(text, f"{name}.py", "exec")
     except SyntaxError as exc:
-        raise UsageError(f"the short script of case {name} does not compile ({exc}); this is a harness bug") from None
+        raise UsageError(
+            f"the short script of case {name} does not compile ({exc}); this is a harness bug"
+        ) from None
     problems = [f"imports {m}" for m in sorted(foreign_imports(text))]
     problems += [f"uses undefined {n}" for n in sorted(undefined_names(text))]
     if problems:

@@ -36,7 +36,15 @@ Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
 # The line format and its reader live in ``harness.measure.figures``; named here for the draft's sake.
-__all__ = ["CLAIM_PREFIX", "FACT_PREFIX", "Figures", "figure_line", "main", "measure", "parse_output"]
+__all__ = [
+    "CLAIM_PREFIX",
+    "FACT_PREFIX",
+    "Figures",
+    "figure_line",
+    "main",
+    "measure",
+    "parse_output",
+]
 
 
 def series(timed: ProgramTiming) -> dict[str, list[int]]:
@@ -52,7 +60,10 @@ def series(timed: ProgramTiming) -> dict[str, list[int]]:
 
 
 def compile_medians(cold: CompileTiming) -> dict[str, float]:
-    return {"lower_ns": statistics.median(cold.lower_ns), "compile_ns": statistics.median(cold.compile_ns)}
+    return {
+        "lower_ns": statistics.median(cold.lower_ns),
+        "compile_ns": statistics.median(cold.compile_ns),
+    }
 
 
 def measure(
@@ -71,7 +82,9 @@ def measure(
     medians: dict[str, dict[str, float]] = {}
     if compiled is not None:
         for name, (jitted, args) in compiled(**sizes).items():
-            cold, _ = time_compile(jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches)
+            cold, _ = time_compile(
+                jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
+            )
             emit(figure_line(name, "lower_ns", cold.lower_ns))
             emit(figure_line(name, "compile_ns", cold.compile_ns))
             medians[f"compiled:{name}"] = compile_medians(cold)
@@ -107,7 +120,9 @@ def main(
         jaxlib_version = importlib.metadata.version("jaxlib")
     except importlib.metadata.PackageNotFoundError:
         jaxlib_version = "unknown"
-    print(f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}")
+    print(
+        f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}"
+    )
     print("sizes " + " ".join(f"{name}={value}" for name, value in sizes.items()))
     if jax.device_count() < min_devices:
         # Device flags only apply before JAX starts, so the script cannot set them itself.

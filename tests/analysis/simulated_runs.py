@@ -31,7 +31,9 @@ from harness.store.schema import ProcessClaim, ProcessRun, RunStatus, Settings
 
 METRIC = "json.t_ms"
 KEY: MetricKey = parse_metric_name(METRIC)
-TWO_LEVELS = math.log(1.36)  # docs/statistics.md: this machine's hosts put processes on two levels 36 % apart
+TWO_LEVELS = math.log(
+    1.36
+)  # docs/statistics.md: this machine's hosts put processes on two levels 36 % apart
 
 
 @dataclass(frozen=True)
@@ -67,12 +69,22 @@ def _process(index: int, value: float, holds: bool | None = None) -> ProcessRun:
 
 
 def measure_together(
-    truths: Sequence[float], noise: Noise, settings: Settings, rng: random.Random, pairs: Sequence[int] | None = None
+    truths: Sequence[float],
+    noise: Noise,
+    settings: Settings,
+    rng: random.Random,
+    pairs: Sequence[int] | None = None,
 ) -> list[list[ProcessRun]]:
     """One run of sides whose true figures are ``truths`` (in order), measured in rounds until the runner's own
     rules stop it; ``pairs``: the sides (by index) compared with their next, every neighbour when None."""
     sides = [
-        Side(str(i), "sim", "python", compare_next=pairs is None or i in pairs, compare_metrics=(METRIC,))
+        Side(
+            str(i),
+            "sim",
+            "python",
+            compare_next=pairs is None or i in pairs,
+            compare_metrics=(METRIC,),
+        )
         for i in range(len(truths))
     ]
     cell = Cell(0, cast(Any, None), "sim", [CellRun(side, settings.processes) for side in sides])
@@ -82,14 +94,18 @@ def measure_together(
         going = [run for run in cell.runs if run.finished() is None]
         for run in going:
             index = int(run.side.release)
-            run.processes.append(_process(len(run.processes), truths[index] * math.exp(noise.level(rng))))
+            run.processes.append(
+                _process(len(run.processes), truths[index] * math.exp(noise.level(rng)))
+            )
         done += 1
         going = [run for run in cell.runs if run.finished() is None]
         if not going or not rules.another_round(cell, going, done):
             return [run.processes for run in cell.runs]
 
 
-def judged(a: list[ProcessRun], b: list[ProcessRun], settings: Settings, thresholds: Thresholds) -> Comparison:
+def judged(
+    a: list[ProcessRun], b: list[ProcessRun], settings: Settings, thresholds: Thresholds
+) -> Comparison:
     """The stored pair as every page judges it: ``compare_metric`` on the sides' figures, one run's sides."""
     source = cast(Any, SimpleNamespace(settings=settings, invocation="simulated run"))
     sides = [process_samples(runs, source)[KEY] for runs in (a, b)]
@@ -99,7 +115,9 @@ def judged(a: list[ProcessRun], b: list[ProcessRun], settings: Settings, thresho
 Outcome = Callable[[random.Random], list[Comparison]]
 
 
-def pairwise(truths: Sequence[float], noise: Noise, settings: Settings, thresholds: Thresholds) -> Outcome:
+def pairwise(
+    truths: Sequence[float], noise: Noise, settings: Settings, thresholds: Thresholds
+) -> Outcome:
     """A run of ``truths`` side by side until decided; each neighbouring pair judged as stored."""
 
     def run(rng: random.Random) -> list[Comparison]:
@@ -119,15 +137,20 @@ class TriageRun:
 
 
 def triage_run(
-    truths: Sequence[float], noise: Noise, processes: int, most: int, thresholds: Thresholds, rng: random.Random,
+    truths: Sequence[float],
+    noise: Noise,
+    processes: int,
+    most: int,
+    thresholds: Thresholds,
+    rng: random.Random,
     claim_chance: float | None = None,
-) -> TriageRun:  # fmt: skip
-    """``harness.releases.triage``'s procedure on simulated releases: one interleaved first round of
+) -> TriageRun:
+    """``harness.steps.triage``'s procedure on simulated releases: one interleaved first round of
     ``processes`` a side judged at the screen level, then every candidate step's two releases measured again
     together until decided, confirmed when the stored confirmation shows the same change.  With ``claim_chance``
     each process's claim holds with that chance on every release (no true flip), and flips are confirmed as
     the triage confirms them."""
-    from harness.releases.triage import SCREEN_ALPHA
+    from harness.steps.triage import SCREEN_ALPHA
 
     screen = replace(thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False)
     fixed = settings_of(processes, None, None)

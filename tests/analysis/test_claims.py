@@ -21,18 +21,34 @@ ORDER = ["0.4.26", "0.4.30", "0.4.31", "0.4.33", "0.5.3", "0.10.2", "0.12.0.1"]
 
 
 def test_consecutive_releases_with_one_outcome_make_one_range():
-    outcomes = {r: DOES_NOT_HOLD for r in ORDER[:3]} | {r: HOLDS for r in ORDER[3:6]} | {"0.12.0.1": "failed"}
+    outcomes = (
+        {r: DOES_NOT_HOLD for r in ORDER[:3]}
+        | {r: HOLDS for r in ORDER[3:6]}
+        | {"0.12.0.1": "failed"}
+    )
     assert release_ranges(outcomes, ORDER) == {
         DOES_NOT_HOLD: ["0.4.26–0.4.31"],
         HOLDS: ["0.4.33–0.10.2"],
         "failed": ["0.12.0.1"],
     }
-    assert ranges_text(outcomes, ORDER) == "holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31; failed on 0.12.0.1"
+    assert (
+        ranges_text(outcomes, ORDER)
+        == "holds on 0.4.33–0.10.2; does not hold on 0.4.26–0.4.31; failed on 0.12.0.1"
+    )
 
 
 def test_a_release_without_a_result_breaks_a_range():
-    outcomes = {"0.4.26": HOLDS, "0.4.30": HOLDS, "0.4.33": HOLDS, "0.5.3": DOES_NOT_HOLD, "0.12.0.1": HOLDS}
-    assert release_ranges(outcomes, ORDER) == {HOLDS: ["0.4.26–0.4.30", "0.4.33", "0.12.0.1"], DOES_NOT_HOLD: ["0.5.3"]}
+    outcomes = {
+        "0.4.26": HOLDS,
+        "0.4.30": HOLDS,
+        "0.4.33": HOLDS,
+        "0.5.3": DOES_NOT_HOLD,
+        "0.12.0.1": HOLDS,
+    }
+    assert release_ranges(outcomes, ORDER) == {
+        HOLDS: ["0.4.26–0.4.30", "0.4.33", "0.12.0.1"],
+        DOES_NOT_HOLD: ["0.5.3"],
+    }
 
 
 def test_nothing_run_says_so():
@@ -42,10 +58,19 @@ def test_nothing_run_says_so():
 def test_outcome_of_a_run():
     data = real_result("async_dispatch-0.12.0.1")
     path = FIXTURES / "results" / "async_dispatch-0.12.0.1.json"
-    assert outcome(StoredResult.from_document(path, data)) == HOLDS, "the claim holds in all 5 processes"
-    assert outcome(StoredResult.from_document(path, set_claim(derive(data), False))) == DOES_NOT_HOLD
+    assert outcome(StoredResult.from_document(path, data)) == HOLDS, (
+        "the claim holds in all 5 processes"
+    )
+    assert (
+        outcome(StoredResult.from_document(path, set_claim(derive(data), False))) == DOES_NOT_HOLD
+    )
     assert outcome(StoredResult.from_document(path, {**data, "status": "timeout"})) == "timeout"
-    assert [mark(HOLDS), mark(DOES_NOT_HOLD), mark("crashed"), mark(None)] == ["✓", "✗", "crashed", "–"]
+    assert [mark(HOLDS), mark(DOES_NOT_HOLD), mark("crashed"), mark(None)] == [
+        "✓",
+        "✗",
+        "crashed",
+        "–",
+    ]
 
 
 def test_claims_are_judged_per_backend_and_machines_share_a_cell():
@@ -79,11 +104,17 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
     assert outcome(agreeing) == HOLDS
     assert claim_evidence(agreeing) == "holds in 3 of 3 processes; e.g. process 0"
     split = run(["ok", "ok", "ok"], [True, False, True])
-    assert outcome(split) == UNSETTLED and claim_evidence(split).startswith("unsettled: holds in 2 of 3 processes")
-    assert outcome(run(["ok", "crashed"], [False, True])) == "crashed", "a cell that did not finish has no verdict"
+    assert outcome(split) == UNSETTLED and claim_evidence(split).startswith(
+        "unsettled: holds in 2 of 3 processes"
+    )
+    assert outcome(run(["ok", "crashed"], [False, True])) == "crashed", (
+        "a cell that did not finish has no verdict"
+    )
     only = run(["ok"], [False])
     assert outcome(only) == UNSETTLED, "one process settles nothing"
-    assert claim_evidence(only) == "unsettled: one process (does not hold there); e.g. process 0", "its verdict kept"
+    assert claim_evidence(only) == "unsettled: one process (does not hold there); e.g. process 0", (
+        "its verdict kept"
+    )
 
 
 # --- claim verdicts over processes ---
@@ -97,16 +128,28 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
         ([False, True, False, False, False], DOES_NOT_HOLD, 4, "does not hold in 4 of 5 processes"),
         ([True, True, True, False, False], UNSETTLED, 3, "unsettled: holds in 3 of 5 processes"),
         ([True] * 3, HOLDS, 3, "holds in 3 of 3 processes"),
-        ([True, True, False], UNSETTLED, 2, "unsettled: holds in 2 of 3 processes"),  # ⌈0.8 · 3⌉ = 3
+        (
+            [True, True, False],
+            UNSETTLED,
+            2,
+            "unsettled: holds in 2 of 3 processes",
+        ),  # ⌈0.8 · 3⌉ = 3
         ([True] * 8 + [False] * 2, HOLDS, 8, "holds in 8 of 10 processes"),
         ([True] * 7 + [False] * 3, UNSETTLED, 7, "unsettled: holds in 7 of 10 processes"),
         ([True, True], UNSETTLED, 2, "unsettled: holds in 2 of 2 processes"),  # fewer than three
-        ([True, False, True, False], UNSETTLED, 2, "unsettled: holds in 2 of 4 processes, not in the others"),
+        (
+            [True, False, True, False],
+            UNSETTLED,
+            2,
+            "unsettled: holds in 2 of 4 processes, not in the others",
+        ),
         ([False], UNSETTLED, 1, "unsettled: one process (does not hold there)"),
         ([], UNSETTLED, 0, "unsettled: no process gave a verdict"),
     ],
 )
-def test_a_claim_settles_only_when_most_of_enough_processes_agree(verdicts, outcome_text, agree, text):
+def test_a_claim_settles_only_when_most_of_enough_processes_agree(
+    verdicts, outcome_text, agree, text
+):
     settled = settle_claim(verdicts)
     assert (settled.outcome, settled.agree, settled.of) == (outcome_text, agree, len(verdicts))
     assert settled.text() == text
@@ -128,7 +171,13 @@ def test_the_rule_can_be_stricter():
 
 
 def test_unsettled_releases_get_a_range_of_their_own():
-    outcomes = {"0.4.26": DOES_NOT_HOLD, "0.4.30": UNSETTLED, "0.4.31": UNSETTLED, "0.4.33": HOLDS, "0.5.3": "failed"}
+    outcomes = {
+        "0.4.26": DOES_NOT_HOLD,
+        "0.4.30": UNSETTLED,
+        "0.4.31": UNSETTLED,
+        "0.4.33": HOLDS,
+        "0.5.3": "failed",
+    }
     assert ranges_text(outcomes, ORDER) == (
         "holds on 0.4.33; does not hold on 0.4.26; unsettled on 0.4.30–0.4.31; failed on 0.5.3"
     )

@@ -42,7 +42,9 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
     folder = tmp_path / "r"
     folder.mkdir()
     for i, stamp in enumerate(["2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"]):
-        (folder / f"{i}.json").write_text(json.dumps({**data, "created_at": stamp, "id": f"run{i}"}))
+        (folder / f"{i}.json").write_text(
+            json.dumps({**data, "created_at": stamp, "id": f"run{i}"})
+        )
     [(chosen, older)] = latest_runs(loaded(folder))
     assert chosen.id == "run1" and older == 1
 
@@ -54,26 +56,46 @@ def test_group_key_holds_what_must_be_equal():
     assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine 418411f8"
     assert key.slug() == "cpu-M500-N100-cpu-1dev-418411f8"
     across = group_key(result, with_machine=False)
-    assert across.machine == ANY_MACHINE and across.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device"
+    assert (
+        across.machine == ANY_MACHINE
+        and across.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device"
+    )
     older = group_key(StoredResult.from_document(FIXTURES / "v1", v1_result("scan_sync-0.12.0.1")))
-    assert older == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, "unrecorded"), "stored before ids"
-    assert older.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine unrecorded"
+    assert older == GroupKey(
+        "scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, "unrecorded"
+    ), "stored before ids"
+    assert (
+        older.describe()
+        == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine unrecorded"
+    )
     assert older.slug() == "cpu-M500-N100-cpu-1dev-unrecorded"
 
 
 def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
     failed = {**derive(base, release="0.4.30"), "status": "failed"}
-    records = [base, derive(base, release="0.4.26"), failed, derive(base, release="0.5.3", profile="cpu8")]
+    records = [
+        base,
+        derive(base, release="0.4.26"),
+        failed,
+        derive(base, release="0.5.3", profile="cpu8"),
+    ]
     groups = comparison_groups(latest_runs(loaded(write_results(tmp_path / "r", records))))
-    assert [(g.key.profile, g.releases) for g in groups] == [("cpu", ["0.4.26", "0.12.0.1"]), ("cpu8", ["0.5.3"])]
+    assert [(g.key.profile, g.releases) for g in groups] == [
+        ("cpu", ["0.4.26", "0.12.0.1"]),
+        ("cpu8", ["0.5.3"]),
+    ]
 
 
 def test_differences_name_only_what_differs():
     one = GroupKey("c", "cpu", (("N", 1),), "cpu", 1, "a" * 16)
     assert differences([one, one]) == []
     other = GroupKey("c", "cpu8", (("N", 1),), "cpu", 8, "b" * 16)
-    assert differences([one, other]) == ["profile (cpu, cpu8)", "device count (1, 8)", "machine (aaaaaaaa, bbbbbbbb)"]
+    assert differences([one, other]) == [
+        "profile (cpu, cpu8)",
+        "device count (1, 8)",
+        "machine (aaaaaaaa, bbbbbbbb)",
+    ]
 
 
 def test_baseline_is_the_oldest_unless_chosen():
@@ -93,18 +115,26 @@ def test_a_baseline_no_result_has_is_a_usage_error():
 def test_host_differences_name_the_runs():
     base = real_result("async_dispatch-0.12.0.1")
     a = StoredResult.from_document(FIXTURES, base)
-    b = StoredResult.from_document(FIXTURES, derive(base, host={**base["host"], "usable_cores": 64}))
+    b = StoredResult.from_document(
+        FIXTURES, derive(base, host={**base["host"], "usable_cores": 64})
+    )
     assert host_differences([("A", a), ("B", a)]) == []
     assert host_differences([("A", a), ("B", b)]) == ["usable cores: 2 (A); 64 (B)"]
-    elsewhere = StoredResult.from_document(FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}}))
+    elsewhere = StoredResult.from_document(
+        FIXTURES, derive(base, host={**base["host"], "machine": {"id": "c" * 16}})
+    )
     assert host_differences([("A", a), ("B", elsewhere)]) == ["machine: 418411f8 (A); cccccccc (B)"]
     older = StoredResult.from_document(FIXTURES, v1_result("async_dispatch-0.12.0.1"))
-    assert "machine: unrecorded (A); cccccccc (B)" in host_differences([("A", older), ("B", elsewhere)])
+    assert "machine: unrecorded (A); cccccccc (B)" in host_differences(
+        [("A", older), ("B", elsewhere)]
+    )
     assert host_differences([("A", a), ("B", elsewhere)], [DEVICE_FACT]) == [], "the same devices"
 
 
 def on_machine(data, machine_id, **changes):
-    return derive(data, host={**data["host"], "machine": {"id": machine_id, "basis": "test"}}, **changes)
+    return derive(
+        data, host={**data["host"], "machine": {"id": machine_id, "basis": "test"}}, **changes
+    )
 
 
 def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
@@ -121,7 +151,10 @@ def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
         ("0.4.26", "a"),
     ]
     timing = comparison_groups(latest_runs(results))
-    assert [(g.key.machine[0], g.releases) for g in timing] == [("a", ["0.4.26", "0.12.0.1"]), ("b", ["0.12.0.1"])]
+    assert [(g.key.machine[0], g.releases) for g in timing] == [
+        ("a", ["0.4.26", "0.12.0.1"]),
+        ("b", ["0.12.0.1"]),
+    ]
     [exact] = comparison_groups(latest_runs(results), across_machines=True)
     assert exact.key.machine == ANY_MACHINE and exact.releases == ["0.4.26", "0.12.0.1"]
     assert exact.run("0.12.0.1").machine == "b" * 16, "a release measured twice: its newest run"

@@ -18,7 +18,15 @@ from harness.analysis.significance import DEFAULT_THRESHOLDS, Thresholds, Verdic
 from harness.metric_names import parse_metric_name
 from harness.render.tables import said_text
 from harness.store.results import load_results
-from tests.conftest import FIXTURES, as_stored, derive, in_processes, real_result, v1_result, write_results
+from tests.conftest import (
+    FIXTURES,
+    as_stored,
+    derive,
+    in_processes,
+    real_result,
+    v1_result,
+    write_results,
+)
 
 
 def test_series_are_the_raw_samples_programs_first():
@@ -34,7 +42,9 @@ def test_series_are_the_raw_samples_programs_first():
         MetricKey("process", "peak_rss"),
     ]
     processes = data["processes"]
-    assert series[MetricKey("process", "peak_rss")] == [[p["peak_rss_bytes"]] for p in processes], "one a process"
+    assert series[MetricKey("process", "peak_rss")] == [[p["peak_rss_bytes"]] for p in processes], (
+        "one a process"
+    )
     assert len(processes) == 5, "one list per process, in the order they ran"
     assert series[MetricKey("jit", "wall")] == [
         [s["wall_ns"] for s in p["programs"]["jit"]["samples"]] for p in processes
@@ -42,9 +52,13 @@ def test_series_are_the_raw_samples_programs_first():
     assert series[MetricKey("jit", "dispatch")] == [
         [s["marks_ns"][-1] for s in p["programs"]["jit"]["samples"]] for p in processes
     ]
-    assert series[MetricKey("jit", "compile")] == [p["compiled"]["jit"]["compile_ns"] for p in processes]
+    assert series[MetricKey("jit", "compile")] == [
+        p["compiled"]["jit"]["compile_ns"] for p in processes
+    ]
     one = as_stored(v1_result("async_dispatch-0.12.0.1"))
-    assert all(len(found) == 1 for found in sample_series(one).values()), "one process: one list per metric"
+    assert all(len(found) == 1 for found in sample_series(one).values()), (
+        "one process: one list per metric"
+    )
     assert MetricKey("jit", "compile").label() == "jit · compile (cold)"
 
 
@@ -52,14 +66,18 @@ def test_series_of_a_scan_use_the_last_step_for_dispatch():
     data = real_result("scan_sync-0.12.0.1")
     dispatch = sample_series(as_stored(data))[MetricKey("two_scans", "dispatch")]
     programs = [p["programs"]["two_scans"] for p in data["processes"]]
-    assert all(len(s["marks_ns"]) == 2 for program in programs for s in program["samples"]), "two steps"
+    assert all(len(s["marks_ns"]) == 2 for program in programs for s in program["samples"]), (
+        "two steps"
+    )
     assert dispatch == [[s["marks_ns"][1] for s in program["samples"]] for program in programs]
 
 
 def test_a_program_gives_only_the_kinds_it_measured():
     data = real_result("async_dispatch-0.12.0.1")
     for process in data["processes"]:
-        process["programs"]["jit"]["kinds"] = ["wall"]  # as a plain script's whole-process time is stored
+        process["programs"]["jit"]["kinds"] = [
+            "wall"
+        ]  # as a plain script's whole-process time is stored
     series = sample_series(as_stored(data))
     assert MetricKey("jit", "wall") in series and MetricKey("jit", "dispatch") not in series
     assert MetricKey("eager", "dispatch") in series
@@ -70,9 +88,13 @@ def test_series_keep_each_finished_process_apart():
     walls = [s["wall_ns"] for s in data["processes"][0]["programs"]["jit"]["samples"]]
     several = as_stored(in_processes(data, ["ok", "crashed", "ok"]))
     series = sample_series(several)
-    assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], "the crashed process has none"
+    assert series[MetricKey("jit", "wall")] == [walls, [round(w * 3) for w in walls]], (
+        "the crashed process has none"
+    )
     assert len(series[MetricKey("jit", "compile")]) == 2
-    assert list(series) == list(sample_series(as_stored(data))), "the same metrics in the same order"
+    assert list(series) == list(sample_series(as_stored(data))), (
+        "the same metrics in the same order"
+    )
 
 
 def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
@@ -84,7 +106,9 @@ def test_compare_runs_flags_an_injected_slowdown_and_lists_unshared_metrics():
     verdicts = {m.key: m.comparison.verdict for m in compared}
     assert verdicts[MetricKey("jit", "wall")] == Verdict.SLOWER
     assert only_a == [MetricKey("eager", "wall"), MetricKey("eager", "dispatch")] and only_b == []
-    assert [m.comparison.ratio for m in compared if m.key.kind == "wall"] == [pytest.approx(1.3, rel=1e-3)]
+    assert [m.comparison.ratio for m in compared if m.key.kind == "wall"] == [
+        pytest.approx(1.3, rel=1e-3)
+    ]
 
 
 def test_compare_group_against_the_chosen_baseline(tmp_path):
@@ -99,12 +123,16 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     assert newest.verdicts() == {Verdict.SLOWER: 3, Verdict.UNDECIDED: 1, Verdict.UNCHANGED: 1}, (
         "wall and compile: ×1.25 over 10 processes against 5; lower: too spread; the memory, left as it was, unchanged"
     )
-    cold = newest.comparisons["0.4.26"][MetricKey("scan", "lower")]  # one cold timing a process: spread apart
+    cold = newest.comparisons["0.4.26"][
+        MetricKey("scan", "lower")
+    ]  # one cold timing a process: spread apart
     assert cold.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha
     old = v1_result("scan_sync-0.12.0.1")
     folder = write_results(tmp_path / "v1", [derive(old, release="0.4.26", scale=1.25), old])
     [group] = comparison_groups(latest_runs(load_results(folder)[0]))
-    assert compare_group(group, "0.12.0.1").verdicts() == {Verdict.INCONCLUSIVE: 4}, "one process a side cannot tell"
+    assert compare_group(group, "0.12.0.1").verdicts() == {Verdict.INCONCLUSIVE: 4}, (
+        "one process a side cannot tell"
+    )
 
 
 def test_union_keeps_first_appearance_order():
@@ -120,16 +148,25 @@ def test_hlo_facts_are_optional():
         del process["compiled"]["jit"]["hlo"]
     assert hlo_facts(as_stored(without)) == {}
     facts = hlo_facts(as_stored(real_result("async_dispatch-0.12.0.1")))
-    assert set(facts) == {"jit"} and facts["jit"]["fusions"] == 4 and facts["jit"]["while_loops"] == 0
+    assert (
+        set(facts) == {"jit"} and facts["jit"]["fusions"] == 4 and facts["jit"]["while_loops"] == 0
+    )
     [synthetic, _] = load_results(FIXTURES / "synthetic")[0]
     facts = hlo_facts(synthetic)
     assert set(facts) == {"jit_d8"} and "fusions" in facts["jit_d8"]
-    assert hlo_fact_names([{"custom": 1, "fusions": 2}, {"while_loops": 1}]) == ["while_loops", "fusions", "custom"]
+    assert hlo_fact_names([{"custom": 1, "fusions": 2}, {"while_loops": 1}]) == [
+        "while_loops",
+        "fusions",
+        "custom",
+    ]
 
 
 def test_results_know_whether_they_were_measured_in_one_run():
     data = real_result("scan_sync-0.12.0.1")
-    one, same, other = (derive(data, invocation=name, profile=p) for name, p in (("r1", "a"), ("r1", "b"), ("r2", "c")))
+    one, same, other = (
+        derive(data, invocation=name, profile=p)
+        for name, p in (("r1", "a"), ("r1", "b"), ("r2", "c"))
+    )
     assert not separate_invocations(as_stored(one).result, as_stored(same).result)
     assert separate_invocations(as_stored(one).result, as_stored(other).result)
     # Results stored before invocations were recorded: interleaved when both name other sides and overlap in time.
@@ -146,7 +183,10 @@ def test_results_know_whether_they_were_measured_in_one_run():
 
 def test_separate_runs_are_compared_with_the_spread_between_invocations():
     data = real_result("scan_sync-0.12.0.1")
-    a, b = as_stored(derive(data, invocation="r1")), as_stored(derive(data, invocation="r2", scale=1.06))
+    a, b = (
+        as_stored(derive(data, invocation="r1")),
+        as_stored(derive(data, invocation="r2", scale=1.06)),
+    )
     c = as_stored(derive(data, invocation="r1", profile="other", scale=1.06))
     separate = {m.key: m.comparison for m in compare_runs(a, b)[0]}
     together = {m.key: m.comparison for m in compare_runs(a, c)[0]}
@@ -165,8 +205,13 @@ def test_separate_runs_under_load_give_no_verdict_and_say_why():
     apart = {m.key: m.comparison for m in compare_runs(base, as_stored(loaded))[0]}
     assert apart[wall].verdict == Verdict.INCONCLUSIVE and apart[wall].ratio == pytest.approx(2.0)
     assert SEPARATE_UNDER_LOAD in apart[wall].flags
-    together = {m.key: m.comparison for m in compare_runs(base, as_stored({**loaded, "invocation": "r1"}))[0]}
-    assert together[wall].verdict == Verdict.SLOWER, "interleaved sides share the load: a verdict stands"
+    together = {
+        m.key: m.comparison
+        for m in compare_runs(base, as_stored({**loaded, "invocation": "r1"}))[0]
+    }
+    assert together[wall].verdict == Verdict.SLOWER, (
+        "interleaved sides share the load: a verdict stands"
+    )
     assert SEPARATE_UNDER_LOAD not in together[wall].flags
 
 
@@ -180,11 +225,15 @@ def test_separate_runs_under_load_give_no_verdict_and_say_why():
         ("json.items_per_s", 1.0, (), "unchanged"),
     ],
 )
-def test_a_verdict_is_said_in_the_metric_s_words_and_bold_only_the_worse_way(metric, scale, higher, said):
+def test_a_verdict_is_said_in_the_metric_s_words_and_bold_only_the_worse_way(
+    metric, scale, higher, said
+):
     a = ProcessSamples([[100.0 + i * 0.1 + j * 0.01 for j in range(9)] for i in range(8)])
     b = ProcessSamples([[v * scale for v in process] for process in a.processes])
     compared = compare_metric(a, b, Thresholds(higher_is_better=higher), parse_metric_name(metric))
-    assert compared.said.split(" (")[0] == said, "unchanged with its margin: 'unchanged (within ±0.4%)'"
+    assert compared.said.split(" (")[0] == said, (
+        "unchanged with its margin: 'unchanged (within ±0.4%)'"
+    )
     worse = compared.verdict is Verdict.SLOWER
     assert said_text(compared) == (f"**{compared.said}**" if worse else compared.said)
     assert said_text(compared, markdown=False) == compared.said

@@ -24,18 +24,33 @@ def test_a_result_of_one_process_is_one_list_per_metric():
 
 def test_the_figures_of_a_calibration():
     base = real_result("scan_sync-0.12.0.1")
-    pairs = [(stored(derive(base, profile=f"a{i}")), stored(derive(base, profile=f"b{i}"))) for i in range(3)]
+    pairs = [
+        (stored(derive(base, profile=f"a{i}")), stored(derive(base, profile=f"b{i}")))
+        for i in range(3)
+    ]
     raised = stored(derive(base, scale=1.3))
     chosen = plan(pairs=3)
-    run = summarize_calibration(chosen, FAST, pairs, [(pairs[0][0], raised)], datetime(2026, 6, 1, tzinfo=UTC))
+    run = summarize_calibration(
+        chosen, FAST, pairs, [(pairs[0][0], raised)], datetime(2026, 6, 1, tzinfo=UTC)
+    )
     metrics = len(sample_series(pairs[0][0]))
-    assert (run.pairs, run.comparisons, run.flagged, run.false_positive_rate) == (3, 3 * metrics, 0, 0.0)
+    assert (run.pairs, run.comparisons, run.flagged, run.false_positive_rate) == (
+        3,
+        3 * metrics,
+        0,
+        0.0,
+    )
     # Every timing is ×1.3 slower (the memory is left as it was); the real fixture's cold trace + lower varies
     # 31 % between its processes, too much for ten a side (five, repeated) to show it: the other timings are flagged.
     assert run.slowdown_comparisons == metrics and run.slowdown_flagged == metrics - 2
     assert run.smallest_flagged_ratio == pytest.approx(1.3, rel=0.05)
     assert run.largest_unflagged_ratio == pytest.approx(1.3, rel=0.05)
-    assert (run.processes, run.min_processes, run.release, run.case) == (10, 3, "0.12.0.1", "scan_sync")
+    assert (run.processes, run.min_processes, run.release, run.case) == (
+        10,
+        3,
+        "0.12.0.1",
+        "scan_sync",
+    )
     assert run.created_at == "2026-06-01T00:00:00+00:00"
     assert run.details["per_pair"] == [{"comparisons": metrics, "flagged": []}] * 3
 
@@ -62,14 +77,21 @@ def test_the_spread_between_invocations_comes_from_how_far_the_aa_runs_levels_mo
             for i, s in enumerate(scales)
         ]
 
-    assert invocation_spread(pairs(1.0, 1.0, 1.0)) == 0.0, "levels that agree better than their processes predict"
+    assert invocation_spread(pairs(1.0, 1.0, 1.0)) == 0.0, (
+        "levels that agree better than their processes predict"
+    )
     # Each pair's levels ×1.5 apart: the excess of the squared difference over what the processes predict is
     # log(1.5)² less a little; twice the invocation variance, so the spread is a little under log(1.5)/√2.
     moved = invocation_spread(pairs(1.5, 1 / 1.5, 1.5))
-    assert moved is not None and 0.7 * math.log(1.5) / math.sqrt(2) < moved < math.log(1.5) / math.sqrt(2)
+    assert moved is not None and 0.7 * math.log(1.5) / math.sqrt(2) < moved < math.log(
+        1.5
+    ) / math.sqrt(2)
     assert invocation_spread(pairs(1.2, 1.2)) < moved
     one = v1_result("scan_sync-0.12.0.1")
-    assert invocation_spread([(stored(derive(one, profile="a")), stored(derive(one, profile="b")))]) is None
+    assert (
+        invocation_spread([(stored(derive(one, profile="a")), stored(derive(one, profile="b")))])
+        is None
+    )
 
 
 def test_a_calibration_records_its_detectable_ratio_and_reads_it_back(tmp_path):

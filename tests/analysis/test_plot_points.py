@@ -4,7 +4,12 @@ import pytest
 
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.metrics import compare_group
-from harness.analysis.plot_points import metric_series, split_device_suffix, wall_by_device_count, wall_by_release
+from harness.analysis.plot_points import (
+    metric_series,
+    split_device_suffix,
+    wall_by_device_count,
+    wall_by_release,
+)
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
@@ -16,7 +21,10 @@ DISPATCH = parse_metric_name("eager.dispatch_ns")
 
 
 def compared(folder):
-    return [compare_group(g, None, FAST) for g in comparison_groups(latest_runs(load_results(folder)[0]))]
+    return [
+        compare_group(g, None, FAST)
+        for g in comparison_groups(latest_runs(load_results(folder)[0]))
+    ]
 
 
 @pytest.fixture
@@ -27,7 +35,12 @@ def synthetic_group():
 
 @pytest.mark.parametrize(
     ("name", "parsed"),
-    [("jit_d4", ("jit", 4)), ("pmap_d16", ("pmap", 16)), ("shard_map_d2", ("shard_map", 2)), ("jit", None)],
+    [
+        ("jit_d4", ("jit", 4)),
+        ("pmap_d16", ("pmap", 16)),
+        ("shard_map_d2", ("shard_map", 2)),
+        ("jit", None),
+    ],
 )
 def test_device_count_suffix(name, parsed):
     assert split_device_suffix(name) == parsed
@@ -56,7 +69,11 @@ def test_release_lines_follow_the_group(synthetic_group):
 
 def test_a_point_is_the_summary_of_the_process_medians_whose_median_is_the_figure(synthetic_group):
     [(release, point), *_] = wall_by_release(synthetic_group)["jit_d8"]
-    samples = next(s for k, s in synthetic_group.series[release].items() if k.name == "jit_d8" and k.kind == "wall")
+    samples = next(
+        s
+        for k, s in synthetic_group.series[release].items()
+        if k.name == "jit_d8" and k.kind == "wall"
+    )
     assert point == samples.summary and point.median == samples.figure
 
 
@@ -67,6 +84,9 @@ def results(scales):
 
 def test_each_metric_has_a_point_per_release_that_ran_ok():
     series = metric_series(results({"a": 1, "b": "failed", "c": 3}), [WALL, DISPATCH])
-    assert [r for r, _ in series[WALL]] == ["a", "c"] and [r for r, _ in series[DISPATCH]] == ["a", "c"]
+    assert [r for r, _ in series[WALL]] == ["a", "c"] and [r for r, _ in series[DISPATCH]] == [
+        "a",
+        "c",
+    ]
     (_, a), (_, c) = series[WALL]
     assert 2.5 < c.median / a.median < 3.5 and a.q1 <= a.median <= a.q3

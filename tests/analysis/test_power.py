@@ -7,7 +7,12 @@ import statistics
 import pytest
 
 from harness.analysis.metrics import ProcessSamples, process_samples
-from harness.analysis.power import detectable_in_records, detectable_now, detectable_ratio, pooled_spreads
+from harness.analysis.power import (
+    detectable_in_records,
+    detectable_now,
+    detectable_ratio,
+    pooled_spreads,
+)
 from harness.analysis.processes import compare_processes
 from harness.analysis.significance import Thresholds
 from harness.metric_names import MetricKey
@@ -21,11 +26,17 @@ def test_the_detectable_ratio_follows_the_spread_between_processes():
     # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked by hand
     apart = Thresholds(rank_guard=False)  # sides of separate runs: Welch's test alone
     assert detectable_ratio(0.142, 5, apart) == pytest.approx(1.938, abs=0.003)
-    assert detectable_ratio(0.142, 10, apart) < detectable_ratio(0.142, 5, apart), "more processes see more"
+    assert detectable_ratio(0.142, 10, apart) < detectable_ratio(0.142, 5, apart), (
+        "more processes see more"
+    )
     assert detectable_ratio(0.001, 5, apart) == thresholds.factor, "never below the rule's factor"
     assert detectable_ratio(0.1, 1, apart) == thresholds.factor
-    assert detectable_ratio(0.142, 6, thresholds) == math.inf, "6 and 6 processes cannot pass the rank guard"
-    assert detectable_ratio(0.142, 7, thresholds) == detectable_ratio(0.142, 7, apart), "7 and 7 can"
+    assert detectable_ratio(0.142, 6, thresholds) == math.inf, (
+        "6 and 6 processes cannot pass the rank guard"
+    )
+    assert detectable_ratio(0.142, 7, thresholds) == detectable_ratio(0.142, 7, apart), (
+        "7 and 7 can"
+    )
 
 
 def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
@@ -34,7 +45,9 @@ def test_a_change_of_the_detectable_ratio_is_flagged_about_nine_times_in_ten():
     ratio = detectable_ratio(0.1, 10, thresholds)
     trials = 400
     flagged = sum(
-        compare_processes(simulated_side(rng, 10, 0.1), simulated_side(rng, 10, 0.1, scale=ratio), thresholds).verdict
+        compare_processes(
+            simulated_side(rng, 10, 0.1), simulated_side(rng, 10, 0.1, scale=ratio), thresholds
+        ).verdict
         == "slower"
         for _ in range(trials)
     )
@@ -109,7 +122,9 @@ def test_adding_processes_until_a_target_is_detectable_keeps_the_false_positive_
                 side += simulated_side(rng, 1, 0.05)
         counts.append(len(sides[0]))
         flagged += compare_processes(*sides, thresholds).verdict in ("slower", "faster")
-    assert 5 < statistics.median(counts) < 20, "the rule added processes, and stopped before the most allowed"
+    assert 5 < statistics.median(counts) < 20, (
+        "the rule added processes, and stopped before the most allowed"
+    )
     assert flagged / 500 <= 0.09, flagged
 
 

@@ -32,7 +32,12 @@ from tests.analysis.simulated_runs import binomial_upper
 
 # The verdict does not use the interval: keep the simulations quick.
 FAST = Thresholds(resamples=10)
-FASTER, SLOWER, UNCHANGED, UNDECIDED = Verdict.FASTER, Verdict.SLOWER, Verdict.UNCHANGED, Verdict.UNDECIDED
+FASTER, SLOWER, UNCHANGED, UNDECIDED = (
+    Verdict.FASTER,
+    Verdict.SLOWER,
+    Verdict.UNCHANGED,
+    Verdict.UNDECIDED,
+)
 VERDICTS = (SLOWER, FASTER)
 
 
@@ -55,7 +60,13 @@ def pooled_interval(a: list[float], b: list[float], resamples: int = 2000) -> tu
 
 
 def simulated_side(
-    rng: random.Random, processes: int, between: float, *, within: float = 0.01, samples: int = 10, scale: float = 1.0
+    rng: random.Random,
+    processes: int,
+    between: float,
+    *,
+    within: float = 0.01,
+    samples: int = 10,
+    scale: float = 1.0,
 ) -> list[list[float]]:
     """One side of a cell: per process a log-normal level (sd ``between``), then tight samples around it."""
     side = []
@@ -85,7 +96,9 @@ def test_the_figure_is_the_median_of_process_medians():
     assert (result.baseline.median, result.candidate.median) == (21.5, 33.25)
     assert result.ratio == pytest.approx(33.25 / 21.5)
     assert result.processes == (3, 4) and result.baseline.n == 3
-    expected = welch_t_test([math.log(m) for m in (11, 21.5, 30)], [math.log(m) for m in (13, 25.5, 41, 50)])
+    expected = welch_t_test(
+        [math.log(m) for m in (11, 21.5, 30)], [math.log(m) for m in (13, 25.5, 41, 50)]
+    )
     assert result.p_value == pytest.approx(expected.p_value)
     assert result.test == WELCH_LOG_MEDIANS
 
@@ -98,12 +111,32 @@ def test_spread_between_and_within_processes():
     # Relative IQR per process: 20/110 (inclusive quartiles 100, 120), 10/200, 0 for one sample.
     assert spread.within == pytest.approx(10 / 200)
     assert (spread.processes, spread.samples, spread.loaded) == (3, 9, 1)
-    assert math.isnan(side_spread([[1.0, 2.0]]).between), "one process has no spread between processes"
+    assert math.isnan(side_spread([[1.0, 2.0]]).between), (
+        "one process has no spread between processes"
+    )
 
 
 def test_a_clear_change_over_enough_processes_is_a_verdict():
-    a = [steady(100), steady(102), steady(99), steady(101), steady(100.5), steady(99.5), steady(101.5), steady(100.2)]
-    b = [steady(130), steady(129), steady(133), steady(131), steady(128), steady(130.5), steady(132), steady(129.5)]
+    a = [
+        steady(100),
+        steady(102),
+        steady(99),
+        steady(101),
+        steady(100.5),
+        steady(99.5),
+        steady(101.5),
+        steady(100.2),
+    ]
+    b = [
+        steady(130),
+        steady(129),
+        steady(133),
+        steady(131),
+        steady(128),
+        steady(130.5),
+        steady(132),
+        steady(129.5),
+    ]
     assert compare_processes(a, b, FAST).verdict == SLOWER
     assert compare_processes(b, a, FAST).verdict == FASTER
     assert compare_processes(a, a, FAST).verdict == UNCHANGED
@@ -118,11 +151,15 @@ def test_too_few_processes_is_undecided_never_a_verdict():
     assert result.flags[0] == "too few processes (1 and 5) for a verdict"
     assert math.isnan(result.p_value), "one process has no spread to test against"
     close = compare_processes(one, [steady(101)] * 5, FAST)
-    assert close.verdict == UNDECIDED and close.noisy, "one process cannot show the absence of a change either"
+    assert close.verdict == UNDECIDED and close.noisy, (
+        "one process cannot show the absence of a change either"
+    )
     two = [steady(100), steady(100.1)]
     assert compare_processes(two, five[:2], FAST).verdict == UNDECIDED, "min_processes is 3"
     unguarded = Thresholds(resamples=10, min_processes=2, rank_guard=False)
-    assert compare_processes(two, five[:2], unguarded).verdict == SLOWER, "Welch's test alone passes"
+    assert compare_processes(two, five[:2], unguarded).verdict == SLOWER, (
+        "Welch's test alone passes"
+    )
     guarded = compare_processes(two, five[:2], Thresholds(resamples=10, min_processes=2))
     assert guarded.verdict == UNDECIDED, "two and two processes never pass the rank guard"
     assert "2 and 2 processes cannot go below 0.33" in guarded.flags[-1]
@@ -146,7 +183,9 @@ def test_noisy_processes_and_load_are_flagged():
     assert "B: IQR 72% of median within processes" in result.flags
     assert "B: 3 of 3 processes measured under load" in result.flags
     assert not any(flag.startswith("A:") for flag in result.flags)
-    assert compare_processes(tight, tight, FAST, loaded=(3, 0)).flags == ("A: 3 of 5 processes measured under load",)
+    assert compare_processes(tight, tight, FAST, loaded=(3, 0)).flags == (
+        "A: 3 of 5 processes measured under load",
+    )
     with pytest.raises(ValueError):
         compare_processes(tight, tight, FAST, loaded=(6, 0))
 
@@ -215,8 +254,12 @@ def test_aa_over_processes_gives_almost_no_verdicts_where_pooling_gives_many():
         new_rejections += result.p_value < FAST.alpha
         pooled_rejections += pooled_test(pooled(a), pooled(b))[0] < FAST.alpha
         one_process_verdicts += pooled_test(a[0], b[0])[1] is not None
-    assert new_verdicts <= binomial_upper(FAST.alpha, trials), "0.2 %, beyond which 2000 cells show a breach"
-    assert new_rejections <= binomial_upper(FAST.alpha, trials), "the test on process medians holds its level"
+    assert new_verdicts <= binomial_upper(FAST.alpha, trials), (
+        "0.2 %, beyond which 2000 cells show a breach"
+    )
+    assert new_rejections <= binomial_upper(FAST.alpha, trials), (
+        "the test on process medians holds its level"
+    )
     # Why: Mann–Whitney on pooled samples takes 50 draws a side where there are 5
     # levels, and rejects "same distribution" in about a third of identical cells
     # (nominally 0.2 %); only the ×1.1 gate keeps most of those from being verdicts.
@@ -244,7 +287,9 @@ def test_a_true_fifteen_percent_slowdown_is_flagged():
     rng = random.Random(5)
     trials = 200
     flagged = sum(
-        compare_processes(simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1.15), FAST).verdict
+        compare_processes(
+            simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1.15), FAST
+        ).verdict
         == SLOWER
         for _ in range(trials)
     )
@@ -255,7 +300,9 @@ def test_a_true_speedup_is_flagged_as_faster():
     rng = random.Random(6)
     trials = 100
     flagged = sum(
-        compare_processes(simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1 / 1.15), FAST).verdict
+        compare_processes(
+            simulated_side(rng, 8, 0.02), simulated_side(rng, 8, 0.02, scale=1 / 1.15), FAST
+        ).verdict
         == FASTER
         for _ in range(trials)
     )
@@ -269,27 +316,46 @@ def test_unchanged_needs_the_margin_the_test_allows_inside_the_factor():
     levels = (1.00, 1.01, 0.99, 1.00, 1.005)
     a = [steady(1e6 * level) for level in levels]
     same = compare_processes(a, [steady(1.005e6 * level) for level in levels], FAST)
-    assert same.verdict == UNCHANGED and 1 < same.margin < 1.05 and same.said.startswith("unchanged (within ±")
+    assert (
+        same.verdict == UNCHANGED
+        and 1 < same.margin < 1.05
+        and same.said.startswith("unchanged (within ±")
+    )
     spread = [steady(1.005e6 * level) for level in (1.0, 1.2, 0.85, 1.1, 0.9)]
     wide = compare_processes(a, spread, FAST)
-    assert wide.verdict == UNDECIDED and wide.margin > 1.05, "the same median, too spread to show no change"
+    assert wide.verdict == UNDECIDED and wide.margin > 1.05, (
+        "the same median, too spread to show no change"
+    )
     logs = [[math.log(m) for m in process_medians(side)] for side in (a, spread)]
     test = welch_t_test(*logs)
     shift = abs(test.difference) + t_quantile(0.995, test.df) * test.error
-    assert wide.margin == pytest.approx(math.exp(shift)), "the far end of Welch's 99 % interval of the log shift"
+    assert wide.margin == pytest.approx(math.exp(shift)), (
+        "the far end of Welch's 99 % interval of the log shift"
+    )
     assert wide.said == f"within ±{wide.margin - 1:.0%}", "how much change the data still allow"
 
 
 def test_the_rank_guard_holds_back_sides_a_two_level_host_split_and_flags_a_barely_passed_ratio():
-    fast, slow = [steady(100 * (1 + i / 500)) for i in range(5)], [steady(136 * (1 + i / 500)) for i in range(5)]
+    fast, slow = (
+        [steady(100 * (1 + i / 500)) for i in range(5)],
+        [steady(136 * (1 + i / 500)) for i in range(5)],
+    )
     split = compare_processes(fast, slow, FAST)
-    assert split.p_value < 1e-6 and split.rank_p == pytest.approx(2 / 252), "Welch sees a change; the ranks cannot"
-    assert split.verdict == UNDECIDED and "5 and 5 processes cannot go below 0.0079" in split.flags[-1]
+    assert split.p_value < 1e-6 and split.rank_p == pytest.approx(2 / 252), (
+        "Welch sees a change; the ranks cannot"
+    )
+    assert (
+        split.verdict == UNDECIDED and "5 and 5 processes cannot go below 0.0079" in split.flags[-1]
+    )
     apart = compare_processes(fast, slow, FAST, invocation_spread=0.01)
-    assert math.isnan(apart.rank_p), "separate runs are not exchangeable: no guard, their own allowance instead"
+    assert math.isnan(apart.rank_p), (
+        "separate runs are not exchangeable: no guard, their own allowance instead"
+    )
     rng = random.Random(4)
     near = [
-        compare_processes(simulated_side(rng, 20, 0.1), simulated_side(rng, 20, 0.1, scale=1.1), FAST)
+        compare_processes(
+            simulated_side(rng, 20, 0.1), simulated_side(rng, 20, 0.1, scale=1.1), FAST
+        )
         for _ in range(60)
     ]
     barely = [c for c in near if c.verdict == SLOWER]
@@ -320,7 +386,10 @@ def test_aa_between_separate_invocations_holds_its_level_only_when_the_spread_is
     allowed = ignored = 0
     for _ in range(trials):
         a_level, b_level = rng.lognormvariate(0, 0.05), rng.lognormvariate(0, 0.05)
-        a, b = simulated_side(rng, 5, 0.02, scale=a_level), simulated_side(rng, 5, 0.02, scale=b_level)
+        a, b = (
+            simulated_side(rng, 5, 0.02, scale=a_level),
+            simulated_side(rng, 5, 0.02, scale=b_level),
+        )
         ignored += compare_processes(a, b, replace(FAST, rank_guard=False)).verdict in VERDICTS
         allowed += compare_processes(a, b, FAST, invocation_spread=0.05).verdict in VERDICTS
     assert ignored >= 0.15 * trials

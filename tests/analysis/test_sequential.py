@@ -15,15 +15,21 @@ def comparison(ratio: float, verdict: Verdict) -> Comparison:
     return Comparison(summary, summary, ratio, ratio * 0.9, ratio * 1.1, 0.01, verdict, ())
 
 
-DECIDING = Settings(processes=5, decide="changes", max_processes=20)  # looks at 5, 10 and 20 processes a side
+DECIDING = Settings(
+    processes=5, decide="changes", max_processes=20
+)  # looks at 5, 10 and 20 processes a side
 
 
 def test_a_clear_change_is_decided_at_the_second_look_the_first_that_can_pass_the_rank_guard():
     assert open_comparison(_processes(count=5), _processes(count=5, scale=10.0), DECIDING), (
         "×10 over 5 and 5: the ranks cannot go below 0.0079, above the first look's level"
     )
-    assert open_comparison(_processes(count=10), _processes(count=10, scale=10.0), DECIDING) == [], "×10: decided"
-    assert open_comparison(_processes(count=10), _processes(count=10), DECIDING) == [], "the same processes: ×1"
+    assert (
+        open_comparison(_processes(count=10), _processes(count=10, scale=10.0), DECIDING) == []
+    ), "×10: decided"
+    assert open_comparison(_processes(count=10), _processes(count=10), DECIDING) == [], (
+        "the same processes: ×1"
+    )
 
 
 def test_all_mode_keeps_open_what_is_neither_changed_nor_unchanged():
@@ -38,19 +44,25 @@ def test_only_the_metrics_asked_for_and_nothing_when_not_deciding():
     every = open_comparison(*pair, DECIDING)
     assert every, "×1.3 on two processes a side: suspected, not yet significant"
     name = every[0].split()[3]
-    only = open_comparison(*pair, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,)))
+    only = open_comparison(
+        *pair, Settings(processes=3, decide="changes", max_processes=12, decide_metrics=(name,))
+    )
     assert [line.split()[3] for line in only] == [name]
     assert open_comparison(*pair, Settings(processes=3)) == []
     other = open_comparison(*pair, DECIDING, metrics=("nothing.wall_ns",))
     assert other == [], "the pair's own metrics replace the run's"
     named = open_comparison(*pair, DECIDING, name="jax 1 → 2 · cpu", metrics=(name,))
-    assert [line.split(" · cpu ")[1].split()[0] for line in named] == [name] and named[0].startswith("jax 1 → 2")
+    assert [line.split(" · cpu ")[1].split()[0] for line in named] == [name] and named[
+        0
+    ].startswith("jax 1 → 2")
 
 
 def test_open_means_undecided_and_a_ratio_inside_the_factor_is_no_reason_to_stop():
     thresholds = Thresholds()
     assert is_open(comparison(1.2, Verdict.UNDECIDED), "changes", thresholds)
-    assert is_open(comparison(1.01, Verdict.UNDECIDED), "changes", thresholds), "a ×1.10 may read ×1.01 at first"
+    assert is_open(comparison(1.01, Verdict.UNDECIDED), "changes", thresholds), (
+        "a ×1.10 may read ×1.01 at first"
+    )
     assert is_open(comparison(1.01, Verdict.UNDECIDED), "all", thresholds)
     assert not is_open(comparison(1.2, Verdict.SLOWER), "all", thresholds)
     assert not is_open(comparison(1.01, Verdict.UNCHANGED), "changes", thresholds)
@@ -60,20 +72,35 @@ def test_a_trend_that_even_the_most_processes_would_not_decide_is_not_worth_more
     thresholds = Thresholds()
     spread = SideSpread(5, 50, 0.1, 0.01)
     weak, strong = (
-        replace(comparison(1.06, Verdict.UNDECIDED), p_value=p, baseline_spread=spread, candidate_spread=spread)
+        replace(
+            comparison(1.06, Verdict.UNDECIDED),
+            p_value=p,
+            baseline_spread=spread,
+            candidate_spread=spread,
+        )
         for p in (0.4, 0.01)
     )
     last_look = (20, Design(5, 20).nominal_alpha(0.002, 20))
     # Passing at the last look (p < 0.001875) needs z ≥ 3.11; below 3.11 − 2.33 (MIN_POWER 0.01) = 0.78, futile.
-    assert is_open(weak, "changes", thresholds, last_look), "z 0.84 at 5 processes projects to 1.7 at 20: open"
-    assert is_open(strong, "changes", thresholds, last_look), "z 2.6, about 5.2 at 20 processes: worth it"
+    assert is_open(weak, "changes", thresholds, last_look), (
+        "z 0.84 at 5 processes projects to 1.7 at 20: open"
+    )
+    assert is_open(strong, "changes", thresholds, last_look), (
+        "z 2.6, about 5.2 at 20 processes: worth it"
+    )
     hopeless = replace(weak, p_value=0.9)
-    assert not is_open(hopeless, "changes", thresholds, last_look), "z 0.13, 0.25 at 20 processes: futile"
-    assert is_open(hopeless, "changes", thresholds), "without a last look to reach, open as long as undecided"
+    assert not is_open(hopeless, "changes", thresholds, last_look), (
+        "z 0.13, 0.25 at 20 processes: futile"
+    )
+    assert is_open(hopeless, "changes", thresholds), (
+        "without a last look to reach, open as long as undecided"
+    )
 
 
 def test_only_processes_finished_ok_count_towards_the_look():
     pair = (_processes(count=2), _processes(count=2, scale=1.3))
     failed = [replace(pair[1][0], status=RunStatus.FAILED)] * 2
     with_failures = open_comparison([*pair[0], *failed], [*pair[1], *failed], DECIDING)
-    assert with_failures == open_comparison(*pair, DECIDING) != [], "two failed processes a side: still at 2 a side"
+    assert with_failures == open_comparison(*pair, DECIDING) != [], (
+        "two failed processes a side: still at 2 a side"
+    )

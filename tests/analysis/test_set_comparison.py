@@ -53,13 +53,17 @@ def test_two_folders_and_a_case_filter(tmp_path):
     data = real_result("async_dispatch-0.12.0.1")
     a = write_results(tmp_path / "a", [data, real_result("scan_sync-0.12.0.1")])
     b = write_results(tmp_path / "b", [derive(data, scale=1.0)])
-    comparison = compare_sets(ResultSet("A", a), ResultSet("B", b), ["async_dispatch"], DEFAULT_THRESHOLDS)
+    comparison = compare_sets(
+        ResultSet("A", a), ResultSet("B", b), ["async_dispatch"], DEFAULT_THRESHOLDS
+    )
     assert len(comparison.pairs) == 1 and comparison.worse() == []
     assert {m.comparison.verdict for m in comparison.pairs[0].metrics} <= {"unchanged", "undecided"}
 
 
 def test_several_releases_on_one_side_must_be_narrowed(two_releases):
-    with pytest.raises(UsageError, match=r"B holds async_dispatch N=1000 for several releases \(0\.4\.26, 0\.12"):
+    with pytest.raises(
+        UsageError, match=r"B holds async_dispatch N=1000 for several releases \(0\.4\.26, 0\.12"
+    ):
         compare_sets(*sides(two_releases, "0.4.26", None), [], DEFAULT_THRESHOLDS)
 
 
@@ -79,7 +83,9 @@ def test_different_device_counts_under_one_profile_are_not_compared(tmp_path):
     data = real_result("async_dispatch-0.12.0.1")
     other = on_devices(derive(data, release="0.4.26"), 8)
     folder = write_results(tmp_path / "r", [data, other, real_result("scan_sync-0.12.0.1")])
-    with pytest.raises(UsageError, match="1 device\\(s\\) in A, 8 in B under the same profile label"):
+    with pytest.raises(
+        UsageError, match="1 device\\(s\\) in A, 8 in B under the same profile label"
+    ):
         compare_sets(*sides(folder, "0.12.0.1", "0.4.26"), ["async_dispatch"], DEFAULT_THRESHOLDS)
 
 
@@ -87,9 +93,13 @@ def test_two_profiles_are_compared_on_purpose_and_say_what_differs(tmp_path):
     data = real_result("async_dispatch-0.12.0.1")
     eight = on_devices(derive(data, profile="cpu8"), 8)
     folder = write_results(tmp_path / "r", [data, eight])
-    comparison = compare_sets(*sides(folder, a_profile="cpu", b_profile="cpu8"), [], DEFAULT_THRESHOLDS)
+    comparison = compare_sets(
+        *sides(folder, a_profile="cpu", b_profile="cpu8"), [], DEFAULT_THRESHOLDS
+    )
     [pair] = comparison.pairs
-    assert "profile cpu (A) vs cpu8 (B)" in pair.title() and "devices 1 (A) vs 8 (B)" in pair.title()
+    assert (
+        "profile cpu (A) vs cpu8 (B)" in pair.title() and "devices 1 (A) vs 8 (B)" in pair.title()
+    )
 
 
 def test_a_run_that_broke_in_b_is_worse(tmp_path):
@@ -108,12 +118,16 @@ def test_text_and_markdown_say_the_same(two_releases):
     assert "Worse in B:" in text and "**Worse in B**:" in markdown
     assert "**" not in text.split("\n\n", 2)[2], "no markdown in the terminal tables"
     assert_valid_tables(markdown)
-    assert re.search(r"\| jit · wall \(until ready\) +\| 10/5 +\| 96/48 ", markdown), "processes, then samples"
+    assert re.search(r"\| jit · wall \(until ready\) +\| 10/5 +\| 96/48 ", markdown), (
+        "processes, then samples"
+    )
 
 
 def test_one_release_from_two_machines_is_not_one_sample(tmp_path):
     machines = FIXTURES / "machines"
     for folder in ("runner-a", "runner-b"):
         shutil.copytree(machines / folder, tmp_path / "results", dirs_exist_ok=True)
-    with pytest.raises(UsageError, match=r"B holds scan_sync M=500 N=100 of jax 0\.12\.0\.1 from several machines"):
+    with pytest.raises(
+        UsageError, match=r"B holds scan_sync M=500 N=100 of jax 0\.12\.0\.1 from several machines"
+    ):
         compare_sets(*sides(tmp_path / "results", "0.4.26", "0.12.0.1"), [], DEFAULT_THRESHOLDS)

@@ -22,8 +22,26 @@ def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting
 def test_a_count_between_looks_takes_the_level_of_the_look_it_began_and_the_last_look_takes_what_is_left():
     design = Design(3, 18)  # looks at 3, 6, 12 and 18
     assert design.points == (3, 6, 12, 18)
-    assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [1, 1, 2, 2, 3, 3, 4, 4, 4]
-    assert [design.at_look(n) for n in (2, 3, 5, 6, 12, 18, 19)] == [False, True, False, True, True, True, True]
+    assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [
+        1,
+        1,
+        2,
+        2,
+        3,
+        3,
+        4,
+        4,
+        4,
+    ]
+    assert [design.at_look(n) for n in (2, 3, 5, 6, 12, 18, 19)] == [
+        False,
+        True,
+        False,
+        True,
+        True,
+        True,
+        True,
+    ]
     last = pytest.approx(0.01 * (1 - (12 / 18) ** 4))
     assert design.nominal_alpha(0.01, 13) == design.nominal_alpha(0.01, 18) == last
     total = sum(design.nominal_alpha(0.01, n) for n in design.points)
@@ -34,6 +52,10 @@ def test_only_a_run_measured_until_decided_changes_the_level():
     fixed = Settings(processes=5)
     assert design_of(fixed) is None and at_level(Thresholds(), fixed, 5) == Thresholds()
     sequential = Settings(processes=5, decide="changes", max_processes=20)
-    assert at_level(Thresholds(), sequential, 10).alpha == pytest.approx(Design(5, 20).nominal_alpha(0.002, 10))
-    alone = Settings(processes=5, decide="all")  # no room for another look: one look at the full level
+    assert at_level(Thresholds(), sequential, 10).alpha == pytest.approx(
+        Design(5, 20).nominal_alpha(0.002, 10)
+    )
+    alone = Settings(
+        processes=5, decide="all"
+    )  # no room for another look: one look at the full level
     assert at_level(Thresholds(), alone, 5).alpha == pytest.approx(0.002)

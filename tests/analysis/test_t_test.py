@@ -46,7 +46,11 @@ def test_t_tail_matches_scipy(t, df, expected):
 @pytest.mark.parametrize(
     ("t", "df", "tail"),
     # Critical values of the printed tables (scipy.stats.t.isf to full precision).
-    [(2.2281388519862753, 10, 0.025), (4.500790933723724, 8, 0.001), (8.610301581379275, 4, 0.0005)],
+    [
+        (2.2281388519862753, 10, 0.025),
+        (4.500790933723724, 8, 0.001),
+        (8.610301581379275, 4, 0.0005),
+    ],
 )
 def test_critical_values_of_the_tables(t, df, tail):
     assert t_survival(t, df) == pytest.approx(tail, rel=1e-6)
@@ -56,13 +60,17 @@ def test_critical_values_of_the_tables(t, df, tail):
 def test_one_and_two_degrees_of_freedom_have_closed_forms(t):
     # df = 1 is the Cauchy distribution; df = 2 has P(T > t) = ½ − t / (2·√(2 + t²)).
     assert t_survival(t, 1) == pytest.approx(0.5 - math.atan(t) / math.pi, rel=1e-6, abs=1e-12)
-    assert t_survival(t, 2) == pytest.approx(0.5 - t / (2 * math.sqrt(2 + t * t)), rel=1e-6, abs=1e-12)
+    assert t_survival(t, 2) == pytest.approx(
+        0.5 - t / (2 * math.sqrt(2 + t * t)), rel=1e-6, abs=1e-12
+    )
 
 
 def test_many_degrees_of_freedom_approach_the_normal():
     normal = 0.5 * math.erfc(1.96 / math.sqrt(2))
     assert t_survival(1.96, 1e7) == pytest.approx(normal, rel=1e-5)
-    assert t_survival(1.96, 30) > t_survival(1.96, 1e7), "heavier tails with fewer degrees of freedom"
+    assert t_survival(1.96, 30) > t_survival(1.96, 1e7), (
+        "heavier tails with fewer degrees of freedom"
+    )
 
 
 @pytest.mark.parametrize(
@@ -85,7 +93,10 @@ def test_incomplete_beta_by_hand():
     # I_x(2, 3) = 6x²(1 − x)² + 4x³(1 − x) + x⁴; at 0.3: 0.2646 + 0.0756 + 0.0081 = 0.3483.
     assert regularized_incomplete_beta(0.37, 1, 1) == pytest.approx(0.37)
     assert regularized_incomplete_beta(0.3, 2, 3) == pytest.approx(0.3483)
-    assert (regularized_incomplete_beta(0.0, 2, 3), regularized_incomplete_beta(1.0, 2, 3)) == (0.0, 1.0)
+    assert (regularized_incomplete_beta(0.0, 2, 3), regularized_incomplete_beta(1.0, 2, 3)) == (
+        0.0,
+        1.0,
+    )
 
 
 @pytest.mark.parametrize(("x", "a", "b"), [(-0.1, 1, 1), (1.5, 1, 1), (0.5, 0, 1), (0.5, 1, -2)])
@@ -106,13 +117,23 @@ def test_welch_matches_scipy():
     assert result.df == pytest.approx(6.961492075394849, rel=1e-9)
     assert result.p_value == pytest.approx(0.0004246064834198818, rel=1e-6)
     small = welch_t_test([3.1, 3.4, 2.9], [3.3, 3.9, 3.6])
-    assert (small.t, small.df) == (pytest.approx(2.0641873861685585), pytest.approx(3.88256880733945))
+    assert (small.t, small.df) == (
+        pytest.approx(2.0641873861685585),
+        pytest.approx(3.88256880733945),
+    )
     assert small.p_value == pytest.approx(0.110047865547068, rel=1e-6)
 
 
 def test_welch_is_antisymmetric():
-    forward, backward = welch_t_test([1, 2, 3, 4], [2, 4, 5, 9]), welch_t_test([2, 4, 5, 9], [1, 2, 3, 4])
-    assert forward.t == -backward.t and forward.df == backward.df and forward.p_value == backward.p_value
+    forward, backward = (
+        welch_t_test([1, 2, 3, 4], [2, 4, 5, 9]),
+        welch_t_test([2, 4, 5, 9], [1, 2, 3, 4]),
+    )
+    assert (
+        forward.t == -backward.t
+        and forward.df == backward.df
+        and forward.p_value == backward.p_value
+    )
 
 
 def test_welch_without_any_spread_is_exact():
@@ -130,7 +151,13 @@ def test_welch_needs_two_values_a_side():
 @pytest.mark.parametrize(
     ("q", "df", "expected"),
     # scipy.stats.t.ppf(q, df)
-    [(0.975, 10, 2.228139), (0.999, 8, 4.500791), (0.9, 8, 1.396815), (0.5, 3, 0.0), (0.025, 10, -2.228139)],
+    [
+        (0.975, 10, 2.228139),
+        (0.999, 8, 4.500791),
+        (0.9, 8, 1.396815),
+        (0.5, 3, 0.0),
+        (0.025, 10, -2.228139),
+    ],
 )
 def test_t_quantile_inverts_the_survival_function(q, df, expected):
     assert t_quantile(q, df) == pytest.approx(expected, abs=1e-5)

@@ -49,7 +49,9 @@ def test_case_defines_the_interface(name):
             taken = {a.arg for a in functions[function].args.args} | {
                 a.arg for a in functions[function].args.kwonlyargs
             }
-            assert taken <= sizes or functions[function].args.kwarg, f"{name}.{function} takes {taken - sizes}"
+            assert taken <= sizes or functions[function].args.kwarg, (
+                f"{name}.{function} takes {taken - sizes}"
+            )
     verdict = functions["verdict"].args
     named = [a.arg for a in (*verdict.posonlyargs, *verdict.args, *verdict.kwonlyargs)][1:]
     assert set(named) <= sizes, f"{name}.verdict names {set(named) - sizes}, which are not sizes"

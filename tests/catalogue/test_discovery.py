@@ -63,14 +63,18 @@ def test_anchor_missing_a_size_is_refused(tmp_path):
 
 BROKEN_CASES = {
     "syntax_error": "CLAIM = 'x'\ndef programs(:\n",
-    "non_literal": ('CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'),
+    "non_literal": (
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'
+    ),
     "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
     "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
     "no_devices": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nDEVICES_USED = 0\n',
 }
 
 
-def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_work(tmp_path, fixture_cases, capsys):
+def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_work(
+    tmp_path, fixture_cases, capsys
+):
     import shutil
 
     from harness.main import main
@@ -82,19 +86,36 @@ def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_wo
     assert list(found) == ["steady"]
     assert set(found.broken) == set(BROKEN_CASES)
     assert "does not parse" in found.broken["syntax_error"]
-    assert "SIZE_SPACE is not a literal" in found.broken["non_literal"] and "2**20" in found.broken["non_literal"]
+    assert (
+        "SIZE_SPACE is not a literal" in found.broken["non_literal"]
+        and "2**20" in found.broken["non_literal"]
+    )
     assert "CLAIM must be a string" in found.broken["wrong_type"]
     assert "ANCHORS must be" in found.broken["anchor_text"]
     assert "DEVICES_USED must be a positive integer" in found.broken["no_devices"]
     assert [c.name for c in discovery.select(found, ["steady"])] == ["steady"]
     with pytest.raises(UsageError, match="SIZE_SPACE is not a literal"):
         discovery.select(found, ["non_literal"])
-    assert main(["run", "--cases-dir", str(tmp_path), "--case", "non_literal", "--results", str(tmp_path / "r")]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--cases-dir",
+                str(tmp_path),
+                "--case",
+                "non_literal",
+                "--results",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["list", "--cases-dir", str(tmp_path)]) == 1
     listing = capsys.readouterr().out
     assert (
-        "steady" in listing and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
+        "steady" in listing
+        and "syntax_error\n    cannot be read: case file syntax_error.py does not parse" in listing
     )
 
 
@@ -128,7 +149,9 @@ def test_the_source_is_one_line_an_https_url_or_a_title(tmp_path, source, readab
 
 
 def test_a_non_literal_anchor_names_the_constant_and_the_rule(tmp_path):
-    (tmp_path / "c.py").write_text('CLAIM = "c"\nSOURCE = "s"\nSIZE_SPACE = {"S": (1, 9)}\nANCHORS = [{"S": 2**20}]\n')
+    (tmp_path / "c.py").write_text(
+        'CLAIM = "c"\nSOURCE = "s"\nSIZE_SPACE = {"S": (1, 9)}\nANCHORS = [{"S": 2**20}]\n'
+    )
     reason = discovery.discover(tmp_path).broken["c"]
     assert "ANCHORS is not a literal ([{'S': 2 ** 20}])" in reason and "literals only" in reason
     assert "lacks" not in reason
@@ -138,9 +161,17 @@ HOSTILE = FIXTURES / "hostile_cases"
 HEADER = 'CLAIM = "c"\nSOURCE = "synthetic"\n'
 # Hostile case files too big, too odd or too binary to keep as fixture files, by name: their content.
 GENERATED = {
-    "anchor_of_4000_digits": HEADER + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": ' + "9" * 4000 + "}]\n",
-    "anchor_of_5000_digits": HEADER + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": ' + "9" * 5000 + "}]\n",
-    "claim_of_a_long_sum": "CLAIM = " + "+".join(["'a'"] * 60_000) + "\n",  # RecursionError in the parser
+    "anchor_of_4000_digits": HEADER
+    + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": '
+    + "9" * 4000
+    + "}]\n",
+    "anchor_of_5000_digits": HEADER
+    + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": '
+    + "9" * 5000
+    + "}]\n",
+    "claim_of_a_long_sum": "CLAIM = "
+    + "+".join(["'a'"] * 60_000)
+    + "\n",  # RecursionError in the parser
     "claim_of_many_minuses": "CLAIM = " + "-" * 100_000 + "1\n",  # MemoryError in the parser
     "anchors_nested_too_deep": HEADER + "ANCHORS = " + "[" * 1000 + "]" * 1000 + "\n",
     "cost_of_600_characters": HEADER
@@ -159,7 +190,9 @@ def hostile_folder(tmp_path):
     shutil.copytree(HOSTILE, folder)
     for name, text in GENERATED.items():
         (folder / f"{name}.py").write_bytes(text.encode("utf-8", "surrogateescape"))
-    (folder / "starts_with_a_bom.py").write_bytes(b"\xef\xbb\xbf" + (HOSTILE / "steady.py").read_bytes())
+    (folder / "starts_with_a_bom.py").write_bytes(
+        b"\xef\xbb\xbf" + (HOSTILE / "steady.py").read_bytes()
+    )
     os.mkfifo(folder / "is_a_fifo.py")
     (folder / "links_to_dev_zero.py").symlink_to("/dev/zero")
     (folder / "is_a_folder.py").mkdir()
@@ -176,9 +209,14 @@ def test_each_hostile_case_file_is_set_aside_with_one_line_and_the_others_stay(t
     hostile = {p.stem for p in folder.glob("*.py")} - READABLE
     assert set(found.broken) == hostile and len(hostile) >= 27
     for name, reason in found.broken.items():
-        assert reason.startswith(f"case file {name}.py") and "\n" not in reason and len(reason) < 400, reason
+        assert (
+            reason.startswith(f"case file {name}.py") and "\n" not in reason and len(reason) < 400
+        ), reason
     assert "divides by zero" in found.broken["cost_divides_by_zero"]
-    assert "overflows" in found.broken["cost_power_tower"] and "overflows" in found.broken["cost_overflows"]
+    assert (
+        "overflows" in found.broken["cost_power_tower"]
+        and "overflows" in found.broken["cost_overflows"]
+    )
     assert "K=1" in found.broken["cost_fails_at_the_range_end"], "found at the range's low end"
     assert "leaves its SIZE_SPACE range [1, 100]" in found.broken["anchor_negative"]
     assert "<13288-bit number>" in found.broken["anchor_of_4000_digits"]
@@ -188,22 +226,38 @@ def test_each_hostile_case_file_is_set_aside_with_one_line_and_the_others_stay(t
 
 def test_annotated_constants_and_a_byte_order_mark_are_read_as_python_reads_them(tmp_path):
     found = discovery.discover(hostile_folder(tmp_path))
-    assert found["annotated_claim"].claim == "c" and found["annotated_claim"].space.ranges == {"K": (1, 100)}
+    assert found["annotated_claim"].claim == "c" and found["annotated_claim"].space.ranges == {
+        "K": (1, 100)
+    }
     assert found["starts_with_a_bom"].claim == found["steady"].claim
 
 
 def test_list_and_run_go_on_past_every_hostile_case_file(tmp_path, capsys):
     folder = hostile_folder(tmp_path)
-    assert cli.main(["list", "--cases-dir", str(folder)]) == 1, "a broken case file is named, and the exit says so"
+    assert cli.main(["list", "--cases-dir", str(folder)]) == 1, (
+        "a broken case file is named, and the exit says so"
+    )
     out = capsys.readouterr().out
     assert all(name in out for name in READABLE) and "divides by zero" in out
-    argv = ["run", "--cases-dir", str(folder), "--case", "steady", "--processes", "1", "--results", str(tmp_path / "r")]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(folder),
+        "--case",
+        "steady",
+        "--processes",
+        "1",
+        "--results",
+        str(tmp_path / "r"),
+    ]
     assert cli.main([*argv, "--repeats", "2"]) == 0
     assert len(list((tmp_path / "r").rglob("*.json"))) == 1
 
 
 def test_a_size_outside_the_cases_range_is_refused_in_one_line(fixture_cases):
     cases = discovery.select(discovery.discover(fixture_cases), ["steady"])
-    with pytest.raises(UsageError, match=r"^size K=100001 leaves steady's range \[1, 100000\] for K$"):
+    with pytest.raises(
+        UsageError, match=r"^size K=100001 leaves steady's range \[1, 100000\] for K$"
+    ):
         discovery.check_overrides(cases, {"K": 100_001})
     discovery.check_overrides(cases, {"K": 100_000})

@@ -24,7 +24,9 @@ def test_the_template_is_a_case_the_catalogue_reads(tmp_path):
     assert case.name == "my_case" and case.anchors and case.claim and case.source.startswith("TODO")
     shape = outline(path)
     assert shape.programs == ["loop"] and shape.compiled == ["step"] and shape.verdict_takes_sizes
-    compile(export_script(case, anchor_sizes(case, {}), {"compile_repeats": 1}), "my_case.py", "exec")
+    compile(
+        export_script(case, anchor_sizes(case, {}), {"compile_repeats": 1}), "my_case.py", "exec"
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,7 +61,11 @@ def test_new_then_list_through_the_command_line(tmp_path, capsys):
     assert "written:" in capsys.readouterr().err
     assert main(["list", "fresh", "--cases-dir", str(tmp_path)]) == 0
     shown = capsys.readouterr().out
-    for line in ("sizes: N in [16, 2048], K in [1, 1000]", "anchors (quick): K=20 N=256", "loop.wall_ns"):
+    for line in (
+        "sizes: N in [16, 2048], K in [1, 1000]",
+        "anchors (quick): K=20 N=256",
+        "loop.wall_ns",
+    ):
         assert line in shown
     assert "step.compile_ns" in shown and "verdict(medians, **sizes)" in shown
     assert main(["new", "fresh", "--cases-dir", str(tmp_path)]) == 2
@@ -67,7 +73,9 @@ def test_new_then_list_through_the_command_line(tmp_path, capsys):
 
 def test_the_template_passes_the_linters(tmp_path):
     """As `nox -s lint` checks case files: ruff (rules and format) and mypy, with the project's settings."""
-    tools = {tool: shutil.which(tool, path=os.path.dirname(sys.executable)) for tool in ("ruff", "mypy")}
+    tools = {
+        tool: shutil.which(tool, path=os.path.dirname(sys.executable)) for tool in ("ruff", "mypy")
+    }
     if not all(tools.values()):
         pytest.skip("ruff and mypy are in the lint extra (nox -s lint), not installed here")
     cases = tmp_path / "cases"
@@ -96,9 +104,22 @@ def test_the_template_runs_on_the_jax_installed_here_and_its_claim_is_judged(tmp
     cases = tmp_path / "cases"
     cases.mkdir()
     scaffold.write_case("runs", cases)
-    options = ["--size", "N=16", "--size", "K=2", "--repeats", "2", "--warmup", "1", "--processes", "1"]
+    options = [
+        "--size",
+        "N=16",
+        "--size",
+        "K=2",
+        "--repeats",
+        "2",
+        "--warmup",
+        "1",
+        "--processes",
+        "1",
+    ]
     done = subprocess.run(
-        harness_command("run", "--cases-dir", str(cases), *options, "--results", str(tmp_path / "r")),
+        harness_command(
+            "run", "--cases-dir", str(cases), *options, "--results", str(tmp_path / "r")
+        ),
         capture_output=True,
         text=True,
         check=False,
@@ -106,4 +127,6 @@ def test_the_template_runs_on_the_jax_installed_here_and_its_claim_is_judged(tmp
     )
     assert done.returncode == 0 and "1 ok" in done.stderr, done.stderr
     [stored] = (tmp_path / "r").rglob("*.json")
-    assert '"evidence": "dispatch' in stored.read_text() and "per call at N=16" in stored.read_text()
+    assert (
+        '"evidence": "dispatch' in stored.read_text() and "per call at N=16" in stored.read_text()
+    )

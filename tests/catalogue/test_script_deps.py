@@ -30,7 +30,10 @@ def test_a_block_gives_its_dependencies_in_canonical_form_and_its_requires_pytho
 
 
 def test_a_script_without_a_block_declares_nothing():
-    assert read_inline((FIXTURES / "scripts" / "cumsum_loop.py").read_text(), "cumsum_loop.py") == ([], None)
+    assert read_inline((FIXTURES / "scripts" / "cumsum_loop.py").read_text(), "cumsum_loop.py") == (
+        [],
+        None,
+    )
     assert collect(None).empty
 
 
@@ -50,7 +53,10 @@ def test_a_block_in_a_crlf_file_is_read_as_python_reads_the_file():
         ("two_blocks.py", r"script two_blocks.py: 2 `# /// script` blocks; PEP 723 allows one"),
         ("unclosed_block.py", r"script unclosed_block.py: its `# /// script` block never closes"),
         ("bad_toml.py", r"script bad_toml.py, `# /// script` block: not valid TOML"),
-        ("asks_for_jax.py", r"'jax\[cuda12\]>=0.4.31' asks for jax, but the release under test is the harness's"),
+        (
+            "asks_for_jax.py",
+            r"'jax\[cuda12\]>=0.4.31' asks for jax, but the release under test is the harness's",
+        ),
     ],
 )
 def test_a_malformed_block_is_one_line_naming_the_script(name, message):
@@ -82,22 +88,42 @@ def test_a_tool_table_is_left_to_its_tool():
 
 @pytest.mark.parametrize(
     "name",
-    ["jax", "JAX", "jaxlib", "jax-cuda12-plugin", "jax_cuda12_pjrt", "jax-rocm60-plugin", "jax-rocm7-pjrt",
-     "libtpu", "libtpu-nightly", "jax-metal", "jax-tpu", "JAXLib"],
-)  # fmt: skip
+    [
+        "jax",
+        "JAX",
+        "jaxlib",
+        "jax-cuda12-plugin",
+        "jax_cuda12_pjrt",
+        "jax-rocm60-plugin",
+        "jax-rocm7-pjrt",
+        "libtpu",
+        "libtpu-nightly",
+        "jax-metal",
+        "jax-tpu",
+        "JAXLib",
+    ],
+)
 def test_jax_its_plugins_and_builds_are_the_harness_s_to_choose(name):
     assert is_jax_package(name)
-    with pytest.raises(UsageError, match=r"--jax for one release, --good/--bad for a bisect, --from/--to for a range"):
+    with pytest.raises(
+        UsageError,
+        match=r"--jax for one release, --good/--bad for a bisect, --from/--to for a range",
+    ):
         canonical(f"{name}==0.4.31", "--with")
 
 
-@pytest.mark.parametrize("name", ["jaxtyping", "jax-dataclasses", "flax", "equinox", "jax-tpu-embedding"])
+@pytest.mark.parametrize(
+    "name", ["jaxtyping", "jax-dataclasses", "flax", "equinox", "jax-tpu-embedding"]
+)
 def test_libraries_that_merely_use_jax_are_taken(name):
     assert not is_jax_package(name)
 
 
 def test_with_values_are_canonical_and_bad_ones_refused_in_one_line():
-    assert parse_with(["Optax >= 0.2", "chex[Test,Dev]==0.1.86"]) == ["optax>=0.2", "chex[dev,test]==0.1.86"]
+    assert parse_with(["Optax >= 0.2", "chex[Test,Dev]==0.1.86"]) == [
+        "optax>=0.2",
+        "chex[dev,test]==0.1.86",
+    ]
     for bad, message in [
         ("-e .", "is an installer option"),
         ("./wheels/x.whl", "is a URL or path"),
@@ -120,21 +146,34 @@ def test_a_requirements_file_gives_each_line_s_requirement_and_where_it_was():
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("requirements-options.txt", r"requirements-options.txt:2: '--index-url https://.*' is an installer option"),
-        ("requirements-nested.txt", r"requirements-nested.txt:1: '-r other-requirements.txt' is an installer option"),
-        ("requirements-path.txt", r"requirements-path.txt:2: '../wheels/evil-1.0-py3-none-any.whl' is a URL or path"),
+        (
+            "requirements-options.txt",
+            r"requirements-options.txt:2: '--index-url https://.*' is an installer option",
+        ),
+        (
+            "requirements-nested.txt",
+            r"requirements-nested.txt:1: '-r other-requirements.txt' is an installer option",
+        ),
+        (
+            "requirements-path.txt",
+            r"requirements-path.txt:2: '../wheels/evil-1.0-py3-none-any.whl' is a URL or path",
+        ),
         ("requirements-url.txt", r"requirements-url.txt:1: .* is a direct reference"),
         ("requirements-jaxlib.txt", r"requirements-jaxlib.txt:2: 'jaxlib==0.4.31' asks for jaxlib"),
     ],
 )
-def test_a_requirements_line_that_is_no_plain_requirement_is_refused_naming_file_and_line(name, message):
+def test_a_requirements_line_that_is_no_plain_requirement_is_refused_naming_file_and_line(
+    name, message
+):
     with pytest.raises(UsageError, match=message):
         read_requirements(DEPS / name)
 
 
 def test_a_continued_line_a_missing_file_a_folder_a_huge_file_and_binary_text_are_refused(tmp_path):
     (tmp_path / "continued.txt").write_text("optax \\\n  >=0.2\n")
-    with pytest.raises(UsageError, match=r"continued.txt:1: a line continued with `\\` is not taken"):
+    with pytest.raises(
+        UsageError, match=r"continued.txt:1: a line continued with `\\` is not taken"
+    ):
         read_requirements(tmp_path / "continued.txt")
     with pytest.raises(UsageError, match="not found"):
         read_requirements(tmp_path / "missing.txt")
@@ -153,7 +192,10 @@ def test_a_continued_line_a_missing_file_a_folder_a_huge_file_and_binary_text_ar
 
 def test_collect_orders_block_then_with_then_file_keeping_each_requirement_once_where_it_first_appeared():
     declared = collect(
-        script("equinox_repro.py"), "equinox_repro.py", ["chex==0.1.86", "EQUINOX"], DEPS / "requirements.txt"
+        script("equinox_repro.py"),
+        "equinox_repro.py",
+        ["chex==0.1.86", "EQUINOX"],
+        DEPS / "requirements.txt",
     )
     assert declared.requirements == (
         "equinox",
@@ -198,7 +240,10 @@ def test_requires_python_is_checked_against_the_interpreter(requires, version, o
     if ok:
         check_requires_python(declared, version)
     else:
-        with pytest.raises(UsageError, match=f"script repro.py requires Python .* the interpreter is Python {version}"):
+        with pytest.raises(
+            UsageError,
+            match=f"script repro.py requires Python .* the interpreter is Python {version}",
+        ):
             check_requires_python(declared, version)
 
 

@@ -19,7 +19,9 @@ def test_a_script_is_a_case_of_no_sizes_named_for_its_file_with_its_content_hash
     assert case.space.ranges == {} and case.anchors == [{}]
 
 
-@pytest.mark.parametrize("name", ["bad name.py", "ünïcode.py", f"{'x' * 130}.py", "semi;colon.py", "a/../b .py"])
+@pytest.mark.parametrize(
+    "name", ["bad name.py", "ünïcode.py", f"{'x' * 130}.py", "semi;colon.py", "a/../b .py"]
+)
 def test_a_file_name_that_is_no_result_name_is_refused(tmp_path, name):
     with pytest.raises(UsageError, match="rename the file"):
         script_name(tmp_path / name)
@@ -39,7 +41,9 @@ def test_a_missing_script_a_folder_and_a_binary_file_are_refused(tmp_path):
 def test_a_script_too_big_to_be_a_repro_is_refused_before_it_is_read(tmp_path):
     with (tmp_path / "sparse.py").open("wb") as sparse:
         sparse.truncate(4 * 1024**3)  # 4 GB and no disk used: read whole, it exhausted memory
-    with pytest.raises(UsageError, match=r"sparse.py is 4294967296 bytes, over the 4194304 a repro script may be"):
+    with pytest.raises(
+        UsageError, match=r"sparse.py is 4294967296 bytes, over the 4194304 a repro script may be"
+    ):
         read_script(tmp_path / "sparse.py")
 
 

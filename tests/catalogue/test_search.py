@@ -22,7 +22,9 @@ def breaks_at_known_size(point):
 
 
 def test_search_finds_the_exact_smallest_failing_size(tmp_path):
-    found = search(CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=5, database_dir=tmp_path)
+    found = search(
+        CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=5, database_dir=tmp_path
+    )
     assert found.found == {"N": BREAKS_AT, "M": 1}
     assert len(found.for_point(found.found)) == 3, "one measurement and two confirmations"
     text = render(found, release="0.0", profile="test")
@@ -57,7 +59,9 @@ def test_searching_for_where_a_claim_holds():
 
 
 def test_no_counterexample_is_reported_as_such():
-    found = search(CASE, lambda p: (True, ""), budget=Budget(), max_examples=10, seed=1, database_dir=None)
+    found = search(
+        CASE, lambda p: (True, ""), budget=Budget(), max_examples=10, seed=1, database_dir=None
+    )
     assert found.found is None and "no size within 10 examples" in found.note
     assert "No such size found" in render(found, release="0.0", profile="test")
 
@@ -69,13 +73,19 @@ def test_budget_bounds_the_search():
         tried.append(point)
         return True, ""
 
-    search(CASE, record, budget=Budget({"flops": 100.0}), max_examples=30, seed=1, database_dir=None)
+    search(
+        CASE, record, budget=Budget({"flops": 100.0}), max_examples=30, seed=1, database_dir=None
+    )
     assert tried and all(p["N"] * p["M"] <= 100 for p in tried)
 
 
 def test_a_stored_search_resumes_from_the_database(tmp_path):
-    first = search(CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=5, database_dir=tmp_path)
-    again = search(CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=9, database_dir=tmp_path)
+    first = search(
+        CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=5, database_dir=tmp_path
+    )
+    again = search(
+        CASE, breaks_at_known_size, budget=Budget(), max_examples=60, seed=9, database_dir=tmp_path
+    )
     assert again.found == first.found
     assert len(again.measurements) < len(first.measurements)
 

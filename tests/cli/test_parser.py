@@ -43,7 +43,10 @@ def test_the_top_level_help_lists_every_command(capsys):
     ("argv", "nearest"),
     [
         (["run", "--proceses", "3"], "--processes"),
-        (["run", "--proc", "1"], "--processes"),  # abbreviations are not taken: a typo must not pass for an option
+        (
+            ["run", "--proc", "1"],
+            "--processes",
+        ),  # abbreviations are not taken: a typo must not pass for an option
         (["report", "--baseine", "0.4.26"], "--baseline"),
         (["bisect", "--case", "scan_sync", "--claim", "--goood", "0.4.26"], "--good"),
     ],
@@ -65,7 +68,9 @@ def test_the_same_option_has_one_default_in_every_command_that_takes_it():
         parser = __import__("argparse").ArgumentParser()
         command.add_arguments(parser)
         for action in parser._actions:
-            if action.option_strings:  # by its name; an older spelling kept beside it is not a second option
+            if (
+                action.option_strings
+            ):  # by its name; an older spelling kept beside it is not a second option
                 defaults.setdefault(action.option_strings[0], set()).add(repr(action.default))
     shared_differently = {o: d for o, d in defaults.items() if len(d) > 1}
     # --effort: a standalone script (export, issue) is for numbers to quote, so it samples as full does;
@@ -75,9 +80,15 @@ def test_the_same_option_has_one_default_in_every_command_that_takes_it():
 
 
 def test_validate_gives_the_commands_typed_options_without_running_anything(tmp_path):
-    args, checked = validate(["run", "--case", "scan_sync", "--effort", "full", "--results", str(tmp_path / "r")])
+    args, checked = validate(
+        ["run", "--case", "scan_sync", "--effort", "full", "--results", str(tmp_path / "r")]
+    )
     assert args.command == "run" and isinstance(checked, RunOptions)
-    assert (checked.settings.repeats, checked.settings.max_seconds, checked.settings.processes) == (20, 2.0, 10)
+    assert (checked.settings.repeats, checked.settings.max_seconds, checked.settings.processes) == (
+        20,
+        2.0,
+        10,
+    )
     assert not (tmp_path / "r").exists()
 
 
@@ -103,7 +114,9 @@ def test_numbers_that_would_overflow_or_cannot_give_a_verdict_are_refused(argv, 
         validate(argv)
 
 
-def test_a_results_folder_that_cannot_be_written_is_refused_before_anything_is_measured(tmp_path, capsys):
+def test_a_results_folder_that_cannot_be_written_is_refused_before_anything_is_measured(
+    tmp_path, capsys
+):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert main(["run", "--case", "scan_sync", "--results", str(blocker / "sub")]) == 2
@@ -114,7 +127,9 @@ def test_a_results_folder_that_cannot_be_written_is_refused_before_anything_is_m
 def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_path):
     script = tmp_path / "repro.py"
     script.write_text("print(1)\n")
-    _, checked = validate(["bisect", "--script", str(script), "--good", "0.4.31", "--bad", "0.4.33"])
+    _, checked = validate(
+        ["bisect", "--script", str(script), "--good", "0.4.31", "--bad", "0.4.33"]
+    )
     assert checked.metric is None and not checked.claim, "every metric its endpoints differ on"
     with pytest.raises(UsageError, match="bisect a case by --metric"):
         validate(["bisect", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"])
@@ -125,7 +140,17 @@ def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_pa
     [
         ["run", "--effort", "quick", "--effort", "full"],
         ["run", "--budget", "memory=1G", "--budget", "memory=2G"],
-        ["bisect", "--case", "scan_sync", "--metric", "a.wall_ns", "--metric", "b.wall_ns", "--good", "1"],
+        [
+            "bisect",
+            "--case",
+            "scan_sync",
+            "--metric",
+            "a.wall_ns",
+            "--metric",
+            "b.wall_ns",
+            "--good",
+            "1",
+        ],
         ["report", "--baseline", "0.4.26", "--baseline", "0.4.30"],
     ],
 )

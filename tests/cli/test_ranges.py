@@ -14,18 +14,25 @@ from harness.cli.ranges import LibraryChoice, check, path_from_anywhere, target_
 from harness.errors import UsageError
 
 
-def test_a_case_is_named_by_case_and_a_script_by_a_path_that_works_from_anywhere(tmp_path, monkeypatch):
+def test_a_case_is_named_by_case_and_a_script_by_a_path_that_works_from_anywhere(
+    tmp_path, monkeypatch
+):
     assert target_words(discovery.discover()["scan_sync"]) == ["--case", "scan_sync"]
     script = tmp_path / "repro.py"
     script.write_text("print(1)\n")
     monkeypatch.chdir(tmp_path)
     assert target_words(read_script(Path("repro.py"), ("--n", "a b"))) == [
-        "--script", str(script.resolve()), "--script-arg=--n", "--script-arg='a b'",
-    ], "pasted in another folder, the command still finds the script"  # fmt: skip
+        "--script",
+        str(script.resolve()),
+        "--script-arg=--n",
+        "--script-arg='a b'",
+    ], "pasted in another folder, the command still finds the script"
     monkeypatch.setenv("HOME", str(tmp_path.parent))
     spaced = tmp_path / "my repro.py"
     spaced.write_text("print(1)\n")
-    assert path_from_anywhere(spaced) == f"~/{shlex.quote(f'{tmp_path.name}/my repro.py')}", "home as ~, quoted after"
+    assert path_from_anywhere(spaced) == f"~/{shlex.quote(f'{tmp_path.name}/my repro.py')}", (
+        "home as ~, quoted after"
+    )
 
 
 def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered(tmp_path):
@@ -34,22 +41,40 @@ def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered
     case = read_script(script, with_specs=["optax>=0.2"])
     choice = LibraryChoice("newest", ("equinox==0.11.4",))
     assert target_words(case, choice) == [
-        "--script", str(script.resolve()), "--with", "'optax>=0.2'", "--deps", "newest", "--hold", "equinox==0.11.4",
-    ]  # fmt: skip
+        "--script",
+        str(script.resolve()),
+        "--with",
+        "'optax>=0.2'",
+        "--deps",
+        "newest",
+        "--hold",
+        "equinox==0.11.4",
+    ]
     assert LibraryChoice(vary="equinox", jax="0.4.33").label("0.11.4") == "0.4.33+equinox.0.11.4"
 
 
 def range_options(tmp_path, *more):
     script = tmp_path / "repro.py"
     script.write_text("# /// script\n# dependencies = ['Equinox', 'optax']\n# ///\nprint(1)\n")
-    return check(parse(["triage", "--script", str(script), "--results", str(tmp_path / "r"), *more]))
+    return check(
+        parse(["triage", "--script", str(script), "--results", str(tmp_path / "r"), *more])
+    )
 
 
-def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_release_by_default(tmp_path):
-    chosen = range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--hold", "equinox==0.11.4").libraries
+def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_release_by_default(
+    tmp_path,
+):
+    chosen = range_options(
+        tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--hold", "equinox==0.11.4"
+    ).libraries
     assert chosen == LibraryChoice("as-of", ("equinox==0.11.4",))
-    varied = range_options(tmp_path, "--vary", "EQUINOX", "--jax", "0.4.33", "--from", "0.11.4", "--to", "0.11.6")
-    assert varied.libraries == LibraryChoice("as-of", (), "equinox", "0.4.33") and varied.first == "0.11.4"
+    varied = range_options(
+        tmp_path, "--vary", "EQUINOX", "--jax", "0.4.33", "--from", "0.11.4", "--to", "0.11.6"
+    )
+    assert (
+        varied.libraries == LibraryChoice("as-of", (), "equinox", "0.4.33")
+        and varied.first == "0.11.4"
+    )
     newest = range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--deps", "newest")
     assert newest.libraries.policy == "newest"
 
@@ -62,7 +87,10 @@ def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_
         (["--vary", "flax", "--jax", "0.4.33"], "--vary flax: the script declares no such library"),
         (["--vary", "equinox"], "--vary holds one jax release: give it with --jax VERSION"),
         (["--jax", "0.4.33"], "--jax goes with --vary"),
-        (["--vary", "equinox", "--jax", "0.4.33", "--hold", "equinox==0.11.4"], "either varied or held"),
+        (
+            ["--vary", "equinox", "--jax", "0.4.33", "--hold", "equinox==0.11.4"],
+            "either varied or held",
+        ),
         (["--with", "jax==0.4.31"], "the release under test is the harness's to choose"),
         (["--with", "jaxlib"], "the release under test is the harness's to choose"),
         (["--with", "jax-cuda12-plugin"], "the release under test is the harness's to choose"),

@@ -10,22 +10,47 @@ from harness.pins import EDGES, PROFILE_BY_NAME, RELEASES
 
 def test_the_default_is_the_edges_on_cpu_and_cpu8():
     request = interleaved_request(["--case", "scan_sync"])
-    assert [(r.jax, p.name) for r, p in request.sides] == [(r.jax, p) for r in EDGES for p in ("cpu", "cpu8")]
+    assert [(r.jax, p.name) for r, p in request.sides] == [
+        (r.jax, p) for r in EDGES for p in ("cpu", "cpu8")
+    ]
     assert request.run_argv[:5] == ["run", "--case", "scan_sync", "--processes", "7"], (
         "the fewest that can pass the rank guard"
     )
-    assert interleaved_request(["--processes=5"]).run_argv[:2] == ["run", "--processes=5"], "the user's count wins"
+    assert interleaved_request(["--processes=5"]).run_argv[:2] == ["run", "--processes=5"], (
+        "the user's count wins"
+    )
 
 
 def test_the_matrix_measures_once_unless_asked_for_looks():
-    assert interleaved_request([]).run_argv == ["run", "--processes", "7", "--max-seconds", "0.25", "--decide", "off"]
-    assert "--max-seconds" not in interleaved_request(["--effort", "full"]).run_argv, "the effort's sampling"
+    assert interleaved_request([]).run_argv == [
+        "run",
+        "--processes",
+        "7",
+        "--max-seconds",
+        "0.25",
+        "--decide",
+        "off",
+    ]
+    assert "--max-seconds" not in interleaved_request(["--effort", "full"]).run_argv, (
+        "the effort's sampling"
+    )
     assert interleaved_request(["--decide", "changes"]).run_argv[-2:] == ["--max-processes", "14"]
-    assert interleaved_request(["--processes", "5", "--decide", "all"]).run_argv[-2:] == ["--max-processes", "10"]
-    told = interleaved_request(["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"])
-    assert told.run_argv.count("--max-processes") == 1 and "12" in told.run_argv, "checked as a run of sides"
+    assert interleaved_request(["--processes", "5", "--decide", "all"]).run_argv[-2:] == [
+        "--max-processes",
+        "10",
+    ]
+    told = interleaved_request(
+        ["--max-processes", "12", "--decide-metric", "scan.wall_ns", "--time-budget", "60"]
+    )
+    assert told.run_argv.count("--max-processes") == 1 and "12" in told.run_argv, (
+        "checked as a run of sides"
+    )
     assert "--decide" not in told.run_argv, "looks asked for: measured until decided"
-    for posargs in (["--decide", "off"], ["--target-ratio", "1.1"], ["--jax", "0.4.26", "--profile", "cpu"]):
+    for posargs in (
+        ["--decide", "off"],
+        ["--target-ratio", "1.1"],
+        ["--jax", "0.4.26", "--profile", "cpu"],
+    ):
         assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
 
 
@@ -49,7 +74,10 @@ def test_a_profile_is_paired_only_with_the_releases_it_applies_to():
         (["--case", "nope"], "unknown case nope"),
         (["--processes", "0"], "must be positive"),
         (["--max-processes", "2"], "at least --processes"),
-        (["--decide", "off", "--max-processes", "14"], "needs --target-ratio, or a run of several sides"),
+        (
+            ["--decide", "off", "--max-processes", "14"],
+            "needs --target-ratio, or a run of several sides",
+        ),
         (["--decide", "off", "--time-budget", "60"], "goes with --decide"),
     ],
 )
@@ -69,4 +97,7 @@ def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
         ("0.4.26", "cpu8", interpreters["0.4.26", "cpu8"]),
         ("0.12.0.1", "cpu8", interpreters["0.12.0.1", "cpu8"]),
     ]
-    assert json.loads(plan.read_text())[0]["env"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=8"
+    assert (
+        json.loads(plan.read_text())[0]["env"]["XLA_FLAGS"]
+        == "--xla_force_host_platform_device_count=8"
+    )

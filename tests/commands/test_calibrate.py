@@ -29,7 +29,9 @@ def plan(**changes):
 def test_the_plan_raises_the_first_size_a_tenth_changes():
     default = plan()
     assert (default.sizes, default.raised, default.raised_to) == ({"N": 600, "M": 2}, "N", 660)
-    assert (plan(raise_spec="M").raised, plan(raise_spec="M").raised_to) == ("M", 3), "at least one more"
+    assert (plan(raise_spec="M").raised, plan(raise_spec="M").raised_to) == ("M", 3), (
+        "at least one more"
+    )
     assert plan(raise_spec="N=700").raised_to == 700
     assert plan(overrides={"N": 100, "M": 500}).raised_to == 110
 
@@ -49,7 +51,9 @@ def test_every_run_gets_the_cell_and_the_options():
     ]
     assert "--size=N=660" in chosen.run_arguments(Path("r"), raised=True)
     interleaved = chosen.run_arguments(Path("r"), sides=Path("s.json"))
-    assert "--sides=s.json" in interleaved and not any(a.startswith("--profile") for a in interleaved)
+    assert "--sides=s.json" in interleaved and not any(
+        a.startswith("--profile") for a in interleaved
+    )
     unchanged, raised = chosen.sides_plan("0.12.0.1")
     assert "sizes" not in unchanged and raised["sizes"] == {"N": 660}
     assert {unchanged["profile"], raised["profile"]} == {"cpu"}
@@ -82,8 +86,12 @@ def test_calibrate_runs_separate_aa_invocations_then_interleaved_slowdowns(tmp_p
 
     def run(arguments):
         calls.append(list(arguments))
-        folder = Path(next(a for a in arguments if a.startswith("--results=")).removeprefix("--results="))
-        sides = next((a.removeprefix("--sides=") for a in arguments if a.startswith("--sides=")), None)
+        folder = Path(
+            next(a for a in arguments if a.startswith("--results=")).removeprefix("--results=")
+        )
+        sides = next(
+            (a.removeprefix("--sides=") for a in arguments if a.startswith("--sides=")), None
+        )
         if sides is None:
             write_results(folder, [derive(base, profile=f"run{len(calls)}")])
             return 0
@@ -96,10 +104,14 @@ def test_calibrate_runs_separate_aa_invocations_then_interleaved_slowdowns(tmp_p
     result = calibrate(plan(pairs=2, slowdowns=3, overrides={"N": 100, "M": 500}), FAST, run=run)
     assert len(calls) == 4 + 3, "2 A/A pairs, then 3 interleaved slowdown runs"
     assert [any(a.startswith("--sides=") for a in c) for c in calls] == [False] * 4 + [True] * 3
-    assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 7, "each into its own folder"
+    assert len({next(a for a in c if a.startswith("--results=")) for c in calls}) == 7, (
+        "each into its own folder"
+    )
     assert result.pairs == 2 and result.flagged == 0 and result.slowdown_runs == 3
     metrics = result.slowdown_comparisons // 3
-    assert result.slowdown_flagged == 3 * (metrics - 2), "every timing but the cold trace; the memory, as it was"
+    assert result.slowdown_flagged == 3 * (metrics - 2), (
+        "every timing but the cold trace; the memory, as it was"
+    )
 
 
 def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
@@ -109,7 +121,9 @@ def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
         calibrate(plan(), FAST, run=lambda arguments: 2)
 
     def crashed(arguments):
-        folder = Path(next(a for a in arguments if a.startswith("--results=")).removeprefix("--results="))
+        folder = Path(
+            next(a for a in arguments if a.startswith("--results=")).removeprefix("--results=")
+        )
         write_results(folder, [{**real_result("scan_sync-0.12.0.1"), "status": "crashed"}])
         return 0
 
@@ -141,7 +155,10 @@ def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
     )
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert captured.out.startswith("Noise floor of machine ") and "raising K from 1000 to 1100" in captured.out
+    assert (
+        captured.out.startswith("Noise floor of machine ")
+        and "raising K from 1000 to 1100" in captured.out
+    )
     [path] = (tmp_path / "results" / CALIBRATION_FOLDER).iterdir()
     [run] = read_calibration(path)
     assert (run.case, run.sizes, run.pairs, run.settings["run_options"]) == (
@@ -151,4 +168,6 @@ def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
         ["--repeats", "3", "--max-seconds", "0.2"],
     )
     assert run.comparisons > 0 and run.slowdown_comparisons > 0 and run.slowdown_runs == 1
-    assert load_results(tmp_path / "results") == ([], []), "the calibration's runs are not left among the results"
+    assert load_results(tmp_path / "results") == ([], []), (
+        "the calibration's runs are not left among the results"
+    )

@@ -12,9 +12,15 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.commands import issue
-from harness.commands.issue import IssueRequest, has_a_change, programs_to_time, run_script, write_issue
+from harness.commands.issue import (
+    IssueRequest,
+    has_a_change,
+    programs_to_time,
+    run_script,
+    write_issue,
+)
 from harness.errors import UsageError
-from harness.releases.venvs import ReleaseEnv
+from harness.install.venvs import ReleaseEnv
 from harness.store.results import load_results
 from harness.store.schema import Settings
 from harness.upstream.change import Change
@@ -23,12 +29,18 @@ from ..conftest import FIXTURES
 
 
 def test_a_change_is_given_stored_or_the_jax_installed_here(tmp_path):
-    plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")]
+    plan = [
+        ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")
+    ]
     assert has_a_change(request(tmp_path)), "no plan: the JAX installed here is drafted about"
-    assert not has_a_change(request(tmp_path, plan=plan)), "nox's plan and nothing stored: nothing to draft"
+    assert not has_a_change(request(tmp_path, plan=plan)), (
+        "nox's plan and nothing stored: nothing to draft"
+    )
     assert has_a_change(request(tmp_path, plan=plan, good="0.4.31", bad="0.4.33"))
     (tmp_path / "reports").mkdir()
-    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {"sizes": TINY}
+    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {
+        "sizes": TINY
+    }
     (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
     assert has_a_change(request(tmp_path, plan=plan))
 
@@ -48,7 +60,9 @@ def test_the_script_runs_by_name_from_its_folder(tmp_path):
     script.write_text("import os, sys\nprint(os.getcwd())\nprint(sys.argv[0])\nsys.exit(3)\n")
     code, out, _ = run_script(script, timeout_s=60)
     assert code == 3
-    assert out.splitlines() == [str(tmp_path), "probe.py"], "tracebacks then name the file, not a local path"
+    assert out.splitlines() == [str(tmp_path), "probe.py"], (
+        "tracebacks then name the file, not a local path"
+    )
 
 
 def test_a_script_that_hangs_is_stopped(tmp_path):
@@ -66,7 +80,9 @@ def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypa
     outcome = {}
     with open(tmp_path / "jax-repro-harness-timing.lock", "a+") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        runner = threading.Thread(target=lambda: outcome.update(done=run_script(script, timeout_s=60)))
+        runner = threading.Thread(
+            target=lambda: outcome.update(done=run_script(script, timeout_s=60))
+        )
         runner.start()
         time.sleep(1.0)
         assert runner.is_alive(), "the script ran while another measurement held the lock"
@@ -86,7 +102,11 @@ def test_the_short_script_times_the_changed_program_else_every_program():
     assert programs_to_time(Change(MetricKey("eager", "dispatch"), "a", "b"), output) == ["eager"]
     assert programs_to_time(Change(MetricKey("scan", "compile"), "a", "b"), output) == ["two_scans"]
     stored, _ = load_results(FIXTURES / "results")
-    assert programs_to_time(None, "Traceback: the full script failed", stored) == ["eager", "jit", "two_scans"]
+    assert programs_to_time(None, "Traceback: the full script failed", stored) == [
+        "eager",
+        "jit",
+        "two_scans",
+    ]
 
 
 def request(tmp_path: Path, **changes) -> IssueRequest:
@@ -113,12 +133,18 @@ def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
     ]
     assert written.run.ok and "claim holds: " in written.run.stdout
     [here] = written.short_runs
-    assert here.role == "installed here" and here.run.ok and "metric two_scans wall_ns" in here.run.stdout
+    assert (
+        here.role == "installed here"
+        and here.run.ok
+        and "metric two_scans wall_ns" in here.run.stdout
+    )
     draft = written.draft.read_text()
     assert here.run.stdout.strip() in draft and "not a fresh venv" in draft
 
 
-def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(tmp_path, monkeypatch):
+def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(
+    tmp_path, monkeypatch
+):
     """The flow with installs stubbed: this venv stands in for each release's (the labels are the plan's)."""
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
@@ -126,32 +152,59 @@ def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_pla
     for v in ("0.4.31", "0.4.33", "0.5.0"):
         for kind in ("release", "plain"):
             (tmp_path / f"{kind}-jax-{v}").symlink_to(sys.prefix)
-        plan.append(ReleaseEnv(v, v, "3.12", ("-e", ".", f"jax=={v}", f"jaxlib=={v}"), tmp_path / f"release-jax-{v}"))
+        plan.append(
+            ReleaseEnv(
+                v,
+                v,
+                "3.12",
+                ("-e", ".", f"jax=={v}", f"jaxlib=={v}"),
+                tmp_path / f"release-jax-{v}",
+            )
+        )
     built = []
     monkeypatch.setattr(issue, "ensure", lambda env: built.append((env.jax, env.install)))
     (tmp_path / "reports").mkdir()
-    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {"sizes": TINY}
+    answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {
+        "sizes": TINY
+    }
     (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
     written = write_issue(request(tmp_path, plan=plan, metric=None))
     assert built == [
-        ("0.4.33", ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33")),  # the full script: the first bad release
+        (
+            "0.4.33",
+            ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33"),
+        ),  # the full script: the first bad release
         ("0.4.31", ("jax==0.4.31", "jaxlib==0.4.31")),  # the short one: jax and jaxlib alone
         ("0.4.33", ("jax==0.4.33", "jaxlib==0.4.33")),
     ]
-    assert [(r.role, r.run.release) for r in written.short_runs] == [("last good", "0.4.31"), ("first bad", "0.4.33")]
+    assert [(r.role, r.run.release) for r in written.short_runs] == [
+        ("last good", "0.4.31"),
+        ("first bad", "0.4.33"),
+    ]
     draft = written.draft.read_text()
     assert "pip install jax==0.4.31 jaxlib==0.4.31" in draft
-    assert "**Title:** `two_scans` " in draft and "since jax 0.4.33 (" in draft, "figures from the two script runs"
+    assert "**Title:** `two_scans` " in draft and "since jax 0.4.33 (" in draft, (
+        "figures from the two script runs"
+    )
     shutil.rmtree(tmp_path / "reports")
 
 
-def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_running_anything(tmp_path):
-    plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")]
+def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_running_anything(
+    tmp_path,
+):
+    plan = [
+        ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "release-jax-0.4.33")
+    ]
     (tmp_path / "reports").mkdir()
-    with pytest.raises(UsageError, match="nothing to draft about: no bisect answer for scan_sync") as refused:
+    with pytest.raises(
+        UsageError, match="nothing to draft about: no bisect answer for scan_sync"
+    ) as refused:
         write_issue(request(tmp_path, plan=plan, metric=None))
     assert "nox -s triage -- --case scan_sync" in str(refused.value)
-    assert not (tmp_path / "reports" / "issues").exists() and not (tmp_path / "release-jax-0.4.33").exists()
+    assert (
+        not (tmp_path / "reports" / "issues").exists()
+        and not (tmp_path / "release-jax-0.4.33").exists()
+    )
 
 
 def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_path):
@@ -159,10 +212,14 @@ def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_pat
     kept = reports / "bisect-x-compiled"
     for release in ("0.4.31", "0.4.33"):
         (kept / release).mkdir(parents=True)
-        (kept / release / "module_0005.jit_f.before_optimizations.txt").write_text(f"HloModule jit_f {release}")
+        (kept / release / "module_0005.jit_f.before_optimizations.txt").write_text(
+            f"HloModule jit_f {release}"
+        )
         (kept / release / "notes.txt").write_text("not XLA's")
     (tmp_path / "secret.txt").write_text("private")
-    (kept / "0.4.31" / "module_0007.jit_g.before_optimizations.txt").symlink_to(tmp_path / "secret.txt")
+    (kept / "0.4.31" / "module_0007.jit_g.before_optimizations.txt").symlink_to(
+        tmp_path / "secret.txt"
+    )
     drafts.mkdir()
     found = Change(None, "0.4.31", "0.4.33", dumps="bisect-x-compiled/")
     assert issue.copy_dumps(found, reports, drafts, "scan_sync") == "scan_sync-compiled/"
@@ -172,4 +229,9 @@ def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_pat
         "scan_sync-compiled/0.4.33/module_0005.jit_f.before_optimizations.txt",
     ], "a link and a file XLA would not name are left behind"
     assert issue.copy_dumps(Change(None, "0.4.31", "0.4.33"), reports, drafts, "scan_sync") == ""
-    assert issue.copy_dumps(Change(None, "../..", "0.4.30", dumps="bisect-x-compiled/"), reports, drafts, "c") == ""
+    assert (
+        issue.copy_dumps(
+            Change(None, "../..", "0.4.30", dumps="bisect-x-compiled/"), reports, drafts, "c"
+        )
+        == ""
+    )

@@ -3,7 +3,7 @@ jaxlib and what the script declares; the library held (--hold) or varied (--vary
 that cannot be had, not installable; a module the script does not declare, named.
 
 These install real releases from the package index (jax 0.4.31 and 0.4.33, which the real bisect of
-``tests/releases/test_commands.py`` installs too, and small releases of equinox) into venvs under .nox/, and
+``tests/commands/test_release_commands.py`` installs too, and small releases of equinox) into venvs under .nox/, and
 measure three processes a side.
 """
 
@@ -42,32 +42,46 @@ def test_a_library_held_on_two_jax_releases_is_the_same_version_on_both_and_reco
     for release, (status, libraries, _) in stored.items():
         assert status == "ok"
         assert libraries["held"] == ["equinox==0.11.4"] and libraries["declared"] == ["equinox"]
-        assert "equinox==0.11.4" in libraries["installed"] and f"jax=={release}" in libraries["installed"]
+        assert (
+            "equinox==0.11.4" in libraries["installed"]
+            and f"jax=={release}" in libraries["installed"]
+        )
         assert libraries["policy"] == "as-of" and libraries["cutoff"].startswith("2024-")
         harness_own = ("hypothesis==", "tabulate==", "jax-repro-harness")
-        assert not any(pin.startswith(harness_own) for pin in libraries["installed"]), "only what it declared"
+        assert not any(pin.startswith(harness_own) for pin in libraries["installed"]), (
+            "only what it declared"
+        )
     assert "equinox 0.11.4" in done.stdout and "the script's libraries" in done.stdout
 
 
 @pytest.mark.releases
 def test_a_library_s_own_releases_vary_on_one_jax_release_held(tmp_path):
-    done = triage(tmp_path, "--vary", "equinox", "--jax", "0.4.33", "--from", "0.11.6", "--to", "0.11.7")
+    done = triage(
+        tmp_path, "--vary", "equinox", "--jax", "0.4.33", "--from", "0.11.6", "--to", "0.11.7"
+    )
     assert done.returncode in (0, 1, 3), done.stderr[-4000:]
     stored = stored_libraries(tmp_path)
     assert set(stored) == {"0.4.33+equinox.0.11.6", "0.4.33+equinox.0.11.7"}
     for label, (status, libraries, _) in stored.items():
         version = label.rpartition(".0.")[2]
         assert status == "ok" and libraries["held"] == [f"equinox==0.{version}"]
-        assert f"equinox==0.{version}" in libraries["installed"] and "jax==0.4.33" in libraries["installed"]
+        assert (
+            f"equinox==0.{version}" in libraries["installed"]
+            and "jax==0.4.33" in libraries["installed"]
+        )
 
 
 @pytest.mark.releases
-def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared_import_is_named(tmp_path):
+def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared_import_is_named(
+    tmp_path,
+):
     done = triage(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--hold", "equinox==0.13.8")
     assert done.returncode in (1, 3), done.stderr[-4000:]
     stored = stored_libraries(tmp_path)
     assert {status for status, _, _ in stored.values()} == {"not installable"}
-    assert all(detail.startswith("not installable (as of 2024-") for _, _, detail in stored.values())
+    assert all(
+        detail.startswith("not installable (as of 2024-") for _, _, detail in stored.values()
+    )
     assert "not installable" in done.stdout, "shown as such in the releases table"
 
     script = tmp_path / "undeclared.py"
@@ -75,4 +89,6 @@ def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared
     places = ["--results", str(tmp_path / "undeclared"), "--jax", "0.4.31", "--processes", "1"]
     ran = nox_in_repo("-s", "run", "--", "--script", str(script), *places)
     said = ran.stdout + ran.stderr  # nox passes the harness's lines through on either
-    assert "the script imports equinox, which it does not declare" in said and "--with equinox" in said
+    assert (
+        "the script imports equinox, which it does not declare" in said and "--with equinox" in said
+    )

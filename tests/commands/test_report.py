@@ -37,9 +37,13 @@ def test_plots_are_drawn_and_linked(tmp_path):
 
 
 def test_without_matplotlib_the_report_says_plots_were_not_drawn(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    monkeypatch.setitem(
+        sys.modules, "matplotlib", None
+    )  # makes `import matplotlib` raise ImportError
     written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
-    assert plots == DrawnPlots(missing_reason=plots.missing_reason) and "not installed" in str(plots.missing_reason)
+    assert plots == DrawnPlots(missing_reason=plots.missing_reason) and "not installed" in str(
+        plots.missing_reason
+    )
     assert not (tmp_path / "out" / "plots").exists()
     for path in written:
         assert "Plots not drawn: matplotlib is not installed" in path.read_text()
@@ -98,13 +102,26 @@ def test_the_index_quotes_the_machines_latest_noise_floor(tmp_path):
     write_report(results, out)
     assert "No noise floor is recorded for this machine" in (out / INDEX).read_text()
     base = real_result("scan_sync-0.12.0.1")
-    runs = [load_results(write_results(tmp_path / n, [derive(base, profile=n)]))[0][0] for n in ("a", "b")]
+    runs = [
+        load_results(write_results(tmp_path / n, [derive(base, profile=n)]))[0][0]
+        for n in ("a", "b")
+    ]
     raised = load_results(write_results(tmp_path / "r", [derive(base, scale=1.3)]))[0][0]
     plan = plan_calibration(
-        discovery.discover()["scan_sync"], {}, None, pairs=1, profile="cpu", cases_dir=FIXTURES, run_options=()
+        discovery.discover()["scan_sync"],
+        {},
+        None,
+        pairs=1,
+        profile="cpu",
+        cases_dir=FIXTURES,
+        run_options=(),
     )
     calibration = summarize_calibration(
-        plan, Thresholds(resamples=20), [tuple(runs)], [(runs[0], raised)], datetime(2026, 6, 1, tzinfo=UTC)
+        plan,
+        Thresholds(resamples=20),
+        [tuple(runs)],
+        [(runs[0], raised)],
+        datetime(2026, 6, 1, tzinfo=UTC),
     )
     append_calibration(results, calibration)
     write_report(results, out)

@@ -48,9 +48,15 @@ def test_host_facts_carry_versions_cpu_and_revision():
 def test_gpus_enter_the_host_facts_and_the_machine_id(monkeypatch):
     monkeypatch.setenv("PATH", f"{FIXTURES / 'gpu' / 'working'}{os.pathsep}{os.environ['PATH']}")
     facts = environment.host_facts()
-    assert facts["gpus"] == [{"name": "NVIDIA H200", "driver_version": "570.86.15", "memory.total": "143771"}]
-    hardware = machine.hardware(facts["cpu_model"], facts["cpu_count"], facts["memory_total_bytes"], ["NVIDIA H200"])
-    assert facts["machine"]["id"] == machine.machine_id(hardware, machine.machine_token(machine.cache_folder()))
+    assert facts["gpus"] == [
+        {"name": "NVIDIA H200", "driver_version": "570.86.15", "memory.total": "143771"}
+    ]
+    hardware = machine.hardware(
+        facts["cpu_model"], facts["cpu_count"], facts["memory_total_bytes"], ["NVIDIA H200"]
+    )
+    assert facts["machine"]["id"] == machine.machine_id(
+        hardware, machine.machine_token(machine.cache_folder())
+    )
 
 
 def test_gpu_facts_name_device_driver_cuda_and_wheels(monkeypatch):
@@ -63,7 +69,14 @@ def test_gpu_facts_name_device_driver_cuda_and_wheels(monkeypatch):
 
 
 def test_cuda_wheels_are_recognised_by_name():
-    names = ["jax-cuda12-plugin", "jax-cuda13-pjrt", "nvidia-cudnn-cu12", "nvidia-cuda-runtime", "jaxlib", "numpy"]
+    names = [
+        "jax-cuda12-plugin",
+        "jax-cuda13-pjrt",
+        "nvidia-cudnn-cu12",
+        "nvidia-cuda-runtime",
+        "jaxlib",
+        "numpy",
+    ]
     assert [n for n in names if environment.CUDA_PACKAGE.match(n)] == names[:4]
 
 
@@ -86,7 +99,11 @@ def test_credentials_under_an_allowed_prefix_are_redacted():
     for name in ("JAX_SOME_TOKEN", "XLA_SERVICE_PASSWORD", "CUDA_API_KEY", "JAX_OPAQUE"):
         assert recorded[name] == REDACTED, name
     assert "HOME" not in recorded
-    assert set(shareable_variables(environ)) == {"JAX_PLATFORMS", "XLA_FLAGS", "CUDA_VISIBLE_DEVICES"}
+    assert set(shareable_variables(environ)) == {
+        "JAX_PLATFORMS",
+        "XLA_FLAGS",
+        "CUDA_VISIBLE_DEVICES",
+    }
 
 
 def test_every_name_that_says_secret_and_every_url_password_is_redacted_in_the_variables():
@@ -123,10 +140,18 @@ def test_every_assignment_line_of_environment_info_is_redacted_by_the_same_rule(
         ]
     )
     cleaned = environment.redact(info, environ={})
-    assert "abc" not in cleaned and "two words" not in cleaned and "lic-1" not in cleaned and "ghp_" not in cleaned
+    assert (
+        "abc" not in cleaned
+        and "two words" not in cleaned
+        and "lic-1" not in cleaned
+        and "ghp_" not in cleaned
+    )
     assert "alice" not in cleaned and ":pw@" not in cleaned
     assert "JAX_PLATFORMS=cpu" in cleaned and "XLA_FLAGS=--xla_dump_to=/tmp/x" in cleaned
-    assert "JAX_SECRET_TOKEN=<redacted>" in cleaned and "JAX_CACHE_URL=https://***@cache.example/" in cleaned
+    assert (
+        "JAX_SECRET_TOKEN=<redacted>" in cleaned
+        and "JAX_CACHE_URL=https://***@cache.example/" in cleaned
+    )
 
 
 def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_appears():
@@ -134,7 +159,8 @@ def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_
     text = "Run as `JAX_PASS='a b' JAX_PLATFORMS=cpu python x.py`: failed with tok-0123456789 in its message"
     cleaned = environment.redact(text, environ=environ)
     assert (
-        cleaned == "Run as `JAX_PASS=<redacted> JAX_PLATFORMS=cpu python x.py`: failed with <redacted> in its message"
+        cleaned
+        == "Run as `JAX_PASS=<redacted> JAX_PLATFORMS=cpu python x.py`: failed with <redacted> in its message"
     )
 
 
@@ -145,13 +171,23 @@ def test_flags_paths_and_ordinary_words_are_left_alone():
 
 def test_scrub_removes_the_user_name_from_another_home_and_before_an_at(monkeypatch):
     monkeypatch.setattr(environment, "_user_name", lambda: "jdoe")
-    cleaned = environment.scrub("/home/jdoe/x and /Users/jdoe and jdoe@box, but jdoen and /opt/jdoe.d stay")
-    assert cleaned == "/home/<user>/x and /Users/<user> and <user>@box, but jdoen and /opt/jdoe.d stay"
+    cleaned = environment.scrub(
+        "/home/jdoe/x and /Users/jdoe and jdoe@box, but jdoen and /opt/jdoe.d stay"
+    )
+    assert (
+        cleaned == "/home/<user>/x and /Users/<user> and <user>@box, but jdoen and /opt/jdoe.d stay"
+    )
 
 
 def test_facts_are_scrubbed_through_and_through_keys_included():
     home = os.path.expanduser("~")
-    facts = {"cache": f"{home}/cache", home: [f"{home}/a", ("JAX_PASS=x", 3)], "n": 1.5, "ok": True, "none": None}
+    facts = {
+        "cache": f"{home}/cache",
+        home: [f"{home}/a", ("JAX_PASS=x", 3)],
+        "n": 1.5,
+        "ok": True,
+        "none": None,
+    }
     assert environment.scrub_value(facts) == {
         "cache": "~/cache",
         "~": [("~/a"), ("JAX_PASS=<redacted>", 3)],

@@ -21,7 +21,9 @@ def test_a_working_nvidia_smi_is_parsed(monkeypatch):
     monkeypatch.setenv("PATH", str(SMI / "working"))
     smi = gpu.query()
     assert smi.failure is None
-    assert smi.gpus == ({"name": "NVIDIA H200", "driver_version": "570.86.15", "memory.total": "143771"},)
+    assert smi.gpus == (
+        {"name": "NVIDIA H200", "driver_version": "570.86.15", "memory.total": "143771"},
+    )
     assert smi.cuda_driver == "12.8"
 
 
@@ -35,7 +37,10 @@ def test_a_gpu_with_its_device_file_is_usable(monkeypatch, dev_with_gpu):
     ("folder", "reason"),
     [
         (None, "nvidia-smi not found on PATH (no NVIDIA driver here)"),
-        ("failing", "nvidia-smi failed with exit code 9: NVIDIA-SMI has failed because it couldn't communicate"),
+        (
+            "failing",
+            "nvidia-smi failed with exit code 9: NVIDIA-SMI has failed because it couldn't communicate",
+        ),
     ],
 )
 def test_no_usable_driver_is_said_in_words(monkeypatch, tmp_path, dev_with_gpu, folder, reason):
@@ -53,4 +58,6 @@ def test_output_that_is_not_utf8_is_read_with_the_bytes_replaced(monkeypatch):
     monkeypatch.setenv("PATH", str(SMI / "garbled"))
     smi = gpu.query()
     assert smi.failure is None and smi.cuda_driver == "12.8"
-    assert smi.gpus == ({"name": "NVIDIA Caf\ufffd", "driver_version": "570.86.15", "memory.total": "143771"},)
+    assert smi.gpus == (
+        {"name": "NVIDIA Caf\ufffd", "driver_version": "570.86.15", "memory.total": "143771"},
+    )

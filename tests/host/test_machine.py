@@ -12,14 +12,20 @@ def test_the_token_is_created_once_and_kept(tmp_path):
     first = machine.machine_token(tmp_path / "cache")
     assert re.fullmatch(r"[0-9a-f]{32}", first)
     assert machine.machine_token(tmp_path / "cache") == first
-    assert not [p for p in (tmp_path / "cache").iterdir() if p.name != machine.TOKEN_NAME], "no temporary file left"
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name != machine.TOKEN_NAME], (
+        "no temporary file left"
+    )
 
 
 def test_the_id_is_stable_and_changes_with_the_token_or_the_hardware():
     same = machine.machine_id(HARDWARE, "a" * 32)
-    assert re.fullmatch(r"[0-9a-f]{16}", same) and machine.machine_id(dict(HARDWARE), "a" * 32) == same
+    assert (
+        re.fullmatch(r"[0-9a-f]{16}", same) and machine.machine_id(dict(HARDWARE), "a" * 32) == same
+    )
     assert machine.machine_id(HARDWARE, "b" * 32) != same, "identical hardware, another machine"
-    with_gpu = machine.hardware("AMD EPYC 7763 64-Core Processor", 4, 16 * machine.GIB, ["NVIDIA H200"])
+    with_gpu = machine.hardware(
+        "AMD EPYC 7763 64-Core Processor", 4, 16 * machine.GIB, ["NVIDIA H200"]
+    )
     assert machine.machine_id(with_gpu, "a" * 32) != same, "a GPU put in makes another machine"
 
 
@@ -47,7 +53,9 @@ def test_without_a_writable_cache_the_id_rests_on_the_hardware_and_says_so(tmp_p
 
 
 def test_the_cache_folder_follows_xdg():
-    assert machine.cache_folder({"XDG_CACHE_HOME": "/somewhere"}) == Path("/somewhere/jax-repro-harness")
+    assert machine.cache_folder({"XDG_CACHE_HOME": "/somewhere"}) == Path(
+        "/somewhere/jax-repro-harness"
+    )
     assert machine.cache_folder({}).name == "jax-repro-harness"
 
 

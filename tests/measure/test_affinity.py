@@ -6,12 +6,16 @@ from harness.measure.affinity import available_cpus, check_affinity, parse_cpu_l
 from tests.conftest import FIXTURES
 
 
-@pytest.mark.parametrize(("text", "cpus"), [("0", [0]), ("0,1", [0, 1]), ("1,0,1", [0, 1]), ("0-2,5", [0, 1, 2, 5])])
+@pytest.mark.parametrize(
+    ("text", "cpus"), [("0", [0]), ("0,1", [0, 1]), ("1,0,1", [0, 1]), ("0-2,5", [0, 1, 2, 5])]
+)
 def test_cpu_lists_as_pyperf_takes_them(text, cpus):
     assert parse_cpu_list(text) == cpus
 
 
-@pytest.mark.parametrize("text", ["", "a", "0,", "-1", "1-", "2-1", "0.5", "0-1-2", "１", "0-²", "1_0"])
+@pytest.mark.parametrize(
+    "text", ["", "a", "0,", "-1", "1-", "2-1", "0.5", "0-1-2", "１", "0-²", "1_0"]
+)
 def test_malformed_cpu_lists_are_refused(text):
     with pytest.raises(ValueError):
         parse_cpu_list(text)
@@ -27,10 +31,22 @@ def test_cpus_this_process_may_not_use_are_refused():
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("8000", "CPU 8000 is not available"), ("x", "is not a CPU list"), ("0-99999999999", "is above 8191")],
+    [
+        ("8000", "CPU 8000 is not available"),
+        ("x", "is not a CPU list"),
+        ("0-99999999999", "is above 8191"),
+    ],
 )
 def test_the_command_line_refuses_a_bad_affinity_with_one_line(tmp_path, capsys, value, message):
-    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--results", str(tmp_path / "r"), "--affinity", value]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--results",
+        str(tmp_path / "r"),
+        "--affinity",
+        value,
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("harness: error:") and message in err and err.count("\n") == 1

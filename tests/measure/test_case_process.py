@@ -26,7 +26,11 @@ def test_classify(returncode, payload, status):
 
 def test_sigkill_mentions_memory_and_the_output_tail_is_kept():
     process = classify(-signal.SIGKILL, None, "line 1\nlast line")
-    assert process.status is RunStatus.CRASHED and "OOM" in process.detail and process.detail.endswith("last line")
+    assert (
+        process.status is RunStatus.CRASHED
+        and "OOM" in process.detail
+        and process.detail.endswith("last line")
+    )
     assert process.programs == {} and process.claim is None
 
 
@@ -38,7 +42,9 @@ def test_a_payload_it_cannot_read_is_a_failed_process_that_says_why():
 
 
 def test_a_process_record_has_the_schema_fields_and_leaves_out_what_it_did_not_measure():
-    run = ProcessRun(2, RunStatus.OK, "", 1.235, (10, 20), ProcessLoad(0.1, 0.5, False), (0,), peak_rss_bytes=5)
+    run = ProcessRun(
+        2, RunStatus.OK, "", 1.235, (10, 20), ProcessLoad(0.1, 0.5, False), (0,), peak_rss_bytes=5
+    )
     assert run.to_json() == {
         "index": 2,
         "status": "ok",
@@ -71,7 +77,13 @@ def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
         'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 2)}\nANCHORS = [{"K": 1}]\n'
         "def programs(K):\n    raise ValueError('y' * 5_000_000)\n"
     )
-    settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
+    settings = {
+        "warmup": 1,
+        "repeats": 2,
+        "min_repeats": 1,
+        "max_seconds": 1.0,
+        "compile_repeats": 1,
+    }
     payload = child.run(case, {"K": 1}, settings)
     assert payload.status is RunStatus.FAILED and len(payload.detail) <= child.DETAIL_CHARS
 
@@ -87,7 +99,16 @@ def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
         "    return {'array': [('x + 1', lambda: x + 1)], 'number': [('int', lambda: K + 1)]}\n"
         "def verdict(m):\n    return True, 'fine'\n"
     )
-    settings = {"warmup": 1, "repeats": 2, "min_repeats": 1, "max_seconds": 1.0, "compile_repeats": 1}
+    settings = {
+        "warmup": 1,
+        "repeats": 2,
+        "min_repeats": 1,
+        "max_seconds": 1.0,
+        "compile_repeats": 1,
+    }
     payload = child.run(case, {"K": 3}, settings)
     assert payload.status is RunStatus.FAILED, payload
-    assert "program number, step int returned int, no JAX array: nothing was dispatched" in payload.detail
+    assert (
+        "program number, step int returned int, no JAX array: nothing was dispatched"
+        in payload.detail
+    )

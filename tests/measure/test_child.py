@@ -5,11 +5,23 @@ from harness.store.results import load_results
 from tests.conftest import FIXTURES
 
 
-def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the_run_goes_on(tmp_path, capsys):
+def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the_run_goes_on(
+    tmp_path, capsys
+):
     """facts() returning a list, a set inside facts, a step label that is a number: each cell is recorded as
     failed, saying which, and the case measured after them still is (not a traceback at storing)."""
     cases = FIXTURES / "case_bugs"
-    argv = ["run", "--cases-dir", str(cases), "--results", str(tmp_path), "--processes", "1", "--profile", "t"]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(cases),
+        "--results",
+        str(tmp_path),
+        "--processes",
+        "1",
+        "--profile",
+        "t",
+    ]
     for name in ("facts_list", "label_not_text", "facts_not_json", "fine"):
         argv += ["--case", name]
     assert main(argv) == 0
@@ -23,4 +35,6 @@ def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the
         "facts_not_json": "cannot hold",
     }
     for case, reason in reasons.items():
-        assert by_case[case].status == "failed" and reason in by_case[case].result.detail, by_case[case].result.detail
+        assert by_case[case].status == "failed" and reason in by_case[case].result.detail, by_case[
+            case
+        ].result.detail

@@ -21,7 +21,9 @@ from harness.measure import guardian
 
 from ..conftest import FIXTURES
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="survivors are found in /proc")
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="survivors are found in /proc"
+)
 
 # The stand-in for nox: it starts the harness and waits, as nox's session.run does.
 PARENT = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
@@ -35,7 +37,9 @@ def carrying(mark: str) -> list[str]:
             if (entry / "stat").read_bytes().rpartition(b")")[2].split()[0] in (b"Z", b"X"):
                 continue
             if mark.encode() in (entry / "environ").read_bytes().split(b"\0"):
-                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+                found.append(
+                    (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                )
         except (OSError, IndexError):
             continue
     return found
@@ -64,10 +68,22 @@ def harness_tree(tmp_path):
         "HARNESS_TEST_SPAWNS_MODE": "hang",
         "HARNESS_TEST_GRANDCHILD_PIDFILE": str(pidfile),
     }
-    harness = [sys.executable, "-m", "harness", "run", "--cases-dir", str(FIXTURES / "cases"), "--case", "spawns"]
+    harness = [
+        sys.executable,
+        "-m",
+        "harness",
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--case",
+        "spawns",
+    ]
     harness += ["--processes", "1", "--timeout", "300", "--results", str(tmp_path / "results")]
     parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT, *harness], env=env, stderr=subprocess.DEVNULL, start_new_session=True
+        [sys.executable, "-c", PARENT, *harness],
+        env=env,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     assert wait_until(pidfile.exists, 120), "the case never started its grandchild"
     assert len(carrying(mark)) >= 5, "parent, harness, watchdog, worker, case process, grandchild"

@@ -58,7 +58,10 @@ class FakeCompiled:
 
 
 def test_cost_analysis_list_and_dict_forms():
-    assert hlo.cost(FakeCompiled([{"flops": 10.0, "bytes accessed": 4.0}])) == {"flops": 10.0, "bytes_accessed": 4.0}
+    assert hlo.cost(FakeCompiled([{"flops": 10.0, "bytes accessed": 4.0}])) == {
+        "flops": 10.0,
+        "bytes_accessed": 4.0,
+    }
     assert hlo.cost(FakeCompiled({"flops": 3.0})) == {"flops": 3.0, "bytes_accessed": None}
     assert hlo.cost(FakeCompiled(None)) == {"flops": None, "bytes_accessed": None}
     assert hlo.facts(FakeCompiled({"flops": 1.0}))["while_loops"] == 1
@@ -82,6 +85,10 @@ class MemoryFails(FakeCompiled):
 
 
 def test_memory_analysis_sizes_are_facts_where_the_release_gives_them():
-    assert hlo.memory(WithMemory(None)) == {"temp_bytes": 4096, "argument_bytes": 1024, "output_bytes": 1024}
+    assert hlo.memory(WithMemory(None)) == {
+        "temp_bytes": 4096,
+        "argument_bytes": 1024,
+        "output_bytes": 1024,
+    }
     assert hlo.facts(WithMemory(None))["temp_bytes"] == 4096
     assert hlo.memory(MemoryFails(None)) == {} and hlo.memory(FakeCompiled(None)) == {}

@@ -63,14 +63,18 @@ def test_the_worker_reports_the_sides_host_and_runs_a_case(worker, tmp_path):
     assert facts["host"]["variables"]["XLA_FLAGS"] == "--xla_force_host_platform_device_count=3", (
         "the side's environment, not the harness's"
     )
-    assert "TPU_SKIP_MDS_QUERY" not in facts["host"]["variables"], "taken before JAX's import adds its own"
+    assert "TPU_SKIP_MDS_QUERY" not in facts["host"]["variables"], (
+        "taken before JAX's import adds its own"
+    )
     assert facts["pid"] == worker.proc.pid and facts["isolation"] in ("fork", "spawn")
     pid = worker.start(request(tmp_path, "flaky", affinity=[0]))
     exited = worker.wait(60)
     assert exited is not None and exited.returncode == 0, (tmp_path / "flaky.log").read_text()
     assert exited.cpu_s > 0 and exited.maxrss_bytes > 0
     payload = json.loads((tmp_path / "flaky.json").read_text())
-    assert payload["status"] == "ok" and payload["facts"]["cpus"] == [0], "pinned before the case ran"
+    assert payload["status"] == "ok" and payload["facts"]["cpus"] == [0], (
+        "pinned before the case ran"
+    )
     assert pid != worker.proc.pid
 
 
@@ -84,7 +88,9 @@ def test_a_case_process_has_a_session_of_its_own_and_is_killed_with_it(worker, t
     assert exited is not None and exited.returncode == -signal.SIGKILL
     assert not alive(pid)
     worker.start(request(tmp_path, "raises"))
-    assert worker.wait(60).returncode == 0, "the worker goes on; the case's failure is in its payload"
+    assert worker.wait(60).returncode == 0, (
+        "the worker goes on; the case's failure is in its payload"
+    )
 
 
 def test_a_dead_worker_takes_its_case_process_with_it(worker, tmp_path):
@@ -116,6 +122,8 @@ def test_a_worker_that_cannot_start_says_why(tmp_path):
     script.write_text("#!/bin/sh\necho 'No module named harness' >&2\nexit 1\n")
     script.chmod(0o755)
     broken = Worker(str(script), dict(os.environ), "fork", tmp_path / "worker.log")
-    with pytest.raises(WorkerGone, match=r"the worker ended \(exit code 1\)\nNo module named harness"):
+    with pytest.raises(
+        WorkerGone, match=r"the worker ended \(exit code 1\)\nNo module named harness"
+    ):
         broken.ready(30)
     broken.close()

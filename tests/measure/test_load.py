@@ -14,7 +14,9 @@ from tests.conftest import FIXTURES
 def test_busy_time_is_read_from_the_aggregate_cpu_line():
     # cpu  185240 0 14391 129417 1838 0 287 2247 0 0: user nice system [idle iowait] irq softirq steal
     ticks = os.sysconf("SC_CLK_TCK")
-    assert load.busy_cpu_seconds(FIXTURES / "proc" / "stat") == pytest.approx((185240 + 14391 + 287 + 2247) / ticks)
+    assert load.busy_cpu_seconds(FIXTURES / "proc" / "stat") == pytest.approx(
+        (185240 + 14391 + 287 + 2247) / ticks
+    )
 
 
 @pytest.mark.parametrize("name", ["stat-without-cpu", "absent"])

@@ -79,7 +79,9 @@ def test_two_holders_take_turns(lock_dir):
 def test_something_planted_at_the_lock_path_is_one_warning_and_a_fallback(lock_dir, plant, said):
     plant(lock_dir / NAME)
     lines = taken()
-    assert len(lines) == 1 and lines[0].startswith("harness: warning: the lock ") and said in lines[0], lines
+    assert (
+        len(lines) == 1 and lines[0].startswith("harness: warning: the lock ") and said in lines[0]
+    ), lines
     assert "does not exclude other users' runs" in lines[0]
     assert taken() == [], "said once"
 
@@ -130,7 +132,9 @@ def as_other_user(meanwhile=None) -> tuple[int, list[str]]:
             os.read(go_read, 1)
             os.setuid(OTHER_USER)
             lines = []
-            with timing_lock(lambda line: lines.append("waiting" if line.startswith("    waiting") else line)):
+            with timing_lock(
+                lambda line: lines.append("waiting" if line.startswith("    waiting") else line)
+            ):
                 lines.append("held")
             os.write(write_end, "\n".join(lines).encode())
             code = 0
@@ -163,7 +167,9 @@ def test_a_lock_file_made_by_another_user(world_dir, mode):
     if mode & 0o004:  # readable: the same lock as root's runs
         assert lines == ["held"]
     else:
-        assert len(lines) == 2 and "not readable" in lines[0] and "no usable lock" in lines[0], lines
+        assert len(lines) == 2 and "not readable" in lines[0] and "no usable lock" in lines[0], (
+            lines
+        )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a second user needs root")

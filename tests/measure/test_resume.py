@@ -18,7 +18,17 @@ CASES = str(FIXTURES / "cases")
 
 def harness_args(results, *cases, extra=()):
     """``run`` of these cases, two processes each unless ``extra`` says how many (an option is given once)."""
-    args = ["run", "--cases-dir", CASES, "--results", str(results), "--repeats", "2", "--warmup", "1"]
+    args = [
+        "run",
+        "--cases-dir",
+        CASES,
+        "--results",
+        str(results),
+        "--repeats",
+        "2",
+        "--warmup",
+        "1",
+    ]
     args += [] if "--processes" in extra else ["--processes", "2"]
     for case in cases:
         args += ["--case", case]
@@ -66,7 +76,10 @@ def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
     assert cli.main(harness_args(results, "steady")) == 0
     [mine] = stored_in(results)
     elsewhere = {**document(mine), "id": document(mine)["id"] + "-elsewhere"}
-    elsewhere["host"] = {**document(mine)["host"], "machine": {"id": "0" * 16, "basis": "another machine"}}
+    elsewhere["host"] = {
+        **document(mine)["host"],
+        "machine": {"id": "0" * 16, "basis": "another machine"},
+    }
     mine.path.unlink()
     (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
     assert cli.main(harness_args(results, "steady")) == 0
@@ -103,7 +116,11 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
     _, err = sweep.communicate(timeout=30)
 
     assert sweep.returncode == code
-    assert err.strip().splitlines()[-1].startswith("harness: interrupted; every result stored so far is kept")
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith("harness: interrupted; every result stored so far is kept")
+    )
     assert "Traceback" not in err
     wait_for(lambda: not alive(hanging), timeout=10)
     assert [r.case for r in stored_in(results)] == ["steady"]
@@ -121,13 +138,18 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
         check=True,
     )
     assert "resuming: 1 of 3 cells already in" in resumed.stderr
-    assert "1 of 3 cells already in" in resumed.stderr and "1 of them cut short by an interrupt" in resumed.stderr
+    assert (
+        "1 of 3 cells already in" in resumed.stderr
+        and "1 of them cut short by an interrupt" in resumed.stderr
+    )
     assert sorted((r.case, r.status, len(r.result.processes)) for r in stored_in(results)) == [
         ("hangs", "timeout", 2),
         ("raises", "failed", 2),
         ("steady", "ok", 1),
         ("steady", "ok", 2),
-    ], "steady had run once when the interrupt came (the cells take turns), so it is measured again in full"
+    ], (
+        "steady had run once when the interrupt came (the cells take turns), so it is measured again in full"
+    )
 
 
 def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_path, launch):
@@ -145,8 +167,13 @@ def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_pa
     _, err = sweep.communicate(timeout=30)
     assert sweep.returncode == 130, err
     [result] = stored_in(results)
-    assert [p["status"] for p in document(result)["processes"]] == ["ok"], "the finished process, not the killed one"
-    assert (result.status, document(result)["detail"]) == ("ok", "interrupted after 1 of 3 processes")
+    assert [p["status"] for p in document(result)["processes"]] == ["ok"], (
+        "the finished process, not the killed one"
+    )
+    assert (result.status, document(result)["detail"]) == (
+        "ok",
+        "interrupted after 1 of 3 processes",
+    )
     wait_for(lambda: not alive(int(pidfile.read_text())), timeout=10)
 
 
@@ -174,12 +201,16 @@ def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_pa
     second = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
     found = stored_in(results)
-    assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], "each cell measured once"
+    assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], (
+        "each cell measured once"
+    )
     windows = sorted(tuple(p["window_unix_ns"]) for r in found for p in document(r)["processes"])
     assert all(earlier[1] <= later[0] for earlier, later in itertools.pairwise(windows)), windows
 
 
-def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(tmp_path, monkeypatch, capsys):
+def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(
+    tmp_path, monkeypatch, capsys
+):
     import harness.store.results as store
 
     results = tmp_path / "r"
@@ -195,7 +226,12 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(tmp
     monkeypatch.setattr(store.os, "fsync", fsync_until_full)
     assert cli.main(harness_args(results, "steady", "raises")) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("harness: error: cannot store results in") and "No space left on device" in err[-1]
+    assert (
+        err[-1].startswith("harness: error: cannot store results in")
+        and "No space left on device" in err[-1]
+    )
     monkeypatch.setattr(store.os, "fsync", real_fsync)
-    assert [r.case for r in stored_in(results)] == ["steady"], "the first result, stored before the disk filled"
+    assert [r.case for r in stored_in(results)] == ["steady"], (
+        "the first result, stored before the disk filled"
+    )
     assert not list(results.rglob(".tmp-*"))

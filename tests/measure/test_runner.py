@@ -26,15 +26,22 @@ SWEEP_TIMEOUT_S = {"fork": 5, "spawn": 20}
 
 def planned(*names, sizes=None):
     found = discovery.discover(FIXTURES / "cases")
-    return [PlannedRun(found[name], PlannedPoint(sizes or found[name].anchors[0], "anchor")) for name in names]
+    return [
+        PlannedRun(found[name], PlannedPoint(sizes or found[name].anchors[0], "anchor"))
+        for name in names
+    ]
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])
 def sweep(tmp_path_factory, request):
     tmp_path = tmp_path_factory.mktemp("sweep")
-    settings = dataclasses.replace(QUICK, isolation=request.param, timeout_s=SWEEP_TIMEOUT_S[request.param])
+    settings = dataclasses.replace(
+        QUICK, isolation=request.param, timeout_s=SWEEP_TIMEOUT_S[request.param]
+    )
     lines: list[str] = []
-    with Recorder(tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append) as rec:
+    with Recorder(
+        tmp_path, [this_side("test")], settings, seed=7, budget=Budget(), progress=lines.append
+    ) as rec:
         outcomes = rec.run_plan(planned(*ORDER), resume="skip")
     runs = {case: run for case, (_, run, *_) in zip(ORDER, outcomes, strict=True)}
     return runs, lines, tmp_path, settings.timeout_s
@@ -53,9 +60,14 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
     stored, problems = load_results(results_dir)
     assert problems == [] and len(stored) == 6
     processes = {r.case: [p["status"] for p in document(r)["processes"]] for r in stored}
-    assert processes["unsupported"] == ["skipped"], "a cell skipped in its first process is not run again"
+    assert processes["unsupported"] == ["skipped"], (
+        "a cell skipped in its first process is not run again"
+    )
     assert processes["raises"] == ["failed", "failed"] and processes["steady"] == ["ok", "ok"]
-    assert all(document(r)["schema_version"] == 2 and document(r)["settings"]["processes"] == 2 for r in stored)
+    assert all(
+        document(r)["schema_version"] == 2 and document(r)["settings"]["processes"] == 2
+        for r in stored
+    )
 
 
 def test_details_say_what_happened(sweep):
@@ -77,28 +89,47 @@ def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
         program = process["programs"]["sum"]
         assert len(program["samples"]) >= 2 and program["loops"] >= 1
         assert all(s["wall_ns"] >= s["marks_ns"][-1] for s in program["samples"])
-        assert (process["claim"]["holds"], process["claim"]["evidence"]) == (True, "dispatch never exceeds wall")
+        assert (process["claim"]["holds"], process["claim"]["evidence"]) == (
+            True,
+            "dispatch never exceeds wall",
+        )
         assert process["claim"].get("backend") == process.get("jax", {}).get("backend")
         assert set(process["load"]) == {"other_cpu_cores", "loadavg_1m", "loaded", "attempts"}
         assert process["load"]["attempts"] == 1 and process["affinity"] is None
         assert process["window_unix_ns"][0] <= process["window_unix_ns"][1]
         assert process["peak_rss_bytes"] > 0
     first, second = steady["processes"]
-    assert first["window_unix_ns"][1] <= second["window_unix_ns"][0], "processes run one after the other"
+    assert first["window_unix_ns"][1] <= second["window_unix_ns"][0], (
+        "processes run one after the other"
+    )
     assert steady["window_unix_ns"] == [first["window_unix_ns"][0], second["window_unix_ns"][1]]
     assert steady["interleaved_with"] == [] and steady["host"]["packages"]
     [oom] = [document(r) for r in load_results(results_dir)[0] if r.case == "oom"]
-    assert all(p["peak_rss_bytes"] > 0 for p in oom["processes"]), "the kernel's count, for a process that died"
+    assert all(p["peak_rss_bytes"] > 0 for p in oom["processes"]), (
+        "the kernel's count, for a process that died"
+    )
 
 
 def test_progress_names_side_cell_process_and_what_is_left(sweep):
     _, lines, _, _ = sweep
     label = this_side("test").label
-    assert lines[0].startswith("6 cells · 2 processes each, in rounds: process k of every cell before process k+1")
-    assert any(line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines)
-    assert any("(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 more planned · " in line for line in lines)
-    assert any(re.search(r"\(\d+ more planned · \d+ s elapsed, about \d+ s left\)", line) for line in lines)
-    assert any("(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "stored" in line for line in lines)
+    assert lines[0].startswith(
+        "6 cells · 2 processes each, in rounds: process k of every cell before process k+1"
+    )
+    assert any(
+        line.startswith(f"[{label}] (1/6) raises K=1 · process 1/2 → failed") for line in lines
+    )
+    assert any(
+        "(6/6) steady K=1000 · process 2/2 → ok in" in line and "(0 more planned · " in line
+        for line in lines
+    )
+    assert any(
+        re.search(r"\(\d+ more planned · \d+ s elapsed, about \d+ s left\)", line) for line in lines
+    )
+    assert any(
+        "(2/6) hangs K=1 → timeout in 2 of 2 processes" in line and "stored" in line
+        for line in lines
+    )
 
 
 def test_cells_take_turns_in_rounds(sweep):
@@ -118,42 +149,61 @@ def test_a_point_over_budget_is_refused_without_starting_a_process(fixture_cases
     budget = Budget({"bytes": 1000.0})
     [point] = steady.plan("quick", {}, seed=1, budget=budget)
     assert point.refusal and "over budget" in point.refusal
-    with Recorder(tmp_path, [this_side("t")], QUICK, seed=1, budget=budget, progress=print) as recorder:
+    with Recorder(
+        tmp_path, [this_side("t")], QUICK, seed=1, budget=budget, progress=print
+    ) as recorder:
         [(_, run, *_)] = recorder.run(PlannedRun(steady, point))
     assert run.status == "skipped" and "refused before allocation" in run.detail
     assert run.processes == [], "no case process was started"
     stored = document(load_results(tmp_path)[0][0])
     assert stored["cost_estimate"] == {"bytes": 28000.0, "flops": 1000.0}
-    assert stored["budget"] == {"bytes": 1000.0} and stored["seed"] == 1 and stored["processes"] == []
+    assert (
+        stored["budget"] == {"bytes": 1000.0} and stored["seed"] == 1 and stored["processes"] == []
+    )
 
 
 def test_a_flaky_crash_shows_as_crashed_in_one_of_three(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_TEST_FLAKY_MARKER", str(tmp_path / "marker"))
     settings = dataclasses.replace(QUICK, processes=3)
-    with Recorder(tmp_path / "r", [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
+    with Recorder(
+        tmp_path / "r", [this_side("t")], settings, seed=1, budget=Budget(), progress=print
+    ) as recorder:
         [(_, run, *_)] = recorder.run(planned("flaky")[0])
-    assert [p.status for p in run.processes] == ["crashed", "ok", "ok"], "the cell goes on after a crash"
-    assert run.status == "crashed" and run.detail.startswith("crashed in 1 of 3 processes (first: process 1)")
+    assert [p.status for p in run.processes] == ["crashed", "ok", "ok"], (
+        "the cell goes on after a crash"
+    )
+    assert run.status == "crashed" and run.detail.startswith(
+        "crashed in 1 of 3 processes (first: process 1)"
+    )
 
 
 def test_pinned_processes_run_on_the_cpus_asked_for(tmp_path):
     settings = dataclasses.replace(QUICK, affinity=(0,))
-    with Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print) as recorder:
+    with Recorder(
+        tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print
+    ) as recorder:
         [(_, run, *_)] = recorder.run(planned("flaky")[0])
     assert run.status == "ok"
     assert [p.facts["cpus"] for p in run.processes] == [[0], [0]]
     stored = document(load_results(tmp_path)[0][0])
-    assert stored["settings"]["affinity"] == [0] and [p["affinity"] for p in stored["processes"]] == [[0], [0]]
+    assert stored["settings"]["affinity"] == [0] and [
+        p["affinity"] for p in stored["processes"]
+    ] == [[0], [0]]
 
 
 def aa_sides():
-    return [Side("0.0.0", "aa-a", sys.executable, label="A"), Side("0.0.0", "aa-b", sys.executable, label="B")]
+    return [
+        Side("0.0.0", "aa-a", sys.executable, label="A"),
+        Side("0.0.0", "aa-b", sys.executable, label="B"),
+    ]
 
 
 def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     """An A/A pair: the same interpreter twice, stored as two profiles, measured in interleaved rounds."""
     settings = dataclasses.replace(QUICK, processes=3)
-    with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print) as recorder:
+    with Recorder(
+        tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print
+    ) as recorder:
         outcomes = recorder.run_plan(planned("steady", "unsupported"), resume="skip")
     assert [(side.label, run.status) for side, run, *_ in outcomes] == [
         ("A", "ok"),
@@ -165,7 +215,9 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
     assert len(stored) == 4
     assert document(stored["steady", "aa-a"])["interleaved_with"] == ["B"]
     assert document(stored["steady", "aa-b"])["interleaved_with"] == ["A"]
-    assert len({r.result.invocation for r in stored.values()}) == 1, "every result of one run names that run"
+    assert len({r.result.invocation for r in stored.values()}) == 1, (
+        "every result of one run names that run"
+    )
     starts = sorted(
         (process["window_unix_ns"][0], profile[-1].upper(), process["index"])
         for (case, profile), result in stored.items()
@@ -176,13 +228,17 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
 
     stored["steady", "aa-b"].path.unlink()
     lines: list[str] = []
-    with Recorder(tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append) as recorder:
+    with Recorder(
+        tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append
+    ) as recorder:
         outcomes = recorder.run_plan(planned("steady"), resume="skip")
     assert [(side.label, run is None) for side, run, *_ in outcomes] == [("A", True), ("B", False)]
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
     again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
     assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
-    assert again[0].result.invocation not in {r.result.invocation for r in stored.values()}, "in a run of its own"
+    assert again[0].result.invocation not in {r.result.invocation for r in stored.values()}, (
+        "in a run of its own"
+    )
 
 
 def fake_process(statuses_and_loads):
@@ -205,15 +261,23 @@ def fake_process(statuses_and_loads):
         (0.5, [0.9, 0.9, 0.9], 3),  # loaded every time: the third attempt is kept
     ],
 )
-def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeypatch, max_load, loads, attempts):
-    monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", cores) for cores in loads]))
+def test_a_loaded_process_is_measured_again_only_with_max_load(
+    tmp_path, monkeypatch, max_load, loads, attempts
+):
+    monkeypatch.setattr(
+        attempts_module, "run_process", fake_process([("ok", cores) for cores in loads])
+    )
     monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     lines: list[str] = []
     settings = dataclasses.replace(QUICK, processes=1, max_load=max_load)
-    recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append)
+    recorder = Recorder(
+        tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=lines.append
+    )
     run = CellRun(recorder.sides[0], 1)
-    recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "(0 more planned)")
+    recorder._measure_process(
+        Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "(0 more planned)"
+    )
     recorder.close()
     [process] = run.processes
     assert process.load.attempts == attempts and process.load.other_cpu_cores == loads[-1]
@@ -221,17 +285,23 @@ def test_a_loaded_process_is_measured_again_only_with_max_load(tmp_path, monkeyp
     assert "loaded: 0.90 other cores busy" in lines[0]
 
 
-def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_attempt(tmp_path, monkeypatch):
+def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_attempt(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.9)] * 5))
     monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=2, max_load=0.5)
-    recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
+    recorder = Recorder(
+        tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print
+    )
     run = CellRun(recorder.sides[0], 2)
     for index in range(2):
         recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, index, "")
     recorder.close()
-    assert [p.load.attempts for p in run.processes] == [3, 1], "three attempts, then the load is known to stay"
+    assert [p.load.attempts for p in run.processes] == [3, 1], (
+        "three attempts, then the load is known to stay"
+    )
 
 
 def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_failure_is_not_repeated(
@@ -241,11 +311,21 @@ def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=1, max_load=0.5)
     for calls, status, attempts in (
-        ([("ok", 0.9), ("timeout", 0.9)], "ok", 2),  # the retry hung: the loaded measurement is kept
-        ([("failed", 0.9), ("ok", 0.0)], "failed", 1),  # a failure under load is not a measurement to improve
+        (
+            [("ok", 0.9), ("timeout", 0.9)],
+            "ok",
+            2,
+        ),  # the retry hung: the loaded measurement is kept
+        (
+            [("failed", 0.9), ("ok", 0.0)],
+            "failed",
+            1,
+        ),  # a failure under load is not a measurement to improve
     ):
         monkeypatch.setattr(attempts_module, "run_process", fake_process(calls))
-        recorder = Recorder(tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print)
+        recorder = Recorder(
+            tmp_path, [this_side("t")], settings, seed=1, budget=Budget(), progress=print
+        )
         run = CellRun(recorder.sides[0], 1)
         recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
         recorder.close()
@@ -253,19 +333,29 @@ def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_
         assert (process.status, process.load.attempts) == (status, attempts)
 
 
-def test_an_interrupt_while_measuring_a_loaded_process_again_keeps_the_loaded_measurement(tmp_path, monkeypatch):
+def test_an_interrupt_while_measuring_a_loaded_process_again_keeps_the_loaded_measurement(
+    tmp_path, monkeypatch
+):
     calls = iter([("ok", 0.9)])
 
     def run_process(worker, index, *args, load_threshold, **kwargs):
         for status, cores in calls:
-            return ProcessRun(index, RunStatus(status), "", 0.1, (index, index + 1), ProcessLoad(cores, 0.0, True))
+            return ProcessRun(
+                index, RunStatus(status), "", 0.1, (index, index + 1), ProcessLoad(cores, 0.0, True)
+            )
         raise KeyboardInterrupt
 
     monkeypatch.setattr(attempts_module, "run_process", run_process)
     monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
-    recorder = Recorder(tmp_path, [this_side("t")], dataclasses.replace(QUICK, processes=1, max_load=0.5), seed=1,
-                        budget=Budget(), progress=print)  # fmt: skip
+    recorder = Recorder(
+        tmp_path,
+        [this_side("t")],
+        dataclasses.replace(QUICK, processes=1, max_load=0.5),
+        seed=1,
+        budget=Budget(),
+        progress=print,
+    )
     run = CellRun(recorder.sides[0], 1)
     with pytest.raises(KeyboardInterrupt):
         recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
@@ -277,11 +367,18 @@ def test_cell_status_is_ok_only_when_every_process_is():
     side = this_side("t")
 
     def cell(*statuses):
-        return CellRun(side, len(statuses), [ProcessRun(i, RunStatus(s), f"why {i}") for i, s in enumerate(statuses)])
+        return CellRun(
+            side,
+            len(statuses),
+            [ProcessRun(i, RunStatus(s), f"why {i}") for i, s in enumerate(statuses)],
+        )
 
     assert cell("ok", "ok").status == "ok" and cell("ok", "ok").detail == ""
     assert cell("ok", "timeout", "crashed").status == "timeout"
-    assert cell("ok", "timeout", "crashed").detail == "timeout in 1 of 3 processes (first: process 2)\nwhy 1"
+    assert (
+        cell("ok", "timeout", "crashed").detail
+        == "timeout in 1 of 3 processes (first: process 2)\nwhy 1"
+    )
     assert cell("skipped").detail == "why 0"
     assert cell("timeout", "timeout").finished().startswith("stopped after 2 timeouts")
     assert cell("skipped").finished() == "skipped" and cell("ok", "failed").finished() is None
@@ -294,14 +391,22 @@ def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
     asked: list[list[int]] = []
 
     def detectable(sides, kinds):
-        assert kinds == (changes.get("target_kinds") or ()), "the kinds judged come from the settings"
+        assert kinds == (changes.get("target_kinds") or ()), (
+            "the kinds judged come from the settings"
+        )
         asked.append([len(records) for records in sides])
         return ratios[len(sides[0])]
 
     lines: list[str] = []
     settings = dataclasses.replace(QUICK, processes=3, **changes)
     recorder = Recorder(
-        tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, detectable=detectable
+        tmp_path,
+        aa_sides(),
+        settings,
+        seed=1,
+        budget=Budget(),
+        progress=lines.append,
+        detectable=detectable,
     )
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
     runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
@@ -314,25 +419,45 @@ def test_with_a_target_rounds_are_added_until_the_processes_could_detect_it(tmp_
         tmp_path, monkeypatch, {3: 2.0, 4: 1.5, 5: 1.1}, target_ratio=1.2, max_processes=10
     )
     assert [len(run.processes) for run in runs] == [5, 5]
-    assert asked == [[3, 3], [4, 4], [5, 5]], "asked after each round past the planned ones, with both sides"
-    assert all("5 processes a side can detect ×1.100, within the target ×1.2" in run.detail for run in runs)
-    assert any("3 processes a side can detect ×2.000, not the target ×1.2: round 4 (at most 10)" in x for x in lines)
+    assert asked == [[3, 3], [4, 4], [5, 5]], (
+        "asked after each round past the planned ones, with both sides"
+    )
+    assert all(
+        "5 processes a side can detect ×1.100, within the target ×1.2" in run.detail for run in runs
+    )
+    assert any(
+        "3 processes a side can detect ×2.000, not the target ×1.2: round 4 (at most 10)" in x
+        for x in lines
+    )
     assert any("process 4 (of at most 10)" in line for line in lines)
 
 
-def test_the_most_processes_allowed_stop_a_target_that_is_not_reached_and_say_so(tmp_path, monkeypatch):
+def test_the_most_processes_allowed_stop_a_target_that_is_not_reached_and_say_so(
+    tmp_path, monkeypatch
+):
     runs, asked, _ = adaptive_recorder(
-        tmp_path, monkeypatch, {3: 2.0, 4: 1.9}, target_ratio=1.1, target_kinds=("wall",), max_processes=4
+        tmp_path,
+        monkeypatch,
+        {3: 2.0, 4: 1.9},
+        target_ratio=1.1,
+        target_kinds=("wall",),
+        max_processes=4,
     )
     assert [len(run.processes) for run in runs] == [4, 4] and len(asked) == 2
     said = "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1 on wall times"
     assert all(said in run.detail for run in runs)
 
 
-def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_nothing_is_asked(tmp_path, monkeypatch):
-    runs, asked, lines = adaptive_recorder(tmp_path, monkeypatch, {3: 1.08}, target_ratio=1.1, max_processes=10)
+def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_nothing_is_asked(
+    tmp_path, monkeypatch
+):
+    runs, asked, lines = adaptive_recorder(
+        tmp_path, monkeypatch, {3: 1.08}, target_ratio=1.1, max_processes=10
+    )
     assert [len(run.processes) for run in runs] == [3, 3] and asked == [[3, 3]]
-    assert not any("detect" in line for line in lines[1:]), "nothing to report when the planned processes sufficed"
+    assert not any("detect" in line for line in lines[1:]), (
+        "nothing to report when the planned processes sufficed"
+    )
     runs, asked, _ = adaptive_recorder(tmp_path, monkeypatch, {})
     assert [len(run.processes) for run in runs] == [3, 3] and asked == [] and runs[0].detail == ""
 
@@ -351,10 +476,18 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
             return open_by_processes(name, len(a))
         return open_by_processes.get(len(a), [])
 
-    settings = dataclasses.replace(QUICK, processes=3, decide="changes", max_processes=12, **changes)
+    settings = dataclasses.replace(
+        QUICK, processes=3, decide="changes", max_processes=12, **changes
+    )
     lines: list[str] = []
     recorder = Recorder(
-        tmp_path, sides or aa_sides(), settings, seed=1, budget=Budget(), progress=lines.append, undecided=undecided
+        tmp_path,
+        sides or aa_sides(),
+        settings,
+        seed=1,
+        budget=Budget(),
+        progress=lines.append,
+        undecided=undecided,
     )
     runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
@@ -367,25 +500,40 @@ def test_until_decided_the_looks_double_while_a_comparison_is_open(tmp_path, mon
     assert [len(run.processes) for run in runs] == [12, 12]
     assert asked == [(3, 3), (6, 6), (12, 12)], "asked at each look only (3, 6, 12), never between"
     assert all("decided at 12 processes a side (look 3 of 3" in run.detail for run in runs)
-    assert any("look 1 of 3: 1 comparison(s) open (pair 1 x ×1.2" in line and "3 more rounds" in line for line in lines)
-    assert any("look 2 of 3: 1 comparison(s) open" in line and "6 more rounds" in line for line in lines)
+    assert any(
+        "look 1 of 3: 1 comparison(s) open (pair 1 x ×1.2" in line and "3 more rounds" in line
+        for line in lines
+    )
+    assert any(
+        "look 2 of 3: 1 comparison(s) open" in line and "6 more rounds" in line for line in lines
+    )
 
 
-def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_what_stayed_open(tmp_path, monkeypatch):
+def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_what_stayed_open(
+    tmp_path, monkeypatch
+):
     still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still))
     assert [len(run.processes) for run in runs] == [12, 12] and len(asked) == 3
     assert "undecided after 12 processes a side (the most allowed, look 3 of 3" in runs[0].detail
     assert "pair 1 x ×1.2" in runs[0].detail
-    runs, _, _ = deciding_recorder(tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), decide_budget_s=1.0)
+    runs, _, _ = deciding_recorder(
+        tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), decide_budget_s=1.0
+    )
     assert [len(run.processes) for run in runs] == [5, 5], (
         "0.1 s a fake process, two sides: 1 s is spent after 5 rounds"
     )
     assert "the time budget of 1 s spent" in runs[0].detail
 
 
-def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(tmp_path, monkeypatch):
-    releases = [Side(release, profile, sys.executable) for release in ("1", "2", "3") for profile in ("p", "q")]
+def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(
+    tmp_path, monkeypatch
+):
+    releases = [
+        Side(release, profile, sys.executable)
+        for release in ("1", "2", "3")
+        for profile in ("p", "q")
+    ]
     recorder = Recorder(tmp_path, releases, QUICK, seed=1, budget=Budget())
     cell = Cell(0, planned("steady")[0], "", [CellRun(side, 3) for side in releases])
     recorder.close()
@@ -404,22 +552,36 @@ def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_wi
     ]
     assert pair_name(releases[0], releases[2]) == "jax 1 → 2 · p"
     assert pair_name(*aa_sides()) == "A → B", "sides with labels of their own"
-    _, asked, _ = deciding_recorder(tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")])
-    assert asked == [(3, 3), (3, 3)], "profiles of their own (an A/A under labels): A with B, B with C"
+    _, asked, _ = deciding_recorder(
+        tmp_path, monkeypatch, {}, sides=[*aa_sides(), Side("0.0.0", "c", label="C")]
+    )
+    assert asked == [(3, 3), (3, 3)], (
+        "profiles of their own (an A/A under labels): A with B, B with C"
+    )
     runs, asked, _ = deciding_recorder(tmp_path, monkeypatch, {3: ["open"]}, sides=[this_side("t")])
     assert asked == [] and len(runs[0].processes) == 3
 
 
-def test_only_the_sides_of_open_comparisons_go_on_and_a_decided_side_keeps_where_it_stopped(tmp_path, monkeypatch):
+def test_only_the_sides_of_open_comparisons_go_on_and_a_decided_side_keeps_where_it_stopped(
+    tmp_path, monkeypatch
+):
     def open_between_b_and_c(name, processes):
-        return [f"{name} x ×1.2, p=0.01 (needs < 0.0007)"] if name == "B → C" and processes < 9 else []
+        return (
+            [f"{name} x ×1.2, p=0.01 (needs < 0.0007)"] if name == "B → C" and processes < 9 else []
+        )
 
     sides = [*aa_sides(), Side("0.0.0", "c", label="C")]
     runs, asked, lines = deciding_recorder(tmp_path, monkeypatch, open_between_b_and_c, sides=sides)
-    assert [len(run.processes) for run in runs] == [3, 12, 12], "A's only comparison was decided at the first look"
+    assert [len(run.processes) for run in runs] == [3, 12, 12], (
+        "A's only comparison was decided at the first look"
+    )
     assert runs[0].detail.startswith("decided at 3 processes a side (look 1 of 3, ")
-    assert all(run.detail.startswith("decided at 12 processes a side (look 3 of 3") for run in runs[1:])
-    assert asked == [(3, 3), (3, 3), (6, 6), (12, 12)], "A → B judged once: its sides' verdict stands"
+    assert all(
+        run.detail.startswith("decided at 12 processes a side (look 3 of 3") for run in runs[1:]
+    )
+    assert asked == [(3, 3), (3, 3), (6, 6), (12, 12)], (
+        "A → B judged once: its sides' verdict stands"
+    )
     said = "look 1 of 3: 1 comparison(s) open (B → C x ×1.2"
     assert any(said in line and "for 2 of 3 sides" in line for line in lines)
 
@@ -437,13 +599,16 @@ def test_what_is_left_counts_the_look_under_way_and_at_most_the_processes_allowe
     assert cell(3, 3) == (6, 18), "a cell going on after its first look: the second look's rounds"
     assert cell(4, 3) == (5, 17), "mid-round: the side behind catches up"
     assert cell(12, 12) == (0, 0)
-    assert cell(2, 2, settings=dataclasses.replace(settings, decide=None)) == (2, 2), "no looks: the planned only"
+    assert cell(2, 2, settings=dataclasses.replace(settings, decide=None)) == (2, 2), (
+        "no looks: the planned only"
+    )
 
 
 def claimed(*verdicts, status="ok"):
     """A side's run whose processes finished ``status`` with these claim verdicts (True: it holds there)."""
     processes = [
-        ProcessRun(i, RunStatus(status), claim=ProcessClaim(holds, f"evidence {i}")) for i, holds in enumerate(verdicts)
+        ProcessRun(i, RunStatus(status), claim=ProcessClaim(holds, f"evidence {i}"))
+        for i, holds in enumerate(verdicts)
     ]
     return CellRun(this_side("t"), len(verdicts), processes)
 
@@ -451,7 +616,9 @@ def claimed(*verdicts, status="ok"):
 def test_the_progress_line_settles_the_claim_as_the_report_does():
     assert claim_text(claimed(True)) == " · claim holds"
     assert claim_text(claimed(False)) == " · claim does NOT hold"
-    assert claim_text(claimed(True, True, True, True, False)) == " · claim holds in 4 of 5 processes"
+    assert (
+        claim_text(claimed(True, True, True, True, False)) == " · claim holds in 4 of 5 processes"
+    )
     assert claim_text(claimed(False, False, False)) == " · claim does not hold in 3 of 3 processes"
     assert claim_text(claimed(True, True, False)) == " · claim unsettled: holds in 2 of 3 processes"
     assert claim_text(claimed()) == ""
@@ -479,9 +646,17 @@ def test_a_skip_the_profile_already_decides_starts_no_process():
         for name in ("scan_sync", "sharding_scaling")
     )
     cpu = Side("0.4.26", "cpu", env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""})
-    cpu8 = Side("0.4.26", "cpu8", env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    cpu8 = Side(
+        "0.4.26",
+        "cpu8",
+        env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
+    )
     assert (cpu.cpu_devices(), cpu8.cpu_devices()) == (1, 8)
-    assert Recorder._known_skip(one, cpu8).startswith("uses 1 device (DEVICES_USED) and this profile made 8 CPU")
+    assert Recorder._known_skip(one, cpu8).startswith(
+        "uses 1 device (DEVICES_USED) and this profile made 8 CPU"
+    )
     assert Recorder._known_skip(several, cpu).startswith("needs 2 devices, found 1")
     assert Recorder._known_skip(one, cpu) == Recorder._known_skip(several, cpu8) == "", "measured"
-    assert Side("0.4.26", "gpu", env={"JAX_PLATFORMS": "cuda"}).cpu_devices() is None, "only the process can tell"
+    assert Side("0.4.26", "gpu", env={"JAX_PLATFORMS": "cuda"}).cpu_devices() is None, (
+        "only the process can tell"
+    )

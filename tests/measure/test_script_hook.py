@@ -12,7 +12,9 @@ from harness.measure import script_hook
 HOOK = Path(script_hook.__file__)
 
 
-def run_hooked(tmp_path: Path, source: str, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+def run_hooked(
+    tmp_path: Path, source: str, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict]:
     script = tmp_path / "user" / "repro.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text(source)
@@ -38,7 +40,9 @@ def test_a_script_without_jax_runs_as_python_file_would(tmp_path):
     assert done.returncode == 3
     assert done.stdout.strip() == "__main__ ['--size', '7'] 42 cwd kept"
     assert "imported_ns" not in report and report["ended_ns"] >= report["started_ns"]
-    assert 0 <= report["after_script_ns"] < 10**9, "the hook's own time after the script, taken out of its wall"
+    assert 0 <= report["after_script_ns"] < 10**9, (
+        "the hook's own time after the script, taken out of its wall"
+    )
 
 
 def test_a_traceback_shows_the_scripts_frames_and_exits_1(tmp_path):
@@ -75,14 +79,20 @@ def test_each_compile_is_counted_once_and_the_phases_fit_in_the_time_after_the_i
     done, report = run_hooked(tmp_path, source)
     assert done.returncode == 0, done.stderr
     events = report["events"]
-    assert len({events[p]["count"] for p in events}) == 1, "one trace, lowering and compile per compiled call"
+    assert len({events[p]["count"] for p in events}) == 1, (
+        "one trace, lowering and compile per compiled call"
+    )
     spent = sum(e["total_ns"] for e in events.values())
-    assert spent < report["ended_ns"] - report["imported_ns"], "the phases lie inside the run after the import"
+    assert spent < report["ended_ns"] - report["imported_ns"], (
+        "the phases lie inside the run after the import"
+    )
 
 
 def test_an_event_nested_in_another_of_its_phase_is_not_counted_twice(monkeypatch):
     """A jit traced inside another's tracing fires first: the enclosing event's span replaces it."""
-    monkeypatch.setitem(script_hook._report, "events", {p: {"count": 0, "total_ns": 0} for p in script_hook.EVENTS})
+    monkeypatch.setitem(
+        script_hook._report, "events", {p: {"count": 0, "total_ns": 0} for p in script_hook.EVENTS}
+    )
     monkeypatch.setattr(script_hook, "_spans", {p: [] for p in script_hook.EVENTS})
     trace = script_hook.EVENTS["trace"]
     for now, seconds in ((150, 50e-9), (300, 250e-9), (400, 50e-9), (470, 100e-9)):
@@ -103,9 +113,17 @@ def test_an_event_nested_in_another_of_its_phase_is_not_counted_twice(monkeypatc
 )
 def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
     pytest.importorskip("jax")
-    done, report = run_hooked(tmp_path, route + "import jax\nprint(jax.__loader__ is jax.__spec__.loader)\n")
+    done, report = run_hooked(
+        tmp_path, route + "import jax\nprint(jax.__loader__ is jax.__spec__.loader)\n"
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "True"  # jax keeps its own loader, as an unhooked import leaves it
-    plain = run_hooked(tmp_path / "plain", "import jax\n") if (tmp_path / "plain").mkdir() is None else None
+    assert (
+        done.stdout.strip() == "True"
+    )  # jax keeps its own loader, as an unhooked import leaves it
+    plain = (
+        run_hooked(tmp_path / "plain", "import jax\n")
+        if (tmp_path / "plain").mkdir() is None
+        else None
+    )
     assert plain is not None and report["import_ns"] > 0.5 * plain[1]["import_ns"]
     assert report["import_ns"] > 0.5 * (report["imported_ns"] - report["started_ns"])

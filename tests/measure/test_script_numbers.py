@@ -2,7 +2,9 @@ from harness.measure.script_numbers import script_numbers
 
 
 def test_numeric_fields_become_figures_and_the_rest_facts():
-    out = script_numbers('warming up\n{"reg_ms": 12.5, "jax": "0.5.1", "n": 3}\n{"reg_ms": 13.5}\n{"reg_ms": 20}\n')
+    out = script_numbers(
+        'warming up\n{"reg_ms": 12.5, "jax": "0.5.1", "n": 3}\n{"reg_ms": 13.5}\n{"reg_ms": 20}\n'
+    )
     assert out.values == {"reg_ms": 13.5, "n": 3.0}  # several lines: their median
     assert out.facts == {"jax": "0.5.1"}
 

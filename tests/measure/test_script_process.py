@@ -5,7 +5,12 @@ import os
 
 from harness.host.environment import REPO_ROOT
 from harness.measure.figures import Figure, parse_output
-from harness.measure.script_process import WHOLE_PROCESS, programs_from, run_script, script_environment
+from harness.measure.script_process import (
+    WHOLE_PROCESS,
+    programs_from,
+    run_script,
+    script_environment,
+)
 from harness.store.schema import CompiledFunction, TimedSample
 from tests.conftest import FIXTURES
 
@@ -42,8 +47,13 @@ def test_a_programs_printed_figures_become_one_sample_of_its_medians_with_its_st
     assert two.steps == ("scan 1", "scan 2") and two.kinds == ("wall", "dispatch")
     assert two.samples == (TimedSample((100, 300), 400),)
     assert two.first_call == TimedSample((5000,), 5000)
-    assert {line["metric"] for line in two.printed} == {"first_call_ns", "dispatch_ns", "wall_ns", "mark:scan 1",
-                                                        "mark:scan 2"}  # fmt: skip
+    assert {line["metric"] for line in two.printed} == {
+        "first_call_ns",
+        "dispatch_ns",
+        "wall_ns",
+        "mark:scan 1",
+        "mark:scan 2",
+    }
 
 
 def test_a_figure_the_script_did_not_print_is_never_stood_in_for_by_another():
@@ -57,17 +67,25 @@ def test_figures_of_metrics_the_statistics_do_not_know_make_no_program():
 
 
 def test_the_figure_lines_are_read_with_their_spread_as_printed():
-    figures = parse_output("noise\nmetric p wall_ns median=25 min=10 max=40 n=4\nmetric p wall_ns median=x\n")
+    figures = parse_output(
+        "noise\nmetric p wall_ns median=25 min=10 max=40 n=4\nmetric p wall_ns median=x\n"
+    )
     assert figures.lines == [Figure("p", "wall_ns", 25, 10, 40, 4)]
 
 
 def test_a_script_that_prints_figures_is_judged_on_them_and_its_claim_kept():
     payload = run("prints_figures.py")
     assert payload["status"] == "ok", payload
-    assert set(payload["programs"]) == {"small", "large", "process"} and "compiled" not in payload, "and the whole"
+    assert (
+        set(payload["programs"]) == {"small", "large", "process"} and "compiled" not in payload
+    ), "and the whole"
     assert payload["claim"] == {"holds": True, "evidence": "large work takes longer than small"}
     script = payload["script"]
-    assert script["judged_on"] == "printed figures" and script["exit_status"] == 0 and script["wall_ns"] > 0
+    assert (
+        script["judged_on"] == "printed figures"
+        and script["exit_status"] == 0
+        and script["wall_ns"] > 0
+    )
     large = payload["programs"]["large"]["samples"][0]["wall_ns"]
     small = payload["programs"]["small"]["samples"][0]["wall_ns"]
     assert large > small, "20 times the work"
@@ -105,12 +123,17 @@ def test_a_script_past_its_timeout_is_killed(tmp_path, monkeypatch):
 
 def test_the_script_runs_from_its_folder_with_the_sides_environment(tmp_path, monkeypatch):
     path = tmp_path / "where.py"
-    path.write_text("import os, sys\nprint('metric where wall_ns median=1 min=1 max=1 n=1')\n"
-                    "print('fact cwd', '\"' + os.getcwd() + '\"')\nprint('fact flags', '\"' + "
-                    "os.environ.get('XLA_FLAGS', '') + '\"')\n")  # fmt: skip
+    path.write_text(
+        "import os, sys\nprint('metric where wall_ns median=1 min=1 max=1 n=1')\n"
+        "print('fact cwd', '\"' + os.getcwd() + '\"')\nprint('fact flags', '\"' + "
+        "os.environ.get('XLA_FLAGS', '') + '\"')\n"
+    )
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
     payload = run_script(path, sha(path), 60.0).to_json()
-    assert payload["facts"] == {"cwd": str(tmp_path), "flags": "--xla_force_host_platform_device_count=3"}
+    assert payload["facts"] == {
+        "cwd": str(tmp_path),
+        "flags": "--xla_force_host_platform_device_count=3",
+    }
 
 
 def test_the_harness_put_first_on_pythonpath_is_taken_out_and_the_sides_own_entries_kept():

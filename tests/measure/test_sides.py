@@ -22,7 +22,12 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
     plan = write_plan(
         tmp_path,
         [
-            {"release": "0.4.26", "profile": "cpu8", "interpreter": sys.executable, "env": {"XLA_FLAGS": "x"}},
+            {
+                "release": "0.4.26",
+                "profile": "cpu8",
+                "interpreter": sys.executable,
+                "env": {"XLA_FLAGS": "x"},
+            },
             {
                 "release": "0.4.26",
                 "profile": "cpu",
@@ -33,15 +38,29 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         ],
     )
     first, second = load_plan(plan)
-    assert (first.compare_next, second.compare_next) == (True, False), "compared with the next side unless told"
+    assert (first.compare_next, second.compare_next) == (True, False), (
+        "compared with the next side unless told"
+    )
     assert first.compare_metrics == () and load_plan(
-        write_plan(tmp_path, [{"release": "1", "profile": "p", "compare_metrics": ["scan.wall_ns", "json.x"]}])
+        write_plan(
+            tmp_path,
+            [{"release": "1", "profile": "p", "compare_metrics": ["scan.wall_ns", "json.x"]}],
+        )
     )[0].compare_metrics == ("scan.wall_ns", "json.x")
-    assert (first.label, first.interpreter, first.env) == ("jax 0.4.26 · cpu8", sys.executable, {"XLA_FLAGS": "x"})
+    assert (first.label, first.interpreter, first.env) == (
+        "jax 0.4.26 · cpu8",
+        sys.executable,
+        {"XLA_FLAGS": "x"},
+    )
     assert (second.label, second.interpreter) == ("old release", sys.executable)
     environ = second.environment({"HOME": "/root", "PATH": "/bin"})
-    assert environ == {"PATH": "/bin"}, "null removes a variable, the rest is the harness's environment"
-    assert first.environment({"XLA_FLAGS": "old", "PATH": "/bin"}) == {"XLA_FLAGS": "x", "PATH": "/bin"}
+    assert environ == {"PATH": "/bin"}, (
+        "null removes a variable, the rest is the harness's environment"
+    )
+    assert first.environment({"XLA_FLAGS": "old", "PATH": "/bin"}) == {
+        "XLA_FLAGS": "x",
+        "PATH": "/bin",
+    }
 
 
 @pytest.mark.parametrize(
@@ -56,13 +75,28 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         ([{"release": "", "profile": "cpu"}], "'release' must be a non-empty line of text"),
         ([{"release": "0.4.26", "profile": "a\nb"}], "'profile' must be a non-empty line of text"),
         ([{"release": "0.4.26", "profile": 8}], "'profile' must be a non-empty line of text"),
-        ([{"release": "1", "profile": "p", "interpreter": "/nonexistent/python"}], "is not an executable file"),
-        ([{"release": "1", "profile": "p", "env": ["A=1"]}], "'env' must be an object"),
-        ([{"release": "1", "profile": "p", "env": {"A=B": "1"}}], "'A=B' is not an environment variable name"),
-        ([{"release": "1", "profile": "p", "env": {"A": 1}}], "the value of A must be a string or null"),
-        ([{"release": "1", "profile": "p"}, {"release": "1", "profile": "p"}], "sides 1 and 2 share the label"),
         (
-            [{"release": "1", "profile": "p", "label": "a"}, {"release": "1", "profile": "p", "label": "b"}],
+            [{"release": "1", "profile": "p", "interpreter": "/nonexistent/python"}],
+            "is not an executable file",
+        ),
+        ([{"release": "1", "profile": "p", "env": ["A=1"]}], "'env' must be an object"),
+        (
+            [{"release": "1", "profile": "p", "env": {"A=B": "1"}}],
+            "'A=B' is not an environment variable name",
+        ),
+        (
+            [{"release": "1", "profile": "p", "env": {"A": 1}}],
+            "the value of A must be a string or null",
+        ),
+        (
+            [{"release": "1", "profile": "p"}, {"release": "1", "profile": "p"}],
+            "sides 1 and 2 share the label",
+        ),
+        (
+            [
+                {"release": "1", "profile": "p", "label": "a"},
+                {"release": "1", "profile": "p", "label": "b"},
+            ],
             "sides 1 and 2 are both release 1 under profile p",
         ),
         (
@@ -73,13 +107,28 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
             "sides 1 and 2 are both release 1 under profile p at the same sizes",
         ),
         ([{"release": "1", "profile": "p", "sizes": ["K=2"]}], "'sizes' must be an object"),
-        ([{"release": "1", "profile": "p", "sizes": {"K": "2"}}], "the size 'K' must be a whole number"),
-        ([{"release": "1", "profile": "p", "sizes": {"K": True}}], "the size 'K' must be a whole number"),
+        (
+            [{"release": "1", "profile": "p", "sizes": {"K": "2"}}],
+            "the size 'K' must be a whole number",
+        ),
+        (
+            [{"release": "1", "profile": "p", "sizes": {"K": True}}],
+            "the size 'K' must be a whole number",
+        ),
         ([{"release": "1", "profile": "p", "sizes": {"K": 0}}], "sizes must be positive"),
         ([{"release": "1", "profile": "p", "sizes": {"../K": 3}}], "malformed size"),
-        ([{"release": "1", "profile": "p", "compare_next": "no"}], "'compare_next' must be true or false"),
-        ([{"release": "1", "profile": "p", "compare_metrics": "a.wall_ns"}], "'compare_metrics' must be a list"),
-        ([{"release": "1", "profile": "p", "compare_metrics": ["../x"]}], "'compare_metrics': malformed metric"),
+        (
+            [{"release": "1", "profile": "p", "compare_next": "no"}],
+            "'compare_next' must be true or false",
+        ),
+        (
+            [{"release": "1", "profile": "p", "compare_metrics": "a.wall_ns"}],
+            "'compare_metrics' must be a list",
+        ),
+        (
+            [{"release": "1", "profile": "p", "compare_metrics": ["../x"]}],
+            "'compare_metrics': malformed metric",
+        ),
     ],
 )
 def test_bad_plans_are_refused_naming_the_file(tmp_path, entries, message):
@@ -99,7 +148,15 @@ def test_an_unreadable_plan_is_refused(tmp_path):
 
 def test_the_command_line_refuses_a_bad_plan_with_one_line(tmp_path, capsys):
     plan = write_plan(tmp_path, [{"release": "1"}])
-    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--results", str(tmp_path / "r"), "--sides", str(plan)]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--results",
+        str(tmp_path / "r"),
+        "--sides",
+        str(plan),
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("harness: error: sides plan") and err.count("\n") == 1
@@ -121,12 +178,35 @@ def test_an_aa_plan_of_one_interpreter_runs_interleaved_through_the_command_line
     plan = write_plan(
         tmp_path,
         [
-            {"release": "aa", "profile": "first", "interpreter": sys.executable, "env": {"AA_SIDE": "1"}},
-            {"release": "aa", "profile": "second", "interpreter": sys.executable, "label": "second side"},
+            {
+                "release": "aa",
+                "profile": "first",
+                "interpreter": sys.executable,
+                "env": {"AA_SIDE": "1"},
+            },
+            {
+                "release": "aa",
+                "profile": "second",
+                "interpreter": sys.executable,
+                "label": "second side",
+            },
         ],
     )
-    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
-    assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2", "--decide", "off"]) == 0
+    argv = [
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--case",
+        "steady",
+        "--results",
+        str(tmp_path / "r"),
+    ]
+    assert (
+        cli.main(
+            [*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2", "--decide", "off"]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "(1/1) steady K=1000 · 2 processes on each of 2 sides, interleaved" in err
     assert "[second side] (1/1) steady K=1000 · process 2/2 → ok" in err
@@ -143,9 +223,20 @@ def test_sides_at_other_sizes_measure_more_work_in_the_same_rounds(tmp_path, cap
 
     plan = write_plan(
         tmp_path,
-        [{"release": "aa", "profile": "p"}, {"release": "aa", "profile": "p", "sizes": {"K": 1100}}],
+        [
+            {"release": "aa", "profile": "p"},
+            {"release": "aa", "profile": "p", "sizes": {"K": 1100}},
+        ],
     )
-    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--case",
+        "steady",
+        "--results",
+        str(tmp_path / "r"),
+    ]
     assert cli.main([*argv, "--sides", str(plan), "--processes", "2", "--repeats", "2"]) == 0
     err = capsys.readouterr().err
     assert "[jax aa · p · K=1100] (1/1) steady K=1000 · process 2/2 → ok" in err
@@ -160,7 +251,15 @@ def test_sides_at_other_sizes_measure_more_work_in_the_same_rounds(tmp_path, cap
 
 def test_a_side_size_no_case_has_is_refused(tmp_path, capsys):
     plan = write_plan(tmp_path, [{"release": "aa", "profile": "p", "sizes": {"Q": 3}}])
-    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "steady", "--results", str(tmp_path / "r")]
+    argv = [
+        "run",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--case",
+        "steady",
+        "--results",
+        str(tmp_path / "r"),
+    ]
     assert cli.main([*argv, "--sides", str(plan)]) == 2
     assert "no selected case has size Q" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
@@ -173,11 +272,16 @@ def test_a_side_size_no_case_has_is_refused(tmp_path, capsys):
         ('[{"release": "0.4.26", "profile": "a/b"}]', "profile"),
         ('[{"release": "0.4.26", "profile": "cpu 8"}]', "profile"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-        ('[{"release": "0.4.26", "profile": "cpu", "sizes": {"N": ' + "9" * 5000 + "}}]", "not JSON"),
+        (
+            '[{"release": "0.4.26", "profile": "cpu", "sizes": {"N": ' + "9" * 5000 + "}}]",
+            "not JSON",
+        ),
         (" " * (2 * 1024 * 1024), "over"),
     ],
 )
-def test_a_plan_whose_names_would_become_paths_or_that_is_hostile_is_refused_in_one_line(tmp_path, text, message):
+def test_a_plan_whose_names_would_become_paths_or_that_is_hostile_is_refused_in_one_line(
+    tmp_path, text, message
+):
     plan = tmp_path / "plan.json"
     plan.write_text(text)
     with pytest.raises(UsageError, match=message):

@@ -68,7 +68,9 @@ def run_args(tmp_path, *extra):
 
 
 def assert_gone(pid):
-    assert wait_until(lambda: not alive(pid), GONE_WITHIN_S), f"the grandchild {pid} outlived its case"
+    assert wait_until(lambda: not alive(pid), GONE_WITHIN_S), (
+        f"the grandchild {pid} outlived its case"
+    )
 
 
 @pytest.mark.parametrize("isolation", ["fork", "spawn"])
@@ -78,7 +80,9 @@ def test_a_case_that_finishes_takes_its_grandchild_with_it(isolation, tmp_path, 
     assert_gone(grandchild())
 
 
-def test_a_grandchild_in_a_session_of_its_own_is_ended_too(tmp_path, grandchild, monkeypatch, capsys):
+def test_a_grandchild_in_a_session_of_its_own_is_ended_too(
+    tmp_path, grandchild, monkeypatch, capsys
+):
     monkeypatch.setenv("HARNESS_TEST_SPAWNS_MODE", "escape")
     assert cli.main(run_args(tmp_path)) == 0
     assert "→ ok" in capsys.readouterr().err
@@ -88,7 +92,9 @@ def test_a_grandchild_in_a_session_of_its_own_is_ended_too(tmp_path, grandchild,
     assert_gone(pid)
 
 
-def test_a_case_that_times_out_takes_its_grandchild_with_it(tmp_path, grandchild, monkeypatch, capsys):
+def test_a_case_that_times_out_takes_its_grandchild_with_it(
+    tmp_path, grandchild, monkeypatch, capsys
+):
     monkeypatch.setenv("HARNESS_TEST_SPAWNS_MODE", "hang")
     assert cli.main(run_args(tmp_path, "--timeout", "5")) == 0
     assert "→ timeout" in capsys.readouterr().err
@@ -122,7 +128,13 @@ def test_a_dead_worker_takes_the_grandchild_with_it(tmp_path, grandchild, monkey
             {
                 "case_file": str(CASES / "spawns.py"),
                 "sizes": {"K": 10},
-                "settings": {"warmup": 0, "repeats": 2, "min_repeats": 2, "max_seconds": 1.0, "compile_repeats": 1},
+                "settings": {
+                    "warmup": 0,
+                    "repeats": 2,
+                    "min_repeats": 2,
+                    "max_seconds": 1.0,
+                    "compile_repeats": 1,
+                },
                 "out": str(tmp_path / "out.json"),
                 "log": str(tmp_path / "out.log"),
                 "affinity": None,

@@ -26,7 +26,9 @@ def test_exact_facts_are_shown_exactly(value, text):
 
 
 def runs_of(tmp_path, records):
-    [group] = comparison_groups(latest_runs(load_results(write_results(tmp_path / "r", records))[0]))
+    [group] = comparison_groups(
+        latest_runs(load_results(write_results(tmp_path / "r", records))[0])
+    )
     return group.runs
 
 
@@ -71,10 +73,14 @@ def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
     failing = set_claim(derive(base, release="0.4.26"), False)
     on_gpu = set_claim(on_backend(derive(base, profile="cuda12"), "gpu"), False)
     # 3 of 5 processes agreeing is under 80 %: unsettled, shown as ?, never ✓ or ✗
-    split = in_processes(derive(base, profile="cpu2"), ["ok"] * 5, holds=[True, True, True, False, False])
+    split = in_processes(
+        derive(base, profile="cpu2"), ["ok"] * 5, holds=[True, True, True, False, False]
+    )
     records = [base, failing, derive(base, profile="cpu8"), on_gpu, split]
     runs = latest_runs(load_results(write_results(tmp_path / "r", records))[0])
-    table = re.sub(r" +", " ", claim_table(case_claims([r for r, _ in runs], ["0.4.26", "0.12.0.1"])))
+    table = re.sub(
+        r" +", " ", claim_table(case_claims([r for r, _ in runs], ["0.4.26", "0.12.0.1"]))
+    )
     assert "| cpu | cpu | N=1000 | ✗ | ✓ | holds on 0.12.0.1; does not hold on 0.4.26 |" in table
     assert "| cpu8 | cpu | N=1000 | – | ✓ | holds on 0.12.0.1 |" in table
     assert "| cuda12 | gpu | N=1000 | – | ✗ | does not hold on 0.12.0.1 |" in table
@@ -84,8 +90,14 @@ def test_claim_table_rows_are_profile_backend_and_sizes(tmp_path):
 @pytest.mark.parametrize(
     ("source", "shown"),
     [
-        ("https://github.com/jax-ml/jax/discussions/21411", "<https://github.com/jax-ml/jax/discussions/21411>"),
-        ('"A title" (someone); its URL was not found', '`"A title" (someone); its URL was not found`'),
+        (
+            "https://github.com/jax-ml/jax/discussions/21411",
+            "<https://github.com/jax-ml/jax/discussions/21411>",
+        ),
+        (
+            '"A title" (someone); its URL was not found',
+            '`"A title" (someone); its URL was not found`',
+        ),
         ("https://x.org/a b", "`https://x.org/a b`"),
         ("`code` <b>", "`` `code` <b> ``"),  # as stored, in a span its backticks cannot close
     ],

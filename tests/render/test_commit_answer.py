@@ -2,17 +2,23 @@
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import parse_metric_name
-from harness.releases.answers import Setting
-from harness.releases.bisection import CLAIM, ReleaseStep
-from harness.releases.commit_bisect import CommitBisect, CommitSearch
-from harness.releases.judge import FIX
-from harness.releases.probes import Probe
-from harness.releases.triage import STOPS_HOLDING, Confirmation
 from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commits_hint
-from tests.releases.test_commit_bisect import CANDIDATES, JAXLIBS, World, commits
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM, ReleaseStep
+from harness.steps.commit_bisect import CommitBisect, CommitSearch
+from harness.steps.judge import FIX
+from harness.steps.probes import Probe
+from harness.steps.triage import STOPS_HOLDING, Confirmation
+from tests.steps.test_commit_bisect import CANDIDATES, JAXLIBS, World, commits
 
 SETTING = Setting(
-    "scan_sync", {"N": 600, "M": 2}, "cpu", parse_metric_name("two_scans.dispatch_ns"), JAXLIBS, Thresholds(), 9.0
+    "scan_sync",
+    {"N": 600, "M": 2},
+    "cpu",
+    parse_metric_name("two_scans.dispatch_ns"),
+    JAXLIBS,
+    Thresholds(),
+    9.0,
 )
 
 
@@ -28,10 +34,13 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
         f"jax's Python or jaxlib, and which jax commit: `{command} --good 0.4.31 --bad 0.4.33 --metric "
         f"scan.lower_ns {sizes}`"
     )
-    assert f"--broken 0.4.31 --fixed 0.4.33 --metric two_scans.dispatch_ns {sizes}`" in commits_hint(
-        SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER)
+    assert (
+        f"--broken 0.4.31 --fixed 0.4.33 --metric two_scans.dispatch_ns {sizes}`"
+        in commits_hint(SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER))
     )
-    assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(SETTING, confirmed(CLAIM, STOPS_HOLDING))
+    assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
+        SETTING, confirmed(CLAIM, STOPS_HOLDING)
+    )
 
 
 def test_a_fix_named_to_its_commit_keeps_the_fix_keys_a_draft_reads():
@@ -49,7 +58,9 @@ def test_a_fix_named_to_its_commit_keeps_the_fix_keys_a_draft_reads():
     assert data["commit"]["sha"] == history[6].sha and data["commit"]["pull_request"] == 1006
     assert len(data["commit_probes"]) == data["probe_count"] and data["expected_probes"] == 9
     page = commit_bisect_markdown(found, SETTING)
-    assert page.startswith("# Bisect over jax commits: scan_sync, jax 0.4.31 → 0.4.33\n\n**first fixed commit")
+    assert page.startswith(
+        "# Bisect over jax commits: scan_sync, jax 0.4.31 → 0.4.33\n\n**first fixed commit"
+    )
     assert f"- the commit: [{history[6].sha}]({history[6].url})" in page
 
 
@@ -69,4 +80,7 @@ def test_no_answer_names_no_ends():
     found.probes = []
     found.stopped = "the good release 0.4.31 is not good"
     data = commit_bisect_json(found, SETTING)
-    assert "last_good" not in data and data["answer"] == "no answer: the good release 0.4.31 is not good"
+    assert (
+        "last_good" not in data
+        and data["answer"] == "no answer: the good release 0.4.31 is not good"
+    )

@@ -18,7 +18,9 @@ def stored(tmp_path, compile_scale: float, spread: float = 0.0) -> list[StoredRe
     same. ``spread``: each process's figures apart by that share, so the releases' processes overlap."""
     found = []
     for release, scale in (("0.9.0", 1.0), ("0.9.1", compile_scale)):
-        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, case="script-m", sizes={})
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"), release=release, case="script-m", sizes={}
+        )
         for i, process in enumerate(data["processes"]):
             wobble = 1 + spread * (i - 2)
             process["figures"] = {
@@ -48,14 +50,24 @@ def test_overlapping_processes_are_said_with_the_test_and_no_phase_reading_witho
     change = Change(SOLVE, "0.9.0", "0.9.1", 40.0, 44.0)
     results = stored(tmp_path, 1.1, spread=0.2)
     said = how_sure(change, results, "script-m", {}, "cpu")
-    assert said.startswith("Measured in") and "whose figures overlap: the medians differ ×1.1 at p=" in said
-    assert phase_reading(Change(SOLVE, "0.9.0", "0.9.1"), stored(tmp_path, 1.0), "script-m", {}, "cpu") == ""
-    assert how_sure(Change(SOLVE, "0.8.0", "0.9.1"), results, "script-m", {}, "cpu") == "", "no result of 0.8.0"
+    assert (
+        said.startswith("Measured in")
+        and "whose figures overlap: the medians differ ×1.1 at p=" in said
+    )
+    assert (
+        phase_reading(Change(SOLVE, "0.9.0", "0.9.1"), stored(tmp_path, 1.0), "script-m", {}, "cpu")
+        == ""
+    )
+    assert how_sure(Change(SOLVE, "0.8.0", "0.9.1"), results, "script-m", {}, "cpu") == "", (
+        "no result of 0.8.0"
+    )
 
 
 def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():
     script = CaseInfo("script-m", Path("m.py"), "", "", None, script=ScriptSource("m.py", "0" * 64))  # type: ignore[arg-type]
-    assert provenance(script).startswith("Found with a user's script, `m.py`, run unmodified on each release")
+    assert provenance(script).startswith(
+        "Found with a user's script, `m.py`, run unmodified on each release"
+    )
     case = discovery.discover()["scan_sync"]
     assert provenance(case).startswith("Found while checking a claim from a user discussion")
     assert case.claim in provenance(case)

@@ -35,8 +35,12 @@ def short_output(release: str, dispatch_ms: float, wall_ms: float) -> str:
     )
 
 
-def release_run(role: str, release: str, dispatch_ms: float, wall_ms: float, pins: tuple[str, ...] = ()) -> ReleaseRun:
-    run = ScriptRun(release, "cpu", VARIABLES, 0, short_output(release, dispatch_ms, wall_ms), "", 300.0)
+def release_run(
+    role: str, release: str, dispatch_ms: float, wall_ms: float, pins: tuple[str, ...] = ()
+) -> ReleaseRun:
+    run = ScriptRun(
+        release, "cpu", VARIABLES, 0, short_output(release, dispatch_ms, wall_ms), "", 300.0
+    )
     install = [f"jax=={release}", f"jaxlib=={release}", *pins]
     packages = [f"jax=={release}", f"jaxlib=={release}", "ml-dtypes==0.4.1", "numpy==1.26.4"]
     where = f"in a venv of its own (`.nox/plain-jax-{release}`, made with uv) holding only jax, jaxlib and their needs"
@@ -48,19 +52,33 @@ def change() -> Change:
         ProbeRow("0.4.31", 2.18e8, "good", "–", "–"),
         ProbeRow("0.4.33", 2.89e8, "bad", "×1.33, p=0.0001", "–"),
     ]
-    return Change(WALL, "0.4.31", "0.4.33", 2.18e8, 2.89e8, "`bisect-scan_sync.json`", "first bad 0.4.33", probes)
+    return Change(
+        WALL,
+        "0.4.31",
+        "0.4.33",
+        2.18e8,
+        2.89e8,
+        "`bisect-scan_sync.json`",
+        "first bad 0.4.33",
+        probes,
+    )
 
 
 def draft_inputs(**changes) -> DraftInputs:
     newest = next(r for r in stored() if r.case == "scan_sync" and r.release == "0.12.0.1")
-    full = ScriptRun("0.4.33", "cpu", VARIABLES, 0, (ISSUE / "scan_sync-output.txt").read_text(), "", 300.0)
+    full = ScriptRun(
+        "0.4.33", "cpu", VARIABLES, 0, (ISSUE / "scan_sync-output.txt").read_text(), "", 300.0
+    )
     inputs = DraftInputs(
         case=SCAN_SYNC,
         sizes=SIZES,
         platform="cpu",
         short_name="scan_sync.py",
         short_script=minimal_script(SCAN_SYNC, SIZES, ["two_scans"], repeats=20, warmup=2),
-        short_runs=[release_run("last good", "0.4.31", 218, 218), release_run("first bad", "0.4.33", 3.7, 289)],
+        short_runs=[
+            release_run("last good", "0.4.31", 218, 218),
+            release_run("first bad", "0.4.33", 3.7, 289),
+        ],
         full_name="scan_sync-full.py",
         full_run=full,
         environment_info=newest.result.jax.environment_info,
@@ -77,13 +95,17 @@ def outside_details(markdown: str) -> str:
 def test_the_title_says_what_changed_by_how_much_since_when_and_nothing_else():
     text = render(draft_inputs())
     [line] = [line for line in text.splitlines() if line.startswith("**Title:**")]
-    assert line == "**Title:** `two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
+    assert (
+        line == "**Title:** `two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
+    )
     assert headline(SCAN_SYNC.claim) not in line and "0.4.31" not in line
     assert text.count(SCAN_SYNC.claim) == 1, "the claim is context, said once"
 
 
 def test_the_description_cites_the_cases_source_when_it_is_a_url():
-    linked = dataclasses.replace(SCAN_SYNC, source="https://github.com/jax-ml/jax/discussions/21411")
+    linked = dataclasses.replace(
+        SCAN_SYNC, source="https://github.com/jax-ml/jax/discussions/21411"
+    )
     text = render(draft_inputs(case=linked))
     assert "a user discussion (https://github.com/jax-ml/jax/discussions/21411): " in text
     titled = dataclasses.replace(SCAN_SYNC, source='"A thread\'s title"; its URL was not found')
@@ -92,7 +114,9 @@ def test_the_description_cites_the_cases_source_when_it_is_a_url():
 
 def test_the_draft_follows_jax_bug_report_form():
     text = render(draft_inputs())
-    assert text.index("### Description") < text.index("### System info (python version, jaxlib version")
+    assert text.index("### Description") < text.index(
+        "### System info (python version, jaxlib version"
+    )
     assert "between jax 0.4.31 and jax 0.4.33 (218 ms → 289 ms)" in text
     assert "`two_scans` wall (until ready) got ×1.33 slower" in text
 
@@ -101,14 +125,18 @@ def test_the_short_script_is_shown_whole_with_its_install_line_and_environment()
     inputs = draft_inputs()
     text = render(inputs)
     blocks = re.findall(r"```python\n(.*?)\n```", outside_details(text), flags=re.DOTALL)
-    assert blocks == [inputs.short_script.rstrip()], "only the short script is shown; the full one is a file"
+    assert blocks == [inputs.short_script.rstrip()], (
+        "only the short script is shown; the full one is a file"
+    )
     assert f"(scan_sync.py, {len(inputs.short_script.splitlines())} lines, plain JAX)" in text
     # One block per release, the release named above it: copying a block installs that release alone.
     assert "jax 0.4.31 (last good):\n\n```sh\npip install jax==0.4.31 jaxlib==0.4.31\n```" in text
     assert "jax 0.4.33 (first bad):\n\n```sh\npip install jax==0.4.33 jaxlib==0.4.33\n```" in text
     blocks = re.findall(r"```sh\n(.*?)\n```", text, flags=re.DOTALL)
     assert [block.count("pip install") for block in blocks] == [1, 1]
-    assert "then run `JAX_PLATFORMS=cpu python scan_sync.py`" in text, "set variables only, empty ones left out"
+    assert "then run `JAX_PLATFORMS=cpu python scan_sync.py`" in text, (
+        "set variables only, empty ones left out"
+    )
     assert "scan_sync-full.py" in text and "def measure(" not in text
 
 
@@ -123,7 +151,10 @@ def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
     text = render(inputs)
     for r in inputs.short_runs:
         assert r.run.stdout.strip() in text
-        assert f"On jax {r.run.release} ({r.role}), in a venv of its own (`.nox/plain-jax-{r.run.release}`" in text
+        assert (
+            f"On jax {r.run.release} ({r.role}), in a venv of its own (`.nox/plain-jax-{r.run.release}`"
+            in text
+        )
     rows = [row for table in tables(text) for row in table if row.startswith("| 0.4.3")]
     assert any(re.fullmatch(r"\| 0\.4\.31 +\| 218 ms +\| 218 ms +\|", row) for row in rows)
     assert any(re.fullmatch(r"\| 0\.4\.33 +\| 3\.7 ms +\| 289 ms +\|", row) for row in rows)
@@ -133,18 +164,24 @@ def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
 def test_evidence_is_tables_never_raw_json():
     text = render(draft_inputs())
     assert "Bisect (`bisect-scan_sync.json`): first bad 0.4.33" in text
-    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| bad +\|", text), "no empty vs bad"
+    assert re.search(r"\| 0\.4\.33 +\| 289 ms +\| ×1\.33, p=0\.0001 +\| bad +\|", text), (
+        "no empty vs bad"
+    )
     assert '{"case"' not in text and '"probes"' not in text and "```json" not in text
     assert "Earlier measurements at M=500 N=100, the newest of each release" in text
     rows = [row for table in tables(text) for row in table]
     assert any(re.match(r"\| 0\.4\.26 +\| 143 ms +\| – +\| does not hold +\|", row) for row in rows)
-    assert any(re.match(r"\| 0\.12\.0\.1 +\| 147 ms +\| ×1\.0\d +\| holds +\|", row) for row in rows)
+    assert any(
+        re.match(r"\| 0\.12\.0\.1 +\| 147 ms +\| ×1\.0\d +\| holds +\|", row) for row in rows
+    )
 
 
 def test_the_draft_is_valid_markdown_short_and_folds_the_environment():
     text = render(draft_inputs())
     assert_valid_tables(text)
-    assert text.count("<details>") == text.count("</details>") == 2, "the full script's output, the environment"
+    assert text.count("<details>") == text.count("</details>") == 2, (
+        "the full script's output, the environment"
+    )
     assert "jax.print_environment_info()" in text and "jax:    0.12.0.1" in text
     assert "jax:    0.12.0.1" not in outside_details(text)
     assert len([line for line in text.splitlines() if line.startswith("```")]) % 2 == 0
@@ -154,17 +191,25 @@ def test_the_draft_is_valid_markdown_short_and_folds_the_environment():
 
 
 def test_without_a_change_the_draft_still_shows_the_script_and_its_output():
-    run = dataclasses.replace(draft_inputs().short_runs[0], role="installed here", install=[], packages=[])
+    run = dataclasses.replace(
+        draft_inputs().short_runs[0], role="installed here", install=[], packages=[]
+    )
     text = render(draft_inputs(change=None, short_runs=[run]))
     assert "**Title:** Two back-to-back lax.scan calls both return control to Python" in text
-    assert text.rstrip().endswith("</details>") and "pip install" not in text and "Bisect" not in text
+    assert (
+        text.rstrip().endswith("</details>") and "pip install" not in text and "Bisect" not in text
+    )
 
 
 def test_a_failing_script_is_reported_with_its_error():
     inputs = draft_inputs()
-    broken = dataclasses.replace(inputs.short_runs[1].run, returncode=1, stdout="", stderr="Traceback\nValueError: x\n")
+    broken = dataclasses.replace(
+        inputs.short_runs[1].run, returncode=1, stdout="", stderr="Traceback\nValueError: x\n"
+    )
     text = render(
-        draft_inputs(short_runs=[inputs.short_runs[0], dataclasses.replace(inputs.short_runs[1], run=broken)])
+        draft_inputs(
+            short_runs=[inputs.short_runs[0], dataclasses.replace(inputs.short_runs[1], run=broken)]
+        )
     )
     assert "(exit code 1)" in text and "ValueError: x" in text
     stopped = dataclasses.replace(inputs.full_run, returncode=None)
@@ -197,19 +242,34 @@ def test_nothing_private_leaks(monkeypatch):
         returncode=1,
         stderr=f'File "{home}/venv/lib/jax/core.py", line 1 on {host}\n',
     )
-    short = dataclasses.replace(inputs.short_runs[0].run, variables=variables, stdout=f"at {home} on {host}\n")
+    short = dataclasses.replace(
+        inputs.short_runs[0].run, variables=variables, stdout=f"at {home} on {host}\n"
+    )
     text = render(
         draft_inputs(
             results=leaky,
             full_run=full,
-            short_runs=[dataclasses.replace(inputs.short_runs[0], run=short, environment=f"in {home}/venv")],
+            short_runs=[
+                dataclasses.replace(inputs.short_runs[0], run=short, environment=f"in {home}/venv")
+            ],
             environment_info=f"jax: 0.12.0.1\nplatform: uname_result(node='{host}')",
             change=dataclasses.replace(change(), answer=f"see {home}/bisect on {host}"),
         )
     )
-    for secret in (home, "jdoe-private", host, "s3cr3t", "API_TOKEN", "JAX_SOME_TOKEN", "ghp_", "USER"):
+    for secret in (
+        home,
+        "jdoe-private",
+        host,
+        "s3cr3t",
+        "API_TOKEN",
+        "JAX_SOME_TOKEN",
+        "ghp_",
+        "USER",
+    ):
         assert secret not in text, secret
-    assert "--xla_dump_to=~/xla" in text and "<host>" in text, "allow-listed variables stay, scrubbed"
+    assert "--xla_dump_to=~/xla" in text and "<host>" in text, (
+        "allow-listed variables stay, scrubbed"
+    )
 
 
 def test_no_credential_reaches_the_run_as_line_the_variables_or_the_environment_info(monkeypatch):
@@ -222,7 +282,12 @@ def test_no_credential_reaches_the_run_as_line_the_variables_or_the_environment_
         "JAX_PLATFORMS": "cpu",
     }
     info = "jax: 0.12.0.1\n" + "\n".join(
-        f"{k}={v}" for k, v in {**variables, "JAX_SECRET_TOKEN": "abc", "XLA_SERVICE_SECRET": "planted-xla"}.items()
+        f"{k}={v}"
+        for k, v in {
+            **variables,
+            "JAX_SECRET_TOKEN": "abc",
+            "XLA_SERVICE_SECRET": "planted-xla",
+        }.items()
     )
     inputs = draft_inputs()
     full = dataclasses.replace(inputs.full_run, variables=variables)
@@ -238,7 +303,9 @@ def test_no_credential_reaches_the_run_as_line_the_variables_or_the_environment_
         assert secret not in text, secret
     [run_as] = [line for line in text.splitlines() if line.startswith("Run as")]
     assert "JAX_CACHE_URL='https://***@cache.example/'" in run_as and "JAX_PLATFORMS=cpu" in run_as
-    assert "JAX_PASS" not in run_as, "a redacted variable is left out of a command meant for posting"
+    assert "JAX_PASS" not in run_as, (
+        "a redacted variable is left out of a command meant for posting"
+    )
 
 
 def test_headline_and_fences():
@@ -259,7 +326,9 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
 
     stored = []
     for release, scale in (("0.5.0", 1.0), ("0.5.1", 1.7)):
-        data = derive(real_result("async_dispatch-0.12.0.1"), release=release, case="script-repro", sizes={})
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"), release=release, case="script-repro", sizes={}
+        )
         for process in data["processes"]:
             process["figures"] = {
                 "process.import_ns": 2.1e9,
@@ -268,35 +337,61 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
             }
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
     table = script_figures_table(stored, "script-repro", stored[0].profile, None)
-    header, _, *rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]]
-    assert header == ["jax", "process.import_ns", "process.trace_ns", "json.reg_ms", "process.peak_rss_bytes"]
+    header, _, *rows = [
+        [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]
+    ]
+    assert header == [
+        "jax",
+        "process.import_ns",
+        "process.trace_ns",
+        "json.reg_ms",
+        "process.peak_rss_bytes",
+    ]
     assert rows == [
-        ["0.5.0", "2.1 s", "800 ms", "10 ms", "249 MiB"], ["0.5.1", "2.1 s", "471 ms", "17 ms", "249 MiB"],
-    ], "each in its own unit: a duration, a script's _ms number as the duration it is, a size"  # fmt: skip
+        ["0.5.0", "2.1 s", "800 ms", "10 ms", "249 MiB"],
+        ["0.5.1", "2.1 s", "471 ms", "17 ms", "249 MiB"],
+    ], "each in its own unit: a duration, a script's _ms number as the duration it is, a size"
     asked = Change(MetricKey("json", "reg_ms"), "0.5.0", "0.5.1")
-    shown, folded = script_figures_table(stored, "script-repro", stored[0].profile, asked).split("<details>")
+    shown, folded = script_figures_table(stored, "script-repro", stored[0].profile, asked).split(
+        "<details>"
+    )
     columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
-    assert columns == ["jax", "process.trace_ns", "json.reg_ms"], "what moved, and the one asked about"
+    assert columns == ["jax", "process.trace_ns", "json.reg_ms"], (
+        "what moved, and the one asked about"
+    )
     assert "The other 2, which did not move" in folded
     assert "process.import_ns" in folded and "process.peak_rss_bytes" in folded
 
 
 def speed_up() -> Change:
-    probes = [ProbeRow("0.4.31", 2.89e8, "good", "–", "–"), ProbeRow("0.4.33", 2.18e8, "bad", "–", "–")]
+    probes = [
+        ProbeRow("0.4.31", 2.89e8, "good", "–", "–"),
+        ProbeRow("0.4.33", 2.18e8, "bad", "–", "–"),
+    ]
     return dataclasses.replace(
-        change(), before_ns=2.89e8, after_ns=2.18e8, probes=probes, answer="first bad 0.4.33, last good 0.4.31"
+        change(),
+        before_ns=2.89e8,
+        after_ns=2.18e8,
+        probes=probes,
+        answer="first bad 0.4.33, last good 0.4.31",
     )
 
 
 def test_a_speed_up_is_said_in_neutral_words():
-    runs = [release_run("last good", "0.4.31", 289, 289), release_run("first bad", "0.4.33", 3.7, 218)]
+    runs = [
+        release_run("last good", "0.4.31", 289, 289),
+        release_run("first bad", "0.4.33", 3.7, 218),
+    ]
     text = render(draft_inputs(change=speed_up(), short_runs=runs))
     assert "×1.33 faster since jax 0.4.33" in text
     for word in ("first bad", "last good", "vs good", "vs bad"):
         assert word not in text, word
     assert "jax 0.4.31 (the last release before the change):" in text
     assert "On jax 0.4.33 (the first release with the change)" in text
-    assert "Bisect (`bisect-scan_sync.json`): the change lies between jax 0.4.31 and jax 0.4.33" in text
+    assert (
+        "Bisect (`bisect-scan_sync.json`): the change lies between jax 0.4.31 and jax 0.4.33"
+        in text
+    )
     assert re.search(r"\| 0\.4\.33 +\| 218 ms +\| like 0\.4\.33 +\|", text)
 
 
@@ -312,16 +407,29 @@ def test_no_table_of_the_draft_has_a_column_empty_in_every_row():
             header, _, *rows = found
             cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows]
             for i, name in enumerate(c.strip() for c in header.split("|")[1:-1]):
-                assert any(row[i] not in ("", "–") for row in cells), f"column {name!r} is empty in every row"
+                assert any(row[i] not in ("", "–") for row in cells), (
+                    f"column {name!r} is empty in every row"
+                )
 
 
 def test_the_draft_uses_no_harness_jargon():
     inputs = draft_inputs()
     compared = dataclasses.replace(
-        inputs.change, significance="×1.33 at p=0.0001, over 5 and 5 separate Python processes", significant=True
+        inputs.change,
+        significance="×1.33 at p=0.0001, over 5 and 5 separate Python processes",
+        significant=True,
     )
-    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[1]  # past the note to the user
-    for jargon in ("harness", " sides", " cells", "profile `", "run's process medians", "stored runs"):
+    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[
+        1
+    ]  # past the note to the user
+    for jargon in (
+        "harness",
+        " sides",
+        " cells",
+        "profile `",
+        "run's process medians",
+        "stored runs",
+    ):
         assert jargon not in text.lower(), jargon
 
 
@@ -338,7 +446,9 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
     assert "(XLA's dumps in `scan_sync-compiled/<release>/`, beside this draft)" in evidence
     assert "bisect-x-compiled" not in text
     shown, folded = evidence.split("<details><summary>1 more: every changed default tried", 1)
-    assert "defaults that changed" in folded and "defaults that changed" not in shown, "read first, the rest folded"
+    assert "defaults that changed" in folded and "defaults that changed" not in shown, (
+        "read first, the rest folded"
+    )
     assert "Why, as far as measured" not in render(draft_inputs())
 
 
@@ -348,7 +458,9 @@ def first_screen(text: str) -> str:
 
 def test_the_first_screen_of_a_case_a_fix_a_commit_level_and_a_script_draft_reads_in_a_minute():
     script_case = dataclasses.replace(SCAN_SYNC, script=ScriptSource("repro.py", "0" * 64))
-    below = dataclasses.replace(change(), below="jax commit f255fb700a (#23112) is the first bad commit")
+    below = dataclasses.replace(
+        change(), below="jax commit f255fb700a (#23112) is the first bad commit"
+    )
     drafts = {
         "case": render(draft_inputs()),
         "fix": render(draft_inputs(change=speed_up())),
@@ -360,7 +472,9 @@ def test_the_first_screen_of_a_case_a_fix_a_commit_level_and_a_script_draft_read
         assert len(screen.split()) <= 150, (kind, len(screen.split()))
         assert "harness" not in screen.lower() and "Welch" not in screen, kind
         assert "**Title:**" in screen and "### Description" in screen, kind
-    assert "Found with a user's script, `repro.py`, run unmodified" in first_screen(drafts["script"])
+    assert "Found with a user's script, `repro.py`, run unmodified" in first_screen(
+        drafts["script"]
+    )
     assert "claim from a user discussion" not in first_screen(drafts["script"])
     assert "Found while checking a claim from a user discussion" in first_screen(drafts["case"])
     assert "Below the releases: jax commit f255fb700a" in first_screen(drafts["commit"])

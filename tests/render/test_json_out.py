@@ -17,32 +17,80 @@ def test_a_number_that_is_not_one_is_null_and_every_document_names_itself(tmp_pa
     from harness.analysis.significance import Comparison, Verdict
 
     summary = summarize([1.0, 2.0])
-    empty = Comparison(summary, summary, math.nan, math.nan, math.nan, math.nan, Verdict.UNDECIDED, ("A: zero median",))
+    empty = Comparison(
+        summary,
+        summary,
+        math.nan,
+        math.nan,
+        math.nan,
+        math.nan,
+        Verdict.UNDECIDED,
+        ("A: zero median",),
+    )
     data = comparison_json(empty)
     assert data["ratio"] is None and data["p_value"] is None and data["verdict"] == "undecided"
     json.loads(dumps({"x": data}))  # allow_nan=False: it would raise on a NaN left in
 
 
 def test_compare_writes_every_metric_of_every_pair_with_its_interval_and_verdict(tmp_path):
-    results = write_results(tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), derive(BASE, scale=3)])
+    results = write_results(
+        tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), derive(BASE, scale=3)]
+    )
     out = tmp_path / "comparison.json"
-    code = main(["compare", str(results), "--a-release", "0.4.26", "--b-release", "0.12.0.1", "--json", str(out)])
+    code = main(
+        [
+            "compare",
+            str(results),
+            "--a-release",
+            "0.4.26",
+            "--b-release",
+            "0.12.0.1",
+            "--json",
+            str(out),
+        ]
+    )
     data = json.loads(out.read_text())
     assert code == 1 and data["schema"] == "jax-repro-harness/comparison" and data["worse"]
     [pair] = data["pairs"]
-    assert pair["case"] == "scan_sync" and pair["a"]["release"] == "0.4.26" and pair["b"]["release"] == "0.12.0.1"
+    assert (
+        pair["case"] == "scan_sync"
+        and pair["a"]["release"] == "0.4.26"
+        and pair["b"]["release"] == "0.12.0.1"
+    )
     walls = [m for m in pair["metrics"] if m["metric"].endswith("wall_ns")]
-    assert walls and all(m["verdict"] == "slower" and m["ci_low"] <= m["ratio"] <= m["ci_high"] for m in walls)
-    model = compare_sets(ResultSet("A", results, "0.4.26"), ResultSet("B", results, "0.12.0.1"), [], Thresholds())
+    assert walls and all(
+        m["verdict"] == "slower" and m["ci_low"] <= m["ratio"] <= m["ci_high"] for m in walls
+    )
+    model = compare_sets(
+        ResultSet("A", results, "0.4.26"), ResultSet("B", results, "0.12.0.1"), [], Thresholds()
+    )
     assert set_comparison_json(model)["verdicts"] == data["verdicts"]
 
 
 def test_report_writes_its_claims_and_every_timing_comparison(tmp_path):
-    results = write_results(tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), derive(BASE, scale=3)])
+    results = write_results(
+        tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), derive(BASE, scale=3)]
+    )
     out = tmp_path / "report.json"
-    assert main(["report", "--results", str(results), "--out", str(tmp_path / "pages"), "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--results",
+                str(results),
+                "--out",
+                str(tmp_path / "pages"),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads(out.read_text())
-    assert data["schema"] == "jax-repro-harness/report" and data["releases"] == ["0.4.26", "0.12.0.1"]
+    assert data["schema"] == "jax-repro-harness/report" and data["releases"] == [
+        "0.4.26",
+        "0.12.0.1",
+    ]
     [claims] = data["claims"]
     assert claims["case"] == "scan_sync" and set(claims["by_release"]) == {"0.4.26", "0.12.0.1"}
     [timing] = data["timings"]

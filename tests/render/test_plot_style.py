@@ -6,7 +6,14 @@ from harness.stats import Summary
 
 
 def summary(median: float) -> Summary:
-    return Summary(n=3, median=median, q1=median * 0.9, q3=median * 1.1, minimum=median * 0.8, maximum=median * 1.2)
+    return Summary(
+        n=3,
+        median=median,
+        q1=median * 0.9,
+        q3=median * 1.1,
+        minimum=median * 0.8,
+        maximum=median * 1.2,
+    )
 
 
 def test_no_two_series_look_alike_however_many():
@@ -15,7 +22,9 @@ def test_no_two_series_look_alike_however_many():
         assert len(set(styles)) == count, count
     twelve = series_styles(12)
     assert len({s.colour for s in twelve}) == 10 and len({s.marker for s in twelve}) == 7
-    assert len({(s.colour, s.marker) for s in twelve}) == 12, "colour and marker alone tell twelve apart"
+    assert len({(s.colour, s.marker) for s in twelve}) == 12, (
+        "colour and marker alone tell twelve apart"
+    )
 
 
 def test_a_metric_is_named_without_its_ns_suffix_in_the_unit_it_is_drawn_in():
@@ -23,7 +32,10 @@ def test_a_metric_is_named_without_its_ns_suffix_in_the_unit_it_is_drawn_in():
     assert (label, scale) == ("two_scans dispatch (ms)", 1e6)
     assert "_ns" not in label
     assert metric_axis(MetricKey("scan", "lower"), [summary(900.0)]) == ("scan lower (ns)", 1.0)
-    assert metric_axis(MetricKey("json", "reg_ms"), [summary(12.0)]) == ("json.reg_ms (as printed)", 1.0)
+    assert metric_axis(MetricKey("json", "reg_ms"), [summary(12.0)]) == (
+        "json.reg_ms (as printed)",
+        1.0,
+    )
 
 
 def test_long_labels_are_wrapped_whole_never_cut():

@@ -5,7 +5,14 @@ import pytest
 from harness.analysis.groups import comparison_groups, latest_runs
 from harness.analysis.report_model import timing_group
 from harness.analysis.significance import Thresholds
-from harness.render.plots import SCALING, WALL, draw_plots, matplotlib_missing, scaling_figure, wall_figure
+from harness.render.plots import (
+    SCALING,
+    WALL,
+    draw_plots,
+    matplotlib_missing,
+    scaling_figure,
+    wall_figure,
+)
 from harness.store.results import load_results
 from tests.conftest import FIXTURES
 
@@ -46,18 +53,24 @@ def series_lines(axes):
     return [container.lines[0] for container in axes.containers]
 
 
-def test_two_releases_are_points_each_series_its_own_look_the_legend_beside_the_axes(synthetic_timing):
+def test_two_releases_are_points_each_series_its_own_look_the_legend_beside_the_axes(
+    synthetic_timing,
+):
     pytest.importorskip("matplotlib")
     figure = wall_figure(synthetic_timing)
     [axes] = figure.axes
     renderer = drawn(figure)
     lines = series_lines(axes)
     assert len(lines) == len(synthetic_timing.wall) == 8
-    assert all(line.get_linestyle() == "None" for line in lines), "two releases: no trend line between them"
+    assert all(line.get_linestyle() == "None" for line in lines), (
+        "two releases: no trend line between them"
+    )
     looks = {(line.get_color(), line.get_marker()) for line in lines}
     assert len(looks) == len(lines), "no two series alike"
     legend = axes.get_legend().get_window_extent(renderer)
-    assert legend.x0 >= axes.get_window_extent(renderer).x1, "the legend sits right of the data, not over it"
+    assert legend.x0 >= axes.get_window_extent(renderer).x1, (
+        "the legend sits right of the data, not over it"
+    )
     assert axes.get_ylabel() == "wall time (ms)" and "_ns" not in axes.get_ylabel()
 
 
@@ -69,10 +82,15 @@ def test_titles_and_labels_are_drawn_whole_inside_the_figure(synthetic_timing):
         canvas = figure.bbox
         for text in (axes.title, axes.yaxis.label, axes.xaxis.label):
             box = text.get_window_extent(renderer)
-            assert canvas.x0 <= box.x0 and box.x1 <= canvas.x1 and canvas.y0 <= box.y0 and box.y1 <= canvas.y1, (
-                text.get_text()
-            )
-        assert "bars: IQR between processes" in axes.get_xlabel(), "the bars are explained whole, not in the y-label"
+            assert (
+                canvas.x0 <= box.x0
+                and box.x1 <= canvas.x1
+                and canvas.y0 <= box.y0
+                and box.y1 <= canvas.y1
+            ), text.get_text()
+        assert "bars: IQR between processes" in axes.get_xlabel(), (
+            "the bars are explained whole, not in the y-label"
+        )
 
 
 def test_the_device_count_plot_tells_every_line_apart(synthetic_timing):

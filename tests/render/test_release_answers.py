@@ -5,10 +5,16 @@ from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.releases.answers import Setting
-from harness.releases.bisection import bisect, sweep
-from harness.releases.judge import Judge
-from harness.render.release_answers import bisect_json, bisect_markdown, bisect_text, sweep_markdown, sweep_text
+from harness.render.release_answers import (
+    bisect_json,
+    bisect_markdown,
+    bisect_text,
+    sweep_markdown,
+    sweep_text,
+)
+from harness.steps.answers import Setting
+from harness.steps.bisection import bisect, sweep
+from harness.steps.judge import Judge
 from harness.upstream.change import BisectAnswer, change_from, read_bisect_answers
 from tests.conftest import FakeReleases, assert_valid_tables, tables
 
@@ -18,11 +24,17 @@ JAXLIB = dict(zip(RELEASES, RELEASES, strict=True))
 
 
 def rows(markdown):
-    return [[cell.strip() for cell in line.split("|")[1:-1]] for table in tables(markdown) for line in table]
+    return [
+        [cell.strip() for cell in line.split("|")[1:-1]]
+        for table in tables(markdown)
+        for line in table
+    ]
 
 
 def setting(metric=WALL, **changes):
-    return Setting("async_dispatch", {"N": 1000}, "cpu", metric, JAXLIB, Thresholds(), 42.0, **changes)
+    return Setting(
+        "async_dispatch", {"N": 1000}, "cpu", metric, JAXLIB, Thresholds(), 42.0, **changes
+    )
 
 
 def bisected(metric=WALL, scales=None):
@@ -33,10 +45,16 @@ def bisected(metric=WALL, scales=None):
 def test_the_json_answer_is_what_the_issue_draft_reads(tmp_path):
     data = bisect_json(bisected(), setting())
     assert (data["last_good"], data["first_bad"]) == ("0.4.30", "0.4.33")
-    assert data["untested_between"] == ["0.4.31"] and "0.4.31 between them could not be judged" in data["answer"]
+    assert (
+        data["untested_between"] == ["0.4.31"]
+        and "0.4.31 between them could not be judged" in data["answer"]
+    )
     assert (data["probe_count"], data["expected_probes"]) == (4, 4)
     assert [p["verdict"] for p in data["probes"]] == ["good", "bad", "skipped", "bad"]
-    assert data["probes"][3]["vs_good"]["verdict"] == "slower" and data["probes"][3]["vs_good"]["ratio"] > 2.9
+    assert (
+        data["probes"][3]["vs_good"]["verdict"] == "slower"
+        and data["probes"][3]["vs_good"]["ratio"] > 2.9
+    )
     (tmp_path / "bisect-async_dispatch.json").write_text(json.dumps(data))
     [stored] = read_bisect_answers(tmp_path, "async_dispatch")
     assert stored.data == data
@@ -52,7 +70,13 @@ def test_without_an_answer_the_json_names_no_release():
     assert data["answer"].startswith("no answer: the bad endpoint 0.4.34 is not bad")
     shown = setting()
     assert (
-        change_from([BisectAnswer("b.json", data)], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+        change_from(
+            [BisectAnswer("b.json", data)],
+            [],
+            case=shown.case,
+            sizes=shown.sizes,
+            profile=shown.profile,
+        )
         is None
     )
 
@@ -62,7 +86,10 @@ def test_markdown_and_text_give_the_answer_the_count_and_the_evidence():
     markdown = bisect_markdown(found, shown)
     assert_valid_tables(markdown)
     assert "**First bad: jax 0.4.33 · last good: jax 0.4.30**" in markdown
-    assert "4 releases in the range (0.4.30, 0.4.31, 0.4.33, 0.4.34); 4 probes (⌈log2 4⌉ + 2 = 4 expected" in markdown
+    assert (
+        "4 releases in the range (0.4.30, 0.4.31, 0.4.33, 0.4.34); 4 probes (⌈log2 4⌉ + 2 = 4 expected"
+        in markdown
+    )
     assert "wall time 42 s, installs included" in markdown
     assert ["4", "0.4.33", "0.4.33", "bad"] in [row[:4] for row in rows(markdown)]
     assert "could not be installed: fake" in markdown
@@ -81,7 +108,10 @@ def test_a_claim_bisect_shows_the_claim_and_its_evidence():
     assert "by the case's claim" in markdown
     # The evidence is settled over the processes (the fixture's five, repeated) and quotes the first one's.
     assert "| holds in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
-    assert "| does not hold in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
+    assert (
+        "| does not hold in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms"
+        in markdown
+    )
     assert bisect_json(found, setting(metric=None))["first_bad"] == "0.4.33"
 
 
@@ -93,15 +123,19 @@ def test_a_sweep_lists_its_steps_and_warns_that_bisection_sees_one():
     assert "- eager.wall_ns: 0.4.30 → 0.4.31: slower ×3" in markdown
     assert "- eager.wall_ns: 0.4.31 → 0.4.34: faster ×0.333" in markdown
     assert "a bisection between the endpoints would report only one" in markdown
-    assert ["0.4.33", "0.4.33", "not installed", "–", "could not be installed: fake"] in rows(markdown)
-    assert "Steps (each release against the previous one that ran ok):" in sweep_text(found, setting())
+    assert ["0.4.33", "0.4.33", "not installed", "–", "could not be installed: fake"] in rows(
+        markdown
+    )
+    assert "Steps (each release against the previous one that ran ok):" in sweep_text(
+        found, setting()
+    )
     every = sweep_markdown(found, setting(metric=None, every_metric=True))
     assert "by every metric and the claim" in every
 
 
 def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
-    from harness.releases.probes import Probe
     from harness.render.release_answers import release_rows
+    from harness.steps.probes import Probe
     from harness.store.results import StoredResult
     from tests.conftest import derive, real_result
 
@@ -114,6 +148,8 @@ def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
     def measure(release, again=False):
         return Probe(release, claimless, "n") if release == "0.4.30" else with_claim
 
-    found = sweep(["0.4.30", "0.4.31"], measure, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    found = sweep(
+        ["0.4.30", "0.4.31"], measure, metrics=[WALL], with_claim=False, thresholds=Thresholds()
+    )
     claims = [row[3] for row in release_rows(found, setting())]
     assert claims[0] == "–" and claims[1] in ("holds", "does not hold", "unsettled")

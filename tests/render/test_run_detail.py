@@ -31,9 +31,13 @@ def test_every_median_is_the_median_of_the_raw_samples():
     first_marks = sorted(s["marks_ns"][0] for s in samples)
     assert len(first_marks) % 2 == 0, "an even count: the two middle values differ"
     assert first_marks[len(first_marks) // 2 - 1] != first_marks[len(first_marks) // 2]
-    assert row(table, "two_scans", "returned from scan 1")[2] == format_ns(statistics.median(first_marks))
+    assert row(table, "two_scans", "returned from scan 1")[2] == format_ns(
+        statistics.median(first_marks)
+    )
     wall = row(table, "two_scans", "wall (until ready)")
-    assert wall[2] == format_ns(statistics.median(s["wall_ns"] for s in samples)) and wall[6] == str(len(samples))
+    assert wall[2] == format_ns(statistics.median(s["wall_ns"] for s in samples)) and wall[
+        6
+    ] == str(len(samples))
     compile_ns = [v for p in data["processes"] for v in p["compiled"]["scan"]["compile_ns"]]
     assert len(compile_ns) == 4
     assert row(table, "scan", "jit: compile (cold)")[2] == format_ns(statistics.median(compile_ns))
@@ -41,14 +45,18 @@ def test_every_median_is_the_median_of_the_raw_samples():
 
 def test_a_run_of_several_processes_says_how_each_ended_and_pools_their_samples():
     data = real_result("scan_sync-0.12.0.1")
-    several = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok", "crashed"], holds=[True, True, False]))
+    several = StoredResult.from_document(
+        PATH, in_processes(data, ["ok", "ok", "crashed"], holds=[True, True, False])
+    )
     section = section_of(several, older=0)
     assert "Status: **crashed**" in section
     assert "Measured in 3 processes: 2 ok, 1 crashed." in section
     assert "Claim" not in section, "a cell that did not finish has no claim verdict"
     samples = len(data["processes"][0]["programs"]["two_scans"]["samples"])
     assert row(metrics_table(several), "two_scans", "wall (until ready)")[6] == str(2 * samples)
-    first_calls = row(metrics_table(several), "two_scans", "first call (incl. compile), one per process")
+    first_calls = row(
+        metrics_table(several), "two_scans", "first call (incl. compile), one per process"
+    )
     assert first_calls[6] == "2"
     assert_valid_tables(section)
 
@@ -65,14 +73,26 @@ def test_agreeing_processes_give_the_claim_and_how_many_agree():
         StoredResult.from_document(PATH, mostly), older=0
     )
     # Fewer than three processes, or fewer than 80 % of them agreeing, settle nothing.
-    too_few = StoredResult.from_document(PATH, in_processes(data, ["ok", "ok"], holds=[False, False]))
-    assert "Claim unsettled: does not hold in 2 of 2 processes; e.g. process 0" in section_of(too_few, older=0)
-    split = StoredResult.from_document(PATH, in_processes(data, ["ok"] * 5, holds=[True, True, True, False, False]))
-    assert "Claim unsettled: holds in 3 of 5 processes; e.g. process 0" in section_of(split, older=0)
+    too_few = StoredResult.from_document(
+        PATH, in_processes(data, ["ok", "ok"], holds=[False, False])
+    )
+    assert "Claim unsettled: does not hold in 2 of 2 processes; e.g. process 0" in section_of(
+        too_few, older=0
+    )
+    split = StoredResult.from_document(
+        PATH, in_processes(data, ["ok"] * 5, holds=[True, True, True, False, False])
+    )
+    assert "Claim unsettled: holds in 3 of 5 processes; e.g. process 0" in section_of(
+        split, older=0
+    )
     assert "**does not hold**" not in section_of(split, older=0) + section_of(too_few, older=0)
-    old = StoredResult.from_document(FIXTURES / "v1" / "scan_sync-0.12.0.1.json", v1_result("scan_sync-0.12.0.1"))
+    old = StoredResult.from_document(
+        FIXTURES / "v1" / "scan_sync-0.12.0.1.json", v1_result("scan_sync-0.12.0.1")
+    )
     one = section_of(old, older=0)
-    assert "processes=1" in one and "Measured in" not in one, "a version-1 run was measured in one process"
+    assert "processes=1" in one and "Measured in" not in one, (
+        "a version-1 run was measured in one process"
+    )
     assert "Claim unsettled: one process (holds there); e.g. scan 1 returned at" in one
     five = section_of(StoredResult.from_document(PATH, data), older=0)
     assert "processes=5" in five and "Measured in 5 processes: 5 ok." in five

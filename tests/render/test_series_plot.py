@@ -41,4 +41,6 @@ def test_each_panel_names_its_metric_in_the_unit_drawn_and_two_releases_are_poin
     assert container.lines[0].get_linestyle() == "None"
     many = {r: 1 for r in "abc"}
     figure = series_figure("t", list(many), list(metric_series(results(many), [WALL]).items()), [])
-    assert figure.axes[0].containers[0].lines[0].get_linestyle() == "-", "three or more: a trend line"
+    assert figure.axes[0].containers[0].lines[0].get_linestyle() == "-", (
+        "three or more: a trend line"
+    )

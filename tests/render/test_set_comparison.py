@@ -32,4 +32,6 @@ def test_the_terminal_text_ends_with_its_summary_and_explains_the_rule_once(tmp_
     text = render_text(comparison(tmp_path))
     paragraph = rule_text(DEFAULT_THRESHOLDS).replace("*", "")
     assert text.count(paragraph) == 1 and text.index("metric") < text.index(paragraph)
-    assert text.rstrip().splitlines()[-1].startswith(("Worse in B", "Nothing got significantly worse"))
+    assert (
+        text.rstrip().splitlines()[-1].startswith(("Worse in B", "Nothing got significantly worse"))
+    )

@@ -13,7 +13,12 @@ from harness.units import format_ns, format_p, format_ratio, sizes_text
 
 
 def test_format_ns_picks_a_readable_unit():
-    assert [format_ns(v) for v in (12, 3_400, 5_600_000, 2.5e9)] == ["12 ns", "3.4 µs", "5.6 ms", "2.5 s"]
+    assert [format_ns(v) for v in (12, 3_400, 5_600_000, 2.5e9)] == [
+        "12 ns",
+        "3.4 µs",
+        "5.6 ms",
+        "2.5 s",
+    ]
 
 
 def test_sizes_are_sorted_by_name():
@@ -39,7 +44,11 @@ def test_a_cell_carries_median_ratio_interval_and_verdict():
 
 def test_plain_text_cells_have_no_markdown():
     cells = statistics_cells(compare_processes(BASE, SLOWER), markdown=False)
-    assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {"interval": "", "p": "", "between A/B": ""} == {
+    assert dict(zip(STATISTICS_HEADERS, cells, strict=True)) | {
+        "interval": "",
+        "p": "",
+        "between A/B": "",
+    } == {
         "processes A/B": "8/8",
         "samples A/B": "80/80",
         "median A": "108 ns",
@@ -58,12 +67,18 @@ def test_statistics_of_processes_show_counts_and_both_spreads():
     a = [[100.0, 101.0, 102.0], [110.0, 111.0], [90.0, 91.0, 92.0, 93.0]]
     b = [[150.0, 151.0], [160.0, 161.0, 162.0]]
     cells = dict(
-        zip(STATISTICS_HEADERS, statistics_cells(compare_processes(a, b, Thresholds(resamples=20))), strict=True)
+        zip(
+            STATISTICS_HEADERS,
+            statistics_cells(compare_processes(a, b, Thresholds(resamples=20))),
+            strict=True,
+        )
     )
     assert (cells["processes A/B"], cells["samples A/B"]) == ("3/2", "9/5")
     # A's process medians 101, 110.5, 91.5: sd 9.5 around 101 (9.4 %); B's 150.5, 161: sd 7.4 around 155.75.
     assert cells["between A/B"] == "9.4%/4.8%"
-    assert cells["verdict"] == "within ±126%", "no change shown, and the data allow one of up to ×2.26 either way"
+    assert cells["verdict"] == "within ±126%", (
+        "no change shown, and the data allow one of up to ×2.26 either way"
+    )
     assert cells["caveats"] == "too few processes (3 and 2) for a verdict"
 
 

@@ -4,15 +4,15 @@ import dataclasses
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
+from harness.explain.defaults import XLA, Change
+from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
+from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import parse_metric_name
-from harness.releases.answers import Setting
-from harness.releases.defaults import XLA, Change
-from harness.releases.dumps import CompiledAnswer, compare_dumps, read_dump
-from harness.releases.triage import triage
-from harness.releases.tried import DefaultsAnswer
 from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown, triage_text
+from harness.steps.answers import Setting
+from harness.steps.triage import triage
 from tests.conftest import FakeReleases
-from tests.releases.test_triage import FakeConfirmer
+from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
 
@@ -20,11 +20,22 @@ WALL = parse_metric_name("eager.wall_ns")
 def outcome(scales, again=None, metric=None, claim=False, holds=None):
     metrics = [metric] if metric else [] if claim else None
     found = triage(
-        list(scales), FakeReleases(scales, holds=holds), FakeConfirmer(FakeReleases(again or scales, holds=holds)),
-        metrics=metrics, with_claim=metric is None, thresholds=Thresholds(),
-    )  # fmt: skip
+        list(scales),
+        FakeReleases(scales, holds=holds),
+        FakeConfirmer(FakeReleases(again or scales, holds=holds)),
+        metrics=metrics,
+        with_claim=metric is None,
+        thresholds=Thresholds(),
+    )
     setting = Setting(
-        "async_dispatch", {"N": 1000}, "cpu", metric, {}, Thresholds(), 12.0, every_metric=metrics is None
+        "async_dispatch",
+        {"N": 1000},
+        "cpu",
+        metric,
+        {},
+        Thresholds(),
+        12.0,
+        every_metric=metrics is None,
     )
     return found, setting
 
@@ -39,12 +50,18 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     ), "an answer of its own, not the tail of the one before"
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[:2] == ["eager.wall_ns", "a → b"] and cells[2].endswith("slower") and cells[3].endswith("within ±7.5%")
+    assert (
+        cells[:2] == ["eager.wall_ns", "a → b"]
+        and cells[2].endswith("slower")
+        and cells[3].endswith("within ±7.5%")
+    )
     assert cells[4] == "no"
     assert "Plot not drawn: matplotlib is not installed." in text
     assert "2 releases on the index in the range, 2 ran ok (5 processes each" in text
     assert "0 confirmed on measuring again until decided, 10 processes a side, 1 undecided" in text
-    assert "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
+    assert (
+        "the chance that any confirmed change is a false alarm is at most 1 × 0.002 = 0.002" in text
+    )
 
 
 def test_the_claim_answers_and_the_plot_of_every_wall_time():
@@ -52,17 +69,23 @@ def test_the_claim_answers_and_the_plot_of_every_wall_time():
     text = triage_text(found, setting, 3)
     assert "- claim stops holding in b (last held in a)" in text
     assert "- claim holds again from c (last failed in b)" in text
-    assert [k.metric_name for k in plotted_metrics(found, setting)] == ["eager.wall_ns", "jit.wall_ns"]
+    assert [k.metric_name for k in plotted_metrics(found, setting)] == [
+        "eager.wall_ns",
+        "jit.wall_ns",
+    ]
 
 
 def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_path):
     found, setting = outcome({"a": 1, "b": 1}, metric=WALL)
-    assert "No change found: no step between consecutive releases passed the first round" in triage_text(
-        found, setting, 5
+    assert (
+        "No change found: no step between consecutive releases passed the first round"
+        in triage_text(found, setting, 5)
     )
     assert plotted_metrics(found, setting) == [WALL]
     text = triage_markdown(found, setting, 5, ("plots/x.png", ""))
-    assert "![the metric over releases](plots/x.png)" in text and "No step to measure again." in text
+    assert (
+        "![the metric over releases](plots/x.png)" in text and "No step to measure again." in text
+    )
 
 
 def test_a_confirmed_step_says_what_its_releases_compiled():
@@ -78,7 +101,9 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     )
     assert said in text
     assert "compiled jit_f" not in text, "no module is listed when none differs"
-    assert "what runs them changed, not what was compiled" in triage_markdown(found, setting, 5, (None, "no plot"))
+    assert "what runs them changed, not what was compiled" in triage_markdown(
+        found, setting, 5, (None, "no plot")
+    )
     [data] = triage_json(found, setting)["compiled"]
     assert data["modules"][0]["same_after_optimisation"] is True
 
@@ -97,4 +122,7 @@ def test_a_step_where_several_metrics_and_the_claim_moved_says_its_findings_once
     answers = [line for line in text.splitlines() if line.startswith("- ")]
     assert len(answers) >= 3 and any(line.startswith("- claim") for line in answers), answers
     assert text.count("compiled programs of a and b") == 1
-    assert text.count("defaults that changed from a to b: xla_cpu_use_thunk_runtime: false → true") == 1
+    assert (
+        text.count("defaults that changed from a to b: xla_cpu_use_thunk_runtime: false → true")
+        == 1
+    )

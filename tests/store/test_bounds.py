@@ -22,7 +22,9 @@ LIMIT = 10**bounds.MAX_INTEGER_DIGITS
 NUMBERS = st.one_of(
     st.sampled_from([LIMIT - 1, LIMIT, LIMIT + 1, -(LIMIT - 1), -LIMIT, 10**4500, 0]),
     st.integers(min_value=LIMIT - 1000, max_value=LIMIT + 1000),
-    st.sampled_from([bounds.MAX_MAGNITUDE, math.nextafter(bounds.MAX_MAGNITUDE, math.inf), 1e25, -1e19, 1e308]),
+    st.sampled_from(
+        [bounds.MAX_MAGNITUDE, math.nextafter(bounds.MAX_MAGNITUDE, math.inf), 1e25, -1e19, 1e308]
+    ),
     st.floats(min_value=9.99e18, max_value=1.001e19),
     st.sampled_from([math.nan, math.inf, -math.inf]),
 )
@@ -103,6 +105,11 @@ def test_the_figure_lines_bound_is_the_stores():
 
 def test_the_published_schema_states_the_bounds():
     said = json.loads((REPO / "docs" / "result.schema.json").read_text())["description"]
-    assert f"{bounds.MAX_DOCUMENT_BYTES // 2**20} MiB" in said and f"{bounds.MAX_DEPTH} levels" in said
-    assert f"{bounds.MAX_MAGNITUDE:g}".replace("+", "") in said and f"{bounds.MAX_INTEGER_DIGITS} digits" in said
+    assert (
+        f"{bounds.MAX_DOCUMENT_BYTES // 2**20} MiB" in said and f"{bounds.MAX_DEPTH} levels" in said
+    )
+    assert (
+        f"{bounds.MAX_MAGNITUDE:g}".replace("+", "") in said
+        and f"{bounds.MAX_INTEGER_DIGITS} digits" in said
+    )
     assert "surrogate" in said and FIXTURES.is_dir()

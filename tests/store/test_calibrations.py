@@ -63,7 +63,9 @@ def test_a_bad_calibration_file_is_named_and_never_replaced(tmp_path):
 
 
 def test_the_results_loader_leaves_calibrations_alone(tmp_path):
-    results = write_results(tmp_path / "scan_sync" / "jax-0.12.0.1" / "cpu", [real_result("scan_sync-0.12.0.1")])
+    results = write_results(
+        tmp_path / "scan_sync" / "jax-0.12.0.1" / "cpu", [real_result("scan_sync-0.12.0.1")]
+    )
     append_calibration(tmp_path, a_calibration(datetime(2026, 6, 1, tzinfo=UTC)))
     loaded, problems = load_results(tmp_path)
     assert len(loaded) == 1 and problems == []
@@ -88,7 +90,10 @@ def test_a_calibration_records_the_spread_between_invocations_and_reads_it_back(
 
 
 def test_machine_ids_that_sanitise_alike_get_files_of_their_own(tmp_path):
-    names = {calibration_path(tmp_path, machine).name for machine in ("a+b", "a_b", "a/b", "..", "", "é", "x" * 300)}
+    names = {
+        calibration_path(tmp_path, machine).name
+        for machine in ("a+b", "a_b", "a/b", "..", "", "é", "x" * 300)
+    }
     assert len(names) == 7 and "a_b.json" in names
     assert all(not name.startswith(".") and len(name) < 255 for name in names)
     assert calibration_path(tmp_path, "0123456789abcdef").name == "0123456789abcdef.json"

@@ -2,7 +2,16 @@
 
 import pytest
 
-from harness.store.checks import Fields, SchemaError, integer, list_of, map_of, nullable, size_map, window
+from harness.store.checks import (
+    Fields,
+    SchemaError,
+    integer,
+    list_of,
+    map_of,
+    nullable,
+    size_map,
+    window,
+)
 
 
 def test_a_wrong_value_is_named_by_its_path():

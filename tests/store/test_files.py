@@ -9,7 +9,13 @@ import pytest
 
 from harness.errors import UsageError
 from harness.store import files
-from harness.store.files import DocumentProblem, output_folder, parse_document, read_bounded, replace_file
+from harness.store.files import (
+    DocumentProblem,
+    output_folder,
+    parse_document,
+    read_bounded,
+    replace_file,
+)
 
 
 @pytest.mark.parametrize(
@@ -43,7 +49,12 @@ def test_a_document_out_of_bounds_is_refused_in_words(document, reason):
 
 def test_a_document_within_bounds_parses_as_json_would():
     text = json.dumps(
-        {"a\\": [1], 'b"]': "[[[[{{", "n": [9_223_372_036_854_775_807, -1.5e18, 0.25], "deep": [[[[[[[1]]]]]]]}
+        {
+            "a\\": [1],
+            'b"]': "[[[[{{",
+            "n": [9_223_372_036_854_775_807, -1.5e18, 0.25],
+            "deep": [[[[[[[1]]]]]]],
+        }
     ).encode()
     assert parse_document(text) == json.loads(text)
     assert parse_document(b"[" * 64 + b"]" * 64) == json.loads(b"[" * 64 + b"]" * 64)
@@ -52,7 +63,10 @@ def test_a_document_within_bounds_parses_as_json_would():
         0.00012345678901234567,
         1.2345678901234567e-05,
     ]
-    assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]  # a pair; a backslash
+    assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == [
+        "\U0001f600",
+        "\\ud800",
+    ]  # a pair; a backslash
 
 
 def test_only_a_regular_file_within_the_cap_is_read(tmp_path):
@@ -87,7 +101,10 @@ def test_a_file_is_replaced_never_written_through_a_link(tmp_path):
     assert not (out / "page.md").is_symlink() and (out / "page.md").read_text() == "new"
     replace_file(out / "plot.png", b"\x89PNG")
     assert (out / "plot.png").read_bytes() == b"\x89PNG"
-    assert sorted(p.name for p in out.iterdir()) == ["page.md", "plot.png"]  # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == [
+        "page.md",
+        "plot.png",
+    ]  # no temporary file left
 
 
 def test_a_replaced_file_is_as_readable_as_one_written_with_open(tmp_path):
@@ -105,7 +122,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monk
     monkeypatch.setattr(files.os, "fsync", full)
     with pytest.raises(OSError, match="No space"):
         replace_file(tmp_path / "page.md", "new")
-    assert [p.name for p in tmp_path.iterdir()] == ["page.md"] and (tmp_path / "page.md").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["page.md"] and (
+        tmp_path / "page.md"
+    ).read_text() == "old"
 
 
 def test_a_link_or_a_file_where_a_folder_is_expected_is_refused(tmp_path):
@@ -123,7 +142,9 @@ def test_a_link_or_a_file_where_a_folder_is_expected_is_refused(tmp_path):
     with pytest.raises(UsageError, match="is a folder"):
         replace_file(out / "dir.md", "x")
     linked_root = tmp_path / "chosen"
-    linked_root.symlink_to(elsewhere)  # the folder the user names may be a link: only what is below is checked
+    linked_root.symlink_to(
+        elsewhere
+    )  # the folder the user names may be a link: only what is below is checked
     assert output_folder(linked_root, "plots").is_dir() and (elsewhere / "plots").is_dir()
 
 

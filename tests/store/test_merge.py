@@ -22,8 +22,12 @@ def test_two_machines_merge_into_one_folder_and_a_duplicate_counts_once(tmp_path
     assert problems == [] and len(results) == 3
     assert len({r.machine for r in results}) == 2
     for result in results:
-        assert result.path == result_path(tmp_path / "results", result.result), "stored where the harness stores"
-    originals = {r.id: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]}
+        assert result.path == result_path(tmp_path / "results", result.result), (
+            "stored where the harness stores"
+        )
+    originals = {
+        r.id: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]
+    }
     assert {r.id: r.path.read_bytes() for r in results} == originals, "copied byte for byte"
 
 
@@ -41,7 +45,10 @@ def test_a_result_that_takes_another_results_id_is_left_out_and_named(tmp_path):
     merged = merge([MACHINES / "runner-b", tampered.parent], tmp_path / "results")
     assert len(merged.copied) == 1
     [problem] = merged.problems
-    assert problem.startswith(f"{tampered}: id {original.id} is already in ") and "other content" in problem
+    assert (
+        problem.startswith(f"{tampered}: id {original.id} is already in ")
+        and "other content" in problem
+    )
     assert [r.status for r in load_results(tmp_path / "results")[0]] == ["ok"]
 
 
@@ -77,7 +84,9 @@ def test_the_command_prints_one_line_per_problem_and_exits_1_only_then(tmp_path,
     ]
 
 
-def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(tmp_path, monkeypatch):
+def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(
+    tmp_path, monkeypatch
+):
     import harness.store.merge as merge_module
     from harness.store.results import load_results as load
 
@@ -85,7 +94,9 @@ def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(t
     write_result(source, derive(real_result("scan_sync-0.12.0.1")))
     into = tmp_path / "into"
     # The other merge copies the same result after this one loaded ``into`` (then empty) and before it copies.
-    monkeypatch.setattr(merge_module, "load_results", lambda folder: ([], []) if folder == into else load(folder))
+    monkeypatch.setattr(
+        merge_module, "load_results", lambda folder: ([], []) if folder == into else load(folder)
+    )
     merge_module.merge([source], into)
     merged = merge_module.merge([source], into)
     assert merged.problems == [] and merged.duplicates == 1

@@ -15,7 +15,10 @@ def test_a_version_1_result_becomes_one_measured_in_one_process():
     assert new["schema_version"] == 2 and new["interleaved_with"] == []
     assert not set(V1_PROCESS_FIELDS) & set(new), "per-process fields left the top level"
     [process] = new["processes"]
-    assert process["index"] == 0 and (process["status"], process["detail"]) == (old["status"], old["detail"])
+    assert process["index"] == 0 and (process["status"], process["detail"]) == (
+        old["status"],
+        old["detail"],
+    )
     assert process["load"] is None and process["affinity"] is None
     assert process["duration_s"] == old["duration_s"]
     for key in ("compiled", "claim", "jax"):
@@ -50,5 +53,7 @@ def test_a_malformed_version_1_document_migrates_and_parse_names_the_field():
 
 @pytest.mark.parametrize("version", [0, 3, "1", True, None])
 def test_versions_this_harness_does_not_read_are_refused(version):
-    with pytest.raises(SchemaError, match=f"schema version {version!r} is not one this harness reads"):
+    with pytest.raises(
+        SchemaError, match=f"schema version {version!r} is not one this harness reads"
+    ):
         upgrade({**v1_result("async_dispatch-0.12.0.1"), "schema_version": version})

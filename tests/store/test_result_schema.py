@@ -59,7 +59,10 @@ REFUSED = [path for path in RESULT_FIXTURES if path.relative_to(FIXTURES).parts[
 
 
 def errors_of(document: Any) -> list[str]:
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(document)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in VALIDATOR.iter_errors(document)
+    ]
 
 
 def test_the_fixtures_hold_results_of_every_version_and_refused_ones():
@@ -75,7 +78,10 @@ def test_the_schema_is_a_valid_draft_2020_12_schema():
 def test_the_schema_names_the_result_and_the_version_the_harness_writes():
     top = PUBLISHED["properties"]
     assert top["schema"]["const"] == SCHEMA and top["schema_version"]["const"] == SCHEMA_VERSION
-    assert PUBLISHED["$id"].endswith(f":{SCHEMA_VERSION}") and f"version {SCHEMA_VERSION}" in PUBLISHED["title"]
+    assert (
+        PUBLISHED["$id"].endswith(f":{SCHEMA_VERSION}")
+        and f"version {SCHEMA_VERSION}" in PUBLISHED["title"]
+    )
 
 
 @pytest.mark.parametrize("path", LOADED, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -127,7 +133,9 @@ FULL = Result(
                     printed=({"metric": "reg_ms", "value": 1.5},),
                 )
             },
-            compiled={"f": CompiledFunction(lower_ns=(1.0,), compile_ns=(2.0,), hlo={"fusions": 2})},
+            compiled={
+                "f": CompiledFunction(lower_ns=(1.0,), compile_ns=(2.0,), hlo={"fusions": 2})
+            },
             facts={"count": 3},
             claim=ProcessClaim(holds=False, evidence="why", backend="cpu"),
             jax=JaxFacts(
@@ -223,7 +231,10 @@ def records(value: Any) -> list[Any]:
         return [found for item in value.values() for found in records(item)]
     if not is_dataclass(value):
         return []
-    return [value, *(found for spec in fields(value) for found in records(getattr(value, spec.name)))]
+    return [
+        value,
+        *(found for spec in fields(value) for found in records(getattr(value, spec.name))),
+    ]
 
 
 def default_of(spec: Field[Any]) -> Any:
@@ -251,11 +262,19 @@ def written(tmp_path) -> dict[str, Any]:
 
 def test_a_written_result_validates(tmp_path):
     assert errors_of(written(tmp_path)) == []
-    least = Result("r2", "2026-12-01T12:00:00+00:00", "steady", "0.4.26", "cpu", {}, RunStatus.SKIPPED)
+    least = Result(
+        "r2", "2026-12-01T12:00:00+00:00", "steady", "0.4.26", "cpu", {}, RunStatus.SKIPPED
+    )
     crashed = Result(
-        "r3", "2026-12-01T12:00:00+00:00", "steady", "0.4.26", "cpu", {"K": 1}, RunStatus.CRASHED,
+        "r3",
+        "2026-12-01T12:00:00+00:00",
+        "steady",
+        "0.4.26",
+        "cpu",
+        {"K": 1},
+        RunStatus.CRASHED,
         processes=(ProcessRun(0, RunStatus.CRASHED, detail="killed by SIGSEGV"),),
-    )  # fmt: skip
+    )
     for result in (least, crashed):
         assert errors_of(json.loads(write_result(tmp_path, result).read_text())) == []
 
@@ -326,9 +345,14 @@ def dotted(where: tuple[Any, ...], key: str) -> str:
 def test_every_key_a_result_writes_is_named_where_it_is_written(tmp_path):
     described = list(described_objects(written(tmp_path), PUBLISHED))
     assert [
-        dotted(where, key) for where, node, held in described for key in held if key not in node["properties"]
+        dotted(where, key)
+        for where, node, held in described
+        for key in held
+        if key not in node["properties"]
     ] == []
-    assert len(described) == len(records(FULL)), "each record written is described where it is written"
+    assert len(described) == len(records(FULL)), (
+        "each record written is described where it is written"
+    )
 
 
 def test_the_fields_the_schema_requires_are_those_the_parser_requires(tmp_path):
@@ -347,7 +371,9 @@ def test_the_fields_the_schema_requires_are_those_the_parser_requires(tmp_path):
             except SchemaError:
                 refused = True
             if refused != (key in node.get("required", ())):
-                disagreements.append(f"{dotted(where, key)}: the parser {'refuses' if refused else 'takes'} it missing")
+                disagreements.append(
+                    f"{dotted(where, key)}: the parser {'refuses' if refused else 'takes'} it missing"
+                )
     assert disagreements == []
 
 

@@ -21,18 +21,38 @@ from harness.units import UNRECORDED_MACHINE
 from tests.conftest import FIXTURES, document
 
 SAMPLE = {"marks_ns": [1], "wall_ns": 2}
-PROGRAM = {"steps": ["call"], "warmup": 1, "loops": 1, "stopped_by": "repeats", "first_call": SAMPLE}
+PROGRAM = {
+    "steps": ["call"],
+    "warmup": 1,
+    "loops": 1,
+    "stopped_by": "repeats",
+    "first_call": SAMPLE,
+}
 
 
 def record(**overrides):
     """A result of the newest schema version, measured in one process unless ``processes`` says otherwise."""
-    fields = dict(case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok", processes=[])
+    fields = dict(
+        case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok", processes=[]
+    )
     fields.update(overrides)
-    return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **new_identity()._asdict(), **fields}
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        **new_identity()._asdict(),
+        **fields,
+    }
 
 
 def process(index=0, status="ok", **fields):
-    return {"index": index, "status": status, "detail": "", "load": None, "affinity": None, **fields}
+    return {
+        "index": index,
+        "status": status,
+        "detail": "",
+        "load": None,
+        "affinity": None,
+        **fields,
+    }
 
 
 def test_round_trip(tmp_path):
@@ -70,7 +90,11 @@ def test_a_typed_result_is_stored_as_it_writes_itself(tmp_path):
 
 def test_a_new_identity_sorts_by_time():
     first, second = new_identity(), new_identity()
-    assert first.id != second.id and first.id[:15] <= second.id[:15] and first.created_at <= second.created_at
+    assert (
+        first.id != second.id
+        and first.id[:15] <= second.id[:15]
+        and first.created_at <= second.created_at
+    )
 
 
 def test_a_stored_result_is_never_overwritten(tmp_path):
@@ -147,7 +171,9 @@ def test_a_file_with_a_field_of_the_wrong_type_is_named_with_the_field(tmp_path)
     assert set(reasons) == set(UNUSABLE)
     for name, reason in UNUSABLE.items():
         assert reasons[name].startswith(reason), reasons[name]
-    assert reasons["claim-is-text.json"].endswith("(as migrated from schema version 1)"), "a version-1 file says so"
+    assert reasons["claim-is-text.json"].endswith("(as migrated from schema version 1)"), (
+        "a version-1 file says so"
+    )
 
 
 def test_a_fifo_named_like_a_result_is_named_not_waited_for(tmp_path):
@@ -169,7 +195,10 @@ def test_the_same_result_twice_counts_once_and_a_clash_of_ids_is_named(tmp_path)
     loaded, problems = load_results(tmp_path)
     assert [r.status for r in loaded] == ["ok"]
     [problem] = problems
-    assert problem.path.name == "zz-clash.json" and f"id {original['id']} is already used by" in problem.reason
+    assert (
+        problem.path.name == "zz-clash.json"
+        and f"id {original['id']} is already used by" in problem.reason
+    )
 
 
 def test_content_hash_ignores_layout_not_content():
@@ -191,7 +220,9 @@ def test_results_from_before_machine_ids_still_load(tmp_path):
     write_result(tmp_path, old)
     [loaded], problems = load_results(tmp_path)
     assert problems == [] and loaded.machine == UNRECORDED_MACHINE
-    newer = StoredResult.from_document(tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}})
+    newer = StoredResult.from_document(
+        tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}}
+    )
     assert newer.machine == "0123456789abcdef"
 
 
@@ -199,24 +230,41 @@ def test_results_from_before_machine_ids_still_load(tmp_path):
     ("jax", "variables", "backend"),
     [
         ({"backend": "gpu"}, {"JAX_PLATFORMS": "cpu"}, "gpu"),  # what JAX said wins
-        ({"error": "RuntimeError: no CUDA"}, {"JAX_PLATFORMS": "cuda"}, "gpu"),  # died before saying: the pin
+        (
+            {"error": "RuntimeError: no CUDA"},
+            {"JAX_PLATFORMS": "cuda"},
+            "gpu",
+        ),  # died before saying: the pin
         (None, {"JAX_PLATFORMS": "cpu"}, "cpu"),
         (None, {}, "unknown"),
     ],
 )
 def test_backend_of_a_run(jax, variables, backend):
-    data = record(host={"variables": variables}, processes=[process(**({"jax": jax} if jax else {}))])
+    data = record(
+        host={"variables": variables}, processes=[process(**({"jax": jax} if jax else {}))]
+    )
     assert StoredResult.from_document(Path("x.json"), data).backend == backend
 
 
 def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
     runs = [
-        StoredResult.from_document(Path(f"{i}.json"), record(created_at=when, id=f"run{i}", sizes={"K": size}))
-        for i, (when, size) in enumerate([("2026-01-02", 1), ("2026-01-01", 1), ("2026-01-02", 2), ("2026-01-03", 1)])
+        StoredResult.from_document(
+            Path(f"{i}.json"), record(created_at=when, id=f"run{i}", sizes={"K": size})
+        )
+        for i, (when, size) in enumerate(
+            [("2026-01-02", 1), ("2026-01-01", 1), ("2026-01-02", 2), ("2026-01-03", 1)]
+        )
     ]
     newest = newest_runs(runs, lambda r: r.sizes["K"])
-    assert {k: (v.result.id, v.older) for k, v in newest.items()} == {1: ("run3", 2), 2: ("run2", 0)}
+    assert {k: (v.result.id, v.older) for k, v in newest.items()} == {
+        1: ("run3", 2),
+        2: ("run2", 0),
+    }
     tied = newest_runs(
-        [*runs[:2], StoredResult.from_document(Path("x"), record(created_at="2026-01-02", id="run9"))], lambda r: 0
+        [
+            *runs[:2],
+            StoredResult.from_document(Path("x"), record(created_at="2026-01-02", id="run9")),
+        ],
+        lambda r: 0,
     )
     assert tied[0].result.id == "run9", "the id breaks a tie in creation time"

@@ -38,7 +38,12 @@ def document(**fields):
 
 def program(**fields):
     sample = {"marks_ns": [3, 5], "wall_ns": 8}
-    return {"steps": ["a", "b"], "loops": 4, "first_call": sample, "samples": [sample, sample]} | fields
+    return {
+        "steps": ["a", "b"],
+        "loops": 4,
+        "first_call": sample,
+        "samples": [sample, sample],
+    } | fields
 
 
 def error_of(data):
@@ -71,11 +76,19 @@ def test_a_document_becomes_typed_records():
     result = parse(data)
     assert isinstance(result, Result) and result.status is RunStatus.OK
     first, second = result.processes
-    assert isinstance(first, ProcessRun) and second.status is RunStatus.CRASHED and second.detail == "killed by SIGSEGV"
+    assert (
+        isinstance(first, ProcessRun)
+        and second.status is RunStatus.CRASHED
+        and second.detail == "killed by SIGSEGV"
+    )
     assert first.load is not None and first.load.loaded and first.load.attempts == 2
     assert first.affinity == (0, 1) and first.peak_rss_bytes == 1024
     stored = first.programs["p"]
-    assert stored.loops == 4 and stored.steps == ("a", "b") and stored.first_call == TimedSample((3, 5), 8)
+    assert (
+        stored.loops == 4
+        and stored.steps == ("a", "b")
+        and stored.first_call == TimedSample((3, 5), 8)
+    )
     assert [s.dispatch_ns for s in stored.samples] == [5, 5]
     assert first.compiled["f"].lower_ns == (1, 2) and first.compiled["f"].hlo == {"fusions": 2}
     assert first.claim is not None and first.claim.holds is False and first.claim.backend == "cpu"
@@ -88,12 +101,18 @@ def test_a_document_becomes_typed_records():
 
 
 def test_optional_fields_default_and_unknown_ones_are_ignored():
-    result = parse(document(from_a_newer_harness={"x": [1]}, processes=[{"status": "skipped", "new": 1}]))
+    result = parse(
+        document(from_a_newer_harness={"x": [1]}, processes=[{"status": "skipped", "new": 1}])
+    )
     [only] = result.processes
     assert only.index == 0 and only.programs == {} and only.claim is None and only.jax is None
     assert result.settings == NOTHING_RECORDED and result.settings.shown() == {}
     assert result.machine == UNRECORDED_MACHINE
-    assert result.backend == "unknown" and result.device_count is None and result.interleaved_with == ()
+    assert (
+        result.backend == "unknown"
+        and result.device_count is None
+        and result.interleaved_with == ()
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,22 +128,48 @@ def test_optional_fields_default_and_unknown_ones_are_ignored():
             "status: unknown status 'great' (expected one of ok, failed, timeout, crashed, skipped, not installable)",
         ),
         ({"processes": {"0": {}}}, "processes: expected list, got object"),
-        ({"processes": [{"status": "ok", "programs": [1, 2, 3]}]}, "processes[0].programs: expected object, got list"),
-        ({"processes": [{"status": "ok", "claim": "yes"}]}, "processes[0].claim: expected object, got str"),
-        ({"processes": [{"status": "ok", "claim": {"evidence": "x"}}]}, "processes[0].claim.holds: missing"),
+        (
+            {"processes": [{"status": "ok", "programs": [1, 2, 3]}]},
+            "processes[0].programs: expected object, got list",
+        ),
+        (
+            {"processes": [{"status": "ok", "claim": "yes"}]},
+            "processes[0].claim: expected object, got str",
+        ),
+        (
+            {"processes": [{"status": "ok", "claim": {"evidence": "x"}}]},
+            "processes[0].claim.holds: missing",
+        ),
         ({"processes": [{"index": 0}]}, "processes[0].status: missing"),
         (
-            {"processes": [{"status": "ok", "programs": {"p": program(samples=[{"marks_ns": [], "wall_ns": 1}])}}]},
+            {
+                "processes": [
+                    {
+                        "status": "ok",
+                        "programs": {"p": program(samples=[{"marks_ns": [], "wall_ns": 1}])},
+                    }
+                ]
+            },
             "processes[0].programs.p.samples[0].marks_ns: expected at least one mark",
         ),
         (
-            {"processes": [{"status": "ok", "programs": {"p": program(samples=[{"marks_ns": ["1"], "wall_ns": 1}])}}]},
+            {
+                "processes": [
+                    {
+                        "status": "ok",
+                        "programs": {"p": program(samples=[{"marks_ns": ["1"], "wall_ns": 1}])},
+                    }
+                ]
+            },
             "processes[0].programs.p.samples[0].marks_ns[0]: expected number, got str",
         ),
         ({"window_unix_ns": [1, 2, 3]}, "window_unix_ns: expected [start, end], got 3 values"),
         ({"settings": {"affinity": "0,1"}}, "settings.affinity: expected list, got str"),
         ({"interleaved_with": "jax 0.4.26"}, "interleaved_with: expected list, got str"),
-        ({"script": {"file": "a.py", "sha256": "abc"}}, "script.sha256: expected 64 lowercase hex digits"),
+        (
+            {"script": {"file": "a.py", "sha256": "abc"}},
+            "script.sha256: expected 64 lowercase hex digits",
+        ),
         ({"script": {"sha256": "0" * 64}}, "script.file: missing"),
         (
             {"processes": [{"status": "ok", "programs": {"p": program(kinds=["wall", "speed"])}}]},
@@ -142,13 +187,23 @@ def test_what_is_not_a_result_of_this_version_is_refused():
     missing = document()
     del missing["case"]
     assert error_of(missing) == "case: missing"
-    assert error_of(document(schema_version=1)) == "schema_version: 1 where 2 was expected (migrate it first)"
+    assert (
+        error_of(document(schema_version=1))
+        == "schema_version: 1 where 2 was expected (migrate it first)"
+    )
     error = SchemaError("host.cpu_model", "expected str, got int")
     assert (error.field, error.problem) == ("host.cpu_model", "expected str, got int")
 
 
 def test_statuses_are_one_vocabulary_and_serialise_as_text():
-    assert [str(s) for s in RunStatus] == ["ok", "failed", "timeout", "crashed", "skipped", "not installable"]
+    assert [str(s) for s in RunStatus] == [
+        "ok",
+        "failed",
+        "timeout",
+        "crashed",
+        "skipped",
+        "not installable",
+    ]
     assert json.dumps({"status": RunStatus.TIMEOUT}) == '{"status": "timeout"}'
     assert RunStatus("crashed") is RunStatus.CRASHED and RunStatus.OK == "ok"
 
@@ -174,7 +229,10 @@ def test_a_plain_scripts_result_names_the_script_and_what_its_programs_measured(
     script = {"file": "repro.py", "sha256": "ab" * 32}
     processes = [{"index": 0, "status": "ok", "programs": {"process": program(kinds=["wall"])}}]
     result = parse(document(script=script, processes=processes))
-    assert result.script is not None and (result.script.file, result.script.sha256) == ("repro.py", "ab" * 32)
+    assert result.script is not None and (result.script.file, result.script.sha256) == (
+        "repro.py",
+        "ab" * 32,
+    )
     assert result.processes[0].programs["process"].kinds == ("wall",)
     case = parse(document(processes=[{"index": 0, "status": "ok", "programs": {"p": program()}}]))
     assert case.script is None and case.processes[0].programs["p"].kinds == ("wall", "dispatch")
@@ -227,6 +285,10 @@ def test_a_machine_without_an_id_reads_and_writes_back_as_unrecorded(machine):
 
 def test_settings_a_result_does_not_record_are_not_invented():
     result = parse(document(settings={"repeats": 10, "affinity": None}))
-    assert result.settings.shown() == {"repeats": 10} and result.settings.recorded("processes") is None
+    assert (
+        result.settings.shown() == {"repeats": 10} and result.settings.recorded("processes") is None
+    )
     assert result.settings.to_json() == {"repeats": 10, "affinity": None}
-    assert Settings(processes=3).to_json()["processes"] == 3 and Settings().recorded("processes") == 1
+    assert (
+        Settings(processes=3).to_json()["processes"] == 3 and Settings().recorded("processes") == 1
+    )

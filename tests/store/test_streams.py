@@ -71,6 +71,12 @@ def test_a_regular_file_is_still_replaced_atomically(two_sets, tmp_path):
 
 
 def test_a_report_folder_that_cannot_be_made_is_exit_2(tmp_path, capsys):
-    assert main(["report", "--results", str(FIXTURES / "results"), "--out", "/proc/no-such-folder"]) == 2
+    assert (
+        main(["report", "--results", str(FIXTURES / "results"), "--out", "/proc/no-such-folder"])
+        == 2
+    )
     err = capsys.readouterr().err.strip()
-    assert err.startswith("harness: error: cannot write the report under /proc/no-such-folder") and "\n" not in err
+    assert (
+        err.startswith("harness: error: cannot write the report under /proc/no-such-folder")
+        and "\n" not in err
+    )

@@ -46,8 +46,19 @@ def metric_answer(**changes):
         "answer": "first bad 0.4.33, last good 0.4.31",
         "created_at": "2026-11-30T10:00:00+00:00",
         "probes": [
-            {"release": "0.4.33", "verdict": "bad", "median_ns": 2.9e8, "vs_good": {"ratio": 1.32, "p_value": 1e-4}},
-            {"release": "0.4.31", "verdict": "good", "median_ns": 2.2e8, "vs_good": None, "vs_bad": None},
+            {
+                "release": "0.4.33",
+                "verdict": "bad",
+                "median_ns": 2.9e8,
+                "vs_good": {"ratio": 1.32, "p_value": 1e-4},
+            },
+            {
+                "release": "0.4.31",
+                "verdict": "good",
+                "median_ns": 2.2e8,
+                "vs_good": None,
+                "vs_bad": None,
+            },
         ],
     }
     return BisectAnswer("bisect-scan_sync-0.4.31-0.4.33-wall.json", data | changes)
@@ -69,7 +80,9 @@ def test_bisect_answers_are_read_by_case_name_through_one_function(tmp_path):
 
 
 def test_a_metric_bisect_gives_the_releases_figures_and_probes_in_release_order():
-    change = change_from([metric_answer()], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    change = change_from(
+        [metric_answer()], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu"
+    )
     assert change is not None
     assert (change.metric, change.last_good, change.first_bad) == (WALL, "0.4.31", "0.4.33")
     assert (change.before_ns, change.after_ns) == (2.2e8, 2.9e8)
@@ -87,17 +100,31 @@ def test_answers_of_other_sizes_profiles_or_cases_and_broken_ones_are_not_quoted
         BisectAnswer("bisect-scan_sync-x.json", ["0.4.31", "0.4.33"]),
         metric_answer(last_good=None),
     ]
-    assert change_from(answers, [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu") is None
+    assert (
+        change_from(answers, [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu") is None
+    )
 
 
 def test_the_newest_answer_wins_and_good_bad_pick_their_own_range():
-    older = metric_answer(created_at="2026-01-01T00:00:00+00:00", last_good="0.4.26", first_bad="0.4.30")
+    older = metric_answer(
+        created_at="2026-01-01T00:00:00+00:00", last_good="0.4.26", first_bad="0.4.30"
+    )
     answers = [metric_answer(), older]
     sizes = {"N": 600, "M": 2}
-    assert change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu").first_bad == "0.4.33"
-    picked = change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.26", bad="0.4.30")
-    assert (picked.last_good, picked.first_bad, picked.source) == ("0.4.26", "0.4.30", older.name.join("``"))
-    unknown = change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.35", bad="0.5.0")
+    assert (
+        change_from(answers, [], case="scan_sync", sizes=sizes, profile="cpu").first_bad == "0.4.33"
+    )
+    picked = change_from(
+        answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.26", bad="0.4.30"
+    )
+    assert (picked.last_good, picked.first_bad, picked.source) == (
+        "0.4.26",
+        "0.4.30",
+        older.name.join("``"),
+    )
+    unknown = change_from(
+        answers, [], case="scan_sync", sizes=sizes, profile="cpu", good="0.4.35", bad="0.5.0"
+    )
     assert (unknown.last_good, unknown.first_bad, unknown.metric, unknown.source) == (
         "0.4.35",
         "0.5.0",
@@ -115,8 +142,12 @@ def test_a_fix_bisects_last_broken_and_first_fixed_release_are_the_changes_two_r
 
 
 def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_results(tmp_path):
-    claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
-    change = change_from([claim], stored(tmp_path), case="scan_sync", sizes=STORED_SIZES, profile="cpu")
+    claim = metric_answer(
+        sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1"
+    )
+    change = change_from(
+        [claim], stored(tmp_path), case="scan_sync", sizes=STORED_SIZES, profile="cpu"
+    )
     # two_scans dispatch fell from 143 ms to 2.14 ms (×0.015), but what got slower comes first.
     assert change.metric is not None
     assert change.ratio is not None and change.ratio > 1, (change.metric, change.ratio)
@@ -128,9 +159,9 @@ def test_a_claim_bisect_quotes_the_metric_that_slowed_down_most_in_the_stored_re
         profile="cpu",
         metric=MetricKey("two_scans", "dispatch"),
     )
-    assert faster_only.before_ns == pytest.approx(143e6, rel=0.01) and faster_only.after_ns == pytest.approx(
-        2.14e6, rel=0.01
-    )
+    assert faster_only.before_ns == pytest.approx(
+        143e6, rel=0.01
+    ) and faster_only.after_ns == pytest.approx(2.14e6, rel=0.01)
 
 
 def test_figures_missing_from_stored_results_come_from_the_short_scripts_output():
@@ -140,7 +171,9 @@ def test_figures_missing_from_stored_results_come_from_the_short_scripts_output(
         "0.4.33": {("two_scans", "dispatch_ns"): 2.0e6, ("two_scans", "wall_ns"): 3.0e8},
     }
     filled = with_script_figures(change, outputs)
-    assert filled.metric == MetricKey("two_scans", "dispatch") and filled.ratio == pytest.approx(0.01)
+    assert filled.metric == MetricKey("two_scans", "dispatch") and filled.ratio == pytest.approx(
+        0.01
+    )
     named = with_script_figures(Change(WALL, "0.4.31", "0.4.33"), outputs)
     assert (named.before_ns, named.after_ns) == (2.0e8, 3.0e8)
     assert with_script_figures(change, {}) == change
@@ -153,7 +186,10 @@ def test_the_title_states_what_changed_by_how_much_and_since_when():
         == "`two_scans` wall ×1.33 slower since jax 0.4.33 (218 ms → 289 ms) on CPU"
     )
     faster = Change(MetricKey("two_scans", "dispatch"), "0.4.31", "0.4.33", 2.18e8, 3.7e6)
-    assert title(faster, "x", "gpu") == "`two_scans` dispatch ×58.9 faster since jax 0.4.33 (218 ms → 3.7 ms) on GPU"
+    assert (
+        title(faster, "x", "gpu")
+        == "`two_scans` dispatch ×58.9 faster since jax 0.4.33 (218 ms → 3.7 ms) on GPU"
+    )
     assert title(None, "Scans return early", "cpu") == "Scans return early (jax, CPU)"
 
 
@@ -163,20 +199,24 @@ def test_the_fixture_answer_has_the_stored_shape():
 
 
 def test_stored_figures_come_with_their_comparison_in_words(tmp_path):
-    claim = metric_answer(sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1")
+    claim = metric_answer(
+        sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1"
+    )
     dispatch = MetricKey("two_scans", "dispatch")
     where = {"case": "scan_sync", "sizes": STORED_SIZES, "profile": "cpu", "metric": dispatch}
     as_run = change_from([claim], stored(), **where)
-    assert "over 5 and 5 separate Python processes" in as_run.significance and ": within ±" in as_run.significance, (
-        "×0.015 over 5 and 5 processes measured together: the ranks cannot go below 0.0079"
-    )
+    assert (
+        "over 5 and 5 separate Python processes" in as_run.significance
+        and ": within ±" in as_run.significance
+    ), "×0.015 over 5 and 5 processes measured together: the ranks cannot go below 0.0079"
     change = change_from([claim], stored(tmp_path), **where)
-    assert change.significance.startswith("×0.01") and ": faster, where a change means a ratio beyond ×" in (
-        change.significance
-    )
+    assert change.significance.startswith(
+        "×0.01"
+    ) and ": faster, where a change means a ratio beyond ×" in (change.significance)
     # Said in words a maintainer reads without knowing the harness: what was timed and by which test.
-    assert "10 and 10 separate Python processes (Welch's t-test on the log of each process's median and " in (
-        change.significance
+    assert (
+        "10 and 10 separate Python processes (Welch's t-test on the log of each process's median and "
+        in (change.significance)
     )
     assert "harness" not in change.significance
 
@@ -194,7 +234,9 @@ def test_a_hostile_bisect_answer_is_named_with_its_problem_not_raised(tmp_path):
     (tmp_path / "bisect-scan_sync-digits.json").write_text('{"answer": ' + "9" * 5000 + "}")
     with (tmp_path / "bisect-scan_sync-sparse.json").open("wb") as sparse:
         sparse.truncate(MAX_ANSWER_BYTES + 1)  # no disk used, but more than an answer may be
-    os.mkfifo(tmp_path / "bisect-scan_sync-fifo.json")  # read whole, it would hang the draft forever
+    os.mkfifo(
+        tmp_path / "bisect-scan_sync-fifo.json"
+    )  # read whole, it would hang the draft forever
     (tmp_path / "bisect-scan_sync-link.json").symlink_to("/dev/zero")
     found = {b.name: b for b in read_bisect_answers(tmp_path, "scan_sync")}
     assert all(b.data is None and b.problem for b in found.values()) and len(found) == 5
@@ -230,8 +272,17 @@ def test_a_bisect_s_why_is_quoted_and_its_dumps_folder_kept_only_as_a_plain_name
 def test_dumps_of_another_step_or_that_failed_are_not_the_change_s():
     for compiled in (
         [{"before": "0.4.30", "after": "0.4.33", "folder": "s-compiled/", "problem": ""}],
-        [{"before": "0.4.31", "after": "0.4.33", "folder": "s-compiled/", "problem": "XLA wrote no dump"}],
+        [
+            {
+                "before": "0.4.31",
+                "after": "0.4.33",
+                "folder": "s-compiled/",
+                "problem": "XLA wrote no dump",
+            }
+        ],
     ):
         answer = metric_answer(compiled=compiled)
-        change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+        change = change_from(
+            [answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu"
+        )
         assert change is not None and change.dumps == ""

@@ -12,7 +12,7 @@ import noxfile
 from harness.catalogue import discovery
 from harness.catalogue.discovery import anchor_sizes
 from harness.errors import UsageError
-from harness.releases.venvs import uv_command
+from harness.install.venvs import uv_command
 from harness.store.schema import Settings
 from harness.upstream import export
 from harness.upstream.standalone import parse_output
@@ -32,7 +32,8 @@ def assigned(tree: ast.Module, name: str):
     [value] = [
         node.value
         for node in tree.body
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]
+        if isinstance(node, ast.Assign)
+        and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]
     ]
     return ast.literal_eval(value)
 
@@ -47,7 +48,11 @@ class Inlined(ast.NodeTransformer):
 
 
 def functions(tree: ast.Module) -> dict[str, str]:
-    return {node.name: ast.dump(Inlined().visit(node)) for node in tree.body if isinstance(node, ast.FunctionDef)}
+    return {
+        node.name: ast.dump(Inlined().visit(node))
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    }
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))
@@ -61,7 +66,9 @@ def test_every_shipped_case_exports_a_standalone_script(name):
     assert "cases" not in imported and "harness" not in imported
     assert export.undefined_names(text) == set()
     case_tree = ast.parse(case.path.read_text())
-    assert ast.get_docstring(tree).startswith(ast.get_docstring(case_tree)), "the case's docstring opens the script"
+    assert ast.get_docstring(tree).startswith(ast.get_docstring(case_tree)), (
+        "the case's docstring opens the script"
+    )
     assert assigned(tree, "SIZES") == case.anchors[0], "sizes default to the first anchor"
     assert assigned(tree, "CLAIM") == case.claim
 
@@ -88,13 +95,21 @@ def test_compat_helpers_are_inlined_with_what_they_need_and_nothing_else():
     text = exported(case)
     tree = ast.parse(text)
     defined = {getattr(n, "name", None) for n in tree.body} | {
-        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
     }
     assert {"holds", "_positive", "THRESHOLD", "jax_version", "Unsupported", "release"} <= defined
     assert "unused" not in defined and "import os" not in text, "an unused helper stays behind"
     assert "import math" in text, "a module-level import a helper needs comes along"
-    assert "compat" not in export.imported_modules(text) and "cases" not in export.imported_modules(text)
-    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("compat", "cases")]
+    assert "compat" not in export.imported_modules(text) and "cases" not in export.imported_modules(
+        text
+    )
+    assert not [
+        n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in ("compat", "cases")
+    ]
     assert "raise Unsupported(" in text and "return holds(wall)" in text
     assert export.undefined_names(text) == set()
 
@@ -105,7 +120,12 @@ def test_exported_compat_case_runs(tmp_path):
     script = tmp_path / "leans_on_compat.py"
     script.write_text(exported(discovery.read_case(LEANS_ON_COMPAT)))
     done = subprocess.run(
-        [sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, script.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     figures = parse_output(done.stdout)
@@ -135,7 +155,10 @@ def verdict(m):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        ("from cases import compat\nhelper = compat\n", "uses module compat other than as compat.NAME"),
+        (
+            "from cases import compat\nhelper = compat\n",
+            "uses module compat other than as compat.NAME",
+        ),
         ("import scipy\n", "would import scipy"),
         ("def time_program():\n    pass\n", "both define time_program"),
         ("def main():\n    pass\n", "both define main"),
@@ -161,14 +184,20 @@ def test_a_case_without_verdict_is_refused(tmp_path):
 
 def test_docstring_with_backslashes_and_quotes_survives(tmp_path):
     path = tmp_path / "quoted.py"
-    path.write_text(r'"""Escapes: a \\ backslash, \"\"\" quotes, \t tab."""' + CASE_HEAD.split('"""', 2)[2])
+    path.write_text(
+        r'"""Escapes: a \\ backslash, \"\"\" quotes, \t tab."""' + CASE_HEAD.split('"""', 2)[2]
+    )
     doc = ast.get_docstring(ast.parse(path.read_text()))
     assert ast.get_docstring(ast.parse(exported(discovery.read_case(path)))).startswith(doc)
 
 
 def test_import_checks():
-    assert export.foreign_imports("import os\nimport scipy.linalg\nfrom jax import numpy\nimport numpy\n") == {"scipy"}
-    assert export.undefined_names("import os\ndef f(a):\n    return g(a, len, os, [b for b in a])\n") == {"g"}
+    assert export.foreign_imports(
+        "import os\nimport scipy.linalg\nfrom jax import numpy\nimport numpy\n"
+    ) == {"scipy"}
+    assert export.undefined_names(
+        "import os\ndef f(a):\n    return g(a, len, os, [b for b in a])\n"
+    ) == {"g"}
 
 
 @pytest.fixture(scope="module")
@@ -180,9 +209,16 @@ def fresh_python(tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("fresh") / "venv"
     for command in (
         [*uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
-        [*uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
-         *noxfile.DEFAULT_RELEASE.requirements()],
-    ):  # fmt: skip
+        [
+            *uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(venv / "bin" / "python"),
+            *noxfile.DEFAULT_RELEASE.requirements(),
+        ],
+    ):
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, f"{' '.join(command)}\n{done.stderr}"
     return venv / "bin" / "python"
@@ -194,13 +230,23 @@ def test_scan_sync_script_runs_in_a_fresh_venv_with_only_jax(fresh_python, tmp_p
     assert export.imported_modules(text) <= ALLOWED
     script = tmp_path / "scan_sync.py"
     script.write_text(text)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"JAX_PLATFORMS": "cpu"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {
+        "JAX_PLATFORMS": "cpu"
+    }
     for package in ("harness", "cases"):
-        lacks = subprocess.run([fresh_python, "-c", f"import {package}"], cwd=tmp_path, env=env, check=False)
+        lacks = subprocess.run(
+            [fresh_python, "-c", f"import {package}"], cwd=tmp_path, env=env, check=False
+        )
         assert lacks.returncode != 0, f"the fresh venv must not see {package}"
 
     done = subprocess.run(
-        [fresh_python, script.name], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False
+        [fresh_python, script.name],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     figures = parse_output(done.stdout)
@@ -218,7 +264,11 @@ def test_scan_sync_script_runs_in_a_fresh_venv_with_only_jax(fresh_python, tmp_p
     }
     assert figures.counts[("two_scans", "dispatch_ns")] == QUICK["repeats"]
     assert figures.counts[("scan", "compile_ns")] == QUICK["compile_repeats"]
-    assert figures.medians[("two_scans", "wall_ns")] >= figures.medians[("two_scans", "dispatch_ns")] > 0
+    assert (
+        figures.medians[("two_scans", "wall_ns")]
+        >= figures.medians[("two_scans", "dispatch_ns")]
+        > 0
+    )
     assert figures.holds is not None and figures.evidence.startswith("scan 1 returned at")
 
 
@@ -228,5 +278,7 @@ def test_a_case_file_starting_with_a_byte_order_mark_exports_as_without_it(tmp_p
     source = (FIXTURES / "cases" / "steady.py").read_bytes()
     (tmp_path / "plain" / "steady.py").write_bytes(source)
     (tmp_path / "marked" / "steady.py").write_bytes(b"\xef\xbb\xbf" + source)
-    plain, marked = (exported(discovery.read_case(tmp_path / d / "steady.py")) for d in ("plain", "marked"))
+    plain, marked = (
+        exported(discovery.read_case(tmp_path / d / "steady.py")) for d in ("plain", "marked")
+    )
     assert "\ufeff" not in marked and marked.replace("marked/", "plain/") == plain

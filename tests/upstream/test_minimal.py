@@ -9,7 +9,13 @@ from harness.catalogue import discovery
 from harness.errors import UsageError
 from harness.measure.child import load_case
 from harness.upstream.export import foreign_imports, undefined_names
-from harness.upstream.minimal import LINE_BUDGET, compact, minimal_script, program_keys, prune_programs
+from harness.upstream.minimal import (
+    LINE_BUDGET,
+    compact,
+    minimal_script,
+    program_keys,
+    prune_programs,
+)
 from harness.upstream.standalone import parse_output
 
 CATALOGUE = discovery.discover()
@@ -35,8 +41,12 @@ def test_every_program_of_every_case_gets_a_short_plain_script(name):
         assert foreign_imports(script) == set() and undefined_names(script) == set()
         assert "block_until_ready" in script and "perf_counter_ns" in script
         assert f'PROGRAMS = ["{program}"]' in script or f'"{program}"], 20, 2' in script
-        assert "CLAIM" not in script and "verdict" not in script and "ANCHORS" not in script, "harness metadata left"
-        assert "#" not in script.replace("# ns until", ""), "comments are left out (the loop's own stays)"
+        assert "CLAIM" not in script and "verdict" not in script and "ANCHORS" not in script, (
+            "harness metadata left"
+        )
+        assert "#" not in script.replace("# ns until", ""), (
+            "comments are left out (the loop's own stays)"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUE))
@@ -136,5 +146,9 @@ def test_the_short_script_runs_for_real_and_prints_the_figures(tmp_path):
     figures = parse_output(done.stdout)
     assert set(figures.medians) == {("two_scans", "dispatch_ns"), ("two_scans", "wall_ns")}
     assert figures.counts[("two_scans", "wall_ns")] == 5, "the warm-up calls are left out"
-    assert 0 < figures.medians[("two_scans", "dispatch_ns")] <= figures.medians[("two_scans", "wall_ns")]
+    assert (
+        0
+        < figures.medians[("two_scans", "dispatch_ns")]
+        <= figures.medians[("two_scans", "wall_ns")]
+    )
     assert figures.header["jax"] and figures.header["backend"] == "cpu"

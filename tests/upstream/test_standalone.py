@@ -16,15 +16,22 @@ class FakeJitted:
 
 
 def test_figure_lines_have_a_stable_format():
-    assert standalone.figure_line("p", "wall_ns", [30, 10, 20, 40]) == "metric p wall_ns median=25 min=10 max=40 n=4"
+    assert (
+        standalone.figure_line("p", "wall_ns", [30, 10, 20, 40])
+        == "metric p wall_ns median=25 min=10 max=40 n=4"
+    )
 
 
 def test_verdict_sees_what_the_harness_verdict_sees():
-    timed = timing.time_program([("a b", lambda: 1), ("c", lambda: 2)], lambda o: o, warmup=1, repeats=6)
+    timed = timing.time_program(
+        [("a b", lambda: 1), ("c", lambda: 2)], lambda o: o, warmup=1, repeats=6
+    )
     cold = timing.CompileTiming(lower_ns=[5, 1, 3, 9], compile_ns=[2, 8, 4])
     compiled = CompiledFunction(tuple(cold.lower_ns), tuple(cold.compile_ns))
     harness_view = child.medians({"p": child.program_record(timed)}, {"jit": compiled})
-    ours = {metric: statistics.median(values) for metric, values in standalone.series(timed).items()}
+    ours = {
+        metric: statistics.median(values) for metric, values in standalone.series(timed).items()
+    }
     assert ours == harness_view["p"]
     assert standalone.compile_medians(cold) == harness_view["compiled:jit"]
 
@@ -42,7 +49,13 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
         lambda N: {"p": [("step one", lambda: N), ("step two", lambda: N)]},
         verdict,
         sizes={"N": 3},
-        settings={"warmup": 1, "repeats": 4, "min_repeats": 4, "max_seconds": 1.0, "compile_repeats": 2},
+        settings={
+            "warmup": 1,
+            "repeats": 4,
+            "min_repeats": 4,
+            "max_seconds": 1.0,
+            "compile_repeats": 2,
+        },
         block=lambda outputs: outputs,
         compiled=lambda N: {"jit": (FakeJitted(), (N,))},
         facts=lambda N: {"devices": [N, N], "implementation": "pmap (classic)"},
@@ -66,7 +79,9 @@ def test_measure_prints_every_figure_then_the_verdict_and_parses_back():
     assert figures.medians[("p", "wall_ns")] == round(seen["p"]["wall_ns"])
     assert figures.holds is True and figures.evidence == "wall | dispatch — fine"
     assert figures.facts == {"devices": [3, 3], "implementation": "pmap (classic)"}
-    assert set(seen["compiled:jit"]) == {"lower_ns", "compile_ns"}, "the verdict sees compile times too"
+    assert set(seen["compiled:jit"]) == {"lower_ns", "compile_ns"}, (
+        "the verdict sees compile times too"
+    )
 
 
 def test_parse_output_reads_the_header_and_ignores_noise():

@@ -1,0 +1,219 @@
+"""The options whose defaults differ between two releases: jax's config options and XLA's flags.
+
+A step between releases U and V often comes from a default that changed: XLA:CPU's thunk runtime
+(``--xla_cpu_use_thunk_runtime`` false → true, 0.4.31 → 0.4.33), JAX's async dispatch on CPU
+(``jax_cpu_enable_async_dispatch`` False → True).  Both lists can be read off the releases
+themselves, with nothing but their venvs:
+
+- jax's options are declared in its own source (``config.bool_flag(name=..., default=...)``,
+  ``bool_state``, ``enum_state``, ``int_flag`` …, mostly in ``jax/_src/config.py``): each release's
+  installed ``jax/_src`` is parsed, never imported;
+- XLA's flags are what a jaxlib prints, with their defaults and types, when started with
+  ``XLA_FLAGS=--help`` (it then aborts on purpose: the listing is read from its output).
+
+``changes`` lists those added, removed or with another default; ``relevant`` keeps those that can
+matter on a profile's platform (no GPU or TPU flags on a CPU profile).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+JAX, XLA = "jax", "xla"
+LISTING_TIMEOUT_S = 120
+# A flag line of XLA's listing: a tab, --name=default (padded), a tab, its type, a tab, its help.
+FLAG_LINE = re.compile(
+    r"^\t--(?P<name>[A-Za-z0-9_]+)=(?P<default>.*?)\s*\t(?P<type>[A-Za-z0-9_]+)\t(?P<help>.*)$"
+)
+# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older releases), DEFINE_bool …
+DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
+# What a call reading an environment variable with a default looks like: bool_env('JAX_X', False).
+ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")
+# Options of other platforms than the profile's, by the name's parts.
+OTHER_PLATFORMS = {
+    "cpu": (
+        "gpu",
+        "cuda",
+        "rocm",
+        "tpu",
+        "mosaic",
+        "pallas",
+        "triton",
+        "nccl",
+        "cudnn",
+        "cublas",
+        "ptx",
+        "nvptx",
+    ),
+    "gpu": ("tpu",),
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a release: its name, its default as the release writes it, its type and help."""
+
+    name: str
+    default: str
+    kind: str  # JAX or XLA
+    type: str = ""
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Change:
+    """An option one of two releases has and the other lacks, or whose default differs between them."""
+
+    name: str
+    kind: str
+    before: str | None  # the older release's default; None: it has no such option
+    after: str | None
+    help: str = ""
+
+    def text(self) -> str:
+        if self.before is None:
+            return f"{self.name}: added (default {self.after})"
+        if self.after is None:
+            return f"{self.name}: removed (default was {self.before})"
+        return f"{self.name}: {self.before} → {self.after}"
+
+
+def parse_xla_listing(text: str) -> dict[str, Option]:
+    """XLA's flags and their defaults, as ``XLA_FLAGS=--help`` prints them."""
+    found = {}
+    for line in text.splitlines():
+        match = FLAG_LINE.match(line)
+        if match:
+            default = match["default"].strip()
+            found[match["name"]] = Option(
+                match["name"], default, XLA, match["type"], match["help"].strip()
+            )
+    return found
+
+
+def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
+    """The flags the jaxlib of ``interpreter``'s venv knows, or why they could not be read (one line)."""
+    command = [str(interpreter), "-c", "import jax; jax.devices()"]
+    asked = {**environ, "XLA_FLAGS": "--help"}
+    try:
+        done = subprocess.run(
+            command,
+            env=asked,
+            capture_output=True,
+            text=True,
+            timeout=LISTING_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"XLA's flags could not be listed: {exc}"
+    found = parse_xla_listing(done.stdout + "\n" + done.stderr)
+    if not found:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        return f"XLA's flags could not be listed (exit code {done.returncode}): {last}"
+    return found
+
+
+def site_packages(venv: Path) -> Path | None:
+    """Where a venv's packages are installed."""
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    return found[-1] if found else None
+
+
+def _literal(node: ast.expr | None) -> str | None:
+    """An option's default as its source writes it: a constant; the default of an environment reading; else the
+    expression."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant):
+        return repr(node.value)
+    call_name = _called(node) if isinstance(node, ast.Call) else ""
+    if isinstance(node, ast.Call) and ENV_DEFAULT.match(call_name) and len(node.args) >= 2:
+        return _literal(node.args[1])
+    return ast.unparse(node)
+
+
+def _called(call: ast.Call) -> str:
+    function = call.func
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else ""
+
+
+def _argument(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
+    for given in call.keywords:
+        if given.arg == keyword:
+            return given.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def declared_options(source: str) -> dict[str, Option]:
+    """The jax options a module's source declares, with their defaults."""
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not DECLARATION.match(_called(node)):
+            continue
+        name = _argument(node, "name", 0)
+        if not (
+            isinstance(name, ast.Constant)
+            and isinstance(name.value, str)
+            and name.value.startswith("jax_")
+        ):
+            continue
+        default = _literal(_argument(node, "default", 1))
+        help_node = _argument(node, "help", 2)
+        help_text = (
+            help_node.value
+            if isinstance(help_node, ast.Constant) and isinstance(help_node.value, str)
+            else ""
+        )
+        found[name.value] = Option(
+            name.value, default or "", JAX, _called(node), " ".join(help_text.split())
+        )
+    return found
+
+
+def jax_options(packages: Path) -> dict[str, Option]:
+    """Every option the jax installed under ``packages`` declares (its ``jax/_src`` read, never imported)."""
+    found: dict[str, Option] = {}
+    for path in sorted((packages / "jax" / "_src").rglob("*.py")):
+        try:
+            source = path.read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "_flag(" not in source and "_state(" not in source and "DEFINE_" not in source:
+            continue
+        try:
+            found.update(declared_options(source))
+        except SyntaxError:
+            continue
+    return found
+
+
+def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[Change]:
+    """Options added, removed or with another default from ``before`` to ``after``, by name."""
+    found = []
+    for name in sorted(set(before) | set(after)):
+        old, new = before.get(name), after.get(name)
+        if old is not None and new is not None and old.default == new.default:
+            continue
+        kind = (new or old).kind  # type: ignore[union-attr]
+        help_text = (new or old).help  # type: ignore[union-attr]
+        found.append(
+            Change(
+                name, kind, old.default if old else None, new.default if new else None, help_text
+            )
+        )
+    return found
+
+
+def relevant(found: list[Change], platform: str) -> list[Change]:
+    """The changes that can matter on ``platform`` ("cpu" or "gpu"): flags named for another platform left out."""
+    others = OTHER_PLATFORMS.get(platform, ())
+    return [
+        change for change in found if not any(part in others for part in change.name.split("_"))
+    ]

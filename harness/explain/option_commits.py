@@ -1,0 +1,148 @@
+"""The jax commit that changed an option's default between two releases, read from a clone of jax's
+repository when one is at hand (``--jax-repo``, or the clone a ``bisect --commits`` keeps under
+``.nox/``); nothing is cloned for it.
+
+The option's declaration is found in the newer release's ``jax/_src`` (the older one's, for an
+option that was removed); each first-parent commit between the two releases that touched that file
+is read and parsed as the installed source is (``defaults.declared_options``), and the commit is the
+last one that turned the default into the newer release's.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.explain.defaults import JAX, Change, declared_options
+from harness.install.commits import (
+    COMMIT_URL,
+    JAX_REPO_URL,
+    clone_folder,
+    files_at,
+    git,
+    is_url,
+    release_commit,
+)
+
+_FIELD = "\x1f"
+TITLE_CHARS = 72  # a commit title, cut where a long first line would drown the answer
+
+
+@dataclass(frozen=True)
+class OptionCommit:
+    """The commit that gave an option the newer release's default."""
+
+    option: str
+    sha: str
+    title: str
+
+    def words(self) -> str:
+        title = (
+            self.title
+            if len(self.title) <= TITLE_CHARS
+            else self.title[: TITLE_CHARS - 1].rstrip() + "…"
+        )
+        return f'jax commit {self.sha[:10]} ("{title}")'
+
+    @property
+    def url(self) -> str:
+        return COMMIT_URL.format(sha=self.sha)
+
+
+def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
+    """``--jax-repo`` when it is a local clone, else the clone of jax's own repository kept under ``cache``."""
+    if jax_repo is not None and not is_url(jax_repo):
+        return Path(jax_repo).expanduser()
+    folder = clone_folder(cache, jax_repo or JAX_REPO_URL)
+    return folder if (folder / "HEAD").is_file() else None
+
+
+def _declaring_files(repo: Path, sha: str, name: str) -> list[str]:
+    """The files of ``jax/_src`` at ``sha`` that name option ``name``."""
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "grep",
+            "-l",
+            "-F",
+            "-e",
+            f'"{name}"',
+            "-e",
+            f"'{name}'",
+            sha,
+            "--",
+            "jax/_src",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return [line.split(":", 1)[1] for line in done.stdout.splitlines() if ":" in line]
+
+
+def _default_in(text: str | None, name: str) -> str | None:
+    if text is None:
+        return None
+    try:
+        option = declared_options(text).get(name)
+    except SyntaxError:
+        return None
+    return option.default if option is not None else None
+
+
+def option_commit(repo: Path, before: str, after: str, change: Change) -> OptionCommit | None:
+    """The first-parent commit from ``before`` to ``after`` (jax release commits) after which ``change.name``
+    has the newer release's default, or None when it cannot be told."""
+    files = _declaring_files(repo, after if change.after is not None else before, change.name)
+    if not files:
+        return None
+    log = git(
+        repo,
+        "log",
+        "--first-parent",
+        "--reverse",
+        f"--format=%H{_FIELD}%s",
+        f"{before}..{after}",
+        "--",
+        *files,
+    )
+    commits = [line.split(_FIELD, 1) for line in log.splitlines() if _FIELD in line]
+    shas = [before, *(sha for sha, _ in commits)]
+    defaults: list[str | None] = [None] * len(shas)
+    for path in files:  # an option moved between files has its default in one of them
+        texts = files_at(repo, shas, path)
+        for i, sha in enumerate(shas):
+            defaults[i] = defaults[i] or _default_in(texts.get(sha), change.name)
+    turned = [
+        i
+        for i in range(1, len(shas))
+        if defaults[i] == change.after and defaults[i - 1] != change.after
+    ]
+    if not turned:
+        return None
+    sha, title = commits[turned[-1] - 1]
+    return OptionCommit(change.name, sha, title)
+
+
+def option_commits(
+    repo: Path, before: str, after: str, listed: Sequence[Change]
+) -> dict[str, OptionCommit]:
+    """For each jax option of ``listed``, the commit that changed it (releases by version); {} when the clone
+    lacks either release's tag."""
+    try:
+        old, new = release_commit(repo, before), release_commit(repo, after)
+    except UsageError:
+        return {}
+    found = {}
+    for change in listed:
+        if change.kind == JAX:
+            commit = option_commit(repo, old, new, change)
+            if commit is not None:
+                found[change.name] = commit
+    return found

@@ -1,0 +1,179 @@
+"""Where a step's run time went: one profiled process per release, its ops' time side by side.
+
+The process (outside the timed ones, its result thrown away) runs the case or script with
+``HARNESS_PROFILE_DIR`` set: the script's start-up hook, or the case process around its
+programs, traces it with ``jax.profiler`` into a perfetto trace (``perfetto_trace.json.gz``).
+On the CPU a release records an event per executed HLO op with the thunk runtime (0.4.32 on);
+an older one does with ``--xla_cpu_enable_xprof_traceme=true``, added to the process's
+``XLA_FLAGS`` where its jaxlib lists the flag.  Events are summed by op kind (``dot.3`` and
+``dot.7`` are ``dot``; ``tanh.4.clone`` is ``tanh``); the trace files are read and removed,
+never kept: their names and metadata carry the host's name.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.units import format_ns
+
+TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
+PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
+# An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered copies.
+OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
+NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
+MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
+SHOWN_OPS = 6
+
+
+# Metrics of what is not run time: a profile of the ops run says nothing of them.
+NOT_RUN_TIME = {"compile", "lower", "trace", "import", "peak_rss"}
+
+
+def about_run_time(metric: str | MetricKey) -> bool:
+    """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a script's own
+    number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
+    key = parse_metric_name(metric) if isinstance(metric, str) else metric
+    return key.kind not in NOT_RUN_TIME
+
+
+def op_kind(name: str) -> str:
+    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``loop_add_fusion.1`` → ``loop_add_fusion``."""
+    return NUMBERING.sub("", name)
+
+
+@dataclass
+class OpTimes:
+    """One profiled process's executed ops, by kind: total time in ns and how many ran."""
+
+    total_ns: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+
+
+def read_trace(folder: Path) -> OpTimes | str:
+    """The op times of the perfetto trace under ``folder`` (a temporary one, removed with what it holds), or why
+    there are none."""
+    try:
+        traces = sorted(folder.rglob("perfetto_trace.json.gz"))
+        if not traces:
+            return "the process wrote no profile"
+        with gzip.open(traces[-1], "rb") as handle:
+            raw = handle.read(MAX_TRACE_BYTES + 1)
+        if len(raw) > MAX_TRACE_BYTES:
+            return f"its profile is over {MAX_TRACE_BYTES >> 20} MiB unpacked: not read"
+        document = json.loads(raw)
+    except (OSError, EOFError, ValueError) as exc:
+        return f"its profile could not be read ({type(exc).__name__})"
+    events = document.get("traceEvents", []) if isinstance(document, dict) else document
+    found = self_times(op_events(events if isinstance(events, list) else []))
+    if not found.calls:
+        return "this release records no per-op events on this platform"
+    return found
+
+
+def is_op(name: str) -> bool:
+    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``call``), not one of JAX's Python annotations
+    (``backend_compile``, ``trace_to_jaxpr_dynamic``): an opcode never has an underscore, an op's name has a
+    number after a dot."""
+    return bool(OP_EVENT.match(name)) and ("." in name or "_" not in name)
+
+
+def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str]]]:
+    """The op events of a trace by thread: (start, duration, kind), in µs as the trace has them."""
+    threads: dict[object, list[tuple[float, float, str]]] = {}
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        name, start, duration = event.get("name"), event.get("ts"), event.get("dur")
+        if not (
+            isinstance(start, int | float) and isinstance(duration, int | float) and duration >= 0
+        ):
+            continue
+        if isinstance(name, str) and is_op(name):
+            thread = threads.setdefault((event.get("pid"), event.get("tid")), [])
+            thread.append((float(start), float(duration), op_kind(name)))
+    return threads
+
+
+def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes:
+    """Each op kind's own time, without the ops nested in it on its thread (a ``while`` without its body's
+    ``dot``s), and how many ran."""
+    found = OpTimes()
+    for events in threads.values():
+        events.sort(key=lambda event: (event[0], -event[1]))
+        open_ops: list[
+            list[float]
+        ] = []  # [end, own time so far] of the ops enclosing the current one
+        owners: list[str] = []
+        for start, duration, kind in events:
+            while open_ops and open_ops[-1][0] <= start:
+                _, own = open_ops.pop()
+                found.total_ns[owners.pop()] += round(own * 1000)
+            if open_ops:
+                open_ops[-1][1] -= duration
+            open_ops.append([start + duration, duration])
+            owners.append(kind)
+            found.calls[kind] += 1
+        while open_ops:
+            _, own = open_ops.pop()
+            found.total_ns[owners.pop()] += round(max(own, 0.0) * 1000)
+    return found
+
+
+@dataclass(frozen=True)
+class ProfileAnswer:
+    """Where the run time of a step's two releases went, by op kind, one profiled process each."""
+
+    before: str
+    after: str
+    old: OpTimes | str  # a release's op times, or why there are none
+    new: OpTimes | str
+
+    def kinds(self) -> list[str]:
+        """The op kinds either release spent most on, most first."""
+        old = self.old.total_ns if isinstance(self.old, OpTimes) else Counter[str]()
+        new = self.new.total_ns if isinstance(self.new, OpTimes) else Counter[str]()
+        return sorted(set(old) | set(new), key=lambda kind: -max(old[kind], new[kind]))
+
+    def lines(self) -> list[str]:
+        if not isinstance(self.old, OpTimes) and not isinstance(self.new, OpTimes):
+            return [
+                f"where the time went not profiled: {self.before}: {self.old}; {self.after}: {self.new}"
+            ]
+        shown = []
+        for kind in self.kinds()[:SHOWN_OPS]:
+            shown.append(f"{kind} {self._cell(self.old, kind)} → {self._cell(self.new, kind)}")
+        missing = [
+            f"{release}: {why}"
+            for release, why in ((self.before, self.old), (self.after, self.new))
+            if isinstance(why, str)
+        ]
+        note = f" ({'; '.join(missing)})" if missing else ""
+        return [
+            f"where the time went, by op (one profiled process each; an op's own time, and how many ran; "
+            f"{self.before} → {self.after}): {'; '.join(shown)}{note}"
+        ]
+
+    @staticmethod
+    def _cell(times: OpTimes | str, kind: str) -> str:
+        if isinstance(times, str):
+            return "?"
+        if not times.calls[kind]:
+            return "none"
+        return f"{format_ns(times.total_ns[kind])} ({times.calls[kind]})"
+
+    def data(self) -> dict[str, object]:
+        def side(times: OpTimes | str) -> object:
+            if isinstance(times, str):
+                return {"problem": times}
+            return {
+                kind: {"total_ns": times.total_ns[kind], "calls": times.calls[kind]}
+                for kind in times.calls
+            }
+
+        return {"before": self.before, "after": self.after, "ops": [side(self.old), side(self.new)]}

@@ -1,0 +1,353 @@
+"""Changed defaults, tried: does setting one back on the new release bring the old number back?
+
+For a step U → V, the options whose defaults differ (``harness.explain.defaults``: jax's from each
+release's source, XLA's from each jaxlib's own listing) are each tried with no edit to the script or
+case: on V set back to U's value (and, where U has the option, on U set to V's), as sides of one
+measurement interleaved with U and V themselves, with the same looks.  An XLA flag goes into the side's
+``XLA_FLAGS``; a jax option into ``HARNESS_JAX_CONFIG``, which the case process or the script's start-up
+hook sets right after jax is imported and reads back (a fact of every process).
+
+The answer names the setting that brings the old number back (V with it is different from V, and
+not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
+options are tried: those that can matter on the profile's platform, changed defaults first, options
+named for the platform before others, at most ``MAX_TRIED`` (said when reached).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
+from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.explain.defaults import JAX, XLA, Change, Option, jax_options, relevant, site_packages
+from harness.explain.option_commits import OptionCommit
+from harness.measure.sides import Side
+from harness.store.results import StoredResult
+from harness.units import format_ratio
+
+MAX_TRIED = 6
+JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One changed default set on one release: on the new one back to the old value, or the other way."""
+
+    change: Change
+    release: str  # the release it is set on
+    value: str  # the value set, as the release writes its default
+
+    @property
+    def back(self) -> bool:
+        """Whether it sets the newer release back to the older one's default (else the older one forward)."""
+        return self.value == self.change.before
+
+    def words(self) -> str:
+        """The setting as a user would make it: ``XLA_FLAGS=--name=value``, or ``jax.config.update(...)``."""
+        if self.change.kind == XLA:
+            return f"XLA_FLAGS=--{self.change.name}={self.value}"
+        return f'jax.config.update("{self.change.name}", {self.value})'
+
+    def profile(self, profile: str) -> str:
+        """The profile label its results are stored under: the profile and the setting, as a name."""
+        value = re.sub(r"[^A-Za-z0-9._-]", "_", self.value)[:24]
+        return f"{profile}+{self.change.name}.{value}"[:128]
+
+    def environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The side's environment variables: the profile's, with this setting added."""
+        if self.change.kind == XLA:
+            flags = " ".join(
+                part
+                for part in (base.get("XLA_FLAGS", ""), f"--{self.change.name}={self.value}")
+                if part
+            )
+            return {**base, "XLA_FLAGS": flags}
+        return {**base, JAX_CONFIG: json.dumps({self.change.name: ast.literal_eval(self.value)})}
+
+
+def settable(change: Change, value: str | None) -> bool:
+    """Whether a value can be set: present, and for a jax option a Python literal (an expression cannot)."""
+    if value is None:
+        return False
+    if change.kind == JAX:
+        try:
+            ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return False
+    return True
+
+
+def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
+    """The trials of a step's changed defaults, the most telling first, at most ``MAX_TRIED``; and how many more
+    there were."""
+    ordered = sorted(
+        relevant(found, platform),
+        key=lambda c: (
+            c.before is None or c.after is None,
+            platform not in c.name.split("_"),
+            c.kind,
+            c.name,
+        ),
+    )
+    planned = []
+    for change in ordered:
+        if change.after is not None and settable(change, change.before):
+            planned.append(Trial(change, after, str(change.before)))
+        if change.before is not None and settable(change, change.after):
+            planned.append(Trial(change, before, str(change.after)))
+    return planned[:MAX_TRIED], max(len(planned) - MAX_TRIED, 0)
+
+
+def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict[str, Option], str]:
+    """A release's jax options, from the venv of ``interpreter``, with its XLA flags as its jaxlib ``listed``
+    them (``defaults.xla_listing``); and why XLA's are missing."""
+    venv = interpreter.parent.parent
+    packages = site_packages(venv)
+    found = dict(jax_options(packages)) if packages is not None else {}
+    if isinstance(listed, str):
+        return found, listed
+    return found | listed, ""
+
+
+# A setting that undoes this share of a step's change (log scale) brings it back, even where the older release is
+# still told apart: dispatch ×0.058 on 0.4.33, ×0.75 of 0.4.31 with async dispatch off (undoes 90 %).
+MOST = 0.75
+
+
+@dataclass(frozen=True)
+class Tried:
+    """What a trial measured against both releases, on the step's metric."""
+
+    trial: Trial
+    vs_before: Comparison | None  # the release with the setting against the older release
+    vs_after: Comparison | None  # … against the newer one
+    note: str = ""  # why it could not be judged
+
+    def brings_back(self, step: Comparison) -> bool:
+        """Set on the newer release back: it differs from the newer one, back towards the older, and either does
+        not differ from the older one as the newer does or undoes most of the step (``MOST_OF_THE_WAY``): where
+        other changes of the step moved the number a little too, the setting is still the cause of the rest."""
+        if self.vs_before is None or self.vs_after is None or not self.trial.back:
+            return False
+        back = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}.get(step.verdict)
+        return self.vs_after.verdict == back and (
+            self.vs_before.verdict != step.verdict or self.undoes(step) >= MOST
+        )
+
+    def undoes(self, step: Comparison) -> float:
+        """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on the older
+        release's number, 0 where it leaves the newer one's."""
+        if (
+            self.vs_before is None
+            or not step.ratio > 0
+            or step.ratio == 1
+            or not self.vs_before.ratio > 0
+        ):
+            return 0.0
+        return 1 - math.log(self.vs_before.ratio) / math.log(step.ratio)
+
+    def brings_forward(self, step: Comparison) -> bool:
+        """Set on the older release forward: it differs from the older one as the newer does."""
+        return (
+            not self.trial.back
+            and self.vs_before is not None
+            and self.vs_before.verdict == step.verdict
+        )
+
+    def text(self, before: str, after: str) -> str:
+        trial = self.trial
+        if self.note or self.vs_before is None or self.vs_after is None:
+            return f"on {trial.release}, {trial.words()}: not judged ({self.note or 'no result'})"
+        ratio = format_ratio(self.vs_before.ratio)
+        against = f"{_against(self.vs_before, before)}, {_against(self.vs_after, after)}"
+        return f"on {trial.release}, {trial.words()} gives {ratio} of {before} ({against})"
+
+
+def _against(comparison: Comparison, release: str) -> str:
+    """A trial against one release, in words: faster or slower than it, the same as it, not told apart from it."""
+    if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
+        return f"{comparison.said} than {release}"
+    return (
+        f"the same as {release}"
+        if comparison.verdict == Verdict.UNCHANGED
+        else f"not told apart from {release}"
+    )
+
+
+@dataclass(frozen=True)
+class DefaultsAnswer:
+    """A step's changed defaults: listed, tried in one measurement with both releases, and judged on a metric."""
+
+    before: str
+    after: str
+    listed: list[Change]
+    trials: list[Trial] = dataclasses.field(default_factory=list)
+    # Per trial, the results of that measurement: "before", "after" (the releases as they are), "trial".
+    measured: Mapping[Trial, Mapping[str, StoredResult | None]] = dataclasses.field(
+        default_factory=dict
+    )
+    left_out: int = 0  # trials over the cap
+    problem: str = ""  # why the options could not all be read
+    metrics: tuple[str, ...] = ()  # the step's metrics the trials are judged on
+    commits: Mapping[str, OptionCommit] = dataclasses.field(
+        default_factory=dict
+    )  # by jax option, where known
+
+    def _changed_in(self, trial: Trial) -> str:
+        commit = self.commits.get(trial.change.name)
+        return f" (its default changed in {commit.words()})" if commit is not None else ""
+
+    def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
+        return [
+            judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials
+        ]
+
+    def trial_lines(
+        self,
+        step: Comparison | None,
+        key: MetricKey,
+        thresholds: Thresholds,
+        *,
+        unwanted: bool | None = None,
+    ) -> list[str]:
+        """What the trials say on ``key``: the verdict first, then each trial, and the cap.  A setting that brings
+        the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
+        made it worse); else it is the old behaviour back, still a strong hint at the cause."""
+        tried = self.tried(key, thresholds)
+        found = [] if step is None else [t for t in tried if t.brings_back(step)]
+        lines = []
+        forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
+        if unwanted is None:
+            unwanted = step is not None and step.verdict is Verdict.SLOWER
+        back = (
+            "a workaround, and a strong hint at the cause"
+            if unwanted
+            else "the old behaviour back: a hint at why"
+        )
+        for each in found:
+            assert step is not None and each.vs_before is not None
+            most = (
+                f" (it undoes {each.undoes(step):.0%} of the step)"
+                if each.vs_before.verdict == step.verdict
+                else ""
+            )
+            lines.append(
+                f"{each.text(self.before, self.after)}{most}: {back}{self._changed_in(each.trial)}"
+            )
+        if tried and not found:
+            lines.append(
+                f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back"
+            )
+        for each in forward:
+            lines.append(
+                f"{each.text(self.before, self.after)}: it brings the new number to {self.before} too"
+            )
+        lines += [
+            each.text(self.before, self.after)
+            for each in tried
+            if each not in found and each not in forward
+        ]
+        if self.left_out:
+            lines.append(
+                f"{self.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
+            )
+        return lines
+
+    def listing_lines(self) -> list[str]:
+        """The defaults that changed (with the jax commit where known), and what could not be read: the step's,
+        whichever metric moved."""
+        lines = []
+        if self.listed:
+            shown = ", ".join(
+                change.text()
+                + (
+                    f" in {self.commits[change.name].words()}"
+                    if change.name in self.commits
+                    else ""
+                )
+                for change in self.listed[:12]
+            )
+            more = f" and {len(self.listed) - 12} more" if len(self.listed) > 12 else ""
+            lines.append(f"defaults that changed from {self.before} to {self.after}: {shown}{more}")
+        return [*lines, *([self.problem] if self.problem else [])]
+
+    def data(self, key: MetricKey, thresholds: Thresholds) -> dict[str, object]:
+        return {
+            "before": self.before,
+            "after": self.after,
+            "changed": [dataclasses.asdict(change) for change in self.listed],
+            "tried": [
+                {
+                    "release": t.trial.release,
+                    "setting": t.trial.words(),
+                    "option": t.trial.change.name,
+                    "value": t.trial.value,
+                    "back": t.trial.back,
+                    "vs_before": None if t.vs_before is None else t.vs_before.verdict,
+                    "ratio_to_before": None if t.vs_before is None else t.vs_before.ratio,
+                    "vs_after": None if t.vs_after is None else t.vs_after.verdict,
+                    "note": t.note,
+                }
+                for t in self.tried(key, thresholds)
+            ],
+            "commits": {
+                name: {"sha": commit.sha, "title": commit.title, "url": commit.url}
+                for name, commit in self.commits.items()
+            },
+            "left_out": self.left_out,
+            "problem": self.problem,
+        }
+
+
+def _error_of(stored: StoredResult) -> str:
+    """``: <the error's last line>`` of a failed result's first failed process (XLA's ``UNIMPLEMENTED: Custom
+    call target __onednn$matmul ...`` says why a flag cannot be set on a release), or ""."""
+    details = [p.detail for p in stored.result.processes if p.status != "ok" and p.detail.strip()]
+    return f": {details[0].strip().splitlines()[-1].strip()}" if details else ""
+
+
+def judged(
+    trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds
+) -> Tried:
+    """A trial's result against both releases' (``results``: by "before", "after" and "trial")."""
+    found = {name: results.get(name) for name in ("before", "after", "trial")}
+    for name, result in found.items():
+        if result is None or result.status != "ok":
+            whose = "its" if name == "trial" else f"the {name} release's"
+            how = "stored nothing" if result is None else f"{result.status}{_error_of(result)}"
+            return Tried(trial, None, None, f"{whose} processes {how}")
+    samples = {
+        name: metric_samples(result).get(key)
+        for name, result in found.items()
+        if result is not None
+    }
+    if any(series is None for series in samples.values()):
+        return Tried(trial, None, None, f"{key.metric_name} not measured on every side")
+    trial_samples, before, after = samples["trial"], samples["before"], samples["after"]
+    assert trial_samples is not None and before is not None and after is not None
+    vs_before = compare_metric(before, trial_samples, thresholds, key)
+    return Tried(trial, vs_before, compare_metric(after, trial_samples, thresholds, key))
+
+
+def side_of(trial: Trial, base: Side) -> Side:
+    """The release's side with the setting: another profile label (its results are stored apart), measured until
+    its comparison with the release it is set on is decided too.  The profile's ``XLA_FLAGS`` stay."""
+    label = f"jax {trial.release} · {base.profile} · {trial.words()}"
+    inherited = {name: value for name, value in base.env.items() if value is not None}
+    inherited["XLA_FLAGS"] = base.environment().get("XLA_FLAGS", "")
+    return dataclasses.replace(
+        base,
+        profile=trial.profile(base.profile),
+        env=dict(trial.environment(inherited)),
+        label=label,
+        compare_next=False,
+        compare_metrics=(),
+        compare_with=base.label,
+    )

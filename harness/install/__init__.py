@@ -1,0 +1,7 @@
+"""Installing: the environments a side runs in, above ``analysis`` and below ``steps``.
+
+Releases on the package index (``index``) and when each was uploaded (``upload_times``); one cached venv per
+release and build (``venvs``); a script's own venv per release, its libraries resolved as of the release's
+date (``script_envs``); which of them a side runs in (``environments``); below releases, a range's jax commits
+(``commits``) and a venv per commit and jaxlib (``commit_venvs``).
+"""

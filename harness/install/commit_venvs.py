@@ -1,0 +1,186 @@
+"""One cached venv per (jax commit, jaxlib): a release's install for the jaxlib, then jax from the commit's tree.
+
+The venv first gets what a release venv of that jaxlib gets (the harness, jax and jaxlib from
+the index, so jax's dependencies too), then jax itself is replaced by the commit's source tree
+(``git archive``), installed with ``--no-deps``: jax is pure Python, so any commit installs.
+Then ``import jax`` is tried under the profile's environment, since a jaxlib the commit
+accepts by number may still lack an API it uses (jax adapts to a new jaxlib only later): a
+commit that does not install or import is reported, with the reason, and set aside by the
+search.  Once installed, whether it imports is recorded beside the venv, so a second bisect
+neither installs nor tries again (an install that failed is tried again: the network may be
+back); the record is the one ``venvs.ensure`` checks, so a release prober uses the venv as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.install import venvs
+from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv
+
+OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
+IMPORT_TIMEOUT_S = 300
+# The folders of jax's repository its package is built from (with the top-level files: setup.py, README.md):
+# leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and the export small.
+PACKAGE_TREES = ("jax", "jax_plugins")
+# Imports jax and runs one operation: a jaxlib refused by number, or missing an API, fails here.
+IMPORT_CHECK = (
+    "import jax, jax.numpy as jnp; jnp.zeros(2).block_until_ready(); print(jax.__version__)"
+)
+
+
+def commit_label(sha: str, jaxlib: str) -> str:
+    """The release label a commit's results are stored under: its hash, and the jaxlib it ran with."""
+    return f"git-{sha[:12]}-jaxlib-{jaxlib}"
+
+
+@dataclass(frozen=True)
+class CommitEnv:
+    """jax at ``sha`` with ``jaxlib``: ``base`` is the release venv whose install it starts from."""
+
+    sha: str
+    jaxlib: str
+    base: ReleaseEnv  # a release of that jaxlib: what it installs, before jax is replaced
+    repo: Path  # the git repository the tree comes from
+    # A plain script's own libraries, held at one version on every commit (the good release's): ``name==version``.
+    libraries: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return commit_label(self.sha, self.jaxlib)
+
+    @property
+    def env(self) -> ReleaseEnv:
+        """As a release prober sees it: its own venv, and an install naming the commit."""
+        build = self.base.venv.name.removeprefix(f"release-jax-{self.base.jax}")
+        held = (
+            f"-with-{hashlib.sha256(' '.join(self.libraries).encode()).hexdigest()[:12]}"
+            if self.libraries
+            else ""
+        )
+        venv = self.base.venv.with_name(f"commit-{self.sha[:12]}-jaxlib-{self.jaxlib}{build}{held}")
+        install = (*self.base.install, *self.libraries, f"jax@git:{self.sha}")
+        return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
+
+
+def package_paths(repo: Path, sha: str) -> list[str] | str:
+    """What of the commit's tree the jax package is built from: its top-level files and ``PACKAGE_TREES``; or why
+    the tree cannot be read."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        return f"`git ls-tree {sha[:12]}` failed: {_last_lines(done.stderr)}"
+    entries = [line.split(None, 3) for line in done.stdout.splitlines()]
+    return [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
+
+
+def export_tree(repo: Path, sha: str, into: Path) -> str | None:
+    """The commit's package files under ``into`` (``git archive``); None when done, else why not."""
+    paths = package_paths(repo, sha)
+    if isinstance(paths, str):
+        return paths
+    with tempfile.TemporaryFile() as archive:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", sha, "--", *paths],
+            stdout=archive,
+            stderr=subprocess.PIPE,
+            timeout=INSTALL_TIMEOUT_S,
+            check=False,
+        )
+        if done.returncode != 0:
+            return f"`git archive {sha[:12]}` failed: {_last_lines(done.stderr.decode(errors='replace'))}"
+        archive.seek(0)
+        with tarfile.open(fileobj=archive) as tar:
+            tar.extractall(into, filter="data")
+    return None
+
+
+def _last_lines(text: str) -> str:
+    return " / ".join(text.strip().splitlines()[-venvs.ERROR_LINES :]) or "no output"
+
+
+def _run(
+    command: list[str], env: Mapping[str, str] | None = None, timeout: float = INSTALL_TIMEOUT_S
+) -> str | None:
+    try:
+        done = subprocess.run(
+            command,
+            cwd=venvs.REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=None if env is None else dict(env),
+        )
+    except subprocess.TimeoutExpired:
+        return f"did not finish within {timeout:.0f} s"
+    return None if done.returncode == 0 else _last_lines(done.stderr or done.stdout)
+
+
+def import_problem(interpreter: Path, environ: Mapping[str, str]) -> str | None:
+    """Why jax does not import (and run one operation) with ``interpreter``, or None."""
+    problem = _run([str(interpreter), "-c", IMPORT_CHECK], environ, IMPORT_TIMEOUT_S)
+    # The traceback's last line says why (``module 'jaxlib.gpu_linalg' has no attribute ...``).
+    return None if problem is None else f"does not import: {problem.split(' / ')[-1].strip()}"
+
+
+def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
+    """Make the commit's venv hold jax at the commit with its jaxlib, importable under ``environ``;
+    None when ready, else why not (also when an earlier try found that)."""
+    env = commit.env
+    wanted = venvs.install_record(env)
+    outcome = env.venv / OUTCOME
+    try:
+        stored = json.loads(outcome.read_text())
+        if stored["record"] == wanted and (stored["problem"] or env.interpreter.exists()):
+            return stored["problem"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # never tried with this install
+    problem = _install(commit, env)
+    if problem:  # perhaps the network, or the disk: tried again next time
+        return problem
+    problem = import_problem(env.interpreter, environ)
+    outcome.write_text(json.dumps({"record": wanted, "problem": problem}))
+    if problem is None:
+        (env.venv / venvs.INSTALLED).write_text(json.dumps(wanted))
+    return problem
+
+
+def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
+    uv = venvs.uv_command()
+    if uv is None:
+        return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+    if not (env.venv / "pyvenv.cfg").is_file():
+        problem = _run([*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
+        if problem:
+            return f"`uv venv` failed: {problem}"
+    python = ["--python", str(env.interpreter)]
+    if commit.base.install or commit.libraries:
+        problem = _run(
+            [*uv, "pip", "install", "--quiet", *python, *commit.base.install, *commit.libraries]
+        )
+        if problem:
+            return f"jaxlib {commit.jaxlib} and jax's dependencies do not install: {problem}"
+    with tempfile.TemporaryDirectory(prefix="harness-jax-tree-") as scratch:
+        tree = Path(scratch) / "jax"
+        problem = export_tree(commit.repo, commit.sha, tree)
+        if problem:
+            return problem
+        # Its dependencies came with the release install above: jax alone is replaced.
+        replace = ["--no-deps", "--reinstall-package", "jax", str(tree)]
+        problem = _run([*uv, "pip", "install", "--quiet", *python, *replace])
+    if problem:
+        return f"jax at {commit.sha[:12]} does not install: {problem}"
+    # As every release venv: compiled once, so a probe's import and lazy imports time loading, not compiling.
+    problem = _run(
+        [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")]
+    )
+    return f"jax at {commit.sha[:12]} does not compile: {problem}" if problem else None

@@ -1,0 +1,135 @@
+"""Where each release of a command runs: a case in its release venv, a plain script in a venv of its own.
+
+A case runs in the release's cached venv (``venvs``: the harness, editable, and the pinned
+release).  A plain script runs as its user runs it: with only what it declares, in a venv per
+release, interpreter and resolved set (``script_envs``) holding jax, jaxlib and the script's
+libraries, resolved with jax and jaxlib held as constraints, by the policy (``as-of`` the jax
+release's date, or ``newest``), with any pins held on every release (``--hold``) or on one
+label (``--vary``: a library's own releases on one jax release).  The harness is not in it: the
+script's start-up hook runs by its path, and the side's worker finds the harness on its path.
+
+What a script's venv was resolved to hold goes into each result (``Libraries``); a release
+whose set cannot be had is *not installable*, with the resolver's reason in one line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.script_deps import Declared, check_requires_python
+from harness.install import script_envs, venvs
+from harness.install.script_envs import AS_OF, NotInstallable, ScriptEnv, ScriptEnvRequest
+from harness.install.upload_times import UploadTimes
+from harness.install.venvs import ReleaseEnv
+from harness.pins import Profile, Release, index_release
+from harness.store.schema import Libraries
+from harness.units import version_key
+
+INDEX_TIMES = "index-times"  # beside the venvs: each package's files and upload times, as the index lists them
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A release ready to measure: the interpreter its side runs, and what a script's venv holds."""
+
+    interpreter: Path
+    libraries: Libraries | None = None  # None: a case's release venv
+
+
+def declared_of(case: CaseInfo) -> Declared:
+    """What a plain script declares, as ``script_envs`` takes it."""
+    script = case.script
+    assert script is not None
+    return Declared(
+        script.requirements, ("",) * len(script.requirements), script.requires_python, script.file
+    )
+
+
+def release_of(env: ReleaseEnv) -> Release:
+    """The release a plan's entry installs, pinned by the release rules (a CUDA build names no jaxlib of its own)."""
+    jaxlib = env.jaxlib if version_key(env.jaxlib)[0] else env.jax
+    return index_release(env.jax, jaxlib)
+
+
+def libraries_of(found: ScriptEnv, declared: Declared, held: tuple[str, ...]) -> Libraries:
+    resolved = found.resolved
+    cutoff = resolved.cutoff.isoformat() if resolved.cutoff else None
+    return Libraries(
+        resolved.policy, resolved.pins, resolved.sha256, cutoff, declared.requirements, held
+    )
+
+
+def not_installable(found: NotInstallable) -> str:
+    """The one line a release that cannot be had says, with the policy that resolved it."""
+    when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
+    return f"not installable ({when}): {found.reason}"
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Environments:
+    """Each release's environment for one case or script, made when first needed and then reused."""
+
+    case: CaseInfo
+    profile: Profile | None
+    policy: str = AS_OF
+    hold: tuple[str, ...] = ()  # exact pins held on every release
+    extra: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # by label: pins held there only (--vary)
+    progress: Callable[[str], None] = _stderr
+    fixed: dict[str, Prepared] = field(
+        default_factory=dict
+    )  # by label: made elsewhere (a commit's venv)
+
+    def use(self, label: str, prepared: Prepared) -> None:
+        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
+        self.fixed[label] = prepared
+
+    def held(self, label: str) -> tuple[str, ...]:
+        return (*self.hold, *self.extra.get(label, ()))
+
+    def matches(self, label: str, libraries: Libraries | None) -> bool:
+        """Whether a stored result's venv was resolved as ``label``'s would be now: a case's, none; a script's, by
+        the same policy, from the same declared requirements, with the same pins held."""
+        if label in self.fixed:
+            return libraries == self.fixed[label].libraries
+        if self.case.script is None:
+            return libraries is None
+        if libraries is None:
+            return False
+        wanted = (self.policy, self.case.script.requirements, self.held(label))
+        return (libraries.policy, libraries.declared, libraries.held) == wanted
+
+    def prepare(self, label: str, env: ReleaseEnv) -> Prepared | str:
+        """``label``'s environment, ready, or why it cannot be had (one line)."""
+        if label in self.fixed:
+            return self.fixed[label]
+        if self.case.script is None:
+            self.progress(
+                f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)"
+            )
+            problem = venvs.ensure(env)
+            return f"could not be installed: {problem}" if problem else Prepared(env.interpreter)
+        held = self.held(label)
+        declared = declared_of(self.case)
+        request = ScriptEnvRequest(
+            release_of(env), declared, env.python, self.profile, self.policy, held
+        )
+        folder = env.venv.parent
+        shown = f"{', '.join(declared.requirements) or 'nothing'} besides jax {env.jax}"
+        self.progress(
+            f"  {label}: a venv for {self.case.script.file} ({shown}, {self.policy}) under {folder}"
+        )
+        found = script_envs.ensure(request, folder, UploadTimes(folder / INDEX_TIMES))
+        if isinstance(found, NotInstallable):
+            return not_installable(found)
+        check_requires_python(declared, found.python_version)
+        return Prepared(found.interpreter, libraries_of(found, declared, held))

@@ -1,0 +1,140 @@
+"""Which jax releases the package index offers, each paired with the jaxlib it installs with.
+
+The listing is pip's own (``pip index versions``), run by the interpreter that will
+install the releases: pip leaves out yanked releases (0.4.32) and those without a
+wheel for that Python, as an install would.  A jax release installs with the jaxlib
+of its own number, or else with the newest jaxlib below it (jax 0.4.37 with jaxlib
+0.4.36).  The listing is cached for a day: a bisect asks the index once, not once
+per probe.  Standard library only: the noxfile imports this module in nox's own
+environment.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError, UsageError
+from harness.units import normal_version, version_key
+
+CACHE_MAX_AGE_S = 24 * 3600
+LIST_TIMEOUT_S = 300
+
+
+def parse_pip_listing(output: str) -> list[str]:
+    """The versions of ``pip index versions`` output, oldest first."""
+    for line in output.splitlines():
+        if line.startswith("Available versions:"):
+            versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+            return sorted(versions, key=version_key)
+    return []
+
+
+def pip_versions(python: str, package: str) -> list[str]:
+    """Every installable version of ``package`` for ``python``, as pip lists them."""
+    command = [python, "-m", "pip", "index", "versions", package]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise HarnessError(
+            f"cannot list {package} releases with {' '.join(command)}: {exc}"
+        ) from None
+    versions = parse_pip_listing(done.stdout)
+    if done.returncode != 0 or not versions:
+        last = (done.stderr.strip().splitlines() or ["no versions listed"])[-1]
+        raise HarnessError(f"cannot list {package} releases with {' '.join(command)}: {last}")
+    return versions
+
+
+def pair_with_jaxlib(
+    jax_versions: Sequence[str], jaxlib_versions: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(jax, jaxlib) per jax release, oldest first: the same-numbered jaxlib, else the newest below it.
+
+    A jax release older than every jaxlib on offer has no pair and is left out.
+    """
+    jaxlibs = sorted(jaxlib_versions, key=version_key)
+    pairs = []
+    for jax in sorted(jax_versions, key=version_key):
+        if jax in jaxlibs:
+            pairs.append((jax, jax))
+            continue
+        below = [lib for lib in jaxlibs if version_key(lib) <= version_key(jax)]
+        if below:
+            pairs.append((jax, below[-1]))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Installable (jax, jaxlib) pairs, oldest first, as listed for one interpreter at one time."""
+
+    python: str
+    pairs: list[tuple[str, str]]
+    listed_at: float
+
+    def pair(self, version: str) -> tuple[str, str]:
+        """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby ones."""
+        for pair in self.pairs:
+            if pair[0] == version:
+                return pair
+        versions = [jax for jax, _ in self.pairs]
+        normal = normal_version(version)
+        if normal != version and normal in versions:  # 0.4.026: the index spells it 0.4.26
+            raise UsageError(
+                f"jax {version} is not on the package index as typed: did you mean {normal}?"
+            )
+        raise UsageError(
+            f"jax {version} is not an installable release on the package index (yanked, or no wheel for "
+            f"this Python); nearby releases there: {', '.join(nearby(versions, version))}"
+        )
+
+    def between(self, first: str, last: str) -> list[tuple[str, str]]:
+        """The pairs from ``first`` to ``last``, both included; either missing from the index is refused."""
+        for version in (first, last):
+            self.pair(version)
+        if version_key(first) >= version_key(last):
+            raise UsageError(
+                f"the range must run from an older release to a newer one, not {first} to {last}"
+            )
+        return [
+            pair
+            for pair in self.pairs
+            if version_key(first) <= version_key(pair[0]) <= version_key(last)
+        ]
+
+
+def nearby(versions: Sequence[str], version: str, count: int = 3) -> list[str]:
+    """Up to ``count`` listed versions on either side of ``version`` (which need not be listed)."""
+    below = [v for v in versions if version_key(v) < version_key(version)]
+    above = [v for v in versions if version_key(v) > version_key(version)]
+    return below[-count:] + above[:count]
+
+
+Lister = Callable[[str, str], list[str]]
+
+
+def load_listing(
+    python: str, cache: Path, *, max_age_s: float = CACHE_MAX_AGE_S, lister: Lister = pip_versions
+) -> Listing:
+    """The listing for ``python``: from ``cache`` while it is younger than ``max_age_s``, else from the index."""
+    now = time.time()
+    try:
+        stored = json.loads(cache.read_text())
+        if stored["python"] == python and now - stored["listed_at"] < max_age_s:
+            return Listing(
+                python, [(str(jax), str(lib)) for jax, lib in stored["pairs"]], stored["listed_at"]
+            )
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no usable cache: list afresh
+    pairs = pair_with_jaxlib(lister(python, "jax"), lister(python, "jaxlib"))
+    listing = Listing(python, pairs, now)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"python": python, "pairs": pairs, "listed_at": now}, indent=1))
+    return listing

@@ -1,0 +1,589 @@
+"""A venv per (jax release, interpreter, resolved set) for a script that imports libraries besides JAX.
+
+A script that imports equinox or optax needs them installed beside the release under
+test, in versions that work with it.  Most libraries declare a loose lower bound on jax
+and none above, so the newest version whose metadata accepts an old jax may still use
+APIs that jax lacks.  The default policy, ``as-of``, resolves as the package index stood
+when the jax release came out (plus ``GRACE``): what that release's users had.  ``newest``
+resolves against today's index.
+
+jax and jaxlib are held as *constraints* (``-c``), with the release's own pins and any
+``hold`` pins, never as overrides: a library whose metadata refuses the release makes the
+resolution fail, and the resolver's reason is kept, in one line, as a ``NotInstallable``.
+
+Three steps, each cached so a reuse needs no network:
+
+1. resolve: ``uv pip compile`` for the target interpreter into exact ``name==version`` pins,
+   recorded under ``<folder>/script-resolutions/<key>/`` (the key covers what is declared,
+   the release, the profile's extras, the interpreter, the policy and its cutoff);
+2. install: a venv named for the pins and the interpreter, ``<folder>/script-env-<16 hex>``,
+   made with ``uv venv`` and ``uv pip sync`` (exactly the resolved set, nothing more), its
+   modules compiled once as ``venvs.ensure`` does, and a record of what it holds written in it;
+3. record: what the venv holds (``uv pip freeze``), as a ``ResolvedSet`` a result can store.
+
+Every uv call goes through a ``Runner``, so the logic is tested with a fake.  Standard
+library and ``packaging`` only: the noxfile may build these venvs in nox's own environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from harness.catalogue.script_deps import Declared, canonical
+from harness.errors import UsageError
+from harness.install.upload_times import UploadTimes, shown
+from harness.install.venvs import INSTALL_TIMEOUT_S, uv_command
+from harness.names import inside
+from harness.pins import Profile, Release
+from harness.store.files import replace_file
+
+AS_OF, NEWEST = "as-of", "newest"
+POLICIES = (AS_OF, NEWEST)
+# A week: time for a library to ship the quick fix a new jax often needs, while the next jax release is
+# most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so what a
+# week later resolves is still what that release's users had.
+GRACE = timedelta(days=7)
+# A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still ahead) may
+# change as releases come out, so it is asked again after a day, as the index listings are.
+RESOLUTION_MAX_AGE_S = 24 * 3600
+RESOLUTIONS = "script-resolutions"
+ENV_PREFIX = "script-env-"
+RECORD = ".harness-script-env.json"  # what the venv holds, written after a successful install
+PINS_FILE = "resolved.txt"  # in the venv: the exact set it was made to hold
+FORMAT = 1
+REASON_CHARS = 300
+PYTHON_VERSION_PROBE = "import platform; print(platform.python_version())"
+# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, a constraint or
+# override file of the user's): the harness states its own on the command line, and these go.
+SCRUBBED_VARIABLES = (
+    "UV_EXCLUDE_NEWER",
+    "UV_CONSTRAINT",
+    "UV_OVERRIDE",
+    "UV_EXCLUDE",
+    "UV_PRERELEASE",
+    "UV_RESOLUTION",
+)
+PIN = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>[A-Za-z0-9.+!_-]+)")
+
+Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
+
+
+def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` in ``cwd`` with its output captured; a timeout or a missing program is a failed run, not a raise."""
+    environ = {key: value for key, value in os.environ.items() if key not in SCRUBBED_VARIABLES}
+    environ["NO_COLOR"] = "1"
+    try:
+        return subprocess.run(
+            list(command),
+            cwd=cwd,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(
+            list(command), 124, "", f"error: did not finish within {INSTALL_TIMEOUT_S} s"
+        )
+    except OSError as exc:
+        return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+
+
+@dataclass(frozen=True)
+class ResolvedSet:
+    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: stored with a result."""
+
+    pins: tuple[str, ...]
+    policy: str
+    cutoff: datetime | None
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256("\n".join(self.pins).encode()).hexdigest()
+
+    def version_of(self, name: str) -> str | None:
+        """The version of ``name`` in the set, None when it has none."""
+        wanted = canonicalize_name(name)
+        for pin in self.pins:
+            pinned, version = pin.split("==", 1)
+            if canonicalize_name(pinned) == wanted:
+                return version
+        return None
+
+    def describe(self, name: str) -> str:
+        """``equinox 0.11.4``, for reports; ``equinox (not installed)`` when the set lacks it."""
+        version = self.version_of(name)
+        return (
+            f"{canonicalize_name(name)} {version}"
+            if version
+            else f"{canonicalize_name(name)} (not installed)"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        cutoff = self.cutoff.isoformat() if self.cutoff else None
+        return {
+            "pins": list(self.pins),
+            "sha256": self.sha256,
+            "policy": self.policy,
+            "cutoff": cutoff,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ResolvedSet:
+        pins, policy, cutoff = data["pins"], data["policy"], data["cutoff"]
+        if not isinstance(pins, list) or not all(
+            isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins
+        ):
+            raise ValueError("pins must be a list of name==version")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
+        if cutoff is not None and not isinstance(cutoff, str):
+            raise ValueError("cutoff must be a date or null")
+        return cls(tuple(pins), str(policy), datetime.fromisoformat(cutoff) if cutoff else None)
+
+
+@dataclass(frozen=True)
+class ScriptEnv:
+    """A ready venv: the interpreter it was made with, its version, and what it holds."""
+
+    venv: Path
+    python: str
+    python_version: str
+    resolved: ResolvedSet
+
+    @property
+    def interpreter(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "venv": str(self.venv),
+            "python": self.python,
+            "python_version": self.python_version,
+            "resolved": self.resolved.as_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ScriptEnv:
+        resolved = data["resolved"]
+        if not isinstance(resolved, dict):
+            raise ValueError("resolved must be an object")
+        return cls(
+            Path(str(data["venv"])),
+            str(data["python"]),
+            str(data["python_version"]),
+            ResolvedSet.from_dict(resolved),
+        )
+
+
+@dataclass(frozen=True)
+class NotInstallable:
+    """Why a script's set cannot be had on a release: the resolver's or the installer's reason, in one line."""
+
+    reason: str
+    stage: str  # "resolve" or "install"
+    policy: str
+    cutoff: datetime | None
+
+    def as_dict(self) -> dict[str, object]:
+        cutoff = self.cutoff.isoformat() if self.cutoff else None
+        return {"reason": self.reason, "stage": self.stage, "policy": self.policy, "cutoff": cutoff}
+
+
+@dataclass(frozen=True)
+class ScriptEnvRequest:
+    """A script's needs on one release: what it declares, the interpreter, the profile, the policy, held pins."""
+
+    release: Release
+    declared: Declared
+    python: str  # the interpreter the venv is made with: a path, or a name uv finds
+    profile: Profile | None = None
+    policy: str = AS_OF
+    hold: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_policy(self.policy)
+
+
+def check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise UsageError(
+            f"{policy[:40]!r} is not a resolution policy; choose {' or '.join(POLICIES)}"
+        )
+    return policy
+
+
+def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
+    """``--hold PKG==VERSION`` values, each one exact pin, held as constraints in canonical form."""
+    held = []
+    for value in values:
+        pin = canonical(value, "--hold")
+        requirement = Requirement(pin)
+        specifiers = list(requirement.specifier)
+        exact = (
+            len(specifiers) == 1
+            and specifiers[0].operator == "=="
+            and "*" not in specifiers[0].version
+        )
+        if not exact or requirement.extras or requirement.marker:
+            raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
+        held.append(pin)
+    return tuple(dict.fromkeys(held))
+
+
+def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
+    """The ``--exclude-newer`` date of ``policy`` on ``release`` (whole seconds, UTC); None under ``newest``."""
+    if check_policy(policy) == NEWEST:
+        return None
+    cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
+    return cutoff.astimezone(UTC).replace(microsecond=0)
+
+
+def requirement_lines(release: Release, profile: Profile | None, declared: Declared) -> list[str]:
+    """What to resolve: the release's own requirements (jax, jaxlib or ``jax[cuda12]``, its pins), then the script's."""
+    return [*release.requirements(profile), *declared.requirements]
+
+
+def constraint_lines(
+    release: Release, profile: Profile | None, hold: Sequence[str] = ()
+) -> list[str]:
+    """The release held as constraints: jax, jaxlib (a CUDA extra picks its own jaxlib: left to it), pins, holds."""
+    jaxlib = [] if profile and profile.jax_extras else [f"jaxlib=={release.jaxlib}"]
+    return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
+
+
+def exempt_packages(profile: Profile | None, hold: Sequence[str] = ()) -> list[str]:
+    """Packages never cut off by date: the release's own (an index without upload times would hide them), and
+    those held at one version (``--hold``, ``--vary``), which may have come out after the cutoff."""
+    plugins = [
+        f"jax-{extra}-{kind}"
+        for extra in (profile.jax_extras if profile else ())
+        for kind in ("plugin", "pjrt")
+    ]
+    held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
+    return list(dict.fromkeys(["jax", "jaxlib", *plugins, *held]))
+
+
+def exclude_newer_args(
+    cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()
+) -> list[str]:
+    if cutoff is None:
+        return []
+    arguments = ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
+    for package in exempt_packages(profile, hold):
+        arguments += ["--exclude-newer-package", f"{package}=false"]
+    return arguments
+
+
+def compile_command(
+    uv: Sequence[str],
+    python: str,
+    cutoff: datetime | None,
+    profile: Profile | None,
+    hold: Sequence[str] = (),
+) -> list[str]:
+    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder) for ``python``."""
+    files = ["requirements.in", "--constraints", "constraints.txt"]
+    output = ["--no-header", "--no-annotate", "--color", "never"]
+    return [
+        *uv,
+        "pip",
+        "compile",
+        *files,
+        "--python",
+        python,
+        *output,
+        *exclude_newer_args(cutoff, profile, hold),
+    ]
+
+
+def resolution_key(
+    request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str
+) -> str:
+    """What a resolution depends on, hashed: the same key is the same resolution (while it is final)."""
+    inputs = {
+        "format": FORMAT,
+        "declared": request.declared.key(),
+        "requirements": requirement_lines(request.release, request.profile, Declared()),
+        "constraints": constraint_lines(request.release, request.profile, request.hold),
+        "extras": list(request.profile.jax_extras) if request.profile else [],
+        "policy": request.policy,
+        "cutoff": cutoff.isoformat() if cutoff else None,
+        "python": [request.python, python_version],
+        "index": shown(index),
+    }
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+
+
+def parse_pins(text: str) -> tuple[str, ...]:
+    """``name==version`` lines (comments and blank lines skipped), names normalized, sorted by name.
+
+    ValueError for any other line: a resolution of plain requirements gives nothing else.
+    """
+    pins = {}
+    for line in text.splitlines():
+        content = line.split("#", 1)[0].strip()
+        if not content:
+            continue
+        match = PIN.fullmatch(content)
+        if not match:
+            raise ValueError(f"not an exact pin: {content[:80]!r}")
+        pins[canonicalize_name(match["name"])] = match["version"]
+    return tuple(f"{name}=={version}" for name, version in sorted(pins.items()))
+
+
+def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
+    """The most telling part of uv's error output, in one line of at most ``limit`` characters.
+
+    A resolution that finds no solution is told by uv's explanation ("Because equinox>=0.13.8
+    depends on ... and you require jax==0.4.31 ..."), or by its hint where a package was cut off
+    by date; any other error by its first line and its first and last causes.
+    """
+    error, causes, hints = _uv_parts(output)
+    if not error:
+        lines = [line.strip() for line in output.splitlines() if line.strip()]
+        return _one_line(lines[-1] if lines else "no output", limit)
+    if "no solution found" in error.lower():
+        cut_off = [hint for hint in hints if "exclude-newer" in hint]
+        if cut_off:
+            # uv's advice ("Consider using `exclude-newer-package`") is for its own users; the harness has its own.
+            return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".", limit)
+        if causes:
+            return _one_line(" ".join(causes), limit)
+    parts = [error, *causes[:1], *causes[-1:]]
+    return _one_line(": ".join(dict.fromkeys(parts)), limit)
+
+
+def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
+    """uv's error line, its causes and its hints, each joined into one piece of text."""
+    error = ""
+    causes: list[str] = []
+    hints: list[str] = []
+    current: list[str] | None = None
+    alternatives = False  # inside "depends on one of:" and its indented list
+    for raw in output.splitlines():
+        line = raw.strip()
+        if not line:
+            current = None
+            continue
+        marker = re.match(r"(error:|×|cause:|caused by:|╰─▶|hint:)\s*", line, re.IGNORECASE)
+        if marker:
+            kind, text = marker.group(1).lower(), line[marker.end() :]
+            if kind in ("error:", "×") and not error:
+                error, current = text, None
+            elif kind in ("cause:", "caused by:", "╰─▶"):
+                causes.append(text)
+                current = causes
+            elif kind == "hint:":
+                hints.append(text)
+                current = hints
+            alternatives = text.endswith("one of:")
+            continue
+        if current is None:
+            continue  # before the error ("Using Python 3.12.1 environment at: ..."), or after a blank line
+        bare = " " not in line
+        joiner = " or " if alternatives and bare and not current[-1].endswith(":") else " "
+        current[-1] = f"{current[-1]}{joiner}{line}"
+        alternatives = (alternatives and bare) or line.endswith("one of:")
+    return error, causes, hints
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def env_name(pins: Sequence[str], python: str, python_version: str) -> str:
+    """``script-env-<16 hex>``: the same resolved set on the same interpreter is the same venv."""
+    digest = hashlib.sha256(json.dumps([list(pins), python, python_version]).encode()).hexdigest()
+    return f"{ENV_PREFIX}{digest[:16]}"
+
+
+def python_version_of(python: str, runner: Runner, cwd: Path) -> str | None:
+    done = runner([python, "-c", PYTHON_VERSION_PROBE], cwd)
+    version = done.stdout.strip()
+    return version if done.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*", version) else None
+
+
+def _final(cutoff: datetime | None, now: float) -> bool:
+    # Nothing uploaded after a cutoff that has passed can enter: such a resolution never changes.
+    return cutoff is not None and cutoff.timestamp() < now
+
+
+def resolve(
+    request: ScriptEnvRequest,
+    folder: Path,
+    cutoff: datetime | None,
+    python_version: str,
+    index: str,
+    *,
+    uv: Sequence[str],
+    runner: Runner = run,
+    clock: Callable[[], float] = time.time,
+) -> tuple[str, ...] | NotInstallable:
+    """The request's exact pins, from the cache where it holds this resolution, else from ``uv pip compile``."""
+    key = resolution_key(request, python_version, cutoff, index)
+    work = inside(folder, RESOLUTIONS, key[:32])
+    record = work / "resolution.json"
+    now = clock()
+    try:
+        stored = json.loads(record.read_text())
+        if stored["key"] == key and (
+            _final(cutoff, now) or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
+        ):
+            if "problem" in stored:
+                return NotInstallable(str(stored["problem"]), "resolve", request.policy, cutoff)
+            return tuple(str(pin) for pin in stored["pins"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # not resolved yet, or a record of something else: resolved afresh
+    work.mkdir(parents=True, exist_ok=True)
+    replace_file(
+        work / "requirements.in",
+        "\n".join(requirement_lines(request.release, request.profile, request.declared)) + "\n",
+    )
+    replace_file(
+        work / "constraints.txt",
+        "\n".join(constraint_lines(request.release, request.profile, request.hold)) + "\n",
+    )
+    done = runner(compile_command(uv, request.python, cutoff, request.profile, request.hold), work)
+    if done.returncode != 0:
+        reason = uv_reason(done.stderr or done.stdout)
+        # No solution is an answer (kept, as a resolution is); a network or interpreter failure is not.
+        if "no solution found" in (done.stderr or "").lower():
+            replace_file(record, json.dumps({"key": key, "resolved_at": now, "problem": reason}))
+        return NotInstallable(reason, "resolve", request.policy, cutoff)
+    try:
+        pins = parse_pins(done.stdout)
+    except ValueError as exc:
+        return NotInstallable(f"uv pip compile gave {exc}", "resolve", request.policy, cutoff)
+    replace_file(work / "resolved.txt", "\n".join(pins) + "\n")
+    replace_file(record, json.dumps({"key": key, "resolved_at": now, "pins": list(pins)}))
+    return pins
+
+
+def install_steps(uv: Sequence[str], venv: Path) -> list[tuple[str, list[str]]]:
+    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it holds."""
+    interpreter = str(venv / "bin" / "python")
+    return [
+        # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken attempt.
+        (
+            "uv pip sync",
+            [
+                *uv,
+                "pip",
+                "sync",
+                "--python",
+                interpreter,
+                "--color",
+                "never",
+                str(venv / PINS_FILE),
+            ],
+        ),
+        # Compiled once here, as venvs.ensure does: a script's `import jax` then times importing, never compiling.
+        ("compileall", [interpreter, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]),
+        ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
+    ]
+
+
+def install(
+    venv: Path,
+    python: str,
+    python_version: str,
+    pins: Sequence[str],
+    *,
+    uv: Sequence[str],
+    runner: Runner = run,
+) -> tuple[str, ...] | str:
+    """What ``venv`` holds once made to hold ``pins`` (its record reused when it matches), or why it cannot."""
+    wanted = {
+        "format": FORMAT,
+        "python": python,
+        "python_version": python_version,
+        "pins": list(pins),
+    }
+    try:
+        stored = json.loads((venv / RECORD).read_text())
+        if {key: stored[key] for key in wanted} == wanted and (venv / "bin" / "python").exists():
+            return tuple(str(pin) for pin in stored["installed"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # not installed yet, or by something else
+    steps = install_steps(uv, venv)
+    if not (venv / "pyvenv.cfg").is_file():
+        steps.insert(
+            0,
+            (
+                "uv venv",
+                [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)],
+            ),
+        )
+    output = ""
+    for what, command in steps:
+        if what == "uv pip sync":
+            replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
+        done = runner(command, venv.parent)
+        if done.returncode != 0:
+            return f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}"
+        output = done.stdout
+    try:
+        installed = parse_pins(output)
+    except ValueError as exc:
+        return f"`uv pip freeze` gave {exc}"
+    replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
+    return installed
+
+
+def ensure(
+    request: ScriptEnvRequest,
+    folder: Path,
+    times: UploadTimes,
+    *,
+    runner: Runner = run,
+    uv: Sequence[str] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> ScriptEnv | NotInstallable:
+    """A venv under ``folder`` holding the request's resolved set, or why there is none.
+
+    A venv whose record matches is used as it is, and a kept resolution is reused, so a
+    second call for the same request touches neither the network nor the venv.  An index
+    that cannot be reached for the release's upload time is a HarnessError.
+    """
+    check_policy(request.policy)
+    folder = (
+        folder.absolute()
+    )  # every command runs in a folder of its own: a relative path would move with it
+    uv = uv if uv is not None else uv_command()
+    if uv is None:
+        reason = "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+        return NotInstallable(reason, "resolve", request.policy, None)
+    folder.mkdir(parents=True, exist_ok=True)
+    python_version = python_version_of(request.python, runner, folder)
+    if python_version is None:
+        return NotInstallable(
+            f"the interpreter {request.python} does not run", "resolve", request.policy, None
+        )
+    cutoff = cutoff_for(request.release, request.policy, times)
+    pins = resolve(
+        request, folder, cutoff, python_version, times.index, uv=uv, runner=runner, clock=clock
+    )
+    if isinstance(pins, NotInstallable):
+        return pins
+    venv = inside(folder, env_name(pins, request.python, python_version))
+    installed = install(venv, request.python, python_version, pins, uv=uv, runner=runner)
+    if isinstance(installed, str):
+        return NotInstallable(installed, "install", request.policy, cutoff)
+    return ScriptEnv(
+        venv, request.python, python_version, ResolvedSet(installed, request.policy, cutoff)
+    )

@@ -1,0 +1,312 @@
+"""When a release was uploaded to the package index: its files' upload times, per PEP 691 and PEP 700.
+
+A script's libraries are resolved as the index stood when the jax release under test
+came out (``harness.install.script_envs``), which needs the release's upload time;
+``--vary PKG`` needs a library's own releases with theirs.  Both come from the index's
+JSON simple API (``GET <index>/<name>/`` with ``Accept: application/vnd.pypi.simple.v1+json``):
+each file with its ``upload-time`` (PEP 700) and whether it is yanked.
+
+A release's files may be uploaded over minutes or hours (one wheel per platform), so
+a release's time is its earliest file's; jax and jaxlib of one release can be uploaded
+hours apart, so a jax release's time is the later of the two.
+
+Each package's listing is cached as a JSON file in a folder the caller gives, for a
+day.  A release's upload time never changes once it is on the index, so an older
+listing that already holds the release still answers for it: a cached resolution
+never needs the network again.
+
+Standard library and ``packaging`` only (with ``harness.units``, ``names`` and
+``store.files``): the noxfile may ask for a release's time in nox's own environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from harness.errors import HarnessError, UsageError
+from harness.names import inside
+from harness.store.files import replace_file
+from harness.units import version_key
+
+DEFAULT_INDEX = "https://pypi.org/simple"
+# uv's own setting first (the resolver that uses the times is uv), then pip's.
+INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
+ACCEPT = "application/vnd.pypi.simple.v1+json"
+FETCH_TIMEOUT_S = 60
+# numpy's listing, among the largest a script would ask for, is about 2 MB (2026); a runaway answer is cut off.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+CACHE_MAX_AGE_S = 24 * 3600
+CACHE_FORMAT = 1
+# A project name as PEP 508 allows it: the only thing put into the index's URL and the cache's file name.
+PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
+SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
+
+# GET one URL of the index: its body, or None where the index has no such project (404).
+Fetcher = Callable[[str], bytes | None]
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One file of a package on the index: its version (from its name), upload time, whether yanked."""
+
+    filename: str
+    version: str
+    uploaded: datetime | None
+    yanked: bool
+
+
+@dataclass(frozen=True)
+class PackageListing:
+    """A package's files on one index, as listed at ``fetched_at`` (seconds since the epoch)."""
+
+    name: str
+    index: str
+    files: tuple[IndexFile, ...]
+    fetched_at: float
+
+    def files_of(self, version: str) -> list[IndexFile]:
+        return [file for file in self.files if same_version(file.version, version)]
+
+
+def index_url(environ: Mapping[str, str] | None = None) -> str:
+    """The simple API's base URL: ``UV_DEFAULT_INDEX``, ``UV_INDEX_URL`` or ``PIP_INDEX_URL`` when one is an
+    http(s) URL, else PyPI's."""
+    environ = os.environ if environ is None else environ
+    for variable in INDEX_VARIABLES:
+        value = environ.get(variable, "").strip()
+        if urllib.parse.urlsplit(value).scheme in ("http", "https"):
+            return value.rstrip("/")
+    return DEFAULT_INDEX
+
+
+def shown(url: str) -> str:
+    """``url`` without the user and password an index URL may carry: messages and files never show them."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def fetch(url: str) -> bytes | None:
+    """The index's JSON answer at ``url``; None for a project it does not have; HarnessError when unreachable."""
+    request = urllib.request.Request(url, headers={"Accept": ACCEPT})
+    base = shown(url).rsplit("/", 2)[0]
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
+            body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise HarnessError(
+            f"the package index at {base} could not be reached: HTTP {exc.code} {exc.reason}"
+        ) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise HarnessError(f"the package index at {base} could not be reached: {reason}") from None
+    if len(body) > MAX_RESPONSE_BYTES:
+        raise HarnessError(
+            f"the package index at {base} answered {shown(url)} with over {MAX_RESPONSE_BYTES} bytes"
+        )
+    return body
+
+
+def same_version(a: str, b: str) -> bool:
+    """Equal as versions (``1.0`` is ``1.0.0``), or as text where either is no version."""
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
+
+
+def file_version(filename: str, name: str) -> str | None:
+    """The version a wheel's or source archive's file name gives, None for any other kind of file."""
+    if filename.endswith(".whl"):
+        parts = filename[: -len(".whl")].split("-")
+        return parts[1] if len(parts) in (5, 6) else None
+    suffix = next((s for s in SDIST_SUFFIXES if filename.endswith(s)), None)
+    if suffix is None:
+        return None  # .egg, .exe, .msi: long gone formats, never installed by uv
+    stem = filename[: -len(suffix)]
+    # The name part of an old source archive may itself hold dashes (jax-cuda12-plugin-0.4.31.tar.gz).
+    for at in range(len(stem)):
+        if stem[at] == "-" and canonicalize_name(stem[:at]) == name:
+            return stem[at + 1 :] or None
+    return None
+
+
+def _upload_time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> PackageListing:
+    """A PEP 691 JSON answer as a listing; HarnessError when it is not one (an index that answers HTML only)."""
+    try:
+        document = json.loads(body)
+        entries = document["files"]
+        if not isinstance(entries, list):
+            raise TypeError("files is not a list")
+    except (ValueError, KeyError, TypeError):
+        raise HarnessError(
+            f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, which the "
+            "harness reads upload times from"
+        ) from None
+    files = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
+            continue
+        version = file_version(entry["filename"], name)
+        if version is None:
+            continue
+        # PEP 691: false, or true, or the reason as a non-empty string.
+        yanked = entry.get("yanked") is True or isinstance(entry.get("yanked"), str)
+        files.append(
+            IndexFile(entry["filename"], version, _upload_time(entry.get("upload-time")), yanked)
+        )
+    return PackageListing(name, index, tuple(files), fetched_at)
+
+
+def _to_json(listing: PackageListing) -> str:
+    files = [
+        [
+            file.filename,
+            file.version,
+            file.uploaded.isoformat() if file.uploaded else None,
+            file.yanked,
+        ]
+        for file in listing.files
+    ]
+    document = {
+        "format": CACHE_FORMAT,
+        "name": listing.name,
+        "index": shown(listing.index),
+        "fetched_at": listing.fetched_at,
+        "files": files,
+    }
+    return json.dumps(document, indent=0)
+
+
+def _from_json(text: str, index: str) -> PackageListing | None:
+    """The cached listing, or None when it is not one (corrupt, another format, another index)."""
+    try:
+        document = json.loads(text)
+        if document["format"] != CACHE_FORMAT or document["index"] != shown(index):
+            return None
+        files = tuple(
+            IndexFile(str(filename), str(version), _upload_time(uploaded), bool(yanked))
+            for filename, version, uploaded, yanked in document["files"]
+        )
+        return PackageListing(str(document["name"]), index, files, float(document["fetched_at"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class UploadTimes:
+    """Upload times of releases on one package index, each package's listing cached under ``cache`` for a day."""
+
+    def __init__(
+        self,
+        cache: Path,
+        *,
+        index: str | None = None,
+        fetcher: Fetcher = fetch,
+        max_age_s: float = CACHE_MAX_AGE_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cache = cache
+        self.index = index_url() if index is None else index.rstrip("/")
+        self.fetcher = fetcher
+        self.max_age_s = max_age_s
+        self.clock = clock
+
+    def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
+        """``name``'s files: from the cache while younger than a day, else from the index.
+
+        Asked for the release ``holds``, the cache answers at any age when it has the release's upload time (a
+        release's files never move back in time) and never when it lacks it (it may have come out since).
+        """
+        normalized = _project(name)
+        path = inside(self.cache, f"{normalized}.json")
+        try:
+            cached = _from_json(path.read_text(), self.index)
+        except (OSError, UnicodeDecodeError):
+            cached = None  # not cached yet, or unreadable: asked afresh
+        if cached is not None:
+            if holds is not None:
+                if any(file.uploaded for file in cached.files_of(holds)):
+                    return cached
+            elif self.clock() - cached.fetched_at < self.max_age_s:
+                return cached
+        now = self.clock()
+        body = self.fetcher(f"{self.index}/{normalized}/")
+        if body is None:
+            raise UsageError(
+                f"there is no package {name!r} on the package index at {shown(self.index)}"
+            )
+        listing = parse_listing(normalized, self.index, body, now)
+        self.cache.mkdir(parents=True, exist_ok=True)
+        replace_file(path, _to_json(listing))
+        return listing
+
+    def release_time(self, name: str, version: str) -> datetime:
+        """When ``name`` ``version`` came out: its earliest file's upload time (UTC)."""
+        listing = self.listing(name, holds=version)
+        files = listing.files_of(version)
+        if not files:
+            raise UsageError(f"{name} {version} is not on the package index at {shown(self.index)}")
+        times = [file.uploaded for file in files if file.uploaded is not None]
+        if not times:
+            raise HarnessError(
+                f"the package index at {shown(self.index)} gives no upload time for {name} {version} (PEP 700 "
+                "upload-time), which resolving as the index stood at a release needs"
+            )
+        return min(times)
+
+    def jax_release_time(self, jax: str, jaxlib: str) -> datetime:
+        """When a jax release was complete on the index: the later of its jax's and its jaxlib's upload."""
+        return max(self.release_time("jax", jax), self.release_time("jaxlib", jaxlib))
+
+    def versions_with_times(self, name: str) -> list[tuple[str, datetime]]:
+        """``name``'s releases with their upload times, oldest first; yanked ones and ones with no time left out."""
+        earliest: dict[str, datetime] = {}
+        live: set[str] = set()
+        for file in self.listing(name).files:
+            key = _version_label(file.version)
+            if not file.yanked:
+                live.add(key)
+            if file.uploaded is not None and (key not in earliest or file.uploaded < earliest[key]):
+                earliest[key] = file.uploaded
+        pairs = [(version, when) for version, when in earliest.items() if version in live]
+        return sorted(pairs, key=lambda pair: version_key(pair[0]))
+
+
+def _version_label(version: str) -> str:
+    # One label per release however its files spell it (1.0 and 1.0.0 are one release).
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        return version
+
+
+def _project(name: str) -> str:
+    if not PROJECT_NAME.fullmatch(name):
+        raise UsageError(f"{name[:60]!r} is not a package name")
+    return canonicalize_name(name)

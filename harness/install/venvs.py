@@ -1,0 +1,212 @@
+"""One cached virtual environment per jax release, built with uv as nox's uv backend builds a session's.
+
+A release installs what ``harness.pins.install_args`` says for it under the session's
+profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
+GPU profile) into a venv named for both (``release_env``).  The noxfile picks the
+interpreter and hands the releases over as a *plan* file; this module carries it out.
+A venv is built once: the install it holds is recorded beside it, and a venv whose
+record matches is used as it is.  Standard library only: the noxfile writes plans in
+nox's own environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from harness.errors import UsageError
+from harness.install.index import Listing
+from harness.pins import Profile, Release, install_args
+
+REPO = Path(__file__).resolve().parents[2]
+INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
+INSTALL_TIMEOUT_S = 900
+ERROR_LINES = 6
+
+
+@dataclass(frozen=True)
+class ReleaseEnv:
+    """A jax release, and how to install it: ``uv pip install`` arguments, interpreter, venv folder."""
+
+    jax: str
+    jaxlib: str
+    python: str
+    install: tuple[str, ...]
+    venv: Path
+
+    @property
+    def interpreter(self) -> Path:
+        return self.venv / "bin" / "python"
+
+
+def venv_name(release: Release, profile: Profile) -> str:
+    """``release-jax-V`` for every CPU profile (they install the same), ``release-jax-V-cuda12`` for a CUDA build."""
+    build = "".join(f"-{extra}" for extra in profile.jax_extras)
+    return f"release-jax-{release.jax}{build}"
+
+
+def release_env(release: Release, profile: Profile, python: str, folder: Path) -> ReleaseEnv:
+    """How ``release`` is installed for ``profile``: its install arguments, in its venv under ``folder``."""
+    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): say so, not a guess.
+    jaxlib = (
+        f"pinned by jax[{','.join(profile.jax_extras)}]" if profile.jax_extras else release.jaxlib
+    )
+    install = tuple(install_args(release, profile))
+    return ReleaseEnv(release.jax, jaxlib, python, install, folder / venv_name(release, profile))
+
+
+def plain_env(env: ReleaseEnv) -> ReleaseEnv:
+    """``env``'s release alone: a venv of its own holding jax, jaxlib and their dependencies, not the harness.
+
+    Where an issue draft runs its short script, as a maintainer would after
+    ``pip install`` of the same requirements (``.nox/plain-jax-VERSION`` beside ``env``'s).
+    """
+    install = env.install[2:] if env.install[:2] == ("-e", ".") else env.install
+    folder = env.venv.with_name("plain-" + env.venv.name.removeprefix("release-"))
+    return ReleaseEnv(env.jax, env.jaxlib, env.python, install, folder)
+
+
+def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
+    """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby ones."""
+    Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(
+        version
+    )  # refuses one not listed
+    return next(env for env in envs if env.jax == version)
+
+
+def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
+    rows = [{**asdict(env), "install": list(env.install), "venv": str(env.venv)} for env in envs]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=1))
+
+
+def read_plan(path: Path) -> list[ReleaseEnv]:
+    try:
+        rows = json.loads(path.read_text())
+        return [
+            ReleaseEnv(
+                row["jax"], row["jaxlib"], row["python"], tuple(row["install"]), Path(row["venv"])
+            )
+            for row in rows
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read the release plan {path}: {exc}") from None
+
+
+def uv_command() -> list[str] | None:
+    found = shutil.which("uv")
+    if found:
+        return [found]
+    if importlib.util.find_spec("uv") is not None:
+        return [sys.executable, "-m", "uv"]
+    return None
+
+
+def _last_lines(text: str) -> str:
+    return " / ".join(text.strip().splitlines()[-ERROR_LINES:]) or "no output"
+
+
+def install_record(env: ReleaseEnv) -> dict[str, object]:
+    """What a venv that holds ``env``'s install records beside it.
+
+    The harness is installed editable, so its code follows the checkout, but a dependency
+    added to pyproject.toml reaches the venv only through a new install: its hash is part of it.
+    """
+    project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    return {
+        "python": env.python,
+        "install": list(env.install),
+        "pyproject": project,
+        "bytecode": "compileall",
+    }
+
+
+# The packages whose files a reused venv must still hold: without them every process fails the same way.
+CHECKED_PACKAGES = ("jax", "jaxlib")
+
+
+def missing_files(venv: Path) -> list[str]:
+    """Files that jax's and jaxlib's installs recorded (their RECORD) and that are gone from ``venv``."""
+    found = sorted(venv.glob("lib/python3*/site-packages"))
+    if not found:
+        return ["site-packages"]
+    site = found[-1]
+    gone = []
+    for package in CHECKED_PACKAGES:
+        for record in site.glob(f"{package}-*.dist-info/RECORD"):
+            for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+                name = line.split(",", 1)[0]
+                if name and not name.startswith("..") and not (site / name).exists():
+                    gone.append(name)
+    return gone
+
+
+def ensure(env: ReleaseEnv) -> str | None:
+    """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
+
+    An existing venv is installed into (uv pins it to exactly what is asked), never
+    deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file it
+    installed is installed again (``--reinstall``).
+    """
+    record = env.venv / INSTALLED
+    wanted = install_record(env)
+    damaged = False
+    try:
+        if json.loads(record.read_text()) == wanted and env.interpreter.exists():
+            damaged = bool(missing_files(env.venv))
+            if not damaged:
+                return None
+    except (OSError, ValueError):
+        pass  # not installed yet, or by something else
+    uv = uv_command()
+    if uv is None:
+        return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+    # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over itself.
+    again = ["--reinstall"] if damaged else []
+    install = [
+        *uv,
+        "pip",
+        "install",
+        "--quiet",
+        *again,
+        "--python",
+        str(env.interpreter),
+        *env.install,
+    ]
+    steps = [("uv pip install", install)]
+    if not (env.venv / "pyvenv.cfg").is_file():
+        steps.insert(
+            0, ("uv venv", [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
+        )
+    # Every module compiled once, here: a release's `import jax` (a plain script's process.import_ns) then
+    # times importing, never compiling jax's source, whether or not its processes may write bytecode
+    # (PYTHONDONTWRITEBYTECODE), so every release's import is timed alike.
+    steps.append(
+        (
+            "compileall",
+            [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")],
+        )
+    )
+    for what, command in steps:
+        try:
+            done = subprocess.run(
+                command,
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=INSTALL_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
+        if done.returncode != 0:
+            return f"`{what}` failed: {_last_lines(done.stderr or done.stdout)}"
+    record.write_text(json.dumps(wanted))
+    return None

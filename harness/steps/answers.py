@@ -1,0 +1,221 @@
+"""What a bisect's, sweep's or triage's answer is about (``Setting``), and where it is written: one file per
+case, range, criterion, sizes and profile.
+
+``bisect-<case>-<good>-<bad>-<criterion>-<sizes>-<profile>.md`` (and ``.json``), likewise
+``triage-…``: a bisect of another range, metric, size point or profile never replaces this
+one's answer.  The criterion is the metric's name, ``claim``, or ``all`` (every metric and
+the claim); sizes read ``N.100+M.500``.  Every part must be a name (``harness.names``), and
+a stem too long for one is shortened by a digest of its tail, never cut.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from harness.analysis.significance import Comparison, Thresholds
+from harness.errors import UsageError
+from harness.explain.dumps import CompiledAnswer
+from harness.explain.profiles import ProfileAnswer
+from harness.explain.tried import DefaultsAnswer
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.names import name_problem
+from harness.steps.bisection import CLAIM
+from harness.steps.judge import REGRESSION, Terms
+from harness.units import sizes_text
+
+CLAIM_CRITERION = "claim"
+EVERY_CRITERION = "all"
+NO_SIZES = "nosizes"
+LONGEST_STEM = (
+    110  # the name pattern allows 128 characters, with room for ".json" and the plot's suffix
+)
+
+
+def criterion(metric: MetricKey | None, claim: bool) -> str:
+    if metric is not None:
+        return metric.metric_name
+    return CLAIM_CRITERION if claim else EVERY_CRITERION
+
+
+def sizes_part(sizes: Mapping[str, int]) -> str:
+    return "+".join(f"{name}.{value}" for name, value in sorted(sizes.items())) or NO_SIZES
+
+
+def answer_stem(
+    command: str,
+    case: str,
+    first: str,
+    last: str,
+    *,
+    criterion: str,
+    sizes: Mapping[str, int],
+    profile: str,
+) -> str:
+    """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
+    parts = [command, case, first, last, criterion, sizes_part(sizes), profile]
+    for part in (
+        parts[:5] + parts[6:]
+    ):  # sizes: names and whole numbers, checked when parsed, of any length
+        problem = name_problem(part)
+        if problem:
+            raise UsageError(f"cannot name the {command} answer after it: {problem}")
+    stem = "-".join(parts)
+    if len(stem) > LONGEST_STEM:
+        digest = hashlib.sha256("-".join(parts[4:]).encode()).hexdigest()[:12]
+        stem = "-".join([*parts[:4], digest])
+    problem = name_problem(stem)
+    if len(stem) > LONGEST_STEM or problem:  # a case and releases alone this long cannot be named
+        raise UsageError(
+            f"cannot name the {command} answer: {problem or stem[:40] + '… is too long'}"
+        )
+    return stem
+
+
+@dataclass(frozen=True)
+class Libraries:
+    """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
+
+    versions: Mapping[str, Mapping[str, str]] = field(
+        default_factory=dict
+    )  # release → declared library → version
+    held: tuple[str, ...] = ()  # --hold pins
+    vary: str | None = None  # --vary: the library whose releases make the range
+    jax: str | None = None  # with --vary: the jax release held
+    policy: str = ""
+
+    def moved(self, before: str, after: str) -> dict[str, tuple[str, str]]:
+        """The declared libraries whose versions differ between two releases: name → (before's, after's)."""
+        old, new = self.versions.get(before, {}), self.versions.get(after, {})
+        return {
+            name: (old[name], new[name])
+            for name in sorted(set(old) & set(new))
+            if old[name] != new[name]
+        }
+
+    def version_at(self, label: str) -> str:
+        return varied_version(label, str(self.vary))
+
+
+def varied_version(label: str, library: str) -> str:
+    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
+    return label.partition("+")[2].removeprefix(f"{library}.")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What was searched: the same for every release probed."""
+
+    case: str
+    sizes: dict[str, int]
+    profile: str
+    metric: MetricKey | None  # None: by the claim
+    jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
+    thresholds: Thresholds
+    wall_s: float
+    every_metric: bool = False  # a sweep without --metric or --claim
+    terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
+    target: tuple[
+        str, ...
+    ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+    libraries: Libraries = field(default_factory=lambda: Libraries())
+    # Per step (older, newer release): the defaults that changed between them, tried; what each compiled.
+    defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
+    compiled: Mapping[tuple[str, str], CompiledAnswer] = field(default_factory=dict)
+    profiles: Mapping[tuple[str, str], ProfileAnswer] = field(
+        default_factory=dict
+    )  # where its run time went
+
+    def why_lines(
+        self,
+        before: str,
+        after: str,
+        step: Comparison | None,
+        metric: str,
+        *,
+        with_step: bool = True,
+        unwanted: bool | None = None,
+    ) -> list[str]:
+        """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
+        metric (none on the claim; ``unwanted``: whether the new number is, as ``DefaultsAnswer.trial_lines``
+        takes it), then, ``with_step`` (said once per step, however many metrics moved in it), the defaults that
+        changed, what each release compiled and where its run time went."""
+        pair = (before, after)
+        defaults, compiled, profile = (
+            self.defaults.get(pair),
+            self.compiled.get(pair),
+            self.profiles.get(pair),
+        )
+        lines = []
+        if defaults is not None and metric != CLAIM:
+            lines += defaults.trial_lines(
+                step, parse_metric_name(metric), self.thresholds, unwanted=unwanted
+            )
+        if with_step:
+            lines += [
+                *(defaults.listing_lines() if defaults else []),
+                *(compiled.lines() if compiled else []),
+            ]
+            lines += profile.lines() if profile else []
+        return lines
+
+    def target_words(self) -> list[str]:
+        return list(self.target) or ["--case", self.case]
+
+    def step_libraries(self, before: str, after: str) -> str:
+        """What a step between two releases says of a plain script's own libraries: which one a varied library
+        step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or which
+        libraries changed version along with jax, and the two commands that tell them apart."""
+        libraries = self.libraries
+        if libraries.vary is not None:
+            return f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
+        if not libraries.versions:
+            return ""
+        held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
+        moved = libraries.moved(before, after)
+        if not moved:
+            same = [
+                f"{name} {version}"
+                for name, version in sorted(libraries.versions.get(after, {}).items())
+            ]
+            kept = ", ".join(
+                [*held, *(f"{each} on both" for each in same if f"{each} held" not in held)]
+            )
+            return f"comes with jax {after}" + (f" ({kept})" if kept else "")
+        changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
+        name, (old, new) = next(iter(moved.items()))
+        jax_only = self._command(
+            "triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
+        )
+        library_only = self._command(
+            "triage", ["--vary", name, "--jax", after, "--from", old, "--to", new]
+        )
+        return (
+            f"the script's libraries changed along with jax ({changes}): the library or JAX? `{jax_only}` measures "
+            f"the two jax releases with {name} held; `{library_only}` measures {name}'s own releases on jax {after}"
+        )
+
+    def _command(self, command: str, words: list[str]) -> str:
+        sizes = [f"--size {name}={value}" for name, value in self.sizes.items()]
+        return " ".join(
+            [
+                "nox",
+                "-s",
+                command,
+                "--",
+                *self.target_words(),
+                *words,
+                *sizes,
+                "--profile",
+                self.profile,
+            ]
+        )
+
+    def criterion(self) -> str:
+        if self.metric:
+            return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        return "every metric and the claim" if self.every_metric else "the case's claim"
+
+    def header(self) -> str:
+        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion()}"

@@ -1,0 +1,247 @@
+"""Find the release that changed it: bisection over an ordered run of releases, and a full sweep.
+
+``bisect`` judges the two endpoints first (the good one must be good, the bad one
+bad), then halves the range between the last good and the first bad release until
+they are neighbours, as ``git bisect`` does.  A release that cannot be judged
+(skipped or inconclusive) is set aside like ``git bisect skip``: the release nearest
+the middle among the rest is probed instead, and if only set-aside releases remain
+between the two, the answer names them as where the change may lie.  For n
+releases that is about ⌈log2 n⌉ + 2 probes.
+
+Bisection assumes one change.  ``sweep`` measures every release and reports each
+step between consecutive releases, so a second change (or one that was undone)
+shows up.  Both take their measurements through callables, so the search logic is
+tested with fake ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
+from harness.analysis.significance import Comparison, Thresholds, Verdict, past_factor
+from harness.steps.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.steps.probes import Probe, ProbeRelease
+from harness.store.schema import RunStatus
+
+JudgeRelease = Callable[[str], Judgement]
+
+
+def expected_probes(releases: int) -> int:
+    """⌈log2 n⌉ + 2: both endpoints, then halving the n - 1 gaps between n releases."""
+    return math.ceil(math.log2(releases)) + 2 if releases > 1 else releases
+
+
+@dataclass
+class BisectOutcome:
+    releases: list[str]  # the whole range, good endpoint first
+    probes: list[Judgement] = field(default_factory=list)  # in the order probed
+    last_good: str | None = None
+    first_bad: str | None = None
+    stopped: str = ""  # why there is no answer
+    terms: Terms = (
+        REGRESSION  # first_bad is the first release with the new behaviour, in these terms
+    )
+
+    @property
+    def found(self) -> bool:
+        return self.first_bad is not None
+
+    @property
+    def no_change(self) -> bool:
+        """Both endpoints ran and agree (unchanged, or the same claim verdict): a change introduced and undone
+        between them would hide here."""
+        if not self._endpoints_ambiguous():
+            return False
+        compared = self.probes[1].vs_good
+        return compared is None or compared.verdict == Verdict.UNCHANGED
+
+    @property
+    def undecided(self) -> bool:
+        """Both endpoints ran, and their comparison is neither a change nor positive evidence of none."""
+        return self._endpoints_ambiguous() and not self.no_change
+
+    def _endpoints_ambiguous(self) -> bool:
+        return (
+            not self.found
+            and len(self.probes) == 2
+            and self.probes[0].verdict == ReleaseVerdict.GOOD
+            and self.probes[1].verdict == ReleaseVerdict.AMBIGUOUS
+        )
+
+    def set_aside(self) -> list[Judgement]:
+        """Releases probed but not judged good or bad (skipped or inconclusive), in range order."""
+        found = [
+            p for p in self.probes if p.verdict not in (ReleaseVerdict.GOOD, ReleaseVerdict.BAD)
+        ]
+        return sorted(found, key=lambda p: self.releases.index(p.release))
+
+    def between(self) -> list[str]:
+        """Releases between the last good and the first bad one: where else the change may lie."""
+        if not self.found or self.last_good is None or self.first_bad is None:
+            return []
+        return self.releases[
+            self.releases.index(self.last_good) + 1 : self.releases.index(self.first_bad)
+        ]
+
+    def answer(self) -> str:
+        if not self.found:
+            return f"no answer: {self.stopped}"
+        if self.terms == FIX:
+            text = f"fixed in {self.first_bad} (last broken {self.last_good})"
+        elif self.terms == REGRESSION:
+            text = f"first bad {self.first_bad}, last good {self.last_good}"
+        else:
+            text = (
+                f"first {self.terms.new} {self.first_bad}, last {self.terms.old} {self.last_good}"
+            )
+        if self.between():
+            text += (
+                f"; {', '.join(self.between())} between them could not be judged, so the change is in one of "
+                + (", ".join([*self.between(), str(self.first_bad)]))
+            )
+        return text
+
+
+def bisect(
+    releases: Sequence[str], judge: JudgeRelease, terms: Terms = REGRESSION
+) -> BisectOutcome:
+    found = BisectOutcome(list(releases), terms=terms)
+    if len(releases) < 2:
+        found.stopped = "a bisection needs two releases"
+        return found
+
+    def probe(index: int) -> Judgement:
+        judged = judge(releases[index])
+        found.probes.append(judged)
+        return judged
+
+    first = probe(0)
+    if first.verdict != ReleaseVerdict.GOOD:
+        found.stopped = f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
+        return found
+    last = probe(len(releases) - 1)
+    if last.verdict != ReleaseVerdict.BAD:
+        found.stopped = f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: {last.reason})"
+        return found
+    good, bad = 0, len(releases) - 1
+    set_aside: set[int] = set()
+    while True:
+        candidates = [i for i in range(good + 1, bad) if i not in set_aside]
+        if not candidates:
+            break
+        middle = (good + bad) / 2
+        index = min(candidates, key=lambda i: (abs(i - middle), i))
+        verdict = probe(index).verdict
+        if verdict == ReleaseVerdict.GOOD:
+            good = index
+        elif verdict == ReleaseVerdict.BAD:
+            bad = index
+        else:
+            set_aside.add(index)
+    found.last_good, found.first_bad = releases[good], releases[bad]
+    return found
+
+
+CLAIM = "claim"
+
+
+def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
+    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the band."""
+    direction = past_factor(comparison.ratio, thresholds)
+    if direction is None or key.metric_name not in thresholds.higher_is_better:
+        return direction
+    return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
+
+
+@dataclass(frozen=True)
+class ReleaseStep:
+    """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
+
+    metric: str  # a metric name, or CLAIM
+    before: str
+    after: str
+    change: str  # Verdict.SLOWER or Verdict.FASTER, or "holds → does not hold"
+    comparison: Comparison | None = None
+
+
+@dataclass
+class SweepOutcome:
+    releases: list[str]
+    measurements: list[Probe]
+    metrics: list[MetricKey]
+    with_claim: bool
+    # (metric name, release) → that release against the previous release that ran ok
+    comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
+    steps: list[ReleaseStep] = field(default_factory=list)
+
+    def ok(self) -> list[Probe]:
+        return [
+            m for m in self.measurements if m.result is not None and m.result.status is RunStatus.OK
+        ]
+
+    def not_ok(self) -> list[Probe]:
+        return [m for m in self.measurements if m not in self.ok()]
+
+
+def sweep(
+    releases: Sequence[str],
+    measure: ProbeRelease,
+    *,
+    metrics: Sequence[MetricKey] | None,
+    with_claim: bool,
+    thresholds: Thresholds,
+    progress: Callable[[str], None] = lambda line: None,
+    name: str = "sweep",
+    screen: bool = False,
+) -> SweepOutcome:
+    """Measure every release; ``metrics`` None means every metric the results have.
+
+    A prober that can measure releases together (``measure_together``) measures them all in one
+    interleaved run first, with the planned processes (no looks: every step is listed, and a triage
+    decides its candidates afterwards), so neighbours are compared under the same load; the loop then
+    reads them.  ``screen`` (a triage's first round): a step is also a ratio past the factor that results
+    of separate runs (stored before) leave undecided, a candidate to measure again, never a "no".
+    """
+    together = getattr(measure, "measure_together", None)
+    if together is not None:
+        together(releases, decide="off")
+    measurements = []
+    for number, release in enumerate(releases, start=1):
+        progress(
+            f"[{name}] ({number}/{len(releases)}) jax {release}, {len(releases) - number} left"
+        )
+        measurements.append(measure(release, False))
+    found = SweepOutcome(list(releases), measurements, [], with_claim)
+    ok = found.ok()
+    series = [metric_samples(m.result) for m in ok if m.result is not None]
+    found.metrics = list(metrics) if metrics is not None else union_keys(series)
+    for i in range(1, len(ok)):
+        before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+        for key in found.metrics:
+            if key not in a or key not in b:
+                continue
+            comparison = compare_metric(a[key], b[key], thresholds, key)
+            found.comparisons[(key.metric_name, after.release)] = comparison
+            change: Verdict | None = comparison.verdict if comparison.verdict in OPPOSITE else None
+            if (
+                change is None
+                and screen
+                and comparison.verdict == Verdict.UNDECIDED
+                and comparison.invocation_spread
+            ):
+                change = _past_factor(comparison, thresholds, key)
+            if change is not None:
+                found.steps.append(
+                    ReleaseStep(key.metric_name, before.release, after.release, change, comparison)
+                )
+        if with_claim and before.result is not None and after.result is not None:
+            was, now = outcome(before.result), outcome(after.result)
+            if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
+                found.steps.append(
+                    ReleaseStep(CLAIM, before.release, after.release, f"{was} → {now}")
+                )
+    return found

@@ -1,0 +1,320 @@
+"""Below releases: does a change between releases U and V come with jaxlib or with jax's Python, and which commit.
+
+*Attribution first.*  A commit of the range that accepts two jaxlibs (U's and V's, else the
+nearest pair some commit accepts, yanked releases included) and imports with both is
+measured with each, interleaved with releases U and V, and judged against them as any
+release probe is.  If it is like U with the older jaxlib and like V with the newer one, the
+figure moves with jaxlib: the answer says so and nothing more is probed.  Like V with both,
+the change is in jax's Python at or before that commit; like U with both, after it; like V
+with the older jaxlib and U with the newer, neither, and the answer says that.
+
+*Then the commits.*  The range U, its commits along V's first parents (as ``git bisect
+--first-parent`` walks them), V is bisected by ``bisection.bisect`` with the release judge:
+the same prober, processes, rounds and statistics as a release bisect, each commit measured
+interleaved with U and V.  A commit runs with the jaxlib its run of commits shares (the
+range is cut where no one jaxlib fits on, ``commits.segments``); one that does not install
+or import with it tries the other jaxlibs it accepts, and one that works with none is set
+aside like ``git bisect skip``.  Where the first bad commit ran with another jaxlib than the
+last good one, the answer says the change is that commit's or that jaxlib's.
+
+The measuring and installing come in as callables, so the logic is tested with fake ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.install.commit_venvs import commit_label
+from harness.install.commits import Commit, attribution_choices, segments
+from harness.steps.bisection import BisectOutcome, bisect
+from harness.steps.judge import REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.units import version_key
+
+JudgeLabel = Callable[
+    [str], Judgement
+]  # a release or commit label → its judgement (``judge.Judge``)
+Prepare = Callable[
+    [Commit, str], str | None
+]  # install jax at the commit with that jaxlib: None, or why not
+Together = Callable[[Sequence[str]], None]  # measure these labels in one interleaved run
+
+JAXLIB = "jaxlib"  # the figure moves with jaxlib at one commit
+BEFORE = "jax before"  # jax's Python: the attribution commit already shows the new behaviour
+AFTER = "jax after"  # jax's Python: the attribution commit still shows the old behaviour
+NEITHER = "neither"  # old behaviour with the newer jaxlib, new with the older: not one change
+
+
+def expected_commit_probes(commits: int) -> int:
+    """Both releases, the attribution commit twice, then halving the commits: ⌈log2 n⌉ + 4."""
+    return math.ceil(math.log2(commits + 1)) + 4 if commits else 2
+
+
+@dataclass(frozen=True)
+class CommitProbe:
+    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, and its judgement."""
+
+    name: str  # the release, or the commit's full hash
+    jaxlib: str
+    judgement: Judgement
+    commit: Commit | None = None
+    stage: str = "bisect"  # "endpoint", "attribution" or "bisect"
+
+
+@dataclass
+class Attribution:
+    commit: Commit | None = None
+    older: str = ""
+    newer: str = ""
+    cause: str = ""  # JAXLIB, BEFORE, AFTER, NEITHER; empty: not attributed
+    note: str = ""  # in words
+
+
+@dataclass
+class CommitBisect:
+    first: str
+    last: str
+    commits: list[Commit]
+    jaxlibs: dict[str, str]  # release → its jaxlib
+    terms: Terms = REGRESSION
+    attribution: Attribution = field(default_factory=Attribution)
+    outcome: BisectOutcome | None = None  # over release and commit names
+    probes: list[CommitProbe] = field(default_factory=list)
+    not_installed: list[tuple[str, str, str]] = field(default_factory=list)  # (sha, jaxlib, why)
+    stopped: str = ""
+    used: dict[str, str] = field(
+        default_factory=dict
+    )  # commit → the jaxlib of the probe the bisect took for it
+
+    def commit(self, name: str | None) -> Commit | None:
+        return next((c for c in self.commits if c.sha == name), None)
+
+    def jaxlib_of(self, name: str | None) -> str:
+        if name in self.jaxlibs:
+            return self.jaxlibs[name]
+        if name in self.used:
+            return self.used[name]
+        return next((p.jaxlib for p in self.probes if p.name == name and p.commit is not None), "?")
+
+    @property
+    def first_bad_commit(self) -> Commit | None:
+        return self.commit(self.outcome.first_bad) if self.outcome and self.outcome.found else None
+
+    @property
+    def jaxlib_change(self) -> str | None:
+        """The jaxlib the change comes with, in words, when the answer is jaxlib's."""
+        attributed = self.attribution
+        if attributed.cause == JAXLIB:
+            return f"between jaxlib {attributed.older} and {attributed.newer}"
+        found = self.outcome
+        after_last_commit = found is not None and found.found and found.first_bad == self.last
+        if after_last_commit and found and self.commit(found.last_good):
+            return (
+                f"jaxlib {self.jaxlibs[self.last]}"
+                if self.jaxlib_of(found.last_good) != self.jaxlibs[self.last]
+                else None
+            )
+        return None
+
+    def describe(self, name: str | None) -> str:
+        commit = self.commit(name)
+        if commit is None:
+            return f"release {name} (jaxlib {self.jaxlib_of(name)})"
+        pull = f", #{commit.pull_request}" if commit.pull_request else ""
+        return f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib {self.jaxlib_of(name)})"
+
+    def answer(self) -> str:
+        old, new = self.terms.old, self.terms.new
+        if self.stopped:
+            return f"no answer: {self.stopped}"
+        attributed = self.attribution
+        if attributed.cause in (JAXLIB, NEITHER):
+            return attributed.note
+        found = self.outcome
+        if found is None or not found.found:
+            return f"no answer: {found.stopped if found else 'nothing was bisected'}"
+        bad, good = self.first_bad_commit, found.last_good
+        between = found.between()
+        skipped = (
+            f"; {len(between)} commit(s) between them set aside (not installed, or not judged)"
+            if between
+            else ""
+        )
+        if bad is None:
+            if self.jaxlib_change:
+                return (
+                    f"jaxlib takes part ({self.jaxlib_change}, XLA / C++): the last commit probed, "
+                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; whether jax's Python "
+                    "takes part too is not measured here"
+                )
+            return f"no commit named: {self.describe(good)} is {old}, release {self.last} is {new}{skipped}"
+        text = f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: {self.describe(good)}"
+        if self.jaxlib_of(bad.sha) != self.jaxlib_of(good):
+            text += (
+                f"; they ran with different jaxlibs, so the change is that commit's or comes with jaxlib "
+                f"{self.jaxlib_of(bad.sha)}"
+            )
+        return text + skipped
+
+
+class CommitSearch:
+    """Attribution, then the bisect over commits; ``judge`` judges release and commit labels alike."""
+
+    def __init__(
+        self,
+        found: CommitBisect,
+        candidates: Sequence[str],  # every jaxlib worth trying, oldest first
+        judge: JudgeLabel,
+        prepare: Prepare,
+        together: Together = lambda labels: None,
+        progress: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.found = found
+        self.candidates = list(candidates)
+        self.judge, self.prepare, self.together, self.progress = judge, prepare, together, progress
+        self.judged: dict[str, Judgement] = {}  # label → judgement: nothing is measured twice
+        self.points: dict[
+            str, CommitProbe
+        ] = {}  # name → the probe that stands for it in the bisect
+        ends = [version_key(found.jaxlibs[found.first]), version_key(found.jaxlibs[found.last])]
+        step = [j for j in self.candidates if ends[0] <= version_key(j) <= ends[1]]
+        cut = segments(found.commits, self.candidates, step)
+        self.plan = {c.sha: s.jaxlib for s in cut for c in s.commits if s.jaxlib}
+
+    def _label(self, label: str, jaxlib: str, commit: Commit | None, stage: str) -> CommitProbe:
+        if label not in self.judged:
+            self.progress(f"[bisect --commits] probe {len(self.judged) + 1}: {label} …")
+            self.judged[label] = judged = self.judge(label)
+            name = commit.sha if commit else label
+            self.found.probes.append(CommitProbe(name, jaxlib, judged, commit, stage))
+            self.progress(
+                f"[bisect --commits] {label} is {self.found.terms.word(judged.verdict)}: {judged.reason}"
+            )
+        return next(p for p in self.found.probes if p.judgement is self.judged[label])
+
+    def release(self, version: str) -> CommitProbe:
+        return self._label(version, self.found.jaxlibs[version], None, "endpoint")
+
+    def installed(self, commit: Commit, jaxlib: str) -> bool:
+        problem = self.prepare(commit, jaxlib)
+        if problem:
+            self.found.not_installed.append((commit.sha, jaxlib, problem))
+            self.progress(f"[bisect --commits] {commit.short} with jaxlib {jaxlib}: {problem}")
+        return problem is None
+
+    def point(self, name: str) -> Judgement:
+        """The bisect's judge: a release, or a commit with the first jaxlib it works with."""
+        if name in self.found.jaxlibs:
+            return self.release(name).judgement
+        if name not in self.points:
+            commit = self.found.commit(name)
+            assert commit is not None
+            first = self.plan.get(name)
+            tries = [
+                *([first] if first else []),
+                *(j for j in commit.accepted(self.candidates) if j != first),
+            ]
+            for jaxlib in tries:
+                if self.installed(commit, jaxlib):
+                    self.points[name] = self._label(
+                        commit_label(commit.sha, jaxlib), jaxlib, commit, "bisect"
+                    )
+                    break
+            else:
+                why = (
+                    "installs or imports with none of the jaxlibs it accepts"
+                    if tries
+                    else (
+                        f"accepts none of jaxlib {', '.join(self.candidates)} (jax/version.py: {commit.version}, "
+                        f"minimum jaxlib {commit.minimum_jaxlib})"
+                    )
+                )
+                skipped = Judgement(name, ReleaseVerdict.SKIPPED, why)
+                self.points[name] = CommitProbe(name, "–", skipped, commit)
+                self.found.probes.append(self.points[name])
+        self.found.used[name] = self.points[name].jaxlib
+        return dataclasses.replace(self.points[name].judgement, release=name)
+
+    def attribute(self) -> None:
+        found, attributed = self.found, self.found.attribution
+        old, new = found.terms.old, found.terms.new
+        choices = attribution_choices(
+            found.commits, self.candidates, found.jaxlibs[found.first], found.jaxlibs[found.last]
+        )
+        if not choices:
+            attributed.note = "no commit of the range accepts two of the jaxlibs: not attributed"
+        for commit, older, newer in choices:
+            if not (self.installed(commit, older) and self.installed(commit, newer)):
+                continue
+            labels = [commit_label(commit.sha, jaxlib) for jaxlib in (older, newer)]
+            self.together([found.first, *labels, found.last])
+            a = self._label(labels[0], older, commit, "attribution").judgement.verdict
+            b = self._label(labels[1], newer, commit, "attribution").judgement.verdict
+            attributed.commit, attributed.older, attributed.newer = commit, older, newer
+            said = found.terms.word
+            at = (
+                f"jax at {commit.short} is {said(a)} with jaxlib {older} and {said(b)} with {newer}"
+            )
+            verdicts = (a, b)
+            if verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.BAD):
+                attributed.cause = JAXLIB
+                attributed.note = (
+                    f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; whether jax's "
+                    "Python takes part too is not measured here (its commits before and after that one would need "
+                    "the other jaxlib), so the defaults its releases changed are worth a look"
+                )
+            elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.BAD):
+                attributed.cause, attributed.note = (
+                    BEFORE,
+                    f"jax's Python, at or before {commit.short}: {at}",
+                )
+            elif verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.GOOD):
+                attributed.cause, attributed.note = (
+                    AFTER,
+                    f"jax's Python, after {commit.short}: {at}",
+                )
+            elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.GOOD):
+                attributed.cause = NEITHER
+                attributed.note = (
+                    f"neither jax's Python nor jaxlib alone: {at} ({new} with the older jaxlib, {old} with the "
+                    "newer): not one change to bisect"
+                )
+            else:
+                attributed.note = f"not attributed: {at}"
+            if attributed.cause:
+                pick = self.plan.get(commit.sha)
+                self.points[commit.sha] = next(
+                    p
+                    for p in reversed(found.probes)
+                    if p.commit == commit and p.jaxlib in (pick, older)
+                )
+            return
+        if choices:
+            attributed.note = (
+                "no commit accepting two jaxlibs installs and imports with both: not attributed"
+            )
+
+    def run(self) -> CommitBisect:
+        found = self.found
+        for version in (found.first, found.last):
+            judged = self.release(version).judgement
+            wanted = ReleaseVerdict.GOOD if version == found.first else ReleaseVerdict.BAD
+            if judged.verdict != wanted:
+                word = found.terms.old if version == found.first else found.terms.new
+                found.stopped = f"the {word} release {version} is not {word} ({judged.verdict}: {judged.reason})"
+                return found
+        self.attribute()
+        cause, names = found.attribution.cause, [c.sha for c in found.commits]
+        if cause in (JAXLIB, NEITHER):
+            return found
+        at = names.index(found.attribution.commit.sha) if found.attribution.commit else -1
+        if cause == BEFORE:
+            names = [found.first, *names[: at + 1]]
+        elif cause == AFTER:
+            names = [*names[at:], found.last]
+        else:
+            names = [found.first, *names, found.last]
+        found.outcome = bisect(names, self.point, found.terms)
+        return found

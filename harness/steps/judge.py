@@ -1,0 +1,364 @@
+"""Is a release good or bad?  Judged by the statistics against the two endpoints, never one timing.
+
+The *good* endpoint shows the old behaviour, the *bad* one the new.  With a metric,
+the endpoints must differ significantly (``metrics.compare_metric``, over processes: ratio beyond
+the factor and Welch p on the process medians below alpha); that difference's direction (slower or
+faster) is the change sought.  A probed release is
+
+- **bad** when it differs significantly from the good endpoint in that direction and
+  not significantly from the bad endpoint towards the good one;
+- **good** when it differs significantly from the bad endpoint towards the good one
+  and not from the good endpoint in the change's direction;
+- otherwise ambiguous (like neither, or significantly unlike both: a partial or a
+  second change): it is measured once more with twice the samples, and if still
+  ambiguous it is **inconclusive**, which the search treats like a release that
+  cannot run (**skipped**).
+
+A prober that can (``measure_with_endpoints``) measures each release between the
+endpoints in one interleaved run with both of them, and the release is judged against
+those endpoint figures, taken under the same load, rather than the first ones.
+
+With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
+differ, and a release is good or bad by which one it shares.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
+from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
+from harness.analysis.significance import Comparison, Thresholds, Verdict, what_would_decide
+from harness.errors import UsageError
+from harness.steps.probes import Probe, ProbeRelease
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
+from harness.units import format_p, format_ratio
+
+
+class ReleaseVerdict(StrEnum):
+    """What a bisection learns of a probed release."""
+
+    GOOD = "good"
+    BAD = "bad"
+    SKIPPED = "skipped"  # no result to judge: not installable, or the run did not finish ok
+    AMBIGUOUS = "inconclusive"  # ran, but the statistics say neither good nor bad
+
+
+OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new`` does."""
+
+    old: str = "good"
+    new: str = "bad"
+
+    def word(self, verdict: ReleaseVerdict) -> str:
+        """A verdict in these terms: good is the old behaviour, bad the new."""
+        return {ReleaseVerdict.GOOD: self.old, ReleaseVerdict.BAD: self.new}.get(
+            verdict, str(verdict)
+        )
+
+
+REGRESSION = Terms()
+FIX = Terms(
+    "broken", "fixed"
+)  # ``bisect --broken V --fixed W``: the old behaviour is the broken one
+
+
+@dataclass(frozen=True)
+class Judgement:
+    release: str
+    verdict: ReleaseVerdict
+    reason: str
+    note: str = ""  # where the result came from
+    result: StoredResult | None = None
+    vs_good: Comparison | None = None  # this release's samples against the good endpoint's
+    vs_bad: Comparison | None = None
+    claim: str | None = None  # the claim outcome, with --claim
+
+
+def metric_names(result: StoredResult) -> list[str]:
+    return [key.metric_name for key in metric_samples(result)]
+
+
+def _usable(measurement: Probe) -> str | None:
+    """Why a measurement cannot be judged, or None."""
+    result = measurement.result
+    if result is None:
+        return measurement.note
+    if result.status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
+        return result.result.detail
+    if result.status is not RunStatus.OK:
+        detail = result.result.detail.strip().splitlines()
+        return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")
+    return None
+
+
+def _describe(comparison: Comparison) -> str:
+    return f"{format_ratio(comparison.ratio)}, p={format_p(comparison.p_value)}, {comparison.said}"
+
+
+class Judge:
+    """Judges releases one by one; the good endpoint first, then the bad one, then any other."""
+
+    def __init__(
+        self,
+        measure: ProbeRelease,
+        good: str,
+        bad: str,
+        metric: MetricKey | None,
+        thresholds: Thresholds,
+        terms: Terms = REGRESSION,
+    ) -> None:
+        self.measure = measure
+        self.terms = terms
+        self.good, self.bad = good, bad
+        self.metric = metric
+        self.thresholds = thresholds
+        self.good_result: StoredResult | None = None
+        self.bad_result: StoredResult | None = None
+        self.direction: Verdict | None = (
+            None  # slower or faster, once the endpoints are known to differ
+        )
+
+    def _probe(
+        self, release: str, again: bool
+    ) -> tuple[Probe, StoredResult | None, StoredResult | None]:
+        """The release's measurement, and the endpoints' results to judge it against."""
+        alongside = getattr(self.measure, "measure_with_endpoints", None)
+        if alongside is None or release in (self.good, self.bad) or self.bad_result is None:
+            return self.measure(release, again), self.good_result, self.bad_result
+        good, measured, bad = alongside(release, self.good, self.bad, again)
+        return (
+            measured,
+            self._endpoint(good, self.good_result),
+            self._endpoint(bad, self.bad_result),
+        )
+
+    def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
+        """An endpoint measured alongside a release, or its first result where that one cannot be used."""
+        result = measured.result
+        if result is None or _usable(measured) is not None:
+            return first
+        return result if self.metric is None or self.metric in metric_samples(result) else first
+
+    def __call__(self, release: str) -> Judgement:
+        measurement, good, bad = self._probe(release, False)
+        problem, result = _usable(measurement), measurement.result
+        if problem or result is None:
+            return Judgement(
+                release,
+                ReleaseVerdict.SKIPPED,
+                problem or measurement.note,
+                measurement.note,
+                result,
+            )
+        if release == self.good:
+            return self._good_endpoint(measurement)
+        if self.good_result is None:
+            raise ValueError("the good endpoint must be judged before any other release")
+        if self.metric is not None and self.metric not in metric_samples(result):
+            return Judgement(
+                release,
+                ReleaseVerdict.SKIPPED,
+                f"its result has no {self.metric.metric_name}",
+                measurement.note,
+                result,
+            )
+        if release == self.bad:
+            return self._bad_endpoint(measurement)
+        if self.bad_result is None:
+            raise ValueError("the bad endpoint must be judged before the releases between them")
+        if self.metric is None:
+            return self._by_claim(measurement)
+        assert good is not None and bad is not None
+        judged = self._by_metric(measurement, good, bad)
+        if judged.verdict != ReleaseVerdict.AMBIGUOUS:
+            return judged
+        again, good, bad = self._probe(release, True)
+        if _usable(again) or good is None or bad is None:
+            return judged
+        second = self._by_metric(again, good, bad)
+        if second.verdict == ReleaseVerdict.AMBIGUOUS:
+            reason = f"{second.reason}; the same after measuring again with twice the samples"
+        else:  # the first look stays in the evidence: it says how noisy this machine was
+            ambiguous = "on a second look with twice the samples, the first being ambiguous"
+            reason = f"{second.reason}; {ambiguous}: {judged.reason}"
+        return dataclasses.replace(second, reason=reason)
+
+    def samples(self, result: StoredResult) -> ProcessSamples:
+        assert self.metric is not None
+        series = metric_samples(result)
+        if self.metric not in series:
+            raise UsageError(
+                f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
+                f"{', '.join(metric_names(result)) or 'none'}"
+            )
+        return series[self.metric]
+
+    def _good_endpoint(self, measurement: Probe) -> Judgement:
+        result = measurement.result
+        assert result is not None
+        self.good_result = result
+        if self.metric is not None:
+            self.samples(result)  # an unknown metric is refused before anything else is measured
+        claim = outcome(result) if self.metric is None else None
+        if claim is not None and claim not in (HOLDS, DOES_NOT_HOLD):
+            return Judgement(
+                self.good,
+                ReleaseVerdict.SKIPPED,
+                f"no claim verdict ({claim})",
+                measurement.note,
+                result,
+            )
+        return Judgement(
+            self.good,
+            ReleaseVerdict.GOOD,
+            f"the {self.terms.old} endpoint",
+            measurement.note,
+            result,
+            claim=claim,
+        )
+
+    def _bad_endpoint(self, measurement: Probe) -> Judgement:
+        result = measurement.result
+        assert result is not None and self.good_result is not None
+        self.bad_result = result
+        if self.metric is None:
+            before, after = outcome(self.good_result), outcome(result)
+            if after not in (HOLDS, DOES_NOT_HOLD):
+                return Judgement(
+                    self.bad,
+                    ReleaseVerdict.SKIPPED,
+                    f"no claim verdict ({after})",
+                    measurement.note,
+                    result,
+                )
+            if after == before:
+                return Judgement(
+                    self.bad,
+                    ReleaseVerdict.AMBIGUOUS,
+                    f"the claim {after} here as on the {self.terms.old} endpoint: no change to find",
+                    measurement.note,
+                    result,
+                    claim=after,
+                )
+            return Judgement(
+                self.bad,
+                ReleaseVerdict.BAD,
+                f"the claim {after} here, {before} on the {self.terms.old} endpoint",
+                measurement.note,
+                result,
+                claim=after,
+            )
+        change = compare_metric(
+            self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
+        )
+        if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
+            # Results of separate runs (stored before, say): the two are measured again together, until decided.
+            self.good_result, self.bad_result = self._together_again(self.good_result, result)
+            result = self.bad_result
+            change = compare_metric(
+                self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
+            )
+        if change.verdict not in OPPOSITE:
+            old = self.terms.old
+            if change.verdict == Verdict.UNCHANGED:
+                why = f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside the no-change "
+                why += "band): no change to find"
+            else:
+                needs = what_would_decide(change, self.thresholds).removeprefix("undecided: ")
+                why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
+            return Judgement(
+                self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
+            )
+        self.direction = change.verdict
+        return Judgement(
+            self.bad,
+            ReleaseVerdict.BAD,
+            f"{change.said} than the {self.terms.old} endpoint ({_describe(change)})",
+            measurement.note,
+            result,
+            vs_good=change,
+        )
+
+    def _together_again(
+        self, good: StoredResult, bad: StoredResult
+    ) -> tuple[StoredResult, StoredResult]:
+        """Both endpoints measured anew in one interleaved run, where the prober can; else as they were."""
+        together = getattr(self.measure, "measure_together", None)
+        if together is None:
+            return good, bad
+        together([self.good, self.bad], anew=True, decide="all")
+        found = self.measure(self.good, False), self.measure(self.bad, False)
+        if any(_usable(probe) or probe.result is None for probe in found):
+            return good, bad
+        assert found[0].result is not None and found[1].result is not None
+        return found[0].result, found[1].result
+
+    def _by_claim(self, measurement: Probe) -> Judgement:
+        assert measurement.result is not None and self.good_result is not None
+        found = outcome(measurement.result)
+        if found not in (HOLDS, DOES_NOT_HOLD):
+            return Judgement(
+                measurement.release,
+                ReleaseVerdict.SKIPPED,
+                f"no claim verdict ({found})",
+                measurement.note,
+            )
+        verdict = ReleaseVerdict.GOOD if found == outcome(self.good_result) else ReleaseVerdict.BAD
+        return Judgement(
+            measurement.release,
+            verdict,
+            f"the claim {found}, as on the {self.terms.word(verdict)} endpoint",
+            measurement.note,
+            measurement.result,
+            claim=found,
+        )
+
+    def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
+        """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first endpoints'."""
+        assert measurement.result is not None and self.direction is not None
+        samples = self.samples(measurement.result)
+        vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
+        vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
+        like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
+        like_good = (
+            vs_bad.verdict == OPPOSITE[self.direction]
+        )  # moved away from bad back towards good
+        old, new = self.terms.old, self.terms.new
+        evidence = f"against {old} {_describe(vs_good)}; against {new} {_describe(vs_bad)}"
+        if like_bad and not like_good:
+            verdict, reason = (
+                ReleaseVerdict.BAD,
+                f"{self.direction} than the {old} endpoint, not back towards it ({evidence})",
+            )
+        elif like_good and not like_bad:
+            verdict, reason = (
+                ReleaseVerdict.GOOD,
+                f"unlike the {new} endpoint, not {self.direction} than the {old} one ({evidence})",
+            )
+        elif like_bad:
+            verdict, reason = (
+                ReleaseVerdict.AMBIGUOUS,
+                f"significantly unlike both endpoints: a partial or second change ({evidence})",
+            )
+        else:
+            verdict, reason = (
+                ReleaseVerdict.AMBIGUOUS,
+                f"not significantly unlike either endpoint ({evidence})",
+            )
+        return Judgement(
+            measurement.release,
+            verdict,
+            reason,
+            measurement.note,
+            measurement.result,
+            vs_good=vs_good,
+            vs_bad=vs_bad,
+        )

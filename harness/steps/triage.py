@@ -1,0 +1,284 @@
+"""Triage: every release of a range measured, every step found, each step confirmed, one answer per change.
+
+A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
+run, each step between consecutive releases that ran ok listed, regressions and fixes
+alike.  A step can be the noise of one run, so each is measured again: the two releases
+around it, interleaved, in twice the processes (``ConfirmPairs``), and a step stands only
+when the second measurement shows the same change on its own.  Each confirmed step is one
+answer: "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding
+in V", "holds again from W".  The measuring comes through callables, so the logic is tested
+with fake ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
+from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
+from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
+from harness.steps.probes import ConfirmPairs, Pair, Probe, ProbeRelease
+from harness.store.schema import RunStatus
+
+STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
+# The first round screens: a step is a candidate at this level (or the strict one, if looser; without the rank
+# guard, which 5 processes a side pass only when wholly apart), and only the
+# confirmation, measured until decided at the strict level, answers.
+SCREEN_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """One step of the first round and what measuring its two releases again showed."""
+
+    step: ReleaseStep
+    before: Probe  # the older release, measured again
+    after: Probe
+    comparison: Comparison | None  # of the metric, on the second measurement
+    confirmed: bool
+    reason: str
+    # A claim's flip: at most the chance that it is confirmed where the releases behave alike (``flip_chance``).
+    flip_error: float | None = None
+
+    @property
+    def undecided(self) -> bool:
+        """Measured again, and the statistics could tell neither the change nor its absence."""
+        return (
+            not self.confirmed
+            and self.comparison is not None
+            and self.comparison.verdict == Verdict.UNDECIDED
+        )
+
+    @property
+    def regression(self) -> bool:
+        """Slower, or the claim stopped holding; otherwise a fix (faster, or the claim holds again)."""
+        return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
+
+
+@dataclass
+class TriageOutcome:
+    first_round: SweepOutcome
+    confirmations: list[Confirmation] = field(default_factory=list)
+
+    def changes(self) -> list[Confirmation]:
+        return [c for c in self.confirmations if c.confirmed]
+
+    def undecided(self) -> list[Confirmation]:
+        return [c for c in self.confirmations if c.undecided]
+
+    def family_error(self, thresholds: Thresholds) -> str:
+        """The chance that any confirmed change of a metric or flip of the claim is a false alarm, bounded over
+        the candidates measured again."""
+        tested = sum(c.comparison is not None for c in self.confirmations)
+        flips = [c.flip_error for c in self.confirmations if c.flip_error is not None]
+        if not tested and not flips:
+            return ""
+        parts, bound = [], tested * thresholds.alpha + sum(flips)
+        if tested:
+            parts.append(
+                f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
+                f"{thresholds.alpha:g} (spent over its looks)"
+            )
+        if flips:
+            parts.append(
+                f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the same flip, which "
+                f"releases that behave alike show twice in a row at most {max(flips):.2g} of the time"
+            )
+        terms = [f"{tested} × {thresholds.alpha:g}"] if tested else []
+        terms += [f"{flip:.2g}" for flip in flips]
+        return (
+            f"{'; '.join(parts)}: the chance that any confirmed change is a false alarm is at most "
+            f"{' + '.join(terms)} = {min(1.0, bound):.2g}. The first round, at level "
+            f"{max(SCREEN_ALPHA, thresholds.alpha):g}, only chose "
+            "what to measure again."
+        )
+
+    def skipped_between(self, step: ReleaseStep) -> list[str]:
+        """Releases between a step's two that did not run ok: the change may lie in any of them."""
+        releases = self.first_round.releases
+        return releases[releases.index(step.before) + 1 : releases.index(step.after)]
+
+    def answered(self) -> list[tuple[str, Confirmation]]:
+        """Each confirmed change with its sentence, oldest first; a change in the import of jax (JAX's own cost)
+        after the changes in what the script itself does."""
+        found = []
+        undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
+        for change in self.changes():
+            text = answer(
+                change, fix=change.step.metric in undone, between=self.skipped_between(change.step)
+            )
+            found.append((text, change))
+            if change.regression:
+                undone.add(change.step.metric)
+            else:
+                undone.discard(change.step.metric)
+        return sorted(found, key=lambda pair: pair[0].startswith(f"{PROCESS}.{JAX_IMPORT}_ns"))
+
+    def answers(self) -> list[str]:
+        return [text for text, _ in self.answered()]
+
+
+def _factor(ratio: float) -> str:
+    return f"×{ratio:.0f}" if ratio >= 100 else f"×{ratio:.3g}"
+
+
+def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
+    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
+    else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
+    step = change.step
+    if step.metric == CLAIM:
+        if change.regression:
+            text = f"claim stops holding in {step.after} (last held in {step.before})"
+        elif fix:
+            text = f"claim holds again from {step.after} (last failed in {step.before})"
+        else:
+            text = f"claim holds from {step.after} (last failed in {step.before})"
+    else:
+        assert change.comparison is not None
+        text = _timing_answer(change, fix=fix)
+    if between:
+        text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
+    return text
+
+
+def _timing_answer(change: Confirmation, *, fix: bool) -> str:
+    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better) for a
+    script's own number; the import of jax named as JAX's own cost, never as the script's."""
+    step, comparison = change.step, change.comparison
+    assert comparison is not None
+    key = parse_metric_name(step.metric)
+    ratio = comparison.ratio
+    figures = (
+        f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
+    )
+    name = (
+        f"{step.metric} (JAX's own import, not the script's code)"
+        if key.is_jax_import
+        else step.metric
+    )
+    if (
+        not key.is_duration
+    ):  # the script's own unit: which way is better is the user's (--higher-is-better)
+        moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
+        how = "worse" if change.regression else "better"
+        return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
+    if change.regression:
+        return f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
+    if fix:
+        return f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; {figures})"
+    return f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
+
+
+def _ok(probe: Probe) -> str | None:
+    """Why a re-measured release cannot confirm anything, or None."""
+    if probe.result is None:
+        return f"jax {probe.release}: {probe.note}"
+    if probe.result.status is not RunStatus.OK:
+        return f"jax {probe.release}: status {probe.result.status}"
+    return None
+
+
+def confirm(
+    step: ReleaseStep,
+    before: Probe,
+    after: Probe,
+    metric: MetricKey | None,
+    thresholds: Thresholds,
+    first_counts: tuple[int, int] = (0, 0),
+) -> Confirmation:
+    """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
+    problem = _ok(before) or _ok(after)
+    if problem:
+        return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
+    assert before.result is not None and after.result is not None
+    if step.metric == CLAIM:
+        was, now = outcome(before.result), outcome(after.result)
+        again = (len(process_claims(before.result)), len(process_claims(after.result)))
+        error = flip_chance(first_counts, again)
+        same = f"{was} → {now}" == step.change
+        held = same and error <= thresholds.alpha
+        how = "the same flip" if same else f"{was} → {now} instead"
+        if same and not held:
+            how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
+        return Confirmation(step, before, after, None, held, f"measured again: {how}", error)
+    assert metric is not None
+    a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
+    if a is None or b is None:
+        return Confirmation(
+            step, before, after, None, False, f"measured again without {step.metric}"
+        )
+    comparison = compare_metric(a, b, thresholds, metric)
+    held = comparison.verdict == step.change
+    how = f"{comparison.said} again" if held else f"{comparison.said} this time"
+    fewest = min(comparison.processes)
+    return Confirmation(
+        step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)"
+    )
+
+
+def triage(
+    releases: Sequence[str],
+    measure: ProbeRelease,
+    confirm_pairs: ConfirmPairs,
+    *,
+    metrics: Sequence[MetricKey] | None,
+    with_claim: bool,
+    thresholds: Thresholds,
+    progress: Callable[[str], None] = lambda line: None,
+) -> TriageOutcome:
+    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all pairs at once)."""
+    progress(f"[triage] first round: {len(releases)} releases, measured together")
+    screen = dataclasses.replace(
+        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
+    )
+    first = sweep(
+        releases,
+        measure,
+        metrics=metrics,
+        with_claim=with_claim,
+        thresholds=screen,
+        progress=progress,
+        name="triage",
+        screen=True,
+    )
+    found = TriageOutcome(first)
+    if not first.steps:
+        progress("[triage] no step in the first round: nothing to confirm")
+        return found
+    pairs: dict[
+        Pair, tuple[str, ...]
+    ] = {}  # each pair with the metrics its steps moved (the claim is no metric)
+    for step in first.steps:
+        moved = pairs.setdefault((step.before, step.after), ())
+        if step.metric != CLAIM and step.metric not in moved:
+            pairs[step.before, step.after] = (*moved, step.metric)
+    progress(
+        f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
+        "again, until decided"
+    )
+    again = confirm_pairs(pairs)
+    claim_counts = {
+        m.release: len(process_claims(m.result)) for m in first.ok() if m.result is not None
+    }
+    keys = {key.metric_name: key for key in first.metrics}
+    for number, step in enumerate(first.steps, start=1):
+        before, after = again[(step.before, step.after)]
+        counts = (claim_counts.get(step.before, 0), claim_counts.get(step.after, 0))
+        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds, counts)
+        found.confirmations.append(confirmation)
+        verdict = (
+            "confirmed"
+            if confirmation.confirmed
+            else "undecided"
+            if confirmation.undecided
+            else "not confirmed"
+        )
+        progress(
+            f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: {verdict} "
+            f"({confirmation.reason})"
+        )
+    return found

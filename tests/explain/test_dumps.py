@@ -1,0 +1,156 @@
+"""XLA's dumps of a step's two releases, read and compared (real dumps of jax 0.4.31 and 0.4.33, and
+copies edited into the changes a maintainer tells apart)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.explain.dumps import CompiledAnswer, compare_dumps, dump_flags, opcodes, read_dump
+
+DUMPS = Path(__file__).parent.parent / "fixtures" / "dumps"
+AFTER = "module_0005.jit_f.cpu_after_optimizations.txt"
+BEFORE = "module_0005.jit_f.before_optimizations.txt"
+
+
+def copied(tmp_path: Path, release: str) -> Path:
+    return Path(shutil.copytree(DUMPS / release, tmp_path / release))
+
+
+def edit(folder: Path, name: str, old: str, new: str) -> None:
+    path = folder / name
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def add_copy(folder: Path, name: str = AFTER) -> None:
+    """One more copy instruction in the optimised program, as a change of XLA's compiler would make."""
+    edit(
+        folder,
+        name,
+        "  dot.0 = ",
+        "  extra.0 = f32[16,16]{1,0} copy(get-tuple-element.3)\n  dot.0 = ",
+    )
+
+
+def test_a_dump_is_read_as_its_modules_by_name_without_those_every_program_compiles():
+    modules = read_dump(DUMPS / "0.4.31")
+    assert set(modules) == {"jit_f"}, "convert_element_type and broadcast_in_dim only move data"
+    f = modules["jit_f"]
+    assert (f.loops, f.fusions, f.after["dot"]) == (1, 1, 1)
+    assert sum(f.before.values()) == 23
+    assert f.temp_bytes is not None and 0 < f.temp_bytes <= (f.total_bytes or 0)
+
+
+def test_the_same_program_on_both_releases_points_at_what_runs_it():
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(DUMPS / "0.4.33"))
+    assert change.same_before and change.same_after
+    assert change.text() == (
+        "before optimisation same; after: no count moved; "
+        "the same program before and after optimisation: what runs it changed, not what was compiled"
+    )
+
+
+def test_a_program_changed_only_after_optimisation_points_at_xla_s_compiler(tmp_path):
+    new = copied(tmp_path, "0.4.33")
+    add_copy(new)
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
+    assert change.same_before and not change.same_after
+    assert "after: copy 2 → 3;" in change.text()
+    assert change.hint().endswith("XLA's compiler changed it")
+
+
+def test_a_program_changed_before_and_after_optimisation_points_at_jax_s_lowering(tmp_path):
+    new = copied(tmp_path, "0.4.33")
+    edit(
+        new,
+        BEFORE,
+        "  constant.6 = ",
+        "  negate.99 = f32[16,16]{1,0} negate(Arg_0.5)\n  constant.6 = ",
+    )
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
+    assert not change.same_before and change.same_after
+    assert "before optimisation 23 → 24 instructions" in change.text()
+    assert change.hint().endswith("but the same after: what runs it changed, not what was compiled")
+    add_copy(new)
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
+    assert change.hint().endswith("JAX's tracing and lowering changed it"), (
+        "different before, and after"
+    )
+
+
+def test_a_name_compiled_twice_is_read_as_two_modules_in_the_order_compiled(tmp_path):
+    """Every lambda is jit__lambda_: the first compiled on one release meets the first on the other."""
+    folder = copied(tmp_path, "0.4.31")
+    for path in list(folder.glob("module_0005.jit_f.*")):
+        shutil.copy(path, folder / path.name.replace("module_0005", "module_0011"))
+    add_copy(folder, AFTER.replace("0005", "0011"))
+    modules = read_dump(folder)
+    assert (modules["jit_f #1"].after["copy"], modules["jit_f #2"].after["copy"]) == (2, 3)
+    assert "jit_f" not in modules
+
+
+def test_modules_that_changed_come_first_and_only_they_are_said_with_where_the_dumps_are(tmp_path):
+    old, new = copied(tmp_path, "0.4.31"), copied(tmp_path, "0.4.33")
+    for folder in (old, new):  # a second module, unchanged, whose name sorts first
+        for path in list(folder.glob("module_0005.jit_f.*")):
+            shutil.copy(path, folder / path.name.replace("0005.jit_f", "0007.jit_a"))
+    add_copy(new)
+    changes = compare_dumps(read_dump(old), read_dump(new))
+    assert [c.name for c in changes] == ["jit_f", "jit_a"]
+    answer = CompiledAnswer("0.4.31", "0.4.33", changes, "s-compiled/")
+    head, *modules = answer.lines()
+    assert head == (
+        "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `s-compiled/<release>/`): 2 module(s) compared, "
+        "1 differ"
+    )
+    assert [line.split(":")[0] for line in modules] == ["compiled jit_f"], (
+        "only the modules that differ"
+    )
+    data = answer.data()
+    assert [m["name"] for m in data["modules"]] == ["jit_f", "jit_a"]  # type: ignore[index]
+    assert data["modules"][0]["opcodes_after"][1]["copy"] == 3  # type: ignore[index]
+
+
+def test_modules_changed_alike_are_said_once(tmp_path):
+    old, new = copied(tmp_path, "0.4.31"), copied(tmp_path, "0.4.33")
+    for folder in (old, new):
+        for path in list(folder.glob("module_0005.jit_f.*")):
+            shutil.copy(path, folder / path.name.replace("module_0005", "module_0011"))
+    add_copy(new)
+    add_copy(new, AFTER.replace("0005", "0011"))
+    head, line = CompiledAnswer(
+        "0.4.31", "0.4.33", compare_dumps(read_dump(old), read_dump(new)), "s/"
+    ).lines()
+    assert head.endswith("2 module(s) compared, 2 differ")
+    assert line.startswith(
+        "compiled jit_f #1, jit_f #2: before optimisation same; after: copy 2 → 3;"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (
+            CompiledAnswer("0.4.31", "0.4.33", [], problem="0.4.33: XLA wrote no dump"),
+            "not compared: 0.4.33",
+        ),
+        (
+            CompiledAnswer("0.4.31", "0.4.33", []),
+            "no module of 0.4.31 has a namesake in 0.4.33's dump",
+        ),
+    ],
+)
+def test_an_answer_without_a_comparison_says_why(answer, said):
+    [line] = answer.lines()
+    assert said in line
+
+
+def test_gpu_dump_names_and_opcodes_with_tuple_shapes_are_read(tmp_path):
+    folder = copied(tmp_path, "0.4.31")
+    for path in list(folder.glob("*cpu_after*")):
+        path.rename(folder / path.name.replace("cpu_after", "sm_9.0_gpu_after"))
+    assert read_dump(folder)["jit_f"].after["while"] == 1
+    assert opcodes("  w = (s32[], f32[2]{0}) while(t), condition=c, body=b\n")["while"] == 1
+    assert dump_flags(Path("/d")) == ["--xla_dump_to=/d", "--xla_dump_hlo_as_text"]

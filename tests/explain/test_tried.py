@@ -1,0 +1,253 @@
+"""Changed defaults, tried: each set on the other release in one measurement with both, and judged."""
+
+import json
+
+from harness.analysis.significance import Thresholds, Verdict
+from harness.catalogue import discovery
+from harness.explain.defaults import JAX, XLA, Change, Option
+from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, side_of, trials
+from harness.install.environments import Prepared
+from harness.install.venvs import ReleaseEnv
+from harness.measure.runner import Measured
+from harness.measure.sides import Side
+from harness.metric_names import parse_metric_name
+from harness.steps import probes
+from harness.steps.probes import ReleaseProber
+from harness.store.results import read_result, write_result
+from harness.store.schema import Settings
+from tests.conftest import REPO, as_stored, derive, real_result
+
+THUNK = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
+ASYNC = Change("jax_cpu_enable_async_dispatch", JAX, "False", "True")
+EAGER = parse_metric_name("eager.wall_ns")
+
+
+def test_each_changed_default_is_tried_back_on_the_newer_release_and_forward_on_the_older():
+    added = Change("jax_no_tracing", JAX, None, "False")
+    expression = Change("jax_dynamic_shapes", JAX, "False", "bool(os.getenv('X', ''))")
+    gpu = Change("xla_gpu_enable_triton", XLA, "false", "true")
+    planned, left = trials([added, gpu, ASYNC, expression, THUNK], "0.4.31", "0.4.33", "cpu")
+    assert [(t.release, t.words()) for t in planned] == [
+        ("0.4.33", 'jax.config.update("jax_cpu_enable_async_dispatch", False)'),
+        ("0.4.31", 'jax.config.update("jax_cpu_enable_async_dispatch", True)'),
+        ("0.4.33", "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"),
+        ("0.4.31", "XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"),
+        ("0.4.33", 'jax.config.update("jax_dynamic_shapes", False)'),
+    ], (
+        "cpu-named changes first; the GPU flag left out; an expression cannot be set; an added option only forward"
+    )
+    assert [t.back for t in planned] == [True, False, True, False, True] and left == 0
+    many = [Change(f"xla_cpu_flag_{i}", XLA, "0", "1") for i in range(5)]
+    assert trials(many, "a", "b", "cpu") == (
+        trials(many, "a", "b", "cpu")[0][:MAX_TRIED],
+        10 - MAX_TRIED,
+    )
+
+
+def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_process_to_set():
+    back = Trial(THUNK, "0.4.33", "false")
+    side = side_of(
+        back, Side("0.4.33", "cpu8", env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    )
+    assert (
+        side.env["XLA_FLAGS"]
+        == "--xla_force_host_platform_device_count=8 --xla_cpu_use_thunk_runtime=false"
+    )
+    assert side.profile == "cpu8+xla_cpu_use_thunk_runtime.false" and not side.compare_next
+    assert side.label == "jax 0.4.33 · cpu8 · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"
+    jax_side = side_of(Trial(ASYNC, "0.4.33", "False"), Side("0.4.33", "cpu"))
+    assert json.loads(jax_side.env["HARNESS_JAX_CONFIG"]) == {
+        "jax_cpu_enable_async_dispatch": False
+    }
+
+
+def said(answer, step, key, thresholds):
+    """Every line an answer says of a step on ``key``: the trials', then the defaults that changed."""
+    return [*answer.trial_lines(step, key, thresholds), *answer.listing_lines()]
+
+
+def results(scales):
+    data = real_result("async_dispatch-0.12.0.1")
+    return {name: as_stored(derive(data, scale=scale)) for name, scale in scales.items()}
+
+
+def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
+    back, forward = Trial(THUNK, "0.4.33", "false"), Trial(THUNK, "0.4.31", "true")
+    answer = DefaultsAnswer(
+        "0.4.31",
+        "0.4.33",
+        [THUNK],
+        [back, forward],
+        {
+            back: results({"before": 1.0, "after": 3.0, "trial": 1.01}),
+            forward: results({"before": 1.0, "after": 3.0, "trial": 3.02}),
+        },
+    )
+    step = answer.tried(EAGER, Thresholds())[
+        0
+    ].vs_after  # the trial against the newer release: faster
+    assert step is not None and step.verdict == Verdict.FASTER
+    slower_step = derive_step(Verdict.SLOWER)
+    lines = said(answer, slower_step, EAGER, Thresholds())
+    assert lines[0].startswith(
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.01 of 0.4.31"
+    )
+    assert lines[0].endswith(": a workaround, and a strong hint at the cause")
+    assert lines[1].startswith(
+        "on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true gives ×3.02 of 0.4.31"
+    )
+    assert (
+        lines[-1]
+        == "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true"
+    )
+    none = DefaultsAnswer(
+        "0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1, "after": 3, "trial": 3})}
+    )
+    assert said(none, slower_step, EAGER, Thresholds())[0] == (
+        "none of the 1 changed defaults tried brought the old eager.wall_ns back"
+    )
+    [tried] = none.data(EAGER, Thresholds())["tried"]
+    assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
+
+
+def test_a_setting_that_undoes_most_of_the_step_brings_it_back_though_the_older_release_is_told_apart():
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer(
+        "0.4.31",
+        "0.4.33",
+        [THUNK],
+        [back],
+        {back: results({"before": 1.0, "after": 3.0, "trial": 1.2})},
+    )
+    [tried] = answer.tried(EAGER, Thresholds())
+    assert tried.vs_before is not None and tried.vs_before.verdict == Verdict.SLOWER, (
+        "×1.2 of 0.4.31: told apart"
+    )
+    [line, *_] = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert line.startswith(
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.2 of 0.4.31"
+    )
+    assert line.endswith(
+        "(it undoes 83% of the step): a workaround, and a strong hint at the cause"
+    ), line
+    halfway = DefaultsAnswer(
+        "0.4.31",
+        "0.4.33",
+        [THUNK],
+        [back],
+        {back: results({"before": 1.0, "after": 3.0, "trial": 1.7})},
+    )
+    assert said(halfway, derive_step(Verdict.SLOWER), EAGER, Thresholds())[0].startswith(
+        "none of the 1 changed"
+    )
+
+
+def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
+    forward = Trial(THUNK, "0.4.31", "true")
+    found = results({"before": 1.0, "after": 3.0, "trial": 1.0})
+    failed = real_result("async_dispatch-0.12.0.1")
+    failed["status"] = "failed"
+    failed["processes"] = [
+        dict(
+            p,
+            status="failed",
+            detail="Traceback ...\nXlaRuntimeError: UNIMPLEMENTED: Custom call target x\n",
+        )
+        for p in failed["processes"]
+    ]
+    found["trial"] = as_stored(failed)
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [forward], {forward: found})
+    assert said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())[1] == (
+        "on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true: not judged (its processes failed: "
+        "XlaRuntimeError: UNIMPLEMENTED: Custom call target x)"
+    ), "after the line that none brought the number back"
+
+
+def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_user_calls_the_new_bad():
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer(
+        "0.4.31",
+        "0.4.33",
+        [THUNK],
+        [back],
+        {back: results({"before": 3.0, "after": 1.0, "trial": 3.02})},
+    )
+    faster = derive_step(Verdict.FASTER)
+    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds())
+    assert line.endswith(": the old behaviour back: a hint at why")
+    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds(), unwanted=True)
+    assert line.endswith(": a workaround, and a strong hint at the cause"), (
+        "a bisect's bad release, however it moved"
+    )
+
+
+def derive_step(verdict, ratio=3.0):
+    class Step:
+        pass
+
+    step = Step()
+    step.verdict, step.ratio = verdict, ratio
+    return step
+
+
+def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_both_releases(
+    tmp_path, monkeypatch
+):
+    case = discovery.discover(REPO / "cases")["async_dispatch"]
+    options = {
+        "0.4.31": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "false", XLA)},
+        "0.4.33": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "true", XLA)},
+    }
+    monkeypatch.setattr(
+        probes, "options_of", lambda interpreter, listed: (options[interpreter.parent.name], "")
+    )
+    measured = []
+
+    def measure(plan, sides, settings, results_dir, **kwargs):
+        measured.append((sides, settings))
+        scales = {"0.4.31": 1.0, "0.4.33": 3.0}
+        out = []
+        for side in sides:
+            scale = 1.02 if "thunk_runtime=false" in side.label else scales[side.release]
+            record = derive(
+                real_result("async_dispatch-0.12.0.1"),
+                release=side.release,
+                profile=side.profile,
+                scale=scale,
+            )
+            out.append(Measured(side, None, read_result(write_result(results_dir, record))))
+        return out
+
+    class Ready:
+        def matches(self, label, libraries):
+            return True
+
+        def prepare(self, label, env):
+            return Prepared(tmp_path / label / "python")
+
+    envs = {r: ReleaseEnv(r, r, "python3.12", (), tmp_path / r) for r in ("0.4.31", "0.4.33")}
+    prober = ReleaseProber(
+        envs,
+        case,
+        {"N": 1000},
+        "cpu",
+        tmp_path / "results",
+        Settings(processes=5),
+        print,
+        max_processes=10,
+        measure=measure,
+        environments=Ready(),
+    )
+    answer = prober.try_defaults("0.4.31", "0.4.33", ["eager.wall_ns"], "cpu")
+    [(sides, settings)] = measured
+    assert [side.label for side in sides] == [
+        "jax 0.4.31 · cpu",
+        "jax 0.4.33 · cpu",
+        "jax 0.4.33 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false",
+        "jax 0.4.31 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=true",
+    ]
+    assert settings.decide == "changes" and settings.decide_metrics == ("eager.wall_ns",)
+    lines = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert lines[0].startswith(
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31"
+    )

@@ -1,0 +1,123 @@
+"""The releases on the package index: pip's listing, jaxlib pairing, the range, the cache."""
+
+import json
+
+import pytest
+
+from harness.errors import HarnessError, UsageError
+from harness.install.index import (
+    Listing,
+    load_listing,
+    nearby,
+    pair_with_jaxlib,
+    parse_pip_listing,
+    pip_versions,
+)
+from tests.conftest import FIXTURES
+
+LISTINGS = FIXTURES / "bisect"
+
+
+def listed(package: str) -> list[str]:
+    return parse_pip_listing((LISTINGS / f"pip-index-{package}.txt").read_text())
+
+
+def real_listing() -> Listing:
+    return Listing("python3.12", pair_with_jaxlib(listed("jax"), listed("jaxlib")), 0.0)
+
+
+def test_pip_output_is_parsed_oldest_first():
+    versions = listed("jaxlib")
+    assert versions[0] == "0.4.18" and versions[-1] == "0.12.0.1"
+    assert (
+        versions.index("0.9.0")
+        < versions.index("0.9.0.1")
+        < versions.index("0.9.1")
+        < versions.index("0.10.0")
+    )
+    assert parse_pip_listing("WARNING: nothing here\n") == []
+
+
+def test_jax_pairs_with_its_own_jaxlib_else_the_newest_below():
+    pairs = dict(real_listing().pairs)
+    assert pairs["0.4.26"] == "0.4.26" and pairs["0.12.0.1"] == "0.12.0.1"
+    assert pairs["0.4.37"] == "0.4.36" and pairs["0.5.2"] == "0.5.1", (
+        "no jaxlib of their own number"
+    )
+    assert "0.4.32" not in pairs, "yanked: pip leaves it out"
+    assert "0.4.17" not in pairs, "no jaxlib wheel for this Python at or below it"
+
+
+def test_a_range_includes_both_ends_and_skips_the_yanked_release():
+    span = real_listing().between("0.4.26", "0.4.35")
+    assert [jax for jax, _ in span] == [
+        "0.4.26",
+        "0.4.27",
+        "0.4.28",
+        "0.4.29",
+        "0.4.30",
+        "0.4.31",
+        "0.4.33",
+        "0.4.34",
+        "0.4.35",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "message"),
+    [
+        ("0.4.32", "0.4.35", "jax 0.4.32 is not an installable release"),
+        ("0.4.26", "9.9", "jax 9.9 is not an installable release"),
+        ("0.4.35", "0.4.26", "from an older release to a newer one"),
+        (
+            "0.4.026",
+            "0.4.35",
+            r"jax 0\.4\.026 is not on the package index as typed: did you mean 0\.4\.26\?",
+        ),
+    ],
+)
+def test_a_range_end_missing_from_the_index_is_refused(first, last, message):
+    with pytest.raises(UsageError, match=message):
+        real_listing().between(first, last)
+
+
+def test_the_refusal_names_nearby_releases():
+    assert nearby(["0.4.30", "0.4.31", "0.4.33", "0.4.34"], "0.4.32", count=1) == [
+        "0.4.31",
+        "0.4.33",
+    ]
+
+
+def test_the_listing_is_cached_per_interpreter_for_a_day(tmp_path):
+    calls = []
+
+    def lister(python, package):
+        calls.append((python, package))
+        return listed(package)
+
+    cache = tmp_path / "index.json"
+    first = load_listing("py-a", cache, lister=lister)
+    assert len(calls) == 2 and json.loads(cache.read_text())["python"] == "py-a"
+    again = load_listing("py-a", cache, lister=lister)
+    assert len(calls) == 2 and again.pairs == first.pairs
+    load_listing("py-b", cache, lister=lister)
+    assert len(calls) == 4, "another interpreter may see other wheels"
+    load_listing("py-b", cache, lister=lister, max_age_s=0)
+    assert len(calls) == 6, "a stale listing is fetched again"
+
+
+def test_a_failing_pip_is_one_clear_error(tmp_path):
+    with pytest.raises(HarnessError, match="cannot list jax releases"):
+        pip_versions(str(tmp_path / "no-python"), "jax")
+
+
+def test_one_release_is_looked_up_with_the_jaxlib_it_installs_with():
+    listing = Listing(
+        "python", [("0.4.31", "0.4.31"), ("0.4.33", "0.4.33"), ("0.4.37", "0.4.36")], 0.0
+    )
+    assert listing.pair("0.4.37") == ("0.4.37", "0.4.36")
+    with pytest.raises(
+        UsageError,
+        match=r"jax 0\.4\.32 is not an installable release.*nearby releases there: 0\.4\.31, 0",
+    ):
+        listing.pair("0.4.32")

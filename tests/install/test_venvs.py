@@ -1,0 +1,152 @@
+"""Release venvs: the plan nox hands over, and building a venv only when it does not hold its install."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UsageError
+from harness.install import venvs
+from harness.install.venvs import (
+    INSTALLED,
+    ReleaseEnv,
+    ensure,
+    install_record,
+    read_plan,
+    venv_name,
+    write_plan,
+)
+from harness.pins import PROFILE_BY_NAME, Release
+
+
+def release_env(tmp_path: Path, python: str = "python3.12") -> ReleaseEnv:
+    return ReleaseEnv(
+        "0.4.33", "0.4.33", python, ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33"), tmp_path / "venv"
+    )
+
+
+def test_the_plan_round_trips(tmp_path):
+    envs = [
+        release_env(tmp_path),
+        ReleaseEnv("0.4.37", "0.4.36", "py", ("jax==0.4.37",), tmp_path / "other"),
+    ]
+    write_plan(tmp_path / "plan.json", envs)
+    assert read_plan(tmp_path / "plan.json") == envs
+
+
+def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
+    env = release_env(tmp_path)
+    env.interpreter.parent.mkdir(parents=True)
+    env.interpreter.touch()
+    (env.venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    monkeypatch.setattr(venvs, "uv_command", lambda: None)  # any install attempt would now fail
+    assert ensure(env) is None
+    (env.venv / INSTALLED).write_text(
+        json.dumps({**install_record(env), "pyproject": "an older pyproject.toml"})
+    )
+    assert ensure(env).startswith("uv not found"), (
+        "a changed pyproject.toml must be installed again"
+    )
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    changed = ReleaseEnv(env.jax, env.jaxlib, env.python, (*env.install, "numpy<2"), env.venv)
+    assert ensure(changed).startswith("uv not found"), "another install must be installed"
+
+
+def test_a_venv_whose_jaxlib_lost_a_file_is_installed_again(tmp_path, monkeypatch):
+    env = release_env(tmp_path)
+    env.interpreter.parent.mkdir(parents=True)
+    env.interpreter.touch()
+    site = env.venv / "lib" / "python3.12" / "site-packages"
+    (site / "jaxlib").mkdir(parents=True)
+    (site / "jaxlib" / "xla_extension.so").write_bytes(b"\x7fELF")
+    (site / "jaxlib-0.4.33.dist-info").mkdir()
+    (site / "jaxlib-0.4.33.dist-info" / "RECORD").write_text("jaxlib/xla_extension.so,sha256=x,4\n")
+    (env.venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    calls = []
+    monkeypatch.setattr(venvs, "uv_command", lambda: calls.append("uv") or None)
+    assert ensure(env) is None and calls == [], "intact: reused without uv"
+    (site / "jaxlib" / "xla_extension.so").unlink()
+    assert venvs.missing_files(env.venv) == ["jaxlib/xla_extension.so"]
+    assert ensure(env).startswith("uv not found") and calls == ["uv"], "damaged: installed again"
+
+
+def test_an_interpreter_that_does_not_exist_is_a_reason_not_a_crash(tmp_path):
+    problem = ensure(release_env(tmp_path, python=str(tmp_path / "no-such-python")))
+    assert problem is not None
+    assert problem.startswith("`uv venv` failed:") or problem.startswith("uv not found")
+    assert not (tmp_path / "venv" / INSTALLED).exists()
+
+
+def test_a_release_venv_is_named_and_installed_for_the_profiles_build(tmp_path):
+    release = Release("0.4.37", "0.4.36")
+    for cpu in ("cpu", "cpu8", "cpu-classic"):
+        assert venv_name(release, PROFILE_BY_NAME[cpu]) == "release-jax-0.4.37", (
+            "CPU profiles share one install"
+        )
+    cuda = venvs.release_env(release, PROFILE_BY_NAME["cuda12"], "python3.12", tmp_path)
+    assert cuda.venv == tmp_path / "release-jax-0.4.37-cuda12"
+    assert cuda.install == ("-e", ".", "jax[cuda12]==0.4.37")
+    assert cuda.jaxlib == "pinned by jax[cuda12]", (
+        "the extra chooses jaxlib, not the index's pairing"
+    )
+    cpu = venvs.release_env(release, PROFILE_BY_NAME["cpu"], "python3.12", tmp_path)
+    assert (cpu.venv.name, cpu.jaxlib, cpu.install) == (
+        "release-jax-0.4.37",
+        "0.4.36",
+        ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36"),
+    )
+
+
+def test_a_plain_venv_holds_the_release_alone_beside_the_release_venv(tmp_path):
+    cpu = venvs.release_env(
+        Release("0.4.25", "0.4.25", pins=("numpy<2",)), PROFILE_BY_NAME["cpu"], "3.12", tmp_path
+    )
+    plain = venvs.plain_env(cpu)
+    assert plain.install == ("jax==0.4.25", "jaxlib==0.4.25", "numpy<2"), (
+        "no harness: what a user would pip install"
+    )
+    assert plain.venv == tmp_path / "plain-jax-0.4.25" and (plain.jax, plain.python) == (
+        "0.4.25",
+        "3.12",
+    )
+    cuda = venvs.plain_env(
+        venvs.release_env(Release("0.7.2", "0.7.2"), PROFILE_BY_NAME["cuda12"], "3.12", tmp_path)
+    )
+    assert cuda.install == ("jax[cuda12]==0.7.2",) and cuda.venv.name == "plain-jax-0.7.2-cuda12"
+
+
+def test_a_plan_entry_is_found_by_release_or_refused_naming_nearby_ones(tmp_path):
+    plan = [
+        ReleaseEnv(v, v, "3.12", ("-e", ".", f"jax=={v}"), tmp_path / v)
+        for v in ("0.4.31", "0.4.33", "0.4.34")
+    ]
+    assert venvs.plan_entry(plan, "0.4.33") is plan[1]
+    with pytest.raises(
+        UsageError,
+        match=r"jax 0\.4\.32 is not an installable release.*0\.4\.31, 0\.4\.33, 0\.4\.34",
+    ):
+        venvs.plan_entry(plan, "0.4.32")
+
+
+def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
+    """A script's process.import_ns times importing jax, never compiling its source: the same on every release,
+    whether or not its processes may write bytecode."""
+    ran = []
+    monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
+    env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")
+
+    def uv(command, **kw):
+        ran.append(command)
+        env.venv.mkdir(exist_ok=True)  # as `uv venv` makes it
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(venvs.subprocess, "run", uv)
+    assert venvs.ensure(env) is None
+    [create, install, compiled] = ran
+    assert create[:2] == ["uv", "venv"] and install[:3] == ["uv", "pip", "install"]
+    assert compiled[1:3] == ["-m", "compileall"] and compiled[-1] == str(env.venv / "lib")
+    assert json.loads((env.venv / INSTALLED).read_text())["bytecode"] == "compileall", (
+        "older venvs compile once"
+    )
