@@ -19,7 +19,6 @@ from harness.commands.ranges import (
     undecided_hint,
 )
 from harness.errors import HarnessError
-from harness.explain.profiles import about_run_time
 from harness.render.release_answers import bisect_answer
 from harness.steps.bisection import BisectOutcome, bisect, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
@@ -133,11 +132,7 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
     why: dict[str, Any] = {}
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
         pair = (found.last_good, found.first_bad)
-        why = {
-            "defaults": {pair: run.try_defaults(*pair, [metric.metric_name])},
-            "compiled": {pair: run.compiled(*pair, run.stem(options))},
-            "profiles": {pair: run.profiled(*pair)} if about_run_time(metric) else {},
-        }
+        why = {"evidence": {pair: run.explain(pair, [metric.metric_name], run.stem(options))}}
     answer = bisect_answer(found, run.setting(terms=terms, **why), hint)
     run.publish(answer, run.stem(options), data_file=True)
     return found, answer.data

@@ -137,7 +137,15 @@ def run_commit_bisect(options: RangeOptions) -> int:
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
-    answer = commit_bisect_answer(found, run.setting(terms=terms))
-    run.publish(answer, commit_stem(run.stem()), data_file=True)
+    step, stem = found.step(), commit_stem(run.stem())
+    evidence = {}
+    if step is not None and options.metric is not None and run.asks_why:
+        evidence = {
+            step: run.explain(
+                step, [options.metric.metric_name], stem, (options.first, options.last)
+            )
+        }
+    answer = commit_bisect_answer(found, run.setting(terms=terms, evidence=evidence))
+    run.publish(answer, stem, data_file=True)
     run.write_json("bisect-commits", answer.data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

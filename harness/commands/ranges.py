@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,8 @@ from packaging.utils import canonicalize_name
 
 from harness.cli.ranges import RangeOptions, target_words
 from harness.errors import UsageError
-from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
-from harness.explain.option_commits import option_commits, repo_at_hand
-from harness.explain.profiles import ProfileAnswer
-from harness.explain.tried import DefaultsAnswer
+from harness.explain.kinds import KINDS
+from harness.explain.option_commits import repo_at_hand
 from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
@@ -40,6 +38,7 @@ from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
 from harness.steps.bisection import SweepOutcome
+from harness.steps.evidence import Found, Pair, Step, StepSides, WhyBudget, gather
 from harness.steps.judge import metric_names
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file, write_text
@@ -226,6 +225,12 @@ class RangeRun:
     ]  # the range's releases, oldest first, and where each installs from
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
+    why_budget: WhyBudget = field(default_factory=WhyBudget)
+
+    def __post_init__(self) -> None:
+        self.sides = StepSides(
+            self.prober
+        )  # one per run: what a kind reads once is reused on every step
 
     @classmethod
     def start(cls, options: RangeOptions) -> RangeRun:
@@ -263,61 +268,29 @@ class RangeRun:
         ``--no-why``, nor on a library's own releases (jax held, so neither changes)."""
         return self.options.explain and not self.options.libraries.vary
 
-    def try_defaults(self, before: str, after: str, metrics: list[str]) -> DefaultsAnswer:
-        """The defaults that changed from ``before`` to ``after``, tried on the profile's platform."""
+    def explain(
+        self, pair: Pair, metrics: Sequence[str], stem: str, releases: Pair | None = None
+    ) -> tuple[Found, ...]:
+        """Why the step ``pair`` moved on ``metrics``: every kind of evidence asked (``KINDS``), within the
+        why's time budget; the files a kind keeps go beside the answer ``stem``.  Below releases, the
+        defaults compared are those of the range's ``releases``."""
+        before, after = pair
         progress(
-            f"[{self.options.command}] defaults that changed from {before} to {after}: listing and trying them"
+            f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"
         )
-        answer = self.prober.try_defaults(before, after, metrics, self.platform)
-        repo = repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent)
-        if repo is None or not answer.listed:
-            return answer
-        try:
-            return dataclasses.replace(
-                answer, commits=option_commits(repo, before, after, answer.listed)
-            )
-        except (
-            UsageError,
-            OSError,
-            subprocess.SubprocessError,
-        ) as exc:  # a clone that cannot answer: said, not fatal
-            progress(
-                f"[{self.options.command}] the jax commits of the changed defaults not read from {repo}: {exc}"
-            )
-            return answer
-
-    def compiled(self, before: str, after: str, stem: str) -> CompiledAnswer:
-        """What the step's two releases compiled (one extra process each, XLA dumping), compared; the dumps
-        kept beside the answer, under ``<stem>-compiled/<release>/``."""
-        folders = [
-            inside(self.options.places.out, f"{stem}-compiled", release)
-            for release in (before, after)
-        ]
-        progress(
-            f"[{self.options.command}] what {before} and {after} compile: one process each, XLA dumping"
-        )
-        pairs = zip((before, after), folders, strict=True)
-        problems = [self.prober.dump_compiled(release, folder) for release, folder in pairs]
-        problem = "; ".join(
-            f"{release}: {p}" for release, p in zip((before, after), problems, strict=True) if p
-        )
-        if problem:
-            return CompiledAnswer(before, after, [], f"{stem}-compiled/", problem)
-        changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
-        return CompiledAnswer(before, after, changes, f"{stem}-compiled/")
-
-    def profiled(self, before: str, after: str) -> ProfileAnswer:
-        """Where the run time of the step's two releases went: one profiled process each, its ops by kind."""
-        progress(
-            f"[{self.options.command}] where the time of {before} and {after} goes: one profiled process each"
-        )
-        platform = self.platform
-        return ProfileAnswer(
+        step = Step(
             before,
             after,
-            self.prober.profile_ops(before, platform),
-            self.prober.profile_ops(after, platform),
+            tuple(metrics),
+            self.platform,
+            self.options.thresholds,
+            self.options.places.out,
+            stem,
+            repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
+            self.libraries().moved(before, after),
+            releases,
         )
+        return gather(KINDS, step, self.sides, self.why_budget)
 
     @property
     def platform(self) -> str:

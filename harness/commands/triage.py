@@ -7,11 +7,10 @@ import dataclasses
 
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
-from harness.explain.profiles import about_run_time
 from harness.render.triage_answer import triage_answer
 from harness.steps import probes
 from harness.steps.bisection import CLAIM
-from harness.steps.probes import PairConfirmer
+from harness.steps.confirm import PairConfirmer
 from harness.steps.triage import TriageOutcome, triage
 
 
@@ -46,18 +45,8 @@ def execute(options: RangeOptions) -> int:
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()
     steps = timing_steps(run, found)
-    setting = run.setting(
-        every_metric=metrics is None,
-        defaults={
-            pair: run.try_defaults(*pair, step_metrics) for pair, step_metrics in steps.items()
-        },
-        compiled={pair: run.compiled(*pair, stem) for pair in steps},
-        profiles={
-            pair: run.profiled(*pair)
-            for pair, moved in steps.items()
-            if any(map(about_run_time, moved))
-        },
-    )
+    evidence = {pair: run.explain(pair, step_metrics, stem) for pair, step_metrics in steps.items()}
+    setting = run.setting(every_metric=metrics is None, evidence=evidence)
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     run.write_json("triage", answer.data)

@@ -15,9 +15,16 @@ one after points at XLA's compiler; a different one before, at JAX's tracing and
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from harness.measure.sides import Side
+from harness.names import inside
+from harness.steps.evidence import Step, StepSides
 
 # XLA's dump files: module_0005.jit_f.before_optimizations.txt, module_0005.jit_f.cpu_after_optimizations.txt,
 # module_0005.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt …
@@ -137,34 +144,6 @@ class ModuleChange:
             return "the same program before optimisation, a different one after: XLA's compiler changed it"
         return "the same program before and after optimisation: what runs it changed, not what was compiled"
 
-    def text(self) -> str:
-        """Its changes in a line (opcodes that moved, custom calls, temporary bytes), and the hint."""
-        parts = []
-        ops = set(self.old.after) | set(self.new.after)
-        # A custom call is named by its target below; get-tuple-element only unpacks what an op returned.
-        moved = {
-            op
-            for op in ops - {"custom-call", "get-tuple-element"}
-            if self.old.after[op] != self.new.after[op]
-        }
-        for op in sorted(moved, key=lambda op: -abs(self.new.after[op] - self.old.after[op]))[
-            :SHOWN_OPCODES
-        ]:
-            parts.append(f"{op} {self.old.after[op]} → {self.new.after[op]}")
-        targets = set(self.old.custom_calls) | set(self.new.custom_calls)
-        for target in sorted(
-            t for t in targets if self.old.custom_calls[t] != self.new.custom_calls[t]
-        ):
-            parts.append(
-                f"custom call {target} {self.old.custom_calls[target]} → {self.new.custom_calls[target]}"
-            )
-        if self.old.temp_bytes != self.new.temp_bytes:
-            parts.append(f"temporary bytes {self.old.temp_bytes} → {self.new.temp_bytes}")
-        counts = f"{sum(self.old.before.values())} → {sum(self.new.before.values())} instructions"
-        before = "same" if self.same_before else counts
-        changes = "; ".join(parts) or "no count moved"
-        return f"before optimisation {before}; after: {changes}; {self.hint()}"
-
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
     """The modules both releases compiled, largest first, those that differ before those that do not."""
@@ -183,39 +162,12 @@ class CompiledAnswer:
     changes: list[ModuleChange]
     folder: str = ""  # as the answer names it, beside the page: one folder per release under it
     problem: str = ""  # why there is no comparison
+    kind: str = "compiled"
+    settles: bool = False
 
-    def lines(self) -> list[str]:
-        """A line on what was compared and where the dumps are, then one per module (the first few)."""
-        if self.problem:
-            return [f"compiled programs not compared: {self.problem}"]
-        if not self.changes:
-            return [
-                f"compiled programs: no module of {self.before} has a namesake in {self.after}'s dump"
-            ]
-        head = (
-            f"compiled programs of {self.before} and {self.after} (XLA's dumps in `{self.folder}<release>/`): "
-            f"{len(self.changes)} module(s) compared"
-        )
-        differing = [c for c in self.changes if not (c.same_before and c.same_after)]
-        if not differing:
-            return [
-                f"{head}, the same before and after optimisation: what runs them changed, not what was compiled"
-            ]
-        alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
-        for change in differing:
-            alike.setdefault(change.text(), []).append(change.name)
-        shown = [
-            f"compiled {', '.join(names)}: {text}"
-            for text, names in list(alike.items())[:SHOWN_MODULES]
-        ]
-        more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-        return [
-            f"{head}, {len(differing)} differ" + (f", {more} not shown" if more else ""),
-            *shown,
-        ]
-
-    def data(self) -> dict[str, object]:
+    def data(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "before": self.before,
             "after": self.after,
             "folder": self.folder,
@@ -233,3 +185,52 @@ class CompiledAnswer:
                 for c in self.changes
             ],
         }
+
+
+class CompiledPrograms:
+    """What a step's two sides compiled (one extra process each, XLA dumping), compared; the dumps kept
+    beside the answer, under ``<stem>-compiled/<side>/``."""
+
+    name = "compiled"
+
+    def wanted(self, step: Step) -> bool:
+        return bool(step.metrics)
+
+    def gather(self, step: Step, sides: StepSides) -> CompiledAnswer:
+        kept = step.kept("compiled")
+        sides.progress(
+            f"  what {step.before} and {step.after} compile: one process each, XLA dumping"
+        )
+        folders = [inside(step.out, kept, label) for label in step.pair]
+        problems = [
+            dump(sides, label, folder) for label, folder in zip(step.pair, folders, strict=True)
+        ]
+        problem = "; ".join(
+            f"{label}: {p}" for label, p in zip(step.pair, problems, strict=True) if p
+        )
+        if problem:
+            return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem)
+        changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
+        return CompiledAnswer(step.before, step.after, changes, f"{kept}/")
+
+
+def dump(sides: StepSides, label: str, folder: Path) -> str:
+    """One extra process of ``label`` with XLA dumping what it compiles; its HLO text files put in ``folder``
+    in place of an earlier dump's (a user's other files there are left alone).  Why there is no dump, or ""."""
+    side = sides.side(label)
+    if not isinstance(side, Side):
+        return side
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="harness-dump-") as scratch:
+        ended = sides.one_more_process(side, dump_flags(Path(scratch)))
+        written = [path for path in Path(scratch).iterdir() if DUMP_FILE.match(path.name)]
+        if not written:
+            return f"XLA wrote no dump (its process: {ended})"
+        for stale in folder.iterdir():
+            if DUMP_FILE.match(stale.name) and stale.is_file() and not stale.is_symlink():
+                stale.unlink()
+        for (
+            path
+        ) in written:  # LLVM IR and objects are left out: large, and not what a maintainer reads
+            shutil.move(path, folder / path.name)
+    return ""

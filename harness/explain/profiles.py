@@ -15,12 +15,16 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from harness.explain.tried import xla_flags
+from harness.measure.sides import Side
 from harness.metric_names import MetricKey, parse_metric_name
-from harness.units import format_ns
+from harness.steps.evidence import Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
@@ -28,7 +32,6 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the ca
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
 NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
-SHOWN_OPS = 6
 
 
 # Metrics of what is not run time: a profile of the ops run says nothing of them.
@@ -133,6 +136,8 @@ class ProfileAnswer:
     after: str
     old: OpTimes | str  # a release's op times, or why there are none
     new: OpTimes | str
+    kind: str = "profile"
+    settles: bool = False
 
     def kinds(self) -> list[str]:
         """The op kinds either release spent most on, most first."""
@@ -140,34 +145,7 @@ class ProfileAnswer:
         new = self.new.total_ns if isinstance(self.new, OpTimes) else Counter[str]()
         return sorted(set(old) | set(new), key=lambda kind: -max(old[kind], new[kind]))
 
-    def lines(self) -> list[str]:
-        if not isinstance(self.old, OpTimes) and not isinstance(self.new, OpTimes):
-            return [
-                f"where the time went not profiled: {self.before}: {self.old}; {self.after}: {self.new}"
-            ]
-        shown = []
-        for kind in self.kinds()[:SHOWN_OPS]:
-            shown.append(f"{kind} {self._cell(self.old, kind)} → {self._cell(self.new, kind)}")
-        missing = [
-            f"{release}: {why}"
-            for release, why in ((self.before, self.old), (self.after, self.new))
-            if isinstance(why, str)
-        ]
-        note = f" ({'; '.join(missing)})" if missing else ""
-        return [
-            f"where the time went, by op (one profiled process each; an op's own time, and how many ran; "
-            f"{self.before} → {self.after}): {'; '.join(shown)}{note}"
-        ]
-
-    @staticmethod
-    def _cell(times: OpTimes | str, kind: str) -> str:
-        if isinstance(times, str):
-            return "?"
-        if not times.calls[kind]:
-            return "none"
-        return f"{format_ns(times.total_ns[kind])} ({times.calls[kind]})"
-
-    def data(self) -> dict[str, object]:
+    def data(self) -> dict[str, Any]:
         def side(times: OpTimes | str) -> object:
             if isinstance(times, str):
                 return {"problem": times}
@@ -176,4 +154,43 @@ class ProfileAnswer:
                 for kind in times.calls
             }
 
-        return {"before": self.before, "after": self.after, "ops": [side(self.old), side(self.new)]}
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "ops": [side(self.old), side(self.new)],
+        }
+
+
+class OpProfile:
+    """Where the run time of a step's two sides went: one profiled process each, its ops by kind; asked only
+    where a metric of the step can move with the ops a program runs."""
+
+    name = "profile"
+
+    def wanted(self, step: Step) -> bool:
+        return any(map(about_run_time, step.metrics))
+
+    def gather(self, step: Step, sides: StepSides) -> ProfileAnswer:
+        sides.progress(
+            f"  where the time of {step.before} and {step.after} goes: one profiled process each"
+        )
+        old, new = (profile_ops(sides, label, step.platform) for label in step.pair)
+        return ProfileAnswer(step.before, step.after, old, new)
+
+
+def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
+    """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind, or why
+    there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists the flag)."""
+    side = sides.side(label)
+    if not isinstance(side, Side):
+        return side
+    flags = []
+    if platform == "cpu":
+        listing = xla_flags(sides, side)
+        if isinstance(listing, dict) and TRACEME_FLAG in listing:
+            flags.append(f"--{TRACEME_FLAG}=true")
+    with tempfile.TemporaryDirectory(prefix="harness-profile-") as folder:
+        ended = sides.one_more_process(side, flags, {PROFILE_DIR: folder})
+        found = read_trace(Path(folder))
+    return found if isinstance(found, OpTimes) else f"{found} (its process: {ended})"

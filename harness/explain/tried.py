@@ -20,17 +20,31 @@ import dataclasses
 import json
 import math
 import re
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.explain.defaults import JAX, XLA, Change, Option, jax_options, relevant, site_packages
-from harness.explain.option_commits import OptionCommit
+from harness.errors import UsageError
+from harness.explain.defaults import (
+    JAX,
+    XLA,
+    Change,
+    Option,
+    changes,
+    jax_options,
+    relevant,
+    site_packages,
+    xla_listing,
+)
+from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.sides import Side
+from harness.metric_names import parse_metric_name
+from harness.steps.evidence import Step, StepSides
 from harness.store.results import StoredResult
-from harness.units import format_ratio
 
 MAX_TRIED = 6
 JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
@@ -161,25 +175,6 @@ class Tried:
             and self.vs_before.verdict == step.verdict
         )
 
-    def text(self, before: str, after: str) -> str:
-        trial = self.trial
-        if self.note or self.vs_before is None or self.vs_after is None:
-            return f"on {trial.release}, {trial.words()}: not judged ({self.note or 'no result'})"
-        ratio = format_ratio(self.vs_before.ratio)
-        against = f"{_against(self.vs_before, before)}, {_against(self.vs_after, after)}"
-        return f"on {trial.release}, {trial.words()} gives {ratio} of {before} ({against})"
-
-
-def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release, in words: faster or slower than it, the same as it, not told apart from it."""
-    if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
-        return f"{comparison.said} than {release}"
-    return (
-        f"the same as {release}"
-        if comparison.verdict == Verdict.UNCHANGED
-        else f"not told apart from {release}"
-    )
-
 
 @dataclass(frozen=True)
 class DefaultsAnswer:
@@ -199,86 +194,28 @@ class DefaultsAnswer:
     commits: Mapping[str, OptionCommit] = dataclasses.field(
         default_factory=dict
     )  # by jax option, where known
-
-    def _changed_in(self, trial: Trial) -> str:
-        commit = self.commits.get(trial.change.name)
-        return f" (its default changed in {commit.words()})" if commit is not None else ""
+    thresholds: Thresholds = dataclasses.field(
+        default_factory=Thresholds
+    )  # what the trials are judged by
+    kind: str = "defaults"
+    settles: bool = False
 
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [
             judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials
         ]
 
-    def trial_lines(
-        self,
-        step: Comparison | None,
-        key: MetricKey,
-        thresholds: Thresholds,
-        *,
-        unwanted: bool | None = None,
-    ) -> list[str]:
-        """What the trials say on ``key``: the verdict first, then each trial, and the cap.  A setting that brings
-        the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
-        made it worse); else it is the old behaviour back, still a strong hint at the cause."""
-        tried = self.tried(key, thresholds)
-        found = [] if step is None else [t for t in tried if t.brings_back(step)]
-        lines = []
-        forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
-        if unwanted is None:
-            unwanted = step is not None and step.verdict is Verdict.SLOWER
-        back = (
-            "a workaround, and a strong hint at the cause"
-            if unwanted
-            else "the old behaviour back: a hint at why"
-        )
-        for each in found:
-            assert step is not None and each.vs_before is not None
-            most = (
-                f" (it undoes {each.undoes(step):.0%} of the step)"
-                if each.vs_before.verdict == step.verdict
-                else ""
-            )
-            lines.append(
-                f"{each.text(self.before, self.after)}{most}: {back}{self._changed_in(each.trial)}"
-            )
-        if tried and not found:
-            lines.append(
-                f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back"
-            )
-        for each in forward:
-            lines.append(
-                f"{each.text(self.before, self.after)}: it brings the new number to {self.before} too"
-            )
-        lines += [
-            each.text(self.before, self.after)
-            for each in tried
-            if each not in found and each not in forward
-        ]
-        if self.left_out:
-            lines.append(
-                f"{self.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
-            )
-        return lines
+    def data(self) -> dict[str, Any]:
+        """The step's changed defaults, and each metric's trials judged."""
+        return {
+            "kind": self.kind,
+            "metrics": [
+                {"metric": metric, **self.metric_data(parse_metric_name(metric), self.thresholds)}
+                for metric in self.metrics
+            ],
+        }
 
-    def listing_lines(self) -> list[str]:
-        """The defaults that changed (with the jax commit where known), and what could not be read: the step's,
-        whichever metric moved."""
-        lines = []
-        if self.listed:
-            shown = ", ".join(
-                change.text()
-                + (
-                    f" in {self.commits[change.name].words()}"
-                    if change.name in self.commits
-                    else ""
-                )
-                for change in self.listed[:12]
-            )
-            more = f" and {len(self.listed) - 12} more" if len(self.listed) > 12 else ""
-            lines.append(f"defaults that changed from {self.before} to {self.after}: {shown}{more}")
-        return [*lines, *([self.problem] if self.problem else [])]
-
-    def data(self, key: MetricKey, thresholds: Thresholds) -> dict[str, object]:
+    def metric_data(self, key: MetricKey, thresholds: Thresholds) -> dict[str, object]:
         return {
             "before": self.before,
             "after": self.after,
@@ -351,3 +288,81 @@ def side_of(trial: Trial, base: Side) -> Side:
         compare_metrics=(),
         compare_with=base.label,
     )
+
+
+def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
+    """The XLA flags ``side``'s jaxlib lists, or why it lists none: read once per interpreter and run (a
+    process each), for the trials and the profiles of every step the side is in."""
+    memo = sides.memo.setdefault("xla_flags", {})
+    if side.interpreter not in memo:
+        memo[side.interpreter] = xla_listing(Path(side.interpreter), side.environment())
+    found: dict[str, Option] | str = memo[side.interpreter]
+    return found
+
+
+class ChangedDefaults:
+    """The defaults that changed from a step's older side to its newer, each tried on the other side in one
+    measurement with both (until the step's metrics are decided), with the jax commit that turned each."""
+
+    name = "defaults"
+
+    def wanted(self, step: Step) -> bool:
+        return bool(step.metrics)
+
+    def gather(self, step: Step, sides: StepSides) -> DefaultsAnswer:
+        before, after = step.pair
+        sides.progress(f"  defaults that changed from {before} to {after}: listing and trying them")
+        listing = step.defaults_between or step.pair
+        ready = {label: sides.side(label) for label in dict.fromkeys((*step.pair, *listing))}
+        made = {label: side for label, side in ready.items() if isinstance(side, Side)}
+        if len(made) < len(ready):
+            problem = "the two sides could not both be made ready"
+            return DefaultsAnswer(before, after, [], problem=problem, thresholds=step.thresholds)
+        old_side, new_side = made[listing[0]], made[listing[1]]
+        old, problem = options_of(Path(old_side.interpreter), xla_flags(sides, old_side))
+        new, later = options_of(Path(new_side.interpreter), xla_flags(sides, new_side))
+        listed = relevant(changes(old, new), step.platform)
+        planned, left = trials(listed, before, after, step.platform)
+        answer = DefaultsAnswer(
+            before,
+            after,
+            listed,
+            [],
+            {},
+            left,
+            problem or later,
+            step.metrics,
+            _commits(step, listed, sides),
+            step.thresholds,
+        )
+        if not planned:
+            return answer
+        sides.progress(
+            f"  trying {len(planned)} changed default(s) of {before} → {after}: "
+            + ", ".join(f"{trial.words()} on {trial.release}" for trial in planned)
+        )
+        trial_sides = [side_of(trial, made[trial.release]) for trial in planned]
+        found = sides.together([made[before], made[after], *trial_sides], step.metrics)
+        results = {
+            trial: {
+                "before": found.get(made[before].label),
+                "after": found.get(made[after].label),
+                "trial": found.get(side.label),
+            }
+            for trial, side in zip(planned, trial_sides, strict=True)
+        }
+        return dataclasses.replace(answer, trials=planned, measured=results)
+
+
+def _commits(step: Step, listed: list[Change], sides: StepSides) -> Mapping[str, OptionCommit]:
+    """The jax commit that turned each listed default, from a clone at hand; {} without one (or one that
+    cannot answer: said, not fatal)."""
+    if step.jax_repo is None or not listed:
+        return {}
+    try:
+        return option_commits(step.jax_repo, *(step.defaults_between or step.pair), listed)
+    except (UsageError, OSError, subprocess.SubprocessError) as exc:
+        sides.progress(
+            f"  the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
+        )
+        return {}

@@ -12,6 +12,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from harness.analysis.significance import Comparison
+from harness.explain.defaults import JAX
+from harness.explain.tried import DefaultsAnswer
+from harness.install.commit_venvs import commit_label
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
     CLASSIFICATION,
@@ -23,9 +27,11 @@ from harness.render.release_answers import (
 )
 from harness.render.tables import markdown_table, rule_text, text_table
 from harness.render.text import inline
+from harness.render.why import why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
-from harness.steps.commit_bisect import CommitBisect, CommitProbe, expected_commit_probes
+from harness.steps.commit_bisect import JAXLIB, CommitBisect, CommitProbe, expected_commit_probes
+from harness.steps.evidence import of_kind
 from harness.steps.triage import Confirmation
 
 HEADERS = [
@@ -93,7 +99,45 @@ def commit_bisect_text(found: CommitBisect, setting: Setting) -> str:
     ]
     if found.attribution.note:
         lines += ["", f"Attribution: {found.attribution.note}"]
-    return "\n".join([*lines, "", f"Answer: {found.answer()}"]) + "\n"
+    why = [f"- {line}" for line in commit_why(found, setting)]
+    return "\n".join([*lines, "", f"Answer: {found.answer()}", *why]) + "\n"
+
+
+def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
+    """The judgement of the step's newer side against the good release: the step's direction."""
+    for probe in reversed(found.probes):
+        label = probe.name if probe.commit is None else commit_label(probe.name, probe.jaxlib)
+        if label == after:
+            return probe.judgement.vs_good
+    return None
+
+
+def commit_why(found: CommitBisect, setting: Setting) -> list[str]:
+    """Why the step found moved (what every kind of evidence found), led by what it needs where both a
+    jaxlib and a jax default take part."""
+    step = found.step()
+    if step is None or setting.metric is None or step not in setting.evidence:
+        return []
+    comparison = _step_comparison(found, step[1])
+    metric = setting.metric.metric_name
+    lines = why_lines(setting, *step, comparison, metric, unwanted=True)
+    defaults = of_kind(setting.evidence[step], DefaultsAnswer)
+    jaxlib = found.attribution.newer if found.attribution.cause == JAXLIB else None
+    jaxlib = jaxlib or (found.jaxlibs[found.last] if found.jaxlib_change else None)
+    if defaults is None or jaxlib is None or comparison is None:
+        return lines
+    back = [
+        t for t in defaults.tried(setting.metric, setting.thresholds) if t.brings_back(comparison)
+    ]
+    options = [t for t in back if t.trial.change.kind == JAX]
+    if options:
+        trial = options[0].trial
+        commit = defaults.commits.get(trial.change.name)
+        where = f" ({commit.words()})" if commit is not None else ""
+        lines.insert(
+            0, f"needs both: jaxlib {jaxlib} and jax's `{trial.change.name}` default{where}"
+        )
+    return lines
 
 
 def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
@@ -110,6 +154,7 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         f"- {_count_line(found, setting)}",
         f"- attribution: {found.attribution.note or 'not reached'}",
         *([f"- the commit: [{bad.sha}]({bad.url})"] if bad else []),
+        *(f"- {inline(line)}" for line in commit_why(found, setting)),
         "",
         "## Every probe, in the order probed",
         "",
@@ -147,6 +192,10 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         }
     if found.jaxlib_change:
         data["jaxlib_change"] = found.jaxlib_change
+    why = commit_why(found, setting)
+    if why:
+        data["why"] = why
+    data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_commit_probes(len(found.commits)),

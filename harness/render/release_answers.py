@@ -16,6 +16,7 @@ from harness.analysis.significance import Comparison
 from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.tables import format_interval, markdown_table, rule_text, text_table
 from harness.render.text import inline
+from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judgement, Terms
@@ -142,14 +143,14 @@ def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
     that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
         return []
-    libraries = setting.step_libraries(found.last_good, found.first_bad)
+    libraries = libraries_line(setting, found.last_good, found.first_bad)
     judged = next((j for j in found.probes if j.release == found.first_bad), None)
     step = None if judged is None else judged.vs_good  # its direction: the step's
     metric = setting.metric.metric_name if setting.metric else ""
     # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
     unwanted = setting.terms is REGRESSION
     defaults = (
-        setting.why_lines(found.last_good, found.first_bad, step, metric, unwanted=unwanted)
+        why_lines(setting, found.last_good, found.first_bad, step, metric, unwanted=unwanted)
         if metric
         else []
     )
@@ -238,13 +239,7 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         why = _why_lines(found, setting)
         if why:
             data["why"] = why
-        if setting.metric is not None:
-            data["defaults"] = [
-                answer.data(setting.metric, setting.thresholds)
-                for answer in setting.defaults.values()
-            ]
-        data["compiled"] = [answer.data() for answer in setting.compiled.values()]
-        data["profiles"] = [answer.data() for answer in setting.profiles.values()]
+        data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),
         expected_probes=expected_probes(len(found.releases)),

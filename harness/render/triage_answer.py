@@ -10,7 +10,6 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
-from harness.metric_names import parse_metric_name
 from harness.names import inside
 from harness.render.commit_answer import commits_hint
 from harness.render.json_out import comparison_json
@@ -25,6 +24,7 @@ from harness.render.release_answers import (
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table, text_table
 from harness.render.text import inline
+from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
 from harness.steps.triage import Confirmation, TriageOutcome
@@ -100,9 +100,9 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     for a library's own releases, where jax is held)."""
     step = change.step
     below = [] if setting.libraries.vary else [commits_hint(setting, change)]
-    libraries = setting.step_libraries(step.before, step.after)
-    defaults = setting.why_lines(
-        step.before, step.after, change.comparison, step.metric, with_step=with_step
+    libraries = libraries_line(setting, step.before, step.after)
+    defaults = why_lines(
+        setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
     )
     said = [*([libraries] if libraries else []), *defaults, *below]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
@@ -214,14 +214,6 @@ def triage_markdown(
     return "\n".join(lines)
 
 
-def _defaults_json(setting: Setting) -> list[dict[str, Any]]:
-    return [
-        {"metric": metric, **answer.data(parse_metric_name(metric), setting.thresholds)}
-        for answer in setting.defaults.values()
-        for metric in answer.metrics
-    ]
-
-
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
     """A triage as data: the first round, each candidate measured again with its outcome, the answers."""
     confirmations = [
@@ -247,9 +239,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "confirmations": confirmations,
         "answers": found.answers(),
         "family_error": found.family_error(setting.thresholds),
-        "defaults": _defaults_json(setting),
-        "compiled": [answer.data() for answer in setting.compiled.values()],
-        "profiles": [answer.data() for answer in setting.profiles.values()],
+        **why_json(setting),
     }
 
 

@@ -14,14 +14,11 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.analysis.significance import Comparison, Thresholds
+from harness.analysis.significance import Thresholds
 from harness.errors import UsageError
-from harness.explain.dumps import CompiledAnswer
-from harness.explain.profiles import ProfileAnswer
-from harness.explain.tried import DefaultsAnswer
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import MetricKey
 from harness.names import name_problem
-from harness.steps.bisection import CLAIM
+from harness.steps.evidence import Found
 from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
@@ -120,97 +117,11 @@ class Setting:
         str, ...
     ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
     libraries: Libraries = field(default_factory=lambda: Libraries())
-    # Per step (older, newer release): the defaults that changed between them, tried; what each compiled.
-    defaults: Mapping[tuple[str, str], DefaultsAnswer] = field(default_factory=dict)
-    compiled: Mapping[tuple[str, str], CompiledAnswer] = field(default_factory=dict)
-    profiles: Mapping[tuple[str, str], ProfileAnswer] = field(
-        default_factory=dict
-    )  # where its run time went
-
-    def why_lines(
-        self,
-        before: str,
-        after: str,
-        step: Comparison | None,
-        metric: str,
-        *,
-        with_step: bool = True,
-        unwanted: bool | None = None,
-    ) -> list[str]:
-        """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
-        metric (none on the claim; ``unwanted``: whether the new number is, as ``DefaultsAnswer.trial_lines``
-        takes it), then, ``with_step`` (said once per step, however many metrics moved in it), the defaults that
-        changed, what each release compiled and where its run time went."""
-        pair = (before, after)
-        defaults, compiled, profile = (
-            self.defaults.get(pair),
-            self.compiled.get(pair),
-            self.profiles.get(pair),
-        )
-        lines = []
-        if defaults is not None and metric != CLAIM:
-            lines += defaults.trial_lines(
-                step, parse_metric_name(metric), self.thresholds, unwanted=unwanted
-            )
-        if with_step:
-            lines += [
-                *(defaults.listing_lines() if defaults else []),
-                *(compiled.lines() if compiled else []),
-            ]
-            lines += profile.lines() if profile else []
-        return lines
+    # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
+    evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]
-
-    def step_libraries(self, before: str, after: str) -> str:
-        """What a step between two releases says of a plain script's own libraries: which one a varied library
-        step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or which
-        libraries changed version along with jax, and the two commands that tell them apart."""
-        libraries = self.libraries
-        if libraries.vary is not None:
-            return f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
-        if not libraries.versions:
-            return ""
-        held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
-        moved = libraries.moved(before, after)
-        if not moved:
-            same = [
-                f"{name} {version}"
-                for name, version in sorted(libraries.versions.get(after, {}).items())
-            ]
-            kept = ", ".join(
-                [*held, *(f"{each} on both" for each in same if f"{each} held" not in held)]
-            )
-            return f"comes with jax {after}" + (f" ({kept})" if kept else "")
-        changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
-        name, (old, new) = next(iter(moved.items()))
-        jax_only = self._command(
-            "triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
-        )
-        library_only = self._command(
-            "triage", ["--vary", name, "--jax", after, "--from", old, "--to", new]
-        )
-        return (
-            f"the script's libraries changed along with jax ({changes}): the library or JAX? `{jax_only}` measures "
-            f"the two jax releases with {name} held; `{library_only}` measures {name}'s own releases on jax {after}"
-        )
-
-    def _command(self, command: str, words: list[str]) -> str:
-        sizes = [f"--size {name}={value}" for name, value in self.sizes.items()]
-        return " ".join(
-            [
-                "nox",
-                "-s",
-                command,
-                "--",
-                *self.target_words(),
-                *words,
-                *sizes,
-                "--profile",
-                self.profile,
-            ]
-        )
 
     def criterion(self) -> str:
         if self.metric:

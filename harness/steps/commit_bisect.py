@@ -118,6 +118,22 @@ class CommitBisect:
             )
         return None
 
+    def label(self, name: str) -> str:
+        """The label a release or commit name's results are stored under."""
+        return name if name in self.jaxlibs else commit_label(name, self.jaxlib_of(name))
+
+    def step(self) -> tuple[str, str] | None:
+        """The two sides of the change found, older first, by label: a commit with its two jaxlibs where
+        jaxlib takes part, else the last good and first bad commit (or release); None: none found."""
+        attributed = self.attribution
+        if attributed.cause == JAXLIB and attributed.commit is not None:
+            sha = attributed.commit.sha
+            return commit_label(sha, attributed.older), commit_label(sha, attributed.newer)
+        found = self.outcome
+        if found is None or not found.found or found.last_good is None or found.first_bad is None:
+            return None
+        return self.label(found.last_good), self.label(found.first_bad)
+
     def describe(self, name: str | None) -> str:
         commit = self.commit(name)
         if commit is None:
@@ -263,7 +279,7 @@ class CommitSearch:
                 attributed.note = (
                     f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; whether jax's "
                     "Python takes part too is not measured here (its commits before and after that one would need "
-                    "the other jaxlib), so the defaults its releases changed are worth a look"
+                    "the other jaxlib)"
                 )
             elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.BAD):
                 attributed.cause, attributed.note = (

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,32 +28,21 @@ from harness.analysis.spending import CHANGES
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
-from harness.explain.defaults import Option, changes, relevant
-from harness.explain.defaults import xla_listing as read_xla_listing
-from harness.explain.dumps import dump_flags
-from harness.explain.profiles import PROFILE_DIR, TRACEME_FLAG, OpTimes, read_trace
-from harness.explain.tried import DefaultsAnswer, options_of, side_of, trials
-from harness.host.environment import host_facts, machine_identity
-from harness.install.environments import Environments, Prepared
+from harness.host.environment import machine_identity
+from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
-from harness.measure.storing import RunContext, not_installable_result, same_script, store
+from harness.measure.storing import same_script
+from harness.steps.ready import Probe, Readiness
 from harness.store.results import StoredResult, newest_result
-from harness.store.schema import RunStatus, Settings, parse_host
+from harness.store.schema import Settings
 
 # The measurement a prober runs (``harness.measure.runner.measure``), as a test may stand in for it.
 Measure = Callable[..., list[runner.Measured]]
 
 Pair = tuple[str, str]  # the two releases around a step, older first
-
-
-@dataclass(frozen=True)
-class Probe:
-    release: str
-    result: StoredResult | None  # None: no result (the release could not be installed or run)
-    note: str  # where the result came from, or why there is none
 
 
 # (release, again) → the release's result; ``again``: measure anew, with more samples.
@@ -88,15 +76,20 @@ class ReleaseProber:
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
     # Each release's environment: a case's release venv, a script's venv of its own (None: made from ``case``).
     environments: Environments | None = None
-    # Each interpreter's XLA flags as its jaxlib lists them (a process each): read once, for the trials and
-    # the profiles of every step the release is in.
-    _xla_flags: dict[str, dict[str, Option] | str] = field(
-        default_factory=dict, init=False, repr=False
-    )
+    readiness: Readiness = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.environments is None:
             self.environments = Environments(self.case, None, progress=self.progress)
+        self.readiness = Readiness(
+            self.environments,
+            self.envs,
+            self.profile,
+            self.results_dir,
+            self.settings,
+            self._plan,
+            self.stored,
+        )
 
     @property
     def processes(self) -> int:
@@ -182,7 +175,7 @@ class ReleaseProber:
                 probes.append(Probe(each, found, note))
         return tuple(probes)
 
-    def _settings(self, processes: int, decide: str, sides: int) -> Settings:
+    def settings_for(self, processes: int, decide: str, sides: int) -> Settings:
         """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with ``decide``
         (and sides to compare, and a most to go to), measured until decided."""
         deciding = decide != "off" and self.max_processes is not None and sides > 1
@@ -197,40 +190,16 @@ class ReleaseProber:
             decide_budget_s=self.time_budget if deciding else None,
         )
 
-    def _prepared(self, release: str) -> Side | Probe:
-        """A side for ``release``, its environment ready; else a probe that says why there is none (a script's
-        release that is not installable is stored as such, once)."""
-        assert self.environments is not None
-        prepared = self.environments.prepare(release, self.envs[release])
-        if isinstance(prepared, Prepared):
-            return Side(
-                release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
-            )
-        if not prepared.startswith("not installable"):
-            return Probe(release, None, prepared)
-        previous = self.stored(release)
-        if previous is not None and (previous.status, previous.result.detail) == (
-            RunStatus.NOT_INSTALLABLE,
-            prepared,
-        ):
-            return Probe(release, previous, prepared)
-        return Probe(release, self._store_not_installable(release, prepared), prepared)
-
-    def _store_not_installable(self, release: str, reason: str) -> StoredResult:
-        plan = self._plan(self.settings)
-        side = Side(release, self.profile, sys.executable)
-        context = RunContext(
-            self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""
-        )
-        host = parse_host(host_facts())
-        return store(self.results_dir, not_installable_result(context, plan[0], side, reason, host))
+    def prepared(self, release: str) -> Side | Probe:
+        """A side for ``release``, its environment ready; else a probe that says why there is none."""
+        return self.readiness.side(release)
 
     def _installed(self, releases: Sequence[str]) -> list[Side]:
         """A side for each release of ``releases`` whose environment could be made ready, in order."""
         sides = []
         for number, release in enumerate(releases, start=1):
             self.progress(f"  ({number}/{len(releases)}) {release}:")
-            prepared = self._prepared(release)
+            prepared = self.prepared(release)
             if isinstance(prepared, Side):
                 sides.append(prepared)
             else:
@@ -246,17 +215,19 @@ class ReleaseProber:
     def _measured(self, sides: list[Side], settings: Settings) -> dict[str, StoredResult | None]:
         """One measurement of the case on ``sides``: each side's stored result, by release (None: it stored
         none).  A measurement the harness cannot carry out (a worker that does not start) says why."""
-        return {side.release: stored for side, stored in self._measured_sides(sides, settings)}
+        return {side.release: stored for side, stored in self.measured_sides(sides, settings)}
 
-    def _measured_sides(
-        self, sides: list[Side], settings: Settings
+    def measured_sides(
+        self, sides: list[Side], settings: Settings, results_dir: Path | None = None
     ) -> list[tuple[Side, StoredResult | None]]:
+        """One measurement of ``sides`` (stored under ``results_dir``, by default the prober's): each side
+        with its stored result."""
         try:
             outcomes = self.measure(
                 self._plan(settings),
                 sides,
                 settings,
-                self.results_dir,
+                results_dir or self.results_dir,
                 progress=self.progress,
                 undecided=open_comparison,
             )
@@ -264,101 +235,6 @@ class ReleaseProber:
             self.progress(f"  not measured: {exc}")
             return [(side, None) for side in sides]
         return [(outcome.side, outcome.stored) for outcome in outcomes]
-
-    def xla_flags(self, side: Side) -> dict[str, Option] | str:
-        """The XLA flags ``side``'s jaxlib lists, or why it lists none; read once per interpreter."""
-        if side.interpreter not in self._xla_flags:
-            self._xla_flags[side.interpreter] = read_xla_listing(
-                Path(side.interpreter), side.environment()
-            )
-        return self._xla_flags[side.interpreter]
-
-    def _one_more_process(self, side: Side, flags: Sequence[str], env: Mapping[str, str]) -> str:
-        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how it
-        ended."""
-        extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
-        changed = dataclasses.replace(
-            side, env={**side.env, **env, "XLA_FLAGS": extra}, compare_next=False
-        )
-        settings = dataclasses.replace(self._settings(1, "off", 1), processes=1)
-        with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
-            outcomes = self.measure(
-                self._plan(settings), [changed], settings, Path(scratch), progress=self.progress
-            )
-        stored = outcomes[0].stored if outcomes else None
-        return str(stored.status) if stored is not None else "no result"
-
-    def dump_compiled(self, release: str, folder: Path) -> str:
-        """One extra process of ``release`` with XLA dumping what it compiles into ``folder`` (its HLO text
-        files kept); why there is no dump, or ""."""
-        side = self._prepared(release)
-        if not isinstance(side, Side):
-            return side.note
-        folder = folder.absolute()  # the process runs in the script's folder
-        folder.mkdir(parents=True, exist_ok=True)
-        ended = self._one_more_process(side, dump_flags(folder), {})
-        for path in folder.iterdir():
-            if path.is_file() and not path.name.endswith(".txt"):
-                path.unlink()  # LLVM IR and objects: large, and not what a maintainer reads first
-        return (
-            "" if any(folder.glob("module_*.txt")) else f"XLA wrote no dump (its process: {ended})"
-        )
-
-    def profile_ops(self, release: str, platform: str) -> OpTimes | str:
-        """One extra process of ``release`` profiled by ``jax.profiler``: its executed ops' time by kind, or why
-        there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists the flag)."""
-        side = self._prepared(release)
-        if not isinstance(side, Side):
-            return side.note
-        flags = []
-        if platform == "cpu":
-            listing = self.xla_flags(side)
-            if isinstance(listing, dict) and TRACEME_FLAG in listing:
-                flags.append(f"--{TRACEME_FLAG}=true")
-        with tempfile.TemporaryDirectory(prefix="harness-profile-") as folder:
-            ended = self._one_more_process(side, flags, {PROFILE_DIR: folder})
-            found = read_trace(Path(folder))
-        return found if isinstance(found, OpTimes) else f"{found} (its process: {ended})"
-
-    def try_defaults(
-        self, before: str, after: str, metrics: Sequence[str], platform: str
-    ) -> DefaultsAnswer:
-        """The defaults that changed from ``before`` to ``after``, each tried on the other release in one
-        measurement with both (until ``metrics`` of the step are decided): what they measured."""
-        prepared = {release: self._prepared(release) for release in (before, after)}
-        sides = {release: side for release, side in prepared.items() if isinstance(side, Side)}
-        if len(sides) < 2:
-            return DefaultsAnswer(
-                before, after, [], problem="the two releases could not both be made ready"
-            )
-        old, problem = options_of(Path(sides[before].interpreter), self.xla_flags(sides[before]))
-        new, later = options_of(Path(sides[after].interpreter), self.xla_flags(sides[after]))
-        listed = relevant(changes(old, new), platform)
-        planned, left = trials(listed, before, after, platform)
-        answer = DefaultsAnswer(
-            before, after, listed, [], {}, left, problem or later, tuple(metrics)
-        )
-        if not planned:
-            return answer
-        self.progress(
-            f"  trying {len(planned)} changed default(s) of {before} → {after}: "
-            + ", ".join(f"{trial.words()} on {trial.release}" for trial in planned)
-        )
-        trial_sides = [side_of(trial, sides[trial.release]) for trial in planned]
-        settings = dataclasses.replace(
-            self._settings(self.processes, CHANGES, 2), decide_metrics=tuple(metrics) or None
-        )
-        measured = self._measured_sides([sides[before], sides[after], *trial_sides], settings)
-        found = {side.label: stored for side, stored in measured}
-        results = {
-            trial: {
-                "before": found.get(sides[before].label),
-                "after": found.get(sides[after].label),
-                "trial": found.get(side.label),
-            }
-            for trial, side in zip(planned, trial_sides, strict=True)
-        }
-        return dataclasses.replace(answer, trials=planned, measured=results)
 
     def _interleaved(
         self,
@@ -386,7 +262,7 @@ class ReleaseProber:
                 for side, following in itertools.pairwise(sides)
             ]
             sides = [*compared, sides[-1]]
-        settings = self._settings(processes, decide, len(sides))
+        settings = self.settings_for(processes, decide, len(sides))
         until = (
             f", then until decided (at most {settings.max_processes})" if settings.decide else ""
         )
@@ -411,13 +287,13 @@ class ReleaseProber:
                 )
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         started = time.monotonic()
-        prepared = self._prepared(release)
+        prepared = self.prepared(release)
         if isinstance(prepared, Probe):
             return prepared
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
-        found = self._measured([prepared], self._settings(processes, "off", 1)).get(release)
+        found = self._measured([prepared], self.settings_for(processes, "off", 1)).get(release)
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
@@ -451,74 +327,3 @@ def is_confirmation(stored: StoredResult, processes: int) -> bool:
     return (
         stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
     )
-
-
-# Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two releases
-# measured again, together, until those metrics are decided: the probes of (older, newer).
-ConfirmPairs = Callable[[Mapping[Pair, tuple[str, ...]]], dict[Pair, tuple[Probe, Probe]]]
-
-
-@dataclass
-class PairConfirmer:
-    """Measures the two releases around each step again, in one interleaved run with ``prober.processes``
-    processes each, then looks until the steps' metrics are decided (``prober.max_processes``), or reuses a
-    confirmation stored before.
-
-    A stored result confirms a pair when enough processes measured it interleaved with the pair's
-    other release (``interleaved_with`` names that side), so both halves of a pair come from one run.
-    """
-
-    prober: ReleaseProber
-
-    def confirmation(self, release: str, partner: str) -> StoredResult | None:
-        label = Side(partner, self.prober.profile, "").label
-        prober = self.prober
-        return newest_result(
-            prober.results_dir,
-            prober.case.name,
-            release,
-            prober.profile,
-            prober.sizes,
-            prober.machine,
-            lambda r: (
-                prober.counts(release, r)
-                and is_confirmation(r, prober.processes)
-                and label in r.result.interleaved_with
-            ),
-        )
-
-    def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
-        missing = {
-            (a, b): moved
-            for (a, b), moved in pairs.items()
-            if self.confirmation(a, b) is None or self.confirmation(b, a) is None
-        }
-        releases = list(dict.fromkeys(release for pair in missing for release in pair))
-        if releases:
-            self.prober.progress(
-                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
-                f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
-            )
-            self.prober.decide_metrics = tuple(
-                dict.fromkeys(m for moved in missing.values() for m in moved)
-            )
-            self.prober.measure_together(releases, anew=True, pairs=missing)
-        found = {}
-        for before, after in pairs:
-            probes = []
-            for release, partner in ((before, after), (after, before)):
-                result = self.confirmation(release, partner)
-                how = (
-                    "stored"
-                    if (before, after) not in missing or result is None
-                    else "measured again"
-                )
-                count = f" ({len(result.result.processes)} processes)" if result else ""
-                note = (
-                    f"{how} with jax {partner}{count}"
-                    if result
-                    else f"no result measured together with jax {partner}"
-                )
-                probes.append(Probe(release, result, note))
-            found[(before, after)] = (probes[0], probes[1])
-        return found

@@ -3,8 +3,9 @@
 A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
 run, each step between consecutive releases that ran ok listed, regressions and fixes
 alike.  A step can be the noise of one run, so each is measured again: the two releases
-around it, interleaved, in twice the processes (``ConfirmPairs``), and a step stands only
-when the second measurement shows the same change on its own.  Each confirmed step is one
+around it, interleaved, with looks of more processes until the step's metrics are decided
+(``ConfirmPairs``), and a step stands only when the second measurement shows the same change
+on its own.  Each confirmed step is one
 answer: "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding
 in V", "holds again from W".  The measuring comes through callables, so the logic is tested
 with fake ones.
@@ -21,7 +22,9 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
 from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
-from harness.steps.probes import ConfirmPairs, Pair, Probe, ProbeRelease
+from harness.steps.confirm import ConfirmPairs
+from harness.steps.probes import Pair, ProbeRelease
+from harness.steps.ready import Probe
 from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.explain.dumps import CompiledAnswer, compare_dumps, dump_flags, opcodes, read_dump
+from harness.render.why import compiled_lines, module_text
 
 DUMPS = Path(__file__).parent.parent / "fixtures" / "dumps"
 AFTER = "module_0005.jit_f.cpu_after_optimizations.txt"
@@ -46,7 +47,7 @@ def test_a_dump_is_read_as_its_modules_by_name_without_those_every_program_compi
 def test_the_same_program_on_both_releases_points_at_what_runs_it():
     [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(DUMPS / "0.4.33"))
     assert change.same_before and change.same_after
-    assert change.text() == (
+    assert module_text(change) == (
         "before optimisation same; after: no count moved; "
         "the same program before and after optimisation: what runs it changed, not what was compiled"
     )
@@ -57,7 +58,7 @@ def test_a_program_changed_only_after_optimisation_points_at_xla_s_compiler(tmp_
     add_copy(new)
     [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
     assert change.same_before and not change.same_after
-    assert "after: copy 2 → 3;" in change.text()
+    assert "after: copy 2 → 3;" in module_text(change)
     assert change.hint().endswith("XLA's compiler changed it")
 
 
@@ -71,7 +72,7 @@ def test_a_program_changed_before_and_after_optimisation_points_at_jax_s_lowerin
     )
     [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
     assert not change.same_before and change.same_after
-    assert "before optimisation 23 → 24 instructions" in change.text()
+    assert "before optimisation 23 → 24 instructions" in module_text(change)
     assert change.hint().endswith("but the same after: what runs it changed, not what was compiled")
     add_copy(new)
     [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
@@ -100,7 +101,7 @@ def test_modules_that_changed_come_first_and_only_they_are_said_with_where_the_d
     changes = compare_dumps(read_dump(old), read_dump(new))
     assert [c.name for c in changes] == ["jit_f", "jit_a"]
     answer = CompiledAnswer("0.4.31", "0.4.33", changes, "s-compiled/")
-    head, *modules = answer.lines()
+    head, *modules = compiled_lines(answer)
     assert head == (
         "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `s-compiled/<release>/`): 2 module(s) compared, "
         "1 differ"
@@ -120,9 +121,9 @@ def test_modules_changed_alike_are_said_once(tmp_path):
             shutil.copy(path, folder / path.name.replace("module_0005", "module_0011"))
     add_copy(new)
     add_copy(new, AFTER.replace("0005", "0011"))
-    head, line = CompiledAnswer(
-        "0.4.31", "0.4.33", compare_dumps(read_dump(old), read_dump(new)), "s/"
-    ).lines()
+    head, line = compiled_lines(
+        CompiledAnswer("0.4.31", "0.4.33", compare_dumps(read_dump(old), read_dump(new)), "s/")
+    )
     assert head.endswith("2 module(s) compared, 2 differ")
     assert line.startswith(
         "compiled jit_f #1, jit_f #2: before optimisation same; after: copy 2 → 3;"
@@ -143,7 +144,7 @@ def test_modules_changed_alike_are_said_once(tmp_path):
     ],
 )
 def test_an_answer_without_a_comparison_says_why(answer, said):
-    [line] = answer.lines()
+    [line] = compiled_lines(answer)
     assert said in line
 
 

@@ -13,6 +13,7 @@ from harness.explain.profiles import (
     read_trace,
     self_times,
 )
+from harness.render.why import profile_lines
 
 PROFILES = Path(__file__).parent.parent / "fixtures" / "profiles"
 
@@ -61,7 +62,7 @@ def test_the_answer_sets_the_two_releases_side_by_side_most_time_first():
     answer = ProfileAnswer(
         "0.4.31", "0.4.33", read_trace(PROFILES / "0.4.31"), read_trace(PROFILES / "0.4.33")
     )
-    [line] = answer.lines()
+    [line] = profile_lines(answer)
     assert line.startswith(
         "where the time went, by op (one profiled process each; an op's own time, and how many ran; 0.4.31 → "
         "0.4.33): custom-call 5.32 ms (20) → none; dot none → 2.12 ms (20);"
@@ -86,8 +87,11 @@ def test_a_release_without_per_op_events_or_without_a_profile_is_said(tmp_path):
     answer = ProfileAnswer(
         "a", "b", "the process wrote no profile", read_trace(PROFILES / "0.4.33")
     )
-    assert answer.lines()[0].endswith("(a: the process wrote no profile)")
-    assert "custom-call" not in answer.lines()[0] and "dot ? → 2.12 ms (20)" in answer.lines()[0]
+    assert profile_lines(answer)[0].endswith("(a: the process wrote no profile)")
+    assert (
+        "custom-call" not in profile_lines(answer)[0]
+        and "dot ? → 2.12 ms (20)" in profile_lines(answer)[0]
+    )
 
 
 def test_only_run_time_metrics_are_profiled():

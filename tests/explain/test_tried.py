@@ -4,6 +4,7 @@ import json
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.catalogue import discovery
+from harness.explain import tried
 from harness.explain.defaults import JAX, XLA, Change, Option
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, side_of, trials
 from harness.install.environments import Prepared
@@ -11,7 +12,8 @@ from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.steps import probes
+from harness.render.why import defaults_listing, trial_lines
+from harness.steps.evidence import Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
 from harness.store.schema import Settings
@@ -63,7 +65,7 @@ def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_pro
 
 def said(answer, step, key, thresholds):
     """Every line an answer says of a step on ``key``: the trials', then the defaults that changed."""
-    return [*answer.trial_lines(step, key, thresholds), *answer.listing_lines()]
+    return [*trial_lines(answer, step, key, thresholds), *defaults_listing(answer)]
 
 
 def results(scales):
@@ -106,7 +108,7 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     assert said(none, slower_step, EAGER, Thresholds())[0] == (
         "none of the 1 changed defaults tried brought the old eager.wall_ns back"
     )
-    [tried] = none.data(EAGER, Thresholds())["tried"]
+    [tried] = none.metric_data(EAGER, Thresholds())["tried"]
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
@@ -173,9 +175,9 @@ def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_
         {back: results({"before": 3.0, "after": 1.0, "trial": 3.02})},
     )
     faster = derive_step(Verdict.FASTER)
-    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds())
+    [line, *_] = trial_lines(answer, faster, EAGER, Thresholds())
     assert line.endswith(": the old behaviour back: a hint at why")
-    [line, *_] = answer.trial_lines(faster, EAGER, Thresholds(), unwanted=True)
+    [line, *_] = trial_lines(answer, faster, EAGER, Thresholds(), unwanted=True)
     assert line.endswith(": a workaround, and a strong hint at the cause"), (
         "a bisect's bad release, however it moved"
     )
@@ -199,7 +201,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         "0.4.33": {"xla_cpu_use_thunk_runtime": Option("xla_cpu_use_thunk_runtime", "true", XLA)},
     }
     monkeypatch.setattr(
-        probes, "options_of", lambda interpreter, listed: (options[interpreter.parent.name], "")
+        tried, "options_of", lambda interpreter, listed: (options[interpreter.parent.name], "")
     )
     measured = []
 
@@ -238,7 +240,8 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         measure=measure,
         environments=Ready(),
     )
-    answer = prober.try_defaults("0.4.31", "0.4.33", ["eager.wall_ns"], "cpu")
+    step = Step("0.4.31", "0.4.33", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "answer")
+    answer = tried.ChangedDefaults().gather(step, StepSides(prober))
     [(sides, settings)] = measured
     assert [side.label for side in sides] == [
         "jax 0.4.31 · cpu",

@@ -93,7 +93,7 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     dumps = Path(__file__).parent.parent / "fixtures" / "dumps"
     changes = compare_dumps(read_dump(dumps / "0.4.31"), read_dump(dumps / "0.4.33"))
     compiled = CompiledAnswer("a", "b", changes, "s-compiled/")
-    setting = dataclasses.replace(setting, compiled={("a", "b"): compiled})
+    setting = dataclasses.replace(setting, evidence={("a", "b"): (compiled,)})
     text = triage_text(found, setting, 5)
     said = (
         "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, the same "
@@ -115,8 +115,12 @@ def test_a_step_where_several_metrics_and_the_claim_moved_says_its_findings_once
     thunk = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
     setting = dataclasses.replace(
         setting,
-        compiled={("a", "b"): CompiledAnswer("a", "b", changes, "s-compiled/")},
-        defaults={("a", "b"): DefaultsAnswer("a", "b", [thunk])},
+        evidence={
+            ("a", "b"): (
+                DefaultsAnswer("a", "b", [thunk]),
+                CompiledAnswer("a", "b", changes, "s-compiled/"),
+            )
+        },
     )
     text = triage_text(found, setting, 5)
     answers = [line for line in text.splitlines() if line.startswith("- ")]

@@ -11,7 +11,7 @@ from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
-from harness.steps import probes
+from harness.steps import confirm, probes
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
 from harness.store.schema import Libraries, Settings
@@ -258,7 +258,7 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
 ):
     probe, lines = prober(tmp_path, measure=fake_measure)
     probe.max_processes = 20
-    confirmer = probes.PairConfirmer(probe)
+    confirmer = confirm.PairConfirmer(probe)
     stored = [
         in_processes_of(10, "0.4.30", id="alone"),  # a bisect's second look: measured alone
         in_processes_of(
@@ -376,7 +376,7 @@ def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reus
     """The advice an undecided answer gives, followed: a confirmation that used all of a smaller budget is not
     read back with the same verdict; one decided early under it still counts."""
     probe, _ = prober(tmp_path)
-    confirmer = probes.PairConfirmer(probe)
+    confirmer = confirm.PairConfirmer(probe)
     until_decided = {"processes": 5, "decide": "changes", "max_processes": 10}
     for release, partner, count in (("0.4.30", "0.4.31", 10), ("0.4.31", "0.4.30", 10)):
         record = in_processes_of(

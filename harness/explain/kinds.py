@@ -1,0 +1,14 @@
+"""The registry of evidence kinds: every kind a step's why asks, in the order it is asked.
+
+A new kind is a module of ``harness.explain`` implementing ``harness.steps.evidence.Evidence``, one entry
+here, and its sentences in ``harness.render.why``.
+"""
+
+from __future__ import annotations
+
+from harness.explain.dumps import CompiledPrograms
+from harness.explain.profiles import OpProfile
+from harness.explain.tried import ChangedDefaults
+from harness.steps.evidence import Evidence
+
+KINDS: tuple[Evidence, ...] = (ChangedDefaults(), CompiledPrograms(), OpProfile())

@@ -1,0 +1,302 @@
+"""Why a step moved, in words: the sentences of every kind of evidence (``harness.explain.kinds``).
+
+Each kind's data comes in (``harness.steps.evidence.Found``); its lines go out, some the step's (said once,
+however many metrics moved in it), some a metric's (what trying the changed defaults found on it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.explain.dumps import CompiledAnswer, ModuleChange
+from harness.explain.profiles import OpTimes, ProfileAnswer
+from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
+from harness.metric_names import MetricKey, parse_metric_name
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM
+from harness.steps.evidence import Found, Skipped
+from harness.units import format_ns, format_ratio
+
+SHOWN_OPCODES = 6
+SHOWN_MODULES = 3
+SHOWN_OPS = 6
+SHOWN_DEFAULTS = 12
+
+
+def why_lines(
+    setting: Setting,
+    before: str,
+    after: str,
+    step: Comparison | None,
+    metric: str,
+    *,
+    with_step: bool = True,
+    unwanted: bool | None = None,
+) -> list[str]:
+    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
+    metric (none on the claim; ``unwanted``: whether the new number is unwanted, as ``trial_lines`` takes it),
+    then, ``with_step`` (said once per step), what every kind found for the step."""
+    found = setting.evidence.get((before, after), ())
+    lines = []
+    if metric != CLAIM:
+        for each in found:
+            if isinstance(each, DefaultsAnswer):
+                key = parse_metric_name(metric)
+                lines += trial_lines(each, step, key, setting.thresholds, unwanted=unwanted)
+    if with_step:
+        lines += [line for each in found for line in step_lines(each)]
+    return lines
+
+
+def step_lines(found: Found) -> list[str]:
+    """What one kind found for the step as a whole."""
+    for kind, lines in STEP_LINES:
+        if isinstance(found, kind):
+            return lines(found)
+    return []
+
+
+def defaults_listing(answer: DefaultsAnswer) -> list[str]:
+    """The defaults whose value changed (with the jax commit where known), options only added or removed
+    counted, and what could not be read."""
+    changed = [c for c in answer.listed if c.before is not None and c.after is not None]
+    added = sum(c.before is None for c in answer.listed)
+    removed = sum(c.after is None for c in answer.listed)
+    counted = [f"{n} {word} option(s)" for n, word in ((added, "added"), (removed, "removed")) if n]
+    lines = []
+    if changed or counted:
+        shown = ", ".join(
+            change.text()
+            + (
+                f" in {answer.commits[change.name].words()}"
+                if change.name in answer.commits
+                else ""
+            )
+            for change in changed[:SHOWN_DEFAULTS]
+        )
+        more = len(changed) - SHOWN_DEFAULTS
+        parts = [part for part in (shown, f"{more} more" if more > 0 else "", *counted) if part]
+        said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        lines.append(f"defaults that changed from {answer.before} to {answer.after}: {said}")
+    return [*lines, *([answer.problem] if answer.problem else [])]
+
+
+def trial_lines(
+    answer: DefaultsAnswer,
+    step: Comparison | None,
+    key: MetricKey,
+    thresholds: Thresholds,
+    *,
+    unwanted: bool | None = None,
+) -> list[str]:
+    """What the trials say on ``key``: the verdict first, then each trial, and the cap.  A setting that brings
+    the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
+    made it worse); else it is the old behaviour back, still a strong hint at the cause."""
+    tried = answer.tried(key, thresholds)
+    found = [] if step is None else [t for t in tried if t.brings_back(step)]
+    forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
+    if unwanted is None:
+        unwanted = step is not None and step.verdict is Verdict.SLOWER
+    back = (
+        "a workaround, and a strong hint at the cause"
+        if unwanted
+        else "the old behaviour back: a hint at why"
+    )
+    lines = []
+    for each in found:
+        assert step is not None and each.vs_before is not None
+        most = (
+            f" (it undoes {each.undoes(step):.0%} of the step)"
+            if each.vs_before.verdict == step.verdict
+            else ""
+        )
+        lines.append(f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}")
+    if tried and not found:
+        lines.append(
+            f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back"
+        )
+    for each in forward:
+        lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
+    lines += [
+        tried_text(each, answer) for each in tried if each not in found and each not in forward
+    ]
+    if answer.left_out:
+        lines.append(
+            f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
+        )
+    return lines
+
+
+def _changed_in(answer: DefaultsAnswer, tried: Tried) -> str:
+    commit = answer.commits.get(tried.trial.change.name)
+    return f" (its default changed in {commit.words()})" if commit is not None else ""
+
+
+def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
+    trial = tried.trial
+    if tried.note or tried.vs_before is None or tried.vs_after is None:
+        return f"on {trial.release}, {trial.words()}: not judged ({tried.note or 'no result'})"
+    ratio = format_ratio(tried.vs_before.ratio)
+    against = (
+        f"{_against(tried.vs_before, answer.before)}, {_against(tried.vs_after, answer.after)}"
+    )
+    return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
+
+
+def _against(comparison: Comparison, release: str) -> str:
+    """A trial against one release in words: faster or slower than it, the same as it, not told apart."""
+    if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
+        return f"{comparison.said} than {release}"
+    if comparison.verdict == Verdict.UNCHANGED:
+        return f"the same as {release}"
+    return f"not told apart from {release}"
+
+
+def compiled_lines(answer: CompiledAnswer) -> list[str]:
+    """A line on what was compared and where the dumps are, then one per module (the first few)."""
+    if answer.problem:
+        return [f"compiled programs not compared: {answer.problem}"]
+    if not answer.changes:
+        return [
+            f"compiled programs: no module of {answer.before} has a namesake in {answer.after}'s dump"
+        ]
+    head = (
+        f"compiled programs of {answer.before} and {answer.after} (XLA's dumps in "
+        f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
+    )
+    differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
+    if not differing:
+        return [
+            f"{head}, the same before and after optimisation: what runs them changed, "
+            "not what was compiled"
+        ]
+    alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
+    for change in differing:
+        alike.setdefault(module_text(change), []).append(change.name)
+    shown = [
+        f"compiled {', '.join(names)}: {text}"
+        for text, names in list(alike.items())[:SHOWN_MODULES]
+    ]
+    more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
+    return [f"{head}, {len(differing)} differ" + (f", {more} not shown" if more else ""), *shown]
+
+
+def module_text(change: ModuleChange) -> str:
+    """A module's changes in a line (opcodes that moved, custom calls, temporary bytes), and the hint."""
+    old, new = change.old, change.new
+    parts = []
+    # A custom call is named by its target below; get-tuple-element only unpacks what an op returned.
+    ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
+    moved = sorted(
+        (op for op in ops if old.after[op] != new.after[op]),
+        key=lambda op: -abs(new.after[op] - old.after[op]),
+    )
+    parts += [f"{op} {old.after[op]} → {new.after[op]}" for op in moved[:SHOWN_OPCODES]]
+    targets = set(old.custom_calls) | set(new.custom_calls)
+    for target in sorted(t for t in targets if old.custom_calls[t] != new.custom_calls[t]):
+        parts.append(
+            f"custom call {target} {old.custom_calls[target]} → {new.custom_calls[target]}"
+        )
+    if old.temp_bytes != new.temp_bytes:
+        parts.append(f"temporary bytes {old.temp_bytes} → {new.temp_bytes}")
+    counts = f"{sum(old.before.values())} → {sum(new.before.values())} instructions"
+    before = "same" if change.same_before else counts
+    changes = "; ".join(parts) or "no count moved"
+    return f"before optimisation {before}; after: {changes}; {change.hint()}"
+
+
+def profile_lines(answer: ProfileAnswer) -> list[str]:
+    if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
+        return [
+            f"where the time went not profiled: {answer.before}: {answer.old}; "
+            f"{answer.after}: {answer.new}"
+        ]
+    shown = [
+        f"{kind} {_op_cell(answer.old, kind)} → {_op_cell(answer.new, kind)}"
+        for kind in answer.kinds()[:SHOWN_OPS]
+    ]
+    missing = [
+        f"{release}: {why}"
+        for release, why in ((answer.before, answer.old), (answer.after, answer.new))
+        if isinstance(why, str)
+    ]
+    note = f" ({'; '.join(missing)})" if missing else ""
+    return [
+        f"where the time went, by op (one profiled process each; an op's own time, and how many ran; "
+        f"{answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+    ]
+
+
+def _op_cell(times: OpTimes | str, kind: str) -> str:
+    if isinstance(times, str):
+        return "?"
+    if not times.calls[kind]:
+        return "none"
+    return f"{format_ns(times.total_ns[kind])} ({times.calls[kind]})"
+
+
+def skipped_lines(skipped: Skipped) -> list[str]:
+    return [f"{skipped.name} not asked: {skipped.reason}"]
+
+
+# Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
+STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
+    (DefaultsAnswer, defaults_listing),
+    (CompiledAnswer, compiled_lines),
+    (ProfileAnswer, profile_lines),
+    (Skipped, skipped_lines),
+)
+
+
+def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
+    """Every step's evidence as data, by kind: ``defaults`` one entry per step and metric; the others one
+    per step."""
+    by_kind: dict[str, list[dict[str, Any]]] = {"defaults": [], "compiled": [], "profiles": []}
+    for found in (each for step in setting.evidence.values() for each in step):
+        data = found.data()
+        if isinstance(found, DefaultsAnswer):
+            by_kind["defaults"] += [{k: v for k, v in m.items()} for m in data["metrics"]]
+        else:
+            name = "profiles" if found.kind == "profile" else found.kind
+            by_kind.setdefault(name, []).append({k: v for k, v in data.items() if k != "kind"})
+    return by_kind
+
+
+def libraries_line(setting: Setting, before: str, after: str) -> str:
+    """What a step between two releases says of a plain script's own libraries: which one a varied library
+    step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or
+    which libraries changed version along with jax, and the two commands that tell them apart."""
+    libraries = setting.libraries
+    if libraries.vary is not None:
+        return (
+            f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
+        )
+    if not libraries.versions:
+        return ""
+    held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
+    moved = libraries.moved(before, after)
+    if not moved:
+        same = [f"{n} {v}" for n, v in sorted(libraries.versions.get(after, {}).items())]
+        kept = ", ".join(
+            [*held, *(f"{each} on both" for each in same if f"{each} held" not in held)]
+        )
+        return f"comes with jax {after}" + (f" ({kept})" if kept else "")
+    changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
+    name, (old, new) = next(iter(moved.items()))
+    jax_only = _command(setting, ["--from", before, "--to", after, "--hold", f"{name}=={old}"])
+    library_only = _command(setting, ["--vary", name, "--jax", after, "--from", old, "--to", new])
+    return (
+        f"the script's libraries changed along with jax ({changes}): the library or JAX? "
+        f"`{jax_only}` measures the two jax releases with {name} held; `{library_only}` measures "
+        f"{name}'s own releases on jax {after}"
+    )
+
+
+def _command(setting: Setting, words: list[str]) -> str:
+    sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    target = setting.target_words()
+    return " ".join(
+        ["nox", "-s", "triage", "--", *target, *words, *sizes, "--profile", setting.profile]
+    )

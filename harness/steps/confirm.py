@@ -1,0 +1,86 @@
+"""A triage's confirmation: the two releases around each candidate step measured again, together.
+
+Both halves of a pair come from one interleaved run (a stored result confirms a pair only when it was
+measured with the pair's other release), looked at until the steps' metrics are decided.  The prober it
+is given is never changed: the looks' metrics go to a copy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from harness.measure.sides import Side
+from harness.steps.probes import Pair, ReleaseProber, is_confirmation
+from harness.steps.ready import Probe
+from harness.store.results import StoredResult, newest_result
+
+# Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two releases
+# measured again, together, until those metrics are decided: the probes of (older, newer).
+ConfirmPairs = Callable[[Mapping[Pair, tuple[str, ...]]], dict[Pair, tuple[Probe, Probe]]]
+
+
+@dataclass
+class PairConfirmer:
+    """Measures the two releases around each step again, in one interleaved run with ``prober.processes``
+    processes each, then looks until the steps' metrics are decided (``prober.max_processes``), or reuses a
+    confirmation stored before.
+
+    A stored result confirms a pair when enough processes measured it interleaved with the pair's
+    other release (``interleaved_with`` names that side), so both halves of a pair come from one run.
+    """
+
+    prober: ReleaseProber
+
+    def confirmation(self, release: str, partner: str) -> StoredResult | None:
+        label = Side(partner, self.prober.profile, "").label
+        prober = self.prober
+        return newest_result(
+            prober.results_dir,
+            prober.case.name,
+            release,
+            prober.profile,
+            prober.sizes,
+            prober.machine,
+            lambda r: (
+                prober.counts(release, r)
+                and is_confirmation(r, prober.processes)
+                and label in r.result.interleaved_with
+            ),
+        )
+
+    def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+        missing = {
+            (a, b): moved
+            for (a, b), moved in pairs.items()
+            if self.confirmation(a, b) is None or self.confirmation(b, a) is None
+        }
+        releases = list(dict.fromkeys(release for pair in missing for release in pair))
+        if releases:
+            self.prober.progress(
+                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
+                f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
+            )
+            metrics = tuple(dict.fromkeys(m for moved in missing.values() for m in moved))
+            deciding = dataclasses.replace(self.prober, decide_metrics=metrics)
+            deciding.measure_together(releases, anew=True, pairs=missing)
+        found = {}
+        for before, after in pairs:
+            probes = []
+            for release, partner in ((before, after), (after, before)):
+                result = self.confirmation(release, partner)
+                how = (
+                    "stored"
+                    if (before, after) not in missing or result is None
+                    else "measured again"
+                )
+                count = f" ({len(result.result.processes)} processes)" if result else ""
+                note = (
+                    f"{how} with jax {partner}{count}"
+                    if result
+                    else f"no result measured together with jax {partner}"
+                )
+                probes.append(Probe(release, result, note))
+            found[(before, after)] = (probes[0], probes[1])
+        return found

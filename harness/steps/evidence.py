@@ -1,0 +1,187 @@
+"""The seam every kind of evidence about a step goes through: why the step between two sides moved.
+
+A *kind* (``harness.explain.kinds`` lists them, in the order they are asked) gathers for one ``Step``
+(two sides, older first: two releases, or a commit and its neighbour) with what ``StepSides`` offers: each
+side made ready, one more process of a side with other flags or variables, several sides measured together
+until the step's metrics are decided.  It returns data, a ``Found`` (its kind's name, its JSON, whether it
+settles the step so that the kinds after it are not asked); ``harness.render.why`` writes its sentences.
+Triage, bisect and ``bisect --commits`` all ask through ``gather``, so each gets the same why.
+
+The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from harness.analysis.significance import Thresholds
+from harness.analysis.spending import CHANGES
+from harness.measure.sides import Side
+from harness.steps.probes import Probe, ReleaseProber
+from harness.store.results import StoredResult
+
+Pair = tuple[str, str]  # the two sides of a step, older first
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step to explain: its two sides' labels and the metrics it moved, with what the kinds need to know."""
+
+    before: str
+    after: str
+    metrics: tuple[str, ...]  # the metrics the step moved (none: only the claim flipped)
+    platform: str  # the profile's platform: cpu, gpu
+    thresholds: Thresholds
+    out: Path  # the folder the answer's page is written to
+    stem: str  # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
+    jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
+    # A plain script's declared libraries and their versions on each side (name → (before's, after's)).
+    libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
+    # jax's Python, or its jaxlib); None: the step's own sides.
+    defaults_between: Pair | None = None
+
+    @property
+    def pair(self) -> Pair:
+        return (self.before, self.after)
+
+    def kept(self, suffix: str) -> str:
+        """The folder, beside the page and named relative to it, where a kind keeps its files."""
+        return f"{self.stem}-{suffix}"
+
+
+class Found(Protocol):
+    """What one kind found for a step: data, which ``harness.render.why`` puts into words."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def settles(self) -> bool:
+        """Whether it answers the step so that the kinds after it are not asked (a library's change)."""
+        ...
+
+    def data(self) -> dict[str, Any]: ...
+
+
+class Evidence(Protocol):
+    """A kind of evidence: asked for each step it is ``wanted`` for, in the registry's order."""
+
+    name: str
+
+    def wanted(self, step: Step) -> bool: ...
+
+    def gather(self, step: Step, sides: StepSides) -> Found: ...
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A kind not asked for a step, and why (the why's time budget ran out)."""
+
+    name: str
+    reason: str
+    settles: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.name
+
+    def data(self) -> dict[str, Any]:
+        return {"kind": self.name, "skipped": self.reason}
+
+
+@dataclass
+class StepSides:
+    """What a kind gathers with: the sides of a step's prober, made ready and measured as any side is."""
+
+    prober: ReleaseProber
+    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing, say).
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def progress(self) -> Callable[[str], None]:
+        return self.prober.progress
+
+    def side(self, label: str) -> Side | str:
+        """The side of ``label``, its environment ready; or why there is none."""
+        prepared = self.prober.prepared(label)
+        return prepared.note if isinstance(prepared, Probe) else prepared
+
+    def one_more_process(
+        self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> str:
+        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how
+        it ended."""
+        extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
+        changed = dataclasses.replace(
+            side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
+        )
+        with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
+            measured = self.prober.measured_sides(
+                [changed], self.prober.settings_for(1, "off", 1), Path(scratch)
+            )
+        stored = measured[0][1] if measured else None
+        return str(stored.status) if stored is not None else "no result"
+
+    def together(
+        self, sides: Sequence[Side], metrics: Sequence[str]
+    ) -> dict[str, StoredResult | None]:
+        """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
+        are decided; each side's stored result by label."""
+        settings = dataclasses.replace(
+            self.prober.settings_for(self.prober.processes, CHANGES, 2),
+            decide_metrics=tuple(metrics) or None,
+        )
+        return {
+            side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
+        }
+
+
+@dataclass
+class WhyBudget:
+    """How long the why of a run may take (None: no bound), counted from its first question."""
+
+    seconds: float | None = None
+    started: float | None = None
+
+    def left(self) -> float | None:
+        if self.seconds is None:
+            return None
+        if self.started is None:
+            self.started = time.monotonic()
+        return self.seconds - (time.monotonic() - self.started)
+
+
+def gather(
+    kinds: Sequence[Evidence], step: Step, sides: StepSides, budget: WhyBudget | None = None
+) -> tuple[Found, ...]:
+    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out."""
+    found: list[Found] = []
+    for kind in kinds:
+        if not kind.wanted(step):
+            continue
+        if budget is not None and (left := budget.left()) is not None and left <= 0:
+            found.append(
+                Skipped(kind.name, f"the why's time budget ({budget.seconds:.0f} s) ran out")
+            )
+            continue
+        started = time.monotonic()
+        answer = kind.gather(step, sides)
+        sides.progress(f"  {kind.name}: {time.monotonic() - started:.0f} s")
+        found.append(answer)
+        if answer.settles:
+            break
+    return tuple(found)
+
+
+def of_kind(found: Sequence[Found], kind: type[T]) -> T | None:
+    """The first of ``found`` that is a ``kind``."""
+    return next((each for each in found if isinstance(each, kind)), None)

@@ -1,0 +1,70 @@
+"""A release's side made ready to measure, or the probe that says why there is none.
+
+A release whose environment cannot be made is answered by a ``Probe`` without a result; one that is
+not installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
+reads the answer back instead of resolving again.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.catalogue.sizes import DEFAULT_SEED, Budget
+from harness.host.environment import host_facts
+from harness.install.environments import Environments, Prepared
+from harness.install.venvs import ReleaseEnv
+from harness.measure.cells import PlannedRun
+from harness.measure.sides import Side
+from harness.measure.storing import RunContext, not_installable_result, store
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus, Settings, parse_host
+
+
+@dataclass(frozen=True)
+class Probe:
+    release: str
+    result: StoredResult | None  # None: no result (the release could not be installed or run)
+    note: str  # where the result came from, or why there is none
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Each release's side, in the environment its case or script runs in."""
+
+    environments: Environments
+    envs: dict[str, ReleaseEnv]
+    profile: str
+    results_dir: Path
+    settings: Settings
+    plan: Callable[[Settings], list[PlannedRun]]  # the cells a measurement of these settings runs
+    stored: Callable[[str], StoredResult | None]  # the newest stored result a prober counts
+
+    def side(self, release: str) -> Side | Probe:
+        """A side for ``release``, its environment ready; else a probe that says why there is none (a
+        release that is not installable is stored as such, once)."""
+        prepared = self.environments.prepare(release, self.envs[release])
+        if isinstance(prepared, Prepared):
+            return Side(
+                release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
+            )
+        if not prepared.startswith("not installable"):
+            return Probe(release, None, prepared)
+        previous = self.stored(release)
+        if previous is not None and (previous.status, previous.result.detail) == (
+            RunStatus.NOT_INSTALLABLE,
+            prepared,
+        ):
+            return Probe(release, previous, prepared)
+        return Probe(release, self._store_not_installable(release, prepared), prepared)
+
+    def _store_not_installable(self, release: str, reason: str) -> StoredResult:
+        side = Side(release, self.profile, sys.executable)
+        context = RunContext(
+            self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""
+        )
+        cell = self.plan(self.settings)[0]
+        result = not_installable_result(context, cell, side, reason, parse_host(host_facts()))
+        return store(self.results_dir, result)
