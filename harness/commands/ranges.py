@@ -287,8 +287,9 @@ class RangeRun:
             self.options.places.out,
             stem,
             repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
-            self.libraries().moved(before, after),
-            releases,
+            script=self.options.case.script.file if self.options.case.script else "",
+            libraries=self.libraries().moved(before, after),
+            defaults_between=releases,
         )
         return gather(KINDS, step, self.sides, self.why_budget)
 

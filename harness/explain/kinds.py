@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.profiles import OpProfile
+from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
 from harness.steps.evidence import Evidence
 
-KINDS: tuple[Evidence, ...] = (ChangedDefaults(), CompiledPrograms(), OpProfile())
+KINDS: tuple[Evidence, ...] = (Reproducer(), ChangedDefaults(), CompiledPrograms(), OpProfile())

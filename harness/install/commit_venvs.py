@@ -41,6 +41,10 @@ def commit_label(sha: str, jaxlib: str) -> str:
     return f"git-{sha[:12]}-jaxlib-{jaxlib}"
 
 
+def is_commit_label(label: str) -> bool:
+    return label.startswith("git-")
+
+
 @dataclass(frozen=True)
 class CommitEnv:
     """jax at ``sha`` with ``jaxlib``: ``base`` is the release venv whose install it starts from."""

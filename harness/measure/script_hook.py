@@ -47,6 +47,11 @@ JAX_CONFIG = "HARNESS_JAX_CONFIG"
 # A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to the end: the
 # one extra process per release that shows where a step's time went.
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
+# A folder to export the programs the script jits into (``script_capture``), and a file to write where the
+# script's host time went (``cProfile``, every function's own time): extra processes of a step's why.
+EXPORT_DIR = "HARNESS_EXPORT_DIR"
+PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
+_capture = None  # the capture module, once loaded
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
@@ -126,6 +131,25 @@ class _TimedLoader:
         if configured:
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
+        if os.environ.get(EXPORT_DIR):
+            _start_capture(module)
+
+
+def _start_capture(jax) -> None:
+    """Load ``script_capture`` by its path (the harness stays off the script's path) and wrap ``jax.jit``."""
+    global _capture
+    import importlib.util
+
+    where = os.path.join(os.path.dirname(os.path.abspath(__file__)), "script_capture.py")
+    try:
+        spec = importlib.util.spec_from_file_location("_harness_script_capture", where)
+        assert spec is not None and spec.loader is not None
+        _capture = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_capture)
+        _capture.start(jax)
+    except Exception as exc:  # no capture: the script still runs, and the listing says why
+        _capture = None
+        print(f"harness: programs not captured: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
 
 
 _TIMER = _JaxImportTimer()
@@ -237,8 +261,12 @@ def main() -> None:
         "jax" not in sys.modules
     ):  # imported before the script (a .pth file): there is no first import to time
         sys.meta_path.insert(0, _TIMER)
+    profiler = _python_profiler()
     try:
-        runpy.run_path(script, run_name="__main__")
+        if profiler is not None:
+            profiler.runcall(runpy.run_path, script, run_name="__main__")
+        else:
+            runpy.run_path(script, run_name="__main__")
     except (SystemExit, KeyboardInterrupt):
         raise
     except (
@@ -258,7 +286,26 @@ def main() -> None:
         sys.stdout.flush()
         if _report.get("profiling"):
             stop_profile()
+        if profiler is not None:
+            profiler.dump_stats(os.environ[PYTHON_PROFILE])
+        if _capture is not None:
+            try:
+                _capture.finish(os.environ[EXPORT_DIR])
+            except Exception as exc:
+                print(
+                    f"harness: programs not exported: {type(exc).__name__}: {exc}"[:300],
+                    file=sys.stderr,
+                )
         _write(report)
+
+
+def _python_profiler():
+    """A ``cProfile`` profiler for the script's run where ``PYTHON_PROFILE`` names its file, else None."""
+    if not os.environ.get(PYTHON_PROFILE):
+        return None
+    import cProfile
+
+    return cProfile.Profile()
 
 
 if __name__ == "__main__":

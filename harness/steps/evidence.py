@@ -42,6 +42,7 @@ class Step:
     out: Path  # the folder the answer's page is written to
     stem: str  # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
     jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
+    script: str = ""  # a plain script's file name ("": a case)
     # A plain script's declared libraries and their versions on each side (name → (before's, after's)).
     libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 

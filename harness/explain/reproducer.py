@@ -1,0 +1,276 @@
+"""A reproducer with jax alone, shown to reproduce the step (or not): what a maintainer asks for first.
+
+For a plain script's step, one extra process per side records every program the script jits
+(``harness.measure.script_capture``: ``jax.export``, with its inputs); the older side's programs are
+written beside the answer with a short script that needs only jax (``reproducer_script``), and that
+script is measured on the step's two releases as any script is (the same sides, looks and outcomes).
+Each metric the step moved is matched with the reproducer's counterpart (a time the script spent with
+the programs' run time, a compile with their compile, memory with their temporary bytes); tracing,
+lowering and the import of jax happen before any compiled program, so no reproducer can show them.
+Where a release refuses the other's artifact, that is said in one line and the other way is tried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.metrics import compare_metric, metric_samples
+from harness.analysis.significance import Comparison
+from harness.analysis.spending import CHANGES
+from harness.catalogue.scripts import read_script
+from harness.errors import UsageError
+from harness.install.commit_venvs import is_commit_label
+from harness.install.environments import Environments
+from harness.install.export_tools import export_tools
+from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
+from harness.measure.sides import Side
+from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.names import inside
+from harness.steps.evidence import Step, StepSides
+from harness.steps.probes import ReleaseProber
+from harness.store.files import replace_file
+from harness.store.results import StoredResult
+
+RUN, COMPILE, MEMORY = "json.run_ms", "process.compile_ns", "json.temp_bytes"
+NOT_COMPILED = {"trace", "lower", "import"}  # phases before any compiled program runs
+
+
+def counterpart(metric: str) -> str | None:
+    """The reproducer's metric that shows what ``metric`` of the script measured; None where none can."""
+    key = parse_metric_name(metric)
+    if key.name == PROCESS and key.kind in NOT_COMPILED:
+        return None
+    if key.kind == "compile":
+        return COMPILE
+    if key.kind == "peak_rss" or (key.name == JSON and "bytes" in key.kind):
+        return MEMORY
+    return RUN
+
+
+@dataclass(frozen=True)
+class ReproducerAnswer:
+    """The reproducer of a step: where it is, what it holds, and what measuring it on both sides showed."""
+
+    before: str
+    after: str
+    folder: str = ""  # as the answer names it, beside the page
+    script: str = ""  # the reproducer's file name in ``folder``
+    exported_on: str = ""
+    lines: int = 0
+    programs: tuple[Mapping[str, Any], ...] = ()  # the listing: name, calls, inputs, or a problem
+    note: str = ""  # the capture's own (a cap reached)
+    # Each metric the step moved → the reproducer's counterpart and its comparison (None: not measured).
+    measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
+    refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
+    matched: tuple[int, int] = (
+        0,
+        0,
+    )  # the older side's programs the newer compiled too, of how many
+    problem: str = ""  # why there is no reproducer
+    kind: str = "reproducer"
+    settles: bool = False
+
+    def reproduces(self, metric: str, step: Comparison | None) -> bool | None:
+        """Whether the reproducer moved as the script did on ``metric``; None where it cannot tell."""
+        found = self.measured.get(metric)
+        if step is None or found is None or found[1] is None:
+            return None
+        return found[1].verdict == step.verdict
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "folder": self.folder,
+            "script": self.script,
+            "exported_on": self.exported_on,
+            "lines": self.lines,
+            "programs": list(self.programs),
+            "note": self.note,
+            "measured": {
+                metric: {
+                    "counterpart": name,
+                    "verdict": None if found is None else found.verdict,
+                    "ratio": None if found is None else found.ratio,
+                }
+                for metric, (name, found) in self.measured.items()
+            },
+            "refused": list(self.refused),
+            "matched": list(self.matched),
+            "problem": self.problem,
+        }
+
+
+class Reproducer:
+    name = "reproducer"
+
+    def wanted(self, step: Step) -> bool:
+        return bool(step.script and step.metrics) and not any(map(is_commit_label, step.pair))
+
+    def gather(self, step: Step, sides: StepSides) -> ReproducerAnswer:
+        kept = step.kept("reproducer")
+        folder = inside(step.out, kept)
+        captured = {
+            label: capture(sides, label, folder / "captured" / label) for label in step.pair
+        }
+        answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+        refused: list[str] = []
+        for (
+            exported_on
+        ) in step.pair:  # the older release's programs first, then the other way round
+            listing = captured[exported_on]
+            if isinstance(listing, str):
+                answer = dataclasses.replace(answer, problem=listing)
+                continue
+            script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
+            answer = measure_reproducer(step, sides, script, exported_on, listing, kept)
+            refused += answer.refused
+            if not answer.refused:
+                break
+        return dataclasses.replace(answer, refused=tuple(refused), matched=matched(captured))
+
+
+def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
+    """How many of the older side's programs the newer one compiled too (by name and inputs), of how many."""
+    older, newer = (
+        [] if isinstance(listing, str) else [_signature(p) for p in listing.get("programs", [])]
+        for listing in captured.values()
+    )
+    return sum(each in newer for each in older), len(older)
+
+
+def _signature(program: Mapping[str, Any]) -> str:
+    return json.dumps([program.get("name"), program.get("inputs")], sort_keys=True)
+
+
+def capture(sides: StepSides, label: str, folder: Path) -> dict[str, Any] | str:
+    """One extra process of ``label`` exporting every program the script jits into ``folder``; its
+    listing (``programs.json``), or why there is none."""
+    side = sides.side(label)
+    if not isinstance(side, Side):
+        return side
+    tools = export_tools(Path(sides.prober.envs[label].venv).parent, Path(side.interpreter))
+    if isinstance(tools, str):
+        return tools
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
+    ended = sides.one_more_process(side, env={EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)})
+    try:
+        listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
+    except (OSError, ValueError):
+        return f"jax {label} exported no program (its process: {ended})"
+    if not any("problem" not in program for program in listing.get("programs", [])):
+        problems = [p.get("problem", "") for p in listing.get("programs", [])]
+        said = listing.get("note") or "; ".join(p for p in problems if p)[:300] or "none was jitted"
+        return f"jax {label} exported no program: {said}"
+    return listing
+
+
+def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
+    """The programs ``captured`` holds, copied into ``folder`` with the reproducer that runs them."""
+    from harness.explain.reproducer_script import reproducer_text
+
+    for stale in folder.glob("program_*"):
+        stale.unlink()
+    digest = hashlib.sha256()
+    for path in sorted(captured.iterdir()):
+        digest.update(path.name.encode() + path.read_bytes())
+        shutil.copyfile(path, folder / path.name)
+    short = digest.hexdigest()[:10]
+    name = f"repro_{short}.py"
+    for old in folder.glob("repro_*.py"):
+        old.unlink()
+    title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
+    replace_file(folder / name, reproducer_text(title, name, str(listing.get("jax", "")), short))
+    return folder / name
+
+
+def measure_reproducer(
+    step: Step,
+    sides: StepSides,
+    script: Path,
+    exported_on: str,
+    listing: Mapping[str, Any],
+    kept: str,
+) -> ReproducerAnswer:
+    """The reproducer measured on the step's two releases together, until its counterparts of the step's
+    metrics are decided; each counterpart compared."""
+    counterparts = {m: name for m in step.metrics if (name := counterpart(m)) is not None}
+    base = ReproducerAnswer(
+        step.before,
+        step.after,
+        f"{kept}/",
+        script.name,
+        exported_on,
+        len(script.read_text().splitlines()),
+        tuple(listing.get("programs", ())),
+        str(listing.get("note", "")),
+    )
+    if not counterparts:
+        return base
+    try:
+        case = read_script(script)
+    except UsageError as exc:
+        return dataclasses.replace(base, problem=str(exc))
+    prober = sides.prober
+    assert prober.environments is not None
+    measuring = ReleaseProber(
+        prober.envs,
+        case,
+        {},
+        prober.profile,
+        prober.results_dir,
+        prober.settings,
+        prober.progress,
+        max_processes=prober.max_processes,
+        time_budget=prober.time_budget,
+        decide_metrics=tuple(dict.fromkeys(counterparts.values())),
+        environments=Environments(case, prober.environments.profile, progress=prober.progress),
+    )
+    sides.progress(
+        f"  the reproducer {script.name} on {step.before} and {step.after}, measured together"
+    )
+    measuring.measure_together(list(step.pair), decide=CHANGES)
+    results = {label: measuring(label).result for label in step.pair}
+    refused = tuple(_refusal(label, exported_on, results[label]) for label in step.pair)
+    refused = tuple(line for line in refused if line)
+    if refused:
+        return dataclasses.replace(base, refused=refused)
+    measured = {
+        metric: (name, _compared(results[step.before], results[step.after], name, step))
+        for metric, name in counterparts.items()
+    }
+    return dataclasses.replace(base, measured=measured)
+
+
+def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
+    """A line saying that ``label`` could not run what ``exported_on`` exported, or ""."""
+    if result is not None and result.status == "ok":
+        return ""
+    if result is None:
+        return f"jax {label} stored no result of the reproducer exported on {exported_on}"
+    details = [p.detail for p in result.result.processes if p.status != "ok" and p.detail.strip()]
+    last = details[0].strip().splitlines()[-1].strip()[:200] if details else str(result.status)
+    return f"jax {label} cannot run what jax {exported_on} exported: {last}"
+
+
+def _compared(
+    before: StoredResult | None, after: StoredResult | None, name: str, step: Step
+) -> Comparison | None:
+    if before is None or after is None:
+        return None
+    key: MetricKey = parse_metric_name(name)
+    old, new = metric_samples(before).get(key), metric_samples(after).get(key)
+    if old is None or new is None:
+        return None
+    return compare_metric(old, new, step.thresholds, key)

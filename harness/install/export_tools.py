@@ -1,0 +1,50 @@
+"""What ``jax.export`` needs to write and read a serialized module besides jax: ``flatbuffers`` (and, on
+some releases, ``absl``), installed once into a folder of their own beside the venvs.
+
+The folder is put last on the path of a step's capture process only (``harness.measure.script_capture``),
+so a script's venv is never changed and its own packages come first.  Both are pure Python.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from harness.install.venvs import uv_command
+
+PACKAGES = ("flatbuffers", "absl-py")
+DONE = ".installed"
+
+
+def export_tools(cache: Path, interpreter: Path) -> Path | str:
+    """The folder holding ``PACKAGES`` for ``interpreter``'s Python, installed once; or why it cannot be had."""
+    folder = cache / "export-tools"
+    if (folder / DONE).is_file():
+        return folder
+    uv = uv_command()
+    if uv is None:
+        return "uv is not installed (it installs flatbuffers for jax.export)"
+    command = [
+        *uv,
+        "pip",
+        "install",
+        "--quiet",
+        "--target",
+        str(folder),
+        "--python",
+        str(interpreter),
+    ]
+    try:
+        done = subprocess.run(
+            [*command, *PACKAGES], capture_output=True, text=True, timeout=600, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"flatbuffers could not be installed: {exc}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"flatbuffers could not be installed: {last}"
+    try:
+        (folder / DONE).write_text("\n".join(PACKAGES) + "\n")
+    except OSError as exc:
+        return f"flatbuffers could not be installed: {exc}"
+    return folder
