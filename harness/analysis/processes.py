@@ -228,7 +228,12 @@ def compare_processes(
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
-    if enough and _one_value(a) and _one_value(b) and (base.median > 0 or base.median == cand.median):
+    if (
+        enough
+        and _one_value(a)
+        and _one_value(b)
+        and (base.median > 0 or base.median == cand.median)
+    ):
         return _constant(base, cand, flags, spreads, thresholds)
     if base.median <= 0:
         nan = math.nan

@@ -432,4 +432,6 @@ def test_a_number_that_varies_on_one_side_or_too_few_processes_keeps_the_test():
     varies = compare_processes([[30.5]] * 3, [[30.5], [30.6], [30.5]], invocation_spread=0.1)
     assert not varies.constant and varies.said.startswith("within ±")
     few = compare_processes([[30.5]] * 2, [[30.5]] * 2)
-    assert not few.constant and few.verdict == UNDECIDED, "two processes cannot show a number never varies"
+    assert not few.constant and few.verdict == UNDECIDED, (
+        "two processes cannot show a number never varies"
+    )
