@@ -2,8 +2,8 @@
 
 from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.analysis.significance import DEFAULT_THRESHOLDS
-from harness.render.set_comparison import render_markdown, render_text
 from harness.render.screen import fits
+from harness.render.set_comparison import render_markdown, render_text
 from harness.render.tables import rule_line, rule_text
 from tests.conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
