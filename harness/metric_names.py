@@ -143,3 +143,26 @@ def parse_metric_name(text: str) -> MetricKey:
             f"for a plain script also process.PHASE ({phases}) or json.FIELD"
         )
     return MetricKey(name, kind)
+
+
+# The order a reader wants metrics in: what the script or case itself measures, then JAX's phases, then the
+# whole process, its memory, and JAX's import (the same on every script, rarely the surprise).
+_PHASE_RANK = {
+    "trace": 1,
+    "lower": 1,
+    "compile": 1,
+    "wall": 2,
+    "run": 2,
+    "peak_rss": 3,
+    "import": 4,
+}
+_KIND_RANK = {"wall": 0, "dispatch": 0, "lower": 1, "compile": 1}
+
+
+def reading_rank(key: MetricKey) -> int:
+    """Where a metric comes in an answer (lower first); metrics of one rank keep their own order."""
+    if key.name == JSON:
+        return 0
+    if key.name == PROCESS:
+        return _PHASE_RANK.get(key.kind, 2)
+    return _KIND_RANK.get(key.kind, 0)

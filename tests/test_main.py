@@ -245,7 +245,8 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     assert main(worse) == 1
     out = capsys.readouterr().out
     # Over 5 processes a side, ×1.25 passes p < 0.002 for eager's wall (first listed), not for jit's (p ≈ 0.0035).
-    assert "Worse in B: async_dispatch N=1000: eager · wall (until ready) ×1.25" in out
+    assert "Worse in B: async_dispatch N=1000: eager.wall_ns ×1.25" in out
+    assert out.rstrip().endswith(f"Report: {markdown}")
     assert "# Comparison of two result sets" in markdown.read_text()
     better = ["compare", str(results), "--a-release", "0.12.0.1", "--b-release", "0.4.26"]
     assert main(better) == 0

@@ -179,7 +179,8 @@ def compare_metric(
     found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
         found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
-    if not (separate and (a.loaded or b.loaded)):
+    # A number that did not vary is what it is whatever loaded the machine: only a spread can be hidden by load.
+    if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
     verdict = (
         Verdict.UNDECIDED if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict

@@ -53,7 +53,7 @@ from harness.analysis.significance import (
     resampled_median,
 )
 from harness.analysis.t_test import WelchTest, t_quantile, welch_t_test
-from harness.stats import summarize
+from harness.stats import Summary, summarize
 
 Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per process
 
@@ -162,6 +162,40 @@ def welch_margin(test: WelchTest, confidence: float) -> float:
     return math.exp(abs(test.difference) + t_quantile((1 + confidence) / 2, test.df) * test.error)
 
 
+def _one_value(processes: Sequence[Sequence[float]]) -> bool:
+    return len({value for samples in processes for value in samples}) == 1
+
+
+def _constant(
+    base: Summary,
+    cand: Summary,
+    flags: list[str],
+    spreads: tuple[SideSpread, SideSpread, str, float],
+    thresholds: Thresholds,
+) -> Comparison:
+    """Each side gave one value in every sample of every process: what changed is known exactly, so no test,
+    interval or allowance for separate runs applies (a Welch margin of an invocation spread would read "within
+    ±44 %" for a number printed as 30.5 in all six processes).  Past the factor it is a change, else unchanged."""
+    ratio = 1.0 if base.median == cand.median else cand.median / base.median
+    verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
+    p_value = 1.0 if ratio == 1 else 0.0
+    margin = max(ratio, 1 / ratio)
+    return Comparison(
+        base,
+        cand,
+        ratio,
+        ratio,
+        ratio,
+        p_value,
+        verdict,
+        tuple(flags),
+        *spreads,
+        level=thresholds.alpha,
+        margin=margin,
+        constant=True,
+    )
+
+
 def compare_processes(
     baseline: Processes,
     candidate: Processes,
@@ -194,6 +228,13 @@ def compare_processes(
     if not enough:
         flags.insert(0, f"too few processes ({len(a)} and {len(b)}) for a verdict")
     spreads = (a_spread, b_spread, WELCH_LOG_MEDIANS, invocation_spread)
+    if (
+        enough
+        and _one_value(a)
+        and _one_value(b)
+        and (base.median > 0 or base.median == cand.median)
+    ):
+        return _constant(base, cand, flags, spreads, thresholds)
     if base.median <= 0:
         nan = math.nan
         flag = "A: zero median" if base.median == 0 else "A: negative median"

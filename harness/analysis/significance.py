@@ -117,6 +117,9 @@ class Comparison:
     margin: float = math.nan
     # Mann–Whitney's exact p on the process medians where the sides were measured together (the guard), else nan.
     rank_p: float = math.nan
+    # Every sample of every process gave one value on each side (a count, a size, a number printed rounded):
+    # judged as such, since no spread can be estimated from numbers that do not vary (``processes``).
+    constant: bool = False
 
     def format(self, value: float) -> str:
         """A figure of the compared metric, in its unit: a duration, a size, or a script's number as printed."""
@@ -127,7 +130,10 @@ class Comparison:
         """The verdict in the metric's own words: slower or faster for a duration, higher or lower for a size
         or a script's number (where higher may be the better way); no change with the margin the data support:
         "unchanged (within ±3%)", or an undecided "within ±9%" (a band wider than the factor's: no change
-        shown, and none beyond it)."""
+        shown, and none beyond it).  A number that does not vary is said as such: "the same in all 6 processes",
+        "changed from 12 to 14 in every process"."""
+        if self.constant:
+            return constant_said(self)
         if self.verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
             within = format_margin(self.margin)
             if self.verdict is Verdict.UNCHANGED:
@@ -156,6 +162,14 @@ class Comparison:
         """Processes measured on each side (A, B)."""
         a, b = self.spreads
         return a.processes, b.processes
+
+
+def constant_said(comparison: Comparison) -> str:
+    """A comparison of numbers that never varied, in words: the same, or the one change every process saw."""
+    a, b = comparison.baseline.median, comparison.candidate.median
+    if a == b:
+        return f"the same in all {sum(comparison.processes)} processes"
+    return f"changed from {comparison.format(a)} to {comparison.format(b)} in every process"
 
 
 # Above this many samples, a resample's median is drawn directly rather than by drawing every sample: the cost

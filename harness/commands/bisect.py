@@ -85,6 +85,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             if open_
             else ""
         )
+        progress.done()
         print(
             f"No metric of {options.case.name} differs significantly between jax {options.first} and "
             f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "

@@ -19,5 +19,5 @@ def execute(opts: CompareOptions) -> int:
         write_text(opts.markdown, render_markdown(comparison))
     if opts.json:
         write_text(opts.json, dumps(set_comparison_json(comparison)))
-    print(render_text(comparison), end="")
+    print(render_text(comparison, str(opts.markdown) if opts.markdown else None), end="")
     return 1 if comparison.worse() else 0

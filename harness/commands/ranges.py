@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from harness.cli.ranges import RangeOptions, target_words
+from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.explain.kinds import KINDS
 from harness.explain.option_commits import repo_at_hand
@@ -46,9 +47,9 @@ from harness.store.results import load_results
 from harness.store.schema import RunStatus
 from harness.units import version_key
 
-
-def progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+# The stages of a bisect, sweep or triage and each step's outcome stay on screen; each release installed and
+# each process measured update one line in a terminal (``Progress``).
+progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
 
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
@@ -332,6 +333,7 @@ class RangeRun:
 
     def publish(self, answer: Answer, stem: str, *, data_file: bool) -> None:
         """The answer printed, its page written under the reports folder (with ``data_file``, its data beside it)."""
+        progress.done()
         print(answer.text, end="")
         out = self.options.places.out
         _write(inside(out, f"{stem}.md"), answer.markdown)

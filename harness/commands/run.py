@@ -6,12 +6,11 @@ with workers of its own); ``execute`` adds the summary line and the exit status.
 
 from __future__ import annotations
 
-import sys
-
 from harness.analysis.power import detectable_in_records
 from harness.analysis.sequential import open_comparison
 from harness.cli import options
 from harness.cli.run import RunOptions
+from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Measured, measure
@@ -35,7 +34,7 @@ def plan_of(opts: RunOptions) -> list[PlannedRun]:
     return plan
 
 
-def measure_run(opts: RunOptions) -> list[Measured]:
+def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Measured]:
     """The run ``opts`` describe, measured and stored: one ``Measured`` per planned cell and side."""
     plan = plan_of(opts)
     options.prove_writable(opts.results)
@@ -49,11 +48,17 @@ def measure_run(opts: RunOptions) -> list[Measured]:
         resume=opts.resume,
         detectable=detectable_in_records,
         undecided=open_comparison,
+        progress=progress or Progress(),
     )
 
 
 def execute(opts: RunOptions) -> int:
-    outcomes = measure_run(opts)
+    # In a terminal each process's line replaces the one before; the summary below stays.
+    progress = Progress()
+    try:
+        outcomes = measure_run(opts, progress)
+    finally:
+        progress.done()
     counts: dict[str, int] = {}
     for outcome in outcomes:
         status = ALREADY_MEASURED if outcome.run is None else outcome.run.status
@@ -62,7 +67,7 @@ def execute(opts: RunOptions) -> int:
     stored = sum(1 for outcome in outcomes if outcome.stored is not None)
     sides = len(opts.sides)
     cells = f"{len(outcomes) // sides} cells" + (f" on {sides} sides" if sides > 1 else "")
-    print(f"{cells}, {stored} results stored under {opts.results}: {summary}", file=sys.stderr)
+    progress.keep(f"{cells}, {stored} results stored under {opts.results}: {summary}")
     # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure into a success.
     kept = (outcome.previous if outcome.run is None else outcome.run.status for outcome in outcomes)
     bad = sum(1 for status in kept if status not in (RunStatus.OK, RunStatus.SKIPPED))

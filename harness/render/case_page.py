@@ -17,6 +17,8 @@ from harness.analysis.report_model import (
     Thresholds,
     TimingGroup,
 )
+from harness.analysis.significance import DEFAULT_THRESHOLDS
+from harness.render.marks import legend
 from harness.render.plots import SCALING, WALL, DrawnPlots
 from harness.render.run_detail import run_section
 from harness.render.tables import (
@@ -60,13 +62,20 @@ def timing_table(timing: TimingGroup) -> str:
     return markdown_table(rows, ["metric", *(f"jax {r}" for r in releases)])
 
 
-def statistics_table(timing: TimingGroup) -> str:
-    rows = [
-        [key.label(), f"jax {release}", *statistics_cells(found)]
+def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> str:
+    """Every comparison's statistics, its caveats as marks with their legend below."""
+    found = [
+        (key, release, comparison)
         for release, by_key in timing.comparison.comparisons.items()
-        for key, found in by_key.items()
+        for key, comparison in by_key.items()
     ]
-    return markdown_table(rows, ["metric", "B", *STATISTICS_HEADERS])
+    rows = [
+        [key.label(), f"jax {release}", *statistics_cells(c, thresholds=thresholds)]
+        for key, release, c in found
+    ]
+    marks = legend((c for _, _, c in found), thresholds)
+    table = markdown_table(rows, ["metric", "B", *STATISTICS_HEADERS])
+    return f"{table}\n\n{inline(marks)}" if marks else table
 
 
 def format_fact(value: Any) -> str:
@@ -114,7 +123,9 @@ def plot_lines(timing: TimingGroup, plots: DrawnPlots) -> list[str]:
     return lines
 
 
-def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
+def group_section(
+    timing: TimingGroup, plots: DrawnPlots, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> str:
     comparison = timing.comparison
     group = comparison.group
     lines = [f"### {inline(group.key.describe())}", ""]
@@ -141,7 +152,7 @@ def group_section(timing: TimingGroup, plots: DrawnPlots) -> str:
         lines += [
             "<details><summary>Statistics in full</summary>",
             "",
-            statistics_table(timing),
+            statistics_table(timing, thresholds),
             "",
             "</details>",
             "",
@@ -197,7 +208,7 @@ def render_case(
                 f"with each other; they differ in {', '.join(model.differ)}.",
                 "",
             ]
-        lines += [group_section(t, plots) for t in model.timings]
+        lines += [group_section(t, plots, thresholds) for t in model.timings]
     else:
         lines += ["No run of this case finished: nothing to time.", ""]
     if model.structures:

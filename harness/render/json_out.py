@@ -47,6 +47,8 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         "said": comparison.said,
         "margin": number(comparison.margin),
         "rank_p": number(comparison.rank_p),
+        # Every process of each side gave one value: judged exactly, no test (``processes``).
+        "constant": comparison.constant,
         "median_baseline_ns": number(comparison.baseline.median),
         "median_ns": number(comparison.candidate.median),
         "processes": [a, b],

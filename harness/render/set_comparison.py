@@ -1,8 +1,19 @@
-"""The ``compare`` command's output: the comparison of two result sets as terminal text and as markdown."""
+"""The ``compare`` command's output: the comparison of two result sets as terminal text and as markdown.
+
+The terminal answer fits one screen (``screen``): per pair of runs its metrics in reading order with the two
+figures, the ratio, the verdict and the caveats as marks; where every metric of every pair would not fit, the
+unchanged ones are counted, not listed.  The markdown keeps every statistic of every metric."""
 
 from __future__ import annotations
 
+from collections import Counter
+
+from harness.analysis.metrics import MetricComparison
 from harness.analysis.set_comparison import Pair, SetComparison
+from harness.analysis.significance import Verdict
+from harness.metric_names import reading_rank
+from harness.render import screen
+from harness.render.marks import legend, marks_text
 from harness.render.tables import (
     METHOD_ANCHOR,
     METHOD_HEADING,
@@ -11,38 +22,131 @@ from harness.render.tables import (
     rule_line,
     rule_text,
     statistics_cells,
-    text_table,
 )
 from harness.render.text import code_span, inline, terminal
+from harness.units import format_ratio, sizes_text
+
+SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
+# Changed first (the worse way first), then what more measurement could decide, then no change.
+_VERDICT_ORDER = {Verdict.SLOWER: 0, Verdict.FASTER: 1, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 3}
+# A screen's lines outside the pairs: the summary, A and B, the legend, the rule, the verdict, the report.
+_FRAME_LINES = 12
 
 
-def _rows(pair: Pair, markdown: bool) -> list[list[str]]:
-    return [[m.key.label(), *statistics_cells(m.comparison, markdown)] for m in pair.metrics]
+def _ordered(pair: Pair) -> list[MetricComparison]:
+    return sorted(pair.metrics, key=lambda m: reading_rank(m.key))
 
 
-def render_text(comparison: SetComparison) -> str:
-    """For a terminal: stored strings with their control characters (an escape sequence) replaced."""
-    a, b = terminal(comparison.a.describe()), terminal(comparison.b.describe())
-    # The rule in one line up front and in full once, after the tables: the tables are what a reader came for.
-    lines = [
-        f"A: {a}",
-        f"B: {b}",
-        "",
-        rule_line(comparison.thresholds, cells=False).replace("*", ""),
-        "",
+def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[str]]:
+    return [
+        [
+            m.key.label(),
+            *statistics_cells(m.comparison, markdown, comparison.thresholds),
+        ]
+        for m in _ordered(pair)
     ]
-    for pair in comparison.pairs:
-        lines += [terminal(pair.title()), *(f"  note: {terminal(n)}" for n in pair.notes)]
-        lines += [text_table(_rows(pair, markdown=False), ["metric", *STATISTICS_HEADERS]), ""]
+
+
+def _short_row(m: MetricComparison, comparison: SetComparison) -> list[str]:
+    found = m.comparison
+    return [
+        m.key.metric_name,
+        found.format(found.baseline.median),
+        found.format(found.candidate.median),
+        format_ratio(found.ratio),
+        found.said,
+        marks_text(found, comparison.thresholds),
+    ]
+
+
+def _counts(metrics: list[MetricComparison]) -> str:
+    found = Counter(m.comparison.verdict for m in metrics)
+    return ", ".join(f"{found[v]} {v}" for v in _VERDICT_ORDER if found[v])
+
+
+def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str]:
+    """One pair: its title, its notes, its metrics; ``folded`` (when all would not fit): only the metrics that
+    changed, the others counted, and a pair without a change in one line."""
+    metrics = _ordered(pair)
+    changed = [m for m in metrics if m.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
+    if folded and not changed:
+        where = f"{pair.a.case} {sizes_text(pair.a.sizes)} · profile {pair.a.profile}"
+        return [screen.shorten(f"{terminal(where)}: no change ({_counts(metrics)})")]
+    lines = screen.wrap(terminal(pair.title()), indent="  ", lines=2)
+    notes = [
+        f"  {line}"
+        for n in pair.notes
+        for line in screen.wrap(f"note: {n}", screen.WIDTH - 2, indent="  ", lines=2)
+    ]
+    kept = 1 if folded else 4
+    lines += notes[:kept]
+    if len(notes) > kept:
+        lines.append(f"  and {len(notes) - kept} more lines of notes: the markdown has them")
+    shown = (
+        sorted(changed, key=lambda m: _VERDICT_ORDER[m.comparison.verdict]) if folded else metrics
+    )
+    lines += screen.table([_short_row(m, comparison) for m in shown], SHORT_HEADERS, indent="  ")
+    rest = [m for m in metrics if m not in shown]
+    if rest:
+        lines.append(f"  and {len(rest)} more: {_counts(rest)}")
+    return lines
+
+
+def _worse_first(pair: Pair) -> int:
+    verdicts = {m.comparison.verdict for m in pair.metrics}
+    return 0 if Verdict.SLOWER in verdicts else 1 if Verdict.FASTER in verdicts else 2
+
+
+def _worse_line(comparison: SetComparison) -> str:
+    """The verdict of the whole comparison, shortened to a line (``--markdown`` lists every one)."""
+    slower = []
+    for p in comparison.pairs:
+        metrics = [
+            f"{m.key.metric_name} {format_ratio(m.comparison.ratio)}"
+            for m in _ordered(p)
+            if m.comparison.verdict == Verdict.SLOWER
+        ]
+        if metrics:
+            slower.append(f"{p.a.case} {sizes_text(p.a.sizes)}: {', '.join(metrics)}")
+    worse = slower + comparison.broken
+    if not worse:
+        return "Nothing got significantly worse in B."
+    return screen.shorten("Worse in B: " + terminal("; ".join(worse)))
+
+
+def render_text(comparison: SetComparison, report: str | None = None) -> str:
+    """For a terminal, one screen: stored strings with their control characters (an escape sequence)
+    replaced.  ``report``: where the markdown went, said last (else how to ask for it)."""
+    budget = screen.LINES - _FRAME_LINES
+    blocks = [_pair_lines(p, comparison, folded=False) for p in comparison.pairs]
+    if sum(len(b) + 1 for b in blocks) > budget:
+        pairs = sorted(comparison.pairs, key=_worse_first)
+        blocks = [_pair_lines(p, comparison, folded=True) for p in pairs]
+    body = [line for block in blocks for line in [*block, *([""] if len(block) > 1 else [])]]
     if comparison.not_compared:
-        lines += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
-    lines += [f"{METHOD_HEADING}: {rule_text(comparison.thresholds).replace('*', '')}", ""]
-    lines.append(comparison.summary())
-    worse = comparison.worse()
+        body += ["Not compared:", *(f"  - {terminal(n)}" for n in comparison.not_compared), ""]
+    body = screen.budgeted(body, budget, "… and {n} more lines: the markdown lists every pair")
+    thresholds = comparison.thresholds
+    lines = [
+        screen.shorten(comparison.summary()),
+        screen.shorten(f"A: {terminal(comparison.a.describe())}"),
+        screen.shorten(f"B: {terminal(comparison.b.describe())}"),
+        "",
+        *body,
+    ]
+    if lines[-1]:
+        lines.append("")
+    marks = legend((m.comparison for p in comparison.pairs for m in p.metrics), thresholds)
+    lines += screen.wrap(marks, indent="  ", lines=3) if marks else []
     lines.append(
-        "Worse in B: " + terminal("; ".join(worse))
-        if worse
-        else "Nothing got significantly worse in B."
+        f"slower/faster: B/A beyond ×{thresholds.factor:g} at p < {thresholds.alpha:g}, at least "
+        f"{thresholds.min_processes} processes a side"
+    )
+    lines.append(_worse_line(comparison))
+    lines.append(
+        f"Report: {terminal(report)}"
+        if report
+        else "Every statistic (processes, samples, intervals, p, spreads): --markdown FILE, --json FILE"
     )
     return "\n".join(lines) + "\n"
 
@@ -60,7 +164,10 @@ def render_markdown(comparison: SetComparison) -> str:
     for pair in comparison.pairs:
         lines += [f"## {inline(pair.title())}", ""]
         lines += [f"> {inline(n)}" for n in pair.notes] + ([""] if pair.notes else [])
-        lines += [markdown_table(_rows(pair, markdown=True), ["metric", *STATISTICS_HEADERS]), ""]
+        rows = _rows(pair, markdown=True, comparison=comparison)
+        lines += [markdown_table(rows, ["metric", *STATISTICS_HEADERS]), ""]
+        marks = legend((m.comparison for m in pair.metrics), comparison.thresholds)
+        lines += [inline(marks), ""] if marks else []
     if comparison.broken or comparison.not_compared:
         lines += ["## Not compared", ""]
         lines += [f"- **broken in B**: {inline(n)}" for n in comparison.broken]

@@ -8,7 +8,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.render.marks import marks_text
 from harness.render.text import Markdown, inline, one_line, terminal
 from harness.units import format_p, format_ratio
 
@@ -60,11 +61,13 @@ def format_share(value: float) -> str:
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 
-def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]:
+def statistics_cells(
+    comparison: Comparison, markdown: bool = True, thresholds: Thresholds = DEFAULT_THRESHOLDS
+) -> list[str]:
     """The full statistics of one comparison, as table cells under STATISTICS_HEADERS.
 
     *between* is the coefficient of variation of a side's process medians, *within* the
-    median over its processes of IQR / median.
+    median over its processes of IQR / median; the caveats are marks (``marks.legend`` says them).
     """
     a, b = comparison.spreads
     return [
@@ -78,7 +81,7 @@ def statistics_cells(comparison: Comparison, markdown: bool = True) -> list[str]
         f"{format_share(a.between)}/{format_share(b.between)}",
         f"{format_share(a.within)}/{format_share(b.within)}",
         Markdown(said_text(comparison)) if markdown else comparison.said,
-        "; ".join(comparison.flags),
+        marks_text(comparison, thresholds),
     ]
 
 

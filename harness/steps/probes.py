@@ -38,6 +38,7 @@ from harness.measure.storing import same_script
 from harness.steps.ready import Probe, Readiness
 from harness.store.results import StoredResult, newest_result
 from harness.store.schema import Settings
+from harness.units import time_left
 
 # The measurement a prober runs (``harness.measure.runner.measure``), as a test may stand in for it.
 Measure = Callable[..., list[runner.Measured]]
@@ -196,9 +197,10 @@ class ReleaseProber:
 
     def _installed(self, releases: Sequence[str]) -> list[Side]:
         """A side for each release of ``releases`` whose environment could be made ready, in order."""
-        sides = []
+        sides, started = [], time.monotonic()
         for number, release in enumerate(releases, start=1):
-            self.progress(f"  ({number}/{len(releases)}) {release}:")
+            pace = time_left(number - 1, len(releases) - number + 1, time.monotonic() - started)
+            self.progress(f"  ({number}/{len(releases)}) {release}:{' ' + pace if pace else ''}")
             prepared = self.prepared(release)
             if isinstance(prepared, Side):
                 sides.append(prepared)

@@ -410,3 +410,28 @@ def test_a_large_change_between_separate_invocations_is_still_flagged():
         for _ in range(trials)
     )
     assert flagged >= 0.9 * trials
+
+
+def test_a_number_the_same_in_every_process_is_said_so_not_given_a_margin():
+    same = compare_processes([[30.5]] * 3, [[30.5]] * 3, invocation_spread=0.1)
+    assert same.constant and same.verdict == UNCHANGED
+    assert (same.ratio, same.ci_low, same.ci_high, same.margin) == (1.0, 1.0, 1.0, 1.0)
+    assert same.said == "the same in all 6 processes"
+
+
+def test_a_number_that_changed_in_every_process_is_said_from_and_to():
+    moved = compare_processes([[12.0, 12.0]] * 3, [[14.0, 14.0]] * 4, invocation_spread=0.1)
+    assert moved.constant and moved.verdict == SLOWER and moved.ratio == pytest.approx(14 / 12)
+    assert moved.said == "changed from 12 ns to 14 ns in every process"
+    small = compare_processes([[100.0]] * 3, [[101.0]] * 3)
+    assert small.verdict == UNCHANGED, "inside the factor: no change beyond it, known exactly"
+    assert small.said == "changed from 100 ns to 101 ns in every process"
+
+
+def test_a_number_that_varies_on_one_side_or_too_few_processes_keeps_the_test():
+    varies = compare_processes([[30.5]] * 3, [[30.5], [30.6], [30.5]], invocation_spread=0.1)
+    assert not varies.constant and varies.said.startswith("within ±")
+    few = compare_processes([[30.5]] * 2, [[30.5]] * 2)
+    assert not few.constant and few.verdict == UNDECIDED, (
+        "two processes cannot show a number never varies"
+    )

@@ -2,9 +2,10 @@
 
 from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.analysis.significance import DEFAULT_THRESHOLDS
+from harness.render.screen import fits
 from harness.render.set_comparison import render_markdown, render_text
 from harness.render.tables import rule_line, rule_text
-from tests.conftest import assert_valid_tables, derive, real_result, write_results
+from tests.conftest import FIXTURES, assert_valid_tables, derive, real_result, write_results
 
 
 def comparison(tmp_path):
@@ -28,10 +29,45 @@ def test_the_markdown_states_the_rule_in_one_line_and_explains_it_once_after_the
     assert "\n## How the numbers are made\n" in markdown
 
 
-def test_the_terminal_text_ends_with_its_summary_and_explains_the_rule_once(tmp_path):
-    text = render_text(comparison(tmp_path))
-    paragraph = rule_text(DEFAULT_THRESHOLDS).replace("*", "")
-    assert text.count(paragraph) == 1 and text.index("metric") < text.index(paragraph)
-    assert (
-        text.rstrip().splitlines()[-1].startswith(("Worse in B", "Nothing got significantly worse"))
+def test_the_terminal_text_fits_a_screen_and_ends_with_the_verdict_and_the_report(tmp_path):
+    found = comparison(tmp_path)
+    text = render_text(found, "comparison.md")
+    assert fits(text)
+    lines = text.splitlines()
+    assert lines[0] == found.summary()
+    assert lines[-2].startswith(("Worse in B", "Nothing got significantly worse"))
+    assert lines[-1] == "Report: comparison.md"
+    assert rule_text(DEFAULT_THRESHOLDS).replace("*", "") not in text, (
+        "the rule in full is the report's"
     )
+    assert render_text(found).splitlines()[-1].endswith("--markdown FILE, --json FILE")
+
+
+def test_a_script_compared_across_runs_fits_with_its_own_numbers_first_and_marks_explained():
+    """Two real runs of one script, 6 processes each, in separate invocations (tests/fixtures/compare)."""
+    a, b = (ResultSet(side.upper(), FIXTURES / "compare" / side) for side in "ab")
+    text = render_text(compare_sets(a, b, [], DEFAULT_THRESHOLDS))
+    assert fits(text)
+    metrics = [line.split()[0] for line in text.splitlines() if line.startswith("  json.")]
+    assert metrics == ["json.loop_ms", "json.steps"]
+    assert (
+        text.index("json.steps") < text.index("process.wall_ns") < text.index("process.import_ns")
+    )
+    [steps] = [line for line in text.splitlines() if line.startswith("  json.steps")]
+    assert "the same in all 12 processes" in steps and "±" not in steps
+    assert "caveats: L separate runs, one measured under load: no verdict" in text
+    assert "measured under load … no verdict" not in text and text.count("no verdict") == 2
+
+
+def test_many_pairs_fold_the_unchanged_metrics_to_stay_on_one_screen(tmp_path):
+    data = real_result("async_dispatch-0.12.0.1")
+    runs = [
+        derive(data, release=release, sizes={"N": n}, scale=scale, id=f"{data['id']}-n{n}")
+        for n in range(1, 9)
+        for release, scale in (("0.4.26", 1.0), ("0.12.0.1", 1.3 if n == 3 else 1.0))
+    ]
+    folder = write_results(tmp_path / "results", runs)
+    a, b = ResultSet("A", folder, "0.4.26", None), ResultSet("B", folder, "0.12.0.1", None)
+    text = render_text(compare_sets(a, b, [], DEFAULT_THRESHOLDS))
+    assert fits(text), text
+    assert "Worse in B: async_dispatch N=3: " in text

@@ -79,7 +79,7 @@ def test_statistics_of_processes_show_counts_and_both_spreads():
     assert cells["verdict"] == "within ±126%", (
         "no change shown, and the data allow one of up to ×2.26 either way"
     )
-    assert cells["caveats"] == "too few processes (3 and 2) for a verdict"
+    assert cells["caveats"] == "f", "too few processes, as a mark the legend says"
 
 
 def test_the_rule_says_how_verdicts_are_reached():

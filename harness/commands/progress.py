@@ -1,0 +1,86 @@
+"""Progress of a long command on stderr: in a terminal, one line that updates in place; elsewhere (a CI log, a
+file, a pipe), each line as it comes.
+
+What the engines and the runner say is the same either way: which release, cell and process, how many are
+left and about how long they will take (``units.time_left``).  In a terminal the lines of each process, each
+release installed and each cell stored replace one another on one line, prefixed with the time the command
+has run; the command's milestones (its stages, each step's outcome, the files written) stay on screen.
+No progress library (rich, tqdm): the counts and estimates come from the engines, which know what is left
+(rounds of processes, looks, releases to install), and an updating line needs only a carriage return and an
+erase; a bar that counts calls would only guess.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from harness.render.screen import WIDTH, shorten
+from harness.units import format_seconds
+
+CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line (ANSI)
+
+
+class Progress:
+    """A progress callable (``progress(line)``): lines that start with one of ``milestones`` stay, others update
+    one line in place in a terminal; ``keep(line)`` stays whatever it starts with."""
+
+    def __init__(
+        self,
+        milestones: tuple[str, ...] = (),
+        stream: TextIO | None = None,
+        *,
+        tty: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.milestones = milestones
+        self.stream = stream
+        self._tty = tty
+        self.clock = clock
+        self.started = clock()
+        self.showing = False  # an updating line is on screen, without its newline
+
+    @property
+    def out(self) -> TextIO:
+        # Looked up at each line, not at import: tests and callers replace sys.stderr.
+        return self.stream if self.stream is not None else sys.stderr
+
+    @property
+    def tty(self) -> bool:
+        if self._tty is not None:
+            return self._tty
+        isatty = getattr(self.out, "isatty", None)
+        return bool(isatty and isatty())
+
+    def __call__(self, line: str) -> None:
+        if self.tty and not line.lstrip().startswith(self.milestones or ("\0",)):
+            self.update(line)
+        else:
+            self.keep(line)
+
+    def update(self, line: str) -> None:
+        """``line`` in place of the last updating one (in a terminal; elsewhere a line of its own)."""
+        if not self.tty:
+            self.keep(line)
+            return
+        elapsed = format_seconds(self.clock() - self.started)
+        self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {line.strip()}", WIDTH - 1))
+        self.out.flush()
+        self.showing = True
+
+    def keep(self, line: str) -> None:
+        """``line`` on a line of its own, which stays."""
+        if self.showing:
+            self.out.write(CLEAR_LINE)
+            self.showing = False
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def done(self) -> None:
+        """The updating line cleared: what the command prints next starts on a clean line."""
+        if self.showing:
+            self.out.write(CLEAR_LINE)
+            self.out.flush()
+            self.showing = False

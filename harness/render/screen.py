@@ -1,0 +1,89 @@
+"""A command's terminal answer, which fits one screen: at most ``LINES`` lines of at most ``WIDTH`` columns,
+whatever the number of metrics, then the path of the full report (which, with the JSON, keeps every detail).
+
+Pure helpers the renderers share: a table shrunk to the width, text wrapped or shortened to it, and a list
+cut to a budget with a line that says how many were left out and where they are.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import unicodedata
+from collections.abc import Sequence
+
+from harness.render.text import one_line, terminal
+
+LINES = 40
+WIDTH = 100
+ELLIPSIS = "…"
+
+
+def columns(text: str) -> int:
+    """The columns ``text`` takes on a terminal: wide characters (East Asian) count two, combining ones none."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def shorten(text: str, width: int = WIDTH) -> str:
+    """``text`` on one line of at most ``width`` columns, cut with an ellipsis where longer."""
+    text = one_line(text).rstrip()
+    if columns(text) <= width:
+        return text
+    while text and columns(text) > width - 1:
+        text = text[:-1]
+    return text.rstrip() + ELLIPSIS
+
+
+def wrap(text: str, width: int = WIDTH, indent: str = "", lines: int | None = None) -> list[str]:
+    """``text`` wrapped to ``width`` columns, later lines indented by ``indent``; at most ``lines`` lines (the
+    last shortened)."""
+    wrapped = textwrap.wrap(
+        " ".join(terminal(text).split()),
+        width,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [""]
+    if lines is not None and len(wrapped) > lines:
+        wrapped = [*wrapped[: lines - 1], shorten(" ".join(wrapped[lines - 1 :]), width)]
+    return wrapped
+
+
+def table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str],
+    *,
+    width: int = WIDTH,
+    shrink: int = 0,
+    indent: str = "",
+) -> list[str]:
+    """A plain table of left-aligned columns two spaces apart; column ``shrink`` cut (ellipsis) so every line
+    fits ``width``."""
+    cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
+    widths = [max(columns(row[i]) for row in cells) for i in range(len(headers))]
+    over = len(indent) + sum(widths) + 2 * (len(widths) - 1) - width
+    if over > 0:
+        widths[shrink] = max(4, widths[shrink] - over)
+    lines = []
+    for row in cells:
+        parts = [shorten(c, widths[i]) if i == shrink else c for i, c in enumerate(row)]
+        padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(parts)]
+        lines.append(shorten(indent + "  ".join(padded).rstrip(), width))
+    return lines
+
+
+def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
+    """``lines`` if they fit ``budget``; else as many as fit with one line last: ``more`` with the count left
+    out in place of ``{n}``."""
+    if len(lines) <= budget:
+        return list(lines)
+    kept = max(0, budget - 1)
+    return [*lines[:kept], more.format(n=len(lines) - kept)]
+
+
+def fits(text: str) -> bool:
+    """Whether ``text`` fits one screen: the checks the tests of every command's first screen make."""
+    shown = text.splitlines()
+    return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)

@@ -1,0 +1,64 @@
+"""The release commands' first screen, on stored results (the real async_dispatch result posing as each
+release, scaled): at most 40 lines of 100 columns whatever the number of releases and steps, the report last."""
+
+from harness.analysis.significance import Thresholds
+from harness.render.range_screen import head_line, sweep_screen
+from harness.render.screen import fits
+from harness.steps.answers import Setting
+from harness.steps.bisection import sweep
+from tests.conftest import FakeReleases
+
+RELEASES = [f"0.4.{n}" for n in range(26, 64)]
+
+
+def setting(sizes=None, metric=None):
+    return Setting(
+        "async_dispatch",
+        {"N": 1000} if sizes is None else sizes,
+        "cpu",
+        metric,
+        {},
+        Thresholds(),
+        358.0,
+        every_metric=metric is None,
+    )
+
+
+def test_a_sweep_of_38_releases_and_many_steps_fits_one_screen_with_the_report_last():
+    scales = {r: 1 + (i // 3) % 2 * 2 for i, r in enumerate(RELEASES)}  # a step every third release
+    scales["0.4.32"] = None
+    found = sweep(
+        RELEASES, FakeReleases(scales), metrics=None, with_claim=True, thresholds=Thresholds()
+    )
+    assert len(found.steps) > 40
+    text = sweep_screen(found, setting(), "reports/sweep-async_dispatch.md")
+    assert fits(text), text
+    lines = text.splitlines()
+    assert lines[0] == "Sweep: async_dispatch at N=1000 · profile cpu · jax 0.4.26 → 0.4.63"
+    assert lines[-1] == "Report: reports/sweep-async_dispatch.md"
+    assert "1 did not run ok: 0.4.32 not installed" in text
+    assert "more steps: the report lists every one" in text
+    first = [
+        line.split()[0]
+        for line in lines
+        if line.startswith("  eager.") or line.startswith("  jit.")
+    ]
+    assert first[:2] == ["eager.wall_ns", "eager.dispatch_ns"], (
+        "within a step, the case's own programs first"
+    )
+
+
+def test_a_script_without_sizes_has_no_at_and_no_step_says_so():
+    found = sweep(
+        RELEASES[:3],
+        FakeReleases(dict.fromkeys(RELEASES[:3], 1)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    assert (
+        head_line("Sweep", setting(sizes={}), "a", "b")
+        == "Sweep: async_dispatch · profile cpu · jax a → b"
+    )
+    text = sweep_screen(found, setting(), "r.md")
+    assert "No significant step between consecutive releases." in text and fits(text)
