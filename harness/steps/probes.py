@@ -35,7 +35,7 @@ from harness.explain.dumps import dump_flags
 from harness.explain.profiles import PROFILE_DIR, TRACEME_FLAG, OpTimes, read_trace
 from harness.explain.tried import DefaultsAnswer, options_of, side_of, trials
 from harness.host.environment import host_facts, machine_identity
-from harness.install.environments import Environments, Prepared
+from harness.install.environments import Environments, Failed, Prepared, Unavailable
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
@@ -206,19 +206,21 @@ class ReleaseProber:
             return Side(
                 release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
             )
-        if not prepared.startswith("not installable"):
-            return Probe(release, None, prepared)
+        if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
+            return Probe(release, None, prepared.line)
         previous = self.stored(release)
         if previous is not None and (previous.status, previous.result.detail) == (
             RunStatus.NOT_INSTALLABLE,
-            prepared,
+            prepared.line,
         ):
-            return Probe(release, previous, prepared)
-        return Probe(release, self._store_not_installable(release, prepared), prepared)
+            return Probe(release, previous, prepared.line)
+        return Probe(release, self._store_not_installable(release, prepared), prepared.line)
 
-    def _store_not_installable(self, release: str, reason: str) -> StoredResult:
+    def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
         plan = self._plan(self.settings)
-        side = Side(release, self.profile, sys.executable)
+        # What was asked of the release (its libraries, holding nothing): a later probe finds this result.
+        side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
+        reason = unavailable.line
         context = RunContext(
             self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""
         )
