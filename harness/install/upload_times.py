@@ -131,6 +131,11 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
                     raise IndexUnreachable(
                         f"the package index at {base} did not answer {shown(url)} within {timeout_s:.0f} s"
                     )
+            if response.length:  # what its Content-Length promised did not all come
+                raise IndexUnreachable(
+                    f"the package index at {base} could not be reached: its answer to {shown(url)} was cut "
+                    f"short ({response.length} bytes missing)"
+                )
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             return None
