@@ -33,7 +33,7 @@ from harness.cli.sessions import (
 )
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
-from harness.install.environments import Environments
+from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, load_listing
 from harness.install.venvs import ensure, release_env, write_plan
 from harness.pins import (
@@ -145,12 +145,14 @@ def run_script(
     environments = Environments(request.script, profile, request.policy, progress=session.log)
     try:
         prepared = environments.prepare(release.jax, env)
+    except (
+        UsageError
+    ) as exc:  # before HarnessError, which it is: bad input is exit 2, not a failed session
+        refuse(str(exc))
     except HarnessError as exc:
         session.error(str(exc))
-    except UsageError as exc:
-        refuse(str(exc))
-    if isinstance(prepared, str):
-        session.error(f"jax {release.jax}: {prepared}")
+    if not isinstance(prepared, Prepared):
+        session.error(f"jax {release.jax}: {prepared.line}")
     side: dict[str, object] = {
         "release": release.jax,
         "profile": profile.name,

@@ -32,7 +32,7 @@ from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.host.environment import REPO_ROOT, allowed_variables
-from harness.install.environments import Environments
+from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.measure.locks import timing_lock
@@ -341,8 +341,8 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
         return Place(str(env.interpreter.absolute()), list(env.install), where)
     environments = Environments(request.case, PROFILE_BY_NAME.get(request.profile), request.policy)
     prepared = environments.prepare(version, env)
-    if isinstance(prepared, str):
-        raise HarnessError(f"jax {version}: {prepared}")
+    if not isinstance(prepared, Prepared):
+        raise HarnessError(f"jax {version}: {prepared.line}")
     libraries = prepared.libraries
     assert libraries is not None
     declared = {canonicalize_name(Requirement(r).name) for r in libraries.declared}

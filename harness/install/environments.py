@@ -8,8 +8,11 @@ release's date, or ``newest``), with any pins held on every release (``--hold``)
 label (``--vary``: a library's own releases on one jax release).  The harness is not in it: the
 script's start-up hook runs by its path, and the side's worker finds the harness on its path.
 
-What a script's venv was resolved to hold goes into each result (``Libraries``); a release
-whose set cannot be had is *not installable*, with the resolver's reason in one line.
+What a script's venv was resolved to hold goes into each result (``Libraries``).  A release is
+``Unavailable`` when its set cannot be had (the resolver proved it: *not installable*, with its
+reason in one line, an answer a result stores), and ``Failed`` when it could not be tried (the
+index out of reach, a full disk, an interpreter or uv that does not run: one line, never stored,
+tried again on the next run).
 """
 
 from __future__ import annotations
@@ -20,9 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo
-from harness.catalogue.script_deps import Declared, check_requires_python
+from harness.catalogue.script_deps import Declared
 from harness.install import script_envs, venvs
-from harness.install.script_envs import AS_OF, NotInstallable, ScriptEnv, ScriptEnvRequest
+from harness.install.script_envs import (
+    AS_OF,
+    InstallFailed,
+    NotInstallable,
+    ResolvedSet,
+    ScriptEnvRequest,
+)
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
 from harness.pins import Profile, Release, index_release
@@ -40,6 +49,26 @@ class Prepared:
     libraries: Libraries | None = None  # None: a case's release venv
 
 
+@dataclass(frozen=True)
+class Unavailable:
+    """A release whose environment cannot be had (the resolver proved it): an answer, stored as the release's
+    result, with what was asked of it (``libraries``, holding nothing) so that a later probe finds it."""
+
+    line: str  # "not installable (as of …): the resolver's reason"
+    libraries: Libraries
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A release whose environment could not be made this time: no answer about it, never stored."""
+
+    line: str  # one line naming the cause: the index, the disk, the interpreter, uv
+
+
+# What preparing a release gives: ready, cannot be had, or could not be tried.
+Outcome = Prepared | Unavailable | Failed
+
+
 def declared_of(case: CaseInfo) -> Declared:
     """What a plain script declares, as ``script_envs`` takes it."""
     script = case.script
@@ -55,8 +84,7 @@ def release_of(env: ReleaseEnv) -> Release:
     return index_release(env.jax, jaxlib)
 
 
-def libraries_of(found: ScriptEnv, declared: Declared, held: tuple[str, ...]) -> Libraries:
-    resolved = found.resolved
+def libraries_of(resolved: ResolvedSet, declared: Declared, held: tuple[str, ...]) -> Libraries:
     cutoff = resolved.cutoff.isoformat() if resolved.cutoff else None
     return Libraries(
         resolved.policy, resolved.pins, resolved.sha256, cutoff, declared.requirements, held
@@ -67,6 +95,12 @@ def not_installable(found: NotInstallable) -> str:
     """The one line a release that cannot be had says, with the policy that resolved it."""
     when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
     return f"not installable ({when}): {found.reason}"
+
+
+def not_tried(found: InstallFailed | str) -> str:
+    """The one line a release that could not be tried says: its cause (nothing is concluded from it)."""
+    reason = found.reason if isinstance(found, InstallFailed) else found
+    return f"could not be installed: {reason}"
 
 
 def _stderr(line: str) -> None:
@@ -108,8 +142,8 @@ class Environments:
         wanted = (self.policy, self.case.script.requirements, self.held(label))
         return (libraries.policy, libraries.declared, libraries.held) == wanted
 
-    def prepare(self, label: str, env: ReleaseEnv) -> Prepared | str:
-        """``label``'s environment, ready, or why it cannot be had (one line)."""
+    def prepare(self, label: str, env: ReleaseEnv) -> Outcome:
+        """``label``'s environment, ready; or why it cannot be had, or could not be tried (one line)."""
         if label in self.fixed:
             return self.fixed[label]
         if self.case.script is None:
@@ -117,7 +151,7 @@ class Environments:
                 f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)"
             )
             problem = venvs.ensure(env)
-            return f"could not be installed: {problem}" if problem else Prepared(env.interpreter)
+            return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
         declared = declared_of(self.case)
         request = ScriptEnvRequest(
@@ -129,7 +163,9 @@ class Environments:
             f"  {label}: a venv for {self.case.script.file} ({shown}, {self.policy}) under {folder}"
         )
         found = script_envs.ensure(request, folder, UploadTimes(folder / INDEX_TIMES))
+        if isinstance(found, InstallFailed):
+            return Failed(not_tried(found))
         if isinstance(found, NotInstallable):
-            return not_installable(found)
-        check_requires_python(declared, found.python_version)
-        return Prepared(found.interpreter, libraries_of(found, declared, held))
+            asked = ResolvedSet((), found.policy, found.cutoff)
+            return Unavailable(not_installable(found), libraries_of(asked, declared, held))
+        return Prepared(found.interpreter, libraries_of(found.resolved, declared, held))

@@ -12,6 +12,7 @@ environment.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -47,9 +48,36 @@ def pip_versions(python: str, package: str) -> list[str]:
         ) from None
     versions = parse_pip_listing(done.stdout)
     if done.returncode != 0 or not versions:
-        last = (done.stderr.strip().splitlines() or ["no versions listed"])[-1]
-        raise HarnessError(f"cannot list {package} releases with {' '.join(command)}: {last}")
+        raise HarnessError(
+            f"cannot list {package} releases with {' '.join(command)}: {why_no_listing(done.stderr)}"
+        )
     return versions
+
+
+# pip's words for an index it could not ask, most telling first; its last line ("No matching distribution
+# found") hides them.
+UNREACHED = (
+    re.compile(r"Failed to establish a new connection: (?:\[Errno -?\d+\] )?([^'\"]+)"),
+    re.compile(r"Could not fetch URL \S+?: (.+?)(?: - skipping)?$", re.MULTILINE),
+    re.compile(r"(Read timed out)"),
+    re.compile(r"connection broken by '(\w+)"),
+)
+
+
+def why_no_listing(stderr: str) -> str:
+    """Why pip listed nothing, in one line: the index out of reach where pip's warnings say so (its last line,
+    "No matching distribution found for jaxlib", would read as if jaxlib had no release)."""
+    for pattern in UNREACHED:
+        found = pattern.search(stderr)
+        if found:
+            return f"the package index could not be reached ({found.group(1).strip()[:200]})"
+    last = (stderr.strip().splitlines() or ["no versions listed"])[-1]
+    if "No matching distribution found" in last:
+        return (
+            f"{last.removeprefix('ERROR: ')}: the package index offers none, or could not be reached "
+            "(pip gave no reason; PIP_RETRIES=0 hides it)"
+        )
+    return last
 
 
 def pair_with_jaxlib(
@@ -135,6 +163,9 @@ def load_listing(
         pass  # no usable cache: list afresh
     pairs = pair_with_jaxlib(lister(python, "jax"), lister(python, "jaxlib"))
     listing = Listing(python, pairs, now)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"python": python, "pairs": pairs, "listed_at": now}, indent=1))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"python": python, "pairs": pairs, "listed_at": now}, indent=1))
+    except OSError:
+        pass  # a cache that takes nothing (read-only, full): the listing in hand answers this run
     return listing

@@ -9,7 +9,10 @@ resolves against today's index.
 
 jax and jaxlib are held as *constraints* (``-c``), with the release's own pins and any
 ``hold`` pins, never as overrides: a library whose metadata refuses the release makes the
-resolution fail, and the resolver's reason is kept, in one line, as a ``NotInstallable``.
+resolution fail, and the resolver's reason is kept, in one line, as a ``NotInstallable``: the set
+*cannot be had*, an answer kept as a resolution is.  Anything else that stops a venv (an index that
+cannot be reached, a disk that takes no more, an interpreter or uv that does not run) is an
+``InstallFailed``: it *could not be tried*, said in one line and never kept, so the next run tries again.
 
 Three steps, each cached so a reuse needs no network:
 
@@ -19,6 +22,7 @@ Three steps, each cached so a reuse needs no network:
 2. install: a venv named for the pins and the interpreter, ``<folder>/script-env-<16 hex>``,
    made with ``uv venv`` and ``uv pip sync`` (exactly the resolved set, nothing more), its
    modules compiled once as ``venvs.ensure`` does, and a record of what it holds written in it;
+   reused while every file its distributions installed (their RECORD) is still there;
 3. record: what the venv holds (``uv pip freeze``), as a ``ResolvedSet`` a result can store.
 
 Every uv call goes through a ``Runner``, so the logic is tested with a fake.  Standard
@@ -41,10 +45,11 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness.catalogue.script_deps import Declared, canonical
+from harness.catalogue.script_deps import Declared, canonical, check_requires_python
 from harness.errors import UsageError
-from harness.install.upload_times import UploadTimes, shown
-from harness.install.venvs import INSTALL_TIMEOUT_S, uv_command
+from harness.install.subprocesses import run_whole
+from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
+from harness.install.venvs import INSTALL_TIMEOUT_S, missing_files, uv_command
 from harness.names import inside
 from harness.pins import Profile, Release
 from harness.store.files import replace_file
@@ -84,22 +89,7 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``command`` in ``cwd`` with its output captured; a timeout or a missing program is a failed run, not a raise."""
     environ = {key: value for key, value in os.environ.items() if key not in SCRUBBED_VARIABLES}
     environ["NO_COLOR"] = "1"
-    try:
-        return subprocess.run(
-            list(command),
-            cwd=cwd,
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(
-            list(command), 124, "", f"error: did not finish within {INSTALL_TIMEOUT_S} s"
-        )
-    except OSError as exc:
-        return subprocess.CompletedProcess(list(command), 127, "", f"error: {exc}")
+    return run_whole(command, cwd, INSTALL_TIMEOUT_S, environ)
 
 
 @dataclass(frozen=True)
@@ -191,16 +181,26 @@ class ScriptEnv:
 
 @dataclass(frozen=True)
 class NotInstallable:
-    """Why a script's set cannot be had on a release: the resolver's or the installer's reason, in one line."""
+    """Why a script's set cannot be had on a release: the resolver proved it (no solution), its reason in one line.
+    An answer: kept as a resolution is, and stored as the release's result."""
 
     reason: str
-    stage: str  # "resolve" or "install"
+    stage: str  # "resolve": only the resolver proves a set cannot be had
     policy: str
     cutoff: datetime | None
 
     def as_dict(self) -> dict[str, object]:
         cutoff = self.cutoff.isoformat() if self.cutoff else None
         return {"reason": self.reason, "stage": self.stage, "policy": self.policy, "cutoff": cutoff}
+
+
+@dataclass(frozen=True)
+class InstallFailed:
+    """Why a script's set could not be tried this time (the index out of reach, a disk that takes no more, an
+    interpreter or uv that does not run), in one line: no answer about the set, never kept, tried again next run."""
+
+    reason: str
+    stage: str  # "resolve" or "install"
 
 
 @dataclass(frozen=True)
@@ -423,6 +423,58 @@ def _final(cutoff: datetime | None, now: float) -> bool:
     return cutoff is not None and cutoff.timestamp() < now
 
 
+# In uv's "no solution" explanation, signs that the index was not what answered: the network was disabled
+# (only the cache was read), the index refused the credentials, or it lacks the release itself (a mirror that
+# lists nothing, a wrong path), which the package index the release was found on does have.
+NOT_THE_INDEX_S_ANSWER = re.compile(
+    r"network was disabled|not found in the cache|could not be queried|offline"
+    r"|\bjax(lib)? was not found in the package registry",
+    re.IGNORECASE,
+)
+
+
+def proven_unsatisfiable(output: str) -> bool:
+    """Whether uv's failed resolution is its proof that the set cannot be had, not a failure to ask."""
+    return "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output)
+
+
+def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str | None:
+    """Why ``pins`` cannot be the request's resolved set (not exact pins, or not of its jax and jaxlib), or None."""
+    if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
+        return "a line that is no name==version pin"
+    versions = dict(pin.split("==", 1) for pin in pins)
+    release = request.release
+    wanted = {"jax": release.jax}
+    if not (request.profile and request.profile.jax_extras):
+        wanted["jaxlib"] = release.jaxlib
+    for name, version in wanted.items():
+        if versions.get(name) != version:
+            return f"{name} {versions.get(name, '(none)')}, not {version}"
+    return None
+
+
+def _kept(
+    record: Path, key: str, request: ScriptEnvRequest, cutoff: datetime | None, now: float
+) -> tuple[str, ...] | NotInstallable | None:
+    """The resolution kept in ``record`` for ``key``, while it holds; None when there is none to trust."""
+    try:
+        stored = json.loads(record.read_text())
+        if stored["key"] != key or not (
+            _final(cutoff, now) or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
+        ):
+            return None
+        if "problem" in stored:
+            if not isinstance(stored["problem"], str):
+                return None
+            return NotInstallable(stored["problem"], "resolve", request.policy, cutoff)
+        pins = stored["pins"]
+        if not isinstance(pins, list) or release_pins_problem(pins, request) is not None:
+            return None  # not what a resolution of this request gives: resolved afresh
+        return tuple(pins)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not resolved yet, or a record of something else: resolved afresh
+
+
 def resolve(
     request: ScriptEnvRequest,
     folder: Path,
@@ -433,69 +485,82 @@ def resolve(
     uv: Sequence[str],
     runner: Runner = run,
     clock: Callable[[], float] = time.time,
-) -> tuple[str, ...] | NotInstallable:
+) -> tuple[str, ...] | NotInstallable | InstallFailed:
     """The request's exact pins, from the cache where it holds this resolution, else from ``uv pip compile``."""
     key = resolution_key(request, python_version, cutoff, index)
     work = inside(folder, RESOLUTIONS, key[:32])
     record = work / "resolution.json"
     now = clock()
+    kept = _kept(record, key, request, cutoff, now)
+    if kept is not None:
+        return kept
     try:
-        stored = json.loads(record.read_text())
-        if stored["key"] == key and (
-            _final(cutoff, now) or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
-        ):
-            if "problem" in stored:
-                return NotInstallable(str(stored["problem"]), "resolve", request.policy, cutoff)
-            return tuple(str(pin) for pin in stored["pins"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # not resolved yet, or a record of something else: resolved afresh
-    work.mkdir(parents=True, exist_ok=True)
-    replace_file(
-        work / "requirements.in",
-        "\n".join(requirement_lines(request.release, request.profile, request.declared)) + "\n",
-    )
-    replace_file(
-        work / "constraints.txt",
-        "\n".join(constraint_lines(request.release, request.profile, request.hold)) + "\n",
-    )
-    done = runner(compile_command(uv, request.python, cutoff, request.profile, request.hold), work)
-    if done.returncode != 0:
-        reason = uv_reason(done.stderr or done.stdout)
-        # No solution is an answer (kept, as a resolution is); a network or interpreter failure is not.
-        if "no solution found" in (done.stderr or "").lower():
-            replace_file(record, json.dumps({"key": key, "resolved_at": now, "problem": reason}))
-        return NotInstallable(reason, "resolve", request.policy, cutoff)
-    try:
-        pins = parse_pins(done.stdout)
-    except ValueError as exc:
-        return NotInstallable(f"uv pip compile gave {exc}", "resolve", request.policy, cutoff)
-    replace_file(work / "resolved.txt", "\n".join(pins) + "\n")
-    replace_file(record, json.dumps({"key": key, "resolved_at": now, "pins": list(pins)}))
+        work.mkdir(parents=True, exist_ok=True)
+        replace_file(
+            work / "requirements.in",
+            "\n".join(requirement_lines(request.release, request.profile, request.declared)) + "\n",
+        )
+        replace_file(
+            work / "constraints.txt",
+            "\n".join(constraint_lines(request.release, request.profile, request.hold)) + "\n",
+        )
+        done = runner(
+            compile_command(uv, request.python, cutoff, request.profile, request.hold), work
+        )
+        output = done.stderr or done.stdout
+        if done.returncode != 0:
+            reason = uv_reason(output)
+            if proven_unsatisfiable(output):  # an answer, kept as a resolution is
+                replace_file(
+                    record, json.dumps({"key": key, "resolved_at": now, "problem": reason})
+                )
+                return NotInstallable(reason, "resolve", request.policy, cutoff)
+            return InstallFailed(f"`uv pip compile` failed: {reason}", "resolve")
+        try:
+            pins = parse_pins(done.stdout)
+        except ValueError as exc:
+            return InstallFailed(f"`uv pip compile` gave {exc}", "resolve")
+        problem = release_pins_problem(pins, request)
+        if problem:
+            return InstallFailed(f"`uv pip compile` gave {problem}", "resolve")
+        replace_file(work / "resolved.txt", "\n".join(pins) + "\n")
+        replace_file(record, json.dumps({"key": key, "resolved_at": now, "pins": list(pins)}))
+    except OSError as exc:
+        return InstallFailed(
+            f"cannot write the resolution under {work}: {exc.strerror or exc}", "resolve"
+        )
     return pins
 
 
-def install_steps(uv: Sequence[str], venv: Path) -> list[tuple[str, list[str]]]:
-    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it holds."""
+def install_steps(
+    uv: Sequence[str], venv: Path, reinstall: bool = False
+) -> list[tuple[str, list[str]]]:
+    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it holds;
+    ``reinstall``: every distribution installed again (a file of one was lost)."""
     interpreter = str(venv / "bin" / "python")
+    again = ["--reinstall"] if reinstall else []
+    sync = [*uv, "pip", "sync", *again, "--python", interpreter, "--color", "never"]
     return [
         # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken attempt.
-        (
-            "uv pip sync",
-            [
-                *uv,
-                "pip",
-                "sync",
-                "--python",
-                interpreter,
-                "--color",
-                "never",
-                str(venv / PINS_FILE),
-            ],
-        ),
+        ("uv pip sync", [*sync, str(venv / PINS_FILE)]),
         # Compiled once here, as venvs.ensure does: a script's `import jax` then times importing, never compiling.
         ("compileall", [interpreter, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]),
         ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
     ]
+
+
+def _recorded(venv: Path, wanted: dict[str, object]) -> tuple[str, ...] | None:
+    """What the venv's record says it holds, if the record is of ``wanted``; None for no usable record."""
+    try:
+        stored = json.loads((venv / RECORD).read_text())
+        installed = stored["installed"]
+        if {key: stored[key] for key in wanted} != wanted or not isinstance(installed, list):
+            return None
+        if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in installed):
+            return None
+        return tuple(installed)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not installed yet, or by something else
 
 
 def install(
@@ -506,21 +571,22 @@ def install(
     *,
     uv: Sequence[str],
     runner: Runner = run,
-) -> tuple[str, ...] | str:
-    """What ``venv`` holds once made to hold ``pins`` (its record reused when it matches), or why it cannot."""
+) -> tuple[str, ...] | InstallFailed:
+    """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its distributions
+    installed is still there), or why it could not be made."""
     wanted = {
         "format": FORMAT,
         "python": python,
         "python_version": python_version,
         "pins": list(pins),
     }
-    try:
-        stored = json.loads((venv / RECORD).read_text())
-        if {key: stored[key] for key in wanted} == wanted and (venv / "bin" / "python").exists():
-            return tuple(str(pin) for pin in stored["installed"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # not installed yet, or by something else
-    steps = install_steps(uv, venv)
+    recorded = _recorded(venv, wanted)
+    damaged = False
+    if recorded is not None and (venv / "bin" / "python").exists():
+        if not missing_files(venv):
+            return recorded
+        damaged = True  # a module or a jaxlib library deleted since: every process would fail alike
+    steps = install_steps(uv, venv, reinstall=damaged)
     if not (venv / "pyvenv.cfg").is_file():
         steps.insert(
             0,
@@ -530,18 +596,24 @@ def install(
             ),
         )
     output = ""
-    for what, command in steps:
-        if what == "uv pip sync":
-            replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
-        done = runner(command, venv.parent)
-        if done.returncode != 0:
-            return f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}"
-        output = done.stdout
     try:
-        installed = parse_pins(output)
-    except ValueError as exc:
-        return f"`uv pip freeze` gave {exc}"
-    replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
+        for what, command in steps:
+            if what == "uv pip sync":
+                (venv / RECORD).unlink(missing_ok=True)  # a venv half synced holds no record
+                replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
+            done = runner(command, venv.parent)
+            if done.returncode != 0:
+                return InstallFailed(
+                    f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}", "install"
+                )
+            output = done.stdout
+        try:
+            installed = parse_pins(output)
+        except ValueError as exc:
+            return InstallFailed(f"`uv pip freeze` gave {exc}", "install")
+        replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
+    except OSError as exc:
+        return InstallFailed(f"cannot write into {venv}: {exc.strerror or exc}", "install")
     return installed
 
 
@@ -553,37 +625,42 @@ def ensure(
     runner: Runner = run,
     uv: Sequence[str] | None = None,
     clock: Callable[[], float] = time.time,
-) -> ScriptEnv | NotInstallable:
-    """A venv under ``folder`` holding the request's resolved set, or why there is none.
+) -> ScriptEnv | NotInstallable | InstallFailed:
+    """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why it could
+    not be tried this time.
 
     A venv whose record matches is used as it is, and a kept resolution is reused, so a
-    second call for the same request touches neither the network nor the venv.  An index
-    that cannot be reached for the release's upload time is a HarnessError.
+    second call for the same request touches neither the network nor the venv.  A script whose
+    ``requires-python`` the interpreter misses is a UsageError, before anything is resolved.
     """
     check_policy(request.policy)
-    folder = (
-        folder.absolute()
-    )  # every command runs in a folder of its own: a relative path would move with it
+    # Every command runs in a folder of its own: a relative path would move with it.
+    folder = folder.absolute()
     uv = uv if uv is not None else uv_command()
     if uv is None:
         reason = "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
-        return NotInstallable(reason, "resolve", request.policy, None)
-    folder.mkdir(parents=True, exist_ok=True)
+        return InstallFailed(reason, "resolve")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return InstallFailed(f"cannot make {folder}: {exc.strerror or exc}", "resolve")
     python_version = python_version_of(request.python, runner, folder)
     if python_version is None:
-        return NotInstallable(
-            f"the interpreter {request.python} does not run", "resolve", request.policy, None
-        )
-    cutoff = cutoff_for(request.release, request.policy, times)
+        return InstallFailed(f"the interpreter {request.python} does not run", "resolve")
+    check_requires_python(request.declared, python_version)
+    try:
+        cutoff = cutoff_for(request.release, request.policy, times)
+    except IndexUnreachable as exc:
+        return InstallFailed(str(exc), "resolve")
     pins = resolve(
         request, folder, cutoff, python_version, times.index, uv=uv, runner=runner, clock=clock
     )
-    if isinstance(pins, NotInstallable):
+    if not isinstance(pins, tuple):
         return pins
     venv = inside(folder, env_name(pins, request.python, python_version))
     installed = install(venv, request.python, python_version, pins, uv=uv, runner=runner)
-    if isinstance(installed, str):
-        return NotInstallable(installed, "install", request.policy, cutoff)
+    if isinstance(installed, InstallFailed):
+        return installed
     return ScriptEnv(
         venv, request.python, python_version, ResolvedSet(installed, request.policy, cutoff)
     )

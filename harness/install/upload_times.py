@@ -21,6 +21,7 @@ Standard library and ``packaging`` only (with ``harness.units``, ``names`` and
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -42,10 +43,13 @@ from harness.store.files import replace_file
 from harness.units import version_key
 
 DEFAULT_INDEX = "https://pypi.org/simple"
-# uv's own setting first (the resolver that uses the times is uv), then pip's.
-INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
+# uv's own settings only: the resolver that uses the times is uv, which ignores pip's PIP_INDEX_URL, so times
+# read from pip's index would be of another index than the one the set is resolved from.
+INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
 ACCEPT = "application/vnd.pypi.simple.v1+json"
+# The whole answer, not each read: an index trickling a byte a second would otherwise never time out.
 FETCH_TIMEOUT_S = 60
+READ_CHUNK_BYTES = 64 * 1024
 # numpy's listing, among the largest a script would ask for, is about 2 MB (2026); a runaway answer is cut off.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 CACHE_MAX_AGE_S = 24 * 3600
@@ -56,6 +60,11 @@ SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
 
 # GET one URL of the index: its body, or None where the index has no such project (404).
 Fetcher = Callable[[str], bytes | None]
+
+
+class IndexUnreachable(HarnessError):
+    """The index could not be asked (refused, timed out, an HTTP error, an answer cut short): no answer about
+    any package, so nothing is concluded from it, and the next run asks again."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ class PackageListing:
 
 
 def index_url(environ: Mapping[str, str] | None = None) -> str:
-    """The simple API's base URL: ``UV_DEFAULT_INDEX``, ``UV_INDEX_URL`` or ``PIP_INDEX_URL`` when one is an
+    """The simple API's base URL uv resolves from: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` when one is an
     http(s) URL, else PyPI's."""
     environ = os.environ if environ is None else environ
     for variable in INDEX_VARIABLES:
@@ -100,27 +109,45 @@ def shown(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
-def fetch(url: str) -> bytes | None:
-    """The index's JSON answer at ``url``; None for a project it does not have; HarnessError when unreachable."""
+def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
+    """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable when it cannot
+    be had whole within ``timeout_s`` (refused, an HTTP error, cut short, too slow)."""
     request = urllib.request.Request(url, headers={"Accept": ACCEPT})
     base = shown(url).rsplit("/", 2)[0]
+    deadline = time.monotonic() + timeout_s
+    chunks: list[bytes] = []
+    size = 0
     try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
-            body: bytes = response.read(MAX_RESPONSE_BYTES + 1)
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            while chunk := response.read1(READ_CHUNK_BYTES):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise HarnessError(
+                        f"the package index at {base} answered {shown(url)} with over {MAX_RESPONSE_BYTES} "
+                        "bytes"
+                    )
+                if time.monotonic() > deadline:
+                    raise IndexUnreachable(
+                        f"the package index at {base} did not answer {shown(url)} within {timeout_s:.0f} s"
+                    )
+            if response.length:  # what its Content-Length promised did not all come
+                raise IndexUnreachable(
+                    f"the package index at {base} could not be reached: its answer to {shown(url)} was cut "
+                    f"short ({response.length} bytes missing)"
+                )
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             return None
-        raise HarnessError(
+        raise IndexUnreachable(
             f"the package index at {base} could not be reached: HTTP {exc.code} {exc.reason}"
         ) from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise HarnessError(f"the package index at {base} could not be reached: {reason}") from None
-    if len(body) > MAX_RESPONSE_BYTES:
-        raise HarnessError(
-            f"the package index at {base} answered {shown(url)} with over {MAX_RESPONSE_BYTES} bytes"
-        )
-    return body
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", None) or exc.__class__.__name__
+        raise IndexUnreachable(
+            f"the package index at {base} could not be reached: {reason}"
+        ) from None
+    return b"".join(chunks)
 
 
 def same_version(a: str, b: str) -> bool:
@@ -164,11 +191,15 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
         entries = document["files"]
         if not isinstance(entries, list):
             raise TypeError("files is not a list")
-    except (ValueError, KeyError, TypeError):
-        raise HarnessError(
-            f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, which the "
-            "harness reads upload times from"
-        ) from None
+    except ValueError:
+        if body.lstrip()[:1] in (b"{", b"["):  # JSON cut off on its way: asked again next time
+            raise IndexUnreachable(
+                f"the package index at {shown(index)} answered for {name} with JSON cut short"
+            ) from None
+        raise _not_pep_691(name, index) from None
+    except (KeyError, TypeError):
+        raise _not_pep_691(name, index) from None
+
     files = []
     for entry in entries:
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
@@ -182,6 +213,13 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
             IndexFile(entry["filename"], version, _upload_time(entry.get("upload-time")), yanked)
         )
     return PackageListing(name, index, tuple(files), fetched_at)
+
+
+def _not_pep_691(name: str, index: str) -> HarnessError:
+    return HarnessError(
+        f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, which the "
+        "harness reads upload times from"
+    )
 
 
 def _to_json(listing: PackageListing) -> str:
@@ -262,8 +300,11 @@ class UploadTimes:
                 f"there is no package {name!r} on the package index at {shown(self.index)}"
             )
         listing = parse_listing(normalized, self.index, body, now)
-        self.cache.mkdir(parents=True, exist_ok=True)
-        replace_file(path, _to_json(listing))
+        try:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            replace_file(path, _to_json(listing))
+        except OSError:
+            pass  # a cache that takes nothing (read-only, full): the listing in hand still answers
         return listing
 
     def release_time(self, name: str, version: str) -> datetime:

@@ -15,7 +15,6 @@ import hashlib
 import importlib.util
 import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.install.index import Listing
+from harness.install.subprocesses import run_whole
 from harness.pins import Profile, Release, install_args
 
 REPO = Path(__file__).resolve().parents[2]
@@ -128,21 +128,25 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
     }
 
 
-# The packages whose files a reused venv must still hold: without them every process fails the same way.
-CHECKED_PACKAGES = ("jax", "jaxlib")
-
-
-def missing_files(venv: Path) -> list[str]:
-    """Files that jax's and jaxlib's installs recorded (their RECORD) and that are gone from ``venv``."""
+def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
+    """Files that the installs of ``packages`` (None: every distribution in the venv) recorded (their RECORD) and
+    that are gone from ``venv``: a module deleted, a jaxlib ``.so`` gone, a RECORD that cannot be read."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     if not found:
         return ["site-packages"]
     site = found[-1]
+    patterns = [f"{package}-*.dist-info" for package in packages] if packages else ["*.dist-info"]
     gone = []
-    for package in CHECKED_PACKAGES:
-        for record in site.glob(f"{package}-*.dist-info/RECORD"):
-            for line in record.read_text(encoding="utf-8", errors="replace").splitlines():
+    for pattern in patterns:
+        for info in site.glob(pattern):
+            try:
+                lines = (info / "RECORD").read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                gone.append(f"{info.name}/RECORD")
+                continue
+            for line in lines:
                 name = line.split(",", 1)[0]
+                # Paths above site-packages (scripts under bin/) are the venv's own business.
                 if name and not name.startswith("..") and not (site / name).exists():
                     gone.append(name)
     return gone
@@ -153,7 +157,7 @@ def ensure(env: ReleaseEnv) -> str | None:
 
     An existing venv is installed into (uv pins it to exactly what is asked), never
     deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file it
-    installed is installed again (``--reinstall``).
+    installed (any distribution's RECORD names a file that is gone) is installed again (``--reinstall``).
     """
     record = env.venv / INSTALLED
     wanted = install_record(env)
@@ -195,18 +199,13 @@ def ensure(env: ReleaseEnv) -> str | None:
         )
     )
     for what, command in steps:
-        try:
-            done = subprocess.run(
-                command,
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+        done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
+        if done.returncode == 124:
             return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
         if done.returncode != 0:
             return f"`{what}` failed: {_last_lines(done.stderr or done.stdout)}"
-    record.write_text(json.dumps(wanted))
+    try:
+        record.write_text(json.dumps(wanted))
+    except OSError as exc:
+        return f"cannot write {record}: {exc.strerror or exc}"
     return None

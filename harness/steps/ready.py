@@ -1,8 +1,8 @@
 """A release's side made ready to measure, or the probe that says why there is none.
 
-A release whose environment cannot be made is answered by a ``Probe`` without a result; one that is
-not installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
-reads the answer back instead of resolving again.
+A release whose environment could not be tried (the index out of reach, a failed sync, a write refused)
+is answered by a ``Probe`` without a result and nothing is stored; one that is not installable (the
+resolver proved it cannot be had) is stored as such, once, so that a later run reads the answer back.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.host.environment import host_facts
-from harness.install.environments import Environments, Prepared
+from harness.install.environments import Environments, Failed, Prepared, Unavailable
 from harness.install.venvs import ReleaseEnv
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
@@ -50,21 +50,23 @@ class Readiness:
             return Side(
                 release, self.profile, str(prepared.interpreter), libraries=prepared.libraries
             )
-        if not prepared.startswith("not installable"):
-            return Probe(release, None, prepared)
+        if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
+            return Probe(release, None, prepared.line)
         previous = self.stored(release)
         if previous is not None and (previous.status, previous.result.detail) == (
             RunStatus.NOT_INSTALLABLE,
-            prepared,
+            prepared.line,
         ):
-            return Probe(release, previous, prepared)
-        return Probe(release, self._store_not_installable(release, prepared), prepared)
+            return Probe(release, previous, prepared.line)
+        return Probe(release, self._store_not_installable(release, prepared), prepared.line)
 
-    def _store_not_installable(self, release: str, reason: str) -> StoredResult:
-        side = Side(release, self.profile, sys.executable)
+    def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
+        # What was asked of the release (its libraries, holding nothing): a later probe finds this result.
+        side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
         context = RunContext(
             self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""
         )
         cell = self.plan(self.settings)[0]
-        result = not_installable_result(context, cell, side, reason, parse_host(host_facts()))
+        host = parse_host(host_facts())
+        result = not_installable_result(context, cell, side, unavailable.line, host)
         return store(self.results_dir, result)

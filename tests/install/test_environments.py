@@ -10,7 +10,7 @@ from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.install import environments, script_envs, venvs
-from harness.install.environments import Environments, Prepared, declared_of
+from harness.install.environments import Environments, Failed, Prepared, Unavailable, declared_of
 from harness.install.script_envs import NotInstallable, ResolvedSet, ScriptEnv
 from harness.install.venvs import ReleaseEnv
 from harness.store.schema import Libraries
@@ -61,9 +61,8 @@ def test_a_case_runs_in_its_release_venv(tmp_path, monkeypatch):
     prepared = Environments(case, None, progress=print).prepare("0.4.31", release(tmp_path))
     assert prepared == Prepared(tmp_path / "release-jax-0.4.31" / "bin" / "python", None)
     monkeypatch.setattr(venvs, "ensure", lambda env: "no wheel")
-    assert (
-        Environments(case, None).prepare("0.4.31", release(tmp_path))
-        == "could not be installed: no wheel"
+    assert Environments(case, None).prepare("0.4.31", release(tmp_path)) == Failed(
+        "could not be installed: no wheel"
     )
 
 
@@ -108,7 +107,11 @@ def test_a_set_that_cannot_be_had_is_not_installable_in_one_line_with_the_resolv
     case = read_script(EQUINOX)
     said = Environments(case, None, hold=("equinox==9.9",)).prepare("0.4.31", release(tmp_path))
     reason = "Because equinox==9.9 has no wheels and you require equinox==9.9 ..."
-    assert said == f"not installable (as of 2024-08-06): {reason}"
+    assert isinstance(said, Unavailable)
+    assert said.line == f"not installable (as of 2024-08-06): {reason}"
+    # What was asked, holding nothing: a later probe finds the stored answer instead of storing it again.
+    assert said.libraries.installed == () and said.libraries.held == ("equinox==9.9",)
+    assert Environments(case, None, hold=("equinox==9.9",)).matches("0.4.31", said.libraries)
 
 
 def test_a_script_whose_requires_python_the_interpreter_misses_is_refused_in_one_line(

@@ -1,6 +1,8 @@
 """The releases on the package index: pip's listing, jaxlib pairing, the range, the cache."""
 
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -12,6 +14,7 @@ from harness.install.index import (
     pair_with_jaxlib,
     parse_pip_listing,
     pip_versions,
+    why_no_listing,
 )
 from tests.conftest import FIXTURES
 
@@ -121,3 +124,54 @@ def test_one_release_is_looked_up_with_the_jaxlib_it_installs_with():
         match=r"jax 0\.4\.32 is not an installable release.*nearby releases there: 0\.4\.31, 0",
     ):
         listing.pair("0.4.32")
+
+
+REFUSED = (
+    "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection "
+    "broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object at 0x7f>: Failed to "
+    "establish a new connection: [Errno 111] Connection refused')': /simple/jaxlib/\n"
+    "ERROR: No matching distribution found for jaxlib\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        (REFUSED, "the package index could not be reached (Connection refused)"),
+        (
+            "WARNING: Retrying (Retry(total=0)) after connection broken by 'ReadTimeoutError(\"...: Read timed "
+            "out. (read timeout=15)\")': /simple/jax/\nERROR: No matching distribution found for jax\n",
+            "the package index could not be reached (Read timed out)",
+        ),
+        (
+            "ERROR: No matching distribution found for jaxlib\n",
+            "No matching distribution found for jaxlib: the package index offers none, or could not be reached",
+        ),
+        ("ERROR: something else\n", "ERROR: something else"),
+    ],
+)
+def test_an_index_pip_could_not_reach_is_said_so_not_no_matching_distribution(stderr, said):
+    """D18: offline, pip's last line read as if jaxlib had no release."""
+    assert why_no_listing(stderr).startswith(said)
+
+
+@pytest.mark.skipif(
+    subprocess.run(["python3", "-m", "pip", "--version"], capture_output=True).returncode != 0,
+    reason="needs a python3 with pip",
+)
+def test_a_real_pip_against_a_closed_loopback_port_says_the_index_could_not_be_reached(monkeypatch):
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_RETRIES", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    with pytest.raises(HarnessError, match=r"could not be reached \(Connection refused\)"):
+        pip_versions("python3", "jaxlib")
+
+
+def test_a_listing_cache_that_takes_no_writes_still_lists(tmp_path):
+    (tmp_path / "cache").write_text("a file where the cache folder would go")
+    listing = load_listing(
+        "py", tmp_path / "cache" / "jax-index.json", lister=lambda p, n: ["0.4.31"]
+    )
+    assert listing.pairs == [("0.4.31", "0.4.31")]

@@ -18,6 +18,7 @@ from harness.install import script_envs
 from harness.install.script_envs import (
     PYTHON_VERSION_PROBE,
     RECORD,
+    InstallFailed,
     NotInstallable,
     ResolvedSet,
     ScriptEnv,
@@ -103,6 +104,7 @@ class FakeUv:
             (venv / "bin").mkdir(parents=True)
             (venv / "bin" / "python").touch()
             (venv / "pyvenv.cfg").touch()
+            (venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
         if command[1:3] == ["pip", "freeze"]:
             return done(command, stdout=self.installed or self.resolved)
         return done(command)
@@ -341,27 +343,27 @@ def test_no_solution_is_not_installable_with_uv_s_reason_and_kept_as_an_answer(t
     }
 
 
-def test_an_index_that_cannot_be_reached_is_not_installable_but_asked_again(tmp_path):
+def test_an_index_that_cannot_be_reached_could_not_be_tried_and_is_asked_again(tmp_path):
     uv = FakeUv(compile_error=(2, (UV_OUTPUT / "unreachable.txt").read_text()))
     for _ in range(2):
         outcome = ensure(request(), tmp_path, times(tmp_path), runner=uv, uv=["uv"])
-        assert isinstance(outcome, NotInstallable)
+        assert isinstance(outcome, InstallFailed), "no answer about the set"
         assert outcome.reason == (
-            "Request failed after 3 retries in 7.3s: Failed to fetch: http://127.0.0.1:9/simple/jaxlib/: "
-            "Connection refused (os error 111)"
+            "`uv pip compile` failed: Request failed after 3 retries in 7.3s: Failed to fetch: "
+            "http://127.0.0.1:9/simple/jaxlib/: Connection refused (os error 111)"
         )
     assert len(uv.steps("pip compile")) == 2
+    assert not list(tmp_path.glob("script-resolutions/*/resolution.json")), "nothing kept"
 
 
-def test_a_failed_install_is_not_installable_and_tried_again_next_time(tmp_path):
+def test_a_failed_install_could_not_be_tried_and_is_tried_again_next_time(tmp_path):
     uv = FakeUv(fail={"pip sync": (1, (UV_OUTPUT / "sync-missing.txt").read_text())})
     outcome = ensure(request(), tmp_path, times(tmp_path), runner=uv, uv=["uv"])
-    assert isinstance(outcome, NotInstallable) and outcome.stage == "install"
+    assert isinstance(outcome, InstallFailed) and outcome.stage == "install"
     assert outcome.reason == (
         "`uv pip sync` failed: Because there is no version of equinox==99.0 and you require equinox==99.0, we can "
         "conclude that your requirements are unsatisfiable."
     )
-    assert outcome.cutoff == CUTOFF
     assert not list(tmp_path.glob(f"script-env-*/{RECORD}"))
     uv.fail = None
     assert isinstance(ensure(request(), tmp_path, times(tmp_path), runner=uv, uv=["uv"]), ScriptEnv)
@@ -370,13 +372,13 @@ def test_a_failed_install_is_not_installable_and_tried_again_next_time(tmp_path)
     )
 
 
-def test_without_uv_or_a_working_interpreter_nothing_is_installable(tmp_path, monkeypatch):
+def test_without_uv_or_a_working_interpreter_nothing_could_be_tried(tmp_path, monkeypatch):
     monkeypatch.setattr(script_envs, "uv_command", lambda: None)
     outcome = ensure(request(), tmp_path, times(tmp_path), runner=FakeUv())
-    assert isinstance(outcome, NotInstallable) and outcome.reason.startswith("uv not found")
+    assert isinstance(outcome, InstallFailed) and outcome.reason.startswith("uv not found")
     broken = ScriptEnvRequest(RELEASE, Declared(), str(tmp_path / "no-python"))
     outcome = ensure(broken, tmp_path, times(tmp_path), uv=["uv"])
-    assert isinstance(outcome, NotInstallable)
+    assert isinstance(outcome, InstallFailed)
     assert outcome.reason == f"the interpreter {tmp_path}/no-python does not run"
 
 

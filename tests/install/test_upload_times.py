@@ -164,7 +164,9 @@ def test_an_index_that_answers_html_is_one_clear_error(tmp_path):
     ("environ", "expected"),
     [
         ({}, "https://pypi.org/simple"),
-        ({"PIP_INDEX_URL": "https://mirror.example/simple/"}, "https://mirror.example/simple"),
+        # uv, which resolves from the index the times come from, ignores pip's setting.
+        ({"PIP_INDEX_URL": "https://mirror.example/simple/"}, "https://pypi.org/simple"),
+        ({"UV_INDEX_URL": "https://mirror.example/simple/"}, "https://mirror.example/simple"),
         (
             {"PIP_INDEX_URL": "https://pip.example/simple", "UV_INDEX_URL": "http://uv.example/s"},
             "http://uv.example/s",
@@ -180,7 +182,7 @@ def test_an_index_that_answers_html_is_one_clear_error(tmp_path):
         ({"PIP_INDEX_URL": "file:///srv/simple"}, "https://pypi.org/simple"),
     ],
 )
-def test_the_index_follows_uv_s_and_pip_s_setting_when_it_is_an_http_index(environ, expected):
+def test_the_index_follows_uv_s_setting_when_it_is_an_http_index(environ, expected):
     assert index_url(environ) == expected
 
 

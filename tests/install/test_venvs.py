@@ -137,12 +137,12 @@ def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch
     monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
     env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")
 
-    def uv(command, **kw):
+    def uv(command, cwd, timeout_s, env_vars=None):
         ran.append(command)
         env.venv.mkdir(exist_ok=True)  # as `uv venv` makes it
         return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(venvs.subprocess, "run", uv)
+    monkeypatch.setattr(venvs, "run_whole", uv)
     assert venvs.ensure(env) is None
     [create, install, compiled] = ran
     assert create[:2] == ["uv", "venv"] and install[:3] == ["uv", "pip", "install"]
