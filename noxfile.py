@@ -421,8 +421,9 @@ def watch(session: nox.Session) -> None:
         if not request.profile.applies_to(release):
             refuse(f"profile {request.profile.name} does not apply to jax {release.jax}")
     plan = release_plan(session, "watch", releases, request.profile)
-    named = ["--baseline", pair[0], "--release", pair[1], "--releases", str(plan)]
-    run_harness(session, [*request.harness_argv, *named], request.profile)
+    named = [] if request.baseline else ["--baseline", pair[0]]
+    named += [] if request.release else ["--release", pair[1]]
+    run_harness(session, [*request.harness_argv, *named, "--releases", str(plan)], request.profile)
 
 
 def installing_only(session: nox.Session) -> bool:

@@ -43,6 +43,7 @@ from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
     TargetWatch,
+    blind,
     called_changes,
     findings,
     first_regression,
@@ -285,12 +286,16 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         setting = asked_why(run, found, stem) if run.asks_why else run.setting(every_metric=True)
     answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
+    detected = detectable_changes(
+        found, options.thresholds, measuring.processes, measuring.max_processes
+    )
+    unseeable = blind(detected, measuring.max_processes, options.thresholds)
     watched = TargetWatch(
         target.case.name,
         target.kind,
-        tuple(findings(found)),
+        (*findings(found), *([unseeable] if unseeable else [])),
         tuple(side_loads(found)),
-        detectable_changes(found, options.thresholds, measuring.processes, measuring.max_processes),
+        detected,
         f"{stem}.md",
         tuple(why_lines(setting, found)),
         libraries=run.libraries().versions,

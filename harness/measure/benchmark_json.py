@@ -18,7 +18,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from harness.store.bounds import MAX_MAGNITUDE
@@ -45,9 +45,12 @@ class SuiteRun:
 
 
 def program_name(fullname: str, taken: set[str]) -> str:
-    """``bench.`` and the benchmark's full name with anything but letters, digits, ``_ + -`` as ``_``
-    (``tests/test_x.py::test_f[8]`` → ``bench.tests_test_x_py_test_f_8``); a clash gets a number."""
-    stem = NAME_CHARS.sub("_", fullname).strip("_")[:MAX_NAME_CHARS] or "benchmark"
+    """``bench.`` and the benchmark's full name, its module by file name alone (the folders above it are where
+    the suite lies, which may name a home folder), anything but letters, digits, ``_ + -`` as ``_``
+    (``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``); a clash gets a number."""
+    module, _, rest = fullname.partition("::")
+    short = PurePosixPath(module.replace("\\", "/")).name + (f"::{rest}" if rest else "")
+    stem = NAME_CHARS.sub("_", short).strip("_")[:MAX_NAME_CHARS] or "benchmark"
     name, number = f"{PREFIX}{stem}", 2
     while name in taken:
         name, number = f"{PREFIX}{stem}_{number}", number + 1
@@ -103,7 +106,7 @@ def read_suite_run(path: Path) -> SuiteRun:
         if len(entry["stats"]["data"]) > MAX_ROUNDS:
             run.notes.append(f"benchmark {name}: only its first {MAX_ROUNDS} rounds kept")
         run.programs[name] = StoredProgram(
-            steps=(fullname[:200],),
+            steps=(name,),
             samples=tuple(TimedSample((ns,), ns) for ns in rounds),
             stopped_by="pytest-benchmark rounds",
             kinds=("wall",),

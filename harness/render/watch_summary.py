@@ -74,8 +74,10 @@ def _lines(summary: WatchSummary, kinds: set[str]) -> list[str]:
 
 def _smallest(watched: TargetWatch) -> str:
     smallest = watched.smallest_change
+    if smallest is None and watched.detectable:
+        return "none: too few processes for a verdict"
     if smallest is None:
-        return "— (no spread to read)"
+        return "— (the two releases did not both run)"
     best = min((r for r in watched.detectable.values() if r == r), default=smallest)
     return f"{_ratio(smallest)} (best {_ratio(best)})"
 

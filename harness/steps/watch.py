@@ -37,6 +37,7 @@ from typing import Any
 
 from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
+from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Thresholds
 from harness.names import inside
 from harness.steps.bisection import CLAIM
@@ -316,6 +317,20 @@ def detectable(
         )
         for name, spread in spreads.items()
     }
+
+
+def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
+    """A finding where no change of any size could have been seen (every metric's ratio infinite): too few
+    processes a side for the rank guard at the level, so "nothing found" would claim what was never tested."""
+    if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
+        return None
+    enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
+    return Finding(
+        UNDECIDED,
+        "",
+        f"no change of any size could have been confirmed: at most {most} processes a side cannot pass the rank "
+        f"test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
+    )
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
