@@ -29,16 +29,16 @@ from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
-from harness.explain.profiles import about_run_time
 from harness.install.environments import Prepared
 from harness.install.venvs import read_plan
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json
 from harness.render.triage_answer import triage_answer
 from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
+from harness.render.why import why_lines as explained
 from harness.steps import probes
 from harness.steps.answers import Setting
-from harness.steps.probes import PairConfirmer
+from harness.steps.confirm import PairConfirmer
 from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
@@ -164,7 +164,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
             if isinstance(prepared, Prepared):
                 libraries[label] = prepared.libraries.sha256 if prepared.libraries else None
             else:
-                libraries[label] = prepared
+                libraries[label] = prepared.line
     measuring = options.measuring
     return {
         "target": target.case.name,
@@ -192,16 +192,8 @@ def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
     watch asks (the changed defaults tried, what each release compiled, where the run time went)."""
     called = dataclasses.replace(found, confirmations=called_changes(found))
     steps = timing_steps(run, called)
-    return run.setting(
-        every_metric=True,
-        defaults={pair: run.try_defaults(*pair, moved) for pair, moved in steps.items()},
-        compiled={pair: run.compiled(*pair, stem) for pair in steps},
-        profiles={
-            pair: run.profiled(*pair)
-            for pair, moved in steps.items()
-            if any(map(about_run_time, moved))
-        },
-    )
+    evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
+    return run.setting(every_metric=True, evidence=evidence)
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
@@ -211,7 +203,8 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
     for change in called_changes(found):
         step = change.step
         pair = (step.before, step.after)
-        lines += setting.why_lines(
+        lines += explained(
+            setting,
             *pair,
             change.comparison,
             step.metric,
