@@ -12,6 +12,7 @@ from typing import Any
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange
 from harness.explain.profiles import OpTimes, ProfileAnswer
+from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.steps.answers import Setting
@@ -42,6 +43,8 @@ def why_lines(
     lines = []
     if metric != CLAIM:
         for each in found:
+            if isinstance(each, ReproducerAnswer):
+                lines += reproduced_lines(each, step, metric)
             if isinstance(each, DefaultsAnswer):
                 key = parse_metric_name(metric)
                 lines += trial_lines(each, step, key, setting.thresholds, unwanted=unwanted)
@@ -237,12 +240,49 @@ def _op_cell(times: OpTimes | str, kind: str) -> str:
     return f"{format_ns(times.total_ns[kind])} ({times.calls[kind]})"
 
 
+OUTSIDE = "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the library's)"
+
+
+def reproduced_lines(answer: ReproducerAnswer, step: Comparison | None, metric: str) -> list[str]:
+    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's."""
+    if answer.problem or answer.refused or not answer.script:
+        return []
+    found = answer.measured.get(metric)
+    if found is None:
+        return [f"no reproducer can show {metric}: it happens before any compiled program runs"]
+    name, comparison = found
+    if comparison is None or step is None:
+        return [f"the reproducer's {name} was not measured on both releases"]
+    theirs = f"{format_ratio(comparison.ratio)} on {name}"
+    if answer.reproduces(metric, step):
+        return [f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"]
+    return [f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}"]
+
+
+def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
+    """Where the reproducer is and what it holds, or why there is none."""
+    refused = list(answer.refused)
+    if answer.problem and not answer.script:
+        return [f"no reproducer with jax alone: {answer.problem}", *refused]
+    exported = [p for p in answer.programs if "problem" not in p]
+    generated = sum(not i.get("saved") for p in exported for i in p.get("inputs", []))
+    inputs = f", {generated} input(s) generated (too large to keep)" if generated else ""
+    same, of = answer.matched
+    head = (
+        f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "
+        f"{len(exported)} program(s) exported on {answer.exported_on}, {same} of {of} compiled on both "
+        f"releases{inputs})"
+    )
+    return [head, *([answer.note] if answer.note else []), *refused]
+
+
 def skipped_lines(skipped: Skipped) -> list[str]:
     return [f"{skipped.name} not asked: {skipped.reason}"]
 
 
 # Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
 STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
+    (ReproducerAnswer, reproducer_lines),
     (DefaultsAnswer, defaults_listing),
     (CompiledAnswer, compiled_lines),
     (ProfileAnswer, profile_lines),

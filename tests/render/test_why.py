@@ -49,3 +49,35 @@ def test_a_step_the_libraries_did_not_move_with_comes_with_jax_and_a_varied_one_
     assert libraries_line(script_setting(versions={}), "0.4.31", "0.4.33") == "", (
         "a case's step says nothing of them"
     )
+
+
+class Compared:
+    """Stands in for a Comparison: its direction, ratio and word."""
+
+    def __init__(self, verdict, ratio):
+        self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
+
+
+def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratios():
+    from harness.analysis.significance import Verdict
+    from harness.explain.reproducer import ReproducerAnswer
+    from harness.render.why import reproduced_lines, reproducer_lines
+
+    step = Compared(Verdict.SLOWER, 6.5)
+    answer = ReproducerAnswer(
+        "0.4.31", "0.4.33", "s-reproducer/", "repro_ab.py", "0.4.31", 34,
+        ({"name": "f", "calls": 3, "inputs": [{"saved": False}]},),
+        measured={"json.loop_ms": ("json.run_ms", Compared(Verdict.SLOWER, 5.9))},
+        matched=(1, 1),
+    )  # fmt: skip
+    [line] = reproduced_lines(answer, step, "json.loop_ms")
+    assert line == "reproduces it with jax alone: ×5.9 on json.run_ms (your script: ×6.5)"
+    flat = ReproducerAnswer(**{**answer.__dict__, "measured": {
+        "json.loop_ms": ("json.run_ms", Compared(Verdict.UNCHANGED, 1.0))}})  # fmt: skip
+    [line] = reproduced_lines(flat, step, "json.loop_ms")
+    assert line.startswith("does not reproduce it") and "outside the compiled programs" in line
+    [line] = reproduced_lines(answer, step, "process.trace_ns")
+    assert "before any compiled program runs" in line
+    [head] = reproducer_lines(answer)
+    assert "`s-reproducer/repro_ab.py` (34 lines, 1 program(s) exported on 0.4.31" in head
+    assert "1 input(s) generated" in head

@@ -1,0 +1,89 @@
+"""The reproducer with jax alone: which metric of it shows a script's metric, and, on real releases, a
+``lax.scan`` program captured on 0.4.31 with no edit to the script, loaded and timed on 0.4.33."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from harness.explain.reproducer import COMPILE, MEMORY, RUN, counterpart, matched
+from harness.explain.reproducer_script import reproducer_text
+from harness.install.export_tools import export_tools
+from harness.install.venvs import ensure, release_env
+from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
+from harness.measure.script_process import HOOK
+from harness.pins import DEFAULT_PROFILE, index_release
+from tests.conftest import REPO
+
+SCRIPT = """
+import functools
+import jax, jax.numpy as jnp
+from jax import lax
+
+@jax.jit
+def scanned(x):
+    return lax.scan(lambda c, _: (jnp.tanh(c @ c), None), x, None, length=20)[0]
+
+@functools.partial(jax.jit, static_argnums=1)
+def looped(x, n):
+    return lax.fori_loop(0, n, lambda i, c: c * 1.01, x)
+
+x = jnp.ones((32, 32)) * 0.01
+for _ in range(3):
+    scanned(x).block_until_ready()
+print(looped(x, 3).sum())
+"""
+
+
+def test_each_script_metric_has_the_counterpart_that_can_show_it_or_none():
+    assert counterpart("json.loop_ms") == RUN and counterpart("process.wall_ns") == RUN
+    assert counterpart("process.compile_ns") == COMPILE
+    assert (
+        counterpart("process.peak_rss_bytes") == MEMORY and counterpart("json.temp_bytes") == MEMORY
+    )
+    assert [counterpart(f"process.{p}_ns") for p in ("trace", "lower", "import")] == [None] * 3
+
+
+def test_programs_are_matched_across_the_releases_by_name_and_inputs():
+    inputs = [{"shape": [2], "dtype": "float32", "saved": True}]
+    older = {"programs": [{"name": "f", "inputs": inputs}, {"name": "g", "inputs": inputs}]}
+    newer = {"programs": [{"name": "f", "inputs": inputs}, {"name": "g", "inputs": []}]}
+    assert matched({"a": older, "b": newer}) == (1, 2)
+    assert matched({"a": older, "b": "jax b exported no program"}) == (0, 2)
+
+
+@pytest.mark.releases
+def test_a_program_exported_on_one_release_runs_on_the_next_with_jax_alone(tmp_path):
+    pythons = {}
+    for version in ("0.4.31", "0.4.33"):
+        env = release_env(
+            index_release(version, version), DEFAULT_PROFILE, "python3.12", REPO / ".nox"
+        )
+        assert ensure(env) is None
+        pythons[version] = env.interpreter
+    tools = export_tools(REPO / ".nox", pythons["0.4.31"])
+    assert not isinstance(tools, str), tools
+    script, folder = tmp_path / "user.py", tmp_path / "captured"
+    script.write_text(SCRIPT)
+    folder.mkdir()
+    environ = {**os.environ, EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)}
+    environ.pop("PYTHONPATH", None)
+    run = [str(pythons["0.4.31"]), str(HOOK), str(tmp_path / "report.json"), str(script)]
+    subprocess.run(run, cwd=tmp_path, env=environ, check=True, capture_output=True, timeout=300)
+    listing = json.loads((folder / "programs.json").read_text())
+    assert listing["jax"] == "0.4.31"
+    assert [(p["name"], p["calls"]) for p in listing["programs"]] == [("scanned", 3), ("looped", 1)]
+    assert all(i["saved"] for p in listing["programs"] for i in p["inputs"]), "small inputs kept"
+    (folder / "repro.py").write_text(reproducer_text("test", "repro.py", "0.4.31", "x"))
+    assert len((folder / "repro.py").read_text().splitlines()) <= 40
+    for version, python in pythons.items():
+        done = subprocess.run(
+            [str(python), "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300,
+            env={**environ, "PYTHONPATH": str(tools)},
+        )  # fmt: skip
+        assert done.returncode == 0, (version, done.stderr[-2000:])
+        [line] = done.stdout.strip().splitlines()
+        found = json.loads(line)
+        assert found["run_ms"] > 0 and found["compile_ms"] > 0, (version, found)
+        assert {"p1_call_ms", "p2_call_ms", "p1_temp_bytes"} <= set(found), found
