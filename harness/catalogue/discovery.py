@@ -42,6 +42,9 @@ class ScriptSource:
     given: tuple[
         str, ...
     ] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
+    notes: tuple[
+        str, ...
+    ] = ()  # what its block holds that is not applied ([tool.uv]), said before it runs
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ index are taken: no direct references (``pkg @ URL``), no paths, no pip options 
 ``-e``, ``--index-url``), none of which may become a path or reach another index behind
 the user's back.  A requirement on jax, jaxlib or a JAX plugin is refused: the release
 under test is the harness's to choose.  The script's ``[tool]`` table (e.g. ``[tool.uv]``)
-is left alone: the harness resolves each release's set itself.
+is not applied, since the harness resolves each release's set itself; a ``[tool.uv]`` table is said
+in a note, as uv would have applied it.
 
 Standard library and ``packaging`` only: the noxfile checks a command line in nox's own
 environment, which has ``packaging`` (nox needs it) and nothing else.
@@ -37,14 +38,17 @@ from packaging.version import InvalidVersion, Version
 from harness.errors import UsageError
 from harness.names import path_problem
 
-# The reference regex of PEP 723, as the specification gives it.
-BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$")
+# The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv reads as
+# declaring nothing.
+BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)*)^# ///$")
 BLOCK_TYPE = "script"
 # PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped otherwise.
 KNOWN_KEYS = frozenset({"dependencies", "requires-python", "tool"})
 # A requirements file is a few dozen lines; read whole, a huge one would exhaust memory.
 MAX_REQUIREMENTS_BYTES = 256 * 1024
 MAX_LINE_CHARS = 1000
+# A script needs a few libraries; a project's lock file, a few hundred.  Beyond this it is no script's needs.
+MAX_REQUIREMENTS = 500
 # Which option picks the release under test, for the refusal of a requirement on JAX itself.
 JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
 # JAX itself, its plugins and PJRT builds (jax-cuda12-plugin, jax-rocm60-pjrt, ...), Apple's and TPU's
@@ -66,6 +70,7 @@ class Declared:
     ] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
     requires_python: str | None = None
     script: str | None = None  # the script's file name, for messages
+    notes: tuple[str, ...] = ()  # what was read but is not applied (its [tool.uv] table), said once
 
     @property
     def empty(self) -> bool:
@@ -137,14 +142,14 @@ def _looks_like_location(text: str) -> bool:
     )
 
 
-def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
-    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none: ``[]``, None).
+def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str]]:
+    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none: ``[]``, None),
+    and notes on what it holds that is not applied.
 
     ``script`` names the script in the one-line UsageError a malformed block gets.
     """
-    text = text.replace(
-        "\r\n", "\n"
-    )  # as Python reads the file: a block in a CRLF file is still a block
+    # As Python reads the file (universal newlines): a block in a CRLF or a CR-only file is still a block.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
     if len(blocks) > 1:
         raise UsageError(
@@ -156,7 +161,7 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
                 f"script {script}: its `# /// script` block never closes with a `# ///` line (every line "
                 "between must start with `#`)"
             )
-        return [], None
+        return [], None, []
     content = "".join(
         line[2:] if line.startswith("# ") else line[1:]
         for line in blocks[0].group("content").splitlines(keepends=True)
@@ -177,7 +182,24 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None]:
     ):
         raise UsageError(f"{where}: `dependencies` must be a list of requirement strings")
     requirements = [canonical(item, f"{where}, dependencies") for item in dependencies]
-    return requirements, _requires_python(table.get("requires-python"), where)
+    return (
+        requirements,
+        _requires_python(table.get("requires-python"), where),
+        _tool_notes(table, script),
+    )
+
+
+def _tool_notes(table: dict[str, object], script: str) -> list[str]:
+    tool = table.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    if not isinstance(uv, dict) or not uv:
+        return []
+    keys = ", ".join(sorted(str(key)[:40] for key in uv)[:5])
+    more = f" and {len(uv) - 5} more" if len(uv) > 5 else ""
+    return [
+        f"script {script}: its [tool.uv] settings ({keys}{more}) are not applied: the harness resolves each "
+        "release's set itself, by --deps and --hold, from uv's index (UV_INDEX_URL)"
+    ]
 
 
 def _requires_python(value: object, where: str) -> str | None:
@@ -258,7 +280,9 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
             raise UsageError(
                 f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be"
             )
-        text = raw.decode()
+        text = raw.decode(
+            "utf-8-sig"
+        )  # a byte-order mark, as Windows editors write, is no requirement
     except OSError as exc:
         raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -289,9 +313,10 @@ def collect(
     A requirement given twice is kept once, where it first appeared.
     """
     requires_python = None
+    notes: list[str] = []
     pairs: list[tuple[str, str]] = []
     if script_text is not None:
-        inline, requires_python = read_inline(script_text, script)
+        inline, requires_python, notes = read_inline(script_text, script)
         pairs += [(requirement, f"{script} (inline metadata)") for requirement in inline]
     pairs += [(requirement, "--with") for requirement in parse_with(with_specs)]
     if requirements_file is not None:
@@ -299,4 +324,11 @@ def collect(
     seen: dict[str, str] = {}
     for requirement, source in pairs:
         seen.setdefault(requirement, source)
-    return Declared(tuple(seen), tuple(seen.values()), requires_python, script or None)
+    if len(seen) > MAX_REQUIREMENTS:
+        raise UsageError(
+            f"{len(seen)} requirements declared ({', '.join(list(seen)[:3])}, ...); a script may declare at most "
+            f"{MAX_REQUIREMENTS}"
+        )
+    return Declared(
+        tuple(seen), tuple(seen.values()), requires_python, script or None, tuple(notes)
+    )

@@ -120,6 +120,7 @@ def read_script(
         declared.requirements,
         declared.requires_python,
         tuple(given),
+        declared.notes,
     )
     return CaseInfo(
         name=name,

@@ -74,7 +74,11 @@ def declared_of(case: CaseInfo) -> Declared:
     script = case.script
     assert script is not None
     return Declared(
-        script.requirements, ("",) * len(script.requirements), script.requires_python, script.file
+        script.requirements,
+        ("",) * len(script.requirements),
+        script.requires_python,
+        script.file,
+        script.notes,
     )
 
 
@@ -103,6 +107,18 @@ def not_tried(found: InstallFailed | str) -> str:
     return f"could not be installed: {reason}"
 
 
+SHOWN_REQUIREMENTS = 5  # in a progress line; the rest counted
+
+
+def shown_requirements(requirements: tuple[str, ...]) -> str:
+    """``equinox, optax``; past a few, the rest counted: a line per release stays a line."""
+    if not requirements:
+        return "nothing"
+    more = len(requirements) - SHOWN_REQUIREMENTS
+    listed = ", ".join(requirements[:SHOWN_REQUIREMENTS])
+    return f"{listed} and {more} more" if more > 0 else listed
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
@@ -122,6 +138,7 @@ class Environments:
     fixed: dict[str, Prepared] = field(
         default_factory=dict
     )  # by label: made elsewhere (a commit's venv)
+    _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
     def use(self, label: str, prepared: Prepared) -> None:
         """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
@@ -158,7 +175,10 @@ class Environments:
             release_of(env), declared, env.python, self.profile, self.policy, held
         )
         folder = env.venv.parent
-        shown = f"{', '.join(declared.requirements) or 'nothing'} besides jax {env.jax}"
+        shown = f"{shown_requirements(declared.requirements)} besides jax {env.jax}"
+        for note in declared.notes if not self._noted else ():
+            self.progress(f"  note: {note}")
+        self._noted = True
         self.progress(
             f"  {label}: a venv for {self.case.script.file} ({shown}, {self.policy}) under {folder}"
         )

@@ -24,7 +24,10 @@ def script(name: str) -> str:
 
 
 def test_a_block_gives_its_dependencies_in_canonical_form_and_its_requires_python():
-    requirements, requires_python = read_inline(script("equinox_repro.py"), "equinox_repro.py")
+    requirements, requires_python, notes = read_inline(
+        script("equinox_repro.py"), "equinox_repro.py"
+    )
+    assert notes == []
     assert requirements == ["equinox", 'optax>=0.2; python_version >= "3.10"']
     assert requires_python == ">=3.10"
 
@@ -33,13 +36,14 @@ def test_a_script_without_a_block_declares_nothing():
     assert read_inline((FIXTURES / "scripts" / "cumsum_loop.py").read_text(), "cumsum_loop.py") == (
         [],
         None,
+        [],
     )
     assert collect(None).empty
 
 
 def test_a_block_of_another_type_is_not_the_script_block():
     text = '# /// pyproject\n# dependencies = ["x"]\n# ///\n'
-    assert read_inline(text, "other.py") == ([], None)
+    assert read_inline(text, "other.py") == ([], None, [])
 
 
 def test_a_block_in_a_crlf_file_is_read_as_python_reads_the_file():
@@ -81,9 +85,42 @@ def test_a_block_with_a_bad_field_is_refused(toml, message):
         read_inline(f"# /// script\n# {toml}\n# ///\n", "repro.py")
 
 
-def test_a_tool_table_is_left_to_its_tool():
+def test_a_tool_table_is_not_applied_and_a_tool_uv_table_says_so():
     text = '# /// script\n# dependencies = ["optax"]\n# [tool.uv]\n# exclude-newer = "2024-01-01T00:00:00Z"\n# ///\n'
-    assert read_inline(text, "repro.py") == (["optax"], None)
+    requirements, requires_python, [note] = read_inline(text, "repro.py")
+    assert (requirements, requires_python) == (["optax"], None)
+    assert note.startswith(
+        "script repro.py: its [tool.uv] settings (exclude-newer) are not applied"
+    )
+    other = '# /// script\n# dependencies = ["optax"]\n# [tool.ruff]\n# line-length = 100\n# ///\n'
+    assert read_inline(other, "repro.py") == (["optax"], None, []), (
+        "another tool's table is not uv's"
+    )
+    assert collect(text, "repro.py").notes == (note,)
+
+
+def test_a_block_in_a_cr_only_file_is_read_as_python_reads_the_file():
+    text = script("equinox_repro.py").replace("\n", "\r")
+    assert read_inline(text, "cr.py")[0] == ["equinox", 'optax>=0.2; python_version >= "3.10"']
+
+
+def test_an_empty_block_declares_nothing_and_is_no_unclosed_block():
+    assert read_inline("# /// script\n# ///\nimport jax\n", "empty.py") == ([], None, [])
+
+
+def test_a_requirements_file_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "reqs.txt"
+    path.write_bytes(b"\xef\xbb\xbfequinox\r\noptax\n")
+    assert [requirement for requirement, _ in read_requirements(path)] == ["equinox", "optax"]
+
+
+def test_more_requirements_than_any_script_needs_are_one_line(tmp_path):
+    path = tmp_path / "reqs.txt"
+    path.write_text("".join(f"p{n}\n" for n in range(20_000)))
+    with pytest.raises(
+        UsageError, match=r"^20000 requirements declared \(p0, p1, p2, \.\.\.\).*at most 500$"
+    ):
+        collect(None, "", (), path)
 
 
 @pytest.mark.parametrize(

@@ -156,3 +156,21 @@ def test_what_a_script_declares_reads_back_for_the_resolver():
     )
     assert json.loads(json.dumps(list(declared.requirements))) == ["equinox", "optax==0.2.3"]
     assert environments.INDEX_TIMES == "index-times"
+
+
+def test_a_tool_uv_note_is_said_once_and_a_long_declaration_stays_one_short_line(tmp_path, asked):
+    script = tmp_path / "repro.py"
+    script.write_text(
+        '# /// script\n# dependencies = ["equinox"]\n# [tool.uv]\n# index-url = "x"\n# ///\n'
+    )
+    lines = []
+    chosen = Environments(
+        read_script(script, with_specs=[f"lib{n}" for n in range(40)]), None, progress=lines.append
+    )
+    chosen.prepare("0.4.31", release(tmp_path))
+    chosen.prepare("0.4.33", release(tmp_path, "0.4.33"))
+    notes = [line for line in lines if "[tool.uv]" in line]
+    assert len(notes) == 1 and "(index-url) are not applied" in notes[0]
+    venv_lines = [line for line in lines if "a venv for" in line]
+    assert len(venv_lines) == 2 and all("and 36 more besides jax" in line for line in venv_lines)
+    assert max(len(line) for line in venv_lines) < 300
