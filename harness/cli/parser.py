@@ -24,7 +24,6 @@ from harness.cli import (
     report,
     run,
     search,
-    watch,
 )
 from harness.cli.command import AnyCommand
 
@@ -49,7 +48,6 @@ COMMANDS: dict[str, AnyCommand] = {
         merge.COMMAND,
         listing.COMMAND,
         new.COMMAND,
-        watch.COMMAND,
     )
 }
 

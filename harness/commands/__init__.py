@@ -27,7 +27,6 @@ MODULES = {
     "merge": "merge",
     "list": "listing",
     "new": "new",
-    "watch": "watch",
 }
 
 
