@@ -26,6 +26,7 @@ from harness.analysis.significance import Comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
+from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
@@ -259,9 +260,8 @@ def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
         return ""
     if result is None:
         return f"jax {label} stored no result of the reproducer exported on {exported_on}"
-    details = [p.detail for p in result.result.processes if p.status != "ok" and p.detail.strip()]
-    last = details[0].strip().splitlines()[-1].strip()[:200] if details else str(result.status)
-    return f"jax {label} cannot run what jax {exported_on} exported: {last}"
+    said = error_of(result)[:202] or f": {result.status}"
+    return f"jax {label} cannot run what jax {exported_on} exported{said}"
 
 
 def _compared(

@@ -243,7 +243,7 @@ class DefaultsAnswer:
         }
 
 
-def _error_of(stored: StoredResult) -> str:
+def error_of(stored: StoredResult) -> str:
     """``: <the error's last line>`` of a failed result's first failed process (XLA's ``UNIMPLEMENTED: Custom
     call target __onednn$matmul ...`` says why a flag cannot be set on a release), or ""."""
     details = [p.detail for p in stored.result.processes if p.status != "ok" and p.detail.strip()]
@@ -258,7 +258,7 @@ def judged(
     for name, result in found.items():
         if result is None or result.status != "ok":
             whose = "its" if name == "trial" else f"the {name} release's"
-            how = "stored nothing" if result is None else f"{result.status}{_error_of(result)}"
+            how = "stored nothing" if result is None else f"{result.status}{error_of(result)}"
             return Tried(trial, None, None, f"{whose} processes {how}")
     samples = {
         name: metric_samples(result).get(key)

@@ -297,7 +297,7 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
         if isinstance(found, DefaultsAnswer):
-            by_kind["defaults"] += [{k: v for k, v in m.items()} for m in data["metrics"]]
+            by_kind["defaults"] += data["metrics"]
         else:
             name = "profiles" if found.kind == "profile" else found.kind
             by_kind.setdefault(name, []).append({k: v for k, v in data.items() if k != "kind"})
