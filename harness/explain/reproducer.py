@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metrics import compare_metric, metric_samples
+from harness.analysis.metrics import compare_results
 from harness.analysis.significance import Comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.scripts import read_script
@@ -32,7 +32,7 @@ from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.metric_names import JSON, PROCESS, parse_metric_name
 from harness.names import inside
 from harness.steps.evidence import Step, StepSides
 from harness.steps.probes import ReleaseProber
@@ -248,7 +248,12 @@ def measure_reproducer(
     if refused:
         return dataclasses.replace(base, refused=refused)
     measured = {
-        metric: (name, _compared(results[step.before], results[step.after], name, step))
+        metric: (
+            name,
+            compare_results(
+                results[step.before], results[step.after], parse_metric_name(name), step.thresholds
+            ),
+        )
         for metric, name in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured)
@@ -262,15 +267,3 @@ def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
         return f"jax {label} stored no result of the reproducer exported on {exported_on}"
     said = error_of(result)[:202] or f": {result.status}"
     return f"jax {label} cannot run what jax {exported_on} exported{said}"
-
-
-def _compared(
-    before: StoredResult | None, after: StoredResult | None, name: str, step: Step
-) -> Comparison | None:
-    if before is None or after is None:
-        return None
-    key: MetricKey = parse_metric_name(name)
-    old, new = metric_samples(before).get(key), metric_samples(after).get(key)
-    if old is None or new is None:
-        return None
-    return compare_metric(old, new, step.thresholds, key)

@@ -11,13 +11,14 @@ from typing import Any
 
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange
+from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
-from harness.steps.evidence import Found, Skipped
+from harness.steps.evidence import Found, Skipped, of_kind
 from harness.units import format_ns, format_ratio
 
 SHOWN_OPCODES = 6
@@ -315,6 +316,9 @@ def libraries_line(setting: Setting, before: str, after: str) -> str:
         )
     if not libraries.versions:
         return ""
+    split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
+    if split is not None:
+        return held_line(split)
     held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
     moved = libraries.moved(before, after)
     if not moved:
@@ -332,6 +336,43 @@ def libraries_line(setting: Setting, before: str, after: str) -> str:
         f"`{jax_only}` measures the two jax releases with {name} held; `{library_only}` measures "
         f"{name}'s own releases on jax {after}"
     )
+
+
+def held_line(answer: HeldAnswer) -> str:
+    """Library or JAX in one line: which part of the step moved as the step did, with the middle side
+    measured between its two releases (the libraries that moved held)."""
+    moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
+    if not answer.middle:
+        return f"library or JAX not told apart ({moved}): {answer.problem}"
+    held = ", ".join(f"{name} {version}" for name, version in answer.held().items())
+    other = answer.before if answer.jax_of_middle == answer.after else answer.after
+    said = {
+        JAX: f"comes with jax {answer.after} ({held} held)",
+        LIBRARIES: f"comes with the libraries: {moved} (jax {answer.jax_of_middle} held)",
+        BOTH: f"needs both: jax {other} → {answer.jax_of_middle} and {moved}",
+        APART: "library or JAX not told apart",
+    }
+    by_answer: dict[str, list[str]] = {}
+    for metric, parts in answer.parts.items():
+        by_answer.setdefault(parts.comes_with(), []).append(metric)
+    clauses = []
+    for verdict, metrics in by_answer.items():
+        parts = answer.parts[metrics[0]]
+        figures = "; ".join(
+            f"{who} {_said(found)}"
+            for who, found in (("jax's part", parts.jax), ("the libraries'", parts.libraries))
+        )
+        more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
+        clauses.append(f"{said[verdict]} on {metrics[0]}{more} ({figures})")
+    return "; ".join(clauses)
+
+
+def _said(found: Comparison | None) -> str:
+    if found is None:
+        return "not measured"
+    if found.verdict in (Verdict.FASTER, Verdict.SLOWER):
+        return f"{format_ratio(found.ratio)} {found.said}"
+    return found.said
 
 
 def _command(setting: Setting, words: list[str]) -> str:

@@ -116,6 +116,16 @@ class StepSides:
         prepared = self.prober.prepared(label)
         return prepared.note if isinstance(prepared, Probe) else prepared
 
+    def held_side(self, release: str, pins: Sequence[str]) -> Side | str:
+        """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
+        its environment ready; or why there is none."""
+        label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
+        environments = self.prober.environments
+        assert environments is not None
+        self.prober.envs.setdefault(label, self.prober.envs[release])
+        environments.hold_on(label, tuple(pins))
+        return self.side(label)
+
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> str:
