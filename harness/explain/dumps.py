@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.measure.sides import Side
 from harness.names import inside
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 
 # XLA's dump files: module_0005.jit_f.before_optimizations.txt, module_0005.jit_f.cpu_after_optimizations.txt,
 # module_0005.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt …
@@ -193,7 +193,7 @@ class CompiledPrograms:
 
     name = "compiled"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.metrics)
 
     def gather(self, step: Step, sides: StepSides) -> CompiledAnswer:

@@ -20,7 +20,7 @@ from harness.analysis.significance import Comparison, Verdict
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
@@ -111,7 +111,7 @@ class HeldLibrary:
 
     name = "library"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return (
             bool(step.script and step.libraries and step.metrics)
             and not any(map(is_commit_label, step.pair))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
+from harness.explain.host_profile import HostProfile
 from harness.explain.profiles import OpProfile
 from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
@@ -19,4 +20,5 @@ KINDS: tuple[Evidence, ...] = (
     ChangedDefaults(),
     CompiledPrograms(),
     OpProfile(),
+    HostProfile(),
 )

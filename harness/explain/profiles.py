@@ -24,7 +24,7 @@ from typing import Any
 from harness.explain.tried import xla_flags
 from harness.measure.sides import Side
 from harness.metric_names import MetricKey, parse_metric_name
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
@@ -168,7 +168,7 @@ class OpProfile:
 
     name = "profile"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return any(map(about_run_time, step.metrics))
 
     def gather(self, step: Step, sides: StepSides) -> ProfileAnswer:

@@ -34,7 +34,7 @@ from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, parse_metric_name
 from harness.names import inside
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
 from harness.store.results import StoredResult
@@ -113,7 +113,7 @@ class ReproducerAnswer:
 class Reproducer:
     name = "reproducer"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.script and step.metrics) and not any(map(is_commit_label, step.pair))
 
     def gather(self, step: Step, sides: StepSides) -> ReproducerAnswer:

@@ -43,7 +43,7 @@ from harness.explain.defaults import (
 from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
@@ -306,7 +306,7 @@ class ChangedDefaults:
 
     name = "defaults"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.metrics)
 
     def gather(self, step: Step, sides: StepSides) -> DefaultsAnswer:

@@ -12,6 +12,7 @@ from typing import Any
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange
 from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
+from harness.explain.host_profile import HostAnswer
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
@@ -25,6 +26,8 @@ SHOWN_OPCODES = 6
 SHOWN_MODULES = 3
 SHOWN_OPS = 6
 SHOWN_DEFAULTS = 12
+SHOWN_GROUPS = 4
+SHOWN_FUNCTIONS = 4
 
 
 def why_lines(
@@ -277,6 +280,26 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
     return [head, *([answer.note] if answer.note else []), *refused]
 
 
+def host_lines(answer: HostAnswer) -> list[str]:
+    """Where the script's host time went on each release: by group, then the functions that moved most."""
+    problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
+    if problems:
+        return [f"no Python profile to compare ({'; '.join(problems)})"]
+    groups = ", ".join(
+        f"{name} {format_ns(old)} → {format_ns(new)}"
+        for name, old, new in answer.groups()[:SHOWN_GROUPS]
+    )
+    functions = "; ".join(
+        f"`{name}` {format_ns(old)} → {format_ns(new)} ({old_calls} → {new_calls} calls)"
+        for name, _, old, new, old_calls, new_calls in answer.moved(SHOWN_FUNCTIONS)
+    )
+    head = f"host time by where it lives (one process each under cProfile): {groups}"
+    return [
+        head,
+        *([f"Python functions whose own time moved most: {functions}"] if functions else []),
+    ]
+
+
 def skipped_lines(skipped: Skipped) -> list[str]:
     return [f"{skipped.name} not asked: {skipped.reason}"]
 
@@ -287,6 +310,7 @@ STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
     (DefaultsAnswer, defaults_listing),
     (CompiledAnswer, compiled_lines),
     (ProfileAnswer, profile_lines),
+    (HostAnswer, host_lines),
     (Skipped, skipped_lines),
 )
 

@@ -78,7 +78,9 @@ class Evidence(Protocol):
 
     name: str
 
-    def wanted(self, step: Step) -> bool: ...
+    def wanted(self, step: Step, found: tuple[Found, ...]) -> bool:
+        """Whether to ask for ``step``, given what the kinds before it ``found``."""
+        ...
 
     def gather(self, step: Step, sides: StepSides) -> Found: ...
 
@@ -177,7 +179,7 @@ def gather(
     """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out."""
     found: list[Found] = []
     for kind in kinds:
-        if not kind.wanted(step):
+        if not kind.wanted(step, tuple(found)):
             continue
         if budget is not None and (left := budget.left()) is not None and left <= 0:
             found.append(
