@@ -31,8 +31,7 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the ca
 # An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered copies.
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
 # HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named after.
-HLO_OPCODES = frozenset(
-    """abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
+OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
     all-reduce-done all-reduce-start all-to-all and async-done async-start async-update atan2
     batch-norm-grad batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast call cbrt
     ceil cholesky clamp collective-broadcast collective-permute collective-permute-done
@@ -45,8 +44,8 @@ HLO_OPCODES = frozenset(
     replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz
     round-nearest-even rsqrt scatter select select-and-scatter send send-done set-dimension-size
     shift-left shift-right-arithmetic shift-right-logical sign sine slice sort sqrt stochastic-convert
-    subtract tan tanh top-k transpose triangular-solve tuple while xor""".split()
-)
+    subtract tan tanh top-k transpose triangular-solve tuple while xor"""
+HLO_OPCODES = frozenset(OPCODE_NAMES.split())
 NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.explain.dumps import CompiledAnswer, ModuleChange
+from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
 from harness.explain.host_profile import HostAnswer
 from harness.explain.profiles import OpTimes, ProfileAnswer
@@ -175,8 +175,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
     )
     differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
     if not differing:
+        texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
+        aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
         return [
-            f"{head}, the same before and after optimisation: what runs them changed, "
+            f"{head}, the same before and after optimisation{aside}: what runs them changed, "
             "not what was compiled"
         ]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
@@ -187,7 +189,13 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
         for text, names in list(alike.items())[:SHOWN_MODULES]
     ]
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-    return [f"{head}, {len(differing)} differ" + (f", {more} not shown" if more else ""), *shown]
+    diffs = any(not c.same_text for c in differing)
+    return [
+        f"{head}, {len(differing)} differ"
+        + (f", {more} not shown" if more else "")
+        + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else ""),
+        *shown,
+    ]
 
 
 def module_text(change: ModuleChange) -> str:
@@ -206,6 +214,9 @@ def module_text(change: ModuleChange) -> str:
         parts.append(
             f"custom call {target} {old.custom_calls[target]} → {new.custom_calls[target]}"
         )
+    kinds = set(old.fusion_kinds) | set(new.fusion_kinds)
+    for kind in sorted(k for k in kinds if old.fusion_kinds[k] != new.fusion_kinds[k]):
+        parts.append(f"{kind} fusions {old.fusion_kinds[kind]} → {new.fusion_kinds[kind]}")
     if old.temp_bytes != new.temp_bytes:
         parts.append(f"temporary bytes {old.temp_bytes} → {new.temp_bytes}")
     counts = f"{sum(old.before.values())} → {sum(new.before.values())} instructions"
