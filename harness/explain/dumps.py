@@ -244,7 +244,7 @@ class CompiledPrograms:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.metrics)
 
-    def gather(self, step: Step, sides: StepSides) -> CompiledAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CompiledAnswer:
         kept = step.kept("compiled")
         sides.progress(
             f"  what {step.before} and {step.after} compile: one process each, XLA dumping"

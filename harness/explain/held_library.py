@@ -118,7 +118,7 @@ class HeldLibrary:
             and "+" not in step.before + step.after  # a library's own releases: jax already held
         )
 
-    def gather(self, step: Step, sides: StepSides) -> HeldAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> HeldAnswer:
         answer = HeldAnswer(step.before, step.after, dict(step.libraries))
         ends = [sides.side(label) for label in step.pair]
         for end in ends:
@@ -130,11 +130,11 @@ class HeldLibrary:
         for release, which in ((step.after, 0), (step.before, 1)):
             pins = tuple(f"{name}=={versions[which]}" for name, versions in step.libraries.items())
             sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
-            found = sides.held_side(release, pins)
-            if isinstance(found, Side):
-                middle, jax_of_middle = found, release
+            held = sides.held_side(release, pins)
+            if isinstance(held, Side):
+                middle, jax_of_middle = held, release
                 break
-            problems.append(found)
+            problems.append(held)
         if middle is None:
             return dataclasses.replace(answer, problem="; ".join(problems))
         measured = sides.together([before, middle, after], step.metrics)

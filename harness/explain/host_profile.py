@@ -159,7 +159,7 @@ class HostProfile:
         reproducer = of_kind(found, ReproducerAnswer)
         return reproducer is None or not shown_in_programs(reproducer)
 
-    def gather(self, step: Step, sides: StepSides) -> HostAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> HostAnswer:
         sides.progress(f"  where {step.script}'s host time goes: one process each under cProfile")
         old, new = (host_times(sides, label, step.script) for label in step.pair)
         return HostAnswer(step.before, step.after, old, new)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
 from harness.explain.host_profile import HostProfile
+from harness.explain.matching_flags import FlagsNamedLikeTheProgram
 from harness.explain.profiles import OpProfile
 from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
@@ -19,6 +20,7 @@ KINDS: tuple[Evidence, ...] = (
     Reproducer(),
     ChangedDefaults(),
     CompiledPrograms(),
+    FlagsNamedLikeTheProgram(),
     OpProfile(),
     HostProfile(),
 )

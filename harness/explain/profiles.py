@@ -191,7 +191,7 @@ class OpProfile:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return any(map(about_run_time, step.metrics))
 
-    def gather(self, step: Step, sides: StepSides) -> ProfileAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(
             f"  where the time of {step.before} and {step.after} goes: one profiled process each"
         )

@@ -116,7 +116,9 @@ class Reproducer:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.script and step.metrics) and not any(map(is_commit_label, step.pair))
 
-    def gather(self, step: Step, sides: StepSides) -> ReproducerAnswer:
+    def gather(
+        self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
+    ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
         folder = inside(step.out, kept)
         captured = {

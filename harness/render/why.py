@@ -13,6 +13,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
 from harness.explain.host_profile import HostAnswer
+from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
@@ -122,7 +123,7 @@ def trial_lines(
         lines.append(f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}")
     if tried and not found:
         lines.append(
-            f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back"
+            f"none of the {len(tried)} {answer.subject} tried brought the old {key.metric_name} back"
         )
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
@@ -311,6 +312,19 @@ def host_lines(answer: HostAnswer) -> list[str]:
     ]
 
 
+def matched_lines(answer: MatchedFlags) -> list[str]:
+    """Which flags were tried for the names XLA compiled on one release only, or why none was."""
+    names = ", ".join(answer.names)
+    if answer.problem:
+        return [f"flags named like {names} not tried: {answer.problem}"]
+    if not answer.trials:
+        return [f"no flag of {answer.after}'s jaxlib is named like {names}"]
+    flags = ", ".join(f"`{trial.words()}`" for trial in answer.trials)
+    return [
+        f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"
+    ]
+
+
 def skipped_lines(skipped: Skipped) -> list[str]:
     return [f"{skipped.name} not asked: {skipped.reason}"]
 
@@ -318,6 +332,7 @@ def skipped_lines(skipped: Skipped) -> list[str]:
 # Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
 STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
     (ReproducerAnswer, reproducer_lines),
+    (MatchedFlags, matched_lines),  # before its base class, whose lines it does not share
     (DefaultsAnswer, defaults_listing),
     (CompiledAnswer, compiled_lines),
     (ProfileAnswer, profile_lines),
@@ -333,7 +348,7 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
         if isinstance(found, DefaultsAnswer):
-            by_kind["defaults"] += data["metrics"]
+            by_kind.setdefault(found.kind, []).extend(data["metrics"])
         else:
             name = "profiles" if found.kind == "profile" else found.kind
             by_kind.setdefault(name, []).append({k: v for k, v in data.items() if k != "kind"})

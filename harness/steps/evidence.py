@@ -82,7 +82,9 @@ class Evidence(Protocol):
         """Whether to ask for ``step``, given what the kinds before it ``found``."""
         ...
 
-    def gather(self, step: Step, sides: StepSides) -> Found: ...
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...]) -> Found:
+        """What this kind finds for ``step``, knowing what the kinds before it ``found``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ def gather(
             )
             continue
         started = time.monotonic()
-        answer = kind.gather(step, sides)
+        answer = kind.gather(step, sides, tuple(found))
         sides.progress(f"  {kind.name}: {time.monotonic() - started:.0f} s")
         found.append(answer)
         if answer.settles:
