@@ -151,10 +151,7 @@ class StepSides:
     ) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
         are decided; each side's stored result by label."""
-        settings = dataclasses.replace(
-            self.prober.settings_for(self.prober.processes, CHANGES, 2),
-            decide_metrics=tuple(metrics) or None,
-        )
+        settings = self.prober.settings_for(self.prober.processes, CHANGES, 2, metrics)
         return {
             side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
         }
