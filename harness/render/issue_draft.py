@@ -39,7 +39,18 @@ VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettle
 EMPTY = ("", "–")
 MOVED_VERDICTS = (Verdict.SLOWER, Verdict.FASTER)
 # The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
-FIRST_READ = ("the script's libraries", "none of the", "compiled programs", "where the time went")
+FIRST_READ = (
+    "the script's libraries",
+    "comes with",
+    "needs both",
+    "library or JAX",
+    "reproduces it with jax alone",
+    "does not reproduce it",
+    "Python functions whose own time moved most",
+    "none of the",
+    "compiled programs",
+    "where the time went",
+)
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
