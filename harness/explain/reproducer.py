@@ -121,9 +121,7 @@ class Reproducer:
     ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
         folder = inside(step.out, kept)
-        captured = {
-            label: capture(sides, label, folder / "captured" / label) for label in step.pair
-        }
+        captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
         for (
@@ -154,9 +152,36 @@ def _signature(program: Mapping[str, Any]) -> str:
     return json.dumps([program.get("name"), program.get("inputs")], sort_keys=True)
 
 
-def capture(sides: StepSides, label: str, folder: Path) -> dict[str, Any] | str:
-    """One extra process of ``label`` exporting every program the script jits into ``folder``; its
-    listing (``programs.json``), or why there is none."""
+# A program that calls back into Python cannot be serialized (``jax.export``: "serialization of
+# host_callbacks is not yet implemented"); equinox's runtime checks (``eqx.error_if``, under every diffrax
+# solve) are such callbacks, and equinox leaves them out with EQX_ON_ERROR=nan.
+CALLBACKS = "host_callbacks"
+WITHOUT_CHECKS = {"EQX_ON_ERROR": "nan"}
+CHECKS_LEFT_OUT = (
+    "exported with EQX_ON_ERROR=nan: equinox's runtime checks (host callbacks, which jax.export "
+    "cannot serialize) left out of the programs"
+)
+
+
+def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[str, Any] | str]:
+    """Each side's programs captured under ``folder/<label>``; where a program calls back into Python,
+    captured again without equinox's runtime checks, which the listing's note says."""
+    captured = {label: capture(sides, label, folder / label) for label in step.pair}
+    if not any(isinstance(found, str) and CALLBACKS in found for found in captured.values()):
+        return captured
+    sides.progress("  a program calls back into Python: captured again with EQX_ON_ERROR=nan")
+    again = {label: capture(sides, label, folder / label, WITHOUT_CHECKS) for label in step.pair}
+    for listing in again.values():
+        if isinstance(listing, dict):
+            listing["note"] = "; ".join(filter(None, [CHECKS_LEFT_OUT, listing.get("note", "")]))
+    return again
+
+
+def capture(
+    sides: StepSides, label: str, folder: Path, env: Mapping[str, str] | None = None
+) -> dict[str, Any] | str:
+    """One extra process of ``label`` (with ``env`` besides) exporting every program the script jits into
+    ``folder``; its listing (``programs.json``), or why there is none."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side
@@ -167,7 +192,8 @@ def capture(sides: StepSides, label: str, folder: Path) -> dict[str, Any] | str:
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    ended = sides.one_more_process(side, env={EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)})
+    wanted = {**(env or {}), EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)}
+    ended = sides.one_more_process(side, env=wanted)
     try:
         listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
     except (OSError, ValueError):

@@ -199,7 +199,8 @@ def with_jax_alone(d: DraftInputs) -> str:
         f"`{d.reproducer}{found.script}` ({found.lines} lines) runs the programs the script compiled, "
         f"exported with `jax.export` on jax {scrub(found.exported_on)} (the files beside it), and prints one "
         f"JSON line: compile time, run time and temporary bytes. Measured on both releases it moved "
-        f"{theirs} (the original script: {mine} on {change.metric.quoted()}).",
+        f"{theirs} (the original script: {mine} on {change.metric.quoted()})."
+        + (f" Note: {scrub(found.note)}." if found.note else ""),
         "",
     ]
     for release in (change.last_good, change.first_bad):

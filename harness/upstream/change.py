@@ -87,6 +87,7 @@ class Reproduced:
     lines: int
     measured: dict[str, tuple[str, float | None]]  # metric → (verdict, ratio) of its counterpart
     counterparts: dict[str, str]  # metric → the reproducer's metric that shows it
+    note: str = ""  # the capture's own: a cap reached, equinox's checks left out
 
 
 REPRODUCER_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-reproducer/$")
@@ -255,6 +256,7 @@ def _reproducer(found: Any, ends: tuple[str, str]) -> Reproduced | None:
             lines if isinstance(lines, int) else 0,
             measured,
             counterparts,
+            " ".join(str(entry.get("note", "")).split())[:300],
         )
     return None
 

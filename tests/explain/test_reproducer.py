@@ -107,3 +107,33 @@ def test_a_release_that_cannot_run_the_others_export_is_said_in_one_line():
     assert _refusal("0.4.30", "0.4.33", None).startswith("jax 0.4.30 stored no result")
     ok = StoredResult.from_document(Path("y.json"), real_result("async_dispatch-0.12.0.1"))
     assert _refusal("0.4.33", "0.4.33", ok) == ""
+
+
+def test_programs_that_call_back_into_python_are_captured_again_without_equinox_s_checks(
+    monkeypatch, tmp_path
+):
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    calls = []
+
+    def capture(sides, label, folder, env=None):
+        calls.append((label, env))
+        if env is None:
+            return f"jax {label} exported no program: NotImplementedError: serialization of host_callbacks"
+        return {"jax": label, "programs": [{"name": "solve"}], "note": ""}
+
+    monkeypatch.setattr(reproducer, "capture", capture)
+    found = reproducer.capture_both(FakeProgress(), step(), tmp_path)
+    assert [env for _, env in calls] == [
+        None,
+        None,
+        {"EQX_ON_ERROR": "nan"},
+        {"EQX_ON_ERROR": "nan"},
+    ]
+    assert all(listing["note"] == reproducer.CHECKS_LEFT_OUT for listing in found.values())
+
+
+class FakeProgress:
+    def progress(self, line):
+        pass
