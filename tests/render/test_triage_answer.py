@@ -97,7 +97,8 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     text = triage_text(found, setting, 5)
     said = (
         "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, the same "
-        "before and after optimisation: what runs them changed, not what was compiled\n"
+        "before and after optimisation (only the text of `jit_f.diff` differs): what runs them changed, not what "
+        "was compiled\n"
     )
     assert said in text
     assert "compiled jit_f" not in text, "no module is listed when none differs"
