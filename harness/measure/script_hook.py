@@ -12,7 +12,9 @@ script's), and writes REPORT, a small JSON file, with what the script spent wher
 - ``after_script_ns``: what the hook spent after the script ended (its scan of jax's source), which the
   harness takes out of ``process.wall_ns``;
 - ``started_ns`` / ``imported_ns`` / ``ended_ns``: ``perf_counter_ns`` at the hook's
-  start, after the first import of jax, and at the script's end.
+  start, after the first import of jax, and at the script's end;
+- ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it (a
+  script that sets it itself replaces the profile's flags and a trial's; the harness compares).
 
 Standard library only, and never imported by the harness: the script runs in the
 side's venv with the harness taken off its path, so this file is run by its path.
@@ -52,6 +54,10 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
 _capture = None  # the capture module, once loaded
+# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on the first
+# ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the variable before then, in its own
+# code, runs with its flags instead of the harness's.  What it holds at that moment is kept.
+XLA_FLAGS = "XLA_FLAGS"
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
@@ -131,8 +137,32 @@ class _TimedLoader:
         if configured:
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
+        _watch_backend()
         if os.environ.get(EXPORT_DIR):
             _start_capture(module)
+
+
+def _watch_backend() -> None:
+    """Keep ``XLA_FLAGS`` as it is when jax starts its backend: ``backends`` is wrapped for its first call only
+    (every route to a device goes through it), then put back.  A backend already started: its value now."""
+    try:
+        from jax._src import xla_bridge
+
+        original = xla_bridge.backends
+        started = getattr(xla_bridge, "backends_are_initialized", lambda: False)()
+    except Exception:  # a release laid out otherwise: the harness reads the flags as not seen
+        return
+    if started:
+        _report["xla_flags"] = os.environ.get(XLA_FLAGS, "")
+        return
+
+    def backends(*args, **kwargs):
+        _report.setdefault("xla_flags", os.environ.get(XLA_FLAGS, ""))
+        if xla_bridge.backends is backends:
+            xla_bridge.backends = original
+        return original(*args, **kwargs)
+
+    xla_bridge.backends = backends
 
 
 def _start_capture(jax) -> None:

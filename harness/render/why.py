@@ -98,6 +98,8 @@ def trial_lines(
     the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
     made it worse); else it is the old behaviour back, still a strong hint at the cause."""
     tried = answer.tried(key, thresholds)
+    void = [t for t in tried if t.void]
+    tried = [t for t in tried if not t.void]
     found = [] if step is None else [t for t in tried if t.brings_back(step)]
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
     if unwanted is None:
@@ -129,7 +131,22 @@ def trial_lines(
         lines.append(
             f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
         )
-    return lines
+    return lines + void_lines(void)
+
+
+# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags are void.
+APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
+
+
+def void_lines(void: Sequence[Tried]) -> list[str]:
+    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as tried."""
+    if not void:
+        return []
+    shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
+    return [
+        f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA never "
+        f"got the flag ({APPEND})"
+    ]
 
 
 def _changed_in(answer: DefaultsAnswer, tried: Tried) -> str:
@@ -159,6 +176,11 @@ def _against(comparison: Comparison, release: str) -> str:
 
 def compiled_lines(answer: CompiledAnswer) -> list[str]:
     """A line on what was compared and where the dumps are, then one per module (the first few)."""
+    if answer.void:
+        return [
+            f"compiled programs not compared, void for this script: it sets XLA_FLAGS itself before jax "
+            f"starts on {' and '.join(answer.void)}, so XLA never got the harness's dump flags ({APPEND})"
+        ]
     if answer.problem:
         return [f"compiled programs not compared: {answer.problem}"]
     if not answer.changes:
