@@ -166,7 +166,8 @@ class CompiledAnswer:
     changes: list[ModuleChange]
     folder: str = ""  # as the answer names it, beside the page: one folder per release under it
     problem: str = ""  # why there is no comparison
-    void: tuple[str, ...] = ()  # the releases on which the script set XLA_FLAGS itself: no dump could be asked
+    # The releases on which the script set XLA_FLAGS itself: no dump could be asked of XLA there.
+    void: tuple[str, ...] = ()
     kind: str = "compiled"
     settles: bool = False
 

@@ -254,3 +254,28 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
     assert lines[0].startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31"
     )
+
+
+def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried():
+    back = Trial(THUNK, "0.4.33", "false")
+    found = results({"before": 1.0, "after": 3.0, "trial": 3.0})
+    replaced = real_result("async_dispatch-0.12.0.1")
+    record = {"lost": ["--xla_cpu_use_thunk_runtime"], "read": "--xla_cpu_multi_thread_eigen=false"}
+    replaced["processes"] = [
+        dict(p, script={**(p.get("script") or {}), "xla_flags": record})
+        for p in replaced["processes"]
+    ]
+    found["trial"] = as_stored(replaced)
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back], {back: found})
+    [trial] = answer.tried(EAGER, Thresholds())
+    assert trial.void and trial.vs_before is None
+    lines = trial_lines(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert lines == [
+        "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets XLA_FLAGS "
+        "itself before jax starts, so XLA never got the flag (append to os.environ.get('XLA_FLAGS', '') "
+        "instead of replacing it)"
+    ], "not 'none of the 1 changed defaults tried brought the old number back'"
+    assert answer.metric_data(EAGER, Thresholds())["tried"][0]["void"] is True
+    jax_option = Trial(ASYNC, "0.4.33", "False")
+    kept = DefaultsAnswer("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
+    assert not kept.tried(EAGER, Thresholds())[0].void, "a jax option does not go through XLA_FLAGS"
