@@ -12,6 +12,7 @@ import packaging
 import pytest
 
 import noxfile
+from harness.cli import ranges
 from harness.install.environments import Prepared
 from harness.install.index import pair_with_jaxlib, parse_pip_listing
 from harness.install.venvs import read_plan
@@ -346,6 +347,23 @@ def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys)
     assert stopped.value.code == 2
     assert (
         "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    )
+
+
+def test_a_range_over_the_bound_is_refused_after_listing_before_anything_is_installed(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(ranges.MOST_RELEASES, "sweep", 2)
+    session = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.sweep(session)
+    assert stopped.value.code == 2 and session.ran == [], (
+        "no release installed, the harness never run"
+    )
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "harness: error: jax 0.4.31–0.4.34 is 3 releases; a sweep measures each of them and takes at "
+        "most 2: give a narrower --from/--to"
     )
 
 

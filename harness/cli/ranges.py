@@ -124,6 +124,24 @@ class RangeOptions:
     )
 
 
+# The most releases a range may hold: a sweep and a triage measure every one in one interleaved run, a worker
+# each (with --vary, each library release is resolved first, seconds each); a bisect measures a few but lists
+# and labels every one.  jax's whole history since 0.4.1 fits in either.
+MOST_RELEASES = {"bisect": 256, "sweep": 64, "triage": 64}
+
+
+def bounded(command: str, count: int, what: str) -> None:
+    """Refuse in one line a range of ``count`` releases (``what``: ``numpy 1.3.0–2.5.4``) over the bound of
+    ``command``, saying the bound, before any release is installed or resolved."""
+    most = MOST_RELEASES[command]
+    if count > most:
+        each = "measures each of them" if command != "bisect" else "lists each of them"
+        raise UsageError(
+            f"{what} is {count} releases; a {command} {each} and takes at most {most}: "
+            "give a narrower --from/--to" + (" (--good/--bad)" if command == "bisect" else "")
+        )
+
+
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
     if command == "bisect":

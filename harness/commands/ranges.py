@@ -21,7 +21,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness.cli.ranges import RangeOptions, target_words
+from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.explain.kinds import KINDS
@@ -58,6 +58,7 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
             f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it"
         )
     envs = read_plan(options.places.releases_plan)
+    bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
     wanted = (options.first, options.last) if options.libraries.vary is None else (held, held)
@@ -91,6 +92,7 @@ def labelled(
             )
     low, high = version_key(options.first), version_key(options.last)
     versions = [version for version in listed if low <= version_key(version) <= high]
+    bounded(options.command, len(versions), f"{choice.vary} {options.first}–{options.last}")
     labels = {choice.label(version): held for version in versions}
     pins: dict[str, tuple[str, ...]] = {
         choice.label(version): (f"{choice.vary}=={version}",) for version in versions
