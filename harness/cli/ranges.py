@@ -399,7 +399,8 @@ COMMANDS = (
         "measure every release in a range and report each significant step (run through nox -s sweep)",
         "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
         "and the claim) changes significantly between consecutive releases.",
-        "0 swept (the page names each step), 2 bad input",
+        "0 swept (the page names each step), 2 bad input, 4 nothing could be measured (fewer than two releases "
+        "ran ok)",
     ),
     _command(
         "triage",
@@ -409,6 +410,6 @@ COMMANDS = (
         "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
         "two releases around each candidate again together until decided, and answer once per step that holds.",
         "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
-        "processes would decide)",
+        "processes would decide), 4 nothing could be measured (fewer than two releases ran ok)",
     ),
 )

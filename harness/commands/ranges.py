@@ -49,6 +49,9 @@ from harness.units import version_key
 # The stages of a bisect, sweep or triage and each step's outcome stay on screen; each release installed and
 # each process measured update one line in a terminal (``Progress``).
 progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
+# The exit status of a sweep or triage that could measure fewer than two releases (every one not installable,
+# say): no answer at all, never "no change".
+UNMEASURED = 4
 
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
