@@ -308,8 +308,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
         raise UsageError(
             "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone"
         )
-    if jax_repo and not commits and not Path(jax_repo).expanduser().is_dir():
-        raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
+    if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
+        _check_clone(jax_repo)
     if commits and metric is None and not args.claim:
         raise UsageError(
             "--commits follows one change: give --metric (a triage names the metric that moved)"
@@ -335,6 +335,23 @@ def check(args: argparse.Namespace) -> RangeOptions:
         libraries=libraries,
         explain=getattr(args, "explain", False),
     )
+
+
+def _check_clone(jax_repo: str) -> None:
+    """A local ``--jax-repo`` is a folder git knows as a repository at its top (a work tree's ``.git``, or a bare
+    clone's ``HEAD`` and ``objects``): read before anything runs, since a folder that is not one would only
+    leave the answers silent."""
+    folder = Path(jax_repo).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
+    if not (
+        (folder / ".git").exists()
+        or ((folder / "HEAD").is_file() and (folder / "objects").is_dir())
+    ):
+        raise UsageError(
+            f"--jax-repo {jax_repo}: not a git repository (give the top folder of a clone of jax: "
+            "git clone https://github.com/jax-ml/jax)"
+        )
 
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
