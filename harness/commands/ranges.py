@@ -33,7 +33,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
-from harness.pins import PROFILE_BY_NAME
+from harness.pins import PROFILE_BY_NAME, nox_profile_words
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
@@ -178,7 +178,7 @@ def triage_command(options: RangeOptions) -> str:
     elif options.claim:
         words.append("--claim")
     words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-    words += ["--profile", options.profile, "--processes", str(options.measuring.processes)]
+    words += [*nox_profile_words(options.profile), "--processes", str(options.measuring.processes)]
     return " ".join(words)
 
 

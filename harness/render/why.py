@@ -15,6 +15,7 @@ from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.metric_names import MetricKey, parse_metric_name
+from harness.pins import nox_profile_words
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
 from harness.steps.evidence import Found, Skipped
@@ -360,5 +361,5 @@ def _command(setting: Setting, words: list[str]) -> str:
     sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
     target = setting.target_words()
     return " ".join(
-        ["nox", "-s", "triage", "--", *target, *words, *sizes, "--profile", setting.profile]
+        ["nox", "-s", "triage", "--", *target, *words, *sizes, *nox_profile_words(setting.profile)]
     )
