@@ -167,12 +167,13 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower than it, the same as it, not told apart."""
+    """A trial against one release in words: faster or slower than it, the same as it, or undecided (a ratio
+    of ×2 the statistics could not settle is neither the same nor told apart: more processes could tell)."""
     if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
         return f"the same as {release}"
-    return f"not told apart from {release}"
+    return f"undecided against {release}, more processes could tell"
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[str]:

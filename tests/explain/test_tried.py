@@ -1,18 +1,20 @@
 """Changed defaults, tried: each set on the other release in one measurement with both, and judged."""
 
+import dataclasses
 import json
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.catalogue import discovery
 from harness.explain import tried
 from harness.explain.defaults import JAX, XLA, Change, Option
-from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, side_of, trials
+from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, Tried, side_of, trials
 from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.render.why import defaults_listing, trial_lines
+from harness.render.why import defaults_listing, trial_lines, tried_text
+from harness.stats import summarize
 from harness.steps.evidence import Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
@@ -279,3 +281,17 @@ def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried()
     jax_option = Trial(ASYNC, "0.4.33", "False")
     kept = DefaultsAnswer("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
     assert not kept.tried(EAGER, Thresholds())[0].void, "a jax option does not go through XLA_FLAGS"
+
+
+def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart():
+    summary = summarize([1.0, 2.0])
+    undecided = Comparison(summary, summary, 2.0, 0.9, 4.0, 0.2, Verdict.UNDECIDED, ())
+    slower = dataclasses.replace(undecided, ratio=3.0, verdict=Verdict.SLOWER)
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back])
+    line = tried_text(Tried(back, undecided, slower), answer)
+    assert line == (
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided against "
+        f"0.4.31, more processes could tell, {slower.said} than 0.4.33)"
+    )
+    assert "not told apart" not in line
