@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import signal
 import sys
 import time
 import traceback
@@ -292,24 +293,21 @@ def main() -> None:
     ):  # imported before the script (a .pth file): there is no first import to time
         sys.meta_path.insert(0, _TIMER)
     profiler = _python_profiler()
+    interrupted = False
     try:
         if profiler is not None:
             profiler.runcall(runpy.run_path, script, run_name="__main__")
         else:
             runpy.run_path(script, run_name="__main__")
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
     except (
-        BaseException
-    ) as exc:  # as `python FILE` reports it: the script's frames, not this hook's or runpy's
-        frames = exc.__traceback__
-        while frames is not None and frames.tb_frame.f_code.co_filename in (
-            __file__,
-            runpy.__file__,
-            "<frozen runpy>",
-        ):
-            frames = frames.tb_next
-        traceback.print_exception(type(exc), exc, frames)
+        KeyboardInterrupt
+    ) as exc:  # as `python FILE` ends on one: its traceback, then dead of SIGINT
+        _print_script_traceback(exc)
+        interrupted = True
+    except BaseException as exc:
+        _print_script_traceback(exc)
         sys.exit(1)
     finally:
         _stop_timing()
@@ -327,6 +325,22 @@ def main() -> None:
                     file=sys.stderr,
                 )
         _write(report)
+    if interrupted:
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def _print_script_traceback(exc: BaseException) -> None:
+    """The traceback as `python FILE` prints it: the script's frames, not this hook's or runpy's."""
+    frames = exc.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename in (
+        __file__,
+        runpy.__file__,
+        "<frozen runpy>",
+    ):
+        frames = frames.tb_next
+    traceback.print_exception(type(exc), exc, frames)
 
 
 def _python_profiler():

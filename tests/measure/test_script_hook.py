@@ -147,3 +147,16 @@ def test_xla_flags_are_kept_as_they_were_when_jax_started_its_backend(
     done, report = run_hooked(tmp_path, source)
     assert done.returncode == 0, done.stderr
     assert report["xla_flags"] == read
+
+
+def test_an_interrupt_shows_the_scripts_frames_and_ends_the_process_as_python_file_would(tmp_path):
+    source = "def f():\n    raise KeyboardInterrupt\nf()\n"
+    done, report = run_hooked(tmp_path, source)
+    script = tmp_path / "user" / "repro.py"
+    bare = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == bare.returncode == -2, "dead of SIGINT, as Python ends on one"
+    assert "KeyboardInterrupt" in done.stderr and "repro.py" in done.stderr
+    assert "script_hook" not in done.stderr and "runpy" not in done.stderr
+    assert report["ended_ns"] > 0, "the report is written first"
