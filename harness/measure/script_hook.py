@@ -154,16 +154,30 @@ def _watch_backend() -> None:
     except Exception:  # a release laid out otherwise: the harness reads the flags as not seen
         return
     if started:
-        _report["xla_flags"] = os.environ.get(XLA_FLAGS, "")
+        _report["xla_flags"] = _xla_flags_now()
         return
 
     def backends(*args, **kwargs):
-        _report.setdefault("xla_flags", os.environ.get(XLA_FLAGS, ""))
+        _report.setdefault("xla_flags", _xla_flags_now())
         if xla_bridge.backends is backends:
             xla_bridge.backends = original
         return original(*args, **kwargs)
 
     xla_bridge.backends = backends
+
+
+def _xla_flags_now() -> str:
+    """``XLA_FLAGS`` as XLA's ``getenv`` reads it: the process's own environment, which ``os.putenv`` changes
+    without ``os.environ`` seeing it ("" where it is not set)."""
+    try:
+        import ctypes
+
+        getenv = ctypes.CDLL(None).getenv
+        getenv.restype, getenv.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
+        found = getenv(XLA_FLAGS.encode())
+        return "" if found is None else found.decode(errors="replace")
+    except Exception:  # no C library to ask: Python's view of it
+        return os.environ.get(XLA_FLAGS, "")
 
 
 def _start_capture(jax) -> None:

@@ -171,6 +171,7 @@ def test_a_flag_is_lost_where_the_script_replaced_or_reset_it_and_kept_where_it_
     ("when", "lost"),
     [
         ("before", ["--xla_force_host_platform_device_count"]),
+        ("putenv", ["--xla_force_host_platform_device_count"]),
         ("append", None),
         ("after", None),  # XLA read the harness's flags before the script replaced them
     ],
