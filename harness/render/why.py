@@ -163,6 +163,8 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
     against = (
         f"{_against(tried.vs_before, answer.before)}, {_against(tried.vs_after, answer.after)}"
     )
+    if Verdict.UNDECIDED in (tried.vs_before.verdict, tried.vs_after.verdict):
+        against += ": more processes could tell"
     return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
 
 
@@ -173,7 +175,7 @@ def _against(comparison: Comparison, release: str) -> str:
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
         return f"the same as {release}"
-    return f"undecided against {release}, more processes could tell"
+    return f"undecided against {release}"
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[str]:

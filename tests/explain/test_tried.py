@@ -292,6 +292,6 @@ def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart(
     line = tried_text(Tried(back, undecided, slower), answer)
     assert line == (
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided against "
-        f"0.4.31, more processes could tell, {slower.said} than 0.4.33)"
+        f"0.4.31, {slower.said} than 0.4.33: more processes could tell)"
     )
     assert "not told apart" not in line
