@@ -208,6 +208,10 @@ class Recorder:
             for case in {item.case.name: item.case for item in plan}.values():
                 check_results_folder(self.results_dir, case)
             cells = self._cells(plan, resume, outcomes)
+            # Only a side with a cell still to measure gets a worker: one reused or passed over everywhere never
+            # starts one (a process, and its import of jax, for nothing).
+            measuring = {run.side.label for cell in cells for run in cell.runs}
+            self.workers.sides = [side for side in self.sides if side.label in measuring]
             self._measure_in_rounds(cells, outcomes)
         return [outcomes[index, side.label] for index in range(len(plan)) for side in self.sides]
 

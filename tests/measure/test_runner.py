@@ -676,6 +676,8 @@ def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_me
         asked.append(side.label)
         return theirs if side.release == "0.0.1" else None
 
+    # The reused side's interpreter is gone: its worker, were it started, could not start.
+    sides[1] = dataclasses.replace(sides[1], interpreter=str(tmp_path / "no-python"))
     with Recorder(
         tmp_path, sides, settings, seed=7, budget=Budget(), progress=lines.append, reuse=reuse
     ) as rec:
