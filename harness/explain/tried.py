@@ -334,6 +334,7 @@ class ChangedDefaults:
         new, later = options_of(Path(new_side.interpreter), xla_flags(sides, new_side))
         listed = relevant(changes(old, new), step.platform)
         planned, left = trials(listed, before, after, step.platform)
+        commits, unread = _commits(step, listed, sides)
         answer = DefaultsAnswer(
             before,
             after,
@@ -341,9 +342,9 @@ class ChangedDefaults:
             [],
             {},
             left,
-            problem or later,
+            "; ".join(part for part in (problem or later, unread) if part),
             step.metrics,
-            _commits(step, listed, sides),
+            commits,
             step.thresholds,
         )
         if not planned:
@@ -365,15 +366,16 @@ class ChangedDefaults:
         return dataclasses.replace(answer, trials=planned, measured=results)
 
 
-def _commits(step: Step, listed: list[Change], sides: StepSides) -> Mapping[str, OptionCommit]:
-    """The jax commit that turned each listed default, from a clone at hand; {} without one (or one that
-    cannot answer: said, not fatal)."""
-    if step.jax_repo is None or not listed:
-        return {}
+def _commits(
+    step: Step, listed: list[Change], sides: StepSides
+) -> tuple[Mapping[str, OptionCommit], str]:
+    """The jax commit that turned each listed default, from a clone at hand ({} without one); and why a clone
+    at hand could not answer (a release's tag missing, git failing), said on the answer, not fatal."""
+    if step.jax_repo is None or not any(change.kind == JAX for change in listed):
+        return {}, ""
     try:
-        return option_commits(step.jax_repo, *(step.defaults_between or step.pair), listed)
+        return option_commits(step.jax_repo, *(step.defaults_between or step.pair), listed), ""
     except (UsageError, OSError, subprocess.SubprocessError) as exc:
-        sides.progress(
-            f"  the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
-        )
-        return {}
+        unread = f"the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
+        sides.progress(f"  {unread}")
+        return {}, unread
