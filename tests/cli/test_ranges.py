@@ -116,3 +116,10 @@ def test_a_range_over_its_command_s_bound_is_refused_in_one_line_that_says_the_b
     assert "\n" not in line
     assert line.startswith(f"numpy 1.3.0–2.5.4 is {most + 1} releases; a {command} ")
     assert f"takes at most {most}: give a narrower --from/--to" in line
+
+
+def test_the_why_is_bounded_by_a_budget_of_seconds_or_not_at_all(tmp_path):
+    assert range_options(tmp_path).why_budget_s is None
+    assert range_options(tmp_path, "--why-budget", "90").why_budget_s == 90.0
+    with pytest.raises(UsageError, match="--why-budget: '-5' must be a finite positive number"):
+        range_options(tmp_path, "--why-budget", "-5")
