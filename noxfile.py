@@ -24,6 +24,7 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness.cli.ranges import bounded
 from harness.cli.sessions import (
     SessionRequest,
     interleaved_request,
@@ -375,6 +376,7 @@ def release_range_session(session: nox.Session, command: str) -> None:
             releases = [
                 index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)
             ]
+            bounded(command, len(releases), "jax {}–{}".format(*request.span))
         except UsageError as exc:
             refuse(str(exc))
     plan = release_plan(session, command, releases, request.profile)

@@ -144,6 +144,12 @@ MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 EDGES = (RELEASES[0], RELEASES[-1])
 
 
+def nox_profile_words(label: str) -> list[str]:
+    """``--profile LABEL`` for a ``nox -s ...`` command a page offers, where nox knows the profile; none for the
+    label of a run made directly (``default``, or a user's own), which nox refuses: nox's default is used."""
+    return ["--profile", label] if label in PROFILE_BY_NAME else []
+
+
 def index_release(jax: str, jaxlib: str) -> Release:
     """A release found on the package index, pinned by the table's rules (its own entry when the table has it)."""
     listed = RELEASE_BY_VERSION.get(jax)

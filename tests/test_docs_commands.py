@@ -49,6 +49,7 @@ RUN_AS_WRITTEN = (
 # What the commands name, made in the folder they are checked in: a plain script and result folders.
 NAMED_FILES = ("repro.py",)
 NAMED_FOLDERS = ("results", "main-results", "pr-results", "artifacts/ci")
+NAMED_CLONE = "src/jax"
 CUT = "…"  # a shown output line ending in it is a prefix of the real line
 
 
@@ -177,6 +178,10 @@ def named_state(tmp_path, monkeypatch) -> Path:
         (tmp_path / file).write_text(block + 'import json\nprint(json.dumps({"loop_ms": 1.0}))\n')
     for folder in NAMED_FOLDERS:
         (tmp_path / folder).mkdir(parents=True)
+    # The clone a documented --jax-repo names (~/src/jax), under a home folder of the test's own: a folder that
+    # is not a git repository is refused before anything runs.
+    subprocess.run(["git", "init", "-q", str(tmp_path / NAMED_CLONE)], check=True)
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

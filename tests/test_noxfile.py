@@ -12,6 +12,8 @@ import packaging
 import pytest
 
 import noxfile
+from harness.cli import ranges
+from harness.errors import HarnessError, UsageError
 from harness.install.environments import Prepared
 from harness.install.index import pair_with_jaxlib, parse_pip_listing
 from harness.install.venvs import read_plan
@@ -349,6 +351,23 @@ def test_a_range_end_not_on_the_index_is_refused_after_listing(tmp_path, capsys)
     )
 
 
+def test_a_range_over_the_bound_is_refused_after_listing_before_anything_is_installed(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(ranges.MOST_RELEASES, "sweep", 2)
+    session = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.sweep(session)
+    assert stopped.value.code == 2 and session.ran == [], (
+        "no release installed, the harness never run"
+    )
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "harness: error: jax 0.4.31–0.4.34 is 3 releases; a sweep measures each of them and takes at "
+        "most 2: give a narrower --from/--to"
+    )
+
+
 @pytest.mark.parametrize(
     ("session", "posargs"),
     [
@@ -623,6 +642,35 @@ def test_run_session_runs_the_whole_catalogue_on_any_index_release(tmp_path, mon
     assert args[3:] == ("run", "--profile", "cpu") and args[0].endswith(
         "release-jax-0.4.37/bin/python"
     )
+
+
+def test_bad_input_found_while_making_a_script_s_venv_exits_2_and_a_failure_fails_the_session(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 45's #17: bad input on nox's run path (a script's venv refused for what it declares) exited 1, as a
+    failed session; it is one line and exit 2, while what could not be done is still a failed session."""
+    script = tmp_path / "repro.py"
+    script.write_text("print('hello')\n")
+
+    def refuses(environments, label, env):
+        raise UsageError("the script's requires-python ==3.12.1 names a patch release")
+
+    monkeypatch.setattr(noxfile.Environments, "prepare", refuses)
+    session = RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37")
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.run_one(session)
+    assert stopped.value.code == 2 and session.ran == []
+    assert capsys.readouterr().err.strip() == (
+        "harness: error: the script's requires-python ==3.12.1 names a patch release"
+    )
+
+    def fails(environments, label, env):
+        raise HarnessError("uv could not be started")
+
+    monkeypatch.setattr(noxfile.Environments, "prepare", fails)
+    with pytest.raises(SystemExit) as failed:  # session.error: nox's failed session, exit 1
+        noxfile.run_one(RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37"))
+    assert failed.value.code == "uv could not be started"
 
 
 def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness_drives(

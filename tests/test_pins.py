@@ -12,6 +12,7 @@ from harness.pins import (
     Release,
     index_release,
     install_args,
+    nox_profile_words,
 )
 from harness.units import version_key
 
@@ -82,3 +83,8 @@ def test_index_releases_are_pinned_by_the_tables_rules():
         "jaxlib below 0.4.26 needs NumPy 1"
     )
     assert install_args(RELEASES[0]) == ["-e", ".", "jax==0.4.26", "jaxlib==0.4.26"]
+
+
+def test_a_follow_up_nox_command_names_only_a_profile_nox_knows():
+    assert nox_profile_words("cpu8") == ["--profile", "cpu8"]
+    assert nox_profile_words("default") == [] and nox_profile_words("my-box") == []

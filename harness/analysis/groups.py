@@ -64,11 +64,16 @@ class GroupKey:
             else f"{text} · machine {short_machine(self.machine)}"
         )
 
-    def slug(self) -> str:
-        """A file-name-safe identifier, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``."""
+    def raw_slug(self) -> str:
+        """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran no JAX device
+        the harness counted, is ``nodev`` (never ``Nonedev``)."""
         sizes = "-".join(f"{k}{v}" for k, v in self.sizes) or "nosizes"
-        text = f"{self.profile}-{sizes}-{self.backend}-{self.device_count}dev-{short_machine(self.machine) or 'any'}"
-        return re.sub(r"[^A-Za-z0-9._-]", "_", text)
+        devices = "no" if self.device_count is None else str(self.device_count)
+        return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{short_machine(self.machine) or 'any'}"
+
+    def slug(self) -> str:
+        """``raw_slug``, file-name-safe."""
+        return re.sub(r"[^A-Za-z0-9._-]", "_", self.raw_slug())
 
     def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:
         return (

@@ -127,6 +127,24 @@ class RangeOptions:
     )
 
 
+# The most releases a range may hold: a sweep and a triage measure every one in one interleaved run, a worker
+# each (with --vary, each library release is resolved first, seconds each); a bisect measures a few but lists
+# and labels every one.  jax's whole history since 0.4.1 fits in either.
+MOST_RELEASES = {"bisect": 256, "sweep": 64, "triage": 64}
+
+
+def bounded(command: str, count: int, what: str) -> None:
+    """Refuse in one line a range of ``count`` releases (``what``: ``numpy 1.3.0–2.5.4``) over the bound of
+    ``command``, saying the bound, before any release is installed or resolved."""
+    most = MOST_RELEASES[command]
+    if count > most:
+        each = "measures each of them" if command != "bisect" else "lists each of them"
+        raise UsageError(
+            f"{what} is {count} releases; a {command} {each} and takes at most {most}: "
+            "give a narrower --from/--to" + (" (--good/--bad)" if command == "bisect" else "")
+        )
+
+
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
     if command == "bisect":
@@ -300,8 +318,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
         raise UsageError(
             "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone"
         )
-    if jax_repo and not commits and not Path(jax_repo).expanduser().is_dir():
-        raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
+    if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
+        _check_clone(jax_repo)
     if commits and metric is None and not args.claim:
         raise UsageError(
             "--commits follows one change: give --metric (a triage names the metric that moved)"
@@ -328,6 +346,23 @@ def check(args: argparse.Namespace) -> RangeOptions:
         explain=getattr(args, "explain", False),
         why_budget_s=getattr(args, "why_budget", None),
     )
+
+
+def _check_clone(jax_repo: str) -> None:
+    """A local ``--jax-repo`` is a folder git knows as a repository at its top (a work tree's ``.git``, or a bare
+    clone's ``HEAD`` and ``objects``): read before anything runs, since a folder that is not one would only
+    leave the answers silent."""
+    folder = Path(jax_repo).expanduser()
+    if not folder.is_dir():
+        raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
+    if not (
+        (folder / ".git").exists()
+        or ((folder / "HEAD").is_file() and (folder / "objects").is_dir())
+    ):
+        raise UsageError(
+            f"--jax-repo {jax_repo}: not a git repository (give the top folder of a clone of jax: "
+            "git clone https://github.com/jax-ml/jax)"
+        )
 
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
@@ -392,7 +427,8 @@ COMMANDS = (
         "measure every release in a range and report each significant step (run through nox -s sweep)",
         "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
         "and the claim) changes significantly between consecutive releases.",
-        "0 swept (the page names each step), 2 bad input",
+        "0 swept (the page names each step), 2 bad input, 4 nothing could be measured (fewer than two releases "
+        "ran ok)",
     ),
     _command(
         "triage",
@@ -402,6 +438,6 @@ COMMANDS = (
         "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
         "two releases around each candidate again together until decided, and answer once per step that holds.",
         "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
-        "processes would decide)",
+        "processes would decide), 4 nothing could be measured (fewer than two releases ran ok)",
     ),
 )

@@ -21,7 +21,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from harness.cli.ranges import RangeOptions, target_words
+from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.explain.kinds import KINDS
@@ -33,7 +33,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside
-from harness.pins import PROFILE_BY_NAME
+from harness.pins import PROFILE_BY_NAME, nox_profile_words
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
@@ -49,6 +49,9 @@ from harness.units import version_key
 # The stages of a bisect, sweep or triage and each step's outcome stay on screen; each release installed and
 # each process measured update one line in a terminal (``Progress``).
 progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
+# The exit status of a sweep or triage that could measure fewer than two releases (every one not installable,
+# say): no answer at all, never "no change".
+UNMEASURED = 4
 
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
@@ -58,6 +61,7 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
             f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it"
         )
     envs = read_plan(options.places.releases_plan)
+    bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
     wanted = (options.first, options.last) if options.libraries.vary is None else (held, held)
@@ -91,6 +95,7 @@ def labelled(
             )
     low, high = version_key(options.first), version_key(options.last)
     versions = [version for version in listed if low <= version_key(version) <= high]
+    bounded(options.command, len(versions), f"{choice.vary} {options.first}–{options.last}")
     labels = {choice.label(version): held for version in versions}
     pins: dict[str, tuple[str, ...]] = {
         choice.label(version): (f"{choice.vary}=={version}",) for version in versions
@@ -173,7 +178,7 @@ def triage_command(options: RangeOptions) -> str:
     elif options.claim:
         words.append("--claim")
     words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-    words += ["--profile", options.profile, "--processes", str(options.measuring.processes)]
+    words += [*nox_profile_words(options.profile), "--processes", str(options.measuring.processes)]
     return " ".join(words)
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 from harness.cli.ranges import RangeOptions
-from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
+from harness.commands.ranges import (
+    UNMEASURED,
+    RangeRun,
+    progress,
+    refuse_unknown_metric,
+    swept_metrics,
+)
 from harness.names import inside
 from harness.render.range_screen import sweep_screen
 from harness.render.release_answers import sweep_answer
@@ -33,4 +39,4 @@ def execute(options: RangeOptions) -> int:
     )
     run.publish(answer, stem, data_file=False)
     run.write_json("sweep", answer.data)
-    return 0
+    return UNMEASURED if found.unmeasured() else 0

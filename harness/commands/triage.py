@@ -6,7 +6,13 @@ from __future__ import annotations
 import dataclasses
 
 from harness.cli.ranges import RangeOptions
-from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
+from harness.commands.ranges import (
+    UNMEASURED,
+    RangeRun,
+    progress,
+    refuse_unknown_metric,
+    swept_metrics,
+)
 from harness.render.triage_answer import triage_answer
 from harness.steps import probes
 from harness.steps.bisection import CLAIM
@@ -26,7 +32,8 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, else 1."""
+    """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, 4 when
+    nothing could be measured (fewer than two releases ran ok), else 1."""
     run = RangeRun.start(options)
     first_round = dataclasses.replace(
         run.prober, accept=probes.first_round(options.measuring.processes)
@@ -50,4 +57,6 @@ def execute(options: RangeOptions) -> int:
     answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     run.write_json("triage", answer.data)
-    return 0 if found.changes() else 3 if found.undecided() else 1
+    if found.changes():
+        return 0
+    return 3 if found.undecided() else UNMEASURED if found.first_round.unmeasured() else 1

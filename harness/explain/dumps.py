@@ -8,6 +8,9 @@ its buffer assignment (``*-buffer-assignment.txt``).  Modules are matched across
 instructions by opcode before and after optimisation, fusions, loops, custom calls by target, and the
 bytes of temporary buffers.
 
+A script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the dump flags: XLA then writes
+nothing, and the answer says the comparison is void for that script (not that XLA wrote no dump).
+
 The hint follows what JAX's maintainers ask for: the same program before optimisation but a different
 one after points at XLA's compiler; a different one before, at JAX's tracing and lowering.
 """
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
 from harness.names import inside
 from harness.steps.evidence import Found, Step, StepSides
@@ -209,6 +213,8 @@ class CompiledAnswer:
     changes: list[ModuleChange]
     folder: str = ""  # as the answer names it, beside the page: one folder per release under it
     problem: str = ""  # why there is no comparison
+    # The releases on which the script set XLA_FLAGS itself: no dump could be asked of XLA there.
+    void: tuple[str, ...] = ()
     kind: str = "compiled"
     settles: bool = False
 
@@ -219,6 +225,7 @@ class CompiledAnswer:
             "after": self.after,
             "folder": self.folder,
             "problem": self.problem,
+            "void": list(self.void),
             "modules": [
                 {
                     "name": c.name,
@@ -253,6 +260,9 @@ class CompiledPrograms:
         problems = [
             dump(sides, label, folder) for label, folder in zip(step.pair, folders, strict=True)
         ]
+        void = tuple(label for label, p in zip(step.pair, problems, strict=True) if p == VOID)
+        if void:
+            return CompiledAnswer(step.before, step.after, [], f"{kept}/", void=void)
         problem = "; ".join(
             f"{label}: {p}" for label, p in zip(step.pair, problems, strict=True) if p
         )
@@ -279,17 +289,25 @@ def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
             replace_file(folder / diff_name(change), "\n".join(lines) + "\n")
 
 
+# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its own code).
+VOID = "the script sets XLA_FLAGS itself"
+
+
 def dump(sides: StepSides, label: str, folder: Path) -> str:
     """One extra process of ``label`` with XLA dumping what it compiles; its HLO text files put in ``folder``
-    in place of an earlier dump's (a user's other files there are left alone).  Why there is no dump, or ""."""
+    in place of an earlier dump's (a user's other files there are left alone).  Why there is no dump (``VOID``
+    where the script replaced the dump flags), or ""."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harness-dump-") as scratch:
-        ended = sides.one_more_process(side, dump_flags(Path(scratch)))
+        stored = sides.extra_process(side, dump_flags(Path(scratch)))
         written = [path for path in Path(scratch).iterdir() if DUMP_FILE.match(path.name)]
         if not written:
+            if stored is not None and "--xla_dump_to" in lost_in(stored.result.processes):
+                return VOID
+            ended = str(stored.status) if stored is not None else "no result"
             return f"XLA wrote no dump (its process: {ended})"
         for stale in folder.iterdir():
             if DUMP_FILE.match(stale.name) and stale.is_file() and not stale.is_symlink():

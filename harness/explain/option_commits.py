@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import UsageError
 from harness.explain.defaults import JAX, Change, declared_options
 from harness.install.commits import (
     COMMIT_URL,
@@ -133,12 +132,9 @@ def option_commit(repo: Path, before: str, after: str, change: Change) -> Option
 def option_commits(
     repo: Path, before: str, after: str, listed: Sequence[Change]
 ) -> dict[str, OptionCommit]:
-    """For each jax option of ``listed``, the commit that changed it (releases by version); {} when the clone
-    lacks either release's tag."""
-    try:
-        old, new = release_commit(repo, before), release_commit(repo, after)
-    except UsageError:
-        return {}
+    """For each jax option of ``listed``, the commit that changed it (releases by version); UsageError (one line)
+    when the clone lacks either release's tag, which the answer says rather than naming nothing in silence."""
+    old, new = release_commit(repo, before), release_commit(repo, after)
     found = {}
     for change in listed:
         if change.kind == JAX:

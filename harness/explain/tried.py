@@ -5,7 +5,10 @@ release's source, XLA's from each jaxlib's own listing) are each tried with no e
 case: on V set back to U's value (and, where U has the option, on U set to V's), as sides of one
 measurement interleaved with U and V themselves, with the same looks.  An XLA flag goes into the side's
 ``XLA_FLAGS``; a jax option into ``HARNESS_JAX_CONFIG``, which the case process or the script's start-up
-hook sets right after jax is imported and reads back (a fact of every process).
+hook sets right after jax is imported and reads back (a fact of every process).  A script that sets
+``XLA_FLAGS`` itself before jax starts its backend replaces the trial's flag (XLA reads only that variable, once,
+and per-compile options would need an edit to the script): such a trial is void, and said so, never counted as
+tried.
 
 The answer names the setting that brings the old number back (V with it is different from V, and
 not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
@@ -41,6 +44,7 @@ from harness.explain.defaults import (
     xla_listing,
 )
 from harness.explain.option_commits import OptionCommit, option_commits
+from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
 from harness.steps.evidence import Found, Step, StepSides
@@ -143,6 +147,8 @@ class Tried:
     vs_before: Comparison | None  # the release with the setting against the older release
     vs_after: Comparison | None  # … against the newer one
     note: str = ""  # why it could not be judged
+    # The script set XLA_FLAGS itself, so this trial's flag never reached XLA: nothing was tried.
+    void: bool = False
 
     def brings_back(self, step: Comparison) -> bool:
         """Set on the newer release back: it differs from the newer one, back towards the older, and either does
@@ -232,6 +238,7 @@ class DefaultsAnswer:
                     "ratio_to_before": None if t.vs_before is None else t.vs_before.ratio,
                     "vs_after": None if t.vs_after is None else t.vs_after.verdict,
                     "note": t.note,
+                    "void": t.void,
                 }
                 for t in self.tried(key, thresholds)
             ],
@@ -261,6 +268,10 @@ def judged(
             whose = "its" if name == "trial" else f"the {name} release's"
             how = "stored nothing" if result is None else f"{result.status}{error_of(result)}"
             return Tried(trial, None, None, f"{whose} processes {how}")
+    tried = found["trial"]
+    assert tried is not None
+    if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(tried.result.processes):
+        return Tried(trial, None, None, void=True)
     samples = {
         name: metric_samples(result).get(key)
         for name, result in found.items()
@@ -324,6 +335,7 @@ class ChangedDefaults:
         new, later = options_of(Path(new_side.interpreter), xla_flags(sides, new_side))
         listed = relevant(changes(old, new), step.platform)
         planned, left = trials(listed, before, after, step.platform)
+        commits, unread = _commits(step, listed, sides)
         answer = DefaultsAnswer(
             before,
             after,
@@ -331,9 +343,9 @@ class ChangedDefaults:
             [],
             {},
             left,
-            problem or later,
+            "; ".join(part for part in (problem or later, unread) if part),
             step.metrics,
-            _commits(step, listed, sides),
+            commits,
             step.thresholds,
         )
         if not planned:
@@ -364,15 +376,16 @@ def measure_trials(
     }
 
 
-def _commits(step: Step, listed: list[Change], sides: StepSides) -> Mapping[str, OptionCommit]:
-    """The jax commit that turned each listed default, from a clone at hand; {} without one (or one that
-    cannot answer: said, not fatal)."""
-    if step.jax_repo is None or not listed:
-        return {}
+def _commits(
+    step: Step, listed: list[Change], sides: StepSides
+) -> tuple[Mapping[str, OptionCommit], str]:
+    """The jax commit that turned each listed default, from a clone at hand ({} without one); and why a clone
+    at hand could not answer (a release's tag missing, git failing), said on the answer, not fatal."""
+    if step.jax_repo is None or not any(change.kind == JAX for change in listed):
+        return {}, ""
     try:
-        return option_commits(step.jax_repo, *(step.defaults_between or step.pair), listed)
+        return option_commits(step.jax_repo, *(step.defaults_between or step.pair), listed), ""
     except (UsageError, OSError, subprocess.SubprocessError) as exc:
-        sides.progress(
-            f"  the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
-        )
-        return {}
+        unread = f"the jax commits of the changed defaults not read from {step.jax_repo}: {exc}"
+        sides.progress(f"  {unread}")
+        return {}, unread

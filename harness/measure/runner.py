@@ -51,6 +51,8 @@ from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
 Progress = Callable[[str], None]
+# A stored result that stands for a planned cell on a side (``measure(reuse=...)``), or None: measure it.
+Reuse = Callable[[PlannedRun, Side], StoredResult | None]
 
 
 def _stderr(line: str) -> None:
@@ -155,6 +157,9 @@ class Recorder:
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
     detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
     undecided: OpenComparison | None = None  # with ``settings.decide``
+    # What the caller would reuse instead of measuring, asked under the folder lock: a run into the same
+    # folder may have stored it between the caller's own look and this run's turn.
+    reuse: Reuse | None = None
 
     def __post_init__(self) -> None:
         if not self.settings.isolation:
@@ -203,6 +208,10 @@ class Recorder:
             for case in {item.case.name: item.case for item in plan}.values():
                 check_results_folder(self.results_dir, case)
             cells = self._cells(plan, resume, outcomes)
+            # Only a side with a cell still to measure gets a worker: one reused or passed over everywhere never
+            # starts one (a process, and its import of jax, for nothing).
+            measuring = {run.side.label for cell in cells for run in cell.runs}
+            self.workers.sides = [side for side in self.sides if side.label in measuring]
             self._measure_in_rounds(cells, outcomes)
         return [outcomes[index, side.label] for index in range(len(plan)) for side in self.sides]
 
@@ -233,6 +242,12 @@ class Recorder:
                     run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
                     self.progress(f"[{side.label}] {cell.head} → {describe(run)}")
+                elif self.reuse is not None and (found := self.reuse(item, side)) is not None:
+                    outcomes[index, side.label] = Measured(side, None, found, str(found.status))
+                    self.progress(
+                        f"[{side.label}] {cell.head} → stored by another run meanwhile "
+                        f"({found.path.name}): reused, not measured again"
+                    )
                 elif previous not in (None, INTERRUPTED) and (
                     resume == "skip" or previous == RunStatus.OK
                 ):
@@ -351,10 +366,12 @@ def measure(
     progress: Progress = _stderr,
     detectable: DetectableRatio | None = None,
     undecided: OpenComparison | None = None,
+    reuse: Reuse | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured`` per planned
     cell and side, in plan order.  What ``run`` does, called from any command: case processes are the only
-    processes it starts (in each side's interpreter, by its worker)."""
+    processes it starts (in each side's interpreter, by its worker).  ``reuse``: a cell's stored result to take
+    instead of measuring it, asked under the results folder's lock."""
     budget = Budget.for_this_machine() if budget is None else budget
     with Recorder(
         results_dir,
@@ -365,5 +382,6 @@ def measure(
         progress,
         detectable=detectable,
         undecided=undecided,
+        reuse=reuse,
     ) as recorder:
         return recorder.run_plan(plan, resume=resume)

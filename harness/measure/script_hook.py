@@ -12,7 +12,9 @@ script's), and writes REPORT, a small JSON file, with what the script spent wher
 - ``after_script_ns``: what the hook spent after the script ended (its scan of jax's source), which the
   harness takes out of ``process.wall_ns``;
 - ``started_ns`` / ``imported_ns`` / ``ended_ns``: ``perf_counter_ns`` at the hook's
-  start, after the first import of jax, and at the script's end.
+  start, after the first import of jax, and at the script's end;
+- ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it (a
+  script that sets it itself replaces the profile's flags and a trial's; the harness compares).
 
 Standard library only, and never imported by the harness: the script runs in the
 side's venv with the harness taken off its path, so this file is run by its path.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import signal
 import sys
 import time
 import traceback
@@ -52,6 +55,10 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
 _capture = None  # the capture module, once loaded
+# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on the first
+# ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the variable before then, in its own
+# code, runs with its flags instead of the harness's.  What it holds at that moment is kept.
+XLA_FLAGS = "XLA_FLAGS"
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
@@ -131,8 +138,46 @@ class _TimedLoader:
         if configured:
             _report["jax_config"] = configured
         _report["profiling"] = start_profile(os.environ)
+        _watch_backend()
         if os.environ.get(EXPORT_DIR):
             _start_capture(module)
+
+
+def _watch_backend() -> None:
+    """Keep ``XLA_FLAGS`` as it is when jax starts its backend: ``backends`` is wrapped for its first call only
+    (every route to a device goes through it), then put back.  A backend already started: its value now."""
+    try:
+        from jax._src import xla_bridge
+
+        original = xla_bridge.backends
+        started = getattr(xla_bridge, "backends_are_initialized", lambda: False)()
+    except Exception:  # a release laid out otherwise: the harness reads the flags as not seen
+        return
+    if started:
+        _report["xla_flags"] = _xla_flags_now()
+        return
+
+    def backends(*args, **kwargs):
+        _report.setdefault("xla_flags", _xla_flags_now())
+        if xla_bridge.backends is backends:
+            xla_bridge.backends = original
+        return original(*args, **kwargs)
+
+    xla_bridge.backends = backends
+
+
+def _xla_flags_now() -> str:
+    """``XLA_FLAGS`` as XLA's ``getenv`` reads it: the process's own environment, which ``os.putenv`` changes
+    without ``os.environ`` seeing it ("" where it is not set)."""
+    try:
+        import ctypes
+
+        getenv = ctypes.CDLL(None).getenv
+        getenv.restype, getenv.argtypes = ctypes.c_char_p, [ctypes.c_char_p]
+        found = getenv(XLA_FLAGS.encode())
+        return "" if found is None else found.decode(errors="replace")
+    except Exception:  # no C library to ask: Python's view of it
+        return os.environ.get(XLA_FLAGS, "")
 
 
 def _start_capture(jax) -> None:
@@ -262,24 +307,21 @@ def main() -> None:
     ):  # imported before the script (a .pth file): there is no first import to time
         sys.meta_path.insert(0, _TIMER)
     profiler = _python_profiler()
+    interrupted = False
     try:
         if profiler is not None:
             profiler.runcall(runpy.run_path, script, run_name="__main__")
         else:
             runpy.run_path(script, run_name="__main__")
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
     except (
-        BaseException
-    ) as exc:  # as `python FILE` reports it: the script's frames, not this hook's or runpy's
-        frames = exc.__traceback__
-        while frames is not None and frames.tb_frame.f_code.co_filename in (
-            __file__,
-            runpy.__file__,
-            "<frozen runpy>",
-        ):
-            frames = frames.tb_next
-        traceback.print_exception(type(exc), exc, frames)
+        KeyboardInterrupt
+    ) as exc:  # as `python FILE` ends on one: its traceback, then dead of SIGINT
+        _print_script_traceback(exc)
+        interrupted = True
+    except BaseException as exc:
+        _print_script_traceback(exc)
         sys.exit(1)
     finally:
         _stop_timing()
@@ -297,6 +339,22 @@ def main() -> None:
                     file=sys.stderr,
                 )
         _write(report)
+    if interrupted:
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def _print_script_traceback(exc: BaseException) -> None:
+    """The traceback as `python FILE` prints it: the script's frames, not this hook's or runpy's."""
+    frames = exc.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename in (
+        __file__,
+        runpy.__file__,
+        "<frozen runpy>",
+    ):
+        frames = frames.tb_next
+    traceback.print_exception(type(exc), exc, frames)
 
 
 def _python_profiler():

@@ -25,6 +25,10 @@ What it is judged on:
 - every numeric field of a JSON object it prints on a line of its own is a metric
   ``json.FIELD`` (``script_numbers``); its other fields are facts.
 
+A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its backend)
+runs with its flags, not the profile's or a trial's: the hook keeps what the variable held when XLA read it,
+and each flag the harness set that XLA did not get is recorded (``script.xla_flags``) and said in a note.
+
 Either way the process's own figure is one number per metric, and the statistics run
 over processes, as for a case.  A non-zero exit is a failed process (a signal: crashed),
 its exit status and last output lines recorded.
@@ -149,6 +153,53 @@ def whole_process(wall_ns: int, file: str) -> StoredProgram:
     return StoredProgram(
         (f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",)
     )
+
+
+def flag_values(flags: str) -> dict[str, str]:
+    """``--name=value`` flags (``--name`` alone: "") by name, the last of a name winning, as XLA reads them."""
+    found = {}
+    for word in flags.split():
+        if word.startswith("--"):
+            name, _, value = word[2:].partition("=")
+            found[name] = value
+    return found
+
+
+def lost_flags(harness: str, seen: str) -> list[str]:
+    """The flags of ``harness`` (what it put in ``XLA_FLAGS``) that XLA did not get as set, from what the variable
+    held when XLA read it (``seen``): a script that replaced the variable loses them all, one that appended to it
+    none, one that set a flag again to another value that one."""
+    wanted, got = flag_values(harness), flag_values(seen)
+    return [f"--{name}" for name, value in wanted.items() if got.get(name) != value]
+
+
+def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | None:
+    """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost and what XLA
+    read instead; None where XLA got every flag (or never started)."""
+    seen = report.get("xla_flags")
+    if not isinstance(seen, str):
+        return None
+    lost = lost_flags(harness, seen)
+    if not lost:
+        return None
+    return {"lost": lost, "read": scrub(seen[:300])}
+
+
+def xla_flags_note(record: dict[str, Any]) -> str:
+    return (
+        f"the script sets XLA_FLAGS itself: XLA read `{record['read']}`, without the harness's "
+        f"{', '.join(record['lost'])} (append to the variable instead of replacing it)"
+    )
+
+
+def lost_in(stored_processes: Any) -> list[str]:
+    """The harness's XLA flags a script's processes lost (``xla_flags_record``), each once; [] for a case."""
+    lost: dict[str, None] = {}
+    for process in stored_processes:
+        record = (process.script or {}).get("xla_flags")
+        if isinstance(record, dict):
+            lost.update(dict.fromkeys(str(name) for name in record.get("lost", ())))
+    return list(lost)
 
 
 def undeclared_import(stderr: str) -> str:
@@ -317,6 +368,10 @@ def run_script(
     named, events = phase_figures(report)
     if events:
         record["events"] = events
+    lost = xla_flags_record(env.get("XLA_FLAGS", ""), report)
+    if lost is not None:
+        record["xla_flags"] = lost
+        notes.append(xla_flags_note(lost))
     if not report:
         record["phases"] = (
             "not measured: the start-up hook left no report (the script ended the process itself?)"

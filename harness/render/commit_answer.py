@@ -16,6 +16,7 @@ from harness.analysis.significance import Comparison
 from harness.explain.defaults import JAX
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commit_venvs import commit_label
+from harness.pins import nox_profile_words
 from harness.render.json_out import comparison_json
 from harness.render.release_answers import (
     CLASSIFICATION,
@@ -238,7 +239,8 @@ def commits_hint(setting: Setting, change: Confirmation) -> str:
     criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
     words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
     words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"
+    shown = " ".join([*words, *nox_profile_words(setting.profile)])
+    return f"jax's Python or jaxlib, and which jax commit: `{shown}`"
 
 
 def commit_bisect_answer(found: CommitBisect, setting: Setting) -> Answer:

@@ -32,7 +32,6 @@ from harness.render.plot_style import (
 )
 from harness.stats import Summary
 from harness.store.files import child, output_folder, replace_file
-from harness.units import short_machine
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -79,16 +78,11 @@ def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
     and ``a_b`` slug alike), is long or is taken already, a digest of the key tells it apart."""
     slug = key.slug()
     name = f"{key.case}--{slug}--{kind}.png"
-    if slug != _raw_slug(key) or len(name) > MAX_PLOT_NAME or name.casefold() in taken:
+    if slug != key.raw_slug() or len(name) > MAX_PLOT_NAME or name.casefold() in taken:
         digest = hashlib.sha256(repr(key.order()).encode()).hexdigest()[:12]
         name = f"{key.case}--{slug[:60]}-{digest}--{kind}.png"
     taken.add(name.casefold())
     return name
-
-
-def _raw_slug(key: GroupKey) -> str:
-    sizes = "-".join(f"{k}{v}" for k, v in key.sizes) or "nosizes"
-    return f"{key.profile}-{sizes}-{key.backend}-{key.device_count}dev-{short_machine(key.machine) or 'any'}"
 
 
 def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], list[list[float]]]:

@@ -9,6 +9,7 @@ from harness.errors import UsageError
 from harness.metric_names import parse_metric_name, reading_rank
 from harness.render import screen
 from harness.render.marks import legend, marks_text
+from harness.render.release_answers import unmeasured_line
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome
 from harness.units import format_ratio, sizes_text
@@ -100,6 +101,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
             "Each step is one comparison of neighbours: a triage of the range confirms each by measuring "
             "again."
         )
+    elif found.unmeasured():
+        lines += screen.wrap(unmeasured_line(found), lines=3)
     else:
         lines.append("No significant step between consecutive releases.")
     lines += ["", f"Report: {report}"]

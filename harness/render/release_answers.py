@@ -265,7 +265,17 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
     return data
 
 
+def unmeasured_line(found: SweepOutcome) -> str:
+    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was compared."""
+    return (
+        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran ok, and a step "
+        "needs two; each release's status in the table says why. This is no evidence of no change."
+    )
+
+
 def _steps_lines(found: SweepOutcome) -> list[str]:
+    if found.unmeasured():
+        return [unmeasured_line(found)]
     if not found.steps:
         return ["No significant step between consecutive releases."]
     lines = []

@@ -20,6 +20,7 @@ from harness.render.release_answers import (
     release_rows,
     releases_markdown,
     sweep_json,
+    unmeasured_line,
 )
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table, text_table
@@ -78,6 +79,8 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         )
     if lines:
         return lines
+    if found.first_round.unmeasured():
+        return [unmeasured_line(found.first_round)]
     if found.first_round.steps:
         return [
             "No confirmed change: no candidate step of the first round held on measuring again."
@@ -187,7 +190,11 @@ def triage_markdown(
     lines = [
         f"# Triage: {setting.case}, jax {first.releases[0]} → {first.releases[-1]}",
         "",
-        "**Answers**" if found.changes() else "**No confirmed change**",
+        "**Answers**"
+        if found.changes()
+        else "**Nothing could be measured**"
+        if first.unmeasured()
+        else "**No confirmed change**",
         "",
         *_answer_lines(found, setting),
         "",

@@ -18,6 +18,7 @@ from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.metric_names import MetricKey, parse_metric_name
+from harness.pins import nox_profile_words
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
 from harness.steps.evidence import Found, Skipped, of_kind
@@ -103,6 +104,8 @@ def trial_lines(
     the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
     made it worse); else it is the old behaviour back, still a strong hint at the cause."""
     tried = answer.tried(key, thresholds)
+    void = [t for t in tried if t.void]
+    tried = [t for t in tried if not t.void]
     found = [] if step is None else [t for t in tried if t.brings_back(step)]
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
     if unwanted is None:
@@ -134,7 +137,22 @@ def trial_lines(
         lines.append(
             f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
         )
-    return lines
+    return lines + void_lines(void)
+
+
+# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags are void.
+APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
+
+
+def void_lines(void: Sequence[Tried]) -> list[str]:
+    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as tried."""
+    if not void:
+        return []
+    shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
+    return [
+        f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA never "
+        f"got the flag ({APPEND})"
+    ]
 
 
 def _changed_in(answer: DefaultsAnswer, tried: Tried) -> str:
@@ -150,20 +168,28 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
     against = (
         f"{_against(tried.vs_before, answer.before)}, {_against(tried.vs_after, answer.after)}"
     )
+    if Verdict.UNDECIDED in (tried.vs_before.verdict, tried.vs_after.verdict):
+        against += ": more processes could tell"
     return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower than it, the same as it, not told apart."""
+    """A trial against one release in words: faster or slower than it, the same as it, or undecided (a ratio
+    of ×2 the statistics could not settle is neither the same nor told apart: more processes could tell)."""
     if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
         return f"the same as {release}"
-    return f"not told apart from {release}"
+    return f"undecided against {release}"
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[str]:
     """A line on what was compared and where the dumps are, then one per module (the first few)."""
+    if answer.void:
+        return [
+            f"compiled programs not compared, void for this script: it sets XLA_FLAGS itself before jax "
+            f"starts on {' and '.join(answer.void)}, so XLA never got the harness's dump flags ({APPEND})"
+        ]
     if answer.problem:
         return [f"compiled programs not compared: {answer.problem}"]
     if not answer.changes:
@@ -429,5 +455,5 @@ def _command(setting: Setting, words: list[str]) -> str:
     sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
     target = setting.target_words()
     return " ".join(
-        ["nox", "-s", "triage", "--", *target, *words, *sizes, "--profile", setting.profile]
+        ["nox", "-s", "triage", "--", *target, *words, *sizes, *nox_profile_words(setting.profile)]
     )

@@ -186,6 +186,11 @@ class SweepOutcome:
     def not_ok(self) -> list[Probe]:
         return [m for m in self.measurements if m not in self.ok()]
 
+    def unmeasured(self) -> bool:
+        """Fewer than two releases ran ok: no step between neighbours could be judged, so finding none is no
+        evidence of no change (every release not installable, say)."""
+        return len(self.ok()) < 2
+
 
 def sweep(
     releases: Sequence[str],

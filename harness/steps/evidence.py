@@ -135,6 +135,14 @@ class StepSides:
     ) -> str:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how
         it ended."""
+        stored = self.extra_process(side, flags, env)
+        return str(stored.status) if stored is not None else "no result"
+
+    def extra_process(
+        self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> StoredResult | None:
+        """``one_more_process``, its result as stored (in a folder since removed): what a kind reads of how
+        the process ran (a script that replaced ``XLA_FLAGS``, say); None where it stored none."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
@@ -143,8 +151,7 @@ class StepSides:
             measured = self.prober.measured_sides(
                 [changed], self.prober.settings_for(1, "off", 1), Path(scratch)
             )
-        stored = measured[0][1] if measured else None
-        return str(stored.status) if stored is not None else "no result"
+        return measured[0][1] if measured else None
 
     def together(
         self, sides: Sequence[Side], metrics: Sequence[str]

@@ -2,7 +2,8 @@
 
 A probe first looks for a stored result of the cell (case, release, profile, sizes);
 only when there is none does it install the release into its cached venv and measure
-it there, a side whose worker runs in that venv (``harness.measure.runner.measure``,
+it there (looking again under the results folder's lock, where another run into the same
+folder may have stored it meanwhile), a side whose worker runs in that venv (``harness.measure.runner.measure``,
 as ``run`` measures: same case process, same measurement lock, the result stored as
 any run's).  A release that cannot be installed has no result: the search skips it.
 
@@ -33,6 +34,7 @@ from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
+from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.measure.storing import same_script
 from harness.steps.ready import Probe, Readiness
@@ -146,7 +148,23 @@ class ReleaseProber:
         probe, which says why.
         """
         wanted = [release for release in releases if anew or self.reusable(release) is None]
-        self.together.update(self._interleaved(wanted, self.processes, decide, pairs))
+        # Looked at again under the results folder's lock: another run into it may have stored one meanwhile.
+        reused: set[str] = set()
+        measured = self._interleaved(
+            wanted, self.processes, decide, pairs, reuse=None if anew else self._reuse(reused)
+        )
+        self.together.update(set(measured) - reused)
+
+    def _reuse(self, reused: set[str]) -> Reuse:
+        """What ``measure`` asks under the folder lock: a release's reusable result, kept in ``reused``."""
+
+        def found(item: PlannedRun, side: Side) -> StoredResult | None:
+            stored = self.reusable(side.release)
+            if stored is not None:
+                reused.add(side.release)
+            return stored
+
+        return found
 
     def measure_with_endpoints(
         self, release: str, good: str, bad: str, again: bool = False
@@ -217,16 +235,25 @@ class ReleaseProber:
         )
         return [PlannedRun(self.case, point) for point in points]
 
-    def _measured(self, sides: list[Side], settings: Settings) -> dict[str, StoredResult | None]:
+    def _measured(
+        self, sides: list[Side], settings: Settings, reuse: Reuse | None = None
+    ) -> dict[str, StoredResult | None]:
         """One measurement of the case on ``sides``: each side's stored result, by release (None: it stored
         none).  A measurement the harness cannot carry out (a worker that does not start) says why."""
-        return {side.release: stored for side, stored in self.measured_sides(sides, settings)}
+        return {
+            side.release: stored
+            for side, stored in self.measured_sides(sides, settings, None, reuse)
+        }
 
     def measured_sides(
-        self, sides: list[Side], settings: Settings, results_dir: Path | None = None
+        self,
+        sides: list[Side],
+        settings: Settings,
+        results_dir: Path | None = None,
+        reuse: Reuse | None = None,
     ) -> list[tuple[Side, StoredResult | None]]:
         """One measurement of ``sides`` (stored under ``results_dir``, by default the prober's): each side
-        with its stored result."""
+        with its stored result (``reuse``: one taken instead, decided under the folder lock)."""
         try:
             outcomes = self.measure(
                 self._plan(settings),
@@ -235,6 +262,7 @@ class ReleaseProber:
                 results_dir or self.results_dir,
                 progress=self.progress,
                 undecided=open_comparison,
+                **({} if reuse is None else {"reuse": reuse}),
             )
         except HarnessError as exc:
             self.progress(f"  not measured: {exc}")
@@ -248,6 +276,7 @@ class ReleaseProber:
         decide: str = CHANGES,
         pairs: Mapping[Pair, tuple[str, ...]] | None = None,
         endpoints: bool = False,
+        reuse: Reuse | None = None,
     ) -> dict[str, StoredResult | None]:
         """One measurement of ``releases`` as sides, ``processes`` each (then until decided: ``decide``,
         each side against the next, or only within ``pairs``); what it stored, by release measured (none
@@ -274,7 +303,7 @@ class ReleaseProber:
         self.progress(
             f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved"
         )
-        return self._measured(sides, settings)
+        return self._measured(sides, settings, reuse)
 
     @staticmethod
     def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
@@ -298,10 +327,17 @@ class ReleaseProber:
         # Measuring again doubles the processes (so the samples), so that a second look can settle
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
-        found = self._measured([prepared], self.settings_for(processes, "off", 1)).get(release)
+        reused: set[str] = set()
+        settings = self.settings_for(processes, "off", 1)
+        reuse = None if again else self._reuse(reused)
+        found = self._measured([prepared], settings, reuse).get(release)
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
+        if reused:
+            return Probe(
+                release, found, f"stored by another run meanwhile, reused ({found.path.name})"
+            )
         how = "measured again in twice the processes" if again else "measured"
         return Probe(release, found, f"{how} ({processes}) in {seconds:.0f} s (install included)")
 

@@ -166,11 +166,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
         raise UsageError(f"refusing to write {path}: it is a folder")
     # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the whole file.
     payload = data.encode(errors="replace") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:64]}.", suffix=".tmp")
+    fd, tmp = temporary_file(path.parent, f".{path.name[:64]}.", ".tmp")
     try:
-        os.fchmod(
-            fd, 0o666 & ~_umask()
-        )  # as open() would make it: mkstemp's 0600 would hide pages from others
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -179,6 +176,19 @@ def replace_file(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file in ``folder`` to write and then move into place (its descriptor and name), with the mode
+    ``open()`` would give it under the umask: ``mkstemp``'s 0600 would make results and pages differ."""
+    fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    except BaseException:
+        os.close(fd)
+        Path(name).unlink(missing_ok=True)
+        raise
+    return fd, name
 
 
 def write_text(path: Path, text: str) -> None:

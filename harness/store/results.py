@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import secrets
-import tempfile
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +32,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from harness.names import inside, name_problem
 from harness.store.bounds import MAX_DOCUMENT_BYTES, document_problem, fit
-from harness.store.files import DocumentProblem, parse_document, read_bounded
+from harness.store.files import DocumentProblem, parse_document, read_bounded, temporary_file
 from harness.store.migrations import upgrade
 from harness.store.schema import SCHEMA_VERSION, Result, RunStatus, SchemaError, parse
 from harness.units import UNRECORDED_MACHINE
@@ -162,7 +161,7 @@ def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
 def create_file(final: Path, text: str) -> None:
     """Write ``text`` to a new file, atomically; raises FileExistsError instead of replacing one."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=final.parent, prefix=".tmp-", suffix=".json")
+    fd, tmp_name = temporary_file(final.parent, ".tmp-", ".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -71,6 +71,11 @@ def test_group_key_holds_what_must_be_equal():
     assert older.slug() == "cpu-M500-N100-cpu-1dev-unrecorded"
 
 
+def test_a_script_s_key_without_a_device_count_reads_nodev_in_its_plot_names():
+    key = GroupKey("repro", "default", (), "cpu", None, "418411f8")
+    assert key.slug() == "default-nosizes-cpu-nodev-418411f8"
+
+
 def test_groups_put_releases_in_order_and_leave_out_runs_that_did_not_finish(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
     failed = {**derive(base, release="0.4.30"), "status": "failed"}

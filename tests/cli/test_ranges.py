@@ -10,7 +10,7 @@ import pytest
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.cli.parser import parse
-from harness.cli.ranges import LibraryChoice, check, path_from_anywhere, target_words
+from harness.cli.ranges import LibraryChoice, bounded, check, path_from_anywhere, target_words
 from harness.errors import UsageError
 
 
@@ -105,6 +105,17 @@ def test_a_case_takes_no_libraries(tmp_path):
     for more in (["--with", "equinox"], ["--deps", "newest"], ["--hold", "equinox==1"]):
         with pytest.raises(UsageError, match="for --script FILE: a case needs nothing but JAX"):
             check(parse(["triage", "--case", "scan_sync", "--results", str(tmp_path / "r"), *more]))
+
+
+@pytest.mark.parametrize(("command", "most"), [("triage", 64), ("sweep", 64), ("bisect", 256)])
+def test_a_range_over_its_command_s_bound_is_refused_in_one_line_that_says_the_bound(command, most):
+    bounded(command, most, "numpy 1.3.0–2.5.4")  # at the bound: taken
+    with pytest.raises(UsageError) as refused:
+        bounded(command, most + 1, "numpy 1.3.0–2.5.4")
+    line = str(refused.value)
+    assert "\n" not in line
+    assert line.startswith(f"numpy 1.3.0–2.5.4 is {most + 1} releases; a {command} ")
+    assert f"takes at most {most}: give a narrower --from/--to" in line
 
 
 def test_the_why_is_bounded_by_a_budget_of_seconds_or_not_at_all(tmp_path):

@@ -2,6 +2,7 @@
 prober and judge, the answer files, and an issue draft's reading of them."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -128,15 +129,35 @@ def test_a_figure_that_moves_with_jaxlib_is_answered_as_jaxlibs(tmp_path, capsys
 
 
 def test_commits_and_jax_repo_are_checked_before_anything_runs(tmp_path):
-    options = checked_range_args(parse(argv(tmp_path, "somewhere")))
-    assert (options.commits, options.jax_repo) == (True, "somewhere")
+    somewhere = tmp_path / "somewhere"
+    subprocess.run(["git", "init", "-q", str(somewhere)], check=True)
+    options = checked_range_args(parse(argv(tmp_path, somewhere)))
+    assert (options.commits, options.jax_repo) == (True, str(somewhere))
+    with pytest.raises(UsageError, match="--jax-repo x: no such folder"):
+        checked_range_args(parse(argv(tmp_path, "x")))
     plain = [a for a in argv(tmp_path, "x") if a != "--commits"]
     with pytest.raises(UsageError, match="--jax-repo x: no such folder"):
         checked_range_args(parse(plain))
-    clone = [str(tmp_path) if a == "x" else a for a in plain]
-    assert checked_range_args(parse(clone)).jax_repo == str(tmp_path), (
+    folder = tmp_path / "not-a-clone"
+    folder.mkdir()
+    (folder / "jax").mkdir()
+    for commits in (True, False):
+        given = [str(folder) if a == "x" else a for a in argv(tmp_path, "x")]
+        given = given if commits else [a for a in given if a != "--commits"]
+        with pytest.raises(UsageError) as refused:
+            checked_range_args(parse(given))
+        assert str(refused.value) == (
+            f"--jax-repo {folder}: not a git repository (give the top folder of a clone of jax: "
+            "git clone https://github.com/jax-ml/jax)"
+        )
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    clone = [str(folder) if a == "x" else a for a in plain]
+    assert checked_range_args(parse(clone)).jax_repo == str(folder), (
         "a local clone names a default's commit"
     )
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert checked_range_args(parse([str(bare) if a == "x" else a for a in plain])).jax_repo
     without = plain[: plain.index("--jax-repo")] + plain[plain.index("--jax-repo") + 2 :]
     assert checked_range_args(parse(without)).commits is False
 

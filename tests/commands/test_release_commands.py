@@ -1,6 +1,7 @@
 """The bisect and sweep commands over releases whose results are already stored: nothing is installed."""
 
 import json
+import shutil
 
 import pytest
 
@@ -285,6 +286,20 @@ def test_a_triage_whose_step_cannot_be_measured_again_finds_no_change_and_exits_
         "No confirmed change: no candidate step of the first round held on measuring again." in out
     )
     assert "no result measured together with jax 0.4.33" in out
+
+
+@pytest.mark.parametrize("name", ["triage", "sweep"])
+def test_a_range_where_no_release_can_be_installed_says_nothing_could_be_measured_and_exits_4(
+    tmp_path, capsys, name
+):
+    stored_range(tmp_path)
+    shutil.rmtree(tmp_path / "results")  # nothing stored, and the plan's venvs cannot be installed
+    (tmp_path / "results").mkdir()
+    more = ("--metric", "eager.wall_ns", "--no-why") if name == "triage" else ()
+    assert main(command(tmp_path, name, "0.4.30", "0.4.34", *more)) == 4
+    out = capsys.readouterr().out
+    assert "Nothing could be measured: 0 of the 4 releases ran ok" in out
+    assert "No change found" not in out and "No significant step" not in out
 
 
 def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.significance import Thresholds
 from harness.explain.dumps import (
     CompiledAnswer,
+    CompiledPrograms,
     compare_dumps,
     diff_name,
     dump_flags,
@@ -16,7 +18,10 @@ from harness.explain.dumps import (
     read_dump,
     write_diffs,
 )
+from harness.measure.sides import Side
 from harness.render.why import compiled_lines, module_text
+from harness.steps.evidence import Step
+from tests.conftest import as_stored, real_result
 
 DUMPS = Path(__file__).parent.parent / "fixtures" / "dumps"
 AFTER = "module_0005.jit_f.cpu_after_optimizations.txt"
@@ -199,3 +204,45 @@ def test_gpu_dump_names_and_opcodes_with_tuple_shapes_are_read(tmp_path):
     assert read_dump(folder)["jit_f"].after["while"] == 1
     assert opcodes("  w = (s32[], f32[2]{0}) while(t), condition=c, body=b\n")["while"] == 1
     assert dump_flags(Path("/d")) == ["--xla_dump_to=/d", "--xla_dump_hlo_as_text"]
+
+
+class DumpingSides:
+    """A step's sides whose one extra process dumps what ``dumps`` holds for its release into the folder its
+    flags name, or, where ``replaced``, nothing: the script set XLA_FLAGS itself, as its result records."""
+
+    def __init__(self, replaced: set[str]):
+        self.replaced = replaced
+        self.progress = lambda line: None
+
+    def side(self, label):
+        return Side(label, "cpu")
+
+    def extra_process(self, side, flags=(), env=None):
+        data = real_result("async_dispatch-0.12.0.1")
+        if side.release in self.replaced:
+            record = {"lost": ["--xla_dump_to", "--xla_dump_hlo_as_text"], "read": "--mine"}
+            data["processes"] = [
+                dict(p, script={**(p.get("script") or {}), "xla_flags": record})
+                for p in data["processes"]
+            ]
+        else:
+            folder = Path(flags[0].removeprefix("--xla_dump_to="))
+            for path in (DUMPS / side.release).iterdir():
+                shutil.copy(path, folder / path.name)
+        return as_stored(data)
+
+
+def test_a_script_that_replaced_the_dump_flags_makes_the_comparison_void_not_a_missing_dump(
+    tmp_path,
+):
+    step = Step("0.4.31", "0.4.33", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "triage-x")
+    answer = CompiledPrograms().gather(step, DumpingSides({"0.4.33"}))
+    assert answer.void == ("0.4.33",) and not answer.changes and not answer.problem
+    [line] = compiled_lines(answer)
+    assert line.startswith(
+        "compiled programs not compared, void for this script: it sets XLA_FLAGS"
+    )
+    assert "on 0.4.33" in line and "XLA wrote no dump" not in line
+    assert answer.data()["void"] == ["0.4.33"]
+    both = CompiledPrograms().gather(step, DumpingSides(set()))
+    assert both.void == () and both.changes, "dumped on both: compared as before"

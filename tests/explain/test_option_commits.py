@@ -3,12 +3,17 @@ layout: options declared in ``jax/_src``)."""
 
 from pathlib import Path
 
+import pytest
+
 from harness.analysis.significance import Thresholds
+from harness.errors import UsageError
+from harness.explain import tried
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.option_commits import OptionCommit, option_commits, repo_at_hand
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commits import JAX_REPO_URL, clone_folder
 from harness.metric_names import parse_metric_name
+from harness.steps.evidence import Step
 from tests.explain.test_tried import said
 from tests.install.fake_jax_repo import commit, git
 
@@ -69,11 +74,10 @@ def test_the_commit_that_turned_a_default_and_the_one_that_added_an_option_are_n
     assert flip.url == f"https://github.com/jax-ml/jax/commit/{shas['flip']}"
 
 
-def test_a_clone_without_the_releases_tags_names_nothing(tmp_path):
+def test_a_clone_without_the_releases_tags_says_so_in_one_line(tmp_path):
     repo, _ = history(tmp_path)
-    assert (
-        option_commits(repo, "0.1.0", "0.9.9", [Change("jax_no_tracing", JAX, None, "False")]) == {}
-    )
+    with pytest.raises(UsageError, match=r"has no tag jax-v0\.9\.9 \(give a fuller clone"):
+        option_commits(repo, "0.1.0", "0.9.9", [Change("jax_no_tracing", JAX, None, "False")])
 
 
 def test_the_repository_at_hand_is_a_local_clone_or_the_kept_one_never_a_url(tmp_path):
@@ -98,3 +102,25 @@ def test_an_option_s_commit_follows_it_in_the_answer_and_its_data():
     assert answer.metric_data(EAGER, Thresholds())["commits"] == {
         change.name: {"sha": "f" * 40, "title": "T", "url": url}
     }
+
+
+def test_a_clone_that_cannot_name_the_commits_is_said_on_the_answer_not_in_silence(tmp_path):
+    repo, _ = history(tmp_path)
+    lines = []
+
+    class Sides:
+        progress = lines.append
+
+    step = Step("0.1.0", "0.9.9", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "s", repo)
+    listed = [Change("jax_no_tracing", JAX, None, "False")]
+    commits, unread = tried._commits(step, listed, Sides())
+    assert commits == {} and unread.startswith(
+        f"the jax commits of the changed defaults not read from {repo}"
+    )
+    assert "has no tag jax-v0.9.9" in unread and lines == [f"  {unread}"]
+    xla_only = [Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")]
+    assert tried._commits(step, xla_only, Sides()) == ({}, ""), (
+        "no jax option: the clone is not asked"
+    )
+    answer = DefaultsAnswer("0.1.0", "0.9.9", listed, problem=unread)
+    assert unread in said(answer, None, parse_metric_name("eager.wall_ns"), Thresholds())

@@ -1,18 +1,20 @@
 """Changed defaults, tried: each set on the other release in one measurement with both, and judged."""
 
+import dataclasses
 import json
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.catalogue import discovery
 from harness.explain import tried
 from harness.explain.defaults import JAX, XLA, Change, Option
-from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, side_of, trials
+from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Trial, Tried, side_of, trials
 from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.render.why import defaults_listing, trial_lines
+from harness.render.why import defaults_listing, trial_lines, tried_text
+from harness.stats import summarize
 from harness.steps.evidence import Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
@@ -254,3 +256,42 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
     assert lines[0].startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31"
     )
+
+
+def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried():
+    back = Trial(THUNK, "0.4.33", "false")
+    found = results({"before": 1.0, "after": 3.0, "trial": 3.0})
+    replaced = real_result("async_dispatch-0.12.0.1")
+    record = {"lost": ["--xla_cpu_use_thunk_runtime"], "read": "--xla_cpu_multi_thread_eigen=false"}
+    replaced["processes"] = [
+        dict(p, script={**(p.get("script") or {}), "xla_flags": record})
+        for p in replaced["processes"]
+    ]
+    found["trial"] = as_stored(replaced)
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back], {back: found})
+    [trial] = answer.tried(EAGER, Thresholds())
+    assert trial.void and trial.vs_before is None
+    lines = trial_lines(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    assert lines == [
+        "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets XLA_FLAGS "
+        "itself before jax starts, so XLA never got the flag (append to os.environ.get('XLA_FLAGS', '') "
+        "instead of replacing it)"
+    ], "not 'none of the 1 changed defaults tried brought the old number back'"
+    assert answer.metric_data(EAGER, Thresholds())["tried"][0]["void"] is True
+    jax_option = Trial(ASYNC, "0.4.33", "False")
+    kept = DefaultsAnswer("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
+    assert not kept.tried(EAGER, Thresholds())[0].void, "a jax option does not go through XLA_FLAGS"
+
+
+def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart():
+    summary = summarize([1.0, 2.0])
+    undecided = Comparison(summary, summary, 2.0, 0.9, 4.0, 0.2, Verdict.UNDECIDED, ())
+    slower = dataclasses.replace(undecided, ratio=3.0, verdict=Verdict.SLOWER)
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back])
+    line = tried_text(Tried(back, undecided, slower), answer)
+    assert line == (
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided against "
+        f"0.4.31, {slower.said} than 0.4.33: more processes could tell)"
+    )
+    assert "not told apart" not in line

@@ -660,3 +660,30 @@ def test_a_skip_the_profile_already_decides_starts_no_process():
     assert Side("0.4.26", "gpu", env={"JAX_PLATFORMS": "cuda"}).cpu_devices() is None, (
         "only the process can tell"
     )
+
+
+def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_measured(tmp_path):
+    """Two runs into one folder: the caller's look before the lock missed what the other stored meanwhile;
+    ``reuse``, asked under the lock, takes it instead of measuring the cell again."""
+    sides = [Side("0.0.0", "p", sys.executable, label="A"), Side("0.0.1", "p", sys.executable)]
+    settings = dataclasses.replace(QUICK, isolation="fork")
+    with Recorder(tmp_path, sides[1:], settings, seed=7, budget=Budget()) as other:
+        [(_, _, theirs, _)] = other.run_plan(planned("steady"))  # the other run's result
+    assert theirs is not None
+    asked, lines = [], []
+
+    def reuse(item, side):
+        asked.append(side.label)
+        return theirs if side.release == "0.0.1" else None
+
+    # The reused side's interpreter is gone: its worker, were it started, could not start.
+    sides[1] = dataclasses.replace(sides[1], interpreter=str(tmp_path / "no-python"))
+    with Recorder(
+        tmp_path, sides, settings, seed=7, budget=Budget(), progress=lines.append, reuse=reuse
+    ) as rec:
+        mine, taken = rec.run_plan(planned("steady"))
+    assert len(asked) == 2, "asked of each side"
+    assert taken.run is None and taken.stored == theirs, "reused, not measured"
+    assert mine.run is not None and len(mine.run.processes) == 2
+    assert len(load_results(tmp_path / "steady")[0]) == 2, "one result each, none twice"
+    assert any("stored by another run meanwhile" in line for line in lines)

@@ -127,3 +127,36 @@ def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
     )
     assert plain is not None and report["import_ns"] > 0.5 * plain[1]["import_ns"]
     assert report["import_ns"] > 0.5 * (report["imported_ns"] - report["started_ns"])
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("when", "read"),
+    [
+        ("before", "--xla_cpu_multi_thread_eigen=false"),
+        ("after", "--xla_force_host_platform_device_count=2"),  # XLA read the harness's flags
+    ],
+)
+def test_xla_flags_are_kept_as_they_were_when_jax_started_its_backend(
+    tmp_path, monkeypatch, when, read
+):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("HARNESS_TEST_WHEN", when)
+    source = (Path(__file__).parents[1] / "fixtures" / "scripts" / "own_xla_flags.py").read_text()
+    done, report = run_hooked(tmp_path, source)
+    assert done.returncode == 0, done.stderr
+    assert report["xla_flags"] == read
+
+
+def test_an_interrupt_shows_the_scripts_frames_and_ends_the_process_as_python_file_would(tmp_path):
+    source = "def f():\n    raise KeyboardInterrupt\nf()\n"
+    done, report = run_hooked(tmp_path, source)
+    script = tmp_path / "user" / "repro.py"
+    bare = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == bare.returncode == -2, "dead of SIGINT, as Python ends on one"
+    assert "KeyboardInterrupt" in done.stderr and "repro.py" in done.stderr
+    assert "script_hook" not in done.stderr and "runpy" not in done.stderr
+    assert report["ended_ns"] > 0, "the report is written first"

@@ -3,10 +3,13 @@
 import hashlib
 import os
 
+import pytest
+
 from harness.host.environment import REPO_ROOT
 from harness.measure.figures import Figure, parse_output
 from harness.measure.script_process import (
     WHOLE_PROCESS,
+    lost_flags,
     programs_from,
     run_script,
     script_environment,
@@ -150,3 +153,41 @@ def test_a_module_the_script_does_not_declare_is_named_with_the_two_ways_to_decl
     assert said.startswith("the script imports equinox, which it does not declare")
     assert '(dependencies = ["equinox"]' in said and "--with equinox" in said
     assert undeclared_import("ValueError: no") == ""
+
+
+def test_a_flag_is_lost_where_the_script_replaced_or_reset_it_and_kept_where_it_appended():
+    harness = "--xla_force_host_platform_device_count=8 --xla_dump_to=/d"
+    assert lost_flags(harness, "--xla_cpu_multi_thread_eigen=false") == [
+        "--xla_force_host_platform_device_count",
+        "--xla_dump_to",
+    ]
+    assert lost_flags(harness, f"{harness} --xla_cpu_multi_thread_eigen=false") == []
+    assert lost_flags(harness, f"{harness} --xla_dump_to=/mine") == ["--xla_dump_to"]
+    assert lost_flags("", "--anything") == []
+
+
+@pytest.mark.jax
+@pytest.mark.parametrize(
+    ("when", "lost"),
+    [
+        ("before", ["--xla_force_host_platform_device_count"]),
+        ("putenv", ["--xla_force_host_platform_device_count"]),
+        ("append", None),
+        ("after", None),  # XLA read the harness's flags before the script replaced them
+    ],
+)
+def test_a_script_that_sets_xla_flags_itself_is_recorded_with_the_flags_xla_never_got(
+    monkeypatch, when, lost
+):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("HARNESS_TEST_WHEN", when)
+    payload = run("own_xla_flags.py")
+    assert payload["status"] == "ok", payload
+    record = payload["script"].get("xla_flags")
+    if lost is None:
+        assert record is None and not any("XLA_FLAGS" in n for n in payload.get("notes", []))
+        return
+    assert record == {"lost": lost, "read": "--xla_cpu_multi_thread_eigen=false"}
+    [note] = [n for n in payload["notes"] if "XLA_FLAGS" in n]
+    assert "sets XLA_FLAGS itself" in note and "--xla_force_host_platform_device_count" in note

@@ -1,5 +1,7 @@
 """A commit bisect's answer as data and pages, and the command a triage answer offers for its step."""
 
+import dataclasses
+
 from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import parse_metric_name
 from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commits_hint
@@ -40,6 +42,15 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
     )
     assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
         SETTING, confirmed(CLAIM, STOPS_HOLDING)
+    )
+
+
+def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
+    direct = dataclasses.replace(SETTING, profile="default")  # `jax-repro triage` without --profile
+    hint = commits_hint(direct, confirmed("scan.lower_ns", Verdict.SLOWER))
+    assert "--profile" not in hint and hint.endswith("--size N=600 --size M=2`")
+    assert "--profile cpu8`" in commits_hint(
+        dataclasses.replace(SETTING, profile="cpu8"), confirmed("scan.lower_ns", Verdict.SLOWER)
     )
 
 

@@ -2,7 +2,7 @@ import sys
 
 import pytest
 
-from harness.analysis.groups import comparison_groups, latest_runs
+from harness.analysis.groups import GroupKey, comparison_groups, latest_runs
 from harness.analysis.report_model import timing_group
 from harness.analysis.significance import Thresholds
 from harness.render.plots import (
@@ -10,6 +10,7 @@ from harness.render.plots import (
     WALL,
     draw_plots,
     matplotlib_missing,
+    plot_name,
     scaling_figure,
     wall_figure,
 )
@@ -101,3 +102,8 @@ def test_the_device_count_plot_tells_every_line_apart(synthetic_timing):
     looks = {(line.get_color(), line.get_marker(), line.get_linestyle()) for line in lines}
     assert len(looks) == len(lines) == len(synthetic_timing.scaling)
     assert axes.get_ylabel() == "wall time per call (ms)"
+
+
+def test_a_plot_of_a_key_without_a_device_count_is_named_nodev_not_nonedev():
+    key = GroupKey("repro", "default", (), "cpu", None, "418411f8")
+    assert plot_name(key, "wall", set()) == "repro--default-nosizes-cpu-nodev-418411f8--wall.png"

@@ -62,3 +62,16 @@ def test_a_script_without_sizes_has_no_at_and_no_step_says_so():
     )
     text = sweep_screen(found, setting(), "r.md")
     assert "No significant step between consecutive releases." in text and fits(text)
+
+
+def test_a_sweep_where_no_release_could_be_installed_says_nothing_could_be_measured():
+    found = sweep(
+        RELEASES[:3],
+        FakeReleases(dict.fromkeys(RELEASES[:3])),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    text = sweep_screen(found, setting(), "r.md")
+    assert "No significant step" not in text and fits(text)
+    assert "Nothing could be measured: 0 of the 3 releases ran ok, and a step needs two" in text

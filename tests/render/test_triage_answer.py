@@ -88,6 +88,21 @@ def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_pa
     )
 
 
+def test_a_triage_where_no_release_could_be_installed_says_nothing_could_be_measured():
+    found, setting = outcome({"a": None, "b": None, "c": 1}, metric=WALL)
+    assert found.first_round.unmeasured()
+    text = triage_text(found, setting, 5)
+    assert "No change found" not in text
+    assert (
+        "Nothing could be measured: 1 of the 3 releases ran ok, and a step needs two; each release's status in "
+        "the table says why. This is no evidence of no change." in text
+    )
+    page = triage_markdown(found, setting, 5, (None, "no plot"))
+    assert "**Nothing could be measured**" in page and "**No confirmed change**" not in page
+    measured, _ = outcome({"a": 1, "b": 1}, metric=WALL)
+    assert not measured.first_round.unmeasured(), "two ran ok: 'No change found' stands"
+
+
 def test_a_confirmed_step_says_what_its_releases_compiled():
     found, setting = outcome({"a": 1, "b": 3}, metric=WALL)
     dumps = Path(__file__).parent.parent / "fixtures" / "dumps"

@@ -190,6 +190,46 @@ def test_releases_measured_together_are_one_interleaved_run_whose_results_the_pr
     assert len(fake_measure.calls) == 1, "nothing left to measure"
 
 
+class RacedMeasure(FakeMeasure):
+    """Another triage into the same folder stores ``raced``'s result between the prober's own look and this
+    measurement's turn at the folder lock; what the prober's ``reuse`` takes is not measured."""
+
+    def __init__(self, results, raced):
+        super().__init__(results)
+        self.raced = raced
+
+    def __call__(self, plan, sides, settings, results_dir, **kwargs):
+        other = derive(real_result("async_dispatch-0.12.0.1"), release=self.raced, id="other-run")
+        write_result(self.results, other)
+        reuse = kwargs.get("reuse")
+        taken = {s.label: found for s in sides if reuse and (found := reuse(plan[0], s))}
+        measured = super().__call__(
+            plan, [s for s in sides if s.label not in taken], settings, results_dir
+        )
+        return [*measured, *(Measured(s, None, taken[s.label]) for s in sides if s.label in taken)]
+
+
+def test_reuse_is_decided_again_under_the_folder_lock_so_two_triages_measure_a_release_once(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(venvs, "ensure", lambda env: None)
+    raced = RacedMeasure(tmp_path / "results", "0.4.31")
+    probe, _ = prober(tmp_path, measure=raced)
+    probe.measure_together(["0.4.30", "0.4.31"])
+    [(sides, _)] = raced.calls
+    assert [side.release for side in sides] == ["0.4.30"], "0.4.31 measured by the other triage"
+    assert probe("0.4.31").result.id.startswith("other-run")
+    assert probe("0.4.31").note.startswith("stored result reused"), "not 'measured interleaved'"
+    assert probe("0.4.30").note == "measured (5) interleaved with the other releases"
+    alone = RacedMeasure(tmp_path / "results", "0.4.33")
+    single, _ = prober(tmp_path, measure=alone)
+    found = single("0.4.33")
+    assert [call.sides for call in alone.calls] == [[]], "nothing measured"
+    assert found.result.id.startswith("other-run") and found.note.startswith(
+        "stored by another run meanwhile"
+    )
+
+
 def test_a_release_is_measured_anew_with_both_endpoints_in_one_interleaved_run(
     tmp_path, fake_measure
 ):

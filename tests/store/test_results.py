@@ -18,7 +18,7 @@ from harness.store.results import (
 )
 from harness.store.schema import SCHEMA, ProcessRun, Result, Settings, parse
 from harness.units import UNRECORDED_MACHINE
-from tests.conftest import FIXTURES, document
+from tests.conftest import FIXTURES, document, real_result
 
 SAMPLE = {"marks_ns": [1], "wall_ns": 2}
 PROGRAM = {
@@ -268,3 +268,17 @@ def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
         lambda r: 0,
     )
     assert tied[0].result.id == "run9", "the id breaks a tie in creation time"
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_a_stored_result_has_the_mode_open_gives_under_the_umask_as_a_page_beside_it_does(
+    tmp_path, mask
+):
+    old = os.umask(mask)
+    try:
+        path = write_result(tmp_path, real_result("async_dispatch-0.12.0.1"))
+        (tmp_path / "page.md").write_text("x")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert path.stat().st_mode == (tmp_path / "page.md").stat().st_mode

@@ -1,0 +1,48 @@
+"""What the range commands share: a ``--vary`` range is the varied library's releases on the index, bounded."""
+
+import datetime
+
+import pytest
+
+from harness.cli.parser import parse
+from harness.cli.ranges import check
+from harness.commands import ranges
+from harness.errors import UsageError
+from harness.install.venvs import ReleaseEnv
+
+# 138 numpy releases, as many as the index lists from 1.3.0 to 2.5.4 (the hostile input's range).
+NUMPY = [f"1.{3 + i // 5}.{i % 5}" for i in range(118)] + [f"2.{i // 5}.{i % 5}" for i in range(20)]
+
+
+def varied(tmp_path, first, last):
+    script = tmp_path / "repro.py"
+    script.write_text("# /// script\n# dependencies = ['numpy']\n# ///\nprint(1)\n")
+    argv = ["triage", "--script", str(script), "--results", str(tmp_path / "r")]
+    more = ["--vary", "numpy", "--jax", "0.4.33", "--from", first, "--to", last]
+    return check(parse([*argv, *more]))
+
+
+@pytest.fixture
+def listed(monkeypatch):
+    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    monkeypatch.setattr(
+        ranges.UploadTimes, "versions_with_times", lambda self, name: [(v, when) for v in NUMPY]
+    )
+
+
+def test_a_varied_library_s_range_over_the_bound_is_refused_before_any_release_is_resolved(
+    tmp_path, listed
+):
+    assert len(NUMPY) == 138
+    held = [ReleaseEnv("0.4.33", "0.4.33", "python3.12", (), tmp_path / "venv-0.4.33")]
+    options = varied(tmp_path, NUMPY[0], NUMPY[-1])
+    with pytest.raises(UsageError) as refused:
+        ranges.labelled(options, held)
+    assert str(refused.value) == (
+        f"numpy {NUMPY[0]}–{NUMPY[-1]} is 138 releases; a triage measures each of them and takes at most "
+        "64: give a narrower --from/--to"
+    )
+    fitting = varied(tmp_path, NUMPY[-64], NUMPY[-1])
+    renamed, labels, pins = ranges.labelled(fitting, held)
+    assert len(labels) == 64 and renamed.first == f"0.4.33+numpy.{NUMPY[-64]}"
+    assert pins[renamed.last] == (f"numpy=={NUMPY[-1]}",)
