@@ -330,14 +330,20 @@ class RangeRun:
             profile=o.profile,
         )
 
-    def publish(self, answer: Answer, stem: str, *, data_file: bool) -> None:
-        """The answer printed, its page written under the reports folder (with ``data_file``, its data beside it)."""
+    def publish(self, answer: Answer, stem: str, *, data_file: bool, printed: bool = True) -> None:
+        """The answer printed (unless not ``printed``: a bisect of several metrics prints them on one screen),
+        its page written under the reports folder (with ``data_file``, its data beside it)."""
         progress.done()
-        print(answer.text, end="")
+        if printed:
+            print(answer.text, end="")
         out = self.options.places.out
         _write(inside(out, f"{stem}.md"), answer.markdown)
         if data_file:
             _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
+
+    def report(self, stem: str) -> str:
+        """Where the answer ``stem``'s page is written: the last line of its screen."""
+        return str(inside(self.options.places.out, f"{stem}.md"))
 
     def write_json(self, kind: str, body: dict[str, Any]) -> None:
         """``--json FILE``: the answer as data, where the user asked for it."""

@@ -29,10 +29,8 @@ from harness.render.tables import markdown_table, rule_text, text_table
 from harness.render.text import inline
 from harness.render.why import why_json, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM
 from harness.steps.commit_bisect import JAXLIB, CommitBisect, CommitProbe, expected_commit_probes
 from harness.steps.evidence import of_kind
-from harness.steps.triage import Confirmation
 
 HEADERS = [
     "#",
@@ -225,20 +223,6 @@ def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> di
         "vs_good": comparison_json(judged.vs_good),
         "vs_bad": comparison_json(judged.vs_bad),
     }
-
-
-def commits_hint(setting: Setting, change: Confirmation) -> str:
-    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
-    step = change.step
-    ends = (
-        ["--good", step.before, "--bad", step.after]
-        if change.regression
-        else ["--broken", step.before, "--fixed", step.after]
-    )
-    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
-    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
-    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    return f"jax's Python or jaxlib, and which jax commit: `{' '.join([*words, '--profile', setting.profile])}`"
 
 
 def commit_bisect_answer(found: CommitBisect, setting: Setting) -> Answer:
