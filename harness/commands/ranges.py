@@ -342,8 +342,9 @@ class RangeRun:
             _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
 
     def report(self, stem: str) -> str:
-        """Where the answer ``stem``'s page is written: the last line of its screen."""
-        return str(inside(self.options.places.out, f"{stem}.md"))
+        """Where the answer ``stem``'s page is written, as the last line of its screen says it: from the
+        folder the command runs in where it is below it (``reports/…``), else whole."""
+        return shown_path(inside(self.options.places.out, f"{stem}.md"))
 
     def write_json(self, kind: str, body: dict[str, Any]) -> None:
         """``--json FILE``: the answer as data, where the user asked for it."""
@@ -351,6 +352,14 @@ class RangeRun:
         if where is not None:
             write_text(where, dumps(document(kind, body)))
             progress(f"written: {where}")
+
+
+def shown_path(path: Path) -> str:
+    """``path`` from the current folder where it lies below it (shorter on a screen), else as it is."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def _write(path: Path, text: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import RangeRun, progress, refuse_unknown_metric, swept_metrics
-from harness.names import inside
 from harness.render.release_answers import sweep_answer
 from harness.steps.bisection import sweep
 
@@ -23,9 +22,8 @@ def execute(options: RangeOptions) -> int:
     refuse_unknown_metric(found, options)
     setting = run.setting(every_metric=metrics is None)
     stem = f"sweep-{options.case.name}"
-    report = inside(options.places.out, f"{stem}.md")
     # The terminal answer is one screen; the page and the JSON keep every release and metric.
-    answer = sweep_answer(found, setting, str(report))
+    answer = sweep_answer(found, setting, run.report(stem))
     run.publish(answer, stem, data_file=False)
     run.write_json("sweep", answer.data)
     return 0

@@ -12,7 +12,7 @@ from harness.render.range_screen import Block, Row, frame, head_line, metric_row
 from harness.render.why import libraries_line, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
-from harness.steps.judge import REGRESSION, Judgement
+from harness.steps.judge import FIX, REGRESSION, Judgement
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ def _follow_ups(each: Bisected) -> list[str]:
     target = setting.target_words()
     commits = ["nox", "-s", "bisect", "--", *target, "--commits", *tail]
     issue = ["nox", "-s", "issue", "--", *target, *(c for c in criterion if c != "--claim")]
-    issue += ["--good" if terms is REGRESSION else "--broken", str(found.last_good)]
-    issue += ["--bad" if terms is REGRESSION else "--fixed", str(found.first_bad), *sizes]
+    # A draft names the older release --good and the newer --bad, whatever the bisect's terms.
+    issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
     issue += ["--profile", setting.profile]
     below = [] if setting.libraries.vary else [f"which jax commit: `{' '.join(commits)}`"]
     return [*below, f"the upstream issue, drafted: `{' '.join(issue)}`"]
@@ -96,7 +96,8 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
         lead, terms = group[0], group[0].setting.terms
         between = lead.found.between()
         skipped = f"; {', '.join(between)} between could not be judged" if between else ""
-        head = f"First {terms.new}: jax {bad} · last {terms.old}: jax {good}{skipped}"
+        first = f"Fixed in: jax {bad}" if terms == FIX else f"First {terms.new}: jax {bad}"
+        head = f"{first} · last {terms.old}: jax {good}{skipped}"
         rows = [_bisect_row(each) for each in group]
         why = bisect_why(lead.found, lead.setting)
         blocks.append(Block(head, f"{good} → {bad}", rows, why, _follow_ups(lead)))

@@ -175,12 +175,14 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
 
 
 def _why_shown(why: Sequence[str], lines: int) -> list[str]:
-    """The first findings of the why, without their commands (those are follow-ups), in ``lines`` lines."""
+    """The first findings of the why, without their commands (those are follow-ups), in ``lines`` lines,
+    indented under the block."""
     said = [prose for prose, _ in map(screen.commands_in, why) if prose]
     if not said or lines == 0:
         return []
     if len(said) == 1 or lines == 1:
-        return screen.wrap(f"why: {said[0]}", indent="       ", lines=lines)
+        wrapped = screen.wrap(f"why: {said[0]}", screen.WIDTH - 2, indent="     ", lines=lines)
+        return [f"  {line}" for line in wrapped]
     return [screen.shorten(f"  why: {said[0]}"), screen.shorten(f"       {said[1]}")]
 
 
@@ -205,9 +207,7 @@ def block_lines(
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
-    lines += [
-        f"  {line}" if not line.startswith("  ") else line for line in _why_shown(block.why, why)
-    ]
+    lines += _why_shown(block.why, why)
     offered = 0
     for sentence in [*block.why, *block.next]:
         what, found = screen.commands_in(sentence)

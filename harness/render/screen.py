@@ -105,7 +105,7 @@ def commands_in(text: str) -> tuple[str, list[str]]:
 def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
     """A command line on lines of at most ``width`` columns, broken between words with a shell's
     continuation (`` \\``), so that it pastes whole; later lines indented two more."""
-    words = terminal(command).split()
+    words = _units(terminal(command).split())
     lines: list[str] = []
     line = indent
     for word in words:
@@ -117,3 +117,19 @@ def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[
             line = joined
     lines.append(line)
     return [shorten(each, width) for each in lines]
+
+
+def _units(words: list[str]) -> list[str]:
+    """An option and its value kept together (``--profile cpu``), so that a break falls between options."""
+    units: list[str] = []
+    for word in words:
+        if (
+            units
+            and units[-1].startswith("--")
+            and " " not in units[-1]
+            and not word.startswith("-")
+        ):
+            units[-1] += f" {word}"
+        else:
+            units.append(word)
+    return units

@@ -227,12 +227,13 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
 
 
 def triage_answer(
-    found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str
+    found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str, report: str = ""
 ) -> Answer:
-    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one screen."""
+    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one screen, the
+    page's path (``report``, as the screen says it) last."""
     plot = draw_triage_plot(found, setting, out, stem)
     return Answer(
-        triage_screen(found, setting, processes, str(inside(out, f"{stem}.md"))),
+        triage_screen(found, setting, processes, report or str(inside(out, f"{stem}.md"))),
         triage_markdown(found, setting, processes, plot),
         triage_json(found, setting),
     )

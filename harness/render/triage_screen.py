@@ -122,6 +122,23 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
     )
 
 
+def _dropped_lines(found: TriageOutcome) -> list[str]:
+    """The candidates that did not hold on measuring again, each with why (the report has them all)."""
+    dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
+    lines = [
+        f"  {line}"
+        for c in dropped[:3]
+        for line in screen.wrap(
+            f"{c.step.metric} {c.step.before} → {c.step.after} did not hold: {c.reason}",
+            screen.WIDTH - 2,
+            indent="  ",
+            lines=2,
+        )
+    ]
+    more = [f"  and {len(dropped) - 3} more: the report lists them"] if len(dropped) > 3 else []
+    return [*lines, *more]
+
+
 def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
     """A triage's terminal answer: one screen, one block per confirmed step, the report's path last."""
     releases = found.first_round.releases
@@ -142,5 +159,6 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
                 "screen (the report has each comparison; an undecided one is not evidence of no change).",
                 lines=2,
             ),
+            *_dropped_lines(found),
         ]
     return frame(head, blocks, tail, setting, [f"Report: {report}"])
