@@ -32,7 +32,7 @@ from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
-from harness.names import inside
+from harness.names import inside, shown_path
 from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
@@ -352,14 +352,6 @@ class RangeRun:
         if where is not None:
             write_text(where, dumps(document(kind, body)))
             progress(f"written: {where}")
-
-
-def shown_path(path: Path) -> str:
-    """``path`` from the current folder where it lies below it (shorter on a screen), else as it is."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)
 
 
 def _write(path: Path, text: str) -> None:
