@@ -121,7 +121,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
 # How far blocks fold when all would not fit: (metrics shown a step, lines of why, follow-up commands).
-FOLDS = ((8, 2, 4), (3, 1, 2), (2, 1, 1), (1, 0, 1))
+FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 
 @dataclass(frozen=True)
@@ -175,15 +175,18 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
 
 
 def _why_shown(why: Sequence[str], lines: int) -> list[str]:
-    """The first findings of the why, without their commands (those are follow-ups), in ``lines`` lines,
-    indented under the block."""
+    """The first findings of the why, without their commands (those are follow-ups), in at most ``lines``
+    lines under the block: each finding wrapped to two lines while lines are left, the last one cut."""
     said = [prose for prose, _ in map(screen.commands_in, why) if prose]
-    if not said or lines == 0:
-        return []
-    if len(said) == 1 or lines == 1:
-        wrapped = screen.wrap(f"why: {said[0]}", screen.WIDTH - 2, indent="     ", lines=lines)
-        return [f"  {line}" for line in wrapped]
-    return [screen.shorten(f"  why: {said[0]}"), screen.shorten(f"       {said[1]}")]
+    shown: list[str] = []
+    for finding in said:
+        left = lines - len(shown)
+        if left <= 0:
+            break
+        label = "  why: " if not shown else "       "
+        wrapped = screen.wrap(finding, screen.WIDTH - len(label), indent="  ", lines=min(2, left))
+        shown += [label + wrapped[0], *(f"       {line}" for line in wrapped[1:])]
+    return shown
 
 
 def block_lines(
