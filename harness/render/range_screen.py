@@ -190,12 +190,19 @@ def _why_shown(why: Sequence[str], lines: int) -> list[str]:
 
 
 def block_lines(
-    block: Block, fold: tuple[int, int, int], shown: set[str], thresholds: Thresholds
+    block: Block,
+    fold: tuple[int, int, int],
+    shown: set[str],
+    thresholds: Thresholds,
+    marked: list[Comparison] | None = None,
 ) -> list[str]:
-    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows)."""
+    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows); the
+    comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
     most, why, commands = fold
     lines = [screen.shorten(block.head)]
     rows = _rows_ordered(block.rows)
+    if marked is not None:
+        marked += [r.comparison for r in rows[:most] if r.comparison is not None]
     cells = [
         [
             r.metric,
@@ -229,17 +236,25 @@ def block_lines(
 STEPS_HEADERS = ["step", "metrics", "B/A", "verdict", "how sure", "caveats"]
 
 
-def blocks_lines(blocks: Sequence[Block], budget: int, thresholds: Thresholds) -> list[str]:
+def blocks_lines(
+    blocks: Sequence[Block], budget: int, thresholds: Thresholds, marked: list[Comparison]
+) -> list[str]:
     """The blocks, a blank line apart, folded as far as it takes to fit ``budget`` lines; where even the
-    shortest do not fit, one row a step (its first metric, the others counted), cut to the budget."""
+    shortest do not fit, one row a step (its first metric, the others counted), cut to the budget.  The
+    comparisons whose marks are shown go to ``marked``."""
     for fold in FOLDS:
         shown: set[str] = set()
-        body = [line for b in blocks for line in [*block_lines(b, fold, shown, thresholds), ""]]
+        found: list[Comparison] = []
+        body = [
+            line for b in blocks for line in [*block_lines(b, fold, shown, thresholds, found), ""]
+        ]
         if len(body) <= budget:
+            marked += found
             return body
     rows = []
     for block in blocks:
         lead, *more = _rows_ordered(block.rows)
+        marked += [lead.comparison] if lead.comparison is not None else []
         marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
         metrics = lead.metric + (f" +{len(more)}" if more else "")
         rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
@@ -264,11 +279,14 @@ def frame(
     head: list[str], blocks: Sequence[Block], tail: list[str], setting: Setting, report: list[str]
 ) -> str:
     """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's path."""
-    comparisons = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
-    legend_lines = _legend_lines(comparisons, setting.thresholds)
-    budget = screen.LINES - len(head) - len(tail) - len(legend_lines) - len(report) - 1
-    body = blocks_lines(blocks, budget, setting.thresholds) if blocks else []
+    every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
+    most = len(
+        _legend_lines(every, setting.thresholds)
+    )  # the legend of every mark: the most it takes
+    budget = screen.LINES - len(head) - len(tail) - most - len(report) - 1
+    marked: list[Comparison] = []
+    body = blocks_lines(blocks, budget, setting.thresholds, marked) if blocks else []
     lines = [*head, "", *body, *tail]
     if lines[-1]:
         lines.append("")
-    return "\n".join([*lines, *legend_lines, *report]) + "\n"
+    return "\n".join([*lines, *_legend_lines(marked, setting.thresholds), *report]) + "\n"

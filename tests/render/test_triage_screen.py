@@ -103,6 +103,8 @@ def test_many_steps_fold_to_one_screen_and_say_how_many_are_left_out():
     assert text.splitlines()[-1] == f"Report: {REPORT}"
     assert "steps, each with its first metric:" in text, "one row a step"
     assert "Each step's metrics, why and commands to run next: the report." in text
+    assert "caveats: l processes measured while other work loaded" in text
+    assert "u the ratio is an upper estimate" not in text, "the legend says only the marks shown"
     offered = commands(text)
     assert len(offered) == len(set(offered))
 
