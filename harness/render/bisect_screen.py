@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.render import screen
-from harness.render.range_screen import Block, Row, frame, head_line, metric_row, rank
+from harness.render.range_screen import (
+    Block,
+    Row,
+    claim_text,
+    frame,
+    head_line,
+    metric_row,
+    rank,
+)
 from harness.render.why import libraries_line, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
@@ -52,7 +60,7 @@ def _bisect_row(each: Bisected) -> Row:
     bad = _probe(found, found.first_bad or "")
     good = _probe(found, found.last_good or "")
     if metric is None or bad is None or bad.vs_good is None:
-        claims = f"{good.claim if good else '–'} → {bad.claim if bad else '–'}"
+        claims = f"{claim_text(good)} → {claim_text(bad)}"
         return Row(CLAIM if metric is None else metric.metric_name, claims, "", "flips", "")
     return metric_row(metric.metric_name, bad.vs_good)
 

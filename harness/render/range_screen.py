@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.analysis.claims import outcome
+from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
 from harness.metric_names import parse_metric_name, reading_rank
@@ -264,10 +264,18 @@ def blocks_lines(
     return [f"{len(blocks)} steps, each with its first metric:", *cut, note, ""]
 
 
-def claim_text(probe: Probe | Judgement) -> str:
-    if isinstance(probe, Judgement):
-        return probe.claim or "–"
-    return outcome(probe.result) if probe.result is not None else "–"
+# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not hold.
+_CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
+
+
+def claim_text(probe: Probe | Judgement | None) -> str:
+    """``holds``, ``fails``, ``unsettled`` or a status: a release's claim in a cell."""
+    if probe is None:
+        return "–"
+    said = probe.claim if isinstance(probe, Judgement) else None
+    if not isinstance(probe, Judgement) and probe.result is not None:
+        said = outcome(probe.result)
+    return _CLAIM_CELLS.get(said, said) if said else "–"
 
 
 def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> list[str]:

@@ -152,3 +152,23 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
     assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
         SETTING, confirmed(CLAIM, STOPS_HOLDING)
     )
+
+
+def test_a_claim_that_flips_is_a_row_of_its_own_first_in_its_step():
+    scales = {"0.4.31": 1, "0.4.33": 3}
+    holds = {"0.4.31": False, "0.4.33": True}
+    found = triage(
+        list(scales),
+        FakeReleases(scales, holds=holds),
+        FakeConfirmer(FakeReleases(scales, holds=holds)),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    setting = dataclasses.replace(SETTING, case="async_dispatch", sizes={"N": 1000}, metric=None)
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text), text
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "→" in line]
+    assert rows[1][:6] == ["claim", "fails", "→", "holds", "now", "holds"], rows
+    [command] = commands(text)
+    assert "--commits --good 0.4.31 --bad 0.4.33 --metric eager.wall_ns" in command
