@@ -262,13 +262,14 @@ class FakeReleases:
         scale = self.again.get(release, self.scales[release]) if again else self.scales[release]
         if scale is None:
             return Probe(release, None, "could not be installed: fake")
-        base = real_result("async_dispatch-0.12.0.1")
+        base = self.base()
         if scale == "failed":
             data = derive(
                 base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake"
             )
         else:
             data = derive(base, release=release, scale=scale)
+            self.adjust(data, scale)
         if release in self.holds:
             set_claim(data, self.holds[release])
         return Probe(
@@ -276,6 +277,33 @@ class FakeReleases:
             StoredResult.from_document(Path(f"{data['id']}.json"), data),
             "fake measurement",
         )
+
+    def base(self) -> dict:
+        return real_result("async_dispatch-0.12.0.1")
+
+    def adjust(self, data: dict, scale: float) -> None:
+        """What a subclass changes beyond the samples' scale."""
+
+
+SCRIPT_RESULT = FIXTURES / "compare" / "a" / "script-loop_json" / "jax-0.12.0.1" / "default"
+
+
+class FakeScriptReleases(FakeReleases):
+    """``FakeReleases`` of a plain script: a real run of ``loop_json.py`` (6 processes; its own numbers
+    ``json.*``, JAX's phases and the process's) posing as each release, every figure scaled too (its own
+    numbers, the phases, the import), so that a step moves the script's metrics and JAX's together."""
+
+    def base(self) -> dict:
+        [path] = SCRIPT_RESULT.glob("*.json")
+        return json.loads(path.read_text())
+
+    def adjust(self, data: dict, scale: float) -> None:
+        for index, record in enumerate(data["processes"]):
+            # A spread of ±1 % between processes: a step is a change beyond it, not a number that never varies.
+            spread = 1 + 0.01 * ((index % 3) - 1)
+            record["figures"] = {
+                name: value * scale * spread for name, value in record["figures"].items()
+            }
 
 
 @pytest.fixture

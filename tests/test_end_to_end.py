@@ -10,6 +10,8 @@ import pytest
 
 pytest.importorskip("jax")
 
+from harness.render.screen import fits
+
 from .conftest import FIXTURES, harness_command
 
 pytestmark = pytest.mark.jax
@@ -125,8 +127,8 @@ def test_issue_draft_end_to_end(tmp_path):
         env={"JAX_PLATFORMS": "cpu"},
     )
     assert done.returncode == 0, done.stderr
-    assert "draft written: reports/issues/scan_sync.md" in done.stderr
-    assert "claim holds: " in done.stdout and "metric two_scans dispatch_ns" in done.stdout
+    assert done.stdout.splitlines()[-1] == "Draft: reports/issues/scan_sync.md"
+    assert fits(done.stdout) and "full script on jax " in done.stdout
     folder = tmp_path / "reports" / "issues"
     short, full = (folder / "scan_sync.py").read_text(), (folder / "scan_sync-full.py").read_text()
     draft = (folder / "scan_sync.md").read_text()

@@ -19,6 +19,7 @@ from harness.commands.ranges import (
     undecided_hint,
 )
 from harness.errors import HarnessError
+from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import bisect_answer
 from harness.steps.bisection import BisectOutcome, bisect, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
@@ -39,9 +40,9 @@ def execute(options: RangeOptions) -> int:
         options.metric is None and not options.claim
     ):  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(run)
-    found, data = _bisect(run, options)
+    bisected, data = _bisect(run, options)
     run.write_json("bisect", {"answers": [data]})
-    return bisect_exit(found)
+    return bisect_exit(bisected.found)
 
 
 def bisect_exit(found: BisectOutcome) -> int:
@@ -81,28 +82,36 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             and past_factor(c.comparison.ratio, options.thresholds)
         ]
         undecided = (
-            f" Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}."
+            [f"Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}."]
             if open_
-            else ""
+            else []
         )
         progress.done()
-        print(
+        said = [
             f"No metric of {options.case.name} differs significantly between jax {options.first} and "
-            f"{options.last}: nothing to bisect.{undecided} Every release between them is measured by: "
-            f"`{triage_command(options)}`"
-        )
+            f"{options.last}: nothing to bisect.",
+            *undecided,
+            f"Every release between them is measured by: `{triage_command(options)}`",
+        ]
+        print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
-    found = [_bisect(run, dataclasses.replace(options, metric=key)) for key in moved]
+    # Each metric's page and data are its own; the terminal shows them all on one screen, a block per step.
+    each = [(key, dataclasses.replace(options, metric=key)) for key in moved]
+    found = [_bisect(run, metric_options, printed=False) for _, metric_options in each]
+    reports = [run.report(run.stem(metric_options)) for _, metric_options in each]
+    print(bisect_screen([b for b, _ in found], run.setting(), reports), end="")
     run.write_json(
         "bisect", {"answers": [data for _, data in found], "moved": [k.metric_name for k in moved]}
     )
-    return min(bisect_exit(each) for each, _ in found)
+    return min(bisect_exit(b.found) for b, _ in found)
 
 
-def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[str, Any]]:
-    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer printed and
-    written; the outcome and its data."""
+def _bisect(
+    run: RangeRun, options: RangeOptions, *, printed: bool = True
+) -> tuple[Bisected, dict[str, Any]]:
+    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer written (and
+    ``printed``); the outcome with its setting, and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
     judge = Judge(run.prober, options.first, options.last, metric, options.thresholds, terms)
@@ -134,6 +143,8 @@ def _bisect(run: RangeRun, options: RangeOptions) -> tuple[BisectOutcome, dict[s
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
         pair = (found.last_good, found.first_bad)
         why = {"evidence": {pair: run.explain(pair, [metric.metric_name], run.stem(options))}}
-    answer = bisect_answer(found, run.setting(terms=terms, **why), hint)
-    run.publish(answer, run.stem(options), data_file=True)
-    return found, answer.data
+    setting = run.setting(terms=terms, **why)
+    stem = run.stem(options)
+    answer = bisect_answer(found, setting, hint, run.report(stem))
+    run.publish(answer, stem, data_file=True, printed=printed)
+    return Bisected(found, setting, hint), answer.data

@@ -145,7 +145,9 @@ def run_commit_bisect(options: RangeOptions) -> int:
                 step, [options.metric.metric_name], stem, (options.first, options.last)
             )
         }
-    answer = commit_bisect_answer(found, run.setting(terms=terms, evidence=evidence))
+    answer = commit_bisect_answer(
+        found, run.setting(terms=terms, evidence=evidence), run.report(stem)
+    )
     run.publish(answer, stem, data_file=True)
     run.write_json("bisect-commits", answer.data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

@@ -32,7 +32,7 @@ from harness.cli.issue import IssueOptions
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
-from harness.host.environment import REPO_ROOT, allowed_variables
+from harness.host.environment import REPO_ROOT, allowed_variables, scrub
 from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
@@ -40,14 +40,21 @@ from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
-from harness.names import name_problem
+from harness.names import name_problem, shown_path
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
-from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, render
+from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
+from harness.render.issue_screen import issue_screen
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
-from harness.upstream.change import Change, change_from, read_bisect_answers, with_script_figures
+from harness.upstream.change import (
+    Change,
+    change_from,
+    read_bisect_answers,
+    title,
+    with_script_figures,
+)
 from harness.upstream.export import export_script
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
@@ -86,6 +93,7 @@ class Written:
     run: ScriptRun  # the full script's
     short_runs: list[ReleaseRun]
     problems: list[LoadProblem]
+    title: str = ""  # the draft's
 
 
 def run_script(
@@ -258,7 +266,8 @@ def write_issue(request: IssueRequest) -> Written:
     )
     draft_path = folder / f"{case.name}.md"
     replace_file(draft_path, draft)
-    return Written(draft_path, short_path, full_path, full_run, short_runs, problems)
+    shown = scrub(title(change, headline(case.claim), request.platform))
+    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown)
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
@@ -444,15 +453,11 @@ def execute(opts: IssueOptions) -> int:
     written = write_issue(request)
     for problem in written.problems:
         print(f"skipped unusable result {problem}", file=sys.stderr)
-    print(written.run.stdout, end="")
-    for short in written.short_runs:
-        print(
-            f"short script on jax {short.run.release} ({short.role}):\n{short.run.stdout}", end=""
-        )
-    print(
-        f"draft written: {written.draft} (scripts: {written.short}, {written.full})",
-        file=sys.stderr,
-    )
+    # One screen: each run in a line with its last lines; all they printed is in the draft.
+    runs = [(f"full script on jax {written.run.release}", written.run)]
+    runs += [(f"short script on jax {r.run.release} ({r.role})", r.run) for r in written.short_runs]
+    scripts = [shown_path(written.short), shown_path(written.full)]
+    print(issue_screen(written.title, runs, scripts, shown_path(written.draft)), end="")
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
         what = ", ".join(

@@ -32,7 +32,7 @@ from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
-from harness.names import inside
+from harness.names import inside, shown_path
 from harness.pins import PROFILE_BY_NAME, nox_profile_words
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
@@ -336,14 +336,21 @@ class RangeRun:
             profile=o.profile,
         )
 
-    def publish(self, answer: Answer, stem: str, *, data_file: bool) -> None:
-        """The answer printed, its page written under the reports folder (with ``data_file``, its data beside it)."""
+    def publish(self, answer: Answer, stem: str, *, data_file: bool, printed: bool = True) -> None:
+        """The answer printed (unless not ``printed``: a bisect of several metrics prints them on one screen),
+        its page written under the reports folder (with ``data_file``, its data beside it)."""
         progress.done()
-        print(answer.text, end="")
+        if printed:
+            print(answer.text, end="")
         out = self.options.places.out
         _write(inside(out, f"{stem}.md"), answer.markdown)
         if data_file:
             _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
+
+    def report(self, stem: str) -> str:
+        """Where the answer ``stem``'s page is written, as the last line of its screen says it: from the
+        folder the command runs in where it is below it (``reports/…``), else whole."""
+        return shown_path(inside(self.options.places.out, f"{stem}.md"))
 
     def write_json(self, kind: str, body: dict[str, Any]) -> None:
         """``--json FILE``: the answer as data, where the user asked for it."""

@@ -14,7 +14,9 @@ from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Measured, measure
+from harness.render.run_screen import NotOk, run_screen
 from harness.store.schema import RunStatus
+from harness.units import sizes_text
 
 ALREADY_MEASURED = (
     "already measured"  # a cell passed over on resume, counted apart from the statuses
@@ -52,6 +54,22 @@ def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Meas
     )
 
 
+def _failed(outcome: Measured) -> bool:
+    return outcome.run is not None and outcome.run.status not in (RunStatus.OK, RunStatus.SKIPPED)
+
+
+def not_ok_cell(outcome: Measured) -> NotOk:
+    """A cell that did not run ok, named as its stored result names it (else by its side)."""
+    assert outcome.run is not None
+    stored = outcome.stored
+    what = (
+        f"{stored.case} {sizes_text(stored.sizes)} · jax {stored.release}"
+        if stored is not None
+        else outcome.side.label or f"jax {outcome.side.release}"
+    )
+    return NotOk(what, str(outcome.run.status), outcome.run.detail)
+
+
 def execute(opts: RunOptions) -> int:
     # In a terminal each process's line replaces the one before; the summary below stays.
     progress = Progress()
@@ -67,7 +85,13 @@ def execute(opts: RunOptions) -> int:
     stored = sum(1 for outcome in outcomes if outcome.stored is not None)
     sides = len(opts.sides)
     cells = f"{len(outcomes) // sides} cells" + (f" on {sides} sides" if sides > 1 else "")
-    progress.keep(f"{cells}, {stored} results stored under {opts.results}: {summary}")
+    not_ok = [not_ok_cell(outcome) for outcome in outcomes if _failed(outcome)]
+    for line in run_screen(
+        f"{cells}, {stored} results stored under {opts.results}: {summary}",
+        not_ok,
+        str(opts.results),
+    ):
+        progress.keep(line)
     # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure into a success.
     kept = (outcome.previous if outcome.run is None else outcome.run.status for outcome in outcomes)
     bad = sum(1 for status in kept if status not in (RunStatus.OK, RunStatus.SKIPPED))

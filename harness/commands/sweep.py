@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from harness.cli.ranges import RangeOptions
 from harness.commands.ranges import (
     UNMEASURED,
@@ -12,8 +10,6 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
-from harness.names import inside
-from harness.render.range_screen import sweep_screen
 from harness.render.release_answers import sweep_answer
 from harness.steps.bisection import sweep
 
@@ -32,11 +28,8 @@ def execute(options: RangeOptions) -> int:
     refuse_unknown_metric(found, options)
     setting = run.setting(every_metric=metrics is None)
     stem = f"sweep-{options.case.name}"
-    report = inside(options.places.out, f"{stem}.md")
     # The terminal answer is one screen; the page and the JSON keep every release and metric.
-    answer = dataclasses.replace(
-        sweep_answer(found, setting), text=sweep_screen(found, setting, str(report))
-    )
+    answer = sweep_answer(found, setting, run.report(stem))
     run.publish(answer, stem, data_file=False)
     run.write_json("sweep", answer.data)
     return UNMEASURED if found.unmeasured() else 0

@@ -54,7 +54,8 @@ def execute(options: RangeOptions) -> int:
     steps = timing_steps(run, found)
     evidence = {pair: run.explain(pair, step_metrics, stem) for pair, step_metrics in steps.items()}
     setting = run.setting(every_metric=metrics is None, evidence=evidence)
-    answer = triage_answer(found, setting, options.measuring.processes, options.places.out, stem)
+    out, processes = options.places.out, options.measuring.processes
+    answer = triage_answer(found, setting, processes, out, stem, run.report(stem))
     run.publish(answer, stem, data_file=False)
     run.write_json("triage", answer.data)
     if found.changes():

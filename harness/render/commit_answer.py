@@ -1,4 +1,4 @@
-"""A commit bisect's answer: text for the terminal, markdown for reports/, JSON beside it for issue drafts.
+"""A commit bisect's answer: one screen for the terminal, markdown for reports/, JSON beside it for issue drafts.
 
 The JSON is a bisect answer as ``harness.upstream.change`` reads one: its ends are the two
 releases (``last_good``/``first_bad``, or ``last_broken``/``first_fixed`` for a fix) and its
@@ -9,6 +9,7 @@ every probe under ``commit_probes``.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,9 @@ from harness.explain.defaults import JAX
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commit_venvs import commit_label
 from harness.pins import nox_profile_words
+from harness.render import screen
 from harness.render.json_out import comparison_json
+from harness.render.range_screen import Block, frame, head_line, metric_row
 from harness.render.release_answers import (
     CLASSIFICATION,
     Answer,
@@ -26,14 +29,12 @@ from harness.render.release_answers import (
     median_cell,
     median_ns,
 )
-from harness.render.tables import markdown_table, rule_text, text_table
+from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
 from harness.render.why import why_json, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM
 from harness.steps.commit_bisect import JAXLIB, CommitBisect, CommitProbe, expected_commit_probes
 from harness.steps.evidence import of_kind
-from harness.steps.triage import Confirmation
 
 HEADERS = [
     "#",
@@ -90,18 +91,36 @@ def _not_installed(found: CommitBisect) -> list[str]:
     return [f"- {sha[:10]} with jaxlib {jaxlib}: {why}" for sha, jaxlib, why in found.not_installed]
 
 
-def commit_bisect_text(found: CommitBisect, setting: Setting) -> str:
-    headers, rows = _rows(found, setting)
-    lines = [
-        f"Bisect over jax commits: {setting.header()}",
-        _count_line(found, setting),
-        "",
-        text_table(rows, headers),
+def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> str:
+    """The terminal answer, on one screen: the range, the count, the attribution, the step found as a block
+    (its metric, the commit's address, the why, the draft to run next), how the probes went, the report."""
+    head = [
+        head_line("Bisect over jax commits", setting, found.first, found.last),
+        *screen.wrap(_count_line(found, setting), lines=2),
     ]
     if found.attribution.note:
-        lines += ["", f"Attribution: {found.attribution.note}"]
-    why = [f"- {line}" for line in commit_why(found, setting)]
-    return "\n".join([*lines, "", f"Answer: {found.answer()}", *why]) + "\n"
+        head += screen.wrap(f"Attribution: {found.attribution.note}", lines=3)
+    verdicts = Counter(found.terms.word(p.judgement.verdict) for p in found.probes)
+    head.append(screen.shorten(f"probed: {', '.join(f'{n} {w}' for w, n in verdicts.items())}"))
+    step, metric = found.step(), setting.metric
+    comparison = None if step is None else _step_comparison(found, step[1])
+    answer = screen.wrap(f"Answer: {found.answer()}", lines=3)
+    if step is None or metric is None or comparison is None:
+        return frame(head, [], answer, setting, [f"Report: {report}"])
+    bad = found.first_bad_commit
+    head += [*answer, *([screen.shorten(f"Commit: {bad.url}")] if bad is not None else [])]
+    draft = ["nox", "-s", "issue", "--", *setting.target_words(), "--metric", metric.metric_name]
+    draft += ["--good", found.first, "--bad", found.last]
+    draft += [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    draft += nox_profile_words(setting.profile)
+    block = Block(
+        f"The step, against the {found.terms.old} release:",
+        f"{step[0]} → {step[1]}",
+        [metric_row(metric.metric_name, comparison)],
+        commit_why(found, setting),
+        [f"the upstream issue, drafted (it quotes this answer): `{' '.join(draft)}`"],
+    )
+    return frame(head, [block], [], setting, [f"Report: {report}"])
 
 
 def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
@@ -228,24 +247,9 @@ def _probe_json(probe: CommitProbe, found: CommitBisect, setting: Setting) -> di
     }
 
 
-def commits_hint(setting: Setting, change: Confirmation) -> str:
-    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
-    step = change.step
-    ends = (
-        ["--good", step.before, "--bad", step.after]
-        if change.regression
-        else ["--broken", step.before, "--fixed", step.after]
-    )
-    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
-    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
-    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    shown = " ".join([*words, *nox_profile_words(setting.profile)])
-    return f"jax's Python or jaxlib, and which jax commit: `{shown}`"
-
-
-def commit_bisect_answer(found: CommitBisect, setting: Setting) -> Answer:
+def commit_bisect_answer(found: CommitBisect, setting: Setting, report: str = "") -> Answer:
     return Answer(
-        commit_bisect_text(found, setting),
+        commit_bisect_screen(found, setting, report),
         commit_bisect_markdown(found, setting),
         commit_bisect_json(found, setting),
     )

@@ -1,22 +1,40 @@
-"""The first screen of the release commands (sweep now; triage and bisect share its pieces): what was searched
-in one line, how much ran, the steps found, each in a row, and the report's path last.  Every detail (each
-release's status and source, each metric's table) is the report's."""
+"""The first screen of the release commands, sweep, triage and bisect: what was searched in one line, how
+much ran, then one block per step found (its metrics in reading order, the script's own first, with how sure
+each is and their caveats as marks; the why in a line or two; each follow-up command once) and the report's
+path last.  Every detail (each release's status and source, each metric's table, both measurements of a
+step, the why in full) is the report's and the JSON's.
+
+Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), a shorter why, fewer
+commands; then the steps that still do not fit are counted."""
 
 from __future__ import annotations
 
-from harness.analysis.significance import Comparison
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.analysis.claims import DOES_NOT_HOLD, outcome
+from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
 from harness.metric_names import parse_metric_name, reading_rank
 from harness.render import screen
 from harness.render.marks import legend, marks_text
-from harness.render.release_answers import unmeasured_line
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome
-from harness.units import format_ratio, sizes_text
+from harness.steps.judge import Judgement
+from harness.steps.probes import Probe
+from harness.units import format_p, format_ratio, sizes_text
 
 STEP_HEADERS = ["metric", "releases", "B/A", "verdict", "caveats"]
 # Lines for the head, the counts, the legend, the notes under the steps and the report's path.
 _FRAME_LINES = 12
+
+
+def unmeasured_line(found: SweepOutcome) -> str:
+    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was compared."""
+    return (
+        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran ok, and a step "
+        "needs two; each release's status in the table says why. This is no evidence of no change."
+    )
 
 
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
@@ -30,7 +48,7 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     )
 
 
-def _rank(metric: str) -> int:
+def rank(metric: str) -> int:
     if metric == CLAIM:
         return -1  # the claim a case was written for comes before its timings
     try:
@@ -42,7 +60,7 @@ def _rank(metric: str) -> int:
 def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
     """Steps by where they are in the range, and within one step in reading order (the script's own first)."""
     where = {release: i for i, release in enumerate(releases)}
-    return sorted(steps, key=lambda s: (where.get(s.after, 0), _rank(s.metric)))
+    return sorted(steps, key=lambda s: (where.get(s.after, 0), rank(s.metric)))
 
 
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
@@ -107,3 +125,186 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
         lines.append("No significant step between consecutive releases.")
     lines += ["", f"Report: {report}"]
     return "\n".join(lines) + "\n"
+
+
+# --- one block per step: triage and bisect ---------------------------------------------------------------
+
+BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
+# How far blocks fold when all would not fit: (metrics shown a step, lines of why, follow-up commands).
+FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its comparison."""
+
+    metric: str
+    figures: str
+    ratio: str
+    verdict: str
+    sure: str
+    comparison: Comparison | None = None
+
+
+@dataclass
+class Block:
+    """One step on the screen: a head line, its metrics (reading order), why it moved, what to run next."""
+
+    head: str
+    step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
+    rows: list[Row]
+    why: list[str] = field(default_factory=list)  # sentences as the why renders them
+    next: list[str] = field(
+        default_factory=list
+    )  # sentences that end with a command in a code span
+
+
+def metric_row(metric: str, comparison: Comparison, verdict: str = "") -> Row:
+    """A metric's row from the comparison that settled it (the re-measured one, or a probe's)."""
+    figures = f"{comparison.format(comparison.baseline.median)} → {comparison.format(comparison.candidate.median)}"
+    return Row(
+        metric,
+        figures,
+        format_ratio(comparison.ratio),
+        verdict or comparison.said,
+        sure_cell(comparison),
+        comparison,
+    )
+
+
+def sure_cell(comparison: Comparison) -> str:
+    """``p<0.0001, 10 a side``: the test's p and the processes measured on the fewer side."""
+    if comparison.constant:
+        return f"{min(comparison.processes)} a side, no spread"
+    p = format_p(comparison.p_value)
+    return f"p{'' if p.startswith('<') else '='}{p}, {min(comparison.processes)} a side"
+
+
+def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
+    return sorted(rows, key=lambda r: rank(r.metric))
+
+
+def _why_shown(why: Sequence[str], lines: int) -> list[str]:
+    """The first findings of the why, without their commands (those are follow-ups), in at most ``lines``
+    lines under the block: each finding wrapped to two lines while lines are left, the last one cut."""
+    said = [prose for prose, _ in map(screen.commands_in, why) if prose]
+    shown: list[str] = []
+    for finding in said:
+        left = lines - len(shown)
+        if left <= 0:
+            break
+        label = "  why: " if not shown else "       "
+        wrapped = screen.wrap(finding, screen.WIDTH - len(label), indent="  ", lines=min(2, left))
+        shown += [label + wrapped[0], *(f"       {line}" for line in wrapped[1:])]
+    return shown
+
+
+def block_lines(
+    block: Block,
+    fold: tuple[int, int, int],
+    shown: set[str],
+    thresholds: Thresholds,
+    marked: list[Comparison] | None = None,
+) -> list[str]:
+    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows); the
+    comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
+    most, why, commands = fold
+    lines = [screen.shorten(block.head)]
+    rows = _rows_ordered(block.rows)
+    if marked is not None:
+        marked += [r.comparison for r in rows[:most] if r.comparison is not None]
+    cells = [
+        [
+            r.metric,
+            r.figures,
+            r.ratio,
+            r.verdict,
+            r.sure,
+            marks_text(r.comparison, thresholds) if r.comparison else "",
+        ]
+        for r in rows[:most]
+    ]
+    lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
+    if len(rows) > most:
+        lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
+    lines += _why_shown(block.why, why)
+    offered = 0
+    for sentence in [*block.why, *block.next]:
+        what, found = screen.commands_in(sentence)
+        new = [c for c in found if c not in shown][: max(0, commands - offered)]
+        if not new:
+            continue
+        shown.update(new)
+        offered += len(new)
+        what = what.rsplit(": ", 1)[-1]  # a finding's sentence: what its commands tell apart
+        label = f"  next, {what}" + ("" if what.endswith("?") else ":") if what else "  next:"
+        lines.append(screen.shorten(label))
+        lines += [line for c in new for line in screen.command_lines(c, indent="    ")]
+    return lines
+
+
+STEPS_HEADERS = ["step", "metrics", "B/A", "verdict", "how sure", "caveats"]
+
+
+def blocks_lines(
+    blocks: Sequence[Block], budget: int, thresholds: Thresholds, marked: list[Comparison]
+) -> list[str]:
+    """The blocks, a blank line apart, folded as far as it takes to fit ``budget`` lines; where even the
+    shortest do not fit, one row a step (its first metric, the others counted), cut to the budget.  The
+    comparisons whose marks are shown go to ``marked``."""
+    for fold in FOLDS:
+        shown: set[str] = set()
+        found: list[Comparison] = []
+        body = [
+            line for b in blocks for line in [*block_lines(b, fold, shown, thresholds, found), ""]
+        ]
+        if len(body) <= budget:
+            marked += found
+            return body
+    rows = []
+    for block in blocks:
+        lead, *more = _rows_ordered(block.rows)
+        marked += [lead.comparison] if lead.comparison is not None else []
+        marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
+        metrics = lead.metric + (f" +{len(more)}" if more else "")
+        rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
+    table = screen.table(rows, STEPS_HEADERS, indent="  ")
+    note = "Each step's metrics, why and commands to run next: the report."
+    cut = screen.budgeted(table, budget - 3, "  … and {n} more steps: the report lists every one")
+    return [f"{len(blocks)} steps, each with its first metric:", *cut, note, ""]
+
+
+# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not hold.
+_CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
+
+
+def claim_text(probe: Probe | Judgement | None) -> str:
+    """``holds``, ``fails``, ``unsettled`` or a status: a release's claim in a cell."""
+    if probe is None:
+        return "–"
+    said = probe.claim if isinstance(probe, Judgement) else None
+    if not isinstance(probe, Judgement) and probe.result is not None:
+        said = outcome(probe.result)
+    return _CLAIM_CELLS.get(said, said) if said else "–"
+
+
+def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> list[str]:
+    marks = legend(comparisons, thresholds)
+    return screen.wrap(marks, indent="  ", lines=2) if marks else []
+
+
+def frame(
+    head: list[str], blocks: Sequence[Block], tail: list[str], setting: Setting, report: list[str]
+) -> str:
+    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's path."""
+    every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
+    most = len(
+        _legend_lines(every, setting.thresholds)
+    )  # the legend of every mark: the most it takes
+    budget = screen.LINES - len(head) - len(tail) - most - len(report) - 1
+    marked: list[Comparison] = []
+    body = blocks_lines(blocks, budget, setting.thresholds, marked) if blocks else []
+    lines = [*head, "", *body, *tail]
+    if lines[-1]:
+        lines.append("")
+    return "\n".join([*lines, *_legend_lines(marked, setting.thresholds), *report]) + "\n"

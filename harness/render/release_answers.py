@@ -1,4 +1,5 @@
-"""Bisect and sweep answers as text for the terminal, markdown for reports/, and JSON for issue drafts.
+"""Bisect and sweep answers: one screen for the terminal (``bisect_screen``, ``range_screen``), markdown for
+reports/, and JSON for issue drafts.
 
 The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
 known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
@@ -13,13 +14,15 @@ from typing import Any
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
+from harness.render.bisect_screen import Bisected, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, thresholds_json
-from harness.render.tables import format_interval, markdown_table, rule_text, text_table
+from harness.render.range_screen import sweep_screen, unmeasured_line
+from harness.render.tables import format_interval, markdown_table, rule_text
 from harness.render.text import inline
-from harness.render.why import libraries_line, why_json, why_lines
+from harness.render.why import why_json
 from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
-from harness.steps.judge import FIX, REGRESSION, Judgement, Terms
+from harness.steps.judge import FIX, Judgement, Terms
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_p, format_ratio
@@ -123,40 +126,6 @@ def _count_line(found: BisectOutcome, setting: Setting) -> str:
     )
 
 
-def bisect_text(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
-    """``hint``: what to run next when the endpoints agree (a change undone between them hides from a bisect)."""
-    headers, rows = _probe_rows(found, setting)
-    lines = [
-        f"Bisect: {setting.header()}",
-        _count_line(found, setting),
-        "",
-        text_table(rows, headers),
-        "",
-        f"Answer: {found.answer()}",
-        *(f"- {line}" for line in _why_lines(found, setting)),
-    ]
-    return "\n".join([*lines, *([hint] if hint else [])]) + "\n"
-
-
-def _why_lines(found: BisectOutcome, setting: Setting) -> list[str]:
-    """What the found step says of why: a plain script's own libraries (the library or JAX?), the defaults
-    that changed, tried, and what each release compiled."""
-    if not found.found or found.last_good is None or found.first_bad is None:
-        return []
-    libraries = libraries_line(setting, found.last_good, found.first_bad)
-    judged = next((j for j in found.probes if j.release == found.first_bad), None)
-    step = None if judged is None else judged.vs_good  # its direction: the step's
-    metric = setting.metric.metric_name if setting.metric else ""
-    # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
-    unwanted = setting.terms is REGRESSION
-    defaults = (
-        why_lines(setting, found.last_good, found.first_bad, step, metric, unwanted=unwanted)
-        if metric
-        else []
-    )
-    return [*([libraries] if libraries else []), *defaults]
-
-
 def _headline(found: BisectOutcome) -> str:
     if not found.found:
         return f"**No answer**: {inline(found.stopped)}"
@@ -190,7 +159,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
         f"- answer: {inline(found.answer())}",
-        *(f"- {inline(line)}" for line in _why_lines(found, setting)),
+        *(f"- {inline(line)}" for line in bisect_why(found, setting)),
         "",
         "## Evidence, in the order probed",
         "",
@@ -236,7 +205,7 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
     if found.found:
         data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
         data.update(untested_between=found.between())
-        why = _why_lines(found, setting)
+        why = bisect_why(found, setting)
         if why:
             data["why"] = why
         data.update(why_json(setting))
@@ -263,14 +232,6 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         ],
     )
     return data
-
-
-def unmeasured_line(found: SweepOutcome) -> str:
-    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was compared."""
-    return (
-        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran ok, and a step "
-        "needs two; each release's status in the table says why. This is no evidence of no change."
-    )
 
 
 def _steps_lines(found: SweepOutcome) -> list[str]:
@@ -341,20 +302,6 @@ def metric_rows(found: SweepOutcome, key: MetricKey) -> list[list[str]]:
 def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
     ran = f"{len(found.releases)} releases, {len(found.ok())} ran ok"
     return f"{ran}; wall time {setting.wall_s:.0f} s, installs included"
-
-
-def sweep_text(found: SweepOutcome, setting: Setting) -> str:
-    lines = [
-        f"Sweep: {setting.header()}",
-        _sweep_count_line(found, setting),
-        "",
-        text_table(release_rows(found, setting), release_headers(setting)),
-        "",
-        "Steps (each release against the previous one that ran ok):",
-        DRIFT,
-        *_steps_lines(found),
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
@@ -429,12 +376,17 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
     }
 
 
-def bisect_answer(found: BisectOutcome, setting: Setting, hint: str = "") -> Answer:
-    text, markdown = bisect_text(found, setting, hint), bisect_markdown(found, setting, hint)
-    return Answer(text, markdown, bisect_json(found, setting, hint))
+def bisect_answer(
+    found: BisectOutcome, setting: Setting, hint: str = "", report: str = ""
+) -> Answer:
+    """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins several)."""
+    text = bisect_screen([Bisected(found, setting, hint)], setting, [report])
+    return Answer(text, bisect_markdown(found, setting, hint), bisect_json(found, setting, hint))
 
 
-def sweep_answer(found: SweepOutcome, setting: Setting) -> Answer:
+def sweep_answer(found: SweepOutcome, setting: Setting, report: str = "") -> Answer:
     return Answer(
-        sweep_text(found, setting), sweep_markdown(found, setting), sweep_json(found, setting)
+        sweep_screen(found, setting, report),
+        sweep_markdown(found, setting),
+        sweep_json(found, setting),
     )

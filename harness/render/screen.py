@@ -7,6 +7,7 @@ cut to a budget with a line that says how many were left out and where they are.
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 from collections.abc import Sequence
@@ -16,6 +17,9 @@ from harness.render.text import one_line, terminal
 LINES = 40
 WIDTH = 100
 ELLIPSIS = "…"
+# A code span that is a command line: on a screen it goes on lines of its own, to be copied whole.
+_COMMAND = re.compile(r"`((?:nox|jax-repro|python3?) [^`\n]+)`")
+CONTINUED = " \\"
 
 
 def columns(text: str) -> int:
@@ -87,3 +91,45 @@ def fits(text: str) -> bool:
     """Whether ``text`` fits one screen: the checks the tests of every command's first screen make."""
     shown = text.splitlines()
     return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)
+
+
+def commands_in(text: str) -> tuple[str, list[str]]:
+    """The commands ``text`` offers (its code spans that are command lines) and the words before the first,
+    which say what they are for: ``("jax's Python or jaxlib, and which jax commit", ["nox -s bisect …"])``."""
+    commands = [m.group(1) for m in _COMMAND.finditer(text)]
+    first = _COMMAND.search(text)
+    prose = text if first is None else text[: first.start()]
+    return prose.strip().rstrip(":;,").strip(), commands
+
+
+def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
+    """A command line on lines of at most ``width`` columns, broken between words with a shell's
+    continuation (`` \\``), so that it pastes whole; later lines indented two more."""
+    words = _units(terminal(command).split())
+    lines: list[str] = []
+    line = indent
+    for word in words:
+        joined = f"{line} {word}" if line.strip() else line + word
+        if line.strip() and columns(joined) + len(CONTINUED) > width:
+            lines.append(line + CONTINUED)
+            line = indent + "  " + word
+        else:
+            line = joined
+    lines.append(line)
+    return [shorten(each, width) for each in lines]
+
+
+def _units(words: list[str]) -> list[str]:
+    """An option and its value kept together (``--profile cpu``), so that a break falls between options."""
+    units: list[str] = []
+    for word in words:
+        if (
+            units
+            and units[-1].startswith("--")
+            and " " not in units[-1]
+            and not word.startswith("-")
+        ):
+            units[-1] += f" {word}"
+        else:
+            units.append(word)
+    return units

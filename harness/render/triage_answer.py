@@ -1,4 +1,5 @@
-"""A triage's answers for the terminal and as one markdown report with the plot of the metric over releases."""
+"""A triage's answers: one screen for the terminal (``triage_screen``), one markdown report with the plot of
+the metric over releases, and the JSON."""
 
 from __future__ import annotations
 
@@ -11,20 +12,18 @@ from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
 from harness.names import inside
-from harness.render.commit_answer import commits_hint
 from harness.render.json_out import comparison_json
+from harness.render.range_screen import unmeasured_line
 from harness.render.release_answers import (
     Answer,
     against_cell,
-    release_headers,
-    release_rows,
     releases_markdown,
     sweep_json,
-    unmeasured_line,
 )
 from harness.render.series_plot import draw_series
-from harness.render.tables import markdown_table, text_table
+from harness.render.tables import markdown_table
 from harness.render.text import inline
+from harness.render.triage_screen import commits_hint, triage_screen
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
@@ -135,22 +134,6 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
 STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", "why", "source"]
 
 
-def triage_text(found: TriageOutcome, setting: Setting, processes: int) -> str:
-    lines = [
-        f"Triage: {setting.header()}",
-        _count_line(found, setting, processes),
-        "",
-        text_table(release_rows(found.first_round, setting), release_headers(setting)),
-        "",
-    ]
-    if found.confirmations:
-        lines += ["Steps, measured again:", text_table(_step_rows(found), STEP_HEADERS), ""]
-    lines += ["Answers:", *_answer_lines(found, setting)]
-    if found.family_error(setting.thresholds):
-        lines += ["", found.family_error(setting.thresholds)]
-    return "\n".join(lines) + "\n"
-
-
 def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
     """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall time."""
     if setting.metric is not None:
@@ -251,12 +234,13 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
 
 
 def triage_answer(
-    found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str
+    found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str, report: str = ""
 ) -> Answer:
-    """The triage's answer, its plot drawn under ``out`` beside the page."""
+    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one screen, the
+    page's path (``report``, as the screen says it) last."""
     plot = draw_triage_plot(found, setting, out, stem)
     return Answer(
-        triage_text(found, setting, processes),
+        triage_screen(found, setting, processes, report or str(inside(out, f"{stem}.md"))),
         triage_markdown(found, setting, processes, plot),
         triage_json(found, setting),
     )

@@ -16,6 +16,7 @@ from harness.install.venvs import ReleaseEnv, write_plan
 from harness.main import main
 from harness.store.results import load_results, write_result
 from harness.upstream.change import change_from, read_bisect_answers
+from tests.commands.test_release_commands import flat, on_screen
 from tests.conftest import derive, real_result
 from tests.install.fake_jax_repo import make_repo
 
@@ -77,13 +78,19 @@ def test_a_commit_bisect_names_the_first_bad_commit_and_a_draft_quotes_it(
     monkeypatch.setattr(commit_venvs, "ensure", lambda env, environ: installed.append(env.label))
     assert main(argv(tmp_path, repo)) == 0
     out = capsys.readouterr().out
-    assert f"Answer: first bad commit {shas['b'][:10]} “Use an API of a newer jaxlib”" in out
-    assert f"https://github.com/jax-ml/jax/commit/{shas['b']}" in out
+    assert on_screen(out, tmp_path)
+    said = flat(out)
+    assert f"Answer: first bad commit {shas['b'][:10]} “Use an API of a newer jaxlib”" in said
+    assert f"Commit: https://github.com/jax-ml/jax/commit/{shas['b']}" in out.splitlines()
     assert (
-        f"last good: {shas['a'][:10]} “Start 0.1.1 (#101)” (" in out
-        and "#101, jaxlib 0.1.0)" in out
+        f"last good: {shas['a'][:10]} “Start 0.1.1 (#101)” (" in said
+        and "#101, jaxlib 0.1.0)" in said
     )
     assert "Attribution: jax's Python, at or before" in out
+    assert (
+        "nox -s issue -- --case async_dispatch --metric eager.wall_ns --good 0.1.0 --bad 0.1.2"
+        in said
+    )
     # the attribution commit is the last one accepting jaxlib 0.1.0 and 0.1.1, the merge
     assert installed[:2] == [
         commit_label(shas["merge"], "0.1.0"),
@@ -120,9 +127,9 @@ def test_a_figure_that_moves_with_jaxlib_is_answered_as_jaxlibs(tmp_path, capsys
     stored(tmp_path, scales)
     monkeypatch.setattr(commit_venvs, "ensure", lambda env, environ: None)
     assert main(argv(tmp_path, repo)) == 0
-    out = capsys.readouterr().out
-    assert "Answer: jaxlib takes part (XLA / C++, between 0.1.0 and 0.1.2): jax at" in out
-    assert "whether jax's Python takes part too is not measured here" in out
+    said = flat(capsys.readouterr().out)
+    assert "Answer: jaxlib takes part (XLA / C++, between 0.1.0 and 0.1.2): jax at" in said
+    assert "whether jax's Python takes part too is not measured here" in said
     data = json.loads((tmp_path / "reports" / f"{STEM}.json").read_text())
     assert data["jaxlib_change"] == "between jaxlib 0.1.0 and 0.1.1" and "commit" not in data
     assert data["probe_count"] == 4

@@ -11,11 +11,22 @@ from harness.commands.ranges import plan_for, prober_for
 from harness.host.environment import machine_identity
 from harness.install.venvs import ReleaseEnv, write_plan
 from harness.main import main
+from harness.render.screen import fits
 from harness.store.results import write_result
 from tests.conftest import derive, nox_in_repo, real_result
 
 RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
 SCALES = {"0.4.30": 1, "0.4.31": 1, "0.4.33": 3, "0.4.34": 3}
+
+
+def on_screen(out, tmp_path):
+    """Whether an answer fits one screen, its report's path (a long temporary folder here) aside."""
+    return fits(out.replace(str(tmp_path / "reports"), "reports"))
+
+
+def flat(out):
+    """The answer with each command's continued lines joined, spaces collapsed."""
+    return " ".join(out.replace(" \\\n", " ").split())
 
 
 def stored_range(tmp_path):
@@ -60,9 +71,12 @@ def test_bisect_answers_from_stored_results_alone(tmp_path, capsys):
     stored_range(tmp_path)
     assert main(command(tmp_path, "bisect", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 0
     out = capsys.readouterr().out
-    assert "Answer: first bad 0.4.33, last good 0.4.31" in out
-    assert out.count("stored result reused") == 4, "every probe from the results folder"
     stem = "bisect-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu"
+    assert "First bad: jax 0.4.33 · last good: jax 0.4.31" in out.splitlines()
+    assert out.splitlines()[-1] == f"Report: {tmp_path / 'reports' / stem}.md"
+    assert on_screen(out, tmp_path)
+    page = (tmp_path / "reports" / f"{stem}.md").read_text()
+    assert page.count("stored result reused") == 4, "every probe from the results folder"
     data = json.loads((tmp_path / "reports" / f"{stem}.json").read_text())
     assert (data["last_good"], data["first_bad"], data["probe_count"]) == ("0.4.31", "0.4.33", 4)
     assert (data["good"], data["bad"], data["terms"]) == (
@@ -96,8 +110,10 @@ def test_a_fix_is_bisected_between_a_broken_and_a_fixed_release(tmp_path, capsys
     argv[argv.index("--bad")] = "--fixed"
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "Answer: fixed in 0.4.33 (last broken 0.4.31)" in out
-    assert " broken " in out and " fixed " in out and " good " not in out
+    assert "Fixed in: jax 0.4.33 · last broken: jax 0.4.31" in out.splitlines()
+    assert "probed: 0.4.30 broken, 0.4.34 fixed" in out and " good " not in out
+    assert "--commits --metric eager.wall_ns --broken 0.4.31 --fixed 0.4.33" in flat(out)
+    assert "nox -s issue -- --case async_dispatch --metric eager.wall_ns --good 0.4.31" in flat(out)
     data = json.loads(
         (
             tmp_path
@@ -120,12 +136,15 @@ def test_bisect_without_an_answer_exits_1(tmp_path, capsys):
         "the claim holds on all of them"
     )
     out = capsys.readouterr().out
-    assert "no answer: the bad endpoint 0.4.34 is not bad" in out
+    assert "claim: no answer: the bad endpoint 0.4.34 is not bad" in out and on_screen(
+        out, tmp_path
+    )
     triage = (
         "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --size N=1000 --profile cpu "
         "--processes 5`"
     )
-    assert f"hides from a bisect; every release between them is measured by: {triage}" in out
+    assert "every release between them is measured by:\n  nox -s triage" in out
+    assert triage.strip("`") in flat(out), "the command, whole"
     data = json.loads(
         (
             tmp_path / "reports" / "bisect-async_dispatch-0.4.30-0.4.34-claim-N.1000-cpu.json"
@@ -191,7 +210,9 @@ def test_stored_results_of_fewer_processes_than_asked_are_not_reused(tmp_path, c
         == 1
     )
     out = capsys.readouterr().out
-    assert "stored result reused" not in out and "could not be installed" in out
+    assert "stored result reused" not in out and "could not be installed" in flat(out)
+    page = tmp_path / "reports" / "bisect-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
+    assert "stored result reused" not in page.read_text()
 
 
 def test_fewer_processes_than_a_verdict_needs_are_refused(tmp_path, capsys):
@@ -258,17 +279,22 @@ def test_a_triage_confirms_the_step_from_stored_results_and_answers_it(tmp_path,
     ]
     assert data["answers"][0].startswith("eager.wall_ns: slower ×3 since 0.4.33")
     captured = capsys.readouterr()
-    [answer] = [line for line in captured.out.splitlines() if line.startswith("- ")]
-    assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")
-    assert (
-        "0.4.31: stored with jax 0.4.33 (10 processes); 0.4.33: stored with jax 0.4.31 (10 processes)"
-        in captured.out
-    )
+    assert on_screen(captured.out, tmp_path)
+    assert "jax 0.4.31 → 0.4.33: 1 change(s)" in captured.out.splitlines()
+    [row] = [line for line in captured.out.splitlines() if line.startswith("  eager.wall_ns")]
+    assert row.split()[6:8] == ["×3", "slower"], row
     assert "confirming" not in captured.err, "the stored confirmation is reused, nothing measured"
     report = (
         tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
     )
+    assert captured.out.splitlines()[-1] == f"Report: {report}"
     text = report.read_text()
+    [answer] = [line for line in text.splitlines() if line.startswith("- eager.wall_ns")]
+    assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")
+    assert (
+        "0.4.31: stored with jax 0.4.33 (10 processes); 0.4.33: stored with jax 0.4.31 (10 processes)"
+        in text
+    )
     assert "**Answers**" in text and "| eager.wall_ns | 0.4.31 → 0.4.33 |" in text
     assert "[triage] (4/4) jax 0.4.34, 0 left" in captured.err
     plot = tmp_path / "reports" / "plots" / f"{report.stem}.png"
@@ -285,7 +311,7 @@ def test_a_triage_whose_step_cannot_be_measured_again_finds_no_change_and_exits_
     assert (
         "No confirmed change: no candidate step of the first round held on measuring again." in out
     )
-    assert "no result measured together with jax 0.4.33" in out
+    assert "no result measured together with jax 0.4.33" in flat(out), "why it did not hold"
 
 
 @pytest.mark.parametrize("name", ["triage", "sweep"])
@@ -310,13 +336,14 @@ def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
         main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 3
     ), "undecided"
     out = capsys.readouterr().out
-    assert "| eager.wall_ns | 0.4.31 → 0.4.33 |" not in out  # text tables, not markdown
-    assert "within ±7.5% this time" in out, "no change shown, and none beyond ±7.5%"
+    assert "| eager.wall_ns | 0.4.31 → 0.4.33 |" not in out and on_screen(out, tmp_path)
     assert (
-        "Undecided, not unchanged: eager.wall_ns 0.4.31 → 0.4.33 (10 processes a side, within ±7.5%)"
-        in out
+        "Undecided, not unchanged: eager.wall_ns 0.4.31 → 0.4.33 (10 a side, within ±7.5%)" in out
     )
-    assert "1 candidate step(s) of a metric were measured again" in out
+    page = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
+    text = page.read_text()
+    assert "within ±7.5% this time" in text, "no change shown, and none beyond ±7.5%"
+    assert "1 candidate step(s) of a metric were measured again" in text
 
 
 def nox_session(name, *posargs):

@@ -1,16 +1,11 @@
-"""A commit bisect's answer as data and pages, and the command a triage answer offers for its step."""
+"""A commit bisect's answer as data and pages."""
 
-import dataclasses
-
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
-from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown, commits_hint
+from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, ReleaseStep
 from harness.steps.commit_bisect import CommitBisect, CommitSearch
 from harness.steps.judge import FIX
-from harness.steps.probes import Probe
-from harness.steps.triage import STOPS_HOLDING, Confirmation
 from tests.steps.test_commit_bisect import CANDIDATES, JAXLIBS, World, commits
 
 SETTING = Setting(
@@ -22,36 +17,6 @@ SETTING = Setting(
     Thresholds(),
     9.0,
 )
-
-
-def confirmed(metric, change):
-    step = ReleaseStep(metric, "0.4.31", "0.4.33", change)
-    return Confirmation(step, Probe("0.4.31", None, ""), Probe("0.4.33", None, ""), None, True, "")
-
-
-def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
-    command = "nox -s bisect -- --case scan_sync --commits"
-    sizes = "--size N=600 --size M=2 --profile cpu"
-    assert commits_hint(SETTING, confirmed("scan.lower_ns", Verdict.SLOWER)) == (
-        f"jax's Python or jaxlib, and which jax commit: `{command} --good 0.4.31 --bad 0.4.33 --metric "
-        f"scan.lower_ns {sizes}`"
-    )
-    assert (
-        f"--broken 0.4.31 --fixed 0.4.33 --metric two_scans.dispatch_ns {sizes}`"
-        in commits_hint(SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER))
-    )
-    assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
-        SETTING, confirmed(CLAIM, STOPS_HOLDING)
-    )
-
-
-def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
-    direct = dataclasses.replace(SETTING, profile="default")  # `jax-repro triage` without --profile
-    hint = commits_hint(direct, confirmed("scan.lower_ns", Verdict.SLOWER))
-    assert "--profile" not in hint and hint.endswith("--size N=600 --size M=2`")
-    assert "--profile cpu8`" in commits_hint(
-        dataclasses.replace(SETTING, profile="cpu8"), confirmed("scan.lower_ns", Verdict.SLOWER)
-    )
 
 
 def test_a_fix_named_to_its_commit_keeps_the_fix_keys_a_draft_reads():

@@ -6,11 +6,11 @@ from pathlib import Path
 from harness.analysis.significance import Thresholds
 from harness.metric_names import parse_metric_name
 from harness.render.release_answers import (
+    bisect_answer,
     bisect_json,
     bisect_markdown,
-    bisect_text,
+    sweep_answer,
     sweep_markdown,
-    sweep_text,
 )
 from harness.steps.answers import Setting
 from harness.steps.bisection import bisect, sweep
@@ -81,7 +81,7 @@ def test_without_an_answer_the_json_names_no_release():
     )
 
 
-def test_markdown_and_text_give_the_answer_the_count_and_the_evidence():
+def test_the_markdown_gives_the_answer_the_count_and_the_evidence_the_screen_its_step():
     found, shown = bisected(), setting()
     markdown = bisect_markdown(found, shown)
     assert_valid_tables(markdown)
@@ -93,11 +93,14 @@ def test_markdown_and_text_give_the_answer_the_count_and_the_evidence():
     assert "wall time 42 s, installs included" in markdown
     assert ["4", "0.4.33", "0.4.33", "bad"] in [row[:4] for row in rows(markdown)]
     assert "could not be installed: fake" in markdown
-    text = bisect_text(found, shown)
+    text = bisect_answer(found, shown, report="reports/b.md").text
     assert text.splitlines()[0] == (
-        "Bisect: async_dispatch at N=1000 · profile cpu · by metric eager.wall_ns (eager · wall (until ready))"
+        "Bisect: async_dispatch at N=1000 · profile cpu · jax 0.4.30 → 0.4.34 · by eager.wall_ns"
     )
-    assert text.rstrip().endswith("so the change is in one of 0.4.31, 0.4.33")
+    assert (
+        "First bad: jax 0.4.33 · last good: jax 0.4.30; 0.4.31 between could not be judged" in text
+    )
+    assert text.splitlines()[-1] == "Report: reports/b.md"
 
 
 def test_a_claim_bisect_shows_the_claim_and_its_evidence():
@@ -126,9 +129,8 @@ def test_a_sweep_lists_its_steps_and_warns_that_bisection_sees_one():
     assert ["0.4.33", "0.4.33", "not installed", "–", "could not be installed: fake"] in rows(
         markdown
     )
-    assert "Steps (each release against the previous one that ran ok):" in sweep_text(
-        found, setting()
-    )
+    text = sweep_answer(found, setting(), "reports/sweep-async_dispatch.md").text
+    assert "2 step(s), each release against the previous one that ran ok:" in text
     every = sweep_markdown(found, setting(metric=None, every_metric=True))
     assert "by every metric and the claim" in every
 

@@ -20,3 +20,35 @@ def test_wrap_shorten_and_budget_keep_to_the_screen():
     assert budgeted(list("abcde"), 3, "{n} more") == ["a", "b", "3 more"]
     assert fits("\n".join(["x" * WIDTH] * 40)) and not fits("\n".join(["x"] * 41))
     assert not fits("x" * (WIDTH + 1))
+
+
+def test_a_sentence_gives_its_commands_and_the_words_that_say_what_they_are_for():
+    from harness.render.screen import commands_in
+
+    text = (
+        "the library or JAX? `nox -s triage -- --from a --to b --hold x==1` measures one; "
+        "`nox -s triage -- --vary x` the other; dumps in `s-compiled/`"
+    )
+    assert commands_in(text) == (
+        "the library or JAX?",
+        ["nox -s triage -- --from a --to b --hold x==1", "nox -s triage -- --vary x"],
+    )
+    assert commands_in("dumps in `s-compiled/<release>/`") == (
+        "dumps in `s-compiled/<release>/`",
+        [],
+    )
+
+
+def test_a_long_command_breaks_between_options_and_pastes_whole():
+    from harness.render.screen import WIDTH, command_lines
+
+    command = "nox -s bisect -- --script loop_json.py --commits " + " ".join(
+        f"--size N{i}=100000" for i in range(20)
+    )
+    lines = command_lines(command, indent="    ")
+    assert len(lines) > 3 and all(len(line) <= WIDTH for line in lines)
+    assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
+    assert all(not line.rstrip(" \\").endswith("--size") for line in lines), (
+        "an option with its value"
+    )
+    assert " ".join(" ".join(lines).replace(" \\", " ").split()) == command

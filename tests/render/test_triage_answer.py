@@ -8,13 +8,15 @@ from harness.explain.defaults import XLA, Change
 from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import parse_metric_name
-from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown, triage_text
+from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown
+from harness.render.triage_screen import triage_screen
 from harness.steps.answers import Setting
 from harness.steps.triage import triage
 from tests.conftest import FakeReleases
 from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
+NO_PLOT = (None, "no plot")
 
 
 def outcome(scales, again=None, metric=None, claim=False, holds=None):
@@ -66,7 +68,7 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
 
 def test_the_claim_answers_and_the_plot_of_every_wall_time():
     found, setting = outcome(dict.fromkeys("abc", 1), claim=True, holds={"b": False})
-    text = triage_text(found, setting, 3)
+    text = triage_markdown(found, setting, 3, NO_PLOT)
     assert "- claim stops holding in b (last held in a)" in text
     assert "- claim holds again from c (last failed in b)" in text
     assert [k.metric_name for k in plotted_metrics(found, setting)] == [
@@ -79,7 +81,7 @@ def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_pa
     found, setting = outcome({"a": 1, "b": 1}, metric=WALL)
     assert (
         "No change found: no step between consecutive releases passed the first round"
-        in triage_text(found, setting, 5)
+        in triage_markdown(found, setting, 5, NO_PLOT)
     )
     assert plotted_metrics(found, setting) == [WALL]
     text = triage_markdown(found, setting, 5, ("plots/x.png", ""))
@@ -91,7 +93,7 @@ def test_without_a_step_the_report_says_so_and_plots_the_metric_asked_for(tmp_pa
 def test_a_triage_where_no_release_could_be_installed_says_nothing_could_be_measured():
     found, setting = outcome({"a": None, "b": None, "c": 1}, metric=WALL)
     assert found.first_round.unmeasured()
-    text = triage_text(found, setting, 5)
+    text = " ".join(triage_screen(found, setting, 5, "r.md").split())
     assert "No change found" not in text
     assert (
         "Nothing could be measured: 1 of the 3 releases ran ok, and a step needs two; each release's status in "
@@ -109,7 +111,7 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     changes = compare_dumps(read_dump(dumps / "0.4.31"), read_dump(dumps / "0.4.33"))
     compiled = CompiledAnswer("a", "b", changes, "s-compiled/")
     setting = dataclasses.replace(setting, evidence={("a", "b"): (compiled,)})
-    text = triage_text(found, setting, 5)
+    text = triage_markdown(found, setting, 5, NO_PLOT)
     said = (
         "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, the same "
         "before and after optimisation (only the text of `jit_f.diff` differs): what runs them changed, not what "
@@ -138,7 +140,7 @@ def test_a_step_where_several_metrics_and_the_claim_moved_says_its_findings_once
             )
         },
     )
-    text = triage_text(found, setting, 5)
+    text = triage_markdown(found, setting, 5, NO_PLOT)
     answers = [line for line in text.splitlines() if line.startswith("- ")]
     assert len(answers) >= 3 and any(line.startswith("- claim") for line in answers), answers
     assert text.count("compiled programs of a and b") == 1

@@ -163,7 +163,11 @@ class CompileTiming:
 
 
 def run_once(
-    steps: Sequence[Step], block: Block, clock: Clock = time.perf_counter_ns, *, keep: list[Any] | None = None
+    steps: Sequence[Step],
+    block: Block,
+    clock: Clock = time.perf_counter_ns,
+    *,
+    keep: list[Any] | None = None,
 ) -> Sample:
     """One sample; ``keep``, when given, receives each step's output (to inspect what was dispatched)."""
     outputs = keep if keep is not None else []
@@ -177,7 +181,9 @@ def run_once(
     return Sample(marks, wall)
 
 
-def run_loops(steps: Sequence[Step], block: Block, loops: int, clock: Clock = time.perf_counter_ns) -> Sample:
+def run_loops(
+    steps: Sequence[Step], block: Block, loops: int, clock: Clock = time.perf_counter_ns
+) -> Sample:
     """``loops`` whole iterations of the program, each blocked on; their per-iteration mean."""
     if loops == 1:
         return run_once(steps, block, clock)
@@ -209,7 +215,9 @@ def calibrate_loops(
         spent = run_loops(steps, block, loops, clock).wall_ns * loops
         if spent >= min_sample_ns or loops >= max_loops:
             return loops
-        wanted = -(-min_sample_ns * loops * 11 // (10 * max(spent, 1)))  # ceiling of 1.1 × the iterations it takes
+        wanted = -(
+            -min_sample_ns * loops * 11 // (10 * max(spent, 1))
+        )  # ceiling of 1.1 × the iterations it takes
         loops = min(max_loops, max(loops + 1, wanted))
 
 
@@ -246,8 +254,12 @@ def time_program(
     # A program whose warm-up already lasted a sample's minimum needs no calibration run (the
     # cold call does not tell: it includes tracing and compilation).
     long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
-    loops = calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops) if not long_enough else 1
-    timing = ProgramTiming(labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops)
+    loops = (
+        calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops) if not long_enough else 1
+    )
+    timing = ProgramTiming(
+        labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops
+    )
     budget_ns = int(max_seconds * 1e9)
     gc.collect()
     gc_was_enabled = gc.isenabled()
@@ -288,7 +300,11 @@ def time_program_with(
 
 
 def time_compile(
-    jitted: Any, args: Sequence[Any], *, repeats: int = 3, clear_caches: Callable[[], Any] | None = None
+    jitted: Any,
+    args: Sequence[Any],
+    *,
+    repeats: int = 3,
+    clear_caches: Callable[[], Any] | None = None,
 ) -> tuple[CompileTiming, Any]:
     """Time ``lower`` (tracing included) and ``compile`` of a jitted function.
 
@@ -311,14 +327,18 @@ def time_compile(
     return timing, executable
 
 
-def judge_claim(verdict: Callable[..., Any], medians: dict[str, dict[str, float]], sizes: Mapping[str, int]) -> Any:
+def judge_claim(
+    verdict: Callable[..., Any], medians: dict[str, dict[str, float]], sizes: Mapping[str, int]
+) -> Any:
     """``verdict(medians, **sizes)``; a verdict written with the medians as its only parameter gets those alone.
 
     The sizes let a claim be stated per iteration or per element; a one-parameter verdict
     (the older form) keeps working.
     """
     parameters = list(inspect.signature(verdict).parameters.values())
-    takes_sizes = len(parameters) > 1 or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    takes_sizes = len(parameters) > 1 or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    )
     return verdict(medians, **sizes) if takes_sizes else verdict(medians)
 
 
@@ -344,7 +364,10 @@ def series(timed: ProgramTiming) -> dict[str, list[int]]:
 
 
 def compile_medians(cold: CompileTiming) -> dict[str, float]:
-    return {"lower_ns": statistics.median(cold.lower_ns), "compile_ns": statistics.median(cold.compile_ns)}
+    return {
+        "lower_ns": statistics.median(cold.lower_ns),
+        "compile_ns": statistics.median(cold.compile_ns),
+    }
 
 
 def measure(
@@ -363,7 +386,9 @@ def measure(
     medians: dict[str, dict[str, float]] = {}
     if compiled is not None:
         for name, (jitted, args) in compiled(**sizes).items():
-            cold, _ = time_compile(jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches)
+            cold, _ = time_compile(
+                jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
+            )
             emit(figure_line(name, "lower_ns", cold.lower_ns))
             emit(figure_line(name, "compile_ns", cold.compile_ns))
             medians[f"compiled:{name}"] = compile_medians(cold)
@@ -399,7 +424,9 @@ def main(
         jaxlib_version = importlib.metadata.version("jaxlib")
     except importlib.metadata.PackageNotFoundError:
         jaxlib_version = "unknown"
-    print(f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}")
+    print(
+        f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}"
+    )
     print("sizes " + " ".join(f"{name}={value}" for name, value in sizes.items()))
     if jax.device_count() < min_devices:
         # Device flags only apply before JAX starts, so the script cannot set them itself.

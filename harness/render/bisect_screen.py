@@ -1,0 +1,162 @@
+"""A bisect's first screen, of one metric or of every metric that moved: the range in one line, the probes,
+one block per step found (the metrics that moved in it together, the why, the commit bisect and the issue
+draft to run next), what found nothing and what to run then, the reports' paths last."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.pins import nox_profile_words
+from harness.render import screen
+from harness.render.range_screen import (
+    Block,
+    Row,
+    claim_text,
+    frame,
+    head_line,
+    metric_row,
+    rank,
+)
+from harness.render.why import libraries_line, why_lines
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
+from harness.steps.judge import FIX, REGRESSION, Judgement
+
+
+@dataclass(frozen=True)
+class Bisected:
+    """One bisect's outcome (a metric's, or the claim's), its setting, and what to run when it found none."""
+
+    found: BisectOutcome
+    setting: Setting
+    hint: str = ""
+
+
+def bisect_why(found: BisectOutcome, setting: Setting) -> list[str]:
+    """What the found step says of why: a plain script's own libraries (the library or JAX?), the defaults
+    that changed, tried, and what each release compiled."""
+    if not found.found or found.last_good is None or found.first_bad is None:
+        return []
+    libraries = libraries_line(setting, found.last_good, found.first_bad)
+    judged = _probe(found, found.first_bad)
+    step = None if judged is None else judged.vs_good  # its direction: the step's
+    metric = setting.metric.metric_name if setting.metric else ""
+    # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
+    unwanted = setting.terms is REGRESSION
+    defaults = (
+        why_lines(setting, found.last_good, found.first_bad, step, metric, unwanted=unwanted)
+        if metric
+        else []
+    )
+    return [*([libraries] if libraries else []), *defaults]
+
+
+def _probe(found: BisectOutcome, release: str) -> Judgement | None:
+    return next((j for j in found.probes if j.release == release), None)
+
+
+def _bisect_row(each: Bisected) -> Row:
+    found, metric = each.found, each.setting.metric
+    bad = _probe(found, found.first_bad or "")
+    good = _probe(found, found.last_good or "")
+    if metric is None or bad is None or bad.vs_good is None:
+        claims = f"{claim_text(good)} → {claim_text(bad)}"
+        return Row(CLAIM if metric is None else metric.metric_name, claims, "", "flips", "")
+    return metric_row(metric.metric_name, bad.vs_good)
+
+
+def _follow_ups(each: Bisected) -> list[str]:
+    """Below the releases (``--commits``) and the issue draft, over the step found."""
+    setting, found = each.setting, each.found
+    terms = setting.terms
+    ends = [f"--{terms.old}", str(found.last_good), f"--{terms.new}", str(found.first_bad)]
+    criterion = ["--metric", setting.metric.metric_name] if setting.metric else ["--claim"]
+    sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    tail = [*criterion, *ends, *sizes, *nox_profile_words(setting.profile)]
+    target = setting.target_words()
+    commits = ["nox", "-s", "bisect", "--", *target, "--commits", *tail]
+    issue = ["nox", "-s", "issue", "--", *target, *(c for c in criterion if c != "--claim")]
+    # A draft names the older release --good and the newer --bad, whatever the bisect's terms.
+    issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
+    issue += nox_profile_words(setting.profile)
+    below = [] if setting.libraries.vary else [f"which jax commit: `{' '.join(commits)}`"]
+    return [*below, f"the upstream issue, drafted: `{' '.join(issue)}`"]
+
+
+def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
+    """One block per step found (the metrics that moved in it together), and the lines of those without one."""
+    steps: dict[tuple[str, str], list[Bisected]] = {}
+    missing = []
+    for each in answers:
+        found = each.found
+        if found.found and found.last_good and found.first_bad:
+            steps.setdefault((found.last_good, found.first_bad), []).append(each)
+            continue
+        what = each.setting.metric.metric_name if each.setting.metric else CLAIM
+        missing += screen.wrap(f"{what}: {found.answer()}", lines=2)
+        if each.hint:
+            missing += said_lines(each.hint, lines=3)
+    blocks = []
+    for (good, bad), group in steps.items():
+        group = sorted(
+            group, key=lambda b: rank(b.setting.metric.metric_name if b.setting.metric else CLAIM)
+        )
+        lead, terms = group[0], group[0].setting.terms
+        between = lead.found.between()
+        skipped = f"; {', '.join(between)} between could not be judged" if between else ""
+        first = f"Fixed in: jax {bad}" if terms == FIX else f"First {terms.new}: jax {bad}"
+        head = f"{first} · last {terms.old}: jax {good}{skipped}"
+        rows = [_bisect_row(each) for each in group]
+        why = bisect_why(lead.found, lead.setting)
+        blocks.append(Block(head, f"{good} → {bad}", rows, why, _follow_ups(lead)))
+    return blocks, missing
+
+
+def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequence[str]) -> str:
+    """A bisect's terminal answer (of one metric, or of every metric that moved): one screen."""
+    releases = answers[0].found.releases
+    probes = sum(len(a.found.probes) for a in answers)
+    n = len(releases)
+    expected = f"⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change"
+    count = (
+        f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} s, "
+        "installs included"
+        if len(answers) == 1
+        else f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each bisected: "
+        f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs included"
+    )
+    head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count, lines=2)]
+    if len(answers) == 1:
+        probed = ", ".join(
+            f"{j.release} {answers[0].setting.terms.word(j.verdict)}"
+            for j in answers[0].found.probes
+        )
+        head += screen.wrap(f"probed: {probed}", indent="  ", lines=2)
+    blocks, missing = bisect_blocks(answers)
+    shown = (
+        [f"Report: {reports[0]}"]
+        if len(reports) == 1
+        else [
+            "Reports, one per metric:",
+            *screen.budgeted([f"  {r}" for r in reports], 4, "  … and {n} more beside them"),
+        ]
+    )
+    return frame(head, blocks, missing, setting, shown)
+
+
+def said_lines(sentence: str, lines: int = 4) -> list[str]:
+    """A sentence that may end with commands: its words wrapped, each command on lines of its own."""
+    prose, commands = screen.commands_in(sentence)
+    shown = screen.wrap(prose + (":" if commands else ""), lines=lines) if prose else []
+    return [*shown, *(line for c in commands for line in screen.command_lines(c))]
+
+
+def nothing_to_bisect_screen(
+    setting: Setting, first: str, last: str, sentences: Sequence[str]
+) -> str:
+    """When no metric moved between the endpoints: the range, then each sentence and its command."""
+    lines = [head_line("Bisect", setting, first, last)]
+    for sentence in sentences:
+        lines += said_lines(sentence)
+    return "\n".join(screen.budgeted(lines, screen.LINES, "… and {n} more lines")) + "\n"

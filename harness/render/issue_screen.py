@@ -1,0 +1,41 @@
+"""What ``issue`` prints when the draft is written, on one screen: its title, each script's run in a line
+with the last lines it printed (where a script says its answer), the scripts beside the draft, and the
+draft's path last.  Everything each script printed is in the draft."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.render import screen
+from harness.render.issue_draft import ScriptRun
+
+SHOWN_OUTPUT_LINES = 3
+
+
+def run_status(run: ScriptRun) -> str:
+    if run.ok:
+        return "ok"
+    return "timed out" if run.returncode is None else f"exited with code {run.returncode}"
+
+
+def run_lines(label: str, run: ScriptRun) -> list[str]:
+    """``short script on jax 0.4.33 (first bad): ok, 12 lines printed``, then its last lines (a failed run's
+    last line of its error too)."""
+    printed = [line for line in run.stdout.splitlines() if line.strip()]
+    lines = [screen.shorten(f"{label}: {run_status(run)}, {len(printed)} line(s) printed")]
+    lines += [screen.shorten(f"  {line}") for line in printed[-SHOWN_OUTPUT_LINES:]]
+    errors = [line for line in run.stderr.splitlines() if line.strip()]
+    if not run.ok and errors:
+        lines.append(screen.shorten(f"  error: {errors[-1]}"))
+    return lines
+
+
+def issue_screen(
+    title: str, runs: Sequence[tuple[str, ScriptRun]], scripts: Sequence[str], draft: str
+) -> str:
+    """The draft in a few lines: ``runs`` are (what ran where, its run), full script first."""
+    lines = screen.wrap(f"Issue draft: {title}", lines=2)
+    for label, run in runs:
+        lines += run_lines(label, run)
+    lines += [screen.shorten(f"Scripts beside it: {', '.join(scripts)}"), f"Draft: {draft}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,42 @@
+"""A ``run``'s last words, on one screen: how many cells ran and where they are stored, each cell that did
+not run ok with the first line of why (the stored result keeps all of it), and how to make their report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.render import screen
+
+# Lines for the summary, the count of cells not ok and the report's command.
+_FRAME_LINES = 6
+
+
+@dataclass(frozen=True)
+class NotOk:
+    """A cell that did not run ok: what it was (case, sizes, release), its status, the why of its result."""
+
+    what: str
+    status: str
+    detail: str
+
+
+def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
+    """The lines that end a run: the summary, the cells not ok (as many as fit), the report's command."""
+    lines = screen.wrap(summary, lines=3)
+    if not_ok:
+        lines.append(f"{len(not_ok)} cell(s) did not run ok:")
+        each = [
+            screen.shorten(
+                f"  {c.what}: {c.status}: {(c.detail.splitlines() or [''])[0]}".rstrip(": ")
+            )
+            for c in not_ok
+        ]
+        lines += screen.budgeted(
+            each,
+            screen.LINES - _FRAME_LINES,
+            "  … and {n} more: each one's stored result keeps its status and why",
+        )
+    folder = "" if results == "results" else f" -- --results {results}"
+    lines += screen.wrap(f"Their report: `nox -s report{folder}`", lines=2)
+    return lines

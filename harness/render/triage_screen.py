@@ -1,0 +1,168 @@
+"""A triage's first screen: the range in one line, how much ran, one block per confirmed step (its changes,
+the why of its first metric, the bisect below the releases), the undecided ones, the report's path last."""
+
+from __future__ import annotations
+
+from harness.metric_names import parse_metric_name
+from harness.pins import nox_profile_words
+from harness.render import screen
+from harness.render.range_screen import (
+    Block,
+    Row,
+    claim_text,
+    frame,
+    head_line,
+    metric_row,
+    not_ok_line,
+    rank,
+    unmeasured_line,
+)
+from harness.render.why import libraries_line, why_lines
+from harness.steps.answers import Setting
+from harness.steps.bisection import CLAIM
+from harness.steps.triage import Confirmation, TriageOutcome
+
+
+def commits_hint(setting: Setting, change: Confirmation) -> str:
+    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
+    step = change.step
+    ends = (
+        ["--good", step.before, "--bad", step.after]
+        if change.regression
+        else ["--broken", step.before, "--fixed", step.after]
+    )
+    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
+    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
+    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
+    shown = " ".join([*words, *nox_profile_words(setting.profile)])
+    return f"jax's Python or jaxlib, and which jax commit: `{shown}`"
+
+
+def _triage_row(text: str, change: Confirmation) -> Row:
+    step = change.step
+    if step.metric == CLAIM or change.comparison is None:
+        flip = (
+            "stops holding"
+            if change.regression
+            else "holds again"
+            if "again" in text
+            else "now holds"
+        )
+        claims = f"{claim_text(change.before)} → {claim_text(change.after)}"
+        return Row(step.metric, claims, "", flip, change.reason.removeprefix("measured again: "))
+    comparison = change.comparison
+    key = parse_metric_name(step.metric)
+    word = "fixed" if ": fixed in " in text else comparison.said
+    if not key.is_duration and not comparison.constant:
+        word += " (worse)" if change.regression else " (better)"
+    return metric_row(step.metric, comparison, word)
+
+
+def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
+    """One block per confirmed step, oldest first: its changes, the why of its first metric, the bisect below
+    the releases (not for a library's own releases, where jax is held)."""
+    steps: dict[tuple[str, str], list[tuple[str, Confirmation]]] = {}
+    for text, change in found.answered():
+        steps.setdefault((change.step.before, change.step.after), []).append((text, change))
+    where = {release: i for i, release in enumerate(found.first_round.releases)}
+    blocks = []
+    for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
+        ordered = sorted(changes, key=lambda tc: rank(tc[1].step.metric))
+        lead = next((c for _, c in ordered if c.step.metric != CLAIM), ordered[0][1])
+        between = found.skipped_between(lead.step)
+        libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
+        # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33 says it all)
+        shown = all(libs) and libs[0] != libs[1] and libs != (before, after)
+        jaxlib = f" (jaxlib {libs[0]} → {libs[1]})" if shown else ""
+        skipped = f"; {', '.join(between)} between did not run" if between else ""
+        head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
+        libraries = libraries_line(setting, before, after)
+        why = why_lines(setting, before, after, lead.comparison, lead.step.metric)
+        below = [] if setting.libraries.vary else [commits_hint(setting, lead)]
+        rows = [_triage_row(text, change) for text, change in ordered]
+        why = [*([libraries] if libraries else []), *why]
+        blocks.append(Block(head, f"{before} → {after}", rows, why, below))
+    return blocks
+
+
+def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[str]:
+    first = found.first_round
+    again = [min(c.comparison.processes) for c in found.confirmations if c.comparison is not None]
+    measured = ""
+    if again:
+        fewest, most = min(again), max(again)
+        measured = f" ({fewest}{f'–{most}' if most > fewest else ''} processes a side)"
+    held = len(found.changes())
+    undecided = len(found.undecided())
+    dropped = len(found.confirmations) - held - undecided
+    parts = [f"{held} confirmed on measuring again{measured}"]
+    parts += [f"{undecided} undecided"] if undecided else []
+    parts += [f"{dropped} did not hold"] if dropped else []
+    return [
+        screen.shorten(
+            f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, measured "
+            f"together); wall time {wall_s:.0f} s, installs included"
+        ),
+        screen.shorten(
+            f"{len(first.steps)} candidate step(s) in the first round: {', '.join(parts)}"
+        ),
+    ]
+
+
+def _undecided_lines(found: TriageOutcome) -> list[str]:
+    undecided = found.undecided()
+    if not undecided:
+        return []
+    each = [
+        f"{c.step.metric} {c.step.before} → {c.step.after}"
+        + (f" ({min(c.comparison.processes)} a side, {c.comparison.said})" if c.comparison else "")
+        for c in undecided
+    ]
+    return screen.wrap(
+        f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger --max-processes, "
+        "on a quiet machine, may decide (what ran out of processes is measured again, the rest reused).",
+        lines=3,
+    )
+
+
+def _dropped_lines(found: TriageOutcome) -> list[str]:
+    """The candidates that did not hold on measuring again, each with why (the report has them all)."""
+    dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
+    lines = [
+        f"  {line}"
+        for c in dropped[:3]
+        for line in screen.wrap(
+            f"{c.step.metric} {c.step.before} → {c.step.after} did not hold: {c.reason}",
+            screen.WIDTH - 2,
+            indent="  ",
+            lines=2,
+        )
+    ]
+    more = [f"  and {len(dropped) - 3} more: the report lists them"] if len(dropped) > 3 else []
+    return [*lines, *more]
+
+
+def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
+    """A triage's terminal answer: one screen, one block per confirmed step, the report's path last."""
+    releases = found.first_round.releases
+    head = [
+        head_line("Triage", setting, releases[0], releases[-1]),
+        *_triage_counts(found, processes, setting.wall_s),
+        *[line for line in [not_ok_line(found.first_round)] if line],
+    ]
+    blocks = triage_blocks(found, setting)
+    tail = _undecided_lines(found)
+    if not blocks:
+        if found.first_round.unmeasured():
+            said = unmeasured_line(found.first_round)
+        elif found.first_round.steps:
+            said = (
+                "No confirmed change: no candidate step of the first round held on measuring again."
+            )
+        else:
+            said = (
+                "No change found: no step between consecutive releases passed the first round's "
+                "screen (the report has each comparison; an undecided one is not evidence of no change)."
+            )
+        tail = [*tail, *screen.wrap(said, lines=3), *_dropped_lines(found)]
+    return frame(head, blocks, tail, setting, [f"Report: {report}"])

@@ -1,0 +1,103 @@
+"""A bisect's first screen, on stored results (a real run of a plain script posing as each release): one
+screen whatever the number of metrics bisected, one block per step found (not one a metric), the script's
+own metrics first, each follow-up command once, the reports last."""
+
+import dataclasses
+
+from harness.analysis.significance import Thresholds
+from harness.metric_names import parse_metric_name
+from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
+from harness.render.screen import fits
+from harness.steps.answers import Setting
+from harness.steps.bisection import bisect
+from harness.steps.judge import Judge
+from tests.conftest import FakeScriptReleases
+from tests.render.test_triage_screen import commands
+
+RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
+SCALES = dict(zip(RELEASES, [1, 1, 2, 2], strict=True))
+METRICS = ["process.import_ns", "process.wall_ns", "json.steps", "process.compile_ns"]
+SETTING = Setting(
+    "script-loop_json",
+    {},
+    "cpu",
+    None,
+    {r: r for r in RELEASES},
+    Thresholds(),
+    120.0,
+    target=("--script", "loop_json.py"),
+)
+
+
+def bisected(metric, scales=SCALES, hint=""):
+    key = parse_metric_name(metric)
+    found = bisect(
+        RELEASES, Judge(FakeScriptReleases(scales), RELEASES[0], RELEASES[-1], key, Thresholds())
+    )
+    return Bisected(found, dataclasses.replace(SETTING, metric=key), hint)
+
+
+def report(metric):
+    return f"reports/bisect-script-loop_json-0.4.30-0.4.34-{metric}-cpu.md"
+
+
+def test_one_metric_bisected_names_the_step_its_probes_and_what_to_run_next():
+    each = bisected("json.steps")
+    text = bisect_screen([each], each.setting, [report("json.steps")])
+    assert fits(text), text
+    lines = text.splitlines()
+    assert (
+        lines[0] == "Bisect: script-loop_json · profile cpu · jax 0.4.30 → 0.4.34 · by json.steps"
+    )
+    assert "probed: 0.4.30 good, 0.4.34 bad, 0.4.31 good, 0.4.33 bad" in text
+    assert "First bad: jax 0.4.33 · last good: jax 0.4.31" in lines
+    assert lines[-1] == f"Report: {report('json.steps')}"
+    assert commands(text) == [
+        "nox -s bisect -- --script loop_json.py --commits --metric json.steps --good 0.4.31 --bad 0.4.33 "
+        "--profile cpu",
+        "nox -s issue -- --script loop_json.py --metric json.steps --good 0.4.31 --bad 0.4.33 --profile cpu",
+    ]
+
+
+def test_every_metric_that_moved_in_one_step_is_one_block_its_own_numbers_first():
+    answers = [bisected(m) for m in METRICS]
+    text = bisect_screen(answers, SETTING, [report(m) for m in METRICS])
+    assert fits(text), text
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("First bad")] == [
+        "First bad: jax 0.4.33 · last good: jax 0.4.31"
+    ], "one block for the step, not one a metric"
+    shown = [line.split()[0] for line in lines if line.startswith(("  json.", "  process."))]
+    assert shown[0] == "json.steps" and shown[-1] == "process.import_ns", shown
+    assert "4 metrics moved between the endpoints, each bisected" in text
+    offered = commands(text)
+    assert len(offered) == len(set(offered)) == 2, (
+        "each follow-up once, for the step's first metric"
+    )
+    assert lines[-5:] == ["Reports, one per metric:", *(f"  {report(m)}" for m in METRICS)]
+
+
+def test_a_bisect_that_found_nothing_says_what_to_run_with_the_command_whole():
+    hint = (
+        "The endpoints agree, but a change introduced and undone between 0.4.30 and 0.4.34 hides from a "
+        "bisect; every release between them is measured by: `nox -s triage -- --script loop_json.py "
+        "--from 0.4.30 --to 0.4.34 --metric json.steps --profile cpu --processes 5`"
+    )
+    each = bisected("json.steps", dict.fromkeys(RELEASES, 1), hint)
+    text = bisect_screen([each], each.setting, [report("json.steps")])
+    assert fits(text), text
+    assert "json.steps: no answer: the bad endpoint 0.4.34 is not bad" in text
+    assert commands(text) == [hint.split("`")[1]]
+    assert "every release between them is measured by:" in text
+
+
+def test_nothing_to_bisect_fits_with_its_command():
+    sentences = [
+        "No metric of script-loop_json differs significantly between jax 0.4.30 and 0.4.34: nothing to "
+        "bisect.",
+        "Every release between them is measured by: `nox -s triage -- --script loop_json.py --from 0.4.30 "
+        "--to 0.4.34 --profile cpu --processes 5 --size N=100000000 --size M=100000000`",
+    ]
+    text = nothing_to_bisect_screen(SETTING, "0.4.30", "0.4.34", sentences)
+    assert fits(text), text
+    assert len(commands(text)) == 1 and text.count(" \\\n") >= 1

@@ -1,0 +1,183 @@
+"""A triage's first screen, on stored results (a real run of a plain script, and the real async_dispatch
+result, posing as each release): at most 40 lines of 100 columns whatever the number of metrics and steps,
+one block per step with the script's own metrics first, each follow-up command once, the report last."""
+
+import dataclasses
+
+from harness.analysis.significance import Thresholds, Verdict
+from harness.explain.defaults import JAX, XLA, Change
+from harness.explain.tried import DefaultsAnswer
+from harness.metric_names import parse_metric_name
+from harness.render.screen import fits
+from harness.render.triage_screen import commits_hint, triage_screen
+from harness.steps.answers import Libraries, Setting
+from harness.steps.bisection import CLAIM, ReleaseStep
+from harness.steps.probes import Probe
+from harness.steps.triage import STOPS_HOLDING, Confirmation, triage
+from tests.conftest import FakeReleases, FakeScriptReleases
+from tests.steps.test_triage import FakeConfirmer
+
+RELEASES = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
+REPORT = "reports/triage-script-loop_json-0.4.30-0.4.34-all-cpu.md"
+SETTING = Setting(
+    "scan_sync",
+    {"N": 600, "M": 2},
+    "cpu",
+    parse_metric_name("two_scans.dispatch_ns"),
+    {},
+    Thresholds(),
+    9.0,
+)
+
+
+def script_triage(scales, fake=FakeScriptReleases, **setting):
+    found = triage(
+        list(scales),
+        fake(scales),
+        FakeConfirmer(fake(scales)),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    return found, Setting(
+        "script-loop_json",
+        {},
+        "cpu",
+        None,
+        {r: r for r in scales},
+        Thresholds(),
+        358.0,
+        every_metric=True,
+        target=("--script", "loop_json.py"),
+        **setting,
+    )
+
+
+def commands(text):
+    """Each command the screen offers, its continued lines joined."""
+    joined = text.replace(" \\\n", " ")
+    return [
+        " ".join(line.split()) for line in joined.splitlines() if line.strip().startswith("nox -s")
+    ]
+
+
+def test_a_step_of_a_script_is_one_block_its_own_numbers_first_each_command_once():
+    libraries = Libraries(
+        {r: {"equinox": "0.11.4" if r < "0.4.33" else "0.12.0"} for r in RELEASES}
+    )
+    listed = [Change(f"jax_option_{i}", JAX, None, "False") for i in range(10)]
+    listed.append(Change("xla_cpu_use_thunk_runtime", XLA, "false", "true"))
+    found, setting = script_triage(
+        dict(zip(RELEASES, [1, 1, 2, 2], strict=True)),
+        libraries=libraries,
+        evidence={("0.4.31", "0.4.33"): (DefaultsAnswer("0.4.31", "0.4.33", listed),)},
+    )
+    assert len(found.changes()) >= 6
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text), text
+    lines = text.splitlines()
+    assert lines[0] == "Triage: script-loop_json · profile cpu · jax 0.4.30 → 0.4.34"
+    assert lines[-1] == f"Report: {REPORT}"
+    heads = [line for line in lines if line.startswith("jax ")]
+    assert heads == ["jax 0.4.31 → 0.4.33: 6 change(s)"], "one block for the step, not one a metric"
+    metrics = [line.split()[0] for line in lines if line.startswith(("  json.", "  process."))]
+    assert metrics[0] == "json.steps" and metrics[-1] == "process.import_ns", metrics
+    assert "why: the script's libraries changed along with jax (equinox 0.11.4 → 0.12.0)" in text
+    said = " ".join(text.split())
+    assert "xla_cpu_use_thunk_runtime: false → true and 10 added option(s)" in said
+    assert "jax_option_0" not in text, "options only added are counted, not listed"
+    offered = commands(text)
+    assert len(offered) == len(set(offered)) == 3, offered
+    assert any("--hold equinox==0.11.4" in c for c in offered)
+    assert any("--commits --good 0.4.31 --bad 0.4.33 --metric json.steps" in c for c in offered)
+    assert "caveats: " in text and "10 processes a side" in text
+
+
+def test_many_steps_fold_to_one_screen_and_say_how_many_are_left_out():
+    releases = [f"0.4.{n}" for n in range(26, 64)]
+    scales = {r: 1 + (i // 3) % 2 for i, r in enumerate(releases)}  # a step every third release
+    found, setting = script_triage(scales)
+    assert len({(c.step.before, c.step.after) for c in found.changes()}) > 8
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text), text
+    assert text.splitlines()[-1] == f"Report: {REPORT}"
+    assert "steps, each with its first metric:" in text, "one row a step"
+    assert "Each step's metrics, why and commands to run next: the report." in text
+    assert "caveats: l processes measured while other work loaded" in text
+    assert "u the ratio is an upper estimate" not in text, "the legend says only the marks shown"
+    offered = commands(text)
+    assert len(offered) == len(set(offered))
+
+
+def test_no_step_says_so_in_a_line_or_two():
+    found, setting = script_triage(dict.fromkeys(RELEASES, 1), fake=FakeReleases)
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text) and "No change found: no step between consecutive releases" in text
+    assert len(text.splitlines()) <= 8
+
+
+def test_an_undecided_step_is_named_with_what_may_decide_it():
+    scales, again = {"a": 1, "b": 3}, {"a": 1, "b": 1}
+    found = triage(
+        list(scales),
+        FakeReleases(scales),
+        FakeConfirmer(FakeReleases(again)),
+        metrics=[parse_metric_name("eager.wall_ns")],
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    setting = dataclasses.replace(SETTING, case="async_dispatch", sizes={"N": 1000})
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text)
+    assert "Undecided, not unchanged: eager.wall_ns a → b (10 a side, within ±7.5%)" in text
+    assert "larger --max-processes" in text and "No confirmed change" in text
+
+
+def confirmed(metric, change):
+    step = ReleaseStep(metric, "0.4.31", "0.4.33", change)
+    return Confirmation(step, Probe("0.4.31", None, ""), Probe("0.4.33", None, ""), None, True, "")
+
+
+def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
+    command = "nox -s bisect -- --case scan_sync --commits"
+    sizes = "--size N=600 --size M=2 --profile cpu"
+    assert commits_hint(SETTING, confirmed("scan.lower_ns", Verdict.SLOWER)) == (
+        f"jax's Python or jaxlib, and which jax commit: `{command} --good 0.4.31 --bad 0.4.33 --metric "
+        f"scan.lower_ns {sizes}`"
+    )
+    assert (
+        f"--broken 0.4.31 --fixed 0.4.33 --metric two_scans.dispatch_ns {sizes}`"
+        in commits_hint(SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER))
+    )
+    assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
+        SETTING, confirmed(CLAIM, STOPS_HOLDING)
+    )
+
+
+def test_a_claim_that_flips_is_a_row_of_its_own_first_in_its_step():
+    scales = {"0.4.31": 1, "0.4.33": 3}
+    holds = {"0.4.31": False, "0.4.33": True}
+    found = triage(
+        list(scales),
+        FakeReleases(scales, holds=holds),
+        FakeConfirmer(FakeReleases(scales, holds=holds)),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    setting = dataclasses.replace(SETTING, case="async_dispatch", sizes={"N": 1000}, metric=None)
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text), text
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "→" in line]
+    assert rows[1][:6] == ["claim", "fails", "→", "holds", "now", "holds"], rows
+    [command] = commands(text)
+    assert "--commits --good 0.4.31 --bad 0.4.33 --metric eager.wall_ns" in command
+
+
+def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
+    direct = dataclasses.replace(SETTING, profile="default")  # `jax-repro triage` without --profile
+    hint = commits_hint(direct, confirmed("scan.lower_ns", Verdict.SLOWER))
+    assert "--profile" not in hint and hint.endswith("--size N=600 --size M=2`")
+    assert "--profile cpu8`" in commits_hint(
+        dataclasses.replace(SETTING, profile="cpu8"), confirmed("scan.lower_ns", Verdict.SLOWER)
+    )
