@@ -24,6 +24,7 @@ from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
 from harness.render.text import inline
 from harness.render.triage_screen import commits_hint, triage_screen
+from harness.render.triage_words import answered, answers, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
@@ -60,7 +61,7 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
         set()
     )  # steps whose changed defaults and compiled programs were said
     lines = []
-    for text, change in found.answered():
+    for text, change in answered(found):
         pair = (change.step.before, change.step.after)
         lines.append(_answer_line(text, change, setting, with_step=pair not in said))
         said.add(pair)
@@ -195,8 +196,8 @@ def triage_markdown(
         RULE,
         "",
         *(
-            [found.family_error(setting.thresholds), ""]
-            if found.family_error(setting.thresholds)
+            [family_error(found, setting.thresholds), ""]
+            if family_error(found, setting.thresholds)
             else []
         ),
         *releases_markdown(first, setting, "## Releases (first round)"),
@@ -227,8 +228,8 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
     return {
         "first_round": sweep_json(found.first_round, setting),
         "confirmations": confirmations,
-        "answers": found.answers(),
-        "family_error": found.family_error(setting.thresholds),
+        "answers": answers(found),
+        "family_error": family_error(found, setting.thresholds),
         **why_json(setting),
     }
 

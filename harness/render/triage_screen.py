@@ -17,6 +17,7 @@ from harness.render.range_screen import (
     rank,
     unmeasured_line,
 )
+from harness.render.triage_words import answered
 from harness.render.why import libraries_line, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
@@ -62,7 +63,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     """One block per confirmed step, oldest first: its changes, the why of its first metric, the bisect below
     the releases (not for a library's own releases, where jax is held)."""
     steps: dict[tuple[str, str], list[tuple[str, Confirmation]]] = {}
-    for text, change in found.answered():
+    for text, change in answered(found):
         steps.setdefault((change.step.before, change.step.after), []).append((text, change))
     where = {release: i for i, release in enumerate(found.first_round.releases)}
     blocks = []

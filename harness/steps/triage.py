@@ -6,8 +6,7 @@ alike.  A step can be the noise of one run, so each is measured again: the two r
 around it, interleaved, with looks of more processes until the step's metrics are decided
 (``ConfirmPairs``), and a step stands only when the second measurement shows the same change
 on its own.  Each confirmed step is one
-answer: "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding
-in V", "holds again from W".  The measuring comes through callables, so the logic is tested
+answer (its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so the logic is tested
 with fake ones.
 """
 
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.metric_names import JAX_IMPORT, PROCESS, parse_metric_name
+from harness.metric_names import JAX_IMPORT, PROCESS
 from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
@@ -73,107 +72,23 @@ class TriageOutcome:
     def undecided(self) -> list[Confirmation]:
         return [c for c in self.confirmations if c.undecided]
 
-    def family_error(self, thresholds: Thresholds) -> str:
-        """The chance that any confirmed change of a metric or flip of the claim is a false alarm, bounded over
-        the candidates measured again."""
-        tested = sum(c.comparison is not None for c in self.confirmations)
-        flips = [c.flip_error for c in self.confirmations if c.flip_error is not None]
-        if not tested and not flips:
-            return ""
-        parts, bound = [], tested * thresholds.alpha + sum(flips)
-        if tested:
-            parts.append(
-                f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
-                f"{thresholds.alpha:g} (spent over its looks)"
-            )
-        if flips:
-            parts.append(
-                f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the same flip, which "
-                f"releases that behave alike show twice in a row at most {max(flips):.2g} of the time"
-            )
-        terms = [f"{tested} × {thresholds.alpha:g}"] if tested else []
-        terms += [f"{flip:.2g}" for flip in flips]
-        return (
-            f"{'; '.join(parts)}: the chance that any confirmed change is a false alarm is at most "
-            f"{' + '.join(terms)} = {min(1.0, bound):.2g}. The first round, at level "
-            f"{max(SCREEN_ALPHA, thresholds.alpha):g}, only chose "
-            "what to measure again."
-        )
-
     def skipped_between(self, step: ReleaseStep) -> list[str]:
         """Releases between a step's two that did not run ok: the change may lie in any of them."""
         releases = self.first_round.releases
         return releases[releases.index(step.before) + 1 : releases.index(step.after)]
 
-    def answered(self) -> list[tuple[str, Confirmation]]:
-        """Each confirmed change with its sentence, oldest first; a change in the import of jax (JAX's own cost)
-        after the changes in what the script itself does."""
+    def ordered(self) -> list[tuple[Confirmation, bool]]:
+        """Each confirmed change and whether it undoes an earlier regression of its metric (a fix), oldest
+        first; a change in the import of jax (JAX's own cost) after the changes in what the script does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():
-            text = answer(
-                change, fix=change.step.metric in undone, between=self.skipped_between(change.step)
-            )
-            found.append((text, change))
+            found.append((change, change.step.metric in undone))
             if change.regression:
                 undone.add(change.step.metric)
             else:
                 undone.discard(change.step.metric)
-        return sorted(found, key=lambda pair: pair[0].startswith(f"{PROCESS}.{JAX_IMPORT}_ns"))
-
-    def answers(self) -> list[str]:
-        return [text for text, _ in self.answered()]
-
-
-def _factor(ratio: float) -> str:
-    return f"×{ratio:.0f}" if ratio >= 100 else f"×{ratio:.3g}"
-
-
-def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
-    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
-    else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
-    step = change.step
-    if step.metric == CLAIM:
-        if change.regression:
-            text = f"claim stops holding in {step.after} (last held in {step.before})"
-        elif fix:
-            text = f"claim holds again from {step.after} (last failed in {step.before})"
-        else:
-            text = f"claim holds from {step.after} (last failed in {step.before})"
-    else:
-        assert change.comparison is not None
-        text = _timing_answer(change, fix=fix)
-    if between:
-        text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
-    return text
-
-
-def _timing_answer(change: Confirmation, *, fix: bool) -> str:
-    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better) for a
-    script's own number; the import of jax named as JAX's own cost, never as the script's."""
-    step, comparison = change.step, change.comparison
-    assert comparison is not None
-    key = parse_metric_name(step.metric)
-    ratio = comparison.ratio
-    figures = (
-        f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
-    )
-    name = (
-        f"{step.metric} (JAX's own import, not the script's code)"
-        if key.is_jax_import
-        else step.metric
-    )
-    if (
-        not key.is_duration
-    ):  # the script's own unit: which way is better is the user's (--higher-is-better)
-        moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
-        how = "worse" if change.regression else "better"
-        return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
-    if change.regression:
-        return f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
-    if fix:
-        return f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; {figures})"
-    return f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
+        return sorted(found, key=lambda pair: pair[0].step.metric == f"{PROCESS}.{JAX_IMPORT}_ns")
 
 
 def _ok(probe: Probe) -> str | None:

@@ -4,6 +4,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import parse_metric_name
+from harness.render.triage_words import answers
 from harness.steps.bisection import CLAIM
 from harness.steps.triage import triage
 from tests.conftest import FakeReleases
@@ -49,7 +50,7 @@ def test_a_regression_and_its_fix_are_both_confirmed_and_answered():
         ("r1", "r2", True),
         ("r3", "r4", True),
     ]
-    slower, fixed = found.answers()
+    slower, fixed = answers(found)
     assert slower.startswith("eager.wall_ns: slower ×3 since r2 (last good r1; ")
     assert fixed.startswith("eager.wall_ns: fixed in r4 (×3 faster; last slow r3; ")
 
@@ -63,12 +64,12 @@ def test_a_step_that_does_not_hold_on_measuring_again_is_not_an_answer():
     assert (
         confirmation.comparison is not None and confirmation.comparison.verdict == Verdict.UNDECIDED
     )
-    assert found.changes() == [] and found.answers() == []
+    assert found.changes() == [] and answers(found) == []
 
 
 def test_a_speed_up_without_an_earlier_slowdown_reads_faster_not_fixed():
     found, _, _ = run({"a": 3, "b": 1})
-    [only] = found.answers()
+    [only] = answers(found)
     assert only.startswith("eager.wall_ns: faster ×3 since b (last slower a; ")
 
 
@@ -76,7 +77,7 @@ def test_the_claim_stopping_and_holding_again():
     scales = dict.fromkeys(RELEASES, 1)
     found, _, _ = run(scales, holds={"r2": False, "r3": False}, metrics=[], with_claim=True)
     assert [c.step.metric for c in found.confirmations] == [CLAIM, CLAIM]
-    assert found.answers() == [
+    assert answers(found) == [
         "claim stops holding in r2 (last held in r1)",
         "claim holds again from r4 (last failed in r3)",
     ]
@@ -84,7 +85,7 @@ def test_the_claim_stopping_and_holding_again():
 
 def test_a_release_that_did_not_run_is_named_with_the_change():
     found, _, _ = run({"a": 1, "b": None, "c": 3})
-    [only] = found.answers()
+    [only] = answers(found)
     assert only.endswith("; b between them did not run, so the change is in one of them or c")
 
 
@@ -159,7 +160,7 @@ def test_a_scripts_own_number_is_answered_in_its_own_unit_and_direction():
         found = script_triage(scales, ("json.items_per_s",), Thresholds(higher_is_better=higher))
         [change] = found.changes()
         assert change.step.metric == "json.items_per_s" and change.comparison.verdict == verdict
-        [text] = found.answers()
+        [text] = answers(found)
         assert text.startswith(
             f"json.items_per_s: lower ×2 ({how}) since c (last b; 1000 → 500)"
         ), text
@@ -167,7 +168,7 @@ def test_a_scripts_own_number_is_answered_in_its_own_unit_and_direction():
 
 def test_a_change_in_the_import_of_jax_is_named_as_jaxs_own_and_comes_after_the_scripts():
     found = script_triage({"a": 1, "b": 2, "c": 2}, ("json.items_per_s", "process.import_ns"))
-    first, second = found.answers()
+    first, second = answers(found)
     assert first.startswith("json.items_per_s: lower ×2")
     assert second.startswith(
         "process.import_ns (JAX's own import, not the script's code): slower ×2 since b"

@@ -1,0 +1,102 @@
+"""A triage's sentences: each confirmed change in its metric's own terms, and the chance that any is a false
+alarm.  "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding in V", "holds
+again from W"."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.analysis.significance import Thresholds
+from harness.metric_names import parse_metric_name
+from harness.steps.bisection import CLAIM
+from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+
+
+def answered(found: TriageOutcome) -> list[tuple[str, Confirmation]]:
+    """Each confirmed change with its sentence, in ``TriageOutcome.ordered``'s order."""
+    return [
+        (answer(change, fix=fix, between=found.skipped_between(change.step)), change)
+        for change, fix in found.ordered()
+    ]
+
+
+def answers(found: TriageOutcome) -> list[str]:
+    return [text for text, _ in answered(found)]
+
+
+def family_error(found: TriageOutcome, thresholds: Thresholds) -> str:
+    """The chance that any confirmed change of a metric or flip of the claim is a false alarm, bounded over
+    the candidates measured again."""
+    tested = sum(c.comparison is not None for c in found.confirmations)
+    flips = [c.flip_error for c in found.confirmations if c.flip_error is not None]
+    if not tested and not flips:
+        return ""
+    parts, bound = [], tested * thresholds.alpha + sum(flips)
+    if tested:
+        parts.append(
+            f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
+            f"{thresholds.alpha:g} (spent over its looks)"
+        )
+    if flips:
+        parts.append(
+            f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the same flip, which "
+            f"releases that behave alike show twice in a row at most {max(flips):.2g} of the time"
+        )
+    terms = [f"{tested} × {thresholds.alpha:g}"] if tested else []
+    terms += [f"{flip:.2g}" for flip in flips]
+    return (
+        f"{'; '.join(parts)}: the chance that any confirmed change is a false alarm is at most "
+        f"{' + '.join(terms)} = {min(1.0, bound):.2g}. The first round, at level "
+        f"{max(SCREEN_ALPHA, thresholds.alpha):g}, only chose what to measure again."
+    )
+
+
+def _factor(ratio: float) -> str:
+    return f"×{ratio:.0f}" if ratio >= 100 else f"×{ratio:.3g}"
+
+
+def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
+    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
+    else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
+    step = change.step
+    if step.metric == CLAIM:
+        if change.regression:
+            text = f"claim stops holding in {step.after} (last held in {step.before})"
+        elif fix:
+            text = f"claim holds again from {step.after} (last failed in {step.before})"
+        else:
+            text = f"claim holds from {step.after} (last failed in {step.before})"
+    else:
+        assert change.comparison is not None
+        text = _timing_answer(change, fix=fix)
+    if between:
+        text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
+    return text
+
+
+def _timing_answer(change: Confirmation, *, fix: bool) -> str:
+    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better) for a
+    script's own number; the import of jax named as JAX's own cost, never as the script's."""
+    step, comparison = change.step, change.comparison
+    assert comparison is not None
+    key = parse_metric_name(step.metric)
+    ratio = comparison.ratio
+    figures = (
+        f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"
+    )
+    name = (
+        f"{step.metric} (JAX's own import, not the script's code)"
+        if key.is_jax_import
+        else step.metric
+    )
+    if (
+        not key.is_duration
+    ):  # the script's own unit: which way is better is the user's (--higher-is-better)
+        moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
+        how = "worse" if change.regression else "better"
+        return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
+    if change.regression:
+        return f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
+    if fix:
+        return f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; {figures})"
+    return f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
