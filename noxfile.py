@@ -29,8 +29,10 @@ from harness.cli.sessions import (
     interleaved_request,
     release_run_view,
     session_view,
+    watch_view,
     write_sides,
 )
+from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.install.environments import Environments, Prepared
@@ -400,6 +402,30 @@ def sweep(session: nox.Session) -> None:
 def triage(session: nox.Session) -> None:
     """Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim]."""
     release_range_session(session, "triage")
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def watch(session: nox.Session) -> None:
+    """The newest jax release on the index against the one before, every change confirmed: nox -s watch --
+    [--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] (docs/watch.md)."""
+    try:
+        request = watch_view(session.posargs)
+    except UsageError as exc:
+        refuse(str(exc))
+    require_device(session, request.profile)
+    listing = index_listing(session)
+    try:
+        pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
+    except UsageError as exc:
+        refuse(str(exc))
+    releases = [on_index(listing, version) for version in pair]
+    for release in releases:
+        if not request.profile.applies_to(release):
+            refuse(f"profile {request.profile.name} does not apply to jax {release.jax}")
+    plan = release_plan(session, "watch", releases, request.profile)
+    named = [] if request.baseline else ["--baseline", pair[0]]
+    named += [] if request.release else ["--release", pair[1]]
+    run_harness(session, [*request.harness_argv, *named, "--releases", str(plan)], request.profile)
 
 
 def installing_only(session: nox.Session) -> bool:
