@@ -39,8 +39,8 @@ def test_no_suite_is_one_line(tmp_path):
 def test_the_wrapper_declares_pytest_benchmark_and_names_no_path(tmp_path):
     folder = suite(tmp_path)
     text = wrapper_text(suite_digest(folder))
-    requirements, _ = read_inline(text, "wrapper")
-    assert requirements == ["pytest", "pytest-benchmark"]
+    requirements, _, notes = read_inline(text, "wrapper")
+    assert requirements == ["pytest", "pytest-benchmark"] and notes == []
     assert str(tmp_path) not in text and SUITE_PATH in text and suite_digest(folder) in text
     assert wrapper_name(folder) == "pytest-bench.py"
     compile(text, "wrapper", "exec")
