@@ -194,13 +194,18 @@ def checked(session: nox.Session, command: str, posargs: list[str]) -> SessionRe
 
 
 def run_harness(
-    session: nox.Session, argv: list[str], profile: Profile | None = None, python: str = ""
+    session: nox.Session,
+    argv: list[str],
+    profile: Profile | None = None,
+    python: str = "",
+    kept: tuple[int, ...] = (2,),
 ) -> None:
     """``python -m harness ARGV`` under the profile's flags: the session's Python, or ``python`` (a release venv's).
 
     Bad input found only once installed (a metric the case does not have, a comparison
     with nothing to compare): the harness said so in one line; keep its exit code 2
-    rather than nox's 1 for a failed session.
+    rather than nox's 1 for a failed session.  A command whose other exit codes are its
+    answer (``watch``: 1 a regression, 3 undecided) names them in ``kept``.
     """
     try:
         env = profile.env if profile else None
@@ -209,8 +214,9 @@ def run_harness(
         else:
             session.run("python", "-m", "harness", *argv, env=env)
     except CommandFailed as exc:
-        if getattr(exc, "return_code", None) == 2:
-            sys.exit(2)
+        code = getattr(exc, "return_code", None)
+        if code in kept:
+            sys.exit(code)
         raise
 
 
@@ -425,7 +431,13 @@ def watch(session: nox.Session) -> None:
     plan = release_plan(session, "watch", releases, request.profile)
     named = [] if request.baseline else ["--baseline", pair[0]]
     named += [] if request.release else ["--release", pair[1]]
-    run_harness(session, [*request.harness_argv, *named, "--releases", str(plan)], request.profile)
+    # The watch's exit status is its answer (1 a regression, 3 something open): CI reads it from nox.
+    run_harness(
+        session,
+        [*request.harness_argv, *named, "--releases", str(plan)],
+        request.profile,
+        kept=(1, 2, 3),
+    )
 
 
 def installing_only(session: nox.Session) -> bool:
