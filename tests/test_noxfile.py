@@ -386,7 +386,9 @@ def test_a_watch_with_a_baseline_plans_that_pair(tmp_path):
     session = RangeSession(tmp_path, "--case", "async_dispatch", "--baseline", "0.4.31")
     noxfile.watch(session)
     planned = [e.jax for e in read_plan(tmp_path / ".cache" / "watch-releases.json")]
-    assert planned == ["0.4.31", "0.12.0.1"], "the newest against the baseline named, nothing between"
+    assert planned == ["0.4.31", "0.12.0.1"], (
+        "the newest against the baseline named, nothing between"
+    )
     [(args, _)] = session.ran
     assert args.count("--baseline") == 1 and "--release" in args
 

@@ -123,6 +123,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_out(parser, "the summary (watch.md, watch.json) and each target's triage page")
     options.add_sampling(parser)
     options.add_process_count(parser)
+    # As a triage measures by default: a loaded process is flagged, not measured again.  A maintainer who knows
+    # the runner is shared sets the threshold (a change on a side over it is still never called).
+    options.add_max_load(parser, default=None)
     options.add_decide_budget(parser)
     options.add_thresholds(parser)
 
@@ -169,7 +172,10 @@ def check(args: argparse.Namespace) -> WatchOptions:
             "processes a release"
         )
     settings = options.sampling_from(
-        args, processes=processes, compile_repeats=1 if processes >= 3 else Settings.compile_repeats
+        args,
+        processes=processes,
+        compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
+        max_load=args.max_load,
     )
     max_processes, time_budget = options.decide_budget_from(args)
     return WatchOptions(

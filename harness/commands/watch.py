@@ -31,6 +31,7 @@ from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.install.environments import Prepared
 from harness.install.venvs import read_plan
+from harness.measure.attempts import load_threshold
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json
 from harness.render.triage_answer import triage_answer
@@ -182,6 +183,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
             "repeats": measuring.settings.repeats,
             "max_seconds": measuring.settings.max_seconds,
             "effort": measuring.settings.effort,
+            "max_load": measuring.settings.max_load,
         },
         "thresholds": thresholds_json(options.thresholds),
     }
@@ -327,6 +329,7 @@ def execute(options: WatchOptions) -> int:
         options.thresholds,
         watched,
         time.monotonic() - started,
+        load_threshold(options.measuring.settings),
     )
     markdown = watch_markdown(summary)
     options.out.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,7 @@ class WatchSummary:
     thresholds: Thresholds
     targets: Sequence[TargetWatch]
     wall_s: float
+    load_threshold: float  # other cores busy over which a process counts as measured under load
 
     @property
     def status(self) -> int:
@@ -139,13 +140,16 @@ def watch_markdown(summary: WatchSummary) -> str:
     lines += ["", "## Load", ""]
     lines += (
         [
-            "Processes measured while other work loaded the machine (a change on such a side is said, never "
-            "called):",
+            f"Processes measured while other work kept more than {summary.load_threshold:g} cores of the machine "
+            "busy (a change on such a side is said, never called):",
             "",
             *loaded,
         ]
         if loaded
-        else ["No process of either release was measured under load."]
+        else [
+            "No process of either release was measured under load (more than "
+            f"{summary.load_threshold:g} other cores busy)."
+        ]
     )
     return "\n".join(lines) + "\n"
 
@@ -164,6 +168,7 @@ def watch_json(summary: WatchSummary) -> dict[str, Any]:
             "thresholds": thresholds_json(summary.thresholds),
             "exit_status": summary.status,
             "wall_s": round(summary.wall_s, 1),
+            "load_threshold": summary.load_threshold,
             "targets": [t.to_json() for t in summary.targets],
         },
     )

@@ -3,6 +3,7 @@ summary it writes, what it remembers and what it measures again; then, marked ``
 nox on a small script folder and a small pytest-benchmark suite."""
 
 import json
+import os
 import shutil
 
 import jsonschema
@@ -12,7 +13,7 @@ from harness.host.environment import machine_identity
 from harness.install.venvs import ReleaseEnv, write_plan
 from harness.main import main
 from harness.store.results import write_result
-from tests.conftest import REPO, derive, nox_in_repo, real_result
+from tests.conftest import FIXTURES, REPO, derive, nox_in_repo, real_result
 
 SCHEMA = json.loads((REPO / "docs" / "watch.schema.json").read_text())
 BASELINE, RELEASE = "0.4.31", "0.4.33"
@@ -91,7 +92,8 @@ def test_a_confirmed_slowdown_is_a_regression_and_exits_1(tmp_path, capsys):
     markdown = (tmp_path / "out" / "watch.md").read_text()
     assert "**A regression was confirmed.**" in markdown and "## Regressions" in markdown
     assert (tmp_path / "out" / target["page"]).is_file(), "the target's triage page"
-    assert "No process of either release was measured under load." in markdown
+    assert "No process of either release was measured under load (more than 0.5 other" in markdown
+    assert data["load_threshold"] == 0.5
     assert markdown in capsys.readouterr().out
 
 
@@ -166,33 +168,12 @@ def test_a_plan_that_is_not_the_named_pair_is_refused(tmp_path, capsys):
 
 # --- real releases, through nox
 
+WATCHED = (
+    FIXTURES / "watch"
+)  # a while_loop 0.4.33 runs ×30 slower than 0.4.31: a script and a suite
+LOOP = "json.loop_ms"
+BENCH = "bench.test_while_loop_py_test_while_loop.wall_ns"
 FEW = ["--processes", "3", "--max-processes", "8", "--repeats", "3", "--max-seconds", "0.3"]
-TINY = """# /// script
-# dependencies = []
-# ///
-import time
-
-import jax
-import jax.numpy as jnp
-
-f = jax.jit(lambda x: (x @ x).sum())
-x = jnp.ones((32, 32))
-f(x).block_until_ready()
-start = time.perf_counter()
-for _ in range(10):
-    f(x).block_until_ready()
-print('{"loop_ms": %.4f}' % ((time.perf_counter() - start) * 1e3))
-"""
-SUITE = """import jax
-import jax.numpy as jnp
-
-
-def test_matmul(benchmark):
-    f = jax.jit(lambda x: (x @ x).sum())
-    x = jnp.ones((32, 32))
-    f(x).block_until_ready()
-    benchmark.pedantic(lambda: f(x).block_until_ready(), rounds=10, iterations=5)
-"""
 
 
 def nox_watch(tmp_path, *posargs):
@@ -208,49 +189,79 @@ def nox_watch(tmp_path, *posargs):
     return nox_in_repo("-s", "watch", "--", *posargs, *ends, *FEW, *places, "--no-why")
 
 
+def why_not(done, tmp_path) -> str:
+    """What the watch said, for a failed assertion: its summary, else the end of its output."""
+    page = tmp_path / "out" / "watch.md"
+    return page.read_text() if page.is_file() else done.stderr[-4000:]
+
+
 @pytest.mark.releases
-def test_a_real_watch_of_a_script_folder_then_remembers_it(tmp_path):
+def test_a_real_watch_of_a_script_folder_calls_a_real_regression_then_remembers_it(tmp_path):
+    """The while_loop regression of jax 0.4.33 (×30 here) through nox: called a regression (exit 1), settled,
+    so a second watch measures nothing.
+
+    This machine may be shared: at the default threshold (0.5 other cores busy) every process of a loaded
+    machine is flagged and the watch, rightly, calls nothing (the stored-results test above holds it to that).
+    Flagging only above every core of the machine lets this test see the watch call a change that load
+    neither makes nor hides."""
     scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    (scripts / "tiny.py").write_text(TINY)
-    done = nox_watch(tmp_path, "--scripts", str(scripts))
-    assert done.returncode in (0, 1, 3), done.stderr[-4000:]
+    shutil.copytree(WATCHED / "scripts", scripts)
+    unflagged = ["--max-load", str(os.cpu_count())]
+    done = nox_watch(tmp_path, "--scripts", str(scripts), *unflagged)
+    assert done.returncode == 1, why_not(done, tmp_path)
     data = summary(tmp_path)
     [target] = data["targets"]
-    assert (target["target"], target["kind"], target["remembered"]) == (
-        "script-tiny",
+    assert (target["target"], target["kind"], target["outcome"], target["remembered"]) == (
+        "script-while_loop",
         "script",
+        "regression",
         None,
     )
-    assert "json.loop_ms" in target["detectable"] and data["exit_status"] == done.returncode
+    [loop] = [f for f in target["findings"] if f["metric"] == LOOP]
+    assert loop["kind"] == "regression" and loop["ratio"] > 5, loop
+    assert "slower ×" in loop["text"] and f"since {RELEASE}" in loop["text"]
+    assert data["exit_status"] == 1 and target["issue"][:1] == ["--script"]
+    assert target["detectable"][LOOP] < loop["ratio"], "a ×30 change is above what it could see"
     assert {load["release"] for load in target["loads"]} == {BASELINE, RELEASE}
     assert all(load["processes"] >= 3 for load in target["loads"])
     assert str(tmp_path) not in (tmp_path / "out" / "watch.md").read_text()
-    if target["outcome"] != "undecided":  # settled, so remembered: a second watch measures nothing
-        again = nox_watch(tmp_path, "--scripts", str(scripts))
-        assert again.returncode == done.returncode, again.stderr[-4000:]
-        assert "not measured again" in again.stderr and "measured together" not in again.stderr
+    again = nox_watch(tmp_path, "--scripts", str(scripts), *unflagged)
+    assert again.returncode == 1, why_not(again, tmp_path)
+    assert "not measured again" in again.stderr and "measured together" not in again.stderr
+    [remembered] = summary(tmp_path)["targets"]
+    assert remembered["remembered"] and remembered["outcome"] == "regression"
 
 
 @pytest.mark.releases
 def test_a_real_watch_of_a_pytest_benchmark_suite_takes_each_benchmark_s_rounds(tmp_path):
+    """The same regression as a pytest-benchmark suite, run unchanged, at the default load threshold: the change
+    is confirmed either way, called a regression (exit 1) where no process was measured under load, else said
+    and not called (exit 3)."""
     suite = tmp_path / "bench"
-    suite.mkdir()
-    (suite / "test_bench.py").write_text(SUITE)
+    shutil.copytree(WATCHED / "suite", suite)
     done = nox_watch(tmp_path, "--pytest-benchmark", str(suite))
-    assert done.returncode in (0, 1, 3), done.stderr[-4000:]
-    [target] = summary(tmp_path)["targets"]
+    assert done.returncode in (1, 3), why_not(done, tmp_path)
+    data = summary(tmp_path)
+    [target] = data["targets"]
     assert (target["target"], target["kind"]) == ("script-pytest-bench", "pytest-benchmark")
-    assert "bench.test_bench_py_test_matmul.wall_ns" in target["detectable"]
+    loaded = sum(load["loaded"] for load in target["loads"])
+    [bench] = [f for f in target["findings"] if f["metric"] == BENCH]
+    assert bench["ratio"] > 5 and "slower ×" in bench["text"], bench
+    if loaded:
+        assert bench["kind"] == "under load" and "not called a change" in bench["text"]
+        assert done.returncode == 3 and target["outcome"] == "undecided"
+    else:
+        assert bench["kind"] == "regression" and done.returncode == 1, bench
+    assert data["exit_status"] == done.returncode
     stored = [json.loads(p.read_text()) for p in (tmp_path / "results").rglob("*.json")]
     rounds = {
-        len(process["programs"]["bench.test_bench_py_test_matmul"]["samples"])
+        len(process["programs"]["bench.test_while_loop_py_test_while_loop"]["samples"])
         for result in stored
         for process in result["processes"]
         if process["status"] == "ok"
     }
     assert rounds == {10}, "each round a sample, each process a unit"
-    assert sorted(p.name for p in suite.iterdir()) == ["test_bench.py"], (
+    assert sorted(p.name for p in suite.iterdir()) == ["test_while_loop.py"], (
         "nothing written into the suite"
     )
     assert all(str(tmp_path) not in json.dumps(result) for result in stored), (

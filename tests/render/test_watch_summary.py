@@ -24,6 +24,7 @@ def summary(*targets):
         Thresholds(),
         list(targets),
         12.3,
+        1.5,
     )
 
 
@@ -54,7 +55,10 @@ def test_a_regression_leads_with_its_line_then_why_then_every_target():
     assert regressions < why < table
     assert "| `script-a` | script | regression | ×1.15 (best ×1.1) |" in text
     assert "| `quiet` | case | no change found | — (the two releases did not both run) |" in text
-    assert "No process of either release was measured under load." in text
+    assert (
+        "No process of either release was measured under load (more than 1.5 other cores busy)."
+        in text
+    )
 
 
 def test_a_side_under_load_is_said_and_what_a_result_said_stays_text():
@@ -63,6 +67,9 @@ def test_a_side_under_load_is_said_and_what_a_result_said_stays_text():
     assert "## Measured under load: not called a change" in text
     assert "<b>" not in text and "&lt;b&gt;" in text and "\n- item" not in text
     assert "- `scan_sync`: 0.4.31 2 of 10; 0.4.33 0 of 10" in text
+    assert "other work kept more than 1.5 cores of the machine busy" in text, (
+        "the threshold it was judged by"
+    )
     assert "none: too few processes for a verdict" in text
 
 
@@ -70,6 +77,7 @@ def test_the_data_is_valid_against_the_published_schema():
     data = watch_json(summary(REGRESSED, LOADED))
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert data["exit_status"] == 1 and data["targets"][1]["detectable"] == {"scan.wall_ns": None}
+    assert data["load_threshold"] == 1.5
     assert json.loads(json.dumps(data, allow_nan=False)) == data
 
 
