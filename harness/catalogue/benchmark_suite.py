@@ -21,7 +21,9 @@ from pathlib import Path
 
 from harness.errors import UsageError
 
-SUITE_PATH = "JAX_REPRO_PYTEST_SUITE"
+SUITE_PATH = (
+    "HARNESS_PYTEST_SUITE"  # not JAX_: results record JAX_ variables, and this one is a path
+)
 RUNNER = ("pytest", "pytest-benchmark")
 # What a suite's behaviour depends on, as pytest collects it: test modules, conftests, configuration.
 SUITE_FILES = ("*.py", "*.ini", "*.toml", "*.cfg", "*.json", "*.yaml", "*.yml", "*.txt")
@@ -87,7 +89,7 @@ def wrapper_text(digest: str) -> str:
 """Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
 
 The suite's path comes from ${SUITE_PATH}; the harness reads each benchmark's rounds from the JSON
-pytest-benchmark writes to $JAX_REPRO_BENCHMARK_JSON.
+pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.
 """
 
 import os
@@ -104,7 +106,7 @@ sys.exit(
             "-p",
             "no:cacheprovider",
             "--benchmark-only",
-            "--benchmark-json=" + os.environ["JAX_REPRO_BENCHMARK_JSON"],
+            "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
         ]
     )
 )

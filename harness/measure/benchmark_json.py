@@ -1,7 +1,7 @@
 """A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the samples.
 
 A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
-scratch folder.  ``pytest --benchmark-json=$JAX_REPRO_BENCHMARK_JSON`` writes every benchmark there
+scratch folder.  ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes every benchmark there
 with ``stats.data``, the time of each round (per iteration, in seconds; pytest-benchmark always
 includes it in ``--benchmark-json``).  Each benchmark becomes the program ``bench.<name>``, each round
 one wall sample, so a benchmark is judged over processes like any program: its process median is
@@ -25,7 +25,7 @@ from harness.store.bounds import MAX_MAGNITUDE
 from harness.store.files import DocumentProblem, read_bounded
 from harness.store.schema import StoredProgram, TimedSample
 
-BENCHMARK_JSON = "JAX_REPRO_BENCHMARK_JSON"
+BENCHMARK_JSON = "HARNESS_BENCHMARK_JSON"  # not JAX_: results record JAX_ variables
 PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
 # A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under 200 MB; the
 # harness reads a result back within 64 MB, so what one process keeps is bounded here too.

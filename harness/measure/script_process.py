@@ -24,7 +24,7 @@ What it is judged on:
   such event, never zero), and ``process.run_ns`` (after the import to exit, less those);
 - every numeric field of a JSON object it prints on a line of its own is a metric
   ``json.FIELD`` (``script_numbers``); its other fields are facts;
-- a pytest-benchmark suite run by it with ``--benchmark-json=$JAX_REPRO_BENCHMARK_JSON`` gives a
+- a pytest-benchmark suite run by it with ``--benchmark-json=$HARNESS_BENCHMARK_JSON`` gives a
   program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite).
 
 Either way the process's own figure is one number per metric, and the statistics run

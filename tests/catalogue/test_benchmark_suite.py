@@ -5,6 +5,8 @@ import pytest
 from harness.catalogue.benchmark_suite import SUITE_PATH, suite_digest, wrapper_name, wrapper_text
 from harness.catalogue.script_deps import read_inline
 from harness.errors import UsageError
+from harness.host.environment import allowed_variables
+from harness.measure.benchmark_json import BENCHMARK_JSON
 
 
 def suite(tmp_path, text="def test_b(benchmark):\n    benchmark(sum, [1])\n"):
@@ -44,3 +46,10 @@ def test_the_wrapper_declares_pytest_benchmark_and_names_no_path(tmp_path):
     assert str(tmp_path) not in text and SUITE_PATH in text and suite_digest(folder) in text
     assert wrapper_name(folder) == "pytest-bench.py"
     compile(text, "wrapper", "exec")
+
+
+def test_the_variables_that_carry_the_suite_s_paths_are_never_recorded(tmp_path):
+    """Every result records the JAX_* variables of its process: the suite's path (a home folder, say) and the
+    scratch file's must not be among them."""
+    environ = {SUITE_PATH: str(tmp_path / "bench"), BENCHMARK_JSON: str(tmp_path / "b.json")}
+    assert allowed_variables({**environ, "JAX_ENABLE_X64": "1"}) == {"JAX_ENABLE_X64": "1"}

@@ -65,7 +65,7 @@ def test_a_script_writing_the_json_the_harness_names_is_judged_on_its_rounds(tmp
         "import json, os\n"
         "rounds = [0.001, 0.002]\n"
         "doc = {'benchmarks': [{'fullname': 'b.py::test_b', 'stats': {'data': rounds}}]}\n"
-        "open(os.environ['JAX_REPRO_BENCHMARK_JSON'], 'w').write(json.dumps(doc))\n"
+        "open(os.environ['HARNESS_BENCHMARK_JSON'], 'w').write(json.dumps(doc))\n"
     )
     process = run_script(script, hashlib.sha256(script.read_bytes()).hexdigest(), 60.0)
     assert [s.wall_ns for s in process.programs["bench.b_py_test_b"].samples] == [1e6, 2e6]
