@@ -102,7 +102,8 @@ def test_docs_layout_names_every_module_in_its_package_s_row():
             rows[cells[0][3:].rstrip("`")] = " | ".join(cells[1:])
     unnamed = []
     for path in sorted((REPO / "harness").rglob("*.py")):
-        if path.name in ("__init__.py", "__main__.py"):  # a package's own file; main's row names `python -m`
+        # A package's own file; main's row names `python -m harness`.
+        if path.name in ("__init__.py", "__main__.py"):
             continue
         folder = path.parent.relative_to(REPO).as_posix()
         row = rows.get("harness/*.py" if folder == "harness" else f"{folder}/", "")
