@@ -459,21 +459,17 @@ def add_processes(parser: argparse.ArgumentParser) -> None:
     add_max_load(parser)
 
 
-def add_max_load(
-    parser: argparse.ArgumentParser, default: float | None = DEFAULT_FLAG_CORES
-) -> None:
-    """``--max-load``: how busy the rest of the machine may be before a process counts as loaded (``default``
-    None: flagged over the default, never measured again)."""
+def add_max_load(parser: argparse.ArgumentParser) -> None:
+    """``--max-load``: how busy the rest of the machine may be before a process counts as loaded."""
     parser.add_argument(
         "--max-load",
         type=max_load,
-        default=default,
+        default=DEFAULT_FLAG_CORES,
         metavar="CORES|off",
         help="measure a case process again (up to 3 attempts, a second apart) when other processes kept more than "
         "this many cores busy while it ran; once a side's process was still loaded on its last attempt the load "
         "is steady and the side's later processes are measured once each (every attempt is recorded); 'off': "
-        f"flag a process over {DEFAULT_FLAG_CORES:g} cores, never measure again"
-        + (" (the default)" if default is None else ""),
+        f"flag a process over {DEFAULT_FLAG_CORES:g} cores, never measure again",
     )
 
 

@@ -123,9 +123,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_out(parser, "the summary (watch.md, watch.json) and each target's triage page")
     options.add_sampling(parser)
     options.add_process_count(parser)
-    # As a triage measures by default: a loaded process is flagged, not measured again.  A maintainer who knows
-    # the runner is shared sets the threshold (a change on a side over it is still never called).
-    options.add_max_load(parser, default=None)
+    # As run takes it: a process loaded over the threshold is measured again, a side steadily loaded is said so.
+    # A maintainer who knows the runner is shared sets it (a change on a side over it is still never called).
+    options.add_max_load(parser)
     options.add_decide_budget(parser)
     options.add_thresholds(parser)
 

@@ -70,3 +70,9 @@ def test_the_pair_is_the_newest_release_and_the_one_before_unless_named():
         watched_pair(listed, "0.4.32", None)
     with pytest.raises(UsageError, match=r"no release before jax 0\.4\.30"):
         watched_pair(listed, "0.4.30", None)
+
+
+def test_the_load_threshold_is_run_s_unless_given():
+    assert checked().measuring.settings.max_load == 0.5
+    assert checked("--max-load", "1.5").measuring.settings.max_load == 1.5
+    assert checked("--max-load", "off").measuring.settings.max_load is None

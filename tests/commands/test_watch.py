@@ -160,6 +160,15 @@ def test_a_pair_already_watched_is_reported_from_memory_and_a_new_release_is_wat
     assert len(list((newer / "memory").iterdir())) == 2
 
 
+def test_a_watch_judged_at_another_load_threshold_is_not_the_one_remembered(tmp_path, capsys):
+    stored_pair(tmp_path, first=(3, 1), again=(3, 1))
+    assert watch(tmp_path) == 0
+    assert watch(tmp_path, "--max-load", "1.5") == 0
+    assert "not measured again" not in capsys.readouterr().err, "what counts as loaded changed"
+    assert len(list((tmp_path / "memory").iterdir())) == 2
+    assert summary(tmp_path)["load_threshold"] == 1.5
+
+
 def test_a_plan_that_is_not_the_named_pair_is_refused(tmp_path, capsys):
     stored_pair(tmp_path)
     assert watch(tmp_path, "--release", "0.4.34") == 2
