@@ -104,8 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-why",
         dest="explain",
         action="store_false",
-        help="leave out asking why a confirmed change happened (its changed defaults tried, what each release "
-        "compiled, where the time went)",
+        help="leave out asking why a confirmed change happened (its programs run with jax alone, its changed "
+        "defaults tried, what each release compiled, where the time went)",
     )
     parser.add_argument(
         "--memory",

@@ -191,7 +191,7 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
 
 def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
     """The triage's setting with why each change the watch calls happened, as triage asks it: the one place a
-    watch asks (the changed defaults tried, what each release compiled, where the run time went)."""
+    watch asks, every kind of evidence (``harness.explain.kinds``) within the why's time budget."""
     called = dataclasses.replace(found, confirmations=called_changes(found))
     steps = timing_steps(run, called)
     evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
