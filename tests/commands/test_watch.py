@@ -9,9 +9,11 @@ import shutil
 import jsonschema
 import pytest
 
+from harness.commands.ranges import RangeRun
 from harness.host.environment import machine_identity
 from harness.install.venvs import ReleaseEnv, write_plan
 from harness.main import main
+from harness.steps.evidence import Skipped
 from harness.store.results import write_result
 from tests.conftest import FIXTURES, REPO, derive, nox_in_repo, real_result
 
@@ -49,8 +51,8 @@ def stored_pair(
     return plan
 
 
-def watch(tmp_path, *more):
-    argv = [
+def watch_argv(tmp_path):
+    return [
         "watch",
         "--case",
         "async_dispatch",
@@ -65,9 +67,11 @@ def watch(tmp_path, *more):
         "--memory",
         str(tmp_path / "memory"),
         "--no-why",
-        *more,
     ]
-    return main(argv)
+
+
+def watch(tmp_path, *more):
+    return main([*watch_argv(tmp_path), *more])
 
 
 def summary(tmp_path):
@@ -167,6 +171,35 @@ def test_a_watch_judged_at_another_load_threshold_is_not_the_one_remembered(tmp_
     assert "not measured again" not in capsys.readouterr().err, "what counts as loaded changed"
     assert len(list((tmp_path / "memory").iterdir())) == 2
     assert summary(tmp_path)["load_threshold"] == 1.5
+
+
+def test_why_is_asked_once_per_called_step_through_the_range_s_seam_and_summed_up(
+    tmp_path, monkeypatch
+):
+    """The why is the triage's (``RangeRun.explain``, every kind within its budget), asked only of a change the
+    watch calls; what it found is the summary's. The kinds stand in here: they need the releases installed."""
+    asked = []
+
+    def explain(run, pair, metrics, stem, releases=None):
+        asked.append((pair, tuple(metrics)))
+        return (Skipped("defaults", "the why's time budget ran out"),)
+
+    monkeypatch.setattr(RangeRun, "explain", explain)
+    stored_pair(tmp_path, first=(1, 3), again=(1, 3))
+    argv = [a for a in watch_argv(tmp_path) if a != "--no-why"]
+    assert main(argv) == 1
+    [(pair, metrics)] = asked
+    assert pair == (BASELINE, RELEASE) and "eager.wall_ns" in metrics
+    [target] = summary(tmp_path)["targets"]
+    assert target["why"] == ["defaults not asked: the why's time budget ran out"]
+    assert "## Why, as far as was asked" in (tmp_path / "out" / "watch.md").read_text()
+
+    asked.clear()
+    loaded = tmp_path / "loaded"
+    loaded.mkdir()
+    stored_pair(loaded, first=(1, 3), again=(1, 3), loaded_again=True)
+    assert main([a for a in watch_argv(loaded) if a != "--no-why"]) == 3
+    assert asked == [], "a change measured under load is not called, so not asked why"
 
 
 def test_a_plan_that_is_not_the_named_pair_is_refused(tmp_path, capsys):
