@@ -237,6 +237,19 @@ def compare_runs(
     return compared, [k for k in a if k not in b], [k for k in b if k not in a]
 
 
+def compare_results(
+    baseline: StoredResult | None,
+    candidate: StoredResult | None,
+    key: MetricKey,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> Comparison | None:
+    """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
+    if baseline is None or candidate is None or {baseline.status, candidate.status} != {"ok"}:
+        return None
+    a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
+    return None if a is None or b is None else compare_metric(a, b, thresholds, key)
+
+
 def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
     """The optional exact facts of each compiled function's HLO, where the result has them.
 

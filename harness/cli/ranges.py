@@ -122,6 +122,9 @@ class RangeOptions:
     explain: bool = (
         True  # a step's changed defaults listed and tried, its compiled programs compared
     )
+    why_budget_s: float | None = (
+        None  # ``--why-budget``: how long asking why may take (None: no bound)
+    )
 
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
@@ -198,6 +201,13 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             action="store_false",
             help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
             "on its two releases and comparing what each compiled",
+        )
+        parser.add_argument(
+            "--why-budget",
+            type=options.seconds,
+            metavar="SECONDS",
+            help="at most this long asking why, over every step; a kind not asked once it is spent is "
+            "said in the answer (default: no bound)",
         )
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
@@ -316,6 +326,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         jax_repo=jax_repo,
         libraries=libraries,
         explain=getattr(args, "explain", False),
+        why_budget_s=getattr(args, "why_budget", None),
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -237,6 +238,7 @@ def write_issue(request: IssueRequest) -> Written:
             change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
         )
     dumps = copy_dumps(change, request.out_dir, folder, case.name)
+    reproducer = copy_reproducer(change, request.out_dir, folder, case.name)
     draft = render(
         DraftInputs(
             case=case,
@@ -251,6 +253,7 @@ def write_issue(request: IssueRequest) -> Written:
             results=mine,
             change=change,
             dumps=dumps,
+            reproducer=reproducer,
         )
     )
     draft_path = folder / f"{case.name}.md"
@@ -284,6 +287,36 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
             except (DocumentProblem, OSError) as exc:
                 print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
     return f"{case}-compiled/" if copied else ""
+
+
+# What a reproducer's folder holds that the draft needs: the script, the listing, each program and its inputs.
+REPRODUCER_FILE = re.compile(
+    r"^(repro_[0-9a-f]{10}\.py|programs\.json|program_\d{2}\.(jaxexport|npz))$"
+)
+
+
+def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
+    """The reproducer with jax alone that the change's bisect measured, copied beside the draft
+    (``<case>-reproducer/``; a link, an oversized file or a name the harness does not write is skipped);
+    the folder's name, or "" where there is none or it did not reproduce the change."""
+    if change is None or change.reproducer is None or not change.reproduced():
+        return ""
+    source = reports / change.reproducer.folder
+    if source.is_symlink() or not source.is_dir():
+        return ""
+    target = output_folder(folder, f"{case}-reproducer")
+    copied = set()
+    for path in sorted(source.iterdir()):
+        if not REPRODUCER_FILE.match(path.name):
+            continue
+        try:
+            data = read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
+            replace_file(target / path.name, data)
+            copied.add(path.name)
+        except (DocumentProblem, OSError) as exc:
+            print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
+    wanted = {change.reproducer.script, "programs.json"}
+    return f"{case}-reproducer/" if wanted <= copied else ""
 
 
 def _medians(stdout: str) -> dict[tuple[str, str], float]:

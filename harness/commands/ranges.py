@@ -238,7 +238,8 @@ class RangeRun:
         check_stored(options)
         envs = plan_for(options)
         options, labels, pins = labelled(options, envs)
-        return cls(options, envs, labels, prober_for(options, labels, pins))
+        budget = WhyBudget(options.why_budget_s)
+        return cls(options, envs, labels, prober_for(options, labels, pins), why_budget=budget)
 
     @property
     def releases(self) -> list[str]:

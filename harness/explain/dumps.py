@@ -14,6 +14,8 @@ one after points at XLA's compiler; a different one before, at JAX's tracing and
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import re
 import shutil
 import tempfile
@@ -24,7 +26,8 @@ from typing import Any
 
 from harness.measure.sides import Side
 from harness.names import inside
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
+from harness.store.files import replace_file
 
 # XLA's dump files: module_0005.jit_f.before_optimizations.txt, module_0005.jit_f.cpu_after_optimizations.txt,
 # module_0005.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt …
@@ -33,6 +36,14 @@ DUMP_FILE = re.compile(
     r"(?P<stage>before_optimizations|(?:[\w.]+_)?after_optimizations(?P<buffers>-buffer-assignment)?)\.txt$"
 )
 INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?[\w.\-]+\s*=\s*.+?\s(?P<opcode>[a-z][a-z0-9\-]*)\(")
+# A fusion's kind (kLoop, kInput, kOutput, kCustom) and, for a custom one, the backend its config names.
+FUSION_KIND = re.compile(r"\sfusion\(.*\bkind=(?P<kind>k\w+)")
+FUSION_BACKEND = re.compile(r'"(?:kind|name)":\s*"(?P<backend>__[^"]+)"')
+# What the text diff of two optimised modules leaves out: where each op came from, and the numbers XLA
+# gives instructions (``dot.13``), which shift with any change before them.
+METADATA = re.compile(r",?\s*metadata=\{[^}]*\}")
+NUMBERED = re.compile(r"\b(%?[A-Za-z_][\w\-]*)\.\d+\b")
+MAX_DIFF_LINES = 400  # of one module's diff kept beside the answer
 CUSTOM_CALL_TARGET = re.compile(r'custom_call_target="(?P<target>[^"]+)"')
 TEMP_ALLOCATION = re.compile(r"^allocation \d+: size (?P<size>\d+), .*preallocated-temp")
 TOTAL_BYTES = re.compile(r"^Total bytes used: (?P<size>\d+)")
@@ -59,8 +70,14 @@ class Module:
     )  # instructions by opcode, before optimisation
     after: Counter[str] = field(default_factory=Counter)  # … after
     custom_calls: Counter[str] = field(default_factory=Counter)  # after optimisation, by target
+    fusion_kinds: Counter[str] = field(default_factory=Counter)  # kLoop, kCustom(__xnn_fusion) …
     temp_bytes: int | None = None
     total_bytes: int | None = None
+    optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
+
+    def facts(self) -> tuple[object, ...]:
+        """What XLA made of the module: a difference in any is a different compiled program."""
+        return (self.after, self.custom_calls, self.fusion_kinds, self.temp_bytes)
 
     @property
     def fusions(self) -> int:
@@ -76,6 +93,21 @@ def opcodes(text: str) -> Counter[str]:
     return Counter(
         match["opcode"] for line in text.splitlines() if (match := INSTRUCTION.match(line))
     )
+
+
+def fusion_kinds(text: str) -> Counter[str]:
+    """The fusions of an optimised module by kind, a custom one with its backend: ``kCustom(__xnn_fusion)``."""
+    found: Counter[str] = Counter()
+    for line in text.splitlines():
+        if match := FUSION_KIND.search(line):
+            backend = FUSION_BACKEND.search(line)
+            found[match["kind"] + (f"({backend['backend']})" if backend else "")] += 1
+    return found
+
+
+def normalised(text: str) -> tuple[str, ...]:
+    """An optimised module's lines without metadata and instruction numbers: what a diff should show."""
+    return tuple(NUMBERED.sub(r"\1", METADATA.sub("", line)).rstrip() for line in text.splitlines())
 
 
 def read_dump(folder: Path) -> dict[str, Module]:
@@ -112,6 +144,8 @@ def read_dump(folder: Path) -> dict[str, Module]:
         else:
             module.after = opcodes(text)
             module.custom_calls = Counter(m["target"] for m in CUSTOM_CALL_TARGET.finditer(text))
+            module.fusion_kinds = fusion_kinds(text)
+            module.optimised = normalised(text)
     return found
 
 
@@ -129,7 +163,20 @@ class ModuleChange:
 
     @property
     def same_after(self) -> bool:
-        return (self.old.after, self.old.custom_calls) == (self.new.after, self.new.custom_calls)
+        """The same compiled program: every fact XLA's dumps give of it alike (opcodes, custom calls,
+        fusion kinds, temporary bytes); its text may still differ (``same_text``) in an annotation."""
+        return self.old.facts() == self.new.facts()
+
+    @property
+    def same_text(self) -> bool:
+        return self.old.optimised == self.new.optimised
+
+    def diff(self) -> list[str]:
+        """The normalised optimised modules' unified diff, older first (at most ``MAX_DIFF_LINES``)."""
+        lines = difflib.unified_diff(
+            self.old.optimised, self.new.optimised, "before", "after", lineterm="", n=1
+        )
+        return list(itertools.islice(lines, MAX_DIFF_LINES))
 
     def hint(self) -> str:
         """Where the difference starts, in the words JAX's maintainers use to route an issue."""
@@ -180,6 +227,7 @@ class CompiledAnswer:
                     "hint": c.hint(),
                     "opcodes_after": [dict(c.old.after), dict(c.new.after)],
                     "custom_calls": [dict(c.old.custom_calls), dict(c.new.custom_calls)],
+                    "fusion_kinds": [dict(c.old.fusion_kinds), dict(c.new.fusion_kinds)],
                     "temp_bytes": [c.old.temp_bytes, c.new.temp_bytes],
                 }
                 for c in self.changes
@@ -193,10 +241,10 @@ class CompiledPrograms:
 
     name = "compiled"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.metrics)
 
-    def gather(self, step: Step, sides: StepSides) -> CompiledAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CompiledAnswer:
         kept = step.kept("compiled")
         sides.progress(
             f"  what {step.before} and {step.after} compile: one process each, XLA dumping"
@@ -211,7 +259,24 @@ class CompiledPrograms:
         if problem:
             return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem)
         changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
+        write_diffs(inside(step.out, kept), changes)
         return CompiledAnswer(step.before, step.after, changes, f"{kept}/")
+
+
+def diff_name(change: ModuleChange) -> str:
+    """The file a module's diff is kept in, beside the two releases' dumps: ``jit_f.diff``."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", change.name) + ".diff"
+
+
+def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
+    """Each module that compiled differently after optimisation, its normalised diff in ``folder``, in
+    place of an earlier answer's."""
+    for stale in folder.glob("*.diff"):
+        if stale.is_file() and not stale.is_symlink():
+            stale.unlink()
+    for change in changes:
+        if not change.same_text and (lines := change.diff()):
+            replace_file(folder / diff_name(change), "\n".join(lines) + "\n")
 
 
 def dump(sides: StepSides, label: str, folder: Path) -> str:

@@ -7,9 +7,20 @@ here, and its sentences in ``harness.render.why``.
 from __future__ import annotations
 
 from harness.explain.dumps import CompiledPrograms
+from harness.explain.held_library import HeldLibrary
+from harness.explain.host_profile import HostProfile
+from harness.explain.matching_flags import FlagsNamedLikeTheProgram
 from harness.explain.profiles import OpProfile
 from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
 from harness.steps.evidence import Evidence
 
-KINDS: tuple[Evidence, ...] = (Reproducer(), ChangedDefaults(), CompiledPrograms(), OpProfile())
+KINDS: tuple[Evidence, ...] = (
+    HeldLibrary(),
+    Reproducer(),
+    ChangedDefaults(),
+    CompiledPrograms(),
+    FlagsNamedLikeTheProgram(),
+    OpProfile(),
+    HostProfile(),
+)

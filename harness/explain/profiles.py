@@ -24,12 +24,28 @@ from typing import Any
 from harness.explain.tried import xla_flags
 from harness.measure.sides import Side
 from harness.metric_names import MetricKey, parse_metric_name
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
 # An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered copies.
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
+# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named after.
+OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
+    all-reduce-done all-reduce-start all-to-all and async-done async-start async-update atan2
+    batch-norm-grad batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast call cbrt
+    ceil cholesky clamp collective-broadcast collective-permute collective-permute-done
+    collective-permute-start compare complex concatenate conditional constant convert convolution copy
+    copy-done copy-start cosine count-leading-zeros custom-call divide domain dot dynamic-reshape
+    dynamic-slice dynamic-update-slice erf exponential exponential-minus-one fft floor fusion gather
+    get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic maximum
+    minimum multiply negate not opt-barrier optimization-barrier or outfeed pad parameter partition-id
+    popcnt power real recv recv-done reduce reduce-precision reduce-scatter reduce-window remainder
+    replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz
+    round-nearest-even rsqrt scatter select select-and-scatter send send-done set-dimension-size
+    shift-left shift-right-arithmetic shift-right-logical sign sine slice sort sqrt stochastic-convert
+    subtract tan tanh top-k transpose triangular-solve tuple while xor"""
+HLO_OPCODES = frozenset(OPCODE_NAMES.split())
 NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
 
@@ -80,10 +96,14 @@ def read_trace(folder: Path) -> OpTimes | str:
 
 
 def is_op(name: str) -> bool:
-    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``call``), not one of JAX's Python annotations
-    (``backend_compile``, ``trace_to_jaxpr_dynamic``): an opcode never has an underscore, an op's name has a
-    number after a dot."""
-    return bool(OP_EVENT.match(name)) and ("." in name or "_" not in name)
+    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``loop_add_fusion.1``): an opcode or a
+    fusion, never one of JAX's Python annotations (``backend_compile``) nor a compile pass that a trace
+    records under a name of the same shape (``copy-insertion``, ``layout-assignment``): compile work, not
+    time spent running ops."""
+    if not OP_EVENT.match(name):
+        return False
+    kind = op_kind(name)
+    return kind in HLO_OPCODES or "fusion" in kind or kind.startswith("wrapped_")
 
 
 def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str]]]:
@@ -168,10 +188,10 @@ class OpProfile:
 
     name = "profile"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return any(map(about_run_time, step.metrics))
 
-    def gather(self, step: Step, sides: StepSides) -> ProfileAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(
             f"  where the time of {step.before} and {step.after} goes: one profiled process each"
         )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.metrics import compare_metric, metric_samples
+from harness.analysis.metrics import compare_results
 from harness.analysis.significance import Comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.scripts import read_script
@@ -32,9 +32,9 @@ from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.metric_names import JSON, PROCESS, parse_metric_name
 from harness.names import inside
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
 from harness.store.results import StoredResult
@@ -113,15 +113,15 @@ class ReproducerAnswer:
 class Reproducer:
     name = "reproducer"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.script and step.metrics) and not any(map(is_commit_label, step.pair))
 
-    def gather(self, step: Step, sides: StepSides) -> ReproducerAnswer:
+    def gather(
+        self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
+    ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
         folder = inside(step.out, kept)
-        captured = {
-            label: capture(sides, label, folder / "captured" / label) for label in step.pair
-        }
+        captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
         for (
@@ -152,9 +152,36 @@ def _signature(program: Mapping[str, Any]) -> str:
     return json.dumps([program.get("name"), program.get("inputs")], sort_keys=True)
 
 
-def capture(sides: StepSides, label: str, folder: Path) -> dict[str, Any] | str:
-    """One extra process of ``label`` exporting every program the script jits into ``folder``; its
-    listing (``programs.json``), or why there is none."""
+# A program that calls back into Python cannot be serialized (``jax.export``: "serialization of
+# host_callbacks is not yet implemented"); equinox's runtime checks (``eqx.error_if``, under every diffrax
+# solve) are such callbacks, and equinox leaves them out with EQX_ON_ERROR=nan.
+CALLBACKS = "host_callbacks"
+WITHOUT_CHECKS = {"EQX_ON_ERROR": "nan"}
+CHECKS_LEFT_OUT = (
+    "exported with EQX_ON_ERROR=nan: equinox's runtime checks (host callbacks, which jax.export "
+    "cannot serialize) left out of the programs"
+)
+
+
+def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[str, Any] | str]:
+    """Each side's programs captured under ``folder/<label>``; where a program calls back into Python,
+    captured again without equinox's runtime checks, which the listing's note says."""
+    captured = {label: capture(sides, label, folder / label) for label in step.pair}
+    if not any(isinstance(found, str) and CALLBACKS in found for found in captured.values()):
+        return captured
+    sides.progress("  a program calls back into Python: captured again with EQX_ON_ERROR=nan")
+    again = {label: capture(sides, label, folder / label, WITHOUT_CHECKS) for label in step.pair}
+    for listing in again.values():
+        if isinstance(listing, dict):
+            listing["note"] = "; ".join(filter(None, [CHECKS_LEFT_OUT, listing.get("note", "")]))
+    return again
+
+
+def capture(
+    sides: StepSides, label: str, folder: Path, env: Mapping[str, str] | None = None
+) -> dict[str, Any] | str:
+    """One extra process of ``label`` (with ``env`` besides) exporting every program the script jits into
+    ``folder``; its listing (``programs.json``), or why there is none."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side
@@ -165,7 +192,8 @@ def capture(sides: StepSides, label: str, folder: Path) -> dict[str, Any] | str:
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    ended = sides.one_more_process(side, env={EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)})
+    wanted = {**(env or {}), EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)}
+    ended = sides.one_more_process(side, env=wanted)
     try:
         listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
     except (OSError, ValueError):
@@ -248,7 +276,12 @@ def measure_reproducer(
     if refused:
         return dataclasses.replace(base, refused=refused)
     measured = {
-        metric: (name, _compared(results[step.before], results[step.after], name, step))
+        metric: (
+            name,
+            compare_results(
+                results[step.before], results[step.after], parse_metric_name(name), step.thresholds
+            ),
+        )
         for metric, name in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured)
@@ -262,15 +295,3 @@ def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
         return f"jax {label} stored no result of the reproducer exported on {exported_on}"
     said = error_of(result)[:202] or f": {result.status}"
     return f"jax {label} cannot run what jax {exported_on} exported{said}"
-
-
-def _compared(
-    before: StoredResult | None, after: StoredResult | None, name: str, step: Step
-) -> Comparison | None:
-    if before is None or after is None:
-        return None
-    key: MetricKey = parse_metric_name(name)
-    old, new = metric_samples(before).get(key), metric_samples(after).get(key)
-    if old is None or new is None:
-        return None
-    return compare_metric(old, new, step.thresholds, key)

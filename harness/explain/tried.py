@@ -43,7 +43,7 @@ from harness.explain.defaults import (
 from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
-from harness.steps.evidence import Step, StepSides
+from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
@@ -199,6 +199,7 @@ class DefaultsAnswer:
     )  # what the trials are judged by
     kind: str = "defaults"
     settles: bool = False
+    subject: str = "changed defaults"  # what its trials are, in the answer's words
 
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [
@@ -306,10 +307,10 @@ class ChangedDefaults:
 
     name = "defaults"
 
-    def wanted(self, step: Step) -> bool:
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return bool(step.metrics)
 
-    def gather(self, step: Step, sides: StepSides) -> DefaultsAnswer:
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> DefaultsAnswer:
         before, after = step.pair
         sides.progress(f"  defaults that changed from {before} to {after}: listing and trying them")
         listing = step.defaults_between or step.pair
@@ -341,17 +342,26 @@ class ChangedDefaults:
             f"  trying {len(planned)} changed default(s) of {before} → {after}: "
             + ", ".join(f"{trial.words()} on {trial.release}" for trial in planned)
         )
-        trial_sides = [side_of(trial, made[trial.release]) for trial in planned]
-        found = sides.together([made[before], made[after], *trial_sides], step.metrics)
-        results = {
-            trial: {
-                "before": found.get(made[before].label),
-                "after": found.get(made[after].label),
-                "trial": found.get(side.label),
-            }
-            for trial, side in zip(planned, trial_sides, strict=True)
-        }
+        results = measure_trials(step, sides, (made[before], made[after]), planned)
         return dataclasses.replace(answer, trials=planned, measured=results)
+
+
+def measure_trials(
+    step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
+) -> dict[Trial, dict[str, StoredResult | None]]:
+    """Each trial a side of one measurement with the step's two sides, until the step's metrics are
+    decided; per trial, the results it is judged by ("before", "after", "trial")."""
+    by_label = {side.release: side for side in ends}
+    trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
+    measured = sides.together([*ends, *trial_sides], step.metrics)
+    return {
+        trial: {
+            "before": measured.get(ends[0].label),
+            "after": measured.get(ends[1].label),
+            "trial": measured.get(side.label),
+        }
+        for trial, side in zip(planned, trial_sides, strict=True)
+    }
 
 
 def _commits(step: Step, listed: list[Change], sides: StepSides) -> Mapping[str, OptionCommit]:

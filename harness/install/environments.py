@@ -144,6 +144,11 @@ class Environments:
         """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
         self.fixed[label] = prepared
 
+    def hold_on(self, label: str, pins: tuple[str, ...]) -> None:
+        """``label`` holds ``pins`` besides what every release holds (a step's middle side: jax's newer
+        release with a library's older version)."""
+        self.extra = {**self.extra, label: pins}
+
     def held(self, label: str) -> tuple[str, ...]:
         return (*self.hold, *self.extra.get(label, ()))
 

@@ -18,7 +18,8 @@ DONE = ".installed"
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
     """The folder holding ``PACKAGES`` for ``interpreter``'s Python, installed once; or why it cannot be had."""
-    folder = cache / "export-tools"
+    # Absolute: the capture process runs where the script runs, not where the harness was started.
+    folder = (cache / "export-tools").resolve()
     if (folder / DONE).is_file():
         return folder
     uv = uv_command()

@@ -22,6 +22,7 @@ from harness.analysis.groups import release_key
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
 from harness.analysis.significance import Thresholds, Verdict
 from harness.catalogue.discovery import CaseInfo
+from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.metric_names import JSON, PROCESS, MetricKey
@@ -38,7 +39,18 @@ VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettle
 EMPTY = ("", "–")
 MOVED_VERDICTS = (Verdict.SLOWER, Verdict.FASTER)
 # The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
-FIRST_READ = ("the script's libraries", "none of the", "compiled programs", "where the time went")
+FIRST_READ = (
+    "the script's libraries",
+    "comes with",
+    "needs both",
+    "library or JAX",
+    "reproduces it with jax alone",
+    "does not reproduce it",
+    "Python functions whose own time moved most",
+    "none of the",
+    "compiled programs",
+    "where the time went",
+)
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
@@ -90,6 +102,7 @@ class DraftInputs:
     results: list[StoredResult]
     change: Change | None = None
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
+    reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
 
 
 def slowed(change: Change | None) -> bool:
@@ -122,6 +135,7 @@ def render(d: DraftInputs) -> str:
         f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
         "### Description",
         description(d),
+        with_jax_alone(d),
         reproduction(d),
         outputs(d),
         evidence(d),
@@ -168,10 +182,49 @@ def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> 
     return f"{env} {command}" if env else command
 
 
+def with_jax_alone(d: DraftInputs) -> str:
+    """The reproducer that needs only jax, first where it showed the change: its files beside the draft, an
+    install line per release with jax and jaxlib alone, and what the harness measured of it on both."""
+    change = d.change
+    if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
+        return ""
+    found = change.reproducer
+    metric = change.metric.metric_name
+    verdict, ratio = found.measured[metric]
+    theirs = f"×{ratio:.3g} on its `{found.counterparts.get(metric, '')}`" if ratio else verdict
+    mine = f"×{change.ratio:.3g}" if change.ratio else "–"
+    steps = [
+        "#### Reproduce with jax alone",
+        "",
+        f"`{d.reproducer}{found.script}` ({found.lines} lines) runs the programs the script compiled, "
+        f"exported with `jax.export` on jax {scrub(found.exported_on)} (the files beside it), and prints one "
+        f"JSON line: compile time, run time and temporary bytes. Measured on both releases it moved "
+        f"{theirs} (the original script: {mine} on {change.metric.quoted()})."
+        + (f" Note: {scrub(found.note)}." if found.note else ""),
+        "",
+    ]
+    for release in (change.last_good, change.first_bad):
+        pins = _jax_pins(d, release)
+        steps += [fenced(f"pip install {shlex.join([*pins, *REQUIREMENTS])}", "sh"), ""]
+    steps.append(fenced(f"cd {d.reproducer} && python {found.script}", "sh"))
+    return "\n".join(steps)
+
+
+def _jax_pins(d: DraftInputs, release: str) -> list[str]:
+    """``jax==V jaxlib==W`` of ``release`` as its short run installed them; else jax's version for both."""
+    for run in d.short_runs:
+        if run.run.release == release:
+            pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]
+            if pins:
+                return pins
+    return [f"jax=={release}", f"jaxlib=={release}"]
+
+
 def reproduction(d: DraftInputs) -> str:
     lines = len(d.short_script.splitlines())
     installs = [r for r in d.short_runs if r.install]
-    steps = ["#### Reproduce", ""]
+    heading = "#### The original script" if d.reproducer else "#### Reproduce"
+    steps = [heading, ""]
     if installs:
         # A block per release: copying one installs that release alone, into the venv made for it.
         steps += ["Make a fresh virtual environment for each release and install it there:", ""]

@@ -10,20 +10,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.explain.dumps import CompiledAnswer, ModuleChange
+from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
+from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
+from harness.explain.host_profile import HostAnswer
+from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
-from harness.steps.evidence import Found, Skipped
+from harness.steps.evidence import Found, Skipped, of_kind
 from harness.units import format_ns, format_ratio
 
 SHOWN_OPCODES = 6
 SHOWN_MODULES = 3
 SHOWN_OPS = 6
 SHOWN_DEFAULTS = 12
+SHOWN_GROUPS = 4
+SHOWN_FUNCTIONS = 4
 
 
 def why_lines(
@@ -118,7 +123,7 @@ def trial_lines(
         lines.append(f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}")
     if tried and not found:
         lines.append(
-            f"none of the {len(tried)} changed defaults tried brought the old {key.metric_name} back"
+            f"none of the {len(tried)} {answer.subject} tried brought the old {key.metric_name} back"
         )
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
@@ -171,8 +176,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
     )
     differing = [c for c in answer.changes if not (c.same_before and c.same_after)]
     if not differing:
+        texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
+        aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
         return [
-            f"{head}, the same before and after optimisation: what runs them changed, "
+            f"{head}, the same before and after optimisation{aside}: what runs them changed, "
             "not what was compiled"
         ]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
@@ -183,7 +190,13 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
         for text, names in list(alike.items())[:SHOWN_MODULES]
     ]
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
-    return [f"{head}, {len(differing)} differ" + (f", {more} not shown" if more else ""), *shown]
+    diffs = any(not c.same_text for c in differing)
+    return [
+        f"{head}, {len(differing)} differ"
+        + (f", {more} not shown" if more else "")
+        + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else ""),
+        *shown,
+    ]
 
 
 def module_text(change: ModuleChange) -> str:
@@ -202,6 +215,9 @@ def module_text(change: ModuleChange) -> str:
         parts.append(
             f"custom call {target} {old.custom_calls[target]} → {new.custom_calls[target]}"
         )
+    kinds = set(old.fusion_kinds) | set(new.fusion_kinds)
+    for kind in sorted(k for k in kinds if old.fusion_kinds[k] != new.fusion_kinds[k]):
+        parts.append(f"{kind} fusions {old.fusion_kinds[kind]} → {new.fusion_kinds[kind]}")
     if old.temp_bytes != new.temp_bytes:
         parts.append(f"temporary bytes {old.temp_bytes} → {new.temp_bytes}")
     counts = f"{sum(old.before.values())} → {sum(new.before.values())} instructions"
@@ -276,6 +292,39 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
     return [head, *([answer.note] if answer.note else []), *refused]
 
 
+def host_lines(answer: HostAnswer) -> list[str]:
+    """Where the script's host time went on each release: by group, then the functions that moved most."""
+    problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
+    if problems:
+        return [f"no Python profile to compare ({'; '.join(problems)})"]
+    groups = ", ".join(
+        f"{name} {format_ns(old)} → {format_ns(new)}"
+        for name, old, new in answer.groups()[:SHOWN_GROUPS]
+    )
+    functions = "; ".join(
+        f"`{name}` {format_ns(old)} → {format_ns(new)} ({old_calls} → {new_calls} calls)"
+        for name, _, old, new, old_calls, new_calls in answer.moved(SHOWN_FUNCTIONS)
+    )
+    head = f"host time by where it lives (one process each under cProfile): {groups}"
+    return [
+        head,
+        *([f"Python functions whose own time moved most: {functions}"] if functions else []),
+    ]
+
+
+def matched_lines(answer: MatchedFlags) -> list[str]:
+    """Which flags were tried for the names XLA compiled on one release only, or why none was."""
+    names = ", ".join(answer.names)
+    if answer.problem:
+        return [f"flags named like {names} not tried: {answer.problem}"]
+    if not answer.trials:
+        return [f"no flag of {answer.after}'s jaxlib is named like {names}"]
+    flags = ", ".join(f"`{trial.words()}`" for trial in answer.trials)
+    return [
+        f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"
+    ]
+
+
 def skipped_lines(skipped: Skipped) -> list[str]:
     return [f"{skipped.name} not asked: {skipped.reason}"]
 
@@ -283,9 +332,11 @@ def skipped_lines(skipped: Skipped) -> list[str]:
 # Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
 STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
     (ReproducerAnswer, reproducer_lines),
+    (MatchedFlags, matched_lines),  # before its base class, whose lines it does not share
     (DefaultsAnswer, defaults_listing),
     (CompiledAnswer, compiled_lines),
     (ProfileAnswer, profile_lines),
+    (HostAnswer, host_lines),
     (Skipped, skipped_lines),
 )
 
@@ -297,7 +348,7 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
         if isinstance(found, DefaultsAnswer):
-            by_kind["defaults"] += data["metrics"]
+            by_kind.setdefault(found.kind, []).extend(data["metrics"])
         else:
             name = "profiles" if found.kind == "profile" else found.kind
             by_kind.setdefault(name, []).append({k: v for k, v in data.items() if k != "kind"})
@@ -315,6 +366,9 @@ def libraries_line(setting: Setting, before: str, after: str) -> str:
         )
     if not libraries.versions:
         return ""
+    split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
+    if split is not None:
+        return held_line(split)
     held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
     moved = libraries.moved(before, after)
     if not moved:
@@ -332,6 +386,43 @@ def libraries_line(setting: Setting, before: str, after: str) -> str:
         f"`{jax_only}` measures the two jax releases with {name} held; `{library_only}` measures "
         f"{name}'s own releases on jax {after}"
     )
+
+
+def held_line(answer: HeldAnswer) -> str:
+    """Library or JAX in one line: which part of the step moved as the step did, with the middle side
+    measured between its two releases (the libraries that moved held)."""
+    moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
+    if not answer.middle:
+        return f"library or JAX not told apart ({moved}): {answer.problem}"
+    held = ", ".join(f"{name} {version}" for name, version in answer.held().items())
+    other = answer.before if answer.jax_of_middle == answer.after else answer.after
+    said = {
+        JAX: f"comes with jax {answer.after} ({held} held)",
+        LIBRARIES: f"comes with the libraries: {moved} (jax {answer.jax_of_middle} held)",
+        BOTH: f"needs both: jax {other} → {answer.jax_of_middle} and {moved}",
+        APART: "library or JAX not told apart",
+    }
+    by_answer: dict[str, list[str]] = {}
+    for metric, parts in answer.parts.items():
+        by_answer.setdefault(parts.comes_with(), []).append(metric)
+    clauses = []
+    for verdict, metrics in by_answer.items():
+        parts = answer.parts[metrics[0]]
+        figures = "; ".join(
+            f"{who} {_said(found)}"
+            for who, found in (("jax's part", parts.jax), ("the libraries'", parts.libraries))
+        )
+        more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
+        clauses.append(f"{said[verdict]} on {metrics[0]}{more} ({figures})")
+    return "; ".join(clauses)
+
+
+def _said(found: Comparison | None) -> str:
+    if found is None:
+        return "not measured"
+    if found.verdict in (Verdict.FASTER, Verdict.SLOWER):
+        return f"{format_ratio(found.ratio)} {found.said}"
+    return found.said
 
 
 def _command(setting: Setting, words: list[str]) -> str:

@@ -78,9 +78,13 @@ class Evidence(Protocol):
 
     name: str
 
-    def wanted(self, step: Step) -> bool: ...
+    def wanted(self, step: Step, found: tuple[Found, ...]) -> bool:
+        """Whether to ask for ``step``, given what the kinds before it ``found``."""
+        ...
 
-    def gather(self, step: Step, sides: StepSides) -> Found: ...
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...]) -> Found:
+        """What this kind finds for ``step``, knowing what the kinds before it ``found``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,16 @@ class StepSides:
         prepared = self.prober.prepared(label)
         return prepared.note if isinstance(prepared, Probe) else prepared
 
+    def held_side(self, release: str, pins: Sequence[str]) -> Side | str:
+        """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
+        its environment ready; or why there is none."""
+        label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
+        environments = self.prober.environments
+        assert environments is not None
+        self.prober.envs.setdefault(label, self.prober.envs[release])
+        environments.hold_on(label, tuple(pins))
+        return self.side(label)
+
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> str:
@@ -137,10 +151,7 @@ class StepSides:
     ) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
         are decided; each side's stored result by label."""
-        settings = dataclasses.replace(
-            self.prober.settings_for(self.prober.processes, CHANGES, 2),
-            decide_metrics=tuple(metrics) or None,
-        )
+        settings = self.prober.settings_for(self.prober.processes, CHANGES, 2, metrics)
         return {
             side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
         }
@@ -167,7 +178,7 @@ def gather(
     """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out."""
     found: list[Found] = []
     for kind in kinds:
-        if not kind.wanted(step):
+        if not kind.wanted(step, tuple(found)):
             continue
         if budget is not None and (left := budget.left()) is not None and left <= 0:
             found.append(
@@ -175,7 +186,7 @@ def gather(
             )
             continue
         started = time.monotonic()
-        answer = kind.gather(step, sides)
+        answer = kind.gather(step, sides, tuple(found))
         sides.progress(f"  {kind.name}: {time.monotonic() - started:.0f} s")
         found.append(answer)
         if answer.settles:

@@ -151,25 +151,13 @@ class Judge:
         measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
-            return Judgement(
-                release,
-                ReleaseVerdict.SKIPPED,
-                problem or measurement.note,
-                measurement.note,
-                result,
-            )
+            return _skipped(measurement, problem or measurement.note)
         if release == self.good:
             return self._good_endpoint(measurement)
         if self.good_result is None:
             raise ValueError("the good endpoint must be judged before any other release")
         if self.metric is not None and self.metric not in metric_samples(result):
-            return Judgement(
-                release,
-                ReleaseVerdict.SKIPPED,
-                f"its result has no {self.metric.metric_name}",
-                measurement.note,
-                result,
-            )
+            return _skipped(measurement, f"its result has no {self.metric.metric_name}")
         if release == self.bad:
             return self._bad_endpoint(measurement)
         if self.bad_result is None:
@@ -362,3 +350,10 @@ class Judge:
             vs_good=vs_good,
             vs_bad=vs_bad,
         )
+
+
+def _skipped(measurement: Probe, why: str) -> Judgement:
+    """A release left out of the search, and why: no usable result, or none of the metric."""
+    return Judgement(
+        measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note, measurement.result
+    )

@@ -176,9 +176,12 @@ class ReleaseProber:
                 probes.append(Probe(each, found, note))
         return tuple(probes)
 
-    def settings_for(self, processes: int, decide: str, sides: int) -> Settings:
+    def settings_for(
+        self, processes: int, decide: str, sides: int, metrics: Sequence[str] = ()
+    ) -> Settings:
         """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with ``decide``
-        (and sides to compare, and a most to go to), measured until decided."""
+        (and sides to compare, and a most to go to), measured until decided: on ``metrics``, else on the
+        prober's own."""
         deciding = decide != "off" and self.max_processes is not None and sides > 1
         return dataclasses.replace(
             self.settings,
@@ -187,7 +190,7 @@ class ReleaseProber:
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
-            decide_metrics=(self.decide_metrics or None) if deciding else None,
+            decide_metrics=(tuple(metrics) or self.decide_metrics or None) if deciding else None,
             decide_budget_s=self.time_budget if deciding else None,
         )
 

@@ -77,6 +77,24 @@ class ProbeRow:
 
 
 @dataclass(frozen=True)
+class Reproduced:
+    """A reproducer with jax alone as a bisect answer names it: its folder and script beside the answer,
+    the release that exported its programs, and per metric of the script its counterpart's verdict."""
+
+    folder: str  # ``<stem>-reproducer/``
+    script: str  # ``repro_<digest>.py``
+    exported_on: str
+    lines: int
+    measured: dict[str, tuple[str, float | None]]  # metric → (verdict, ratio) of its counterpart
+    counterparts: dict[str, str]  # metric → the reproducer's metric that shows it
+    note: str = ""  # the capture's own: a cap reached, equinox's checks left out
+
+
+REPRODUCER_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-reproducer/$")
+REPRODUCER_SCRIPT = re.compile(r"^repro_[0-9a-f]{10}\.py$")
+
+
+@dataclass(frozen=True)
 class Change:
     metric: (
         MetricKey | None
@@ -98,6 +116,15 @@ class Change:
         str, ...
     ] = ()  # the bisect's lines on why: changed defaults tried, compiled programs compared
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
+    reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
+
+    def reproduced(self) -> bool:
+        """Whether the reproducer moved as the change did on its metric: it can lead the draft."""
+        found = self.reproducer
+        if found is None or self.metric is None or self.ratio is None:
+            return False
+        verdict, ratio = found.measured.get(self.metric.metric_name, ("", None))
+        return verdict in MOVED.values() and ratio is not None and (ratio > 1) == (self.ratio > 1)
 
     @property
     def ratio(self) -> float | None:
@@ -197,7 +224,41 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
             " ".join(line.split()) for line in data.get("why") or [] if isinstance(line, str)
         ),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
+        reproducer=_reproducer(data.get("reproducer"), (before, after)),
     )
+
+
+def _reproducer(found: Any, ends: tuple[str, str]) -> Reproduced | None:
+    """The reproducer of the change's two releases the answer names, where its folder and script are plain
+    names of the shape the harness writes (never a path elsewhere) and it was measured."""
+    for entry in found if isinstance(found, list) else []:
+        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
+            continue
+        folder, script = entry.get("folder"), entry.get("script")
+        if not (isinstance(folder, str) and REPRODUCER_FOLDER.match(folder) and ".." not in folder):
+            continue
+        if not (isinstance(script, str) and REPRODUCER_SCRIPT.match(script)):
+            continue
+        measured, counterparts = {}, {}
+        for metric, said in (entry.get("measured") or {}).items():
+            if isinstance(metric, str) and isinstance(said, dict):
+                verdict = said.get("verdict")
+                measured[metric] = (
+                    verdict if isinstance(verdict, str) else "",
+                    _number(said.get("ratio")),
+                )
+                counterparts[metric] = str(said.get("counterpart", ""))[:64]
+        lines = entry.get("lines")
+        return Reproduced(
+            folder,
+            script,
+            str(entry.get("exported_on", ""))[:64],
+            lines if isinstance(lines, int) else 0,
+            measured,
+            counterparts,
+            " ".join(str(entry.get("note", "")).split())[:300],
+        )
+    return None
 
 
 # What a bisect answer may name as its dumps' folder: one plain name beside it, never a path elsewhere.

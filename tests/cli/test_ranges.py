@@ -105,3 +105,10 @@ def test_a_case_takes_no_libraries(tmp_path):
     for more in (["--with", "equinox"], ["--deps", "newest"], ["--hold", "equinox==1"]):
         with pytest.raises(UsageError, match="for --script FILE: a case needs nothing but JAX"):
             check(parse(["triage", "--case", "scan_sync", "--results", str(tmp_path / "r"), *more]))
+
+
+def test_the_why_is_bounded_by_a_budget_of_seconds_or_not_at_all(tmp_path):
+    assert range_options(tmp_path).why_budget_s is None
+    assert range_options(tmp_path, "--why-budget", "90").why_budget_s == 90.0
+    with pytest.raises(UsageError, match="--why-budget: '-5' must be a finite positive number"):
+        range_options(tmp_path, "--why-budget", "-5")

@@ -1,5 +1,6 @@
 """``issue``: whether the draft has a change to show decides whether a progress line comes before its answer."""
 
+import dataclasses
 import fcntl
 import json
 import shutil
@@ -21,6 +22,7 @@ from harness.commands.issue import (
 )
 from harness.errors import UsageError
 from harness.install.venvs import ReleaseEnv
+from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
 from harness.store.schema import Settings
 from harness.upstream.change import Change
@@ -232,6 +234,40 @@ def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_pat
     assert (
         issue.copy_dumps(
             Change(None, "../..", "0.4.30", dumps="bisect-x-compiled/"), reports, drafts, "c"
+        )
+        == ""
+    )
+
+
+def test_the_reproducer_is_copied_beside_the_draft_only_where_it_showed_the_change(tmp_path):
+    from harness.upstream.change import Reproduced
+
+    reports, drafts = tmp_path / "reports", tmp_path / "reports" / "issues"
+    kept = reports / "bisect-x-reproducer"
+    (kept / "captured" / "0.4.31").mkdir(parents=True)
+    for name in ("repro_0123456789.py", "programs.json", "program_01.jaxexport", "program_01.npz"):
+        (kept / name).write_text(name)
+    (kept / "notes.txt").write_text("not ours")
+    (tmp_path / "secret.txt").write_text("private")
+    (kept / "program_02.npz").symlink_to(tmp_path / "secret.txt")
+    drafts.mkdir()
+    metric = "two_scans.wall_ns"
+    found = Reproduced(
+        "bisect-x-reproducer/", "repro_0123456789.py", "0.4.31", 34, {metric: ("slower", 1.3)}, {}
+    )
+    change = Change(parse_metric_name(metric), "0.4.31", "0.4.33", 2.2e8, 2.9e8, reproducer=found)
+    assert issue.copy_reproducer(change, reports, drafts, "s") == "s-reproducer/"
+    copied = sorted(p.name for p in (drafts / "s-reproducer").iterdir())
+    assert copied == [
+        "program_01.jaxexport",
+        "program_01.npz",
+        "programs.json",
+        "repro_0123456789.py",
+    ]
+    unchanged = dataclasses.replace(found, measured={metric: ("unchanged", 1.0)})
+    assert (
+        issue.copy_reproducer(
+            dataclasses.replace(change, reproducer=unchanged), reports, drafts, "t"
         )
         == ""
     )

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.explain.dumps import CompiledAnswer, compare_dumps, dump_flags, opcodes, read_dump
+from harness.explain.dumps import (
+    CompiledAnswer,
+    compare_dumps,
+    diff_name,
+    dump_flags,
+    fusion_kinds,
+    opcodes,
+    read_dump,
+    write_diffs,
+)
 from harness.render.why import compiled_lines, module_text
 
 DUMPS = Path(__file__).parent.parent / "fixtures" / "dumps"
@@ -62,6 +71,41 @@ def test_a_program_changed_only_after_optimisation_points_at_xla_s_compiler(tmp_
     assert change.hint().endswith("XLA's compiler changed it")
 
 
+def test_the_same_instructions_with_another_fusion_kind_or_other_buffers_are_not_the_same_program(
+    tmp_path,
+):
+    """Counting opcodes cannot see a fusion that changed kind or backend, nor a buffer assignment that grew."""
+    line = "fusion(dot.0), kind=kLoop, calls=fused_computation"
+    new = copied(tmp_path, "0.4.33")
+    custom = 'fusion(dot.0), kind=kCustom, calls=fused_computation, backend_config={"kind":"__xnn_fusion"}'
+    edit(new, AFTER, line, custom)
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
+    assert change.old.after == change.new.after, "the same opcodes"
+    assert not change.same_after
+    assert "kCustom(__xnn_fusion) fusions 0 → 1; kLoop fusions 1 → 0" in module_text(change)
+    assert fusion_kinds(f"  f = f32[2] {line}") == {"kLoop": 1}
+    grown = read_dump(DUMPS / "0.4.33")["jit_f"]
+    grown.temp_bytes = (grown.temp_bytes or 0) * 6
+    [bigger] = compare_dumps(read_dump(DUMPS / "0.4.31"), {"jit_f": grown})
+    assert bigger.old.after == bigger.new.after and not bigger.same_after
+    assert "temporary bytes" in module_text(bigger)
+
+
+def test_a_text_diff_without_numbers_and_metadata_is_kept_beside_the_dumps(tmp_path):
+    [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(DUMPS / "0.4.33"))
+    assert change.same_after and not change.same_text, "0.4.33 annotates the loop's trip count"
+    diff = change.diff()
+    assert diff[:2] == ["--- before", "+++ after"]
+    changed = [line for line in diff[2:] if line[:1] in "+-"]
+    assert len(changed) == 2 and all("while(tuple)" in line for line in changed)
+    assert not any("metadata=" in line or "dot.0" in line for line in diff), "normalised"
+    (tmp_path / "stale.diff").write_text("old")
+    write_diffs(tmp_path, [change])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [diff_name(change)] == ["jit_f.diff"]
+    [head] = compiled_lines(CompiledAnswer("0.4.31", "0.4.33", [change], "s/"))
+    assert "the same before and after optimisation (only the text of `jit_f.diff` differs)" in head
+
+
 def test_a_program_changed_before_and_after_optimisation_points_at_jax_s_lowering(tmp_path):
     new = copied(tmp_path, "0.4.33")
     edit(
@@ -104,7 +148,7 @@ def test_modules_that_changed_come_first_and_only_they_are_said_with_where_the_d
     head, *modules = compiled_lines(answer)
     assert head == (
         "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `s-compiled/<release>/`): 2 module(s) compared, "
-        "1 differ"
+        "1 differ (text diffs in `s-compiled/<module>.diff`)"
     )
     assert [line.split(":")[0] for line in modules] == ["compiled jit_f"], (
         "only the modules that differ"
@@ -124,7 +168,7 @@ def test_modules_changed_alike_are_said_once(tmp_path):
     head, line = compiled_lines(
         CompiledAnswer("0.4.31", "0.4.33", compare_dumps(read_dump(old), read_dump(new)), "s/")
     )
-    assert head.endswith("2 module(s) compared, 2 differ")
+    assert head.endswith("2 module(s) compared, 2 differ (text diffs in `s/<module>.diff`)")
     assert line.startswith(
         "compiled jit_f #1, jit_f #2: before optimisation same; after: copy 2 → 3;"
     )

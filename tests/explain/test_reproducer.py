@@ -87,3 +87,53 @@ def test_a_program_exported_on_one_release_runs_on_the_next_with_jax_alone(tmp_p
         found = json.loads(line)
         assert found["run_ms"] > 0 and found["compile_ms"] > 0, (version, found)
         assert {"p1_call_ms", "p2_call_ms", "p1_temp_bytes"} <= set(found), found
+
+
+def test_a_release_that_cannot_run_the_others_export_is_said_in_one_line():
+    from pathlib import Path
+
+    from harness.explain.reproducer import _refusal
+    from harness.store.results import StoredResult
+    from tests.conftest import derive, real_result
+
+    error = "exit code 1\nValueError: Unsupported serialization version 10"
+    data = derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30", status="failed")
+    for process in data["processes"]:
+        process.update(status="failed", detail=error)
+    failed = StoredResult.from_document(Path("x.json"), data)
+    assert _refusal("0.4.30", "0.4.33", failed) == (
+        "jax 0.4.30 cannot run what jax 0.4.33 exported: ValueError: Unsupported serialization version 10"
+    )
+    assert _refusal("0.4.30", "0.4.33", None).startswith("jax 0.4.30 stored no result")
+    ok = StoredResult.from_document(Path("y.json"), real_result("async_dispatch-0.12.0.1"))
+    assert _refusal("0.4.33", "0.4.33", ok) == ""
+
+
+def test_programs_that_call_back_into_python_are_captured_again_without_equinox_s_checks(
+    monkeypatch, tmp_path
+):
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    calls = []
+
+    def capture(sides, label, folder, env=None):
+        calls.append((label, env))
+        if env is None:
+            return f"jax {label} exported no program: NotImplementedError: serialization of host_callbacks"
+        return {"jax": label, "programs": [{"name": "solve"}], "note": ""}
+
+    monkeypatch.setattr(reproducer, "capture", capture)
+    found = reproducer.capture_both(FakeProgress(), step(), tmp_path)
+    assert [env for _, env in calls] == [
+        None,
+        None,
+        {"EQX_ON_ERROR": "nan"},
+        {"EQX_ON_ERROR": "nan"},
+    ]
+    assert all(listing["note"] == reproducer.CHECKS_LEFT_OUT for listing in found.values())
+
+
+class FakeProgress:
+    def progress(self, line):
+        pass

@@ -452,6 +452,37 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
     assert "Why, as far as measured" not in render(draft_inputs())
 
 
+def test_a_reproducer_that_showed_the_change_leads_the_draft_with_jax_alone():
+    from harness.upstream.change import Reproduced
+
+    measured = {WALL.metric_name: ("slower", 1.29)}
+    found = dataclasses.replace(
+        change(),
+        reproducer=Reproduced(
+            "bisect-x-reproducer/",
+            "repro_0123456789.py",
+            "0.4.31",
+            34,
+            measured,
+            {WALL.metric_name: "json.run_ms"},
+        ),
+    )
+    text = render(draft_inputs(change=found, reproducer="scan_sync-reproducer/"))
+    alone, original = text.split("#### Reproduce with jax alone", 1)[1].split(
+        "#### The original script"
+    )
+    assert "python scan_sync.py" in original, "the user's script kept, after it"
+    assert "`scan_sync-reproducer/repro_0123456789.py` (34 lines)" in alone
+    assert "×1.29 on its `json.run_ms` (the original script: ×1.33" in alone
+    installs = [line for line in alone.splitlines() if line.startswith("pip install")]
+    assert installs == [
+        "pip install jax==0.4.31 jaxlib==0.4.31 flatbuffers absl-py",
+        "pip install jax==0.4.33 jaxlib==0.4.33 flatbuffers absl-py",
+    ], "jax and jaxlib alone, and what jax.export needs to read a module"
+    assert text.index("with jax alone") < text.index("The original script")
+    assert "#### Reproduce\n" in render(draft_inputs()), "without one, the script reproduces"
+
+
 def first_screen(text: str) -> str:
     return text.split("-->", 1)[1].split("#### Reproduce", 1)[0]
 

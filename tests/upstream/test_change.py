@@ -1,5 +1,6 @@
 """The change a draft is about: from a stored bisect answer, --good/--bad and stored results, or the script's output."""
 
+import dataclasses
 import json
 import os
 
@@ -286,3 +287,49 @@ def test_dumps_of_another_step_or_that_failed_are_not_the_change_s():
             [answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu"
         )
         assert change is not None and change.dumps == ""
+
+
+def reproducer_entry(**changes):
+    entry = {
+        "before": "0.4.31",
+        "after": "0.4.33",
+        "folder": "bisect-x-reproducer/",
+        "script": "repro_0123456789.py",
+        "exported_on": "0.4.31",
+        "lines": 34,
+        "measured": {
+            "two_scans.wall_ns": {"counterpart": "json.run_ms", "verdict": "slower", "ratio": 1.3}
+        },
+    }
+    return entry | changes
+
+
+@pytest.mark.parametrize(
+    ("entry", "kept"),
+    [
+        (reproducer_entry(), True),
+        (reproducer_entry(folder="../x-reproducer/"), False),
+        (reproducer_entry(script="../../etc/passwd"), False),
+        (reproducer_entry(before="0.4.30"), False),
+        ("text", False),
+    ],
+)
+def test_a_reproducer_is_the_change_s_only_by_plain_names_of_its_own_step(entry, kept):
+    answer = metric_answer(reproducer=[entry])
+    change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert change is not None and (change.reproducer is not None) == kept
+
+
+def test_a_reproducer_leads_only_where_it_moved_as_the_change_did():
+    def change_with(verdict, ratio, after_ns=2.9e8):
+        said = {"counterpart": "json.run_ms", "verdict": verdict, "ratio": ratio}
+        entry = reproducer_entry(measured={"two_scans.wall_ns": said})
+        answer = metric_answer(reproducer=[entry])
+        found = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+        assert found is not None and found.reproducer is not None
+        return dataclasses.replace(found, before_ns=2.2e8, after_ns=after_ns)
+
+    assert change_with("slower", 1.3).reproduced()
+    assert not change_with("unchanged", 1.0).reproduced()
+    assert not change_with("faster", 0.7).reproduced(), "the other way from the change"
+    assert change_with("faster", 0.7, after_ns=1.1e8).reproduced()

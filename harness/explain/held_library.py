@@ -1,0 +1,159 @@
+"""Library or JAX: where a script's declared library changed version along with jax, the step measured
+again with the library held, in the same triage.
+
+The step's two sides and a third in between — the newer jax with the libraries that moved held at the
+older release's versions (or, where that cannot be had, the older jax with the newer's) — are measured
+together until the step's metrics are decided.  The part of the step between the middle side and each end
+is jax's or the libraries': a step that comes with the libraries settles the why (jax's defaults, dumps and
+profiles are not asked), one that comes with jax goes on to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.analysis.metrics import compare_results
+from harness.analysis.significance import Comparison, Verdict
+from harness.install.commit_venvs import is_commit_label
+from harness.measure.sides import Side
+from harness.metric_names import parse_metric_name
+from harness.steps.evidence import Found, Step, StepSides
+from harness.store.results import StoredResult
+
+JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
+MOVED = (Verdict.FASTER, Verdict.SLOWER)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One metric of the step split at the middle side: the whole step, the part jax's change made (the
+    libraries held) and the part the libraries' change made (jax held), each as measured together."""
+
+    whole: Comparison | None
+    jax: Comparison | None
+    libraries: Comparison | None
+
+    def comes_with(self) -> str:
+        """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole step did
+        (the other did not move that way: unchanged, or too close to tell)."""
+        if self.whole is None or self.whole.verdict not in MOVED:
+            return APART
+        jax, libraries = (
+            part is not None and part.verdict == self.whole.verdict
+            for part in (self.jax, self.libraries)
+        )
+        if jax and libraries:
+            return BOTH
+        return JAX if jax else LIBRARIES if libraries else APART
+
+    @property
+    def jax_unchanged(self) -> bool:
+        return self.jax is not None and self.jax.verdict is Verdict.UNCHANGED
+
+
+@dataclass(frozen=True)
+class HeldAnswer:
+    """The step measured with its moved libraries held: the middle side, and each metric's parts."""
+
+    before: str
+    after: str
+    moved: Mapping[str, tuple[str, str]]  # name → (before's version, after's)
+    middle: str = ""  # the middle side's label ("": none could be had)
+    jax_of_middle: str = ""  # the jax release the middle side runs: the newer's, or the older's
+    parts: Mapping[str, Parts] = field(default_factory=dict)
+    problem: str = ""  # why the step could not be split
+    kind: str = "library"
+
+    @property
+    def settles(self) -> bool:
+        """Whether the step comes with the libraries alone on every metric it moved, jax's part shown
+        unchanged: jax's defaults, programs and profiles are then not the cause, and not asked."""
+        parts = self.parts.values()
+        return bool(parts) and all(
+            each.comes_with() == LIBRARIES and each.jax_unchanged for each in parts
+        )
+
+    def held(self) -> dict[str, str]:
+        """The libraries the middle side holds, at the versions it holds them."""
+        newer_jax = self.jax_of_middle == self.after
+        return {name: old if newer_jax else new for name, (old, new) in self.moved.items()}
+
+    def data(self) -> dict[str, Any]:
+        def said(found: Comparison | None) -> dict[str, Any] | None:
+            return None if found is None else {"verdict": found.verdict, "ratio": found.ratio}
+
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "moved": {name: list(versions) for name, versions in self.moved.items()},
+            "middle": self.middle,
+            "jax_of_middle": self.jax_of_middle,
+            "held": self.held() if self.middle else {},
+            "metrics": {
+                metric: {
+                    "comes_with": parts.comes_with(),
+                    "whole": said(parts.whole),
+                    "jax": said(parts.jax),
+                    "libraries": said(parts.libraries),
+                }
+                for metric, parts in self.parts.items()
+            },
+            "problem": self.problem,
+        }
+
+
+class HeldLibrary:
+    """Asked first, for a plain script's step whose declared libraries moved along with jax."""
+
+    name = "library"
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        return (
+            bool(step.script and step.libraries and step.metrics)
+            and not any(map(is_commit_label, step.pair))
+            and "+" not in step.before + step.after  # a library's own releases: jax already held
+        )
+
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> HeldAnswer:
+        answer = HeldAnswer(step.before, step.after, dict(step.libraries))
+        ends = [sides.side(label) for label in step.pair]
+        for end in ends:
+            if not isinstance(end, Side):
+                return dataclasses.replace(answer, problem=end)
+        before, after = (end for end in ends if isinstance(end, Side))
+        middle, jax_of_middle, problems = None, "", []
+        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
+        for release, which in ((step.after, 0), (step.before, 1)):
+            pins = tuple(f"{name}=={versions[which]}" for name, versions in step.libraries.items())
+            sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
+            held = sides.held_side(release, pins)
+            if isinstance(held, Side):
+                middle, jax_of_middle = held, release
+                break
+            problems.append(held)
+        if middle is None:
+            return dataclasses.replace(answer, problem="; ".join(problems))
+        measured = sides.together([before, middle, after], step.metrics)
+        ours = [measured.get(side.label) for side in (before, middle, after)]
+        parts = {metric: _parts(ours, metric, step, jax_of_middle) for metric in step.metrics}
+        return dataclasses.replace(
+            answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
+        )
+
+
+def _parts(
+    results: list[StoredResult | None], metric: str, step: Step, jax_of_middle: str
+) -> Parts:
+    before, middle, after = results
+    key, thresholds = parse_metric_name(metric), step.thresholds
+    first = compare_results(before, middle, key, thresholds)
+    second = compare_results(middle, after, key, thresholds)
+    whole = compare_results(before, after, key, thresholds)
+    # The middle side runs the newer jax: the first part is jax's; else the first part is the libraries'.
+    if jax_of_middle == step.after:
+        return Parts(whole, first, second)
+    return Parts(whole, second, first)

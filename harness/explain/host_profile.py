@@ -1,0 +1,184 @@
+"""Where a script's host time went: one process per release under ``cProfile``, the Python functions whose
+own time moved most, grouped by where they live (jax, jaxlib, a library, the script, Python itself).
+
+Asked where a step is not shown in the compiled programs (the reproducer did not move, or there is none): a
+change in tracing, dispatch, pytrees or a library's Python.  The process (outside the timed ones, its result
+thrown away) runs the script with ``HARNESS_PYTHON_PROFILE`` naming a file the start-up hook writes with
+``cProfile``'s ``dump_stats``; it is read and removed.  A function is named by its file below
+``site-packages`` (``jax/_src/tree_util.py:tree_flatten``), never by a path on this machine, so nothing of a
+home folder reaches a page.  cProfile slows Python calls: both releases' processes alike, so the functions
+are compared with each other, not with the timed processes.
+"""
+
+from __future__ import annotations
+
+import pstats
+import re
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any
+
+from harness.analysis.significance import Verdict
+from harness.explain.reproducer import ReproducerAnswer
+from harness.install.commit_venvs import is_commit_label
+from harness.measure.sides import Side
+from harness.steps.evidence import Found, Step, StepSides, of_kind
+
+PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"  # as harness.measure.script_hook reads it
+SHOWN_FUNCTIONS = 8
+SCRIPT, PYTHON, OTHER = "script", "python", "other"
+# A builtin as cProfile names it: ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
+BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
+
+
+@dataclass
+class HostTimes:
+    """One profiled process: each function's own time (ns) and calls, by its name as a page shows it."""
+
+    own_ns: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+    where: dict[str, str] = field(default_factory=dict)  # a function's name → its group
+
+    def by_group(self) -> Counter[str]:
+        totals: Counter[str] = Counter()
+        for name, own in self.own_ns.items():
+            totals[self.where[name]] += own
+        return totals
+
+
+def place(filename: str, function: str, script: str) -> tuple[str, str]:
+    """A profiled function's group and the name a page shows: ``("jax", "jax/_src/api.py:jit")``."""
+    if filename == "~":  # a builtin: its owner's module says where it lives
+        found = BUILTIN_OWNER.search(function)
+        owner = next((part for part in found.groups() if part), "") if found else ""
+        top = owner.split(".")[0] if "." in owner else ""
+        return (top if top not in ("", "builtins") else PYTHON), function
+    path = PurePath(filename)
+    if "site-packages" in path.parts:
+        below = path.parts[path.parts.index("site-packages") + 1 :]
+        top = below[0].removesuffix(".py") if below else OTHER
+        return top, f"{'/'.join(below)}:{function}"
+    if path.name == PurePath(script).name:
+        return SCRIPT, f"{path.name}:{function}"
+    if re.search(r"python3\.\d+$", str(path.parent)) or "<frozen" in filename:
+        return PYTHON, f"{path.name}:{function}"
+    return OTHER, f"{path.name}:{function}"
+
+
+def read_profile(path: Path, script: str) -> HostTimes | str:
+    """The functions ``cProfile`` recorded in ``path``, or why there are none."""
+    try:
+        stats = pstats.Stats(str(path))
+    except (OSError, EOFError, ValueError, TypeError) as exc:
+        return f"its profile could not be read ({type(exc).__name__})"
+    found = HostTimes()
+    for (filename, _line, function), row in stats.stats.items():  # type: ignore[attr-defined]
+        calls, own_seconds = row[1], row[2]
+        group, name = place(filename, function, script)
+        found.own_ns[name] += round(own_seconds * 1e9)
+        found.calls[name] += calls
+        found.where[name] = group
+    return found if found.own_ns else "the profile recorded no function"
+
+
+@dataclass(frozen=True)
+class HostAnswer:
+    """Where the host time of a step's two releases went, one process each under cProfile."""
+
+    before: str
+    after: str
+    old: HostTimes | str  # a release's functions, or why there are none
+    new: HostTimes | str
+    kind: str = "host"
+    settles: bool = False
+
+    def sides(self) -> tuple[tuple[str, HostTimes | str], tuple[str, HostTimes | str]]:
+        return (self.before, self.old), (self.after, self.new)
+
+    def groups(self) -> list[tuple[str, int, int]]:
+        """Each group's own time on both releases (ns), the one that moved most first."""
+        if isinstance(self.old, str) or isinstance(self.new, str):
+            return []
+        old, new = self.old.by_group(), self.new.by_group()
+        names = sorted(set(old) | set(new), key=lambda g: -abs(new[g] - old[g]))
+        return [(name, old[name], new[name]) for name in names]
+
+    def moved(self, count: int = SHOWN_FUNCTIONS) -> list[tuple[str, str, int, int, int, int]]:
+        """The functions whose own time moved most: (name, group, old ns, new ns, old calls, new calls)."""
+        if isinstance(self.old, str) or isinstance(self.new, str):
+            return []
+        old, new = self.old, self.new
+        names = sorted(
+            set(old.own_ns) | set(new.own_ns),
+            key=lambda n: -abs(new.own_ns[n] - old.own_ns[n]),
+        )
+        return [
+            (
+                name,
+                new.where.get(name) or old.where[name],
+                old.own_ns[name],
+                new.own_ns[name],
+                old.calls[name],
+                new.calls[name],
+            )
+            for name in names[:count]
+        ]
+
+    def data(self) -> dict[str, Any]:
+        def side(times: HostTimes | str) -> object:
+            return {"problem": times} if isinstance(times, str) else dict(times.by_group())
+
+        return {
+            "kind": self.kind,
+            "before": self.before,
+            "after": self.after,
+            "groups": [side(self.old), side(self.new)],
+            "functions": [
+                dict(
+                    zip(
+                        ("name", "group", "old_ns", "new_ns", "old_calls", "new_calls"),
+                        row,
+                        strict=True,
+                    )
+                )
+                for row in self.moved()
+            ],
+        }
+
+
+class HostProfile:
+    """Asked for a plain script's step that the compiled programs do not show."""
+
+    name = "host"
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        if not step.script or not step.metrics or any(map(is_commit_label, step.pair)):
+            return False
+        reproducer = of_kind(found, ReproducerAnswer)
+        return reproducer is None or not shown_in_programs(reproducer)
+
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> HostAnswer:
+        sides.progress(f"  where {step.script}'s host time goes: one process each under cProfile")
+        old, new = (host_times(sides, label, step.script) for label in step.pair)
+        return HostAnswer(step.before, step.after, old, new)
+
+
+def shown_in_programs(answer: ReproducerAnswer) -> bool:
+    """Whether the reproducer moved on every counterpart it measured: the step is in the programs."""
+    compared = [found for _, found in answer.measured.values()]
+    moved = (Verdict.FASTER, Verdict.SLOWER)
+    return bool(compared) and all(c is not None and c.verdict in moved for c in compared)
+
+
+def host_times(sides: StepSides, label: str, script: str) -> HostTimes | str:
+    side = sides.side(label)
+    if not isinstance(side, Side):
+        return side
+    with tempfile.TemporaryDirectory(prefix="harness-host-") as folder:
+        path = Path(folder) / "profile.pstats"
+        ended = sides.one_more_process(side, env={PYTHON_PROFILE: str(path)})
+        if not path.is_file():
+            return f"the process wrote no profile (its process: {ended})"
+        return read_profile(path, script)

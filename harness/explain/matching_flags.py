@@ -1,0 +1,120 @@
+"""Flags named like what XLA compiled anew, tried even though their defaults did not change.
+
+A step whose compiled programs differ after optimisation by a fusion's kind or backend, or by a custom
+call's target (a new ``kCustom(__xnn_fusion)``, a ``__onednn$matmul`` gone), may come from a flag that
+has kept its default while what it governs changed underneath it.  The newer release's XLA flags whose
+names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``; ``onednn`` →
+``xla_cpu_use_onednn``) are each set to their other value on the newer release, in one measurement with
+the step's two sides, and judged as a changed default set back is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from harness.explain.defaults import XLA, Change, Option, relevant
+from harness.explain.dumps import CompiledAnswer, Module
+from harness.explain.tried import DefaultsAnswer, Trial, measure_trials, xla_flags
+from harness.measure.sides import Side
+from harness.steps.evidence import Found, Step, StepSides, of_kind
+
+MAX_MATCHED = 4
+# Words every such name has, which would match every flag.
+GENERIC = {"fusion", "custom", "call", "cpu", "gpu", "xla", "kcustom", "kloop", "kinput", "koutput"}
+WORD = re.compile(r"[a-z][a-z0-9]{2,}")
+FLIPPED = {"true": "false", "false": "true"}
+
+
+@dataclass(frozen=True)
+class Candidate(Trial):
+    """A flag whose default did not change, set on the newer release to its other value: judged as a
+    default set back, since it asks the newer release to compile as the older one did."""
+
+    @property
+    def back(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class MatchedFlags(DefaultsAnswer):
+    """The flags tried, and the compiled names they were matched by."""
+
+    names: tuple[str, ...] = ()  # what XLA compiled on one release only: fusion kinds, call targets
+    kind: str = "flags"
+    subject: str = "flags named like what XLA compiled anew"
+
+
+def one_sided_names(compiled: CompiledAnswer) -> list[str]:
+    """Fusion kinds and custom-call targets that one release's optimised programs have and the other's lack."""
+    names: dict[str, None] = {}
+    for change in compiled.changes:
+        if change.same_after:
+            continue
+        names.update(dict.fromkeys(sorted(_names(change.old) ^ _names(change.new))))
+    return list(names)
+
+
+def _names(module: Module) -> set[str]:
+    return {name for name, count in (module.fusion_kinds + module.custom_calls).items() if count}
+
+
+def words_of(names: list[str]) -> set[str]:
+    """``kCustom(__xnn_fusion)`` → ``{"xnn"}``, ``__onednn$matmul`` → ``{"onednn", "matmul"}``."""
+    return {word for name in names for word in WORD.findall(name.lower())} - GENERIC
+
+
+def candidates(
+    listing: dict[str, Option], words: set[str], platform: str, skip: set[str]
+) -> list[Change]:
+    """The boolean flags whose names carry one of ``words``, on ``platform``, not already tried."""
+    found = [
+        Change(name, XLA, option.default, option.default)
+        for name, option in sorted(listing.items())
+        if option.default in FLIPPED and name not in skip and any(word in name for word in words)
+    ]
+    return relevant(found, platform)[:MAX_MATCHED]
+
+
+class FlagsNamedLikeTheProgram:
+    """Asked after the compiled programs, where they differ by a name a flag may carry."""
+
+    name = "flags"
+
+    def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
+        compiled = of_kind(found, CompiledAnswer)
+        return bool(step.metrics) and compiled is not None and bool(one_sided_names(compiled))
+
+    def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> MatchedFlags:
+        compiled = of_kind(found, CompiledAnswer)
+        names = tuple(one_sided_names(compiled)) if compiled is not None else ()
+        answer = MatchedFlags(
+            step.before,
+            step.after,
+            [],
+            metrics=step.metrics,
+            thresholds=step.thresholds,
+            names=names,
+        )
+        ends = [sides.side(label) for label in step.pair]
+        before, after = ends
+        if not isinstance(before, Side) or not isinstance(after, Side):
+            return dataclasses.replace(answer, problem="the two sides could not both be made ready")
+        listing = xla_flags(sides, after)
+        if isinstance(listing, str):
+            return dataclasses.replace(answer, problem=listing)
+        defaults = of_kind(found, DefaultsAnswer)
+        tried = {c.name for c in defaults.listed} if defaults is not None else set()
+        matched = candidates(listing, words_of(list(names)), step.platform, tried)
+        planned: list[Trial] = [
+            Candidate(change, step.after, FLIPPED[str(change.after)]) for change in matched
+        ]
+        if not planned:
+            return answer
+        sides.progress(
+            f"  trying {len(planned)} flag(s) named like {', '.join(names)}: "
+            + ", ".join(trial.words() for trial in planned)
+        )
+        results = measure_trials(step, sides, (before, after), planned)
+        return dataclasses.replace(answer, trials=planned, measured=results)

@@ -1,0 +1,125 @@
+"""Library or JAX with fake measurements: the step split at a middle side (the newer jax with the older
+libraries, or the other way where that cannot be had), and its one line."""
+
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
+from harness.measure.sides import Side
+from harness.render.why import held_line
+from harness.steps.evidence import Step
+from harness.store.results import StoredResult
+from tests.conftest import derive, real_result
+
+METRIC = "eager.wall_ns"
+
+
+class FakeSides:
+    """Stands in for ``StepSides``: each side's result the real one scaled by its label's factor; a held
+    side that cannot be had where ``refused`` names its release."""
+
+    def __init__(self, scales: dict[str, float], refused=(), processes: int = 40) -> None:
+        self.scales, self.refused, self.processes = scales, refused, processes
+        self.measured: list[list[str]] = []
+        self.lines: list[str] = []
+
+    def progress(self, line: str) -> None:
+        self.lines.append(line)
+
+    def side(self, label: str) -> Side:
+        return Side(label, "cpu", label=label)
+
+    def held_side(self, release: str, pins) -> Side | str:
+        if release in self.refused:
+            return f"not installable with jax {release}: {', '.join(pins)}"
+        return self.side(f"{release}+held")
+
+    def together(self, sides, metrics):
+        self.measured.append([side.label for side in sides])
+        base = real_result("async_dispatch-0.12.0.1")
+        found = {}
+        for side in sides:
+            scale = self.scales[side.label]
+            data = derive(
+                base,
+                release=side.release,
+                scale=scale,
+                processes=self.processes,
+                invocation="one-run",
+            )
+            found[side.label] = StoredResult.from_document(Path(f"{data['id']}.json"), data)
+        return found
+
+
+def step() -> Step:
+    return Step(
+        "0.4.31",
+        "0.4.33",
+        (METRIC,),
+        "cpu",
+        Thresholds(),
+        Path("out"),
+        "triage",
+        script="user.py",
+        libraries={"numpy": ("2.0.1", "2.1.1")},
+    )
+
+
+def gathered(scales, refused=(), processes=40):
+    sides = FakeSides(scales, refused, processes)
+    return HeldLibrary().gather(step(), sides), sides  # type: ignore[arg-type]
+
+
+def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax():
+    answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
+    assert sides.measured == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
+    assert answer.parts[METRIC].comes_with() == JAX and not answer.settles
+    assert held_line(answer).startswith("comes with jax 0.4.33 (numpy 2.0.1 held) on eager.wall_ns")
+
+
+def test_a_step_that_goes_away_with_the_older_library_comes_with_the_library_and_settles_the_why():
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    assert answer.parts[METRIC].comes_with() == LIBRARIES and answer.settles
+    line = held_line(answer)
+    assert line.startswith("comes with the libraries: numpy 2.0.1 → 2.1.1 (jax 0.4.33 held)")
+    assert "jax's part unchanged" in line and "the libraries' ×2" in line
+
+
+def test_a_library_step_whose_jax_part_is_not_shown_unchanged_leaves_the_why_to_go_on():
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
+    assert answer.parts[METRIC].comes_with() == LIBRARIES
+    assert not answer.settles, "jax's part only within ±7.5%: its defaults are still asked"
+
+
+def test_where_the_older_library_cannot_be_had_on_the_newer_jax_the_newer_one_is_held_on_the_older():
+    answer, sides = gathered({"0.4.31": 1.0, "0.4.31+held": 2.0, "0.4.33": 2.0}, ("0.4.33",))
+    assert answer.jax_of_middle == "0.4.31" and answer.held() == {"numpy": "2.1.1"}
+    assert answer.parts[METRIC].comes_with() == LIBRARIES, (
+        "the older jax moved with the library alone"
+    )
+    assert any("0.4.33 with numpy==2.0.1" in line for line in sides.lines)
+
+
+def test_where_neither_middle_can_be_had_it_is_said_and_nothing_is_measured():
+    answer, sides = gathered({}, ("0.4.31", "0.4.33"))
+    assert sides.measured == [] and not answer.settles
+    assert held_line(answer) == (
+        "library or JAX not told apart (numpy 2.0.1 → 2.1.1): not installable with jax 0.4.33: "
+        "numpy==2.0.1; not installable with jax 0.4.31: numpy==2.1.1"
+    )
+
+
+def test_a_step_that_moved_in_neither_part_alone_is_not_told_apart():
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.4, "0.4.33": 2.0})
+    assert answer.parts[METRIC].comes_with() in (APART, "both")
+    assert not answer.settles
+
+
+def test_only_a_plain_scripts_release_step_whose_libraries_moved_is_asked():
+    kind, asked = HeldLibrary(), step()
+    assert kind.wanted(asked)
+    import dataclasses
+
+    assert not kind.wanted(dataclasses.replace(asked, libraries={}))
+    assert not kind.wanted(dataclasses.replace(asked, script=""))
+    assert not kind.wanted(dataclasses.replace(asked, after="0.4.31+numpy.2.1.1"))

@@ -1,0 +1,74 @@
+"""The programs a script jits, captured by the start-up hook with no edit to it (on the jax installed here):
+small inputs kept, inputs over the size cap generated and said, most called first; the reproducer that needs
+jax alone runs them and prints what it measured."""
+
+import json
+import os
+import subprocess
+import sys
+
+from harness.explain.reproducer_script import reproducer_text
+from harness.install.export_tools import export_tools
+from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS, SAVED_LEAF_BYTES
+from harness.measure.script_process import HOOK
+from tests.conftest import REPO
+
+SCRIPT = """
+import jax, jax.numpy as jnp
+
+@jax.jit
+def small(x):
+    return jnp.tanh(x @ x)
+
+@jax.jit
+def large(x):
+    return (x * 2.0).sum()
+
+x = jnp.ones((32, 32)) * 0.01
+for _ in range(3):
+    small(x).block_until_ready()
+big = jnp.ones((600, 600), dtype=jnp.float32)  # 1.4 MB: over the cap, generated in the reproducer
+print(float(large(big)))
+"""
+
+
+def test_small_inputs_are_kept_large_ones_generated_and_the_reproducer_runs_them(tmp_path):
+    assert 600 * 600 * 4 > SAVED_LEAF_BYTES > 32 * 32 * 4
+    tools = export_tools(REPO / ".nox", sys.executable)
+    assert not isinstance(tools, str), tools
+    script, folder = tmp_path / "user.py", tmp_path / "captured"
+    script.write_text(SCRIPT)
+    folder.mkdir()
+    environ = {
+        **os.environ,
+        EXPORT_DIR: str(folder),
+        EXPORT_TOOLS: str(tools),
+        "JAX_PLATFORMS": "cpu",
+    }
+    run = [sys.executable, str(HOOK), str(tmp_path / "report.json"), str(script)]
+    done = subprocess.run(
+        run, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "720000.0", "the script's own output is untouched"
+    listing = json.loads((folder / "programs.json").read_text())
+    programs = {p["name"]: p for p in listing["programs"]}
+    assert [p["name"] for p in listing["programs"]] == ["small", "large"], "most called first"
+    assert programs["small"]["calls"] == 3 and programs["large"]["calls"] == 1
+    assert [i["saved"] for i in programs["small"]["inputs"]] == [True]
+    assert [i["saved"] for i in programs["large"]["inputs"]] == [False], "over the cap: generated"
+    (folder / "repro.py").write_text(reproducer_text("test", "repro.py", listing["jax"], "x"))
+    clean = {k: v for k, v in environ.items() if k not in (EXPORT_DIR, "PYTHONPATH")}
+    clean["PYTHONPATH"] = str(tools)
+    ran = subprocess.run(
+        [sys.executable, "repro.py"],
+        cwd=folder,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    found = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert found["run_ms"] > 0 and found["compile_ms"] > 0
+    assert {"p1_call_ms", "p2_call_ms", "p1_temp_bytes"} <= set(found)
