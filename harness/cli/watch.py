@@ -62,6 +62,7 @@ class WatchOptions:
     out: Path  # the summary (watch.md, watch.json), each target's triage page, the suite's script
     memory: Path  # one file per target and pair already watched
     explain: bool = True
+    why_budget_s: float | None = None  # how long asking why may take per target (None: no bound)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,8 +105,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-why",
         dest="explain",
         action="store_false",
-        help="leave out asking why a confirmed change happened (its programs run with jax alone, its changed "
-        "defaults tried, what each release compiled, where the time went)",
+        help="leave out asking why a confirmed change happened (the library or JAX, its programs run with jax alone, "
+        "its changed defaults tried, what each release compiled, where the time went)",
+    )
+    parser.add_argument(
+        "--why-budget",
+        type=options.seconds,
+        metavar="SECONDS",
+        help="at most this long asking why, per target; a kind not asked once it is spent is said in the "
+        "target's triage page (default: no bound)",
     )
     parser.add_argument(
         "--memory",
@@ -194,6 +202,7 @@ def check(args: argparse.Namespace) -> WatchOptions:
         out=options.output_folder(args.out),
         memory=options.output_folder(args.memory),
         explain=args.explain,
+        why_budget_s=args.why_budget,
     )
 
 

@@ -124,6 +124,7 @@ def range_options(
         places=Places(options.releases_plan, options.results, options.out),
         libraries=LibraryChoice(policy=options.policy),
         explain=options.explain,
+        why_budget_s=options.why_budget_s,
     )
 
 

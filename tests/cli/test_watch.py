@@ -76,3 +76,12 @@ def test_the_load_threshold_is_run_s_unless_given():
     assert checked().measuring.settings.max_load == 0.5
     assert checked("--max-load", "1.5").measuring.settings.max_load == 1.5
     assert checked("--max-load", "off").measuring.settings.max_load is None
+
+
+def test_the_why_s_budget_is_per_target_as_a_triage_s():
+    from harness.commands.watch import Target, range_options
+
+    options = checked("--case", "scan_sync", "--why-budget", "600")
+    assert options.why_budget_s == 600 and checked().why_budget_s is None
+    [case] = options.cases
+    assert range_options(Target(case, "case"), options, "0.4.31", "0.4.33").why_budget_s == 600
