@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.analysis.significance import Thresholds
 from harness.render.json_out import document, thresholds_json
-from harness.render.text import code_span, inline
+from harness.render.text import code_span, inline, one_line
 from harness.steps.watch import (
     BROKEN,
     IMPROVEMENT,
@@ -108,8 +108,10 @@ def watch_markdown(summary: WatchSummary) -> str:
         found = _lines(summary, kinds)
         if found:
             lines += [f"## {title}", "", *found, ""]
+    # This run's why (a remembered target's is not shown again): markdown that harness.render.why wrote, each
+    # stored string in it already a code span or literal text, so not escaped twice; kept to one line.
     why = [
-        f"- {code_span(t.target)}: {inline(line)}"
+        f"- {code_span(t.target)}: {one_line(line)}"
         for t in summary.targets
         if not t.remembered
         for line in t.why

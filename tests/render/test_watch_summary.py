@@ -1,6 +1,7 @@
 """The watch's summary: what to act on first, every target with the smallest change it could have seen, the
 loads; what a result said shown as text, never markup; the data valid against docs/watch.schema.json."""
 
+import dataclasses
 import json
 
 import jsonschema
@@ -35,7 +36,10 @@ REGRESSED = TargetWatch(
     (SideLoad("0.4.31", 0, 10), SideLoad("0.4.33", 0, 10)),
     {"json.loop_ms": 1.2, "process.wall_ns": 1.1},
     "triage-script-a.md",
-    ("on 0.4.33, --xla_flag=false gives ×1.01 of 0.4.31",),
+    (
+        "on 0.4.33, --xla_flag=false gives ×1.01 of 0.4.31",
+        "reproducer: `repro_<1>.py` (34 lines)\n# not a heading",
+    ),
 )
 LOADED = TargetWatch(
     "scan_sync",
@@ -59,6 +63,11 @@ def test_a_regression_leads_with_its_line_then_why_then_every_target():
         "No process of either release was measured under load (more than 1.5 other cores busy)."
         in text
     )
+    assert "- `script-a`: reproducer: `repro_<1>.py` (34 lines) # not a heading\n" in text, (
+        "the why's own markdown (its code spans) kept as the why wrote it, on one line"
+    )
+    remembered = watch_markdown(summary(dataclasses.replace(REGRESSED, remembered="2026-12-01")))
+    assert "## Why" not in remembered, "a remembered target's why is not this run's"
 
 
 def test_a_side_under_load_is_said_and_what_a_result_said_stays_text():
