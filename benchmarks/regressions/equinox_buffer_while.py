@@ -3,8 +3,9 @@
 # ///
 # Equinox's checkpointed while loop writing into a buffer, the loop whose in-place updates jax 0.7.1 made
 # slow (https://github.com/patrick-kidger/equinox/issues/1088, caught by equinox's own speed test of a
-# buffered while loop; cut down by hand to jax#31282 and jax#31284): a vmapped loop setting one element of a
-# 20,000-element buffer per step, timed after its first (compiling) call.
+# buffered while loop; cut down by hand to jax#31282 and jax#31284): linearized so that residuals are saved,
+# a batch of two so that the update is a scatter, one element of a 100,000-element buffer set per step
+# (50,000 checkpoints), timed after its first (compiling) call.
 import json
 import time
 
@@ -12,7 +13,7 @@ import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 
-SIZE = 20_000
+SIZE = 100_000
 
 
 @jax.jit
@@ -26,17 +27,20 @@ def fill(start, buffer):
         step, values = carry
         return step + 1, values.at[step].set(1.0)
 
-    return eqxi.while_loop(
-        cond,
-        body,
-        (start, buffer),
-        buffers=lambda carry: carry[1],
-        kind="checkpointed",
-        checkpoints=SIZE,
-    )
+    def loop(values):
+        return eqxi.while_loop(
+            cond,
+            body,
+            (start, values),
+            buffers=lambda carry: carry[1],
+            kind="checkpointed",
+            checkpoints=50_000,
+        )
+
+    return jax.linearize(loop, buffer)[0]
 
 
-arguments = jnp.array([0]), jnp.zeros((1, SIZE))
+arguments = jnp.array([0, 1]), jnp.zeros((2, SIZE))
 jax.block_until_ready(fill(*arguments))
 start = time.perf_counter()
 jax.block_until_ready(fill(*arguments))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pstats
 import re
+import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"  # as harness.measure.script_hook read
 SHOWN_FUNCTIONS = 8
 SCRIPT, PYTHON, OTHER = "script", "python", "other"
 # A builtin as cProfile names it: ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
+STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
 
 
@@ -54,7 +56,7 @@ def place(filename: str, function: str, script: str) -> tuple[str, str]:
         found = BUILTIN_OWNER.search(function)
         owner = next((part for part in found.groups() if part), "") if found else ""
         top = owner.split(".")[0] if "." in owner else ""
-        return (top if top not in ("", "builtins") else PYTHON), function
+        return (PYTHON if not top or top in sys.stdlib_module_names else top), function
     path = PurePath(filename)
     if "site-packages" in path.parts:
         below = path.parts[path.parts.index("site-packages") + 1 :]
@@ -62,7 +64,7 @@ def place(filename: str, function: str, script: str) -> tuple[str, str]:
         return top, f"{'/'.join(below)}:{function}"
     if path.name == PurePath(script).name:
         return SCRIPT, f"{path.name}:{function}"
-    if re.search(r"python3\.\d+$", str(path.parent)) or "<frozen" in filename:
+    if any(STDLIB_FOLDER.match(part) for part in path.parts[:-1]) or "<frozen" in filename:
         return PYTHON, f"{path.name}:{function}"
     return OTHER, f"{path.name}:{function}"
 

@@ -43,6 +43,8 @@ def test_functions_are_named_below_site_packages_and_grouped_by_where_they_live(
     assert place(f"{venv}/equinox/_module.py", "__call__", "user.py")[0] == "equinox"
     assert place("/home/someone/proj/user.py", "step", "user.py") == (SCRIPT, "user.py:step")
     assert place("/usr/lib/python3.12/functools.py", "wraps", "user.py")[0] == PYTHON
+    assert place("/usr/lib/python3.12/json/decoder.py", "decode", "user.py")[0] == PYTHON
+    assert place("~", "<method 'match' of 're.Pattern' objects>", "user.py")[0] == PYTHON
     builtin = "<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>"
     assert place("~", builtin, "user.py") == ("jaxlib", builtin)
     assert place("~", "<built-in method builtins.len>", "user.py")[0] == PYTHON
