@@ -30,8 +30,10 @@ from harness.cli.sessions import (
     interleaved_request,
     release_run_view,
     session_view,
+    watch_view,
     write_sides,
 )
+from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.host import gpu
 from harness.install.environments import Environments, Prepared
@@ -193,13 +195,18 @@ def checked(session: nox.Session, command: str, posargs: list[str]) -> SessionRe
 
 
 def run_harness(
-    session: nox.Session, argv: list[str], profile: Profile | None = None, python: str = ""
+    session: nox.Session,
+    argv: list[str],
+    profile: Profile | None = None,
+    python: str = "",
+    kept: tuple[int, ...] = (2,),
 ) -> None:
     """``python -m harness ARGV`` under the profile's flags: the session's Python, or ``python`` (a release venv's).
 
     Bad input found only once installed (a metric the case does not have, a comparison
     with nothing to compare): the harness said so in one line; keep its exit code 2
-    rather than nox's 1 for a failed session.
+    rather than nox's 1 for a failed session.  A command whose other exit codes are its
+    answer (``watch``: 1 a regression, 3 undecided) names them in ``kept``.
     """
     try:
         env = profile.env if profile else None
@@ -208,8 +215,9 @@ def run_harness(
         else:
             session.run("python", "-m", "harness", *argv, env=env)
     except CommandFailed as exc:
-        if getattr(exc, "return_code", None) == 2:
-            sys.exit(2)
+        code = getattr(exc, "return_code", None)
+        if code in kept:
+            sys.exit(code)
         raise
 
 
@@ -402,6 +410,36 @@ def sweep(session: nox.Session) -> None:
 def triage(session: nox.Session) -> None:
     """Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim]."""
     release_range_session(session, "triage")
+
+
+@nox.session(python=interpreter(DEFAULT_RELEASE.python))
+def watch(session: nox.Session) -> None:
+    """The newest jax release on the index against the one before, every change confirmed: nox -s watch --
+    [--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] (docs/watch.md)."""
+    try:
+        request = watch_view(session.posargs)
+    except UsageError as exc:
+        refuse(str(exc))
+    require_device(session, request.profile)
+    listing = index_listing(session)
+    try:
+        pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
+    except UsageError as exc:
+        refuse(str(exc))
+    releases = [on_index(listing, version) for version in pair]
+    for release in releases:
+        if not request.profile.applies_to(release):
+            refuse(f"profile {request.profile.name} does not apply to jax {release.jax}")
+    plan = release_plan(session, "watch", releases, request.profile)
+    named = [] if request.baseline else ["--baseline", pair[0]]
+    named += [] if request.release else ["--release", pair[1]]
+    # The watch's exit status is its answer (1 a regression, 3 something open): CI reads it from nox.
+    run_harness(
+        session,
+        [*request.harness_argv, *named, "--releases", str(plan)],
+        request.profile,
+        kept=(1, 2, 3),
+    )
 
 
 def installing_only(session: nox.Session) -> bool:

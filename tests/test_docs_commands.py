@@ -28,7 +28,7 @@ import pytest
 
 from harness.cli.options import release_version
 from harness.cli.parser import COMMANDS, parse, validate
-from harness.cli.sessions import RELEASE_SETS, session_view
+from harness.cli.sessions import RELEASE_SETS, session_view, watch_view
 from harness.errors import UsageError
 from harness.pins import PROFILE_BY_NAME, RELEASE_BY_VERSION
 
@@ -46,10 +46,14 @@ RUN_AS_WRITTEN = (
     "jax-repro export --case scan_sync --size N=16 --size M=3",
     "nox -l",
 )
-# What the commands name, made in the folder they are checked in: a plain script and result folders.
+# What the commands name, made in the folder they are checked in (a checkout of the harness): a plain script,
+# result folders, a folder of scripts (watch --scripts) and, beside the checkout, a library's pytest-benchmark
+# suite (watch --pytest-benchmark).
 NAMED_FILES = ("repro.py",)
 NAMED_FOLDERS = ("results", "main-results", "pr-results", "artifacts/ci")
 NAMED_CLONE = "src/jax"
+NAMED_SCRIPT_FOLDERS = ("benchmarks/regressions",)
+NAMED_SUITES = ("../blackjax/tests/test_benchmarks.py",)
 CUT = "…"  # a shown output line ending in it is a prefix of the real line
 
 
@@ -172,18 +176,27 @@ def sessions() -> list[dict]:
 @pytest.fixture
 def named_state(tmp_path, monkeypatch) -> Path:
     """A folder holding what the documented commands name, as the current folder."""
+    checkout = tmp_path / "harness"
+    # A repro that imports a library, as most do: the documented --hold and --vary name it.
+    block = '# /// script\n# dependencies = ["equinox"]\n# ///\n'
+    repro = block + 'import json\nprint(json.dumps({"loop_ms": 1.0}))\n'
     for file in NAMED_FILES:
-        # A repro that imports a library, as most do: the documented --hold and --vary name it.
-        block = '# /// script\n# dependencies = ["equinox"]\n# ///\n'
-        (tmp_path / file).write_text(block + 'import json\nprint(json.dumps({"loop_ms": 1.0}))\n')
+        (checkout / file).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / file).write_text(repro)
     for folder in NAMED_FOLDERS:
-        (tmp_path / folder).mkdir(parents=True)
+        (checkout / folder).mkdir(parents=True)
+    for folder in NAMED_SCRIPT_FOLDERS:
+        (checkout / folder).mkdir(parents=True)
+        (checkout / folder / "repro.py").write_text(repro)
+    for suite in NAMED_SUITES:
+        (checkout / suite).parent.mkdir(parents=True)
+        (checkout / suite).write_text("def test_sum(benchmark):\n    benchmark(sum, [1, 2])\n")
     # The clone a documented --jax-repo names (~/src/jax), under a home folder of the test's own: a folder that
     # is not a git repository is refused before anything runs.
     subprocess.run(["git", "init", "-q", str(tmp_path / NAMED_CLONE)], check=True)
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    monkeypatch.chdir(checkout)
+    return checkout
 
 
 @dataclass
@@ -258,6 +271,8 @@ def check_posargs(command: Command, session: dict, posargs: list[str]) -> None:
             check_matrix(posargs)
         elif name == "run":
             check_one_release_run(posargs)
+        elif name == "watch":
+            watch_view(posargs)
         else:
             session_view(name, posargs)
     except UsageError as exc:

@@ -91,3 +91,22 @@ def test_no_modules_import_each_other_round_a_loop():
         if name not in state:
             visit(name, [name])
     assert loops == []
+
+
+def test_docs_layout_names_every_module_in_its_package_s_row():
+    """docs/layout.md is where a reader finds a module: each is named (as `name`) in the row of its package."""
+    rows = {}
+    for line in (REPO / "docs" / "layout.md").read_text().splitlines():
+        cells = line.split(" | ")
+        if len(cells) >= 2 and cells[0].startswith("| `"):
+            rows[cells[0][3:].rstrip("`")] = " | ".join(cells[1:])
+    unnamed = []
+    for path in sorted((REPO / "harness").rglob("*.py")):
+        # A package's own file; main's row names `python -m harness`.
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        folder = path.parent.relative_to(REPO).as_posix()
+        row = rows.get("harness/*.py" if folder == "harness" else f"{folder}/", "")
+        if f"`{path.stem}`" not in row:
+            unnamed.append(path.relative_to(REPO).as_posix())
+    assert unnamed == []

@@ -64,6 +64,9 @@ session_view("triage", ["scan_sync", "--claim"])
 session_view("run", ["--profile", "cpu", "--case", "scan_sync", "--size", "N=100"])
 session_view("report", ["--results", "tests/fixtures/results"])
 session_view("compare", ["tests/fixtures/results", "--a-release", "0.4.26"])
+from harness.cli.sessions import watch_view
+watch_view(["--case", "scan_sync", "--baseline", "0.4.31"])
+watch_view(["--scripts", "benchmarks/regressions"])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "hypothesis", "tabulate", "numpy", "matplotlib"))
 print(heavy)
 """
@@ -366,6 +369,91 @@ def test_a_range_over_the_bound_is_refused_after_listing_before_anything_is_inst
         "harness: error: jax 0.4.31–0.4.34 is 3 releases; a sweep measures each of them and takes at "
         "most 2: give a narrower --from/--to"
     )
+
+
+def test_watch_session_plans_the_newest_release_on_the_index_and_the_one_before(tmp_path):
+    session = RangeSession(tmp_path, "--case", "async_dispatch", "--processes", "3")
+    noxfile.watch(session)
+    assert session.installed == [("-e", ".[report]", "pip")], (
+        "the releases install into venvs of their own"
+    )
+    [(args, env)] = session.ran
+    plan = tmp_path / ".cache" / "watch-releases.json"
+    assert args == (
+        "python",
+        "-m",
+        "harness",
+        "watch",
+        "--case",
+        "async_dispatch",
+        "--processes",
+        "3",
+        "--profile",
+        "cpu",
+        "--baseline",
+        "0.12.0",
+        "--release",
+        "0.12.0.1",
+        "--releases",
+        str(plan),
+    )
+    assert env == PROFILE_BY_NAME["cpu"].env
+    assert [e.jax for e in read_plan(plan)] == ["0.12.0", "0.12.0.1"]
+
+
+def test_a_watch_with_a_baseline_plans_that_pair(tmp_path):
+    session = RangeSession(tmp_path, "--case", "async_dispatch", "--baseline", "0.4.31")
+    noxfile.watch(session)
+    planned = [e.jax for e in read_plan(tmp_path / ".cache" / "watch-releases.json")]
+    assert planned == ["0.4.31", "0.12.0.1"], (
+        "the newest against the baseline named, nothing between"
+    )
+    [(args, _)] = session.ran
+    assert args.count("--baseline") == 1 and "--release" in args
+
+
+@pytest.mark.parametrize("status", [1, 3])
+def test_the_watch_s_exit_status_is_nox_s(status, tmp_path):
+    """1 (a regression) and 3 (something open) are the watch's answer, which CI reads from nox: not nox's 1."""
+
+    class Answering(RangeSession):
+        def run(self, *args, env=None, external=False):
+            raise noxfile.CommandFailed("watch", return_code=status)
+
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.watch(Answering(tmp_path, "--case", "async_dispatch"))
+    assert stopped.value.code == status
+
+
+@pytest.mark.parametrize(
+    ("posargs", "message"),
+    [
+        (["--scripts", "no-such-folder"], "--scripts no-such-folder: no such folder"),
+        (["--baseline", "0.4.33", "--release", "0.4.31"], "must be older than --release"),
+        (["--profile", "tpu"], "unknown profile tpu"),
+        (["--case", "nope"], "unknown case nope"),
+    ],
+)
+def test_watch_session_answers_bad_posargs_with_one_line_before_installing(
+    posargs, message, tmp_path, capsys
+):
+    session = RangeSession(tmp_path, *posargs)
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.watch(session)
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("harness: error:") and message in err
+    assert session.installed == [] and session.ran == []
+
+
+def test_a_watched_release_the_index_does_not_offer_is_refused_after_listing(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        noxfile.watch(RangeSession(tmp_path, "--case", "async_dispatch", "--release", "0.4.32"))
+    assert stopped.value.code == 2
+    assert (
+        "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
+    )
+    assert not (tmp_path / ".cache" / "watch-releases.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -755,6 +843,7 @@ def test_run_session_refuses_bad_posargs_with_one_line_and_exit_2(
         ("triage", "usage: jax-repro triage"),
         ("report", "usage: jax-repro report"),
         ("compare", "usage: jax-repro compare"),
+        ("watch", "usage: jax-repro watch"),
     ],
 )
 def test_every_session_answers_help_before_installing_anything(

@@ -456,6 +456,11 @@ def add_processes(parser: argparse.ArgumentParser) -> None:
         metavar="CPUS",
         help="pin every case process to these CPUs before JAX starts, e.g. 0 or 0,1 or 0-3 (default: not pinned)",
     )
+    add_max_load(parser)
+
+
+def add_max_load(parser: argparse.ArgumentParser) -> None:
+    """``--max-load``: how busy the rest of the machine may be before a process counts as loaded."""
     parser.add_argument(
         "--max-load",
         type=max_load,

@@ -24,6 +24,7 @@ from harness.cli import (
     report,
     run,
     search,
+    watch,
 )
 from harness.cli.command import AnyCommand
 
@@ -48,6 +49,7 @@ COMMANDS: dict[str, AnyCommand] = {
         merge.COMMAND,
         listing.COMMAND,
         new.COMMAND,
+        watch.COMMAND,
     )
 }
 

@@ -138,6 +138,28 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
     return SessionRequest(release, profile, argv)
 
 
+@dataclass(frozen=True)
+class WatchRequest:
+    """``nox -s watch``: the profile, the releases named (None: the noxfile takes them from the index) and
+    ``watch``'s command line."""
+
+    profile: Profile
+    release: str | None
+    baseline: str | None
+    harness_argv: list[str]
+
+
+def watch_view(posargs: Sequence[str]) -> WatchRequest:
+    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it, its profile of the table."""
+    argv = ["watch", *posargs]
+    args, _ = validate(argv)
+    profile = _profile(args.profile)
+    _applies(profile, [v for v in (args.release, args.baseline) if v])
+    if args.profile is None:
+        argv += ["--profile", profile.name]
+    return WatchRequest(profile, args.release, args.baseline, argv)
+
+
 def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one release of the index.
 

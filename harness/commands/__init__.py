@@ -27,6 +27,7 @@ MODULES = {
     "merge": "merge",
     "list": "listing",
     "new": "new",
+    "watch": "watch",
 }
 
 

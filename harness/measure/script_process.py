@@ -23,7 +23,9 @@ What it is judged on:
   ``process.compile_ns`` (JAX's duration events, summed; missing where the release has no
   such event, never zero), and ``process.run_ns`` (after the import to exit, less those);
 - every numeric field of a JSON object it prints on a line of its own is a metric
-  ``json.FIELD`` (``script_numbers``); its other fields are facts.
+  ``json.FIELD`` (``script_numbers``); its other fields are facts;
+- a pytest-benchmark suite run by it with ``--benchmark-json=$HARNESS_BENCHMARK_JSON`` gives a
+  program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite).
 
 A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its backend)
 runs with its flags, not the profile's or a trial's: the hook keeps what the variable held when XLA read it,
@@ -50,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.host.environment import REPO_ROOT, scrub
+from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
@@ -310,6 +313,7 @@ def run_script(
         tempfile.TemporaryDirectory() as scratch,
     ):
         report_path = Path(scratch) / "phases.json"
+        env[BENCHMARK_JSON] = str(Path(scratch) / "benchmarks.json")
         started = time.perf_counter_ns()
         child = subprocess.Popen(
             [sys.executable, str(HOOK), str(report_path), path.name, *args],
@@ -330,6 +334,7 @@ def run_script(
         stdout, cut = _read_start(out)
         stderr = _read_end(err)
         report = _read_report(report_path)
+        suite = read_suite_run(Path(env[BENCHMARK_JSON]))
         hooks = report.get("after_script_ns")
         if (
             isinstance(hooks, int) and 0 <= hooks < wall_ns
@@ -355,16 +360,17 @@ def run_script(
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
         return ProcessRun(0, status, detail, script=record)
     figures = parse_output(stdout)
-    notes = [*figures.refused, *_reserved_programs(figures)]
+    notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
     programs, compiled = programs_from(figures.lines)
-    record["judged_on"] = "printed figures" if programs or compiled else "whole process"
+    judged = "printed figures" if programs or compiled else "whole process"
+    record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
     if (
         not (programs or compiled) and figures.lines
     ):  # figure lines of metrics the statistics do not know
         record["printed"] = [f.as_dict() for f in figures.lines]
-    programs = {**programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
+    programs = {**suite.programs, **programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
     named, events = phase_figures(report)
     if events:
         record["events"] = events

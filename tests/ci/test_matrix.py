@@ -101,3 +101,89 @@ def test_actionlint_finds_mistakes():
     )
     assert done.returncode == 1
     assert "no-such-job" in done.stdout and '"missing" is not defined' in done.stdout
+
+
+# --- the watch: this project's own workflow, and the one docs/watch.md gives a library to copy
+
+WATCH_WORKFLOW = REPO / ".github" / "workflows" / "watch.yml"
+
+
+def documented_watch_workflow(tmp_path):
+    """The workflow block of docs/watch.md (the fenced yaml after its marker), as a file actionlint reads."""
+    text = (REPO / "docs" / "watch.md").read_text()
+    marker = text.index("<!-- watch-workflow -->")
+    block = re.search(r"```yaml\n(.*?)\n```", text[marker:], re.S)
+    assert block is not None, "docs/watch.md has no workflow block after its marker"
+    path = tmp_path / "jax-watch.yml"
+    path.write_text(block.group(1) + "\n")
+    return path
+
+
+def watch_workflows(tmp_path):
+    return [WATCH_WORKFLOW, documented_watch_workflow(tmp_path)]
+
+
+def watch_options():
+    """Every option ``watch`` takes, as its parser declares them."""
+    from harness.cli.parser import build_parser
+
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if getattr(a, "choices", None)]
+    return {
+        option for action in commands.choices["watch"]._actions for option in action.option_strings
+    }
+
+
+def test_each_watch_workflow_runs_weekly_and_on_demand_with_its_caches_summary_and_artifacts(
+    tmp_path,
+):
+    for path in watch_workflows(tmp_path):
+        text = path.read_text()
+        assert re.search(r"schedule:\n\s+- cron: \"[^\"]+\"", text), path
+        assert "workflow_dispatch:" in text
+        assert re.search(r"path: (harness/)?\.nox\n", text), "the release venvs are kept"
+        assert "path: ~/.cache/uv\n" in text
+        assert "jax-repro-harness" not in re.findall(r"path: (.*)", text), "never the machine token"
+        assert "restore-keys: jax-watch-memory-" in text and "actions/cache/save@v4" in text
+        assert "nox -s watch --" in text
+        assert 'watch.md >> "$GITHUB_STEP_SUMMARY"' in text
+        assert "actions/upload-artifact@v4" in text and "path: watch-out/" in text
+        assert (
+            "python -m harness.ci.watch_issues" in text
+            and "steps.watch.outputs.status == '1'" in text
+        )
+
+
+def test_the_watch_workflows_give_watch_only_options_it_takes(tmp_path):
+    known = watch_options()
+    for path in watch_workflows(tmp_path):
+        text = path.read_text()
+        command = text[text.index("args=()") : text.index('echo "status=$?"')]
+        given = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", command))
+        assert given and given <= known, (path, given - known)
+
+
+def test_the_library_workflow_checks_out_the_harness_beside_the_library(tmp_path):
+    text = documented_watch_workflow(tmp_path).read_text()
+    assert (
+        "path: library" in text
+        and "path: harness" in text
+        and "repository: ${{ env.HARNESS }}" in text
+    )
+    assert "working-directory: harness" in text
+    for variable in (
+        "JAX_WATCH_SCRIPTS",
+        "JAX_WATCH_PYTEST_BENCHMARK",
+        "JAX_WATCH_WITH",
+        "JAX_WATCH_HARNESS",
+    ):
+        assert f"vars.{variable}" in text
+
+
+@pytest.mark.parametrize("which", ["project", "documented"])
+def test_the_watch_workflows_pass_actionlint(tmp_path, which):
+    path = WATCH_WORKFLOW if which == "project" else documented_watch_workflow(tmp_path)
+    done = subprocess.run(
+        [actionlint(), str(path)], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,91 @@
+"""``python -m harness.ci.watch_issues watch.json``: a draft issue per regression a watch confirmed, by ``nox -s
+issue``, for the CI job that ran the watch.
+
+Each target of the summary with ``issue`` arguments (its first regression of a metric) and not reported from
+memory (its draft was written by the watch that found it) gets ``nox -s issue -- ARGS --out OUT``, run without a
+shell.  The summary is read as the harness wrote it; an argument that is not a plain string is refused.  A
+draft that fails is said and the others go on; the exit status is 1 when any failed.  Needs nox, not the
+harness's dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UsageError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MAX_SUMMARY_BYTES = 16 * 2**20
+Run = Callable[[list[str]], int]
+
+
+def drafts(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(target, ``nox -s issue`` posargs) for each regression to draft; UsageError for a summary that is not one."""
+    if summary.get("schema") != "jax-repro-harness/watch":
+        raise UsageError("not a watch summary (its schema is not jax-repro-harness/watch)")
+    found = []
+    for target in summary.get("targets", []):
+        posargs = target.get("issue") or []
+        if not isinstance(posargs, list) or not all(isinstance(a, str) for a in posargs):
+            raise UsageError(
+                f"target {str(target.get('target'))[:60]!r}: its issue arguments are not strings"
+            )
+        if posargs and not target.get("remembered"):
+            found.append((str(target["target"]), posargs))
+    return found
+
+
+def _nox(posargs: list[str]) -> int:
+    command = [sys.executable, "-m", "nox", "-s", "issue", "--", *posargs]
+    return subprocess.run(command, cwd=REPO_ROOT, check=False).returncode
+
+
+def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
+    """Draft each regression's issue into ``out``; 0 when every draft was written (or none was due), else 1."""
+    failed = []
+    due = drafts(summary)
+    for target, posargs in due:
+        print(
+            f"[watch] drafting the issue of {target}: nox -s issue -- {' '.join(posargs)}",
+            flush=True,
+        )
+        if run([*posargs, "--out", str(out)]) != 0:
+            failed.append(target)
+    if not due:
+        print("[watch] no new regression: no issue to draft")
+    for target in failed:
+        print(f"[watch] the issue of {target} could not be drafted (its lines above say why)")
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None, run: Run = _nox) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness.ci.watch_issues", description=__doc__)
+    parser.add_argument("summary", type=Path, help="the watch's watch.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path("reports"), help="where the drafts go (default: reports)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        data = args.summary.read_bytes()
+        if len(data) > MAX_SUMMARY_BYTES:
+            raise UsageError(f"{args.summary}: over {MAX_SUMMARY_BYTES:,} bytes, no watch summary")
+        summary = json.loads(data)
+        if not isinstance(summary, dict):
+            raise UsageError(f"{args.summary}: not a watch summary")
+        return draft_all(summary, args.out, run)
+    except (OSError, ValueError) as exc:
+        print(f"harness: error: {args.summary}: {exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+"""``watch``'s command line: the newest jax release against the one before, on a library's own scripts.
+
+What is watched: every script of a folder (``--scripts DIR``, each with its PEP 723 block, as
+``--script`` takes one), a pytest-benchmark suite (``--pytest-benchmark PATH``), or the catalogue
+(``--case``, repeatable, narrows it; the default when neither of the others is given).  Which pair:
+``--release`` (default: the newest release on the index) against ``--baseline`` (default: the one
+before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to the
+command it runs.  The check types it all into ``WatchOptions`` without JAX or the index; the workflow
+is ``harness.commands.watch``.  Standard library (and ``packaging``) only: the noxfile checks posargs
+with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.catalogue import discovery
+from harness.catalogue.benchmark_suite import suite_digest
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.scripts import read_script
+from harness.cli import options
+from harness.cli.command import Command
+from harness.cli.ranges import Measuring
+from harness.errors import UsageError
+from harness.install.script_envs import NEWEST
+from harness.store.schema import Settings
+from harness.units import version_key
+
+# A watch is a scheduled job: a folder of more scripts than this is a benchmark suite, which has its own option.
+MAX_SCRIPTS = 50
+DEFAULT_MEMORY = Path("results") / "watch-memory"
+
+
+@dataclass(frozen=True)
+class SuiteTarget:
+    """A pytest-benchmark suite to run unchanged: where it is, and the digest of its files."""
+
+    path: Path
+    digest: str
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """A checked ``watch`` command line."""
+
+    cases: tuple[CaseInfo, ...]  # catalogue cases and plain scripts, each watched on its own
+    suite: SuiteTarget | None
+    with_specs: tuple[str, ...]  # what the suite needs besides pytest and pytest-benchmark
+    requirements: Path | None
+    policy: str  # how a script's libraries are resolved on each release
+    release: str | None  # None: the plan's newer release
+    baseline: str | None
+    profile: str
+    thresholds: Thresholds
+    measuring: Measuring
+    releases_plan: Path | None
+    results: Path
+    out: Path  # the summary (watch.md, watch.json), each target's triage page, the suite's script
+    memory: Path  # one file per target and pair already watched
+    explain: bool = True
+    why_budget_s: float | None = None  # how long asking why may take per target (None: no bound)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scripts",
+        type=options.path,
+        metavar="DIR",
+        help="a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# /// script` "
+        "block says what it needs besides JAX)",
+    )
+    parser.add_argument(
+        "--pytest-benchmark",
+        type=options.path,
+        metavar="PATH",
+        help="a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in every process; "
+        "each benchmark's rounds are its samples (what it needs besides pytest-benchmark: --with)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        help="a case of the catalogue to watch (repeatable; default without --scripts or --pytest-benchmark: "
+        "every case)",
+    )
+    options.add_cases_dir(parser)
+    options.add_libraries(parser)
+    parser.add_argument(
+        "--release",
+        type=options.release_version,
+        metavar="VERSION",
+        help="the release watched (default: the newest on the package index)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=options.release_version,
+        metavar="VERSION",
+        help="the release it is compared with (default: the one before it on the package index)",
+    )
+    parser.add_argument(
+        "--no-why",
+        dest="explain",
+        action="store_false",
+        help="leave out asking why a confirmed change happened (the library or JAX, its programs run with jax alone, "
+        "its changed defaults tried, what each release compiled, where the time went)",
+    )
+    parser.add_argument(
+        "--why-budget",
+        type=options.seconds,
+        metavar="SECONDS",
+        help="at most this long asking why, per target; a kind not asked once it is spent is said in the "
+        "target's triage page (default: no bound)",
+    )
+    parser.add_argument(
+        "--memory",
+        type=options.path,
+        default=DEFAULT_MEMORY,
+        metavar="DIR",
+        help=f"what was watched before: a pair of releases already watched with the same script and libraries "
+        f"is reported from here, not measured again (default: {DEFAULT_MEMORY})",
+    )
+    options.add_session(parser, release=False)
+    parser.add_argument(
+        "--releases", type=options.path, help="the release plan nox writes: the two releases"
+    )
+    options.add_results(parser)
+    options.add_out(parser, "the summary (watch.md, watch.json) and each target's triage page")
+    options.add_sampling(parser)
+    options.add_process_count(parser)
+    # As run takes it: a process loaded over the threshold is measured again, a side steadily loaded is said so.
+    # A maintainer who knows the runner is shared sets it (a change on a side over it is still never called).
+    options.add_max_load(parser)
+    options.add_decide_budget(parser)
+    options.add_thresholds(parser)
+
+
+def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
+    """The catalogue cases and plain scripts the command line names, each read and checked."""
+    found: list[CaseInfo] = []
+    if args.scripts is not None:
+        folder: Path = args.scripts
+        if not folder.is_dir():
+            raise UsageError(f"--scripts {folder}: no such folder")
+        scripts = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.is_symlink())
+        if not scripts:
+            raise UsageError(f"--scripts {folder}: no *.py script in it")
+        if len(scripts) > MAX_SCRIPTS:
+            raise UsageError(
+                f"--scripts {folder}: {len(scripts)} scripts, more than the {MAX_SCRIPTS} a watch takes "
+                "(a benchmark suite: --pytest-benchmark)"
+            )
+        found += [
+            read_script(p, with_specs=args.with_, requirements=args.requirements) for p in scripts
+        ]
+    if args.case or (args.scripts is None and args.pytest_benchmark is None):
+        found += discovery.select(discovery.discover(args.cases_dir), args.case)
+    return found
+
+
+def check(args: argparse.Namespace) -> WatchOptions:
+    """Every check of ``watch`` that needs neither JAX nor the package index."""
+    if args.release and args.baseline and version_key(args.baseline) >= version_key(args.release):
+        raise UsageError(f"--baseline {args.baseline} must be older than --release {args.release}")
+    cases = watched_cases(args)
+    if (args.with_ or args.requirements) and not (args.scripts or args.pytest_benchmark):
+        raise UsageError("--with and --requirements are for --scripts and --pytest-benchmark")
+    suite = None
+    if args.pytest_benchmark is not None:
+        path = args.pytest_benchmark
+        suite = SuiteTarget(path.resolve(), suite_digest(path))
+    thresholds = options.thresholds_from(args)
+    processes = options.processes_from(args)
+    if processes < thresholds.min_processes:
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
+            "processes a release"
+        )
+    settings = options.sampling_from(
+        args,
+        processes=processes,
+        compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
+        max_load=args.max_load,
+    )
+    max_processes, time_budget = options.decide_budget_from(args)
+    return WatchOptions(
+        cases=tuple(cases),
+        suite=suite,
+        with_specs=tuple(args.with_),
+        requirements=args.requirements,
+        policy=str(args.deps or NEWEST),
+        release=args.release,
+        baseline=args.baseline,
+        profile=options.profile_label(args),
+        thresholds=thresholds,
+        measuring=Measuring(settings, max_processes, time_budget),
+        releases_plan=args.releases,
+        results=options.results_folder(args.results),
+        out=options.output_folder(args.out),
+        memory=options.output_folder(args.memory),
+        explain=args.explain,
+        why_budget_s=args.why_budget,
+    )
+
+
+def watched_pair(
+    versions: Sequence[str], release: str | None, baseline: str | None
+) -> tuple[str, str]:
+    """(baseline, release) among the ``versions`` on the index (oldest first): the newest and the one before
+    it unless named; UsageError when the index cannot give the pair."""
+    listed = sorted(versions, key=version_key)
+    for named in (release, baseline):
+        if named is not None and named not in listed:
+            raise UsageError(
+                f"jax {named} is not an installable release on the package index (yanked, or no wheel for "
+                "this Python)"
+            )
+    newer = release or (listed[-1] if listed else None)
+    if newer is None:
+        raise UsageError("the package index lists no jax release")
+    older = baseline or next(
+        (v for v in reversed(listed) if version_key(v) < version_key(newer)), None
+    )
+    if older is None:
+        raise UsageError(f"no release before jax {newer} on the package index to compare it with")
+    if version_key(older) >= version_key(newer):
+        raise UsageError(f"--baseline {older} must be older than the release watched, {newer}")
+    return older, newer
+
+
+COMMAND: Command[WatchOptions] = Command(
+    name="watch",
+    summary="the newest jax release against the one before on your scripts, a pytest-benchmark suite or the "
+    "catalogue; every change confirmed (run through nox -s watch)",
+    description="Measure each script, benchmark or case on two jax releases (the newest on the index and the one "
+    "before, or --release/--baseline) in one interleaved run, measure each candidate change again as triage "
+    "does, ask why of each confirmed one, and write a summary (watch.md, watch.json). A pair already watched "
+    "with the same script and libraries is reported from --memory, not measured again.",
+    exit_codes="0 no regression confirmed, 1 a regression confirmed (or a script that ran on the baseline fails "
+    "on the release), 2 bad input, 3 none confirmed but something stayed undecided or was measured under load",
+    add_arguments=add_arguments,
+    check=check,
+)

@@ -1,0 +1,343 @@
+"""``watch``: each script, suite or case triaged over two releases, the findings summed up, the settled ones
+remembered.
+
+Every target is its own triage over (baseline, release), with the triage's own machinery: the plan and
+the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
+(``harness.steps.triage.triage`` with a ``PairConfirmer``), the answer page, and, for each change the watch
+calls (``harness.steps.watch``), why it happened, asked once per target in ``asked_why``.  Every target is
+checked before anything is measured, so a script that cannot be watched is one line, not an hour lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_text
+from harness.catalogue.discovery import CaseInfo, anchor_sizes
+from harness.catalogue.scripts import read_script
+from harness.cli.ranges import LibraryChoice, Places, RangeOptions, path_from_anywhere
+from harness.cli.watch import WatchOptions
+from harness.commands.ranges import RangeRun, progress
+from harness.commands.triage import timing_steps
+from harness.errors import UsageError
+from harness.install.environments import Prepared
+from harness.install.venvs import read_plan
+from harness.measure.attempts import load_threshold
+from harness.names import inside
+from harness.render.json_out import dumps, thresholds_json
+from harness.render.triage_answer import triage_answer
+from harness.render.triage_words import answered
+from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
+from harness.render.why import why_lines as explained
+from harness.steps import probes
+from harness.steps.answers import Setting
+from harness.steps.confirm import PairConfirmer
+from harness.steps.triage import TriageOutcome, triage
+from harness.steps.watch import (
+    Memory,
+    TargetWatch,
+    blind,
+    called_changes,
+    findings,
+    first_regression,
+    memory_key,
+    side_loads,
+)
+from harness.steps.watch import detectable as detectable_changes
+from harness.store.files import replace_file
+
+SUMMARY = "watch"  # watch.md and watch.json in the output folder
+SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the output folder
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One thing watched: the case or script, what kind it is, and the suite a wrapper script runs."""
+
+    case: CaseInfo
+    kind: str
+    suite: Path | None = None
+
+
+def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
+    """(baseline, release) and their jaxlibs, as the release plan has them and the command line names them."""
+    if options.releases_plan is None:
+        raise UsageError(
+            "--releases PLAN is missing: run this through `nox -s watch`, which finds the releases on the index"
+        )
+    envs = read_plan(options.releases_plan)
+    if len(envs) != 2:
+        raise UsageError(
+            f"the release plan {options.releases_plan} lists {len(envs)} releases; a watch takes two"
+        )
+    baseline, release = envs[0].jax, envs[1].jax
+    for given, planned in ((options.baseline, baseline), (options.release, release)):
+        if given is not None and given != planned:
+            raise UsageError(
+                f"the release plan {options.releases_plan} runs {baseline} and {release}, not {given}"
+            )
+    return baseline, release, {env.jax: env.jaxlib for env in envs}
+
+
+def targets(options: WatchOptions) -> list[Target]:
+    """What is watched, in order: the cases and scripts, then the suite (its wrapper script written now)."""
+    found = [Target(case, "case" if case.script is None else "script") for case in options.cases]
+    if options.suite is not None:
+        folder = inside(options.out, SUITES)
+        folder.mkdir(parents=True, exist_ok=True)
+        wrapper = inside(folder, wrapper_name(options.suite.path))
+        replace_file(wrapper, wrapper_text(options.suite.digest))
+        case = read_script(
+            wrapper, with_specs=options.with_specs, requirements=options.requirements
+        )
+        found.append(Target(case, "pytest-benchmark", options.suite.path))
+    names = [target.case.name for target in found]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"two targets would be stored as {twice[0]}: rename one")
+    return found
+
+
+def range_options(
+    target: Target, options: WatchOptions, baseline: str, release: str
+) -> RangeOptions:
+    """The target's triage over the pair, as ``triage`` would be asked for it."""
+    return RangeOptions(
+        command="triage",
+        case=target.case,
+        sizes=anchor_sizes(target.case, {}),
+        profile=options.profile,
+        first=baseline,
+        last=release,
+        metric=None,
+        claim=False,
+        thresholds=options.thresholds,
+        measuring=options.measuring,
+        places=Places(options.releases_plan, options.results, options.out),
+        libraries=LibraryChoice(policy=options.policy),
+        explain=options.explain,
+        why_budget_s=options.why_budget_s,
+    )
+
+
+@contextlib.contextmanager
+def suite_in_environment(suite: Path | None) -> Iterator[None]:
+    """The suite's path where its wrapper script finds it, while its target is measured: in the environment
+    every side inherits, never in a result or a page."""
+    if suite is None:
+        yield
+        return
+    before = os.environ.get(SUITE_PATH)
+    os.environ[SUITE_PATH] = str(suite)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SUITE_PATH, None)
+        else:
+            os.environ[SUITE_PATH] = before
+
+
+def content_digest(case: CaseInfo) -> str:
+    """What the target is, as its results identify it: a script's content (a suite's wrapper names the suite's
+    digest), a case file's."""
+    if case.script is not None:
+        return case.script.sha256
+    return hashlib.sha256(case.path.read_bytes()).hexdigest()
+
+
+def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> dict[str, Any]:
+    """Everything that would make a watch of this target measure something else; a script's libraries as each
+    release resolves them now (its venvs made ready, which measuring needs anyway)."""
+    options = run.options
+    libraries: dict[str, str | None] = {}
+    if target.case.script is not None:
+        assert run.prober.environments is not None
+        for label, env in run.labels.items():
+            prepared = run.prober.environments.prepare(label, env)
+            if isinstance(prepared, Prepared):
+                libraries[label] = prepared.libraries.sha256 if prepared.libraries else None
+            else:
+                libraries[label] = prepared.line
+    measuring = options.measuring
+    return {
+        "target": target.case.name,
+        "content": content_digest(target.case),
+        "args": list(target.case.script.args) if target.case.script else [],
+        "sizes": options.sizes,
+        "profile": options.profile,
+        "pair": {label: jaxlib.get(label) for label in run.labels},
+        "libraries": libraries,
+        "policy": options.libraries.policy,
+        "processes": measuring.processes,
+        "max_processes": measuring.max_processes,
+        "time_budget": measuring.time_budget,
+        "settings": {
+            "repeats": measuring.settings.repeats,
+            "max_seconds": measuring.settings.max_seconds,
+            "effort": measuring.settings.effort,
+            "max_load": measuring.settings.max_load,
+        },
+        "thresholds": thresholds_json(options.thresholds),
+    }
+
+
+def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
+    """The triage's setting with why each change the watch calls happened, as triage asks it: the one place a
+    watch asks, every kind of evidence (``harness.explain.kinds``) within the why's time budget."""
+    called = dataclasses.replace(found, confirmations=called_changes(found))
+    steps = timing_steps(run, called)
+    evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
+    return run.setting(every_metric=True, evidence=evidence)
+
+
+def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
+    """What asking why found, per change the watch calls: each metric's trial, then the step's listing once."""
+    lines: list[str] = []
+    said: set[tuple[str, str]] = set()
+    for change in called_changes(found):
+        step = change.step
+        pair = (step.before, step.after)
+        lines += explained(
+            setting,
+            *pair,
+            change.comparison,
+            step.metric,
+            with_step=pair not in said,
+            unwanted=change.regression,
+        )
+        said.add(pair)
+    return lines
+
+
+def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[str, ...]:
+    """``nox -s issue`` posargs for the target's first regression of a metric; none for a suite (its wrapper is no
+    script to quote) or without one."""
+    regression = first_regression(watched)
+    if regression is None or target.kind == "pytest-benchmark":
+        return ()
+    options = run.options
+    if target.case.script is None:
+        what = ["--case", target.case.name]
+        what += [f"--size={name}={value}" for name, value in options.sizes.items()]
+    else:
+        what = ["--script", shown_path(target.case.path), *target.case.script.given]
+    return (
+        *what,
+        "--good",
+        options.first,
+        "--bad",
+        options.last,
+        "--metric",
+        regression.metric,
+        "--profile",
+        options.profile,
+    )
+
+
+def shown_path(path: Path) -> str:
+    """A script's path as an issue command run from this folder can use and a page may show: relative to here,
+    or from ``~`` where the relative path would climb out through the home folder and name it."""
+    home, resolved = Path.home().resolve(), path.resolve()
+    if home in resolved.parents and home not in Path.cwd().resolve().parents:
+        return path_from_anywhere(path)
+    return os.path.relpath(resolved)
+
+
+def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
+    """The target's watch: from memory where this pair was watched with the same script and libraries, else
+    triaged, its changes asked why, its page written, and remembered once settled."""
+    material = memory_material(run, target, jaxlib)
+    key = memory_key(material)
+    remembered = memory.recall(target.case.name, key)
+    if remembered is not None:
+        progress(
+            f"[watch] {target.case.name}: watched on {remembered.remembered} with the same script and "
+            "libraries; not measured again"
+        )
+        return remembered
+    options = run.options
+    measuring = options.measuring
+    first_round = dataclasses.replace(run.prober, accept=probes.first_round(measuring.processes))
+    confirmer = PairConfirmer(dataclasses.replace(run.prober, accept=None, together=set()))
+    with suite_in_environment(target.suite):
+        found = triage(
+            run.releases,
+            first_round,
+            confirmer,
+            metrics=None,
+            with_claim=True,
+            thresholds=options.thresholds,
+            progress=progress,
+        )
+        stem = run.stem()
+        setting = asked_why(run, found, stem) if run.asks_why else run.setting(every_metric=True)
+    answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
+    run.publish(answer, stem, data_file=False)
+    detected = detectable_changes(
+        found, options.thresholds, measuring.processes, measuring.max_processes
+    )
+    unseeable = blind(detected, measuring.max_processes, options.thresholds)
+    watched = TargetWatch(
+        target.case.name,
+        target.kind,
+        (*findings(found, answered(found)), *([unseeable] if unseeable else [])),
+        tuple(side_loads(found)),
+        detected,
+        f"{stem}.md",
+        tuple(why_lines(setting, found)),
+        libraries=run.libraries().versions,
+    )
+    watched = dataclasses.replace(watched, issue=issue_posargs(target, watched, run))
+    if watched.settled:
+        memory.remember(key, material, watched, datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    return watched
+
+
+def execute(options: WatchOptions) -> int:
+    """Exit status 1 on a confirmed regression (or a target broken on the release), 3 where none was but
+    something stayed open, else 0."""
+    started = time.monotonic()
+    baseline, release, jaxlib = the_pair(options)
+    watched_targets = targets(options)
+    runs = [
+        RangeRun.start(range_options(target, options, baseline, release))
+        for target in watched_targets
+    ]
+    progress(
+        f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved run"
+    )
+    memory = Memory(options.memory)
+    watched = []
+    for number, (target, run) in enumerate(zip(watched_targets, runs, strict=True), start=1):
+        progress(f"[watch] ({number}/{len(runs)}) {target.case.name} ({target.kind})")
+        watched.append(watch_one(target, run, memory, jaxlib))
+    summary = WatchSummary(
+        baseline,
+        release,
+        jaxlib,
+        options.profile,
+        options.measuring.processes,
+        options.measuring.max_processes,
+        options.thresholds,
+        watched,
+        time.monotonic() - started,
+        load_threshold(options.measuring.settings),
+    )
+    markdown = watch_markdown(summary)
+    options.out.mkdir(parents=True, exist_ok=True)
+    for suffix, text in (("md", markdown), ("json", dumps(watch_json(summary)))):
+        path = inside(options.out, f"{SUMMARY}.{suffix}")
+        replace_file(path, text)
+        progress(f"written: {path}")
+    sys.stdout.write(markdown)
+    return summary.status

@@ -1,0 +1,114 @@
+"""A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the samples.
+
+A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
+scratch folder.  ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes every benchmark there
+with ``stats.data``, the time of each round (per iteration, in seconds; pytest-benchmark always
+includes it in ``--benchmark-json``).  Each benchmark becomes the program ``bench.<name>``, each round
+one wall sample, so a benchmark is judged over processes like any program: its process median is
+one draw, and its rounds give the spread within.
+
+The file is the suite's output, so untrusted: read within bounds, its names made into program names
+(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  Standard library
+only: the case process runs it in a venv that holds jax and little else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from harness.store.bounds import MAX_MAGNITUDE
+from harness.store.files import DocumentProblem, read_bounded
+from harness.store.schema import StoredProgram, TimedSample
+
+BENCHMARK_JSON = "HARNESS_BENCHMARK_JSON"  # not JAX_: results record JAX_ variables
+PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
+# A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under 200 MB; the
+# harness reads a result back within 64 MB, so what one process keeps is bounded here too.
+MAX_FILE_BYTES = 32 * 2**20
+MAX_BENCHMARKS = 200
+MAX_ROUNDS = 10_000
+NAME_CHARS = re.compile(r"[^A-Za-z0-9_+-]+")
+MAX_NAME_CHARS = 100
+
+
+@dataclass
+class SuiteRun:
+    """What one run of the suite measured: a program per benchmark, and what was left out."""
+
+    programs: dict[str, StoredProgram] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def program_name(fullname: str, taken: set[str]) -> str:
+    """``bench.`` and the benchmark's full name, its module by file name alone (the folders above it are where
+    the suite lies, which may name a home folder), anything but letters, digits, ``_ + -`` as ``_``
+    (``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``); a clash gets a number."""
+    module, _, rest = fullname.partition("::")
+    short = PurePosixPath(module.replace("\\", "/")).name + (f"::{rest}" if rest else "")
+    stem = NAME_CHARS.sub("_", short).strip("_")[:MAX_NAME_CHARS] or "benchmark"
+    name, number = f"{PREFIX}{stem}", 2
+    while name in taken:
+        name, number = f"{PREFIX}{stem}_{number}", number + 1
+    return name
+
+
+def _rounds(stats: Any) -> list[float] | str:
+    """A benchmark's rounds in nanoseconds, or why there are none."""
+    data = stats.get("data") if isinstance(stats, dict) else None
+    if not isinstance(data, list) or not data:
+        return "no rounds (stats.data) in its entry"
+    rounds = []
+    for value in data[:MAX_ROUNDS]:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return "a round that is not a number"
+        ns = float(value) * 1e9
+        if not (math.isfinite(ns) and 0 <= ns <= MAX_MAGNITUDE):
+            return f"a round of {value!r} s, which no measurement gives"
+        rounds.append(ns)
+    return rounds
+
+
+def read_suite_run(path: Path) -> SuiteRun:
+    """The benchmarks of the JSON pytest-benchmark wrote at ``path``; none (with a note) if it wrote none."""
+    run = SuiteRun()
+    try:
+        document = json.loads(read_bounded(path, limit=MAX_FILE_BYTES, follow_links=False))
+    except FileNotFoundError:
+        return run  # a script that is no pytest-benchmark suite writes nothing there
+    except (OSError, DocumentProblem, ValueError, RecursionError) as exc:
+        run.notes.append(f"pytest-benchmark's JSON not read: {str(exc)[:200]}")
+        return run
+    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
+    if not isinstance(benchmarks, list):
+        run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
+        return run
+    if len(benchmarks) > MAX_BENCHMARKS:
+        run.notes.append(
+            f"{len(benchmarks)} benchmarks; the first {MAX_BENCHMARKS} kept, the rest left out"
+        )
+    for entry in benchmarks[:MAX_BENCHMARKS]:
+        if not isinstance(entry, dict):
+            continue
+        fullname = entry.get("fullname") or entry.get("name")
+        if not isinstance(fullname, str):
+            run.notes.append("a benchmark without a name left out")
+            continue
+        rounds = _rounds(entry.get("stats"))
+        name = program_name(fullname, set(run.programs))
+        if isinstance(rounds, str):
+            run.notes.append(f"benchmark {name}: {rounds}; left out")
+            continue
+        if len(entry["stats"]["data"]) > MAX_ROUNDS:
+            run.notes.append(f"benchmark {name}: only its first {MAX_ROUNDS} rounds kept")
+        run.programs[name] = StoredProgram(
+            steps=(name,),
+            samples=tuple(TimedSample((ns,), ns) for ns in rounds),
+            stopped_by="pytest-benchmark rounds",
+            kinds=("wall",),
+        )
+    return run

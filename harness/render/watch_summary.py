@@ -1,0 +1,176 @@
+"""A watch's summary, as markdown (the CI job's summary) and as data (``watch.json``, docs/watch.schema.json).
+Pure: the watched targets in, text and a document out.
+
+The markdown leads with what a maintainer acts on (regressions, things broken, what stayed open), then a
+table of every target with the smallest change it could have seen, then the loads each release's processes
+ran under, so a quiet "unchanged" is read with how much it could have missed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis.significance import Thresholds
+from harness.render.json_out import document, thresholds_json
+from harness.render.text import code_span, inline, one_line
+from harness.steps.watch import (
+    BROKEN,
+    IMPROVEMENT,
+    REGRESSION,
+    UNDECIDED,
+    UNDER_LOAD,
+    TargetWatch,
+    exit_status,
+)
+
+SCHEMA_KIND = "watch"
+HEADLINES = {
+    1: "**A regression was confirmed.**",
+    3: "**No regression confirmed, but not everything was decided.**",
+    0: "**No regression.**",
+}
+OUTCOME_WORDS = {
+    "regression": "regression",
+    "undecided": "undecided",
+    "unchanged": "no change found",
+    "improved": "improved",
+}
+
+
+@dataclass(frozen=True)
+class WatchSummary:
+    """A whole watch: the pair, how it was measured, and each target's watch."""
+
+    baseline: str
+    release: str
+    jaxlib: Mapping[str, str]  # release → the jaxlib it was installed with
+    profile: str
+    processes: int
+    max_processes: int
+    thresholds: Thresholds
+    targets: Sequence[TargetWatch]
+    wall_s: float
+    load_threshold: float  # other cores busy over which a process counts as measured under load
+
+    @property
+    def status(self) -> int:
+        return exit_status(self.targets)
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"×{value:.3g}"
+
+
+def _lines(summary: WatchSummary, kinds: set[str]) -> list[str]:
+    return [
+        f"- {code_span(t.target)}: {inline(finding.text)}"
+        + (f" (remembered from {t.remembered})" if t.remembered else "")
+        for t in summary.targets
+        for finding in t.findings
+        if finding.kind in kinds
+    ]
+
+
+def _smallest(watched: TargetWatch) -> str:
+    smallest = watched.smallest_change
+    if smallest is None and watched.detectable:
+        return "none: too few processes for a verdict"
+    if smallest is None:
+        return "— (the two releases did not both run)"
+    best = min((r for r in watched.detectable.values() if r == r), default=smallest)
+    return f"{_ratio(smallest)} (best {_ratio(best)})"
+
+
+def watch_markdown(summary: WatchSummary) -> str:
+    """The summary a CI job shows: headline, what to act on, every target, the loads."""
+    lines = [
+        f"# JAX watch: {summary.release} against {summary.baseline}",
+        "",
+        HEADLINES[summary.status],
+        "",
+        f"jax {summary.baseline} (jaxlib {summary.jaxlib.get(summary.baseline, '?')}) and jax {summary.release} "
+        f"(jaxlib {summary.jaxlib.get(summary.release, '?')}), both in one interleaved run per target on one "
+        f"machine, profile {summary.profile}, {summary.processes} processes a side, each candidate change "
+        f"measured again up to {summary.max_processes}; a change is confirmed at level "
+        f"{summary.thresholds.alpha:g} past ×{summary.thresholds.factor:g}. Wall time {summary.wall_s:.0f} s.",
+        "",
+    ]
+    sections = [
+        ("Regressions", {REGRESSION, BROKEN}),
+        ("Measured under load: not called a change", {UNDER_LOAD}),
+        ("Undecided", {UNDECIDED}),
+        ("Could not be measured", {"not measured"}),
+        ("Improvements", {IMPROVEMENT}),
+    ]
+    for title, kinds in sections:
+        found = _lines(summary, kinds)
+        if found:
+            lines += [f"## {title}", "", *found, ""]
+    # This run's why (a remembered target's is not shown again): markdown that harness.render.why wrote, each
+    # stored string in it already a code span or literal text, so not escaped twice; kept to one line.
+    why = [
+        f"- {code_span(t.target)}: {one_line(line)}"
+        for t in summary.targets
+        if not t.remembered
+        for line in t.why
+    ]
+    if why:
+        lines += ["## Why, as far as was asked", "", *why, ""]
+    lines += [
+        "## Every target",
+        "",
+        "The smallest change it could have seen: the ratio this machine's noise lets the watch flag in 90 % of "
+        "runs (median over the target's metrics; its best metric in brackets).",
+        "",
+        "| target | kind | outcome | smallest change it could have seen | page |",
+        "|---|---|---|---|---|",
+    ]
+    for t in summary.targets:
+        page = f"[{inline(t.page)}]({t.page})" if t.page else "—"
+        outcome = OUTCOME_WORDS[t.outcome] + (
+            f" (remembered from {t.remembered})" if t.remembered else ""
+        )
+        lines.append(f"| {code_span(t.target)} | {t.kind} | {outcome} | {_smallest(t)} | {page} |")
+    loaded = [
+        f"- {code_span(t.target)}: "
+        + "; ".join(f"{load.release} {load.loaded} of {load.processes}" for load in t.loads)
+        for t in summary.targets
+        if any(load.loaded for load in t.loads)
+    ]
+    lines += ["", "## Load", ""]
+    lines += (
+        [
+            f"Processes measured while other work kept more than {summary.load_threshold:g} cores of the machine "
+            "busy (a change on such a side is said, never called):",
+            "",
+            *loaded,
+        ]
+        if loaded
+        else [
+            "No process of either release was measured under load (more than "
+            f"{summary.load_threshold:g} other cores busy)."
+        ]
+    )
+    return "\n".join(lines) + "\n"
+
+
+def watch_json(summary: WatchSummary) -> dict[str, Any]:
+    """The summary as data (docs/watch.schema.json)."""
+    return document(
+        SCHEMA_KIND,
+        {
+            "baseline": summary.baseline,
+            "release": summary.release,
+            "jaxlib": dict(summary.jaxlib),
+            "profile": summary.profile,
+            "processes": summary.processes,
+            "max_processes": summary.max_processes,
+            "thresholds": thresholds_json(summary.thresholds),
+            "exit_status": summary.status,
+            "wall_s": round(summary.wall_s, 1),
+            "load_threshold": summary.load_threshold,
+            "targets": [t.to_json() for t in summary.targets],
+        },
+    )

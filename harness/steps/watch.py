@@ -1,0 +1,391 @@
+"""A watch: two releases, each watched target's triage over them read as findings, the exit status, and what is
+remembered between watches.
+
+Each target (a case, a plain script, a pytest-benchmark suite run as one) is triaged over the pair
+(``harness.steps.triage``: one interleaved first round, each candidate measured again).  What that gives
+is read here as findings a maintainer acts on:
+
+- *regression* / *improvement*: a confirmed change whose two measurements had no process under load;
+- *under load*: a confirmed change where some process of either side was measured while other work
+  loaded the machine: said, never called a change (work that comes and goes can make one);
+- *undecided*: measured again, and the statistics told neither a change nor its absence;
+- *broken*: every process failed on the release where the baseline ran;
+- *not measured*: a side could not be installed or run at all.
+
+A broken target or a regression makes the watch exit 1; otherwise anything undecided, under load or not
+measured makes it 3; else 0.  The smallest change the watch could have seen at this machine's noise is the
+ratio the first round's processes flag reliably (``harness.analysis.power``) at the screen's level, or the
+confirmation's at its most processes, whichever is larger: a change must pass both.
+
+What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed by
+everything that would make a new watch measure something else (``memory_key``): the pair and its jaxlibs,
+the target's content, the libraries each side resolved to, the profile and the rule.  The same key later is
+reported from memory, not measured; a new release on the index is a new key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.metrics import metric_samples
+from harness.analysis.power import detectable_ratio, pooled_spreads
+from harness.analysis.rank_test import smallest_p
+from harness.analysis.significance import Thresholds
+from harness.names import inside
+from harness.steps.bisection import CLAIM
+from harness.steps.probes import Probe
+from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
+from harness.store.files import DocumentProblem, read_bounded, replace_file
+from harness.store.results import StoredResult
+from harness.store.schema import RunStatus
+
+REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
+    "regression",
+    "improvement",
+    "under load",
+    "undecided",
+)
+BROKEN, NOT_MEASURED = "broken", "not measured"
+# The outcome of a whole target, worst first: what its findings add up to.
+OUTCOMES = ("regression", "undecided", "unchanged", "improved")
+FAILING = {REGRESSION, BROKEN}
+OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
+MEMORY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a watch found on one target, in a line, with the metric it is about."""
+
+    kind: str  # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN or NOT_MEASURED
+    metric: str  # a metric name, CLAIM, or "" for the whole target
+    text: str
+    ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "metric": self.metric, "text": self.text, "ratio": self.ratio}
+
+
+@dataclass(frozen=True)
+class SideLoad:
+    """How many of a release's processes (first round and confirmation) ran under load."""
+
+    release: str
+    loaded: int
+    processes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"release": self.release, "loaded": self.loaded, "processes": self.processes}
+
+
+@dataclass(frozen=True)
+class TargetWatch:
+    """What a watch says of one target: its findings, the loads it was measured under, the smallest change it
+    could have seen, and where its triage page is."""
+
+    target: str  # the case's name, ``script-<stem>`` for a script
+    kind: str  # "case", "script" or "pytest-benchmark"
+    findings: tuple[Finding, ...]
+    loads: tuple[SideLoad, ...] = ()
+    detectable: Mapping[str, float] = field(default_factory=dict)  # metric → smallest ratio seen
+    page: str = ""  # its triage page, in the output folder
+    why: tuple[str, ...] = ()  # why a confirmed change happened, as triage asked
+    issue: tuple[
+        str, ...
+    ] = ()  # the ``nox -s issue`` posargs that draft an issue for its first regression
+    libraries: Mapping[str, Mapping[str, str]] = field(
+        default_factory=dict
+    )  # release → library → version
+    remembered: str = ""  # when it was watched, if reported from memory
+
+    @property
+    def outcome(self) -> str:
+        kinds = {finding.kind for finding in self.findings}
+        if kinds & FAILING:
+            return "regression"
+        if kinds & OPEN:
+            return "undecided"
+        return "improved" if IMPROVEMENT in kinds else "unchanged"
+
+    @property
+    def settled(self) -> bool:
+        """Whether a later watch of the same pair would only say the same: nothing left open."""
+        return self.outcome != "undecided"
+
+    @property
+    def smallest_change(self) -> float | None:
+        """The median over its metrics of the smallest change it could have seen; None without a spread."""
+        finite = [ratio for ratio in self.detectable.values() if math.isfinite(ratio)]
+        return statistics.median(finite) if finite else None
+
+    def to_json(self) -> dict[str, Any]:
+        smallest = self.smallest_change
+        return {
+            "target": self.target,
+            "kind": self.kind,
+            "outcome": self.outcome,
+            "findings": [finding.to_json() for finding in self.findings],
+            "loads": [load.to_json() for load in self.loads],
+            "smallest_change": smallest,
+            "detectable": {
+                name: (ratio if math.isfinite(ratio) else None)
+                for name, ratio in self.detectable.items()
+            },
+            "page": self.page,
+            "why": list(self.why),
+            "issue": list(self.issue),
+            "libraries": {release: dict(found) for release, found in self.libraries.items()},
+            "remembered": self.remembered or None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
+        """A target's watch as ``to_json`` wrote it (memory); ValueError (or KeyError, TypeError) if it is not."""
+        findings = tuple(
+            Finding(str(f["kind"]), str(f["metric"]), str(f["text"]), _number(f.get("ratio")))
+            for f in data["findings"]
+        )
+        loads = tuple(
+            SideLoad(str(load["release"]), int(load["loaded"]), int(load["processes"]))
+            for load in data["loads"]
+        )
+        detectable = {
+            str(name): math.inf if ratio is None else float(ratio)
+            for name, ratio in dict(data["detectable"]).items()
+        }
+        libraries = {
+            str(release): {str(k): str(v) for k, v in dict(found).items()}
+            for release, found in dict(data["libraries"]).items()
+        }
+        return cls(
+            str(data["target"]),
+            str(data["kind"]),
+            findings,
+            loads,
+            detectable,
+            str(data["page"]),
+            tuple(map(str, data["why"])),
+            tuple(map(str, data["issue"])),
+            libraries,
+            str(data.get("remembered") or ""),
+        )
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"not a number: {value!r}")
+    return float(value)
+
+
+def loaded_processes(stored: StoredResult | None) -> tuple[int, int]:
+    """(processes measured under load, processes that finished ok) of a stored result."""
+    if stored is None:
+        return 0, 0
+    finished = stored.result.finished()
+    return sum(bool(p.load and p.load.loaded) for p in finished), len(finished)
+
+
+def _under_load(confirmation: Confirmation, first: Mapping[str, Probe]) -> list[str]:
+    """The releases of a confirmed step that had a process under load, in either measurement."""
+    releases = []
+    for probe in (confirmation.before, confirmation.after):
+        again = loaded_processes(probe.result)[0]
+        before = loaded_processes(first[probe.release].result)[0] if probe.release in first else 0
+        if again or before:
+            releases.append(f"{probe.release} ({again + before} processes)")
+    return releases
+
+
+def _not_run(probe: Probe) -> str:
+    if probe.result is None:
+        return probe.note
+    detail = probe.result.result.detail.strip().splitlines()
+    return f"{probe.result.status}" + (f": {detail[-1][:300]}" if detail else "")
+
+
+def _probes(found: TriageOutcome) -> dict[str, Probe]:
+    return {m.release: m for m in found.first_round.measurements}
+
+
+def called_changes(found: TriageOutcome) -> list[Confirmation]:
+    """The confirmed steps a watch calls changes: those with no process under load in either measurement."""
+    return [c for c in found.changes() if not _under_load(c, _probes(found))]
+
+
+def findings(
+    found: TriageOutcome, answered: Sequence[tuple[str, Confirmation]] = ()
+) -> list[Finding]:
+    """The findings of a triage over (baseline, release): its sides that did not run, then each confirmed step
+    (in its triage answer's words, ``answered``: each change with its sentence), each undecided one."""
+    answers = {id(confirmation): text for text, confirmation in answered}
+    first = found.first_round
+    probes = _probes(found)
+    said: list[Finding] = []
+    baseline, release = first.releases[0], first.releases[-1]
+    base, new = probes.get(baseline), probes.get(release)
+    ran = {m.release for m in first.ok()}
+    if base is not None and new is not None and baseline in ran and release not in ran:
+        failed = new.result is not None and new.result.status in (
+            RunStatus.FAILED,
+            RunStatus.CRASHED,
+            RunStatus.TIMEOUT,
+        )
+        kind = BROKEN if failed else NOT_MEASURED
+        what = "fails" if failed else "could not be measured"
+        said.append(
+            Finding(kind, "", f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}")
+        )
+    elif baseline not in ran and base is not None:
+        said.append(
+            Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
+        )
+    for confirmation in found.confirmations:
+        step = confirmation.step
+        ratio = confirmation.comparison.ratio if confirmation.comparison else None
+        if confirmation.confirmed:
+            loaded = _under_load(confirmation, _probes(found))
+            text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
+            if loaded:
+                said.append(
+                    Finding(
+                        UNDER_LOAD,
+                        step.metric,
+                        f"{text}; not called a change: measured under load on {', '.join(loaded)}",
+                        ratio,
+                    )
+                )
+            else:
+                kind = REGRESSION if confirmation.regression else IMPROVEMENT
+                said.append(Finding(kind, step.metric, text, ratio))
+        elif confirmation.undecided:
+            said.append(
+                Finding(
+                    UNDECIDED,
+                    step.metric,
+                    f"{step.metric} {step.before} → {step.after}: undecided ({confirmation.reason})",
+                    ratio,
+                )
+            )
+    return said
+
+
+def side_loads(found: TriageOutcome) -> list[SideLoad]:
+    """Per release, its processes under load over the first round and every confirmation it took part in."""
+    counts: dict[str, list[int]] = {
+        r: [0, 0] for r in found.first_round.releases
+    }  # release → [loaded, processes]
+    seen: set[int] = set()
+    probes = [
+        *found.first_round.measurements,
+        *(p for c in found.confirmations for p in (c.before, c.after)),
+    ]
+    for probe in probes:
+        if probe.result is None or id(probe.result) in seen:
+            continue
+        seen.add(id(probe.result))
+        loaded, total = loaded_processes(probe.result)
+        counts.setdefault(probe.release, [0, 0])
+        counts[probe.release][0] += loaded
+        counts[probe.release][1] += total
+    return [SideLoad(release, loaded, total) for release, (loaded, total) in counts.items()]
+
+
+def detectable(
+    found: TriageOutcome, thresholds: Thresholds, processes: int, most: int
+) -> dict[str, float]:
+    """Per metric of the first round, the smallest change this watch would have flagged reliably at the spread
+    its processes showed: it must pass the screen (``processes`` a side, the screen's level, no rank guard) and
+    the confirmation (up to ``most`` a side, the strict level)."""
+    ok = [m.result for m in found.first_round.ok() if m.result is not None]
+    if len(ok) < 2:
+        return {}
+    screen = dataclasses.replace(
+        thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
+    )
+    spreads = pooled_spreads(metric_samples(result) for result in ok)
+    return {
+        name: max(
+            detectable_ratio(spread, processes, screen), detectable_ratio(spread, most, thresholds)
+        )
+        for name, spread in spreads.items()
+    }
+
+
+def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
+    """A finding where no change of any size could have been seen (every metric's ratio infinite): too few
+    processes a side for the rank guard at the level, so "nothing found" would claim what was never tested."""
+    if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
+        return None
+    enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
+    return Finding(
+        UNDECIDED,
+        "",
+        f"no change of any size could have been confirmed: at most {most} processes a side cannot pass the rank "
+        f"test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
+    )
+
+
+def exit_status(watched: Sequence[TargetWatch]) -> int:
+    """1 when any target regressed (or broke), else 3 when anything stayed open, else 0."""
+    outcomes = {target.outcome for target in watched}
+    if "regression" in outcomes:
+        return 1
+    return 3 if "undecided" in outcomes else 0
+
+
+def first_regression(watched: TargetWatch) -> Finding | None:
+    """The regression an issue draft would be about: the first of a metric (the claim's need no metric)."""
+    return next(
+        (f for f in watched.findings if f.kind == REGRESSION and f.metric not in ("", CLAIM)), None
+    )
+
+
+def memory_key(material: Mapping[str, Any]) -> str:
+    """The digest a remembered watch is filed under: of everything that would make a new watch measure
+    something else (``material``, canonical JSON)."""
+    canonical = json.dumps({"memory": MEMORY_VERSION, **material}, sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Memory:
+    """The targets already watched, one file each under ``folder``: ``<target>-<key>.json``."""
+
+    folder: Path
+
+    def _file(self, target: str, key: str) -> Path:
+        return inside(self.folder, f"{target}-{key[:32]}.json")
+
+    def recall(self, target: str, key: str) -> TargetWatch | None:
+        """The watch filed under ``key``, or None: none, or a file that is not one (measured again, then)."""
+        try:
+            data = json.loads(read_bounded(self._file(target, key), limit=4 * 2**20))
+            if data.get("key") != key:
+                return None
+            watched = TargetWatch.from_json(data["watch"])
+        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        return dataclasses.replace(watched, remembered=str(data.get("watched_at", "")))
+
+    def remember(
+        self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
+    ) -> None:
+        """File a settled watch under ``key``, with what the key is made of (for a reader of the folder)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        document = {
+            "key": key,
+            "material": material,
+            "watched_at": when,
+            "watch": watched.to_json(),
+        }
+        replace_file(self._file(watched.target, key), json.dumps(document, indent=1) + "\n")

@@ -1,0 +1,87 @@
+"""``watch``'s command line, checked before anything is installed, and the pair it picks from the index."""
+
+import pytest
+
+from harness.cli.parser import validate
+from harness.cli.watch import watched_pair
+from harness.errors import UsageError
+from harness.install.script_envs import NEWEST
+
+
+def checked(*argv):
+    return validate(["watch", *argv])[1]
+
+
+def test_without_scripts_or_a_suite_the_catalogue_is_watched():
+    options = checked()
+    assert {case.name for case in options.cases} >= {"scan_sync", "async_dispatch"}
+    assert options.suite is None and options.explain and options.policy == NEWEST
+    assert [c.name for c in checked("--case", "scan_sync").cases] == ["scan_sync"]
+
+
+def test_a_folder_s_scripts_are_each_read_as_a_script(tmp_path):
+    (tmp_path / "b.py").write_text("print(1)\n")
+    (tmp_path / "a.py").write_text('# /// script\n# dependencies = ["equinox"]\n# ///\nprint(2)\n')
+    options = checked("--scripts", str(tmp_path), "--no-why")
+    assert [c.name for c in options.cases] == ["script-a", "script-b"]
+    assert options.cases[0].script.requirements == ("equinox",) and not options.explain
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--scripts", "/no/such/folder"], "--scripts /no/such/folder: no such folder"),
+        (["--pytest-benchmark", "/no/such/suite"], "no such file or folder"),
+        (["--baseline", "0.4.33", "--release", "0.4.31"], "must be older than --release"),
+        (
+            ["--with", "equinox"],
+            "--with and --requirements are for --scripts and --pytest-benchmark",
+        ),
+        (["--processes", "2"], "no verdict is possible with fewer than 3"),
+        (["--case", "no_such_case"], "unknown case no_such_case"),
+    ],
+)
+def test_bad_input_is_one_line(argv, message):
+    with pytest.raises(UsageError, match=message):
+        checked(*argv)
+
+
+def test_a_folder_without_scripts_or_a_script_with_a_bad_block_is_refused(tmp_path):
+    with pytest.raises(UsageError, match=r"no \*\.py script in it"):
+        checked("--scripts", str(tmp_path))
+    (tmp_path / "x.py").write_text("# /// script\n# dependencies = ['jax']\n# ///\n")
+    with pytest.raises(UsageError, match="asks for jax"):
+        checked("--scripts", str(tmp_path))
+
+
+def test_a_suite_is_known_by_its_files(tmp_path):
+    (tmp_path / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [1])\n")
+    options = checked("--pytest-benchmark", str(tmp_path), "--with", "equinox")
+    assert options.suite is not None and len(options.suite.digest) == 64
+    assert options.cases == () and options.with_specs == ("equinox",)
+
+
+def test_the_pair_is_the_newest_release_and_the_one_before_unless_named():
+    listed = ["0.4.30", "0.4.31", "0.4.33", "0.4.34"]
+    assert watched_pair(listed, None, None) == ("0.4.33", "0.4.34")
+    assert watched_pair(listed, "0.4.33", None) == ("0.4.31", "0.4.33")
+    assert watched_pair(listed, None, "0.4.30") == ("0.4.30", "0.4.34")
+    with pytest.raises(UsageError, match=r"jax 0\.4\.32 is not an installable release"):
+        watched_pair(listed, "0.4.32", None)
+    with pytest.raises(UsageError, match=r"no release before jax 0\.4\.30"):
+        watched_pair(listed, "0.4.30", None)
+
+
+def test_the_load_threshold_is_run_s_unless_given():
+    assert checked().measuring.settings.max_load == 0.5
+    assert checked("--max-load", "1.5").measuring.settings.max_load == 1.5
+    assert checked("--max-load", "off").measuring.settings.max_load is None
+
+
+def test_the_why_s_budget_is_per_target_as_a_triage_s():
+    from harness.commands.watch import Target, range_options
+
+    options = checked("--case", "scan_sync", "--why-budget", "600")
+    assert options.why_budget_s == 600 and checked().why_budget_s is None
+    [case] = options.cases
+    assert range_options(Target(case, "case"), options, "0.4.31", "0.4.33").why_budget_s == 600

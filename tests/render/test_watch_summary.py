@@ -1,0 +1,108 @@
+"""The watch's summary: what to act on first, every target with the smallest change it could have seen, the
+loads; what a result said shown as text, never markup; the data valid against docs/watch.schema.json."""
+
+import dataclasses
+import json
+
+import jsonschema
+
+from harness.analysis.significance import Thresholds
+from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
+from harness.steps.watch import Finding, SideLoad, TargetWatch
+from tests.conftest import REPO
+
+SCHEMA = json.loads((REPO / "docs" / "watch.schema.json").read_text())
+
+
+def summary(*targets):
+    return WatchSummary(
+        "0.4.31",
+        "0.4.33",
+        {"0.4.31": "0.4.31", "0.4.33": "0.4.33"},
+        "cpu",
+        5,
+        20,
+        Thresholds(),
+        list(targets),
+        12.3,
+        1.5,
+    )
+
+
+REGRESSED = TargetWatch(
+    "script-a",
+    "script",
+    (Finding("regression", "json.loop_ms", "json.loop_ms: higher ×2 (worse) since 0.4.33", 2.0),),
+    (SideLoad("0.4.31", 0, 10), SideLoad("0.4.33", 0, 10)),
+    {"json.loop_ms": 1.2, "process.wall_ns": 1.1},
+    "triage-script-a.md",
+    (
+        "on 0.4.33, --xla_flag=false gives ×1.01 of 0.4.31",
+        "reproducer: `repro_<1>.py` (34 lines)\n# not a heading",
+    ),
+)
+LOADED = TargetWatch(
+    "scan_sync",
+    "case",
+    (Finding("under load", "scan.wall_ns", "fails on <b>new</b> `x` # heading\n- item", 3.0),),
+    (SideLoad("0.4.31", 2, 10), SideLoad("0.4.33", 0, 10)),
+    {"scan.wall_ns": float("inf")},
+)
+
+
+def test_a_regression_leads_with_its_line_then_why_then_every_target():
+    text = watch_markdown(summary(REGRESSED, TargetWatch("quiet", "case", ())))
+    assert text.startswith("# JAX watch: 0.4.33 against 0.4.31\n\n**A regression was confirmed.**")
+    regressions, why, table = (
+        text.index(h) for h in ("## Regressions", "## Why", "## Every target")
+    )
+    assert regressions < why < table
+    assert "| `script-a` | script | regression | ×1.15 (best ×1.1) |" in text
+    assert "| `quiet` | case | no change found | — (the two releases did not both run) |" in text
+    assert (
+        "No process of either release was measured under load (more than 1.5 other cores busy)."
+        in text
+    )
+    assert "- `script-a`: reproducer: `repro_<1>.py` (34 lines) # not a heading\n" in text, (
+        "the why's own markdown (its code spans) kept as the why wrote it, on one line"
+    )
+    remembered = watch_markdown(summary(dataclasses.replace(REGRESSED, remembered="2026-12-01")))
+    assert "## Why" not in remembered, "a remembered target's why is not this run's"
+
+
+def test_a_side_under_load_is_said_and_what_a_result_said_stays_text():
+    text = watch_markdown(summary(LOADED))
+    assert text.splitlines()[2] == "**No regression confirmed, but not everything was decided.**"
+    assert "## Measured under load: not called a change" in text
+    assert "<b>" not in text and "&lt;b&gt;" in text and "\n- item" not in text
+    assert "- `scan_sync`: 0.4.31 2 of 10; 0.4.33 0 of 10" in text
+    assert "other work kept more than 1.5 cores of the machine busy" in text, (
+        "the threshold it was judged by"
+    )
+    assert "none: too few processes for a verdict" in text
+
+
+def test_the_data_is_valid_against_the_published_schema():
+    data = watch_json(summary(REGRESSED, LOADED))
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["exit_status"] == 1 and data["targets"][1]["detectable"] == {"scan.wall_ns": None}
+    assert data["load_threshold"] == 1.5
+    assert json.loads(json.dumps(data, allow_nan=False)) == data
+
+
+def test_the_schema_names_every_field_the_summary_writes():
+    data = watch_json(summary(REGRESSED))
+    assert set(data) == set(SCHEMA["properties"])
+    assert set(data["targets"][0]) == set(SCHEMA["$defs"]["target"]["properties"])
+    assert set(data["targets"][0]["findings"][0]) == set(SCHEMA["$defs"]["finding"]["properties"])
+
+
+def test_the_schema_s_kinds_and_outcomes_are_the_code_s():
+    from harness.steps import watch
+
+    kinds = {watch.REGRESSION, watch.IMPROVEMENT, watch.UNDER_LOAD, watch.UNDECIDED, watch.BROKEN}
+    assert set(SCHEMA["$defs"]["finding"]["properties"]["kind"]["enum"]) == {
+        *kinds,
+        watch.NOT_MEASURED,
+    }
+    assert SCHEMA["$defs"]["target"]["properties"]["outcome"]["enum"] == list(watch.OUTCOMES)

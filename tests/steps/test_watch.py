@@ -1,0 +1,133 @@
+"""What a watch reads from a triage over two releases, with fake measurements: findings, outcomes, the exit
+status, the smallest change it could have seen, and its memory."""
+
+import dataclasses
+import json
+
+import pytest
+
+from harness.analysis.significance import Thresholds
+from harness.render.triage_words import answered
+from harness.steps.triage import triage
+from harness.steps.watch import (
+    Finding,
+    Memory,
+    SideLoad,
+    TargetWatch,
+    blind,
+    detectable,
+    exit_status,
+    findings,
+    memory_key,
+    side_loads,
+)
+from tests.conftest import FakeReleases
+from tests.steps.test_triage import FakeConfirmer
+
+
+def watched(scales, again=None):
+    found = triage(
+        list(scales),
+        FakeReleases(scales),
+        FakeConfirmer(FakeReleases(again or scales)),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    return found
+
+
+def test_a_confirmed_slowdown_is_a_regression_in_the_triage_s_words():
+    found = watched({"old": 1, "new": 3})
+    said = findings(found, answered(found))
+    assert {f.kind for f in said} == {"regression"}
+    assert any(f.text.startswith("eager.wall_ns: slower ×3 since new (last good old") for f in said)
+    assert all(f.ratio and f.ratio > 2 for f in said)
+
+
+def test_a_script_that_ran_on_the_baseline_and_fails_on_the_release_is_broken():
+    [finding] = findings(watched({"old": 1, "new": "failed"}))
+    assert finding.kind == "broken" and finding.text.startswith(
+        "fails on jax new (ran on old): failed"
+    )
+    assert "RuntimeError: fake" in finding.text
+
+
+def test_a_release_that_cannot_be_installed_is_not_measured_not_broken():
+    [finding] = findings(watched({"old": 1, "new": None}))
+    assert finding.kind == "not measured" and "could not be installed: fake" in finding.text
+    [finding] = findings(watched({"old": None, "new": 1}))
+    assert finding.kind == "not measured" and "on jax old" in finding.text
+
+
+def target(*kinds, detected=None):
+    return TargetWatch(
+        "t",
+        "script",
+        tuple(Finding(kind, "m", kind) for kind in kinds),
+        detectable=detected or {},
+    )
+
+
+@pytest.mark.parametrize(
+    ("kinds", "outcome", "status"),
+    [
+        ((), "unchanged", 0),
+        (("improvement",), "improved", 0),
+        (("improvement", "undecided"), "undecided", 3),
+        (("under load",), "undecided", 3),
+        (("not measured",), "undecided", 3),
+        (("undecided", "broken"), "regression", 1),
+        (("regression", "improvement"), "regression", 1),
+    ],
+)
+def test_the_outcome_and_the_exit_status(kinds, outcome, status):
+    assert target(*kinds).outcome == outcome
+    assert exit_status([target(), target(*kinds)]) == status
+
+
+def test_the_smallest_change_seen_passes_the_screen_and_the_confirmation():
+    found = watched({"old": 1, "new": 1})
+    seen = detectable(found, Thresholds(), processes=5, most=20)
+    assert seen and all(ratio >= Thresholds().factor for ratio in seen.values())
+    fewer = detectable(found, Thresholds(), processes=5, most=10)
+    assert all(fewer[name] >= seen[name] for name in seen), "fewer processes see no smaller change"
+    assert blind(seen, 20, Thresholds()) is None
+    unseeable = blind(detectable(found, Thresholds(), processes=3, most=6), 6, Thresholds())
+    assert unseeable is not None and "give --max-processes 7 or more" in unseeable.text
+
+
+def test_every_process_of_each_side_is_counted_once():
+    loads = side_loads(watched({"old": 1, "new": 3}))
+    assert [(load.release, load.loaded) for load in loads] == [("old", 0), ("new", 0)]
+    assert all(load.processes == 20 for load in loads), "first round and confirmation, 10 each"
+
+
+def test_a_watch_is_remembered_under_its_key_and_read_back_whole(tmp_path):
+    memory = Memory(tmp_path / "memory")
+    watch = TargetWatch(
+        "script-x",
+        "script",
+        (Finding("regression", "json.loop_ms", "json.loop_ms: higher ×2 (worse)", 2.0),),
+        (SideLoad("0.4.31", 0, 5),),
+        {"json.loop_ms": 1.2, "process.wall_ns": float("inf")},
+        "triage-x.md",
+        ("why",),
+        ("--script", "x.py"),
+        {"0.4.31": {"equinox": "0.11.4"}},
+    )
+    key = memory_key({"pair": ["0.4.31", "0.4.33"]})
+    assert memory.recall("script-x", key) is None
+    memory.remember(key, {"pair": ["0.4.31", "0.4.33"]}, watch, "2026-12-02 10:00 UTC")
+    back = memory.recall("script-x", key)
+    assert back == dataclasses.replace(watch, remembered="2026-12-02 10:00 UTC")
+    assert memory.recall("script-x", memory_key({"pair": ["0.4.33", "0.4.34"]})) is None
+
+
+def test_a_memory_file_that_is_not_one_is_measured_again(tmp_path):
+    memory = Memory(tmp_path)
+    key = memory_key({})
+    (tmp_path / f"t-{key[:32]}.json").write_text(json.dumps({"key": key, "watch": {"target": 1}}))
+    assert memory.recall("t", key) is None
+    (tmp_path / f"t-{key[:32]}.json").write_text("[")
+    assert memory.recall("t", key) is None
