@@ -102,6 +102,7 @@ def watch_markdown(summary: WatchSummary) -> str:
         ("Measured under load: not called a change", {UNDER_LOAD}),
         ("Undecided", {UNDECIDED}),
         ("Could not be measured", {"not measured"}),
+        ("Not applicable here: skipped on both releases", {"not applicable"}),
         ("Improvements", {IMPROVEMENT}),
     ]
     for title, kinds in sections:

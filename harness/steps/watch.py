@@ -54,6 +54,9 @@ REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
     "undecided",
 )
 BROKEN, NOT_MEASURED = "broken", "not measured"
+# Skipped on both releases (a case that needs more devices than the profile has): nothing to watch there,
+# not something left open.
+NOT_APPLICABLE = "not applicable"
 # The outcome of a whole target, worst first: what its findings add up to.
 OUTCOMES = ("regression", "undecided", "unchanged", "improved")
 FAILING = {REGRESSION, BROKEN}
@@ -65,7 +68,7 @@ MEMORY_VERSION = 1
 class Finding:
     """One thing a watch found on one target, in a line, with the metric it is about."""
 
-    kind: str  # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN or NOT_MEASURED
+    kind: str  # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
     metric: str  # a metric name, CLAIM, or "" for the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
@@ -213,6 +216,13 @@ def _not_run(probe: Probe) -> str:
     return f"{probe.result.status}" + (f": {detail[-1][:300]}" if detail else "")
 
 
+def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
+    return all(
+        probe is not None and probe.result is not None and probe.result.status == RunStatus.SKIPPED
+        for probe in (base, new)
+    )
+
+
 def _probes(found: TriageOutcome) -> dict[str, Probe]:
     return {m.release: m for m in found.first_round.measurements}
 
@@ -245,6 +255,8 @@ def findings(
         said.append(
             Finding(kind, "", f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}")
         )
+    elif baseline not in ran and base is not None and _skipped_on_both(base, new):
+        said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
     elif baseline not in ran and base is not None:
         said.append(
             Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")

@@ -104,5 +104,6 @@ def test_the_schema_s_kinds_and_outcomes_are_the_code_s():
     assert set(SCHEMA["$defs"]["finding"]["properties"]["kind"]["enum"]) == {
         *kinds,
         watch.NOT_MEASURED,
+        watch.NOT_APPLICABLE,
     }
     assert SCHEMA["$defs"]["target"]["properties"]["outcome"]["enum"] == list(watch.OUTCOMES)

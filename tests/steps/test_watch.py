@@ -10,6 +10,7 @@ from harness.analysis.significance import Thresholds
 from harness.render.triage_words import answered
 from harness.steps.triage import triage
 from harness.steps.watch import (
+    OPEN,
     Finding,
     Memory,
     SideLoad,
@@ -131,3 +132,36 @@ def test_a_memory_file_that_is_not_one_is_measured_again(tmp_path):
     assert memory.recall("t", key) is None
     (tmp_path / f"t-{key[:32]}.json").write_text("[")
     assert memory.recall("t", key) is None
+
+
+class SkippingReleases(FakeReleases):
+    """Every release's result skipped, as a case needing two devices is on the cpu profile."""
+
+    def __call__(self, release, again=False):
+        from pathlib import Path
+
+        from harness.steps.probes import Probe
+        from harness.store.results import StoredResult
+        from tests.conftest import derive, real_result
+
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"),
+            release=release,
+            status="skipped",
+            detail="needs 2 devices, has 1",
+        )
+        return Probe(release, StoredResult.from_document(Path(f"{release}.json"), data), "fake")
+
+
+def test_a_target_skipped_on_both_releases_is_not_applicable_not_left_open():
+    found = triage(
+        ["old", "new"],
+        SkippingReleases({"old": 1, "new": 1}),
+        FakeConfirmer(SkippingReleases({"old": 1, "new": 1})),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    [finding] = findings(found)
+    assert finding.kind == "not applicable" and "needs 2 devices" in finding.text
+    assert finding.kind not in OPEN
