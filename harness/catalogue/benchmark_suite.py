@@ -98,6 +98,10 @@ import sys
 import pytest
 
 sys.dont_write_bytecode = True  # nothing written into the suite's folders (pytest's rewritten modules neither)
+# A pytest run of its own: an outer pytest-xdist run's worker variables would make pytest-benchmark take this
+# run for one of its workers and disable itself.
+for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
+    del os.environ[name]
 sys.exit(
     pytest.main(
         [
