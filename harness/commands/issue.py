@@ -285,17 +285,24 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
         if source.is_symlink() or not source.is_dir():
             continue
         target = output_folder(folder, f"{case}-compiled", release)
-        for path in sorted(source.iterdir()):
-            if not DUMP_FILE.match(path.name):
-                continue
-            try:
-                replace_file(
-                    target / path.name, read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
-                )
-                copied += 1
-            except (DocumentProblem, OSError) as exc:
-                print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
+        copied += len(copy_beside(source, target, DUMP_FILE))
     return f"{case}-compiled/" if copied else ""
+
+
+def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]:
+    """The files of ``source`` whose names ``wanted`` matches, copied into ``target`` (a link or an oversized
+    file is skipped, said in one line); the names copied."""
+    copied = set()
+    for path in sorted(source.iterdir()):
+        if not wanted.match(path.name):
+            continue
+        try:
+            data = read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
+            replace_file(target / path.name, data)
+            copied.add(path.name)
+        except (DocumentProblem, OSError) as exc:
+            print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
+    return copied
 
 
 # What a reproducer's folder holds that the draft needs: the script, the listing, each program and its inputs.
@@ -313,17 +320,7 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
     source = reports / change.reproducer.folder
     if source.is_symlink() or not source.is_dir():
         return ""
-    target = output_folder(folder, f"{case}-reproducer")
-    copied = set()
-    for path in sorted(source.iterdir()):
-        if not REPRODUCER_FILE.match(path.name):
-            continue
-        try:
-            data = read_bounded(path, limit=MAX_DUMP_BYTES, follow_links=False)
-            replace_file(target / path.name, data)
-            copied.add(path.name)
-        except (DocumentProblem, OSError) as exc:
-            print(f"harness: {path.name} not copied beside the draft: {exc}", file=sys.stderr)
+    copied = copy_beside(source, output_folder(folder, f"{case}-reproducer"), REPRODUCER_FILE)
     wanted = {change.reproducer.script, "programs.json"}
     return f"{case}-reproducer/" if wanted <= copied else ""
 
