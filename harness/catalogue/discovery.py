@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.catalogue import sizes
 from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
+from harness.catalogue.subjects import CASE_MODULE, Subject
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
 
@@ -29,25 +30,6 @@ RENAMED = {"DISCUSSION": "SOURCE"}
 
 
 @dataclass(frozen=True)
-class ScriptSource:
-    """A plain repro script measured in place of a case (``harness.catalogue.scripts``)."""
-
-    file: str  # its file name, as results and reports show it
-    sha256: str  # of its content: results of another version of it are never mixed with these
-    args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX (``harness.catalogue.script_deps``): requirements in canonical form, from its
-    # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
-    requirements: tuple[str, ...] = ()
-    requires_python: str | None = None
-    given: tuple[
-        str, ...
-    ] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
-    notes: tuple[
-        str, ...
-    ] = ()  # what its block holds that is not applied ([tool.uv]), said before it runs
-
-
-@dataclass(frozen=True)
 class CaseInfo:
     name: str
     path: Path
@@ -57,7 +39,7 @@ class CaseInfo:
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
-    script: ScriptSource | None = None  # a plain script run as ``python FILE``, not a case module
+    subject: Subject = CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
 
     def plan(
         self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget

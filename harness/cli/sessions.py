@@ -73,7 +73,7 @@ class SessionRequest:
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
     """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s options without
     the profile (its side names it)."""
-    if len(checked.cases) != 1 or checked.cases[0].script is None:
+    if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     [case] = checked.cases
     rest = list(argv[1:])
