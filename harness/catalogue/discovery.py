@@ -39,7 +39,9 @@ class CaseInfo:
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
-    subject: Subject = CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
+    subject: Subject = (
+        CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
+    )
 
     def plan(
         self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget

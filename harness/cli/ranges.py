@@ -284,7 +284,12 @@ def check(args: argparse.Namespace) -> RangeOptions:
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
-    if args.command == "bisect" and metric is None and not args.claim and not case.subject.every_metric:
+    if (
+        args.command == "bisect"
+        and metric is None
+        and not args.claim
+        and not case.subject.every_metric
+    ):
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
         )

@@ -423,11 +423,7 @@ def script_figures_table(
     newest = {release: stored for release, stored in found.items() if stored is not None}
     releases = sorted(newest, key=release_key)
     samples = {release: metric_samples(newest[release]) for release in releases}
-    keys = [
-        k
-        for k in dict.fromkeys(k for s in samples.values() for k in s)
-        if k.name in programs
-    ]
+    keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
     shown = [k for k in keys if _moved(k, samples, change)]

@@ -354,9 +354,7 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
     asked = Change(MetricKey("json", "reg_ms"), "0.5.0", "0.5.1")
     shown, folded = script_figures_table(
         stored, "script-repro", stored[0].profile, asked, (PROCESS, JSON)
-    ).split(
-        "<details>"
-    )
+    ).split("<details>")
     columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
     assert columns == ["jax", "process.trace_ns", "json.reg_ms"], (
         "what moved, and the one asked about"
