@@ -154,11 +154,12 @@ class StepSides:
         return measured[0][1] if measured else None
 
     def together(
-        self, sides: Sequence[Side], metrics: Sequence[str]
+        self, sides: Sequence[Side], metrics: Sequence[str], decide: str = CHANGES
     ) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
-        are decided; each side's stored result by label."""
-        settings = self.prober.settings_for(self.prober.processes, CHANGES, 2, metrics)
+        are decided (``decide``: until each change is shown, or with ``ALL`` until every comparison is
+        shown changed or unchanged); each side's stored result by label."""
+        settings = self.prober.settings_for(self.prober.processes, decide, 2, metrics)
         return {
             side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
         }
