@@ -165,6 +165,21 @@ class StepSides:
         }
 
 
+@dataclass(frozen=True)
+class Spent:
+    """How long each kind asked for a step took, in the order asked: what each adds to the why's cost."""
+
+    before: str
+    after: str
+    seconds: Mapping[str, float]
+    settles: bool = False
+    kind: str = "spent"
+
+    def data(self) -> dict[str, Any]:
+        rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
+        return {"kind": self.kind, "before": self.before, "after": self.after, "seconds": rounded}
+
+
 @dataclass
 class WhyBudget:
     """How long the why of a run may take (None: no bound), counted from its first question."""
@@ -183,8 +198,10 @@ class WhyBudget:
 def gather(
     kinds: Sequence[Evidence], step: Step, sides: StepSides, budget: WhyBudget | None = None
 ) -> tuple[Found, ...]:
-    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out."""
+    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out;
+    last, how long each kind asked took (``Spent``)."""
     found: list[Found] = []
+    seconds: dict[str, float] = {}
     for kind in kinds:
         if not kind.wanted(step, tuple(found)):
             continue
@@ -195,10 +212,13 @@ def gather(
             continue
         started = time.monotonic()
         answer = kind.gather(step, sides, tuple(found))
-        sides.progress(f"  {kind.name}: {time.monotonic() - started:.0f} s")
+        seconds[kind.name] = time.monotonic() - started
+        sides.progress(f"  {kind.name}: {seconds[kind.name]:.0f} s")
         found.append(answer)
         if answer.settles:
             break
+    if seconds:
+        found.append(Spent(step.before, step.after, seconds))
     return tuple(found)
 
 

@@ -4,7 +4,7 @@ libraries, or the other way where that cannot be had), and its one line."""
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
-from harness.analysis.spending import ALL
+from harness.analysis.spending import ALL, CHANGES
 from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
 from harness.measure.sides import Side
 from harness.render.why import held_line
@@ -36,7 +36,7 @@ class FakeSides:
             return f"not installable with jax {release}: {', '.join(pins)}"
         return self.side(f"{release}+held")
 
-    def together(self, sides, metrics, decide):
+    def together(self, sides, metrics, decide=CHANGES):
         self.measured.append([side.label for side in sides])
         self.decided.append(decide)
         base = real_result("async_dispatch-0.12.0.1")

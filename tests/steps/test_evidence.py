@@ -7,7 +7,7 @@ from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
 from harness.measure.sides import Side
-from harness.steps.evidence import Skipped, Step, StepSides, WhyBudget, gather
+from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
 
 
 class FakeProber:
@@ -67,8 +67,13 @@ def step() -> Step:
 def test_kinds_are_asked_in_order_with_what_came_before_until_one_settles():
     first, second, third = Kind("one"), Kind("two", settles=True), Kind("three")
     found = gather([first, second, third], step(), Sides())  # type: ignore[arg-type, list-item]
-    assert [each.kind for each in found] == ["one", "two"]
+    assert [each.kind for each in found] == ["one", "two", "spent"]
     assert second.seen == ["one"] and third.seen is None
+    spent = found[-1]
+    assert isinstance(spent, Spent) and list(spent.seconds) == ["one", "two"], (
+        "each kind asked, timed"
+    )
+    assert spent.data()["before"] == "a" and spent.data()["seconds"]["one"] >= 0
 
 
 def test_a_spent_budget_says_which_kinds_were_not_asked():
