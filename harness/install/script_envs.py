@@ -228,7 +228,7 @@ def check_policy(policy: str) -> str:
 
 def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
     """``--hold PKG==VERSION`` values, each one exact pin, held as constraints in canonical form."""
-    held = []
+    held: list[str] = []
     for value in values:
         pin = canonical(value, "--hold")
         requirement = Requirement(pin)
@@ -240,8 +240,18 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
         )
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
+        if pin not in held and (other := _held_name(held, requirement.name)):
+            # No set holds both: every release would be stored as not installable, for a typo.
+            raise UsageError(
+                f"--hold {pin} and --hold {other}: one version of {requirement.name} at a time"
+            )
         held.append(pin)
     return tuple(dict.fromkeys(held))
+
+
+def _held_name(held: Sequence[str], name: str) -> str | None:
+    """The pin of ``held`` that holds ``name`` (canonical names compared), or None."""
+    return next((pin for pin in held if Requirement(pin).name == name), None)
 
 
 def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
