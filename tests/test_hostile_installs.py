@@ -469,3 +469,20 @@ def test_an_index_that_dies_mid_triage_leaves_nothing_wrong_stored_and_the_next_
     again = prober(tmp_path, asked)
     assert again("0.4.31").note.startswith("the measurement stored no result")
     assert asked.measured == ["0.4.30", "0.4.31"], "0.4.31 measured on the next run"
+
+
+@pytest.mark.parametrize("interpreter", ["dangling", "removed"])
+def test_a_script_venv_whose_interpreter_is_gone_is_made_anew(tmp_path, interpreter):
+    uv = FakeUv()
+    env = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
+    python = env.venv / "bin" / "python"
+    python.unlink()
+    if interpreter == "dangling":
+        python.symlink_to(tmp_path / "no-such-python")
+    (env.venv / "left-over").write_text("from the venv before")
+    again = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
+    assert again == env
+    assert len(uv.steps("venv")) == 2 and len(uv.steps("pip sync")) == 2, "made anew, then synced"
+    assert not (env.venv / "left-over").exists(), "nothing of the broken venv kept"
+    assert ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"]) == env
+    assert len(uv.steps("venv")) == 2, "the venv made anew is reused"

@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -597,7 +598,9 @@ def install(
             return recorded
         damaged = True  # a module or a jaxlib library deleted since: every process would fail alike
     steps = install_steps(uv, venv, reinstall=damaged)
-    if not (venv / "pyvenv.cfg").is_file():
+    if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
+        # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv refuses to make a
+        # venv over one, and syncing into it cannot work, run after run; made anew.
         steps.insert(
             0,
             (
@@ -607,6 +610,8 @@ def install(
         )
     output = ""
     try:
+        if steps[0][0] == "uv venv" and venv.is_dir() and not venv.is_symlink():
+            shutil.rmtree(venv)
         for what, command in steps:
             if what == "uv pip sync":
                 (venv / RECORD).unlink(missing_ok=True)  # a venv half synced holds no record
