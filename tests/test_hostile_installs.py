@@ -486,3 +486,31 @@ def test_a_script_venv_whose_interpreter_is_gone_is_made_anew(tmp_path, interpre
     assert not (env.venv / "left-over").exists(), "nothing of the broken venv kept"
     assert ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"]) == env
     assert len(uv.steps("venv")) == 2, "the venv made anew is reused"
+
+
+class SlowUv(FakeUv):
+    """uv whose venv takes a while to make: time for a second run to ask for the same venv meanwhile."""
+
+    def __call__(self, command, cwd):
+        if command[1] == "venv":
+            time.sleep(0.5)
+        return super().__call__(command, cwd)
+
+
+def test_two_runs_that_need_one_new_script_venv_at_once_make_it_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    uv = SlowUv()
+    made = []
+
+    def one_run():
+        made.append(ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"]))
+
+    runs = [threading.Thread(target=one_run) for _ in range(2)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert all(isinstance(env, ScriptEnv) for env in made) and made[0] == made[1], made
+    assert len(uv.steps("venv")) == 1 and len(uv.steps("pip sync")) == 1, (
+        "the second waited, then reused"
+    )

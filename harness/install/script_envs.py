@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ from harness.errors import UsageError
 from harness.install.subprocesses import run_whole
 from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
 from harness.install.venvs import INSTALL_TIMEOUT_S, missing_files, uv_command
+from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import Profile, Release
 from harness.store.files import replace_file
@@ -584,7 +586,25 @@ def install(
     runner: Runner = run,
 ) -> tuple[str, ...] | InstallFailed:
     """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its distributions
-    installed is still there), or why it could not be made."""
+    installed is still there), or why it could not be made; checked and made under the venv's lock, so a second
+    run that needs it meanwhile waits and reuses it."""
+    with venv_lock(venv, _stderr):
+        return _install_held(venv, python, python_version, pins, uv=uv, runner=runner)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _install_held(
+    venv: Path,
+    python: str,
+    python_version: str,
+    pins: Sequence[str],
+    *,
+    uv: Sequence[str],
+    runner: Runner,
+) -> tuple[str, ...] | InstallFailed:
     wanted = {
         "format": FORMAT,
         "python": python,
