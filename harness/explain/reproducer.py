@@ -33,7 +33,6 @@ from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, parse_metric_name
-from harness.names import inside
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
@@ -128,7 +127,9 @@ class Reproducer:
         self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
     ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
-        folder = inside(step.out, kept)
+        folder = step.folder("reproducer")
+        for label in step.pair:  # where each side's programs go: never a link planted there
+            step.folder("reproducer", "captured", label)
         captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []

@@ -7,7 +7,8 @@ until the step's metrics are decided.  It returns data, a ``Found`` (its kind's 
 settles the step so that the kinds after it are not asked); ``harness.render.why`` writes its sentences.
 Triage, bisect and ``bisect --commits`` all ask through ``gather``, so each gets the same why.
 
-The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``).
+The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``), as is
+a kind whose folder beside the page cannot be written (a link planted there): the answer and its page still are.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any, Protocol, TypeVar
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
+from harness.errors import UsageError
 from harness.measure.sides import Side
 from harness.steps.probes import Probe, ReleaseProber
+from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
@@ -58,6 +61,18 @@ class Step:
         """The folder, beside the page and named relative to it, where a kind keeps its files."""
         return f"{self.stem}-{suffix}"
 
+    def folder(self, suffix: str, *parts: str) -> Path:
+        """``kept(suffix)/parts`` under the page's folder, made where missing; ``CannotKeep`` where a level of it is
+        a link or not a folder (planted there: a kind never writes through it)."""
+        try:
+            return output_folder(self.out, self.kept(suffix), *parts)
+        except (UsageError, OSError) as exc:
+            raise CannotKeep(str(exc)) from None
+
+
+class CannotKeep(UsageError):
+    """A kind's folder beside the page cannot be written: that kind is not asked, the answer and page still are."""
+
 
 class Found(Protocol):
     """What one kind found for a step: data, which ``harness.render.why`` puts into words."""
@@ -89,7 +104,8 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A kind not asked for a step, and why (the why's time budget ran out)."""
+    """A kind not asked for a step, and why (the why's time budget ran out, its folder beside the page cannot be
+    written)."""
 
     name: str
     reason: str
@@ -211,7 +227,10 @@ def gather(
             )
             continue
         started = time.monotonic()
-        answer = kind.gather(step, sides, tuple(found))
+        try:
+            answer: Found = kind.gather(step, sides, tuple(found))
+        except CannotKeep as exc:
+            answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
         seconds[kind.name] = time.monotonic() - started
         sides.progress(f"  {kind.name}: {seconds[kind.name]:.0f} s")
         found.append(answer)

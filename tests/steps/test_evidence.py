@@ -80,3 +80,31 @@ def test_a_spent_budget_says_which_kinds_were_not_asked():
     spent = WhyBudget(10.0, started=-1e9)
     found = gather([Kind("one")], step(), Sides(), spent)  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and "budget (10 s) ran out" in found[0].reason
+
+
+class Keeping(Kind):
+    """A kind that keeps its files beside the page, in the folder the step gives it."""
+
+    def gather(self, step, sides, found):
+        (step.folder(self.name, "0.4.31") / "kept.txt").write_text("mine")
+        return super().gather(step, sides, found)
+
+
+def test_a_kind_whose_folder_is_a_planted_link_is_not_asked_and_the_kinds_after_it_are(tmp_path):
+    out, elsewhere = tmp_path / "reports", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "s-compiled").symlink_to(elsewhere)
+    linked = Step("a", "b", ("m",), "cpu", Thresholds(), out, "s")
+    after = Kind("defaults")
+    found = gather([Keeping("compiled"), after], linked, Sides())  # type: ignore[arg-type, list-item]
+    assert isinstance(found[0], Skipped) and found[0].name == "compiled"
+    assert found[0].reason.startswith("its files cannot be kept beside the page: refusing to write")
+    assert "it is a link" in found[0].reason
+    assert after.seen == ["compiled"], "the kinds after it are asked"
+    assert not any(elsewhere.iterdir()), "nothing written through the link"
+    kept = gather([Keeping("compiled")], linked, Sides())  # type: ignore[arg-type, list-item]
+    assert isinstance(kept[0], Skipped)
+    linked.out.joinpath("s-compiled").unlink()
+    assert not isinstance(gather([Keeping("compiled")], linked, Sides())[0], Skipped)  # type: ignore[arg-type, list-item]
+    assert (out / "s-compiled" / "0.4.31" / "kept.txt").read_text() == "mine"
