@@ -52,7 +52,7 @@ def held_libraries(run: RangeRun) -> Libraries:
     only jax moves between the commits (said in the answer: the libraries column of the endpoints)."""
     options = run.options
     script = options.case.script
-    good = run.prober.stored(options.first)
+    good = run.prober.reuse.stored(options.first)
     had = good.result.libraries if good is not None else None
     if script is None or had is None:
         return Libraries(HELD, (), hashlib.sha256(b"").hexdigest())
@@ -132,7 +132,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
 
     def together(labels: Sequence[str]) -> None:
         prober.measure_together(
-            labels, anew=any(prober.reusable(label) is None for label in labels)
+            labels, anew=any(prober.reuse.reusable(label) is None for label in labels)
         )
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)

@@ -1,5 +1,6 @@
 """A side's run of a cell as a stored result: the record, written once, read back as every reader reads it; and
-the check, under the results folder's lock, that a plain script's results never mix with another version's."""
+the check, under the results folder's lock, that a plain script's results never mix with another version's;
+and the status a cell measured before was stored with, which a resumed run passes over."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from harness.names import inside
 from harness.store.results import (
     StoredResult,
     UnreadableResult,
+    cell_key,
     load_results,
+    measured_cells,
     new_identity,
     read_result,
     readable,
@@ -111,6 +114,24 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
     return recorded is not None and (recorded.sha256, recorded.args) == (
         case.script.sha256,
         case.script.args,
+    )
+
+
+def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
+    """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured on
+    ``machine``, if it was measured before."""
+    # Only a result of this script's content and arguments was measured before (``check_results_folder``
+    # refused a folder of others, under the same lock).
+    cells = measured_cells(
+        results_dir,
+        item.case.name,
+        side.release,
+        side.profile,
+        machine,
+        lambda stored: same_script(stored, item.case),
+    )
+    return cells.get(
+        cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
     )
 
 

@@ -140,11 +140,15 @@ class StepSides:
         """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
         its environment ready; or why there is none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
-        environments = self.prober.environments
-        assert environments is not None
-        self.prober.envs.setdefault(label, self.prober.envs[release])
-        environments.hold_on(label, tuple(pins))
-        return self.side(label)
+        prober = self.prober
+        assert prober.environments is not None
+        # A prober of its own that knows the label: the step's prober stays as every other kind has it.
+        holding = dataclasses.replace(
+            prober,
+            envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
+            environments=prober.environments.holding(label, tuple(pins)),
+        )
+        return StepSides(holding, self.memo).side(label)
 
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
@@ -163,9 +167,10 @@ class StepSides:
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
         )
+        measurement = self.prober.measurement
         with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
-            measured = self.prober.measured_sides(
-                [changed], self.prober.settings_for(1, "off", 1), Path(scratch)
+            measured = measurement.sides(
+                [changed], measurement.settings_for(1, "off", 1), Path(scratch)
             )
         return measured[0][1] if measured else None
 
@@ -175,10 +180,9 @@ class StepSides:
         """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
         are decided (``decide``: until each change is shown, or with ``ALL`` until every comparison is
         shown changed or unchanged); each side's stored result by label."""
-        settings = self.prober.settings_for(self.prober.processes, decide, 2, metrics)
-        return {
-            side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
-        }
+        measurement = self.prober.measurement
+        settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
+        return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """The seam's own parts: a side of one release with pins held under a label of its own, the kinds asked in
 order with what the kinds before them found, and the budget."""
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
@@ -10,17 +12,20 @@ from harness.measure.sides import Side
 from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
 
 
+@dataclass(frozen=True)
 class FakeProber:
     """Stands in for ``ReleaseProber``: its releases' environments, and a side for any label it has."""
 
-    def __init__(self, environments: Environments) -> None:
-        self.envs = {"0.4.31": "env-0.4.31", "0.4.33": "env-0.4.33"}
-        self.environments = environments
-        self.progress = lambda line: None
+    environments: Environments
+    envs: dict[str, str] = field(
+        default_factory=lambda: {"0.4.31": "env-0.4.31", "0.4.33": "env-0.4.33"}
+    )
+    progress: Callable[[str], None] = lambda line: None
 
     def prepared(self, label: str) -> Side:
         assert label in self.envs, f"{label} has no environment"
-        return Side(label, "cpu", label=label)
+        held = " ".join(self.environments.held(label))
+        return Side(label, "cpu", label=label, env={"VENV": self.envs[label], "HELD": held})
 
 
 def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pins(tmp_path):
@@ -30,9 +35,11 @@ def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pi
     prober = FakeProber(environments)
     side = StepSides(prober).held_side("0.4.33", ["numpy==2.0.1"])  # type: ignore[arg-type]
     assert isinstance(side, Side) and side.release == "0.4.33+numpy.2.0.1"
-    assert prober.envs["0.4.33+numpy.2.0.1"] == "env-0.4.33", "the newer release's jax"
-    assert environments.held("0.4.33+numpy.2.0.1") == ("numpy==2.0.1",)
-    assert environments.held("0.4.33") == (), "the release itself holds nothing more"
+    assert side.env == {"VENV": "env-0.4.33", "HELD": "numpy==2.0.1"}, (
+        "the newer jax, the pins held"
+    )
+    assert "0.4.33+numpy.2.0.1" not in prober.envs, "the step's prober stays as it was"
+    assert environments.held("0.4.33+numpy.2.0.1") == (), "and so do its environments"
 
 
 class Kind:
