@@ -9,13 +9,12 @@ processes per cell and side, interleaved) and renders the report comparing them;
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import nox
 from nox.command import CommandFailed
@@ -24,21 +23,16 @@ from nox.command import CommandFailed
 # harness module imported here is standard library only: nox's own environment has neither
 # JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds it to that).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness.cli.ranges import bounded
 from harness.cli.sessions import (
     SessionRequest,
     interleaved_request,
     release_run_view,
     session_view,
     watch_view,
-    write_sides,
 )
-from harness.cli.watch import watched_pair
-from harness.errors import HarnessError, UsageError
+from harness.errors import UsageError
 from harness.host import gpu
-from harness.install.environments import Environments, Prepared
-from harness.install.index import Listing, load_listing
-from harness.install.venvs import ensure, release_env, write_plan
+from harness.install.interpreters import interpreter
 from harness.pins import (
     DEFAULT_RELEASE,
     EDGES,
@@ -49,10 +43,8 @@ from harness.pins import (
     RELEASES,
     Profile,
     Release,
-    index_release,
     install_args,
 )
-from harness.units import version_key
 
 # The tables are read from here too (the CI matrix's tests, the noxfile's own).
 __all__ = [
@@ -69,18 +61,6 @@ HERE = Path(__file__).resolve().parent
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
-
-
-def interpreter(version: str) -> str:
-    """An interpreter for ``version``: pyenv's own copy when it has one, else the bare version.
-
-    pyenv shims answer "command not found" for versions that are installed but not
-    activated, and nox cannot see through them; a bare version that nothing provides
-    makes nox skip the session with "interpreter not found" (an error on CI).
-    """
-    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
-    found = glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}"))
-    return max(found, key=version_key) if found else version
 
 
 def install_once(session: nox.Session, *requirements: str) -> None:
@@ -128,45 +108,15 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     """Run the case catalogue on one pinned release under one device profile."""
     release = RELEASE_BY_VERSION[jax]
     chosen = PROFILE_BY_NAME[profile]
-    request = checked(session, "run", ["--profile", chosen.name, *session.posargs])
+    posargs = ["--profile", chosen.name, *session.posargs]
+    request = checked(session, "run", posargs)
     require_device(session, chosen)
-    if request.script is not None:
-        install_once(session, "-e", ".")  # the driver; the script runs in a venv of its own
-        run_script(session, request, release, chosen)
+    if request.script is not None:  # the harness drives it; the script runs in a venv of its own
+        install_once(session, "-e", ".")
+        prepared_session(session, "repro", posargs, chosen, jax=jax)
         return
     install_once(session, *install_args(release, chosen))
     run_harness(session, request.harness_argv, chosen)
-
-
-def run_script(
-    session: nox.Session, request: SessionRequest, release: Release, profile: Profile
-) -> None:
-    """A plain script on one release: in a venv of its own (jax, jaxlib and what it declares, resolved by the
-    request's policy), a side this session's harness drives; a release that cannot have it is one line."""
-    assert request.script is not None
-    env = release_env(release, profile, interpreter(release.python), Path(session.cache_dir).parent)
-    environments = Environments(request.script, profile, request.policy, progress=session.log)
-    try:
-        prepared = environments.prepare(release.jax, env)
-    except (
-        UsageError
-    ) as exc:  # before HarnessError, which it is: bad input is exit 2, not a failed session
-        refuse(str(exc))
-    except HarnessError as exc:
-        session.error(str(exc))
-    if not isinstance(prepared, Prepared):
-        session.error(f"jax {release.jax}: {prepared.line}")
-    side: dict[str, object] = {
-        "release": release.jax,
-        "profile": profile.name,
-        "env": dict(profile.env),
-    }
-    side["interpreter"] = str(prepared.interpreter)
-    if prepared.libraries is not None:
-        side["libraries"] = prepared.libraries.to_json()
-    plan = Path(session.cache_dir) / "run-script-sides.json"
-    plan.write_text(json.dumps([side], indent=1))
-    run_harness(session, [*request.sides_argv, "--sides", str(plan)], profile)
 
 
 def require_device(session: nox.Session, profile: Profile) -> None:
@@ -198,22 +148,44 @@ def run_harness(
     session: nox.Session,
     argv: list[str],
     profile: Profile | None = None,
-    python: str = "",
     kept: tuple[int, ...] = (2,),
 ) -> None:
-    """``python -m harness ARGV`` under the profile's flags: the session's Python, or ``python`` (a release venv's).
+    """``python -m harness ARGV`` in the session's venv under the profile's flags."""
+    answered(
+        kept, session.run, "python", "-m", "harness", *argv, env=profile.env if profile else None
+    )
 
-    Bad input found only once installed (a metric the case does not have, a comparison
-    with nothing to compare): the harness said so in one line; keep its exit code 2
-    rather than nox's 1 for a failed session.  A command whose other exit codes are its
-    answer (``watch``: 1 a regression, 3 undecided) names them in ``kept``.
+
+def prepared_session(
+    session: nox.Session,
+    name: str,
+    posargs: list[str],
+    profile: Profile | None,
+    jax: str = "",
+    kept: tuple[int, ...] = (2,),
+) -> None:
+    """Hand the session to the harness (``harness.commands.nox_session``), which prepares every release and
+    script environment it needs (nox's install step, run by ``--install-only`` too), then runs its command."""
+    entry = ("python", "-m", "harness.commands.nox_session")
+    cache = Path(session.cache_dir)
+    where = (name, str(cache.parent), str(cache), *([jax] if jax else []), "--", *posargs)
+    env = profile.env if profile else None
+    answered(kept, session.run_install, *entry, "prepare", *where, env=env)
+    answered(kept, session.run, *entry, "launch", *where, env=env)
+
+
+def answered(
+    kept: tuple[int, ...], step: Callable[..., object], *args: str, **options: Any
+) -> None:
+    """Run a harness step; an exit code that is the harness's answer (``kept``) is the session's.
+
+    Bad input found only once installed (a metric the case does not have, a release the
+    index does not offer): the harness said so in one line; keep its exit code 2 rather
+    than nox's 1 for a failed session.  A command whose other exit codes are its answer
+    (``watch``: 1 a regression, 3 undecided) names them in ``kept``.
     """
     try:
-        env = profile.env if profile else None
-        if python:
-            session.run(python, "-m", "harness", *argv, env=env, external=True)
-        else:
-            session.run("python", "-m", "harness", *argv, env=env)
+        step(*args, **options)
     except CommandFailed as exc:
         code = getattr(exc, "return_code", None)
         if code in kept:
@@ -257,21 +229,7 @@ def matrix(session: nox.Session) -> None:
     for profile in request.profiles:
         require_device(session, profile)
     install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
-    interpreters = {}
-    for release, profile in request.sides:
-        env = release_env(
-            release, profile, interpreter(release.python), Path(session.cache_dir).parent
-        )
-        if (release.jax, profile.name) not in interpreters:
-            session.log(
-                f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused"
-            )
-            problem = ensure(env)
-            if problem:
-                session.error(f"jax {release.jax} cannot be installed: {problem}")
-        interpreters[release.jax, profile.name] = str(env.interpreter)
-    plan = write_sides(Path(session.cache_dir) / "matrix-sides.json", request, interpreters)
-    run_harness(session, [*request.run_argv, "--sides", str(plan)])
+    prepared_session(session, "matrix", session.posargs, None)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
@@ -290,14 +248,7 @@ def issue(session: nox.Session) -> None:
     (``.nox/plain-jax-V``), each installed when first needed.
     """
     request = checked(session, "issue", session.posargs)
-    assert request.profile is not None
-    listing = index_listing(session)
-    for version in request.on_index:
-        on_index(listing, version)
-    plan = release_plan(
-        session, "issue", [index_release(jax, lib) for jax, lib in listing.pairs], request.profile
-    )
-    run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
+    listing_session(session, "issue", request.profile)
 
 
 @nox.session(name="run", python=interpreter(DEFAULT_RELEASE.python))
@@ -312,83 +263,18 @@ def run_one(session: nox.Session) -> None:
         request = release_run_view(session.posargs)
     except UsageError as exc:
         refuse(str(exc))
-    assert request.profile is not None
-    require_device(session, request.profile)
-    release = on_index(index_listing(session), request.on_index[0])
-    if request.script is not None:
-        run_script(session, request, release, request.profile)
-        return
-    env = release_env(
-        release, request.profile, interpreter(release.python), Path(session.cache_dir).parent
-    )
-    session.log(
-        f"jax {release.jax} ({request.profile.name}) in {env.venv}: installed once, then reused"
-    )
-    problem = ensure(env)
-    if problem:
-        session.error(f"jax {release.jax} cannot be installed: {problem}")
-    run_harness(session, request.harness_argv, request.profile, python=str(env.interpreter))
+    listing_session(session, "run", request.profile)
 
 
-def index_listing(session: nox.Session) -> Listing:
-    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for this session's Python.
-
-    The session's own venv holds the harness and pip, never JAX: the releases go to venvs of their own.
-    """
-    install_once(
-        session, "-e", ".[report]", "pip"
-    )  # pip lists the releases as this session's Python sees them
-    try:
-        return load_listing(
-            str(Path(session.bin) / "python"), Path(session.cache_dir) / "jax-index.json"
-        )
-    except HarnessError as exc:
-        session.error(str(exc))
-
-
-def on_index(listing: Listing, version: str) -> Release:
-    """``version`` pinned by the release rules, or one line and exit 2 when the index does not offer it."""
-    try:
-        return index_release(*listing.pair(version))
-    except UsageError as exc:
-        refuse(str(exc))
-
-
-def release_plan(
-    session: nox.Session, command: str, releases: list[Release], profile: Profile
-) -> Path:
-    """Write what each release installs and where its venv is, for the harness ``command`` to install on demand."""
-    cache = Path(session.cache_dir)
-    plan = cache / f"{command}-releases.json"
-    applying = [r for r in releases if profile.applies_to(r)]
-    write_plan(
-        plan, [release_env(r, profile, interpreter(r.python), cache.parent) for r in applying]
-    )
-    return plan
-
-
-def release_range_session(session: nox.Session, command: str) -> None:
-    """Check the arguments, list the range's releases on the index, write their plan, run the harness ``command``.
-
-    Each release of the plan is installed, when a probe needs it, into its own cached venv
-    beside nox's (``.nox/release-jax-VERSION``, ``-cuda12`` for a CUDA build: the profile's
-    install arguments, as ``repro`` installs its release).
-    """
-    request = checked(session, command, session.posargs)
-    assert request.profile is not None
-    listing = index_listing(session)
-    if request.span is None:  # --vary: the one jax release held while a library's releases vary
-        releases = [on_index(listing, version) for version in request.on_index]
-    else:
-        try:
-            releases = [
-                index_release(jax, jaxlib) for jax, jaxlib in listing.between(*request.span)
-            ]
-            bounded(command, len(releases), "jax {}–{}".format(*request.span))
-        except UsageError as exc:
-            refuse(str(exc))
-    plan = release_plan(session, command, releases, request.profile)
-    run_harness(session, [*request.harness_argv, "--releases", str(plan)], request.profile)
+def listing_session(
+    session: nox.Session, name: str, profile: Profile | None, kept: tuple[int, ...] = (2,)
+) -> None:
+    """A session whose releases come from the package index, as pip lists them for the session's Python: its
+    venv holds the harness and pip, never JAX; the releases go to venvs of their own."""
+    assert profile is not None
+    require_device(session, profile)
+    install_once(session, "-e", ".[report]", "pip")
+    prepared_session(session, name, session.posargs, profile, kept=kept)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
@@ -397,19 +283,19 @@ def bisect(session: nox.Session) -> None:
 
     ``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.
     """
-    release_range_session(session, "bisect")
+    listing_session(session, "bisect", checked(session, "bisect", session.posargs).profile)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def sweep(session: nox.Session) -> None:
     """Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M]."""
-    release_range_session(session, "sweep")
+    listing_session(session, "sweep", checked(session, "sweep", session.posargs).profile)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
 def triage(session: nox.Session) -> None:
     """Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim]."""
-    release_range_session(session, "triage")
+    listing_session(session, "triage", checked(session, "triage", session.posargs).profile)
 
 
 @nox.session(python=interpreter(DEFAULT_RELEASE.python))
@@ -420,40 +306,23 @@ def watch(session: nox.Session) -> None:
         request = watch_view(session.posargs)
     except UsageError as exc:
         refuse(str(exc))
-    require_device(session, request.profile)
-    listing = index_listing(session)
-    try:
-        pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
-    except UsageError as exc:
-        refuse(str(exc))
-    releases = [on_index(listing, version) for version in pair]
-    for release in releases:
-        if not request.profile.applies_to(release):
-            refuse(f"profile {request.profile.name} does not apply to jax {release.jax}")
-    plan = release_plan(session, "watch", releases, request.profile)
-    named = [] if request.baseline else ["--baseline", pair[0]]
-    named += [] if request.release else ["--release", pair[1]]
     # The watch's exit status is its answer (1 a regression, 3 something open): CI reads it from nox.
-    run_harness(
-        session,
-        [*request.harness_argv, *named, "--releases", str(plan)],
-        request.profile,
-        kept=(1, 2, 3),
-    )
+    listing_session(session, "watch", request.profile, kept=(1, 2, 3))
 
 
-def installing_only(session: nox.Session) -> bool:
+def installing_only() -> bool:
     """Whether nox was given ``--install-only``: then no command runs, so nothing a command reads need exist yet.
 
-    nox has no public flag for it; its runner's configuration holds the option.
+    nox's session names no flag for it, but the noxfile runs in nox's own process, whose command line (nox
+    takes no abbreviations; the posargs start after ``--``) says.
     """
-    config = getattr(getattr(session, "_runner", None), "global_config", None)
-    return bool(getattr(config, "install_only", False))
+    options = sys.argv[1 : sys.argv.index("--")] if "--" in sys.argv else sys.argv[1:]
+    return "--install-only" in options
 
 
 def rendering_session(session: nox.Session, command: str) -> None:
     """A command that reads stored results and needs no JAX: ``report`` or ``compare``."""
-    if installing_only(session):  # a fresh clone has no results yet, and installing needs none
+    if installing_only():  # a fresh clone has no results yet, and installing needs none
         install_once(session, "-e", ".[report]")
         return
     request = checked(session, command, session.posargs)

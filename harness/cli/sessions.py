@@ -22,15 +22,9 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.catalogue.discovery import CaseInfo
-from harness.cli.options import deps_policy, release_version
-from harness.cli.parser import validate
-from harness.cli.ranges import range_ends
-from harness.cli.run import RunOptions
 from harness.errors import UsageError
-from harness.install.script_envs import AS_OF
 from harness.pins import (
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
@@ -42,6 +36,13 @@ from harness.pins import (
     Release,
 )
 from harness.units import normal_version
+
+if TYPE_CHECKING:
+    from harness.catalogue.discovery import CaseInfo
+    from harness.cli.run import RunOptions
+
+# ``harness.install.script_envs.AS_OF``, the default --deps (tests/cli/test_sessions.py holds them equal).
+AS_OF = "as-of"
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
@@ -70,11 +71,25 @@ class SessionRequest:
     sides_argv: tuple[str, ...] = ()
 
 
+def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+    """``argv`` parsed and checked as the harness checks it, by its parser.
+
+    Imported here, when a session checks its posargs: importing this module (the noxfile
+    does, to declare its sessions, and ``nox -l`` only lists them) loads none of the parser's
+    modules (tests/test_noxfile.py counts them).
+    """
+    from harness.cli.parser import validate as checked
+
+    return checked(argv)
+
+
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
     """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s options without
     the profile (its side names it)."""
     if len(checked.cases) != 1 or checked.cases[0].script is None:
         return {}
+    from harness.cli.options import deps_policy
+
     [case] = checked.cases
     rest = list(argv[1:])
     if args.profile is not None:
@@ -117,6 +132,8 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         if args.vary is not None:  # one jax release, held while a library's own releases vary
             _applies(profile, [args.jax])
             return SessionRequest(None, profile, argv, on_index=(args.jax,))
+        from harness.cli.ranges import range_ends
+
         span = range_ends(args)[:2]
         _applies(profile, span)
         return SessionRequest(None, profile, argv, span)
@@ -175,6 +192,8 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     elif rest and not rest[0].startswith("-"):
         rest[:1] = ["--case", rest[0]]
     jax = _take(rest, "--jax", DEFAULT_RELEASE.jax)
+    from harness.cli.options import release_version
+
     try:
         jax = release_version(jax)
     except argparse.ArgumentTypeError as exc:
