@@ -12,6 +12,7 @@ import packaging
 import pytest
 
 import noxfile
+from harness import pins
 from harness.cli import ranges
 from harness.commands import nox_session
 from harness.errors import HarnessError, UsageError
@@ -38,7 +39,15 @@ def harness_imports_of_the_noxfile() -> list[ast.ImportFrom]:
 
 
 def harness_modules_of_the_noxfile() -> list[str]:
-    return sorted(str(node.module) for node in harness_imports_of_the_noxfile())
+    """The modules the noxfile imports from: ``from harness.cli import sessions`` names harness.cli.sessions."""
+    named = set()
+    for node in harness_imports_of_the_noxfile():
+        named.add(str(node.module))
+        for alias in node.names:
+            module = f"{node.module}.{alias.name}"
+            if (REPO / (module.replace(".", "/") + ".py")).is_file():
+                named.add(module)
+    return sorted(named)
 
 
 # What importing the noxfile's harness imports may load: the declarations of its sessions and their checks'
@@ -121,7 +130,7 @@ def test_session_listing_matches_the_tables():
     )
     sessions = json.loads(listed.stdout)
     repro = {s["session"] for s in sessions if s["name"] == "repro"}
-    assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
+    assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in pins.MATRIX}
     for listed in (s for s in sessions if s["name"] == "repro"):
         kind = PROFILE_BY_NAME[listed["call_spec"]["profile"]].kind
         assert kind in listed["tags"], "the profile's kind is a tag: CI picks the runner by it"
@@ -374,7 +383,7 @@ def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends
     )
     assert env == PROFILE_BY_NAME["cpu"].env
     envs = read_plan(plan)
-    assert (envs[0].jax, envs[-1].jax) == (noxfile.RELEASES[0].jax, noxfile.RELEASES[-1].jax)
+    assert (envs[0].jax, envs[-1].jax) == (pins.RELEASES[0].jax, pins.RELEASES[-1].jax)
     listed = [e.jax for e in envs]
     assert {"0.4.27", "0.4.34", "0.4.37", "0.12.0"} <= set(listed), (
         "releases between the table's too"
@@ -666,7 +675,7 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     assert args == ("python", "-m", "harness", *run)
     assert env is None
     sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
-    assert sides == [(r.jax, p) for r in noxfile.EDGES for p in ("cpu", "cpu8")]
+    assert sides == [(r.jax, p) for r in pins.EDGES for p in ("cpu", "cpu8")]
 
 
 def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():

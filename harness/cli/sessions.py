@@ -19,8 +19,9 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +70,11 @@ class SessionRequest:
     script: CaseInfo | None = None
     policy: str = AS_OF
     sides_argv: tuple[str, ...] = ()
+
+    @property
+    def profiles(self) -> list[Profile]:
+        """The profile whose device the session needs (a GPU profile's is looked for before installing)."""
+        return [self.profile] if self.profile is not None else []
 
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
@@ -164,6 +170,10 @@ class WatchRequest:
     release: str | None
     baseline: str | None
     harness_argv: list[str]
+
+    @property
+    def profiles(self) -> list[Profile]:
+        return [self.profile]
 
 
 def watch_view(posargs: Sequence[str]) -> WatchRequest:
@@ -361,3 +371,42 @@ def write_sides(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(plan, indent=1))
     return path
+
+
+@dataclass(frozen=True)
+class IndexSession:
+    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its check."""
+
+    summary: str
+    view: Callable[[Sequence[str]], SessionRequest | WatchRequest]
+
+
+FROM_THE_INDEX = {
+    "issue": IndexSession(
+        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M] [--profile P] "
+        "[..].",
+        partial(session_view, "issue"),
+    ),
+    "run": IndexSession(
+        "One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] [run options].",
+        release_run_view,
+    ),
+    "bisect": IndexSession(
+        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim --good V --bad V.\n\n"
+        "``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.",
+        partial(session_view, "bisect"),
+    ),
+    "sweep": IndexSession(
+        "Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M].",
+        partial(session_view, "sweep"),
+    ),
+    "triage": IndexSession(
+        "Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim].",
+        partial(session_view, "triage"),
+    ),
+    "watch": IndexSession(
+        "The newest jax release on the index against the one before, every change confirmed: nox -s watch --\n"
+        "[--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] (docs/watch.md).",
+        watch_view,
+    ),
+}
