@@ -1,8 +1,10 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
 The noxfile imports this module in nox's own environment, which has neither JAX nor
-hypothesis nor tabulate: it and everything it imports are standard library only
-(tests/test_noxfile.py holds it to that).  Three views:
+hypothesis nor tabulate: it and everything its checks import are standard library only
+(tests/test_noxfile.py holds it to that); it imports the parser only when a view checks
+posargs.  The same views tell the session's end in the harness (``harness.commands.nox_session``)
+what to prepare.  Three views:
 
 - ``session_view``: a session that runs one harness command (``repro``, ``search``,
   ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
@@ -62,8 +64,8 @@ class SessionRequest:
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
-    # Releases the noxfile finds on the package index before anything runs (issue, a one-off run), first
-    # the one the command runs on.
+    # Releases looked up on the package index (``harness.commands.nox_session``) before anything runs (issue,
+    # a one-off run), first the one the command runs on.
     on_index: tuple[str, ...] = ()
     # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it declares, resolved
     # by ``policy``), a side the session's harness drives with ``sides_argv`` (``run``'s options, no profile).
@@ -145,7 +147,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         return SessionRequest(None, profile, argv, span)
     if (
         command == "issue"
-    ):  # any release on the index, each in its cached venv: the noxfile looks them up
+    ):  # any release on the index, each in its cached venv, looked up by the session's harness
         versions = tuple(
             v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None
         )
@@ -163,7 +165,7 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
 
 @dataclass(frozen=True)
 class WatchRequest:
-    """``nox -s watch``: the profile, the releases named (None: the noxfile takes them from the index) and
+    """``nox -s watch``: the profile, the releases named (None: the session's harness takes them from the index) and
     ``watch``'s command line."""
 
     profile: Profile
@@ -191,7 +193,7 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one release of the index.
 
     The rest goes to ``python -m harness run``, checked as that command checks it; the
-    release (default: the table's newest) is looked up on the index by the noxfile.  A case
+    release (default: the table's newest) is looked up on the index by the session's harness.  A case
     named first without ``--case`` is the older spelling, still taken.
     """
     rest = list(posargs)
@@ -243,7 +245,7 @@ class InterleavedRequest:
     """The sides to measure (release × profile, where the profile applies) and the ``run`` options for them."""
 
     sides: list[tuple[Release, Profile]]
-    run_argv: list[str]  # ``run`` and its options, without --sides (the noxfile adds the plan)
+    run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
 
     @property
     def profiles(self) -> list[Profile]:
