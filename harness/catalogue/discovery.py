@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.catalogue import sizes
+from harness.catalogue.script_deps import Declared
 from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
@@ -35,16 +36,24 @@ class ScriptSource:
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX (``harness.catalogue.script_deps``): requirements in canonical form, from its
-    # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
-    requirements: tuple[str, ...] = ()
-    requires_python: str | None = None
-    given: tuple[
-        str, ...
-    ] = ()  # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
-    notes: tuple[
-        str, ...
-    ] = ()  # what its block holds that is not applied ([tool.uv]), said before it runs
+    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and ``--requirements``
+    # (``harness.catalogue.script_deps``): the value every venv of it is resolved from, as it is.
+    declared: Declared = field(default_factory=Declared)
+    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands shown.
+    given: tuple[str, ...] = ()
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return self.declared.requirements
+
+    @property
+    def requires_python(self) -> str | None:
+        return self.declared.requires_python
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What its block holds that is not applied ([tool.uv]), said before it runs."""
+        return self.declared.notes
 
 
 @dataclass(frozen=True)

@@ -70,19 +70,6 @@ class Failed:
 Outcome = Prepared | Unavailable | Failed
 
 
-def declared_of(case: CaseInfo) -> Declared:
-    """What a plain script declares, as ``script_envs`` takes it."""
-    script = case.script
-    assert script is not None
-    return Declared(
-        script.requirements,
-        ("",) * len(script.requirements),
-        script.requires_python,
-        script.file,
-        script.notes,
-    )
-
-
 def release_of(env: ReleaseEnv) -> Release:
     """The release a plan's entry installs, pinned by the release rules (a CUDA build names no jaxlib of its own)."""
     jaxlib = env.jaxlib if version_key(env.jaxlib)[0] else env.jax
@@ -178,7 +165,7 @@ class Environments:
             problem = venvs.ensure(env)
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
-        declared = declared_of(self.case)
+        declared = self.case.script.declared
         request = ScriptEnvRequest(
             release_of(env), declared, env.python, self.profile, self.policy, held
         )

@@ -10,7 +10,7 @@ from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
 from harness.install import environments, script_envs, venvs
-from harness.install.environments import Environments, Failed, Prepared, Unavailable, declared_of
+from harness.install.environments import Environments, Failed, Prepared, Unavailable
 from harness.install.script_envs import NotInstallable, ResolvedSet, ScriptEnv
 from harness.install.venvs import ReleaseEnv
 from harness.store.schema import Libraries
@@ -149,8 +149,13 @@ def test_a_stored_result_counts_only_when_resolved_as_its_release_would_be_now(t
     assert chosen.matches("git-abc-jaxlib-0.4.31", same)
 
 
-def test_what_a_script_declares_reads_back_for_the_resolver():
-    declared = declared_of(read_script(EQUINOX, with_specs=["optax==0.2.3"]))
+def test_what_a_script_declares_reaches_the_resolver_as_it_was_read():
+    script = read_script(EQUINOX, with_specs=["optax==0.2.3"]).script
+    assert script is not None
+    declared = script.declared
+    assert declared.sources == ("equinox_mlp.py (inline metadata)", "--with"), (
+        "nothing blanked on the way"
+    )
     assert (
         declared.requirements == ("equinox", "optax==0.2.3") and declared.script == "equinox_mlp.py"
     )
