@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import Comparison, Verdict
+from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.analysis.spending import ALL
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
@@ -25,7 +25,6 @@ from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
-MOVED = (Verdict.FASTER, Verdict.SLOWER)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import Comparison, Verdict
+from harness.analysis.significance import MOVED, Comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
@@ -40,12 +40,8 @@ from harness.store.results import StoredResult
 
 RUN, COMPILE, MEMORY = "json.run_ms", "process.compile_ns", "json.temp_bytes"
 NOT_COMPILED = {"trace", "lower", "import"}  # phases before any compiled program runs
-PER_PROGRAM = (
-    "call_ms",
-    "compile_ms",
-    "temp_bytes",
-)  # each program's own figures, as the reproducer prints them
-MOVED = (Verdict.FASTER, Verdict.SLOWER)
+# Each program's own figures, as the reproducer prints them (``p<n>_call_ms`` and so on).
+PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
 def counterpart(metric: str) -> str | None:
