@@ -3,12 +3,15 @@ killed mid-triage), venvs that lost files, caches that take no writes, a kept re
 they must never do: be stored as an answer ("not installable"), or end in a traceback.  Network tests only ever
 talk to 127.0.0.1."""
 
+import functools
 import http.server
 import json
+import os
 import shutil
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,7 @@ from harness.pins import Release
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from tests.conftest import FIXTURES
-from tests.install.test_script_envs import FakeUv, recorded_index, request
+from tests.install.test_script_envs import FakeUv, done, recorded_index, request
 
 EQUINOX = FIXTURES / "deps" / "equinox_mlp.py"
 DEAD_INDEX = "http://127.0.0.1:9/simple"  # the discard port, closed on loopback: refused at once
@@ -355,3 +358,159 @@ def test_resolve_on_an_index_of_nothing_but_refusals_keeps_nothing(tmp_path):
             InstallFailed,
         )
     assert len(uv.steps("pip compile")) == 3
+
+
+class Listings(http.server.BaseHTTPRequestHandler):
+    """A PEP 691 index of the recorded listings, that goes away (its port closed) after its ``budget`` answers."""
+
+    def do_GET(self):
+        server = self.server
+        server.asked.append(self.path)  # type: ignore[attr-defined]
+        if len(server.asked) > server.budget:  # type: ignore[attr-defined]
+            threading.Thread(target=server.shutdown, daemon=True).start()
+            self.close_connection = True
+            self.connection.close()  # the network drops: nothing comes back
+            return
+        body = recorded_index(f"https://x{self.path}")
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class LocalIndex:
+    """An index on a port of 127.0.0.1 that can die after some answers and come back on the same port."""
+
+    def __init__(self):
+        self.server = None
+        self.port = 0
+
+    def up(self, budget=10**6):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Listings)
+        server.daemon_threads = True
+        server.asked, server.budget = [], budget  # type: ignore[attr-defined]
+        self.port = server.server_address[1]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.server = server
+        return server
+
+    def down(self):
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/simple"
+
+
+class IndexAskingUv(FakeUv):
+    """uv as far as the index goes: ``pip compile`` asks the index (UV_INDEX_URL) for the script's library and
+    answers with the release its constraints hold, or with uv's own words when the index cannot be reached."""
+
+    def __call__(self, command, cwd):
+        command = list(command)
+        if command[1:3] != ["pip", "compile"]:
+            return super().__call__(command, cwd)
+        self.calls.append(command)
+        url = f"{os.environ['UV_INDEX_URL']}/equinox/"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                answer.read()
+        except OSError as exc:
+            said = f"error: Failed to fetch: `{url}`\n  Caused by: {exc}"
+            return done(command, 2, stderr=said)
+        held = (cwd / "constraints.txt").read_text().split()
+        return done(command, stdout="\n".join(["equinox==0.11.4", *held]) + "\n")
+
+
+@pytest.fixture
+def local_index():
+    index = LocalIndex()
+    yield index
+    index.down()
+
+
+def test_an_index_that_dies_mid_triage_leaves_nothing_wrong_stored_and_the_next_run_carries_on(
+    tmp_path, monkeypatch, local_index
+):
+    # The first release's set is had whole (jax's and jaxlib's listings for its date, equinox for uv), then the
+    # index goes away, as a network that drops: the second release's resolution meets a dead port.
+    server = local_index.up(budget=3)
+    monkeypatch.setenv("UV_INDEX_URL", local_index.url)
+    uv = IndexAskingUv()
+    monkeypatch.setattr(script_envs, "ensure", functools.partial(ensure, runner=uv, uv=["uv"]))
+    asked = Asked()
+    first = prober(tmp_path, asked)
+    assert first("0.4.30").note.startswith("the measurement stored no result")
+    probe = first("0.4.31")
+    assert len(server.asked) > 3, "the index was asked after it died"  # type: ignore[attr-defined]
+    assert probe.result is None and probe.note.startswith("could not be installed: ")
+    assert local_index.url.removesuffix("/simple") in probe.note and "\n" not in probe.note
+    assert asked.measured == ["0.4.30"]
+    assert not list((tmp_path / "results").rglob("*.json")), "nothing stored as an answer"
+    kept = [json.loads(p.read_text())["pins"] for p in tmp_path.glob("script-resolutions/*/*.json")]
+    assert all("jax==0.4.31" not in pins for pins in kept), "no resolution of 0.4.31 kept"
+    assert not [
+        p
+        for p in tmp_path.glob("script-env-*")
+        if "jax==0.4.31" in p.joinpath(script_envs.PINS_FILE).read_text()
+    ], "no venv of 0.4.31"
+
+    local_index.down()
+    local_index.up()  # the index is back, on the same address: the next run carries on
+    again = prober(tmp_path, asked)
+    assert again("0.4.31").note.startswith("the measurement stored no result")
+    assert asked.measured == ["0.4.30", "0.4.31"], "0.4.31 measured on the next run"
+
+
+@pytest.mark.parametrize("interpreter", ["dangling", "removed"])
+def test_a_script_venv_whose_interpreter_is_gone_is_made_anew(tmp_path, interpreter):
+    uv = FakeUv()
+    env = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
+    python = env.venv / "bin" / "python"
+    python.unlink()
+    if interpreter == "dangling":
+        python.symlink_to(tmp_path / "no-such-python")
+    (env.venv / "left-over").write_text("from the venv before")
+    again = ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"])
+    assert again == env
+    assert len(uv.steps("venv")) == 2 and len(uv.steps("pip sync")) == 2, "made anew, then synced"
+    assert not (env.venv / "left-over").exists(), "nothing of the broken venv kept"
+    assert ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"]) == env
+    assert len(uv.steps("venv")) == 2, "the venv made anew is reused"
+
+
+class SlowUv(FakeUv):
+    """uv whose venv takes a while to make: time for a second run to ask for the same venv meanwhile."""
+
+    def __call__(self, command, cwd):
+        if command[1] == "venv":
+            time.sleep(0.5)
+        return super().__call__(command, cwd)
+
+
+def test_two_runs_that_need_one_new_script_venv_at_once_make_it_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    uv = SlowUv()
+    made = []
+
+    def one_run():
+        made.append(ensure(request(), tmp_path, times_of(tmp_path), runner=uv, uv=["uv"]))
+
+    runs = [threading.Thread(target=one_run) for _ in range(2)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert all(isinstance(env, ScriptEnv) for env in made) and made[0] == made[1], made
+    assert len(uv.steps("venv")) == 1 and len(uv.steps("pip sync")) == 1, (
+        "the second waited, then reused"
+    )

@@ -1,5 +1,6 @@
-"""The house's order: every harness module imports only from its own stage or the stages below it, and no two
-modules import each other, directly or round a longer loop (docs/layout.md, ``harness/__init__.py``)."""
+"""The house's order: every harness module imports only from its own stage or the stages below it, no two
+modules import each other, directly or round a longer loop (docs/layout.md, ``harness/__init__.py``), and no
+class grows past what a reader takes in at once."""
 
 import ast
 import re
@@ -25,6 +26,9 @@ STAGES = [
     "commands",
 ]
 ON_TOP = {"harness.main", "harness.__main__"}
+# A class's lines, from ``class`` to its last line; the prober, which every search goes through, keeps fewer.
+MOST_CLASS_LINES = 200
+MOST_CLASS_LINES_OF = {"harness/steps/probes.py:ReleaseProber": 150}
 
 
 def module_name(path: Path) -> str:
@@ -125,3 +129,25 @@ def test_no_module_asks_whether_what_is_measured_is_a_script():
         if branch.search(line)
     ]
     assert found == []
+
+
+def class_lengths() -> dict[str, int]:
+    """Each class of harness/ (nested ones too) as ``path:name``, with its lines from ``class`` to its last."""
+    found = {}
+    for path in sorted((REPO / "harness").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                where = f"{path.relative_to(REPO).as_posix()}:{node.name}"
+                found[where] = (node.end_lineno or node.lineno) - node.lineno + 1
+    return found
+
+
+def test_no_class_is_longer_than_its_bound():
+    lengths = class_lengths()
+    assert set(MOST_CLASS_LINES_OF) <= set(lengths), "a bound's class was moved or renamed"
+    over = {
+        where: lines
+        for where, lines in lengths.items()
+        if lines > MOST_CLASS_LINES_OF.get(where, MOST_CLASS_LINES)
+    }
+    assert over == {}

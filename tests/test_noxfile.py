@@ -12,9 +12,11 @@ import packaging
 import pytest
 
 import noxfile
+from harness import pins
 from harness.cli import ranges
+from harness.commands import nox_session
 from harness.errors import HarnessError, UsageError
-from harness.install.environments import Prepared
+from harness.install.environments import Environments, Prepared
 from harness.install.index import pair_with_jaxlib, parse_pip_listing
 from harness.install.venvs import read_plan
 from harness.pins import PROFILE_BY_NAME
@@ -27,13 +29,46 @@ PACKAGES = ("jax", "jaxlib")
 NO_GPU = "nvidia-smi not found on PATH (no NVIDIA driver here)"
 
 
-def harness_modules_of_the_noxfile() -> list[str]:
+def harness_imports_of_the_noxfile() -> list[ast.ImportFrom]:
     tree = ast.parse((REPO / "noxfile.py").read_text())
-    return sorted(
-        node.module
+    return [
+        node
         for node in tree.body
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness")
-    )
+    ]
+
+
+def harness_modules_of_the_noxfile() -> list[str]:
+    """The modules the noxfile imports from: ``from harness.cli import sessions`` names harness.cli.sessions."""
+    named = set()
+    for node in harness_imports_of_the_noxfile():
+        named.add(str(node.module))
+        for alias in node.names:
+            module = f"{node.module}.{alias.name}"
+            if (REPO / (module.replace(".", "/") + ".py")).is_file():
+                named.add(module)
+    return sorted(named)
+
+
+# What importing the noxfile's harness imports may load: the declarations of its sessions and their checks'
+# entry points, not the harness behind them (issue 42: 57 modules, which held a third of it to the standard
+# library).
+MOST_NOXFILE_MODULES = 25
+
+
+def test_the_noxfile_s_harness_imports_load_few_harness_modules():
+    statements = "\n".join(ast.unparse(node) for node in harness_imports_of_the_noxfile())
+    script = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+{statements}
+print(sorted(m for m in sys.modules if m.split(".")[0] == "harness"))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = ast.literal_eval(done.stdout.strip())
+    assert "harness.cli.sessions" in loaded
+    assert len(loaded) <= MOST_NOXFILE_MODULES, loaded
 
 
 def test_the_noxfile_imports_only_standard_library_harness_modules():
@@ -95,7 +130,7 @@ def test_session_listing_matches_the_tables():
     )
     sessions = json.loads(listed.stdout)
     repro = {s["session"] for s in sessions if s["name"] == "repro"}
-    assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX}
+    assert repro == {f"repro({noxfile.session_id(r, p)})" for r, p in pins.MATRIX}
     for listed in (s for s in sessions if s["name"] == "repro"):
         kind = PROFILE_BY_NAME[listed["call_spec"]["profile"]].kind
         assert kind in listed["tags"], "the profile's kind is a tag: CI picks the runner by it"
@@ -153,8 +188,31 @@ class RecordingSession:
     def install(self, *args: str) -> None:
         self.installed.append(args)
 
+    def run_install(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.entry(args)
+
     def run(self, *args: str, env: dict[str, str] | None = None, external: bool = False) -> None:
+        """A harness command; the harness's end of a session (``harness.commands.nox_session``) run here, the
+        command it launches recorded."""
+        launched = self.entry(args)
+        if launched is not None:
+            args = tuple(launched.command())
+            if not launched.python:
+                args = ("python", *args[1:])
         self.ran.append((args, env))
+
+    def entry(self, args: tuple[str, ...]) -> nox_session.Launch | None:
+        if args[:3] != ("python", "-m", "harness.commands.nox_session"):
+            return None
+        mode, session, venvs, cache, *rest = args[3:]
+        jax = rest.pop(0) if rest[0] != "--" else ""
+        places = nox_session.Places(Path(venvs), Path(cache))
+        try:
+            launched = nox_session.launched(mode, session, rest[1:], places, jax, self.log)
+        except HarnessError as exc:
+            print(f"harness: error: {exc}", file=sys.stderr)
+            raise noxfile.CommandFailed(str(exc), return_code=exc.exit_code) from None
+        return launched if mode == "launch" else None
 
     def error(self, message: str) -> None:
         raise SystemExit(message)
@@ -253,7 +311,7 @@ class RangeSession(RecordingSession):
         pairs = pair_with_jaxlib(
             *(parse_pip_listing((LISTINGS / f"pip-index-{p}.txt").read_text()) for p in PACKAGES)
         )
-        listing = {"python": f"{self.bin}/python", "pairs": pairs, "listed_at": time.time()}
+        listing = {"python": nox_session.session_python(), "pairs": pairs, "listed_at": time.time()}
         Path(self.cache_dir).mkdir(exist_ok=True)
         (Path(self.cache_dir) / "jax-index.json").write_text(json.dumps(listing))
 
@@ -296,7 +354,7 @@ def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path
     ]
     assert envs[2].install == ("-e", ".", "jax==0.4.37", "jaxlib==0.4.36")
     assert envs[2].venv == tmp_path / "release-jax-0.4.37", "beside nox's own venvs"
-    assert envs[2].python == noxfile.interpreter("3.12")
+    assert envs[2].python == nox_session.interpreter("3.12")
 
 
 def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends_by_default(
@@ -325,7 +383,7 @@ def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends
     )
     assert env == PROFILE_BY_NAME["cpu"].env
     envs = read_plan(plan)
-    assert (envs[0].jax, envs[-1].jax) == (noxfile.RELEASES[0].jax, noxfile.RELEASES[-1].jax)
+    assert (envs[0].jax, envs[-1].jax) == (pins.RELEASES[0].jax, pins.RELEASES[-1].jax)
     listed = [e.jax for e in envs]
     assert {"0.4.27", "0.4.34", "0.4.37", "0.12.0"} <= set(listed), (
         "releases between the table's too"
@@ -418,7 +476,8 @@ def test_the_watch_s_exit_status_is_nox_s(status, tmp_path):
 
     class Answering(RangeSession):
         def run(self, *args, env=None, external=False):
-            raise noxfile.CommandFailed("watch", return_code=status)
+            if args[3] == "launch":
+                raise noxfile.CommandFailed("watch", return_code=status)
 
     with pytest.raises(SystemExit) as stopped:
         noxfile.watch(Answering(tmp_path, "--case", "async_dispatch"))
@@ -578,6 +637,8 @@ class FailingSession(RecordingSession):
     def run(self, *args: str, env: dict[str, str] | None = None) -> None:
         raise noxfile.CommandFailed(f"Returned code {self.code}", return_code=self.code)
 
+    run_install = run
+
 
 def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
     with pytest.raises(SystemExit) as stopped:
@@ -591,9 +652,8 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     monkeypatch, tmp_path
 ):
     """What the README's main command runs: the matrix session with no posargs, seven processes a side, once."""
-    monkeypatch.setattr(
-        noxfile, "ensure", lambda env: None
-    )  # the release venvs: built by the real session
+    # The release venvs: built by the real session.
+    monkeypatch.setattr(nox_session, "ensure", lambda env: None)
     session = RecordingSession()
     session.cache_dir = str(tmp_path / ".cache")
     session.log = lambda message: None
@@ -615,7 +675,7 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     assert args == ("python", "-m", "harness", *run)
     assert env is None
     sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
-    assert sides == [(r.jax, p) for r in noxfile.EDGES for p in ("cpu", "cpu8")]
+    assert sides == [(r.jax, p) for r in pins.EDGES for p in ("cpu", "cpu8")]
 
 
 def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():
@@ -696,7 +756,7 @@ def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_th
     tmp_path, monkeypatch
 ):
     ensured = []
-    monkeypatch.setattr(noxfile, "ensure", lambda env: ensured.append(env))
+    monkeypatch.setattr(nox_session, "ensure", lambda env: ensured.append(env))
     session = RangeSession(
         tmp_path, "scan_sync", "--jax", "0.4.37", "--size", "N=100", "--profile", "cpu8"
     )
@@ -723,7 +783,7 @@ def test_run_session_installs_any_index_release_into_its_cached_venv_and_runs_th
 
 
 def test_run_session_runs_the_whole_catalogue_on_any_index_release(tmp_path, monkeypatch):
-    monkeypatch.setattr(noxfile, "ensure", lambda env: None)
+    monkeypatch.setattr(nox_session, "ensure", lambda env: None)
     session = RangeSession(tmp_path, "--jax", "0.4.37")
     noxfile.run_one(session)
     [(args, _)] = session.ran
@@ -743,7 +803,7 @@ def test_bad_input_found_while_making_a_script_s_venv_exits_2_and_a_failure_fail
     def refuses(environments, label, env):
         raise UsageError("the script's requires-python ==3.12.1 names a patch release")
 
-    monkeypatch.setattr(noxfile.Environments, "prepare", refuses)
+    monkeypatch.setattr(Environments, "prepare", refuses)
     session = RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37")
     with pytest.raises(SystemExit) as stopped:
         noxfile.run_one(session)
@@ -755,10 +815,10 @@ def test_bad_input_found_while_making_a_script_s_venv_exits_2_and_a_failure_fail
     def fails(environments, label, env):
         raise HarnessError("uv could not be started")
 
-    monkeypatch.setattr(noxfile.Environments, "prepare", fails)
-    with pytest.raises(SystemExit) as failed:  # session.error: nox's failed session, exit 1
+    monkeypatch.setattr(Environments, "prepare", fails)
+    with pytest.raises(noxfile.CommandFailed):  # the harness's exit 1: nox's failed session
         noxfile.run_one(RangeSession(tmp_path, "--script", str(script), "--jax", "0.4.37"))
-    assert failed.value.code == "uv could not be started"
+    assert capsys.readouterr().err.strip() == "harness: error: uv could not be started"
 
 
 def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness_drives(
@@ -775,7 +835,7 @@ def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness
         asked.append((label, environments.policy, environments.case.subject.requirements))
         return Prepared(tmp_path / "script-env" / "bin" / "python", libraries)
 
-    monkeypatch.setattr(noxfile.Environments, "prepare", prepare)
+    monkeypatch.setattr(Environments, "prepare", prepare)
     session = RangeSession(
         tmp_path, "--script", str(script), "--jax", "0.4.37", "--deps", "newest", "--profile", "cpu"
     )
@@ -862,10 +922,12 @@ def test_every_session_answers_help_before_installing_anything(
 
 
 @pytest.mark.parametrize(("name", "posargs"), [("report", ["--results", "none"]), ("compare", [])])
-def test_install_only_installs_a_rendering_session_without_results(name, posargs, tmp_path):
+def test_install_only_installs_a_rendering_session_without_results(
+    name, posargs, tmp_path, monkeypatch
+):
     """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed
     (and `compare`, which needs two result sets, needs none either)."""
     session = RecordingSession(*[str(tmp_path / a) if a == "none" else a for a in posargs])
-    session._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(install_only=True))
+    monkeypatch.setattr(sys, "argv", ["nox", "-s", name, "--install-only", "--", *session.posargs])
     getattr(noxfile, name)(session)
     assert session.installed == [("-e", ".[report]")] and session.ran == []

@@ -39,6 +39,10 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "undecided"  # the older name of UNDECIDED
 
 
+# The verdicts that say a metric moved: the two directions of a change.
+MOVED = (Verdict.FASTER, Verdict.SLOWER)
+
+
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 
 

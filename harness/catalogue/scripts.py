@@ -114,15 +114,7 @@ def read_script(
     given = [word for spec in with_specs for word in ("--with", spec)]
     given += ["--requirements", str(requirements)] if requirements is not None else []
     digest = hashlib.sha256(content).hexdigest()
-    source = PlainScript(
-        path.name,
-        digest,
-        tuple(args),
-        declared.requirements,
-        declared.requires_python,
-        tuple(given),
-        declared.notes,
-    )
+    source = PlainScript(path.name, digest, tuple(args), declared, tuple(given))
     return CaseInfo(
         name=name,
         path=path.resolve(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -76,6 +76,7 @@ class Subject(Protocol):
         """The script's file name, as answers name it; empty for a case."""
         ...
 
+    @property
     def declared(self) -> Declared:
         """What it needs besides JAX, as a venv of its own takes it (``harness.install.script_envs``)."""
         ...
@@ -131,6 +132,7 @@ class CaseModule:
     own_venv = every_metric = False
     script_file = ""
 
+    @property
     def declared(self) -> Declared:
         return Declared()
 
@@ -176,14 +178,11 @@ class PlainScript:
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX (``harness.catalogue.script_deps``): requirements in canonical form, from its
-    # ``# /// script`` block, ``--with`` and ``--requirements``; and its ``requires-python``.
-    requirements: tuple[str, ...] = ()
-    requires_python: str | None = None
-    # how the command line added to them: ("--with", "optax", "--requirements", "r.txt")
+    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and ``--requirements``
+    # (``harness.catalogue.script_deps``): the value every venv of it is resolved from, as it is.
+    declared: Declared = field(default_factory=Declared)
+    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands shown.
     given: tuple[str, ...] = ()
-    # what its block holds that is not applied ([tool.uv]), said before it runs
-    notes: tuple[str, ...] = ()
 
     kind = "script"
     own_venv = True
@@ -194,14 +193,18 @@ class PlainScript:
     def script_file(self) -> str:
         return self.file
 
-    def declared(self) -> Declared:
-        return Declared(
-            self.requirements,
-            ("",) * len(self.requirements),
-            self.requires_python,
-            self.file,
-            self.notes,
-        )
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return self.declared.requirements
+
+    @property
+    def requires_python(self) -> str | None:
+        return self.declared.requires_python
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What its block holds that is not applied ([tool.uv]), said before it runs."""
+        return self.declared.notes
 
     def child_start(self) -> ChildStart:
         return ChildStart(self.sha256, self.args)

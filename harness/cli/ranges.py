@@ -372,12 +372,7 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")
     hold = parse_hold(args.hold)
     for pin in hold:
-        if canonicalize_name(Requirement(pin).name) not in {
-            canonicalize_name(name) for name in declared
-        }:
-            raise UsageError(
-                f"--hold {pin}: the script declares no {Requirement(pin).name} ({_declared(declared)})"
-            )
+        check_hold(pin, declared)
     vary = None
     if args.vary is not None:
         vary = canonicalize_name(canonical(args.vary, "--vary"))
@@ -394,6 +389,23 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
     elif args.jax is not None:
         raise UsageError("--jax goes with --vary (the jax release held while a library varies)")
     return LibraryChoice(options.deps_policy(args), hold, vary, args.jax)
+
+
+def check_hold(pin: str, declared: dict[str, str]) -> None:
+    """A held pin names a library the script declares, at a version its declaration allows: else no release could
+    have the set, and each would be stored as not installable for what is bad input."""
+    held = Requirement(pin)
+    named = {canonicalize_name(name): Requirement(text) for name, text in declared.items()}
+    wanted = named.get(canonicalize_name(held.name))
+    if wanted is None:
+        raise UsageError(
+            f"--hold {pin}: the script declares no {held.name} ({_declared(declared)})"
+        )
+    version = next(iter(held.specifier)).version
+    if wanted.marker is None and not wanted.specifier.contains(version, prereleases=True):
+        raise UsageError(
+            f"--hold {pin}: the script declares {wanted}, which {held.name} {version} is not"
+        )
 
 
 def _declared(declared: dict[str, str]) -> str:

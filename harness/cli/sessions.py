@@ -1,8 +1,10 @@
 """What a nox session installs and runs, from its posargs, checked before anything is installed.
 
 The noxfile imports this module in nox's own environment, which has neither JAX nor
-hypothesis nor tabulate: it and everything it imports are standard library only
-(tests/test_noxfile.py holds it to that).  Three views:
+hypothesis nor tabulate: it and everything its checks import are standard library only
+(tests/test_noxfile.py holds it to that); it imports the parser only when a view checks
+posargs.  The same views tell the session's end in the harness (``harness.commands.nox_session``)
+what to prepare.  Three views:
 
 - ``session_view``: a session that runs one harness command (``repro``, ``search``,
   ``issue``, ``bisect``, ``sweep``, ``triage``, ``report``, ``compare``);
@@ -19,18 +21,13 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.catalogue.discovery import CaseInfo
-from harness.cli.options import deps_policy, release_version
-from harness.cli.parser import validate
-from harness.cli.ranges import range_ends
-from harness.cli.run import RunOptions
 from harness.errors import UsageError
-from harness.install.script_envs import AS_OF
 from harness.pins import (
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
@@ -42,6 +39,13 @@ from harness.pins import (
     Release,
 )
 from harness.units import normal_version
+
+if TYPE_CHECKING:
+    from harness.catalogue.discovery import CaseInfo
+    from harness.cli.run import RunOptions
+
+# ``harness.install.script_envs.AS_OF``, the default --deps (tests/cli/test_sessions.py holds them equal).
+AS_OF = "as-of"
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).
@@ -60,14 +64,31 @@ class SessionRequest:
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
-    # Releases the noxfile finds on the package index before anything runs (issue, a one-off run), first
-    # the one the command runs on.
+    # Releases looked up on the package index (``harness.commands.nox_session``) before anything runs (issue,
+    # a one-off run), first the one the command runs on.
     on_index: tuple[str, ...] = ()
     # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it declares, resolved
     # by ``policy``), a side the session's harness drives with ``sides_argv`` (``run``'s options, no profile).
-    script: CaseInfo | None = None
+    own_venv_of: CaseInfo | None = None
     policy: str = AS_OF
     sides_argv: tuple[str, ...] = ()
+
+    @property
+    def profiles(self) -> list[Profile]:
+        """The profile whose device the session needs (a GPU profile's is looked for before installing)."""
+        return [self.profile] if self.profile is not None else []
+
+
+def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
+    """``argv`` parsed and checked as the harness checks it, by its parser.
+
+    Imported here, when a session checks its posargs: importing this module (the noxfile
+    does, to declare its sessions, and ``nox -l`` only lists them) loads none of the parser's
+    modules (tests/test_noxfile.py counts them).
+    """
+    from harness.cli.parser import validate as checked
+
+    return checked(argv)
 
 
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
@@ -75,11 +96,13 @@ def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) 
     the profile (its side names it)."""
     if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
+    from harness.cli.options import deps_policy
+
     [case] = checked.cases
     rest = list(argv[1:])
     if args.profile is not None:
         _take(rest, "--profile", "")
-    return {"script": case, "policy": deps_policy(args), "sides_argv": ("run", *rest)}
+    return {"own_venv_of": case, "policy": deps_policy(args), "sides_argv": ("run", *rest)}
 
 
 def _profile(name: str | None) -> Profile:
@@ -117,12 +140,14 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         if args.vary is not None:  # one jax release, held while a library's own releases vary
             _applies(profile, [args.jax])
             return SessionRequest(None, profile, argv, on_index=(args.jax,))
+        from harness.cli.ranges import range_ends
+
         span = range_ends(args)[:2]
         _applies(profile, span)
         return SessionRequest(None, profile, argv, span)
     if (
         command == "issue"
-    ):  # any release on the index, each in its cached venv: the noxfile looks them up
+    ):  # any release on the index, each in its cached venv, looked up by the session's harness
         versions = tuple(
             v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None
         )
@@ -140,13 +165,17 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
 
 @dataclass(frozen=True)
 class WatchRequest:
-    """``nox -s watch``: the profile, the releases named (None: the noxfile takes them from the index) and
+    """``nox -s watch``: the profile, the releases named (None: the session's harness takes them from the index) and
     ``watch``'s command line."""
 
     profile: Profile
     release: str | None
     baseline: str | None
     harness_argv: list[str]
+
+    @property
+    def profiles(self) -> list[Profile]:
+        return [self.profile]
 
 
 def watch_view(posargs: Sequence[str]) -> WatchRequest:
@@ -164,7 +193,7 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one release of the index.
 
     The rest goes to ``python -m harness run``, checked as that command checks it; the
-    release (default: the table's newest) is looked up on the index by the noxfile.  A case
+    release (default: the table's newest) is looked up on the index by the session's harness.  A case
     named first without ``--case`` is the older spelling, still taken.
     """
     rest = list(posargs)
@@ -175,6 +204,8 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
     elif rest and not rest[0].startswith("-"):
         rest[:1] = ["--case", rest[0]]
     jax = _take(rest, "--jax", DEFAULT_RELEASE.jax)
+    from harness.cli.options import release_version
+
     try:
         jax = release_version(jax)
     except argparse.ArgumentTypeError as exc:
@@ -214,7 +245,7 @@ class InterleavedRequest:
     """The sides to measure (release × profile, where the profile applies) and the ``run`` options for them."""
 
     sides: list[tuple[Release, Profile]]
-    run_argv: list[str]  # ``run`` and its options, without --sides (the noxfile adds the plan)
+    run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
 
     @property
     def profiles(self) -> list[Profile]:
@@ -342,3 +373,42 @@ def write_sides(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(plan, indent=1))
     return path
+
+
+@dataclass(frozen=True)
+class IndexSession:
+    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its check."""
+
+    summary: str
+    view: Callable[[Sequence[str]], SessionRequest | WatchRequest]
+
+
+FROM_THE_INDEX = {
+    "issue": IndexSession(
+        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M] [--profile P] "
+        "[..].",
+        partial(session_view, "issue"),
+    ),
+    "run": IndexSession(
+        "One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] [run options].",
+        release_run_view,
+    ),
+    "bisect": IndexSession(
+        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim --good V --bad V.\n\n"
+        "``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.",
+        partial(session_view, "bisect"),
+    ),
+    "sweep": IndexSession(
+        "Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M].",
+        partial(session_view, "sweep"),
+    ),
+    "triage": IndexSession(
+        "Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim].",
+        partial(session_view, "triage"),
+    ),
+    "watch": IndexSession(
+        "The newest jax release on the index against the one before, every change confirmed: nox -s watch --\n"
+        "[--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] (docs/watch.md).",
+        watch_view,
+    ),
+}

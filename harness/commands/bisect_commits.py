@@ -51,7 +51,7 @@ def held_libraries(run: RangeRun) -> Libraries:
     only jax moves between the commits (said in the answer: the libraries column of the endpoints)."""
     options = run.options
     requirements = options.case.subject.requirements
-    good = run.prober.stored(options.first)
+    good = run.prober.reuse.stored(options.first)
     had = good.result.libraries if good is not None else None  # a case's results record none
     if had is None:
         return Libraries(HELD, (), hashlib.sha256(b"").hexdigest())
@@ -119,14 +119,12 @@ def run_commit_bisect(options: RangeOptions) -> int:
         )
         problem = commit_venvs.ensure(env, environ)
         if problem is None:
-            prober.envs[env.label] = env.env
-            assert prober.environments is not None
-            prober.environments.use_commit(env.label, env.env.interpreter, held)
+            prober.add_commit(env.label, env.env, held)
         return problem
 
     def together(labels: Sequence[str]) -> None:
         prober.measure_together(
-            labels, anew=any(prober.reusable(label) is None for label in labels)
+            labels, anew=any(prober.reuse.reusable(label) is None for label in labels)
         )
 
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)

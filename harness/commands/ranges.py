@@ -314,7 +314,7 @@ class RangeRun:
         ]
         versions = {}
         for label in self.labels:
-            stored = self.prober.stored(label)
+            stored = self.prober.reuse.stored(label)
             had = stored.result.libraries if stored is not None else None
             if had is not None:
                 versions[label] = {

@@ -14,7 +14,7 @@ from harness.commands.ranges import (
     swept_metrics,
 )
 from harness.render.triage_answer import triage_answer
-from harness.steps import probes
+from harness.steps import reuse
 from harness.steps.bisection import CLAIM
 from harness.steps.confirm import PairConfirmer
 from harness.steps.triage import TriageOutcome, triage
@@ -36,9 +36,9 @@ def execute(options: RangeOptions) -> int:
     nothing could be measured (fewer than two releases ran ok), else 1."""
     run = RangeRun.start(options)
     first_round = dataclasses.replace(
-        run.prober, accept=probes.first_round(options.measuring.processes)
+        run.prober, accept=reuse.first_round(options.measuring.processes)
     )
-    confirmer = PairConfirmer(dataclasses.replace(run.prober, accept=None, together=set()))
+    confirmer = PairConfirmer(run.prober)
     metrics = swept_metrics(options)
     found = triage(
         run.releases,

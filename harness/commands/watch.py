@@ -36,7 +36,7 @@ from harness.render.triage_answer import triage_answer
 from harness.render.triage_words import answered
 from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
 from harness.render.why import why_lines as explained
-from harness.steps import probes
+from harness.steps import reuse
 from harness.steps.answers import Setting
 from harness.steps.confirm import PairConfirmer
 from harness.steps.triage import TriageOutcome, triage
@@ -254,8 +254,8 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         return remembered
     options = run.options
     measuring = options.measuring
-    first_round = dataclasses.replace(run.prober, accept=probes.first_round(measuring.processes))
-    confirmer = PairConfirmer(dataclasses.replace(run.prober, accept=None, together=set()))
+    first_round = dataclasses.replace(run.prober, accept=reuse.first_round(measuring.processes))
+    confirmer = PairConfirmer(run.prober)
     with suite_in_environment(target.suite):
         found = triage(
             run.releases,

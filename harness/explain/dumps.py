@@ -29,7 +29,6 @@ from typing import Any
 
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
-from harness.names import inside
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.files import replace_file
 
@@ -256,7 +255,7 @@ class CompiledPrograms:
         sides.progress(
             f"  what {step.before} and {step.after} compile: one process each, XLA dumping"
         )
-        folders = [inside(step.out, kept, label) for label in step.pair]
+        folders = [step.folder("compiled", label) for label in step.pair]
         problems = [
             dump(sides, label, folder) for label, folder in zip(step.pair, folders, strict=True)
         ]
@@ -269,7 +268,7 @@ class CompiledPrograms:
         if problem:
             return CompiledAnswer(step.before, step.after, [], f"{kept}/", problem)
         changes = compare_dumps(read_dump(folders[0]), read_dump(folders[1]))
-        write_diffs(inside(step.out, kept), changes)
+        write_diffs(step.folder("compiled"), changes)
         return CompiledAnswer(step.before, step.after, changes, f"{kept}/")
 
 

@@ -3,9 +3,9 @@ again with the library held, in the same triage.
 
 The step's two sides and a third in between — the newer jax with the libraries that moved held at the
 older release's versions (or, where that cannot be had, the older jax with the newer's) — are measured
-together until the step's metrics are decided.  The part of the step between the middle side and each end
-is jax's or the libraries': a step that comes with the libraries settles the why (jax's defaults, dumps and
-profiles are not asked), one that comes with jax goes on to them.
+together until each part of the step's metrics is decided, changed or unchanged.  The part of the step
+between the middle side and each end is jax's or the libraries': a step that comes with the libraries
+settles the why (jax's defaults, dumps and profiles are not asked), one that comes with jax goes on to them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import Comparison, Verdict
+from harness.analysis.significance import MOVED, Comparison, Verdict
+from harness.analysis.spending import ALL
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
 from harness.metric_names import parse_metric_name
@@ -24,7 +25,6 @@ from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
-MOVED = (Verdict.FASTER, Verdict.SLOWER)
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,9 @@ class HeldLibrary:
             problems.append(held)
         if middle is None:
             return dataclasses.replace(answer, problem="; ".join(problems))
-        measured = sides.together([before, middle, after], step.metrics)
+        # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
+        # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
+        measured = sides.together([before, middle, after], step.metrics, ALL)
         ours = [measured.get(side.label) for side in (before, middle, after)]
         parts = {metric: _parts(ours, metric, step, jax_of_middle) for metric in step.metrics}
         return dataclasses.replace(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import Comparison
+from harness.analysis.significance import MOVED, Comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
@@ -33,7 +33,6 @@ from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
 from harness.metric_names import JSON, PROCESS, parse_metric_name
-from harness.names import inside
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
@@ -41,6 +40,8 @@ from harness.store.results import StoredResult
 
 RUN, COMPILE, MEMORY = "json.run_ms", "process.compile_ns", "json.temp_bytes"
 NOT_COMPILED = {"trace", "lower", "import"}  # phases before any compiled program runs
+# Each program's own figures, as the reproducer prints them (``p<n>_call_ms`` and so on).
+PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
 def counterpart(metric: str) -> str | None:
@@ -75,6 +76,7 @@ class ReproducerAnswer:
         0,
     )  # the older side's programs the newer compiled too, of how many
     problem: str = ""  # why there is no reproducer
+    left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
     kind: str = "reproducer"
     settles: bool = False
 
@@ -107,6 +109,7 @@ class ReproducerAnswer:
             "refused": list(self.refused),
             "matched": list(self.matched),
             "problem": self.problem,
+            "left_out": self.left_out,
         }
 
 
@@ -120,7 +123,9 @@ class Reproducer:
         self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()
     ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
-        folder = inside(step.out, kept)
+        folder = step.folder("reproducer")
+        for label in step.pair:  # where each side's programs go: never a link planted there
+            step.folder("reproducer", "captured", label)
         captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
@@ -132,7 +137,8 @@ class Reproducer:
                 answer = dataclasses.replace(answer, problem=listing)
                 continue
             script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
-            answer = measure_reproducer(step, sides, script, exported_on, listing, kept)
+            answer, results = measure_reproducer(step, sides, script, exported_on, listing, kept)
+            answer = keep_what_moved(step, sides, folder, exported_on, listing, answer, results)
             refused += answer.refused
             if not answer.refused:
                 break
@@ -206,15 +212,22 @@ def capture(
 
 
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
-    """The programs ``captured`` holds, copied into ``folder`` with the reproducer that runs them."""
+    """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their listing and
+    the reproducer that runs them."""
     from harness.explain.reproducer_script import reproducer_text
 
-    for stale in folder.glob("program_*"):
-        stale.unlink()
+    for stale in [*folder.glob("program_*"), folder / "programs.json"]:
+        stale.unlink(missing_ok=True)
+    files = {str(program.get("file")) for program in listing.get("programs", [])}
     digest = hashlib.sha256()
     for path in sorted(captured.iterdir()):
+        if path.stem not in files:
+            continue
         digest.update(path.name.encode() + path.read_bytes())
         shutil.copyfile(path, folder / path.name)
+    listed = json.dumps(dict(listing), indent=1, sort_keys=True).encode()
+    digest.update(listed)
+    replace_file(folder / "programs.json", listed.decode())
     short = digest.hexdigest()[:10]
     name = f"repro_{short}.py"
     for old in folder.glob("repro_*.py"):
@@ -224,6 +237,66 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     return folder / name
 
 
+def keep_what_moved(
+    step: Step,
+    sides: StepSides,
+    folder: Path,
+    exported_on: str,
+    listing: Mapping[str, Any],
+    answer: ReproducerAnswer,
+    results: Mapping[str, StoredResult | None],
+) -> ReproducerAnswer:
+    """Where the reproducer moved and only some of its programs moved on their own (their calls, compile
+    or temporary bytes), the reproducer of those alone, measured again: what a maintainer needs.  Kept
+    where it moves as the whole one did on every counterpart that moved; else the whole one is written
+    back."""
+    shown = moved_counterparts(answer)
+    moved = moved_programs(listing, results, step)
+    exported = [p for p in listing.get("programs", []) if "problem" not in p]
+    if not shown or not moved or len(moved) == len(exported):
+        return answer
+    fewer = {**listing, "programs": [p for p in exported if p.get("file") in moved]}
+    captured = folder / "captured" / exported_on
+    sides.progress(
+        f"  the reproducer again, the {len(moved)} of {len(exported)} programs that moved"
+    )
+    script = write_reproducer(folder, captured, step, fewer)
+    again, _ = measure_reproducer(
+        step, sides, script, exported_on, fewer, answer.folder.rstrip("/")
+    )
+    if not again.refused and shown.items() <= moved_counterparts(again).items():
+        return dataclasses.replace(again, left_out=len(exported) - len(moved))
+    write_reproducer(folder, captured, step, listing)
+    return answer
+
+
+def moved_counterparts(answer: ReproducerAnswer) -> dict[str, str]:
+    """The step's metrics whose counterpart the reproducer moved, and which way."""
+    return {
+        metric: str(found.verdict)
+        for metric, (_, found) in answer.measured.items()
+        if found is not None and found.verdict in MOVED
+    }
+
+
+def moved_programs(
+    listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
+) -> list[str]:
+    """The files of the programs whose own calls, compile or temporary bytes moved between the sides."""
+    before, after = (results.get(label) for label in step.pair)
+    moved = []
+    for number, program in enumerate(listing.get("programs", []), start=1):
+        if "problem" in program:
+            continue
+        for part in PER_PROGRAM:
+            key = parse_metric_name(f"json.p{number}_{part}")
+            found = compare_results(before, after, key, step.thresholds)
+            if found is not None and found.verdict in MOVED:
+                moved.append(str(program.get("file")))
+                break
+    return moved
+
+
 def measure_reproducer(
     step: Step,
     sides: StepSides,
@@ -231,9 +304,9 @@ def measure_reproducer(
     exported_on: str,
     listing: Mapping[str, Any],
     kept: str,
-) -> ReproducerAnswer:
+) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
     """The reproducer measured on the step's two releases together, until its counterparts of the step's
-    metrics are decided; each counterpart compared."""
+    metrics are decided; each counterpart compared, and each side's result."""
     counterparts = {m: name for m in step.metrics if (name := counterpart(m)) is not None}
     base = ReproducerAnswer(
         step.before,
@@ -246,11 +319,11 @@ def measure_reproducer(
         str(listing.get("note", "")),
     )
     if not counterparts:
-        return base
+        return base, {}
     try:
         case = read_script(script)
     except UsageError as exc:
-        return dataclasses.replace(base, problem=str(exc))
+        return dataclasses.replace(base, problem=str(exc)), {}
     prober = sides.prober
     assert prober.environments is not None
     measuring = ReleaseProber(
@@ -274,7 +347,7 @@ def measure_reproducer(
     refused = tuple(_refusal(label, exported_on, results[label]) for label in step.pair)
     refused = tuple(line for line in refused if line)
     if refused:
-        return dataclasses.replace(base, refused=refused)
+        return dataclasses.replace(base, refused=refused), results
     measured = {
         metric: (
             name,
@@ -284,7 +357,7 @@ def measure_reproducer(
         )
         for metric, name in counterparts.items()
     }
-    return dataclasses.replace(base, measured=measured)
+    return dataclasses.replace(base, measured=measured), results
 
 
 def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:

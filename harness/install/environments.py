@@ -17,6 +17,7 @@ tried again on the next run).
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -151,10 +152,12 @@ class Environments:
                 found[label] = prepared.line
         return found
 
-    def hold_on(self, label: str, pins: tuple[str, ...]) -> None:
-        """``label`` holds ``pins`` besides what every release holds (a step's middle side: jax's newer
-        release with a library's older version)."""
-        self.extra = {**self.extra, label: pins}
+    def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
+        """These environments, with ``label`` holding ``pins`` besides what every release holds (a step's
+        middle side: jax's newer release with a library's older version); these stay as they are."""
+        held = dataclasses.replace(self, extra={**self.extra, label: pins})
+        held._noted = self._noted  # the script's notes, said once already, are not said again
+        return held
 
     def held(self, label: str) -> tuple[str, ...]:
         return (*self.hold, *self.extra.get(label, ()))
@@ -184,7 +187,7 @@ class Environments:
             problem = venvs.ensure(env)
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
-        declared = self.case.subject.declared()
+        declared = self.case.subject.declared
         request = ScriptEnvRequest(
             release_of(env), declared, env.python, self.profile, self.policy, held
         )

@@ -35,7 +35,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +52,7 @@ from harness.errors import UsageError
 from harness.install.subprocesses import run_whole
 from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
 from harness.install.venvs import INSTALL_TIMEOUT_S, missing_files, uv_command
+from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import Profile, Release
 from harness.store.files import replace_file
@@ -228,7 +231,7 @@ def check_policy(policy: str) -> str:
 
 def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
     """``--hold PKG==VERSION`` values, each one exact pin, held as constraints in canonical form."""
-    held = []
+    held: list[str] = []
     for value in values:
         pin = canonical(value, "--hold")
         requirement = Requirement(pin)
@@ -240,8 +243,18 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
         )
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
+        if pin not in held and (other := _held_name(held, requirement.name)):
+            # No set holds both: every release would be stored as not installable, for a typo.
+            raise UsageError(
+                f"--hold {pin} and --hold {other}: one version of {requirement.name} at a time"
+            )
         held.append(pin)
     return tuple(dict.fromkeys(held))
+
+
+def _held_name(held: Sequence[str], name: str) -> str | None:
+    """The pin of ``held`` that holds ``name`` (canonical names compared), or None."""
+    return next((pin for pin in held if Requirement(pin).name == name), None)
 
 
 def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
@@ -573,7 +586,25 @@ def install(
     runner: Runner = run,
 ) -> tuple[str, ...] | InstallFailed:
     """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its distributions
-    installed is still there), or why it could not be made."""
+    installed is still there), or why it could not be made; checked and made under the venv's lock, so a second
+    run that needs it meanwhile waits and reuses it."""
+    with venv_lock(venv, _stderr):
+        return _install_held(venv, python, python_version, pins, uv=uv, runner=runner)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _install_held(
+    venv: Path,
+    python: str,
+    python_version: str,
+    pins: Sequence[str],
+    *,
+    uv: Sequence[str],
+    runner: Runner,
+) -> tuple[str, ...] | InstallFailed:
     wanted = {
         "format": FORMAT,
         "python": python,
@@ -587,7 +618,9 @@ def install(
             return recorded
         damaged = True  # a module or a jaxlib library deleted since: every process would fail alike
     steps = install_steps(uv, venv, reinstall=damaged)
-    if not (venv / "pyvenv.cfg").is_file():
+    if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
+        # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv refuses to make a
+        # venv over one, and syncing into it cannot work, run after run; made anew.
         steps.insert(
             0,
             (
@@ -597,6 +630,8 @@ def install(
         )
     output = ""
     try:
+        if steps[0][0] == "uv venv" and venv.is_dir() and not venv.is_symlink():
+            shutil.rmtree(venv)
         for what, command in steps:
             if what == "uv pip sync":
                 (venv / RECORD).unlink(missing_ok=True)  # a venv half synced holds no record

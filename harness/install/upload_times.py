@@ -21,6 +21,7 @@ Standard library and ``packaging`` only (with ``harness.units``, ``names`` and
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import os
@@ -109,10 +110,21 @@ def shown(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
+def credentials(url: str) -> dict[str, str]:
+    """The Basic ``Authorization`` header of the user and password an index URL carries, as uv sends them
+    (urllib would take ``user:password@host`` for the host's name); none for a URL without them."""
+    userinfo = urllib.parse.urlsplit(url).netloc.rpartition("@")[0]
+    if not userinfo:
+        return {}
+    user, _, password = userinfo.partition(":")
+    pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+    return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
+
+
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable when it cannot
     be had whole within ``timeout_s`` (refused, an HTTP error, cut short, too slow)."""
-    request = urllib.request.Request(url, headers={"Accept": ACCEPT})
+    request = urllib.request.Request(shown(url), headers={"Accept": ACCEPT, **credentials(url)})
     base = shown(url).rsplit("/", 2)[0]
     deadline = time.monotonic() + timeout_s
     chunks: list[bytes] = []

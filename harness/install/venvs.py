@@ -2,11 +2,11 @@
 
 A release installs what ``harness.pins.install_args`` says for it under the session's
 profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
-GPU profile) into a venv named for both (``release_env``).  The noxfile picks the
-interpreter and hands the releases over as a *plan* file; this module carries it out.
-A venv is built once: the install it holds is recorded beside it, and a venv whose
-record matches is used as it is.  Standard library only: the noxfile writes plans in
-nox's own environment.
+GPU profile) into a venv named for both (``release_env``).  A nox session's end in the
+harness (``harness.commands.nox_session``) picks the interpreter and hands the releases to
+the command as a *plan* file; this module carries it out.  A venv is built once: the install
+it holds is recorded beside it, and a venv whose record matches is used as it is.  Standard
+library only: the checks the noxfile runs in nox's own environment read plans.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The locks measurement takes turns on: the machine's (one case process measuring at a time, from any sweep) and
-a results folder's (one run storing into it at a time, so two sweeps into it measure each cell once).
+a results folder's (one run storing into it at a time, so two sweeps into it measure each cell once); and a
+venv's (one run making or checking it at a time, so two runs that need it make it once).
 
 The locks are files in one folder every user of the machine shares (``/tmp``, or ``HARNESS_LOCK_DIR``),
 so that two users' runs exclude each other too.  A lock file is created readable and writable by
@@ -141,4 +142,13 @@ def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[
     with _exclusive(
         name, f"waiting for another sweep into {results_dir} to finish", progress
     ) as waited:
+        yield waited
+
+
+@contextmanager
+def venv_lock(venv: Path, progress: Callable[[str], None]) -> Iterator[float]:
+    """Hold a venv while it is checked and made, so two runs that need the same venv make it once."""
+    digest = hashlib.sha256(os.fsencode(venv.resolve())).hexdigest()[:16]
+    name = f"jax-repro-harness-venv-{digest}.lock"
+    with _exclusive(name, f"waiting for another run making {venv}", progress) as waited:
         yield waited

@@ -44,9 +44,9 @@ from harness.measure.isolation import default_isolation
 from harness.measure.locks import folder_lock
 from harness.measure.sides import Side
 from harness.measure.stopping import DetectableRatio, OpenComparison, StopRules
-from harness.measure.storing import RunContext, check_results_folder, same_script, store_run
+from harness.measure.storing import RunContext, check_results_folder, store_run, stored_status
 from harness.measure.workers import WorkerPool
-from harness.store.results import INTERRUPTED, StoredResult, cell_key, measured_cells
+from harness.store.results import INTERRUPTED, StoredResult
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
@@ -141,6 +141,17 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     return f"{who}{cells[0].head} · {what} …"
 
 
+def known_skip(item: PlannedRun, side: Side) -> str:
+    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment already says
+    (its CPU device count against the case's MIN_DEVICES and DEVICES_USED): no process is started to learn
+    it.  Empty for a plain script, and where only the process can tell."""
+    found = side.cpu_devices()
+    if found is None:
+        return ""
+    needed, used = item.case.subject.device_needs(item.case.min_devices, item.case.devices_used)
+    return device_skip(needed, used, found, cpu=True)
+
+
 @dataclass
 class Recorder:
     """Measures planned cells on its sides, a worker per side, and stores one result per side and cell."""
@@ -179,22 +190,6 @@ class Recorder:
     def close(self) -> None:
         self.workers.close()
 
-    def stored_status(self, item: PlannedRun, side: Side) -> str | None:
-        """Status of the newest stored result of this cell on ``side``, if it was measured before."""
-        # Only a result of this script's content and arguments was measured before (``check_results_folder``
-        # refused a folder of others, under the same lock).
-        cells = measured_cells(
-            self.results_dir,
-            item.case.name,
-            side.release,
-            side.profile,
-            self.machine,
-            lambda stored: same_script(stored, item.case),
-        )
-        return cells.get(
-            cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
-        )
-
     def run(self, item: PlannedRun, *, resume: str = "force") -> list[Measured]:
         """Measure and store one cell on every side (``run_plan`` of a plan of one)."""
         return self.run_plan([item], resume=resume)
@@ -224,7 +219,7 @@ class Recorder:
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
             stored = {
-                (i, s.label): self.stored_status(item, s)
+                (i, s.label): stored_status(self.results_dir, self.machine, item, s)
                 for i, item in enumerate(plan)
                 for s in self.sides
             }
@@ -253,7 +248,7 @@ class Recorder:
                 ):
                     outcomes[index, side.label] = Measured(side, None, None, previous)
                     self.progress(f"[{side.label}] {cell.head} → {describe(None, previous)}")
-                elif known := self._known_skip(item, side):
+                elif known := known_skip(item, side):
                     run = CellRun(
                         side, self.settings.processes, [ProcessRun(0, RunStatus.SKIPPED, known)]
                     )
@@ -294,17 +289,6 @@ class Recorder:
         except BaseException:
             self._keep_unfinished(going)
             raise
-
-    @staticmethod
-    def _known_skip(item: PlannedRun, side: Side) -> str:
-        """Why a case process of ``side`` would skip ``item``'s case, where the side's environment already says
-        (its CPU device count against the case's MIN_DEVICES and DEVICES_USED): no process is started to learn
-        it.  Empty for a plain script, and where only the process can tell."""
-        found = side.cpu_devices()
-        if found is None:
-            return ""
-        needed, used = item.case.subject.device_needs(item.case.min_devices, item.case.devices_used)
-        return device_skip(needed, used, found, cpu=True)
 
     def _keep_unfinished(self, going: list[Cell]) -> None:
         """Interrupted, or the harness cannot go on: what each cell measured so far is stored."""

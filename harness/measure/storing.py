@@ -1,5 +1,6 @@
 """A side's run of a cell as a stored result: the record, written once, read back as every reader reads it; and
-the check, under the results folder's lock, that a plain script's results never mix with another version's."""
+the check, under the results folder's lock, that a plain script's results never mix with another version's;
+and the status a cell measured before was stored with, which a resumed run passes over."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from harness.names import inside
 from harness.store.results import (
     StoredResult,
     UnreadableResult,
+    cell_key,
     load_results,
+    measured_cells,
     new_identity,
     read_result,
     readable,
@@ -106,6 +109,24 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
     reader deciding to reuse a stored result asks this, since another run into the folder may have stored a
     result of another version meanwhile (``check_results_folder`` refuses a folder only under its lock)."""
     return case.subject.measured_by(stored.result.script)
+
+
+def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
+    """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured on
+    ``machine``, if it was measured before."""
+    # Only a result of this script's content and arguments was measured before (``check_results_folder``
+    # refused a folder of others, under the same lock).
+    cells = measured_cells(
+        results_dir,
+        item.case.name,
+        side.release,
+        side.profile,
+        machine,
+        lambda stored: same_script(stored, item.case),
+    )
+    return cells.get(
+        cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
+    )
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:

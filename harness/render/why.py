@@ -309,6 +309,8 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
     exported = [p for p in answer.programs if "problem" not in p]
     generated = sum(not i.get("saved") for p in exported for i in p.get("inputs", []))
     inputs = f", {generated} input(s) generated (too large to keep)" if generated else ""
+    if answer.left_out:
+        inputs += f"; {answer.left_out} more whose own time did not move left out"
     same, of = answer.matched
     head = (
         f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "

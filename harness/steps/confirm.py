@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from harness.measure.sides import Side
-from harness.steps.probes import Pair, ReleaseProber, is_confirmation
+from harness.steps.probes import Pair, ReleaseProber
 from harness.steps.ready import Probe
-from harness.store.results import StoredResult, newest_result
+from harness.steps.reuse import is_confirmation
+from harness.store.results import StoredResult
 
 # Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two releases
 # measured again, together, until those metrics are decided: the probes of (older, newer).
@@ -35,19 +36,10 @@ class PairConfirmer:
 
     def confirmation(self, release: str, partner: str) -> StoredResult | None:
         label = Side(partner, self.prober.profile, "").label
-        prober = self.prober
-        return newest_result(
-            prober.results_dir,
-            prober.case.name,
+        processes = self.prober.processes
+        return self.prober.reuse.stored(
             release,
-            prober.profile,
-            prober.sizes,
-            prober.machine,
-            lambda r: (
-                prober.counts(release, r)
-                and is_confirmation(r, prober.processes)
-                and label in r.result.interleaved_with
-            ),
+            also=lambda r: is_confirmation(r, processes) and label in r.result.interleaved_with,
         )
 
     def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:

@@ -7,7 +7,8 @@ until the step's metrics are decided.  It returns data, a ``Found`` (its kind's 
 settles the step so that the kinds after it are not asked); ``harness.render.why`` writes its sentences.
 Triage, bisect and ``bisect --commits`` all ask through ``gather``, so each gets the same why.
 
-The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``).
+The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``), as is
+a kind whose folder beside the page cannot be written (a link planted there): the answer and its page still are.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any, Protocol, TypeVar
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
+from harness.errors import UsageError
 from harness.measure.sides import Side
 from harness.steps.probes import Probe, ReleaseProber
+from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
@@ -58,6 +61,18 @@ class Step:
         """The folder, beside the page and named relative to it, where a kind keeps its files."""
         return f"{self.stem}-{suffix}"
 
+    def folder(self, suffix: str, *parts: str) -> Path:
+        """``kept(suffix)/parts`` under the page's folder, made where missing; ``CannotKeep`` where a level of it is
+        a link or not a folder (planted there: a kind never writes through it)."""
+        try:
+            return output_folder(self.out, self.kept(suffix), *parts)
+        except (UsageError, OSError) as exc:
+            raise CannotKeep(str(exc)) from None
+
+
+class CannotKeep(UsageError):
+    """A kind's folder beside the page cannot be written: that kind is not asked, the answer and page still are."""
+
 
 class Found(Protocol):
     """What one kind found for a step: data, which ``harness.render.why`` puts into words."""
@@ -89,7 +104,8 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A kind not asked for a step, and why (the why's time budget ran out)."""
+    """A kind not asked for a step, and why (the why's time budget ran out, its folder beside the page cannot be
+    written)."""
 
     name: str
     reason: str
@@ -124,11 +140,15 @@ class StepSides:
         """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
         its environment ready; or why there is none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
-        environments = self.prober.environments
-        assert environments is not None
-        self.prober.envs.setdefault(label, self.prober.envs[release])
-        environments.hold_on(label, tuple(pins))
-        return self.side(label)
+        prober = self.prober
+        assert prober.environments is not None
+        # A prober of its own that knows the label: the step's prober stays as every other kind has it.
+        holding = dataclasses.replace(
+            prober,
+            envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
+            environments=prober.environments.holding(label, tuple(pins)),
+        )
+        return StepSides(holding, self.memo).side(label)
 
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
@@ -147,21 +167,37 @@ class StepSides:
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
         )
+        measurement = self.prober.measurement
         with tempfile.TemporaryDirectory(prefix="harness-extra-") as scratch:
-            measured = self.prober.measured_sides(
-                [changed], self.prober.settings_for(1, "off", 1), Path(scratch)
+            measured = measurement.sides(
+                [changed], measurement.settings_for(1, "off", 1), Path(scratch)
             )
         return measured[0][1] if measured else None
 
     def together(
-        self, sides: Sequence[Side], metrics: Sequence[str]
+        self, sides: Sequence[Side], metrics: Sequence[str], decide: str = CHANGES
     ) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
-        are decided; each side's stored result by label."""
-        settings = self.prober.settings_for(self.prober.processes, CHANGES, 2, metrics)
-        return {
-            side.label: stored for side, stored in self.prober.measured_sides(list(sides), settings)
-        }
+        are decided (``decide``: until each change is shown, or with ``ALL`` until every comparison is
+        shown changed or unchanged); each side's stored result by label."""
+        measurement = self.prober.measurement
+        settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
+        return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
+
+
+@dataclass(frozen=True)
+class Spent:
+    """How long each kind asked for a step took, in the order asked: what each adds to the why's cost."""
+
+    before: str
+    after: str
+    seconds: Mapping[str, float]
+    settles: bool = False
+    kind: str = "spent"
+
+    def data(self) -> dict[str, Any]:
+        rounded = {name: round(spent, 1) for name, spent in self.seconds.items()}
+        return {"kind": self.kind, "before": self.before, "after": self.after, "seconds": rounded}
 
 
 @dataclass
@@ -182,8 +218,10 @@ class WhyBudget:
 def gather(
     kinds: Sequence[Evidence], step: Step, sides: StepSides, budget: WhyBudget | None = None
 ) -> tuple[Found, ...]:
-    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out."""
+    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out;
+    last, how long each kind asked took (``Spent``)."""
     found: list[Found] = []
+    seconds: dict[str, float] = {}
     for kind in kinds:
         if not kind.wanted(step, tuple(found)):
             continue
@@ -193,11 +231,17 @@ def gather(
             )
             continue
         started = time.monotonic()
-        answer = kind.gather(step, sides, tuple(found))
-        sides.progress(f"  {kind.name}: {time.monotonic() - started:.0f} s")
+        try:
+            answer: Found = kind.gather(step, sides, tuple(found))
+        except CannotKeep as exc:
+            answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
+        seconds[kind.name] = time.monotonic() - started
+        sides.progress(f"  {kind.name}: {seconds[kind.name]:.0f} s")
         found.append(answer)
         if answer.settles:
             break
+    if seconds:
+        found.append(Spent(step.before, step.after, seconds))
     return tuple(found)
 
 

@@ -163,7 +163,7 @@ class Judge:
         if self.bad_result is None:
             raise ValueError("the bad endpoint must be judged before the releases between them")
         if self.metric is None:
-            return self._by_claim(measurement)
+            return by_claim(measurement, self.good_result, self.terms)
         assert good is not None and bad is not None
         judged = self._by_metric(measurement, good, bad)
         if judged.verdict != ReleaseVerdict.AMBIGUOUS:
@@ -218,32 +218,7 @@ class Judge:
         assert result is not None and self.good_result is not None
         self.bad_result = result
         if self.metric is None:
-            before, after = outcome(self.good_result), outcome(result)
-            if after not in (HOLDS, DOES_NOT_HOLD):
-                return Judgement(
-                    self.bad,
-                    ReleaseVerdict.SKIPPED,
-                    f"no claim verdict ({after})",
-                    measurement.note,
-                    result,
-                )
-            if after == before:
-                return Judgement(
-                    self.bad,
-                    ReleaseVerdict.AMBIGUOUS,
-                    f"the claim {after} here as on the {self.terms.old} endpoint: no change to find",
-                    measurement.note,
-                    result,
-                    claim=after,
-                )
-            return Judgement(
-                self.bad,
-                ReleaseVerdict.BAD,
-                f"the claim {after} here, {before} on the {self.terms.old} endpoint",
-                measurement.note,
-                result,
-                claim=after,
-            )
+            return bad_endpoint_by_claim(self.bad, measurement, self.good_result, self.terms)
         change = compare_metric(
             self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
         )
@@ -289,67 +264,76 @@ class Judge:
         assert found[0].result is not None and found[1].result is not None
         return found[0].result, found[1].result
 
-    def _by_claim(self, measurement: Probe) -> Judgement:
-        assert measurement.result is not None and self.good_result is not None
-        found = outcome(measurement.result)
-        if found not in (HOLDS, DOES_NOT_HOLD):
-            return Judgement(
-                measurement.release,
-                ReleaseVerdict.SKIPPED,
-                f"no claim verdict ({found})",
-                measurement.note,
-            )
-        verdict = ReleaseVerdict.GOOD if found == outcome(self.good_result) else ReleaseVerdict.BAD
-        return Judgement(
-            measurement.release,
-            verdict,
-            f"the claim {found}, as on the {self.terms.word(verdict)} endpoint",
-            measurement.note,
-            measurement.result,
-            claim=found,
-        )
-
     def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
         """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first endpoints'."""
         assert measurement.result is not None and self.direction is not None
         samples = self.samples(measurement.result)
         vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
         vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
-        like_bad = vs_good.verdict == self.direction  # moved away from good the way bad did
-        like_good = (
-            vs_bad.verdict == OPPOSITE[self.direction]
-        )  # moved away from bad back towards good
-        old, new = self.terms.old, self.terms.new
-        evidence = f"against {old} {_describe(vs_good)}; against {new} {_describe(vs_bad)}"
-        if like_bad and not like_good:
-            verdict, reason = (
-                ReleaseVerdict.BAD,
-                f"{self.direction} than the {old} endpoint, not back towards it ({evidence})",
-            )
-        elif like_good and not like_bad:
-            verdict, reason = (
-                ReleaseVerdict.GOOD,
-                f"unlike the {new} endpoint, not {self.direction} than the {old} one ({evidence})",
-            )
-        elif like_bad:
-            verdict, reason = (
-                ReleaseVerdict.AMBIGUOUS,
-                f"significantly unlike both endpoints: a partial or second change ({evidence})",
-            )
-        else:
-            verdict, reason = (
-                ReleaseVerdict.AMBIGUOUS,
-                f"not significantly unlike either endpoint ({evidence})",
-            )
-        return Judgement(
-            measurement.release,
-            verdict,
-            reason,
-            measurement.note,
-            measurement.result,
-            vs_good=vs_good,
-            vs_bad=vs_bad,
-        )
+        return between(measurement, vs_good, vs_bad, self.direction, self.terms)
+
+
+def between(
+    measurement: Probe, vs_good: Comparison, vs_bad: Comparison, direction: Verdict, terms: Terms
+) -> Judgement:
+    """A release between the endpoints, by its comparisons with each: bad where it moved away from the good
+    one in the change's ``direction`` and not back towards it, good the other way round."""
+    like_bad = vs_good.verdict == direction  # moved away from good the way bad did
+    like_good = vs_bad.verdict == OPPOSITE[direction]  # moved away from bad back towards good
+    old, new = terms.old, terms.new
+    evidence = f"against {old} {_describe(vs_good)}; against {new} {_describe(vs_bad)}"
+    if like_bad and not like_good:
+        verdict = ReleaseVerdict.BAD
+        reason = f"{direction} than the {old} endpoint, not back towards it ({evidence})"
+    elif like_good and not like_bad:
+        verdict = ReleaseVerdict.GOOD
+        reason = f"unlike the {new} endpoint, not {direction} than the {old} one ({evidence})"
+    elif like_bad:
+        verdict = ReleaseVerdict.AMBIGUOUS
+        reason = f"significantly unlike both endpoints: a partial or second change ({evidence})"
+    else:
+        verdict = ReleaseVerdict.AMBIGUOUS
+        reason = f"not significantly unlike either endpoint ({evidence})"
+    result = measurement.result
+    return Judgement(
+        measurement.release, verdict, reason, measurement.note, result, vs_good, vs_bad
+    )
+
+
+def bad_endpoint_by_claim(
+    bad: str, measurement: Probe, good: StoredResult, terms: Terms
+) -> Judgement:
+    """The bad endpoint ``bad`` by the case's claim: bad where the claim's verdict is the good endpoint's
+    other one."""
+    result = measurement.result
+    assert result is not None
+    before, after = outcome(good), outcome(result)
+    if after not in (HOLDS, DOES_NOT_HOLD):
+        why = f"no claim verdict ({after})"
+        return Judgement(bad, ReleaseVerdict.SKIPPED, why, measurement.note, result)
+    if after == before:
+        why = f"the claim {after} here as on the {terms.old} endpoint: no change to find"
+        return Judgement(bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, claim=after)
+    why = f"the claim {after} here, {before} on the {terms.old} endpoint"
+    return Judgement(bad, ReleaseVerdict.BAD, why, measurement.note, result, claim=after)
+
+
+def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
+    """A release between the endpoints by the case's claim: as the endpoint whose verdict it shares."""
+    assert measurement.result is not None
+    found = outcome(measurement.result)
+    if found not in (HOLDS, DOES_NOT_HOLD):
+        why = f"no claim verdict ({found})"
+        return Judgement(measurement.release, ReleaseVerdict.SKIPPED, why, measurement.note)
+    verdict = ReleaseVerdict.GOOD if found == outcome(good) else ReleaseVerdict.BAD
+    return Judgement(
+        measurement.release,
+        verdict,
+        f"the claim {found}, as on the {terms.word(verdict)} endpoint",
+        measurement.note,
+        measurement.result,
+        claim=found,
+    )
 
 
 def _skipped(measurement: Probe, why: str) -> Judgement:

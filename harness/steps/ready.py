@@ -8,7 +8,8 @@ resolver proved it cannot be had) is stored as such, once, so that a later run r
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus, Settings, parse_host
+from harness.units import time_left
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,20 @@ class Readiness:
         ):
             return Probe(release, previous, prepared.line)
         return Probe(release, self._store_not_installable(release, prepared), prepared.line)
+
+    def sides(self, releases: Sequence[str], progress: Callable[[str], None]) -> list[Side]:
+        """A side for each release of ``releases`` whose environment could be made ready, in order; for each
+        of the others, why not."""
+        sides, started = [], time.monotonic()
+        for number, release in enumerate(releases, start=1):
+            pace = time_left(number - 1, len(releases) - number + 1, time.monotonic() - started)
+            progress(f"  ({number}/{len(releases)}) {release}:{' ' + pace if pace else ''}")
+            prepared = self.side(release)
+            if isinstance(prepared, Side):
+                sides.append(prepared)
+            else:
+                progress(f"    {prepared.note}")
+        return sides
 
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
         # What was asked of the release (its libraries, holding nothing): a later probe finds this result.

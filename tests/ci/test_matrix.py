@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import noxfile
+from harness import pins
 from harness.ci import matrix as ci_matrix
 from harness.errors import HarnessError
 from tests.conftest import FIXTURES, REPO
@@ -41,7 +42,7 @@ def test_the_matrix_is_every_repro_session_nox_lists(listing):
         s["session"] for s in listing if s["name"] == "repro"
     ]
     assert {job["session"] for job in jobs} == {
-        f"repro({noxfile.session_id(r, p)})" for r, p in noxfile.MATRIX
+        f"repro({noxfile.session_id(r, p)})" for r, p in pins.MATRIX
     }
     assert len({job["artifact"] for job in jobs}) == len(jobs), "one artifact name per job"
     assert all(re.fullmatch(r"results-[0-9.]+-[a-z0-9-]+", job["artifact"]) for job in jobs)
@@ -50,11 +51,11 @@ def test_the_matrix_is_every_repro_session_nox_lists(listing):
 def test_each_job_runs_on_the_runner_of_its_profiles_kind(listing):
     jobs = ci_matrix.matrix(listing)["include"]
     for job in jobs:
-        kind = noxfile.PROFILE_BY_NAME[job["profile"]].kind
+        kind = pins.PROFILE_BY_NAME[job["profile"]].kind
         assert (job["kind"], job["runner"]) == (kind, ci_matrix.RUNNERS[kind])
     gpu = [job for job in jobs if job["kind"] == "gpu"]
     assert gpu and all(job["runner"] == ["self-hosted", "gpu"] for job in gpu)
-    assert {job["profile"] for job in gpu} == {p.name for p in noxfile.PROFILES if p.kind == "gpu"}
+    assert {job["profile"] for job in gpu} == {p.name for p in pins.PROFILES if p.kind == "gpu"}
 
 
 def test_gpu_jobs_can_be_left_out(listing):

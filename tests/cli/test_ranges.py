@@ -101,6 +101,23 @@ def test_what_cannot_be_held_varied_or_added_is_refused_in_one_line(tmp_path, mo
         range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", *more)
 
 
+def test_a_hold_outside_what_the_script_declares_is_refused_before_any_release_is_resolved(
+    tmp_path,
+):
+    with pytest.raises(
+        UsageError,
+        match=re.escape(
+            "--hold six==1.16.0: the script declares six<1.10, which six 1.16.0 is not"
+        ),
+    ):
+        range_options(tmp_path, "--with", "six<1.10", "--hold", "six==1.16.0")
+    inside = range_options(tmp_path, "--with", "six<1.10", "--hold", "six==1.9.0")
+    assert inside.libraries.hold == ("six==1.9.0",)
+    assert range_options(tmp_path, "--hold", "equinox==0.11.4").libraries.hold == (
+        "equinox==0.11.4",
+    )
+
+
 def test_a_case_takes_no_libraries(tmp_path):
     for more in (["--with", "equinox"], ["--deps", "newest"], ["--hold", "equinox==1"]):
         with pytest.raises(UsageError, match="for --script FILE: a case needs nothing but JAX"):

@@ -101,3 +101,21 @@ def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
         json.loads(plan.read_text())[0]["env"]["XLA_FLAGS"]
         == "--xla_force_host_platform_device_count=8"
     )
+
+
+def test_a_script_s_default_resolution_is_the_installer_s():
+    """The session's view names the default --deps without importing the installer (tests/test_noxfile.py)."""
+    from harness.cli import sessions
+    from harness.install import script_envs
+
+    assert sessions.AS_OF == script_envs.AS_OF
+
+
+def test_every_session_from_the_index_says_what_it_runs_and_checks_its_posargs():
+    from harness.cli.sessions import FROM_THE_INDEX
+
+    assert list(FROM_THE_INDEX) == ["issue", "run", "bisect", "sweep", "triage", "watch"]
+    for name, session in FROM_THE_INDEX.items():
+        assert f"nox -s {name} --" in session.summary.splitlines()[0]
+        with pytest.raises(UsageError):
+            session.view(["--frobnicate"])

@@ -239,6 +239,19 @@ def test_the_bisect_s_dumps_are_copied_beside_the_draft_and_nothing_else(tmp_pat
     )
 
 
+def test_a_draft_never_names_a_dumps_folder_it_copied_nothing_into(tmp_path):
+    reports, drafts = tmp_path / "reports", tmp_path / "reports" / "issues"
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "module_0005.jit_f.before_optimizations.txt").write_text("HloModule")
+    (reports / "bisect-x-compiled").mkdir(parents=True)
+    for release in ("0.4.31", "0.4.33"):  # each release's folder a link planted there
+        (reports / "bisect-x-compiled" / release).symlink_to(tmp_path / "elsewhere")
+    drafts.mkdir()
+    found = Change(None, "0.4.31", "0.4.33", dumps="bisect-x-compiled/")
+    assert issue.copy_dumps(found, reports, drafts, "scan_sync") == ""
+    assert not any(drafts.rglob("*.txt"))
+
+
 def test_the_reproducer_is_copied_beside_the_draft_only_where_it_showed_the_change(tmp_path):
     from harness.upstream.change import Reproduced
 

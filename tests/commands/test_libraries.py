@@ -96,3 +96,28 @@ def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared
     assert (
         "the script imports equinox, which it does not declare" in said and "--with equinox" in said
     )
+
+
+@pytest.mark.releases
+def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_with_jax(tmp_path):
+    """idna resolves to 3.7 on jax 0.4.31's date and 3.10 on 0.4.33's; the step in dispatch (0.4.33's
+    asynchronous CPU dispatch) is jax's: 0.4.33 with idna 3.7 held dispatches as fast as 0.4.33 does.  The why
+    stops after the library (a budget of one second): that answer comes first, once per step."""
+    script = tmp_path / "dispatch_with_idna.py"
+    shutil.copy(FIXTURES / "scripts" / script.name, script)
+    answer = tmp_path / "answer.json"
+    places = ["--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]
+    done = nox_in_repo(
+        *("-s", "triage", "--", "--script", str(script), "--with", "idna"),
+        *("--from", "0.4.31", "--to", "0.4.33", "--metric", "json.dispatch_ms"),
+        *("--processes", "3", "--max-processes", "7", "--why-budget", "1"),
+        *("--json", str(answer), *places),
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "comes with jax 0.4.33 (idna 3.7 held)" in " ".join(done.stdout.split())
+    assert done.stdout.count("comes with jax") == 1, "said once for the step"
+    [held] = json.loads(answer.read_text())["library"]
+    assert held["moved"] == {"idna": ["3.7", "3.10"]} and held["held"] == {"idna": "3.7"}
+    assert held["middle"].startswith("jax 0.4.33+idna.3.7") and held["jax_of_middle"] == "0.4.33"
+    parts = held["metrics"]["json.dispatch_ms"]
+    assert parts["comes_with"] == "jax" and parts["jax"]["verdict"] == "faster", parts

@@ -246,3 +246,19 @@ def test_a_script_that_replaced_the_dump_flags_makes_the_comparison_void_not_a_m
     assert answer.data()["void"] == ["0.4.33"]
     both = CompiledPrograms().gather(step, DumpingSides(set()))
     assert both.void == () and both.changes, "dumped on both: compared as before"
+
+
+def test_a_new_dump_replaces_an_earlier_one_s_files_and_leaves_a_user_s_other_files(tmp_path):
+    step = Step("0.4.31", "0.4.33", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "triage-x")
+    kept = tmp_path / "triage-x-compiled"
+    (kept / "0.4.31").mkdir(parents=True)
+    stale = kept / "0.4.31" / "module_9999.jit_gone.before_optimizations.txt"
+    stale.write_text("HloModule jit_gone")
+    (kept / "0.4.31" / "notes.txt").write_text("mine")
+    (kept / "mine.txt").write_text("mine")
+    answer = CompiledPrograms().gather(step, DumpingSides(set()))
+    assert answer.changes and not answer.problem
+    assert not stale.exists(), "an earlier dump's module is no module of this one"
+    assert (kept / "0.4.31" / AFTER).exists()
+    assert (kept / "0.4.31" / "notes.txt").read_text() == "mine"
+    assert (kept / "mine.txt").read_text() == "mine"

@@ -4,6 +4,7 @@ libraries, or the other way where that cannot be had), and its one line."""
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
+from harness.analysis.spending import ALL, CHANGES
 from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
 from harness.measure.sides import Side
 from harness.render.why import held_line
@@ -21,6 +22,7 @@ class FakeSides:
     def __init__(self, scales: dict[str, float], refused=(), processes: int = 40) -> None:
         self.scales, self.refused, self.processes = scales, refused, processes
         self.measured: list[list[str]] = []
+        self.decided: list[str] = []
         self.lines: list[str] = []
 
     def progress(self, line: str) -> None:
@@ -34,8 +36,9 @@ class FakeSides:
             return f"not installable with jax {release}: {', '.join(pins)}"
         return self.side(f"{release}+held")
 
-    def together(self, sides, metrics):
+    def together(self, sides, metrics, decide=CHANGES):
         self.measured.append([side.label for side in sides])
+        self.decided.append(decide)
         base = real_result("async_dispatch-0.12.0.1")
         found = {}
         for side in sides:
@@ -73,6 +76,9 @@ def gathered(scales, refused=(), processes=40):
 def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
     assert sides.measured == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
+    assert sides.decided == [ALL], (
+        "until each part is shown changed or unchanged, not only each change"
+    )
     assert answer.parts[METRIC].comes_with() == JAX and not answer.settles
     assert held_line(answer).startswith("comes with jax 0.4.33 (numpy 2.0.1 held) on eager.wall_ns")
 

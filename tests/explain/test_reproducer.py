@@ -1,6 +1,7 @@
 """The reproducer with jax alone: which metric of it shows a script's metric, and, on real releases, a
 ``lax.scan`` program captured on 0.4.31 with no edit to the script, loaded and timed on 0.4.33."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -137,3 +138,61 @@ def test_programs_that_call_back_into_python_are_captured_again_without_equinox_
 class FakeProgress:
     def progress(self, line):
         pass
+
+
+def kept_programs(monkeypatch, tmp_path, moves_again):
+    """The reproducer of three programs, the first two of which moved, kept or not after measuring again
+    (``moves_again``: whether the reproducer of those two moves as the whole one did)."""
+    from harness.analysis.significance import Verdict
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    captured = tmp_path / "captured" / "0.4.31"
+    captured.mkdir(parents=True)
+    programs = [{"file": f"program_0{n}", "name": f"f{n}", "calls": 1} for n in (1, 2, 3)]
+    for program in programs:
+        for suffix in (".jaxexport", ".npz"):
+            (captured / f"{program['file']}{suffix}").write_bytes(b"x")
+    listing = {"jax": "0.4.31", "programs": programs}
+    faster = type("Found", (), {"verdict": Verdict.FASTER})()
+    moved = reproducer.ReproducerAnswer(
+        "0.4.31", "0.4.33", "s-reproducer/", measured={"m": ("r", faster)}
+    )
+    measured = []
+
+    def measure(step, sides, script, exported_on, listing, kept):
+        measured.append([p["file"] for p in listing["programs"]])
+        again = {"m": ("r", faster if moves_again else None)}
+        return dataclasses.replace(moved, programs=tuple(listing["programs"]), measured=again), {}
+
+    monkeypatch.setattr(reproducer, "measure_reproducer", measure)
+    monkeypatch.setattr(reproducer, "moved_programs", lambda *_: ["program_01", "program_02"])
+    whole = reproducer.write_reproducer(tmp_path, captured, step(), listing)
+    found = reproducer.keep_what_moved(
+        step(), FakeProgress(), tmp_path, "0.4.31", listing, moved, {}
+    )
+    return found, measured, whole
+
+
+def test_the_programs_whose_time_did_not_move_are_left_out_and_the_rest_measured_again(
+    monkeypatch, tmp_path
+):
+    found, measured, whole = kept_programs(monkeypatch, tmp_path, moves_again=True)
+    assert measured == [["program_01", "program_02"]], "the reproducer of the two measured again"
+    assert found.left_out == 1 and len(found.programs) == 2
+    assert sorted(p.name for p in tmp_path.glob("program_*")) == [
+        "program_01.jaxexport", "program_01.npz", "program_02.jaxexport", "program_02.npz"
+    ]  # fmt: skip
+    listed = json.loads((tmp_path / "programs.json").read_text())
+    assert [p["file"] for p in listed["programs"]] == ["program_01", "program_02"]
+    assert [p.name for p in tmp_path.glob("repro_*.py")] != [whole.name], "another digest"
+
+
+def test_a_reproducer_of_fewer_programs_that_no_longer_moves_gives_way_to_the_whole_one(
+    monkeypatch, tmp_path
+):
+    found, measured, whole = kept_programs(monkeypatch, tmp_path, moves_again=False)
+    assert found.left_out == 0 and measured == [["program_01", "program_02"]]
+    assert len(list(tmp_path.glob("program_*"))) == 6 and whole.exists(), (
+        "the whole one written back"
+    )

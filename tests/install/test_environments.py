@@ -149,8 +149,11 @@ def test_a_stored_result_counts_only_when_resolved_as_its_release_would_be_now(t
     assert chosen.matches("git-abc-jaxlib-0.4.31", same)
 
 
-def test_what_a_script_declares_reads_back_for_the_resolver():
-    declared = read_script(EQUINOX, with_specs=["optax==0.2.3"]).subject.declared()
+def test_what_a_script_declares_reaches_the_resolver_as_it_was_read():
+    declared = read_script(EQUINOX, with_specs=["optax==0.2.3"]).subject.declared
+    assert declared.sources == ("equinox_mlp.py (inline metadata)", "--with"), (
+        "nothing blanked on the way"
+    )
     assert (
         declared.requirements == ("equinox", "optax==0.2.3") and declared.script == "equinox_mlp.py"
     )

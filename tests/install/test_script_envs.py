@@ -239,6 +239,17 @@ def test_a_hold_is_one_exact_pin_of_a_library(value, message):
         parse_hold([value])
 
 
+def test_two_holds_of_one_library_at_two_versions_are_refused_the_same_pin_twice_is_one(tmp_path):
+    with pytest.raises(
+        UsageError, match=r"^--hold optax==0\.2\.3 and --hold optax==0\.2\.2: one version"
+    ):
+        parse_hold(["optax==0.2.2", "Optax==0.2.3"])
+    assert parse_hold(["optax==0.2.3", "Optax==0.2.3", "equinox==0.11.4"]) == (
+        "optax==0.2.3",
+        "equinox==0.11.4",
+    )
+
+
 def test_policies_are_as_of_or_newest():
     assert check_policy("as-of") == "as-of" and check_policy("newest") == "newest"
     with pytest.raises(

@@ -223,9 +223,11 @@ class LocalIndex(http.server.BaseHTTPRequestHandler):
     """A package index on this machine's loopback (no network): the recorded jax listing, 404 for the rest."""
 
     accepts: ClassVar[list[str]] = []
+    authorizations: ClassVar[list[str]] = []
 
     def do_GET(self):
         LocalIndex.accepts.append(self.headers.get("Accept", ""))
+        LocalIndex.authorizations.append(self.headers.get("Authorization", ""))
         if self.path != "/simple/jax/":
             self.send_error(404)
             return
@@ -263,6 +265,17 @@ def test_the_real_fetch_asks_for_pep_691_json_and_bounds_the_answer(
     monkeypatch.setattr(upload_times, "MAX_RESPONSE_BYTES", 1000)
     with pytest.raises(HarnessError, match="with over 1000 bytes"):
         UploadTimes(tmp_path / "other", index=local_index).release_time("jax", "0.4.31")
+
+
+def test_an_index_url_with_a_user_and_password_is_asked_with_them_as_uv_asks_it(
+    tmp_path, local_index
+):
+    private = local_index.replace("http://", "http://me%40work:s%3Acret@")
+    index = UploadTimes(tmp_path, index=private)
+    assert index.release_time("jax", "0.4.31") == utc("2024-07-30T00:25:44.777269")
+    assert LocalIndex.authorizations[-1] == "Basic bWVAd29yazpzOmNyZXQ=", "me@work:s:cret"
+    UploadTimes(tmp_path / "open", index=local_index).release_time("jax", "0.4.31")
+    assert LocalIndex.authorizations[-1] == "", "none sent where the URL carries none"
 
 
 def test_an_index_that_cannot_be_reached_is_one_clear_error(tmp_path):

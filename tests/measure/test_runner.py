@@ -10,7 +10,7 @@ from harness.catalogue import discovery
 from harness.catalogue.sizes import Budget, PlannedPoint
 from harness.measure import attempts as attempts_module
 from harness.measure.cells import Cell, CellRun, PlannedRun, claim_text, pair_name, point_claim
-from harness.measure.runner import Recorder
+from harness.measure.runner import Recorder, known_skip
 from harness.measure.sides import Side, this_side
 from harness.measure.workers import WorkerPool
 from harness.store.results import load_results
@@ -652,11 +652,11 @@ def test_a_skip_the_profile_already_decides_starts_no_process():
         env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
     )
     assert (cpu.cpu_devices(), cpu8.cpu_devices()) == (1, 8)
-    assert Recorder._known_skip(one, cpu8).startswith(
+    assert known_skip(one, cpu8).startswith(
         "uses 1 device (DEVICES_USED) and this profile made 8 CPU"
     )
-    assert Recorder._known_skip(several, cpu).startswith("needs 2 devices, found 1")
-    assert Recorder._known_skip(one, cpu) == Recorder._known_skip(several, cpu8) == "", "measured"
+    assert known_skip(several, cpu).startswith("needs 2 devices, found 1")
+    assert known_skip(one, cpu) == known_skip(several, cpu8) == "", "measured"
     assert Side("0.4.26", "gpu", env={"JAX_PLATFORMS": "cuda"}).cpu_devices() is None, (
         "only the process can tell"
     )

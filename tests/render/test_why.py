@@ -81,3 +81,5 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
     [head] = reproducer_lines(answer)
     assert "`s-reproducer/repro_ab.py` (34 lines, 1 program(s) exported on 0.4.31" in head
     assert "1 input(s) generated" in head
+    fewer = ReproducerAnswer(**{**answer.__dict__, "left_out": 2})
+    assert "; 2 more whose own time did not move left out" in reproducer_lines(fewer)[0]

@@ -1,26 +1,31 @@
 """The seam's own parts: a side of one release with pins held under a label of its own, the kinds asked in
 order with what the kinds before them found, and the budget."""
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
 from harness.measure.sides import Side
-from harness.steps.evidence import Skipped, Step, StepSides, WhyBudget, gather
+from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
 
 
+@dataclass(frozen=True)
 class FakeProber:
     """Stands in for ``ReleaseProber``: its releases' environments, and a side for any label it has."""
 
-    def __init__(self, environments: Environments) -> None:
-        self.envs = {"0.4.31": "env-0.4.31", "0.4.33": "env-0.4.33"}
-        self.environments = environments
-        self.progress = lambda line: None
+    environments: Environments
+    envs: dict[str, str] = field(
+        default_factory=lambda: {"0.4.31": "env-0.4.31", "0.4.33": "env-0.4.33"}
+    )
+    progress: Callable[[str], None] = lambda line: None
 
     def prepared(self, label: str) -> Side:
         assert label in self.envs, f"{label} has no environment"
-        return Side(label, "cpu", label=label)
+        held = " ".join(self.environments.held(label))
+        return Side(label, "cpu", label=label, env={"VENV": self.envs[label], "HELD": held})
 
 
 def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pins(tmp_path):
@@ -30,9 +35,11 @@ def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pi
     prober = FakeProber(environments)
     side = StepSides(prober).held_side("0.4.33", ["numpy==2.0.1"])  # type: ignore[arg-type]
     assert isinstance(side, Side) and side.release == "0.4.33+numpy.2.0.1"
-    assert prober.envs["0.4.33+numpy.2.0.1"] == "env-0.4.33", "the newer release's jax"
-    assert environments.held("0.4.33+numpy.2.0.1") == ("numpy==2.0.1",)
-    assert environments.held("0.4.33") == (), "the release itself holds nothing more"
+    assert side.env == {"VENV": "env-0.4.33", "HELD": "numpy==2.0.1"}, (
+        "the newer jax, the pins held"
+    )
+    assert "0.4.33+numpy.2.0.1" not in prober.envs, "the step's prober stays as it was"
+    assert environments.held("0.4.33+numpy.2.0.1") == (), "and so do its environments"
 
 
 class Kind:
@@ -67,11 +74,44 @@ def step() -> Step:
 def test_kinds_are_asked_in_order_with_what_came_before_until_one_settles():
     first, second, third = Kind("one"), Kind("two", settles=True), Kind("three")
     found = gather([first, second, third], step(), Sides())  # type: ignore[arg-type, list-item]
-    assert [each.kind for each in found] == ["one", "two"]
+    assert [each.kind for each in found] == ["one", "two", "spent"]
     assert second.seen == ["one"] and third.seen is None
+    spent = found[-1]
+    assert isinstance(spent, Spent) and list(spent.seconds) == ["one", "two"], (
+        "each kind asked, timed"
+    )
+    assert spent.data()["before"] == "a" and spent.data()["seconds"]["one"] >= 0
 
 
 def test_a_spent_budget_says_which_kinds_were_not_asked():
     spent = WhyBudget(10.0, started=-1e9)
     found = gather([Kind("one")], step(), Sides(), spent)  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and "budget (10 s) ran out" in found[0].reason
+
+
+class Keeping(Kind):
+    """A kind that keeps its files beside the page, in the folder the step gives it."""
+
+    def gather(self, step, sides, found):
+        (step.folder(self.name, "0.4.31") / "kept.txt").write_text("mine")
+        return super().gather(step, sides, found)
+
+
+def test_a_kind_whose_folder_is_a_planted_link_is_not_asked_and_the_kinds_after_it_are(tmp_path):
+    out, elsewhere = tmp_path / "reports", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "s-compiled").symlink_to(elsewhere)
+    linked = Step("a", "b", ("m",), "cpu", Thresholds(), out, "s")
+    after = Kind("defaults")
+    found = gather([Keeping("compiled"), after], linked, Sides())  # type: ignore[arg-type, list-item]
+    assert isinstance(found[0], Skipped) and found[0].name == "compiled"
+    assert found[0].reason.startswith("its files cannot be kept beside the page: refusing to write")
+    assert "it is a link" in found[0].reason
+    assert after.seen == ["compiled"], "the kinds after it are asked"
+    assert not any(elsewhere.iterdir()), "nothing written through the link"
+    kept = gather([Keeping("compiled")], linked, Sides())  # type: ignore[arg-type, list-item]
+    assert isinstance(kept[0], Skipped)
+    linked.out.joinpath("s-compiled").unlink()
+    assert not isinstance(gather([Keeping("compiled")], linked, Sides())[0], Skipped)  # type: ignore[arg-type, list-item]
+    assert (out / "s-compiled" / "0.4.31" / "kept.txt").read_text() == "mine"

@@ -11,7 +11,7 @@ from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
-from harness.steps import confirm, probes
+from harness.steps import confirm, reuse
 from harness.steps.probes import ReleaseProber
 from harness.store.results import read_result, write_result
 from harness.store.schema import Libraries, Settings
@@ -190,6 +190,19 @@ def test_releases_measured_together_are_one_interleaved_run_whose_results_the_pr
     assert len(fake_measure.calls) == 1, "nothing left to measure"
 
 
+def test_a_copy_of_a_prober_measures_on_its_own_record_and_leaves_the_prober_as_it_was(
+    tmp_path, fake_measure
+):
+    probe, _ = prober(tmp_path, measure=fake_measure)
+    copy = dataclasses.replace(probe, accept=reuse.first_round(5))
+    copy.measure_together(["0.4.30", "0.4.31"])
+    assert copy("0.4.30").note == "measured (5) interleaved with the other releases"
+    assert probe.accept is None and probe.together == set(), "the prober it was copied from"
+    assert probe("0.4.30").note.startswith("stored result reused"), "measured by the copy"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        probe.max_processes = 20  # type: ignore[misc]
+
+
 class RacedMeasure(FakeMeasure):
     """Another triage into the same folder stores ``raced``'s result between the prober's own look and this
     measurement's turn at the folder lock; what the prober's ``reuse`` takes is not measured."""
@@ -289,15 +302,15 @@ def test_the_first_round_of_a_triage_passes_over_a_confirmation_stored_later(tmp
     assert probe("0.4.30").result.id == "again", (
         "a bisect or sweep reuses the newest of enough processes"
     )
-    probe.accept = probes.first_round(5)
-    assert probe("0.4.30").result.id == first["id"]
+    first_round = dataclasses.replace(probe, accept=reuse.first_round(5))
+    assert first_round("0.4.30").result.id == first["id"]
 
 
 def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_release(
     tmp_path, fake_measure
 ):
     probe, lines = prober(tmp_path, measure=fake_measure)
-    probe.max_processes = 20
+    probe = dataclasses.replace(probe, max_processes=20)
     confirmer = confirm.PairConfirmer(probe)
     stored = [
         in_processes_of(10, "0.4.30", id="alone"),  # a bisect's second look: measured alone
@@ -337,10 +350,11 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     assert len(fake_measure.calls) == 1, "a stored confirmation is reused"
     assert again[("0.4.30", "0.4.31")][1].note == "stored with jax 0.4.30 (15 processes)"
 
-    for release in ("0.4.34", "0.4.35", "0.4.37", "0.4.38"):
-        probe.envs[release] = ReleaseEnv(
-            release, release, "python3.12", (), tmp_path / f"venv-{release}"
-        )
+    more = {
+        release: ReleaseEnv(release, release, "python3.12", (), tmp_path / f"venv-{release}")
+        for release in ("0.4.34", "0.4.35", "0.4.37", "0.4.38")
+    }
+    confirmer = confirm.PairConfirmer(dataclasses.replace(probe, envs={**probe.envs, **more}))
     fake_measure.stores = lambda side, sides, settings: None
     confirmer(
         {
@@ -416,7 +430,6 @@ def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reus
     """The advice an undecided answer gives, followed: a confirmation that used all of a smaller budget is not
     read back with the same verdict; one decided early under it still counts."""
     probe, _ = prober(tmp_path)
-    confirmer = confirm.PairConfirmer(probe)
     until_decided = {"processes": 5, "decide": "changes", "max_processes": 10}
     for release, partner, count in (("0.4.30", "0.4.31", 10), ("0.4.31", "0.4.30", 10)):
         record = in_processes_of(
@@ -427,11 +440,11 @@ def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reus
             settings=until_decided,
         )
         write_result(tmp_path / "results", record)
-    probe.max_processes = 10
+    confirmer = confirm.PairConfirmer(dataclasses.replace(probe, max_processes=10))
     assert confirmer.confirmation("0.4.30", "0.4.31").result.id == "spent-0.4.30", (
         "the same budget: reused"
     )
-    probe.max_processes = 20
+    confirmer = confirm.PairConfirmer(dataclasses.replace(probe, max_processes=20))
     assert confirmer.confirmation("0.4.30", "0.4.31") is None, (
         "all of a smaller budget spent: measured again"
     )

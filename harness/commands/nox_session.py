@@ -1,0 +1,252 @@
+"""The harness's end of a nox session: every release and script environment it needs, prepared here, then its command.
+
+The noxfile checks a session's posargs (``harness.cli.sessions``), installs the harness into the session's venv
+and hands over to this module twice, as nox's two steps: ``prepare`` (nox's install step, which
+``--install-only`` runs) lists the package index, picks the releases, makes each release venv a command needs
+up front (``matrix``, a one-off ``run``), each script venv (``install.environments``, as bisect, sweep and triage
+make theirs on demand) and writes the plans; ``launch`` (nox's run step) runs the harness command on them,
+preparing first only where ``prepare`` did not run for these posargs (``nox -R``).  The release venvs live beside
+nox's own (``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the session's cache folder.
+
+    python -m harness.commands.nox_session {prepare|launch} SESSION VENVS CACHE [JAX] -- POSARGS
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.cli.ranges import bounded
+from harness.cli.sessions import (
+    SessionRequest,
+    interleaved_request,
+    release_run_view,
+    session_view,
+    watch_view,
+    write_sides,
+)
+from harness.cli.watch import watched_pair
+from harness.errors import HarnessError, UsageError
+from harness.install.environments import Environments, Prepared
+from harness.install.index import Listing, load_listing
+from harness.install.interpreters import interpreter
+from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
+from harness.pins import RELEASE_BY_VERSION, Profile, Release, index_release
+
+MODES = ("prepare", "launch")
+Say = Callable[[str], None]  # where progress goes: stderr, under nox's own lines
+
+
+@dataclass(frozen=True)
+class Places:
+    """Where a session's release venvs go (beside nox's) and its plans and index listing (its cache folder)."""
+
+    venvs: Path
+    cache: Path
+
+    def env(self, release: Release, profile: Profile) -> ReleaseEnv:
+        return release_env(release, profile, interpreter(release.python), self.venvs)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The harness command a session runs: ``python -m harness ARGV`` with ``python`` ("": the session's own)."""
+
+    argv: list[str]
+    python: str = ""
+
+    def command(self) -> list[str]:
+        return [self.python or sys.executable, "-m", "harness", *self.argv]
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def session_python() -> str:
+    """The session venv's interpreter, which lists the index: its pip sees the releases as the session's Python."""
+    return str(Path(sys.prefix) / "bin" / "python")
+
+
+def listing_of(places: Places) -> Listing:
+    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for the session's Python."""
+    return load_listing(session_python(), places.cache / "jax-index.json")
+
+
+def on_index(listing: Listing, version: str) -> Release:
+    """``version`` pinned by the release rules; UsageError when the index does not offer it."""
+    return index_release(*listing.pair(version))
+
+
+def ready(places: Places, release: Release, profile: Profile, say: Say) -> ReleaseEnv:
+    """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a failed
+    session) when it cannot be."""
+    env = places.env(release, profile)
+    say(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
+    problem = ensure(env)
+    if problem:
+        raise HarnessError(f"jax {release.jax} cannot be installed: {problem}")
+    return env
+
+
+def release_plan(places: Places, command: str, releases: list[Release], profile: Profile) -> Path:
+    """What each release installs and where its venv is, for the harness ``command`` to install on demand."""
+    plan = places.cache / f"{command}-releases.json"
+    write_plan(plan, [places.env(r, profile) for r in releases if profile.applies_to(r)])
+    return plan
+
+
+def script_side(places: Places, request: SessionRequest, release: Release, say: Say) -> Launch:
+    """A plain script on one release, in a venv of its own, a side the session's harness drives."""
+    assert request.own_venv_of is not None and request.profile is not None
+    profile = request.profile
+    environments = Environments(request.own_venv_of, profile, request.policy, progress=say)
+    prepared = environments.prepare(release.jax, places.env(release, profile))
+    if not isinstance(prepared, Prepared):
+        raise HarnessError(f"jax {release.jax}: {prepared.line}")
+    side: dict[str, object] = {
+        "release": release.jax,
+        "profile": profile.name,
+        "env": dict(profile.env),
+        "interpreter": str(prepared.interpreter),
+    }
+    if prepared.libraries is not None:
+        side["libraries"] = prepared.libraries.to_json()
+    plan = places.cache / "run-script-sides.json"
+    plan.parent.mkdir(parents=True, exist_ok=True)
+    plan.write_text(json.dumps([side], indent=1))
+    return Launch([*request.sides_argv, "--sides", str(plan)])
+
+
+def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
+    request = interleaved_request(posargs)
+    interpreters = {}
+    for release, profile in request.sides:
+        if (release.jax, profile.name) not in interpreters:
+            env = ready(places, release, profile, say)
+            interpreters[release.jax, profile.name] = str(env.interpreter)
+    plan = write_sides(places.cache / "matrix-sides.json", request, interpreters)
+    return Launch([*request.run_argv, "--sides", str(plan)])
+
+
+def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
+    request = release_run_view(posargs)
+    assert request.profile is not None
+    release = on_index(listing_of(places), request.on_index[0])
+    if request.own_venv_of is not None:
+        return script_side(places, request, release, say)
+    env = ready(places, release, request.profile, say)
+    return Launch(request.harness_argv, str(env.interpreter))
+
+
+def repro_script(places: Places, posargs: Sequence[str], jax: str, say: Say) -> Launch:
+    """``repro`` of a plain script: the table's release, the script in a venv of its own."""
+    request = session_view("run", posargs)
+    return script_side(places, request, RELEASE_BY_VERSION[jax], say)
+
+
+def issue(places: Places, posargs: Sequence[str], say: Say) -> Launch:
+    request = session_view("issue", posargs)
+    assert request.profile is not None
+    listing = listing_of(places)
+    for version in request.on_index:
+        on_index(listing, version)
+    releases = [index_release(jax, lib) for jax, lib in listing.pairs]
+    plan = release_plan(places, "issue", releases, request.profile)
+    return Launch([*request.harness_argv, "--releases", str(plan)])
+
+
+def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
+    """bisect, sweep, triage: the range's releases on the index, in a plan their command installs from."""
+    request = session_view(command, posargs)
+    assert request.profile is not None
+    listing = listing_of(places)
+    if request.span is None:  # --vary: the one jax release held while a library's releases vary
+        releases = [on_index(listing, version) for version in request.on_index]
+    else:
+        releases = [index_release(jax, lib) for jax, lib in listing.between(*request.span)]
+        bounded(command, len(releases), "jax {}–{}".format(*request.span))
+    plan = release_plan(places, command, releases, request.profile)
+    return Launch([*request.harness_argv, "--releases", str(plan)])
+
+
+def watch(places: Places, posargs: Sequence[str]) -> Launch:
+    request = watch_view(posargs)
+    listing = listing_of(places)
+    pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
+    releases = [on_index(listing, version) for version in pair]
+    for release in releases:
+        if not request.profile.applies_to(release):
+            raise UsageError(f"profile {request.profile.name} does not apply to jax {release.jax}")
+    plan = release_plan(places, "watch", releases, request.profile)
+    named = [] if request.baseline else ["--baseline", pair[0]]
+    named += [] if request.release else ["--release", pair[1]]
+    return Launch([*request.harness_argv, *named, "--releases", str(plan)])
+
+
+def prepare(
+    session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
+) -> Launch:
+    """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to run on them."""
+    if session == "matrix":
+        return matrix(places, posargs, say)
+    if session == "run":
+        return run_one(places, posargs, say)
+    if session == "repro":
+        return repro_script(places, posargs, jax, say)
+    if session == "issue":
+        return issue(places, posargs, say)
+    if session == "watch":
+        return watch(places, posargs)
+    return release_range(places, session, posargs)
+
+
+def launch_file(places: Places, session: str) -> Path:
+    return places.cache / f"{session}-launch.json"
+
+
+def launched(
+    mode: str, session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
+) -> Launch | None:
+    """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``: the command,
+    from the record ``prepare`` wrote for the same posargs, else prepared now."""
+    record = launch_file(places, session)
+    wanted = {"posargs": list(posargs), "jax": jax}
+    if mode == "launch":
+        try:
+            stored = json.loads(record.read_text())
+            if stored["for"] == wanted:
+                return Launch(stored["argv"], stored["python"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # ``prepare`` did not run (nox -R) or ran for other posargs
+    found = prepare(session, posargs, places, jax, say)
+    if mode == "launch":
+        return found
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"for": wanted, "argv": found.argv, "python": found.python}))
+    return None
+
+
+def main(argv: Sequence[str]) -> int:
+    mode, session, venvs, cache, *rest = argv
+    assert mode in MODES, f"mode {mode}: one of {', '.join(MODES)}"  # the noxfile's, never a user's
+    jax = rest.pop(0) if rest and rest[0] != "--" else ""
+    posargs = rest[1:] if rest[:1] == ["--"] else rest
+    try:
+        found = launched(mode, session, posargs, Places(Path(venvs), Path(cache)), jax)
+    except HarnessError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if found is None:
+        return 0
+    command = found.command()
+    os.execv(command[0], command)  # the command's own process, as `python -m harness` starts it
+    return 0  # not reached: execv does not return
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

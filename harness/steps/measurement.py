@@ -1,0 +1,143 @@
+"""One measurement of a case at fixed sizes on given sides, as ``run`` measures, and several sides interleaved.
+
+A measurement is ``harness.measure.runner.measure``: the same case process and measurement lock, the result
+stored as any run's.  Its settings say how far it goes: ``processes`` case processes a side, then, where sides
+are compared and a most is given, looks until the comparison is decided.  Several releases measured in one run
+take turns in rounds, so that load and drift fall on all of them alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.sequential import open_comparison
+from harness.analysis.spending import CHANGES
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.sizes import DEFAULT_SEED, Budget
+from harness.errors import HarnessError
+from harness.measure import runner
+from harness.measure.cells import PlannedRun
+from harness.measure.runner import Reuse
+from harness.measure.sides import Side
+from harness.store.results import StoredResult
+from harness.store.schema import Settings
+
+# The measurement itself (``harness.measure.runner.measure``), as a test may stand in for it.
+Measure = Callable[..., list[runner.Measured]]
+
+Pair = tuple[str, str]  # the two releases around a step, older first
+
+
+@dataclass(frozen=True)
+class SideMeasurement:
+    """Measures one case at one set of sizes on the sides it is given, and says what settles each measurement."""
+
+    case: CaseInfo  # or a plain script in its place (``--script``)
+    sizes: dict[str, int]
+    results_dir: Path
+    # How each case process samples, and ``processes`` of them per measurement: the statistics' unit.
+    settings: Settings
+    progress: Callable[[str], None]
+    # Sides compared get looks while a comparison is open (measured until decided), up to ``max_processes``
+    # each and within ``time_budget`` seconds a measurement, on ``decide_metrics`` (empty: every metric).
+    max_processes: int | None = None  # None: ``processes`` only
+    time_budget: float | None = None
+    decide_metrics: tuple[str, ...] = ()
+    measure: Measure = runner.measure
+
+    def settings_for(
+        self, processes: int, decide: str, sides: int, metrics: Sequence[str] = ()
+    ) -> Settings:
+        """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with ``decide``
+        (and sides to compare, and a most to go to), measured until decided: on ``metrics``, else on the
+        measurement's own."""
+        deciding = decide != "off" and self.max_processes is not None and sides > 1
+        return dataclasses.replace(
+            self.settings,
+            processes=processes,
+            # With several processes the spread of cold compiles shows between them; one each is enough.
+            compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
+            decide=decide if deciding else None,
+            max_processes=max(processes, self.max_processes or 0) if deciding else None,
+            decide_metrics=(tuple(metrics) or self.decide_metrics or None) if deciding else None,
+            decide_budget_s=self.time_budget if deciding else None,
+        )
+
+    def plan(self, settings: Settings) -> list[PlannedRun]:
+        """The cells a measurement of ``settings`` runs."""
+        points = self.case.plan(
+            settings.effort, self.sizes, seed=DEFAULT_SEED, budget=Budget.for_this_machine()
+        )
+        return [PlannedRun(self.case, point) for point in points]
+
+    def sides(
+        self,
+        sides: list[Side],
+        settings: Settings,
+        results_dir: Path | None = None,
+        reuse: Reuse | None = None,
+    ) -> list[tuple[Side, StoredResult | None]]:
+        """One measurement of ``sides`` (stored under ``results_dir``, by default this one's): each side with
+        its stored result (``reuse``: one taken instead, decided under the folder lock).  A measurement the
+        harness cannot carry out (a worker that does not start) says why, and stores nothing."""
+        try:
+            outcomes = self.measure(
+                self.plan(settings),
+                sides,
+                settings,
+                results_dir or self.results_dir,
+                progress=self.progress,
+                undecided=open_comparison,
+                **({} if reuse is None else {"reuse": reuse}),
+            )
+        except HarnessError as exc:
+            self.progress(f"  not measured: {exc}")
+            return [(side, None) for side in sides]
+        return [(outcome.side, outcome.stored) for outcome in outcomes]
+
+    def by_release(
+        self, sides: list[Side], settings: Settings, reuse: Reuse | None = None
+    ) -> dict[str, StoredResult | None]:
+        """``sides``' measurement: each side's stored result, by release (None: it stored none)."""
+        return {side.release: stored for side, stored in self.sides(sides, settings, None, reuse)}
+
+
+def interleaved(
+    measurement: SideMeasurement,
+    sides: list[Side],
+    processes: int,
+    decide: str = CHANGES,
+    pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+    endpoints: bool = False,
+    reuse: Reuse | None = None,
+) -> dict[str, StoredResult | None]:
+    """One measurement of ``sides``, ``processes`` each (then until decided: ``decide``, each side against the
+    next, or only within ``pairs``); what it stored, by release (none unless there are at least two sides).
+    ``endpoints``: the first and last sides are a bisect's endpoints, compared with each other as well, so
+    that neither stops before their own comparison is decided (a resumed bisect judges them by this run's
+    results)."""
+    if len(sides) < 2:
+        return {}
+    if endpoints and len(sides) > 2:
+        sides = [*sides[:-1], dataclasses.replace(sides[-1], compare_with=sides[0].label)]
+    if pairs is not None:  # a gap between two steps is no step: its looks would measure for nothing
+        compared = [
+            _compared(side, following, pairs) for side, following in itertools.pairwise(sides)
+        ]
+        sides = [*compared, sides[-1]]
+    settings = measurement.settings_for(processes, decide, len(sides))
+    until = f", then until decided (at most {settings.max_processes})" if settings.decide else ""
+    measurement.progress(
+        f"  {len(sides)} releases measured together, {processes} processes each{until}, interleaved"
+    )
+    return measurement.by_release(sides, settings, reuse)
+
+
+def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
+    """``side`` compared with ``following`` on the metrics its step moved, if the two make a step."""
+    moved = pairs.get((side.release, following.release), ())
+    return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))

@@ -1,0 +1,75 @@
+"""The harness's end of a nox session: prepared once in nox's install step, launched in its run step."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.commands import nox_session
+from harness.commands.nox_session import Launch, Places, launched
+
+from ..conftest import REPO
+
+POSARGS = ["--case", "scan_sync"]
+
+
+@pytest.fixture
+def prepared(monkeypatch):
+    """Every preparation, counted, each giving a command on the release venv's interpreter."""
+    calls = []
+
+    def prepare(session, posargs, places, jax="", say=None):
+        calls.append((session, list(posargs), jax))
+        return Launch(["run", *posargs], "/venv/bin/python")
+
+    monkeypatch.setattr(nox_session, "prepare", prepare)
+    return calls
+
+
+def test_launch_runs_what_prepare_made_without_preparing_again(tmp_path, prepared):
+    places = Places(tmp_path, tmp_path / ".cache")
+    assert launched("prepare", "run", POSARGS, places) is None, "nox's install step runs nothing"
+    found = launched("launch", "run", POSARGS, places)
+    assert found == Launch(["run", *POSARGS], "/venv/bin/python")
+    assert found.command() == ["/venv/bin/python", "-m", "harness", "run", *POSARGS]
+    assert prepared == [("run", POSARGS, "")], "prepared once"
+
+
+def test_launch_prepares_when_prepare_did_not_run_for_these_posargs(tmp_path, prepared):
+    """``nox -R`` skips the install step; a record of other posargs (or another release) is not theirs."""
+    places = Places(tmp_path, tmp_path / ".cache")
+    launched("launch", "run", POSARGS, places)
+    launched("prepare", "repro", POSARGS, places, jax="0.4.26")
+    launched("launch", "repro", POSARGS, places, jax="0.4.30")
+    launched("launch", "repro", [*POSARGS, "--processes", "3"], places, jax="0.4.26")
+    assert [call[2] for call in prepared] == ["", "0.4.26", "0.4.30", "0.4.26"]
+    record = json.loads(nox_session.launch_file(places, "repro").read_text())
+    assert record["for"] == {"posargs": POSARGS, "jax": "0.4.26"}
+
+
+def test_what_cannot_be_prepared_is_one_line_with_the_harness_s_exit_code(tmp_path):
+    """Bad input is one line and exit 2, as the harness's command line answers, before the index is listed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.commands.nox_session",
+            "prepare",
+            "sweep",
+            str(tmp_path),
+            str(tmp_path / ".cache"),
+            "--",
+            "scan_sync",
+            "--from",
+            "0.4.35",
+            "--to",
+            "0.4.26",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("harness: error:") and "from an older release to a newer one" in line
