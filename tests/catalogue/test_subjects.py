@@ -1,9 +1,16 @@
 from pathlib import Path
 
+from harness.catalogue.script_deps import Declared
 from harness.catalogue.subjects import CASE_MODULE, ChildStart, PlainScript
 from harness.store.schema import ScriptIdentity
 
-SCRIPT = PlainScript("repro.py", "ab" * 32, ("--n", "a b"), ("optax",), given=("--with", "optax"))
+SCRIPT = PlainScript(
+    "repro.py",
+    "ab" * 32,
+    ("--n", "a b"),
+    Declared(("optax",), ("--with",), script="repro.py"),
+    given=("--with", "optax"),
+)
 
 
 def test_a_case_and_a_script_start_their_processes_and_record_themselves_apart():
