@@ -145,7 +145,8 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
     posargs = ["--profile", chosen.name, *session.posargs]
     request = checked(session, "run", posargs)
     require_devices(session, [chosen])
-    if request.script is not None:  # the harness drives it; the script runs in a venv of its own
+    # the harness drives it; the script runs in a venv of its own
+    if request.own_venv_of is not None:
         install_once(session, "-e", ".")
         handed_over(session, "repro", posargs, chosen, jax=jax)
         return

@@ -220,7 +220,7 @@ def test_bisect_and_sweep_take_a_script_in_place_of_the_case(tmp_path):
     options = checked_range_args(parse(argv))
     assert (
         options.case.name == "script-cumsum_loop"
-        and options.case.script is not None
+        and options.case.subject.kind == "script"
         and options.sizes == {}
     )
     assert options.metric is not None and options.metric.metric_name == "process.wall_ns"

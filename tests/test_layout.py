@@ -3,6 +3,7 @@ modules import each other, directly or round a longer loop (docs/layout.md, ``ha
 class grows past what a reader takes in at once."""
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -114,6 +115,20 @@ def test_docs_layout_names_every_module_in_its_package_s_row():
         if f"`{path.stem}`" not in row:
             unnamed.append(path.relative_to(REPO).as_posix())
     assert unnamed == []
+
+
+def test_no_module_asks_whether_what_is_measured_is_a_script():
+    """A script is a subject of its own beside a case (``harness.catalogue.subjects``): callers ask the subject
+    what they need, so no module branches on ``script is None`` (the command line decides which subject it is,
+    once, in ``harness.cli.options.case_from``)."""
+    branch = re.compile(r"script is (not )?None")
+    found = [
+        f"{path.relative_to(REPO).as_posix()}:{number}"
+        for path in sorted((REPO / "harness").rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if branch.search(line)
+    ]
+    assert found == []
 
 
 def class_lengths() -> dict[str, int]:

@@ -832,7 +832,7 @@ def test_run_session_runs_a_plain_script_in_a_venv_of_its_own_a_side_its_harness
     )
 
     def prepare(environments, label, env):
-        asked.append((label, environments.policy, environments.case.script.requirements))
+        asked.append((label, environments.policy, environments.case.subject.requirements))
         return Prepared(tmp_path / "script-env" / "bin" / "python", libraries)
 
     monkeypatch.setattr(Environments, "prepare", prepare)

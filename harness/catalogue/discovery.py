@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.catalogue import sizes
-from harness.catalogue.script_deps import Declared
 from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
+from harness.catalogue.subjects import CASE_MODULE, Subject
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
 
@@ -30,33 +30,6 @@ RENAMED = {"DISCUSSION": "SOURCE"}
 
 
 @dataclass(frozen=True)
-class ScriptSource:
-    """A plain repro script measured in place of a case (``harness.catalogue.scripts``)."""
-
-    file: str  # its file name, as results and reports show it
-    sha256: str  # of its content: results of another version of it are never mixed with these
-    args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and ``--requirements``
-    # (``harness.catalogue.script_deps``): the value every venv of it is resolved from, as it is.
-    declared: Declared = field(default_factory=Declared)
-    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands shown.
-    given: tuple[str, ...] = ()
-
-    @property
-    def requirements(self) -> tuple[str, ...]:
-        return self.declared.requirements
-
-    @property
-    def requires_python(self) -> str | None:
-        return self.declared.requires_python
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What its block holds that is not applied ([tool.uv]), said before it runs."""
-        return self.declared.notes
-
-
-@dataclass(frozen=True)
 class CaseInfo:
     name: str
     path: Path
@@ -66,7 +39,9 @@ class CaseInfo:
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
-    script: ScriptSource | None = None  # a plain script run as ``python FILE``, not a case module
+    subject: Subject = (
+        CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
+    )
 
     def plan(
         self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget

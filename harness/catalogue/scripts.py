@@ -19,9 +19,10 @@ import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.catalogue.discovery import CaseInfo, ScriptSource
+from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.script_deps import check_requires_python, collect
 from harness.catalogue.sizes import SizeSpace
+from harness.catalogue.subjects import PlainScript
 from harness.errors import UsageError
 from harness.names import name_problem
 from harness.pins import Release
@@ -113,7 +114,7 @@ def read_script(
     given = [word for spec in with_specs for word in ("--with", spec)]
     given += ["--requirements", str(requirements)] if requirements is not None else []
     digest = hashlib.sha256(content).hexdigest()
-    source = ScriptSource(path.name, digest, tuple(args), declared, tuple(given))
+    source = PlainScript(path.name, digest, tuple(args), declared, tuple(given))
     return CaseInfo(
         name=name,
         path=path.resolve(),
@@ -122,5 +123,5 @@ def read_script(
         source=f"plain script {path.name}, sha256 {source.sha256[:12]}",
         space=SizeSpace({}, {}),
         anchors=[{}],
-        script=source,
+        subject=source,
     )

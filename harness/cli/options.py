@@ -311,10 +311,11 @@ def refuse_script_options(args: argparse.Namespace) -> None:
 
 
 def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
-    """The case a command names, or the plain script it names instead (``--script FILE``)."""
+    """The case a command names, or the plain script it names instead (``--script FILE``).  The one place that
+    decides which subject (``harness.catalogue.subjects``) a command measures; past it, callers ask the subject."""
     name = case_name(args)
     script = args.script
-    if script is None:
+    if not script:
         refuse_script_options(args)
         if not name:
             what = "a case with --case NAME (`jax-repro list` shows them)"

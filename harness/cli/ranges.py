@@ -77,15 +77,10 @@ class LibraryChoice:
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
     """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the libraries the
     command line added to it, how they were resolved (where not by default) and the pins held."""
-    if case.script is None:
-        return ["--case", case.name]
-    script = case.script
-    arguments = [f"--script-arg={shlex.quote(value)}" for value in script.args]
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
-    given = [shlex.quote(word) for word in script.given]
-    return ["--script", path_from_anywhere(case.path), *arguments, *given, *policy, *held]
+    return case.subject.command_words(case.name, path_from_anywhere(case.path), (*policy, *held))
 
 
 def path_from_anywhere(path: Path) -> str:
@@ -289,7 +284,12 @@ def check(args: argparse.Namespace) -> RangeOptions:
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
-    if args.command == "bisect" and metric is None and not args.claim and case.script is None:
+    if (
+        args.command == "bisect"
+        and metric is None
+        and not args.claim
+        and not case.subject.every_metric
+    ):
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
         )
@@ -367,8 +367,8 @@ def _check_clone(jax_repo: str) -> None:
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
     """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script declares."""
-    declared = {Requirement(r).name: r for r in case.script.requirements} if case.script else {}
-    if (args.hold or args.vary) and case.script is None:
+    declared = {Requirement(r).name: r for r in case.subject.requirements}
+    if (args.hold or args.vary) and not case.subject.own_venv:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")
     hold = parse_hold(args.hold)
     for pin in hold:

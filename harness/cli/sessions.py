@@ -69,7 +69,7 @@ class SessionRequest:
     on_index: tuple[str, ...] = ()
     # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it declares, resolved
     # by ``policy``), a side the session's harness drives with ``sides_argv`` (``run``'s options, no profile).
-    script: CaseInfo | None = None
+    own_venv_of: CaseInfo | None = None
     policy: str = AS_OF
     sides_argv: tuple[str, ...] = ()
 
@@ -94,7 +94,7 @@ def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
     """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s options without
     the profile (its side names it)."""
-    if len(checked.cases) != 1 or checked.cases[0].script is None:
+    if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     from harness.cli.options import deps_policy
 
@@ -102,7 +102,7 @@ def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) 
     rest = list(argv[1:])
     if args.profile is not None:
         _take(rest, "--profile", "")
-    return {"script": case, "policy": deps_policy(args), "sides_argv": ("run", *rest)}
+    return {"own_venv_of": case, "policy": deps_policy(args), "sides_argv": ("run", *rest)}
 
 
 def _profile(name: str | None) -> Profile:

@@ -29,7 +29,6 @@ from harness.install.commits import (
     open_repo,
     release_commit,
 )
-from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv, release_env
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.render.commit_answer import commit_bisect_answer
@@ -51,21 +50,19 @@ def held_libraries(run: RangeRun) -> Libraries:
     """A plain script's own libraries on every commit: the versions its good release resolved to, held, so that
     only jax moves between the commits (said in the answer: the libraries column of the endpoints)."""
     options = run.options
-    script = options.case.script
+    requirements = options.case.subject.requirements
     good = run.prober.reuse.stored(options.first)
-    had = good.result.libraries if good is not None else None
-    if script is None or had is None:
+    had = good.result.libraries if good is not None else None  # a case's results record none
+    if had is None:
         return Libraries(HELD, (), hashlib.sha256(b"").hexdigest())
-    names = {
-        canonicalize_name(Requirement(requirement).name) for requirement in script.requirements
-    }
+    names = {canonicalize_name(Requirement(requirement).name) for requirement in requirements}
     pins = tuple(pin for pin in had.installed if canonicalize_name(pin.partition("==")[0]) in names)
     return Libraries(
         HELD,
         pins,
         hashlib.sha256("\n".join(pins).encode()).hexdigest(),
         None,
-        script.requirements,
+        requirements,
         pins,
     )
 
@@ -122,12 +119,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
         )
         problem = commit_venvs.ensure(env, environ)
         if problem is None:
-            prober.envs[env.label] = env.env
-            if (
-                options.case.script is not None
-            ):  # the commit's venv, with the script's libraries held
-                assert prober.environments is not None
-                prober.environments.use(env.label, Prepared(env.env.interpreter, held))
+            prober.add_commit(env.label, env.env, held)
         return problem
 
     def together(labels: Sequence[str]) -> None:

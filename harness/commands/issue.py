@@ -203,9 +203,7 @@ def write_issue(request: IssueRequest) -> Written:
     if (
         change is None and request.plan is not None
     ):  # nox: a draft needs a change between two releases to show
-        target = (
-            f"--script {case.script.file}" if case.script is not None else f"--case {case.name}"
-        )
+        target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
         raise UsageError(
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
@@ -217,7 +215,7 @@ def write_issue(request: IssueRequest) -> Written:
     full_path = folder / f"{case.name}-full.py"
     # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
     # Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft quotes its text.
-    content = case.path.read_bytes() if case.script is not None else None
+    content = case.subject.own_text(case.path)
     plain = None if content is None else source_text(case.path, content)
     replace_file(
         full_path,
@@ -227,8 +225,7 @@ def write_issue(request: IssueRequest) -> Written:
     if request.plan is not None:
         release = request.jax or (change.first_bad if change else DEFAULT_RELEASE.jax)
         python = where_to_run(request, release, alone=False).python
-    args = case.script.args if case.script is not None else ()
-    code, out, err = run_script(full_path, settings.timeout_s, python, args)
+    code, out, err = run_script(full_path, settings.timeout_s, python, case.subject.args)
     variables = allowed_variables()
     full_run = ScriptRun(release, request.profile, variables, code, out, err, settings.timeout_s)
 
@@ -334,7 +331,7 @@ def _short_runs(
 ) -> list[ReleaseRun]:
     """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
     timeout = request.settings.timeout_s
-    args = request.case.script.args if request.case.script is not None else ()
+    args = request.case.subject.args
     if request.plan is None or change is None:
         code, out, err = run_script(script, timeout, None, args)
         run = ScriptRun(release_label(), request.profile, variables, code, out, err, timeout)
@@ -371,7 +368,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     the policy); a case's short script (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
     assert request.plan is not None
     env = plan_entry(request.plan, version)
-    if request.case.script is None:
+    if not request.case.subject.own_venv:
         env = ready(plain_env(env) if alone else env)
         where = (
             f"in a venv of its own (`.nox/{env.venv.name}`, made with uv) holding only jax, jaxlib"

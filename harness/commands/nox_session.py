@@ -102,9 +102,9 @@ def release_plan(places: Places, command: str, releases: list[Release], profile:
 
 def script_side(places: Places, request: SessionRequest, release: Release, say: Say) -> Launch:
     """A plain script on one release, in a venv of its own, a side the session's harness drives."""
-    assert request.script is not None and request.profile is not None
+    assert request.own_venv_of is not None and request.profile is not None
     profile = request.profile
-    environments = Environments(request.script, profile, request.policy, progress=say)
+    environments = Environments(request.own_venv_of, profile, request.policy, progress=say)
     prepared = environments.prepare(release.jax, places.env(release, profile))
     if not isinstance(prepared, Prepared):
         raise HarnessError(f"jax {release.jax}: {prepared.line}")
@@ -137,7 +137,7 @@ def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     request = release_run_view(posargs)
     assert request.profile is not None
     release = on_index(listing_of(places), request.on_index[0])
-    if request.script is not None:
+    if request.own_venv_of is not None:
         return script_side(places, request, release, say)
     env = ready(places, release, request.profile, say)
     return Launch(request.harness_argv, str(env.interpreter))

@@ -293,7 +293,7 @@ class RangeRun:
             self.options.places.out,
             stem,
             repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
-            script=self.options.case.script.file if self.options.case.script else "",
+            script=self.options.case.subject.script_file,
             libraries=self.libraries().moved(before, after),
             defaults_between=releases,
         )
@@ -305,13 +305,12 @@ class RangeRun:
         return profile.kind if profile is not None else "cpu"
 
     def libraries(self) -> Libraries:
-        """A plain script's declared libraries as each release's stored result has them, and what was held."""
-        choice, script = self.options.libraries, self.options.case.script
-        if script is None:
-            return Libraries()
+        """A plain script's declared libraries as each release's stored result has them, and what was held (a
+        case declares none, and its results record none)."""
+        choice = self.options.libraries
         names = [
             str(canonicalize_name(Requirement(requirement).name))
-            for requirement in script.requirements
+            for requirement in self.options.case.subject.requirements
         ]
         versions = {}
         for label in self.labels:

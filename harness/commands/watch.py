@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import sys
 import time
@@ -29,7 +28,6 @@ from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
-from harness.install.environments import Prepared
 from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
 from harness.names import inside
@@ -90,7 +88,7 @@ def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
 
 def targets(options: WatchOptions) -> list[Target]:
     """What is watched, in order: the cases and scripts, then the suite (its wrapper script written now)."""
-    found = [Target(case, "case" if case.script is None else "script") for case in options.cases]
+    found = [Target(case, case.subject.kind) for case in options.cases]
     if options.suite is not None:
         folder = inside(options.out, SUITES)
         folder.mkdir(parents=True, exist_ok=True)
@@ -150,29 +148,20 @@ def suite_in_environment(suite: Path | None) -> Iterator[None]:
 def content_digest(case: CaseInfo) -> str:
     """What the target is, as its results identify it: a script's content (a suite's wrapper names the suite's
     digest), a case file's."""
-    if case.script is not None:
-        return case.script.sha256
-    return hashlib.sha256(case.path.read_bytes()).hexdigest()
+    return case.subject.content_digest(case.path)
 
 
 def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> dict[str, Any]:
     """Everything that would make a watch of this target measure something else; a script's libraries as each
     release resolves them now (its venvs made ready, which measuring needs anyway)."""
     options = run.options
-    libraries: dict[str, str | None] = {}
-    if target.case.script is not None:
-        assert run.prober.environments is not None
-        for label, env in run.labels.items():
-            prepared = run.prober.environments.prepare(label, env)
-            if isinstance(prepared, Prepared):
-                libraries[label] = prepared.libraries.sha256 if prepared.libraries else None
-            else:
-                libraries[label] = prepared.line
+    assert run.prober.environments is not None
+    libraries = run.prober.environments.resolved(run.labels)
     measuring = options.measuring
     return {
         "target": target.case.name,
         "content": content_digest(target.case),
-        "args": list(target.case.script.args) if target.case.script else [],
+        "args": list(target.case.subject.args),
         "sizes": options.sizes,
         "profile": options.profile,
         "pair": {label: jaxlib.get(label) for label in run.labels},
@@ -226,11 +215,9 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     if regression is None or target.kind == "pytest-benchmark":
         return ()
     options = run.options
-    if target.case.script is None:
-        what = ["--case", target.case.name]
-        what += [f"--size={name}={value}" for name, value in options.sizes.items()]
-    else:
-        what = ["--script", shown_path(target.case.path), *target.case.script.given]
+    subject = target.case.subject
+    what = [*subject.named_by(target.case.name, shown_path(target.case.path)), *subject.given]
+    what += [f"--size={name}={value}" for name, value in options.sizes.items()]  # a script has none
     return (
         *what,
         "--good",

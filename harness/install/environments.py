@@ -132,6 +132,26 @@ class Environments:
         """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
         self.fixed[label] = prepared
 
+    def use_commit(self, label: str, interpreter: Path, held: Libraries) -> None:
+        """``label`` is jax at a commit, its venv made by ``bisect --commits``: a script's runs there with its
+        libraries ``held``; a case's is prepared as a release's venv is."""
+        if self.case.subject.own_venv:
+            self.use(label, Prepared(interpreter, held))
+
+    def resolved(self, envs: Mapping[str, ReleaseEnv]) -> dict[str, str | None]:
+        """By label, what a script's venv resolved to (its set's SHA-256), or why it cannot be had: each venv is
+        made ready, which measuring needs anyway.  A case's venv holds jax alone: nothing."""
+        if not self.case.subject.own_venv:
+            return {}
+        found: dict[str, str | None] = {}
+        for label, env in envs.items():
+            prepared = self.prepare(label, env)
+            if isinstance(prepared, Prepared):
+                found[label] = prepared.libraries.sha256 if prepared.libraries else None
+            else:
+                found[label] = prepared.line
+        return found
+
     def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
         """These environments, with ``label`` holding ``pins`` besides what every release holds (a step's
         middle side: jax's newer release with a library's older version); these stay as they are."""
@@ -147,25 +167,27 @@ class Environments:
         the same policy, from the same declared requirements, with the same pins held."""
         if label in self.fixed:
             return libraries == self.fixed[label].libraries
-        if self.case.script is None:
+        subject = self.case.subject
+        if not subject.own_venv:
             return libraries is None
         if libraries is None:
             return False
-        wanted = (self.policy, self.case.script.requirements, self.held(label))
+        wanted = (self.policy, subject.requirements, self.held(label))
         return (libraries.policy, libraries.declared, libraries.held) == wanted
 
     def prepare(self, label: str, env: ReleaseEnv) -> Outcome:
         """``label``'s environment, ready; or why it cannot be had, or could not be tried (one line)."""
         if label in self.fixed:
             return self.fixed[label]
-        if self.case.script is None:
+        # The one place that decides which venv a subject runs in: the release's, or one of its own.
+        if not self.case.subject.own_venv:
             self.progress(
                 f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)"
             )
             problem = venvs.ensure(env)
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
-        declared = self.case.script.declared
+        declared = self.case.subject.declared
         request = ScriptEnvRequest(
             release_of(env), declared, env.python, self.profile, self.policy, held
         )
@@ -175,7 +197,7 @@ class Environments:
             self.progress(f"  note: {note}")
         self._noted = True
         self.progress(
-            f"  {label}: a venv for {self.case.script.file} ({shown}, {self.policy}) under {folder}"
+            f"  {label}: a venv for {declared.script} ({shown}, {self.policy}) under {folder}"
         )
         found = script_envs.ensure(request, folder, UploadTimes(folder / INDEX_TIMES))
         if isinstance(found, InstallFailed):

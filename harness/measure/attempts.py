@@ -46,7 +46,7 @@ def load_text(process: ProcessRun) -> str:
 def _attempt(
     worker: Worker, item: PlannedRun, run: CellRun, round_index: int, settings: Settings
 ) -> ProcessRun:
-    script = item.case.script
+    start = item.case.subject.child_start()
     return run_process(
         worker,
         round_index,
@@ -56,8 +56,8 @@ def _attempt(
         timeout_s=settings.timeout_s,
         affinity=None if settings.affinity is None else list(settings.affinity),
         load_threshold=load_threshold(settings),
-        script_sha256=None if script is None else script.sha256,
-        script_args=() if script is None else script.args,
+        script_sha256=start.script_sha256,
+        script_args=start.script_args,
     )
 
 

@@ -146,9 +146,10 @@ def known_skip(item: PlannedRun, side: Side) -> str:
     (its CPU device count against the case's MIN_DEVICES and DEVICES_USED): no process is started to learn
     it.  Empty for a plain script, and where only the process can tell."""
     found = side.cpu_devices()
-    if found is None or item.case.script is not None:
+    if found is None:
         return ""
-    return device_skip(item.case.min_devices, item.case.devices_used, found, cpu=True)
+    needed, used = item.case.subject.device_needs(item.case.min_devices, item.case.devices_used)
+    return device_skip(needed, used, found, cpu=True)
 
 
 @dataclass

@@ -5,6 +5,7 @@ and the status a cell measured before was stored with, which a resumed run passe
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +44,6 @@ def result_of(
     context: RunContext, item: PlannedRun, run: CellRun, others: list[str], host: HostFacts
 ) -> Result:
     sizes = run.side.cell_sizes(item.sizes)
-    script = item.case.script
     identity = new_identity()
     return Result(
         id=identity.id,
@@ -67,7 +67,7 @@ def result_of(
         interleaved_with=tuple(others),
         invocation=context.invocation,
         processes=tuple(run.processes),
-        script=None if script is None else ScriptIdentity(script.file, script.sha256, script.args),
+        script=item.case.subject.identity(),
         libraries=run.side.libraries,
     )
 
@@ -108,13 +108,7 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
     """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and arguments.  A
     reader deciding to reuse a stored result asks this, since another run into the folder may have stored a
     result of another version meanwhile (``check_results_folder`` refuses a folder only under its lock)."""
-    if case.script is None:
-        return True
-    recorded = stored.result.script
-    return recorded is not None and (recorded.sha256, recorded.args) == (
-        case.script.sha256,
-        case.script.args,
-    )
+    return case.subject.measured_by(stored.result.script)
 
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
@@ -137,28 +131,13 @@ def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side)
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
     """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
-    if case.script is None:
-        return
-    folder = inside(results_dir, case.name)
-    if not folder.is_dir():
-        return
-    for stored in load_results(folder)[0]:
-        recorded = stored.result.script
-        if recorded is not None and recorded.sha256 == case.script.sha256:
-            if recorded.args == case.script.args:
-                continue
-            raise UsageError(
-                f"{folder} holds results of {case.script.file} run with other arguments "
-                f"({' '.join(recorded.args) or 'none'}): results of two command lines are never mixed; give "
-                "--results another folder"
-            )
-        what = (
-            f"another version of it (sha256 {recorded.sha256[:12]})"
-            if recorded
-            else "something other than it"
-        )
-        raise UsageError(
-            f"{folder} holds results of {what}, and {case.script.file} is now sha256 {case.script.sha256[:12]}: "
-            "results of two versions are never mixed; give --results another folder, or the changed script "
-            "another file name"
-        )
+
+    def recorded() -> Iterator[ScriptIdentity | None]:  # read only where the subject asks
+        folder = inside(results_dir, case.name)
+        if folder.is_dir():
+            for stored in load_results(folder)[0]:
+                yield stored.result.script
+
+    problem = case.subject.mixing_problem(str(results_dir / case.name), recorded())
+    if problem:
+        raise UsageError(problem)

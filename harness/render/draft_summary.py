@@ -111,10 +111,4 @@ def _joined(parts: list[str]) -> str:
 
 def provenance(case: CaseInfo) -> str:
     """Where the report comes from: a user's own script, or a claim from a discussion (with its URL)."""
-    if case.script is not None:
-        return (
-            f"Found with a user's script, `{case.script.file}`, run unmodified on each release in a fresh venv "
-            "holding jax, jaxlib and what the script declares."
-        )
-    source = f" ({case.source})" if case.source.startswith("https://") else ""
-    return f"Found while checking a claim from a user discussion{source}: {case.claim}"
+    return case.subject.provenance(case.claim, case.source)

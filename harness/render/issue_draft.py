@@ -25,7 +25,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import scrub, shareable_variables
 from harness.measure.case_process import tail
-from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.render.tables import markdown_table
 from harness.store.results import StoredResult
@@ -234,7 +234,7 @@ def reproduction(d: DraftInputs) -> str:
             steps += [fenced(f"pip install {shlex.join(r.install)}", "sh"), ""]
     run = d.short_runs[0].run if d.short_runs else d.full_run
     steps += [
-        f"then run `{command_line(run, d.short_name, d.case.script.args if d.case.script else ())}` ({d.short_name}, "
+        f"then run `{command_line(run, d.short_name, d.case.subject.args)}` ({d.short_name}, "
         f"{lines} lines, plain JAX):",
         "",
         fenced(d.short_script, "python"),
@@ -325,9 +325,10 @@ def evidence(d: DraftInputs) -> str:
     per_release = releases_table(
         d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None
     )
-    if d.case.script is not None:
-        phases = script_figures_table(d.results, d.case.name, d.full_run.profile, change)
-        per_release = "\n\n".join(filter(None, [per_release, phases]))
+    phases = script_figures_table(
+        d.results, d.case.name, d.full_run.profile, change, d.case.subject.figure_programs
+    )
+    per_release = "\n\n".join(filter(None, [per_release, phases]))
     if per_release:
         parts += ["", per_release]
     if not parts:
@@ -406,10 +407,15 @@ def releases_table(
 
 
 def script_figures_table(
-    results: Sequence[StoredResult], case: str, profile: str, change: Change | None
+    results: Sequence[StoredResult],
+    case: str,
+    profile: str,
+    change: Change | None,
+    programs: Sequence[str],
 ) -> str:
-    """A plain script's phases and own numbers per release, from its stored runs: the metric asked about and
-    those that moved across the change shown, the rest folded away."""
+    """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has none) per
+    release, from its stored runs: the metric asked about and those that moved across the change shown, the rest
+    folded away."""
     mine = [r for r in results if r.case == case and r.profile == profile]
     found = {
         release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}
@@ -417,11 +423,7 @@ def script_figures_table(
     newest = {release: stored for release, stored in found.items() if stored is not None}
     releases = sorted(newest, key=release_key)
     samples = {release: metric_samples(newest[release]) for release in releases}
-    keys = [
-        k
-        for k in dict.fromkeys(k for s in samples.values() for k in s)
-        if k.name in (PROCESS, JSON)
-    ]
+    keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
     shown = [k for k in keys if _moved(k, samples, change)]

@@ -133,7 +133,7 @@ class StepSides:
 
     def side(self, label: str) -> Side | str:
         """The side of ``label``, its environment ready; or why there is none."""
-        prepared = self.prober.prepared(label)
+        prepared = self.prober.readiness.side(label)
         return prepared.note if isinstance(prepared, Probe) else prepared
 
     def held_side(self, release: str, pins: Sequence[str]) -> Side | str:

@@ -29,11 +29,10 @@ from harness.host.environment import machine_identity
 from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
-from harness.measure.sides import Side
 from harness.steps.measurement import Measure, Pair, SideMeasurement, interleaved
 from harness.steps.ready import Probe, Readiness
 from harness.steps.reuse import Accept, ReusePolicy
-from harness.store.schema import Settings
+from harness.store.schema import Libraries, Settings
 
 __all__ = ["Pair", "Probe", "ProbeRelease", "ReleaseProber"]
 
@@ -103,9 +102,12 @@ class ReleaseProber:
         plan, stored = self.measurement.plan, self.reuse.stored
         return Readiness(self.environments, self.envs, *where, plan, stored)
 
-    def prepared(self, release: str) -> Side | Probe:
-        """A side for ``release``, its environment ready; else a probe that says why there is none."""
-        return self.readiness.side(release)
+    def add_commit(self, label: str, env: ReleaseEnv, held: Libraries) -> None:
+        """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this prober (which
+        that run's search and why alone hold); a script's runs there with its libraries ``held``."""
+        assert self.environments is not None
+        self.envs[label] = env
+        self.environments.use_commit(label, env.interpreter, held)
 
     def measure_together(
         self,
@@ -169,7 +171,7 @@ class ReleaseProber:
                 )
             return Probe(release, previous, f"stored result reused ({previous.path.name})")
         started = time.monotonic()
-        prepared = self.prepared(release)
+        prepared = self.readiness.side(release)
         if isinstance(prepared, Probe):
             return prepared
         # Measuring again doubles the processes (so the samples), so that a second look can settle

@@ -14,8 +14,8 @@ PLAIN = FIXTURES / "scripts" / "cumsum_loop.py"
 def test_a_script_is_a_case_of_no_sizes_named_for_its_file_with_its_content_hash():
     case = read_script(PLAIN)
     assert case.name == "script-cumsum_loop" and case.path == PLAIN.resolve()
-    assert case.script is not None and case.script.file == "cumsum_loop.py"
-    assert case.script.sha256 == hashlib.sha256(PLAIN.read_bytes()).hexdigest()
+    assert case.subject.kind == "script" and case.subject.script_file == "cumsum_loop.py"
+    assert case.subject.content_digest(case.path) == hashlib.sha256(PLAIN.read_bytes()).hexdigest()
     assert case.space.ranges == {} and case.anchors == [{}]
 
 
@@ -50,7 +50,7 @@ def test_a_script_too_big_to_be_a_repro_is_refused_before_it_is_read(tmp_path):
 def test_a_scripts_pep_263_coding_cookie_is_honoured(tmp_path):
     latin = tmp_path / "latin.py"
     latin.write_bytes(b"# -*- coding: latin-1 -*-\nprint('caf\xe9')\n")
-    assert read_script(latin).script.sha256
+    assert read_script(latin).subject.identity()
     wrong = tmp_path / "wrong.py"
     wrong.write_bytes(b"# -*- coding: ascii -*-\nprint('caf\xe9')\n")
     with pytest.raises(UsageError, match="not ascii"):

@@ -24,7 +24,7 @@ def test_a_folder_s_scripts_are_each_read_as_a_script(tmp_path):
     (tmp_path / "a.py").write_text('# /// script\n# dependencies = ["equinox"]\n# ///\nprint(2)\n')
     options = checked("--scripts", str(tmp_path), "--no-why")
     assert [c.name for c in options.cases] == ["script-a", "script-b"]
-    assert options.cases[0].script.requirements == ("equinox",) and not options.explain
+    assert options.cases[0].subject.requirements == ("equinox",) and not options.explain
 
 
 @pytest.mark.parametrize(

@@ -476,6 +476,7 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
 def test_nox_bisect_refuses_a_release_the_index_does_not_offer(good, bad, message):
     done = nox_session("bisect", "async_dispatch", "--claim", "--good", good, "--bad", bad)
     assert done.returncode == 2
-    said = (done.stdout + done.stderr).splitlines()  # nox passes the harness's lines through on either
+    # nox passes the harness's lines through on either stream
+    said = (done.stdout + done.stderr).splitlines()
     ours = [line for line in said if not line.startswith("nox >")]
     assert len(ours) == 1 and message in ours[0], done.stderr

@@ -150,9 +150,7 @@ def test_a_stored_result_counts_only_when_resolved_as_its_release_would_be_now(t
 
 
 def test_what_a_script_declares_reaches_the_resolver_as_it_was_read():
-    script = read_script(EQUINOX, with_specs=["optax==0.2.3"]).script
-    assert script is not None
-    declared = script.declared
+    declared = read_script(EQUINOX, with_specs=["optax==0.2.3"]).subject.declared
     assert declared.sources == ("equinox_mlp.py (inline metadata)", "--with"), (
         "nothing blanked on the way"
     )

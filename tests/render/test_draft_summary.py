@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from harness.catalogue import discovery
-from harness.catalogue.discovery import CaseInfo, ScriptSource
+from harness.catalogue.discovery import CaseInfo
+from harness.catalogue.subjects import PlainScript
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.store.results import StoredResult
@@ -64,7 +65,7 @@ def test_overlapping_processes_are_said_with_the_test_and_no_phase_reading_witho
 
 
 def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():
-    script = CaseInfo("script-m", Path("m.py"), "", "", None, script=ScriptSource("m.py", "0" * 64))  # type: ignore[arg-type]
+    script = CaseInfo("script-m", Path("m.py"), "", "", None, subject=PlainScript("m.py", "0" * 64))  # type: ignore[arg-type]
     assert provenance(script).startswith(
         "Found with a user's script, `m.py`, run unmodified on each release"
     )

@@ -6,8 +6,8 @@ import re
 import socket
 
 from harness.catalogue import discovery
-from harness.catalogue.discovery import ScriptSource
-from harness.metric_names import MetricKey
+from harness.catalogue.subjects import PlainScript
+from harness.metric_names import JSON, PROCESS, MetricKey
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, fenced, headline, render
 from harness.store.results import StoredResult
 from harness.store.schema import Settings
@@ -336,7 +336,7 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
                 "json.reg_ms": 10 * scale,
             }
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
-    table = script_figures_table(stored, "script-repro", stored[0].profile, None)
+    table = script_figures_table(stored, "script-repro", stored[0].profile, None, (PROCESS, JSON))
     header, _, *rows = [
         [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]
     ]
@@ -352,9 +352,9 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
         ["0.5.1", "2.1 s", "471 ms", "17 ms", "249 MiB"],
     ], "each in its own unit: a duration, a script's _ms number as the duration it is, a size"
     asked = Change(MetricKey("json", "reg_ms"), "0.5.0", "0.5.1")
-    shown, folded = script_figures_table(stored, "script-repro", stored[0].profile, asked).split(
-        "<details>"
-    )
+    shown, folded = script_figures_table(
+        stored, "script-repro", stored[0].profile, asked, (PROCESS, JSON)
+    ).split("<details>")
     columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
     assert columns == ["jax", "process.trace_ns", "json.reg_ms"], (
         "what moved, and the one asked about"
@@ -488,7 +488,7 @@ def first_screen(text: str) -> str:
 
 
 def test_the_first_screen_of_a_case_a_fix_a_commit_level_and_a_script_draft_reads_in_a_minute():
-    script_case = dataclasses.replace(SCAN_SYNC, script=ScriptSource("repro.py", "0" * 64))
+    script_case = dataclasses.replace(SCAN_SYNC, subject=PlainScript("repro.py", "0" * 64))
     below = dataclasses.replace(
         change(), below="jax commit f255fb700a (#23112) is the first bad commit"
     )

@@ -22,7 +22,11 @@ class FakeProber:
     )
     progress: Callable[[str], None] = lambda line: None
 
-    def prepared(self, label: str) -> Side:
+    @property
+    def readiness(self) -> "FakeProber":
+        return self  # makes its sides ready itself
+
+    def side(self, label: str) -> Side:
         assert label in self.envs, f"{label} has no environment"
         held = " ".join(self.environments.held(label))
         return Side(label, "cpu", label=label, env={"VENV": self.envs[label], "HELD": held})

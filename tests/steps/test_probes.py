@@ -415,7 +415,7 @@ def test_a_plain_script_is_measured_in_place_of_the_case_in_its_own_venv_with_it
     [item] = planned
     assert (
         item.case.path == script.resolve()
-        and item.case.script.args == ("--n", "-1")
+        and item.case.subject.args == ("--n", "-1")
         and item.sizes == {}
     )
     [side] = sides

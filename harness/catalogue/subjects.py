@@ -1,0 +1,264 @@
+"""What is measured: a case module at sizes, or a plain script run as it is with its arguments and libraries.
+
+Every ``CaseInfo`` holds one ``Subject``; callers ask it what differs between the two (how its process is
+started, what a result records of it, how a command line names it, what it declares besides JAX) instead of
+asking which one it is.  The one place that decides which subject a command measures is the command line
+(``harness.cli.options.case_from``); the one place that decides which venv it runs in is
+``harness.install.environments`` (its ``own_venv``).
+
+Standard library only, like ``harness.catalogue.scripts``: the noxfile reads a script in nox's own environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from harness.catalogue.script_deps import Declared
+from harness.metric_names import JSON, PROCESS
+
+if TYPE_CHECKING:
+    from harness.store.schema import ScriptIdentity
+
+
+@dataclass(frozen=True)
+class ChildStart:
+    """What a case process is told besides the file it runs: a plain script's content and arguments."""
+
+    script_sha256: str | None = None  # None: the file is a case module, imported for its programs
+    script_args: tuple[str, ...] = ()
+
+
+class Subject(Protocol):
+    """What a ``CaseInfo`` measures, asked rather than told apart."""
+
+    @property
+    def kind(self) -> str:
+        """``case`` or ``script``: how a watch's summary names a target."""
+        ...
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """Its command line after the file (``--script-arg``); a case has none."""
+        ...
+
+    @property
+    def given(self) -> tuple[str, ...]:
+        """How the command line added to what it needs (``--with optax --requirements r.txt``)."""
+        ...
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """What it declares besides JAX, in canonical form; a case needs nothing but JAX."""
+        ...
+
+    @property
+    def own_venv(self) -> bool:
+        """Whether it runs in a venv of its own (jax, jaxlib and what it declares) rather than the release's."""
+        ...
+
+    @property
+    def every_metric(self) -> bool:
+        """Whether it is judged on every metric that moved when no criterion is given (a case needs one)."""
+        ...
+
+    @property
+    def figure_programs(self) -> tuple[str, ...]:
+        """The programs of its own figures a draft tables per release: a script's phases and JSON numbers."""
+        ...
+
+    @property
+    def script_file(self) -> str:
+        """The script's file name, as answers name it; empty for a case."""
+        ...
+
+    @property
+    def declared(self) -> Declared:
+        """What it needs besides JAX, as a venv of its own takes it (``harness.install.script_envs``)."""
+        ...
+
+    def child_start(self) -> ChildStart: ...
+
+    def identity(self) -> ScriptIdentity | None:
+        """What its results record of it (``Result.script``)."""
+        ...
+
+    def measured_by(self, recorded: ScriptIdentity | None) -> bool:
+        """Whether a stored result that recorded ``recorded`` measured what this is now."""
+        ...
+
+    def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
+        """Why a results folder whose results recorded ``recorded`` cannot take its results; empty when it can.
+        ``recorded`` is read only where the answer depends on it."""
+        ...
+
+    def named_by(self, name: str, path: str) -> tuple[str, ...]:
+        """How a command line names it, its file shown as ``path``: ``--case NAME`` or ``--script PATH``."""
+        ...
+
+    def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
+        """How a command line names it with what it runs with, as shell words: a case by name; a script by
+        ``path``, its arguments, what the command line added to what it declares, and ``libraries`` (how they
+        are had: ``--deps``, ``--hold``)."""
+        ...
+
+    def content_digest(self, path: Path) -> str:
+        """The SHA-256 of what it runs, its file at ``path``."""
+        ...
+
+    def own_text(self, path: Path) -> bytes | None:
+        """The file a draft copies as it is (a script, both its full and its short script); None: exported."""
+        ...
+
+    def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
+        """The devices a process of it is known to need and use before it starts."""
+        ...
+
+    def provenance(self, claim: str, source: str) -> str:
+        """Where a draft says the report comes from."""
+        ...
+
+
+@dataclass(frozen=True)
+class CaseModule:
+    """A case module of ``cases/``: imported by the case process, its programs measured at planned sizes."""
+
+    kind = "case"
+    args = given = requirements = figure_programs = ()
+    own_venv = every_metric = False
+    script_file = ""
+
+    @property
+    def declared(self) -> Declared:
+        return Declared()
+
+    def child_start(self) -> ChildStart:
+        return ChildStart()
+
+    def identity(self) -> ScriptIdentity | None:
+        return None
+
+    def measured_by(self, recorded: ScriptIdentity | None) -> bool:
+        return True  # a case's results are told apart by its name and sizes
+
+    def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
+        return ""
+
+    def named_by(self, name: str, path: str) -> tuple[str, ...]:
+        return ("--case", name)
+
+    def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
+        return list(self.named_by(name, path))  # it declares no libraries: none are had
+
+    def content_digest(self, path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def own_text(self, path: Path) -> bytes | None:
+        return None
+
+    def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
+        return min_devices, devices_used
+
+    def provenance(self, claim: str, source: str) -> str:
+        shown = f" ({source})" if source.startswith("https://") else ""
+        return f"Found while checking a claim from a user discussion{shown}: {claim}"
+
+
+CASE_MODULE = CaseModule()
+
+
+@dataclass(frozen=True)
+class PlainScript:
+    """A plain repro script measured in place of a case (``harness.catalogue.scripts``), run as ``python FILE``."""
+
+    file: str  # its file name, as results and reports show it
+    sha256: str  # of its content: results of another version of it are never mixed with these
+    args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
+    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and ``--requirements``
+    # (``harness.catalogue.script_deps``): the value every venv of it is resolved from, as it is.
+    declared: Declared = field(default_factory=Declared)
+    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands shown.
+    given: tuple[str, ...] = ()
+
+    kind = "script"
+    own_venv = True
+    every_metric = True
+    figure_programs = (PROCESS, JSON)
+
+    @property
+    def script_file(self) -> str:
+        return self.file
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        return self.declared.requirements
+
+    @property
+    def requires_python(self) -> str | None:
+        return self.declared.requires_python
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What its block holds that is not applied ([tool.uv]), said before it runs."""
+        return self.declared.notes
+
+    def child_start(self) -> ChildStart:
+        return ChildStart(self.sha256, self.args)
+
+    def identity(self) -> ScriptIdentity | None:
+        # Imported here: the noxfile reads a script without loading the result schema.
+        from harness.store.schema import ScriptIdentity
+
+        return ScriptIdentity(self.file, self.sha256, self.args)
+
+    def measured_by(self, recorded: ScriptIdentity | None) -> bool:
+        return recorded is not None and (recorded.sha256, recorded.args) == (self.sha256, self.args)
+
+    def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
+        for found in recorded:
+            if found is not None and found.sha256 == self.sha256:
+                if found.args == self.args:
+                    continue
+                return (
+                    f"{folder} holds results of {self.file} run with other arguments "
+                    f"({' '.join(found.args) or 'none'}): results of two command lines are never mixed; give "
+                    "--results another folder"
+                )
+            what = (
+                f"another version of it (sha256 {found.sha256[:12]})"
+                if found
+                else "something other than it"
+            )
+            return (
+                f"{folder} holds results of {what}, and {self.file} is now sha256 {self.sha256[:12]}: "
+                "results of two versions are never mixed; give --results another folder, or the changed "
+                "script another file name"
+            )
+        return ""
+
+    def named_by(self, name: str, path: str) -> tuple[str, ...]:
+        return ("--script", path)
+
+    def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
+        arguments = [f"--script-arg={shlex.quote(value)}" for value in self.args]
+        given = [shlex.quote(word) for word in self.given]
+        return [*self.named_by(name, path), *arguments, *given, *libraries]
+
+    def content_digest(self, path: Path) -> str:
+        return self.sha256  # a suite's wrapper names the suite's digest in its content
+
+    def own_text(self, path: Path) -> bytes | None:
+        return path.read_bytes()
+
+    def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
+        return 0, None  # only its process can tell
+
+    def provenance(self, claim: str, source: str) -> str:
+        return (
+            f"Found with a user's script, `{self.file}`, run unmodified on each release in a fresh venv "
+            "holding jax, jaxlib and what the script declares."
+        )
