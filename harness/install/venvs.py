@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.install.index import Listing
 from harness.install.subprocesses import run_whole
+from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
 
 REPO = Path(__file__).resolve().parents[2]
@@ -158,7 +159,18 @@ def ensure(env: ReleaseEnv) -> str | None:
     An existing venv is installed into (uv pins it to exactly what is asked), never
     deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file it
     installed (any distribution's RECORD names a file that is gone) is installed again (``--reinstall``).
+    Checked and made under the venv's lock: two runs that need it at once (two sessions, two workers of
+    the test suite) make it once, the second waiting and then finding it ready.
     """
+    with venv_lock(env.venv, _stderr):
+        return _ensure(env)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _ensure(env: ReleaseEnv) -> str | None:
     record = env.venv / INSTALLED
     wanted = install_record(env)
     damaged = False

@@ -2,6 +2,8 @@
 
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,37 @@ def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch
     assert json.loads((env.venv / INSTALLED).read_text())["bytecode"] == "compileall", (
         "older venvs compile once"
     )
+
+
+def test_two_runs_that_need_one_new_release_venv_at_once_make_it_once(tmp_path, monkeypatch):
+    """Two workers of the suite, or two sessions, asking for one release's venv: the second waits under the
+    venv's lock and finds it ready (uv refuses to make a venv over one that exists)."""
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
+    env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")
+    ran = []
+
+    def uv(command, cwd, timeout_s, env_vars=None):
+        ran.append(command[:3])
+        if command[1] == "venv":
+            if (env.venv / "pyvenv.cfg").exists():
+                return subprocess.CompletedProcess(
+                    command, 2, "", "A virtual environment already exists"
+                )
+            time.sleep(0.5)  # time for the other run to ask meanwhile
+            env.interpreter.parent.mkdir(parents=True)
+            env.interpreter.touch()
+            (env.venv / "pyvenv.cfg").touch()
+            (env.venv / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(venvs, "run_whole", uv)
+    problems = []
+    runs = [threading.Thread(target=lambda: problems.append(ensure(env))) for _ in range(2)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert problems == [None, None]
+    assert [command for command in ran if command[1] == "venv"] == [["uv", "venv", "--quiet"]]
+    assert sum(command[1:3] == ["pip", "install"] for command in ran) == 1, "the second reused it"
