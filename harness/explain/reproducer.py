@@ -255,7 +255,9 @@ def keep_what_moved(
     exported = [p for p in listing.get("programs", []) if "problem" not in p]
     if not shown or not moved or len(moved) == len(exported):
         return answer
-    fewer = {**listing, "programs": [p for p in exported if p.get("file") in moved]}
+    # Those jax.export could not take stay listed, each with its problem: a maintainer still sees them named.
+    kept = [p for p in listing.get("programs", []) if "problem" in p or p.get("file") in moved]
+    fewer = {**listing, "programs": kept}
     captured = folder / "captured" / exported_on
     sides.progress(
         f"  the reproducer again, the {len(moved)} of {len(exported)} programs that moved"

@@ -153,7 +153,13 @@ def kept_programs(monkeypatch, tmp_path, moves_again):
     for program in programs:
         for suffix in (".jaxexport", ".npz"):
             (captured / f"{program['file']}{suffix}").write_bytes(b"x")
-    listing = {"jax": "0.4.31", "programs": programs}
+    unexported = {
+        "file": "program_04",
+        "name": "f4",
+        "calls": 1,
+        "problem": "ValueError: a callback",
+    }
+    listing = {"jax": "0.4.31", "programs": [*programs, unexported]}
     faster = type("Found", (), {"verdict": Verdict.FASTER})()
     moved = reproducer.ReproducerAnswer(
         "0.4.31", "0.4.33", "s-reproducer/", measured={"m": ("r", faster)}
@@ -178,13 +184,17 @@ def test_the_programs_whose_time_did_not_move_are_left_out_and_the_rest_measured
     monkeypatch, tmp_path
 ):
     found, measured, whole = kept_programs(monkeypatch, tmp_path, moves_again=True)
-    assert measured == [["program_01", "program_02"]], "the reproducer of the two measured again"
-    assert found.left_out == 1 and len(found.programs) == 2
+    assert measured == [["program_01", "program_02", "program_04"]], (
+        "the two that moved measured again"
+    )
+    assert found.left_out == 1 and [p["file"] for p in found.programs][-1] == "program_04", (
+        "the one jax.export could not take still named, with its problem"
+    )
     assert sorted(p.name for p in tmp_path.glob("program_*")) == [
         "program_01.jaxexport", "program_01.npz", "program_02.jaxexport", "program_02.npz"
     ]  # fmt: skip
     listed = json.loads((tmp_path / "programs.json").read_text())
-    assert [p["file"] for p in listed["programs"]] == ["program_01", "program_02"]
+    assert [p["file"] for p in listed["programs"]] == ["program_01", "program_02", "program_04"]
     assert [p.name for p in tmp_path.glob("repro_*.py")] != [whole.name], "another digest"
 
 
@@ -192,7 +202,7 @@ def test_a_reproducer_of_fewer_programs_that_no_longer_moves_gives_way_to_the_wh
     monkeypatch, tmp_path
 ):
     found, measured, whole = kept_programs(monkeypatch, tmp_path, moves_again=False)
-    assert found.left_out == 0 and measured == [["program_01", "program_02"]]
+    assert found.left_out == 0 and measured == [["program_01", "program_02", "program_04"]]
     assert len(list(tmp_path.glob("program_*"))) == 6 and whole.exists(), (
         "the whole one written back"
     )
