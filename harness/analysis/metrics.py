@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import at_level, judged_on
 from harness.errors import UsageError
 from harness.metric_names import PROCESS, MetricKey, parse_metric_name
@@ -182,9 +182,7 @@ def compare_metric(
     # A number that did not vary is what it is whatever loaded the machine: only a spread can be hidden by load.
     if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
-    verdict = (
-        Verdict.UNDECIDED if found.verdict in (Verdict.SLOWER, Verdict.FASTER) else found.verdict
-    )
+    verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict
     return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
 
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from harness.analysis.metrics import MetricComparison, compare_runs, metric_samples
 from harness.analysis.power import detectable_ratio, log_medians, pooled_spreads
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import MOVED, Thresholds, Verdict
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import StoredResult
 from harness.units import format_ratio
@@ -37,7 +37,7 @@ class Calibrated(Protocol):
 
 
 def _flagged(comparisons: Sequence[MetricComparison]) -> list[MetricComparison]:
-    return [m for m in comparisons if m.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
+    return [m for m in comparisons if m.comparison.verdict in MOVED]
 
 
 def _described(found: MetricComparison) -> str:

@@ -41,7 +41,7 @@ from harness.analysis.plot_points import (
     wall_by_device_count,
     wall_by_release,
 )
-from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
+from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
 from harness.metric_names import MetricKey
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
@@ -184,7 +184,7 @@ def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
         for t in timings
         for release, by_key in t.comparison.comparisons.items()
         for metric, comparison in by_key.items()
-        if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)
+        if comparison.verdict in MOVED
     ]
     return sorted(found, key=_first_shown)
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from harness.analysis.metrics import compare_runs
-from harness.analysis.significance import Verdict, past_factor
+from harness.analysis.significance import MOVED, Verdict, past_factor
 from harness.cli.ranges import RangeOptions
 from harness.commands.bisect_commits import run_commit_bisect
 from harness.commands.ranges import (
@@ -69,7 +69,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         good, bad = prober(options.first), prober(options.last)
         if good.result is not None and bad.result is not None:
             compared, _, _ = compare_runs(good.result, bad.result, options.thresholds)
-    moved = [c.key for c in compared if c.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
+    moved = [c.key for c in compared if c.comparison.verdict in MOVED]
     names = ", ".join(k.metric_name for k in moved) or "none"
     progress(
         f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}"

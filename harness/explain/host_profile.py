@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from harness.analysis.significance import Verdict
+from harness.analysis.significance import MOVED
 from harness.explain.reproducer import ReproducerAnswer
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
@@ -170,7 +170,7 @@ class HostProfile:
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
     """Whether the reproducer moved on every counterpart it measured: the step is in the programs."""
     compared = [found for _, found in answer.measured.values()]
-    moved = (Verdict.FASTER, Verdict.SLOWER)
+    moved = MOVED
     return bool(compared) and all(c is not None and c.verdict in moved for c in compared)
 
 

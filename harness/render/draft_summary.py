@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
 from harness.analysis.processes import process_medians
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import MOVED, Thresholds, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.metric_names import JSON, PROCESS, MetricKey
 from harness.store.results import StoredResult
@@ -91,7 +91,7 @@ def phase_reading(
         if key not in a or key not in b:
             continue
         compared = compare_metric(a[key], b[key], Thresholds(), key)
-        if compared.verdict in (Verdict.SLOWER, Verdict.FASTER):
+        if compared.verdict in MOVED:
             moved.append(
                 (kind, f"{words} (×{max(compared.ratio, 1 / compared.ratio):.3g} {compared.said})")
             )

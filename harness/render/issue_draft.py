@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import MOVED, Thresholds
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import scrub, shareable_variables
@@ -37,7 +37,6 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
-MOVED_VERDICTS = (Verdict.SLOWER, Verdict.FASTER)
 # The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
 FIRST_READ = (
     "the script's libraries",
@@ -457,9 +456,7 @@ def _moved(
         return True
     a, b = samples.get(change.last_good, {}).get(key), samples.get(change.first_bad, {}).get(key)
     return (
-        a is not None
-        and b is not None
-        and compare_metric(a, b, Thresholds(), key).verdict in MOVED_VERDICTS
+        a is not None and b is not None and compare_metric(a, b, Thresholds(), key).verdict in MOVED
     )
 
 

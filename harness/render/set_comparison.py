@@ -10,7 +10,7 @@ from collections import Counter
 
 from harness.analysis.metrics import MetricComparison
 from harness.analysis.set_comparison import Pair, SetComparison
-from harness.analysis.significance import Verdict
+from harness.analysis.significance import MOVED, Verdict
 from harness.metric_names import reading_rank
 from harness.render import screen
 from harness.render.marks import legend, marks_text
@@ -68,7 +68,7 @@ def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str
     """One pair: its title, its notes, its metrics; ``folded`` (when all would not fit): only the metrics that
     changed, the others counted, and a pair without a change in one line."""
     metrics = _ordered(pair)
-    changed = [m for m in metrics if m.comparison.verdict in (Verdict.SLOWER, Verdict.FASTER)]
+    changed = [m for m in metrics if m.comparison.verdict in MOVED]
     if folded and not changed:
         where = f"{pair.a.case} {sizes_text(pair.a.sizes)} · profile {pair.a.profile}"
         return [screen.shorten(f"{terminal(where)}: no change ({_counts(metrics)})")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
 from harness.explain.host_profile import HostAnswer
@@ -176,7 +176,7 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 def _against(comparison: Comparison, release: str) -> str:
     """A trial against one release in words: faster or slower than it, the same as it, or undecided (a ratio
     of ×2 the statistics could not settle is neither the same nor told apart: more processes could tell)."""
-    if comparison.verdict in (Verdict.FASTER, Verdict.SLOWER):
+    if comparison.verdict in MOVED:
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
         return f"the same as {release}"
@@ -448,7 +448,7 @@ def held_line(answer: HeldAnswer) -> str:
 def _said(found: Comparison | None) -> str:
     if found is None:
         return "not measured"
-    if found.verdict in (Verdict.FASTER, Verdict.SLOWER):
+    if found.verdict in MOVED:
         return f"{format_ratio(found.ratio)} {found.said}"
     return found.said
 

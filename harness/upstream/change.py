@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
-from harness.analysis.significance import Thresholds, Verdict, format_margin
+from harness.analysis.significance import MOVED, Thresholds, Verdict, format_margin
 from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
@@ -26,7 +26,7 @@ from harness.store.schema import RunStatus
 from harness.units import format_p, version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
-MOVED = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
+MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
 # A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
@@ -124,7 +124,11 @@ class Change:
         if found is None or self.metric is None or self.ratio is None:
             return False
         verdict, ratio = found.measured.get(self.metric.metric_name, ("", None))
-        return verdict in MOVED.values() and ratio is not None and (ratio > 1) == (self.ratio > 1)
+        return (
+            verdict in MOVED_WORDS.values()
+            and ratio is not None
+            and (ratio > 1) == (self.ratio > 1)
+        )
 
     @property
     def ratio(self) -> float | None:
@@ -325,7 +329,7 @@ def _with_stored_figures(
         changed = []
         for key in a.keys() & b.keys():
             comparison = compare_metric(a[key], b[key], rule, key)
-            if comparison.verdict in (Verdict.SLOWER, Verdict.FASTER) and comparison.ratio > 0:
+            if comparison.verdict in MOVED and comparison.ratio > 0:
                 slower = (
                     comparison.verdict is Verdict.SLOWER
                 )  # an issue reports what got worse, when anything did
@@ -345,7 +349,9 @@ def _with_stored_figures(
     p = format_p(compared.p_value)
     # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness terms.
     ranks = "" if math.isnan(compared.rank_p) else " and Mann–Whitney's rank test on them"
-    outcome = MOVED.get(compared.verdict) or format_margin(compared.margin) or "not told from noise"
+    outcome = (
+        MOVED_WORDS.get(compared.verdict) or format_margin(compared.margin) or "not told from noise"
+    )
     significance = (
         f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over {compared.processes[0]} and "
         f"{compared.processes[1]} separate Python processes (Welch's t-test on the log of each process's "
@@ -358,7 +364,7 @@ def _with_stored_figures(
         after_ns=b[metric].figure,
         probes=probes,
         significance=significance,
-        significant=compared.verdict in (Verdict.SLOWER, Verdict.FASTER),
+        significant=compared.verdict in MOVED,
     )
 
 
