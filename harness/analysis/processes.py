@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
+    DIRECT_MEDIAN_ABOVE,
     WELCH_LOG_MEDIANS,
     Comparison,
     SideSpread,
@@ -85,11 +86,29 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
 def _bootstrap_figures(
     processes: Sequence[Sequence[float]], resamples: int, rng: random.Random
 ) -> list[float]:
+    """Each resample's figure: the median of the drawn processes' resampled medians.
+
+    ``rng.choices`` and ``statistics.median`` written out (the same draws from ``rng.random``, in the same order,
+    and the same arithmetic, so the same figures): for a few samples a process their calls cost more than the
+    draws, and a sweep bootstraps hundreds of comparisons."""
     figures = []
+    draw, floor = rng.random, math.floor
     prepared = [for_resampling(p) for p in processes]
+    count = len(prepared)
     for _ in range(resamples):
-        chosen = rng.choices(prepared, k=len(prepared))
-        figures.append(statistics.median(resampled_median(p, rng) for p in chosen))
+        chosen = [prepared[floor(draw() * count)] for _ in range(count)]
+        medians = []
+        for values in chosen:
+            n = len(values)
+            if n > DIRECT_MEDIAN_ABOVE:
+                medians.append(resampled_median(values, rng))
+                continue
+            drawn = sorted([values[floor(draw() * n)] for _ in range(n)])
+            half = n // 2
+            medians.append(drawn[half] if n % 2 else (drawn[half - 1] + drawn[half]) / 2)
+        medians.sort()
+        half = count // 2
+        figures.append(medians[half] if count % 2 else (medians[half - 1] + medians[half]) / 2)
     return figures
 
 
