@@ -34,9 +34,11 @@ says not to trust it.  Pure Python and deterministic (the bootstrap is seeded).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import statistics
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
@@ -126,9 +128,33 @@ def hierarchical_bootstrap_interval(
     process its samples with replacement.  Each side has its own seeded generator, so
     the interval is the same on every run and the sides are never drawn in lockstep.
     """
-    base = _bootstrap_figures(_measured(baseline, "side A"), resamples, random.Random(seed))
-    cand = _bootstrap_figures(_measured(candidate, "side B"), resamples, random.Random(seed + 1))
+    base = _seeded_figures(_measured(baseline, "side A"), resamples, seed)
+    cand = _seeded_figures(_measured(candidate, "side B"), resamples, seed + 1)
     return percentile_ratio_interval(base, cand, confidence)
+
+
+# A side's figures are a function of its samples, the resamples and the seed: where the same samples are compared
+# again as the same side (a triage confirming a step on stored results, a report of what a sweep compared, releases
+# whose results are the same), they are drawn once.  Keyed by a digest of the samples' exact repr, so an entry
+# keeps its figures alone; the last 128 are kept.
+_KEPT_FIGURES = 128
+_figures_by_samples: OrderedDict[tuple[bytes, int, int], tuple[float, ...]] = OrderedDict()
+
+
+def _seeded_figures(
+    processes: Sequence[Sequence[float]], resamples: int, seed: int
+) -> tuple[float, ...]:
+    """``_bootstrap_figures`` drawn with ``random.Random(seed)``, once for the same samples."""
+    key = (hashlib.blake2b(repr([list(p) for p in processes]).encode()).digest(), resamples, seed)
+    figures = _figures_by_samples.get(key)
+    if figures is None:
+        figures = tuple(_bootstrap_figures(processes, resamples, random.Random(seed)))
+        _figures_by_samples[key] = figures
+        if len(_figures_by_samples) > _KEPT_FIGURES:
+            _figures_by_samples.popitem(last=False)
+    else:
+        _figures_by_samples.move_to_end(key)
+    return figures
 
 
 def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list[str]:

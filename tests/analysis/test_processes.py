@@ -216,6 +216,7 @@ def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_proc
     a = simulated_side(rng, 5, 0.05)
     b = simulated_side(rng, 5, 0.05, scale=1.3)
     first = hierarchical_bootstrap_interval(a, b)
+    processes_module._figures_by_samples.clear()  # drawn afresh, not remembered
     assert first == hierarchical_bootstrap_interval(a, b)
     assert hierarchical_bootstrap_interval(a, b, seed=1) != first
     low, high = first
@@ -250,6 +251,25 @@ def test_the_bootstrap_draws_and_figures_as_choices_and_median_would():
         plain = plain_figures(processes, 30, random.Random(seed))
         figures = processes_module._bootstrap_figures(processes, 30, random.Random(seed))
         assert figures == plain and list(map(type, figures)) == list(map(type, plain))
+
+
+def test_the_same_samples_as_the_same_side_are_drawn_once(monkeypatch):
+    drawn = []
+    bootstrap = processes_module._bootstrap_figures
+    monkeypatch.setattr(
+        processes_module,
+        "_bootstrap_figures",
+        lambda processes, *rest: drawn.append(processes) or bootstrap(processes, *rest),
+    )
+    rng = random.Random(8)
+    a, b = simulated_side(rng, 5, 0.05), simulated_side(rng, 5, 0.05, scale=1.3)
+    first = hierarchical_bootstrap_interval(a, b)
+    assert len(drawn) == 2
+    assert hierarchical_bootstrap_interval([list(p) for p in a], b) == first and len(drawn) == 2
+    hierarchical_bootstrap_interval(b, a)
+    assert len(drawn) == 4, "as the other side, with that side's seed: drawn again"
+    hierarchical_bootstrap_interval(a, b, resamples=100)
+    assert len(drawn) == 6
 
 
 def test_interval_covers_the_truth_as_often_as_it_claims():
