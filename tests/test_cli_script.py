@@ -133,7 +133,7 @@ def test_a_scripts_json_numbers_are_metrics_and_its_arguments_reach_it(tmp_path,
 
 
 def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
-    """A 1.5 s longer script is slower, its two versions measured as two sides of one run.
+    """A 0.5 s longer script is slower, its two versions measured as two sides of one run.
 
     Interleaved, so that whatever else this machine does falls on both alike: measured in two
     separate runs with other work about, the rule would rightly refuse a verdict.
@@ -149,7 +149,7 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
                     "profile": label,
                     "env": {"HARNESS_TEST_SLEEP_S": seconds},
                 }
-                for label, seconds in (("short", "0"), ("long", "1.5"))
+                for label, seconds in (("short", "0"), ("long", "0.5"))
             ]
         )
     )

@@ -184,12 +184,18 @@ class RecordingSession:
         self.virtualenv = types.SimpleNamespace(location=None)
         self.installed: list[tuple[str, ...]] = []
         self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
+        self.ran_installing: list[
+            tuple[str, ...]
+        ] = []  # in nox's install step, beside the harness's prepare
 
     def install(self, *args: str) -> None:
         self.installed.append(args)
 
-    def run_install(self, *args: str, env: dict[str, str] | None = None) -> None:
-        self.entry(args)
+    def run_install(
+        self, *args: str, env: dict[str, str] | None = None, success_codes: list[int] | None = None
+    ) -> None:
+        if self.entry(args) is None:
+            self.ran_installing.append(args)
 
     def run(self, *args: str, env: dict[str, str] | None = None, external: bool = False) -> None:
         """A harness command; the harness's end of a session (``harness.commands.nox_session``) run here, the
@@ -260,6 +266,23 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     assert session.installed == [("-e", ".", "jax==0.4.26")]
     noxfile.install_once(session, "-e", ".", "jax==0.4.30")
     assert session.installed[-1] == ("-e", ".", "jax==0.4.30"), "other pins reinstall"
+    assert session.ran_installing == [], "bytecode only where asked"
+
+
+def test_install_once_compiles_the_venv_where_asked_and_a_venv_installed_uncompiled_is_compiled(
+    tmp_path,
+):
+    session = RecordingSession()
+    session.virtualenv = types.SimpleNamespace(location=str(tmp_path))
+    session.log = lambda message: None
+    compileall = ("python", "-m", "compileall", "-q", "-j", "0", str(tmp_path / "lib"))
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26")
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26", compiled=True)
+    assert session.installed == [("-e", ".", "jax==0.4.26")] * 2 and session.ran_installing == [
+        compileall
+    ]
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26", compiled=True)
+    assert len(session.installed) == 2 and session.ran_installing == [compileall], "compiled once"
 
 
 @pytest.mark.parametrize(

@@ -34,14 +34,17 @@ says not to trust it.  Pure Python and deterministic (the bootstrap is seeded).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import statistics
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from harness.analysis.rank_test import mann_whitney_p, smallest_p
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
+    DIRECT_MEDIAN_ABOVE,
     WELCH_LOG_MEDIANS,
     Comparison,
     SideSpread,
@@ -85,11 +88,29 @@ def side_spread(processes: Processes, loaded: int = 0) -> SideSpread:
 def _bootstrap_figures(
     processes: Sequence[Sequence[float]], resamples: int, rng: random.Random
 ) -> list[float]:
+    """Each resample's figure: the median of the drawn processes' resampled medians.
+
+    ``rng.choices`` and ``statistics.median`` written out (the same draws from ``rng.random``, in the same order,
+    and the same arithmetic, so the same figures): for a few samples a process their calls cost more than the
+    draws, and a sweep bootstraps hundreds of comparisons."""
     figures = []
+    draw, floor = rng.random, math.floor
     prepared = [for_resampling(p) for p in processes]
+    count = len(prepared)
     for _ in range(resamples):
-        chosen = rng.choices(prepared, k=len(prepared))
-        figures.append(statistics.median(resampled_median(p, rng) for p in chosen))
+        chosen = [prepared[floor(draw() * count)] for _ in range(count)]
+        medians = []
+        for values in chosen:
+            n = len(values)
+            if n > DIRECT_MEDIAN_ABOVE:
+                medians.append(resampled_median(values, rng))
+                continue
+            drawn = sorted([values[floor(draw() * n)] for _ in range(n)])
+            half = n // 2
+            medians.append(drawn[half] if n % 2 else (drawn[half - 1] + drawn[half]) / 2)
+        medians.sort()
+        half = count // 2
+        figures.append(medians[half] if count % 2 else (medians[half - 1] + medians[half]) / 2)
     return figures
 
 
@@ -107,9 +128,33 @@ def hierarchical_bootstrap_interval(
     process its samples with replacement.  Each side has its own seeded generator, so
     the interval is the same on every run and the sides are never drawn in lockstep.
     """
-    base = _bootstrap_figures(_measured(baseline, "side A"), resamples, random.Random(seed))
-    cand = _bootstrap_figures(_measured(candidate, "side B"), resamples, random.Random(seed + 1))
+    base = _seeded_figures(_measured(baseline, "side A"), resamples, seed)
+    cand = _seeded_figures(_measured(candidate, "side B"), resamples, seed + 1)
     return percentile_ratio_interval(base, cand, confidence)
+
+
+# A side's figures are a function of its samples, the resamples and the seed: where the same samples are compared
+# again as the same side (a triage confirming a step on stored results, a report of what a sweep compared, releases
+# whose results are the same), they are drawn once.  Keyed by a digest of the samples' exact repr, so an entry
+# keeps its figures alone; the last 128 are kept.
+_KEPT_FIGURES = 128
+_figures_by_samples: OrderedDict[tuple[bytes, int, int], tuple[float, ...]] = OrderedDict()
+
+
+def _seeded_figures(
+    processes: Sequence[Sequence[float]], resamples: int, seed: int
+) -> tuple[float, ...]:
+    """``_bootstrap_figures`` drawn with ``random.Random(seed)``, once for the same samples."""
+    key = (hashlib.blake2b(repr([list(p) for p in processes]).encode()).digest(), resamples, seed)
+    figures = _figures_by_samples.get(key)
+    if figures is None:
+        figures = tuple(_bootstrap_figures(processes, resamples, random.Random(seed)))
+        _figures_by_samples[key] = figures
+        if len(_figures_by_samples) > _KEPT_FIGURES:
+            _figures_by_samples.popitem(last=False)
+    else:
+        _figures_by_samples.move_to_end(key)
+    return figures
 
 
 def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from harness.analysis import processes as processes_module
 from harness.analysis.processes import (
     UPPER_ESTIMATE,
     compare_processes,
@@ -20,9 +21,11 @@ from harness.analysis.processes import (
     side_spread,
 )
 from harness.analysis.significance import (
+    DIRECT_MEDIAN_ABOVE,
     WELCH_LOG_MEDIANS,
     Thresholds,
     Verdict,
+    for_resampling,
     past_factor,
     percentile_ratio_interval,
     resampled_median,
@@ -213,6 +216,7 @@ def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_proc
     a = simulated_side(rng, 5, 0.05)
     b = simulated_side(rng, 5, 0.05, scale=1.3)
     first = hierarchical_bootstrap_interval(a, b)
+    processes_module._figures_by_samples.clear()  # drawn afresh, not remembered
     assert first == hierarchical_bootstrap_interval(a, b)
     assert hierarchical_bootstrap_interval(a, b, seed=1) != first
     low, high = first
@@ -221,6 +225,51 @@ def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_proc
     # Pooling the samples hides the spread between processes: its interval is less than half as wide.
     pooled_low, pooled_high = pooled_interval(pooled(a), pooled(b))
     assert math.log(high / low) > 2 * math.log(pooled_high / pooled_low)
+
+
+def plain_figures(processes, resamples, rng):
+    """The bootstrap written with ``rng.choices`` and ``statistics.median``."""
+    prepared = [for_resampling(p) for p in processes]
+    return [
+        statistics.median(resampled_median(p, rng) for p in rng.choices(prepared, k=len(prepared)))
+        for _ in range(resamples)
+    ]
+
+
+def test_the_bootstrap_draws_and_figures_as_choices_and_median_would():
+    rng = random.Random(21)
+    for _ in range(60):
+        sizes = rng.choices(
+            [1, 2, 3, 9, 10, DIRECT_MEDIAN_ABOVE, DIRECT_MEDIAN_ABOVE + 1], k=rng.randint(1, 11)
+        )
+        whole = rng.random() < 0.3  # integers too: an even count's median of two is a float
+        processes = [
+            [rng.randint(1, 40) if whole else rng.lognormvariate(0, 0.3) for _ in range(n)]
+            for n in sizes
+        ]
+        seed = rng.randrange(1000)
+        plain = plain_figures(processes, 30, random.Random(seed))
+        figures = processes_module._bootstrap_figures(processes, 30, random.Random(seed))
+        assert figures == plain and list(map(type, figures)) == list(map(type, plain))
+
+
+def test_the_same_samples_as_the_same_side_are_drawn_once(monkeypatch):
+    drawn = []
+    bootstrap = processes_module._bootstrap_figures
+    monkeypatch.setattr(
+        processes_module,
+        "_bootstrap_figures",
+        lambda processes, *rest: drawn.append(processes) or bootstrap(processes, *rest),
+    )
+    rng = random.Random(8)
+    a, b = simulated_side(rng, 5, 0.05), simulated_side(rng, 5, 0.05, scale=1.3)
+    first = hierarchical_bootstrap_interval(a, b)
+    assert len(drawn) == 2
+    assert hierarchical_bootstrap_interval([list(p) for p in a], b) == first and len(drawn) == 2
+    hierarchical_bootstrap_interval(b, a)
+    assert len(drawn) == 4, "as the other side, with that side's seed: drawn again"
+    hierarchical_bootstrap_interval(a, b, resamples=100)
+    assert len(drawn) == 6
 
 
 def test_interval_covers_the_truth_as_often_as_it_claims():

@@ -350,8 +350,18 @@ def nox_session(name, *posargs):
     return nox_in_repo("-s", name, "--", *posargs)
 
 
+@pytest.fixture(scope="module")
+def async_dispatch_results(tmp_path_factory):
+    """One results folder for this module's real bisects of async_dispatch (N=256, 9 repeats, 2 s, cpu): the
+    second reuses the releases the first measured (a bisect counts any stored result of the cell measured here
+    in at least the processes it asks) instead of measuring them again."""
+    return tmp_path_factory.mktemp("async-dispatch-results")
+
+
 @pytest.mark.releases
-def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp_path):
+def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(
+    tmp_path, async_dispatch_results
+):
     """jax 0.4.31 dispatches synchronously on CPU, 0.4.33 asynchronously (0.4.32 is yanked)."""
     posargs = [
         "async_dispatch",
@@ -368,7 +378,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
         "--max-seconds",
         "2",
         "--results",
-        str(tmp_path / "results"),
+        str(async_dispatch_results),
         "--out",
         str(tmp_path / "out"),
         "--max-processes",
@@ -382,7 +392,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
     assert (data["last_good"], data["first_bad"]) == ("0.4.31", "0.4.33"), data["answer"]
     assert [p["release"] for p in data["probes"]] == ["0.4.30", "0.4.33", "0.4.31"]
     assert data["probes"][1]["vs_good"]["verdict"] == "faster", "async dispatch returns sooner"
-    stored = {path.parent.parent.name for path in (tmp_path / "results").rglob("*.json")}
+    stored = {path.parent.parent.name for path in async_dispatch_results.rglob("*.json")}
     assert stored == {"jax-0.4.30", "jax-0.4.31", "jax-0.4.33"}
 
     again = nox_session("bisect", *posargs)
@@ -395,7 +405,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(tmp
 
 @pytest.mark.releases
 def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_brings_dispatch_back(
-    tmp_path,
+    tmp_path, async_dispatch_results
 ):
     """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became True; set back to
     False on 0.4.33, dispatch is as slow as on 0.4.31 again."""
@@ -418,7 +428,7 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
         "--max-processes",
         "24",  # decided even with the other tests loading the machine
         "--results",
-        str(tmp_path / "results"),
+        str(async_dispatch_results),
         "--out",
         str(tmp_path / "out"),
     ]

@@ -125,7 +125,12 @@ def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
         if (tmp_path / "plain").mkdir() is None
         else None
     )
-    assert plain is not None and report["import_ns"] > 0.5 * plain[1]["import_ns"]
+    # The import timed is jax's whole import: most of this process's time until it, and of the order of a plain
+    # ``import jax`` in another process (a fifth of it at least: a loaded machine slows either process, not a
+    # missed route, which would time a few submodules or nothing).
+    assert plain is not None and report["import_ns"] > 0.2 * plain[1]["import_ns"]
+    began = report["imported_ns"] - report["import_ns"]
+    assert report["started_ns"] < began < report["imported_ns"] <= report["ended_ns"]
     assert report["import_ns"] > 0.5 * (report["imported_ns"] - report["started_ns"])
 
 
