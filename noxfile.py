@@ -41,32 +41,20 @@ nox.options.sessions = ["matrix", "report"]
 
 
 def install_once(session: nox.Session, *requirements: str, compiled: bool = False) -> None:
-    """Install into the session's (reused) venv unless its marker names these requirements and this
-    pyproject.toml (the harness's own dependencies): a change to either reinstalls.
-
-    ``compiled``: every module of the venv compiled to bytecode once installed (uv writes none), as the harness
-    compiles every release venv: where processes may not write it (PYTHONDONTWRITEBYTECODE), each process that
-    imports jax would compile its source again (4 s an import on a 2-core machine, not 1)."""
+    """Install into the session's (reused) venv unless its marker names these requirements and this pyproject.toml
+    (the harness's own dependencies) and ``compiled``: modules compiled once, as release venvs are (uv writes no
+    bytecode, and a process barred from writing it compiles jax again on each import: 4 s, not 1)."""
     location = getattr(session.virtualenv, "location", None)
     project = hashlib.sha256((HERE / "pyproject.toml").read_bytes()).hexdigest()
-    wanted = json.dumps(
-        {
-            "requirements": requirements,
-            "pyproject": project,
-            **({"compiled": True} if compiled else {}),
-        }
-    )
+    wanted = json.dumps({"requirements": requirements, "pyproject": project, "compiled": compiled})
     marker = Path(location) / ".harness-installed" if location else None
     if marker is not None and marker.exists() and marker.read_text() == wanted:
         session.log(f"already installed: {' '.join(requirements)}")
         return
     session.install(*requirements)
-    if compiled and location:
-        # Exit 1: a file of some package that does not compile, imported from source as it would be anyway.
-        lib = str(Path(location) / "lib")
-        session.run_install(
-            "python", "-m", "compileall", "-q", "-j", "0", lib, success_codes=[0, 1]
-        )
+    if compiled and location:  # exit 1: a module that does not compile, imported from source anyway
+        compile_all = ["python", "-m", "compileall", "-q", "-j", "0", f"{location}/lib"]
+        session.run_install(*compile_all, success_codes=[0, 1])
     if marker is not None:
         marker.write_text(wanted)
 
@@ -230,8 +218,8 @@ def tests(session: nox.Session) -> None:
     install_once(
         session, "-e", ".[test,report,lint]", *DEFAULT_RELEASE.requirements(), compiled=True
     )
-    # Most of the suite waits on subprocesses: two workers or more halve it.  A module's tests stay on one
-    # worker, which its module-scoped fixtures (a whole sweep) rely on; ``-- -n 0`` runs them in this one.
+    # Two workers or more halve it (it waits on subprocesses); a module stays on one (its module-scoped fixtures),
+    # the tests that run nox on one of their own (tests/conftest.py's scopes); ``-- -n 0`` runs them here.
     session.run("pytest", "-n", "auto", "--maxprocesses=4", "--dist=loadscope", *session.posargs)
 
 

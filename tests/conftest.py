@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,43 @@ def nox_in_repo(
         return subprocess.run(
             command, cwd=REPO, capture_output=True, text=True, env=env, timeout=timeout, check=False
         )
+
+
+# The modules whose tests run nox: those take turns (``nox_in_repo``'s lock), so together they are the suite's
+# longest chain.  It is one scope of xdist's ``--dist=loadscope``, run by one worker and started first, while the
+# other workers take every other module, each whole (its module-scoped fixtures: a whole sweep).
+# tests/test_layout.py holds the list to the modules that call nox.
+NOX_MODULES = (
+    "tests/commands/test_libraries.py",
+    "tests/commands/test_release_commands.py",
+    "tests/commands/test_watch.py",
+    "tests/test_docs_commands.py",
+    "tests/test_noxfile.py",
+)
+
+
+def runs_nox(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0] in NOX_MODULES
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # scopes in the order collected: the nox chain first
+
+    class NoxTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "nox" if runs_nox(nodeid) else super()._split_scope(nodeid)
+
+    return NoxTogether(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that run nox first (xdist hands out scopes in the order collected)."""
+    items.sort(key=lambda item: not runs_nox(item.nodeid))
 
 
 @pytest.fixture

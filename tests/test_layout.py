@@ -151,3 +151,17 @@ def test_no_class_is_longer_than_its_bound():
         if lines > MOST_CLASS_LINES_OF.get(where, MOST_CLASS_LINES)
     }
     assert over == {}
+
+
+def test_the_modules_that_run_nox_are_those_the_suite_runs_on_one_worker():
+    """``tests/conftest.py``'s NOX_MODULES: a module that runs nox outside it would wait on the nox lock on another
+    worker; one in it that no longer does would keep a worker busy for nothing."""
+    from tests.conftest import NOX_MODULES
+
+    calls = re.compile(r"\bnox_(in_repo|session)\(")
+    running = sorted(
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "tests").rglob("test_*.py")
+        if calls.search(path.read_text())
+    )
+    assert running == sorted(NOX_MODULES)

@@ -113,7 +113,7 @@ def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_wit
         *("--processes", "3", "--max-processes", "7", "--why-budget", "1"),
         *("--json", str(answer), *places),
     )
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
     assert "comes with jax 0.4.33 (idna 3.7 held)" in " ".join(done.stdout.split())
     assert done.stdout.count("comes with jax") == 1, "said once for the step"
     [held] = json.loads(answer.read_text())["library"]
