@@ -37,7 +37,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -588,12 +587,8 @@ def install(
     """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its distributions
     installed is still there), or why it could not be made; checked and made under the venv's lock, so a second
     run that needs it meanwhile waits and reuses it."""
-    with venv_lock(venv, _stderr):
+    with venv_lock(venv):
         return _install_held(venv, python, python_version, pins, uv=uv, runner=runner)
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def _install_held(

@@ -162,12 +162,8 @@ def ensure(env: ReleaseEnv) -> str | None:
     Checked and made under the venv's lock: two runs that need it at once (two sessions, two workers of
     the test suite) make it once, the second waiting and then finding it ready.
     """
-    with venv_lock(env.venv, _stderr):
+    with venv_lock(env.venv):
         return _ensure(env)
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def _ensure(env: ReleaseEnv) -> str | None:

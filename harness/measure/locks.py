@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -145,9 +146,14 @@ def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[
         yield waited
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 @contextmanager
-def venv_lock(venv: Path, progress: Callable[[str], None]) -> Iterator[float]:
-    """Hold a venv while it is checked and made, so two runs that need the same venv make it once."""
+def venv_lock(venv: Path, progress: Callable[[str], None] = _stderr) -> Iterator[float]:
+    """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a wait is
+    said on standard error unless ``progress`` says it)."""
     digest = hashlib.sha256(os.fsencode(venv.resolve())).hexdigest()[:16]
     name = f"jax-repro-harness-venv-{digest}.lock"
     with _exclusive(name, f"waiting for another run making {venv}", progress) as waited:
