@@ -5,6 +5,7 @@ Standard library only: a side's worker imports it before anything else.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -37,19 +38,35 @@ def _watch_parent(parent: int, signum: int) -> None:
     os.kill(os.getpid(), signum)
 
 
+def ignores_hangups(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGHUP (its ``SigIgn`` mask in ``/proc``); False where none can be read."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as file:
+            status = file.read()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith(b"SigIgn:"):
+            with contextlib.suppress(ValueError):
+                return bool(int(line.split()[1], 16) >> (signal.SIGHUP - 1) & 1)
+    return False
+
+
 def follow_parent(signum: int = signal.SIGTERM) -> bool:
     """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies.
 
     Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to
     init, still measuring, holding the timing lock and storing.  ``signum`` is SIGTERM so that
     the harness ends as on an interrupt: case processes killed, workers closed, folders removed.
-    A harness started under ``nohup`` (SIGHUP ignored) was detached on purpose and is left to
-    run; so is one whose parent is already init.  False when it does not follow its parent.
+    A harness started alone under ``nohup`` (it ignores SIGHUP, the shell that started it does
+    not) was detached on purpose and is left to run; so is one whose parent is already init.  One
+    whose parent ignores SIGHUP too (``nohup nox …``, a CI runner or test suite that ignores it)
+    was not detached from that parent, and follows it.  False when it does not follow its parent.
     """
-    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
-        return False
     parent = os.getppid()
     if parent == 1:
+        return False
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and not ignores_hangups(parent):
         return False
     if not prctl(PR_SET_PDEATHSIG, signum):  # no kernel to ask: look at the parent now and then
         threading.Thread(
