@@ -31,6 +31,7 @@ def execute(options: RangeOptions) -> int:
     if options.commits:
         return run_commit_bisect(options)
     run = RangeRun.start(options)
+    options = run.options  # with --vary, the range's ends are the labels its releases were given
     # The endpoints, against which every probe is judged, are measured in one interleaved run, until their
     # comparison is decided: with a metric, changed or unchanged ("all"), else every metric that moved.
     run.prober.measure_together(
