@@ -7,6 +7,12 @@ class HarnessError(Exception):
     exit_code = 1
 
 
+class WriteRefused(HarnessError):
+    """An output folder took no write (read-only, full, not ours): the command stops, exit code 1.
+
+    Not one release's failure to measure: no release after it could be stored either."""
+
+
 class UsageError(HarnessError):
     """Bad input from the user: unknown case, malformed size, unreadable folder: exit code 2."""
 

@@ -8,6 +8,7 @@ bug in the harness, not in the input.  The commands themselves live in
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -17,6 +18,10 @@ from harness.commands import workflow
 from harness.errors import HarnessError
 from harness.measure.guardian import guarded
 from harness.measure.lifetime import follow_parent
+from harness.render.text import terminal
+
+# What a disk or folder says when it takes no write: read-only, full, over quota, not ours, too big.
+WRITE_REFUSED = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG}
 
 
 class Terminated(KeyboardInterrupt):
@@ -70,6 +75,18 @@ def main(argv: list[str] | None = None) -> int:
         quiet = os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, sys.stdout.fileno())  # Python's own flush at exit would raise again
         return 128 + signal.SIGPIPE
+    except OSError as exc:
+        if exc.errno not in WRITE_REFUSED:
+            raise
+        # A folder that took writes when the command started (``prove_writable``) and stopped taking them.
+        where = f" {exc.filename}" if exc.filename else ""
+        print(
+            terminal(
+                f"harness: error: cannot write{where}: {exc.strerror}; every result stored so far is kept"
+            ),
+            file=sys.stderr,
+        )
+        return 1
     except KeyboardInterrupt as exc:
         print(
             "harness: interrupted; every result stored so far is kept, run the same command to resume",

@@ -13,6 +13,7 @@ import argparse
 import math
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -618,16 +619,20 @@ def results_folder(folder: Path) -> Path:
     return folder
 
 
-def prove_writable(folder: Path) -> None:
+def prove_writable(folder: Path, what: str = "results") -> None:
     """Create ``folder`` and write a file there before anything is measured: a read-only or full disk is one line
-    now, not a measured cell lost at storing."""
-    probe = folder / f".write-check-{os.getpid()}"
+    now, not a measured cell lost at storing (``what``: what the folder is for, as the line says it)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe.write_bytes(b"\0" * 4096)
-        probe.unlink()
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=folder)  # never through a planted link
+        try:
+            os.write(fd, b"\0" * 4096)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"cannot write results under {folder}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {what} under {folder}: {exc.strerror or exc}") from None
 
 
 def output_folder(folder: Path) -> Path:

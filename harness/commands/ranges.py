@@ -21,6 +21,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from harness.cli.options import prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
@@ -243,6 +244,10 @@ class RangeRun:
         check_stored(options)
         envs = plan_for(options)
         options, labels, pins = labelled(options, envs)
+        # A folder that takes no writes (read-only, full) is one line now, not a traceback or a
+        # release "not measured" after the measuring.
+        prove_writable(options.places.results, "results")
+        prove_writable(options.places.out, "pages")
         budget = WhyBudget(options.why_budget_s)
         return cls(options, envs, labels, prober_for(options, labels, pins), why_budget=budget)
 

@@ -23,6 +23,7 @@ from typing import Any
 from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_text
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.scripts import read_script
+from harness.cli.options import prove_writable
 from harness.cli.ranges import LibraryChoice, Places, RangeOptions, path_from_anywhere
 from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
@@ -303,6 +304,7 @@ def execute(options: WatchOptions) -> int:
     progress(
         f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved run"
     )
+    prove_writable(options.memory, "the watch's memory")
     memory = Memory(options.memory)
     watched = []
     for number, (target, run) in enumerate(zip(watched_targets, runs, strict=True), start=1):

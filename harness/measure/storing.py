@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget
-from harness.errors import HarnessError, UsageError
+from harness.errors import HarnessError, UsageError, WriteRefused
 from harness.measure.cells import CellRun, PlannedRun
 from harness.measure.sides import Side
 from harness.names import inside
@@ -99,7 +99,7 @@ def store(folder: Path, result: Result) -> StoredResult:
         raise HarnessError(f"{exc}; results stored so far are kept") from None
     except OSError as exc:
         why = exc.strerror or exc
-        raise HarnessError(
+        raise WriteRefused(
             f"cannot store results in {folder}: {why}; results stored so far are kept"
         ) from None
 

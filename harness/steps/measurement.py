@@ -18,7 +18,7 @@ from harness.analysis.sequential import open_comparison
 from harness.analysis.spending import CHANGES
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
-from harness.errors import HarnessError
+from harness.errors import HarnessError, WriteRefused
 from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
@@ -94,6 +94,8 @@ class SideMeasurement:
                 undecided=open_comparison,
                 **({} if reuse is None else {"reuse": reuse}),
             )
+        except WriteRefused:  # no release could be stored: the command stops, saying why
+            raise
         except HarnessError as exc:
             self.progress(f"  not measured: {exc}")
             return [(side, None) for side in sides]

@@ -173,8 +173,10 @@ def replace_file(path: Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:  # a write's error names no file: this one
+            exc.filename = str(path)
         raise
 
 

@@ -9,6 +9,9 @@ from harness.cli.ranges import check
 from harness.commands import ranges
 from harness.errors import UsageError
 from harness.install.venvs import ReleaseEnv
+from harness.main import main
+
+from .conftest import release_plan
 
 # 138 numpy releases, as many as the index lists from 1.3.0 to 2.5.4 (the hostile input's range).
 NUMPY = [f"1.{3 + i // 5}.{i % 5}" for i in range(118)] + [f"2.{i // 5}.{i % 5}" for i in range(20)]
@@ -46,3 +49,43 @@ def test_a_varied_library_s_range_over_the_bound_is_refused_before_any_release_i
     renamed, labels, pins = ranges.labelled(fitting, held)
     assert len(labels) == 64 and renamed.first == f"0.4.33+numpy.{NUMPY[-64]}"
     assert pins[renamed.last] == (f"numpy=={NUMPY[-1]}",)
+
+
+FEW = ["--processes", "3", "--max-processes", "3", "--repeats", "2", "--max-seconds", "0.3"]
+PRINTS_A_NUMBER = 'import json\nprint(json.dumps({"total": sum(range(1000))}))\n'
+
+
+def triage_into(tmp_path, results, out):
+    script = tmp_path / "s.py"
+    script.write_text(PRINTS_A_NUMBER)
+    plan = release_plan(tmp_path, "0.12.0", "0.12.0.1")
+    argv = ["triage", "--script", str(script), "--from", "0.12.0", "--to", "0.12.0.1"]
+    return main([*argv, "--releases", str(plan), "--results", str(results), "--out", str(out), *FEW])
+
+
+@pytest.mark.parametrize("state", ["ro", "full"])
+@pytest.mark.parametrize("folder", ["results", "pages"])
+def test_a_folder_that_takes_no_writes_is_refused_before_anything_is_measured(
+    tmp_path, this_interpreter_for_every_label, small_disk, capsys, folder, state
+):
+    disk = small_disk("disk", state)
+    results, out = (disk, tmp_path / "out") if folder == "results" else (tmp_path / "r", disk)
+    status = triage_into(tmp_path, results, out)
+    err = capsys.readouterr().err
+    cause = "Read-only file system" if state == "ro" else "No space left on device"
+    assert status == 2 and err == f"harness: error: cannot write {folder} under {disk}: {cause}\n"
+
+
+@pytest.mark.parametrize("folder", ["results", "pages"])
+def test_a_folder_that_fills_up_mid_run_ends_the_command_with_one_line_saying_so(
+    tmp_path, this_interpreter_for_every_label, small_disk, capsys, folder
+):
+    # One page left: the check's write fits, a result (two pages) or a triage's page and plot do not.
+    disk = small_disk("disk", "full", pages=1)
+    results, out = (disk, tmp_path / "out") if folder == "results" else (tmp_path / "r", disk)
+    status = triage_into(tmp_path, results, out)
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and "  not measured: " not in err, err[-3000:]
+    assert status == 1 and last.startswith("harness: error: cannot "), err[-3000:]
+    assert str(disk) in last and "No space left on device" in last, last
