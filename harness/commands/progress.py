@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from harness.render.screen import WIDTH, shorten
+from harness.render.text import terminal
 from harness.units import format_seconds
 
 CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line (ANSI)
@@ -66,7 +67,7 @@ class Progress:
             self.keep(line)
             return
         elapsed = format_seconds(self.clock() - self.started)
-        self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {line.strip()}", WIDTH - 1))
+        self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {terminal(line.strip())}", WIDTH - 1))
         self.out.flush()
         self.showing = True
 
@@ -75,7 +76,7 @@ class Progress:
         if self.showing:
             self.out.write(CLEAR_LINE)
             self.showing = False
-        self.out.write(line + "\n")
+        self.out.write(terminal(line) + "\n")  # a script's stderr among them: no escape reaches the log
         self.out.flush()
 
     def done(self) -> None:

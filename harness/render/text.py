@@ -20,7 +20,9 @@ _ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _HTML = re.compile(r"[<>&]")
 # What starts a block at the beginning of a line (heading, list item, rule, numbered item); ``>`` is an entity.
 _BLOCK_START = re.compile(r"(?:#{1,6}|[-+=]+|\d{1,9}[.)])(?=\s|$)")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters (ESC starts a terminal's escape sequences: colour, clear-screen, a window title) and the
+# invisible marks that reorder text (U+202E shows ``exe.txt`` as ``txt.exe``).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -50,11 +52,14 @@ def code_span(value: Any) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """``text`` in a fenced code block with a fence longer than any run of backticks inside it."""
+    """``text`` in a fenced code block with a fence longer than any run of backticks inside it; its lines
+    kept, the control characters in them as U+FFFD (the page may be read with ``cat`` in a terminal)."""
+    text = "\n".join(_CONTROL.sub("\ufffd", line) for line in text.splitlines())
     fence = "`" * max(3, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
     return f"{fence}{info}\n{text}\n{fence}"
 
 
 def terminal(value: Any) -> str:
-    """``value`` for a terminal: control characters (an escape sequence's ESC among them) as U+FFFD."""
+    """``value`` for a terminal or a CI log: control characters (an escape sequence's ESC among them) and
+    marks that reorder text as U+FFFD; line breaks and tabs kept."""
     return _CONTROL.sub("\ufffd", str(value))

@@ -50,3 +50,9 @@ def test_composed_markdown_is_marked_and_terminal_text_loses_escape_sequences():
     assert one_line("a\nb\x00") == "a b\ufffd"
     assert terminal("cpu\x1b[2J\x1b]0;title\x07") == "cpu\ufffd[2J\ufffd]0;title\ufffd"
     assert terminal("tab\tnew\nline") == "tab\tnew\nline"
+
+
+def test_a_fenced_block_keeps_its_lines_but_no_escape_or_reordering_mark():
+    block = fenced("a\x1b]0;title\x07\r\nb\u202ec\tTAB", "text")
+    assert block == "```text\na\ufffd]0;title\ufffd\nb\ufffdc\tTAB\n```"
+    assert inline("x\u2066y") == "x\ufffdy" and terminal("\u200fz") == "\ufffdz"
