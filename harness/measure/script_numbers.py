@@ -49,10 +49,10 @@ def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
             continue
         try:
             parsed = json.loads(text)
-        except (
-            ValueError,
-            RecursionError,
-        ) as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
+        except RecursionError:
+            skipped.append(f"line {number}: nested deeper than a JSON line may be read")
+            continue
+        except ValueError as exc:  # not JSON (a dict's repr), or an integer of thousands of digits
             if "digits" in str(exc):
                 skipped.append(f"line {number}: {str(exc).split(':')[0]}")
             continue
@@ -76,7 +76,11 @@ def script_numbers(stdout: str) -> ScriptNumbers:
                 if len(out.facts) + len(numbers) >= MAX_FIELDS:
                     past_bound.append(name)
                     continue
-                text = value if isinstance(value, str) else json.dumps(value)
+                try:
+                    text = value if isinstance(value, str) else json.dumps(value)
+                except RecursionError:
+                    out.skipped.append(f"{name}: nested deeper than a fact may be written")
+                    continue
                 out.facts[name] = text if len(text) <= FACT_CHARS else text[:FACT_CHARS] + "…"
             elif number_problem(value):  # checked before float(): 10**400 overflows it
                 out.skipped.append(f"{name}: {number_problem(value)}")

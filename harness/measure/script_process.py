@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.host.environment import REPO_ROOT, scrub
+from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
@@ -430,7 +430,9 @@ def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     one whose JSON is over ``FACT_CHARS`` cut to that many characters as text; a note for each."""
     kept: dict[str, Any] = {}
     for name, value in facts.items():
-        label = bounds.repaired(name[:80])
+        label = bounds.repaired(scrub(name[:80]))
+        # What the script printed may hold a credential: redacted as every page and draft redacts it.
+        value = REDACTED if SECRET_NAME.search(name) else scrub_value(value)
         fitted = bounds.fit(value, f"fact {label}", notes.append, depth=FACT_DEPTH)
         if fitted is bounds.DROPPED:
             continue

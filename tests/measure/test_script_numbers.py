@@ -24,3 +24,9 @@ def test_hostile_lines_are_left_out_without_an_error():
     assert out.facts["ok"] == "true" and out.facts["nested"] == '{"k": [1, 2]}'
     assert len(out.facts["long"]) == 201
     assert any("nan" in s for s in out.skipped) and any("../x" in s for s in out.skipped)
+
+
+def test_a_line_nested_past_the_recursion_limit_is_left_out_with_a_note():
+    out = script_numbers('{"a": ' + "[" * 20_000 + "]" * 20_000 + '}\n{"fine": 1}')
+    assert out.values == {"fine": 1.0}
+    assert out.skipped == ["line 1: nested deeper than a JSON line may be read"]

@@ -1,6 +1,7 @@
 """A plain script's process: run once as ``python FILE``, judged on the figure lines it prints, else timed whole."""
 
 import hashlib
+import json
 import os
 
 import pytest
@@ -191,3 +192,13 @@ def test_a_script_that_sets_xla_flags_itself_is_recorded_with_the_flags_xla_neve
     assert record == {"lost": lost, "read": "--xla_cpu_multi_thread_eigen=false"}
     [note] = [n for n in payload["notes"] if "XLA_FLAGS" in n]
     assert "sets XLA_FLAGS itself" in note and "--xla_force_host_platform_device_count" in note
+
+
+def test_a_credential_the_script_prints_into_a_field_is_redacted_before_it_is_stored(monkeypatch):
+    monkeypatch.setenv("HARNESS_TEST_SECRET_KEY", "sk-live-0123456789abcdefXYZ")
+    payload = run("prints_secrets.py")
+    facts = payload["processes"][0]["facts"] if "processes" in payload else payload["facts"]
+    stored = json.dumps(payload)
+    assert "ghp_" not in stored and "hunter2pass" not in stored and "sk-live" not in stored
+    assert facts["json.env_token"] == "<redacted>" and "example.org" in facts["json.mirror"]
+    assert payload["figures"]["json.steps"] == 3.0
