@@ -164,7 +164,7 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
     headers, rows = _rows(found, setting)
     bad = found.first_bad_commit
     lines = [
-        f"# Bisect over jax commits: {setting.case}, jax {found.first} → {found.last}",
+        f"# Bisect over jax commits: {inline(setting.case)}, jax {found.first} → {found.last}",
         "",
         f"**{inline(found.answer())}**",
         "",

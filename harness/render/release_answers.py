@@ -150,7 +150,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
     ]
     old, new = setting.terms.old, setting.terms.new
     lines = [
-        f"# Bisect: {setting.case}",
+        f"# Bisect: {inline(setting.case)}",
         "",
         _headline(found),
         "",
@@ -306,7 +306,7 @@ def _sweep_count_line(found: SweepOutcome, setting: Setting) -> str:
 
 def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
     lines = [
-        f"# Sweep: {setting.case}, jax {found.releases[0]} → {found.releases[-1]}",
+        f"# Sweep: {inline(setting.case)}, jax {found.releases[0]} → {found.releases[-1]}",
         "",
         f"- {inline(setting.header())}",
         f"- {_sweep_count_line(found, setting)}",
@@ -332,7 +332,7 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
     ]
     for key in found.metrics:
         lines += [
-            f"### {key.metric_name} · {key.label()}",
+            f"### {inline(key.metric_name)} · {inline(key.label())}",  # a script's own name: text
             "",
             markdown_table(metric_rows(found, key), METRIC_HEADERS),
             "",

@@ -172,7 +172,7 @@ def triage_markdown(
     first = found.first_round
     link, why = plot
     lines = [
-        f"# Triage: {setting.case}, jax {first.releases[0]} → {first.releases[-1]}",
+        f"# Triage: {inline(setting.case)}, jax {first.releases[0]} → {first.releases[-1]}",
         "",
         "**Answers**"
         if found.changes()

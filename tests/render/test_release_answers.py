@@ -155,3 +155,12 @@ def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
     )
     claims = [row[3] for row in release_rows(found, setting())]
     assert claims[0] == "–" and claims[1] in ("holds", "does not hold", "unsettled")
+
+
+def test_a_metric_named_like_markup_is_text_in_its_heading():
+    dunder = parse_metric_name("json.__init__")
+    fake = FakeReleases({"0.4.30": 1, "0.4.31": 3, "0.4.33": 3, "0.4.34": 3})
+    found = sweep(RELEASES, fake, metrics=[dunder], with_claim=False, thresholds=Thresholds())
+    markdown = sweep_markdown(found, setting(metric=dunder))
+    [heading] = [line for line in markdown.splitlines() if line.startswith("### ")]
+    assert heading == r"### json.\_\_init\_\_ · \_\_init\_\_ (printed by the script)", heading
