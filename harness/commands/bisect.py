@@ -15,6 +15,8 @@ from harness.commands.ranges import (
     RangeRun,
     no_change_hint,
     progress,
+    say_unknown_higher_is_better,
+    stored_metric_names,
     triage_command,
     undecided_hint,
 )
@@ -37,6 +39,7 @@ def execute(options: RangeOptions) -> int:
     run.prober.measure_together(
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
+    say_unknown_higher_is_better(stored_metric_names(options), options)
     if (
         options.metric is None and not options.claim
     ):  # a plain script: every metric that moved, each bisected

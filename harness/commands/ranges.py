@@ -112,18 +112,22 @@ def check_stored(options: RangeOptions) -> None:
     is a metric that no stored ok result of the case has."""
     results, case, metric = options.places.results, options.case, options.metric
     check_results_folder(results, case)
-    if metric is None or not (results / case.name).is_dir():
+    if metric is None:
         return
-    known = {
-        name
-        for r in load_results(results / case.name)[0]
-        if r.status is RunStatus.OK
-        for name in metric_names(r)
-    }
+    known = stored_metric_names(options)
     if known and metric.metric_name not in known:
         raise UsageError(
             f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(sorted(known))}"
         )
+
+
+def stored_metric_names(options: RangeOptions) -> list[str]:
+    """Every metric a stored ok result of the case has (a results folder holds one version of a script)."""
+    folder = options.places.results / options.case.name
+    if not folder.is_dir():
+        return []
+    ok = [r for r in load_results(folder)[0] if r.status is RunStatus.OK]
+    return sorted({name for r in ok for name in metric_names(r)})
 
 
 def prober_for(
@@ -201,15 +205,31 @@ def undecided_hint(options: RangeOptions) -> str:
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
-    """A metric none of the measured results has, once they are measured (no stored result named them before)."""
+    """A metric none of the measured results has, once they are measured (no stored result named them before);
+    a ``--higher-is-better`` metric none has is said in one line."""
     metric = options.metric
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
     )
+    say_unknown_higher_is_better(names, options)
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
             f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: {', '.join(names)}"
         )
+
+
+def say_unknown_higher_is_better(names: Sequence[str], options: RangeOptions) -> None:
+    """One line for each ``--higher-is-better`` metric that no measured result has (``names``: theirs): it
+    turns no verdict, and a typo there would otherwise pass unseen."""
+    if not names:
+        return
+    for name in options.thresholds.higher_is_better:
+        if name not in names:
+            shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+            progress.keep(
+                f"[{options.command}] --higher-is-better {name}: no metric of {options.case.name} has that "
+                f"name, so it changes nothing (its metrics: {shown})"
+            )
 
 
 def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:

@@ -1,4 +1,5 @@
-"""``bisect``: with ``--vary``, the range's releases are the varied library's, each named by its label.
+"""``bisect``: with ``--vary``, the range's releases are the varied library's, each named by its label; a
+``--higher-is-better`` metric that no result has is said.
 
 The index and the installs are stood in for (every label's environment is this interpreter, whose numpy is
 whatever it holds); what runs is real: the script measured in case processes, each result stored.
@@ -21,7 +22,7 @@ print(json.dumps({"total": float(numpy.arange(1000).sum())}))
 """
 
 
-def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made(
+def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_and_names_a_typo(
     tmp_path, this_interpreter_for_every_label, capsys
 ):
     script = tmp_path / "np_s.py"
@@ -31,7 +32,7 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made(
     argv += ["--jax", "0.12.0.1", "--good", VERSIONS[0], "--bad", VERSIONS[-1]]
     argv += ["--releases", str(plan), "--results", str(tmp_path / "results")]
     argv += ["--out", str(tmp_path / "out"), "--processes", "3", "--max-processes", "3"]
-    argv += ["--repeats", "2", "--max-seconds", "0.5"]
+    argv += ["--repeats", "2", "--max-seconds", "0.5", "--higher-is-better", "json.nope"]
     status = main(argv)
     err = capsys.readouterr().err
     assert "Traceback" not in err and "KeyError" not in err, err[-3000:]
@@ -40,3 +41,5 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made(
         json.loads(path.read_text())["release"] for path in (tmp_path / "results").rglob("*.json")
     }
     assert stored >= {"0.12.0.1+numpy.1.0.0", "0.12.0.1+numpy.1.2.0"}, stored
+    # A metric no result has, named higher-is-better, changes nothing: said, not ignored.
+    assert "--higher-is-better json.nope: no metric of script-np_s has that name" in err, err[-3000:]
