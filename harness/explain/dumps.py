@@ -54,6 +54,10 @@ TOTAL_BYTES = re.compile(r"^Total bytes used: (?P<size>\d+)")
 TRIVIAL = re.compile(
     r"^jit_(convert_element_type|broadcast_in_dim|_?iota|_?reshape|_?squeeze|concatenate)$"
 )
+# A module's first line gives its parameters' and results' types: ``entry_computation_layout={(f32[16,16]{1,0})
+# ->f32[16,16]{1,0}}``; each type is its element type and dimensions, its layout (``{1,0}``) aside.
+ENTRY_LAYOUT = "entry_computation_layout={"
+SHAPE = re.compile(r"\b[a-z][a-z0-9]*\[[0-9,]*\]")
 SHOWN_OPCODES = 6
 SHOWN_MODULES = 3
 
@@ -77,10 +81,11 @@ class Module:
     temp_bytes: int | None = None
     total_bytes: int | None = None
     optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
+    shapes: tuple[str, ...] = ()  # its parameters' and results' types, ``f32[96,96]`` (``signature``)
 
     def facts(self) -> tuple[object, ...]:
         """What XLA made of the module: a difference in any is a different compiled program."""
-        return (self.after, self.custom_calls, self.fusion_kinds, self.temp_bytes)
+        return (self.shapes, self.after, self.custom_calls, self.fusion_kinds, self.temp_bytes)
 
     @property
     def fusions(self) -> int:
@@ -106,6 +111,22 @@ def fusion_kinds(text: str) -> Counter[str]:
             backend = FUSION_BACKEND.search(line)
             found[match["kind"] + (f"({backend['backend']})" if backend else "")] += 1
     return found
+
+
+def signature(text: str) -> tuple[str, ...]:
+    """The types of a module's parameters and results, in order (``f32[96,96]``), from its first line's
+    ``entry_computation_layout={(…)->…}``, layouts left out; () where it has none."""
+    head = text.partition("\n")[0]
+    start = head.find(ENTRY_LAYOUT)
+    if start < 0:
+        return ()
+    depth, end = 0, len(head)
+    for index in range(start + len(ENTRY_LAYOUT) - 1, len(head)):
+        depth += {"{": 1, "}": -1}.get(head[index], 0)
+        if depth == 0:
+            end = index
+            break
+    return tuple(SHAPE.findall(head[start:end]))
 
 
 def normalised(text: str) -> tuple[str, ...]:
@@ -144,8 +165,10 @@ def read_dump(folder: Path) -> dict[str, Module]:
             module.total_bytes = total
         elif match["stage"] == "before_optimizations":
             module.before = opcodes(text)
+            module.shapes = module.shapes or signature(text)
         else:
             module.after = opcodes(text)
+            module.shapes = signature(text) or module.shapes
             module.custom_calls = Counter(m["target"] for m in CUSTOM_CALL_TARGET.finditer(text))
             module.fusion_kinds = fusion_kinds(text)
             module.optimised = normalised(text)
@@ -161,8 +184,12 @@ class ModuleChange:
     new: Module
 
     @property
+    def same_shapes(self) -> bool:
+        return self.old.shapes == self.new.shapes
+
+    @property
     def same_before(self) -> bool:
-        return self.old.before == self.new.before
+        return self.same_shapes and self.old.before == self.new.before
 
     @property
     def same_after(self) -> bool:
@@ -183,6 +210,12 @@ class ModuleChange:
 
     def hint(self) -> str:
         """Where the difference starts, in the words JAX's maintainers use to route an issue."""
+        if not self.same_shapes:
+            old, new = (", ".join(m.shapes) or "none read" for m in (self.old, self.new))
+            return (
+                f"a program of other shapes or types ({old} against {new}): the script compiled it for "
+                "other inputs, so the two are not one program compiled twice"
+            )
         if not self.same_before and not self.same_after:
             return "a different program before optimisation: JAX's tracing and lowering changed it"
         if not self.same_before:

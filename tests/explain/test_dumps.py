@@ -262,3 +262,20 @@ def test_a_new_dump_replaces_an_earlier_one_s_files_and_leaves_a_user_s_other_fi
     assert (kept / "0.4.31" / AFTER).exists()
     assert (kept / "0.4.31" / "notes.txt").read_text() == "mine"
     assert (kept / "mine.txt").read_text() == "mine"
+
+
+def test_a_program_of_other_shapes_is_not_the_same_program_compiled_again(tmp_path):
+    # The script jitted the same function on 96×96 before and 192×192 after: every opcode count alike.
+    old, new = copied(tmp_path, "0.4.31"), copied(tmp_path, "0.4.33")
+    for folder, size in ((old, "96,96"), (new, "192,192")):
+        for name in (BEFORE, AFTER):
+            path = folder / name
+            path.write_text(path.read_text().replace("f32[16,16]", f"f32[{size}]"))
+    [change] = compare_dumps(read_dump(old), read_dump(new))
+    assert change.old.shapes == ("f32[96,96]", "f32[96,96]")
+    assert change.new.shapes == ("f32[192,192]", "f32[192,192]")
+    assert not change.same_before and not change.same_after
+    assert change.hint().startswith(
+        "a program of other shapes or types (f32[96,96], f32[96,96] against f32[192,192], "
+        "f32[192,192])"
+    ), change.hint()
