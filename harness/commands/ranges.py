@@ -269,7 +269,9 @@ class RangeRun:
         prove_writable(options.places.results, "results")
         prove_writable(options.places.out, "pages")
         budget = WhyBudget(options.why_budget_s)
-        return cls(options, envs, labels, prober_for(options, labels, pins), why_budget=budget)
+        run = cls(options, envs, labels, prober_for(options, labels, pins), why_budget=budget)
+        run.stem()  # a name too long for the answer's page is refused now, not after the measuring
+        return run
 
     @property
     def releases(self) -> list[str]:

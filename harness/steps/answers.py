@@ -62,11 +62,14 @@ def answer_stem(
     if len(stem) > LONGEST_STEM:
         digest = hashlib.sha256("-".join(parts[4:]).encode()).hexdigest()[:12]
         stem = "-".join([*parts[:4], digest])
-    problem = name_problem(stem)
-    if len(stem) > LONGEST_STEM or problem:  # a case and releases alone this long cannot be named
+    if len(stem) > LONGEST_STEM:  # a case and releases alone this long cannot be named
         raise UsageError(
-            f"cannot name the {command} answer: {problem or stem[:40] + '… is too long'}"
+            f"cannot name the {command} answer: {stem[:40]}… is {len(stem)} characters with the case and "
+            f"its releases, over the {LONGEST_STEM} a page's name may have: give the script a shorter name"
         )
+    problem = name_problem(stem)
+    if problem:
+        raise UsageError(f"cannot name the {command} answer: {problem}")
     return stem
 
 

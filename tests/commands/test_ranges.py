@@ -55,8 +55,8 @@ FEW = ["--processes", "3", "--max-processes", "3", "--repeats", "2", "--max-seco
 PRINTS_A_NUMBER = 'import json\nprint(json.dumps({"total": sum(range(1000))}))\n'
 
 
-def triage_into(tmp_path, results, out):
-    script = tmp_path / "s.py"
+def triage_into(tmp_path, results, out, name="s"):
+    script = tmp_path / f"{name}.py"
     script.write_text(PRINTS_A_NUMBER)
     plan = release_plan(tmp_path, "0.12.0", "0.12.0.1")
     argv = ["triage", "--script", str(script), "--from", "0.12.0", "--to", "0.12.0.1"]
@@ -89,3 +89,13 @@ def test_a_folder_that_fills_up_mid_run_ends_the_command_with_one_line_saying_so
     assert "Traceback" not in err and "  not measured: " not in err, err[-3000:]
     assert status == 1 and last.startswith("harness: error: cannot "), err[-3000:]
     assert str(disk) in last and "No space left on device" in last, last
+
+
+def test_a_script_whose_name_makes_the_page_s_name_too_long_is_refused_before_it_is_measured(
+    tmp_path, this_interpreter_for_every_label, capsys
+):
+    status = triage_into(tmp_path, tmp_path / "r", tmp_path / "out", name="n" * 121)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("harness: error: cannot name"), err
+    assert "give the script a shorter name" in err
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json")), "nothing measured"
