@@ -281,9 +281,20 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
         source = reports / change.dumps / release
         if source.is_symlink() or not source.is_dir():
             continue
-        target = output_folder(folder, f"{case}-compiled", release)
-        copied += len(copy_beside(source, target, DUMP_FILE))
+        target = part_folder(folder, f"{case}-compiled", release)
+        if target is not None:
+            copied += len(copy_beside(source, target, DUMP_FILE))
     return f"{case}-compiled/" if copied else ""
+
+
+def part_folder(folder: Path, *parts: str) -> Path | None:
+    """``folder/parts`` for a part of the draft, made where missing; None where a level of it is a link or not
+    a folder (planted there), said in one line: that part is not written, the draft still is (docs/results.md)."""
+    try:
+        return output_folder(folder, *parts)
+    except UsageError as exc:
+        print(f"harness: {'/'.join(parts)} not written beside the draft: {exc}", file=sys.stderr)
+        return None
 
 
 def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]:
@@ -317,7 +328,10 @@ def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: st
     source = reports / change.reproducer.folder
     if source.is_symlink() or not source.is_dir():
         return ""
-    copied = copy_beside(source, output_folder(folder, f"{case}-reproducer"), REPRODUCER_FILE)
+    target = part_folder(folder, f"{case}-reproducer")
+    if target is None:
+        return ""
+    copied = copy_beside(source, target, REPRODUCER_FILE)
     wanted = {change.reproducer.script, "programs.json"}
     return f"{case}-reproducer/" if wanted <= copied else ""
 

@@ -39,11 +39,10 @@ from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Thresholds
-from harness.names import inside
 from harness.steps.bisection import CLAIM
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
-from harness.store.files import DocumentProblem, read_bounded, replace_file
+from harness.store.files import DocumentProblem, child, read_bounded, replace_file
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 
@@ -376,12 +375,15 @@ class Memory:
     folder: Path
 
     def _file(self, target: str, key: str) -> Path:
-        return inside(self.folder, f"{target}-{key[:32]}.json")
+        # Never followed: a link planted at the file is not read, and is replaced when the watch is filed.
+        return child(self.folder, f"{target}-{key[:32]}.json")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (measured again, then)."""
         try:
-            data = json.loads(read_bounded(self._file(target, key), limit=4 * 2**20))
+            data = json.loads(
+                read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
+            )
             if data.get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])

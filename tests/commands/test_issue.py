@@ -284,3 +284,23 @@ def test_the_reproducer_is_copied_beside_the_draft_only_where_it_showed_the_chan
         )
         == ""
     )
+
+
+def test_a_link_planted_at_a_part_of_the_draft_leaves_that_part_out_in_one_line(tmp_path, capsys):
+    # The rule of docs/results.md: that part is not written, one line says so, the draft still is.
+    reports, drafts = tmp_path / "reports", tmp_path / "reports" / "issues"
+    kept = reports / "bisect-x-compiled"
+    for release in ("0.4.31", "0.4.33"):
+        (kept / release).mkdir(parents=True)
+        (kept / release / "module_0005.jit_f.before_optimizations.txt").write_text("HloModule")
+    drafts.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (drafts / "scan_sync-compiled").symlink_to(tmp_path / "elsewhere")
+    found = Change(None, "0.4.31", "0.4.33", dumps="bisect-x-compiled/")
+    assert issue.copy_dumps(found, reports, drafts, "scan_sync") == ""
+    assert not any((tmp_path / "elsewhere").iterdir()), "nothing written through the link"
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 2 and all(
+        line.startswith("harness: scan_sync-compiled/0.4.3") and "not written beside the draft" in line
+        for line in said
+    ), said

@@ -165,3 +165,18 @@ def test_a_target_skipped_on_both_releases_is_not_applicable_not_left_open():
     [finding] = findings(found)
     assert finding.kind == "not applicable" and "needs 2 devices" in finding.text
     assert finding.kind not in OPEN
+
+
+def test_a_link_planted_at_a_memory_file_is_neither_read_nor_written_through(tmp_path):
+    # The rule of docs/results.md: a link where a file goes is replaced by the file, never followed.
+    memory, outside = Memory(tmp_path / "memory"), tmp_path / "outside.json"
+    memory.folder.mkdir()
+    key = memory_key({"pair": ["0.4.31", "0.4.33"]})
+    watch = TargetWatch("script-x", "script", (), (), {}, "triage-x.md", (), ("--script", "x.py"), {})
+    outside.write_text(json.dumps({"key": key, "watch": watch.to_json(), "watched_at": "then"}))
+    planted = memory.folder / f"script-x-{key[:32]}.json"
+    planted.symlink_to(outside)
+    assert memory.recall("script-x", key) is None, "a link is not a memory: measured again"
+    memory.remember(key, {}, watch, "now")
+    assert not planted.is_symlink() and json.loads(planted.read_text())["watched_at"] == "now"
+    assert json.loads(outside.read_text())["watched_at"] == "then", "never written through"
