@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, load_listing
 from harness.install.interpreters import interpreter
 from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
+from harness.measure.lifetime import follow_parent
 from harness.pins import RELEASE_BY_VERSION, Profile, Release, index_release
 
 MODES = ("prepare", "launch")
@@ -231,16 +233,27 @@ def launched(
     return None
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str]) -> int:
     mode, session, venvs, cache, *rest = argv
     assert mode in MODES, f"mode {mode}: one of {', '.join(MODES)}"  # the noxfile's, never a user's
     jax = rest.pop(0) if rest and rest[0] != "--" else ""
     posargs = rest[1:] if rest[:1] == ["--"] else rest
+    # A SIGTERM (to nox's whole group, or nox's death passed on) is an interrupt: an installer's command
+    # running in a group of its own (uv, compileall and its workers) is ended before this process goes.
+    signal.signal(signal.SIGTERM, _interrupted)
+    follow_parent(signal.SIGTERM)
     try:
         found = launched(mode, session, posargs, Places(Path(venvs), Path(cache)), jax)
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:
+        print("harness: interrupted while preparing the session's environments", file=sys.stderr)
+        return 128 + signal.SIGTERM
     if found is None:
         return 0
     command = found.command()

@@ -1,8 +1,12 @@
 """The harness's end of a nox session: prepared once in nox's install step, launched in its run step."""
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -73,3 +77,61 @@ def test_what_cannot_be_prepared_is_one_line_with_the_harness_s_exit_code(tmp_pa
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith("harness: error:") and "from an older release to a newer one" in line
+
+
+# A stand-in for preparing a script venv: an installer's command (as compileall -j 0 is) that starts a worker
+# of its own, both run through ``run_whole`` in a group of their own, as the real preparation runs them.
+PREPARING = """
+import sys
+from harness.commands import nox_session
+from harness.install.subprocesses import run_whole
+
+INSTALLER = (
+    "import subprocess, sys, time; "
+    "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); "
+    "open(sys.argv[1], 'w').write(f'{__import__(\\"os\\").getpid()} {w.pid}'); time.sleep(300)"
+)
+nox_session.launched = lambda *a, **k: run_whole(
+    [sys.executable, "-c", INSTALLER, sys.argv[1]], cwd=".", timeout_s=600
+)
+sys.exit(nox_session.main(["prepare", "triage", "venvs", "cache"]))
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_sigterm_to_nox_s_group_while_preparing_ends_the_installer_and_what_it_started(tmp_path):
+    pidfile = tmp_path / "pids"
+    session = subprocess.Popen(
+        [sys.executable, "-c", PREPARING, str(pidfile)],
+        cwd=REPO,
+        start_new_session=True,  # nox's group: what `timeout` or a CI cancel signals whole
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while not pidfile.exists() or not pidfile.read_text():
+            assert time.monotonic() < deadline, "the installer never started"
+            time.sleep(0.1)
+        pids = [int(pid) for pid in pidfile.read_text().split()]
+        os.killpg(session.pid, signal.SIGTERM)
+        assert session.wait(30) == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in pids if alive(pid)], "the installer or its worker outlived nox"
+        assert "interrupted while preparing" in session.stderr.read()
+    finally:
+        session.kill()
+        session.wait()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
