@@ -624,7 +624,9 @@ def prove_writable(folder: Path, what: str = "results") -> None:
     now, not a measured cell lost at storing (``what``: what the folder is for, as the line says it)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=folder)  # never through a planted link
+        fd, probe = tempfile.mkstemp(
+            prefix=".write-check-", dir=folder
+        )  # never through a planted link
         try:
             os.write(fd, b"\0" * 4096)
             os.fsync(fd)

@@ -76,7 +76,9 @@ class Progress:
         if self.showing:
             self.out.write(CLEAR_LINE)
             self.showing = False
-        self.out.write(terminal(line) + "\n")  # a script's stderr among them: no escape reaches the log
+        self.out.write(
+            terminal(line) + "\n"
+        )  # a script's stderr among them: no escape reaches the log
         self.out.flush()
 
     def done(self) -> None:

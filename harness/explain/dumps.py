@@ -81,7 +81,9 @@ class Module:
     temp_bytes: int | None = None
     total_bytes: int | None = None
     optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
-    shapes: tuple[str, ...] = ()  # its parameters' and results' types, ``f32[96,96]`` (``signature``)
+    shapes: tuple[
+        str, ...
+    ] = ()  # its parameters' and results' types, ``f32[96,96]`` (``signature``)
 
     def facts(self) -> tuple[object, ...]:
         """What XLA made of the module: a difference in any is a different compiled program."""

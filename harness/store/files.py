@@ -175,7 +175,9 @@ def replace_file(path: Path, data: str | bytes) -> None:
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.filename is None:  # a write's error names no file: this one
+        if (
+            isinstance(exc, OSError) and exc.filename is None
+        ):  # a write's error names no file: this one
             exc.filename = str(path)
         raise
 

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,7 @@ def release_plan(folder: Path, *releases: str) -> Path:
 
 
 @pytest.fixture
-def small_disk(tmp_path) -> Iterator[callable]:
+def small_disk(tmp_path) -> Iterator[Callable[..., Path]]:
     """``small_disk(name, *options)``: a tmpfs of 1 MiB mounted at ``tmp_path/name`` (``ro``: read-only;
     ``full``: filled but ``pages`` pages); skipped where mounting is not allowed (not root)."""
     mounted: list[Path] = []
@@ -53,7 +53,9 @@ def small_disk(tmp_path) -> Iterator[callable]:
         where = tmp_path / name
         where.mkdir()
         options = "ro,size=1m" if state == "ro" else "size=1m"
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=False)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=False
+        )
         if done.returncode != 0:
             pytest.skip("a disk of its own needs mount (root)")
         mounted.append(where)

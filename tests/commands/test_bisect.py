@@ -42,4 +42,6 @@ def test_a_bisect_of_a_library_s_releases_measures_the_labels_its_options_made_a
     }
     assert stored >= {"0.12.0.1+numpy.1.0.0", "0.12.0.1+numpy.1.2.0"}, stored
     # A metric no result has, named higher-is-better, changes nothing: said, not ignored.
-    assert "--higher-is-better json.nope: no metric of script-np_s has that name" in err, err[-3000:]
+    assert "--higher-is-better json.nope: no metric of script-np_s has that name" in err, err[
+        -3000:
+    ]

@@ -301,6 +301,7 @@ def test_a_link_planted_at_a_part_of_the_draft_leaves_that_part_out_in_one_line(
     assert not any((tmp_path / "elsewhere").iterdir()), "nothing written through the link"
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 2 and all(
-        line.startswith("harness: scan_sync-compiled/0.4.3") and "not written beside the draft" in line
+        line.startswith("harness: scan_sync-compiled/0.4.3")
+        and "not written beside the draft" in line
         for line in said
     ), said

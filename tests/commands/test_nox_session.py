@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -100,7 +101,7 @@ sys.exit(nox_session.main(["prepare", "triage", "venvs", "cache"]))
 
 def alive(pid: int) -> bool:
     try:
-        state = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0]
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
     except OSError:
         return False
     return state not in ("Z", "X")

@@ -60,7 +60,9 @@ def triage_into(tmp_path, results, out, name="s"):
     script.write_text(PRINTS_A_NUMBER)
     plan = release_plan(tmp_path, "0.12.0", "0.12.0.1")
     argv = ["triage", "--script", str(script), "--from", "0.12.0", "--to", "0.12.0.1"]
-    return main([*argv, "--releases", str(plan), "--results", str(results), "--out", str(out), *FEW])
+    return main(
+        [*argv, "--releases", str(plan), "--results", str(results), "--out", str(out), *FEW]
+    )
 
 
 @pytest.mark.parametrize("state", ["ro", "full"])
@@ -96,6 +98,10 @@ def test_a_script_whose_name_makes_the_page_s_name_too_long_is_refused_before_it
 ):
     status = triage_into(tmp_path, tmp_path / "r", tmp_path / "out", name="n" * 121)
     err = capsys.readouterr().err
-    assert status == 2 and err.count("\n") == 1 and err.startswith("harness: error: cannot name"), err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("harness: error: cannot name"), (
+        err
+    )
     assert "give the script a shorter name" in err
-    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json")), "nothing measured"
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json")), (
+        "nothing measured"
+    )

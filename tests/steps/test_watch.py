@@ -172,7 +172,9 @@ def test_a_link_planted_at_a_memory_file_is_neither_read_nor_written_through(tmp
     memory, outside = Memory(tmp_path / "memory"), tmp_path / "outside.json"
     memory.folder.mkdir()
     key = memory_key({"pair": ["0.4.31", "0.4.33"]})
-    watch = TargetWatch("script-x", "script", (), (), {}, "triage-x.md", (), ("--script", "x.py"), {})
+    watch = TargetWatch(
+        "script-x", "script", (), (), {}, "triage-x.md", (), ("--script", "x.py"), {}
+    )
     outside.write_text(json.dumps({"key": key, "watch": watch.to_json(), "watched_at": "then"}))
     planted = memory.folder / f"script-x-{key[:32]}.json"
     planted.symlink_to(outside)
