@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         checked = COMMANDS[args.command].check(args)
         with guarded() if argv is None else contextlib.nullcontext():
             return workflow(args.command)(checked)
-    except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+    except HarnessError as exc:  # a path or name in it may hold an escape sequence: shown, not run
+        print(terminal(f"harness: error: {exc}"), file=sys.stderr)
         return exc.exit_code
     except (
         ModuleNotFoundError

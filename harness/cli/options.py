@@ -622,6 +622,8 @@ def results_folder(folder: Path) -> Path:
 def prove_writable(folder: Path, what: str = "results") -> None:
     """Create ``folder`` and write a file there before anything is measured: a read-only or full disk is one line
     now, not a measured cell lost at storing (``what``: what the folder is for, as the line says it)."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(

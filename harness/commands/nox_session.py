@@ -233,8 +233,12 @@ def launched(
     return None
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is."""
+
+
 def _interrupted(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise _Terminated
 
 
 def main(argv: Sequence[str]) -> int:
@@ -251,9 +255,9 @@ def main(argv: Sequence[str]) -> int:
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("harness: interrupted while preparing the session's environments", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
     if found is None:
         return 0
     command = found.command()

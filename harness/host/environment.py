@@ -109,7 +109,8 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
-    """A JSON-like value (a case's ``facts()``) with every string in it scrubbed, keys included."""
+    """A JSON-like value (a case's ``facts()``, a script's printed object) with every string in it scrubbed,
+    keys included, and a string under a key named like a secret (``api_token``) redacted whole."""
     if isinstance(value, str):
         return scrub(value)
     if depth > MAX_SCRUB_DEPTH:  # no real facts nest this deep; its text is all a record could keep
@@ -118,7 +119,12 @@ def scrub_value(value: Any, depth: int = 0) -> Any:
         except RecursionError:
             return "<nested too deep to record>"
     if isinstance(value, dict):
-        return {scrub_value(k, depth + 1): scrub_value(v, depth + 1) for k, v in value.items()}
+        return {
+            scrub_value(k, depth + 1): REDACTED
+            if isinstance(k, str) and isinstance(v, str) and SECRET_NAME.search(k)
+            else scrub_value(v, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return type(value)(scrub_value(v, depth + 1) for v in value)
     return value

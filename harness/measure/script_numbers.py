@@ -17,6 +17,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from harness.host.environment import scrub_value
 from harness.metric_names import JSON
 from harness.store.bounds import number_problem
 
@@ -77,7 +78,7 @@ def script_numbers(stdout: str) -> ScriptNumbers:
                     past_bound.append(name)
                     continue
                 try:
-                    text = value if isinstance(value, str) else json.dumps(value)
+                    text = value if isinstance(value, str) else json.dumps(scrub_value(value))
                 except RecursionError:
                     out.skipped.append(f"{name}: nested deeper than a fact may be written")
                     continue

@@ -30,3 +30,8 @@ def test_a_line_nested_past_the_recursion_limit_is_left_out_with_a_note():
     out = script_numbers('{"a": ' + "[" * 20_000 + "]" * 20_000 + '}\n{"fine": 1}')
     assert out.values == {"fine": 1.0}
     assert out.skipped == ["line 1: nested deeper than a JSON line may be read"]
+
+
+def test_a_credential_nested_in_a_printed_object_is_redacted_in_its_fact():
+    out = script_numbers('{"cfg": {"api_token": "abcd1234efgh5678", "size": 3, "key_bits": 128}}')
+    assert out.facts["cfg"] == '{"api_token": "<redacted>", "size": 3, "key_bits": 128}'
