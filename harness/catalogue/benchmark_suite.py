@@ -171,12 +171,15 @@ def wrapper_text(digest: str) -> str:
     return f'''# /// script
 # dependencies = [{dependencies}]
 # ///
-"""Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
+\"\"\"Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
 
 The suite's path comes from ${SUITE_PATH}; the harness reads each benchmark's rounds from the JSON
-pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.
-"""
+pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.  A run where no benchmark ran (plain tests only, a
+suite that does not collect) fails, its cause the last line on standard error: never judged on the time
+pytest took.
+\"\"\"
 
+import json
 import os
 import sys
 
@@ -187,16 +190,49 @@ sys.dont_write_bytecode = True  # nothing written into the suite's folders (pyte
 # run for one of its workers and disable itself.
 for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
     del os.environ[name]
-sys.exit(
-    pytest.main(
-        [
-            os.environ["{SUITE_PATH}"],
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--benchmark-only",
-            "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
-        ]
-    )
+
+
+class CollectionErrors:
+    \"\"\"The modules pytest could not collect, each with the last line of its error.\"\"\"
+
+    def __init__(self):
+        self.errors = []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
+            last = lines[-1] if lines else "error"
+            module = report.nodeid.split("::")[0].rsplit("/", 1)[-1]  # the folders above may name a home
+            self.errors.append(f"{{module or 'the suite'}}: {{last}}")
+
+
+def benchmarks_run(path):
+    try:
+        with open(path, "rb") as handle:
+            return len(json.loads(handle.read(2**20 * 64)).get("benchmarks") or [])
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+collected = CollectionErrors()
+code = pytest.main(
+    [
+        os.environ["{SUITE_PATH}"],
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-only",
+        "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
+    ],
+    plugins=[collected],
 )
+if collected.errors:
+    said = "; ".join(collected.errors)
+    print(f"pytest could not collect the suite (exit {{int(code)}}): {{said}}", file=sys.stderr)
+    sys.exit(int(code) or 2)
+if int(code) == 0 and not benchmarks_run(os.environ["HARNESS_BENCHMARK_JSON"]):
+    said = "no test of the suite used the benchmark fixture (--benchmark-only skips the others)"
+    print(f"pytest-benchmark ran no benchmark: {{said}}", file=sys.stderr)
+    sys.exit(5)
+sys.exit(code)
 '''

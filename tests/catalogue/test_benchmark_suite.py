@@ -1,16 +1,28 @@
 """A pytest-benchmark suite as a script: identified by its files' digest, never by where it lies."""
 
+import hashlib
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.catalogue import benchmark_suite
-from harness.catalogue.benchmark_suite import SUITE_PATH, suite_digest, wrapper_name, wrapper_text
+from harness.catalogue.benchmark_suite import (
+    RUNNER,
+    SUITE_PATH,
+    suite_digest,
+    wrapper_name,
+    wrapper_text,
+)
 from harness.catalogue.script_deps import read_inline
 from harness.errors import UsageError
 from harness.host.environment import allowed_variables
+from harness.install.venvs import uv_command
 from harness.measure.benchmark_json import BENCHMARK_JSON
+from tests.conftest import REPO
 
 
 def suite(tmp_path, text="def test_b(benchmark):\n    benchmark(sum, [1])\n"):
@@ -119,3 +131,74 @@ def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(tm
     monkeypatch.setattr(benchmark_suite, "MAX_ENTRIES", 40)
     with pytest.raises(UsageError, match="over 40 files and folders"):
         suite_digest(big)
+
+
+@pytest.fixture(scope="module")
+def pytest_benchmark_python(tmp_path_factory):
+    """A venv holding pytest and pytest-benchmark, as a suite's side has (made with uv from its cache or the
+    index)."""
+    uv = uv_command()
+    if uv is None:
+        pytest.skip("uv is not installed")
+    venv = tmp_path_factory.mktemp("pytest-benchmark") / "venv"
+    python = sys.executable
+    made = subprocess.run(
+        [*uv, "venv", "-q", "-p", python, str(venv)], capture_output=True, text=True, timeout=300
+    )
+    installed = made.returncode == 0 and not subprocess.run(
+        [*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *RUNNER],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    ).returncode
+    if not installed:
+        pytest.skip("pytest-benchmark could not be installed here")
+    return venv / "bin" / "python"
+
+
+SUITES = {
+    "plain tests only": ("def test_p():\n    assert sum([1]) == 1\n", "ran no benchmark"),
+    "no collection": (
+        "import no_such_module_57\n\ndef test_b(benchmark):\n    benchmark(sum, [1])\n",
+        "could not collect the suite (exit 2): test_b.py: E   ModuleNotFoundError: No module named "
+        "'no_such_module_57'",
+    ),
+}
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("kind", list(SUITES))
+def test_a_suite_where_no_benchmark_ran_fails_with_pytest_s_own_cause(
+    tmp_path, pytest_benchmark_python, kind
+):
+    """Issue 57 #4: a suite of plain tests (skipped by --benchmark-only) was judged on pytest's process time alone,
+    "no change found". #13: a suite that does not collect was reported with pytest-benchmark's warning, pytest's
+    collection error never shown. Each process now fails with the cause as its detail's last line, which the
+    watch says ("could not be measured … failed: …")."""
+    text, cause = SUITES[kind]
+    folder = suite(tmp_path, text)
+    wrapper = tmp_path / "pytest-bench.py"
+    wrapper.write_text(wrapper_text(suite_digest(folder)))
+    program = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from harness.measure.script_process import run_script\n"
+        "path = Path(sys.argv[1])\n"
+        "done = run_script(path, sys.argv[2], 300)\n"
+        "print(json.dumps({'status': str(done.status), 'detail': done.detail,"
+        " 'programs': sorted(done.programs)}))\n"
+    )
+    digest = hashlib.sha256(wrapper.read_bytes()).hexdigest()
+    environ = {**os.environ, SUITE_PATH: str(folder), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [str(pytest_benchmark_python), "-c", program, str(wrapper), digest],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+    assert measured["status"].endswith("failed"), measured
+    last = measured["detail"].strip().splitlines()
+    assert cause in "\n".join(last[-2:]), measured["detail"]
+    assert "PytestBenchmarkWarning" not in last[-1]
