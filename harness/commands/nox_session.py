@@ -13,6 +13,7 @@ nox's own (``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the sessi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -94,9 +95,12 @@ def ready(places: Places, release: Release, profile: Profile, say: Say) -> Relea
 
 
 def release_plan(places: Places, command: str, releases: list[Release], profile: Profile) -> Path:
-    """What each release installs and where its venv is, for the harness ``command`` to install on demand."""
-    plan = places.cache / f"{command}-releases.json"
-    write_plan(plan, [places.env(r, profile) for r in releases if profile.applies_to(r)])
+    """What each release installs and where its venv is, for the harness ``command`` to install on demand; named by
+    its content, so two sessions of one name with other ranges at once never read each other's plan."""
+    envs = [places.env(r, profile) for r in releases if profile.applies_to(r)]
+    content = json.dumps([[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs])
+    plan = places.cache / f"{command}-releases-{hashlib.sha256(content.encode()).hexdigest()[:16]}.json"
+    write_plan(plan, envs)
     return plan
 
 
