@@ -33,7 +33,7 @@ from harness.cli.sessions import (
 from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.install.environments import Environments, Prepared
-from harness.install.index import Listing, load_listing
+from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.interpreters import interpreter
 from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
 from harness.pins import RELEASE_BY_VERSION, Profile, Release, index_release
@@ -178,10 +178,13 @@ def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launc
     return Launch([*request.harness_argv, "--releases", str(plan)])
 
 
-def watch(places: Places, posargs: Sequence[str]) -> Launch:
+def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
     request = watch_view(posargs)
     listing = listing_of(places)
-    pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
+    versions = [jax for jax, _ in listing.pairs]
+    if request.release is None:  # the newest: one that installs with the jaxlib it is paired with
+        versions = newest_installable(listing, say, installs_together)
+    pair = watched_pair(versions, request.release, request.baseline)
     releases = [on_index(listing, version) for version in pair]
     for release in releases:
         if not request.profile.applies_to(release):
@@ -205,7 +208,7 @@ def prepare(
     if session == "issue":
         return issue(places, posargs, say)
     if session == "watch":
-        return watch(places, posargs)
+        return watch(places, posargs, say)
     return release_range(places, session, posargs)
 
 

@@ -215,7 +215,10 @@ def _not_run(probe: Probe) -> str:
     if probe.result is None:
         return probe.note
     detail = probe.result.result.detail.strip().splitlines()
-    return f"{probe.result.status}" + (f": {detail[-1][:300]}" if detail else "")
+    status, last = str(probe.result.status), (detail[-1][:300] if detail else "")
+    if last.startswith(status):  # "not installable (the newest versions): …" says its status itself
+        return last
+    return status + (f": {last}" if last else "")
 
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:

@@ -209,3 +209,42 @@ def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, 
         document["watch"][field] = planted
     path.write_text(json.dumps(document))
     assert memory.recall("script-x", key) is None
+
+
+class UninstallableRelease(SkippingReleases):
+    """The newer release stored not installable, its detail the resolver's line, as the environments write it."""
+
+    def __call__(self, release, again=False):
+        from pathlib import Path
+
+        from harness.steps.probes import Probe
+        from harness.store.results import StoredResult
+        from tests.conftest import derive, real_result
+
+        if release == "old":
+            return FakeReleases.__call__(self, release, again)
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"),
+            release=release,
+            status="not installable",
+            detail="not installable (the newest versions): jaxlib>=0.12.1 has no wheel for cp312",
+        )
+        return Probe(release, StoredResult.from_document(Path(f"{release}.json"), data), "fake")
+
+
+def test_a_release_stored_not_installable_is_said_once_not_not_installable_twice():
+    """Issue 57 #10: "not installable: not installable (the newest versions): …"."""
+    scales = {"old": 1, "new": 1}
+    found = triage(
+        ["old", "new"],
+        UninstallableRelease(scales),
+        FakeConfirmer(UninstallableRelease(scales)),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    [finding] = findings(found)
+    assert finding.text == (
+        "could not be measured on jax new (ran on old): not installable (the newest versions): "
+        "jaxlib>=0.12.1 has no wheel for cp312"
+    )
