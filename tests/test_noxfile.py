@@ -507,9 +507,7 @@ def test_a_watch_with_a_baseline_plans_that_pair(tmp_path):
     session = RangeSession(tmp_path, "--case", "async_dispatch", "--baseline", "0.4.31")
     noxfile.watch(session)
     pair = [e.jax for e in read_plan(planned(tmp_path, "watch"))]
-    assert pair == ["0.4.31", "0.12.0.1"], (
-        "the newest against the baseline named, nothing between"
-    )
+    assert pair == ["0.4.31", "0.12.0.1"], "the newest against the baseline named, nothing between"
     [(args, _)] = session.ran
     assert args.count("--baseline") == 1 and "--release" in args
 

@@ -8,8 +8,9 @@ script's are.
 
 The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its text
 or arguments, which results and pages record: a path names a home folder.  What identifies the suite
-instead is a digest of its files (``suite_digest``), written into the script, so results of two versions
-of a suite are never mixed, and a watch remembers a suite only while its files stay the same.
+instead is a digest of its files (``suite_digest``): those of its folder, links followed, and the conftests
+and configuration pytest reads above it up to its rootdir, written into the script, so results of two
+versions of a suite are never mixed, and a watch remembers a suite only while its files stay the same.
 Standard library only.
 """
 
@@ -120,7 +121,9 @@ def files_above(suite: Path) -> list[tuple[str, Path]]:
         folder = folder.parent
     found: list[tuple[str, Path]] = []
     for _ in range(MAX_LEVELS):
-        found += [("../" * level + name, folder / name) for name in ABOVE if (folder / name).is_file()]
+        found += [
+            ("../" * level + name, folder / name) for name in ABOVE if (folder / name).is_file()
+        ]
         if _is_rootdir(folder) or folder.parent == folder:
             break
         folder, level = folder.parent, level + 1

@@ -98,8 +98,11 @@ def release_plan(places: Places, command: str, releases: list[Release], profile:
     """What each release installs and where its venv is, for the harness ``command`` to install on demand; named by
     its content, so two sessions of one name with other ranges at once never read each other's plan."""
     envs = [places.env(r, profile) for r in releases if profile.applies_to(r)]
-    content = json.dumps([[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs])
-    plan = places.cache / f"{command}-releases-{hashlib.sha256(content.encode()).hexdigest()[:16]}.json"
+    content = json.dumps(
+        [[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs]
+    )
+    digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+    plan = places.cache / f"{command}-releases-{digest}.json"
     write_plan(plan, envs)
     return plan
 

@@ -100,7 +100,11 @@ def pair_with_jaxlib(
 
 
 # pip's words for requirements that cannot be met together, as against an index it could not ask.
-UNRESOLVABLE = ("ResolutionImpossible", "conflicting dependencies", "No matching distribution found")
+UNRESOLVABLE = (
+    "ResolutionImpossible",
+    "conflicting dependencies",
+    "No matching distribution found",
+)
 
 
 def installs_together(python: str, jax: str, jaxlib: str) -> str | None:

@@ -86,7 +86,8 @@ def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
 def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
     rows = [{**asdict(env), "install": list(env.install), "venv": str(env.venv)} for env in envs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, json.dumps(rows, indent=1))  # whole: another session may be reading the same plan
+    # Whole: another session may be reading the same plan.
+    replace_file(path, json.dumps(rows, indent=1))
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:

@@ -368,9 +368,18 @@ def first_regression(watched: TargetWatch) -> Finding | None:
 
 
 TARGET_KINDS = ("case", "script", "pytest-benchmark")
-FINDING_KINDS = (REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED, NOT_APPLICABLE)
+FINDING_KINDS = (
+    REGRESSION,
+    IMPROVEMENT,
+    UNDER_LOAD,
+    UNDECIDED,
+    BROKEN,
+    NOT_MEASURED,
+    NOT_APPLICABLE,
+)
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
-PAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.md")  # a page in the output folder, by its name
+# A page in the output folder, by its name.
+PAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.md")
 WATCHED_AT = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
 
 

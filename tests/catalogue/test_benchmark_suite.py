@@ -107,7 +107,9 @@ def test_what_pytest_reads_above_the_suite_and_through_links_is_in_its_digest(tm
     suite_digest(folder)  # a link back up is walked once, not for ever
 
 
-def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(tmp_path, monkeypatch):
+def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(
+    tmp_path, monkeypatch
+):
     """Issue 57 #12: ``--pytest-benchmark /`` was a traceback (a folder of /proc gone or unreadable), and /usr was
     walked whole (28,259 files) before the 2,000-file refusal."""
     with pytest.raises(UsageError, match=r"^--pytest-benchmark /: over "):
@@ -145,12 +147,15 @@ def pytest_benchmark_python(tmp_path_factory):
     made = subprocess.run(
         [*uv, "venv", "-q", "-p", python, str(venv)], capture_output=True, text=True, timeout=300
     )
-    installed = made.returncode == 0 and not subprocess.run(
-        [*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *RUNNER],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    ).returncode
+    installed = (
+        made.returncode == 0
+        and not subprocess.run(
+            [*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *RUNNER],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        ).returncode
+    )
     if not installed:
         pytest.skip("pytest-benchmark could not be installed here")
     return venv / "bin" / "python"

@@ -15,9 +15,9 @@ from harness.errors import HarnessError, UsageError
 from harness.install.index import (
     Listing,
     installs_together,
-    newest_installable,
     load_listing,
     nearby,
+    newest_installable,
     pair_with_jaxlib,
     parse_pip_listing,
     pip_versions,
@@ -193,7 +193,8 @@ def fake_wheel(folder, name, version, tag="py3-none-any", requires=()):
     with zipfile.ZipFile(path, "w") as wheel:
         wheel.writestr(f"{info}/METADATA", metadata)
         wheel.writestr(
-            f"{info}/WHEEL", f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n"
+            f"{info}/WHEEL",
+            f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n",
         )
         wheel.writestr(f"{info}/RECORD", "")
     return path
