@@ -17,6 +17,7 @@ from harness.commands import workflow
 from harness.errors import HarnessError
 from harness.measure.guardian import guarded
 from harness.measure.lifetime import follow_parent
+from harness.render.text import terminal
 
 
 class Terminated(KeyboardInterrupt):
@@ -53,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         with guarded() if argv is None else contextlib.nullcontext():
             return workflow(args.command)(checked)
     except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+        # A path or name in the message may hold an escape sequence (an OSC title, a cleared screen).
+        print(f"harness: error: {terminal(exc)}", file=sys.stderr)
         return exc.exit_code
     except (
         ModuleNotFoundError
