@@ -163,6 +163,10 @@ def pytest_benchmark_python(tmp_path_factory):
 
 SUITES = {
     "plain tests only": ("def test_p():\n    assert sum([1]) == 1\n", "ran no benchmark"),
+    "a test that ends the process": (
+        "import os\n\ndef test_b(benchmark):\n    os._exit(0)\n",
+        "exited with code 0, but pytest-benchmark ran no benchmark",
+    ),
     "no collection": (
         "import no_such_module_57\n\ndef test_b(benchmark):\n    benchmark(sum, [1])\n",
         "could not collect the suite (exit 2): test_b.py: E   ModuleNotFoundError: No module named "
