@@ -23,6 +23,7 @@ from harness.store.files import parse_document, read_bounded
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_SUMMARY_BYTES = 16 * 2**20
+MAX_TARGETS = 500  # --scripts takes 50, a suite is one, the catalogue a few dozen
 Run = Callable[[list[str]], int]
 
 
@@ -33,6 +34,10 @@ def drafts(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
     targets = summary.get("targets", [])
     if not isinstance(targets, list):
         raise UsageError("not a watch summary (its targets are not a list)")
+    if len(targets) > MAX_TARGETS:  # each may start a nox session
+        raise UsageError(
+            f"not a watch summary ({len(targets):,} targets; a watch has at most {MAX_TARGETS})"
+        )
     found = []
     for number, target in enumerate(targets, start=1):
         name = target.get("target") if isinstance(target, dict) else None

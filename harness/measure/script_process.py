@@ -348,7 +348,9 @@ def run_script(
         "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         * 1024,  # Linux reports KiB
     }
-    if code == 0 and env.get(SUITE_PATH) and not suite.programs:  # a test ended pytest's process itself
+    if (
+        code == 0 and env.get(SUITE_PATH) and not suite.programs
+    ):  # a test ended pytest's process itself
         said = "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the process?)"
         return ProcessRun(0, RunStatus.FAILED, f"python {path.name} {said}", script=record)
     if code != 0:

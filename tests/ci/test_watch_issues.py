@@ -62,6 +62,10 @@ def test_what_is_not_a_watch_summary_is_one_line(tmp_path, capsys):
         {"schema": "jax-repro-harness/watch", "targets": "script-a"},
         {"schema": "jax-repro-harness/watch", "targets": [{"issue": ["--case", "a"]}]},
         {"schema": "jax-repro-harness/watch", "targets": [["--case", "a"]]},
+        {
+            "schema": "jax-repro-harness/watch",
+            "targets": [{"target": f"t{n}", "issue": ["--case", "a"]} for n in range(501)],
+        },
         '{"schema": "jax-repro-harness/watch", "targets": ' + "[" * 100_000 + "]" * 100_000 + "}",
     ],
 )
