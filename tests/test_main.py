@@ -512,3 +512,14 @@ def test_calibrate_refuses_bad_input_before_running_anything(argv, message, caps
     assert len(err.splitlines()) == 1, err
     assert err.startswith("harness: error:") and message in err
     assert not (tmp_path / "results").exists()
+
+
+def test_an_error_naming_a_path_with_an_escape_sequence_prints_no_escape(tmp_path, capsys):
+    """Issue 57, a hostile input of the watch's: ``--pytest-benchmark $'x\\e]0;title\\a'`` (a folder without a test)
+    printed its ESC and BEL raw in the ``harness: error:`` line, setting the terminal's title."""
+    folder = tmp_path / "suite\x1b]0;owned\x07"
+    folder.mkdir()
+    assert main(["watch", "--pytest-benchmark", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("harness: error: ") and "no Python file in it" in err
+    assert "\x1b" not in err and "\x07" not in err

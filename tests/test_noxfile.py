@@ -339,6 +339,12 @@ class RangeSession(RecordingSession):
         (Path(self.cache_dir) / "jax-index.json").write_text(json.dumps(listing))
 
 
+def planned(tmp_path, command: str) -> Path:
+    """The release plan a session wrote for ``command``: one file, named by its content."""
+    [plan] = (tmp_path / ".cache").glob(f"{command}-releases-*.json")
+    return plan
+
+
 def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path):
     session = RangeSession(
         tmp_path, "async_dispatch", "--claim", "--good", "0.4.35", "--bad", "0.5.3"
@@ -346,7 +352,7 @@ def test_bisect_session_plans_every_release_of_the_range_from_the_index(tmp_path
     noxfile.bisect(session)
     assert session.installed == [("-e", ".[report]", "pip")]
     [(args, env)] = session.ran
-    plan = tmp_path / ".cache" / "bisect-releases.json"
+    plan = planned(tmp_path, "bisect")
     assert args == (
         "python",
         "-m",
@@ -389,7 +395,7 @@ def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends
         "the releases install into venvs of their own"
     )
     [(args, env)] = session.ran
-    plan = tmp_path / ".cache" / "triage-releases.json"
+    plan = planned(tmp_path, "triage")
     assert args == (
         "python",
         "-m",
@@ -417,10 +423,25 @@ def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends
     )
 
 
+def test_two_sessions_of_one_name_with_other_ranges_keep_their_own_plans(tmp_path):
+    """Issue 57 #9: two triages at once shared ``.nox/.cache/triage-releases.json``; the second's plan replaced the
+    first's before its harness read it, which then refused it as bad input ("does not run from ...")."""
+    first = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
+    noxfile.triage(first)
+    [(args, _)] = first.ran
+    plan = Path(args[args.index("--releases") + 1])
+    second = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.26", "--to", "0.4.30")
+    noxfile.triage(second)
+    [(again, _)] = second.ran
+    assert [e.jax for e in read_plan(plan)] == ["0.4.31", "0.4.33", "0.4.34"], "the first's, still"
+    other = Path(again[again.index("--releases") + 1])
+    assert [e.jax for e in read_plan(other)][::4] == ["0.4.26", "0.4.30"]
+
+
 def test_a_triage_of_a_range_plans_that_range(tmp_path):
     session = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
     noxfile.triage(session)
-    envs = read_plan(tmp_path / ".cache" / "triage-releases.json")
+    envs = read_plan(planned(tmp_path, "triage"))
     assert [e.jax for e in envs] == ["0.4.31", "0.4.33", "0.4.34"]
 
 
@@ -459,7 +480,7 @@ def test_watch_session_plans_the_newest_release_on_the_index_and_the_one_before(
         "the releases install into venvs of their own"
     )
     [(args, env)] = session.ran
-    plan = tmp_path / ".cache" / "watch-releases.json"
+    plan = planned(tmp_path, "watch")
     assert args == (
         "python",
         "-m",
@@ -485,10 +506,8 @@ def test_watch_session_plans_the_newest_release_on_the_index_and_the_one_before(
 def test_a_watch_with_a_baseline_plans_that_pair(tmp_path):
     session = RangeSession(tmp_path, "--case", "async_dispatch", "--baseline", "0.4.31")
     noxfile.watch(session)
-    planned = [e.jax for e in read_plan(tmp_path / ".cache" / "watch-releases.json")]
-    assert planned == ["0.4.31", "0.12.0.1"], (
-        "the newest against the baseline named, nothing between"
-    )
+    pair = [e.jax for e in read_plan(planned(tmp_path, "watch"))]
+    assert pair == ["0.4.31", "0.12.0.1"], "the newest against the baseline named, nothing between"
     [(args, _)] = session.ran
     assert args.count("--baseline") == 1 and "--release" in args
 
@@ -535,7 +554,7 @@ def test_a_watched_release_the_index_does_not_offer_is_refused_after_listing(tmp
     assert (
         "jax 0.4.32 is not an installable release on the package index" in capsys.readouterr().err
     )
-    assert not (tmp_path / ".cache" / "watch-releases.json").exists()
+    assert not list((tmp_path / ".cache").glob("watch-releases*.json"))
 
 
 @pytest.mark.parametrize(
@@ -585,7 +604,7 @@ def test_a_range_under_a_gpu_profile_installs_the_cuda_build_into_venvs_of_its_o
     noxfile.bisect(session)
     [(args, env)] = session.ran
     assert args[-4:-2] == ("--profile", "cuda12") and env == PROFILE_BY_NAME["cuda12"].env
-    envs = read_plan(tmp_path / ".cache" / "bisect-releases.json")
+    envs = read_plan(planned(tmp_path, "bisect"))
     assert envs[2].venv == tmp_path / "release-jax-0.4.37-cuda12", "apart from the CPU build's venv"
     assert envs[2].install == ("-e", ".", "jax[cuda12]==0.4.37"), (
         "the extra picks jaxlib and the CUDA plugin"
@@ -606,10 +625,10 @@ def test_cpu_profiles_share_one_venv_per_release(tmp_path):
         "--profile",
         "cpu8",
         "--releases",
-        str(tmp_path / ".cache" / "sweep-releases.json"),
+        str(planned(tmp_path, "sweep")),
     )
     assert env == PROFILE_BY_NAME["cpu8"].env
-    envs = read_plan(tmp_path / ".cache" / "sweep-releases.json")
+    envs = read_plan(planned(tmp_path, "sweep"))
     assert [e.venv.name for e in envs] == ["release-jax-0.4.35", "release-jax-0.4.36"]
     assert envs[0].install == ("-e", ".", "jax==0.4.35", "jaxlib==0.4.35")
 
@@ -738,7 +757,7 @@ def test_issue_session_takes_any_release_on_the_index_and_plans_every_one(tmp_pa
         "the session's venv holds the harness, never JAX"
     )
     [(args, env)] = session.ran
-    plan = tmp_path / ".cache" / "issue-releases.json"
+    plan = planned(tmp_path, "issue")
     assert args == (
         "python",
         "-m",

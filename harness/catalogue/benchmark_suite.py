@@ -8,18 +8,22 @@ script's are.
 
 The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its text
 or arguments, which results and pages record: a path names a home folder.  What identifies the suite
-instead is a digest of its files (``suite_digest``), written into the script, so results of two versions
-of a suite are never mixed, and a watch remembers a suite only while its files stay the same.
+instead is a digest of its files (``suite_digest``): those of its folder, links followed, and the conftests
+and configuration pytest reads above it up to its rootdir, written into the script, so results of two
+versions of a suite are never mixed, and a watch remembers a suite only while its files stay the same.
 Standard library only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from fnmatch import fnmatch
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.store.files import DocumentProblem, read_bounded
 
 SUITE_PATH = (
     "HARNESS_PYTEST_SUITE"  # not JAX_: results record JAX_ variables, and this one is a path
@@ -28,47 +32,131 @@ RUNNER = ("pytest", "pytest-benchmark")
 # What a suite's behaviour depends on, as pytest collects it: test modules, conftests, configuration.
 SUITE_FILES = ("*.py", "*.ini", "*.toml", "*.cfg", "*.json", "*.yaml", "*.yml", "*.txt")
 MAX_FILES, MAX_BYTES = 2000, 64 * 2**20
+# Entries (files and folders) looked at before a folder is refused as larger than a suite: `/usr` is refused
+# after these, not after walking all of it.
+MAX_ENTRIES = 20_000
 SKIPPED_FOLDERS = {"__pycache__", ".git", ".nox", ".venv", ".pytest_cache", ".benchmarks"}
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+# What pytest reads above the suite's folder: its configuration file and the conftests from the folder that
+# holds it (pytest's rootdir) down.  A folder holding one of these with pytest's section is that rootdir.
+ABOVE = ("conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+ROOT_MARKS = {
+    "pytest.ini": b"",
+    ".pytest.ini": b"",
+    "pyproject.toml": b"[tool.pytest",
+    "tox.ini": b"[pytest]",
+    "setup.cfg": b"[tool:pytest]",
+}
+MAX_LEVELS = 64
 
 
-def suite_files(suite: Path) -> list[Path]:
-    """The files of the suite its digest covers, in a fixed order; UsageError when there is no such suite or it
-    is larger than a benchmark suite is."""
-    if suite.is_file():
-        return [suite]
-    if not suite.is_dir():
-        raise UsageError(f"--pytest-benchmark {suite}: no such file or folder")
-    found = sorted(
-        path
-        for pattern in SUITE_FILES
-        for path in suite.rglob(pattern)
-        if path.is_file()
-        and not path.is_symlink()
-        and not SKIPPED_FOLDERS & set(path.relative_to(suite).parts)
-    )
-    if len(found) > MAX_FILES:
-        raise UsageError(
-            f"--pytest-benchmark {suite}: {len(found)} files, more than the {MAX_FILES} a suite may have"
-        )
-    if not any(path.suffix == ".py" for path in found):
-        raise UsageError(f"--pytest-benchmark {suite}: no Python file in it")
+def _too_many(suite: Path, what: str) -> UsageError:
+    return UsageError(f"--pytest-benchmark {suite}: {what}; no benchmark suite is that large")
+
+
+def _walk(suite: Path) -> list[tuple[str, Path]]:
+    """The suite folder's files (by their path inside it) as pytest collects them: links to files and folders
+    followed, each folder once; UsageError as soon as it is larger than a suite, or a folder cannot be read."""
+    found: list[tuple[str, Path]] = []
+    seen: set[tuple[int, int]] = set()
+    looked, stack = 0, [suite]
+    while stack:
+        folder = stack.pop()
+        try:
+            info = folder.stat()
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            raise UsageError(
+                f"--pytest-benchmark {suite}: {folder} cannot be read ({exc.strerror or exc})"
+            ) from None
+        looked += len(entries)
+        if looked > MAX_ENTRIES:
+            raise _too_many(suite, f"over {MAX_ENTRIES:,} files and folders")
+        folders = []
+        for entry in entries:
+            path = Path(entry.path)
+            if _is(entry, "dir"):
+                if entry.name not in SKIPPED_FOLDERS:
+                    folders.append(path)
+            elif _is(entry, "file") and any(fnmatch(entry.name, p) for p in SUITE_FILES):
+                found.append((path.relative_to(suite).as_posix(), path))
+        if len(found) > MAX_FILES:
+            raise _too_many(suite, f"over the {MAX_FILES} files a suite may have")
+        stack += reversed(folders)  # walked in order of name
+    return sorted(found)
+
+
+def _is(entry: os.DirEntry[str], kind: str) -> bool:
+    """Whether a folder's entry is a folder (or a file), its link followed; a link to nothing is neither."""
+    try:
+        return entry.is_dir() if kind == "dir" else entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_rootdir(folder: Path) -> bool:
+    for name, mark in ROOT_MARKS.items():
+        path = folder / name
+        if path.is_file():
+            try:
+                if mark in read_bounded(path, limit=MAX_BYTES):
+                    return True
+            except (OSError, DocumentProblem):
+                return True  # a configuration pytest cannot read either: no folder above is reached
+    return False
+
+
+def files_above(suite: Path) -> list[tuple[str, Path]]:
+    """pytest's configuration and conftests in the folders above the suite (a file suite: from its own folder),
+    up to the one that holds pytest's configuration, each by its path from the suite (``../conftest.py``)."""
+    resolved = suite.resolve()
+    folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
+    if level:
+        if _is_rootdir(folder):
+            return []
+        folder = folder.parent
+    found: list[tuple[str, Path]] = []
+    for _ in range(MAX_LEVELS):
+        found += [
+            ("../" * level + name, folder / name) for name in ABOVE if (folder / name).is_file()
+        ]
+        if _is_rootdir(folder) or folder.parent == folder:
+            break
+        folder, level = folder.parent, level + 1
     return found
 
 
+def suite_files(suite: Path) -> list[tuple[str, Path]]:
+    """The files the suite's digest covers, each by its path from the suite, in a fixed order: its own, then those
+    above it pytest reads; UsageError when there is no such suite or it is larger than a benchmark suite is."""
+    if suite.is_file():
+        own = [(suite.name, suite)]
+    elif not suite.is_dir():
+        raise UsageError(f"--pytest-benchmark {suite}: no such file or folder")
+    else:
+        own = _walk(suite)
+    if not any(name.endswith(".py") for name, _ in own):
+        raise UsageError(f"--pytest-benchmark {suite}: no Python file in it")
+    return own + files_above(suite)
+
+
 def suite_digest(suite: Path) -> str:
-    """SHA-256 over the suite's files, each by its path inside the suite and its content."""
+    """SHA-256 over the suite's files, each by its path from the suite and its content."""
     digest, total = hashlib.sha256(), 0
-    root = suite if suite.is_dir() else suite.parent
-    for path in suite_files(suite):
+    for name, path in suite_files(suite):
         try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise UsageError(f"--pytest-benchmark: {path} cannot be read: {exc.strerror}") from None
+            content = read_bounded(path, limit=MAX_BYTES)
+        except (OSError, DocumentProblem) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise UsageError(f"--pytest-benchmark: {path} cannot be read: {why}") from None
         total += len(content)
         if total > MAX_BYTES:
             raise UsageError(f"--pytest-benchmark {suite}: over {MAX_BYTES:,} bytes of files")
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(name.encode() + b"\0")
         digest.update(hashlib.sha256(content).digest())
     return digest.hexdigest()
 
@@ -86,12 +174,15 @@ def wrapper_text(digest: str) -> str:
     return f'''# /// script
 # dependencies = [{dependencies}]
 # ///
-"""Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
+\"\"\"Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
 
 The suite's path comes from ${SUITE_PATH}; the harness reads each benchmark's rounds from the JSON
-pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.
-"""
+pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.  A run where no benchmark ran (plain tests only, a
+suite that does not collect) fails, its cause the last line on standard error: never judged on the time
+pytest took.
+\"\"\"
 
+import json
 import os
 import sys
 
@@ -102,16 +193,49 @@ sys.dont_write_bytecode = True  # nothing written into the suite's folders (pyte
 # run for one of its workers and disable itself.
 for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
     del os.environ[name]
-sys.exit(
-    pytest.main(
-        [
-            os.environ["{SUITE_PATH}"],
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--benchmark-only",
-            "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
-        ]
-    )
+
+
+class CollectionErrors:
+    \"\"\"The modules pytest could not collect, each with the last line of its error.\"\"\"
+
+    def __init__(self):
+        self.errors = []
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
+            last = lines[-1] if lines else "error"
+            module = report.nodeid.split("::")[0].rsplit("/", 1)[-1]  # the folders above may name a home
+            self.errors.append(f"{{module or 'the suite'}}: {{last}}")
+
+
+def benchmarks_run(path):
+    try:
+        with open(path, "rb") as handle:
+            return len(json.loads(handle.read(2**20 * 64)).get("benchmarks") or [])
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+collected = CollectionErrors()
+code = pytest.main(
+    [
+        os.environ["{SUITE_PATH}"],
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-only",
+        "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
+    ],
+    plugins=[collected],
 )
+if collected.errors:
+    said = "; ".join(collected.errors)
+    print(f"pytest could not collect the suite (exit {{int(code)}}): {{said}}", file=sys.stderr)
+    sys.exit(int(code) or 2)
+if int(code) == 0 and not benchmarks_run(os.environ["HARNESS_BENCHMARK_JSON"]):
+    said = "no test of the suite used the benchmark fixture (--benchmark-only skips the others)"
+    print(f"pytest-benchmark ran no benchmark: {{said}}", file=sys.stderr)
+    sys.exit(5)
+sys.exit(code)
 '''

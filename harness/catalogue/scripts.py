@@ -83,6 +83,8 @@ def read_script(
         info = path.stat()
         mode, size = info.st_mode, info.st_size
     except FileNotFoundError:
+        if path.is_symlink():
+            raise UsageError(f"script {path} is a link to nothing") from None
         raise UsageError(f"script not found: {path}") from None
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None

@@ -11,7 +11,6 @@ harness's dependencies.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -19,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UsageError
+from harness.render.text import one_line
+from harness.store.files import parse_document, read_bounded
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_SUMMARY_BYTES = 16 * 2**20
+MAX_TARGETS = 500  # --scripts takes 50, a suite is one, the catalogue a few dozen
 Run = Callable[[list[str]], int]
 
 
@@ -29,16 +31,29 @@ def drafts(summary: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """(target, ``nox -s issue`` posargs) for each regression to draft; UsageError for a summary that is not one."""
     if summary.get("schema") != "jax-repro-harness/watch":
         raise UsageError("not a watch summary (its schema is not jax-repro-harness/watch)")
+    targets = summary.get("targets", [])
+    if not isinstance(targets, list):
+        raise UsageError("not a watch summary (its targets are not a list)")
+    if len(targets) > MAX_TARGETS:  # each may start a nox session
+        raise UsageError(
+            f"not a watch summary ({len(targets):,} targets; a watch has at most {MAX_TARGETS})"
+        )
     found = []
-    for target in summary.get("targets", []):
+    for number, target in enumerate(targets, start=1):
+        name = target.get("target") if isinstance(target, dict) else None
+        if not isinstance(name, str):
+            raise UsageError(f"not a watch summary (its target {number} has no name)")
         posargs = target.get("issue") or []
         if not isinstance(posargs, list) or not all(isinstance(a, str) for a in posargs):
-            raise UsageError(
-                f"target {str(target.get('target'))[:60]!r}: its issue arguments are not strings"
-            )
+            raise UsageError(f"target {shown(name)!r}: its issue arguments are not strings")
         if posargs and not target.get("remembered"):
-            found.append((str(target["target"]), posargs))
+            found.append((name, posargs))
     return found
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """A summary's string for the job's log: one line, its control characters (ESC) as U+FFFD."""
+    return one_line(text[:limit])
 
 
 def _nox(posargs: list[str]) -> int:
@@ -52,7 +67,8 @@ def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
     due = drafts(summary)
     for target, posargs in due:
         print(
-            f"[watch] drafting the issue of {target}: nox -s issue -- {' '.join(posargs)}",
+            f"[watch] drafting the issue of {shown(target)}: nox -s issue -- "
+            + shown(" ".join(posargs), 2000),
             flush=True,
         )
         if run([*posargs, "--out", str(out)]) != 0:
@@ -60,7 +76,9 @@ def draft_all(summary: dict[str, Any], out: Path, run: Run = _nox) -> int:
     if not due:
         print("[watch] no new regression: no issue to draft")
     for target in failed:
-        print(f"[watch] the issue of {target} could not be drafted (its lines above say why)")
+        print(
+            f"[watch] the issue of {shown(target)} could not be drafted (its lines above say why)"
+        )
     return 1 if failed else 0
 
 
@@ -72,15 +90,13 @@ def main(argv: Sequence[str] | None = None, run: Run = _nox) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        data = args.summary.read_bytes()
-        if len(data) > MAX_SUMMARY_BYTES:
-            raise UsageError(f"{args.summary}: over {MAX_SUMMARY_BYTES:,} bytes, no watch summary")
-        summary = json.loads(data)
+        # Bounded, never waiting on a FIFO, /dev/zero refused as no regular file, nesting bounded.
+        summary = parse_document(read_bounded(args.summary, limit=MAX_SUMMARY_BYTES))
         if not isinstance(summary, dict):
             raise UsageError(f"{args.summary}: not a watch summary")
         return draft_all(summary, args.out, run)
-    except (OSError, ValueError) as exc:
-        print(f"harness: error: {args.summary}: {exc}", file=sys.stderr)
+    except (OSError, ValueError) as exc:  # DocumentProblem among them
+        print(f"harness: error: {shown(str(args.summary), 300)}: {exc}", file=sys.stderr)
         return 2
     except UsageError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)

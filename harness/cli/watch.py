@@ -145,7 +145,8 @@ def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
         folder: Path = args.scripts
         if not folder.is_dir():
             raise UsageError(f"--scripts {folder}: no such folder")
-        scripts = sorted(p for p in folder.glob("*.py") if p.is_file() and not p.is_symlink())
+        # A link is watched as `--script` takes one, by the link's name; one to nothing is refused, never skipped.
+        scripts = sorted(p for p in folder.glob("*.py") if p.is_symlink() or not p.is_dir())
         if not scripts:
             raise UsageError(f"--scripts {folder}: no *.py script in it")
         if len(scripts) > MAX_SCRIPTS:

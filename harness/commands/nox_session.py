@@ -13,6 +13,7 @@ nox's own (``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the sessi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -33,7 +34,7 @@ from harness.cli.sessions import (
 from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.install.environments import Environments, Prepared
-from harness.install.index import Listing, load_listing
+from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.interpreters import interpreter
 from harness.install.venvs import ReleaseEnv, ensure, release_env, write_plan
 from harness.measure.lifetime import follow_parent
@@ -96,9 +97,15 @@ def ready(places: Places, release: Release, profile: Profile, say: Say) -> Relea
 
 
 def release_plan(places: Places, command: str, releases: list[Release], profile: Profile) -> Path:
-    """What each release installs and where its venv is, for the harness ``command`` to install on demand."""
-    plan = places.cache / f"{command}-releases.json"
-    write_plan(plan, [places.env(r, profile) for r in releases if profile.applies_to(r)])
+    """What each release installs and where its venv is, for the harness ``command`` to install on demand; named by
+    its content, so two sessions of one name with other ranges at once never read each other's plan."""
+    envs = [places.env(r, profile) for r in releases if profile.applies_to(r)]
+    content = json.dumps(
+        [[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs]
+    )
+    digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+    plan = places.cache / f"{command}-releases-{digest}.json"
+    write_plan(plan, envs)
     return plan
 
 
@@ -176,10 +183,13 @@ def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launc
     return Launch([*request.harness_argv, "--releases", str(plan)])
 
 
-def watch(places: Places, posargs: Sequence[str]) -> Launch:
+def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
     request = watch_view(posargs)
     listing = listing_of(places)
-    pair = watched_pair([jax for jax, _ in listing.pairs], request.release, request.baseline)
+    versions = [jax for jax, _ in listing.pairs]
+    if request.release is None:  # the newest: one that installs with the jaxlib it is paired with
+        versions = newest_installable(listing, say, installs_together)
+    pair = watched_pair(versions, request.release, request.baseline)
     releases = [on_index(listing, version) for version in pair]
     for release in releases:
         if not request.profile.applies_to(release):
@@ -203,7 +213,7 @@ def prepare(
     if session == "issue":
         return issue(places, posargs, say)
     if session == "watch":
-        return watch(places, posargs)
+        return watch(places, posargs, say)
     return release_range(places, session, posargs)
 
 

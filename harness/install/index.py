@@ -99,6 +99,55 @@ def pair_with_jaxlib(
     return pairs
 
 
+# pip's words for requirements that cannot be met together, as against an index it could not ask.
+UNRESOLVABLE = (
+    "ResolutionImpossible",
+    "conflicting dependencies",
+    "No matching distribution found",
+)
+
+
+def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
+    """None when pip, for ``python``, resolves jax ``jax`` with jaxlib ``jaxlib`` (a dry run: nothing installed);
+    else why not in one line.  The listing pairs a jax with the newest jaxlib below it where its own has no
+    wheel for this Python, which is right for a jax release that had none (0.4.37) and wrong for one whose
+    jaxlib's wheels are not there yet: jax's own requirements tell them apart.  HarnessError when pip could
+    not ask the index."""
+    command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
+    command += [f"jax=={jax}", f"jaxlib=={jaxlib}"]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise HarnessError(f"cannot ask the index with {' '.join(command)}: {exc}") from None
+    if done.returncode == 0:
+        return None
+    if any(words in done.stderr for words in UNRESOLVABLE) and not any(
+        pattern.search(done.stderr) for pattern in UNREACHED
+    ):
+        return f"jax {jax} does not install with jaxlib {jaxlib}, the newest with a wheel for this Python"
+    raise HarnessError(
+        f"cannot ask the index whether jax {jax} installs: {why_no_listing(done.stderr)}"
+    )
+
+
+def newest_installable(
+    listing: Listing, say: Callable[[str], None], check: Callable[[str, str, str], str | None]
+) -> list[str]:
+    """The listing's jax releases, less the newest ones that do not install with the jaxlib they are paired with
+    (each said in a line): a release whose jaxlib has no wheel for this Python yet is left out, never watched
+    with an older jaxlib.  Only a jax paired with a jaxlib of another number is asked about."""
+    pairs = list(listing.pairs)
+    while pairs and pairs[-1][0] != pairs[-1][1]:
+        problem = check(listing.python, *pairs[-1])
+        if problem is None:
+            break
+        say(f"jax {pairs[-1][0]} left out: {problem} (its own jaxlib has no wheel for it yet?)")
+        pairs.pop()
+    return [jax for jax, _ in pairs]
+
+
 @dataclass(frozen=True)
 class Listing:
     """Installable (jax, jaxlib) pairs, oldest first, as listed for one interpreter at one time."""

@@ -25,6 +25,7 @@ from harness.install.index import Listing
 from harness.install.subprocesses import run_whole
 from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
+from harness.store.files import replace_file
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
@@ -85,7 +86,8 @@ def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
 def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
     rows = [{**asdict(env), "install": list(env.install), "venv": str(env.venv)} for env in envs]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rows, indent=1))
+    # Whole: another session may be reading the same plan.
+    replace_file(path, json.dumps(rows, indent=1))
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.catalogue.benchmark_suite import SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
@@ -347,6 +348,11 @@ def run_script(
         "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         * 1024,  # Linux reports KiB
     }
+    if (
+        code == 0 and env.get(SUITE_PATH) and not suite.programs
+    ):  # a test ended pytest's process itself
+        said = "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the process?)"
+        return ProcessRun(0, RunStatus.FAILED, f"python {path.name} {said}", script=record)
     if code != 0:
         if code < 0:
             name = (

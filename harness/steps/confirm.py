@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from harness.measure.cells import PlannedRun
+from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.steps.probes import Pair, ReleaseProber
 from harness.steps.ready import Probe
@@ -42,7 +44,26 @@ class PairConfirmer:
             also=lambda r: is_confirmation(r, processes) and label in r.result.interleaved_with,
         )
 
+    def stored_meanwhile(self, missing: Mapping[Pair, tuple[str, ...]], reused: set[str]) -> Reuse:
+        """What the confirmation reuses, asked under the folder lock: every pair's two results, where another run
+        into the folder (a triage or watch of the same pair) stored them while this one waited on the lock;
+        all or none, since both halves of a pair come from one run."""
+
+        def found(item: PlannedRun, side: Side) -> StoredResult | None:
+            halves: dict[str, StoredResult] = {}
+            for pair in missing:
+                for release, partner in (pair, pair[::-1]):
+                    result = self.confirmation(release, partner)
+                    if result is None:
+                        return None
+                    halves.setdefault(release, result)
+            reused.add(side.release)
+            return halves.get(side.release)
+
+        return found
+
     def __call__(self, pairs: Mapping[Pair, tuple[str, ...]]) -> dict[Pair, tuple[Probe, Probe]]:
+        reused: set[str] = set()
         missing = {
             (a, b): moved
             for (a, b), moved in pairs.items()
@@ -56,7 +77,8 @@ class PairConfirmer:
             )
             metrics = tuple(dict.fromkeys(m for moved in missing.values() for m in moved))
             deciding = dataclasses.replace(self.prober, decide_metrics=metrics)
-            deciding.measure_together(releases, anew=True, pairs=missing)
+            taken = self.stored_meanwhile(missing, reused)
+            deciding.measure_together(releases, anew=True, pairs=missing, taken=taken)
         found = {}
         for before, after in pairs:
             probes = []
@@ -65,6 +87,8 @@ class PairConfirmer:
                 how = (
                     "stored"
                     if (before, after) not in missing or result is None
+                    else "stored by another run meanwhile"
+                    if release in reused
                     else "measured again"
                 )
                 count = f" ({len(result.result.processes)} processes)" if result else ""

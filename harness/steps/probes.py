@@ -116,6 +116,7 @@ class ReleaseProber:
         anew: bool = False,
         decide: str = CHANGES,
         pairs: Mapping[Pair, tuple[str, ...]] | None = None,
+        taken: runner.Reuse | None = None,  # with ``anew``: reused after all, asked under the lock
     ) -> None:
         """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
         one side each, their case processes alternating in rounds, so that load and drift fall on all of
@@ -124,12 +125,11 @@ class ReleaseProber:
         claim alone flipped, gets no looks: the claim is settled over the planned processes).
 
         The probes then find the results stored; a release that cannot be installed is left to its
-        probe, which says why.
+        probe, which says why.  Each is looked for again under the folder lock (another run's, meanwhile).
         """
         wanted = [release for release in releases if anew or self.reuse.reusable(release) is None]
-        # Looked at again under the results folder's lock: another run into it may have stored one meanwhile.
         reused: set[str] = set()
-        reuse = None if anew else self.reuse.under_lock(reused)
+        reuse = taken if anew else self.reuse.under_lock(reused)
         sides = self.readiness.sides(wanted, self.progress)
         measured = interleaved(self.measurement, sides, self.processes, decide, pairs, reuse=reuse)
         self.together.update(set(measured) - reused)

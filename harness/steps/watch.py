@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,8 @@ from harness.analysis.significance import Thresholds
 from harness.steps.bisection import CLAIM
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
-from harness.store.files import DocumentProblem, child, read_bounded, replace_file
+from harness.store.bounds import string_problem
+from harness.store.files import DocumentProblem, child, parse_document, read_bounded, replace_file
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 
@@ -212,7 +214,10 @@ def _not_run(probe: Probe) -> str:
     if probe.result is None:
         return probe.note
     detail = probe.result.result.detail.strip().splitlines()
-    return f"{probe.result.status}" + (f": {detail[-1][:300]}" if detail else "")
+    status, last = str(probe.result.status), (detail[-1][:300] if detail else "")
+    if last.startswith(status):  # "not installable (the newest versions): …" says its status itself
+        return last
+    return status + (f": {last}" if last else "")
 
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
@@ -361,6 +366,50 @@ def first_regression(watched: TargetWatch) -> Finding | None:
     )
 
 
+TARGET_KINDS = ("case", "script", "pytest-benchmark")
+FINDING_KINDS = (
+    REGRESSION,
+    IMPROVEMENT,
+    UNDER_LOAD,
+    UNDECIDED,
+    BROKEN,
+    NOT_MEASURED,
+    NOT_APPLICABLE,
+)
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
+# A page in the output folder, by its name.
+PAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}\.md")
+WATCHED_AT = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC")
+
+
+def _ratio_problem(ratio: float | None) -> bool:
+    return ratio is not None and not (math.isfinite(ratio) and ratio > 0)
+
+
+def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None:
+    """What makes a memory file's watch one no watch wrote (its fields reach watch.md, stdout and watch.json,
+    which must pass docs/watch.schema.json), or None."""
+    strings = [f.text for f in watched.findings] + [f.metric for f in watched.findings]
+    strings += [*watched.why, *watched.issue]
+    strings += [v for found in watched.libraries.values() for pair in found.items() for v in pair]
+    checks = {
+        "its target": watched.target == target and bool(NAME.fullmatch(target)),
+        "its kind": watched.kind in TARGET_KINDS,
+        "a finding's kind": all(f.kind in FINDING_KINDS for f in watched.findings),
+        "a ratio": not any(_ratio_problem(f.ratio) for f in watched.findings)
+        and not any(_ratio_problem(r) for r in watched.detectable.values() if r != math.inf),
+        "a load": all(
+            NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes
+            for load in watched.loads
+        ),
+        "its page": not watched.page or bool(PAGE.fullmatch(watched.page)),
+        "its time": bool(WATCHED_AT.fullmatch(when)),
+        "its releases": all(NAME.fullmatch(release) for release in watched.libraries),
+        "a string": not any(string_problem(text) for text in strings),
+    }
+    return next((what for what, holds in checks.items() if not holds), None)
+
+
 def memory_key(material: Mapping[str, Any]) -> str:
     """The digest a remembered watch is filed under: of everything that would make a new watch measure
     something else (``material``, canonical JSON)."""
@@ -381,15 +430,18 @@ class Memory:
     def recall(self, target: str, key: str) -> TargetWatch | None:
         """The watch filed under ``key``, or None: none, or a file that is not one (measured again, then)."""
         try:
-            data = json.loads(
+            data = parse_document(
                 read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
             )
             if data.get("key") != key:
                 return None
             watched = TargetWatch.from_json(data["watch"])
+            when = data.get("watched_at")
         except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
             return None
-        return dataclasses.replace(watched, remembered=str(data.get("watched_at", "")))
+        if not isinstance(when, str) or recalled_problem(watched, target, when):
+            return None  # a file tampered with is no memory: measured again
+        return dataclasses.replace(watched, remembered=when)
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str

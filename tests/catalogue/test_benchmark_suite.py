@@ -1,12 +1,28 @@
 """A pytest-benchmark suite as a script: identified by its files' digest, never by where it lies."""
 
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from harness.catalogue.benchmark_suite import SUITE_PATH, suite_digest, wrapper_name, wrapper_text
+from harness.catalogue import benchmark_suite
+from harness.catalogue.benchmark_suite import (
+    RUNNER,
+    SUITE_PATH,
+    suite_digest,
+    wrapper_name,
+    wrapper_text,
+)
 from harness.catalogue.script_deps import read_inline
 from harness.errors import UsageError
 from harness.host.environment import allowed_variables
+from harness.install.venvs import uv_command
 from harness.measure.benchmark_json import BENCHMARK_JSON
+from tests.conftest import REPO
 
 
 def suite(tmp_path, text="def test_b(benchmark):\n    benchmark(sum, [1])\n"):
@@ -53,3 +69,145 @@ def test_the_variables_that_carry_the_suite_s_paths_are_never_recorded(tmp_path)
     scratch file's must not be among them."""
     environ = {SUITE_PATH: str(tmp_path / "bench"), BENCHMARK_JSON: str(tmp_path / "b.json")}
     assert allowed_variables({**environ, "JAX_ENABLE_X64": "1"}) == {"JAX_ENABLE_X64": "1"}
+
+
+def test_what_pytest_reads_above_the_suite_and_through_links_is_in_its_digest(tmp_path):
+    """Issue 57 #3: a conftest.py or pytest.ini above the watched folder, and a test module that is a link, are
+    read by pytest; an edit to any of them is another suite, never "not measured again"."""
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    repo.mkdir()
+    elsewhere.mkdir()
+    folder = suite(repo)
+    before = suite_digest(folder)
+    (repo / "conftest.py").write_text("import pytest\n")
+    with_conftest = suite_digest(folder)
+    assert with_conftest != before, "a conftest above the suite"
+    (repo / "conftest.py").write_text("import pytest  # the fixture now does 100x the work\n")
+    assert suite_digest(folder) != with_conftest
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --benchmark-min-rounds=100\n")
+    configured = suite_digest(folder)
+    assert configured != with_conftest, "pytest's configuration file above the suite"
+    (tmp_path / "conftest.py").write_text("# above pytest's rootdir: never loaded\n")
+    assert suite_digest(folder) == configured, "the folder holding pytest.ini is the last one read"
+    (folder / "conftest.py").write_text("# beside a file suite\n")
+    alone = suite(elsewhere) / "test_b.py"
+    assert suite_digest(folder / "test_b.py") != suite_digest(alone), "a file suite's own conftest"
+    (folder / "conftest.py").unlink()
+
+    shared = tmp_path / "shared_test_heavy.py"
+    shared.write_text("def test_h(benchmark):\n    benchmark(sum, [1])\n")
+    (folder / "test_heavy.py").symlink_to(shared)
+    linked = suite_digest(folder)
+    shared.write_text("def test_h(benchmark):\n    benchmark(sum, [1] * 100)\n")
+    assert suite_digest(folder) != linked, "a test module that is a link: its content counts"
+    unlinked = suite_digest(folder)
+    (folder / "more").symlink_to(elsewhere / "bench", target_is_directory=True)
+    assert suite_digest(folder) != unlinked, "pytest walks linked folders"
+    (folder / "loop").symlink_to(folder, target_is_directory=True)
+    suite_digest(folder)  # a link back up is walked once, not for ever
+
+
+def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(
+    tmp_path, monkeypatch
+):
+    """Issue 57 #12: ``--pytest-benchmark /`` was a traceback (a folder of /proc gone or unreadable), and /usr was
+    walked whole (28,259 files) before the 2,000-file refusal."""
+    with pytest.raises(UsageError, match=r"^--pytest-benchmark /: over "):
+        suite_digest(Path("/"))
+    big = tmp_path / "big"
+    (big / "a").mkdir(parents=True)
+    for number in range(benchmark_suite.MAX_FILES + 1):
+        (big / "a" / f"test_{number}.py").write_text("")
+    for number in range(30):
+        (big / "z" / str(number)).mkdir(parents=True)
+    listed = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(
+        benchmark_suite.os, "scandir", lambda path: listed.append(path) or real_scandir(path)
+    )
+    with pytest.raises(UsageError, match="over the 2000 files a suite may have"):
+        suite_digest(big)
+    assert not [path for path in listed if "z" in Path(path).relative_to(big).parts], (
+        "nothing walked past the bound"
+    )
+    monkeypatch.setattr(benchmark_suite, "MAX_ENTRIES", 40)
+    with pytest.raises(UsageError, match="over 40 files and folders"):
+        suite_digest(big)
+
+
+@pytest.fixture(scope="module")
+def pytest_benchmark_python(tmp_path_factory):
+    """A venv holding pytest and pytest-benchmark, as a suite's side has (made with uv from its cache or the
+    index)."""
+    uv = uv_command()
+    if uv is None:
+        pytest.skip("uv is not installed")
+    venv = tmp_path_factory.mktemp("pytest-benchmark") / "venv"
+    python = sys.executable
+    made = subprocess.run(
+        [*uv, "venv", "-q", "-p", python, str(venv)], capture_output=True, text=True, timeout=300
+    )
+    installed = (
+        made.returncode == 0
+        and not subprocess.run(
+            [*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *RUNNER],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        ).returncode
+    )
+    if not installed:
+        pytest.skip("pytest-benchmark could not be installed here")
+    return venv / "bin" / "python"
+
+
+SUITES = {
+    "plain tests only": ("def test_p():\n    assert sum([1]) == 1\n", "ran no benchmark"),
+    "a test that ends the process": (
+        "import os\n\ndef test_b(benchmark):\n    os._exit(0)\n",
+        "exited with code 0, but pytest-benchmark ran no benchmark",
+    ),
+    "no collection": (
+        "import no_such_module_57\n\ndef test_b(benchmark):\n    benchmark(sum, [1])\n",
+        "could not collect the suite (exit 2): test_b.py: E   ModuleNotFoundError: No module named "
+        "'no_such_module_57'",
+    ),
+}
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("kind", list(SUITES))
+def test_a_suite_where_no_benchmark_ran_fails_with_pytest_s_own_cause(
+    tmp_path, pytest_benchmark_python, kind
+):
+    """Issue 57 #4: a suite of plain tests (skipped by --benchmark-only) was judged on pytest's process time alone,
+    "no change found". #13: a suite that does not collect was reported with pytest-benchmark's warning, pytest's
+    collection error never shown. Each process now fails with the cause as its detail's last line, which the
+    watch says ("could not be measured … failed: …")."""
+    text, cause = SUITES[kind]
+    folder = suite(tmp_path, text)
+    wrapper = tmp_path / "pytest-bench.py"
+    wrapper.write_text(wrapper_text(suite_digest(folder)))
+    program = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from harness.measure.script_process import run_script\n"
+        "path = Path(sys.argv[1])\n"
+        "done = run_script(path, sys.argv[2], 300)\n"
+        "print(json.dumps({'status': str(done.status), 'detail': done.detail,"
+        " 'programs': sorted(done.programs)}))\n"
+    )
+    digest = hashlib.sha256(wrapper.read_bytes()).hexdigest()
+    environ = {**os.environ, SUITE_PATH: str(folder), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [str(pytest_benchmark_python), "-c", program, str(wrapper), digest],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    measured = json.loads(done.stdout.splitlines()[-1])
+    assert measured["status"].endswith("failed"), measured
+    last = measured["detail"].strip().splitlines()
+    assert cause in "\n".join(last[-2:]), measured["detail"]
+    assert "PytestBenchmarkWarning" not in last[-1]

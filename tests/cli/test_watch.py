@@ -85,3 +85,19 @@ def test_the_why_s_budget_is_per_target_as_a_triage_s():
     assert options.why_budget_s == 600 and checked().why_budget_s is None
     [case] = options.cases
     assert range_options(Target(case, "case"), options, "0.4.31", "0.4.33").why_budget_s == 600
+
+
+def test_a_folder_s_linked_scripts_are_watched_and_a_link_to_nothing_is_refused(tmp_path):
+    """Issue 57 #14: links in --scripts were skipped without a word; a folder of links was "no *.py script"."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "real_one.py").write_text("print(1)\n")
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    (folder / "linked.py").symlink_to(kept / "real_one.py")
+    options = checked("--scripts", str(folder))
+    [case] = options.cases
+    assert case.name == "script-linked" and case.path == (kept / "real_one.py").resolve()
+    (folder / "gone.py").symlink_to(tmp_path / "no-such.py")
+    with pytest.raises(UsageError, match=r"gone\.py is a link to nothing"):
+        checked("--scripts", str(folder))

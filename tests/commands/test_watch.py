@@ -315,3 +315,36 @@ def test_a_real_watch_of_a_pytest_benchmark_suite_takes_each_benchmark_s_rounds(
     assert all(str(tmp_path) not in json.dumps(result) for result in stored), (
         "the suite's path in no result"
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "planted"),
+    [
+        ("watched_at", '2026-12-01 <img src=x onerror="alert(1)">\x1b]0;owned\x07'),
+        ("page", "javascript:alert(1)"),
+        ("loads", [{"release": "<img src=x>", "loaded": -1, "processes": 8}]),
+    ],
+)
+def test_a_memory_file_s_fields_are_checked_on_recall(tmp_path, capsys, field, planted):
+    """Issue 57 #7: a memory file's fields reached watch.md (the CI job's summary) and stdout raw (HTML, links,
+    ESC), and watch.json then failed its own schema. A file no watch wrote is measured again (each field:
+    tests/steps/test_watch.py)."""
+    stored_pair(tmp_path, first=(1, 3), again=(1, 3))
+    assert watch(tmp_path) == 1
+    [remembered] = (tmp_path / "memory").iterdir()
+    document = json.loads(remembered.read_text())
+    if field == "watched_at":
+        document["watched_at"] = planted
+    else:
+        document["watch"][field] = planted
+    remembered.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert watch(tmp_path) == 1
+    said = capsys.readouterr()
+    assert "not measured again" not in said.err, "a tampered memory is measured again"
+    [target] = summary(tmp_path)["targets"]  # held to docs/watch.schema.json
+    assert target["remembered"] is None
+    markdown = (tmp_path / "out" / "watch.md").read_text()
+    for text in (markdown, said.out):
+        assert "<img" not in text and "<b>" not in text and "\x1b" not in text
+        assert "javascript:" not in text and "example.com" not in text

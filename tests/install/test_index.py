@@ -1,16 +1,23 @@
 """The releases on the package index: pip's listing, jaxlib pairing, the range, the cache."""
 
+import functools
+import http.server
 import json
 import os
 import subprocess
+import threading
+import zipfile
 
 import pytest
 
+from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.install.index import (
     Listing,
+    installs_together,
     load_listing,
     nearby,
+    newest_installable,
     pair_with_jaxlib,
     parse_pip_listing,
     pip_versions,
@@ -175,3 +182,82 @@ def test_a_listing_cache_that_takes_no_writes_still_lists(tmp_path):
         "py", tmp_path / "cache" / "jax-index.json", lister=lambda p, n: ["0.4.31"]
     )
     assert listing.pairs == [("0.4.31", "0.4.31")]
+
+
+def fake_wheel(folder, name, version, tag="py3-none-any", requires=()):
+    """A wheel pip can read the metadata of (nothing in it is ever installed: the index's dry runs only)."""
+    info = f"{name}-{version}.dist-info"
+    path = folder / f"{name}-{version}-{tag}.whl"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {r}\n" for r in requires)
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(f"{info}/METADATA", metadata)
+        wheel.writestr(
+            f"{info}/WHEEL",
+            f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: {tag}\n",
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+    return path
+
+
+@pytest.fixture
+def local_index(tmp_path, monkeypatch):
+    """A package index on 127.0.0.1: jax 0.12.0, 0.12.0.1 and 0.12.1, each asking for its own jaxlib; jaxlib
+    0.12.1 only as a wheel no Python here takes (its wheels for this Python not uploaded yet)."""
+    files = tmp_path / "files"
+    files.mkdir()
+    wheels = [fake_wheel(files, "jax", v, requires=[f"jaxlib=={v}"]) for v in VERSIONS]
+    wheels += [fake_wheel(files, "jaxlib", v) for v in VERSIONS[:2]]
+    wheels.append(fake_wheel(files, "jaxlib", "0.12.1", tag="cp399-cp399-manylinux2014_x86_64"))
+    simple = tmp_path / "simple"
+    for package in ("jax", "jaxlib"):
+        (simple / package).mkdir(parents=True)
+        links = "".join(
+            f'<a href="/files/{w.name}">{w.name}</a>\n'
+            for w in wheels
+            if w.name.startswith(f"{package}-")
+        )
+        (simple / package / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
+    handler = functools.partial(QuietHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    yield
+    server.shutdown()
+
+
+VERSIONS = ("0.12.0", "0.12.0.1", "0.12.1")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.skipif(
+    subprocess.run(["python3", "-m", "pip", "--version"], capture_output=True).returncode != 0,
+    reason="needs a python3 with pip",
+)
+def test_a_jax_whose_jaxlib_has_no_wheel_for_this_python_yet_is_not_the_newest(local_index):
+    """Issue 57 #10: jax 0.12.1 was paired with jaxlib 0.12.0.1 (the newest with a wheel here) and watched as "the
+    newest"; it then stored as not installable. It is left out, said in a line, and the pair is the one before."""
+    pairs = pair_with_jaxlib(pip_versions("python3", "jax"), pip_versions("python3", "jaxlib"))
+    assert pairs[-1] == ("0.12.1", "0.12.0.1"), "pip lists jaxlib 0.12.1 for no Python here"
+    said = []
+    versions = newest_installable(Listing("python3", pairs, 0.0), said.append, installs_together)
+    assert versions == ["0.12.0", "0.12.0.1"]
+    [line] = said
+    assert line.startswith("jax 0.12.1 left out: jax 0.12.1 does not install with jaxlib 0.12.0.1")
+    assert watched_pair(versions, None, None) == ("0.12.0", "0.12.0.1")
+    assert installs_together("python3", "0.12.0.1", "0.12.0.1") is None
+
+
+def test_a_release_paired_with_an_older_jaxlib_that_installs_with_it_stays_the_newest():
+    asked = []
+    listing = Listing("py", [("0.4.36", "0.4.36"), ("0.4.37", "0.4.36")], 0.0)
+    found = newest_installable(listing, asked.append, lambda *pair: asked.append(pair))
+    assert found == ["0.4.36", "0.4.37"] and asked == [("py", "0.4.37", "0.4.36")]

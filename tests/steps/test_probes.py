@@ -455,3 +455,42 @@ def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reus
     assert confirmer.confirmation("0.4.30", "0.4.31").result.id == "early", (
         "decided before its budget ran out"
     )
+
+
+class RacedConfirmation(FakeMeasure):
+    """Another triage or watch of the same pair stores both halves of its confirmation while this one waits on the
+    folder lock (what the measurement's ``reuse`` then takes is not measured)."""
+
+    def __call__(self, plan, sides, settings, results_dir, **kwargs):
+        for side in sides:
+            others = [other.label for other in sides if other is not side]
+            record = in_processes_of(
+                15,
+                side.release,
+                id=f"other-watch-{side.release}",
+                interleaved_with=others,
+                settings={"processes": 5, "decide": "changes", "max_processes": 20},
+            )
+            write_result(self.results, record)
+        reuse = kwargs.get("reuse")
+        taken = {s.label: found for s in sides if reuse and (found := reuse(plan[0], s))}
+        measured = super().__call__(
+            plan, [s for s in sides if s.label not in taken], settings, results_dir
+        )
+        return [*measured, *(Measured(s, None, taken[s.label]) for s in sides if s.label in taken)]
+
+
+def test_a_confirmation_another_run_stored_while_this_one_waited_on_the_lock_is_reused(
+    tmp_path, monkeypatch
+):
+    """Issue 57 #6: two triages (or watches) into one results folder both measured the confirmation; the second,
+    after its wait on the folder lock, now takes the first's."""
+    monkeypatch.setattr(venvs, "ensure", lambda env: None)
+    raced = RacedConfirmation(tmp_path / "results")
+    probe, _ = prober(tmp_path, measure=raced)
+    confirmer = confirm.PairConfirmer(dataclasses.replace(probe, max_processes=20))
+    found = confirmer({("0.4.30", "0.4.31"): ("eager.wall_ns",)})
+    assert [call.sides for call in raced.calls] == [[]], "nothing measured"
+    before, after = found[("0.4.30", "0.4.31")]
+    assert (before.result.id, after.result.id) == ("other-watch-0.4.30", "other-watch-0.4.31")
+    assert before.note.startswith("stored by another run meanwhile with jax 0.4.31")

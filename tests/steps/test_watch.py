@@ -182,3 +182,84 @@ def test_a_link_planted_at_a_memory_file_is_neither_read_nor_written_through(tmp
     memory.remember(key, {}, watch, "now")
     assert not planted.is_symlink() and json.loads(planted.read_text())["watched_at"] == "now"
     assert json.loads(outside.read_text())["watched_at"] == "then", "never written through"
+PLANTED = [
+    ("watched_at", '2026-12-01 <img src=x onerror="alert(1)">'),
+    ("watched_at", "\x1b]0;owned\x07\x1b[2J"),
+    ("page", "javascript:alert(1)"),
+    ("page", "x.md) [click](https://example.com"),
+    ("page", "../../elsewhere.md"),
+    ("kind", "<b>case</b>"),
+    ("target", "script-x\x1b[31m"),
+    ("loads", [{"release": "<img src=x>", "loaded": 0, "processes": 8}]),
+    ("loads", [{"release": "0.4.31", "loaded": -1, "processes": 8}]),
+    ("findings", [{"kind": "<script>", "metric": "", "text": "x", "ratio": None}]),
+    ("findings", [{"kind": "regression", "metric": "", "text": "x", "ratio": -2.0}]),
+    ("findings", [{"kind": "regression", "metric": "", "text": "\ud800", "ratio": 2.0}]),
+    ("detectable", {"eager.wall_ns": 0}),
+    ("libraries", {"<img src=x>": {}}),
+]
+
+
+@pytest.mark.parametrize(("field", "planted"), PLANTED)
+def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, field, planted):
+    """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its schema)."""
+    memory = Memory(tmp_path)
+    watch = TargetWatch(
+        "script-x",
+        "script",
+        (Finding("regression", "json.t", "json.t: slower ×3", 3.0),),
+        (SideLoad("0.4.31", 0, 8),),
+        {"json.t": 1.2},
+        "triage-x.md",
+        libraries={"0.4.31": {"numpy": "2.0.1"}},
+    )
+    key = memory_key({"pair": ["0.4.31", "0.4.33"]})
+    memory.remember(key, {}, watch, "2026-12-02 10:00 UTC")
+    assert memory.recall("script-x", key) is not None
+    [path] = tmp_path.iterdir()
+    document = json.loads(path.read_text())
+    if field == "watched_at":
+        document["watched_at"] = planted
+    else:
+        document["watch"][field] = planted
+    path.write_text(json.dumps(document))
+    assert memory.recall("script-x", key) is None
+
+
+class UninstallableRelease(SkippingReleases):
+    """The newer release stored not installable, its detail the resolver's line, as the environments write it."""
+
+    def __call__(self, release, again=False):
+        from pathlib import Path
+
+        from harness.steps.probes import Probe
+        from harness.store.results import StoredResult
+        from tests.conftest import derive, real_result
+
+        if release == "old":
+            return FakeReleases.__call__(self, release, again)
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"),
+            release=release,
+            status="not installable",
+            detail="not installable (the newest versions): jaxlib>=0.12.1 has no wheel for cp312",
+        )
+        return Probe(release, StoredResult.from_document(Path(f"{release}.json"), data), "fake")
+
+
+def test_a_release_stored_not_installable_is_said_once_not_not_installable_twice():
+    """Issue 57 #10: "not installable: not installable (the newest versions): …"."""
+    scales = {"old": 1, "new": 1}
+    found = triage(
+        ["old", "new"],
+        UninstallableRelease(scales),
+        FakeConfirmer(UninstallableRelease(scales)),
+        metrics=None,
+        with_claim=True,
+        thresholds=Thresholds(),
+    )
+    [finding] = findings(found)
+    assert finding.text == (
+        "could not be measured on jax new (ran on old): not installable (the newest versions): "
+        "jaxlib>=0.12.1 has no wheel for cp312"
+    )
