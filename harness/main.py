@@ -8,15 +8,19 @@ bug in the harness, not in the input.  The commands themselves live in
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import sys
 
+from harness.cli import routing
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
 from harness.errors import HarnessError
+from harness.host import installed_jax
 from harness.measure.guardian import guarded
 from harness.measure.lifetime import follow_parent
+from harness.pins import PROFILE_BY_NAME
 
 
 class Terminated(KeyboardInterrupt):
@@ -36,6 +40,25 @@ def _paths_print_whatever_their_bytes() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def installed_here(argv: list[str]) -> list[str] | None:
+    """As the installed program: a command line that needs releases (or an environment this one lacks) goes to
+    its packaged nox session (None once it returns); one that measures the JAX installed here gets the profile
+    for its devices, whose flags it then runs under."""
+    here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
+    session = routing.session_for(argv, here, os.environ)
+    if session is not None:
+        from harness.commands import packaged_sessions
+
+        packaged_sessions.drive(session, argv, here.jax)
+        return None
+    profile = installed_jax.device_profile() if here.jax else None
+    with_profile = routing.device_profile_argv(argv, profile)
+    if with_profile != argv and profile is not None:
+        for name, value in PROFILE_BY_NAME[profile].env.items():
+            os.environ.setdefault(name, value)  # before any case process starts JAX; the user's own win
+    return with_profile
+
+
 def main(argv: list[str] | None = None) -> int:
     """The harness's command line; ``argv`` None: this process's own, run as the program it is.
 
@@ -46,9 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     _paths_print_whatever_their_bytes()
     try:
+        line = argv
         if argv is None:
             follow_parent(signal.SIGTERM)
-        args = parse(sys.argv[1:] if argv is None else argv)
+            line = installed_here(sys.argv[1:])
+            if line is None:
+                return 0  # not reached: the packaged nox session replaced this process
+        args = parse(line)
         checked = COMMANDS[args.command].check(args)
         with guarded() if argv is None else contextlib.nullcontext():
             return workflow(args.command)(checked)
