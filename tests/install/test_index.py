@@ -8,6 +8,8 @@ import pytest
 
 from harness.errors import HarnessError, UsageError
 from harness.install.index import (
+    index_url,
+    unreachable_index,
     Listing,
     load_listing,
     nearby,
@@ -175,3 +177,21 @@ def test_a_listing_cache_that_takes_no_writes_still_lists(tmp_path):
         "py", tmp_path / "cache" / "jax-index.json", lister=lambda p, n: ["0.4.31"]
     )
     assert listing.pairs == [("0.4.31", "0.4.31")]
+
+
+@pytest.mark.parametrize("setting", ["UV_OFFLINE", "PIP_NO_INDEX", "UV_NO_INDEX"])
+def test_an_index_turned_off_is_unreachable_without_asking(setting):
+    assert unreachable_index({setting: "1"}) == f"{setting} is set"
+    assert unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None  # no jax/ there
+
+
+def test_an_index_that_refuses_is_named_with_why():
+    reason = unreachable_index({"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple"}, timeout_s=5)
+    assert reason is not None and reason.startswith("http://127.0.0.1:9/simple/jax/ could not be reached")
+
+
+def test_a_local_mirror_is_reachable_where_it_has_a_folder_for_jax(tmp_path):
+    (tmp_path / "simple" / "jax").mkdir(parents=True)
+    assert unreachable_index({"PIP_INDEX_URL": (tmp_path / "simple").as_uri()}) is None
+    assert index_url({"UV_INDEX_URL": "https://a/simple https://b/simple"}) == "https://a/simple"
+    assert index_url({}) == "https://pypi.org/simple"
