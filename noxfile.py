@@ -27,11 +27,10 @@ from nox.command import CommandFailed
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import pins
 from harness.cli import sessions as views
-from harness.cli.routing import DRIVEN
 from harness.errors import UsageError
 from harness.host import gpu
 from harness.install.interpreters import interpreter
-from harness.pins import DEFAULT_RELEASE, RELEASE_BY_VERSION, Profile, Release
+from harness.pins import DEFAULT_RELEASE, DRIVEN, RELEASE_BY_VERSION, Profile, Release
 
 HERE = Path(__file__).resolve().parent
 PYTHON = interpreter(DEFAULT_RELEASE.python)

@@ -55,7 +55,9 @@ def installed_here(argv: list[str]) -> list[str] | None:
     with_profile = routing.device_profile_argv(argv, profile)
     if with_profile != argv and profile is not None:
         for name, value in PROFILE_BY_NAME[profile].env.items():
-            os.environ.setdefault(name, value)  # before any case process starts JAX; the user's own win
+            os.environ.setdefault(
+                name, value
+            )  # before any case process starts JAX; the user's own win
     return with_profile
 
 
@@ -69,12 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     _paths_print_whatever_their_bytes()
     try:
-        line = argv
         if argv is None:
             follow_parent(signal.SIGTERM)
-            line = installed_here(sys.argv[1:])
-            if line is None:
-                return 0  # not reached: the packaged nox session replaced this process
+        line = installed_here(sys.argv[1:]) if argv is None else argv
+        if line is None:
+            return 0  # not reached: the packaged nox session replaced this process
         args = parse(line)
         checked = COMMANDS[args.command].check(args)
         with guarded() if argv is None else contextlib.nullcontext():

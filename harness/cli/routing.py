@@ -14,12 +14,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# Set in a driven nox's environment: every harness command below it runs as it is (and the sessions work in the
-# folder the user typed the command in).
-DRIVEN = "JAX_REPRO_DRIVEN"
+from harness.pins import (
+    DRIVEN,  # in a driven nox's environment: every harness command below it runs as it is
+)
+
 HELP = ("-h", "--help")
 # The commands a plan makes the command's own; without it, their nox session.
-PLANNED = {"triage": "--releases", "bisect": "--releases", "sweep": "--releases", "watch": "--releases"}
+PLANNED = {
+    "triage": "--releases",
+    "bisect": "--releases",
+    "sweep": "--releases",
+    "watch": "--releases",
+}
 # Those that need the package index wherever they run: what a machine without one is told.
 NEED_THE_INDEX = ("matrix", "triage", "bisect", "sweep", "watch", "issue", "run --jax")
 MEASURE_HERE = ("run", "search", "calibrate")

@@ -30,9 +30,10 @@ from pathlib import Path
 
 from harness.catalogue.discovery import DEFAULT_CASES_DIR
 from harness.cli import sessions
-from harness.cli.routing import DRIVEN, NEED_THE_INDEX
+from harness.cli.routing import NEED_THE_INDEX
 from harness.errors import UsageError
 from harness.install.index import unreachable_index
+from harness.pins import DRIVEN
 
 CACHE_SETTING = "JAX_REPRO_CACHE"
 PROJECT_FILES = ("noxfile.py", "pyproject.toml", "README.md")
@@ -103,7 +104,9 @@ def materialized(cache: Path) -> Path:
         for name, path in files.items():
             target = fresh / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(path.read_bytes())  # the bytes only: a read-only install's modes stay behind
+            target.write_bytes(
+                path.read_bytes()
+            )  # the bytes only: a read-only install's modes stay behind
         (fresh / DIGEST_FILE).write_text(wanted)
         if project.exists():
             old = cache / f"project.{os.getpid()}.old"
@@ -142,12 +145,8 @@ def index_refusal(session: str, reason: str, jax_here: str | None) -> str:
 def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path) -> list[str]:
     """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs as typed."""
     noxfile, envdir = project / "noxfile.py", cache / "nox"
-    return [sys.executable, "-m", "nox", "-f", str(noxfile), "--envdir", str(envdir)] + [
-        "-s",
-        session,
-        "--",
-        *posargs,
-    ]
+    where = ["-f", str(noxfile), "--envdir", str(envdir)]
+    return [sys.executable, "-m", "nox", *where, "-s", session, "--", *posargs]
 
 
 def drive(

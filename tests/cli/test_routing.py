@@ -1,6 +1,7 @@
 import pytest
 
-from harness.cli.routing import DRIVEN, Here, device_profile_argv, session_for
+from harness.cli.routing import Here, device_profile_argv, session_for
+from harness.pins import DRIVEN
 
 BARE = Here(jax=None, report_extra=False)  # a uvx tool environment: the harness, nox and uv
 JAX_BOX = Here(jax="0.4.35", report_extra=True)  # a machine with JAX installed

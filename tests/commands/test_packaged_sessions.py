@@ -8,16 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.routing import DRIVEN
 from harness.commands import packaged_sessions
 from harness.commands.packaged_sessions import cache_root, drive, materialized
 from harness.errors import UsageError
 from harness.install import venvs
 from harness.install.interpreters import interpreter
-from harness.pins import DEFAULT_RELEASE
+from harness.pins import DEFAULT_RELEASE, DRIVEN
 
 from ..conftest import REPO
-
 
 
 @pytest.fixture
@@ -45,7 +43,9 @@ def test_the_project_is_copied_once_and_again_when_the_package_changed(tmp_path,
     source = tmp_path / "src"
     source.mkdir()
     (source / "noxfile.py").write_text("# upgraded\n")
-    monkeypatch.setattr(packaged_sessions, "project_files", lambda: {"noxfile.py": source / "noxfile.py"})
+    monkeypatch.setattr(
+        packaged_sessions, "project_files", lambda: {"noxfile.py": source / "noxfile.py"}
+    )
     assert (materialized(tmp_path) / "noxfile.py").read_text() == "# upgraded\n"
     assert not (project / "cases").exists()  # the old copy is gone whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project", "project.lock", "src"]
@@ -63,7 +63,14 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
     [(program, command, env)] = ran
     cache = tmp_path / "cache"
     assert program == sys.executable and command[1:3] == ["-m", "nox"]
-    assert command[3:9] == ["-f", str(cache / "project" / "noxfile.py"), "--envdir", str(cache / "nox"), "-s", "triage"]
+    assert command[3:9] == [
+        "-f",
+        str(cache / "project" / "noxfile.py"),
+        "--envdir",
+        str(cache / "nox"),
+        "-s",
+        "triage",
+    ]
     assert command[9:] == ["--", *argv[1:]]
     assert env[DRIVEN] == "1"
 
@@ -76,7 +83,9 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
         (["run", "--case", "scan_sync", "--sides", "p.json"], "--sides is for `nox -s matrix`"),
     ],
 )
-def test_bad_input_is_refused_here_before_nox_starts(tmp_path, monkeypatch, reachable, argv, message):
+def test_bad_input_is_refused_here_before_nox_starts(
+    tmp_path, monkeypatch, reachable, argv, message
+):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError, match=message.replace(".", r"\.")):
         drive(argv[0], argv, None, reachable, lambda *call: pytest.fail("nox started"))
@@ -86,10 +95,17 @@ def test_bad_input_is_refused_here_before_nox_starts(tmp_path, monkeypatch, reac
 def test_an_unreachable_index_is_one_line_naming_the_commands_that_need_it(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError) as refused:
-        drive("sweep", ["sweep", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"],
-              "0.4.35", {"UV_OFFLINE": "1"}, lambda *call: pytest.fail("nox started"))
+        drive(
+            "sweep",
+            ["sweep", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"],
+            "0.4.35",
+            {"UV_OFFLINE": "1"},
+            lambda *call: pytest.fail("nox started"),
+        )
     line = str(refused.value)
-    assert "\n" not in line and line.startswith("sweep installs jax releases from the package index")
+    assert "\n" not in line and line.startswith(
+        "sweep installs jax releases from the package index"
+    )
     assert "UV_OFFLINE is set" in line and "triage" in line and "run --jax" in line
     assert "with the jax 0.4.35 installed here, `jax-repro run`, `search`" in line
 
@@ -99,8 +115,15 @@ def test_a_machine_with_jax_and_no_index_is_told_so_by_the_program(tmp_path):
     env = {**os.environ, "UV_OFFLINE": "1"}
     env.pop(DRIVEN, None)
     argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
-    done = subprocess.run([sys.executable, "-m", "harness", *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("harness: error: triage installs jax releases from the package index")
@@ -154,7 +177,12 @@ def nox_driven(tool: Path, argv: list[str], cwd: Path, **env: str) -> subprocess
     environ.update(PYTHONDONTWRITEBYTECODE="1", **env)
     return subprocess.run(
         [str(tool / "bin" / "jax-repro"), *argv],
-        cwd=cwd, env=environ, capture_output=True, text=True, timeout=900, check=False,
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
 
 
@@ -195,7 +223,9 @@ def test_the_installed_command_runs_a_release_from_an_empty_folder_and_reuses_it
     assert len(list((user / "res").rglob("*.json"))) == 1
     [script_env] = (cache / "nox").glob("script-env-*")
     made = script_env.stat().st_mtime_ns
-    report = nox_driven(tool, ["report", "--results", "res", "--out", "pages"], user, JAX_REPRO_CACHE=str(cache))
+    report = nox_driven(
+        tool, ["report", "--results", "res", "--out", "pages"], user, JAX_REPRO_CACHE=str(cache)
+    )
     assert report.returncode == 0, report.stderr[-3000:]
     assert (user / "pages" / "index.md").is_file()
     second = nox_driven(tool, run, user, JAX_REPRO_CACHE=str(cache))

@@ -8,14 +8,14 @@ import pytest
 
 from harness.errors import HarnessError, UsageError
 from harness.install.index import (
-    index_url,
-    unreachable_index,
     Listing,
+    index_url,
     load_listing,
     nearby,
     pair_with_jaxlib,
     parse_pip_listing,
     pip_versions,
+    unreachable_index,
     why_no_listing,
 )
 from tests.conftest import FIXTURES
@@ -182,12 +182,16 @@ def test_a_listing_cache_that_takes_no_writes_still_lists(tmp_path):
 @pytest.mark.parametrize("setting", ["UV_OFFLINE", "PIP_NO_INDEX", "UV_NO_INDEX"])
 def test_an_index_turned_off_is_unreachable_without_asking(setting):
     assert unreachable_index({setting: "1"}) == f"{setting} is set"
-    assert unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None  # no jax/ there
+    assert (
+        unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None
+    )  # no jax/ there
 
 
 def test_an_index_that_refuses_is_named_with_why():
     reason = unreachable_index({"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple"}, timeout_s=5)
-    assert reason is not None and reason.startswith("http://127.0.0.1:9/simple/jax/ could not be reached")
+    assert reason is not None and reason.startswith(
+        "http://127.0.0.1:9/simple/jax/ could not be reached"
+    )
 
 
 def test_a_local_mirror_is_reachable_where_it_has_a_folder_for_jax(tmp_path):
