@@ -51,10 +51,11 @@ def installed_here(argv: list[str]) -> list[str] | None:
 
         packaged_sessions.drive(session, argv, here.jax)
         return None
-    profile = installed_jax.device_profile() if here.jax else None
-    with_profile = routing.device_profile_argv(argv, profile)
-    if with_profile != argv and profile is not None:
-        for name, value in PROFILE_BY_NAME[profile].env.items():
+    with_profile = routing.device_profile_argv(
+        argv, installed_jax.device_profile if here.jax else None
+    )
+    if with_profile != argv:
+        for name, value in PROFILE_BY_NAME[with_profile[-1]].env.items():
             os.environ.setdefault(
                 name, value
             )  # before any case process starts JAX; the user's own win

@@ -11,7 +11,7 @@ or run in the session's venv) is the command's own, as is every one inside a dri
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.pins import (
@@ -65,12 +65,14 @@ def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> 
     return None
 
 
-def device_profile_argv(argv: Sequence[str], profile: str | None) -> list[str]:
+def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] | None) -> list[str]:
     """``argv`` of a command measuring the JAX installed here with ``--profile PROFILE`` added, where the device
-    has a profile (``harness.host.installed_jax.device_profile``) and the command line names none."""
+    has a profile (``profile``: ``harness.host.installed_jax.device_profile``, asked only then) and the command line
+    names none."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command not in MEASURE_HERE or profile is None or given(rest, "--profile"):
         return list(argv)
     if given(rest, "--sides") or any(arg in HELP for arg in rest):
         return list(argv)
-    return [*argv, "--profile", profile]
+    found = profile()
+    return [*argv, "--profile", found] if found else list(argv)

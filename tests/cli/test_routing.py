@@ -55,5 +55,5 @@ def test_inside_a_driven_session_every_command_runs_as_it_is():
     ],
 )
 def test_a_measurement_here_takes_the_device_s_profile_unless_one_is_named(argv, expected):
-    assert device_profile_argv(argv, "cuda12") == expected
-    assert device_profile_argv(argv, None) == argv
+    assert device_profile_argv(argv, lambda: "cuda12") == expected
+    assert device_profile_argv(argv, lambda: None) == argv == device_profile_argv(argv, None)
