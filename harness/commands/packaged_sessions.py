@@ -146,7 +146,8 @@ def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path
     """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs as typed."""
     noxfile, envdir = project / "noxfile.py", cache / "nox"
     where = ["-f", str(noxfile), "--envdir", str(envdir)]
-    return [sys.executable, "-m", "nox", *where, "-s", session, "--", *posargs]
+    # -P: the user's folder is not searched for modules (a nox.py of theirs is not nox).
+    return [sys.executable, "-P", "-m", "nox", *where, "-s", session, "--", *posargs]
 
 
 def drive(

@@ -62,8 +62,8 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
     drive("triage", argv, None, environ, lambda *call: ran.append(call))
     [(program, command, env)] = ran
     cache = tmp_path / "cache"
-    assert program == sys.executable and command[1:3] == ["-m", "nox"]
-    assert command[3:9] == [
+    assert program == sys.executable and command[1:4] == ["-P", "-m", "nox"]
+    assert command[4:10] == [
         "-f",
         str(cache / "project" / "noxfile.py"),
         "--envdir",
@@ -71,7 +71,7 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
         "-s",
         "triage",
     ]
-    assert command[9:] == ["--", *argv[1:]]
+    assert command[10:] == ["--", *argv[1:]]
     assert env[DRIVEN] == "1"
 
 
