@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,7 @@ from harness.cli import sessions as views
 from harness.errors import UsageError
 from harness.host import gpu
 from harness.install.interpreters import interpreter
-from harness.pins import DEFAULT_RELEASE, RELEASE_BY_VERSION, Profile, Release
+from harness.pins import DEFAULT_RELEASE, DRIVEN, RELEASE_BY_VERSION, Profile, Release
 
 HERE = Path(__file__).resolve().parent
 PYTHON = interpreter(DEFAULT_RELEASE.python)
@@ -51,7 +52,8 @@ def install_once(session: nox.Session, *requirements: str, compiled: bool = Fals
     if marker is not None and marker.exists() and marker.read_text() == wanted:
         session.log(f"already installed: {' '.join(requirements)}")
         return
-    session.install(*requirements)
+    with session.chdir(HERE):  # "." is this project, wherever the session works
+        session.install(*requirements)
     if compiled and location:  # exit 1: a module that does not compile, imported from source anyway
         compile_all = ["python", "-m", "compileall", "-q", "-j", "0", f"{location}/lib"]
         session.run_install(*compile_all, success_codes=[0, 1])
@@ -63,9 +65,17 @@ def session_id(release: Release, profile: Profile) -> str:
     return f"jax='{release.jax}', profile='{profile.name}'"
 
 
+def in_users_folder(session: nox.Session) -> None:
+    """Driven by the installed ``jax-repro`` (``harness.commands.packaged_sessions``), a session works in the
+    folder the command was typed in: its paths, ``./results`` and ``./reports`` are the user's, not this copy's."""
+    if os.environ.get(DRIVEN):
+        session.chdir(session.invoked_from)
+
+
 def viewed(session: nox.Session, view: Callable[..., Any], *args: Any) -> Any:
     """The harness's view of the session's posargs: bad input is one line and exit 2, as the harness CLI answers
     (not a failed session), nothing installed."""
+    in_users_folder(session)
     try:
         request = view(*args)
     except UsageError as exc:
@@ -193,6 +203,7 @@ def installing_only() -> bool:
 def rendering_session(session: nox.Session, command: str) -> None:
     """A command that reads stored results and needs no JAX: ``report`` or ``compare``."""
     # A fresh clone has no results yet, and installing needs none.
+    in_users_folder(session)
     request = None if installing_only() else checked(session, command, session.posargs)
     install_once(session, "-e", ".[report]")
     if request is not None:

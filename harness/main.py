@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import os
 import signal
 import sys
 
+from harness.cli import routing
 from harness.cli.parser import COMMANDS, parse
 from harness.commands import workflow
 from harness.errors import HarnessError
+from harness.host import installed_jax
 from harness.measure.guardian import guarded
 from harness.measure.lifetime import follow_parent
+from harness.pins import PROFILE_BY_NAME
 from harness.render.text import terminal
 
 # What a disk or folder says when it takes no write: read-only, full, over quota, not ours, too big.
@@ -41,6 +45,28 @@ def _paths_print_whatever_their_bytes() -> None:
                 reconfigure(errors="backslashreplace")
 
 
+def installed_here(argv: list[str]) -> list[str] | None:
+    """As the installed program: a command line that needs releases (or an environment this one lacks) goes to
+    its packaged nox session (None once it returns); one that measures the JAX installed here gets the profile
+    for its devices, whose flags it then runs under."""
+    here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
+    session = routing.session_for(argv, here, os.environ)
+    if session is not None:
+        from harness.commands import packaged_sessions
+
+        packaged_sessions.drive(session, argv, here.jax)
+        return None
+    with_profile = routing.device_profile_argv(
+        argv, installed_jax.device_profile if here.jax else None
+    )
+    if with_profile != argv:
+        for name, value in PROFILE_BY_NAME[with_profile[-1]].env.items():
+            os.environ.setdefault(
+                name, value
+            )  # before any case process starts JAX; the user's own win
+    return with_profile
+
+
 def main(argv: list[str] | None = None) -> int:
     """The harness's command line; ``argv`` None: this process's own, run as the program it is.
 
@@ -53,7 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv is None:
             follow_parent(signal.SIGTERM)
-        args = parse(sys.argv[1:] if argv is None else argv)
+        line = installed_here(sys.argv[1:]) if argv is None else argv
+        if line is None:
+            return 0  # not reached: the packaged nox session replaced this process
+        args = parse(line)
         checked = COMMANDS[args.command].check(args)
         with guarded() if argv is None else contextlib.nullcontext():
             return workflow(args.command)(checked)

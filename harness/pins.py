@@ -12,6 +12,7 @@ nox's own environment, which has neither JAX nor hypothesis.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from harness.units import version_key
@@ -142,6 +143,17 @@ PROFILE_BY_NAME = {p.name: p for p in PROFILES}
 MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 # The oldest and newest releases: shims are tested and the quick catalogue runs on both in CI.
 EDGES = (RELEASES[0], RELEASES[-1])
+
+
+# Set by the installed ``jax-repro`` in the nox it drives (``harness.commands.packaged_sessions``): the sessions work
+# in the user's folder, and a command offered to the user is typed as ``jax-repro NAME``.
+DRIVEN = "JAX_REPRO_DRIVEN"
+
+
+def session_words(name: str) -> list[str]:
+    """How the user types the command of session ``name``, its options to follow: ``nox -s NAME --`` in a clone,
+    ``jax-repro NAME`` where the installed command drives the sessions."""
+    return ["jax-repro", name] if os.environ.get(DRIVEN) else ["nox", "-s", name, "--"]
 
 
 def nox_profile_words(label: str) -> list[str]:

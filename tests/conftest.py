@@ -41,6 +41,7 @@ def nox_in_repo(
 # tests/test_layout.py holds the list to the modules that call nox.
 NOX_MODULES = (
     "tests/commands/test_libraries.py",
+    "tests/commands/test_packaged_sessions.py",
     "tests/commands/test_release_commands.py",
     "tests/commands/test_watch.py",
     "tests/test_docs_commands.py",

@@ -146,6 +146,12 @@ DOCUMENTED = [command for page in PAGES for command in commands_of(page)]
 def harness_argv(command: Command) -> list[str] | None:
     """The arguments after ``jax-repro`` / ``python -m harness``; None for any other command."""
     argv = list(command.argv)
+    # The command run once from its package (README, "Without cloning"): the same command line after it.
+    for runner in (("uvx", "--from"), ("pipx", "run", "--spec")):
+        if tuple(argv[: len(runner)]) == runner and argv[len(runner) + 1 : len(runner) + 2] == [
+            "jax-repro"
+        ]:
+            argv = argv[len(runner) + 1 :]
     if argv[0] == "jax-repro":
         return argv[1:]
     if argv[0] in ("python", "python3") and argv[1:3] == ["-m", "harness"]:

@@ -158,7 +158,7 @@ def test_the_modules_that_run_nox_are_those_the_suite_runs_on_one_worker():
     worker; one in it that no longer does would keep a worker busy for nothing."""
     from tests.conftest import NOX_MODULES
 
-    calls = re.compile(r"\bnox_(in_repo|session)\(")
+    calls = re.compile(r"\bnox_(in_repo|session|driven)\(")  # nox_driven: the installed jax-repro
     running = sorted(
         path.relative_to(REPO).as_posix()
         for path in (REPO / "tests").rglob("test_*.py")

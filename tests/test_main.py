@@ -523,3 +523,26 @@ def test_an_error_naming_a_path_with_an_escape_sequence_prints_no_escape(tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("harness: error: ") and "no Python file in it" in err
     assert "\x1b" not in err and "\x07" not in err
+def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_flags(monkeypatch):
+    import harness.main as program
+
+    monkeypatch.setattr(program.installed_jax, "version", lambda package="jax": "0.7.2")
+    monkeypatch.setattr(program.installed_jax, "device_profile", lambda: "cuda13")
+    for name in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE", program.routing.DRIVEN):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XLA_FLAGS", "--mine")
+    line = program.installed_here(["run", "--case", "scan_sync"])
+    assert line == ["run", "--case", "scan_sync", "--profile", "cuda13"]
+    assert os.environ["JAX_PLATFORMS"] == "cuda" and os.environ["XLA_FLAGS"] == "--mine"
+
+
+def test_the_program_hands_a_release_command_to_its_packaged_session(monkeypatch):
+    import harness.main as program
+    from harness.commands import packaged_sessions
+
+    driven = []
+    monkeypatch.delenv(program.routing.DRIVEN, raising=False)
+    monkeypatch.setattr(packaged_sessions, "drive", lambda *args: driven.append(args))
+    argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
+    assert program.installed_here(argv) is None
+    assert driven == [("triage", argv, program.installed_jax.version())]

@@ -1,6 +1,7 @@
 """The sessions: posargs checked by the harness before anything is installed, what each installs and runs."""
 
 import ast
+import contextlib
 import json
 import subprocess
 import sys
@@ -183,10 +184,18 @@ class RecordingSession:
         self.posargs = list(posargs)
         self.virtualenv = types.SimpleNamespace(location=None)
         self.installed: list[tuple[str, ...]] = []
+        self.folders: list[str] = []
         self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
         self.ran_installing: list[
             tuple[str, ...]
         ] = []  # in nox's install step, beside the harness's prepare
+
+    invoked_from = "/the/user's/folder"
+
+    def chdir(self, folder: str | Path) -> contextlib.nullcontext:
+        """nox's: the session works in ``folder`` (recorded), back where it was after a ``with`` block."""
+        self.folders.append(str(folder))
+        return contextlib.nullcontext()
 
     def install(self, *args: str) -> None:
         self.installed.append(args)
@@ -973,3 +982,18 @@ def test_install_only_installs_a_rendering_session_without_results(
     monkeypatch.setattr(sys, "argv", ["nox", "-s", name, "--install-only", "--", *session.posargs])
     getattr(noxfile, name)(session)
     assert session.installed == [("-e", ".[report]")] and session.ran == []
+
+
+def test_a_session_driven_by_the_installed_command_works_in_the_user_s_folder(monkeypatch):
+    """``jax-repro`` drives the sessions of its project copy (harness.commands.packaged_sessions): the posargs'
+    paths, ./results and ./reports are the user's; the harness itself installs from the copy."""
+    monkeypatch.delenv(pins.DRIVEN, raising=False)
+    session = RecordingSession()
+    noxfile.in_users_folder(session)
+    noxfile.install_once(session, "-e", ".")
+    assert session.folders == [str(noxfile.HERE)]  # a clone's session works in the clone
+    monkeypatch.setenv(pins.DRIVEN, "1")
+    session = RecordingSession()
+    noxfile.in_users_folder(session)
+    noxfile.install_once(session, "-e", ".")
+    assert session.folders == [RecordingSession.invoked_from, str(noxfile.HERE)]

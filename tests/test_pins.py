@@ -1,5 +1,6 @@
 """The release and profile tables: the only place versions and flags are listed."""
 
+from harness import pins
 from harness.pins import (
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
@@ -88,3 +89,10 @@ def test_index_releases_are_pinned_by_the_tables_rules():
 def test_a_follow_up_nox_command_names_only_a_profile_nox_knows():
     assert nox_profile_words("cpu8") == ["--profile", "cpu8"]
     assert nox_profile_words("default") == [] and nox_profile_words("my-box") == []
+
+
+def test_a_command_offered_to_the_user_is_typed_as_they_run_the_sessions(monkeypatch):
+    monkeypatch.delenv(pins.DRIVEN, raising=False)
+    assert pins.session_words("bisect") == ["nox", "-s", "bisect", "--"]
+    monkeypatch.setenv(pins.DRIVEN, "1")
+    assert pins.session_words("bisect") == ["jax-repro", "bisect"]

@@ -32,7 +32,9 @@ from harness.cli.command import AnyCommand
 DESCRIPTION = (
     "Reproduce and measure JAX performance surprises: run a case or your own script on one or more jax releases "
     "in separate processes, compare the results, find the release (or commit) where a change came in, and draft "
-    "the upstream issue. `jax-repro COMMAND --help` says what each command does."
+    "the upstream issue. `jax-repro COMMAND --help` says what each command does. Installed without a clone, the "
+    "commands that need jax releases (and `jax-repro matrix`: releases × profiles) run the package's nox sessions "
+    "themselves, their venvs in ~/.cache/jax-repro (README, 'Without cloning')."
 )
 
 COMMANDS: dict[str, AnyCommand] = {

@@ -34,7 +34,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside, shown_path
-from harness.pins import PROFILE_BY_NAME, nox_profile_words
+from harness.pins import PROFILE_BY_NAME, nox_profile_words, session_words
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
@@ -177,7 +177,7 @@ def triage_command(options: RangeOptions) -> str:
             "--to",
             versions[1],
         ]
-    words = ["nox", "-s", "triage", "--", *target, *span]
+    words = [*session_words("triage"), *target, *span]
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:

@@ -15,7 +15,10 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,3 +221,36 @@ def load_listing(
     except OSError:
         pass  # a cache that takes nothing (read-only, full): the listing in hand answers this run
     return listing
+
+
+# What says the index is off by choice, before anything asks it.
+OFFLINE_SETTINGS = ("UV_OFFLINE", "UV_NO_INDEX", "PIP_NO_INDEX")
+PROBE_TIMEOUT_S = 10.0
+PYPI = "https://pypi.org/simple"
+
+
+def index_url(environ: Mapping[str, str]) -> str:
+    """The index the installs ask first: uv's or pip's setting, else PyPI."""
+    for name in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL"):
+        if environ.get(name):
+            return environ[name].split()[0]
+    return PYPI
+
+
+def unreachable_index(environ: Mapping[str, str], timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+    """Why the package index cannot give jax here, in a few words; None where it answers for jax."""
+    for name in OFFLINE_SETTINGS:
+        if environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off"):
+            return f"{name} is set"
+    url = index_url(environ).rstrip("/") + "/jax/"
+    if url.startswith("file:"):  # a local mirror: a folder per project
+        folder = urllib.request.url2pathname(urllib.parse.urlparse(url).path)
+        return None if Path(folder).is_dir() else f"{url} is not a folder"
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError as exc:
+        return f"{url} answered {exc.code}"
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        return f"{url} could not be reached ({str(reason)[:120]})"

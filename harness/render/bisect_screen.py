@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.pins import nox_profile_words
+from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.range_screen import (
     Block,
@@ -75,8 +75,8 @@ def _follow_ups(each: Bisected) -> list[str]:
     sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
     tail = [*criterion, *ends, *sizes, *nox_profile_words(setting.profile)]
     target = setting.target_words()
-    commits = ["nox", "-s", "bisect", "--", *target, "--commits", *tail]
-    issue = ["nox", "-s", "issue", "--", *target, *(c for c in criterion if c != "--claim")]
+    commits = [*session_words("bisect"), *target, "--commits", *tail]
+    issue = [*session_words("issue"), *target, *(c for c in criterion if c != "--claim")]
     # A draft names the older release --good and the newer --bad, whatever the bisect's terms.
     issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
     issue += nox_profile_words(setting.profile)

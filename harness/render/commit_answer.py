@@ -17,7 +17,7 @@ from harness.analysis.significance import Comparison
 from harness.explain.defaults import JAX
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commit_venvs import commit_label
-from harness.pins import nox_profile_words
+from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import Block, frame, head_line, metric_row
@@ -109,7 +109,7 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
         return frame(head, [], answer, setting, [f"Report: {report}"])
     bad = found.first_bad_commit
     head += [*answer, *([screen.shorten(f"Commit: {bad.url}")] if bad is not None else [])]
-    draft = ["nox", "-s", "issue", "--", *setting.target_words(), "--metric", metric.metric_name]
+    draft = [*session_words("issue"), *setting.target_words(), "--metric", metric.metric_name]
     draft += ["--good", found.first, "--bad", found.last]
     draft += [f"--size {name}={value}" for name, value in setting.sizes.items()]
     draft += nox_profile_words(setting.profile)

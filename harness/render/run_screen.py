@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.pins import session_words
 from harness.render import screen
 
 # Lines for the summary, the count of cells not ok and the report's command.
@@ -37,6 +38,7 @@ def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]
             screen.LINES - _FRAME_LINES,
             "  … and {n} more: each one's stored result keeps its status and why",
         )
-    folder = "" if results == "results" else f" -- --results {results}"
-    lines += screen.wrap(f"Their report: `nox -s report{folder}`", lines=2)
+    folder = [] if results == "results" else ["--results", str(results)]
+    words = " ".join(session_words("report") + folder).removesuffix(" --")
+    lines += screen.wrap(f"Their report: `{words}`", lines=2)
     return lines

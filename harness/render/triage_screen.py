@@ -4,7 +4,7 @@ the why of its first metric, the bisect below the releases), the undecided ones,
 from __future__ import annotations
 
 from harness.metric_names import parse_metric_name
-from harness.pins import nox_profile_words
+from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.range_screen import (
     Block,
@@ -33,7 +33,7 @@ def commits_hint(setting: Setting, change: Confirmation) -> str:
         else ["--broken", step.before, "--fixed", step.after]
     )
     criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
-    words = ["nox", "-s", "bisect", "--", *setting.target_words(), "--commits", *ends, *criterion]
+    words = [*session_words("bisect"), *setting.target_words(), "--commits", *ends, *criterion]
     words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
     shown = " ".join([*words, *nox_profile_words(setting.profile)])
     return f"jax's Python or jaxlib, and which jax commit: `{shown}`"

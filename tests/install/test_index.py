@@ -15,12 +15,14 @@ from harness.errors import HarnessError, UsageError
 from harness.install.index import (
     Listing,
     installs_together,
+    index_url,
     load_listing,
     nearby,
     newest_installable,
     pair_with_jaxlib,
     parse_pip_listing,
     pip_versions,
+    unreachable_index,
     why_no_listing,
 )
 from tests.conftest import FIXTURES
@@ -261,3 +263,23 @@ def test_a_release_paired_with_an_older_jaxlib_that_installs_with_it_stays_the_n
     listing = Listing("py", [("0.4.36", "0.4.36"), ("0.4.37", "0.4.36")], 0.0)
     found = newest_installable(listing, asked.append, lambda *pair: asked.append(pair))
     assert found == ["0.4.36", "0.4.37"] and asked == [("py", "0.4.37", "0.4.36")]
+@pytest.mark.parametrize("setting", ["UV_OFFLINE", "PIP_NO_INDEX", "UV_NO_INDEX"])
+def test_an_index_turned_off_is_unreachable_without_asking(setting):
+    assert unreachable_index({setting: "1"}) == f"{setting} is set"
+    assert (
+        unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None
+    )  # no jax/ there
+
+
+def test_an_index_that_refuses_is_named_with_why():
+    reason = unreachable_index({"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple"}, timeout_s=5)
+    assert reason is not None and reason.startswith(
+        "http://127.0.0.1:9/simple/jax/ could not be reached"
+    )
+
+
+def test_a_local_mirror_is_reachable_where_it_has_a_folder_for_jax(tmp_path):
+    (tmp_path / "simple" / "jax").mkdir(parents=True)
+    assert unreachable_index({"PIP_INDEX_URL": (tmp_path / "simple").as_uri()}) is None
+    assert index_url({"UV_INDEX_URL": "https://a/simple https://b/simple"}) == "https://a/simple"
+    assert index_url({}) == "https://pypi.org/simple"

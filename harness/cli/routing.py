@@ -1,0 +1,78 @@
+"""Which command lines of the installed ``jax-repro`` the packaged nox sessions run, and under which profile
+the others measure the JAX installed here.
+
+From a clone, ``nox -s triage -- …`` installs the releases and then runs ``python -m harness triage … --releases
+PLAN``.  Installed (pip, pipx, ``uv tool``, ``uvx``), ``jax-repro triage …`` is that nox session, driven by the
+command itself (``harness.commands.packaged_sessions``): so is every command line that needs releases from the
+package index (``--jax`` for ``run``), or an environment this one lacks (JAX for ``run``, ``search`` and
+``issue``; the report extra for ``report`` and ``compare``).  A command line a session hands on (its plan named,
+or run in the session's venv) is the command's own, as is every one inside a driven session (``DRIVEN``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.pins import (
+    DRIVEN,  # in a driven nox's environment: every harness command below it runs as it is
+)
+
+HELP = ("-h", "--help")
+# The commands a plan makes the command's own; without it, their nox session.
+PLANNED = {
+    "triage": "--releases",
+    "bisect": "--releases",
+    "sweep": "--releases",
+    "watch": "--releases",
+}
+# Those that need the package index wherever they run: what a machine without one is told.
+NEED_THE_INDEX = ("matrix", "triage", "bisect", "sweep", "watch", "issue", "run --jax")
+MEASURE_HERE = ("run", "search", "calibrate")
+
+
+@dataclass(frozen=True)
+class Here:
+    """What this environment holds: JAX (its version), the report extra."""
+
+    jax: str | None
+    report_extra: bool
+
+
+def given(argv: Sequence[str], name: str) -> bool:
+    return any(arg == name or arg.startswith(name + "=") for arg in argv)
+
+
+def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> str | None:
+    """The packaged nox session that runs ``argv`` (the command first), or None: the command runs it here."""
+    if not argv or environ.get(DRIVEN):
+        return None
+    command, rest = argv[0], argv[1:]
+    if command == "matrix":  # a session only: releases × profiles as sides of one run
+        return command
+    if any(arg in HELP for arg in rest) or given(rest, "--sides"):
+        return None
+    if command in PLANNED:
+        return None if given(rest, PLANNED[command]) else command
+    if command == "issue":
+        return None if given(rest, "--releases") or here.jax else command
+    if command == "run":
+        return command if given(rest, "--jax") or not here.jax else None
+    if command == "search":
+        return None if here.jax else command
+    if command in ("report", "compare"):
+        return None if here.report_extra else command
+    return None
+
+
+def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] | None) -> list[str]:
+    """``argv`` of a command measuring the JAX installed here with ``--profile PROFILE`` added, where the device
+    has a profile (``profile``: ``harness.host.installed_jax.device_profile``, asked only then) and the command line
+    names none."""
+    command, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if command not in MEASURE_HERE or profile is None or given(rest, "--profile"):
+        return list(argv)
+    if given(rest, "--sides") or any(arg in HELP for arg in rest):
+        return list(argv)
+    found = profile()
+    return [*argv, "--profile", found] if found else list(argv)

@@ -1,0 +1,171 @@
+"""The release commands from any folder: the installed package drives its own nox sessions.
+
+``jax-repro triage --script repro.py …`` in the user's folder, with the package installed (pip, pipx, ``uv
+tool``) or run once (``uvx --from jax-repro-harness jax-repro …``), is the clone's ``nox -s triage -- …``:
+
+- the project (the noxfile, pyproject.toml and README.md the wheel ships under ``harness/project/``, the harness
+  and the cases) is copied into the user's cache, ``$JAX_REPRO_CACHE``, else ``$XDG_CACHE_HOME/jax-repro``, else
+  ``~/.cache/jax-repro`` (``project/``, refreshed when the installed package changes), since nox works in its
+  noxfile's folder and the release venvs install the harness from there, and an installed package may be
+  read-only;
+- nox runs with an absolute ``--envdir`` in the cache (``nox/``: the sessions' venvs, every release and script
+  venv beside them, the index listing), never inside the installed package: nox joins a relative envdir to the
+  noxfile's folder;
+- the sessions work in the folder the command was typed in (``DRIVEN``), so ``./results``, ``./reports`` and
+  every path typed are taken from there.
+
+The command line is checked here first, as the session checks it (one line, exit 2), and a machine whose
+package index cannot be reached is told so in one line before nox starts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+from harness.catalogue.discovery import DEFAULT_CASES_DIR
+from harness.cli import sessions
+from harness.cli.routing import NEED_THE_INDEX
+from harness.errors import UsageError
+from harness.install.index import unreachable_index
+from harness.pins import DRIVEN
+
+CACHE_SETTING = "JAX_REPRO_CACHE"
+PROJECT_FILES = ("noxfile.py", "pyproject.toml", "README.md")
+HARNESS_DIR = Path(__file__).resolve().parents[1]
+SKIPPED = {"__pycache__", "project"}  # bytecode, and the shipped root files (copied to the root)
+DIGEST_FILE = ".jax-repro-digest"
+
+
+def cache_root(environ: Mapping[str, str]) -> Path:
+    """The user's cache for the packaged sessions, absolute (a relative setting is taken from here)."""
+    if environ.get(CACHE_SETTING):
+        chosen = Path(environ[CACHE_SETTING])
+    elif environ.get("XDG_CACHE_HOME"):
+        chosen = Path(environ["XDG_CACHE_HOME"]) / "jax-repro"
+    else:
+        chosen = Path(environ.get("HOME") or Path.home()) / ".cache" / "jax-repro"
+    return chosen.expanduser().absolute()
+
+
+def project_files() -> dict[str, Path]:
+    """Every file of the project the sessions need, by its path in the project: the shipped root files (a
+    clone's own root files where the package is a clone's, installed editable), the harness and the cases."""
+    shipped, root = HARNESS_DIR / "project", HARNESS_DIR.parent
+    files = {}
+    for name in PROJECT_FILES:
+        found = shipped / name if (shipped / name).is_file() else root / name
+        if not found.is_file():
+            raise UsageError(f"the installed package lacks {name}: reinstall jax-repro-harness")
+        files[name] = found
+    for folder in (HARNESS_DIR, DEFAULT_CASES_DIR):
+        for path in _walk(folder):
+            files[f"{folder.name}/{path.relative_to(folder).as_posix()}"] = path
+    return files
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.iterdir()):
+        if path.is_dir() and path.name not in SKIPPED:
+            yield from _walk(path)
+        elif path.is_file() and path.suffix != ".pyc":
+            yield path
+
+
+def digest(files: Mapping[str, Path]) -> str:
+    hashed = hashlib.sha256()
+    for name, path in sorted(files.items()):
+        hashed.update(f"{name}\0{len(path.read_bytes())}\0".encode())
+        hashed.update(path.read_bytes())
+    return hashed.hexdigest()
+
+
+def materialized(cache: Path) -> Path:
+    """The project folder in ``cache``, holding exactly the installed package's files (made again when they
+    changed: an upgrade), under a lock so that two commands started at once make it once."""
+    files = project_files()
+    wanted = digest(files)
+    project = cache / "project"
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / "project.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if (project / DIGEST_FILE).read_text() == wanted:
+                return project
+        except OSError:
+            pass
+        fresh = cache / f"project.{os.getpid()}.new"
+        shutil.rmtree(fresh, ignore_errors=True)
+        for name, path in files.items():
+            target = fresh / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(
+                path.read_bytes()
+            )  # the bytes only: a read-only install's modes stay behind
+        (fresh / DIGEST_FILE).write_text(wanted)
+        if project.exists():
+            old = cache / f"project.{os.getpid()}.old"
+            project.rename(old)
+            fresh.rename(project)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            fresh.rename(project)
+    return project
+
+
+def checked(session: str, posargs: Sequence[str]) -> None:
+    """``posargs`` checked as ``session`` checks them, here, in the user's folder: bad input is one line and exit 2
+    before nox starts (``--help``: the help, exit 0)."""
+    if session == "matrix":
+        sessions.interleaved_request(posargs)
+    elif session in sessions.FROM_THE_INDEX:
+        sessions.FROM_THE_INDEX[session].view(posargs)
+    else:
+        sessions.session_view(session, posargs)
+
+
+def index_refusal(session: str, reason: str, jax_here: str | None) -> str:
+    """The one line for a machine whose package index cannot be reached."""
+    here = (
+        f"with the jax {jax_here} installed here, `jax-repro run`, `search` and `list` measure or read it"
+        if jax_here
+        else "install jax here and `jax-repro run` and `search` measure it"
+    )
+    return (
+        f"{session} installs jax releases from the package index, and {reason}; "
+        f"{', '.join(NEED_THE_INDEX)} need the index; {here}"
+    )
+
+
+def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path) -> list[str]:
+    """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs as typed."""
+    noxfile, envdir = project / "noxfile.py", cache / "nox"
+    where = ["-f", str(noxfile), "--envdir", str(envdir)]
+    # -P: the user's folder is not searched for modules (a nox.py of theirs is not nox).
+    return [sys.executable, "-P", "-m", "nox", *where, "-s", session, "--", *posargs]
+
+
+def drive(
+    session: str,
+    argv: Sequence[str],
+    jax_here: str | None,
+    environ: Mapping[str, str] = os.environ,
+    run: Callable[[str, list[str], dict[str, str]], object] = os.execve,
+) -> int:
+    """Run ``argv`` (``session`` and its options) through the packaged nox session; UsageError for bad input or
+    an unreachable index.  ``run`` replaces this process with nox, whose exit status is the command's."""
+    posargs = list(argv[1:])
+    checked(session, posargs)
+    reason = unreachable_index(environ)
+    if reason is not None:
+        raise UsageError(index_refusal(session, reason, jax_here))
+    cache = cache_root(environ)
+    command = nox_command(session, posargs, cache, materialized(cache))
+    print(f"jax-repro: nox -s {session}: venvs in {cache / 'nox'}", file=sys.stderr, flush=True)
+    run(command[0], command, {**environ, DRIVEN: "1"})
+    return 0

@@ -1,0 +1,45 @@
+"""The JAX installed beside the harness, as its distributions say, without importing it.
+
+A machine with JAX already installed and no package index (a GPU box, a cluster node, an
+air-gapped machine) measures that JAX with ``run`` and ``search``; the profile for its
+devices comes from which CUDA build it is and whether a GPU is usable here.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+
+from harness.host import gpu
+
+# JAX's CUDA builds, newest first: a plugin distribution each (jax[cudaNN]), or, before the plugins,
+# jaxlib's own local version (jaxlib==0.4.23+cuda12.cudnn89).
+CUDA_BUILDS = ("cuda13", "cuda12")
+
+
+def version(package: str = "jax") -> str | None:
+    """``package``'s installed version, None where it is not installed here."""
+    if importlib.util.find_spec(package) is None:
+        return None
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cuda_build() -> str | None:
+    """``cuda12`` or ``cuda13`` where the installed jax is that CUDA build, None for a CPU build."""
+    for build in CUDA_BUILDS:
+        if version(f"jax_{build}_plugin") is not None:
+            return build
+    local = (version("jaxlib") or "").partition("+")[2]
+    return next((build for build in CUDA_BUILDS if local.startswith(build)), None)
+
+
+def device_profile() -> str | None:
+    """The profile table's name for the installed jax's devices: its CUDA build where a GPU is usable here;
+    None on a CPU build or without a usable GPU (a run then keeps its ``default`` label and flags)."""
+    build = cuda_build()
+    if build is None or gpu.absence_reason() is not None:
+        return None
+    return build
