@@ -51,11 +51,13 @@ from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
     change_from,
+    newest_result,
     read_bisect_answers,
     title,
     with_script_figures,
 )
 from harness.upstream.export import export_script
+from harness.upstream.installs import exact_install
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
 
@@ -237,7 +239,7 @@ def write_issue(request: IssueRequest) -> Written:
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
     replace_file(short_path, content if content is not None else short)
-    short_runs = _short_runs(request, change, short_path, variables)
+    short_runs = _short_runs(request, change, short_path, variables, mine)
     if change is not None:
         change = with_script_figures(
             change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
@@ -327,9 +329,14 @@ def _medians(stdout: str) -> dict[tuple[str, str], float]:
 
 
 def _short_runs(
-    request: IssueRequest, change: Change | None, script: Path, variables: dict[str, str]
+    request: IssueRequest,
+    change: Change | None,
+    script: Path,
+    variables: dict[str, str],
+    stored: Sequence[StoredResult] = (),
 ) -> list[ReleaseRun]:
-    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
+    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change;
+    a plain script's install lines pin every package whose version differs between the two sides."""
     timeout = request.settings.timeout_s
     args = request.case.subject.args
     if request.plan is None or change is None:
@@ -344,14 +351,32 @@ def _short_runs(
             )
         ]
     runs = []
-    for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
-        place = where_to_run(request, version, alone=True)
+    pair = (change.last_good, change.first_bad)
+    places = [where_to_run(request, version, alone=True) for version in pair]
+    held = [
+        _installed(request, stored, version, place)
+        for version, place in zip(pair, places, strict=True)
+    ]
+    for number, (role, version) in enumerate(zip(("last good", "first bad"), pair, strict=True)):
+        place = places[number]
+        install = place.install
+        if request.case.subject.own_venv:
+            install = exact_install(install, held[number], held[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
-        runs.append(
-            ReleaseRun(role, run, place.install, place.where, installed_packages(place.python))
-        )
+        runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
+
+
+def _installed(
+    request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
+) -> tuple[str, ...]:
+    """Every package a side held: as its newest stored result of the script records it, else as the
+    environment the draft ran it in."""
+    found = newest_result(stored, version, request.sizes, request.profile)
+    if found is not None and found.result.libraries is not None:
+        return found.result.libraries.installed
+    return place.installed
 
 
 @dataclass(frozen=True)
@@ -361,6 +386,7 @@ class Place:
     python: str
     install: list[str]
     where: str
+    installed: tuple[str, ...] = ()  # every package its environment holds (a script's own venv)
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
@@ -391,7 +417,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     venv = prepared.interpreter.parent.parent.name
     where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the script declares"
     where += f", resolved{cutoff}"
-    return Place(str(prepared.interpreter.absolute()), install, where)
+    return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:

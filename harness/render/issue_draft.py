@@ -32,6 +32,7 @@ from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, sizes_text
 from harness.upstream.change import Change, newest_result, title
+from harness.upstream.installs import script_words
 from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
@@ -234,7 +235,7 @@ def reproduction(d: DraftInputs) -> str:
     run = d.short_runs[0].run if d.short_runs else d.full_run
     steps += [
         f"then run `{command_line(run, d.short_name, d.case.subject.args)}` ({d.short_name}, "
-        f"{lines} lines, plain JAX):",
+        f"{lines} lines, {script_words(d.short_script)}):",
         "",
         fenced(d.short_script, "python"),
     ]
