@@ -13,6 +13,7 @@ never imports JAX.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,9 +27,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
+from harness.analysis.significance import MOVED, Thresholds
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
+from harness.cli.options import LOOKS, PROCESSES
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -44,12 +47,14 @@ from harness.names import name_problem, shown_path
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
 from harness.render.issue_screen import issue_screen
+from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
+    Reproduced,
     change_from,
     newest_result,
     read_bisect_answers,
@@ -60,6 +65,14 @@ from harness.upstream.export import export_script
 from harness.upstream.installs import exact_install
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
+from harness.upstream.step_measured import (
+    StepRequest,
+    as_reproduced,
+    compared,
+    confirm,
+    newest_line,
+    reproduce,
+)
 
 ISSUES_DIR = "issues"
 ENVIRONMENT_TIMEOUT_S = 120.0
@@ -96,6 +109,7 @@ class Written:
     short_runs: list[ReleaseRun]
     problems: list[LoadProblem]
     title: str = ""  # the draft's
+    measured: tuple[str, ...] = ()  # what ``issue`` measured itself, in lines for the screen
 
 
 def run_script(
@@ -211,6 +225,13 @@ def write_issue(request: IssueRequest) -> Written:
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
             f"`nox -s issue -- {target} --good V --bad W`"
         )
+    measured = MeasuredHere()
+    if change is not None:
+        measured = measure_here(request, change)
+        if measured.measured:  # the step's figures now stored: read again
+            results, problems = load_results(request.results_dir)
+            mine = [r for r in results if r.case == case.name]
+            change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
     # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
@@ -261,12 +282,122 @@ def write_issue(request: IssueRequest) -> Written:
             change=change,
             dumps=dumps,
             reproducer=reproducer,
+            newest=measured.newest,
+            not_measured=measured.not_measured,
         )
     )
     draft_path = folder / f"{case.name}.md"
     replace_file(draft_path, draft)
     shown = scrub(title(change, headline(case.claim), request.platform))
-    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown)
+    said = tuple(filter(None, (measured.newest, *measured.not_measured)))
+    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown, said)
+
+
+def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
+    """The change read again once its releases were measured here: the stored figures now give it."""
+    again = change_from(
+        read_bisect_answers(request.out_dir, request.case.name),
+        mine,
+        case=request.case.name,
+        sizes=request.sizes,
+        profile=request.profile,
+        good=before.last_good,
+        bad=before.first_bad,
+        metric=request.metric or before.metric,
+    )
+    return again or before
+
+
+@dataclass(frozen=True)
+class MeasuredHere:
+    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines, and
+    what it could not measure, each with the one command that adds it."""
+
+    measured: bool = False
+    newest: str = ""
+    reproducer: Reproduced | None = None
+    why: tuple[str, ...] = ()
+    not_measured: tuple[str, ...] = ()
+
+    def applied(self, change: Change) -> Change:
+        """``change`` with the reproducer measured here and its lines, where no bisect answer gave one."""
+        if change.reproducer is not None or not (self.reproducer or self.why):
+            return change
+        return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
+
+
+def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
+    """The ``nox -s issue`` command that measures what this draft could not."""
+    case = request.case
+    words = [
+        "nox",
+        "-s",
+        "issue",
+        "--",
+        *case.subject.named_by(case.name, case.subject.script_file),
+    ]
+    words += ["--good", good, "--bad", bad]
+    words += ["--metric", metric.metric_name] if metric is not None else []
+    words += [f"--size {name}={value}" for name, value in request.sizes.items()]
+    return " ".join(words)
+
+
+def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
+    """Without nox's plan nothing is measured (the command that does is said); with it, the step's two
+    releases and the newest on the index measured together, the step's reproducer with jax alone where no
+    bisect answer gave one, and the newest release's line."""
+    good, bad = change.last_good, change.first_bad
+    if request.plan is None:
+        command = issue_command(request, good, bad, request.metric or change.metric)
+        return MeasuredHere(
+            not_measured=(
+                "Not measured here (the JAX installed here is one release): the step confirmed, the "
+                f"reproducer with jax alone and the newest release on the index, by `{command}`",
+            )
+        )
+    asked = StepRequest(
+        request.case,
+        request.sizes,
+        request.profile,
+        good,
+        bad,
+        request.plan,
+        request.settings,
+        request.results_dir,
+        request.out_dir,
+        request.policy,
+        _progress,
+        PROCESSES["quick"],
+        LOOKS * PROCESSES["quick"],
+    )
+    metric = request.metric or change.metric
+    prober = confirm(asked, metric)
+    if metric is None:  # the one that moved most, from what was just stored
+        results, _ = load_results(request.results_dir)
+        metric = change_again(
+            request, [r for r in results if r.case == request.case.name], change
+        ).metric
+    if metric is None:
+        return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
+    rule = Thresholds()
+    newest = newest_line(prober, asked, metric, rule)
+    if change.reproducer is not None:
+        return MeasuredHere(True, newest)
+    step = compared(prober, good, bad, metric, rule)
+    if step is None or step.verdict not in MOVED:
+        said = "no step to reproduce: " + (step.said if step is not None else "no figure on both")
+        return MeasuredHere(True, newest, not_measured=(said,))
+    found = reproduce(prober, asked, metric, rule, request.platform)
+    if isinstance(found, str):
+        return MeasuredHere(True, newest, not_measured=(found,) if found else ())
+    lines = (*reproduced_lines(found, step, metric.metric_name), *reproducer_lines(found))
+    return MeasuredHere(
+        True, newest, as_reproduced(found), tuple(" ".join(x.split()) for x in lines)
+    )
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
@@ -477,7 +608,8 @@ def execute(opts: IssueOptions) -> int:
     runs = [(f"full script on jax {written.run.release}", written.run)]
     runs += [(f"short script on jax {r.run.release} ({r.role})", r.run) for r in written.short_runs]
     scripts = [shown_path(written.short), shown_path(written.full)]
-    print(issue_screen(written.title, runs, scripts, shown_path(written.draft)), end="")
+    drafted = shown_path(written.draft)
+    print(issue_screen(written.title, runs, scripts, drafted, written.measured), end="")
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
         what = ", ".join(
