@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.significance import Thresholds
 from harness.cli import options
 from harness.cli.command import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
@@ -29,6 +30,9 @@ class IssueOptions:
     policy: str = (
         "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
     )
+    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how many.
+    processes: int = options.PROCESSES["quick"]
+    max_processes: int = options.LOOKS * options.PROCESSES["quick"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metric",
         help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
     )
+    options.add_process_count(parser)
+    options.add_max_processes(parser)
     parser.add_argument(
         "--releases",
         type=options.path,
@@ -77,6 +83,11 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
+    processes, least = options.processes_from(args), Thresholds().min_processes
+    if processes < least:  # what issue measures itself is judged over processes, as a bisect's
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes a release"
+        )
     return IssueOptions(
         script=script,
         profile=options.profile_label(args),
@@ -88,6 +99,10 @@ def check(args: argparse.Namespace) -> IssueOptions:
         metric=parse_metric_name(args.metric) if args.metric else None,
         releases=args.releases,
         policy=options.deps_policy(args),
+        processes=options.processes_from(args),
+        max_processes=options.max_processes_from(
+            args, options.LOOKS * options.processes_from(args)
+        ),
     )
 
 

@@ -98,6 +98,8 @@ class IssueRequest:
     metric: MetricKey | None = None
     plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
+    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
+    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
 
 
 @dataclass(frozen=True)
@@ -367,8 +369,8 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         request.out_dir,
         request.policy,
         _progress,
-        PROCESSES["quick"],
-        LOOKS * PROCESSES["quick"],
+        request.processes,
+        request.max_processes,
     )
     metric = request.metric or change.metric
     prober = confirm(asked, metric)
@@ -570,6 +572,8 @@ def request_for(opts: IssueOptions) -> IssueRequest:
         metric=opts.metric,
         plan=plan,
         policy=opts.policy,
+        processes=opts.processes,
+        max_processes=opts.max_processes,
     )
 
 
