@@ -111,7 +111,8 @@ COMMAND = Command(
     summary="draft an upstream issue: export the case, run its scripts on the releases compared, render",
     description="Export the case (or take the plain script), run it on the release the issue is about and, with "
     "--good/--bad or a stored bisect answer, a short script on both releases, and render a draft a maintainer "
-    "can paste.",
+    "can paste. Through nox it measures what no stored bisect answer gives: the step confirmed, a script's "
+    "reproducer with jax alone, and whether the newest release on the index still shows it.",
     exit_codes="0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input",
     add_arguments=add_arguments,
     check=check,
