@@ -2,9 +2,10 @@
 jax alone and whether it reproduces, and whether the newest release on the index still shows it.
 
 The step's two releases and the newest on the index are measured in one interleaved run, as a bisect
-measures its endpoints (the same sides, looks and stored results, so a later bisect or triage reuses
-them); the reproducer is the why's own kind (``harness.explain.reproducer``), asked for that step alone,
-its folder beside the draft's answers as a bisect's is.  A maintainer's second question, "does the newest
+measures a probe with its endpoints (each compared with both, the same looks and stored results, so a
+later bisect or triage reuses them); the reproducer is the why's own kind
+(``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers as a
+bisect's is.  A maintainer's second question, "does the newest
 release still show it?", is answered from the newest release's figure against both ends.
 """
 
@@ -83,15 +84,19 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
 
 
 def confirm(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
-    """Both ends of the step and the newest release measured together (stored results reused) until the
-    metric's comparisons are decided (every metric that moved, with none named)."""
+    """Both ends of the step and the newest release measured together until each change is shown (the
+    metric's, or every metric's with none named): the newest compared with both ends, as a bisect's probe
+    is (reused where a result of it is stored); without a newer release, the step's two alone."""
     prober = measuring_prober(request, metric)
     releases = list(prober.envs)
     request.progress(
-        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step confirmed "
-        "and the newest release on the index"
+        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step confirmed"
+        + (" and the newest release on the index" if len(releases) > 2 else "")
     )
-    prober.measure_together(releases, decide=ALL if metric is not None else CHANGES)
+    if len(releases) > 2:
+        prober.measure_with_endpoints(request.newest, request.good, request.bad)
+    else:
+        prober.measure_together(releases, decide=ALL if metric is not None else CHANGES)
     return prober
 
 
