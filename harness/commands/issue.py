@@ -32,6 +32,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.options import LOOKS, PROCESSES
+from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -330,18 +331,26 @@ class MeasuredHere:
 
 def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
     """The ``nox -s issue`` command that measures what this draft could not."""
-    case = request.case
-    words = [
-        "nox",
-        "-s",
-        "issue",
-        "--",
-        *case.subject.named_by(case.name, case.subject.script_file),
-    ]
+    words = ["nox", "-s", "issue", "--", *target_words(request.case)]
     words += ["--good", good, "--bad", bad]
     words += ["--metric", metric.metric_name] if metric is not None else []
     words += [f"--size {name}={value}" for name, value in request.sizes.items()]
     return " ".join(words)
+
+
+def not_measured_here(request: IssueRequest, change: Change) -> str:
+    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds it."""
+    missing = [
+        "the step confirmed" if not change.probes else "",
+        "the reproducer with jax alone"
+        if request.case.subject.own_venv and change.reproducer is None
+        else "",
+        "whether the newest release on the index still shows it",
+    ]
+    command = issue_command(
+        request, change.last_good, change.first_bad, request.metric or change.metric
+    )
+    return f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
@@ -350,13 +359,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     bisect answer gave one, and the newest release's line."""
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
-        command = issue_command(request, good, bad, request.metric or change.metric)
-        return MeasuredHere(
-            not_measured=(
-                "Not measured here (the JAX installed here is one release): the step confirmed, the "
-                f"reproducer with jax alone and the newest release on the index, by `{command}`",
-            )
-        )
+        return MeasuredHere(not_measured=(not_measured_here(request, change),))
     asked = StepRequest(
         request.case,
         request.sizes,

@@ -142,6 +142,26 @@ def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
     )
     draft = written.draft.read_text()
     assert here.run.stdout.strip() in draft and "not a fresh venv" in draft
+    assert "Not measured here" not in draft, "no change to measure: the JAX installed here"
+
+
+def test_without_a_plan_the_draft_says_what_it_could_not_measure_and_the_command_that_does(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    wall = parse_metric_name("two_scans.wall_ns")
+    written = write_issue(request(tmp_path, good="0.4.31", bad="0.4.33", metric=wall))
+    said = " ".join(written.draft.read_text().split())
+    command = (
+        "nox -s issue -- --case scan_sync --good 0.4.31 --bad 0.4.33 --metric two_scans.wall_ns "
+        "--size N=16 --size M=1"
+    )
+    assert (
+        "Not measured here (one JAX installed): the step confirmed, whether the newest release on "
+        f"the index still shows it; `{command}`." in said
+    ), said[:2000]
+    assert written.measured and written.measured[0].startswith("Not measured here")
 
 
 def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(
