@@ -62,7 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--metric",
         help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
     )
-    options.add_process_count(parser)
+    parser.add_argument(
+        "--processes",
+        type=options.positive_int,
+        metavar="K",
+        help="processes a release in what issue measures itself where no bisect answer did (the step, the "
+        f"newest release on the index, a script's reproducer; default {options.PROCESSES['quick']})",
+    )
     options.add_max_processes(parser)
     parser.add_argument(
         "--releases",
@@ -83,11 +89,15 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
-    processes, least = options.processes_from(args), Thresholds().min_processes
+    # A triage's first look, whatever --effort sets for the draft's own script runs.
+    processes, least = args.processes or options.PROCESSES["quick"], Thresholds().min_processes
     if processes < least:  # what issue measures itself is judged over processes, as a bisect's
         raise UsageError(
             f"--processes {processes}: no verdict is possible with fewer than {least} processes a release"
         )
+    most = args.max_processes or options.LOOKS * processes
+    if most < processes:
+        raise UsageError("--max-processes must be at least --processes")
     return IssueOptions(
         script=script,
         profile=options.profile_label(args),
@@ -99,10 +109,8 @@ def check(args: argparse.Namespace) -> IssueOptions:
         metric=parse_metric_name(args.metric) if args.metric else None,
         releases=args.releases,
         policy=options.deps_policy(args),
-        processes=options.processes_from(args),
-        max_processes=options.max_processes_from(
-            args, options.LOOKS * options.processes_from(args)
-        ),
+        processes=processes,
+        max_processes=most,
     )
 
 
