@@ -386,6 +386,10 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
     newest = newest_line(prober, asked, metric, rule)
+    if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
+        words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
+        words += ["--metric", metric.metric_name]
+        newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
     if change.reproducer is not None:
         return MeasuredHere(True, newest)
     step = compared(prober, good, bad, metric, rule)

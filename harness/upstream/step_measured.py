@@ -63,7 +63,7 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
     """The prober of the step's two releases and the newest, each in the environment its case or script
     runs in, at the request's processes a side, more while a comparison is open."""
     releases = dict.fromkeys((request.good, request.bad, request.newest))
-    processes = max(request.settings.processes, request.processes)
+    processes = request.processes  # not the draft's own script runs' (--effort)
     return ReleaseProber(
         {release: plan_entry(request.plan, release) for release in releases},
         request.case,
