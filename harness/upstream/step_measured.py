@@ -1,8 +1,8 @@
 """What ``issue`` measures itself where no bisect answer says it: the step confirmed, the reproducer with
 jax alone and whether it reproduces, and whether the newest release on the index still shows it.
 
-The step's two releases and the newest on the index are measured in one interleaved run, as a bisect
-measures a probe with its endpoints (each compared with both, the same looks and stored results, so a
+The step's two releases and the newest on the index are measured in one interleaved run, each compared
+with the last good release until decided (the same sides, looks and stored results as a bisect's, so a
 later bisect or triage reuses them); the reproducer is the why's own kind
 (``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers as a
 bisect's is.  A maintainer's second question, "does the newest
@@ -84,19 +84,18 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
 
 
 def confirm(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
-    """Both ends of the step and the newest release measured together until each change is shown (the
-    metric's, or every metric's with none named): the newest compared with both ends, as a bisect's probe
-    is (reused where a result of it is stored); without a newer release, the step's two alone."""
+    """The step's two releases and the newest measured together, ordered so that the comparisons decided
+    are the two the draft says: the step (first bad against last good) and the newest against the last
+    good; until each is decided with a metric named, else until each change is shown.  Stored results are
+    reused; a release left alone is measured when first read."""
     prober = measuring_prober(request, metric)
     releases = list(prober.envs)
     request.progress(
         f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step confirmed"
         + (" and the newest release on the index" if len(releases) > 2 else "")
     )
-    if len(releases) > 2:
-        prober.measure_with_endpoints(request.newest, request.good, request.bad)
-    else:
-        prober.measure_together(releases, decide=ALL if metric is not None else CHANGES)
+    ordered = [request.bad, request.good, *releases[2:]]
+    prober.measure_together(ordered, decide=ALL if metric is not None else CHANGES)
     return prober
 
 
