@@ -4,9 +4,10 @@ With ``HARNESS_EXPORT_DIR`` set, the hook loads this file by its path (the harne
 ``sys.path``) right after jax is imported; ``start`` wraps ``jax.jit`` so that each jitted function records
 its first call made outside any tracing (its inputs' shapes and dtypes, and the values of the small ones
 copied before the call could donate them) and how often it was called.  A program compiled ahead of time
-(``jax.jit(f).lower(...)``, or ``.trace(...)`` from jax 0.4.31 on, then ``.compile()``: the usual way to
-time a compile) is recorded at its lowering, inputs given as ``jax.ShapeDtypeStruct`` included, whether it
-is then called or only compiled; each call of the compiled program counts.  ``finish`` then exports each
+(``jax.jit(f).lower(...)``, or ``.trace(...)`` where a release has it: 0.4.30 does, 0.4.26 not; then
+``.compile()``, the usual way to time a compile) is recorded at its lowering, inputs given as
+``jax.ShapeDtypeStruct`` included, whether it is then called or only compiled; each call of the compiled
+program counts.  ``finish`` then exports each
 (``jax.export``: the StableHLO module with its input avals, serialized) into the folder, beside a
 ``programs.json`` that says what each file holds.  Most called first, at most ``MAX_PROGRAMS``.
 
@@ -77,7 +78,8 @@ class _Recorded:
         return _Staged(self._jitted.lower(*args, **kwargs), self._entry)
 
     def trace(self, *args, **kwargs):
-        """The jitted function's own tracing (jax 0.4.31 on), its inputs recorded as at ``lower``."""
+        """The jitted function's own tracing (0.4.30 has it, 0.4.26 not), its inputs recorded as at
+        ``lower``."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
