@@ -40,6 +40,7 @@ def nox_in_repo(
 # other workers take every other module, each whole (its module-scoped fixtures: a whole sweep).
 # tests/test_layout.py holds the list to the modules that call nox.
 NOX_MODULES = (
+    "tests/commands/test_issue.py",
     "tests/commands/test_libraries.py",
     "tests/commands/test_packaged_sessions.py",
     "tests/commands/test_release_commands.py",

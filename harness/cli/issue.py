@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.significance import Thresholds
 from harness.cli import options
 from harness.cli.command import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
@@ -29,6 +30,9 @@ class IssueOptions:
     policy: str = (
         "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
     )
+    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how many.
+    processes: int = options.PROCESSES["quick"]
+    max_processes: int = options.LOOKS * options.PROCESSES["quick"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +63,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
     )
     parser.add_argument(
+        "--processes",
+        type=options.positive_int,
+        metavar="K",
+        help="processes a release in what issue measures itself where no bisect answer did (the step, the "
+        f"newest release on the index, a script's reproducer; default {options.PROCESSES['quick']})",
+    )
+    options.add_max_processes(parser)
+    parser.add_argument(
         "--releases",
         type=options.path,
         metavar="PLAN",
@@ -77,6 +89,15 @@ def check(args: argparse.Namespace) -> IssueOptions:
         raise UsageError(f"--good must be older than --bad, not {args.good} and {args.bad}")
     if args.releases is not None:
         read_plan(args.releases)
+    # A triage's first look, whatever --effort sets for the draft's own script runs.
+    processes, least = args.processes or options.PROCESSES["quick"], Thresholds().min_processes
+    if processes < least:  # what issue measures itself is judged over processes, as a bisect's
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes a release"
+        )
+    most = args.max_processes or options.LOOKS * processes
+    if most < processes:
+        raise UsageError("--max-processes must be at least --processes")
     return IssueOptions(
         script=script,
         profile=options.profile_label(args),
@@ -88,6 +109,8 @@ def check(args: argparse.Namespace) -> IssueOptions:
         metric=parse_metric_name(args.metric) if args.metric else None,
         releases=args.releases,
         policy=options.deps_policy(args),
+        processes=processes,
+        max_processes=most,
     )
 
 
@@ -96,7 +119,8 @@ COMMAND = Command(
     summary="draft an upstream issue: export the case, run its scripts on the releases compared, render",
     description="Export the case (or take the plain script), run it on the release the issue is about and, with "
     "--good/--bad or a stored bisect answer, a short script on both releases, and render a draft a maintainer "
-    "can paste.",
+    "can paste. Through nox it measures what no stored bisect answer gives: the step confirmed, a script's "
+    "reproducer with jax alone, and whether the newest release on the index still shows it.",
     exit_codes="0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input",
     add_arguments=add_arguments,
     check=check,

@@ -13,6 +13,7 @@ never imports JAX.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,9 +27,12 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
+from harness.analysis.significance import MOVED, Thresholds
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
+from harness.cli.options import LOOKS, PROCESSES
+from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -44,20 +48,32 @@ from harness.names import name_problem, shown_path
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
 from harness.render.issue_screen import issue_screen
+from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
 from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
+    Reproduced,
     change_from,
+    newest_result,
     read_bisect_answers,
     title,
     with_script_figures,
 )
 from harness.upstream.export import export_script
+from harness.upstream.installs import exact_install
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
+from harness.upstream.step_measured import (
+    StepRequest,
+    as_reproduced,
+    compared,
+    confirm,
+    newest_line,
+    reproduce,
+)
 
 ISSUES_DIR = "issues"
 ENVIRONMENT_TIMEOUT_S = 120.0
@@ -83,6 +99,8 @@ class IssueRequest:
     metric: MetricKey | None = None
     plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
+    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
+    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,7 @@ class Written:
     short_runs: list[ReleaseRun]
     problems: list[LoadProblem]
     title: str = ""  # the draft's
+    measured: tuple[str, ...] = ()  # what ``issue`` measured itself, in lines for the screen
 
 
 def run_script(
@@ -209,6 +228,13 @@ def write_issue(request: IssueRequest) -> Written:
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
             f"`nox -s issue -- {target} --good V --bad W`"
         )
+    measured = MeasuredHere()
+    if change is not None:
+        measured = measure_here(request, change)
+        if measured.measured:  # the step's figures now stored: read again
+            results, problems = load_results(request.results_dir)
+            mine = [r for r in results if r.case == case.name]
+            change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
     # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
@@ -237,7 +263,7 @@ def write_issue(request: IssueRequest) -> Written:
             case, sizes, programs, repeats=settings.repeats, warmup=settings.warmup
         )
     replace_file(short_path, content if content is not None else short)
-    short_runs = _short_runs(request, change, short_path, variables)
+    short_runs = _short_runs(request, change, short_path, variables, mine)
     if change is not None:
         change = with_script_figures(
             change, {r.run.release: _medians(r.run.stdout) for r in short_runs}
@@ -259,12 +285,128 @@ def write_issue(request: IssueRequest) -> Written:
             change=change,
             dumps=dumps,
             reproducer=reproducer,
+            newest=measured.newest,
+            not_measured=measured.not_measured,
         )
     )
     draft_path = folder / f"{case.name}.md"
     replace_file(draft_path, draft)
     shown = scrub(title(change, headline(case.claim), request.platform))
-    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown)
+    said = tuple(filter(None, (measured.newest, *measured.not_measured)))
+    return Written(draft_path, short_path, full_path, full_run, short_runs, problems, shown, said)
+
+
+def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
+    """The change read again once its releases were measured here: the stored figures now give it."""
+    again = change_from(
+        read_bisect_answers(request.out_dir, request.case.name),
+        mine,
+        case=request.case.name,
+        sizes=request.sizes,
+        profile=request.profile,
+        good=before.last_good,
+        bad=before.first_bad,
+        metric=request.metric or before.metric,
+    )
+    return again or before
+
+
+@dataclass(frozen=True)
+class MeasuredHere:
+    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines, and
+    what it could not measure, each with the one command that adds it."""
+
+    measured: bool = False
+    newest: str = ""
+    reproducer: Reproduced | None = None
+    why: tuple[str, ...] = ()
+    not_measured: tuple[str, ...] = ()
+
+    def applied(self, change: Change) -> Change:
+        """``change`` with the reproducer measured here and its lines, where no bisect answer gave one."""
+        if change.reproducer is not None or not (self.reproducer or self.why):
+            return change
+        return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
+
+
+def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
+    """The ``nox -s issue`` command that measures what this draft could not."""
+    words = ["nox", "-s", "issue", "--", *target_words(request.case)]
+    words += ["--good", good, "--bad", bad]
+    words += ["--metric", metric.metric_name] if metric is not None else []
+    words += [f"--size {name}={value}" for name, value in request.sizes.items()]
+    return " ".join(words)
+
+
+def not_measured_here(request: IssueRequest, change: Change) -> str:
+    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds it."""
+    missing = [
+        "the step confirmed" if not change.probes else "",
+        "the reproducer with jax alone"
+        if request.case.subject.own_venv and change.reproducer is None
+        else "",
+        "whether the newest release on the index still shows it",
+    ]
+    command = issue_command(
+        request, change.last_good, change.first_bad, request.metric or change.metric
+    )
+    return f"Not measured here (one JAX installed): {', '.join(filter(None, missing))}; `{command}`"
+
+
+def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
+    """Without nox's plan nothing is measured (the command that does is said); with it, the step's two
+    releases and the newest on the index measured together, the step's reproducer with jax alone where no
+    bisect answer gave one, and the newest release's line."""
+    good, bad = change.last_good, change.first_bad
+    if request.plan is None:
+        return MeasuredHere(not_measured=(not_measured_here(request, change),))
+    asked = StepRequest(
+        request.case,
+        request.sizes,
+        request.profile,
+        good,
+        bad,
+        request.plan,
+        request.settings,
+        request.results_dir,
+        request.out_dir,
+        request.policy,
+        _progress,
+        request.processes,
+        request.max_processes,
+    )
+    metric = request.metric or change.metric
+    prober = confirm(asked, metric)
+    if metric is None:  # the one that moved most, from what was just stored
+        results, _ = load_results(request.results_dir)
+        metric = change_again(
+            request, [r for r in results if r.case == request.case.name], change
+        ).metric
+    if metric is None:
+        return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
+    rule = Thresholds()
+    newest = newest_line(prober, asked, metric, rule)
+    if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
+        words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
+        words += ["--metric", metric.metric_name]
+        newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
+    if change.reproducer is not None:
+        return MeasuredHere(True, newest)
+    step = compared(prober, good, bad, metric, rule)
+    if step is None or step.verdict not in MOVED:
+        said = "no step to reproduce: " + (step.said if step is not None else "no figure on both")
+        return MeasuredHere(True, newest, not_measured=(said,))
+    found = reproduce(prober, asked, metric, rule, request.platform)
+    if isinstance(found, str):
+        return MeasuredHere(True, newest, not_measured=(found,) if found else ())
+    lines = (*reproduced_lines(found, step, metric.metric_name), *reproducer_lines(found))
+    return MeasuredHere(
+        True, newest, as_reproduced(found), tuple(" ".join(x.split()) for x in lines)
+    )
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
@@ -341,9 +483,14 @@ def _medians(stdout: str) -> dict[tuple[str, str], float]:
 
 
 def _short_runs(
-    request: IssueRequest, change: Change | None, script: Path, variables: dict[str, str]
+    request: IssueRequest,
+    change: Change | None,
+    script: Path,
+    variables: dict[str, str],
+    stored: Sequence[StoredResult] = (),
 ) -> list[ReleaseRun]:
-    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change."""
+    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change;
+    a plain script's install lines pin every package whose version differs between the two sides."""
     timeout = request.settings.timeout_s
     args = request.case.subject.args
     if request.plan is None or change is None:
@@ -358,14 +505,32 @@ def _short_runs(
             )
         ]
     runs = []
-    for role, version in (("last good", change.last_good), ("first bad", change.first_bad)):
-        place = where_to_run(request, version, alone=True)
+    pair = (change.last_good, change.first_bad)
+    places = [where_to_run(request, version, alone=True) for version in pair]
+    held = [
+        _installed(request, stored, version, place)
+        for version, place in zip(pair, places, strict=True)
+    ]
+    for number, (role, version) in enumerate(zip(("last good", "first bad"), pair, strict=True)):
+        place = places[number]
+        install = place.install
+        if request.case.subject.own_venv:
+            install = exact_install(install, held[number], held[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
-        runs.append(
-            ReleaseRun(role, run, place.install, place.where, installed_packages(place.python))
-        )
+        runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
     return runs
+
+
+def _installed(
+    request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
+) -> tuple[str, ...]:
+    """Every package a side held: as its newest stored result of the script records it, else as the
+    environment the draft ran it in."""
+    found = newest_result(stored, version, request.sizes, request.profile)
+    if found is not None and found.result.libraries is not None:
+        return found.result.libraries.installed
+    return place.installed
 
 
 @dataclass(frozen=True)
@@ -375,6 +540,7 @@ class Place:
     python: str
     install: list[str]
     where: str
+    installed: tuple[str, ...] = ()  # every package its environment holds (a script's own venv)
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
@@ -405,7 +571,7 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     venv = prepared.interpreter.parent.parent.name
     where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the script declares"
     where += f", resolved{cutoff}"
-    return Place(str(prepared.interpreter.absolute()), install, where)
+    return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
 
 
 def request_for(opts: IssueOptions) -> IssueRequest:
@@ -427,6 +593,8 @@ def request_for(opts: IssueOptions) -> IssueRequest:
         metric=opts.metric,
         plan=plan,
         policy=opts.policy,
+        processes=opts.processes,
+        max_processes=opts.max_processes,
     )
 
 
@@ -465,7 +633,8 @@ def execute(opts: IssueOptions) -> int:
     runs = [(f"full script on jax {written.run.release}", written.run)]
     runs += [(f"short script on jax {r.run.release} ({r.role})", r.run) for r in written.short_runs]
     scripts = [shown_path(written.short), shown_path(written.full)]
-    print(issue_screen(written.title, runs, scripts, shown_path(written.draft)), end="")
+    drafted = shown_path(written.draft)
+    print(issue_screen(written.title, runs, scripts, drafted, written.measured), end="")
     failed = [r for r in [written.run, *(s.run for s in written.short_runs)] if not r.ok]
     if failed:
         what = ", ".join(

@@ -3,7 +3,11 @@
 With ``HARNESS_EXPORT_DIR`` set, the hook loads this file by its path (the harness stays off the script's
 ``sys.path``) right after jax is imported; ``start`` wraps ``jax.jit`` so that each jitted function records
 its first call made outside any tracing (its inputs' shapes and dtypes, and the values of the small ones
-copied before the call could donate them) and how often it was called; ``finish`` then exports each
+copied before the call could donate them) and how often it was called.  A program compiled ahead of time
+(``jax.jit(f).lower(...)``, or ``.trace(...)`` where a release has it: 0.4.30 does, 0.4.26 not; then
+``.compile()``, the usual way to time a compile) is recorded at its lowering, inputs given as
+``jax.ShapeDtypeStruct`` included, whether it is then called or only compiled; each call of the compiled
+program counts.  ``finish`` then exports each
 (``jax.export``: the StableHLO module with its input avals, serialized) into the folder, beside a
 ``programs.json`` that says what each file holds.  Most called first, at most ``MAX_PROGRAMS``.
 
@@ -51,7 +55,8 @@ class _Recorded:
     def __init__(self, jax, jitted, fun, options) -> None:
         self._jax, self._jitted, self._options = jax, jitted, options
         self.__wrapped__ = fun
-        self._entry = {"name": getattr(fun, "__name__", "program"), "calls": 0, "jitted": jitted}
+        self._entry: dict = {"name": getattr(fun, "__name__", "program"), "calls": 0, "lowered": 0}
+        self._entry["jitted"] = jitted
 
     def __getattr__(self, name):
         return getattr(self._jitted, name)
@@ -60,17 +65,62 @@ class _Recorded:
         return self if instance is None else functools.partial(self, instance)
 
     def __call__(self, *args, **kwargs):
-        entry = self._entry
         if not _tracing(self._jax, args, kwargs):
-            if entry["calls"] == 0:
-                try:
-                    entry.update(_inputs(self._jax, args, kwargs, self._options))
-                    _programs.append(entry)
-                except Exception as exc:  # an input it cannot describe: said in the listing
-                    entry["problem"] = f"{type(exc).__name__}: {exc}"[:300]
-                    _programs.append(entry)
-            entry["calls"] += 1
+            self._record(args, kwargs)
+            self._entry["calls"] += 1
         return self._jitted(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        """The jitted function's own lowering, its inputs recorded: what the compiled program runs."""
+        if not _tracing(self._jax, args, kwargs):
+            self._record(args, kwargs)
+            self._entry["lowered"] += 1
+        return _Staged(self._jitted.lower(*args, **kwargs), self._entry)
+
+    def trace(self, *args, **kwargs):
+        """The jitted function's own tracing (0.4.30 has it, 0.4.26 not), its inputs recorded as at
+        ``lower``."""
+        if not _tracing(self._jax, args, kwargs):
+            self._record(args, kwargs)
+            self._entry["lowered"] += 1
+        return _Staged(self._jitted.trace(*args, **kwargs), self._entry)
+
+    def _record(self, args, kwargs) -> None:
+        """The first inputs seen outside tracing, by a call or a lowering; the program listed once."""
+        entry = self._entry
+        if "shaped" in entry or "problem" in entry:
+            return
+        try:
+            entry.update(_inputs(self._jax, args, kwargs, self._options))
+        except Exception as exc:  # an input it cannot describe: said in the listing
+            entry["problem"] = f"{type(exc).__name__}: {exc}"[:300]
+        _programs.append(entry)
+
+
+class _Staged:
+    """A stage of a program compiled ahead of time (``Traced``, ``Lowered``, ``Compiled``), otherwise the
+    stage itself (``isinstance`` included): the next stage stays recorded, and each call of the compiled
+    program counts as a call of the jitted function."""
+
+    def __init__(self, stage, entry) -> None:
+        self._stage, self._entry = stage, entry
+
+    @property  # type: ignore[misc]
+    def __class__(self):  # isinstance(lowered, jax.stages.Lowered) holds, as without the capture
+        return type(self._stage)
+
+    def __getattr__(self, name):
+        return getattr(self._stage, name)
+
+    def lower(self, *args, **kwargs):
+        return _Staged(self._stage.lower(*args, **kwargs), self._entry)
+
+    def compile(self, *args, **kwargs):
+        return _Staged(self._stage.compile(*args, **kwargs), self._entry)
+
+    def __call__(self, *args, **kwargs):
+        self._entry["calls"] += 1
+        return self._stage(*args, **kwargs)
 
 
 def _tracing(jax, args, kwargs) -> bool:
@@ -104,6 +154,8 @@ def _inputs(jax, args, kwargs, options) -> dict:
     shaped = jax.tree_util.tree_map(described, (args, kwargs))
     saved, total = {}, 0
     for number, leaf in enumerate(jax.tree_util.tree_leaves(_dynamic(args, kwargs, options))):
+        if isinstance(leaf, jax.ShapeDtypeStruct):  # a lowering's input with no values: generated
+            continue
         value = np.array(leaf, copy=True)
         if value.nbytes <= SAVED_LEAF_BYTES and total + value.nbytes <= SAVED_PROGRAM_BYTES:
             saved[f"a{number}"] = value
@@ -121,10 +173,13 @@ def finish(folder: str) -> None:
     except ImportError as exc:
         _write_listing(folder, [], f"this jax has no jax.export: {exc}"[:300])
         return
-    ordered = sorted(_programs, key=lambda entry: -entry["calls"])
+    # Most used first: a program compiled ahead of time and never called counts its lowerings.
+    ordered = sorted(_programs, key=lambda entry: -(entry["calls"] + entry["lowered"]))
     listed = []
     for number, entry in enumerate(ordered[:MAX_PROGRAMS], start=1):
         item = {"file": f"program_{number:02d}", "name": entry["name"], "calls": entry["calls"]}
+        if entry["lowered"]:
+            item["lowered"] = entry["lowered"]
         listed.append(item)
         if "problem" in entry:
             item["problem"] = entry["problem"]

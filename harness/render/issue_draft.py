@@ -32,6 +32,7 @@ from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_ns, sizes_text
 from harness.upstream.change import Change, newest_result, title
+from harness.upstream.installs import script_words
 from harness.upstream.standalone import parse_output
 
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
@@ -102,6 +103,10 @@ class DraftInputs:
     change: Change | None = None
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
     reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
+    newest: str = (
+        ""  # whether the newest release on the index still shows it, measured ("still on …")
+    )
+    not_measured: tuple[str, ...] = ()  # what the draft could not measure, each with its command
 
 
 def slowed(change: Change | None) -> bool:
@@ -134,6 +139,7 @@ def render(d: DraftInputs) -> str:
         f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
         "### Description",
         description(d),
+        newest_release(d),
         with_jax_alone(d),
         reproduction(d),
         outputs(d),
@@ -172,6 +178,14 @@ def description(d: DraftInputs) -> str:
         context,
     ]
     return " ".join(sentence for sentence in sentences if sentence)
+
+
+def newest_release(d: DraftInputs) -> str:
+    """The maintainers' second question, measured: whether the newest release on the index still shows
+    it; then what could not be measured for the draft, with the command that measures it."""
+    said = [f"Newest release on the index: {scrub(d.newest)}." if d.newest else ""]
+    said += [f"{scrub(line).rstrip('.')}." for line in d.not_measured]
+    return "\n\n".join(line for line in said if line)
 
 
 def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> str:
@@ -234,7 +248,7 @@ def reproduction(d: DraftInputs) -> str:
     run = d.short_runs[0].run if d.short_runs else d.full_run
     steps += [
         f"then run `{command_line(run, d.short_name, d.case.subject.args)}` ({d.short_name}, "
-        f"{lines} lines, plain JAX):",
+        f"{lines} lines, {script_words(d.short_script)}):",
         "",
         fenced(d.short_script, "python"),
     ]

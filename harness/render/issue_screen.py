@@ -31,10 +31,17 @@ def run_lines(label: str, run: ScriptRun) -> list[str]:
 
 
 def issue_screen(
-    title: str, runs: Sequence[tuple[str, ScriptRun]], scripts: Sequence[str], draft: str
+    title: str,
+    runs: Sequence[tuple[str, ScriptRun]],
+    scripts: Sequence[str],
+    draft: str,
+    measured: Sequence[str] = (),
 ) -> str:
-    """The draft in a few lines: ``runs`` are (what ran where, its run), full script first."""
+    """The draft in a few lines: ``runs`` are (what ran where, its run), full script first; ``measured``:
+    what ``issue`` measured itself (the newest release's line), each wrapped whole."""
     lines = screen.wrap(f"Issue draft: {title}", lines=2)
+    for line in measured:
+        lines += screen.wrap(line, indent="  ")
     for label, run in runs:
         lines += run_lines(label, run)
     lines += [screen.shorten(f"Scripts beside it: {', '.join(scripts)}"), f"Draft: {draft}"]

@@ -27,7 +27,7 @@ from harness.store.results import load_results
 from harness.store.schema import Settings
 from harness.upstream.change import Change
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, nox_in_repo
 
 
 def test_a_change_is_given_stored_or_the_jax_installed_here(tmp_path):
@@ -142,6 +142,26 @@ def test_without_a_plan_both_scripts_run_here(tmp_path, monkeypatch):
     )
     draft = written.draft.read_text()
     assert here.run.stdout.strip() in draft and "not a fresh venv" in draft
+    assert "Not measured here" not in draft, "no change to measure: the JAX installed here"
+
+
+def test_without_a_plan_the_draft_says_what_it_could_not_measure_and_the_command_that_does(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
+    wall = parse_metric_name("two_scans.wall_ns")
+    written = write_issue(request(tmp_path, good="0.4.31", bad="0.4.33", metric=wall))
+    said = " ".join(written.draft.read_text().split())
+    command = (
+        "nox -s issue -- --case scan_sync --good 0.4.31 --bad 0.4.33 --metric two_scans.wall_ns "
+        "--size N=16 --size M=1"
+    )
+    assert (
+        "Not measured here (one JAX installed): the step confirmed, whether the newest release on "
+        f"the index still shows it; `{command}`." in said
+    ), said[:2000]
+    assert written.measured and written.measured[0].startswith("Not measured here")
 
 
 def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(
@@ -165,6 +185,8 @@ def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_pla
         )
     built = []
     monkeypatch.setattr(issue, "ensure", lambda env: built.append((env.jax, env.install)))
+    # What issue measures itself (the step, the newest release) is tested on real releases below.
+    monkeypatch.setattr(issue, "measure_here", lambda request, change: issue.MeasuredHere())
     (tmp_path / "reports").mkdir()
     answer = json.loads((FIXTURES / "issue" / "bisect-scan_sync.json").read_text()) | {
         "sizes": TINY
@@ -305,3 +327,39 @@ def test_a_link_planted_at_a_part_of_the_draft_leaves_that_part_out_in_one_line(
         and "not written beside the draft" in line
         for line in said
     ), said
+@pytest.mark.releases
+def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_release(tmp_path):
+    """No bisect answer stored: ``issue`` measures jax 0.4.31 and 0.4.33 (asynchronous CPU dispatch) and the
+    newest release on the index together, captures the program the script compiles ahead of time (never
+    called through a jitted function), measures its reproducer on both, and says whether the newest release
+    still shows the step; each side's install line pins every package whose version differs between them."""
+    script = tmp_path / "aot_dispatch.py"
+    shutil.copy(FIXTURES / "scripts" / script.name, script)
+    results, out = tmp_path / "results", tmp_path / "out"
+    done = nox_in_repo(
+        *("-s", "issue", "--", "--script", str(script), "--metric", "json.dispatch_ms"),
+        *("--good", "0.4.31", "--bad", "0.4.33", "--processes", "3", "--max-processes", "12"),
+        *("--results", str(results), "--out", str(out)),
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    draft = (out / "issues" / "script-aot_dispatch.md").read_text()
+    flat = " ".join(draft.split())
+    assert "Newest release on the index: still on " in flat, flat[:3000]
+    assert "still on " in " ".join(done.stdout.split()), "on the screen too"
+    assert "exported no program" not in flat, "the program compiled ahead of time is captured"
+    assert "reproduces it with jax alone" in flat or "does not reproduce it" in flat, flat[-4000:]
+    mine = results / "script-aot_dispatch"  # the reproducer's own results are a case of their own
+    measured = {path.parent.parent.name for path in mine.rglob("*.json")}
+    assert {"jax-0.4.31", "jax-0.4.33"} < measured and len(measured) >= 3, measured
+    installed = {}
+    for path in mine.rglob("*.json"):
+        data = json.loads(path.read_text())
+        if data.get("libraries") and data["release"] in ("0.4.31", "0.4.33"):
+            installed[data["release"]] = set(data["libraries"]["installed"])
+    lines = [line for line in draft.splitlines() if line.startswith("pip install jax==0.4.3")]
+    for release, other in (("0.4.31", "0.4.33"), ("0.4.33", "0.4.31")):
+        [line] = [
+            x for x in lines if x.startswith(f"pip install jax=={release} ") and "absl" not in x
+        ]
+        moved = installed[release] - installed[other]
+        assert moved and all(pin in line.split() for pin in moved), (line, moved)

@@ -72,3 +72,61 @@ def test_small_inputs_are_kept_large_ones_generated_and_the_reproducer_runs_them
     found = json.loads(ran.stdout.strip().splitlines()[-1])
     assert found["run_ms"] > 0 and found["compile_ms"] > 0
     assert {"p1_call_ms", "p2_call_ms", "p1_temp_bytes"} <= set(found)
+
+
+AHEAD_OF_TIME = """
+import time
+import jax, jax.numpy as jnp
+
+def step(x):
+    return jnp.sin(x) @ x
+
+def only_compiled(x, y):
+    return (x * y).sum()
+
+x = jnp.ones((16, 16)) * 0.5
+lowered = jax.jit(step).lower(x)
+assert isinstance(lowered, jax.stages.Lowered)
+began = time.perf_counter_ns()
+compiled = lowered.compile()
+assert isinstance(compiled, jax.stages.Compiled)
+for _ in range(2):
+    compiled(x).block_until_ready()
+shapes = jax.ShapeDtypeStruct((8,), jnp.float32)
+jax.jit(only_compiled).lower(shapes, shapes).compile()
+print("compiled")
+"""
+
+
+def test_programs_compiled_ahead_of_time_are_captured_called_or_only_compiled(tmp_path):
+    """``jax.jit(f).lower(...).compile()``, the usual way to time a compile, is seen as a jitted call is:
+    the program called twice and the one only compiled from shapes are both exported, the stages keep
+    their types (the script's own ``isinstance`` checks pass) and its output is untouched."""
+    tools = export_tools(REPO / ".nox", sys.executable)
+    assert not isinstance(tools, str), tools
+    script, folder = tmp_path / "aot.py", tmp_path / "captured"
+    script.write_text(AHEAD_OF_TIME)
+    folder.mkdir()
+    environ = {
+        **os.environ,
+        EXPORT_DIR: str(folder),
+        EXPORT_TOOLS: str(tools),
+        "JAX_PLATFORMS": "cpu",
+    }
+    run = [sys.executable, str(HOOK), str(tmp_path / "report.json"), str(script)]
+    done = subprocess.run(
+        run, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "compiled"
+    listing = json.loads((folder / "programs.json").read_text())
+    programs = {p["name"]: p for p in listing["programs"]}
+    assert list(programs) == ["step", "only_compiled"], listing
+    assert programs["step"]["calls"] == 2 and programs["step"]["lowered"] == 1
+    assert programs["only_compiled"]["calls"] == 0 and programs["only_compiled"]["lowered"] == 1
+    assert not any("problem" in p for p in listing["programs"]), listing
+    assert [i["saved"] for i in programs["step"]["inputs"]] == [True]
+    assert [i["saved"] for i in programs["only_compiled"]["inputs"]] == [False, False], (
+        "shapes alone: generated"
+    )
+    assert all((folder / f"{p['file']}.jaxexport").is_file() for p in listing["programs"])

@@ -510,3 +510,11 @@ def test_the_first_screen_of_a_case_a_fix_a_commit_level_and_a_script_draft_read
     assert "Found while checking a claim from a user discussion" in first_screen(drafts["case"])
     assert "Below the releases: jax commit f255fb700a" in first_screen(drafts["commit"])
     assert "faster" in first_screen(drafts["fix"]) and "bad" not in first_screen(drafts["fix"])
+
+
+def test_a_script_is_called_plain_jax_only_when_it_imports_nothing_else():
+    library = "import jax\nimport diffrax\nimport equinox as eqx\nprint(jax.__version__)\n"
+    text = render(draft_inputs(short_script=library))
+    assert "plain JAX" not in text
+    assert "(scan_sync.py, 4 lines, with diffrax, equinox)" in text
+    assert "lines, plain JAX)" in render(draft_inputs())

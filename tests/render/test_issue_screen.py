@@ -33,3 +33,20 @@ def test_long_outputs_become_a_line_each_and_their_last_lines():
     assert lines[-2] == (
         "Scripts beside it: reports/issues/scan_sync.py, reports/issues/scan_sync-full.py"
     )
+
+
+def test_what_issue_measured_itself_is_said_whole_under_the_title():
+    said = (
+        "still on 0.12.0.1: ×0.0512 against jax 0.4.31",
+        "Not measured here (the JAX installed here is one release): the step confirmed, the reproducer "
+        "with jax alone and the newest release on the index, by `nox -s issue -- --script repro.py "
+        "--good 0.4.31 --bad 0.4.33 --metric json.dispatch_ms`",
+    )
+    text = issue_screen("t", [("full script on jax 0.4.33", run(lines=2))], ["a.py"], "d.md", said)
+    assert fits(text), text
+    lines = text.splitlines()
+    assert lines[1] == "still on 0.12.0.1: ×0.0512 against jax 0.4.31"
+    measured = " ".join(lines[1 : lines.index("full script on jax 0.4.33: ok, 2 line(s) printed")])
+    assert measured.endswith("--metric json.dispatch_ms`") and "…" not in measured, (
+        "no sentence cut"
+    )

@@ -1,0 +1,184 @@
+"""What ``issue`` measures itself where no bisect answer says it: the step confirmed, the reproducer with
+jax alone and whether it reproduces, and whether the newest release on the index still shows it.
+
+The step's two releases and the newest on the index are measured in one interleaved run, each compared
+with the last good release until decided (the same sides, looks and stored results as a bisect's, so a
+later bisect or triage reuses them); the reproducer is the why's own kind
+(``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers as a
+bisect's is.  A maintainer's second question, "does the newest
+release still show it?", is answered from the newest release's figure against both ends.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.metrics import compare_results
+from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
+from harness.analysis.spending import ALL, CHANGES
+from harness.catalogue.discovery import CaseInfo
+from harness.explain.reproducer import Reproducer, ReproducerAnswer
+from harness.install.environments import Environments
+from harness.install.venvs import ReleaseEnv, plan_entry
+from harness.metric_names import MetricKey
+from harness.pins import PROFILE_BY_NAME
+from harness.steps.evidence import CannotKeep, Step, StepSides
+from harness.steps.probes import ReleaseProber
+from harness.store.schema import Settings
+from harness.units import format_ratio, version_key
+from harness.upstream.change import Reproduced
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """The step a draft is about, and where its releases install and its results and files go."""
+
+    case: CaseInfo
+    sizes: dict[str, int]
+    profile: str
+    good: str
+    bad: str
+    plan: Sequence[ReleaseEnv]  # every release on the index
+    settings: Settings  # how each process samples
+    results_dir: Path
+    out_dir: Path  # the reproducer's folder goes here, beside the bisect answers
+    policy: str
+    progress: Callable[[str], None]
+    processes: int = 5  # a side's processes in the first round (a triage's quick number)
+    max_processes: int = 20  # and up to this many while a comparison is open
+
+    @property
+    def newest(self) -> str:
+        return max((env.jax for env in self.plan), key=version_key)
+
+    @property
+    def stem(self) -> str:
+        return f"issue-{self.case.name}"
+
+
+def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
+    """The prober of the step's two releases and the newest, each in the environment its case or script
+    runs in, at the request's processes a side, more while a comparison is open."""
+    releases = dict.fromkeys((request.good, request.bad, request.newest))
+    processes = request.processes  # not the draft's own script runs' (--effort)
+    return ReleaseProber(
+        {release: plan_entry(request.plan, release) for release in releases},
+        request.case,
+        request.sizes,
+        request.profile,
+        request.results_dir,
+        dataclasses.replace(request.settings, processes=processes),
+        request.progress,
+        max_processes=max(request.max_processes, processes),
+        decide_metrics=() if metric is None else (metric.metric_name,),
+        environments=Environments(
+            request.case,
+            PROFILE_BY_NAME.get(request.profile),
+            request.policy,
+            progress=request.progress,
+        ),
+    )
+
+
+def confirm(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
+    """The step's two releases and the newest measured together, ordered so that the comparisons decided
+    are the two the draft says: the step (first bad against last good) and the newest against the last
+    good; until each is decided with a metric named, else until each change is shown.  Stored results are
+    reused; a release left alone is measured when first read."""
+    prober = measuring_prober(request, metric)
+    releases = list(prober.envs)
+    request.progress(
+        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step confirmed"
+        + (" and the newest release on the index" if len(releases) > 2 else "")
+    )
+    ordered = [request.bad, request.good, *releases[2:]]
+    prober.measure_together(ordered, decide=ALL if metric is not None else CHANGES)
+    return prober
+
+
+def compared(
+    prober: ReleaseProber, before: str, after: str, metric: MetricKey, rule: Thresholds
+) -> Comparison | None:
+    return compare_results(prober(before).result, prober(after).result, metric, rule)
+
+
+def newest_line(
+    prober: ReleaseProber, request: StepRequest, metric: MetricKey, rule: Thresholds
+) -> str:
+    """Whether the newest release on the index still shows the step, measured: "still on V: ×R" (against
+    the last release before the step), "gone on V", or what it showed; "" where it is an end of the step."""
+    newest, good, bad = request.newest, request.good, request.bad
+    if newest in (good, bad):
+        return ""
+    step = compared(prober, good, bad, metric, rule)
+    against_good = compared(prober, good, newest, metric, rule)
+    against_bad = compared(prober, bad, newest, metric, rule)
+    if step is None or against_good is None or against_bad is None:
+        return (
+            f"jax {newest}, the newest release on the index, gave no figure of {metric.metric_name}"
+        )
+    ratio = format_ratio(against_good.ratio)
+    if against_good.verdict == step.verdict and step.verdict in MOVED:
+        return f"still on {newest}: {ratio} against jax {good}"
+    if against_good.verdict == Verdict.UNCHANGED or (
+        against_bad.verdict in MOVED
+        and against_bad.verdict != step.verdict
+        and against_good.verdict not in MOVED
+    ):
+        return f"gone on {newest} ({ratio} against jax {good}): fixed by then"
+    return (
+        f"on {newest}: {ratio} against jax {good} ({against_good.verdict}), neither end told apart"
+    )
+
+
+def reproduce(
+    prober: ReleaseProber, request: StepRequest, metric: MetricKey, rule: Thresholds, platform: str
+) -> ReproducerAnswer | str:
+    """The reproducer with jax alone of the step's two releases, measured on both; or why it was not
+    asked (a case: its short script already needs jax alone)."""
+    case = request.case
+    if not case.subject.own_venv:
+        return ""
+    step = Step(
+        request.good,
+        request.bad,
+        (metric.metric_name,),
+        platform,
+        rule,
+        request.out_dir,
+        request.stem,
+        script=case.subject.script_file,
+    )
+    kind = Reproducer()
+    if not kind.wanted(step):
+        return "no reproducer asked for this step"
+    request.progress(
+        f"[issue {case.name}] the reproducer with jax alone, {step.before} → {step.after}"
+    )
+    try:
+        return kind.gather(step, StepSides(prober))
+    except CannotKeep as exc:
+        return f"its files cannot be kept beside the draft: {exc}"
+
+
+def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
+    """The reproducer as a bisect answer names it (what the draft reads); None where there is none."""
+    if not answer.script or answer.problem or answer.refused:
+        return None
+    measured = {
+        metric: (str(found.verdict) if found else "", found.ratio if found else None)
+        for metric, (_, found) in answer.measured.items()
+    }
+    counterparts = {metric: name for metric, (name, _) in answer.measured.items()}
+    return Reproduced(
+        answer.folder,
+        answer.script,
+        answer.exported_on,
+        answer.lines,
+        measured,
+        counterparts,
+        " ".join(answer.note.split())[:300],
+    )

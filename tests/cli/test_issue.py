@@ -1,0 +1,34 @@
+"""``issue``'s command line: what it measures itself takes a triage's first look unless told otherwise."""
+
+import pytest
+
+from harness.cli.issue import IssueOptions
+from harness.cli.parser import validate
+from harness.errors import UsageError
+
+
+def issue(tmp_path, *more):
+    return validate(["issue", "--case", "scan_sync", "--results", str(tmp_path / "r"), *more])[1]
+
+
+def test_what_issue_measures_itself_takes_five_processes_a_release_up_to_twenty(tmp_path):
+    checked = issue(tmp_path)
+    assert isinstance(checked, IssueOptions)
+    assert checked.script.settings.effort == "full", "the draft's own script runs sample as full"
+    assert (checked.processes, checked.max_processes) == (5, 20)
+    assert (
+        issue(tmp_path, "--processes", "3").processes,
+        issue(tmp_path, "--processes", "3").max_processes,
+    ) == (3, 12)
+
+
+@pytest.mark.parametrize(
+    ("more", "said"),
+    [
+        (("--processes", "2"), "no verdict is possible with fewer than 3"),
+        (("--max-processes", "4"), "--max-processes must be at least --processes"),
+    ],
+)
+def test_too_few_processes_are_refused_in_one_line(tmp_path, more, said):
+    with pytest.raises(UsageError, match=said):
+        issue(tmp_path, *more)

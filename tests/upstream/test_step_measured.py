@@ -1,0 +1,67 @@
+"""What ``issue`` measures itself: whether the newest release on the index still shows the step, said as a
+maintainer reads it, and the reproducer as the draft reads it (logic on stand-in results; the real run is
+``tests/commands/test_issue.py``)."""
+
+from pathlib import Path
+
+from harness.analysis.significance import Thresholds
+from harness.explain.reproducer import ReproducerAnswer
+from harness.install.venvs import ReleaseEnv
+from harness.metric_names import parse_metric_name
+from harness.store.schema import Settings
+from harness.units import version_key
+from harness.upstream.step_measured import StepRequest, as_reproduced, newest_line
+from tests.conftest import FakeScriptReleases
+
+LOOP = parse_metric_name("json.loop_ms")
+
+
+def step_request(tmp_path: Path, newest: str = "0.6.2") -> StepRequest:
+    plan = [
+        ReleaseEnv(v, v, "3.12", (f"jax=={v}",), tmp_path / f"release-jax-{v}")
+        for v in ("0.5.3", "0.6.0", "0.6.1", "0.6.2")
+        if version_key(v) <= version_key(newest)
+    ]
+    return StepRequest(
+        None,  # type: ignore[arg-type]  # newest_line reads neither the case nor its folders
+        {},
+        "cpu",
+        "0.5.3",
+        "0.6.0",
+        plan,
+        Settings(),
+        tmp_path / "results",
+        tmp_path / "reports",
+        "as-of",
+        print,
+    )
+
+
+def test_the_newest_release_still_shows_it_or_not(tmp_path):
+    request = step_request(tmp_path)
+    assert request.newest == "0.6.2"
+    still = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": 9.7})
+    assert (
+        newest_line(still, request, LOOP, Thresholds()) == "still on 0.6.2: ×9.7 against jax 0.5.3"
+    )
+    gone = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": 1.0})
+    assert newest_line(gone, request, LOOP, Thresholds()) == (
+        "gone on 0.6.2 (×1 against jax 0.5.3): fixed by then"
+    )
+    missing = FakeScriptReleases({"0.5.3": 1.0, "0.6.0": 9.8, "0.6.2": None})
+    assert "gave no figure of json.loop_ms" in newest_line(missing, request, LOOP, Thresholds())
+    assert newest_line(still, step_request(tmp_path, "0.6.0"), LOOP, Thresholds()) == "", (
+        "the first release with it is the newest: nothing more to say"
+    )
+
+
+def test_a_reproducer_that_ran_is_named_as_a_bisect_answer_names_it_and_one_that_did_not_is_none():
+    answer = ReproducerAnswer(
+        "0.5.3", "0.6.0", "issue-x-reproducer/", "repro_0123456789.py", "0.5.3", 35
+    )
+    found = as_reproduced(answer)
+    assert found is not None and found.folder == "issue-x-reproducer/" and found.lines == 35
+    assert (
+        as_reproduced(ReproducerAnswer("0.5.3", "0.6.0", problem="jax 0.5.3 exported no program"))
+        is None
+    )
