@@ -1,11 +1,14 @@
-"""Library or JAX: where a script's declared library changed version along with jax, the step measured
-again with the library held, in the same triage.
+"""Library or JAX: where any package of a script's venv changed version along with jax (a declared library,
+a library's own dependency, or one of jax's such as numpy: every stored result records the installed set), the
+step measured again with those packages held, in the same triage.
 
-The step's two sides and a third in between — the newer jax with the libraries that moved held at the
+The step's two sides and a third in between — the newer jax with the packages that moved held at the
 older release's versions (or, where that cannot be had, the older jax with the newer's) — are measured
-together until each part of the step's metrics is decided, changed or unchanged.  The part of the step
-between the middle side and each end is jax's or the libraries': a step that comes with the libraries
-settles the why (jax's defaults, dumps and profiles are not asked), one that comes with jax goes on to them.
+together until each part of the step's metrics is decided, changed or unchanged, the whole step among them
+(the older side is compared with the newer too, so it is measured as long as the step needs to pass the rank
+guard, not only until its own part closes).  The part of the step between the middle side and each end is
+jax's or the libraries': a metric that comes with the libraries, jax's own part not moved, is answered
+(jax's defaults, dumps and profiles are not asked for it), one that comes with jax goes on to them.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class Parts:
         """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole step did
         (the other did not move that way: unchanged, or too close to tell)."""
         if self.whole is None or self.whole.verdict not in MOVED:
-            return APART
+            return self._from_the_parts()
         jax, libraries = (
             part is not None and part.verdict == self.whole.verdict
             for part in (self.jax, self.libraries)
@@ -49,9 +52,25 @@ class Parts:
             return BOTH
         return JAX if jax else LIBRARIES if libraries else APART
 
+    def _from_the_parts(self) -> str:
+        """Where the whole step was not shown moved in this run (fewer processes on one side than its rank
+        guard needs): one part moved and the other shown unchanged tell it on their own."""
+        verdicts = [
+            part.verdict if part is not None else None for part in (self.jax, self.libraries)
+        ]
+        if verdicts[0] in MOVED and verdicts[1] is Verdict.UNCHANGED:
+            return JAX
+        if verdicts[1] in MOVED and verdicts[0] is Verdict.UNCHANGED:
+            return LIBRARIES
+        return APART
+
     @property
     def jax_unchanged(self) -> bool:
         return self.jax is not None and self.jax.verdict is Verdict.UNCHANGED
+
+    @property
+    def jax_moved(self) -> bool:
+        return self.jax is not None and self.jax.verdict in MOVED
 
 
 @dataclass(frozen=True)
@@ -67,14 +86,19 @@ class HeldAnswer:
     problem: str = ""  # why the step could not be split
     kind: str = "library"
 
+    def answered(self) -> tuple[str, ...]:
+        """The metrics whose change comes with the libraries, jax's own part not moved: jax's defaults,
+        programs and profiles are not the cause of it, and not asked for it."""
+        return tuple(
+            metric
+            for metric, each in self.parts.items()
+            if each.comes_with() == LIBRARIES and not each.jax_moved
+        )
+
     @property
     def settles(self) -> bool:
-        """Whether the step comes with the libraries alone on every metric it moved, jax's part shown
-        unchanged: jax's defaults, programs and profiles are then not the cause, and not asked."""
-        parts = self.parts.values()
-        return bool(parts) and all(
-            each.comes_with() == LIBRARIES and each.jax_unchanged for each in parts
-        )
+        """Whether every metric the step moved comes with the libraries (``answered``)."""
+        return bool(self.parts) and len(self.answered()) == len(self.parts)
 
     def held(self) -> dict[str, str]:
         """The libraries the middle side holds, at the versions it holds them."""
@@ -107,7 +131,7 @@ class HeldAnswer:
 
 
 class HeldLibrary:
-    """Asked first, for a plain script's step whose declared libraries moved along with jax."""
+    """Asked first, for a plain script's step where any package of its venv besides jax's own moved."""
 
     name = "library"
 
@@ -139,7 +163,10 @@ class HeldLibrary:
             return dataclasses.replace(answer, problem="; ".join(problems))
         # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
         # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
-        measured = sides.together([before, middle, after], step.metrics, ALL)
+        # The whole step compared too: the older side is measured for as long as it needs to be told from
+        # the newer, not only until its comparison with the middle side closes.
+        whole = dataclasses.replace(after, compare_with=before.label)
+        measured = sides.together([before, middle, whole], step.metrics, ALL)
         ours = [measured.get(side.label) for side in (before, middle, after)]
         parts = {metric: _parts(ours, metric, step, jax_of_middle) for metric in step.metrics}
         return dataclasses.replace(
