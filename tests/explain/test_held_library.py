@@ -166,3 +166,16 @@ def test_only_a_plain_scripts_release_step_whose_libraries_moved_is_asked():
     assert not kind.wanted(dataclasses.replace(asked, libraries={}))
     assert not kind.wanted(dataclasses.replace(asked, script=""))
     assert not kind.wanted(dataclasses.replace(asked, after="0.4.31+numpy.2.1.1"))
+
+
+def test_a_library_step_asks_no_jax_side_kind():
+    """jax's part within ±7.5% (undecided, not moved): the change is answered for the library; the real
+    registry's jax-side kinds (reproducer, defaults, dumps, flags, profiles) are never asked (this fake
+    offers none of what they gather with)."""
+    from harness.explain.kinds import KINDS
+    from harness.steps.evidence import gather
+
+    sides = FakeSides({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
+    found = gather(KINDS, step(), sides)  # type: ignore[arg-type]
+    assert [each.kind for each in found] == ["library", "spent"]
+    assert held_line(found[0]).startswith("comes with the libraries: numpy 2.0.1 → 2.1.1")  # type: ignore[arg-type]

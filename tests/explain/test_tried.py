@@ -259,7 +259,9 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         "jax 0.4.33 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false",
     ], "the trial that moved nothing toward 0.4.33 (0.4.31 with the thunk runtime) dropped"
     assert settings.decide == "changes" and settings.decide_metrics == ("eager.wall_ns",)
-    assert [t.words() for t in answer.screened_out] == ["XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"]
+    assert [t.words() for t in answer.screened_out] == [
+        "XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"
+    ]
     assert defaults_listing(answer)[-1] == (
         "screened at 3 processes a side and dropped (they moved no metric toward the other "
         "release): XLA_FLAGS=--xla_cpu_use_thunk_runtime=true on 0.4.31"
