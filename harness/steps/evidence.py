@@ -224,8 +224,8 @@ class Spent:
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first question; ``again``: the
-    command that asks the why with more (said beside each kind the budget left out)."""
+    """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first
+    question; ``again``: the command that asks the why with more (said beside each kind it left out)."""
 
     seconds: float | None = None
     started: float | None = None
