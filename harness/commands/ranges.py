@@ -312,6 +312,7 @@ class RangeRun:
         progress(
             f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"
         )
+        libraries = self.libraries()
         step = Step(
             before,
             after,
@@ -322,7 +323,8 @@ class RangeRun:
             stem,
             repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
             script=self.options.case.subject.script_file,
-            libraries=self.libraries().moved_with_jax(before, after),
+            libraries=libraries.moved_with_jax(before, after),
+            declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
         )
         return gather(KINDS, step, self.sides, budget, kept)

@@ -149,18 +149,11 @@ class HeldLibrary:
             if not isinstance(end, Side):
                 return dataclasses.replace(answer, problem=end)
         before, after = (end for end in ends if isinstance(end, Side))
-        middle, jax_of_middle, problems = None, "", []
-        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
-        for release, which in ((step.after, 0), (step.before, 1)):
-            pins = tuple(f"{name}=={versions[which]}" for name, versions in step.libraries.items())
-            sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
-            held = sides.held_side(release, pins)
-            if isinstance(held, Side):
-                middle, jax_of_middle = held, release
-                break
-            problems.append(held)
-        if middle is None:
-            return dataclasses.replace(answer, problem="; ".join(problems))
+        had = _middle(step, sides)
+        if isinstance(had, str):
+            return dataclasses.replace(answer, problem=had)
+        middle, jax_of_middle, moved = had
+        answer = dataclasses.replace(answer, moved=moved)
         # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
         # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
         # The whole step compared too: the older side is measured for as long as it needs to be told from
@@ -172,6 +165,26 @@ class HeldLibrary:
         return dataclasses.replace(
             answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
         )
+
+
+def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:
+    """The middle side, the jax release it runs and the packages it holds; or why none could be had.  Every
+    package that moved is held: the newer jax with the older versions first, where those cannot be had with
+    it the other way; where neither can, the declared libraries alone (what jax itself requires moved with
+    it, numpy say, then counts in jax's part)."""
+    every = dict(step.libraries)
+    declared = {name: every[name] for name in step.declared if name in every}
+    problems = []
+    for moved in [every, *([declared] if declared and declared != every else [])]:
+        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
+        for release, which in ((step.after, 0), (step.before, 1)):
+            pins = tuple(f"{name}=={versions[which]}" for name, versions in moved.items())
+            sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
+            held = sides.held_side(release, pins)
+            if isinstance(held, Side):
+                return held, release, moved
+            problems.append(held)
+    return "; ".join(problems)
 
 
 def _parts(

@@ -21,6 +21,7 @@ stopped part way (Ctrl-C, a CI time-out) keeps what it had found.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +38,7 @@ from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
+HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
 T = TypeVar("T")
 
 
@@ -53,8 +55,12 @@ class Step:
     stem: str  # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
     jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
     script: str = ""  # a plain script's file name ("": a case)
-    # A plain script's declared libraries and their versions on each side (name → (before's, after's)).
+    # A plain script's packages that moved, declared or not, and their versions on each side (name →
+    # (before's, after's)); jax's own distributions are the release itself.
     libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    declared: tuple[
+        str, ...
+    ] = ()  # which of ``libraries`` the script declares (the rest moved with them)
 
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
     # jax's Python, or its jaxlib); None: the step's own sides.
@@ -155,6 +161,10 @@ class StepSides:
         """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
         its environment ready; or why there is none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
+        if len(label) > HELD_LABEL:  # a name it is stored under: the first pin, the count, a digest
+            digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:8]
+            first = pins[0].replace("==", ".")
+            label = f"{release}+{first}.and.{len(pins) - 1}.more.{digest}"
         prober = self.prober
         assert prober.environments is not None
         # A prober of its own that knows the label: the step's prober stays as every other kind has it.

@@ -179,3 +179,33 @@ def test_a_library_step_asks_no_jax_side_kind():
     found = gather(KINDS, step(), sides)  # type: ignore[arg-type]
     assert [each.kind for each in found] == ["library", "spent"]
     assert held_line(found[0]).startswith("comes with the libraries: numpy 2.0.1 → 2.1.1")  # type: ignore[arg-type]
+
+
+class NoOldNumpy(FakeSides):
+    """jax 0.4.33 needs the newer numpy, and 0.4.31 the older: no middle holds numpy at all."""
+
+    def held_side(self, release, pins):
+        if any(pin.startswith("numpy==") for pin in pins):
+            return f"not installable with jax {release}: {', '.join(pins)}"
+        return self.side(f"{release}+held")
+
+
+def test_where_every_moved_package_cannot_be_held_the_declared_libraries_alone_are():
+    moved = Step(
+        "0.4.31",
+        "0.4.33",
+        (METRIC,),
+        "cpu",
+        Thresholds(),
+        Path("out"),
+        "triage",
+        script="user.py",
+        libraries={"equinox": ("0.11.4", "0.11.6"), "numpy": ("2.0.1", "2.1.1")},
+        declared=("equinox",),
+    )
+    sides = NoOldNumpy({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
+    answer = HeldLibrary().gather(moved, sides)  # type: ignore[arg-type]
+    assert answer.middle == "0.4.33+held" and answer.held() == {"equinox": "0.11.4"}
+    assert dict(answer.moved) == {"equinox": ("0.11.4", "0.11.6")}, "what the middle side held"
+    tried = [line for line in sides.lines if "library or jax" in line]
+    assert "numpy==2.0.1" in tried[0] and "numpy" not in tried[-1], "every package first"

@@ -45,6 +45,10 @@ def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pi
         "the newer jax, the pins held"
     )
     assert "0.4.33+numpy.2.0.1" not in prober.envs, "the step's prober stays as it was"
+    pins = [f"package-{n}==1.{n}.0" for n in range(12)]
+    many = StepSides(prober).held_side("0.4.33", pins)  # type: ignore[arg-type]
+    assert isinstance(many, Side) and many.release.startswith("0.4.33+package-0.1.0.0.and.11.more.")
+    assert len(many.release) <= 64, "a name its results are stored under"
     assert environments.held("0.4.33+numpy.2.0.1") == (), "and so do its environments"
 
 
