@@ -427,6 +427,8 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
         "3",
         "--max-processes",
         "24",  # decided even with the other tests loading the machine
+        "--why-budget",
+        "3600",  # every kind asked: by default the why spends at most what the bisect's measuring took
         "--results",
         str(async_dispatch_results),
         "--out",
