@@ -14,7 +14,7 @@ jax's or the libraries': a metric that comes with the libraries, jax's own part 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,12 @@ class HeldAnswer:
             },
             "problem": self.problem,
         }
+
+
+def library_answered(found: Sequence[Found], metric: str) -> bool:
+    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is asked."""
+    held = next((each for each in found if isinstance(each, HeldAnswer)), None)
+    return held is not None and metric in held.answered()
 
 
 class HeldLibrary:
