@@ -118,7 +118,7 @@ class RangeOptions:
         True  # a step's changed defaults listed and tried, its compiled programs compared
     )
     why_budget_s: float | None = (
-        None  # ``--why-budget``: how long asking why may take (None: no bound)
+        None  # ``--why-budget``: how long asking why may take (None: what the measuring took)
     )
 
 
@@ -220,7 +220,8 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             type=options.seconds,
             metavar="SECONDS",
             help="at most this long asking why, over every step; a kind not asked once it is spent is "
-            "said in the answer (default: no bound)",
+            "said in the answer with the command that asks it (default: as long as the command's own "
+            "measuring took)",
         )
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(

@@ -62,7 +62,7 @@ class WatchOptions:
     out: Path  # the summary (watch.md, watch.json), each target's triage page, the suite's script
     memory: Path  # one file per target and pair already watched
     explain: bool = True
-    why_budget_s: float | None = None  # how long asking why may take per target (None: no bound)
+    why_budget_s: float | None = None  # asking why, per target (None: as long as its triage)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,7 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=options.seconds,
         metavar="SECONDS",
         help="at most this long asking why, per target; a kind not asked once it is spent is said in the "
-        "target's triage page (default: no bound)",
+        "target's triage page (default: as long as the target's triage took)",
     )
     parser.add_argument(
         "--memory",

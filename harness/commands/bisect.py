@@ -22,8 +22,10 @@ from harness.commands.ranges import (
 )
 from harness.errors import HarnessError
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
-from harness.render.release_answers import bisect_answer
+from harness.render.release_answers import Answer, bisect_answer
+from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, bisect, expected_probes
+from harness.steps.evidence import Found, Pair
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
 from harness.units import format_ratio, time_left
 
@@ -143,12 +145,15 @@ def _bisect(
         if found.undecided
         else ""
     )
-    why: dict[str, Any] = {}
+    steps: dict[Pair, list[str]] = {}
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
-        pair = (found.last_good, found.first_bad)
-        why = {"evidence": {pair: run.explain(pair, [metric.metric_name], run.stem(options))}}
-    setting = run.setting(terms=terms, **why)
+        steps[(found.last_good, found.first_bad)] = [metric.metric_name]
     stem = run.stem(options)
-    answer = bisect_answer(found, setting, hint, run.report(stem))
-    run.publish(answer, stem, data_file=True, printed=printed)
-    return Bisected(found, setting, hint), answer.data
+    settings: list[Setting] = []
+
+    def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
+        settings[:] = [run.setting(terms=terms, evidence=evidence)]
+        return bisect_answer(found, settings[0], hint, run.report(stem))
+
+    answer = run.answer_then_why(steps, stem, answer_of, data_file=True, printed=printed)
+    return Bisected(found, settings[0], hint), answer.data

@@ -32,7 +32,9 @@ from harness.install.commits import (
 from harness.install.venvs import ReleaseEnv, release_env
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.render.commit_answer import commit_bisect_answer
+from harness.render.release_answers import Answer
 from harness.steps.commit_bisect import CommitBisect, CommitSearch
+from harness.steps.evidence import Found, Pair
 from harness.steps.judge import FIX, REGRESSION, Judge
 from harness.store.schema import Libraries
 from harness.units import version_key
@@ -130,16 +132,16 @@ def run_commit_bisect(options: RangeOptions) -> int:
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
     step, stem = found.step(), commit_stem(run.stem())
-    evidence = {}
+    steps: dict[Pair, list[str]] = {}
     if step is not None and options.metric is not None and run.asks_why:
-        evidence = {
-            step: run.explain(
-                step, [options.metric.metric_name], stem, (options.first, options.last)
-            )
-        }
-    answer = commit_bisect_answer(
-        found, run.setting(terms=terms, evidence=evidence), run.report(stem)
-    )
-    run.publish(answer, stem, data_file=True)
+        steps[step] = [options.metric.metric_name]
+
+    def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
+        return commit_bisect_answer(
+            found, run.setting(terms=terms, evidence=evidence), run.report(stem)
+        )
+
+    releases = (options.first, options.last)
+    answer = run.answer_then_why(steps, stem, answer_of, data_file=True, releases=releases)
     run.write_json("bisect-commits", answer.data)
     return 0 if found.first_bad_commit is not None or found.jaxlib_change else 1

@@ -11,9 +11,11 @@ and ``reports/triage-<case>-<range>-<key>.md``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +39,10 @@ from harness.names import inside, shown_path
 from harness.pins import PROFILE_BY_NAME, nox_profile_words, session_words
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
+from harness.render.why import step_lines
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
 from harness.steps.bisection import SweepOutcome
-from harness.steps.evidence import Found, Pair, Step, StepSides, WhyBudget, gather
+from harness.steps.evidence import Found, Pair, Spent, Step, StepSides, WhyBudget, gather
 from harness.steps.judge import metric_names
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file, write_text
@@ -187,6 +190,22 @@ def triage_command(options: RangeOptions) -> str:
     return " ".join(words)
 
 
+def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
+    """The command run again with a why budget of ``why_budget_s`` (what it measured is reused): the one that
+    asks the kinds a spent budget left out."""
+    if options.command == "triage":
+        words = [triage_command(options)]
+    else:
+        ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
+        target = target_words(options.case, options.libraries)
+        criterion = ["--metric", options.metric.metric_name] if options.metric else ["--claim"]
+        words = ["nox", "-s", "bisect", "--", *target, *(["--commits"] if options.commits else [])]
+        words += [ends[0], options.first, ends[1], options.last, *criterion]
+        words += [f"--size {name}={value}" for name, value in options.sizes.items()]
+        words += nox_profile_words(options.profile)
+    return " ".join([*words, "--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"])
+
+
 def no_change_hint(options: RangeOptions) -> str:
     return (
         f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
@@ -302,15 +321,25 @@ class RangeRun:
         return self.options.explain and not self.options.libraries.vary
 
     def explain(
-        self, pair: Pair, metrics: Sequence[str], stem: str, releases: Pair | None = None
+        self,
+        pair: Pair,
+        metrics: Sequence[str],
+        stem: str,
+        releases: Pair | None = None,
+        kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``metrics``: every kind of evidence asked (``KINDS``), within the
-        why's time budget; the files a kind keeps go beside the answer ``stem``.  Below releases, the
-        defaults compared are those of the range's ``releases``."""
+        why's time budget (unless the user set one: what the command's own measuring took before its first
+        why); the files a kind keeps go beside the answer ``stem``; what is found so far handed to ``kept``
+        as each kind settles.  Below releases, the defaults compared are those of the range's ``releases``."""
+        budget = self.why_budget
+        budget.at_most(time.monotonic() - self.started)
+        budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
         before, after = pair
         progress(
             f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"
         )
+        libraries = self.libraries()
         step = Step(
             before,
             after,
@@ -321,10 +350,11 @@ class RangeRun:
             stem,
             repo_at_hand(self.options.jax_repo, self.envs[0].venv.parent),
             script=self.options.case.subject.script_file,
-            libraries=self.libraries().moved(before, after),
+            libraries=libraries.moved_with_jax(before, after),
+            declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
         )
-        return gather(KINDS, step, self.sides, self.why_budget)
+        return gather(KINDS, step, self.sides, budget, kept)
 
     @property
     def platform(self) -> str:
@@ -339,7 +369,7 @@ class RangeRun:
             str(canonicalize_name(Requirement(requirement).name))
             for requirement in self.options.case.subject.requirements
         ]
-        versions = {}
+        versions, installed = {}, {}
         for label in self.labels:
             stored = self.prober.reuse.stored(label)
             had = stored.result.libraries if stored is not None else None
@@ -347,7 +377,10 @@ class RangeRun:
                 versions[label] = {
                     name: version for name in names if (version := had.version_of(name))
                 }
-        return Libraries(versions, choice.hold, choice.vary, choice.jax, choice.policy)
+                installed[label] = installed_versions(had.installed)
+        return Libraries(
+            versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
+        )
 
     def stem(self, options: RangeOptions | None = None) -> str:
         """The answer's file name without suffix: per case, range, criterion, sizes and profile."""
@@ -373,6 +406,54 @@ class RangeRun:
         if data_file:
             _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
 
+    def answer_then_why(
+        self,
+        steps: Mapping[Pair, Sequence[str]],
+        stem: str,
+        answer_of: Callable[[dict[Pair, tuple[Found, ...]]], Answer],
+        *,
+        data_file: bool,
+        printed: bool = True,
+        releases: Pair | None = None,
+    ) -> Answer:
+        """The answer first, its why after: the page written (and its answers said) as soon as the answer is
+        known, then written again as each kind of each step's why settles, each kind's lines said as it comes;
+        the screen printed (unless not ``printed``) once the why is done, or when it is stopped (Ctrl-C, a
+        CI's time-out), with what it had found, before the stop goes on."""
+        evidence: dict[Pair, tuple[Found, ...]] = {}
+        first = answer_of(evidence)
+        self.publish(first, stem, data_file=data_file, printed=False)
+        said = first.data.get("answers") or [first.data.get("answer")]
+        for line in (each for each in said if isinstance(each, str)):
+            progress(f"[{self.options.command}] answer: {line}")
+
+        def kept(pair: Pair, found: tuple[Found, ...]) -> None:
+            for each in found[len(evidence.get(pair, ())) :]:
+                for line in step_lines(each):
+                    progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {line}")
+            evidence[pair] = tuple(each for each in found if not isinstance(each, Spent))
+            answer = answer_of(evidence)
+            _write(inside(self.options.places.out, f"{stem}.md"), answer.markdown, quiet=True)
+            if data_file:
+                text = json.dumps(answer.data, indent=1) + "\n"
+                _write(inside(self.options.places.out, f"{stem}.json"), text, quiet=True)
+
+        try:
+            for pair, metrics in steps.items():
+                keep: Callable[[tuple[Found, ...]], None] = functools.partial(kept, pair)
+                evidence[pair] = self.explain(pair, metrics, stem, releases, keep)
+        except KeyboardInterrupt:
+            self.publish(answer_of(evidence), stem, data_file=data_file, printed=printed)
+            raise
+        if steps:
+            answer = answer_of(evidence)
+            self.publish(answer, stem, data_file=data_file, printed=printed)
+            return answer
+        progress.done()
+        if printed:
+            print(first.text, end="")
+        return first
+
     def report(self, stem: str) -> str:
         """Where the answer ``stem``'s page is written, as the last line of its screen says it: from the
         folder the command runs in where it is below it (``reports/…``), else whole."""
@@ -386,9 +467,16 @@ class RangeRun:
             progress(f"written: {where}")
 
 
-def _write(path: Path, text: str) -> None:
+def installed_versions(installed: Sequence[str]) -> dict[str, str]:
+    """A stored result's installed set (``name==version``) by canonical name."""
+    pins = (pin.partition("==") for pin in installed)
+    return {str(canonicalize_name(name)): version for name, _, version in pins}
+
+
+def _write(path: Path, text: str, *, quiet: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_file(
         path, text
     )  # the reports folder may hold a link planted at this name: replaced, not followed
-    progress(f"written: {path}")
+    if not quiet:
+        progress(f"written: {path}")

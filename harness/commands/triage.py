@@ -13,10 +13,12 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
+from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
 from harness.steps.bisection import CLAIM
 from harness.steps.confirm import PairConfirmer
+from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
 
 
@@ -51,12 +53,13 @@ def execute(options: RangeOptions) -> int:
     )
     refuse_unknown_metric(found.first_round, options)
     stem = run.stem()
-    steps = timing_steps(run, found)
-    evidence = {pair: run.explain(pair, step_metrics, stem) for pair, step_metrics in steps.items()}
-    setting = run.setting(every_metric=metrics is None, evidence=evidence)
     out, processes = options.places.out, options.measuring.processes
-    answer = triage_answer(found, setting, processes, out, stem, run.report(stem))
-    run.publish(answer, stem, data_file=False)
+
+    def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
+        setting = run.setting(every_metric=metrics is None, evidence=evidence)
+        return triage_answer(found, setting, processes, out, stem, run.report(stem))
+
+    answer = run.answer_then_why(timing_steps(run, found), stem, answer_of, data_file=False)
     run.write_json("triage", answer.data)
     if found.changes():
         return 0

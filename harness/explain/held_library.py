@@ -1,17 +1,20 @@
-"""Library or JAX: where a script's declared library changed version along with jax, the step measured
-again with the library held, in the same triage.
+"""Library or JAX: where any package of a script's venv changed version along with jax (a declared library,
+a library's own dependency, or one of jax's such as numpy: every stored result records the installed set), the
+step measured again with those packages held, in the same triage.
 
-The step's two sides and a third in between — the newer jax with the libraries that moved held at the
+The step's two sides and a third in between — the newer jax with the packages that moved held at the
 older release's versions (or, where that cannot be had, the older jax with the newer's) — are measured
-together until each part of the step's metrics is decided, changed or unchanged.  The part of the step
-between the middle side and each end is jax's or the libraries': a step that comes with the libraries
-settles the why (jax's defaults, dumps and profiles are not asked), one that comes with jax goes on to them.
+together until each part of the step's metrics is decided, changed or unchanged, the whole step among them
+(the older side is compared with the newer too, so it is measured as long as the step needs to pass the rank
+guard, not only until its own part closes).  The part of the step between the middle side and each end is
+jax's or the libraries': a metric that comes with the libraries, jax's own part not moved, is answered
+(jax's defaults, dumps and profiles are not asked for it), one that comes with jax goes on to them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +43,7 @@ class Parts:
         """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole step did
         (the other did not move that way: unchanged, or too close to tell)."""
         if self.whole is None or self.whole.verdict not in MOVED:
-            return APART
+            return self._from_the_parts()
         jax, libraries = (
             part is not None and part.verdict == self.whole.verdict
             for part in (self.jax, self.libraries)
@@ -49,9 +52,25 @@ class Parts:
             return BOTH
         return JAX if jax else LIBRARIES if libraries else APART
 
+    def _from_the_parts(self) -> str:
+        """Where the whole step was not shown moved in this run (fewer processes on one side than its rank
+        guard needs): one part moved and the other shown unchanged tell it on their own."""
+        verdicts = [
+            part.verdict if part is not None else None for part in (self.jax, self.libraries)
+        ]
+        if verdicts[0] in MOVED and verdicts[1] is Verdict.UNCHANGED:
+            return JAX
+        if verdicts[1] in MOVED and verdicts[0] is Verdict.UNCHANGED:
+            return LIBRARIES
+        return APART
+
     @property
     def jax_unchanged(self) -> bool:
         return self.jax is not None and self.jax.verdict is Verdict.UNCHANGED
+
+    @property
+    def jax_moved(self) -> bool:
+        return self.jax is not None and self.jax.verdict in MOVED
 
 
 @dataclass(frozen=True)
@@ -67,14 +86,19 @@ class HeldAnswer:
     problem: str = ""  # why the step could not be split
     kind: str = "library"
 
+    def answered(self) -> tuple[str, ...]:
+        """The metrics whose change comes with the libraries, jax's own part not moved: jax's defaults,
+        programs and profiles are not the cause of it, and not asked for it."""
+        return tuple(
+            metric
+            for metric, each in self.parts.items()
+            if each.comes_with() == LIBRARIES and not each.jax_moved
+        )
+
     @property
     def settles(self) -> bool:
-        """Whether the step comes with the libraries alone on every metric it moved, jax's part shown
-        unchanged: jax's defaults, programs and profiles are then not the cause, and not asked."""
-        parts = self.parts.values()
-        return bool(parts) and all(
-            each.comes_with() == LIBRARIES and each.jax_unchanged for each in parts
-        )
+        """Whether every metric the step moved comes with the libraries (``answered``)."""
+        return bool(self.parts) and len(self.answered()) == len(self.parts)
 
     def held(self) -> dict[str, str]:
         """The libraries the middle side holds, at the versions it holds them."""
@@ -106,8 +130,14 @@ class HeldAnswer:
         }
 
 
+def library_answered(found: Sequence[Found], metric: str) -> bool:
+    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is asked."""
+    held = next((each for each in found if isinstance(each, HeldAnswer)), None)
+    return held is not None and metric in held.answered()
+
+
 class HeldLibrary:
-    """Asked first, for a plain script's step whose declared libraries moved along with jax."""
+    """Asked first, for a plain script's step where any package of its venv besides jax's own moved."""
 
     name = "library"
 
@@ -125,26 +155,42 @@ class HeldLibrary:
             if not isinstance(end, Side):
                 return dataclasses.replace(answer, problem=end)
         before, after = (end for end in ends if isinstance(end, Side))
-        middle, jax_of_middle, problems = None, "", []
-        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
-        for release, which in ((step.after, 0), (step.before, 1)):
-            pins = tuple(f"{name}=={versions[which]}" for name, versions in step.libraries.items())
-            sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
-            held = sides.held_side(release, pins)
-            if isinstance(held, Side):
-                middle, jax_of_middle = held, release
-                break
-            problems.append(held)
-        if middle is None:
-            return dataclasses.replace(answer, problem="; ".join(problems))
+        had = _middle(step, sides)
+        if isinstance(had, str):
+            return dataclasses.replace(answer, problem=had)
+        middle, jax_of_middle, moved = had
+        answer = dataclasses.replace(answer, moved=moved)
         # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
         # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
-        measured = sides.together([before, middle, after], step.metrics, ALL)
+        # The whole step compared too: the older side is measured for as long as it needs to be told from
+        # the newer, not only until its comparison with the middle side closes.
+        whole = dataclasses.replace(after, compare_with=before.label)
+        measured = sides.together([before, middle, whole], step.metrics, ALL)
         ours = [measured.get(side.label) for side in (before, middle, after)]
         parts = {metric: _parts(ours, metric, step, jax_of_middle) for metric in step.metrics}
         return dataclasses.replace(
             answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
         )
+
+
+def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:
+    """The middle side, the jax release it runs and the packages it holds; or why none could be had.  Every
+    package that moved is held: the newer jax with the older versions first, where those cannot be had with
+    it the other way; where neither can, the declared libraries alone (what jax itself requires moved with
+    it, numpy say, then counts in jax's part)."""
+    every = dict(step.libraries)
+    declared = {name: every[name] for name in step.declared if name in every}
+    problems = []
+    for moved in [every, *([declared] if declared and declared != every else [])]:
+        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
+        for release, which in ((step.after, 0), (step.before, 1)):
+            pins = tuple(f"{name}=={versions[which]}" for name, versions in moved.items())
+            sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
+            held = sides.held_side(release, pins)
+            if isinstance(held, Side):
+                return held, release, moved
+            problems.append(held)
+    return "; ".join(problems)
 
 
 def _parts(

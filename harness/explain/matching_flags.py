@@ -5,7 +5,8 @@ call's target (a new ``kCustom(__xnn_fusion)``, a ``__onednn$matmul`` gone), may
 has kept its default while what it governs changed underneath it.  The newer release's XLA flags whose
 names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``; ``onednn`` →
 ``xla_cpu_use_onednn``) are each set to their other value on the newer release, in one measurement with
-the step's two sides, and judged as a changed default set back is.
+the step's two sides, and judged as a changed default set back is.  A metric whose old number a changed default
+already brought back is not searched again: a workaround found ends the search for one.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from harness.explain.defaults import XLA, Change, Option, relevant
 from harness.explain.dumps import CompiledAnswer, Module
-from harness.explain.tried import DefaultsAnswer, Trial, measure_trials, xla_flags
+from harness.explain.tried import DefaultsAnswer, Trial, screen_and_measure, xla_flags
 from harness.measure.sides import Side
 from harness.steps.evidence import Found, Step, StepSides, of_kind
 
@@ -84,9 +85,14 @@ class FlagsNamedLikeTheProgram:
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         compiled = of_kind(found, CompiledAnswer)
-        return bool(step.metrics) and compiled is not None and bool(one_sided_names(compiled))
+        return (
+            bool(without_workaround(step, found))
+            and compiled is not None
+            and bool(one_sided_names(compiled))
+        )
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> MatchedFlags:
+        step = dataclasses.replace(step, metrics=without_workaround(step, found))
         compiled = of_kind(found, CompiledAnswer)
         names = tuple(one_sided_names(compiled)) if compiled is not None else ()
         answer = MatchedFlags(
@@ -116,5 +122,12 @@ class FlagsNamedLikeTheProgram:
             f"  trying {len(planned)} flag(s) named like {', '.join(names)}: "
             + ", ".join(trial.words() for trial in planned)
         )
-        results = measure_trials(step, sides, (before, after), planned)
-        return dataclasses.replace(answer, trials=planned, measured=results)
+        return screen_and_measure(step, sides, (before, after), planned, answer)
+
+
+def without_workaround(step: Step, found: tuple[Found, ...]) -> tuple[str, ...]:
+    """The step's metrics whose old number no changed default brought back."""
+    defaults = of_kind(found, DefaultsAnswer)
+    if defaults is None:
+        return step.metrics
+    return tuple(metric for metric in step.metrics if not defaults.brings_back(metric))

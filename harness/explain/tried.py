@@ -10,6 +10,10 @@ hook sets right after jax is imported and reads back (a fact of every process). 
 and per-compile options would need an edit to the script): such a trial is void, and said so, never counted as
 tried.
 
+The trials are screened first: all of them with both releases in one run of ``SCREEN_PROCESSES`` processes a
+side; only those that move a metric at least ``SCREEN_SHARE`` of the way toward the other release are measured
+until decided, the others are dropped and said so (``screened_out``).
+
 The answer names the setting that brings the old number back (V with it is different from V, and
 not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
 options are tried: those that can matter on the profile's platform, changed defaults first, options
@@ -27,9 +31,9 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
+from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.errors import UsageError
 from harness.explain.defaults import (
@@ -51,6 +55,14 @@ from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
+SCREEN_PROCESSES = (
+    3  # a side, in the screen: enough to see a setting move a step's number, not to decide it
+)
+# A trial kept after the screen moves a metric this share of the way (log scale) from its release's number
+# toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every trial.
+SCREEN_SHARE = 0.25
+NO_SCREEN = math.log(1.02)
+T = TypeVar("T", bound="DefaultsAnswer")
 JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
 
 
@@ -206,11 +218,30 @@ class DefaultsAnswer:
     kind: str = "defaults"
     settles: bool = False
     subject: str = "changed defaults"  # what its trials are, in the answer's words
+    screened_out: tuple[
+        Trial, ...
+    ] = ()  # dropped after the screen: they moved no metric toward the other
+    screen_processes: int = 0  # a side, in the screen (0: none ran)
 
     def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
         return [
             judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials
         ]
+
+    def brings_back(self, metric: str) -> bool:
+        """Whether a trial brings ``metric``'s old number back, judged against the step as its own
+        measurement showed it: a workaround found, which ends the search for one on that metric."""
+        key = parse_metric_name(metric)
+        for trial in self.trials:
+            results = self.measured.get(trial, {})
+            ends = [results.get(name) for name in ("before", "after")]
+            series = [metric_samples(end).get(key) if end is not None else None for end in ends]
+            if series[0] is None or series[1] is None:
+                continue
+            step = compare_metric(series[0], series[1], self.thresholds, key)
+            if judged(trial, results, key, self.thresholds).brings_back(step):
+                return True
+        return False
 
     def data(self) -> dict[str, Any]:
         """The step's changed defaults, and each metric's trials judged."""
@@ -247,6 +278,10 @@ class DefaultsAnswer:
                 for name, commit in self.commits.items()
             },
             "left_out": self.left_out,
+            "screened_out": [
+                {"release": trial.release, "setting": trial.words()} for trial in self.screened_out
+            ],
+            "screen_processes": self.screen_processes,
             "problem": self.problem,
         }
 
@@ -354,18 +389,47 @@ class ChangedDefaults:
             f"  trying {len(planned)} changed default(s) of {before} → {after}: "
             + ", ".join(f"{trial.words()} on {trial.release}" for trial in planned)
         )
-        results = measure_trials(step, sides, (made[before], made[after]), planned)
-        return dataclasses.replace(answer, trials=planned, measured=results)
+        return screen_and_measure(step, sides, (made[before], made[after]), planned, answer)
+
+
+def screen_and_measure(
+    step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial], answer: T
+) -> T:
+    """``answer`` with ``planned`` screened (``screen``), those kept measured until decided."""
+    kept, dropped, failed = screen(step, sides, ends, planned)
+    if dropped:
+        sides.progress(
+            f"  screened at {SCREEN_PROCESSES} processes a side, not measured further (moved no "
+            f"metric toward the other release): {', '.join(trial.words() for trial in dropped)}"
+        )
+    results = measure_trials(step, sides, ends, kept) if kept else {}
+    return dataclasses.replace(
+        answer,
+        trials=[trial for trial in planned if trial not in dropped],
+        measured={**failed, **results},
+        screened_out=tuple(dropped),
+        screen_processes=SCREEN_PROCESSES,
+    )
 
 
 def measure_trials(
-    step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
+    step: Step,
+    sides: StepSides,
+    ends: tuple[Side, Side],
+    planned: list[Trial],
+    processes: int | None = None,
 ) -> dict[Trial, dict[str, StoredResult | None]]:
     """Each trial a side of one measurement with the step's two sides, until the step's metrics are
-    decided; per trial, the results it is judged by ("before", "after", "trial")."""
+    decided (with ``processes``: that many a side, the screen); per trial, the results it is judged by
+    ("before", "after", "trial")."""
     by_label = {side.release: side for side in ends}
     trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
-    measured = sides.together([*ends, *trial_sides], step.metrics)
+    every = [*ends, *trial_sides]
+    measured = (
+        sides.together(every, step.metrics)
+        if processes is None
+        else sides.screened(every, processes)
+    )
     return {
         trial: {
             "before": measured.get(ends[0].label),
@@ -374,6 +438,52 @@ def measure_trials(
         }
         for trial, side in zip(planned, trial_sides, strict=True)
     }
+
+
+Measured = dict[Trial, dict[str, StoredResult | None]]
+
+
+def screen(
+    step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
+) -> tuple[list[Trial], list[Trial], Measured]:
+    """Every trial measured once at ``SCREEN_PROCESSES`` a side with both releases: those that move a metric
+    toward the other release (kept), those that move none (dropped), and those whose screen could not be
+    judged (a process failed, a void flag: their screen results are their answer, never measured again)."""
+    screened = measure_trials(step, sides, ends, planned, SCREEN_PROCESSES)
+    kept, dropped, failed = [], [], {}
+    for trial in planned:
+        results = screened[trial]
+        keys = [parse_metric_name(metric) for metric in step.metrics]
+        judgements = [judged(trial, results, key, step.thresholds) for key in keys]
+        if any(each.note or each.void for each in judgements):
+            failed[trial] = results
+        elif any(toward(trial, results, key, step.thresholds) for key in keys):
+            kept.append(trial)
+        else:
+            dropped.append(trial)
+    return kept, dropped, failed
+
+
+def toward(
+    trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds
+) -> bool:
+    """Whether the trial moves ``key`` from its release's number at least ``SCREEN_SHARE`` of the way (log
+    scale) toward the other release's; a step the screen saw move too little to tell keeps it."""
+    own, other = ("after", "before") if trial.back else ("before", "after")
+    series = {name: _samples(results.get(name), key) for name in (own, other, "trial")}
+    if any(samples is None for samples in series.values()):
+        return True
+    own_samples, other_samples, trial_samples = (series[name] for name in (own, other, "trial"))
+    assert own_samples is not None and other_samples is not None and trial_samples is not None
+    step = compare_metric(own_samples, other_samples, thresholds, key).ratio
+    moved = compare_metric(own_samples, trial_samples, thresholds, key).ratio
+    if not (step > 0 and moved > 0) or abs(math.log(step)) < NO_SCREEN:
+        return True
+    return math.log(moved) / math.log(step) >= SCREEN_SHARE
+
+
+def _samples(result: StoredResult | None, key: MetricKey) -> ProcessSamples | None:
+    return metric_samples(result).get(key) if result is not None else None
 
 
 def _commits(

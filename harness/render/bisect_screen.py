@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.explain.held_library import library_answered
 from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.range_screen import (
@@ -80,7 +81,10 @@ def _follow_ups(each: Bisected) -> list[str]:
     # A draft names the older release --good and the newer --bad, whatever the bisect's terms.
     issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
     issue += nox_profile_words(setting.profile)
-    below = [] if setting.libraries.vary else [f"which jax commit: `{' '.join(commits)}`"]
+    why = setting.evidence.get((str(found.last_good), str(found.first_bad)), ())
+    metric = setting.metric.metric_name if setting.metric else ""
+    no_commits = setting.libraries.vary or library_answered(why, metric)
+    below = [] if no_commits else [f"which jax commit: `{' '.join(commits)}`"]
     return [*below, f"the upstream issue, drafted: `{' '.join(issue)}`"]
 
 

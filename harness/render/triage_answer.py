@@ -11,6 +11,7 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
+from harness.explain.held_library import library_answered
 from harness.names import inside
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import unmeasured_line
@@ -102,7 +103,9 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     moved (the step's own findings only ``with_step``: once per step), and the bisect below the releases (not
     for a library's own releases, where jax is held)."""
     step = change.step
-    below = [] if setting.libraries.vary else [commits_hint(setting, change)]
+    found = setting.evidence.get((step.before, step.after), ())
+    no_commits = setting.libraries.vary or library_answered(found, step.metric)
+    below = [] if no_commits else [commits_hint(setting, change)]
     libraries = libraries_line(setting, step.before, step.after)
     defaults = why_lines(
         setting, step.before, step.after, change.comparison, step.metric, with_step=with_step

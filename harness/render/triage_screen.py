@@ -3,6 +3,7 @@ the why of its first metric, the bisect below the releases), the undecided ones,
 
 from __future__ import annotations
 
+from harness.explain.held_library import library_answered
 from harness.metric_names import parse_metric_name
 from harness.pins import nox_profile_words, session_words
 from harness.render import screen
@@ -79,7 +80,9 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
         why = why_lines(setting, before, after, lead.comparison, lead.step.metric)
-        below = [] if setting.libraries.vary else [commits_hint(setting, lead)]
+        found_why = setting.evidence.get((before, after), ())
+        no_commits = setting.libraries.vary or library_answered(found_why, lead.step.metric)
+        below = [] if no_commits else [commits_hint(setting, lead)]
         rows = [_triage_row(text, change) for text, change in ordered]
         why = [*([libraries] if libraries else []), *why]
         blocks.append(Block(head, f"{before} → {after}", rows, why, below))

@@ -89,7 +89,18 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
         parts = [part for part in (shown, f"{more} more" if more > 0 else "", *counted) if part]
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
         lines.append(f"defaults that changed from {answer.before} to {answer.after}: {said}")
-    return [*lines, *([answer.problem] if answer.problem else [])]
+    return [*lines, *screened_lines(answer), *([answer.problem] if answer.problem else [])]
+
+
+def screened_lines(answer: DefaultsAnswer) -> list[str]:
+    """The trials the screen dropped: they moved no metric toward the other release."""
+    if not answer.screened_out:
+        return []
+    shown = ", ".join(f"{t.words()} on {t.release}" for t in answer.screened_out)
+    return [
+        f"screened at {answer.screen_processes} processes a side and dropped (they moved no metric "
+        f"toward the other release): {shown}"
+    ]
 
 
 def trial_lines(
@@ -345,16 +356,20 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
     names = ", ".join(answer.names)
     if answer.problem:
         return [f"flags named like {names} not tried: {answer.problem}"]
-    if not answer.trials:
+    if not answer.trials and not answer.screened_out:
         return [f"no flag of {answer.after}'s jaxlib is named like {names}"]
     flags = ", ".join(f"`{trial.words()}`" for trial in answer.trials)
-    return [
-        f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"
-    ]
+    tried = (
+        [f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"]
+        if answer.trials
+        else []
+    )
+    return tried + screened_lines(answer)
 
 
 def skipped_lines(skipped: Skipped) -> list[str]:
-    return [f"{skipped.name} not asked: {skipped.reason}"]
+    asks = f"; asked by `{skipped.command}`" if skipped.command else ""
+    return [f"{skipped.name} not asked: {skipped.reason}{asks}"]
 
 
 # Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
@@ -398,7 +413,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> str:
     if split is not None:
         return held_line(split)
     held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
-    moved = libraries.moved(before, after)
+    moved = libraries.moved_with_jax(before, after)
     if not moved:
         same = [f"{n} {v}" for n, v in sorted(libraries.versions.get(after, {}).items())]
         kept = ", ".join(

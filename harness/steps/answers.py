@@ -11,6 +11,7 @@ a stem too long for one is shortened by a digest of its tail, never cut.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -73,6 +74,11 @@ def answer_stem(
     return stem
 
 
+# jax's own distributions: they are the release, never held apart from it (a CUDA plugin, the CUDA wheels its
+# jaxlib was built against, a TPU runtime).
+JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-nightly)?|nvidia-.+")
+
+
 @dataclass(frozen=True)
 class Libraries:
     """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
@@ -84,6 +90,20 @@ class Libraries:
     vary: str | None = None  # --vary: the library whose releases make the range
     jax: str | None = None  # with --vary: the jax release held
     policy: str = ""
+    # release → every distribution its script venv installed besides jax's own (``JAX_OWN``) → version: the
+    # declared libraries, their own dependencies and jax's (numpy), as the stored result records them.
+    installed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:
+        """Every package whose installed version differs between two releases, declared or not (a library's
+        own dependency, one of jax's such as numpy), the declared first: name → (before's, after's)."""
+        old, new = self.installed.get(before, {}), self.installed.get(after, {})
+        undeclared = {
+            name: (old[name], new[name])
+            for name in sorted(set(old) & set(new))
+            if old[name] != new[name] and not JAX_OWN.fullmatch(name)
+        }
+        return {**self.moved(before, after), **undeclared}
 
     def moved(self, before: str, after: str) -> dict[str, tuple[str, str]]:
         """The declared libraries whose versions differ between two releases: name → (before's, after's)."""

@@ -7,19 +7,27 @@ until the step's metrics are decided.  It returns data, a ``Found`` (its kind's 
 settles the step so that the kinds after it are not asked); ``harness.render.why`` writes its sentences.
 Triage, bisect and ``bisect --commits`` all ask through ``gather``, so each gets the same why.
 
-The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``), as is
-a kind whose folder beside the page cannot be written (a link planted there): the answer and its page still are.
+The kinds are asked in order of what can settle the step, and a metric once answered is not asked again: a
+kind that answers some of the step's metrics (``Answers``: library or JAX, where the change came with the
+libraries and jax's own part did not move) leaves the kinds after it only the metrics still open, and none left
+settles the step.
+
+The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``) with the
+command that asks it, as is a kind whose folder beside the page cannot be written (a link planted there): the
+answer and its page still are.  Each kind's answer is handed on as it comes (``gather``'s ``kept``), so a why
+stopped part way (Ctrl-C, a CI time-out) keeps what it had found.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
@@ -30,6 +38,7 @@ from harness.store.files import output_folder
 from harness.store.results import StoredResult
 
 Pair = tuple[str, str]  # the two sides of a step, older first
+HELD_LABEL = 64  # the longest label of a side with pins held, spelled out
 T = TypeVar("T")
 
 
@@ -46,8 +55,12 @@ class Step:
     stem: str  # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
     jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
     script: str = ""  # a plain script's file name ("": a case)
-    # A plain script's declared libraries and their versions on each side (name → (before's, after's)).
+    # A plain script's packages that moved, declared or not, and their versions on each side (name →
+    # (before's, after's)); jax's own distributions are the release itself.
     libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    declared: tuple[
+        str, ...
+    ] = ()  # which of ``libraries`` the script declares (the rest moved with them)
 
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
     # jax's Python, or its jaxlib); None: the step's own sides.
@@ -88,6 +101,13 @@ class Found(Protocol):
     def data(self) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class Answers(Protocol):
+    """A ``Found`` that answers some of the step's metrics itself: the kinds after it are asked only the rest."""
+
+    def answered(self) -> tuple[str, ...]: ...
+
+
 class Evidence(Protocol):
     """A kind of evidence: asked for each step it is ``wanted`` for, in the registry's order."""
 
@@ -110,13 +130,14 @@ class Skipped:
     name: str
     reason: str
     settles: bool = False
+    command: str = ""  # the one command that asks it ("": none to give)
 
     @property
     def kind(self) -> str:
         return self.name
 
     def data(self) -> dict[str, Any]:
-        return {"kind": self.name, "skipped": self.reason}
+        return {"kind": self.name, "skipped": self.reason, "command": self.command}
 
 
 @dataclass
@@ -140,6 +161,10 @@ class StepSides:
         """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
         its environment ready; or why there is none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
+        if len(label) > HELD_LABEL:  # a name it is stored under: the first pin, the count, a digest
+            digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:8]
+            first = pins[0].replace("==", ".")
+            label = f"{release}+{first}.and.{len(pins) - 1}.more.{digest}"
         prober = self.prober
         assert prober.environments is not None
         # A prober of its own that knows the label: the step's prober stays as every other kind has it.
@@ -184,6 +209,13 @@ class StepSides:
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
 
+    def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
+        """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a screen
+        of which sides are worth measuring until decided; each side's stored result by label."""
+        measurement = self.prober.measurement
+        settings = measurement.settings_for(processes, "off", len(sides))
+        return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
+
 
 @dataclass(frozen=True)
 class Spent:
@@ -202,10 +234,17 @@ class Spent:
 
 @dataclass
 class WhyBudget:
-    """How long the why of a run may take (None: no bound), counted from its first question."""
+    """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first
+    question; ``again``: the command that asks the why with more (said beside each kind it left out)."""
 
     seconds: float | None = None
     started: float | None = None
+    again: str = ""
+
+    def at_most(self, seconds: float) -> None:
+        """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring took)."""
+        if self.seconds is None:
+            self.seconds = max(seconds, 1.0)
 
     def left(self) -> float | None:
         if self.seconds is None:
@@ -215,30 +254,50 @@ class WhyBudget:
         return self.seconds - (time.monotonic() - self.started)
 
 
+INTERRUPTED = "the why was stopped while this kind was asked"
+
+
 def gather(
-    kinds: Sequence[Evidence], step: Step, sides: StepSides, budget: WhyBudget | None = None
+    kinds: Sequence[Evidence],
+    step: Step,
+    sides: StepSides,
+    budget: WhyBudget | None = None,
+    kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
 ) -> tuple[Found, ...]:
-    """Every kind wanted for ``step``, asked in order, until one settles the step or the budget runs out;
-    last, how long each kind asked took (``Spent``)."""
+    """Every kind wanted for ``step``, asked in order with the metrics still open, until one settles the step,
+    none is left open or the budget runs out; last, how long each kind asked took (``Spent``).  What was found
+    so far is handed to ``kept`` after each kind, and when the why is stopped (``KeyboardInterrupt``), before
+    the stop goes on."""
     found: list[Found] = []
     seconds: dict[str, float] = {}
+    asked = step
     for kind in kinds:
-        if not kind.wanted(step, tuple(found)):
+        if not kind.wanted(asked, tuple(found)):
             continue
         if budget is not None and (left := budget.left()) is not None and left <= 0:
-            found.append(
-                Skipped(kind.name, f"the why's time budget ({budget.seconds:.0f} s) ran out")
-            )
+            reason = f"the why's time budget ({budget.seconds:.0f} s) ran out"
+            found.append(Skipped(kind.name, reason, command=budget.again))
             continue
         started = time.monotonic()
         try:
-            answer: Found = kind.gather(step, sides, tuple(found))
+            answer: Found = kind.gather(asked, sides, tuple(found))
         except CannotKeep as exc:
             answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
+        except KeyboardInterrupt:
+            seconds[kind.name] = time.monotonic() - started
+            found += [Skipped(kind.name, INTERRUPTED), Spent(step.before, step.after, seconds)]
+            kept(tuple(found))
+            raise
         seconds[kind.name] = time.monotonic() - started
         sides.progress(f"  {kind.name}: {seconds[kind.name]:.0f} s")
         found.append(answer)
-        if answer.settles:
+        if isinstance(answer, Answers):
+            answered = set(answer.answered())
+            asked = dataclasses.replace(
+                asked, metrics=tuple(m for m in asked.metrics if m not in answered)
+            )
+        kept((*found, Spent(step.before, step.after, seconds)))
+        if answer.settles or (step.metrics and not asked.metrics):
             break
     if seconds:
         found.append(Spent(step.before, step.after, seconds))

@@ -114,10 +114,13 @@ def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_wit
         *("--json", str(answer), *places),
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
-    assert "comes with jax 0.4.33 (idna 3.7 held)" in " ".join(done.stdout.split())
+    assert "comes with jax 0.4.33 (idna 3.7" in " ".join(done.stdout.split())
     assert done.stdout.count("comes with jax") == 1, "said once for the step"
     [held] = json.loads(answer.read_text())["library"]
-    assert held["moved"] == {"idna": ["3.7", "3.10"]} and held["held"] == {"idna": "3.7"}
+    # Every package that moved between the two releases' dates is held, the declared first (numpy and
+    # jax's other dependencies may have moved too).
+    assert next(iter(held["moved"])) == "idna" and held["moved"]["idna"] == ["3.7", "3.10"]
+    assert held["held"]["idna"] == "3.7" and not {"jax", "jaxlib"} & set(held["moved"])
     assert held["middle"].startswith("jax 0.4.33+idna.3.7") and held["jax_of_middle"] == "0.4.33"
     parts = held["metrics"]["json.dispatch_ms"]
     assert parts["comes_with"] == "jax" and parts["jax"]["verdict"] == "faster", parts

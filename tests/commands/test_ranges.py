@@ -105,3 +105,40 @@ def test_a_script_whose_name_makes_the_page_s_name_too_long_is_refused_before_it
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json")), (
         "nothing measured"
     )
+def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_path, monkeypatch):
+    """``--deps as-of``: numpy (a jax dependency the script does not declare) 2.5.3 → 2.5.4 between the two
+    releases' dates; every stored result records the installed set, so the why considers it."""
+    from types import SimpleNamespace
+
+    from harness.store.schema import Libraries
+
+    script = tmp_path / "repro.py"
+    script.write_text("# /// script\n# dependencies = ['equinox']\n# ///\nprint(1)\n")
+    argv = ["triage", "--script", str(script), "--results", str(tmp_path / "r")]
+    options = check(parse([*argv, "--from", "0.4.31", "--to", "0.4.33"]))
+    installed = {
+        "0.4.31": ("equinox==0.11.4", "jax==0.4.31", "jaxlib==0.4.31", "NumPy==2.5.3"),
+        "0.4.33": ("equinox==0.11.4", "jax==0.4.33", "jaxlib==0.4.33", "numpy==2.5.4"),
+    }
+
+    def stored(label):
+        had = Libraries("as-of", installed[label], "0" * 64, declared=("equinox",))
+        return SimpleNamespace(result=SimpleNamespace(libraries=had))
+
+    prober = SimpleNamespace(reuse=SimpleNamespace(stored=stored), progress=lambda line: None)
+    envs = [ReleaseEnv(r, r, "python3.12", (), tmp_path / f"venv-{r}") for r in installed]
+    run = ranges.RangeRun(options, envs, {env.jax: env for env in envs}, prober)  # type: ignore[arg-type]
+    asked = []
+    monkeypatch.setattr(ranges, "gather", lambda kinds, step, *rest: asked.append(step) or ())
+    run.explain(("0.4.31", "0.4.33"), ["json.t"], "stem")
+    [step] = asked
+    assert dict(step.libraries) == {"numpy": ("2.5.3", "2.5.4")}, "jax and jaxlib are the release"
+    libraries = run.libraries()
+    assert libraries.moved("0.4.31", "0.4.33") == {}, "no declared library moved"
+    from harness.render.why import libraries_line
+    from harness.steps.answers import Setting
+
+    setting = Setting("repro", {}, "cpu", None, {}, options.thresholds, 1.0, libraries=libraries)
+    said = libraries_line(setting, "0.4.31", "0.4.33")
+    assert said.startswith("the script's libraries changed along with jax (numpy 2.5.3 → 2.5.4)")
+    assert not said.startswith("comes with jax"), "never 'comes with jax' for a numpy change"

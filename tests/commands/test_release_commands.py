@@ -427,6 +427,8 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
         "3",
         "--max-processes",
         "24",  # decided even with the other tests loading the machine
+        "--why-budget",
+        "3600",  # every kind asked: by default the why spends at most what the bisect's measuring took
         "--results",
         str(async_dispatch_results),
         "--out",
@@ -490,3 +492,47 @@ def test_nox_bisect_refuses_a_release_the_index_does_not_offer(good, bad, messag
     said = (done.stdout + done.stderr).splitlines()
     ours = [line for line in said if not line.startswith("nox >")]
     assert len(ours) == 1 and message in ours[0], done.stderr
+
+
+class _Asked:
+    """A kind of evidence that says one thing; ``_Stopped`` is stopped (Ctrl-C) while it is asked."""
+
+    name = "first"
+
+    def wanted(self, step, found):
+        return True
+
+    def gather(self, step, sides, found):
+        from harness.steps.evidence import Skipped
+
+        return Skipped(self.name, "what the first kind found")
+
+
+class _Stopped(_Asked):
+    name = "second"
+
+    def gather(self, step, sides, found):
+        raise KeyboardInterrupt
+
+
+def test_a_why_stopped_part_way_keeps_the_answer_and_what_the_why_had_found(
+    tmp_path, capsys, monkeypatch
+):
+    from harness.commands import ranges
+
+    stored_range(tmp_path)
+    stored_confirmations(tmp_path, [("0.4.31", "0.4.33")])
+    monkeypatch.setattr(ranges, "KINDS", (_Asked(), _Stopped()))
+    argv = command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")
+    assert main(argv) == 130, "stopped as any Ctrl-C is"
+    captured = capsys.readouterr()
+    page = tmp_path / "reports" / "triage-async_dispatch-0.4.30-0.4.34-eager.wall_ns-N.1000-cpu.md"
+    text = page.read_text()
+    assert "- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; " in text, "the answer"
+    assert "first not asked: what the first kind found" in text, "what the why had found"
+    assert "second not asked: the why was stopped while this kind was asked" in text
+    assert captured.out.splitlines()[-1] == f"Report: {page}", "the answer printed all the same"
+    assert "[triage] answer: eager.wall_ns: slower ×3 since 0.4.33" in captured.err, (
+        "said as soon as known, before the why"
+    )
+    assert "harness: interrupted" in captured.err

@@ -1,9 +1,10 @@
 """Library or JAX with fake measurements: the step split at a middle side (the newer jax with the older
 libraries, or the other way where that cannot be had), and its one line."""
 
+import dataclasses
 from pathlib import Path
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
 from harness.measure.sides import Side
@@ -24,6 +25,7 @@ class FakeSides:
         self.measured: list[list[str]] = []
         self.decided: list[str] = []
         self.lines: list[str] = []
+        self.screens: list[list[str]] = []
 
     def progress(self, line: str) -> None:
         self.lines.append(line)
@@ -36,9 +38,14 @@ class FakeSides:
             return f"not installable with jax {release}: {', '.join(pins)}"
         return self.side(f"{release}+held")
 
+    def screened(self, sides, processes):
+        self.screens.append([side.label for side in sides])
+        return self.together(sides, (), decide="off")
+
     def together(self, sides, metrics, decide=CHANGES):
         self.measured.append([side.label for side in sides])
         self.decided.append(decide)
+        self.compared_with = {side.label: side.compare_with for side in sides if side.compare_with}
         base = real_result("async_dispatch-0.12.0.1")
         found = {}
         for side in sides:
@@ -91,10 +98,40 @@ def test_a_step_that_goes_away_with_the_older_library_comes_with_the_library_and
     assert "jax's part unchanged" in line and "the libraries' ×2" in line
 
 
-def test_a_library_step_whose_jax_part_is_not_shown_unchanged_leaves_the_why_to_go_on():
+def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown_unchanged():
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
     assert answer.parts[METRIC].comes_with() == LIBRARIES
-    assert not answer.settles, "jax's part only within ±7.5%: its defaults are still asked"
+    assert answer.answered() == (METRIC,) and answer.settles, (
+        "jax's part only within ±7.5%, not moved: jax's defaults are not asked for a library's change"
+    )
+
+
+def test_a_library_step_whose_jax_part_moved_too_leaves_the_why_to_go_on():
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 0.7, "0.4.33": 2.0})
+    assert answer.parts[METRIC].comes_with() == LIBRARIES, "the libraries' part moved as the step"
+    assert answer.parts[METRIC].jax is not None and answer.parts[METRIC].jax.verdict == "faster"
+    assert answer.answered() == () and not answer.settles, "jax's own part moved: asked on"
+
+
+def test_the_whole_step_is_compared_so_the_older_side_is_measured_as_long_as_it_needs():
+    _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    assert sides.compared_with == {"0.4.33": "0.4.31"}, (
+        "the newer side names the older as its partner: the older does not stop when its own part closes"
+    )
+
+
+def test_a_whole_step_not_shown_moved_in_this_run_is_told_by_its_parts():
+    from harness.explain.held_library import Parts
+
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    parts = answer.parts[METRIC]
+    undecided = dataclasses.replace(parts.whole, verdict=Verdict.UNDECIDED)
+    assert Parts(undecided, parts.jax, parts.libraries).comes_with() == LIBRARIES, (
+        "3 processes against 7 cannot pass the rank guard; jax's part unchanged and the libraries' "
+        "moved still say which"
+    )
+    assert Parts(undecided, parts.libraries, parts.jax).comes_with() == JAX
+    assert Parts(undecided, parts.jax, parts.jax).comes_with() == APART
 
 
 def test_where_the_older_library_cannot_be_had_on_the_newer_jax_the_newer_one_is_held_on_the_older():
@@ -129,3 +166,46 @@ def test_only_a_plain_scripts_release_step_whose_libraries_moved_is_asked():
     assert not kind.wanted(dataclasses.replace(asked, libraries={}))
     assert not kind.wanted(dataclasses.replace(asked, script=""))
     assert not kind.wanted(dataclasses.replace(asked, after="0.4.31+numpy.2.1.1"))
+
+
+def test_a_library_step_asks_no_jax_side_kind():
+    """jax's part within ±7.5% (undecided, not moved): the change is answered for the library; the real
+    registry's jax-side kinds (reproducer, defaults, dumps, flags, profiles) are never asked (this fake
+    offers none of what they gather with)."""
+    from harness.explain.kinds import KINDS
+    from harness.steps.evidence import gather
+
+    sides = FakeSides({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
+    found = gather(KINDS, step(), sides)  # type: ignore[arg-type]
+    assert [each.kind for each in found] == ["library", "spent"]
+    assert held_line(found[0]).startswith("comes with the libraries: numpy 2.0.1 → 2.1.1")  # type: ignore[arg-type]
+
+
+class NoOldNumpy(FakeSides):
+    """jax 0.4.33 needs the newer numpy, and 0.4.31 the older: no middle holds numpy at all."""
+
+    def held_side(self, release, pins):
+        if any(pin.startswith("numpy==") for pin in pins):
+            return f"not installable with jax {release}: {', '.join(pins)}"
+        return self.side(f"{release}+held")
+
+
+def test_where_every_moved_package_cannot_be_held_the_declared_libraries_alone_are():
+    moved = Step(
+        "0.4.31",
+        "0.4.33",
+        (METRIC,),
+        "cpu",
+        Thresholds(),
+        Path("out"),
+        "triage",
+        script="user.py",
+        libraries={"equinox": ("0.11.4", "0.11.6"), "numpy": ("2.0.1", "2.1.1")},
+        declared=("equinox",),
+    )
+    sides = NoOldNumpy({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
+    answer = HeldLibrary().gather(moved, sides)  # type: ignore[arg-type]
+    assert answer.middle == "0.4.33+held" and answer.held() == {"equinox": "0.11.4"}
+    assert dict(answer.moved) == {"equinox": ("0.11.4", "0.11.6")}, "what the middle side held"
+    tried = [line for line in sides.lines if "library or jax" in line]
+    assert "numpy==2.0.1" in tried[0] and "numpy" not in tried[-1], "every package first"

@@ -101,3 +101,21 @@ def sides_step(sides):
 
     measured = sides.together([sides.side("0.4.31"), sides.side("0.4.33")], [METRIC])
     return compare_results(measured["0.4.31"], measured["0.4.33"], parse_metric_name(METRIC))
+
+
+def test_a_workaround_a_changed_default_found_ends_the_search_for_one():
+    from harness.explain.defaults import Change
+    from harness.explain.tried import DefaultsAnswer, Trial
+    from tests.explain.test_tried import results
+
+    thunk = Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")
+    back = Trial(thunk, "0.4.33", "false")
+
+    def defaults(trial_scale):
+        measured = {back: results({"before": 1.0, "after": 3.0, "trial": trial_scale})}
+        return DefaultsAnswer("0.4.31", "0.4.33", [thunk], [back], measured, metrics=(METRIC,))
+
+    kind = FlagsNamedLikeTheProgram()
+    assert defaults(1.0).brings_back(METRIC) and not defaults(3.0).brings_back(METRIC)
+    assert not kind.wanted(step(), (defaults(1.0), compiled())), "the old number is back: settled"
+    assert kind.wanted(step(), (defaults(3.0), compiled())), "no workaround yet: flags are tried"

@@ -219,6 +219,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
                 profile=side.profile,
                 scale=scale,
             )
+            record["id"] += f"-{len(measured)}"  # the screen's and the decision's results apart
             out.append(Measured(side, None, read_result(write_result(results_dir, record))))
         return out
 
@@ -244,14 +245,27 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
     )
     step = Step("0.4.31", "0.4.33", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "answer")
     answer = tried.ChangedDefaults().gather(step, StepSides(prober))
-    [(sides, settings)] = measured
-    assert [side.label for side in sides] == [
+    [(screened, screen), (sides, settings)] = measured
+    assert [side.label for side in screened] == [
         "jax 0.4.31 · cpu",
         "jax 0.4.33 · cpu",
         "jax 0.4.33 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false",
         "jax 0.4.31 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=true",
-    ]
+    ], "every trial screened at once with both releases"
+    assert screen.processes == tried.SCREEN_PROCESSES and screen.decide is None
+    assert [side.label for side in sides] == [
+        "jax 0.4.31 · cpu",
+        "jax 0.4.33 · cpu",
+        "jax 0.4.33 · cpu · XLA_FLAGS=--xla_cpu_use_thunk_runtime=false",
+    ], "the trial that moved nothing toward 0.4.33 (0.4.31 with the thunk runtime) dropped"
     assert settings.decide == "changes" and settings.decide_metrics == ("eager.wall_ns",)
+    assert [t.words() for t in answer.screened_out] == [
+        "XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"
+    ]
+    assert defaults_listing(answer)[-1] == (
+        "screened at 3 processes a side and dropped (they moved no metric toward the other "
+        "release): XLA_FLAGS=--xla_cpu_use_thunk_runtime=true on 0.4.31"
+    )
     lines = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
     assert lines[0].startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31"

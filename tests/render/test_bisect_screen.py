@@ -101,3 +101,27 @@ def test_nothing_to_bisect_fits_with_its_command():
     text = nothing_to_bisect_screen(SETTING, "0.4.30", "0.4.34", sentences)
     assert fits(text), text
     assert len(commands(text)) == 1 and text.count(" \\\n") >= 1
+
+
+def test_a_step_that_came_with_the_libraries_offers_no_jax_commit_bisect():
+    from harness.explain.held_library import HeldAnswer, Parts
+    from tests.explain.test_held_library import gathered
+
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    [parts] = answer.parts.values()
+    came = HeldAnswer("0.4.31", "0.4.33", answer.moved, "m", "0.4.33", {"json.steps": parts})
+    each = bisected("json.steps")
+    with_why = dataclasses.replace(each.setting, evidence={("0.4.31", "0.4.33"): (came,)})
+    text = bisect_screen([dataclasses.replace(each, setting=with_why)], with_why, [report("x")])
+    assert not any("--commits" in command for command in commands(text)), text
+    jax_s = HeldAnswer(
+        "0.4.31",
+        "0.4.33",
+        answer.moved,
+        "m",
+        "0.4.33",
+        {"json.steps": Parts(parts.whole, parts.libraries, parts.jax)},
+    )
+    with_jax = dataclasses.replace(each.setting, evidence={("0.4.31", "0.4.33"): (jax_s,)})
+    text = bisect_screen([dataclasses.replace(each, setting=with_jax)], with_jax, [report("x")])
+    assert any("--commits" in command for command in commands(text)), "jax's: which commit"

@@ -59,3 +59,16 @@ def test_a_long_setting_is_shortened_by_a_digest_and_stays_a_name():
 def test_a_part_that_is_not_a_name_is_refused(changes):
     with pytest.raises(UsageError, match="cannot name the bisect answer"):
         stem(**changes)
+
+
+def test_every_package_that_moved_with_jax_is_a_library_jax_s_own_distributions_are_not():
+    from harness.steps.answers import Libraries
+
+    installed = {
+        "a": {"equinox": "0.11.4", "numpy": "2.5.3", "jaxlib": "0.4.31", "nvidia-cublas-cu12": "1"},
+        "b": {"equinox": "0.11.6", "numpy": "2.5.4", "jaxlib": "0.4.33", "nvidia-cublas-cu12": "2"},
+    }
+    versions = {"a": {"equinox": "0.11.4"}, "b": {"equinox": "0.11.6"}}
+    moved = Libraries(versions, installed=installed).moved_with_jax("a", "b")
+    assert moved == {"equinox": ("0.11.4", "0.11.6"), "numpy": ("2.5.3", "2.5.4")}
+    assert list(moved) == ["equinox", "numpy"], "the declared first"

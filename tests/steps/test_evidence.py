@@ -5,6 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
@@ -43,6 +45,10 @@ def test_a_held_side_has_a_label_of_its_own_the_release_s_environment_and_the_pi
         "the newer jax, the pins held"
     )
     assert "0.4.33+numpy.2.0.1" not in prober.envs, "the step's prober stays as it was"
+    pins = [f"package-{n}==1.{n}.0" for n in range(12)]
+    many = StepSides(prober).held_side("0.4.33", pins)  # type: ignore[arg-type]
+    assert isinstance(many, Side) and many.release.startswith("0.4.33+package-0.1.0.0.and.11.more.")
+    assert len(many.release) <= 64, "a name its results are stored under"
     assert environments.held("0.4.33+numpy.2.0.1") == (), "and so do its environments"
 
 
@@ -119,3 +125,82 @@ def test_a_kind_whose_folder_is_a_planted_link_is_not_asked_and_the_kinds_after_
     linked.out.joinpath("s-compiled").unlink()
     assert not isinstance(gather([Keeping("compiled")], linked, Sides())[0], Skipped)  # type: ignore[arg-type, list-item]
     assert (out / "s-compiled" / "0.4.31" / "kept.txt").read_text() == "mine"
+
+
+class Answering(Kind):
+    """A kind that answers some of the step's metrics itself (library or JAX, say)."""
+
+    def __init__(self, name, answers):
+        super().__init__(name)
+        self.answers = answers
+
+    def gather(self, step, sides, found):
+        super().gather(step, sides, found)
+        return AnsweringFound(self.name, self.answers)
+
+
+class AnsweringFound(Found):
+    def __init__(self, kind, answers):
+        super().__init__(kind, False)
+        self.answers = answers
+
+    def answered(self):
+        return self.answers
+
+
+class Seeing(Kind):
+    def gather(self, step, sides, found):
+        self.metrics = step.metrics
+        return super().gather(step, sides, found)
+
+
+def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
+    two = Step("a", "b", ("m", "n"), "cpu", Thresholds(), Path("out"), "s")
+    later = Seeing("defaults")
+    found = gather([Answering("library", ("m",)), later], two, Sides())  # type: ignore[arg-type, list-item]
+    assert later.metrics == ("n",), "only the metric still open"
+    assert [each.kind for each in found] == ["library", "defaults", "spent"]
+    never = Seeing("defaults")
+    found = gather([Answering("library", ("m", "n")), never], two, Sides())  # type: ignore[arg-type, list-item]
+    assert never.seen is None and [each.kind for each in found] == ["library", "spent"], (
+        "every metric answered: the step is settled"
+    )
+
+
+def test_a_kind_the_budget_left_out_is_named_with_the_command_that_asks_it():
+    again = "nox -s triage -- --script s.py --from 0.4.31 --to 0.4.33 --why-budget 240"
+    spent = WhyBudget(60.0, started=-1e9, again=again)
+    found = gather([Kind("one")], step(), Sides(), spent)  # type: ignore[arg-type, list-item]
+    assert isinstance(found[0], Skipped) and found[0].command == again
+    from harness.render.why import skipped_lines
+
+    assert skipped_lines(found[0]) == [
+        f"one not asked: the why's time budget (60 s) ran out; asked by `{again}`"
+    ]
+
+
+def test_unless_the_user_set_one_the_budget_is_what_the_command_s_own_measuring_took():
+    unset, given = WhyBudget(), WhyBudget(90.0)
+    unset.at_most(200.0)
+    given.at_most(200.0)
+    assert unset.seconds == 200.0 and given.seconds == 90.0
+
+
+class Stopped(Kind):
+    def gather(self, step, sides, found):
+        raise KeyboardInterrupt
+
+
+def test_a_why_stopped_inside_a_kind_hands_on_what_it_found_before_the_stop_goes_on():
+    handed = []
+    with pytest.raises(KeyboardInterrupt):
+        gather(
+            [Kind("one"), Stopped("two"), Kind("three")],  # type: ignore[list-item]
+            step(),
+            Sides(),  # type: ignore[arg-type]
+            kept=handed.append,
+        )
+    first, last = handed
+    assert [each.kind for each in first] == ["one", "spent"], "handed on as each kind settles"
+    assert [each.kind for each in last] == ["one", "two", "spent"]
+    assert isinstance(last[1], Skipped) and "stopped" in last[1].reason
