@@ -26,6 +26,7 @@ from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.explain.kinds import KINDS
 from harness.explain.option_commits import repo_at_hand
+from harness.findings import Finding, FollowUp, nox_command
 from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
@@ -33,7 +34,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside, shown_path
-from harness.pins import PROFILE_BY_NAME, nox_profile_words
+from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
@@ -172,30 +173,30 @@ def triage_command(options: RangeOptions) -> str:
             "--to",
             versions[1],
         ]
-    words = ["nox", "-s", "triage", "--", *target, *span]
+    words = list(span)
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
         words.append("--claim")
-    words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-    words += [*nox_profile_words(options.profile), "--processes", str(options.measuring.processes)]
-    return " ".join(words)
+    words += ["--processes", str(options.measuring.processes)]
+    return nox_command("triage", target, words, options.sizes, options.profile)
 
 
-def no_change_hint(options: RangeOptions) -> str:
-    return (
-        f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
-        f"hides from a bisect; every release between them is measured by: `{triage_command(options)}`"
+def no_change_hint(options: RangeOptions) -> Finding:
+    return Finding(
+        f"The endpoints agree, but a change introduced and undone between {options.first} and "
+        f"{options.last} hides from a bisect",
+        (FollowUp("every release between them is measured by", triage_command(options)),),
     )
 
 
-def undecided_hint(options: RangeOptions) -> str:
+def undecided_hint(options: RangeOptions) -> Finding:
     most = options.measuring.max_processes
-    return (
-        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes each and the "
-        "statistics could tell neither a change nor its absence. More processes may decide: the same command "
-        f"with `--max-processes {2 * most}` (what ran out of processes is measured again, the rest reused), best "
-        "while nothing else loads the machine"
+    return Finding(
+        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes each and "
+        "the statistics could tell neither a change nor its absence. More processes may decide: the same "
+        f"command with `--max-processes {2 * most}` (what ran out of processes is measured again, the rest "
+        "reused), best while nothing else loads the machine"
     )
 
 

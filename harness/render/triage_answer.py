@@ -23,7 +23,7 @@ from harness.render.release_answers import (
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
 from harness.render.text import inline
-from harness.render.triage_screen import commits_hint, triage_screen
+from harness.render.triage_screen import follow_ups, triage_screen
 from harness.render.triage_words import answered, answers, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
@@ -99,15 +99,15 @@ def _measured(comparison: Comparison) -> str:
 
 def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
     """One confirmed change, then what tells it apart further: its libraries (a plain script's own), why it
-    moved (the step's own findings only ``with_step``: once per step), and the bisect below the releases (not
-    for a library's own releases, where jax is held)."""
+    moved (the step's own findings only ``with_step``: once per step), and what narrows it (a library's own
+    releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
-    below = [] if setting.libraries.vary else [commits_hint(setting, change)]
     libraries = libraries_line(setting, step.before, step.after)
     defaults = why_lines(
         setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
     )
-    said = [*([libraries] if libraries else []), *defaults, *below]
+    said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
+    said += [f.markdown() for f in follow_ups(setting, change)]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 
 

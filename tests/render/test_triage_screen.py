@@ -9,7 +9,7 @@ from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import parse_metric_name
 from harness.render.screen import fits
-from harness.render.triage_screen import commits_hint, triage_screen
+from harness.render.triage_screen import follow_ups, triage_screen
 from harness.steps.answers import Libraries, Setting
 from harness.steps.bisection import CLAIM, ReleaseStep
 from harness.steps.probes import Probe
@@ -131,6 +131,12 @@ def test_an_undecided_step_is_named_with_what_may_decide_it():
     assert fits(text)
     assert "Undecided, not unchanged: eager.wall_ns a → b (10 a side, within ±7.5%)" in text
     assert "larger --max-processes" in text and "No confirmed change" in text
+
+
+def commits_hint(setting, change):
+    """What a step without evidence offers next, as a page says it: the commit bisect alone."""
+    [follow_up] = follow_ups(setting, change)
+    return follow_up.markdown()
 
 
 def confirmed(metric, change):
