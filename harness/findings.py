@@ -56,6 +56,11 @@ class Finding:
         }
 
 
+def leading(text: str) -> Finding:
+    """A finding a maintainer reads first."""
+    return Finding(text, leads=True)
+
+
 def finding_from(data: Any) -> Finding | None:
     """A finding as ``Finding.data`` stored it; an older answer's plain sentence as one that does not lead (its
     commands, if any, stay in its text); None for anything else."""

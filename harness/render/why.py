@@ -22,7 +22,7 @@ from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
-from harness.findings import Finding, FollowUp, findings, nox_command
+from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
 from harness.steps.evidence import Found, Skipped, of_kind
@@ -125,7 +125,7 @@ def trial_lines(
         if unwanted
         else "the old behaviour back: a hint at why"
     )
-    lines = []
+    lines: list[Finding | str] = []
     for each in found:
         assert step is not None and each.vs_before is not None
         most = (
@@ -136,28 +136,16 @@ def trial_lines(
         said = f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}"
         lines.append(Finding(said, leads=unwanted))
     if tried and not found:
-        lines.append(
-            Finding(
-                f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back",
-                leads=True,
-            )
-        )
+        none = f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back"
+        lines.append(leading(none))
     for each in forward:
-        lines.append(
-            Finding(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
-        )
-    lines += [
-        Finding(tried_text(each, answer))
-        for each in tried
-        if each not in found and each not in forward
-    ]
+        lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
+    lines += [tried_text(t, answer) for t in tried if t not in found and t not in forward]
     if answer.left_out:
         lines.append(
-            Finding(
-                f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
-            )
+            f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
         )
-    return lines + findings(void_lines(void))
+    return findings([*lines, *void_lines(void)])
 
 
 def workarounds(answer: DefaultsAnswer, step: Comparison | None, metric: str) -> list[Tried]:
@@ -214,21 +202,19 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     """A line on what was compared and where the dumps are (it leads), then one per module (the first few)."""
     if answer.void:
         return [
-            Finding(
+            leading(
                 f"compiled programs not compared, void for this script: it sets XLA_FLAGS itself before "
                 f"jax starts on {' and '.join(answer.void)}, so XLA never got the harness's dump flags "
-                f"({APPEND})",
-                leads=True,
+                f"({APPEND})"
             )
         ]
     if answer.problem:
-        return [Finding(f"compiled programs not compared: {answer.problem}", leads=True)]
+        return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
         return [
-            Finding(
+            leading(
                 f"compiled programs: no module of {answer.before} has a namesake in "
-                f"{answer.after}'s dump",
-                leads=True,
+                f"{answer.after}'s dump"
             )
         ]
     head = (
@@ -240,10 +226,9 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
         return [
-            Finding(
+            leading(
                 f"{head}, the same before and after optimisation{aside}: what runs them changed, "
-                "not what was compiled",
-                leads=True,
+                "not what was compiled"
             )
         ]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
@@ -256,11 +241,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
     diffs = any(not c.same_text for c in differing)
     return [
-        Finding(
+        leading(
             f"{head}, {len(differing)} differ"
             + (f", {more} not shown" if more else "")
-            + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else ""),
-            leads=True,
+            + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
         ),
         *findings(shown),
     ]
@@ -297,10 +281,9 @@ def profile_lines(answer: ProfileAnswer) -> list[Finding]:
     """Where the run time went, by op, on both releases (it leads), or why it was not profiled."""
     if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
         return [
-            Finding(
+            leading(
                 f"where the time went not profiled: {answer.before}: {answer.old}; "
-                f"{answer.after}: {answer.new}",
-                leads=True,
+                f"{answer.after}: {answer.new}"
             )
         ]
     shown = [
@@ -314,10 +297,9 @@ def profile_lines(answer: ProfileAnswer) -> list[Finding]:
     ]
     note = f" ({'; '.join(missing)})" if missing else ""
     return [
-        Finding(
+        leading(
             f"where the time went, by op (one profiled process each; an op's own time, and how many "
-            f"ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}",
-            leads=True,
+            f"ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
         )
     ]
 
@@ -350,8 +332,8 @@ def reproduced_lines(
     theirs = f"{format_ratio(comparison.ratio)} on {name}"
     if answer.reproduces(metric, step):
         said = f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"
-        return [Finding(said, leads=True)]
-    return [Finding(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}", leads=True)]
+        return [leading(said)]
+    return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
@@ -388,7 +370,7 @@ def host_lines(answer: HostAnswer) -> list[Finding]:
     )
     head = f"host time by where it lives (one process each under cProfile): {groups}"
     moved = f"Python functions whose own time moved most: {functions}"
-    return [Finding(head), *([Finding(moved, leads=True)] if functions else [])]
+    return [Finding(head), *([leading(moved)] if functions else [])]
 
 
 def matched_lines(answer: MatchedFlags) -> list[str]:
@@ -410,7 +392,7 @@ def skipped_lines(skipped: Skipped) -> list[str]:
 
 def held_lines(answer: HeldAnswer) -> list[Finding]:
     """Library or JAX, which leads: ``held_line``."""
-    return [Finding(held_line(answer), leads=True)]
+    return [leading(held_line(answer))]
 
 
 # Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an entry; a
@@ -450,7 +432,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
         held = (
             f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
         )
-        return Finding(held, leads=True)
+        return leading(held)
     if not libraries.versions:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
@@ -463,7 +445,7 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
         kept = ", ".join(
             [*pinned, *(f"{each} on both" for each in same if f"{each} held" not in pinned)]
         )
-        return Finding(f"comes with jax {after}" + (f" ({kept})" if kept else ""), leads=True)
+        return leading(f"comes with jax {after}" + (f" ({kept})" if kept else ""))
     changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
     name, (old, new) = next(iter(moved.items()))
     jax_only = _command(
