@@ -1,10 +1,9 @@
-"""A finding as the answers say it: its sentence, the commands it offers to run next, and whether a reader
-reads it first; and the one builder of those ``nox -s …`` commands.
+"""A finding as the answers say it: its sentence, the commands it offers to run next, and whether a
+reader reads it first; and the one builder of those ``nox -s …`` commands.
 
-The sentence and its commands stay apart to the last renderer: a page joins them (``markdown``), a screen puts
-each command on lines of its own, the issue draft leads with the findings that lead.  Nothing reads a command
-back out of a sentence.
-"""
+The sentence and its commands stay apart to the last renderer: a page joins them (``markdown``), a
+screen puts each command on lines of its own, the issue draft leads with the findings that lead.
+Nothing reads a command back out of a sentence."""
 
 from __future__ import annotations
 
@@ -17,8 +16,8 @@ from harness.pins import nox_profile_words
 
 @dataclass(frozen=True)
 class FollowUp:
-    """What to run next and what it tells (``which jax commit``); ``shell``: a command line to paste whole,
-    else a setting to make (a workaround's ``XLA_FLAGS=--…`` or ``jax.config.update(…)``)."""
+    """What to run next and what it tells (``which jax commit``); ``shell``: a command line to paste
+    whole, else a setting to make (a workaround's ``XLA_FLAGS=--…`` or ``jax.config.update(…)``)."""
 
     purpose: str
     command: str
@@ -34,8 +33,9 @@ class FollowUp:
 
 @dataclass(frozen=True)
 class Finding:
-    """One sentence of an answer (no command in it), the commands it offers, and whether it ``leads``: what a
-    maintainer reads first (what the step comes with, whether jax alone shows it, a workaround)."""
+    """One sentence of an answer (no command in it), the commands it offers, and whether it
+    ``leads``: what a maintainer reads first (what the step comes with, whether jax alone shows it,
+    a workaround)."""
 
     text: str
     follow_ups: tuple[FollowUp, ...] = ()
@@ -62,8 +62,8 @@ def leading(text: str) -> Finding:
 
 
 def finding_from(data: Any) -> Finding | None:
-    """A finding as ``Finding.data`` stored it; an older answer's plain sentence as one that does not lead (its
-    commands, if any, stay in its text); None for anything else."""
+    """A finding as ``Finding.data`` stored it; an older answer's plain sentence as one that does
+    not lead (its commands, if any, stay in its text); None for anything else."""
     if isinstance(data, str):
         return Finding(" ".join(data.split()))
     if not isinstance(data, dict) or not isinstance(data.get("text"), str):
@@ -77,7 +77,8 @@ def finding_from(data: Any) -> Finding | None:
 
 
 def findings(said: Sequence[Finding | str]) -> list[Finding]:
-    """``said`` as findings: a plain sentence (a kind's lines function may return one) does not lead."""
+    """``said`` as findings: a plain sentence (a kind's lines function may return one) does not
+    lead."""
     return [each if isinstance(each, Finding) else Finding(each) for each in said]
 
 
@@ -88,8 +89,9 @@ def nox_command(
     sizes: Mapping[str, int],
     profile: str,
 ) -> str:
-    """The ``nox -s SESSION -- TARGET WORDS --size … --profile P`` command a page offers to run next: the one
-    place such a command is put together (``--profile`` only where nox knows the profile)."""
+    """The ``nox -s SESSION -- TARGET WORDS --size … --profile P`` command a page offers to run
+    next: the one place such a command is put together (``--profile`` only where nox knows the
+    profile)."""
     sized = [f"--size {name}={value}" for name, value in sizes.items()]
     return " ".join(
         ["nox", "-s", session, "--", *target, *words, *sized, *nox_profile_words(profile)]

@@ -94,8 +94,8 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         progress.done()
         said = [
             Finding(
-                f"No metric of {options.case.name} differs significantly between jax {options.first} "
-                f"and {options.last}: nothing to bisect."
+                f"No metric of {options.case.name} differs significantly between jax "
+                f"{options.first} and {options.last}: nothing to bisect."
             ),
             *undecided,
             Finding(

@@ -206,7 +206,8 @@ class DefaultsAnswer:
     kind: str = "defaults"
     settles: bool = False
     subject: str = "changed defaults"  # what its trials are, in the answer's words
-    # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on a page).
+    # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on
+    # a page).
     judgements: Mapping[str, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -332,7 +332,8 @@ def why(d: DraftInputs) -> list[str]:
     if d.dumps:  # the bisect's folder is not beside the draft; its copy is
         there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
         lines = [line.replace(there, here) for line in lines]
-    # The findings a maintainer reads first (what the step comes with, a workaround, …) lead; the rest fold.
+    # The findings a maintainer reads first (what the step comes with, a workaround, …) lead; the
+    # rest fold.
     first = [line for line, f in zip(lines, change.why, strict=True) if f.leads]
     rest = [line for line, f in zip(lines, change.why, strict=True) if not f.leads]
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]

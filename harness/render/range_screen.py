@@ -1,11 +1,12 @@
-"""The first screen of the release commands, sweep, triage and bisect: what was searched in one line, how
-much ran, then one block per step found (its metrics in reading order, the script's own first, with how sure
-each is and their caveats as marks; the why in a line or two; each follow-up command once) and the report's
-path last.  Every detail (each release's status and source, each metric's table, both measurements of a
-step, the why in full) is the report's and the JSON's.
+"""The first screen of the release commands, sweep, triage and bisect: what was searched in one
+line, how much ran, then one block per step found (its metrics in reading order, the script's own
+first, with how sure each is and their caveats as marks; the why in a line or two; each follow-up
+command once) and the report's path last.  Every detail (each release's status and source, each
+metric's table, both measurements of a step, the why in full) is the report's and the JSON's.
 
-Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), fewer findings of the
-why (each said whole, wrapped, never cut), fewer commands; then the steps that still do not fit are counted."""
+Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), fewer
+findings of the why (each said whole, wrapped, never cut), fewer commands; then the steps that still
+do not fit are counted."""
 
 from __future__ import annotations
 
@@ -93,8 +94,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     lines = whole_lines(
         [
             head_line("Sweep", setting, releases[0], releases[-1]),
-            f"{len(releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s, "
-            "installs included",
+            f"{len(releases)} releases, {len(found.ok())} ran ok; wall time "
+            f"{setting.wall_s:.0f} s, installs included",
             not_ok_line(found),
         ]
     )
@@ -132,7 +133,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
 # --- one block per step: triage and bisect ---------------------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
-# How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up commands).
+# How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
+# commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 
@@ -185,8 +187,8 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
 
 
 def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
-    """The first ``most`` findings of the why, leading ones first, each whole (wrapped, never cut) and without
-    its commands (those are follow-ups)."""
+    """The first ``most`` findings of the why, leading ones first, each whole (wrapped, never cut)
+    and without its commands (those are follow-ups)."""
     ordered = [f for f in why if f.leads] + [f for f in why if not f.leads]
     shown: list[str] = []
     for finding in ordered[:most]:
@@ -282,7 +284,8 @@ def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> 
 
 
 def whole_lines(lines: Sequence[str]) -> list[str]:
-    """Each line that does not fit the width wrapped (later lines indented), none cut; empty ones dropped."""
+    """Each line that does not fit the width wrapped (later lines indented), none cut; empty ones
+    dropped."""
     return [
         part
         for line in lines
@@ -296,8 +299,8 @@ def whole_lines(lines: Sequence[str]) -> list[str]:
 def frame(
     head: list[str], blocks: Sequence[Block], tail: list[str], setting: Setting, report: list[str]
 ) -> str:
-    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's path; a head
-    line wider than the screen wrapped, not cut."""
+    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's
+    path; a head line wider than the screen wrapped, not cut."""
     head = whole_lines(head)
     every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
     most = len(

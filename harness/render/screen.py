@@ -92,15 +92,16 @@ def fits(text: str) -> bool:
 
 
 def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
-    """A finding whole: its sentence wrapped (never cut), then each command it offers on lines of its own."""
+    """A finding whole: its sentence wrapped (never cut), then each command it offers on lines of
+    its own."""
     said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
     lines = wrap(said, width, indent="  ") if finding.text else []
     return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, "  "))]
 
 
 def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[str]:
-    """``lead`` and what it is for, wrapped, then the command to paste whole two columns further in (a
-    setting, not a command line: wrapped as it is)."""
+    """``lead`` and what it is for, wrapped, then the command to paste whole two columns further in
+    (a setting, not a command line: wrapped as it is)."""
     purpose = follow_up.purpose
     label = purpose + ("" if purpose.endswith("?") else ":") if purpose else ""
     inner = " " * (len(lead) - len(lead.lstrip()) + 2)
@@ -111,7 +112,8 @@ def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[
 
 
 def labelled(lead: str, text: str, width: int = WIDTH) -> list[str]:
-    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines lined up under its first word."""
+    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines lined up under its first
+    word."""
     pad = " " * len(lead)
     wrapped = wrap(text, width - len(lead))
     return [lead + wrapped[0], *(pad + line for line in wrapped[1:])]

@@ -98,9 +98,9 @@ def _measured(comparison: Comparison) -> str:
 
 
 def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
-    """One confirmed change, then what tells it apart further: its libraries (a plain script's own), why it
-    moved (the step's own findings only ``with_step``: once per step), and what narrows it (a library's own
-    releases, the bisect below the releases, a workaround's setting)."""
+    """One confirmed change, then what tells it apart further: its libraries (a plain script's own),
+    why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
+    library's own releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
     libraries = libraries_line(setting, step.before, step.after)
     defaults = why_lines(

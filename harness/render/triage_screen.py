@@ -26,8 +26,9 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 
 def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
-    """What a triage answer offers for a confirmed change: what narrows what its why found (a library's own
-    releases, jax's commits, a workaround's setting), in the change's terms (a fix's ``--broken``/``--fixed``)."""
+    """What a triage answer offers for a confirmed change: what narrows what its why found (a
+    library's own releases, jax's commits, a workaround's setting), in the change's terms (a fix's
+    ``--broken``/``--fixed``)."""
     step = change.step
     terms = REGRESSION if change.regression else FIX
     return next_steps(setting, step.before, step.after, step.metric, change.comparison, terms)
@@ -93,8 +94,8 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [
-        f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, measured "
-        f"together); wall time {wall_s:.0f} s, installs included",
+        f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, "
+        f"measured together); wall time {wall_s:.0f} s, installs included",
         f"{len(first.steps)} candidate step(s) in the first round: {', '.join(parts)}",
     ]
 
@@ -109,8 +110,9 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
         for c in undecided
     ]
     return screen.wrap(
-        f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger --max-processes, "
-        "on a quiet machine, may decide (what ran out of processes is measured again, the rest reused)."
+        f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger "
+        "--max-processes, on a quiet machine, may decide (what ran out of processes is measured "
+        "again, the rest reused)."
     )
 
 

@@ -1,13 +1,12 @@
-"""Why a step moved, in words: the findings of every kind of evidence (``harness.explain.kinds``), and
-what to run next to narrow what they found.
+"""Why a step moved, in words: the findings of every kind of evidence (``harness.explain.kinds``),
+and what to run next to narrow what they found.
 
-Each kind's data comes in (``harness.steps.evidence.Found``), judged when it was gathered; its findings go out
-(``harness.findings.Finding``: a sentence, the commands it offers apart from it, whether it leads),
-some the step's (said once, however many metrics moved in it: ``STEP_LINES``, one entry per kind), some a
-metric's (what trying the changed defaults found on it).  ``next_steps`` follows the attribution: a library's
-release range for a change that comes with a library, jax's commits for one that comes with jax, the setting
-of a workaround.
-"""
+Each kind's data comes in (``harness.steps.evidence.Found``), judged when it was gathered; its
+findings go out (``harness.findings.Finding``: a sentence, the commands it offers apart from it,
+whether it leads), some the step's (said once, however many metrics moved in it: ``STEP_LINES``, one
+entry per kind), some a metric's (what trying the changed defaults found on it).  ``next_steps``
+follows the attribution: a library's release range for a change that comes with a library, jax's
+commits for one that comes with jax, the setting of a workaround."""
 
 from __future__ import annotations
 
@@ -47,10 +46,10 @@ def why_lines(
     with_step: bool = True,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
-    metric (none on the claim; ``unwanted``: whether the new number is unwanted, as ``trial_lines`` takes it),
-    then, ``with_step`` (said once per step), what every kind found for the step (library or JAX is said
-    first, by ``libraries_line``)."""
+    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found
+    on that metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
+    ``trial_lines`` takes it), then, ``with_step`` (said once per step), what every kind found for
+    the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
     if metric != CLAIM:
@@ -99,7 +98,8 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
 
 
 def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
-    """Whether the step's new number is unwanted: as the caller says, else where the step made it worse."""
+    """Whether the step's new number is unwanted: as the caller says, else where the step made it
+    worse."""
     return unwanted if unwanted is not None else step is not None and step.verdict is Verdict.SLOWER
 
 
@@ -110,10 +110,10 @@ def trial_lines(
     *,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """What the trials say on ``metric``, as judged when gathered: the verdict first, then each trial, and the
-    cap.  A setting that brings the old number back is a workaround only where the new one is ``unwanted`` (by
-    default: where the step made it worse); else it is the old behaviour back, still a strong hint at the
-    cause."""
+    """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
+    trial, and the cap.  A setting that brings the old number back is a workaround only where the
+    new one is ``unwanted`` (by default: where the step made it worse); else it is the old behaviour
+    back, still a strong hint at the cause."""
     tried = answer.tried(metric)
     void = [t for t in tried if t.void]
     tried = [t for t in tried if not t.void]
@@ -199,13 +199,14 @@ def _against(comparison: Comparison, release: str) -> str:
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
-    """A line on what was compared and where the dumps are (it leads), then one per module (the first few)."""
+    """A line on what was compared and where the dumps are (it leads), then one per module (the
+    first few)."""
     if answer.void:
         return [
             leading(
-                f"compiled programs not compared, void for this script: it sets XLA_FLAGS itself before "
-                f"jax starts on {' and '.join(answer.void)}, so XLA never got the harness's dump flags "
-                f"({APPEND})"
+                "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
+                f"before jax starts on {' and '.join(answer.void)}, so XLA never got the harness's "
+                f"dump flags ({APPEND})"
             )
         ]
     if answer.problem:
@@ -298,8 +299,8 @@ def profile_lines(answer: ProfileAnswer) -> list[Finding]:
     note = f" ({'; '.join(missing)})" if missing else ""
     return [
         leading(
-            f"where the time went, by op (one profiled process each; an op's own time, and how many "
-            f"ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+            "where the time went, by op (one profiled process each; an op's own time, and how "
+            f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
         )
     ]
 
@@ -318,7 +319,8 @@ OUTSIDE = "the change is outside the compiled programs — in tracing, dispatch 
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: str
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it leads)."""
+    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
+    leads)."""
     if answer.problem or answer.refused or not answer.script:
         return []
     found = answer.measured.get(metric)
@@ -395,8 +397,8 @@ def held_lines(answer: HeldAnswer) -> list[Finding]:
     return [leading(held_line(answer))]
 
 
-# Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an entry; a
-# plain sentence does not lead).  Library or JAX is said first, by ``libraries_line``.
+# Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an
+# entry; a plain sentence does not lead).  Library or JAX is said first, by ``libraries_line``.
 STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
     "library": held_lines,
     "reproducer": reproducer_lines,
@@ -423,10 +425,10 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
 
 
 def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
-    """What a step between two releases says of a plain script's own libraries: which one a varied library
-    step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or
-    which libraries changed version along with jax, and the two commands that tell them apart (None: a case,
-    or a script without libraries).  It leads."""
+    """What a step between two releases says of a plain script's own libraries: which one a varied
+    library step comes with (jax held), or which jax release it comes with (the libraries held or
+    unchanged), or which libraries changed version along with jax, and the two commands that tell
+    them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
         held = (
@@ -513,7 +515,8 @@ def criterion_words(setting: Setting, metric: str) -> list[str]:
 def commits_follow_up(
     setting: Setting, before: str, after: str, metric: str, terms: Terms
 ) -> FollowUp:
-    """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and which commit."""
+    """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and
+    which commit."""
     ends = [f"--{terms.old}", before, f"--{terms.new}", after]
     words = ["--commits", *ends, *criterion_words(setting, metric)]
     return FollowUp(
@@ -522,7 +525,8 @@ def commits_follow_up(
 
 
 def issue_follow_up(setting: Setting, good: str, bad: str, metric: str, purpose: str) -> FollowUp:
-    """The upstream issue drafted over two sides (the older ``--good``, whatever the search's terms)."""
+    """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
+    terms)."""
     named = [] if metric == CLAIM or not metric else ["--metric", metric]
     words = [*named, "--good", good, "--bad", bad]
     return FollowUp(purpose, _command(setting, "issue", words))
@@ -538,10 +542,10 @@ def next_steps(
     *,
     unwanted: bool | None = None,
 ) -> list[FollowUp]:
-    """What narrows what the why found for a step on ``metric``, each once: the setting of a workaround; the
-    library's own releases with jax held where the step comes with a library; jax's commits where it comes with
-    jax (or nothing told it apart), unless a workaround's default names its commit already.  A library's own
-    range (``--vary``) has no jax step below it."""
+    """What narrows what the why found for a step on ``metric``, each once: the setting of a
+    workaround; the library's own releases with jax held where the step comes with a library; jax's
+    commits where it comes with jax (or nothing told it apart), unless a workaround's default names
+    its commit already.  A library's own range (``--vary``) has no jax step below it."""
     found = setting.evidence.get((before, after), ())
     said: list[FollowUp] = []
     known_commit = False

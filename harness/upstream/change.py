@@ -113,12 +113,13 @@ class Change:
         None  # whether that rule calls it slower or faster; None: not compared
     )
     below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
-    # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked leading or
-    # not; an older answer's plain sentences lead none.
+    # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
+    # leading or not; an older answer's plain sentences lead none.
     why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
-    # What the figures are judged by: the run's thresholds (a bisect answer's own), else the defaults.
+    # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
+    # defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     def reproduced(self) -> bool:
@@ -236,15 +237,16 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
 
 
 def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
-    """The answer's findings as data (``findings``); an older answer has its sentences only (``why``)."""
+    """The answer's findings as data (``findings``); an older answer has its sentences only
+    (``why``)."""
     stored = data.get("findings") if isinstance(data.get("findings"), list) else data.get("why")
     found = (finding_from(each) for each in (stored if isinstance(stored, list) else []))
     return tuple(each for each in found if each is not None)
 
 
 def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
-    """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote them), over
-    ``rule``; ``rule`` where it stored none or what it stored is not numbers."""
+    """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote
+    them), over ``rule``; ``rule`` where it stored none or what it stored is not numbers."""
     if not isinstance(stored, dict):
         return rule
     numbers: dict[str, Any] = {
