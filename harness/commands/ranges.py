@@ -185,8 +185,8 @@ def triage_command(options: RangeOptions) -> str:
 def no_change_hint(options: RangeOptions) -> Finding:
     return Finding(
         f"The endpoints agree, but a change introduced and undone between {options.first} and "
-        f"{options.last} hides from a bisect",
-        (FollowUp("every release between them is measured by", triage_command(options)),),
+        f"{options.last} hides from a bisect; every release between them is measured by",
+        (FollowUp("", triage_command(options)),),
     )
 
 

@@ -96,7 +96,7 @@ def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
     its own."""
     said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
     lines = wrap(said, width, indent="  ") if finding.text else []
-    return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, "  "))]
+    return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, ""))]
 
 
 def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[str]:

@@ -85,8 +85,8 @@ def test_a_bisect_that_found_nothing_says_what_to_run_with_the_command_whole():
     )
     hint = Finding(
         "The endpoints agree, but a change introduced and undone between 0.4.30 and 0.4.34 hides "
-        "from a bisect",
-        (FollowUp("every release between them is measured by", triage),),
+        "from a bisect; every release between them is measured by",
+        (FollowUp("", triage),),
     )
     each = bisected("json.steps", dict.fromkeys(RELEASES, 1), hint)
     text = bisect_screen([each], each.setting, [report("json.steps")])

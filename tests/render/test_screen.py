@@ -35,9 +35,9 @@ def test_a_finding_is_said_whole_and_its_commands_on_lines_of_their_own():
     lines = finding_lines(Finding(text, (FollowUp("one side held", command),)))
     assert all(columns(line) <= WIDTH for line in lines) and "…" not in "".join(lines)
     assert " ".join(" ".join(lines).split()).startswith(" ".join(text.split())), "never cut"
-    assert lines[-2:] == ["  one side held:", f"    {command}"]
+    assert lines[-2:] == ["one side held:", f"  {command}"]
     [flag] = finding_lines(Finding("", (FollowUp("", "XLA_FLAGS=--x=false", shell=False),)))
-    assert flag == "    XLA_FLAGS=--x=false"
+    assert flag == "  XLA_FLAGS=--x=false"
 
 
 def test_a_long_command_breaks_between_options_and_pastes_whole():
