@@ -523,6 +523,8 @@ def test_an_error_naming_a_path_with_an_escape_sequence_prints_no_escape(tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("harness: error: ") and "no Python file in it" in err
     assert "\x1b" not in err and "\x07" not in err
+
+
 def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_flags(monkeypatch):
     import harness.main as program
 

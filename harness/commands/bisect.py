@@ -21,6 +21,7 @@ from harness.commands.ranges import (
     undecided_hint,
 )
 from harness.errors import HarnessError
+from harness.findings import Finding, FollowUp
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import Answer, bisect_answer
 from harness.steps.answers import Setting
@@ -88,16 +89,25 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             and past_factor(c.comparison.ratio, options.thresholds)
         ]
         undecided = (
-            [f"Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options)}."]
+            [
+                Finding(
+                    f"Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options).text}."
+                )
+            ]
             if open_
             else []
         )
         progress.done()
         said = [
-            f"No metric of {options.case.name} differs significantly between jax {options.first} and "
-            f"{options.last}: nothing to bisect.",
+            Finding(
+                f"No metric of {options.case.name} differs significantly between jax "
+                f"{options.first} and {options.last}: nothing to bisect."
+            ),
             *undecided,
-            f"Every release between them is measured by: `{triage_command(options)}`",
+            Finding(
+                "Every release between them is measured by",
+                (FollowUp("", triage_command(options)),),
+            ),
         ]
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
@@ -143,7 +153,7 @@ def _bisect(
         if found.no_change
         else undecided_hint(options)
         if found.undecided
-        else ""
+        else None
     )
     steps: dict[Pair, list[str]] = {}
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:

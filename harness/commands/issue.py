@@ -36,6 +36,7 @@ from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
+from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, scrub
 from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
@@ -319,7 +320,7 @@ class MeasuredHere:
     measured: bool = False
     newest: str = ""
     reproducer: Reproduced | None = None
-    why: tuple[str, ...] = ()
+    why: tuple[Finding, ...] = ()
     not_measured: tuple[str, ...] = ()
 
     def applied(self, change: Change) -> Change:
@@ -331,11 +332,9 @@ class MeasuredHere:
 
 def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
     """The ``nox -s issue`` command that measures what this draft could not."""
-    words = ["nox", "-s", "issue", "--", *target_words(request.case)]
-    words += ["--good", good, "--bad", bad]
+    words = ["--good", good, "--bad", bad]
     words += ["--metric", metric.metric_name] if metric is not None else []
-    words += [f"--size {name}={value}" for name, value in request.sizes.items()]
-    return " ".join(words)
+    return nox_command("issue", target_words(request.case), words, request.sizes, "")
 
 
 def not_measured_here(request: IssueRequest, change: Change) -> str:
@@ -399,10 +398,8 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     found = reproduce(prober, asked, metric, rule, request.platform)
     if isinstance(found, str):
         return MeasuredHere(True, newest, not_measured=(found,) if found else ())
-    lines = (*reproduced_lines(found, step, metric.metric_name), *reproducer_lines(found))
-    return MeasuredHere(
-        True, newest, as_reproduced(found), tuple(" ".join(x.split()) for x in lines)
-    )
+    lines = findings([*reproduced_lines(found, step, metric.metric_name), *reproducer_lines(found)])
+    return MeasuredHere(True, newest, as_reproduced(found), tuple(lines))
 
 
 def _progress(line: str) -> None:

@@ -15,7 +15,7 @@ import functools
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from harness.commands.progress import Progress
 from harness.errors import UsageError
 from harness.explain.kinds import KINDS
 from harness.explain.option_commits import repo_at_hand
+from harness.findings import Finding, FollowUp, nox_command
 from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
@@ -36,7 +37,7 @@ from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
 from harness.names import inside, shown_path
-from harness.pins import PROFILE_BY_NAME, nox_profile_words, session_words
+from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
@@ -180,46 +181,44 @@ def triage_command(options: RangeOptions) -> str:
             "--to",
             versions[1],
         ]
-    words = [*session_words("triage"), *target, *span]
+    words = list(span)
     if options.metric is not None:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
         words.append("--claim")
-    words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-    words += [*nox_profile_words(options.profile), "--processes", str(options.measuring.processes)]
-    return " ".join(words)
+    words += ["--processes", str(options.measuring.processes)]
+    return nox_command("triage", target, words, options.sizes, options.profile)
 
 
 def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
-    """The command run again with a why budget of ``why_budget_s`` (what it measured is reused): the one that
-    asks the kinds a spent budget left out."""
+    """The command run again with a why budget of ``why_budget_s`` (what it measured is reused): the
+    one that asks the kinds a spent budget left out."""
+    budget = ["--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"]
     if options.command == "triage":
-        words = [triage_command(options)]
-    else:
-        ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
-        target = target_words(options.case, options.libraries)
-        criterion = ["--metric", options.metric.metric_name] if options.metric else ["--claim"]
-        words = ["nox", "-s", "bisect", "--", *target, *(["--commits"] if options.commits else [])]
-        words += [ends[0], options.first, ends[1], options.last, *criterion]
-        words += [f"--size {name}={value}" for name, value in options.sizes.items()]
-        words += nox_profile_words(options.profile)
-    return " ".join([*words, "--why-budget", f"{max(60, 60 * math.ceil(why_budget_s / 60))}"])
+        return f"{triage_command(options)} {' '.join(budget)}"
+    ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
+    criterion = ["--metric", options.metric.metric_name] if options.metric else ["--claim"]
+    words = [*(["--commits"] if options.commits else []), ends[0], options.first, ends[1]]
+    words += [options.last, *criterion, *budget]
+    target = target_words(options.case, options.libraries)
+    return nox_command("bisect", target, words, options.sizes, options.profile)
 
 
-def no_change_hint(options: RangeOptions) -> str:
-    return (
-        f"The endpoints agree, but a change introduced and undone between {options.first} and {options.last} "
-        f"hides from a bisect; every release between them is measured by: `{triage_command(options)}`"
+def no_change_hint(options: RangeOptions) -> Finding:
+    return Finding(
+        f"The endpoints agree, but a change introduced and undone between {options.first} and "
+        f"{options.last} hides from a bisect; every release between them is measured by",
+        (FollowUp("", triage_command(options)),),
     )
 
 
-def undecided_hint(options: RangeOptions) -> str:
+def undecided_hint(options: RangeOptions) -> Finding:
     most = options.measuring.max_processes
-    return (
-        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes each and the "
-        "statistics could tell neither a change nor its absence. More processes may decide: the same command "
-        f"with `--max-processes {2 * most}` (what ran out of processes is measured again, the rest reused), best "
-        "while nothing else loads the machine"
+    return Finding(
+        f"Undecided, not unchanged: the endpoints were measured together up to {most} processes "
+        "each and the statistics could tell neither a change nor its absence. More processes may "
+        f"decide: the same command with `--max-processes {2 * most}` (what ran out of processes is "
+        "measured again, the rest reused), best while nothing else loads the machine"
     )
 
 
@@ -256,6 +255,28 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     if options.metric is not None:
         return [options.metric]
     return [] if options.claim else None
+
+
+def stored_libraries(
+    options: RangeOptions, labels: Iterable[str], prober: ReleaseProber
+) -> Libraries:
+    """A plain script's declared libraries as each release's stored result has them, what was
+    installed beside them, and what was held (a case declares none, and its results record none)."""
+    choice = options.libraries
+    names = [
+        str(canonicalize_name(Requirement(requirement).name))
+        for requirement in options.case.subject.requirements
+    ]
+    versions, installed = {}, {}
+    for label in labels:
+        stored = prober.reuse.stored(label)
+        had = stored.result.libraries if stored is not None else None
+        if had is not None:
+            versions[label] = {name: version for name in names if (version := had.version_of(name))}
+            installed[label] = installed_versions(had.installed)
+    return Libraries(
+        versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
+    )
 
 
 @dataclass
@@ -362,25 +383,7 @@ class RangeRun:
         return profile.kind if profile is not None else "cpu"
 
     def libraries(self) -> Libraries:
-        """A plain script's declared libraries as each release's stored result has them, and what was held (a
-        case declares none, and its results record none)."""
-        choice = self.options.libraries
-        names = [
-            str(canonicalize_name(Requirement(requirement).name))
-            for requirement in self.options.case.subject.requirements
-        ]
-        versions, installed = {}, {}
-        for label in self.labels:
-            stored = self.prober.reuse.stored(label)
-            had = stored.result.libraries if stored is not None else None
-            if had is not None:
-                versions[label] = {
-                    name: version for name in names if (version := had.version_of(name))
-                }
-                installed[label] = installed_versions(had.installed)
-        return Libraries(
-            versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
-        )
+        return stored_libraries(self.options, self.labels, self.prober)
 
     def stem(self, options: RangeOptions | None = None) -> str:
         """The answer's file name without suffix: per case, range, criterion, sizes and profile."""

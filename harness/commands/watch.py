@@ -197,7 +197,7 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
     for change in called_changes(found):
         step = change.step
         pair = (step.before, step.after)
-        lines += explained(
+        found_why = explained(
             setting,
             *pair,
             change.comparison,
@@ -205,6 +205,7 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
             with_step=pair not in said,
             unwanted=change.regression,
         )
+        lines += [each.markdown() for each in found_why]
         said.add(pair)
     return lines
 

@@ -1,8 +1,9 @@
 """The registry of evidence kinds: every kind a step's why asks, in the order it is asked.
 
-A new kind is a module of ``harness.explain`` implementing ``harness.steps.evidence.Evidence``, one entry
-here, and its sentences in ``harness.render.why``.
-"""
+A new kind is a module of ``harness.explain`` implementing ``harness.steps.evidence.Evidence`` (its
+``Found`` judged when gathered), one entry here, and its lines function in
+``harness.render.why.STEP_LINES`` under the kind's name (``tests/render/test_why.py`` holds every
+kind here to one)."""
 
 from __future__ import annotations
 

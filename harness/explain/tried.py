@@ -222,11 +222,24 @@ class DefaultsAnswer:
         Trial, ...
     ] = ()  # dropped after the screen: they moved no metric toward the other
     screen_processes: int = 0  # a side, in the screen (0: none ran)
+    # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on
+    # a page).
+    judgements: Mapping[str, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
 
-    def tried(self, key: MetricKey, thresholds: Thresholds) -> list[Tried]:
-        return [
-            judged(trial, self.measured.get(trial, {}), key, thresholds) for trial in self.trials
-        ]
+    def __post_init__(self) -> None:
+        judgements = {
+            metric: tuple(
+                judged(trial, self.measured.get(trial, {}), key, self.thresholds)
+                for trial in self.trials
+            )
+            for metric, key in ((m, parse_metric_name(m)) for m in self.metrics)
+        }
+        object.__setattr__(self, "judgements", judgements)
+
+    def tried(self, key: MetricKey | str) -> list[Tried]:
+        """The trials as judged on ``key`` (one of the step's metrics) when the answer was made."""
+        name = key if isinstance(key, str) else key.metric_name
+        return list(self.judgements.get(name, ()))
 
     def brings_back(self, metric: str) -> bool:
         """Whether a trial brings ``metric``'s old number back, judged against the step as its own
@@ -247,13 +260,10 @@ class DefaultsAnswer:
         """The step's changed defaults, and each metric's trials judged."""
         return {
             "kind": self.kind,
-            "metrics": [
-                {"metric": metric, **self.metric_data(parse_metric_name(metric), self.thresholds)}
-                for metric in self.metrics
-            ],
+            "metrics": [{"metric": metric, **self.metric_data(metric)} for metric in self.metrics],
         }
 
-    def metric_data(self, key: MetricKey, thresholds: Thresholds) -> dict[str, object]:
+    def metric_data(self, metric: str) -> dict[str, object]:
         return {
             "before": self.before,
             "after": self.after,
@@ -271,7 +281,7 @@ class DefaultsAnswer:
                     "note": t.note,
                     "void": t.void,
                 }
-                for t in self.tried(key, thresholds)
+                for t in self.tried(metric)
             ],
             "commits": {
                 name: {"sha": commit.sha, "title": commit.title, "url": commit.url}

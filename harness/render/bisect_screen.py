@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.explain.held_library import library_answered
-from harness.pins import nox_profile_words, session_words
+from harness.findings import Finding, FollowUp
 from harness.render import screen
 from harness.render.range_screen import (
     Block,
@@ -19,7 +18,7 @@ from harness.render.range_screen import (
     metric_row,
     rank,
 )
-from harness.render.why import libraries_line, why_lines
+from harness.render.why import issue_follow_up, libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judgement
@@ -31,10 +30,10 @@ class Bisected:
 
     found: BisectOutcome
     setting: Setting
-    hint: str = ""
+    hint: Finding | None = None
 
 
-def bisect_why(found: BisectOutcome, setting: Setting) -> list[str]:
+def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     """What the found step says of why: a plain script's own libraries (the library or JAX?), the defaults
     that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
@@ -67,25 +66,16 @@ def _bisect_row(each: Bisected) -> Row:
     return metric_row(metric.metric_name, bad.vs_good)
 
 
-def _follow_ups(each: Bisected) -> list[str]:
-    """Below the releases (``--commits``) and the issue draft, over the step found."""
+def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
+    """What narrows the step found (``why.next_steps``), then the issue draft over it."""
     setting, found = each.setting, each.found
-    terms = setting.terms
-    ends = [f"--{terms.old}", str(found.last_good), f"--{terms.new}", str(found.first_bad)]
-    criterion = ["--metric", setting.metric.metric_name] if setting.metric else ["--claim"]
-    sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    tail = [*criterion, *ends, *sizes, *nox_profile_words(setting.profile)]
-    target = setting.target_words()
-    commits = [*session_words("bisect"), *target, "--commits", *tail]
-    issue = [*session_words("issue"), *target, *(c for c in criterion if c != "--claim")]
-    # A draft names the older release --good and the newer --bad, whatever the bisect's terms.
-    issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
-    issue += nox_profile_words(setting.profile)
-    why = setting.evidence.get((str(found.last_good), str(found.first_bad)), ())
-    metric = setting.metric.metric_name if setting.metric else ""
-    no_commits = setting.libraries.vary or library_answered(why, metric)
-    below = [] if no_commits else [f"which jax commit: `{' '.join(commits)}`"]
-    return [*below, f"the upstream issue, drafted: `{' '.join(issue)}`"]
+    good, bad = str(found.last_good), str(found.first_bad)
+    metric = setting.metric.metric_name if setting.metric else CLAIM
+    judged = _probe(found, bad)
+    step = None if judged is None else judged.vs_good
+    unwanted = setting.terms is REGRESSION
+    narrowing = next_steps(setting, good, bad, metric, step, setting.terms, unwanted=unwanted)
+    return [*narrowing, issue_follow_up(setting, good, bad, metric, "the upstream issue, drafted")]
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
@@ -98,9 +88,9 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
             steps.setdefault((found.last_good, found.first_bad), []).append(each)
             continue
         what = each.setting.metric.metric_name if each.setting.metric else CLAIM
-        missing += screen.wrap(f"{what}: {found.answer()}", lines=2)
-        if each.hint:
-            missing += said_lines(each.hint, lines=3)
+        missing += screen.wrap(f"{what}: {found.answer()}")
+        if each.hint is not None:
+            missing += screen.finding_lines(each.hint)
     blocks = []
     for (good, bad), group in steps.items():
         group = sorted(
@@ -113,7 +103,7 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
         head = f"{first} · last {terms.old}: jax {good}{skipped}"
         rows = [_bisect_row(each) for each in group]
         why = bisect_why(lead.found, lead.setting)
-        blocks.append(Block(head, f"{good} → {bad}", rows, why, _follow_ups(lead)))
+        blocks.append(Block(head, f"{good} → {bad}", rows, why, bisect_follow_ups(lead)))
     return blocks, missing
 
 
@@ -130,13 +120,13 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
         else f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each bisected: "
         f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs included"
     )
-    head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count, lines=2)]
+    head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:
         probed = ", ".join(
             f"{j.release} {answers[0].setting.terms.word(j.verdict)}"
             for j in answers[0].found.probes
         )
-        head += screen.wrap(f"probed: {probed}", indent="  ", lines=2)
+        head += screen.wrap(f"probed: {probed}", indent="  ")
     blocks, missing = bisect_blocks(answers)
     shown = (
         [f"Report: {reports[0]}"]
@@ -149,18 +139,11 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     return frame(head, blocks, missing, setting, shown)
 
 
-def said_lines(sentence: str, lines: int = 4) -> list[str]:
-    """A sentence that may end with commands: its words wrapped, each command on lines of its own."""
-    prose, commands = screen.commands_in(sentence)
-    shown = screen.wrap(prose + (":" if commands else ""), lines=lines) if prose else []
-    return [*shown, *(line for c in commands for line in screen.command_lines(c))]
-
-
 def nothing_to_bisect_screen(
-    setting: Setting, first: str, last: str, sentences: Sequence[str]
+    setting: Setting, first: str, last: str, said: Sequence[Finding]
 ) -> str:
-    """When no metric moved between the endpoints: the range, then each sentence and its command."""
-    lines = [head_line("Bisect", setting, first, last)]
-    for sentence in sentences:
-        lines += said_lines(sentence)
+    """When no metric moved between the endpoints: the range, then each finding and its command."""
+    lines = screen.wrap(head_line("Bisect", setting, first, last), indent="  ")
+    for finding in said:
+        lines += screen.finding_lines(finding)
     return "\n".join(screen.budgeted(lines, screen.LINES, "… and {n} more lines")) + "\n"

@@ -16,8 +16,8 @@ from typing import Any
 from harness.analysis.significance import Comparison
 from harness.explain.defaults import JAX
 from harness.explain.tried import DefaultsAnswer
+from harness.findings import Finding
 from harness.install.commit_venvs import commit_label
-from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import Block, frame, head_line, metric_row
@@ -31,7 +31,7 @@ from harness.render.release_answers import (
 )
 from harness.render.tables import markdown_table, rule_text
 from harness.render.text import inline
-from harness.render.why import why_json, why_lines
+from harness.render.why import issue_follow_up, why_json, why_lines
 from harness.steps.answers import Setting
 from harness.steps.commit_bisect import JAXLIB, CommitBisect, CommitProbe, expected_commit_probes
 from harness.steps.evidence import of_kind
@@ -96,29 +96,27 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
     (its metric, the commit's address, the why, the draft to run next), how the probes went, the report."""
     head = [
         head_line("Bisect over jax commits", setting, found.first, found.last),
-        *screen.wrap(_count_line(found, setting), lines=2),
+        *screen.wrap(_count_line(found, setting)),
     ]
     if found.attribution.note:
-        head += screen.wrap(f"Attribution: {found.attribution.note}", lines=3)
+        head += screen.wrap(f"Attribution: {found.attribution.note}")
     verdicts = Counter(found.terms.word(p.judgement.verdict) for p in found.probes)
-    head.append(screen.shorten(f"probed: {', '.join(f'{n} {w}' for w, n in verdicts.items())}"))
+    head.append(f"probed: {', '.join(f'{n} {w}' for w, n in verdicts.items())}")
     step, metric = found.step(), setting.metric
     comparison = None if step is None else _step_comparison(found, step[1])
-    answer = screen.wrap(f"Answer: {found.answer()}", lines=3)
+    answer = screen.wrap(f"Answer: {found.answer()}")
     if step is None or metric is None or comparison is None:
         return frame(head, [], answer, setting, [f"Report: {report}"])
     bad = found.first_bad_commit
-    head += [*answer, *([screen.shorten(f"Commit: {bad.url}")] if bad is not None else [])]
-    draft = [*session_words("issue"), *setting.target_words(), "--metric", metric.metric_name]
-    draft += ["--good", found.first, "--bad", found.last]
-    draft += [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    draft += nox_profile_words(setting.profile)
+    head += [*answer, *([f"Commit: {bad.url}"] if bad is not None else [])]
+    purpose = "the upstream issue, drafted (it quotes this answer)"
+    draft = issue_follow_up(setting, found.first, found.last, metric.metric_name, purpose)
     block = Block(
         f"The step, against the {found.terms.old} release:",
         f"{step[0]} → {step[1]}",
         [metric_row(metric.metric_name, comparison)],
         commit_why(found, setting),
-        [f"the upstream issue, drafted (it quotes this answer): `{' '.join(draft)}`"],
+        [draft],
     )
     return frame(head, [block], [], setting, [f"Report: {report}"])
 
@@ -132,7 +130,7 @@ def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
     return None
 
 
-def commit_why(found: CommitBisect, setting: Setting) -> list[str]:
+def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
     """Why the step found moved (what every kind of evidence found), led by what it needs where both a
     jaxlib and a jax default take part."""
     step = found.step()
@@ -146,17 +144,14 @@ def commit_why(found: CommitBisect, setting: Setting) -> list[str]:
     jaxlib = jaxlib or (found.jaxlibs[found.last] if found.jaxlib_change else None)
     if defaults is None or jaxlib is None or comparison is None:
         return lines
-    back = [
-        t for t in defaults.tried(setting.metric, setting.thresholds) if t.brings_back(comparison)
-    ]
+    back = [t for t in defaults.tried(metric) if t.brings_back(comparison)]
     options = [t for t in back if t.trial.change.kind == JAX]
     if options:
         trial = options[0].trial
         commit = defaults.commits.get(trial.change.name)
         where = f" ({commit.words()})" if commit is not None else ""
-        lines.insert(
-            0, f"needs both: jaxlib {jaxlib} and jax's `{trial.change.name}` default{where}"
-        )
+        said = f"needs both: jaxlib {jaxlib} and jax's `{trial.change.name}` default{where}"
+        lines.insert(0, Finding(said, leads=True))
     return lines
 
 
@@ -174,7 +169,7 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         f"- {_count_line(found, setting)}",
         f"- attribution: {found.attribution.note or 'not reached'}",
         *([f"- the commit: [{bad.sha}]({bad.url})"] if bad else []),
-        *(f"- {inline(line)}" for line in commit_why(found, setting)),
+        *(f"- {inline(line.markdown())}" for line in commit_why(found, setting)),
         "",
         "## Every probe, in the order probed",
         "",
@@ -214,7 +209,8 @@ def commit_bisect_json(found: CommitBisect, setting: Setting) -> dict[str, Any]:
         data["jaxlib_change"] = found.jaxlib_change
     why = commit_why(found, setting)
     if why:
-        data["why"] = why
+        data["why"] = [line.markdown() for line in why]
+        data["findings"] = [line.data() for line in why]
     data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
 from harness.analysis.processes import process_medians
-from harness.analysis.significance import MOVED, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Verdict
 from harness.catalogue.discovery import CaseInfo
 from harness.metric_names import JSON, PROCESS, MetricKey
 from harness.store.results import StoredResult
@@ -68,7 +68,7 @@ def how_sure(
             f"Measured in {count} separate Python processes per release: every one on {change.first_bad} {lower} "
             f"than every one on {change.last_good}."
         )
-    compared = compare_metric(a, b, Thresholds(), metric)
+    compared = compare_metric(a, b, change.thresholds, metric)
     return (
         f"Measured in {count} separate Python processes per release, whose figures overlap: the medians differ "
         f"×{compared.ratio:.3g} at p={format_p(compared.p_value)} (Welch's t-test on their logs)."
@@ -90,7 +90,7 @@ def phase_reading(
         key = MetricKey(name, kind)
         if key not in a or key not in b:
             continue
-        compared = compare_metric(a[key], b[key], Thresholds(), key)
+        compared = compare_metric(a[key], b[key], change.thresholds, key)
         if compared.verdict in MOVED:
             moved.append(
                 (kind, f"{words} (×{max(compared.ratio, 1 / compared.ratio):.3g} {compared.said})")

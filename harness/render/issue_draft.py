@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import MOVED, Thresholds
+from harness.analysis.significance import MOVED
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import scrub, shareable_variables
@@ -38,19 +38,6 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
-# The lines of "why" a maintainer reads first (with any setting that brings the old number back); the rest fold.
-FIRST_READ = (
-    "the script's libraries",
-    "comes with",
-    "needs both",
-    "library or JAX",
-    "reproduces it with jax alone",
-    "does not reproduce it",
-    "Python functions whose own time moved most",
-    "none of the",
-    "compiled programs",
-    "where the time went",
-)
 # "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
@@ -355,12 +342,14 @@ def why(d: DraftInputs) -> list[str]:
     change = d.change
     if change is None or not change.why:
         return []
-    lines = list(change.why)
+    lines = [finding.markdown() for finding in change.why]
     if d.dumps:  # the bisect's folder is not beside the draft; its copy is
         there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
         lines = [line.replace(there, here) for line in lines]
-    first = [line for line in lines if line.startswith(FIRST_READ) or "a workaround" in line]
-    rest = [line for line in lines if line not in first]
+    # The findings a maintainer reads first (what the step comes with, a workaround, …) lead; the
+    # rest fold.
+    first = [line for line, f in zip(lines, change.why, strict=True) if f.leads]
+    rest = [line for line, f in zip(lines, change.why, strict=True) if not f.leads]
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
     said += [f"- {scrub(line)}" for line in first or lines]
     if first and rest:
@@ -470,7 +459,9 @@ def _moved(
         return True
     a, b = samples.get(change.last_good, {}).get(key), samples.get(change.first_bad, {}).get(key)
     return (
-        a is not None and b is not None and compare_metric(a, b, Thresholds(), key).verdict in MOVED
+        a is not None
+        and b is not None
+        and compare_metric(a, b, change.thresholds, key).verdict in MOVED
     )
 
 

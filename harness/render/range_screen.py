@@ -1,11 +1,12 @@
-"""The first screen of the release commands, sweep, triage and bisect: what was searched in one line, how
-much ran, then one block per step found (its metrics in reading order, the script's own first, with how sure
-each is and their caveats as marks; the why in a line or two; each follow-up command once) and the report's
-path last.  Every detail (each release's status and source, each metric's table, both measurements of a
-step, the why in full) is the report's and the JSON's.
+"""The first screen of the release commands, sweep, triage and bisect: what was searched in one
+line, how much ran, then one block per step found (its metrics in reading order, the script's own
+first, with how sure each is and their caveats as marks; the why in a line or two; each follow-up
+command once) and the report's path last.  Every detail (each release's status and source, each
+metric's table, both measurements of a step, the why in full) is the report's and the JSON's.
 
-Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), a shorter why, fewer
-commands; then the steps that still do not fit are counted."""
+Where every block would not fit, blocks fold: fewer metrics a step (the rest counted), fewer
+findings of the why (each said whole, wrapped, never cut), fewer commands; then the steps that still
+do not fit are counted."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Thresholds
 from harness.errors import UsageError
+from harness.findings import Finding, FollowUp
 from harness.metric_names import parse_metric_name, reading_rank
 from harness.render import screen
 from harness.render.marks import legend, marks_text
@@ -43,7 +45,7 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
     what = setting.metric.metric_name if setting.metric else ""
     by = f" · by {what}" if what else ""
-    return screen.shorten(
+    return (
         f"{command}: {setting.case}{sizes} · profile {setting.profile} · jax {first} → {last}{by}"
     )
 
@@ -83,18 +85,20 @@ def not_ok_line(found: SweepOutcome) -> str:
     said = [
         f"{m.release} {m.result.status if m.result is not None else 'not installed'}" for m in bad
     ]
-    return screen.shorten(f"{len(bad)} did not run ok: {', '.join(said)}")
+    return f"{len(bad)} did not run ok: {', '.join(said)}"
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     """A sweep's terminal answer: one screen, the report's path last."""
     releases = found.releases
-    lines = [
-        head_line("Sweep", setting, releases[0], releases[-1]),
-        f"{len(releases)} releases, {len(found.ok())} ran ok; wall time {setting.wall_s:.0f} s, "
-        "installs included",
-    ]
-    lines += [line for line in [not_ok_line(found)] if line]
+    lines = whole_lines(
+        [
+            head_line("Sweep", setting, releases[0], releases[-1]),
+            f"{len(releases)} releases, {len(found.ok())} ran ok; wall time "
+            f"{setting.wall_s:.0f} s, installs included",
+            not_ok_line(found),
+        ]
+    )
     lines.append("")
     steps = ordered_steps(found.steps, releases)
     if steps:
@@ -107,20 +111,19 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
         marks = legend(
             (s.comparison for s in steps if s.comparison is not None), setting.thresholds
         )
-        lines += screen.wrap(marks, indent="  ", lines=2) if marks else []
+        lines += screen.wrap(marks, indent="  ") if marks else []
         several = sorted({s.metric for s in steps if sum(t.metric == s.metric for t in steps) > 1})
         if several:
             lines += screen.wrap(
                 f"More than one step in {', '.join(several)}: a bisect between the endpoints would "
-                "report only one.",
-                lines=2,
+                "report only one."
             )
         lines.append(
             "Each step is one comparison of neighbours: a triage of the range confirms each by measuring "
             "again."
         )
     elif found.unmeasured():
-        lines += screen.wrap(unmeasured_line(found), lines=3)
+        lines += screen.wrap(unmeasured_line(found))
     else:
         lines.append("No significant step between consecutive releases.")
     lines += ["", f"Report: {report}"]
@@ -130,7 +133,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
 # --- one block per step: triage and bisect ---------------------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
-# How far blocks fold when all would not fit: (metrics shown a step, lines of why, follow-up commands).
+# How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
+# commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 
@@ -153,10 +157,8 @@ class Block:
     head: str
     step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
     rows: list[Row]
-    why: list[str] = field(default_factory=list)  # sentences as the why renders them
-    next: list[str] = field(
-        default_factory=list
-    )  # sentences that end with a command in a code span
+    why: list[Finding] = field(default_factory=list)  # the why's findings, leading ones first shown
+    next: list[FollowUp] = field(default_factory=list)  # what narrows what was found, each once
 
 
 def metric_row(metric: str, comparison: Comparison, verdict: str = "") -> Row:
@@ -184,18 +186,13 @@ def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: rank(r.metric))
 
 
-def _why_shown(why: Sequence[str], lines: int) -> list[str]:
-    """The first findings of the why, without their commands (those are follow-ups), in at most ``lines``
-    lines under the block: each finding wrapped to two lines while lines are left, the last one cut."""
-    said = [prose for prose, _ in map(screen.commands_in, why) if prose]
+def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
+    """The first ``most`` findings of the why, leading ones first, each whole (wrapped, never cut)
+    and without its commands (those are follow-ups)."""
+    ordered = [f for f in why if f.leads] + [f for f in why if not f.leads]
     shown: list[str] = []
-    for finding in said:
-        left = lines - len(shown)
-        if left <= 0:
-            break
-        label = "  why: " if not shown else "       "
-        wrapped = screen.wrap(finding, screen.WIDTH - len(label), indent="  ", lines=min(2, left))
-        shown += [label + wrapped[0], *(f"       {line}" for line in wrapped[1:])]
+    for finding in ordered[:most]:
+        shown += screen.labelled("  why: " if not shown else "       ", finding.text)
     return shown
 
 
@@ -209,7 +206,7 @@ def block_lines(
     """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows); the
     comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
     most, why, commands = fold
-    lines = [screen.shorten(block.head)]
+    lines = screen.wrap(block.head, indent="  ")
     rows = _rows_ordered(block.rows)
     if marked is not None:
         marked += [r.comparison for r in rows[:most] if r.comparison is not None]
@@ -228,18 +225,11 @@ def block_lines(
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
     lines += _why_shown(block.why, why)
-    offered = 0
-    for sentence in [*block.why, *block.next]:
-        what, found = screen.commands_in(sentence)
-        new = [c for c in found if c not in shown][: max(0, commands - offered)]
-        if not new:
-            continue
-        shown.update(new)
-        offered += len(new)
-        what = what.rsplit(": ", 1)[-1]  # a finding's sentence: what its commands tell apart
-        label = f"  next, {what}" + ("" if what.endswith("?") else ":") if what else "  next:"
-        lines.append(screen.shorten(label))
-        lines += [line for c in new for line in screen.command_lines(c, indent="    ")]
+    offered = [f for finding in block.why for f in finding.follow_ups] + block.next
+    new = {f.command: f for f in offered if f.command not in shown}
+    for follow_up in list(new.values())[:commands]:
+        shown.add(follow_up.command)
+        lines += screen.follow_up_lines(follow_up, "  next, " if follow_up.purpose else "  next:")
     return lines
 
 
@@ -290,13 +280,28 @@ def claim_text(probe: Probe | Judgement | None) -> str:
 
 def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> list[str]:
     marks = legend(comparisons, thresholds)
-    return screen.wrap(marks, indent="  ", lines=2) if marks else []
+    return screen.wrap(marks, indent="  ") if marks else []
+
+
+def whole_lines(lines: Sequence[str]) -> list[str]:
+    """Each line that does not fit the width wrapped (later lines indented), none cut; empty ones
+    dropped."""
+    return [
+        part
+        for line in lines
+        if line
+        for part in (
+            [line] if screen.columns(line) <= screen.WIDTH else screen.wrap(line, indent="  ")
+        )
+    ]
 
 
 def frame(
     head: list[str], blocks: Sequence[Block], tail: list[str], setting: Setting, report: list[str]
 ) -> str:
-    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's path."""
+    """Head, the blocks (folded to fit), the lines after them, the caveats' legend, the report's
+    path; a head line wider than the screen wrapped, not cut."""
+    head = whole_lines(head)
     every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
     most = len(
         _legend_lines(every, setting.thresholds)

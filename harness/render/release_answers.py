@@ -14,7 +14,8 @@ from typing import Any
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
-from harness.render.bisect_screen import Bisected, bisect_screen, bisect_why
+from harness.findings import Finding
+from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.range_screen import sweep_screen, unmeasured_line
 from harness.render.tables import format_interval, markdown_table, rule_text
@@ -135,7 +136,7 @@ def _headline(found: BisectOutcome) -> str:
     return f"**First {terms.new}: jax {found.first_bad} · last {terms.old}: jax {found.last_good}**"
 
 
-def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> str:
+def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None = None) -> str:
     headers, rows = _probe_rows(found, setting)
     probed = {j.release: j for j in found.probes}
     with_libraries = bool(setting.libraries.versions)
@@ -154,12 +155,16 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: str = "") -> s
         "",
         _headline(found),
         "",
-        *([hint, ""] if hint else []),
+        *([hint.markdown(), ""] if hint is not None else []),
         f"- {inline(setting.header())}",
         f"- {old} endpoint {found.releases[0]}, {new} endpoint {found.releases[-1]}",
         f"- {_count_line(found, setting)}",
         f"- answer: {inline(found.answer())}",
-        *(f"- {inline(line)}" for line in bisect_why(found, setting)),
+        *(f"- {inline(line.markdown())}" for line in bisect_why(found, setting)),
+        *(
+            f"- next, {inline(line.markdown())}"
+            for line in (bisect_follow_ups(Bisected(found, setting)) if found.found else [])
+        ),
         "",
         "## Evidence, in the order probed",
         "",
@@ -191,7 +196,9 @@ def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[s
     }
 
 
-def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[str, Any]:
+def bisect_json(
+    found: BisectOutcome, setting: Setting, hint: Finding | None = None
+) -> dict[str, Any]:
     """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
     for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
     old, new = found.terms.old, found.terms.new
@@ -200,14 +207,18 @@ def bisect_json(found: BisectOutcome, setting: Setting, hint: str = "") -> dict[
         "releases": found.releases,
         "answer": found.answer(),
     }
-    if hint:
-        data["hint"] = hint
+    if hint is not None:
+        data["hint"] = hint.markdown()
     if found.found:
         data.update({f"last_{old}": found.last_good, f"first_{new}": found.first_bad})
         data.update(untested_between=found.between())
         why = bisect_why(found, setting)
         if why:
-            data["why"] = why
+            # The sentences as a page shows them, and the same findings as data (what the issue
+            # draft reads).
+            data["why"] = [line.markdown() for line in why]
+            data["findings"] = [line.data() for line in why]
+        data["next"] = [each.data() for each in bisect_follow_ups(Bisected(found, setting))]
         data.update(why_json(setting))
     data.update(
         probe_count=len(found.probes),
@@ -377,7 +388,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
 
 
 def bisect_answer(
-    found: BisectOutcome, setting: Setting, hint: str = "", report: str = ""
+    found: BisectOutcome, setting: Setting, hint: Finding | None = None, report: str = ""
 ) -> Answer:
     """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins several)."""
     text = bisect_screen([Bisected(found, setting, hint)], setting, [report])

@@ -7,18 +7,16 @@ cut to a budget with a line that says how many were left out and where they are.
 
 from __future__ import annotations
 
-import re
 import textwrap
 import unicodedata
 from collections.abc import Sequence
 
+from harness.findings import Finding, FollowUp
 from harness.render.text import one_line, terminal
 
 LINES = 40
 WIDTH = 100
 ELLIPSIS = "…"
-# A code span that is a command line: on a screen it goes on lines of its own, to be copied whole.
-_COMMAND = re.compile(r"`((?:nox|jax-repro|python3?) [^`\n]+)`")
 CONTINUED = " \\"
 
 
@@ -93,13 +91,32 @@ def fits(text: str) -> bool:
     return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)
 
 
-def commands_in(text: str) -> tuple[str, list[str]]:
-    """The commands ``text`` offers (its code spans that are command lines) and the words before the first,
-    which say what they are for: ``("jax's Python or jaxlib, and which jax commit", ["nox -s bisect …"])``."""
-    commands = [m.group(1) for m in _COMMAND.finditer(text)]
-    first = _COMMAND.search(text)
-    prose = text if first is None else text[: first.start()]
-    return prose.strip().rstrip(":;,").strip(), commands
+def finding_lines(finding: Finding, width: int = WIDTH) -> list[str]:
+    """A finding whole: its sentence wrapped (never cut), then each command it offers on lines of
+    its own."""
+    said = finding.text + (":" if finding.follow_ups and not finding.text.endswith("?") else "")
+    lines = wrap(said, width, indent="  ") if finding.text else []
+    return [*lines, *(line for each in finding.follow_ups for line in follow_up_lines(each, ""))]
+
+
+def follow_up_lines(follow_up: FollowUp, lead: str, width: int = WIDTH) -> list[str]:
+    """``lead`` and what it is for, wrapped, then the command to paste whole two columns further in
+    (a setting, not a command line: wrapped as it is)."""
+    purpose = follow_up.purpose
+    label = purpose + ("" if purpose.endswith("?") else ":") if purpose else ""
+    inner = " " * (len(lead) - len(lead.lstrip()) + 2)
+    lines = labelled(lead, label, width) if label else [lead.rstrip()] if lead.strip() else []
+    if follow_up.shell:
+        return [*lines, *command_lines(follow_up.command, indent=inner, width=width)]
+    return [*lines, *(inner + line for line in wrap(follow_up.command, width - len(inner)))]
+
+
+def labelled(lead: str, text: str, width: int = WIDTH) -> list[str]:
+    """``text`` after ``lead`` (``  why: ``), wrapped whole, later lines lined up under its first
+    word."""
+    pad = " " * len(lead)
+    wrapped = wrap(text, width - len(lead))
+    return [lead + wrapped[0], *(pad + line for line in wrapped[1:])]
 
 
 def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[str]:

@@ -11,7 +11,6 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
-from harness.explain.held_library import library_answered
 from harness.names import inside
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import unmeasured_line
@@ -24,7 +23,7 @@ from harness.render.release_answers import (
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
 from harness.render.text import inline
-from harness.render.triage_screen import commits_hint, triage_screen
+from harness.render.triage_screen import follow_ups, triage_screen
 from harness.render.triage_words import answered, answers, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
@@ -99,18 +98,16 @@ def _measured(comparison: Comparison) -> str:
 
 
 def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_step: bool) -> str:
-    """One confirmed change, then what tells it apart further: its libraries (a plain script's own), why it
-    moved (the step's own findings only ``with_step``: once per step), and the bisect below the releases (not
-    for a library's own releases, where jax is held)."""
+    """One confirmed change, then what tells it apart further: its libraries (a plain script's own),
+    why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
+    library's own releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
-    found = setting.evidence.get((step.before, step.after), ())
-    no_commits = setting.libraries.vary or library_answered(found, step.metric)
-    below = [] if no_commits else [commits_hint(setting, change)]
     libraries = libraries_line(setting, step.before, step.after)
     defaults = why_lines(
         setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
     )
-    said = [*([libraries] if libraries else []), *defaults, *below]
+    said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
+    said += [f.markdown() for f in follow_ups(setting, change)]
     return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
 
 

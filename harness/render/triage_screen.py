@@ -3,9 +3,8 @@ the why of its first metric, the bisect below the releases), the undecided ones,
 
 from __future__ import annotations
 
-from harness.explain.held_library import library_answered
+from harness.findings import FollowUp
 from harness.metric_names import parse_metric_name
-from harness.pins import nox_profile_words, session_words
 from harness.render import screen
 from harness.render.range_screen import (
     Block,
@@ -19,25 +18,20 @@ from harness.render.range_screen import (
     unmeasured_line,
 )
 from harness.render.triage_words import answered
-from harness.render.why import libraries_line, why_lines
+from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
+from harness.steps.judge import FIX, REGRESSION
 from harness.steps.triage import Confirmation, TriageOutcome
 
 
-def commits_hint(setting: Setting, change: Confirmation) -> str:
-    """What a triage answer offers for its step: the ``bisect --commits`` command over its two releases."""
+def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
+    """What a triage answer offers for a confirmed change: what narrows what its why found (a
+    library's own releases, jax's commits, a workaround's setting), in the change's terms (a fix's
+    ``--broken``/``--fixed``)."""
     step = change.step
-    ends = (
-        ["--good", step.before, "--bad", step.after]
-        if change.regression
-        else ["--broken", step.before, "--fixed", step.after]
-    )
-    criterion = ["--claim"] if step.metric == CLAIM else ["--metric", step.metric]
-    words = [*session_words("bisect"), *setting.target_words(), "--commits", *ends, *criterion]
-    words += [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    shown = " ".join([*words, *nox_profile_words(setting.profile)])
-    return f"jax's Python or jaxlib, and which jax commit: `{shown}`"
+    terms = REGRESSION if change.regression else FIX
+    return next_steps(setting, step.before, step.after, step.metric, change.comparison, terms)
 
 
 def _triage_row(text: str, change: Confirmation) -> Row:
@@ -80,12 +74,9 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
         why = why_lines(setting, before, after, lead.comparison, lead.step.metric)
-        found_why = setting.evidence.get((before, after), ())
-        no_commits = setting.libraries.vary or library_answered(found_why, lead.step.metric)
-        below = [] if no_commits else [commits_hint(setting, lead)]
         rows = [_triage_row(text, change) for text, change in ordered]
         why = [*([libraries] if libraries else []), *why]
-        blocks.append(Block(head, f"{before} → {after}", rows, why, below))
+        blocks.append(Block(head, f"{before} → {after}", rows, why, follow_ups(setting, lead)))
     return blocks
 
 
@@ -103,13 +94,9 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [
-        screen.shorten(
-            f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, measured "
-            f"together); wall time {wall_s:.0f} s, installs included"
-        ),
-        screen.shorten(
-            f"{len(first.steps)} candidate step(s) in the first round: {', '.join(parts)}"
-        ),
+        f"{len(first.releases)} releases, {len(first.ok())} ran ok ({processes} processes each, "
+        f"measured together); wall time {wall_s:.0f} s, installs included",
+        f"{len(first.steps)} candidate step(s) in the first round: {', '.join(parts)}",
     ]
 
 
@@ -123,9 +110,9 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
         for c in undecided
     ]
     return screen.wrap(
-        f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger --max-processes, "
-        "on a quiet machine, may decide (what ran out of processes is measured again, the rest reused).",
-        lines=3,
+        f"Undecided, not unchanged: {'; '.join(each)}. The same command with a larger "
+        "--max-processes, on a quiet machine, may decide (what ran out of processes is measured "
+        "again, the rest reused)."
     )
 
 
@@ -139,7 +126,6 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
             f"{c.step.metric} {c.step.before} → {c.step.after} did not hold: {c.reason}",
             screen.WIDTH - 2,
             indent="  ",
-            lines=2,
         )
     ]
     more = [f"  and {len(dropped) - 3} more: the report lists them"] if len(dropped) > 3 else []
@@ -168,5 +154,5 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
                 "No change found: no step between consecutive releases passed the first round's "
                 "screen (the report has each comparison; an undecided one is not evidence of no change)."
             )
-        tail = [*tail, *screen.wrap(said, lines=3), *_dropped_lines(found)]
+        tail = [*tail, *screen.wrap(said), *_dropped_lines(found)]
     return frame(head, blocks, tail, setting, [f"Report: {report}"])

@@ -1,27 +1,31 @@
-"""Why a step moved, in words: the sentences of every kind of evidence (``harness.explain.kinds``).
+"""Why a step moved, in words: the findings of every kind of evidence (``harness.explain.kinds``),
+and what to run next to narrow what they found.
 
-Each kind's data comes in (``harness.steps.evidence.Found``); its lines go out, some the step's (said once,
-however many metrics moved in it), some a metric's (what trying the changed defaults found on it).
-"""
+Each kind's data comes in (``harness.steps.evidence.Found``), judged when it was gathered; its
+findings go out (``harness.findings.Finding``: a sentence, the commands it offers apart from it,
+whether it leads), some the step's (said once, however many metrics moved in it: ``STEP_LINES``, one
+entry per kind), some a metric's (what trying the changed defaults found on it).  ``next_steps``
+follows the attribution: a library's release range for a change that comes with a library, jax's
+commits for one that comes with jax, the setting of a workaround."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
-from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer
+from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer, library_answered
 from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
-from harness.metric_names import MetricKey, parse_metric_name
-from harness.pins import nox_profile_words
+from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.steps.answers import Setting
 from harness.steps.bisection import CLAIM
 from harness.steps.evidence import Found, Skipped, of_kind
+from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
 
 SHOWN_OPCODES = 6
@@ -41,30 +45,31 @@ def why_lines(
     *,
     with_step: bool = True,
     unwanted: bool | None = None,
-) -> list[str]:
-    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found on that
-    metric (none on the claim; ``unwanted``: whether the new number is unwanted, as ``trial_lines`` takes it),
-    then, ``with_step`` (said once per step), what every kind found for the step."""
+) -> list[Finding]:
+    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found
+    on that metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
+    ``trial_lines`` takes it), then, ``with_step`` (said once per step), what every kind found for
+    the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
-    lines = []
+    lines: list[Finding] = []
     if metric != CLAIM:
         for each in found:
             if isinstance(each, ReproducerAnswer):
                 lines += reproduced_lines(each, step, metric)
             if isinstance(each, DefaultsAnswer):
-                key = parse_metric_name(metric)
-                lines += trial_lines(each, step, key, setting.thresholds, unwanted=unwanted)
+                lines += trial_lines(each, step, metric, unwanted=unwanted)
     if with_step:
-        lines += [line for each in found for line in step_lines(each)]
+        step_wide = [each for each in found if not isinstance(each, HeldAnswer)]
+        lines += [line for each in step_wide for line in step_lines(each)]
     return lines
 
 
-def step_lines(found: Found) -> list[str]:
-    """What one kind found for the step as a whole."""
-    for kind, lines in STEP_LINES:
-        if isinstance(found, kind):
-            return lines(found)
-    return []
+def step_lines(found: Found) -> list[Finding]:
+    """What one kind found for the step as a whole (a kind's plain sentence does not lead)."""
+    if isinstance(found, Skipped):
+        return findings(skipped_lines(found))
+    lines = STEP_LINES.get(found.kind)
+    return findings(lines(found)) if lines is not None else []
 
 
 def defaults_listing(answer: DefaultsAnswer) -> list[str]:
@@ -103,30 +108,35 @@ def screened_lines(answer: DefaultsAnswer) -> list[str]:
     ]
 
 
+def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
+    """Whether the step's new number is unwanted: as the caller says, else where the step made it
+    worse."""
+    return unwanted if unwanted is not None else step is not None and step.verdict is Verdict.SLOWER
+
+
 def trial_lines(
     answer: DefaultsAnswer,
     step: Comparison | None,
-    key: MetricKey,
-    thresholds: Thresholds,
+    metric: str,
     *,
     unwanted: bool | None = None,
-) -> list[str]:
-    """What the trials say on ``key``: the verdict first, then each trial, and the cap.  A setting that brings
-    the old number back is a workaround only where the new one is ``unwanted`` (by default: where the step
-    made it worse); else it is the old behaviour back, still a strong hint at the cause."""
-    tried = answer.tried(key, thresholds)
+) -> list[Finding]:
+    """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
+    trial, and the cap.  A setting that brings the old number back is a workaround only where the
+    new one is ``unwanted`` (by default: where the step made it worse); else it is the old behaviour
+    back, still a strong hint at the cause."""
+    tried = answer.tried(metric)
     void = [t for t in tried if t.void]
     tried = [t for t in tried if not t.void]
     found = [] if step is None else [t for t in tried if t.brings_back(step)]
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
-    if unwanted is None:
-        unwanted = step is not None and step.verdict is Verdict.SLOWER
+    unwanted = _unwanted(step, unwanted)
     back = (
         "a workaround, and a strong hint at the cause"
         if unwanted
         else "the old behaviour back: a hint at why"
     )
-    lines = []
+    lines: list[Finding | str] = []
     for each in found:
         assert step is not None and each.vs_before is not None
         most = (
@@ -134,21 +144,26 @@ def trial_lines(
             if each.vs_before.verdict == step.verdict
             else ""
         )
-        lines.append(f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}")
+        said = f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}"
+        lines.append(Finding(said, leads=unwanted))
     if tried and not found:
-        lines.append(
-            f"none of the {len(tried)} {answer.subject} tried brought the old {key.metric_name} back"
-        )
+        none = f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back"
+        lines.append(leading(none))
     for each in forward:
         lines.append(f"{tried_text(each, answer)}: it brings the new number to {answer.before} too")
-    lines += [
-        tried_text(each, answer) for each in tried if each not in found and each not in forward
-    ]
+    lines += [tried_text(t, answer) for t in tried if t not in found and t not in forward]
     if answer.left_out:
         lines.append(
             f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
         )
-    return lines + void_lines(void)
+    return findings([*lines, *void_lines(void)])
+
+
+def workarounds(answer: DefaultsAnswer, step: Comparison | None, metric: str) -> list[Tried]:
+    """The trials that bring the old number of ``metric`` back, as judged when gathered."""
+    if step is None:
+        return []
+    return [t for t in answer.tried(metric) if not t.void and t.brings_back(step)]
 
 
 # A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags are void.
@@ -194,18 +209,25 @@ def _against(comparison: Comparison, release: str) -> str:
     return f"undecided against {release}"
 
 
-def compiled_lines(answer: CompiledAnswer) -> list[str]:
-    """A line on what was compared and where the dumps are, then one per module (the first few)."""
+def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
+    """A line on what was compared and where the dumps are (it leads), then one per module (the
+    first few)."""
     if answer.void:
         return [
-            f"compiled programs not compared, void for this script: it sets XLA_FLAGS itself before jax "
-            f"starts on {' and '.join(answer.void)}, so XLA never got the harness's dump flags ({APPEND})"
+            leading(
+                "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
+                f"before jax starts on {' and '.join(answer.void)}, so XLA never got the harness's "
+                f"dump flags ({APPEND})"
+            )
         ]
     if answer.problem:
-        return [f"compiled programs not compared: {answer.problem}"]
+        return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
         return [
-            f"compiled programs: no module of {answer.before} has a namesake in {answer.after}'s dump"
+            leading(
+                f"compiled programs: no module of {answer.before} has a namesake in "
+                f"{answer.after}'s dump"
+            )
         ]
     head = (
         f"compiled programs of {answer.before} and {answer.after} (XLA's dumps in "
@@ -216,8 +238,10 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
         return [
-            f"{head}, the same before and after optimisation{aside}: what runs them changed, "
-            "not what was compiled"
+            leading(
+                f"{head}, the same before and after optimisation{aside}: what runs them changed, "
+                "not what was compiled"
+            )
         ]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
     for change in differing:
@@ -229,10 +253,12 @@ def compiled_lines(answer: CompiledAnswer) -> list[str]:
     more = sum(len(names) for names in list(alike.values())[SHOWN_MODULES:])
     diffs = any(not c.same_text for c in differing)
     return [
-        f"{head}, {len(differing)} differ"
-        + (f", {more} not shown" if more else "")
-        + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else ""),
-        *shown,
+        leading(
+            f"{head}, {len(differing)} differ"
+            + (f", {more} not shown" if more else "")
+            + (f" (text diffs in `{answer.folder}<module>.diff`)" if diffs else "")
+        ),
+        *findings(shown),
     ]
 
 
@@ -263,11 +289,14 @@ def module_text(change: ModuleChange) -> str:
     return f"before optimisation {before}; after: {changes}; {change.hint()}"
 
 
-def profile_lines(answer: ProfileAnswer) -> list[str]:
+def profile_lines(answer: ProfileAnswer) -> list[Finding]:
+    """Where the run time went, by op, on both releases (it leads), or why it was not profiled."""
     if not isinstance(answer.old, OpTimes) and not isinstance(answer.new, OpTimes):
         return [
-            f"where the time went not profiled: {answer.before}: {answer.old}; "
-            f"{answer.after}: {answer.new}"
+            leading(
+                f"where the time went not profiled: {answer.before}: {answer.old}; "
+                f"{answer.after}: {answer.new}"
+            )
         ]
     shown = [
         f"{kind} {_op_cell(answer.old, kind)} → {_op_cell(answer.new, kind)}"
@@ -280,8 +309,10 @@ def profile_lines(answer: ProfileAnswer) -> list[str]:
     ]
     note = f" ({'; '.join(missing)})" if missing else ""
     return [
-        f"where the time went, by op (one profiled process each; an op's own time, and how many ran; "
-        f"{answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+        leading(
+            "where the time went, by op (one profiled process each; an op's own time, and how "
+            f"many ran; {answer.before} → {answer.after}): {'; '.join(shown)}{note}"
+        )
     ]
 
 
@@ -296,20 +327,26 @@ def _op_cell(times: OpTimes | str, kind: str) -> str:
 OUTSIDE = "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the library's)"
 
 
-def reproduced_lines(answer: ReproducerAnswer, step: Comparison | None, metric: str) -> list[str]:
-    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's."""
+def reproduced_lines(
+    answer: ReproducerAnswer, step: Comparison | None, metric: str
+) -> list[Finding]:
+    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
+    leads)."""
     if answer.problem or answer.refused or not answer.script:
         return []
     found = answer.measured.get(metric)
     if found is None:
-        return [f"no reproducer can show {metric}: it happens before any compiled program runs"]
+        return [
+            Finding(f"no reproducer can show {metric}: it happens before any compiled program runs")
+        ]
     name, comparison = found
     if comparison is None or step is None:
-        return [f"the reproducer's {name} was not measured on both releases"]
+        return [Finding(f"the reproducer's {name} was not measured on both releases")]
     theirs = f"{format_ratio(comparison.ratio)} on {name}"
     if answer.reproduces(metric, step):
-        return [f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"]
-    return [f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}"]
+        said = f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"
+        return [leading(said)]
+    return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
@@ -331,11 +368,11 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
     return [head, *([answer.note] if answer.note else []), *refused]
 
 
-def host_lines(answer: HostAnswer) -> list[str]:
+def host_lines(answer: HostAnswer) -> list[Finding]:
     """Where the script's host time went on each release: by group, then the functions that moved most."""
     problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
     if problems:
-        return [f"no Python profile to compare ({'; '.join(problems)})"]
+        return [Finding(f"no Python profile to compare ({'; '.join(problems)})")]
     groups = ", ".join(
         f"{name} {format_ns(old)} → {format_ns(new)}"
         for name, old, new in answer.groups()[:SHOWN_GROUPS]
@@ -345,10 +382,8 @@ def host_lines(answer: HostAnswer) -> list[str]:
         for name, _, old, new, old_calls, new_calls in answer.moved(SHOWN_FUNCTIONS)
     )
     head = f"host time by where it lives (one process each under cProfile): {groups}"
-    return [
-        head,
-        *([f"Python functions whose own time moved most: {functions}"] if functions else []),
-    ]
+    moved = f"Python functions whose own time moved most: {functions}"
+    return [Finding(head), *([leading(moved)] if functions else [])]
 
 
 def matched_lines(answer: MatchedFlags) -> list[str]:
@@ -372,16 +407,22 @@ def skipped_lines(skipped: Skipped) -> list[str]:
     return [f"{skipped.name} not asked: {skipped.reason}{asks}"]
 
 
-# Each kind's step-wide sentences; a kind without an entry says nothing on the page (its JSON is kept).
-STEP_LINES: Sequence[tuple[type[Any], Callable[[Any], list[str]]]] = (
-    (ReproducerAnswer, reproducer_lines),
-    (MatchedFlags, matched_lines),  # before its base class, whose lines it does not share
-    (DefaultsAnswer, defaults_listing),
-    (CompiledAnswer, compiled_lines),
-    (ProfileAnswer, profile_lines),
-    (HostAnswer, host_lines),
-    (Skipped, skipped_lines),
-)
+def held_lines(answer: HeldAnswer) -> list[Finding]:
+    """Library or JAX, which leads: ``held_line``."""
+    return [leading(held_line(answer))]
+
+
+# Each kind's step-wide findings, by the kind's name (``harness.explain.kinds``: every kind has an
+# entry; a plain sentence does not lead).  Library or JAX is said first, by ``libraries_line``.
+STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
+    "library": held_lines,
+    "reproducer": reproducer_lines,
+    "defaults": defaults_listing,
+    "compiled": compiled_lines,
+    "flags": matched_lines,
+    "profile": profile_lines,
+    "host": host_lines,
+}
 
 
 def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
@@ -398,36 +439,45 @@ def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
     return by_kind
 
 
-def libraries_line(setting: Setting, before: str, after: str) -> str:
-    """What a step between two releases says of a plain script's own libraries: which one a varied library
-    step comes with (jax held), or which jax release it comes with (the libraries held or unchanged), or
-    which libraries changed version along with jax, and the two commands that tell them apart."""
+def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
+    """What a step between two releases says of a plain script's own libraries: which one a varied
+    library step comes with (jax held), or which jax release it comes with (the libraries held or
+    unchanged), or which libraries changed version along with jax, and the two commands that tell
+    them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
-        return (
+        held = (
             f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
         )
+        return leading(held)
     if not libraries.versions:
-        return ""
+        return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
     if split is not None:
-        return held_line(split)
-    held = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
+        return held_lines(split)[0]
+    pinned = [f"{pin.replace('==', ' ')} held" for pin in libraries.held]
     moved = libraries.moved_with_jax(before, after)
     if not moved:
         same = [f"{n} {v}" for n, v in sorted(libraries.versions.get(after, {}).items())]
         kept = ", ".join(
-            [*held, *(f"{each} on both" for each in same if f"{each} held" not in held)]
+            [*pinned, *(f"{each} on both" for each in same if f"{each} held" not in pinned)]
         )
-        return f"comes with jax {after}" + (f" ({kept})" if kept else "")
+        return leading(f"comes with jax {after}" + (f" ({kept})" if kept else ""))
     changes = "; ".join(f"{name} {old} → {new}" for name, (old, new) in moved.items())
     name, (old, new) = next(iter(moved.items()))
-    jax_only = _command(setting, ["--from", before, "--to", after, "--hold", f"{name}=={old}"])
-    library_only = _command(setting, ["--vary", name, "--jax", after, "--from", old, "--to", new])
-    return (
-        f"the script's libraries changed along with jax ({changes}): the library or JAX? "
-        f"`{jax_only}` measures the two jax releases with {name} held; `{library_only}` measures "
-        f"{name}'s own releases on jax {after}"
+    jax_only = _command(
+        setting, "triage", ["--from", before, "--to", after, "--hold", f"{name}=={old}"]
+    )
+    library_only = _command(
+        setting, "triage", ["--vary", name, "--jax", after, "--from", old, "--to", new]
+    )
+    return Finding(
+        f"the script's libraries changed along with jax ({changes}): the library or JAX?",
+        (
+            FollowUp(f"the two jax releases with {name} held", jax_only),
+            FollowUp(f"{name}'s own releases on jax {after}", library_only),
+        ),
+        leads=True,
     )
 
 
@@ -468,9 +518,72 @@ def _said(found: Comparison | None) -> str:
     return found.said
 
 
-def _command(setting: Setting, words: list[str]) -> str:
-    sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
-    target = setting.target_words()
-    return " ".join(
-        ["nox", "-s", "triage", "--", *target, *words, *sizes, *nox_profile_words(setting.profile)]
+def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
+    return nox_command(session, setting.target_words(), words, setting.sizes, setting.profile)
+
+
+def criterion_words(setting: Setting, metric: str) -> list[str]:
+    """``--metric M`` for a step's metric, ``--claim`` for the claim's flip."""
+    return ["--claim"] if metric == CLAIM or not metric else ["--metric", metric]
+
+
+def commits_follow_up(
+    setting: Setting, before: str, after: str, metric: str, terms: Terms
+) -> FollowUp:
+    """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and
+    which commit."""
+    ends = [f"--{terms.old}", before, f"--{terms.new}", after]
+    words = ["--commits", *ends, *criterion_words(setting, metric)]
+    return FollowUp(
+        "jax's Python or jaxlib, and which jax commit", _command(setting, "bisect", words)
     )
+
+
+def issue_follow_up(setting: Setting, good: str, bad: str, metric: str, purpose: str) -> FollowUp:
+    """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
+    terms)."""
+    named = [] if metric == CLAIM or not metric else ["--metric", metric]
+    words = [*named, "--good", good, "--bad", bad]
+    return FollowUp(purpose, _command(setting, "issue", words))
+
+
+def next_steps(
+    setting: Setting,
+    before: str,
+    after: str,
+    metric: str,
+    step: Comparison | None,
+    terms: Terms,
+    *,
+    unwanted: bool | None = None,
+) -> list[FollowUp]:
+    """What narrows what the why found for a step on ``metric``, each once: the setting of a
+    workaround; the library's own releases with jax held where the step comes with a library; jax's
+    commits where it comes with jax (or nothing told it apart), unless a workaround's default names
+    its commit already.  A library's own range (``--vary``) has no jax step below it."""
+    found = setting.evidence.get((before, after), ())
+    said: list[FollowUp] = []
+    known_commit = False
+    defaults = of_kind(found, DefaultsAnswer)
+    if defaults is not None and metric != CLAIM and _unwanted(step, unwanted):
+        for each in workarounds(defaults, step, metric):
+            said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
+            known_commit |= each.trial.change.name in defaults.commits
+    held = of_kind(found, HeldAnswer)
+    parts = held.parts.get(metric) if held is not None else None
+    comes_with = parts.comes_with() if parts is not None else None
+    answered = library_answered(found, metric)  # jax's own part did not move: no jax commit asked
+    if held is not None and (answered or comes_with in (LIBRARIES, BOTH)):
+        for name, (old, new) in held.moved.items():
+            words = ["--vary", name, "--jax", held.jax_of_middle, "--from", old, "--to", new]
+            words += criterion_words(setting, metric)
+            purpose = f"which {name} release, jax {held.jax_of_middle} held"
+            said.append(FollowUp(purpose, _command(setting, "triage", words)))
+    if (
+        setting.libraries.vary is None
+        and not answered
+        and comes_with != LIBRARIES
+        and not known_commit
+    ):
+        said.append(commits_follow_up(setting, before, after, metric, terms))
+    return said

@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
 from harness.analysis.significance import MOVED, Thresholds, Verdict, format_margin
+from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
@@ -112,11 +113,14 @@ class Change:
         None  # whether that rule calls it slower or faster; None: not compared
     )
     below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
-    why: tuple[
-        str, ...
-    ] = ()  # the bisect's lines on why: changed defaults tried, compiled programs compared
+    # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
+    # leading or not; an older answer's plain sentences lead none.
+    why: tuple[Finding, ...] = ()
     dumps: str = ""  # the folder, beside the bisect answer, holding XLA's dumps of both releases
     reproducer: Reproduced | None = None  # the reproducer with jax alone the bisect's why measured
+    # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
+    # defaults.
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     def reproduced(self) -> bool:
         """Whether the reproducer moved as the change did on its metric: it can lead the draft."""
@@ -151,21 +155,22 @@ def change_from(
 ) -> Change | None:
     """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None if neither."""
     usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
+    rule = thresholds or Thresholds()
     if good is not None and bad is not None:
         usable = [a for a in usable if _ends(a.data) == (good, bad)]
         change = (
-            _from_answer(usable[-1], metric)
+            _from_answer(usable[-1], metric, rule)
             if usable
-            else Change(metric, good, bad, source="--good/--bad")
+            else Change(metric, good, bad, source="--good/--bad", thresholds=rule)
         )
     elif usable:
         newest = max(usable, key=lambda a: str(a.data.get("created_at", "")))
-        change = _from_answer(newest, metric)
+        change = _from_answer(newest, metric, rule)
     else:
         return None
     if change.metric is not None and change.before_ns is not None and change.after_ns is not None:
         return change
-    return _with_stored_figures(change, results, case, sizes, profile, thresholds or Thresholds())
+    return _with_stored_figures(change, results, case, sizes, profile, change.thresholds)
 
 
 def _ends(data: Any) -> tuple[str, str] | None:
@@ -189,7 +194,7 @@ def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
     )
 
 
-def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
+def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Thresholds) -> Change:
     data = answer.data
     named = data.get("metric")
     bisected = parse_metric_name(named) if isinstance(named, str) else None
@@ -224,12 +229,35 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None) -> Change:
         answer=" ".join(str(data.get("answer", "")).split()),
         below=" ".join(str(data.get("answer", "")).split()) if data.get("by") == "commits" else "",
         probes=probes,
-        why=tuple(
-            " ".join(line.split()) for line in data.get("why") or [] if isinstance(line, str)
-        ),
+        why=_findings(data),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
         reproducer=_reproducer(data.get("reproducer"), (before, after)),
+        thresholds=_thresholds(data.get("thresholds"), rule),
     )
+
+
+def _findings(data: dict[str, Any]) -> tuple[Finding, ...]:
+    """The answer's findings as data (``findings``); an older answer has its sentences only
+    (``why``)."""
+    stored = data.get("findings") if isinstance(data.get("findings"), list) else data.get("why")
+    found = (finding_from(each) for each in (stored if isinstance(stored, list) else []))
+    return tuple(each for each in found if each is not None)
+
+
+def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
+    """The thresholds the answer's run judged by (as ``render.json_out.thresholds_json`` wrote
+    them), over ``rule``; ``rule`` where it stored none or what it stored is not numbers."""
+    if not isinstance(stored, dict):
+        return rule
+    numbers: dict[str, Any] = {
+        name: float(stored[name])
+        for name in ("factor", "alpha", "confidence", "invocation_spread")
+        if (_number(stored.get(name)) or 0) > 0 and not isinstance(stored.get(name), bool)
+    }
+    better = stored.get("higher_is_better")
+    if isinstance(better, list):
+        numbers["higher_is_better"] = tuple(b for b in better if isinstance(b, str))
+    return replace(rule, **numbers)
 
 
 def _reproducer(found: Any, ends: tuple[str, str]) -> Reproduced | None:

@@ -327,6 +327,8 @@ def test_a_link_planted_at_a_part_of_the_draft_leaves_that_part_out_in_one_line(
         and "not written beside the draft" in line
         for line in said
     ), said
+
+
 @pytest.mark.releases
 def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_release(tmp_path):
     """No bisect answer stored: ``issue`` measures jax 0.4.31 and 0.4.33 (asynchronous CPU dispatch) and the

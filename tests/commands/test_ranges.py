@@ -105,6 +105,8 @@ def test_a_script_whose_name_makes_the_page_s_name_too_long_is_refused_before_it
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json")), (
         "nothing measured"
     )
+
+
 def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_path, monkeypatch):
     """``--deps as-of``: numpy (a jax dependency the script does not declare) 2.5.3 → 2.5.4 between the two
     releases' dates; every stored result records the installed set, so the why considers it."""
@@ -139,6 +141,8 @@ def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_p
     from harness.steps.answers import Setting
 
     setting = Setting("repro", {}, "cpu", None, {}, options.thresholds, 1.0, libraries=libraries)
-    said = libraries_line(setting, "0.4.31", "0.4.33")
+    found = libraries_line(setting, "0.4.31", "0.4.33")
+    assert found is not None
+    said = found.markdown()
     assert said.startswith("the script's libraries changed along with jax (numpy 2.5.3 → 2.5.4)")
     assert not said.startswith("comes with jax"), "never 'comes with jax' for a numpy change"

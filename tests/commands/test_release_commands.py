@@ -112,7 +112,7 @@ def test_a_fix_is_bisected_between_a_broken_and_a_fixed_release(tmp_path, capsys
     out = capsys.readouterr().out
     assert "Fixed in: jax 0.4.33 · last broken: jax 0.4.31" in out.splitlines()
     assert "probed: 0.4.30 broken, 0.4.34 fixed" in out and " good " not in out
-    assert "--commits --metric eager.wall_ns --broken 0.4.31 --fixed 0.4.33" in flat(out)
+    assert "--commits --broken 0.4.31 --fixed 0.4.33 --metric eager.wall_ns" in flat(out)
     assert "nox -s issue -- --case async_dispatch --metric eager.wall_ns --good 0.4.31" in flat(out)
     data = json.loads(
         (
@@ -140,8 +140,8 @@ def test_bisect_without_an_answer_exits_1(tmp_path, capsys):
         out, tmp_path
     )
     triage = (
-        "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --size N=1000 --profile cpu "
-        "--processes 5`"
+        "`nox -s triage -- --case async_dispatch --from 0.4.30 --to 0.4.34 --claim --processes 5 "
+        "--size N=1000 --profile cpu`"
     )
     assert "every release between them is measured by:\n  nox -s triage" in out
     assert triage.strip("`") in flat(out), "the command, whole"

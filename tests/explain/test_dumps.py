@@ -19,9 +19,16 @@ from harness.explain.dumps import (
     write_diffs,
 )
 from harness.measure.sides import Side
-from harness.render.why import compiled_lines, module_text
+from harness.render.why import compiled_lines as compiled_lines_found
+from harness.render.why import module_text
 from harness.steps.evidence import Step
 from tests.conftest import as_stored, real_result
+
+
+def compiled_lines(answer):
+    """The findings' sentences (whether each leads is the why's tests')."""
+    return [finding.text for finding in compiled_lines_found(answer)]
+
 
 DUMPS = Path(__file__).parent.parent / "fixtures" / "dumps"
 AFTER = "module_0005.jit_f.cpu_after_optimizations.txt"

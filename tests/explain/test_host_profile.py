@@ -19,11 +19,18 @@ from harness.explain.host_profile import (
 )
 from harness.explain.reproducer import ReproducerAnswer
 from harness.measure.script_process import HOOK
-from harness.render.why import host_lines
+from harness.render.why import host_lines as host_lines_found
 from tests.explain.test_held_library import step
+
+
+def host_lines(answer):
+    """The findings' sentences (whether each leads is the why's tests')."""
+    return [finding.text for finding in host_lines_found(answer)]
+
 
 SCRIPT_TEXT = """
 import jax, jax.numpy as jnp
+
 
 def leaves(n):
     return [jnp.zeros(()) + i for i in range(n)]

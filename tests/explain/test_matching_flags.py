@@ -80,19 +80,17 @@ def test_a_flag_named_like_the_new_fusion_that_brings_the_old_number_back_is_sai
     assert [t.words() for t in answer.trials] == ["XLA_FLAGS=--xla_cpu_use_xnnpack=false"]
     assert isinstance(answer.trials[0], Candidate) and answer.trials[0].back
     assert (
-        step_lines(answer)
+        [f.text for f in step_lines(answer)]
         == matched_lines(answer)
         == [
             "flags named like kCustom(__xnn_fusion) (their defaults unchanged), tried on 0.4.33: "
             "`XLA_FLAGS=--xla_cpu_use_xnnpack=false`"
         ]
     )
-    whole = answer.tried(parse_metric_name(METRIC), Thresholds())[0]
+    whole = answer.tried(parse_metric_name(METRIC))[0]
     assert whole.vs_after is not None and whole.vs_after.verdict == "faster"
-    lines = trial_lines(
-        answer, whole.vs_before and sides_step(sides), parse_metric_name(METRIC), Thresholds()
-    )
-    assert lines and "xla_cpu_use_xnnpack=false" in lines[0]
+    lines = trial_lines(answer, whole.vs_before and sides_step(sides), METRIC)
+    assert lines and "xla_cpu_use_xnnpack=false" in lines[0].text
 
 
 def sides_step(sides):

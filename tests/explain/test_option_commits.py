@@ -94,12 +94,12 @@ def test_an_option_s_commit_follows_it_in_the_answer_and_its_data():
     change = Change("jax_cpu_enable_async_dispatch", JAX, "False", "True")
     commits = {change.name: OptionCommit(change.name, "f" * 40, "T")}
     answer = DefaultsAnswer("0.4.31", "0.4.33", [change], commits=commits)
-    [line] = said(answer, None, EAGER, Thresholds())
+    [line] = said(answer, None, EAGER)
     assert line.endswith(
         'jax_cpu_enable_async_dispatch: False → True in jax commit ffffffffff ("T")'
     )
     url = "https://github.com/jax-ml/jax/commit/" + "f" * 40
-    assert answer.metric_data(EAGER, Thresholds())["commits"] == {
+    assert answer.metric_data(EAGER.metric_name)["commits"] == {
         change.name: {"sha": "f" * 40, "title": "T", "url": url}
     }
 
@@ -123,4 +123,4 @@ def test_a_clone_that_cannot_name_the_commits_is_said_on_the_answer_not_in_silen
         "no jax option: the clone is not asked"
     )
     answer = DefaultsAnswer("0.1.0", "0.9.9", listed, problem=unread)
-    assert unread in said(answer, None, parse_metric_name("eager.wall_ns"), Thresholds())
+    assert unread in said(answer, None, parse_metric_name("eager.wall_ns"))

@@ -13,7 +13,13 @@ from harness.explain.profiles import (
     read_trace,
     self_times,
 )
-from harness.render.why import profile_lines
+from harness.render.why import profile_lines as profile_lines_found
+
+
+def profile_lines(answer):
+    """The findings' sentences (whether each leads is the why's tests')."""
+    return [finding.text for finding in profile_lines_found(answer)]
+
 
 PROFILES = Path(__file__).parent.parent / "fixtures" / "profiles"
 

@@ -65,9 +65,18 @@ def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_pro
     }
 
 
-def said(answer, step, key, thresholds):
+def answer_of(*args, **named):
+    """A step's answer judged on ``eager.wall_ns`` (as gathered: each metric's trials judged when made)."""
+    return DefaultsAnswer(*args, metrics=(EAGER.metric_name,), **named)
+
+
+def said(answer, step, key):
     """Every line an answer says of a step on ``key``: the trials', then the defaults that changed."""
-    return [*trial_lines(answer, step, key, thresholds), *defaults_listing(answer)]
+    return [*texts(trial_lines(answer, step, key.metric_name)), *defaults_listing(answer)]
+
+
+def texts(findings):
+    return [finding.text for finding in findings]
 
 
 def results(scales):
@@ -77,7 +86,7 @@ def results(scales):
 
 def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     back, forward = Trial(THUNK, "0.4.33", "false"), Trial(THUNK, "0.4.31", "true")
-    answer = DefaultsAnswer(
+    answer = answer_of(
         "0.4.31",
         "0.4.33",
         [THUNK],
@@ -87,12 +96,10 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
             forward: results({"before": 1.0, "after": 3.0, "trial": 3.02}),
         },
     )
-    step = answer.tried(EAGER, Thresholds())[
-        0
-    ].vs_after  # the trial against the newer release: faster
+    step = answer.tried(EAGER)[0].vs_after  # the trial against the newer release: faster
     assert step is not None and step.verdict == Verdict.FASTER
     slower_step = derive_step(Verdict.SLOWER)
-    lines = said(answer, slower_step, EAGER, Thresholds())
+    lines = said(answer, slower_step, EAGER)
     assert lines[0].startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.01 of 0.4.31"
     )
@@ -104,46 +111,44 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
         lines[-1]
         == "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true"
     )
-    none = DefaultsAnswer(
+    none = answer_of(
         "0.4.31", "0.4.33", [THUNK], [back], {back: results({"before": 1, "after": 3, "trial": 3})}
     )
-    assert said(none, slower_step, EAGER, Thresholds())[0] == (
+    assert said(none, slower_step, EAGER)[0] == (
         "none of the 1 changed defaults tried brought the old eager.wall_ns back"
     )
-    [tried] = none.metric_data(EAGER, Thresholds())["tried"]
+    [tried] = none.metric_data(EAGER.metric_name)["tried"]
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
 def test_a_setting_that_undoes_most_of_the_step_brings_it_back_though_the_older_release_is_told_apart():
     back = Trial(THUNK, "0.4.33", "false")
-    answer = DefaultsAnswer(
+    answer = answer_of(
         "0.4.31",
         "0.4.33",
         [THUNK],
         [back],
         {back: results({"before": 1.0, "after": 3.0, "trial": 1.2})},
     )
-    [tried] = answer.tried(EAGER, Thresholds())
+    [tried] = answer.tried(EAGER)
     assert tried.vs_before is not None and tried.vs_before.verdict == Verdict.SLOWER, (
         "×1.2 of 0.4.31: told apart"
     )
-    [line, *_] = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    [line, *_] = said(answer, derive_step(Verdict.SLOWER), EAGER)
     assert line.startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.2 of 0.4.31"
     )
     assert line.endswith(
         "(it undoes 83% of the step): a workaround, and a strong hint at the cause"
     ), line
-    halfway = DefaultsAnswer(
+    halfway = answer_of(
         "0.4.31",
         "0.4.33",
         [THUNK],
         [back],
         {back: results({"before": 1.0, "after": 3.0, "trial": 1.7})},
     )
-    assert said(halfway, derive_step(Verdict.SLOWER), EAGER, Thresholds())[0].startswith(
-        "none of the 1 changed"
-    )
+    assert said(halfway, derive_step(Verdict.SLOWER), EAGER)[0].startswith("none of the 1 changed")
 
 
 def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
@@ -160,8 +165,8 @@ def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
         for p in failed["processes"]
     ]
     found["trial"] = as_stored(failed)
-    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [forward], {forward: found})
-    assert said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())[1] == (
+    answer = answer_of("0.4.31", "0.4.33", [THUNK], [forward], {forward: found})
+    assert said(answer, derive_step(Verdict.SLOWER), EAGER)[1] == (
         "on 0.4.31, XLA_FLAGS=--xla_cpu_use_thunk_runtime=true: not judged (its processes failed: "
         "XlaRuntimeError: UNIMPLEMENTED: Custom call target x)"
     ), "after the line that none brought the number back"
@@ -169,7 +174,7 @@ def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
 
 def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_user_calls_the_new_bad():
     back = Trial(THUNK, "0.4.33", "false")
-    answer = DefaultsAnswer(
+    answer = answer_of(
         "0.4.31",
         "0.4.33",
         [THUNK],
@@ -177,9 +182,9 @@ def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_
         {back: results({"before": 3.0, "after": 1.0, "trial": 3.02})},
     )
     faster = derive_step(Verdict.FASTER)
-    [line, *_] = trial_lines(answer, faster, EAGER, Thresholds())
+    [line, *_] = texts(trial_lines(answer, faster, EAGER.metric_name))
     assert line.endswith(": the old behaviour back: a hint at why")
-    [line, *_] = trial_lines(answer, faster, EAGER, Thresholds(), unwanted=True)
+    [line, *_] = texts(trial_lines(answer, faster, EAGER.metric_name, unwanted=True))
     assert line.endswith(": a workaround, and a strong hint at the cause"), (
         "a bisect's bad release, however it moved"
     )
@@ -266,7 +271,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         "screened at 3 processes a side and dropped (they moved no metric toward the other "
         "release): XLA_FLAGS=--xla_cpu_use_thunk_runtime=true on 0.4.31"
     )
-    lines = said(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    lines = said(answer, derive_step(Verdict.SLOWER), EAGER)
     assert lines[0].startswith(
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31"
     )
@@ -282,19 +287,19 @@ def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried()
         for p in replaced["processes"]
     ]
     found["trial"] = as_stored(replaced)
-    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back], {back: found})
-    [trial] = answer.tried(EAGER, Thresholds())
+    answer = answer_of("0.4.31", "0.4.33", [THUNK], [back], {back: found})
+    [trial] = answer.tried(EAGER)
     assert trial.void and trial.vs_before is None
-    lines = trial_lines(answer, derive_step(Verdict.SLOWER), EAGER, Thresholds())
+    lines = texts(trial_lines(answer, derive_step(Verdict.SLOWER), EAGER.metric_name))
     assert lines == [
         "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets XLA_FLAGS "
         "itself before jax starts, so XLA never got the flag (append to os.environ.get('XLA_FLAGS', '') "
         "instead of replacing it)"
     ], "not 'none of the 1 changed defaults tried brought the old number back'"
-    assert answer.metric_data(EAGER, Thresholds())["tried"][0]["void"] is True
+    assert answer.metric_data(EAGER.metric_name)["tried"][0]["void"] is True
     jax_option = Trial(ASYNC, "0.4.33", "False")
-    kept = DefaultsAnswer("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
-    assert not kept.tried(EAGER, Thresholds())[0].void, "a jax option does not go through XLA_FLAGS"
+    kept = answer_of("0.4.31", "0.4.33", [ASYNC], [jax_option], {jax_option: found})
+    assert not kept.tried(EAGER)[0].void, "a jax option does not go through XLA_FLAGS"
 
 
 def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart():
@@ -302,7 +307,7 @@ def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart(
     undecided = Comparison(summary, summary, 2.0, 0.9, 4.0, 0.2, Verdict.UNDECIDED, ())
     slower = dataclasses.replace(undecided, ratio=3.0, verdict=Verdict.SLOWER)
     back = Trial(THUNK, "0.4.33", "false")
-    answer = DefaultsAnswer("0.4.31", "0.4.33", [THUNK], [back])
+    answer = answer_of("0.4.31", "0.4.33", [THUNK], [back])
     line = tried_text(Tried(back, undecided, slower), answer)
     assert line == (
         "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided against "

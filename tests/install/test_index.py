@@ -14,8 +14,8 @@ from harness.cli.watch import watched_pair
 from harness.errors import HarnessError, UsageError
 from harness.install.index import (
     Listing,
-    installs_together,
     index_url,
+    installs_together,
     load_listing,
     nearby,
     newest_installable,
@@ -263,6 +263,8 @@ def test_a_release_paired_with_an_older_jaxlib_that_installs_with_it_stays_the_n
     listing = Listing("py", [("0.4.36", "0.4.36"), ("0.4.37", "0.4.36")], 0.0)
     found = newest_installable(listing, asked.append, lambda *pair: asked.append(pair))
     assert found == ["0.4.36", "0.4.37"] and asked == [("py", "0.4.37", "0.4.36")]
+
+
 @pytest.mark.parametrize("setting", ["UV_OFFLINE", "PIP_NO_INDEX", "UV_NO_INDEX"])
 def test_an_index_turned_off_is_unreachable_without_asking(setting):
     assert unreachable_index({setting: "1"}) == f"{setting} is set"

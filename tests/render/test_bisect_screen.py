@@ -5,6 +5,7 @@ own metrics first, each follow-up command once, the reports last."""
 import dataclasses
 
 from harness.analysis.significance import Thresholds
+from harness.findings import Finding, FollowUp
 from harness.metric_names import parse_metric_name
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.screen import fits
@@ -29,7 +30,7 @@ SETTING = Setting(
 )
 
 
-def bisected(metric, scales=SCALES, hint=""):
+def bisected(metric, scales=SCALES, hint=None):
     key = parse_metric_name(metric)
     found = bisect(
         RELEASES, Judge(FakeScriptReleases(scales), RELEASES[0], RELEASES[-1], key, Thresholds())
@@ -53,7 +54,7 @@ def test_one_metric_bisected_names_the_step_its_probes_and_what_to_run_next():
     assert "First bad: jax 0.4.33 · last good: jax 0.4.31" in lines
     assert lines[-1] == f"Report: {report('json.steps')}"
     assert commands(text) == [
-        "nox -s bisect -- --script loop_json.py --commits --metric json.steps --good 0.4.31 --bad 0.4.33 "
+        "nox -s bisect -- --script loop_json.py --commits --good 0.4.31 --bad 0.4.33 --metric json.steps "
         "--profile cpu",
         "nox -s issue -- --script loop_json.py --metric json.steps --good 0.4.31 --bad 0.4.33 --profile cpu",
     ]
@@ -78,25 +79,34 @@ def test_every_metric_that_moved_in_one_step_is_one_block_its_own_numbers_first(
 
 
 def test_a_bisect_that_found_nothing_says_what_to_run_with_the_command_whole():
-    hint = (
-        "The endpoints agree, but a change introduced and undone between 0.4.30 and 0.4.34 hides from a "
-        "bisect; every release between them is measured by: `nox -s triage -- --script loop_json.py "
-        "--from 0.4.30 --to 0.4.34 --metric json.steps --profile cpu --processes 5`"
+    triage = (
+        "nox -s triage -- --script loop_json.py --from 0.4.30 --to 0.4.34 --metric json.steps "
+        "--profile cpu --processes 5"
+    )
+    hint = Finding(
+        "The endpoints agree, but a change introduced and undone between 0.4.30 and 0.4.34 hides "
+        "from a bisect; every release between them is measured by",
+        (FollowUp("", triage),),
     )
     each = bisected("json.steps", dict.fromkeys(RELEASES, 1), hint)
     text = bisect_screen([each], each.setting, [report("json.steps")])
     assert fits(text), text
     assert "json.steps: no answer: the bad endpoint 0.4.34 is not bad" in text
-    assert commands(text) == [hint.split("`")[1]]
+    assert commands(text) == [triage]
     assert "every release between them is measured by:" in text
 
 
 def test_nothing_to_bisect_fits_with_its_command():
+    triage = (
+        "nox -s triage -- --script loop_json.py --from 0.4.30 --to 0.4.34 --profile cpu --processes 5 "
+        "--size N=100000000 --size M=100000000"
+    )
     sentences = [
-        "No metric of script-loop_json differs significantly between jax 0.4.30 and 0.4.34: nothing to "
-        "bisect.",
-        "Every release between them is measured by: `nox -s triage -- --script loop_json.py --from 0.4.30 "
-        "--to 0.4.34 --profile cpu --processes 5 --size N=100000000 --size M=100000000`",
+        Finding(
+            "No metric of script-loop_json differs significantly between jax 0.4.30 and 0.4.34: "
+            "nothing to bisect."
+        ),
+        Finding("Every release between them is measured by", (FollowUp("", triage),)),
     ]
     text = nothing_to_bisect_screen(SETTING, "0.4.30", "0.4.34", sentences)
     assert fits(text), text

@@ -434,10 +434,21 @@ def test_the_draft_uses_no_harness_jargon():
 
 
 def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
+    from harness.findings import Finding
+
     why = (
-        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround",
-        "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `bisect-x-compiled/<release>/`): 1 module(s) compared",
-        "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true",
+        Finding(
+            "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround",
+            leads=True,
+        ),
+        Finding(
+            "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `bisect-x-compiled/<release>/`): "
+            "1 module(s) compared",
+            leads=True,
+        ),
+        Finding(
+            "defaults that changed from 0.4.31 to 0.4.33: xla_cpu_use_thunk_runtime: false → true"
+        ),
     )
     found = dataclasses.replace(change(), why=why, dumps="bisect-x-compiled/")
     text = render(draft_inputs(change=found, dumps="scan_sync-compiled/"))
@@ -450,6 +461,11 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
         "read first, the rest folded"
     )
     assert "Why, as far as measured" not in render(draft_inputs())
+    unmarked = dataclasses.replace(found, why=tuple(Finding(f.text) for f in why))
+    said = render(draft_inputs(change=unmarked, dumps="scan_sync-compiled/"))
+    assert "<details><summary>" not in said.split("#### Evidence", 1)[1].split("Earlier")[0], (
+        "an older answer's sentences, none marked leading, are all shown"
+    )
 
 
 def test_a_reproducer_that_showed_the_change_leads_the_draft_with_jax_alone():

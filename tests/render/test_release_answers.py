@@ -1,5 +1,6 @@
 """Bisect and sweep answers as text, markdown and the JSON the issue drafts read."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -164,3 +165,34 @@ def test_a_metric_named_like_markup_is_text_in_its_heading():
     markdown = sweep_markdown(found, setting(metric=dunder))
     [heading] = [line for line in markdown.splitlines() if line.startswith("### ")]
     assert heading == r"### json.\_\_init\_\_ · \_\_init\_\_ (printed by the script)", heading
+
+
+def test_the_why_goes_to_the_issue_draft_as_findings_marked_leading_with_the_run_s_thresholds(
+    tmp_path,
+):
+    from harness.explain.defaults import XLA, Change
+    from harness.explain.dumps import CompiledAnswer
+    from harness.explain.tried import DefaultsAnswer
+    from harness.findings import Finding
+
+    listed = [Change("xla_cpu_use_thunk_runtime", XLA, "false", "true")]
+    found = (
+        DefaultsAnswer("0.4.30", "0.4.33", listed),
+        CompiledAnswer("0.4.30", "0.4.33", [], problem="0.4.33: XLA wrote no dump"),
+    )
+    evidence = {("0.4.30", "0.4.33"): found}
+    shown = dataclasses.replace(setting(evidence=evidence), thresholds=Thresholds(factor=1.2))
+    data = bisect_json(bisected(), shown)
+    assert data["why"] == [
+        "defaults that changed from 0.4.30 to 0.4.33: xla_cpu_use_thunk_runtime: false → true",
+        "compiled programs not compared: 0.4.33: XLA wrote no dump",
+    ], "the sentences as a page shows them, for readers of the JSON"
+    assert data["next"][0]["command"].startswith("nox -s bisect -- --case")
+    (tmp_path / "bisect-async_dispatch.json").write_text(json.dumps(data))
+    [stored] = read_bisect_answers(tmp_path, "async_dispatch")
+    change = change_from([stored], [], case=shown.case, sizes=shown.sizes, profile=shown.profile)
+    assert change is not None and change.why == (
+        Finding(data["why"][0]),
+        Finding(data["why"][1], leads=True),
+    ), "read as data: nothing matches a sentence's first words"
+    assert change.thresholds.factor == 1.2, "the draft judges by the run's thresholds"

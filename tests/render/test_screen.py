@@ -22,21 +22,22 @@ def test_wrap_shorten_and_budget_keep_to_the_screen():
     assert not fits("x" * (WIDTH + 1))
 
 
-def test_a_sentence_gives_its_commands_and_the_words_that_say_what_they_are_for():
-    from harness.render.screen import commands_in
+def test_a_finding_is_said_whole_and_its_commands_on_lines_of_their_own():
+    from harness.findings import Finding, FollowUp
+    from harness.render.screen import finding_lines
 
+    command = "nox -s triage -- --from a --to b --hold x==1"
     text = (
-        "the library or JAX? `nox -s triage -- --from a --to b --hold x==1` measures one; "
-        "`nox -s triage -- --vary x` the other; dumps in `s-compiled/`"
+        "the script's libraries changed along with jax ("
+        + "x 1 → 2; " * 20
+        + "): the library or JAX?"
     )
-    assert commands_in(text) == (
-        "the library or JAX?",
-        ["nox -s triage -- --from a --to b --hold x==1", "nox -s triage -- --vary x"],
-    )
-    assert commands_in("dumps in `s-compiled/<release>/`") == (
-        "dumps in `s-compiled/<release>/`",
-        [],
-    )
+    lines = finding_lines(Finding(text, (FollowUp("one side held", command),)))
+    assert all(columns(line) <= WIDTH for line in lines) and "…" not in "".join(lines)
+    assert " ".join(" ".join(lines).split()).startswith(" ".join(text.split())), "never cut"
+    assert lines[-2:] == ["one side held:", f"  {command}"]
+    [flag] = finding_lines(Finding("", (FollowUp("", "XLA_FLAGS=--x=false", shell=False),)))
+    assert flag == "  XLA_FLAGS=--x=false"
 
 
 def test_a_long_command_breaks_between_options_and_pastes_whole():

@@ -9,7 +9,7 @@ from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import parse_metric_name
 from harness.render.screen import fits
-from harness.render.triage_screen import commits_hint, triage_screen
+from harness.render.triage_screen import follow_ups, triage_screen
 from harness.steps.answers import Libraries, Setting
 from harness.steps.bisection import CLAIM, ReleaseStep
 from harness.steps.probes import Probe
@@ -133,6 +133,12 @@ def test_an_undecided_step_is_named_with_what_may_decide_it():
     assert "larger --max-processes" in text and "No confirmed change" in text
 
 
+def commits_hint(setting, change):
+    """What a step without evidence offers next, as a page says it: the commit bisect alone."""
+    [follow_up] = follow_ups(setting, change)
+    return follow_up.markdown()
+
+
 def confirmed(metric, change):
     step = ReleaseStep(metric, "0.4.31", "0.4.33", change)
     return Confirmation(step, Probe("0.4.31", None, ""), Probe("0.4.33", None, ""), None, True, "")
@@ -181,3 +187,35 @@ def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
     assert "--profile cpu8`" in commits_hint(
         dataclasses.replace(SETTING, profile="cpu8"), confirmed("scan.lower_ns", Verdict.SLOWER)
     )
+
+
+class Part:
+    """Stands in for one part's Comparison: its direction, ratio and word."""
+
+    def __init__(self, verdict, ratio):
+        self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
+
+
+def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s_releases():
+    from harness.explain.held_library import HeldAnswer, Parts
+
+    moved = {name: ("0.11.4", "0.12.0") for name in ("equinox", "optax", "diffrax", "lineax")}
+    libraries = Libraries(
+        {r: {name: v[r >= "0.4.33"] for name, v in moved.items()} for r in RELEASES}
+    )
+    found, setting = script_triage(
+        dict(zip(RELEASES, [1, 1, 2, 2], strict=True)), libraries=libraries
+    )
+    slower, same = Part(Verdict.SLOWER, 2.0), Part(Verdict.UNCHANGED, 1.0)
+    metrics = {c.step.metric for c in found.changes()}
+    parts = {metric: Parts(slower, same, slower) for metric in metrics}
+    held = HeldAnswer("0.4.31", "0.4.33", moved, "0.4.33+held", "0.4.33", parts)
+    setting = dataclasses.replace(setting, evidence={("0.4.31", "0.4.33"): (held,)})
+    text = triage_screen(found, setting, 5, REPORT)
+    assert fits(text), text
+    shown = " ".join(text.split())
+    assert "comes with the libraries: equinox 0.11.4 → 0.12.0, optax 0.11.4 → 0.12.0" in shown
+    assert "(jax's part " in shown and "…" not in text, "the why line wraps, no sentence is cut"
+    offered = commands(text)
+    assert offered and all("--vary" in c and "--jax 0.4.33" in c for c in offered), offered
+    assert not any("--commits" in c for c in offered), "no jax commit bisect for a library's change"

@@ -1,6 +1,14 @@
-"""The why's sentences: a plain script's libraries on a step (the library or JAX?)."""
+"""The why's findings: a plain script's libraries on a step (the library or JAX?), every kind's lines, and
+what to run next, which follows what was found."""
 
-from harness.render.why import libraries_line
+import dataclasses
+
+from harness.analysis.significance import Verdict
+from harness.explain.held_library import HeldAnswer, Parts
+from harness.explain.kinds import KINDS
+from harness.findings import Finding
+from harness.render.why import STEP_LINES, libraries_line, next_steps
+from harness.steps.judge import FIX, REGRESSION
 
 
 def script_setting(**libraries):
@@ -26,27 +34,31 @@ def script_setting(**libraries):
 
 
 def test_a_step_where_a_library_moved_with_jax_offers_the_commands_that_tell_them_apart():
-    said = libraries_line(script_setting(), "0.4.31", "0.4.33")
-    assert said.startswith(
-        "the script's libraries changed along with jax (equinox 0.11.4 → 0.11.6): the library or"
+    found = libraries_line(script_setting(), "0.4.31", "0.4.33")
+    assert found is not None and found.leads
+    assert found.text == (
+        "the script's libraries changed along with jax (equinox 0.11.4 → 0.11.6): the library or JAX?"
     )
-    triage = "`nox -s triage -- --script repro.py"
-    assert f"{triage} --from 0.4.31 --to 0.4.33 --hold equinox==0.11.4 --profile cpu`" in said
-    assert f"{triage} --vary equinox --jax 0.4.33 --from 0.11.4 --to 0.11.6 --profile cpu`" in said
+    triage = "nox -s triage -- --script repro.py"
+    assert [f.command for f in found.follow_ups] == [
+        f"{triage} --from 0.4.31 --to 0.4.33 --hold equinox==0.11.4 --profile cpu",
+        f"{triage} --vary equinox --jax 0.4.33 --from 0.11.4 --to 0.11.6 --profile cpu",
+    ], "the commands apart from the sentence"
+    said = found.markdown()
+    assert said.startswith(found.text + " the two jax releases with equinox held: `nox -s triage")
 
 
 def test_a_step_the_libraries_did_not_move_with_comes_with_jax_and_a_varied_one_with_the_library():
-    assert (
-        libraries_line(script_setting(), "0.4.33", "0.4.34")
-        == "comes with jax 0.4.34 (equinox 0.11.6 on both)"
+    assert libraries_line(script_setting(), "0.4.33", "0.4.34") == Finding(
+        "comes with jax 0.4.34 (equinox 0.11.6 on both)", leads=True
     )
     held = libraries_line(script_setting(held=("equinox==0.11.6",)), "0.4.33", "0.4.34")
-    assert held == "comes with jax 0.4.34 (equinox 0.11.6 held)"
+    assert held == Finding("comes with jax 0.4.34 (equinox 0.11.6 held)", leads=True)
     varied = script_setting(vary="equinox", jax="0.4.33", versions={})
-    assert libraries_line(varied, "0.4.33+equinox.0.11.4", "0.4.33+equinox.0.11.5") == (
-        "comes with equinox 0.11.5 (jax 0.4.33 held)"
+    assert libraries_line(varied, "0.4.33+equinox.0.11.4", "0.4.33+equinox.0.11.5") == Finding(
+        "comes with equinox 0.11.5 (jax 0.4.33 held)", leads=True
     )
-    assert libraries_line(script_setting(versions={}), "0.4.31", "0.4.33") == "", (
+    assert libraries_line(script_setting(versions={}), "0.4.31", "0.4.33") is None, (
         "a case's step says nothing of them"
     )
 
@@ -70,16 +82,120 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
         measured={"json.loop_ms": ("json.run_ms", Compared(Verdict.SLOWER, 5.9))},
         matched=(1, 1),
     )  # fmt: skip
-    [line] = reproduced_lines(answer, step, "json.loop_ms")
-    assert line == "reproduces it with jax alone: ×5.9 on json.run_ms (your script: ×6.5)"
+    [found] = reproduced_lines(answer, step, "json.loop_ms")
+    assert found == Finding(
+        "reproduces it with jax alone: ×5.9 on json.run_ms (your script: ×6.5)", leads=True
+    )
     flat = ReproducerAnswer(**{**answer.__dict__, "measured": {
         "json.loop_ms": ("json.run_ms", Compared(Verdict.UNCHANGED, 1.0))}})  # fmt: skip
-    [line] = reproduced_lines(flat, step, "json.loop_ms")
-    assert line.startswith("does not reproduce it") and "outside the compiled programs" in line
-    [line] = reproduced_lines(answer, step, "process.trace_ns")
-    assert "before any compiled program runs" in line
+    [found] = reproduced_lines(flat, step, "json.loop_ms")
+    assert found.leads and found.text.startswith("does not reproduce it")
+    assert "outside the compiled programs" in found.text
+    [found] = reproduced_lines(answer, step, "process.trace_ns")
+    assert "before any compiled program runs" in found.text and not found.leads
     [head] = reproducer_lines(answer)
     assert "`s-reproducer/repro_ab.py` (34 lines, 1 program(s) exported on 0.4.31" in head
     assert "1 input(s) generated" in head
     fewer = ReproducerAnswer(**{**answer.__dict__, "left_out": 2})
     assert "; 2 more whose own time did not move left out" in reproducer_lines(fewer)[0]
+
+
+def test_every_kind_in_the_registry_has_its_lines():
+    """A new kind is a module, a registry entry and a lines function: the registry's each has lines."""
+    assert [kind.name for kind in KINDS if kind.name not in STEP_LINES] == []
+
+
+def held(comes_with_libraries):
+    moved = Compared(Verdict.SLOWER, 3.0)
+    still = Compared(Verdict.UNCHANGED, 1.0)
+    jax, libraries = (still, moved) if comes_with_libraries else (moved, still)
+    return HeldAnswer(
+        "0.4.31",
+        "0.4.33",
+        {"equinox": ("0.11.4", "0.11.6")},
+        "0.4.33+equinox.0.11.4",
+        "0.4.33",
+        {"json.loop_ms": Parts(moved, jax, libraries)},
+    )
+
+
+def test_the_next_command_follows_the_attribution_each_once():
+    setting = script_setting()
+    step = Compared(Verdict.SLOWER, 3.0)
+
+    def offered(answer, terms=REGRESSION):
+        evidence = {("0.4.31", "0.4.33"): (answer,)}
+        with_it = dataclasses.replace(setting, evidence=evidence)
+        return [
+            f.command for f in next_steps(with_it, "0.4.31", "0.4.33", "json.loop_ms", step, terms)
+        ]
+
+    [library] = offered(held(comes_with_libraries=True))
+    assert library == (
+        "nox -s triage -- --script repro.py --vary equinox --jax 0.4.33 --from 0.11.4 --to 0.11.6 "
+        "--metric json.loop_ms --profile cpu"
+    ), "a library's change: its own releases with jax held, and no jax commit bisect"
+    [commits] = offered(held(comes_with_libraries=False))
+    assert commits == (
+        "nox -s bisect -- --script repro.py --commits --good 0.4.31 --bad 0.4.33 --metric json.loop_ms "
+        "--profile cpu"
+    ), "jax's change: its commits"
+    [fixed] = offered(held(comes_with_libraries=False), FIX)
+    assert "--commits --broken 0.4.31 --fixed 0.4.33" in fixed
+
+
+def test_a_workaround_found_is_offered_as_its_setting_once_and_ends_the_commit_bisect_where_its_commit_is_known():
+    from harness.explain.option_commits import OptionCommit
+    from harness.explain.tried import Trial
+    from tests.explain.test_tried import THUNK, answer_of, derive_step, results
+
+    back = Trial(THUNK, "0.4.33", "false")
+    answer = answer_of(
+        "0.4.31",
+        "0.4.33",
+        [THUNK],
+        [back],
+        {back: results({"before": 1.0, "after": 3.0, "trial": 1.01})},
+    )
+    step = derive_step(Verdict.SLOWER)
+    with_it = dataclasses.replace(script_setting(), evidence={("0.4.31", "0.4.33"): (answer,)})
+    said = next_steps(with_it, "0.4.31", "0.4.33", "eager.wall_ns", step, REGRESSION)
+    assert [(f.command, f.shell) for f in said] == [
+        ("XLA_FLAGS=--xla_cpu_use_thunk_runtime=false", False),
+        (
+            "nox -s bisect -- --script repro.py --commits --good 0.4.31 --bad 0.4.33 --metric "
+            "eager.wall_ns --profile cpu",
+            True,
+        ),
+    ]
+    known = dataclasses.replace(
+        answer, commits={THUNK.name: OptionCommit(THUNK.name, "f" * 40, "T")}
+    )
+    with_commit = dataclasses.replace(with_it, evidence={("0.4.31", "0.4.33"): (known,)})
+    said = next_steps(with_commit, "0.4.31", "0.4.33", "eager.wall_ns", step, REGRESSION)
+    assert [f.shell for f in said] == [False], "the default's commit is known: no commit bisect"
+
+
+def test_trials_are_judged_once_when_the_answer_is_made_with_its_thresholds(monkeypatch):
+    from harness.analysis.significance import Thresholds
+    from harness.explain import tried
+    from harness.explain.tried import Trial
+    from harness.render.why import trial_lines
+    from tests.explain.test_tried import THUNK, answer_of, derive_step, results
+
+    back = Trial(THUNK, "0.4.33", "false")
+    measured = {back: results({"before": 1.0, "after": 1.2, "trial": 1.0})}
+    strict = answer_of("0.4.31", "0.4.33", [THUNK], [back], measured)
+    loose = answer_of(
+        "0.4.31", "0.4.33", [THUNK], [back], measured, thresholds=Thresholds(factor=2.0)
+    )
+    assert strict.tried("eager.wall_ns")[0].vs_after.verdict == Verdict.FASTER
+    assert loose.tried("eager.wall_ns")[0].vs_after.verdict != Verdict.FASTER, (
+        "the run's thresholds"
+    )
+
+    def judged_again(*args, **kwargs):
+        raise AssertionError("judged again while the page is written")
+
+    monkeypatch.setattr(tried, "compare_metric", judged_again)
+    assert trial_lines(strict, derive_step(Verdict.SLOWER), "eager.wall_ns")

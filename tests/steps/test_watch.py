@@ -182,6 +182,8 @@ def test_a_link_planted_at_a_memory_file_is_neither_read_nor_written_through(tmp
     memory.remember(key, {}, watch, "now")
     assert not planted.is_symlink() and json.loads(planted.read_text())["watched_at"] == "now"
     assert json.loads(outside.read_text())["watched_at"] == "then", "never written through"
+
+
 PLANTED = [
     ("watched_at", '2026-12-01 <img src=x onerror="alert(1)">'),
     ("watched_at", "\x1b]0;owned\x07\x1b[2J"),

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from harness.analysis.significance import Thresholds
+from harness.findings import Finding, FollowUp
 from harness.metric_names import MetricKey
 from harness.upstream.change import (
     MAX_ANSWER_BYTES,
@@ -266,8 +268,32 @@ def test_a_bisect_s_why_is_quoted_and_its_dumps_folder_kept_only_as_a_plain_name
     compiled = [{"before": "0.4.31", "after": "0.4.33", "folder": folder, "problem": ""}]
     answer = metric_answer(why=[*WHY, 7], compiled=compiled)
     change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
-    assert change is not None and change.why == tuple(WHY), "lines that are not text are dropped"
+    assert change is not None and change.why == tuple(map(Finding, WHY)), (
+        "lines that are not text are dropped; an older answer's sentences lead none"
+    )
     assert change.dumps == (folder if kept else "")
+
+
+def test_a_bisect_s_findings_are_read_as_data_with_its_run_s_thresholds():
+    findings = [
+        {"text": WHY[0], "follow_ups": [], "leads": True},
+        {"text": "defaults that changed", "follow_ups": [{"purpose": "p", "command": "nox -s x"}]},
+        "a plain sentence",
+        {"text": 7},
+    ]
+    thresholds = {"factor": 1.2, "alpha": 0.01, "confidence": "x", "higher_is_better": ["json.f"]}
+    answer = metric_answer(why=["ignored: findings are read"], findings=findings)
+    answer.data["thresholds"] = thresholds
+    change = change_from([answer], [], case="scan_sync", sizes={"N": 600, "M": 2}, profile="cpu")
+    assert change is not None
+    assert change.why == (
+        Finding(WHY[0], leads=True),
+        Finding("defaults that changed", (FollowUp("p", "nox -s x"),)),
+        Finding("a plain sentence"),
+    )
+    rule = change.thresholds
+    assert (rule.factor, rule.alpha, rule.higher_is_better) == (1.2, 0.01, ("json.f",))
+    assert rule.confidence == Thresholds().confidence, "what is not a number is left as it was"
 
 
 def test_dumps_of_another_step_or_that_failed_are_not_the_change_s():
