@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness.store.results import StoredResult, load_results
+from harness.store.schema import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -113,8 +114,11 @@ def fixture_result() -> dict:
 
 
 def real_result(name: str) -> dict:
-    """A real stored result (schema version 2, measured in several processes) from ``fixtures/results``."""
-    return json.loads((FIXTURES / "results" / f"{name}.json").read_text())
+    """A real stored result (stored as schema version 2, measured in several processes) from
+    ``fixtures/results``, as the newest version (``migrations.upgrade``)."""
+    from harness.store.migrations import upgrade
+
+    return upgrade(json.loads((FIXTURES / "results" / f"{name}.json").read_text()))
 
 
 def v1_result(name: str) -> dict:
@@ -180,7 +184,7 @@ def set_claim(data: dict, holds: bool) -> dict:
 
 
 def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
-    """A result posing as a cell measured in one process per status (schema version 2), made from the
+    """A result posing as a cell measured in one process per status (the newest version), made from the
     result's first process: process i has every raw sample multiplied by i + 1 (a test-only injection)
     and, with ``holds``, that claim verdict.  Only processes that finished ok carry measurements."""
     template = data["processes"][0] if "processes" in data else data
@@ -196,7 +200,7 @@ def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = Non
     cell = {key: value for key, value in data.items() if key not in (*measured, "processes")}
     first_bad = next((s for s in statuses if s != "ok"), "ok")
     return cell | {
-        "schema_version": 2,
+        "schema_version": SCHEMA_VERSION,
         "processes": processes,
         "status": first_bad,
         "interleaved_with": [],

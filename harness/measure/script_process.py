@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.host.environment import REPO_ROOT, scrub
+from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
@@ -329,7 +330,8 @@ def run_script(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-            return ProcessRun(0, RunStatus.TIMEOUT, f"no exit within {timeout_s:g} s; killed")
+            late = f"no exit within {timeout_s:g} s; killed"
+            return ProcessRun(0, RunStatus.TIMEOUT, late, died=deaths.timed_out(timeout_s, ""))
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
         stderr = _read_end(err)
@@ -358,7 +360,8 @@ def run_script(
         output = tail(stderr) or tail(stdout)
         shown = " ".join(["python", path.name, *args])
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
-        return ProcessRun(0, status, detail, script=record)
+        died = deaths.ended(code, stderr if stderr.strip() else stdout)
+        return ProcessRun(0, status, detail, script=record, died=died)
     figures = parse_output(stdout)
     notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
     programs, compiled = programs_from(figures.lines)
