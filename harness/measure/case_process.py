@@ -120,7 +120,7 @@ def run_process(
         faults = Path(scratch) / "faults.txt"
         request: dict[str, Any] = {
             "fault_file": str(faults),
-            "dump_after_s": deaths.dump_after(timeout_s),
+            "dump_at_unix_s": time.time() + deaths.dump_after(timeout_s),
             "case_file": str(case_file),
             "sizes": sizes,
             "settings": child_settings,
@@ -157,12 +157,17 @@ def run_process(
         window = (started_ns, time.time_ns())
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
         output = read_end(log)
-        if timed_out:
+        if timed_out:  # a script's own output, where it was one, says more than its case process's
+            written = (
+                read_end(Path(scratch) / deaths.SCRIPT_STDERR).strip()
+                or read_end(Path(scratch) / deaths.SCRIPT_STDOUT).strip()
+                or output
+            )
             process = ProcessRun(
                 0,
                 RunStatus.TIMEOUT,
                 f"no result within {timeout_s:g} s; killed\n{tail(output)}",
-                died=deaths.timed_out(timeout_s, output),
+                died=deaths.timed_out(timeout_s, written),
             )
         else:
             assert exited is not None

@@ -257,19 +257,19 @@ def run(
     script_args: tuple[str, ...] = (),
     *,
     fault_file: str | None = None,
-    dump_after_s: float | None = None,
+    dump_at_unix_s: float | None = None,
 ) -> ProcessRun:
     """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured.
 
-    ``fault_file``: where Python's stack goes at a fatal signal and, after ``dump_after_s``, of a process still
+    ``fault_file``: where Python's stack goes at a fatal signal and, at ``dump_at_unix_s``, of a process still
     running (``deaths.watch_faults``); a plain script's own process writes it there (its start-up hook)."""
     phase = Phases()
     scripted = script_sha256 is not None
-    deaths.watch_faults(fault_file, None if scripted else dump_after_s)
+    deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)
     if scripted and fault_file:
         os.environ[deaths.FAULT_FILE] = fault_file
-        if dump_after_s:
-            os.environ[deaths.FAULT_AFTER_S] = str(dump_after_s)
+        if dump_at_unix_s:
+            os.environ[deaths.FAULT_AT] = str(dump_at_unix_s)
     try:
         if script_sha256 is not None:
             with phase("script"):
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         "--script-args", type=json.loads, default=[], help="its arguments, a JSON list"
     )
     parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
-    parser.add_argument("--dump-after-s", type=float, help="and after this many seconds")
+    parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
     args = parser.parse_args(argv)
     process = run(
         args.case_file,
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         args.script_sha256,
         tuple(args.script_args),
         fault_file=args.fault_file,
-        dump_after_s=args.dump_after_s,
+        dump_at_unix_s=args.dump_at_unix_s,
     )
     write(args.out, process)
     return 0

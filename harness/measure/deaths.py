@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import faulthandler
 import signal
+import tempfile
+import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from harness.host.environment import scrub
 from harness.store.schema import EndKind, ProcessEnd
 
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the harness).
 FAULT_FILE = "HARNESS_FAULT_FILE"
-FAULT_AFTER_S = "HARNESS_FAULT_AFTER_S"
+FAULT_AT = (
+    "HARNESS_FAULT_AT_UNIX_S"  # when to write the stack of a process still running, in Unix seconds
+)
+# A script's output, beside the fault file: the harness reads its end back when it had to kill the process.
+SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
 # Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM killer
 # (SIGKILL).  A segfault or an abort is the process's own doing.
 OUTSIDE_SIGNALS = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP"})
@@ -28,7 +35,9 @@ STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal th
 LAST_LINES = 25
 LAST_CHARS = 4000
 
-_armed: list[IO[str]] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
+_armed: list[
+    IO[str]
+] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
 
 
 def signal_name(number: int) -> str:
@@ -67,8 +76,9 @@ def dump_after(timeout_s: float) -> float:
     return max(0.5, timeout_s - max(1.0, min(5.0, 0.1 * timeout_s)))
 
 
-def watch_faults(path: str | None, after_s: float | None) -> None:
-    """In a case process: its Python stack into ``path`` at a fatal signal, and after ``after_s`` seconds."""
+def watch_faults(path: str | None, at_unix_s: float | None) -> None:
+    """In a case process: its Python stack into ``path`` at a fatal signal, and at ``at_unix_s`` (a time the
+    harness chose before starting it, so the time the process took to start counts)."""
     if not path:
         return
     try:
@@ -77,8 +87,17 @@ def watch_faults(path: str | None, after_s: float | None) -> None:
         return
     _armed.append(handle)
     faulthandler.enable(file=handle, all_threads=True)
-    if after_s:
-        faulthandler.dump_traceback_later(after_s, file=handle)
+    if at_unix_s:
+        faulthandler.dump_traceback_later(max(0.1, at_unix_s - time.time()), file=handle)
+
+
+def script_output(environ: Mapping[str, str], name: str) -> Any:
+    """A file for a script's output: ``name`` beside the fault file, where the harness can read it once it killed
+    the process at its time-out; an anonymous temporary file where there is none."""
+    folder = environ.get(FAULT_FILE)
+    if not folder:
+        return tempfile.TemporaryFile()
+    return open(Path(folder).parent / name, "w+b")
 
 
 def read_stack(path: Path, chars: int = STACK_CHARS) -> str:

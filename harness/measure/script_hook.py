@@ -60,24 +60,25 @@ _capture = None  # the capture module, once loaded
 # ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the variable before then, in its own
 # code, runs with its flags instead of the harness's.  What it holds at that moment is kept.
 XLA_FLAGS = "XLA_FLAGS"
-# Where the script's Python stack goes at a fatal signal, and after how many seconds of running (a little before
-# its time-out): the harness reads the file back as where the process died (``harness.measure.deaths``).
+# Where the script's Python stack goes at a fatal signal, and when (Unix seconds) to write it if still running (a
+# little before its time-out): the harness reads the file back as where the process died (``harness.measure.deaths``).
 FAULT_FILE = "HARNESS_FAULT_FILE"
-FAULT_AFTER_S = "HARNESS_FAULT_AFTER_S"
+FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
 _fault_file = None  # kept open: faulthandler writes to its descriptor
 
 
 def _watch_faults() -> None:
     """faulthandler on, into the harness's file; the variables taken out, so the script sees its own environment."""
     global _fault_file
-    path, after = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AFTER_S, "")
+    path, at = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AT, "")
     if not path:
         return
     try:
         _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
         faulthandler.enable(file=_fault_file, all_threads=True)
-        if after:
-            faulthandler.dump_traceback_later(float(after), file=_fault_file)
+        if at:
+            after = max(0.1, float(at) - time.time())
+            faulthandler.dump_traceback_later(after, file=_fault_file)
     except (OSError, ValueError):  # no stack then; the script still runs
         return
 

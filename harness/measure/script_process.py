@@ -309,8 +309,8 @@ def run_script(
         return ProcessRun(0, RunStatus.FAILED, changed, script={"sha256": digest})
     env = script_environment(dict(os.environ))
     with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
+        deaths.script_output(env, deaths.SCRIPT_STDOUT) as out,
+        deaths.script_output(env, deaths.SCRIPT_STDERR) as err,
         tempfile.TemporaryDirectory() as scratch,
     ):
         report_path = Path(scratch) / "phases.json"
@@ -331,7 +331,9 @@ def run_script(
             child.kill()
             child.wait()
             late = f"no exit within {timeout_s:g} s; killed"
-            return ProcessRun(0, RunStatus.TIMEOUT, late, died=deaths.timed_out(timeout_s, ""))
+            return ProcessRun(
+                0, RunStatus.TIMEOUT, late, died=deaths.timed_out(timeout_s or 0.0, "")
+            )
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
         stderr = _read_end(err)

@@ -65,7 +65,11 @@ def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
     if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
         return None
     first, _, rest = detail.partition("\n")
-    signal, code, limit = _V2_SIGNAL.search(first), _V2_EXIT.search(first), _V2_TIMEOUT.search(first)
+    signal, code, limit = (
+        _V2_SIGNAL.search(first),
+        _V2_EXIT.search(first),
+        _V2_TIMEOUT.search(first),
+    )
     end: dict[str, Any]
     if status == "timeout":
         end = {"how": "timeout", **({"timeout_s": float(limit.group(1))} if limit else {})}

@@ -165,7 +165,9 @@ class ProcessClaim(_Record):
 class EndKind(StrEnum):
     """How a process that did not finish ok ended (``ProcessEnd.how``)."""
 
-    SIGNAL = "signal"  # killed by a signal: a segfault, an abort, the OOM killer, someone else's kill
+    SIGNAL = (
+        "signal"  # killed by a signal: a segfault, an abort, the OOM killer, someone else's kill
+    )
     EXIT = "exit"  # exited with a status other than 0
     TIMEOUT = "timeout"  # still running at its time-out, and killed then
     RAISED = "raised"  # a case module raised; its traceback is the last lines
@@ -187,7 +189,9 @@ class ProcessEnd(_Record):
     last_lines: str = ""
     stack: str = ""
 
-    _sparse = frozenset({"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"})
+    _sparse = frozenset(
+        {"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"}
+    )
 
 
 @dataclass(frozen=True)

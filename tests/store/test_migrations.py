@@ -65,15 +65,28 @@ def test_versions_this_harness_does_not_read_are_refused(version):
         (
             "crashed",
             "killed by SIGSEGV\nFatal Python error",
-            {"how": "signal", "signal": "SIGSEGV", "from_outside": False, "last_lines": "Fatal Python error"},
+            {
+                "how": "signal",
+                "signal": "SIGSEGV",
+                "from_outside": False,
+                "last_lines": "Fatal Python error",
+            },
         ),
         (
             "crashed",
             "python repro.py was killed by SIGKILL",
             {"how": "signal", "signal": "SIGKILL", "from_outside": True},
         ),
-        ("failed", "python repro.py exited with code 4\nValueError: no", {"how": "exit", "exit_status": 4, "last_lines": "ValueError: no"}),
-        ("failed", "Traceback ...\nKeyError: 'x'", {"how": "raised", "last_lines": "Traceback ...\nKeyError: 'x'"}),
+        (
+            "failed",
+            "python repro.py exited with code 4\nValueError: no",
+            {"how": "exit", "exit_status": 4, "last_lines": "ValueError: no"},
+        ),
+        (
+            "failed",
+            "Traceback ...\nKeyError: 'x'",
+            {"how": "raised", "last_lines": "Traceback ...\nKeyError: 'x'"},
+        ),
         ("timeout", "no result within 60 s; killed\n", {"how": "timeout", "timeout_s": 60.0}),
         ("ok", "", None),
     ],
