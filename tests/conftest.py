@@ -175,6 +175,39 @@ def derive(
     return copy
 
 
+# How a fake process died (``ProcessEnd`` as JSON, with its status): for ``FakeReleases``' scales.
+SEGFAULT = {
+    "status": "crashed",
+    "how": "signal",
+    "signal": "SIGSEGV",
+    "exit_status": 139,
+    "last_lines": "Fatal Python error: Segmentation fault",
+}
+TERMINATED = {
+    "status": "crashed",
+    "how": "signal",
+    "signal": "SIGTERM",
+    "exit_status": 143,
+    "from_outside": True,
+}
+
+
+def died(data: dict, end: dict) -> dict:
+    """The result with its processes dead as ``end`` says (its first ``end["processes"]``, or every one); the
+    result's status the first that is not ok, as a cell's is.  Returns it."""
+    end = dict(end)
+    status, count = end.pop("status"), end.pop("processes", None)
+    processes = data["processes"]
+    for process in processes[:count]:
+        index = process.get("index", 0)
+        process.clear()
+        process.update(
+            index=index, status=status, detail=f"killed by {end.get('signal')}", died=end
+        )
+    data["status"] = next((p["status"] for p in processes if p["status"] != "ok"), "ok")
+    return data
+
+
 def set_claim(data: dict, holds: bool) -> dict:
     """The result with the claim verdict of every process set (a test-only change); returns it."""
     for record in data.get("processes", [data]):
@@ -280,7 +313,8 @@ class FakeReleases:
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
-    installed, ``"failed"`` one whose run failed.  ``again`` gives the scale of a
+    installed, ``"failed"`` one whose run failed, a dict (``SEGFAULT``) one whose every process died so
+    (``died``), or whose first ``"processes"`` did.  ``again`` gives the scale of a
     second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
     """
 
@@ -309,6 +343,8 @@ class FakeReleases:
             data = derive(
                 base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake"
             )
+        elif isinstance(scale, dict):
+            data = died(derive(base, release=release), scale)
         else:
             data = derive(base, release=release, scale=scale)
             self.adjust(data, scale)
