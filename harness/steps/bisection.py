@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
@@ -200,7 +201,7 @@ def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
     """Each status step between consecutive releases whose processes ran (``statuses.status_change``)."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
-    for before, after in zip(ran_ones, ran_ones[1:], strict=False):
+    for before, after in pairwise(ran_ones):
         assert before.result is not None and after.result is not None
         change = status_change(before.result, after.result)
         if change is not None:
