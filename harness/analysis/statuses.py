@@ -141,3 +141,11 @@ def verb(change: str) -> str:
     if dead.startswith("timed out"):
         return "hangs"
     return "fails"
+
+
+def innermost_frame(stack: str) -> str:
+    """The frame a faulthandler stack names first (its most recent call) in the thread that died, or the first
+    thread where none is "Current" (a dump at a time-out): ``File "repro.py", line 12 in step``."""
+    lines = [line.strip() for line in stack.splitlines()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), 0)
+    return next((line for line in lines[start:] if line.startswith("File ")), "")

@@ -15,7 +15,7 @@ from harness.commands.ranges import (
 )
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.confirm import PairConfirmer
 from harness.steps.triage import TriageOutcome, triage
 
@@ -26,7 +26,7 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
         return {}
     steps: dict[tuple[str, str], list[str]] = {}
     for change in found.changes():
-        if change.step.metric != CLAIM:
+        if change.step.metric not in (CLAIM, STATUS):  # a crash's why is not a timing's
             steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
     return steps
 

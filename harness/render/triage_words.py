@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
-from harness.analysis.statuses import error_line, summarise, verb
+from harness.analysis.statuses import error_line, innermost_frame, summarise, verb
 from harness.metric_names import parse_metric_name
 from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
@@ -93,6 +93,20 @@ def status_answer(change: Confirmation) -> str:
     return (
         f"status: runs again since {step.after}: {fine.words()}; {step.before} {dead.words()}{said}"
     )
+
+
+def death_line(change: Confirmation) -> str:
+    """Where the first process of a status step's dead side died: how, and the innermost frame of its stack
+    (the report has the stack whole)."""
+    dead = change.after if change.regression else change.before
+    first = summarise(dead.result).first if dead.result is not None else None
+    if first is None:
+        return ""
+    frame = innermost_frame(first.stack)
+    error = error_line(first)
+    said = "; ".join(part for part in (frame, error) if part)
+    how = f"{summarise(dead.result).words()}" if dead.result is not None else ""
+    return f"where jax {dead.release} died: {how}" + (f"; first process: {said}" if said else "")
 
 
 def _timing_answer(change: Confirmation, *, fix: bool) -> str:
