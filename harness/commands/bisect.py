@@ -37,7 +37,7 @@ def execute(options: RangeOptions) -> int:
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
     if (
-        options.metric is None and not options.claim
+        options.metric is None and not options.claim and not options.status
     ):  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(run)
     bisected, data = _bisect(run, options)
@@ -114,7 +114,9 @@ def _bisect(
     ``printed``); the outcome with its setting, and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
-    judge = Judge(run.prober, options.first, options.last, metric, options.thresholds, terms)
+    judge = Judge(
+        run.prober, options.first, options.last, metric, options.thresholds, terms, options.status
+    )
     count, expected = 0, expected_probes(len(run.labels))
     probing = time.monotonic()
 

@@ -177,6 +177,8 @@ def triage_command(options: RangeOptions) -> str:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
         words.append("--claim")
+    elif options.status:
+        words.append("--status")
     words += [f"--size {name}={value}" for name, value in options.sizes.items()]
     words += [*nox_profile_words(options.profile), "--processes", str(options.measuring.processes)]
     return " ".join(words)
@@ -215,7 +217,7 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
-    return [] if options.claim else None
+    return [] if options.claim or options.status else None
 
 
 @dataclass
@@ -330,7 +332,7 @@ class RangeRun:
             o.case.name,
             o.first,
             o.last,
-            criterion=criterion(o.metric, o.claim),
+            criterion=criterion(o.metric, o.claim, o.status),
             sizes=o.sizes,
             profile=o.profile,
         )

@@ -23,6 +23,7 @@ from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
 CLAIM_CRITERION = "claim"
+STATUS_CRITERION = "status"
 EVERY_CRITERION = "all"
 NO_SIZES = "nosizes"
 LONGEST_STEM = (
@@ -30,9 +31,11 @@ LONGEST_STEM = (
 )
 
 
-def criterion(metric: MetricKey | None, claim: bool) -> str:
+def criterion(metric: MetricKey | None, claim: bool, status: bool = False) -> str:
     if metric is not None:
         return metric.metric_name
+    if status:
+        return STATUS_CRITERION
     return CLAIM_CRITERION if claim else EVERY_CRITERION
 
 
