@@ -70,6 +70,8 @@ def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
 def against_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "–"
+    if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
+        return f"{format_ratio(comparison.ratio)} {comparison.said}"
     return (
         f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
         f"{comparison.said}"

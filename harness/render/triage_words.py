@@ -124,6 +124,9 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         if key.is_jax_import
         else step.metric
     )
+    if comparison.constant and 0 in (comparison.baseline.median, comparison.candidate.median):
+        # From zero or to zero: no ratio means anything, the values say it all.
+        return f"{name}: {comparison.said} since {step.after} (last {step.before})"
     if (
         not key.is_duration
     ):  # the script's own unit: which way is better is the user's (--higher-is-better)

@@ -214,3 +214,20 @@ def test_a_process_killed_from_outside_is_said_as_a_fault_never_a_step():
     assert set(faults) == {"b", "c"}
     assert faults["b"].startswith("killed from outside in 1 of 10 processes")
     assert "not a change of the release, and no evidence of no change" in faults["b"]
+
+
+def test_a_number_from_zero_in_every_process_is_answered_with_its_values_not_a_ratio():
+    import dataclasses
+
+    from harness.analysis.processes import compare_processes
+    from harness.render.triage_words import answer
+    from harness.steps.bisection import ReleaseStep
+    from harness.steps.triage import Confirmation
+
+    key = parse_metric_name("json.temp_mib")
+    compared = dataclasses.replace(compare_processes([[0.0]] * 5, [[64.0]] * 5), metric=key)
+    step = ReleaseStep(key.metric_name, "0.7.1", "0.7.2", Verdict.SLOWER, compared)
+    change = Confirmation(step, None, None, compared, True, "measured again")  # type: ignore[arg-type]
+    assert answer(change, fix=False) == (
+        "json.temp_mib: changed from 0 to 64 in every process since 0.7.2 (last 0.7.1)"
+    )
