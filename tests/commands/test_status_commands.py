@@ -3,7 +3,6 @@ own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on some releases 
 install; triage and bisect --status find, confirm and bisect where it stops running ok."""
 
 import json
-import os
 import stat
 import sys
 import sysconfig
@@ -89,8 +88,7 @@ def test_bisect_by_status_finds_the_first_release_that_stops_running_ok(tmp_path
         )
     )
     captured = capsys.readouterr()
-    out = captured.out
     assert code == 0, captured.err[-3000:]
+    assert "First bad: jax 0.4.33" in captured.out, captured.out
     [found] = json.loads(answer.read_text())["answers"]
     assert (found["last_good"], found["first_bad"]) == ("0.4.31", "0.4.33"), found
-    assert os.path.exists(tmp_path / "reports")
