@@ -3,9 +3,13 @@ own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on some releases 
 install; triage and bisect --status find, confirm and bisect where it stops running ok."""
 
 import json
+import os
+import signal
 import stat
 import sys
 import sysconfig
+import threading
+import time
 
 from harness.install.venvs import INSTALLED, ReleaseEnv, install_record, write_plan
 from harness.main import main
@@ -92,3 +96,34 @@ def test_bisect_by_status_finds_the_first_release_that_stops_running_ok(tmp_path
     assert "First bad: jax 0.4.33" in captured.out, captured.out
     [found] = json.loads(answer.read_text())["answers"]
     assert (found["last_good"], found["first_bad"]) == ("0.4.31", "0.4.33"), found
+
+
+def test_a_process_killed_from_outside_is_said_as_a_fault_not_a_step_nor_no_change(
+    tmp_path, capsys, monkeypatch
+):
+    marker = tmp_path / "killed.pid"
+    monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(marker))
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "killed"})
+
+    def kill_it():  # someone else's kill: SIGTERM to the one process that waits for it
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if marker.exists():
+            os.kill(int(marker.read_text()), signal.SIGTERM)
+
+    killer = threading.Thread(target=kill_it, daemon=True)
+    killer.start()
+    answer = tmp_path / "triage.json"
+    code = main(
+        command(tmp_path, "triage", "--from", "0.4.30", "--to", "0.4.31", "--json", str(answer))
+    )
+    killer.join(5)
+    out = " ".join(capsys.readouterr().out.split())
+    data = json.loads(answer.read_text())
+    assert data["confirmations"] == [], "one process of three: no step"
+    [fault] = data["faults"]
+    assert fault["release"] == "0.4.31"
+    assert fault["fault"].startswith("killed from outside in 1 of 3 processes")
+    assert "jax 0.4.31: killed from outside in 1 of 3 processes" in out
+    assert "No change found" not in out and code == 4, "nothing compared: never 'no change'"
