@@ -36,9 +36,15 @@ def end_of(process: ProcessRun) -> ProcessEnd | None:
 
 
 def end_words(end: ProcessEnd) -> str:
-    """How a process ended, for a status step: ``SIGSEGV (exit 139)``, ``exit 1``, ``timed out at 60 s``."""
+    """How a process ended, for a status step: ``SIGSEGV (exit 139)``, ``exit 1 (XlaRuntimeError)``, ``raised
+    RuntimeError``, ``timed out at 60 s``: an error is named by its exception's type, where its last line has one."""
     words = first_line(end)
-    return f"{words}, out of memory?" if end.signal == "SIGKILL" else words
+    if end.signal == "SIGKILL":
+        return f"{words}, out of memory?"
+    error = error_line(end).partition(":")[0].rpartition(".")[2]
+    if end.how in (EndKind.EXIT, EndKind.RAISED) and error.isidentifier():
+        return f"raised {error}" if end.how is EndKind.RAISED else f"{words} ({error})"
+    return words
 
 
 def error_line(end: ProcessEnd) -> str:

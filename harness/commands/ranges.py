@@ -257,7 +257,7 @@ class RangeRun:
         options = self.options
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
-        return Setting(
+        setting = Setting(
             options.case.name,
             options.sizes,
             options.profile,
@@ -269,6 +269,7 @@ class RangeRun:
             libraries=self.libraries(),
             **more,
         )
+        return dataclasses.replace(setting, status=True) if options.status else setting
 
     @property
     def asks_why(self) -> bool:

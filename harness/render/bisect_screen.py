@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.analysis.statuses import summarise
 from harness.pins import nox_profile_words
 from harness.render import screen
 from harness.render.range_screen import (
@@ -20,7 +21,7 @@ from harness.render.range_screen import (
 )
 from harness.render.why import libraries_line, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
+from harness.steps.bisection import CLAIM, STATUS, BisectOutcome, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judgement
 
 
@@ -60,6 +61,12 @@ def _bisect_row(each: Bisected) -> Row:
     found, metric = each.found, each.setting.metric
     bad = _probe(found, found.first_bad or "")
     good = _probe(found, found.last_good or "")
+    if each.setting.status:
+        sides = [summarise(j.result) for j in (good, bad) if j and j.result]
+        ends = [side.all_dead_alike or ("ok" if side.all_ok else side.words()) for side in sides]
+        moved = "runs again" if each.setting.terms == FIX else "stops running ok"
+        sure = f"all {min(side.processes for side in sides)} a side" if sides else ""
+        return Row(STATUS, " → ".join(ends), "", moved, sure)
     if metric is None or bad is None or bad.vs_good is None:
         claims = f"{claim_text(good)} → {claim_text(bad)}"
         return Row(CLAIM if metric is None else metric.metric_name, claims, "", "flips", "")
@@ -71,7 +78,13 @@ def _follow_ups(each: Bisected) -> list[str]:
     setting, found = each.setting, each.found
     terms = setting.terms
     ends = [f"--{terms.old}", str(found.last_good), f"--{terms.new}", str(found.first_bad)]
-    criterion = ["--metric", setting.metric.metric_name] if setting.metric else ["--claim"]
+    criterion = (
+        ["--metric", setting.metric.metric_name]
+        if setting.metric
+        else ["--status"]
+        if setting.status
+        else ["--claim"]
+    )
     sizes = [f"--size {name}={value}" for name, value in setting.sizes.items()]
     tail = [*criterion, *ends, *sizes, *nox_profile_words(setting.profile)]
     target = setting.target_words()
@@ -81,6 +94,8 @@ def _follow_ups(each: Bisected) -> list[str]:
     issue += ["--good", str(found.last_good), "--bad", str(found.first_bad), *sizes]
     issue += nox_profile_words(setting.profile)
     below = [] if setting.libraries.vary else [f"which jax commit: `{' '.join(commits)}`"]
+    if setting.status:  # the draft is of a timing or a claim: a crash report is not drafted yet
+        return below
     return [*below, f"the upstream issue, drafted: `{' '.join(issue)}`"]
 
 

@@ -122,6 +122,9 @@ class Setting:
     libraries: Libraries = field(default_factory=lambda: Libraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)
+    status: bool = (
+        False  # by how the processes end (``--status``), not the claim, where no metric is named
+    )
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]
@@ -129,6 +132,8 @@ class Setting:
     def criterion(self) -> str:
         if self.metric:
             return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        if self.status:
+            return "how its processes end (ok, or crashed, timed out, failed alike)"
         return "every metric and the claim" if self.every_metric else "the case's claim"
 
     def header(self) -> str:
