@@ -158,7 +158,7 @@ class Judge:
 
     def __call__(self, release: str) -> Judgement:
         if self.status:
-            return self._by_status(release)
+            return by_status(self, release)
         measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
@@ -189,43 +189,6 @@ class Judge:
             ambiguous = "on a second look with twice the samples, the first being ambiguous"
             reason = f"{second.reason}; {ambiguous}: {judged.reason}"
         return dataclasses.replace(second, reason=reason)
-
-    def _by_status(self, release: str) -> Judgement:
-        """Good or bad by how its processes ended: like the good endpoint (ok in every process, or dead alike
-        in every one) or like the bad one; the endpoints must be one of each."""
-        measurement = self.measure(release, False)
-        result = measurement.result
-        if result is None or not ran(result):
-            return _skipped(measurement, _usable(measurement) or measurement.note)
-        summary = summarise(result)
-        kind = "ok" if summary.all_ok else summary.all_dead_alike
-        words = summary.words()
-        if kind is None:
-            fault = summary.fault()
-            why = f"{words}: neither ok in every process nor dead alike in every one"
-            return Judgement(
-                release,
-                ReleaseVerdict.AMBIGUOUS,
-                f"{why}{'; ' + fault if fault else ''}",
-                measurement.note,
-                result,
-            )
-        if release == self.good:
-            self.good_result, self.good_status = result, kind
-            why = f"the {self.terms.old} endpoint: {words}"
-            return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
-        if self.good_status is None:
-            raise ValueError("the good endpoint must be judged before any other release")
-        like_good = kind == self.good_status
-        if release == self.bad:
-            self.bad_result = result
-            if like_good:
-                why = f"{words}, as on the {self.terms.old} endpoint: no change of status to find"
-                return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
-            return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result)
-        verdict = ReleaseVerdict.GOOD if like_good else ReleaseVerdict.BAD
-        why = f"{words}, as on the {self.terms.word(verdict)} endpoint"
-        return Judgement(release, verdict, why, measurement.note, result)
 
     def samples(self, result: StoredResult) -> ProcessSamples:
         assert self.metric is not None
@@ -319,6 +282,45 @@ class Judge:
         vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
         vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
         return between(measurement, vs_good, vs_bad, self.direction, self.terms)
+
+
+def by_status(judge: Judge, release: str) -> Judgement:
+    """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended, like the
+    good endpoint (ok in every process, or dead alike in every one) or like the bad one; the endpoints must be
+    one of each."""
+    measurement = judge.measure(release, False)
+    result = measurement.result
+    if result is None or not ran(result):
+        return _skipped(measurement, _usable(measurement) or measurement.note)
+    summary = summarise(result)
+    kind = "ok" if summary.all_ok else summary.all_dead_alike
+    words = summary.words()
+    if kind is None:
+        fault = summary.fault()
+        why = f"{words}: neither ok in every process nor dead alike in every one"
+        return Judgement(
+            release,
+            ReleaseVerdict.AMBIGUOUS,
+            f"{why}{'; ' + fault if fault else ''}",
+            measurement.note,
+            result,
+        )
+    if release == judge.good:
+        judge.good_result, judge.good_status = result, kind
+        why = f"the {judge.terms.old} endpoint: {words}"
+        return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
+    if judge.good_status is None:
+        raise ValueError("the good endpoint must be judged before any other release")
+    like_good = kind == judge.good_status
+    if release == judge.bad:
+        judge.bad_result = result
+        if like_good:
+            why = f"{words}, as on the {judge.terms.old} endpoint: no change of status to find"
+            return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
+        return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result)
+    verdict = ReleaseVerdict.GOOD if like_good else ReleaseVerdict.BAD
+    why = f"{words}, as on the {judge.terms.word(verdict)} endpoint"
+    return Judgement(release, verdict, why, measurement.note, result)
 
 
 def between(
