@@ -167,8 +167,7 @@ def test_a_crash_since_a_release_is_answered_with_where_it_died():
     assert "ok → SIGSEGV (exit 139)" in text and "crashes" in text
     assert (
         "where jax 0.10.2 died: SIGSEGV (exit 139) in 10 of 10 processes; first process: "
-        'File "repro.py", line 7 in reduce'
-        in text
+        'File "repro.py", line 7 in reduce' in text
     )
     assert "--status" in text, "the bisect below the releases is offered on the status"
     assert "0.10.2 crashed (SIGSEGV (exit 139) in 10 of 10 processes)" in text
