@@ -127,3 +127,15 @@ def test_a_process_killed_from_outside_is_said_as_a_fault_not_a_step_nor_no_chan
     assert fault["fault"].startswith("killed from outside in 1 of 3 processes")
     assert "jax 0.4.31: killed from outside in 1 of 3 processes" in out
     assert "No change found" not in out and code == 4, "nothing compared: never 'no change'"
+
+
+def test_a_run_that_crashes_says_where_its_first_process_died(tmp_path, capsys):
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "segfaults"]
+    argv += ["--results", str(tmp_path / "r"), "--processes", "2", "--repeats", "2"]
+    main(argv)
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    [line] = [line for line in said.splitlines() if "where it died" in line]
+    assert (
+        line.startswith("    where it died: SIGSEGV (exit 139); File ") and "segfaults.py" in line
+    )
