@@ -45,7 +45,7 @@ def execute(options: RangeOptions) -> int:
         first_round,
         confirmer,
         metrics=metrics,
-        with_claim=options.metric is None,
+        with_claim=options.metric is None and not options.status,
         thresholds=options.thresholds,
         progress=progress,
     )
