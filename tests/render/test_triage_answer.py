@@ -175,6 +175,8 @@ def test_a_crash_since_a_release_is_answered_with_where_it_died():
     assert "**Answers**" in page
     assert "- status: crashes since 0.10.2: SIGSEGV (exit 139) in 10 of 10 processes" in page
     assert "line 7 in reduce" in page and "Python's stack:" in page
+    cpu = found.confirmations[0].after.result.result.host.cpu_model
+    assert cpu and f"  - on {cpu}" in page, "the CPU a crash happened on"
     assert "crashed: SIGSEGV (exit 139) in 10 of 10 processes" in page, (
         "the releases table says how"
     )
