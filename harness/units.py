@@ -58,7 +58,12 @@ def time_left(done: int, left: int, elapsed: float, per_unit: float | None = Non
 
 
 def format_ratio(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"×{value:.3g}"
+    """``×1.5``; a number that went from zero or to zero has no ratio that means something: "from 0", "to 0"."""
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "from 0"
+    return "to 0" if value == 0 else f"×{value:.3g}"
 
 
 def format_p(value: float) -> str:

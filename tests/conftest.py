@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harness.store.results import StoredResult, load_results
+from harness.store.schema import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -115,8 +116,11 @@ def fixture_result() -> dict:
 
 
 def real_result(name: str) -> dict:
-    """A real stored result (schema version 2, measured in several processes) from ``fixtures/results``."""
-    return json.loads((FIXTURES / "results" / f"{name}.json").read_text())
+    """A real stored result (stored as schema version 2, measured in several processes) from
+    ``fixtures/results``, as the newest version (``migrations.upgrade``)."""
+    from harness.store.migrations import upgrade
+
+    return upgrade(json.loads((FIXTURES / "results" / f"{name}.json").read_text()))
 
 
 def v1_result(name: str) -> dict:
@@ -173,6 +177,39 @@ def derive(
     return copy
 
 
+# How a fake process died (``ProcessEnd`` as JSON, with its status): for ``FakeReleases``' scales.
+SEGFAULT = {
+    "status": "crashed",
+    "how": "signal",
+    "signal": "SIGSEGV",
+    "exit_status": 139,
+    "last_lines": "Fatal Python error: Segmentation fault",
+}
+TERMINATED = {
+    "status": "crashed",
+    "how": "signal",
+    "signal": "SIGTERM",
+    "exit_status": 143,
+    "from_outside": True,
+}
+
+
+def died(data: dict, end: dict) -> dict:
+    """The result with its processes dead as ``end`` says (its first ``end["processes"]``, or every one); the
+    result's status the first that is not ok, as a cell's is.  Returns it."""
+    end = dict(end)
+    status, count = end.pop("status"), end.pop("processes", None)
+    processes = data["processes"]
+    for process in processes[:count]:
+        index = process.get("index", 0)
+        process.clear()
+        process.update(
+            index=index, status=status, detail=f"killed by {end.get('signal')}", died=end
+        )
+    data["status"] = next((p["status"] for p in processes if p["status"] != "ok"), "ok")
+    return data
+
+
 def set_claim(data: dict, holds: bool) -> dict:
     """The result with the claim verdict of every process set (a test-only change); returns it."""
     for record in data.get("processes", [data]):
@@ -182,7 +219,7 @@ def set_claim(data: dict, holds: bool) -> dict:
 
 
 def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
-    """A result posing as a cell measured in one process per status (schema version 2), made from the
+    """A result posing as a cell measured in one process per status (the newest version), made from the
     result's first process: process i has every raw sample multiplied by i + 1 (a test-only injection)
     and, with ``holds``, that claim verdict.  Only processes that finished ok carry measurements."""
     template = data["processes"][0] if "processes" in data else data
@@ -198,7 +235,7 @@ def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = Non
     cell = {key: value for key, value in data.items() if key not in (*measured, "processes")}
     first_bad = next((s for s in statuses if s != "ok"), "ok")
     return cell | {
-        "schema_version": 2,
+        "schema_version": SCHEMA_VERSION,
         "processes": processes,
         "status": first_bad,
         "interleaved_with": [],
@@ -278,7 +315,8 @@ class FakeReleases:
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
-    installed, ``"failed"`` one whose run failed.  ``again`` gives the scale of a
+    installed, ``"failed"`` one whose run failed, a dict (``SEGFAULT``) one whose every process died so
+    (``died``), or whose first ``"processes"`` did.  ``again`` gives the scale of a
     second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
     """
 
@@ -307,6 +345,8 @@ class FakeReleases:
             data = derive(
                 base, release=release, status="failed", detail="exit code 1\nRuntimeError: fake"
             )
+        elif isinstance(scale, dict):
+            data = died(derive(base, release=release), scale)
         else:
             data = derive(base, release=release, scale=scale)
             self.adjust(data, scale)

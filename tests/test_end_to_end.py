@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("jax")
 
 from harness.render.screen import fits
+from harness.store.schema import SCHEMA_VERSION
 
 from .conftest import FIXTURES, harness_command
 
@@ -51,7 +52,7 @@ def test_async_dispatch_end_to_end(tmp_path):
     assert result["status"] == "ok", result.get("detail")
     assert result["sizes"] == {"N": 64} and result["profile"] == "e2e"
     assert (
-        result["schema_version"] == 2
+        result["schema_version"] == SCHEMA_VERSION
         and len(result["processes"]) == result["settings"]["processes"] == 5
     )
     process = result["processes"][0]

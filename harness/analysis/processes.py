@@ -209,6 +209,11 @@ def _one_value(processes: Sequence[Sequence[float]]) -> bool:
     return len({value for samples in processes for value in samples}) == 1
 
 
+def _from_zero(base: Summary, cand: Summary) -> bool:
+    """A number that was 0 on side A and is above 0 on side B: no ratio, the clearest change there is."""
+    return base.median == 0 and cand.median > 0
+
+
 def _constant(
     base: Summary,
     cand: Summary,
@@ -218,11 +223,19 @@ def _constant(
 ) -> Comparison:
     """Each side gave one value in every sample of every process: what changed is known exactly, so no test,
     interval or allowance for separate runs applies (a Welch margin of an invocation spread would read "within
-    ±44 %" for a number printed as 30.5 in all six processes).  Past the factor it is a change, else unchanged."""
-    ratio = 1.0 if base.median == cand.median else cand.median / base.median
+    ±44 %" for a number printed as 30.5 in all six processes).  Past the factor it is a change, else unchanged;
+    from zero or to zero, always a change."""
+    # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
+    ratio = (
+        1.0
+        if base.median == cand.median
+        else math.inf
+        if _from_zero(base, cand)
+        else cand.median / base.median
+    )
     verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
     p_value = 1.0 if ratio == 1 else 0.0
-    margin = max(ratio, 1 / ratio)
+    margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
     return Comparison(
         base,
         cand,
@@ -275,7 +288,7 @@ def compare_processes(
         enough
         and _one_value(a)
         and _one_value(b)
-        and (base.median > 0 or base.median == cand.median)
+        and (base.median > 0 or base.median == cand.median or _from_zero(base, cand))
     ):
         return _constant(base, cand, flags, spreads, thresholds)
     if base.median <= 0:

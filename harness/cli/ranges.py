@@ -117,6 +117,8 @@ class RangeOptions:
     explain: bool = (
         True  # a step's changed defaults listed and tried, its compiled programs compared
     )
+    # Judge by how the processes end (``--status``): ok in every process, or dead alike in every one.
+    status: bool = False
     why_budget_s: float | None = (
         None  # ``--why-budget``: how long asking why may take (None: what the measuring took)
     )
@@ -230,6 +232,12 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     criterion.add_argument(
         "--claim", action="store_true", help="judge by the case's claim verdict instead"
     )
+    criterion.add_argument(
+        "--status",
+        action="store_true",
+        help="judge by how its processes end: ok in every one, or crashed, timed out or failed alike in "
+        "every one (a bisect finds the first release where the script stops running ok)",
+    )
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
     parser.add_argument(
@@ -289,6 +297,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         args.command == "bisect"
         and metric is None
         and not args.claim
+        and not args.status
         and not case.subject.every_metric
     ):
         raise UsageError(
@@ -321,7 +330,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         )
     if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
         _check_clone(jax_repo)
-    if commits and metric is None and not args.claim:
+    if commits and metric is None and not args.claim and not args.status:
         raise UsageError(
             "--commits follows one change: give --metric (a triage names the metric that moved)"
         )
@@ -337,6 +346,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         last=last,
         metric=metric,
         claim=args.claim,
+        status=args.status,
         thresholds=thresholds,
         measuring=Measuring(settings, max_processes, time_budget),
         places=Places(args.releases, results, args.out, args.json),

@@ -394,7 +394,7 @@ FROM_THE_INDEX = {
         release_run_view,
     ),
     "bisect": IndexSession(
-        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim --good V --bad V.\n\n"
+        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim|--status --good V --bad V.\n\n"
         "``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.",
         partial(session_view, "bisect"),
     ),
@@ -403,7 +403,8 @@ FROM_THE_INDEX = {
         partial(session_view, "sweep"),
     ),
     "triage": IndexSession(
-        "Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V] [--metric M|--claim].",
+        "Every change in a range, each confirmed: nox -s triage -- CASE [--from V --to V]\n"
+        "[--metric M|--claim|--status].",
         partial(session_view, "triage"),
     ),
     "watch": IndexSession(

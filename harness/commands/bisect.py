@@ -44,7 +44,7 @@ def execute(options: RangeOptions) -> int:
     )
     say_unknown_higher_is_better(stored_metric_names(options), options)
     if (
-        options.metric is None and not options.claim
+        options.metric is None and not options.claim and not options.status
     ):  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(run)
     bisected, data = _bisect(run, options)
@@ -130,7 +130,9 @@ def _bisect(
     ``printed``); the outcome with its setting, and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
-    judge = Judge(run.prober, options.first, options.last, metric, options.thresholds, terms)
+    judge = Judge(
+        run.prober, options.first, options.last, metric, options.thresholds, terms, options.status
+    )
     count, expected = 0, expected_probes(len(run.labels))
     probing = time.monotonic()
 

@@ -186,6 +186,8 @@ def triage_command(options: RangeOptions) -> str:
         words += ["--metric", options.metric.metric_name]
     elif options.claim:
         words.append("--claim")
+    elif options.status:
+        words.append("--status")
     words += ["--processes", str(options.measuring.processes)]
     return nox_command("triage", target, words, options.sizes, options.profile)
 
@@ -254,7 +256,7 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
-    return [] if options.claim else None
+    return [] if options.claim or options.status else None
 
 
 def stored_libraries(
@@ -322,7 +324,7 @@ class RangeRun:
         options = self.options
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
-        return Setting(
+        setting = Setting(
             options.case.name,
             options.sizes,
             options.profile,
@@ -334,6 +336,7 @@ class RangeRun:
             libraries=self.libraries(),
             **more,
         )
+        return dataclasses.replace(setting, status=True) if options.status else setting
 
     @property
     def asks_why(self) -> bool:
@@ -393,7 +396,7 @@ class RangeRun:
             o.case.name,
             o.first,
             o.last,
-            criterion=criterion(o.metric, o.claim),
+            criterion=criterion(o.metric, o.claim, o.status),
             sizes=o.sizes,
             profile=o.profile,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from harness.analysis.power import detectable_in_records
 from harness.analysis.sequential import open_comparison
+from harness.analysis.statuses import end_words, error_line, innermost_frame
 from harness.cli import options
 from harness.cli.run import RunOptions
 from harness.commands.progress import Progress
@@ -15,7 +16,7 @@ from harness.errors import UsageError
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Measured, measure
 from harness.render.run_screen import NotOk, run_screen
-from harness.store.schema import RunStatus
+from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import sizes_text
 
 ALREADY_MEASURED = (
@@ -58,6 +59,12 @@ def _failed(outcome: Measured) -> bool:
     return outcome.run is not None and outcome.run.status not in (RunStatus.OK, RunStatus.SKIPPED)
 
 
+def died_words(end: ProcessEnd) -> str:
+    """Where the first process that did not run ok died, in a line: how, its innermost frame, its error."""
+    said = [end_words(end), innermost_frame(end.stack), error_line(end)]
+    return "; ".join(dict.fromkeys(part for part in said if part))
+
+
 def not_ok_cell(outcome: Measured) -> NotOk:
     """A cell that did not run ok, named as its stored result names it (else by its side)."""
     assert outcome.run is not None
@@ -67,7 +74,10 @@ def not_ok_cell(outcome: Measured) -> NotOk:
         if stored is not None
         else outcome.side.label or f"jax {outcome.side.release}"
     )
-    return NotOk(what, str(outcome.run.status), outcome.run.detail)
+    ends = [p.died for p in outcome.run.processes if p.died is not None]
+    return NotOk(
+        what, str(outcome.run.status), outcome.run.detail, died_words(ends[0]) if ends else ""
+    )
 
 
 def execute(opts: RunOptions) -> int:

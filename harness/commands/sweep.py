@@ -21,7 +21,7 @@ def execute(options: RangeOptions) -> int:
         run.releases,
         run.prober,
         metrics=metrics,
-        with_claim=options.metric is None,
+        with_claim=options.metric is None and not options.status,
         thresholds=options.thresholds,
         progress=progress,
     )

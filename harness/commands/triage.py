@@ -16,7 +16,7 @@ from harness.commands.ranges import (
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
@@ -28,7 +28,7 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
         return {}
     steps: dict[tuple[str, str], list[str]] = {}
     for change in found.changes():
-        if change.step.metric != CLAIM:
+        if change.step.metric not in (CLAIM, STATUS):  # a crash's why is not a timing's
             steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
     return steps
 
@@ -47,7 +47,7 @@ def execute(options: RangeOptions) -> int:
         first_round,
         confirmer,
         metrics=metrics,
-        with_claim=options.metric is None,
+        with_claim=options.metric is None and not options.status,
         thresholds=options.thresholds,
         progress=progress,
     )

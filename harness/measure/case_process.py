@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import signal
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from harness.host.environment import scrub
+from harness.measure import deaths
 from harness.measure.launch import Worker, WorkerGone
 from harness.measure.load import LoadWatch
-from harness.store.schema import ProcessRun, RunStatus, SchemaError, parse_process
+from harness.store.schema import (
+    EndKind,
+    ProcessEnd,
+    ProcessRun,
+    RunStatus,
+    SchemaError,
+    parse_process,
+)
 
 STDERR_TAIL_LINES = 25
 DETAIL_CHARS = 4000  # of a failed process's output kept in its result
@@ -43,11 +50,7 @@ def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:
         return ""
 
 
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
+signal_name = deaths.signal_name
 
 
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
@@ -60,18 +63,32 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
             if name == "SIGKILL"
             else ""
         )
-        return ProcessRun(0, RunStatus.CRASHED, f"killed by {name}{hint}\n{tail(output)}".strip())
+        detail = f"killed by {name}{hint}\n{tail(output)}".strip()
+        return ProcessRun(0, RunStatus.CRASHED, detail, died=deaths.ended(returncode, output))
     if returncode != 0:
-        return ProcessRun(0, RunStatus.FAILED, f"exit code {returncode}\n{tail(output)}".strip())
+        detail = f"exit code {returncode}\n{tail(output)}".strip()
+        return ProcessRun(0, RunStatus.FAILED, detail, died=deaths.ended(returncode, output))
     if payload is None:
-        return ProcessRun(
-            0, RunStatus.FAILED, f"the case process exited without a result\n{tail(output)}".strip()
-        )
+        detail = f"the case process exited without a result\n{tail(output)}".strip()
+        return ProcessRun(0, RunStatus.FAILED, detail, died=deaths.ended(returncode, output))
     try:
         return parse_process(payload, "payload")
     except SchemaError as exc:
         unreadable = f"the case process wrote an unreadable result ({exc})\n{tail(output)}"
-        return ProcessRun(0, RunStatus.FAILED, unreadable.strip())
+        return ProcessRun(
+            0, RunStatus.FAILED, unreadable.strip(), died=deaths.ended(returncode, output)
+        )
+
+
+def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
+    """A process that did not finish ok, with where it died (one the case process itself did not say: what
+    its detail says) and the faulthandler ``stack`` written at its fatal signal or time-out."""
+    if process.status in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
+        return process
+    died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
+    if stack and not died.stack:
+        died = dataclasses.replace(died, stack=stack)
+    return dataclasses.replace(process, died=died)
 
 
 def _read_payload(path: Path) -> Any:
@@ -100,7 +117,10 @@ def run_process(
     """
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
+        faults = Path(scratch) / "faults.txt"
         request: dict[str, Any] = {
+            "fault_file": str(faults),
+            "dump_at_unix_s": time.time() + deaths.dump_after(timeout_s),
             "case_file": str(case_file),
             "sizes": sizes,
             "settings": child_settings,
@@ -125,6 +145,7 @@ def run_process(
                 index,
                 RunStatus.CRASHED,
                 f"its worker died, and the case process with it: {gone}",
+                died=ProcessEnd(EndKind.WORKER, last_lines=deaths.last_lines(str(gone))),
                 duration_s=round(time.monotonic() - started, 3),
                 window_unix_ns=(started_ns, time.time_ns()),
                 affinity=None if affinity is None else tuple(affinity),
@@ -136,13 +157,22 @@ def run_process(
         window = (started_ns, time.time_ns())
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
         output = read_end(log)
-        if timed_out:
+        if timed_out:  # a script's own output, where it was one, says more than its case process's
+            written = (
+                read_end(Path(scratch) / deaths.SCRIPT_STDERR).strip()
+                or read_end(Path(scratch) / deaths.SCRIPT_STDOUT).strip()
+                or output
+            )
             process = ProcessRun(
-                0, RunStatus.TIMEOUT, f"no result within {timeout_s:g} s; killed\n{tail(output)}"
+                0,
+                RunStatus.TIMEOUT,
+                f"no result within {timeout_s:g} s; killed\n{tail(output)}",
+                died=deaths.timed_out(timeout_s, written),
             )
         else:
             assert exited is not None
             process = classify(exited.returncode, _read_payload(out), output)
+        process = with_stack(process, deaths.read_stack(faults))
         peak = process.peak_rss_bytes
         if exited is not None and peak is None:  # it died before saying: the kernel's count
             peak = exited.maxrss_bytes

@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from harness.host.environment import jax_facts, scrub, scrub_value
-from harness.measure import hlo, timing
+from harness.measure import deaths, hlo, timing
 from harness.measure.script_hook import configure_jax, start_profile, stop_profile
 from harness.measure.script_process import run_script
 from harness.stats import summarize
@@ -255,9 +255,21 @@ def run(
     settings: dict[str, Any],
     script_sha256: str | None = None,
     script_args: tuple[str, ...] = (),
+    *,
+    fault_file: str | None = None,
+    dump_at_unix_s: float | None = None,
 ) -> ProcessRun:
-    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured."""
+    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured.
+
+    ``fault_file``: where Python's stack goes at a fatal signal and, at ``dump_at_unix_s``, of a process still
+    running (``deaths.watch_faults``); a plain script's own process writes it there (its start-up hook)."""
     phase = Phases()
+    scripted = script_sha256 is not None
+    deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)
+    if scripted and fault_file:
+        os.environ[deaths.FAULT_FILE] = fault_file
+        if dump_at_unix_s:
+            os.environ[deaths.FAULT_AT] = str(dump_at_unix_s)
     try:
         if script_sha256 is not None:
             with phase("script"):
@@ -318,11 +330,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--script-args", type=json.loads, default=[], help="its arguments, a JSON list"
     )
+    parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
+    parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
     args = parser.parse_args(argv)
-    write(
-        args.out,
-        run(args.case_file, args.sizes, args.settings, args.script_sha256, tuple(args.script_args)),
+    process = run(
+        args.case_file,
+        args.sizes,
+        args.settings,
+        args.script_sha256,
+        tuple(args.script_args),
+        fault_file=args.fault_file,
+        dump_at_unix_s=args.dump_at_unix_s,
     )
+    write(args.out, process)
     return 0
 
 

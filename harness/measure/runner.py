@@ -15,7 +15,7 @@ process is skipped (too few devices, ``compat.Unsupported``) is not run again, a
 that timed out twice is not kept waiting on further.
 
 When a cell needs no further round each side's outcome is stored as one
-schema-version-2 result (``interleaved_with`` naming the other sides); an interrupt
+schema-version-3 result (``interleaved_with`` naming the other sides); an interrupt
 stores what every unfinished cell has so far before it propagates, and a resumed run
 measures those cut short again.  Case processes from any sweep on this machine take
 turns (``timing_lock``, per process); two sweeps into one results folder take turns

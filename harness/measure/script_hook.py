@@ -23,6 +23,7 @@ Nothing is written into the user's file or venv.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import runpy
@@ -59,6 +60,27 @@ _capture = None  # the capture module, once loaded
 # ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the variable before then, in its own
 # code, runs with its flags instead of the harness's.  What it holds at that moment is kept.
 XLA_FLAGS = "XLA_FLAGS"
+# Where the script's Python stack goes at a fatal signal, and when (Unix seconds) to write it if still running (a
+# little before its time-out): the harness reads the file back as where the process died (``harness.measure.deaths``).
+FAULT_FILE = "HARNESS_FAULT_FILE"
+FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
+_fault_file = None  # kept open: faulthandler writes to its descriptor
+
+
+def _watch_faults() -> None:
+    """faulthandler on, into the harness's file; the variables taken out, so the script sees its own environment."""
+    global _fault_file
+    path, at = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AT, "")
+    if not path:
+        return
+    try:
+        _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+        faulthandler.enable(file=_fault_file, all_threads=True)
+        if at:
+            after = max(0.1, float(at) - time.time())
+            faulthandler.dump_traceback_later(after, file=_fault_file)
+    except (OSError, ValueError):  # no stack then; the script still runs
+        return
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
@@ -298,6 +320,7 @@ def _write(path: str) -> None:
 
 def main() -> None:
     report, script, *arguments = sys.argv[1:]
+    _watch_faults()
     sys.argv = [script, *arguments]
     sys.path[0] = os.path.dirname(
         os.path.abspath(script)

@@ -53,6 +53,7 @@ from typing import Any
 
 from harness.catalogue.benchmark_suite import SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
+from harness.measure import deaths
 from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
@@ -309,8 +310,8 @@ def run_script(
         return ProcessRun(0, RunStatus.FAILED, changed, script={"sha256": digest})
     env = script_environment(dict(os.environ))
     with (
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
+        deaths.script_output(env, deaths.SCRIPT_STDOUT) as out,
+        deaths.script_output(env, deaths.SCRIPT_STDERR) as err,
         tempfile.TemporaryDirectory() as scratch,
     ):
         report_path = Path(scratch) / "phases.json"
@@ -330,7 +331,10 @@ def run_script(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-            return ProcessRun(0, RunStatus.TIMEOUT, f"no exit within {timeout_s:g} s; killed")
+            late = f"no exit within {timeout_s:g} s; killed"
+            return ProcessRun(
+                0, RunStatus.TIMEOUT, late, died=deaths.timed_out(timeout_s or 0.0, "")
+            )
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
         stderr = _read_end(err)
@@ -364,7 +368,8 @@ def run_script(
         output = tail(stderr) or tail(stdout)
         shown = " ".join(["python", path.name, *args])
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
-        return ProcessRun(0, status, detail, script=record)
+        died = deaths.ended(code, stderr if stderr.strip() else stdout)
+        return ProcessRun(0, status, detail, script=record, died=died)
     figures = parse_output(stdout)
     notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
     programs, compiled = programs_from(figures.lines)

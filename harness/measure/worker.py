@@ -9,7 +9,7 @@ worker's own output, JAX's import warnings included, goes to stderr, the harness
   importing JAX once *without* starting a backend (``fork`` isolation only) and taking
   the side's host facts (``harness.host.environment.host_facts``);
 - a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity", "script_sha256",
-  "script_args"}}`` is
+  "script_args", "fault_file", "dump_at_unix_s"}}`` is
   answered ``{"started": {"pid"}}`` once the case process exists, and
   ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}`` once it has ended
   (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage); with
@@ -185,6 +185,8 @@ def run_case_here(request: dict[str, Any]) -> None:
         request["settings"],
         request.get("script_sha256"),
         tuple(request.get("script_args", ())),
+        fault_file=request.get("fault_file"),
+        dump_at_unix_s=request.get("dump_at_unix_s"),
     )
     write(Path(request["out"]), process)
 
@@ -206,6 +208,12 @@ def child_command(request: dict[str, Any]) -> list[str]:
         *(
             ["--script-args", json.dumps(request["script_args"])]
             if request.get("script_args")
+            else []
+        ),
+        *(["--fault-file", request["fault_file"]] if request.get("fault_file") else []),
+        *(
+            ["--dump-at-unix-s", str(request["dump_at_unix_s"])]
+            if request.get("dump_at_unix_s")
             else []
         ),
     ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.analysis.statuses import summarise
 from harness.findings import Finding, FollowUp
 from harness.render import screen
 from harness.render.range_screen import (
@@ -20,7 +21,7 @@ from harness.render.range_screen import (
 )
 from harness.render.why import issue_follow_up, libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, BisectOutcome, expected_probes
+from harness.steps.bisection import CLAIM, STATUS, BisectOutcome, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judgement
 
 
@@ -60,6 +61,12 @@ def _bisect_row(each: Bisected) -> Row:
     found, metric = each.found, each.setting.metric
     bad = _probe(found, found.first_bad or "")
     good = _probe(found, found.last_good or "")
+    if each.setting.status:
+        sides = [summarise(j.result) for j in (good, bad) if j and j.result]
+        ends = [side.all_dead_alike or ("ok" if side.all_ok else side.words()) for side in sides]
+        moved = "runs again" if each.setting.terms == FIX else "stops running ok"
+        sure = f"all {min(side.processes for side in sides)} a side" if sides else ""
+        return Row(STATUS, " → ".join(ends), "", moved, sure)
     if metric is None or bad is None or bad.vs_good is None:
         claims = f"{claim_text(good)} → {claim_text(bad)}"
         return Row(CLAIM if metric is None else metric.metric_name, claims, "", "flips", "")
@@ -70,11 +77,13 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
     """What narrows the step found (``why.next_steps``), then the issue draft over it."""
     setting, found = each.setting, each.found
     good, bad = str(found.last_good), str(found.first_bad)
-    metric = setting.metric.metric_name if setting.metric else CLAIM
+    metric = setting.metric.metric_name if setting.metric else STATUS if setting.status else CLAIM
     judged = _probe(found, bad)
     step = None if judged is None else judged.vs_good
     unwanted = setting.terms is REGRESSION
     narrowing = next_steps(setting, good, bad, metric, step, setting.terms, unwanted=unwanted)
+    if setting.status:  # the draft is of a timing or a claim: a crash report is not drafted yet
+        return narrowing
     return [*narrowing, issue_follow_up(setting, good, bad, metric, "the upstream issue, drafted")]
 
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Thresholds
+from harness.analysis.statuses import ran, summarise
 from harness.errors import UsageError
 from harness.findings import Finding, FollowUp
 from harness.metric_names import parse_metric_name, reading_rank
 from harness.render import screen
 from harness.render.marks import legend, marks_text
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome
+from harness.steps.bisection import CLAIM, STATUS, ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
 from harness.units import format_p, format_ratio, sizes_text
@@ -51,6 +52,8 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 
 def rank(metric: str) -> int:
+    if metric == STATUS:
+        return -2  # whether it runs at all comes first
     if metric == CLAIM:
         return -1  # the claim a case was written for comes before its timings
     try:
@@ -66,6 +69,8 @@ def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[Release
 
 
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
+    if step.metric == STATUS:
+        return [step.metric, f"{step.before} → {step.after}", "", step.change, ""]
     if step.metric == CLAIM or comparison is None:
         return [step.metric, f"{step.before} → {step.after}", "", step.change, ""]
     return [
@@ -82,10 +87,17 @@ def not_ok_line(found: SweepOutcome) -> str:
     bad = found.not_ok()
     if not bad:
         return ""
-    said = [
-        f"{m.release} {m.result.status if m.result is not None else 'not installed'}" for m in bad
-    ]
+    said = [f"{m.release} {_status_words(m)}" for m in bad]
     return f"{len(bad)} did not run ok: {', '.join(said)}"
+
+
+def _status_words(probe: Probe) -> str:
+    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status, how its processes ended."""
+    if probe.result is None:
+        return "not installed"
+    if not ran(probe.result):
+        return str(probe.result.status)
+    return f"{probe.result.status} ({summarise(probe.result).words()})"
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
+from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, thresholds_json
@@ -24,6 +25,7 @@ from harness.render.why import why_json
 from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, ReleaseStep, SweepOutcome, expected_probes
 from harness.steps.judge import FIX, Judgement, Terms
+from harness.steps.probes import Probe
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
 from harness.units import format_p, format_ratio
@@ -69,6 +71,8 @@ def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
 def against_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "–"
+    if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
+        return f"{format_ratio(comparison.ratio)} {comparison.said}"
     return (
         f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
         f"{comparison.said}"
@@ -283,10 +287,31 @@ def library_cell(setting: Setting, release: str) -> str:
     return ", ".join(f"{name} {version}" for name, version in sorted(versions.items())) or "–"
 
 
+def status_cell(probe: Probe) -> str:
+    """A release's status, and how its processes ended where one did not run ok: ``crashed: SIGSEGV (exit
+    139) in 5 of 5 processes``."""
+    if probe.result is None:
+        return "not installed"
+    if probe.result.status is RunStatus.OK or not ran(probe.result):
+        return str(probe.result.status)
+    return f"{probe.result.status}: {summarise(probe.result).words()}"
+
+
+def died_json(probe: Probe) -> list[dict[str, Any]]:
+    """Where each of a release's processes that did not run ok died, as stored (``ProcessEnd``)."""
+    if probe.result is None:
+        return []
+    return [
+        {"process": p.index, **p.died.to_json()}
+        for p in probe.result.result.processes
+        if p.died is not None
+    ]
+
+
 def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
     for m in found.measurements:
-        status = m.result.status if m.result is not None else "not installed"
+        status = status_cell(m)
         # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
         claim = outcome(m.result) if m.result is not None else "–"
         claim = "–" if claim == RunStatus.OK else claim
@@ -365,6 +390,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
                 "release": m.release,
                 "jaxlib": setting.jaxlib.get(m.release),
                 "status": m.result.status if m.result is not None else "not installed",
+                "died": died_json(m),
                 "source": m.note,
                 "result": m.result.path.name if m.result is not None else None,
             }

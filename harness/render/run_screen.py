@@ -20,6 +20,9 @@ class NotOk:
     what: str
     status: str
     detail: str
+    died: str = (
+        ""  # where its first process that did not run ok died: how, its innermost frame, its error
+    )
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
@@ -33,6 +36,8 @@ def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]
             )
             for c in not_ok
         ]
+        if not_ok[0].died:  # the first one's death, in a line: the stored results keep every one
+            each.insert(1, screen.shorten(f"    where it died: {not_ok[0].died}"))
         lines += screen.budgeted(
             each,
             screen.LINES - _FRAME_LINES,

@@ -11,6 +11,7 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
+from harness.analysis.statuses import summarise
 from harness.names import inside
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import unmeasured_line
@@ -22,12 +23,12 @@ from harness.render.release_answers import (
 )
 from harness.render.series_plot import draw_series
 from harness.render.tables import markdown_table
-from harness.render.text import inline
+from harness.render.text import fenced, inline
 from harness.render.triage_screen import follow_ups, triage_screen
-from harness.render.triage_words import answered, answers, family_error
+from harness.render.triage_words import answered, answers, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
@@ -77,8 +78,15 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
             "processes allowed would be unlikely to decide). The same command with a larger --max-processes "
             "(what ran out of processes is measured again, the rest reused), on a quiet machine, may decide."
         )
-    if lines:
+    lines += [f"- jax {release}: {fault}." for release, fault in found.faults()]
+    if found.changes() or found.undecided():
         return lines
+    if lines:  # faults alone: said, and then why there is no answer
+        return [*lines, *_no_answer(found)]
+    return _no_answer(found)
+
+
+def _no_answer(found: TriageOutcome) -> list[str]:
     if found.first_round.unmeasured():
         return [unmeasured_line(found.first_round)]
     if found.first_round.steps:
@@ -103,12 +111,36 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     library's own releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
     libraries = libraries_line(setting, step.before, step.after)
-    defaults = why_lines(
-        setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
+    defaults = (
+        []
+        if step.metric == STATUS  # a crash's why is not a timing's: no trial of defaults on it
+        else why_lines(
+            setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
+        )
     )
     said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
     said += [f.markdown() for f in follow_ups(setting, change)]
-    return "\n".join([f"- {answer}", *(f"  - {line}" for line in said)])
+    lines = [f"- {answer}", *(f"  - {line}" for line in said)]
+    return "\n".join([*lines, *_died_lines(change)]) if step.metric == STATUS else "\n".join(lines)
+
+
+def _died_lines(change: Confirmation) -> list[str]:
+    """Where the first process of a status step's dead side died: how, its last lines, its stack, fenced."""
+    dead = change.after if change.regression else change.before
+    first = summarise(dead.result).first if dead.result is not None else None
+    if first is None:
+        return []
+    lines = [f"  - {inline(death_line(change))}"]
+    host = dead.result.result.host if dead.result is not None else None
+    if host is not None and host.cpu_model:  # crashes in XLA:CPU often depend on the CPU
+        lines.append(
+            f"  - on {inline(host.cpu_model)}, {inline(host.platform or 'platform unrecorded')}"
+        )
+    for title, text in (("its last lines", first.last_lines), ("Python's stack", first.stack)):
+        if text.strip():
+            fence = fenced(text).replace("\n", "\n    ")
+            lines += [f"  - {title}:", "", f"    {fence}", ""]
+    return lines
 
 
 def _claim_cells(c: Confirmation) -> str:
@@ -118,12 +150,24 @@ def _claim_cells(c: Confirmation) -> str:
     return " → ".join(outcome(r) for r in results if r is not None)
 
 
+def _status_cells(c: Confirmation) -> str:
+    return " → ".join(
+        summarise(p.result).words() if p.result is not None else "–" for p in (c.before, c.after)
+    )
+
+
 def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
-        first = step.change if step.metric == CLAIM else against_cell(step.comparison)
-        again = _claim_cells(c) if step.metric == CLAIM else against_cell(c.comparison)
+        first = step.change if step.metric in (CLAIM, STATUS) else against_cell(step.comparison)
+        again = (
+            _claim_cells(c)
+            if step.metric == CLAIM
+            else _status_cells(c)
+            if step.metric == STATUS
+            else against_cell(c.comparison)
+        )
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
         rows.append(
@@ -221,6 +265,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             if c.undecided
             else "not confirmed",
             "reason": c.reason,
+            **({"status": _status_cells(c)} if c.step.metric == STATUS else {}),
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
         }
         for c in found.confirmations
@@ -230,6 +275,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "confirmations": confirmations,
         "answers": answers(found),
         "family_error": family_error(found, setting.thresholds),
+        "faults": [{"release": release, "fault": fault} for release, fault in found.faults()],
         **why_json(setting),
     }
 

@@ -3,7 +3,8 @@ the why of its first metric, the bisect below the releases), the undecided ones,
 
 from __future__ import annotations
 
-from harness.findings import FollowUp
+from harness.analysis.statuses import verb
+from harness.findings import FollowUp, leading
 from harness.metric_names import parse_metric_name
 from harness.render import screen
 from harness.render.range_screen import (
@@ -17,10 +18,10 @@ from harness.render.range_screen import (
     rank,
     unmeasured_line,
 )
-from harness.render.triage_words import answered
+from harness.render.triage_words import answered, death_line
 from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.judge import FIX, REGRESSION
 from harness.steps.triage import Confirmation, TriageOutcome
 
@@ -36,6 +37,10 @@ def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
 
 def _triage_row(text: str, change: Confirmation) -> Row:
     step = change.step
+    if step.metric == STATUS:
+        said = verb(step.change) if change.regression else "runs again"
+        sides = [len(p.result.result.processes) for p in (change.before, change.after) if p.result]
+        return Row(step.metric, step.change, "", said, f"all {min(sides, default=0)} a side")
     if step.metric == CLAIM or change.comparison is None:
         flip = (
             "stops holding"
@@ -64,7 +69,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     blocks = []
     for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
         ordered = sorted(changes, key=lambda tc: rank(tc[1].step.metric))
-        lead = next((c for _, c in ordered if c.step.metric != CLAIM), ordered[0][1])
+        lead = next((c for _, c in ordered if c.step.metric not in (CLAIM, STATUS)), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
         # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33 says it all)
@@ -73,9 +78,20 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         skipped = f"; {', '.join(between)} between did not run" if between else ""
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
-        why = why_lines(setting, before, after, lead.comparison, lead.step.metric)
+        why = (
+            []
+            if lead.step.metric == STATUS
+            else why_lines(setting, before, after, lead.comparison, lead.step.metric)
+        )
+        died = [
+            leading(line)
+            for _, c in ordered
+            if c.step.metric == STATUS
+            for line in [death_line(c)]
+            if line
+        ]
         rows = [_triage_row(text, change) for text, change in ordered]
-        why = [*([libraries] if libraries else []), *why]
+        why = [*died, *([libraries] if libraries else []), *why]
         blocks.append(Block(head, f"{before} → {after}", rows, why, follow_ups(setting, lead)))
     return blocks
 
@@ -142,6 +158,8 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
     ]
     blocks = triage_blocks(found, setting)
     tail = _undecided_lines(found)
+    for release, fault in found.faults():
+        tail += screen.wrap(f"jax {release}: {fault}.", lines=2)
     if not blocks:
         if found.first_round.unmeasured():
             said = unmeasured_line(found.first_round)

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
+from harness.analysis.statuses import error_line, innermost_frame, summarise, verb
 from harness.metric_names import parse_metric_name
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
@@ -66,12 +67,46 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
             text = f"claim holds again from {step.after} (last failed in {step.before})"
         else:
             text = f"claim holds from {step.after} (last failed in {step.before})"
+    elif step.metric == STATUS:
+        text = status_answer(change)
     else:
         assert change.comparison is not None
         text = _timing_answer(change, fix=fix)
     if between:
         text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
     return text
+
+
+def status_answer(change: Confirmation) -> str:
+    """ "status: crashes since V: SIGSEGV (exit 139) in 5 of 5 processes; U ok in 5 of 5", or "status: runs again
+    since W: ok in 5 of 5; U timed out at 60 s in 2 of 2", with the error's line where a process left one."""
+    step = change.step
+    dead_probe, ok_probe = (change.after, change.before)
+    if not change.regression:
+        dead_probe, ok_probe = ok_probe, dead_probe
+    assert dead_probe.result is not None and ok_probe.result is not None
+    dead, fine = summarise(dead_probe.result), summarise(ok_probe.result)
+    error = error_line(dead.first) if dead.first is not None else ""
+    said = f" ({error})" if error else ""
+    if change.regression:
+        return f"status: {verb(step.change)} since {step.after}: {dead.words()}{said}; {step.before} {fine.words()}"
+    return (
+        f"status: runs again since {step.after}: {fine.words()}; {step.before} {dead.words()}{said}"
+    )
+
+
+def death_line(change: Confirmation) -> str:
+    """Where the first process of a status step's dead side died: how, and the innermost frame of its stack
+    (the report has the stack whole)."""
+    dead = change.after if change.regression else change.before
+    first = summarise(dead.result).first if dead.result is not None else None
+    if first is None:
+        return ""
+    frame = innermost_frame(first.stack)
+    error = error_line(first)
+    said = "; ".join(part for part in (frame, error) if part)
+    how = f"{summarise(dead.result).words()}" if dead.result is not None else ""
+    return f"where jax {dead.release} died: {how}" + (f"; first process: {said}" if said else "")
 
 
 def _timing_answer(change: Confirmation, *, fix: bool) -> str:
@@ -89,6 +124,9 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         if key.is_jax_import
         else step.metric
     )
+    if comparison.constant and 0 in (comparison.baseline.median, comparison.candidate.median):
+        # From zero or to zero: no ratio means anything, the values say it all.
+        return f"{name}: {comparison.said} since {step.after} (last {step.before})"
     if (
         not key.is_duration
     ):  # the script's own unit: which way is better is the user's (--higher-is-better)

@@ -23,7 +23,7 @@ from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.evidence import Found, Skipped, of_kind
 from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
@@ -523,7 +523,10 @@ def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
 
 
 def criterion_words(setting: Setting, metric: str) -> list[str]:
-    """``--metric M`` for a step's metric, ``--claim`` for the claim's flip."""
+    """``--metric M`` for a step's metric, ``--claim`` for the claim's flip, ``--status`` for a
+    change in how the processes ended."""
+    if metric == STATUS:
+        return ["--status"]
     return ["--claim"] if metric == CLAIM or not metric else ["--metric", metric]
 
 
@@ -565,7 +568,7 @@ def next_steps(
     said: list[FollowUp] = []
     known_commit = False
     defaults = of_kind(found, DefaultsAnswer)
-    if defaults is not None and metric != CLAIM and _unwanted(step, unwanted):
+    if defaults is not None and metric not in (CLAIM, STATUS) and _unwanted(step, unwanted):
         for each in workarounds(defaults, step, metric):
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits

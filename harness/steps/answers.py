@@ -24,6 +24,7 @@ from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
 CLAIM_CRITERION = "claim"
+STATUS_CRITERION = "status"
 EVERY_CRITERION = "all"
 NO_SIZES = "nosizes"
 LONGEST_STEM = (
@@ -31,9 +32,11 @@ LONGEST_STEM = (
 )
 
 
-def criterion(metric: MetricKey | None, claim: bool) -> str:
+def criterion(metric: MetricKey | None, claim: bool, status: bool = False) -> str:
     if metric is not None:
         return metric.metric_name
+    if status:
+        return STATUS_CRITERION
     return CLAIM_CRITERION if claim else EVERY_CRITERION
 
 
@@ -142,6 +145,9 @@ class Setting:
     libraries: Libraries = field(default_factory=lambda: Libraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)
+    status: bool = (
+        False  # by how the processes end (``--status``), not the claim, where no metric is named
+    )
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]
@@ -149,6 +155,8 @@ class Setting:
     def criterion(self) -> str:
         if self.metric:
             return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        if self.status:
+            return "how its processes end (ok, or crashed, timed out, failed alike)"
         return "every metric and the claim" if self.every_metric else "the case's claim"
 
     def header(self) -> str:

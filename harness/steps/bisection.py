@@ -19,10 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import Comparison, Thresholds, Verdict, past_factor
+from harness.analysis.statuses import ran, status_change
 from harness.steps.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
@@ -147,6 +149,9 @@ def bisect(
 
 
 CLAIM = "claim"
+# A step of how the processes ended (``analysis.statuses``): every process ok on one side, every one dead alike on
+# the other; its change reads "ok → SIGSEGV (exit 139)".
+STATUS = "status"
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
@@ -161,10 +166,10 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 class ReleaseStep:
     """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
 
-    metric: str  # a metric name, or CLAIM
+    metric: str  # a metric name, or CLAIM, or STATUS
     before: str
     after: str
-    change: str  # Verdict.SLOWER or Verdict.FASTER, or "holds → does not hold"
+    change: str  # Verdict.SLOWER or Verdict.FASTER, "holds → does not hold", or "ok → SIGSEGV (exit 139)"
     comparison: Comparison | None = None
 
 
@@ -187,9 +192,21 @@ class SweepOutcome:
         return [m for m in self.measurements if m not in self.ok()]
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases ran ok: no step between neighbours could be judged, so finding none is no
-        evidence of no change (every release not installable, say)."""
-        return len(self.ok()) < 2
+        """Fewer than two releases ran ok and no status step: no step between neighbours could be judged, so
+        finding none is no evidence of no change (every release not installable, say)."""
+        return len(self.ok()) < 2 and not any(step.metric == STATUS for step in self.steps)
+
+
+def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
+    """Each status step between consecutive releases whose processes ran (``statuses.status_change``)."""
+    ran_ones = [m for m in measurements if ran(m.result)]
+    steps = []
+    for before, after in pairwise(ran_ones):
+        assert before.result is not None and after.result is not None
+        change = status_change(before.result, after.result)
+        if change is not None:
+            steps.append(ReleaseStep(STATUS, before.release, after.release, change))
+    return steps
 
 
 def sweep(
@@ -249,4 +266,5 @@ def sweep(
                 found.steps.append(
                     ReleaseStep(CLAIM, before.release, after.release, f"{was} → {now}")
                 )
+    found.steps += status_steps(measurements)
     return found

@@ -19,7 +19,10 @@ endpoints in one interleaved run with both of them, and the release is judged ag
 those endpoint figures, taken under the same load, rather than the first ones.
 
 With ``--claim`` the case's own verdict decides: the endpoints' claim outcomes must
-differ, and a release is good or bad by which one it shares.
+differ, and a release is good or bad by which one it shares.  With ``--status`` how its processes
+end decides (``analysis.statuses``): ok in every one, or dead alike in every one (crashed, timed
+out, failed); the endpoints must be one each, and a release is good or bad by which it is like; a
+mix (a flaky crash, a process killed from outside) is inconclusive.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from enum import StrEnum
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict, what_would_decide
+from harness.analysis.statuses import ran, summarise
 from harness.errors import UsageError
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
@@ -114,9 +118,14 @@ class Judge:
         metric: MetricKey | None,
         thresholds: Thresholds,
         terms: Terms = REGRESSION,
+        status: bool = False,
     ) -> None:
         self.measure = measure
         self.terms = terms
+        self.status = status
+        self.good_status: str | None = (
+            None  # "ok" or how every process died, once the good endpoint ran
+        )
         self.good, self.bad = good, bad
         self.metric = metric
         self.thresholds = thresholds
@@ -148,6 +157,8 @@ class Judge:
         return result if self.metric is None or self.metric in metric_samples(result) else first
 
     def __call__(self, release: str) -> Judgement:
+        if self.status:
+            return by_status(self, release)
         measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result
         if problem or result is None:
@@ -271,6 +282,45 @@ class Judge:
         vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
         vs_bad = compare_metric(self.samples(bad), samples, self.thresholds, self.metric)
         return between(measurement, vs_good, vs_bad, self.direction, self.terms)
+
+
+def by_status(judge: Judge, release: str) -> Judgement:
+    """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended, like the
+    good endpoint (ok in every process, or dead alike in every one) or like the bad one; the endpoints must be
+    one of each."""
+    measurement = judge.measure(release, False)
+    result = measurement.result
+    if result is None or not ran(result):
+        return _skipped(measurement, _usable(measurement) or measurement.note)
+    summary = summarise(result)
+    kind = "ok" if summary.all_ok else summary.all_dead_alike
+    words = summary.words()
+    if kind is None:
+        fault = summary.fault()
+        why = f"{words}: neither ok in every process nor dead alike in every one"
+        return Judgement(
+            release,
+            ReleaseVerdict.AMBIGUOUS,
+            f"{why}{'; ' + fault if fault else ''}",
+            measurement.note,
+            result,
+        )
+    if release == judge.good:
+        judge.good_result, judge.good_status = result, kind
+        why = f"the {judge.terms.old} endpoint: {words}"
+        return Judgement(release, ReleaseVerdict.GOOD, why, measurement.note, result)
+    if judge.good_status is None:
+        raise ValueError("the good endpoint must be judged before any other release")
+    like_good = kind == judge.good_status
+    if release == judge.bad:
+        judge.bad_result = result
+        if like_good:
+            why = f"{words}, as on the {judge.terms.old} endpoint: no change of status to find"
+            return Judgement(release, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result)
+        return Judgement(release, ReleaseVerdict.BAD, words, measurement.note, result)
+    verdict = ReleaseVerdict.GOOD if like_good else ReleaseVerdict.BAD
+    why = f"{words}, as on the {judge.terms.word(verdict)} endpoint"
+    return Judgement(release, verdict, why, measurement.note, result)
 
 
 def between(

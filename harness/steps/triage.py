@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.statuses import ran, status_change, stops_running, summarise
 from harness.metric_names import JAX_IMPORT, PROCESS
-from harness.steps.bisection import CLAIM, ReleaseStep, SweepOutcome, sweep
+from harness.steps.bisection import CLAIM, STATUS, ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
@@ -57,7 +58,10 @@ class Confirmation:
 
     @property
     def regression(self) -> bool:
-        """Slower, or the claim stopped holding; otherwise a fix (faster, or the claim holds again)."""
+        """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix (faster, the
+        claim holds again, they run again)."""
+        if self.step.metric == STATUS:
+            return stops_running(self.step.change)
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 
 
@@ -71,6 +75,17 @@ class TriageOutcome:
 
     def undecided(self) -> list[Confirmation]:
         return [c for c in self.confirmations if c.undecided]
+
+    def faults(self) -> list[tuple[str, str]]:
+        """Each release of the first round some of whose processes were killed from outside, and the sentence
+        that says so (``StatusSummary.fault``): never a change, never "no change" either."""
+        found = []
+        for probe in self.first_round.measurements:
+            if probe.result is not None and ran(probe.result):
+                fault = summarise(probe.result).fault()
+                if fault:
+                    found.append((probe.release, fault))
+        return found
 
     def skipped_between(self, step: ReleaseStep) -> list[str]:
         """Releases between a step's two that did not run ok: the change may lie in any of them."""
@@ -109,6 +124,8 @@ def confirm(
     first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
     """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
+    if step.metric == STATUS:
+        return confirm_status(step, before, after)
     problem = _ok(before) or _ok(after)
     if problem:
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
@@ -136,6 +153,20 @@ def confirm(
     return Confirmation(
         step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)"
     )
+
+
+def confirm_status(step: ReleaseStep, before: Probe, after: Probe) -> Confirmation:
+    """A status step stands when the two releases, measured again, show the same step: every process of one
+    ok, every one of the other dead the same way."""
+    if before.result is None or after.result is None:
+        missing = before if before.result is None else after
+        why = f"not measured again: jax {missing.release}: {missing.note}"
+        return Confirmation(step, before, after, None, False, why)
+    now = status_change(before.result, after.result)
+    was, then = summarise(before.result).words(), summarise(after.result).words()
+    how = "the same step" if now == step.change else "no such step this time"
+    reason = f"measured again: {how} (jax {step.before} {was}; jax {step.after} {then})"
+    return Confirmation(step, before, after, None, now == step.change, reason)
 
 
 def triage(
@@ -172,7 +203,7 @@ def triage(
     ] = {}  # each pair with the metrics its steps moved (the claim is no metric)
     for step in first.steps:
         moved = pairs.setdefault((step.before, step.after), ())
-        if step.metric != CLAIM and step.metric not in moved:
+        if step.metric not in (CLAIM, STATUS) and step.metric not in moved:
             pairs[step.before, step.after] = (*moved, step.metric)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "

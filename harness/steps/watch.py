@@ -40,7 +40,7 @@ from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Thresholds
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 from harness.store.bounds import string_problem
@@ -248,7 +248,15 @@ def findings(
     baseline, release = first.releases[0], first.releases[-1]
     base, new = probes.get(baseline), probes.get(release)
     ran = {m.release for m in first.ok()}
-    if base is not None and new is not None and baseline in ran and release not in ran:
+    # A confirmed status step says how it broke, with where it died: a "fails on" finding would say it again.
+    stepped = any(c.confirmed and c.step.metric == STATUS for c in found.confirmations)
+    if (
+        base is not None
+        and new is not None
+        and baseline in ran
+        and release not in ran
+        and not stepped
+    ):
         failed = new.result is not None and new.result.status in (
             RunStatus.FAILED,
             RunStatus.CRASHED,
@@ -269,7 +277,8 @@ def findings(
         step = confirmation.step
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
         if confirmation.confirmed:
-            loaded = _under_load(confirmation, _probes(found))
+            # Load slows a process; it does not make every one of them crash alike.
+            loaded = [] if step.metric == STATUS else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
             if loaded:
                 said.append(
@@ -362,7 +371,12 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 def first_regression(watched: TargetWatch) -> Finding | None:
     """The regression an issue draft would be about: the first of a metric (the claim's need no metric)."""
     return next(
-        (f for f in watched.findings if f.kind == REGRESSION and f.metric not in ("", CLAIM)), None
+        (
+            f
+            for f in watched.findings
+            if f.kind == REGRESSION and f.metric not in ("", CLAIM, STATUS)
+        ),
+        None,
     )
 
 

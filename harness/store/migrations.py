@@ -7,6 +7,7 @@ and leave checking to ``harness.store.schema.parse``.  Files on disk are never r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -49,7 +50,60 @@ def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: v1_to_v2}
+# How a version-2 process's detail began, by how it ended: "killed by SIGSEGV", "exit code 1" (a case process),
+# "python FILE was killed by SIGSEGV" / "python FILE exited with code 1" (a script), "no result within 60 s".
+_V2_SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+|signal \d+)")
+_V2_EXIT = re.compile(r"(?:exit code|exited with code) (-?\d+)")
+_V2_TIMEOUT = re.compile(r"no (?:result|exit) within ([0-9.]+) s")
+_V2_OUTSIDE = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
+
+
+def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
+    """What a version-2 process's ``status`` and ``detail`` say of how it died (version 3's ``died``): its first
+    line names the signal, the exit status or the time-out, the rest are the last lines it wrote."""
+    status, detail = process.get("status"), process.get("detail")
+    if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
+        return None
+    first, _, rest = detail.partition("\n")
+    signal, code, limit = (
+        _V2_SIGNAL.search(first),
+        _V2_EXIT.search(first),
+        _V2_TIMEOUT.search(first),
+    )
+    end: dict[str, Any]
+    if status == "timeout":
+        end = {"how": "timeout", **({"timeout_s": float(limit.group(1))} if limit else {})}
+    elif signal is not None:
+        name = signal.group(1)
+        end = {"how": "signal", "signal": name, "from_outside": name in _V2_OUTSIDE}
+    elif code is not None:
+        end = {"how": "exit", "exit_status": int(code.group(1))}
+    elif first.startswith("its worker died"):
+        end = {"how": "worker"}
+    elif status == "failed":
+        return {"how": "raised", "last_lines": detail}
+    else:
+        return None
+    return {**end, "last_lines": rest.strip()} if rest.strip() else end
+
+
+def v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 keeps where each process that did not finish ok died (``died``): read from its detail."""
+    processes = data.get("processes")
+    if isinstance(processes, list):
+        data = {
+            **data,
+            "processes": [
+                {**process, "died": _v2_end(process)}
+                if isinstance(process, dict) and _v2_end(process) is not None
+                else process
+                for process in processes
+            ],
+        }
+    return {**data, "schema_version": 3}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: v1_to_v2, 2: v2_to_v3}
 OLDEST_VERSION = min(MIGRATIONS)
 
 

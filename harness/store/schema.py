@@ -54,7 +54,7 @@ from harness.store.checks import (
 from harness.units import UNRECORDED_MACHINE
 
 SCHEMA = "jax-repro-harness/result"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 
@@ -162,6 +162,38 @@ class ProcessClaim(_Record):
     _sparse = frozenset({"backend"})
 
 
+class EndKind(StrEnum):
+    """How a process that did not finish ok ended (``ProcessEnd.how``)."""
+
+    SIGNAL = (
+        "signal"  # killed by a signal: a segfault, an abort, the OOM killer, someone else's kill
+    )
+    EXIT = "exit"  # exited with a status other than 0
+    TIMEOUT = "timeout"  # still running at its time-out, and killed then
+    RAISED = "raised"  # a case module raised; its traceback is the last lines
+    WORKER = "worker"  # its side's worker died, and the process with it
+
+
+@dataclass(frozen=True)
+class ProcessEnd(_Record):
+    """Where a process died: its signal or exit status, the last lines it wrote (bounded and scrubbed, as any
+    stored output) and Python's ``faulthandler`` stack at a fatal signal or at its time-out, where one was
+    written.  ``from_outside``: a signal that something outside the script sends (SIGKILL, SIGTERM, SIGINT,
+    SIGHUP), never a fault of the script's own code; SIGKILL is also how the kernel's OOM killer ends one."""
+
+    how: EndKind
+    signal: str | None = None  # "SIGSEGV"
+    exit_status: int | None = None  # as a shell reports it: 139 for SIGSEGV (128 + 11)
+    from_outside: bool = False
+    timeout_s: float | None = None
+    last_lines: str = ""
+    stack: str = ""
+
+    _sparse = frozenset(
+        {"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"}
+    )
+
+
 @dataclass(frozen=True)
 class GpuFacts(_Record):
     device_kinds: tuple[str, ...] = ()
@@ -241,6 +273,8 @@ class ProcessRun(_Record):
     figures: Mapping[str, float] = field(default_factory=dict)
     # What of a script's output was left out, and why (a number out of range, a line over its bound), one line each.
     notes: tuple[str, ...] = ()
+    # Where a process that did not finish ok died (schema version 3): None for one that did.
+    died: ProcessEnd | None = None
 
     # What the case process measured: a process that measured nothing (failed, killed) has none of them.
     _sparse = frozenset(
@@ -255,6 +289,7 @@ class ProcessRun(_Record):
             "script",
             "figures",
             "notes",
+            "died",
         }
     )
 
@@ -616,6 +651,28 @@ def _claim(value: Any, where: str) -> ProcessClaim:
     )
 
 
+def _end(value: Any, where: str) -> ProcessEnd:
+    fields = Fields(value, where)
+    return ProcessEnd(
+        how=fields.required("how", _end_kind),
+        signal=fields.optional("signal", string, None),
+        exit_status=fields.optional("exit_status", integer, None),
+        from_outside=fields.optional("from_outside", boolean, False),
+        timeout_s=fields.optional("timeout_s", number, None),
+        last_lines=fields.optional("last_lines", string, ""),
+        stack=fields.optional("stack", string, ""),
+    )
+
+
+def _end_kind(value: Any, where: str) -> EndKind:
+    text = string(value, where)
+    try:
+        return EndKind(text)
+    except ValueError:
+        known = ", ".join(EndKind)
+        raise SchemaError(where, f"unknown end {text!r} (expected one of {known})") from None
+
+
 def _gpu(value: Any, where: str) -> GpuFacts:
     fields = Fields(value, where)
     return GpuFacts(
@@ -679,6 +736,7 @@ def parse_process(value: Any, where: str = "process", position: int = 0) -> Proc
         script=fields.optional("script", json_object, None),
         figures=fields.optional("figures", map_of(number), {}),
         notes=fields.optional("notes", list_of(string), ()),
+        died=fields.optional("died", _end, None),
     )
 
 

@@ -484,3 +484,20 @@ def test_a_number_that_varies_on_one_side_or_too_few_processes_keeps_the_test():
     assert not few.constant and few.verdict == UNDECIDED, (
         "two processes cannot show a number never varies"
     )
+
+
+def test_a_number_from_zero_or_to_zero_in_every_process_is_a_change_with_no_ratio_shown():
+    from harness.units import format_ratio
+
+    up = compare_processes([[0.0]] * 5, [[64.0 * 2**20]] * 5)
+    assert up.constant and up.verdict == SLOWER and math.isinf(up.ratio)
+    assert up.said == "changed from 0 ns to 67.1 ms in every process"
+    assert format_ratio(up.ratio) == "from 0"
+    down = compare_processes([[64.0]] * 5, [[0.0]] * 5)
+    assert down.constant and down.verdict == FASTER and format_ratio(down.ratio) == "to 0"
+    still = compare_processes([[0.0]] * 5, [[0.0]] * 5)
+    assert still.constant and still.verdict == UNCHANGED
+    varies = compare_processes([[0.0]] * 5, [[60.0], [64.0], [61.0], [63.0], [62.0]])
+    assert varies.verdict == UNDECIDED and not varies.constant, (
+        "from zero to a spread: no test applies"
+    )

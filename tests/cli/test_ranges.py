@@ -140,3 +140,19 @@ def test_the_why_is_bounded_by_a_budget_of_seconds_or_not_at_all(tmp_path):
     assert range_options(tmp_path, "--why-budget", "90").why_budget_s == 90.0
     with pytest.raises(UsageError, match="--why-budget: '-5' must be a finite positive number"):
         range_options(tmp_path, "--why-budget", "-5")
+
+
+def test_a_bisect_by_status_needs_no_metric_and_names_its_answer_and_triage_by_it(tmp_path):
+    from harness.commands.ranges import swept_metrics, triage_command
+
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    argv = ["bisect", "--script", str(script), "--status", "--good", "0.4.26", "--bad", "0.4.30"]
+    options = check(parse([*argv, "--results", str(tmp_path / "r")]))
+    assert options.status and options.metric is None and not options.claim
+    assert swept_metrics(options) == [], "by status: no metric compared"
+    assert "--status" in triage_command(options)
+    with pytest.raises(UsageError, match="--claim: not allowed with argument --status"):
+        parse([*argv, "--claim"])
+    case = ["bisect", "--case", "scan_sync", "--status", "--good", "0.4.26", "--bad", "0.4.30"]
+    assert check(parse([*case, "--commits", "--results", str(tmp_path / "r")])).commits

@@ -14,7 +14,14 @@ from harness.measure.runner import Recorder, known_skip
 from harness.measure.sides import Side, this_side
 from harness.measure.workers import WorkerPool
 from harness.store.results import load_results
-from harness.store.schema import ProcessClaim, ProcessLoad, ProcessRun, RunStatus, Settings
+from harness.store.schema import (
+    SCHEMA_VERSION,
+    ProcessClaim,
+    ProcessLoad,
+    ProcessRun,
+    RunStatus,
+    Settings,
+)
 from tests.conftest import FIXTURES, document
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
@@ -65,7 +72,8 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
     )
     assert processes["raises"] == ["failed", "failed"] and processes["steady"] == ["ok", "ok"]
     assert all(
-        document(r)["schema_version"] == 2 and document(r)["settings"]["processes"] == 2
+        document(r)["schema_version"] == SCHEMA_VERSION
+        and document(r)["settings"]["processes"] == 2
         for r in stored
     )
 

@@ -6,7 +6,7 @@ from harness.render.range_screen import head_line, sweep_screen
 from harness.render.screen import fits
 from harness.steps.answers import Setting
 from harness.steps.bisection import sweep
-from tests.conftest import FakeReleases
+from tests.conftest import SEGFAULT, FakeReleases
 
 RELEASES = [f"0.4.{n}" for n in range(26, 64)]
 
@@ -75,3 +75,16 @@ def test_a_sweep_where_no_release_could_be_installed_says_nothing_could_be_measu
     text = sweep_screen(found, setting(), "r.md")
     assert "No significant step" not in text and fits(text)
     assert "Nothing could be measured: 0 of the 3 releases ran ok, and a step needs two" in text
+
+
+def test_a_sweep_lists_a_release_that_crashes_in_every_process_as_a_step_and_says_how():
+    scales = {"0.4.30": 1, "0.4.31": SEGFAULT, "0.4.33": 1}
+    found = sweep(
+        list(scales), FakeReleases(scales), metrics=None, with_claim=False, thresholds=Thresholds()
+    )
+    text = sweep_screen(found, setting(), "r.md")
+    assert "Nothing could be measured" not in text and fits(text)
+    rows = [line.split(None, 2) for line in text.splitlines() if line.startswith("  status")]
+    assert [row[1] for row in rows] == ["0.4.30", "0.4.31"]
+    assert "ok → SIGSEGV (exit 139)" in rows[0][2] and "SIGSEGV (exit 139) → ok" in rows[1][2]
+    assert "0.4.31 crashed (SIGSEGV (exit 139) in 10 of 10 processes)" in text

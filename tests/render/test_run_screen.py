@@ -26,3 +26,15 @@ def test_a_run_that_went_well_is_its_summary_and_the_report_of_its_folder():
         "2 cells, 2 results stored under /tmp/r: 2 ok",
         "Their report: `nox -s report -- --results /tmp/r`",
     ]
+
+
+def test_the_first_cell_that_did_not_run_ok_says_where_it_died():
+    cells = [
+        NotOk(
+            "repro · jax 0.10.2", "crashed", "killed by SIGSEGV", 'SIGSEGV (exit 139); File "r.py"'
+        ),
+        NotOk("repro · jax 0.10.3", "crashed", "killed by SIGSEGV", "SIGSEGV (exit 139)"),
+    ]
+    lines = run_screen("2 cells", cells, "results")
+    assert lines[3] == '    where it died: SIGSEGV (exit 139); File "r.py"'
+    assert sum("where it died" in line for line in lines) == 1

@@ -12,7 +12,7 @@ from harness.render.triage_answer import plotted_metrics, triage_json, triage_ma
 from harness.render.triage_screen import triage_screen
 from harness.steps.answers import Setting
 from harness.steps.triage import triage
-from tests.conftest import FakeReleases
+from tests.conftest import SEGFAULT, TERMINATED, FakeReleases
 from tests.steps.test_triage import FakeConfirmer
 
 WALL = parse_metric_name("eager.wall_ns")
@@ -148,3 +148,49 @@ def test_a_step_where_several_metrics_and_the_claim_moved_says_its_findings_once
         text.count("defaults that changed from a to b: xla_cpu_use_thunk_runtime: false → true")
         == 1
     )
+
+
+def crashing(end=None):
+    """A segfault with its stack, as the harness keeps it, in every process of the release."""
+    stack = (
+        "Fatal Python error: Segmentation fault\n\nCurrent thread 0x01 (most recent call first):\n"
+        '  File "repro.py", line 7 in reduce\n  File "repro.py", line 12 in <module>'
+    )
+    return {**SEGFAULT, "stack": stack, **(end or {})}
+
+
+def test_a_crash_since_a_release_is_answered_with_where_it_died():
+    found, setting = outcome({"0.10.1": 1, "0.10.2": crashing()})
+    screen_text = triage_screen(found, setting, 5, "r.md")
+    text = " ".join(screen_text.split())
+    assert "Nothing could be measured" not in text
+    assert "ok → SIGSEGV (exit 139)" in text and "crashes" in text
+    assert (
+        "where jax 0.10.2 died: SIGSEGV (exit 139) in 10 of 10 processes; first process: "
+        'File "repro.py", line 7 in reduce' in text
+    )
+    assert "--status" in text, "the bisect below the releases is offered on the status"
+    assert "0.10.2 crashed (SIGSEGV (exit 139) in 10 of 10 processes)" in text
+    page = triage_markdown(found, setting, 5, NO_PLOT)
+    assert "**Answers**" in page
+    assert "- status: crashes since 0.10.2: SIGSEGV (exit 139) in 10 of 10 processes" in page
+    assert "line 7 in reduce" in page and "Python's stack:" in page
+    cpu = found.confirmations[0].after.result.result.host.cpu_model
+    assert cpu and f"  - on {cpu}" in page, "the CPU a crash happened on"
+    assert "crashed: SIGSEGV (exit 139) in 10 of 10 processes" in page, (
+        "the releases table says how"
+    )
+    data = triage_json(found, setting)
+    [confirmation] = data["confirmations"]
+    assert confirmation["metric"] == "status" and confirmation["outcome"] == "confirmed"
+    [_, crashed] = data["first_round"]["releases"]
+    assert crashed["died"][0]["signal"] == "SIGSEGV" and "in reduce" in crashed["died"][0]["stack"]
+
+
+def test_a_release_killed_from_outside_is_said_as_a_fault_not_as_no_change():
+    found, setting = outcome({"a": 1, "b": {**TERMINATED, "processes": 1}, "c": 1}, metric=WALL)
+    text = " ".join(triage_screen(found, setting, 5, "r.md").split())
+    assert "jax b: killed from outside in 1 of 10 processes" in text
+    page = triage_markdown(found, setting, 5, NO_PLOT)
+    assert "- jax b: killed from outside in 1 of 10 processes" in page
+    assert triage_json(found, setting)["faults"][0]["release"] == "b"

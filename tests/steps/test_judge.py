@@ -10,7 +10,7 @@ from harness.metric_names import MetricKey, parse_metric_name
 from harness.steps.judge import Judge, ReleaseVerdict
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
-from tests.conftest import FakeReleases, derive, real_result
+from tests.conftest import SEGFAULT, FakeReleases, derive, real_result
 
 WALL = parse_metric_name("eager.wall_ns")
 DEFAULTS = Thresholds()
@@ -223,3 +223,38 @@ def test_endpoints_from_separate_runs_under_load_are_measured_again_together_not
         "both endpoints anew, in one run, until decided"
     )
     assert verdict.verdict == ReleaseVerdict.BAD and verdict.vs_good.verdict == Verdict.SLOWER
+
+
+def status_bisect(scales, terms=None):
+    from harness.steps.bisection import bisect
+    from harness.steps.judge import FIX, REGRESSION
+
+    releases = FakeReleases(scales)
+    names = list(scales)
+    terms = terms or REGRESSION
+    judge = Judge(releases, names[0], names[-1], None, Thresholds(), terms, status=True)
+    return bisect(names, judge, terms), releases, FIX
+
+
+def test_by_status_the_first_release_that_stops_running_ok_is_found():
+    found, releases, _ = status_bisect(
+        {"a": 1, "b": 1.5, "c": 1, "d": SEGFAULT, "e": SEGFAULT, "f": SEGFAULT}
+    )
+    assert (found.last_good, found.first_bad) == ("c", "d")
+    assert found.probes[1].reason == "SIGSEGV (exit 139) in 10 of 10 processes"
+    assert "as on the bad endpoint" in next(p.reason for p in found.probes if p.release == "d")
+    assert len(releases.calls) <= 5, "a bisection, not a sweep"
+
+
+def test_by_status_a_fix_and_endpoints_alike_and_a_mix():
+    from harness.steps.judge import FIX
+
+    found, _, _ = status_bisect({"a": SEGFAULT, "b": SEGFAULT, "c": 1, "d": 1}, FIX)
+    assert found.answer().startswith("fixed in c (last broken b)")
+    alike, _, _ = status_bisect({"a": 1, "b": 1})
+    assert not alike.found and alike.no_change
+    assert "no change of status to find" in alike.stopped
+    mixed, _, _ = status_bisect({"a": 1, "b": {**SEGFAULT, "processes": 3}, "c": SEGFAULT})
+    assert (mixed.last_good, mixed.first_bad) == ("a", "c")
+    [aside] = mixed.set_aside()
+    assert aside.release == "b" and "neither ok in every process nor dead alike" in aside.reason

@@ -5,9 +5,9 @@ import pytest
 from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import parse_metric_name
 from harness.render.triage_words import answers
-from harness.steps.bisection import CLAIM
+from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import triage
-from tests.conftest import FakeReleases
+from tests.conftest import SEGFAULT, TERMINATED, FakeReleases
 
 WALL = parse_metric_name("eager.wall_ns")
 RELEASES = ["r0", "r1", "r2", "r3", "r4", "r5"]
@@ -172,4 +172,62 @@ def test_a_change_in_the_import_of_jax_is_named_as_jaxs_own_and_comes_after_the_
     assert first.startswith("json.items_per_s: lower ×2")
     assert second.startswith(
         "process.import_ns (JAX's own import, not the script's code): slower ×2 since b"
+    )
+
+
+def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_confirmed_step():
+    scales = {"r0": 1, "r1": 1, "r2": SEGFAULT, "r3": SEGFAULT, "r4": 1}
+    found, _, confirmer = run(scales)
+    assert not found.first_round.unmeasured()
+    statuses = [c for c in found.confirmations if c.step.metric == STATUS]
+    assert [(c.step.before, c.step.after, c.step.change, c.confirmed) for c in statuses] == [
+        ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
+        ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
+    ]
+    assert confirmer.metrics[("r1", "r2")] == (), "a status step moves no metric to decide"
+    crash, again = [text for text in answers(found) if text.startswith("status")]
+    assert crash == (
+        "status: crashes since r2: SIGSEGV (exit 139) in 10 of 10 processes (Fatal Python error: "
+        "Segmentation fault); r1 ok in 10 of 10 processes"
+    )
+    assert again.startswith("status: runs again since r4: ok in 10 of 10 processes; r3 SIGSEGV")
+
+
+def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
+    found, _, _ = run({"a": 1, "b": SEGFAULT}, again={"a": 1, "b": 1})
+    [step] = found.confirmations
+    assert step.step.metric == STATUS and not step.confirmed
+    assert step.reason.startswith("measured again: no such step this time")
+    assert answers(found) == []
+
+
+def test_a_crash_in_one_process_of_many_is_no_step():
+    found, _, confirmer = run({"a": 1, "b": {**SEGFAULT, "processes": 1}})
+    assert found.first_round.steps == [] and confirmer.calls == []
+    assert found.first_round.unmeasured(), "one release ran ok: nothing compared, never 'no change'"
+
+
+def test_a_process_killed_from_outside_is_said_as_a_fault_never_a_step():
+    found, _, _ = run({"a": 1, "b": {**TERMINATED, "processes": 1}, "c": TERMINATED})
+    assert [s for s in found.first_round.steps if s.metric == STATUS] == []
+    faults = dict(found.faults())
+    assert set(faults) == {"b", "c"}
+    assert faults["b"].startswith("killed from outside in 1 of 10 processes")
+    assert "not a change of the release, and no evidence of no change" in faults["b"]
+
+
+def test_a_number_from_zero_in_every_process_is_answered_with_its_values_not_a_ratio():
+    import dataclasses
+
+    from harness.analysis.processes import compare_processes
+    from harness.render.triage_words import answer
+    from harness.steps.bisection import ReleaseStep
+    from harness.steps.triage import Confirmation
+
+    key = parse_metric_name("json.temp_mib")
+    compared = dataclasses.replace(compare_processes([[0.0]] * 5, [[64.0]] * 5), metric=key)
+    step = ReleaseStep(key.metric_name, "0.7.1", "0.7.2", Verdict.SLOWER, compared)
+    change = Confirmation(step, None, None, compared, True, "measured again")  # type: ignore[arg-type]
+    assert answer(change, fix=False) == (
+        "json.temp_mib: changed from 0 to 64 in every process since 0.7.2 (last 0.7.1)"
     )

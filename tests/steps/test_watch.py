@@ -22,7 +22,7 @@ from harness.steps.watch import (
     memory_key,
     side_loads,
 )
-from tests.conftest import FakeReleases
+from tests.conftest import SEGFAULT, FakeReleases
 from tests.steps.test_triage import FakeConfirmer
 
 
@@ -264,4 +264,20 @@ def test_a_release_stored_not_installable_is_said_once_not_not_installable_twice
     assert finding.text == (
         "could not be measured on jax new (ran on old): not installable (the newest versions): "
         "jaxlib>=0.12.1 has no wheel for cp312"
+    )
+
+
+def test_a_release_that_crashes_in_every_process_is_a_regression_with_where_it_died_said_once():
+    from harness.steps.watch import first_regression
+
+    found = watched({"old": 1, "new": SEGFAULT})
+    [finding] = findings(found, answered(found))
+    assert finding.kind == "regression" and finding.metric == "status"
+    assert finding.text.startswith("status: crashes since new: SIGSEGV (exit 139) in 10 of 10")
+    target = TargetWatch("t", "script", (finding,))
+    assert first_regression(target) is None, "no metric to draft a timing issue about"
+    flaky = watched({"old": 1, "new": {**SEGFAULT, "processes": 1}})
+    [broken] = findings(flaky, answered(flaky))
+    assert broken.kind == "broken", (
+        "one process of many: no step, the release still does not run ok"
     )

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from harness.store.migrations import MIGRATIONS, V1_PROCESS_FIELDS, upgrade, v1_to_v2
+from harness.store.migrations import MIGRATIONS, V1_PROCESS_FIELDS, upgrade, v1_to_v2, v2_to_v3
 from harness.store.schema import SCHEMA_VERSION, SchemaError, parse
 from tests.conftest import v1_result
 
@@ -51,9 +51,52 @@ def test_a_malformed_version_1_document_migrates_and_parse_names_the_field():
         parse(upgrade(broken))
 
 
-@pytest.mark.parametrize("version", [0, 3, "1", True, None])
+@pytest.mark.parametrize("version", [0, 4, "1", True, None])
 def test_versions_this_harness_does_not_read_are_refused(version):
     with pytest.raises(
         SchemaError, match=f"schema version {version!r} is not one this harness reads"
     ):
         upgrade({**v1_result("async_dispatch-0.12.0.1"), "schema_version": version})
+
+
+@pytest.mark.parametrize(
+    ("status", "detail", "died"),
+    [
+        (
+            "crashed",
+            "killed by SIGSEGV\nFatal Python error",
+            {
+                "how": "signal",
+                "signal": "SIGSEGV",
+                "from_outside": False,
+                "last_lines": "Fatal Python error",
+            },
+        ),
+        (
+            "crashed",
+            "python repro.py was killed by SIGKILL",
+            {"how": "signal", "signal": "SIGKILL", "from_outside": True},
+        ),
+        (
+            "failed",
+            "python repro.py exited with code 4\nValueError: no",
+            {"how": "exit", "exit_status": 4, "last_lines": "ValueError: no"},
+        ),
+        (
+            "failed",
+            "Traceback ...\nKeyError: 'x'",
+            {"how": "raised", "last_lines": "Traceback ...\nKeyError: 'x'"},
+        ),
+        ("timeout", "no result within 60 s; killed\n", {"how": "timeout", "timeout_s": 60.0}),
+        ("ok", "", None),
+    ],
+)
+def test_a_version_2_process_keeps_where_it_died_as_its_detail_says(status, detail, died):
+    old = {**v1_to_v2(v1_result("async_dispatch-0.12.0.1")), "status": status}
+    old["processes"][0].update(status=status, detail=detail)
+    kept = copy.deepcopy(old)
+    new = v2_to_v3(old)
+    assert old == kept and new["schema_version"] == 3
+    assert new["processes"][0].get("died") == died
+    parsed = parse(new).processes[0]
+    assert (parsed.died is None) == (died is None)

@@ -1,0 +1,125 @@
+"""Where a process died: its signal or exit status, the last lines it wrote, and Python's stack then.
+
+Every case process runs with ``faulthandler`` writing into a file of the harness's (``watch_faults``): at a
+fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every thread's Python stack, and a little
+before the process's time-out (``dump_after``) it writes where the process is waiting.  A plain script
+gets the same from its start-up hook (``script_hook``, told by ``FAULT_FILE`` and ``FAULT_AFTER_S``), so
+the script itself runs unmodified.  The harness reads the file back (``read_stack``) into the process's
+``ProcessEnd``.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import signal
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from harness.host.environment import scrub
+from harness.store.schema import EndKind, ProcessEnd
+
+# The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the harness).
+FAULT_FILE = "HARNESS_FAULT_FILE"
+FAULT_AT = (
+    "HARNESS_FAULT_AT_UNIX_S"  # when to write the stack of a process still running, in Unix seconds
+)
+# A script's output, beside the fault file: the harness reads its end back when it had to kill the process.
+SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
+# Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM killer
+# (SIGKILL).  A segfault or an abort is the process's own doing.
+OUTSIDE_SIGNALS = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP"})
+STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal thread's stack is
+LAST_LINES = 25
+LAST_CHARS = 4000
+
+_armed: list[
+    IO[str]
+] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def last_lines(text: str, lines: int = LAST_LINES, chars: int = LAST_CHARS) -> str:
+    """The end of a process's output, scrubbed: its last lines, and of those the last characters."""
+    kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
+    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
+
+
+def ended(returncode: int, output: str) -> ProcessEnd:
+    """A process that exited with ``returncode`` (negative: killed by that signal, as Python reports it)."""
+    if returncode < 0:
+        name = signal_name(-returncode)
+        return ProcessEnd(
+            EndKind.SIGNAL,
+            signal=name,
+            exit_status=128 - returncode,
+            from_outside=name in OUTSIDE_SIGNALS,
+            last_lines=last_lines(output),
+        )
+    return ProcessEnd(EndKind.EXIT, exit_status=returncode, last_lines=last_lines(output))
+
+
+def timed_out(timeout_s: float, output: str) -> ProcessEnd:
+    return ProcessEnd(EndKind.TIMEOUT, timeout_s=timeout_s, last_lines=last_lines(output))
+
+
+def dump_after(timeout_s: float) -> float:
+    """When to write the stack of a process still running: a little before the harness kills it."""
+    return max(0.5, timeout_s - max(1.0, min(5.0, 0.1 * timeout_s)))
+
+
+def watch_faults(path: str | None, at_unix_s: float | None) -> None:
+    """In a case process: its Python stack into ``path`` at a fatal signal, and at ``at_unix_s`` (a time the
+    harness chose before starting it, so the time the process took to start counts)."""
+    if not path:
+        return
+    try:
+        handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
+    except OSError:
+        return
+    _armed.append(handle)
+    faulthandler.enable(file=handle, all_threads=True)
+    if at_unix_s:
+        faulthandler.dump_traceback_later(max(0.1, at_unix_s - time.time()), file=handle)
+
+
+def script_output(environ: Mapping[str, str], name: str) -> Any:
+    """A file for a script's output: ``name`` beside the fault file, where the harness can read it once it killed
+    the process at its time-out; an anonymous temporary file where there is none."""
+    folder = environ.get(FAULT_FILE)
+    if not folder:
+        return tempfile.TemporaryFile()
+    return open(Path(folder).parent / name, "w+b")
+
+
+def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
+    """What faulthandler wrote, its end, scrubbed ("" where nothing was)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, 2) - chars))
+            text = handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return scrub(text.strip())
+
+
+def first_line(end: ProcessEnd) -> str:
+    """``SIGSEGV (exit 139)``, ``exit 1``, ``timed out at 60 s``: how it ended, in a few words."""
+    if end.how is EndKind.SIGNAL:
+        status = f" (exit {end.exit_status})" if end.exit_status is not None else ""
+        return f"{end.signal}{status}"
+    if end.how is EndKind.EXIT:
+        return f"exit {end.exit_status}"
+    if end.how is EndKind.TIMEOUT:
+        return "timed out" + (f" at {end.timeout_s:g} s" if end.timeout_s is not None else "")
+    if end.how is EndKind.RAISED:
+        return "raised"
+    return "its worker died"

@@ -1,0 +1,141 @@
+"""Status as a metric, end to end with real processes: each "release" is an interpreter that starts this test's
+own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on some releases and runs on others, with no
+install; triage and bisect --status find, confirm and bisect where it stops running ok."""
+
+import json
+import os
+import signal
+import stat
+import sys
+import sysconfig
+import threading
+import time
+
+from harness.install.venvs import INSTALLED, ReleaseEnv, install_record, write_plan
+from harness.main import main
+from tests.conftest import FIXTURES
+
+
+def fake_release(tmp_path, release: str, dies: str) -> ReleaseEnv:
+    """A venv folder whose interpreter is this Python with ``HARNESS_TEST_DIES`` set, marked installed."""
+    venv = tmp_path / f"venv-{release}"
+    env = ReleaseEnv(release, release, sys.executable, (f"jax=={release}",), venv)
+    (venv / "bin").mkdir(parents=True)
+    python = sysconfig.get_python_version()
+    (venv / "lib" / f"python{python}" / "site-packages").mkdir(parents=True)
+    interpreter = venv / "bin" / "python"
+    interpreter.write_text(f'#!/bin/sh\nHARNESS_TEST_DIES={dies} exec {sys.executable} "$@"\n')
+    interpreter.chmod(interpreter.stat().st_mode | stat.S_IXUSR)
+    (venv / INSTALLED).write_text(json.dumps(install_record(env)))
+    return env
+
+
+def command(tmp_path, name, *more):
+    return [
+        name,
+        "dies_on_release",
+        "--cases-dir",
+        str(FIXTURES / "cases"),
+        "--releases",
+        str(tmp_path / "plan.json"),
+        "--results",
+        str(tmp_path / "results"),
+        "--out",
+        str(tmp_path / "reports"),
+        "--processes",
+        "3",
+        "--repeats",
+        "3",
+        *more,
+    ]
+
+
+def plan(tmp_path, deaths: dict[str, str]) -> None:
+    write_plan(tmp_path / "plan.json", [fake_release(tmp_path, r, d) for r, d in deaths.items()])
+
+
+def test_a_triage_finds_confirms_and_says_where_a_release_started_crashing(tmp_path, capsys):
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "segfault"})
+    answer = tmp_path / "triage.json"
+    code = main(
+        command(tmp_path, "triage", "--from", "0.4.30", "--to", "0.4.31", "--json", str(answer))
+    )
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 0, captured.err[-3000:]
+    assert "Nothing could be measured" not in out
+    assert "ok → SIGSEGV (exit 139)" in out and "crashes" in out
+    assert "where jax 0.4.31 died: SIGSEGV (exit 139)" in out
+    assert 'dies_on_release.py", line' in out, "the innermost frame of the faulthandler stack"
+    data = json.loads(answer.read_text())
+    [confirmed] = data["confirmations"]
+    assert (confirmed["metric"], confirmed["outcome"]) == ("status", "confirmed")
+    assert data["answers"][0].startswith("status: crashes since 0.4.31: SIGSEGV (exit 139) in ")
+    crashed = data["first_round"]["releases"][1]["died"][0]
+    assert crashed["signal"] == "SIGSEGV" and "in programs" in crashed["stack"]
+
+
+def test_bisect_by_status_finds_the_first_release_that_stops_running_ok(tmp_path, capsys):
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "ok", "0.4.33": "raise", "0.4.34": "raise"})
+    answer = tmp_path / "bisect.json"
+    code = main(
+        command(
+            tmp_path,
+            "bisect",
+            "--status",
+            "--good",
+            "0.4.30",
+            "--bad",
+            "0.4.34",
+            "--json",
+            str(answer),
+        )
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    assert "First bad: jax 0.4.33" in captured.out, captured.out
+    [found] = json.loads(answer.read_text())["answers"]
+    assert (found["last_good"], found["first_bad"]) == ("0.4.31", "0.4.33"), found
+
+
+def test_a_process_killed_from_outside_is_said_as_a_fault_not_a_step_nor_no_change(
+    tmp_path, capsys, monkeypatch
+):
+    marker = tmp_path / "killed.pid"
+    monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(marker))
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "killed"})
+
+    def kill_it():  # someone else's kill: SIGTERM to the one process that waits for it
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if marker.exists():
+            os.kill(int(marker.read_text()), signal.SIGTERM)
+
+    killer = threading.Thread(target=kill_it, daemon=True)
+    killer.start()
+    answer = tmp_path / "triage.json"
+    code = main(
+        command(tmp_path, "triage", "--from", "0.4.30", "--to", "0.4.31", "--json", str(answer))
+    )
+    killer.join(5)
+    out = " ".join(capsys.readouterr().out.split())
+    data = json.loads(answer.read_text())
+    assert data["confirmations"] == [], "one process of three: no step"
+    [fault] = data["faults"]
+    assert fault["release"] == "0.4.31"
+    assert fault["fault"].startswith("killed from outside in 1 of 3 processes")
+    assert "jax 0.4.31: killed from outside in 1 of 3 processes" in out
+    assert "No change found" not in out and code == 4, "nothing compared: never 'no change'"
+
+
+def test_a_run_that_crashes_says_where_its_first_process_died(tmp_path, capsys):
+    argv = ["run", "--cases-dir", str(FIXTURES / "cases"), "--case", "segfaults"]
+    argv += ["--results", str(tmp_path / "r"), "--processes", "2", "--repeats", "2"]
+    main(argv)
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    [line] = [line for line in said.splitlines() if "where it died" in line]
+    assert (
+        line.startswith("    where it died: SIGSEGV (exit 139); File ") and "segfaults.py" in line
+    )

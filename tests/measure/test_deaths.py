@@ -1,0 +1,102 @@
+"""Where a process died, for real: a script that segfaults, one that hangs past its time-out and one that raises,
+each run as the harness runs a script (a side's worker, a case process, the start-up hook), and what is kept."""
+
+import hashlib
+import os
+import sys
+
+import pytest
+
+from harness.measure import deaths
+from harness.measure.case_process import run_process
+from harness.measure.launch import Worker
+from harness.store.schema import EndKind, ProcessEnd, RunStatus
+from tests.conftest import FIXTURES
+
+DIES = FIXTURES / "scripts" / "dies.py"
+
+
+def run_dies(tmp_path, how: str, timeout_s: float = 60.0):
+    worker = Worker(
+        sys.executable, {**os.environ, "HARNESS_TEST_DIES": how}, "spawn", tmp_path / "w.log"
+    )
+    try:
+        worker.ready()
+        return run_process(
+            worker,
+            0,
+            DIES,
+            {},
+            {},
+            timeout_s=timeout_s,
+            affinity=None,
+            load_threshold=1.0,
+            script_sha256=hashlib.sha256(DIES.read_bytes()).hexdigest(),
+        )
+    finally:
+        worker.close()
+
+
+def test_a_segfault_keeps_its_signal_its_last_lines_and_the_scripts_stack(tmp_path):
+    process = run_dies(tmp_path, "segfault")
+    assert process.status is RunStatus.CRASHED
+    died = process.died
+    assert died is not None and died.how is EndKind.SIGNAL
+    assert (died.signal, died.exit_status, died.from_outside) == ("SIGSEGV", 139, False)
+    assert "dies.py: about to segfault" in died.last_lines
+    assert "Segmentation fault" in died.stack and 'dies.py", line' in died.stack
+    assert "in main" in died.stack, "the script's own frames, where it died"
+    assert deaths.first_line(died) == "SIGSEGV (exit 139)"
+
+
+def test_a_hang_keeps_where_it_waited_a_little_before_its_time_out(tmp_path):
+    process = run_dies(tmp_path, "hang", timeout_s=6.0)
+    assert process.status is RunStatus.TIMEOUT
+    died = process.died
+    assert died is not None and died.how is EndKind.TIMEOUT and died.timeout_s == 6.0
+    assert "Timeout" in died.stack and "in wait_in_a_loop" in died.stack
+    assert "dies.py: about to hang" in died.last_lines, "the script's own output, read back"
+
+
+def test_an_error_keeps_the_exit_status_and_the_traceback(tmp_path):
+    process = run_dies(tmp_path, "raise")
+    assert process.status is RunStatus.FAILED
+    died = process.died
+    assert died is not None and (died.how, died.exit_status) == (EndKind.EXIT, 1)
+    assert "RuntimeError: this release refuses the flag" in died.last_lines
+    assert died.stack == "", "no fatal signal, no time-out: no faulthandler stack"
+
+
+def test_a_script_that_runs_ok_has_no_death_and_sees_none_of_the_hooks_variables(tmp_path):
+    process = run_dies(tmp_path, "ok")
+    assert process.status is RunStatus.OK and process.died is None
+
+
+@pytest.mark.parametrize(
+    ("returncode", "first", "outside"),
+    [(-11, "SIGSEGV (exit 139)", False), (-9, "SIGKILL (exit 137)", True), (3, "exit 3", False)],
+)
+def test_how_a_process_ended_in_a_few_words(returncode, first, outside):
+    end = deaths.ended(returncode, "a\nb\n")
+    assert deaths.first_line(end) == first and end.from_outside is outside
+    assert end.last_lines == "a\nb"
+
+
+def test_the_last_lines_are_bounded_and_scrubbed():
+    kept = deaths.last_lines("x\n" * 100 + "y" * 10_000)
+    assert len(kept) <= deaths.LAST_CHARS + 1 and kept.endswith("y")
+
+
+def test_the_stack_is_written_before_the_time_out():
+    for timeout in (2.0, 10.0, 60.0, 600.0):
+        assert 0 < deaths.dump_after(timeout) < timeout
+
+
+def test_the_hook_and_the_harness_name_the_same_variables():
+    from harness.measure import script_hook
+
+    assert (script_hook.FAULT_FILE, script_hook.FAULT_AT) == (
+        deaths.FAULT_FILE,
+        deaths.FAULT_AT,
+    )
+    assert ProcessEnd(EndKind.TIMEOUT).to_json() == {"how": "timeout"}
