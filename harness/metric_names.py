@@ -21,27 +21,73 @@ from dataclasses import dataclass
 from harness.errors import UsageError
 from harness.units import format_bytes, format_ns
 
-KIND_LABELS = {
-    "wall": "wall (until ready)",
-    "dispatch": "dispatch (Python regains control)",
-    "lower": "trace + lower (cold)",
-    "compile": "compile (cold)",
+BYTES = "bytes"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one kind of figure is, the one row every part of the harness reads it from."""
+
+    label: str  # in words, for pages and the help
+    rank: int  # where it comes in an answer, lower first (``reading_rank``)
+    words: str = ""  # in a draft's sentence of what moved and what did not; "" where not said so
+    unit: str = "ns"  # the suffix of its name: ``ns``, or ``bytes`` for memory
+    # Moves with the ops a program runs (not a compile, trace, lower or import time, nor memory).
+    run_time: bool = True
+    # Comes after a compiled program runs, so a reproducer of the script's programs can show it.
+    compiled: bool = True
+    # Summed from JAX's duration events (``script_hook.EVENTS`` names them).
+    from_events: bool = False
+
+
+# A case's programs and jitted functions, each timed by the case process.
+KINDS = {
+    "wall": Measured("wall (until ready)", 0, words="wall time"),
+    "dispatch": Measured("dispatch (Python regains control)", 0, words="dispatch"),
+    "lower": Measured("trace + lower (cold)", 1, words="lowering", run_time=False),
+    "compile": Measured("compile (cold)", 1, words="compile time", run_time=False),
 }
+# A plain script's phases, each the sum over its process (JAX's duration events, the hook's clocks).  A new
+# measured phase is a row here, its event in ``script_hook.EVENTS`` (if JAX's), and a row of docs/scripts.md.
+PHASES = {
+    "wall": Measured("whole process (interpreter start to exit)", 2, words="wall time"),
+    "import": Measured("first `import jax` (JAX's own cost)", 4, run_time=False, compiled=False),
+    "trace": Measured(
+        "tracing to jaxprs (JAX's events, summed)",
+        1,
+        words="tracing",
+        run_time=False,
+        compiled=False,
+        from_events=True,
+    ),
+    "lower": Measured(
+        "lowering to MLIR (JAX's events, summed)",
+        1,
+        words="lowering",
+        run_time=False,
+        compiled=False,
+        from_events=True,
+    ),
+    "compile": Measured(
+        "XLA compiles (JAX's events, summed)",
+        1,
+        words="compile time",
+        run_time=False,
+        from_events=True,
+    ),
+    "run": Measured(
+        "the script's own run: after the import, less tracing, lowering and compiling",
+        2,
+        words="the rest of the run",
+    ),
+    "peak_rss": Measured("peak resident memory of the process", 3, unit=BYTES, run_time=False),
+}
+KIND_LABELS = {kind: measured.label for kind, measured in KINDS.items()}
+PHASE_LABELS = {phase: measured.label for phase, measured in PHASES.items()}
+# The phases the hook sums from JAX's duration events, in the table's order.
+EVENT_PHASES = tuple(phase for phase, measured in PHASES.items() if measured.from_events)
 PROCESS = "process"  # the program of a plain script's whole process and its phases
 JSON = "json"  # the program of a plain script's own numbers
-# A plain script's phases, each the sum over its process (JAX's duration events, the hook's clocks).
-PHASE_LABELS = {
-    "wall": "whole process (interpreter start to exit)",
-    "import": "first `import jax` (JAX's own cost)",
-    "trace": "tracing to jaxprs (JAX's events, summed)",
-    "lower": "lowering to MLIR (JAX's events, summed)",
-    "compile": "XLA compiles (JAX's events, summed)",
-    "run": "the script's own run: after the import, less tracing, lowering and compiling",
-    "peak_rss": "peak resident memory of the process",
-}
-# The metrics that are not durations, by kind: their unit, the suffix of their name (``process.peak_rss_bytes``).
-BYTES = "bytes"
-UNITS = {"peak_rss": BYTES}
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 # The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the user's code.
@@ -53,6 +99,19 @@ FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 class MetricKey:
     name: str  # program or jitted function; PROCESS or JSON for a plain script's figures
     kind: str  # a key of KIND_LABELS or PHASE_LABELS; for JSON, the printed field's name
+
+    @property
+    def measured(self) -> Measured | None:
+        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or a kind no table knows."""
+        if self.name == JSON:
+            return None
+        return (PHASES if self.name == PROCESS else KINDS).get(self.kind)
+
+    @property
+    def about_run_time(self) -> bool:
+        """Whether it can move with the ops a program runs: a wall, dispatch or run time, or a script's own
+        number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
+        return self.measured.run_time if self.measured is not None else True
 
     def _what(self) -> str:
         """What the figures are, in words, by family."""
@@ -74,7 +133,7 @@ class MetricKey:
         """What its figures count: ``ns``, ``bytes``, or "" for a script's own numbers (in the script's unit)."""
         if self.name == JSON:
             return ""
-        return UNITS.get(self.kind, "ns") if self.name == PROCESS else "ns"
+        return self.measured.unit if self.measured is not None else "ns"
 
     @property
     def metric_name(self) -> str:
@@ -145,24 +204,10 @@ def parse_metric_name(text: str) -> MetricKey:
     return MetricKey(name, kind)
 
 
-# The order a reader wants metrics in: what the script or case itself measures, then JAX's phases, then the
-# whole process, its memory, and JAX's import (the same on every script, rarely the surprise).
-_PHASE_RANK = {
-    "trace": 1,
-    "lower": 1,
-    "compile": 1,
-    "wall": 2,
-    "run": 2,
-    "peak_rss": 3,
-    "import": 4,
-}
-_KIND_RANK = {"wall": 0, "dispatch": 0, "lower": 1, "compile": 1}
-
-
 def reading_rank(key: MetricKey) -> int:
-    """Where a metric comes in an answer (lower first); metrics of one rank keep their own order."""
+    """Where a metric comes in an answer (lower first); metrics of one rank keep their own order: what the
+    script or case itself measures, then JAX's phases, then the whole process, its memory, and JAX's import
+    (the same on every script, rarely the surprise)."""
     if key.name == JSON:
         return 0
-    if key.name == PROCESS:
-        return _PHASE_RANK.get(key.kind, 2)
-    return _KIND_RANK.get(key.kind, 0)
+    return key.measured.rank if key.measured is not None else (2 if key.name == PROCESS else 0)

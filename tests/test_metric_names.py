@@ -52,3 +52,24 @@ def test_a_script_s_number_named_for_a_unit_of_time_is_a_duration_and_a_rate_is_
     for name in ("json.items_per_s", "json.loss", "json.ms", "json.value_per_ms"):
         key = parse_metric_name(name)
         assert not key.is_duration and key.format(12.5) == "12.5", name
+
+
+def test_the_phase_table_is_the_one_list_of_a_script_s_phases():
+    """The hook (which runs without the harness on its path) names JAX's events; the table says which phases
+    come from them, and what each phase is everywhere else: its label, unit, rank and words."""
+    from harness.measure.script_hook import EVENTS
+    from harness.metric_names import EVENT_PHASES, PHASES, PROCESS, reading_rank
+
+    assert tuple(EVENTS) == EVENT_PHASES
+    assert MetricKey(PROCESS, "peak_rss").metric_name == "process.peak_rss_bytes"
+    assert [
+        reading_rank(MetricKey(PROCESS, p)) for p in ("trace", "wall", "peak_rss", "import")
+    ] == [
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert not MetricKey(PROCESS, "compile").about_run_time
+    assert MetricKey(PROCESS, "run").about_run_time and MetricKey("json", "solve_ms").about_run_time
+    assert {p for p, m in PHASES.items() if not m.compiled} == {"trace", "lower", "import"}

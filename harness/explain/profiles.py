@@ -51,14 +51,10 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not rea
 
 
 # Metrics of what is not run time: a profile of the ops run says nothing of them.
-NOT_RUN_TIME = {"compile", "lower", "trace", "import", "peak_rss"}
-
-
 def about_run_time(metric: str | MetricKey) -> bool:
     """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a script's own
     number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
-    key = parse_metric_name(metric) if isinstance(metric, str) else metric
-    return key.kind not in NOT_RUN_TIME
+    return (parse_metric_name(metric) if isinstance(metric, str) else metric).about_run_time
 
 
 def op_kind(name: str) -> str:

@@ -39,7 +39,6 @@ from harness.store.files import replace_file
 from harness.store.results import StoredResult
 
 RUN, COMPILE, MEMORY = "json.run_ms", "process.compile_ns", "json.temp_bytes"
-NOT_COMPILED = {"trace", "lower", "import"}  # phases before any compiled program runs
 # Each program's own figures, as the reproducer prints them (``p<n>_call_ms`` and so on).
 PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
@@ -47,7 +46,7 @@ PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 def counterpart(metric: str) -> str | None:
     """The reproducer's metric that shows what ``metric`` of the script measured; None where none can."""
     key = parse_metric_name(metric)
-    if key.name == PROCESS and key.kind in NOT_COMPILED:
+    if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return None
     if key.kind == "compile":
         return COMPILE

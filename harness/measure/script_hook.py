@@ -16,9 +16,10 @@ script's), and writes REPORT, a small JSON file, with what the script spent wher
 - ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it (a
   script that sets it itself replaces the profile's flags and a trial's; the harness compares).
 
-Standard library only, and never imported by the harness: the script runs in the
-side's venv with the harness taken off its path, so this file is run by its path.
-Nothing is written into the user's file or venv.
+Standard library only, and importing nothing of the harness: the script runs in the side's venv with the
+harness taken off its path, so this file is run by its path.  The case process imports it for its jax options
+and profiler (``configure_jax``, ``start_profile``); which phases ``EVENTS`` sums is ``metric_names.PHASES``'s
+to say (a test holds the two together).  Nothing is written into the user's file or venv.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ import time
 import traceback
 
 STARTED_NS = time.perf_counter_ns()
-# JAX's own duration events for the phases of a jitted call's first run (present from 0.4.26 on at least).
+# JAX's own duration events for the phases of a jitted call's first run (present from 0.4.26 on at least);
+# each phase is a row of ``metric_names.PHASES`` marked ``from_events``.
 EVENTS = {
     "trace": "/jax/core/compile/jaxpr_trace_duration",
     "lower": "/jax/core/compile/jaxpr_to_mlir_module_duration",

@@ -58,7 +58,7 @@ from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
-from harness.metric_names import JSON, PROCESS
+from harness.metric_names import EVENT_PHASES, JSON, PROCESS
 from harness.store import bounds
 from harness.store.schema import (
     CompiledFunction,
@@ -251,7 +251,7 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
     if isinstance(imported, int) and isinstance(report.get("import_ns"), int):
         figures["process.import_ns"] = float(report["import_ns"])
     complete = True
-    for phase in ("trace", "lower", "compile"):
+    for phase in EVENT_PHASES:
         event = events.get(phase)
         if not isinstance(imported, int):
             break
@@ -269,13 +269,9 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
         and isinstance(began, int)
         and report.get("listening", True) is True
     ):
-        spent = sum(
-            figures.get(f"process.{phase}_ns", 0.0) for phase in ("trace", "lower", "compile")
-        )
+        spent = sum(figures.get(f"process.{phase}_ns", 0.0) for phase in EVENT_PHASES)
         figures["process.run_ns"] = max(0.0, float(ended - began) - spent)
-    return figures, {
-        phase: events[phase] for phase in ("trace", "lower", "compile") if phase in events
-    }
+    return figures, {phase: events[phase] for phase in EVENT_PHASES if phase in events}
 
 
 def _read_report(path: Path) -> dict[str, Any]:

@@ -16,20 +16,10 @@ from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samp
 from harness.analysis.processes import process_medians
 from harness.analysis.significance import MOVED, Verdict
 from harness.catalogue.discovery import CaseInfo
-from harness.metric_names import JSON, PROCESS, MetricKey
+from harness.metric_names import JSON, KINDS, PHASES, PROCESS, MetricKey
 from harness.store.results import StoredResult
 from harness.units import format_p
 from harness.upstream.change import Change, newest_result
-
-# The phases a reading names, in the order a call goes through them, and how a JAX user says each.
-PHASE_WORDS = {
-    "trace": "tracing",
-    "lower": "lowering",
-    "compile": "compile time",
-    "dispatch": "dispatch",
-    "run": "the rest of the run",
-    "wall": "wall time",
-}
 
 
 def _samples(
@@ -86,8 +76,12 @@ def phase_reading(
     name = PROCESS if metric.name in (JSON, PROCESS) else metric.name
     a, b = found
     moved, still = [], []
-    for kind, words in PHASE_WORDS.items():
-        key = MetricKey(name, kind)
+    table = PHASES if name == PROCESS else KINDS
+    # What comes before the run first (tracing, lowering, compiling), then the run's own times.
+    for kind, measured in sorted(table.items(), key=lambda row: row[1].run_time):
+        key, words = MetricKey(name, kind), measured.words
+        if not words:
+            continue
         if key not in a or key not in b:
             continue
         compared = compare_metric(a[key], b[key], change.thresholds, key)
