@@ -252,6 +252,42 @@ def _constant(
     )
 
 
+def _verdict(
+    ratio: float,
+    tested_by: tuple[float, float, float],
+    test: WelchTest | None,
+    counts: tuple[int, int],
+    testable: bool,
+    thresholds: Thresholds,
+    flags: list[str],
+) -> Verdict:
+    """The verdict of a ratio from its tests (``tested_by``: Welch's p and margin, the rank test's p), over
+    ``counts`` processes a side; ``testable``: enough processes, every median positive.  Why a change past the
+    factor is still undecided is added to ``flags``."""
+    p_value, margin, rank_p = tested_by
+    direction = past_factor(ratio, thresholds)
+    tested = direction is not None and testable and p_value < thresholds.alpha
+    if direction is not None and tested and not rank_p >= thresholds.alpha:
+        verdict = direction
+        if test is not None and _barely(test, thresholds.alpha):
+            flags.append(UPPER_ESTIMATE)
+    elif testable and margin <= thresholds.factor:
+        verdict = Verdict.UNCHANGED  # no change beyond the factor either way: positive evidence
+    else:
+        verdict = Verdict.UNDECIDED
+    if tested and verdict is Verdict.UNDECIDED:
+        floor = smallest_p(counts[0], counts[1])
+        below = (
+            f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
+            if floor >= thresholds.alpha
+            else ""
+        )
+        flags.append(
+            f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
+        )
+    return verdict
+
+
 def compare_processes(
     baseline: Processes,
     candidate: Processes,
@@ -324,26 +360,15 @@ def compare_processes(
         p_value, margin = test.p_value, welch_margin(test, thresholds.confidence)
     if thresholds.rank_guard and not invocation_spread:
         rank_p = mann_whitney_p(a_medians, b_medians)
-    direction = past_factor(ratio, thresholds)
-    tested = direction is not None and enough and positive and p_value < thresholds.alpha
-    if direction is not None and tested and not rank_p >= thresholds.alpha:
-        verdict = direction
-        if test is not None and _barely(test, thresholds.alpha):
-            flags.append(UPPER_ESTIMATE)
-    elif enough and positive and margin <= thresholds.factor:
-        verdict = Verdict.UNCHANGED  # no change beyond the factor either way: positive evidence
-    else:
-        verdict = Verdict.UNDECIDED
-    if tested and verdict is Verdict.UNDECIDED:
-        floor = smallest_p(len(a), len(b))
-        below = (
-            f"; {len(a)} and {len(b)} processes cannot go below {floor:.2g}"
-            if floor >= thresholds.alpha
-            else ""
-        )
-        flags.append(
-            f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
-        )
+    verdict = _verdict(
+        ratio,
+        (p_value, margin, rank_p),
+        test,
+        (len(a), len(b)),
+        enough and positive,
+        thresholds,
+        flags,
+    )
     return Comparison(
         base,
         cand,
