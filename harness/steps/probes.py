@@ -68,39 +68,34 @@ class ReleaseProber:
     environments: Environments | None = None
     # Releases this prober measured in one interleaved run: its own, never a copy's (``dataclasses.replace``).
     together: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    # Its collaborators, made once from the fields above (a copy makes its own): which stored results it counts
+    # and reuses, how it measures the sides it is given, and how each release's side is made ready.
+    reuse: ReusePolicy = field(init=False, repr=False, compare=False)
+    measurement: SideMeasurement = field(init=False, repr=False, compare=False)
+    readiness: Readiness = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.environments is None:  # a frozen dataclass's own default, set while it is made
-            made = Environments(self.case, None, progress=self.progress)
-            object.__setattr__(self, "environments", made)
+        # A frozen dataclass's own fields, set while it is made.
+        environments = self.environments or Environments(self.case, None, progress=self.progress)
+        cell = (self.results_dir, self.case, self.sizes, self.profile, self.machine)
+        reuse = ReusePolicy(*cell, environments, self.processes, self.accept, self.max_processes)
+        measuring = (self.max_processes, self.time_budget, self.decide_metrics, self.measure)
+        measurement = SideMeasurement(
+            self.case, self.sizes, self.results_dir, self.settings, self.progress, *measuring
+        )
+        where = (self.profile, self.results_dir, self.settings)
+        readiness = Readiness(environments, self.envs, *where, measurement.plan, reuse.stored)
+        for name, value in [
+            ("environments", environments),
+            ("reuse", reuse),
+            ("measurement", measurement),
+            ("readiness", readiness),
+        ]:
+            object.__setattr__(self, name, value)
 
     @property
     def processes(self) -> int:
         return self.settings.processes
-
-    @property
-    def reuse(self) -> ReusePolicy:
-        """Which stored results this prober counts, and which it reuses."""
-        assert self.environments is not None
-        cell = (self.results_dir, self.case, self.sizes, self.profile, self.machine)
-        return ReusePolicy(
-            *cell, self.environments, self.processes, self.accept, self.max_processes
-        )
-
-    @property
-    def measurement(self) -> SideMeasurement:
-        """How this prober measures the sides it is given."""
-        measuring = (self.max_processes, self.time_budget, self.decide_metrics, self.measure)
-        return SideMeasurement(
-            self.case, self.sizes, self.results_dir, self.settings, self.progress, *measuring
-        )
-
-    @property
-    def readiness(self) -> Readiness:
-        assert self.environments is not None
-        where = (self.profile, self.results_dir, self.settings)
-        plan, stored = self.measurement.plan, self.reuse.stored
-        return Readiness(self.environments, self.envs, *where, plan, stored)
 
     def add_commit(self, label: str, env: ReleaseEnv, held: Libraries) -> None:
         """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this prober (which
