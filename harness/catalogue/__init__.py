@@ -1,5 +1,7 @@
-"""Discover: the case catalogue read from ``cases/`` without importing it (constants by AST), the
-selection of cases, what each defines (programs, metric names: ``outline``), a template for a new
-one (``scaffold``), their size spaces, anchors and cost budgets, hypothesis-drawn size points, and the
-search for the smallest size at which a claim breaks.  Stages below: ``host`` (available memory), ``units``.
+"""Discover: what is measured.  The case catalogue read from ``cases/`` without importing it (constants by
+AST: ``discovery``), what each case defines (programs, metric names: ``outline``), a template for a new one
+(``scaffold``); a plain script in a case's place (``scripts``, its own libraries in ``script_deps``, a
+pytest-benchmark suite run unchanged in ``benchmark_suite``), both asked as one ``subjects``; size spaces,
+anchors, budgets and hypothesis-drawn size points (``sizes``), and the search for the smallest size at which
+a claim breaks (``search``).
 """

@@ -5,8 +5,7 @@ install the releases: pip leaves out yanked releases (0.4.32) and those without 
 wheel for that Python, as an install would.  A jax release installs with the jaxlib
 of its own number, or else with the newest jaxlib below it (jax 0.4.37 with jaxlib
 0.4.36).  The listing is cached for a day: a bisect asks the index once, not once
-per probe.  Standard library only: the noxfile imports this module in nox's own
-environment.
+per probe.  Standard library only; read by ``commands.nox_session`` as it prepares a session's releases.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Bisect and sweep answers: one screen for the terminal (``bisect_screen``, ``range_screen``), markdown for
-reports/, and JSON for issue drafts.
+"""Bisect and sweep answers as markdown for reports/ and as JSON for issue drafts; the terminal's one
+screen of each is ``bisect_screen``'s and ``range_screen``'s.
 
 The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
-known (``issue_draft.bisect_answer`` reads them), and ``answer`` always.
+known (``upstream.change`` reads them back), and ``answer`` always.
 """
 
 from __future__ import annotations
