@@ -32,7 +32,7 @@ from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, parse_metric_name
+from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
@@ -290,7 +290,7 @@ def moved_programs(
         if "problem" in program:
             continue
         for part in PER_PROGRAM:
-            key = parse_metric_name(f"json.p{number}_{part}")
+            key = MetricKey(JSON, f"p{number}_{part}")
             found = compare_results(before, after, key, step.thresholds)
             if found is not None and found.verdict in MOVED:
                 moved.append(str(program.get("file")))
