@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from harness.analysis.significance import DEFAULT_THRESHOLDS, Comparison, Thresholds, Verdict
 from harness.render.marks import marks_text
-from harness.render.text import Markdown, inline, one_line, terminal
+from harness.render.text import Markdown, inline, one_line
 from harness.units import format_p, format_ratio
 
 NOISY_MARK = "⚠"
@@ -141,11 +141,4 @@ def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(
         clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True
-    )
-
-
-def text_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    clean = [[terminal(v) for v in row] for row in rows]
-    return tabulate(
-        clean, headers=[terminal(h) for h in headers], tablefmt="simple", disable_numparse=True
     )
