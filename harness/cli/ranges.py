@@ -144,6 +144,29 @@ def bounded(command: str, count: int, what: str) -> None:
 
 def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     options.add_case(parser, script=True)
+    _add_ends(parser, command)
+    _add_library_range(parser, command)
+    if command != "sweep":
+        _add_why(parser)
+    _add_criterion(parser)
+    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
+    options.add_session(parser, release=False)
+    parser.add_argument(
+        "--releases",
+        type=options.path,
+        help="the release plan nox writes: what each release installs",
+    )
+    options.add_results(parser)
+    options.add_out(parser)
+    options.add_json(parser, "the answer (every release, step, comparison and verdict)")
+    options.add_sampling(parser)
+    options.add_process_count(parser)
+    options.add_decide_budget(parser)
+    options.add_thresholds(parser)
+
+
+def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
+    """The range's two ends: --good/--bad (or --broken/--fixed) for a bisect, --from/--to else."""
     if command == "bisect":
         parser.add_argument(
             "--good", dest="first", metavar="VERSION", help="release with the old behaviour"
@@ -189,6 +212,10 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
             required=not tables,
             help="last release of the range" + (" (default: the table's newest)" if tables else ""),
         )
+
+
+def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
+    """A script's libraries over the range: one held, or one varied with jax held."""
     parser.add_argument(
         "--hold",
         action="append",
@@ -209,22 +236,29 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
         metavar="VERSION",
         help="with --vary: the jax release held",
     )
-    if command != "sweep":
-        parser.add_argument(
-            "--no-why",
-            dest="explain",
-            action="store_false",
-            help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
-            "on its two releases and comparing what each compiled",
-        )
-        parser.add_argument(
-            "--why-budget",
-            type=options.seconds,
-            metavar="SECONDS",
-            help="at most this long asking why, over every step; a kind not asked once it is spent is "
-            "said in the answer with the command that asks it (default: as long as the command's own "
-            "measuring took)",
-        )
+
+
+def _add_why(parser: argparse.ArgumentParser) -> None:
+    """Whether, and for how long, a change found is asked why."""
+    parser.add_argument(
+        "--no-why",
+        dest="explain",
+        action="store_false",
+        help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
+        "on its two releases and comparing what each compiled",
+    )
+    parser.add_argument(
+        "--why-budget",
+        type=options.seconds,
+        metavar="SECONDS",
+        help="at most this long asking why, over every step; a kind not asked once it is spent is "
+        "said in the answer with the command that asks it (default: as long as the command's own "
+        "measuring took)",
+    )
+
+
+def _add_criterion(parser: argparse.ArgumentParser) -> None:
+    """What a release is judged by: one metric, the case's claim, or how its processes end."""
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
         "--metric", help="PROGRAM.KIND, e.g. two_scans.dispatch_ns or scan.compile_ns"
@@ -238,20 +272,6 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
         help="judge by how its processes end: ok in every one, or crashed, timed out or failed alike in "
         "every one (a bisect finds the first release where the script stops running ok)",
     )
-    options.add_sizes(parser, "the case's first anchor, with these sizes changed")
-    options.add_session(parser, release=False)
-    parser.add_argument(
-        "--releases",
-        type=options.path,
-        help="the release plan nox writes: what each release installs",
-    )
-    options.add_results(parser)
-    options.add_out(parser)
-    options.add_json(parser, "the answer (every release, step, comparison and verdict)")
-    options.add_sampling(parser)
-    options.add_process_count(parser)
-    options.add_decide_budget(parser)
-    options.add_thresholds(parser)
 
 
 def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:

@@ -54,7 +54,7 @@ from typing import Any
 from harness.catalogue.benchmark_suite import SUITE_PATH
 from harness.host.environment import REDACTED, REPO_ROOT, SECRET_NAME, scrub, scrub_value
 from harness.measure import deaths
-from harness.measure.benchmark_json import BENCHMARK_JSON, read_suite_run
+from harness.measure.benchmark_json import BENCHMARK_JSON, SuiteRun, read_suite_run
 from harness.measure.figures import Figure, Figures, parse_output
 from harness.measure.lifetime import die_with_parent
 from harness.measure.script_numbers import JSON_PROGRAM, script_numbers
@@ -366,6 +366,20 @@ def run_script(
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
         died = deaths.ended(code, stderr if stderr.strip() else stdout)
         return ProcessRun(0, status, detail, script=record, died=died)
+    return _measured(path, stdout, cut, report, suite, wall_ns, env, record)
+
+
+def _measured(
+    path: Path,
+    stdout: str,
+    cut: bool,
+    report: dict[str, Any],
+    suite: SuiteRun,
+    wall_ns: int,
+    env: dict[str, str],
+    record: dict[str, Any],
+) -> ProcessRun:
+    """A script that exited 0: its figures, phases, JSON numbers, facts, claim and notes."""
     figures = parse_output(stdout)
     notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
     programs, compiled = programs_from(figures.lines)
