@@ -436,7 +436,8 @@ class RangeRun:
         def kept(pair: Pair, found: tuple[Found, ...]) -> None:
             for each in found[len(evidence.get(pair, ())) :]:
                 for line in step_lines(each):
-                    progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {line}")
+                    said = line.markdown()
+                    progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {said}")
             evidence[pair] = tuple(each for each in found if not isinstance(each, Spent))
             answer = answer_of(evidence)
             _write(inside(self.options.places.out, f"{stem}.md"), answer.markdown, quiet=True)

@@ -218,6 +218,8 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(
     calls = {"n": 0}
 
     def fsync_until_full(fd):  # where a full disk shows: the data cannot be flushed
+        if ".write-check-" in os.readlink(f"/proc/self/fd/{fd}"):  # the folder checked at the door
+            return real_fsync(fd)
         calls["n"] += 1
         if calls["n"] > 1:
             raise OSError(28, "No space left on device")
