@@ -28,10 +28,10 @@ about 4.5 ms to validate it alone; its errors name the field by path just as wel
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from harness.store.checks import (
     Check,
@@ -57,6 +57,9 @@ SCHEMA = "jax-repro-harness/result"
 SCHEMA_VERSION = 3
 # JAX_PLATFORMS names platforms; default_backend() names the backend they run on.
 PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
+
+
+AnEnum = TypeVar("AnEnum", bound=StrEnum)
 
 
 class RunStatus(StrEnum):
@@ -560,13 +563,22 @@ class Result(_Record):
 # --- parsing -----------------------------------------------------------------------------------------------
 
 
-def _status(value: Any, where: str) -> RunStatus:
-    text = string(value, where)
-    try:
-        return RunStatus(text)
-    except ValueError:
-        known = ", ".join(RunStatus)
-        raise SchemaError(where, f"unknown status {text!r} (expected one of {known})") from None
+def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:
+    """The parser of a string that names one of ``kind``'s members (an unknown one: ``unknown NOUN``)."""
+
+    def parse(value: Any, where: str) -> AnEnum:
+        text = string(value, where)
+        try:
+            return kind(text)
+        except ValueError:
+            known = ", ".join(member.value for member in kind)
+            raise SchemaError(where, f"unknown {noun} {text!r} (expected one of {known})") from None
+
+    return parse
+
+
+_status = _member(RunStatus, "status")
+_end_kind = _member(EndKind, "end")
 
 
 def _sample(value: Any, where: str) -> TimedSample:
@@ -662,15 +674,6 @@ def _end(value: Any, where: str) -> ProcessEnd:
         last_lines=fields.optional("last_lines", string, ""),
         stack=fields.optional("stack", string, ""),
     )
-
-
-def _end_kind(value: Any, where: str) -> EndKind:
-    text = string(value, where)
-    try:
-        return EndKind(text)
-    except ValueError:
-        known = ", ".join(EndKind)
-        raise SchemaError(where, f"unknown end {text!r} (expected one of {known})") from None
 
 
 def _gpu(value: Any, where: str) -> GpuFacts:
