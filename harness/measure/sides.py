@@ -54,6 +54,8 @@ KEYS = (
 )
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
+# An interpreter's path may be as long as the system allows: a user's cache can be deep.
+_PATH_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,4096}$")
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,11 @@ class Side:
         return environ
 
 
-def _text(entry: dict[str, Any], key: str, where: str) -> str:
+def _text(
+    entry: dict[str, Any], key: str, where: str, pattern: re.Pattern[str] = _LABEL_TEXT
+) -> str:
     value = entry[key]
-    if not isinstance(value, str) or not _LABEL_TEXT.match(value) or value != value.strip():
+    if not isinstance(value, str) or not pattern.match(value) or value != value.strip():
         raise UsageError(
             f"{where}: {key!r} must be a non-empty line of text, not {json.dumps(value)[:80]}"
         )
@@ -139,7 +143,7 @@ def _side(entry: Any, where: str) -> Side:
     label = _text(entry, "label", where) if "label" in entry else ""
     interpreter = sys.executable
     if "interpreter" in entry:
-        interpreter = _text(entry, "interpreter", where)
+        interpreter = _text(entry, "interpreter", where, _PATH_TEXT)
         if not (os.path.isfile(interpreter) and os.access(interpreter, os.X_OK)):
             raise UsageError(f"{where}: interpreter {interpreter} is not an executable file")
     env = entry.get("env", {})

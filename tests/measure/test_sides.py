@@ -286,3 +286,16 @@ def test_a_plan_whose_names_would_become_paths_or_that_is_hostile_is_refused_in_
     plan.write_text(text)
     with pytest.raises(UsageError, match=message):
         load_plan(plan)
+
+
+def test_an_interpreter_deep_in_a_user_s_cache_is_taken_whatever_its_path_s_length(tmp_path):
+    """A venv in the user's cache under a deep home folder: its interpreter's path ran past the 120
+    characters of a label and the installed command's ``run`` was refused as bad input."""
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 8, "bin")
+    deep.mkdir(parents=True)
+    python = deep / "python"
+    python.symlink_to(sys.executable)
+    assert len(str(python)) > 200
+    plan = [{"release": "1", "profile": "cpu", "interpreter": str(python)}]
+    [side] = load_plan(write_plan(tmp_path, plan))
+    assert side.interpreter == str(python)
