@@ -227,7 +227,7 @@ def tests(session: nox.Session) -> None:
     """The test suite, on the default release (the end-to-end tests run real JAX)."""
     # The lint extra too: a test checks that a scaffolded case passes the linters.
     install_once(
-        session, "-e", ".[test,report,lint]", *DEFAULT_RELEASE.requirements(), compiled=True
+        session, "-e", ".[test,report,lint]", "pip", *DEFAULT_RELEASE.requirements(), compiled=True
     )
     # Two workers or more halve it (it waits on subprocesses); a module stays on one (its module-scoped fixtures),
     # the tests that run nox on one of their own (tests/conftest.py's scopes); ``-- -n 0`` runs them here.
