@@ -39,6 +39,9 @@ class CaseInfo:
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
+    # The devices its claim is about, where it also runs on more (options its verdict does not read): the main
+    # command measures it only under profiles with that many; None: every profile it runs under.
+    claim_devices: int | None = None
     subject: Subject = (
         CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
     )
@@ -58,6 +61,7 @@ CONSTANTS = {
     "COST": 'a dict of "bytes"/"flops" to arithmetic over the sizes, e.g. {"flops": "2 * N ** 3"}',
     "MIN_DEVICES": "a positive integer",
     "DEVICES_USED": "a positive integer",
+    "CLAIM_DEVICES": "a positive integer",
 }
 
 
@@ -187,6 +191,7 @@ def _problem(constants: dict[str, Any]) -> str | None:
         ),
         "MIN_DEVICES": _is_count(constants.get("MIN_DEVICES", 1)),
         "DEVICES_USED": _is_count(constants.get("DEVICES_USED", 1)),
+        "CLAIM_DEVICES": _is_count(constants.get("CLAIM_DEVICES", 1)),
     }
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:
@@ -258,6 +263,7 @@ def read_case(path: Path) -> CaseInfo:
         anchors=list(anchors),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
         devices_used=None if "DEVICES_USED" not in constants else int(constants["DEVICES_USED"]),
+        claim_devices=None if "CLAIM_DEVICES" not in constants else int(constants["CLAIM_DEVICES"]),
     )
 
 

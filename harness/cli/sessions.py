@@ -246,6 +246,9 @@ class InterleavedRequest:
 
     sides: list[tuple[Release, Profile]]
     run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
+    # The default profiles: each case only under those its claim is about (its CLAIM_DEVICES), the main command's
+    # way; profiles the user names measure every case they apply to.
+    claims_only: bool = False
 
     @property
     def profiles(self) -> list[Profile]:
@@ -314,7 +317,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     if any(arg in HELP for arg in rest):
         print(
             "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the releases "
-            f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}) measured as sides of one run, "
+            f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}, each case under those its claim is "
+            "about: its CLAIM_DEVICES) measured as sides of one run, "
             f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, {DEFAULT_MAX_SECONDS} s "
             "of samples a program unless --max-seconds or --effort says otherwise (--decide "
             f"{DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} × that while a comparison is open "
@@ -322,6 +326,7 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
             file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
+    chosen = any(a == "--profile" or a.startswith("--profile=") for a in rest)
     profiles = _profiles(_take(rest, "--profile", DEFAULT_PROFILES))
     if any(a == "--sides" or a.startswith("--sides=") for a in rest):
         raise UsageError("the session writes the sides plan itself: leave out --sides")
@@ -344,7 +349,7 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
     )  # asking for looks
     if not any(a == name or a.startswith(name + "=") for a in rest for name in looking):
         rest += ["--decide", DEFAULT_DECIDE]
-    request = InterleavedRequest(sides, ["run", *rest])
+    request = InterleavedRequest(sides, ["run", *rest], claims_only=not chosen)
     with tempfile.TemporaryDirectory(
         prefix="harness-sides-"
     ) as scratch:  # checked as run will see it
@@ -353,7 +358,7 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         args, checked = validate([*request.run_argv, "--sides", str(plan)])
     if args.max_processes is None and checked.settings.decide is not None:
         rest += ["--max-processes", str(MATRIX_LOOKS * checked.settings.processes)]
-    return InterleavedRequest(sides, ["run", *rest])
+    return InterleavedRequest(sides, ["run", *rest], claims_only=not chosen)
 
 
 def write_sides(
@@ -367,6 +372,7 @@ def write_sides(
             "profile": p.name,
             "interpreter": interpreters[r.jax, p.name],
             "env": dict(p.env),
+            **({"claims_only": True} if request.claims_only else {}),
         }
         for r, p in request.sides
     ]

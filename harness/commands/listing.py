@@ -58,6 +58,11 @@ def describe_case(case: discovery.CaseInfo) -> str:
     if case.devices_used is not None:
         used = f"{case.devices_used} device{'' if case.devices_used == 1 else 's'}"
         lines.append(f"    uses {used}: skipped under a profile that makes more CPU devices (cpu8)")
+    if case.claim_devices is not None:
+        about = f"{case.claim_devices} device{'' if case.claim_devices == 1 else 's'}"
+        lines.append(
+            f"    its claim is about {about}: the main command measures it only under such a profile"
+        )
     lines += [
         f"    programs: {', '.join(shape.programs) or 'none found'}",
         f"    jitted functions (compiled): {', '.join(shape.compiled) or 'none'}",

@@ -143,13 +143,28 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
 
 def known_skip(item: PlannedRun, side: Side) -> str:
     """Why a case process of ``side`` would skip ``item``'s case, where the side's environment already says
-    (its CPU device count against the case's MIN_DEVICES and DEVICES_USED): no process is started to learn
-    it.  Empty for a plain script, and where only the process can tell."""
+    (its CPU device count against the case's MIN_DEVICES and DEVICES_USED, and on the main command's sides
+    its CLAIM_DEVICES): no process is started to learn it.  Empty for a plain script, and where only the
+    process can tell."""
     found = side.cpu_devices()
     if found is None:
         return ""
     needed, used = item.case.subject.device_needs(item.case.min_devices, item.case.devices_used)
-    return device_skip(needed, used, found, cpu=True)
+    return device_skip(needed, used, found, cpu=True) or claim_skip(item, side, found)
+
+
+def claim_skip(item: PlannedRun, side: Side, found: int) -> str:
+    """Why the main command leaves ``item``'s case out on ``side`` (``found`` CPU devices): its claim is about
+    another number of devices (CLAIM_DEVICES), and what else it would measure there is no part of its claim."""
+    about = item.case.claim_devices
+    if not side.claims_only or about is None or about == found:
+        return ""
+    devices = f"{about} device{'' if about == 1 else 's'}"
+    return (
+        f"its claim is about {devices} (CLAIM_DEVICES) and this profile made {found} CPU devices: the main "
+        f"command measures it only where its claim is; `nox -s matrix -- --profile {side.profile} --case "
+        f"{item.case.name}` measures it here"
+    )
 
 
 @dataclass

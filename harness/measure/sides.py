@@ -18,7 +18,9 @@ says whether measuring until decided compares the side with the next side of its
 a triage's confirmation lists the releases of several steps and compares only each step's
 two (``false`` on the older release of each gap between steps); ``compare_metrics``
 (``["scan.wall_ns"]``) judges that comparison on those metrics only (default: the run's
-``--decide-metric``, or every metric), a step's own.  No two sides may share a label,
+``--decide-metric``, or every metric), a step's own.  ``claims_only`` (default false): a case
+that declares the devices its claim is about (``CLAIM_DEVICES``) is measured on the side only where
+the side makes that many, as the main command's default profiles do.  No two sides may share a label,
 or a release, a profile and sizes (their results would be stored as one cell).  The
 file is input: every problem is one ``UsageError`` naming the file.
 """
@@ -51,6 +53,7 @@ KEYS = (
     "compare_next",
     "compare_metrics",
     "libraries",
+    "claims_only",
 )
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
@@ -77,6 +80,9 @@ class Side:
     )
     compare_with: str = (
         ""  # measuring until decided: also compared with the side of this label (its partner)
+    )
+    claims_only: bool = (
+        False  # a case with CLAIM_DEVICES only where the side makes that many devices
     )
 
     def __post_init__(self) -> None:
@@ -154,11 +160,10 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: {name!r} is not an environment variable name")
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{where}: the value of {name} must be a string or null")
-    compare_next = entry.get("compare_next", True)
-    if not isinstance(compare_next, bool):
-        raise UsageError(
-            f"{where}: 'compare_next' must be true or false, not {json.dumps(compare_next)[:40]}"
-        )
+    compare_next, claims_only = (
+        _flag(entry, "compare_next", True, where),
+        _flag(entry, "claims_only", False, where),
+    )
     metrics = entry.get("compare_metrics", [])
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
         raise UsageError(
@@ -177,8 +182,24 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: {exc}") from None
     metrics_ = tuple(dict.fromkeys(metrics))
     return Side(
-        release, profile, interpreter, dict(env), label, sizes, compare_next, metrics_, libraries
+        release,
+        profile,
+        interpreter,
+        dict(env),
+        label,
+        sizes,
+        compare_next,
+        metrics_,
+        libraries,
+        claims_only=claims_only,
     )
+
+
+def _flag(entry: dict[str, Any], key: str, default: bool, where: str) -> bool:
+    value = entry.get(key, default)
+    if not isinstance(value, bool):
+        raise UsageError(f"{where}: {key!r} must be true or false, not {json.dumps(value)[:40]}")
+    return value
 
 
 def _sizes(value: Any, where: str) -> dict[str, int]:

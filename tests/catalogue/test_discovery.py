@@ -69,6 +69,9 @@ BROKEN_CASES = {
     "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
     "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
     "no_devices": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nDEVICES_USED = 0\n',
+    "no_claim_devices": (
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nCLAIM_DEVICES = "1"\n'
+    ),
 }
 
 
@@ -93,6 +96,7 @@ def test_a_broken_case_file_is_set_aside_with_its_reason_and_the_others_still_wo
     assert "CLAIM must be a string" in found.broken["wrong_type"]
     assert "ANCHORS must be" in found.broken["anchor_text"]
     assert "DEVICES_USED must be a positive integer" in found.broken["no_devices"]
+    assert "CLAIM_DEVICES must be a positive integer" in found.broken["no_claim_devices"]
     assert [c.name for c in discovery.select(found, ["steady"])] == ["steady"]
     with pytest.raises(UsageError, match="SIZE_SPACE is not a literal"):
         discovery.select(found, ["non_literal"])

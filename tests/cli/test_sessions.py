@@ -1,4 +1,5 @@
 import json
+import sys
 
 import pytest
 
@@ -52,6 +53,20 @@ def test_the_matrix_measures_once_unless_asked_for_looks():
         ["--jax", "0.4.26", "--profile", "cpu"],
     ):
         assert "--max-processes" not in interleaved_request(posargs).run_argv, posargs
+
+
+def test_the_default_profiles_measure_each_case_only_where_its_claim_is(tmp_path):
+    """Plain ``nox``'s sides say so (``claims_only``: a case's CLAIM_DEVICES); profiles the user names do not."""
+    default = load_plan(write_sides(tmp_path / "a.json", interleaved_request([]), _here()))
+    named = interleaved_request(["--profile", "cpu,cpu8"])
+    assert all(side.claims_only for side in default) and not named.claims_only
+    assert not any(
+        side.claims_only for side in load_plan(write_sides(tmp_path / "b.json", named, _here()))
+    )
+
+
+def _here() -> dict[tuple[str, str], str]:
+    return {(r.jax, p): sys.executable for r in RELEASES for p in PROFILE_BY_NAME}
 
 
 def test_a_profile_is_paired_only_with_the_releases_it_applies_to():

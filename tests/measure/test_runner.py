@@ -670,6 +670,30 @@ def test_a_skip_the_profile_already_decides_starts_no_process():
     )
 
 
+def test_the_main_command_measures_a_case_only_under_the_devices_its_claim_is_about():
+    """switch_scans' claim is about one device (CLAIM_DEVICES): on the main command's sides (``claims_only``) cpu8
+    skips it, saying how to measure it there; a side the user chose measures it; cases without the constant are
+    measured where they were."""
+    catalogue = discovery.discover()
+    switch, sharding = (
+        PlannedRun(catalogue[name], PlannedPoint(catalogue[name].anchors[0], "anchor"))
+        for name in ("switch_scans", "sharding_scaling")
+    )
+    eight = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    cpu = Side("0.4.26", "cpu", env={"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}, claims_only=True)
+    cpu8, chosen = (
+        Side("0.4.26", "cpu8", env=eight, claims_only=True),
+        Side("0.4.26", "cpu8", env=eight),
+    )
+    assert catalogue["switch_scans"].claim_devices == 1
+    assert known_skip(switch, cpu8) == (
+        "its claim is about 1 device (CLAIM_DEVICES) and this profile made 8 CPU devices: the main command "
+        "measures it only where its claim is; `nox -s matrix -- --profile cpu8 --case switch_scans` measures "
+        "it here"
+    )
+    assert known_skip(switch, cpu) == known_skip(switch, chosen) == known_skip(sharding, cpu8) == ""
+
+
 def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_measured(tmp_path):
     """Two runs into one folder: the caller's look before the lock missed what the other stored meanwhile;
     ``reuse``, asked under the lock, takes it instead of measuring the cell again."""

@@ -41,6 +41,12 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
     assert (first.compare_next, second.compare_next) == (True, False), (
         "compared with the next side unless told"
     )
+    assert (
+        not first.claims_only
+        and load_plan(
+            write_plan(tmp_path, [{"release": "1", "profile": "p", "claims_only": True}])
+        )[0].claims_only
+    ), "every case on a side unless the plan says the main command's"
     assert first.compare_metrics == () and load_plan(
         write_plan(
             tmp_path,
@@ -120,6 +126,10 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
         (
             [{"release": "1", "profile": "p", "compare_next": "no"}],
             "'compare_next' must be true or false",
+        ),
+        (
+            [{"release": "1", "profile": "p", "claims_only": 1}],
+            "'claims_only' must be true or false",
         ),
         (
             [{"release": "1", "profile": "p", "compare_metrics": "a.wall_ns"}],
