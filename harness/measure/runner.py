@@ -150,20 +150,8 @@ def known_skip(item: PlannedRun, side: Side) -> str:
     if found is None:
         return ""
     needed, used = item.case.subject.device_needs(item.case.min_devices, item.case.devices_used)
-    return device_skip(needed, used, found, cpu=True) or claim_skip(item, side, found)
-
-
-def claim_skip(item: PlannedRun, side: Side, found: int) -> str:
-    """Why the main command leaves ``item``'s case out on ``side`` (``found`` CPU devices): its claim is about
-    another number of devices (CLAIM_DEVICES), and what else it would measure there is no part of its claim."""
-    about = item.case.claim_devices
-    if not side.claims_only or about is None or about == found:
-        return ""
-    devices = f"{about} device{'' if about == 1 else 's'}"
-    return (
-        f"its claim is about {devices} (CLAIM_DEVICES) and this profile made {found} CPU devices: the main "
-        f"command measures it only where its claim is; `nox -s matrix -- --profile {side.profile} --case "
-        f"{item.case.name}` measures it here"
+    return device_skip(needed, used, found, cpu=True) or side.claim_skip(
+        item.case.name, item.case.claim_devices, found
     )
 
 

@@ -55,6 +55,9 @@ KEYS = (
     "libraries",
     "claims_only",
 )
+# In the reason of a skip by ``claims_only``: a side that measures every case does not take such a stored skip
+# for a cell measured before.
+CLAIM_MARK = "(CLAIM_DEVICES)"
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
 # An interpreter's path may be as long as the system allows: a user's cache can be deep.
@@ -102,6 +105,19 @@ class Side:
             r"--xla_force_host_platform_device_count=(\d+)", environ.get("XLA_FLAGS", "")
         )
         return int(found[-1]) if found else 1
+
+    def claim_skip(self, case: str, claim_devices: int | None, found: int) -> str:
+        """Why a side of the main command (``claims_only``) leaves ``case`` out where it makes ``found`` CPU
+        devices: its claim is about another number (its CLAIM_DEVICES), and what else it would measure here is
+        no part of the claim.  Empty where it is measured."""
+        if not self.claims_only or claim_devices is None or claim_devices == found:
+            return ""
+        devices = f"{claim_devices} device{'' if claim_devices == 1 else 's'}"
+        return (
+            f"its claim is about {devices} {CLAIM_MARK} and this profile made {found} CPU devices: the main "
+            f"command measures it only where its claim is; `nox -s matrix -- --profile {self.profile} --case "
+            f"{case}` measures it here"
+        )
 
     def cell_sizes(self, planned: dict[str, int]) -> dict[str, int]:
         """The sizes a cell planned at ``planned`` is measured at on this side."""

@@ -13,7 +13,7 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.sizes import Budget
 from harness.errors import HarnessError, UsageError, WriteRefused
 from harness.measure.cells import CellRun, PlannedRun
-from harness.measure.sides import Side
+from harness.measure.sides import CLAIM_MARK, Side
 from harness.names import inside
 from harness.store.results import (
     StoredResult,
@@ -113,7 +113,8 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
     """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured on
-    ``machine``, if it was measured before."""
+    ``machine``, if it was measured before (the main command's skip by a case's claim is not, for a side that
+    measures every case)."""
     # Only a result of this script's content and arguments was measured before (``check_results_folder``
     # refused a folder of others, under the same lock).
     cells = measured_cells(
@@ -122,10 +123,21 @@ def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side)
         side.release,
         side.profile,
         machine,
-        lambda stored: same_script(stored, item.case),
+        lambda stored: (
+            same_script(stored, item.case) and (side.claims_only or not left_out_by_claim(stored))
+        ),
     )
     return cells.get(
         cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
+    )
+
+
+def left_out_by_claim(stored: StoredResult) -> bool:
+    """Whether ``stored`` is the main command's skip of a case under a profile its claim is not about
+    (``Side.claim_skip``): not measured there, so a side that measures every case measures it."""
+    result = stored.result
+    return result.status == RunStatus.SKIPPED and any(
+        CLAIM_MARK in process.detail for process in result.processes
     )
 
 

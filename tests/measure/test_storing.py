@@ -1,10 +1,15 @@
-"""A plain script's results never mix with another version's in one results folder."""
+"""A plain script's results never mix with another version's in one results folder; what a resumed run takes
+for a cell measured before."""
 
 import pytest
 
+from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
+from harness.catalogue.sizes import PlannedPoint
 from harness.errors import UsageError
-from harness.measure.storing import check_results_folder
+from harness.measure.cells import PlannedRun
+from harness.measure.sides import Side
+from harness.measure.storing import check_results_folder, stored_status
 from harness.store.results import write_result
 from tests.conftest import FIXTURES, derive, real_result
 
@@ -29,3 +34,30 @@ def test_results_of_the_same_content_are_accepted_and_of_another_version_refused
     stored_as(tmp_path / "no-hash", case, None)
     with pytest.raises(UsageError, match="something other than it"):
         check_results_folder(tmp_path / "no-hash", case)
+
+
+def test_the_main_command_s_skip_by_a_claim_leaves_the_cell_to_a_side_that_measures_every_case(
+    tmp_path,
+):
+    """Plain nox stores switch_scans on cpu8 as skipped (its claim is about one device): a second plain nox passes
+    the cell over, while ``--profile cpu8`` (a side without ``claims_only``) measures it, as the reason says."""
+    catalogue = discovery.discover()
+    case = catalogue["switch_scans"]
+    item = PlannedRun(case, PlannedPoint(case.anchors[0], "anchor"))
+    eight = {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    main_side = Side("0.12.0.1", "cpu8", env=eight, claims_only=True)
+    named = Side("0.12.0.1", "cpu8", env=eight)
+    reason = main_side.claim_skip(case.name, case.claim_devices, 8)
+    record = derive(real_result("async_dispatch-0.12.0.1"), case=case.name, profile="cpu8")
+    record.update(sizes=item.sizes, status="skipped", detail=reason)
+    record["processes"] = [
+        {"index": 0, "status": "skipped", "detail": reason, "duration_s": 0.0, "affinity": None}
+    ]
+    write_result(tmp_path, record)
+    machine = record["host"]["machine"]["id"]
+    assert stored_status(tmp_path, machine, item, main_side) == "skipped", (
+        "passed over by plain nox"
+    )
+    assert stored_status(tmp_path, machine, item, named) is None, (
+        "not measured before: measured now"
+    )
