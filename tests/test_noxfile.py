@@ -702,7 +702,8 @@ def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
 def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_reports(
     monkeypatch, tmp_path
 ):
-    """What the README's main command runs: the matrix session with no posargs, seven processes a side, once."""
+    """What the README's main command runs: the matrix session with no posargs, seven processes a side, once, each
+    case only where its claim is (``claims_only``)."""
     # The release venvs: built by the real session.
     monkeypatch.setattr(nox_session, "ensure", lambda env: None)
     session = RecordingSession()
@@ -725,8 +726,12 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
     )
     assert args == ("python", "-m", "harness", *run)
     assert env is None
-    sides = [(side["release"], side["profile"]) for side in json.loads(plan.read_text())]
+    written = json.loads(plan.read_text())
+    sides = [(side["release"], side["profile"]) for side in written]
     assert sides == [(r.jax, p) for r in pins.EDGES for p in ("cpu", "cpu8")]
+    assert all(side["claims_only"] for side in written), (
+        "each case only under the profiles its claim is about"
+    )
 
 
 def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():
