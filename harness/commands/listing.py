@@ -61,7 +61,7 @@ def describe_case(case: discovery.CaseInfo) -> str:
     if case.claim_devices is not None:
         about = f"{case.claim_devices} device{'' if case.claim_devices == 1 else 's'}"
         lines.append(
-            f"    its claim is about {about}: the main command measures it only under such a profile"
+            f"    its claim is about {about}: plain nox measures it only under a profile that makes {about}"
         )
     lines += [
         f"    programs: {', '.join(shape.programs) or 'none found'}",
