@@ -2,8 +2,9 @@
 
 The release and profile tables, RELEASES and PROFILES in harness/pins.py, are the
 only places where JAX versions and device flags are listed.  ``nox`` alone runs the
-``matrix`` session (the oldest and newest release on ``cpu`` and ``cpu8``, three case
-processes per cell and side, interleaved) and renders the report comparing them;
+``matrix`` session (the oldest and newest release on ``cpu`` and ``cpu8``, each case under
+the profiles its claim is about, seven case processes per cell and side, interleaved) and
+renders the report comparing them;
 ``nox -l`` lists every session.
 
 This file declares the sessions, checks their posargs and installs the harness; every
@@ -172,7 +173,8 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
 def matrix(session: nox.Session) -> None:
     """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
 
-    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, each pair a side of its own.
+    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, each pair a side of its own, each
+    case only under the profiles its claim is about (a case's CLAIM_DEVICES); ``--profile`` measures every case.
     """
     viewed(session, views.interleaved_request, session.posargs)
     install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
