@@ -102,6 +102,7 @@ class IssueRequest:
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
     processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
     max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
+    status: bool = False  # a crash report (``commands.crash_issue``), not a timing's draft
 
 
 @dataclass(frozen=True)
@@ -592,6 +593,7 @@ def request_for(opts: IssueOptions) -> IssueRequest:
         policy=opts.policy,
         processes=opts.processes,
         max_processes=opts.max_processes,
+        status=opts.status,
     )
 
 
@@ -614,6 +616,10 @@ def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
+    if request.status:  # a crash report: its own workflow, imported only when asked
+        from harness.commands import crash_issue
+
+        return crash_issue.execute(request)
     shown = sizes_text(request.sizes)
     if has_a_change(
         request
