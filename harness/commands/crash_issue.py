@@ -53,8 +53,11 @@ from harness.upstream.step_measured import StepRequest
 
 @dataclass(frozen=True)
 class Measured:
+    """What the draft says was measured here, and what only the screen offers (the command that goes on)."""
+
     newest: str = ""
     not_measured: tuple[str, ...] = ()
+    follow_up: str = ""
 
 
 def the_step(request: IssueRequest) -> StatusAnswer:
@@ -64,7 +67,7 @@ def the_step(request: IssueRequest) -> StatusAnswer:
         stored = _stored_answer(request)
         if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
             return stored
-        return StatusAnswer(request.good, request.bad, "--good/--bad")
+        return StatusAnswer(request.good, request.bad, "")
     stored = _stored_answer(request)
     if stored is None:
         target = " ".join(target_words(case))
@@ -113,10 +116,11 @@ def measure(request: IssueRequest, step: StatusAnswer) -> tuple[list[StoredResul
         request.max_processes,
     )
     prober = measure_status(asked)
-    crash = _crash(request, step, _mine(request))
-    return _mine(request), Measured(
-        newest_status_line(prober, asked, crash, target_words(request.case))
+    mine = _mine(request)
+    newest, command = newest_status_line(
+        prober, asked, _crash(request, step, mine), target_words(request.case)
     )
+    return mine, Measured(newest, follow_up=command)
 
 
 def _mine(request: IssueRequest) -> list[StoredResult]:
@@ -213,7 +217,7 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     )
     path = folder / f"{request.case.name}-crash.md"
     replace_file(path, render_crash(draft))
-    said = tuple(filter(None, (measured.newest, *measured.not_measured)))
+    said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, title(draft), name if text else "", said
 
 

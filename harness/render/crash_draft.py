@@ -5,6 +5,7 @@ model.  Pure: a model in, markdown out; every text in it was scrubbed where it w
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from harness.render.text import code_span, fenced, inline
@@ -14,6 +15,7 @@ from harness.upstream.crash import Crash
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 SHOWN_LINES = 40  # of the stack and of the last lines: the end, where the fault is
 SCRIPT_LINES = 300  # a longer script is named, not pasted
+HARNESS_FRAME = re.compile(r'File "[^"]*harness/measure/script_hook\.py"')
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,11 @@ class CrashDraft:
 
 
 def title(d: CrashDraft) -> str:
-    """``repro.py crashes since jax 0.10.2 (SIGSEGV (exit 139)) on CPU``, or how it runs again."""
+    """``repro.py crashes since jax 0.10.2 on CPU: SIGSEGV (exit 139)``, or how it runs again."""
     crash, where = d.crash, PLATFORMS.get(d.platform, d.platform.upper())
     if crash.regression:
-        return f"{d.name} {crash.verb} since jax {crash.crashes} ({crash.how}) on {where}"
-    return f"{d.name} {crash.verb} on jax {crash.crashes} ({crash.how}), runs again since {crash.runs}, on {where}"
+        return f"{d.name} {crash.verb} since jax {crash.crashes} on {where}: {crash.how}"
+    return f"{d.name} {crash.verb} on jax {crash.crashes} on {where}, runs again since {crash.runs}: {crash.how}"
 
 
 def render_crash(d: CrashDraft) -> str:
@@ -66,7 +68,7 @@ def description(d: CrashDraft) -> str:
         "Python process."
     ]
     if d.source:
-        lines.append(f"The two releases: {d.source}.")
+        lines.append(f"The two releases come from {d.source}.")
     if d.newest:
         lines.append(f"Newest release on the index: {d.newest}.")
     if d.workaround:
@@ -89,7 +91,7 @@ def reproducer(d: CrashDraft) -> str:
     installs = [f"pip install jax=={v} jaxlib=={v}" for v in (d.crash.runs, d.crash.crashes)]
     return "\n".join(
         [
-            f"#### Reproducer: {d.script_words} (`{d.script_name}`)",
+            f"#### Reproducer: {code_span(d.script_name)}, {d.script_words}",
             "",
             shown,
             "",
@@ -110,11 +112,21 @@ def what_happened(d: CrashDraft) -> str:
     ]
     if end is not None and end.stack.strip():
         lines += ["", "Python's stack at the fault (faulthandler), the first process:", ""]
-        lines.append(fenced(_end_of(end.stack), "text"))
+        lines.append(fenced(_end_of(script_frames(end.stack)), "text"))
     if end is not None and end.last_lines.strip():
         lines += ["", "The last lines it wrote:", ""]
         lines.append(fenced(_end_of(end.last_lines), "text"))
     return "\n".join(lines)
+
+
+def script_frames(stack: str) -> str:
+    """faulthandler's stack without the frames of what started the script (runpy, the harness's start-up
+    hook): a maintainer runs ``python script.py``, whose stack ends at the script's ``<module>``."""
+    return "\n".join(
+        line
+        for line in stack.splitlines()
+        if not HARNESS_FRAME.search(line) and '"<frozen runpy>"' not in line
+    )
 
 
 def _end_of(text: str) -> str:

@@ -128,7 +128,7 @@ def status_answer(
         if ends is not None:
             said = StatusAnswer(
                 *ends,
-                f"`{answer.name}`",
+                f"a bisect of jax releases by how the script's processes end (`{answer.name}`)",
                 workaround_of(data),
                 reproducer_named(data.get("reproducer"), ends),
             )
@@ -150,7 +150,7 @@ def status_answer(
                 said = StatusAnswer(
                     before,
                     after,
-                    f"`{answer.name}`",
+                    f"a triage of jax releases, its step measured again (`{answer.name}`)",
                     workaround_of(each) or workaround_of(data),
                 )
                 found.append((str(data.get("created_at", "")), said))

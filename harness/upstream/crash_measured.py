@@ -33,23 +33,29 @@ def measure_status(request: StepRequest) -> ReleaseProber:
 
 def newest_status_line(
     prober: ReleaseProber, request: StepRequest, crash: Crash, target: list[str]
-) -> str:
+) -> tuple[str, str]:
     """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs again on
-    V" (with the bisect that finds since which release, ``target`` the script's words), or how its
-    processes ended; "" where it is an end of the step."""
+    V", or how its processes ended ("" where it is an end of the step); and where it runs again, the bisect
+    that finds since which release (``target``: the script's words), for the screen."""
     newest = request.newest
     if newest in (request.good, request.bad):
-        return ""
+        return "", ""
     probe = prober(newest)
     if probe.result is None or not ran(probe.result):
-        return f"jax {newest}, the newest release on the index, could not be measured: {probe.note}"
+        return (
+            f"jax {newest}, the newest release on the index, could not be measured: {probe.note}",
+            "",
+        )
     side = summarise(probe.result)
     if side.all_dead_alike == crash.how:
-        return f"still {crash.verb} on {newest} ({side.words()})"
+        return f"still {crash.verb} on {newest} ({side.words()})", ""
     if side.all_ok and crash.regression:
         words = ["--status", "--broken", crash.crashes, "--fixed", newest]
         bisect = nox_command("bisect", target, words, request.sizes, request.profile)
-        return f"runs again on {newest} ({side.words()}); since which release: `{bisect}`"
+        return (
+            f"runs again on {newest} ({side.words()})",
+            f"since which release it runs again: `{bisect}`",
+        )
     if side.all_ok:
-        return f"still runs on {newest} ({side.words()})"
-    return f"on {newest}: {side.words()}"
+        return f"still runs on {newest} ({side.words()})", ""
+    return f"on {newest}: {side.words()}", ""

@@ -12,6 +12,8 @@ SCRIPT = "import os, signal\nimport jax\nif jax.__version__ == '0.4.33':\n    os
 STACK = (
     "Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
     + "\n".join(f'  File "repro.py", line {n} in <module>' for n in range(60))
+    + '\n  File "<frozen runpy>", line 88 in _run_code'
+    + '\n  File "/opt/venv/lib/harness/measure/script_hook.py", line 340 in main'
 )
 
 
@@ -43,7 +45,7 @@ def draft(**changes) -> CrashDraft:
 def test_the_draft_has_the_bug_form_s_sections_with_the_crash_the_stack_and_the_workaround():
     d = draft()
     text = render_crash(d)
-    assert title(d) == "repro.py crashes since jax 0.4.33 (SIGSEGV (exit 139)) on CPU"
+    assert title(d) == "repro.py crashes since jax 0.4.33 on CPU: SIGSEGV (exit 139)"
     order = ["### Description", "#### Reproducer", "#### What happened", "### System info"]
     assert [text.index(heading) for heading in order] == sorted(text.index(h) for h in order)
     assert "runs ok on jax 0.4.31 (ok in 5 of 5 processes)" in text
@@ -76,5 +78,5 @@ def test_a_script_too_long_to_paste_is_named_and_a_fix_is_titled_as_one():
     d = draft()
     fixed = dataclasses.replace(d, crash=dataclasses.replace(d.crash, runs="0.5.0"))
     assert title(fixed) == (
-        "repro.py crashes on jax 0.4.33 (SIGSEGV (exit 139)), runs again since 0.5.0, on CPU"
+        "repro.py crashes on jax 0.4.33 on CPU, runs again since 0.5.0: SIGSEGV (exit 139)"
     )

@@ -17,7 +17,10 @@ from ..conftest import FIXTURES, SEGFAULT, as_stored, derive, died, real_result
 
 ANSWERS = FIXTURES / "crash"
 WHERE = {"case": "async_dispatch", "sizes": {"N": 1000}, "profile": "cpu"}
-STACK = 'Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n  File "repro.py", line 9 in <module>'
+STACK = (
+    "Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
+    '  File "repro.py", line 9 in <module>'
+)
 
 
 def side(release: str, *, dead: bool = False, created: str = "") -> StoredResult:
