@@ -6,35 +6,31 @@ Through nox (a release plan) its two releases and the newest on the index are me
 (``upstream.crash_measured``), so the draft quotes a step confirmed here and whether the newest release still
 crashes; without a plan the stored results are quoted and the draft names the command that measures them.
 ``jax.print_environment_info()`` is the crashing release's own where its process recorded it, else asked once
-of that release's venv in one short process (``issue.environment_info``), scrubbed.
+of that release's venv in one short process (``issue.environment_info``), scrubbed.  ``commands.issue``
+hands the request over (it imports this module, never the other way).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.ranges import target_words
-from harness.commands.issue import (
-    ISSUES_DIR,
-    REPRODUCER_FILE,
-    IssueRequest,
-    copy_beside,
-    environment_info,
-    part_folder,
-    where_to_run,
-)
 from harness.errors import HarnessError, UsageError
 from harness.findings import nox_command
 from harness.host.environment import cpu_model, scrub
+from harness.install.venvs import ReleaseEnv
 from harness.names import shown_path
 from harness.render.crash_draft import CrashDraft, render_crash, title
 from harness.render.issue_screen import issue_screen
 from harness.store.files import output_folder, replace_file
 from harness.store.results import StoredResult, load_results
+from harness.store.schema import Settings
 from harness.units import sizes_text
 from harness.upstream.change import read_bisect_answers, read_triage_answers
 from harness.upstream.crash import (
@@ -52,6 +48,30 @@ from harness.upstream.step_measured import StepRequest
 
 
 @dataclass(frozen=True)
+class CrashRequest:
+    """What ``issue --status`` is asked, and two parts of the timing draft's workflow it shares: a release's
+    ``jax.print_environment_info()`` from its venv, and a reproducer's folder copied beside the draft."""
+
+    case: CaseInfo
+    sizes: dict[str, int]
+    settings: Settings
+    profile: str
+    platform: str  # "cpu" or "gpu": the profile's kind, for the title
+    results_dir: Path
+    out_dir: Path
+    issues: str  # the drafts' folder under ``out_dir``
+    good: str | None
+    bad: str | None
+    plan: Sequence[ReleaseEnv] | None  # every release on the index; None: the JAX installed here
+    policy: str
+    processes: int
+    max_processes: int
+    environment_of: Callable[[str], str]
+    # (the reproducer's folder, the draft's folder, its name there) → the names of the files copied
+    copy_folder: Callable[[Path, Path, str], set[str]]
+
+
+@dataclass(frozen=True)
 class Measured:
     """What the draft says was measured here, and what only the screen offers (the command that goes on)."""
 
@@ -60,7 +80,7 @@ class Measured:
     follow_up: str = ""
 
 
-def the_step(request: IssueRequest) -> StatusAnswer:
+def the_step(request: CrashRequest) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
     case = request.case
     if request.good is not None and request.bad is not None:
@@ -79,7 +99,7 @@ def the_step(request: IssueRequest) -> StatusAnswer:
     return stored
 
 
-def _stored_answer(request: IssueRequest) -> StatusAnswer | None:
+def _stored_answer(request: CrashRequest) -> StatusAnswer | None:
     out, name = request.out_dir, request.case.name
     return status_answer(
         read_bisect_answers(out, name),
@@ -90,7 +110,7 @@ def _stored_answer(request: IssueRequest) -> StatusAnswer | None:
     )
 
 
-def measure(request: IssueRequest, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
+def measure(request: CrashRequest, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
     """Through nox the step's two releases and the newest measured together; the stored results then."""
     if request.plan is None:
         words = ["--status", "--good", step.before, "--bad", step.after]
@@ -123,14 +143,14 @@ def measure(request: IssueRequest, step: StatusAnswer) -> tuple[list[StoredResul
     return mine, Measured(newest, follow_up=command)
 
 
-def _mine(request: IssueRequest) -> list[StoredResult]:
+def _mine(request: CrashRequest) -> list[StoredResult]:
     if not request.results_dir.is_dir():
         return []
     results, _ = load_results(request.results_dir)
     return [r for r in results if r.case == request.case.name]
 
 
-def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
+def _crash(request: CrashRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
     """The status step between the two releases' newest stored results, or why there is none."""
     before, after = (
         newest_stored(mine, release, request.sizes, request.profile)
@@ -145,7 +165,7 @@ def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) 
     return crash
 
 
-def _script(request: IssueRequest, step: StatusAnswer, folder: Path) -> tuple[str, str, str, str]:
+def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[str, str, str, str]:
     """The reproducer the draft pastes: (its text, its file name, what it is, why none where none)."""
     case = request.case
     content = case.subject.own_text(case.path)
@@ -161,9 +181,9 @@ def _script(request: IssueRequest, step: StatusAnswer, folder: Path) -> tuple[st
     found = step.reproducer
     source = request.out_dir / found.folder if found is not None else None
     if found is not None and source is not None and source.is_dir() and not source.is_symlink():
-        target = part_folder(folder, f"{case.name}-reproducer")
-        if target is not None and found.script in copy_beside(source, target, REPRODUCER_FILE):
-            copied = (target / found.script).read_text(errors="replace")
+        named = f"{case.name}-reproducer"
+        if found.script in request.copy_folder(source, folder, named):
+            copied = (folder / named / found.script).read_text(errors="replace")
             return (
                 copied,
                 found.script,
@@ -180,7 +200,7 @@ def _script(request: IssueRequest, step: StatusAnswer, folder: Path) -> tuple[st
     return "", case.path.name, "", missing
 
 
-def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str, ...]]:
+def write_crash_issue(request: CrashRequest) -> tuple[Path, str, str, tuple[str, ...]]:
     """The crash report draft written under ``issues/``: its path, its title, the reproducer's file (""
     where none), what was measured here."""
     step = the_step(request)
@@ -192,14 +212,13 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     mine, measured = measure(request, step)
     crash = _crash(request, step, mine)
     if not crash.environment_info.strip() and request.plan is not None:
-        python = where_to_run(request, crash.crashes, alone=False).python
-        crash = dataclasses.replace(crash, environment_info=environment_info(python))
+        crash = dataclasses.replace(crash, environment_info=request.environment_of(crash.crashes))
     if not crash.cpu_model:
         crash = dataclasses.replace(crash, cpu_model=cpu_model())
     crash = dataclasses.replace(
         crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
     )
-    folder = output_folder(request.out_dir, ISSUES_DIR)
+    folder = output_folder(request.out_dir, request.issues)
     text, name, what, missing = _script(request, step, folder)
     draft = CrashDraft(
         name=request.case.path.name if request.case.subject.own_venv else request.case.name,
@@ -221,7 +240,7 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     return path, title(draft), name if text else "", said
 
 
-def execute(request: IssueRequest) -> int:
+def execute(request: CrashRequest) -> int:
     path, shown, _, said = write_crash_issue(request)
     print(issue_screen(shown, [], [], shown_path(path), said), end="")
     return 0

@@ -33,6 +33,8 @@ from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.options import LOOKS, PROCESSES
 from harness.cli.ranges import target_words
+from harness.commands.crash_issue import CrashRequest
+from harness.commands.crash_issue import execute as execute_crash
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -597,6 +599,36 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     )
 
 
+def crash_request(request: IssueRequest) -> CrashRequest:
+    """What ``issue --status`` is asked, with the parts of this workflow it shares."""
+
+    def environment_of(release: str) -> str:
+        return environment_info(where_to_run(request, release, alone=False).python)
+
+    def copy_folder(source: Path, folder: Path, name: str) -> set[str]:
+        target = part_folder(folder, name)
+        return set() if target is None else copy_beside(source, target, REPRODUCER_FILE)
+
+    return CrashRequest(
+        case=request.case,
+        sizes=request.sizes,
+        settings=request.settings,
+        profile=request.profile,
+        platform=request.platform,
+        results_dir=request.results_dir,
+        out_dir=request.out_dir,
+        issues=ISSUES_DIR,
+        good=request.good,
+        bad=request.bad,
+        plan=request.plan,
+        policy=request.policy,
+        processes=request.processes,
+        max_processes=request.max_processes,
+        environment_of=environment_of,
+        copy_folder=copy_folder,
+    )
+
+
 def has_a_change(request: IssueRequest) -> bool:
     """Whether the draft has two releases to show: given, from a stored bisect answer, or, without nox's plan,
     the JAX installed here."""
@@ -616,10 +648,8 @@ def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
-    if request.status:  # a crash report: its own workflow, imported only when asked
-        from harness.commands import crash_issue
-
-        return crash_issue.execute(request)
+    if request.status:  # a crash report: a status step's, not a timing's
+        return execute_crash(crash_request(request))
     shown = sizes_text(request.sizes)
     if has_a_change(
         request

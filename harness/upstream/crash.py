@@ -5,8 +5,10 @@ The two releases come from ``--good``/``--bad``, else from the newest stored ans
 ``bisect --status`` answer (``criterion`` "status", or its file named so) or a triage answer's confirmed
 ``status`` change.  How each side ended comes from the two releases' stored results (``analysis.statuses``),
 whose ``died`` records keep the signal or exit status, the last lines and faulthandler's stack, bounded and
-scrubbed when stored.  A workaround is read from the answer defensively: a ``workaround`` entry, or a
-follow-up that is a setting to make (``shell`` false) named a workaround; absent, the draft has no such line.
+scrubbed when stored.  A workaround is read from the answer defensively: the ``crash`` why's entry of the
+step (its ``workaround``'s ``setting``, one that ran ok), a ``workaround`` entry, or a follow-up that is a
+setting to make (``shell`` false) named a workaround; absent, the draft has no such line.  A reproducer
+with jax alone is taken only where its ``status`` says it ``reproduces`` the crash.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ def status_answer(
             said = StatusAnswer(
                 *ends,
                 f"a bisect of jax releases by how the script's processes end (`{answer.name}`)",
-                workaround_of(data),
-                reproducer_named(data.get("reproducer"), ends),
+                workaround_of(data, ends),
+                reproducer_named(_reproducing(data.get("reproducer")), ends),
             )
             found.append((str(data.get("created_at", "")), said))
     for answer in triages:
@@ -151,7 +153,8 @@ def status_answer(
                     before,
                     after,
                     f"a triage of jax releases, its step measured again (`{answer.name}`)",
-                    workaround_of(each) or workaround_of(data),
+                    workaround_of(each) or workaround_of(data, (before, after)),
+                    reproducer_named(_reproducing(data.get("reproducer")), (before, after)),
                 )
                 found.append((str(data.get("created_at", "")), said))
     return max(found, key=lambda f: f[0])[1] if found else None
@@ -171,11 +174,31 @@ def _by_status(answer: BisectAnswer) -> bool:
     return data.get("criterion") == STATUS_CRITERION or f"-{STATUS_CRITERION}-" in answer.name
 
 
-def workaround_of(data: Any) -> str:
+def _reproducing(found: Any) -> list[Any]:
+    """The reproducer entries whose run on both releases died where the script did (``status.reproduces``)."""
+    return [
+        entry
+        for entry in (found if isinstance(found, list) else [])
+        if isinstance(entry, dict)
+        and isinstance(entry.get("status"), dict)
+        and entry["status"].get("reproduces") is True
+    ]
+
+
+def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
     """The workaround a stored why found (a setting that makes the crashing release run), in one line; ""
-    where it found none or the answer does not say."""
+    where it found none or the answer does not say.  ``ends``: the step whose ``crash`` why is read."""
     if not isinstance(data, dict):
         return ""
+    steps = data.get("crash")
+    for entry in steps if isinstance(steps, list) else []:
+        if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
+            continue
+        found = entry.get("workaround")
+        if isinstance(found, dict) and found.get("runs") is not False:
+            setting = found.get("setting")
+            if isinstance(setting, str) and setting.strip():
+                return _bounded(setting)
     said = data.get("workaround")
     if isinstance(said, dict):
         said = next(

@@ -7,7 +7,7 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.commands.crash_issue import write_crash_issue
-from harness.commands.issue import IssueRequest
+from harness.commands.issue import IssueRequest, crash_request
 from harness.errors import HarnessError, UsageError
 from harness.store.schema import Settings
 
@@ -17,7 +17,7 @@ ANSWER = "bisect-async_dispatch-0.4.31-0.4.34-status-N.1000-cpu.json"
 STACK = 'Current thread 0x1 (most recent call first):\n  File "/tmp/case.py", line 12 in programs'
 
 
-def request(tmp_path, **changes) -> IssueRequest:
+def request(tmp_path, **changes):
     fields = {
         "case": discovery.discover()["async_dispatch"],
         "sizes": {"N": 1000},
@@ -28,7 +28,7 @@ def request(tmp_path, **changes) -> IssueRequest:
         "out_dir": tmp_path / "reports",
         "status": True,
     }
-    return IssueRequest(**(fields | changes))
+    return crash_request(IssueRequest(**(fields | changes)))
 
 
 def stored(tmp_path, *, crashed: bool = True) -> None:

@@ -39,6 +39,19 @@ def test_a_bisect_by_status_gives_the_step_and_the_workaround_its_why_found():
     assert (found.before, found.after) == ("0.4.31", "0.4.33")
     assert found.workaround == "XLA_FLAGS=--xla_cpu_use_thunk_runtime=false"
     assert "status" in found.source
+    assert found.reproducer is None, (
+        "its reproducer ran ok on both: it does not reproduce the crash"
+    )
+
+
+def test_a_reproducer_is_taken_only_where_it_died_as_the_script_did():
+    [stored] = read_bisect_answers(ANSWERS, "async_dispatch")
+    data = stored.data | {
+        "reproducer": [dict(stored.data["reproducer"][0], status={"reproduces": True})]
+    }
+    found = status_answer([BisectAnswer(stored.name, data)], [], **WHERE)
+    assert found is not None and found.reproducer is not None
+    assert found.reproducer.script == "repro_0123456789.py"
 
 
 def test_a_triage_s_confirmed_status_step_is_one_its_unconfirmed_ones_are_not():
@@ -90,6 +103,13 @@ def test_a_workaround_is_read_in_each_shape_bounded_to_one_line():
     assert workaround_of({"workaround": {"setting": "jax.config.update('a', 1)"}}) == (
         "jax.config.update('a', 1)"
     )
+    offered = {"purpose": "the workaround, on 2", "command": "XLA_FLAGS=--a", "shell": False}
+    assert workaround_of({"findings": [{"follow_ups": [offered]}]}) == "XLA_FLAGS=--a"
+    crash = {"before": "1", "after": "2", "workaround": {"setting": "XLA_FLAGS=--b", "runs": True}}
+    assert workaround_of({"crash": [crash]}, ("1", "2")) == "XLA_FLAGS=--b"
+    assert workaround_of({"crash": [crash]}, ("0", "2")) == "", "another step's"
+    failed = crash | {"workaround": {"setting": "XLA_FLAGS=--b", "runs": False}}
+    assert workaround_of({"crash": [failed]}, ("1", "2")) == ""
     long = workaround_of({"workaround": "XLA_FLAGS=" + "--x\n" * 200})
     assert "\n" not in long and len(long) == MAX_WORKAROUND_CHARS
 
