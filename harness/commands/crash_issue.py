@@ -24,7 +24,7 @@ from harness.cli.ranges import target_words
 from harness.errors import HarnessError, UsageError
 from harness.findings import nox_command
 from harness.host.environment import cpu_model, scrub
-from harness.install.venvs import ReleaseEnv
+from harness.install.venvs import ReleaseEnv, plain_env
 from harness.names import shown_path
 from harness.render.crash_draft import CrashDraft, render_crash, title
 from harness.render.issue_screen import issue_screen
@@ -233,11 +233,20 @@ def write_crash_issue(request: CrashRequest) -> tuple[Path, str, str, tuple[str,
         workaround=step.workaround,
         newest=measured.newest,
         not_measured=measured.not_measured,
+        installs=_installs(request, (crash.runs, crash.crashes)),
     )
     path = folder / f"{request.case.name}-crash.md"
     replace_file(path, render_crash(draft))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, title(draft), name if text else "", said
+
+
+def _installs(request: CrashRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
+    needed); none without a plan."""
+    if request.plan is None:
+        return {}
+    return {env.jax: plain_env(env).install for env in request.plan if env.jax in releases}
 
 
 def execute(request: CrashRequest) -> int:

@@ -6,9 +6,11 @@ model.  Pure: a model in, markdown out; every text in it was scrubbed where it w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import shlex
+from dataclasses import dataclass, field
 
 from harness.render.text import code_span, fenced, inline
+from harness.store.schema import EndKind
 from harness.upstream.change import PLATFORMS
 from harness.upstream.crash import Crash
 
@@ -32,6 +34,8 @@ class CrashDraft:
     )
     args: tuple[str, ...] = ()  # the script's own arguments
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
+    # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and jaxlib at it
+    installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""  # where the two releases come from, in words
     workaround: str = ""  # a setting that makes the crashing release run, as a stored why found it
     newest: str = ""  # whether the newest release on the index still crashes, measured
@@ -88,14 +92,17 @@ def reproducer(d: CrashDraft) -> str:
         else f"({len(lines)} lines: attach {code_span(d.script_name)})"
     )
     run = " ".join(["python", d.script_name, *d.args])
-    installs = [f"pip install jax=={v} jaxlib=={v}" for v in (d.crash.runs, d.crash.crashes)]
+    installs = [
+        shlex.join(["pip", "install", *(d.installs.get(v) or (f"jax=={v}", f"jaxlib=={v}"))])
+        for v in (d.crash.runs, d.crash.crashes)
+    ]
     return "\n".join(
         [
             f"#### Reproducer: {code_span(d.script_name)}, {d.script_words}",
             "",
             shown,
             "",
-            "Run on each release in a fresh environment (the jaxlib of the same version):",
+            "Run on each release in a fresh environment:",
             "",
             fenced("\n".join([*installs[:1], run, *installs[1:], run]), "sh"),
         ]
@@ -111,7 +118,8 @@ def what_happened(d: CrashDraft) -> str:
         f"On jax {crash.crashes} every process ended {crash.how}; on jax {crash.runs} every one ran ok.",
     ]
     if end is not None and end.stack.strip():
-        lines += ["", "Python's stack at the fault (faulthandler), the first process:", ""]
+        when = "its time-out" if end.how is EndKind.TIMEOUT else "the fault"
+        lines += ["", f"Python's stack at {when} (faulthandler), the first process:", ""]
         lines.append(fenced(_end_of(script_frames(end.stack)), "text"))
     if end is not None and end.last_lines.strip():
         lines += ["", "The last lines it wrote:", ""]

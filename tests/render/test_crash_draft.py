@@ -3,6 +3,7 @@
 import dataclasses
 
 from harness.render.crash_draft import SCRIPT_LINES, SHOWN_LINES, CrashDraft, render_crash, title
+from harness.store.schema import EndKind
 from harness.upstream.change import read_bisect_answers
 from harness.upstream.crash import crash_between, status_answer
 
@@ -80,3 +81,19 @@ def test_a_script_too_long_to_paste_is_named_and_a_fix_is_titled_as_one():
     assert title(fixed) == (
         "repro.py crashes on jax 0.4.33 on CPU, runs again since 0.5.0: SIGSEGV (exit 139)"
     )
+
+
+def test_each_release_installs_as_the_plan_pins_it_quoted_for_a_shell():
+    text = render_crash(draft(installs={"0.4.31": ("jax==0.4.31", "jaxlib==0.4.30", "numpy<2")}))
+    assert "pip install jax==0.4.31 jaxlib==0.4.30 'numpy<2'" in text
+    assert "pip install jax==0.4.33 jaxlib==0.4.33" in text, "a release the plan does not pin"
+
+
+def test_a_hang_is_titled_as_one_with_its_stack_at_the_time_out():
+    d = draft()
+    assert d.crash.end is not None
+    end = dataclasses.replace(d.crash.end, how=EndKind.TIMEOUT, signal=None, timeout_s=60.0)
+    hung = dataclasses.replace(d.crash, how="timed out at 60 s", end=end)
+    text = render_crash(dataclasses.replace(d, crash=hung))
+    assert text.count("hangs since jax 0.4.33 on CPU: timed out at 60 s") == 1
+    assert "stack at its time-out (faulthandler)" in text
