@@ -84,11 +84,11 @@ def the_step(request: CrashRequest) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
     case = request.case
     if request.good is not None and request.bad is not None:
-        stored = _stored_answer(request)
+        stored = stored_answer(request)
         if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
             return stored
         return StatusAnswer(request.good, request.bad, "")
-    stored = _stored_answer(request)
+    stored = stored_answer(request)
     if stored is None:
         target = " ".join(target_words(case))
         raise UsageError(
@@ -99,7 +99,8 @@ def the_step(request: CrashRequest) -> StatusAnswer:
     return stored
 
 
-def _stored_answer(request: CrashRequest) -> StatusAnswer | None:
+def stored_answer(request: CrashRequest) -> StatusAnswer | None:
+    """The newest stored bisect --status or triage answer's status step, at these sizes and profile."""
     out, name = request.out_dir, request.case.name
     return status_answer(
         read_bisect_answers(out, name),

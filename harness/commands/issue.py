@@ -35,6 +35,7 @@ from harness.cli.options import LOOKS, PROCESSES
 from harness.cli.ranges import target_words
 from harness.commands.crash_issue import CrashRequest
 from harness.commands.crash_issue import execute as execute_crash
+from harness.commands.crash_issue import stored_answer as crash_step
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -231,6 +232,7 @@ def write_issue(request: IssueRequest) -> Written:
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
             f"`nox -s issue -- {target} --good V --bad W`"
+            + (f" (a crash: `nox -s issue -- {target} --status`)" if _crash_stored(request) else "")
         )
     measured = MeasuredHere()
     if change is not None:
@@ -627,6 +629,11 @@ def crash_request(request: IssueRequest) -> CrashRequest:
         environment_of=environment_of,
         copy_folder=copy_folder,
     )
+
+
+def _crash_stored(request: IssueRequest) -> bool:
+    """Whether a stored answer has a status step to draft (``issue --status``)."""
+    return crash_step(crash_request(request)) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:

@@ -200,6 +200,7 @@ def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
         and data.get("sizes") == sizes
         and data.get("profile") == profile
         and answer_ends(data) is not None
+        and data.get("criterion") != "status"  # a crash's: drafted by ``issue --status``
     )
 
 

@@ -7,8 +7,9 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.commands.crash_issue import write_crash_issue
-from harness.commands.issue import IssueRequest, crash_request
+from harness.commands.issue import IssueRequest, crash_request, write_issue
 from harness.errors import HarnessError, UsageError
+from harness.install.venvs import ReleaseEnv
 from harness.store.schema import Settings
 
 from ..conftest import FIXTURES, SEGFAULT, derive, died, real_result, write_results
@@ -17,8 +18,8 @@ ANSWER = "bisect-async_dispatch-0.4.31-0.4.34-status-N.1000-cpu.json"
 STACK = 'Current thread 0x1 (most recent call first):\n  File "/tmp/case.py", line 12 in programs'
 
 
-def request(tmp_path, **changes):
-    fields = {
+def fields(tmp_path) -> dict:
+    return {
         "case": discovery.discover()["async_dispatch"],
         "sizes": {"N": 1000},
         "settings": Settings(repeats=3, min_repeats=3, warmup=1, max_seconds=1.0),
@@ -26,9 +27,11 @@ def request(tmp_path, **changes):
         "platform": "cpu",
         "results_dir": tmp_path / "results",
         "out_dir": tmp_path / "reports",
-        "status": True,
     }
-    return crash_request(IssueRequest(**(fields | changes)))
+
+
+def request(tmp_path, **changes):
+    return crash_request(IssueRequest(**(fields(tmp_path) | {"status": True} | changes)))
 
 
 def stored(tmp_path, *, crashed: bool = True) -> None:
@@ -75,3 +78,16 @@ def test_releases_that_make_no_status_step_are_refused_in_one_line(tmp_path):
         HarnessError, match=r"no crash to draft between jax 0\.4\.31 and jax 0\.4\.33: jax"
     ):
         write_crash_issue(request(tmp_path, good="0.4.31", bad="0.4.33"))
+
+
+def test_a_timing_draft_never_takes_a_crash_s_answer_and_points_to_status(tmp_path):
+    """``issue`` without ``--status``: a stored bisect by status is no timing change; with nothing else to
+    draft about it says so in one line with the command that drafts the crash."""
+    (tmp_path / "reports").mkdir()
+    shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
+    plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "venv")]
+    asked = IssueRequest(**(fields(tmp_path) | {"plan": plan}))
+    with pytest.raises(
+        UsageError, match=r"nothing to draft about.*\(a crash: `nox -s issue -- .* --status`\)"
+    ):
+        write_issue(asked)
