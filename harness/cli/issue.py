@@ -27,6 +27,8 @@ class IssueOptions:
     bad: str | None
     metric: MetricKey | None
     releases: Path | None  # the release plan nox writes
+    # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
+    status: bool = False
     policy: str = (
         "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
     )
@@ -58,9 +60,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="first release with the new behaviour "
         "(default: the stored bisect answer's first bad release); with --good",
     )
-    parser.add_argument(
+    criterion = parser.add_mutually_exclusive_group()
+    criterion.add_argument(
         "--metric",
         help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
+    )
+    criterion.add_argument(
+        "--status",
+        action="store_true",
+        help="draft a crash report: ok on --good, crashed, hung or failed alike on --bad (default: "
+        "the stored bisect --status or triage answer's step)",
     )
     parser.add_argument(
         "--processes",
@@ -108,6 +117,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
         bad=args.bad,
         metric=parse_metric_name(args.metric) if args.metric else None,
         releases=args.releases,
+        status=args.status,
         policy=options.deps_policy(args),
         processes=processes,
         max_processes=most,

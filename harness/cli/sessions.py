@@ -391,8 +391,8 @@ class IndexSession:
 
 FROM_THE_INDEX = {
     "issue": IndexSession(
-        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M] [--profile P] "
-        "[..].",
+        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M | --status] "
+        "[--profile P] [..].",
         partial(session_view, "issue"),
     ),
     "run": IndexSession(

@@ -33,6 +33,9 @@ from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.options import LOOKS, PROCESSES
 from harness.cli.ranges import target_words
+from harness.commands.crash_issue import CrashRequest
+from harness.commands.crash_issue import execute as execute_crash
+from harness.commands.crash_issue import stored_answer as crash_step
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
@@ -102,6 +105,7 @@ class IssueRequest:
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
     processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
     max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
+    status: bool = False  # a crash report (``commands.crash_issue``), not a timing's draft
 
 
 @dataclass(frozen=True)
@@ -228,6 +232,7 @@ def write_issue(request: IssueRequest) -> Written:
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
             f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
             f"`nox -s issue -- {target} --good V --bad W`"
+            + (f" (a crash: `nox -s issue -- {target} --status`)" if _crash_stored(request) else "")
         )
     measured = MeasuredHere()
     if change is not None:
@@ -592,7 +597,43 @@ def request_for(opts: IssueOptions) -> IssueRequest:
         policy=opts.policy,
         processes=opts.processes,
         max_processes=opts.max_processes,
+        status=opts.status,
     )
+
+
+def crash_request(request: IssueRequest) -> CrashRequest:
+    """What ``issue --status`` is asked, with the parts of this workflow it shares."""
+
+    def environment_of(release: str) -> str:
+        return environment_info(where_to_run(request, release, alone=False).python)
+
+    def copy_folder(source: Path, folder: Path, name: str) -> set[str]:
+        target = part_folder(folder, name)
+        return set() if target is None else copy_beside(source, target, REPRODUCER_FILE)
+
+    return CrashRequest(
+        case=request.case,
+        sizes=request.sizes,
+        settings=request.settings,
+        profile=request.profile,
+        platform=request.platform,
+        results_dir=request.results_dir,
+        out_dir=request.out_dir,
+        issues=ISSUES_DIR,
+        good=request.good,
+        bad=request.bad,
+        plan=request.plan,
+        policy=request.policy,
+        processes=request.processes,
+        max_processes=request.max_processes,
+        environment_of=environment_of,
+        copy_folder=copy_folder,
+    )
+
+
+def _crash_stored(request: IssueRequest) -> bool:
+    """Whether a stored answer has a status step to draft (``issue --status``)."""
+    return crash_step(crash_request(request)) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -614,6 +655,8 @@ def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
+    if request.status:  # a crash report: a status step's, not a timing's
+        return execute_crash(crash_request(request))
     shown = sizes_text(request.sizes)
     if has_a_change(
         request

@@ -82,9 +82,8 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
     step = None if judged is None else judged.vs_good
     unwanted = setting.terms is REGRESSION
     narrowing = next_steps(setting, good, bad, metric, step, setting.terms, unwanted=unwanted)
-    if setting.status:  # the draft is of a timing or a claim: a crash report is not drafted yet
-        return narrowing
-    return [*narrowing, issue_follow_up(setting, good, bad, metric, "the upstream issue, drafted")]
+    purpose = "the crash report, drafted" if setting.status else "the upstream issue, drafted"
+    return [*narrowing, issue_follow_up(setting, good, bad, metric, purpose)]
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:

@@ -44,5 +44,6 @@ def issue_screen(
         lines += screen.wrap(line, indent="  ")
     for label, run in runs:
         lines += run_lines(label, run)
-    lines += [screen.shorten(f"Scripts beside it: {', '.join(scripts)}"), f"Draft: {draft}"]
+    lines += [screen.shorten(f"Scripts beside it: {', '.join(scripts)}")] if scripts else []
+    lines.append(f"Draft: {draft}")
     return "\n".join(lines) + "\n"

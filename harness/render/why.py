@@ -544,8 +544,8 @@ def commits_follow_up(
 
 def issue_follow_up(setting: Setting, good: str, bad: str, metric: str, purpose: str) -> FollowUp:
     """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
-    terms)."""
-    named = [] if metric == CLAIM or not metric else ["--metric", metric]
+    terms): a crash report (``--status``) for a change in how the processes ended."""
+    named = [] if metric == CLAIM or not metric else criterion_words(setting, metric)
     words = [*named, "--good", good, "--bad", bad]
     return FollowUp(purpose, _command(setting, "issue", words))
 

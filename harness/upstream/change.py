@@ -47,9 +47,18 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
     The only code that knows where bisect answers are stored and what they are called.
     """
+    return _read_answers(reports_dir, "bisect", case)
+
+
+def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
+    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers are."""
+    return _read_answers(reports_dir, "triage", case)
+
+
+def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnswer]:
     paths = [
-        reports_dir / f"bisect-{case}.json",
-        *sorted(reports_dir.glob(f"bisect-{case}-*.json")),
+        reports_dir / f"{command}-{case}.json",
+        *sorted(reports_dir.glob(f"{command}-{case}-*.json")),
     ]
     found = []
     for path in paths:
@@ -157,7 +166,7 @@ def change_from(
     usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
     rule = thresholds or Thresholds()
     if good is not None and bad is not None:
-        usable = [a for a in usable if _ends(a.data) == (good, bad)]
+        usable = [a for a in usable if answer_ends(a.data) == (good, bad)]
         change = (
             _from_answer(usable[-1], metric, rule)
             if usable
@@ -173,7 +182,7 @@ def change_from(
     return _with_stored_figures(change, results, case, sizes, profile, change.thresholds)
 
 
-def _ends(data: Any) -> tuple[str, str] | None:
+def answer_ends(data: Any) -> tuple[str, str] | None:
     """The last release before the change and the first after it: a regression bisect's last good and first
     bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed one."""
     if not isinstance(data, dict):
@@ -190,7 +199,8 @@ def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
         and data.get("case") == case
         and data.get("sizes") == sizes
         and data.get("profile") == profile
-        and _ends(data) is not None
+        and answer_ends(data) is not None
+        and data.get("criterion") != "status"  # a crash's: drafted by ``issue --status``
     )
 
 
@@ -216,7 +226,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
         if bisected is not None and metric in (None, bisected)
         else {}
     )
-    ends = _ends(data)
+    ends = answer_ends(data)
     assert ends is not None  # only answers that _matches are read
     before, after = ends
     return Change(
@@ -231,7 +241,7 @@ def _from_answer(answer: BisectAnswer, metric: MetricKey | None, rule: Threshold
         probes=probes,
         why=_findings(data),
         dumps=_dumps_folder(data.get("compiled"), (before, after)),
-        reproducer=_reproducer(data.get("reproducer"), (before, after)),
+        reproducer=reproducer_named(data.get("reproducer"), (before, after)),
         thresholds=_thresholds(data.get("thresholds"), rule),
     )
 
@@ -260,7 +270,7 @@ def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
     return replace(rule, **numbers)
 
 
-def _reproducer(found: Any, ends: tuple[str, str]) -> Reproduced | None:
+def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     """The reproducer of the change's two releases the answer names, where its folder and script are plain
     names of the shape the harness writes (never a path elsewhere) and it was measured."""
     for entry in found if isinstance(found, list) else []:

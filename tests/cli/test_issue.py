@@ -32,3 +32,11 @@ def test_what_issue_measures_itself_takes_five_processes_a_release_up_to_twenty(
 def test_too_few_processes_are_refused_in_one_line(tmp_path, more, said):
     with pytest.raises(UsageError, match=said):
         issue(tmp_path, *more)
+
+
+def test_status_asks_for_a_crash_report_and_names_no_metric_with_it(tmp_path):
+    checked = issue(tmp_path, "--status", "--good", "0.4.31", "--bad", "0.4.33")
+    assert isinstance(checked, IssueOptions) and checked.status and checked.metric is None
+    assert not issue(tmp_path).status
+    with pytest.raises(UsageError, match="--metric: not allowed with argument --status"):
+        issue(tmp_path, "--status", "--metric", "scan.wall_ns")

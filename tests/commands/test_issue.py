@@ -365,3 +365,29 @@ def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_re
         ]
         moved = installed[release] - installed[other]
         assert moved and all(pin in line.split() for pin in moved), (line, moved)
+
+
+def test_issue_status_on_a_real_crash_drafts_jax_s_bug_form(tmp_path):
+    """A plain-JAX script that segfaults on jax 0.4.33 alone (a version check): ``issue --status`` measures
+    0.4.31, 0.4.33 and the newest release on the index together, and drafts the crash in JAX's bug form with
+    the script itself, the signal, the stack at the fault, what the newest release does, and the crashing
+    release's ``jax.print_environment_info()`` and CPU model."""
+    script = tmp_path / "crashes_on_release.py"
+    shutil.copy(FIXTURES / "scripts" / script.name, script)
+    results, out = tmp_path / "results", tmp_path / "out"
+    done = nox_in_repo(
+        *("-s", "issue", "--", "--script", str(script), "--status", "--processes", "3"),
+        *("--good", "0.4.31", "--bad", "0.4.33", "--results", str(results), "--out", str(out)),
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
+    assert "crashes since jax 0.4.33 on CPU: SIGSEGV (exit 139)" in done.stdout, done.stdout
+    draft = (out / "issues" / "script-crashes_on_release-crash.md").read_text()
+    assert "runs ok on jax 0.4.31 (ok in 3 of 3 processes)" in draft, draft[:2000]
+    assert "crashes on jax 0.4.33 (SIGSEGV (exit 139) in 3 of 3 processes)" in draft
+    assert 'File "crashes_on_release.py", line' in draft, "faulthandler's stack at the fault"
+    assert "about to crash" in draft, "the last lines it wrote"
+    assert "if jax.__version__ == CRASHES_ON" in draft, "the script itself: it is plain JAX"
+    assert "Newest release on the index: " in draft
+    assert "jaxlib: 0.4.33" in draft and "CPU: " in draft
+    assert "Workaround" not in draft, "no why found one"
+    assert str(Path.home()) not in draft or str(Path.home()) == "/"

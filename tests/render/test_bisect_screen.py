@@ -7,7 +7,13 @@ import dataclasses
 from harness.analysis.significance import Thresholds
 from harness.findings import Finding, FollowUp
 from harness.metric_names import parse_metric_name
-from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
+from harness.render.bisect_screen import (
+    Bisected,
+    bisect_follow_ups,
+    bisect_screen,
+    nothing_to_bisect_screen,
+)
+from harness.render.release_answers import bisect_json
 from harness.render.screen import fits
 from harness.steps.answers import Setting
 from harness.steps.bisection import bisect
@@ -135,3 +141,18 @@ def test_a_step_that_came_with_the_libraries_offers_no_jax_commit_bisect():
     with_jax = dataclasses.replace(each.setting, evidence={("0.4.31", "0.4.33"): (jax_s,)})
     text = bisect_screen([dataclasses.replace(each, setting=with_jax)], with_jax, [report("x")])
     assert any("--commits" in command for command in commands(text)), "jax's: which commit"
+
+
+def test_a_status_step_offers_the_crash_report_on_the_screen_and_in_the_answer_s_data():
+    """A bisect by status (``--status``) offers ``issue … --status`` as its next command, and its answer's
+    data names its criterion, which the draft reads back."""
+    found = bisected("json.steps").found
+    setting = dataclasses.replace(SETTING, status=True)
+    offered = [each.command for each in bisect_follow_ups(Bisected(found, setting))]
+    draft = (
+        "nox -s issue -- --script loop_json.py --status --good 0.4.31 --bad 0.4.33 --profile cpu"
+    )
+    assert offered[-1] == draft, offered
+    data = bisect_json(found, setting)
+    assert data["criterion"] == "status"
+    assert draft in [each["command"] for each in data["next"]]
