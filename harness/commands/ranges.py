@@ -41,7 +41,7 @@ from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
-from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
+from harness.steps.answers import RangeLibraries, Setting, answer_stem, criterion, varied_version
 from harness.steps.bisection import SweepOutcome
 from harness.steps.evidence import Found, Pair, Spent, Step, StepSides, WhyBudget, gather
 from harness.steps.judge import metric_names
@@ -261,7 +261,7 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
 
 def stored_libraries(
     options: RangeOptions, labels: Iterable[str], prober: ReleaseProber
-) -> Libraries:
+) -> RangeLibraries:
     """A plain script's declared libraries as each release's stored result has them, what was
     installed beside them, and what was held (a case declares none, and its results record none)."""
     choice = options.libraries
@@ -276,7 +276,7 @@ def stored_libraries(
         if had is not None:
             versions[label] = {name: version for name in names if (version := had.version_of(name))}
             installed[label] = installed_versions(had.installed)
-    return Libraries(
+    return RangeLibraries(
         versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
     )
 
@@ -385,7 +385,7 @@ class RangeRun:
         profile = PROFILE_BY_NAME.get(self.options.profile)
         return profile.kind if profile is not None else "cpu"
 
-    def libraries(self) -> Libraries:
+    def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)
 
     def stem(self, options: RangeOptions | None = None) -> str:

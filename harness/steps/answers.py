@@ -83,7 +83,7 @@ JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-night
 
 
 @dataclass(frozen=True)
-class Libraries:
+class RangeLibraries:
     """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
 
     versions: Mapping[str, Mapping[str, str]] = field(
@@ -142,7 +142,7 @@ class Setting:
     target: tuple[
         str, ...
     ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
-    libraries: Libraries = field(default_factory=lambda: Libraries())
+    libraries: RangeLibraries = field(default_factory=lambda: RangeLibraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)
     status: bool = (

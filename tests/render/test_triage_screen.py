@@ -10,7 +10,7 @@ from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import parse_metric_name
 from harness.render.screen import fits
 from harness.render.triage_screen import follow_ups, triage_screen
-from harness.steps.answers import Libraries, Setting
+from harness.steps.answers import RangeLibraries, Setting
 from harness.steps.bisection import CLAIM, ReleaseStep
 from harness.steps.probes import Probe
 from harness.steps.triage import STOPS_HOLDING, Confirmation, triage
@@ -62,7 +62,7 @@ def commands(text):
 
 
 def test_a_step_of_a_script_is_one_block_its_own_numbers_first_each_command_once():
-    libraries = Libraries(
+    libraries = RangeLibraries(
         {r: {"equinox": "0.11.4" if r < "0.4.33" else "0.12.0"} for r in RELEASES}
     )
     listed = [Change(f"jax_option_{i}", JAX, None, "False") for i in range(10)]
@@ -200,7 +200,7 @@ def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s
     from harness.explain.held_library import HeldAnswer, Parts
 
     moved = {name: ("0.11.4", "0.12.0") for name in ("equinox", "optax", "diffrax", "lineax")}
-    libraries = Libraries(
+    libraries = RangeLibraries(
         {r: {name: v[r >= "0.4.33"] for name, v in moved.items()} for r in RELEASES}
     )
     found, setting = script_triage(

@@ -13,7 +13,7 @@ from harness.steps.judge import FIX, REGRESSION
 
 def script_setting(**libraries):
     from harness.analysis.significance import Thresholds
-    from harness.steps.answers import Libraries, Setting
+    from harness.steps.answers import RangeLibraries, Setting
 
     versions = {
         "0.4.31": {"equinox": "0.11.4"},
@@ -29,7 +29,7 @@ def script_setting(**libraries):
         Thresholds(),
         1.0,
         target=("--script", "repro.py"),
-        libraries=Libraries(**({"versions": versions, "policy": "as-of"} | libraries)),
+        libraries=RangeLibraries(**({"versions": versions, "policy": "as-of"} | libraries)),
     )
 
 

@@ -62,13 +62,13 @@ def test_a_part_that_is_not_a_name_is_refused(changes):
 
 
 def test_every_package_that_moved_with_jax_is_a_library_jax_s_own_distributions_are_not():
-    from harness.steps.answers import Libraries
+    from harness.steps.answers import RangeLibraries
 
     installed = {
         "a": {"equinox": "0.11.4", "numpy": "2.5.3", "jaxlib": "0.4.31", "nvidia-cublas-cu12": "1"},
         "b": {"equinox": "0.11.6", "numpy": "2.5.4", "jaxlib": "0.4.33", "nvidia-cublas-cu12": "2"},
     }
     versions = {"a": {"equinox": "0.11.4"}, "b": {"equinox": "0.11.6"}}
-    moved = Libraries(versions, installed=installed).moved_with_jax("a", "b")
+    moved = RangeLibraries(versions, installed=installed).moved_with_jax("a", "b")
     assert moved == {"equinox": ("0.11.4", "0.11.6"), "numpy": ("2.5.3", "2.5.4")}
     assert list(moved) == ["equinox", "numpy"], "the declared first"
