@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
 from harness.errors import UsageError
 from harness.explain.defaults import (
     JAX,
@@ -168,7 +168,7 @@ class Tried:
         other changes of the step moved the number a little too, the setting is still the cause of the rest."""
         if self.vs_before is None or self.vs_after is None or not self.trial.back:
             return False
-        back = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}.get(step.verdict)
+        back = OPPOSITE.get(step.verdict)
         return self.vs_after.verdict == back and (
             self.vs_before.verdict != step.verdict or self.undoes(step) >= MOST
         )

@@ -23,9 +23,9 @@ from itertools import pairwise
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
-from harness.analysis.significance import Comparison, Thresholds, Verdict, past_factor
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
 from harness.analysis.statuses import ran, status_change
-from harness.steps.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
