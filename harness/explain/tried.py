@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds
 from harness.errors import UsageError
 from harness.explain.defaults import (
     JAX,
