@@ -23,7 +23,7 @@ from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.host.environment import scrub
 from harness.install.script_envs import AS_OF, parse_hold
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
 from harness.store.schema import Settings
@@ -103,8 +103,7 @@ class RangeOptions:
     profile: str
     first: str  # the good release of a bisect, the first of a sweep
     last: str
-    metric: MetricKey | None
-    claim: bool  # judge by the claim's verdict (a bisect without --metric)
+    criterion: Criterion  # --metric, --claim, --status, or every metric (a sweep, a triage)
     thresholds: Thresholds
     measuring: Measuring
     places: Places
@@ -117,11 +116,14 @@ class RangeOptions:
     explain: bool = (
         True  # a step's changed defaults listed and tried, its compiled programs compared
     )
-    # Judge by how the processes end (``--status``): ok in every process, or dead alike in every one.
-    status: bool = False
     why_budget_s: float | None = (
         None  # ``--why-budget``: how long asking why may take (None: what the measuring took)
     )
+
+    @property
+    def metric(self) -> MetricKey | None:
+        """The one metric judged (``--metric``); None by the claim, the processes' ends or every metric."""
+        return self.criterion.metric
 
 
 # The most releases a range may hold: a sweep and a triage measure every one in one interleaved run, a worker
@@ -313,13 +315,9 @@ def check(args: argparse.Namespace) -> RangeOptions:
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
-    if (
-        args.command == "bisect"
-        and metric is None
-        and not args.claim
-        and not args.status
-        and not case.subject.every_metric
-    ):
+    by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
+    criterion = Criterion.of(metric, by)
+    if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
         )
@@ -350,7 +348,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         )
     if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
         _check_clone(jax_repo)
-    if commits and metric is None and not args.claim and not args.status:
+    if commits and criterion.by is Judged.EVERY:
         raise UsageError(
             "--commits follows one change: give --metric (a triage names the metric that moved)"
         )
@@ -364,9 +362,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         profile=options.profile_label(args),
         first=first,
         last=last,
-        metric=metric,
-        claim=args.claim,
-        status=args.status,
+        criterion=criterion,
         thresholds=thresholds,
         measuring=Measuring(settings, max_processes, time_budget),
         places=Places(args.releases, results, args.out, args.json),

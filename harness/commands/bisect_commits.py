@@ -110,7 +110,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
         options.metric,
         options.thresholds,
         terms,
-        options.status,
+        options.criterion.is_status,
     )
 
     def base(jaxlib: str) -> ReleaseEnv:

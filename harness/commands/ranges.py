@@ -35,13 +35,13 @@ from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
-from harness.metric_names import MetricKey
+from harness.metric_names import Judged, MetricKey
 from harness.names import inside, shown_path
 from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
-from harness.steps.answers import RangeLibraries, Setting, answer_stem, criterion, varied_version
+from harness.steps.answers import RangeLibraries, Setting, answer_stem, varied_version
 from harness.steps.bisection import SweepOutcome
 from harness.steps.evidence import Found, Pair, Spent, Step, StepSides, WhyBudget, gather
 from harness.steps.judge import metric_names
@@ -181,13 +181,7 @@ def triage_command(options: RangeOptions) -> str:
             "--to",
             versions[1],
         ]
-    words = list(span)
-    if options.metric is not None:
-        words += ["--metric", options.metric.metric_name]
-    elif options.claim:
-        words.append("--claim")
-    elif options.status:
-        words.append("--status")
+    words = [*span, *options.criterion.words()]
     words += ["--processes", str(options.measuring.processes)]
     return nox_command("triage", target, words, options.sizes, options.profile)
 
@@ -199,7 +193,7 @@ def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
     if options.command == "triage":
         return f"{triage_command(options)} {' '.join(budget)}"
     ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
-    criterion = ["--metric", options.metric.metric_name] if options.metric else ["--claim"]
+    criterion = options.criterion.words()
     words = [*(["--commits"] if options.commits else []), ends[0], options.first, ends[1]]
     words += [options.last, *criterion, *budget]
     target = target_words(options.case, options.libraries)
@@ -256,7 +250,7 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
-    return [] if options.claim or options.status else None
+    return None if options.criterion.by is Judged.EVERY else []
 
 
 def stored_libraries(
@@ -324,11 +318,11 @@ class RangeRun:
         options = self.options
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
-        setting = Setting(
+        return Setting(
             options.case.name,
             options.sizes,
             options.profile,
-            options.metric,
+            options.criterion,
             jaxlib,
             options.thresholds,
             wall_s,
@@ -336,7 +330,6 @@ class RangeRun:
             libraries=self.libraries(),
             **more,
         )
-        return dataclasses.replace(setting, status=True) if options.status else setting
 
     @property
     def asks_why(self) -> bool:
@@ -396,7 +389,7 @@ class RangeRun:
             o.case.name,
             o.first,
             o.last,
-            criterion=criterion(o.metric, o.claim, o.status),
+            criterion=o.criterion,
             sizes=o.sizes,
             profile=o.profile,
         )

@@ -31,6 +31,7 @@ from harness.commands.triage import timing_steps
 from harness.errors import UsageError
 from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
+from harness.metric_names import Criterion, Judged
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json
 from harness.render.triage_answer import triage_answer
@@ -117,8 +118,7 @@ def range_options(
         profile=options.profile,
         first=baseline,
         last=release,
-        metric=None,
-        claim=False,
+        criterion=Criterion(Judged.EVERY),
         thresholds=options.thresholds,
         measuring=options.measuring,
         places=Places(options.releases_plan, options.results, options.out),
@@ -187,7 +187,7 @@ def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
     called = dataclasses.replace(found, confirmations=called_changes(found))
     steps = timing_steps(run, called)
     evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
-    return run.setting(every_metric=True, evidence=evidence)
+    return run.setting(evidence=evidence)
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
@@ -201,7 +201,7 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
             setting,
             *pair,
             change.comparison,
-            step.metric,
+            step.criterion,
             with_step=pair not in said,
             unwanted=change.regression,
         )
@@ -269,7 +269,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             progress=progress,
         )
         stem = run.stem()
-        setting = asked_why(run, found, stem) if run.asks_why else run.setting(every_metric=True)
+        setting = asked_why(run, found, stem) if run.asks_why else run.setting()
     answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     detected = detectable_changes(

@@ -21,7 +21,7 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran, status_change, stops_running, summarise
 from harness.metric_names import JAX_IMPORT, PROCESS
-from harness.steps.bisection import CLAIM, STATUS, ReleaseStep, SweepOutcome, sweep
+from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
@@ -60,7 +60,7 @@ class Confirmation:
     def regression(self) -> bool:
         """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix (faster, the
         claim holds again, they run again)."""
-        if self.step.metric == STATUS:
+        if self.step.criterion.is_status:
             return stops_running(self.step.change)
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 
@@ -124,13 +124,13 @@ def confirm(
     first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
     """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
-    if step.metric == STATUS:
+    if step.criterion.is_status:
         return confirm_status(step, before, after)
     problem = _ok(before) or _ok(after)
     if problem:
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
-    if step.metric == CLAIM:
+    if step.criterion.is_claim:
         was, now = outcome(before.result), outcome(after.result)
         again = (len(process_claims(before.result)), len(process_claims(after.result)))
         error = flip_chance(first_counts, again)
@@ -203,7 +203,7 @@ def triage(
     ] = {}  # each pair with the metrics its steps moved (the claim is no metric)
     for step in first.steps:
         moved = pairs.setdefault((step.before, step.after), ())
-        if step.metric not in (CLAIM, STATUS) and step.metric not in moved:
+        if step.criterion.metric is not None and step.metric not in moved:
             pairs[step.before, step.after] = (*moved, step.metric)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
@@ -213,11 +213,10 @@ def triage(
     claim_counts = {
         m.release: len(process_claims(m.result)) for m in first.ok() if m.result is not None
     }
-    keys = {key.metric_name: key for key in first.metrics}
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
         counts = (claim_counts.get(step.before, 0), claim_counts.get(step.after, 0))
-        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds, counts)
+        confirmation = confirm(step, before, after, step.criterion.metric, thresholds, counts)
         found.confirmations.append(confirmation)
         verdict = (
             "confirmed"
