@@ -249,12 +249,6 @@ class Criterion:
         """The metric's criterion where there is one, else ``by``."""
         return cls(Judged.METRIC, metric) if metric is not None else cls(by)
 
-    @classmethod
-    def named(cls, name: str) -> Criterion:
-        """Read back from a record (``name``): ``claim``, ``status``, ``all`` or a metric's name."""
-        by = Judged.named(name)
-        return cls(by) if by is not None else cls.of(parse_metric_name(name))
-
     @property
     def is_claim(self) -> bool:
         return self.by is Judged.CLAIM

@@ -85,9 +85,11 @@ def test_a_criterion_says_itself_again_as_a_file_name_a_command_line_and_a_page_
     assert [c.rank() for c in (status, claim, metric)] == [-2, -1, 0]
 
 
-def test_a_criterion_reads_back_from_its_record():
-    for criterion in (Criterion(Judged.CLAIM), Criterion(Judged.STATUS), Criterion.of(None)):
-        assert Criterion.named(criterion.name) == criterion
-    assert Criterion.named("scan.wall_ns").metric == parse_metric_name("scan.wall_ns")
-    with pytest.raises(UsageError):
-        Criterion.named("no such metric")
+def test_a_record_names_the_claim_and_the_processes_ends_by_their_stems():
+    assert [Judged.named(name) for name in ("claim", "status", "all", "scan.wall_ns", "")] == [
+        Judged.CLAIM,
+        Judged.STATUS,
+        Judged.EVERY,
+        None,
+        None,
+    ]

@@ -340,7 +340,7 @@ class RangeRun:
     def explain(
         self,
         pair: Pair,
-        metrics: Sequence[str],
+        metrics: Sequence[MetricKey],
         stem: str,
         releases: Pair | None = None,
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
@@ -407,7 +407,7 @@ class RangeRun:
 
     def answer_then_why(
         self,
-        steps: Mapping[Pair, Sequence[str]],
+        steps: Mapping[Pair, Sequence[MetricKey]],
         stem: str,
         answer_of: Callable[[dict[Pair, tuple[Found, ...]]], Answer],
         *,

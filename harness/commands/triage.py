@@ -13,7 +13,7 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
-from harness.metric_names import Judged
+from harness.metric_names import Judged, MetricKey
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
@@ -22,14 +22,14 @@ from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
 
 
-def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[str]]:
+def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[MetricKey]]:
     """Each confirmed step of a timing metric, with its metrics: where to ask why, if asked."""
     if not run.asks_why:
         return {}
-    steps: dict[tuple[str, str], list[str]] = {}
+    steps: dict[tuple[str, str], list[MetricKey]] = {}
     for change in found.changes():
         if change.step.criterion.metric is not None:  # a crash's why is not a timing's
-            steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
+            steps.setdefault((change.step.before, change.step.after), []).append(change.step.key)
     return steps
 
 
