@@ -7,7 +7,6 @@ with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``
 from __future__ import annotations
 
 import argparse
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from harness.catalogue.script_deps import canonical
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
-from harness.host.environment import scrub
+from harness.host.environment import shown_path
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
@@ -80,16 +79,9 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
-    return case.subject.command_words(case.name, path_from_anywhere(case.path), (*policy, *held))
-
-
-def path_from_anywhere(path: Path) -> str:
-    """``path`` as a command pasted in another folder can use: absolute, the home folder as ``~`` (which the
-    shell expands, and which keeps the home folder out of reports), quoted where the shell needs it."""
-    shown = scrub(str(path.resolve()))
-    if shown.startswith("~/"):
-        return "~/" + shlex.quote(shown[2:])
-    return shlex.quote(shown)
+    return case.subject.command_words(
+        case.name, shown_path(case.path, anywhere=True), (*policy, *held)
+    )
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
-from harness.host.environment import REPO_ROOT, allowed_variables, scrub
+from harness.host.environment import REPO_ROOT, allowed_variables, scrub, shown_path
 from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
@@ -45,7 +45,7 @@ from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
 from harness.metric_names import MetricKey
-from harness.names import name_problem, shown_path
+from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
 from harness.render.issue_screen import issue_screen

@@ -30,13 +30,14 @@ from harness.errors import UsageError
 from harness.explain.kinds import KINDS
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
+from harness.host.environment import shown_path
 from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
 from harness.metric_names import Judged, MetricKey
-from harness.names import inside, shown_path
+from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer

@@ -24,11 +24,12 @@ from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.scripts import read_script
 from harness.cli.options import prove_writable
-from harness.cli.ranges import LibraryChoice, Places, RangeOptions, path_from_anywhere
+from harness.cli.ranges import LibraryChoice, Places, RangeOptions
 from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
+from harness.host.environment import shown_path
 from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
 from harness.metric_names import Criterion, Judged
@@ -231,15 +232,6 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
         "--profile",
         options.profile,
     )
-
-
-def shown_path(path: Path) -> str:
-    """A script's path as an issue command run from this folder can use and a page may show: relative to here,
-    or from ``~`` where the relative path would climb out through the home folder and name it."""
-    home, resolved = Path.home().resolve(), path.resolve()
-    if home in resolved.parents and home not in Path.cwd().resolve().parents:
-        return path_from_anywhere(path)
-    return os.path.relpath(resolved)
 
 
 def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
