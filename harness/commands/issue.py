@@ -504,7 +504,7 @@ def _short_runs(
     runs = []
     pair = (change.last_good, change.first_bad)
     places = [where_to_run(request, version, alone=True) for version in pair]
-    held = [
+    installed = [
         _installed(request, stored, version, place)
         for version, place in zip(pair, places, strict=True)
     ]
@@ -512,7 +512,7 @@ def _short_runs(
         place = places[number]
         install = place.install
         if request.case.subject.own_venv:
-            install = exact_install(install, held[number], held[1 - number])
+            install = exact_install(install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
@@ -522,7 +522,7 @@ def _short_runs(
 def _installed(
     request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
 ) -> tuple[str, ...]:
-    """Every package a side held: as its newest stored result of the script records it, else as the
+    """Every package a side installed: as its newest stored result of the script records it, else as the
     environment the draft ran it in."""
     found = newest_result(stored, version, request.sizes, request.profile)
     if found is not None and found.result.libraries is not None:

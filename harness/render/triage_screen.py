@@ -100,10 +100,10 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
     if again:
         fewest, most = min(again), max(again)
         measured = f" ({fewest}{f'–{most}' if most > fewest else ''} processes a side)"
-    held = len(found.changes())
+    confirmed = len(found.changes())
     undecided = len(found.undecided())
-    dropped = len(found.confirmations) - held - undecided
-    parts = [f"{held} confirmed on measuring again{measured}"]
+    dropped = len(found.confirmations) - confirmed - undecided
+    parts = [f"{confirmed} confirmed on measuring again{measured}"]
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [

@@ -447,10 +447,10 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
-        held = (
+        said = (
             f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
         )
-        return leading(held)
+        return leading(said)
     if not libraries.versions:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)

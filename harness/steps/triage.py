@@ -135,11 +135,11 @@ def confirm(
         again = (len(process_claims(before.result)), len(process_claims(after.result)))
         error = flip_chance(first_counts, again)
         same = f"{was} → {now}" == step.change
-        held = same and error <= thresholds.alpha
+        confirmed = same and error <= thresholds.alpha
         how = "the same flip" if same else f"{was} → {now} instead"
-        if same and not held:
+        if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
-        return Confirmation(step, before, after, None, held, f"measured again: {how}", error)
+        return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
     assert metric is not None
     a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
     if a is None or b is None:
@@ -147,12 +147,10 @@ def confirm(
             step, before, after, None, False, f"measured again without {step.metric}"
         )
     comparison = compare_metric(a, b, thresholds, metric)
-    held = comparison.verdict == step.change
-    how = f"{comparison.said} again" if held else f"{comparison.said} this time"
-    fewest = min(comparison.processes)
-    return Confirmation(
-        step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)"
-    )
+    confirmed = comparison.verdict == step.change
+    how = f"{comparison.said} again" if confirmed else f"{comparison.said} this time"
+    how += f" ({min(comparison.processes)} processes a side)"
+    return Confirmation(step, before, after, comparison, confirmed, f"measured again: {how}")
 
 
 def confirm_status(step: ReleaseStep, before: Probe, after: Probe) -> Confirmation:
