@@ -65,10 +65,6 @@ class Parts:
         return APART
 
     @property
-    def jax_unchanged(self) -> bool:
-        return self.jax is not None and self.jax.verdict is Verdict.UNCHANGED
-
-    @property
     def jax_moved(self) -> bool:
         return self.jax is not None and self.jax.verdict in MOVED
 
