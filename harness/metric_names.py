@@ -216,19 +216,16 @@ def reading_rank(key: MetricKey) -> int:
 
 class Judged(Enum):
     """What a range's releases are judged by.  Each: the flag that asks for it, its part of an answer's file
-    name and a step's record, and how a page says it; a new one is one member here and its flag."""
+    name and a step's record, where it comes in an answer (its metrics: in reading order), and how a page says
+    it; a new one is one member here and its flag."""
 
-    METRIC = ("--metric", "", "one metric")
-    CLAIM = ("--claim", "claim", "the case's claim")
-    STATUS = (
-        "--status",
-        "status",
-        "how its processes end (ok, or crashed, timed out, failed alike)",
-    )
-    EVERY = ("", "all", "every metric and the claim")
+    METRIC = ("--metric", "", 0, "one metric")
+    CLAIM = ("--claim", "claim", -1, "the case's claim")
+    STATUS = ("--status", "status", -2, "how its processes end (ok, or dead alike in every one)")
+    EVERY = ("", "all", 9, "every metric and the claim")
 
-    def __init__(self, flag: str, stem: str, said: str) -> None:
-        self.flag, self.stem, self.said = flag, stem, said
+    def __init__(self, flag: str, stem: str, rank: int, said: str) -> None:
+        self.flag, self.stem, self.rank, self.said = flag, stem, rank, said
 
     @classmethod
     def named(cls, stem: str) -> Judged | None:
@@ -259,14 +256,13 @@ class Criterion:
 
     @property
     def name(self) -> str:
-        """As an answer's file name and a step's record say it: the metric's name, ``claim``, ``status``, ``all``."""
+        """As a file name and a step's record say it: the metric's name, ``claim``, ``status``, ``all``."""
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
         """The command-line words that ask for it again (none for every metric, the default)."""
-        if self.metric is not None:
-            return [self.by.flag, self.metric.metric_name]
-        return [self.by.flag] if self.by.flag else []
+        named = [self.metric.metric_name] if self.metric is not None else []
+        return [self.by.flag, *named] if self.by.flag else []
 
     def said(self) -> str:
         """As a page's header says it: ``metric scan.wall_ns (scan · wall ...)``, or the member's words."""
@@ -275,8 +271,5 @@ class Criterion:
         return self.by.said
 
     def rank(self) -> int:
-        """Where it comes in an answer (lower first): whether it runs at all, the claim a case was written
-        for, then its metrics in reading order."""
-        if self.metric is not None:
-            return reading_rank(self.metric)
-        return {Judged.STATUS: -2, Judged.CLAIM: -1}.get(self.by, 9)
+        """Where it comes in an answer, lower first: whether it runs at all, the claim, its metrics."""
+        return reading_rank(self.metric) if self.metric is not None else self.by.rank

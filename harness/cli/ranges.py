@@ -113,8 +113,7 @@ class RangeOptions:
     )
 
     @property
-    def metric(self) -> MetricKey | None:
-        """The one metric judged (``--metric``); None by the claim, the processes' ends or every metric."""
+    def metric(self) -> MetricKey | None:  # the one metric judged (``--metric``), if one is
         return self.criterion.metric
 
 

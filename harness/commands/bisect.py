@@ -166,9 +166,8 @@ def _bisect(
     settings: list[Setting] = []
 
     def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
-        setting = run.setting(
-            terms=terms, evidence=evidence
-        )  # the run's, judged by this bisect's criterion
+        # The run's setting, judged by this bisect's criterion.
+        setting = run.setting(terms=terms, evidence=evidence)
         settings[:] = [dataclasses.replace(setting, criterion=options.criterion)]
         return bisect_answer(found, settings[0], hint, run.report(stem))
 

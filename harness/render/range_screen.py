@@ -147,10 +147,6 @@ class Row:
     sure: str
     comparison: Comparison | None = None
 
-    @property
-    def metric(self) -> str:
-        return self.criterion.name
-
 
 @dataclass
 class Block:
@@ -214,7 +210,7 @@ def block_lines(
         marked += [r.comparison for r in rows[:most] if r.comparison is not None]
     cells = [
         [
-            r.metric,
+            r.criterion.name,
             r.figures,
             r.ratio,
             r.verdict,
@@ -258,7 +254,7 @@ def blocks_lines(
         lead, *more = _rows_ordered(block.rows)
         marked += [lead.comparison] if lead.comparison is not None else []
         marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
-        metrics = lead.metric + (f" +{len(more)}" if more else "")
+        metrics = lead.criterion.name + (f" +{len(more)}" if more else "")
         rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
     table = screen.table(rows, STEPS_HEADERS, indent="  ")
     note = "Each step's metrics, why and commands to run next: the report."

@@ -140,8 +140,7 @@ class Setting:
         return list(self.target) or ["--case", self.case]
 
     @property
-    def metric(self) -> MetricKey | None:
-        """The one metric judged; None by the claim, the processes' ends, or every metric."""
+    def metric(self) -> MetricKey | None:  # the one metric judged, if one is
         return self.criterion.metric
 
     def header(self) -> str:

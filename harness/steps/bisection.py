@@ -177,9 +177,7 @@ class ReleaseStep:
     @property
     def key(self) -> MetricKey:
         """The metric that moved; a step of the claim or of the processes' ends has none."""
-        assert self.criterion.metric is not None, (
-            f"a step of the {self.criterion.name} has no metric"
-        )
+        assert self.criterion.metric is not None, f"a {self.metric} step has no metric"
         return self.criterion.metric
 
 
@@ -215,9 +213,8 @@ def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
         assert before.result is not None and after.result is not None
         change = status_change(before.result, after.result)
         if change is not None:
-            steps.append(
-                ReleaseStep(Criterion(Judged.STATUS), before.release, after.release, change)
-            )
+            ends = (before.release, after.release)
+            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change))
     return steps
 
 
@@ -255,6 +252,7 @@ def sweep(
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
     for i in range(1, len(ok)):
         before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+        ends = (before.release, after.release)
         for key in found.metrics:
             if key not in a or key not in b:
                 continue
@@ -269,18 +267,11 @@ def sweep(
             ):
                 change = _past_factor(comparison, thresholds, key)
             if change is not None:
-                found.steps.append(
-                    ReleaseStep(
-                        Criterion.of(key), before.release, after.release, change, comparison
-                    )
-                )
+                found.steps.append(ReleaseStep(Criterion.of(key), *ends, change, comparison))
         if with_claim and before.result is not None and after.result is not None:
             was, now = outcome(before.result), outcome(after.result)
             if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
-                found.steps.append(
-                    ReleaseStep(
-                        Criterion(Judged.CLAIM), before.release, after.release, f"{was} → {now}"
-                    )
-                )
+                claim = Criterion(Judged.CLAIM)
+                found.steps.append(ReleaseStep(claim, *ends, f"{was} → {now}"))
     found.steps += status_steps(measurements)
     return found

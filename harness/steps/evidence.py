@@ -72,8 +72,7 @@ class Step:
         return (self.before, self.after)
 
     @property
-    def names(self) -> tuple[str, ...]:
-        """The metrics' names, as results and answers key them."""
+    def names(self) -> tuple[str, ...]:  # the metrics' names, as results and answers key them
         return tuple(key.metric_name for key in self.metrics)
 
     def kept(self, suffix: str) -> str:
