@@ -44,7 +44,7 @@ from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, rea
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
 from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
@@ -333,7 +333,7 @@ class MeasuredHere:
 def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
     """The ``nox -s issue`` command that measures what this draft could not."""
     words = ["--good", good, "--bad", bad]
-    words += ["--metric", metric.metric_name] if metric is not None else []
+    words += Criterion.of(metric).words()  # none without a metric
     return nox_command("issue", target_words(request.case), words, request.sizes, "")
 
 
@@ -387,7 +387,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     newest = newest_line(prober, asked, metric, rule)
     if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
         words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
-        words += ["--metric", metric.metric_name]
+        words += Criterion.of(metric).words()
         newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
     if change.reproducer is not None:
         return MeasuredHere(True, newest)
