@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from harness.errors import UsageError
 from harness.units import format_bytes, format_ns
@@ -211,3 +212,64 @@ def reading_rank(key: MetricKey) -> int:
     if key.name == JSON:
         return 0
     return key.measured.rank if key.measured is not None else (2 if key.name == PROCESS else 0)
+
+
+class Judged(Enum):
+    """What a range's releases are judged by.  Each: the flag that asks for it, its part of an answer's file
+    name and a step's record, where it comes in an answer (its metrics: in reading order), and how a page says
+    it; a new one is one member here and its flag."""
+
+    METRIC = ("--metric", "", 0, "one metric")
+    CLAIM = ("--claim", "claim", -1, "the case's claim")
+    STATUS = ("--status", "status", -2, "how its processes end (ok, or dead alike in every one)")
+    EVERY = ("", "all", 9, "every metric and the claim")
+
+    def __init__(self, flag: str, stem: str, rank: int, said: str) -> None:
+        self.flag, self.stem, self.rank, self.said = flag, stem, rank, said
+
+    @classmethod
+    def named(cls, stem: str) -> Judged | None:
+        """The member a record names by its stem (``claim``, ``status``, ``all``); None for a metric's name."""
+        return next((judged for judged in cls if judged.stem and judged.stem == stem), None)
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """What a bisect, sweep or triage judges by, from the command line to the answer: one metric (typed), or
+    another of ``Judged``; ``name`` and ``words`` say it again as a file name and a command line do."""
+
+    by: Judged
+    metric: MetricKey | None = None  # with ``Judged.METRIC``
+
+    @classmethod
+    def of(cls, metric: MetricKey | None, by: Judged = Judged.EVERY) -> Criterion:
+        """The metric's criterion where there is one, else ``by``."""
+        return cls(Judged.METRIC, metric) if metric is not None else cls(by)
+
+    @property
+    def is_claim(self) -> bool:
+        return self.by is Judged.CLAIM
+
+    @property
+    def is_status(self) -> bool:
+        return self.by is Judged.STATUS
+
+    @property
+    def name(self) -> str:
+        """As a file name and a step's record say it: the metric's name, ``claim``, ``status``, ``all``."""
+        return self.metric.metric_name if self.metric is not None else self.by.stem
+
+    def words(self) -> list[str]:
+        """The command-line words that ask for it again (none for every metric, the default)."""
+        named = [self.metric.metric_name] if self.metric is not None else []
+        return [self.by.flag, *named] if self.by.flag else []
+
+    def said(self) -> str:
+        """As a page's header says it: ``metric scan.wall_ns (scan · wall ...)``, or the member's words."""
+        if self.metric is not None:
+            return f"metric {self.metric.metric_name} ({self.metric.label()})"
+        return self.by.said
+
+    def rank(self) -> int:
+        """Where it comes in an answer, lower first: whether it runs at all, the claim, its metrics."""
+        return reading_rank(self.metric) if self.metric is not None else self.by.rank

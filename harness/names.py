@@ -72,11 +72,3 @@ def inside(folder: Path, *parts: str) -> Path:
     if resolved != root and root not in resolved.parents:
         raise UsageError(f"refusing to write {target}: it is not inside {folder}")
     return target
-
-
-def shown_path(path: Path) -> str:
-    """``path`` from the current folder where it lies below it (shorter on a screen), else as it is."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)

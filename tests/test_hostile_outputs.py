@@ -169,6 +169,7 @@ def test_export_and_compare_replace_a_link_at_the_file_they_are_told_to_write(tm
 
 def test_a_bisects_reason_and_answer_are_text_on_its_page():
     from harness.analysis.significance import Thresholds
+    from harness.metric_names import Criterion, Judged
     from harness.render.release_answers import bisect_markdown
     from harness.steps.answers import Setting
     from harness.steps.bisection import BisectOutcome
@@ -179,7 +180,7 @@ def test_a_bisects_reason_and_answer_are_text_on_its_page():
     )
     found.probes.append(Judgement("0.4.30", ReleaseVerdict.SKIPPED, "status failed: # HEADING <b>"))
     page = bisect_markdown(
-        found, Setting("scan_sync", {"N": 1}, "cpu", None, {}, Thresholds(), 1.0)
+        found, Setting("scan_sync", {"N": 1}, "cpu", Criterion(Judged.CLAIM), {}, Thresholds(), 1.0)
     )
     assert "<script>" not in page and "![i](" not in page and "<b>" not in page
     assert not re.search(r"^#+ [A-Z]{5,}", page, re.MULTILINE)

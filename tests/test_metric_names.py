@@ -3,7 +3,7 @@
 import pytest
 
 from harness.errors import UsageError
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.units import format_ns
 
 
@@ -73,3 +73,23 @@ def test_the_phase_table_is_the_one_list_of_a_script_s_phases():
     assert not MetricKey(PROCESS, "compile").about_run_time
     assert MetricKey(PROCESS, "run").about_run_time and MetricKey("json", "solve_ms").about_run_time
     assert {p for p, m in PHASES.items() if not m.compiled} == {"trace", "lower", "import"}
+
+
+def test_a_criterion_says_itself_again_as_a_file_name_a_command_line_and_a_page_do():
+    metric = Criterion.of(parse_metric_name("eager.dispatch_ns"), Judged.CLAIM)
+    assert (metric.name, metric.words()) == ("eager.dispatch_ns", ["--metric", "eager.dispatch_ns"])
+    claim, status, every = Criterion(Judged.CLAIM), Criterion(Judged.STATUS), Criterion.of(None)
+    assert (claim.name, claim.words(), claim.is_claim) == ("claim", ["--claim"], True)
+    assert (status.name, status.words(), status.is_status) == ("status", ["--status"], True)
+    assert (every.name, every.words(), every.said()) == ("all", [], "every metric and the claim")
+    assert [c.rank() for c in (status, claim, metric)] == [-2, -1, 0]
+
+
+def test_a_record_names_the_claim_and_the_processes_ends_by_their_stems():
+    assert [Judged.named(name) for name in ("claim", "status", "all", "scan.wall_ns", "")] == [
+        Judged.CLAIM,
+        Judged.STATUS,
+        Judged.EVERY,
+        None,
+        None,
+    ]

@@ -20,7 +20,14 @@ from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
-from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
+from harness.analysis.significance import (
+    DEFAULT_THRESHOLDS,
+    MOVED,
+    OPPOSITE,
+    Comparison,
+    Thresholds,
+    Verdict,
+)
 from harness.analysis.spending import at_level, judged_on
 from harness.errors import UsageError
 from harness.metric_names import PROCESS, MetricKey, parse_metric_name
@@ -178,16 +185,12 @@ def compare_metric(
     )
     found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
-        found = replace(found, verdict=BETTER_WHEN_HIGHER.get(found.verdict, found.verdict))
+        found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
     # A number that did not vary is what it is whatever loaded the machine: only a spread can be hidden by load.
     if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
     verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict
     return replace(found, verdict=verdict, flags=(*found.flags, SEPARATE_UNDER_LOAD))
-
-
-# A higher-is-better metric's verdict, from the lower-is-better rule's.
-BETTER_WHEN_HIGHER = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 def separate_invocations(first: Result, second: Result) -> bool:

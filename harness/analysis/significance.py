@@ -41,6 +41,8 @@ class Verdict(StrEnum):
 
 # The verdicts that say a metric moved: the two directions of a change.
 MOVED = (Verdict.FASTER, Verdict.SLOWER)
+# Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that reverses.
+OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"

@@ -83,9 +83,6 @@ class Declared:
         """
         return hashlib.sha256(json.dumps(list(self.requirements)).encode()).hexdigest()
 
-    def source_of(self, requirement: str) -> str:
-        return self.sources[self.requirements.index(requirement)]
-
 
 def is_jax_package(name: str) -> bool:
     return JAX_PACKAGE.fullmatch(canonicalize_name(name)) is not None

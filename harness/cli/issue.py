@@ -11,6 +11,7 @@ from harness.cli import options
 from harness.cli.command import Command
 from harness.cli.export import ScriptOptions, add_script_arguments, script_options
 from harness.errors import UsageError
+from harness.install.script_envs import AS_OF
 from harness.install.venvs import read_plan
 from harness.metric_names import MetricKey, parse_metric_name
 from harness.units import version_key
@@ -29,9 +30,7 @@ class IssueOptions:
     releases: Path | None  # the release plan nox writes
     # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
     status: bool = False
-    policy: str = (
-        "as-of"  # how a plain script's own libraries are resolved on each release (--deps)
-    )
+    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release (--deps)
     # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how many.
     processes: int = options.PROCESSES["quick"]
     max_processes: int = options.LOOKS * options.PROCESSES["quick"]

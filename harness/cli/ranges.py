@@ -7,7 +7,6 @@ with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``
 from __future__ import annotations
 
 import argparse
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,9 +20,9 @@ from harness.catalogue.script_deps import canonical
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
-from harness.host.environment import scrub
+from harness.host.environment import shown_path
 from harness.install.script_envs import AS_OF, parse_hold
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
 from harness.pins import RELEASES
 from harness.store.schema import Settings
@@ -80,16 +79,9 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
-    return case.subject.command_words(case.name, path_from_anywhere(case.path), (*policy, *held))
-
-
-def path_from_anywhere(path: Path) -> str:
-    """``path`` as a command pasted in another folder can use: absolute, the home folder as ``~`` (which the
-    shell expands, and which keeps the home folder out of reports), quoted where the shell needs it."""
-    shown = scrub(str(path.resolve()))
-    if shown.startswith("~/"):
-        return "~/" + shlex.quote(shown[2:])
-    return shlex.quote(shown)
+    return case.subject.command_words(
+        case.name, shown_path(case.path, anywhere=True), (*policy, *held)
+    )
 
 
 @dataclass(frozen=True)
@@ -103,8 +95,7 @@ class RangeOptions:
     profile: str
     first: str  # the good release of a bisect, the first of a sweep
     last: str
-    metric: MetricKey | None
-    claim: bool  # judge by the claim's verdict (a bisect without --metric)
+    criterion: Criterion  # --metric, --claim, --status, or every metric (a sweep, a triage)
     thresholds: Thresholds
     measuring: Measuring
     places: Places
@@ -117,11 +108,13 @@ class RangeOptions:
     explain: bool = (
         True  # a step's changed defaults listed and tried, its compiled programs compared
     )
-    # Judge by how the processes end (``--status``): ok in every process, or dead alike in every one.
-    status: bool = False
     why_budget_s: float | None = (
         None  # ``--why-budget``: how long asking why may take (None: what the measuring took)
     )
+
+    @property
+    def metric(self) -> MetricKey | None:  # the one metric judged (``--metric``), if one is
+        return self.criterion.metric
 
 
 # The most releases a range may hold: a sweep and a triage measure every one in one interleaved run, a worker
@@ -313,13 +306,9 @@ def check(args: argparse.Namespace) -> RangeOptions:
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
-    if (
-        args.command == "bisect"
-        and metric is None
-        and not args.claim
-        and not args.status
-        and not case.subject.every_metric
-    ):
+    by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
+    criterion = Criterion.of(metric, by)
+    if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
         )
@@ -350,7 +339,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         )
     if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
         _check_clone(jax_repo)
-    if commits and metric is None and not args.claim and not args.status:
+    if commits and criterion.by is Judged.EVERY:
         raise UsageError(
             "--commits follows one change: give --metric (a triage names the metric that moved)"
         )
@@ -364,9 +353,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         profile=options.profile_label(args),
         first=first,
         last=last,
-        metric=metric,
-        claim=args.claim,
-        status=args.status,
+        criterion=criterion,
         thresholds=thresholds,
         measuring=Measuring(settings, max_processes, time_budget),
         places=Places(args.releases, results, args.out, args.json),

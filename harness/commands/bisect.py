@@ -22,6 +22,7 @@ from harness.commands.ranges import (
 )
 from harness.errors import HarnessError
 from harness.findings import Finding, FollowUp
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import Answer, bisect_answer
 from harness.steps.answers import Setting
@@ -44,7 +45,7 @@ def execute(options: RangeOptions) -> int:
     )
     say_unknown_higher_is_better(stored_metric_names(options), options)
     if (
-        options.metric is None and not options.claim and not options.status
+        options.criterion.by is Judged.EVERY
     ):  # a plain script: every metric that moved, each bisected
         return _bisect_every_changed_metric(run)
     bisected, data = _bisect(run, options)
@@ -113,7 +114,7 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
     # Each metric's page and data are its own; the terminal shows them all on one screen, a block per step.
-    each = [(key, dataclasses.replace(options, metric=key)) for key in moved]
+    each = [(key, dataclasses.replace(options, criterion=Criterion.of(key))) for key in moved]
     found = [_bisect(run, metric_options, printed=False) for _, metric_options in each]
     reports = [run.report(run.stem(metric_options)) for _, metric_options in each]
     print(bisect_screen([b for b, _ in found], run.setting(), reports), end="")
@@ -130,8 +131,9 @@ def _bisect(
     ``printed``); the outcome with its setting, and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
+    status = options.criterion.is_status
     judge = Judge(
-        run.prober, options.first, options.last, metric, options.thresholds, terms, options.status
+        run.prober, options.first, options.last, metric, options.thresholds, terms, status
     )
     count, expected = 0, expected_probes(len(run.labels))
     probing = time.monotonic()
@@ -157,14 +159,16 @@ def _bisect(
         if found.undecided
         else None
     )
-    steps: dict[Pair, list[str]] = {}
+    steps: dict[Pair, list[MetricKey]] = {}
     if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
-        steps[(found.last_good, found.first_bad)] = [metric.metric_name]
+        steps[(found.last_good, found.first_bad)] = [metric]
     stem = run.stem(options)
     settings: list[Setting] = []
 
     def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
-        settings[:] = [run.setting(terms=terms, evidence=evidence)]
+        # The run's setting, judged by this bisect's criterion.
+        setting = run.setting(terms=terms, evidence=evidence)
+        settings[:] = [dataclasses.replace(setting, criterion=options.criterion)]
         return bisect_answer(found, settings[0], hint, run.report(stem))
 
     answer = run.answer_then_why(steps, stem, answer_of, data_file=True, printed=printed)

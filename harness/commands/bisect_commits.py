@@ -30,6 +30,7 @@ from harness.install.commits import (
     release_commit,
 )
 from harness.install.venvs import ReleaseEnv, release_env
+from harness.metric_names import MetricKey
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.render.commit_answer import commit_bisect_answer
 from harness.render.release_answers import Answer
@@ -110,7 +111,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
         options.metric,
         options.thresholds,
         terms,
-        options.status,
+        options.criterion.is_status,
     )
 
     def base(jaxlib: str) -> ReleaseEnv:
@@ -140,9 +141,9 @@ def run_commit_bisect(options: RangeOptions) -> int:
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
     step, stem = found.step(), commit_stem(run.stem())
-    steps: dict[Pair, list[str]] = {}
+    steps: dict[Pair, list[MetricKey]] = {}
     if step is not None and options.metric is not None and run.asks_why:
-        steps[step] = [options.metric.metric_name]
+        steps[step] = [options.metric]
 
     def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
         return commit_bisect_answer(

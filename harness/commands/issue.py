@@ -40,15 +40,15 @@ from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
-from harness.host.environment import REPO_ROOT, allowed_variables, scrub
+from harness.host.environment import REPO_ROOT, allowed_variables, scrub, shown_path
 from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
-from harness.metric_names import MetricKey
-from harness.names import name_problem, shown_path
+from harness.metric_names import Criterion, MetricKey
+from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
 from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
 from harness.render.issue_screen import issue_screen
@@ -338,7 +338,7 @@ class MeasuredHere:
 def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey | None) -> str:
     """The ``nox -s issue`` command that measures what this draft could not."""
     words = ["--good", good, "--bad", bad]
-    words += ["--metric", metric.metric_name] if metric is not None else []
+    words += Criterion.of(metric).words()  # none without a metric
     return nox_command("issue", target_words(request.case), words, request.sizes, "")
 
 
@@ -392,7 +392,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     newest = newest_line(prober, asked, metric, rule)
     if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
         words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
-        words += ["--metric", metric.metric_name]
+        words += Criterion.of(metric).words()
         newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
     if change.reproducer is not None:
         return MeasuredHere(True, newest)
@@ -509,7 +509,7 @@ def _short_runs(
     runs = []
     pair = (change.last_good, change.first_bad)
     places = [where_to_run(request, version, alone=True) for version in pair]
-    held = [
+    installed = [
         _installed(request, stored, version, place)
         for version, place in zip(pair, places, strict=True)
     ]
@@ -517,7 +517,7 @@ def _short_runs(
         place = places[number]
         install = place.install
         if request.case.subject.own_venv:
-            install = exact_install(install, held[number], held[1 - number])
+            install = exact_install(install, installed[number], installed[1 - number])
         code, out, err = run_script(script, timeout, place.python, args)
         run = ScriptRun(version, request.profile, variables, code, out, err, timeout)
         runs.append(ReleaseRun(role, run, install, place.where, installed_packages(place.python)))
@@ -527,7 +527,7 @@ def _short_runs(
 def _installed(
     request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
 ) -> tuple[str, ...]:
-    """Every package a side held: as its newest stored result of the script records it, else as the
+    """Every package a side installed: as its newest stored result of the script records it, else as the
     environment the draft ran it in."""
     found = newest_result(stored, version, request.sizes, request.profile)
     if found is not None and found.result.libraries is not None:

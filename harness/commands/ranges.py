@@ -30,18 +30,19 @@ from harness.errors import UsageError
 from harness.explain.kinds import KINDS
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
+from harness.host.environment import shown_path
 from harness.install.environments import INDEX_TIMES, Environments
 from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
-from harness.metric_names import MetricKey
-from harness.names import inside, shown_path
+from harness.metric_names import Judged, MetricKey
+from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
 from harness.render.release_answers import Answer
 from harness.render.why import step_lines
-from harness.steps.answers import Libraries, Setting, answer_stem, criterion, varied_version
+from harness.steps.answers import RangeLibraries, Setting, answer_stem, varied_version
 from harness.steps.bisection import SweepOutcome
 from harness.steps.evidence import Found, Pair, Spent, Step, StepSides, WhyBudget, gather
 from harness.steps.judge import metric_names
@@ -181,13 +182,7 @@ def triage_command(options: RangeOptions) -> str:
             "--to",
             versions[1],
         ]
-    words = list(span)
-    if options.metric is not None:
-        words += ["--metric", options.metric.metric_name]
-    elif options.claim:
-        words.append("--claim")
-    elif options.status:
-        words.append("--status")
+    words = [*span, *options.criterion.words()]
     words += ["--processes", str(options.measuring.processes)]
     return nox_command("triage", target, words, options.sizes, options.profile)
 
@@ -199,7 +194,7 @@ def rerun_command(options: RangeOptions, why_budget_s: float) -> str:
     if options.command == "triage":
         return f"{triage_command(options)} {' '.join(budget)}"
     ends = ["--broken", "--fixed"] if options.fix else ["--good", "--bad"]
-    criterion = ["--metric", options.metric.metric_name] if options.metric else ["--claim"]
+    criterion = options.criterion.words()
     words = [*(["--commits"] if options.commits else []), ends[0], options.first, ends[1]]
     words += [options.last, *criterion, *budget]
     target = target_words(options.case, options.libraries)
@@ -256,12 +251,12 @@ def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
     """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
-    return [] if options.claim or options.status else None
+    return None if options.criterion.by is Judged.EVERY else []
 
 
 def stored_libraries(
     options: RangeOptions, labels: Iterable[str], prober: ReleaseProber
-) -> Libraries:
+) -> RangeLibraries:
     """A plain script's declared libraries as each release's stored result has them, what was
     installed beside them, and what was held (a case declares none, and its results record none)."""
     choice = options.libraries
@@ -276,7 +271,7 @@ def stored_libraries(
         if had is not None:
             versions[label] = {name: version for name in names if (version := had.version_of(name))}
             installed[label] = installed_versions(had.installed)
-    return Libraries(
+    return RangeLibraries(
         versions, choice.hold, choice.vary, choice.jax, choice.policy, installed=installed
     )
 
@@ -324,11 +319,11 @@ class RangeRun:
         options = self.options
         jaxlib = {label: env.jaxlib for label, env in self.labels.items()}
         wall_s = time.monotonic() - self.started
-        setting = Setting(
+        return Setting(
             options.case.name,
             options.sizes,
             options.profile,
-            options.metric,
+            options.criterion,
             jaxlib,
             options.thresholds,
             wall_s,
@@ -336,7 +331,6 @@ class RangeRun:
             libraries=self.libraries(),
             **more,
         )
-        return dataclasses.replace(setting, status=True) if options.status else setting
 
     @property
     def asks_why(self) -> bool:
@@ -347,7 +341,7 @@ class RangeRun:
     def explain(
         self,
         pair: Pair,
-        metrics: Sequence[str],
+        metrics: Sequence[MetricKey],
         stem: str,
         releases: Pair | None = None,
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
@@ -385,7 +379,7 @@ class RangeRun:
         profile = PROFILE_BY_NAME.get(self.options.profile)
         return profile.kind if profile is not None else "cpu"
 
-    def libraries(self) -> Libraries:
+    def libraries(self) -> RangeLibraries:
         return stored_libraries(self.options, self.labels, self.prober)
 
     def stem(self, options: RangeOptions | None = None) -> str:
@@ -396,7 +390,7 @@ class RangeRun:
             o.case.name,
             o.first,
             o.last,
-            criterion=criterion(o.metric, o.claim, o.status),
+            criterion=o.criterion,
             sizes=o.sizes,
             profile=o.profile,
         )
@@ -414,7 +408,7 @@ class RangeRun:
 
     def answer_then_why(
         self,
-        steps: Mapping[Pair, Sequence[str]],
+        steps: Mapping[Pair, Sequence[MetricKey]],
         stem: str,
         answer_of: Callable[[dict[Pair, tuple[Found, ...]]], Answer],
         *,

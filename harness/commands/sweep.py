@@ -10,6 +10,7 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
+from harness.metric_names import Judged
 from harness.render.release_answers import sweep_answer
 from harness.steps.bisection import sweep
 
@@ -21,12 +22,12 @@ def execute(options: RangeOptions) -> int:
         run.releases,
         run.prober,
         metrics=metrics,
-        with_claim=options.metric is None and not options.status,
+        with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
         thresholds=options.thresholds,
         progress=progress,
     )
     refuse_unknown_metric(found, options)
-    setting = run.setting(every_metric=metrics is None)
+    setting = run.setting()
     stem = f"sweep-{options.case.name}"
     # The terminal answer is one screen; the page and the JSON keep every release and metric.
     answer = sweep_answer(found, setting, run.report(stem))

@@ -13,23 +13,23 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
+from harness.metric_names import Judged, MetricKey
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
 
 
-def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[str]]:
+def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[MetricKey]]:
     """Each confirmed step of a timing metric, with its metrics: where to ask why, if asked."""
     if not run.asks_why:
         return {}
-    steps: dict[tuple[str, str], list[str]] = {}
+    steps: dict[tuple[str, str], list[MetricKey]] = {}
     for change in found.changes():
-        if change.step.metric not in (CLAIM, STATUS):  # a crash's why is not a timing's
-            steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
+        if change.step.criterion.metric is not None:  # a crash's why is not a timing's
+            steps.setdefault((change.step.before, change.step.after), []).append(change.step.key)
     return steps
 
 
@@ -47,7 +47,7 @@ def execute(options: RangeOptions) -> int:
         first_round,
         confirmer,
         metrics=metrics,
-        with_claim=options.metric is None and not options.status,
+        with_claim=options.criterion.by in (Judged.CLAIM, Judged.EVERY),
         thresholds=options.thresholds,
         progress=progress,
     )
@@ -56,7 +56,7 @@ def execute(options: RangeOptions) -> int:
     out, processes = options.places.out, options.measuring.processes
 
     def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
-        setting = run.setting(every_metric=metrics is None, evidence=evidence)
+        setting = run.setting(evidence=evidence)
         return triage_answer(found, setting, processes, out, stem, run.report(stem))
 
     answer = run.answer_then_why(timing_steps(run, found), stem, answer_of, data_file=False)

@@ -24,13 +24,15 @@ from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.scripts import read_script
 from harness.cli.options import prove_writable
-from harness.cli.ranges import LibraryChoice, Places, RangeOptions, path_from_anywhere
+from harness.cli.ranges import LibraryChoice, Places, RangeOptions
 from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
+from harness.host.environment import shown_path
 from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
+from harness.metric_names import Criterion, Judged
 from harness.names import inside
 from harness.render.json_out import dumps, thresholds_json
 from harness.render.triage_answer import triage_answer
@@ -117,8 +119,7 @@ def range_options(
         profile=options.profile,
         first=baseline,
         last=release,
-        metric=None,
-        claim=False,
+        criterion=Criterion(Judged.EVERY),
         thresholds=options.thresholds,
         measuring=options.measuring,
         places=Places(options.releases_plan, options.results, options.out),
@@ -187,7 +188,7 @@ def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
     called = dataclasses.replace(found, confirmations=called_changes(found))
     steps = timing_steps(run, called)
     evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
-    return run.setting(every_metric=True, evidence=evidence)
+    return run.setting(evidence=evidence)
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
@@ -201,7 +202,7 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
             setting,
             *pair,
             change.comparison,
-            step.metric,
+            step.criterion,
             with_step=pair not in said,
             unwanted=change.regression,
         )
@@ -233,15 +234,6 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
     )
 
 
-def shown_path(path: Path) -> str:
-    """A script's path as an issue command run from this folder can use and a page may show: relative to here,
-    or from ``~`` where the relative path would climb out through the home folder and name it."""
-    home, resolved = Path.home().resolve(), path.resolve()
-    if home in resolved.parents and home not in Path.cwd().resolve().parents:
-        return path_from_anywhere(path)
-    return os.path.relpath(resolved)
-
-
 def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
     """The target's watch: from memory where this pair was watched with the same script and libraries, else
     triaged, its changes asked why, its page written, and remembered once settled."""
@@ -269,7 +261,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
             progress=progress,
         )
         stem = run.stem()
-        setting = asked_why(run, found, stem) if run.asks_why else run.setting(every_metric=True)
+        setting = asked_why(run, found, stem) if run.asks_why else run.setting()
     answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
     run.publish(answer, stem, data_file=False)
     detected = detectable_changes(

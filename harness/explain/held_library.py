@@ -23,7 +23,7 @@ from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.analysis.spending import ALL
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
+from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
@@ -63,10 +63,6 @@ class Parts:
         if verdicts[1] in MOVED and verdicts[0] is Verdict.UNCHANGED:
             return LIBRARIES
         return APART
-
-    @property
-    def jax_unchanged(self) -> bool:
-        return self.jax is not None and self.jax.verdict is Verdict.UNCHANGED
 
     @property
     def jax_moved(self) -> bool:
@@ -165,9 +161,9 @@ class HeldLibrary:
         # The whole step compared too: the older side is measured for as long as it needs to be told from
         # the newer, not only until its comparison with the middle side closes.
         whole = dataclasses.replace(after, compare_with=before.label)
-        measured = sides.together([before, middle, whole], step.metrics, ALL)
+        measured = sides.together([before, middle, whole], step.names, ALL)
         ours = [measured.get(side.label) for side in (before, middle, after)]
-        parts = {metric: _parts(ours, metric, step, jax_of_middle) for metric in step.metrics}
+        parts = {key.metric_name: _parts(ours, key, step, jax_of_middle) for key in step.metrics}
         return dataclasses.replace(
             answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
         )
@@ -194,10 +190,10 @@ def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[st
 
 
 def _parts(
-    results: list[StoredResult | None], metric: str, step: Step, jax_of_middle: str
+    results: list[StoredResult | None], key: MetricKey, step: Step, jax_of_middle: str
 ) -> Parts:
     before, middle, after = results
-    key, thresholds = parse_metric_name(metric), step.thresholds
+    thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
     second = compare_results(middle, after, key, thresholds)
     whole = compare_results(before, after, key, thresholds)

@@ -19,6 +19,7 @@ from harness.explain.defaults import XLA, Change, Option, relevant
 from harness.explain.dumps import CompiledAnswer, Module
 from harness.explain.tried import DefaultsAnswer, Trial, screen_and_measure, xla_flags
 from harness.measure.sides import Side
+from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides, of_kind
 
 MAX_MATCHED = 4
@@ -125,7 +126,7 @@ class FlagsNamedLikeTheProgram:
         return screen_and_measure(step, sides, (before, after), planned, answer)
 
 
-def without_workaround(step: Step, found: tuple[Found, ...]) -> tuple[str, ...]:
+def without_workaround(step: Step, found: tuple[Found, ...]) -> tuple[MetricKey, ...]:
     """The step's metrics whose old number no changed default brought back."""
     defaults = of_kind(found, DefaultsAnswer)
     if defaults is None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.explain.tried import xla_flags
 from harness.measure.sides import Side
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
@@ -51,10 +51,10 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not rea
 
 
 # Metrics of what is not run time: a profile of the ops run says nothing of them.
-def about_run_time(metric: str | MetricKey) -> bool:
+def about_run_time(key: MetricKey) -> bool:
     """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a script's own
     number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
-    return (parse_metric_name(metric) if isinstance(metric, str) else metric).about_run_time
+    return key.about_run_time
 
 
 def op_kind(name: str) -> str:

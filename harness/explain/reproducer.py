@@ -32,20 +32,20 @@ from harness.install.environments import Environments
 from harness.install.export_tools import export_tools
 from harness.measure.script_capture import EXPORT_DIR, EXPORT_TOOLS
 from harness.measure.sides import Side
-from harness.metric_names import JSON, PROCESS, MetricKey, parse_metric_name
+from harness.metric_names import JSON, PROCESS, MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.files import replace_file
 from harness.store.results import StoredResult
 
-RUN, COMPILE, MEMORY = "json.run_ms", "process.compile_ns", "json.temp_bytes"
+RUN, COMPILE = MetricKey(JSON, "run_ms"), MetricKey(PROCESS, "compile")
+MEMORY = MetricKey(JSON, "temp_bytes")
 # Each program's own figures, as the reproducer prints them (``p<n>_call_ms`` and so on).
 PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
-def counterpart(metric: str) -> str | None:
-    """The reproducer's metric that shows what ``metric`` of the script measured; None where none can."""
-    key = parse_metric_name(metric)
+def counterpart(key: MetricKey) -> MetricKey | None:
+    """The reproducer's metric that shows what ``key`` of the script measured; None where none can."""
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return None
     if key.kind == "compile":
@@ -308,7 +308,7 @@ def measure_reproducer(
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
     """The reproducer measured on the step's two releases together, until its counterparts of the step's
     metrics are decided; each counterpart compared, and each side's result."""
-    counterparts = {m: name for m in step.metrics if (name := counterpart(m)) is not None}
+    counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
     base = ReproducerAnswer(
         step.before,
         step.after,
@@ -337,7 +337,7 @@ def measure_reproducer(
         prober.progress,
         max_processes=prober.max_processes,
         time_budget=prober.time_budget,
-        decide_metrics=tuple(dict.fromkeys(counterparts.values())),
+        decide_metrics=tuple(dict.fromkeys(key.metric_name for key in counterparts.values())),
         environments=Environments(case, prober.environments.profile, progress=prober.progress),
     )
     sides.progress(
@@ -351,12 +351,10 @@ def measure_reproducer(
         return dataclasses.replace(base, refused=refused), results
     measured = {
         metric: (
-            name,
-            compare_results(
-                results[step.before], results[step.after], parse_metric_name(name), step.thresholds
-            ),
+            key.metric_name,
+            compare_results(results[step.before], results[step.after], key, step.thresholds),
         )
-        for metric, name in counterparts.items()
+        for metric, key in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured), results
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds
 from harness.errors import UsageError
 from harness.explain.defaults import (
     JAX,
@@ -50,7 +50,6 @@ from harness.explain.defaults import (
 from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
 
@@ -168,7 +167,7 @@ class Tried:
         other changes of the step moved the number a little too, the setting is still the cause of the rest."""
         if self.vs_before is None or self.vs_after is None or not self.trial.back:
             return False
-        back = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}.get(step.verdict)
+        back = OPPOSITE.get(step.verdict)
         return self.vs_after.verdict == back and (
             self.vs_before.verdict != step.verdict or self.undoes(step) >= MOST
         )
@@ -208,7 +207,7 @@ class DefaultsAnswer:
     )
     left_out: int = 0  # trials over the cap
     problem: str = ""  # why the options could not all be read
-    metrics: tuple[str, ...] = ()  # the step's metrics the trials are judged on
+    metrics: tuple[MetricKey, ...] = ()  # the step's metrics the trials are judged on
     commits: Mapping[str, OptionCommit] = dataclasses.field(
         default_factory=dict
     )  # by jax option, where known
@@ -228,11 +227,11 @@ class DefaultsAnswer:
 
     def __post_init__(self) -> None:
         judgements = {
-            metric: tuple(
+            key.metric_name: tuple(
                 judged(trial, self.measured.get(trial, {}), key, self.thresholds)
                 for trial in self.trials
             )
-            for metric, key in ((m, parse_metric_name(m)) for m in self.metrics)
+            for key in self.metrics
         }
         object.__setattr__(self, "judgements", judgements)
 
@@ -241,10 +240,9 @@ class DefaultsAnswer:
         name = key if isinstance(key, str) else key.metric_name
         return list(self.judgements.get(name, ()))
 
-    def brings_back(self, metric: str) -> bool:
-        """Whether a trial brings ``metric``'s old number back, judged against the step as its own
+    def brings_back(self, key: MetricKey) -> bool:
+        """Whether a trial brings ``key``'s old number back, judged against the step as its own
         measurement showed it: a workaround found, which ends the search for one on that metric."""
-        key = parse_metric_name(metric)
         for trial in self.trials:
             results = self.measured.get(trial, {})
             ends = [results.get(name) for name in ("before", "after")]
@@ -260,7 +258,10 @@ class DefaultsAnswer:
         """The step's changed defaults, and each metric's trials judged."""
         return {
             "kind": self.kind,
-            "metrics": [{"metric": metric, **self.metric_data(metric)} for metric in self.metrics],
+            "metrics": [
+                {"metric": key.metric_name, **self.metric_data(key.metric_name)}
+                for key in self.metrics
+            ],
         }
 
     def metric_data(self, metric: str) -> dict[str, object]:
@@ -436,9 +437,7 @@ def measure_trials(
     trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
     every = [*ends, *trial_sides]
     measured = (
-        sides.together(every, step.metrics)
-        if processes is None
-        else sides.screened(every, processes)
+        sides.together(every, step.names) if processes is None else sides.screened(every, processes)
     )
     return {
         trial: {
@@ -463,7 +462,7 @@ def screen(
     kept, dropped, failed = [], [], {}
     for trial in planned:
         results = screened[trial]
-        keys = [parse_metric_name(metric) for metric in step.metrics]
+        keys = step.metrics
         judgements = [judged(trial, results, key, step.thresholds) for key in keys]
         if any(each.note or each.void for each in judgements):
             failed[trial] = results

@@ -14,6 +14,7 @@ import getpass
 import os
 import platform
 import re
+import shlex
 import socket
 import subprocess
 from importlib import metadata
@@ -45,6 +46,23 @@ def scrub(text: str) -> str:
         text = re.sub(rf"(/home/|/Users/){re.escape(user)}(?![\w.-])", r"\g<1><user>", text)
         text = re.sub(rf"(?<![\w.-]){re.escape(user)}@", "<user>@", text)
     return text
+
+
+def shown_path(path: Path, *, anywhere: bool = False) -> str:
+    """``path`` as a page, a screen's line or a command shows it: from the current folder where it lies below
+    it (shorter), unless ``anywhere`` (a command pasted in another folder); else absolute, the home folder as
+    ``~`` (which the shell expands, and which keeps the home folder out of reports); quoted where the shell
+    needs it."""
+    try:
+        resolved, here = path.resolve(), Path.cwd().resolve()
+    except OSError:  # the current folder removed, a link loop
+        resolved, here = path, None
+    if not anywhere and here is not None and here in resolved.parents:
+        return shlex.quote(str(resolved.relative_to(here)))
+    shown = scrub(str(resolved))
+    if shown.startswith("~/"):
+        return "~/" + shlex.quote(shown[2:])
+    return shlex.quote(shown)
 
 
 def _user_name() -> str:

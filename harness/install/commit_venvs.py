@@ -81,7 +81,7 @@ def package_paths(repo: Path, sha: str) -> list[str] | str:
         ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        return f"`git ls-tree {sha[:12]}` failed: {_last_lines(done.stderr)}"
+        return f"`git ls-tree {sha[:12]}` failed: {venvs.last_lines(done.stderr)}"
     entries = [line.split(None, 3) for line in done.stdout.splitlines()]
     return [name for _, kind, _, name in entries if kind == "blob" or name in PACKAGE_TREES]
 
@@ -100,15 +100,11 @@ def export_tree(repo: Path, sha: str, into: Path) -> str | None:
             check=False,
         )
         if done.returncode != 0:
-            return f"`git archive {sha[:12]}` failed: {_last_lines(done.stderr.decode(errors='replace'))}"
+            return f"`git archive {sha[:12]}` failed: {venvs.last_lines(done.stderr.decode(errors='replace'))}"
         archive.seek(0)
         with tarfile.open(fileobj=archive) as tar:
             tar.extractall(into, filter="data")
     return None
-
-
-def _last_lines(text: str) -> str:
-    return " / ".join(text.strip().splitlines()[-venvs.ERROR_LINES :]) or "no output"
 
 
 def _run(
@@ -126,7 +122,7 @@ def _run(
         )
     except subprocess.TimeoutExpired:
         return f"did not finish within {timeout:.0f} s"
-    return None if done.returncode == 0 else _last_lines(done.stderr or done.stdout)
+    return None if done.returncode == 0 else venvs.last_lines(done.stderr or done.stdout)
 
 
 def import_problem(interpreter: Path, environ: Mapping[str, str]) -> str | None:

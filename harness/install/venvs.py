@@ -112,7 +112,7 @@ def uv_command() -> list[str] | None:
     return None
 
 
-def _last_lines(text: str) -> str:
+def last_lines(text: str) -> str:
     return " / ".join(text.strip().splitlines()[-ERROR_LINES:]) or "no output"
 
 
@@ -213,7 +213,7 @@ def _ensure(env: ReleaseEnv) -> str | None:
         if done.returncode == 124:
             return f"`{what}` did not finish within {INSTALL_TIMEOUT_S} s"
         if done.returncode != 0:
-            return f"`{what}` failed: {_last_lines(done.stderr or done.stdout)}"
+            return f"`{what}` failed: {last_lines(done.stderr or done.stdout)}"
     try:
         record.write_text(json.dumps(wanted))
     except OSError as exc:

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.host.environment import scrub
 from harness.measure import deaths
 from harness.measure.launch import Worker, WorkerGone
 from harness.measure.load import LoadWatch
@@ -29,15 +28,10 @@ from harness.store.schema import (
     parse_process,
 )
 
-STDERR_TAIL_LINES = 25
-DETAIL_CHARS = 4000  # of a failed process's output kept in its result
-
-
-def tail(text: str, lines: int = STDERR_TAIL_LINES, chars: int = DETAIL_CHARS) -> str:
-    """The end of a case process's output, scrubbed: its last lines, and of those the last characters (one
-    10 MB line would otherwise land whole in the result and on every page that shows it)."""
-    kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
-    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
+DETAIL_CHARS = deaths.LAST_CHARS  # of a failed process's output kept in its result
+# The end of a case process's output, scrubbed: its last lines, and of those the last characters (one 10 MB line
+# would otherwise land whole in the result and on every page that shows it).
+tail = deaths.last_lines
 
 
 def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:

@@ -17,11 +17,10 @@ from harness.render.range_screen import (
     frame,
     head_line,
     metric_row,
-    rank,
 )
 from harness.render.why import issue_follow_up, libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, STATUS, BisectOutcome, expected_probes
+from harness.steps.bisection import BisectOutcome, expected_probes
 from harness.steps.judge import FIX, REGRESSION, Judgement
 
 
@@ -42,12 +41,12 @@ def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     libraries = libraries_line(setting, found.last_good, found.first_bad)
     judged = _probe(found, found.first_bad)
     step = None if judged is None else judged.vs_good  # its direction: the step's
-    metric = setting.metric.metric_name if setting.metric else ""
     # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
     unwanted = setting.terms is REGRESSION
+    criterion = setting.criterion
     defaults = (
-        why_lines(setting, found.last_good, found.first_bad, step, metric, unwanted=unwanted)
-        if metric
+        why_lines(setting, found.last_good, found.first_bad, step, criterion, unwanted=unwanted)
+        if criterion.metric is not None
         else []
     )
     return [*([libraries] if libraries else []), *defaults]
@@ -58,32 +57,32 @@ def _probe(found: BisectOutcome, release: str) -> Judgement | None:
 
 
 def _bisect_row(each: Bisected) -> Row:
-    found, metric = each.found, each.setting.metric
+    found, criterion, metric = each.found, each.setting.criterion, each.setting.metric
     bad = _probe(found, found.first_bad or "")
     good = _probe(found, found.last_good or "")
-    if each.setting.status:
+    if criterion.is_status:
         sides = [summarise(j.result) for j in (good, bad) if j and j.result]
         ends = [side.all_dead_alike or ("ok" if side.all_ok else side.words()) for side in sides]
         moved = "runs again" if each.setting.terms == FIX else "stops running ok"
         sure = f"all {min(side.processes for side in sides)} a side" if sides else ""
-        return Row(STATUS, " → ".join(ends), "", moved, sure)
+        return Row(criterion, " → ".join(ends), "", moved, sure)
     if metric is None or bad is None or bad.vs_good is None:
         claims = f"{claim_text(good)} → {claim_text(bad)}"
-        return Row(CLAIM if metric is None else metric.metric_name, claims, "", "flips", "")
-    return metric_row(metric.metric_name, bad.vs_good)
+        return Row(criterion, claims, "", "flips", "")
+    return metric_row(metric, bad.vs_good)
 
 
 def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
     """What narrows the step found (``why.next_steps``), then the issue draft over it."""
     setting, found = each.setting, each.found
     good, bad = str(found.last_good), str(found.first_bad)
-    metric = setting.metric.metric_name if setting.metric else STATUS if setting.status else CLAIM
     judged = _probe(found, bad)
     step = None if judged is None else judged.vs_good
     unwanted = setting.terms is REGRESSION
-    narrowing = next_steps(setting, good, bad, metric, step, setting.terms, unwanted=unwanted)
-    purpose = "the crash report, drafted" if setting.status else "the upstream issue, drafted"
-    return [*narrowing, issue_follow_up(setting, good, bad, metric, purpose)]
+    criterion = setting.criterion
+    narrowing = next_steps(setting, good, bad, criterion, step, setting.terms, unwanted=unwanted)
+    purpose = "the crash report, drafted" if criterion.is_status else "the upstream issue, drafted"
+    return [*narrowing, issue_follow_up(setting, good, bad, criterion, purpose)]
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
@@ -95,15 +94,13 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
         if found.found and found.last_good and found.first_bad:
             steps.setdefault((found.last_good, found.first_bad), []).append(each)
             continue
-        what = each.setting.metric.metric_name if each.setting.metric else CLAIM
+        what = each.setting.criterion.name
         missing += screen.wrap(f"{what}: {found.answer()}")
         if each.hint is not None:
             missing += screen.finding_lines(each.hint)
     blocks = []
     for (good, bad), group in steps.items():
-        group = sorted(
-            group, key=lambda b: rank(b.setting.metric.metric_name if b.setting.metric else CLAIM)
-        )
+        group = sorted(group, key=lambda b: b.setting.criterion.rank())
         lead, terms = group[0], group[0].setting.terms
         between = lead.found.between()
         skipped = f"; {', '.join(between)} between could not be judged" if between else ""

@@ -110,11 +110,11 @@ def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> 
     bad = found.first_bad_commit
     head += [*answer, *([f"Commit: {bad.url}"] if bad is not None else [])]
     purpose = "the upstream issue, drafted (it quotes this answer)"
-    draft = issue_follow_up(setting, found.first, found.last, metric.metric_name, purpose)
+    draft = issue_follow_up(setting, found.first, found.last, setting.criterion, purpose)
     block = Block(
         f"The step, against the {found.terms.old} release:",
         f"{step[0]} → {step[1]}",
-        [metric_row(metric.metric_name, comparison)],
+        [metric_row(metric, comparison)],
         commit_why(found, setting),
         [draft],
     )
@@ -137,14 +137,13 @@ def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
     if step is None or setting.metric is None or step not in setting.evidence:
         return []
     comparison = _step_comparison(found, step[1])
-    metric = setting.metric.metric_name
-    lines = why_lines(setting, *step, comparison, metric, unwanted=True)
+    lines = why_lines(setting, *step, comparison, setting.criterion, unwanted=True)
     defaults = of_kind(setting.evidence[step], DefaultsAnswer)
     jaxlib = found.attribution.newer if found.attribution.cause == JAXLIB else None
     jaxlib = jaxlib or (found.jaxlibs[found.last] if found.jaxlib_change else None)
     if defaults is None or jaxlib is None or comparison is None:
         return lines
-    back = [t for t in defaults.tried(metric) if t.brings_back(comparison)]
+    back = [t for t in defaults.tried(setting.criterion.name) if t.brings_back(comparison)]
     options = [t for t in back if t.trial.change.kind == JAX]
     if options:
         trial = options[0].trial

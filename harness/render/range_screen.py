@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Thresholds
 from harness.analysis.statuses import ran, summarise
-from harness.errors import UsageError
 from harness.findings import Finding, FollowUp
-from harness.metric_names import parse_metric_name, reading_rank
+from harness.metric_names import Criterion, MetricKey
 from harness.render import screen
 from harness.render.marks import legend, marks_text
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, STATUS, ReleaseStep, SweepOutcome
+from harness.steps.bisection import ReleaseStep, SweepOutcome
 from harness.steps.judge import Judgement
 from harness.steps.probes import Probe
 from harness.units import format_p, format_ratio, sizes_text
@@ -51,27 +50,14 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
     )
 
 
-def rank(metric: str) -> int:
-    if metric == STATUS:
-        return -2  # whether it runs at all comes first
-    if metric == CLAIM:
-        return -1  # the claim a case was written for comes before its timings
-    try:
-        return reading_rank(parse_metric_name(metric))
-    except UsageError:  # a metric name no reader knows: after the known ones
-        return 9
-
-
 def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
     """Steps by where they are in the range, and within one step in reading order (the script's own first)."""
     where = {release: i for i, release in enumerate(releases)}
-    return sorted(steps, key=lambda s: (where.get(s.after, 0), rank(s.metric)))
+    return sorted(steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
 
 
 def step_row(step: ReleaseStep, comparison: Comparison | None, setting: Setting) -> list[str]:
-    if step.metric == STATUS:
-        return [step.metric, f"{step.before} → {step.after}", "", step.change, ""]
-    if step.metric == CLAIM or comparison is None:
+    if step.criterion.metric is None or comparison is None:  # the claim's flip, the processes' ends
         return [step.metric, f"{step.before} → {step.after}", "", step.change, ""]
     return [
         step.metric,
@@ -154,7 +140,7 @@ FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 class Row:
     """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its comparison."""
 
-    metric: str
+    criterion: Criterion
     figures: str
     ratio: str
     verdict: str
@@ -173,11 +159,11 @@ class Block:
     next: list[FollowUp] = field(default_factory=list)  # what narrows what was found, each once
 
 
-def metric_row(metric: str, comparison: Comparison, verdict: str = "") -> Row:
+def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> Row:
     """A metric's row from the comparison that settled it (the re-measured one, or a probe's)."""
     figures = f"{comparison.format(comparison.baseline.median)} → {comparison.format(comparison.candidate.median)}"
     return Row(
-        metric,
+        Criterion.of(metric),
         figures,
         format_ratio(comparison.ratio),
         verdict or comparison.said,
@@ -195,7 +181,7 @@ def sure_cell(comparison: Comparison) -> str:
 
 
 def _rows_ordered(rows: Sequence[Row]) -> list[Row]:
-    return sorted(rows, key=lambda r: rank(r.metric))
+    return sorted(rows, key=lambda r: r.criterion.rank())
 
 
 def _why_shown(why: Sequence[Finding], most: int) -> list[str]:
@@ -224,7 +210,7 @@ def block_lines(
         marked += [r.comparison for r in rows[:most] if r.comparison is not None]
     cells = [
         [
-            r.metric,
+            r.criterion.name,
             r.figures,
             r.ratio,
             r.verdict,
@@ -268,7 +254,7 @@ def blocks_lines(
         lead, *more = _rows_ordered(block.rows)
         marked += [lead.comparison] if lead.comparison is not None else []
         marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
-        metrics = lead.metric + (f" +{len(more)}" if more else "")
+        metrics = lead.criterion.name + (f" +{len(more)}" if more else "")
         rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
     table = screen.table(rows, STEPS_HEADERS, indent="  ")
     note = "Each step's metrics, why and commands to run next: the report."

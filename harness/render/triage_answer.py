@@ -28,7 +28,6 @@ from harness.render.triage_screen import follow_ups, triage_screen
 from harness.render.triage_words import answered, answers, death_line, family_error
 from harness.render.why import libraries_line, why_json, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
@@ -113,15 +112,17 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     libraries = libraries_line(setting, step.before, step.after)
     defaults = (
         []
-        if step.metric == STATUS  # a crash's why is not a timing's: no trial of defaults on it
+        if step.criterion.is_status  # a crash's why is not a timing's: no trial of defaults on it
         else why_lines(
-            setting, step.before, step.after, change.comparison, step.metric, with_step=with_step
+            setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
         )
     )
     said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
     said += [f.markdown() for f in follow_ups(setting, change)]
     lines = [f"- {answer}", *(f"  - {line}" for line in said)]
-    return "\n".join([*lines, *_died_lines(change)]) if step.metric == STATUS else "\n".join(lines)
+    return (
+        "\n".join([*lines, *_died_lines(change)]) if step.criterion.is_status else "\n".join(lines)
+    )
 
 
 def _died_lines(change: Confirmation) -> list[str]:
@@ -160,12 +161,12 @@ def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
-        first = step.change if step.metric in (CLAIM, STATUS) else against_cell(step.comparison)
+        first = step.change if step.criterion.metric is None else against_cell(step.comparison)
         again = (
             _claim_cells(c)
-            if step.metric == CLAIM
+            if step.criterion.is_claim
             else _status_cells(c)
-            if step.metric == STATUS
+            if step.criterion.is_status
             else against_cell(c.comparison)
         )
         holds = "yes" if c.confirmed else "no"
@@ -265,7 +266,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             if c.undecided
             else "not confirmed",
             "reason": c.reason,
-            **({"status": _status_cells(c)} if c.step.metric == STATUS else {}),
+            **({"status": _status_cells(c)} if c.step.criterion.is_status else {}),
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
         }
         for c in found.confirmations

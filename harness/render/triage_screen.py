@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from harness.analysis.statuses import verb
 from harness.findings import FollowUp, leading
-from harness.metric_names import parse_metric_name
 from harness.render import screen
 from harness.render.range_screen import (
     Block,
@@ -15,13 +14,11 @@ from harness.render.range_screen import (
     head_line,
     metric_row,
     not_ok_line,
-    rank,
     unmeasured_line,
 )
 from harness.render.triage_words import answered, death_line
 from harness.render.why import libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.judge import FIX, REGRESSION
 from harness.steps.triage import Confirmation, TriageOutcome
 
@@ -32,16 +29,16 @@ def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
     ``--broken``/``--fixed``)."""
     step = change.step
     terms = REGRESSION if change.regression else FIX
-    return next_steps(setting, step.before, step.after, step.metric, change.comparison, terms)
+    return next_steps(setting, step.before, step.after, step.criterion, change.comparison, terms)
 
 
 def _triage_row(text: str, change: Confirmation) -> Row:
     step = change.step
-    if step.metric == STATUS:
+    if step.criterion.is_status:
         said = verb(step.change) if change.regression else "runs again"
         sides = [len(p.result.result.processes) for p in (change.before, change.after) if p.result]
-        return Row(step.metric, step.change, "", said, f"all {min(sides, default=0)} a side")
-    if step.metric == CLAIM or change.comparison is None:
+        return Row(step.criterion, step.change, "", said, f"all {min(sides, default=0)} a side")
+    if step.criterion.metric is None or change.comparison is None:
         flip = (
             "stops holding"
             if change.regression
@@ -50,13 +47,13 @@ def _triage_row(text: str, change: Confirmation) -> Row:
             else "now holds"
         )
         claims = f"{claim_text(change.before)} → {claim_text(change.after)}"
-        return Row(step.metric, claims, "", flip, change.reason.removeprefix("measured again: "))
+        return Row(step.criterion, claims, "", flip, change.reason.removeprefix("measured again: "))
     comparison = change.comparison
-    key = parse_metric_name(step.metric)
+    key = step.key
     word = "fixed" if ": fixed in " in text else comparison.said
     if not key.is_duration and not comparison.constant:
         word += " (worse)" if change.regression else " (better)"
-    return metric_row(step.metric, comparison, word)
+    return metric_row(key, comparison, word)
 
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
@@ -68,8 +65,8 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     where = {release: i for i, release in enumerate(found.first_round.releases)}
     blocks = []
     for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
-        ordered = sorted(changes, key=lambda tc: rank(tc[1].step.metric))
-        lead = next((c for _, c in ordered if c.step.metric not in (CLAIM, STATUS)), ordered[0][1])
+        ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
+        lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
         # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33 says it all)
@@ -80,13 +77,13 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         libraries = libraries_line(setting, before, after)
         why = (
             []
-            if lead.step.metric == STATUS
-            else why_lines(setting, before, after, lead.comparison, lead.step.metric)
+            if lead.step.criterion.is_status
+            else why_lines(setting, before, after, lead.comparison, lead.step.criterion)
         )
         died = [
             leading(line)
             for _, c in ordered
-            if c.step.metric == STATUS
+            if c.step.criterion.is_status
             for line in [death_line(c)]
             if line
         ]
@@ -103,10 +100,10 @@ def _triage_counts(found: TriageOutcome, processes: int, wall_s: float) -> list[
     if again:
         fewest, most = min(again), max(again)
         measured = f" ({fewest}{f'–{most}' if most > fewest else ''} processes a side)"
-    held = len(found.changes())
+    confirmed = len(found.changes())
     undecided = len(found.undecided())
-    dropped = len(found.confirmations) - held - undecided
-    parts = [f"{held} confirmed on measuring again{measured}"]
+    dropped = len(found.confirmations) - confirmed - undecided
+    parts = [f"{confirmed} confirmed on measuring again{measured}"]
     parts += [f"{undecided} undecided"] if undecided else []
     parts += [f"{dropped} did not hold"] if dropped else []
     return [

@@ -8,8 +8,6 @@ from collections.abc import Sequence
 
 from harness.analysis.significance import Thresholds
 from harness.analysis.statuses import error_line, innermost_frame, summarise, verb
-from harness.metric_names import parse_metric_name
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
@@ -60,14 +58,14 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
     """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
     else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
     step = change.step
-    if step.metric == CLAIM:
+    if step.criterion.is_claim:
         if change.regression:
             text = f"claim stops holding in {step.after} (last held in {step.before})"
         elif fix:
             text = f"claim holds again from {step.after} (last failed in {step.before})"
         else:
             text = f"claim holds from {step.after} (last failed in {step.before})"
-    elif step.metric == STATUS:
+    elif step.criterion.is_status:
         text = status_answer(change)
     else:
         assert change.comparison is not None
@@ -114,7 +112,7 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     script's own number; the import of jax named as JAX's own cost, never as the script's."""
     step, comparison = change.step, change.comparison
     assert comparison is not None
-    key = parse_metric_name(step.metric)
+    key = step.key
     ratio = comparison.ratio
     figures = (
         f"{key.format(comparison.baseline.median)} → {key.format(comparison.candidate.median)}"

@@ -22,8 +22,8 @@ from harness.explain.profiles import OpTimes, ProfileAnswer
 from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
+from harness.metric_names import Criterion, Judged
 from harness.steps.answers import Setting
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.evidence import Found, Skipped, of_kind
 from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
@@ -41,18 +41,19 @@ def why_lines(
     before: str,
     after: str,
     step: Comparison | None,
-    metric: str,
+    criterion: Criterion,
     *,
     with_step: bool = True,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """Why a step moved on ``metric``, as far as was looked: what trying its changed defaults found
-    on that metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
+    """Why a step moved on ``criterion``, as far as was looked: what trying its changed defaults found
+    on its metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
     ``trial_lines`` takes it), then, ``with_step`` (said once per step), what every kind found for
     the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
-    if metric != CLAIM:
+    if criterion.metric is not None:
+        metric = criterion.metric.metric_name
         for each in found:
             if isinstance(each, ReproducerAnswer):
                 lines += reproduced_lines(each, step, metric)
@@ -446,10 +447,10 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
-        held = (
+        said = (
             f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
         )
-        return leading(held)
+        return leading(said)
     if not libraries.versions:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
@@ -522,30 +523,25 @@ def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
     return nox_command(session, setting.target_words(), words, setting.sizes, setting.profile)
 
 
-def criterion_words(setting: Setting, metric: str) -> list[str]:
-    """``--metric M`` for a step's metric, ``--claim`` for the claim's flip, ``--status`` for a
-    change in how the processes ended."""
-    if metric == STATUS:
-        return ["--status"]
-    return ["--claim"] if metric == CLAIM or not metric else ["--metric", metric]
-
-
 def commits_follow_up(
-    setting: Setting, before: str, after: str, metric: str, terms: Terms
+    setting: Setting, before: str, after: str, criterion: Criterion, terms: Terms
 ) -> FollowUp:
     """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and
     which commit."""
     ends = [f"--{terms.old}", before, f"--{terms.new}", after]
-    words = ["--commits", *ends, *criterion_words(setting, metric)]
+    words = ["--commits", *ends, *criterion.words()]
     return FollowUp(
         "jax's Python or jaxlib, and which jax commit", _command(setting, "bisect", words)
     )
 
 
-def issue_follow_up(setting: Setting, good: str, bad: str, metric: str, purpose: str) -> FollowUp:
+def issue_follow_up(
+    setting: Setting, good: str, bad: str, criterion: Criterion, purpose: str
+) -> FollowUp:
     """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
-    terms): a crash report (``--status``) for a change in how the processes ended."""
-    named = [] if metric == CLAIM or not metric else criterion_words(setting, metric)
+    terms): it takes a metric, or drafts from the claim; a crash report (``--status``) for a change in
+    how the processes ended."""
+    named = [] if criterion.is_claim or criterion.by is Judged.EVERY else criterion.words()
     words = [*named, "--good", good, "--bad", bad]
     return FollowUp(purpose, _command(setting, "issue", words))
 
@@ -554,13 +550,13 @@ def next_steps(
     setting: Setting,
     before: str,
     after: str,
-    metric: str,
+    criterion: Criterion,
     step: Comparison | None,
     terms: Terms,
     *,
     unwanted: bool | None = None,
 ) -> list[FollowUp]:
-    """What narrows what the why found for a step on ``metric``, each once: the setting of a
+    """What narrows what the why found for a step on ``criterion``, each once: the setting of a
     workaround; the library's own releases with jax held where the step comes with a library; jax's
     commits where it comes with jax (or nothing told it apart), unless a workaround's default names
     its commit already.  A library's own range (``--vary``) has no jax step below it."""
@@ -568,7 +564,8 @@ def next_steps(
     said: list[FollowUp] = []
     known_commit = False
     defaults = of_kind(found, DefaultsAnswer)
-    if defaults is not None and metric not in (CLAIM, STATUS) and _unwanted(step, unwanted):
+    metric = criterion.name  # the evidence's findings name a metric as a record does
+    if defaults is not None and criterion.metric is not None and _unwanted(step, unwanted):
         for each in workarounds(defaults, step, metric):
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits
@@ -579,7 +576,7 @@ def next_steps(
     if held is not None and (answered or comes_with in (LIBRARIES, BOTH)):
         for name, (old, new) in held.moved.items():
             words = ["--vary", name, "--jax", held.jax_of_middle, "--from", old, "--to", new]
-            words += criterion_words(setting, metric)
+            words += criterion.words()
             purpose = f"which {name} release, jax {held.jax_of_middle} held"
             said.append(FollowUp(purpose, _command(setting, "triage", words)))
     if (
@@ -588,5 +585,5 @@ def next_steps(
         and comes_with != LIBRARIES
         and not known_commit
     ):
-        said.append(commits_follow_up(setting, before, after, metric, terms))
+        said.append(commits_follow_up(setting, before, after, criterion, terms))
     return said

@@ -3,9 +3,9 @@ case, range, criterion, sizes and profile.
 
 ``bisect-<case>-<good>-<bad>-<criterion>-<sizes>-<profile>.md`` (and ``.json``), likewise
 ``triage-…``: a bisect of another range, metric, size point or profile never replaces this
-one's answer.  The criterion is the metric's name, ``claim``, or ``all`` (every metric and
-the claim); sizes read ``N.100+M.500``.  Every part must be a name (``harness.names``), and
-a stem too long for one is shortened by a digest of its tail, never cut.
+one's answer.  The criterion is ``Criterion.name``: the metric's name, ``claim``, ``status``, or
+``all`` (every metric and the claim); sizes read ``N.100+M.500``.  Every part must be a name
+(``harness.names``), and a stem too long for one is shortened by a digest of its tail, never cut.
 """
 
 from __future__ import annotations
@@ -17,27 +17,16 @@ from dataclasses import dataclass, field
 
 from harness.analysis.significance import Thresholds
 from harness.errors import UsageError
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
 from harness.names import name_problem
 from harness.steps.evidence import Found
 from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
-CLAIM_CRITERION = "claim"
-STATUS_CRITERION = "status"
-EVERY_CRITERION = "all"
 NO_SIZES = "nosizes"
 LONGEST_STEM = (
     110  # the name pattern allows 128 characters, with room for ".json" and the plot's suffix
 )
-
-
-def criterion(metric: MetricKey | None, claim: bool, status: bool = False) -> str:
-    if metric is not None:
-        return metric.metric_name
-    if status:
-        return STATUS_CRITERION
-    return CLAIM_CRITERION if claim else EVERY_CRITERION
 
 
 def sizes_part(sizes: Mapping[str, int]) -> str:
@@ -50,12 +39,12 @@ def answer_stem(
     first: str,
     last: str,
     *,
-    criterion: str,
+    criterion: Criterion,
     sizes: Mapping[str, int],
     profile: str,
 ) -> str:
     """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
-    parts = [command, case, first, last, criterion, sizes_part(sizes), profile]
+    parts = [command, case, first, last, criterion.name, sizes_part(sizes), profile]
     for part in (
         parts[:5] + parts[6:]
     ):  # sizes: names and whole numbers, checked when parsed, of any length
@@ -83,7 +72,7 @@ JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-night
 
 
 @dataclass(frozen=True)
-class Libraries:
+class RangeLibraries:
     """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
 
     versions: Mapping[str, Mapping[str, str]] = field(
@@ -133,31 +122,26 @@ class Setting:
     case: str
     sizes: dict[str, int]
     profile: str
-    metric: MetricKey | None  # None: by the claim
+    criterion: (
+        Criterion  # a metric, the claim, how the processes end, or every metric and the claim
+    )
     jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
     thresholds: Thresholds
     wall_s: float
-    every_metric: bool = False  # a sweep without --metric or --claim
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
     target: tuple[
         str, ...
     ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
-    libraries: Libraries = field(default_factory=lambda: Libraries())
+    libraries: RangeLibraries = field(default_factory=lambda: RangeLibraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)
-    status: bool = (
-        False  # by how the processes end (``--status``), not the claim, where no metric is named
-    )
 
     def target_words(self) -> list[str]:
         return list(self.target) or ["--case", self.case]
 
-    def criterion(self) -> str:
-        if self.metric:
-            return f"metric {self.metric.metric_name} ({self.metric.label()})"
-        if self.status:
-            return "how its processes end (ok, or crashed, timed out, failed alike)"
-        return "every metric and the claim" if self.every_metric else "the case's claim"
+    @property
+    def metric(self) -> MetricKey | None:  # the one metric judged, if one is
+        return self.criterion.metric
 
     def header(self) -> str:
-        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion()}"
+        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion.said()}"

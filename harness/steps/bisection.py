@@ -23,9 +23,10 @@ from itertools import pairwise
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
-from harness.analysis.significance import Comparison, Thresholds, Verdict, past_factor
+from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
 from harness.analysis.statuses import ran, status_change
-from harness.steps.judge import FIX, OPPOSITE, REGRESSION, Judgement, ReleaseVerdict, Terms
+from harness.metric_names import Criterion, Judged
+from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.schema import RunStatus
 
@@ -148,12 +149,6 @@ def bisect(
     return found
 
 
-CLAIM = "claim"
-# A step of how the processes ended (``analysis.statuses``): every process ok on one side, every one dead alike on
-# the other; its change reads "ok → SIGSEGV (exit 139)".
-STATUS = "status"
-
-
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
     """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the band."""
     direction = past_factor(comparison.ratio, thresholds)
@@ -166,11 +161,24 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 class ReleaseStep:
     """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
 
-    metric: str  # a metric name, or CLAIM, or STATUS
+    # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every process ok on
+    # one side, every one dead alike on the other).
+    criterion: Criterion
     before: str
     after: str
     change: str  # Verdict.SLOWER or Verdict.FASTER, "holds → does not hold", or "ok → SIGSEGV (exit 139)"
     comparison: Comparison | None = None
+
+    @property
+    def metric(self) -> str:
+        """As pages and JSON name it: the metric's name, ``claim`` or ``status``."""
+        return self.criterion.name
+
+    @property
+    def key(self) -> MetricKey:
+        """The metric that moved; a step of the claim or of the processes' ends has none."""
+        assert self.criterion.metric is not None, f"a {self.metric} step has no metric"
+        return self.criterion.metric
 
 
 @dataclass
@@ -194,7 +202,7 @@ class SweepOutcome:
     def unmeasured(self) -> bool:
         """Fewer than two releases ran ok and no status step: no step between neighbours could be judged, so
         finding none is no evidence of no change (every release not installable, say)."""
-        return len(self.ok()) < 2 and not any(step.metric == STATUS for step in self.steps)
+        return len(self.ok()) < 2 and not any(step.criterion.is_status for step in self.steps)
 
 
 def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
@@ -205,7 +213,8 @@ def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
         assert before.result is not None and after.result is not None
         change = status_change(before.result, after.result)
         if change is not None:
-            steps.append(ReleaseStep(STATUS, before.release, after.release, change))
+            ends = (before.release, after.release)
+            steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change))
     return steps
 
 
@@ -243,6 +252,7 @@ def sweep(
     found.metrics = list(metrics) if metrics is not None else union_keys(series)
     for i in range(1, len(ok)):
         before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
+        ends = (before.release, after.release)
         for key in found.metrics:
             if key not in a or key not in b:
                 continue
@@ -257,14 +267,11 @@ def sweep(
             ):
                 change = _past_factor(comparison, thresholds, key)
             if change is not None:
-                found.steps.append(
-                    ReleaseStep(key.metric_name, before.release, after.release, change, comparison)
-                )
+                found.steps.append(ReleaseStep(Criterion.of(key), *ends, change, comparison))
         if with_claim and before.result is not None and after.result is not None:
             was, now = outcome(before.result), outcome(after.result)
             if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
-                found.steps.append(
-                    ReleaseStep(CLAIM, before.release, after.release, f"{was} → {now}")
-                )
+                claim = Criterion(Judged.CLAIM)
+                found.steps.append(ReleaseStep(claim, *ends, f"{was} → {now}"))
     found.steps += status_steps(measurements)
     return found

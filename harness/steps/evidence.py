@@ -33,6 +33,7 @@ from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
 from harness.measure.sides import Side
+from harness.metric_names import MetricKey
 from harness.steps.probes import Probe, ReleaseProber
 from harness.store.files import output_folder
 from harness.store.results import StoredResult
@@ -48,7 +49,7 @@ class Step:
 
     before: str
     after: str
-    metrics: tuple[str, ...]  # the metrics the step moved (none: only the claim flipped)
+    metrics: tuple[MetricKey, ...]  # the metrics the step moved (none: only the claim flipped)
     platform: str  # the profile's platform: cpu, gpu
     thresholds: Thresholds
     out: Path  # the folder the answer's page is written to
@@ -69,6 +70,10 @@ class Step:
     @property
     def pair(self) -> Pair:
         return (self.before, self.after)
+
+    @property
+    def names(self) -> tuple[str, ...]:  # the metrics' names, as results and answers key them
+        return tuple(key.metric_name for key in self.metrics)
 
     def kept(self, suffix: str) -> str:
         """The folder, beside the page and named relative to it, where a kind keeps its files."""
@@ -294,7 +299,7 @@ def gather(
         if isinstance(answer, Answers):
             answered = set(answer.answered())
             asked = dataclasses.replace(
-                asked, metrics=tuple(m for m in asked.metrics if m not in answered)
+                asked, metrics=tuple(m for m in asked.metrics if m.metric_name not in answered)
             )
         kept((*found, Spent(step.before, step.after, seconds)))
         if answer.settles or (step.metrics and not asked.metrics):

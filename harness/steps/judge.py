@@ -33,7 +33,13 @@ from enum import StrEnum
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Thresholds, Verdict, what_would_decide
+from harness.analysis.significance import (
+    OPPOSITE,
+    Comparison,
+    Thresholds,
+    Verdict,
+    what_would_decide,
+)
 from harness.analysis.statuses import ran, summarise
 from harness.errors import UsageError
 from harness.steps.probes import Probe, ProbeRelease
@@ -49,9 +55,6 @@ class ReleaseVerdict(StrEnum):
     BAD = "bad"
     SKIPPED = "skipped"  # no result to judge: not installable, or the run did not finish ok
     AMBIGUOUS = "inconclusive"  # ran, but the statistics say neither good nor bad
-
-
-OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran, status_change, stops_running, summarise
 from harness.metric_names import JAX_IMPORT, PROCESS
-from harness.steps.bisection import CLAIM, STATUS, ReleaseStep, SweepOutcome, sweep
+from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
@@ -60,7 +60,7 @@ class Confirmation:
     def regression(self) -> bool:
         """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix (faster, the
         claim holds again, they run again)."""
-        if self.step.metric == STATUS:
+        if self.step.criterion.is_status:
             return stops_running(self.step.change)
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 
@@ -124,22 +124,22 @@ def confirm(
     first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
     """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
-    if step.metric == STATUS:
+    if step.criterion.is_status:
         return confirm_status(step, before, after)
     problem = _ok(before) or _ok(after)
     if problem:
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
     assert before.result is not None and after.result is not None
-    if step.metric == CLAIM:
+    if step.criterion.is_claim:
         was, now = outcome(before.result), outcome(after.result)
         again = (len(process_claims(before.result)), len(process_claims(after.result)))
         error = flip_chance(first_counts, again)
         same = f"{was} → {now}" == step.change
-        held = same and error <= thresholds.alpha
+        confirmed = same and error <= thresholds.alpha
         how = "the same flip" if same else f"{was} → {now} instead"
-        if same and not held:
+        if same and not confirmed:
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
-        return Confirmation(step, before, after, None, held, f"measured again: {how}", error)
+        return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
     assert metric is not None
     a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
     if a is None or b is None:
@@ -147,12 +147,10 @@ def confirm(
             step, before, after, None, False, f"measured again without {step.metric}"
         )
     comparison = compare_metric(a, b, thresholds, metric)
-    held = comparison.verdict == step.change
-    how = f"{comparison.said} again" if held else f"{comparison.said} this time"
-    fewest = min(comparison.processes)
-    return Confirmation(
-        step, before, after, comparison, held, f"measured again: {how} ({fewest} processes a side)"
-    )
+    confirmed = comparison.verdict == step.change
+    how = f"{comparison.said} again" if confirmed else f"{comparison.said} this time"
+    how += f" ({min(comparison.processes)} processes a side)"
+    return Confirmation(step, before, after, comparison, confirmed, f"measured again: {how}")
 
 
 def confirm_status(step: ReleaseStep, before: Probe, after: Probe) -> Confirmation:
@@ -203,7 +201,7 @@ def triage(
     ] = {}  # each pair with the metrics its steps moved (the claim is no metric)
     for step in first.steps:
         moved = pairs.setdefault((step.before, step.after), ())
-        if step.metric not in (CLAIM, STATUS) and step.metric not in moved:
+        if step.criterion.metric is not None and step.metric not in moved:
             pairs[step.before, step.after] = (*moved, step.metric)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
@@ -213,11 +211,10 @@ def triage(
     claim_counts = {
         m.release: len(process_claims(m.result)) for m in first.ok() if m.result is not None
     }
-    keys = {key.metric_name: key for key in first.metrics}
     for number, step in enumerate(first.steps, start=1):
         before, after = again[(step.before, step.after)]
         counts = (claim_counts.get(step.before, 0), claim_counts.get(step.after, 0))
-        confirmation = confirm(step, before, after, keys.get(step.metric), thresholds, counts)
+        confirmation = confirm(step, before, after, step.criterion.metric, thresholds, counts)
         found.confirmations.append(confirmation)
         verdict = (
             "confirmed"

@@ -40,7 +40,7 @@ from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Thresholds
-from harness.steps.bisection import CLAIM, STATUS
+from harness.metric_names import Judged
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 from harness.store.bounds import string_problem
@@ -70,7 +70,7 @@ class Finding:
     """One thing a watch found on one target, in a line, with the metric it is about."""
 
     kind: str  # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
-    metric: str  # a metric name, CLAIM, or "" for the whole target
+    metric: str  # a metric's name, a ``Criterion.name`` (the claim's), or "" for the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
 
@@ -249,7 +249,7 @@ def findings(
     base, new = probes.get(baseline), probes.get(release)
     ran = {m.release for m in first.ok()}
     # A confirmed status step says how it broke, with where it died: a "fails on" finding would say it again.
-    stepped = any(c.confirmed and c.step.metric == STATUS for c in found.confirmations)
+    stepped = any(c.confirmed and c.step.criterion.is_status for c in found.confirmations)
     if (
         base is not None
         and new is not None
@@ -278,7 +278,7 @@ def findings(
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
         if confirmation.confirmed:
             # Load slows a process; it does not make every one of them crash alike.
-            loaded = [] if step.metric == STATUS else _under_load(confirmation, _probes(found))
+            loaded = [] if step.criterion.is_status else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
             if loaded:
                 said.append(
@@ -374,7 +374,7 @@ def first_regression(watched: TargetWatch) -> Finding | None:
         (
             f
             for f in watched.findings
-            if f.kind == REGRESSION and f.metric not in ("", CLAIM, STATUS)
+            if f.kind == REGRESSION and f.metric and Judged.named(f.metric) is None
         ),
         None,
     )

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis.statuses import OK, ran, status_change, stops_running, summarise, verb
+from harness.metric_names import Judged
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd
 from harness.units import version_key
 from harness.upstream.change import BisectAnswer, Reproduced, answer_ends, reproducer_named
 
-STATUS_CRITERION = "status"  # as a bisect answer's file and data name its criterion
+STATUS_CRITERION = Judged.STATUS.stem  # as a bisect answer's file and data name its criterion
 MAX_WORKAROUND_CHARS = 300
 
 

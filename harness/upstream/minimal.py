@@ -243,22 +243,6 @@ def compact(code: str, *, spaced: bool = True) -> str:
     return "\n".join(out)
 
 
-def program_keys(source: str) -> list[str]:
-    """The string keys of ``programs()``'s dict literals: the programs a case names in its source."""
-    found: list[str] = []
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef) and node.name == PROGRAMS_FUNCTION:
-            for dict_node in (d for d in ast.walk(node) if isinstance(d, ast.Dict)):
-                for key in dict_node.keys:
-                    if (
-                        isinstance(key, ast.Constant)
-                        and isinstance(key.value, str)
-                        and key.value not in found
-                    ):
-                        found.append(key.value)
-    return found
-
-
 def _check(text: str, name: str) -> None:
     try:
         compile(text, f"{name}.py", "exec")

@@ -145,7 +145,7 @@ def reproduce(
     step = Step(
         request.good,
         request.bad,
-        (metric.metric_name,),
+        (metric,),
         platform,
         rule,
         request.out_dir,

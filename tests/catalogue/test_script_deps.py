@@ -246,7 +246,7 @@ def test_collect_orders_block_then_with_then_file_keeping_each_requirement_once_
         "--with",
         "requirements.txt:2",
     )
-    assert declared.source_of("chex==0.1.86") == "--with"
+    assert declared.sources[declared.requirements.index("chex==0.1.86")] == "--with"
     assert declared.requires_python == ">=3.10" and declared.script == "equinox_repro.py"
     assert not declared.empty
 

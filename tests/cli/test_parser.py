@@ -8,6 +8,7 @@ from harness.cli.parser import COMMANDS, parse, validate
 from harness.cli.run import RunOptions
 from harness.errors import UsageError
 from harness.main import main
+from harness.metric_names import Judged
 from tests.conftest import harness_command
 
 
@@ -130,7 +131,7 @@ def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_pa
     _, checked = validate(
         ["bisect", "--script", str(script), "--good", "0.4.31", "--bad", "0.4.33"]
     )
-    assert checked.metric is None and not checked.claim, "every metric its endpoints differ on"
+    assert checked.criterion.by is Judged.EVERY, "every metric its endpoints differ on"
     with pytest.raises(UsageError, match="bisect a case by --metric"):
         validate(["bisect", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"])
 

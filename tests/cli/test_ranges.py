@@ -10,8 +10,9 @@ import pytest
 from harness.catalogue import discovery
 from harness.catalogue.scripts import read_script
 from harness.cli.parser import parse
-from harness.cli.ranges import LibraryChoice, bounded, check, path_from_anywhere, target_words
+from harness.cli.ranges import LibraryChoice, bounded, check, target_words
 from harness.errors import UsageError
+from harness.host.environment import shown_path
 
 
 def test_a_case_is_named_by_case_and_a_script_by_a_path_that_works_from_anywhere(
@@ -30,9 +31,9 @@ def test_a_case_is_named_by_case_and_a_script_by_a_path_that_works_from_anywhere
     monkeypatch.setenv("HOME", str(tmp_path.parent))
     spaced = tmp_path / "my repro.py"
     spaced.write_text("print(1)\n")
-    assert path_from_anywhere(spaced) == f"~/{shlex.quote(f'{tmp_path.name}/my repro.py')}", (
-        "home as ~, quoted after"
-    )
+    assert (
+        shown_path(spaced, anywhere=True) == f"~/{shlex.quote(f'{tmp_path.name}/my repro.py')}"
+    ), "home as ~, quoted after"
 
 
 def test_the_libraries_a_command_line_adds_and_holds_are_in_the_commands_offered(tmp_path):
@@ -149,7 +150,7 @@ def test_a_bisect_by_status_needs_no_metric_and_names_its_answer_and_triage_by_i
     script.write_text("print(1)\n")
     argv = ["bisect", "--script", str(script), "--status", "--good", "0.4.26", "--bad", "0.4.30"]
     options = check(parse([*argv, "--results", str(tmp_path / "r")]))
-    assert options.status and options.metric is None and not options.claim
+    assert options.criterion.is_status and options.metric is None
     assert swept_metrics(options) == [], "by status: no metric compared"
     assert "--status" in triage_command(options)
     with pytest.raises(UsageError, match="--claim: not allowed with argument --status"):

@@ -140,7 +140,9 @@ def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_p
     from harness.render.why import libraries_line
     from harness.steps.answers import Setting
 
-    setting = Setting("repro", {}, "cpu", None, {}, options.thresholds, 1.0, libraries=libraries)
+    setting = Setting(
+        "repro", {}, "cpu", options.criterion, {}, options.thresholds, 1.0, libraries=libraries
+    )
     found = libraries_line(setting, "0.4.31", "0.4.33")
     assert found is not None
     said = found.markdown()

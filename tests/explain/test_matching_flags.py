@@ -20,6 +20,7 @@ from harness.steps.evidence import Step
 from tests.explain.test_held_library import FakeSides
 
 METRIC = "eager.wall_ns"
+KEY = parse_metric_name(METRIC)
 LISTING = {
     "xla_cpu_use_xnnpack": Option("xla_cpu_use_xnnpack", "true", XLA, "bool"),
     "xla_cpu_use_onednn": Option("xla_cpu_use_onednn", "false", XLA, "bool"),
@@ -68,7 +69,9 @@ class FlagSides(FakeSides):
 
 
 def step() -> Step:
-    return Step("0.4.31", "0.4.33", (METRIC,), "cpu", Thresholds(), Path("out"), "s")
+    return Step(
+        "0.4.31", "0.4.33", (parse_metric_name(METRIC),), "cpu", Thresholds(), Path("out"), "s"
+    )
 
 
 def test_a_flag_named_like_the_new_fusion_that_brings_the_old_number_back_is_said_so():
@@ -111,9 +114,9 @@ def test_a_workaround_a_changed_default_found_ends_the_search_for_one():
 
     def defaults(trial_scale):
         measured = {back: results({"before": 1.0, "after": 3.0, "trial": trial_scale})}
-        return DefaultsAnswer("0.4.31", "0.4.33", [thunk], [back], measured, metrics=(METRIC,))
+        return DefaultsAnswer("0.4.31", "0.4.33", [thunk], [back], measured, metrics=(KEY,))
 
     kind = FlagsNamedLikeTheProgram()
-    assert defaults(1.0).brings_back(METRIC) and not defaults(3.0).brings_back(METRIC)
+    assert defaults(1.0).brings_back(KEY) and not defaults(3.0).brings_back(KEY)
     assert not kind.wanted(step(), (defaults(1.0), compiled())), "the old number is back: settled"
     assert kind.wanted(step(), (defaults(3.0), compiled())), "no workaround yet: flags are tried"

@@ -111,7 +111,7 @@ def test_a_clone_that_cannot_name_the_commits_is_said_on_the_answer_not_in_silen
     class Sides:
         progress = lines.append
 
-    step = Step("0.1.0", "0.9.9", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "s", repo)
+    step = Step("0.1.0", "0.9.9", (EAGER,), "cpu", Thresholds(), tmp_path, "s", repo)
     listed = [Change("jax_no_tracing", JAX, None, "False")]
     commits, unread = tried._commits(step, listed, Sides())
     assert commits == {} and unread.startswith(

@@ -67,7 +67,7 @@ def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_pro
 
 def answer_of(*args, **named):
     """A step's answer judged on ``eager.wall_ns`` (as gathered: each metric's trials judged when made)."""
-    return DefaultsAnswer(*args, metrics=(EAGER.metric_name,), **named)
+    return DefaultsAnswer(*args, metrics=(EAGER,), **named)
 
 
 def said(answer, step, key):
@@ -248,7 +248,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         measure=measure,
         environments=Ready(),
     )
-    step = Step("0.4.31", "0.4.33", ("eager.wall_ns",), "cpu", Thresholds(), tmp_path, "answer")
+    step = Step("0.4.31", "0.4.33", (EAGER,), "cpu", Thresholds(), tmp_path, "answer")
     answer = tried.ChangedDefaults().gather(step, StepSides(prober))
     [(screened, screen), (sides, settings)] = measured
     assert [side.label for side in screened] == [

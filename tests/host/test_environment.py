@@ -205,3 +205,18 @@ def test_facts_nested_deeper_than_any_record_are_kept_as_scrubbed_text():
     for _ in range(environment.MAX_SCRUB_DEPTH + 1):
         scrubbed = scrubbed[0]
     assert isinstance(scrubbed, str) and os.path.expanduser("~") not in scrubbed
+
+
+def test_a_path_is_shown_from_here_below_here_else_from_home_as_tilde_else_whole(
+    tmp_path, monkeypatch
+):
+    here, away = tmp_path / "here", tmp_path / "away"
+    (here / "reports").mkdir(parents=True)
+    away.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert environment.shown_path(here / "reports" / "a.md") == "reports/a.md"
+    assert environment.shown_path(away / "my repro.py") == "~/'away/my repro.py'"
+    assert environment.shown_path(here / "x.py", anywhere=True) == "~/here/x.py"
+    monkeypatch.setenv("HOME", str(away))
+    assert environment.shown_path(tmp_path / "y.py") == str((tmp_path / "y.py").resolve())

@@ -6,7 +6,7 @@ import dataclasses
 
 from harness.analysis.significance import Thresholds
 from harness.findings import Finding, FollowUp
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.bisect_screen import (
     Bisected,
     bisect_follow_ups,
@@ -28,7 +28,7 @@ SETTING = Setting(
     "script-loop_json",
     {},
     "cpu",
-    None,
+    Criterion(Judged.CLAIM),
     {r: r for r in RELEASES},
     Thresholds(),
     120.0,
@@ -41,7 +41,9 @@ def bisected(metric, scales=SCALES, hint=None):
     found = bisect(
         RELEASES, Judge(FakeScriptReleases(scales), RELEASES[0], RELEASES[-1], key, Thresholds())
     )
-    return Bisected(found, dataclasses.replace(SETTING, metric=key), hint)
+    return Bisected(
+        found, dataclasses.replace(SETTING, criterion=Criterion.of(key, Judged.CLAIM)), hint
+    )
 
 
 def report(metric):

@@ -1,7 +1,7 @@
 """A commit bisect's answer as data and pages."""
 
 from harness.analysis.significance import Thresholds
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.commit_answer import commit_bisect_json, commit_bisect_markdown
 from harness.steps.answers import Setting
 from harness.steps.commit_bisect import CommitBisect, CommitSearch
@@ -12,7 +12,7 @@ SETTING = Setting(
     "scan_sync",
     {"N": 600, "M": 2},
     "cpu",
-    parse_metric_name("two_scans.dispatch_ns"),
+    Criterion.of(parse_metric_name("two_scans.dispatch_ns")),
     JAXLIBS,
     Thresholds(),
     9.0,

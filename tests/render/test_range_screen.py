@@ -2,6 +2,7 @@
 release, scaled): at most 40 lines of 100 columns whatever the number of releases and steps, the report last."""
 
 from harness.analysis.significance import Thresholds
+from harness.metric_names import Criterion
 from harness.render.range_screen import head_line, sweep_screen
 from harness.render.screen import fits
 from harness.steps.answers import Setting
@@ -16,11 +17,10 @@ def setting(sizes=None, metric=None):
         "async_dispatch",
         {"N": 1000} if sizes is None else sizes,
         "cpu",
-        metric,
+        Criterion.of(metric),
         {},
         Thresholds(),
         358.0,
-        every_metric=metric is None,
     )
 
 

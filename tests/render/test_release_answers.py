@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.release_answers import (
     bisect_answer,
     bisect_json,
@@ -32,9 +32,10 @@ def rows(markdown):
     ]
 
 
-def setting(metric=WALL, **changes):
+def setting(metric=WALL, by=Judged.CLAIM, **changes):
+    criterion = Criterion.of(metric, by)
     return Setting(
-        "async_dispatch", {"N": 1000}, "cpu", metric, JAXLIB, Thresholds(), 42.0, **changes
+        "async_dispatch", {"N": 1000}, "cpu", criterion, JAXLIB, Thresholds(), 42.0, **changes
     )
 
 
@@ -132,7 +133,7 @@ def test_a_sweep_lists_its_steps_and_warns_that_bisection_sees_one():
     )
     text = sweep_answer(found, setting(), "reports/sweep-async_dispatch.md").text
     assert "2 step(s), each release against the previous one that ran ok:" in text
-    every = sweep_markdown(found, setting(metric=None, every_metric=True))
+    every = sweep_markdown(found, setting(metric=None, by=Judged.EVERY))
     assert "by every metric and the claim" in every
 
 

@@ -7,7 +7,7 @@ from harness.analysis.significance import Thresholds
 from harness.explain.defaults import XLA, Change
 from harness.explain.dumps import CompiledAnswer, compare_dumps, read_dump
 from harness.explain.tried import DefaultsAnswer
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.triage_answer import plotted_metrics, triage_json, triage_markdown
 from harness.render.triage_screen import triage_screen
 from harness.steps.answers import Setting
@@ -33,11 +33,10 @@ def outcome(scales, again=None, metric=None, claim=False, holds=None):
         "async_dispatch",
         {"N": 1000},
         "cpu",
-        metric,
+        Criterion.of(metric, Judged.EVERY if metrics is None else Judged.CLAIM),
         {},
         Thresholds(),
         12.0,
-        every_metric=metrics is None,
     )
     return found, setting
 

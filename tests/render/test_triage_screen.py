@@ -7,11 +7,11 @@ import dataclasses
 from harness.analysis.significance import Thresholds, Verdict
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.screen import fits
 from harness.render.triage_screen import follow_ups, triage_screen
-from harness.steps.answers import Libraries, Setting
-from harness.steps.bisection import CLAIM, ReleaseStep
+from harness.steps.answers import RangeLibraries, Setting
+from harness.steps.bisection import ReleaseStep
 from harness.steps.probes import Probe
 from harness.steps.triage import STOPS_HOLDING, Confirmation, triage
 from tests.conftest import FakeReleases, FakeScriptReleases
@@ -23,7 +23,7 @@ SETTING = Setting(
     "scan_sync",
     {"N": 600, "M": 2},
     "cpu",
-    parse_metric_name("two_scans.dispatch_ns"),
+    Criterion.of(parse_metric_name("two_scans.dispatch_ns")),
     {},
     Thresholds(),
     9.0,
@@ -43,11 +43,10 @@ def script_triage(scales, fake=FakeScriptReleases, **setting):
         "script-loop_json",
         {},
         "cpu",
-        None,
+        Criterion(Judged.EVERY),
         {r: r for r in scales},
         Thresholds(),
         358.0,
-        every_metric=True,
         target=("--script", "loop_json.py"),
         **setting,
     )
@@ -62,7 +61,7 @@ def commands(text):
 
 
 def test_a_step_of_a_script_is_one_block_its_own_numbers_first_each_command_once():
-    libraries = Libraries(
+    libraries = RangeLibraries(
         {r: {"equinox": "0.11.4" if r < "0.4.33" else "0.12.0"} for r in RELEASES}
     )
     listed = [Change(f"jax_option_{i}", JAX, None, "False") for i in range(10)]
@@ -140,7 +139,9 @@ def commits_hint(setting, change):
 
 
 def confirmed(metric, change):
-    step = ReleaseStep(metric, "0.4.31", "0.4.33", change)
+    claim = metric == "claim"
+    criterion = Criterion(Judged.CLAIM) if claim else Criterion.of(parse_metric_name(metric))
+    step = ReleaseStep(criterion, "0.4.31", "0.4.33", change)
     return Confirmation(step, Probe("0.4.31", None, ""), Probe("0.4.33", None, ""), None, True, "")
 
 
@@ -156,7 +157,7 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
         in commits_hint(SETTING, confirmed("two_scans.dispatch_ns", Verdict.FASTER))
     )
     assert "--good 0.4.31 --bad 0.4.33 --claim --size" in commits_hint(
-        SETTING, confirmed(CLAIM, STOPS_HOLDING)
+        SETTING, confirmed("claim", STOPS_HOLDING)
     )
 
 
@@ -171,7 +172,9 @@ def test_a_claim_that_flips_is_a_row_of_its_own_first_in_its_step():
         with_claim=True,
         thresholds=Thresholds(),
     )
-    setting = dataclasses.replace(SETTING, case="async_dispatch", sizes={"N": 1000}, metric=None)
+    setting = dataclasses.replace(
+        SETTING, case="async_dispatch", sizes={"N": 1000}, criterion=Criterion(Judged.CLAIM)
+    )
     text = triage_screen(found, setting, 5, REPORT)
     assert fits(text), text
     rows = [line.split() for line in text.splitlines() if line.startswith("  ") and "→" in line]
@@ -200,7 +203,7 @@ def test_a_step_that_comes_with_a_library_says_so_whole_and_offers_the_library_s
     from harness.explain.held_library import HeldAnswer, Parts
 
     moved = {name: ("0.11.4", "0.12.0") for name in ("equinox", "optax", "diffrax", "lineax")}
-    libraries = Libraries(
+    libraries = RangeLibraries(
         {r: {name: v[r >= "0.4.33"] for name, v in moved.items()} for r in RELEASES}
     )
     found, setting = script_triage(

@@ -7,13 +7,17 @@ from harness.analysis.significance import Verdict
 from harness.explain.held_library import HeldAnswer, Parts
 from harness.explain.kinds import KINDS
 from harness.findings import Finding
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.why import STEP_LINES, libraries_line, next_steps
 from harness.steps.judge import FIX, REGRESSION
+
+LOOP = Criterion.of(parse_metric_name("json.loop_ms"))
+EAGER = Criterion.of(parse_metric_name("eager.wall_ns"))
 
 
 def script_setting(**libraries):
     from harness.analysis.significance import Thresholds
-    from harness.steps.answers import Libraries, Setting
+    from harness.steps.answers import RangeLibraries, Setting
 
     versions = {
         "0.4.31": {"equinox": "0.11.4"},
@@ -24,12 +28,12 @@ def script_setting(**libraries):
         "script-repro",
         {},
         "cpu",
-        None,
+        Criterion(Judged.CLAIM),
         {},
         Thresholds(),
         1.0,
         target=("--script", "repro.py"),
-        libraries=Libraries(**({"versions": versions, "policy": "as-of"} | libraries)),
+        libraries=RangeLibraries(**({"versions": versions, "policy": "as-of"} | libraries)),
     )
 
 
@@ -126,9 +130,7 @@ def test_the_next_command_follows_the_attribution_each_once():
     def offered(answer, terms=REGRESSION):
         evidence = {("0.4.31", "0.4.33"): (answer,)}
         with_it = dataclasses.replace(setting, evidence=evidence)
-        return [
-            f.command for f in next_steps(with_it, "0.4.31", "0.4.33", "json.loop_ms", step, terms)
-        ]
+        return [f.command for f in next_steps(with_it, "0.4.31", "0.4.33", LOOP, step, terms)]
 
     [library] = offered(held(comes_with_libraries=True))
     assert library == (
@@ -159,7 +161,7 @@ def test_a_workaround_found_is_offered_as_its_setting_once_and_ends_the_commit_b
     )
     step = derive_step(Verdict.SLOWER)
     with_it = dataclasses.replace(script_setting(), evidence={("0.4.31", "0.4.33"): (answer,)})
-    said = next_steps(with_it, "0.4.31", "0.4.33", "eager.wall_ns", step, REGRESSION)
+    said = next_steps(with_it, "0.4.31", "0.4.33", EAGER, step, REGRESSION)
     assert [(f.command, f.shell) for f in said] == [
         ("XLA_FLAGS=--xla_cpu_use_thunk_runtime=false", False),
         (
@@ -172,7 +174,7 @@ def test_a_workaround_found_is_offered_as_its_setting_once_and_ends_the_commit_b
         answer, commits={THUNK.name: OptionCommit(THUNK.name, "f" * 40, "T")}
     )
     with_commit = dataclasses.replace(with_it, evidence={("0.4.31", "0.4.33"): (known,)})
-    said = next_steps(with_commit, "0.4.31", "0.4.33", "eager.wall_ns", step, REGRESSION)
+    said = next_steps(with_commit, "0.4.31", "0.4.33", EAGER, step, REGRESSION)
     assert [f.shell for f in said] == [False], "the default's commit is known: no commit bisect"
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import parse_metric_name
-from harness.steps.bisection import CLAIM, bisect, expected_probes, sweep
+from harness.steps.bisection import bisect, expected_probes, sweep
 from harness.steps.judge import FIX, Judge, Judgement, ReleaseVerdict
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
@@ -125,9 +125,9 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
     steps = [(s.metric, s.before, s.after, s.change) for s in found.steps]
     assert steps == [
         ("eager.wall_ns", "r1", "r2", Verdict.SLOWER),
-        (CLAIM, "r1", "r2", "holds → does not hold"),
+        ("claim", "r1", "r2", "holds → does not hold"),
         ("eager.wall_ns", "r3", "r5", Verdict.FASTER),
-        (CLAIM, "r3", "r5", "does not hold → holds"),
+        ("claim", "r3", "r5", "does not hold → holds"),
     ]
     assert found.comparisons[("eager.wall_ns", "r1")].verdict == "undecided", (
         "the same processes: no step, no proof"

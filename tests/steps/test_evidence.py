@@ -11,6 +11,7 @@ from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
 from harness.measure.sides import Side
+from harness.metric_names import parse_metric_name
 from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
 
 
@@ -72,13 +73,16 @@ class Found:
         return {"kind": self.kind}
 
 
+M, N = parse_metric_name("m.wall_ns"), parse_metric_name("n.wall_ns")
+
+
 class Sides:
     def progress(self, line):
         pass
 
 
 def step() -> Step:
-    return Step("a", "b", ("m",), "cpu", Thresholds(), Path("out"), "s")
+    return Step("a", "b", (M,), "cpu", Thresholds(), Path("out"), "s")
 
 
 def test_kinds_are_asked_in_order_with_what_came_before_until_one_settles():
@@ -112,7 +116,7 @@ def test_a_kind_whose_folder_is_a_planted_link_is_not_asked_and_the_kinds_after_
     out.mkdir()
     elsewhere.mkdir()
     (out / "s-compiled").symlink_to(elsewhere)
-    linked = Step("a", "b", ("m",), "cpu", Thresholds(), out, "s")
+    linked = Step("a", "b", (M,), "cpu", Thresholds(), out, "s")
     after = Kind("defaults")
     found = gather([Keeping("compiled"), after], linked, Sides())  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and found[0].name == "compiled"
@@ -155,13 +159,13 @@ class Seeing(Kind):
 
 
 def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
-    two = Step("a", "b", ("m", "n"), "cpu", Thresholds(), Path("out"), "s")
+    two = Step("a", "b", (M, N), "cpu", Thresholds(), Path("out"), "s")
     later = Seeing("defaults")
-    found = gather([Answering("library", ("m",)), later], two, Sides())  # type: ignore[arg-type, list-item]
-    assert later.metrics == ("n",), "only the metric still open"
+    found = gather([Answering("library", (M.metric_name,)), later], two, Sides())  # type: ignore[arg-type, list-item]
+    assert later.metrics == (N,), "only the metric still open"
     assert [each.kind for each in found] == ["library", "defaults", "spent"]
     never = Seeing("defaults")
-    found = gather([Answering("library", ("m", "n")), never], two, Sides())  # type: ignore[arg-type, list-item]
+    found = gather([Answering("library", (M.metric_name, N.metric_name)), never], two, Sides())  # type: ignore[arg-type, list-item]
     assert never.seen is None and [each.kind for each in found] == ["library", "spent"], (
         "every metric answered: the step is settled"
     )

@@ -3,9 +3,8 @@
 import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.triage_words import answers
-from harness.steps.bisection import CLAIM, STATUS
 from harness.steps.triage import triage
 from tests.conftest import SEGFAULT, TERMINATED, FakeReleases
 
@@ -76,7 +75,7 @@ def test_a_speed_up_without_an_earlier_slowdown_reads_faster_not_fixed():
 def test_the_claim_stopping_and_holding_again():
     scales = dict.fromkeys(RELEASES, 1)
     found, _, _ = run(scales, holds={"r2": False, "r3": False}, metrics=[], with_claim=True)
-    assert [c.step.metric for c in found.confirmations] == [CLAIM, CLAIM]
+    assert [c.step.metric for c in found.confirmations] == ["claim", "claim"]
     assert answers(found) == [
         "claim stops holding in r2 (last held in r1)",
         "claim holds again from r4 (last failed in r3)",
@@ -179,7 +178,7 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
     scales = {"r0": 1, "r1": 1, "r2": SEGFAULT, "r3": SEGFAULT, "r4": 1}
     found, _, confirmer = run(scales)
     assert not found.first_round.unmeasured()
-    statuses = [c for c in found.confirmations if c.step.metric == STATUS]
+    statuses = [c for c in found.confirmations if c.step.criterion.is_status]
     assert [(c.step.before, c.step.after, c.step.change, c.confirmed) for c in statuses] == [
         ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
         ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
@@ -196,7 +195,7 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
 def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
     found, _, _ = run({"a": 1, "b": SEGFAULT}, again={"a": 1, "b": 1})
     [step] = found.confirmations
-    assert step.step.metric == STATUS and not step.confirmed
+    assert step.step.criterion.is_status and not step.confirmed
     assert step.reason.startswith("measured again: no such step this time")
     assert answers(found) == []
 
@@ -209,7 +208,7 @@ def test_a_crash_in_one_process_of_many_is_no_step():
 
 def test_a_process_killed_from_outside_is_said_as_a_fault_never_a_step():
     found, _, _ = run({"a": 1, "b": {**TERMINATED, "processes": 1}, "c": TERMINATED})
-    assert [s for s in found.first_round.steps if s.metric == STATUS] == []
+    assert [s for s in found.first_round.steps if s.criterion.is_status] == []
     faults = dict(found.faults())
     assert set(faults) == {"b", "c"}
     assert faults["b"].startswith("killed from outside in 1 of 10 processes")
@@ -226,7 +225,7 @@ def test_a_number_from_zero_in_every_process_is_answered_with_its_values_not_a_r
 
     key = parse_metric_name("json.temp_mib")
     compared = dataclasses.replace(compare_processes([[0.0]] * 5, [[64.0]] * 5), metric=key)
-    step = ReleaseStep(key.metric_name, "0.7.1", "0.7.2", Verdict.SLOWER, compared)
+    step = ReleaseStep(Criterion.of(key), "0.7.1", "0.7.2", Verdict.SLOWER, compared)
     change = Confirmation(step, None, None, compared, True, "measured again")  # type: ignore[arg-type]
     assert answer(change, fix=False) == (
         "json.temp_mib: changed from 0 to 64 in every process since 0.7.2 (last 0.7.1)"

@@ -1,5 +1,6 @@
 """The short script: the case's own code and a plain timing loop, short for every case, and it really runs."""
 
+import ast
 import subprocess
 import sys
 
@@ -11,9 +12,9 @@ from harness.measure.child import load_case
 from harness.upstream.export import foreign_imports, undefined_names
 from harness.upstream.minimal import (
     LINE_BUDGET,
+    PROGRAMS_FUNCTION,
     compact,
     minimal_script,
-    program_keys,
     prune_programs,
 )
 from harness.upstream.standalone import parse_output
@@ -28,6 +29,22 @@ def smallest(case: discovery.CaseInfo) -> dict[str, int]:
 def program_names(case: discovery.CaseInfo) -> list[str]:
     """What ``programs()`` returns at the smallest sizes on the devices here: names built at run time too."""
     return sorted(load_case(case.path).programs(**smallest(case)))
+
+
+def program_keys(source: str) -> list[str]:
+    """The string keys of ``programs()``'s dict literals: the programs a case names in its source."""
+    found: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == PROGRAMS_FUNCTION:
+            for dict_node in (d for d in ast.walk(node) if isinstance(d, ast.Dict)):
+                for key in dict_node.keys:
+                    if (
+                        isinstance(key, ast.Constant)
+                        and isinstance(key.value, str)
+                        and key.value not in found
+                    ):
+                        found.append(key.value)
+    return found
 
 
 @pytest.mark.parametrize("name", sorted(CATALOGUE))
