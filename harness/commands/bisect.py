@@ -25,7 +25,7 @@ from harness.findings import Finding, FollowUp
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import Answer, bisect_answer
 from harness.steps.answers import Setting
-from harness.steps.bisection import BisectOutcome, bisect, expected_probes
+from harness.steps.bisection import STATUS, BisectOutcome, bisect, expected_probes
 from harness.steps.evidence import Found, Pair
 from harness.steps.judge import FIX, REGRESSION, Judge, Judgement
 from harness.units import format_ratio, time_left
@@ -158,8 +158,11 @@ def _bisect(
         else None
     )
     steps: dict[Pair, list[str]] = {}
-    if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
-        steps[(found.last_good, found.first_bad)] = [metric.metric_name]
+    if found.found and found.last_good and found.first_bad and run.asks_why:
+        if metric is not None:
+            steps[(found.last_good, found.first_bad)] = [metric.metric_name]
+        elif options.status:  # judged by how the processes end (``harness.explain.crash``)
+            steps[(found.last_good, found.first_bad)] = [STATUS]
     stem = run.stem(options)
     settings: list[Setting] = []
 

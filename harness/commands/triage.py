@@ -16,19 +16,20 @@ from harness.commands.ranges import (
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
-from harness.steps.bisection import CLAIM, STATUS
+from harness.steps.bisection import CLAIM
 from harness.steps.confirm import PairConfirmer
 from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
 
 
 def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[str]]:
-    """Each confirmed step of a timing metric, with its metrics: where to ask why, if asked."""
+    """Each confirmed step of a timing metric or of status, with its metrics: where to ask why, if
+    asked (a status step's why is judged by status: ``harness.explain.crash``)."""
     if not run.asks_why:
         return {}
     steps: dict[tuple[str, str], list[str]] = {}
     for change in found.changes():
-        if change.step.metric not in (CLAIM, STATUS):  # a crash's why is not a timing's
+        if change.step.metric != CLAIM:
             steps.setdefault((change.step.before, change.step.after), []).append(change.step.metric)
     return steps
 

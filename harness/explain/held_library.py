@@ -144,6 +144,7 @@ class HeldLibrary:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return (
             bool(step.script and step.libraries and step.metrics)
+            and not step.by_status  # its parts are judged by a number
             and not any(map(is_commit_label, step.pair))
             and "+" not in step.before + step.after  # a library's own releases: jax already held
         )

@@ -42,7 +42,7 @@ def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     libraries = libraries_line(setting, found.last_good, found.first_bad)
     judged = _probe(found, found.first_bad)
     step = None if judged is None else judged.vs_good  # its direction: the step's
-    metric = setting.metric.metric_name if setting.metric else ""
+    metric = setting.metric.metric_name if setting.metric else STATUS if setting.status else ""
     # A bisect's "bad" release is the one its user does not want, whichever way the number moved.
     unwanted = setting.terms is REGRESSION
     defaults = (

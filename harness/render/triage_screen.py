@@ -78,11 +78,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         skipped = f"; {', '.join(between)} between did not run" if between else ""
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
-        why = (
-            []
-            if lead.step.metric == STATUS
-            else why_lines(setting, before, after, lead.comparison, lead.step.metric)
-        )
+        why = why_lines(setting, before, after, lead.comparison, lead.step.metric)
         died = [
             leading(line)
             for _, c in ordered

@@ -33,6 +33,7 @@ from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
 from harness.measure.sides import Side
+from harness.steps.bisection import STATUS
 from harness.steps.probes import Probe, ReleaseProber
 from harness.store.files import output_folder
 from harness.store.results import StoredResult
@@ -65,6 +66,12 @@ class Step:
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
     # jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
+
+    @property
+    def by_status(self) -> bool:
+        """A status step (a release whose processes die beside one that runs ok): judged by how its
+        processes end, never by a number."""
+        return self.metrics == (STATUS,)
 
     @property
     def pair(self) -> Pair:
