@@ -4,8 +4,9 @@ A status step (``harness.analysis.statuses``: a release whose processes all die 
 processes all run ok) has no number to bring back; what a user wants is a workaround.  The changed defaults
 (``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each set on the crashing release to
 the other release's value, then the flags named like what XLA compiled on one release only
-(``harness.explain.matching_flags``) to their other value; each is screened alone at ``STATUS_SCREEN`` processes
-and the first that runs ok in every one of them is the workaround: it ends the search.  A trial whose processes
+(``harness.explain.matching_flags``) to their other value, a string one (a list of what it turns on) to
+empty.  Each runs one process alone on the crashing release; one that runs ok runs ``STATUS_SCREEN`` more, and
+the first that runs ok in every one of them is the workaround: it ends the search.  A trial whose processes
 died some other way is said with how, since a new way to die is a hint too.
 
 Kinds that judge a number (library or JAX, where the time goes) are not asked for a status step: the answer
@@ -15,7 +16,7 @@ says so once (``NOT_ASKED``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,16 @@ from harness.analysis.statuses import (
     stops_running,
     summarise,
 )
-from harness.explain.defaults import XLA, changes, relevant
+from harness.explain.defaults import XLA, Change, Option, changes, relevant
 from harness.explain.dumps import CompiledAnswer
-from harness.explain.matching_flags import FLIPPED, Candidate, candidates, one_sided_names, words_of
+from harness.explain.matching_flags import (
+    FLIPPED,
+    MAX_MATCHED,
+    Candidate,
+    candidates,
+    one_sided_names,
+    words_of,
+)
 from harness.explain.tried import Trial, options_of, settable, side_of, xla_flags
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
@@ -139,6 +147,20 @@ def planned_trials(
     return planned
 
 
+def emptied(
+    listing: Mapping[str, Option], words: Set[str], platform: str, skip: Set[str]
+) -> list[Change]:
+    """The string flags whose names carry one of ``words``, to be set empty: such a flag lists what it
+    turns on (``xla_cpu_experimental_ynn_fusion_type``: the YNN fusions), and empty turns none on, whatever
+    the release does when it is unset (jax#39257's workaround)."""
+    found = [
+        Change(name, XLA, option.default, option.default)
+        for name, option in sorted(listing.items())
+        if option.type == "string" and name not in skip and any(word in name for word in words)
+    ]
+    return relevant(found, platform)[:MAX_MATCHED]
+
+
 def judge_status(trial: Trial, source: str, stored: StoredResult | None) -> StatusTried:
     """How the trial's processes ended: ``runs`` where every one ran ok."""
     if stored is None:
@@ -210,6 +232,8 @@ class CrashWorkaround:
             xla = {name: option for name, option in flags.items() if option.kind == XLA}
             for change in candidates(xla, words, step.platform, skip):
                 planned.append((Candidate(change, crashing, FLIPPED[str(change.after)]), NAMED))
+            for change in emptied(xla, words, step.platform, skip):
+                planned.append((Candidate(change, crashing, ""), NAMED))
         answer = dataclasses.replace(answer, names=names, problem=problem or later)
         if not planned:
             return answer

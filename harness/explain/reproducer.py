@@ -258,7 +258,8 @@ def capture(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    wanted = {**(env or {}), EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)}
+    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is another.
+    wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
     try:
         listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
