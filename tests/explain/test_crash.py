@@ -146,3 +146,21 @@ def test_the_reproducer_reproduces_a_crash_where_its_processes_flip_the_same_way
     }
     both_ok = status_reproduced(step(), {"0.10.1": ok(), "0.10.2": ok()}, "ok → SIGSEGV (exit 139)")
     assert not both_ok.reproduces and both_ok.data()["reproduces"] is False
+
+
+def test_string_flags_named_like_what_xla_compiled_anew_are_set_empty():
+    from harness.explain.crash import emptied
+    from harness.explain.defaults import Option
+
+    listing = {
+        "xla_cpu_experimental_ynn_fusion_type": Option(
+            "xla_cpu_experimental_ynn_fusion_type", '""', XLA, "string"
+        ),
+        "xla_cpu_use_ynn_thing": Option("xla_cpu_use_ynn_thing", "true", XLA, "bool"),
+        "xla_dump_to": Option("xla_dump_to", '""', XLA, "string"),
+    }
+    [change] = emptied(listing, {"ynn"}, "cpu", set())
+    trial = Trial(change, "0.10.2", "")
+    assert trial.words() == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
+    assert trial.environment({})["XLA_FLAGS"] == "--xla_cpu_experimental_ynn_fusion_type="
+    assert emptied(listing, {"ynn"}, "cpu", {change.name}) == []
