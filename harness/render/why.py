@@ -396,10 +396,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
         purpose = f"the workaround, on {found.trial.release}"
         lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
     elif answer.tried:
-        none = (
-            f"none of the {len(answer.tried)} setting(s) tried on {answer.crashing} made it run "
-            f"({answer.processes} processes each)"
-        )
+        none = f"none of the {len(answer.tried)} setting(s) tried on {answer.crashing} made it run"
         lines.append(leading(none))
     elif not answer.problem:
         lines.append(f"no changed default or flag to try on {answer.crashing}")
