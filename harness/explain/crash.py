@@ -9,8 +9,8 @@ empty.  Each runs one process alone on the crashing release; one that runs ok ru
 the first that runs ok in every one of them is the workaround: it ends the search.  A trial whose processes
 died some other way is said with how, since a new way to die is a hint too.
 
-Kinds that judge a number (library or JAX, where the time goes) are not asked for a status step: the answer
-says so once (``NOT_ASKED``).
+Kinds that judge only a number (where the time goes) are not asked for a status step: the answer says so
+once (``NOT_ASKED``); library or JAX judges the middle side by status (``harness.explain.held_library``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ STATUS_SCREEN = 3  # processes a trial: a crash in every process shows in three,
 MAX_STATUS_TRIED = 8  # trials in all, changed defaults first: each costs a screen
 CHANGED, NAMED = "changed default", "named like what XLA compiled anew"
 # The kinds whose judging needs a number, not asked for a status step, said once.
-NOT_ASKED = "library or JAX, where the time goes (profiles) and the host profile"
+NOT_ASKED = "where the time goes (the op profiles and the host profile)"
 
 
 @dataclass(frozen=True)

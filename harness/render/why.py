@@ -362,10 +362,11 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
     if answer.left_out:
         inputs += f"; {answer.left_out} more whose own time did not move left out"
     same, of = answer.matched
+    # A status step's reproducer is exported on the release that runs alone: nothing to match.
+    both = "" if answer.status is not None else f", {same} of {of} compiled on both releases"
     head = (
         f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "
-        f"{len(exported)} program(s) exported on {answer.exported_on}, {same} of {of} compiled on both "
-        f"releases{inputs})"
+        f"{len(exported)} program(s) exported on {answer.exported_on}{both}{inputs})"
     )
     status = [] if answer.status is None else [status_reproduced_line(answer)]
     return [*status, head, *([answer.note] if answer.note else []), *refused]
@@ -537,10 +538,18 @@ def held_line(answer: HeldAnswer) -> str:
     """Library or JAX in one line: which part of the step moved as the step did, with the middle side
     measured between its two releases (the libraries that moved held)."""
     moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
-    if not answer.middle:
+    if not answer.middle or (answer.problem and not answer.parts):
         return f"library or JAX not told apart ({moved}): {answer.problem}"
     held = ", ".join(f"{name} {version}" for name, version in answer.held().items())
     other = answer.before if answer.jax_of_middle == answer.after else answer.after
+    if answer.status_comes_with:  # a status step: the middle side's processes ran ok or died
+        crash = {
+            JAX: f"comes with jax {answer.crashing}",
+            LIBRARIES: f"comes with the libraries: {moved}",
+            BOTH: "needs both",
+            APART: "library or JAX not told apart",
+        }[answer.status_comes_with]
+        return f"{crash} (jax {answer.jax_of_middle} with {held} held: {answer.middle_ended})"
     said = {
         JAX: f"comes with jax {answer.after} ({held} held)",
         LIBRARIES: f"comes with the libraries: {moved} (jax {answer.jax_of_middle} held)",

@@ -164,3 +164,39 @@ def test_string_flags_named_like_what_xla_compiled_anew_are_set_empty():
     assert trial.words() == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
     assert trial.environment({})["XLA_FLAGS"] == "--xla_cpu_experimental_ynn_fusion_type="
     assert emptied(listing, {"ynn"}, "cpu", {change.name}) == []
+
+
+def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_end():
+    from harness.analysis.statuses import summarise
+    from harness.explain.held_library import APART, JAX, LIBRARIES, HeldAnswer, status_part
+    from harness.render.why import held_line
+
+    dies, runs = summarise(segfaults()), summarise(ok())
+    assert status_part(dies, with_crashing_jax=True) == JAX
+    assert status_part(runs, with_crashing_jax=True) == LIBRARIES
+    assert status_part(runs, with_crashing_jax=False) == JAX, "the older jax, the newer libraries"
+    assert status_part(dies, with_crashing_jax=False) == LIBRARIES
+    mixed = summarise(
+        as_stored(
+            died(derive(real_result("async_dispatch-0.12.0.1")), {**SEGFAULT, "processes": 1})
+        )
+    )
+    assert status_part(mixed, with_crashing_jax=True) == APART
+    answer = HeldAnswer(
+        "0.10.1",
+        "0.10.2",
+        {"numpy": ("2.4.6", "2.5.0")},
+        middle="0.10.2+numpy.2.4.6",
+        jax_of_middle="0.10.2",
+        middle_ended=dies.words(),
+        status_comes_with=JAX,
+        crashing="0.10.2",
+    )
+    assert held_line(answer) == (
+        "comes with jax 0.10.2 (jax 0.10.2 with numpy 2.4.6 held: SIGSEGV (exit 139) in 3 of 3 "
+        "processes)"
+    )
+    assert not answer.settles and answer.answered() == ()
+    libraries = HeldAnswer(**{**answer.__dict__, "status_comes_with": LIBRARIES})
+    assert libraries.settles and libraries.answered() == (STATUS,)
+    assert libraries.data()["status"] == {"comes_with": LIBRARIES, "middle_ended": dies.words()}
