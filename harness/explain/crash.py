@@ -1,17 +1,19 @@
-"""Why, for a crash: a setting that makes the crashing release run, judged by status, not by a number.
+"""Why, for a crash: a setting that makes the crashing release run, judged by status, not by a
+number.
 
-A status step (``harness.analysis.statuses``: a release whose processes all die the same way beside one whose
-processes all run ok) has no number to bring back; what a user wants is a workaround.  The changed defaults
-(``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each set on the crashing release to
-the other release's value, then the flags named like what XLA compiled on one release only
-(``harness.explain.matching_flags``) to their other value, a string one (a list of what it turns on) to
-empty.  Each runs one process alone on the crashing release; one that runs ok runs ``STATUS_SCREEN`` more, and
-the first that runs ok in every one of them is the workaround: it ends the search.  A trial whose processes
-died some other way is said with how, since a new way to die is a hint too.
+A status step (``harness.analysis.statuses``: a release whose processes all die the same way beside
+one whose processes all run ok) has no number to bring back; what a user wants is a workaround.  The
+changed defaults (``harness.explain.defaults``, as ``harness.explain.tried`` lists them) are each
+set on the crashing release to the other release's value, then the flags named like what XLA
+compiled on one release only (``harness.explain.matching_flags``) to their other value, a string one
+(a list of what it turns on) to empty.  Each runs one process alone on the crashing release; one
+that runs ok runs ``STATUS_SCREEN`` more, and the first that runs ok in every one of them is the
+workaround: it ends the search.  A trial whose processes died some other way is said with how, since
+a new way to die is a hint too.
 
-Kinds that judge only a number (where the time goes) are not asked for a status step: the answer says so
-once (``NOT_ASKED``); library or JAX judges the middle side by status (``harness.explain.held_library``).
-"""
+Kinds that judge only a number (where the time goes) are not asked for a status step: the answer
+says so once (``NOT_ASKED``); library or JAX judges the middle side by status
+(``harness.explain.held_library``)."""
 
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ class StatusTried:
 
 @dataclass(frozen=True)
 class CrashAnswer:
-    """The settings tried on a status step's crashing release, in order, up to the first that runs."""
+    """The settings tried on a status step's crashing release, in turn, to the first that runs."""
 
     before: str
     after: str
@@ -113,8 +115,8 @@ class CrashAnswer:
 
 
 def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[str, str] | str:
-    """The step's release that dies and its status change (``ok → SIGSEGV (exit 139)``), from the two
-    releases' ``stored`` results; or why it cannot be told."""
+    """The step's release that dies and its status change (``ok → SIGSEGV (exit 139)``), from the
+    two releases' ``stored`` results; or why it cannot be told."""
     results = [stored(label) for label in step.pair]
     if results[0] is None or results[1] is None:
         return "the two releases' results could not both be read"
@@ -127,8 +129,8 @@ def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[s
 def planned_trials(
     listed: Sequence[Any], crashing: str, before: str, platform: str, words: Set[str] = frozenset()
 ) -> list[tuple[Trial, str]]:
-    """Each changed default set on the crashing release to the other's value: those named like what XLA
-    compiled on one release only (``words``) first, then those named for the platform."""
+    """Each changed default set on the crashing release to the other's value: those named like what
+    XLA compiled on one release only (``words``) first, then those named for the platform."""
     ordered = sorted(
         relevant(list(listed), platform),
         key=lambda c: (
@@ -150,9 +152,9 @@ def planned_trials(
 def emptied(
     listing: Mapping[str, Option], words: Set[str], platform: str, skip: Set[str]
 ) -> list[Change]:
-    """The string flags whose names carry one of ``words``, to be set empty: such a flag lists what it
-    turns on (``xla_cpu_experimental_ynn_fusion_type``: the YNN fusions), and empty turns none on, whatever
-    the release does when it is unset (jax#39257's workaround)."""
+    """The string flags whose names carry one of ``words``, to be set empty: such a flag lists what
+    it turns on (``xla_cpu_experimental_ynn_fusion_type``: the YNN fusions), and empty turns none
+    on, whatever the release does when it is unset (jax#39257's workaround)."""
     found = [
         Change(name, XLA, option.default, option.default)
         for name, option in sorted(listing.items())
@@ -176,10 +178,11 @@ def try_in_turn(
     run: Callable[[Trial, int], StoredResult | None],
     progress: Callable[[str], None] = lambda line: None,
 ) -> tuple[tuple[StatusTried, ...], int]:
-    """Each trial run in turn (``run``: its side with that many processes), up to the first that runs ok in
-    every process (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what each did, and how many
-    were left untried.  A trial runs one process first: one that dies (or hangs to its time-out) is not run
-    again; one that runs ok is run ``STATUS_SCREEN`` more, judged on those."""
+    """Each trial run in turn (``run``: its side with that many processes), up to the first that
+    runs ok in every process (a workaround ends the search), at most ``MAX_STATUS_TRIED``; what each
+    did, and how many were left untried.  A trial runs one process first: one that dies (or hangs to
+    its time-out) is not run again; one that runs ok is run ``STATUS_SCREEN`` more, judged on those.
+    """
     done: list[StatusTried] = []
     for trial, source in planned[:MAX_STATUS_TRIED]:
         first = run(trial, 1)
@@ -193,8 +196,8 @@ def try_in_turn(
 
 
 class CrashWorkaround:
-    """For a status step: the changed defaults, then the flags named like what XLA compiled anew, each set on
-    the crashing release and screened alone, until one makes it run."""
+    """For a status step: the changed defaults, then the flags named like what XLA compiled anew,
+    each set on the crashing release and screened alone, until one makes it run."""
 
     name = "crash"
 
@@ -265,8 +268,8 @@ class StatusReproduced:
 def status_reproduced(
     step: Step, results: dict[str, StoredResult | None], change: str
 ) -> StatusReproduced:
-    """Whether the reproducer's processes flip as the script's did, the same way round (``change``: the
-    step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
+    """Whether the reproducer's processes flip as the script's did, the same way round (``change``:
+    the step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
     ended = {
         label: summarise(stored).words() if stored is not None else "no result stored"
         for label, stored in results.items()
