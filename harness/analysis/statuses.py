@@ -10,6 +10,7 @@ kernel's OOM killer as far as the harness can tell, so it is a step ("killed, ou
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -47,10 +48,17 @@ def end_words(end: ProcessEnd) -> str:
     return words
 
 
+# A line that names an exception (``ValueError: …``, ``jax.errors.JaxRuntimeError: …``): what follows it
+# may be a library's trailer (JAX's "For simplicity, JAX has removed its internal frames …").
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
+
+
 def error_line(end: ProcessEnd) -> str:
-    """The line that names the error, from a process's last lines: the last one that is not blank."""
+    """The line that names the error, from a process's last lines: the last that names an exception, else
+    the last one that is not blank."""
     lines = [line.strip() for line in end.last_lines.splitlines() if line.strip()]
-    return lines[-1][:200] if lines else ""
+    named = [line for line in lines if EXCEPTION_LINE.match(line)]
+    return (named or lines)[-1][:200] if lines else ""
 
 
 @dataclass(frozen=True)

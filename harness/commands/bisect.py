@@ -22,7 +22,7 @@ from harness.commands.ranges import (
 )
 from harness.errors import HarnessError
 from harness.findings import Finding, FollowUp
-from harness.metric_names import Criterion, Judged, MetricKey
+from harness.metric_names import Criterion, Judged
 from harness.render.bisect_screen import Bisected, bisect_screen, nothing_to_bisect_screen
 from harness.render.release_answers import Answer, bisect_answer
 from harness.steps.answers import Setting
@@ -159,9 +159,12 @@ def _bisect(
         if found.undecided
         else None
     )
-    steps: dict[Pair, list[MetricKey]] = {}
-    if found.found and found.last_good and found.first_bad and metric is not None and run.asks_why:
-        steps[(found.last_good, found.first_bad)] = [metric]
+    steps: dict[Pair, list[Criterion]] = {}
+    asked = (
+        options.criterion.metric is not None or options.criterion.is_status
+    )  # a status: ``explain.crash``
+    if found.found and found.last_good and found.first_bad and asked and run.asks_why:
+        steps[(found.last_good, found.first_bad)] = [options.criterion]
     stem = run.stem(options)
     settings: list[Setting] = []
 

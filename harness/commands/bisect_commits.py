@@ -30,7 +30,7 @@ from harness.install.commits import (
     release_commit,
 )
 from harness.install.venvs import ReleaseEnv, release_env
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion
 from harness.pins import DEFAULT_PROFILE, PROFILE_BY_NAME, index_release
 from harness.render.commit_answer import commit_bisect_answer
 from harness.render.release_answers import Answer
@@ -141,9 +141,10 @@ def run_commit_bisect(options: RangeOptions) -> int:
     found = CommitBisect(options.first, options.last, commits, jaxlibs, terms)
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
     step, stem = found.step(), commit_stem(run.stem())
-    steps: dict[Pair, list[MetricKey]] = {}
-    if step is not None and options.metric is not None and run.asks_why:
-        steps[step] = [options.metric]
+    steps: dict[Pair, list[Criterion]] = {}
+    asked = options.criterion.metric is not None or options.criterion.is_status
+    if step is not None and asked and run.asks_why:
+        steps[step] = [options.criterion]
 
     def answer_of(evidence: dict[Pair, tuple[Found, ...]]) -> Answer:
         return commit_bisect_answer(

@@ -23,9 +23,8 @@ from harness.catalogue.scripts import source_text
 from harness.cli.ranges import target_words
 from harness.errors import HarnessError, UsageError
 from harness.findings import nox_command
-from harness.host.environment import cpu_model, scrub
+from harness.host.environment import cpu_model, scrub, shown_path
 from harness.install.venvs import ReleaseEnv, plain_env
-from harness.names import shown_path
 from harness.render.crash_draft import CrashDraft, render_crash, title
 from harness.render.issue_screen import issue_screen
 from harness.store.files import output_folder, replace_file

@@ -36,7 +36,7 @@ from harness.install.index import nearby
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv, read_plan
 from harness.measure.storing import check_results_folder
-from harness.metric_names import Judged, MetricKey
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import inside
 from harness.pins import PROFILE_BY_NAME
 from harness.render.json_out import document, dumps
@@ -341,15 +341,16 @@ class RangeRun:
     def explain(
         self,
         pair: Pair,
-        metrics: Sequence[MetricKey],
+        criteria: Sequence[Criterion],
         stem: str,
         releases: Pair | None = None,
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
-        """Why the step ``pair`` moved on ``metrics``: every kind of evidence asked (``KINDS``), within the
-        why's time budget (unless the user set one: what the command's own measuring took before its first
-        why); the files a kind keeps go beside the answer ``stem``; what is found so far handed to ``kept``
-        as each kind settles.  Below releases, the defaults compared are those of the range's ``releases``."""
+        """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end): every
+        kind of evidence asked (``KINDS``), within the why's time budget (unless the user set one: what
+        the command's own measuring took before its first why); the files a kind keeps go beside the
+        answer ``stem``; what is found so far handed to ``kept`` as each kind settles.  Below releases,
+        the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
@@ -361,7 +362,7 @@ class RangeRun:
         step = Step(
             before,
             after,
-            tuple(metrics),
+            tuple(c.metric for c in criteria if c.metric is not None),
             self.platform,
             self.options.thresholds,
             self.options.places.out,
@@ -371,6 +372,7 @@ class RangeRun:
             libraries=libraries.moved_with_jax(before, after),
             declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
+            by_status=any(c.is_status for c in criteria),
         )
         return gather(KINDS, step, self.sides, budget, kept)
 
@@ -408,7 +410,7 @@ class RangeRun:
 
     def answer_then_why(
         self,
-        steps: Mapping[Pair, Sequence[MetricKey]],
+        steps: Mapping[Pair, Sequence[Criterion]],
         stem: str,
         answer_of: Callable[[dict[Pair, tuple[Found, ...]]], Answer],
         *,
@@ -440,9 +442,9 @@ class RangeRun:
                 _write(inside(self.options.places.out, f"{stem}.json"), text, quiet=True)
 
         try:
-            for pair, metrics in steps.items():
+            for pair, criteria in steps.items():
                 keep: Callable[[tuple[Found, ...]], None] = functools.partial(kept, pair)
-                evidence[pair] = self.explain(pair, metrics, stem, releases, keep)
+                evidence[pair] = self.explain(pair, criteria, stem, releases, keep)
         except KeyboardInterrupt:
             self.publish(answer_of(evidence), stem, data_file=data_file, printed=printed)
             raise

@@ -13,7 +13,7 @@ from harness.commands.ranges import (
     refuse_unknown_metric,
     swept_metrics,
 )
-from harness.metric_names import Judged, MetricKey
+from harness.metric_names import Criterion, Judged
 from harness.render.release_answers import Answer
 from harness.render.triage_answer import triage_answer
 from harness.steps import reuse
@@ -22,14 +22,17 @@ from harness.steps.evidence import Found, Pair
 from harness.steps.triage import TriageOutcome, triage
 
 
-def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[MetricKey]]:
-    """Each confirmed step of a timing metric, with its metrics: where to ask why, if asked."""
+def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], list[Criterion]]:
+    """Each confirmed step of a timing metric or of status, with its criteria: where to ask why, if
+    asked (a status step's why is judged by status: ``harness.explain.crash``)."""
     if not run.asks_why:
         return {}
-    steps: dict[tuple[str, str], list[MetricKey]] = {}
+    steps: dict[tuple[str, str], list[Criterion]] = {}
     for change in found.changes():
-        if change.step.criterion.metric is not None:  # a crash's why is not a timing's
-            steps.setdefault((change.step.before, change.step.after), []).append(change.step.key)
+        if not change.step.criterion.is_claim:
+            steps.setdefault((change.step.before, change.step.after), []).append(
+                change.step.criterion
+            )
     return steps
 
 

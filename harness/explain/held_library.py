@@ -21,6 +21,8 @@ from typing import Any
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.analysis.spending import ALL
+from harness.analysis.statuses import StatusSummary, summarise
+from harness.explain.crash import STATUS_SCREEN, ends_of
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
 from harness.metric_names import MetricKey
@@ -80,11 +82,17 @@ class HeldAnswer:
     jax_of_middle: str = ""  # the jax release the middle side runs: the newer's, or the older's
     parts: Mapping[str, Parts] = field(default_factory=dict)
     problem: str = ""  # why the step could not be split
+    # A status step's: how the middle side's processes ended, and which part the crash comes with.
+    middle_ended: str = ""
+    status_comes_with: str = ""
+    crashing: str = ""  # the release whose processes die
     kind: str = "library"
 
     def answered(self) -> tuple[str, ...]:
         """The metrics whose change comes with the libraries, jax's own part not moved: jax's defaults,
         programs and profiles are not the cause of it, and not asked for it."""
+        if self.status_comes_with == LIBRARIES:
+            return ()  # a status step is settled by ``settles``: it has no metric
         return tuple(
             metric
             for metric, each in self.parts.items()
@@ -94,6 +102,8 @@ class HeldAnswer:
     @property
     def settles(self) -> bool:
         """Whether every metric the step moved comes with the libraries (``answered``)."""
+        if self.status_comes_with:
+            return self.status_comes_with == LIBRARIES
         return bool(self.parts) and len(self.answered()) == len(self.parts)
 
     def held(self) -> dict[str, str]:
@@ -122,6 +132,9 @@ class HeldAnswer:
                 }
                 for metric, parts in self.parts.items()
             },
+            "status": {"comes_with": self.status_comes_with, "middle_ended": self.middle_ended}
+            if self.status_comes_with
+            else None,
             "problem": self.problem,
         }
 
@@ -156,6 +169,13 @@ class HeldLibrary:
             return dataclasses.replace(answer, problem=had)
         middle, jax_of_middle, moved = had
         answer = dataclasses.replace(answer, moved=moved)
+        if step.by_status:
+            return by_status(
+                step,
+                sides,
+                middle,
+                dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle),
+            )
         # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
         # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
         # The whole step compared too: the older side is measured for as long as it needs to be told from
@@ -167,6 +187,33 @@ class HeldLibrary:
         return dataclasses.replace(
             answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
         )
+
+
+def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
+    """A status step split at the middle side, run alone at a few processes: where it dies as the crashing
+    release does, the crash comes with the jax it runs; where it runs ok, with the other part."""
+    told = ends_of(step, sides.prober.reuse.stored)
+    if isinstance(told, str):
+        return dataclasses.replace(answer, problem=told)
+    crashing, _ = told
+    sides.progress(f"  library or jax, by status: {middle.label}, {STATUS_SCREEN} processes")
+    stored = sides.screened([middle], STATUS_SCREEN).get(middle.label)
+    if stored is None:
+        return dataclasses.replace(answer, problem="the middle side stored no result")
+    summary = summarise(stored)
+    comes_with = status_part(summary, with_crashing_jax=answer.jax_of_middle == crashing)
+    return dataclasses.replace(
+        answer, middle_ended=summary.words(), status_comes_with=comes_with, crashing=crashing
+    )
+
+
+def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
+    """Which part a crash comes with, from how the middle side's processes ended: dead alike with the
+    crashing release's jax (or ok with the other's) is jax's; the other way round the libraries'."""
+    dies, runs = middle.all_dead_alike is not None, middle.all_ok
+    if not (dies or runs):
+        return APART
+    return JAX if dies == with_crashing_jax else LIBRARIES
 
 
 def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:

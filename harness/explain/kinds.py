@@ -7,6 +7,7 @@ kind here to one)."""
 
 from __future__ import annotations
 
+from harness.explain.crash import CrashWorkaround
 from harness.explain.dumps import CompiledPrograms
 from harness.explain.held_library import HeldLibrary
 from harness.explain.host_profile import HostProfile
@@ -21,6 +22,7 @@ KINDS: tuple[Evidence, ...] = (
     Reproducer(),
     ChangedDefaults(),
     CompiledPrograms(),
+    CrashWorkaround(),
     FlagsNamedLikeTheProgram(),
     OpProfile(),
     HostProfile(),

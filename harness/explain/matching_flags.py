@@ -87,7 +87,8 @@ class FlagsNamedLikeTheProgram:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         compiled = of_kind(found, CompiledAnswer)
         return (
-            bool(without_workaround(step, found))
+            not step.by_status  # a crash's are tried by ``explain.crash``, judged by status
+            and bool(without_workaround(step, found))
             and compiled is not None
             and bool(one_sided_names(compiled))
         )

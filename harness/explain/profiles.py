@@ -185,7 +185,7 @@ class OpProfile:
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return any(map(about_run_time, step.metrics))
+        return not step.by_status and any(map(about_run_time, step.metrics))
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(

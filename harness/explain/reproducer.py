@@ -24,8 +24,10 @@ from typing import Any
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison
 from harness.analysis.spending import CHANGES
+from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.errors import UsageError
+from harness.explain.crash import StatusReproduced, ends_of, status_reproduced
 from harness.explain.tried import error_of
 from harness.install.commit_venvs import is_commit_label
 from harness.install.environments import Environments
@@ -76,6 +78,8 @@ class ReproducerAnswer:
     )  # the older side's programs the newer compiled too, of how many
     problem: str = ""  # why there is no reproducer
     left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
+    # A status step's: the reproducer's processes on each release, and whether they flip as the script's did.
+    status: StatusReproduced | None = None
     kind: str = "reproducer"
     settles: bool = False
 
@@ -109,6 +113,7 @@ class ReproducerAnswer:
             "matched": list(self.matched),
             "problem": self.problem,
             "left_out": self.left_out,
+            "status": None if self.status is None else self.status.data(),
         }
 
 
@@ -123,6 +128,8 @@ class Reproducer:
     ) -> ReproducerAnswer:
         kept = step.kept("reproducer")
         folder = step.folder("reproducer")
+        if step.by_status:
+            return status_reproducer(step, sides, folder, kept)
         for label in step.pair:  # where each side's programs go: never a link planted there
             step.folder("reproducer", "captured", label)
         captured = capture_both(sides, step, folder / "captured")
@@ -142,6 +149,60 @@ class Reproducer:
             if not answer.refused:
                 break
         return dataclasses.replace(answer, refused=tuple(refused), matched=matched(captured))
+
+
+def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
+    """A status step's reproducer: exported from the release that runs (the one that dies may die before
+    it exports), run on both releases, judged by how its processes end."""
+    answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
+    told = ends_of(step, sides.prober.reuse.stored)
+    if isinstance(told, str):
+        return dataclasses.replace(answer, problem=told)
+    crashing, change = told
+    runs = step.before if crashing == step.after else step.after
+    captured = step.folder("reproducer", "captured", runs)
+    listing = capture(sides, runs, captured)
+    if isinstance(listing, str):
+        return dataclasses.replace(answer, problem=listing)
+    script = write_reproducer(folder, captured, step, listing)
+    base = dataclasses.replace(
+        answer,
+        script=script.name,
+        exported_on=runs,
+        lines=len(script.read_text().splitlines()),
+        programs=tuple(listing.get("programs", ())),
+        note=str(listing.get("note", "")),
+    )
+    try:
+        case = read_script(script)
+    except UsageError as exc:
+        return dataclasses.replace(base, problem=str(exc))
+    measuring = reproducer_prober(sides, case, ())
+    sides.progress(
+        f"  the reproducer {script.name} on {step.before} and {step.after}: do they end alike?"
+    )
+    measuring.measure_together(list(step.pair), decide="off")
+    results = {label: measuring(label).result for label in step.pair}
+    return dataclasses.replace(base, status=status_reproduced(step, results, change))
+
+
+def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...]) -> ReleaseProber:
+    """A prober of the reproducer on the step's releases, as the step's own measures the script."""
+    prober = sides.prober
+    assert prober.environments is not None
+    return ReleaseProber(
+        prober.envs,
+        case,
+        {},
+        prober.profile,
+        prober.results_dir,
+        prober.settings,
+        prober.progress,
+        max_processes=prober.max_processes,
+        time_budget=prober.time_budget,
+        decide_metrics=decide,
+        environments=Environments(case, prober.environments.profile, progress=prober.progress),
+    )
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
@@ -197,7 +258,8 @@ def capture(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    wanted = {**(env or {}), EXPORT_DIR: str(folder), EXPORT_TOOLS: str(tools)}
+    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is another.
+    wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
     try:
         listing: dict[str, Any] = json.loads((folder / "programs.json").read_text())
@@ -325,20 +387,8 @@ def measure_reproducer(
         case = read_script(script)
     except UsageError as exc:
         return dataclasses.replace(base, problem=str(exc)), {}
-    prober = sides.prober
-    assert prober.environments is not None
-    measuring = ReleaseProber(
-        prober.envs,
-        case,
-        {},
-        prober.profile,
-        prober.results_dir,
-        prober.settings,
-        prober.progress,
-        max_processes=prober.max_processes,
-        time_budget=prober.time_budget,
-        decide_metrics=tuple(dict.fromkeys(key.metric_name for key in counterparts.values())),
-        environments=Environments(case, prober.environments.profile, progress=prober.progress),
+    measuring = reproducer_prober(
+        sides, case, tuple(dict.fromkeys(key.metric_name for key in counterparts.values()))
     )
     sides.progress(
         f"  the reproducer {script.name} on {step.before} and {step.after}, measured together"

@@ -243,14 +243,13 @@ class DefaultsAnswer:
     def brings_back(self, key: MetricKey) -> bool:
         """Whether a trial brings ``key``'s old number back, judged against the step as its own
         measurement showed it: a workaround found, which ends the search for one on that metric."""
-        for trial in self.trials:
-            results = self.measured.get(trial, {})
+        for tried in self.tried(key):  # as judged when the answer was made: never judged again
+            results = self.measured.get(tried.trial, {})
             ends = [results.get(name) for name in ("before", "after")]
             series = [metric_samples(end).get(key) if end is not None else None for end in ends]
             if series[0] is None or series[1] is None:
                 continue
-            step = compare_metric(series[0], series[1], self.thresholds, key)
-            if judged(trial, results, key, self.thresholds).brings_back(step):
+            if tried.brings_back(compare_metric(series[0], series[1], self.thresholds, key)):
                 return True
         return False
 
@@ -365,7 +364,7 @@ class ChangedDefaults:
     name = "defaults"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return bool(step.metrics)
+        return bool(step.metrics) and not step.by_status  # a crash's are tried by ``explain.crash``
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> DefaultsAnswer:
         before, after = step.pair

@@ -110,12 +110,8 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     library's own releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
     libraries = libraries_line(setting, step.before, step.after)
-    defaults = (
-        []
-        if step.criterion.is_status  # a crash's why is not a timing's: no trial of defaults on it
-        else why_lines(
-            setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
-        )
+    defaults = why_lines(
+        setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
     )
     said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
     said += [f.markdown() for f in follow_ups(setting, change)]

@@ -75,11 +75,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         skipped = f"; {', '.join(between)} between did not run" if between else ""
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
-        why = (
-            []
-            if lead.step.criterion.is_status
-            else why_lines(setting, before, after, lead.comparison, lead.step.criterion)
-        )
+        why = why_lines(setting, before, after, lead.comparison, lead.step.criterion)
         died = [
             leading(line)
             for _, c in ordered

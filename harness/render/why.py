@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from harness.analysis.significance import MOVED, Comparison, Verdict
+from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer, library_answered
 from harness.explain.host_profile import HostAnswer
@@ -52,7 +53,7 @@ def why_lines(
     the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
     lines: list[Finding] = []
-    if criterion.metric is not None:
+    if criterion.metric is not None:  # a status step's trials are its own kind's (``crash``)
         metric = criterion.metric.metric_name
         for each in found:
             if isinstance(each, ReproducerAnswer):
@@ -350,9 +351,10 @@ def reproduced_lines(
     return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
 
 
-def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
-    """Where the reproducer is and what it holds, or why there is none."""
-    refused = list(answer.refused)
+def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
+    """Where the reproducer is and what it holds, or why there is none; for a status step, whether it
+    dies as the script does (it leads)."""
+    refused: list[Finding | str] = list(answer.refused)
     if answer.problem and not answer.script:
         return [f"no reproducer with jax alone: {answer.problem}", *refused]
     exported = [p for p in answer.programs if "problem" not in p]
@@ -361,12 +363,62 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[str]:
     if answer.left_out:
         inputs += f"; {answer.left_out} more whose own time did not move left out"
     same, of = answer.matched
+    # A status step's reproducer is exported on the release that runs alone: nothing to match.
+    both = "" if answer.status is not None else f", {same} of {of} compiled on both releases"
     head = (
         f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "
-        f"{len(exported)} program(s) exported on {answer.exported_on}, {same} of {of} compiled on both "
-        f"releases{inputs})"
+        f"{len(exported)} program(s) exported on {answer.exported_on}{both}{inputs})"
     )
-    return [head, *([answer.note] if answer.note else []), *refused]
+    status = [] if answer.status is None else [status_reproduced_line(answer)]
+    return [*status, head, *([answer.note] if answer.note else []), *refused]
+
+
+def status_reproduced_line(answer: ReproducerAnswer) -> Finding:
+    """A status step's reproducer, exported on the release that runs: does it die on the other too?"""
+    assert answer.status is not None
+    ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
+    if answer.status.reproduces:
+        return leading(f"reproduces it with jax alone ({ended})")
+    return leading(f"does not reproduce it with jax alone ({ended}): {OUTSIDE}")
+
+
+def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
+    """A status step's settings tried on the release that dies: the workaround first (it leads and
+    offers its setting), else that none made it run; each other trial with how it ended; what the
+    why leaves out for a crash, once."""
+    if answer.problem and not answer.tried:
+        return [f"no setting tried on the release that dies: {answer.problem}", _not_asked()]
+    lines: list[Finding | str] = []
+    found = answer.workaround
+    if found is not None:
+        said = (
+            f"runs with {found.trial.words()} on {found.trial.release}: {found.ended} "
+            f"({found.source}): a workaround, and a strong hint at the cause"
+        )
+        purpose = f"the workaround, on {found.trial.release}"
+        lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
+    elif answer.tried:
+        none = f"none of the {len(answer.tried)} setting(s) tried on {answer.crashing} made it run"
+        lines.append(leading(none))
+    elif not answer.problem:
+        lines.append(f"no changed default or flag to try on {answer.crashing}")
+    lines += [
+        f"on {t.trial.release}, {t.trial.words()} ({t.source}): {t.ended}"
+        for t in answer.tried
+        if t is not found and not t.void
+    ]
+    lines += void_lines([Tried(t.trial, None, None, void=True) for t in answer.tried if t.void])
+    if answer.untried and found is not None:
+        lines.append(f"{answer.untried} more setting(s) not tried: a workaround ends the search")
+    elif answer.untried:
+        lines.append(
+            f"{answer.untried} more setting(s) over the cap of {MAX_STATUS_TRIED} not tried"
+        )
+    return [*lines, *([answer.problem] if answer.problem else []), _not_asked()]
+
+
+def _not_asked() -> str:
+    return f"a crash is judged by how its processes end, not by a number: {NOT_ASKED} not asked"
 
 
 def host_lines(answer: HostAnswer) -> list[Finding]:
@@ -421,6 +473,7 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
     "defaults": defaults_listing,
     "compiled": compiled_lines,
     "flags": matched_lines,
+    "crash": crash_lines,
     "profile": profile_lines,
     "host": host_lines,
 }
@@ -486,10 +539,18 @@ def held_line(answer: HeldAnswer) -> str:
     """Library or JAX in one line: which part of the step moved as the step did, with the middle side
     measured between its two releases (the libraries that moved held)."""
     moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
-    if not answer.middle:
+    if not answer.middle or (answer.problem and not answer.parts):
         return f"library or JAX not told apart ({moved}): {answer.problem}"
     held = ", ".join(f"{name} {version}" for name, version in answer.held().items())
     other = answer.before if answer.jax_of_middle == answer.after else answer.after
+    if answer.status_comes_with:  # a status step: the middle side's processes ran ok or died
+        crash = {
+            JAX: f"comes with jax {answer.crashing}",
+            LIBRARIES: f"comes with the libraries: {moved}",
+            BOTH: "needs both",
+            APART: "library or JAX not told apart",
+        }[answer.status_comes_with]
+        return f"{crash} (jax {answer.jax_of_middle} with {held} held: {answer.middle_ended})"
     said = {
         JAX: f"comes with jax {answer.after} ({held} held)",
         LIBRARIES: f"comes with the libraries: {moved} (jax {answer.jax_of_middle} held)",

@@ -66,6 +66,9 @@ class Step:
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
     # jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
+    # A status step (a release whose processes die beside one that runs ok): judged by how its processes
+    # end, never by a number (``metrics`` empty).
+    by_status: bool = False
 
     @property
     def pair(self) -> Pair:

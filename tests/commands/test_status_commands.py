@@ -139,3 +139,67 @@ def test_a_run_that_crashes_says_where_its_first_process_died(tmp_path, capsys):
     assert (
         line.startswith("    where it died: SIGSEGV (exit 139); File ") and "segfaults.py" in line
     )
+
+
+def turned_defaults(monkeypatch) -> tuple[str, str]:
+    """Two XLA defaults turned between the fake releases 0.4.30 and 0.4.31 as their jaxlibs would list
+    them, the second the culprit (real flags: the case imports jax, whose XLA refuses a flag it does not
+    know); the two flags' names."""
+    from harness.explain import crash
+    from harness.explain.defaults import XLA, Option
+
+    eigen, fast_math = "xla_cpu_multi_thread_eigen", "xla_cpu_enable_fast_math"
+
+    def option(name, default):
+        return {name: Option(name, default, XLA, "bool")}
+
+    listed = {
+        "0.4.30": {**option(eigen, "false"), **option(fast_math, "true")},
+        "0.4.31": {**option(eigen, "true"), **option(fast_math, "false")},
+    }
+    monkeypatch.setattr(crash, "xla_flags", lambda sides, side: {})
+    monkeypatch.setattr(
+        crash,
+        "options_of",
+        lambda interpreter, flags: (listed[interpreter.parent.parent.name[5:]], ""),
+    )
+    return eigen, fast_math
+
+
+def test_a_crash_s_why_finds_the_changed_default_that_makes_the_dying_release_run(
+    tmp_path, capsys, monkeypatch
+):
+    EIGEN, FAST_MATH = turned_defaults(monkeypatch)
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "segfault"})
+    answer = tmp_path / "triage.json"
+    more = ["--from", "0.4.30", "--to", "0.4.31", "--why-budget", "600", "--json", str(answer)]
+    code = main(command(tmp_path, "triage", *more))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    out = " ".join(captured.out.split())
+    said = (
+        "runs with XLA_FLAGS=--xla_cpu_multi_thread_eigen=false on 0.4.31: ok in 3 of 3 processes"
+    )
+    assert said in out, captured.err[-4000:]
+    [found] = json.loads(answer.read_text())["crash"]
+    tried = [(t["option"], t["runs"]) for t in found["tried"]]
+    assert tried == [(FAST_MATH, False), (EIGEN, True)], tried
+    assert found["workaround"]["setting"] == "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"
+    assert found["crashing"] == "0.4.31" and found["dead"] == "SIGSEGV (exit 139)"
+
+
+def test_a_bisect_by_status_says_the_crash_s_workaround_on_its_screen_and_in_its_json(
+    tmp_path, capsys, monkeypatch
+):
+    turned_defaults(monkeypatch)
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "segfault"})
+    answer = tmp_path / "bisect.json"
+    more = ["--status", "--good", "0.4.30", "--bad", "0.4.31", "--why-budget", "600"]
+    code = main(command(tmp_path, "bisect", *more, "--json", str(answer)))
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    out = " ".join(captured.out.split())
+    assert "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false" in out, out
+    [found] = json.loads(answer.read_text())["answers"]
+    [crashed] = found["crash"]
+    assert crashed["workaround"]["setting"] == "XLA_FLAGS=--xla_cpu_multi_thread_eigen=false"

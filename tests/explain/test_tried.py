@@ -314,3 +314,18 @@ def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart(
         f"0.4.31, {slower.said} than 0.4.33: more processes could tell)"
     )
     assert "not told apart" not in line
+
+
+def test_whether_a_trial_brings_the_old_number_back_is_read_from_the_judgements_never_judged_again(
+    monkeypatch,
+):
+    back = Trial(THUNK, "0.4.33", "false")
+    measured = {back: results({"before": 1.0, "after": 3.0, "trial": 1.0})}
+    answer = answer_of("0.4.31", "0.4.33", [THUNK], [back], measured)
+
+    def judged_again(*args, **kwargs):
+        raise AssertionError("a trial judged again")
+
+    monkeypatch.setattr(tried, "judged", judged_again)
+    assert answer.brings_back(EAGER.metric_name)
+    assert not answer.brings_back("json.other_ms"), "a metric it was never judged on"

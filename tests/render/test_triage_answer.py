@@ -193,3 +193,25 @@ def test_a_release_killed_from_outside_is_said_as_a_fault_not_as_no_change():
     page = triage_markdown(found, setting, 5, NO_PLOT)
     assert "- jax b: killed from outside in 1 of 10 processes" in page
     assert triage_json(found, setting)["faults"][0]["release"] == "b"
+
+
+def test_a_crash_s_workaround_is_said_on_the_page_and_the_screen_and_kept_in_the_json():
+    from harness.explain.crash import CHANGED, CrashAnswer, StatusTried
+    from harness.explain.tried import Trial
+
+    found, setting = outcome({"0.10.1": 1, "0.10.2": crashing()})
+    flag = Change("xla_cpu_experimental_ynn_fusion_type", XLA, '""', '""')
+    workaround = StatusTried(
+        Trial(flag, "0.10.2", ""), CHANGED, "ok in 3 of 3 processes", runs=True
+    )
+    answer = CrashAnswer("0.10.1", "0.10.2", "0.10.2", "SIGSEGV (exit 139)", (workaround,))
+    setting = dataclasses.replace(setting, evidence={("0.10.1", "0.10.2"): (answer,)})
+    said = (
+        "runs with XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type= on 0.10.2: ok in 3 of 3 "
+        "processes"
+    )
+    assert said in triage_markdown(found, setting, 5, NO_PLOT)
+    assert said in " ".join(triage_screen(found, setting, 5, "r.md").split())
+    [crash] = triage_json(found, setting)["crash"]
+    assert crash["workaround"]["setting"] == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
+    assert crash["crashing"] == "0.10.2" and crash["dead"] == "SIGSEGV (exit 139)"

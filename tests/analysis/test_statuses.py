@@ -1,0 +1,23 @@
+"""How a process ended, in words: the error's line."""
+
+from harness.analysis.statuses import end_words, error_line
+from harness.store.schema import EndKind, ProcessEnd
+
+JAX_TRAILER = """Traceback (most recent call last):
+  File "repro.py", line 42, in <module>
+    out, grad = vjp_run(init, xs, ct_out)
+ValueError: Closure-converted function called with different dynamic arguments.
+--------------------
+For simplicity, JAX has removed its internal frames from the traceback of the following exception. Set
+JAX_TRACEBACK_FILTERING=off to include these.
+"""
+
+
+def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it():
+    end = ProcessEnd(EndKind.EXIT, exit_status=1, last_lines=JAX_TRAILER)
+    assert error_line(end).startswith("ValueError: Closure-converted function")
+    assert end_words(end) == "exit 1 (ValueError)"
+    plain = ProcessEnd(EndKind.SIGNAL, signal="SIGSEGV", exit_status=139, last_lines="(10, 4)\n\n")
+    assert error_line(plain) == "(10, 4)", "no exception named: the last line that is not blank"
+    qualified = "jax.errors.JaxRuntimeError: INTERNAL: oops"
+    assert error_line(ProcessEnd(EndKind.RAISED, last_lines=qualified)) == qualified
