@@ -46,7 +46,7 @@ def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     criterion = setting.criterion
     defaults = (
         why_lines(setting, found.last_good, found.first_bad, step, criterion, unwanted=unwanted)
-        if criterion.metric is not None
+        if criterion.metric is not None or criterion.is_status
         else []
     )
     return [*([libraries] if libraries else []), *defaults]

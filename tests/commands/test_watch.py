@@ -189,7 +189,9 @@ def test_why_is_asked_once_per_called_step_through_the_range_s_seam_and_summed_u
     argv = [a for a in watch_argv(tmp_path) if a != "--no-why"]
     assert main(argv) == 1
     [(pair, metrics)] = asked
-    assert pair == (BASELINE, RELEASE) and "eager.wall_ns" in [m.metric_name for m in metrics]
+    assert pair == (BASELINE, RELEASE) and "eager.wall_ns" in [
+        c.metric.metric_name for c in metrics if c.metric
+    ]
     [target] = summary(tmp_path)["targets"]
     assert target["why"] == ["defaults not asked: the why's time budget ran out"]
     assert "## Why, as far as was asked" in (tmp_path / "out" / "watch.md").read_text()

@@ -16,7 +16,6 @@ from harness.explain.crash import (
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import Trial
 from harness.render.why import crash_lines
-from harness.steps.bisection import STATUS
 from harness.steps.evidence import Step
 from tests.conftest import SEGFAULT, as_stored, derive, died, real_result
 
@@ -38,7 +37,7 @@ def segfaults(processes=STATUS_SCREEN, release="0.10.2"):
 
 
 def step(before="0.10.1", after="0.10.2"):
-    return Step(before, after, (STATUS,), "cpu", Thresholds(), None, "answer")  # type: ignore[arg-type]
+    return Step(before, after, (), "cpu", Thresholds(), None, "answer", by_status=True)  # type: ignore[arg-type]
 
 
 def test_a_status_step_is_one_whose_only_metric_is_status():
@@ -198,5 +197,5 @@ def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_e
     )
     assert not answer.settles and answer.answered() == ()
     libraries = HeldAnswer(**{**answer.__dict__, "status_comes_with": LIBRARIES})
-    assert libraries.settles and libraries.answered() == (STATUS,)
+    assert libraries.settles and libraries.answered() == ()
     assert libraries.data()["status"] == {"comes_with": LIBRARIES, "middle_ended": dies.words()}

@@ -327,5 +327,7 @@ def test_whether_a_trial_brings_the_old_number_back_is_read_from_the_judgements_
         raise AssertionError("a trial judged again")
 
     monkeypatch.setattr(tried, "judged", judged_again)
-    assert answer.brings_back(EAGER.metric_name)
-    assert not answer.brings_back("json.other_ms"), "a metric it was never judged on"
+    assert answer.brings_back(EAGER)
+    assert not answer.brings_back(parse_metric_name("json.other_ms")), (
+        "a metric it was never judged on"
+    )

@@ -149,7 +149,7 @@ def test_a_status_step_offers_the_crash_report_on_the_screen_and_in_the_answer_s
     """A bisect by status (``--status``) offers ``issue … --status`` as its next command, and its answer's
     data names its criterion, which the draft reads back."""
     found = bisected("json.steps").found
-    setting = dataclasses.replace(SETTING, status=True)
+    setting = dataclasses.replace(SETTING, criterion=Criterion(Judged.STATUS))
     offered = [each.command for each in bisect_follow_ups(Bisected(found, setting))]
     draft = (
         "nox -s issue -- --script loop_json.py --status --good 0.4.31 --bad 0.4.33 --profile cpu"
