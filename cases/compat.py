@@ -58,7 +58,8 @@ def has_positional_sharding() -> bool:
 
 
 def pmap_implementation() -> str:
-    """What ``jax.pmap`` runs: from 0.8.0 it is ``jit(shard_map)`` unless the flag says otherwise."""
+    """What ``jax.pmap`` runs: from 0.8.0 it is ``jit(shard_map)`` unless the flag says
+    otherwise."""
     merged = getattr(jax.config, "jax_pmap_shmap_merge", None)
     if merged is None:
         merged = jax_version() >= (0, 10, 0)  # the flag was removed once the merge was final

@@ -36,9 +36,9 @@ SOURCE = (
     '"JAX nested scan vs python loop + scan" (a question with one answer); its URL was not found'
 )
 CLAIM = (
-    "Unrolling the outer scan as a Python loop inside jit raises compile time (at least 1.5 times) while "
-    "run time stays about the same (within a factor 1.5 either way); a Python loop outside jit returns "
-    "control before the work completes (dispatch under half of the time to completion)."
+    "Unrolling the outer scan as a Python loop inside jit raises compile time (at least 1.5 times) "
+    "while run time stays about the same (within a factor 1.5 either way); a Python loop outside "
+    "jit returns control before the work completes (dispatch under half of the time to completion)."
 )
 SIZE_SPACE = {"T": (1, 200), "S": (1, 2000), "B": (1, 1024), "D": (1, 512)}
 ANCHORS = [{"T": 20, "S": 50, "B": 64, "D": 128}]
@@ -46,7 +46,8 @@ COST = {
     "bytes": "4 * (2 * T * S * B * D + D * D + 4 * B * D)",
     "flops": "2 * T * S * B * D * (D + 2)",
 }
-# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
+# there).
 DEVICES_USED = 1
 COMPILE_GROWTH = 1.5
 RUNTIME_BAND = 1.5
@@ -141,11 +142,12 @@ def verdict(m):
         "loop outside jit returns early": dispatch_fraction < ASYNC_FRACTION,
     }
     evidence = (
-        f"trace + lower + compile: nested {build('nested') / 1e6:.1f} ms, unrolled {build('unrolled') / 1e6:.1f} ms "
-        f"({compile_ratio:.1f}x); run: nested {m['nested']['wall_ns'] / 1e6:.2f} ms, unrolled "
-        f"{m['unrolled']['wall_ns'] / 1e6:.2f} ms ({run_ratio:.2f}x); Python loop outside jit: dispatch "
-        f"{loop['dispatch_ns'] / 1e6:.2f} ms of {loop['wall_ns'] / 1e6:.2f} ms ({dispatch_fraction:.0%}), "
-        f"indexing in the loop {indexing['dispatch_ns'] / indexing['wall_ns']:.0%}; "
+        f"trace + lower + compile: nested {build('nested') / 1e6:.1f} ms, unrolled "
+        f"{build('unrolled') / 1e6:.1f} ms ({compile_ratio:.1f}x); run: nested "
+        f"{m['nested']['wall_ns'] / 1e6:.2f} ms, unrolled {m['unrolled']['wall_ns'] / 1e6:.2f} ms "
+        f"({run_ratio:.2f}x); Python loop outside jit: dispatch {loop['dispatch_ns'] / 1e6:.2f} ms "
+        f"of {loop['wall_ns'] / 1e6:.2f} ms ({dispatch_fraction:.0%}), indexing in the loop "
+        f"{indexing['dispatch_ns'] / indexing['wall_ns']:.0%}; "
         + ", ".join(f"{part}: {'yes' if ok else 'NO'}" for part, ok in parts.items())
     )
     return all(parts.values()), evidence

@@ -26,7 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 SOURCE = (
-    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, answered '
+    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, '
+    "answered "
     "by ezhulenev); its URL was not found"
 )
 CLAIM = (
@@ -37,14 +38,16 @@ SIZE_SPACE = {"N": (16, 2048), "M": (1, 20000)}
 # The discussion's test2(10_000, 2) and test2(100, 10_000), scaled to seconds on two CPU cores.
 ANCHORS = [{"N": 600, "M": 2}, {"N": 100, "M": 500}]
 COST = {"bytes": "4 * (4 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
-# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
+# there).
 DEVICES_USED = 1
 ASYNC_FRACTION = 0.5
 
 
 @functools.cache  # programs() and compiled() share one set of inputs
 def _inputs(N, M):
-    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh process.
+    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh
+    # process.
     rng = np.random.default_rng(0)
     x1, x2 = rng.standard_normal((2, N, N), dtype=np.float32)
     X1, X2, Xs1, Xs2 = (jnp.asarray(a) for a in (x1, x2, np.stack([x1] * M), np.stack([x2] * M)))
@@ -77,8 +80,9 @@ def verdict(m, N, M):
     scans = m["two_scans"]
     fraction = scans["dispatch_ns"] / scans["wall_ns"]
     evidence = (
-        f"scan 1 returned at {scans['mark:scan 1'] / 1e6:.3f} ms, scan 2 at {scans['mark:scan 2'] / 1e6:.3f} ms, "
-        f"both done at {scans['wall_ns'] / 1e6:.3f} ms (dispatch {fraction:.0%} of completion; "
-        f"{scans['wall_ns'] / (2 * M) / 1e3:.1f} µs per iteration of {M} at N={N})"
+        f"scan 1 returned at {scans['mark:scan 1'] / 1e6:.3f} ms, scan 2 at "
+        f"{scans['mark:scan 2'] / 1e6:.3f} ms, both done at {scans['wall_ns'] / 1e6:.3f} ms "
+        f"(dispatch {fraction:.0%} of completion; {scans['wall_ns'] / (2 * M) / 1e3:.1f} µs per "
+        f"iteration of {M} at N={N})"
     )
     return fraction < ASYNC_FRACTION, evidence

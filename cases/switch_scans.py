@@ -25,7 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 
 SOURCE = (
-    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, answered '
+    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, '
+    "answered "
     "by ezhulenev); its URL was not found"
 )
 CLAIM = (
@@ -35,8 +36,9 @@ CLAIM = (
 SIZE_SPACE = {"N": (16, 1024), "M": (1, 20000)}
 ANCHORS = [{"N": 100, "M": 200}]
 COST = {"bytes": "4 * (6 * M * N * N + 8 * N * N)", "flops": "4 * M * (8 * N ** 3 + 2 * N * N)"}
-# The claim is about one device: with more, the programs are the same and one option more (each scan on a device
-# of its own) is timed beside them, which the verdict does not read; the main command measures it under cpu only.
+# The claim is about one device: with more, the programs are the same and one option more (each scan
+# on a device of its own) is timed beside them, which the verdict does not read; the main command
+# measures it under cpu only.
 CLAIM_DEVICES = 1
 SUM_FRACTION = 0.75
 
@@ -72,7 +74,8 @@ def vmapped_switch(index, X, Xs):
 
 @functools.cache  # programs() and compiled() share one set of inputs
 def _inputs(N, M):
-    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh process.
+    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh
+    # process.
     x1, x2 = np.random.default_rng(0).standard_normal((2, N, N), dtype=np.float32) / np.float32(N)
     xs1, xs2 = np.stack([x1] * M), np.stack([x2] * M)
     arrays = (x1, x2, xs1, xs2, np.stack([x1, x2]), np.stack([xs1, xs2]))
@@ -124,7 +127,7 @@ def verdict(m):
         for name, wall in sorted(options.items(), key=lambda kv: kv[1])
     )
     evidence = (
-        f"vmap(switch) {switch / 1e6:.3f} ms vs branches vectorised one at a time {branches / 1e6:.3f} ms "
-        f"({switch / branches:.2f} of their sum); fastest first: {ranking}"
+        f"vmap(switch) {switch / 1e6:.3f} ms vs branches vectorised one at a time "
+        f"{branches / 1e6:.3f} ms ({switch / branches:.2f} of their sum); fastest first: {ranking}"
     )
     return switch >= SUM_FRACTION * branches, evidence

@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 SOURCE = (
-    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, answered '
+    '"Understanding asynchronous dispatch and running multiple functions in parallel" (markus7800, '
+    "answered "
     "by ezhulenev); its URL was not found"
 )
 CLAIM = (
@@ -27,7 +28,8 @@ SIZE_SPACE = {"N": (16, 1024), "M": (1, 20000)}
 # The discussion's test3(100, 10_000), scaled to seconds on two CPU cores.
 ANCHORS = [{"N": 100, "M": 500}]
 COST = {"bytes": "4 * (6 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
-# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it there).
+# Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
+# there).
 DEVICES_USED = 1
 # Below this ratio to one scan, "both in the time of one" holds (two scans would be 2.0).
 PARALLEL_RATIO = 1.5
@@ -47,7 +49,8 @@ def scan(X, Xs):
 
 @functools.cache  # programs() and compiled() share one set of inputs
 def _inputs(N, M):
-    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh process.
+    # Drawn with NumPy: jax.random (and jnp.stack) would compile their own programs in every fresh
+    # process.
     x1, x2 = np.random.default_rng(0).standard_normal((2, N, N), dtype=np.float32)
     xs1, xs2 = np.stack([x1] * M), np.stack([x2] * M)
     arrays = (x1, x2, xs1, xs2, np.stack([x1, x2]), np.stack([xs1, xs2]))

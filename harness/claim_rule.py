@@ -1,4 +1,5 @@
-"""The one rule that settles a claim over the processes of one run: enough of enough processes agree.
+"""The one rule that settles a claim over the processes of one run: enough of enough processes
+agree.
 
 A counting rule, not statistics, and below every stage so that the runner's progress
 lines (``harness.measure``), the search's verdict at a size point and every report page
@@ -50,7 +51,8 @@ class ClaimVerdict:
         return f"{UNSETTLED}: {leaning} in {self.agree} of {self.of} processes"
 
     def mark(self, with_hint: bool = False) -> str:
-        """✓, ✗ or ?; with ``with_hint`` an unsettled claim that leans one way shows it, e.g. ``? (✓)``."""
+        """✓, ✗ or ?; with ``with_hint`` an unsettled claim that leans one way shows it, e.g.
+        ``? (✓)``."""
         if self.settled or not with_hint or self.hint is None:
             return MARKS[self.outcome]
         return f"{MARKS[UNSETTLED]} ({MARKS[HOLDS if self.hint else DOES_NOT_HOLD]})"

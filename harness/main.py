@@ -1,4 +1,5 @@
-"""``python -m harness``: parse the command line, run the command's module, turn every user mistake into one line.
+"""``python -m harness``: parse the command line, run the command's module, turn every user mistake
+into one line.
 
 Every user mistake becomes one line on stderr and exit code 2; a traceback here means a
 bug in the harness, not in the input.  The commands themselves live in
@@ -37,7 +38,8 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def _paths_print_whatever_their_bytes() -> None:
-    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not a traceback."""
+    """A path that is not UTF-8 (``--results $'r\\xff'``) is printed with its odd bytes escaped, not
+    a traceback."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -46,9 +48,9 @@ def _paths_print_whatever_their_bytes() -> None:
 
 
 def installed_here(argv: list[str]) -> list[str] | None:
-    """As the installed program: a command line that needs releases (or an environment this one lacks) goes to
-    its packaged nox session (None once it returns); one that measures the JAX installed here gets the profile
-    for its devices, whose flags it then runs under."""
+    """As the installed program: a command line that needs releases (or an environment this one
+    lacks) goes to its packaged nox session (None once it returns); one that measures the JAX
+    installed here gets the profile for its devices, whose flags it then runs under."""
     here = routing.Here(installed_jax.version(), importlib.util.find_spec("tabulate") is not None)
     session = routing.session_for(argv, here, os.environ)
     if session is not None:
@@ -93,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         ModuleNotFoundError
     ) as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
         print(
-            f"harness: error: {exc.name} is not installed in this environment: the nox session of the command "
-            "installs what it needs, or `pip install -e '.[report]'` (JAX: the release to measure)",
+            f"harness: error: {exc.name} is not installed in this environment: the nox session of "
+            "the command installs what it needs, or `pip install -e '.[report]'` (JAX: the release "
+            "to measure)",
             file=sys.stderr,
         )
         return 2
@@ -107,18 +110,21 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         if exc.errno not in WRITE_REFUSED:
             raise
-        # A folder that took writes when the command started (``prove_writable``) and stopped taking them.
+        # A folder that took writes when the command started (``prove_writable``) and stopped taking
+        # them.
         where = f" {exc.filename}" if exc.filename else ""
         print(
             terminal(
-                f"harness: error: cannot write{where}: {exc.strerror}; every result stored so far is kept"
+                f"harness: error: cannot write{where}: {exc.strerror}; every result stored so far "
+                "is kept"
             ),
             file=sys.stderr,
         )
         return 1
     except KeyboardInterrupt as exc:
         print(
-            "harness: interrupted; every result stored so far is kept, run the same command to resume",
+            "harness: interrupted; every result stored so far is kept, run the same command to "
+            "resume",
             file=sys.stderr,
         )
         return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)

@@ -1,4 +1,5 @@
-"""Names of metrics: a program's or jitted function's timing series, as keys and as typed on a command line.
+"""Names of metrics: a program's or jitted function's timing series, as keys and as typed on a
+command line.
 
 Three families share one key:
 
@@ -48,8 +49,9 @@ KINDS = {
     "lower": Measured("trace + lower (cold)", 1, words="lowering", run_time=False),
     "compile": Measured("compile (cold)", 1, words="compile time", run_time=False),
 }
-# A plain script's phases, each the sum over its process (JAX's duration events, the hook's clocks).  A new
-# measured phase is a row here, its event in ``script_hook.EVENTS`` (if JAX's), and a row of docs/scripts.md.
+# A plain script's phases, each the sum over its process (JAX's duration events, the hook's
+# clocks).  A new measured phase is a row here, its event in ``script_hook.EVENTS`` (if JAX's), and
+# a row of docs/scripts.md.
 PHASES = {
     "wall": Measured("whole process (interpreter start to exit)", 2, words="wall time"),
     "import": Measured("first `import jax` (JAX's own cost)", 4, run_time=False, compiled=False),
@@ -91,7 +93,8 @@ PROCESS = "process"  # the program of a plain script's whole process and its pha
 JSON = "json"  # the program of a plain script's own numbers
 # A script's own number named for a unit of time (``solve_ms``): nanoseconds in one of that unit.
 TIME_SUFFIXES = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-# The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the user's code.
+# The phase that is JAX's cost whatever the script does: a change there is JAX's import, not the
+# user's code.
 JAX_IMPORT = "import"
 FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
@@ -103,15 +106,17 @@ class MetricKey:
 
     @property
     def measured(self) -> Measured | None:
-        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or a kind no table knows."""
+        """Its row of ``KINDS`` or ``PHASES``; None for a script's own number or a kind no table
+        knows."""
         if self.name == JSON:
             return None
         return (PHASES if self.name == PROCESS else KINDS).get(self.kind)
 
     @property
     def about_run_time(self) -> bool:
-        """Whether it can move with the ops a program runs: a wall, dispatch or run time, or a script's own
-        number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
+        """Whether it can move with the ops a program runs: a wall, dispatch or run time, or a
+        script's own number (most often a time it took), not a compile, trace, lower or import time,
+        nor memory."""
         return self.measured.run_time if self.measured is not None else True
 
     def _what(self) -> str:
@@ -131,27 +136,31 @@ class MetricKey:
 
     @property
     def unit(self) -> str:
-        """What its figures count: ``ns``, ``bytes``, or "" for a script's own numbers (in the script's unit)."""
+        """What its figures count: ``ns``, ``bytes``, or "" for a script's own numbers (in the
+        script's unit)."""
         if self.name == JSON:
             return ""
         return self.measured.unit if self.measured is not None else "ns"
 
     @property
     def metric_name(self) -> str:
-        """The name on the command line and in the exported script's output, e.g. ``two_scans.wall_ns``."""
+        """The name on the command line and in the exported script's output, e.g.
+        ``two_scans.wall_ns``."""
         return (
             f"{JSON}.{self.kind}" if self.name == JSON else f"{self.name}.{self.kind}_{self.unit}"
         )
 
     def quoted(self) -> str:
-        """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing ...)."""
+        """As prose names it: ``two_scans`` wall (until ready), ``process.trace_ns`` (tracing
+        ...)."""
         if self.name in (JSON, PROCESS):
             return f"`{self.metric_name}` ({self._what()})"
         return f"`{self.name}` {self._what()}"
 
     def format(self, value: float) -> str:
-        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number as printed
-        (one whose name ends in a unit of time, ``json.solve_ms``, as the duration it is)."""
+        """A figure of this metric as a page shows it, in its unit: a duration, a size, or a number
+        as printed (one whose name ends in a unit of time, ``json.solve_ms``, as the duration it
+        is)."""
         if self.unit == BYTES:
             return format_bytes(value)
         if self.in_ns:
@@ -166,8 +175,8 @@ class MetricKey:
 
     @property
     def ns_per_unit(self) -> float | None:
-        """For a script's own number whose name ends in a unit of time (``_s``, ``_ms``, ``_us``, ``_ns``), the
-        nanoseconds in one; None for any other."""
+        """For a script's own number whose name ends in a unit of time (``_s``, ``_ms``, ``_us``,
+        ``_ns``), the nanoseconds in one; None for any other."""
         parts = self.kind.split("_")
         if (
             self.name != JSON or len(parts) < 2 or parts[-2] == "per"
@@ -177,7 +186,8 @@ class MetricKey:
 
     @property
     def is_duration(self) -> bool:
-        """Whether a figure of it is a time, so a rise is *slower*: every timing, and a script's ``_ms`` number."""
+        """Whether a figure of it is a time, so a rise is *slower*: every timing, and a script's
+        ``_ms`` number."""
         return self.in_ns or self.ns_per_unit is not None
 
     @property
@@ -186,7 +196,8 @@ class MetricKey:
 
 
 def parse_metric_name(text: str) -> MetricKey:
-    """``PROGRAM.KIND_ns`` (or ``PROGRAM.KIND``), ``process.PHASE_ns`` or ``json.FIELD`` → its key; else refused."""
+    """``PROGRAM.KIND_ns`` (or ``PROGRAM.KIND``), ``process.PHASE_ns`` or ``json.FIELD`` → its key;
+    else refused."""
     name, dot, kind = text.rpartition(".")
     if name == JSON and FIELD.fullmatch(kind):
         return MetricKey(JSON, kind)
@@ -199,25 +210,25 @@ def parse_metric_name(text: str) -> MetricKey:
             MetricKey(PROCESS, k).metric_name.partition(".")[2] for k in PHASE_LABELS
         )
         raise UsageError(
-            f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. scan.wall_ns); "
-            f"for a plain script also process.PHASE ({phases}) or json.FIELD"
+            f"malformed metric {text[:80]!r}: expected PROGRAM.KIND, KIND one of {kinds} (e.g. "
+            f"scan.wall_ns); for a plain script also process.PHASE ({phases}) or json.FIELD"
         )
     return MetricKey(name, kind)
 
 
 def reading_rank(key: MetricKey) -> int:
-    """Where a metric comes in an answer (lower first); metrics of one rank keep their own order: what the
-    script or case itself measures, then JAX's phases, then the whole process, its memory, and JAX's import
-    (the same on every script, rarely the surprise)."""
+    """Where a metric comes in an answer (lower first); metrics of one rank keep their own order:
+    what the script or case itself measures, then JAX's phases, then the whole process, its memory,
+    and JAX's import (the same on every script, rarely the surprise)."""
     if key.name == JSON:
         return 0
     return key.measured.rank if key.measured is not None else (2 if key.name == PROCESS else 0)
 
 
 class Judged(Enum):
-    """What a range's releases are judged by.  Each: the flag that asks for it, its part of an answer's file
-    name and a step's record, where it comes in an answer (its metrics: in reading order), and how a page says
-    it; a new one is one member here and its flag."""
+    """What a range's releases are judged by.  Each: the flag that asks for it, its part of an
+    answer's file name and a step's record, where it comes in an answer (its metrics: in reading
+    order), and how a page says it; a new one is one member here and its flag."""
 
     METRIC = ("--metric", "", 0, "one metric")
     CLAIM = ("--claim", "claim", -1, "the case's claim")
@@ -229,14 +240,16 @@ class Judged(Enum):
 
     @classmethod
     def named(cls, stem: str) -> Judged | None:
-        """The member a record names by its stem (``claim``, ``status``, ``all``); None for a metric's name."""
+        """The member a record names by its stem (``claim``, ``status``, ``all``); None for a
+        metric's name."""
         return next((judged for judged in cls if judged.stem and judged.stem == stem), None)
 
 
 @dataclass(frozen=True)
 class Criterion:
-    """What a bisect, sweep or triage judges by, from the command line to the answer: one metric (typed), or
-    another of ``Judged``; ``name`` and ``words`` say it again as a file name and a command line do."""
+    """What a bisect, sweep or triage judges by, from the command line to the answer: one metric
+    (typed), or another of ``Judged``; ``name`` and ``words`` say it again as a file name and a
+    command line do."""
 
     by: Judged
     metric: MetricKey | None = None  # with ``Judged.METRIC``
@@ -256,7 +269,8 @@ class Criterion:
 
     @property
     def name(self) -> str:
-        """As a file name and a step's record say it: the metric's name, ``claim``, ``status``, ``all``."""
+        """As a file name and a step's record say it: the metric's name, ``claim``, ``status``,
+        ``all``."""
         return self.metric.metric_name if self.metric is not None else self.by.stem
 
     def words(self) -> list[str]:
@@ -265,11 +279,13 @@ class Criterion:
         return [self.by.flag, *named] if self.by.flag else []
 
     def said(self) -> str:
-        """As a page's header says it: ``metric scan.wall_ns (scan · wall ...)``, or the member's words."""
+        """As a page's header says it: ``metric scan.wall_ns (scan · wall ...)``, or the member's
+        words."""
         if self.metric is not None:
             return f"metric {self.metric.metric_name} ({self.metric.label()})"
         return self.by.said
 
     def rank(self) -> int:
-        """Where it comes in an answer, lower first: whether it runs at all, the claim, its metrics."""
+        """Where it comes in an answer, lower first: whether it runs at all, the claim, its
+        metrics."""
         return reading_rank(self.metric) if self.metric is not None else self.by.rank

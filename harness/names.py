@@ -30,11 +30,15 @@ def name_problem(value: str, pattern: re.Pattern[str] = NAME) -> str | None:
         if pattern is SIZE_NAME
         else ("a letter or digit, then letters, digits and . _ + -")
     )
-    return f"{value[:40]!r} is not a name ({allowed}; at most {'64' if pattern is SIZE_NAME else '128'} characters)"
+    return (
+        f"{value[:40]!r} is not a name ({allowed}; at most "
+        f"{'64' if pattern is SIZE_NAME else '128'} characters)"
+    )
 
 
-# What Linux and macOS file systems take: NAME_MAX bytes in one component, PATH_MAX in a whole path.  A
-# longer one fails in the first open, mkdir or stat with an OSError; checked up front, it is one line.
+# What Linux and macOS file systems take: NAME_MAX bytes in one component, PATH_MAX in a whole
+# path.  A longer one fails in the first open, mkdir or stat with an OSError; checked up front, it
+# is one line.
 MAX_COMPONENT_BYTES = 255
 MAX_PATH_BYTES = 4096
 
@@ -54,12 +58,16 @@ def path_problem(text: str) -> str | None:
     for part in raw.split(b"/"):
         if len(part) > MAX_COMPONENT_BYTES:
             shown = os.fsdecode(part[:40])
-            return f"{shown!r}… in the path is {len(part)} bytes, more than the {MAX_COMPONENT_BYTES} a name may be"
+            return (
+                f"{shown!r}… in the path is {len(part)} bytes, more than the {MAX_COMPONENT_BYTES} "
+                "a name may be"
+            )
     return None
 
 
 def inside(folder: Path, *parts: str) -> Path:
-    """``folder / parts``, refused (UsageError) unless it stays under ``folder`` once links are resolved."""
+    """``folder / parts``, refused (UsageError) unless it stays under ``folder`` once links are
+    resolved."""
     target = folder.joinpath(*parts)
     try:
         root = folder.resolve()

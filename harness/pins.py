@@ -1,4 +1,5 @@
-"""The release table and the profile table: the only place where JAX versions and device flags are listed.
+"""The release table and the profile table: the only place where JAX versions and device flags are
+listed.
 
 A *release* is a jax release with the jaxlib it installs with and any extra pins; a
 *profile* is the device flags set before JAX starts, what the device needs installed,
@@ -25,16 +26,19 @@ class Release:
     jax: str
     jaxlib: str
     # Python 3.12 has wheels of every release from jax 0.4.20 to 0.12.0.1 (0.4.20–0.4.30 need Python
-    # ≥ 3.9, 0.4.31–0.6.2 ≥ 3.10, 0.7.0–0.10.2 ≥ 3.11, 0.11.0 on ≥ 3.12): one interpreter for the table.
+    # ≥ 3.9, 0.4.31–0.6.2 ≥ 3.10, 0.7.0–0.10.2 ≥ 3.11, 0.11.0 on ≥ 3.12): one interpreter for the
+    # table.
     python: str = "3.12"
     pins: tuple[str, ...] = ()  # e.g. "numpy<2" for jaxlib older than 0.4.26
     note: str = ""
 
     def requirements(self, profile: Profile | None = None) -> list[str]:
-        """What to install for this release, under ``profile`` when it wants a build of JAX's own (CUDA)."""
+        """What to install for this release, under ``profile`` when it wants a build of JAX's own
+        (CUDA)."""
         if profile and profile.jax_extras:
             # The extra pins jaxlib and the CUDA plugin to the builds JAX released together, which
-            # is not always the table's jaxlib (jax[cuda12]==0.4.35 wants jaxlib 0.4.34): left to it.
+            # is not always the table's jaxlib (jax[cuda12]==0.4.35 wants jaxlib 0.4.34): left to
+            # it.
             return [f"jax[{','.join(profile.jax_extras)}]=={self.jax}", *self.pins]
         return [f"jax=={self.jax}", f"jaxlib=={self.jaxlib}", *self.pins]
 
@@ -70,7 +74,8 @@ FIRST_JAXLIB_FOR_NUMPY2 = "0.4.26"
 
 @dataclass(frozen=True)
 class Profile:
-    """Device flags set before JAX starts, what the device needs installed, and the releases they make sense for."""
+    """Device flags set before JAX starts, what the device needs installed, and the releases they
+    make sense for."""
 
     name: str
     env: dict[str, str] = field(default_factory=dict)
@@ -94,16 +99,19 @@ PROFILES = [
     Profile("cpu", {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}, "one CPU device"),
     Profile(
         "cpu8",
-        # Works on every release; it must be set before JAX starts its backend, hence one process per profile.
+        # Works on every release; it must be set before JAX starts its backend, hence one process
+        # per profile.
         {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"},
         "eight virtual CPU devices sharing the machine's cores, for the cases that use several",
     ),
     Profile(
         "cpu-classic",
         {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_cpu_use_thunk_runtime=false"},
-        # Before 0.4.29 XLA does not know the flag and aborts the process; on 0.7.0–0.7.1 it makes every
-        # execution fail ("CpuExecutable has no thunks"); from 0.7.2 it is ignored with a warning.
-        "XLA:CPU's pre-thunk runtime: unknown flag before 0.4.29, broken in 0.7.0–0.7.1, ignored later",
+        # Before 0.4.29 XLA does not know the flag and aborts the process; on 0.7.0–0.7.1 it makes
+        # every execution fail ("CpuExecutable has no thunks"); from 0.7.2 it is ignored with a
+        # warning.
+        "XLA:CPU's pre-thunk runtime: unknown flag before 0.4.29, broken in 0.7.0–0.7.1, ignored "
+        "later",
         first_release="0.4.29",
         last_release="0.6.2",
     ),
@@ -129,7 +137,8 @@ PROFILES = [
     Profile(
         "cuda13",
         {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": ""},
-        "one NVIDIA GPU with JAX's CUDA 13 build, jax[cuda13] from PyPI (needs a driver for CUDA 13)",
+        "one NVIDIA GPU with JAX's CUDA 13 build, jax[cuda13] from PyPI (needs a driver for CUDA "
+        "13)",
         first_release="0.7.2",  # the first jax-cuda13-plugin on PyPI
         kind="gpu",
         jax_extras=("cuda13",),
@@ -145,25 +154,28 @@ MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 EDGES = (RELEASES[0], RELEASES[-1])
 
 
-# Set by the installed ``jax-repro`` in the nox it drives (``harness.commands.packaged_sessions``): the sessions work
-# in the user's folder, and a command offered to the user is typed as ``jax-repro NAME``.
+# Set by the installed ``jax-repro`` in the nox it drives (``harness.commands.packaged_sessions``):
+# the sessions work in the user's folder, and a command offered to the user is typed as
+# ``jax-repro NAME``.
 DRIVEN = "JAX_REPRO_DRIVEN"
 
 
 def session_words(name: str) -> list[str]:
-    """How the user types the command of session ``name``, its options to follow: ``nox -s NAME --`` in a clone,
-    ``jax-repro NAME`` where the installed command drives the sessions."""
+    """How the user types the command of session ``name``, its options to follow: ``nox -s NAME --``
+    in a clone, ``jax-repro NAME`` where the installed command drives the sessions."""
     return ["jax-repro", name] if os.environ.get(DRIVEN) else ["nox", "-s", name, "--"]
 
 
 def nox_profile_words(label: str) -> list[str]:
-    """``--profile LABEL`` for a ``nox -s ...`` command a page offers, where nox knows the profile; none for the
-    label of a run made directly (``default``, or a user's own), which nox refuses: nox's default is used."""
+    """``--profile LABEL`` for a ``nox -s ...`` command a page offers, where nox knows the profile;
+    none for the label of a run made directly (``default``, or a user's own), which nox refuses:
+    nox's default is used."""
     return ["--profile", label] if label in PROFILE_BY_NAME else []
 
 
 def index_release(jax: str, jaxlib: str) -> Release:
-    """A release found on the package index, pinned by the table's rules (its own entry when the table has it)."""
+    """A release found on the package index, pinned by the table's rules (its own entry when the
+    table has it)."""
     listed = RELEASE_BY_VERSION.get(jax)
     if listed and listed.jaxlib == jaxlib:
         return listed
@@ -172,5 +184,6 @@ def index_release(jax: str, jaxlib: str) -> Release:
 
 
 def install_args(release: Release, profile: Profile | None = None) -> list[str]:
-    """What an environment of a release installs: the harness itself, editable, and the pinned release."""
+    """What an environment of a release installs: the harness itself, editable, and the pinned
+    release."""
     return ["-e", ".", *release.requirements(profile)]

@@ -1,8 +1,8 @@
 """Pure units every stage shares: numbers, sizes and machine ids as text, and release order.
 
 Standard library only, and ``packaging`` for release order, imported where it is used: the noxfile
-imports this module in nox's own environment, where nox has brought ``packaging``, and the case process
-imports it in a venv that holds only jax and what a script declared, where nothing may have.
+imports this module in nox's own environment, where nox has brought ``packaging``, and the case
+process imports it in a venv that holds only jax and what a script declared, where nothing may have.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def format_seconds(seconds: float) -> str:
 
 
 def time_left(done: int, left: int, elapsed: float, per_unit: float | None = None) -> str:
-    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at ``per_unit`` seconds a
-    unit (default: the pace of the ``done`` units so far); empty before the first is done."""
+    """ "3 min 20 s elapsed, about 5 min 00 s left": the time so far, and the rest at ``per_unit``
+    seconds a unit (default: the pace of the ``done`` units so far); empty before the first is
+    done."""
     if done <= 0:
         return ""
     pace = elapsed / done if per_unit is None else per_unit
@@ -58,7 +59,8 @@ def time_left(done: int, left: int, elapsed: float, per_unit: float | None = Non
 
 
 def format_ratio(value: float) -> str:
-    """``×1.5``; a number that went from zero or to zero has no ratio that means something: "from 0", "to 0"."""
+    """``×1.5``; a number that went from zero or to zero has no ratio that means something: "from
+    0", "to 0"."""
     if math.isnan(value):
         return "n/a"
     if math.isinf(value):
@@ -96,9 +98,11 @@ def version_key(version: str) -> VersionKey:
 
 
 def normal_version(version: str) -> str:
-    """``version`` with the leading zeros of its numbers dropped, as PEP 440 reads it: ``0.4.026`` is ``0.4.26``.
+    """``version`` with the leading zeros of its numbers dropped, as PEP 440 reads it: ``0.4.026``
+    is ``0.4.26``.
 
-    Standard library only (the noxfile's checks use it); anything but dot-separated parts is kept as typed.
+    Standard library only (the noxfile's checks use it); anything but dot-separated parts is kept as
+    typed.
     """
     return ".".join(
         str(int(part)) if part.isascii() and part.isdigit() else part for part in version.split(".")

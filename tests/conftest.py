@@ -23,9 +23,9 @@ REPO = Path(__file__).parent.parent
 def nox_in_repo(
     *args: str, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
-    """``nox ARGS`` in the repository, one at a time: its sessions share the repository's ``.nox`` venvs,
-    which two test workers (``pytest -n``) must not create or install into at once (on a fresh clone
-    both would create ``.nox/bisect``)."""
+    """``nox ARGS`` in the repository, one at a time: its sessions share the repository's ``.nox``
+    venvs, which two test workers (``pytest -n``) must not create or install into at once (on a
+    fresh clone both would create ``.nox/bisect``)."""
     lock_path = REPO / ".nox" / "tests.lock"
     lock_path.parent.mkdir(exist_ok=True)
     with lock_path.open("a") as lock:
@@ -36,10 +36,10 @@ def nox_in_repo(
         )
 
 
-# The modules whose tests run nox: those take turns (``nox_in_repo``'s lock), so together they are the suite's
-# longest chain.  It is one scope of xdist's ``--dist=loadscope``, run by one worker and started first, while the
-# other workers take every other module, each whole (its module-scoped fixtures: a whole sweep).
-# tests/test_layout.py holds the list to the modules that call nox.
+# The modules whose tests run nox: those take turns (``nox_in_repo``'s lock), so together they are
+# the suite's longest chain.  It is one scope of xdist's ``--dist=loadscope``, run by one worker and
+# started first, while the other workers take every other module, each whole (its module-scoped
+# fixtures: a whole sweep). tests/test_layout.py holds the list to the modules that call nox.
 NOX_MODULES = (
     "tests/commands/test_issue.py",
     "tests/commands/test_libraries.py",
@@ -138,14 +138,14 @@ def _scale_measurements(record: dict, scale: float) -> None:
             function[key] = [round(v * scale) for v in function.get(key, [])]
 
 
-# Processes a side that let sides measured together reach a verdict: the rank guard's floor with 5 and 5 is
-# 0.0079, above the level (harness.analysis.rank_test); with 10 and 10 it is 1.1e-5.
+# Processes a side that let sides measured together reach a verdict: the rank guard's floor with 5
+# and 5 is 0.0079, above the level (harness.analysis.rank_test); with 10 and 10 it is 1.1e-5.
 DECIDING_PROCESSES = 10
 
 
 def with_processes(data: dict, count: int = DECIDING_PROCESSES) -> dict:
-    """The result with its processes repeated in turn up to ``count`` (a test-only stand-in for a run that
-    measured more of them)."""
+    """The result with its processes repeated in turn up to ``count`` (a test-only stand-in for a
+    run that measured more of them)."""
     processes = data["processes"]
     grown = []
     for index in range(count):
@@ -164,8 +164,9 @@ def derive(
     **changes,
 ) -> dict:
     """A copy of a stored result posing as another run: a new id, optionally another
-    release, every raw sample multiplied by ``scale`` (a test-only injected change), and its processes
-    repeated up to ``processes`` (``with_processes``), so that copies measured together can differ."""
+    release, every raw sample multiplied by ``scale`` (a test-only injected change), and its
+    processes repeated up to ``processes`` (``with_processes``), so that copies measured together
+    can differ."""
     several = "processes" in data and len(data["processes"]) > 1
     copy = with_processes(data, processes) if several else json.loads(json.dumps(data))
     copy.update(changes)
@@ -195,8 +196,8 @@ TERMINATED = {
 
 
 def died(data: dict, end: dict) -> dict:
-    """The result with its processes dead as ``end`` says (its first ``end["processes"]``, or every one); the
-    result's status the first that is not ok, as a cell's is.  Returns it."""
+    """The result with its processes dead as ``end`` says (its first ``end["processes"]``, or every
+    one); the result's status the first that is not ok, as a cell's is.  Returns it."""
     end = dict(end)
     status, count = end.pop("status"), end.pop("processes", None)
     processes = data["processes"]
@@ -219,9 +220,10 @@ def set_claim(data: dict, holds: bool) -> dict:
 
 
 def in_processes(data: dict, statuses: list[str], holds: list[bool] | None = None) -> dict:
-    """A result posing as a cell measured in one process per status (the newest version), made from the
-    result's first process: process i has every raw sample multiplied by i + 1 (a test-only injection)
-    and, with ``holds``, that claim verdict.  Only processes that finished ok carry measurements."""
+    """A result posing as a cell measured in one process per status (the newest version), made from
+    the result's first process: process i has every raw sample multiplied by i + 1 (a test-only
+    injection) and, with ``holds``, that claim verdict.  Only processes that finished ok carry
+    measurements."""
     template = data["processes"][0] if "processes" in data else data
     measured = ("programs", "compiled", "claim", "jax", "peak_rss_bytes")
     processes = []
@@ -256,9 +258,10 @@ def write_results(folder: Path, records: list[dict]) -> Path:
 
 @pytest.fixture(autouse=True, scope="session")
 def interruptible_children() -> Iterator[None]:
-    """Ctrl-C reaches the harness processes the tests start and interrupt, even where this suite was started
-    in the background by a shell that ignores SIGINT there (an ignored signal stays ignored across exec; a
-    handled one is reset to the default, which Python turns into KeyboardInterrupt)."""
+    """Ctrl-C reaches the harness processes the tests start and interrupt, even where this suite was
+    started in the background by a shell that ignores SIGINT there (an ignored signal stays ignored
+    across exec; a handled one is reset to the default, which Python turns into
+    KeyboardInterrupt)."""
     previous = signal.getsignal(signal.SIGINT)
     if previous is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -269,7 +272,8 @@ def interruptible_children() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def private_timing_lock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Tests take their own measurement lock, so a sweep running on the machine does not stall them."""
+    """Tests take their own measurement lock, so a sweep running on the machine does not stall
+    them."""
     previous = {name: os.environ.get(name) for name in ("XDG_RUNTIME_DIR", "HARNESS_LOCK_DIR")}
     for name in previous:
         os.environ[name] = str(tmp_path_factory.mktemp(name.lower()))
@@ -315,8 +319,8 @@ class FakeReleases:
 
     Each release's result is the real async_dispatch result posing as that release,
     with every sample multiplied by its scale; ``None`` is a release that cannot be
-    installed, ``"failed"`` one whose run failed, a dict (``SEGFAULT``) one whose every process died so
-    (``died``), or whose first ``"processes"`` did.  ``again`` gives the scale of a
+    installed, ``"failed"`` one whose run failed, a dict (``SEGFAULT``) one whose every process died
+    so (``died``), or whose first ``"processes"`` did.  ``again`` gives the scale of a
     second measurement, ``holds`` overrides the claim verdict.  Every call is logged.
     """
 
@@ -369,9 +373,10 @@ SCRIPT_RESULT = FIXTURES / "compare" / "a" / "script-loop_json" / "jax-0.12.0.1"
 
 
 class FakeScriptReleases(FakeReleases):
-    """``FakeReleases`` of a plain script: a real run of ``loop_json.py`` (6 processes; its own numbers
-    ``json.*``, JAX's phases and the process's) posing as each release, every figure scaled too (its own
-    numbers, the phases, the import), so that a step moves the script's metrics and JAX's together."""
+    """``FakeReleases`` of a plain script: a real run of ``loop_json.py`` (6 processes; its own
+    numbers ``json.*``, JAX's phases and the process's) posing as each release, every figure scaled
+    too (its own numbers, the phases, the import), so that a step moves the script's metrics and
+    JAX's together."""
 
     def base(self) -> dict:
         [path] = SCRIPT_RESULT.glob("*.json")
@@ -379,7 +384,8 @@ class FakeScriptReleases(FakeReleases):
 
     def adjust(self, data: dict, scale: float) -> None:
         for index, record in enumerate(data["processes"]):
-            # A spread of ±1 % between processes: a step is a change beyond it, not a number that never varies.
+            # A spread of ±1 % between processes: a step is a change beyond it, not a number that
+            # never varies.
             spread = 1 + 0.01 * ((index % 3) - 1)
             record["figures"] = {
                 name: value * scale * spread for name, value in record["figures"].items()
@@ -388,7 +394,8 @@ class FakeScriptReleases(FakeReleases):
 
 @pytest.fixture
 def two_sets(tmp_path) -> list[str]:
-    """Two result folders holding the same real result: ``compare``'s arguments where nothing differs."""
+    """Two result folders holding the same real result: ``compare``'s arguments where nothing
+    differs."""
     for side in ("a", "b"):
         (tmp_path / side).mkdir()
         (tmp_path / side / "r.json").write_bytes(

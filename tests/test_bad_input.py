@@ -1,6 +1,7 @@
-"""Malformed command lines, table-driven: each is one ``harness: error:`` line and exit 2, never a traceback,
-and nothing is measured, installed or written before the refusal.  The same for nox sessions' posargs,
-which the noxfile checks with ``session_view`` (and ``interleaved_request``) before installing anything."""
+"""Malformed command lines, table-driven: each is one ``harness: error:`` line and exit 2, never a
+traceback, and nothing is measured, installed or written before the refusal.  The same for nox
+sessions' posargs, which the noxfile checks with ``session_view`` (and ``interleaved_request``)
+before installing anything."""
 
 import pytest
 
@@ -14,7 +15,8 @@ HUGE = "9" * 201
 RANGE = ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]
 SWEEP = ["scan_sync", "--from", "0.4.26", "--to", "0.4.35"]
 
-# Each command line runs with --results / --out / --into pointing into a folder that must stay empty.
+# Each command line runs with --results / --out / --into pointing into a folder that must stay
+# empty.
 BAD_RUNS = [
     ["--case", "nope"],
     ["--case", ""],
@@ -285,7 +287,8 @@ def test_the_table_is_large():
 
 
 def _placed(argv, tmp_path):
-    """The command line with its placeholders made real, and an output folder that must stay empty."""
+    """The command line with its placeholders made real, and an output folder that must stay
+    empty."""
     out = tmp_path / "out"
     out.mkdir()
     (tmp_path / "A_FILE").write_text("a file where a folder should be")

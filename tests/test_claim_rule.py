@@ -1,4 +1,5 @@
-"""The one rule that settles a claim over processes: at least 80 % of at least ``min_processes`` agree."""
+"""The one rule that settles a claim over processes: at least 80 % of at least ``min_processes``
+agree."""
 
 from harness.claim_rule import DOES_NOT_HOLD, HOLDS, MIN_CLAIM_PROCESSES, UNSETTLED, settle_claim
 

@@ -1,4 +1,5 @@
-"""``--script FILE``: a plain repro script measured, stored and judged like a case, through the command line.
+"""``--script FILE``: a plain repro script measured, stored and judged like a case, through the
+command line.
 
 Real processes throughout: the scripts under ``fixtures/scripts`` run as ``python FILE`` on the JAX
 installed here.  Timing assertions are ratios with generous margins, never absolute times.
@@ -15,8 +16,8 @@ from harness.main import main
 from tests.conftest import FIXTURES, stored_in
 
 SCRIPTS = FIXTURES / "scripts"
-# The judging's wiring is under test, not this shared machine's noise: a looser significance level than the
-# default, with ratios far beyond the factor.
+# The judging's wiring is under test, not this shared machine's noise: a looser significance level
+# than the default, with ratios far beyond the factor.
 LOOSE = Thresholds(alpha=0.05)
 
 

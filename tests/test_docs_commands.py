@@ -39,16 +39,17 @@ PAGES = [REPO / "README.md", REPO / "cases" / "README.md", *sorted((REPO / "docs
 SHELL_BLOCKS = ("sh", "shell", "bash", "console")
 # Sessions whose posargs go to pytest, not to the harness: nothing of the harness's to check.
 PYTEST_SESSIONS = ("tests", "compat", "workflow", "lint")
-# The commands that run as written, on a fresh state, and must exit 0: cheap, no JAX, nothing installed.
+# The commands that run as written, on a fresh state, and must exit 0: cheap, no JAX, nothing
+# installed.
 RUN_AS_WRITTEN = (
     "jax-repro list",
     "jax-repro list --case scan_sync",
     "jax-repro export --case scan_sync --size N=16 --size M=3",
     "nox -l",
 )
-# What the commands name, made in the folder they are checked in (a checkout of the harness): a plain script,
-# result folders, a folder of scripts (watch --scripts) and, beside the checkout, a library's pytest-benchmark
-# suite (watch --pytest-benchmark).
+# What the commands name, made in the folder they are checked in (a checkout of the harness): a
+# plain script, result folders, a folder of scripts (watch --scripts) and, beside the checkout, a
+# library's pytest-benchmark suite (watch --pytest-benchmark).
 NAMED_FILES = ("repro.py",)
 NAMED_FOLDERS = ("results", "main-results", "pr-results", "artifacts/ci")
 NAMED_CLONE = "src/jax"
@@ -146,7 +147,8 @@ DOCUMENTED = [command for page in PAGES for command in commands_of(page)]
 def harness_argv(command: Command) -> list[str] | None:
     """The arguments after ``jax-repro`` / ``python -m harness``; None for any other command."""
     argv = list(command.argv)
-    # The command run once from its package (README, "Without cloning"): the same command line after it.
+    # The command run once from its package (README, "Without cloning"): the same command line after
+    # it.
     for runner in (("uvx", "--from"), ("pipx", "run", "--spec")):
         if tuple(argv[: len(runner)]) == runner and argv[len(runner) + 1 : len(runner) + 2] == [
             "jax-repro"
@@ -197,8 +199,8 @@ def named_state(tmp_path, monkeypatch) -> Path:
     for suite in NAMED_SUITES:
         (checkout / suite).parent.mkdir(parents=True)
         (checkout / suite).write_text("def test_sum(benchmark):\n    benchmark(sum, [1, 2])\n")
-    # The clone a documented --jax-repo names (~/src/jax), under a home folder of the test's own: a folder that
-    # is not a git repository is refused before anything runs.
+    # The clone a documented --jax-repo names (~/src/jax), under a home folder of the test's own: a
+    # folder that is not a git repository is refused before anything runs.
     subprocess.run(["git", "init", "-q", str(tmp_path / NAMED_CLONE)], check=True)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(checkout)
@@ -214,7 +216,8 @@ class NoxCall:
 
 
 def nox_call(argv: tuple[str, ...]) -> NoxCall:
-    """The sessions, tags and posargs of a nox command line (the options the docs use; any other is an error)."""
+    """The sessions, tags and posargs of a nox command line (the options the docs use; any other is
+    an error)."""
     call = NoxCall([], [], False, [])
     words = list(argv[1:])
     if "--" in words:
@@ -255,7 +258,8 @@ def check_nox(command: Command, sessions: list[dict]) -> None:
         members = families[name]
         one = [m for m in members if m["call_spec"].get("profile") == "cpu"] or members
         assert call.listing or len(members) <= 2, (
-            f"{command}: `nox -s {name}` selects {len(members)} sessions; name one, e.g. {one[-1]['session']!r}"
+            f"{command}: `nox -s {name}` selects {len(members)} sessions; name one, e.g. "
+            f"{one[-1]['session']!r}"
         )
         selected += members
     if not call.names and not call.tags and not call.listing:
@@ -321,7 +325,8 @@ def check_one_release_run(posargs: list[str]) -> None:
 
 
 def as_the_shell_expands(argv: list[str]) -> list[str]:
-    """Words with a ``*`` replaced by the files they match in the current folder, as a shell would."""
+    """Words with a ``*`` replaced by the files they match in the current folder, as a shell
+    would."""
     return [
         m for word in argv for m in (sorted(glob.glob(word)) or [word] if "*" in word else [word])
     ]
@@ -374,7 +379,8 @@ def test_the_help_of_every_documented_command_renders(name, capsys):
 
 
 def test_every_session_the_docs_give_arguments_has_its_help_checked_before_installing():
-    """tests/test_noxfile.py runs ``-- --help`` of each session; the docs name no session it leaves out."""
+    """tests/test_noxfile.py runs ``-- --help`` of each session; the docs name no session it leaves
+    out."""
     [mark] = [
         m
         for m in test_noxfile.test_every_session_answers_help_before_installing_anything.pytestmark
@@ -451,7 +457,8 @@ def test_a_console_example_prints_what_its_page_shows(command, tmp_path):
 
 @pytest.fixture(scope="module")
 def fresh_clone(tmp_path_factory) -> Path:
-    """A copy of the working tree as a fresh clone has it: tracked and new files, nothing ignored."""
+    """A copy of the working tree as a fresh clone has it: tracked and new files, nothing
+    ignored."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=REPO,

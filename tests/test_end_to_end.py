@@ -82,8 +82,8 @@ def test_async_dispatch_end_to_end(tmp_path):
 
 
 def test_a_one_device_case_under_more_cpu_devices_is_skipped_in_one_process(tmp_path):
-    """XLA flags apply from process start: two CPU devices exist, and async_dispatch (DEVICES_USED = 1) says why
-    it does not measure itself again beside an idle one."""
+    """XLA flags apply from process start: two CPU devices exist, and async_dispatch (DEVICES_USED
+    = 1) says why it does not measure itself again beside an idle one."""
     env = {
         "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
         "XDG_CACHE_HOME": str(tmp_path / "cache"),

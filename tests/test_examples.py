@@ -1,9 +1,11 @@
-"""The committed examples (reports/examples/, linked from the README) are what today's renderers write.
+"""The committed examples (reports/examples/, linked from the README) are what today's renderers
+write.
 
-Each example is re-rendered's twin: the same renderer run today on stored results (fixture files) writes
-pages whose structure (the headings, with names and numbers masked, and every table's columns) must be
-the example's.  Timings and answers differ from run to run and are not compared.  When this fails, the
-renderer changed: regenerate the examples by the commands in reports/README.md.
+Each example is re-rendered's twin: the same renderer run today on stored results (fixture files)
+writes pages whose structure (the headings, with names and numbers masked, and every table's
+columns) must be the example's.  Timings and answers differ from run to run and are not
+compared.  When this fails, the renderer changed: regenerate the examples by the commands in
+reports/README.md.
 """
 
 import re
@@ -16,7 +18,8 @@ from harness.render.triage_answer import triage_markdown
 from tests.conftest import assert_valid_tables
 
 EXAMPLES = Path(__file__).parent.parent / "reports" / "examples"
-# Names and numbers an example's headings hold, masked: releases, metric keys, case names, sizes, counts.
+# Names and numbers an example's headings hold, masked: releases, metric keys, case names, sizes,
+# counts.
 _MASKS = [
     (re.compile(r"\d+(\.\d+)+"), "V"),
     (re.compile(r"\b[a-z_0-9]+[. ][a-z_]+_(ns|ms|bytes)\b"), "METRIC"),
@@ -28,8 +31,8 @@ _MASKS = [
 
 
 def _body(markdown: str) -> list[str]:
-    """The page as the command wrote it: the example's note on when and how it was made (a quote and a rule
-    above the page) left out."""
+    """The page as the command wrote it: the example's note on when and how it was made (a quote and
+    a rule above the page) left out."""
     lines = markdown.splitlines()
     start = 0
     while start < len(lines) and (lines[start].startswith(">") or lines[start] in ("", "---")):
@@ -65,8 +68,8 @@ def example(path: str) -> str:
 
 
 def _metric_heading(headings: set[str]) -> set[str]:
-    """A per-metric table's heading (``### METRIC · eager · wall (until ready)``) by its kind: the label
-    after the key names what is measured, which depends on the case."""
+    """A per-metric table's heading (``### METRIC · eager · wall (until ready)``) by its kind: the
+    label after the key names what is measured, which depends on the case."""
     return {h.split(" · ")[0] if h.startswith("### ") else h for h in headings}
 
 

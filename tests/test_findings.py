@@ -1,5 +1,5 @@
-"""A finding: its sentence and commands apart, as a page joins them and as stored data reads back; and
-the one builder of follow-up nox commands."""
+"""A finding: its sentence and commands apart, as a page joins them and as stored data reads back;
+and the one builder of follow-up nox commands."""
 
 from harness.findings import Finding, FollowUp, finding_from, findings, leading, nox_command
 

@@ -1,8 +1,10 @@
-"""Hostile inputs of round three: odd output targets, odd paths, odd version strings, faults of the environment.
+"""Hostile inputs of round three: odd output targets, odd paths, odd version strings, faults of the
+environment.
 
-Each either works or is one ``harness: error:`` line with a non-zero exit; never a traceback, a hang, or a device
-or link of the system replaced by a file.  (Signals: tests/measure/test_guardian.py; the lock's faults:
-tests/measure/test_locks.py; FIFOs and devices as outputs: tests/store/test_streams.py.)
+Each either works or is one ``harness: error:`` line with a non-zero exit; never a traceback, a
+hang, or a device or link of the system replaced by a file.  (Signals:
+tests/measure/test_guardian.py; the lock's faults: tests/measure/test_locks.py; FIFOs and devices as
+outputs: tests/store/test_streams.py.)
 """
 
 import os
@@ -66,8 +68,9 @@ def test_blanks_around_a_release_in_a_list_are_ignored(typed):
     assert {release.jax for release, _ in interleaved_request(["--jax", typed]).sides} == {"0.4.26"}
 
 
-# Odd --json targets: a file is replaced atomically (a link there too, never written through); one of our
-# descriptors or a device is written in place; what cannot take it is one line, exit 2, and no verdict.
+# Odd --json targets: a file is replaced atomically (a link there too, never written through); one
+# of our descriptors or a device is written in place; what cannot take it is one line, exit 2, and
+# no verdict.
 def test_json_at_a_link_to_dev_null_is_written_through_and_the_link_stays(two_sets, tmp_path):
     link = tmp_path / "null"
     link.symlink_to("/dev/null")
@@ -139,7 +142,8 @@ def test_a_report_where_no_folder_can_be_is_one_line_exit_2(out, capsys):
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-# A non-UTF-8 results folder, a missing runtime folder (after `su`) and --strict on a resumed failure, measured.
+# A non-UTF-8 results folder, a missing runtime folder (after `su`) and --strict on a resumed
+# failure, measured.
 def test_a_run_into_a_non_utf8_results_folder_is_stored_and_resumed(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "gone"))
     results = os.fsdecode(os.fsencode(tmp_path) + b"/r\xff")

@@ -1,6 +1,8 @@
-"""Hostile inputs met end to end: planted secrets, resource bombs in arguments and case files, over-long paths.
+"""Hostile inputs met end to end: planted secrets, resource bombs in arguments and case files,
+over-long paths.
 
-Each is named and refused in one line, or kept out of every output; never a traceback, a hang or a leak."""
+Each is named and refused in one line, or kept out of every output; never a traceback, a hang or a
+leak."""
 
 import os
 import re
@@ -84,8 +86,8 @@ LONG = "a" * 300  # one component over NAME_MAX (255 bytes)
 WIDE = "é" * 200  # 200 characters, 400 bytes: the limit is in bytes
 DEEP = "/".join(["b" * 200] * 25)  # every component fits, the whole is over PATH_MAX (4096)
 RANGE = ["scan_sync", "--good", "0.4.26", "--bad", "0.4.35"]
-# Command lines whose one hostile argument once gave a traceback, a hang or a memory bomb; each must now be
-# one "harness: error:" line and exit 2, before anything is measured or written.
+# Command lines whose one hostile argument once gave a traceback, a hang or a memory bomb; each must
+# now be one "harness: error:" line and exit 2, before anything is measured or written.
 HOSTILE_COMMAND_LINES = [
     *(
         [command, option, f"TMP/{bad}", *rest]

@@ -1,7 +1,7 @@
-"""Round four's hostile inputs on installing: a package index that fails (refused, 500, cut short, trickling,
-killed mid-triage), venvs that lost files, caches that take no writes, a kept resolution tampered with.  What
-they must never do: be stored as an answer ("not installable"), or end in a traceback.  Network tests only ever
-talk to 127.0.0.1."""
+"""Round four's hostile inputs on installing: a package index that fails (refused, 500, cut short,
+trickling, killed mid-triage), venvs that lost files, caches that take no writes, a kept resolution
+tampered with.  What they must never do: be stored as an answer ("not installable"), or end in a
+traceback.  Network tests only ever talk to 127.0.0.1."""
 
 import functools
 import http.server
@@ -72,7 +72,8 @@ def prober(tmp_path, measure) -> ReleaseProber:
 def test_an_index_killed_mid_triage_stores_nothing_and_the_release_is_measured_next_run(
     tmp_path, monkeypatch
 ):
-    # The upload times were fetched while the index was up; then it goes away (uv asks a closed port).
+    # The upload times were fetched while the index was up; then it goes away (uv asks a closed
+    # port).
     folder = tmp_path
     UploadTimes(folder / INDEX_TIMES, index=DEAD_INDEX, fetcher=recorded_index).jax_release_time(
         "0.4.31", "0.4.31"
@@ -111,21 +112,25 @@ def test_an_index_killed_mid_triage_stores_nothing_and_the_release_is_measured_n
     "explanation",
     [
         # uv with the network off: only its cache was read.
-        "  × No solution found when resolving dependencies:\n  ╰─▶ Because jaxlib was not found in the cache "
-        "and you require jaxlib==0.4.31, we can conclude that your requirements are unsatisfiable.\n\n"
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because jaxlib was not found in "
+        "the cache and you require jaxlib==0.4.31, we can conclude that your requirements are "
+        "unsatisfiable.\n\n"
         "      hint: Packages were unavailable because the network was disabled.",
-        # A mirror that lists nothing (a wrong path): the release itself is missing, which the index it was
-        # found on has.
-        "  × No solution found when resolving dependencies:\n  ╰─▶ Because jax was not found in the package "
-        "registry and you require jax==0.4.31, we can conclude that your requirements are unsatisfiable.",
+        # A mirror that lists nothing (a wrong path): the release itself is missing, which the index
+        # it was found on has.
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because jax was not found in "
+        "the package registry and you require jax==0.4.31, we can conclude that your requirements "
+        "are unsatisfiable.",
         # An index that refused the credentials.
-        "  × No solution found when resolving dependencies:\n  ╰─▶ Because equinox was not found in the "
-        "package registry and you require equinox, we can conclude ...\n\n      hint: An index URL "
-        "(http://127.0.0.1:8/simple) could not be queried due to a lack of valid authentication credentials",
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because equinox was not found "
+        "in the package registry and you require equinox, we can conclude ...\n\n      hint: An "
+        "index URL (http://127.0.0.1:8/simple) could not be queried due to a lack of valid "
+        "authentication credentials",
         # HTTP 500, and a JSON answer cut short.
-        "error: Failed to fetch: `http://127.0.0.1:8/simple/jaxlib/`\n  Caused by: HTTP status server error "
-        "(500 Internal Server Error)",
-        "error: Failed to read metadata: `http://127.0.0.1:8/simple/jax/`\n  Caused by: EOF while parsing",
+        "error: Failed to fetch: `http://127.0.0.1:8/simple/jaxlib/`\n  Caused by: HTTP status "
+        "server error (500 Internal Server Error)",
+        "error: Failed to read metadata: `http://127.0.0.1:8/simple/jax/`\n  Caused by: EOF while "
+        "parsing",
         # A time-out (the runner's own), and uv killed by a signal.
         "error: did not finish within 900 s",
         "",
@@ -361,7 +366,8 @@ def test_resolve_on_an_index_of_nothing_but_refusals_keeps_nothing(tmp_path):
 
 
 class Listings(http.server.BaseHTTPRequestHandler):
-    """A PEP 691 index of the recorded listings, that goes away (its port closed) after its ``budget`` answers."""
+    """A PEP 691 index of the recorded listings, that goes away (its port closed) after its
+    ``budget`` answers."""
 
     def do_GET(self):
         server = self.server
@@ -386,7 +392,8 @@ class Listings(http.server.BaseHTTPRequestHandler):
 
 
 class LocalIndex:
-    """An index on a port of 127.0.0.1 that can die after some answers and come back on the same port."""
+    """An index on a port of 127.0.0.1 that can die after some answers and come back on the same
+    port."""
 
     def __init__(self):
         self.server = None
@@ -412,8 +419,9 @@ class LocalIndex:
 
 
 class IndexAskingUv(FakeUv):
-    """uv as far as the index goes: ``pip compile`` asks the index (UV_INDEX_URL) for the script's library and
-    answers with the release its constraints hold, or with uv's own words when the index cannot be reached."""
+    """uv as far as the index goes: ``pip compile`` asks the index (UV_INDEX_URL) for the script's
+    library and answers with the release its constraints hold, or with uv's own words when the index
+    cannot be reached."""
 
     def __call__(self, command, cwd):
         command = list(command)
@@ -441,8 +449,9 @@ def local_index():
 def test_an_index_that_dies_mid_triage_leaves_nothing_wrong_stored_and_the_next_run_carries_on(
     tmp_path, monkeypatch, local_index
 ):
-    # The first release's set is had whole (jax's and jaxlib's listings for its date, equinox for uv), then the
-    # index goes away, as a network that drops: the second release's resolution meets a dead port.
+    # The first release's set is had whole (jax's and jaxlib's listings for its date, equinox for
+    # uv), then the index goes away, as a network that drops: the second release's resolution meets
+    # a dead port.
     server = local_index.up(budget=3)
     monkeypatch.setenv("UV_INDEX_URL", local_index.url)
     uv = IndexAskingUv()
@@ -489,7 +498,8 @@ def test_a_script_venv_whose_interpreter_is_gone_is_made_anew(tmp_path, interpre
 
 
 class SlowUv(FakeUv):
-    """uv whose venv takes a while to make: time for a second run to ask for the same venv meanwhile."""
+    """uv whose venv takes a while to make: time for a second run to ask for the same venv
+    meanwhile."""
 
     def __call__(self, command, cwd):
         if command[1] == "venv":

@@ -1,10 +1,11 @@
-"""Hostile inputs against what report, compare, merge and issue write (issue 28, items 3-7, 12, 14, 15).
+"""Hostile inputs against what report, compare, merge and issue write (issue 28, items 3-7, 12, 14,
+15).
 
-Each input is crafted, as a hostile CI artifact or a colleague's folder would bring it: links planted in
-the output folder, markup in every stored string a page shows, a case called ``index``, numbers and
-nesting no harness writes, files that are no documents, calibration files that block or never end, a
-result of 200,000 samples and a disk that fills up.  Every one must be named and skipped or shown as
-text: no traceback, no write outside the output folder, no hang.
+Each input is crafted, as a hostile CI artifact or a colleague's folder would bring it: links
+planted in the output folder, markup in every stored string a page shows, a case called ``index``,
+numbers and nesting no harness writes, files that are no documents, calibration files that block or
+never end, a result of 200,000 samples and a disk that fills up.  Every one must be named and
+skipped or shown as text: no traceback, no write outside the output folder, no hang.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ def two_releases(tmp_path: Path, **changes) -> Path:
 
 
 def first_sample_with(text: str) -> str:
-    """The real result with its first raw sample's wall time written as ``text`` (JSON no encoder writes)."""
+    """The real result with its first raw sample's wall time written as ``text`` (JSON no encoder
+    writes)."""
     document = json.dumps(derive(BASE))
     wall = BASE["processes"][0]["programs"]["two_scans"]["samples"][0]["wall_ns"]
     return document.replace(f'"wall_ns": {wall}', f'"wall_ns": {text}', 1)
 
 
-# --- item 3: writes through links planted in the output folder -------------------------------------------
+# --- item 3: writes through links planted in the output
+# folder -------------------------------------------
 
 
 def test_links_planted_in_the_reports_folder_are_replaced_not_written_through(tmp_path):
@@ -186,7 +189,8 @@ def test_a_bisects_reason_and_answer_are_text_on_its_page():
     assert not re.search(r"^#+ [A-Z]{5,}", page, re.MULTILINE)
 
 
-# --- item 4: markup in stored strings ---------------------------------------------------------------------
+# --- item 4: markup in stored
+# strings ---------------------------------------------------------------------
 
 HOSTILE = (
     "x\n# INJECTED <script>alert(1)</script> ![i](http://evil/x.png) [a](http://evil) **b** | c"
@@ -219,7 +223,8 @@ def hostile_result(release: str | None = None) -> dict:
 
 
 def outside_fences(markdown: str) -> list[str]:
-    """The lines of ``markdown`` outside fenced code blocks (a fence closes only with one as long or longer)."""
+    """The lines of ``markdown`` outside fenced code blocks (a fence closes only with one as long or
+    longer)."""
     lines, fence = [], ""
     for line in markdown.splitlines():
         run = re.match(r"(`{3,})", line)
@@ -275,7 +280,8 @@ def test_compare_shows_stored_strings_as_text(tmp_path, capsys):
     assert "\x1b" not in capsys.readouterr().out
 
 
-# --- item 5 and relatives: page names -----------------------------------------------------------------------
+# --- item 5 and relatives: page
+# names -----------------------------------------------------------------------
 
 
 def test_a_case_called_index_does_not_replace_the_index(tmp_path):
@@ -304,7 +310,8 @@ def test_page_names_never_collide_with_the_index_other_reports_or_each_other():
 
 
 def test_groups_that_slug_alike_get_plots_of_their_own(tmp_path):
-    """Profiles ``cpu+x`` and ``cpu_x`` (both names) slug alike, as backends ``a/b`` and ``a_b`` do."""
+    """Profiles ``cpu+x`` and ``cpu_x`` (both names) slug alike, as backends ``a/b`` and ``a_b``
+    do."""
     pytest.importorskip("matplotlib")
     records = []
     for profile, backend in (("cpu+x", "a/b"), ("cpu_x", "a_b")):
@@ -320,11 +327,13 @@ def test_groups_that_slug_alike_get_plots_of_their_own(tmp_path):
     assert all((tmp_path / "out" / link).is_file() for link in links)
 
 
-# --- items 6 and 14: results no harness writes --------------------------------------------------------------
+# --- items 6 and 14: results no harness
+# writes --------------------------------------------------------------
 
 
 def with_field(field: str, process: bool = False) -> str:
-    """The real result with ``field`` (JSON text) added at its top level, or to its first process."""
+    """The real result with ``field`` (JSON text) added at its top level, or to its first
+    process."""
     document = json.dumps(derive(BASE))
     anchor = '"status": "ok"' if process else '"detail": ""'
     return document.replace(anchor, f"{field}, {anchor}", 1)
@@ -412,7 +421,8 @@ def test_a_400_character_backend_is_reported_not_fatal(tmp_path, capsys):
     assert all(len(p.name) <= 255 for p in (tmp_path / "out").rglob("*"))
 
 
-# --- item 7: calibration files -----------------------------------------------------------------------------
+# --- item 7: calibration
+# files -----------------------------------------------------------------------------
 
 
 def test_calibration_files_get_the_loaders_guards(tmp_path):
@@ -463,7 +473,8 @@ def test_the_report_does_not_wait_on_a_calibration_fifo(tmp_path):
     assert written[0].name == INDEX
 
 
-# --- item 12: a result of 200,000 samples ----------------------------------------------------------------
+# --- item 12: a result of 200,000
+# samples ----------------------------------------------------------------
 
 
 class CountingRandom(random.Random):
@@ -480,7 +491,8 @@ def test_the_bootstrap_of_a_large_process_costs_one_draw_per_resample(monkeypatc
     CountingRandom.draws = 0
     monkeypatch.setattr(processes_module.random, "Random", CountingRandom)
     processes_module.hierarchical_bootstrap_interval([large] * 3, [large] * 3, resamples=200)
-    # Drawing every sample would take 2 × 200 × 3 × 200,000 draws; a Beta variate takes a handful each.
+    # Drawing every sample would take 2 × 200 × 3 × 200,000 draws; a Beta variate takes a handful
+    # each.
     assert CountingRandom.draws < 2 * 200 * (3 + 3 * 20)
 
 
@@ -518,7 +530,8 @@ def test_a_report_on_200000_samples_in_one_process_is_linear(tmp_path, monkeypat
     assert CountingRandom.draws < 5_000_000  # before: over 400,000,000 for this process alone
 
 
-# --- item 15: a full disk -----------------------------------------------------------------------------------
+# --- item 15: a full
+# disk -----------------------------------------------------------------------------------
 
 
 def test_a_full_disk_leaves_the_index_unwritten_and_no_temporary_file(tmp_path, monkeypatch):

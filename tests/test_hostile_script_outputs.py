@@ -1,8 +1,10 @@
-"""Hostile script outputs, numbers at the bounds, names and encodings (issue 37): whatever a script prints, the
-result stored of it is read back by every reader, and what had to be left out is said in its notes.
+"""Hostile script outputs, numbers at the bounds, names and encodings (issue 37): whatever a script
+prints, the result stored of it is read back by every reader, and what had to be left out is said in
+its notes.
 
-Each script runs as a plain script's case process runs it (``run_script``), in ``PROCESSES`` processes; the
-result is stored as a run stores it (``storing.store``) and loaded as report, compare and a rerun load it."""
+Each script runs as a plain script's case process runs it (``run_script``), in ``PROCESSES``
+processes; the result is stored as a run stores it (``storing.store``) and loaded as report, compare
+and a rerun load it."""
 
 from __future__ import annotations
 
@@ -33,11 +35,13 @@ HOSTILE_SCRIPTS = {
     "fact nested 200 deep": "print('fact x ' + '[' * 200 + ']' * 200)",
     "lone surrogate in a JSON line": 'print(\'{"x": "\\\\ud800"}\')',
     "lone surrogate in a fact": "print('fact x \"\\\\ud800\"')",
-    "5,000-digit figure field": "print('metric p wall_ns median=' + '9' * 5000 + ' min=1 max=2 n=3')",
+    "5,000-digit figure "
+    "field": "print('metric p wall_ns median=' + '9' * 5000 + ' min=1 max=2 n=3')",
     "figure of program json": "print('metric json x_ns median=5 min=1 max=9 n=3')",
     "figure of program process": "print('metric process wall_ns median=5 min=1 max=9 n=3')",
     "201 JSON fields": "import json; print(json.dumps({f'f{i}': i for i in range(201)}))",
-    "JSON line over 65,536 characters": "import json; print(json.dumps({'x': 1, 'pad': 'a' * 70000}))",
+    "JSON line over 65,536 "
+    "characters": "import json; print(json.dumps({'x': 1, 'pad': 'a' * 70000}))",
     # Numbers at and past the bounds.
     "float -1e25": "print('{\"x\": -1e25}')",
     "float 1.0000001e19": "print('{\"x\": 1.0000001e19}')",
@@ -51,7 +55,8 @@ HOSTILE_SCRIPTS = {
     "5,000-digit integer in a JSON line": "print('{\"x\": ' + '9' * 5000 + '}')",
     "20-digit figure min": f"print('metric p wall_ns median=1 min={BIG} max=2 n=3')",
     "20-digit figure max": f"print('metric p wall_ns median=1 min=1 max={BIG} n=3')",
-    "19-digit figure median": "print('metric p wall_ns median=9999999999999999999 min=1 max=2 n=3')",
+    "19-digit figure "
+    "median": "print('metric p wall_ns median=9999999999999999999 min=1 max=2 n=3')",
     "fact Infinity": "print('fact x Infinity')",
     "fact -Infinity": "print('fact x -Infinity')",
     "fact 1e400": "print('fact x 1e400')",
@@ -65,18 +70,22 @@ HOSTILE_SCRIPTS = {
     "fact of a lone low surrogate": "print('fact x \"\\\\udc00\"')",
     "surrogate in a fact's key": "print('fact x {\"\\\\ud800\": 1}')",
     "surrogate in a nested JSON value": 'print(\'{"x": {"y": "\\\\udfff"}}\')',
-    "surrogate in the claim's evidence": "print('claim holds: True — \\ud800'.encode('utf-8', 'surrogatepass')"
+    "surrogate in the claim's "
+    "evidence": "print('claim holds: True — \\ud800'.encode('utf-8', 'surrogatepass')"
     ".decode('utf-8', 'replace'))",
     "JSON line nested 200 deep": "print('{\"x\": ' + '[' * 200 + ']' * 200 + '}')",
     "JSON line nested 2,000 deep": "print('{\"x\": ' + '[' * 2000 + ']' * 2000 + '}')",
-    "JSON line of 65,536 characters": "import json; print(json.dumps({'x': 1, 'p': 'a' * (65536 - 20)}))",
+    "JSON line of 65,536 "
+    "characters": "import json; print(json.dumps({'x': 1, 'p': 'a' * (65536 - 20)}))",
     "a field named like a figure": 'print(\'{"wall_ns": 5, "process": 3}\')',
     "field name of 65 characters": "print('{\"' + 'a' * 65 + '\": 1}')",
     "field name with a dot": "print('{\"a.b\": 1}')",
     "10,000 fields": "import json; print(json.dumps({f'f{i}': i for i in range(10000)}))",
     "a fact per line, 5,000 lines": "for i in range(5000): print(f'fact f{i} {i}')",
-    "fact lines of 1 MB each, five": "for i in range(5): print(f'fact big{i} \"' + 'x' * 1_000_000 + '\"')",
-    "figure line with a program named json.x": "print('metric json.x wall_ns median=5 min=1 max=9 n=3')",
+    "fact lines of 1 MB each, "
+    "five": "for i in range(5): print(f'fact big{i} \"' + 'x' * 1_000_000 + '\"')",
+    "figure line with a program named "
+    "json.x": "print('metric json.x wall_ns median=5 min=1 max=9 n=3')",
     "figure line of 0 samples": "print('metric p wall_ns median=5 min=1 max=9 n=0')",
     "bytes not UTF-8 on stdout": 'import sys; sys.stdout.buffer.write(b\'{"x": "\\xff\\xfe"}\\n\')',
     "NUL in a fact": "print('fact x \"a\\\\u0000b\"')",

@@ -1,6 +1,6 @@
-"""The house's order: every harness module imports only from its own stage or the stages below it, no two
-modules import each other, directly or round a longer loop (docs/layout.md, ``harness/__init__.py``), and no
-class grows past what a reader takes in at once."""
+"""The house's order: every harness module imports only from its own stage or the stages below it,
+no two modules import each other, directly or round a longer loop (docs/layout.md,
+``harness/__init__.py``), and no class grows past what a reader takes in at once."""
 
 import ast
 import re
@@ -26,7 +26,8 @@ STAGES = [
     "commands",
 ]
 ON_TOP = {"harness.main", "harness.__main__"}
-# A class's lines, from ``class`` to its last line; the prober, which every search goes through, keeps fewer.
+# A class's lines, from ``class`` to its last line; the prober, which every search goes through,
+# keeps fewer.
 MOST_CLASS_LINES = 200
 MOST_CLASS_LINES_OF = {"harness/steps/probes.py:ReleaseProber": 150}
 
@@ -37,7 +38,8 @@ def module_name(path: Path) -> str:
 
 
 def harness_imports(path: Path) -> set[str]:
-    """Every harness module ``path`` imports, at any depth of its code (a module, not a name inside one)."""
+    """Every harness module ``path`` imports, at any depth of its code (a module, not a name inside
+    one)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("harness"):
@@ -99,7 +101,8 @@ def test_no_modules_import_each_other_round_a_loop():
 
 
 def test_docs_layout_names_every_module_in_its_package_s_row():
-    """docs/layout.md is where a reader finds a module: each is named (as `name`) in the row of its package."""
+    """docs/layout.md is where a reader finds a module: each is named (as `name`) in the row of its
+    package."""
     rows = {}
     for line in (REPO / "docs" / "layout.md").read_text().splitlines():
         cells = line.split(" | ")
@@ -118,9 +121,9 @@ def test_docs_layout_names_every_module_in_its_package_s_row():
 
 
 def test_no_module_asks_whether_what_is_measured_is_a_script():
-    """A script is a subject of its own beside a case (``harness.catalogue.subjects``): callers ask the subject
-    what they need, so no module branches on ``script is None`` (the command line decides which subject it is,
-    once, in ``harness.cli.options.case_from``)."""
+    """A script is a subject of its own beside a case (``harness.catalogue.subjects``): callers ask
+    the subject what they need, so no module branches on ``script is None`` (the command line
+    decides which subject it is, once, in ``harness.cli.options.case_from``)."""
     branch = re.compile(r"script is (not )?None")
     found = [
         f"{path.relative_to(REPO).as_posix()}:{number}"
@@ -132,7 +135,8 @@ def test_no_module_asks_whether_what_is_measured_is_a_script():
 
 
 def class_lengths() -> dict[str, int]:
-    """Each class of harness/ (nested ones too) as ``path:name``, with its lines from ``class`` to its last."""
+    """Each class of harness/ (nested ones too) as ``path:name``, with its lines from ``class`` to
+    its last."""
     found = {}
     for path in sorted((REPO / "harness").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -154,8 +158,8 @@ def test_no_class_is_longer_than_its_bound():
 
 
 def test_the_modules_that_run_nox_are_those_the_suite_runs_on_one_worker():
-    """``tests/conftest.py``'s NOX_MODULES: a module that runs nox outside it would wait on the nox lock on another
-    worker; one in it that no longer does would keep a worker busy for nothing."""
+    """``tests/conftest.py``'s NOX_MODULES: a module that runs nox outside it would wait on the nox
+    lock on another worker; one in it that no longer does would keep a worker busy for nothing."""
     from tests.conftest import NOX_MODULES
 
     calls = re.compile(r"\bnox_(in_repo|session|driven)\(")  # nox_driven: the installed jax-repro

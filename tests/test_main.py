@@ -104,7 +104,8 @@ from .conftest import FIXTURES, derive, harness_command, real_result, write_resu
         ),
         (
             ["bisect", "scan_sync", "--good", "0.4.26", "--claim"],
-            "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)",
+            "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a "
+            "fix)",
         ),
         (
             ["bisect", "scan_sync", "--good", "0.4.26", "--bad", "0.4.35", "--claim"],
@@ -244,7 +245,8 @@ def test_compare_exit_status_is_1_only_when_b_got_worse(tmp_path, capsys):
     ]
     assert main(worse) == 1
     out = capsys.readouterr().out
-    # Over 5 processes a side, ×1.25 passes p < 0.002 for eager's wall (first listed), not for jit's (p ≈ 0.0035).
+    # Over 5 processes a side, ×1.25 passes p < 0.002 for eager's wall (first listed), not for jit's
+    # (p ≈ 0.0035).
     assert "Worse in B: async_dispatch N=1000: eager.wall_ns ×1.25" in out
     assert out.rstrip().endswith(f"Report: {markdown}")
     assert "# Comparison of two result sets" in markdown.read_text()
@@ -348,7 +350,10 @@ def test_a_target_ratio_is_stored_and_its_rounds_end_with_a_detail_saying_what_t
     ) == (1.5, 3, 2)
     assert result.settings.target_kinds == ("wall",)
     assert len(result.processes) in (2, 3)
-    reached = r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) the target"
+    reached = (
+        r"\d processes a side (\(the most allowed\) )?can detect (only )?×[0-9.]+, (within|not) "
+        r"the target"
+    )
     assert re.search(reached + r" ×1\.5 on wall times", result.detail), result.detail
 
 
@@ -459,8 +464,8 @@ def test_jax_named_outside_nox_must_be_the_one_installed(capsys):
     assert main(["issue", "scan_sync", "--jax", other, "--results", "/nonexistent"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
-        f"harness: error: --jax {other} asks for a release that is not installed here (jax {installed}): "
-        f"`nox -s issue -- ... --jax {other}` installs it"
+        f"harness: error: --jax {other} asks for a release that is not installed here (jax "
+        f"{installed}): `nox -s issue -- ... --jax {other}` installs it"
     )
 
 
@@ -515,8 +520,9 @@ def test_calibrate_refuses_bad_input_before_running_anything(argv, message, caps
 
 
 def test_an_error_naming_a_path_with_an_escape_sequence_prints_no_escape(tmp_path, capsys):
-    """Issue 57, a hostile input of the watch's: ``--pytest-benchmark $'x\\e]0;title\\a'`` (a folder without a test)
-    printed its ESC and BEL raw in the ``harness: error:`` line, setting the terminal's title."""
+    """Issue 57, a hostile input of the watch's: ``--pytest-benchmark $'x\\e]0;title\\a'`` (a folder
+    without a test) printed its ESC and BEL raw in the ``harness: error:`` line, setting the
+    terminal's title."""
     folder = tmp_path / "suite\x1b]0;owned\x07"
     folder.mkdir()
     assert main(["watch", "--pytest-benchmark", str(folder)]) == 2

@@ -55,8 +55,9 @@ def test_a_script_s_number_named_for_a_unit_of_time_is_a_duration_and_a_rate_is_
 
 
 def test_the_phase_table_is_the_one_list_of_a_script_s_phases():
-    """The hook (which runs without the harness on its path) names JAX's events; the table says which phases
-    come from them, and what each phase is everywhere else: its label, unit, rank and words."""
+    """The hook (which runs without the harness on its path) names JAX's events; the table says
+    which phases come from them, and what each phase is everywhere else: its label, unit, rank and
+    words."""
     from harness.measure.script_hook import EVENTS
     from harness.metric_names import EVENT_PHASES, PHASES, PROCESS, reading_rank
 

@@ -1,4 +1,5 @@
-"""The sessions: posargs checked by the harness before anything is installed, what each installs and runs."""
+"""The sessions: posargs checked by the harness before anything is installed, what each installs and
+runs."""
 
 import ast
 import contextlib
@@ -40,7 +41,8 @@ def harness_imports_of_the_noxfile() -> list[ast.ImportFrom]:
 
 
 def harness_modules_of_the_noxfile() -> list[str]:
-    """The modules the noxfile imports from: ``from harness.cli import sessions`` names harness.cli.sessions."""
+    """The modules the noxfile imports from: ``from harness.cli import sessions`` names
+    harness.cli.sessions."""
     named = set()
     for node in harness_imports_of_the_noxfile():
         named.add(str(node.module))
@@ -51,9 +53,9 @@ def harness_modules_of_the_noxfile() -> list[str]:
     return sorted(named)
 
 
-# What importing the noxfile's harness imports may load: the declarations of its sessions and their checks'
-# entry points, not the harness behind them (issue 42: 57 modules, which held a third of it to the standard
-# library).
+# What importing the noxfile's harness imports may load: the declarations of its sessions and their
+# checks' entry points, not the harness behind them (issue 42: 57 modules, which held a third of it
+# to the standard library).
 MOST_NOXFILE_MODULES = 25
 
 
@@ -73,7 +75,8 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "harness"))
 
 
 def test_the_noxfile_imports_only_standard_library_harness_modules():
-    """nox imports the noxfile in its own environment: no JAX, no hypothesis, no tabulate; packaging (nox needs it).
+    """nox imports the noxfile in its own environment: no JAX, no hypothesis, no tabulate; packaging
+    (nox needs it).
 
     The harness modules it imports are imported, and every session's check run, in an
     interpreter without site-packages (``-S``, isolated) but for packaging's folder, last on
@@ -193,7 +196,8 @@ class RecordingSession:
     invoked_from = "/the/user's/folder"
 
     def chdir(self, folder: str | Path) -> contextlib.nullcontext:
-        """nox's: the session works in ``folder`` (recorded), back where it was after a ``with`` block."""
+        """nox's: the session works in ``folder`` (recorded), back where it was after a ``with``
+        block."""
         self.folders.append(str(folder))
         return contextlib.nullcontext()
 
@@ -207,8 +211,8 @@ class RecordingSession:
             self.ran_installing.append(args)
 
     def run(self, *args: str, env: dict[str, str] | None = None, external: bool = False) -> None:
-        """A harness command; the harness's end of a session (``harness.commands.nox_session``) run here, the
-        command it launches recorded."""
+        """A harness command; the harness's end of a session (``harness.commands.nox_session``) run
+        here, the command it launches recorded."""
         launched = self.entry(args)
         if launched is not None:
             args = tuple(launched.command())
@@ -433,8 +437,9 @@ def test_triage_session_plans_every_release_on_the_index_between_the_tables_ends
 
 
 def test_two_sessions_of_one_name_with_other_ranges_keep_their_own_plans(tmp_path):
-    """Issue 57 #9: two triages at once shared ``.nox/.cache/triage-releases.json``; the second's plan replaced the
-    first's before its harness read it, which then refused it as bad input ("does not run from ...")."""
+    """Issue 57 #9: two triages at once shared ``.nox/.cache/triage-releases.json``; the second's
+    plan replaced the first's before its harness read it, which then refused it as bad input ("does
+    not run from ...")."""
     first = RangeSession(tmp_path, "async_dispatch", "--from", "0.4.31", "--to", "0.4.34")
     noxfile.triage(first)
     [(args, _)] = first.ran
@@ -477,8 +482,8 @@ def test_a_range_over_the_bound_is_refused_after_listing_before_anything_is_inst
     )
     err = capsys.readouterr().err
     assert err.strip() == (
-        "harness: error: jax 0.4.31–0.4.34 is 3 releases; a sweep measures each of them and takes at "
-        "most 2: give a narrower --from/--to"
+        "harness: error: jax 0.4.31–0.4.34 is 3 releases; a sweep measures each of them and takes "
+        "at most 2: give a narrower --from/--to"
     )
 
 
@@ -523,7 +528,8 @@ def test_a_watch_with_a_baseline_plans_that_pair(tmp_path):
 
 @pytest.mark.parametrize("status", [1, 3])
 def test_the_watch_s_exit_status_is_nox_s(status, tmp_path):
-    """1 (a regression) and 3 (something open) are the watch's answer, which CI reads from nox: not nox's 1."""
+    """1 (a regression) and 3 (something open) are the watch's answer, which CI reads from nox: not
+    nox's 1."""
 
     class Answering(RangeSession):
         def run(self, *args, env=None, external=False):
@@ -589,7 +595,8 @@ def test_a_watched_release_the_index_does_not_offer_is_refused_after_listing(tmp
 def test_a_gpu_profile_without_a_gpu_is_skipped_before_anything_is_installed(
     session, posargs, monkeypatch, tmp_path
 ):
-    """As ``repro`` does: the session is skipped with the reason; no venv is made, nothing installed or run."""
+    """As ``repro`` does: the session is skipped with the reason; no venv is made, nothing installed
+    or run."""
     monkeypatch.setattr(noxfile.gpu, "absence_reason", lambda: NO_GPU)
     recording = RangeSession(tmp_path, *posargs, "--profile", "cuda12")
     with pytest.raises(Skipped) as skipped:
@@ -702,8 +709,8 @@ def test_bad_input_found_by_the_harness_after_installing_keeps_exit_code_2():
 def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_reports(
     monkeypatch, tmp_path
 ):
-    """What the README's main command runs: the matrix session with no posargs, seven processes a side, once, each
-    case only where its claim is (``claims_only``)."""
+    """What the README's main command runs: the matrix session with no posargs, seven processes a
+    side, once, each case only where its claim is (``claims_only``)."""
     # The release venvs: built by the real session.
     monkeypatch.setattr(nox_session, "ensure", lambda env: None)
     session = RecordingSession()
@@ -735,7 +742,8 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
 
 
 def test_ci_runs_the_readme_main_command_with_options_both_default_sessions_take():
-    """`.ci/run` runs plain nox (the default sessions); its posargs reach matrix and report, so both must take them."""
+    """`.ci/run` runs plain nox (the default sessions); its posargs reach matrix and report, so both
+    must take them."""
     [line] = [
         line
         for line in (REPO / ".ci" / "run").read_text().splitlines()
@@ -851,8 +859,9 @@ def test_run_session_runs_the_whole_catalogue_on_any_index_release(tmp_path, mon
 def test_bad_input_found_while_making_a_script_s_venv_exits_2_and_a_failure_fails_the_session(
     tmp_path, monkeypatch, capsys
 ):
-    """Issue 45's #17: bad input on nox's run path (a script's venv refused for what it declares) exited 1, as a
-    failed session; it is one line and exit 2, while what could not be done is still a failed session."""
+    """Issue 45's #17: bad input on nox's run path (a script's venv refused for what it declares)
+    exited 1, as a failed session; it is one line and exit 2, while what could not be done is still
+    a failed session."""
     script = tmp_path / "repro.py"
     script.write_text("print('hello')\n")
 
@@ -981,8 +990,8 @@ def test_every_session_answers_help_before_installing_anything(
 def test_install_only_installs_a_rendering_session_without_results(
     name, posargs, tmp_path, monkeypatch
 ):
-    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is needed
-    (and `compare`, which needs two result sets, needs none either)."""
+    """`nox -s report --install-only` on a fresh clone: nothing is rendered, so no results folder is
+    needed (and `compare`, which needs two result sets, needs none either)."""
     session = RecordingSession(*[str(tmp_path / a) if a == "none" else a for a in posargs])
     monkeypatch.setattr(sys, "argv", ["nox", "-s", name, "--install-only", "--", *session.posargs])
     getattr(noxfile, name)(session)
@@ -990,8 +999,9 @@ def test_install_only_installs_a_rendering_session_without_results(
 
 
 def test_a_session_driven_by_the_installed_command_works_in_the_user_s_folder(monkeypatch):
-    """``jax-repro`` drives the sessions of its project copy (harness.commands.packaged_sessions): the posargs'
-    paths, ./results and ./reports are the user's; the harness itself installs from the copy."""
+    """``jax-repro`` drives the sessions of its project copy (harness.commands.packaged_sessions):
+    the posargs' paths, ./results and ./reports are the user's; the harness itself installs from the
+    copy."""
     monkeypatch.delenv(pins.DRIVEN, raising=False)
     session = RecordingSession()
     noxfile.in_users_folder(session)

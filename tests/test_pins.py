@@ -39,7 +39,8 @@ def test_requirements_pin_exactly():
 def test_a_gpu_profile_installs_the_cuda_build_of_the_release():
     release = RELEASE_BY_VERSION["0.4.35"]
     assert release.requirements(PROFILE_BY_NAME["cpu"]) == ["jax==0.4.35", "jaxlib==0.4.35"]
-    # jax[cuda12]==0.4.35 pins jaxlib 0.4.34 itself: a jaxlib pin of ours would make it unresolvable.
+    # jax[cuda12]==0.4.35 pins jaxlib 0.4.34 itself: a jaxlib pin of ours would make it
+    # unresolvable.
     assert release.requirements(PROFILE_BY_NAME["cuda12"]) == ["jax[cuda12]==0.4.35"]
     assert install_args(release, PROFILE_BY_NAME["cuda12"]) == ["-e", ".", "jax[cuda12]==0.4.35"]
 

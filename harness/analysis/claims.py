@@ -45,8 +45,8 @@ def process_claims(result: StoredResult) -> list[ProcessClaim]:
 
 
 def outcome(result: StoredResult) -> str:
-    """``holds``, ``does not hold`` or ``unsettled`` (``settle_claim`` over the processes' verdicts), or the
-    run's status when it did not finish with a verdict."""
+    """``holds``, ``does not hold`` or ``unsettled`` (``settle_claim`` over the processes'
+    verdicts), or the run's status when it did not finish with a verdict."""
     verdict = claim_verdict(result)
     return result.status if verdict is None else verdict.outcome
 
@@ -60,7 +60,8 @@ def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
 
 
 def _settles_holding(chance: float, processes: int) -> float:
-    """The chance that ``processes`` processes, each holding with ``chance``, settle the claim as holding."""
+    """The chance that ``processes`` processes, each holding with ``chance``, settle the claim as
+    holding."""
     needed = math.ceil(round(SETTLING_SHARE * processes, 9))
     if processes < MIN_CLAIM_PROCESSES:
         return 0.0
@@ -69,11 +70,12 @@ def _settles_holding(chance: float, processes: int) -> float:
 
 
 def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
-    """At most the chance that a claim flips between two releases in a first measurement and flips the same way
-    when both are measured again, where the two releases behave alike (each process holding with the same
-    chance, whatever it is): the error of a confirmed flip.  ``first``, ``again``: processes with a verdict on
-    each release in each measurement.  The settling rule makes it small: 80 % of 5 processes flip both ways in
-    at most 3.5 % of measurements, twice in a row in 0.12 %."""
+    """At most the chance that a claim flips between two releases in a first measurement and flips
+    the same way when both are measured again, where the two releases behave alike (each process
+    holding with the same chance, whatever it is): the error of a confirmed flip.  ``first``,
+    ``again``: processes with a verdict on each release in each measurement.  The settling rule
+    makes it small: 80 % of 5 processes flip both ways in at most 3.5 % of measurements, twice in a
+    row in 0.12 %."""
 
     def flips(chance: float, counts: tuple[int, int]) -> float:
         return _settles_holding(chance, counts[0]) * _settles_holding(1 - chance, counts[1])
@@ -85,7 +87,8 @@ def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
 
 
 def claim_evidence(result: StoredResult) -> str:
-    """What the case measured for its verdict: how many processes agreed, and one process's evidence."""
+    """What the case measured for its verdict: how many processes agreed, and one process's
+    evidence."""
     claims = process_claims(result)
     verdict = claim_verdict(result)
     if not claims or verdict is None:

@@ -29,7 +29,8 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
-    """The newest result per (case, release, profile, sizes, machine), with the count of older ones, in report order."""
+    """The newest result per (case, release, profile, sizes, machine), with the count of older ones,
+    in report order."""
     return sorted(
         newest_runs(results, cell_of).values(),
         key=lambda item: (
@@ -57,7 +58,10 @@ class GroupKey:
     def describe(self) -> str:
         devices = "no JAX devices" if self.device_count is None else f"{self.device_count} device"
         plural = "s" if self.device_count not in (None, 1) else ""
-        text = f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · {devices}{plural}"
+        text = (
+            f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · "
+            f"{devices}{plural}"
+        )
         return (
             text
             if self.machine == ANY_MACHINE
@@ -65,8 +69,8 @@ class GroupKey:
         )
 
     def raw_slug(self) -> str:
-        """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran no JAX device
-        the harness counted, is ``nodev`` (never ``Nonedev``)."""
+        """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran
+        no JAX device the harness counted, is ``nodev`` (never ``Nonedev``)."""
         sizes = "-".join(f"{k}{v}" for k, v in self.sizes) or "nosizes"
         devices = "no" if self.device_count is None else str(self.device_count)
         return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{short_machine(self.machine) or 'any'}"
@@ -132,8 +136,8 @@ class ComparisonGroup:
 def comparison_groups(
     latest: Iterable[Newest], *, across_machines: bool = False
 ) -> list[ComparisonGroup]:
-    """The newest runs (``latest_runs``) that finished ok, one per release, grouped by what must be equal
-    for a comparison.
+    """The newest runs (``latest_runs``) that finished ok, one per release, grouped by what must be
+    equal for a comparison.
 
     Timings need one machine per group.  ``across_machines`` groups without the machine,
     for facts that do not depend on its speed; a release measured on several machines
@@ -167,7 +171,8 @@ def check_baseline(requested: str | None, results: Iterable[StoredResult]) -> No
     present = ordered_releases(results)
     if requested not in present:
         raise UsageError(
-            f"no result of release {requested} to use as baseline; releases present: {', '.join(present)}"
+            f"no result of release {requested} to use as baseline; releases present: "
+            f"{', '.join(present)}"
         )
 
 
@@ -188,8 +193,8 @@ HOST_FACTS: tuple[RunFact, ...] = (
 def host_differences(
     runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS
 ) -> list[str]:
-    """Facts that differ between labelled runs (by default, of the machine: their timings are then not
-    like for like)."""
+    """Facts that differ between labelled runs (by default, of the machine: their timings are then
+    not like for like)."""
     found = []
     for label, fact in facts:
         by_value: dict[str, list[str]] = defaultdict(list)

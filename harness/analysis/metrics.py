@@ -58,7 +58,8 @@ class MetricComparison:
 
 @dataclass
 class ProcessSamples:
-    """One metric of one result: each finished process's raw samples, and how many of those ran under load."""
+    """One metric of one result: each finished process's raw samples, and how many of those ran
+    under load."""
 
     processes: list[list[float]] = field(default_factory=list)
     loaded: int = 0
@@ -66,17 +67,20 @@ class ProcessSamples:
     source: Result | None = field(default=None, compare=False)
 
     def first(self, count: int) -> ProcessSamples:
-        """The first ``count`` processes (in the order they ran); of those under load, at most as many."""
+        """The first ``count`` processes (in the order they ran); of those under load, at most as
+        many."""
         return ProcessSamples(self.processes[:count], min(self.loaded, count), self.source)
 
     @property
     def summary(self) -> Summary:
-        """Its process medians summarised: the median is the figure, the quartiles the spread between processes."""
+        """Its process medians summarised: the median is the figure, the quartiles the spread
+        between processes."""
         return summarize(process_medians(self.processes))
 
     @property
     def figure(self) -> float:
-        """The result's figure for the metric: the median of its process medians (what comparisons compare)."""
+        """The result's figure for the metric: the median of its process medians (what comparisons
+        compare)."""
         return self.summary.median
 
 
@@ -91,7 +95,8 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
 def process_samples(
     processes: Sequence[ProcessRun], source: Result | None = None
 ) -> dict[MetricKey, ProcessSamples]:
-    """``metric_samples`` of these finished processes, before any result holds them (a cell still measuring)."""
+    """``metric_samples`` of these finished processes, before any result holds them (a cell still
+    measuring)."""
     series: dict[MetricKey, ProcessSamples] = {}
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:
@@ -130,8 +135,8 @@ def process_samples(
 
 
 def peak_rss(process: ProcessRun) -> int | None:
-    """The peak resident memory of what a process measured: a plain script's own process (the case process
-    waited for it), else the case process."""
+    """The peak resident memory of what a process measured: a plain script's own process (the case
+    process waited for it), else the case process."""
     script = process.script or {}
     measured = script.get("maxrss_bytes") if isinstance(script, dict) else None
     if isinstance(measured, int) and not isinstance(measured, bool) and measured > 0:
@@ -140,7 +145,8 @@ def peak_rss(process: ProcessRun) -> int | None:
 
 
 def _figure_key(metric: str) -> MetricKey | None:
-    """The key of a stored figure's name; None for a name no reader knows (a newer harness's, say)."""
+    """The key of a stored figure's name; None for a name no reader knows (a newer harness's,
+    say)."""
     try:
         return parse_metric_name(metric)
     except UsageError:
@@ -166,8 +172,9 @@ def compare_metric(
     When the two come from separate invocations each side's level differs by the thresholds'
     ``invocation_spread``; and where either side also has processes measured under load there is no
     verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
-    metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides measured together
-    until decided are tested at the level of the look they reached (``harness.analysis.spending``)."""
+    metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides
+    measured together until decided are tested at the level of the look they reached
+    (``harness.analysis.spending``)."""
     separate = (
         a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     )
@@ -186,7 +193,8 @@ def compare_metric(
     found = replace(found, metric=key)
     if key is not None and key.metric_name in thresholds.higher_is_better:
         found = replace(found, verdict=OPPOSITE.get(found.verdict, found.verdict))
-    # A number that did not vary is what it is whatever loaded the machine: only a spread can be hidden by load.
+    # A number that did not vary is what it is whatever loaded the machine: only a spread can be
+    # hidden by load.
     if found.constant or not (separate and (a.loaded or b.loaded)):
         return found
     verdict = Verdict.UNDECIDED if found.verdict in MOVED else found.verdict
@@ -254,7 +262,8 @@ def compare_results(
 def hlo_facts(result: StoredResult) -> dict[str, dict[str, Any]]:
     """The optional exact facts of each compiled function's HLO, where the result has them.
 
-    Counted, not timed, so every process compiles to the same: the first process that has them speaks.
+    Counted, not timed, so every process compiles to the same: the first process that has them
+    speaks.
     """
     facts: dict[str, dict[str, Any]] = {}
     for process in result.result.processes:

@@ -1,7 +1,8 @@
-"""A machine's noise floor from the runs ``harness calibrate`` made: how often A/A pairs of separate runs of
-one release got a verdict (the false-positive rate), how far a whole run's level moves between
-invocations, the smallest change the spread between processes lets the rule see, and what a real
-slowdown (one size raised) got.  Pure: stored results in, one ``store.calibrations.CalibrationRun`` out.
+"""A machine's noise floor from the runs ``harness calibrate`` made: how often A/A pairs of separate
+runs of one release got a verdict (the false-positive rate), how far a whole run's level moves
+between invocations, the smallest change the spread between processes lets the rule see, and what a
+real slowdown (one size raised) got.  Pure: stored results in, one
+``store.calibrations.CalibrationRun`` out.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from harness.units import format_ratio
 
 
 class Calibrated(Protocol):
-    """What a calibration measured (``harness.cli.calibrate.CalibrationPlan``): a case at its sizes, and the
-    size raised for the real slowdown."""
+    """What a calibration measured (``harness.cli.calibrate.CalibrationPlan``): a case at its sizes,
+    and the size raised for the real slowdown."""
 
     @property
     def case(self) -> str: ...
@@ -45,12 +46,14 @@ def _described(found: MetricComparison) -> str:
 
 
 def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
-    """Per metric, the pooled standard deviation of log process medians within each run (runs of one release)."""
+    """Per metric, the pooled standard deviation of log process medians within each run (runs of one
+    release)."""
     return pooled_spreads(metric_samples(result) for result in results)
 
 
 def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
-    """The log standard deviation of a whole invocation's level, from A/A pairs of separate invocations.
+    """The log standard deviation of a whole invocation's level, from A/A pairs of separate
+    invocations.
 
     Per metric of a pair, the squared difference of the sides' mean log process medians
     exceeds what their processes' spread predicts (s²/K a side) by twice the invocation
@@ -82,7 +85,8 @@ def summarize_calibration(
     slowdowns: Sequence[tuple[StoredResult, StoredResult]],
     created_at: datetime,
 ) -> CalibrationRun:
-    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised) pairs."""
+    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised)
+    pairs."""
     per_pair = []
     comparisons = flagged = 0
     processes: list[int] = []
@@ -105,7 +109,8 @@ def summarize_calibration(
     first = aa_pairs[0][0]
     spreads = process_spreads([run for pair in aa_pairs for run in pair])
     fewest = min(processes, default=0)
-    # Too few processes for the rank guard see no change at all (inf), which no result file can hold: left out.
+    # Too few processes for the rank guard see no change at all (inf), which no result file can
+    # hold: left out.
     detectable = {
         name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()
     }

@@ -1,6 +1,6 @@
-"""The points of every plot, decided here and drawn by ``harness.render``: per comparison group, each
-program's wall time by release and, for programs named ``<method>_d<devices>``, by device count; and a
-metric over a run of releases (the triage report).
+"""The points of every plot, decided here and drawn by ``harness.render``: per comparison group,
+each program's wall time by release and, for programs named ``<method>_d<devices>``, by device
+count; and a metric over a run of releases (the triage report).
 
 A point is a result's ``ProcessSamples.summary``: its median is the figure comparisons
 judge, its quartiles the spread between processes.  Pure.
@@ -44,7 +44,8 @@ def split_device_suffix(program: str) -> tuple[str, int] | None:
 
 
 def wall_by_device_count(comparison: GroupComparison) -> ScalingLines:
-    """Per (release, method), wall-time points by device count; only methods run at two or more counts."""
+    """Per (release, method), wall-time points by device count; only methods run at two or more
+    counts."""
     lines: ScalingLines = {}
     for run in comparison.group.runs:
         series = comparison.series[run.release]

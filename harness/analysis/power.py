@@ -27,14 +27,16 @@ from harness.store.schema import ProcessRun
 def detectable_ratio(
     spread: float, processes: int, thresholds: Thresholds, power: float = DETECTION_POWER
 ) -> float:
-    """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes`` processes each, whose
-    log process medians scatter with standard deviation ``spread``: Welch's test at ``thresholds.alpha`` needs
-    the log ratio to exceed (t for alpha + t for power) standard errors; never below the rule's factor.
+    """The smallest ratio flagged in ``power`` of comparisons of two sides of ``processes``
+    processes each, whose log process medians scatter with standard deviation ``spread``: Welch's
+    test at ``thresholds.alpha`` needs the log ratio to exceed (t for alpha + t for power) standard
+    errors; never below the rule's factor.
 
-    The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's are
-    estimated from the samples and fall below that, and with 2K - 2 a simulated change of this ratio was
-    flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 % (10).  Too few
-    processes for the rank guard (``rank_test.smallest_p`` not below the level) see no change at all: inf."""
+    The t quantiles take ``processes`` degrees of freedom, not the 2K - 2 of a pooled test: Welch's
+    are estimated from the samples and fall below that, and with 2K - 2 a simulated change of this
+    ratio was flagged in only 73 % of comparisons (5 processes a side), with K in 93 % (5) and 92 %
+    (10).  Too few processes for the rank guard (``rank_test.smallest_p`` not below the level) see
+    no change at all: inf."""
     df = processes
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
         return (
@@ -48,15 +50,16 @@ def detectable_ratio(
 
 
 def log_medians(samples: ProcessSamples) -> list[float]:
-    """The logarithms of a metric's positive process medians: the scale its spreads are measured on."""
+    """The logarithms of a metric's positive process medians: the scale its spreads are measured
+    on."""
     return [math.log(m) for m in process_medians(samples.processes) if m > 0]
 
 
 def pooled_spreads(
     groups: Iterable[Mapping[MetricKey, ProcessSamples]], kinds: Collection[str] = ()
 ) -> dict[str, float]:
-    """Per metric (of ``kinds``, or every metric), the standard deviation of log process medians within each
-    group (a run, a side), pooled."""
+    """Per metric (of ``kinds``, or every metric), the standard deviation of log process medians
+    within each group (a run, a side), pooled."""
     variances: dict[str, list[float]] = {}
     for series in groups:
         for key, samples in series.items():
@@ -73,11 +76,11 @@ def detectable_now(
     kinds: Collection[str] = (),
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> float | None:
-    """The ratio a comparison of these sides' finished processes would flag reliably, median over the metrics
-    (of ``kinds``, e.g. only wall times, or all).
+    """The ratio a comparison of these sides' finished processes would flag reliably, median over
+    the metrics (of ``kinds``, e.g. only wall times, or all).
 
-    None while any side has fewer than two finished processes (no spread to read yet), or no metric is of
-    ``kinds``."""
+    None while any side has fewer than two finished processes (no spread to read yet), or no metric
+    is of ``kinds``."""
     fewest = min((len(processes) for processes in sides), default=0)
     spreads = pooled_spreads((process_samples(processes) for processes in sides), kinds)
     if fewest < 2 or not spreads:
@@ -90,8 +93,9 @@ def detectable_now(
 def detectable_in_records(
     sides: list[list[ProcessRun]], kinds: Collection[str] = ()
 ) -> float | None:
-    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the runner's view).
-    A cell of one side will be compared with another run's, where the rank guard does not apply."""
+    """``detectable_now`` of the processes a cell in progress has finished ok on each side (the
+    runner's view). A cell of one side will be compared with another run's, where the rank guard
+    does not apply."""
     together = (
         DEFAULT_THRESHOLDS
         if len(sides) > 1

@@ -62,7 +62,8 @@ Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per p
 
 
 def _measured(processes: Processes, side: str) -> list[Sequence[float]]:
-    """The processes that took samples: a process that crashed before its first sample has nothing to say."""
+    """The processes that took samples: a process that crashed before its first sample has nothing
+    to say."""
     measured = [samples for samples in processes if len(samples)]
     if not measured:
         raise ValueError(f"{side} has no samples in any process")
@@ -90,9 +91,10 @@ def _bootstrap_figures(
 ) -> list[float]:
     """Each resample's figure: the median of the drawn processes' resampled medians.
 
-    ``rng.choices`` and each process's ``statistics.median`` written out (the same draws from ``rng.random``, in
-    the same order, and the same arithmetic, so the same figures): for a few samples a process their calls cost
-    more than the draws, and a sweep bootstraps hundreds of comparisons."""
+    ``rng.choices`` and each process's ``statistics.median`` written out (the same draws from
+    ``rng.random``, in the same order, and the same arithmetic, so the same figures): for a few
+    samples a process their calls cost more than the draws, and a sweep bootstraps hundreds of
+    comparisons."""
     figures = []
     draw, floor = rng.random, math.floor
     prepared = [for_resampling(p) for p in processes]
@@ -131,10 +133,10 @@ def hierarchical_bootstrap_interval(
     return percentile_ratio_interval(base, cand, confidence)
 
 
-# A side's figures are a function of its samples, the resamples and the seed: where the same samples are compared
-# again as the same side (a triage confirming a step on stored results, a report of what a sweep compared, releases
-# whose results are the same), they are drawn once.  Keyed by a digest of the samples' exact repr, so an entry
-# keeps its figures alone; the last 128 are kept.
+# A side's figures are a function of its samples, the resamples and the seed: where the same samples
+# are compared again as the same side (a triage confirming a step on stored results, a report of
+# what a sweep compared, releases whose results are the same), they are drawn once.  Keyed by a
+# digest of the samples' exact repr, so an entry keeps its figures alone; the last 128 are kept.
 _KEPT_FIGURES = 128
 _figures_by_samples: OrderedDict[tuple[bytes, int, int], tuple[float, ...]] = OrderedDict()
 
@@ -169,7 +171,8 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
 def _widened(
     ratio: float, interval: tuple[float, float], spread: float, confidence: float
 ) -> tuple[float, float]:
-    """The interval with a level difference of log standard deviation ``spread`` added in quadrature."""
+    """The interval with a level difference of log standard deviation ``spread`` added in
+    quadrature."""
     low, high = interval
     if not spread or math.isnan(low) or min(low, high, ratio) <= 0:
         return interval
@@ -180,24 +183,28 @@ def _widened(
     )
 
 
-# A change that barely passed its test reads larger than it is: of all the runs of a change its processes can only
-# just see, those that pass are the ones whose estimate came out high (and measuring until decided stops on them).
+# A change that barely passed its test reads larger than it is: of all the runs of a change its
+# processes can only just see, those that pass are the ones whose estimate came out high (and
+# measuring until decided stops on them).
 UPPER_ESTIMATE = "the ratio is an upper estimate: it barely passed the test"
-# How far past the test's critical t a change must be for its ratio to stand as measured: at 2 standard errors
-# the test would pass in about 98 % of runs of the effect read, so passing says little about which came out high.
+# How far past the test's critical t a change must be for its ratio to stand as measured: at 2
+# standard errors the test would pass in about 98 % of runs of the effect read, so passing says
+# little about which came out high.
 CLEAR_MARGIN = 2.0
 
 
 def _barely(test: WelchTest, level: float) -> bool:
-    """Whether a change that passed at ``level`` passed near its limit (``UPPER_ESTIMATE``), on the test's own t
-    scale (its degrees of freedom: with 10 processes a side a t of 9 is clear, though its p is only 1e-7)."""
+    """Whether a change that passed at ``level`` passed near its limit (``UPPER_ESTIMATE``), on the
+    test's own t scale (its degrees of freedom: with 10 processes a side a t of 9 is clear, though
+    its p is only 1e-7)."""
     if not math.isfinite(test.t) or not test.df > 0:
         return False
     return abs(test.t) < t_quantile(1 - level / 2, test.df) + CLEAR_MARGIN
 
 
 def welch_margin(test: WelchTest, confidence: float) -> float:
-    """The change (a factor) that Welch's ``confidence`` interval of the shift of log medians reaches either way."""
+    """The change (a factor) that Welch's ``confidence`` interval of the shift of log medians
+    reaches either way."""
     if math.isnan(test.difference) or not test.df > 0:
         return math.nan
     if not test.error:  # no spread on either side: the shift is known exactly
@@ -210,7 +217,8 @@ def _one_value(processes: Sequence[Sequence[float]]) -> bool:
 
 
 def _from_zero(base: Summary, cand: Summary) -> bool:
-    """A number that was 0 on side A and is above 0 on side B: no ratio, the clearest change there is."""
+    """A number that was 0 on side A and is above 0 on side B: no ratio, the clearest change there
+    is."""
     return base.median == 0 and cand.median > 0
 
 
@@ -221,10 +229,10 @@ def _constant(
     spreads: tuple[SideSpread, SideSpread, str, float],
     thresholds: Thresholds,
 ) -> Comparison:
-    """Each side gave one value in every sample of every process: what changed is known exactly, so no test,
-    interval or allowance for separate runs applies (a Welch margin of an invocation spread would read "within
-    ±44 %" for a number printed as 30.5 in all six processes).  Past the factor it is a change, else unchanged;
-    from zero or to zero, always a change."""
+    """Each side gave one value in every sample of every process: what changed is known exactly, so
+    no test, interval or allowance for separate runs applies (a Welch margin of an invocation spread
+    would read "within ±44 %" for a number printed as 30.5 in all six processes).  Past the factor
+    it is a change, else unchanged; from zero or to zero, always a change."""
     # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
     ratio = (
         1.0
@@ -261,9 +269,9 @@ def _verdict(
     thresholds: Thresholds,
     flags: list[str],
 ) -> Verdict:
-    """The verdict of a ratio from its tests (``tested_by``: Welch's p and margin, the rank test's p), over
-    ``counts`` processes a side; ``testable``: enough processes, every median positive.  Why a change past the
-    factor is still undecided is added to ``flags``."""
+    """The verdict of a ratio from its tests (``tested_by``: Welch's p and margin, the rank test's
+    p), over ``counts`` processes a side; ``testable``: enough processes, every median
+    positive.  Why a change past the factor is still undecided is added to ``flags``."""
     p_value, margin, rank_p = tested_by
     direction = past_factor(ratio, thresholds)
     tested = direction is not None and testable and p_value < thresholds.alpha
@@ -304,8 +312,9 @@ def compare_processes(
     processes measured while other work loaded the machine: they are kept and flagged.
     ``invocation_spread``: the log standard deviation of a whole invocation's level,
     when the sides come from separate invocations (0 when they were interleaved).
-    ``baseline``/``candidate`` of the result summarise the process medians.  The verdict never depends on the
-    bootstrap interval: without ``interval`` (a look of the runner, a simulation) it is left out (nan).
+    ``baseline``/``candidate`` of the result summarise the process medians.  The verdict never
+    depends on the bootstrap interval: without ``interval`` (a look of the runner, a simulation) it
+    is left out (nan).
     """
     if not invocation_spread >= 0:
         raise ValueError(

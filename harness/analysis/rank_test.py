@@ -1,13 +1,14 @@
-"""Mann–Whitney's rank test with its exact null distribution: the guard that holds a verdict's level whatever the
-noise.
+"""Mann–Whitney's rank test with its exact null distribution: the guard that holds a verdict's level
+whatever the noise.
 
-Processes of two sides measured together, in alternating rounds, are exchangeable where nothing changed: every
-split of the pooled process medians into two sides of these sizes is as likely as the one observed, whatever
-levels the host put the processes on.  A test whose p-value counts those splits therefore keeps its level for
-any noise, where Welch's t (exact for normal log medians) does not: on a host that puts processes on two levels,
-five fast processes against five slow ones happen in 0.2 % of A/A runs and give Welch a p near 1e-9.  The price
-is a floor: with n and m processes no p is below 2 / C(n + m, n) (5 and 5: 0.0079), so a verdict at a strict
-level needs enough processes (7 and 7 reach 0.00058).  Pure Python; ties count half.
+Processes of two sides measured together, in alternating rounds, are exchangeable where nothing
+changed: every split of the pooled process medians into two sides of these sizes is as likely as the
+one observed, whatever levels the host put the processes on.  A test whose p-value counts those
+splits therefore keeps its level for any noise, where Welch's t (exact for normal log medians) does
+not: on a host that puts processes on two levels, five fast processes against five slow ones happen
+in 0.2 % of A/A runs and give Welch a p near 1e-9.  The price is a floor: with n and m processes no
+p is below 2 / C(n + m, n) (5 and 5: 0.0079), so a verdict at a strict level needs enough processes
+(7 and 7 reach 0.00058).  Pure Python; ties count half.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import math
 from collections.abc import Sequence
 from functools import cache
 
-# Above this many processes on both sides together, the normal approximation (with a continuity correction)
-# replaces the exact count, which costs (n·m)² / 4 steps once per pair of sizes.
+# Above this many processes on both sides together, the normal approximation (with a continuity
+# correction) replaces the exact count, which costs (n·m)² / 4 steps once per pair of sizes.
 EXACT_UP_TO = 80
 
 
 @cache  # the recursion visits every smaller pair of sizes: each is kept
 def _u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many of the C(n + m, n) splits give each U from 0 to n·m (U: pairs where the first side is higher)."""
+    """How many of the C(n + m, n) splits give each U from 0 to n·m (U: pairs where the first side
+    is higher)."""
     if n == 0 or m == 0:
         return (1,)
     without_top_first = _u_counts(
@@ -46,12 +48,14 @@ def u_statistic(first: Sequence[float], second: Sequence[float]) -> float:
 
 
 def smallest_p(n: int, m: int) -> float:
-    """The smallest two-sided p the test can give with ``n`` and ``m`` values: every one of a side above the other's."""
+    """The smallest two-sided p the test can give with ``n`` and ``m`` values: every one of a side
+    above the other's."""
     return min(1.0, 2 / math.comb(n + m, n)) if n and m else 1.0
 
 
 def mann_whitney_p(first: Sequence[float], second: Sequence[float]) -> float:
-    """Two-sided p of Mann–Whitney's U for ``second`` against ``first``: exact up to ``EXACT_UP_TO`` values in all."""
+    """Two-sided p of Mann–Whitney's U for ``second`` against ``first``: exact up to ``EXACT_UP_TO``
+    values in all."""
     n, m = len(first), len(second)
     if not n or not m:
         return 1.0

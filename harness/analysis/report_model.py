@@ -1,6 +1,6 @@
-"""What a report shows, decided once: the runs chosen, the claims by release, the comparison groups and
-their comparisons, how the machines behind them differ, the exact compiled facts, the plots' points and
-each machine's noise floor.
+"""What a report shows, decided once: the runs chosen, the claims by release, the comparison groups
+and their comparisons, how the machines behind them differ, the exact compiled facts, the plots'
+points and each machine's noise floor.
 
 ``build_model`` selects the newest run of every cell once (``groups.latest_runs``),
 forms the comparison groups once from that selection, and compares each once; the
@@ -100,8 +100,8 @@ def _claim_line(
 
 
 def index_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimTable:
-    """Every row over every release of the report; a row skipped on every release (too few devices, a
-    one-device case under cpu8) says nothing per release, so it is set apart."""
+    """Every row over every release of the report; a row skipped on every release (too few devices,
+    a one-device case under cpu8) says nothing per release, so it is set apart."""
     rows = claim_rows(results)
     skipped = {
         row for row, outcomes in rows.items() if set(outcomes.values()) == {RunStatus.SKIPPED.value}
@@ -124,7 +124,8 @@ def case_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimT
 
 @dataclass(frozen=True)
 class TimingGroup:
-    """One comparison group's timings (one machine), how the hosts of its runs differ, and its plots' points."""
+    """One comparison group's timings (one machine), how the hosts of its runs differ, and its
+    plots' points."""
 
     comparison: GroupComparison
     hosts: list[
@@ -139,7 +140,8 @@ class TimingGroup:
 
     @property
     def tallies(self) -> tuple[int, int, int, int] | None:
-        """(slower, faster, inconclusive, noisy) over its (metric, release) pairs; None when nothing was compared."""
+        """(slower, faster, inconclusive, noisy) over its (metric, release) pairs; None when nothing
+        was compared."""
         if not self.comparison.comparisons:
             return None
         counts = self.comparison.verdicts()
@@ -177,8 +179,9 @@ class TimingChange:
 
 
 def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
-    """Every slower or faster verdict of the groups: slowdowns first, each kind the largest change first
-    (by the size of the log ratio, so ×0.5 and ×2 weigh alike), in report order where they tie."""
+    """Every slower or faster verdict of the groups: slowdowns first, each kind the largest change
+    first (by the size of the log ratio, so ×0.5 and ×2 weigh alike), in report order where they
+    tie."""
     found = [
         TimingChange(t.key, metric, t.comparison.baseline, release, comparison)
         for t in timings

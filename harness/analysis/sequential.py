@@ -1,4 +1,5 @@
-"""Which comparisons of sides measured together are still open: what the runner asks before another look.
+"""Which comparisons of sides measured together are still open: what the runner asks before another
+look.
 
 The design and its levels are ``harness.analysis.spending``'s."""
 
@@ -21,9 +22,10 @@ from harness.analysis.spending import ALL, at_level
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
 
-# Below this chance that the last look would decide, at the effect read now, a comparison is not worth more looks.
-# Chosen by simulation (benchmarks/verdict_simulation.py): 0.1, with comparisons whose ratio fell inside the factor
-# closed as well (the rule before), lost a true ×1.10 at 10 % spread at the first look in over a third of runs.
+# Below this chance that the last look would decide, at the effect read now, a comparison is not
+# worth more looks. Chosen by simulation (benchmarks/verdict_simulation.py): 0.1, with comparisons
+# whose ratio fell inside the factor closed as well (the rule before), lost a true ×1.10 at 10 %
+# spread at the first look in over a third of runs.
 MIN_POWER = 0.01
 
 
@@ -35,12 +37,13 @@ def is_open(
 ) -> bool:
     """Whether more processes could still decide what this comparison has not.
 
-    In "changes" mode a comparison is open while it is undecided and its trend could still get there: were the
-    effect what it reads now, the test at the last look (``last_look``: processes a side, and its level) would
-    pass in at least ``MIN_POWER`` of runs (the test's z grows as the square root of the processes).  A trend that
-    even the most processes would likely leave insignificant is noise more looks would only pay for (stopping for
-    futility can only lower the false-alarm rate).  A ratio inside the factor is no reason to stop: a true ×1.10
-    reads below ×1.05 at a first look of 5 processes a side in a quarter of runs at 10 % spread."""
+    In "changes" mode a comparison is open while it is undecided and its trend could still get
+    there: were the effect what it reads now, the test at the last look (``last_look``: processes a
+    side, and its level) would pass in at least ``MIN_POWER`` of runs (the test's z grows as the
+    square root of the processes).  A trend that even the most processes would likely leave
+    insignificant is noise more looks would only pay for (stopping for futility can only lower the
+    false-alarm rate).  A ratio inside the factor is no reason to stop: a true ×1.10 reads below
+    ×1.05 at a first look of 5 processes a side in a quarter of runs at 10 % spread."""
     if comparison.verdict != Verdict.UNDECIDED:
         return False
     if mode == ALL:
@@ -62,10 +65,10 @@ def open_comparison(
     name: str = "A → B",
     metrics: Sequence[str] = (),
 ) -> list[str]:
-    """The comparisons between two sides (A, B: processes in the order they ran; those finished ok count)
-    that another look could still decide, each described after ``name``; empty when every one is decided
-    (or ``settings`` is not sequential).  ``metrics``: the metrics judged (empty: ``settings.decide_metrics``,
-    or every metric)."""
+    """The comparisons between two sides (A, B: processes in the order they ran; those finished ok
+    count) that another look could still decide, each described after ``name``; empty when every one
+    is decided (or ``settings`` is not sequential).  ``metrics``: the metrics judged (empty:
+    ``settings.decide_metrics``, or every metric)."""
     mode = settings.decide
     if mode is None:
         return []

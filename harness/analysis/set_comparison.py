@@ -58,28 +58,31 @@ class Pair:
         )
         devices = f"devices {devices_text(ka.device_count)} · "
         if ka.device_count != kb.device_count:
-            devices = f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} (B) · "
+            devices = (
+                f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} "
+                "(B) · "
+            )
         elif (
             ka.device_count is None
         ):  # ran without JAX (a plain script that never imports it): nothing to say
             devices = ""
         return (
-            f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} backend · "
-            f"{devices}A jax {self.a.release}, B jax {self.b.release}"
+            f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} "
+            f"backend · {devices}A jax {self.a.release}, B jax {self.b.release}"
         )
 
 
 def script_differences(a: StoredResult, b: StoredResult) -> list[str]:
-    """Notes where A and B ran two versions of a plain script, or one with two command lines: then a change may be
-    the script's own, not JAX's."""
+    """Notes where A and B ran two versions of a plain script, or one with two command lines: then a
+    change may be the script's own, not JAX's."""
     sa, sb = a.result.script, b.result.script
     if sa is None or sb is None:
         return []
     notes = []
     if sa.sha256 != sb.sha256:
         notes.append(
-            f"two versions of {sa.file}: A ran sha256 {sa.sha256[:12]}, B sha256 {sb.sha256[:12]}; a change may be "
-            "the script's own, not JAX's"
+            f"two versions of {sa.file}: A ran sha256 {sa.sha256[:12]}, B sha256 {sb.sha256[:12]}; "
+            "a change may be the script's own, not JAX's"
         )
     if sa.args != sb.args:
         shown = [" ".join(args) or "none" for args in (sa.args, sb.args)]
@@ -88,7 +91,8 @@ def script_differences(a: StoredResult, b: StoredResult) -> list[str]:
 
 
 def devices_text(count: int | None) -> str:
-    """A count of JAX devices; "no JAX devices" for a run whose process never asked JAX (none imported it)."""
+    """A count of JAX devices; "no JAX devices" for a run whose process never asked JAX (none
+    imported it)."""
     return "no JAX devices" if count is None else str(count)
 
 
@@ -106,7 +110,8 @@ class SetComparison:
 
     def worse(self) -> list[str]:
         slower = [
-            f"{p.a.case} {sizes_text(p.a.sizes)}: {m.key.label()} {format_ratio(m.comparison.ratio)}"
+            f"{p.a.case} {sizes_text(p.a.sizes)}: {m.key.label()} "
+            f"{format_ratio(m.comparison.ratio)}"
             for p in self.pairs
             for m in p.metrics
             if m.comparison.verdict == Verdict.SLOWER
@@ -155,8 +160,9 @@ def _index(
         if len(several) > 1:
             machines = ", ".join(sorted(short_machine(r.machine) for r in several))
             raise UsageError(
-                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} of jax {releases[0]} from several "
-                f"machines ({machines}): give it one machine's results (timings of two machines are not one sample)"
+                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} of jax {releases[0]} "
+                f"from several machines ({machines}): give it one machine's results (timings of "
+                "two machines are not one sample)"
             )
     return {key: runs[0] for key, runs in found.items()}
 
@@ -194,7 +200,8 @@ def _compare_pair(
         return
     if ka.device_count != kb.device_count and not cross_profile:
         comparison.not_compared.append(
-            f"{where}: {ka.device_count} device(s) in A, {kb.device_count} in B under the same profile label"
+            f"{where}: {ka.device_count} device(s) in A, {kb.device_count} in B under the same "
+            "profile label"
         )
         return
     metrics, only_a, only_b = compare_runs(a, b, comparison.thresholds)
@@ -204,8 +211,8 @@ def _compare_pair(
     if separate_invocations(a.result, b.result):
         notes.append(
             f"measured in separate runs: the test allows their levels a spread of "
-            f"{comparison.thresholds.invocation_spread:.1%}, and a side measured under load gives no verdict; "
-            "measure both in one run (`--sides`) for finer verdicts"
+            f"{comparison.thresholds.invocation_spread:.1%}, and a side measured under load gives "
+            "no verdict; measure both in one run (`--sides`) for finer verdicts"
         )
     notes += script_differences(a, b)
     notes += [f"only in A: {k.label()}" for k in only_a] + [
@@ -225,7 +232,8 @@ def compare_sets(
         b.profile,
     ):
         raise UsageError(
-            "A and B are the same results: tell them apart with --a-release/--b-release or --a-profile/--b-profile"
+            "A and B are the same results: tell them apart with --a-release/--b-release or "
+            "--a-profile/--b-profile"
         )
     loaded = {}
     for side in (a, b):

@@ -1,11 +1,11 @@
-"""Is B faster or slower than A?  The verdict's vocabulary, the thresholds, the comparison's record, and the
-pieces of the rule every comparison shares: the bootstrap of a median, the ratio's percentile interval, the
-no-change band and the factor.
+"""Is B faster or slower than A?  The verdict's vocabulary, the thresholds, the comparison's record,
+and the pieces of the rule every comparison shares: the bootstrap of a median, the ratio's
+percentile interval, the no-change band and the factor.
 
-Cells are measured in several processes and judged by ``processes.compare_processes``: Welch's t-test on the
-log of each process's median, which accounts for the level each process sets (samples within one process are
-not independent draws, so a test of pooled samples would find changes that are not there).  Everything here is
-pure Python and deterministic (the bootstrap is seeded).
+Cells are measured in several processes and judged by ``processes.compare_processes``: Welch's
+t-test on the log of each process's median, which accounts for the level each process sets (samples
+within one process are not independent draws, so a test of pooled samples would find changes that
+are not there).  Everything here is pure Python and deterministic (the bootstrap is seeded).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class Verdict(StrEnum):
 
 # The verdicts that say a metric moved: the two directions of a change.
 MOVED = (Verdict.FASTER, Verdict.SLOWER)
-# Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that reverses.
+# Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that
+# reverses.
 OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
 
 
@@ -50,9 +51,10 @@ WELCH_LOG_MEDIANS = "Welch's t on log process medians"
 
 @dataclass(frozen=True)
 class Thresholds:
-    # Minimum effect size: half asv's ×1.10.  The test over processes (with the spread between invocations
-    # where the sides were measured apart) carries the burden of proof; a true ×1.10 change measures
-    # below ×1.10 about half the time, so a gate at ×1.10 could never flag it reliably.
+    # Minimum effect size: half asv's ×1.10.  The test over processes (with the spread between
+    # invocations where the sides were measured apart) carries the burden of proof; a true ×1.10
+    # change measures below ×1.10 about half the time, so a gate at ×1.10 could never flag it
+    # reliably.
     factor: float = 1.05
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
@@ -62,14 +64,17 @@ class Thresholds:
     )
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
     # Log standard deviation of a whole invocation's level, allowed for between separate invocations
-    # (``--invocation-spread``; ``calibrate`` estimates a machine's): see docs/statistics.md, "Separate runs".  0.10:
-    # A/A runs of the quick catalogue on a 2-core VM estimated 0.04–0.06 one day and 0.10–0.12 the next.
+    # (``--invocation-spread``; ``calibrate`` estimates a machine's): see docs/statistics.md,
+    # "Separate runs".  0.10: A/A runs of the quick catalogue on a 2-core VM estimated 0.04–0.06 one
+    # day and 0.10–0.12 the next.
     invocation_spread: float = 0.10
     confidence: float = 0.99  # of the bootstrap interval of the ratio
-    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the better one.
+    # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the
+    # better one.
     higher_is_better: tuple[str, ...] = ()
-    # Sides measured together must also pass Mann–Whitney's exact rank test at the level (``rank_test``), which
-    # holds it whatever the noise; off for a triage's first round, which only chooses what to measure again.
+    # Sides measured together must also pass Mann–Whitney's exact rank test at the level
+    # (``rank_test``), which holds it whatever the noise; off for a triage's first round, which only
+    # chooses what to measure again.
     rank_guard: bool = True
     resamples: int = 2000
     seed: int = 20261129
@@ -94,8 +99,8 @@ class SideSpread:
 
 @dataclass(frozen=True)
 class Comparison:
-    """B against A.  ``baseline``/``candidate`` summarise what the test compared, each side's process medians
-    (``processes.compare_processes``); their median is the side's figure."""
+    """B against A.  ``baseline``/``candidate`` summarise what the test compared, each side's
+    process medians (``processes.compare_processes``); their median is the side's figure."""
 
     baseline: Summary
     candidate: Summary
@@ -109,35 +114,40 @@ class Comparison:
     baseline_spread: SideSpread | None = None
     candidate_spread: SideSpread | None = None
     test: str = WELCH_LOG_MEDIANS
-    # The log standard deviation of a whole invocation's level the test allowed for: 0 when the sides were
-    # interleaved in one run, above 0 when they come from separate invocations.
+    # The log standard deviation of a whole invocation's level the test allowed for: 0 when the
+    # sides were interleaved in one run, above 0 when they come from separate invocations.
     invocation_spread: float = 0.0
-    # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides were
-    # measured until decided (``harness.analysis.spending``).
+    # The level the test was held to: the thresholds' alpha, or a look's share of it where the sides
+    # were measured until decided (``harness.analysis.spending``).
     level: float = math.nan
-    # What is compared, whose unit every page shows its figures in (None: a duration in nanoseconds).
+    # What is compared, whose unit every page shows its figures in (None: a duration in
+    # nanoseconds).
     metric: MetricKey | None = None
-    # The change the data still allow, either way, as a factor: the far end of Welch's ``confidence`` interval of
-    # the shift of log process medians (the change test's own estimator), so 1.09 reads "within ±9 %"; *unchanged*
-    # is a margin inside the factor.  nan without a test (fewer than two processes a side).
+    # The change the data still allow, either way, as a factor: the far end of Welch's
+    # ``confidence`` interval of the shift of log process medians (the change test's own estimator),
+    # so 1.09 reads "within ±9 %"; *unchanged* is a margin inside the factor.  nan without a test
+    # (fewer than two processes a side).
     margin: float = math.nan
-    # Mann–Whitney's exact p on the process medians where the sides were measured together (the guard), else nan.
+    # Mann–Whitney's exact p on the process medians where the sides were measured together (the
+    # guard), else nan.
     rank_p: float = math.nan
-    # Every sample of every process gave one value on each side (a count, a size, a number printed rounded):
-    # judged as such, since no spread can be estimated from numbers that do not vary (``processes``).
+    # Every sample of every process gave one value on each side (a count, a size, a number printed
+    # rounded): judged as such, since no spread can be estimated from numbers that do not vary
+    # (``processes``).
     constant: bool = False
 
     def format(self, value: float) -> str:
-        """A figure of the compared metric, in its unit: a duration, a size, or a script's number as printed."""
+        """A figure of the compared metric, in its unit: a duration, a size, or a script's number as
+        printed."""
         return format_ns(value) if self.metric is None else self.metric.format(value)
 
     @property
     def said(self) -> str:
-        """The verdict in the metric's own words: slower or faster for a duration, higher or lower for a size
-        or a script's number (where higher may be the better way); no change with the margin the data support:
-        "unchanged (within ±3%)", or an undecided "within ±9%" (a band wider than the factor's: no change
-        shown, and none beyond it).  A number that does not vary is said as such: "the same in all 6 processes",
-        "changed from 12 to 14 in every process"."""
+        """The verdict in the metric's own words: slower or faster for a duration, higher or lower
+        for a size or a script's number (where higher may be the better way); no change with the
+        margin the data support: "unchanged (within ±3%)", or an undecided "within ±9%" (a band
+        wider than the factor's: no change shown, and none beyond it).  A number that does not vary
+        is said as such: "the same in all 6 processes", "changed from 12 to 14 in every process"."""
         if self.constant:
             return constant_said(self)
         if self.verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
@@ -155,7 +165,8 @@ class Comparison:
 
     @property
     def spreads(self) -> tuple[SideSpread, SideSpread]:
-        """How each side (A, B) was measured and scatters; a side not recorded counts as one process."""
+        """How each side (A, B) was measured and scatters; a side not recorded counts as one
+        process."""
         return (
             self.baseline_spread
             or SideSpread(1, self.baseline.n, math.nan, self.baseline.relative_iqr),
@@ -171,24 +182,27 @@ class Comparison:
 
 
 def constant_said(comparison: Comparison) -> str:
-    """A comparison of numbers that never varied, in words: the same, or the one change every process saw."""
+    """A comparison of numbers that never varied, in words: the same, or the one change every
+    process saw."""
     a, b = comparison.baseline.median, comparison.candidate.median
     if a == b:
         return f"the same in all {sum(comparison.processes)} processes"
     return f"changed from {comparison.format(a)} to {comparison.format(b)} in every process"
 
 
-# Above this many samples, a resample's median is drawn directly rather than by drawing every sample: the cost
-# of a bootstrap stays linear in the samples (one sort), and below it every interval is what it always was.
+# Above this many samples, a resample's median is drawn directly rather than by drawing every
+# sample: the cost of a bootstrap stays linear in the samples (one sort), and below it every
+# interval is what it always was.
 DIRECT_MEDIAN_ABOVE = 1000
 
 
 def resampled_median(values: Sequence[float], rng: random.Random) -> float:
-    """The median of ``len(values)`` draws with replacement from ``values`` (sorted already, when over
-    ``DIRECT_MEDIAN_ABOVE``: see ``for_resampling``).
+    """The median of ``len(values)`` draws with replacement from ``values`` (sorted already, when
+    over ``DIRECT_MEDIAN_ABOVE``: see ``for_resampling``).
 
-    For many values it is drawn in one step: the median of n draws from the values is their empirical quantile
-    at the median of n uniform draws, which is Beta((n+1)/2, (n+1)/2) distributed (exactly so for odd n)."""
+    For many values it is drawn in one step: the median of n draws from the values is their
+    empirical quantile at the median of n uniform draws, which is Beta((n+1)/2, (n+1)/2) distributed
+    (exactly so for odd n)."""
     n = len(values)
     if n <= DIRECT_MEDIAN_ABOVE:
         return statistics.median(rng.choices(values, k=n))
@@ -197,14 +211,16 @@ def resampled_median(values: Sequence[float], rng: random.Random) -> float:
 
 
 def for_resampling(values: Sequence[float]) -> Sequence[float]:
-    """``values`` as ``resampled_median`` takes them: sorted once where it draws medians directly, else as they are."""
+    """``values`` as ``resampled_median`` takes them: sorted once where it draws medians directly,
+    else as they are."""
     return sorted(values) if len(values) > DIRECT_MEDIAN_ABOVE else values
 
 
 def percentile_ratio_interval(
     base: Sequence[float], cand: Sequence[float], confidence: float
 ) -> tuple[float, float]:
-    """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base figure is 0."""
+    """The central ``confidence`` share of the ratios of paired bootstrap figures; nan where a base
+    figure is 0."""
     if min(base) <= 0:
         return math.nan, math.nan
     ratios = sorted(c / b for b, c in zip(base, cand, strict=True))
@@ -215,7 +231,8 @@ def percentile_ratio_interval(
 
 
 def two_sided_z(p_value: float) -> float:
-    """The normal z whose two-sided p is ``p_value`` (at most about 8: below 1e-15, 1 − p/2 is 1 in floating point)."""
+    """The normal z whose two-sided p is ``p_value`` (at most about 8: below 1e-15, 1 − p/2 is 1 in
+    floating point)."""
     return statistics.NormalDist().inv_cdf(1 - min(max(p_value, 1e-15), 1.0) / 2)
 
 
@@ -228,7 +245,8 @@ def format_margin(margin: float) -> str:
 
 
 def past_factor(ratio: float, thresholds: Thresholds) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (above 1 is slower), or None inside the band (or NaN)."""
+    """Which way a ratio points once it is past the factor (above 1 is slower), or None inside the
+    band (or NaN)."""
     if ratio >= thresholds.factor:
         return Verdict.SLOWER
     if ratio <= 1 / thresholds.factor:
@@ -242,13 +260,16 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
         return ""
     a, b = comparison.processes
     if comparison.test == WELCH_LOG_MEDIANS and min(a, b) < thresholds.min_processes:
-        return f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict needs"
+        return (
+            f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a "
+            "verdict needs"
+        )
     if math.isnan(comparison.margin):
         return "undecided: no test of the process medians could be made"
     band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
     return (
         f"undecided: the data allow a change of up to ×{comparison.margin:.3g} either way "
-        f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), beyond the "
-        f"no-change band {band}, and the test does not reject 'no change'; more processes of both sides, measured "
-        "together, would narrow it"
+        f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), "
+        f"beyond the no-change band {band}, and the test does not reject 'no change'; more "
+        "processes of both sides, measured together, would narrow it"
     )

@@ -4,7 +4,8 @@ A fixed number of processes and one strict test cannot tell "no change" from "no
 yet".  So sides measured in one run (``run --sides``: a bisect's endpoints and probes, a triage's
 confirmations, a matrix of releases) are looked at after their planned ``processes`` rounds, and
 while a comparison between them is still *open*, more rounds follow, up to ``max_processes`` a
-side: the looks come at ``processes``, then twice as many at each (5, 10, 20; ``schema.look_points``).
+side: the looks come at ``processes``, then twice as many at each (5, 10, 20;
+``schema.look_points``).
 
 Looking again and again at data that keeps growing would turn the test's level into a much larger
 false-alarm rate, were each look tested at the full level.  The design spends the level over the
@@ -17,10 +18,10 @@ not pass the rank guard, ``rank_test``); it decides "unchanged" and stops what i
 of the level is left for the last look, where a fixed design would test.
 
 A stored comparison is judged on the processes both sides had (``judged_on``: a side that settled at
-an earlier look is compared with the first processes of its neighbour, as that look saw them), at the
-level of that look, so a report reads the same verdict the run stopped on.  "Unchanged" (the margin the
-test allows inside the factor) is judged at every look with the same 99 % interval; over K looks the
-chance of calling a change of the factor's size unchanged is at most K × 0.5 %.
+an earlier look is compared with the first processes of its neighbour, as that look saw them), at
+the level of that look, so a report reads the same verdict the run stopped on.  "Unchanged" (the
+margin the test allows inside the factor) is judged at every look with the same 99 % interval; over
+K looks the chance of calling a change of the factor's size unchanged is at most K × 0.5 %.
 """
 
 from __future__ import annotations
@@ -36,15 +37,17 @@ ALL = "all"  # more rounds while any comparison is undecided
 MODES = (CHANGES, ALL)
 
 
-# The spending function's power: α·t^ρ spends little at the early looks (a change decided there must be clear) and
-# keeps most of the level for the last.  Chosen by simulation (benchmarks/verdict_simulation.py): with looks at 5,
-# 10 and 20 processes a side, 4 leaves 94 % of α for the last look, where a fixed 20 processes would test; Pocock's
-# even split (the design before) found a true ×1.10 at 10 % spread in 21 % of runs, this one in about a third.
+# The spending function's power: α·t^ρ spends little at the early looks (a change decided there must
+# be clear) and keeps most of the level for the last.  Chosen by simulation
+# (benchmarks/verdict_simulation.py): with looks at 5, 10 and 20 processes a side, 4 leaves 94 % of
+# α for the last look, where a fixed 20 processes would test; Pocock's even split (the design
+# before) found a true ×1.10 at 10 % spread in 21 % of runs, this one in about a third.
 SPENDING_POWER = 4
 
 
 def spent(alpha: float, fraction: float) -> float:
-    """The level spent by the time ``fraction`` of the most processes is reached (power spending, α·t^ρ)."""
+    """The level spent by the time ``fraction`` of the most processes is reached (power spending,
+    α·t^ρ)."""
     return alpha * min(max(fraction, 0.0), 1.0) ** SPENDING_POWER
 
 
@@ -70,7 +73,8 @@ class Design:
         return processes >= self.most or processes in self.points
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:
-        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent over the looks."""
+        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent over the
+        looks."""
         look = self.look_of(processes)
         share = lambda k: 0.0 if k == 0 else self.points[k - 1] / self.most
         return spent(alpha, share(look)) - spent(alpha, share(look - 1))
@@ -86,7 +90,8 @@ def design_of(settings: Settings) -> Design | None:
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:
-    """``thresholds`` with the level of the look ``processes`` a side reached, where the run was sequential."""
+    """``thresholds`` with the level of the look ``processes`` a side reached, where the run was
+    sequential."""
     design = design_of(settings)
     if design is None:
         return thresholds
@@ -94,11 +99,12 @@ def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thre
 
 
 def judged_on(settings: Settings, counts: tuple[int, int]) -> int | None:
-    """How many processes of each side (the first, in the order they ran) a comparison of two sides measured
-    together until decided is judged on: as many as both had, None where the run was not sequential.
+    """How many processes of each side (the first, in the order they ran) a comparison of two sides
+    measured together until decided is judged on: as many as both had, None where the run was not
+    sequential.
 
-    A side whose comparisons were all decided stops at that look while its neighbour goes on; judging the pair
-    on every process of the longer side would test it at a look it never had, with unequal sides, where Welch's
-    test overshoots its level (×3 at 5 against 20 processes).  The first processes of both sides are the ones the
-    look that decided the pair saw."""
+    A side whose comparisons were all decided stops at that look while its neighbour goes on;
+    judging the pair on every process of the longer side would test it at a look it never had, with
+    unequal sides, where Welch's test overshoots its level (×3 at 5 against 20 processes).  The
+    first processes of both sides are the ones the look that decided the pair saw."""
     return None if design_of(settings) is None else min(counts)

@@ -1,11 +1,13 @@
-"""A release's status over its processes, as a metric: ok in every process, or dead the same way in every one.
+"""A release's status over its processes, as a metric: ok in every process, or dead the same way in
+every one.
 
-A status step is a release whose processes all crash, time out, run out of memory or exit with an error, the
-same way, beside one whose processes all run ok: "crashes since jax 0.10.2: SIGSEGV (exit 139) in 5 of 5
-processes; 0.10.1 ok in 5 of 5".  A flip in some processes of many is no step (a flaky crash, or the
-machine); a process killed from outside (SIGTERM, SIGINT, SIGHUP: a user's kill, a job's end) is a fault to
-say, never a change of the release, and never "no change" either.  SIGKILL in every process of a side is the
-kernel's OOM killer as far as the harness can tell, so it is a step ("killed, out of memory?").
+A status step is a release whose processes all crash, time out, run out of memory or exit with an
+error, the same way, beside one whose processes all run ok: "crashes since jax 0.10.2: SIGSEGV
+(exit 139) in 5 of 5 processes; 0.10.1 ok in 5 of 5".  A flip in some processes of many is no step
+(a flaky crash, or the machine); a process killed from outside (SIGTERM, SIGINT, SIGHUP: a user's
+kill, a job's end) is a fault to say, never a change of the release, and never "no change"
+either.  SIGKILL in every process of a side is the kernel's OOM killer as far as the harness can
+tell, so it is a step ("killed, out of memory?").
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from harness.measure.deaths import first_line
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
 
-# Processes a side needs before all of them dying the same way is a step (one process is one draw of the
-# machine); a side that timed out twice is given up on (``cells.TIMEOUTS_BEFORE_GIVING_UP``), hence two.
+# Processes a side needs before all of them dying the same way is a step (one process is one draw of
+# the machine); a side that timed out twice is given up on (``cells.TIMEOUTS_BEFORE_GIVING_UP``),
+# hence two.
 MIN_STATUS_PROCESSES = 2
 # The status step's arrow, between the ok side and the dead one: "ok → SIGSEGV (exit 139)".
 OK = "ok"
@@ -27,7 +30,8 @@ ARROW = " → "
 
 
 def end_of(process: ProcessRun) -> ProcessEnd | None:
-    """Where a process died; a version-3 record of one that did not finish ok always has it, an older one may not."""
+    """Where a process died; a version-3 record of one that did not finish ok always has it, an
+    older one may not."""
     if process.status is RunStatus.OK:
         return None
     if process.died is not None:
@@ -37,8 +41,9 @@ def end_of(process: ProcessRun) -> ProcessEnd | None:
 
 
 def end_words(end: ProcessEnd) -> str:
-    """How a process ended, for a status step: ``SIGSEGV (exit 139)``, ``exit 1 (XlaRuntimeError)``, ``raised
-    RuntimeError``, ``timed out at 60 s``: an error is named by its exception's type, where its last line has one."""
+    """How a process ended, for a status step: ``SIGSEGV (exit 139)``, ``exit 1 (XlaRuntimeError)``,
+    ``raised RuntimeError``, ``timed out at 60 s``: an error is named by its exception's type, where
+    its last line has one."""
     words = first_line(end)
     if end.signal == "SIGKILL":
         return f"{words}, out of memory?"
@@ -48,14 +53,15 @@ def end_words(end: ProcessEnd) -> str:
     return words
 
 
-# A line that names an exception (``ValueError: …``, ``jax.errors.JaxRuntimeError: …``): what follows it
-# may be a library's trailer (JAX's "For simplicity, JAX has removed its internal frames …").
+# A line that names an exception (``ValueError: …``, ``jax.errors.JaxRuntimeError: …``): what
+# follows it may be a library's trailer (JAX's "For simplicity, JAX has removed its internal frames
+# …").
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
 
 def error_line(end: ProcessEnd) -> str:
-    """The line that names the error, from a process's last lines: the last that names an exception, else
-    the last one that is not blank."""
+    """The line that names the error, from a process's last lines: the last that names an exception,
+    else the last one that is not blank."""
     lines = [line.strip() for line in end.last_lines.splitlines() if line.strip()]
     named = [line for line in lines if EXCEPTION_LINE.match(line)]
     return (named or lines)[-1][:200] if lines else ""
@@ -77,13 +83,15 @@ class StatusSummary:
 
     @property
     def all_dead_alike(self) -> str | None:
-        """How every process ended, where every one ended the same way, not ok, and not from outside."""
+        """How every process ended, where every one ended the same way, not ok, and not from
+        outside."""
         if self.processes < MIN_STATUS_PROCESSES or self.ok or self.outside or len(self.ends) != 1:
             return None
         return next(iter(self.ends))
 
     def words(self) -> str:
-        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named part by part."""
+        """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named part by
+        part."""
         parts = [f"{OK} in {self.ok}"] if self.ok else []
         parts += [f"{how} in {count}" for how, count in self.ends.items()]
         return (
@@ -91,13 +99,14 @@ class StatusSummary:
         )
 
     def fault(self) -> str:
-        """A fault outside the script to say, where some of its processes were killed from outside; "" if not."""
+        """A fault outside the script to say, where some of its processes were killed from outside;
+        "" if not."""
         if not self.outside:
             return ""
         return (
-            f"killed from outside in {self.outside} of {self.processes} processes (a signal the script does not "
-            "send itself: someone's kill, a job's end): a fault of the machine, not a change of the release, and "
-            "no evidence of no change either; measure it again"
+            f"killed from outside in {self.outside} of {self.processes} processes (a signal the "
+            "script does not send itself: someone's kill, a job's end): a fault of the machine, "
+            "not a change of the release, and no evidence of no change either; measure it again"
         )
 
 
@@ -124,8 +133,9 @@ def ran(stored: StoredResult | None) -> bool:
 
 
 def status_change(before: StoredResult, after: StoredResult) -> str | None:
-    """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of ``after`` died
-    alike, ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no status step."""
+    """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of
+    ``after`` died alike, ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
+    status step."""
     was, now = summarise(before), summarise(after)
     if was.all_ok and now.all_dead_alike:
         return f"{OK}{ARROW}{now.all_dead_alike}"
@@ -158,8 +168,9 @@ def verb(change: str) -> str:
 
 
 def innermost_frame(stack: str) -> str:
-    """The frame a faulthandler stack names first (its most recent call) in the thread that died, or the first
-    thread where none is "Current" (a dump at a time-out): ``File "repro.py", line 12 in step``."""
+    """The frame a faulthandler stack names first (its most recent call) in the thread that died, or
+    the first thread where none is "Current" (a dump at a time-out):
+    ``File "repro.py", line 12 in step``."""
     lines = [line.strip() for line in stack.splitlines()]
     start = next((i for i, line in enumerate(lines) if line.startswith("Current thread")), 0)
     return next((line for line in lines[start:] if line.startswith("File ")), "")

@@ -1,11 +1,11 @@
 """Welch's t-test and the Student t distribution it needs, in pure Python.
 
-The sessions that judge (report, compare, bisect, triage) install the harness's report extra, which has no
-scipy, and this code agrees with scipy's t distribution to 1e-12 (``tests/analysis/test_t_test.py``): adding
-scipy for one tail would add tens of MB to every such session for nothing.  Welch's degrees of freedom
-are not whole numbers, so the t distribution's tail comes from the regularised
-incomplete beta function: for t ≥ 0, P(T > t) = ½·I_x(ν/2, ½) with x = ν / (ν + t²).
-The incomplete beta is evaluated by its continued fraction (modified Lentz), on the
+The sessions that judge (report, compare, bisect, triage) install the harness's report extra, which
+has no scipy, and this code agrees with scipy's t distribution to 1e-12
+(``tests/analysis/test_t_test.py``): adding scipy for one tail would add tens of MB to every such
+session for nothing.  Welch's degrees of freedom are not whole numbers, so the t distribution's tail
+comes from the regularised incomplete beta function: for t ≥ 0, P(T > t) = ½·I_x(ν/2, ½) with x = ν
+/ (ν + t²). The incomplete beta is evaluated by its continued fraction (modified Lentz), on the
 side of the mean where the fraction converges fast.
 """
 
@@ -22,7 +22,8 @@ _MAX_TERMS = 10_000
 
 
 def _beta_fraction(x: float, a: float, b: float) -> float:
-    """The continued fraction of I_x(a, b), for x below (a + 1) / (a + b + 2) where it converges fast."""
+    """The continued fraction of I_x(a, b), for x below (a + 1) / (a + b + 2) where it converges
+    fast."""
     c = 1.0
     d = 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > _TINY else _TINY)
@@ -77,7 +78,8 @@ def t_survival(t: float, df: float) -> float:
 
 
 def t_quantile(q: float, df: float) -> float:
-    """The t with P(T ≤ t) = ``q`` (0 < q < 1), as scipy.stats.t.ppf: bisection on ``t_survival``."""
+    """The t with P(T ≤ t) = ``q`` (0 < q < 1), as scipy.stats.t.ppf: bisection on
+    ``t_survival``."""
     if not 0 < q < 1:
         raise ValueError(f"a quantile needs 0 < q < 1, not {q}")
     low, high = -1.0, 1.0
@@ -108,8 +110,8 @@ class WelchTest:
 def welch_t_test(
     first: Sequence[float], second: Sequence[float], *, known_variance: float = 0.0
 ) -> WelchTest:
-    """Welch's unequal-variance t-test of ``second`` against ``first`` (as scipy's ``ttest_ind(second, first,
-    equal_var=False)``).
+    """Welch's unequal-variance t-test of ``second`` against ``first`` (as scipy's
+    ``ttest_ind(second, first, equal_var=False)``).
 
     ``known_variance`` is added to the variance of the difference of the means: a source
     of spread the samples cannot show (e.g. each side's whole run sitting at a level of

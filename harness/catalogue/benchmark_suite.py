@@ -1,17 +1,19 @@
-"""A library's pytest-benchmark suite as a plain script the harness can run: ``watch --pytest-benchmark PATH``.
+"""A library's pytest-benchmark suite as a plain script the harness can run:
+``watch --pytest-benchmark PATH``.
 
-The suite runs unchanged: a small script (``wrapper_text``) runs ``pytest PATH --benchmark-json=FILE``
-with the interpreter of the side's venv, once per case process, and the harness reads each benchmark's
-rounds from FILE (``harness.measure.benchmark_json``).  The venv holds what the script declares: pytest,
+The suite runs unchanged: a small script (``wrapper_text``) runs
+``pytest PATH --benchmark-json=FILE`` with the interpreter of the side's venv, once per case
+process, and the harness reads each benchmark's rounds from FILE
+(``harness.measure.benchmark_json``).  The venv holds what the script declares: pytest,
 pytest-benchmark, and the libraries the suite needs (``--with``), resolved for each release as a
 script's are.
 
-The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its text
-or arguments, which results and pages record: a path names a home folder.  What identifies the suite
-instead is a digest of its files (``suite_digest``): those of its folder, links followed, and the conftests
-and configuration pytest reads above it up to its rootdir, written into the script, so results of two
-versions of a suite are never mixed, and a watch remembers a suite only while its files stay the same.
-Standard library only.
+The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its
+text or arguments, which results and pages record: a path names a home folder.  What identifies the
+suite instead is a digest of its files (``suite_digest``): those of its folder, links followed, and
+the conftests and configuration pytest reads above it up to its rootdir, written into the script, so
+results of two versions of a suite are never mixed, and a watch remembers a suite only while its
+files stay the same. Standard library only.
 """
 
 from __future__ import annotations
@@ -29,16 +31,18 @@ SUITE_PATH = (
     "HARNESS_PYTEST_SUITE"  # not JAX_: results record JAX_ variables, and this one is a path
 )
 RUNNER = ("pytest", "pytest-benchmark")
-# What a suite's behaviour depends on, as pytest collects it: test modules, conftests, configuration.
+# What a suite's behaviour depends on, as pytest collects it: test modules, conftests,
+# configuration.
 SUITE_FILES = ("*.py", "*.ini", "*.toml", "*.cfg", "*.json", "*.yaml", "*.yml", "*.txt")
 MAX_FILES, MAX_BYTES = 2000, 64 * 2**20
-# Entries (files and folders) looked at before a folder is refused as larger than a suite: `/usr` is refused
-# after these, not after walking all of it.
+# Entries (files and folders) looked at before a folder is refused as larger than a suite: `/usr` is
+# refused after these, not after walking all of it.
 MAX_ENTRIES = 20_000
 SKIPPED_FOLDERS = {"__pycache__", ".git", ".nox", ".venv", ".pytest_cache", ".benchmarks"}
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
-# What pytest reads above the suite's folder: its configuration file and the conftests from the folder that
-# holds it (pytest's rootdir) down.  A folder holding one of these with pytest's section is that rootdir.
+# What pytest reads above the suite's folder: its configuration file and the conftests from the
+# folder that holds it (pytest's rootdir) down.  A folder holding one of these with pytest's section
+# is that rootdir.
 ABOVE = ("conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 ROOT_MARKS = {
     "pytest.ini": b"",
@@ -55,8 +59,9 @@ def _too_many(suite: Path, what: str) -> UsageError:
 
 
 def _walk(suite: Path) -> list[tuple[str, Path]]:
-    """The suite folder's files (by their path inside it) as pytest collects them: links to files and folders
-    followed, each folder once; UsageError as soon as it is larger than a suite, or a folder cannot be read."""
+    """The suite folder's files (by their path inside it) as pytest collects them: links to files
+    and folders followed, each folder once; UsageError as soon as it is larger than a suite, or a
+    folder cannot be read."""
     found: list[tuple[str, Path]] = []
     seen: set[tuple[int, int]] = set()
     looked, stack = 0, [suite]
@@ -91,7 +96,8 @@ def _walk(suite: Path) -> list[tuple[str, Path]]:
 
 
 def _is(entry: os.DirEntry[str], kind: str) -> bool:
-    """Whether a folder's entry is a folder (or a file), its link followed; a link to nothing is neither."""
+    """Whether a folder's entry is a folder (or a file), its link followed; a link to nothing is
+    neither."""
     try:
         return entry.is_dir() if kind == "dir" else entry.is_file()
     except OSError:
@@ -111,8 +117,9 @@ def _is_rootdir(folder: Path) -> bool:
 
 
 def files_above(suite: Path) -> list[tuple[str, Path]]:
-    """pytest's configuration and conftests in the folders above the suite (a file suite: from its own folder),
-    up to the one that holds pytest's configuration, each by its path from the suite (``../conftest.py``)."""
+    """pytest's configuration and conftests in the folders above the suite (a file suite: from its
+    own folder), up to the one that holds pytest's configuration, each by its path from the suite
+    (``../conftest.py``)."""
     resolved = suite.resolve()
     folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
     if level:
@@ -131,8 +138,9 @@ def files_above(suite: Path) -> list[tuple[str, Path]]:
 
 
 def suite_files(suite: Path) -> list[tuple[str, Path]]:
-    """The files the suite's digest covers, each by its path from the suite, in a fixed order: its own, then those
-    above it pytest reads; UsageError when there is no such suite or it is larger than a benchmark suite is."""
+    """The files the suite's digest covers, each by its path from the suite, in a fixed order: its
+    own, then those above it pytest reads; UsageError when there is no such suite or it is larger
+    than a benchmark suite is."""
     if suite.is_file():
         own = [(suite.name, suite)]
     elif not suite.is_dir():
@@ -162,14 +170,15 @@ def suite_digest(suite: Path) -> str:
 
 
 def wrapper_name(suite: Path) -> str:
-    """The wrapper script's file name: ``pytest-<the suite's name>.py`` (stored as ``script-pytest-…``)."""
+    """The wrapper script's file name: ``pytest-<the suite's name>.py`` (stored as
+    ``script-pytest-…``)."""
     stem = NAME_CHARS.sub("_", suite.resolve().stem).strip("_")[:60] or "suite"
     return f"pytest-{stem}.py"
 
 
 def wrapper_text(digest: str) -> str:
-    """The script that runs the suite once, its rounds to the file the harness names; what the suite needs
-    besides is the command line's (``--with``)."""
+    """The script that runs the suite once, its rounds to the file the harness names; what the suite
+    needs besides is the command line's (``--with``)."""
     dependencies = ", ".join(f'"{r}"' for r in RUNNER)
     return f'''# /// script
 # dependencies = [{dependencies}]

@@ -39,8 +39,9 @@ class CaseInfo:
     anchors: list[SizePoint] = field(default_factory=list)
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
-    # The devices its claim is about, where it also runs on more (options its verdict does not read): the main
-    # command measures it only under profiles with that many; None: every profile it runs under.
+    # The devices its claim is about, where it also runs on more (options its verdict does not
+    # read): the main command measures it only under profiles with that many; None: every profile it
+    # runs under.
     claim_devices: int | None = None
     subject: Subject = (
         CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
@@ -73,21 +74,25 @@ class Catalogue(dict[str, "CaseInfo"]):
         self.broken = broken
 
 
-# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark dropped.
+# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark
+# dropped.
 SOURCE_ENCODING = "utf-8-sig"
-# The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust memory.
+# The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust
+# memory.
 MAX_CASE_BYTES = 256 * 1024
 
 
 def _source(path: Path) -> bytes:
-    """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a huge file."""
+    """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a
+    huge file."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
             raise UsageError(f"case file {path.name} is not a regular file")
         if info.st_size > MAX_CASE_BYTES:
             raise UsageError(
-                f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case may be"
+                f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case "
+                "may be"
             )
         with path.open("rb") as file:
             return file.read(MAX_CASE_BYTES + 1)[:MAX_CASE_BYTES]
@@ -96,7 +101,8 @@ def _source(path: Path) -> bytes:
 
 
 def _constants(path: Path) -> dict[str, Any]:
-    """The case's constants, read without importing it; UsageError naming the file and the constant."""
+    """The case's constants, read without importing it; UsageError naming the file and the
+    constant."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
         tree = ast.parse(_source(path), filename=str(path))
@@ -122,14 +128,15 @@ def _constants(path: Path) -> dict[str, Any]:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise UsageError(
                 f"case file {path.name}: {name} is not a literal ({_shown(value)}); the harness "
-                "reads a case's constants without importing it, so they must be literals only (no names, calls "
-                f"or arithmetic: 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
+                "reads a case's constants without importing it, so they must be literals only (no "
+                f"names, calls or arithmetic: 1048576, not 2**20): {name} must be {CONSTANTS[name]}"
             ) from None
     return found
 
 
 def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the value."""
+    """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the
+    value."""
     if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
@@ -202,15 +209,19 @@ def _problem(constants: dict[str, Any]) -> str | None:
         for name, value in anchor.items():
             if not ranges[name][0] <= value <= ranges[name][1]:
                 low, high = ranges[name]
-                return f"ANCHORS entry {_point_text(anchor)}: {name} leaves its SIZE_SPACE range [{low}, {high}]"
+                return (
+                    f"ANCHORS entry {_point_text(anchor)}: {name} leaves its SIZE_SPACE range "
+                    f"[{low}, {high}]"
+                )
     return _cost_problem(constants.get("COST", {}), ranges, anchors)
 
 
 def _cost_problem(
     cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]
 ) -> str | None:
-    """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a corner of
-    the space: found here, so the case is set aside instead of a plan failing for every case."""
+    """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a
+    corner of the space: found here, so the case is set aside instead of a plan failing for every
+    case."""
     lowest = {name: low for name, (low, _) in ranges.items()}
     highest = {name: high for name, (_, high) in ranges.items()}
     for kind, expression in cost.items():
@@ -226,7 +237,8 @@ def _cost_problem(
 
 
 def _point_text(point: SizePoint) -> str:
-    # A size too large for any range is shown by its length: str() of 5000 digits is refused by Python.
+    # A size too large for any range is shown by its length: str() of 5000 digits is refused by
+    # Python.
     return " ".join(
         f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>"
         for k, v in point.items()
@@ -268,8 +280,9 @@ def read_case(path: Path) -> CaseInfo:
 
 
 def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
-    """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a broken
-    new case never stops the others (it is refused, with that reason, only when it is asked for)."""
+    """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a
+    broken new case never stops the others (it is refused, with that reason, only when it is asked
+    for)."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     paths = sorted(
@@ -316,7 +329,8 @@ def parse_size(text: str) -> tuple[str, int]:
 
 
 def parse_sizes(texts: Sequence[str]) -> dict[str, int]:
-    """``--size`` options as a dict; a size given twice is refused rather than the last one winning."""
+    """``--size`` options as a dict; a size given twice is refused rather than the last one
+    winning."""
     found: dict[str, int] = {}
     for text in texts:
         key, value = parse_size(text)
@@ -331,7 +345,8 @@ def check_overrides(cases: Sequence[CaseInfo], overrides: dict[str, int]) -> Non
     unknown = set(overrides) - known
     if unknown:
         raise UsageError(
-            f"no selected case has size {', '.join(sorted(unknown))}; their sizes: {', '.join(sorted(known)) or 'none'}"
+            f"no selected case has size {', '.join(sorted(unknown))}; their sizes: "
+            f"{', '.join(sorted(known)) or 'none'}"
         )
     for case in cases:
         for name, value in sorted(overrides.items()):

@@ -1,4 +1,5 @@
-"""What a case defines, read from its source without importing it: its programs, jitted functions and verdict.
+"""What a case defines, read from its source without importing it: its programs, jitted functions
+and verdict.
 
 ``python -m harness list --case CASE`` shows them, with the metric names a bisect or sweep
 accepts, without starting JAX.  Names are read from the dicts ``programs()`` and
@@ -51,7 +52,8 @@ def outline(path: Path) -> CaseOutline:
 
 
 def _takes_sizes(args: ast.arguments) -> bool:
-    """As ``harness.measure.timing.judge_claim`` decides: a parameter beyond the medians, or ``**sizes``."""
+    """As ``harness.measure.timing.judge_claim`` decides: a parameter beyond the medians, or
+    ``**sizes``."""
     return (
         len(args.posonlyargs) + len(args.args) + len(args.kwonlyargs) > 1 or args.kwarg is not None
     )

@@ -89,23 +89,33 @@ def verdict(m, N, K):
 def name_problem(name: str, cases_dir: Path) -> str | None:
     """Why ``name`` cannot be a new case in ``cases_dir``, or None."""
     if not CASE_NAME.fullmatch(name):
-        return f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, at most 64"
+        return (
+            f"{name[:40]!r} is not a case name: lower case letters, digits and _, a letter first, "
+            "at most 64"
+        )
     if (
         keyword.iskeyword(name)
         or name in NOT_CASES
         or name in SHADOWED
         or name in sys.stdlib_module_names
     ):
-        return f"{name!r} is taken by Python, the standard library, JAX or the harness: choose another name"
+        return (
+            f"{name!r} is taken by Python, the standard library, JAX or the harness: choose "
+            "another name"
+        )
     if name in PAGE_NAMES:
         return f"{name!r} is the name of a report's own page ({name}.md): choose another name"
     if (cases_dir / f"{name}.py").exists():
-        return f"case file {cases_dir / f'{name}.py'} exists already: choose another name, or edit that file"
+        return (
+            f"case file {cases_dir / f'{name}.py'} exists already: choose another name, or edit "
+            "that file"
+        )
     return None
 
 
 def write_case(name: str, cases_dir: Path) -> Path:
-    """Write the template as ``cases_dir/NAME.py``; UsageError for a bad name or an existing file."""
+    """Write the template as ``cases_dir/NAME.py``; UsageError for a bad name or an existing
+    file."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     problem = name_problem(name, cases_dir)

@@ -1,4 +1,5 @@
-"""What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC`` and ``--requirements FILE``.
+"""What a plain script needs besides JAX: its PEP 723 block, ``--with SPEC`` and
+``--requirements FILE``.
 
 A repro script often imports a library (equinox, flax, optax) that must be installed
 beside the JAX release under test.  It says so in a PEP 723 inline metadata block
@@ -38,21 +39,23 @@ from packaging.version import InvalidVersion, Version
 from harness.errors import UsageError
 from harness.names import path_problem
 
-# The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv reads as
-# declaring nothing.
+# The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv
+# reads as declaring nothing.
 BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)*)^# ///$")
 BLOCK_TYPE = "script"
-# PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped otherwise.
+# PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped
+# otherwise.
 KNOWN_KEYS = frozenset({"dependencies", "requires-python", "tool"})
 # A requirements file is a few dozen lines; read whole, a huge one would exhaust memory.
 MAX_REQUIREMENTS_BYTES = 256 * 1024
 MAX_LINE_CHARS = 1000
-# A script needs a few libraries; a project's lock file, a few hundred.  Beyond this it is no script's needs.
+# A script needs a few libraries; a project's lock file, a few hundred.  Beyond this it is no
+# script's needs.
 MAX_REQUIREMENTS = 500
 # Which option picks the release under test, for the refusal of a requirement on JAX itself.
 JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
-# JAX itself, its plugins and PJRT builds (jax-cuda12-plugin, jax-rocm60-pjrt, ...), Apple's and TPU's
-# builds: all are part of the release under test.  Names as PEP 503 normalizes them.
+# JAX itself, its plugins and PJRT builds (jax-cuda12-plugin, jax-rocm60-pjrt, ...), Apple's and
+# TPU's builds: all are part of the release under test.  Names as PEP 503 normalizes them.
 JAX_PACKAGE = re.compile(
     r"jax|jaxlib|jax-metal|jax-tpu|libtpu|libtpu-nightly|jax-(cuda|rocm)[0-9]*-(plugin|pjrt)"
 )
@@ -77,7 +80,8 @@ class Declared:
         return not self.requirements
 
     def key(self) -> str:
-        """SHA-256 of the canonical requirement list: the same needs give the same key, whatever their source.
+        """SHA-256 of the canonical requirement list: the same needs give the same key, whatever
+        their source.
 
         ``requires-python`` is left out: it is checked against the interpreter, never resolved.
         """
@@ -89,27 +93,30 @@ def is_jax_package(name: str) -> bool:
 
 
 def canonical(text: str, where: str) -> str:
-    """``text`` as one canonical PEP 508 requirement (normalized name, sorted extras and specifiers).
+    """``text`` as one canonical PEP 508 requirement (normalized name, sorted extras and
+    specifiers).
 
     UsageError naming ``where`` when it is not one, is a direct reference (a URL or path), or
     asks for JAX itself.
     """
     if len(text) > MAX_LINE_CHARS:
         raise UsageError(
-            f"{where}: a requirement of {len(text)} characters is not one (at most {MAX_LINE_CHARS})"
+            f"{where}: a requirement of {len(text)} characters is not one (at most "
+            f"{MAX_LINE_CHARS})"
         )
     stripped = text.strip()
     if stripped.startswith("-"):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} is an installer option; only requirements are taken (name, extras, "
-            "versions, markers), from the package index the harness uses"
+            f"{where}: {stripped[:60]!r} is an installer option; only requirements are taken "
+            "(name, extras, versions, markers), from the package index the harness uses"
         )
     try:
         requirement = Requirement(stripped)
     except InvalidRequirement as exc:
         if _looks_like_location(stripped):
             raise UsageError(
-                f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package index are taken"
+                f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package "
+                "index are taken"
             ) from None
         problem = str(exc).splitlines()[0]
         raise UsageError(
@@ -117,13 +124,13 @@ def canonical(text: str, where: str) -> str:
         ) from None
     if requirement.url:
         raise UsageError(
-            f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on the package "
-            "index are taken"
+            f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on "
+            "the package index are taken"
         )
     if is_jax_package(requirement.name):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} asks for {canonicalize_name(requirement.name)}, but the release under test "
-            f"is the harness's to choose ({JAX_OPTIONS}); leave it out"
+            f"{where}: {stripped[:60]!r} asks for {canonicalize_name(requirement.name)}, but the "
+            f"release under test is the harness's to choose ({JAX_OPTIONS}); leave it out"
         )
     requirement.name = canonicalize_name(requirement.name)
     requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
@@ -131,7 +138,8 @@ def canonical(text: str, where: str) -> str:
 
 
 def _looks_like_location(text: str) -> bool:
-    # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named as what it is.
+    # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named
+    # as what it is.
     return (
         "://" in text
         or text.startswith((".", "/", "~", "\\"))
@@ -140,12 +148,13 @@ def _looks_like_location(text: str) -> bool:
 
 
 def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str]]:
-    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none: ``[]``, None),
-    and notes on what it holds that is not applied.
+    """The ``dependencies`` and ``requires-python`` of a script's ``# /// script`` block (none:
+    ``[]``, None), and notes on what it holds that is not applied.
 
     ``script`` names the script in the one-line UsageError a malformed block gets.
     """
-    # As Python reads the file (universal newlines): a block in a CRLF or a CR-only file is still a block.
+    # As Python reads the file (universal newlines): a block in a CRLF or a CR-only file is still a
+    # block.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
     if len(blocks) > 1:
@@ -155,8 +164,8 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
     if not blocks:
         if re.search(rf"(?m)^# /// {BLOCK_TYPE}$", text):
             raise UsageError(
-                f"script {script}: its `# /// script` block never closes with a `# ///` line (every line "
-                "between must start with `#`)"
+                f"script {script}: its `# /// script` block never closes with a `# ///` line "
+                "(every line between must start with `#`)"
             )
         return [], None, []
     content = "".join(
@@ -171,7 +180,8 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise UsageError(
-            f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, [tool])"
+            f"{where}: unknown key {unknown[0]!r} (PEP 723 knows dependencies, requires-python, "
+            "[tool])"
         )
     dependencies = table.get("dependencies", [])
     if not isinstance(dependencies, list) or not all(
@@ -194,8 +204,8 @@ def _tool_notes(table: dict[str, object], script: str) -> list[str]:
     keys = ", ".join(sorted(str(key)[:40] for key in uv)[:5])
     more = f" and {len(uv) - 5} more" if len(uv) > 5 else ""
     return [
-        f"script {script}: its [tool.uv] settings ({keys}{more}) are not applied: the harness resolves each "
-        "release's set itself, by --deps and --hold, from uv's index (UV_INDEX_URL)"
+        f"script {script}: its [tool.uv] settings ({keys}{more}) are not applied: the harness "
+        "resolves each release's set itself, by --deps and --hold, from uv's index (UV_INDEX_URL)"
     ]
 
 
@@ -215,7 +225,8 @@ def _requires_python(value: object, where: str) -> str | None:
 
 
 def check_requires_python(declared: Declared, python_version: str) -> None:
-    """Refuse an interpreter outside the script's ``requires-python`` (UsageError), before anything is installed.
+    """Refuse an interpreter outside the script's ``requires-python`` (UsageError), before anything
+    is installed.
 
     ``python_version`` is the interpreter's version, "3.12.4", or only its minor release,
     "3.12": then any of its patch releases that would do is enough (the exact one is checked
@@ -237,8 +248,8 @@ def check_requires_python(declared: Declared, python_version: str) -> None:
     if not any(wanted.contains(candidate, prereleases=True) for candidate in candidates):
         who = f"script {declared.script}" if declared.script else "the script"
         raise UsageError(
-            f"{who} requires Python {declared.requires_python} (requires-python), but the interpreter is "
-            f"Python {python_version}"
+            f"{who} requires Python {declared.requires_python} (requires-python), but the "
+            f"interpreter is Python {python_version}"
         )
 
 
@@ -267,8 +278,8 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
         raise UsageError(f"--requirements: {shown} is not a regular file")
     if info.st_size > MAX_REQUIREMENTS_BYTES:
         raise UsageError(
-            f"--requirements: {shown} is {info.st_size} bytes, over the {MAX_REQUIREMENTS_BYTES} a requirements "
-            "file may be"
+            f"--requirements: {shown} is {info.st_size} bytes, over the {MAX_REQUIREMENTS_BYTES} a "
+            "requirements file may be"
         )
     try:
         with path.open("rb") as handle:  # bounded: the file may have grown since it was looked at
@@ -293,7 +304,8 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
             continue
         if content.endswith("\\"):
             raise UsageError(
-                f"{where}: a line continued with `\\` is not taken; write each requirement on one line"
+                f"{where}: a line continued with `\\` is not taken; write each requirement on one "
+                "line"
             )
         found.append((canonical(content, where), where))
     return found
@@ -305,7 +317,8 @@ def collect(
     with_specs: Sequence[str] = (),
     requirements_file: Path | None = None,
 ) -> Declared:
-    """Everything a script run needs besides JAX: its block, then ``--with``, then ``--requirements``.
+    """Everything a script run needs besides JAX: its block, then ``--with``, then
+    ``--requirements``.
 
     A requirement given twice is kept once, where it first appeared.
     """
@@ -323,8 +336,8 @@ def collect(
         seen.setdefault(requirement, source)
     if len(seen) > MAX_REQUIREMENTS:
         raise UsageError(
-            f"{len(seen)} requirements declared ({', '.join(list(seen)[:3])}, ...); a script may declare at most "
-            f"{MAX_REQUIREMENTS}"
+            f"{len(seen)} requirements declared ({', '.join(list(seen)[:3])}, ...); a script may "
+            f"declare at most {MAX_REQUIREMENTS}"
         )
     return Declared(
         tuple(seen), tuple(seen.values()), requires_python, script or None, tuple(notes)

@@ -29,12 +29,14 @@ from harness.pins import Release
 from harness.store.bounds import string_problem
 
 PREFIX = "script-"
-# A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust memory.
+# A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust
+# memory.
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 
 def script_name(path: Path) -> str:
-    """``script-<stem>``, the case name a script's results are stored under; UsageError if it is not a name."""
+    """``script-<stem>``, the case name a script's results are stored under; UsageError if it is not
+    a name."""
     name = f"{PREFIX}{path.stem}"
     problem = name_problem(name)
     if problem:
@@ -48,8 +50,9 @@ MAX_ARGS, MAX_ARG_CHARS = 64, 1000
 
 
 def source_text(path: Path, content: bytes) -> str:
-    """The script's text in the encoding Python reads it in: its PEP 263 coding cookie (``# -*- coding: latin-1
-    -*-``), else UTF-8 (a BOM included); UsageError when it is not text in that encoding."""
+    """The script's text in the encoding Python reads it in: its PEP 263 coding cookie
+    (``# -*- coding: latin-1 -*-``), else UTF-8 (a BOM included); UsageError when it is not text in
+    that encoding."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
     except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM
@@ -63,8 +66,9 @@ def source_text(path: Path, content: bytes) -> str:
         raise UsageError(f"script {path} is not {named} text, so not a Python script") from None
 
 
-# The Python every release of the table runs on (``harness.pins.Release.python``): a script's requires-python is
-# checked against it before anything is installed, and against the exact interpreter once its venv is made.
+# The Python every release of the table runs on (``harness.pins.Release.python``): a script's
+# requires-python is checked against it before anything is installed, and against the exact
+# interpreter once its venv is made.
 RUNS_ON = Release.python
 
 
@@ -75,9 +79,9 @@ def read_script(
     with_specs: Sequence[str] = (),
     requirements: Path | None = None,
 ) -> CaseInfo:
-    """The script as a case of no sizes, measured once per process with ``args`` on its command line, with what it
-    needs besides JAX (its ``# /// script`` block, ``with_specs`` and the ``requirements`` file); UsageError naming
-    what is wrong with it."""
+    """The script as a case of no sizes, measured once per process with ``args`` on its command
+    line, with what it needs besides JAX (its ``# /// script`` block, ``with_specs`` and the
+    ``requirements`` file); UsageError naming what is wrong with it."""
     name = script_name(path)
     try:
         info = path.stat()
@@ -120,8 +124,11 @@ def read_script(
     return CaseInfo(
         name=name,
         path=path.resolve(),
-        claim=f"plain script {path.name}, run as it is: judged on its phases (process.import_ns, trace, lower, "
-        "compile, run), its JSON numbers (json.FIELD) and the metric lines it prints",
+        claim=(
+            f"plain script {path.name}, run as it is: judged on its phases (process.import_ns, "
+            "trace, lower, compile, run), its JSON numbers (json.FIELD) and the metric lines it "
+            "prints"
+        ),
         source=f"plain script {path.name}, sha256 {source.sha256[:12]}",
         space=SizeSpace({}, {}),
         anchors=[{}],

@@ -147,8 +147,8 @@ def render(outcome: SearchOutcome, *, release: str, profile: str) -> str:
         lines.append("")
         flags = " ".join(f"--size {k}={v}" for k, v in sorted(outcome.found.items()))
         lines += [
-            "To replay: run the same search again (the example database under `.hypothesis/` holds it), "
-            f"or measure the size directly with `run {flags}`."
+            "To replay: run the same search again (the example database under `.hypothesis/` holds "
+            f"it), or measure the size directly with `run {flags}`."
         ]
         if outcome.replay_blob:
             lines += ["", f"Hypothesis replay blob: `{outcome.replay_blob}`"]

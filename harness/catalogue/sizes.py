@@ -46,17 +46,17 @@ _OPERATORS: dict[type, Callable[..., Any]] = {
 }
 
 
-# A cost formula is a line of arithmetic; one longer than this is no formula (and its tree could be deep
-# enough to exhaust the parser).
+# A cost formula is a line of arithmetic; one longer than this is no formula (and its tree could be
+# deep enough to exhaust the parser).
 MAX_COST_CHARS = 500
 
 
 def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     """Evaluate an arithmetic cost expression such as ``"4 * M * N * N"`` safely.
 
-    In floating point throughout: ``9 ** 9 ** 9`` overflows at once instead of computing an integer of
-    hundreds of millions of digits.  A cost that divides by zero, overflows or is not a finite positive-or-
-    zero real number is a UsageError naming the expression and the sizes.
+    In floating point throughout: ``9 ** 9 ** 9`` overflows at once instead of computing an integer
+    of hundreds of millions of digits.  A cost that divides by zero, overflows or is not a finite
+    positive-or- zero real number is a UsageError naming the expression and the sizes.
     """
     tree = _cost_tree(expression)
 
@@ -96,7 +96,8 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
 
 
 def cost_problem(expression: str, names: Sequence[str]) -> str | None:
-    """Why ``expression`` is no cost formula over the sizes ``names`` (checked without evaluating it), or None."""
+    """Why ``expression`` is no cost formula over the sizes ``names`` (checked without evaluating
+    it), or None."""
     try:
         tree = _cost_tree(expression)
     except UsageError as exc:
@@ -114,7 +115,10 @@ def cost_problem(expression: str, names: Sequence[str]) -> str | None:
         if not isinstance(node, allowed) or (
             isinstance(node, ast.Constant) and not _is_number(node.value)
         ):
-            return f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are allowed"
+            return (
+                f"cost expression {expression[:80]!r}: only numbers, sizes and + - * / // ** are "
+                "allowed"
+            )
         if isinstance(node, ast.Name) and node.id not in names:
             return f"cost expression {expression[:80]!r} uses unknown size {node.id}"
     return None
@@ -216,7 +220,10 @@ class Budget:
         """Why a point with this cost may not run, or None when it fits."""
         for kind, limit in sorted(self.limits.items()):
             if kind in cost and cost[kind] > limit:
-                return f"over budget: needs {format_quantity(kind, cost[kind])}, budget {format_quantity(kind, limit)}"
+                return (
+                    f"over budget: needs {format_quantity(kind, cost[kind])}, budget "
+                    f"{format_quantity(kind, limit)}"
+                )
         return None
 
     def as_dict(self) -> dict[str, float]:
@@ -246,8 +253,8 @@ class SizeSpace:
         return SizeSpace(ranges, self.cost)
 
     def cost_of(self, point: Mapping[str, int]) -> dict[str, float]:
-        """The estimate a record keeps: each kind the formulas give at ``point`` (one that fails is left out,
-        and ``refusal`` has refused the point for it)."""
+        """The estimate a record keeps: each kind the formulas give at ``point`` (one that fails is
+        left out, and ``refusal`` has refused the point for it)."""
         cost = {}
         for kind, expression in self.cost.items():
             with contextlib.suppress(UsageError):
@@ -255,8 +262,8 @@ class SizeSpace:
         return cost
 
     def refusal(self, point: Mapping[str, int], budget: Budget) -> str | None:
-        """Why ``point`` may not run: a cost formula failing there (a division by zero inside the space), or
-        its cost over the budget; None when it may."""
+        """Why ``point`` may not run: a cost formula failing there (a division by zero inside the
+        space), or its cost over the budget; None when it may."""
         for expression in self.cost.values():
             try:
                 evaluate_cost(expression, point)

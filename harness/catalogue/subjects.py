@@ -1,12 +1,14 @@
-"""What is measured: a case module at sizes, or a plain script run as it is with its arguments and libraries.
+"""What is measured: a case module at sizes, or a plain script run as it is with its arguments and
+libraries.
 
-Every ``CaseInfo`` holds one ``Subject``; callers ask it what differs between the two (how its process is
-started, what a result records of it, how a command line names it, what it declares besides JAX) instead of
-asking which one it is.  The one place that decides which subject a command measures is the command line
-(``harness.cli.options.case_from``); the one place that decides which venv it runs in is
-``harness.install.environments`` (its ``own_venv``).
+Every ``CaseInfo`` holds one ``Subject``; callers ask it what differs between the two (how its
+process is started, what a result records of it, how a command line names it, what it declares
+besides JAX) instead of asking which one it is.  The one place that decides which subject a command
+measures is the command line (``harness.cli.options.case_from``); the one place that decides which
+venv it runs in is ``harness.install.environments`` (its ``own_venv``).
 
-Standard library only, like ``harness.catalogue.scripts``: the noxfile reads a script in nox's own environment.
+Standard library only, like ``harness.catalogue.scripts``: the noxfile reads a script in nox's own
+environment.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ChildStart:
-    """What a case process is told besides the file it runs: a plain script's content and arguments."""
+    """What a case process is told besides the file it runs: a plain script's content and
+    arguments."""
 
     script_sha256: str | None = None  # None: the file is a case module, imported for its programs
     script_args: tuple[str, ...] = ()
@@ -58,17 +61,20 @@ class Subject(Protocol):
 
     @property
     def own_venv(self) -> bool:
-        """Whether it runs in a venv of its own (jax, jaxlib and what it declares) rather than the release's."""
+        """Whether it runs in a venv of its own (jax, jaxlib and what it declares) rather than the
+        release's."""
         ...
 
     @property
     def every_metric(self) -> bool:
-        """Whether it is judged on every metric that moved when no criterion is given (a case needs one)."""
+        """Whether it is judged on every metric that moved when no criterion is given (a case needs
+        one)."""
         ...
 
     @property
     def figure_programs(self) -> tuple[str, ...]:
-        """The programs of its own figures a draft tables per release: a script's phases and JSON numbers."""
+        """The programs of its own figures a draft tables per release: a script's phases and JSON
+        numbers."""
         ...
 
     @property
@@ -78,7 +84,8 @@ class Subject(Protocol):
 
     @property
     def declared(self) -> Declared:
-        """What it needs besides JAX, as a venv of its own takes it (``harness.install.script_envs``)."""
+        """What it needs besides JAX, as a venv of its own takes it
+        (``harness.install.script_envs``)."""
         ...
 
     def child_start(self) -> ChildStart: ...
@@ -92,18 +99,19 @@ class Subject(Protocol):
         ...
 
     def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
-        """Why a results folder whose results recorded ``recorded`` cannot take its results; empty when it can.
-        ``recorded`` is read only where the answer depends on it."""
+        """Why a results folder whose results recorded ``recorded`` cannot take its results; empty
+        when it can. ``recorded`` is read only where the answer depends on it."""
         ...
 
     def named_by(self, name: str, path: str) -> tuple[str, ...]:
-        """How a command line names it, its file shown as ``path``: ``--case NAME`` or ``--script PATH``."""
+        """How a command line names it, its file shown as ``path``: ``--case NAME`` or
+        ``--script PATH``."""
         ...
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
-        """How a command line names it with what it runs with, as shell words: a case by name; a script by
-        ``path``, its arguments, what the command line added to what it declares, and ``libraries`` (how they
-        are had: ``--deps``, ``--hold``)."""
+        """How a command line names it with what it runs with, as shell words: a case by name; a
+        script by ``path``, its arguments, what the command line added to what it declares, and
+        ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
         ...
 
     def content_digest(self, path: Path) -> str:
@@ -111,7 +119,8 @@ class Subject(Protocol):
         ...
 
     def own_text(self, path: Path) -> bytes | None:
-        """The file a draft copies as it is (a script, both its full and its short script); None: exported."""
+        """The file a draft copies as it is (a script, both its full and its short script); None:
+        exported."""
         ...
 
     def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
@@ -125,7 +134,8 @@ class Subject(Protocol):
 
 @dataclass(frozen=True)
 class CaseModule:
-    """A case module of ``cases/``: imported by the case process, its programs measured at planned sizes."""
+    """A case module of ``cases/``: imported by the case process, its programs measured at planned
+    sizes."""
 
     kind = "case"
     args = given = requirements = figure_programs = ()
@@ -173,15 +183,18 @@ CASE_MODULE = CaseModule()
 
 @dataclass(frozen=True)
 class PlainScript:
-    """A plain repro script measured in place of a case (``harness.catalogue.scripts``), run as ``python FILE``."""
+    """A plain repro script measured in place of a case (``harness.catalogue.scripts``), run as
+    ``python FILE``."""
 
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these
     args: tuple[str, ...] = ()  # its command line after the file, as `python FILE ARGS` takes it
-    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and ``--requirements``
-    # (``harness.catalogue.script_deps``): the value every venv of it is resolved from, as it is.
+    # What it needs besides JAX, read once from its ``# /// script`` block, ``--with`` and
+    # ``--requirements`` (``harness.catalogue.script_deps``): the value every venv of it is resolved
+    # from, as it is.
     declared: Declared = field(default_factory=Declared)
-    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands shown.
+    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands
+    # shown.
     given: tuple[str, ...] = ()
 
     kind = "script"
@@ -225,8 +238,8 @@ class PlainScript:
                     continue
                 return (
                     f"{folder} holds results of {self.file} run with other arguments "
-                    f"({' '.join(found.args) or 'none'}): results of two command lines are never mixed; give "
-                    "--results another folder"
+                    f"({' '.join(found.args) or 'none'}): results of two command lines are never "
+                    "mixed; give --results another folder"
                 )
             what = (
                 f"another version of it (sha256 {found.sha256[:12]})"
@@ -234,9 +247,9 @@ class PlainScript:
                 else "something other than it"
             )
             return (
-                f"{folder} holds results of {what}, and {self.file} is now sha256 {self.sha256[:12]}: "
-                "results of two versions are never mixed; give --results another folder, or the changed "
-                "script another file name"
+                f"{folder} holds results of {what}, and {self.file} is now sha256 "
+                f"{self.sha256[:12]}: results of two versions are never mixed; give --results "
+                "another folder, or the changed script another file name"
             )
         return ""
 
@@ -259,6 +272,6 @@ class PlainScript:
 
     def provenance(self, claim: str, source: str) -> str:
         return (
-            f"Found with a user's script, `{self.file}`, run unmodified on each release in a fresh venv "
-            "holding jax, jaxlib and what the script declares."
+            f"Found with a user's script, `{self.file}`, run unmodified on each release in a fresh "
+            "venv holding jax, jaxlib and what the script declares."
         )

@@ -1,4 +1,5 @@
-"""``python -m harness.ci.matrix``: the GitHub Actions matrix of the catalogue, from ``nox -l --json``.
+"""``python -m harness.ci.matrix``: the GitHub Actions matrix of the catalogue, from
+``nox -l --json``.
 
 One matrix entry per ``repro`` session nox lists, so the jobs of
 ``.github/workflows/matrix.yml`` always equal nox's sessions and no version or profile

@@ -1,5 +1,6 @@
-"""The command line's machinery: a parser whose every mistake is one ``UsageError`` line, help that shows each
-option's default, the nearest known option to an unknown one, and a single-valued option refused when given twice.
+"""The command line's machinery: a parser whose every mistake is one ``UsageError`` line, help that
+shows each option's default, the nearest known option to an unknown one, and a single-valued option
+refused when given twice.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 from harness.cli.command import AnyCommand
 from harness.errors import UsageError
 
-# The console script's name: the usage lines and hints give the command a user types (`python -m harness` is the same).
+# The console script's name: the usage lines and hints give the command a user types
+# (`python -m harness` is the same).
 PROG = "jax-repro"
 
 
@@ -48,7 +50,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _HelpFormatter(argparse.HelpFormatter):
-    """Every option's default shown unless its help already says it; a literal % in prose never breaks --help."""
+    """Every option's default shown unless its help already says it; a literal % in prose never
+    breaks --help."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -88,7 +91,8 @@ def build_parser(commands: Sequence[AnyCommand], description: str = "") -> argpa
 def parse_with(
     commands: Sequence[AnyCommand], argv: Sequence[str], description: str = ""
 ) -> argparse.Namespace:
-    """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
+    """The parsed command line; UsageError for a malformed one, naming the nearest option to an
+    unknown one."""
     parser = build_parser(commands, description)
     args, extras = parser.parse_known_args(list(argv))
     if extras:
@@ -124,7 +128,8 @@ def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.Argume
 def validate_with(
     commands: Sequence[AnyCommand], argv: Sequence[str]
 ) -> tuple[argparse.Namespace, Any]:
-    """The parsed command line and its command's typed options, or UsageError, without running anything."""
+    """The parsed command line and its command's typed options, or UsageError, without running
+    anything."""
     args = parse_with(commands, argv)
     [command] = [c for c in commands if c.name == args.command]
     return args, command.check(args)

@@ -1,5 +1,5 @@
-"""``calibrate``'s command line: the case, the size raised for a real slowdown, how many runs; checked into a
-``CalibrationPlan``, with ``run``'s checks of the options it passes on to every run.
+"""``calibrate``'s command line: the case, the size raised for a real slowdown, how many runs;
+checked into a ``CalibrationPlan``, with ``run``'s checks of the options it passes on to every run.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ class CalibrationPlan:
     def run_arguments(
         self, results: Path, *, raised: bool = False, sides: Path | None = None
     ) -> list[str]:
-        """A separate run's arguments (``raised``: at the raised size); with ``sides``, a run of the plan
-        ``sides_plan`` wrote, whose sides give their profile and sizes."""
+        """A separate run's arguments (``raised``: at the raised size); with ``sides``, a run of the
+        plan ``sides_plan`` wrote, whose sides give their profile and sizes."""
         sizes = {**self.sizes, self.raised: self.raised_to} if raised else self.sizes
         return [
             "--case",
@@ -55,7 +55,8 @@ class CalibrationPlan:
         ]
 
     def sides_plan(self, release: str) -> list[dict[str, Any]]:
-        """The unchanged case and the raised one as two sides of this interpreter, to be measured interleaved."""
+        """The unchanged case and the raised one as two sides of this interpreter, to be measured
+        interleaved."""
         return [
             {"release": release, "profile": self.profile, "label": "unchanged"},
             {
@@ -75,12 +76,14 @@ def raised_size(case: CaseInfo, sizes: Mapping[str, int], spec: str | None) -> t
             if round(sizes[name] * (1 + RAISE_SHARE)) > sizes[name]:
                 return name, round(sizes[name] * (1 + RAISE_SHARE))
         raise UsageError(
-            f"no size of {case.name} is large enough to raise by 10 %: choose one with --raise NAME=VALUE"
+            f"no size of {case.name} is large enough to raise by 10 %: choose one with --raise "
+            "NAME=VALUE"
         )
     name, sep, value = spec.partition("=")
     if name not in case.space.ranges:
         raise UsageError(
-            f"--raise {spec}: {case.name} has no size {name}; its sizes: {', '.join(case.space.ranges)}"
+            f"--raise {spec}: {case.name} has no size {name}; its sizes: "
+            f"{', '.join(case.space.ranges)}"
         )
     if not sep:
         return name, max(sizes[name] + 1, round(sizes[name] * (1 + RAISE_SHARE)))
@@ -128,7 +131,8 @@ def plan_calibration(
 
 
 def _names_managed_option(token: str) -> bool:
-    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets itself."""
+    """Whether ``token`` is (or abbreviates, as argparse allows) an option ``calibrate`` sets
+    itself."""
     flag = token.split("=", 1)[0]
     return (
         flag.startswith("--")
@@ -156,7 +160,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--raise",
         dest="raise_size",
         metavar="NAME[=VALUE]",
-        help="size raised for the real slowdown, by 10 % or to VALUE (default: the first a 10 % rise changes)",
+        help=(
+            "size raised for the real slowdown, by 10 % or to VALUE (default: the first a 10 % "
+            "rise changes)"
+        ),
     )
     parser.add_argument("--pairs", type=options.positive_int, default=3, help="A/A pairs to run")
     parser.add_argument(
@@ -174,7 +181,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> CalibrateOptions:
-    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before anything runs."""
+    """Every check of ``calibrate``, including ``run``'s checks of the options it passes on, before
+    anything runs."""
     case = options.case_from(args)
     results = options.results_folder(args.results)
     plan = plan_calibration(
@@ -194,12 +202,18 @@ def check(args: argparse.Namespace) -> CalibrateOptions:
 
 COMMAND = Command(
     name="calibrate",
-    summary="measure this machine's noise floor: verdicts between separate runs of one release, and a real slowdown",
-    description="Run a case PAIRS times as an A/A pair (two separate `jax-repro run` invocations of the installed "
-    "release, into temporary folders), compare each pair by the verdict over processes, then SLOWDOWNS times "
-    "unchanged and with one size raised by 10 %, the two interleaved in one run, and compare those. Appends the "
-    "false-positive rate and the ratios flagged to RESULTS/calibration/<machine-id>.json and prints them in one "
-    "sentence. Options after -- go to every run, e.g. -- --effort full --timeout 60.",
+    summary=(
+        "measure this machine's noise floor: verdicts between separate runs of one release, and a "
+        "real slowdown"
+    ),
+    description=(
+        "Run a case PAIRS times as an A/A pair (two separate `jax-repro run` invocations of the "
+        "installed release, into temporary folders), compare each pair by the verdict over "
+        "processes, then SLOWDOWNS times unchanged and with one size raised by 10 %, the two "
+        "interleaved in one run, and compare those. Appends the false-positive rate and the ratios "
+        "flagged to RESULTS/calibration/<machine-id>.json and prints them in one sentence. Options "
+        "after -- go to every run, e.g. -- --effort full --timeout 60."
+    ),
     exit_codes="0 calibrated, 1 a run failed, 2 bad input",
     add_arguments=add_arguments,
     check=check,

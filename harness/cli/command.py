@@ -1,4 +1,5 @@
-"""A command as its command line declares it: its options, their help, and the check that types them."""
+"""A command as its command line declares it: its options, their help, and the check that types
+them."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ OptionsT = TypeVar("OptionsT")
 
 @dataclass(frozen=True)
 class Command(Generic[OptionsT]):
-    """Each module of ``harness.cli`` declares one (``COMMAND``; ``ranges`` three): the options it takes
-    (``add_arguments``, from the groups in ``harness.cli.options`` where an option is shared) and the check that
-    turns the parsed command line into one typed options object without JAX (``check``: the noxfile runs it on a
-    session's posargs before installing anything).  What the command then does is its workflow, in the module
-    of the same name under ``harness.commands``."""
+    """Each module of ``harness.cli`` declares one (``COMMAND``; ``ranges`` three): the options it
+    takes (``add_arguments``, from the groups in ``harness.cli.options`` where an option is shared)
+    and the check that turns the parsed command line into one typed options object without JAX
+    (``check``: the noxfile runs it on a session's posargs before installing anything).  What the
+    command then does is its workflow, in the module of the same name under ``harness.commands``."""
 
     name: str
     summary: str  # one line, in the list of commands

@@ -80,10 +80,14 @@ def check(args: argparse.Namespace) -> CompareOptions:
 COMMAND = Command(
     name="compare",
     summary="compare two result sets; exit 1 when something got significantly worse in B",
-    description="Compare result set B against A, metric by metric. A and B are results folders (B defaults to A), "
-    "narrowed by release, profile and case.",
-    exit_codes="0 nothing worse, 1 something significantly slower or broken in B, 2 bad input or a --markdown or "
-    "--json that cannot be written (then no verdict is printed)",
+    description=(
+        "Compare result set B against A, metric by metric. A and B are results folders (B defaults "
+        "to A), narrowed by release, profile and case."
+    ),
+    exit_codes=(
+        "0 nothing worse, 1 something significantly slower or broken in B, 2 bad input or a "
+        "--markdown or --json that cannot be written (then no verdict is printed)"
+    ),
     add_arguments=add_arguments,
     check=check,
 )

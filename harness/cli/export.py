@@ -1,4 +1,5 @@
-"""``export``'s command line, and the case-or-script options the ``issue`` command shares with it."""
+"""``export``'s command line, and the case-or-script options the ``issue`` command shares with
+it."""
 
 from __future__ import annotations
 
@@ -64,8 +65,10 @@ def check(args: argparse.Namespace) -> ExportOptions:
 COMMAND = Command(
     name="export",
     summary="print a case's standalone script (jax, numpy and the standard library only)",
-    description="Write the case at its sizes as one standalone script that measures it as the harness does and "
-    "prints its figures, for an upstream issue or a machine without the harness.",
+    description=(
+        "Write the case at its sizes as one standalone script that measures it as the harness does "
+        "and prints its figures, for an upstream issue or a machine without the harness."
+    ),
     exit_codes="0 written, 2 bad input (or a case that cannot be exported, named in one line)",
     add_arguments=add_arguments,
     check=check,

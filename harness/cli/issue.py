@@ -1,4 +1,5 @@
-"""``issue``'s command line: the case or script, the releases compared, the metric the title quotes."""
+"""``issue``'s command line: the case or script, the releases compared, the metric the title
+quotes."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class IssueOptions:
     # A crash report: the step is in how the processes end (``--status``, as ``bisect --status``).
     status: bool = False
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release (--deps)
-    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how many.
+    # What ``issue`` measures itself (the step, the newest release): processes a side, and up to how
+    # many.
     processes: int = options.PROCESSES["quick"]
     max_processes: int = options.LOOKS * options.PROCESSES["quick"]
 
@@ -62,7 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     criterion = parser.add_mutually_exclusive_group()
     criterion.add_argument(
         "--metric",
-        help="PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed most)",
+        help=(
+            "PROGRAM.KIND_ns the title quotes (default: the bisect's, else the one that changed "
+            "most)"
+        ),
     )
     criterion.add_argument(
         "--status",
@@ -74,8 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=options.positive_int,
         metavar="K",
-        help="processes a release in what issue measures itself where no bisect answer did (the step, the "
-        f"newest release on the index, a script's reproducer; default {options.PROCESSES['quick']})",
+        help=(
+            "processes a release in what issue measures itself where no bisect answer did (the "
+            "step, the newest release on the index, a script's reproducer; default "
+            f"{options.PROCESSES['quick']})"
+        ),
     )
     options.add_max_processes(parser)
     parser.add_argument(
@@ -88,7 +96,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> IssueOptions:
-    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them too)."""
+    """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them
+    too)."""
     results = options.results_folder(args.results)
     script = script_options(args, results=results)
     if (args.good is None) != (args.bad is None):
@@ -101,7 +110,8 @@ def check(args: argparse.Namespace) -> IssueOptions:
     processes, least = args.processes or options.PROCESSES["quick"], Thresholds().min_processes
     if processes < least:  # what issue measures itself is judged over processes, as a bisect's
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {least} processes a release"
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
+            "release"
         )
     most = args.max_processes or options.LOOKS * processes
     if most < processes:
@@ -125,12 +135,19 @@ def check(args: argparse.Namespace) -> IssueOptions:
 
 COMMAND = Command(
     name="issue",
-    summary="draft an upstream issue: export the case, run its scripts on the releases compared, render",
-    description="Export the case (or take the plain script), run it on the release the issue is about and, with "
-    "--good/--bad or a stored bisect answer, a short script on both releases, and render a draft a maintainer "
-    "can paste. Through nox it measures what no stored bisect answer gives: the step confirmed, a script's "
-    "reproducer with jax alone, and whether the newest release on the index still shows it.",
-    exit_codes="0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input",
+    summary=(
+        "draft an upstream issue: export the case, run its scripts on the releases compared, render"
+    ),
+    description=(
+        "Export the case (or take the plain script), run it on the release the issue is about and, "
+        "with --good/--bad or a stored bisect answer, a short script on both releases, and render "
+        "a draft a maintainer can paste. Through nox it measures what no stored bisect answer "
+        "gives: the step confirmed, a script's reproducer with jax alone, and whether the newest "
+        "release on the index still shows it."
+    ),
+    exit_codes=(
+        "0 drafted, 1 drafted but a script run failed (the draft shows its output), 2 bad input"
+    ),
     add_arguments=add_arguments,
     check=check,
 )

@@ -27,9 +27,12 @@ def check(args: argparse.Namespace) -> ListOptions:
 COMMAND = Command(
     name="list",
     summary="list the cases and their claims; with a case, its sizes, programs and metric names",
-    description="Without a case: every case, its claim, sizes and anchors, and each case file that cannot be read, "
-    "with the reason. With --case NAME: its source, claim, sizes, anchors, programs, jitted functions and the "
-    "metric names bisect and sweep accept, read from the case file without running it.",
+    description=(
+        "Without a case: every case, its claim, sizes and anchors, and each case file that cannot "
+        "be read, with the reason. With --case NAME: its source, claim, sizes, anchors, programs, "
+        "jitted functions and the metric names bisect and sweep accept, read from the case file "
+        "without running it."
+    ),
     exit_codes="0 listed, 1 a case file cannot be read (named, with the reason), 2 bad input",
     add_arguments=add_arguments,
     check=check,

@@ -39,9 +39,14 @@ def check(args: argparse.Namespace) -> MergeOptions:
 
 COMMAND = Command(
     name="merge",
-    summary="copy results from many folders (CI artifacts, other machines) into one, each result once",
-    description="Copy every result under the SOURCE folders into --into, where it would have been stored. A result "
-    "already there with the same content counts once; one line per file that is left out.",
+    summary=(
+        "copy results from many folders (CI artifacts, other machines) into one, each result once"
+    ),
+    description=(
+        "Copy every result under the SOURCE folders into --into, where it would have been stored. "
+        "A result already there with the same content counts once; one line per file that is left "
+        "out."
+    ),
     exit_codes="0 all usable, 1 a file was left out, 2 bad input",
     add_arguments=add_arguments,
     check=check,

@@ -30,9 +30,11 @@ def check(args: argparse.Namespace) -> NewOptions:
 COMMAND = Command(
     name="new",
     summary="write a working template case to cases/NAME.py, to edit from there",
-    description="Write cases/NAME.py from the template: a case that runs, passes the linters and the tests, and "
-    "exports; its TODO lines say what to replace (cases/README.md has the checklist). Refuses a name that is "
-    "taken or a file that exists.",
+    description=(
+        "Write cases/NAME.py from the template: a case that runs, passes the linters and the "
+        "tests, and exports; its TODO lines say what to replace (cases/README.md has the "
+        "checklist). Refuses a name that is taken or a file that exists."
+    ),
     exit_codes="0 written, 2 bad input (a taken or malformed name)",
     add_arguments=add_arguments,
     check=check,

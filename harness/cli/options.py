@@ -40,17 +40,18 @@ DEFAULT_REPORTS = Path("reports")
 SAMPLING = {"quick": (10, 0.5), "full": (20, 2.0)}
 PROCESSES = {"quick": 5, "full": 10}
 DEFAULT_MAX_PROCESSES = 20
-# Measuring sides until decided goes up to this many times --processes a side by default (looks at 5, 10, 20).
+# Measuring sides until decided goes up to this many times --processes a side by default (looks at
+# 5, 10, 20).
 LOOKS = 4
 # A sample series needs this many samples for its median, however slow the program.
 MIN_REPEATS = 5
 # The profile label of a command run outside nox without --profile.
 UNPINNED_PROFILE = "default"
 SCRIPT_HELP = (
-    "a plain repro script in place of a case, run unmodified as `python FILE` once per process, in a venv of its own "
-    "per release holding that jax and jaxlib and what the script declares (its `# /// script` block, --with, "
-    "--requirements); judged on its phases (process.*), the numbers it prints as JSON lines (json.*) and its "
-    "`metric ...` lines"
+    "a plain repro script in place of a case, run unmodified as `python FILE` once per process, in "
+    "a venv of its own per release holding that jax and jaxlib and what the script declares (its "
+    "`# /// script` block, --with, --requirements); judged on its phases (process.*), the numbers "
+    "it prints as JSON lines (json.*) and its `metric ...` lines"
 )
 
 
@@ -69,7 +70,8 @@ def positive_int(text: str) -> int:
 
 
 def seed(text: str) -> int:
-    """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus sign."""
+    """A seed for hypothesis's draws: ASCII digits only (int() would take "１２"), an optional minus
+    sign."""
     if not re.fullmatch(r"-?[0-9]{1,18}", text.strip()):
         raise argparse.ArgumentTypeError(
             f"{text[:40]!r} is not a whole number of at most 18 digits"
@@ -102,12 +104,14 @@ def non_negative_float(text: str) -> float:
 
 
 def max_load(text: str) -> float | None:
-    """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never measured again)."""
+    """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never
+    measured again)."""
     return None if text.strip().lower() == "off" else non_negative_float(text)
 
 
 def seconds(text: str) -> float:
-    """A duration on the command line: positive, and at most a week (a larger one overflows the clocks' arithmetic)."""
+    """A duration on the command line: positive, and at most a week (a larger one overflows the
+    clocks' arithmetic)."""
     value = positive_float(text)
     if value > 7 * 24 * 3600:
         raise argparse.ArgumentTypeError(f"{text[:40]!r} seconds is more than a week")
@@ -124,7 +128,8 @@ def sample_time(text: str) -> float:
 
 
 def path(text: str) -> Path:
-    """A folder or file named on the command line; an empty name would quietly mean the current folder."""
+    """A folder or file named on the command line; an empty name would quietly mean the current
+    folder."""
     if problem := path_problem(text):
         raise argparse.ArgumentTypeError(problem)
     return Path(text)
@@ -173,8 +178,8 @@ def target_ratio(text: str) -> float:
     least = Thresholds().factor
     if value < least:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no number of "
-            "processes could reach it"
+            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no "
+            "number of processes could reach it"
         )
     return value
 
@@ -204,7 +209,8 @@ def add_case(
     default: str = "",
     positional: bool = True,
 ) -> None:
-    """``--case NAME`` (repeatable where ``many``), and ``--script FILE`` in its place where ``script``.
+    """``--case NAME`` (repeatable where ``many``), and ``--script FILE`` in its place where
+    ``script``.
 
     A single-case command also takes the case as its first positional argument, the spelling
     of earlier versions, kept working for one release.
@@ -233,8 +239,10 @@ def add_case(
             action="append",
             default=[],
             metavar="VALUE",
-            help="an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; a value "
-            "starting with - as --script-arg=-n)",
+            help=(
+                "an argument for the script, as `python FILE VALUE...` takes it (repeatable, in "
+                "order; a value starting with - as --script-arg=-n)"
+            ),
         )
         add_libraries(parser)
     # Every command's namespace then has them all, whichever of them it declares.
@@ -258,8 +266,10 @@ def add_libraries(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="a library the script needs besides JAX, as pip takes it (repeatable: --with equinox --with "
-        "'flax==0.10.4'), added to its own `# /// script` block's dependencies",
+        help=(
+            "a library the script needs besides JAX, as pip takes it (repeatable: --with equinox "
+            "--with 'flax==0.10.4'), added to its own `# /// script` block's dependencies"
+        ),
     )
     parser.add_argument(
         "--requirements",
@@ -270,9 +280,11 @@ def add_libraries(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--deps",
         choices=POLICIES,
-        help="how each release's set of them is resolved, jax and jaxlib held: as-of: as the package index stood a "
-        "week after that jax release came out (what its users had); newest: the newest versions that accept it "
-        f"today (default: {AS_OF})",
+        help=(
+            "how each release's set of them is resolved, jax and jaxlib held: as-of: as the "
+            "package index stood a week after that jax release came out (what its users had); "
+            f"newest: the newest versions that accept it today (default: {AS_OF})"
+        ),
     )
 
 
@@ -291,7 +303,8 @@ def add_cases_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def case_name(args: argparse.Namespace) -> str | None:
-    """The one case a single-case command names, by ``--case`` or by the older positional spelling."""
+    """The one case a single-case command names, by ``--case`` or by the older positional
+    spelling."""
     old, new = args.old_case, args.case
     if old is not None and new is not None and old != new:
         raise UsageError(f"two cases named ({old} and --case {new}): give one")
@@ -299,7 +312,8 @@ def case_name(args: argparse.Namespace) -> str | None:
 
 
 def refuse_script_options(args: argparse.Namespace) -> None:
-    """A usage error for an option of a plain script given without ``--script`` (with cases it would be ignored)."""
+    """A usage error for an option of a plain script given without ``--script`` (with cases it would
+    be ignored)."""
     if args.script_arg:
         raise UsageError("--script-arg is for --script FILE: a case takes --size")
     for option, given in (
@@ -312,8 +326,9 @@ def refuse_script_options(args: argparse.Namespace) -> None:
 
 
 def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
-    """The case a command names, or the plain script it names instead (``--script FILE``).  The one place that
-    decides which subject (``harness.catalogue.subjects``) a command measures; past it, callers ask the subject."""
+    """The case a command names, or the plain script it names instead (``--script FILE``).  The one
+    place that decides which subject (``harness.catalogue.subjects``) a command measures; past it,
+    callers ask the subject."""
     name = case_name(args)
     script = args.script
     if not script:
@@ -360,12 +375,16 @@ def add_sampling(
     effort: str = "quick",
     timeout: str = "seconds per case process",
 ) -> None:
-    """``--effort`` and what it sets unless given: samples per program and the sampling time per program."""
+    """``--effort`` and what it sets unless given: samples per program and the sampling time per
+    program."""
     parser.add_argument(
         "--effort",
         choices=discovery.EFFORTS,
         default=effort,
-        help="quick: a first look and CI; full: numbers to quote (run: also sizes drawn by hypothesis)",
+        help=(
+            "quick: a first look and CI; full: numbers to quote (run: also sizes drawn by "
+            "hypothesis)"
+        ),
     )
     parser.add_argument(
         "--repeats",
@@ -388,7 +407,8 @@ def add_sampling(
 
 
 def sampling_from(args: argparse.Namespace, **more: Any) -> Settings:
-    """The one place a command line becomes ``Settings``: the effort's sampling unless given, and ``more``."""
+    """The one place a command line becomes ``Settings``: the effort's sampling unless given, and
+    ``more``."""
     default_repeats, default_seconds = SAMPLING[args.effort]
     repeats = args.repeats or default_repeats
     return Settings(
@@ -417,10 +437,13 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
         "--max-processes",
         type=positive_int,
         metavar="K",
-        help="the most processes per cell and side: sides measured together (a range command's endpoints, "
-        f"probes and confirmations; a run of several sides) get looks of --processes rounds while a comparison "
-        f"is open, up to this many (default {LOOKS} × --processes); with --target-ratio, rounds until the target "
-        f"is detectable, up to this many (default {DEFAULT_MAX_PROCESSES}, as pyperf's default count of processes)",
+        help=(
+            "the most processes per cell and side: sides measured together (a range command's "
+            "endpoints, probes and confirmations; a run of several sides) get looks of --processes "
+            f"rounds while a comparison is open, up to this many (default {LOOKS} × --processes); "
+            "with --target-ratio, rounds until the target is detectable, up to this many (default "
+            f"{DEFAULT_MAX_PROCESSES}, as pyperf's default count of processes)"
+        ),
     )
 
 
@@ -432,7 +455,8 @@ def max_processes_from(args: argparse.Namespace, default: int) -> int:
 
 
 def add_decide_budget(parser: argparse.ArgumentParser) -> None:
-    """How far releases measured together may go until decided: ``--max-processes`` and ``--time-budget``."""
+    """How far releases measured together may go until decided: ``--max-processes`` and
+    ``--time-budget``."""
     add_max_processes(parser)
     add_time_budget(parser, "a measurement's")
 
@@ -443,20 +467,26 @@ def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
-    """How each cell is measured: in how many case processes, pinned where, on how loaded a machine."""
+    """How each cell is measured: in how many case processes, pinned where, on how loaded a
+    machine."""
     add_process_count(parser)
     parser.add_argument(
         "--min-sample-time",
         type=sample_time,
         metavar="SECONDS",
-        help="a program shorter than this is repeated within one sample, which stores the mean per iteration "
-        f"(default {Settings.min_sample_ns / 1e9:g}; 0: one iteration per sample)",
+        help=(
+            "a program shorter than this is repeated within one sample, which stores the mean per "
+            f"iteration (default {Settings.min_sample_ns / 1e9:g}; 0: one iteration per sample)"
+        ),
     )
     parser.add_argument(
         "--affinity",
         type=cpu_list,
         metavar="CPUS",
-        help="pin every case process to these CPUs before JAX starts, e.g. 0 or 0,1 or 0-3 (default: not pinned)",
+        help=(
+            "pin every case process to these CPUs before JAX starts, e.g. 0 or 0,1 or 0-3 "
+            "(default: not pinned)"
+        ),
     )
     add_max_load(parser)
 
@@ -468,10 +498,13 @@ def add_max_load(parser: argparse.ArgumentParser) -> None:
         type=max_load,
         default=DEFAULT_FLAG_CORES,
         metavar="CORES|off",
-        help="measure a case process again (up to 3 attempts, a second apart) when other processes kept more than "
-        "this many cores busy while it ran; once a side's process was still loaded on its last attempt the load "
-        "is steady and the side's later processes are measured once each (every attempt is recorded); 'off': "
-        f"flag a process over {DEFAULT_FLAG_CORES:g} cores, never measure again",
+        help=(
+            "measure a case process again (up to 3 attempts, a second apart) when other processes "
+            "kept more than this many cores busy while it ran; once a side's process was still "
+            "loaded on its last attempt the load is steady and the side's later processes are "
+            "measured once each (every attempt is recorded); 'off': flag a process over "
+            f"{DEFAULT_FLAG_CORES:g} cores, never measure again"
+        ),
     )
 
 
@@ -480,7 +513,8 @@ def processes_from(args: argparse.Namespace) -> int:
 
 
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning, load."""
+    """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning,
+    load."""
     if args.affinity is not None:
         check_affinity(args.affinity)
     processes = processes_from(args)
@@ -503,32 +537,42 @@ def add_target(parser: argparse.ArgumentParser) -> None:
         "--target-ratio",
         type=target_ratio,
         metavar="R",
-        help="after --processes rounds, add rounds of processes to a cell until its sides' processes could detect "
-        f"a change of ×R (median over its metrics, in {DETECTION_POWER:.0%} of comparisons, read from the spread "
-        "within each side, never from the difference between them), or until --max-processes",
+        help=(
+            "after --processes rounds, add rounds of processes to a cell until its sides' "
+            "processes could detect a change of ×R (median over its metrics, in "
+            f"{DETECTION_POWER:.0%} of comparisons, read from the spread within each side, never "
+            "from the difference between them), or until --max-processes"
+        ),
     )
     parser.add_argument(
         "--target-kind",
         action="append",
         choices=list(KIND_LABELS),
         default=[],
-        help="with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), e.g. wall "
-        "when execution time is what matters and cold compiles scatter too much to ever reach the target",
+        help=(
+            "with --target-ratio: judge only metrics of this kind (repeatable; default: every "
+            "metric), e.g. wall when execution time is what matters and cold compiles scatter too "
+            "much to ever reach the target"
+        ),
     )
     add_max_processes(parser)
     add_decide(parser)
 
 
 def add_decide(parser: argparse.ArgumentParser) -> None:
-    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its budget."""
+    """Measuring sides until their comparisons are decided: ``--decide``, its metrics and its
+    budget."""
     parser.add_argument(
         "--decide",
         choices=[*MODES, "off"],
         default=CHANGES,
-        help="with several sides: after --processes rounds, look again at twice as many processes each time (up "
-        "to --max-processes) while a comparison of neighbouring sides is open: 'changes': undecided, and the last "
-        "look could still decide it; 'all': any comparison neither changed nor unchanged; 'off': --processes only. "
-        "The test's level is spent over the looks, so false alarms stay at the level",
+        help=(
+            "with several sides: after --processes rounds, look again at twice as many processes "
+            "each time (up to --max-processes) while a comparison of neighbouring sides is open: "
+            "'changes': undecided, and the last look could still decide it; 'all': any comparison "
+            "neither changed nor unchanged; 'off': --processes only. The test's level is spent "
+            "over the looks, so false alarms stay at the level"
+        ),
     )
     parser.add_argument(
         "--decide-metric",
@@ -545,14 +589,16 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
         "--time-budget",
         type=seconds,
         metavar="SECONDS",
-        help=f"{whose} processes get no further look once they have taken this long (default: no limit but "
-        "--max-processes)",
+        help=(
+            f"{whose} processes get no further look once they have taken this long (default: no "
+            "limit but --max-processes)"
+        ),
     )
 
 
 def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
-    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until decided
-    only where there are ``sides`` to compare and no target ratio."""
+    """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until
+    decided only where there are ``sides`` to compare and no target ratio."""
     for option, given in (("--target-kind", args.target_kind),):
         if given and args.target_ratio is None:
             raise UsageError(
@@ -568,12 +614,13 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
     ):
         if given and decide is None:
             raise UsageError(
-                f"{option} goes with --decide, on a run of several sides (--sides) without --target-ratio"
+                f"{option} goes with --decide, on a run of several sides (--sides) without "
+                "--target-ratio"
             )
     if args.max_processes is not None and decide is None and args.target_ratio is None:
         raise UsageError(
-            "--max-processes needs --target-ratio, or a run of several sides (--sides) measured until decided: "
-            "without either every cell runs --processes"
+            "--max-processes needs --target-ratio, or a run of several sides (--sides) measured "
+            "until decided: without either every cell runs --processes"
         )
     if args.target_ratio is not None:
         most: int | None = max_processes_from(args, DEFAULT_MAX_PROCESSES)
@@ -606,7 +653,8 @@ def add_out(parser: argparse.ArgumentParser, what: str = "pages are written here
 
 
 def add_json(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--json FILE``: the command's answer as data (``harness.render.json_out``; docs/results.md)."""
+    """``--json FILE``: the command's answer as data (``harness.render.json_out``;
+    docs/results.md)."""
     parser.add_argument(
         "--json", type=path, metavar="FILE", help=f"also write {what} as JSON to FILE"
     )
@@ -620,8 +668,9 @@ def results_folder(folder: Path) -> Path:
 
 
 def prove_writable(folder: Path, what: str = "results") -> None:
-    """Create ``folder`` and write a file there before anything is measured: a read-only or full disk is one line
-    now, not a measured cell lost at storing (``what``: what the folder is for, as the line says it)."""
+    """Create ``folder`` and write a file there before anything is measured: a read-only or full
+    disk is one line now, not a measured cell lost at storing (``what``: what the folder is for, as
+    the line says it)."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
@@ -658,20 +707,26 @@ def add_profile_label(parser: argparse.ArgumentParser) -> None:
 
 
 def add_session(parser: argparse.ArgumentParser, *, release: bool) -> None:
-    """``--profile`` (and ``--jax``) of a command whose nox session pins them (``harness.cli.sessions``)."""
+    """``--profile`` (and ``--jax``) of a command whose nox session pins them
+    (``harness.cli.sessions``)."""
     parser.add_argument(
         "--profile",
         type=label,
-        help="device profile: under nox one of the profile table, whose flags it sets (default cpu); "
-        f"run directly, a label (default {UNPINNED_PROFILE!r})",
+        help=(
+            "device profile: under nox one of the profile table, whose flags it sets (default "
+            f"cpu); run directly, a label (default {UNPINNED_PROFILE!r})"
+        ),
     )
     if release:
         parser.add_argument(
             "--jax",
             metavar="VERSION",
             type=release_version,
-            help="release that nox installs (search: of the release table; issue: any on the package index; "
-            "default: the table's newest); run directly without a release plan, the jax installed here must be it",
+            help=(
+                "release that nox installs (search: of the release table; issue: any on the "
+                "package index; default: the table's newest); run directly without a release plan, "
+                "the jax installed here must be it"
+            ),
         )
 
 
@@ -701,16 +756,21 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
         type=spread,
         default=defaults.invocation_spread,
         metavar="SD",
-        help="how far a whole run's level moves between separate invocations (log standard deviation; "
-        "`calibrate` measures this machine's), allowed for when compared results come from separate runs",
+        help=(
+            "how far a whole run's level moves between separate invocations (log standard "
+            "deviation; `calibrate` measures this machine's), allowed for when compared results "
+            "come from separate runs"
+        ),
     )
     parser.add_argument(
         "--higher-is-better",
         action="append",
         default=[],
         metavar="METRIC",
-        help="a metric whose higher figure is the better one, e.g. json.items_per_s a script prints (repeatable; "
-        "default: lower is better for every metric)",
+        help=(
+            "a metric whose higher figure is the better one, e.g. json.items_per_s a script prints "
+            "(repeatable; default: lower is better for every metric)"
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""The command line of ``python -m harness``: every command's parser, help that says what a user needs, checks.
+"""The command line of ``python -m harness``: every command's parser, help that says what a user
+needs, checks.
 
 A malformed command line raises UsageError, which the CLI prints as one line with exit
 code 2, instead of argparse printing its usage text; an unknown option names the nearest
@@ -30,11 +31,12 @@ from harness.cli.command import AnyCommand
 
 # What ``jax-repro --help`` says above the commands: for the user, not this module's reader.
 DESCRIPTION = (
-    "Reproduce and measure JAX performance surprises: run a case or your own script on one or more jax releases "
-    "in separate processes, compare the results, find the release (or commit) where a change came in, and draft "
-    "the upstream issue. `jax-repro COMMAND --help` says what each command does. Installed without a clone, the "
-    "commands that need jax releases (and `jax-repro matrix`: releases × profiles) run the package's nox sessions "
-    "themselves, their venvs in ~/.cache/jax-repro (README, 'Without cloning')."
+    "Reproduce and measure JAX performance surprises: run a case or your own script on one or more "
+    "jax releases in separate processes, compare the results, find the release (or commit) where a "
+    "change came in, and draft the upstream issue. `jax-repro COMMAND --help` says what each "
+    "command does. Installed without a clone, the commands that need jax releases (and `jax-repro "
+    "matrix`: releases × profiles) run the package's nox sessions themselves, their venvs in "
+    "~/.cache/jax-repro (README, 'Without cloning')."
 )
 
 COMMANDS: dict[str, AnyCommand] = {
@@ -61,10 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
-    """The parsed command line; UsageError for a malformed one, naming the nearest option to an unknown one."""
+    """The parsed command line; UsageError for a malformed one, naming the nearest option to an
+    unknown one."""
     return argparsing.parse_with(list(COMMANDS.values()), argv, DESCRIPTION)
 
 
 def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
-    """The parsed command line and its command's typed options, or UsageError, without running anything."""
+    """The parsed command line and its command's typed options, or UsageError, without running
+    anything."""
     return argparsing.validate_with(list(COMMANDS.values()), argv)

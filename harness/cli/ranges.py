@@ -1,7 +1,8 @@
-"""``bisect``, ``sweep`` and ``triage``'s command line: a case (or plain script) measured over a range of releases.
+"""``bisect``, ``sweep`` and ``triage``'s command line: a case (or plain script) measured over a
+range of releases.
 
-The three share their options and their check (``check``: the typed ``RangeOptions``); what each does
-with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``.
+The three share their options and their check (``check``: the typed ``RangeOptions``); what each
+does with them is its workflow, ``harness.commands.bisect``, ``sweep`` and ``triage``.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from harness.units import version_key
 
 @dataclass(frozen=True)
 class Measuring:
-    """How each release is measured: the case processes' settings (``processes`` of them a measurement), and how
-    far releases measured together go until decided."""
+    """How each release is measured: the case processes' settings (``processes`` of them a
+    measurement), and how far releases measured together go until decided."""
 
     settings: Settings
     max_processes: (
@@ -59,8 +60,9 @@ class Places:
 
 @dataclass(frozen=True)
 class LibraryChoice:
-    """How a plain script's libraries are had on each release: resolved by ``policy``, ``hold`` pins held on every
-    release; with ``vary``, that library's own releases are the range, jax held at ``jax``."""
+    """How a plain script's libraries are had on each release: resolved by ``policy``, ``hold`` pins
+    held on every release; with ``vary``, that library's own releases are the range, jax held at
+    ``jax``."""
 
     policy: str = AS_OF
     hold: tuple[str, ...] = ()
@@ -68,14 +70,15 @@ class LibraryChoice:
     jax: str | None = None  # with ``vary``: the jax release held
 
     def label(self, version: str) -> str:
-        """A varied library version as a release label: jax's version with the library's as its local part
-        (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
+        """A varied library version as a release label: jax's version with the library's as its
+        local part (``0.4.33+equinox.0.11.4``, which sorts by the library's version after jax's)."""
         return f"{self.jax}+{self.vary}.{version}"
 
 
 def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list[str]:
-    """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the libraries the
-    command line added to it, how they were resolved (where not by default) and the pins held."""
+    """How a command line names ``case``: ``--case NAME``, or a plain script's file, arguments, the
+    libraries the command line added to it, how they were resolved (where not by default) and the
+    pins held."""
     chosen = libraries or LibraryChoice()
     policy = ["--deps", chosen.policy] if chosen.policy != AS_OF else []
     held = [word for pin in chosen.hold for word in ("--hold", pin)]
@@ -86,8 +89,9 @@ def target_words(case: CaseInfo, libraries: LibraryChoice | None = None) -> list
 
 @dataclass(frozen=True)
 class RangeOptions:
-    """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its sizes under
-    a profile), over which range, judged by what, measured how, and where it reads and writes."""
+    """A checked ``bisect``, ``sweep`` or ``triage`` command line: what is measured (the case at its
+    sizes under a profile), over which range, judged by what, measured how, and where it reads and
+    writes."""
 
     command: str  # "bisect", "sweep" or "triage"
     case: CaseInfo
@@ -117,15 +121,15 @@ class RangeOptions:
         return self.criterion.metric
 
 
-# The most releases a range may hold: a sweep and a triage measure every one in one interleaved run, a worker
-# each (with --vary, each library release is resolved first, seconds each); a bisect measures a few but lists
-# and labels every one.  jax's whole history since 0.4.1 fits in either.
+# The most releases a range may hold: a sweep and a triage measure every one in one interleaved run,
+# a worker each (with --vary, each library release is resolved first, seconds each); a bisect
+# measures a few but lists and labels every one.  jax's whole history since 0.4.1 fits in either.
 MOST_RELEASES = {"bisect": 256, "sweep": 64, "triage": 64}
 
 
 def bounded(command: str, count: int, what: str) -> None:
-    """Refuse in one line a range of ``count`` releases (``what``: ``numpy 1.3.0–2.5.4``) over the bound of
-    ``command``, saying the bound, before any release is installed or resolved."""
+    """Refuse in one line a range of ``count`` releases (``what``: ``numpy 1.3.0–2.5.4``) over the
+    bound of ``command``, saying the bound, before any release is installed or resolved."""
     most = MOST_RELEASES[command]
     if count > most:
         each = "measures each of them" if command != "bisect" else "lists each of them"
@@ -180,13 +184,19 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(
             "--commits",
             action="store_true",
-            help="below the releases: jax's Python or jaxlib, and which jax commit (between two releases)",
+            help=(
+                "below the releases: jax's Python or jaxlib, and which jax commit (between two "
+                "releases)"
+            ),
         )
         parser.add_argument(
             "--jax-repo",
             metavar="PATH|URL",
-            help="with --commits: a clone of jax's repository, or its URL (default: github.com/jax-ml/jax, cloned "
-            "once under .nox/); without: a local clone, read to name the jax commit of a changed default",
+            help=(
+                "with --commits: a clone of jax's repository, or its URL (default: "
+                "github.com/jax-ml/jax, cloned once under .nox/); without: a local clone, read to "
+                "name the jax commit of a changed default"
+            ),
         )
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
@@ -214,14 +224,19 @@ def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
         action="append",
         default=[],
         metavar="PKG==VERSION",
-        help="with --script: hold a library it declares at one version on every release (repeatable): a step that "
-        "stays is JAX's",
+        help=(
+            "with --script: hold a library it declares at one version on every release "
+            "(repeatable): a step that stays is JAX's"
+        ),
     )
     parser.add_argument(
         "--vary",
         metavar="PKG",
-        help="with --script: hold jax at --jax and take the releases of this library the script declares instead; "
-        f"{'--good/--bad' if command == 'bisect' else '--from/--to'} then name its versions",
+        help=(
+            "with --script: hold jax at --jax and take the releases of this library the script "
+            f"declares instead; {'--good/--bad' if command == 'bisect' else '--from/--to'} then "
+            "name its versions"
+        ),
     )
     parser.add_argument(
         "--jax",
@@ -237,8 +252,10 @@ def _add_why(parser: argparse.ArgumentParser) -> None:
         "--no-why",
         dest="explain",
         action="store_false",
-        help="leave out asking why a change happened: trying its changed defaults (jax's options, XLA's flags) "
-        "on its two releases and comparing what each compiled",
+        help=(
+            "leave out asking why a change happened: trying its changed defaults (jax's options, "
+            "XLA's flags) on its two releases and comparing what each compiled"
+        ),
     )
     parser.add_argument(
         "--why-budget",
@@ -262,8 +279,11 @@ def _add_criterion(parser: argparse.ArgumentParser) -> None:
     criterion.add_argument(
         "--status",
         action="store_true",
-        help="judge by how its processes end: ok in every one, or crashed, timed out or failed alike in "
-        "every one (a bisect finds the first release where the script stops running ok)",
+        help=(
+            "judge by how its processes end: ok in every one, or crashed, timed out or failed "
+            "alike in every one (a bisect finds the first release where the script stops running "
+            "ok)"
+        ),
     )
 
 
@@ -285,7 +305,8 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
         first, last = (broken, fixed) if fix else (first, last)
         if not (first and last):
             raise UsageError(
-                "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V (a fix)"
+                "bisect needs both ends: --good V --bad V (a regression) or --broken V --fixed V "
+                "(a fix)"
             )
     elif args.command == "triage" and getattr(args, "vary", None) is None:
         first, last = first or RELEASES[0].jax, last or RELEASES[-1].jax
@@ -301,7 +322,8 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 
 
 def check(args: argparse.Namespace) -> RangeOptions:
-    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package index."""
+    """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package
+    index."""
     results = options.results_folder(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
@@ -310,7 +332,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
     criterion = Criterion.of(metric, by)
     if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
-            "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that moved)"
+            "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that "
+            "moved)"
         )
     first, last, fix = range_ends(args)
     if first == last:
@@ -323,10 +346,11 @@ def check(args: argparse.Namespace) -> RangeOptions:
     processes = options.processes_from(args)
     if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
-            "processes a release"
+            f"--processes {processes}: no verdict is possible with fewer than "
+            f"{thresholds.min_processes} processes a release"
         )
-    # The options of the case processes a range command does not take have their defaults, as in ``run``.
+    # The options of the case processes a range command does not take have their defaults, as in
+    # ``run``.
     settings = options.sampling_from(
         args, processes=processes, compile_repeats=1 if processes >= 3 else Settings.compile_repeats
     )
@@ -335,7 +359,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
     jax_repo = getattr(args, "jax_repo", None)
     if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
         raise UsageError(
-            "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a clone"
+            "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a "
+            "clone"
         )
     if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
         _check_clone(jax_repo)
@@ -367,9 +392,9 @@ def check(args: argparse.Namespace) -> RangeOptions:
 
 
 def _check_clone(jax_repo: str) -> None:
-    """A local ``--jax-repo`` is a folder git knows as a repository at its top (a work tree's ``.git``, or a bare
-    clone's ``HEAD`` and ``objects``): read before anything runs, since a folder that is not one would only
-    leave the answers silent."""
+    """A local ``--jax-repo`` is a folder git knows as a repository at its top (a work tree's
+    ``.git``, or a bare clone's ``HEAD`` and ``objects``): read before anything runs, since a folder
+    that is not one would only leave the answers silent."""
     folder = Path(jax_repo).expanduser()
     if not folder.is_dir():
         raise UsageError(f"--jax-repo {jax_repo}: no such folder (a local clone of jax)")
@@ -384,7 +409,8 @@ def _check_clone(jax_repo: str) -> None:
 
 
 def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
-    """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script declares."""
+    """``--deps``, ``--hold``, ``--vary`` and ``--jax``, checked against what the script
+    declares."""
     declared = {Requirement(r).name: r for r in case.subject.requirements}
     if (args.hold or args.vary) and not case.subject.own_venv:
         raise UsageError("--hold and --vary are for --script FILE: a case needs nothing but JAX")
@@ -410,8 +436,9 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
 
 
 def check_hold(pin: str, declared: dict[str, str]) -> None:
-    """A held pin names a library the script declares, at a version its declaration allows: else no release could
-    have the set, and each would be stored as not installable for what is bad input."""
+    """A held pin names a library the script declares, at a version its declaration allows: else no
+    release could have the set, and each would be stored as not installable for what is bad
+    input."""
     held = Requirement(pin)
     named = {canonicalize_name(name): Requirement(text) for name, text in declared.items()}
     wanted = named.get(canonicalize_name(held.name))
@@ -445,29 +472,33 @@ COMMANDS = (
     _command(
         "bisect",
         "find the first release where a metric (or the claim) changed (run through nox -s bisect)",
-        "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, judge it good or "
-        "bad by the statistics against both endpoints. A case is judged by --metric or --claim; a plain script, "
-        "without --metric, on every metric its endpoints differ on, each bisected in turn (probes reused).",
-        "0 a first bad release was found, 1 none could be named (the endpoints unchanged, or a release that could "
-        "not be judged), 2 bad input, 3 undecided: the endpoints' comparison needs more processes (the answer says "
-        "how many)",
+        "Bisect the jax releases from --good to --bad: probe each release in its own cached venv, "
+        "judge it good or bad by the statistics against both endpoints. A case is judged by "
+        "--metric or --claim; a plain script, without --metric, on every metric its endpoints "
+        "differ on, each bisected in turn (probes reused).",
+        "0 a first bad release was found, 1 none could be named (the endpoints unchanged, or a "
+        "release that could not be judged), 2 bad input, 3 undecided: the endpoints' comparison "
+        "needs more processes (the answer says how many)",
     ),
     _command(
         "sweep",
-        "measure every release in a range and report each significant step (run through nox -s sweep)",
-        "Measure a case on every jax release from --from to --to and report where a metric (default: every metric "
-        "and the claim) changes significantly between consecutive releases.",
-        "0 swept (the page names each step), 2 bad input, 4 nothing could be measured (fewer than two releases "
-        "ran ok)",
+        "measure every release in a range and report each significant step (run through nox -s "
+        "sweep)",
+        "Measure a case on every jax release from --from to --to and report where a metric "
+        "(default: every metric and the claim) changes significantly between consecutive releases.",
+        "0 swept (the page names each step), 2 bad input, 4 nothing could be measured (fewer than "
+        "two releases ran ok)",
     ),
     _command(
         "triage",
         "measure every release in a range, confirm each step by measuring again, answer per change "
         "(run through nox -s triage)",
-        "Measure a case on every jax release from --from to --to (default: the release table's oldest to newest) in "
-        "one interleaved run, screen every step between consecutive releases (regressions and fixes), measure the "
-        "two releases around each candidate again together until decided, and answer once per step that holds.",
-        "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed undecided (more "
-        "processes would decide), 4 nothing could be measured (fewer than two releases ran ok)",
+        "Measure a case on every jax release from --from to --to (default: the release table's "
+        "oldest to newest) in one interleaved run, screen every step between consecutive releases "
+        "(regressions and fixes), measure the two releases around each candidate again together "
+        "until decided, and answer once per step that holds.",
+        "0 a change was confirmed, 1 none, 2 bad input, 3 none confirmed but a candidate stayed "
+        "undecided (more processes would decide), 4 nothing could be measured (fewer than two "
+        "releases ran ok)",
     ),
 )

@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def check(args: argparse.Namespace) -> ReportOptions:
     if not args.results.is_dir():
         raise UsageError(
-            f"results folder not found: {args.results} (nothing measured there yet: plain `nox` measures the "
-            "catalogue, then renders it)"
+            f"results folder not found: {args.results} (nothing measured there yet: plain `nox` "
+            "measures the catalogue, then renders it)"
         )
     return ReportOptions(
         args.results,
@@ -51,10 +51,15 @@ def check(args: argparse.Namespace) -> ReportOptions:
 COMMAND = Command(
     name="report",
     summary="render stored results as markdown: an index and a page per case",
-    description="Render every result under the results folder: an index of the claims by release and of what "
-    "changed, a page per case with its timings side by side and a verdict per metric, and the plots.",
-    exit_codes="0 written, 2 bad input or an --out that cannot be written (a result that cannot be used is named "
-    "and skipped)",
+    description=(
+        "Render every result under the results folder: an index of the claims by release and of "
+        "what changed, a page per case with its timings side by side and a verdict per metric, and "
+        "the plots."
+    ),
+    exit_codes=(
+        "0 written, 2 bad input or an --out that cannot be written (a result that cannot be used "
+        "is named and skipped)"
+    ),
     add_arguments=add_arguments,
     check=check,
 )

@@ -1,12 +1,14 @@
-"""Which command lines of the installed ``jax-repro`` the packaged nox sessions run, and under which profile
-the others measure the JAX installed here.
+"""Which command lines of the installed ``jax-repro`` the packaged nox sessions run, and under which
+profile the others measure the JAX installed here.
 
-From a clone, ``nox -s triage -- …`` installs the releases and then runs ``python -m harness triage … --releases
-PLAN``.  Installed (pip, pipx, ``uv tool``, ``uvx``), ``jax-repro triage …`` is that nox session, driven by the
-command itself (``harness.commands.packaged_sessions``): so is every command line that needs releases from the
-package index (``--jax`` for ``run``), or an environment this one lacks (JAX for ``run``, ``search`` and
-``issue``; the report extra for ``report`` and ``compare``).  A command line a session hands on (its plan named,
-or run in the session's venv) is the command's own, as is every one inside a driven session (``DRIVEN``).
+From a clone, ``nox -s triage -- …`` installs the releases and then runs
+``python -m harness triage … --releases PLAN``.  Installed (pip, pipx, ``uv tool``, ``uvx``),
+``jax-repro triage …`` is that nox session, driven by the command itself
+(``harness.commands.packaged_sessions``): so is every command line that needs releases from the
+package index (``--jax`` for ``run``), or an environment this one lacks (JAX for ``run``, ``search``
+and ``issue``; the report extra for ``report`` and ``compare``).  A command line a session hands on
+(its plan named, or run in the session's venv) is the command's own, as is every one inside a driven
+session (``DRIVEN``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ def given(argv: Sequence[str], name: str) -> bool:
 
 
 def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> str | None:
-    """The packaged nox session that runs ``argv`` (the command first), or None: the command runs it here."""
+    """The packaged nox session that runs ``argv`` (the command first), or None: the command runs it
+    here."""
     if not argv or environ.get(DRIVEN):
         return None
     command, rest = argv[0], argv[1:]
@@ -66,9 +69,9 @@ def session_for(argv: Sequence[str], here: Here, environ: Mapping[str, str]) -> 
 
 
 def device_profile_argv(argv: Sequence[str], profile: Callable[[], str | None] | None) -> list[str]:
-    """``argv`` of a command measuring the JAX installed here with ``--profile PROFILE`` added, where the device
-    has a profile (``profile``: ``harness.host.installed_jax.device_profile``, asked only then) and the command line
-    names none."""
+    """``argv`` of a command measuring the JAX installed here with ``--profile PROFILE`` added,
+    where the device has a profile (``profile``: ``harness.host.installed_jax.device_profile``,
+    asked only then) and the command line names none."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command not in MEASURE_HERE or profile is None or given(rest, "--profile"):
         return list(argv)

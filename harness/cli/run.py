@@ -1,4 +1,5 @@
-"""``run``'s command line: cases (or a plain script), sides, sampling, processes; checked into ``RunOptions``."""
+"""``run``'s command line: cases (or a plain script), sides, sampling, processes; checked into
+``RunOptions``."""
 
 from __future__ import annotations
 
@@ -36,8 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--sides",
         type=options.path,
         metavar="PLAN.json",
-        help="measure on each side this plan lists (release venv, environment, release and profile labels), "
-        "one case process per side in turn; see docs/measuring.md, 'Sides' (default: this interpreter, --profile)",
+        help=(
+            "measure on each side this plan lists (release venv, environment, release and profile "
+            "labels), one case process per side in turn; see docs/measuring.md, 'Sides' (default: "
+            "this interpreter, --profile)"
+        ),
     )
     options.add_sizes(parser)
     options.add_draws(parser)
@@ -52,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--isolation",
         choices=ISOLATIONS,
         help="fork: each case process a fork of a worker that imported JAX once (fast start); "
-        "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins a GPU)",
+        "spawn: each case process a new interpreter (default: fork, spawn when JAX_PLATFORMS pins "
+        "a GPU)",
     )
     parser.add_argument(
         "--force", action="store_true", help="re-measure cells already stored in the results folder"
@@ -65,7 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sides_from(args: argparse.Namespace) -> list[Side]:
-    """The sides a ``run`` measures: those of ``--sides``, or this interpreter under ``--profile``."""
+    """The sides a ``run`` measures: those of ``--sides``, or this interpreter under
+    ``--profile``."""
     if args.sides is None:
         return [this_side(args.profile or "default")]
     if args.profile is not None:
@@ -115,10 +121,15 @@ def check(args: argparse.Namespace) -> RunOptions:
 COMMAND = Command(
     name="run",
     summary="run cases on the JAX installed here and store the results",
-    description="Measure the chosen cases (default: all) at the effort's sizes on the JAX installed here, or on "
-    "every side of a --sides plan, their processes interleaved, and store one result per cell.",
-    exit_codes="0 measured (or already stored), 1 with --strict a cell failed, timed out or crashed, 2 bad input, "
-    "130/143 interrupted (everything stored so far is kept)",
+    description=(
+        "Measure the chosen cases (default: all) at the effort's sizes on the JAX installed here, "
+        "or on every side of a --sides plan, their processes interleaved, and store one result per "
+        "cell."
+    ),
+    exit_codes=(
+        "0 measured (or already stored), 1 with --strict a cell failed, timed out or crashed, 2 "
+        "bad input, 130/143 interrupted (everything stored so far is kept)"
+    ),
     add_arguments=add_arguments,
     check=check,
 )

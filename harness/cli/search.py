@@ -1,4 +1,5 @@
-"""``search``'s command line: a case, the sizes pinned, how hard hypothesis looks; checked into ``SearchOptions``."""
+"""``search``'s command line: a case, the sizes pinned, how hard hypothesis looks; checked into
+``SearchOptions``."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def check(args: argparse.Namespace) -> SearchOptions:
     processes = options.processes_from(args)
     if processes < MIN_CLAIM_PROCESSES:
         raise UsageError(
-            f"--processes {processes}: a claim is settled over at least {MIN_CLAIM_PROCESSES} processes a size"
+            f"--processes {processes}: a claim is settled over at least {MIN_CLAIM_PROCESSES} "
+            "processes a size"
         )
     return SearchOptions(
         case=replace(case, space=case.space.fixed(pinned)),
@@ -77,8 +79,11 @@ def check(args: argparse.Namespace) -> SearchOptions:
 COMMAND = Command(
     name="search",
     summary="find the smallest size at which a case's claim fails (or, --holds, holds)",
-    description="Let hypothesis propose sizes of the case's space, measure each in several processes, settle the "
-    "claim over them, and shrink to the smallest size where it fails (or holds), confirmed by measuring again.",
+    description=(
+        "Let hypothesis propose sizes of the case's space, measure each in several processes, "
+        "settle the claim over them, and shrink to the smallest size where it fails (or holds), "
+        "confirmed by measuring again."
+    ),
     exit_codes="0 searched (the page says what was found), 2 bad input",
     add_arguments=add_arguments,
     check=check,

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from harness.catalogue.discovery import CaseInfo
     from harness.cli.run import RunOptions
 
-# ``harness.install.script_envs.AS_OF``, the default --deps (tests/cli/test_sessions.py holds them equal).
+# ``harness.install.script_envs.AS_OF``, the default --deps (tests/cli/test_sessions.py holds them
+# equal).
 AS_OF = "as-of"
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
@@ -64,18 +65,20 @@ class SessionRequest:
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
-    # Releases looked up on the package index (``harness.commands.nox_session``) before anything runs (issue,
-    # a one-off run), first the one the command runs on.
+    # Releases looked up on the package index (``harness.commands.nox_session``) before anything
+    # runs (issue, a one-off run), first the one the command runs on.
     on_index: tuple[str, ...] = ()
-    # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it declares, resolved
-    # by ``policy``), a side the session's harness drives with ``sides_argv`` (``run``'s options, no profile).
+    # A plain script ``run`` measures: it runs in a venv of its own (jax, jaxlib and what it
+    # declares, resolved by ``policy``), a side the session's harness drives with ``sides_argv``
+    # (``run``'s options, no profile).
     own_venv_of: CaseInfo | None = None
     policy: str = AS_OF
     sides_argv: tuple[str, ...] = ()
 
     @property
     def profiles(self) -> list[Profile]:
-        """The profile whose device the session needs (a GPU profile's is looked for before installing)."""
+        """The profile whose device the session needs (a GPU profile's is looked for before
+        installing)."""
         return [self.profile] if self.profile is not None else []
 
 
@@ -92,8 +95,8 @@ def validate(argv: Sequence[str]) -> tuple[argparse.Namespace, Any]:
 
 
 def _script_run(argv: list[str], args: argparse.Namespace, checked: RunOptions) -> dict[str, Any]:
-    """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s options without
-    the profile (its side names it)."""
+    """For a ``run`` of a plain script: the script, how its libraries are resolved, and ``run``'s
+    options without the profile (its side names it)."""
     if len(checked.cases) != 1 or not checked.cases[0].subject.own_venv:
         return {}
     from harness.cli.options import deps_policy
@@ -120,7 +123,8 @@ def _applies(profile: Profile, versions: Sequence[str]) -> None:
 
 
 def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
-    """The nox session of ``command`` with ``posargs``, after every check that needs neither JAX nor the index.
+    """The nox session of ``command`` with ``posargs``, after every check that needs neither JAX nor
+    the index.
 
     ``--jax`` (search, issue) picks the release from the release table, ``--profile`` the
     profile from the profile table; the default release and the ``cpu`` profile apply
@@ -165,8 +169,8 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
 
 @dataclass(frozen=True)
 class WatchRequest:
-    """``nox -s watch``: the profile, the releases named (None: the session's harness takes them from the index) and
-    ``watch``'s command line."""
+    """``nox -s watch``: the profile, the releases named (None: the session's harness takes them
+    from the index) and ``watch``'s command line."""
 
     profile: Profile
     release: str | None
@@ -179,7 +183,8 @@ class WatchRequest:
 
 
 def watch_view(posargs: Sequence[str]) -> WatchRequest:
-    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it, its profile of the table."""
+    """``nox -s watch -- [watch options]``, checked as ``watch`` checks it, its profile of the
+    table."""
     argv = ["watch", *posargs]
     args, _ = validate(argv)
     profile = _profile(args.profile)
@@ -190,16 +195,18 @@ def watch_view(posargs: Sequence[str]) -> WatchRequest:
 
 
 def release_run_view(posargs: Sequence[str]) -> SessionRequest:
-    """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one release of the index.
+    """``nox -s run -- [--case CASE | --script FILE] [--jax V] [--profile P] [run options]``: one
+    release of the index.
 
     The rest goes to ``python -m harness run``, checked as that command checks it; the
-    release (default: the table's newest) is looked up on the index by the session's harness.  A case
-    named first without ``--case`` is the older spelling, still taken.
+    release (default: the table's newest) is looked up on the index by the session's harness.  A
+    case named first without ``--case`` is the older spelling, still taken.
     """
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
-            "nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package index)] [run options]:"
+            "nox -s run -- [--case CASE | --script FILE] [--jax VERSION (any on the package "
+            "index)] [run options]:"
         )
     elif rest and not rest[0].startswith("-"):
         rest[:1] = ["--case", rest[0]]
@@ -225,16 +232,18 @@ def release_run_view(posargs: Sequence[str]) -> SessionRequest:
 RELEASE_SETS = {"edges": list(EDGES), "all": list(RELEASES)}
 DEFAULT_RELEASES = "edges"
 DEFAULT_PROFILES = "cpu,cpu8"
-# Case processes per cell and side unless --processes says otherwise: the fewest with which sides measured
-# together can pass the rank guard at α = 0.002 (5 and 5 processes cannot go below p = 0.0079,
-# docs/statistics.md), measured once, no looks (``DEFAULT_DECIDE``): the matrix judges every metric of every
-# case, and a look would cost another round of every open cell (given --max-processes, --decide-metric or
-# --time-budget, it measures until decided); a bisect or triage decides the one change a user asks about.
+# Case processes per cell and side unless --processes says otherwise: the fewest with which sides
+# measured together can pass the rank guard at α = 0.002 (5 and 5 processes cannot go below p =
+# 0.0079, docs/statistics.md), measured once, no looks (``DEFAULT_DECIDE``): the matrix judges every
+# metric of every case, and a look would cost another round of every open cell (given
+# --max-processes, --decide-metric or --time-budget, it measures until decided); a bisect or triage
+# decides the one change a user asks about.
 DEFAULT_PROCESSES = "7"
 DEFAULT_DECIDE = "off"
-# Sampling time per program in each process unless --max-seconds or --effort says otherwise: half the quick
-# effort's, since the verdict is over processes (each process's median still from at least 5 samples); it keeps
-# plain `nox` from a fresh clone with an empty package cache within 5 minutes on a 2-core machine.
+# Sampling time per program in each process unless --max-seconds or --effort says otherwise: half
+# the quick effort's, since the verdict is over processes (each process's median still from at least
+# 5 samples); it keeps plain `nox` from a fresh clone with an empty package cache within 5 minutes
+# on a 2-core machine.
 DEFAULT_MAX_SECONDS = "0.25"
 # Looks at the sides' comparisons with --decide changes|all unless --max-processes says otherwise.
 MATRIX_LOOKS = 2
@@ -242,12 +251,13 @@ MATRIX_LOOKS = 2
 
 @dataclass(frozen=True)
 class InterleavedRequest:
-    """The sides to measure (release × profile, where the profile applies) and the ``run`` options for them."""
+    """The sides to measure (release × profile, where the profile applies) and the ``run`` options
+    for them."""
 
     sides: list[tuple[Release, Profile]]
     run_argv: list[str]  # ``run`` and its options, without --sides (the plan is added once written)
-    # The default profiles: each case only under those its claim is about (its CLAIM_DEVICES), the main command's
-    # way; profiles the user names measure every case they apply to.
+    # The default profiles: each case only under those its claim is about (its CLAIM_DEVICES), the
+    # main command's way; profiles the user names measure every case they apply to.
     claims_only: bool = False
 
     @property
@@ -278,7 +288,8 @@ def _take(posargs: list[str], name: str, default: str) -> str:
 
 
 def unknown_release(version: str) -> str:
-    """The start of the error for a release not in the table, suggesting the one it spells (0.4.026: 0.4.26)."""
+    """The start of the error for a release not in the table, suggesting the one it spells (0.4.026:
+    0.4.26)."""
     normal = normal_version(version)
     if normal != version and normal in RELEASE_BY_VERSION:
         return f"unknown release {version} (did you mean {normal}?)"
@@ -292,8 +303,8 @@ def _releases(spec: str) -> list[Release]:
     for version in filter(None, (v.strip() for v in spec.split(","))):
         if version not in RELEASE_BY_VERSION:
             raise UsageError(
-                f"{unknown_release(version)}; the release table has {', '.join(RELEASE_BY_VERSION)} "
-                f"(or --jax {'|'.join(RELEASE_SETS)})"
+                f"{unknown_release(version)}; the release table has "
+                f"{', '.join(RELEASE_BY_VERSION)} (or --jax {'|'.join(RELEASE_SETS)})"
             )
         chosen.append(RELEASE_BY_VERSION[version])
     if not chosen:
@@ -312,17 +323,19 @@ def _profiles(spec: str) -> list[Profile]:
 
 
 def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
-    """The sides and ``run`` options of ``posargs``; UsageError for anything the harness would refuse."""
+    """The sides and ``run`` options of ``posargs``; UsageError for anything the harness would
+    refuse."""
     rest = list(posargs)
     if any(arg in HELP for arg in rest):
         print(
-            "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the releases "
-            f"(default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}, each case under those its claim is "
-            "about: its CLAIM_DEVICES) measured as sides of one run, "
-            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, {DEFAULT_MAX_SECONDS} s "
-            "of samples a program unless --max-seconds or --effort says otherwise (--decide "
-            f"{DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} × that while a comparison is open "
-            "unless --max-processes says otherwise); the run options:",
+            "nox -s matrix -- [--jax edges|all|V,V,...] [--profile P,P,...] [run options]: the "
+            f"releases (default {DEFAULT_RELEASES}) × profiles (default {DEFAULT_PROFILES}, each "
+            "case under those its claim is about: its CLAIM_DEVICES) measured as sides of one run, "
+            f"{DEFAULT_PROCESSES} processes a cell and side unless --processes says otherwise, "
+            f"{DEFAULT_MAX_SECONDS} s of samples a program unless --max-seconds or --effort says "
+            f"otherwise (--decide {DEFAULT_DECIDE}; with --decide changes|all up to {MATRIX_LOOKS} "
+            "× that while a comparison is open unless --max-processes says otherwise); the run "
+            "options:",
             file=sys.stdout,
         )
     releases = _releases(_take(rest, "--jax", DEFAULT_RELEASES))
@@ -364,8 +377,8 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
 def write_sides(
     path: Path, request: InterleavedRequest, interpreters: dict[tuple[str, str], str]
 ) -> Path:
-    """The sides plan for ``run --sides``: each side's interpreter (by release and profile: a GPU profile
-    has a venv of its own) and the profile's flags."""
+    """The sides plan for ``run --sides``: each side's interpreter (by release and profile: a GPU
+    profile has a venv of its own) and the profile's flags."""
     plan = [
         {
             "release": r.jax,
@@ -383,7 +396,8 @@ def write_sides(
 
 @dataclass(frozen=True)
 class IndexSession:
-    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its check."""
+    """A nox session whose releases come from the package index: what ``nox -l`` says of it, and its
+    check."""
 
     summary: str
     view: Callable[[Sequence[str]], SessionRequest | WatchRequest]
@@ -391,21 +405,25 @@ class IndexSession:
 
 FROM_THE_INDEX = {
     "issue": IndexSession(
-        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M | --status] "
-        "[--profile P] [..].",
+        "Draft an upstream issue: nox -s issue -- CASE [--jax V] [--good V --bad V] [--metric M | "
+        "--status] [--profile P] [..].",
         partial(session_view, "issue"),
     ),
     "run": IndexSession(
-        "One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] [run options].",
+        "One case on any release of the package index: nox -s run -- CASE [--jax V] [--profile P] "
+        "[run options].",
         release_run_view,
     ),
     "bisect": IndexSession(
-        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim|--status --good V --bad V.\n\n"
-        "``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed it.",
+        "First release where a metric changed: nox -s bisect -- CASE --metric M|--claim|--status "
+        "--good V --bad V.\n\n"
+        "``--broken V --fixed W`` instead of ``--good``/``--bad`` looks for the release that fixed "
+        "it.",
         partial(session_view, "bisect"),
     ),
     "sweep": IndexSession(
-        "Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V [--metric M].",
+        "Every release of a range, and each significant step: nox -s sweep -- CASE --from V --to V "
+        "[--metric M].",
         partial(session_view, "sweep"),
     ),
     "triage": IndexSession(
@@ -414,8 +432,10 @@ FROM_THE_INDEX = {
         partial(session_view, "triage"),
     ),
     "watch": IndexSession(
-        "The newest jax release on the index against the one before, every change confirmed: nox -s watch --\n"
-        "[--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] (docs/watch.md).",
+        "The newest jax release on the index against the one before, every change confirmed: nox "
+        "-s watch --\n"
+        "[--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] "
+        "(docs/watch.md).",
         watch_view,
     ),
 }

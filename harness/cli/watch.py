@@ -1,13 +1,14 @@
-"""``watch``'s command line: the newest jax release against the one before, on a library's own scripts.
+"""``watch``'s command line: the newest jax release against the one before, on a library's own
+scripts.
 
 What is watched: every script of a folder (``--scripts DIR``, each with its PEP 723 block, as
 ``--script`` takes one), a pytest-benchmark suite (``--pytest-benchmark PATH``), or the catalogue
 (``--case``, repeatable, narrows it; the default when neither of the others is given).  Which pair:
 ``--release`` (default: the newest release on the index) against ``--baseline`` (default: the one
-before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to the
-command it runs.  The check types it all into ``WatchOptions`` without JAX or the index; the workflow
-is ``harness.commands.watch``.  Standard library (and ``packaging``) only: the noxfile checks posargs
-with it.
+before it there), chosen by ``nox -s watch`` from the index (``watched_pair``) and always named to
+the command it runs.  The check types it all into ``WatchOptions`` without JAX or the index; the
+workflow is ``harness.commands.watch``.  Standard library (and ``packaging``) only: the noxfile
+checks posargs with it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from harness.install.script_envs import NEWEST
 from harness.store.schema import Settings
 from harness.units import version_key
 
-# A watch is a scheduled job: a folder of more scripts than this is a benchmark suite, which has its own option.
+# A watch is a scheduled job: a folder of more scripts than this is a benchmark suite, which has its
+# own option.
 MAX_SCRIPTS = 50
 DEFAULT_MEMORY = Path("results") / "watch-memory"
 
@@ -70,22 +72,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scripts",
         type=options.path,
         metavar="DIR",
-        help="a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# /// script` "
-        "block says what it needs besides JAX)",
+        help=(
+            "a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# "
+            "/// script` block says what it needs besides JAX)"
+        ),
     )
     parser.add_argument(
         "--pytest-benchmark",
         type=options.path,
         metavar="PATH",
-        help="a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in every process; "
-        "each benchmark's rounds are its samples (what it needs besides pytest-benchmark: --with)",
+        help=(
+            "a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in "
+            "every process; each benchmark's rounds are its samples (what it needs besides "
+            "pytest-benchmark: --with)"
+        ),
     )
     parser.add_argument(
         "--case",
         action="append",
         default=[],
-        help="a case of the catalogue to watch (repeatable; default without --scripts or --pytest-benchmark: "
-        "every case)",
+        help=(
+            "a case of the catalogue to watch (repeatable; default without --scripts or "
+            "--pytest-benchmark: every case)"
+        ),
     )
     options.add_cases_dir(parser)
     options.add_libraries(parser)
@@ -105,23 +114,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-why",
         dest="explain",
         action="store_false",
-        help="leave out asking why a confirmed change happened (the library or JAX, its programs run with jax alone, "
-        "its changed defaults tried, what each release compiled, where the time went)",
+        help=(
+            "leave out asking why a confirmed change happened (the library or JAX, its programs "
+            "run with jax alone, its changed defaults tried, what each release compiled, where the "
+            "time went)"
+        ),
     )
     parser.add_argument(
         "--why-budget",
         type=options.seconds,
         metavar="SECONDS",
-        help="at most this long asking why, per target; a kind not asked once it is spent is said in the "
-        "target's triage page (default: as long as the target's triage took)",
+        help=(
+            "at most this long asking why, per target; a kind not asked once it is spent is said "
+            "in the target's triage page (default: as long as the target's triage took)"
+        ),
     )
     parser.add_argument(
         "--memory",
         type=options.path,
         default=DEFAULT_MEMORY,
         metavar="DIR",
-        help=f"what was watched before: a pair of releases already watched with the same script and libraries "
-        f"is reported from here, not measured again (default: {DEFAULT_MEMORY})",
+        help=(
+            "what was watched before: a pair of releases already watched with the same script and "
+            f"libraries is reported from here, not measured again (default: {DEFAULT_MEMORY})"
+        ),
     )
     options.add_session(parser, release=False)
     parser.add_argument(
@@ -131,8 +147,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_out(parser, "the summary (watch.md, watch.json) and each target's triage page")
     options.add_sampling(parser)
     options.add_process_count(parser)
-    # As run takes it: a process loaded over the threshold is measured again, a side steadily loaded is said so.
-    # A maintainer who knows the runner is shared sets it (a change on a side over it is still never called).
+    # As run takes it: a process loaded over the threshold is measured again, a side steadily loaded
+    # is said so. A maintainer who knows the runner is shared sets it (a change on a side over it is
+    # still never called).
     options.add_max_load(parser)
     options.add_decide_budget(parser)
     options.add_thresholds(parser)
@@ -145,14 +162,15 @@ def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
         folder: Path = args.scripts
         if not folder.is_dir():
             raise UsageError(f"--scripts {folder}: no such folder")
-        # A link is watched as `--script` takes one, by the link's name; one to nothing is refused, never skipped.
+        # A link is watched as `--script` takes one, by the link's name; one to nothing is refused,
+        # never skipped.
         scripts = sorted(p for p in folder.glob("*.py") if p.is_symlink() or not p.is_dir())
         if not scripts:
             raise UsageError(f"--scripts {folder}: no *.py script in it")
         if len(scripts) > MAX_SCRIPTS:
             raise UsageError(
-                f"--scripts {folder}: {len(scripts)} scripts, more than the {MAX_SCRIPTS} a watch takes "
-                "(a benchmark suite: --pytest-benchmark)"
+                f"--scripts {folder}: {len(scripts)} scripts, more than the {MAX_SCRIPTS} a watch "
+                "takes (a benchmark suite: --pytest-benchmark)"
             )
         found += [
             read_script(p, with_specs=args.with_, requirements=args.requirements) for p in scripts
@@ -177,8 +195,8 @@ def check(args: argparse.Namespace) -> WatchOptions:
     processes = options.processes_from(args)
     if processes < thresholds.min_processes:
         raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than {thresholds.min_processes} "
-            "processes a release"
+            f"--processes {processes}: no verdict is possible with fewer than "
+            f"{thresholds.min_processes} processes a release"
         )
     settings = options.sampling_from(
         args,
@@ -210,14 +228,14 @@ def check(args: argparse.Namespace) -> WatchOptions:
 def watched_pair(
     versions: Sequence[str], release: str | None, baseline: str | None
 ) -> tuple[str, str]:
-    """(baseline, release) among the ``versions`` on the index (oldest first): the newest and the one before
-    it unless named; UsageError when the index cannot give the pair."""
+    """(baseline, release) among the ``versions`` on the index (oldest first): the newest and the
+    one before it unless named; UsageError when the index cannot give the pair."""
     listed = sorted(versions, key=version_key)
     for named in (release, baseline):
         if named is not None and named not in listed:
             raise UsageError(
-                f"jax {named} is not an installable release on the package index (yanked, or no wheel for "
-                "this Python)"
+                f"jax {named} is not an installable release on the package index (yanked, or no "
+                "wheel for this Python)"
             )
     newer = release or (listed[-1] if listed else None)
     if newer is None:
@@ -234,14 +252,22 @@ def watched_pair(
 
 COMMAND: Command[WatchOptions] = Command(
     name="watch",
-    summary="the newest jax release against the one before on your scripts, a pytest-benchmark suite or the "
-    "catalogue; every change confirmed (run through nox -s watch)",
-    description="Measure each script, benchmark or case on two jax releases (the newest on the index and the one "
-    "before, or --release/--baseline) in one interleaved run, measure each candidate change again as triage "
-    "does, ask why of each confirmed one, and write a summary (watch.md, watch.json). A pair already watched "
-    "with the same script and libraries is reported from --memory, not measured again.",
-    exit_codes="0 no regression confirmed, 1 a regression confirmed (or a script that ran on the baseline fails "
-    "on the release), 2 bad input, 3 none confirmed but something stayed undecided or was measured under load",
+    summary=(
+        "the newest jax release against the one before on your scripts, a pytest-benchmark suite "
+        "or the catalogue; every change confirmed (run through nox -s watch)"
+    ),
+    description=(
+        "Measure each script, benchmark or case on two jax releases (the newest on the index and "
+        "the one before, or --release/--baseline) in one interleaved run, measure each candidate "
+        "change again as triage does, ask why of each confirmed one, and write a summary "
+        "(watch.md, watch.json). A pair already watched with the same script and libraries is "
+        "reported from --memory, not measured again."
+    ),
+    exit_codes=(
+        "0 no regression confirmed, 1 a regression confirmed (or a script that ran on the baseline "
+        "fails on the release), 2 bad input, 3 none confirmed but something stayed undecided or "
+        "was measured under load"
+    ),
     add_arguments=add_arguments,
     check=check,
 )

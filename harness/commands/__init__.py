@@ -1,6 +1,6 @@
-"""What each command does, one module per command, from the typed options its declaration in ``harness.cli``
-checked: the workflow, on top of every stage (``bisect``, ``sweep`` and ``triage`` share ``ranges``;
-``bisect --commits`` is ``bisect_commits``).
+"""What each command does, one module per command, from the typed options its declaration in
+``harness.cli`` checked: the workflow, on top of every stage (``bisect``, ``sweep`` and ``triage``
+share ``ranges``; ``bisect --commits`` is ``bisect_commits``).
 
 A workflow module is imported only when its command runs: ``jax-repro list`` reads case files and
 should not pay for hypothesis, the statistics and the renderers that ``run`` and ``report`` need.
@@ -12,7 +12,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-# A command's name → its workflow module under harness.commands (each has ``execute(options) -> int``).
+# A command's name → its workflow module under harness.commands (each has
+# ``execute(options) -> int``).
 MODULES = {
     "run": "run",
     "search": "search",

@@ -1,5 +1,6 @@
-"""``bisect``: the first release where a metric (or the claim) changed, probed release by release against both
-ends; with ``--commits``, on below the releases (``harness.commands.bisect_commits``)."""
+"""``bisect``: the first release where a metric (or the claim) changed, probed release by release
+against both ends; with ``--commits``, on below the releases
+(``harness.commands.bisect_commits``)."""
 
 from __future__ import annotations
 
@@ -33,13 +34,15 @@ from harness.units import format_ratio, time_left
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else 1."""
+    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else
+    1."""
     if options.commits:
         return run_commit_bisect(options)
     run = RangeRun.start(options)
     options = run.options  # with --vary, the range's ends are the labels its releases were given
-    # The endpoints, against which every probe is judged, are measured in one interleaved run, until their
-    # comparison is decided: with a metric, changed or unchanged ("all"), else every metric that moved.
+    # The endpoints, against which every probe is judged, are measured in one interleaved run, until
+    # their comparison is decided: with a metric, changed or unchanged ("all"), else every metric
+    # that moved.
     run.prober.measure_together(
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
@@ -54,12 +57,14 @@ def execute(options: RangeOptions) -> int:
 
 
 def bisect_exit(found: BisectOutcome) -> int:
-    """0 a first bad release named, 3 undecided (more measurement would decide), 1 no answer otherwise."""
+    """0 a first bad release named, 3 undecided (more measurement would decide), 1 no answer
+    otherwise."""
     return 0 if found.found else 3 if found.undecided else 1
 
 
 def _bisect_every_changed_metric(run: RangeRun) -> int:
-    """Bisect each metric the endpoints differ on (the probes' results are stored, so later bisects reuse them)."""
+    """Bisect each metric the endpoints differ on (the probes' results are stored, so later bisects
+    reuse them)."""
     options, prober = run.options, run.prober
     good, bad = prober(options.first), prober(options.last)
     if good.result is None or bad.result is None:
@@ -80,7 +85,8 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
     moved = [c.key for c in compared if c.comparison.verdict in MOVED]
     names = ", ".join(k.metric_name for k in moved) or "none"
     progress(
-        f"[bisect {options.case.name}] metrics that differ between {options.first} and {options.last}: {names}"
+        f"[bisect {options.case.name}] metrics that differ between {options.first} and "
+        f"{options.last}: {names}"
     )
     if not moved:
         open_ = [
@@ -113,7 +119,8 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1
-    # Each metric's page and data are its own; the terminal shows them all on one screen, a block per step.
+    # Each metric's page and data are its own; the terminal shows them all on one screen, a block
+    # per step.
     each = [(key, dataclasses.replace(options, criterion=Criterion.of(key))) for key in moved]
     found = [_bisect(run, metric_options, printed=False) for _, metric_options in each]
     reports = [run.report(run.stem(metric_options)) for _, metric_options in each]
@@ -127,8 +134,8 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
 def _bisect(
     run: RangeRun, options: RangeOptions, *, printed: bool = True
 ) -> tuple[Bisected, dict[str, Any]]:
-    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer written (and
-    ``printed``); the outcome with its setting, and its data."""
+    """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer
+    written (and ``printed``); the outcome with its setting, and its data."""
     case, metric = options.case, options.metric
     terms = FIX if options.fix else REGRESSION
     status = options.criterion.is_status
@@ -143,8 +150,8 @@ def _bisect(
         pace = time_left(count, max(expected - count, 1), time.monotonic() - probing)
         count += 1
         progress(
-            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(run.labels)} releases"
-            f"{'; ' + pace if pace else ''}): jax {release} …"
+            f"[bisect {case.name}] probe {count} (about {expected} expected for {len(run.labels)} "
+            f"releases{'; ' + pace if pace else ''}): jax {release} …"
         )
         verdict = judge(release)
         said = terms.word(verdict.verdict)

@@ -1,4 +1,5 @@
-"""``bisect --commits``: the release plan's two ends, jax's commits between them, probed in venvs of their own.
+"""``bisect --commits``: the release plan's two ends, jax's commits between them, probed in venvs of
+their own.
 
 The release plan (``nox -s bisect`` writes it) gives the two releases and where venvs go
 (``.nox/``); the commits come from ``--jax-repo`` (``harness.install.commits``); a commit
@@ -45,13 +46,15 @@ HELD = "held"
 
 
 def jaxlib_number(env: ReleaseEnv) -> str:
-    """The jaxlib a release installs; a CUDA build's extra picks its own, which is the release's number."""
+    """The jaxlib a release installs; a CUDA build's extra picks its own, which is the release's
+    number."""
     return env.jaxlib if version_key(env.jaxlib)[0] else env.jax
 
 
 def held_libraries(run: RangeRun) -> Libraries:
-    """A plain script's own libraries on every commit: the versions its good release resolved to, held, so that
-    only jax moves between the commits (said in the answer: the libraries column of the endpoints)."""
+    """A plain script's own libraries on every commit: the versions its good release resolved to,
+    held, so that only jax moves between the commits (said in the answer: the libraries column of
+    the endpoints)."""
     options = run.options
     requirements = options.case.subject.requirements
     good = run.prober.reuse.stored(options.first)
@@ -89,15 +92,16 @@ def run_commit_bisect(options: RangeOptions) -> int:
     commits = first_parent_commits(repo, good, bad)
     if not commits:
         raise UsageError(
-            f"no jax commits from {options.first} to {options.last} along the first parents in {repo}"
+            f"no jax commits from {options.first} to {options.last} along the first parents in "
+            f"{repo}"
         )
     jaxlibs = {envs[0].jax: jaxlib_number(envs[0]), envs[-1].jax: jaxlib_number(envs[-1])}
     candidates = candidate_jaxlibs(
         commits, [jaxlib_number(env) for env in envs], jaxlibs[options.first], jaxlibs[options.last]
     )
     progress(
-        f"[bisect --commits] {len(commits)} jax commits from {options.first} to {options.last} in {repo}; "
-        f"jaxlibs to try: {', '.join(candidates)}"
+        f"[bisect --commits] {len(commits)} jax commits from {options.first} to {options.last} in "
+        f"{repo}; jaxlibs to try: {', '.join(candidates)}"
     )
     profile = PROFILE_BY_NAME.get(options.profile, DEFAULT_PROFILE)
     environ = {**os.environ, **profile.env}
@@ -115,7 +119,8 @@ def run_commit_bisect(options: RangeOptions) -> int:
     )
 
     def base(jaxlib: str) -> ReleaseEnv:
-        """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of that number."""
+        """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of
+        that number."""
         listed = [env for env in envs if jaxlib_number(env) == jaxlib]
         return (
             listed[-1]
@@ -126,7 +131,8 @@ def run_commit_bisect(options: RangeOptions) -> int:
     def prepare(commit: Commit, jaxlib: str) -> str | None:
         env = CommitEnv(commit.sha, jaxlib, base(jaxlib), repo, held.held)
         progress(
-            f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, then reused)"
+            f"  jax at {commit.short} with jaxlib {jaxlib} into {env.env.venv} (installed once, "
+            "then reused)"
         )
         problem = commit_venvs.ensure(env, environ)
         if problem is None:

@@ -1,4 +1,5 @@
-"""``compare``: two result sets, metric by metric, by the verdict over processes; exit 1 when B got worse."""
+"""``compare``: two result sets, metric by metric, by the verdict over processes; exit 1 when B got
+worse."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ def execute(opts: CompareOptions) -> int:
     a = ResultSet("A", opts.a, opts.a_release, opts.a_profile)
     b = ResultSet("B", opts.b, opts.b_release, opts.b_profile)
     comparison = compare_sets(a, b, opts.cases, opts.thresholds)
-    # The files first: one that cannot be written is exit 2 (bad input) before any verdict is printed,
-    # so that "Worse in B" always comes with the exit 1 the help promises.
+    # The files first: one that cannot be written is exit 2 (bad input) before any verdict is
+    # printed, so that "Worse in B" always comes with the exit 1 the help promises.
     if opts.markdown:
         write_text(opts.markdown, render_markdown(comparison))
     if opts.json:

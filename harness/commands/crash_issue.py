@@ -1,13 +1,14 @@
-"""``issue --status``: a crash report draft for a status step (a script that runs ok on one release and
-crashes, hangs or fails alike on the other), in JAX's bug form.
+"""``issue --status``: a crash report draft for a status step (a script that runs ok on one release
+and crashes, hangs or fails alike on the other), in JAX's bug form.
 
-The step comes from ``--good``/``--bad`` or the newest stored ``bisect --status`` or triage answer with one.
-Through nox (a release plan) its two releases and the newest on the index are measured together first
-(``upstream.crash_measured``), so the draft quotes a step confirmed here and whether the newest release still
-crashes; without a plan the stored results are quoted and the draft names the command that measures them.
-``jax.print_environment_info()`` is the crashing release's own where its process recorded it, else asked once
-of that release's venv in one short process (``issue.environment_info``), scrubbed.  ``commands.issue``
-hands the request over (it imports this module, never the other way).
+The step comes from ``--good``/``--bad`` or the newest stored ``bisect --status`` or triage answer
+with one. Through nox (a release plan) its two releases and the newest on the index are measured
+together first (``upstream.crash_measured``), so the draft quotes a step confirmed here and whether
+the newest release still crashes; without a plan the stored results are quoted and the draft names
+the command that measures them. ``jax.print_environment_info()`` is the crashing release's own where
+its process recorded it, else asked once of that release's venv in one short process
+(``issue.environment_info``), scrubbed.  ``commands.issue`` hands the request over (it imports this
+module, never the other way).
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ from harness.upstream.step_measured import StepRequest
 
 @dataclass(frozen=True)
 class CrashRequest:
-    """What ``issue --status`` is asked, and two parts of the timing draft's workflow it shares: a release's
-    ``jax.print_environment_info()`` from its venv, and a reproducer's folder copied beside the draft."""
+    """What ``issue --status`` is asked, and two parts of the timing draft's workflow it shares: a
+    release's ``jax.print_environment_info()`` from its venv, and a reproducer's folder copied
+    beside the draft."""
 
     case: CaseInfo
     sizes: dict[str, int]
@@ -72,7 +74,8 @@ class CrashRequest:
 
 @dataclass(frozen=True)
 class Measured:
-    """What the draft says was measured here, and what only the screen offers (the command that goes on)."""
+    """What the draft says was measured here, and what only the screen offers (the command that goes
+    on)."""
 
     newest: str = ""
     not_measured: tuple[str, ...] = ()
@@ -91,15 +94,17 @@ def the_step(request: CrashRequest) -> StatusAnswer:
     if stored is None:
         target = " ".join(target_words(case))
         raise UsageError(
-            f"nothing to draft about: no bisect --status or triage answer with a status step for {case.name} "
-            f"at {sizes_text(request.sizes)} under {request.out_dir} and no --good/--bad; find the step first "
-            f"(`nox -s triage -- {target}` or `nox -s bisect -- {target} --status --good V --bad W`)"
+            "nothing to draft about: no bisect --status or triage answer with a status step for "
+            f"{case.name} at {sizes_text(request.sizes)} under {request.out_dir} and no "
+            f"--good/--bad; find the step first (`nox -s triage -- {target}` or `nox -s bisect -- "
+            f"{target} --status --good V --bad W`)"
         )
     return stored
 
 
 def stored_answer(request: CrashRequest) -> StatusAnswer | None:
-    """The newest stored bisect --status or triage answer's status step, at these sizes and profile."""
+    """The newest stored bisect --status or triage answer's status step, at these sizes and
+    profile."""
     out, name = request.out_dir, request.case.name
     return status_answer(
         read_bisect_answers(out, name),
@@ -111,13 +116,14 @@ def stored_answer(request: CrashRequest) -> StatusAnswer | None:
 
 
 def measure(request: CrashRequest, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
-    """Through nox the step's two releases and the newest measured together; the stored results then."""
+    """Through nox the step's two releases and the newest measured together; the stored results
+    then."""
     if request.plan is None:
         words = ["--status", "--good", step.before, "--bad", step.after]
         command = nox_command("issue", target_words(request.case), words, request.sizes, "")
         line = (
-            "Not measured here (one JAX installed): the crash confirmed on both releases, whether the "
-            f"newest release on the index still crashes; `{command}`"
+            "Not measured here (one JAX installed): the crash confirmed on both releases, whether "
+            f"the newest release on the index still crashes; `{command}`"
         )
         return _mine(request), Measured(not_measured=(line,))
     asked = StepRequest(
@@ -159,14 +165,16 @@ def _crash(request: CrashRequest, step: StatusAnswer, mine: list[StoredResult]) 
     crash = crash_between(before, after)
     if crash is None:
         raise HarnessError(
-            f"no crash to draft between jax {step.before} and jax {step.after}: {sides_words(before, after)}; "
-            "a crash report needs every process of one release ok and every one of the other dead alike"
+            f"no crash to draft between jax {step.before} and jax {step.after}: "
+            f"{sides_words(before, after)}; a crash report needs every process of one release ok "
+            "and every one of the other dead alike"
         )
     return crash
 
 
 def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[str, str, str, str]:
-    """The reproducer the draft pastes: (its text, its file name, what it is, why none where none)."""
+    """The reproducer the draft pastes: (its text, its file name, what it is, why none where
+    none)."""
     case = request.case
     content = case.subject.own_text(case.path)
     if content is None:  # a case: its standalone script imports jax and numpy only
@@ -193,19 +201,20 @@ def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[st
     words = ["--status", "--good", step.before, "--bad", step.after]
     command = nox_command("bisect", target_words(case), words, request.sizes, "")
     missing = (
-        f"The script imports {', '.join(others)} besides jax, numpy and the standard library, and no "
-        f"reproducer with jax alone was cut for this step: `{command}` asks why, with one where it can be "
-        f"cut; meanwhile attach `{case.path.name}`."
+        f"The script imports {', '.join(others)} besides jax, numpy and the standard library, and "
+        f"no reproducer with jax alone was cut for this step: `{command}` asks why, with one where "
+        f"it can be cut; meanwhile attach `{case.path.name}`."
     )
     return "", case.path.name, "", missing
 
 
 def write_crash_issue(request: CrashRequest) -> tuple[Path, str, str, tuple[str, ...]]:
-    """The crash report draft written under ``issues/``: its path, its title, the reproducer's file (""
-    where none), what was measured here."""
+    """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
+    ("" where none), what was measured here."""
     step = the_step(request)
     print(
-        f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash report …",
+        f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
+        "report …",
         file=sys.stderr,
         flush=True,
     )

@@ -1,4 +1,5 @@
-"""``issue``: draft an upstream issue: find the change, write both scripts, run them for real, render.
+"""``issue``: draft an upstream issue: find the change, write both scripts, run them for real,
+render.
 
 Through ``nox -s issue`` a release plan lists every release on the package index (what
 each installs, and its cached venv, as bisect and sweep use them): the full instrumented
@@ -85,7 +86,10 @@ MAX_DUMP_BYTES = 64 * 1024 * 1024  # one HLO text file; a larger one is no dump 
 _JAX_FACTS = (
     "import json; from harness.host.environment import jax_facts; print(json.dumps(jax_facts()))"
 )
-_PACKAGES = "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in m.distributions()))"
+_PACKAGES = (
+    "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in "
+    "m.distributions()))"
+)
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,8 @@ class Written:
 def run_script(
     path: Path, timeout_s: float, python: str | None = None, args: Sequence[str] = ()
 ) -> tuple[int | None, str, str]:
-    """Run a script by its file name from its own folder (tracebacks name no local path), holding the timing lock."""
+    """Run a script by its file name from its own folder (tracebacks name no local path), holding
+    the timing lock."""
     with timing_lock(lambda line: print(line, file=sys.stderr, flush=True)):
         try:
             done = subprocess.run(
@@ -146,9 +151,11 @@ def _text(output: str | bytes | None) -> str:
 
 
 def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_TIMEOUT_S) -> str:
-    """``jax.print_environment_info()`` of an interpreter's environment, or why it is unavailable."""
+    """``jax.print_environment_info()`` of an interpreter's environment, or why it is
+    unavailable."""
     try:
-        # The harness on the path: a script's venv holds jax and what the script declares, not the harness.
+        # The harness on the path: a script's venv holds jax and what the script declares, not the
+        # harness.
         environ = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
         done = subprocess.run(
             [python or sys.executable, "-c", _JAX_FACTS],
@@ -170,7 +177,8 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
 
 def installed_packages(python: str) -> list[str]:
     """``name==version`` of every distribution an interpreter's environment holds."""
-    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on its path.
+    # -I: isolated, so the folder it runs in (the checkout, with the harness's egg-info) is not on
+    # its path.
     done = subprocess.run(
         [python, "-I", "-c", _PACKAGES], capture_output=True, text=True, timeout=60, check=False
     )
@@ -193,7 +201,8 @@ def ready(env: ReleaseEnv) -> ReleaseEnv:
 def programs_to_time(
     change: Change | None, full_output: str, results: Sequence[StoredResult] = ()
 ) -> list[str]:
-    """The program the change is about, else every program the full script timed (or, if it failed, one stored)."""
+    """The program the change is about, else every program the full script timed (or, if it failed,
+    one stored)."""
     if (
         change is not None
         and change.metric is not None
@@ -229,9 +238,9 @@ def write_issue(request: IssueRequest) -> Written:
     ):  # nox: a draft needs a change between two releases to show
         target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
         raise UsageError(
-            f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} under {request.out_dir} "
-            f"and no --good/--bad; find the change first (`nox -s triage -- {target}`), then draft it with "
-            f"`nox -s issue -- {target} --good V --bad W`"
+            f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} "
+            f"under {request.out_dir} and no --good/--bad; find the change first (`nox -s triage "
+            f"-- {target}`), then draft it with `nox -s issue -- {target} --good V --bad W`"
             + (f" (a crash: `nox -s issue -- {target} --status`)" if _crash_stored(request) else "")
         )
     measured = MeasuredHere()
@@ -243,10 +252,12 @@ def write_issue(request: IssueRequest) -> Written:
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
-    # The full instrumented script (every figure, the case's verdict) on --jax, default the first bad release.
+    # The full instrumented script (every figure, the case's verdict) on --jax, default the first
+    # bad release.
     full_path = folder / f"{case.name}-full.py"
-    # A plain script (--script) has no programs() to cut down: it is both the full and the short script.
-    # Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft quotes its text.
+    # A plain script (--script) has no programs() to cut down: it is both the full and the short
+    # script. Its bytes are copied as they are (a coding cookie's Latin-1 stays Latin-1); the draft
+    # quotes its text.
     content = case.subject.own_text(case.path)
     plain = None if content is None else source_text(case.path, content)
     replace_file(
@@ -303,7 +314,8 @@ def write_issue(request: IssueRequest) -> Written:
 
 
 def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Change) -> Change:
-    """The change read again once its releases were measured here: the stored figures now give it."""
+    """The change read again once its releases were measured here: the stored figures now give
+    it."""
     again = change_from(
         read_bisect_answers(request.out_dir, request.case.name),
         mine,
@@ -319,8 +331,8 @@ def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Ch
 
 @dataclass(frozen=True)
 class MeasuredHere:
-    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines, and
-    what it could not measure, each with the one command that adds it."""
+    """What ``issue`` measured itself: the newest release's line, the reproducer and its why lines,
+    and what it could not measure, each with the one command that adds it."""
 
     measured: bool = False
     newest: str = ""
@@ -329,7 +341,8 @@ class MeasuredHere:
     not_measured: tuple[str, ...] = ()
 
     def applied(self, change: Change) -> Change:
-        """``change`` with the reproducer measured here and its lines, where no bisect answer gave one."""
+        """``change`` with the reproducer measured here and its lines, where no bisect answer gave
+        one."""
         if change.reproducer is not None or not (self.reproducer or self.why):
             return change
         return dataclasses.replace(change, reproducer=self.reproducer, why=(*self.why, *change.why))
@@ -343,7 +356,8 @@ def issue_command(request: IssueRequest, good: str, bad: str, metric: MetricKey 
 
 
 def not_measured_here(request: IssueRequest, change: Change) -> str:
-    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds it."""
+    """Without nox's plan (one JAX installed here): what the draft lacks, and the command that adds
+    it."""
     missing = [
         "the step confirmed" if not change.probes else "",
         "the reproducer with jax alone"
@@ -358,9 +372,9 @@ def not_measured_here(request: IssueRequest, change: Change) -> str:
 
 
 def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
-    """Without nox's plan nothing is measured (the command that does is said); with it, the step's two
-    releases and the newest on the index measured together, the step's reproducer with jax alone where no
-    bisect answer gave one, and the newest release's line."""
+    """Without nox's plan nothing is measured (the command that does is said); with it, the step's
+    two releases and the newest on the index measured together, the step's reproducer with jax alone
+    where no bisect answer gave one, and the newest release's line."""
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
         return MeasuredHere(not_measured=(not_measured_here(request, change),))
@@ -412,9 +426,10 @@ def _progress(line: str) -> None:
 
 
 def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) -> str:
-    """XLA's dumps of the change's two releases, which its bisect kept beside its answer, copied beside the
-    draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file or a name that is
-    not XLA's is skipped); the folder's name, or "" when there is nothing to copy."""
+    """XLA's dumps of the change's two releases, which its bisect kept beside its answer, copied
+    beside the draft (``<case>-compiled/<release>/``, HLO text files only; a link, an oversized file
+    or a name that is not XLA's is skipped); the folder's name, or "" when there is nothing to
+    copy."""
     if change is None or not change.dumps:
         return ""
     releases = [
@@ -432,8 +447,9 @@ def copy_dumps(change: Change | None, reports: Path, folder: Path, case: str) ->
 
 
 def part_folder(folder: Path, *parts: str) -> Path | None:
-    """``folder/parts`` for a part of the draft, made where missing; None where a level of it is a link or not
-    a folder (planted there), said in one line: that part is not written, the draft still is (docs/results.md)."""
+    """``folder/parts`` for a part of the draft, made where missing; None where a level of it is a
+    link or not a folder (planted there), said in one line: that part is not written, the draft
+    still is (docs/results.md)."""
     try:
         return output_folder(folder, *parts)
     except UsageError as exc:
@@ -442,8 +458,8 @@ def part_folder(folder: Path, *parts: str) -> Path | None:
 
 
 def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]:
-    """The files of ``source`` whose names ``wanted`` matches, copied into ``target`` (a link or an oversized
-    file is skipped, said in one line); the names copied."""
+    """The files of ``source`` whose names ``wanted`` matches, copied into ``target`` (a link or an
+    oversized file is skipped, said in one line); the names copied."""
     copied = set()
     for path in sorted(source.iterdir()):
         if not wanted.match(path.name):
@@ -457,7 +473,8 @@ def copy_beside(source: Path, target: Path, wanted: re.Pattern[str]) -> set[str]
     return copied
 
 
-# What a reproducer's folder holds that the draft needs: the script, the listing, each program and its inputs.
+# What a reproducer's folder holds that the draft needs: the script, the listing, each program and
+# its inputs.
 REPRODUCER_FILE = re.compile(
     r"^(repro_[0-9a-f]{10}\.py|programs\.json|program_\d{2}\.(jaxexport|npz))$"
 )
@@ -465,8 +482,8 @@ REPRODUCER_FILE = re.compile(
 
 def copy_reproducer(change: Change | None, reports: Path, folder: Path, case: str) -> str:
     """The reproducer with jax alone that the change's bisect measured, copied beside the draft
-    (``<case>-reproducer/``; a link, an oversized file or a name the harness does not write is skipped);
-    the folder's name, or "" where there is none or it did not reproduce the change."""
+    (``<case>-reproducer/``; a link, an oversized file or a name the harness does not write is
+    skipped); the folder's name, or "" where there is none or it did not reproduce the change."""
     if change is None or change.reproducer is None or not change.reproduced():
         return ""
     source = reports / change.reproducer.folder
@@ -491,8 +508,9 @@ def _short_runs(
     variables: dict[str, str],
     stored: Sequence[StoredResult] = (),
 ) -> list[ReleaseRun]:
-    """The short script on the change's two releases in plain venvs, or here when there is no plan or no change;
-    a plain script's install lines pin every package whose version differs between the two sides."""
+    """The short script on the change's two releases in plain venvs, or here when there is no plan
+    or no change; a plain script's install lines pin every package whose version differs between the
+    two sides."""
     timeout = request.settings.timeout_s
     args = request.case.subject.args
     if request.plan is None or change is None:
@@ -527,8 +545,8 @@ def _short_runs(
 def _installed(
     request: IssueRequest, stored: Sequence[StoredResult], version: str, place: Place
 ) -> tuple[str, ...]:
-    """Every package a side installed: as its newest stored result of the script records it, else as the
-    environment the draft ran it in."""
+    """Every package a side installed: as its newest stored result of the script records it, else as
+    the environment the draft ran it in."""
     found = newest_result(stored, version, request.sizes, request.profile)
     if found is not None and found.result.libraries is not None:
         return found.result.libraries.installed
@@ -537,7 +555,8 @@ def _installed(
 
 @dataclass(frozen=True)
 class Place:
-    """Where a release's script runs: its interpreter, what ``pip install`` takes to make the same, in words."""
+    """Where a release's script runs: its interpreter, what ``pip install`` takes to make the same,
+    in words."""
 
     python: str
     install: list[str]
@@ -546,8 +565,9 @@ class Place:
 
 
 def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
-    """A release's environment, installed once: a plain script's own venv (jax, jaxlib and what it declares, by
-    the policy); a case's short script (``alone``) a venv of only jax and jaxlib; its full script the release venv."""
+    """A release's environment, installed once: a plain script's own venv (jax, jaxlib and what it
+    declares, by the policy); a case's short script (``alone``) a venv of only jax and jaxlib; its
+    full script the release venv."""
     assert request.plan is not None
     env = plan_entry(request.plan, version)
     if not request.case.subject.own_venv:
@@ -571,7 +591,10 @@ def where_to_run(request: IssueRequest, version: str, *, alone: bool) -> Place:
     install = [f"jax=={env.jax}", *jaxlib, *pins]
     cutoff = f" as of {libraries.cutoff[:10]}" if libraries.cutoff else ", the newest versions"
     venv = prepared.interpreter.parent.parent.name
-    where = f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the script declares"
+    where = (
+        f"in a venv of its own (`.nox/{venv}`, made with uv) holding jax, jaxlib and what the "
+        "script declares"
+    )
     where += f", resolved{cutoff}"
     return Place(str(prepared.interpreter.absolute()), install, where, libraries.installed)
 
@@ -637,8 +660,8 @@ def _crash_stored(request: IssueRequest) -> bool:
 
 
 def has_a_change(request: IssueRequest) -> bool:
-    """Whether the draft has two releases to show: given, from a stored bisect answer, or, without nox's plan,
-    the JAX installed here."""
+    """Whether the draft has two releases to show: given, from a stored bisect answer, or, without
+    nox's plan, the JAX installed here."""
 
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True

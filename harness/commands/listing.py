@@ -17,7 +17,8 @@ def execute(opts: ListOptions) -> int:
         return 0
     for case in catalogue.values():
         print(
-            f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: {_space(case)}\n"
+            f"{case.name}\n    source: {case.source}\n    claim: {case.claim}\n    sizes: "
+            f"{_space(case)}\n"
             f"    anchors (quick): {_anchors(case)}"
         )
     for name, reason in catalogue.broken.items():
@@ -61,7 +62,8 @@ def describe_case(case: discovery.CaseInfo) -> str:
     if case.claim_devices is not None:
         about = f"{case.claim_devices} device{'' if case.claim_devices == 1 else 's'}"
         lines.append(
-            f"    its claim is about {about}: plain nox measures it only under a profile that makes {about}"
+            f"    its claim is about {about}: plain nox measures it only under a profile that "
+            f"makes {about}"
         )
     lines += [
         f"    programs: {', '.join(shape.programs) or 'none found'}",

@@ -12,8 +12,8 @@ def execute(opts: NewOptions) -> int:
     path = write_case(opts.name, opts.cases_dir)
     print(f"written: {path}", file=sys.stderr)
     print(
-        f"next: edit its TODO lines, then `jax-repro list --case {opts.name}` and the checklist at the end "
-        "of cases/README.md (one release, lint, tests)",
+        f"next: edit its TODO lines, then `jax-repro list --case {opts.name}` and the checklist at "
+        "the end of cases/README.md (one release, lint, tests)",
         file=sys.stderr,
     )
     return 0

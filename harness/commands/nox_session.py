@@ -1,12 +1,14 @@
-"""The harness's end of a nox session: every release and script environment it needs, prepared here, then its command.
+"""The harness's end of a nox session: every release and script environment it needs, prepared here,
+then its command.
 
-The noxfile checks a session's posargs (``harness.cli.sessions``), installs the harness into the session's venv
-and hands over to this module twice, as nox's two steps: ``prepare`` (nox's install step, which
-``--install-only`` runs) lists the package index, picks the releases, makes each release venv a command needs
-up front (``matrix``, a one-off ``run``), each script venv (``install.environments``, as bisect, sweep and triage
-make theirs on demand) and writes the plans; ``launch`` (nox's run step) runs the harness command on them,
-preparing first only where ``prepare`` did not run for these posargs (``nox -R``).  The release venvs live beside
-nox's own (``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the session's cache folder.
+The noxfile checks a session's posargs (``harness.cli.sessions``), installs the harness into the
+session's venv and hands over to this module twice, as nox's two steps: ``prepare`` (nox's install
+step, which ``--install-only`` runs) lists the package index, picks the releases, makes each release
+venv a command needs up front (``matrix``, a one-off ``run``), each script venv
+(``install.environments``, as bisect, sweep and triage make theirs on demand) and writes the plans;
+``launch`` (nox's run step) runs the harness command on them, preparing first only where ``prepare``
+did not run for these posargs (``nox -R``).  The release venvs live beside nox's own
+(``.nox/release-jax-V``, ``.nox/plain-jax-V``), the plans in the session's cache folder.
 
     python -m harness.commands.nox_session {prepare|launch} SESSION VENVS CACHE [JAX] -- POSARGS
 """
@@ -46,7 +48,8 @@ Say = Callable[[str], None]  # where progress goes: stderr, under nox's own line
 
 @dataclass(frozen=True)
 class Places:
-    """Where a session's release venvs go (beside nox's) and its plans and index listing (its cache folder)."""
+    """Where a session's release venvs go (beside nox's) and its plans and index listing (its cache
+    folder)."""
 
     venvs: Path
     cache: Path
@@ -57,7 +60,8 @@ class Places:
 
 @dataclass(frozen=True)
 class Launch:
-    """The harness command a session runs: ``python -m harness ARGV`` with ``python`` ("": the session's own)."""
+    """The harness command a session runs: ``python -m harness ARGV`` with ``python`` ("": the
+    session's own)."""
 
     argv: list[str]
     python: str = ""
@@ -71,12 +75,14 @@ def _say(line: str) -> None:
 
 
 def session_python() -> str:
-    """The session venv's interpreter, which lists the index: its pip sees the releases as the session's Python."""
+    """The session venv's interpreter, which lists the index: its pip sees the releases as the
+    session's Python."""
     return str(Path(sys.prefix) / "bin" / "python")
 
 
 def listing_of(places: Places) -> Listing:
-    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for the session's Python."""
+    """Every installable (jax, jaxlib) pair on the package index, as pip lists them for the
+    session's Python."""
     return load_listing(session_python(), places.cache / "jax-index.json")
 
 
@@ -86,8 +92,8 @@ def on_index(listing: Listing, version: str) -> Release:
 
 
 def ready(places: Places, release: Release, profile: Profile, say: Say) -> ReleaseEnv:
-    """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a failed
-    session) when it cannot be."""
+    """``release``'s cached venv under ``profile``, installed once and then reused; HarnessError (a
+    failed session) when it cannot be."""
     env = places.env(release, profile)
     say(f"jax {release.jax} ({profile.name}) in {env.venv}: installed once, then reused")
     problem = ensure(env)
@@ -97,8 +103,9 @@ def ready(places: Places, release: Release, profile: Profile, say: Say) -> Relea
 
 
 def release_plan(places: Places, command: str, releases: list[Release], profile: Profile) -> Path:
-    """What each release installs and where its venv is, for the harness ``command`` to install on demand; named by
-    its content, so two sessions of one name with other ranges at once never read each other's plan."""
+    """What each release installs and where its venv is, for the harness ``command`` to install on
+    demand; named by its content, so two sessions of one name with other ranges at once never read
+    each other's plan."""
     envs = [places.env(r, profile) for r in releases if profile.applies_to(r)]
     content = json.dumps(
         [[env.jax, env.jaxlib, env.python, list(env.install), str(env.venv)] for env in envs]
@@ -170,7 +177,8 @@ def issue(places: Places, posargs: Sequence[str], say: Say) -> Launch:
 
 
 def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
-    """bisect, sweep, triage: the range's releases on the index, in a plan their command installs from."""
+    """bisect, sweep, triage: the range's releases on the index, in a plan their command installs
+    from."""
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
@@ -203,7 +211,8 @@ def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
 def prepare(
     session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
 ) -> Launch:
-    """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to run on them."""
+    """Every environment ``session`` needs for ``posargs``, ready or planned, and the command to run
+    on them."""
     if session == "matrix":
         return matrix(places, posargs, say)
     if session == "run":
@@ -224,8 +233,8 @@ def launch_file(places: Places, session: str) -> Path:
 def launched(
     mode: str, session: str, posargs: Sequence[str], places: Places, jax: str = "", say: Say = _say
 ) -> Launch | None:
-    """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``: the command,
-    from the record ``prepare`` wrote for the same posargs, else prepared now."""
+    """``prepare``: make everything and record the command (None: nothing to run yet); ``launch``:
+    the command, from the record ``prepare`` wrote for the same posargs, else prepared now."""
     record = launch_file(places, session)
     wanted = {"posargs": list(posargs), "jax": jax}
     if mode == "launch":
@@ -256,8 +265,9 @@ def main(argv: Sequence[str]) -> int:
     assert mode in MODES, f"mode {mode}: one of {', '.join(MODES)}"  # the noxfile's, never a user's
     jax = rest.pop(0) if rest and rest[0] != "--" else ""
     posargs = rest[1:] if rest[:1] == ["--"] else rest
-    # A SIGTERM (to nox's whole group, or nox's death passed on) is an interrupt: an installer's command
-    # running in a group of its own (uv, compileall and its workers) is ended before this process goes.
+    # A SIGTERM (to nox's whole group, or nox's death passed on) is an interrupt: an installer's
+    # command running in a group of its own (uv, compileall and its workers) is ended before this
+    # process goes.
     signal.signal(signal.SIGTERM, _interrupted)
     follow_parent(signal.SIGTERM)
     try:

@@ -1,21 +1,22 @@
 """The release commands from any folder: the installed package drives its own nox sessions.
 
-``jax-repro triage --script repro.py …`` in the user's folder, with the package installed (pip, pipx, ``uv
-tool``) or run once (``uvx --from jax-repro-harness jax-repro …``), is the clone's ``nox -s triage -- …``:
+``jax-repro triage --script repro.py …`` in the user's folder, with the package installed (pip,
+pipx, ``uv tool``) or run once (``uvx --from jax-repro-harness jax-repro …``), is the clone's
+``nox -s triage -- …``:
 
-- the project (the noxfile, pyproject.toml and README.md the wheel ships under ``harness/project/``, the harness
-  and the cases) is copied into the user's cache, ``$JAX_REPRO_CACHE``, else ``$XDG_CACHE_HOME/jax-repro``, else
-  ``~/.cache/jax-repro`` (``project/``, refreshed when the installed package changes), since nox works in its
-  noxfile's folder and the release venvs install the harness from there, and an installed package may be
-  read-only;
-- nox runs with an absolute ``--envdir`` in the cache (``nox/``: the sessions' venvs, every release and script
-  venv beside them, the index listing), never inside the installed package: nox joins a relative envdir to the
-  noxfile's folder;
-- the sessions work in the folder the command was typed in (``DRIVEN``), so ``./results``, ``./reports`` and
-  every path typed are taken from there.
+- the project (the noxfile, pyproject.toml and README.md the wheel ships under ``harness/project/``,
+  the harness and the cases) is copied into the user's cache, ``$JAX_REPRO_CACHE``, else
+  ``$XDG_CACHE_HOME/jax-repro``, else ``~/.cache/jax-repro`` (``project/``, refreshed when the
+  installed package changes), since nox works in its noxfile's folder and the release venvs install
+  the harness from there, and an installed package may be read-only;
+- nox runs with an absolute ``--envdir`` in the cache (``nox/``: the sessions' venvs, every release
+  and script venv beside them, the index listing), never inside the installed package: nox joins a
+  relative envdir to the noxfile's folder;
+- the sessions work in the folder the command was typed in (``DRIVEN``), so ``./results``,
+  ``./reports`` and every path typed are taken from there.
 
-The command line is checked here first, as the session checks it (one line, exit 2), and a machine whose
-package index cannot be reached is told so in one line before nox starts.
+The command line is checked here first, as the session checks it (one line, exit 2), and a machine
+whose package index cannot be reached is told so in one line before nox starts.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ DIGEST_FILE = ".jax-repro-digest"
 
 
 def cache_root(environ: Mapping[str, str]) -> Path:
-    """The user's cache for the packaged sessions, absolute (a relative setting is taken from here)."""
+    """The user's cache for the packaged sessions, absolute (a relative setting is taken from
+    here)."""
     if environ.get(CACHE_SETTING):
         chosen = Path(environ[CACHE_SETTING])
     elif environ.get("XDG_CACHE_HOME"):
@@ -54,8 +56,9 @@ def cache_root(environ: Mapping[str, str]) -> Path:
 
 
 def project_files() -> dict[str, Path]:
-    """Every file of the project the sessions need, by its path in the project: the shipped root files (a
-    clone's own root files where the package is a clone's, installed editable), the harness and the cases."""
+    """Every file of the project the sessions need, by its path in the project: the shipped root
+    files (a clone's own root files where the package is a clone's, installed editable), the harness
+    and the cases."""
     shipped, root = HARNESS_DIR / "project", HARNESS_DIR.parent
     files = {}
     for name in PROJECT_FILES:
@@ -86,8 +89,9 @@ def digest(files: Mapping[str, Path]) -> str:
 
 
 def materialized(cache: Path) -> Path:
-    """The project folder in ``cache``, holding exactly the installed package's files (made again when they
-    changed: an upgrade), under a lock so that two commands started at once make it once."""
+    """The project folder in ``cache``, holding exactly the installed package's files (made again
+    when they changed: an upgrade), under a lock so that two commands started at once make it
+    once."""
     files = project_files()
     wanted = digest(files)
     project = cache / "project"
@@ -119,8 +123,8 @@ def materialized(cache: Path) -> Path:
 
 
 def checked(session: str, posargs: Sequence[str]) -> None:
-    """``posargs`` checked as ``session`` checks them, here, in the user's folder: bad input is one line and exit 2
-    before nox starts (``--help``: the help, exit 0)."""
+    """``posargs`` checked as ``session`` checks them, here, in the user's folder: bad input is one
+    line and exit 2 before nox starts (``--help``: the help, exit 0)."""
     if session == "matrix":
         sessions.interleaved_request(posargs)
     elif session in sessions.FROM_THE_INDEX:
@@ -132,7 +136,8 @@ def checked(session: str, posargs: Sequence[str]) -> None:
 def index_refusal(session: str, reason: str, jax_here: str | None) -> str:
     """The one line for a machine whose package index cannot be reached."""
     here = (
-        f"with the jax {jax_here} installed here, `jax-repro run`, `search` and `list` measure or read it"
+        f"with the jax {jax_here} installed here, `jax-repro run`, `search` and `list` measure or "
+        "read it"
         if jax_here
         else "install jax here and `jax-repro run` and `search` measure it"
     )
@@ -143,7 +148,8 @@ def index_refusal(session: str, reason: str, jax_here: str | None) -> str:
 
 
 def nox_command(session: str, posargs: Sequence[str], cache: Path, project: Path) -> list[str]:
-    """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs as typed."""
+    """nox on the project's noxfile, its venvs in the cache (an absolute envdir), the user's posargs
+    as typed."""
     noxfile, envdir = project / "noxfile.py", cache / "nox"
     where = ["-f", str(noxfile), "--envdir", str(envdir)]
     # -P: the user's folder is not searched for modules (a nox.py of theirs is not nox).
@@ -157,8 +163,9 @@ def drive(
     environ: Mapping[str, str] = os.environ,
     run: Callable[[str, list[str], dict[str, str]], object] = os.execve,
 ) -> int:
-    """Run ``argv`` (``session`` and its options) through the packaged nox session; UsageError for bad input or
-    an unreachable index.  ``run`` replaces this process with nox, whose exit status is the command's."""
+    """Run ``argv`` (``session`` and its options) through the packaged nox session; UsageError for
+    bad input or an unreachable index.  ``run`` replaces this process with nox, whose exit status is
+    the command's."""
     posargs = list(argv[1:])
     checked(session, posargs)
     reason = unreachable_index(environ)

@@ -1,11 +1,11 @@
-"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read, the prober built, the answers' names,
-their setting and where they are written, and the advice an answer gives.
+"""What ``bisect``, ``sweep`` and ``triage`` share: the release plan read, the prober built, the
+answers' names, their setting and where they are written, and the advice an answer gives.
 
-The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the release rules
-of ``harness.pins``) lists every release of the range, oldest first, with what it installs.  Results go to
-the results folder like any other run's and are reused from there; the answers go to
-``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.steps.answers``), ``reports/sweep-<case>.md``
-and ``reports/triage-<case>-<range>-<key>.md``.
+The plan (written by ``nox -s bisect`` / ``sweep`` / ``triage`` from the package index and the
+release rules of ``harness.pins``) lists every release of the range, oldest first, with what it
+installs.  Results go to the results folder like any other run's and are reused from there; the
+answers go to ``reports/bisect-<case>-<range>-<key>.{md,json}`` (``harness.steps.answers``),
+``reports/sweep-<case>.md`` and ``reports/triage-<case>-<range>-<key>.md``.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ from harness.store.results import load_results
 from harness.store.schema import RunStatus
 from harness.units import version_key
 
-# The stages of a bisect, sweep or triage and each step's outcome stay on screen; each release installed and
-# each process measured update one line in a terminal (``Progress``).
+# The stages of a bisect, sweep or triage and each step's outcome stay on screen; each release
+# installed and each process measured update one line in a terminal (``Progress``).
 progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
-# The exit status of a sweep or triage that could measure fewer than two releases (every one not installable,
-# say): no answer at all, never "no change".
+# The exit status of a sweep or triage that could measure fewer than two releases (every one not
+# installable, say): no answer at all, never "no change".
 UNMEASURED = 4
 
 
@@ -64,7 +64,8 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
     command = f"nox -s {options.command}"
     if options.places.releases_plan is None:
         raise UsageError(
-            f"--releases PLAN is missing: run this through `{command}`, which lists the releases for it"
+            f"--releases PLAN is missing: run this through `{command}`, which lists the releases "
+            "for it"
         )
     envs = read_plan(options.places.releases_plan)
     bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
@@ -80,9 +81,10 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
 def labelled(
     options: RangeOptions, envs: list[ReleaseEnv]
 ) -> tuple[RangeOptions, dict[str, ReleaseEnv], dict[str, tuple[str, ...]]]:
-    """What the range's releases are called and where each installs from: the plan's jax releases; with ``--vary``,
-    the varied library's releases on the index from ``first`` to ``last``, each on the one jax release held
-    (labelled ``0.4.33+equinox.0.11.4``: the options then name the labels), with the pin each holds."""
+    """What the range's releases are called and where each installs from: the plan's jax releases;
+    with ``--vary``, the varied library's releases on the index from ``first`` to ``last``, each on
+    the one jax release held (labelled ``0.4.33+equinox.0.11.4``: the options then name the labels),
+    with the pin each holds."""
     choice = options.libraries
     if choice.vary is None:
         return options, {env.jax: env for env in envs}, {}
@@ -113,8 +115,8 @@ def labelled(
 
 
 def check_stored(options: RangeOptions) -> None:
-    """Before anything is installed: a results folder that holds another version of the script is refused, and so
-    is a metric that no stored ok result of the case has."""
+    """Before anything is installed: a results folder that holds another version of the script is
+    refused, and so is a metric that no stored ok result of the case has."""
     results, case, metric = options.places.results, options.case, options.metric
     check_results_folder(results, case)
     if metric is None:
@@ -122,12 +124,14 @@ def check_stored(options: RangeOptions) -> None:
     known = stored_metric_names(options)
     if known and metric.metric_name not in known:
         raise UsageError(
-            f"unknown metric {metric.metric_name} for case {case.name}; its metrics: {', '.join(sorted(known))}"
+            f"unknown metric {metric.metric_name} for case {case.name}; its metrics: "
+            f"{', '.join(sorted(known))}"
         )
 
 
 def stored_metric_names(options: RangeOptions) -> list[str]:
-    """Every metric a stored ok result of the case has (a results folder holds one version of a script)."""
+    """Every metric a stored ok result of the case has (a results folder holds one version of a
+    script)."""
     folder = options.places.results / options.case.name
     if not folder.is_dir():
         return []
@@ -140,7 +144,8 @@ def prober_for(
     labels: dict[str, ReleaseEnv],
     pins: dict[str, tuple[str, ...]] | None = None,
 ) -> ReleaseProber:
-    """The prober of the range's releases (``labels``), each in the environment its case or script runs in."""
+    """The prober of the range's releases (``labels``), each in the environment its case or script
+    runs in."""
     measuring, choice = options.measuring, options.libraries
     environments = Environments(
         options.case,
@@ -220,8 +225,8 @@ def undecided_hint(options: RangeOptions) -> Finding:
 
 
 def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
-    """A metric none of the measured results has, once they are measured (no stored result named them before);
-    a ``--higher-is-better`` metric none has is said in one line."""
+    """A metric none of the measured results has, once they are measured (no stored result named
+    them before); a ``--higher-is-better`` metric none has is said in one line."""
     metric = options.metric
     names = sorted(
         {name for m in found.ok() if m.result is not None for name in metric_names(m.result)}
@@ -229,26 +234,28 @@ def refuse_unknown_metric(found: SweepOutcome, options: RangeOptions) -> None:
     say_unknown_higher_is_better(names, options)
     if metric is not None and names and metric.metric_name not in names:
         raise UsageError(
-            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: {', '.join(names)}"
+            f"unknown metric {metric.metric_name} for case {options.case.name}; its metrics: "
+            f"{', '.join(names)}"
         )
 
 
 def say_unknown_higher_is_better(names: Sequence[str], options: RangeOptions) -> None:
-    """One line for each ``--higher-is-better`` metric that no measured result has (``names``: theirs): it
-    turns no verdict, and a typo there would otherwise pass unseen."""
+    """One line for each ``--higher-is-better`` metric that no measured result has (``names``:
+    theirs): it turns no verdict, and a typo there would otherwise pass unseen."""
     if not names:
         return
     for name in options.thresholds.higher_is_better:
         if name not in names:
             shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
             progress.keep(
-                f"[{options.command}] --higher-is-better {name}: no metric of {options.case.name} has that "
-                f"name, so it changes nothing (its metrics: {shown})"
+                f"[{options.command}] --higher-is-better {name}: no metric of {options.case.name} "
+                f"has that name, so it changes nothing (its metrics: {shown})"
             )
 
 
 def swept_metrics(options: RangeOptions) -> list[MetricKey] | None:
-    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one (None) otherwise."""
+    """The metrics a sweep or triage compares: the one asked for, none with --claim, every one
+    (None) otherwise."""
     if options.metric is not None:
         return [options.metric]
     return None if options.criterion.by is Judged.EVERY else []
@@ -278,8 +285,8 @@ def stored_libraries(
 
 @dataclass
 class RangeRun:
-    """A bisect, sweep or triage under way: its checked options, the releases of its plan, the prober that measures
-    them, and when it started."""
+    """A bisect, sweep or triage under way: its checked options, the releases of its plan, the
+    prober that measures them, and when it started."""
 
     options: RangeOptions  # with --vary, naming the labels
     envs: list[ReleaseEnv]  # the release plan
@@ -346,11 +353,11 @@ class RangeRun:
         releases: Pair | None = None,
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
-        """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end): every
-        kind of evidence asked (``KINDS``), within the why's time budget (unless the user set one: what
-        the command's own measuring took before its first why); the files a kind keeps go beside the
-        answer ``stem``; what is found so far handed to ``kept`` as each kind settles.  Below releases,
-        the defaults compared are those of the range's ``releases``."""
+        """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
+        every kind of evidence asked (``KINDS``), within the why's time budget (unless the user set
+        one: what the command's own measuring took before its first why); the files a kind keeps go
+        beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
+        settles.  Below releases, the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
@@ -398,8 +405,9 @@ class RangeRun:
         )
 
     def publish(self, answer: Answer, stem: str, *, data_file: bool, printed: bool = True) -> None:
-        """The answer printed (unless not ``printed``: a bisect of several metrics prints them on one screen),
-        its page written under the reports folder (with ``data_file``, its data beside it)."""
+        """The answer printed (unless not ``printed``: a bisect of several metrics prints them on
+        one screen), its page written under the reports folder (with ``data_file``, its data beside
+        it)."""
         progress.done()
         if printed:
             print(answer.text, end="")
@@ -418,10 +426,11 @@ class RangeRun:
         printed: bool = True,
         releases: Pair | None = None,
     ) -> Answer:
-        """The answer first, its why after: the page written (and its answers said) as soon as the answer is
-        known, then written again as each kind of each step's why settles, each kind's lines said as it comes;
-        the screen printed (unless not ``printed``) once the why is done, or when it is stopped (Ctrl-C, a
-        CI's time-out), with what it had found, before the stop goes on."""
+        """The answer first, its why after: the page written (and its answers said) as soon as the
+        answer is known, then written again as each kind of each step's why settles, each kind's
+        lines said as it comes; the screen printed (unless not ``printed``) once the why is done, or
+        when it is stopped (Ctrl-C, a CI's time-out), with what it had found, before the stop goes
+        on."""
         evidence: dict[Pair, tuple[Found, ...]] = {}
         first = answer_of(evidence)
         self.publish(first, stem, data_file=data_file, printed=False)
@@ -458,8 +467,8 @@ class RangeRun:
         return first
 
     def report(self, stem: str) -> str:
-        """Where the answer ``stem``'s page is written, as the last line of its screen says it: from the
-        folder the command runs in where it is below it (``reports/…``), else whole."""
+        """Where the answer ``stem``'s page is written, as the last line of its screen says it: from
+        the folder the command runs in where it is below it (``reports/…``), else whole."""
         return shown_path(inside(self.options.places.out, f"{stem}.md"))
 
     def write_json(self, kind: str, body: dict[str, Any]) -> None:

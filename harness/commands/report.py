@@ -1,5 +1,6 @@
-"""``report``: the stored results loaded once, the report decided once (``analysis.report_model``) with each
-machine's latest noise floor (``store.calibrations``), its plots drawn and its pages written (``render``).
+"""``report``: the stored results loaded once, the report decided once (``analysis.report_model``)
+with each machine's latest noise floor (``store.calibrations``), its plots drawn and its pages
+written (``render``).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ def write_report(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     json_path: Path | None = None,
 ) -> tuple[list[Path], list[LoadProblem], DrawnPlots]:
-    """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first), the
-    result files that could not be used, and the plots drawn (or why none were); with ``json_path``, the
-    report's data there too (``render.json_out.report_json``).
+    """The report on ``results_dir`` written under ``out_dir``: the pages written (the index first),
+    the result files that could not be used, and the plots drawn (or why none were); with
+    ``json_path``, the report's data there too (``render.json_out.report_json``).
 
     UsageError for a ``baseline`` no result has; OSError where ``out_dir`` cannot be written."""
     results, problems = load_results(results_dir)
@@ -60,8 +61,9 @@ def write_report(
 
 
 def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
-    """Write every page, the index last, so an index never links a page a full disk kept from being written;
-    each page replaced atomically (``replace_file``).  Returns their paths, the index first."""
+    """Write every page, the index last, so an index never links a page a full disk kept from being
+    written; each page replaced atomically (``replace_file``).  Returns their paths, the index
+    first."""
     for name in sorted(
         pages, key=lambda name: name == INDEX
     ):  # a stable sort: the index moves last
@@ -70,7 +72,8 @@ def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
 
 
 def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
-    """Remove the pages an earlier render wrote that this one did not (a case whose results are gone).
+    """Remove the pages an earlier render wrote that this one did not (a case whose results are
+    gone).
 
     Only pages listed in the folder's manifest are ever removed: the folder also holds
     bisect, sweep and search reports, and whatever else a user put there.

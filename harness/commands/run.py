@@ -1,7 +1,8 @@
-"""``run``: measure cases (or a plain script) on the JAX installed here, or on each side of a plan, and store them.
+"""``run``: measure cases (or a plain script) on the JAX installed here, or on each side of a plan,
+and store them.
 
-``measure_run`` is the measurement as a function (``calibrate`` runs it several times, each a separate run
-with workers of its own); ``execute`` adds the summary line and the exit status.
+``measure_run`` is the measurement as a function (``calibrate`` runs it several times, each a
+separate run with workers of its own); ``execute`` adds the summary line and the exit status.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def plan_of(opts: RunOptions) -> list[PlannedRun]:
 
 
 def measure_run(opts: RunOptions, progress: Progress | None = None) -> list[Measured]:
-    """The run ``opts`` describe, measured and stored: one ``Measured`` per planned cell and side."""
+    """The run ``opts`` describe, measured and stored: one ``Measured`` per planned cell and
+    side."""
     plan = plan_of(opts)
     options.prove_writable(opts.results)
     return measure(
@@ -60,7 +62,8 @@ def _failed(outcome: Measured) -> bool:
 
 
 def died_words(end: ProcessEnd) -> str:
-    """Where the first process that did not run ok died, in a line: how, its innermost frame, its error."""
+    """Where the first process that did not run ok died, in a line: how, its innermost frame, its
+    error."""
     said = [end_words(end), innermost_frame(end.stack), error_line(end)]
     return "; ".join(dict.fromkeys(part for part in said if part))
 
@@ -102,7 +105,8 @@ def execute(opts: RunOptions) -> int:
         str(opts.results),
     ):
         progress.keep(line)
-    # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure into a success.
+    # A passed-over cell counts by what was stored for it: resuming does not turn a stored failure
+    # into a success.
     kept = (outcome.previous if outcome.run is None else outcome.run.status for outcome in outcomes)
     bad = sum(1 for status in kept if status not in (RunStatus.OK, RunStatus.SKIPPED))
     return 1 if opts.strict and bad else 0

@@ -1,4 +1,5 @@
-"""``search``: the smallest size at which a case's claim fails (or holds), sizes proposed by hypothesis."""
+"""``search``: the smallest size at which a case's claim fails (or holds), sizes proposed by
+hypothesis."""
 
 from __future__ import annotations
 

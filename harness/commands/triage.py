@@ -1,5 +1,5 @@
-"""``triage``: every release of a range measured in one interleaved run, each candidate step confirmed by
-measuring its two releases again together, one answer per change."""
+"""``triage``: every release of a range measured in one interleaved run, each candidate step
+confirmed by measuring its two releases again together, one answer per change."""
 
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ def timing_steps(run: RangeRun, found: TriageOutcome) -> dict[tuple[str, str], l
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided, 4 when
-    nothing could be measured (fewer than two releases ran ok), else 1."""
+    """Exit status 0 when a change was confirmed, 3 when none was but a candidate stayed undecided,
+    4 when nothing could be measured (fewer than two releases ran ok), else 1."""
     run = RangeRun.start(options)
     first_round = dataclasses.replace(
         run.prober, accept=reuse.first_round(options.measuring.processes)

@@ -1,11 +1,12 @@
-"""``watch``: each script, suite or case triaged over two releases, the findings summed up, the settled ones
-remembered.
+"""``watch``: each script, suite or case triaged over two releases, the findings summed up, the
+settled ones remembered.
 
-Every target is its own triage over (baseline, release), with the triage's own machinery: the plan and
-the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
-(``harness.steps.triage.triage`` with a ``PairConfirmer``), the answer page, and, for each change the watch
-calls (``harness.steps.watch``), why it happened, asked once per target in ``asked_why``.  Every target is
-checked before anything is measured, so a script that cannot be watched is one line, not an hour lost.
+Every target is its own triage over (baseline, release), with the triage's own machinery: the plan
+and the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
+(``harness.steps.triage.triage`` with a ``PairConfirmer``), the answer page, and, for each change
+the watch calls (``harness.steps.watch``), why it happened, asked once per target in
+``asked_why``.  Every target is checked before anything is measured, so a script that cannot be
+watched is one line, not an hour lost.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ SUITES = "watch-suites"  # the scripts that run a pytest-benchmark suite, in the
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """One thing watched: the case or script, what kind it is, and the suite a wrapper script runs."""
+    """One thing watched: the case or script, what kind it is, and the suite a wrapper script
+    runs."""
 
     case: CaseInfo
     kind: str
@@ -70,27 +72,32 @@ class Target:
 
 
 def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
-    """(baseline, release) and their jaxlibs, as the release plan has them and the command line names them."""
+    """(baseline, release) and their jaxlibs, as the release plan has them and the command line
+    names them."""
     if options.releases_plan is None:
         raise UsageError(
-            "--releases PLAN is missing: run this through `nox -s watch`, which finds the releases on the index"
+            "--releases PLAN is missing: run this through `nox -s watch`, which finds the releases "
+            "on the index"
         )
     envs = read_plan(options.releases_plan)
     if len(envs) != 2:
         raise UsageError(
-            f"the release plan {options.releases_plan} lists {len(envs)} releases; a watch takes two"
+            f"the release plan {options.releases_plan} lists {len(envs)} releases; a watch takes "
+            "two"
         )
     baseline, release = envs[0].jax, envs[1].jax
     for given, planned in ((options.baseline, baseline), (options.release, release)):
         if given is not None and given != planned:
             raise UsageError(
-                f"the release plan {options.releases_plan} runs {baseline} and {release}, not {given}"
+                f"the release plan {options.releases_plan} runs {baseline} and {release}, not "
+                f"{given}"
             )
     return baseline, release, {env.jax: env.jaxlib for env in envs}
 
 
 def targets(options: WatchOptions) -> list[Target]:
-    """What is watched, in order: the cases and scripts, then the suite (its wrapper script written now)."""
+    """What is watched, in order: the cases and scripts, then the suite (its wrapper script written
+    now)."""
     found = [Target(case, case.subject.kind) for case in options.cases]
     if options.suite is not None:
         folder = inside(options.out, SUITES)
@@ -131,8 +138,8 @@ def range_options(
 
 @contextlib.contextmanager
 def suite_in_environment(suite: Path | None) -> Iterator[None]:
-    """The suite's path where its wrapper script finds it, while its target is measured: in the environment
-    every side inherits, never in a result or a page."""
+    """The suite's path where its wrapper script finds it, while its target is measured: in the
+    environment every side inherits, never in a result or a page."""
     if suite is None:
         yield
         return
@@ -148,14 +155,15 @@ def suite_in_environment(suite: Path | None) -> Iterator[None]:
 
 
 def content_digest(case: CaseInfo) -> str:
-    """What the target is, as its results identify it: a script's content (a suite's wrapper names the suite's
-    digest), a case file's."""
+    """What the target is, as its results identify it: a script's content (a suite's wrapper names
+    the suite's digest), a case file's."""
     return case.subject.content_digest(case.path)
 
 
 def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> dict[str, Any]:
-    """Everything that would make a watch of this target measure something else; a script's libraries as each
-    release resolves them now (its venvs made ready, which measuring needs anyway)."""
+    """Everything that would make a watch of this target measure something else; a script's
+    libraries as each release resolves them now (its venvs made ready, which measuring needs
+    anyway)."""
     options = run.options
     assert run.prober.environments is not None
     libraries = run.prober.environments.resolved(run.labels)
@@ -183,8 +191,9 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
 
 
 def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
-    """The triage's setting with why each change the watch calls happened, as triage asks it: the one place a
-    watch asks, every kind of evidence (``harness.explain.kinds``) within the why's time budget."""
+    """The triage's setting with why each change the watch calls happened, as triage asks it: the
+    one place a watch asks, every kind of evidence (``harness.explain.kinds``) within the why's time
+    budget."""
     called = dataclasses.replace(found, confirmations=called_changes(found))
     steps = timing_steps(run, called)
     evidence = {pair: run.explain(pair, moved, stem) for pair, moved in steps.items()}
@@ -192,7 +201,8 @@ def asked_why(run: RangeRun, found: TriageOutcome, stem: str) -> Setting:
 
 
 def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
-    """What asking why found, per change the watch calls: each metric's trial, then the step's listing once."""
+    """What asking why found, per change the watch calls: each metric's trial, then the step's
+    listing once."""
     lines: list[str] = []
     said: set[tuple[str, str]] = set()
     for change in called_changes(found):
@@ -212,8 +222,8 @@ def why_lines(setting: Setting, found: TriageOutcome) -> list[str]:
 
 
 def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[str, ...]:
-    """``nox -s issue`` posargs for the target's first regression of a metric; none for a suite (its wrapper is no
-    script to quote) or without one."""
+    """``nox -s issue`` posargs for the target's first regression of a metric; none for a suite (its
+    wrapper is no script to quote) or without one."""
     regression = first_regression(watched)
     if regression is None or target.kind == "pytest-benchmark":
         return ()
@@ -235,15 +245,16 @@ def issue_posargs(target: Target, watched: TargetWatch, run: RangeRun) -> tuple[
 
 
 def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, str]) -> TargetWatch:
-    """The target's watch: from memory where this pair was watched with the same script and libraries, else
-    triaged, its changes asked why, its page written, and remembered once settled."""
+    """The target's watch: from memory where this pair was watched with the same script and
+    libraries, else triaged, its changes asked why, its page written, and remembered once
+    settled."""
     material = memory_material(run, target, jaxlib)
     key = memory_key(material)
     remembered = memory.recall(target.case.name, key)
     if remembered is not None:
         progress(
-            f"[watch] {target.case.name}: watched on {remembered.remembered} with the same script and "
-            "libraries; not measured again"
+            f"[watch] {target.case.name}: watched on {remembered.remembered} with the same script "
+            "and libraries; not measured again"
         )
         return remembered
     options = run.options
@@ -285,8 +296,8 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
 
 
 def execute(options: WatchOptions) -> int:
-    """Exit status 1 on a confirmed regression (or a target broken on the release), 3 where none was but
-    something stayed open, else 0."""
+    """Exit status 1 on a confirmed regression (or a target broken on the release), 3 where none was
+    but something stayed open, else 0."""
     started = time.monotonic()
     baseline, release, jaxlib = the_pair(options)
     watched_targets = targets(options)
@@ -295,7 +306,8 @@ def execute(options: WatchOptions) -> int:
         for target in watched_targets
     ]
     progress(
-        f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved run"
+        f"[watch] jax {release} against {baseline}: {len(runs)} target(s), each in one interleaved "
+        "run"
     )
     prove_writable(options.memory, "the watch's memory")
     memory = Memory(options.memory)

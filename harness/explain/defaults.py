@@ -30,7 +30,8 @@ LISTING_TIMEOUT_S = 120
 FLAG_LINE = re.compile(
     r"^\t--(?P<name>[A-Za-z0-9_]+)=(?P<default>.*?)\s*\t(?P<type>[A-Za-z0-9_]+)\t(?P<help>.*)$"
 )
-# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older releases), DEFINE_bool …
+# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older releases),
+# DEFINE_bool …
 DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
 # What a call reading an environment variable with a default looks like: bool_env('JAX_X', False).
 ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")
@@ -56,7 +57,8 @@ OTHER_PLATFORMS = {
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a release: its name, its default as the release writes it, its type and help."""
+    """One option of a release: its name, its default as the release writes it, its type and
+    help."""
 
     name: str
     default: str
@@ -67,7 +69,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Change:
-    """An option one of two releases has and the other lacks, or whose default differs between them."""
+    """An option one of two releases has and the other lacks, or whose default differs between
+    them."""
 
     name: str
     kind: str
@@ -97,7 +100,8 @@ def parse_xla_listing(text: str) -> dict[str, Option]:
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
-    """The flags the jaxlib of ``interpreter``'s venv knows, or why they could not be read (one line)."""
+    """The flags the jaxlib of ``interpreter``'s venv knows, or why they could not be read (one
+    line)."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
     asked = {**environ, "XLA_FLAGS": "--help"}
     try:
@@ -125,8 +129,8 @@ def site_packages(venv: Path) -> Path | None:
 
 
 def _literal(node: ast.expr | None) -> str | None:
-    """An option's default as its source writes it: a constant; the default of an environment reading; else the
-    expression."""
+    """An option's default as its source writes it: a constant; the default of an environment
+    reading; else the expression."""
     if node is None:
         return None
     if isinstance(node, ast.Constant):
@@ -178,7 +182,8 @@ def declared_options(source: str) -> dict[str, Option]:
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
-    """Every option the jax installed under ``packages`` declares (its ``jax/_src`` read, never imported)."""
+    """Every option the jax installed under ``packages`` declares (its ``jax/_src`` read, never
+    imported)."""
     found: dict[str, Option] = {}
     for path in sorted((packages / "jax" / "_src").rglob("*.py")):
         try:
@@ -212,7 +217,8 @@ def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[C
 
 
 def relevant(found: list[Change], platform: str) -> list[Change]:
-    """The changes that can matter on ``platform`` ("cpu" or "gpu"): flags named for another platform left out."""
+    """The changes that can matter on ``platform`` ("cpu" or "gpu"): flags named for another
+    platform left out."""
     others = OTHER_PLATFORMS.get(platform, ())
     return [
         change for change in found if not any(part in others for part in change.name.split("_"))

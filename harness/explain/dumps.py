@@ -1,18 +1,20 @@
 """What XLA compiled on each release of a step, and how it differs: read from XLA's own dumps.
 
-One extra process per release (outside the timed ones, its result thrown away) runs the case or script
-with ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes every module it compiles, before
-optimisation (``*.before_optimizations.txt``), after (``*.cpu_after_optimizations.txt``, or the GPU's) and
-its buffer assignment (``*-buffer-assignment.txt``).  Modules are matched across the two releases by name
+One extra process per release (outside the timed ones, its result thrown away) runs the case or
+script with ``XLA_FLAGS=--xla_dump_to=DIR --xla_dump_hlo_as_text``: XLA writes every module it
+compiles, before optimisation (``*.before_optimizations.txt``), after
+(``*.cpu_after_optimizations.txt``, or the GPU's) and its buffer assignment
+(``*-buffer-assignment.txt``).  Modules are matched across the two releases by name
 (``jit_two_scans``; the n-th of a name compiled n times with the n-th), and each is summed up: its
-instructions by opcode before and after optimisation, fusions, loops, custom calls by target, and the
-bytes of temporary buffers.
+instructions by opcode before and after optimisation, fusions, loops, custom calls by target, and
+the bytes of temporary buffers.
 
-A script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the dump flags: XLA then writes
-nothing, and the answer says the comparison is void for that script (not that XLA wrote no dump).
+A script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the dump flags: XLA
+then writes nothing, and the answer says the comparison is void for that script (not that XLA wrote
+no dump).
 
-The hint follows what JAX's maintainers ask for: the same program before optimisation but a different
-one after points at XLA's compiler; a different one before, at JAX's tracing and lowering.
+The hint follows what JAX's maintainers ask for: the same program before optimisation but a
+different one after points at XLA's compiler; a different one before, at JAX's tracing and lowering.
 """
 
 from __future__ import annotations
@@ -32,18 +34,20 @@ from harness.measure.sides import Side
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.files import replace_file
 
-# XLA's dump files: module_0005.jit_f.before_optimizations.txt, module_0005.jit_f.cpu_after_optimizations.txt,
+# XLA's dump files: module_0005.jit_f.before_optimizations.txt,
+# module_0005.jit_f.cpu_after_optimizations.txt,
 # module_0005.jit_f.sm_9.0_gpu_after_optimizations-buffer-assignment.txt …
 DUMP_FILE = re.compile(
     r"^module_(?P<number>\d+)\.(?P<name>.+?)\."
     r"(?P<stage>before_optimizations|(?:[\w.]+_)?after_optimizations(?P<buffers>-buffer-assignment)?)\.txt$"
 )
 INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?[\w.\-]+\s*=\s*.+?\s(?P<opcode>[a-z][a-z0-9\-]*)\(")
-# A fusion's kind (kLoop, kInput, kOutput, kCustom) and, for a custom one, the backend its config names.
+# A fusion's kind (kLoop, kInput, kOutput, kCustom) and, for a custom one, the backend its config
+# names.
 FUSION_KIND = re.compile(r"\sfusion\(.*\bkind=(?P<kind>k\w+)")
 FUSION_BACKEND = re.compile(r'"(?:kind|name)":\s*"(?P<backend>__[^"]+)"')
-# What the text diff of two optimised modules leaves out: where each op came from, and the numbers XLA
-# gives instructions (``dot.13``), which shift with any change before them.
+# What the text diff of two optimised modules leaves out: where each op came from, and the numbers
+# XLA gives instructions (``dot.13``), which shift with any change before them.
 METADATA = re.compile(r",?\s*metadata=\{[^}]*\}")
 NUMBERED = re.compile(r"\b(%?[A-Za-z_][\w\-]*)\.\d+\b")
 MAX_DIFF_LINES = 400  # of one module's diff kept beside the answer
@@ -54,8 +58,9 @@ TOTAL_BYTES = re.compile(r"^Total bytes used: (?P<size>\d+)")
 TRIVIAL = re.compile(
     r"^jit_(convert_element_type|broadcast_in_dim|_?iota|_?reshape|_?squeeze|concatenate)$"
 )
-# A module's first line gives its parameters' and results' types: ``entry_computation_layout={(f32[16,16]{1,0})
-# ->f32[16,16]{1,0}}``; each type is its element type and dimensions, its layout (``{1,0}``) aside.
+# A module's first line gives its parameters' and results' types:
+# ``entry_computation_layout={(f32[16,16]{1,0}) ->f32[16,16]{1,0}}``; each type is its element type
+# and dimensions, its layout (``{1,0}``) aside.
 ENTRY_LAYOUT = "entry_computation_layout={"
 SHAPE = re.compile(r"\b[a-z][a-z0-9]*\[[0-9,]*\]")
 SHOWN_OPCODES = 6
@@ -106,7 +111,8 @@ def opcodes(text: str) -> Counter[str]:
 
 
 def fusion_kinds(text: str) -> Counter[str]:
-    """The fusions of an optimised module by kind, a custom one with its backend: ``kCustom(__xnn_fusion)``."""
+    """The fusions of an optimised module by kind, a custom one with its backend:
+    ``kCustom(__xnn_fusion)``."""
     found: Counter[str] = Counter()
     for line in text.splitlines():
         if match := FUSION_KIND.search(line):
@@ -116,8 +122,8 @@ def fusion_kinds(text: str) -> Counter[str]:
 
 
 def signature(text: str) -> tuple[str, ...]:
-    """The types of a module's parameters and results, in order (``f32[96,96]``), from its first line's
-    ``entry_computation_layout={(…)->…}``, layouts left out; () where it has none."""
+    """The types of a module's parameters and results, in order (``f32[96,96]``), from its first
+    line's ``entry_computation_layout={(…)->…}``, layouts left out; () where it has none."""
     head = text.partition("\n")[0]
     start = head.find(ENTRY_LAYOUT)
     if start < 0:
@@ -132,13 +138,15 @@ def signature(text: str) -> tuple[str, ...]:
 
 
 def normalised(text: str) -> tuple[str, ...]:
-    """An optimised module's lines without metadata and instruction numbers: what a diff should show."""
+    """An optimised module's lines without metadata and instruction numbers: what a diff should
+    show."""
     return tuple(NUMBERED.sub(r"\1", METADATA.sub("", line)).rstrip() for line in text.splitlines())
 
 
 def read_dump(folder: Path) -> dict[str, Module]:
-    """The modules XLA dumped into ``folder``, by name; a name compiled more than once (``jit__lambda_`` is
-    every lambda's) is told apart by its turn, ``jit__lambda_ #2``, so the n-th meets the n-th."""
+    """The modules XLA dumped into ``folder``, by name; a name compiled more than once
+    (``jit__lambda_`` is every lambda's) is told apart by its turn, ``jit__lambda_ #2``, so the n-th
+    meets the n-th."""
     matches = [
         (path, m)
         for path in sorted(folder.glob("module_*.txt"))
@@ -195,8 +203,9 @@ class ModuleChange:
 
     @property
     def same_after(self) -> bool:
-        """The same compiled program: every fact XLA's dumps give of it alike (opcodes, custom calls,
-        fusion kinds, temporary bytes); its text may still differ (``same_text``) in an annotation."""
+        """The same compiled program: every fact XLA's dumps give of it alike (opcodes, custom
+        calls, fusion kinds, temporary bytes); its text may still differ (``same_text``) in an
+        annotation."""
         return self.old.facts() == self.new.facts()
 
     @property
@@ -204,7 +213,8 @@ class ModuleChange:
         return self.old.optimised == self.new.optimised
 
     def diff(self) -> list[str]:
-        """The normalised optimised modules' unified diff, older first (at most ``MAX_DIFF_LINES``)."""
+        """The normalised optimised modules' unified diff, older first (at most
+        ``MAX_DIFF_LINES``)."""
         lines = difflib.unified_diff(
             self.old.optimised, self.new.optimised, "before", "after", lineterm="", n=1
         )
@@ -215,8 +225,8 @@ class ModuleChange:
         if not self.same_shapes:
             old, new = (", ".join(m.shapes) or "none read" for m in (self.old, self.new))
             return (
-                f"a program of other shapes or types ({old} against {new}): the script compiled it for "
-                "other inputs, so the two are not one program compiled twice"
+                f"a program of other shapes or types ({old} against {new}): the script compiled it "
+                "for other inputs, so the two are not one program compiled twice"
             )
         if not self.same_before and not self.same_after:
             return "a different program before optimisation: JAX's tracing and lowering changed it"
@@ -226,12 +236,19 @@ class ModuleChange:
                 "not what was compiled"
             )
         if not self.same_after:
-            return "the same program before optimisation, a different one after: XLA's compiler changed it"
-        return "the same program before and after optimisation: what runs it changed, not what was compiled"
+            return (
+                "the same program before optimisation, a different one after: XLA's compiler "
+                "changed it"
+            )
+        return (
+            "the same program before and after optimisation: what runs it changed, not what was "
+            "compiled"
+        )
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
-    """The modules both releases compiled, largest first, those that differ before those that do not."""
+    """The modules both releases compiled, largest first, those that differ before those that do
+    not."""
     shared = [ModuleChange(name, old[name], new[name]) for name in sorted(set(old) & set(new))]
     return sorted(
         shared, key=lambda c: (c.same_before and c.same_after, -sum(c.new.after.values()))
@@ -277,8 +294,8 @@ class CompiledAnswer:
 
 
 class CompiledPrograms:
-    """What a step's two sides compiled (one extra process each, XLA dumping), compared; the dumps kept
-    beside the answer, under ``<stem>-compiled/<side>/``."""
+    """What a step's two sides compiled (one extra process each, XLA dumping), compared; the dumps
+    kept beside the answer, under ``<stem>-compiled/<side>/``."""
 
     name = "compiled"
 
@@ -313,8 +330,8 @@ def diff_name(change: ModuleChange) -> str:
 
 
 def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
-    """Each module that compiled differently after optimisation, its normalised diff in ``folder``, in
-    place of an earlier answer's."""
+    """Each module that compiled differently after optimisation, its normalised diff in ``folder``,
+    in place of an earlier answer's."""
     for stale in folder.glob("*.diff"):
         if stale.is_file() and not stale.is_symlink():
             stale.unlink()
@@ -323,14 +340,15 @@ def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
             replace_file(folder / diff_name(change), "\n".join(lines) + "\n")
 
 
-# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its own code).
+# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its own
+# code).
 VOID = "the script sets XLA_FLAGS itself"
 
 
 def dump(sides: StepSides, label: str, folder: Path) -> str:
-    """One extra process of ``label`` with XLA dumping what it compiles; its HLO text files put in ``folder``
-    in place of an earlier dump's (a user's other files there are left alone).  Why there is no dump (``VOID``
-    where the script replaced the dump flags), or ""."""
+    """One extra process of ``label`` with XLA dumping what it compiles; its HLO text files put in
+    ``folder`` in place of an earlier dump's (a user's other files there are left alone).  Why there
+    is no dump (``VOID`` where the script replaced the dump flags), or ""."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

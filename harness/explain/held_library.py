@@ -1,14 +1,15 @@
-"""Library or JAX: where any package of a script's venv changed version along with jax (a declared library,
-a library's own dependency, or one of jax's such as numpy: every stored result records the installed set), the
-step measured again with those packages held, in the same triage.
+"""Library or JAX: where any package of a script's venv changed version along with jax (a declared
+library, a library's own dependency, or one of jax's such as numpy: every stored result records the
+installed set), the step measured again with those packages held, in the same triage.
 
 The step's two sides and a third in between — the newer jax with the packages that moved held at the
-older release's versions (or, where that cannot be had, the older jax with the newer's) — are measured
-together until each part of the step's metrics is decided, changed or unchanged, the whole step among them
-(the older side is compared with the newer too, so it is measured as long as the step needs to pass the rank
-guard, not only until its own part closes).  The part of the step between the middle side and each end is
-jax's or the libraries': a metric that comes with the libraries, jax's own part not moved, is answered
-(jax's defaults, dumps and profiles are not asked for it), one that comes with jax goes on to them.
+older release's versions (or, where that cannot be had, the older jax with the newer's) — are
+measured together until each part of the step's metrics is decided, changed or unchanged, the whole
+step among them (the older side is compared with the newer too, so it is measured as long as the
+step needs to pass the rank guard, not only until its own part closes).  The part of the step
+between the middle side and each end is jax's or the libraries': a metric that comes with the
+libraries, jax's own part not moved, is answered (jax's defaults, dumps and profiles are not asked
+for it), one that comes with jax goes on to them.
 """
 
 from __future__ import annotations
@@ -34,16 +35,17 @@ JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
 
 @dataclass(frozen=True)
 class Parts:
-    """One metric of the step split at the middle side: the whole step, the part jax's change made (the
-    libraries held) and the part the libraries' change made (jax held), each as measured together."""
+    """One metric of the step split at the middle side: the whole step, the part jax's change made
+    (the libraries held) and the part the libraries' change made (jax held), each as measured
+    together."""
 
     whole: Comparison | None
     jax: Comparison | None
     libraries: Comparison | None
 
     def comes_with(self) -> str:
-        """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole step did
-        (the other did not move that way: unchanged, or too close to tell)."""
+        """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole
+        step did (the other did not move that way: unchanged, or too close to tell)."""
         if self.whole is None or self.whole.verdict not in MOVED:
             return self._from_the_parts()
         jax, libraries = (
@@ -55,8 +57,8 @@ class Parts:
         return JAX if jax else LIBRARIES if libraries else APART
 
     def _from_the_parts(self) -> str:
-        """Where the whole step was not shown moved in this run (fewer processes on one side than its rank
-        guard needs): one part moved and the other shown unchanged tell it on their own."""
+        """Where the whole step was not shown moved in this run (fewer processes on one side than
+        its rank guard needs): one part moved and the other shown unchanged tell it on their own."""
         verdicts = [
             part.verdict if part is not None else None for part in (self.jax, self.libraries)
         ]
@@ -89,8 +91,8 @@ class HeldAnswer:
     kind: str = "library"
 
     def answered(self) -> tuple[str, ...]:
-        """The metrics whose change comes with the libraries, jax's own part not moved: jax's defaults,
-        programs and profiles are not the cause of it, and not asked for it."""
+        """The metrics whose change comes with the libraries, jax's own part not moved: jax's
+        defaults, programs and profiles are not the cause of it, and not asked for it."""
         if self.status_comes_with == LIBRARIES:
             return ()  # a status step is settled by ``settles``: it has no metric
         return tuple(
@@ -140,13 +142,15 @@ class HeldAnswer:
 
 
 def library_answered(found: Sequence[Found], metric: str) -> bool:
-    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is asked."""
+    """Whether library or JAX answered ``metric``'s change for the libraries: then no jax commit is
+    asked."""
     held = next((each for each in found if isinstance(each, HeldAnswer)), None)
     return held is not None and metric in held.answered()
 
 
 class HeldLibrary:
-    """Asked first, for a plain script's step where any package of its venv besides jax's own moved."""
+    """Asked first, for a plain script's step where any package of its venv besides jax's own
+    moved."""
 
     name = "library"
 
@@ -176,10 +180,11 @@ class HeldLibrary:
                 middle,
                 dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle),
             )
-        # Until each part is decided either way: a part left undecided (closed early in "changes" mode for
-        # want of a trend, on the first round's processes) can tell neither "comes with jax" nor the libraries.
-        # The whole step compared too: the older side is measured for as long as it needs to be told from
-        # the newer, not only until its comparison with the middle side closes.
+        # Until each part is decided either way: a part left undecided (closed early in "changes"
+        # mode for want of a trend, on the first round's processes) can tell neither "comes with
+        # jax" nor the libraries. The whole step compared too: the older side is measured for as
+        # long as it needs to be told from the newer, not only until its comparison with the middle
+        # side closes.
         whole = dataclasses.replace(after, compare_with=before.label)
         measured = sides.together([before, middle, whole], step.names, ALL)
         ours = [measured.get(side.label) for side in (before, middle, after)]
@@ -190,8 +195,9 @@ class HeldLibrary:
 
 
 def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
-    """A status step split at the middle side, run alone at a few processes: where it dies as the crashing
-    release does, the crash comes with the jax it runs; where it runs ok, with the other part."""
+    """A status step split at the middle side, run alone at a few processes: where it dies as the
+    crashing release does, the crash comes with the jax it runs; where it runs ok, with the other
+    part."""
     told = ends_of(step, sides.prober.reuse.stored)
     if isinstance(told, str):
         return dataclasses.replace(answer, problem=told)
@@ -208,8 +214,9 @@ def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) ->
 
 
 def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
-    """Which part a crash comes with, from how the middle side's processes ended: dead alike with the
-    crashing release's jax (or ok with the other's) is jax's; the other way round the libraries'."""
+    """Which part a crash comes with, from how the middle side's processes ended: dead alike with
+    the crashing release's jax (or ok with the other's) is jax's; the other way round the
+    libraries'."""
     dies, runs = middle.all_dead_alike is not None, middle.all_ok
     if not (dies or runs):
         return APART
@@ -217,15 +224,16 @@ def status_part(middle: StatusSummary, *, with_crashing_jax: bool) -> str:
 
 
 def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[str, str]]] | str:
-    """The middle side, the jax release it runs and the packages it holds; or why none could be had.  Every
-    package that moved is held: the newer jax with the older versions first, where those cannot be had with
-    it the other way; where neither can, the declared libraries alone (what jax itself requires moved with
-    it, numpy say, then counts in jax's part)."""
+    """The middle side, the jax release it runs and the packages it holds; or why none could be
+    had.  Every package that moved is held: the newer jax with the older versions first, where those
+    cannot be had with it the other way; where neither can, the declared libraries alone (what jax
+    itself requires moved with it, numpy say, then counts in jax's part)."""
     every = dict(step.libraries)
     declared = {name: every[name] for name in step.declared if name in every}
     problems = []
     for moved in [every, *([declared] if declared and declared != every else [])]:
-        # The newer jax with the older libraries first; where those cannot be had with it, the other way.
+        # The newer jax with the older libraries first; where those cannot be had with it, the other
+        # way.
         for release, which in ((step.after, 0), (step.before, 1)):
             pins = tuple(f"{name}=={versions[which]}" for name, versions in moved.items())
             sides.progress(f"  library or jax: jax {release} with {', '.join(pins)} held")
@@ -244,7 +252,8 @@ def _parts(
     first = compare_results(before, middle, key, thresholds)
     second = compare_results(middle, after, key, thresholds)
     whole = compare_results(before, after, key, thresholds)
-    # The middle side runs the newer jax: the first part is jax's; else the first part is the libraries'.
+    # The middle side runs the newer jax: the first part is jax's; else the first part is the
+    # libraries'.
     if jax_of_middle == step.after:
         return Parts(whole, first, second)
     return Parts(whole, second, first)

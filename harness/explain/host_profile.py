@@ -1,13 +1,15 @@
-"""Where a script's host time went: one process per release under ``cProfile``, the Python functions whose
-own time moved most, grouped by where they live (jax, jaxlib, a library, the script, Python itself).
+"""Where a script's host time went: one process per release under ``cProfile``, the Python functions
+whose own time moved most, grouped by where they live (jax, jaxlib, a library, the script, Python
+itself).
 
-Asked where a step is not shown in the compiled programs (the reproducer did not move, or there is none): a
-change in tracing, dispatch, pytrees or a library's Python.  The process (outside the timed ones, its result
-thrown away) runs the script with ``HARNESS_PYTHON_PROFILE`` naming a file the start-up hook writes with
-``cProfile``'s ``dump_stats``; it is read and removed.  A function is named by its file below
-``site-packages`` (``jax/_src/tree_util.py:tree_flatten``), never by a path on this machine, so nothing of a
-home folder reaches a page.  cProfile slows Python calls: both releases' processes alike, so the functions
-are compared with each other, not with the timed processes.
+Asked where a step is not shown in the compiled programs (the reproducer did not move, or there is
+none): a change in tracing, dispatch, pytrees or a library's Python.  The process (outside the timed
+ones, its result thrown away) runs the script with ``HARNESS_PYTHON_PROFILE`` naming a file the
+start-up hook writes with ``cProfile``'s ``dump_stats``; it is read and removed.  A function is
+named by its file below ``site-packages`` (``jax/_src/tree_util.py:tree_flatten``), never by a path
+on this machine, so nothing of a home folder reaches a page.  cProfile slows Python calls: both
+releases' processes alike, so the functions are compared with each other, not with the timed
+processes.
 """
 
 from __future__ import annotations
@@ -30,14 +32,16 @@ from harness.steps.evidence import Found, Step, StepSides, of_kind
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"  # as harness.measure.script_hook reads it
 SHOWN_FUNCTIONS = 8
 SCRIPT, PYTHON, OTHER = "script", "python", "other"
-# A builtin as cProfile names it: ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
+# A builtin as cProfile names it:
+# ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
 STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
 
 
 @dataclass
 class HostTimes:
-    """One profiled process: each function's own time (ns) and calls, by its name as a page shows it."""
+    """One profiled process: each function's own time (ns) and calls, by its name as a page shows
+    it."""
 
     own_ns: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
@@ -108,7 +112,8 @@ class HostAnswer:
         return [(name, old[name], new[name]) for name in names]
 
     def moved(self, count: int = SHOWN_FUNCTIONS) -> list[tuple[str, str, int, int, int, int]]:
-        """The functions whose own time moved most: (name, group, old ns, new ns, old calls, new calls)."""
+        """The functions whose own time moved most: (name, group, old ns, new ns, old calls, new
+        calls)."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             return []
         old, new = self.old, self.new
@@ -173,7 +178,8 @@ class HostProfile:
 
 
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
-    """Whether the reproducer moved on every counterpart it measured: the step is in the programs."""
+    """Whether the reproducer moved on every counterpart it measured: the step is in the
+    programs."""
     compared = [found for _, found in answer.measured.values()]
     moved = MOVED
     return bool(compared) and all(c is not None and c.verdict in moved for c in compared)

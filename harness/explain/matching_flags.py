@@ -1,12 +1,13 @@
 """Flags named like what XLA compiled anew, tried even though their defaults did not change.
 
-A step whose compiled programs differ after optimisation by a fusion's kind or backend, or by a custom
-call's target (a new ``kCustom(__xnn_fusion)``, a ``__onednn$matmul`` gone), may come from a flag that
-has kept its default while what it governs changed underneath it.  The newer release's XLA flags whose
-names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``; ``onednn`` →
-``xla_cpu_use_onednn``) are each set to their other value on the newer release, in one measurement with
-the step's two sides, and judged as a changed default set back is.  A metric whose old number a changed default
-already brought back is not searched again: a workaround found ends the search for one.
+A step whose compiled programs differ after optimisation by a fusion's kind or backend, or by a
+custom call's target (a new ``kCustom(__xnn_fusion)``, a ``__onednn$matmul`` gone), may come from a
+flag that has kept its default while what it governs changed underneath it.  The newer release's XLA
+flags whose names carry a word of that name (``xnn`` → ``xla_cpu_use_xnnpack``; ``onednn`` →
+``xla_cpu_use_onednn``) are each set to their other value on the newer release, in one measurement
+with the step's two sides, and judged as a changed default set back is.  A metric whose old number a
+changed default already brought back is not searched again: a workaround found ends the search for
+one.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class MatchedFlags(DefaultsAnswer):
 
 
 def one_sided_names(compiled: CompiledAnswer) -> list[str]:
-    """Fusion kinds and custom-call targets that one release's optimised programs have and the other's lack."""
+    """Fusion kinds and custom-call targets that one release's optimised programs have and the
+    other's lack."""
     names: dict[str, None] = {}
     for change in compiled.changes:
         if change.same_after:

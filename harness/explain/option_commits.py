@@ -52,7 +52,8 @@ class OptionCommit:
 
 
 def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
-    """``--jax-repo`` when it is a local clone, else the clone of jax's own repository kept under ``cache``."""
+    """``--jax-repo`` when it is a local clone, else the clone of jax's own repository kept under
+    ``cache``."""
     if jax_repo is not None and not is_url(jax_repo):
         return Path(jax_repo).expanduser()
     folder = clone_folder(cache, jax_repo or JAX_REPO_URL)
@@ -96,8 +97,8 @@ def _default_in(text: str | None, name: str) -> str | None:
 
 
 def option_commit(repo: Path, before: str, after: str, change: Change) -> OptionCommit | None:
-    """The first-parent commit from ``before`` to ``after`` (jax release commits) after which ``change.name``
-    has the newer release's default, or None when it cannot be told."""
+    """The first-parent commit from ``before`` to ``after`` (jax release commits) after which
+    ``change.name`` has the newer release's default, or None when it cannot be told."""
     files = _declaring_files(repo, after if change.after is not None else before, change.name)
     if not files:
         return None
@@ -132,8 +133,9 @@ def option_commit(repo: Path, before: str, after: str, change: Change) -> Option
 def option_commits(
     repo: Path, before: str, after: str, listed: Sequence[Change]
 ) -> dict[str, OptionCommit]:
-    """For each jax option of ``listed``, the commit that changed it (releases by version); UsageError (one line)
-    when the clone lacks either release's tag, which the answer says rather than naming nothing in silence."""
+    """For each jax option of ``listed``, the commit that changed it (releases by version);
+    UsageError (one line) when the clone lacks either release's tag, which the answer says rather
+    than naming nothing in silence."""
     old, new = release_commit(repo, before), release_commit(repo, after)
     found = {}
     for change in listed:

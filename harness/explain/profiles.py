@@ -28,9 +28,11 @@ from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
-# An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered copies.
+# An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered
+# copies.
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
-# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named after.
+# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named
+# after.
 OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
     all-reduce-done all-reduce-start all-to-all and async-done async-start async-update atan2
     batch-norm-grad batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast call cbrt
@@ -52,13 +54,15 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not rea
 
 # Metrics of what is not run time: a profile of the ops run says nothing of them.
 def about_run_time(key: MetricKey) -> bool:
-    """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a script's own
-    number (most often a time it took), not a compile, trace, lower or import time, nor memory."""
+    """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a
+    script's own number (most often a time it took), not a compile, trace, lower or import time, nor
+    memory."""
     return key.about_run_time
 
 
 def op_kind(name: str) -> str:
-    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``loop_add_fusion.1`` → ``loop_add_fusion``."""
+    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``loop_add_fusion.1`` →
+    ``loop_add_fusion``."""
     return NUMBERING.sub("", name)
 
 
@@ -71,8 +75,8 @@ class OpTimes:
 
 
 def read_trace(folder: Path) -> OpTimes | str:
-    """The op times of the perfetto trace under ``folder`` (a temporary one, removed with what it holds), or why
-    there are none."""
+    """The op times of the perfetto trace under ``folder`` (a temporary one, removed with what it
+    holds), or why there are none."""
     try:
         traces = sorted(folder.rglob("perfetto_trace.json.gz"))
         if not traces:
@@ -92,10 +96,10 @@ def read_trace(folder: Path) -> OpTimes | str:
 
 
 def is_op(name: str) -> bool:
-    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``loop_add_fusion.1``): an opcode or a
-    fusion, never one of JAX's Python annotations (``backend_compile``) nor a compile pass that a trace
-    records under a name of the same shape (``copy-insertion``, ``layout-assignment``): compile work, not
-    time spent running ops."""
+    """An executed HLO op's event (``dot.3``, ``reduce-window``, ``loop_add_fusion.1``): an opcode
+    or a fusion, never one of JAX's Python annotations (``backend_compile``) nor a compile pass that
+    a trace records under a name of the same shape (``copy-insertion``, ``layout-assignment``):
+    compile work, not time spent running ops."""
     if not OP_EVENT.match(name):
         return False
     kind = op_kind(name)
@@ -120,8 +124,8 @@ def op_events(events: list[object]) -> dict[object, list[tuple[float, float, str
 
 
 def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes:
-    """Each op kind's own time, without the ops nested in it on its thread (a ``while`` without its body's
-    ``dot``s), and how many ran."""
+    """Each op kind's own time, without the ops nested in it on its thread (a ``while`` without its
+    body's ``dot``s), and how many ran."""
     found = OpTimes()
     for events in threads.values():
         events.sort(key=lambda event: (event[0], -event[1]))
@@ -179,8 +183,8 @@ class ProfileAnswer:
 
 
 class OpProfile:
-    """Where the run time of a step's two sides went: one profiled process each, its ops by kind; asked only
-    where a metric of the step can move with the ops a program runs."""
+    """Where the run time of a step's two sides went: one profiled process each, its ops by kind;
+    asked only where a metric of the step can move with the ops a program runs."""
 
     name = "profile"
 
@@ -196,8 +200,9 @@ class OpProfile:
 
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
-    """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind, or why
-    there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists the flag)."""
+    """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind,
+    or why there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists
+    the flag)."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

@@ -1,13 +1,15 @@
-"""A reproducer with jax alone, shown to reproduce the step (or not): what a maintainer asks for first.
+"""A reproducer with jax alone, shown to reproduce the step (or not): what a maintainer asks for
+first.
 
 For a plain script's step, one extra process per side records every program the script jits
 (``harness.measure.script_capture``: ``jax.export``, with its inputs); the older side's programs are
 written beside the answer with a short script that needs only jax (``reproducer_script``), and that
 script is measured on the step's two releases as any script is (the same sides, looks and outcomes).
-Each metric the step moved is matched with the reproducer's counterpart (a time the script spent with
-the programs' run time, a compile with their compile, memory with their temporary bytes); tracing,
-lowering and the import of jax happen before any compiled program, so no reproducer can show them.
-Where a release refuses the other's artifact, that is said in one line and the other way is tried.
+Each metric the step moved is matched with the reproducer's counterpart (a time the script spent
+with the programs' run time, a compile with their compile, memory with their temporary bytes);
+tracing, lowering and the import of jax happen before any compiled program, so no reproducer can
+show them. Where a release refuses the other's artifact, that is said in one line and the other way
+is tried.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ PER_PROGRAM = ("call_ms", "compile_ms", "temp_bytes")
 
 
 def counterpart(key: MetricKey) -> MetricKey | None:
-    """The reproducer's metric that shows what ``key`` of the script measured; None where none can."""
+    """The reproducer's metric that shows what ``key`` of the script measured; None where none
+    can."""
     if key.name == PROCESS and key.measured is not None and not key.measured.compiled:
         return None
     if key.kind == "compile":
@@ -59,7 +62,8 @@ def counterpart(key: MetricKey) -> MetricKey | None:
 
 @dataclass(frozen=True)
 class ReproducerAnswer:
-    """The reproducer of a step: where it is, what it holds, and what measuring it on both sides showed."""
+    """The reproducer of a step: where it is, what it holds, and what measuring it on both sides
+    showed."""
 
     before: str
     after: str
@@ -69,7 +73,8 @@ class ReproducerAnswer:
     lines: int = 0
     programs: tuple[Mapping[str, Any], ...] = ()  # the listing: name, calls, inputs, or a problem
     note: str = ""  # the capture's own (a cap reached)
-    # Each metric the step moved → the reproducer's counterpart and its comparison (None: not measured).
+    # Each metric the step moved → the reproducer's counterpart and its comparison (None: not
+    # measured).
     measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
     matched: tuple[int, int] = (
@@ -78,13 +83,15 @@ class ReproducerAnswer:
     )  # the older side's programs the newer compiled too, of how many
     problem: str = ""  # why there is no reproducer
     left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
-    # A status step's: the reproducer's processes on each release, and whether they flip as the script's did.
+    # A status step's: the reproducer's processes on each release, and whether they flip as the
+    # script's did.
     status: StatusReproduced | None = None
     kind: str = "reproducer"
     settles: bool = False
 
     def reproduces(self, metric: str, step: Comparison | None) -> bool | None:
-        """Whether the reproducer moved as the script did on ``metric``; None where it cannot tell."""
+        """Whether the reproducer moved as the script did on ``metric``; None where it cannot
+        tell."""
         found = self.measured.get(metric)
         if step is None or found is None or found[1] is None:
             return None
@@ -152,8 +159,8 @@ class Reproducer:
 
 
 def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
-    """A status step's reproducer: exported from the release that runs (the one that dies may die before
-    it exports), run on both releases, judged by how its processes end."""
+    """A status step's reproducer: exported from the release that runs (the one that dies may die
+    before it exports), run on both releases, judged by how its processes end."""
     answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
     told = ends_of(step, sides.prober.reuse.stored)
     if isinstance(told, str):
@@ -206,7 +213,8 @@ def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...])
 
 
 def matched(captured: Mapping[str, dict[str, Any] | str]) -> tuple[int, int]:
-    """How many of the older side's programs the newer one compiled too (by name and inputs), of how many."""
+    """How many of the older side's programs the newer one compiled too (by name and inputs), of how
+    many."""
     older, newer = (
         [] if isinstance(listing, str) else [_signature(p) for p in listing.get("programs", [])]
         for listing in captured.values()
@@ -219,8 +227,8 @@ def _signature(program: Mapping[str, Any]) -> str:
 
 
 # A program that calls back into Python cannot be serialized (``jax.export``: "serialization of
-# host_callbacks is not yet implemented"); equinox's runtime checks (``eqx.error_if``, under every diffrax
-# solve) are such callbacks, and equinox leaves them out with EQX_ON_ERROR=nan.
+# host_callbacks is not yet implemented"); equinox's runtime checks (``eqx.error_if``, under every
+# diffrax solve) are such callbacks, and equinox leaves them out with EQX_ON_ERROR=nan.
 CALLBACKS = "host_callbacks"
 WITHOUT_CHECKS = {"EQX_ON_ERROR": "nan"}
 CHECKS_LEFT_OUT = (
@@ -230,8 +238,8 @@ CHECKS_LEFT_OUT = (
 
 
 def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[str, Any] | str]:
-    """Each side's programs captured under ``folder/<label>``; where a program calls back into Python,
-    captured again without equinox's runtime checks, which the listing's note says."""
+    """Each side's programs captured under ``folder/<label>``; where a program calls back into
+    Python, captured again without equinox's runtime checks, which the listing's note says."""
     captured = {label: capture(sides, label, folder / label) for label in step.pair}
     if not any(isinstance(found, str) and CALLBACKS in found for found in captured.values()):
         return captured
@@ -246,8 +254,8 @@ def capture_both(sides: StepSides, step: Step, folder: Path) -> dict[str, dict[s
 def capture(
     sides: StepSides, label: str, folder: Path, env: Mapping[str, str] | None = None
 ) -> dict[str, Any] | str:
-    """One extra process of ``label`` (with ``env`` besides) exporting every program the script jits into
-    ``folder``; its listing (``programs.json``), or why there is none."""
+    """One extra process of ``label`` (with ``env`` besides) exporting every program the script jits
+    into ``folder``; its listing (``programs.json``), or why there is none."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side
@@ -258,7 +266,8 @@ def capture(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     sides.progress(f"  the programs {label} compiles: one process, each jitted call exported")
-    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is another.
+    # Absolute: the script runs in its own folder, where a relative folder (``--out reports``) is
+    # another.
     wanted = {**(env or {}), EXPORT_DIR: str(folder.absolute()), EXPORT_TOOLS: str(tools)}
     ended = sides.one_more_process(side, env=wanted)
     try:
@@ -273,8 +282,8 @@ def capture(
 
 
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
-    """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their listing and
-    the reproducer that runs them."""
+    """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their
+    listing and the reproducer that runs them."""
     from harness.explain.reproducer_script import reproducer_text
 
     for stale in [*folder.glob("program_*"), folder / "programs.json"]:
@@ -307,16 +316,17 @@ def keep_what_moved(
     answer: ReproducerAnswer,
     results: Mapping[str, StoredResult | None],
 ) -> ReproducerAnswer:
-    """Where the reproducer moved and only some of its programs moved on their own (their calls, compile
-    or temporary bytes), the reproducer of those alone, measured again: what a maintainer needs.  Kept
-    where it moves as the whole one did on every counterpart that moved; else the whole one is written
-    back."""
+    """Where the reproducer moved and only some of its programs moved on their own (their calls,
+    compile or temporary bytes), the reproducer of those alone, measured again: what a maintainer
+    needs.  Kept where it moves as the whole one did on every counterpart that moved; else the whole
+    one is written back."""
     shown = moved_counterparts(answer)
     moved = moved_programs(listing, results, step)
     exported = [p for p in listing.get("programs", []) if "problem" not in p]
     if not shown or not moved or len(moved) == len(exported):
         return answer
-    # Those jax.export could not take stay listed, each with its problem: a maintainer still sees them named.
+    # Those jax.export could not take stay listed, each with its problem: a maintainer still sees
+    # them named.
     kept = [p for p in listing.get("programs", []) if "problem" in p or p.get("file") in moved]
     fewer = {**listing, "programs": kept}
     captured = folder / "captured" / exported_on
@@ -345,7 +355,8 @@ def moved_counterparts(answer: ReproducerAnswer) -> dict[str, str]:
 def moved_programs(
     listing: Mapping[str, Any], results: Mapping[str, StoredResult | None], step: Step
 ) -> list[str]:
-    """The files of the programs whose own calls, compile or temporary bytes moved between the sides."""
+    """The files of the programs whose own calls, compile or temporary bytes moved between the
+    sides."""
     before, after = (results.get(label) for label in step.pair)
     moved = []
     for number, program in enumerate(listing.get("programs", []), start=1):
@@ -368,8 +379,8 @@ def measure_reproducer(
     listing: Mapping[str, Any],
     kept: str,
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
-    """The reproducer measured on the step's two releases together, until its counterparts of the step's
-    metrics are decided; each counterpart compared, and each side's result."""
+    """The reproducer measured on the step's two releases together, until its counterparts of the
+    step's metrics are decided; each counterpart compared, and each side's result."""
     counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
     base = ReproducerAnswer(
         step.before,

@@ -1,12 +1,12 @@
-"""The reproducer's text: a short script that needs jax alone, runs the exported programs kept beside it,
-and prints one JSON line of what it measured.
+"""The reproducer's text: a short script that needs jax alone, runs the exported programs kept
+beside it, and prints one JSON line of what it measured.
 
-It loads each program (``jax.export.deserialize``), builds its inputs (the values kept where they were
-small, else generated ones of the same shapes and dtypes), compiles it (timed: ``lower`` and ``compile``),
-warms it up, times as many calls as the script made (``block_until_ready`` on each) and reads
-``memory_analysis()`` where the release has it.  ``run_ms`` is the time of all those calls, the programs'
-share of what the script spent running them.  The digest of the programs is in the text, so two
-reproducers of other programs are never one script.
+It loads each program (``jax.export.deserialize``), builds its inputs (the values kept where they
+were small, else generated ones of the same shapes and dtypes), compiles it (timed: ``lower`` and
+``compile``), warms it up, times as many calls as the script made (``block_until_ready`` on each)
+and reads ``memory_analysis()`` where the release has it.  ``run_ms`` is the time of all those
+calls, the programs' share of what the script spent running them.  The digest of the programs is in
+the text, so two reproducers of other programs are never one script.
 """
 
 from __future__ import annotations

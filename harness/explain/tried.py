@@ -3,16 +3,16 @@
 For a step U → V, the options whose defaults differ (``harness.explain.defaults``: jax's from each
 release's source, XLA's from each jaxlib's own listing) are each tried with no edit to the script or
 case: on V set back to U's value (and, where U has the option, on U set to V's), as sides of one
-measurement interleaved with U and V themselves, with the same looks.  An XLA flag goes into the side's
-``XLA_FLAGS``; a jax option into ``HARNESS_JAX_CONFIG``, which the case process or the script's start-up
-hook sets right after jax is imported and reads back (a fact of every process).  A script that sets
-``XLA_FLAGS`` itself before jax starts its backend replaces the trial's flag (XLA reads only that variable, once,
-and per-compile options would need an edit to the script): such a trial is void, and said so, never counted as
-tried.
+measurement interleaved with U and V themselves, with the same looks.  An XLA flag goes into the
+side's ``XLA_FLAGS``; a jax option into ``HARNESS_JAX_CONFIG``, which the case process or the
+script's start-up hook sets right after jax is imported and reads back (a fact of every process).  A
+script that sets ``XLA_FLAGS`` itself before jax starts its backend replaces the trial's flag (XLA
+reads only that variable, once, and per-compile options would need an edit to the script): such a
+trial is void, and said so, never counted as tried.
 
-The trials are screened first: all of them with both releases in one run of ``SCREEN_PROCESSES`` processes a
-side; only those that move a metric at least ``SCREEN_SHARE`` of the way toward the other release are measured
-until decided, the others are dropped and said so (``screened_out``).
+The trials are screened first: all of them with both releases in one run of ``SCREEN_PROCESSES``
+processes a side; only those that move a metric at least ``SCREEN_SHARE`` of the way toward the
+other release are measured until decided, the others are dropped and said so (``screened_out``).
 
 The answer names the setting that brings the old number back (V with it is different from V, and
 not different from U): a workaround, and a strong hint at the cause; or says that none did.  Which
@@ -57,8 +57,9 @@ MAX_TRIED = 6
 SCREEN_PROCESSES = (
     3  # a side, in the screen: enough to see a setting move a step's number, not to decide it
 )
-# A trial kept after the screen moves a metric this share of the way (log scale) from its release's number
-# toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every trial.
+# A trial kept after the screen moves a metric this share of the way (log scale) from its release's
+# number toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every
+# trial.
 SCREEN_SHARE = 0.25
 NO_SCREEN = math.log(1.02)
 T = TypeVar("T", bound="DefaultsAnswer")
@@ -67,7 +68,8 @@ JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
 
 @dataclass(frozen=True)
 class Trial:
-    """One changed default set on one release: on the new one back to the old value, or the other way."""
+    """One changed default set on one release: on the new one back to the old value, or the other
+    way."""
 
     change: Change
     release: str  # the release it is set on
@@ -75,17 +77,20 @@ class Trial:
 
     @property
     def back(self) -> bool:
-        """Whether it sets the newer release back to the older one's default (else the older one forward)."""
+        """Whether it sets the newer release back to the older one's default (else the older one
+        forward)."""
         return self.value == self.change.before
 
     def words(self) -> str:
-        """The setting as a user would make it: ``XLA_FLAGS=--name=value``, or ``jax.config.update(...)``."""
+        """The setting as a user would make it: ``XLA_FLAGS=--name=value``, or
+        ``jax.config.update(...)``."""
         if self.change.kind == XLA:
             return f"XLA_FLAGS=--{self.change.name}={self.value}"
         return f'jax.config.update("{self.change.name}", {self.value})'
 
     def profile(self, profile: str) -> str:
-        """The profile label its results are stored under: the profile and the setting, as a name."""
+        """The profile label its results are stored under: the profile and the setting, as a
+        name."""
         value = re.sub(r"[^A-Za-z0-9._-]", "_", self.value)[:24]
         return f"{profile}+{self.change.name}.{value}"[:128]
 
@@ -102,7 +107,8 @@ class Trial:
 
 
 def settable(change: Change, value: str | None) -> bool:
-    """Whether a value can be set: present, and for a jax option a Python literal (an expression cannot)."""
+    """Whether a value can be set: present, and for a jax option a Python literal (an expression
+    cannot)."""
     if value is None:
         return False
     if change.kind == JAX:
@@ -114,8 +120,8 @@ def settable(change: Change, value: str | None) -> bool:
 
 
 def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
-    """The trials of a step's changed defaults, the most telling first, at most ``MAX_TRIED``; and how many more
-    there were."""
+    """The trials of a step's changed defaults, the most telling first, at most ``MAX_TRIED``; and
+    how many more there were."""
     ordered = sorted(
         relevant(found, platform),
         key=lambda c: (
@@ -135,8 +141,8 @@ def trials(found: list[Change], before: str, after: str, platform: str) -> tuple
 
 
 def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict[str, Option], str]:
-    """A release's jax options, from the venv of ``interpreter``, with its XLA flags as its jaxlib ``listed``
-    them (``defaults.xla_listing``); and why XLA's are missing."""
+    """A release's jax options, from the venv of ``interpreter``, with its XLA flags as its jaxlib
+    ``listed`` them (``defaults.xla_listing``); and why XLA's are missing."""
     venv = interpreter.parent.parent
     packages = site_packages(venv)
     found = dict(jax_options(packages)) if packages is not None else {}
@@ -145,8 +151,9 @@ def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict
     return found | listed, ""
 
 
-# A setting that undoes this share of a step's change (log scale) brings it back, even where the older release is
-# still told apart: dispatch ×0.058 on 0.4.33, ×0.75 of 0.4.31 with async dispatch off (undoes 90 %).
+# A setting that undoes this share of a step's change (log scale) brings it back, even where the
+# older release is still told apart: dispatch ×0.058 on 0.4.33, ×0.75 of 0.4.31 with async dispatch
+# off (undoes 90 %).
 MOST = 0.75
 
 
@@ -162,9 +169,10 @@ class Tried:
     void: bool = False
 
     def brings_back(self, step: Comparison) -> bool:
-        """Set on the newer release back: it differs from the newer one, back towards the older, and either does
-        not differ from the older one as the newer does or undoes most of the step (``MOST_OF_THE_WAY``): where
-        other changes of the step moved the number a little too, the setting is still the cause of the rest."""
+        """Set on the newer release back: it differs from the newer one, back towards the older, and
+        either does not differ from the older one as the newer does or undoes most of the step
+        (``MOST_OF_THE_WAY``): where other changes of the step moved the number a little too, the
+        setting is still the cause of the rest."""
         if self.vs_before is None or self.vs_after is None or not self.trial.back:
             return False
         back = OPPOSITE.get(step.verdict)
@@ -173,8 +181,8 @@ class Tried:
         )
 
     def undoes(self, step: Comparison) -> float:
-        """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on the older
-        release's number, 0 where it leaves the newer one's."""
+        """The share of the step's change (on a log scale) the setting undoes: 1 where it lands on
+        the older release's number, 0 where it leaves the newer one's."""
         if (
             self.vs_before is None
             or not step.ratio > 0
@@ -195,13 +203,15 @@ class Tried:
 
 @dataclass(frozen=True)
 class DefaultsAnswer:
-    """A step's changed defaults: listed, tried in one measurement with both releases, and judged on a metric."""
+    """A step's changed defaults: listed, tried in one measurement with both releases, and judged on
+    a metric."""
 
     before: str
     after: str
     listed: list[Change]
     trials: list[Trial] = dataclasses.field(default_factory=list)
-    # Per trial, the results of that measurement: "before", "after" (the releases as they are), "trial".
+    # Per trial, the results of that measurement: "before", "after" (the releases as they are),
+    # "trial".
     measured: Mapping[Trial, Mapping[str, StoredResult | None]] = dataclasses.field(
         default_factory=dict
     )
@@ -297,8 +307,9 @@ class DefaultsAnswer:
 
 
 def error_of(stored: StoredResult) -> str:
-    """``: <the error's last line>`` of a failed result's first failed process (XLA's ``UNIMPLEMENTED: Custom
-    call target __onednn$matmul ...`` says why a flag cannot be set on a release), or ""."""
+    """``: <the error's last line>`` of a failed result's first failed process (XLA's
+    ``UNIMPLEMENTED: Custom call target __onednn$matmul ...`` says why a flag cannot be set on a
+    release), or ""."""
     details = [p.detail for p in stored.result.processes if p.status != "ok" and p.detail.strip()]
     return f": {details[0].strip().splitlines()[-1].strip()}" if details else ""
 
@@ -331,8 +342,9 @@ def judged(
 
 
 def side_of(trial: Trial, base: Side) -> Side:
-    """The release's side with the setting: another profile label (its results are stored apart), measured until
-    its comparison with the release it is set on is decided too.  The profile's ``XLA_FLAGS`` stay."""
+    """The release's side with the setting: another profile label (its results are stored apart),
+    measured until its comparison with the release it is set on is decided too.  The profile's
+    ``XLA_FLAGS`` stay."""
     label = f"jax {trial.release} · {base.profile} · {trial.words()}"
     inherited = {name: value for name, value in base.env.items() if value is not None}
     inherited["XLA_FLAGS"] = base.environment().get("XLA_FLAGS", "")
@@ -348,8 +360,8 @@ def side_of(trial: Trial, base: Side) -> Side:
 
 
 def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
-    """The XLA flags ``side``'s jaxlib lists, or why it lists none: read once per interpreter and run (a
-    process each), for the trials and the profiles of every step the side is in."""
+    """The XLA flags ``side``'s jaxlib lists, or why it lists none: read once per interpreter and
+    run (a process each), for the trials and the profiles of every step the side is in."""
     memo = sides.memo.setdefault("xla_flags", {})
     if side.interpreter not in memo:
         memo[side.interpreter] = xla_listing(Path(side.interpreter), side.environment())
@@ -358,8 +370,9 @@ def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
 
 
 class ChangedDefaults:
-    """The defaults that changed from a step's older side to its newer, each tried on the other side in one
-    measurement with both (until the step's metrics are decided), with the jax commit that turned each."""
+    """The defaults that changed from a step's older side to its newer, each tried on the other side
+    in one measurement with both (until the step's metrics are decided), with the jax commit that
+    turned each."""
 
     name = "defaults"
 
@@ -430,8 +443,8 @@ def measure_trials(
     processes: int | None = None,
 ) -> dict[Trial, dict[str, StoredResult | None]]:
     """Each trial a side of one measurement with the step's two sides, until the step's metrics are
-    decided (with ``processes``: that many a side, the screen); per trial, the results it is judged by
-    ("before", "after", "trial")."""
+    decided (with ``processes``: that many a side, the screen); per trial, the results it is judged
+    by ("before", "after", "trial")."""
     by_label = {side.release: side for side in ends}
     trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
     every = [*ends, *trial_sides]
@@ -454,9 +467,10 @@ Measured = dict[Trial, dict[str, StoredResult | None]]
 def screen(
     step: Step, sides: StepSides, ends: tuple[Side, Side], planned: list[Trial]
 ) -> tuple[list[Trial], list[Trial], Measured]:
-    """Every trial measured once at ``SCREEN_PROCESSES`` a side with both releases: those that move a metric
-    toward the other release (kept), those that move none (dropped), and those whose screen could not be
-    judged (a process failed, a void flag: their screen results are their answer, never measured again)."""
+    """Every trial measured once at ``SCREEN_PROCESSES`` a side with both releases: those that move
+    a metric toward the other release (kept), those that move none (dropped), and those whose screen
+    could not be judged (a process failed, a void flag: their screen results are their answer, never
+    measured again)."""
     screened = measure_trials(step, sides, ends, planned, SCREEN_PROCESSES)
     kept, dropped, failed = [], [], {}
     for trial in planned:
@@ -475,8 +489,9 @@ def screen(
 def toward(
     trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds
 ) -> bool:
-    """Whether the trial moves ``key`` from its release's number at least ``SCREEN_SHARE`` of the way (log
-    scale) toward the other release's; a step the screen saw move too little to tell keeps it."""
+    """Whether the trial moves ``key`` from its release's number at least ``SCREEN_SHARE`` of the
+    way (log scale) toward the other release's; a step the screen saw move too little to tell keeps
+    it."""
     own, other = ("after", "before") if trial.back else ("before", "after")
     series = {name: _samples(results.get(name), key) for name in (own, other, "trial")}
     if any(samples is None for samples in series.values()):
@@ -497,8 +512,9 @@ def _samples(result: StoredResult | None, key: MetricKey) -> ProcessSamples | No
 def _commits(
     step: Step, listed: list[Change], sides: StepSides
 ) -> tuple[Mapping[str, OptionCommit], str]:
-    """The jax commit that turned each listed default, from a clone at hand ({} without one); and why a clone
-    at hand could not answer (a release's tag missing, git failing), said on the answer, not fatal."""
+    """The jax commit that turned each listed default, from a clone at hand ({} without one); and
+    why a clone at hand could not answer (a release's tag missing, git failing), said on the answer,
+    not fatal."""
     if step.jax_repo is None or not any(change.kind == JAX for change in listed):
         return {}, ""
     try:

@@ -32,7 +32,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def scrub(text: str) -> str:
-    """``text`` without the home directory, hostname, user name or anything ``looks_secret`` finds in it."""
+    """``text`` without the home directory, hostname, user name or anything ``looks_secret`` finds
+    in it."""
     text = redact(text)
     home = os.path.expanduser("~")
     if home and home != "/":
@@ -49,10 +50,10 @@ def scrub(text: str) -> str:
 
 
 def shown_path(path: Path, *, anywhere: bool = False) -> str:
-    """``path`` as a page, a screen's line or a command shows it: from the current folder where it lies below
-    it (shorter), unless ``anywhere`` (a command pasted in another folder); else absolute, the home folder as
-    ``~`` (which the shell expands, and which keeps the home folder out of reports); quoted where the shell
-    needs it."""
+    """``path`` as a page, a screen's line or a command shows it: from the current folder where it
+    lies below it (shorter), unless ``anywhere`` (a command pasted in another folder); else
+    absolute, the home folder as ``~`` (which the shell expands, and which keeps the home folder out
+    of reports); quoted where the shell needs it."""
     try:
         resolved, here = path.resolve(), Path.cwd().resolve()
     except OSError:  # the current folder removed, a link loop
@@ -72,25 +73,27 @@ def _user_name() -> str:
         return ""
 
 
-# One rule for what is a credential, applied to the recorded variables and to every text that leaves:
-# a name that says so (JAX_PASS, JAX_LICENSE_KEY, XLA_SERVICE_PASSWORD...), a value under an allowed
-# prefix that looks like an opaque key, and the user:password part of any URL.
+# One rule for what is a credential, applied to the recorded variables and to every text that
+# leaves: a name that says so (JAX_PASS, JAX_LICENSE_KEY, XLA_SERVICE_PASSWORD...), a value under an
+# allowed prefix that looks like an opaque key, and the user:password part of any URL.
 SECRET_NAME = re.compile(
     r"TOKEN|SECRET|PASS|KEY|LICEN[CS]E|CREDENTIAL|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE|BEARER",
     re.I,
 )
-# One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no key.
+# One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no
+# key.
 OPAQUE_VALUE = re.compile(r"(?=[^-/~.])(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/_=.~-]{24,}")
 REDACTED = "<redacted>"
 # scheme://user:pw@host: greedy up to the authority's last "@", so a password holding one goes too.
 URL_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s]*@")
-# NAME=value: a whole line (print_environment_info's form, the value may hold spaces), or one word of a
-# command line (quoted as shlex quotes it).
+# NAME=value: a whole line (print_environment_info's form, the value may hold spaces), or one word
+# of a command line (quoted as shlex quotes it).
 LINE_ASSIGNMENT = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
 WORD_ASSIGNMENT = re.compile(
     r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=('[^'\n]*'|\"[^\"\n]*\"|[^\s'\"`]+)"
 )
-# A secret shorter than this is found only by its name: replacing every "abc" in a text would garble it.
+# A secret shorter than this is found only by its name: replacing every "abc" in a text would garble
+# it.
 SHORTEST_SECRET_VALUE = 8
 
 
@@ -99,15 +102,17 @@ def looks_secret(name: str, value: str) -> bool:
 
 
 def _secret_assignment(name: str, value: str) -> bool:
-    """A ``NAME=value`` in a text: secret by its name, or an allowed variable holding an opaque key."""
+    """A ``NAME=value`` in a text: secret by its name, or an allowed variable holding an opaque
+    key."""
     return bool(SECRET_NAME.search(name)) or (
         name.startswith(ALLOWED_PREFIXES) and looks_secret(name, value)
     )
 
 
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
-    """``text`` with credentials replaced by REDACTED: the values of this environment's secret variables
-    wherever they appear, every secret ``NAME=value``, and the user:password of every URL."""
+    """``text`` with credentials replaced by REDACTED: the values of this environment's secret
+    variables wherever they appear, every secret ``NAME=value``, and the user:password of every
+    URL."""
     source = os.environ if environ is None else environ
     values = sorted(
         {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)},
@@ -127,8 +132,9 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
-    """A JSON-like value (a case's ``facts()``, a script's printed object) with every string in it scrubbed,
-    keys included, and a string under a key named like a secret (``api_token``) redacted whole."""
+    """A JSON-like value (a case's ``facts()``, a script's printed object) with every string in it
+    scrubbed, keys included, and a string under a key named like a secret (``api_token``) redacted
+    whole."""
     if isinstance(value, str):
         return scrub(value)
     if depth > MAX_SCRUB_DEPTH:  # no real facts nest this deep; its text is all a record could keep
@@ -153,8 +159,8 @@ MAX_SCRUBBED_REPR = 10_000
 
 
 def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed (a URL loses its user:password),
-    credentials redacted."""
+    """The allow-listed variables (``JAX_*``, ``XLA_*``, CUDA, TPU), scrubbed (a URL loses its
+    user:password), credentials redacted."""
     source = os.environ if environ is None else environ
     return {
         k: REDACTED if looks_secret(k, v) else scrub(v)
@@ -164,7 +170,8 @@ def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def shareable_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """What an issue draft meant for posting shows: the allow-listed variables, the redacted ones left out."""
+    """What an issue draft meant for posting shows: the allow-listed variables, the redacted ones
+    left out."""
     return {k: v for k, v in allowed_variables(environ).items() if v != REDACTED}
 
 
@@ -254,7 +261,8 @@ def host_facts() -> dict[str, Any]:
 
 
 def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
-    """This machine's id (see harness.host.machine): what results from different machines are told apart by."""
+    """This machine's id (see harness.host.machine): what results from different machines are told
+    apart by."""
     smi = gpu.query() if smi is None else smi
     names = [g.get("name", "?") for g in smi.gpus]
     return machine.identify(
@@ -291,7 +299,8 @@ def jax_facts() -> dict[str, Any]:
 
 
 def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
-    """The GPUs JAX runs on, the driver and the CUDA libraries: what an NVIDIA bug report asks for first."""
+    """The GPUs JAX runs on, the driver and the CUDA libraries: what an NVIDIA bug report asks for
+    first."""
     smi = gpu.query()
     # A CUDA device's "major.minor"; other GPU platforms have no such attribute.
     capabilities = {str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")}
@@ -301,5 +310,6 @@ def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
         "driver_versions": sorted({g.get("driver_version", "?") for g in smi.gpus}),
         "cuda_driver": smi.cuda_driver,  # the newest CUDA the driver supports
         "nvidia_smi": [dict(g) for g in smi.gpus] if not smi.failure else smi.failure,
-        "cuda_packages": cuda_packages(),  # the CUDA runtime, cuDNN, ... the release's wheels brought
+        # the CUDA runtime, cuDNN, ... the release's wheels brought
+        "cuda_packages": cuda_packages(),
     }

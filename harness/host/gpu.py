@@ -22,7 +22,8 @@ _CUDA_VERSION = re.compile(r"CUDA Version:\s*([0-9.]+)")
 
 @dataclass(frozen=True)
 class Smi:
-    """What ``nvidia-smi`` said: one dict per GPU and the driver's CUDA version, or why it said nothing."""
+    """What ``nvidia-smi`` said: one dict per GPU and the driver's CUDA version, or why it said
+    nothing."""
 
     gpus: tuple[dict[str, str], ...] = ()
     cuda_driver: str | None = None
@@ -67,7 +68,8 @@ def query(executable: str = "nvidia-smi") -> Smi:
 
 
 def _driver_cuda_version(executable: str) -> str | None:
-    """The newest CUDA the driver supports, from the banner of plain ``nvidia-smi`` (no query field has it)."""
+    """The newest CUDA the driver supports, from the banner of plain ``nvidia-smi`` (no query field
+    has it)."""
     try:
         code, text = _run([executable])
     except (OSError, subprocess.TimeoutExpired):
@@ -87,5 +89,8 @@ def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> 
     if smi.failure:
         return smi.failure
     if not device_files(dev) and not (dev / "dxg").exists():  # WSL2 exposes GPUs through /dev/dxg
-        return f"{executable} lists a GPU but there is no {dev}/nvidia0 (a container started without --gpus?)"
+        return (
+            f"{executable} lists a GPU but there is no {dev}/nvidia0 (a container started without "
+            "--gpus?)"
+        )
     return None

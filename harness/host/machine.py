@@ -43,7 +43,8 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def machine_token(folder: Path) -> str:
-    """This machine's random token, created on first use; two processes creating it at once agree."""
+    """This machine's random token, created on first use; two processes creating it at once
+    agree."""
     path = folder / TOKEN_NAME
     try:
         return _read_token(path)
@@ -63,8 +64,8 @@ def machine_token(folder: Path) -> str:
 
 
 def _read_token(path: Path) -> str:
-    # At most a token's length, undecodable bytes replaced: a file planted there (a link to /dev/zero, a
-    # binary) cannot exhaust memory or stop the run; it just reads as another token.
+    # At most a token's length, undecodable bytes replaced: a file planted there (a link to
+    # /dev/zero, a binary) cannot exhaust memory or stop the run; it just reads as another token.
     with path.open(encoding="utf-8", errors="replace") as file:
         return file.read(TOKEN_CHARS).strip()
 
@@ -72,7 +73,8 @@ def _read_token(path: Path) -> str:
 def hardware(
     cpu_model: str, cpu_count: int | None, memory_bytes: int | None, gpu_names: Sequence[str]
 ) -> dict[str, Any]:
-    """The machine facts that enter the id; memory in whole GiB so a kernel update's few MiB do not count."""
+    """The machine facts that enter the id; memory in whole GiB so a kernel update's few MiB do not
+    count."""
     return {
         "cpu_model": cpu_model,
         "cpu_count": cpu_count,
@@ -93,7 +95,10 @@ def identify(facts: Mapping[str, Any], folder: Path | None = None) -> dict[str, 
         token: str | None = machine_token(folder)
     except OSError as exc:
         token = None
-        basis = f"hardware only: no machine token ({exc.strerror or type(exc).__name__} in the cache folder)"
+        basis = (
+            f"hardware only: no machine token ({exc.strerror or type(exc).__name__} in the cache "
+            "folder)"
+        )
     else:
         basis = "machine token and hardware"
     return {"id": machine_id(facts, token), "basis": basis}

@@ -1,4 +1,5 @@
-"""One cached venv per (jax commit, jaxlib): a release's install for the jaxlib, then jax from the commit's tree.
+"""One cached venv per (jax commit, jaxlib): a release's install for the jaxlib, then jax from the
+commit's tree.
 
 The venv first gets what a release venv of that jaxlib gets (the harness, jax and jaxlib from
 the index, so jax's dependencies too), then jax itself is replaced by the commit's source tree
@@ -27,8 +28,9 @@ from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
 IMPORT_TIMEOUT_S = 300
-# The folders of jax's repository its package is built from (with the top-level files: setup.py, README.md):
-# leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and the export small.
+# The folders of jax's repository its package is built from (with the top-level files: setup.py,
+# README.md): leaving out tests, docs and jaxlib's own sources keeps the build to jax's package and
+# the export small.
 PACKAGE_TREES = ("jax", "jax_plugins")
 # Imports jax and runs one operation: a jaxlib refused by number, or missing an API, fails here.
 IMPORT_CHECK = (
@@ -37,7 +39,8 @@ IMPORT_CHECK = (
 
 
 def commit_label(sha: str, jaxlib: str) -> str:
-    """The release label a commit's results are stored under: its hash, and the jaxlib it ran with."""
+    """The release label a commit's results are stored under: its hash, and the jaxlib it ran
+    with."""
     return f"git-{sha[:12]}-jaxlib-{jaxlib}"
 
 
@@ -53,7 +56,8 @@ class CommitEnv:
     jaxlib: str
     base: ReleaseEnv  # a release of that jaxlib: what it installs, before jax is replaced
     repo: Path  # the git repository the tree comes from
-    # A plain script's own libraries, held at one version on every commit (the good release's): ``name==version``.
+    # A plain script's own libraries, held at one version on every commit (the good release's):
+    # ``name==version``.
     libraries: tuple[str, ...] = ()
 
     @property
@@ -75,8 +79,8 @@ class CommitEnv:
 
 
 def package_paths(repo: Path, sha: str) -> list[str] | str:
-    """What of the commit's tree the jax package is built from: its top-level files and ``PACKAGE_TREES``; or why
-    the tree cannot be read."""
+    """What of the commit's tree the jax package is built from: its top-level files and
+    ``PACKAGE_TREES``; or why the tree cannot be read."""
     done = subprocess.run(
         ["git", "-C", str(repo), "ls-tree", sha], capture_output=True, text=True, check=False
     )
@@ -100,7 +104,10 @@ def export_tree(repo: Path, sha: str, into: Path) -> str | None:
             check=False,
         )
         if done.returncode != 0:
-            return f"`git archive {sha[:12]}` failed: {venvs.last_lines(done.stderr.decode(errors='replace'))}"
+            return (
+                f"`git archive {sha[:12]}` failed: "
+                f"{venvs.last_lines(done.stderr.decode(errors='replace'))}"
+            )
         archive.seek(0)
         with tarfile.open(fileobj=archive) as tar:
             tar.extractall(into, filter="data")
@@ -157,7 +164,10 @@ def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
 def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
     uv = venvs.uv_command()
     if uv is None:
-        return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+        return (
+            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
+            "install uv"
+        )
     if not (env.venv / "pyvenv.cfg").is_file():
         problem = _run([*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
         if problem:
@@ -179,7 +189,8 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
         problem = _run([*uv, "pip", "install", "--quiet", *python, *replace])
     if problem:
         return f"jax at {commit.sha[:12]} does not install: {problem}"
-    # As every release venv: compiled once, so a probe's import and lazy imports time loading, not compiling.
+    # As every release venv: compiled once, so a probe's import and lazy imports time loading, not
+    # compiling.
     problem = _run(
         [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")]
     )

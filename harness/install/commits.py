@@ -1,4 +1,5 @@
-"""jax's commits between two releases, read from a git repository: first-parent order, and the jaxlibs each accepts.
+"""jax's commits between two releases, read from a git repository: first-parent order, and the
+jaxlibs each accepts.
 
 jax is pure Python and installs from any commit, but a commit accepts a jaxlib J only when
 ``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (both in that commit's ``jax/version.py``;
@@ -31,7 +32,8 @@ VERSION_FILE = "jax/version.py"
 _FIELD, _RECORD = "\x1f", "\x1e"
 _VERSION = re.compile(r"^_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 _MINIMUM = re.compile(r"^_minimum_jaxlib_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
-# "Merge pull request #23415 from ...", "... (#23415)", or copybara's "Imported from GitHub PR .../pull/23415".
+# "Merge pull request #23415 from ...", "... (#23415)", or copybara's "Imported from GitHub PR
+# .../pull/23415".
 _PULL = re.compile(r"pull request #(\d+)|\(#(\d+)\)\s*$|/pull/(\d+)", re.I | re.M)
 
 
@@ -88,14 +90,16 @@ def is_url(spec: str) -> bool:
 
 
 def clone_folder(cache: Path, url: str) -> Path:
-    """Where a clone of ``url`` is cached: jax's own as ``jax-repo.git``, any other beside it by its hash."""
+    """Where a clone of ``url`` is cached: jax's own as ``jax-repo.git``, any other beside it by its
+    hash."""
     if url.rstrip("/").removesuffix(".git") == JAX_REPO_URL:
         return cache / "jax-repo.git"
     return cache / f"jax-repo-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
 
 
 def open_repo(spec: str | None, cache: Path) -> Path:
-    """The git directory of ``--jax-repo``: a local clone as it is, a URL (default jax's) cloned once into ``cache``."""
+    """The git directory of ``--jax-repo``: a local clone as it is, a URL (default jax's) cloned
+    once into ``cache``."""
     if spec is not None and not is_url(spec):
         repo = Path(spec).expanduser()
         if not repo.exists():
@@ -109,7 +113,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     if (folder / "HEAD").is_file():
         return folder
     cache.mkdir(parents=True, exist_ok=True)
-    # Large blobs (images, test data) stay on the server: a commit's version.py and package files are small.
+    # Large blobs (images, test data) stay on the server: a commit's version.py and package files
+    # are small.
     command = ["git", "clone", "--bare", "--quiet", "--filter=blob:limit=1m", url, str(folder)]
     try:
         done = subprocess.run(
@@ -120,8 +125,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
         problem = str(exc)
     if problem:
         raise UsageError(
-            f"cannot clone {url} into {folder} ({problem}); without network, give a local clone of jax with "
-            "--jax-repo PATH"
+            f"cannot clone {url} into {folder} ({problem}); without network, give a local clone of "
+            "jax with --jax-repo PATH"
         )
     return folder
 
@@ -170,12 +175,14 @@ def pull_request(message: str) -> int | None:
 
 
 def version_files(repo: Path, shas: Sequence[str]) -> dict[str, str]:
-    """sha → its jax/version.py text (missing where the commit has none), read in one ``git cat-file``."""
+    """sha → its jax/version.py text (missing where the commit has none), read in one
+    ``git cat-file``."""
     return files_at(repo, shas, VERSION_FILE)
 
 
 def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
-    """sha → the text of ``path`` in that commit (missing where it has none), read in one ``git cat-file``."""
+    """sha → the text of ``path`` in that commit (missing where it has none), read in one
+    ``git cat-file``."""
     if not shas:
         return {}
     output = subprocess.run(
@@ -198,7 +205,8 @@ def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
 
 
 def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
-    """The commits after ``good`` up to ``bad`` (both commit names) along bad's first parents, oldest first."""
+    """The commits after ``good`` up to ``bad`` (both commit names) along bad's first parents,
+    oldest first."""
     log = git(
         repo,
         "log",
@@ -219,8 +227,8 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
 def candidate_jaxlibs(
     commits: Sequence[Commit], listed: Sequence[str], first: str, last: str
 ) -> list[str]:
-    """Every jaxlib worth trying, oldest first: those the index lists from ``first`` to ``last``, and every number
-    a commit of the range names.
+    """Every jaxlib worth trying, oldest first: those the index lists from ``first`` to ``last``,
+    and every number a commit of the range names.
 
     A yanked release such as 0.4.32 installs by exact pin but is not listed; a commit on the
     main line made before release U's branch may accept only a jaxlib older than U's.  An
@@ -233,7 +241,8 @@ def candidate_jaxlibs(
 
 @dataclass(frozen=True)
 class Segment:
-    """Consecutive commits of a range that all accept one jaxlib (None: they accept none of the candidates)."""
+    """Consecutive commits of a range that all accept one jaxlib (None: they accept none of the
+    candidates)."""
 
     jaxlib: str | None
     commits: tuple[Commit, ...]
@@ -242,9 +251,9 @@ class Segment:
 def segments(
     commits: Sequence[Commit], jaxlibs: Sequence[str], preferred: Sequence[str] = ()
 ) -> list[Segment]:
-    """The range cut where no one jaxlib fits on: from each cut, the jaxlib that the most commits in a row
-    accept (the older of two that go as far, which those commits were written against), as few cuts as
-    possible.
+    """The range cut where no one jaxlib fits on: from each cut, the jaxlib that the most commits in
+    a row accept (the older of two that go as far, which those commits were written against), as few
+    cuts as possible.
 
     A jaxlib of ``preferred`` (the two releases' own and those between) goes first wherever one
     fits: a commit made before release U's branch may accept only an older one, but only until
@@ -276,7 +285,8 @@ def segments(
 def attribution_choices(
     commits: Sequence[Commit], jaxlibs: Sequence[str], good: str, bad: str, count: int = 3
 ) -> list[tuple[Commit, str, str]]:
-    """Up to ``count`` (commit, older jaxlib, newer jaxlib) to measure with both jaxlibs, best first.
+    """Up to ``count`` (commit, older jaxlib, newer jaxlib) to measure with both jaxlibs, best
+    first.
 
     The pair nearest the releases' own (``good``'s and ``bad``'s jaxlib) that some commit accepts,
     the widest first; for it, the latest commits that accept both, since late commits of a range

@@ -1,4 +1,5 @@
-"""Where each release of a command runs: a case in its release venv, a plain script in a venv of its own.
+"""Where each release of a command runs: a case in its release venv, a plain script in a venv of its
+own.
 
 A case runs in the release's cached venv (``venvs``: the harness, editable, and the pinned
 release).  A plain script runs as its user runs it: with only what it declares, in a venv per
@@ -39,7 +40,8 @@ from harness.pins import Profile, Release, index_release
 from harness.store.schema import Libraries
 from harness.units import version_key
 
-INDEX_TIMES = "index-times"  # beside the venvs: each package's files and upload times, as the index lists them
+# beside the venvs: each package's files and upload times, as the index lists them
+INDEX_TIMES = "index-times"
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,9 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Unavailable:
-    """A release whose environment cannot be had (the resolver proved it): an answer, stored as the release's
-    result, with what was asked of it (``libraries``, holding nothing) so that a later probe finds it."""
+    """A release whose environment cannot be had (the resolver proved it): an answer, stored as the
+    release's result, with what was asked of it (``libraries``, holding nothing) so that a later
+    probe finds it."""
 
     line: str  # "not installable (as of …): the resolver's reason"
     libraries: Libraries
@@ -71,7 +74,8 @@ Outcome = Prepared | Unavailable | Failed
 
 
 def release_of(env: ReleaseEnv) -> Release:
-    """The release a plan's entry installs, pinned by the release rules (a CUDA build names no jaxlib of its own)."""
+    """The release a plan's entry installs, pinned by the release rules (a CUDA build names no
+    jaxlib of its own)."""
     jaxlib = env.jaxlib if version_key(env.jaxlib)[0] else env.jax
     return index_release(env.jax, jaxlib)
 
@@ -90,7 +94,8 @@ def not_installable(found: NotInstallable) -> str:
 
 
 def not_tried(found: InstallFailed | str) -> str:
-    """The one line a release that could not be tried says: its cause (nothing is concluded from it)."""
+    """The one line a release that could not be tried says: its cause (nothing is concluded from
+    it)."""
     reason = found.reason if isinstance(found, InstallFailed) else found
     return f"could not be installed: {reason}"
 
@@ -129,18 +134,20 @@ class Environments:
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
     def use(self, label: str, prepared: Prepared) -> None:
-        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a commit)."""
+        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a
+        commit)."""
         self.fixed[label] = prepared
 
     def use_commit(self, label: str, interpreter: Path, held: Libraries) -> None:
-        """``label`` is jax at a commit, its venv made by ``bisect --commits``: a script's runs there with its
-        libraries ``held``; a case's is prepared as a release's venv is."""
+        """``label`` is jax at a commit, its venv made by ``bisect --commits``: a script's runs
+        there with its libraries ``held``; a case's is prepared as a release's venv is."""
         if self.case.subject.own_venv:
             self.use(label, Prepared(interpreter, held))
 
     def resolved(self, envs: Mapping[str, ReleaseEnv]) -> dict[str, str | None]:
-        """By label, what a script's venv resolved to (its set's SHA-256), or why it cannot be had: each venv is
-        made ready, which measuring needs anyway.  A case's venv holds jax alone: nothing."""
+        """By label, what a script's venv resolved to (its set's SHA-256), or why it cannot be had:
+        each venv is made ready, which measuring needs anyway.  A case's venv holds jax alone:
+        nothing."""
         if not self.case.subject.own_venv:
             return {}
         found: dict[str, str | None] = {}
@@ -153,8 +160,9 @@ class Environments:
         return found
 
     def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
-        """These environments, with ``label`` holding ``pins`` besides what every release holds (a step's
-        middle side: jax's newer release with a library's older version); these stay as they are."""
+        """These environments, with ``label`` holding ``pins`` besides what every release holds (a
+        step's middle side: jax's newer release with a library's older version); these stay as they
+        are."""
         held = dataclasses.replace(self, extra={**self.extra, label: pins})
         held._noted = self._noted  # the script's notes, said once already, are not said again
         return held
@@ -163,8 +171,9 @@ class Environments:
         return (*self.hold, *self.extra.get(label, ()))
 
     def matches(self, label: str, libraries: Libraries | None) -> bool:
-        """Whether a stored result's venv was resolved as ``label``'s would be now: a case's, none; a script's, by
-        the same policy, from the same declared requirements, with the same pins held."""
+        """Whether a stored result's venv was resolved as ``label``'s would be now: a case's, none;
+        a script's, by the same policy, from the same declared requirements, with the same pins
+        held."""
         if label in self.fixed:
             return libraries == self.fixed[label].libraries
         subject = self.case.subject
@@ -176,13 +185,15 @@ class Environments:
         return (libraries.policy, libraries.declared, libraries.held) == wanted
 
     def prepare(self, label: str, env: ReleaseEnv) -> Outcome:
-        """``label``'s environment, ready; or why it cannot be had, or could not be tried (one line)."""
+        """``label``'s environment, ready; or why it cannot be had, or could not be tried (one
+        line)."""
         if label in self.fixed:
             return self.fixed[label]
         # The one place that decides which venv a subject runs in: the release's, or one of its own.
         if not self.case.subject.own_venv:
             self.progress(
-                f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then reused)"
+                f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then "
+                "reused)"
             )
             problem = venvs.ensure(env)
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)

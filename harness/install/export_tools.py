@@ -1,8 +1,9 @@
-"""What ``jax.export`` needs to write and read a serialized module besides jax: ``flatbuffers`` (and, on
-some releases, ``absl``), installed once into a folder of their own beside the venvs.
+"""What ``jax.export`` needs to write and read a serialized module besides jax: ``flatbuffers``
+(and, on some releases, ``absl``), installed once into a folder of their own beside the venvs.
 
-The folder is put last on the path of a step's capture process only (``harness.measure.script_capture``),
-so a script's venv is never changed and its own packages come first.  Both are pure Python.
+The folder is put last on the path of a step's capture process only
+(``harness.measure.script_capture``), so a script's venv is never changed and its own packages come
+first.  Both are pure Python.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ DONE = ".installed"
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``PACKAGES`` for ``interpreter``'s Python, installed once; or why it cannot be had."""
+    """The folder holding ``PACKAGES`` for ``interpreter``'s Python, installed once; or why it
+    cannot be had."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / DONE).is_file():

@@ -5,7 +5,8 @@ install the releases: pip leaves out yanked releases (0.4.32) and those without 
 wheel for that Python, as an install would.  A jax release installs with the jaxlib
 of its own number, or else with the newest jaxlib below it (jax 0.4.37 with jaxlib
 0.4.36).  The listing is cached for a day: a bisect asks the index once, not once
-per probe.  Standard library only; read by ``commands.nox_session`` as it prepares a session's releases.
+per probe.  Standard library only; read by ``commands.nox_session`` as it prepares a session's
+releases.
 """
 
 from __future__ import annotations
@@ -51,13 +52,14 @@ def pip_versions(python: str, package: str) -> list[str]:
     versions = parse_pip_listing(done.stdout)
     if done.returncode != 0 or not versions:
         raise HarnessError(
-            f"cannot list {package} releases with {' '.join(command)}: {why_no_listing(done.stderr)}"
+            f"cannot list {package} releases with {' '.join(command)}: "
+            f"{why_no_listing(done.stderr)}"
         )
     return versions
 
 
-# pip's words for an index it could not ask, most telling first; its last line ("No matching distribution
-# found") hides them.
+# pip's words for an index it could not ask, most telling first; its last line ("No matching
+# distribution found") hides them.
 UNREACHED = (
     re.compile(r"Failed to establish a new connection: (?:\[Errno -?\d+\] )?([^'\"]+)"),
     re.compile(r"Could not fetch URL \S+?: (.+?)(?: - skipping)?$", re.MULTILINE),
@@ -67,8 +69,9 @@ UNREACHED = (
 
 
 def why_no_listing(stderr: str) -> str:
-    """Why pip listed nothing, in one line: the index out of reach where pip's warnings say so (its last line,
-    "No matching distribution found for jaxlib", would read as if jaxlib had no release)."""
+    """Why pip listed nothing, in one line: the index out of reach where pip's warnings say so (its
+    last line, "No matching distribution found for jaxlib", would read as if jaxlib had no
+    release)."""
     for pattern in UNREACHED:
         found = pattern.search(stderr)
         if found:
@@ -76,8 +79,8 @@ def why_no_listing(stderr: str) -> str:
     last = (stderr.strip().splitlines() or ["no versions listed"])[-1]
     if "No matching distribution found" in last:
         return (
-            f"{last.removeprefix('ERROR: ')}: the package index offers none, or could not be reached "
-            "(pip gave no reason; PIP_RETRIES=0 hides it)"
+            f"{last.removeprefix('ERROR: ')}: the package index offers none, or could not be "
+            "reached (pip gave no reason; PIP_RETRIES=0 hides it)"
         )
     return last
 
@@ -85,7 +88,8 @@ def why_no_listing(stderr: str) -> str:
 def pair_with_jaxlib(
     jax_versions: Sequence[str], jaxlib_versions: Sequence[str]
 ) -> list[tuple[str, str]]:
-    """(jax, jaxlib) per jax release, oldest first: the same-numbered jaxlib, else the newest below it.
+    """(jax, jaxlib) per jax release, oldest first: the same-numbered jaxlib, else the newest below
+    it.
 
     A jax release older than every jaxlib on offer has no pair and is left out.
     """
@@ -110,11 +114,11 @@ UNRESOLVABLE = (
 
 
 def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
-    """None when pip, for ``python``, resolves jax ``jax`` with jaxlib ``jaxlib`` (a dry run: nothing installed);
-    else why not in one line.  The listing pairs a jax with the newest jaxlib below it where its own has no
-    wheel for this Python, which is right for a jax release that had none (0.4.37) and wrong for one whose
-    jaxlib's wheels are not there yet: jax's own requirements tell them apart.  HarnessError when pip could
-    not ask the index."""
+    """None when pip, for ``python``, resolves jax ``jax`` with jaxlib ``jaxlib`` (a dry run:
+    nothing installed); else why not in one line.  The listing pairs a jax with the newest jaxlib
+    below it where its own has no wheel for this Python, which is right for a jax release that had
+    none (0.4.37) and wrong for one whose jaxlib's wheels are not there yet: jax's own requirements
+    tell them apart.  HarnessError when pip could not ask the index."""
     command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
     command += [f"jax=={jax}", f"jaxlib=={jaxlib}"]
     try:
@@ -128,7 +132,10 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
     if any(words in done.stderr for words in UNRESOLVABLE) and not any(
         pattern.search(done.stderr) for pattern in UNREACHED
     ):
-        return f"jax {jax} does not install with jaxlib {jaxlib}, the newest with a wheel for this Python"
+        return (
+            f"jax {jax} does not install with jaxlib {jaxlib}, the newest with a wheel for this "
+            "Python"
+        )
     raise HarnessError(
         f"cannot ask the index whether jax {jax} installs: {why_no_listing(done.stderr)}"
     )
@@ -137,9 +144,10 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
 def newest_installable(
     listing: Listing, say: Callable[[str], None], check: Callable[[str, str, str], str | None]
 ) -> list[str]:
-    """The listing's jax releases, less the newest ones that do not install with the jaxlib they are paired with
-    (each said in a line): a release whose jaxlib has no wheel for this Python yet is left out, never watched
-    with an older jaxlib.  Only a jax paired with a jaxlib of another number is asked about."""
+    """The listing's jax releases, less the newest ones that do not install with the jaxlib they are
+    paired with (each said in a line): a release whose jaxlib has no wheel for this Python yet is
+    left out, never watched with an older jaxlib.  Only a jax paired with a jaxlib of another number
+    is asked about."""
     pairs = list(listing.pairs)
     while pairs and pairs[-1][0] != pairs[-1][1]:
         problem = check(listing.python, *pairs[-1])
@@ -159,7 +167,8 @@ class Listing:
     listed_at: float
 
     def pair(self, version: str) -> tuple[str, str]:
-        """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby ones."""
+        """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby
+        ones."""
         for pair in self.pairs:
             if pair[0] == version:
                 return pair
@@ -170,12 +179,13 @@ class Listing:
                 f"jax {version} is not on the package index as typed: did you mean {normal}?"
             )
         raise UsageError(
-            f"jax {version} is not an installable release on the package index (yanked, or no wheel for "
-            f"this Python); nearby releases there: {', '.join(nearby(versions, version))}"
+            f"jax {version} is not an installable release on the package index (yanked, or no "
+            f"wheel for this Python); nearby releases there: {', '.join(nearby(versions, version))}"
         )
 
     def between(self, first: str, last: str) -> list[tuple[str, str]]:
-        """The pairs from ``first`` to ``last``, both included; either missing from the index is refused."""
+        """The pairs from ``first`` to ``last``, both included; either missing from the index is
+        refused."""
         for version in (first, last):
             self.pair(version)
         if version_key(first) >= version_key(last):
@@ -202,7 +212,8 @@ Lister = Callable[[str, str], list[str]]
 def load_listing(
     python: str, cache: Path, *, max_age_s: float = CACHE_MAX_AGE_S, lister: Lister = pip_versions
 ) -> Listing:
-    """The listing for ``python``: from ``cache`` while it is younger than ``max_age_s``, else from the index."""
+    """The listing for ``python``: from ``cache`` while it is younger than ``max_age_s``, else from
+    the index."""
     now = time.time()
     try:
         stored = json.loads(cache.read_text())

@@ -1,6 +1,8 @@
-"""Which interpreter a Python version names: the one nox's sessions and every release venv are made with.
+"""Which interpreter a Python version names: the one nox's sessions and every release venv are made
+with.
 
-Standard library only: the noxfile builds its sessions' parametrization from it in nox's own environment.
+Standard library only: the noxfile builds its sessions' parametrization from it in nox's own
+environment.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A venv per (jax release, interpreter, resolved set) for a script that imports libraries besides JAX.
+"""A venv per (jax release, interpreter, resolved set) for a script that imports libraries besides
+JAX.
 
 A script that imports equinox or optax needs them installed beside the release under
 test, in versions that work with it.  Most libraries declare a loose lower bound on jax
@@ -12,7 +13,8 @@ jax and jaxlib are held as *constraints* (``-c``), with the release's own pins a
 resolution fail, and the resolver's reason is kept, in one line, as a ``NotInstallable``: the set
 *cannot be had*, an answer kept as a resolution is.  Anything else that stops a venv (an index that
 cannot be reached, a disk that takes no more, an interpreter or uv that does not run) is an
-``InstallFailed``: it *could not be tried*, said in one line and never kept, so the next run tries again.
+``InstallFailed``: it *could not be tried*, said in one line and never kept, so the next run tries
+again.
 
 Three steps, each cached so a reuse needs no network:
 
@@ -58,12 +60,13 @@ from harness.store.files import replace_file
 
 AS_OF, NEWEST = "as-of", "newest"
 POLICIES = (AS_OF, NEWEST)
-# A week: time for a library to ship the quick fix a new jax often needs, while the next jax release is
-# most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so what a
-# week later resolves is still what that release's users had.
+# A week: time for a library to ship the quick fix a new jax often needs, while the next jax release
+# is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
+# what a week later resolves is still what that release's users had.
 GRACE = timedelta(days=7)
-# A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still ahead) may
-# change as releases come out, so it is asked again after a day, as the index listings are.
+# A resolution is final once its cutoff has passed; a newer one (``newest``, or a cutoff still
+# ahead) may change as releases come out, so it is asked again after a day, as the index listings
+# are.
 RESOLUTION_MAX_AGE_S = 24 * 3600
 RESOLUTIONS = "script-resolutions"
 ENV_PREFIX = "script-env-"
@@ -72,8 +75,9 @@ PINS_FILE = "resolved.txt"  # in the venv: the exact set it was made to hold
 FORMAT = 1
 REASON_CHARS = 300
 PYTHON_VERSION_PROBE = "import platform; print(platform.python_version())"
-# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, a constraint or
-# override file of the user's): the harness states its own on the command line, and these go.
+# Settings that would change a resolution behind the policy's back (a cutoff under `newest`, a
+# constraint or override file of the user's): the harness states its own on the command line, and
+# these go.
 SCRUBBED_VARIABLES = (
     "UV_EXCLUDE_NEWER",
     "UV_CONSTRAINT",
@@ -88,7 +92,8 @@ Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
 
 
 def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``command`` in ``cwd`` with its output captured; a timeout or a missing program is a failed run, not a raise."""
+    """``command`` in ``cwd`` with its output captured; a timeout or a missing program is a failed
+    run, not a raise."""
     environ = {key: value for key, value in os.environ.items() if key not in SCRUBBED_VARIABLES}
     environ["NO_COLOR"] = "1"
     return run_whole(command, cwd, INSTALL_TIMEOUT_S, environ)
@@ -96,7 +101,8 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @dataclass(frozen=True)
 class ResolvedSet:
-    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: stored with a result."""
+    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: stored
+    with a result."""
 
     pins: tuple[str, ...]
     policy: str
@@ -183,8 +189,8 @@ class ScriptEnv:
 
 @dataclass(frozen=True)
 class NotInstallable:
-    """Why a script's set cannot be had on a release: the resolver proved it (no solution), its reason in one line.
-    An answer: kept as a resolution is, and stored as the release's result."""
+    """Why a script's set cannot be had on a release: the resolver proved it (no solution), its
+    reason in one line. An answer: kept as a resolution is, and stored as the release's result."""
 
     reason: str
     stage: str  # "resolve": only the resolver proves a set cannot be had
@@ -198,8 +204,9 @@ class NotInstallable:
 
 @dataclass(frozen=True)
 class InstallFailed:
-    """Why a script's set could not be tried this time (the index out of reach, a disk that takes no more, an
-    interpreter or uv that does not run), in one line: no answer about the set, never kept, tried again next run."""
+    """Why a script's set could not be tried this time (the index out of reach, a disk that takes no
+    more, an interpreter or uv that does not run), in one line: no answer about the set, never kept,
+    tried again next run."""
 
     reason: str
     stage: str  # "resolve" or "install"
@@ -207,7 +214,8 @@ class InstallFailed:
 
 @dataclass(frozen=True)
 class ScriptEnvRequest:
-    """A script's needs on one release: what it declares, the interpreter, the profile, the policy, held pins."""
+    """A script's needs on one release: what it declares, the interpreter, the profile, the policy,
+    held pins."""
 
     release: Release
     declared: Declared
@@ -257,7 +265,8 @@ def _held_name(held: Sequence[str], name: str) -> str | None:
 
 
 def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
-    """The ``--exclude-newer`` date of ``policy`` on ``release`` (whole seconds, UTC); None under ``newest``."""
+    """The ``--exclude-newer`` date of ``policy`` on ``release`` (whole seconds, UTC); None under
+    ``newest``."""
     if check_policy(policy) == NEWEST:
         return None
     cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
@@ -265,21 +274,24 @@ def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | 
 
 
 def requirement_lines(release: Release, profile: Profile | None, declared: Declared) -> list[str]:
-    """What to resolve: the release's own requirements (jax, jaxlib or ``jax[cuda12]``, its pins), then the script's."""
+    """What to resolve: the release's own requirements (jax, jaxlib or ``jax[cuda12]``, its pins),
+    then the script's."""
     return [*release.requirements(profile), *declared.requirements]
 
 
 def constraint_lines(
     release: Release, profile: Profile | None, hold: Sequence[str] = ()
 ) -> list[str]:
-    """The release held as constraints: jax, jaxlib (a CUDA extra picks its own jaxlib: left to it), pins, holds."""
+    """The release held as constraints: jax, jaxlib (a CUDA extra picks its own jaxlib: left to it),
+    pins, holds."""
     jaxlib = [] if profile and profile.jax_extras else [f"jaxlib=={release.jaxlib}"]
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
 def exempt_packages(profile: Profile | None, hold: Sequence[str] = ()) -> list[str]:
-    """Packages never cut off by date: the release's own (an index without upload times would hide them), and
-    those held at one version (``--hold``, ``--vary``), which may have come out after the cutoff."""
+    """Packages never cut off by date: the release's own (an index without upload times would hide
+    them), and those held at one version (``--hold``, ``--vary``), which may have come out after the
+    cutoff."""
     plugins = [
         f"jax-{extra}-{kind}"
         for extra in (profile.jax_extras if profile else ())
@@ -307,7 +319,8 @@ def compile_command(
     profile: Profile | None,
     hold: Sequence[str] = (),
 ) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder) for ``python``."""
+    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder)
+    for ``python``."""
     files = ["requirements.in", "--constraints", "constraints.txt"]
     output = ["--no-header", "--no-annotate", "--color", "never"]
     return [
@@ -325,7 +338,8 @@ def compile_command(
 def resolution_key(
     request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str
 ) -> str:
-    """What a resolution depends on, hashed: the same key is the same resolution (while it is final)."""
+    """What a resolution depends on, hashed: the same key is the same resolution (while it is
+    final)."""
     inputs = {
         "format": FORMAT,
         "declared": request.declared.key(),
@@ -371,7 +385,8 @@ def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
     if "no solution found" in error.lower():
         cut_off = [hint for hint in hints if "exclude-newer" in hint]
         if cut_off:
-            # uv's advice ("Consider using `exclude-newer-package`") is for its own users; the harness has its own.
+            # uv's advice ("Consider using `exclude-newer-package`") is for its own users; the
+            # harness has its own.
             return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".", limit)
         if causes:
             return _one_line(" ".join(causes), limit)
@@ -405,7 +420,8 @@ def _uv_parts(output: str) -> tuple[str, list[str], list[str]]:
             alternatives = text.endswith("one of:")
             continue
         if current is None:
-            continue  # before the error ("Using Python 3.12.1 environment at: ..."), or after a blank line
+            # before the error ("Using Python 3.12.1 environment at: ..."), or after a blank line
+            continue
         bare = " " not in line
         joiner = " or " if alternatives and bare and not current[-1].endswith(":") else " "
         current[-1] = f"{current[-1]}{joiner}{line}"
@@ -435,9 +451,10 @@ def _final(cutoff: datetime | None, now: float) -> bool:
     return cutoff is not None and cutoff.timestamp() < now
 
 
-# In uv's "no solution" explanation, signs that the index was not what answered: the network was disabled
-# (only the cache was read), the index refused the credentials, or it lacks the release itself (a mirror that
-# lists nothing, a wrong path), which the package index the release was found on does have.
+# In uv's "no solution" explanation, signs that the index was not what answered: the network was
+# disabled (only the cache was read), the index refused the credentials, or it lacks the release
+# itself (a mirror that lists nothing, a wrong path), which the package index the release was found
+# on does have.
 NOT_THE_INDEX_S_ANSWER = re.compile(
     r"network was disabled|not found in the cache|could not be queried|offline"
     r"|\bjax(lib)? was not found in the package registry",
@@ -446,12 +463,14 @@ NOT_THE_INDEX_S_ANSWER = re.compile(
 
 
 def proven_unsatisfiable(output: str) -> bool:
-    """Whether uv's failed resolution is its proof that the set cannot be had, not a failure to ask."""
+    """Whether uv's failed resolution is its proof that the set cannot be had, not a failure to
+    ask."""
     return "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output)
 
 
 def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str | None:
-    """Why ``pins`` cannot be the request's resolved set (not exact pins, or not of its jax and jaxlib), or None."""
+    """Why ``pins`` cannot be the request's resolved set (not exact pins, or not of its jax and
+    jaxlib), or None."""
     if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
         return "a line that is no name==version pin"
     versions = dict(pin.split("==", 1) for pin in pins)
@@ -468,7 +487,8 @@ def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str 
 def _kept(
     record: Path, key: str, request: ScriptEnvRequest, cutoff: datetime | None, now: float
 ) -> tuple[str, ...] | NotInstallable | None:
-    """The resolution kept in ``record`` for ``key``, while it holds; None when there is none to trust."""
+    """The resolution kept in ``record`` for ``key``, while it holds; None when there is none to
+    trust."""
     try:
         stored = json.loads(record.read_text())
         if stored["key"] != key or not (
@@ -498,7 +518,8 @@ def resolve(
     runner: Runner = run,
     clock: Callable[[], float] = time.time,
 ) -> tuple[str, ...] | NotInstallable | InstallFailed:
-    """The request's exact pins, from the cache where it holds this resolution, else from ``uv pip compile``."""
+    """The request's exact pins, from the cache where it holds this resolution, else from
+    ``uv pip compile``."""
     key = resolution_key(request, python_version, cutoff, index)
     work = inside(folder, RESOLUTIONS, key[:32])
     record = work / "resolution.json"
@@ -547,22 +568,25 @@ def resolve(
 def install_steps(
     uv: Sequence[str], venv: Path, reinstall: bool = False
 ) -> list[tuple[str, list[str]]]:
-    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it holds;
-    ``reinstall``: every distribution installed again (a file of one was lost)."""
+    """The commands that make the venv hold exactly its ``resolved.txt``, compiled, and list what it
+    holds; ``reinstall``: every distribution installed again (a file of one was lost)."""
     interpreter = str(venv / "bin" / "python")
     again = ["--reinstall"] if reinstall else []
     sync = [*uv, "pip", "sync", *again, "--python", interpreter, "--color", "never"]
     return [
-        # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken attempt.
+        # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken
+        # attempt.
         ("uv pip sync", [*sync, str(venv / PINS_FILE)]),
-        # Compiled once here, as venvs.ensure does: a script's `import jax` then times importing, never compiling.
+        # Compiled once here, as venvs.ensure does: a script's `import jax` then times importing,
+        # never compiling.
         ("compileall", [interpreter, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]),
         ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
     ]
 
 
 def _recorded(venv: Path, wanted: dict[str, object]) -> tuple[str, ...] | None:
-    """What the venv's record says it holds, if the record is of ``wanted``; None for no usable record."""
+    """What the venv's record says it holds, if the record is of ``wanted``; None for no usable
+    record."""
     try:
         stored = json.loads((venv / RECORD).read_text())
         installed = stored["installed"]
@@ -584,9 +608,9 @@ def install(
     uv: Sequence[str],
     runner: Runner = run,
 ) -> tuple[str, ...] | InstallFailed:
-    """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its distributions
-    installed is still there), or why it could not be made; checked and made under the venv's lock, so a second
-    run that needs it meanwhile waits and reuses it."""
+    """What ``venv`` holds once made to hold ``pins`` (its record reused while every file its
+    distributions installed is still there), or why it could not be made; checked and made under the
+    venv's lock, so a second run that needs it meanwhile waits and reuses it."""
     with venv_lock(venv):
         return _install_held(venv, python, python_version, pins, uv=uv, runner=runner)
 
@@ -614,8 +638,9 @@ def _install_held(
         damaged = True  # a module or a jaxlib library deleted since: every process would fail alike
     steps = install_steps(uv, venv, reinstall=damaged)
     if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
-        # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv refuses to make a
-        # venv over one, and syncing into it cannot work, run after run; made anew.
+        # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv
+        # refuses to make a venv over one, and syncing into it cannot work, run after run; made
+        # anew.
         steps.insert(
             0,
             (
@@ -656,8 +681,8 @@ def ensure(
     uv: Sequence[str] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> ScriptEnv | NotInstallable | InstallFailed:
-    """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why it could
-    not be tried this time.
+    """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
+    it could not be tried this time.
 
     A venv whose record matches is used as it is, and a kept resolution is reused, so a
     second call for the same request touches neither the network nor the venv.  A script whose
@@ -668,7 +693,10 @@ def ensure(
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()
     if uv is None:
-        reason = "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+        reason = (
+            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
+            "install uv"
+        )
         return InstallFailed(reason, "resolve")
     try:
         folder.mkdir(parents=True, exist_ok=True)

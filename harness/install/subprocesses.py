@@ -26,7 +26,8 @@ def _end_group(process: subprocess.Popen[str]) -> None:
 def run_whole(
     command: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` with its output captured; 124 past ``timeout_s``, 127 when it cannot start, never a raise.
+    """``command`` with its output captured; 124 past ``timeout_s``, 127 when it cannot start, never
+    a raise.
 
     An interrupt while it runs ends it and every process it started before it propagates.
     """
@@ -39,8 +40,8 @@ def run_whole(
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
-            # A group of its own, so that the whole of it can be ended; a terminal's Ctrl-C then reaches the
-            # harness only, which ends the group itself.
+            # A group of its own, so that the whole of it can be ended; a terminal's Ctrl-C then
+            # reaches the harness only, which ends the group itself.
             start_new_session=True,
         )
     except OSError as exc:

@@ -1,4 +1,5 @@
-"""When a release was uploaded to the package index: its files' upload times, per PEP 691 and PEP 700.
+"""When a release was uploaded to the package index: its files' upload times, per PEP 691 and PEP
+700.
 
 A script's libraries are resolved as the index stood when the jax release under test
 came out (``harness.install.script_envs``), which needs the release's upload time;
@@ -44,18 +45,21 @@ from harness.store.files import replace_file
 from harness.units import version_key
 
 DEFAULT_INDEX = "https://pypi.org/simple"
-# uv's own settings only: the resolver that uses the times is uv, which ignores pip's PIP_INDEX_URL, so times
-# read from pip's index would be of another index than the one the set is resolved from.
+# uv's own settings only: the resolver that uses the times is uv, which ignores pip's PIP_INDEX_URL,
+# so times read from pip's index would be of another index than the one the set is resolved from.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
 ACCEPT = "application/vnd.pypi.simple.v1+json"
-# The whole answer, not each read: an index trickling a byte a second would otherwise never time out.
+# The whole answer, not each read: an index trickling a byte a second would otherwise never time
+# out.
 FETCH_TIMEOUT_S = 60
 READ_CHUNK_BYTES = 64 * 1024
-# numpy's listing, among the largest a script would ask for, is about 2 MB (2026); a runaway answer is cut off.
+# numpy's listing, among the largest a script would ask for, is about 2 MB (2026); a runaway answer
+# is cut off.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 CACHE_MAX_AGE_S = 24 * 3600
 CACHE_FORMAT = 1
-# A project name as PEP 508 allows it: the only thing put into the index's URL and the cache's file name.
+# A project name as PEP 508 allows it: the only thing put into the index's URL and the cache's file
+# name.
 PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
 
@@ -64,13 +68,14 @@ Fetcher = Callable[[str], bytes | None]
 
 
 class IndexUnreachable(HarnessError):
-    """The index could not be asked (refused, timed out, an HTTP error, an answer cut short): no answer about
-    any package, so nothing is concluded from it, and the next run asks again."""
+    """The index could not be asked (refused, timed out, an HTTP error, an answer cut short): no
+    answer about any package, so nothing is concluded from it, and the next run asks again."""
 
 
 @dataclass(frozen=True)
 class IndexFile:
-    """One file of a package on the index: its version (from its name), upload time, whether yanked."""
+    """One file of a package on the index: its version (from its name), upload time, whether
+    yanked."""
 
     filename: str
     version: str
@@ -92,8 +97,8 @@ class PackageListing:
 
 
 def index_url(environ: Mapping[str, str] | None = None) -> str:
-    """The simple API's base URL uv resolves from: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` when one is an
-    http(s) URL, else PyPI's."""
+    """The simple API's base URL uv resolves from: ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL`` when one
+    is an http(s) URL, else PyPI's."""
     environ = os.environ if environ is None else environ
     for variable in INDEX_VARIABLES:
         value = environ.get(variable, "").strip()
@@ -103,7 +108,8 @@ def index_url(environ: Mapping[str, str] | None = None) -> str:
 
 
 def shown(url: str) -> str:
-    """``url`` without the user and password an index URL may carry: messages and files never show them."""
+    """``url`` without the user and password an index URL may carry: messages and files never show
+    them."""
     parts = urllib.parse.urlsplit(url)
     if "@" not in parts.netloc:
         return url
@@ -111,8 +117,9 @@ def shown(url: str) -> str:
 
 
 def credentials(url: str) -> dict[str, str]:
-    """The Basic ``Authorization`` header of the user and password an index URL carries, as uv sends them
-    (urllib would take ``user:password@host`` for the host's name); none for a URL without them."""
+    """The Basic ``Authorization`` header of the user and password an index URL carries, as uv sends
+    them (urllib would take ``user:password@host`` for the host's name); none for a URL without
+    them."""
     userinfo = urllib.parse.urlsplit(url).netloc.rpartition("@")[0]
     if not userinfo:
         return {}
@@ -122,8 +129,9 @@ def credentials(url: str) -> dict[str, str]:
 
 
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
-    """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable when it cannot
-    be had whole within ``timeout_s`` (refused, an HTTP error, cut short, too slow)."""
+    """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable
+    when it cannot be had whole within ``timeout_s`` (refused, an HTTP error, cut short, too
+    slow)."""
     request = urllib.request.Request(shown(url), headers={"Accept": ACCEPT, **credentials(url)})
     base = shown(url).rsplit("/", 2)[0]
     deadline = time.monotonic() + timeout_s
@@ -136,17 +144,18 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
                     raise HarnessError(
-                        f"the package index at {base} answered {shown(url)} with over {MAX_RESPONSE_BYTES} "
-                        "bytes"
+                        f"the package index at {base} answered {shown(url)} with over "
+                        f"{MAX_RESPONSE_BYTES} bytes"
                     )
                 if time.monotonic() > deadline:
                     raise IndexUnreachable(
-                        f"the package index at {base} did not answer {shown(url)} within {timeout_s:.0f} s"
+                        f"the package index at {base} did not answer {shown(url)} within "
+                        f"{timeout_s:.0f} s"
                     )
             if response.length:  # what its Content-Length promised did not all come
                 raise IndexUnreachable(
-                    f"the package index at {base} could not be reached: its answer to {shown(url)} was cut "
-                    f"short ({response.length} bytes missing)"
+                    f"the package index at {base} could not be reached: its answer to {shown(url)} "
+                    f"was cut short ({response.length} bytes missing)"
                 )
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
@@ -171,7 +180,8 @@ def same_version(a: str, b: str) -> bool:
 
 
 def file_version(filename: str, name: str) -> str | None:
-    """The version a wheel's or source archive's file name gives, None for any other kind of file."""
+    """The version a wheel's or source archive's file name gives, None for any other kind of
+    file."""
     if filename.endswith(".whl"):
         parts = filename[: -len(".whl")].split("-")
         return parts[1] if len(parts) in (5, 6) else None
@@ -179,7 +189,8 @@ def file_version(filename: str, name: str) -> str | None:
     if suffix is None:
         return None  # .egg, .exe, .msi: long gone formats, never installed by uv
     stem = filename[: -len(suffix)]
-    # The name part of an old source archive may itself hold dashes (jax-cuda12-plugin-0.4.31.tar.gz).
+    # The name part of an old source archive may itself hold dashes
+    # (jax-cuda12-plugin-0.4.31.tar.gz).
     for at in range(len(stem)):
         if stem[at] == "-" and canonicalize_name(stem[:at]) == name:
             return stem[at + 1 :] or None
@@ -197,7 +208,8 @@ def _upload_time(value: object) -> datetime | None:
 
 
 def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> PackageListing:
-    """A PEP 691 JSON answer as a listing; HarnessError when it is not one (an index that answers HTML only)."""
+    """A PEP 691 JSON answer as a listing; HarnessError when it is not one (an index that answers
+    HTML only)."""
     try:
         document = json.loads(body)
         entries = document["files"]
@@ -229,8 +241,8 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
 
 def _not_pep_691(name: str, index: str) -> HarnessError:
     return HarnessError(
-        f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, which the "
-        "harness reads upload times from"
+        f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, "
+        "which the harness reads upload times from"
     )
 
 
@@ -270,7 +282,8 @@ def _from_json(text: str, index: str) -> PackageListing | None:
 
 
 class UploadTimes:
-    """Upload times of releases on one package index, each package's listing cached under ``cache`` for a day."""
+    """Upload times of releases on one package index, each package's listing cached under ``cache``
+    for a day."""
 
     def __init__(
         self,
@@ -290,8 +303,9 @@ class UploadTimes:
     def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
         """``name``'s files: from the cache while younger than a day, else from the index.
 
-        Asked for the release ``holds``, the cache answers at any age when it has the release's upload time (a
-        release's files never move back in time) and never when it lacks it (it may have come out since).
+        Asked for the release ``holds``, the cache answers at any age when it has the release's
+        upload time (a release's files never move back in time) and never when it lacks it (it may
+        have come out since).
         """
         normalized = _project(name)
         path = inside(self.cache, f"{normalized}.json")
@@ -328,17 +342,20 @@ class UploadTimes:
         times = [file.uploaded for file in files if file.uploaded is not None]
         if not times:
             raise HarnessError(
-                f"the package index at {shown(self.index)} gives no upload time for {name} {version} (PEP 700 "
-                "upload-time), which resolving as the index stood at a release needs"
+                f"the package index at {shown(self.index)} gives no upload time for {name} "
+                f"{version} (PEP 700 upload-time), which resolving as the index stood at a release "
+                "needs"
             )
         return min(times)
 
     def jax_release_time(self, jax: str, jaxlib: str) -> datetime:
-        """When a jax release was complete on the index: the later of its jax's and its jaxlib's upload."""
+        """When a jax release was complete on the index: the later of its jax's and its jaxlib's
+        upload."""
         return max(self.release_time("jax", jax), self.release_time("jaxlib", jaxlib))
 
     def versions_with_times(self, name: str) -> list[tuple[str, datetime]]:
-        """``name``'s releases with their upload times, oldest first; yanked ones and ones with no time left out."""
+        """``name``'s releases with their upload times, oldest first; yanked ones and ones with no
+        time left out."""
         earliest: dict[str, datetime] = {}
         live: set[str] = set()
         for file in self.listing(name).files:

@@ -1,4 +1,5 @@
-"""One cached virtual environment per jax release, built with uv as nox's uv backend builds a session's.
+"""One cached virtual environment per jax release, built with uv as nox's uv backend builds a
+session's.
 
 A release installs what ``harness.pins.install_args`` says for it under the session's
 profile (the harness itself, editable, and the pinned release: JAX's CUDA build under a
@@ -35,7 +36,8 @@ ERROR_LINES = 6
 
 @dataclass(frozen=True)
 class ReleaseEnv:
-    """A jax release, and how to install it: ``uv pip install`` arguments, interpreter, venv folder."""
+    """A jax release, and how to install it: ``uv pip install`` arguments, interpreter, venv
+    folder."""
 
     jax: str
     jaxlib: str
@@ -49,14 +51,17 @@ class ReleaseEnv:
 
 
 def venv_name(release: Release, profile: Profile) -> str:
-    """``release-jax-V`` for every CPU profile (they install the same), ``release-jax-V-cuda12`` for a CUDA build."""
+    """``release-jax-V`` for every CPU profile (they install the same), ``release-jax-V-cuda12`` for
+    a CUDA build."""
     build = "".join(f"-{extra}" for extra in profile.jax_extras)
     return f"release-jax-{release.jax}{build}"
 
 
 def release_env(release: Release, profile: Profile, python: str, folder: Path) -> ReleaseEnv:
-    """How ``release`` is installed for ``profile``: its install arguments, in its venv under ``folder``."""
-    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): say so, not a guess.
+    """How ``release`` is installed for ``profile``: its install arguments, in its venv under
+    ``folder``."""
+    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): say so, not a
+    # guess.
     jaxlib = (
         f"pinned by jax[{','.join(profile.jax_extras)}]" if profile.jax_extras else release.jaxlib
     )
@@ -65,7 +70,8 @@ def release_env(release: Release, profile: Profile, python: str, folder: Path) -
 
 
 def plain_env(env: ReleaseEnv) -> ReleaseEnv:
-    """``env``'s release alone: a venv of its own holding jax, jaxlib and their dependencies, not the harness.
+    """``env``'s release alone: a venv of its own holding jax, jaxlib and their dependencies, not
+    the harness.
 
     Where an issue draft runs its short script, as a maintainer would after
     ``pip install`` of the same requirements (``.nox/plain-jax-VERSION`` beside ``env``'s).
@@ -76,7 +82,8 @@ def plain_env(env: ReleaseEnv) -> ReleaseEnv:
 
 
 def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
-    """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby ones."""
+    """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby
+    ones."""
     Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(
         version
     )  # refuses one not listed
@@ -132,8 +139,9 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
 
 
 def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
-    """Files that the installs of ``packages`` (None: every distribution in the venv) recorded (their RECORD) and
-    that are gone from ``venv``: a module deleted, a jaxlib ``.so`` gone, a RECORD that cannot be read."""
+    """Files that the installs of ``packages`` (None: every distribution in the venv) recorded
+    (their RECORD) and that are gone from ``venv``: a module deleted, a jaxlib ``.so`` gone, a
+    RECORD that cannot be read."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     if not found:
         return ["site-packages"]
@@ -159,10 +167,11 @@ def ensure(env: ReleaseEnv) -> str | None:
     """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
 
     An existing venv is installed into (uv pins it to exactly what is asked), never
-    deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file it
-    installed (any distribution's RECORD names a file that is gone) is installed again (``--reinstall``).
-    Checked and made under the venv's lock: two runs that need it at once (two sessions, two workers of
-    the test suite) make it once, the second waiting and then finding it ready.
+    deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file
+    it installed (any distribution's RECORD names a file that is gone) is installed again
+    (``--reinstall``). Checked and made under the venv's lock: two runs that need it at once (two
+    sessions, two workers of the test suite) make it once, the second waiting and then finding it
+    ready.
     """
     with venv_lock(env.venv):
         return _ensure(env)
@@ -181,8 +190,12 @@ def _ensure(env: ReleaseEnv) -> str | None:
         pass  # not installed yet, or by something else
     uv = uv_command()
     if uv is None:
-        return "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
-    # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over itself.
+        return (
+            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
+            "install uv"
+        )
+    # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over
+    # itself.
     again = ["--reinstall"] if damaged else []
     install = [
         *uv,
@@ -199,9 +212,10 @@ def _ensure(env: ReleaseEnv) -> str | None:
         steps.insert(
             0, ("uv venv", [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
         )
-    # Every module compiled once, here: a release's `import jax` (a plain script's process.import_ns) then
-    # times importing, never compiling jax's source, whether or not its processes may write bytecode
-    # (PYTHONDONTWRITEBYTECODE), so every release's import is timed alike.
+    # Every module compiled once, here: a release's `import jax` (a plain script's
+    # process.import_ns) then times importing, never compiling jax's source, whether or not its
+    # processes may write bytecode (PYTHONDONTWRITEBYTECODE), so every release's import is timed
+    # alike.
     steps.append(
         (
             "compileall",

@@ -1,4 +1,5 @@
-"""CPU lists for ``--affinity`` (as pyperf's): the CPUs a case process is pinned to before JAX starts.
+"""CPU lists for ``--affinity`` (as pyperf's): the CPUs a case process is pinned to before JAX
+starts.
 
 Pinned to one core, a scan case ran at 28.8–29.8 ms over 8 processes where unpinned it
 ranged 32.8–34.4 ms on a quiet machine: the kernel moving the process and its threads
@@ -12,8 +13,8 @@ import re
 
 from harness.errors import UsageError
 
-# Linux builds for at most 8192 CPUs (NR_CPUS): a larger number names no CPU anywhere, and checking that
-# before a range is expanded keeps "0-99999999999" from filling memory.
+# Linux builds for at most 8192 CPUs (NR_CPUS): a larger number names no CPU anywhere, and checking
+# that before a range is expanded keeps "0-99999999999" from filling memory.
 MAX_CPU = 8191
 MAX_LIST_CHARS = 40_000  # each of the 8192 CPUs written out singly fits: a longer text is no list
 DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "１" and "²"
@@ -23,7 +24,8 @@ def parse_cpu_list(text: str) -> list[int]:
     """``"0"``, ``"0,1"``, ``"0-3,6"`` → the sorted CPU numbers; ValueError for anything else."""
     if len(text) > MAX_LIST_CHARS:
         raise ValueError(
-            f"{text[:40]!r}…: a CPU list of {len(text)} characters is not one (at most {MAX_LIST_CHARS})"
+            f"{text[:40]!r}…: a CPU list of {len(text)} characters is not one (at most "
+            f"{MAX_LIST_CHARS})"
         )
     cpus: set[int] = set()
     for part in text.split(","):

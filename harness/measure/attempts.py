@@ -1,9 +1,11 @@
-"""One case process of a side, measured under the machine's lock, and measured again while the machine was loaded.
+"""One case process of a side, measured under the machine's lock, and measured again while the
+machine was loaded.
 
-A process that finished ok while other processes kept more than ``--max-load`` cores busy is measured again, a
-second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again (a failure, timeout or crash
-under load stays what it was), and a retry that fails, hangs, crashes or is interrupted leaves the loaded
-measurement standing.  Every attempt is counted in the process's load record.
+A process that finished ok while other processes kept more than ``--max-load`` cores busy is
+measured again, a second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again
+(a failure, timeout or crash under load stays what it was), and a retry that fails, hangs, crashes
+or is interrupted leaves the loaded measurement standing.  Every attempt is counted in the process's
+load record.
 """
 
 from __future__ import annotations
@@ -70,11 +72,12 @@ def measure_process(
     progress: Callable[[str], None],
     line: str,
 ) -> ProcessRun:
-    """Measure process ``round_index`` of ``run``'s side (``worker`` gives its worker, restarted if it died);
-    ``line`` begins each progress line about it.  The process is appended to ``run`` and returned."""
+    """Measure process ``round_index`` of ``run``'s side (``worker`` gives its worker, restarted if
+    it died); ``line`` begins each progress line about it.  The process is appended to ``run`` and
+    returned."""
     attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
-    # A side still loaded on its last attempt meets a steady load: measuring again would only add time, and
-    # its sides share the load, taking turns in rounds.
+    # A side still loaded on its last attempt meets a steady load: measuring again would only add
+    # time, and its sides share the load, taking turns in rounds.
     steady = any(
         p.load is not None and p.load.loaded and p.load.attempts >= LOAD_ATTEMPTS
         for p in run.processes
@@ -93,14 +96,16 @@ def measure_process(
         if kept is not None and process.status is not RunStatus.OK:
             process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
             break
-        # Only a measurement is measured again: a failure, timeout or crash under load stays what it was.
+        # Only a measurement is measured again: a failure, timeout or crash under load stays what it
+        # was.
         loaded = process.load is not None and process.load.loaded and process.status is RunStatus.OK
         if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
             break
         kept = process
         progress(
-            f"{line} → {process.status}{load_text(process)} (over --max-load {settings.max_load:g}); "
-            f"measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt {attempts + 1} of {LOAD_ATTEMPTS})"
+            f"{line} → {process.status}{load_text(process)} (over --max-load "
+            f"{settings.max_load:g}); measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt "
+            f"{attempts + 1} of {LOAD_ATTEMPTS})"
         )
         time.sleep(LOAD_RETRY_WAIT_S)
     process = _with_attempts(process, attempts)

@@ -1,15 +1,16 @@
-"""A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the samples.
+"""A pytest-benchmark suite's run, as a script's programs: each benchmark a program, its rounds the
+samples.
 
 A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
 scratch folder.  ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes every benchmark there
 with ``stats.data``, the time of each round (per iteration, in seconds; pytest-benchmark always
-includes it in ``--benchmark-json``).  Each benchmark becomes the program ``bench.<name>``, each round
-one wall sample, so a benchmark is judged over processes like any program: its process median is
-one draw, and its rounds give the spread within.
+includes it in ``--benchmark-json``).  Each benchmark becomes the program ``bench.<name>``, each
+round one wall sample, so a benchmark is judged over processes like any program: its process median
+is one draw, and its rounds give the spread within.
 
 The file is the suite's output, so untrusted: read within bounds, its names made into program names
-(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  Standard library
-only: the case process runs it in a venv that holds jax and little else.
+(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  Standard
+library only: the case process runs it in a venv that holds jax and little else.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from harness.store.schema import StoredProgram, TimedSample
 
 BENCHMARK_JSON = "HARNESS_BENCHMARK_JSON"  # not JAX_: results record JAX_ variables
 PREFIX = "bench."  # never the harness's own ``process`` or ``json`` programs
-# A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under 200 MB; the
-# harness reads a result back within 64 MB, so what one process keeps is bounded here too.
+# A suite's JSON holds every round of every benchmark: 1,000 benchmarks of 10,000 rounds is under
+# 200 MB; the harness reads a result back within 64 MB, so what one process keeps is bounded here
+# too.
 MAX_FILE_BYTES = 32 * 2**20
 MAX_BENCHMARKS = 200
 MAX_ROUNDS = 10_000
@@ -45,9 +47,10 @@ class SuiteRun:
 
 
 def program_name(fullname: str, taken: set[str]) -> str:
-    """``bench.`` and the benchmark's full name, its module by file name alone (the folders above it are where
-    the suite lies, which may name a home folder), anything but letters, digits, ``_ + -`` as ``_``
-    (``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``); a clash gets a number."""
+    """``bench.`` and the benchmark's full name, its module by file name alone (the folders above it
+    are where the suite lies, which may name a home folder), anything but letters, digits, ``_ + -``
+    as ``_`` (``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``); a clash gets a
+    number."""
     module, _, rest = fullname.partition("::")
     short = PurePosixPath(module.replace("\\", "/")).name + (f"::{rest}" if rest else "")
     stem = NAME_CHARS.sub("_", short).strip("_")[:MAX_NAME_CHARS] or "benchmark"
@@ -74,7 +77,8 @@ def _rounds(stats: Any) -> list[float] | str:
 
 
 def read_suite_run(path: Path) -> SuiteRun:
-    """The benchmarks of the JSON pytest-benchmark wrote at ``path``; none (with a note) if it wrote none."""
+    """The benchmarks of the JSON pytest-benchmark wrote at ``path``; none (with a note) if it wrote
+    none."""
     run = SuiteRun()
     try:
         document = json.loads(read_bounded(path, limit=MAX_FILE_BYTES, follow_links=False))

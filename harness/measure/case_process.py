@@ -1,4 +1,5 @@
-"""One case process: started on a side's worker, timed out, classified, with the machine's load while it ran.
+"""One case process: started on a side's worker, timed out, classified, with the machine's load
+while it ran.
 
 Statuses (``RunStatus``): ``ok``, ``failed`` (the error's last lines), ``timeout``,
 ``crashed`` (killed by a signal: segfault, abort, the kernel's OOM killer; or its worker
@@ -29,8 +30,8 @@ from harness.store.schema import (
 )
 
 DETAIL_CHARS = deaths.LAST_CHARS  # of a failed process's output kept in its result
-# The end of a case process's output, scrubbed: its last lines, and of those the last characters (one 10 MB line
-# would otherwise land whole in the result and on every page that shows it).
+# The end of a case process's output, scrubbed: its last lines, and of those the last characters
+# (one 10 MB line would otherwise land whole in the result and on every page that shows it).
 tail = deaths.last_lines
 
 
@@ -48,8 +49,9 @@ signal_name = deaths.signal_name
 
 
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
-    """How a case process ended and what it measured, from its exit code, its payload (the ``ProcessRun``
-    it wrote, as JSON) and its output; its place and window are the caller's to add."""
+    """How a case process ended and what it measured, from its exit code, its payload (the
+    ``ProcessRun`` it wrote, as JSON) and its output; its place and window are the caller's to
+    add."""
     if returncode < 0:
         name = signal_name(-returncode)
         hint = (
@@ -75,8 +77,9 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
 
 
 def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
-    """A process that did not finish ok, with where it died (one the case process itself did not say: what
-    its detail says) and the faulthandler ``stack`` written at its fatal signal or time-out."""
+    """A process that did not finish ok, with where it died (one the case process itself did not
+    say: what its detail says) and the faulthandler ``stack`` written at its fatal signal or
+    time-out."""
     if process.status in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
         return process
     died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)
@@ -105,7 +108,8 @@ def run_process(
     script_sha256: str | None = None,
     script_args: tuple[str, ...] = (),
 ) -> ProcessRun:
-    """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for the case's sake.
+    """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for
+    the case's sake.
 
     An interrupt (Ctrl-C, SIGTERM) kills the case process before it propagates.
     """

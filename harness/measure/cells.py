@@ -1,8 +1,9 @@
-"""A measurement's records while it runs: a planned cell, each side's run of it (its case processes, and why it
-stopped), and how they read in progress lines.
+"""A measurement's records while it runs: a planned cell, each side's run of it (its case processes,
+and why it stopped), and how they read in progress lines.
 
-A side's run of a cell (``CellRun``) collects its case processes in the order they ran; a cell (``Cell``)
-holds the runs of every side measured in it, and says which of them measuring until decided compares.
+A side's run of a cell (``CellRun``) collects its case processes in the order they ran; a cell
+(``Cell``) holds the runs of every side measured in it, and says which of them measuring until
+decided compares.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ class CellRun:
     processes: list[ProcessRun] = field(default_factory=list)
     refusal: str | None = None  # refused by the budget: no process was started
     stopped: str = ""  # why the side ran fewer processes than planned
-    extent: str = ""  # with a target ratio: how many rounds it took, or that the most allowed did not reach it
+    # with a target ratio: how many rounds it took, or that the most allowed did not reach it
+    extent: str = ""
     settled: str = (
         ""  # measuring until decided: every comparison of this side was decided at a look
     )
@@ -85,7 +87,8 @@ class CellRun:
         return min(start for start, _ in windows), max(end for _, end in windows)
 
     def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
-        """The claim over the processes that finished ok with a verdict (``settle_claim``); None without one."""
+        """The claim over the processes that finished ok with a verdict (``settle_claim``); None
+        without one."""
         claims = [
             p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None
         ]
@@ -103,7 +106,10 @@ class CellRun:
             return self.settled
         timeouts = sum(p.status is RunStatus.TIMEOUT for p in self.processes)
         if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
-            return f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} processes not run"
+            return (
+                f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} "
+                "processes not run"
+            )
         return None
 
 
@@ -114,7 +120,8 @@ def next_look(looks: tuple[int, ...], done: int) -> int:
 
 @dataclass
 class Cell:
-    """A planned cell being measured: its place in the plan, and a run for each side not measured before."""
+    """A planned cell being measured: its place in the plan, and a run for each side not measured
+    before."""
 
     index: int
     item: PlannedRun
@@ -122,12 +129,14 @@ class Cell:
     runs: list[CellRun] = field(default_factory=list)
 
     def others(self, run: CellRun) -> list[str]:
-        """The labels of the sides measured beside ``run``, as its result names them (``interleaved_with``)."""
+        """The labels of the sides measured beside ``run``, as its result names them
+        (``interleaved_with``)."""
         return [r.side.label for r in self.runs if r is not run]
 
     def left(self, settings: Settings) -> tuple[int, int]:
-        """Processes still to measure: to the end of the planned rounds or of the look under way, and at most
-        (every comparison left open to ``most_processes``), for the progress line's estimate."""
+        """Processes still to measure: to the end of the planned rounds or of the look under way,
+        and at most (every comparison left open to ``most_processes``), for the progress line's
+        estimate."""
         active = [run for run in self.runs if run.finished() is None]
         if not active:
             return 0, 0
@@ -139,11 +148,12 @@ class Cell:
         return planned, max(planned, sum(max(most - len(run.processes), 0) for run in active))
 
     def pairs(self) -> list[tuple[CellRun, CellRun]]:
-        """The sides compared when measuring until decided, in plan order: each with the next side of its
-        profile (a bisect's good, probe and bad releases; a matrix's releases step by step); sides whose
-        profile is theirs alone (an A/A of one release under two labels) each with the next such side; none
-        with a side whose plan says ``compare_next: false``; a side that names its partner (``compare_with``: a
-        changed default tried on a release) with that side, the partner first."""
+        """The sides compared when measuring until decided, in plan order: each with the next side
+        of its profile (a bisect's good, probe and bad releases; a matrix's releases step by step);
+        sides whose profile is theirs alone (an A/A of one release under two labels) each with the
+        next such side; none with a side whose plan says ``compare_next: false``; a side that names
+        its partner (``compare_with``: a changed default tried on a release) with that side, the
+        partner first."""
         profiles = Counter(run.side.profile for run in self.runs)
         by_label = {run.side.label: run for run in self.runs}
         found = []
@@ -165,7 +175,8 @@ class Cell:
 
 
 def pair_name(a: Side, b: Side) -> str:
-    """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
+    """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33
+    · cpu"."""
     plain = (
         a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
     )
@@ -175,7 +186,8 @@ def pair_name(a: Side, b: Side) -> str:
 
 
 def claim_text(run: CellRun) -> str:
-    """The claim over the run's processes as the report settles it; one process's verdict as it said it."""
+    """The claim over the run's processes as the report settles it; one process's verdict as it said
+    it."""
     verdict = run.claim_verdict()
     if verdict is None:
         return ""
@@ -187,9 +199,9 @@ def claim_text(run: CellRun) -> str:
 def point_claim(
     run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES
 ) -> tuple[bool | None, str]:
-    """The claim's verdict at a size point (for a search): whether it holds, settled over the point's processes
-    as every claim is (``settle_claim``), and the evidence; None when the run did not finish ok or the processes
-    did not settle."""
+    """The claim's verdict at a size point (for a search): whether it holds, settled over the
+    point's processes as every claim is (``settle_claim``), and the evidence; None when the run did
+    not finish ok or the processes did not settle."""
     verdict = run.claim_verdict(min_processes)
     if run.status is not RunStatus.OK or verdict is None or not verdict.settled:
         why = (

@@ -70,15 +70,20 @@ class Skip(Exception):
 
 
 def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
-    """Why a case that needs ``needed`` devices and uses ``used`` (its MIN_DEVICES, DEVICES_USED) is not measured
-    where there are ``found`` devices; empty when it is.  The runner asks it before starting a process where the
-    profile says how many CPU devices there will be (``sides.cpu_devices``)."""
+    """Why a case that needs ``needed`` devices and uses ``used`` (its MIN_DEVICES, DEVICES_USED) is
+    not measured where there are ``found`` devices; empty when it is.  The runner asks it before
+    starting a process where the profile says how many CPU devices there will be
+    (``sides.cpu_devices``)."""
     if found < needed:
-        return f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. cpu8)"
+        return (
+            f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. "
+            "cpu8)"
+        )
     if used is not None and found > used and cpu:
         return (
-            f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made {found} CPU "
-            "devices: the others would sit idle, so the one-device profile (cpu) measures what this would"
+            f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made "
+            f"{found} CPU devices: the others would sit idle, so the one-device profile (cpu) "
+            "measures what this would"
         )
     return ""
 
@@ -152,30 +157,36 @@ def medians(
 
 
 class NothingDispatched(Exception):
-    """A step returned no JAX array: its time is Python's, not JAX's, and must not be stored as a measurement."""
+    """A step returned no JAX array: its time is Python's, not JAX's, and must not be stored as a
+    measurement."""
 
 
 def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Sequence[Any]) -> None:
-    """Refuse a step whose output (of the program's cold call, before any warm-up) holds no JAX array."""
+    """Refuse a step whose output (of the program's cold call, before any warm-up) holds no JAX
+    array."""
     for label, output in zip(labels, outputs, strict=True):
         leaves = jax.tree_util.tree_leaves(output)
         if not any(isinstance(leaf, jax.Array) for leaf in leaves):
             kinds = ", ".join(sorted({type(leaf).__name__ for leaf in leaves})) or "nothing"
             raise NothingDispatched(
-                f"program {program}, step {label} returned {kinds}, no JAX array: nothing was dispatched to JAX, so "
-                "its time is not JAX's; a step must return the arrays it dispatched"
+                f"program {program}, step {label} returned {kinds}, no JAX array: nothing was "
+                "dispatched to JAX, so its time is not JAX's; a step must return the arrays it "
+                "dispatched"
             )
 
 
 class CaseError(TypeError):
-    """What a case returned is not what the harness can store: the process fails with this, measured or not."""
+    """What a case returned is not what the harness can store: the process fails with this, measured
+    or not."""
 
 
 def checked_facts(facts: Any) -> dict[str, Any]:
-    """A case's facts, scrubbed, once they are a dict of names to what JSON holds; CaseError otherwise."""
+    """A case's facts, scrubbed, once they are a dict of names to what JSON holds; CaseError
+    otherwise."""
     if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
         raise CaseError(
-            f"facts() must return a dict of names to values, not {type(facts).__name__}: {facts!r:.200}"
+            f"facts() must return a dict of names to values, not {type(facts).__name__}: "
+            f"{facts!r:.200}"
         )
     try:
         json.dumps(facts, allow_nan=False)
@@ -184,7 +195,8 @@ def checked_facts(facts: Any) -> dict[str, Any]:
     return dict(scrub_value(facts))
 
 
-# Facts that say which jax options were set for the process (a changed default tried): "jax_config.NAME".
+# Facts that say which jax options were set for the process (a changed default tried):
+# "jax_config.NAME".
 JAX_CONFIG_FACT = "jax_config"
 
 
@@ -232,7 +244,8 @@ def execute(
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
             raise CaseError(
-                f"programs(): program {name!r} has a name or step label that is not text: {labels!r:.200}"
+                f"programs(): program {name!r} has a name or step label that is not text: "
+                f"{labels!r:.200}"
             )
         check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
@@ -259,10 +272,12 @@ def run(
     fault_file: str | None = None,
     dump_at_unix_s: float | None = None,
 ) -> ProcessRun:
-    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process measured.
+    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process
+    measured.
 
-    ``fault_file``: where Python's stack goes at a fatal signal and, at ``dump_at_unix_s``, of a process still
-    running (``deaths.watch_faults``); a plain script's own process writes it there (its start-up hook)."""
+    ``fault_file``: where Python's stack goes at a fatal signal and, at ``dump_at_unix_s``, of a
+    process still running (``deaths.watch_faults``); a plain script's own process writes it there
+    (its start-up hook)."""
     phase = Phases()
     scripted = script_sha256 is not None
     deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)

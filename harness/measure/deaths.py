@@ -1,11 +1,12 @@
-"""Where a process died: its signal or exit status, the last lines it wrote, and Python's stack then.
+"""Where a process died: its signal or exit status, the last lines it wrote, and Python's stack
+then.
 
-Every case process runs with ``faulthandler`` writing into a file of the harness's (``watch_faults``): at a
-fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every thread's Python stack, and a little
-before the process's time-out (``dump_after``) it writes where the process is waiting.  A plain script
-gets the same from its start-up hook (``script_hook``, told by ``FAULT_FILE`` and ``FAULT_AFTER_S``), so
-the script itself runs unmodified.  The harness reads the file back (``read_stack``) into the process's
-``ProcessEnd``.
+Every case process runs with ``faulthandler`` writing into a file of the harness's
+(``watch_faults``): at a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every
+thread's Python stack, and a little before the process's time-out (``dump_after``) it writes where
+the process is waiting.  A plain script gets the same from its start-up hook (``script_hook``, told
+by ``FAULT_FILE`` and ``FAULT_AFTER_S``), so the script itself runs unmodified.  The harness reads
+the file back (``read_stack``) into the process's ``ProcessEnd``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,17 @@ from typing import IO, Any
 from harness.host.environment import scrub
 from harness.store.schema import EndKind, ProcessEnd
 
-# The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the harness).
+# The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
+# harness).
 FAULT_FILE = "HARNESS_FAULT_FILE"
 FAULT_AT = (
     "HARNESS_FAULT_AT_UNIX_S"  # when to write the stack of a process still running, in Unix seconds
 )
-# A script's output, beside the fault file: the harness reads its end back when it had to kill the process.
+# A script's output, beside the fault file: the harness reads its end back when it had to kill the
+# process.
 SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
-# Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM killer
-# (SIGKILL).  A segfault or an abort is the process's own doing.
+# Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM
+# killer (SIGKILL).  A segfault or an abort is the process's own doing.
 OUTSIDE_SIGNALS = frozenset({"SIGKILL", "SIGTERM", "SIGINT", "SIGHUP"})
 STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal thread's stack is
 LAST_LINES = 25
@@ -54,7 +57,8 @@ def last_lines(text: str, lines: int = LAST_LINES, chars: int = LAST_CHARS) -> s
 
 
 def ended(returncode: int, output: str) -> ProcessEnd:
-    """A process that exited with ``returncode`` (negative: killed by that signal, as Python reports it)."""
+    """A process that exited with ``returncode`` (negative: killed by that signal, as Python reports
+    it)."""
     if returncode < 0:
         name = signal_name(-returncode)
         return ProcessEnd(
@@ -77,8 +81,8 @@ def dump_after(timeout_s: float) -> float:
 
 
 def watch_faults(path: str | None, at_unix_s: float | None) -> None:
-    """In a case process: its Python stack into ``path`` at a fatal signal, and at ``at_unix_s`` (a time the
-    harness chose before starting it, so the time the process took to start counts)."""
+    """In a case process: its Python stack into ``path`` at a fatal signal, and at ``at_unix_s`` (a
+    time the harness chose before starting it, so the time the process took to start counts)."""
     if not path:
         return
     try:
@@ -92,8 +96,8 @@ def watch_faults(path: str | None, at_unix_s: float | None) -> None:
 
 
 def script_output(environ: Mapping[str, str], name: str) -> Any:
-    """A file for a script's output: ``name`` beside the fault file, where the harness can read it once it killed
-    the process at its time-out; an anonymous temporary file where there is none."""
+    """A file for a script's output: ``name`` beside the fault file, where the harness can read it
+    once it killed the process at its time-out; an anonymous temporary file where there is none."""
     folder = environ.get(FAULT_FILE)
     if not folder:
         return tempfile.TemporaryFile()

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # A printed figure of more digits is no measurement, and no result could hold it: the bound of
-# ``harness.store.bounds.MAX_INTEGER_DIGITS``, repeated since this module is inlined with the standard library alone
-# (a test keeps the two equal).
+# ``harness.store.bounds.MAX_INTEGER_DIGITS``, repeated since this module is inlined with the
+# standard library alone (a test keeps the two equal).
 FIGURE_DIGITS = 19
 CLAIM_PREFIX = "claim holds: "
 FACT_PREFIX = "fact "
 _FIGURE = re.compile(
-    r"metric (?P<program>\S+) (?P<metric>.+) median=(?P<median>\d+) min=(?P<min>\d+) max=(?P<max>\d+) n=(?P<n>\d+)"
+    r"metric (?P<program>\S+) (?P<metric>.+) median=(?P<median>\d+) min=(?P<min>\d+) "
+    r"max=(?P<max>\d+) n=(?P<n>\d+)"
 )
 
 
@@ -72,14 +73,15 @@ class Figures:
 
 
 def _figure(found: re.Match[str]) -> Figure | str:
-    """The figure of a matched line, or why it is none: a field of more digits than any measurement has."""
+    """The figure of a matched line, or why it is none: a field of more digits than any measurement
+    has."""
     fields = {name: found[name] for name in ("median", "min", "max", "n")}
     long = [name for name, digits in fields.items() if len(digits) > FIGURE_DIGITS]
     if long:
         digits = len(fields[long[0]])
         return (
-            f"figure line of {found['program'][:40]} {found['metric'][:40]}: its {long[0]} has {digits:,} digits "
-            f"(at most {FIGURE_DIGITS}); left out"
+            f"figure line of {found['program'][:40]} {found['metric'][:40]}: its {long[0]} has "
+            f"{digits:,} digits (at most {FIGURE_DIGITS}); left out"
         )
     values = {name: int(digits) for name, digits in fields.items()}
     return Figure(

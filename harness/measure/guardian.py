@@ -28,15 +28,18 @@ from pathlib import Path
 
 # Set in the harness's environment, so every process it starts carries it.
 MARKER_VARIABLE = "HARNESS_RUN_MARKER"  # not JAX_: results record JAX_ variables
-# Seconds the marked processes get to end on SIGTERM (a worker ends its case process's tree) before SIGKILL.
+# Seconds the marked processes get to end on SIGTERM (a worker ends its case process's tree) before
+# SIGKILL.
 GRACE_S = 2.0
-# Rounds of looking for marked processes: what each round's dead had started may show up in the next.
+# Rounds of looking for marked processes: what each round's dead had started may show up in the
+# next.
 ROUNDS = 200
 ROUND_PAUSE_S = 0.05
 
 
 def _marked(marker: bytes, spared: set[int]) -> list[int]:
-    """Live processes whose environment carries ``marker``, but ``spared``; none where there is no ``/proc``."""
+    """Live processes whose environment carries ``marker``, but ``spared``; none where there is no
+    ``/proc``."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         pid = int(entry.name)
@@ -53,7 +56,8 @@ def _marked(marker: bytes, spared: set[int]) -> list[int]:
 
 
 def end_marked(marker: str, harness: int) -> None:
-    """End every process carrying ``MARKER_VARIABLE=marker``: SIGTERM first, SIGKILL once the grace is over.
+    """End every process carrying ``MARKER_VARIABLE=marker``: SIGTERM first, SIGKILL once the grace
+    is over.
 
     Neither the watchdog nor the ``harness`` that set the marker (still alive after a clean exit,
     waiting for the watchdog) is ended.
@@ -73,7 +77,8 @@ def end_marked(marker: str, harness: int) -> None:
 
 
 def watch(marker: str, folder: str, harness: int) -> int:
-    """The watchdog: wait until the harness has ended (its pipe, our stdin, closes), then clean up after it."""
+    """The watchdog: wait until the harness has ended (its pipe, our stdin, closes), then clean up
+    after it."""
     # A Ctrl-C at the terminal or a SIGTERM to the harness's group is for the harness; the
     # watchdog stays until the harness is gone, whichever way it went.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -115,7 +120,8 @@ def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] 
 
 @contextlib.contextmanager
 def guarded() -> Iterator[Path]:
-    """Run the harness's command under a watchdog; yields the folder its temporary folders go under."""
+    """Run the harness's command under a watchdog; yields the folder its temporary folders go
+    under."""
     marker = os.urandom(8).hex()
     folder = Path(tempfile.mkdtemp(prefix="jax-repro-"))
     watchdog, write_end = _start_watchdog(marker, folder)

@@ -73,7 +73,8 @@ def structure(hlo_text: str) -> dict[str, Any]:
 
 
 def cost(compiled: Any) -> dict[str, float | None]:
-    """flops and bytes accessed from ``cost_analysis()``: a list of dicts through 0.4.38, a dict since."""
+    """flops and bytes accessed from ``cost_analysis()``: a list of dicts through 0.4.38, a dict
+    since."""
     try:
         analysis = compiled.cost_analysis()
     except Exception:  # not every backend implements it; absence is a fact, not a failure
@@ -99,8 +100,8 @@ MEMORY_SIZES = {
 
 
 def memory(compiled: Any) -> dict[str, int]:
-    """The buffer sizes XLA planned for the executable, from ``memory_analysis()`` where the release and
-    backend give it (none where they do not: absence is a fact)."""
+    """The buffer sizes XLA planned for the executable, from ``memory_analysis()`` where the release
+    and backend give it (none where they do not: absence is a fact)."""
     try:
         analysis = compiled.memory_analysis()
     except Exception:

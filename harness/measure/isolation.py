@@ -1,7 +1,9 @@
-"""How a side's worker isolates each case process: ``fork`` or ``spawn``, and which one a run takes by default.
+"""How a side's worker isolates each case process: ``fork`` or ``spawn``, and which one a run takes
+by default.
 
-- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a case process skips a
-  1.5 s JAX import and still starts its own backend, devices and compilation caches with the side's XLA flags;
+- ``fork`` forks the worker, which imported JAX once *without* starting a backend, so a case process
+  skips a 1.5 s JAX import and still starts its own backend, devices and compilation caches with the
+  side's XLA flags;
 - ``spawn`` makes each forked process ``exec`` a new ``python -m harness.measure.child``.
 """
 

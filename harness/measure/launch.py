@@ -1,4 +1,5 @@
-"""The harness's end of a side's worker (``harness.measure.worker``): start it, start case processes, stop them.
+"""The harness's end of a side's worker (``harness.measure.worker``): start it, start case
+processes, stop them.
 
 A worker is started once per side (an interpreter and its environment) and runs every
 case process of that side, one at a time.  It is started in a session of its own, so
@@ -31,7 +32,8 @@ __all__ = ["Exited", "Worker", "WorkerGone", "kill_group"]
 READY_TIMEOUT_S = 300.0
 # Seconds to wait for the worker to report a case process it was told to kill.
 REAP_TIMEOUT_S = 30.0
-# Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is killed.
+# Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is
+# killed.
 CLOSE_TIMEOUT_S = 5.0
 LOG_TAIL_LINES = 15
 
@@ -50,7 +52,8 @@ class Exited:
 
 
 def kill_group(pid: int) -> None:
-    """Kill a case process and its process group; right after the fork the group may not exist yet."""
+    """Kill a case process and its process group; right after the fork the group may not exist
+    yet."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -131,7 +134,8 @@ class Worker:
         return dict(message[kind])
 
     def ready(self, timeout: float = READY_TIMEOUT_S) -> dict[str, Any]:
-        """Wait until the worker has imported what it preloads; its facts (``host``, ``release``...)."""
+        """Wait until the worker has imported what it preloads; its facts (``host``,
+        ``release``...)."""
         facts = self._expect("ready", timeout)
         if facts is None:
             self.close()
@@ -168,7 +172,8 @@ class Worker:
         )
 
     def kill(self) -> Exited | None:
-        """Kill the running case process with its group; how it ended, once the worker has reaped it."""
+        """Kill the running case process with its group; how it ended, once the worker has reaped
+        it."""
         if self.running is None:
             return None
         kill_group(self.running)

@@ -1,4 +1,5 @@
-"""Processes the harness starts die with the process that started them (Linux: ``prctl``; elsewhere a watch).
+"""Processes the harness starts die with the process that started them (Linux: ``prctl``; elsewhere
+a watch).
 
 Standard library only: a side's worker imports it before anything else.
 """
@@ -19,7 +20,8 @@ PARENT_POLL_S = 0.5
 
 
 def prctl(option: int, value: int) -> bool:
-    """Linux's ``prctl``; False where there is none (macOS, BSD) or the kernel refuses the option."""
+    """Linux's ``prctl``; False where there is none (macOS, BSD) or the kernel refuses the
+    option."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(option, value, 0, 0, 0) == 0)
@@ -39,7 +41,8 @@ def _watch_parent(parent: int, signum: int) -> None:
 
 
 def ignores_hangups(pid: int) -> bool:
-    """Whether process ``pid`` ignores SIGHUP (its ``SigIgn`` mask in ``/proc``); False where none can be read."""
+    """Whether process ``pid`` ignores SIGHUP (its ``SigIgn`` mask in ``/proc``); False where none
+    can be read."""
     try:
         with open(f"/proc/{pid}/status", "rb") as file:
             status = file.read()

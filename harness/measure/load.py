@@ -21,8 +21,9 @@ from harness.store.schema import ProcessLoad
 PROC_STAT = Path("/proc/stat")
 # The threshold at which a process is flagged as loaded when --max-load is not given.
 DEFAULT_FLAG_CORES = 0.5
-# /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest guest_nice.
-# Idle and iowait are not busy; guest time is already counted in user (and guest_nice in nice).
+# /proc/stat's aggregate "cpu" line: user nice system idle iowait irq softirq steal guest
+# guest_nice. Idle and iowait are not busy; guest time is already counted in user (and guest_nice in
+# nice).
 _BUSY_FIELDS = (0, 1, 2, 5, 6, 7)
 
 
@@ -58,7 +59,8 @@ def other_cpu_cores(
 
 
 def resolution_cores(wall_s: float) -> float:
-    """How far off ``other_cpu_cores`` can be: each CPU's busy time is counted in whole clock ticks."""
+    """How far off ``other_cpu_cores`` can be: each CPU's busy time is counted in whole clock
+    ticks."""
     try:
         ticks = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError):
@@ -67,7 +69,8 @@ def resolution_cores(wall_s: float) -> float:
 
 
 def is_loaded(cores: float | None, wall_s: float, threshold: float) -> bool:
-    """Over the threshold by more than the count's resolution: a 20 ms process on 2 cores is not judged on ticks."""
+    """Over the threshold by more than the count's resolution: a 20 ms process on 2 cores is not
+    judged on ticks."""
     return cores is not None and cores - resolution_cores(wall_s) > threshold
 
 

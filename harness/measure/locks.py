@@ -1,14 +1,16 @@
-"""The locks measurement takes turns on: the machine's (one case process measuring at a time, from any sweep) and
-a results folder's (one run storing into it at a time, so two sweeps into it measure each cell once); and a
-venv's (one run making or checking it at a time, so two runs that need it make it once).
+"""The locks measurement takes turns on: the machine's (one case process measuring at a time, from
+any sweep) and a results folder's (one run storing into it at a time, so two sweeps into it measure
+each cell once); and a venv's (one run making or checking it at a time, so two runs that need it
+make it once).
 
-The locks are files in one folder every user of the machine shares (``/tmp``, or ``HARNESS_LOCK_DIR``),
-so that two users' runs exclude each other too.  A lock file is created readable and writable by
-everyone whatever the umask, and opened read-only when it exists: ``flock`` needs no more, and in a
-sticky folder (``/tmp``) opening another user's file to create it is refused (``protected_regular``).
-A lock that cannot be used (a folder or a link at its path, a file another user keeps to themselves, a
-lock folder that is missing) gives one warning line and falls back to one in the user's runtime folder
-(``XDG_RUNTIME_DIR``), excluding that user's own runs only, or else to none.
+The locks are files in one folder every user of the machine shares (``/tmp``, or
+``HARNESS_LOCK_DIR``), so that two users' runs exclude each other too.  A lock file is created
+readable and writable by everyone whatever the umask, and opened read-only when it exists: ``flock``
+needs no more, and in a sticky folder (``/tmp``) opening another user's file to create it is refused
+(``protected_regular``). A lock that cannot be used (a folder or a link at its path, a file another
+user keeps to themselves, a lock folder that is missing) gives one warning line and falls back to
+one in the user's runtime folder (``XDG_RUNTIME_DIR``), excluding that user's own runs only, or else
+to none.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ class LockUnusable(Exception):
 
 
 def _open_lock(path: Path) -> int:
-    """A descriptor of the lock file at ``path``, created for every user if missing; LockUnusable if it cannot be."""
+    """A descriptor of the lock file at ``path``, created for every user if missing; LockUnusable if
+    it cannot be."""
     # O_NONBLOCK: a FIFO planted at the path would block the open until a writer came.
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     for _ in range(3):  # created or removed by another run meanwhile: look again
@@ -69,7 +72,8 @@ def _open_lock(path: Path) -> int:
 
 
 def _candidates(name: str) -> list[tuple[Path, str]]:
-    """Where the lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
+    """Where the lock ``name`` may be, first choice first, with what the fallback leaves
+    unexcluded."""
     shared = Path(os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR) / name
     found = [(shared, "")]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
@@ -152,8 +156,8 @@ def _stderr(line: str) -> None:
 
 @contextmanager
 def venv_lock(venv: Path, progress: Callable[[str], None] = _stderr) -> Iterator[float]:
-    """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a wait is
-    said on standard error unless ``progress`` says it)."""
+    """Hold a venv while it is checked and made, so two runs that need the same venv make it once (a
+    wait is said on standard error unless ``progress`` says it)."""
     digest = hashlib.sha256(os.fsencode(venv.resolve())).hexdigest()[:16]
     name = f"jax-repro-harness-venv-{digest}.lock"
     with _exclusive(name, f"waiting for another run making {venv}", progress) as waited:

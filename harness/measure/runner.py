@@ -1,4 +1,5 @@
-"""Measure planned cells on one or more sides, in several case processes each, and store every outcome.
+"""Measure planned cells on one or more sides, in several case processes each, and store every
+outcome.
 
 One process sets a level its samples cannot reveal (memory layout, thread placement,
 clock frequency, what else ran): the same release measured in separate processes
@@ -51,7 +52,8 @@ from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
 Progress = Callable[[str], None]
-# A stored result that stands for a planned cell on a side (``measure(reuse=...)``), or None: measure it.
+# A stored result that stands for a planned cell on a side (``measure(reuse=...)``), or None:
+# measure it.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
 
 
@@ -60,19 +62,20 @@ def _stderr(line: str) -> None:
 
 
 class Measured(NamedTuple):
-    """One planned cell on one side: what was measured and the result stored; neither for a cell measured
-    before and passed over on resume."""
+    """One planned cell on one side: what was measured and the result stored; neither for a cell
+    measured before and passed over on resume."""
 
     side: Side
     run: CellRun | None
     stored: StoredResult | None
-    # A cell passed over: the status stored for it before (``run --strict`` fails on a stored failure too).
+    # A cell passed over: the status stored for it before (``run --strict`` fails on a stored
+    # failure too).
     previous: str | None = None
 
 
 class _Pace:
-    """The progress line's count of what is left and the time it will take, paced from the end of the first
-    process (the first also waits for the sides' workers)."""
+    """The progress line's count of what is left and the time it will take, paced from the end of
+    the first process (the first also waits for the sides' workers)."""
 
     def __init__(self) -> None:
         self.started = self.first_done = time.monotonic()
@@ -100,7 +103,8 @@ def resuming_lines(
     resume: str,
     results_dir: Path,
 ) -> list[str]:
-    """What a resumed run says, per side with cells measured before: how many are passed over, and why."""
+    """What a resumed run says, per side with cells measured before: how many are passed over, and
+    why."""
     lines = []
     for side in sides:
         statuses = [status for (_, label), status in stored.items() if label == side.label]
@@ -111,15 +115,16 @@ def resuming_lines(
                 f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
             )
             lines.append(
-                f"[{side.label}] resuming: {before} of {total} cells already in {results_dir}{again}; "
-                f"those {what} are skipped (--force re-measures, --retry-failed re-runs the ones that "
-                "did not finish ok)"
+                f"[{side.label}] resuming: {before} of {total} cells already in "
+                f"{results_dir}{again}; those {what} are skipped (--force re-measures, "
+                "--retry-failed re-runs the ones that did not finish ok)"
             )
     return lines
 
 
 def plan_line(cells: list[Cell], settings: Settings) -> str:
-    """The line a measurement starts with: how many cells, processes and sides, and how far it may go."""
+    """The line a measurement starts with: how many cells, processes and sides, and how far it may
+    go."""
     count, sides = settings.processes, max(len(cell.runs) for cell in cells)
     what = f"{count} process{'es' if count > 1 else ''}"
     what += (
@@ -136,16 +141,19 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     elif settings.decide is not None and sides > 1:
         what += f" (up to {settings.most_processes} until decided)"
     if len(cells) > 1:
-        return f"{len(cells)} cells · {what}, in rounds: process k of every cell before process k+1 of any …"
+        return (
+            f"{len(cells)} cells · {what}, in rounds: process k of every cell before process k+1 "
+            "of any …"
+        )
     who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
     return f"{who}{cells[0].head} · {what} …"
 
 
 def known_skip(item: PlannedRun, side: Side) -> str:
-    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment already says
-    (its CPU device count against the case's MIN_DEVICES and DEVICES_USED, and on the main command's sides
-    its CLAIM_DEVICES): no process is started to learn it.  Empty for a plain script, and where only the
-    process can tell."""
+    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment
+    already says (its CPU device count against the case's MIN_DEVICES and DEVICES_USED, and on the
+    main command's sides its CLAIM_DEVICES): no process is started to learn it.  Empty for a plain
+    script, and where only the process can tell."""
     found = side.cpu_devices()
     if found is None:
         return ""
@@ -157,7 +165,8 @@ def known_skip(item: PlannedRun, side: Side) -> str:
 
 @dataclass
 class Recorder:
-    """Measures planned cells on its sides, a worker per side, and stores one result per side and cell."""
+    """Measures planned cells on its sides, a worker per side, and stores one result per side and
+    cell."""
 
     results_dir: Path
     sides: list[Side]
@@ -167,12 +176,13 @@ class Recorder:
     progress: Progress = _stderr
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
-    # Stored with every result: comparisons tell sides that shared this run's level from separate runs.
+    # Stored with every result: comparisons tell sides that shared this run's level from separate
+    # runs.
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
     detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
     undecided: OpenComparison | None = None  # with ``settings.decide``
-    # What the caller would reuse instead of measuring, asked under the folder lock: a run into the same
-    # folder may have stored it between the caller's own look and this run's turn.
+    # What the caller would reuse instead of measuring, asked under the folder lock: a run into the
+    # same folder may have stored it between the caller's own look and this run's turn.
     reuse: Reuse | None = None
 
     def __post_init__(self) -> None:
@@ -198,16 +208,17 @@ class Recorder:
         return self.run_plan([item], resume=resume)
 
     def run_plan(self, plan: list[PlannedRun], *, resume: str = "force") -> list[Measured]:
-        """Measure the plan's cells in rounds and store each as it ends; with ``resume`` "skip" or "retry-failed",
-        pass over cells measured before (all of them, or those that finished ok), never those an interrupt
-        cut short.  One ``Measured`` per planned cell and side, in plan order."""
+        """Measure the plan's cells in rounds and store each as it ends; with ``resume`` "skip" or
+        "retry-failed", pass over cells measured before (all of them, or those that finished ok),
+        never those an interrupt cut short.  One ``Measured`` per planned cell and side, in plan
+        order."""
         outcomes: dict[tuple[int, str], Measured] = {}
         with folder_lock(self.results_dir, self.progress):
             for case in {item.case.name: item.case for item in plan}.values():
                 check_results_folder(self.results_dir, case)
             cells = self._cells(plan, resume, outcomes)
-            # Only a side with a cell still to measure gets a worker: one reused or passed over everywhere never
-            # starts one (a process, and its import of jax, for nothing).
+            # Only a side with a cell still to measure gets a worker: one reused or passed over
+            # everywhere never starts one (a process, and its import of jax, for nothing).
             measuring = {run.side.label for cell in cells for run in cell.runs}
             self.workers.sides = [side for side in self.sides if side.label in measuring]
             self._measure_in_rounds(cells, outcomes)
@@ -216,9 +227,9 @@ class Recorder:
     def _cells(
         self, plan: list[PlannedRun], resume: str, outcomes: dict[tuple[int, str], Measured]
     ) -> list[Cell]:
-        """The plan's cells with a run for each side still to measure; refused and passed-over cells go straight
-        to ``outcomes``.  What was stored is read once, under the folder lock: what the resume line counts is
-        what is passed over."""
+        """The plan's cells with a run for each side still to measure; refused and passed-over cells
+        go straight to ``outcomes``.  What was stored is read once, under the folder lock: what the
+        resume line counts is what is passed over."""
         stored: dict[tuple[int, str], str | None] = {}
         if resume != "force":
             stored = {
@@ -257,7 +268,8 @@ class Recorder:
                     )
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
                     self.progress(
-                        f"[{side.label}] {cell.head} → {describe(run)} (known before starting: {known})"
+                        f"[{side.label}] {cell.head} → {describe(run)} (known before starting: "
+                        f"{known})"
                     )
                 else:
                     cell.runs.append(CellRun(side, self.settings.processes))
@@ -268,8 +280,9 @@ class Recorder:
     def _measure_in_rounds(
         self, cells: list[Cell], outcomes: dict[tuple[int, str], Measured]
     ) -> None:
-        """Round k measures process k of every cell still going, one per side (the order rotated each round),
-        before any cell's process k + 1; a cell is stored as soon as it needs no further round."""
+        """Round k measures process k of every cell still going, one per side (the order rotated
+        each round), before any cell's process k + 1; a cell is stored as soon as it needs no
+        further round."""
         if not cells:
             return
         self.progress(plan_line(cells, self.settings))
@@ -356,10 +369,11 @@ def measure(
     undecided: OpenComparison | None = None,
     reuse: Reuse | None = None,
 ) -> list[Measured]:
-    """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured`` per planned
-    cell and side, in plan order.  What ``run`` does, called from any command: case processes are the only
-    processes it starts (in each side's interpreter, by its worker).  ``reuse``: a cell's stored result to take
-    instead of measuring it, asked under the results folder's lock."""
+    """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
+    per planned cell and side, in plan order.  What ``run`` does, called from any command: case
+    processes are the only processes it starts (in each side's interpreter, by its
+    worker).  ``reuse``: a cell's stored result to take instead of measuring it, asked under the
+    results folder's lock."""
     budget = Budget.for_this_machine() if budget is None else budget
     with Recorder(
         results_dir,

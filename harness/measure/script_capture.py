@@ -1,18 +1,19 @@
-"""The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up hook.
+"""The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up
+hook.
 
-With ``HARNESS_EXPORT_DIR`` set, the hook loads this file by its path (the harness stays off the script's
-``sys.path``) right after jax is imported; ``start`` wraps ``jax.jit`` so that each jitted function records
-its first call made outside any tracing (its inputs' shapes and dtypes, and the values of the small ones
-copied before the call could donate them) and how often it was called.  A program compiled ahead of time
-(``jax.jit(f).lower(...)``, or ``.trace(...)`` where a release has it: 0.4.30 does, 0.4.26 not; then
-``.compile()``, the usual way to time a compile) is recorded at its lowering, inputs given as
-``jax.ShapeDtypeStruct`` included, whether it is then called or only compiled; each call of the compiled
-program counts.  ``finish`` then exports each
+With ``HARNESS_EXPORT_DIR`` set, the hook loads this file by its path (the harness stays off the
+script's ``sys.path``) right after jax is imported; ``start`` wraps ``jax.jit`` so that each jitted
+function records its first call made outside any tracing (its inputs' shapes and dtypes, and the
+values of the small ones copied before the call could donate them) and how often it was called.  A
+program compiled ahead of time (``jax.jit(f).lower(...)``, or ``.trace(...)`` where a release has
+it: 0.4.30 does, 0.4.26 not; then ``.compile()``, the usual way to time a compile) is recorded at
+its lowering, inputs given as ``jax.ShapeDtypeStruct`` included, whether it is then called or only
+compiled; each call of the compiled program counts.  ``finish`` then exports each
 (``jax.export``: the StableHLO module with its input avals, serialized) into the folder, beside a
 ``programs.json`` that says what each file holds.  Most called first, at most ``MAX_PROGRAMS``.
 
-Serializing needs ``flatbuffers`` (and, on some releases, ``absl``): ``HARNESS_EXPORT_TOOLS`` names a
-folder holding them, put last on ``sys.path`` so that the script's own packages come first.
+Serializing needs ``flatbuffers`` (and, on some releases, ``absl``): ``HARNESS_EXPORT_TOOLS`` names
+a folder holding them, put last on ``sys.path`` so that the script's own packages come first.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def start(jax) -> None:
 
 
 class _Recorded:
-    """A jitted function that records its calls made outside tracing, and is otherwise the jitted one."""
+    """A jitted function that records its calls made outside tracing, and is otherwise the jitted
+    one."""
 
     def __init__(self, jax, jitted, fun, options) -> None:
         self._jax, self._jitted, self._options = jax, jitted, options
@@ -71,7 +73,8 @@ class _Recorded:
         return self._jitted(*args, **kwargs)
 
     def lower(self, *args, **kwargs):
-        """The jitted function's own lowering, its inputs recorded: what the compiled program runs."""
+        """The jitted function's own lowering, its inputs recorded: what the compiled program
+        runs."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
@@ -86,7 +89,8 @@ class _Recorded:
         return _Staged(self._jitted.trace(*args, **kwargs), self._entry)
 
     def _record(self, args, kwargs) -> None:
-        """The first inputs seen outside tracing, by a call or a lowering; the program listed once."""
+        """The first inputs seen outside tracing, by a call or a lowering; the program listed
+        once."""
         entry = self._entry
         if "shaped" in entry or "problem" in entry:
             return
@@ -98,9 +102,9 @@ class _Recorded:
 
 
 class _Staged:
-    """A stage of a program compiled ahead of time (``Traced``, ``Lowered``, ``Compiled``), otherwise the
-    stage itself (``isinstance`` included): the next stage stays recorded, and each call of the compiled
-    program counts as a call of the jitted function."""
+    """A stage of a program compiled ahead of time (``Traced``, ``Lowered``, ``Compiled``),
+    otherwise the stage itself (``isinstance`` included): the next stage stays recorded, and each
+    call of the compiled program counts as a call of the jitted function."""
 
     def __init__(self, stage, entry) -> None:
         self._stage, self._entry = stage, entry
@@ -142,8 +146,9 @@ def _dynamic(args, kwargs, options):
 
 
 def _inputs(jax, args, kwargs, options) -> dict:
-    """The call's arguments as jax.export takes them (arrays as their shapes and dtypes), and the values of
-    the traced inputs small enough to keep, copied now, before the call may donate them."""
+    """The call's arguments as jax.export takes them (arrays as their shapes and dtypes), and the
+    values of the traced inputs small enough to keep, copied now, before the call may donate
+    them."""
     import numpy as np
 
     def described(leaf):
@@ -164,7 +169,8 @@ def _inputs(jax, args, kwargs, options) -> dict:
 
 
 def finish(folder: str) -> None:
-    """Export every recorded program into ``folder``, most called first, and list them in programs.json."""
+    """Export every recorded program into ``folder``, most called first, and list them in
+    programs.json."""
     import jax
     import numpy as np
 
@@ -207,8 +213,8 @@ def finish(folder: str) -> None:
 
 
 def _as_avals(np, saved: dict, avals) -> dict:
-    """Each kept value in its input's dtype, as raw bytes (any dtype, bfloat16 too, reads back from them);
-    a value whose shape is not its input's is left to be generated."""
+    """Each kept value in its input's dtype, as raw bytes (any dtype, bfloat16 too, reads back from
+    them); a value whose shape is not its input's is left to be generated."""
     found = {}
     for number, aval in enumerate(avals):
         value = saved.get(f"a{number}")

@@ -4,22 +4,23 @@ It runs ``FILE`` exactly as ``python FILE ARGS...`` would (``__main__``, ``sys.a
 ``sys.path[0]``, the working directory, exit status, standard output and error are the
 script's), and writes REPORT, a small JSON file, with what the script spent where:
 
-- ``import_ns``: the first import of jax, by any route (``import jax.numpy``, ``importlib.import_module``):
-  JAX's own cost, never the user's code;
+- ``import_ns``: the first import of jax, by any route (``import jax.numpy``,
+  ``importlib.import_module``): JAX's own cost, never the user's code;
 - per JAX duration event (``jax.monitoring``): how many fired and their total, from the
   listener registered the moment ``jax`` is imported; an event this release's source
   never names is reported as absent, so a reader records it missing, never as zero;
-- ``after_script_ns``: what the hook spent after the script ended (its scan of jax's source), which the
-  harness takes out of ``process.wall_ns``;
+- ``after_script_ns``: what the hook spent after the script ended (its scan of jax's source), which
+  the harness takes out of ``process.wall_ns``;
 - ``started_ns`` / ``imported_ns`` / ``ended_ns``: ``perf_counter_ns`` at the hook's
   start, after the first import of jax, and at the script's end;
-- ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it (a
-  script that sets it itself replaces the profile's flags and a trial's; the harness compares).
+- ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it
+  (a script that sets it itself replaces the profile's flags and a trial's; the harness compares).
 
-Standard library only, and importing nothing of the harness: the script runs in the side's venv with the
-harness taken off its path, so this file is run by its path.  The case process imports it for its jax options
-and profiler (``configure_jax``, ``start_profile``); which phases ``EVENTS`` sums is ``metric_names.PHASES``'s
-to say (a test holds the two together).  Nothing is written into the user's file or venv.
+Standard library only, and importing nothing of the harness: the script runs in the side's venv with
+the harness taken off its path, so this file is run by its path.  The case process imports it for
+its jax options and profiler (``configure_jax``, ``start_profile``); which phases ``EVENTS`` sums is
+``metric_names.PHASES``'s to say (a test holds the two together).  Nothing is written into the
+user's file or venv.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ import time
 import traceback
 
 STARTED_NS = time.perf_counter_ns()
-# JAX's own duration events for the phases of a jitted call's first run (present from 0.4.26 on at least);
-# each phase is a row of ``metric_names.PHASES`` marked ``from_events``.
+# JAX's own duration events for the phases of a jitted call's first run (present from 0.4.26 on at
+# least); each phase is a row of ``metric_names.PHASES`` marked ``from_events``.
 EVENTS = {
     "trace": "/jax/core/compile/jaxpr_trace_duration",
     "lower": "/jax/core/compile/jaxpr_to_mlir_module_duration",
@@ -47,30 +48,35 @@ _report: dict = {
     "started_ns": STARTED_NS,
     "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS},
 }
-# jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness tries a changed
-# default with no edit to the script; each is set right after jax is first imported and read back.
+# jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness
+# tries a changed default with no edit to the script; each is set right after jax is first imported
+# and read back.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
-# A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to the end: the
-# one extra process per release that shows where a step's time went.
+# A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to
+# the end: the one extra process per release that shows where a step's time went.
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
-# A folder to export the programs the script jits into (``script_capture``), and a file to write where the
-# script's host time went (``cProfile``, every function's own time): extra processes of a step's why.
+# A folder to export the programs the script jits into (``script_capture``), and a file to write
+# where the script's host time went (``cProfile``, every function's own time): extra processes of a
+# step's why.
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
 _capture = None  # the capture module, once loaded
-# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on the first
-# ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the variable before then, in its own
-# code, runs with its flags instead of the harness's.  What it holds at that moment is kept.
+# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on
+# the first ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the
+# variable before then, in its own code, runs with its flags instead of the harness's.  What it
+# holds at that moment is kept.
 XLA_FLAGS = "XLA_FLAGS"
-# Where the script's Python stack goes at a fatal signal, and when (Unix seconds) to write it if still running (a
-# little before its time-out): the harness reads the file back as where the process died (``harness.measure.deaths``).
+# Where the script's Python stack goes at a fatal signal, and when (Unix seconds) to write it if
+# still running (a little before its time-out): the harness reads the file back as where the process
+# died (``harness.measure.deaths``).
 FAULT_FILE = "HARNESS_FAULT_FILE"
 FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
 _fault_file = None  # kept open: faulthandler writes to its descriptor
 
 
 def _watch_faults() -> None:
-    """faulthandler on, into the harness's file; the variables taken out, so the script sees its own environment."""
+    """faulthandler on, into the harness's file; the variables taken out, so the script sees its own
+    environment."""
     global _fault_file
     path, at = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AT, "")
     if not path:
@@ -85,9 +91,9 @@ def _watch_faults() -> None:
         return
 
 
-# Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so one that
-# began before the spans already kept encloses them (a jit traced inside another's tracing), and a phase's
-# total is the time its spans cover, never a nested event counted twice.
+# Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so
+# one that began before the spans already kept encloses them (a jit traced inside another's
+# tracing), and a phase's total is the time its spans cover, never a nested event counted twice.
 _spans: dict[str, list[list[int]]] = {phase: [] for phase in EVENTS}
 
 
@@ -107,12 +113,14 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
 
 
 class _JaxImportTimer:
-    """A finder first on ``sys.meta_path``: it times the first import of jax, by whatever route the script takes
-    (``import jax.numpy``, ``importlib.import_module``, ``__import__``, a library that imports it), since each
-    passes through the import system's finders; ``builtins.__import__`` alone misses ``importlib``'s route.
+    """A finder first on ``sys.meta_path``: it times the first import of jax, by whatever route the
+    script takes (``import jax.numpy``, ``importlib.import_module``, ``__import__``, a library that
+    imports it), since each passes through the import system's finders; ``builtins.__import__``
+    alone misses ``importlib``'s route.
 
-    The real finders find jax's spec; its loader is wrapped for the one ``exec_module`` that runs jax's
-    ``__init__`` (every ``jax._src`` import inside it included), and restored on the module once it ran."""
+    The real finders find jax's spec; its loader is wrapped for the one ``exec_module`` that runs
+    jax's ``__init__`` (every ``jax._src`` import inside it included), and restored on the module
+    once it ran."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "jax" or "imported_ns" in _report:
@@ -134,7 +142,8 @@ class _JaxImportTimer:
 
 
 class _TimedLoader:
-    """jax's own loader, its ``exec_module`` timed; then the listener and the options the harness sets."""
+    """jax's own loader, its ``exec_module`` timed; then the listener and the options the harness
+    sets."""
 
     def __init__(self, loader):
         self.loader = loader
@@ -168,8 +177,9 @@ class _TimedLoader:
 
 
 def _watch_backend() -> None:
-    """Keep ``XLA_FLAGS`` as it is when jax starts its backend: ``backends`` is wrapped for its first call only
-    (every route to a device goes through it), then put back.  A backend already started: its value now."""
+    """Keep ``XLA_FLAGS`` as it is when jax starts its backend: ``backends`` is wrapped for its
+    first call only (every route to a device goes through it), then put back.  A backend already
+    started: its value now."""
     try:
         from jax._src import xla_bridge
 
@@ -191,8 +201,8 @@ def _watch_backend() -> None:
 
 
 def _xla_flags_now() -> str:
-    """``XLA_FLAGS`` as XLA's ``getenv`` reads it: the process's own environment, which ``os.putenv`` changes
-    without ``os.environ`` seeing it ("" where it is not set)."""
+    """``XLA_FLAGS`` as XLA's ``getenv`` reads it: the process's own environment, which
+    ``os.putenv`` changes without ``os.environ`` seeing it ("" where it is not set)."""
     try:
         import ctypes
 
@@ -205,7 +215,8 @@ def _xla_flags_now() -> str:
 
 
 def _start_capture(jax) -> None:
-    """Load ``script_capture`` by its path (the harness stays off the script's path) and wrap ``jax.jit``."""
+    """Load ``script_capture`` by its path (the harness stays off the script's path) and wrap
+    ``jax.jit``."""
     global _capture
     import importlib.util
 
@@ -242,7 +253,8 @@ def _listen() -> None:
 
 
 def configure_jax(environ) -> dict:
-    """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back as (or why it was not set)."""
+    """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back as (or why it was not
+    set)."""
     import jax
 
     found = {}
@@ -256,7 +268,8 @@ def configure_jax(environ) -> dict:
 
 
 def start_profile(environ) -> bool:
-    """Start ``jax.profiler`` tracing into ``environ[PROFILE_DIR]`` where it names a folder; whether it started."""
+    """Start ``jax.profiler`` tracing into ``environ[PROFILE_DIR]`` where it names a folder; whether
+    it started."""
     folder = environ.get(PROFILE_DIR)
     if not folder:
         return False
@@ -285,7 +298,8 @@ def stop_profile() -> None:
 
 
 def _events_in_source() -> dict[str, bool]:
-    """Whether this jax's source names each event: an event that never fired is zero only where it exists."""
+    """Whether this jax's source names each event: an event that never fired is zero only where it
+    exists."""
     jax = sys.modules.get("jax")
     folder = os.path.dirname(getattr(jax, "__file__", "") or "")
     wanted, found = set(EVENTS.values()), set[str]()
@@ -311,7 +325,8 @@ def _write(path: str) -> None:
             present = _events_in_source()
             for phase in unfired:
                 _report["events"][phase]["exists"] = present[phase]
-    # The scan of jax's source is the hook's, not the script's: the harness takes it out of the process's time.
+    # The scan of jax's source is the hook's, not the script's: the harness takes it out of the
+    # process's time.
     _report["after_script_ns"] = time.perf_counter_ns() - ended
     try:
         with open(path, "w", encoding="utf-8") as handle:
@@ -383,7 +398,8 @@ def _print_script_traceback(exc: BaseException) -> None:
 
 
 def _python_profiler():
-    """A ``cProfile`` profiler for the script's run where ``PYTHON_PROFILE`` names its file, else None."""
+    """A ``cProfile`` profiler for the script's run where ``PYTHON_PROFILE`` names its file, else
+    None."""
     if not os.environ.get(PYTHON_PROFILE):
         return None
     import cProfile

@@ -1,4 +1,5 @@
-"""A plain script's own numbers: every numeric field of a JSON object it prints on a line of its own.
+"""A plain script's own numbers: every numeric field of a JSON object it prints on a line of its
+own.
 
 ``{"reg_ms": 12.5, "jax": "0.5.1"}`` on a line of standard output gives the metric
 ``json.reg_ms`` (12.5 for this process) and the fact ``jax: 0.5.1``.  A field printed on
@@ -45,7 +46,8 @@ def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
             continue
         if len(text) > LINE_CHARS:
             skipped.append(
-                f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may have"
+                f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may "
+                "have"
             )
             continue
         try:

@@ -27,9 +27,10 @@ What it is judged on:
 - a pytest-benchmark suite run by it with ``--benchmark-json=$HARNESS_BENCHMARK_JSON`` gives a
   program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite).
 
-A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its backend)
-runs with its flags, not the profile's or a trial's: the hook keeps what the variable held when XLA read it,
-and each flag the harness set that XLA did not get is recorded (``script.xla_flags``) and said in a note.
+A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its
+backend) runs with its flags, not the profile's or a trial's: the hook keeps what the variable held
+when XLA read it, and each flag the harness set that XLA did not get is recorded
+(``script.xla_flags``) and said in a note.
 
 Either way the process's own figure is one number per metric, and the statistics run
 over processes, as for a case.  A non-zero exit is a failed process (a signal: crashed),
@@ -78,8 +79,9 @@ HOOK = Path(__file__).with_name(
     "script_hook.py"
 )  # run by its path: the script's venv need not hold the harness
 REPORT_BYTES = 64 * 1024
-# A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes each would
-# otherwise make a result larger than any reader reads (``store.bounds.MAX_DOCUMENT_BYTES``).
+# A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes
+# each would otherwise make a result larger than any reader reads
+# (``store.bounds.MAX_DOCUMENT_BYTES``).
 FACT_CHARS = 4000
 # How deep a fact's value lies in a result document (result → processes → [i] → facts → value).
 FACT_DEPTH = 5
@@ -93,8 +95,8 @@ MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_
 
 
 def script_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The side's environment for the script, without the harness that ``launch.Worker`` put first on
-    ``PYTHONPATH``."""
+    """The side's environment for the script, without the harness that ``launch.Worker`` put first
+    on ``PYTHONPATH``."""
     env = dict(environ)
     entries = env.get("PYTHONPATH", "").split(os.pathsep)
     if entries and entries[0] == str(REPO_ROOT):
@@ -161,7 +163,8 @@ def whole_process(wall_ns: int, file: str) -> StoredProgram:
 
 
 def flag_values(flags: str) -> dict[str, str]:
-    """``--name=value`` flags (``--name`` alone: "") by name, the last of a name winning, as XLA reads them."""
+    """``--name=value`` flags (``--name`` alone: "") by name, the last of a name winning, as XLA
+    reads them."""
     found = {}
     for word in flags.split():
         if word.startswith("--"):
@@ -171,16 +174,16 @@ def flag_values(flags: str) -> dict[str, str]:
 
 
 def lost_flags(harness: str, seen: str) -> list[str]:
-    """The flags of ``harness`` (what it put in ``XLA_FLAGS``) that XLA did not get as set, from what the variable
-    held when XLA read it (``seen``): a script that replaced the variable loses them all, one that appended to it
-    none, one that set a flag again to another value that one."""
+    """The flags of ``harness`` (what it put in ``XLA_FLAGS``) that XLA did not get as set, from
+    what the variable held when XLA read it (``seen``): a script that replaced the variable loses
+    them all, one that appended to it none, one that set a flag again to another value that one."""
     wanted, got = flag_values(harness), flag_values(seen)
     return [f"--{name}" for name, value in wanted.items() if got.get(name) != value]
 
 
 def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | None:
-    """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost and what XLA
-    read instead; None where XLA got every flag (or never started)."""
+    """What a result keeps of a script that set ``XLA_FLAGS`` itself: the harness's flags it lost
+    and what XLA read instead; None where XLA got every flag (or never started)."""
     seen = report.get("xla_flags")
     if not isinstance(seen, str):
         return None
@@ -198,7 +201,8 @@ def xla_flags_note(record: dict[str, Any]) -> str:
 
 
 def lost_in(stored_processes: Any) -> list[str]:
-    """The harness's XLA flags a script's processes lost (``xla_flags_record``), each once; [] for a case."""
+    """The harness's XLA flags a script's processes lost (``xla_flags_record``), each once; [] for a
+    case."""
     lost: dict[str, None] = {}
     for process in stored_processes:
         record = (process.script or {}).get("xla_flags")
@@ -208,13 +212,15 @@ def lost_in(stored_processes: Any) -> list[str]:
 
 
 def undeclared_import(stderr: str) -> str:
-    """What to do when a script failed on a module that is not there: in its venv, only what it declares is."""
+    """What to do when a script failed on a module that is not there: in its venv, only what it
+    declares is."""
     found = MISSING_MODULE.findall(stderr)
     if not found:
         return ""
     module = found[-1].split(".")[0]
     return (
-        f"the script imports {module}, which it does not declare: add it to the script's `# /// script` block "
+        f"the script imports {module}, which it does not declare: add it to the script's `# /// "
+        "script` block "
         f'(dependencies = ["{module}"], by its name on the package index) or give --with {module}'
     )
 
@@ -237,7 +243,8 @@ def _read_end(handle: Any, size: int = 64 * 1024) -> str:
 
 
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted (for the record).
+    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted (for the
+    record).
 
     An event that never fired is a figure of 0 only where the release's source names it;
     where it does not, the phase is missing, and so is ``run_ns``, which would otherwise
@@ -287,7 +294,8 @@ def _read_report(path: Path) -> dict[str, Any]:
 def run_script(
     path: Path, expected_sha256: str, timeout_s: float | None = None, *, args: tuple[str, ...] = ()
 ) -> ProcessRun:
-    """Run the script once and time it: what the case process measured (status, programs, claim, script...).
+    """Run the script once and time it: what the case process measured (status, programs, claim,
+    script...).
 
     ``timeout_s`` is for running it outside a case process (tests): there the harness's own
     timeout kills the case process with the script in its group.
@@ -351,7 +359,10 @@ def run_script(
     if (
         code == 0 and env.get(SUITE_PATH) and not suite.programs
     ):  # a test ended pytest's process itself
-        said = "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the process?)"
+        said = (
+            "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the "
+            "process?)"
+        )
         return ProcessRun(0, RunStatus.FAILED, f"python {path.name} {said}", script=record)
     if code != 0:
         if code < 0:
@@ -435,24 +446,27 @@ def _measured(
 
 
 def _reserved_programs(figures: Figures) -> list[str]:
-    """Leave out the figure lines of a program named as the harness's own (``process``: the whole process and its
-    phases; ``json``: the JSON lines' numbers), which would merge into those figures; a note says so."""
+    """Leave out the figure lines of a program named as the harness's own (``process``: the whole
+    process and its phases; ``json``: the JSON lines' numbers), which would merge into those
+    figures; a note says so."""
     reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
     figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
     return [
-        f"figure line of program {name!r} left out: the name is the harness's own ({RESERVED_PROGRAMS[name]}); "
-        "print it under another program name"
+        f"figure line of program {name!r} left out: the name is the harness's own "
+        f"({RESERVED_PROGRAMS[name]}); print it under another program name"
         for name in dict.fromkeys(f.program for f in reserved)
     ]
 
 
 def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-    """A script's ``fact`` lines as a result can hold them (``store.bounds``): a value no reader reads back left out,
-    one whose JSON is over ``FACT_CHARS`` cut to that many characters as text; a note for each."""
+    """A script's ``fact`` lines as a result can hold them (``store.bounds``): a value no reader
+    reads back left out, one whose JSON is over ``FACT_CHARS`` cut to that many characters as text;
+    a note for each."""
     kept: dict[str, Any] = {}
     for name, value in facts.items():
         label = bounds.repaired(scrub(name[:80]))
-        # What the script printed may hold a credential: redacted as every page and draft redacts it.
+        # What the script printed may hold a credential: redacted as every page and draft redacts
+        # it.
         value = (
             REDACTED if SECRET_NAME.search(name) and isinstance(value, str) else scrub_value(value)
         )

@@ -20,8 +20,8 @@ two (``false`` on the older release of each gap between steps); ``compare_metric
 (``["scan.wall_ns"]``) judges that comparison on those metrics only (default: the run's
 ``--decide-metric``, or every metric), a step's own.  ``claims_only`` (default false): a case
 that declares the devices its claim is about (``CLAIM_DEVICES``) is measured on the side only where
-the side makes that many, as the main command's default profiles do.  No two sides may share a label,
-or a release, a profile and sizes (their results would be stored as one cell).  The
+the side makes that many, as the main command's default profiles do.  No two sides may share a
+label, or a release, a profile and sizes (their results would be stored as one cell).  The
 file is input: every problem is one ``UsageError`` naming the file.
 """
 
@@ -55,8 +55,8 @@ KEYS = (
     "libraries",
     "claims_only",
 )
-# In the reason of a skip by ``claims_only``: a side that measures every case does not take such a stored skip
-# for a cell measured before.
+# In the reason of a skip by ``claims_only``: a side that measures every case does not take such a
+# stored skip for a cell measured before.
 CLAIM_MARK = "(CLAIM_DEVICES)"
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LABEL_TEXT = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
@@ -94,8 +94,9 @@ class Side:
             object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
 
     def cpu_devices(self) -> int | None:
-        """How many CPU devices a case process of this side will find, where its environment says so (JAX on
-        the CPU platform alone, with XLA's host device count or none); None where only the process can tell."""
+        """How many CPU devices a case process of this side will find, where its environment says so
+        (JAX on the CPU platform alone, with XLA's host device count or none); None where only the
+        process can tell."""
         environ = (
             self.environment()
         )  # the side's variables over the harness's, as its processes get them
@@ -107,16 +108,16 @@ class Side:
         return int(found[-1]) if found else 1
 
     def claim_skip(self, case: str, claim_devices: int | None, found: int) -> str:
-        """Why a side of the main command (``claims_only``) leaves ``case`` out where it makes ``found`` CPU
-        devices: its claim is about another number (its CLAIM_DEVICES), and what else it would measure here is
-        no part of the claim.  Empty where it is measured."""
+        """Why a side of the main command (``claims_only``) leaves ``case`` out where it makes
+        ``found`` CPU devices: its claim is about another number (its CLAIM_DEVICES), and what else
+        it would measure here is no part of the claim.  Empty where it is measured."""
         if not self.claims_only or claim_devices is None or claim_devices == found:
             return ""
         devices = f"{claim_devices} device{'' if claim_devices == 1 else 's'}"
         return (
-            f"its claim is about {devices} {CLAIM_MARK} and this profile made {found} CPU devices: the main "
-            f"command measures it only where its claim is; `nox -s matrix -- --profile {self.profile} --case "
-            f"{case}` measures it here"
+            f"its claim is about {devices} {CLAIM_MARK} and this profile made {found} CPU devices: "
+            "the main command measures it only where its claim is; `nox -s matrix -- --profile "
+            f"{self.profile} --case {case}` measures it here"
         )
 
     def cell_sizes(self, planned: dict[str, int]) -> dict[str, int]:
@@ -271,9 +272,9 @@ def load_plan(path: Path) -> list[Side]:
                 other.sizes,
             ):
                 raise UsageError(
-                    f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} under profile "
-                    f"{side.profile} at the same sizes, so their results would be one cell; give one another "
-                    "profile label"
+                    f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} "
+                    f"under profile {side.profile} at the same sizes, so their results would be "
+                    "one cell; give one another profile label"
                 )
     return sides
 
@@ -287,5 +288,6 @@ def release_label() -> str:
 
 
 def this_side(profile: str) -> Side:
-    """The side of a run without a plan: this interpreter and environment, the JAX installed here."""
+    """The side of a run without a plan: this interpreter and environment, the JAX installed
+    here."""
     return Side(release=release_label(), profile=profile, interpreter=sys.executable, env={})

@@ -1,10 +1,12 @@
-"""When a cell needs another round of processes: its planned rounds, then, with a target ratio, while its sides'
-processes could not yet see that ratio, or, measured until decided, while a comparison of its sides is open.
+"""When a cell needs another round of processes: its planned rounds, then, with a target ratio,
+while its sides' processes could not yet see that ratio, or, measured until decided, while a
+comparison of its sides is open.
 
-The target ratio is read from the spread within each side, never from how far the sides are apart: stopping
-when a difference showed would make every difference look real.  Measuring until decided does stop on the
-difference, which is why its test's level is spent over the looks (``harness.analysis.spending``).  Both
-judgements come from the analysis stage, handed in (``DetectableRatio``, ``OpenComparison``).
+The target ratio is read from the spread within each side, never from how far the sides are apart:
+stopping when a difference showed would make every difference look real.  Measuring until decided
+does stop on the difference, which is why its test's level is spent over the looks
+(``harness.analysis.spending``).  Both judgements come from the analysis stage, handed in
+(``DetectableRatio``, ``OpenComparison``).
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from typing import Protocol
 from harness.measure.cells import Cell, CellRun, next_look, pair_name
 from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
 
-# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged on
-# metrics of the given kinds (all when empty); None: no spread to read yet
+# From each side's processes finished ok so far, the ratio a comparison of them could detect, judged
+# on metrics of the given kinds (all when empty); None: no spread to read yet
 # (``harness.analysis.power.detectable_in_records``).
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
 class OpenComparison(Protocol):
-    """For two sides (A, B: their processes so far) measured until decided, the comparisons another look could
-    still decide, described; empty: every one decided (``harness.analysis.sequential.open_comparison``)."""
+    """For two sides (A, B: their processes so far) measured until decided, the comparisons another
+    look could still decide, described; empty: every one decided
+    (``harness.analysis.sequential.open_comparison``)."""
 
     def __call__(
         self,
@@ -39,7 +42,8 @@ class OpenComparison(Protocol):
 
 @dataclass(frozen=True)
 class StopRules:
-    """Whether a cell gets another round, and the note each side's result keeps about how far it went."""
+    """Whether a cell gets another round, and the note each side's result keeps about how far it
+    went."""
 
     settings: Settings
     progress: Callable[[str], None]
@@ -47,7 +51,8 @@ class StopRules:
     undecided: OpenComparison | None = None  # with ``settings.decide``
 
     def another_round(self, cell: Cell, runs: list[CellRun], done: int) -> bool:
-        """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether to measure one more."""
+        """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether to measure
+        one more."""
         settings = self.settings
         if done < settings.processes:
             return True
@@ -67,15 +72,21 @@ class StopRules:
         target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
         met = ratio is not None and ratio <= settings.target_ratio
         if ratio is None:
-            extent = f"target {target} not judged: no side has 2 processes finished ok with a metric it judges"
+            extent = (
+                f"target {target} not judged: no side has 2 processes finished ok with a metric it "
+                "judges"
+            )
         elif met:
             extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
         elif done >= settings.most_processes:
-            extent = f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the target {target}"
+            extent = (
+                f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the "
+                f"target {target}"
+            )
         else:
             self.progress(
-                f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target {target}: "
-                f"round {done + 1} (at most {settings.most_processes})"
+                f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target "
+                f"{target}: round {done + 1} (at most {settings.most_processes})"
             )
             return True
         if (
@@ -100,8 +111,9 @@ class StopRules:
         ]
 
     def _until_decided(self, cell: Cell, done: int) -> bool:
-        """Up to the next look, then another look while a comparison is open, within ``max_processes`` and the
-        time budget; the cell's results say how far it went and why it stopped."""
+        """Up to the next look, then another look while a comparison is open, within
+        ``max_processes`` and the time budget; the cell's results say how far it went and why it
+        stopped."""
         settings, most = self.settings, self.settings.most_processes
         seconds = sum(
             run.duration_s for run in cell.runs
@@ -130,7 +142,8 @@ class StopRules:
                 f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
             )
         else:
-            # Only the sides of open comparisons go on: a decided pair's sides would measure for nothing.
+            # Only the sides of open comparisons go on: a decided pair's sides would measure for
+            # nothing.
             open_runs = [
                 run
                 for (a, b), lines in zip(pairs, open_by_pair, strict=True)

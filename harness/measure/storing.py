@@ -1,6 +1,7 @@
-"""A side's run of a cell as a stored result: the record, written once, read back as every reader reads it; and
-the check, under the results folder's lock, that a plain script's results never mix with another version's;
-and the status a cell measured before was stored with, which a resumed run passes over."""
+"""A side's run of a cell as a stored result: the record, written once, read back as every reader
+reads it; and the check, under the results folder's lock, that a plain script's results never mix
+with another version's; and the status a cell measured before was stored with, which a resumed run
+passes over."""
 
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ def store_run(
 def not_installable_result(
     context: RunContext, item: PlannedRun, side: Side, reason: str, host: HostFacts
 ) -> Result:
-    """The result of a cell whose side cannot be had: what the script declares cannot be installed beside its
-    release.  No process ran: the resolver's reason is its detail."""
+    """The result of a cell whose side cannot be had: what the script declares cannot be installed
+    beside its release.  No process ran: the resolver's reason is its detail."""
     run = CellRun(side, 0)
     return dataclasses.replace(
         result_of(context, item, run, [], host), status=RunStatus.NOT_INSTALLABLE, detail=reason
@@ -91,8 +92,9 @@ def not_installable_result(
 
 
 def store(folder: Path, result: Result) -> StoredResult:
-    """Store ``result`` under ``folder``, what no reader would read left out with a note (``readable``), and read it
-    back; HarnessError (one line) when the folder cannot take it, or what is left cannot be stored."""
+    """Store ``result`` under ``folder``, what no reader would read left out with a note
+    (``readable``), and read it back; HarnessError (one line) when the folder cannot take it, or
+    what is left cannot be stored."""
     try:
         return read_result(write_result(folder, readable(result)))
     except UnreadableResult as exc:
@@ -105,18 +107,19 @@ def store(folder: Path, result: Result) -> StoredResult:
 
 
 def same_script(stored: StoredResult, case: CaseInfo) -> bool:
-    """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and arguments.  A
-    reader deciding to reuse a stored result asks this, since another run into the folder may have stored a
-    result of another version meanwhile (``check_results_folder`` refuses a folder only under its lock)."""
+    """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and
+    arguments.  A reader deciding to reuse a stored result asks this, since another run into the
+    folder may have stored a result of another version meanwhile (``check_results_folder`` refuses a
+    folder only under its lock)."""
     return case.subject.measured_by(stored.result.script)
 
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
-    """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured on
-    ``machine``, if it was measured before (the main command's skip by a case's claim is not, for a side that
-    measures every case)."""
-    # Only a result of this script's content and arguments was measured before (``check_results_folder``
-    # refused a folder of others, under the same lock).
+    """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured
+    on ``machine``, if it was measured before (the main command's skip by a case's claim is not, for
+    a side that measures every case)."""
+    # Only a result of this script's content and arguments was measured before
+    # (``check_results_folder`` refused a folder of others, under the same lock).
     cells = measured_cells(
         results_dir,
         item.case.name,
@@ -133,8 +136,9 @@ def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side)
 
 
 def left_out_by_claim(stored: StoredResult) -> bool:
-    """Whether ``stored`` is the main command's skip of a case under a profile its claim is not about
-    (``Side.claim_skip``): not measured there, so a side that measures every case measures it."""
+    """Whether ``stored`` is the main command's skip of a case under a profile its claim is not
+    about (``Side.claim_skip``): not measured there, so a side that measures every case measures
+    it."""
     result = stored.result
     return result.status == RunStatus.SKIPPED and any(
         CLAIM_MARK in process.detail for process in result.processes
@@ -142,7 +146,8 @@ def left_out_by_claim(stored: StoredResult) -> bool:
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
-    """Refuse a results folder whose results under the script's name are of other content (or of a case)."""
+    """Refuse a results folder whose results under the script's name are of other content (or of a
+    case)."""
 
     def recorded() -> Iterator[ScriptIdentity | None]:  # read only where the subject asks
         folder = inside(results_dir, case.name)

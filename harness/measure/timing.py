@@ -68,7 +68,8 @@ def run_once(
     *,
     keep: list[Any] | None = None,
 ) -> Sample:
-    """One sample; ``keep``, when given, receives each step's output (to inspect what was dispatched)."""
+    """One sample; ``keep``, when given, receives each step's output (to inspect what was
+    dispatched)."""
     outputs = keep if keep is not None else []
     marks = []
     start = clock()
@@ -103,7 +104,8 @@ def calibrate_loops(
     max_loops: int = MAX_LOOPS,
     clock: Clock = time.perf_counter_ns,
 ) -> int:
-    """Iterations per sample (up to ``max_loops``) so that a sample lasts at least ``min_sample_ns``.
+    """Iterations per sample (up to ``max_loops``) so that a sample lasts at least
+    ``min_sample_ns``.
 
     Every guess is timed before it is taken, so one iteration that happened to be slow
     cannot leave the samples short; each guess aims 10 % over, so noise settles it in a
@@ -229,7 +231,8 @@ def time_compile(
 def judge_claim(
     verdict: Callable[..., Any], medians: dict[str, dict[str, float]], sizes: Mapping[str, int]
 ) -> Any:
-    """``verdict(medians, **sizes)``; a verdict written with the medians as its only parameter gets those alone.
+    """``verdict(medians, **sizes)``; a verdict written with the medians as its only parameter gets
+    those alone.
 
     The sizes let a claim be stated per iteration or per element; a one-parameter verdict
     (the older form) keeps working.

@@ -97,7 +97,8 @@ def children() -> list[int]:
 
 
 def end_leftovers() -> None:
-    """Kill and reap every child of the worker: with no case process running, each is one a case left.
+    """Kill and reap every child of the worker: with no case process running, each is one a case
+    left.
 
     Only a child subreaper inherits them; elsewhere they went to init and this finds none.
     """
@@ -123,7 +124,8 @@ def end_group(pid: int) -> None:
 
 
 def end_all(running: list[int], signum: int) -> None:
-    """The worker's SIGTERM (its harness died, or someone ended it): end the case process and all it started."""
+    """The worker's SIGTERM (its harness died, or someone ended it): end the case process and all it
+    started."""
     for pid in running:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
@@ -131,8 +133,8 @@ def end_all(running: list[int], signum: int) -> None:
     os._exit(128 + signum)
 
 
-# The environment the worker was started with, before a preload's JAX import set variables of its own:
-# a plain script's process gets this one (harness.measure.script_process).
+# The environment the worker was started with, before a preload's JAX import set variables of its
+# own: a plain script's process gets this one (harness.measure.script_process).
 SIDE_ENVIRON: dict[str, str] = {}
 
 
@@ -154,7 +156,8 @@ def preload() -> list[str]:
 
 
 def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
-    """In the forked process: a session of its own, only the standard descriptors, output to ``log``."""
+    """In the forked process: a session of its own, only the standard descriptors, output to
+    ``log``."""
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
     die_with_parent()
@@ -312,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.measure.worker")
     parser.add_argument("--isolation", choices=ISOLATIONS, default="fork")
     args = parser.parse_args(argv)
-    # Whatever a case leaves behind comes to the worker, not to init, to be killed (``end_leftovers``).
+    # Whatever a case leaves behind comes to the worker, not to init, to be killed
+    # (``end_leftovers``).
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
     # banner, a stray print) lands in the worker's log instead of in the protocol.

@@ -16,7 +16,8 @@ from harness.store.schema import HostFacts, SchemaError, parse_host
 
 
 class WorkerPool:
-    """A worker per side, each started in ``isolation`` with its side's interpreter and environment."""
+    """A worker per side, each started in ``isolation`` with its side's interpreter and
+    environment."""
 
     def __init__(self, sides: list[Side], isolation: str) -> None:
         self.sides = sides
@@ -39,7 +40,8 @@ class WorkerPool:
         return worker is not None and not worker.closed and worker.proc.poll() is None
 
     def worker(self, side: Side) -> Worker:
-        """The side's worker, ready; the first call starts every side's worker at once, a dead one is restarted."""
+        """The side's worker, ready; the first call starts every side's worker at once, a dead one
+        is restarted."""
         if not self._alive(side):
             starting = [
                 s for s in self.sides if s.label == side.label or s.label not in self._workers
@@ -75,7 +77,8 @@ class WorkerPool:
             ) from None
 
     def host(self, side: Side) -> HostFacts:
-        """The side's host facts; its worker is started for them if it never ran (a cell refused on every side)."""
+        """The side's host facts; its worker is started for them if it never ran (a cell refused on
+        every side)."""
         if side.label not in self.hosts:
             self.worker(side)
         return self.hosts[side.label]

@@ -1,6 +1,7 @@
-"""A bisect's first screen, of one metric or of every metric that moved: the range in one line, the probes,
-one block per step found (the metrics that moved in it together, the why, the commit bisect and the issue
-draft to run next), what found nothing and what to run then, the reports' paths last."""
+"""A bisect's first screen, of one metric or of every metric that moved: the range in one line, the
+probes, one block per step found (the metrics that moved in it together, the why, the commit bisect
+and the issue draft to run next), what found nothing and what to run then, the reports' paths
+last."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ from harness.steps.judge import FIX, REGRESSION, Judgement
 
 @dataclass(frozen=True)
 class Bisected:
-    """One bisect's outcome (a metric's, or the claim's), its setting, and what to run when it found none."""
+    """One bisect's outcome (a metric's, or the claim's), its setting, and what to run when it found
+    none."""
 
     found: BisectOutcome
     setting: Setting
@@ -34,8 +36,8 @@ class Bisected:
 
 
 def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
-    """What the found step says of why: a plain script's own libraries (the library or JAX?), the defaults
-    that changed, tried, and what each release compiled."""
+    """What the found step says of why: a plain script's own libraries (the library or JAX?), the
+    defaults that changed, tried, and what each release compiled."""
     if not found.found or found.last_good is None or found.first_bad is None:
         return []
     libraries = libraries_line(setting, found.last_good, found.first_bad)
@@ -86,7 +88,8 @@ def bisect_follow_ups(each: Bisected) -> list[FollowUp]:
 
 
 def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
-    """One block per step found (the metrics that moved in it together), and the lines of those without one."""
+    """One block per step found (the metrics that moved in it together), and the lines of those
+    without one."""
     steps: dict[tuple[str, str], list[Bisected]] = {}
     missing = []
     for each in answers:
@@ -119,11 +122,12 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     n = len(releases)
     expected = f"⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change"
     count = (
-        f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} s, "
-        "installs included"
+        f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} "
+        "s, installs included"
         if len(answers) == 1
         else f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each bisected: "
-        f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs included"
+        f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs "
+        "included"
     )
     head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:

@@ -1,4 +1,5 @@
-"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report's header.  Pure."""
+"""A machine's noise floor (``python -m harness calibrate``) as one sentence for a report's
+header.  Pure."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from harness.units import format_ratio, short_machine, sizes_text
 
 
 def noise_floor_sentence(run: CalibrationRun) -> str:
-    """E.g. "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax 0.12.0.1):
-    1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); raising N
-    from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was flagged slower in 18 of 24 metric
-    comparisons, from ×1.08 up."."""
+    """E.g. "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax
+    0.12.0.1): 1 of 24 metric comparisons between 3 pairs of separate runs of one release got a
+    verdict (4.2%); raising N from 600 to 660 (measured interleaved with the unchanged case, 3 runs)
+    was flagged slower in 18 of 24 metric comparisons, from ×1.08 up."."""
     # Every stored string goes in as text: a calibration file is input like a result.
     where = (
-        f"Noise floor of machine {inline(short_machine(run.machine))} (calibrated {inline(run.created_at[:10])} with "
-        f"{inline(run.case)} {inline(sizes_text(run.sizes))} on jax {inline(run.release)})"
+        f"Noise floor of machine {inline(short_machine(run.machine))} (calibrated "
+        f"{inline(run.created_at[:10])} with {inline(run.case)} {inline(sizes_text(run.sizes))} on "
+        f"jax {inline(run.release)})"
     )
     pairs = f"{run.pairs} pair{'s' if run.pairs != 1 else ''} of separate runs of one release"
     if run.comparisons:
@@ -28,26 +30,30 @@ def noise_floor_sentence(run: CalibrationRun) -> str:
         aa = f"no metric could be compared between {pairs}"
     if run.detectable_ratio is not None:
         aa += (
-            f"; at {run.processes} processes a side, the spread between processes here lets the rule see changes "
-            f"from about {format_ratio(run.detectable_ratio)} "
+            f"; at {run.processes} processes a side, the spread between processes here lets the "
+            f"rule see changes from about {format_ratio(run.detectable_ratio)} "
             f"(in {DETECTION_POWER:.0%} of comparisons; median over metrics)"
         )
     if run.invocation_spread is not None and run.aa_loaded:
         aa += (
-            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs under load (log "
-            "standard deviation; separate runs under load get no verdict: calibrate again on a quiet machine)"
+            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate "
+            "runs under load (log standard deviation; separate runs under load get no verdict: "
+            "calibrate again on a quiet machine)"
         )
     elif run.invocation_spread is not None:
-        # An estimate from a few pairs: only ever advice to allow for more than the default, never less.
+        # An estimate from a few pairs: only ever advice to allow for more than the default, never
+        # less.
         default = DEFAULT_THRESHOLDS.invocation_spread
         advice = (
-            f"more than compare's default {default:g}: pass `--invocation-spread {run.invocation_spread:.3f}`"
+            f"more than compare's default {default:g}: pass `--invocation-spread "
+            f"{run.invocation_spread:.3f}`"
             if run.invocation_spread > default
             else f"within compare's default {default:g}"
         )
         aa += (
-            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate runs (log standard "
-            f"deviation, from {run.pairs} pair{'s' if run.pairs != 1 else ''}; {advice})"
+            f"; the level of a whole run moved by {run.invocation_spread:.1%} between separate "
+            f"runs (log standard deviation, from {run.pairs} pair{'s' if run.pairs != 1 else ''}; "
+            f"{advice})"
         )
     raised = f"raising {inline(run.raised)} from {run.raised_from} to {run.raised_to}"
     if run.slowdown_runs:

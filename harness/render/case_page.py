@@ -100,7 +100,8 @@ def fact_text(cell: FactCell | None) -> str:
 
 
 def hlo_table(rows: Sequence[FactRow], releases: Sequence[str]) -> str:
-    """Exact compiled facts, releases as columns; bold where a value differs from the previous release."""
+    """Exact compiled facts, releases as columns; bold where a value differs from the previous
+    release."""
     table = [
         [f"{row.function} · {row.fact.replace('_', ' ')}", *map(fact_text, row.cells)]
         for row in rows
@@ -136,7 +137,8 @@ def group_section(
         ]
     else:
         lines += [
-            f"Baseline (A): jax {inline(comparison.baseline)}, {inline(comparison.baseline_reason)}.",
+            f"Baseline (A): jax {inline(comparison.baseline)}, "
+            f"{inline(comparison.baseline_reason)}.",
             "",
         ]
     if timing.hosts:
@@ -165,7 +167,8 @@ def structure_section(structure: StructureGroup) -> str:
     lines = [f"### {inline(structure.key.describe())}", ""]
     if structure.machines > 1:
         lines += [
-            f"From {structure.machines} machines: counted facts do not depend on a machine's speed.",
+            f"From {structure.machines} machines: counted facts do not depend on a machine's "
+            "speed.",
             "",
         ]
     if structure.devices:
@@ -176,8 +179,8 @@ def structure_section(structure: StructureGroup) -> str:
 
 
 def source_text(source: str) -> str:
-    """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code span
-    (it comes from a result file, which may hold anything)."""
+    """Where a case comes from, as markdown: a link for a plain https URL, else the text in a code
+    span (it comes from a result file, which may hold anything)."""
     if re.fullmatch(r"https://[^\s<>`]+", source):
         return f"<{source}>"
     return code_span(source)
@@ -204,8 +207,8 @@ def render_case(
             lines += [f"Plots not drawn: {plots.missing_reason}.", ""]
         if len(model.timings) > 1:
             lines += [
-                f"The {len(model.timings)} groups below ran under different conditions and are not compared "
-                f"with each other; they differ in {', '.join(model.differ)}.",
+                f"The {len(model.timings)} groups below ran under different conditions and are not "
+                f"compared with each other; they differ in {', '.join(model.differ)}.",
                 "",
             ]
         lines += [group_section(t, plots, thresholds) for t in model.timings]
@@ -215,8 +218,8 @@ def render_case(
         lines += [
             "## Compiled structure by release (exact)",
             "",
-            "Counted from the compiled HLO, so free of timing noise and comparable across machines; **bold**: "
-            "differs from the release before.",
+            "Counted from the compiled HLO, so free of timing noise and comparable across "
+            "machines; **bold**: differs from the release before.",
             "",
             *map(structure_section, model.structures),
         ]

@@ -1,4 +1,5 @@
-"""A commit bisect's answer: one screen for the terminal, markdown for reports/, JSON beside it for issue drafts.
+"""A commit bisect's answer: one screen for the terminal, markdown for reports/, JSON beside it for
+issue drafts.
 
 The JSON is a bisect answer as ``harness.upstream.change`` reads one: its ends are the two
 releases (``last_good``/``first_bad``, or ``last_broken``/``first_fixed`` for a fix) and its
@@ -81,9 +82,10 @@ def _count_line(found: CommitBisect, setting: Setting) -> str:
         found.not_installed
     )
     return (
-        f"{n} jax commits from {found.first} to {found.last} along the first parents; {len(found.probes)} probes "
-        f"(⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected for one change), {installs} commit installs "
-        f"({len(found.not_installed)} did not install or import); wall time {setting.wall_s:.0f} s, installs included"
+        f"{n} jax commits from {found.first} to {found.last} along the first parents; "
+        f"{len(found.probes)} probes (⌈log2 {n + 1}⌉ + 4 = {expected_commit_probes(n)} expected "
+        f"for one change), {installs} commit installs ({len(found.not_installed)} did not install "
+        f"or import); wall time {setting.wall_s:.0f} s, installs included"
     )
 
 
@@ -92,8 +94,9 @@ def _not_installed(found: CommitBisect) -> list[str]:
 
 
 def commit_bisect_screen(found: CommitBisect, setting: Setting, report: str) -> str:
-    """The terminal answer, on one screen: the range, the count, the attribution, the step found as a block
-    (its metric, the commit's address, the why, the draft to run next), how the probes went, the report."""
+    """The terminal answer, on one screen: the range, the count, the attribution, the step found as
+    a block (its metric, the commit's address, the why, the draft to run next), how the probes went,
+    the report."""
     head = [
         head_line("Bisect over jax commits", setting, found.first, found.last),
         *screen.wrap(_count_line(found, setting)),
@@ -131,8 +134,8 @@ def _step_comparison(found: CommitBisect, after: str) -> Comparison | None:
 
 
 def commit_why(found: CommitBisect, setting: Setting) -> list[Finding]:
-    """Why the step found moved (what every kind of evidence found), led by what it needs where both a
-    jaxlib and a jax default take part."""
+    """Why the step found moved (what every kind of evidence found), led by what it needs where both
+    a jaxlib and a jax default take part."""
     step = found.step()
     if step is None or setting.metric is None or step not in setting.evidence:
         return []
@@ -163,8 +166,8 @@ def commit_bisect_markdown(found: CommitBisect, setting: Setting) -> str:
         f"**{inline(found.answer())}**",
         "",
         f"- {inline(setting.header())}",
-        f"- {found.terms.old} release {found.first} (jaxlib {found.jaxlibs[found.first]}), {found.terms.new} release "
-        f"{found.last} (jaxlib {found.jaxlibs[found.last]})",
+        f"- {found.terms.old} release {found.first} (jaxlib {found.jaxlibs[found.first]}), "
+        f"{found.terms.new} release {found.last} (jaxlib {found.jaxlibs[found.last]})",
         f"- {_count_line(found, setting)}",
         f"- attribution: {found.attribution.note or 'not reached'}",
         *([f"- the commit: [{bad.sha}]({bad.url})"] if bad else []),

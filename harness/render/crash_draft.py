@@ -1,7 +1,8 @@
-"""A crash report draft in JAX's bug form: the description with a standalone reproducer, what happened (the
-release that runs, the one that crashes, the signal or exit status, faulthandler's stack or the last lines),
-the workaround where one was found, and the system info with ``jax.print_environment_info()`` and the CPU
-model.  Pure: a model in, markdown out; every text in it was scrubbed where it was captured or stored."""
+"""A crash report draft in JAX's bug form: the description with a standalone reproducer, what
+happened (the release that runs, the one that crashes, the signal or exit status, faulthandler's
+stack or the last lines), the workaround where one was found, and the system info with
+``jax.print_environment_info()`` and the CPU model.  Pure: a model in, markdown out; every text in
+it was scrubbed where it was captured or stored."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ class CrashDraft:
     )
     args: tuple[str, ...] = ()  # the script's own arguments
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
-    # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and jaxlib at it
+    # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and
+    # jaxlib at it
     installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""  # where the two releases come from, in words
     workaround: str = ""  # a setting that makes the crashing release run, as a stored why found it
@@ -47,13 +49,16 @@ def title(d: CrashDraft) -> str:
     crash, where = d.crash, PLATFORMS.get(d.platform, d.platform.upper())
     if crash.regression:
         return f"{d.name} {crash.verb} since jax {crash.crashes} on {where}: {crash.how}"
-    return f"{d.name} {crash.verb} on jax {crash.crashes} on {where}, runs again since {crash.runs}: {crash.how}"
+    return (
+        f"{d.name} {crash.verb} on jax {crash.crashes} on {where}, runs again since {crash.runs}: "
+        f"{crash.how}"
+    )
 
 
 def render_crash(d: CrashDraft) -> str:
     sections = [
-        f"<!-- Crash report draft by jax-repro-harness for {inline(d.name)}. Paste the sections below into the "
-        f"fields of the same name in JAX's bug-report form ({FORM}). -->",
+        f"<!-- Crash report draft by jax-repro-harness for {inline(d.name)}. Paste the sections "
+        f"below into the fields of the same name in JAX's bug-report form ({FORM}). -->",
         f"**Title:** {inline(title(d))}",
         "### Description",
         description(d),
@@ -68,8 +73,8 @@ def description(d: CrashDraft) -> str:
     crash = d.crash
     lines = [
         f"This script runs ok on jax {crash.runs} ({crash.ok_words}) and {crash.verb} on jax "
-        f"{crash.crashes} ({crash.dead_words}): the same in every process of each release, each a fresh "
-        "Python process."
+        f"{crash.crashes} ({crash.dead_words}): the same in every process of each release, each a "
+        "fresh Python process."
     ]
     if d.source:
         lines.append(f"The two releases come from {d.source}.")
@@ -115,7 +120,8 @@ def what_happened(d: CrashDraft) -> str:
     lines = [
         "#### What happened",
         "",
-        f"On jax {crash.crashes} every process ended {crash.how}; on jax {crash.runs} every one ran ok.",
+        f"On jax {crash.crashes} every process ended {crash.how}; on jax {crash.runs} every one "
+        "ran ok.",
     ]
     if end is not None and end.stack.strip():
         when = "its time-out" if end.how is EndKind.TIMEOUT else "the fault"
@@ -128,8 +134,9 @@ def what_happened(d: CrashDraft) -> str:
 
 
 def script_frames(stack: str) -> str:
-    """faulthandler's stack without the frames of what started the script (runpy, the harness's start-up
-    hook): a maintainer runs ``python script.py``, whose stack ends at the script's ``<module>``."""
+    """faulthandler's stack without the frames of what started the script (runpy, the harness's
+    start-up hook): a maintainer runs ``python script.py``, whose stack ends at the script's
+    ``<module>``."""
     return "\n".join(
         line
         for line in stack.splitlines()
@@ -155,8 +162,8 @@ def system_info(d: CrashDraft) -> str:
             "",
             f"CPU: {inline(machine)} (crashes in XLA:CPU often depend on it).",
             "",
-            f"<details><summary>Output of <code>jax.print_environment_info()</code> (jax {crash.crashes})"
-            "</summary>",
+            "<details><summary>Output of <code>jax.print_environment_info()</code> (jax "
+            f"{crash.crashes})</summary>",
             "",
             fenced(info, "text"),
             "",

@@ -1,11 +1,12 @@
-"""The first lines of an issue draft, as a maintainer reads them: how sure the change is, in which phase it
-moved, and where the report comes from, in a JAX user's words.  Pure: stored results in, sentences out.
+"""The first lines of an issue draft, as a maintainer reads them: how sure the change is, in which
+phase it moved, and where the report comes from, in a JAX user's words.  Pure: stored results in,
+sentences out.
 
-How sure: the change's metric per process on each release, from the newest stored result of each: "in 5
-separate Python processes per release, every one on 0.4.33 slower than every one on 0.4.31" where the two
-sets do not overlap, else the medians and the test.  Which phase: the other kinds of the same program (or,
-for a script, its phases: tracing, lowering, compile, the rest of its run) compared by the report's rule,
-"compile time moved (×16.6 slower); tracing and lowering did not".
+How sure: the change's metric per process on each release, from the newest stored result of each:
+"in 5 separate Python processes per release, every one on 0.4.33 slower than every one on 0.4.31"
+where the two sets do not overlap, else the medians and the test.  Which phase: the other kinds of
+the same program (or, for a script, its phases: tracing, lowering, compile, the rest of its run)
+compared by the report's rule, "compile time moved (×16.6 slower); tracing and lowering did not".
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def _samples(
 def how_sure(
     change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str
 ) -> str:
-    """How sure the change is, in a sentence a JAX user reads at once; "" without both releases' results."""
+    """How sure the change is, in a sentence a JAX user reads at once; "" without both releases'
+    results."""
     found = _samples(change, results, case, sizes, profile)
     metric = change.metric
     if found is None or metric is None or metric not in found[0] or metric not in found[1]:
@@ -50,25 +52,27 @@ def how_sure(
     lower = "faster" if metric.is_duration else "lower"
     if min(new) > max(old):
         return (
-            f"Measured in {count} separate Python processes per release: every one on {change.first_bad} {higher} "
-            f"than every one on {change.last_good}."
+            f"Measured in {count} separate Python processes per release: every one on "
+            f"{change.first_bad} {higher} than every one on {change.last_good}."
         )
     if max(new) < min(old):
         return (
-            f"Measured in {count} separate Python processes per release: every one on {change.first_bad} {lower} "
-            f"than every one on {change.last_good}."
+            f"Measured in {count} separate Python processes per release: every one on "
+            f"{change.first_bad} {lower} than every one on {change.last_good}."
         )
     compared = compare_metric(a, b, change.thresholds, metric)
     return (
-        f"Measured in {count} separate Python processes per release, whose figures overlap: the medians differ "
-        f"×{compared.ratio:.3g} at p={format_p(compared.p_value)} (Welch's t-test on their logs)."
+        f"Measured in {count} separate Python processes per release, whose figures overlap: the "
+        f"medians differ ×{compared.ratio:.3g} at p={format_p(compared.p_value)} (Welch's t-test "
+        "on their logs)."
     )
 
 
 def phase_reading(
     change: Change, results: Sequence[StoredResult], case: str, sizes: dict[str, int], profile: str
 ) -> str:
-    """Which phases of the changed program (a script: of the process) moved and which did not, in a line."""
+    """Which phases of the changed program (a script: of the process) moved and which did not, in a
+    line."""
     found = _samples(change, results, case, sizes, profile)
     metric = change.metric
     if found is None or metric is None:
@@ -104,5 +108,6 @@ def _joined(parts: list[str]) -> str:
 
 
 def provenance(case: CaseInfo) -> str:
-    """Where the report comes from: a user's own script, or a claim from a discussion (with its URL)."""
+    """Where the report comes from: a user's own script, or a claim from a discussion (with its
+    URL)."""
     return case.subject.provenance(case.claim, case.source)

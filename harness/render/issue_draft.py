@@ -38,7 +38,8 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
-# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said neutrally.
+# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said
+# neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
     "first bad": "the first release with the change",
@@ -97,7 +98,8 @@ class DraftInputs:
 
 
 def slowed(change: Change | None) -> bool:
-    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the right words."""
+    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the
+    right words."""
     return (
         change is not None
         and change.metric is not None
@@ -113,16 +115,18 @@ def role_text(role: str, change: Change | None) -> str:
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """A markdown table without the columns that are empty in every row: a maintainer reads no blank column."""
+    """A markdown table without the columns that are empty in every row: a maintainer reads no blank
+    column."""
     keep = [i for i in range(len(headers)) if i == 0 or any(row[i] not in EMPTY for row in rows)]
     return markdown_table([[row[i] for i in keep] for row in rows], [headers[i] for i in keep])
 
 
 def render(d: DraftInputs) -> str:
     sections = [
-        f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections below into the "
-        f"fields of the same name in JAX's bug-report form ({FORM}); the short script is saved as {d.short_name} "
-        f"beside this file, the full instrumented one as {d.full_name}. -->",
+        f"<!-- Issue draft by jax-repro-harness for case {d.case.name}. Paste the two sections "
+        f"below into the fields of the same name in JAX's bug-report form ({FORM}); the short "
+        f"script is saved as {d.short_name} beside this file, the full instrumented one as "
+        f"{d.full_name}. -->",
         f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
         "### Description",
         description(d),
@@ -143,7 +147,8 @@ def headline(claim: str) -> str:
 
 
 def description(d: DraftInputs) -> str:
-    """Three or four short sentences: what changed by how much, how sure, in which phase, where it comes from."""
+    """Three or four short sentences: what changed by how much, how sure, in which phase, where it
+    comes from."""
     change = d.change
     context = provenance(d.case)
     if change is None or change.metric is None or change.ratio is None:
@@ -157,8 +162,9 @@ def description(d: DraftInputs) -> str:
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
     where = (d.results, d.case.name, d.sizes, d.full_run.profile)
     sentences = [
-        f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax {change.last_good} "
-        f"and jax {change.first_bad} ({metric.format(change.before_ns)} → {metric.format(change.after_ns)}){at}.",
+        f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "
+        f"{change.last_good} and jax {change.first_bad} ({metric.format(change.before_ns)} → "
+        f"{metric.format(change.after_ns)}){at}.",
         how_sure(change, *where),
         phase_reading(change, *where),
         f"Below the releases: {scrub(change.below)}." if change.below else "",
@@ -168,8 +174,8 @@ def description(d: DraftInputs) -> str:
 
 
 def newest_release(d: DraftInputs) -> str:
-    """The maintainers' second question, measured: whether the newest release on the index still shows
-    it; then what could not be measured for the draft, with the command that measures it."""
+    """The maintainers' second question, measured: whether the newest release on the index still
+    shows it; then what could not be measured for the draft, with the command that measures it."""
     said = [f"Newest release on the index: {scrub(d.newest)}." if d.newest else ""]
     said += [f"{scrub(line).rstrip('.')}." for line in d.not_measured]
     return "\n\n".join(line for line in said if line)
@@ -183,8 +189,9 @@ def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> 
 
 
 def with_jax_alone(d: DraftInputs) -> str:
-    """The reproducer that needs only jax, first where it showed the change: its files beside the draft, an
-    install line per release with jax and jaxlib alone, and what the harness measured of it on both."""
+    """The reproducer that needs only jax, first where it showed the change: its files beside the
+    draft, an install line per release with jax and jaxlib alone, and what the harness measured of
+    it on both."""
     change = d.change
     if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
         return ""
@@ -196,11 +203,11 @@ def with_jax_alone(d: DraftInputs) -> str:
     steps = [
         "#### Reproduce with jax alone",
         "",
-        f"`{d.reproducer}{found.script}` ({found.lines} lines) runs the programs the script compiled, "
-        f"exported with `jax.export` on jax {scrub(found.exported_on)} (the files beside it), and prints one "
-        f"JSON line: compile time, run time and temporary bytes. Measured on both releases it moved "
-        f"{theirs} (the original script: {mine} on {change.metric.quoted()})."
-        + (f" Note: {scrub(found.note)}." if found.note else ""),
+        f"`{d.reproducer}{found.script}` ({found.lines} lines) runs the programs the script "
+        f"compiled, exported with `jax.export` on jax {scrub(found.exported_on)} (the files beside "
+        "it), and prints one JSON line: compile time, run time and temporary bytes. Measured on "
+        f"both releases it moved {theirs} (the original script: {mine} on "
+        f"{change.metric.quoted()})." + (f" Note: {scrub(found.note)}." if found.note else ""),
         "",
     ]
     for release in (change.last_good, change.first_bad):
@@ -211,7 +218,8 @@ def with_jax_alone(d: DraftInputs) -> str:
 
 
 def _jax_pins(d: DraftInputs, release: str) -> list[str]:
-    """``jax==V jaxlib==W`` of ``release`` as its short run installed them; else jax's version for both."""
+    """``jax==V jaxlib==W`` of ``release`` as its short run installed them; else jax's version for
+    both."""
     for run in d.short_runs:
         if run.run.release == release:
             pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]
@@ -271,7 +279,8 @@ def _printed(run: ScriptRun) -> str:
 
 
 def _figure_keys(d: DraftInputs) -> list[tuple[str, str]]:
-    """(program, metric) of every figure the short script printed on any release, in the order printed."""
+    """(program, metric) of every figure the short script printed on any release, in the order
+    printed."""
     keys: list[tuple[str, str]] = []
     for r in d.short_runs:
         keys += [key for key in parse_output(r.run.stdout).medians if key not in keys]
@@ -299,7 +308,8 @@ def evidence(d: DraftInputs) -> str:
         metric = change.metric.metric_name if change.metric else "the metric"
         bad = slowed(change)
         shown = change.metric.format if change.metric else format_ns
-        # Neutrally, a probe is like one end of the range or the other, and compared with each end by name.
+        # Neutrally, a probe is like one end of the range or the other, and compared with each end
+        # by name.
         start, end = change.probes[0].release, change.probes[-1].release
         neutral = {"good": f"like {start}", "bad": f"like {end}"}
         rows = [
@@ -312,7 +322,8 @@ def evidence(d: DraftInputs) -> str:
             ]
             for p in change.probes
         ]
-        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change between two.
+        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change
+        # between two.
         between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
         answer = (scrub(change.answer) or f"first bad {change.first_bad}") if bad else between
         ends = ["vs good", "vs bad", "verdict"] if bad else [f"vs {start}", f"vs {end}", "verdict"]
@@ -337,8 +348,8 @@ def evidence(d: DraftInputs) -> str:
 
 
 def why(d: DraftInputs) -> list[str]:
-    """What was measured of why: the defaults that changed between the two releases, each tried on the other,
-    and what XLA compiled on each (its dumps beside the draft)."""
+    """What was measured of why: the defaults that changed between the two releases, each tried on
+    the other, and what XLA compiled on each (its dumps beside the draft)."""
     change = d.change
     if change is None or not change.why:
         return []
@@ -353,7 +364,10 @@ def why(d: DraftInputs) -> list[str]:
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
     said += [f"- {scrub(line)}" for line in first or lines]
     if first and rest:
-        summary = f"{len(rest)} more: every changed default tried, the defaults that changed, each compiled module"
+        summary = (
+            f"{len(rest)} more: every changed default tried, the defaults that changed, each "
+            "compiled module"
+        )
         said += [
             "",
             f"<details><summary>{summary}</summary>",
@@ -371,7 +385,8 @@ def releases_table(
     profile: str,
     metric: MetricKey | None,
 ) -> str:
-    """A row per release stored at the script's sizes and profile: the metric, its step from the last, the claim."""
+    """A row per release stored at the script's sizes and profile: the metric, its step from the
+    last, the claim."""
     mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
     releases = sorted({r.release for r in mine}, key=release_key)
     rows, previous = [], None
@@ -402,8 +417,8 @@ def releases_table(
     )
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
-        "Python processes, the figure is the median of the per-process medians; *vs previous* is its ratio to the "
-        f"release above{claim}:"
+        "Python processes, the figure is the median of the per-process medians; *vs previous* is "
+        f"its ratio to the release above{claim}:"
     )
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 
@@ -415,9 +430,9 @@ def script_figures_table(
     change: Change | None,
     programs: Sequence[str],
 ) -> str:
-    """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has none) per
-    release, from its stored runs: the metric asked about and those that moved across the change shown, the rest
-    folded away."""
+    """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has
+    none) per release, from its stored runs: the metric asked about and those that moved across the
+    change shown, the rest folded away."""
     mine = [r for r in results if r.case == case and r.profile == profile]
     found = {
         release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}
@@ -439,20 +454,24 @@ def script_figures_table(
         return table(rows, ["jax", *(k.metric_name for k in columns)])
 
     caption = (
-        "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's tracing, lowering "
-        "and compile events summed, and the rest of its run) and the numbers it printed (`json.*`), per release: "
-        "the median over several separate Python processes"
+        "The script's phases (`process.*`: the whole process, the first `import jax`, JAX's "
+        "tracing, lowering and compile events summed, and the rest of its run) and the numbers it "
+        "printed (`json.*`), per release: the median over several separate Python processes"
     )
     if not shown or not rest:
         return f"{caption}.\n\n{figures(keys)}"
-    folded = f"<details><summary>The other {len(rest)}, which did not move</summary>\n\n{figures(rest)}\n\n</details>"
+    folded = (
+        f"<details><summary>The other {len(rest)}, which did not "
+        f"move</summary>\n\n{figures(rest)}\n\n</details>"
+    )
     return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
 
 
 def _moved(
     key: MetricKey, samples: dict[str, dict[MetricKey, ProcessSamples]], change: Change | None
 ) -> bool:
-    """Whether ``key`` is the change's metric or moved between its two releases by the report's rule."""
+    """Whether ``key`` is the change's metric or moved between its two releases by the report's
+    rule."""
     if change is None:
         return True
     if key == change.metric:
@@ -473,8 +492,8 @@ def full_script(d: DraftInputs) -> str:
     )
     return "\n".join(
         [
-            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and whether the claim "
-            f"held), on jax {run.release}{verdict}</summary>",
+            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and "
+            f"whether the claim held), on jax {run.release}{verdict}</summary>",
             "",
             f"Run as `{command_line(run, d.full_name)}`:",
             "",
@@ -501,8 +520,8 @@ def system_info(d: DraftInputs) -> str:
             f"Environment variables set: {shown}.",
             *held,
             "",
-            f"<details><summary>Output of <code>jax.print_environment_info()</code> (jax {d.full_run.release})"
-            "</summary>",
+            "<details><summary>Output of <code>jax.print_environment_info()</code> (jax "
+            f"{d.full_run.release})</summary>",
             "",
             fenced(scrub(d.environment_info).strip() or "(unavailable)", "text"),
             "",

@@ -1,4 +1,5 @@
-"""Machine-readable output (``--json FILE``): the models the pages are rendered from, as JSON.  Pure.
+"""Machine-readable output (``--json FILE``): the models the pages are rendered from, as
+JSON.  Pure.
 
 Every document names what it is (``schema``: ``jax-repro-harness/<command>``) and its
 ``schema_version``; a number that is not one (a ratio without a baseline) is null, never NaN, so any
@@ -31,7 +32,8 @@ def number(value: float) -> float | None:
 
 
 def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
-    """A comparison's figures, interval, test and verdict (B against A, lower is better unless said)."""
+    """A comparison's figures, interval, test and verdict (B against A, lower is better unless
+    said)."""
     if comparison is None:
         return None
     a, b = comparison.processes
@@ -42,8 +44,8 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         "p_value": number(comparison.p_value),
         "level": number(comparison.level),
         "verdict": comparison.verdict,
-        # The verdict in words with the change the data still allow ("within ±9%"), that margin as a factor,
-        # and the rank test's p where the sides were measured together (docs/statistics.md).
+        # The verdict in words with the change the data still allow ("within ±9%"), that margin as a
+        # factor, and the rank test's p where the sides were measured together (docs/statistics.md).
         "said": comparison.said,
         "margin": number(comparison.margin),
         "rank_p": number(comparison.rank_p),
@@ -69,7 +71,8 @@ def thresholds_json(thresholds: Thresholds) -> dict[str, Any]:
 
 
 def set_comparison_json(model: SetComparison) -> dict[str, Any]:
-    """``compare``'s comparison: every pair of runs, every metric's verdict, what was not compared."""
+    """``compare``'s comparison: every pair of runs, every metric's verdict, what was not
+    compared."""
     pairs = [
         {
             "case": pair.a.case,

@@ -1,8 +1,9 @@
 """Caveats as short marks with a legend, in the terminal and in the reports' tables.
 
-A comparison's caveats (``Comparison.flags``) are sentences, the same few for most metrics of a run: repeated
-in every row they made tables a thousand columns wide.  Each kind gets a letter; a table shows the letters and
-its legend says each once.  The sentences themselves stay in the JSON (``flags``).
+A comparison's caveats (``Comparison.flags``) are sentences, the same few for most metrics of a run:
+repeated in every row they made tables a thousand columns wide.  Each kind gets a letter; a table
+shows the letters and its legend says each once.  The sentences themselves stay in the JSON
+(``flags``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def marks_text(comparison: Comparison, thresholds: Thresholds) -> str:
 
 
 def legend(comparisons: Iterable[Comparison], thresholds: Thresholds) -> str:
-    """``caveats: v process medians vary by more than 10% · l processes measured …``; empty without any."""
+    """``caveats: v process medians vary by more than 10% · l processes measured …``; empty without
+    any."""
     used = {mark for c in comparisons for mark in marks_of(c, thresholds)}
     order = [mark for _, mark in _marks(thresholds)] + [OTHER]
     shown = [f"{mark.letter} {mark.meaning}" for mark in order if mark in used]

@@ -1,5 +1,6 @@
-"""How every plot looks, decided once: a look per series no other series shares, labels wrapped whole,
-legends beside the axes, units that match the numbers drawn, and two releases drawn as points.
+"""How every plot looks, decided once: a look per series no other series shares, labels wrapped
+whole, legends beside the axes, units that match the numbers drawn, and two releases drawn as
+points.
 
 Pure where it can be (styles, units, label text); the few helpers that touch a matplotlib
 axes only place what the drawers made.
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
-# Ten colours, seven markers: 7 and 10 share no factor, so (colour, marker) first repeats at series 70, and the
-# line style, which changes every ten series, keeps even those apart.
+# Ten colours, seven markers: 7 and 10 share no factor, so (colour, marker) first repeats at series
+# 70, and the line style, which changes every ten series, keeps even those apart.
 COLOURS = tuple(f"C{i}" for i in range(10))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 LINESTYLES = ("-", "--", ":", "-.")
@@ -28,7 +29,8 @@ LABEL_WIDTH = 34  # characters per line of a y-label at the plots' font size
 TITLE_WIDTH = 70
 SEPARATOR = " · "
 SPREAD = "points: median of the process medians · bars: IQR between processes"
-# Two releases are two categories, not two ends of a trend: the points of each release are drawn side by side.
+# Two releases are two categories, not two ends of a trend: the points of each release are drawn
+# side by side.
 MOST_FOR_POINTS = 2
 DODGE = 0.5  # the share of a category's width the side-by-side points take
 
@@ -41,7 +43,8 @@ class Style:
 
 
 def series_styles(count: int) -> list[Style]:
-    """``count`` looks, no two alike: colours and markers cycle at different lengths, line styles every ten."""
+    """``count`` looks, no two alike: colours and markers cycle at different lengths, line styles
+    every ten."""
     return [
         Style(
             COLOURS[i % len(COLOURS)],
@@ -59,8 +62,9 @@ def unit_for(summaries: Sequence[Summary]) -> tuple[str, float]:
 
 
 def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, float]:
-    """A metric's y-label and the divisor of its values: ``two_scans dispatch (ms)``, never ``dispatch_ns (ms)``;
-    a script's own number (``json.FIELD``) is drawn as printed, in the script's unit."""
+    """A metric's y-label and the divisor of its values: ``two_scans dispatch (ms)``, never
+    ``dispatch_ns (ms)``; a script's own number (``json.FIELD``) is drawn as printed, in the
+    script's unit."""
     if not key.in_ns:
         return f"{key.metric_name} (as printed)", 1.0
     unit, scale = unit_for(summaries)
@@ -68,8 +72,9 @@ def metric_axis(key: MetricKey, summaries: Sequence[Summary]) -> tuple[str, floa
 
 
 def wrapped(text: str, width: int = LABEL_WIDTH) -> str:
-    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the edge; lines
-    break between the `` · `` parts of a description where they can, inside a part only where it is too long."""
+    """The text on as many lines as it needs, so a label or title is drawn whole, never cut at the
+    edge; lines break between the `` · `` parts of a description where they can, inside a part only
+    where it is too long."""
     lines: list[str] = []
     for part in text.split(SEPARATOR):
         if lines and len(lines[-1]) + len(SEPARATOR) + len(part) <= width:
@@ -87,8 +92,9 @@ def as_points(releases: Sequence[str]) -> bool:
 
 
 def offsets(count: int, points: bool) -> list[float]:
-    """Where each series sits within its release's category: spread across it when drawn as points, so
-    points and bars of one release do not cover each other; at the category's centre when lines join them."""
+    """Where each series sits within its release's category: spread across it when drawn as points,
+    so points and bars of one release do not cover each other; at the category's centre when lines
+    join them."""
     if not points or count < 2:
         return [0.0] * count
     step = DODGE / (count - 1)

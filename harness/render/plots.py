@@ -64,18 +64,22 @@ def matplotlib_missing() -> str | None:
 
 
 def save_figure(figure: Figure, path: Path) -> None:
-    """The figure as a PNG at ``path``, replaced atomically: never written through a link planted there."""
+    """The figure as a PNG at ``path``, replaced atomically: never written through a link planted
+    there."""
     buffer = io.BytesIO()
-    # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not cut.
+    # "tight" as well as the constrained layout: whatever still reaches past the canvas is kept, not
+    # cut.
     figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight", pad_inches=0.1)
     replace_file(path, buffer.getvalue())
 
 
 def plot_name(key: GroupKey, kind: str, taken: set[str]) -> str:
-    """The group's plot file name, unique in ``taken`` (compared case-folded) and short enough for any file system.
+    """The group's plot file name, unique in ``taken`` (compared case-folded) and short enough for
+    any file system.
 
-    The readable slug is kept where it says the key as it is; where it had to change it (backends ``a/b``
-    and ``a_b`` slug alike), is long or is taken already, a digest of the key tells it apart."""
+    The readable slug is kept where it says the key as it is; where it had to change it (backends
+    ``a/b`` and ``a_b`` slug alike), is long or is taken already, a digest of the key tells it
+    apart."""
     slug = key.slug()
     name = f"{key.case}--{slug}--{kind}.png"
     if slug != key.raw_slug() or len(name) > MAX_PLOT_NAME or name.casefold() in taken:
@@ -95,8 +99,9 @@ def error_bars(points: Sequence[Summary], scale: float) -> tuple[list[float], li
 
 
 def wall_figure(timing: TimingGroup) -> Figure | None:
-    """Each program's wall time by release, a look of its own per program; two releases as points side by
-    side (two categories), more joined by lines (a trend over releases).  None when no program has one."""
+    """Each program's wall time by release, a look of its own per program; two releases as points
+    side by side (two categories), more joined by lines (a trend over releases).  None when no
+    program has one."""
     from matplotlib.figure import Figure
 
     lines = timing.wall
@@ -149,8 +154,9 @@ def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
 
 
 def scaling_figure(timing: TimingGroup) -> Figure | None:
-    """Time per call by device count: a colour per release, a marker and line style per method, so no two
-    lines look alike and one release's lines read as one family.  None without a method at two counts."""
+    """Time per call by device count: a colour per release, a marker and line style per method, so
+    no two lines look alike and one release's lines read as one family.  None without a method at
+    two counts."""
     from matplotlib.figure import Figure
 
     lines = timing.scaling

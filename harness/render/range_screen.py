@@ -32,16 +32,18 @@ _FRAME_LINES = 12
 
 
 def unmeasured_line(found: SweepOutcome) -> str:
-    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was compared."""
+    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was
+    compared."""
     return (
-        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran ok, and a step "
-        "needs two; each release's status in the table says why. This is no evidence of no change."
+        f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran "
+        "ok, and a step needs two; each release's status in the table says why. This is no "
+        "evidence of no change."
     )
 
 
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
-    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1``; a script without sizes has no
-    ``at``."""
+    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1``; a script without
+    sizes has no ``at``."""
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
     what = setting.metric.metric_name if setting.metric else ""
     by = f" · by {what}" if what else ""
@@ -51,7 +53,8 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 
 def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
-    """Steps by where they are in the range, and within one step in reading order (the script's own first)."""
+    """Steps by where they are in the range, and within one step in reading order (the script's own
+    first)."""
     where = {release: i for i, release in enumerate(releases)}
     return sorted(steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
 
@@ -78,7 +81,8 @@ def not_ok_line(found: SweepOutcome) -> str:
 
 
 def _status_words(probe: Probe) -> str:
-    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status, how its processes ended."""
+    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status, how its processes
+    ended."""
     if probe.result is None:
         return "not installed"
     if not ran(probe.result):
@@ -117,8 +121,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
                 "report only one."
             )
         lines.append(
-            "Each step is one comparison of neighbours: a triage of the range confirms each by measuring "
-            "again."
+            "Each step is one comparison of neighbours: a triage of the range confirms each by "
+            "measuring again."
         )
     elif found.unmeasured():
         lines += screen.wrap(unmeasured_line(found))
@@ -128,7 +132,8 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- one block per step: triage and bisect ---------------------------------------------------------------
+# --- one block per step: triage and
+# bisect ---------------------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
 # How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
@@ -138,7 +143,8 @@ FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 @dataclass(frozen=True)
 class Row:
-    """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its comparison."""
+    """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its
+    comparison."""
 
     criterion: Criterion
     figures: str
@@ -150,7 +156,8 @@ class Row:
 
 @dataclass
 class Block:
-    """One step on the screen: a head line, its metrics (reading order), why it moved, what to run next."""
+    """One step on the screen: a head line, its metrics (reading order), why it moved, what to run
+    next."""
 
     head: str
     step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
@@ -161,7 +168,10 @@ class Block:
 
 def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> Row:
     """A metric's row from the comparison that settled it (the re-measured one, or a probe's)."""
-    figures = f"{comparison.format(comparison.baseline.median)} → {comparison.format(comparison.candidate.median)}"
+    figures = (
+        f"{comparison.format(comparison.baseline.median)} → "
+        f"{comparison.format(comparison.candidate.median)}"
+    )
     return Row(
         Criterion.of(metric),
         figures,
@@ -201,8 +211,8 @@ def block_lines(
     thresholds: Thresholds,
     marked: list[Comparison] | None = None,
 ) -> list[str]:
-    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows); the
-    comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
+    """A block folded to ``fold``; a command in ``shown`` is not offered again (``shown`` grows);
+    the comparisons whose marks it shows are added to ``marked`` (the legend says those only)."""
     most, why, commands = fold
     lines = screen.wrap(block.head, indent="  ")
     rows = _rows_ordered(block.rows)
@@ -237,9 +247,9 @@ STEPS_HEADERS = ["step", "metrics", "B/A", "verdict", "how sure", "caveats"]
 def blocks_lines(
     blocks: Sequence[Block], budget: int, thresholds: Thresholds, marked: list[Comparison]
 ) -> list[str]:
-    """The blocks, a blank line apart, folded as far as it takes to fit ``budget`` lines; where even the
-    shortest do not fit, one row a step (its first metric, the others counted), cut to the budget.  The
-    comparisons whose marks are shown go to ``marked``."""
+    """The blocks, a blank line apart, folded as far as it takes to fit ``budget`` lines; where even
+    the shortest do not fit, one row a step (its first metric, the others counted), cut to the
+    budget.  The comparisons whose marks are shown go to ``marked``."""
     for fold in FOLDS:
         shown: set[str] = set()
         found: list[Comparison] = []
@@ -262,7 +272,8 @@ def blocks_lines(
     return [f"{len(blocks)} steps, each with its first metric:", *cut, note, ""]
 
 
-# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not hold.
+# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not
+# hold.
 _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 

@@ -1,5 +1,5 @@
-"""Bisect and sweep answers as markdown for reports/ and as JSON for issue drafts; the terminal's one
-screen of each is ``bisect_screen``'s and ``range_screen``'s.
+"""Bisect and sweep answers as markdown for reports/ and as JSON for issue drafts; the terminal's
+one screen of each is ``bisect_screen``'s and ``range_screen``'s.
 
 The JSON of a bisect carries ``last_good`` and ``first_bad`` only when both are
 known (``upstream.change`` reads them back), and ``answer`` always.
@@ -41,10 +41,11 @@ class Answer:
 
 
 CLASSIFICATION = (
-    "A probe is *bad* when it is significantly different from the good endpoint in the direction the bad endpoint "
-    "differs, and not significantly different from the bad endpoint back towards the good one; *good* the other way "
-    "round; otherwise it is measured once more in twice the processes and, if still ambiguous, *inconclusive*. "
-    "Inconclusive and skipped releases (not installable, or not ok) are set aside, as `git bisect skip` does."
+    "A probe is *bad* when it is significantly different from the good endpoint in the direction "
+    "the bad endpoint differs, and not significantly different from the bad endpoint back towards "
+    "the good one; *good* the other way round; otherwise it is measured once more in twice the "
+    "processes and, if still ambiguous, *inconclusive*. Inconclusive and skipped releases (not "
+    "installable, or not ok) are set aside, as `git bisect skip` does."
 )
 
 
@@ -57,9 +58,10 @@ def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | 
 
 
 DRIFT = (
-    "Each release is measured in several case processes (a sweep measures all its releases in one interleaved "
-    "run) and a step needs them to differ beyond their spread; still, read a step with its size and with the "
-    "metrics that move with it (`jax-repro calibrate` says how noisy this machine is)."
+    "Each release is measured in several case processes (a sweep measures all its releases in one "
+    "interleaved run) and a step needs them to differ beyond their spread; still, read a step with "
+    "its size and with the metrics that move with it (`jax-repro calibrate` says how noisy this "
+    "machine is)."
 )
 
 
@@ -74,8 +76,8 @@ def against_cell(comparison: Comparison | None) -> str:
     if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
         return f"{format_ratio(comparison.ratio)} {comparison.said}"
     return (
-        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] p={format_p(comparison.p_value)} "
-        f"{comparison.said}"
+        f"{format_ratio(comparison.ratio)} [{format_interval(comparison)}] "
+        f"p={format_p(comparison.p_value)} {comparison.said}"
     )
 
 
@@ -126,8 +128,8 @@ def _count_line(found: BisectOutcome, setting: Setting) -> str:
     n = len(found.releases)
     return (
         f"{n} releases in the range ({', '.join(found.releases)}); {len(found.probes)} probes "
-        f"(⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change; set-aside releases add probes); "
-        f"wall time {setting.wall_s:.0f} s, installs included"
+        f"(⌈log2 {n}⌉ + 2 = {expected_probes(n)} expected for one change; set-aside releases add "
+        f"probes); wall time {setting.wall_s:.0f} s, installs included"
     )
 
 
@@ -187,7 +189,8 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
 
 
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
-    """What every bisect answer's data begins with, over releases or commits: the setting and its two ends."""
+    """What every bisect answer's data begins with, over releases or commits: the setting and its
+    two ends."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -203,8 +206,9 @@ def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[s
 def bisect_json(
     found: BisectOutcome, setting: Setting, hint: Finding | None = None
 ) -> dict[str, Any]:
-    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and ``last_good``/``first_bad``
-    for a regression, ``broken``/``fixed`` and ``last_broken``/``first_fixed`` for a fix."""
+    """The answer as data; the endpoints' keys follow the terms: ``good``/``bad`` and
+    ``last_good``/``first_bad`` for a regression, ``broken``/``fixed`` and
+    ``last_broken``/``first_fixed`` for a fix."""
     old, new = found.terms.old, found.terms.new
     data: dict[str, Any] = {
         **answer_head(setting, found.terms, found.releases[0], found.releases[-1]),
@@ -265,7 +269,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     if several:
         lines += [
             "",
-            f"More than one step in {', '.join(several)}: a bisection between the endpoints would report only one.",
+            f"More than one step in {', '.join(several)}: a bisection between the endpoints would "
+            "report only one.",
         ]
     return lines
 
@@ -276,7 +281,8 @@ METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
 
 
 def release_headers(setting: Setting) -> list[str]:
-    """The releases table's columns: with a plain script's own libraries, their versions beside each release."""
+    """The releases table's columns: with a plain script's own libraries, their versions beside each
+    release."""
     if not setting.libraries.versions:
         return RELEASE_HEADERS
     return [*RELEASE_HEADERS[:3], LIBRARIES_HEADER, *RELEASE_HEADERS[3:]]
@@ -288,7 +294,8 @@ def library_cell(setting: Setting, release: str) -> str:
 
 
 def status_cell(probe: Probe) -> str:
-    """A release's status, and how its processes ended where one did not run ok: ``crashed: SIGSEGV (exit
+    """A release's status, and how its processes ended where one did not run ok:
+    ``crashed: SIGSEGV (exit
     139) in 5 of 5 processes``."""
     if probe.result is None:
         return "not installed"
@@ -312,7 +319,8 @@ def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
     for m in found.measurements:
         status = status_cell(m)
-        # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
+        # A run that finished ok without a verdict (a plain script prints none) has no claim to
+        # show.
         claim = outcome(m.result) if m.result is not None else "–"
         claim = "–" if claim == RunStatus.OK else claim
         libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
@@ -359,7 +367,8 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
-    """The end of a sweep's or a triage's page: every release's status and claim, a table per metric, the rule."""
+    """The end of a sweep's or a triage's page: every release's status and claim, a table per
+    metric, the rule."""
     lines = [
         heading,
         "",
@@ -377,7 +386,8 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
 
 
 def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
-    """A sweep (or a triage's first round) as data: every release, every step, every comparison with the previous."""
+    """A sweep (or a triage's first round) as data: every release, every step, every comparison with
+    the previous."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -416,7 +426,8 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
 def bisect_answer(
     found: BisectOutcome, setting: Setting, hint: Finding | None = None, report: str = ""
 ) -> Answer:
-    """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins several)."""
+    """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins
+    several)."""
     text = bisect_screen([Bisected(found, setting, hint)], setting, [report])
     return Answer(text, bisect_markdown(found, setting, hint), bisect_json(found, setting, hint))
 

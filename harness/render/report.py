@@ -35,16 +35,18 @@ from harness.render.text import Markdown, code_span, inline
 from harness.units import format_ratio, short_machine, sizes_text
 
 INDEX = "index.md"
-# Other commands write their reports into the same folder under these prefixes (``bisect-<case>-….md``):
-# a case page never takes such a name.
+# Other commands write their reports into the same folder under these prefixes
+# (``bisect-<case>-….md``): a case page never takes such a name.
 OTHER_REPORTS = ("bisect-", "sweep-", "triage-", "search-")
-# What changed is a short list: past this many timing changes the rest are counted, the case pages list them.
+# What changed is a short list: past this many timing changes the rest are counted, the case pages
+# list them.
 MOST_CHANGES_LISTED = 12
 
 
 def page_names(cases: Sequence[str]) -> dict[str, str]:
-    """Each case's page file name: ``<case>.md``, unless that is the index's, another report's, or (case-folded,
-    as macOS and Windows compare names) an earlier case's; then ``case-<case>.md`` or ``…-2.md``, the first free."""
+    """Each case's page file name: ``<case>.md``, unless that is the index's, another report's, or
+    (case-folded, as macOS and Windows compare names) an earlier case's; then ``case-<case>.md`` or
+    ``…-2.md``, the first free."""
     taken = {INDEX.casefold()}
     names = {}
     for case in cases:
@@ -65,8 +67,8 @@ def case_link(case: str, pages: Mapping[str, str]) -> Markdown:
 
 
 def claims_overview(claims: ClaimTable, pages: Mapping[str, str] | None = None) -> str:
-    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges in words;
-    rows skipped on every release named below it instead."""
+    """Cases × releases: ✓ / ✗ / status per (case, profile, backend, sizes), and the release ranges
+    in words; rows skipped on every release named below it instead."""
     pages = pages or {}
     table = [
         [
@@ -132,7 +134,8 @@ def where(
 
 
 def change_item(change: TimingChange, pages: Mapping[str, str], machines: bool) -> str:
-    """``- [case](page) (profile cpu, N=1000): `jit` wall (until ready) **slower** ×1.8 [1.5–2.1], jax A → B``."""
+    """``- [case](page) (profile cpu, N=1000): `jit` wall (until ready) **slower** ×1.8 [1.5–2.1],
+    jax A → B``."""
     key, c = change.key, change.comparison
     machine = short_machine(key.machine) if machines else None
     named = where(key.case, key.profile, sizes_text(dict(key.sizes)), pages, machine)
@@ -150,8 +153,9 @@ def claim_item(line: ClaimLine, pages: Mapping[str, str]) -> str:
 
 
 def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
-    """The first change of each cell (case, profile, sizes, machine), in the changes' order (slowdowns first, the
-    largest first): what a first page leads with, every case before a second change of any."""
+    """The first change of each cell (case, profile, sizes, machine), in the changes' order
+    (slowdowns first, the largest first): what a first page leads with, every case before a second
+    change of any."""
     first: dict[object, TimingChange] = {}
     for change in changes:
         first.setdefault(change.key, change)
@@ -159,8 +163,9 @@ def headline_changes(changes: Sequence[TimingChange]) -> list[TimingChange]:
 
 
 def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
-    """The changes by name, before any count: each claim that holds on some releases and not on others first,
-    then each cell's largest timing change (slowdowns first), the rest counted (the case pages list them)."""
+    """The changes by name, before any count: each claim that holds on some releases and not on
+    others first, then each cell's largest timing change (slowdowns first), the rest counted (the
+    case pages list them)."""
     lines = ["## What changed", ""]
     flipped = [line for line in model.claims.lines if {"✓", "✗"} <= set(line.marks)]
     lines += [claim_item(line, pages) for line in flipped]
@@ -169,8 +174,8 @@ def what_changed(model: ReportModel, pages: Mapping[str, str]) -> list[str]:
     lines += [change_item(change, pages, machines) for change in shown]
     if len(model.changes) > len(shown):
         lines.append(
-            f"- and {len(model.changes) - len(shown)} more timing change(s) of these cells: the case pages list "
-            "every one"
+            f"- and {len(model.changes) - len(shown)} more timing change(s) of these cells: the "
+            "case pages list every one"
         )
     if any(t.comparison.comparisons for t in model.timings) and not model.changes:
         lines.append("- no timing changed significantly against its baseline release")
@@ -186,9 +191,9 @@ def method_section(model: ReportModel) -> list[str]:
     return [
         f"## {METHOD_HEADING}",
         "",
-        "Each cell is measured in several case processes; a time is the median of their medians of raw "
-        "`perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained control, *wall* is when "
-        "`block_until_ready` returned.",
+        "Each cell is measured in several case processes; a time is the median of their medians of "
+        "raw `perf_counter_ns` samples taken after warm-up. *Dispatch* is when Python regained "
+        "control, *wall* is when `block_until_ready` returned.",
         "",
         rule_text(model.thresholds),
         "",
@@ -223,8 +228,8 @@ def render_index(
     plots: DrawnPlots,
     pages: Mapping[str, str] | None = None,
 ) -> str:
-    """The index page, with a sentence per machine's latest calibration (``harness calibrate``); ``pages``:
-    each case's page name (``page_names``)."""
+    """The index page, with a sentence per machine's latest calibration (``harness calibrate``);
+    ``pages``: each case's page name (``page_names``)."""
     pages = pages or page_names([case.case for case in model.cases])
     problems, searched = model.problems, model.searched
     noise_floor = [noise_floor_sentence(run) for run in model.noise_floors]
@@ -232,22 +237,22 @@ def render_index(
     if model.runs:
         lines += what_changed(model, pages)
     lines += [
-        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {model.stored} stored result(s); the newest run of "
-        "each case, release, profile, sizes and machine is used.",
+        f"Generated {generated_at:%Y-%m-%d %H:%M} UTC from {model.stored} stored result(s); the "
+        "newest run of each case, release, profile, sizes and machine is used.",
         "",
     ]
     if noise_floor:
         lines += [*noise_floor, ""]
     else:
         lines += [
-            "No noise floor is recorded for this machine: `jax-repro calibrate` measures how often runs of "
-            "one release differ here, and the smallest real slowdown flagged.",
+            "No noise floor is recorded for this machine: `jax-repro calibrate` measures how often "
+            "runs of one release differ here, and the smallest real slowdown flagged.",
             "",
         ]
     if searched:
         lines += [
-            f"{searched} measurement(s) taken by size searches are left out here: their sizes are the search's, "
-            "not the sweep's; `reports/search-<case>-<fails|holds>.md` shows them.",
+            f"{searched} measurement(s) taken by size searches are left out here: their sizes are "
+            "the search's, not the sweep's; `reports/search-<case>-<fails|holds>.md` shows them.",
             "",
         ]
     if problems:
@@ -260,16 +265,18 @@ def render_index(
     machines = model.machines
     if len(machines) > 1:
         lines += [
-            f"Results from {len(machines)} machines ({inline(', '.join(map(short_machine, machines)))}): timings are "
-            "compared only within one machine; claim verdicts and compiled structure are shown across machines.",
+            f"Results from {len(machines)} machines "
+            f"({inline(', '.join(map(short_machine, machines)))}): timings are compared only "
+            "within one machine; claim verdicts and compiled structure are shown across machines.",
             "",
         ]
     lines += [
         "## Claims by release",
         "",
-        "✓ the discussion's claim holds, ✗ it does not (each in at least 80 % of at least 3 case processes); "
-        "? unsettled (the processes disagree, or too few gave a verdict); otherwise the run's status (failed, "
-        "timeout, crashed, skipped); – not run. Ranges span consecutive releases of this report.",
+        "✓ the discussion's claim holds, ✗ it does not (each in at least 80 % of at least 3 case "
+        "processes); ? unsettled (the processes disagree, or too few gave a verdict); otherwise "
+        "the run's status (failed, timeout, crashed, skipped); – not run. Ranges span consecutive "
+        "releases of this report.",
         "",
         claims_overview(model.claims, pages),
         "",
@@ -299,8 +306,8 @@ def render_index(
 def render_pages(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
 ) -> dict[str, str]:
-    """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any case of the
-    catalogue)."""
+    """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any
+    case of the catalogue)."""
     plots = plots or DrawnPlots()
     names = page_names([case.case for case in model.cases])
     pages = {INDEX: render_index(model, generated_at, plots, names)}

@@ -1,4 +1,5 @@
-"""One run in detail: its status, the evidence for its claim verdict, its metrics and environment."""
+"""One run in detail: its status, the evidence for its claim verdict, its metrics and
+environment."""
 
 from __future__ import annotations
 
@@ -101,7 +102,10 @@ def environment_block(result: StoredResult) -> str:
         "devices": "no JAX devices (JAX was not asked)"
         if jax_info is None or jax_info.device_count is None
         else f"{jax_info.device_count} × {', '.join(stored.device_kinds) or '?'}",
-        "cpu": f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} usable cores)",
+        "cpu": (
+            f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} "
+            "usable cores)"
+        ),
         "machine": f"{result.machine} ({machine_basis})",
         "variables": Markdown(
             ", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"
@@ -128,7 +132,8 @@ def environment_block(result: StoredResult) -> str:
 
 
 def processes_line(result: StoredResult) -> str:
-    """How the processes of a result measured in several ended, e.g. ``in 5 processes: 4 ok, 1 crashed``."""
+    """How the processes of a result measured in several ended, e.g.
+    ``in 5 processes: 4 ok, 1 crashed``."""
     processes = result.result.processes
     if len(processes) < 2:
         return ""
@@ -142,8 +147,8 @@ def processes_line(result: StoredResult) -> str:
 def run_section(run: RunView, level: str = "###") -> str:
     result = run.stored
     title = (
-        f"{level} jax {inline(result.release)} · {inline(result.profile)} · {inline(sizes_text(result.sizes))} · "
-        f"machine {inline(short_machine(result.machine))}"
+        f"{level} jax {inline(result.release)} · {inline(result.profile)} · "
+        f"{inline(sizes_text(result.sizes))} · machine {inline(short_machine(result.machine))}"
     )
     lines = [title, ""]
     status, older = result.status, run.older
@@ -154,7 +159,8 @@ def run_section(run: RunView, level: str = "###") -> str:
     several = processes_line(result)
     if several:
         lines += ["", several]
-    # What was left out of what the script printed, so that the file reads back: said where its figures are shown.
+    # What was left out of what the script printed, so that the file reads back: said where its
+    # figures are shown.
     notes = result.result.all_notes()
     lines += (
         ["", "Left out of what was measured:", "", *(f"- {inline(note)}" for note in notes)]

@@ -1,5 +1,6 @@
-"""A ``run``'s last words, on one screen: how many cells ran and where they are stored, each cell that did
-not run ok with the first line of why (the stored result keeps all of it), and how to make their report."""
+"""A ``run``'s last words, on one screen: how many cells ran and where they are stored, each cell
+that did not run ok with the first line of why (the stored result keeps all of it), and how to make
+their report."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ _FRAME_LINES = 6
 
 @dataclass(frozen=True)
 class NotOk:
-    """A cell that did not run ok: what it was (case, sizes, release), its status, the why of its result."""
+    """A cell that did not run ok: what it was (case, sizes, release), its status, the why of its
+    result."""
 
     what: str
     status: str
@@ -26,7 +28,8 @@ class NotOk:
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:
-    """The lines that end a run: the summary, the cells not ok (as many as fit), the report's command."""
+    """The lines that end a run: the summary, the cells not ok (as many as fit), the report's
+    command."""
     lines = screen.wrap(summary, lines=3)
     if not_ok:
         lines.append(f"{len(not_ok)} cell(s) did not run ok:")

@@ -1,8 +1,9 @@
-"""A command's terminal answer, which fits one screen: at most ``LINES`` lines of at most ``WIDTH`` columns,
-whatever the number of metrics, then the path of the full report (which, with the JSON, keeps every detail).
+"""A command's terminal answer, which fits one screen: at most ``LINES`` lines of at most ``WIDTH``
+columns, whatever the number of metrics, then the path of the full report (which, with the JSON,
+keeps every detail).
 
-Pure helpers the renderers share: a table shrunk to the width, text wrapped or shortened to it, and a list
-cut to a budget with a line that says how many were left out and where they are.
+Pure helpers the renderers share: a table shrunk to the width, text wrapped or shortened to it, and
+a list cut to a budget with a line that says how many were left out and where they are.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ CONTINUED = " \\"
 
 
 def columns(text: str) -> int:
-    """The columns ``text`` takes on a terminal: wide characters (East Asian) count two, combining ones none."""
+    """The columns ``text`` takes on a terminal: wide characters (East Asian) count two, combining
+    ones none."""
     return sum(
         0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
         for c in text
@@ -39,8 +41,8 @@ def shorten(text: str, width: int = WIDTH) -> str:
 
 
 def wrap(text: str, width: int = WIDTH, indent: str = "", lines: int | None = None) -> list[str]:
-    """``text`` wrapped to ``width`` columns, later lines indented by ``indent``; at most ``lines`` lines (the
-    last shortened)."""
+    """``text`` wrapped to ``width`` columns, later lines indented by ``indent``; at most ``lines``
+    lines (the last shortened)."""
     wrapped = textwrap.wrap(
         " ".join(terminal(text).split()),
         width,
@@ -61,8 +63,8 @@ def table(
     shrink: int = 0,
     indent: str = "",
 ) -> list[str]:
-    """A plain table of left-aligned columns two spaces apart; column ``shrink`` cut (ellipsis) so every line
-    fits ``width``."""
+    """A plain table of left-aligned columns two spaces apart; column ``shrink`` cut (ellipsis) so
+    every line fits ``width``."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
     widths = [max(columns(row[i]) for row in cells) for i in range(len(headers))]
     over = len(indent) + sum(widths) + 2 * (len(widths) - 1) - width
@@ -77,8 +79,8 @@ def table(
 
 
 def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
-    """``lines`` if they fit ``budget``; else as many as fit with one line last: ``more`` with the count left
-    out in place of ``{n}``."""
+    """``lines`` if they fit ``budget``; else as many as fit with one line last: ``more`` with the
+    count left out in place of ``{n}``."""
     if len(lines) <= budget:
         return list(lines)
     kept = max(0, budget - 1)
@@ -86,7 +88,8 @@ def budgeted(lines: Sequence[str], budget: int, more: str) -> list[str]:
 
 
 def fits(text: str) -> bool:
-    """Whether ``text`` fits one screen: the checks the tests of every command's first screen make."""
+    """Whether ``text`` fits one screen: the checks the tests of every command's first screen
+    make."""
     shown = text.splitlines()
     return len(shown) <= LINES and all(columns(line) <= WIDTH for line in shown)
 
@@ -137,7 +140,8 @@ def command_lines(command: str, indent: str = "  ", width: int = WIDTH) -> list[
 
 
 def _units(words: list[str]) -> list[str]:
-    """An option and its value kept together (``--profile cpu``), so that a break falls between options."""
+    """An option and its value kept together (``--profile cpu``), so that a break falls between
+    options."""
     units: list[str] = []
     for word in words:
         if (

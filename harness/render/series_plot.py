@@ -1,5 +1,5 @@
-"""A metric over a run of releases: the median of its process medians per release, the spread between
-processes as bars, one panel per metric, the confirmed changes marked between releases.
+"""A metric over a run of releases: the median of its process medians per release, the spread
+between processes as bars, one panel per metric, the confirmed changes marked between releases.
 
 The points are ``analysis.plot_points.metric_series``'s; drawing needs matplotlib (the
 ``report`` extra), and without it ``draw_series`` says why nothing was drawn, as the
@@ -28,8 +28,8 @@ Panel = tuple[MetricKey, list[tuple[str, Summary]]]
 def draw_series(
     title: str, releases: Sequence[str], series: Series, changes: Sequence[str], path: Path
 ) -> str | None:
-    """Draw up to six metrics over ``releases`` into ``path``, a dashed line before each release in ``changes``;
-    None when drawn, else why not."""
+    """Draw up to six metrics over ``releases`` into ``path``, a dashed line before each release in
+    ``changes``; None when drawn, else why not."""
     missing = matplotlib_missing()
     if missing:
         return missing

@@ -1,8 +1,10 @@
-"""The ``compare`` command's output: the comparison of two result sets as terminal text and as markdown.
+"""The ``compare`` command's output: the comparison of two result sets as terminal text and as
+markdown.
 
-The terminal answer fits one screen (``screen``): per pair of runs its metrics in reading order with the two
-figures, the ratio, the verdict and the caveats as marks; where every metric of every pair would not fit, the
-unchanged ones are counted, not listed.  The markdown keeps every statistic of every metric."""
+The terminal answer fits one screen (``screen``): per pair of runs its metrics in reading order with
+the two figures, the ratio, the verdict and the caveats as marks; where every metric of every pair
+would not fit, the unchanged ones are counted, not listed.  The markdown keeps every statistic of
+every metric."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from harness.units import format_ratio, sizes_text
 SHORT_HEADERS = ["metric", "A", "B", "B/A", "verdict", "caveats"]
 # Changed first (the worse way first), then what more measurement could decide, then no change.
 _VERDICT_ORDER = {Verdict.SLOWER: 0, Verdict.FASTER: 1, Verdict.UNDECIDED: 2, Verdict.UNCHANGED: 3}
-# A screen's lines outside the pairs: the summary, A and B, the legend, the rule, the verdict, the report.
+# A screen's lines outside the pairs: the summary, A and B, the legend, the rule, the verdict, the
+# report.
 _FRAME_LINES = 12
 
 
@@ -65,8 +68,8 @@ def _counts(metrics: list[MetricComparison]) -> str:
 
 
 def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str]:
-    """One pair: its title, its notes, its metrics; ``folded`` (when all would not fit): only the metrics that
-    changed, the others counted, and a pair without a change in one line."""
+    """One pair: its title, its notes, its metrics; ``folded`` (when all would not fit): only the
+    metrics that changed, the others counted, and a pair without a change in one line."""
     metrics = _ordered(pair)
     changed = [m for m in metrics if m.comparison.verdict in MOVED]
     if folded and not changed:
@@ -158,7 +161,8 @@ def render_markdown(comparison: SetComparison) -> str:
         f"- **A**: {code_span(comparison.a.describe())}",
         f"- **B**: {code_span(comparison.b.describe())}",
         "",
-        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) says how.",
+        f"{rule_line(comparison.thresholds, cells=False)} [{METHOD_HEADING}](#{METHOD_ANCHOR}) "
+        "says how.",
         "",
     ]
     for pair in comparison.pairs:

@@ -23,7 +23,8 @@ def format_interval(comparison: Comparison) -> str:
 
 
 def said_text(comparison: Comparison, markdown: bool = True) -> str:
-    """The verdict in the metric's words; in markdown, bold where it went the worse way (slower, or higher)."""
+    """The verdict in the metric's words; in markdown, bold where it went the worse way (slower, or
+    higher)."""
     said = comparison.said
     return f"**{said}**" if markdown and comparison.verdict is Verdict.SLOWER else said
 
@@ -34,7 +35,8 @@ def verdict_text(comparison: Comparison, markdown: bool = True) -> str:
 
 
 def comparison_cell(comparison: Comparison) -> Markdown:
-    """One release's cell in a metric × release table: median, ratio, interval, verdict (computed, no stored text)."""
+    """One release's cell in a metric × release table: median, ratio, interval, verdict (computed,
+    no stored text)."""
     return Markdown(
         f"{comparison.format(comparison.candidate.median)} {format_ratio(comparison.ratio)} "
         f"[{format_interval(comparison)}] {verdict_text(comparison)}"
@@ -57,7 +59,8 @@ STATISTICS_HEADERS = [
 
 
 def format_share(value: float) -> str:
-    """A spread as a percentage of the median; – where there is none (one process has no spread between)."""
+    """A spread as a percentage of the median; – where there is none (one process has no spread
+    between)."""
     return "–" if math.isnan(value) else f"{value:.1%}"
 
 
@@ -88,35 +91,38 @@ def statistics_cells(
 def rule_text(thresholds: Thresholds) -> str:
     """How verdicts over processes are reached (``compare_processes``), in one paragraph."""
     return (
-        "Each side is measured in separate processes, since each process sets a level of its own; a process counts "
-        "as the median of its raw samples and a side's figure is the median of its process medians. Ratios are "
-        f"B's figure over A's with a {thresholds.confidence:.0%} hierarchical bootstrap interval "
-        f"({thresholds.resamples} seeded resamples: processes drawn with replacement, then samples within each). "
-        f"A verdict (*faster*, *slower*) needs a ratio beyond ×{thresholds.factor:g}, Welch's t-test on the log "
-        f"process medians at p < {thresholds.alpha:g}, and at least {thresholds.min_processes} processes a side; "
-        f"*unchanged* needs the whole interval inside ×{1 / thresholds.factor:.3g}–×{thresholds.factor:g}; "
-        "anything else is *undecided* (too few processes, a wide interval). Sides measured in separate runs, "
-        "not interleaved in one, each sit at a level of their own (the load and neighbours that run met): the test "
-        f"allows for a spread of {thresholds.invocation_spread:.1%} (log standard deviation) between runs "
-        "(`--invocation-spread`; `calibrate` measures this machine's), and gives no verdict where a side was "
-        "also measured under load; interleaved sides share one level. "
+        "Each side is measured in separate processes, since each process sets a level of its own; "
+        "a process counts as the median of its raw samples and a side's figure is the median of "
+        f"its process medians. Ratios are B's figure over A's with a {thresholds.confidence:.0%} "
+        f"hierarchical bootstrap interval ({thresholds.resamples} seeded resamples: processes "
+        "drawn with replacement, then samples within each). A verdict (*faster*, *slower*) needs a "
+        f"ratio beyond ×{thresholds.factor:g}, Welch's t-test on the log process medians at p < "
+        f"{thresholds.alpha:g}, and at least {thresholds.min_processes} processes a side; "
+        "*unchanged* needs the whole interval inside "
+        f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:g}; anything else is *undecided* (too "
+        "few processes, a wide interval). Sides measured in separate runs, not interleaved in one, "
+        "each sit at a level of their own (the load and neighbours that run met): the test allows "
+        f"for a spread of {thresholds.invocation_spread:.1%} (log standard deviation) between runs "
+        "(`--invocation-spread`; `calibrate` measures this machine's), and gives no verdict where "
+        "a side was also measured under load; interleaved sides share one level. "
         "*Between* is the coefficient of "
-        "variation of a side's process medians, *within* the median of its processes' IQR / median. "
-        f"{NOISY_MARK} marks a caveat: too few processes, process medians varying by more than "
-        f"{thresholds.max_between_cv:.0%}, IQR within processes above {thresholds.max_relative_iqr:.0%} of the "
-        "median, or processes measured under load."
+        "variation of a side's process medians, *within* the median of its processes' IQR / "
+        f"median. {NOISY_MARK} marks a caveat: too few processes, process medians varying by more "
+        f"than {thresholds.max_between_cv:.0%}, IQR within processes above "
+        f"{thresholds.max_relative_iqr:.0%} of the median, or processes measured under load."
     )
 
 
-# The one place that explains the statistics in full: the index's section of this heading; case pages link to
-# it by its anchor (GitHub's, the heading lower-cased with spaces as hyphens).
+# The one place that explains the statistics in full: the index's section of this heading; case
+# pages link to it by its anchor (GitHub's, the heading lower-cased with spaces as hyphens).
 METHOD_HEADING = "How the numbers are made"
 METHOD_ANCHOR = "how-the-numbers-are-made"
 
 
 def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
-    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it; ``cells``:
-    for tables of ``comparison_cell`` (interval in brackets, the caveat mark), else of ``statistics_cells``."""
+    """The rule in one sentence, for the pages that link to ``rule_text`` instead of repeating it;
+    ``cells``: for tables of ``comparison_cell`` (interval in brackets, the caveat mark), else of
+    ``statistics_cells``."""
     how = (
         f"the bracket is its {thresholds.confidence:.0%} interval; {NOISY_MARK} marks a caveat"
         if cells
@@ -124,8 +130,8 @@ def rule_line(thresholds: Thresholds, cells: bool = True) -> str:
     )
     return (
         "A verdict, *slower* or *faster*, needs a ratio (B over A) beyond "
-        f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least {thresholds.min_processes} processes "
-        f"a side; {how}."
+        f"×{thresholds.factor:g} at p < {thresholds.alpha:g} over at least "
+        f"{thresholds.min_processes} processes a side; {how}."
     )
 
 
@@ -137,7 +143,8 @@ def _cell(value: Any) -> str:
 
 
 def markdown_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A GitHub table; every cell shown as text (``text.inline``) but those marked ``text.Markdown``."""
+    """A GitHub table; every cell shown as text (``text.inline``) but those marked
+    ``text.Markdown``."""
     clean = [[_cell(v) for v in row] for row in rows]
     return tabulate(
         clean, headers=[_cell(h) for h in headers], tablefmt="github", disable_numparse=True

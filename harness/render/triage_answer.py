@@ -1,5 +1,5 @@
-"""A triage's answers: one screen for the terminal (``triage_screen``), one markdown report with the plot of
-the metric over releases, and the JSON."""
+"""A triage's answers: one screen for the terminal (``triage_screen``), one markdown report with the
+plot of the metric over releases, and the JSON."""
 
 from __future__ import annotations
 
@@ -32,13 +32,15 @@ from harness.steps.triage import Confirmation, TriageOutcome
 
 PLOTS = "plots"
 RULE = (
-    "The first round measures every release in one interleaved run and screens each step between a release and "
-    "the previous one that ran ok: a *candidate* is a ratio past the factor that the test flags at the screening "
-    "level, or that results of separate runs leave undecided. Each candidate's two releases are then measured "
-    "again, together, with looks of more processes while the step's comparison is open, and the step stands only "
-    "when that second measurement shows the same change on its own at the strict level (or the same claim flip). "
-    "A candidate the second measurement leaves *undecided* is neither a change nor its absence: more processes "
-    "would decide it. A sped-up metric reads *fixed* when it undoes a confirmed slowdown, *faster* otherwise."
+    "The first round measures every release in one interleaved run and screens each step between a "
+    "release and the previous one that ran ok: a *candidate* is a ratio past the factor that the "
+    "test flags at the screening level, or that results of separate runs leave undecided. Each "
+    "candidate's two releases are then measured again, together, with looks of more processes "
+    "while the step's comparison is open, and the step stands only when that second measurement "
+    "shows the same change on its own at the strict level (or the same claim flip). A candidate "
+    "the second measurement leaves *undecided* is neither a change nor its absence: more processes "
+    "would decide it. A sped-up metric reads *fixed* when it undoes a confirmed slowdown, *faster* "
+    "otherwise."
 )
 
 
@@ -50,9 +52,9 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
     undecided = f", {len(found.undecided())} undecided" if found.undecided() else ""
     return (
         f"{len(first.releases)} releases on the index in the range, {len(first.ok())} ran ok "
-        f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in the first "
-        f"round, {len(found.changes())} confirmed on measuring again until decided{measured}{undecided}; "
-        f"wall time {setting.wall_s:.0f} s, installs included"
+        f"({processes} processes each, measured together); {len(first.steps)} candidate step(s) in "
+        f"the first round, {len(found.changes())} confirmed on measuring again until "
+        f"decided{measured}{undecided}; wall time {setting.wall_s:.0f} s, installs included"
     )
 
 
@@ -72,10 +74,11 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     ]
     if undecided:
         lines.append(
-            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics could tell neither "
-            "the change nor its absence within --max-processes (the looks stop early where even the most "
-            "processes allowed would be unlikely to decide). The same command with a larger --max-processes "
-            "(what ran out of processes is measured again, the rest reused), on a quiet machine, may decide."
+            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics "
+            "could tell neither the change nor its absence within --max-processes (the looks stop "
+            "early where even the most processes allowed would be unlikely to decide). The same "
+            "command with a larger --max-processes (what ran out of processes is measured again, "
+            "the rest reused), on a quiet machine, may decide."
         )
     lines += [f"- jax {release}: {fault}." for release, fault in found.faults()]
     if found.changes() or found.undecided():
@@ -93,13 +96,15 @@ def _no_answer(found: TriageOutcome) -> list[str]:
             "No confirmed change: no candidate step of the first round held on measuring again."
         ]
     return [
-        "No change found: no step between consecutive releases passed the first round's screen (each comparison "
-        "is in the releases table; an undecided one there is not evidence of no change)."
+        "No change found: no step between consecutive releases passed the first round's screen "
+        "(each comparison is in the releases table; an undecided one there is not evidence of no "
+        "change)."
     ]
 
 
 def _measured(comparison: Comparison) -> str:
-    """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the change it allows."""
+    """`` (10 processes a side, within ±7.5%)``: how far an undecided confirmation went, and the
+    change it allows."""
     margin = format_margin(comparison.margin)
     return f" ({min(comparison.processes)} processes a side{', ' + margin if margin else ''})"
 
@@ -122,7 +127,8 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a status step's dead side died: how, its last lines, its stack, fenced."""
+    """Where the first process of a status step's dead side died: how, its last lines, its stack,
+    fenced."""
     dead = change.after if change.regression else change.before
     first = summarise(dead.result).first if dead.result is not None else None
     if first is None:
@@ -177,7 +183,8 @@ STEP_HEADERS = ["metric", "releases", "first round", "measured again", "holds", 
 
 
 def plotted_metrics(found: TriageOutcome, setting: Setting) -> list[MetricKey]:
-    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall time."""
+    """The metric asked for; else those that stepped; else (a claim alone, or no step) every wall
+    time."""
     if setting.metric is not None:
         return [setting.metric]
     stepped = {s.metric for s in found.first_round.steps}
@@ -247,7 +254,8 @@ def triage_markdown(
 
 
 def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
-    """A triage as data: the first round, each candidate measured again with its outcome, the answers."""
+    """A triage as data: the first round, each candidate measured again with its outcome, the
+    answers."""
     confirmations = [
         {
             "metric": c.step.metric,
@@ -280,8 +288,8 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
 def triage_answer(
     found: TriageOutcome, setting: Setting, processes: int, out: Path, stem: str, report: str = ""
 ) -> Answer:
-    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one screen, the
-    page's path (``report``, as the screen says it) last."""
+    """The triage's answer, its plot drawn under ``out`` beside the page; the terminal's is one
+    screen, the page's path (``report``, as the screen says it) last."""
     plot = draw_triage_plot(found, setting, out, stem)
     return Answer(
         triage_screen(found, setting, processes, report or str(inside(out, f"{stem}.md"))),

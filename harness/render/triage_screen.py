@@ -1,5 +1,6 @@
-"""A triage's first screen: the range in one line, how much ran, one block per confirmed step (its changes,
-the why of its first metric, the bisect below the releases), the undecided ones, the report's path last."""
+"""A triage's first screen: the range in one line, how much ran, one block per confirmed step (its
+changes, the why of its first metric, the bisect below the releases), the undecided ones, the
+report's path last."""
 
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def _triage_row(text: str, change: Confirmation) -> Row:
 
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
-    """One block per confirmed step, oldest first: its changes, the why of its first metric, the bisect below
-    the releases (not for a library's own releases, where jax is held)."""
+    """One block per confirmed step, oldest first: its changes, the why of its first metric, the
+    bisect below the releases (not for a library's own releases, where jax is held)."""
     steps: dict[tuple[str, str], list[tuple[str, Confirmation]]] = {}
     for text, change in answered(found):
         steps.setdefault((change.step.before, change.step.after), []).append((text, change))
@@ -69,7 +70,8 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
-        # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33 says it all)
+        # jaxlib named where it is not the jax release's own version (jax 0.4.33 with jaxlib 0.4.33
+        # says it all)
         shown = all(libs) and libs[0] != libs[1] and libs != (before, after)
         jaxlib = f" (jaxlib {libs[0]} → {libs[1]})" if shown else ""
         skipped = f"; {', '.join(between)} between did not run" if between else ""
@@ -126,7 +128,8 @@ def _undecided_lines(found: TriageOutcome) -> list[str]:
 
 
 def _dropped_lines(found: TriageOutcome) -> list[str]:
-    """The candidates that did not hold on measuring again, each with why (the report has them all)."""
+    """The candidates that did not hold on measuring again, each with why (the report has them
+    all)."""
     dropped = [c for c in found.confirmations if not c.confirmed and not c.undecided]
     lines = [
         f"  {line}"
@@ -142,7 +145,8 @@ def _dropped_lines(found: TriageOutcome) -> list[str]:
 
 
 def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report: str) -> str:
-    """A triage's terminal answer: one screen, one block per confirmed step, the report's path last."""
+    """A triage's terminal answer: one screen, one block per confirmed step, the report's path
+    last."""
     releases = found.first_round.releases
     head = [
         head_line("Triage", setting, releases[0], releases[-1]),
@@ -163,7 +167,8 @@ def triage_screen(found: TriageOutcome, setting: Setting, processes: int, report
         else:
             said = (
                 "No change found: no step between consecutive releases passed the first round's "
-                "screen (the report has each comparison; an undecided one is not evidence of no change)."
+                "screen (the report has each comparison; an undecided one is not evidence of no "
+                "change)."
             )
         tail = [*tail, *screen.wrap(said), *_dropped_lines(found)]
     return frame(head, blocks, tail, setting, [f"Report: {report}"])

@@ -1,6 +1,6 @@
-"""A triage's sentences: each confirmed change in its metric's own terms, and the chance that any is a false
-alarm.  "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding in V", "holds
-again from W"."""
+"""A triage's sentences: each confirmed change in its metric's own terms, and the chance that any is
+a false alarm.  "slower ×N since V (last good U)", "fixed in W (×M faster)", "claim stops holding in
+V", "holds again from W"."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def answers(found: TriageOutcome) -> list[str]:
 
 
 def family_error(found: TriageOutcome, thresholds: Thresholds) -> str:
-    """The chance that any confirmed change of a metric or flip of the claim is a false alarm, bounded over
-    the candidates measured again."""
+    """The chance that any confirmed change of a metric or flip of the claim is a false alarm,
+    bounded over the candidates measured again."""
     tested = sum(c.comparison is not None for c in found.confirmations)
     flips = [c.flip_error for c in found.confirmations if c.flip_error is not None]
     if not tested and not flips:
@@ -33,13 +33,14 @@ def family_error(found: TriageOutcome, thresholds: Thresholds) -> str:
     parts, bound = [], tested * thresholds.alpha + sum(flips)
     if tested:
         parts.append(
-            f"{tested} candidate step(s) of a metric were measured again, each confirmed only at level "
-            f"{thresholds.alpha:g} (spent over its looks)"
+            f"{tested} candidate step(s) of a metric were measured again, each confirmed only at "
+            f"level {thresholds.alpha:g} (spent over its looks)"
         )
     if flips:
         parts.append(
-            f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the same flip, which "
-            f"releases that behave alike show twice in a row at most {max(flips):.2g} of the time"
+            f"{len(flips)} flip(s) of the claim were measured again, each confirmed only by the "
+            "same flip, which releases that behave alike show twice in a row at most "
+            f"{max(flips):.2g} of the time"
         )
     terms = [f"{tested} × {thresholds.alpha:g}"] if tested else []
     terms += [f"{flip:.2g}" for flip in flips]
@@ -55,8 +56,9 @@ def _factor(ratio: float) -> str:
 
 
 def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> str:
-    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier regression,
-    else "faster ×M since W"), "claim stops holding in V", "claim holds again from W"."""
+    """ "slower ×N since V (last good U)", "fixed in W (×M faster)" (``fix``: it undoes an earlier
+    regression, else "faster ×M since W"), "claim stops holding in V", "claim holds again from
+    W"."""
     step = change.step
     if step.criterion.is_claim:
         if change.regression:
@@ -71,13 +73,17 @@ def answer(change: Confirmation, *, fix: bool, between: Sequence[str] = ()) -> s
         assert change.comparison is not None
         text = _timing_answer(change, fix=fix)
     if between:
-        text += f"; {', '.join(between)} between them did not run, so the change is in one of them or {step.after}"
+        text += (
+            f"; {', '.join(between)} between them did not run, so the change is in one of them or "
+            f"{step.after}"
+        )
     return text
 
 
 def status_answer(change: Confirmation) -> str:
-    """ "status: crashes since V: SIGSEGV (exit 139) in 5 of 5 processes; U ok in 5 of 5", or "status: runs again
-    since W: ok in 5 of 5; U timed out at 60 s in 2 of 2", with the error's line where a process left one."""
+    """ "status: crashes since V: SIGSEGV (exit 139) in 5 of 5 processes; U ok in 5 of 5", or
+    "status: runs again since W: ok in 5 of 5; U timed out at 60 s in 2 of 2", with the error's line
+    where a process left one."""
     step = change.step
     dead_probe, ok_probe = (change.after, change.before)
     if not change.regression:
@@ -87,15 +93,18 @@ def status_answer(change: Confirmation) -> str:
     error = error_line(dead.first) if dead.first is not None else ""
     said = f" ({error})" if error else ""
     if change.regression:
-        return f"status: {verb(step.change)} since {step.after}: {dead.words()}{said}; {step.before} {fine.words()}"
+        return (
+            f"status: {verb(step.change)} since {step.after}: {dead.words()}{said}; {step.before} "
+            f"{fine.words()}"
+        )
     return (
         f"status: runs again since {step.after}: {fine.words()}; {step.before} {dead.words()}{said}"
     )
 
 
 def death_line(change: Confirmation) -> str:
-    """Where the first process of a status step's dead side died: how, and the innermost frame of its stack
-    (the report has the stack whole)."""
+    """Where the first process of a status step's dead side died: how, and the innermost frame of
+    its stack (the report has the stack whole)."""
     dead = change.after if change.regression else change.before
     first = summarise(dead.result).first if dead.result is not None else None
     if first is None:
@@ -108,8 +117,8 @@ def death_line(change: Confirmation) -> str:
 
 
 def _timing_answer(change: Confirmation, *, fix: bool) -> str:
-    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better) for a
-    script's own number; the import of jax named as JAX's own cost, never as the script's."""
+    """A metric's answer in its own terms: slower/faster for a duration, higher/lower (worse/better)
+    for a script's own number; the import of jax named as JAX's own cost, never as the script's."""
     step, comparison = change.step, change.comparison
     assert comparison is not None
     key = step.key
@@ -132,7 +141,16 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         how = "worse" if change.regression else "better"
         return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"
     if change.regression:
-        return f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; {figures})"
+        return (
+            f"{name}: slower {_factor(ratio)} since {step.after} (last good {step.before}; "
+            f"{figures})"
+        )
     if fix:
-        return f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; {figures})"
-    return f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; {figures})"
+        return (
+            f"{name}: fixed in {step.after} ({_factor(1 / ratio)} faster; last slow {step.before}; "
+            f"{figures})"
+        )
+    return (
+        f"{name}: faster {_factor(1 / ratio)} since {step.after} (last slower {step.before}; "
+        f"{figures})"
+    )

@@ -1,9 +1,9 @@
-"""A watch's summary, as markdown (the CI job's summary) and as data (``watch.json``, docs/watch.schema.json).
-Pure: the watched targets in, text and a document out.
+"""A watch's summary, as markdown (the CI job's summary) and as data (``watch.json``,
+docs/watch.schema.json). Pure: the watched targets in, text and a document out.
 
-The markdown leads with what a maintainer acts on (regressions, things broken, what stayed open), then a
-table of every target with the smallest change it could have seen, then the loads each release's processes
-ran under, so a quiet "unchanged" is read with how much it could have missed.
+The markdown leads with what a maintainer acts on (regressions, things broken, what stayed open),
+then a table of every target with the smallest change it could have seen, then the loads each
+release's processes ran under, so a quiet "unchanged" is read with how much it could have missed.
 """
 
 from __future__ import annotations
@@ -90,11 +90,12 @@ def watch_markdown(summary: WatchSummary) -> str:
         "",
         HEADLINES[summary.status],
         "",
-        f"jax {summary.baseline} (jaxlib {summary.jaxlib.get(summary.baseline, '?')}) and jax {summary.release} "
-        f"(jaxlib {summary.jaxlib.get(summary.release, '?')}), both in one interleaved run per target on one "
-        f"machine, profile {summary.profile}, {summary.processes} processes a side, each candidate change "
-        f"measured again up to {summary.max_processes}; a change is confirmed at level "
-        f"{summary.thresholds.alpha:g} past ×{summary.thresholds.factor:g}. Wall time {summary.wall_s:.0f} s.",
+        f"jax {summary.baseline} (jaxlib {summary.jaxlib.get(summary.baseline, '?')}) and jax "
+        f"{summary.release} (jaxlib {summary.jaxlib.get(summary.release, '?')}), both in one "
+        f"interleaved run per target on one machine, profile {summary.profile}, "
+        f"{summary.processes} processes a side, each candidate change measured again up to "
+        f"{summary.max_processes}; a change is confirmed at level {summary.thresholds.alpha:g} "
+        f"past ×{summary.thresholds.factor:g}. Wall time {summary.wall_s:.0f} s.",
         "",
     ]
     sections = [
@@ -109,8 +110,9 @@ def watch_markdown(summary: WatchSummary) -> str:
         found = _lines(summary, kinds)
         if found:
             lines += [f"## {title}", "", *found, ""]
-    # This run's why (a remembered target's is not shown again): markdown that harness.render.why wrote, each
-    # stored string in it already a code span or literal text, so not escaped twice; kept to one line.
+    # This run's why (a remembered target's is not shown again): markdown that harness.render.why
+    # wrote, each stored string in it already a code span or literal text, so not escaped twice;
+    # kept to one line.
     why = [
         f"- {code_span(t.target)}: {one_line(line)}"
         for t in summary.targets
@@ -122,8 +124,8 @@ def watch_markdown(summary: WatchSummary) -> str:
     lines += [
         "## Every target",
         "",
-        "The smallest change it could have seen: the ratio this machine's noise lets the watch flag in 90 % of "
-        "runs (median over the target's metrics; its best metric in brackets).",
+        "The smallest change it could have seen: the ratio this machine's noise lets the watch "
+        "flag in 90 % of runs (median over the target's metrics; its best metric in brackets).",
         "",
         "| target | kind | outcome | smallest change it could have seen | page |",
         "|---|---|---|---|---|",
@@ -143,8 +145,8 @@ def watch_markdown(summary: WatchSummary) -> str:
     lines += ["", "## Load", ""]
     lines += (
         [
-            f"Processes measured while other work kept more than {summary.load_threshold:g} cores of the machine "
-            "busy (a change on such a side is said, never called):",
+            f"Processes measured while other work kept more than {summary.load_threshold:g} cores "
+            "of the machine busy (a change on such a side is said, never called):",
             "",
             *loaded,
         ]

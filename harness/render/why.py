@@ -47,8 +47,8 @@ def why_lines(
     with_step: bool = True,
     unwanted: bool | None = None,
 ) -> list[Finding]:
-    """Why a step moved on ``criterion``, as far as was looked: what trying its changed defaults found
-    on its metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
+    """Why a step moved on ``criterion``, as far as was looked: what trying its changed defaults
+    found on its metric (none on the claim; ``unwanted``: whether the new number is unwanted, as
     ``trial_lines`` takes it), then, ``with_step`` (said once per step), what every kind found for
     the step (library or JAX is said first, by ``libraries_line``)."""
     found = setting.evidence.get((before, after), ())
@@ -75,8 +75,8 @@ def step_lines(found: Found) -> list[Finding]:
 
 
 def defaults_listing(answer: DefaultsAnswer) -> list[str]:
-    """The defaults whose value changed (with the jax commit where known), options only added or removed
-    counted, and what could not be read."""
+    """The defaults whose value changed (with the jax commit where known), options only added or
+    removed counted, and what could not be read."""
     changed = [c for c in answer.listed if c.before is not None and c.after is not None]
     added = sum(c.before is None for c in answer.listed)
     removed = sum(c.after is None for c in answer.listed)
@@ -168,18 +168,20 @@ def workarounds(answer: DefaultsAnswer, step: Comparison | None, metric: str) ->
     return [t for t in answer.tried(metric) if not t.void and t.brings_back(step)]
 
 
-# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags are void.
+# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags
+# are void.
 APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
 
 
 def void_lines(void: Sequence[Tried]) -> list[str]:
-    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as tried."""
+    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as
+    tried."""
     if not void:
         return []
     shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
     return [
-        f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA never "
-        f"got the flag ({APPEND})"
+        f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA "
+        f"never got the flag ({APPEND})"
     ]
 
 
@@ -202,8 +204,9 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower than it, the same as it, or undecided (a ratio
-    of ×2 the statistics could not settle is neither the same nor told apart: more processes could tell)."""
+    """A trial against one release in words: faster or slower than it, the same as it, or undecided
+    (a ratio of ×2 the statistics could not settle is neither the same nor told apart: more
+    processes could tell)."""
     if comparison.verdict in MOVED:
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
@@ -265,10 +268,12 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
 
 
 def module_text(change: ModuleChange) -> str:
-    """A module's changes in a line (opcodes that moved, custom calls, temporary bytes), and the hint."""
+    """A module's changes in a line (opcodes that moved, custom calls, temporary bytes), and the
+    hint."""
     old, new = change.old, change.new
     parts = []
-    # A custom call is named by its target below; get-tuple-element only unpacks what an op returned.
+    # A custom call is named by its target below; get-tuple-element only unpacks what an op
+    # returned.
     ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
     moved = sorted(
         (op for op in ops if old.after[op] != new.after[op]),
@@ -326,7 +331,10 @@ def _op_cell(times: OpTimes | str, kind: str) -> str:
     return f"{format_ns(times.total_ns[kind])} ({times.calls[kind]})"
 
 
-OUTSIDE = "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the library's)"
+OUTSIDE = (
+    "the change is outside the compiled programs — in tracing, dispatch or Python (JAX's or the "
+    "library's)"
+)
 
 
 def reproduced_lines(
@@ -352,8 +360,8 @@ def reproduced_lines(
 
 
 def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
-    """Where the reproducer is and what it holds, or why there is none; for a status step, whether it
-    dies as the script does (it leads)."""
+    """Where the reproducer is and what it holds, or why there is none; for a status step, whether
+    it dies as the script does (it leads)."""
     refused: list[Finding | str] = list(answer.refused)
     if answer.problem and not answer.script:
         return [f"no reproducer with jax alone: {answer.problem}", *refused]
@@ -374,7 +382,8 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
 
 
 def status_reproduced_line(answer: ReproducerAnswer) -> Finding:
-    """A status step's reproducer, exported on the release that runs: does it die on the other too?"""
+    """A status step's reproducer, exported on the release that runs: does it die on the other
+    too?"""
     assert answer.status is not None
     ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
     if answer.status.reproduces:
@@ -422,7 +431,8 @@ def _not_asked() -> str:
 
 
 def host_lines(answer: HostAnswer) -> list[Finding]:
-    """Where the script's host time went on each release: by group, then the functions that moved most."""
+    """Where the script's host time went on each release: by group, then the functions that moved
+    most."""
     problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
     if problems:
         return [Finding(f"no Python profile to compare ({'; '.join(problems)})")]
@@ -480,8 +490,8 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
 
 
 def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
-    """Every step's evidence as data, by kind: ``defaults`` one entry per step and metric; the others one
-    per step."""
+    """Every step's evidence as data, by kind: ``defaults`` one entry per step and metric; the
+    others one per step."""
     by_kind: dict[str, list[dict[str, Any]]] = {"defaults": [], "compiled": [], "profiles": []}
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()
@@ -536,8 +546,8 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
 
 
 def held_line(answer: HeldAnswer) -> str:
-    """Library or JAX in one line: which part of the step moved as the step did, with the middle side
-    measured between its two releases (the libraries that moved held)."""
+    """Library or JAX in one line: which part of the step moved as the step did, with the middle
+    side measured between its two releases (the libraries that moved held)."""
     moved = ", ".join(f"{name} {old} → {new}" for name, (old, new) in answer.moved.items())
     if not answer.middle or (answer.problem and not answer.parts):
         return f"library or JAX not told apart ({moved}): {answer.problem}"
@@ -600,8 +610,8 @@ def issue_follow_up(
     setting: Setting, good: str, bad: str, criterion: Criterion, purpose: str
 ) -> FollowUp:
     """The upstream issue drafted over two sides (the older ``--good``, whatever the search's
-    terms): it takes a metric, or drafts from the claim; a crash report (``--status``) for a change in
-    how the processes ended."""
+    terms): it takes a metric, or drafts from the claim; a crash report (``--status``) for a change
+    in how the processes ended."""
     named = [] if criterion.is_claim or criterion.by is Judged.EVERY else criterion.words()
     words = [*named, "--good", good, "--bad", bad]
     return FollowUp(purpose, _command(setting, "issue", words))

@@ -1,5 +1,5 @@
-"""What a bisect's, sweep's or triage's answer is about (``Setting``), and where it is written: one file per
-case, range, criterion, sizes and profile.
+"""What a bisect's, sweep's or triage's answer is about (``Setting``), and where it is written: one
+file per case, range, criterion, sizes and profile.
 
 ``bisect-<case>-<good>-<bad>-<criterion>-<sizes>-<profile>.md`` (and ``.json``), likewise
 ``triage-…``: a bisect of another range, metric, size point or profile never replaces this
@@ -57,8 +57,9 @@ def answer_stem(
         stem = "-".join([*parts[:4], digest])
     if len(stem) > LONGEST_STEM:  # a case and releases alone this long cannot be named
         raise UsageError(
-            f"cannot name the {command} answer: {stem[:40]}… is {len(stem)} characters with the case and "
-            f"its releases, over the {LONGEST_STEM} a page's name may have: give the script a shorter name"
+            f"cannot name the {command} answer: {stem[:40]}… is {len(stem)} characters with the "
+            f"case and its releases, over the {LONGEST_STEM} a page's name may have: give the "
+            "script a shorter name"
         )
     problem = name_problem(stem)
     if problem:
@@ -66,14 +67,15 @@ def answer_stem(
     return stem
 
 
-# jax's own distributions: they are the release, never held apart from it (a CUDA plugin, the CUDA wheels its
-# jaxlib was built against, a TPU runtime).
+# jax's own distributions: they are the release, never held apart from it (a CUDA plugin, the CUDA
+# wheels its jaxlib was built against, a TPU runtime).
 JAX_OWN = re.compile(r"jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|libtpu(-nightly)?|nvidia-.+")
 
 
 @dataclass(frozen=True)
 class RangeLibraries:
-    """A plain script's own libraries over a range: their versions on each release, and what was held or varied."""
+    """A plain script's own libraries over a range: their versions on each release, and what was
+    held or varied."""
 
     versions: Mapping[str, Mapping[str, str]] = field(
         default_factory=dict
@@ -82,13 +84,15 @@ class RangeLibraries:
     vary: str | None = None  # --vary: the library whose releases make the range
     jax: str | None = None  # with --vary: the jax release held
     policy: str = ""
-    # release → every distribution its script venv installed besides jax's own (``JAX_OWN``) → version: the
-    # declared libraries, their own dependencies and jax's (numpy), as the stored result records them.
+    # release → every distribution its script venv installed besides jax's own (``JAX_OWN``) →
+    # version: the declared libraries, their own dependencies and jax's (numpy), as the stored
+    # result records them.
     installed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def moved_with_jax(self, before: str, after: str) -> dict[str, tuple[str, str]]:
-        """Every package whose installed version differs between two releases, declared or not (a library's
-        own dependency, one of jax's such as numpy), the declared first: name → (before's, after's)."""
+        """Every package whose installed version differs between two releases, declared or not (a
+        library's own dependency, one of jax's such as numpy), the declared first: name → (before's,
+        after's)."""
         old, new = self.installed.get(before, {}), self.installed.get(after, {})
         undeclared = {
             name: (old[name], new[name])
@@ -98,7 +102,8 @@ class RangeLibraries:
         return {**self.moved(before, after), **undeclared}
 
     def moved(self, before: str, after: str) -> dict[str, tuple[str, str]]:
-        """The declared libraries whose versions differ between two releases: name → (before's, after's)."""
+        """The declared libraries whose versions differ between two releases: name → (before's,
+        after's)."""
         old, new = self.versions.get(before, {}), self.versions.get(after, {})
         return {
             name: (old[name], new[name])
@@ -111,7 +116,8 @@ class RangeLibraries:
 
 
 def varied_version(label: str, library: str) -> str:
-    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` → ``0.11.4``)."""
+    """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` →
+    ``0.11.4``)."""
     return label.partition("+")[2].removeprefix(f"{library}.")
 
 
@@ -144,4 +150,7 @@ class Setting:
         return self.criterion.metric
 
     def header(self) -> str:
-        return f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by {self.criterion.said()}"
+        return (
+            f"{self.case} at {sizes_text(self.sizes)} · profile {self.profile} · by "
+            f"{self.criterion.said()}"
+        )

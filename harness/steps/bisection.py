@@ -55,8 +55,8 @@ class BisectOutcome:
 
     @property
     def no_change(self) -> bool:
-        """Both endpoints ran and agree (unchanged, or the same claim verdict): a change introduced and undone
-        between them would hide here."""
+        """Both endpoints ran and agree (unchanged, or the same claim verdict): a change introduced
+        and undone between them would hide here."""
         if not self._endpoints_ambiguous():
             return False
         compared = self.probes[1].vs_good
@@ -64,7 +64,8 @@ class BisectOutcome:
 
     @property
     def undecided(self) -> bool:
-        """Both endpoints ran, and their comparison is neither a change nor positive evidence of none."""
+        """Both endpoints ran, and their comparison is neither a change nor positive evidence of
+        none."""
         return self._endpoints_ambiguous() and not self.no_change
 
     def _endpoints_ambiguous(self) -> bool:
@@ -103,8 +104,8 @@ class BisectOutcome:
             )
         if self.between():
             text += (
-                f"; {', '.join(self.between())} between them could not be judged, so the change is in one of "
-                + (", ".join([*self.between(), str(self.first_bad)]))
+                f"; {', '.join(self.between())} between them could not be judged, so the change is "
+                "in one of " + (", ".join([*self.between(), str(self.first_bad)]))
             )
         return text
 
@@ -124,11 +125,17 @@ def bisect(
 
     first = probe(0)
     if first.verdict != ReleaseVerdict.GOOD:
-        found.stopped = f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: {first.reason})"
+        found.stopped = (
+            f"the {terms.old} endpoint {releases[0]} cannot be judged ({first.verdict}: "
+            f"{first.reason})"
+        )
         return found
     last = probe(len(releases) - 1)
     if last.verdict != ReleaseVerdict.BAD:
-        found.stopped = f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: {last.reason})"
+        found.stopped = (
+            f"the {terms.new} endpoint {releases[-1]} is not {terms.new} ({last.verdict}: "
+            f"{last.reason})"
+        )
         return found
     good, bad = 0, len(releases) - 1
     set_aside: set[int] = set()
@@ -150,7 +157,8 @@ def bisect(
 
 
 def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey) -> Verdict | None:
-    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the band."""
+    """Which way a ratio points once it is past the factor (worse is SLOWER), or None inside the
+    band."""
     direction = past_factor(comparison.ratio, thresholds)
     if direction is None or key.metric_name not in thresholds.higher_is_better:
         return direction
@@ -159,14 +167,16 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
 
 @dataclass(frozen=True)
 class ReleaseStep:
-    """A significant change of one metric (or of the claim's outcome) between consecutive releases."""
+    """A significant change of one metric (or of the claim's outcome) between consecutive
+    releases."""
 
-    # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every process ok on
-    # one side, every one dead alike on the other).
+    # The metric that moved, the claim, or how the processes ended (``analysis.statuses``: every
+    # process ok on one side, every one dead alike on the other).
     criterion: Criterion
     before: str
     after: str
-    change: str  # Verdict.SLOWER or Verdict.FASTER, "holds → does not hold", or "ok → SIGSEGV (exit 139)"
+    # Verdict.SLOWER or Verdict.FASTER, "holds → does not hold", or "ok → SIGSEGV (exit 139)"
+    change: str
     comparison: Comparison | None = None
 
     @property
@@ -200,13 +210,14 @@ class SweepOutcome:
         return [m for m in self.measurements if m not in self.ok()]
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases ran ok and no status step: no step between neighbours could be judged, so
-        finding none is no evidence of no change (every release not installable, say)."""
+        """Fewer than two releases ran ok and no status step: no step between neighbours could be
+        judged, so finding none is no evidence of no change (every release not installable, say)."""
         return len(self.ok()) < 2 and not any(step.criterion.is_status for step in self.steps)
 
 
 def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
-    """Each status step between consecutive releases whose processes ran (``statuses.status_change``)."""
+    """Each status step between consecutive releases whose processes ran
+    (``statuses.status_change``)."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
     for before, after in pairwise(ran_ones):
@@ -233,9 +244,10 @@ def sweep(
 
     A prober that can measure releases together (``measure_together``) measures them all in one
     interleaved run first, with the planned processes (no looks: every step is listed, and a triage
-    decides its candidates afterwards), so neighbours are compared under the same load; the loop then
-    reads them.  ``screen`` (a triage's first round): a step is also a ratio past the factor that results
-    of separate runs (stored before) leave undecided, a candidate to measure again, never a "no".
+    decides its candidates afterwards), so neighbours are compared under the same load; the loop
+    then reads them.  ``screen`` (a triage's first round): a step is also a ratio past the factor
+    that results of separate runs (stored before) leave undecided, a candidate to measure again,
+    never a "no".
     """
     together = getattr(measure, "measure_together", None)
     if together is not None:

@@ -1,4 +1,5 @@
-"""Below releases: does a change between releases U and V come with jaxlib or with jax's Python, and which commit.
+"""Below releases: does a change between releases U and V come with jaxlib or with jax's Python, and
+which commit.
 
 *Attribution first.*  A commit of the range that accepts two jaxlibs (U's and V's, else the
 nearest pair some commit accepts, yanked releases included) and imports with both is
@@ -54,7 +55,8 @@ def expected_commit_probes(commits: int) -> int:
 
 @dataclass(frozen=True)
 class CommitProbe:
-    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, and its judgement."""
+    """One probe: a release (``commit`` None) or a commit, the jaxlib it ran with, and its
+    judgement."""
 
     name: str  # the release, or the commit's full hash
     jaxlib: str
@@ -123,8 +125,9 @@ class CommitBisect:
         return name if name in self.jaxlibs else commit_label(name, self.jaxlib_of(name))
 
     def step(self) -> tuple[str, str] | None:
-        """The two sides of the change found, older first, by label: a commit with its two jaxlibs where
-        jaxlib takes part, else the last good and first bad commit (or release); None: none found."""
+        """The two sides of the change found, older first, by label: a commit with its two jaxlibs
+        where jaxlib takes part, else the last good and first bad commit (or release); None: none
+        found."""
         attributed = self.attribution
         if attributed.cause == JAXLIB and attributed.commit is not None:
             sha = attributed.commit.sha
@@ -139,7 +142,10 @@ class CommitBisect:
         if commit is None:
             return f"release {name} (jaxlib {self.jaxlib_of(name)})"
         pull = f", #{commit.pull_request}" if commit.pull_request else ""
-        return f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib {self.jaxlib_of(name)})"
+        return (
+            f"{commit.short} “{commit.title}” ({commit.date[:10]}{pull}, jaxlib "
+            f"{self.jaxlib_of(name)})"
+        )
 
     def answer(self) -> str:
         old, new = self.terms.old, self.terms.new
@@ -162,21 +168,28 @@ class CommitBisect:
             if self.jaxlib_change:
                 return (
                     f"jaxlib takes part ({self.jaxlib_change}, XLA / C++): the last commit probed, "
-                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; whether jax's Python "
-                    "takes part too is not measured here"
+                    f"{self.describe(good)}, is {old}, release {self.last} is {new}{skipped}; "
+                    "whether jax's Python takes part too is not measured here"
                 )
-            return f"no commit named: {self.describe(good)} is {old}, release {self.last} is {new}{skipped}"
-        text = f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: {self.describe(good)}"
+            return (
+                f"no commit named: {self.describe(good)} is {old}, release {self.last} is "
+                f"{new}{skipped}"
+            )
+        text = (
+            f"first {new} commit {self.describe(bad.sha)} {bad.url}; last {old}: "
+            f"{self.describe(good)}"
+        )
         if self.jaxlib_of(bad.sha) != self.jaxlib_of(good):
             text += (
-                f"; they ran with different jaxlibs, so the change is that commit's or comes with jaxlib "
-                f"{self.jaxlib_of(bad.sha)}"
+                "; they ran with different jaxlibs, so the change is that commit's or comes with "
+                f"jaxlib {self.jaxlib_of(bad.sha)}"
             )
         return text + skipped
 
 
 class CommitSearch:
-    """Attribution, then the bisect over commits; ``judge`` judges release and commit labels alike."""
+    """Attribution, then the bisect over commits; ``judge`` judges release and commit labels
+    alike."""
 
     def __init__(
         self,
@@ -206,7 +219,8 @@ class CommitSearch:
             name = commit.sha if commit else label
             self.found.probes.append(CommitProbe(name, jaxlib, judged, commit, stage))
             self.progress(
-                f"[bisect --commits] {label} is {self.found.terms.word(judged.verdict)}: {judged.reason}"
+                f"[bisect --commits] {label} is {self.found.terms.word(judged.verdict)}: "
+                f"{judged.reason}"
             )
         return next(p for p in self.found.probes if p.judgement is self.judged[label])
 
@@ -243,8 +257,8 @@ class CommitSearch:
                     "installs or imports with none of the jaxlibs it accepts"
                     if tries
                     else (
-                        f"accepts none of jaxlib {', '.join(self.candidates)} (jax/version.py: {commit.version}, "
-                        f"minimum jaxlib {commit.minimum_jaxlib})"
+                        f"accepts none of jaxlib {', '.join(self.candidates)} (jax/version.py: "
+                        f"{commit.version}, minimum jaxlib {commit.minimum_jaxlib})"
                     )
                 )
                 skipped = Judgement(name, ReleaseVerdict.SKIPPED, why)
@@ -277,9 +291,9 @@ class CommitSearch:
             if verdicts == (ReleaseVerdict.GOOD, ReleaseVerdict.BAD):
                 attributed.cause = JAXLIB
                 attributed.note = (
-                    f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; whether jax's "
-                    "Python takes part too is not measured here (its commits before and after that one would need "
-                    "the other jaxlib)"
+                    f"jaxlib takes part (XLA / C++, between {found.first} and {found.last}): {at}; "
+                    "whether jax's Python takes part too is not measured here (its commits before "
+                    "and after that one would need the other jaxlib)"
                 )
             elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.BAD):
                 attributed.cause, attributed.note = (
@@ -294,8 +308,8 @@ class CommitSearch:
             elif verdicts == (ReleaseVerdict.BAD, ReleaseVerdict.GOOD):
                 attributed.cause = NEITHER
                 attributed.note = (
-                    f"neither jax's Python nor jaxlib alone: {at} ({new} with the older jaxlib, {old} with the "
-                    "newer): not one change to bisect"
+                    f"neither jax's Python nor jaxlib alone: {at} ({new} with the older jaxlib, "
+                    f"{old} with the newer): not one change to bisect"
                 )
             else:
                 attributed.note = f"not attributed: {at}"
@@ -319,7 +333,10 @@ class CommitSearch:
             wanted = ReleaseVerdict.GOOD if version == found.first else ReleaseVerdict.BAD
             if judged.verdict != wanted:
                 word = found.terms.old if version == found.first else found.terms.new
-                found.stopped = f"the {word} release {version} is not {word} ({judged.verdict}: {judged.reason})"
+                found.stopped = (
+                    f"the {word} release {version} is not {word} ({judged.verdict}: "
+                    f"{judged.reason})"
+                )
                 return found
         self.attribute()
         cause, names = found.attribution.cause, [c.sha for c in found.commits]

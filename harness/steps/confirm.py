@@ -1,8 +1,8 @@
 """A triage's confirmation: the two releases around each candidate step measured again, together.
 
-Both halves of a pair come from one interleaved run (a stored result confirms a pair only when it was
-measured with the pair's other release), looked at until the steps' metrics are decided.  The prober it
-is given is never changed: the looks' metrics go to a copy.
+Both halves of a pair come from one interleaved run (a stored result confirms a pair only when it
+was measured with the pair's other release), looked at until the steps' metrics are decided.  The
+prober it is given is never changed: the looks' metrics go to a copy.
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from harness.steps.ready import Probe
 from harness.steps.reuse import is_confirmation
 from harness.store.results import StoredResult
 
-# Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two releases
-# measured again, together, until those metrics are decided: the probes of (older, newer).
+# Each pair with the metrics its steps moved (none: only the claim flipped) → each pair's two
+# releases measured again, together, until those metrics are decided: the probes of (older, newer).
 ConfirmPairs = Callable[[Mapping[Pair, tuple[str, ...]]], dict[Pair, tuple[Probe, Probe]]]
 
 
 @dataclass
 class PairConfirmer:
-    """Measures the two releases around each step again, in one interleaved run with ``prober.processes``
-    processes each, then looks until the steps' metrics are decided (``prober.max_processes``), or reuses a
-    confirmation stored before.
+    """Measures the two releases around each step again, in one interleaved run with
+    ``prober.processes`` processes each, then looks until the steps' metrics are decided
+    (``prober.max_processes``), or reuses a confirmation stored before.
 
     A stored result confirms a pair when enough processes measured it interleaved with the pair's
-    other release (``interleaved_with`` names that side), so both halves of a pair come from one run.
+    other release (``interleaved_with`` names that side), so both halves of a pair come from one
+    run.
     """
 
     prober: ReleaseProber
@@ -45,9 +46,9 @@ class PairConfirmer:
         )
 
     def stored_meanwhile(self, missing: Mapping[Pair, tuple[str, ...]], reused: set[str]) -> Reuse:
-        """What the confirmation reuses, asked under the folder lock: every pair's two results, where another run
-        into the folder (a triage or watch of the same pair) stored them while this one waited on the lock;
-        all or none, since both halves of a pair come from one run."""
+        """What the confirmation reuses, asked under the folder lock: every pair's two results,
+        where another run into the folder (a triage or watch of the same pair) stored them while
+        this one waited on the lock; all or none, since both halves of a pair come from one run."""
 
         def found(item: PlannedRun, side: Side) -> StoredResult | None:
             halves: dict[str, StoredResult] = {}
@@ -72,8 +73,9 @@ class PairConfirmer:
         releases = list(dict.fromkeys(release for pair in missing for release in pair))
         if releases:
             self.prober.progress(
-                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases measured again together, "
-                f"{self.prober.processes} processes each, then until decided (at most {self.prober.max_processes})"
+                f"  confirming {len(missing)} pair(s) of releases: {len(releases)} releases "
+                f"measured again together, {self.prober.processes} processes each, then until "
+                f"decided (at most {self.prober.max_processes})"
             )
             metrics = tuple(dict.fromkeys(m for moved in missing.values() for m in moved))
             deciding = dataclasses.replace(self.prober, decide_metrics=metrics)

@@ -1,21 +1,23 @@
 """The seam every kind of evidence about a step goes through: why the step between two sides moved.
 
-A *kind* (``harness.explain.kinds`` lists them, in the order they are asked) gathers for one ``Step``
-(two sides, older first: two releases, or a commit and its neighbour) with what ``StepSides`` offers: each
-side made ready, one more process of a side with other flags or variables, several sides measured together
-until the step's metrics are decided.  It returns data, a ``Found`` (its kind's name, its JSON, whether it
-settles the step so that the kinds after it are not asked); ``harness.render.why`` writes its sentences.
-Triage, bisect and ``bisect --commits`` all ask through ``gather``, so each gets the same why.
+A *kind* (``harness.explain.kinds`` lists them, in the order they are asked) gathers for one
+``Step`` (two sides, older first: two releases, or a commit and its neighbour) with what
+``StepSides`` offers: each side made ready, one more process of a side with other flags or
+variables, several sides measured together until the step's metrics are decided.  It returns data, a
+``Found`` (its kind's name, its JSON, whether it settles the step so that the kinds after it are not
+asked); ``harness.render.why`` writes its sentences. Triage, bisect and ``bisect --commits`` all ask
+through ``gather``, so each gets the same why.
 
-The kinds are asked in order of what can settle the step, and a metric once answered is not asked again: a
-kind that answers some of the step's metrics (``Answers``: library or JAX, where the change came with the
-libraries and jax's own part did not move) leaves the kinds after it only the metrics still open, and none left
-settles the step.
+The kinds are asked in order of what can settle the step, and a metric once answered is not asked
+again: a kind that answers some of the step's metrics (``Answers``: library or JAX, where the change
+came with the libraries and jax's own part did not move) leaves the kinds after it only the metrics
+still open, and none left settles the step.
 
-The why is bounded by a time budget: a kind not asked because the budget ran out is said (``Skipped``) with the
-command that asks it, as is a kind whose folder beside the page cannot be written (a link planted there): the
-answer and its page still are.  Each kind's answer is handed on as it comes (``gather``'s ``kept``), so a why
-stopped part way (Ctrl-C, a CI time-out) keeps what it had found.
+The why is bounded by a time budget: a kind not asked because the budget ran out is said
+(``Skipped``) with the command that asks it, as is a kind whose folder beside the page cannot be
+written (a link planted there): the answer and its page still are.  Each kind's answer is handed on
+as it comes (``gather``'s ``kept``), so a why stopped part way (Ctrl-C, a CI time-out) keeps what it
+had found.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Step:
-    """A step to explain: its two sides' labels and the metrics it moved, with what the kinds need to know."""
+    """A step to explain: its two sides' labels and the metrics it moved, with what the kinds need
+    to know."""
 
     before: str
     after: str
@@ -53,7 +56,8 @@ class Step:
     platform: str  # the profile's platform: cpu, gpu
     thresholds: Thresholds
     out: Path  # the folder the answer's page is written to
-    stem: str  # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
+    # the page's name without suffix: a kind keeps its files in ``<stem>-<kind>/`` beside it
+    stem: str
     jax_repo: Path | None = None  # a jax clone at hand, for the commits that turned a default
     script: str = ""  # a plain script's file name ("": a case)
     # A plain script's packages that moved, declared or not, and their versions on each side (name →
@@ -63,11 +67,11 @@ class Step:
         str, ...
     ] = ()  # which of ``libraries`` the script declares (the rest moved with them)
 
-    # Below releases: the releases whose defaults are compared (a commit step's own two sides may share
-    # jax's Python, or its jaxlib); None: the step's own sides.
+    # Below releases: the releases whose defaults are compared (a commit step's own two sides may
+    # share jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
-    # A status step (a release whose processes die beside one that runs ok): judged by how its processes
-    # end, never by a number (``metrics`` empty).
+    # A status step (a release whose processes die beside one that runs ok): judged by how its
+    # processes end, never by a number (``metrics`` empty).
     by_status: bool = False
 
     @property
@@ -83,8 +87,8 @@ class Step:
         return f"{self.stem}-{suffix}"
 
     def folder(self, suffix: str, *parts: str) -> Path:
-        """``kept(suffix)/parts`` under the page's folder, made where missing; ``CannotKeep`` where a level of it is
-        a link or not a folder (planted there: a kind never writes through it)."""
+        """``kept(suffix)/parts`` under the page's folder, made where missing; ``CannotKeep`` where
+        a level of it is a link or not a folder (planted there: a kind never writes through it)."""
         try:
             return output_folder(self.out, self.kept(suffix), *parts)
         except (UsageError, OSError) as exc:
@@ -92,7 +96,8 @@ class Step:
 
 
 class CannotKeep(UsageError):
-    """A kind's folder beside the page cannot be written: that kind is not asked, the answer and page still are."""
+    """A kind's folder beside the page cannot be written: that kind is not asked, the answer and
+    page still are."""
 
 
 class Found(Protocol):
@@ -103,7 +108,8 @@ class Found(Protocol):
 
     @property
     def settles(self) -> bool:
-        """Whether it answers the step so that the kinds after it are not asked (a library's change)."""
+        """Whether it answers the step so that the kinds after it are not asked (a library's
+        change)."""
         ...
 
     def data(self) -> dict[str, Any]: ...
@@ -111,7 +117,8 @@ class Found(Protocol):
 
 @runtime_checkable
 class Answers(Protocol):
-    """A ``Found`` that answers some of the step's metrics itself: the kinds after it are asked only the rest."""
+    """A ``Found`` that answers some of the step's metrics itself: the kinds after it are asked only
+    the rest."""
 
     def answered(self) -> tuple[str, ...]: ...
 
@@ -132,8 +139,8 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class Skipped:
-    """A kind not asked for a step, and why (the why's time budget ran out, its folder beside the page cannot be
-    written)."""
+    """A kind not asked for a step, and why (the why's time budget ran out, its folder beside the
+    page cannot be written)."""
 
     name: str
     reason: str
@@ -150,10 +157,12 @@ class Skipped:
 
 @dataclass
 class StepSides:
-    """What a kind gathers with: the sides of a step's prober, made ready and measured as any side is."""
+    """What a kind gathers with: the sides of a step's prober, made ready and measured as any side
+    is."""
 
     prober: ReleaseProber
-    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing, say).
+    # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing,
+    # say).
     memo: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -166,8 +175,8 @@ class StepSides:
         return prepared.note if isinstance(prepared, Probe) else prepared
 
     def held_side(self, release: str, pins: Sequence[str]) -> Side | str:
-        """A side of ``release`` with ``pins`` held there, under a label of its own (``0.4.33+numpy.2.0.1``),
-        its environment ready; or why there is none."""
+        """A side of ``release`` with ``pins`` held there, under a label of its own
+        (``0.4.33+numpy.2.0.1``), its environment ready; or why there is none."""
         label = f"{release}+" + ".".join(pin.replace("==", ".") for pin in pins)
         if len(label) > HELD_LABEL:  # a name it is stored under: the first pin, the count, a digest
             digest = hashlib.sha256("\n".join(pins).encode()).hexdigest()[:8]
@@ -175,7 +184,8 @@ class StepSides:
             label = f"{release}+{first}.and.{len(pins) - 1}.more.{digest}"
         prober = self.prober
         assert prober.environments is not None
-        # A prober of its own that knows the label: the step's prober stays as every other kind has it.
+        # A prober of its own that knows the label: the step's prober stays as every other kind has
+        # it.
         holding = dataclasses.replace(
             prober,
             envs={**prober.envs, label: prober.envs.get(label, prober.envs[release])},
@@ -186,16 +196,17 @@ class StepSides:
     def one_more_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> str:
-        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown away; how
-        it ended."""
+        """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown
+        away; how it ended."""
         stored = self.extra_process(side, flags, env)
         return str(stored.status) if stored is not None else "no result"
 
     def extra_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
     ) -> StoredResult | None:
-        """``one_more_process``, its result as stored (in a folder since removed): what a kind reads of how
-        the process ran (a script that replaced ``XLA_FLAGS``, say); None where it stored none."""
+        """``one_more_process``, its result as stored (in a folder since removed): what a kind reads
+        of how the process ran (a script that replaced ``XLA_FLAGS``, say); None where it stored
+        none."""
         extra = " ".join(part for part in (side.environment().get("XLA_FLAGS", ""), *flags) if part)
         changed = dataclasses.replace(
             side, env={**side.env, **(env or {}), "XLA_FLAGS": extra}, compare_next=False
@@ -210,16 +221,17 @@ class StepSides:
     def together(
         self, sides: Sequence[Side], metrics: Sequence[str], decide: str = CHANGES
     ) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run, the prober's processes each, then until ``metrics``
-        are decided (``decide``: until each change is shown, or with ``ALL`` until every comparison is
-        shown changed or unchanged); each side's stored result by label."""
+        """``sides`` measured in one interleaved run, the prober's processes each, then until
+        ``metrics`` are decided (``decide``: until each change is shown, or with ``ALL`` until every
+        comparison is shown changed or unchanged); each side's stored result by label."""
         measurement = self.prober.measurement
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
 
     def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
-        """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a screen
-        of which sides are worth measuring until decided; each side's stored result by label."""
+        """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a
+        screen of which sides are worth measuring until decided; each side's stored result by
+        label."""
         measurement = self.prober.measurement
         settings = measurement.settings_for(processes, "off", len(sides))
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
@@ -227,7 +239,8 @@ class StepSides:
 
 @dataclass(frozen=True)
 class Spent:
-    """How long each kind asked for a step took, in the order asked: what each adds to the why's cost."""
+    """How long each kind asked for a step took, in the order asked: what each adds to the why's
+    cost."""
 
     before: str
     after: str
@@ -243,14 +256,16 @@ class Spent:
 @dataclass
 class WhyBudget:
     """How long the why of a run may take (None: no bound, or ``at_most``), counted from its first
-    question; ``again``: the command that asks the why with more (said beside each kind it left out)."""
+    question; ``again``: the command that asks the why with more (said beside each kind it left
+    out)."""
 
     seconds: float | None = None
     started: float | None = None
     again: str = ""
 
     def at_most(self, seconds: float) -> None:
-        """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring took)."""
+        """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring
+        took)."""
         if self.seconds is None:
             self.seconds = max(seconds, 1.0)
 
@@ -272,10 +287,10 @@ def gather(
     budget: WhyBudget | None = None,
     kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
 ) -> tuple[Found, ...]:
-    """Every kind wanted for ``step``, asked in order with the metrics still open, until one settles the step,
-    none is left open or the budget runs out; last, how long each kind asked took (``Spent``).  What was found
-    so far is handed to ``kept`` after each kind, and when the why is stopped (``KeyboardInterrupt``), before
-    the stop goes on."""
+    """Every kind wanted for ``step``, asked in order with the metrics still open, until one settles
+    the step, none is left open or the budget runs out; last, how long each kind asked took
+    (``Spent``).  What was found so far is handed to ``kept`` after each kind, and when the why is
+    stopped (``KeyboardInterrupt``), before the stop goes on."""
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step

@@ -59,7 +59,8 @@ class ReleaseVerdict(StrEnum):
 
 @dataclass(frozen=True)
 class Terms:
-    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new`` does."""
+    """What a bisect calls its old and new behaviour, as ``git bisect --term-old/--term-new``
+    does."""
 
     old: str = "good"
     new: str = "bad"
@@ -153,7 +154,8 @@ class Judge:
         )
 
     def _endpoint(self, measured: Probe, first: StoredResult | None) -> StoredResult | None:
-        """An endpoint measured alongside a release, or its first result where that one cannot be used."""
+        """An endpoint measured alongside a release, or its first result where that one cannot be
+        used."""
         result = measured.result
         if result is None or _usable(measured) is not None:
             return first
@@ -237,7 +239,8 @@ class Judge:
             self.samples(self.good_result), self.samples(result), self.thresholds, self.metric
         )
         if change.verdict == Verdict.UNDECIDED and change.invocation_spread:
-            # Results of separate runs (stored before, say): the two are measured again together, until decided.
+            # Results of separate runs (stored before, say): the two are measured again together,
+            # until decided.
             self.good_result, self.bad_result = self._together_again(self.good_result, result)
             result = self.bad_result
             change = compare_metric(
@@ -246,7 +249,10 @@ class Judge:
         if change.verdict not in OPPOSITE:
             old = self.terms.old
             if change.verdict == Verdict.UNCHANGED:
-                why = f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside the no-change "
+                why = (
+                    f"unchanged from the {old} endpoint ({_describe(change)}, the interval inside "
+                    "the no-change "
+                )
                 why += "band): no change to find"
             else:
                 needs = what_would_decide(change, self.thresholds).removeprefix("undecided: ")
@@ -267,7 +273,8 @@ class Judge:
     def _together_again(
         self, good: StoredResult, bad: StoredResult
     ) -> tuple[StoredResult, StoredResult]:
-        """Both endpoints measured anew in one interleaved run, where the prober can; else as they were."""
+        """Both endpoints measured anew in one interleaved run, where the prober can; else as they
+        were."""
         together = getattr(self.measure, "measure_together", None)
         if together is None:
             return good, bad
@@ -279,7 +286,8 @@ class Judge:
         return found[0].result, found[1].result
 
     def _by_metric(self, measurement: Probe, good: StoredResult, bad: StoredResult) -> Judgement:
-        """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first endpoints'."""
+        """Against the endpoints' results ``good`` and ``bad``; the change's direction is the first
+        endpoints'."""
         assert measurement.result is not None and self.direction is not None
         samples = self.samples(measurement.result)
         vs_good = compare_metric(self.samples(good), samples, self.thresholds, self.metric)
@@ -288,9 +296,9 @@ class Judge:
 
 
 def by_status(judge: Judge, release: str) -> Judgement:
-    """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended, like the
-    good endpoint (ok in every process, or dead alike in every one) or like the bad one; the endpoints must be
-    one of each."""
+    """``judge``'s verdict on ``release`` with ``--status``: good or bad by how its processes ended,
+    like the good endpoint (ok in every process, or dead alike in every one) or like the bad one;
+    the endpoints must be one of each."""
     measurement = judge.measure(release, False)
     result = measurement.result
     if result is None or not ran(result):
@@ -329,8 +337,8 @@ def by_status(judge: Judge, release: str) -> Judgement:
 def between(
     measurement: Probe, vs_good: Comparison, vs_bad: Comparison, direction: Verdict, terms: Terms
 ) -> Judgement:
-    """A release between the endpoints, by its comparisons with each: bad where it moved away from the good
-    one in the change's ``direction`` and not back towards it, good the other way round."""
+    """A release between the endpoints, by its comparisons with each: bad where it moved away from
+    the good one in the change's ``direction`` and not back towards it, good the other way round."""
     like_bad = vs_good.verdict == direction  # moved away from good the way bad did
     like_good = vs_bad.verdict == OPPOSITE[direction]  # moved away from bad back towards good
     old, new = terms.old, terms.new
@@ -356,8 +364,8 @@ def between(
 def bad_endpoint_by_claim(
     bad: str, measurement: Probe, good: StoredResult, terms: Terms
 ) -> Judgement:
-    """The bad endpoint ``bad`` by the case's claim: bad where the claim's verdict is the good endpoint's
-    other one."""
+    """The bad endpoint ``bad`` by the case's claim: bad where the claim's verdict is the good
+    endpoint's other one."""
     result = measurement.result
     assert result is not None
     before, after = outcome(good), outcome(result)
@@ -372,7 +380,8 @@ def bad_endpoint_by_claim(
 
 
 def by_claim(measurement: Probe, good: StoredResult, terms: Terms) -> Judgement:
-    """A release between the endpoints by the case's claim: as the endpoint whose verdict it shares."""
+    """A release between the endpoints by the case's claim: as the endpoint whose verdict it
+    shares."""
     assert measurement.result is not None
     found = outcome(measurement.result)
     if found not in (HOLDS, DOES_NOT_HOLD):

@@ -1,9 +1,10 @@
-"""One measurement of a case at fixed sizes on given sides, as ``run`` measures, and several sides interleaved.
+"""One measurement of a case at fixed sizes on given sides, as ``run`` measures, and several sides
+interleaved.
 
-A measurement is ``harness.measure.runner.measure``: the same case process and measurement lock, the result
-stored as any run's.  Its settings say how far it goes: ``processes`` case processes a side, then, where sides
-are compared and a most is given, looks until the comparison is decided.  Several releases measured in one run
-take turns in rounds, so that load and drift fall on all of them alike.
+A measurement is ``harness.measure.runner.measure``: the same case process and measurement lock, the
+result stored as any run's.  Its settings say how far it goes: ``processes`` case processes a side,
+then, where sides are compared and a most is given, looks until the comparison is decided.  Several
+releases measured in one run take turns in rounds, so that load and drift fall on all of them alike.
 """
 
 from __future__ import annotations
@@ -34,16 +35,19 @@ Pair = tuple[str, str]  # the two releases around a step, older first
 
 @dataclass(frozen=True)
 class SideMeasurement:
-    """Measures one case at one set of sizes on the sides it is given, and says what settles each measurement."""
+    """Measures one case at one set of sizes on the sides it is given, and says what settles each
+    measurement."""
 
     case: CaseInfo  # or a plain script in its place (``--script``)
     sizes: dict[str, int]
     results_dir: Path
-    # How each case process samples, and ``processes`` of them per measurement: the statistics' unit.
+    # How each case process samples, and ``processes`` of them per measurement: the statistics'
+    # unit.
     settings: Settings
     progress: Callable[[str], None]
-    # Sides compared get looks while a comparison is open (measured until decided), up to ``max_processes``
-    # each and within ``time_budget`` seconds a measurement, on ``decide_metrics`` (empty: every metric).
+    # Sides compared get looks while a comparison is open (measured until decided), up to
+    # ``max_processes`` each and within ``time_budget`` seconds a measurement, on ``decide_metrics``
+    # (empty: every metric).
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()
@@ -52,14 +56,15 @@ class SideMeasurement:
     def settings_for(
         self, processes: int, decide: str, sides: int, metrics: Sequence[str] = ()
     ) -> Settings:
-        """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with ``decide``
-        (and sides to compare, and a most to go to), measured until decided: on ``metrics``, else on the
-        measurement's own."""
+        """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with
+        ``decide`` (and sides to compare, and a most to go to), measured until decided: on
+        ``metrics``, else on the measurement's own."""
         deciding = decide != "off" and self.max_processes is not None and sides > 1
         return dataclasses.replace(
             self.settings,
             processes=processes,
-            # With several processes the spread of cold compiles shows between them; one each is enough.
+            # With several processes the spread of cold compiles shows between them; one each is
+            # enough.
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
@@ -81,9 +86,10 @@ class SideMeasurement:
         results_dir: Path | None = None,
         reuse: Reuse | None = None,
     ) -> list[tuple[Side, StoredResult | None]]:
-        """One measurement of ``sides`` (stored under ``results_dir``, by default this one's): each side with
-        its stored result (``reuse``: one taken instead, decided under the folder lock).  A measurement the
-        harness cannot carry out (a worker that does not start) says why, and stores nothing."""
+        """One measurement of ``sides`` (stored under ``results_dir``, by default this one's): each
+        side with its stored result (``reuse``: one taken instead, decided under the folder
+        lock).  A measurement the harness cannot carry out (a worker that does not start) says why,
+        and stores nothing."""
         try:
             outcomes = self.measure(
                 self.plan(settings),
@@ -117,11 +123,11 @@ def interleaved(
     endpoints: bool = False,
     reuse: Reuse | None = None,
 ) -> dict[str, StoredResult | None]:
-    """One measurement of ``sides``, ``processes`` each (then until decided: ``decide``, each side against the
-    next, or only within ``pairs``); what it stored, by release (none unless there are at least two sides).
-    ``endpoints``: the first and last sides are a bisect's endpoints, compared with each other as well, so
-    that neither stops before their own comparison is decided (a resumed bisect judges them by this run's
-    results)."""
+    """One measurement of ``sides``, ``processes`` each (then until decided: ``decide``, each side
+    against the next, or only within ``pairs``); what it stored, by release (none unless there are
+    at least two sides). ``endpoints``: the first and last sides are a bisect's endpoints, compared
+    with each other as well, so that neither stops before their own comparison is decided (a resumed
+    bisect judges them by this run's results)."""
     if len(sides) < 2:
         return {}
     if endpoints and len(sides) > 2:
@@ -140,6 +146,7 @@ def interleaved(
 
 
 def _compared(side: Side, following: Side, pairs: Mapping[Pair, tuple[str, ...]]) -> Side:
-    """``side`` compared with ``following`` on the metrics its step moved, if the two make a step."""
+    """``side`` compared with ``following`` on the metrics its step moved, if the two make a
+    step."""
     moved = pairs.get((side.release, following.release), ())
     return dataclasses.replace(side, compare_next=bool(moved), compare_metrics=tuple(moved))

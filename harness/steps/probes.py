@@ -2,16 +2,16 @@
 
 A probe first looks for a stored result of the cell (case, release, profile, sizes) that counts
 (``harness.steps.reuse``); only when there is none does it make the release's environment ready
-(``harness.steps.ready``: a release that cannot be installed has no result, and the search skips it) and
-measure it there (``harness.steps.measurement``), looking again under the results folder's lock, where
-another run into the same folder may have stored it meanwhile.
+(``harness.steps.ready``: a release that cannot be installed has no result, and the search skips it)
+and measure it there (``harness.steps.measurement``), looking again under the results folder's lock,
+where another run into the same folder may have stored it meanwhile.
 
 Each measurement runs in ``processes`` case processes (``--processes``), since the
 statistics and the claim are settled over processes: a stored result measured in fewer
 (one from before several processes per cell, say) is measured anew, not reused.  A
 second look runs twice the processes, which is what gives the statistics more to go
-on (more samples within each process would not).  A prober is never changed by those it is handed to:
-one that measures otherwise (other stored results accepted, other metrics decided) is a copy
+on (more samples within each process would not).  A prober is never changed by those it is handed
+to: one that measures otherwise (other stored results accepted, other metrics decided) is a copy
 (``dataclasses.replace``), which keeps its own record of what it measured together.
 """
 
@@ -49,7 +49,7 @@ class ReleaseProber:
     sizes: dict[str, int]
     profile: str
     results_dir: Path
-    # How each case process samples, and ``processes`` of them per measurement: the statistics' unit.
+    # How a case process samples, and ``processes`` of them per measurement: the statistics' unit.
     settings: Settings
     progress: Callable[[str], None] = field(
         default=lambda line: print(line, file=sys.stderr, flush=True)
@@ -58,18 +58,20 @@ class ReleaseProber:
     machine: str = field(default_factory=lambda: machine_identity()["id"])
     # Which stored results this prober counts at all (None: every one); see ``reuse.first_round``.
     accept: Accept | None = None
-    # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours is open
-    # (measured until decided), up to ``max_processes`` each and within ``time_budget`` seconds a measurement.
+    # Releases measured together get looks of ``processes`` rounds while a comparison of neighbours
+    # is open (measured until decided), up to ``max_processes`` each and within ``time_budget``
+    # seconds a measurement.
     max_processes: int | None = None  # None: ``processes`` only
     time_budget: float | None = None
     decide_metrics: tuple[str, ...] = ()  # the metrics judged (empty: every metric)
     measure: Measure = runner.measure  # the measurement itself; a test hands in a fake
-    # Each release's environment: a case's release venv, a script's venv of its own (None: made from ``case``).
+    # Each release's environment: a case's release venv, a script's own (None: made from ``case``).
     environments: Environments | None = None
-    # Releases this prober measured in one interleaved run: its own, never a copy's (``dataclasses.replace``).
+    # Releases it measured in one interleaved run: its own, not a copy's (``dataclasses.replace``).
     together: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
-    # Its collaborators, made once from the fields above (a copy makes its own): which stored results it counts
-    # and reuses, how it measures the sides it is given, and how each release's side is made ready.
+    # Its collaborators, made once from the fields above (a copy makes its own): which stored
+    # results it counts and reuses, how it measures the sides it is given, and how each release's
+    # side is made ready.
     reuse: ReusePolicy = field(init=False, repr=False, compare=False)
     measurement: SideMeasurement = field(init=False, repr=False, compare=False)
     readiness: Readiness = field(init=False, repr=False, compare=False)
@@ -98,8 +100,9 @@ class ReleaseProber:
         return self.settings.processes
 
     def add_commit(self, label: str, env: ReleaseEnv, held: Libraries) -> None:
-        """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this prober (which
-        that run's search and why alone hold); a script's runs there with its libraries ``held``."""
+        """jax at a commit, its venv ``env`` made by ``bisect --commits``, one more side of this
+        prober (which that run's search and why alone hold); a script's runs there with its
+        libraries ``held``."""
         assert self.environments is not None
         self.envs[label] = env
         self.environments.use_commit(label, env.interpreter, held)
@@ -113,14 +116,16 @@ class ReleaseProber:
         pairs: Mapping[Pair, tuple[str, ...]] | None = None,
         taken: runner.Reuse | None = None,  # with ``anew``: reused after all, asked under the lock
     ) -> None:
-        """Measure in one run every release of ``releases`` without a reusable result (``anew``: every one):
-        one side each, their case processes alternating in rounds, so that load and drift fall on all of
-        them alike.  Measuring until decided compares each release with the next, or, given ``pairs``,
-        only the neighbours that make one of them, on that pair's metrics (a pair without any, whose
-        claim alone flipped, gets no looks: the claim is settled over the planned processes).
+        """Measure in one run every release of ``releases`` without a reusable result (``anew``:
+        every one): one side each, their case processes alternating in rounds, so that load and
+        drift fall on all of them alike.  Measuring until decided compares each release with the
+        next, or, given ``pairs``, only the neighbours that make one of them, on that pair's metrics
+        (a pair without any, whose claim alone flipped, gets no looks: the claim is settled over the
+        planned processes).
 
         The probes then find the results stored; a release that cannot be installed is left to its
-        probe, which says why.  Each is looked for again under the folder lock (another run's, meanwhile).
+        probe, which says why.  Each is looked for again under the folder lock (another run's,
+        meanwhile).
         """
         wanted = [release for release in releases if anew or self.reuse.reusable(release) is None]
         reused: set[str] = set()
@@ -132,8 +137,8 @@ class ReleaseProber:
     def measure_with_endpoints(
         self, release: str, good: str, bad: str, again: bool = False
     ) -> tuple[Probe, ...]:
-        """``release`` measured anew in one interleaved run with both endpoints, also anew, so that it is
-        judged against figures taken under the same load: (good, release, bad).
+        """``release`` measured anew in one interleaved run with both endpoints, also anew, so that
+        it is judged against figures taken under the same load: (good, release, bad).
 
         A reusable stored result of ``release`` is reused (a bisect resumed), with the endpoints'
         newest; ``again`` measures all three in twice the processes.

@@ -1,8 +1,9 @@
 """A release's side made ready to measure, or the probe that says why there is none.
 
-A release whose environment could not be tried (the index out of reach, a failed sync, a write refused)
-is answered by a ``Probe`` without a result and nothing is stored; one that is not installable (the
-resolver proved it cannot be had) is stored as such, once, so that a later run reads the answer back.
+A release whose environment could not be tried (the index out of reach, a failed sync, a write
+refused) is answered by a ``Probe`` without a result and nothing is stored; one that is not
+installable (the resolver proved it cannot be had) is stored as such, once, so that a later run
+reads the answer back.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ class Readiness:
     stored: Callable[[str], StoredResult | None]  # the newest stored result a prober counts
 
     def side(self, release: str) -> Side | Probe:
-        """A side for ``release``, its environment ready; else a probe that says why there is none (a
-        release that is not installable is stored as such, once)."""
+        """A side for ``release``, its environment ready; else a probe that says why there is none
+        (a release that is not installable is stored as such, once)."""
         prepared = self.environments.prepare(release, self.envs[release])
         if isinstance(prepared, Prepared):
             return Side(
@@ -63,8 +64,8 @@ class Readiness:
         return Probe(release, self._store_not_installable(release, prepared), prepared.line)
 
     def sides(self, releases: Sequence[str], progress: Callable[[str], None]) -> list[Side]:
-        """A side for each release of ``releases`` whose environment could be made ready, in order; for each
-        of the others, why not."""
+        """A side for each release of ``releases`` whose environment could be made ready, in order;
+        for each of the others, why not."""
         sides, started = [], time.monotonic()
         for number, release in enumerate(releases, start=1):
             pace = time_left(number - 1, len(releases) - number + 1, time.monotonic() - started)
@@ -77,7 +78,8 @@ class Readiness:
         return sides
 
     def _store_not_installable(self, release: str, unavailable: Unavailable) -> StoredResult:
-        # What was asked of the release (its libraries, holding nothing): a later probe finds this result.
+        # What was asked of the release (its libraries, holding nothing): a later probe finds this
+        # result.
         side = Side(release, self.profile, sys.executable, libraries=unavailable.libraries)
         context = RunContext(
             self.results_dir, self.settings, DEFAULT_SEED, Budget.for_this_machine(), ""

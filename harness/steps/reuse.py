@@ -1,10 +1,11 @@
 """Which stored results of a cell a prober counts, and which it reuses instead of measuring.
 
-A stored result counts only when it was measured on this machine (timings from another do not compare), of
-the script's content and arguments, in an environment like the release's now, and not in a smaller budget of
-looks than the prober's where it spent all of it; it is reused only when enough processes measured it, since
-the statistics and the claim are settled over processes.  Another run into the same folder may store one
-between a prober's own look and its measurement's turn at the folder lock, so the look is taken again there.
+A stored result counts only when it was measured on this machine (timings from another do not
+compare), of the script's content and arguments, in an environment like the release's now, and not
+in a smaller budget of looks than the prober's where it spent all of it; it is reused only when
+enough processes measured it, since the statistics and the claim are settled over
+processes.  Another run into the same folder may store one between a prober's own look and its
+measurement's turn at the folder lock, so the look is taken again there.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ Accept = Callable[[StoredResult], bool]
 
 @dataclass(frozen=True)
 class ReusePolicy:
-    """The stored results of one case at one set of sizes under one profile that a prober counts and reuses."""
+    """The stored results of one case at one set of sizes under one profile that a prober counts and
+    reuses."""
 
     results_dir: Path
     case: CaseInfo  # or a plain script in its place
@@ -41,9 +43,10 @@ class ReusePolicy:
     max_processes: int | None = None  # the most processes a measurement until decided may take now
 
     def counts(self, release: str, stored: StoredResult) -> bool:
-        """Whether a stored result counts at all: of this script's content and arguments (a run into the same
-        folder may have stored another's meanwhile), measured in an environment like ``release``'s now, one this
-        policy accepts, and not one that spent a smaller budget than this policy's on staying undecided."""
+        """Whether a stored result counts at all: of this script's content and arguments (a run into
+        the same folder may have stored another's meanwhile), measured in an environment like
+        ``release``'s now, one this policy accepts, and not one that spent a smaller budget than
+        this policy's on staying undecided."""
         return (
             same_script(stored, self.case)
             and self.environments.matches(release, stored.result.libraries)
@@ -52,7 +55,8 @@ class ReusePolicy:
         )
 
     def stored(self, release: str, also: Accept | None = None) -> StoredResult | None:
-        """The newest stored result of the cell on ``release`` that counts (and is ``also`` one, given)."""
+        """The newest stored result of the cell on ``release`` that counts (and is ``also`` one,
+        given)."""
         return newest_result(
             self.results_dir,
             self.case.name,
@@ -71,7 +75,8 @@ class ReusePolicy:
         return None
 
     def under_lock(self, reused: set[str]) -> Reuse:
-        """What ``measure`` asks under the folder lock: a release's reusable result, kept in ``reused``."""
+        """What ``measure`` asks under the folder lock: a release's reusable result, kept in
+        ``reused``."""
 
         def found(item: PlannedRun, side: Side) -> StoredResult | None:
             stored = self.reusable(side.release)
@@ -83,18 +88,19 @@ class ReusePolicy:
 
 
 def first_round(processes: int) -> Accept:
-    """The results a triage's first round counts: measured with the planned processes only (not until
-    decided; older confirmations: in fewer than twice ``processes``), so that on a resume a confirmation
-    never stands in for the first look."""
+    """The results a triage's first round counts: measured with the planned processes only (not
+    until decided; older confirmations: in fewer than twice ``processes``), so that on a resume a
+    confirmation never stands in for the first look."""
     return lambda stored: (
         len(stored.result.processes) < 2 * processes and stored.result.settings.decide is None
     )
 
 
 def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> bool:
-    """Whether ``stored`` was measured until decided, used every process its ``--max-processes`` allowed (so it
-    may have stopped undecided) and that was fewer than ``max_processes`` allow now: the advice to raise
-    ``--max-processes`` measures it again, with the larger budget, instead of reading the same verdict back."""
+    """Whether ``stored`` was measured until decided, used every process its ``--max-processes``
+    allowed (so it may have stopped undecided) and that was fewer than ``max_processes`` allow now:
+    the advice to raise ``--max-processes`` measures it again, with the larger budget, instead of
+    reading the same verdict back."""
     settings = stored.result.settings
     if max_processes is None or settings.decide is None:
         return False
@@ -103,8 +109,8 @@ def spent_a_smaller_budget(stored: StoredResult, max_processes: int | None) -> b
 
 
 def is_confirmation(stored: StoredResult, processes: int) -> bool:
-    """Whether a stored result is a triage's confirmation (measured until decided; older ones: in twice the
-    processes of the first round), not a first round's."""
+    """Whether a stored result is a triage's confirmation (measured until decided; older ones: in
+    twice the processes of the first round), not a first round's."""
     return (
         stored.result.settings.decide is not None or len(stored.result.processes) >= 2 * processes
     )

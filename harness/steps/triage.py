@@ -1,4 +1,5 @@
-"""Triage: every release of a range measured, every step found, each step confirmed, one answer per change.
+"""Triage: every release of a range measured, every step found, each step confirmed, one answer per
+change.
 
 A first round is a sweep (``bisection.sweep``): every release measured in one interleaved
 run, each step between consecutive releases that ran ok listed, regressions and fixes
@@ -6,8 +7,8 @@ alike.  A step can be the noise of one run, so each is measured again: the two r
 around it, interleaved, with looks of more processes until the step's metrics are decided
 (``ConfirmPairs``), and a step stands only when the second measurement shows the same change
 on its own.  Each confirmed step is one
-answer (its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so the logic is tested
-with fake ones.
+answer (its sentence: ``harness.render.triage_words``).  The measuring comes through callables, so
+the logic is tested with fake ones.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from harness.steps.ready import Probe
 from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
-# The first round screens: a step is a candidate at this level (or the strict one, if looser; without the rank
-# guard, which 5 processes a side pass only when wholly apart), and only the
+# The first round screens: a step is a candidate at this level (or the strict one, if looser;
+# without the rank guard, which 5 processes a side pass only when wholly apart), and only the
 # confirmation, measured until decided at the strict level, answers.
 SCREEN_ALPHA = 0.01
 
@@ -44,7 +45,8 @@ class Confirmation:
     comparison: Comparison | None  # of the metric, on the second measurement
     confirmed: bool
     reason: str
-    # A claim's flip: at most the chance that it is confirmed where the releases behave alike (``flip_chance``).
+    # A claim's flip: at most the chance that it is confirmed where the releases behave alike
+    # (``flip_chance``).
     flip_error: float | None = None
 
     @property
@@ -58,8 +60,8 @@ class Confirmation:
 
     @property
     def regression(self) -> bool:
-        """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix (faster, the
-        claim holds again, they run again)."""
+        """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix
+        (faster, the claim holds again, they run again)."""
         if self.step.criterion.is_status:
             return stops_running(self.step.change)
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
@@ -77,8 +79,9 @@ class TriageOutcome:
         return [c for c in self.confirmations if c.undecided]
 
     def faults(self) -> list[tuple[str, str]]:
-        """Each release of the first round some of whose processes were killed from outside, and the sentence
-        that says so (``StatusSummary.fault``): never a change, never "no change" either."""
+        """Each release of the first round some of whose processes were killed from outside, and the
+        sentence that says so (``StatusSummary.fault``): never a change, never "no change"
+        either."""
         found = []
         for probe in self.first_round.measurements:
             if probe.result is not None and ran(probe.result):
@@ -93,8 +96,9 @@ class TriageOutcome:
         return releases[releases.index(step.before) + 1 : releases.index(step.after)]
 
     def ordered(self) -> list[tuple[Confirmation, bool]]:
-        """Each confirmed change and whether it undoes an earlier regression of its metric (a fix), oldest
-        first; a change in the import of jax (JAX's own cost) after the changes in what the script does."""
+        """Each confirmed change and whether it undoes an earlier regression of its metric (a fix),
+        oldest first; a change in the import of jax (JAX's own cost) after the changes in what the
+        script does."""
         found = []
         undone: set[str] = set()  # metrics (or the claim) with a confirmed regression so far
         for change in self.changes():
@@ -123,7 +127,8 @@ def confirm(
     thresholds: Thresholds,
     first_counts: tuple[int, int] = (0, 0),
 ) -> Confirmation:
-    """``first_counts``: for a claim's flip, the processes with a verdict on each release in the first round."""
+    """``first_counts``: for a claim's flip, the processes with a verdict on each release in the
+    first round."""
     if step.criterion.is_status:
         return confirm_status(step, before, after)
     problem = _ok(before) or _ok(after)
@@ -154,8 +159,8 @@ def confirm(
 
 
 def confirm_status(step: ReleaseStep, before: Probe, after: Probe) -> Confirmation:
-    """A status step stands when the two releases, measured again, show the same step: every process of one
-    ok, every one of the other dead the same way."""
+    """A status step stands when the two releases, measured again, show the same step: every process
+    of one ok, every one of the other dead the same way."""
     if before.result is None or after.result is None:
         missing = before if before.result is None else after
         why = f"not measured again: jax {missing.release}: {missing.note}"
@@ -177,7 +182,8 @@ def triage(
     thresholds: Thresholds,
     progress: Callable[[str], None] = lambda line: None,
 ) -> TriageOutcome:
-    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all pairs at once)."""
+    """Sweep ``releases`` with ``measure``, then confirm every step with ``confirm_pairs`` (all
+    pairs at once)."""
     progress(f"[triage] first round: {len(releases)} releases, measured together")
     screen = dataclasses.replace(
         thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False
@@ -204,8 +210,8 @@ def triage(
         if step.criterion.metric is not None and step.metric not in moved:
             pairs[step.before, step.after] = (*moved, step.metric)
     progress(
-        f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: measuring them "
-        "again, until decided"
+        f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: "
+        "measuring them again, until decided"
     )
     again = confirm_pairs(pairs)
     claim_counts = {
@@ -224,7 +230,7 @@ def triage(
             else "not confirmed"
         )
         progress(
-            f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: {verdict} "
-            f"({confirmation.reason})"
+            f"[triage] ({number}/{len(first.steps)}) {step.metric} {step.before} → {step.after}: "
+            f"{verdict} ({confirmation.reason})"
         )
     return found

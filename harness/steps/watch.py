@@ -1,9 +1,9 @@
-"""A watch: two releases, each watched target's triage over them read as findings, the exit status, and what is
-remembered between watches.
+"""A watch: two releases, each watched target's triage over them read as findings, the exit status,
+and what is remembered between watches.
 
 Each target (a case, a plain script, a pytest-benchmark suite run as one) is triaged over the pair
-(``harness.steps.triage``: one interleaved first round, each candidate measured again).  What that gives
-is read here as findings a maintainer acts on:
+(``harness.steps.triage``: one interleaved first round, each candidate measured again).  What that
+gives is read here as findings a maintainer acts on:
 
 - *regression* / *improvement*: a confirmed change whose two measurements had no process under load;
 - *under load*: a confirmed change where some process of either side was measured while other work
@@ -12,15 +12,16 @@ is read here as findings a maintainer acts on:
 - *broken*: every process failed on the release where the baseline ran;
 - *not measured*: a side could not be installed or run at all.
 
-A broken target or a regression makes the watch exit 1; otherwise anything undecided, under load or not
-measured makes it 3; else 0.  The smallest change the watch could have seen at this machine's noise is the
-ratio the first round's processes flag reliably (``harness.analysis.power``) at the screen's level, or the
-confirmation's at its most processes, whichever is larger: a change must pass both.
+A broken target or a regression makes the watch exit 1; otherwise anything undecided, under load or
+not measured makes it 3; else 0.  The smallest change the watch could have seen at this machine's
+noise is the ratio the first round's processes flag reliably (``harness.analysis.power``) at the
+screen's level, or the confirmation's at its most processes, whichever is larger: a change must pass
+both.
 
-What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed by
-everything that would make a new watch measure something else (``memory_key``): the pair and its jaxlibs,
-the target's content, the libraries each side resolved to, the profile and the rule.  The same key later is
-reported from memory, not measured; a new release on the index is a new key.
+What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed
+by everything that would make a new watch measure something else (``memory_key``): the pair and its
+jaxlibs, the target's content, the libraries each side resolved to, the profile and the rule.  The
+same key later is reported from memory, not measured; a new release on the index is a new key.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
     "undecided",
 )
 BROKEN, NOT_MEASURED = "broken", "not measured"
-# Skipped on both releases (a case that needs more devices than the profile has): nothing to watch there,
-# not something left open.
+# Skipped on both releases (a case that needs more devices than the profile has): nothing to watch
+# there, not something left open.
 NOT_APPLICABLE = "not applicable"
 # The outcome of a whole target, worst first: what its findings add up to.
 OUTCOMES = ("regression", "undecided", "unchanged", "improved")
@@ -69,7 +70,8 @@ MEMORY_VERSION = 1
 class Finding:
     """One thing a watch found on one target, in a line, with the metric it is about."""
 
-    kind: str  # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
+    # REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED, BROKEN, NOT_MEASURED or NOT_APPLICABLE
+    kind: str
     metric: str  # a metric's name, a ``Criterion.name`` (the claim's), or "" for the whole target
     text: str
     ratio: float | None = None  # the release's figure over the baseline's, where a metric moved
@@ -92,8 +94,8 @@ class SideLoad:
 
 @dataclass(frozen=True)
 class TargetWatch:
-    """What a watch says of one target: its findings, the loads it was measured under, the smallest change it
-    could have seen, and where its triage page is."""
+    """What a watch says of one target: its findings, the loads it was measured under, the smallest
+    change it could have seen, and where its triage page is."""
 
     target: str  # the case's name, ``script-<stem>`` for a script
     kind: str  # "case", "script" or "pytest-benchmark"
@@ -126,7 +128,8 @@ class TargetWatch:
 
     @property
     def smallest_change(self) -> float | None:
-        """The median over its metrics of the smallest change it could have seen; None without a spread."""
+        """The median over its metrics of the smallest change it could have seen; None without a
+        spread."""
         finite = [ratio for ratio in self.detectable.values() if math.isfinite(ratio)]
         return statistics.median(finite) if finite else None
 
@@ -152,7 +155,8 @@ class TargetWatch:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetWatch:
-        """A target's watch as ``to_json`` wrote it (memory); ValueError (or KeyError, TypeError) if it is not."""
+        """A target's watch as ``to_json`` wrote it (memory); ValueError (or KeyError, TypeError) if
+        it is not."""
         findings = tuple(
             Finding(str(f["kind"]), str(f["metric"]), str(f["text"]), _number(f.get("ratio")))
             for f in data["findings"]
@@ -232,15 +236,17 @@ def _probes(found: TriageOutcome) -> dict[str, Probe]:
 
 
 def called_changes(found: TriageOutcome) -> list[Confirmation]:
-    """The confirmed steps a watch calls changes: those with no process under load in either measurement."""
+    """The confirmed steps a watch calls changes: those with no process under load in either
+    measurement."""
     return [c for c in found.changes() if not _under_load(c, _probes(found))]
 
 
 def findings(
     found: TriageOutcome, answered: Sequence[tuple[str, Confirmation]] = ()
 ) -> list[Finding]:
-    """The findings of a triage over (baseline, release): its sides that did not run, then each confirmed step
-    (in its triage answer's words, ``answered``: each change with its sentence), each undecided one."""
+    """The findings of a triage over (baseline, release): its sides that did not run, then each
+    confirmed step (in its triage answer's words, ``answered``: each change with its sentence), each
+    undecided one."""
     answers = {id(confirmation): text for text, confirmation in answered}
     first = found.first_round
     probes = _probes(found)
@@ -248,7 +254,8 @@ def findings(
     baseline, release = first.releases[0], first.releases[-1]
     base, new = probes.get(baseline), probes.get(release)
     ran = {m.release for m in first.ok()}
-    # A confirmed status step says how it broke, with where it died: a "fails on" finding would say it again.
+    # A confirmed status step says how it broke, with where it died: a "fails on" finding would say
+    # it again.
     stepped = any(c.confirmed and c.step.criterion.is_status for c in found.confirmations)
     if (
         base is not None
@@ -297,7 +304,8 @@ def findings(
                 Finding(
                     UNDECIDED,
                     step.metric,
-                    f"{step.metric} {step.before} → {step.after}: undecided ({confirmation.reason})",
+                    f"{step.metric} {step.before} → {step.after}: undecided "
+                    f"({confirmation.reason})",
                     ratio,
                 )
             )
@@ -305,7 +313,8 @@ def findings(
 
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
-    """Per release, its processes under load over the first round and every confirmation it took part in."""
+    """Per release, its processes under load over the first round and every confirmation it took
+    part in."""
     counts: dict[str, list[int]] = {
         r: [0, 0] for r in found.first_round.releases
     }  # release → [loaded, processes]
@@ -328,9 +337,9 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
 def detectable(
     found: TriageOutcome, thresholds: Thresholds, processes: int, most: int
 ) -> dict[str, float]:
-    """Per metric of the first round, the smallest change this watch would have flagged reliably at the spread
-    its processes showed: it must pass the screen (``processes`` a side, the screen's level, no rank guard) and
-    the confirmation (up to ``most`` a side, the strict level)."""
+    """Per metric of the first round, the smallest change this watch would have flagged reliably at
+    the spread its processes showed: it must pass the screen (``processes`` a side, the screen's
+    level, no rank guard) and the confirmation (up to ``most`` a side, the strict level)."""
     ok = [m.result for m in found.first_round.ok() if m.result is not None]
     if len(ok) < 2:
         return {}
@@ -347,16 +356,17 @@ def detectable(
 
 
 def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> Finding | None:
-    """A finding where no change of any size could have been seen (every metric's ratio infinite): too few
-    processes a side for the rank guard at the level, so "nothing found" would claim what was never tested."""
+    """A finding where no change of any size could have been seen (every metric's ratio infinite):
+    too few processes a side for the rank guard at the level, so "nothing found" would claim what
+    was never tested."""
     if not detected or any(math.isfinite(ratio) for ratio in detected.values()):
         return None
     enough = next(k for k in range(2, 200) if smallest_p(k, k) < thresholds.alpha)
     return Finding(
         UNDECIDED,
         "",
-        f"no change of any size could have been confirmed: at most {most} processes a side cannot pass the rank "
-        f"test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
+        f"no change of any size could have been confirmed: at most {most} processes a side cannot "
+        f"pass the rank test at level {thresholds.alpha:g}; give --max-processes {enough} or more",
     )
 
 
@@ -369,7 +379,8 @@ def exit_status(watched: Sequence[TargetWatch]) -> int:
 
 
 def first_regression(watched: TargetWatch) -> Finding | None:
-    """The regression an issue draft would be about: the first of a metric (the claim's need no metric)."""
+    """The regression an issue draft would be about: the first of a metric (the claim's need no
+    metric)."""
     return next(
         (
             f
@@ -401,8 +412,8 @@ def _ratio_problem(ratio: float | None) -> bool:
 
 
 def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None:
-    """What makes a memory file's watch one no watch wrote (its fields reach watch.md, stdout and watch.json,
-    which must pass docs/watch.schema.json), or None."""
+    """What makes a memory file's watch one no watch wrote (its fields reach watch.md, stdout and
+    watch.json, which must pass docs/watch.schema.json), or None."""
     strings = [f.text for f in watched.findings] + [f.metric for f in watched.findings]
     strings += [*watched.why, *watched.issue]
     strings += [v for found in watched.libraries.values() for pair in found.items() for v in pair]
@@ -425,8 +436,8 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
 
 
 def memory_key(material: Mapping[str, Any]) -> str:
-    """The digest a remembered watch is filed under: of everything that would make a new watch measure
-    something else (``material``, canonical JSON)."""
+    """The digest a remembered watch is filed under: of everything that would make a new watch
+    measure something else (``material``, canonical JSON)."""
     canonical = json.dumps({"memory": MEMORY_VERSION, **material}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -438,11 +449,13 @@ class Memory:
     folder: Path
 
     def _file(self, target: str, key: str) -> Path:
-        # Never followed: a link planted at the file is not read, and is replaced when the watch is filed.
+        # Never followed: a link planted at the file is not read, and is replaced when the watch is
+        # filed.
         return child(self.folder, f"{target}-{key[:32]}.json")
 
     def recall(self, target: str, key: str) -> TargetWatch | None:
-        """The watch filed under ``key``, or None: none, or a file that is not one (measured again, then)."""
+        """The watch filed under ``key``, or None: none, or a file that is not one (measured again,
+        then)."""
         try:
             data = parse_document(
                 read_bounded(self._file(target, key), limit=4 * 2**20, follow_links=False)
@@ -460,7 +473,8 @@ class Memory:
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str
     ) -> None:
-        """File a settled watch under ``key``, with what the key is made of (for a reader of the folder)."""
+        """File a settled watch under ``key``, with what the key is made of (for a reader of the
+        folder)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         document = {
             "key": key,

@@ -1,11 +1,12 @@
 """What a stored document may hold: the one bound the writers and every reader of a result share.
 
 A result file is read back as untrusted input (``harness.store.files``), so a reader refuses what no
-measurement gives: a file over ``MAX_DOCUMENT_BYTES``, nesting deeper than ``MAX_DEPTH``, a number past
-``MAX_MAGNITUDE`` (NaN and infinities included), an integer of more than ``MAX_INTEGER_DIGITS`` digits,
-half a UTF-16 surrogate pair in a string.  A script's output is untrusted too, and reaches a result as its
-facts and figures; the writer checks each document against these same bounds (``document_problem``), and
-``fit`` drops what would break them, each with a note, so that everything written is read back.
+measurement gives: a file over ``MAX_DOCUMENT_BYTES``, nesting deeper than ``MAX_DEPTH``, a number
+past ``MAX_MAGNITUDE`` (NaN and infinities included), an integer of more than ``MAX_INTEGER_DIGITS``
+digits, half a UTF-16 surrogate pair in a string.  A script's output is untrusted too, and reaches a
+result as its facts and figures; the writer checks each document against these same bounds
+(``document_problem``), and ``fit`` drops what would break them, each with a note, so that
+everything written is read back.
 
 Standard library only: the case process imports it in a venv that holds jax and little else.
 """
@@ -24,7 +25,8 @@ MAX_DEPTH = 64
 MAX_MAGNITUDE = 1e19
 # The integers below MAX_MAGNITUDE have at most this many digits.
 MAX_INTEGER_DIGITS = 19
-# Python refuses to turn an integer of more digits than this into text (``sys.int_info``); never asked to.
+# Python refuses to turn an integer of more digits than this into text (``sys.int_info``); never
+# asked to.
 _DIGITS_PYTHON_PRINTS = 4000
 
 
@@ -47,7 +49,10 @@ def number_problem(value: int | float) -> str | None:
         return None
     if isinstance(value, int):
         if abs(value) >= 10**MAX_INTEGER_DIGITS:
-            return f"an integer of {_digits(value)} digits is out of range (at most {MAX_INTEGER_DIGITS})"
+            return (
+                f"an integer of {_digits(value)} digits is out of range (at most "
+                f"{MAX_INTEGER_DIGITS})"
+            )
         return None
     if not math.isfinite(value):
         return f"{value} is not a number a result can hold"
@@ -57,7 +62,8 @@ def number_problem(value: int | float) -> str | None:
 
 
 def string_problem(text: str) -> str | None:
-    """Why a reader would refuse ``text``: half a surrogate pair is no character, and no page could encode it."""
+    """Why a reader would refuse ``text``: half a surrogate pair is no character, and no page could
+    encode it."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -71,7 +77,8 @@ def repaired(text: str) -> str:
 
 
 def document_problem(document: Any) -> str | None:
-    """The first thing in ``document`` a reader would refuse, named by its path; None if there is none.
+    """The first thing in ``document`` a reader would refuse, named by its path; None if there is
+    none.
 
     Walked without recursion, so a document nested thousands deep is named, not a RecursionError."""
     stack: list[tuple[Any, str, int]] = [(document, "", 1)]
@@ -102,9 +109,9 @@ def _value_problem(value: Any, depth: int) -> str | None:
 
 
 def fit(value: Any, where: str, note: Callable[[str], None], depth: int = 1) -> Any:
-    """``value`` (JSON data at ``depth`` of its document) within the bounds: a number or a container a reader
-    would refuse is ``DROPPED`` (its container loses the entry), a string's half surrogate pairs are
-    ``repaired``; each change is passed to ``note``, named by ``where``."""
+    """``value`` (JSON data at ``depth`` of its document) within the bounds: a number or a container
+    a reader would refuse is ``DROPPED`` (its container loses the entry), a string's half surrogate
+    pairs are ``repaired``; each change is passed to ``note``, named by ``where``."""
     problem = _value_problem(value, depth)
     if isinstance(value, str):
         if problem:

@@ -1,5 +1,6 @@
-"""Each machine's noise floor (``python -m harness calibrate``) as stored: ``calibration/<machine-id>.json``
-under the results folder, one file per machine, one entry per calibration, newest last.
+"""Each machine's noise floor (``python -m harness calibrate``) as stored:
+``calibration/<machine-id>.json`` under the results folder, one file per machine, one entry per
+calibration, newest last.
 
 ``CalibrationRun`` is one entry, and both writes it (``as_json``) and parses it back
 (``from_json``), so the two cannot drift apart.  The result loader leaves the folder
@@ -22,13 +23,15 @@ from harness.store.results import CALIBRATION_FOLDER
 
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
-# A calibration file holds a few entries of a few kB each; a larger one was not written by the harness.
+# A calibration file holds a few entries of a few kB each; a larger one was not written by the
+# harness.
 MAX_CALIBRATION_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
 class CalibrationRun:
-    """One calibration, as stored: what was run, how often A/A pairs got a verdict, what a real slowdown got."""
+    """One calibration, as stored: what was run, how often A/A pairs got a verdict, what a real
+    slowdown got."""
 
     created_at: str
     machine: str
@@ -48,18 +51,21 @@ class CalibrationRun:
     largest_unflagged_ratio: (
         float | None
     )  # the largest ratio not flagged slower; None when all were
-    processes: int  # the fewest processes any compared side had: below min_processes no verdict was possible
+    # the fewest processes any compared side had: below min_processes no verdict was possible
+    processes: int
     min_processes: int
     settings: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)  # per pair and per metric, for people
     # Runs measuring the unchanged and the raised case interleaved; 0: calibrated before they were,
     # by one separate raised run compared with the first A/A run.
     slowdown_runs: int = 0
-    # The smallest ratio the rule over processes flags in DETECTION_POWER of comparisons, from the spread
-    # of process medians in the A/A runs (the median over metrics); None where it could not be worked out.
+    # The smallest ratio the rule over processes flags in DETECTION_POWER of comparisons, from the
+    # spread of process medians in the A/A runs (the median over metrics); None where it could not
+    # be worked out.
     detectable_ratio: float | None = None
-    # How far the level of one whole invocation moves from another's (log standard deviation), from the
-    # A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None before it was.
+    # How far the level of one whole invocation moves from another's (log standard deviation), from
+    # the A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None
+    # before it was.
     invocation_spread: float | None = None
     aa_loaded: bool = (
         False  # some A/A process was measured under load: the spread is a loaded machine's
@@ -106,7 +112,8 @@ class CalibrationRun:
 
     @classmethod
     def from_json(cls, machine: str, data: Any, where: str = "run") -> CalibrationRun:
-        """Parse one stored entry; ValueError naming the first field that is missing or of the wrong type."""
+        """Parse one stored entry; ValueError naming the first field that is missing or of the wrong
+        type."""
         run = _Fields(data, where)
         aa, slowdown = run.mapping("aa"), run.mapping("slowdown")
         return cls(
@@ -186,8 +193,8 @@ class _Fields:
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:
-    """The machine's file; where its id had to change to be a file name, a digest keeps two ids apart
-    (``a+b`` and ``a_b`` would otherwise share one file)."""
+    """The machine's file; where its id had to change to be a file name, a digest keeps two ids
+    apart (``a+b`` and ``a_b`` would otherwise share one file)."""
     safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in machine)
     if safe != machine or not safe or safe.startswith(".") or len(safe) > 128:
         safe = f"{safe[:64].lstrip('.')}-{hashlib.sha256(machine.encode()).hexdigest()[:12]}"
@@ -195,7 +202,8 @@ def calibration_path(results_root: Path, machine: str) -> Path:
 
 
 def _document(path: Path) -> Any:
-    """The file's JSON, read with the results loader's bounds, and no link followed (the folder is input too)."""
+    """The file's JSON, read with the results loader's bounds, and no link followed (the folder is
+    input too)."""
     try:
         return parse_document(read_bounded(path, limit=MAX_CALIBRATION_BYTES, follow_links=False))
     except OSError as exc:
@@ -203,7 +211,8 @@ def _document(path: Path) -> Any:
 
 
 def read_calibration(path: Path) -> list[CalibrationRun]:
-    """Every calibration stored in one machine's file, oldest first; ValueError naming what is wrong."""
+    """Every calibration stored in one machine's file, oldest first; ValueError naming what is
+    wrong."""
     return _runs(_document(path))
 
 
@@ -213,7 +222,8 @@ def _runs(data: Any) -> list[CalibrationRun]:
         raise ValueError(f"not a calibration (schema {document.values.get('schema')!r})")
     if document.values.get("schema_version") != CALIBRATION_VERSION:
         raise ValueError(
-            f"calibration version {document.values.get('schema_version')!r} is not {CALIBRATION_VERSION}"
+            f"calibration version {document.values.get('schema_version')!r} is not "
+            f"{CALIBRATION_VERSION}"
         )
     machine = document.text("machine")
     runs = document.values.get("runs")

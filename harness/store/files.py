@@ -4,8 +4,8 @@ Reading: a result or calibration file is input (a CI artifact, a colleague's fol
 it is read only if it is a regular file (a FIFO would block, ``/dev/zero`` never end),
 no larger than a cap, and parsed as strict UTF-8 JSON no deeper than any document the
 harness writes, with numbers no larger than any it measures: the bounds of ``store.bounds``,
-which the writer checks each result against, so that what is written is read back.  Each refusal is a
-``DocumentProblem`` whose text names why in a few words, for a line naming the file.
+which the writer checks each result against, so that what is written is read back.  Each refusal is
+a ``DocumentProblem`` whose text names why in a few words, for a line naming the file.
 
 Writing: an output folder may hold links planted there (``plots → elsewhere``,
 ``page.md.tmp → victim``).  ``output_folder`` refuses a link where a folder is expected,
@@ -29,8 +29,9 @@ from harness.errors import UsageError
 from harness.store.bounds import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_INTEGER_DIGITS, number_problem
 from harness.store.streams import is_stream, write_in_place
 
-# Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a float's fraction
-# (0.00012345678901234567 is a float's shortest form) are not one, floats being bounded as they are parsed.
+# Outside strings, an integer of more digits than any number below MAX_MAGNITUDE; the digits of a
+# float's fraction (0.00012345678901234567 is a float's shortest form) are not one, floats being
+# bounded as they are parsed.
 _LONG_INTEGER = re.compile(rb"(?<![0-9.eE+\-])-?[0-9]{%d,}(?![0-9.eE])" % (MAX_INTEGER_DIGITS + 1))
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _INNERMOST = re.compile(rb"\[\]|\{\}")
@@ -45,10 +46,11 @@ class DocumentProblem(ValueError):
 def read_bounded(
     path: Path, *, limit: int = MAX_DOCUMENT_BYTES, follow_links: bool = True
 ) -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if unreadable).
+    """The bytes of a regular file of at most ``limit`` bytes; DocumentProblem otherwise (OSError if
+    unreadable).
 
-    Opened without blocking, so a FIFO is refused rather than waited on; with ``follow_links`` false a link
-    is refused too."""
+    Opened without blocking, so a FIFO is refused rather than waited on; with ``follow_links`` false
+    a link is refused too."""
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_links else os.O_NOFOLLOW)
     if not follow_links and path.is_symlink():
         raise DocumentProblem("a link, not a regular file")
@@ -86,8 +88,9 @@ def _outside_strings(data: bytes) -> bytes:
 
 
 def _depth_over(structure: bytes, limit: int) -> bool:
-    """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the innermost pairs, in C,
-    so a deep document costs no recursion and a large flat one a few passes."""
+    """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the
+    innermost pairs, in C, so a deep document costs no recursion and a large flat one a few
+    passes."""
     brackets = structure.translate(None, _NOT_BRACKETS)
     for _ in range(limit):
         if not brackets:
@@ -137,7 +140,8 @@ def _lone_surrogate(document: Any) -> bool:
 def output_folder(root: Path, *parts: str) -> Path:
     """``root / parts``, each level made if missing; UsageError where one is a link or not a folder.
 
-    ``root`` itself is the user's choice (it may be a link); what lies below it may have been planted."""
+    ``root`` itself is the user's choice (it may be a link); what lies below it may have been
+    planted."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root
     for part in parts:
@@ -154,17 +158,20 @@ def output_folder(root: Path, *parts: str) -> Path:
 def child(folder: Path, name: str) -> Path:
     """``folder / name`` for a plain file name; UsageError for one that is a path (``a/b``, ``..``).
 
-    Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces one."""
+    Unlike ``names.inside`` it does not follow a link planted at ``name``: ``replace_file`` replaces
+    one."""
     if name in ("", ".", "..") or "/" in name or "\0" in name:
         raise UsageError(f"refusing to write {name!r} under {folder}: not a plain file name")
     return folder / name
 
 
 def replace_file(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through) there."""
+    """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through)
+    there."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"refusing to write {path}: it is a folder")
-    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the whole file.
+    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the
+    # whole file.
     payload = data.encode(errors="replace") if isinstance(data, str) else data
     fd, tmp = temporary_file(path.parent, f".{path.name[:64]}.", ".tmp")
     try:
@@ -183,8 +190,9 @@ def replace_file(path: Path, data: str | bytes) -> None:
 
 
 def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file in ``folder`` to write and then move into place (its descriptor and name), with the mode
-    ``open()`` would give it under the umask: ``mkstemp``'s 0600 would make results and pages differ."""
+    """A new file in ``folder`` to write and then move into place (its descriptor and name), with
+    the mode ``open()`` would give it under the umask: ``mkstemp``'s 0600 would make results and
+    pages differ."""
     fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
@@ -196,9 +204,10 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write a file the user named, atomically: a link there is replaced, never written through (but a link to a
-    device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place: ``harness.store.streams``); a folder there,
-    a missing folder or no permission is one line, not a traceback."""
+    """Write a file the user named, atomically: a link there is replaced, never written through (but
+    a link to a device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place:
+    ``harness.store.streams``); a folder there, a missing folder or no permission is one line, not a
+    traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:

@@ -47,7 +47,8 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
 
 
 def _same_text(result: StoredResult) -> str | None:
-    """The file's text as loaded, read again with the loader's bounds; None when it is no longer what was loaded."""
+    """The file's text as loaded, read again with the loader's bounds; None when it is no longer
+    what was loaded."""
     try:
         data = read_bounded(result.path)
         same = content_hash(parse_document(data)) == result.content_hash
@@ -87,8 +88,8 @@ def _take(
     try:
         create_file(target, text)
     except FileExistsError:
-        # Another merge into the same folder may have copied this very result since ``into`` was loaded:
-        # identical content is the same result, not a conflict.
+        # Another merge into the same folder may have copied this very result since ``into`` was
+        # loaded: identical content is the same result, not a conflict.
         if _holds(target, digest):
             merged.duplicates += 1
         else:  # a file there that the loader could not use, or of other content

@@ -1,4 +1,5 @@
-"""Older result documents brought up to the newest schema version, one version at a time (as asv's ``update_to_N``).
+"""Older result documents brought up to the newest schema version, one version at a time (as asv's
+``update_to_N``).
 
 ``MIGRATIONS[n]`` turns a version-n document into a version-(n + 1) one.  Migrations
 work on the raw JSON and never fail on a malformed document: they move what is there
@@ -19,7 +20,8 @@ V1_PROCESS_FIELDS = ("programs", "compiled", "facts", "claim", "jax", "phases_s"
 
 
 def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 result as measured in one process: its per-process fields move into ``processes[0]``."""
+    """A version-1 result as measured in one process: its per-process fields move into
+    ``processes[0]``."""
     upgraded = {key: value for key, value in data.items() if key not in V1_PROCESS_FIELDS}
     process: dict[str, Any] = {
         "index": 0,
@@ -50,8 +52,9 @@ def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-# How a version-2 process's detail began, by how it ended: "killed by SIGSEGV", "exit code 1" (a case process),
-# "python FILE was killed by SIGSEGV" / "python FILE exited with code 1" (a script), "no result within 60 s".
+# How a version-2 process's detail began, by how it ended: "killed by SIGSEGV", "exit code 1" (a
+# case process), "python FILE was killed by SIGSEGV" / "python FILE exited with code 1" (a script),
+# "no result within 60 s".
 _V2_SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+|signal \d+)")
 _V2_EXIT = re.compile(r"(?:exit code|exited with code) (-?\d+)")
 _V2_TIMEOUT = re.compile(r"no (?:result|exit) within ([0-9.]+) s")
@@ -59,8 +62,9 @@ _V2_OUTSIDE = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
 
 
 def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
-    """What a version-2 process's ``status`` and ``detail`` say of how it died (version 3's ``died``): its first
-    line names the signal, the exit status or the time-out, the rest are the last lines it wrote."""
+    """What a version-2 process's ``status`` and ``detail`` say of how it died (version 3's
+    ``died``): its first line names the signal, the exit status or the time-out, the rest are the
+    last lines it wrote."""
     status, detail = process.get("status"), process.get("detail")
     if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
         return None
@@ -88,7 +92,8 @@ def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 keeps where each process that did not finish ok died (``died``): read from its detail."""
+    """Version 3 keeps where each process that did not finish ok died (``died``): read from its
+    detail."""
     processes = data.get("processes")
     if isinstance(processes, list):
         data = {
@@ -108,7 +113,8 @@ OLDEST_VERSION = min(MIGRATIONS)
 
 
 def upgrade(data: Any) -> dict[str, Any]:
-    """A result document of any version this harness reads, as the newest version; raises ``SchemaError``."""
+    """A result document of any version this harness reads, as the newest version; raises
+    ``SchemaError``."""
     document = dict(check_identity(data))
     version = document.get("schema_version")
     if (
@@ -118,7 +124,8 @@ def upgrade(data: Any) -> dict[str, Any]:
     ):
         raise SchemaError(
             "schema_version",
-            f"schema version {version!r} is not one this harness reads (it reads {OLDEST_VERSION} to {SCHEMA_VERSION})",
+            f"schema version {version!r} is not one this harness reads (it reads {OLDEST_VERSION} "
+            f"to {SCHEMA_VERSION})",
         )
     for step in range(version, SCHEMA_VERSION):
         document = MIGRATIONS[step](document)

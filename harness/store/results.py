@@ -1,4 +1,5 @@
-"""Stored results: one schema-versioned JSON document per cell, written atomically, loaded and parsed once.
+"""Stored results: one schema-versioned JSON document per cell, written atomically, loaded and
+parsed once.
 
 Files are created atomically (written under a temporary name, fsynced, then
 hard-linked to their final name, which fails rather than replaces) so a finished
@@ -113,8 +114,8 @@ class StoredResult:
 
 
 class Identity(NamedTuple):
-    """A new result's id and creation time: the id sorts by time, and its random part tells apart two
-    results of one second."""
+    """A new result's id and creation time: the id sorts by time, and its random part tells apart
+    two results of one second."""
 
     id: str
     created_at: str
@@ -133,12 +134,14 @@ def result_path(root: Path, result: Result) -> Path:
 
 
 class UnreadableResult(ValueError):
-    """A result no reader would read back: the writer refuses it rather than store a file every reader skips."""
+    """A result no reader would read back: the writer refuses it rather than store a file every
+    reader skips."""
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result (or a result document of any version, as the newest), after checking it by parsing it and
-    against the bounds every reader holds it to (``store.bounds``); UnreadableResult saying why not."""
+    """Store a result (or a result document of any version, as the newest), after checking it by
+    parsing it and against the bounds every reader holds it to (``store.bounds``); UnreadableResult
+    saying why not."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
@@ -151,7 +154,8 @@ def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
     size = len(text.encode())
     if size > MAX_DOCUMENT_BYTES:
         raise UnreadableResult(
-            f"refusing to store a result of {size:,} bytes: readers read at most {MAX_DOCUMENT_BYTES:,}"
+            f"refusing to store a result of {size:,} bytes: readers read at most "
+            f"{MAX_DOCUMENT_BYTES:,}"
         )
     final = result_path(root, result)
     create_file(final, text)
@@ -173,7 +177,8 @@ def create_file(final: Path, text: str) -> None:
 
 
 def content_hash(data: Any) -> str:
-    """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the same."""
+    """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the
+    same."""
     return hashlib.sha256(
         json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
@@ -216,7 +221,8 @@ def cell_of(result: StoredResult) -> Cell:
 def newest_runs(
     results: Iterable[StoredResult], key: Callable[[StoredResult], K]
 ) -> dict[K, Newest]:
-    """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of older ones.
+    """The newest result per ``key`` (e.g. ``cell_of``: per cell and machine), with the count of
+    older ones.
 
     The one place that decides which run of several counts: every reader selects through it.
     """
@@ -250,7 +256,8 @@ def newest_results(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> dict[str, StoredResult]:
-    """Cell key → the newest stored result of that cell, for one case on one release and profile, on ``machine``.
+    """Cell key → the newest stored result of that cell, for one case on one release and profile, on
+    ``machine``.
 
     A point refused by the budget was never measured: raising the budget must run it.
     Results merged in from other machines do not count; results from before machine
@@ -274,7 +281,8 @@ def newest_results(
 
 
 def cut_short(stored: StoredResult) -> bool:
-    """Stored before its planned processes had run, all of them ok: a run interrupted there, to be measured again."""
+    """Stored before its planned processes had run, all of them ok: a run interrupted there, to be
+    measured again."""
     result = stored.result
     planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
@@ -288,8 +296,8 @@ def measured_cells(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on ``machine``
-    (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
+    """Cell key → status of the newest stored result, for one case on one release and profile, on
+    ``machine`` (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
     newest = newest_results(root, case, release, profile, machine, accept)
     return {
         key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()
@@ -305,19 +313,22 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (a case at sizes on a release under a profile) on ``machine``."""
+    """The newest stored result of one cell (a case at sizes on a release under a profile) on
+    ``machine``."""
     return newest_results(root, case, release, profile, machine, accept).get(
         cell_key(case, release, profile, sizes)
     )
 
 
 def read_result(path: Path) -> StoredResult:
-    """The result stored at ``path``, read as every reader reads it; OSError, DocumentProblem or SchemaError."""
+    """The result stored at ``path``, read as every reader reads it; OSError, DocumentProblem or
+    SchemaError."""
     return StoredResult.from_document(path, parse_document(read_bounded(path)))
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """Every usable result under ``root`` once, parsed, and a problem for every file that is not used."""
+    """Every usable result under ``root`` once, parsed, and a problem for every file that is not
+    used."""
     results: list[StoredResult] = []
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)
@@ -354,9 +365,10 @@ MAX_NOTES = 40
 
 
 def readable(result: Result) -> Result:
-    """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number out of range, a
-    fact nested too deep, half a surrogate pair) left out or repaired, each change a line of its ``notes``;
-    UnreadableResult when what is left is no result (a required figure gone)."""
+    """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number
+    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, each change a
+    line of its ``notes``; UnreadableResult when what is left is no result (a required figure
+    gone)."""
     notes: list[str] = []
     document = fit(result.to_json(), "", notes.append)
     if not notes:

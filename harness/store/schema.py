@@ -1,4 +1,5 @@
-"""The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a ``SchemaError``.
+"""The stored result as typed, immutable records, and ``parse``: JSON in, a ``Result`` or a
+``SchemaError``.
 
 A result file is untrusted input: ``parse`` checks every field it reads for its type
 and names the first wrong one by its path (``host.machine.id: expected str, got
@@ -19,10 +20,11 @@ back, adds what only the parent knows (index, window, load) and stores it in a
 ``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
 record: a field a writer leaves out at its default reads back as that default.
 
-Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep matched to
-this module) and a schema library: a reader needs the typed records anyway, which validation alone does not give,
-and on the stored fixtures this parser reads and builds a result in about 0.6 ms where ``jsonschema`` takes
-about 4.5 ms to validate it alone; its errors name the field by path just as well.
+Why not validate with the published JSON Schema (``docs/result.schema.json``, which the tests keep
+matched to this module) and a schema library: a reader needs the typed records anyway, which
+validation alone does not give, and on the stored fixtures this parser reads and builds a result in
+about 0.6 ms where ``jsonschema`` takes about 4.5 ms to validate it alone; its errors name the field
+by path just as well.
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ class RunStatus(StrEnum):
     TIMEOUT = "timeout"
     CRASHED = "crashed"  # killed by a signal: segfault, abort, the kernel's OOM killer
     SKIPPED = "skipped"  # cannot run here (too few devices, unsupported) or refused by the budget
-    # The release cannot be had with what a plain script declares (the resolver's reason is the detail): no
-    # process ran, and it is neither a failure nor a change.
+    # The release cannot be had with what a plain script declares (the resolver's reason is the
+    # detail): no process ran, and it is neither a failure nor a change.
     NOT_INSTALLABLE = "not installable"
 
 
@@ -114,7 +116,8 @@ class _Record:
 
 @dataclass(frozen=True)
 class TimedSample(_Record):
-    """One sample of a program: when Python regained control after each step, and when the outputs were ready."""
+    """One sample of a program: when Python regained control after each step, and when the outputs
+    were ready."""
 
     marks_ns: tuple[float, ...]
     wall_ns: float
@@ -137,8 +140,8 @@ class StoredProgram(_Record):
     # What the samples measured: a plain script's whole-process time is a wall time with no dispatch
     # point, so its marks are not a dispatch figure (``harness.measure.script_process``).
     kinds: tuple[str, ...] = ("wall", "dispatch")
-    # Kept for the reader of the file, never read back into figures: a case's own summary of its samples,
-    # and a plain script's figure lines as it printed them.
+    # Kept for the reader of the file, never read back into figures: a case's own summary of its
+    # samples, and a plain script's figure lines as it printed them.
     summary: Mapping[str, Any] | None = None
     printed: tuple[Mapping[str, Any], ...] = ()
 
@@ -179,10 +182,11 @@ class EndKind(StrEnum):
 
 @dataclass(frozen=True)
 class ProcessEnd(_Record):
-    """Where a process died: its signal or exit status, the last lines it wrote (bounded and scrubbed, as any
-    stored output) and Python's ``faulthandler`` stack at a fatal signal or at its time-out, where one was
-    written.  ``from_outside``: a signal that something outside the script sends (SIGKILL, SIGTERM, SIGINT,
-    SIGHUP), never a fault of the script's own code; SIGKILL is also how the kernel's OOM killer ends one."""
+    """Where a process died: its signal or exit status, the last lines it wrote (bounded and
+    scrubbed, as any stored output) and Python's ``faulthandler`` stack at a fatal signal or at its
+    time-out, where one was written.  ``from_outside``: a signal that something outside the script
+    sends (SIGKILL, SIGTERM, SIGINT, SIGHUP), never a fault of the script's own code; SIGKILL is
+    also how the kernel's OOM killer ends one."""
 
     how: EndKind
     signal: str | None = None  # "SIGSEGV"
@@ -269,17 +273,20 @@ class ProcessRun(_Record):
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
-    # A plain script's run as the case process saw it (its sha256, exit status, whole-process time...).
+    # A plain script's run as the case process saw it (its sha256, exit status, whole-process
+    # time...).
     script: Mapping[str, Any] | None = None
-    # One figure per metric name for this process: a plain script's phases (``process.trace_ns``) and its
-    # own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
+    # One figure per metric name for this process: a plain script's phases (``process.trace_ns``)
+    # and its own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
     figures: Mapping[str, float] = field(default_factory=dict)
-    # What of a script's output was left out, and why (a number out of range, a line over its bound), one line each.
+    # What of a script's output was left out, and why (a number out of range, a line over its
+    # bound), one line each.
     notes: tuple[str, ...] = ()
     # Where a process that did not finish ok died (schema version 3): None for one that did.
     died: ProcessEnd | None = None
 
-    # What the case process measured: a process that measured nothing (failed, killed) has none of them.
+    # What the case process measured: a process that measured nothing (failed, killed) has none of
+    # them.
     _sparse = frozenset(
         {
             "programs",
@@ -299,8 +306,8 @@ class ProcessRun(_Record):
 
 @dataclass(frozen=True)
 class ScriptIdentity(_Record):
-    """The plain script a result measured (``--script``): its file name, the SHA-256 of its content, and the
-    arguments it ran with (``--script-arg``; another set of them is another measurement)."""
+    """The plain script a result measured (``--script``): its file name, the SHA-256 of its content,
+    and the arguments it ran with (``--script-arg``; another set of them is another measurement)."""
 
     file: str
     sha256: str
@@ -309,9 +316,10 @@ class ScriptIdentity(_Record):
 
 @dataclass(frozen=True)
 class Libraries(_Record):
-    """What a plain script's venv held besides the harness's own view of JAX: how it was resolved (``as-of`` the
-    jax release's date, with ``cutoff`` the index's moment, or ``newest``), what the script declared, what was
-    held at one version, and every distribution installed (``name==version``, sorted) with their SHA-256."""
+    """What a plain script's venv held besides the harness's own view of JAX: how it was resolved
+    (``as-of`` the jax release's date, with ``cutoff`` the index's moment, or ``newest``), what the
+    script declared, what was held at one version, and every distribution installed
+    (``name==version``, sorted) with their SHA-256."""
 
     policy: str
     installed: tuple[str, ...]
@@ -321,7 +329,8 @@ class Libraries(_Record):
     held: tuple[str, ...] = ()
 
     def version_of(self, name: str) -> str | None:
-        """The installed version of the distribution ``name`` (any spelling PEP 503 normalizes alike)."""
+        """The installed version of the distribution ``name`` (any spelling PEP 503 normalizes
+        alike)."""
         wanted = re.sub(r"[-_.]+", "-", name).lower()
         for pin in self.installed:
             pinned, _, version = pin.partition("==")
@@ -388,16 +397,17 @@ class Settings(_Record):
     min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
     max_load: float | None = None  # None: flag loaded processes, never re-measure
-    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the ratio the
-    # processes so far could detect is above it.
+    # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the
+    # ratio the processes so far could detect is above it.
     target_ratio: float | None = None
     target_kinds: tuple[str, ...] | None = (
         None  # the metric kinds it is judged on (None: every metric)
     )
     max_processes: int | None = None
-    # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more rounds, in
-    # looks of ``processes`` each up to ``max_processes``, while the sides' comparisons are open: "changes"
-    # (a ratio past the factor the test has not yet confirmed) or "all" (any comparison undecided).
+    # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more
+    # rounds, in looks of ``processes`` each up to ``max_processes``, while the sides' comparisons
+    # are open: "changes" (a ratio past the factor the test has not yet confirmed) or "all" (any
+    # comparison undecided).
     decide: str | None = None
     decide_metrics: tuple[str, ...] | None = (
         None  # the metrics it is judged on (None: every metric)
@@ -428,24 +438,26 @@ class Settings(_Record):
 
     @property
     def looks(self) -> tuple[int, ...]:
-        """Where a run measured until decided looks (``look_points``): one look, the planned processes, otherwise."""
+        """Where a run measured until decided looks (``look_points``): one look, the planned
+        processes, otherwise."""
         return (
             look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
         )
 
     @property
     def most_processes(self) -> int:
-        """Processes a side may run in one cell: the planned count, or more with a target ratio or until decided."""
+        """Processes a side may run in one cell: the planned count, or more with a target ratio or
+        until decided."""
         if self.target_ratio is None and self.decide is None:
             return self.processes
         return max(self.processes, self.max_processes or self.processes)
 
 
 def look_points(first: int, most: int) -> tuple[int, ...]:
-    """The processes a side at which a run measured until decided takes its looks: the planned ``first``, then
-    twice as many at each look, the last at ``most`` (5, 10, 20; 3, 6, 12, 15).  Doubling keeps the looks few, so
-    that most of the level is left for the last (``harness.analysis.spending``), and each look adds as much
-    evidence as all before it."""
+    """The processes a side at which a run measured until decided takes its looks: the planned
+    ``first``, then twice as many at each look, the last at ``most`` (5, 10, 20; 3, 6, 12,
+    15).  Doubling keeps the looks few, so that most of the level is left for the last
+    (``harness.analysis.spending``), and each look adds as much evidence as all before it."""
     points = [max(1, first)]
     while points[-1] < most:
         points.append(min(2 * points[-1], most))
@@ -471,7 +483,8 @@ NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
 @dataclass(frozen=True)
 class Result(_Record):
-    """One stored cell: identity, settings, where it ran, and its processes in the order they ran."""
+    """One stored cell: identity, settings, where it ran, and its processes in the order they
+    ran."""
 
     id: str
     created_at: str
@@ -490,8 +503,9 @@ class Result(_Record):
     budget: Mapping[str, float] = field(default_factory=dict)
     settings: Settings = NOTHING_RECORDED
     claim_statement: str = ""
-    # Where the case comes from: ``source`` (its upstream URL, or the thread's title where none is known)
-    # since the cases cite it; ``discussion``, a short name of the thread, in results stored before.
+    # Where the case comes from: ``source`` (its upstream URL, or the thread's title where none is
+    # known) since the cases cite it; ``discussion``, a short name of the thread, in results stored
+    # before.
     source: str = ""
     discussion: str = ""
     host: HostFacts = field(default_factory=HostFacts)
@@ -501,8 +515,9 @@ class Result(_Record):
     # The ``harness run`` that measured it (a random id): results of one invocation shared its level
     # (load, frequency, neighbours); results of separate ones did not.  Older results have none.
     invocation: str = ""
-    # What the writer left out or changed so that every reader reads the file back (``store.bounds``: a number
-    # out of range a script printed, a fact nested too deep...), each in a line the pages show.
+    # What the writer left out or changed so that every reader reads the file back
+    # (``store.bounds``: a number out of range a script printed, a fact nested too deep...), each in
+    # a line the pages show.
     notes: tuple[str, ...] = ()
 
     _sparse = frozenset({"discussion", "script", "libraries", "notes"})
@@ -513,7 +528,8 @@ class Result(_Record):
 
     @property
     def machine(self) -> str:
-        """The id of the machine that measured it (``harness.host.machine``); older results have none."""
+        """The id of the machine that measured it (``harness.host.machine``); older results have
+        none."""
         recorded = self.host.machine
         return recorded.id if recorded is not None and recorded.id else UNRECORDED_MACHINE
 
@@ -526,7 +542,8 @@ class Result(_Record):
 
     @property
     def backend(self) -> str:
-        """The JAX backend it ran on; for a run that died before saying, the platform its profile pinned."""
+        """The JAX backend it ran on; for a run that died before saying, the platform its profile
+        pinned."""
         reported = next(
             (p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None
         )
@@ -551,7 +568,8 @@ class Result(_Record):
         return self.created_at, self.id
 
     def all_notes(self) -> tuple[str, ...]:
-        """Its notes and its processes', each once, in order: what was left out of it, for a page to say."""
+        """Its notes and its processes', each once, in order: what was left out of it, for a page to
+        say."""
         found = [*self.notes, *(note for p in self.processes for note in p.notes)]
         return tuple(dict.fromkeys(found))
 
@@ -560,11 +578,13 @@ class Result(_Record):
         return tuple(p for p in self.processes if p.status is RunStatus.OK)
 
 
-# --- parsing -----------------------------------------------------------------------------------------------
+# ---
+# parsing -----------------------------------------------------------------------------------------------
 
 
 def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:
-    """The parser of a string that names one of ``kind``'s members (an unknown one: ``unknown NOUN``)."""
+    """The parser of a string that names one of ``kind``'s members (an unknown one:
+    ``unknown NOUN``)."""
 
     def parse(value: Any, where: str) -> AnEnum:
         text = string(value, where)
@@ -719,7 +739,8 @@ def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
 
 
 def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
-    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where otherwise."""
+    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where
+    otherwise."""
     fields = Fields(value, where)
     return ProcessRun(
         index=fields.optional("index", integer, position),
@@ -750,8 +771,8 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
 
 
 def _machine(value: Any, where: str) -> MachineFacts | None:
-    """The machine's facts; None without an id (absent, null, or the empty string earlier writers put for
-    none), which then reads, and is written back, as an unrecorded machine."""
+    """The machine's facts; None without an id (absent, null, or the empty string earlier writers
+    put for none), which then reads, and is written back, as an unrecorded machine."""
     fields = Fields(value, where)
     found, basis = (
         fields.optional("id", nullable(string), None),
@@ -823,7 +844,8 @@ _NULLABLE_SETTINGS = frozenset(
 
 
 def parse_host(value: Any, where: str = "host") -> HostFacts:
-    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result keeps it."""
+    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result
+    keeps it."""
     return _host(value, where)
 
 

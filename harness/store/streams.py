@@ -1,4 +1,5 @@
-"""A file the user named that is not a regular file (``/dev/stdout``, a device, a FIFO, a shell's ``>(...)``).
+"""A file the user named that is not a regular file (``/dev/stdout``, a device, a FIFO, a shell's
+``>(...)``).
 
 Such a target is opened and written where it is: replacing it, as a regular file is replaced to be
 written atomically, would put a regular file in place of the device (as root, ``/dev/null`` and
@@ -12,8 +13,9 @@ import re
 import stat
 from pathlib import Path
 
-# Names of this process's own descriptors: written through the descriptor itself, which keeps its offset
-# and append mode (``> out.txt``, ``>> log``), and never replaced (``/dev/stdout`` is a link in ``/dev``).
+# Names of this process's own descriptors: written through the descriptor itself, which keeps its
+# offset and append mode (``> out.txt``, ``>> log``), and never replaced (``/dev/stdout`` is a link
+# in ``/dev``).
 _OWN_DESCRIPTOR = re.compile(r"/dev/(?:fd/(\d+)|(stdin)|(stdout)|(stderr))|/proc/self/fd/(\d+)")
 
 
@@ -27,7 +29,8 @@ def own_descriptor(path: Path) -> int | None:
 
 
 def is_stream(path: Path) -> bool:
-    """Whether ``path`` is one of our descriptors or, its links followed, neither a regular file nor a folder."""
+    """Whether ``path`` is one of our descriptors or, its links followed, neither a regular file nor
+    a folder."""
     if own_descriptor(path) is not None:
         return True
     try:
@@ -38,7 +41,8 @@ def is_stream(path: Path) -> bool:
 
 
 def write_in_place(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to the stream at ``path`` (a FIFO waits for its reader, as a shell's redirection does)."""
+    """Write ``payload`` to the stream at ``path`` (a FIFO waits for its reader, as a shell's
+    redirection does)."""
     own = own_descriptor(path)
     if own is not None:
         view = memoryview(payload)

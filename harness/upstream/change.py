@@ -1,4 +1,5 @@
-"""The change an issue draft is about: which metric, from which release to which, by how much.  Pure.
+"""The change an issue draft is about: which metric, from which release to which, by how
+much.  Pure.
 
 It comes from a stored bisect answer (``read_bisect_answers`` reads them: the one place
 that knows their file names), from ``--good``/``--bad`` and the stored results of
@@ -29,7 +30,8 @@ from harness.units import format_p, version_key
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
 
-# A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could exhaust memory.
+# A bisect answer is a few kB of JSON; a larger file is no answer, and reading it whole could
+# exhaust memory.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
@@ -43,7 +45,8 @@ class BisectAnswer:
 
 
 def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one per range).
+    """Every stored bisect answer of ``case``: ``bisect-CASE.json`` and ``bisect-CASE-*.json`` (one
+    per range).
 
     The only code that knows where bisect answers are stored and what they are called.
     """
@@ -51,7 +54,8 @@ def read_bisect_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
 
 
 def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
-    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers are."""
+    """Every stored triage answer of ``case`` (``triage-CASE-*.json``), read as bisect answers
+    are."""
     return _read_answers(reports_dir, "triage", case)
 
 
@@ -65,7 +69,8 @@ def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnsw
         if not path.exists() and not path.is_symlink():
             continue
         try:
-            # Bounded as results are: a FIFO, a link, a huge or deeply nested file is named, never read whole.
+            # Bounded as results are: a FIFO, a link, a huge or deeply nested file is named, never
+            # read whole.
             data = parse_document(read_bounded(path, limit=MAX_ANSWER_BYTES, follow_links=False))
             found.append(BisectAnswer(path.name, data))
         except DocumentProblem as exc:
@@ -88,8 +93,9 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Reproduced:
-    """A reproducer with jax alone as a bisect answer names it: its folder and script beside the answer,
-    the release that exported its programs, and per metric of the script its counterpart's verdict."""
+    """A reproducer with jax alone as a bisect answer names it: its folder and script beside the
+    answer, the release that exported its programs, and per metric of the script its counterpart's
+    verdict."""
 
     folder: str  # ``<stem>-reproducer/``
     script: str  # ``repro_<digest>.py``
@@ -116,12 +122,14 @@ class Change:
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
     probes: list[ProbeRow] = field(default_factory=list)
-    # The two releases' stored results compared by the report's rule, in words; empty when not compared.
+    # The two releases' stored results compared by the report's rule, in words; empty when not
+    # compared.
     significance: str = ""
     significant: bool | None = (
         None  # whether that rule calls it slower or faster; None: not compared
     )
-    below: str = ""  # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
+    # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
+    below: str = ""
     # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
     # leading or not; an older answer's plain sentences lead none.
     why: tuple[Finding, ...] = ()
@@ -162,7 +170,8 @@ def change_from(
     metric: MetricKey | None = None,
     thresholds: Thresholds | None = None,
 ) -> Change | None:
-    """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None if neither."""
+    """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None
+    if neither."""
     usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
     rule = thresholds or Thresholds()
     if good is not None and bad is not None:
@@ -183,8 +192,9 @@ def change_from(
 
 
 def answer_ends(data: Any) -> tuple[str, str] | None:
-    """The last release before the change and the first after it: a regression bisect's last good and first
-    bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed one."""
+    """The last release before the change and the first after it: a regression bisect's last good
+    and first bad release, a fix bisect's (``--broken``/``--fixed``) last broken and first fixed
+    one."""
     if not isinstance(data, dict):
         return None
     for before, after in (("last_good", "first_bad"), ("last_broken", "first_fixed")):
@@ -271,8 +281,8 @@ def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
 
 
 def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
-    """The reproducer of the change's two releases the answer names, where its folder and script are plain
-    names of the shape the harness writes (never a path elsewhere) and it was measured."""
+    """The reproducer of the change's two releases the answer names, where its folder and script are
+    plain names of the shape the harness writes (never a path elsewhere) and it was measured."""
     for entry in found if isinstance(found, list) else []:
         if not isinstance(entry, dict) or (entry.get("before"), entry.get("after")) != ends:
             continue
@@ -303,12 +313,14 @@ def reproducer_named(found: Any, ends: tuple[str, str]) -> Reproduced | None:
     return None
 
 
-# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path elsewhere.
+# What a bisect answer may name as its dumps' folder: one plain name beside it, never a path
+# elsewhere.
 DUMPS_FOLDER = re.compile(r"^[A-Za-z0-9][\w.+=-]*-compiled/$")
 
 
 def _dumps_folder(compiled: Any, ends: tuple[str, str]) -> str:
-    """The folder of XLA's dumps of the change's two releases that the answer names, if it is a plain name."""
+    """The folder of XLA's dumps of the change's two releases that the answer names, if it is a
+    plain name."""
     for entry in compiled if isinstance(compiled, list) else []:
         if (
             isinstance(entry, dict)
@@ -354,7 +366,8 @@ def _with_stored_figures(
     profile: str,
     rule: Thresholds,
 ) -> Change:
-    """The figures of the stored results of both releases; the metric that changed most when none is named."""
+    """The figures of the stored results of both releases; the metric that changed most when none is
+    named."""
     mine = [r for r in results if r.case == case]
     before, after = (
         newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
@@ -385,15 +398,17 @@ def _with_stored_figures(
     ]
     compared = compare_metric(a[metric], b[metric], rule, metric)
     p = format_p(compared.p_value)
-    # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness terms.
+    # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness
+    # terms.
     ranks = "" if math.isnan(compared.rank_p) else " and Mann–Whitney's rank test on them"
     outcome = (
         MOVED_WORDS.get(compared.verdict) or format_margin(compared.margin) or "not told from noise"
     )
     significance = (
-        f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over {compared.processes[0]} and "
-        f"{compared.processes[1]} separate Python processes (Welch's t-test on the log of each process's "
-        f"median{ranks}): {outcome}, where a change means a ratio beyond ×{rule.factor:g} at p < {rule.alpha:g}"
+        f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over "
+        f"{compared.processes[0]} and {compared.processes[1]} separate Python processes (Welch's "
+        f"t-test on the log of each process's median{ranks}): {outcome}, where a change means a "
+        f"ratio beyond ×{rule.factor:g} at p < {rule.alpha:g}"
     )
     return replace(
         change,
@@ -413,14 +428,16 @@ def _figure(
     profile: str,
     metric: MetricKey,
 ) -> float | None:
-    """A bisect by the claim stores no figure per probe: the stored result of that release gives it."""
+    """A bisect by the claim stores no figure per probe: the stored result of that release gives
+    it."""
     found = newest_result(results, release, sizes, profile)
     samples = metric_samples(found).get(metric) if found is not None else None
     return samples.figure if samples is not None else None
 
 
 def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str], float]]) -> Change:
-    """Fill what stored results did not give from the short script's output on each release (release → figures)."""
+    """Fill what stored results did not give from the short script's output on each release (release
+    → figures)."""
     before, after = medians.get(change.last_good, {}), medians.get(change.first_bad, {})
     metric = change.metric
     if metric is None:
@@ -437,7 +454,8 @@ def with_script_figures(change: Change, medians: dict[str, dict[tuple[str, str],
 
 
 def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
-    """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's headline.
+    """``two_scans wall ×8.1 slower since jax 0.4.33 (1.2 ms → 9.8 ms) on CPU``, or the case's
+    headline.
 
     A change the stored runs of both releases do not tell from noise is titled as such.
     """
@@ -447,7 +465,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     assert change.before_ns is not None and change.after_ns is not None
     ratio, metric = change.ratio, change.metric
     figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
-    # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as before.
+    # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as
+    # before.
     named = (
         f"`{metric.metric_name}`"
         if metric.name in (JSON, PROCESS)
@@ -456,7 +475,10 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     if (
         change.significant is False
     ):  # the stored runs of both releases do not tell it from noise: say so
-        return f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, on {where}"
+        return (
+            f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
+            f"on {where}"
+        )
     if metric.is_duration:
         how = f"×{ratio:.3g} slower" if ratio >= 1 else f"×{1 / ratio:.3g} faster"
     else:

@@ -1,14 +1,15 @@
-"""What a crash report draft is about: the release on which every process of the script ran ok, the one on
-which every process died alike, how, where, and a workaround where a why found one.  Pure.
+"""What a crash report draft is about: the release on which every process of the script ran ok, the
+one on which every process died alike, how, where, and a workaround where a why found one.  Pure.
 
-The two releases come from ``--good``/``--bad``, else from the newest stored answer with a status step: a
-``bisect --status`` answer (``criterion`` "status", or its file named so) or a triage answer's confirmed
-``status`` change.  How each side ended comes from the two releases' stored results (``analysis.statuses``),
-whose ``died`` records keep the signal or exit status, the last lines and faulthandler's stack, bounded and
-scrubbed when stored.  A workaround is read from the answer defensively: the ``crash`` why's entry of the
-step (its ``workaround``'s ``setting``, one that ran ok), a ``workaround`` entry, or a follow-up that is a
-setting to make (``shell`` false) named a workaround; absent, the draft has no such line.  A reproducer
-with jax alone is taken only where its ``status`` says it ``reproduces`` the crash.
+The two releases come from ``--good``/``--bad``, else from the newest stored answer with a status
+step: a ``bisect --status`` answer (``criterion`` "status", or its file named so) or a triage
+answer's confirmed ``status`` change.  How each side ended comes from the two releases' stored
+results (``analysis.statuses``), whose ``died`` records keep the signal or exit status, the last
+lines and faulthandler's stack, bounded and scrubbed when stored.  A workaround is read from the
+answer defensively: the ``crash`` why's entry of the step (its ``workaround``'s ``setting``, one
+that ran ok), a ``workaround`` entry, or a follow-up that is a setting to make (``shell`` false)
+named a workaround; absent, the draft has no such line.  A reproducer with jax alone is taken only
+where its ``status`` says it ``reproduces`` the crash.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ MAX_WORKAROUND_CHARS = 300
 
 @dataclass(frozen=True)
 class StatusAnswer:
-    """A stored answer's status step: its two releases (older first), the answer's name, what it found."""
+    """A stored answer's status step: its two releases (older first), the answer's name, what it
+    found."""
 
     before: str
     after: str
@@ -41,7 +43,8 @@ class StatusAnswer:
 
 @dataclass(frozen=True)
 class Crash:
-    """A status step as the draft says it: ``runs`` ok in every process, ``crashes`` dead alike in every one."""
+    """A status step as the draft says it: ``runs`` ok in every process, ``crashes`` dead alike in
+    every one."""
 
     runs: str
     crashes: str
@@ -67,8 +70,8 @@ class Crash:
 
 
 def crash_between(before: StoredResult | None, after: StoredResult | None) -> Crash | None:
-    """The status step between two releases' stored results (``before`` the older), or None where there is
-    none: every process of one ok, every one of the other dead alike."""
+    """The status step between two releases' stored results (``before`` the older), or None where
+    there is none: every process of one ok, every one of the other dead alike."""
     if before is None or after is None or not (ran(before) and ran(after)):
         return None
     change = status_change(before, after)
@@ -103,8 +106,8 @@ def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
 def newest_stored(
     results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str
 ) -> StoredResult | None:
-    """The newest stored result of ``release`` whose processes ran, whatever their status (a crash's is
-    not ok)."""
+    """The newest stored result of ``release`` whose processes ran, whatever their status (a crash's
+    is not ok)."""
     found = [
         r
         for r in results
@@ -121,7 +124,8 @@ def status_answer(
     sizes: dict[str, int],
     profile: str,
 ) -> StatusAnswer | None:
-    """The newest stored answer's status step for this case, sizes and profile; None where none has one."""
+    """The newest stored answer's status step for this case, sizes and profile; None where none has
+    one."""
     found: list[tuple[str, StatusAnswer]] = []
     for answer in bisects:
         data = answer.data
@@ -176,7 +180,8 @@ def _by_status(answer: BisectAnswer) -> bool:
 
 
 def _reproducing(found: Any) -> list[Any]:
-    """The reproducer entries whose run on both releases died where the script did (``status.reproduces``)."""
+    """The reproducer entries whose run on both releases died where the script did
+    (``status.reproduces``)."""
     return [
         entry
         for entry in (found if isinstance(found, list) else [])
@@ -187,8 +192,9 @@ def _reproducing(found: Any) -> list[Any]:
 
 
 def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
-    """The workaround a stored why found (a setting that makes the crashing release run), in one line; ""
-    where it found none or the answer does not say.  ``ends``: the step whose ``crash`` why is read."""
+    """The workaround a stored why found (a setting that makes the crashing release run), in one
+    line; "" where it found none or the answer does not say.  ``ends``: the step whose ``crash`` why
+    is read."""
     if not isinstance(data, dict):
         return ""
     steps = data.get("crash")

@@ -1,10 +1,11 @@
-"""What ``issue --status`` measures itself where no stored answer says it: the status step confirmed (every
-process of one release ok, every one of the other dead alike, ``analysis.statuses``) and whether the newest
-release on the index still crashes.
+"""What ``issue --status`` measures itself where no stored answer says it: the status step confirmed
+(every process of one release ok, every one of the other dead alike, ``analysis.statuses``) and
+whether the newest release on the index still crashes.
 
-The step's two releases and the newest are measured together at ``--processes`` a side, as a metric's step is
-(``step_measured``), with the same sides and stored results, so a later bisect or triage reuses them; a status
-needs no looks of more processes: one process that runs where the others crashed already breaks the step.
+The step's two releases and the newest are measured together at ``--processes`` a side, as a
+metric's step is (``step_measured``), with the same sides and stored results, so a later bisect or
+triage reuses them; a status needs no looks of more processes: one process that runs where the
+others crashed already breaks the step.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from harness.upstream.step_measured import StepRequest, measuring_prober
 
 
 def measure_status(request: StepRequest) -> ReleaseProber:
-    """The step's two releases and the newest on the index measured together (stored results reused)."""
+    """The step's two releases and the newest on the index measured together (stored results
+    reused)."""
     planned = dataclasses.replace(request, max_processes=request.processes)
     prober = measuring_prober(planned, None)
     releases = list(prober.envs)
     request.progress(
-        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the crash confirmed"
-        + (" and the newest release on the index" if len(releases) > 2 else "")
+        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the crash "
+        "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
     )
     prober.measure_together([request.bad, request.good, *releases[2:]])
     return prober
@@ -34,9 +36,10 @@ def measure_status(request: StepRequest) -> ReleaseProber:
 def newest_status_line(
     prober: ReleaseProber, request: StepRequest, crash: Crash, target: list[str]
 ) -> tuple[str, str]:
-    """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs again on
-    V", or how its processes ended ("" where it is an end of the step); and where it runs again, the bisect
-    that finds since which release (``target``: the script's words), for the screen."""
+    """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs
+    again on V", or how its processes ended ("" where it is an end of the step); and where it runs
+    again, the bisect that finds since which release (``target``: the script's words), for the
+    screen."""
     newest = request.newest
     if newest in (request.good, request.bad):
         return "", ""

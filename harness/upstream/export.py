@@ -54,7 +54,8 @@ CASE_MODULE = "exported_case"  # the case module, as the short script's generate
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEFINITIONS = (*_SCOPES, ast.Assign, ast.AnnAssign)
 
-# (module, name, asname) for ``from module import name as asname``; (module, None, asname) for ``import``.
+# (module, name, asname) for ``from module import name as asname``; (module, None, asname) for
+# ``import``.
 ImportUnit = tuple[str, str | None, str | None]
 
 
@@ -63,7 +64,8 @@ class _Refused(Exception):
 
 
 def export_script(case: CaseInfo, sizes: Mapping[str, int], settings: Mapping[str, Any]) -> str:
-    """The standalone script of ``case`` at ``sizes``, timed with ``settings`` (see Settings.for_child)."""
+    """The standalone script of ``case`` at ``sizes``, timed with ``settings`` (see
+    Settings.for_child)."""
     try:
         return _export(case, dict(sizes), dict(settings))
     except _Refused as exc:
@@ -99,7 +101,8 @@ def _source(path: Path) -> str:
 def case_definitions(
     case: CaseInfo, wanted: Collection[str], source: str | None = None
 ) -> tuple[list[str], str]:
-    """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat`` helpers inlined.
+    """The case's definitions of ``wanted`` and, transitively, what they use, ``cases.compat``
+    helpers inlined.
 
     Returns the import lines (standard library, then jax and numpy) and the definitions
     in source order, as ``harness.upstream.minimal`` builds a short script from them.
@@ -293,7 +296,8 @@ class _Module:
         return sorted(chosen, key=lambda s: s.first_line)
 
     def definitions_text(self, statements: list[_Statement]) -> str:
-        """The statements' source; ones adjacent in the module stay adjacent (a run of constants)."""
+        """The statements' source; ones adjacent in the module stay adjacent (a run of
+        constants)."""
         text = ""
         previous_end = 0
         for s in statements:
@@ -379,8 +383,8 @@ class _Rewriter(ast.NodeVisitor):
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in self.roots:
             raise _Refused(
-                f"{self.label} line {node.lineno}: uses module {node.id} other than as {node.id}.NAME, "
-                "so it cannot be inlined"
+                f"{self.label} line {node.lineno}: uses module {node.id} other than as "
+                f"{node.id}.NAME, so it cannot be inlined"
             )
 
     def apply(self, lines: list[str]) -> list[str]:
@@ -483,7 +487,8 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
         for key, unit in part.imports.items():
             if _binding(unit) in owners:
                 raise _Refused(
-                    f"{part.module.label} imports {_binding(unit)}, which {owners[_binding(unit)]} defines"
+                    f"{part.module.label} imports {_binding(unit)}, which {owners[_binding(unit)]} "
+                    "defines"
                 )
             if units.get(key, unit) != unit:
                 raise _Refused(f"two modules import {key} from different places")

@@ -19,8 +19,9 @@ from harness.upstream.export import foreign_imports
 
 
 def imported_besides_jax(text: str) -> list[str]:
-    """The top-level packages ``text`` imports besides jax, numpy and the standard library, sorted (a
-    relative import as "."); None of them: plain JAX.  A text that does not parse imports nothing known."""
+    """The top-level packages ``text`` imports besides jax, numpy and the standard library, sorted
+    (a relative import as "."); None of them: plain JAX.  A text that does not parse imports nothing
+    known."""
     try:
         return sorted(foreign_imports(text))
     except (SyntaxError, ValueError):
@@ -44,9 +45,9 @@ def _versions(installed: Sequence[str]) -> dict[str, tuple[str, str]]:
 
 
 def exact_install(install: Sequence[str], own: Sequence[str], other: Sequence[str]) -> list[str]:
-    """``install`` (one side's line, as the harness made it) with a pin added for every package whose
-    version in ``own`` (this side's installed set) differs from ``other`` (the other side's), or that
-    only this side holds; those ``install`` pins already stay as they are."""
+    """``install`` (one side's line, as the harness made it) with a pin added for every package
+    whose version in ``own`` (this side's installed set) differs from ``other`` (the other side's),
+    or that only this side holds; those ``install`` pins already stay as they are."""
     mine, theirs = _versions(own), _versions(other)
     pinned = {str(canonicalize_name(p.partition("==")[0])) for p in install if "==" in p}
     added = [

@@ -30,8 +30,8 @@ PROGRAMS_FUNCTION = "programs"
 LINE_BUDGET = (
     60  # what a short script aims at; over it, the definitions lose the blank lines between them
 )
-# The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on their
-# outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
+# The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on
+# their outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
 TIMING = """\
 print(f"jax {version('jax')} jaxlib {version('jaxlib')} backend {jax.default_backend()} devices {jax.device_count()}")
 for name, steps in programs(**SIZES).items():
@@ -58,7 +58,8 @@ def minimal_script(
     repeats: int,
     warmup: int,
 ) -> str:
-    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be built."""
+    """The short script timing ``programs`` of ``case`` at ``sizes``; UsageError when it cannot be
+    built."""
     if not programs:
         raise UsageError(f"cannot write a short script for case {case.name}: no program to time")
     source = prune_programs(case.path.read_text(encoding=SOURCE_ENCODING), set(programs))
@@ -87,7 +88,8 @@ def minimal_script(
 
 
 def _merged_imports(case_imports: list[str]) -> list[str]:
-    """The case's imports and the loop's, standard library first, jax and numpy after a blank line."""
+    """The case's imports and the loop's, standard library first, jax and numpy after a blank
+    line."""
     third_party = [
         line for line in case_imports if line.split()[1].split(".")[0] in ("jax", "numpy")
     ]
@@ -100,7 +102,8 @@ def _import_order(line: str) -> tuple[bool, str]:
 
 
 def prune_programs(source: str, keep: set[str]) -> str:
-    """``source`` with ``programs()`` building only the programs in ``keep``, as far as its text shows.
+    """``source`` with ``programs()`` building only the programs in ``keep``, as far as its text
+    shows.
 
     Left out, line by line: an entry of a dict literal, or an assignment to ``x[KEY]``, whose
     key (a string, or an f-string's literal parts) cannot be part of a kept program's name;
@@ -167,7 +170,8 @@ def _lines_to_drop(tree: ast.Module, lines: list[str], keep: set[str]) -> set[in
 
 
 def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
-    """Whether nothing outside ``block`` sees what it does: it binds only names read nowhere else, returns nothing."""
+    """Whether nothing outside ``block`` sees what it does: it binds only names read nowhere else,
+    returns nothing."""
     inside = set(map(id, ast.walk(block)))
     stored, outer_stores = set(), False
     for node in ast.walk(block):
@@ -186,7 +190,8 @@ def _without_effect(block: ast.stmt, function: ast.FunctionDef) -> bool:
 
 
 def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
-    """Whether a key, a string or an f-string, cannot be (part of) the name of a program in ``keep``."""
+    """Whether a key, a string or an f-string, cannot be (part of) the name of a program in
+    ``keep``."""
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
         parts = [key.value]
     elif isinstance(key, ast.JoinedStr):
@@ -199,7 +204,8 @@ def _names_other_programs(key: ast.expr, keep: set[str]) -> bool:
 
 
 def compact(code: str, *, spaced: bool = True) -> str:
-    """``code`` without comments, docstrings or blank lines, a blank line around each function or class if ``spaced``.
+    """``code`` without comments, docstrings or blank lines, a blank line around each function or
+    class if ``spaced``.
 
     A docstring that is a whole body stays, cut to its first line.
     """

@@ -8,8 +8,8 @@ printed figures back with ``parse_output``: the format has one owner, ``harness.
 Figures are nanoseconds: one ``metric PROGRAM METRIC median=.. min=.. max=.. n=..`` line
 each, a ``fact NAME JSON`` line per entry of the case's ``facts()`` if it has one, then
 ``claim holds: True|False — evidence``.  The verdict sees the same view (and the sizes,
-where it takes them) as in the harness (``harness.measure.child.medians``): per program the median ``dispatch_ns``,
-``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
+where it takes them) as in the harness (``harness.measure.child.medians``): per program the median
+``dispatch_ns``, ``wall_ns``, ``mark:<step label>`` and the cold ``first_call_ns``; per compiled
 function, as ``compiled:<name>``, the median ``lower_ns`` and ``compile_ns``.
 """
 
@@ -35,7 +35,8 @@ Programs = Callable[..., Mapping[str, Sequence[Step]]]
 Compiled = Callable[..., Mapping[str, tuple[Any, Sequence[Any]]]]
 JudgeClaim = Callable[..., tuple[Any, Any]]  # verdict(medians, **sizes), or verdict(medians)
 Facts = Callable[..., Mapping[str, Any]]
-# The line format and its reader live in ``harness.measure.figures``; named here for the draft's sake.
+# The line format and its reader live in ``harness.measure.figures``; named here for the draft's
+# sake.
 __all__ = [
     "CLAIM_PREFIX",
     "FACT_PREFIX",
@@ -121,7 +122,8 @@ def main(
     except importlib.metadata.PackageNotFoundError:
         jaxlib_version = "unknown"
     print(
-        f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices {jax.device_count()}"
+        f"jax {jax.__version__} jaxlib {jaxlib_version} backend {jax.default_backend()} devices "
+        f"{jax.device_count()}"
     )
     print("sizes " + " ".join(f"{name}={value}" for name, value in sizes.items()))
     if jax.device_count() < min_devices:

@@ -1,11 +1,12 @@
-"""What ``issue`` measures itself where no bisect answer says it: the step confirmed, the reproducer with
-jax alone and whether it reproduces, and whether the newest release on the index still shows it.
+"""What ``issue`` measures itself where no bisect answer says it: the step confirmed, the reproducer
+with jax alone and whether it reproduces, and whether the newest release on the index still shows
+it.
 
-The step's two releases and the newest on the index are measured in one interleaved run, each compared
-with the last good release until decided (the same sides, looks and stored results as a bisect's, so a
-later bisect or triage reuses them); the reproducer is the why's own kind
-(``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers as a
-bisect's is.  A maintainer's second question, "does the newest
+The step's two releases and the newest on the index are measured in one interleaved run, each
+compared with the last good release until decided (the same sides, looks and stored results as a
+bisect's, so a later bisect or triage reuses them); the reproducer is the why's own kind
+(``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers
+as a bisect's is.  A maintainer's second question, "does the newest
 release still show it?", is answered from the newest release's figure against both ends.
 """
 
@@ -60,8 +61,8 @@ class StepRequest:
 
 
 def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
-    """The prober of the step's two releases and the newest, each in the environment its case or script
-    runs in, at the request's processes a side, more while a comparison is open."""
+    """The prober of the step's two releases and the newest, each in the environment its case or
+    script runs in, at the request's processes a side, more while a comparison is open."""
     releases = dict.fromkeys((request.good, request.bad, request.newest))
     processes = request.processes  # not the draft's own script runs' (--effort)
     return ReleaseProber(
@@ -84,15 +85,15 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
 
 
 def confirm(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
-    """The step's two releases and the newest measured together, ordered so that the comparisons decided
-    are the two the draft says: the step (first bad against last good) and the newest against the last
-    good; until each is decided with a metric named, else until each change is shown.  Stored results are
-    reused; a release left alone is measured when first read."""
+    """The step's two releases and the newest measured together, ordered so that the comparisons
+    decided are the two the draft says: the step (first bad against last good) and the newest
+    against the last good; until each is decided with a metric named, else until each change is
+    shown.  Stored results are reused; a release left alone is measured when first read."""
     prober = measuring_prober(request, metric)
     releases = list(prober.envs)
     request.progress(
-        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step confirmed"
-        + (" and the newest release on the index" if len(releases) > 2 else "")
+        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step "
+        "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
     )
     ordered = [request.bad, request.good, *releases[2:]]
     prober.measure_together(ordered, decide=ALL if metric is not None else CHANGES)
@@ -108,8 +109,9 @@ def compared(
 def newest_line(
     prober: ReleaseProber, request: StepRequest, metric: MetricKey, rule: Thresholds
 ) -> str:
-    """Whether the newest release on the index still shows the step, measured: "still on V: ×R" (against
-    the last release before the step), "gone on V", or what it showed; "" where it is an end of the step."""
+    """Whether the newest release on the index still shows the step, measured: "still on V: ×R"
+    (against the last release before the step), "gone on V", or what it showed; "" where it is an
+    end of the step."""
     newest, good, bad = request.newest, request.good, request.bad
     if newest in (good, bad):
         return ""
@@ -165,7 +167,8 @@ def reproduce(
 
 
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
-    """The reproducer as a bisect answer names it (what the draft reads); None where there is none."""
+    """The reproducer as a bisect answer names it (what the draft reads); None where there is
+    none."""
     if not answer.script or answer.problem or answer.refused:
         return None
     measured = {

@@ -1,11 +1,12 @@
-"""Simulated runs of the whole verdict procedure, for the tests that hold it to its promised level and for
-``benchmarks/verdict_simulation.py``, which prints the table.
+"""Simulated runs of the whole verdict procedure, for the tests that hold it to its promised level
+and for ``benchmarks/verdict_simulation.py``, which prints the table.
 
-Nothing is re-implemented here: a run's looks are taken by the runner's own ``StopRules`` with the analysis
-stage's ``open_comparison`` (spending, futility, sides that settle while their neighbours go on), the stored pair
-is judged by ``compare_metric`` as a report judges it, a triage screens with ``bisection.sweep``'s rule and
-confirms with ``triage.confirm``, and claims settle by ``settle_claim``.  Only the processes are made up: each
-process of a side gets one figure (a script's ``json.t_ms``), its level drawn from a noise model.
+Nothing is re-implemented here: a run's looks are taken by the runner's own ``StopRules`` with the
+analysis stage's ``open_comparison`` (spending, futility, sides that settle while their neighbours
+go on), the stored pair is judged by ``compare_metric`` as a report judges it, a triage screens with
+``bisection.sweep``'s rule and confirms with ``triage.confirm``, and claims settle by
+``settle_claim``.  Only the processes are made up: each process of a side gets one figure (a
+script's ``json.t_ms``), its level drawn from a noise model.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ TWO_LEVELS = math.log(
 
 @dataclass(frozen=True)
 class Noise:
-    """How a process's level scatters: ``kind`` lognormal, t3 (heavy tails) or two-level (a share ``slow`` of
-    processes on a level 36 % higher, plus a lognormal ``spread``); ``spread``: log standard deviation."""
+    """How a process's level scatters: ``kind`` lognormal, t3 (heavy tails) or two-level (a share
+    ``slow`` of processes on a level 36 % higher, plus a lognormal ``spread``); ``spread``: log
+    standard deviation."""
 
     kind: str
     spread: float
@@ -75,8 +77,9 @@ def measure_together(
     rng: random.Random,
     pairs: Sequence[int] | None = None,
 ) -> list[list[ProcessRun]]:
-    """One run of sides whose true figures are ``truths`` (in order), measured in rounds until the runner's own
-    rules stop it; ``pairs``: the sides (by index) compared with their next, every neighbour when None."""
+    """One run of sides whose true figures are ``truths`` (in order), measured in rounds until the
+    runner's own rules stop it; ``pairs``: the sides (by index) compared with their next, every
+    neighbour when None."""
     sides = [
         Side(
             str(i),
@@ -106,7 +109,8 @@ def measure_together(
 def judged(
     a: list[ProcessRun], b: list[ProcessRun], settings: Settings, thresholds: Thresholds
 ) -> Comparison:
-    """The stored pair as every page judges it: ``compare_metric`` on the sides' figures, one run's sides."""
+    """The stored pair as every page judges it: ``compare_metric`` on the sides' figures, one run's
+    sides."""
     source = cast(Any, SimpleNamespace(settings=settings, invocation="simulated run"))
     sides = [process_samples(runs, source)[KEY] for runs in (a, b)]
     return compare_metric(*sides, replace(thresholds, resamples=20), KEY)
@@ -129,7 +133,8 @@ def pairwise(
 
 @dataclass(frozen=True)
 class TriageRun:
-    """A triage of equal releases, or of releases with one step: its first round and its confirmations."""
+    """A triage of equal releases, or of releases with one step: its first round and its
+    confirmations."""
 
     candidates: int
     confirmed: list[Comparison]  # the stored confirmations that agreed with their candidate
@@ -146,10 +151,10 @@ def triage_run(
     claim_chance: float | None = None,
 ) -> TriageRun:
     """``harness.steps.triage``'s procedure on simulated releases: one interleaved first round of
-    ``processes`` a side judged at the screen level, then every candidate step's two releases measured again
-    together until decided, confirmed when the stored confirmation shows the same change.  With ``claim_chance``
-    each process's claim holds with that chance on every release (no true flip), and flips are confirmed as
-    the triage confirms them."""
+    ``processes`` a side judged at the screen level, then every candidate step's two releases
+    measured again together until decided, confirmed when the stored confirmation shows the same
+    change.  With ``claim_chance`` each process's claim holds with that chance on every release (no
+    true flip), and flips are confirmed as the triage confirms them."""
     from harness.steps.triage import SCREEN_ALPHA
 
     screen = replace(thresholds, alpha=max(SCREEN_ALPHA, thresholds.alpha), rank_guard=False)
@@ -179,7 +184,8 @@ def triage_run(
 
 
 def settle(chance: float, processes: int, rng: random.Random) -> bool | None:
-    """A release's claim over ``processes`` processes, each holding with ``chance``: True, False or unsettled."""
+    """A release's claim over ``processes`` processes, each holding with ``chance``: True, False or
+    unsettled."""
     verdict = settle_claim([rng.random() < chance for _ in range(processes)])
     return None if not verdict.settled else verdict.outcome == HOLDS
 
@@ -211,7 +217,7 @@ def rates(outcome: Outcome, runs: int, seed: int, slower: bool = True) -> Rates:
 
 
 def binomial_upper(rate: float, runs: int, z: float = 3.09) -> float:
-    """An upper bound on the false-alarm count a procedure of level ``rate`` may show in ``runs`` runs (normal
-    approximation at z, plus one)."""
+    """An upper bound on the false-alarm count a procedure of level ``rate`` may show in ``runs``
+    runs (normal approximation at z, plus one)."""
     mean = rate * runs
     return mean + z * math.sqrt(mean * (1 - rate)) + 1

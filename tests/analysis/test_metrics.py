@@ -121,7 +121,8 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     newest = compare_group(group, "0.12.0.1")
     assert newest.comparisons["0.4.26"][MetricKey("two_scans", "wall")].verdict == Verdict.SLOWER
     assert newest.verdicts() == {Verdict.SLOWER: 3, Verdict.UNDECIDED: 1, Verdict.UNCHANGED: 1}, (
-        "wall and compile: ×1.25 over 10 processes against 5; lower: too spread; the memory, left as it was, unchanged"
+        "wall and compile: ×1.25 over 10 processes against 5; lower: too spread; the memory, left "
+        "as it was, unchanged"
     )
     cold = newest.comparisons["0.4.26"][
         MetricKey("scan", "lower")
@@ -169,7 +170,8 @@ def test_results_know_whether_they_were_measured_in_one_run():
     )
     assert not separate_invocations(as_stored(one).result, as_stored(same).result)
     assert separate_invocations(as_stored(one).result, as_stored(other).result)
-    # Results stored before invocations were recorded: interleaved when both name other sides and overlap in time.
+    # Results stored before invocations were recorded: interleaved when both name other sides and
+    # overlap in time.
     end = data["window_unix_ns"][1]
     older = [derive(data, profile=p, interleaved_with=["x"]) for p in "ab"]
     for document in older:

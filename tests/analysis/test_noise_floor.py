@@ -40,8 +40,9 @@ def test_the_figures_of_a_calibration():
         0,
         0.0,
     )
-    # Every timing is ×1.3 slower (the memory is left as it was); the real fixture's cold trace + lower varies
-    # 31 % between its processes, too much for ten a side (five, repeated) to show it: the other timings are flagged.
+    # Every timing is ×1.3 slower (the memory is left as it was); the real fixture's cold trace +
+    # lower varies 31 % between its processes, too much for ten a side (five, repeated) to show it:
+    # the other timings are flagged.
     assert run.slowdown_comparisons == metrics and run.slowdown_flagged == metrics - 2
     assert run.smallest_flagged_ratio == pytest.approx(1.3, rel=0.05)
     assert run.largest_unflagged_ratio == pytest.approx(1.3, rel=0.05)
@@ -80,8 +81,9 @@ def test_the_spread_between_invocations_comes_from_how_far_the_aa_runs_levels_mo
     assert invocation_spread(pairs(1.0, 1.0, 1.0)) == 0.0, (
         "levels that agree better than their processes predict"
     )
-    # Each pair's levels ×1.5 apart: the excess of the squared difference over what the processes predict is
-    # log(1.5)² less a little; twice the invocation variance, so the spread is a little under log(1.5)/√2.
+    # Each pair's levels ×1.5 apart: the excess of the squared difference over what the processes
+    # predict is log(1.5)² less a little; twice the invocation variance, so the spread is a little
+    # under log(1.5)/√2.
     moved = invocation_spread(pairs(1.5, 1 / 1.5, 1.5))
     assert moved is not None and 0.7 * math.log(1.5) / math.sqrt(2) < moved < math.log(
         1.5

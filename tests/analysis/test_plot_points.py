@@ -1,4 +1,5 @@
-"""The plots' points: wall time by release and by device count per group, and a metric over releases."""
+"""The plots' points: wall time by release and by device count per group, and a metric over
+releases."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""How small a change processes can see: the detectable ratio, pooled spreads, and the figure of a cell in progress."""
+"""How small a change processes can see: the detectable ratio, pooled spreads, and the figure of a
+cell in progress."""
 
 import math
 import random
@@ -23,7 +24,8 @@ from tests.conftest import real_result, with_processes
 
 def test_the_detectable_ratio_follows_the_spread_between_processes():
     thresholds = Thresholds()
-    # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked by hand
+    # exp((t(0.999, 5) + t(0.9, 5)) * 0.142 * sqrt(2/5)) = exp((5.8934 + 1.4759) * 0.089808), worked
+    # by hand
     apart = Thresholds(rank_guard=False)  # sides of separate runs: Welch's test alone
     assert detectable_ratio(0.142, 5, apart) == pytest.approx(1.938, abs=0.003)
     assert detectable_ratio(0.142, 10, apart) < detectable_ratio(0.142, 5, apart), (
@@ -104,10 +106,10 @@ def test_a_target_judged_on_some_kinds_reads_only_their_spread():
 
 
 def test_adding_processes_until_a_target_is_detectable_keeps_the_false_positive_rate_near_alpha():
-    """The stopping rule of ``run --target-ratio``, simulated on A/A cells: it reads only the spread within each
-    side, so no-change cells are flagged nearly as often as at a fixed count.  Alpha 0.05 so that 500 cells say
-    something: measured over 2000, 6.2 % (a fixed 8 processes: 4.2–5.3 %); stopping once a difference showed
-    instead flags 17.8 % of these 500."""
+    """The stopping rule of ``run --target-ratio``, simulated on A/A cells: it reads only the spread
+    within each side, so no-change cells are flagged nearly as often as at a fixed count.  Alpha
+    0.05 so that 500 cells say something: measured over 2000, 6.2 % (a fixed 8 processes: 4.2–5.3
+    %); stopping once a difference showed instead flags 17.8 % of these 500."""
     rng = random.Random(5)
     thresholds = Thresholds(alpha=0.05, factor=1.0001, resamples=10)
     flagged, counts = 0, []

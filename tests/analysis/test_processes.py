@@ -45,8 +45,9 @@ VERDICTS = (SLOWER, FASTER)
 
 
 def pooled_test(a: list[float], b: list[float]) -> tuple[float, Verdict | None]:
-    """What a rule that pools every sample of a side would say (the rule this harness does not use): the
-    two-sided Mann–Whitney p-value of the pooled samples, and the verdict once past the factor and significant."""
+    """What a rule that pools every sample of a side would say (the rule this harness does not use):
+    the two-sided Mann–Whitney p-value of the pooled samples, and the verdict once past the factor
+    and significant."""
     from scipy.stats import mannwhitneyu
 
     p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
@@ -71,7 +72,8 @@ def simulated_side(
     samples: int = 10,
     scale: float = 1.0,
 ) -> list[list[float]]:
-    """One side of a cell: per process a log-normal level (sd ``between``), then tight samples around it."""
+    """One side of a cell: per process a log-normal level (sd ``between``), then tight samples
+    around it."""
     side = []
     for _ in range(processes):
         level = 1e6 * scale * rng.lognormvariate(0, between)
@@ -222,7 +224,8 @@ def test_hierarchical_interval_is_deterministic_and_sees_the_spread_between_proc
     low, high = first
     figure_ratio = compare_processes(a, b, FAST).ratio
     assert low < figure_ratio < high
-    # Pooling the samples hides the spread between processes: its interval is less than half as wide.
+    # Pooling the samples hides the spread between processes: its interval is less than half as
+    # wide.
     pooled_low, pooled_high = pooled_interval(pooled(a), pooled(b))
     assert math.log(high / low) > 2 * math.log(pooled_high / pooled_low)
 

@@ -81,7 +81,8 @@ def test_a_trend_that_even_the_most_processes_would_not_decide_is_not_worth_more
         for p in (0.4, 0.01)
     )
     last_look = (20, Design(5, 20).nominal_alpha(0.002, 20))
-    # Passing at the last look (p < 0.001875) needs z ≥ 3.11; below 3.11 − 2.33 (MIN_POWER 0.01) = 0.78, futile.
+    # Passing at the last look (p < 0.001875) needs z ≥ 3.11; below 3.11 − 2.33 (MIN_POWER 0.01) =
+    # 0.78, futile.
     assert is_open(weak, "changes", thresholds, last_look), (
         "z 0.84 at 5 processes projects to 1.7 at 20: open"
     )

@@ -30,8 +30,9 @@ def sides(folder, a_release=None, b_release=None, **kw):
 def test_one_folder_two_releases(two_releases):
     comparison = compare_sets(*sides(two_releases, "0.4.26", "0.12.0.1"), [], DEFAULT_THRESHOLDS)
     assert [p.a.case for p in comparison.pairs] == ["async_dispatch", "scan_sync"]
-    # Over 10 processes (the 5 repeated) against 5, Welch's t on log process medians and the ranks pass at
-    # 0.002 for these six; jit's dispatch and the other cold timings, too spread, stay undecided at ×1.25.
+    # Over 10 processes (the 5 repeated) against 5, Welch's t on log process medians and the ranks
+    # pass at 0.002 for these six; jit's dispatch and the other cold timings, too spread, stay
+    # undecided at ×1.25.
     assert comparison.worse() == [
         "async_dispatch N=1000: eager · wall (until ready) ×1.25",
         "async_dispatch N=1000: eager · dispatch (Python regains control) ×1.25",
@@ -73,7 +74,8 @@ def test_the_same_set_twice_is_refused(two_releases):
 
 
 def on_devices(data, count):
-    """The result with every process reporting ``count`` devices (a test-only change); returns it."""
+    """The result with every process reporting ``count`` devices (a test-only change); returns
+    it."""
     for process in data["processes"]:
         process["jax"] = {**process["jax"], "device_count": count}
     return data

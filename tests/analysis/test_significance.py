@@ -1,5 +1,5 @@
-"""The pieces every comparison shares: the factor and the no-change band, the bootstrap of a median, the ratio's
-percentile interval, and what an undecided comparison says would decide it."""
+"""The pieces every comparison shares: the factor and the no-change band, the bootstrap of a median,
+the ratio's percentile interval, and what an undecided comparison says would decide it."""
 
 import math
 import random

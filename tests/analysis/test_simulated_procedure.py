@@ -1,9 +1,11 @@
-"""The whole verdict procedure against its promise, on simulated processes: looks, spending, futility, sides that
-settle while their neighbours go on, a triage's screen and confirmation, and claim flips (``simulated_runs``).
+"""The whole verdict procedure against its promise, on simulated processes: looks, spending,
+futility, sides that settle while their neighbours go on, a triage's screen and confirmation, and
+claim flips (``simulated_runs``).
 
-Where nothing changed, every design must flag a change in at most α of runs, beyond which the binomial bound of
-the runs simulated says the procedure breaks its promise; the same check of a design known to break it (three
-processes a side on a two-level host, without the rank guard) fails, so the check can fail.
+Where nothing changed, every design must flag a change in at most α of runs, beyond which the
+binomial bound of the runs simulated says the procedure breaks its promise; the same check of a
+design known to break it (three processes a side on a two-level host, without the rank guard) fails,
+so the check can fail.
 """
 
 import random
@@ -53,8 +55,9 @@ def test_where_nothing_changed_a_change_is_flagged_in_at_most_alpha_of_runs(desi
 
 
 def test_the_check_fails_a_design_that_cannot_hold_alpha():
-    """Three processes a side and Welch's test alone (``--decide off``, the matrix's first look before): three
-    fast processes against three slow ones, which a host with two levels gives in 3 % of A/A runs, pass it."""
+    """Three processes a side and Welch's test alone (``--decide off``, the matrix's first look
+    before): three fast processes against three slow ones, which a host with two levels gives in 3 %
+    of A/A runs, pass it."""
     unguarded = replace(RULE, rank_guard=False)
     two_levels = Noise("two-level", 0.02, slow=0.5)
     found = rates(
@@ -73,8 +76,8 @@ def test_a_true_change_is_found_and_a_modest_one_shown_as_an_upper_estimate():
     )
     outcome = pairwise([1.0, 1.1], Noise("lognormal", 0.10), settings_of(5, 20), RULE)
     modest = rates(outcome, 300, seed=4)
-    # At 10 % spread a ×1.10 is found in about a third of runs within 20 processes a side (a fixed 20: 38 %); those
-    # that pass read high, which their flag says.
+    # At 10 % spread a ×1.10 is found in about a third of runs within 20 processes a side (a fixed
+    # 20: 38 %); those that pass read high, which their flag says.
     assert modest.rate >= 0.25, modest.rate
     rng = random.Random(5)
     flagged = [c for _ in range(60) for c in outcome(rng) if c.verdict == Verdict.SLOWER]

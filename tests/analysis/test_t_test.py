@@ -175,7 +175,8 @@ def test_a_known_variance_widens_the_test_without_changing_welchs_degrees_of_fre
 
 
 def test_a_known_variance_alone_gives_the_normal_tail():
-    # No spread in the samples: the whole error is the known variance, taken as exact, so t is normal.
+    # No spread in the samples: the whole error is the known variance, taken as exact, so t is
+    # normal.
     found = welch_t_test([2.0, 2.0], [2.2, 2.2], known_variance=0.01)
     assert (found.t, found.df) == (pytest.approx(2.0), math.inf)
     assert found.p_value == pytest.approx(0.0455003, rel=1e-5)  # 2 · (1 − Φ(2))

@@ -65,15 +65,16 @@ def test_the_wrapper_declares_pytest_benchmark_and_names_no_path(tmp_path):
 
 
 def test_the_variables_that_carry_the_suite_s_paths_are_never_recorded(tmp_path):
-    """Every result records the JAX_* variables of its process: the suite's path (a home folder, say) and the
-    scratch file's must not be among them."""
+    """Every result records the JAX_* variables of its process: the suite's path (a home
+    folder, say) and the scratch file's must not be among them."""
     environ = {SUITE_PATH: str(tmp_path / "bench"), BENCHMARK_JSON: str(tmp_path / "b.json")}
     assert allowed_variables({**environ, "JAX_ENABLE_X64": "1"}) == {"JAX_ENABLE_X64": "1"}
 
 
 def test_what_pytest_reads_above_the_suite_and_through_links_is_in_its_digest(tmp_path):
-    """Issue 57 #3: a conftest.py or pytest.ini above the watched folder, and a test module that is a link, are
-    read by pytest; an edit to any of them is another suite, never "not measured again"."""
+    """Issue 57 #3: a conftest.py or pytest.ini above the watched folder, and a test module that is
+    a link, are read by pytest; an edit to any of them is another suite, never "not measured
+    again"."""
     repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
     repo.mkdir()
     elsewhere.mkdir()
@@ -110,8 +111,8 @@ def test_what_pytest_reads_above_the_suite_and_through_links_is_in_its_digest(tm
 def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(
     tmp_path, monkeypatch
 ):
-    """Issue 57 #12: ``--pytest-benchmark /`` was a traceback (a folder of /proc gone or unreadable), and /usr was
-    walked whole (28,259 files) before the 2,000-file refusal."""
+    """Issue 57 #12: ``--pytest-benchmark /`` was a traceback (a folder of /proc gone or
+    unreadable), and /usr was walked whole (28,259 files) before the 2,000-file refusal."""
     with pytest.raises(UsageError, match=r"^--pytest-benchmark /: over "):
         suite_digest(Path("/"))
     big = tmp_path / "big"
@@ -137,8 +138,8 @@ def test_a_folder_far_larger_than_a_suite_is_refused_at_the_bound_in_one_line(
 
 @pytest.fixture(scope="module")
 def pytest_benchmark_python(tmp_path_factory):
-    """A venv holding pytest and pytest-benchmark, as a suite's side has (made with uv from its cache or the
-    index)."""
+    """A venv holding pytest and pytest-benchmark, as a suite's side has (made with uv from its
+    cache or the index)."""
     uv = uv_command()
     if uv is None:
         pytest.skip("uv is not installed")
@@ -180,10 +181,11 @@ SUITES = {
 def test_a_suite_where_no_benchmark_ran_fails_with_pytest_s_own_cause(
     tmp_path, pytest_benchmark_python, kind
 ):
-    """Issue 57 #4: a suite of plain tests (skipped by --benchmark-only) was judged on pytest's process time alone,
-    "no change found". #13: a suite that does not collect was reported with pytest-benchmark's warning, pytest's
-    collection error never shown. Each process now fails with the cause as its detail's last line, which the
-    watch says ("could not be measured … failed: …")."""
+    """Issue 57 #4: a suite of plain tests (skipped by --benchmark-only) was judged on pytest's
+    process time alone, "no change found". #13: a suite that does not collect was reported with
+    pytest-benchmark's warning, pytest's collection error never shown. Each process now fails with
+    the cause as its detail's last line, which the watch says ("could not be measured … failed:
+    …")."""
     text, cause = SUITES[kind]
     folder = suite(tmp_path, text)
     wrapper = tmp_path / "pytest-bench.py"

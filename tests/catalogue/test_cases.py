@@ -59,7 +59,8 @@ def test_case_defines_the_interface(name):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_source_is_a_url_or_a_title(name):
-    """Where the case comes from, upstream: the thread's URL, or one line naming it where no URL is known."""
+    """Where the case comes from, upstream: the thread's URL, or one line naming it where no URL is
+    known."""
     source = CASES[name].source
     assert source.strip() and "\n" not in source
     assert "://" not in source or re.fullmatch(r"https://\S+", source), f"{name}: {source!r}"
@@ -87,8 +88,8 @@ def test_list_shows_the_programs_and_metric_names_without_running_jax(name):
 
 @pytest.mark.jax
 def test_every_case_runs_at_its_smallest_sizes(tmp_path):
-    """Each case where it means something: under 4 CPU devices, except those whose programs use fewer
-    (``DEVICES_USED``), which that profile skips, on the one device they use."""
+    """Each case where it means something: under 4 CPU devices, except those whose programs use
+    fewer (``DEVICES_USED``), which that profile skips, on the one device they use."""
     pytest.importorskip("jax")
     options = ["--repeats", "2", "--warmup", "1", "--processes", "1", "--results", "r"]
     for devices in (1, 4):

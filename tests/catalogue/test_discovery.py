@@ -67,10 +67,16 @@ BROKEN_CASES = {
         'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 2**30)}\nANCHORS = [{"S": 2**20}]\n'
     ),
     "wrong_type": 'CLAIM = 3\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\n',
-    "anchor_text": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n',
-    "no_devices": 'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nDEVICES_USED = 0\n',
+    "anchor_text": (
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": "two"}]\n'
+    ),
+    "no_devices": (
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nDEVICES_USED '
+        "= 0\n"
+    ),
     "no_claim_devices": (
-        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": 2}]\nCLAIM_DEVICES = "1"\n'
+        'CLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"S": (1, 8)}\nANCHORS = [{"S": '
+        '2}]\nCLAIM_DEVICES = "1"\n'
     ),
 }
 
@@ -163,7 +169,8 @@ def test_a_non_literal_anchor_names_the_constant_and_the_rule(tmp_path):
 
 HOSTILE = FIXTURES / "hostile_cases"
 HEADER = 'CLAIM = "c"\nSOURCE = "synthetic"\n'
-# Hostile case files too big, too odd or too binary to keep as fixture files, by name: their content.
+# Hostile case files too big, too odd or too binary to keep as fixture files, by name: their
+# content.
 GENERATED = {
     "anchor_of_4000_digits": HEADER
     + 'SIZE_SPACE = {"K": (1, 100)}\nANCHORS = [{"K": '
@@ -189,7 +196,8 @@ GENERATED = {
 
 
 def hostile_folder(tmp_path):
-    """The hostile fixture cases, the generated ones, a FIFO and a link to /dev/zero, with three good cases."""
+    """The hostile fixture cases, the generated ones, a FIFO and a link to /dev/zero, with three
+    good cases."""
     folder = tmp_path / "cases"
     shutil.copytree(HOSTILE, folder)
     for name, text in GENERATED.items():

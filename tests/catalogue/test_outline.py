@@ -1,4 +1,5 @@
-"""A case's programs, jitted functions and verdict form, read from its source without importing it."""
+"""A case's programs, jitted functions and verdict form, read from its source without importing
+it."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""``harness new NAME``: a template case that reads, lists, runs, exports and passes the linters as written."""
+"""``harness new NAME``: a template case that reads, lists, runs, exports and passes the linters as
+written."""
 
 import os
 import shutil
@@ -72,7 +73,8 @@ def test_new_then_list_through_the_command_line(tmp_path, capsys):
 
 
 def test_the_template_passes_the_linters(tmp_path):
-    """As `nox -s lint` checks case files: ruff (rules and format) and mypy, with the project's settings."""
+    """As `nox -s lint` checks case files: ruff (rules and format) and mypy, with the project's
+    settings."""
     tools = {
         tool: shutil.which(tool, path=os.path.dirname(sys.executable)) for tool in ("ruff", "mypy")
     }

@@ -1,4 +1,5 @@
-"""What a script needs besides JAX: its PEP 723 block, --with and --requirements, checked into one Declared."""
+"""What a script needs besides JAX: its PEP 723 block, --with and --requirements, checked into one
+Declared."""
 
 import pytest
 
@@ -86,7 +87,10 @@ def test_a_block_with_a_bad_field_is_refused(toml, message):
 
 
 def test_a_tool_table_is_not_applied_and_a_tool_uv_table_says_so():
-    text = '# /// script\n# dependencies = ["optax"]\n# [tool.uv]\n# exclude-newer = "2024-01-01T00:00:00Z"\n# ///\n'
+    text = (
+        '# /// script\n# dependencies = ["optax"]\n# [tool.uv]\n# exclude-newer = '
+        '"2024-01-01T00:00:00Z"\n# ///\n'
+    )
     requirements, requires_python, [note] = read_inline(text, "repro.py")
     assert (requirements, requires_python) == (["optax"], None)
     assert note.startswith(

@@ -1,4 +1,5 @@
-"""A plain script in place of a case: its name, its content hash, and no mixing with another version's results."""
+"""A plain script in place of a case: its name, its content hash, and no mixing with another
+version's results."""
 
 import hashlib
 

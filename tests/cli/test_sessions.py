@@ -56,7 +56,8 @@ def test_the_matrix_measures_once_unless_asked_for_looks():
 
 
 def test_the_default_profiles_measure_each_case_only_where_its_claim_is(tmp_path):
-    """Plain ``nox``'s sides say so (``claims_only``: a case's CLAIM_DEVICES); profiles the user names do not."""
+    """Plain ``nox``'s sides say so (``claims_only``: a case's CLAIM_DEVICES); profiles the user
+    names do not."""
     default = load_plan(write_sides(tmp_path / "a.json", interleaved_request([]), _here()))
     named = interleaved_request(["--profile", "cpu,cpu8"])
     assert all(side.claims_only for side in default) and not named.claims_only
@@ -119,7 +120,8 @@ def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
 
 
 def test_a_script_s_default_resolution_is_the_installer_s():
-    """The session's view names the default --deps without importing the installer (tests/test_noxfile.py)."""
+    """The session's view names the default --deps without importing the installer
+    (tests/test_noxfile.py)."""
     from harness.cli import sessions
     from harness.install import script_envs
 

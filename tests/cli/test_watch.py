@@ -1,4 +1,5 @@
-"""``watch``'s command line, checked before anything is installed, and the pair it picks from the index."""
+"""``watch``'s command line, checked before anything is installed, and the pair it picks from the
+index."""
 
 import pytest
 
@@ -88,7 +89,8 @@ def test_the_why_s_budget_is_per_target_as_a_triage_s():
 
 
 def test_a_folder_s_linked_scripts_are_watched_and_a_link_to_nothing_is_refused(tmp_path):
-    """Issue 57 #14: links in --scripts were skipped without a word; a folder of links was "no *.py script"."""
+    """Issue 57 #14: links in --scripts were skipped without a word; a folder of links was "no *.py
+    script"."""
     kept = tmp_path / "kept"
     kept.mkdir()
     (kept / "real_one.py").write_text("print(1)\n")

@@ -1,5 +1,5 @@
-"""What the range commands' tests share: every release's environment this interpreter (no nox, no index), a
-release plan file, and a small disk of its own that is read-only or full."""
+"""What the range commands' tests share: every release's environment this interpreter (no nox, no
+index), a release plan file, and a small disk of its own that is read-only or full."""
 
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ def release_plan(folder: Path, *releases: str) -> Path:
 
 @pytest.fixture
 def small_disk(tmp_path) -> Iterator[Callable[..., Path]]:
-    """``small_disk(name, *options)``: a tmpfs of 1 MiB mounted at ``tmp_path/name`` (``ro``: read-only;
-    ``full``: filled but ``pages`` pages); skipped where mounting is not allowed (not root)."""
+    """``small_disk(name, *options)``: a tmpfs of 1 MiB mounted at ``tmp_path/name`` (``ro``:
+    read-only; ``full``: filled but ``pages`` pages); skipped where mounting is not allowed (not
+    root)."""
     mounted: list[Path] = []
 
     def mount(name: str, state: str = "ro", pages: int = 0) -> Path:

@@ -1,8 +1,9 @@
-"""``bisect``: with ``--vary``, the range's releases are the varied library's, each named by its label; a
-``--higher-is-better`` metric that no result has is said.
+"""``bisect``: with ``--vary``, the range's releases are the varied library's, each named by its
+label; a ``--higher-is-better`` metric that no result has is said.
 
-The index and the installs are stood in for (every label's environment is this interpreter, whose numpy is
-whatever it holds); what runs is real: the script measured in case processes, each result stored.
+The index and the installs are stood in for (every label's environment is this interpreter, whose
+numpy is whatever it holds); what runs is real: the script measured in case processes, each result
+stored.
 """
 
 import json

@@ -132,7 +132,8 @@ def test_a_run_that_stores_nothing_or_fails_stops_the_calibration(tmp_path):
 
 
 def test_calibrate_through_the_command_line(tmp_path, fixture_cases, capsys):
-    # A pure-Python case, one pair, few samples: the real subprocesses, not a measurement worth keeping.
+    # A pure-Python case, one pair, few samples: the real subprocesses, not a measurement worth
+    # keeping.
     code = main(
         [
             "calibrate",

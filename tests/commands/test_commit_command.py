@@ -1,5 +1,5 @@
-"""``bisect --commits`` end to end over a small git repository, its commits' results already stored: the real
-prober and judge, the answer files, and an issue draft's reading of them."""
+"""``bisect --commits`` end to end over a small git repository, its commits' results already stored:
+the real prober and judge, the answer files, and an issue draft's reading of them."""
 
 import json
 import subprocess
@@ -24,7 +24,8 @@ STEM = "bisect-async_dispatch-0.1.0-0.1.2-eager.wall_ns-N.1000-cpu-commits"
 
 
 def stored(tmp_path, scales):
-    """A plan of releases 0.1.0 and 0.1.2 (no venv exists), and a stored result for each label in ``scales``."""
+    """A plan of releases 0.1.0 and 0.1.2 (no venv exists), and a stored result for each label in
+    ``scales``."""
     write_plan(
         tmp_path / "plan.json",
         [

@@ -1,5 +1,6 @@
-"""``issue --status`` without nox's plan: the step from a stored answer or --good/--bad, the crash from the
-stored results, the draft written with what it could not measure and the command that does."""
+"""``issue --status`` without nox's plan: the step from a stored answer or --good/--bad, the crash
+from the stored results, the draft written with what it could not measure and the command that
+does."""
 
 import shutil
 
@@ -81,8 +82,8 @@ def test_releases_that_make_no_status_step_are_refused_in_one_line(tmp_path):
 
 
 def test_a_timing_draft_never_takes_a_crash_s_answer_and_points_to_status(tmp_path):
-    """``issue`` without ``--status``: a stored bisect by status is no timing change; with nothing else to
-    draft about it says so in one line with the command that drafts the crash."""
+    """``issue`` without ``--status``: a stored bisect by status is no timing change; with nothing
+    else to draft about it says so in one line with the command that drafts the crash."""
     (tmp_path / "reports").mkdir()
     shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
     plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "venv")]

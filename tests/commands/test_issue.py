@@ -1,4 +1,5 @@
-"""``issue``: whether the draft has a change to show decides whether a progress line comes before its answer."""
+"""``issue``: whether the draft has a change to show decides whether a progress line comes before
+its answer."""
 
 import dataclasses
 import fcntl
@@ -75,7 +76,8 @@ def test_a_script_that_hangs_is_stopped(tmp_path):
 
 
 def test_a_script_waits_for_the_machine_wide_measurement_lock(tmp_path, monkeypatch):
-    """As every case process does: while another measurement holds the lock, the script does not start."""
+    """As every case process does: while another measurement holds the lock, the script does not
+    start."""
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     script = tmp_path / "clock.py"
     script.write_text("import time\nprint(time.time())\n")
@@ -167,7 +169,8 @@ def test_without_a_plan_the_draft_says_what_it_could_not_measure_and_the_command
 def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_plain_venvs(
     tmp_path, monkeypatch
 ):
-    """The flow with installs stubbed: this venv stands in for each release's (the labels are the plan's)."""
+    """The flow with installs stubbed: this venv stands in for each release's (the labels are the
+    plan's)."""
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     plan = []
@@ -331,10 +334,11 @@ def test_a_link_planted_at_a_part_of_the_draft_leaves_that_part_out_in_one_line(
 
 @pytest.mark.releases
 def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_release(tmp_path):
-    """No bisect answer stored: ``issue`` measures jax 0.4.31 and 0.4.33 (asynchronous CPU dispatch) and the
-    newest release on the index together, captures the program the script compiles ahead of time (never
-    called through a jitted function), measures its reproducer on both, and says whether the newest release
-    still shows the step; each side's install line pins every package whose version differs between them."""
+    """No bisect answer stored: ``issue`` measures jax 0.4.31 and 0.4.33 (asynchronous CPU dispatch)
+    and the newest release on the index together, captures the program the script compiles ahead of
+    time (never called through a jitted function), measures its reproducer on both, and says whether
+    the newest release still shows the step; each side's install line pins every package whose
+    version differs between them."""
     script = tmp_path / "aot_dispatch.py"
     shutil.copy(FIXTURES / "scripts" / script.name, script)
     results, out = tmp_path / "results", tmp_path / "out"
@@ -368,10 +372,10 @@ def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_re
 
 
 def test_issue_status_on_a_real_crash_drafts_jax_s_bug_form(tmp_path):
-    """A plain-JAX script that segfaults on jax 0.4.33 alone (a version check): ``issue --status`` measures
-    0.4.31, 0.4.33 and the newest release on the index together, and drafts the crash in JAX's bug form with
-    the script itself, the signal, the stack at the fault, what the newest release does, and the crashing
-    release's ``jax.print_environment_info()`` and CPU model."""
+    """A plain-JAX script that segfaults on jax 0.4.33 alone (a version check): ``issue --status``
+    measures 0.4.31, 0.4.33 and the newest release on the index together, and drafts the crash in
+    JAX's bug form with the script itself, the signal, the stack at the fault, what the newest
+    release does, and the crashing release's ``jax.print_environment_info()`` and CPU model."""
     script = tmp_path / "crashes_on_release.py"
     shutil.copy(FIXTURES / "scripts" / script.name, script)
     results, out = tmp_path / "results", tmp_path / "out"

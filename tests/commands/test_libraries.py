@@ -1,10 +1,11 @@
-"""A plain script that imports a library, for real through nox: each release in a venv of its own holding jax,
-jaxlib and what the script declares; the library held (--hold) or varied (--vary) to tell it from JAX; a set
-that cannot be had, not installable; a module the script does not declare, named.
+"""A plain script that imports a library, for real through nox: each release in a venv of its own
+holding jax, jaxlib and what the script declares; the library held (--hold) or varied (--vary) to
+tell it from JAX; a set that cannot be had, not installable; a module the script does not declare,
+named.
 
 These install real releases from the package index (jax 0.4.31 and 0.4.33, which the real bisect of
-``tests/commands/test_release_commands.py`` installs too, and small releases of equinox) into venvs under .nox/, and
-measure three processes a side.
+``tests/commands/test_release_commands.py`` installs too, and small releases of equinox) into venvs
+under .nox/, and measure three processes a side.
 """
 
 import json
@@ -100,9 +101,10 @@ def test_a_set_that_cannot_be_had_is_stored_as_not_installable_and_an_undeclared
 
 @pytest.mark.releases
 def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_with_jax(tmp_path):
-    """idna resolves to 3.7 on jax 0.4.31's date and 3.10 on 0.4.33's; the step in dispatch (0.4.33's
-    asynchronous CPU dispatch) is jax's: 0.4.33 with idna 3.7 held dispatches as fast as 0.4.33 does.  The why
-    stops after the library (a budget of one second): that answer comes first, once per step."""
+    """idna resolves to 3.7 on jax 0.4.31's date and 3.10 on 0.4.33's; the step in dispatch
+    (0.4.33's asynchronous CPU dispatch) is jax's: 0.4.33 with idna 3.7 held dispatches as fast as
+    0.4.33 does.  The why stops after the library (a budget of one second): that answer comes first,
+    once per step."""
     script = tmp_path / "dispatch_with_idna.py"
     shutil.copy(FIXTURES / "scripts" / script.name, script)
     answer = tmp_path / "answer.json"
@@ -120,8 +122,8 @@ def test_a_step_that_moved_with_a_library_is_measured_with_it_held_and_comes_wit
     screen = done.stdout[done.stdout.index("Triage: ") :]
     assert screen.count("comes with jax") == 1, "said once for the step"
     [held] = json.loads(answer.read_text())["library"]
-    # Every package that moved between the two releases' dates is held, the declared first (numpy and
-    # jax's other dependencies may have moved too).
+    # Every package that moved between the two releases' dates is held, the declared first (numpy
+    # and jax's other dependencies may have moved too).
     assert next(iter(held["moved"])) == "idna" and held["moved"]["idna"] == ["3.7", "3.10"]
     assert held["held"]["idna"] == "3.7" and not {"jax", "jaxlib"} & set(held["moved"])
     assert held["middle"].startswith("jax 0.4.33+idna.3.7") and held["jax_of_middle"] == "0.4.33"

@@ -1,4 +1,5 @@
-"""The harness's end of a nox session: prepared once in nox's install step, launched in its run step."""
+"""The harness's end of a nox session: prepared once in nox's install step, launched in its run
+step."""
 
 import contextlib
 import json
@@ -42,7 +43,8 @@ def test_launch_runs_what_prepare_made_without_preparing_again(tmp_path, prepare
 
 
 def test_launch_prepares_when_prepare_did_not_run_for_these_posargs(tmp_path, prepared):
-    """``nox -R`` skips the install step; a record of other posargs (or another release) is not theirs."""
+    """``nox -R`` skips the install step; a record of other posargs (or another release) is not
+    theirs."""
     places = Places(tmp_path, tmp_path / ".cache")
     launched("launch", "run", POSARGS, places)
     launched("prepare", "repro", POSARGS, places, jax="0.4.26")
@@ -54,7 +56,8 @@ def test_launch_prepares_when_prepare_did_not_run_for_these_posargs(tmp_path, pr
 
 
 def test_what_cannot_be_prepared_is_one_line_with_the_harness_s_exit_code(tmp_path):
-    """Bad input is one line and exit 2, as the harness's command line answers, before the index is listed."""
+    """Bad input is one line and exit 2, as the harness's command line answers, before the index is
+    listed."""
     done = subprocess.run(
         [
             sys.executable,
@@ -80,8 +83,9 @@ def test_what_cannot_be_prepared_is_one_line_with_the_harness_s_exit_code(tmp_pa
     assert line.startswith("harness: error:") and "from an older release to a newer one" in line
 
 
-# A stand-in for preparing a script venv: an installer's command (as compileall -j 0 is) that starts a worker
-# of its own, both run through ``run_whole`` in a group of their own, as the real preparation runs them.
+# A stand-in for preparing a script venv: an installer's command (as compileall -j 0 is) that starts
+# a worker of its own, both run through ``run_whole`` in a group of their own, as the real
+# preparation runs them.
 PREPARING = """
 import sys
 from harness.commands import nox_session

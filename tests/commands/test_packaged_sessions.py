@@ -1,5 +1,5 @@
-"""The installed ``jax-repro`` driving its packaged nox sessions: unit tests, then the wheel itself, built and
-run from an empty folder against a real release."""
+"""The installed ``jax-repro`` driving its packaged nox sessions: unit tests, then the wheel itself,
+built and run from an empty folder against a real release."""
 
 import os
 import subprocess
@@ -111,7 +111,8 @@ def test_an_unreachable_index_is_one_line_naming_the_commands_that_need_it(monke
 
 
 def test_a_machine_with_jax_and_no_index_is_told_so_by_the_program(tmp_path):
-    """``python -m harness`` (this environment has JAX): a release command is one line and exit 2, no nox."""
+    """``python -m harness`` (this environment has JAX): a release command is one line and exit 2,
+    no nox."""
     env = {**os.environ, "UV_OFFLINE": "1"}
     env.pop(DRIVEN, None)
     argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
@@ -130,7 +131,8 @@ def test_a_machine_with_jax_and_no_index_is_told_so_by_the_program(tmp_path):
     assert "installed here, `jax-repro run`, `search` and `list` measure or read it" in line
 
 
-# The wheel, installed as a user's tool environment would hold it (uvx, pipx, ``uv tool``), read-only.
+# The wheel, installed as a user's tool environment would hold it (uvx, pipx, ``uv tool``),
+# read-only.
 REPRO = (
     "import json, time\n"
     "import jax, jax.numpy as jnp\n"
@@ -148,7 +150,8 @@ def uv(*args: str, cwd: Path = REPO) -> None:
 
 
 def package_files(site: Path) -> dict[str, int]:
-    """The installed package's files and their sizes, bytecode aside (Python writes it where it may)."""
+    """The installed package's files and their sizes, bytecode aside (Python writes it where it
+    may)."""
     return {
         str(path.relative_to(site)): path.stat().st_size
         for folder in ("harness", "cases")
@@ -172,7 +175,8 @@ def installed(tmp_path_factory):
 
 
 def nox_driven(tool: Path, argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    """``jax-repro ARGV`` as the installed program in ``cwd``: it drives its packaged nox session."""
+    """``jax-repro ARGV`` as the installed program in ``cwd``: it drives its packaged nox
+    session."""
     environ = {k: v for k, v in os.environ.items() if k != DRIVEN}
     environ.update(PYTHONDONTWRITEBYTECODE="1", **env)
     return subprocess.run(
@@ -208,8 +212,9 @@ def test_the_installed_command_without_an_index_refuses_release_commands_in_one_
 def test_the_installed_command_runs_a_release_from_an_empty_folder_and_reuses_its_venvs(
     installed, tmp_path
 ):
-    """The smallest real run: a small script on the default release, two processes; its result and report in
-    the user's folder by the relative paths typed there, every venv in the cache, then the same run again."""
+    """The smallest real run: a small script on the default release, two processes; its result and
+    report in the user's folder by the relative paths typed there, every venv in the cache, then the
+    same run again."""
     tool, site = installed
     before = package_files(site)
     user, cache = tmp_path / "user", tmp_path / "cache"

@@ -43,8 +43,8 @@ def test_in_a_terminal_lines_update_one_line_and_milestones_stay():
     assert shown.endswith(CLEAR_LINE), "cleared before the answer is printed"
 
 
-# What a hostile script writes to its standard error: a window title (OSC), clear-screen, colour, and a mark
-# that shows the rest of the line backwards.
+# What a hostile script writes to its standard error: a window title (OSC), clear-screen, colour,
+# and a mark that shows the rest of the line backwards.
 HOSTILE_STDERR = "\x1b]0;pwned\x07\x1b[2J\x1b[31mred\u202etxt.exe"
 
 

@@ -1,4 +1,5 @@
-"""What the range commands share: a ``--vary`` range is the varied library's releases on the index, bounded."""
+"""What the range commands share: a ``--vary`` range is the varied library's releases on the index,
+bounded."""
 
 import datetime
 
@@ -43,8 +44,8 @@ def test_a_varied_library_s_range_over_the_bound_is_refused_before_any_release_i
     with pytest.raises(UsageError) as refused:
         ranges.labelled(options, held)
     assert str(refused.value) == (
-        f"numpy {NUMPY[0]}–{NUMPY[-1]} is 138 releases; a triage measures each of them and takes at most "
-        "64: give a narrower --from/--to"
+        f"numpy {NUMPY[0]}–{NUMPY[-1]} is 138 releases; a triage measures each of them and takes "
+        "at most 64: give a narrower --from/--to"
     )
     fitting = varied(tmp_path, NUMPY[-64], NUMPY[-1])
     renamed, labels, pins = ranges.labelled(fitting, held)
@@ -83,7 +84,8 @@ def test_a_folder_that_takes_no_writes_is_refused_before_anything_is_measured(
 def test_a_folder_that_fills_up_mid_run_ends_the_command_with_one_line_saying_so(
     tmp_path, this_interpreter_for_every_label, small_disk, capsys, folder
 ):
-    # One page left: the check's write fits, a result (two pages) or a triage's page and plot do not.
+    # One page left: the check's write fits, a result (two pages) or a triage's page and plot do
+    # not.
     disk = small_disk("disk", "full", pages=1)
     results, out = (disk, tmp_path / "out") if folder == "results" else (tmp_path / "r", disk)
     status = triage_into(tmp_path, results, out)
@@ -109,8 +111,9 @@ def test_a_script_whose_name_makes_the_page_s_name_too_long_is_refused_before_it
 
 
 def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_path, monkeypatch):
-    """``--deps as-of``: numpy (a jax dependency the script does not declare) 2.5.3 → 2.5.4 between the two
-    releases' dates; every stored result records the installed set, so the why considers it."""
+    """``--deps as-of``: numpy (a jax dependency the script does not declare) 2.5.3 → 2.5.4 between
+    the two releases' dates; every stored result records the installed set, so the why considers
+    it."""
     from types import SimpleNamespace
 
     from harness.store.schema import Libraries

@@ -1,4 +1,5 @@
-"""The bisect and sweep commands over releases whose results are already stored: nothing is installed."""
+"""The bisect and sweep commands over releases whose results are already stored: nothing is
+installed."""
 
 import json
 import shutil
@@ -30,9 +31,10 @@ def flat(out):
 
 
 def stored_range(tmp_path):
-    """A plan whose venvs do not exist, and a stored result for every release (at N=1000, profile cpu),
-    measured in 8 processes on this machine (only this machine's results are reused): few enough for a triage's
-    first round (fewer than twice 5), enough for sides measured together to pass the rank guard."""
+    """A plan whose venvs do not exist, and a stored result for every release (at N=1000, profile
+    cpu), measured in 8 processes on this machine (only this machine's results are reused): few
+    enough for a triage's first round (fewer than twice 5), enough for sides measured together to
+    pass the rank guard."""
     plan = tmp_path / "plan.json"
     missing_python = str(tmp_path / "no-such-python")
     write_plan(
@@ -103,8 +105,8 @@ def test_bisects_of_other_ranges_and_criteria_keep_their_own_answers(tmp_path):
 
 def test_a_fix_is_bisected_between_a_broken_and_a_fixed_release(tmp_path, capsys):
     stored_range(tmp_path)
-    # The terms are the user's, as git bisect's are: whatever changed between the broken and the fixed
-    # release (here the newer releases are 3× slower) is bisected and answered in those terms.
+    # The terms are the user's, as git bisect's are: whatever changed between the broken and the
+    # fixed release (here the newer releases are 3× slower) is bisected and answered in those terms.
     argv = command(tmp_path, "bisect", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")
     argv[argv.index("--good")] = "--broken"
     argv[argv.index("--bad")] = "--fixed"
@@ -160,8 +162,9 @@ def test_an_unknown_metric_is_refused_by_the_stored_results_before_any_probe(tmp
     )
     err = capsys.readouterr().err.strip()
     assert err == (
-        "harness: error: unknown metric two_scans.wall_ns for case async_dispatch; its metrics: eager.dispatch_ns, "
-        "eager.wall_ns, jit.compile_ns, jit.dispatch_ns, jit.lower_ns, jit.wall_ns, process.peak_rss_bytes"
+        "harness: error: unknown metric two_scans.wall_ns for case async_dispatch; its metrics: "
+        "eager.dispatch_ns, eager.wall_ns, jit.compile_ns, jit.dispatch_ns, jit.lower_ns, "
+        "jit.wall_ns, process.peak_rss_bytes"
     )
 
 
@@ -219,12 +222,14 @@ def test_fewer_processes_than_a_verdict_needs_are_refused(tmp_path, capsys):
     stored_range(tmp_path)
     assert main(command(tmp_path, "sweep", "0.4.30", "0.4.34", "--processes", "2")) == 2
     assert capsys.readouterr().err.strip() == (
-        "harness: error: --processes 2: no verdict is possible with fewer than 3 processes a release"
+        "harness: error: --processes 2: no verdict is possible with fewer than 3 processes a "
+        "release"
     )
 
 
 def stored_confirmations(tmp_path, pairs, scales=SCALES, processes=10):
-    """Results of each pair's two releases measured again together, in ``processes`` processes each."""
+    """Results of each pair's two releases measured again together, in ``processes`` processes
+    each."""
     data = real_result("async_dispatch-0.12.0.1")
     data["host"]["machine"] = machine_identity()
     data["processes"] = [
@@ -292,8 +297,8 @@ def test_a_triage_confirms_the_step_from_stored_results_and_answers_it(tmp_path,
     [answer] = [line for line in text.splitlines() if line.startswith("- eager.wall_ns")]
     assert answer.startswith("- eager.wall_ns: slower ×3 since 0.4.33 (last good 0.4.31; ")
     assert (
-        "0.4.31: stored with jax 0.4.33 (10 processes); 0.4.33: stored with jax 0.4.31 (10 processes)"
-        in text
+        "0.4.31: stored with jax 0.4.33 (10 processes); 0.4.33: stored with jax 0.4.31 (10 "
+        "processes)" in text
     )
     assert "**Answers**" in text and "| eager.wall_ns | 0.4.31 → 0.4.33 |" in text
     assert "[triage] (4/4) jax 0.4.34, 0 left" in captured.err
@@ -330,7 +335,8 @@ def test_a_range_where_no_release_can_be_installed_says_nothing_could_be_measure
 
 def test_a_confirmation_never_stands_in_for_the_first_round(tmp_path, capsys):
     stored_range(tmp_path)
-    # A confirmation that shows no change is stored for 0.4.31 and 0.4.33; the first round still sees the step.
+    # A confirmation that shows no change is stored for 0.4.31 and 0.4.33; the first round still
+    # sees the step.
     stored_confirmations(tmp_path, [("0.4.31", "0.4.33")], scales=dict.fromkeys(SCALES, 1))
     assert (
         main(command(tmp_path, "triage", "0.4.30", "0.4.34", "--metric", "eager.wall_ns")) == 3
@@ -352,9 +358,9 @@ def nox_session(name, *posargs):
 
 @pytest.fixture(scope="module")
 def async_dispatch_results(tmp_path_factory):
-    """One results folder for this module's real bisects of async_dispatch (N=256, 9 repeats, 2 s, cpu): the
-    second reuses the releases the first measured (a bisect counts any stored result of the cell measured here
-    in at least the processes it asks) instead of measuring them again."""
+    """One results folder for this module's real bisects of async_dispatch (N=256, 9 repeats, 2 s,
+    cpu): the second reuses the releases the first measured (a bisect counts any stored result of
+    the cell measured here in at least the processes it asks) instead of measuring them again."""
     return tmp_path_factory.mktemp("async-dispatch-results")
 
 
@@ -407,8 +413,8 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(
 def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_brings_dispatch_back(
     tmp_path, async_dispatch_results
 ):
-    """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became True; set back to
-    False on 0.4.33, dispatch is as slow as on 0.4.31 again."""
+    """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became
+    True; set back to False on 0.4.33, dispatch is as slow as on 0.4.31 again."""
     posargs = [
         "async_dispatch",
         "--metric",
@@ -428,7 +434,8 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
         "--max-processes",
         "24",  # decided even with the other tests loading the machine
         "--why-budget",
-        "3600",  # every kind asked: by default the why spends at most what the bisect's measuring took
+        # every kind asked: by default the why spends at most what the bisect's measuring took
+        "3600",
         "--results",
         str(async_dispatch_results),
         "--out",
@@ -448,8 +455,8 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
     assert changed["xla_cpu_use_thunk_runtime"] == ("false", "true")
     tried = {(t["release"], t["option"]): t for t in defaults["tried"]}
     back = tried[("0.4.33", "jax_cpu_enable_async_dispatch")]
-    # Async dispatch off on 0.4.33 undoes most of the step (×0.72–0.78 of 0.4.31, which more processes may tell
-    # apart: the thunk runtime made dispatch a little faster too).
+    # Async dispatch off on 0.4.33 undoes most of the step (×0.72–0.78 of 0.4.31, which more
+    # processes may tell apart: the thunk runtime made dispatch a little faster too).
     assert back["vs_after"] == "slower", back
     said = 'on 0.4.33, jax.config.update("jax_cpu_enable_async_dispatch", False) gives'
     assert any(
@@ -495,7 +502,8 @@ def test_nox_bisect_refuses_a_release_the_index_does_not_offer(good, bad, messag
 
 
 class _Asked:
-    """A kind of evidence that says one thing; ``_Stopped`` is stopped (Ctrl-C) while it is asked."""
+    """A kind of evidence that says one thing; ``_Stopped`` is stopped (Ctrl-C) while it is
+    asked."""
 
     name = "first"
 

@@ -1,4 +1,5 @@
-"""The report command's one pass: results loaded, the model built, plots drawn, pages written, old pages forgotten."""
+"""The report command's one pass: results loaded, the model built, plots drawn, pages written, old
+pages forgotten."""
 
 import re
 import shutil

@@ -1,6 +1,7 @@
-"""Status as a metric, end to end with real processes: each "release" is an interpreter that starts this test's
-own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on some releases and runs on others, with no
-install; triage and bisect --status find, confirm and bisect where it stops running ok."""
+"""Status as a metric, end to end with real processes: each "release" is an interpreter that starts
+this test's own Python with ``HARNESS_TEST_DIES`` set, so a case segfaults on some releases and runs
+on others, with no install; triage and bisect --status find, confirm and bisect where it stops
+running ok."""
 
 import json
 import os
@@ -17,7 +18,8 @@ from tests.conftest import FIXTURES
 
 
 def fake_release(tmp_path, release: str, dies: str) -> ReleaseEnv:
-    """A venv folder whose interpreter is this Python with ``HARNESS_TEST_DIES`` set, marked installed."""
+    """A venv folder whose interpreter is this Python with ``HARNESS_TEST_DIES`` set, marked
+    installed."""
     venv = tmp_path / f"venv-{release}"
     env = ReleaseEnv(release, release, sys.executable, (f"jax=={release}",), venv)
     (venv / "bin").mkdir(parents=True)
@@ -142,9 +144,9 @@ def test_a_run_that_crashes_says_where_its_first_process_died(tmp_path, capsys):
 
 
 def turned_defaults(monkeypatch) -> tuple[str, str]:
-    """Two XLA defaults turned between the fake releases 0.4.30 and 0.4.31 as their jaxlibs would list
-    them, the second the culprit (real flags: the case imports jax, whose XLA refuses a flag it does not
-    know); the two flags' names."""
+    """Two XLA defaults turned between the fake releases 0.4.30 and 0.4.31 as their jaxlibs would
+    list them, the second the culprit (real flags: the case imports jax, whose XLA refuses a flag it
+    does not know); the two flags' names."""
     from harness.explain import crash
     from harness.explain.defaults import XLA, Option
 

@@ -1,6 +1,7 @@
-"""``watch`` over two releases whose results are already stored (nothing is installed): its exit statuses, the
-summary it writes, what it remembers and what it measures again; then, marked ``releases``, real watches through
-nox on a small script folder and a small pytest-benchmark suite."""
+"""``watch`` over two releases whose results are already stored (nothing is installed): its exit
+statuses, the summary it writes, what it remembers and what it measures again; then, marked
+``releases``, real watches through nox on a small script folder and a small pytest-benchmark
+suite."""
 
 import json
 import os
@@ -24,9 +25,10 @@ BASELINE, RELEASE = "0.4.31", "0.4.33"
 def stored_pair(
     tmp_path, first=(1, 1), again=(1, 1), loaded_again=False, releases=(BASELINE, RELEASE)
 ):
-    """A plan of two releases whose venvs do not exist, each release's first round stored (8 processes at
-    N=1000, scaled by ``first``) and its confirmation with the other (10 processes, scaled by ``again``; with
-    ``loaded_again``, every process of the newer one measured under load)."""
+    """A plan of two releases whose venvs do not exist, each release's first round stored (8
+    processes at N=1000, scaled by ``first``) and its confirmation with the other (10 processes,
+    scaled by ``again``; with ``loaded_again``, every process of the newer one measured under
+    load)."""
     plan = tmp_path / "plan.json"
     missing = str(tmp_path / "no-such-python")
     write_plan(
@@ -176,8 +178,9 @@ def test_a_watch_judged_at_another_load_threshold_is_not_the_one_remembered(tmp_
 def test_why_is_asked_once_per_called_step_through_the_range_s_seam_and_summed_up(
     tmp_path, monkeypatch
 ):
-    """The why is the triage's (``RangeRun.explain``, every kind within its budget), asked only of a change the
-    watch calls; what it found is the summary's. The kinds stand in here: they need the releases installed."""
+    """The why is the triage's (``RangeRun.explain``, every kind within its budget), asked only of a
+    change the watch calls; what it found is the summary's. The kinds stand in here: they need the
+    releases installed."""
     asked = []
 
     def explain(run, pair, metrics, stem, releases=None):
@@ -242,13 +245,13 @@ def why_not(done, tmp_path) -> str:
 
 @pytest.mark.releases
 def test_a_real_watch_of_a_script_folder_calls_a_real_regression_then_remembers_it(tmp_path):
-    """The while_loop regression of jax 0.4.33 (×30 here) through nox: called a regression (exit 1), settled,
-    so a second watch measures nothing.
+    """The while_loop regression of jax 0.4.33 (×30 here) through nox: called a regression (exit 1),
+    settled, so a second watch measures nothing.
 
-    This machine may be shared: at the default threshold (0.5 other cores busy) every process of a loaded
-    machine is flagged and the watch, rightly, calls nothing (the stored-results test above holds it to that).
-    Flagging only above every core of the machine lets this test see the watch call a change that load
-    neither makes nor hides."""
+    This machine may be shared: at the default threshold (0.5 other cores busy) every process of a
+    loaded machine is flagged and the watch, rightly, calls nothing (the stored-results test above
+    holds it to that). Flagging only above every core of the machine lets this test see the watch
+    call a change that load neither makes nor hides."""
     scripts = tmp_path / "scripts"
     shutil.copytree(WATCHED / "scripts", scripts)
     unflagged = ["--max-load", str(os.cpu_count())]
@@ -281,10 +284,10 @@ def test_a_real_watch_of_a_script_folder_calls_a_real_regression_then_remembers_
 
 @pytest.mark.releases
 def test_a_real_watch_of_a_pytest_benchmark_suite_takes_each_benchmark_s_rounds(tmp_path):
-    """The same regression as a pytest-benchmark suite, run unchanged, a process flagged as loaded at the default
-    threshold (``off``: flagged, not measured again, which keeps the test short): the change is confirmed either
-    way, called a regression (exit 1) where no process was measured under load, else said and not called
-    (exit 3)."""
+    """The same regression as a pytest-benchmark suite, run unchanged, a process flagged as loaded
+    at the default threshold (``off``: flagged, not measured again, which keeps the test short): the
+    change is confirmed either way, called a regression (exit 1) where no process was measured under
+    load, else said and not called (exit 3)."""
     suite = tmp_path / "bench"
     shutil.copytree(WATCHED / "suite", suite)
     done = nox_watch(tmp_path, "--pytest-benchmark", str(suite), "--max-load", "off")
@@ -328,9 +331,9 @@ def test_a_real_watch_of_a_pytest_benchmark_suite_takes_each_benchmark_s_rounds(
     ],
 )
 def test_a_memory_file_s_fields_are_checked_on_recall(tmp_path, capsys, field, planted):
-    """Issue 57 #7: a memory file's fields reached watch.md (the CI job's summary) and stdout raw (HTML, links,
-    ESC), and watch.json then failed its own schema. A file no watch wrote is measured again (each field:
-    tests/steps/test_watch.py)."""
+    """Issue 57 #7: a memory file's fields reached watch.md (the CI job's summary) and stdout raw
+    (HTML, links, ESC), and watch.json then failed its own schema. A file no watch wrote is measured
+    again (each field: tests/steps/test_watch.py)."""
     stored_pair(tmp_path, first=(1, 3), again=(1, 3))
     assert watch(tmp_path) == 1
     [remembered] = (tmp_path / "memory").iterdir()

@@ -1,4 +1,5 @@
-"""The options whose defaults differ between two releases: read from jax's source and from XLA's own listing."""
+"""The options whose defaults differ between two releases: read from jax's source and from XLA's own
+listing."""
 
 import pytest
 
@@ -19,7 +20,8 @@ from harness.install import venvs
 from harness.pins import PROFILE_BY_NAME, RELEASE_BY_VERSION, index_release
 from tests.conftest import FIXTURES, REPO
 
-# The start of what jaxlib 0.4.31 printed with XLA_FLAGS=--help (its abort line first), four flags of 189.
+# The start of what jaxlib 0.4.31 printed with XLA_FLAGS=--help (its abort line first), four flags
+# of 189.
 LISTING = (FIXTURES / "defaults" / "xla-help-0.4.31.txt").read_text()
 
 
@@ -97,8 +99,8 @@ def test_a_listing_that_does_not_print_says_why_in_one_line(tmp_path):
 
 @pytest.mark.releases
 def test_real_releases_0_4_31_and_0_4_33_changed_the_thunk_runtime_and_async_dispatch(tmp_path):
-    """From the releases themselves: jaxlib 0.4.33 made the thunk runtime XLA:CPU's default; jax 0.4.33 made
-    async dispatch on CPU the default."""
+    """From the releases themselves: jaxlib 0.4.33 made the thunk runtime XLA:CPU's default; jax
+    0.4.33 made async dispatch on CPU the default."""
     listed, declared = {}, {}
     for version in ("0.4.31", "0.4.33"):
         release = RELEASE_BY_VERSION.get(version) or index_release(version, version)

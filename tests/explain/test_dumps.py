@@ -50,7 +50,8 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
 
 
 def add_copy(folder: Path, name: str = AFTER) -> None:
-    """One more copy instruction in the optimised program, as a change of XLA's compiler would make."""
+    """One more copy instruction in the optimised program, as a change of XLA's compiler would
+    make."""
     edit(
         folder,
         name,
@@ -73,7 +74,8 @@ def test_the_same_program_on_both_releases_points_at_what_runs_it():
     assert change.same_before and change.same_after
     assert module_text(change) == (
         "before optimisation same; after: no count moved; "
-        "the same program before and after optimisation: what runs it changed, not what was compiled"
+        "the same program before and after optimisation: what runs it changed, not what was "
+        "compiled"
     )
 
 
@@ -89,10 +91,14 @@ def test_a_program_changed_only_after_optimisation_points_at_xla_s_compiler(tmp_
 def test_the_same_instructions_with_another_fusion_kind_or_other_buffers_are_not_the_same_program(
     tmp_path,
 ):
-    """Counting opcodes cannot see a fusion that changed kind or backend, nor a buffer assignment that grew."""
+    """Counting opcodes cannot see a fusion that changed kind or backend, nor a buffer assignment
+    that grew."""
     line = "fusion(dot.0), kind=kLoop, calls=fused_computation"
     new = copied(tmp_path, "0.4.33")
-    custom = 'fusion(dot.0), kind=kCustom, calls=fused_computation, backend_config={"kind":"__xnn_fusion"}'
+    custom = (
+        "fusion(dot.0), kind=kCustom, calls=fused_computation, "
+        'backend_config={"kind":"__xnn_fusion"}'
+    )
     edit(new, AFTER, line, custom)
     [change] = compare_dumps(read_dump(DUMPS / "0.4.31"), read_dump(new))
     assert change.old.after == change.new.after, "the same opcodes"
@@ -141,7 +147,8 @@ def test_a_program_changed_before_and_after_optimisation_points_at_jax_s_lowerin
 
 
 def test_a_name_compiled_twice_is_read_as_two_modules_in_the_order_compiled(tmp_path):
-    """Every lambda is jit__lambda_: the first compiled on one release meets the first on the other."""
+    """Every lambda is jit__lambda_: the first compiled on one release meets the first on the
+    other."""
     folder = copied(tmp_path, "0.4.31")
     for path in list(folder.glob("module_0005.jit_f.*")):
         shutil.copy(path, folder / path.name.replace("module_0005", "module_0011"))
@@ -162,8 +169,8 @@ def test_modules_that_changed_come_first_and_only_they_are_said_with_where_the_d
     answer = CompiledAnswer("0.4.31", "0.4.33", changes, "s-compiled/")
     head, *modules = compiled_lines(answer)
     assert head == (
-        "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `s-compiled/<release>/`): 2 module(s) compared, "
-        "1 differ (text diffs in `s-compiled/<module>.diff`)"
+        "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `s-compiled/<release>/`): 2 "
+        "module(s) compared, 1 differ (text diffs in `s-compiled/<module>.diff`)"
     )
     assert [line.split(":")[0] for line in modules] == ["compiled jit_f"], (
         "only the modules that differ"
@@ -217,8 +224,9 @@ def test_gpu_dump_names_and_opcodes_with_tuple_shapes_are_read(tmp_path):
 
 
 class DumpingSides:
-    """A step's sides whose one extra process dumps what ``dumps`` holds for its release into the folder its
-    flags name, or, where ``replaced``, nothing: the script set XLA_FLAGS itself, as its result records."""
+    """A step's sides whose one extra process dumps what ``dumps`` holds for its release into the
+    folder its flags name, or, where ``replaced``, nothing: the script set XLA_FLAGS itself, as its
+    result records."""
 
     def __init__(self, replaced: set[str]):
         self.replaced = replaced
@@ -275,7 +283,8 @@ def test_a_new_dump_replaces_an_earlier_one_s_files_and_leaves_a_user_s_other_fi
 
 
 def test_a_program_of_other_shapes_is_not_the_same_program_compiled_again(tmp_path):
-    # The script jitted the same function on 96×96 before and 192×192 after: every opcode count alike.
+    # The script jitted the same function on 96×96 before and 192×192 after: every opcode count
+    # alike.
     old, new = copied(tmp_path, "0.4.31"), copied(tmp_path, "0.4.33")
     for folder, size in ((old, "96,96"), (new, "192,192")):
         for name in (BEFORE, AFTER):

@@ -1,5 +1,5 @@
-"""Library or JAX with fake measurements: the step split at a middle side (the newer jax with the older
-libraries, or the other way where that cannot be had), and its one line."""
+"""Library or JAX with fake measurements: the step split at a middle side (the newer jax with the
+older libraries, or the other way where that cannot be had), and its one line."""
 
 import dataclasses
 from pathlib import Path
@@ -18,8 +18,8 @@ METRIC = "eager.wall_ns"
 
 
 class FakeSides:
-    """Stands in for ``StepSides``: each side's result the real one scaled by its label's factor; a held
-    side that cannot be had where ``refused`` names its release."""
+    """Stands in for ``StepSides``: each side's result the real one scaled by its label's factor; a
+    held side that cannot be had where ``refused`` names its release."""
 
     def __init__(self, scales: dict[str, float], refused=(), processes: int = 40) -> None:
         self.scales, self.refused, self.processes = scales, refused, processes
@@ -103,7 +103,8 @@ def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown
     answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
     assert answer.parts[METRIC].comes_with() == LIBRARIES
     assert answer.answered() == (METRIC,) and answer.settles, (
-        "jax's part only within ±7.5%, not moved: jax's defaults are not asked for a library's change"
+        "jax's part only within ±7.5%, not moved: jax's defaults are not asked for a library's "
+        "change"
     )
 
 
@@ -117,7 +118,8 @@ def test_a_library_step_whose_jax_part_moved_too_leaves_the_why_to_go_on():
 def test_the_whole_step_is_compared_so_the_older_side_is_measured_as_long_as_it_needs():
     _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
     assert sides.compared_with == {"0.4.33": "0.4.31"}, (
-        "the newer side names the older as its partner: the older does not stop when its own part closes"
+        "the newer side names the older as its partner: the older does not stop when its own part "
+        "closes"
     )
 
 
@@ -170,9 +172,9 @@ def test_only_a_plain_scripts_release_step_whose_libraries_moved_is_asked():
 
 
 def test_a_library_step_asks_no_jax_side_kind():
-    """jax's part within ±7.5% (undecided, not moved): the change is answered for the library; the real
-    registry's jax-side kinds (reproducer, defaults, dumps, flags, profiles) are never asked (this fake
-    offers none of what they gather with)."""
+    """jax's part within ±7.5% (undecided, not moved): the change is answered for the library; the
+    real registry's jax-side kinds (reproducer, defaults, dumps, flags, profiles) are never asked
+    (this fake offers none of what they gather with)."""
     from harness.explain.kinds import KINDS
     from harness.steps.evidence import gather
 

@@ -1,5 +1,6 @@
-"""Where a script's host time went: the start-up hook's cProfile of a real script read back, functions named
-below site-packages and grouped by where they live, and two releases' profiles compared."""
+"""Where a script's host time went: the start-up hook's cProfile of a real script read back,
+functions named below site-packages and grouped by where they live, and two releases' profiles
+compared."""
 
 import os
 import subprocess

@@ -1,5 +1,6 @@
-"""Flags named like what XLA compiled anew: found from the compiled programs' one-sided names, matched
-against the newer jaxlib's flags, each set to its other value on the newer release and judged."""
+"""Flags named like what XLA compiled anew: found from the compiled programs' one-sided names,
+matched against the newer jaxlib's flags, each set to its other value on the newer release and
+judged."""
 
 from collections import Counter
 from pathlib import Path

@@ -1,5 +1,5 @@
-"""The jax commit that changed an option's default, read from a clone (a small one built here; jax's own
-layout: options declared in ``jax/_src``)."""
+"""The jax commit that changed an option's default, read from a clone (a small one built here; jax's
+own layout: options declared in ``jax/_src``)."""
 
 from pathlib import Path
 
@@ -28,8 +28,9 @@ _dispatch = config.bool_state(
 
 
 def history(root: Path) -> tuple[Path, dict[str, str]]:
-    """0.1.0 declares the option False; a commit touches the file without changing it, the next flips it to True
-    (a commit elsewhere between them), and an option added after that; 0.1.1 is tagged."""
+    """0.1.0 declares the option False; a commit touches the file without changing it, the next
+    flips it to True (a commit elsewhere between them), and an option added after that; 0.1.1 is
+    tagged."""
     repo = root / "jax-clone"
     (repo / "jax" / "_src").mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")

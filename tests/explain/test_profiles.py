@@ -1,4 +1,5 @@
-"""Where a step's run time went: real profiles of two releases read by op kind, each op's own time."""
+"""Where a step's run time went: real profiles of two releases read by op kind, each op's own
+time."""
 
 import gzip
 import json
@@ -81,8 +82,8 @@ def test_the_answer_sets_the_two_releases_side_by_side_most_time_first():
     )
     [line] = profile_lines(answer)
     assert line.startswith(
-        "where the time went, by op (one profiled process each; an op's own time, and how many ran; 0.4.31 → "
-        "0.4.33): custom-call 5.32 ms (20) → none; dot none → 2.12 ms (20);"
+        "where the time went, by op (one profiled process each; an op's own time, and how many "
+        "ran; 0.4.31 → 0.4.33): custom-call 5.32 ms (20) → none; dot none → 2.12 ms (20);"
     )
     data = answer.data()
     assert data["ops"][1]["dot"] == {"total_ns": 2115124, "calls": 20}  # type: ignore[index]

@@ -1,5 +1,5 @@
-"""The reproducer with jax alone: which metric of it shows a script's metric, and, on real releases, a
-``lax.scan`` program captured on 0.4.31 with no edit to the script, loaded and timed on 0.4.33."""
+"""The reproducer with jax alone: which metric of it shows a script's metric, and, on real releases,
+a ``lax.scan`` program captured on 0.4.31 with no edit to the script, loaded and timed on 0.4.33."""
 
 import dataclasses
 import json
@@ -110,7 +110,8 @@ def test_a_release_that_cannot_run_the_others_export_is_said_in_one_line():
         process.update(status="failed", detail=error)
     failed = StoredResult.from_document(Path("x.json"), data)
     assert _refusal("0.4.30", "0.4.33", failed) == (
-        "jax 0.4.30 cannot run what jax 0.4.33 exported: ValueError: Unsupported serialization version 10"
+        "jax 0.4.30 cannot run what jax 0.4.33 exported: ValueError: Unsupported serialization "
+        "version 10"
     )
     assert _refusal("0.4.30", "0.4.33", None).startswith("jax 0.4.30 stored no result")
     ok = StoredResult.from_document(Path("y.json"), real_result("async_dispatch-0.12.0.1"))
@@ -128,7 +129,10 @@ def test_programs_that_call_back_into_python_are_captured_again_without_equinox_
     def capture(sides, label, folder, env=None):
         calls.append((label, env))
         if env is None:
-            return f"jax {label} exported no program: NotImplementedError: serialization of host_callbacks"
+            return (
+                f"jax {label} exported no program: NotImplementedError: serialization of "
+                "host_callbacks"
+            )
         return {"jax": label, "programs": [{"name": "solve"}], "note": ""}
 
     monkeypatch.setattr(reproducer, "capture", capture)
@@ -148,8 +152,8 @@ class FakeProgress:
 
 
 def kept_programs(monkeypatch, tmp_path, moves_again):
-    """The reproducer of three programs, the first two of which moved, kept or not after measuring again
-    (``moves_again``: whether the reproducer of those two moves as the whole one did)."""
+    """The reproducer of three programs, the first two of which moved, kept or not after measuring
+    again (``moves_again``: whether the reproducer of those two moves as the whole one did)."""
     from harness.analysis.significance import Verdict
     from harness.explain import reproducer
     from tests.explain.test_held_library import step

@@ -1,4 +1,5 @@
-"""Changed defaults, tried: each set on the other release in one measurement with both, and judged."""
+"""Changed defaults, tried: each set on the other release in one measurement with both, and
+judged."""
 
 import dataclasses
 import json
@@ -38,7 +39,8 @@ def test_each_changed_default_is_tried_back_on_the_newer_release_and_forward_on_
         ("0.4.31", "XLA_FLAGS=--xla_cpu_use_thunk_runtime=true"),
         ("0.4.33", 'jax.config.update("jax_dynamic_shapes", False)'),
     ], (
-        "cpu-named changes first; the GPU flag left out; an expression cannot be set; an added option only forward"
+        "cpu-named changes first; the GPU flag left out; an expression cannot be set; an added "
+        "option only forward"
     )
     assert [t.back for t in planned] == [True, False, True, False, True] and left == 0
     many = [Change(f"xla_cpu_flag_{i}", XLA, "0", "1") for i in range(5)]
@@ -66,12 +68,14 @@ def test_a_trial_sets_xla_flags_after_the_profile_s_and_a_jax_option_for_the_pro
 
 
 def answer_of(*args, **named):
-    """A step's answer judged on ``eager.wall_ns`` (as gathered: each metric's trials judged when made)."""
+    """A step's answer judged on ``eager.wall_ns`` (as gathered: each metric's trials judged when
+    made)."""
     return DefaultsAnswer(*args, metrics=(EAGER,), **named)
 
 
 def said(answer, step, key):
-    """Every line an answer says of a step on ``key``: the trials', then the defaults that changed."""
+    """Every line an answer says of a step on ``key``: the trials', then the defaults that
+    changed."""
     return [*texts(trial_lines(answer, step, key.metric_name)), *defaults_listing(answer)]
 
 
@@ -292,9 +296,9 @@ def test_a_trial_whose_flag_the_script_replaced_is_void_never_counted_as_tried()
     assert trial.void and trial.vs_before is None
     lines = texts(trial_lines(answer, derive_step(Verdict.SLOWER), EAGER.metric_name))
     assert lines == [
-        "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets XLA_FLAGS "
-        "itself before jax starts, so XLA never got the flag (append to os.environ.get('XLA_FLAGS', '') "
-        "instead of replacing it)"
+        "void, not tried: XLA_FLAGS=--xla_cpu_use_thunk_runtime=false on 0.4.33: the script sets "
+        "XLA_FLAGS itself before jax starts, so XLA never got the flag (append to "
+        "os.environ.get('XLA_FLAGS', '') instead of replacing it)"
     ], "not 'none of the 1 changed defaults tried brought the old number back'"
     assert answer.metric_data(EAGER.metric_name)["tried"][0]["void"] is True
     jax_option = Trial(ASYNC, "0.4.33", "False")
@@ -310,8 +314,8 @@ def test_a_trial_the_statistics_left_undecided_is_said_undecided_not_told_apart(
     answer = answer_of("0.4.31", "0.4.33", [THUNK], [back])
     line = tried_text(Tried(back, undecided, slower), answer)
     assert line == (
-        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided against "
-        f"0.4.31, {slower.said} than 0.4.33: more processes could tell)"
+        "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×2 of 0.4.31 (undecided "
+        f"against 0.4.31, {slower.said} than 0.4.33: more processes could tell)"
     )
     assert "not told apart" not in line
 

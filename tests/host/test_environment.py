@@ -156,7 +156,10 @@ def test_every_assignment_line_of_environment_info_is_redacted_by_the_same_rule(
 
 def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_appears():
     environ = {"JAX_SECRET_TOKEN": "tok-0123456789", "JAX_PASS": "short"}
-    text = "Run as `JAX_PASS='a b' JAX_PLATFORMS=cpu python x.py`: failed with tok-0123456789 in its message"
+    text = (
+        "Run as `JAX_PASS='a b' JAX_PLATFORMS=cpu python x.py`: failed with tok-0123456789 in its "
+        "message"
+    )
     cleaned = environment.redact(text, environ=environ)
     assert (
         cleaned
@@ -165,7 +168,10 @@ def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_
 
 
 def test_flags_paths_and_ordinary_words_are_left_alone():
-    text = "XLA_FLAGS=--xla_force_host_platform_device_count=8 at https://github.com/jax-ml/jax/issues/1 (N=1000)"
+    text = (
+        "XLA_FLAGS=--xla_force_host_platform_device_count=8 at "
+        "https://github.com/jax-ml/jax/issues/1 (N=1000)"
+    )
     assert environment.redact(text, environ={}) == text
 
 

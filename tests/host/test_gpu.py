@@ -1,4 +1,5 @@
-"""GPU detection without JAX, against stand-ins for nvidia-smi (tests/fixtures/gpu/) run as real processes."""
+"""GPU detection without JAX, against stand-ins for nvidia-smi (tests/fixtures/gpu/) run as real
+processes."""
 
 import pytest
 
@@ -39,7 +40,8 @@ def test_a_gpu_with_its_device_file_is_usable(monkeypatch, dev_with_gpu):
         (None, "nvidia-smi not found on PATH (no NVIDIA driver here)"),
         (
             "failing",
-            "nvidia-smi failed with exit code 9: NVIDIA-SMI has failed because it couldn't communicate",
+            "nvidia-smi failed with exit code 9: NVIDIA-SMI has failed because it couldn't "
+            "communicate",
         ),
     ],
 )

@@ -1,4 +1,5 @@
-"""A small git repository shaped like jax's: a package ``jax`` with ``jax/version.py``, release tags, a merged branch.
+"""A small git repository shaped like jax's: a package ``jax`` with ``jax/version.py``, release
+tags, a merged branch.
 
 Its ``jax`` is a tiny stand-in (``jax.numpy.zeros`` and ``block_until_ready``), so a venv can
 install and import it from any commit in a second; ``jax.COMMIT_MARK`` says which commit it is.
@@ -49,7 +50,8 @@ def write_jax(repo: Path, version: str, minimum: str, mark: str, broken: bool = 
     (repo / "jax").mkdir(parents=True, exist_ok=True)
     (repo / "pyproject.toml").write_text(PYPROJECT.format(version=version))
     (repo / "jax" / "version.py").write_text(
-        f'_version: str = "{version}"\n_release_version: str | None = None\n\n_minimum_jaxlib_version = "{minimum}"\n'
+        f'_version: str = "{version}"\n_release_version: str | None = '
+        f'None\n\n_minimum_jaxlib_version = "{minimum}"\n'
     )
     (repo / "jax" / "numpy.py").write_text(NUMPY)
     body = 'raise ImportError("module jaxlib has no attribute new_api")\n' if broken else ""
@@ -64,8 +66,9 @@ def commit(repo: Path, message: str) -> str:
 
 
 def make_repo(root: Path) -> tuple[Path, dict[str, str]]:
-    """Tags jax-v0.1.0 and jax-v0.1.2, four commits between them along the first parents (one a merge of a
-    side branch whose own commit is not on that line, one that does not import); name → sha."""
+    """Tags jax-v0.1.0 and jax-v0.1.2, four commits between them along the first parents (one a
+    merge of a side branch whose own commit is not on that line, one that does not import); name →
+    sha."""
     repo = root / "jax-clone"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")

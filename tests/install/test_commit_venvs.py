@@ -1,4 +1,5 @@
-"""A venv per (jax commit, jaxlib): jax from the commit's tree over a release's install, tried by importing it."""
+"""A venv per (jax commit, jaxlib): jax from the commit's tree over a release's install, tried by
+importing it."""
 
 import json
 import subprocess

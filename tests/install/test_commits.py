@@ -1,4 +1,5 @@
-"""jax's commits between two releases: first-parent order, each one's jaxlibs, the cuts, the attribution pick."""
+"""jax's commits between two releases: first-parent order, each one's jaxlibs, the cuts, the
+attribution pick."""
 
 import pytest
 
@@ -35,7 +36,10 @@ RANGE = [
 
 
 def test_version_file_lines_with_and_without_annotations():
-    text = '_version: str = "0.4.32"\n_release_version: str | None = None\n_minimum_jaxlib_version = "0.4.31"\n'
+    text = (
+        '_version: str = "0.4.32"\n_release_version: str | None = None\n_minimum_jaxlib_version = '
+        '"0.4.31"\n'
+    )
     assert parse_version_file(text) == ("0.4.32", "0.4.31")
     assert parse_version_file("_version = '0.4.20'\n") == ("0.4.20", None)
 
@@ -65,8 +69,9 @@ def test_a_commit_accepts_jaxlibs_from_its_minimum_to_its_own_number():
 
 
 def test_the_numbers_the_commits_name_are_candidates_with_the_listed_jaxlibs_between_the_releases():
-    # 0.4.32 is yanked, so the index does not list it; the commits name it, and it installs by exact pin.
-    # 0.4.30, the first commits' minimum, is older than the good release's jaxlib: a commit may need it.
+    # 0.4.32 is yanked, so the index does not list it; the commits name it, and it installs by exact
+    # pin. 0.4.30, the first commits' minimum, is older than the good release's jaxlib: a commit may
+    # need it.
     assert candidate_jaxlibs(
         RANGE, ["0.4.29", "0.4.31", "0.4.33", "0.4.34"], "0.4.31", "0.4.33"
     ) == [
@@ -98,13 +103,15 @@ def test_a_commit_accepting_no_candidate_is_a_segment_of_its_own():
 
 
 def test_attribution_takes_the_latest_commits_accepting_the_pair_nearest_the_releases_own():
-    # No commit accepts both 0.4.31 and 0.4.33: the nearest pair is (0.4.31, 0.4.32), late commits first.
+    # No commit accepts both 0.4.31 and 0.4.33: the nearest pair is (0.4.31, 0.4.32), late commits
+    # first.
     choices = attribution_choices(RANGE, ["0.4.31", "0.4.32", "0.4.33"], "0.4.31", "0.4.33")
     assert [(c.sha, a, b) for c, a, b in choices] == [
         (RANGE[i].sha, "0.4.31", "0.4.32") for i in (9, 8, 7)
     ]
     assert attribution_choices(RANGE[:3], ["0.4.31", "0.4.32"], "0.4.31", "0.4.32") == []
-    # A pair older than the step's (0.4.30 and 0.4.31, which the first commits accept) says nothing of it.
+    # A pair older than the step's (0.4.30 and 0.4.31, which the first commits accept) says nothing
+    # of it.
     assert attribution_choices(RANGE[:3], ["0.4.30", "0.4.31", "0.4.32"], "0.4.31", "0.4.33") == []
 
 
@@ -158,7 +165,8 @@ def test_a_kept_clone_fetches_a_release_it_does_not_have_yet(tmp_path):
 
 
 def test_the_jaxlibs_of_the_step_go_first_wherever_one_fits():
-    # jax-v0.4.33..jax-v0.4.34 in small: main-line commits from before 0.4.33's branch accept 0.4.32 only.
+    # jax-v0.4.33..jax-v0.4.34 in small: main-line commits from before 0.4.33's branch accept 0.4.32
+    # only.
     commits = [
         made(0, "0.4.32", "0.4.32"),
         made(1, "0.4.33", "0.4.32"),

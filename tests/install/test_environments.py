@@ -1,4 +1,5 @@
-"""Where each release runs: a case in its release venv, a plain script in a venv of its own with what it declares."""
+"""Where each release runs: a case in its release venv, a plain script in a venv of its own with
+what it declares."""
 
 import json
 from datetime import UTC, datetime
@@ -27,7 +28,8 @@ def release(tmp_path: Path, jax: str = "0.4.31") -> ReleaseEnv:
 
 @pytest.fixture
 def asked(monkeypatch, tmp_path):
-    """script_envs.ensure stands in: the requests it got; it answers a venv holding equinox 0.11.4."""
+    """script_envs.ensure stands in: the requests it got; it answers a venv holding equinox
+    0.11.4."""
     requests = []
 
     def ensure(request, folder, times):
@@ -109,7 +111,8 @@ def test_a_set_that_cannot_be_had_is_not_installable_in_one_line_with_the_resolv
     reason = "Because equinox==9.9 has no wheels and you require equinox==9.9 ..."
     assert isinstance(said, Unavailable)
     assert said.line == f"not installable (as of 2024-08-06): {reason}"
-    # What was asked, holding nothing: a later probe finds the stored answer instead of storing it again.
+    # What was asked, holding nothing: a later probe finds the stored answer instead of storing it
+    # again.
     assert said.libraries.installed == () and said.libraries.held == ("equinox==9.9",)
     assert Environments(case, None, hold=("equinox==9.9",)).matches("0.4.31", said.libraries)
 

@@ -136,9 +136,10 @@ def test_one_release_is_looked_up_with_the_jaxlib_it_installs_with():
 
 
 REFUSED = (
-    "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection "
-    "broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object at 0x7f>: Failed to "
-    "establish a new connection: [Errno 111] Connection refused')': /simple/jaxlib/\n"
+    "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after "
+    "connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection "
+    "object at 0x7f>: Failed to establish a new connection: [Errno 111] Connection refused')': "
+    "/simple/jaxlib/\n"
     "ERROR: No matching distribution found for jaxlib\n"
 )
 
@@ -148,13 +149,15 @@ REFUSED = (
     [
         (REFUSED, "the package index could not be reached (Connection refused)"),
         (
-            "WARNING: Retrying (Retry(total=0)) after connection broken by 'ReadTimeoutError(\"...: Read timed "
-            "out. (read timeout=15)\")': /simple/jax/\nERROR: No matching distribution found for jax\n",
+            "WARNING: Retrying (Retry(total=0)) after connection broken by "
+            "'ReadTimeoutError(\"...: Read timed out. (read timeout=15)\")': /simple/jax/\nERROR: "
+            "No matching distribution found for jax\n",
             "the package index could not be reached (Read timed out)",
         ),
         (
             "ERROR: No matching distribution found for jaxlib\n",
-            "No matching distribution found for jaxlib: the package index offers none, or could not be reached",
+            "No matching distribution found for jaxlib: the package index offers none, or could "
+            "not be reached",
         ),
         ("ERROR: something else\n", "ERROR: something else"),
     ],
@@ -187,7 +190,8 @@ def test_a_listing_cache_that_takes_no_writes_still_lists(tmp_path):
 
 
 def fake_wheel(folder, name, version, tag="py3-none-any", requires=()):
-    """A wheel pip can read the metadata of (nothing in it is ever installed: the index's dry runs only)."""
+    """A wheel pip can read the metadata of (nothing in it is ever installed: the index's dry runs
+    only)."""
     info = f"{name}-{version}.dist-info"
     path = folder / f"{name}-{version}-{tag}.whl"
     metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
@@ -204,8 +208,9 @@ def fake_wheel(folder, name, version, tag="py3-none-any", requires=()):
 
 @pytest.fixture
 def local_index(tmp_path, monkeypatch):
-    """A package index on 127.0.0.1: jax 0.12.0, 0.12.0.1 and 0.12.1, each asking for its own jaxlib; jaxlib
-    0.12.1 only as a wheel no Python here takes (its wheels for this Python not uploaded yet)."""
+    """A package index on 127.0.0.1: jax 0.12.0, 0.12.0.1 and 0.12.1, each asking for its own
+    jaxlib; jaxlib 0.12.1 only as a wheel no Python here takes (its wheels for this Python not
+    uploaded yet)."""
     files = tmp_path / "files"
     files.mkdir()
     wheels = [fake_wheel(files, "jax", v, requires=[f"jaxlib=={v}"]) for v in VERSIONS]
@@ -245,8 +250,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
     reason="needs a python3 with pip",
 )
 def test_a_jax_whose_jaxlib_has_no_wheel_for_this_python_yet_is_not_the_newest(local_index):
-    """Issue 57 #10: jax 0.12.1 was paired with jaxlib 0.12.0.1 (the newest with a wheel here) and watched as "the
-    newest"; it then stored as not installable. It is left out, said in a line, and the pair is the one before."""
+    """Issue 57 #10: jax 0.12.1 was paired with jaxlib 0.12.0.1 (the newest with a wheel here) and
+    watched as "the newest"; it then stored as not installable. It is left out, said in a line, and
+    the pair is the one before."""
     pairs = pair_with_jaxlib(pip_versions("python3", "jax"), pip_versions("python3", "jaxlib"))
     assert pairs[-1] == ("0.12.1", "0.12.0.1"), "pip lists jaxlib 0.12.1 for no Python here"
     said = []

@@ -1,5 +1,6 @@
-"""A script's venv per release: resolved with uv under the release's constraints (as of its date, or newest),
-installed once, reused without the network.  A fake uv for the logic; real uv and PyPI under ``-m venv``."""
+"""A script's venv per release: resolved with uv under the release's constraints (as of its date, or
+newest), installed once, reused without the network.  A fake uv for the logic; real uv and PyPI
+under ``-m venv``."""
 
 import glob
 import json
@@ -41,7 +42,8 @@ from tests.conftest import FIXTURES
 RECORDED = FIXTURES / "index_times"
 UV_OUTPUT = FIXTURES / "uv"
 RELEASE = Release("0.4.31", "0.4.31")
-# The later of jax's and jaxlib's first upload (jaxlib's, 2024-07-30T00:25:58Z), a week on, in whole seconds.
+# The later of jax's and jaxlib's first upload (jaxlib's, 2024-07-30T00:25:58Z), a week on, in whole
+# seconds.
 CUTOFF = datetime(2024, 8, 6, 0, 25, 58, tzinfo=UTC)
 AS_OF_SET = "equinox==0.11.4\njax==0.4.31\njaxlib==0.4.31\njaxtyping==0.2.33\nml-dtypes==0.4.0\nnumpy==2.0.1\n"
 DAY = 24 * 3600.0
@@ -70,7 +72,8 @@ def done(command, returncode=0, stdout="", stderr=""):
 
 
 class FakeUv:
-    """Stands in for uv and the interpreter: answers each command as uv would, logs it with its input files."""
+    """Stands in for uv and the interpreter: answers each command as uv would, logs it with its
+    input files."""
 
     def __init__(self, resolved=AS_OF_SET, *, compile_error=None, fail=None, installed=None):
         self.resolved = resolved
@@ -372,8 +375,8 @@ def test_a_failed_install_could_not_be_tried_and_is_tried_again_next_time(tmp_pa
     outcome = ensure(request(), tmp_path, times(tmp_path), runner=uv, uv=["uv"])
     assert isinstance(outcome, InstallFailed) and outcome.stage == "install"
     assert outcome.reason == (
-        "`uv pip sync` failed: Because there is no version of equinox==99.0 and you require equinox==99.0, we can "
-        "conclude that your requirements are unsatisfiable."
+        "`uv pip sync` failed: Because there is no version of equinox==99.0 and you require "
+        "equinox==99.0, we can conclude that your requirements are unsatisfiable."
     )
     assert not list(tmp_path.glob(f"script-env-*/{RECORD}"))
     uv.fail = None
@@ -409,19 +412,22 @@ def test_an_index_without_the_release_s_upload_time_is_one_clear_error(tmp_path)
     [
         (
             "asof-equinox-0.13.8.txt",
-            "`equinox` was filtered by `exclude-newer` to only include packages uploaded before 2024-08-06T00:25:58Z. "
-            "The requested version, v0.13.8, was published at 2026-05-05T10:03:41.673Z.",
+            "`equinox` was filtered by `exclude-newer` to only include packages uploaded before "
+            "2024-08-06T00:25:58Z. The requested version, v0.13.8, was published at "
+            "2026-05-05T10:03:41.673Z.",
         ),
         (
             "newest-equinox-0.13.8.txt",
-            "Because equinox>=0.13.8 depends on one of: jax>=0.4.38,<0.7.0 or jax>0.7.1 and you require jax==0.4.31, "
-            "we can conclude that your requirements and equinox>=0.13.8 are incompatible. And because you require "
-            "equinox==0.13.8, we can conclude that your requirements are unsatisfiable.",
+            "Because equinox>=0.13.8 depends on one of: jax>=0.4.38,<0.7.0 or jax>0.7.1 and you "
+            "require jax==0.4.31, we can conclude that your requirements and equinox>=0.13.8 are "
+            "incompatible. And because you require equinox==0.13.8, we can conclude that your "
+            "requirements are unsatisfiable.",
         ),
         (
             "not-found.txt",
-            "Because no-such-package-for-the-harness-xyz was not found in the package registry and you require "
-            "no-such-package-for-the-harness-xyz, we can conclude that your requirements are unsatisfiable.",
+            "Because no-such-package-for-the-harness-xyz was not found in the package registry and "
+            "you require no-such-package-for-the-harness-xyz, we can conclude that your "
+            "requirements are unsatisfiable.",
         ),
     ],
 )
@@ -430,10 +436,14 @@ def test_uv_s_reason_is_its_explanation_in_one_line(name, reason):
 
 
 def test_uv_s_reason_in_its_older_layout_a_long_one_and_no_error_line():
-    older = "  × No solution found when resolving dependencies:\n  ╰─▶ Because you require numpy==2.0.1 and numpy<2,\n"
+    older = (
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because you require "
+        "numpy==2.0.1 and numpy<2,\n"
+    )
     older += "      we can conclude that your requirements are unsatisfiable.\n"
     assert uv_reason(older) == (
-        "Because you require numpy==2.0.1 and numpy<2, we can conclude that your requirements are unsatisfiable."
+        "Because you require numpy==2.0.1 and numpy<2, we can conclude that your requirements are "
+        "unsatisfiable."
     )
     long = uv_reason("error: No solution found\n  cause: " + "Because x " * 100)
     assert len(long) == 300 and long.endswith("…")
@@ -467,8 +477,9 @@ def test_a_resolved_set_is_stored_as_json_and_read_back():
             ResolvedSet.from_dict(resolved.as_dict() | broken)
 
 
-# Real uv and the real package index (PyPI, or UV_DEFAULT_INDEX/UV_INDEX_URL/PIP_INDEX_URL): small packages beside
-# jax/jaxlib 0.4.31, which uv caches.  One venv is installed; the other outcomes need a resolution only.
+# Real uv and the real package index (PyPI, or UV_DEFAULT_INDEX/UV_INDEX_URL/PIP_INDEX_URL): small
+# packages beside jax/jaxlib 0.4.31, which uv caches.  One venv is installed; the other outcomes
+# need a resolution only.
 
 
 def python312() -> str:
@@ -490,7 +501,8 @@ def real(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def as_of_env(real):
-    """The first ensure of equinox on jax 0.4.31 as of its date: resolved and installed from scratch."""
+    """The first ensure of equinox on jax 0.4.31 as of its date: resolved and installed from
+    scratch."""
     folder, index, python = real
     return ensure(ScriptEnvRequest(RELEASE, collect(None, "", ["equinox"]), python), folder, index)
 
@@ -552,7 +564,8 @@ def test_real_newest_resolves_a_newer_or_equal_equinox_on_the_same_release(real,
         ("newest", "Because equinox>=0.13.8 depends on one of: jax>=0.4.38"),
         (
             "as-of",
-            "`equinox` was filtered by `exclude-newer` to only include packages uploaded before 2024-08-06",
+            "`equinox` was filtered by `exclude-newer` to only include packages uploaded before "
+            "2024-08-06",
         ),
     ],
 )

@@ -1,5 +1,5 @@
-"""An installer's command ends whole: what it started (compileall's workers) goes with it on an interrupt or a
-time-out, never left running into the venv."""
+"""An installer's command ends whole: what it started (compileall's workers) goes with it on an
+interrupt or a time-out, never left running into the venv."""
 
 import os
 import signal
@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.install.subprocesses import run_whole
 
-# A command that starts a worker of its own (as compileall -j 0 does), says the worker's pid, then waits.
+# A command that starts a worker of its own (as compileall -j 0 does), says the worker's pid, then
+# waits.
 STARTS_A_WORKER = textwrap.dedent(
     """
     import subprocess, sys, time

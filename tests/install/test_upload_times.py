@@ -1,4 +1,5 @@
-"""Upload times of releases, from the index's PEP 691 JSON (recorded answers of pypi.org), cached for a day."""
+"""Upload times of releases, from the index's PEP 691 JSON (recorded answers of pypi.org), cached
+for a day."""
 
 import http.server
 import json
@@ -18,7 +19,8 @@ INDEX = "https://pypi.org/simple"
 
 
 class RecordedIndex:
-    """Answers index URLs with the recorded files (None, as for a 404, for any other package); logs each URL."""
+    """Answers index URLs with the recorded files (None, as for a 404, for any other package); logs
+    each URL."""
 
     def __init__(self, edit=None):
         self.urls: list[str] = []
@@ -220,7 +222,8 @@ def test_a_file_s_version_comes_from_its_name(filename, name, version):
 
 
 class LocalIndex(http.server.BaseHTTPRequestHandler):
-    """A package index on this machine's loopback (no network): the recorded jax listing, 404 for the rest."""
+    """A package index on this machine's loopback (no network): the recorded jax listing, 404 for
+    the rest."""
 
     accepts: ClassVar[list[str]] = []
     authorizations: ClassVar[list[str]] = []

@@ -1,4 +1,5 @@
-"""Release venvs: the plan nox hands over, and building a venv only when it does not hold its install."""
+"""Release venvs: the plan nox hands over, and building a venv only when it does not hold its
+install."""
 
 import json
 import subprocess
@@ -133,8 +134,8 @@ def test_a_plan_entry_is_found_by_release_or_refused_naming_nearby_ones(tmp_path
 
 
 def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch):
-    """A script's process.import_ns times importing jax, never compiling its source: the same on every release,
-    whether or not its processes may write bytecode."""
+    """A script's process.import_ns times importing jax, never compiling its source: the same on
+    every release, whether or not its processes may write bytecode."""
     ran = []
     monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
     env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")
@@ -155,8 +156,8 @@ def test_a_release_is_installed_with_its_bytecode_compiled(tmp_path, monkeypatch
 
 
 def test_two_runs_that_need_one_new_release_venv_at_once_make_it_once(tmp_path, monkeypatch):
-    """Two workers of the suite, or two sessions, asking for one release's venv: the second waits under the
-    venv's lock and finds it ready (uv refuses to make a venv over one that exists)."""
+    """Two workers of the suite, or two sessions, asking for one release's venv: the second waits
+    under the venv's lock and finds it ready (uv refuses to make a venv over one that exists)."""
     monkeypatch.setenv("HARNESS_LOCK_DIR", str(tmp_path))
     monkeypatch.setattr(venvs, "uv_command", lambda: ["uv"])
     env = ReleaseEnv("0.4.31", "0.4.31", "3.12", ("jax==0.4.31",), tmp_path / "release-jax-0.4.31")

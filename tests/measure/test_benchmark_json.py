@@ -1,5 +1,5 @@
-"""A pytest-benchmark suite's JSON as programs: each benchmark's rounds its samples, its name a program's, and
-whatever the file holds beyond a result's bounds left out with a note."""
+"""A pytest-benchmark suite's JSON as programs: each benchmark's rounds its samples, its name a
+program's, and whatever the file holds beyond a result's bounds left out with a note."""
 
 import hashlib
 import json

@@ -93,7 +93,8 @@ def test_a_step_that_dispatches_nothing_to_jax_fails_the_process(tmp_path):
 
     case = tmp_path / "no_dispatch.py"
     case.write_text(
-        'import jax.numpy as jnp\nCLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 9)}\nANCHORS = [{"K": 1}]\n'
+        'import jax.numpy as jnp\nCLAIM = "c"\nSOURCE = "d"\nSIZE_SPACE = {"K": (1, 9)}\nANCHORS = '
+        '[{"K": 1}]\n'
         "def programs(K):\n"
         "    x = jnp.ones(K)\n"
         "    return {'array': [('x + 1', lambda: x + 1)], 'number': [('int', lambda: K + 1)]}\n"

@@ -8,8 +8,9 @@ from tests.conftest import FIXTURES
 def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the_run_goes_on(
     tmp_path, capsys
 ):
-    """facts() returning a list, a set inside facts, a step label that is a number: each cell is recorded as
-    failed, saying which, and the case measured after them still is (not a traceback at storing)."""
+    """facts() returning a list, a set inside facts, a step label that is a number: each cell is
+    recorded as failed, saying which, and the case measured after them still is (not a traceback at
+    storing)."""
     cases = FIXTURES / "case_bugs"
     argv = [
         "run",

@@ -1,5 +1,6 @@
-"""Where a process died, for real: a script that segfaults, one that hangs past its time-out and one that raises,
-each run as the harness runs a script (a side's worker, a case process, the start-up hook), and what is kept."""
+"""Where a process died, for real: a script that segfaults, one that hangs past its time-out and one
+that raises, each run as the harness runs a script (a side's worker, a case process, the start-up
+hook), and what is kept."""
 
 import hashlib
 import os

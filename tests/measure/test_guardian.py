@@ -68,7 +68,8 @@ def wait_until(condition, timeout):
 
 
 def harness_tree(tmp_path, marks):
-    """A harness measuring a hanging case with a grandchild, under a parent; (parent, mark, its TMPDIR).
+    """A harness measuring a hanging case with a grandchild, under a parent; (parent, mark, its
+    TMPDIR).
 
     ``marks`` collects the tree's mark before anything starts, for ``end_what_is_left``."""
     mark = f"HARNESS_TEST_TREE={uuid.uuid4().hex}"
@@ -115,7 +116,8 @@ def the_harness(parent: subprocess.Popen) -> int:
 
 @pytest.fixture
 def marks():
-    """The marks of the trees a test started: whatever carries one is killed after the test, pass or fail."""
+    """The marks of the trees a test started: whatever carries one is killed after the test, pass or
+    fail."""
     started: list[str] = []
     yield started
     for mark in started:

@@ -29,10 +29,12 @@ def test_fusions_and_instructions_are_counted():
 def test_tuple_shapes_and_operand_types_do_not_hide_the_opcode():
     text = "\n".join(
         [
-            "  %w = (s32[], (f32[2]{0}, f32[3]{0})) while((s32[], f32[2]{0}) %t), condition=%c, body=%b, "
+            "  %w = (s32[], (f32[2]{0}, f32[3]{0})) while((s32[], f32[2]{0}) %t), condition=%c, "
+            "body=%b, "
             'backend_config={"known_trip_count":{"n":"12"}}',
             "  ROOT %f = f32[2]{0} fusion(f32[2]{0} %p), kind=kLoop, calls=%fused",
-            '  %s = f32[2]{0} select(pred[2]{0} %a, f32[2]{0} %x, f32[2]{0} %y), metadata={op_name="while/fake"}',
+            "  %s = f32[2]{0} select(pred[2]{0} %a, f32[2]{0} %x, f32[2]{0} %y), "
+            'metadata={op_name="while/fake"}',
             "  %c = f32[] conditional(s32[] %i, f32[] %x, f32[] %y), branch_computations={%a, %b}",
         ]
     )

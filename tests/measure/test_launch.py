@@ -1,4 +1,5 @@
-"""A side's worker, for real: started with its environment, it runs case processes in sessions of their own."""
+"""A side's worker, for real: started with its environment, it runs case processes in sessions of
+their own."""
 
 import json
 import os
@@ -33,7 +34,8 @@ def wait_until(predicate, timeout=30.0):
 
 @pytest.fixture(params=["fork", "spawn"])
 def worker(request, tmp_path):
-    # A test before may have imported JAX into pytest's process, which sets TPU_SKIP_MDS_QUERY there.
+    # A test before may have imported JAX into pytest's process, which sets TPU_SKIP_MDS_QUERY
+    # there.
     inherited = {name: value for name, value in os.environ.items() if name != "TPU_SKIP_MDS_QUERY"}
     environ = {
         **inherited,

@@ -1,4 +1,5 @@
-"""The machine's load while a case process ran, from the kernel's busy time less the process's own."""
+"""The machine's load while a case process ran, from the kernel's busy time less the process's
+own."""
 
 import os
 import subprocess
@@ -12,7 +13,8 @@ from tests.conftest import FIXTURES
 
 
 def test_busy_time_is_read_from_the_aggregate_cpu_line():
-    # cpu  185240 0 14391 129417 1838 0 287 2247 0 0: user nice system [idle iowait] irq softirq steal
+    # cpu  185240 0 14391 129417 1838 0 287 2247 0 0: user nice system [idle iowait] irq softirq
+    # steal
     ticks = os.sysconf("SC_CLK_TCK")
     assert load.busy_cpu_seconds(FIXTURES / "proc" / "stat") == pytest.approx(
         (185240 + 14391 + 287 + 2247) / ticks

@@ -1,4 +1,5 @@
-"""The machine-wide locks: shared by every user, and every fault at their path one warning, never a traceback."""
+"""The machine-wide locks: shared by every user, and every fault at their path one warning, never a
+traceback."""
 
 import os
 import shutil
@@ -115,11 +116,12 @@ def world_dir(monkeypatch):
 
 
 def as_other_user(meanwhile=None) -> tuple[int, list[str]]:
-    """Take the timing lock as another user (nobody) in a forked process; its exit code and progress lines.
+    """Take the timing lock as another user (nobody) in a forked process; its exit code and progress
+    lines.
 
     Forked, not started anew: nobody may not reach this interpreter.  ``meanwhile(pid, go)``, run in
-    the parent once the child is forked, calls ``go()`` to let the child take the lock; forked before
-    the parent takes it, the child shares none of the parent's lock descriptors.
+    the parent once the child is forked, calls ``go()`` to let the child take the lock; forked
+    before the parent takes it, the child shares none of the parent's lock descriptors.
     """
     read_end, write_end = os.pipe()
     go_read, go_write = os.pipe()

@@ -17,7 +17,8 @@ CASES = str(FIXTURES / "cases")
 
 
 def harness_args(results, *cases, extra=()):
-    """``run`` of these cases, two processes each unless ``extra`` says how many (an option is given once)."""
+    """``run`` of these cases, two processes each unless ``extra`` says how many (an option is given
+    once)."""
     args = [
         "run",
         "--cases-dir",
@@ -37,8 +38,9 @@ def harness_args(results, *cases, extra=()):
 
 @pytest.fixture
 def launch():
-    """``subprocess.Popen`` for a test's sweeps, each killed at teardown if still running: a test that fails
-    while its sweep hangs must not leave it holding the timing lock that every later test waits for."""
+    """``subprocess.Popen`` for a test's sweeps, each killed at teardown if still running: a test
+    that fails while its sweep hangs must not leave it holding the timing lock that every later test
+    waits for."""
     started = []
 
     def start(*args, **kwargs):
@@ -148,7 +150,8 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
         ("steady", "ok", 1),
         ("steady", "ok", 2),
     ], (
-        "steady had run once when the interrupt came (the cells take turns), so it is measured again in full"
+        "steady had run once when the interrupt came (the cells take turns), so it is measured "
+        "again in full"
     )
 
 
@@ -194,7 +197,8 @@ def test_a_killed_sweep_takes_its_case_process_with_it(tmp_path, launch):
 
 def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_path, launch):
     results = tmp_path / "r"
-    # A size in every case's range: raises and unsupported take K in [1, 10], and one outside is refused.
+    # A size in every case's range: raises and unsupported take K in [1, 10], and one outside is
+    # refused.
     argv = harness_command(*harness_args(results, "steady", extra=["--size", "K=10"]))
     more = ["--case", "raises", "--case", "unsupported"]
     first = launch([*argv, *more], stderr=subprocess.PIPE, text=True)

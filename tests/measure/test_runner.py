@@ -1,4 +1,5 @@
-"""The runner: several case processes per cell and side, interleaved; whatever one does, it is recorded."""
+"""The runner: several case processes per cell and side, interleaved; whatever one does, it is
+recorded."""
 
 import dataclasses
 import re
@@ -26,8 +27,8 @@ from tests.conftest import FIXTURES, document
 
 QUICK = Settings(timeout_s=5, warmup=1, repeats=5, min_repeats=2, max_seconds=1, processes=2)
 ORDER = ["raises", "hangs", "segfaults", "oom", "unsupported", "steady"]
-# A spawned case process imports jax afresh, which takes over 5 s on a loaded 2-core CI machine: a timeout
-# of 5 s there turned the unsupported case into a timeout.
+# A spawned case process imports jax afresh, which takes over 5 s on a loaded 2-core CI machine: a
+# timeout of 5 s there turned the unsupported case into a timeout.
 SWEEP_TIMEOUT_S = {"fork": 5, "spawn": 20}
 
 
@@ -141,8 +142,8 @@ def test_progress_names_side_cell_process_and_what_is_left(sweep):
 
 
 def test_cells_take_turns_in_rounds(sweep):
-    """Process 1 of every cell before process 2 of any: a slow spell of the host falls on one process of a
-    few cells, where their spread shows it, not on every process of one cell."""
+    """Process 1 of every cell before process 2 of any: a slow spell of the host falls on one
+    process of a few cells, where their spread shows it, not on every process of one cell."""
     _, _, results_dir, _ = sweep
     starts = {0: [], 1: []}
     for result in load_results(results_dir)[0]:
@@ -207,7 +208,8 @@ def aa_sides():
 
 
 def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
-    """An A/A pair: the same interpreter twice, stored as two profiles, measured in interleaved rounds."""
+    """An A/A pair: the same interpreter twice, stored as two profiles, measured in interleaved
+    rounds."""
     settings = dataclasses.replace(QUICK, processes=3)
     with Recorder(
         tmp_path, aa_sides(), settings, seed=1, budget=Budget(), progress=print
@@ -393,7 +395,8 @@ def test_cell_status_is_ok_only_when_every_process_is():
 
 
 def adaptive_recorder(tmp_path, monkeypatch, ratios, **changes):
-    """Two sides whose fake processes always finish ok; ``detectable`` answers from ``ratios`` by processes a side."""
+    """Two sides whose fake processes always finish ok; ``detectable`` answers from ``ratios`` by
+    processes a side."""
     monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 100))
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     asked: list[list[int]] = []
@@ -452,7 +455,10 @@ def test_the_most_processes_allowed_stop_a_target_that_is_not_reached_and_say_so
         max_processes=4,
     )
     assert [len(run.processes) for run in runs] == [4, 4] and len(asked) == 2
-    said = "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1 on wall times"
+    said = (
+        "4 processes a side (the most allowed) can detect only ×1.900, not the target ×1.1 on wall "
+        "times"
+    )
     assert all(said in run.detail for run in runs)
 
 
@@ -471,7 +477,8 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
 
 
 def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **changes):
-    """Sides of fake processes measured until decided; ``undecided`` answers from ``open_by_processes``."""
+    """Sides of fake processes measured until decided; ``undecided`` answers from
+    ``open_by_processes``."""
     monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 200))
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
@@ -613,7 +620,8 @@ def test_what_is_left_counts_the_look_under_way_and_at_most_the_processes_allowe
 
 
 def claimed(*verdicts, status="ok"):
-    """A side's run whose processes finished ``status`` with these claim verdicts (True: it holds there)."""
+    """A side's run whose processes finished ``status`` with these claim verdicts (True: it holds
+    there)."""
     processes = [
         ProcessRun(i, RunStatus(status), claim=ProcessClaim(holds, f"evidence {i}"))
         for i, holds in enumerate(verdicts)
@@ -646,8 +654,9 @@ def test_a_search_point_is_settled_by_the_rule_every_page_uses():
 
 
 def test_a_skip_the_profile_already_decides_starts_no_process():
-    """cpu8 makes eight CPU devices: a case whose programs use one is skipped there, and a case that needs two is
-    skipped on cpu, from their constants, before any process imports JAX to find out."""
+    """cpu8 makes eight CPU devices: a case whose programs use one is skipped there, and a case that
+    needs two is skipped on cpu, from their constants, before any process imports JAX to find
+    out."""
     catalogue = discovery.discover()
     one, several = (
         PlannedRun(catalogue[name], PlannedPoint(catalogue[name].anchors[0], "anchor"))
@@ -671,9 +680,9 @@ def test_a_skip_the_profile_already_decides_starts_no_process():
 
 
 def test_the_main_command_measures_a_case_only_under_the_devices_its_claim_is_about():
-    """switch_scans' claim is about one device (CLAIM_DEVICES): on the main command's sides (``claims_only``) cpu8
-    skips it, saying how to measure it there; a side the user chose measures it; cases without the constant are
-    measured where they were."""
+    """switch_scans' claim is about one device (CLAIM_DEVICES): on the main command's sides
+    (``claims_only``) cpu8 skips it, saying how to measure it there; a side the user chose measures
+    it; cases without the constant are measured where they were."""
     catalogue = discovery.discover()
     switch, sharding = (
         PlannedRun(catalogue[name], PlannedPoint(catalogue[name].anchors[0], "anchor"))
@@ -687,16 +696,16 @@ def test_the_main_command_measures_a_case_only_under_the_devices_its_claim_is_ab
     )
     assert catalogue["switch_scans"].claim_devices == 1
     assert known_skip(switch, cpu8) == (
-        "its claim is about 1 device (CLAIM_DEVICES) and this profile made 8 CPU devices: the main command "
-        "measures it only where its claim is; `nox -s matrix -- --profile cpu8 --case switch_scans` measures "
-        "it here"
+        "its claim is about 1 device (CLAIM_DEVICES) and this profile made 8 CPU devices: the main "
+        "command measures it only where its claim is; `nox -s matrix -- --profile cpu8 --case "
+        "switch_scans` measures it here"
     )
     assert known_skip(switch, cpu) == known_skip(switch, chosen) == known_skip(sharding, cpu8) == ""
 
 
 def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_measured(tmp_path):
-    """Two runs into one folder: the caller's look before the lock missed what the other stored meanwhile;
-    ``reuse``, asked under the lock, takes it instead of measuring the cell again."""
+    """Two runs into one folder: the caller's look before the lock missed what the other stored
+    meanwhile; ``reuse``, asked under the lock, takes it instead of measuring the cell again."""
     sides = [Side("0.0.0", "p", sys.executable, label="A"), Side("0.0.1", "p", sys.executable)]
     settings = dataclasses.replace(QUICK, isolation="fork")
     with Recorder(tmp_path, sides[1:], settings, seed=7, budget=Budget()) as other:

@@ -1,6 +1,6 @@
-"""The programs a script jits, captured by the start-up hook with no edit to it (on the jax installed here):
-small inputs kept, inputs over the size cap generated and said, most called first; the reproducer that needs
-jax alone runs them and prints what it measured."""
+"""The programs a script jits, captured by the start-up hook with no edit to it (on the jax
+installed here): small inputs kept, inputs over the size cap generated and said, most called first;
+the reproducer that needs jax alone runs them and prints what it measured."""
 
 import json
 import os
@@ -99,9 +99,10 @@ print("compiled")
 
 
 def test_programs_compiled_ahead_of_time_are_captured_called_or_only_compiled(tmp_path):
-    """``jax.jit(f).lower(...).compile()``, the usual way to time a compile, is seen as a jitted call is:
-    the program called twice and the one only compiled from shapes are both exported, the stages keep
-    their types (the script's own ``isinstance`` checks pass) and its output is untouched."""
+    """``jax.jit(f).lower(...).compile()``, the usual way to time a compile, is seen as a jitted
+    call is: the program called twice and the one only compiled from shapes are both exported, the
+    stages keep their types (the script's own ``isinstance`` checks pass) and its output is
+    untouched."""
     tools = export_tools(REPO / ".nox", sys.executable)
     assert not isinstance(tools, str), tools
     script, folder = tmp_path / "aot.py", tmp_path / "captured"

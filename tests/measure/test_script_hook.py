@@ -1,4 +1,5 @@
-"""The hook runs a script as `python FILE ARGS` would, and reports its import and JAX's compile phases."""
+"""The hook runs a script as `python FILE ARGS` would, and reports its import and JAX's compile
+phases."""
 
 import json
 import subprocess
@@ -33,7 +34,8 @@ def run_hooked(
 def test_a_script_without_jax_runs_as_python_file_would(tmp_path):
     source = (
         "import sys, os, helper_mod\n"
-        "print(__name__, sys.argv[1:], helper_mod.VALUE + 1, os.getcwd() == os.path.dirname(__file__) or 'cwd kept')\n"
+        "print(__name__, sys.argv[1:], helper_mod.VALUE + 1, os.getcwd() == "
+        "os.path.dirname(__file__) or 'cwd kept')\n"
         "sys.exit(3)\n"
     )
     done, report = run_hooked(tmp_path, source, "--size", "7")
@@ -74,8 +76,12 @@ def test_the_first_import_of_jax_and_its_compile_phases_are_reported(tmp_path):
 
 @pytest.mark.jax
 def test_each_compile_is_counted_once_and_the_phases_fit_in_the_time_after_the_import(tmp_path):
-    """jax's own imports run inside the first one: the listener is registered once, whatever they are."""
-    source = "import jax\nimport jax.numpy as jnp\nfor n in (3, 4, 5):\n    jax.jit(lambda x: x * n)(jnp.ones(n))\n"
+    """jax's own imports run inside the first one: the listener is registered once, whatever they
+    are."""
+    source = (
+        "import jax\nimport jax.numpy as jnp\nfor n in (3, 4, 5):\n    jax.jit(lambda x: x * "
+        "n)(jnp.ones(n))\n"
+    )
     done, report = run_hooked(tmp_path, source)
     assert done.returncode == 0, done.stderr
     events = report["events"]
@@ -108,7 +114,8 @@ def test_an_event_nested_in_another_of_its_phase_is_not_counted_twice(monkeypatc
     [
         "import importlib\nnp = importlib.import_module('jax.numpy')\n",
         "np = __import__('jax.numpy', fromlist=['ones'])\n",
-        "import importlib.util, sys\nspec = importlib.util.find_spec('jax')\nimport jax.numpy as np\n",
+        "import importlib.util, sys\nspec = importlib.util.find_spec('jax')\nimport jax.numpy as "
+        "np\n",
     ],
 )
 def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
@@ -125,9 +132,9 @@ def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
         if (tmp_path / "plain").mkdir() is None
         else None
     )
-    # The import timed is jax's whole import: most of this process's time until it, and of the order of a plain
-    # ``import jax`` in another process (a fifth of it at least: a loaded machine slows either process, not a
-    # missed route, which would time a few submodules or nothing).
+    # The import timed is jax's whole import: most of this process's time until it, and of the order
+    # of a plain ``import jax`` in another process (a fifth of it at least: a loaded machine slows
+    # either process, not a missed route, which would time a few submodules or nothing).
     assert plain is not None and report["import_ns"] > 0.2 * plain[1]["import_ns"]
     began = report["imported_ns"] - report["import_ns"]
     assert report["started_ns"] < began < report["imported_ns"] <= report["ended_ns"]

@@ -1,4 +1,5 @@
-"""A plain script's process: run once as ``python FILE``, judged on the figure lines it prints, else timed whole."""
+"""A plain script's process: run once as ``python FILE``, judged on the figure lines it prints, else
+timed whole."""
 
 import hashlib
 import json
@@ -149,7 +150,10 @@ def test_the_harness_put_first_on_pythonpath_is_taken_out_and_the_sides_own_entr
 def test_a_module_the_script_does_not_declare_is_named_with_the_two_ways_to_declare_it():
     from harness.measure.script_process import undeclared_import
 
-    stderr = "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'equinox.nn'\n"
+    stderr = (
+        "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named "
+        "'equinox.nn'\n"
+    )
     said = undeclared_import(stderr)
     assert said.startswith("the script imports equinox, which it does not declare")
     assert '(dependencies = ["equinox"]' in said and "--with equinox" in said

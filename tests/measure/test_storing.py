@@ -1,5 +1,5 @@
-"""A plain script's results never mix with another version's in one results folder; what a resumed run takes
-for a cell measured before."""
+"""A plain script's results never mix with another version's in one results folder; what a resumed
+run takes for a cell measured before."""
 
 import pytest
 
@@ -39,8 +39,9 @@ def test_results_of_the_same_content_are_accepted_and_of_another_version_refused
 def test_the_main_command_s_skip_by_a_claim_leaves_the_cell_to_a_side_that_measures_every_case(
     tmp_path,
 ):
-    """Plain nox stores switch_scans on cpu8 as skipped (its claim is about one device): a second plain nox passes
-    the cell over, while ``--profile cpu8`` (a side without ``claims_only``) measures it, as the reason says."""
+    """Plain nox stores switch_scans on cpu8 as skipped (its claim is about one device): a second
+    plain nox passes the cell over, while ``--profile cpu8`` (a side without ``claims_only``)
+    measures it, as the reason says."""
     catalogue = discovery.discover()
     case = catalogue["switch_scans"]
     item = PlannedRun(case, PlannedPoint(case.anchors[0], "anchor"))

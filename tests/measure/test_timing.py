@@ -90,7 +90,8 @@ def test_compile_clears_caches_before_every_repetition():
 
 
 class Ticking:
-    """A clock that advances ``step`` ns per reading: each iteration of a program lasts a known time."""
+    """A clock that advances ``step`` ns per reading: each iteration of a program lasts a known
+    time."""
 
     def __init__(self, step: int) -> None:
         self.now = 0

@@ -1,4 +1,5 @@
-"""No process a case starts outlives it, however the case ends: for real, with a case that starts ``sleep 300``.
+"""No process a case starts outlives it, however the case ends: for real, with a case that starts
+``sleep 300``.
 
 The case (``fixtures/cases/spawns.py``) writes its grandchild's pid to a file; each test ends
 the case one way and then waits a few seconds for the grandchild to be gone.
@@ -32,7 +33,8 @@ def wait_until(predicate, timeout):
 
 @pytest.fixture
 def grandchild(tmp_path, monkeypatch):
-    """The grandchild's pid, once the case has started it (read through the file the case writes)."""
+    """The grandchild's pid, once the case has started it (read through the file the case
+    writes)."""
     pidfile = tmp_path / "grandchild.pid"
     monkeypatch.setenv("HARNESS_TEST_GRANDCHILD_PIDFILE", str(pidfile))
     started = []
@@ -49,8 +51,8 @@ def grandchild(tmp_path, monkeypatch):
 
 
 def run_args(tmp_path, *extra):
-    """A run of the case in one process; spawn isolation unless ``extra`` says otherwise (its worker is ready
-    at once, where a fork worker first imports JAX)."""
+    """A run of the case in one process; spawn isolation unless ``extra`` says otherwise (its worker
+    is ready at once, where a fork worker first imports JAX)."""
     common = ["--processes", "1", "--repeats", "2", "--warmup", "1"]
     isolation = [] if "--isolation" in extra else ["--isolation", "spawn"]
     return [

@@ -1,6 +1,6 @@
-"""A bisect's first screen, on stored results (a real run of a plain script posing as each release): one
-screen whatever the number of metrics bisected, one block per step found (not one a metric), the script's
-own metrics first, each follow-up command once, the reports last."""
+"""A bisect's first screen, on stored results (a real run of a plain script posing as each release):
+one screen whatever the number of metrics bisected, one block per step found (not one a metric), the
+script's own metrics first, each follow-up command once, the reports last."""
 
 import dataclasses
 
@@ -62,9 +62,10 @@ def test_one_metric_bisected_names_the_step_its_probes_and_what_to_run_next():
     assert "First bad: jax 0.4.33 · last good: jax 0.4.31" in lines
     assert lines[-1] == f"Report: {report('json.steps')}"
     assert commands(text) == [
-        "nox -s bisect -- --script loop_json.py --commits --good 0.4.31 --bad 0.4.33 --metric json.steps "
+        "nox -s bisect -- --script loop_json.py --commits --good 0.4.31 --bad 0.4.33 --metric "
+        "json.steps --profile cpu",
+        "nox -s issue -- --script loop_json.py --metric json.steps --good 0.4.31 --bad 0.4.33 "
         "--profile cpu",
-        "nox -s issue -- --script loop_json.py --metric json.steps --good 0.4.31 --bad 0.4.33 --profile cpu",
     ]
 
 
@@ -106,8 +107,8 @@ def test_a_bisect_that_found_nothing_says_what_to_run_with_the_command_whole():
 
 def test_nothing_to_bisect_fits_with_its_command():
     triage = (
-        "nox -s triage -- --script loop_json.py --from 0.4.30 --to 0.4.34 --profile cpu --processes 5 "
-        "--size N=100000000 --size M=100000000"
+        "nox -s triage -- --script loop_json.py --from 0.4.30 --to 0.4.34 --profile cpu "
+        "--processes 5 --size N=100000000 --size M=100000000"
     )
     sentences = [
         Finding(
@@ -146,8 +147,8 @@ def test_a_step_that_came_with_the_libraries_offers_no_jax_commit_bisect():
 
 
 def test_a_status_step_offers_the_crash_report_on_the_screen_and_in_the_answer_s_data():
-    """A bisect by status (``--status``) offers ``issue … --status`` as its next command, and its answer's
-    data names its criterion, which the draft reads back."""
+    """A bisect by status (``--status``) offers ``issue … --status`` as its next command, and its
+    answer's data names its criterion, which the draft reads back."""
     found = bisected("json.steps").found
     setting = dataclasses.replace(SETTING, criterion=Criterion(Judged.STATUS))
     offered = [each.command for each in bisect_follow_ups(Bisected(found, setting))]

@@ -27,14 +27,15 @@ RUN = CalibrationRun(
 
 def test_the_noise_floor_in_one_sentence():
     assert noise_floor_sentence(RUN) == (
-        "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax 0.12.0.1): "
-        "1 of 24 metric comparisons between 3 pairs of separate runs of one release got a verdict (4.2%); "
-        "raising N from 600 to 660 was flagged slower in 6 of 8 metric comparisons, from ×1.21 up."
+        "Noise floor of machine 1a2b3c4d (calibrated 2026-06-01 with scan_sync M=2 N=600 on jax "
+        "0.12.0.1): 1 of 24 metric comparisons between 3 pairs of separate runs of one release got "
+        "a verdict (4.2%); raising N from 600 to 660 was flagged slower in 6 of 8 metric "
+        "comparisons, from ×1.21 up."
     )
     interleaved = dataclasses.replace(RUN, slowdown_runs=3)
     assert (
-        "raising N from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was flagged"
-        in (noise_floor_sentence(interleaved))
+        "raising N from 600 to 660 (measured interleaved with the unchanged case, 3 runs) was "
+        "flagged" in (noise_floor_sentence(interleaved))
     )
 
 
@@ -78,8 +79,8 @@ def test_nothing_compared_says_so():
 def test_the_detectable_ratio_is_quoted_with_the_processes_it_assumes():
     text = noise_floor_sentence(dataclasses.replace(RUN, detectable_ratio=1.7))
     assert (
-        "at 5 processes a side, the spread between processes here lets the rule see changes from about ×1.7"
-        in text
+        "at 5 processes a side, the spread between processes here lets the rule see changes from "
+        "about ×1.7" in text
     )
     assert "(in 90% of comparisons; median over metrics)" in text
     assert "lets the rule see" not in noise_floor_sentence(RUN)
@@ -88,8 +89,8 @@ def test_the_detectable_ratio_is_quoted_with_the_processes_it_assumes():
 def test_the_spread_between_runs_is_quoted_with_the_option_that_takes_it():
     quiet = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.0412))
     assert (
-        "the level of a whole run moved by 4.1% between separate runs (log standard deviation, from 3 pairs"
-        in quiet
+        "the level of a whole run moved by 4.1% between separate runs (log standard deviation, "
+        "from 3 pairs" in quiet
     )
     assert "within compare's default 0.1)" in quiet and "--invocation-spread" not in quiet
     more = noise_floor_sentence(dataclasses.replace(RUN, invocation_spread=0.1412))

@@ -33,7 +33,8 @@ def runs_of(tmp_path, records):
 
 
 def with_hlo(release, **facts):
-    """The real result posing as ``release``, every process's HLO facts replaced (none: not recorded)."""
+    """The real result posing as ``release``, every process's HLO facts replaced (none: not
+    recorded)."""
     data = derive(real_result("async_dispatch-0.12.0.1"), release=release)
     for process in data["processes"]:
         if facts:

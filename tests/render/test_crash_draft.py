@@ -1,4 +1,5 @@
-"""The crash report draft, rendered from stored fixture answers and results: JAX's bug form, pure."""
+"""The crash report draft, rendered from stored fixture answers and results: JAX's bug form,
+pure."""
 
 import dataclasses
 
@@ -9,7 +10,10 @@ from harness.upstream.crash import crash_between, status_answer
 
 from ..conftest import FIXTURES, SEGFAULT, as_stored, derive, died, real_result
 
-SCRIPT = "import os, signal\nimport jax\nif jax.__version__ == '0.4.33':\n    os.kill(os.getpid(), signal.SIGSEGV)\n"
+SCRIPT = (
+    "import os, signal\nimport jax\nif jax.__version__ == '0.4.33':\n    os.kill(os.getpid(), "
+    "signal.SIGSEGV)\n"
+)
 STACK = (
     "Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call first):\n"
     + "\n".join(f'  File "repro.py", line {n} in <module>' for n in range(60))

@@ -15,8 +15,9 @@ SOLVE = MetricKey("json", "solve_ms")
 
 
 def stored(tmp_path, compile_scale: float, spread: float = 0.0) -> list[StoredResult]:
-    """A script's results on 0.9.0 and 0.9.1: compile time ×``compile_scale``, its solve with it; tracing the
-    same. ``spread``: each process's figures apart by that share, so the releases' processes overlap."""
+    """A script's results on 0.9.0 and 0.9.1: compile time ×``compile_scale``, its solve with it;
+    tracing the same. ``spread``: each process's figures apart by that share, so the releases'
+    processes overlap."""
     found = []
     for release, scale in (("0.9.0", 1.0), ("0.9.1", compile_scale)):
         data = derive(
@@ -39,11 +40,12 @@ def test_a_change_every_process_agrees_on_is_said_so_with_the_phase_that_moved(t
     results = stored(tmp_path, 16.6)
     processes = len(results[0].result.processes)
     assert how_sure(change, results, "script-m", {}, "cpu") == (
-        f"Measured in {processes} separate Python processes per release: every one on 0.9.1 slower than every one "
-        "on 0.9.0."
+        f"Measured in {processes} separate Python processes per release: every one on 0.9.1 slower "
+        "than every one on 0.9.0."
     )
     assert phase_reading(change, results, "script-m", {}, "cpu") == (
-        "Compile time (×16.6 changed from 1 s to 16.6 s in every process) moved; tracing and lowering did not."
+        "Compile time (×16.6 changed from 1 s to 16.6 s in every process) moved; tracing and "
+        "lowering did not."
     )
 
 

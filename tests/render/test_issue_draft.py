@@ -1,4 +1,5 @@
-"""The issue draft: a title with the change, short code, install line, real output per release, tables, private."""
+"""The issue draft: a title with the change, short code, install line, real output per release,
+tables, private."""
 
 import dataclasses
 import os
@@ -30,7 +31,8 @@ def stored() -> list[StoredResult]:
 def short_output(release: str, dispatch_ms: float, wall_ms: float) -> str:
     return (
         f"jax {release} jaxlib {release} backend cpu devices 1\n"
-        f"metric two_scans dispatch_ns median={dispatch_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
+        f"metric two_scans dispatch_ns median={dispatch_ms * 1e6:.0f} min=1 "
+        f"max={wall_ms * 2e6:.0f} n=20\n"
         f"metric two_scans wall_ns median={wall_ms * 1e6:.0f} min=1 max={wall_ms * 2e6:.0f} n=20\n"
     )
 
@@ -43,7 +45,10 @@ def release_run(
     )
     install = [f"jax=={release}", f"jaxlib=={release}", *pins]
     packages = [f"jax=={release}", f"jaxlib=={release}", "ml-dtypes==0.4.1", "numpy==1.26.4"]
-    where = f"in a venv of its own (`.nox/plain-jax-{release}`, made with uv) holding only jax, jaxlib and their needs"
+    where = (
+        f"in a venv of its own (`.nox/plain-jax-{release}`, made with uv) holding only jax, jaxlib "
+        "and their needs"
+    )
     return ReleaseRun(role, run, install, where, packages)
 
 
@@ -129,7 +134,8 @@ def test_the_short_script_is_shown_whole_with_its_install_line_and_environment()
         "only the short script is shown; the full one is a file"
     )
     assert f"(scan_sync.py, {len(inputs.short_script.splitlines())} lines, plain JAX)" in text
-    # One block per release, the release named above it: copying a block installs that release alone.
+    # One block per release, the release named above it: copying a block installs that release
+    # alone.
     assert "jax 0.4.31 (last good):\n\n```sh\npip install jax==0.4.31 jaxlib==0.4.31\n```" in text
     assert "jax 0.4.33 (first bad):\n\n```sh\npip install jax==0.4.33 jaxlib==0.4.33\n```" in text
     blocks = re.findall(r"```sh\n(.*?)\n```", text, flags=re.DOTALL)
@@ -152,8 +158,8 @@ def test_the_real_output_on_both_releases_is_quoted_whole_with_where_it_ran():
     for r in inputs.short_runs:
         assert r.run.stdout.strip() in text
         assert (
-            f"On jax {r.run.release} ({r.role}), in a venv of its own (`.nox/plain-jax-{r.run.release}`"
-            in text
+            f"On jax {r.run.release} ({r.role}), in a venv of its own "
+            f"(`.nox/plain-jax-{r.run.release}`" in text
         )
     rows = [row for table in tables(text) for row in table if row.startswith("| 0.4.3")]
     assert any(re.fullmatch(r"\| 0\.4\.31 +\| 218 ms +\| 218 ms +\|", row) for row in rows)
@@ -438,12 +444,13 @@ def test_why_it_changed_is_quoted_with_the_dumps_beside_the_draft():
 
     why = (
         Finding(
-            "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a workaround",
+            "on 0.4.33, XLA_FLAGS=--xla_cpu_use_thunk_runtime=false gives ×1.02 of 0.4.31: a "
+            "workaround",
             leads=True,
         ),
         Finding(
-            "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in `bisect-x-compiled/<release>/`): "
-            "1 module(s) compared",
+            "compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in "
+            "`bisect-x-compiled/<release>/`): 1 module(s) compared",
             leads=True,
         ),
         Finding(

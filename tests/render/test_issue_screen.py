@@ -1,5 +1,5 @@
-"""What issue prints fits one screen however much the scripts printed: each run in a line with its last
-lines, a failed one with its error, the draft's path last."""
+"""What issue prints fits one screen however much the scripts printed: each run in a line with its
+last lines, a failed one with its error, the draft's path last."""
 
 from harness.render.issue_draft import ScriptRun
 from harness.render.issue_screen import issue_screen
@@ -38,9 +38,9 @@ def test_long_outputs_become_a_line_each_and_their_last_lines():
 def test_what_issue_measured_itself_is_said_whole_under_the_title():
     said = (
         "still on 0.12.0.1: ×0.0512 against jax 0.4.31",
-        "Not measured here (the JAX installed here is one release): the step confirmed, the reproducer "
-        "with jax alone and the newest release on the index, by `nox -s issue -- --script repro.py "
-        "--good 0.4.31 --bad 0.4.33 --metric json.dispatch_ms`",
+        "Not measured here (the JAX installed here is one release): the step confirmed, the "
+        "reproducer with jax alone and the newest release on the index, by `nox -s issue -- "
+        "--script repro.py --good 0.4.31 --bad 0.4.33 --metric json.dispatch_ms`",
     )
     text = issue_screen("t", [("full script on jax 0.4.33", run(lines=2))], ["a.py"], "d.md", said)
     assert fits(text), text

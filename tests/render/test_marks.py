@@ -1,4 +1,5 @@
-"""Caveats as marks: every caveat the analysis writes has its own letter, and the legend says each once."""
+"""Caveats as marks: every caveat the analysis writes has its own letter, and the legend says each
+once."""
 
 from dataclasses import replace
 

@@ -1,4 +1,5 @@
-"""How plots look, decided without drawing: a look per series, labels whole and in the unit drawn."""
+"""How plots look, decided without drawing: a look per series, labels whole and in the unit
+drawn."""
 
 from harness.metric_names import MetricKey
 from harness.render.plot_style import as_points, metric_axis, offsets, series_styles, wrapped
@@ -53,7 +54,10 @@ def test_two_releases_are_points_side_by_side_more_are_a_line():
 
 
 def test_a_description_breaks_between_its_parts():
-    title = "scan_sync: wall time by release · profile cpu · M=500 N=100 · cpu backend · 1 device · machine 5c19a97b"
+    title = (
+        "scan_sync: wall time by release · profile cpu · M=500 N=100 · cpu backend · 1 device · "
+        "machine 5c19a97b"
+    )
     lines = wrapped(title, 70).splitlines()
     assert lines == [
         "scan_sync: wall time by release · profile cpu · M=500 N=100",

@@ -1,5 +1,6 @@
-"""The release commands' first screen, on stored results (the real async_dispatch result posing as each
-release, scaled): at most 40 lines of 100 columns whatever the number of releases and steps, the report last."""
+"""The release commands' first screen, on stored results (the real async_dispatch result posing as
+each release, scaled): at most 40 lines of 100 columns whatever the number of releases and steps,
+the report last."""
 
 from harness.analysis.significance import Thresholds
 from harness.metric_names import Criterion

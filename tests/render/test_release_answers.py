@@ -89,8 +89,8 @@ def test_the_markdown_gives_the_answer_the_count_and_the_evidence_the_screen_its
     assert_valid_tables(markdown)
     assert "**First bad: jax 0.4.33 · last good: jax 0.4.30**" in markdown
     assert (
-        "4 releases in the range (0.4.30, 0.4.31, 0.4.33, 0.4.34); 4 probes (⌈log2 4⌉ + 2 = 4 expected"
-        in markdown
+        "4 releases in the range (0.4.30, 0.4.31, 0.4.33, 0.4.34); 4 probes (⌈log2 4⌉ + 2 = 4 "
+        "expected" in markdown
     )
     assert "wall time 42 s, installs included" in markdown
     assert ["4", "0.4.33", "0.4.33", "bad"] in [row[:4] for row in rows(markdown)]
@@ -111,7 +111,8 @@ def test_a_claim_bisect_shows_the_claim_and_its_evidence():
     markdown = bisect_markdown(found, setting(metric=None))
     assert_valid_tables(markdown)
     assert "by the case's claim" in markdown
-    # The evidence is settled over the processes (the fixture's five, repeated) and quotes the first one's.
+    # The evidence is settled over the processes (the fixture's five, repeated) and quotes the first
+    # one's.
     assert "| holds in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms" in markdown
     assert (
         "| does not hold in 10 of 10 processes; e.g. eager: dispatch 0.279 ms of 53.279 ms"

@@ -43,8 +43,9 @@ def load(folder):
 
 @pytest.fixture
 def releases(tmp_path):
-    """async_dispatch on four releases: the claim fails (in every process) on the two oldest; 0.4.26's
-    timings are the real ones divided by 1.5 (a test-only injection), 0.5.3's an exact copy."""
+    """async_dispatch on four releases: the claim fails (in every process) on the two oldest;
+    0.4.26's timings are the real ones divided by 1.5 (a test-only injection), 0.5.3's an exact
+    copy."""
     base = real_result("async_dispatch-0.12.0.1")
     records = [
         set_claim(derive(base, release="0.4.26", scale=1 / 1.5), False),
@@ -57,7 +58,8 @@ def releases(tmp_path):
 
 
 def skipped_under(data, profile, release):
-    """The result posing as a cell skipped in its one process under another profile (a test-only change)."""
+    """The result posing as a cell skipped in its one process under another profile (a test-only
+    change)."""
     return derive(
         in_processes(data, ["skipped"]),
         release=release,
@@ -86,8 +88,8 @@ def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path
     )
     assert re.search(r"\| cpu4 +\| cpu +\| N=1000 +\| skipped +\| ✓ ", claims)
     assert (
-        "Skipped on every release (each case page's runs say why): [async_dispatch](async_dispatch.md) N=1000 on cpu8."
-        in claims
+        "Skipped on every release (each case page's runs say why): "
+        "[async_dispatch](async_dispatch.md) N=1000 on cpu8." in claims
     )
     assert_valid_tables(index)
 
@@ -95,7 +97,10 @@ def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path
 def test_index_gives_claim_verdicts_as_release_ranges(releases):
     index = render_report(load(releases), [], WHEN)[INDEX]
     assert "| 0.4.26 | 0.4.30 | 0.5.3 | 0.12.0.1 |" in re.sub(r" +", " ", index)
-    row = r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ +\| ✓ "
+    row = (
+        r"\| \[async_dispatch\]\(async_dispatch\.md\) +\| cpu +\| cpu +\| N=1000 +\| ✗ +\| ✗ +\| ✓ "
+        r"+\| ✓ "
+    )
     assert re.search(row, index), "case, profile, backend, sizes, then one column per release"
     assert "holds on 0.5.3–0.12.0.1; does not hold on 0.4.26–0.4.30" in index
     assert "holds on 0.12.0.1" in index and "[scan_sync](scan_sync.md)" in index
@@ -120,7 +125,8 @@ def test_an_identical_copy_is_not_called_changed_and_the_baseline_can_be_chosen(
     jit_wall = next(line for line in page.splitlines() if line.startswith("| jit · wall"))
     cells = [c.strip() for c in jit_wall.strip("|").split("|")]
     assert "×0.667 " in cells[1] and "faster" in cells[1]
-    # Its processes scatter by 20 %: the same figure, but ten processes cannot show it is unchanged within 5 %.
+    # Its processes scatter by 20 %: the same figure, but ten processes cannot show it is unchanged
+    # within 5 %.
     assert "×1 " in cells[2] and "within ±11%" in cells[2], (
         "the change the data still allow, not 'unchanged'"
     )
@@ -245,8 +251,8 @@ def two_machines(tmp_path):
 
 
 def agreeing(stored, holds=None):
-    """A one-process (version 1) result as if measured in three processes that all agree with its own
-    verdict, or with ``holds`` (a test-only change); same id, same machine."""
+    """A one-process (version 1) result as if measured in three processes that all agree with its
+    own verdict, or with ``holds`` (a test-only change); same id, same machine."""
     verdict = process_claims(stored)[0].holds if holds is None else holds
     return in_processes(document(stored), ["ok"] * 3, holds=[verdict] * 3)
 
@@ -336,8 +342,8 @@ def test_the_index_names_what_changed_before_any_count(releases):
     )
     changes = index[named : index.index("Generated ")]
     pattern = (
-        r"- \[async_dispatch\]\(async_dispatch\.md\) \(profile cpu, N=1000\): [a-z]+ · [a-z]+ \([^)]+\) "
-        r"\*\*slower\*\*( ⚠)? ×1\.5 \[[\d.]+–[\d.]+\], jax 0\.4\.26 → 0\.4\.30"
+        r"- \[async_dispatch\]\(async_dispatch\.md\) \(profile cpu, N=1000\): [a-z]+ · [a-z]+ "
+        r"\([^)]+\) \*\*slower\*\*( ⚠)? ×1\.5 \[[\d.]+–[\d.]+\], jax 0\.4\.26 → 0\.4\.30"
     )
     assert re.search(pattern, changes), changes
     assert "faster" not in changes, "every later release is slower than 0.4.26"

@@ -1,5 +1,5 @@
-"""A run's last lines fit one screen, however many cells failed: each one's first line of why, the rest
-counted, and the command that makes their report."""
+"""A run's last lines fit one screen, however many cells failed: each one's first line of why, the
+rest counted, and the command that makes their report."""
 
 from harness.render.run_screen import NotOk, run_screen
 from harness.render.screen import fits

@@ -1,5 +1,6 @@
-"""A script's own numbers keep the script's unit on every page: a unitless number gets no time unit, a ``_ms``
-number is shown as the duration it is (issue 37, item 2); a run without JAX says so rather than "None"."""
+"""A script's own numbers keep the script's unit on every page: a unitless number gets no time unit,
+a ``_ms`` number is shown as the duration it is (issue 37, item 2); a run without JAX says so rather
+than "None"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""compare's output: the tables first, the rule in one line above them and in full once, after them."""
+"""compare's output: the tables first, the rule in one line above them and in full once, after
+them."""
 
 from harness.analysis.set_comparison import ResultSet, compare_sets
 from harness.analysis.significance import DEFAULT_THRESHOLDS
@@ -44,7 +45,8 @@ def test_the_terminal_text_fits_a_screen_and_ends_with_the_verdict_and_the_repor
 
 
 def test_a_script_compared_across_runs_fits_with_its_own_numbers_first_and_marks_explained():
-    """Two real runs of one script, 6 processes each, in separate invocations (tests/fixtures/compare)."""
+    """Two real runs of one script, 6 processes each, in separate invocations
+    (tests/fixtures/compare)."""
     a, b = (ResultSet(side.upper(), FIXTURES / "compare" / side) for side in "ab")
     text = render_text(compare_sets(a, b, [], DEFAULT_THRESHOLDS))
     assert fits(text)

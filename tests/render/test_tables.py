@@ -74,7 +74,8 @@ def test_statistics_of_processes_show_counts_and_both_spreads():
         )
     )
     assert (cells["processes A/B"], cells["samples A/B"]) == ("3/2", "9/5")
-    # A's process medians 101, 110.5, 91.5: sd 9.5 around 101 (9.4 %); B's 150.5, 161: sd 7.4 around 155.75.
+    # A's process medians 101, 110.5, 91.5: sd 9.5 around 101 (9.4 %); B's 150.5, 161: sd 7.4 around
+    # 155.75.
     assert cells["between A/B"] == "9.4%/4.8%"
     assert cells["verdict"] == "within ±126%", (
         "no change shown, and the data allow one of up to ×2.26 either way"

@@ -1,4 +1,5 @@
-"""A triage's report: the answers first, each step with both measurements, the plot or why there is none."""
+"""A triage's report: the answers first, each step with both measurements, the plot or why there is
+none."""
 
 import dataclasses
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_a_step_that_did_not_hold_is_shown_but_not_answered():
     text = triage_markdown(found, setting, 5, (None, "matplotlib is not installed"))
     assert "**No confirmed change**" in text
     assert (
-        "\n- Undecided, not unchanged: eager.wall_ns a → b (10 processes a side, within ±7.5%): measured again, the "
+        "\n- Undecided, not unchanged: eager.wall_ns a → b (10 processes a side, within ±7.5%): "
+        "measured again, the "
         "statistics could tell neither the change nor its absence within --max-processes" in text
     ), "an answer of its own, not the tail of the one before"
     [row] = [line for line in text.splitlines() if line.startswith("| eager.wall_ns |")]
@@ -95,7 +97,8 @@ def test_a_triage_where_no_release_could_be_installed_says_nothing_could_be_meas
     text = " ".join(triage_screen(found, setting, 5, "r.md").split())
     assert "No change found" not in text
     assert (
-        "Nothing could be measured: 1 of the 3 releases ran ok, and a step needs two; each release's status in "
+        "Nothing could be measured: 1 of the 3 releases ran ok, and a step needs two; each "
+        "release's status in "
         "the table says why. This is no evidence of no change." in text
     )
     page = triage_markdown(found, setting, 5, (None, "no plot"))
@@ -112,9 +115,9 @@ def test_a_confirmed_step_says_what_its_releases_compiled():
     setting = dataclasses.replace(setting, evidence={("a", "b"): (compiled,)})
     text = triage_markdown(found, setting, 5, NO_PLOT)
     said = (
-        "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) compared, the same "
-        "before and after optimisation (only the text of `jit_f.diff` differs): what runs them changed, not what "
-        "was compiled\n"
+        "  - compiled programs of a and b (XLA's dumps in `s-compiled/<release>/`): 1 module(s) "
+        "compared, the same before and after optimisation (only the text of `jit_f.diff` differs): "
+        "what runs them changed, not what was compiled\n"
     )
     assert said in text
     assert "compiled jit_f" not in text, "no module is listed when none differs"

@@ -1,6 +1,7 @@
-"""A triage's first screen, on stored results (a real run of a plain script, and the real async_dispatch
-result, posing as each release): at most 40 lines of 100 columns whatever the number of metrics and steps,
-one block per step with the script's own metrics first, each follow-up command once, the report last."""
+"""A triage's first screen, on stored results (a real run of a plain script, and the real
+async_dispatch result, posing as each release): at most 40 lines of 100 columns whatever the number
+of metrics and steps, one block per step with the script's own metrics first, each follow-up command
+once, the report last."""
 
 import dataclasses
 
@@ -149,8 +150,8 @@ def test_a_triage_step_offers_the_commit_bisect_of_its_two_releases():
     command = "nox -s bisect -- --case scan_sync --commits"
     sizes = "--size N=600 --size M=2 --profile cpu"
     assert commits_hint(SETTING, confirmed("scan.lower_ns", Verdict.SLOWER)) == (
-        f"jax's Python or jaxlib, and which jax commit: `{command} --good 0.4.31 --bad 0.4.33 --metric "
-        f"scan.lower_ns {sizes}`"
+        f"jax's Python or jaxlib, and which jax commit: `{command} --good 0.4.31 --bad 0.4.33 "
+        f"--metric scan.lower_ns {sizes}`"
     )
     assert (
         f"--broken 0.4.31 --fixed 0.4.33 --metric two_scans.dispatch_ns {sizes}`"

@@ -1,5 +1,6 @@
-"""The watch's summary: what to act on first, every target with the smallest change it could have seen, the
-loads; what a result said shown as text, never markup; the data valid against docs/watch.schema.json."""
+"""The watch's summary: what to act on first, every target with the smallest change it could have
+seen, the loads; what a result said shown as text, never markup; the data valid against
+docs/watch.schema.json."""
 
 import dataclasses
 import json

@@ -1,5 +1,5 @@
-"""The why's findings: a plain script's libraries on a step (the library or JAX?), every kind's lines, and
-what to run next, which follows what was found."""
+"""The why's findings: a plain script's libraries on a step (the library or JAX?), every kind's
+lines, and what to run next, which follows what was found."""
 
 import dataclasses
 
@@ -41,7 +41,8 @@ def test_a_step_where_a_library_moved_with_jax_offers_the_commands_that_tell_the
     found = libraries_line(script_setting(), "0.4.31", "0.4.33")
     assert found is not None and found.leads
     assert found.text == (
-        "the script's libraries changed along with jax (equinox 0.11.4 → 0.11.6): the library or JAX?"
+        "the script's libraries changed along with jax (equinox 0.11.4 → 0.11.6): the library or "
+        "JAX?"
     )
     triage = "nox -s triage -- --script repro.py"
     assert [f.command for f in found.follow_ups] == [
@@ -105,7 +106,8 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
 
 
 def test_every_kind_in_the_registry_has_its_lines():
-    """A new kind is a module, a registry entry and a lines function: the registry's each has lines."""
+    """A new kind is a module, a registry entry and a lines function: the registry's each has
+    lines."""
     assert [kind.name for kind in KINDS if kind.name not in STEP_LINES] == []
 
 
@@ -139,8 +141,8 @@ def test_the_next_command_follows_the_attribution_each_once():
     ), "a library's change: its own releases with jax held, and no jax commit bisect"
     [commits] = offered(held(comes_with_libraries=False))
     assert commits == (
-        "nox -s bisect -- --script repro.py --commits --good 0.4.31 --bad 0.4.33 --metric json.loop_ms "
-        "--profile cpu"
+        "nox -s bisect -- --script repro.py --commits --good 0.4.31 --bad 0.4.33 --metric "
+        "json.loop_ms --profile cpu"
     ), "jax's change: its commits"
     [fixed] = offered(held(comes_with_libraries=False), FIX)
     assert "--commits --broken 0.4.31 --fixed 0.4.33" in fixed

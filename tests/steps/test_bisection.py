@@ -1,4 +1,5 @@
-"""The search: bisection with skipped releases, its probe count, and the sweep that sees every step."""
+"""The search: bisection with skipped releases, its probe count, and the sweep that sees every
+step."""
 
 from pathlib import Path
 
@@ -154,9 +155,9 @@ def test_a_sweep_without_a_metric_compares_every_metric_the_results_have():
     ]
     assert [k.metric_name for k in found.metrics] == [*timings, "process.peak_rss_bytes"]
     stepped = {s.metric for s in found.steps}
-    # Over processes each process's median is one draw: one compile timing in each of five processes a side
-    # reaches a verdict like the sampled programs do, so every timing steps at three times the time (the
-    # memory, which the fake leaves as it was, does not).
+    # Over processes each process's median is one draw: one compile timing in each of five processes
+    # a side reaches a verdict like the sampled programs do, so every timing steps at three times
+    # the time (the memory, which the fake leaves as it was, does not).
     assert stepped == set(timings)
 
 

@@ -1,4 +1,5 @@
-"""The search below releases with a fake runner: attribution to jaxlib or jax, the bisect over commits, skips."""
+"""The search below releases with a fake runner: attribution to jaxlib or jax, the bisect over
+commits, skips."""
 
 import math
 
@@ -29,8 +30,8 @@ def made(number: int, version: str, minimum: str) -> Commit:
 
 
 def commits(n: int = 40) -> list[Commit]:
-    """jax-v0.4.31..jax-v0.4.33 in small: 0.4.31 accepted, then 0.4.31 or 0.4.32, then 0.4.32 only, then the
-    release's own."""
+    """jax-v0.4.31..jax-v0.4.33 in small: 0.4.31 accepted, then 0.4.31 or 0.4.32, then 0.4.32 only,
+    then the release's own."""
     return [
         *(made(i, "0.4.31", "0.4.30") for i in range(3)),
         *(made(i, "0.4.32", "0.4.31") for i in range(3, n - 6)),
@@ -40,7 +41,8 @@ def commits(n: int = 40) -> list[Commit]:
 
 
 class World:
-    """Measures nothing: a label's verdict follows from where the change is, in jax's commits or in jaxlib."""
+    """Measures nothing: a label's verdict follows from where the change is, in jax's commits or in
+    jaxlib."""
 
     def __init__(self, history, *, commit=None, jaxlib=None, broken=(), reverse=False):
         self.index = {c.sha[:12]: i for i, c in enumerate(history)}
@@ -141,8 +143,8 @@ def test_each_commit_runs_with_its_segments_jaxlib_and_the_answer_says_which():
 
 def test_a_commit_that_does_not_import_with_its_jaxlib_tries_another_it_accepts():
     history = commits(20)
-    # Commit 6, the first one bisected after the attribution (commit 13, bad), does not import with its run's
-    # jaxlib, 0.4.31, but does with 0.4.32, which it accepts too.
+    # Commit 6, the first one bisected after the attribution (commit 13, bad), does not import with
+    # its run's jaxlib, 0.4.31, but does with 0.4.32, which it accepts too.
     world = World(history, commit=5, broken={(6, "0.4.31")})
     found = world.search(history)
     assert found.first_bad_commit == history[5]

@@ -1,5 +1,5 @@
-"""The seam's own parts: a side of one release with pins held under a label of its own, the kinds asked in
-order with what the kinds before them found, and the budget."""
+"""The seam's own parts: a side of one release with pins held under a label of its own, the kinds
+asked in order with what the kinds before them found, and the budget."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +17,8 @@ from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, g
 
 @dataclass(frozen=True)
 class FakeProber:
-    """Stands in for ``ReleaseProber``: its releases' environments, and a side for any label it has."""
+    """Stands in for ``ReleaseProber``: its releases' environments, and a side for any label it
+    has."""
 
     environments: Environments
     envs: dict[str, str] = field(

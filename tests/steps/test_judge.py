@@ -65,13 +65,14 @@ def test_a_second_look_can_settle_it():
     _, verdicts = judged(fake)
     assert verdicts["b"].verdict == ReleaseVerdict.BAD
     assert (
-        "on a second look with twice the samples, the first being ambiguous: significantly unlike both"
-        in (verdicts["b"].reason)
+        "on a second look with twice the samples, the first being ambiguous: significantly unlike "
+        "both" in (verdicts["b"].reason)
     )
 
 
 def test_endpoints_shown_unchanged_leave_nothing_to_find_and_undecided_ones_say_what_would_decide():
-    # The same samples on both: ×1 with a 99 % interval of about ×0.87–×1.16, inside a ×1.2 band, not a ×1.05 one.
+    # The same samples on both: ×1 with a 99 % interval of about ×0.87–×1.16, inside a ×1.2 band,
+    # not a ×1.05 one.
     _, verdicts = judged(FakeReleases({"a": 1, "b": 1}), thresholds=Thresholds(factor=1.2))
     assert (
         verdicts["b"].verdict == ReleaseVerdict.AMBIGUOUS
@@ -157,8 +158,8 @@ def test_a_release_without_the_metric_is_skipped_not_refused():
 
 
 class AlongsideReleases(FakeReleases):
-    """A fake prober that measures a release with both endpoints, whose figures differ from their first
-    (``endpoints``: the endpoint scales measured alongside)."""
+    """A fake prober that measures a release with both endpoints, whose figures differ from their
+    first (``endpoints``: the endpoint scales measured alongside)."""
 
     def __init__(self, scales: dict, endpoints: dict) -> None:
         super().__init__(scales)
@@ -189,8 +190,8 @@ def test_a_release_between_is_judged_against_the_endpoints_measured_with_it():
 
 
 class SeparateRuns(FakeReleases):
-    """A fake prober whose endpoints come from separate runs (as stored results reused), measured under load,
-    until ``measure_together`` measures them in one run."""
+    """A fake prober whose endpoints come from separate runs (as stored results reused), measured
+    under load, until ``measure_together`` measures them in one run."""
 
     def __init__(self, scales: dict) -> None:
         super().__init__(scales)

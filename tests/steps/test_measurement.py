@@ -1,5 +1,6 @@
-"""One measurement of given sides: the settings that settle it, several sides interleaved (a bisect's endpoints
-compared with each other, a triage's steps only within their pairs), and a measurement that cannot run."""
+"""One measurement of given sides: the settings that settle it, several sides interleaved (a
+bisect's endpoints compared with each other, a triage's steps only within their pairs), and a
+measurement that cannot run."""
 
 from pathlib import Path
 

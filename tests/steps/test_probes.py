@@ -1,4 +1,5 @@
-"""A probe reuses the stored result of its cell; without one it installs, measures, and says why it could not."""
+"""A probe reuses the stored result of its cell; without one it installs, measures, and says why it
+could not."""
 
 import dataclasses
 from typing import NamedTuple
@@ -17,7 +18,8 @@ from harness.store.results import read_result, write_result
 from harness.store.schema import Libraries, Settings
 from tests.conftest import REPO, derive, real_result, v1_result
 
-# The machine the real fixtures were measured on: only its results are reused, wherever the tests run.
+# The machine the real fixtures were measured on: only its results are reused, wherever the tests
+# run.
 FIXTURE_MACHINE = real_result("async_dispatch-0.12.0.1")["host"]["machine"]["id"]
 SETTINGS = Settings(repeats=7, max_seconds=1.0, processes=5)
 ASYNC_DISPATCH = discovery.discover(REPO / "cases")["async_dispatch"]
@@ -29,9 +31,9 @@ class Call(NamedTuple):
 
 
 class FakeMeasure:
-    """Installs nothing and runs nothing: each measurement is recorded (its sides and settings) and stores, for
-    each side, what ``stores`` gives (by default the real 5-process result posing as the side's release; None:
-    nothing for that side)."""
+    """Installs nothing and runs nothing: each measurement is recorded (its sides and settings) and
+    stores, for each side, what ``stores`` gives (by default the real 5-process result posing as the
+    side's release; None: nothing for that side)."""
 
     def __init__(self, results):
         self.results = results
@@ -204,8 +206,9 @@ def test_a_copy_of_a_prober_measures_on_its_own_record_and_leaves_the_prober_as_
 
 
 class RacedMeasure(FakeMeasure):
-    """Another triage into the same folder stores ``raced``'s result between the prober's own look and this
-    measurement's turn at the folder lock; what the prober's ``reuse`` takes is not measured."""
+    """Another triage into the same folder stores ``raced``'s result between the prober's own look
+    and this measurement's turn at the folder lock; what the prober's ``reuse`` takes is not
+    measured."""
 
     def __init__(self, results, raced):
         super().__init__(results)
@@ -286,7 +289,8 @@ def test_an_interleaved_run_that_stores_nothing_gives_no_result(tmp_path, fake_m
 
 
 def in_processes_of(count, release, id=None, **changes):
-    """The real result posing as ``release``, measured in ``count`` processes (its five repeated)."""
+    """The real result posing as ``release``, measured in ``count`` processes (its five
+    repeated)."""
     data = derive(real_result("async_dispatch-0.12.0.1"), release=release, **changes)
     data["id"] = id or data["id"]
     data["processes"] = [dict(p, index=i) for i, p in enumerate((data["processes"] * 4)[:count])]
@@ -381,7 +385,8 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
 
 
 class ScriptEnvironments:
-    """Stands in for the environments of a script: every release ready in one venv that holds equinox."""
+    """Stands in for the environments of a script: every release ready in one venv that holds
+    equinox."""
 
     libraries = Libraries(
         "as-of", ("equinox==0.11.4", "jax==0.4.30"), "ab" * 32, None, ("equinox",)
@@ -427,8 +432,8 @@ def test_a_plain_script_is_measured_in_place_of_the_case_in_its_own_venv_with_it
 def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reuses_what_was_decided(
     tmp_path,
 ):
-    """The advice an undecided answer gives, followed: a confirmation that used all of a smaller budget is not
-    read back with the same verdict; one decided early under it still counts."""
+    """The advice an undecided answer gives, followed: a confirmation that used all of a smaller
+    budget is not read back with the same verdict; one decided early under it still counts."""
     probe, _ = prober(tmp_path)
     until_decided = {"processes": 5, "decide": "changes", "max_processes": 10}
     for release, partner, count in (("0.4.30", "0.4.31", 10), ("0.4.31", "0.4.30", 10)):
@@ -458,8 +463,8 @@ def test_raising_max_processes_measures_again_what_ran_out_of_processes_and_reus
 
 
 class RacedConfirmation(FakeMeasure):
-    """Another triage or watch of the same pair stores both halves of its confirmation while this one waits on the
-    folder lock (what the measurement's ``reuse`` then takes is not measured)."""
+    """Another triage or watch of the same pair stores both halves of its confirmation while this
+    one waits on the folder lock (what the measurement's ``reuse`` then takes is not measured)."""
 
     def __call__(self, plan, sides, settings, results_dir, **kwargs):
         for side in sides:
@@ -483,8 +488,8 @@ class RacedConfirmation(FakeMeasure):
 def test_a_confirmation_another_run_stored_while_this_one_waited_on_the_lock_is_reused(
     tmp_path, monkeypatch
 ):
-    """Issue 57 #6: two triages (or watches) into one results folder both measured the confirmation; the second,
-    after its wait on the folder lock, now takes the first's."""
+    """Issue 57 #6: two triages (or watches) into one results folder both measured the confirmation;
+    the second, after its wait on the folder lock, now takes the first's."""
     monkeypatch.setattr(venvs, "ensure", lambda env: None)
     raced = RacedConfirmation(tmp_path / "results")
     probe, _ = prober(tmp_path, measure=raced)

@@ -1,5 +1,5 @@
-"""A release's side made ready, or the probe that says why not: a release that cannot be had is stored as such
-once, however often it is probed; one that could not be tried is never stored."""
+"""A release's side made ready, or the probe that says why not: a release that cannot be had is
+stored as such once, however often it is probed; one that could not be tried is never stored."""
 
 from harness.catalogue.scripts import read_script
 from harness.install.environments import AS_OF, Environments, Failed, Unavailable

@@ -1,5 +1,5 @@
-"""Which stored results of a cell count (this machine's, in an environment like the release's now, accepted)
-and which are reused (enough processes), looked at again under the folder lock."""
+"""Which stored results of a cell count (this machine's, in an environment like the release's now,
+accepted) and which are reused (enough processes), looked at again under the folder lock."""
 
 from harness.catalogue import discovery
 from harness.install.environments import Environments

@@ -1,4 +1,5 @@
-"""The triage's logic with fake measurements: every step found, each confirmed by measuring again, one answer each."""
+"""The triage's logic with fake measurements: every step found, each confirmed by measuring again,
+one answer each."""
 
 import pytest
 
@@ -13,7 +14,8 @@ RELEASES = ["r0", "r1", "r2", "r3", "r4", "r5"]
 
 
 class FakeConfirmer:
-    """Stands in for ``PairConfirmer``: the pairs' releases measured again by a fake prober; every call logged."""
+    """Stands in for ``PairConfirmer``: the pairs' releases measured again by a fake prober; every
+    call logged."""
 
     def __init__(self, again: FakeReleases) -> None:
         self.again = again
@@ -109,8 +111,9 @@ def test_every_metric_or_one(metrics):
 
 
 class ScriptReleases(FakeReleases):
-    """A plain script's results: each process's own numbers and phases, scaled per release (every process
-    a little apart, as real ones are).  ``moves`` says which figures follow the release's scale."""
+    """A plain script's results: each process's own numbers and phases, scaled per release (every
+    process a little apart, as real ones are).  ``moves`` says which figures follow the release's
+    scale."""
 
     def __init__(self, scales, moves=("json.items_per_s",)):
         super().__init__(scales)

@@ -1,5 +1,5 @@
-"""What a watch reads from a triage over two releases, with fake measurements: findings, outcomes, the exit
-status, the smallest change it could have seen, and its memory."""
+"""What a watch reads from a triage over two releases, with fake measurements: findings, outcomes,
+the exit status, the smallest change it could have seen, and its memory."""
 
 import dataclasses
 import json
@@ -204,7 +204,8 @@ PLANTED = [
 
 @pytest.mark.parametrize(("field", "planted"), PLANTED)
 def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, field, planted):
-    """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its schema)."""
+    """Issue 57 #7: each field of a remembered watch reaches watch.md, stdout or watch.json (its
+    schema)."""
     memory = Memory(tmp_path)
     watch = TargetWatch(
         "script-x",
@@ -229,7 +230,8 @@ def test_a_memory_file_whose_fields_no_watch_writes_is_measured_again(tmp_path, 
 
 
 class UninstallableRelease(SkippingReleases):
-    """The newer release stored not installable, its detail the resolver's line, as the environments write it."""
+    """The newer release stored not installable, its detail the resolver's line, as the environments
+    write it."""
 
     def __call__(self, release, again=False):
         from pathlib import Path

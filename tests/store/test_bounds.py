@@ -1,5 +1,6 @@
-"""The one bound of a stored document, shared by the writer and the reader: values generated just below, at and
-just above every bound are either written and read back, or refused (or left out with a note) by the writer."""
+"""The one bound of a stored document, shared by the writer and the reader: values generated just
+below, at and just above every bound are either written and read back, or refused (or left out with
+a note) by the writer."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def document_with(fact: object) -> dict:
 
 
 def written_and_read(tmp_path, document: dict) -> None:
-    """Written as a run stores it (what no reader reads left out) and read back as every reader reads it."""
+    """Written as a run stores it (what no reader reads left out) and read back as every reader
+    reads it."""
     try:
         path = write_result(tmp_path, readable(parse(document)))
     except UnreadableResult:

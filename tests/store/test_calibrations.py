@@ -1,4 +1,5 @@
-"""The calibration file: appended per machine, read back, refused when unusable, left alone by the loader."""
+"""The calibration file: appended per machine, read back, refused when unusable, left alone by the
+loader."""
 
 import json
 from datetime import UTC, datetime
@@ -53,8 +54,8 @@ def test_a_bad_calibration_file_is_named_and_never_replaced(tmp_path):
     assert sorted(problems) == sorted(
         [
             f"{path}: runs[0].aa.flagged: expected int, got str",
-            f"{path.parent / 'other.json'}: unreadable JSON (Expecting property name enclosed in double quotes: "
-            "line 1 column 2 (char 1))",
+            f"{path.parent / 'other.json'}: unreadable JSON (Expecting property name enclosed in "
+            "double quotes: line 1 column 2 (char 1))",
         ]
     )
     with pytest.raises(HarnessError, match="not a usable calibration file"):

@@ -1,4 +1,5 @@
-"""Bounded reads of untrusted documents, and writes into output folders that never go through a planted link."""
+"""Bounded reads of untrusted documents, and writes into output folders that never go through a
+planted link."""
 
 import errno
 import json
@@ -58,7 +59,8 @@ def test_a_document_within_bounds_parses_as_json_would():
     ).encode()
     assert parse_document(text) == json.loads(text)
     assert parse_document(b"[" * 64 + b"]" * 64) == json.loads(b"[" * 64 + b"]" * 64)
-    # A float's shortest form can run to 20 digits after its point (a p-value, say): not a long integer.
+    # A float's shortest form can run to 20 digits after its point (a p-value, say): not a long
+    # integer.
     assert parse_document(b"[0.00012345678901234567, 1.2345678901234567e-05]") == [
         0.00012345678901234567,
         1.2345678901234567e-05,
@@ -149,7 +151,8 @@ def test_a_link_or_a_file_where_a_folder_is_expected_is_refused(tmp_path):
 
 
 def test_the_temporary_name_is_fresh_each_time(tmp_path):
-    """A fixed temporary name (``page.md.tmp``) could be planted as a link; mkstemp's is created exclusively."""
+    """A fixed temporary name (``page.md.tmp``) could be planted as a link; mkstemp's is created
+    exclusively."""
     names = set()
     real_replace = os.replace
 

@@ -93,7 +93,8 @@ def test_a_result_another_merge_copied_meanwhile_is_a_duplicate_not_a_conflict(
     source = tmp_path / "a"
     write_result(source, derive(real_result("scan_sync-0.12.0.1")))
     into = tmp_path / "into"
-    # The other merge copies the same result after this one loaded ``into`` (then empty) and before it copies.
+    # The other merge copies the same result after this one loaded ``into`` (then empty) and before
+    # it copies.
     monkeypatch.setattr(
         merge_module, "load_results", lambda folder: ([], []) if folder == into else load(folder)
     )

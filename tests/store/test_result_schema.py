@@ -1,6 +1,7 @@
-"""The published JSON Schema of a result file (``docs/result.schema.json``) against the records that write
-and read it: every stored fixture and every written result validates, what the parser refuses the schema
-refuses too, and the schema names exactly the fields the records have, so neither can drift alone."""
+"""The published JSON Schema of a result file (``docs/result.schema.json``) against the records that
+write and read it: every stored fixture and every written result validates, what the parser refuses
+the schema refuses too, and the schema names exactly the fields the records have, so neither can
+drift alone."""
 
 import copy
 import json
@@ -46,7 +47,8 @@ PUBLISHED = json.loads((REPO / "docs" / "result.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(PUBLISHED)
 
 
-# The fixtures the harness must refuse (each names its one bad field); every other result fixture loads.
+# The fixtures the harness must refuse (each names its one bad field); every other result fixture
+# loads.
 REFUSING = ("unusable", "hostile")
 
 
@@ -88,7 +90,8 @@ def test_the_schema_names_the_result_and_the_version_the_harness_writes():
 
 @pytest.mark.parametrize("path", LOADED, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_stored_result_validates_once_migrated(path):
-    """Files of older versions are migrated on load, so the schema describes the migrated document."""
+    """Files of older versions are migrated on load, so the schema describes the migrated
+    document."""
     document = upgrade(json.loads(path.read_text()))
     parse(document)
     assert errors_of(document) == []
@@ -103,8 +106,8 @@ def test_what_the_parser_refuses_the_schema_refuses(path):
 
 
 SAMPLE = TimedSample((3.0, 5.0), 8.0)
-# Every field of every record away from its default, so that each one is written (sparse fields are left
-# out at their default) and the walks below see every key a result can hold.
+# Every field of every record away from its default, so that each one is written (sparse fields are
+# left out at their default) and the walks below see every key a result can hold.
 FULL = Result(
     id="r1",
     created_at="2026-12-01T12:00:00+00:00",
@@ -255,7 +258,8 @@ def default_of(spec: Field[Any]) -> Any:
 
 
 def test_the_full_result_sets_every_field_of_every_record():
-    """Else a field added later would be written by no test below, and could be missing from the schema."""
+    """Else a field added later would be written by no test below, and could be missing from the
+    schema."""
     at_default = [
         f"{type(record).__name__}.{spec.name}"
         for record in records(FULL)
@@ -291,7 +295,8 @@ def test_a_written_result_validates(tmp_path):
 
 
 def resolved(node: dict[str, Any]) -> dict[str, Any]:
-    """The schema node ``node`` stands for: its ``$ref`` followed, or the object among its alternatives."""
+    """The schema node ``node`` stands for: its ``$ref`` followed, or the object among its
+    alternatives."""
     if "$ref" in node:
         return resolved(PUBLISHED["$defs"][node["$ref"].removeprefix("#/$defs/")])
     for option in node.get("oneOf", ()):
@@ -333,8 +338,8 @@ def test_the_schema_names_exactly_the_fields_of_each_record(record):
 
 
 def described_objects(document: Any, node: dict[str, Any], where: tuple[Any, ...] = ()):
-    """Each object of ``document`` whose schema node names its properties: its path, that node and the object.
-    Objects the schema leaves free (a case's facts, HLO counts) are not walked into."""
+    """Each object of ``document`` whose schema node names its properties: its path, that node and
+    the object. Objects the schema leaves free (a case's facts, HLO counts) are not walked into."""
     node = resolved(node)
     if isinstance(document, list):
         for i, item in enumerate(document):
@@ -384,7 +389,8 @@ def test_the_fields_the_schema_requires_are_those_the_parser_requires(tmp_path):
                 refused = True
             if refused != (key in node.get("required", ())):
                 disagreements.append(
-                    f"{dotted(where, key)}: the parser {'refuses' if refused else 'takes'} it missing"
+                    f"{dotted(where, key)}: the parser {'refuses' if refused else 'takes'} it "
+                    "missing"
                 )
     assert disagreements == []
 

@@ -31,7 +31,8 @@ PROGRAM = {
 
 
 def record(**overrides):
-    """A result of the newest schema version, measured in one process unless ``processes`` says otherwise."""
+    """A result of the newest schema version, measured in one process unless ``processes`` says
+    otherwise."""
     fields = dict(
         case="steady", release="0.4.26", profile="cpu", sizes={"K": 1}, status="ok", processes=[]
     )
@@ -215,7 +216,8 @@ def test_fields_this_harness_does_not_know_are_ignored(tmp_path):
 
 
 def test_results_from_before_machine_ids_still_load(tmp_path):
-    """host.machine was added without a schema bump: older results load as from an unrecorded machine."""
+    """host.machine was added without a schema bump: older results load as from an unrecorded
+    machine."""
     old = record(host={"cpu_model": "AMD EPYC", "variables": {"JAX_PLATFORMS": "cpu"}})
     write_result(tmp_path, old)
     [loaded], problems = load_results(tmp_path)

@@ -125,7 +125,8 @@ def test_optional_fields_default_and_unknown_ones_are_ignored():
         ({"sizes": {"K": True}}, "sizes.K: expected int, got bool"),
         (
             {"status": "great"},
-            "status: unknown status 'great' (expected one of ok, failed, timeout, crashed, skipped, not installable)",
+            "status: unknown status 'great' (expected one of ok, failed, timeout, crashed, "
+            "skipped, not installable)",
         ),
         ({"processes": {"0": {}}}, "processes: expected list, got object"),
         (
@@ -217,7 +218,8 @@ def test_the_backend_falls_back_to_the_platform_the_profile_pinned():
 
 
 def test_the_source_of_new_results_and_the_discussion_of_older_ones_both_load():
-    """Results name where their case comes from as ``source``; those stored before carry ``discussion``."""
+    """Results name where their case comes from as ``source``; those stored before carry
+    ``discussion``."""
     new = parse(document(source="https://github.com/jax-ml/jax/discussions/21411"))
     old = parse(document(discussion="sharding-pmap-scaling.txt"))
     assert (new.source, new.discussion) == ("https://github.com/jax-ml/jax/discussions/21411", "")
@@ -251,7 +253,8 @@ def left_out_at_default(value):
 
 
 def missing_from(original, written, where=""):
-    """Paths of what ``original`` holds that ``written`` lost or changed (left out at a default is kept)."""
+    """Paths of what ``original`` holds that ``written`` lost or changed (left out at a default is
+    kept)."""
     if isinstance(original, dict) and isinstance(written, dict):
         return [
             lost

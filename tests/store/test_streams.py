@@ -1,4 +1,5 @@
-"""A --json or --markdown target that is not a regular file is written where it is, never replaced."""
+"""A --json or --markdown target that is not a regular file is written where it is, never
+replaced."""
 
 import os
 import stat

@@ -1,4 +1,5 @@
-"""The change a draft is about: from a stored bisect answer, --good/--bad and stored results, or the script's output."""
+"""The change a draft is about: from a stored bisect answer, --good/--bad and stored results, or the
+script's output."""
 
 import dataclasses
 import json
@@ -25,8 +26,8 @@ WALL = MetricKey("two_scans", "wall")
 
 
 def stored(tmp_path=None):
-    """The two real results of one interleaved run (5 processes each); with ``tmp_path``, copies whose processes
-    are repeated to 10 each (``with_processes``), enough for the rank guard."""
+    """The two real results of one interleaved run (5 processes each); with ``tmp_path``, copies
+    whose processes are repeated to 10 each (``with_processes``), enough for the rank guard."""
     folders = (FIXTURES / "results", FIXTURES / "issue" / "results")
     if tmp_path is None:
         return stored_in(*folders)
@@ -216,10 +217,11 @@ def test_stored_figures_come_with_their_comparison_in_words(tmp_path):
     assert change.significance.startswith(
         "×0.01"
     ) and ": faster, where a change means a ratio beyond ×" in (change.significance)
-    # Said in words a maintainer reads without knowing the harness: what was timed and by which test.
+    # Said in words a maintainer reads without knowing the harness: what was timed and by which
+    # test.
     assert (
-        "10 and 10 separate Python processes (Welch's t-test on the log of each process's median and "
-        in (change.significance)
+        "10 and 10 separate Python processes (Welch's t-test on the log of each process's median "
+        "and " in (change.significance)
     )
     assert "harness" not in change.significance
 

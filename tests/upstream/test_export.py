@@ -1,4 +1,5 @@
-"""Exported scripts: the case's own code, jax/numpy/stdlib imports only, runnable without the harness."""
+"""Exported scripts: the case's own code, jax/numpy/stdlib imports only, runnable without the
+harness."""
 
 import ast
 import os
@@ -202,7 +203,8 @@ def test_import_checks():
 
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory) -> Path:
-    """The interpreter of a new virtual environment with only jax and jaxlib of the default release."""
+    """The interpreter of a new virtual environment with only jax and jaxlib of the default
+    release."""
     uv = uv_command()
     if uv is None:
         pytest.skip("uv not found (neither on PATH nor as python -m uv): cannot build a fresh venv")

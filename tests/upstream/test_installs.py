@@ -1,5 +1,5 @@
-"""A draft's words for a script's environment: "plain JAX" only for jax, numpy and the standard library;
-each side's install line pins every package whose version differs between the two sides."""
+"""A draft's words for a script's environment: "plain JAX" only for jax, numpy and the standard
+library; each side's install line pins every package whose version differs between the two sides."""
 
 from harness.upstream.installs import exact_install, imported_besides_jax, script_words
 
@@ -21,8 +21,9 @@ def test_plain_jax_only_when_the_script_imports_nothing_else():
 
 
 def test_every_package_that_moved_between_the_sides_is_pinned_on_each():
-    """diffrax is declared; its dependency equinox moved one release between the two releases' dates, and
-    numpy too: each side pins its own; what did not move (typing-extensions) is left to the resolver."""
+    """diffrax is declared; its dependency equinox moved one release between the two releases'
+    dates, and numpy too: each side pins its own; what did not move (typing-extensions) is left to
+    the resolver."""
     older = ("diffrax==0.6.0", "equinox==0.11.11", "jax==0.5.1", "jaxlib==0.5.1", "numpy==2.2.3")
     older += ("typing_extensions==4.12.2",)
     newer = ("diffrax==0.6.0", "equinox==0.11.12", "jax==0.5.2", "jaxlib==0.5.1", "numpy==2.2.4")

@@ -1,4 +1,5 @@
-"""The short script: the case's own code and a plain timing loop, short for every case, and it really runs."""
+"""The short script: the case's own code and a plain timing loop, short for every case, and it
+really runs."""
 
 import ast
 import subprocess
@@ -27,12 +28,14 @@ def smallest(case: discovery.CaseInfo) -> dict[str, int]:
 
 
 def program_names(case: discovery.CaseInfo) -> list[str]:
-    """What ``programs()`` returns at the smallest sizes on the devices here: names built at run time too."""
+    """What ``programs()`` returns at the smallest sizes on the devices here: names built at run
+    time too."""
     return sorted(load_case(case.path).programs(**smallest(case)))
 
 
 def program_keys(source: str) -> list[str]:
-    """The string keys of ``programs()``'s dict literals: the programs a case names in its source."""
+    """The string keys of ``programs()``'s dict literals: the programs a case names in its
+    source."""
     found: list[str] = []
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name == PROGRAMS_FUNCTION:

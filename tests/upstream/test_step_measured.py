@@ -1,6 +1,6 @@
-"""What ``issue`` measures itself: whether the newest release on the index still shows the step, said as a
-maintainer reads it, and the reproducer as the draft reads it (logic on stand-in results; the real run is
-``tests/commands/test_issue.py``)."""
+"""What ``issue`` measures itself: whether the newest release on the index still shows the step,
+said as a maintainer reads it, and the reproducer as the draft reads it (logic on stand-in results;
+the real run is ``tests/commands/test_issue.py``)."""
 
 from pathlib import Path
 
