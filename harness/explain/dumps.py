@@ -300,7 +300,7 @@ class CompiledPrograms:
     name = "compiled"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return bool(step.metrics)
+        return step.changed
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> CompiledAnswer:
         kept = step.kept("compiled")

@@ -156,7 +156,8 @@ class HeldLibrary:
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         return (
-            bool(step.script and step.libraries and step.metrics)
+            bool(step.script and step.libraries)
+            and step.changed
             and not any(map(is_commit_label, step.pair))
             and "+" not in step.before + step.after  # a library's own releases: jax already held
         )

@@ -128,7 +128,7 @@ class Reproducer:
     name = "reproducer"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return bool(step.script and step.metrics) and not any(map(is_commit_label, step.pair))
+        return bool(step.script) and step.changed and not any(map(is_commit_label, step.pair))
 
     def gather(
         self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()

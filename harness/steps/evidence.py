@@ -75,6 +75,11 @@ class Step:
     by_status: bool = False
 
     @property
+    def changed(self) -> bool:
+        """Whether it has something to explain: a metric that moved, or how the processes end."""
+        return bool(self.metrics) or self.by_status
+
+    @property
     def pair(self) -> Pair:
         return (self.before, self.after)
 
@@ -164,6 +169,9 @@ class StepSides:
     # Facts a kind reads once per run and reuses on every step (an interpreter's XLA flag listing,
     # say).
     memo: dict[str, Any] = field(default_factory=dict)
+    # The why's budget (``WhyBudget``): a kind's measuring until decided stops when it runs out, as
+    # the prober's own time budget stops a probe's; None: no bound.
+    budget: WhyBudget | None = None
 
     @property
     def progress(self) -> Callable[[str], None]:
@@ -225,6 +233,12 @@ class StepSides:
         ``metrics`` are decided (``decide``: until each change is shown, or with ``ALL`` until every
         comparison is shown changed or unchanged); each side's stored result by label."""
         measurement = self.prober.measurement
+        left = self.budget.left() if self.budget is not None else None
+        if left is not None:  # the first round is measured whole; deciding stops at the budget
+            bound = max(left, 0.0)
+            if measurement.time_budget is not None:
+                bound = min(bound, measurement.time_budget)
+            measurement = dataclasses.replace(measurement, time_budget=bound)
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
 
@@ -294,6 +308,10 @@ def gather(
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
+    if isinstance(
+        sides, StepSides
+    ):  # the same memo: a copy that knows the budget (tests hand fakes)
+        sides = dataclasses.replace(sides, budget=budget)
     for kind in kinds:
         if not kind.wanted(asked, tuple(found)):
             continue

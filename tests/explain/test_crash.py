@@ -1,5 +1,7 @@
 """A status step's why: settings tried on the release that dies, judged by how its processes end."""
 
+import dataclasses
+
 from harness.analysis.significance import Thresholds
 from harness.explain.crash import (
     CHANGED,
@@ -14,6 +16,7 @@ from harness.explain.crash import (
     try_in_turn,
 )
 from harness.explain.defaults import JAX, XLA, Change
+from harness.explain.kinds import KINDS
 from harness.explain.tried import Trial
 from harness.render.why import crash_lines
 from harness.steps.evidence import Step
@@ -41,7 +44,7 @@ def step(before="0.10.1", after="0.10.2"):
 
 
 def test_a_status_step_is_one_whose_only_metric_is_status():
-    assert step().by_status
+    assert step().by_status and step().changed and not step().metrics
     assert not Step("a", "b", ("eager.wall_ns",), "cpu", Thresholds(), None, "s").by_status  # type: ignore[arg-type]
 
 
@@ -199,3 +202,14 @@ def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_e
     libraries = HeldAnswer(**{**answer.__dict__, "status_comes_with": LIBRARIES})
     assert libraries.settles and libraries.answered() == ()
     assert libraries.data()["status"] == {"comes_with": LIBRARIES, "middle_ended": dies.words()}
+
+
+def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_those_of_a_number():
+    """Library or JAX, the compiled programs (whose names the crash kind's flags are matched to), the
+    reproducer and the crash kind are asked for a status step; the defaults and profiles of a number not."""
+    scripted = dataclasses.replace(
+        step(), script="repro.py", libraries={"numpy": ("2.4.6", "2.5.0")}
+    )
+    asked = [kind.name for kind in KINDS if kind.wanted(scripted)]
+    assert {"library", "compiled", "reproducer", "crash"} <= set(asked)
+    assert not {"defaults", "profile", "host"} & set(asked)

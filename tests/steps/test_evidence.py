@@ -209,3 +209,35 @@ def test_a_why_stopped_inside_a_kind_hands_on_what_it_found_before_the_stop_goes
     assert [each.kind for each in first] == ["one", "spent"], "handed on as each kind settles"
     assert [each.kind for each in last] == ["one", "two", "spent"]
     assert isinstance(last[1], Skipped) and "stopped" in last[1].reason
+
+
+@dataclass(frozen=True)
+class _BoundedMeasurement:
+    """A measurement that records the time budget each of its measurements until decided had."""
+
+    time_budget: float | None
+    seen: list = field(default_factory=list)
+
+    def settings_for(self, processes, decide, sides, metrics=()):
+        self.seen.append(self.time_budget)
+        return None
+
+    def sides(self, sides, settings):
+        return []
+
+
+def test_a_kind_measuring_until_decided_stops_where_the_why_s_budget_runs_out():
+    """The why's budget bounds a kind's own measuring (library or JAX can take longer than the
+    triage it explains): what is left of it, never more than the prober's own bound."""
+    from types import SimpleNamespace
+
+    measurement = _BoundedMeasurement(time_budget=500.0)
+    prober = SimpleNamespace(measurement=measurement, processes=5)
+    StepSides(prober).together([], ["eager.wall_ns"])  # type: ignore[arg-type]
+    spent = WhyBudget(seconds=60.0)
+    StepSides(prober, budget=spent).together([], ["eager.wall_ns"])  # type: ignore[arg-type]
+    gone = WhyBudget(seconds=0.0)
+    StepSides(prober, budget=gone).together([], ["eager.wall_ns"])  # type: ignore[arg-type]
+    unbound, bounded, none_left = measurement.seen
+    assert unbound == 500.0, "no why budget: the prober's own"
+    assert 0 < bounded <= 60.0 and none_left == 0.0
