@@ -27,7 +27,7 @@ from harness.cli.options import prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
 from harness.commands.progress import Progress
 from harness.errors import UsageError
-from harness.explain.kinds import KINDS
+from harness.explain.kinds import kinds_for
 from harness.explain.option_commits import repo_at_hand
 from harness.findings import Finding, FollowUp, nox_command
 from harness.host.environment import shown_path
@@ -354,7 +354,7 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind of evidence asked (``KINDS``), within the why's time budget (unless the user set
+        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user set
         one: what the command's own measuring took before its first why); the files a kind keeps go
         beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
@@ -381,7 +381,7 @@ class RangeRun:
             defaults_between=releases,
             by_status=any(c.is_status for c in criteria),
         )
-        return gather(KINDS, step, self.sides, budget, kept)
+        return gather(kinds_for(step), step, self.sides, budget, kept)
 
     @property
     def platform(self) -> str:

@@ -15,7 +15,7 @@ from harness.explain.matching_flags import FlagsNamedLikeTheProgram
 from harness.explain.profiles import OpProfile
 from harness.explain.reproducer import Reproducer
 from harness.explain.tried import ChangedDefaults
-from harness.steps.evidence import Evidence
+from harness.steps.evidence import Evidence, Step
 
 KINDS: tuple[Evidence, ...] = (
     HeldLibrary(),
@@ -27,3 +27,19 @@ KINDS: tuple[Evidence, ...] = (
     OpProfile(),
     HostProfile(),
 )
+
+# A crash's decisive fact is the setting that makes it run, and that setting's flags are matched to
+# what XLA compiled: for a status step those two come right after library or JAX, so that a why cut
+# short by its budget still has them; the reproducer comes after.
+STATUS_FIRST = (HeldLibrary, CompiledPrograms, CrashWorkaround)
+
+
+def kinds_for(step: Step) -> tuple[Evidence, ...]:
+    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first three first."""
+    if not step.by_status:
+        return KINDS
+
+    def place(kind: Evidence) -> int:
+        return next((i for i, first in enumerate(STATUS_FIRST) if isinstance(kind, first)), 9)
+
+    return tuple(sorted(KINDS, key=place))

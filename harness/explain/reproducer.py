@@ -206,7 +206,7 @@ def reproducer_prober(sides: StepSides, case: CaseInfo, decide: tuple[str, ...])
         prober.settings,
         prober.progress,
         max_processes=prober.max_processes,
-        time_budget=prober.time_budget,
+        time_budget=sides.bounded(prober.time_budget),  # within the why's budget
         decide_metrics=decide,
         environments=Environments(case, prober.environments.profile, progress=prober.progress),
     )

@@ -177,6 +177,14 @@ class StepSides:
     def progress(self) -> Callable[[str], None]:
         return self.prober.progress
 
+    def bounded(self, seconds: float | None) -> float | None:
+        """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the why's
+        budget."""
+        left = self.budget.left() if self.budget is not None else None
+        if left is None:
+            return seconds
+        return max(left, 0.0) if seconds is None else min(max(left, 0.0), seconds)
+
     def side(self, label: str) -> Side | str:
         """The side of ``label``, its environment ready; or why there is none."""
         prepared = self.prober.readiness.side(label)
@@ -233,11 +241,10 @@ class StepSides:
         ``metrics`` are decided (``decide``: until each change is shown, or with ``ALL`` until every
         comparison is shown changed or unchanged); each side's stored result by label."""
         measurement = self.prober.measurement
-        left = self.budget.left() if self.budget is not None else None
-        if left is not None:  # the first round is measured whole; deciding stops at the budget
-            bound = max(left, 0.0)
-            if measurement.time_budget is not None:
-                bound = min(bound, measurement.time_budget)
+        if (
+            self.budget is not None
+        ):  # the first round is measured whole; deciding stops at the budget
+            bound = self.bounded(measurement.time_budget)
             measurement = dataclasses.replace(measurement, time_budget=bound)
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
         return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
@@ -308,9 +315,8 @@ def gather(
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
-    if isinstance(
-        sides, StepSides
-    ):  # the same memo: a copy that knows the budget (tests hand fakes)
+    # The same memo, in a copy that knows the budget (tests hand in fakes of their own).
+    if isinstance(sides, StepSides):
         sides = dataclasses.replace(sides, budget=budget)
     for kind in kinds:
         if not kind.wanted(asked, tuple(found)):

@@ -16,7 +16,7 @@ from harness.explain.crash import (
     try_in_turn,
 )
 from harness.explain.defaults import JAX, XLA, Change
-from harness.explain.kinds import KINDS
+from harness.explain.kinds import KINDS, kinds_for
 from harness.explain.tried import Trial
 from harness.render.why import crash_lines
 from harness.steps.evidence import Step
@@ -213,3 +213,11 @@ def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_t
     asked = [kind.name for kind in KINDS if kind.wanted(scripted)]
     assert {"library", "compiled", "reproducer", "crash"} <= set(asked)
     assert not {"defaults", "profile", "host"} & set(asked)
+
+
+def test_a_status_step_asks_for_its_workaround_before_the_reproducer_a_timing_step_in_the_registry_s_order():
+    scripted = dataclasses.replace(step(), script="repro.py")
+    order = [kind.name for kind in kinds_for(scripted)]
+    assert order.index("compiled") < order.index("crash") < order.index("reproducer")
+    timing = dataclasses.replace(scripted, by_status=False)
+    assert kinds_for(timing) == KINDS
