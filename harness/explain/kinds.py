@@ -1,4 +1,5 @@
-"""The registry of evidence kinds: every kind a step's why asks, in the order it is asked.
+"""The registry of evidence kinds: every kind a step's why asks, in the order it is asked (a status
+step's: ``kinds_for``).
 
 A new kind is a module of ``harness.explain`` implementing ``harness.steps.evidence.Evidence`` (its
 ``Found`` judged when gathered), one entry here, and its lines function in
@@ -35,11 +36,15 @@ STATUS_FIRST = (HeldLibrary, CompiledPrograms, CrashWorkaround)
 
 
 def kinds_for(step: Step) -> tuple[Evidence, ...]:
-    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first three first."""
+    """The kinds in the order ``step``'s why asks them: ``KINDS``, a status step's first three
+    first."""
     if not step.by_status:
         return KINDS
 
     def place(kind: Evidence) -> int:
-        return next((i for i, first in enumerate(STATUS_FIRST) if isinstance(kind, first)), 9)
+        return next(
+            (i for i, first in enumerate(STATUS_FIRST) if isinstance(kind, first)),
+            len(STATUS_FIRST),
+        )
 
     return tuple(sorted(KINDS, key=place))

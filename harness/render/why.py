@@ -356,6 +356,9 @@ def reproduced_lines(
     if answer.reproduces(metric, step):
         said = f"reproduces it with jax alone: {theirs} (your script: {format_ratio(step.ratio)})"
         return [leading(said)]
+    if comparison.verdict is Verdict.UNDECIDED:  # too few processes (a why cut short): no evidence
+        said = f"the reproducer with jax alone is undecided ({theirs}, {comparison.said})"
+        return [Finding(said)]
     return [leading(f"does not reproduce it ({theirs}, {comparison.said}): {OUTSIDE}")]
 
 

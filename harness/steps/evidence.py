@@ -178,8 +178,8 @@ class StepSides:
         return self.prober.progress
 
     def bounded(self, seconds: float | None) -> float | None:
-        """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the why's
-        budget."""
+        """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the
+        why's budget."""
         left = self.budget.left() if self.budget is not None else None
         if left is None:
             return seconds
@@ -315,9 +315,10 @@ def gather(
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
-    # The same memo, in a copy that knows the budget (tests hand in fakes of their own).
-    if isinstance(sides, StepSides):
-        sides = dataclasses.replace(sides, budget=budget)
+    # The first kind asked is the one ordered to settle the step: measured until decided. Those after
+    # it measure within what is left of the budget (the same memo, in a copy that knows the budget;
+    # tests hand in fakes of their own).
+    bounded = dataclasses.replace(sides, budget=budget) if isinstance(sides, StepSides) else sides
     for kind in kinds:
         if not kind.wanted(asked, tuple(found)):
             continue
@@ -327,7 +328,7 @@ def gather(
             continue
         started = time.monotonic()
         try:
-            answer: Found = kind.gather(asked, sides, tuple(found))
+            answer: Found = kind.gather(asked, bounded if found else sides, tuple(found))
         except CannotKeep as exc:
             answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
         except KeyboardInterrupt:

@@ -353,7 +353,8 @@ def test_issue_alone_on_a_real_step_measures_it_its_reproducer_and_the_newest_re
     assert "Newest release on the index: still on " in flat, flat[:3000]
     assert "still on " in " ".join(done.stdout.split()), "on the screen too"
     assert "exported no program" not in flat, "the program compiled ahead of time is captured"
-    assert "reproduces it with jax alone" in flat or "does not reproduce it" in flat, flat[-4000:]
+    said = ("reproduces it with jax alone", "does not reproduce it", "jax alone is undecided")
+    assert any(words in flat for words in said), flat[-4000:]
     mine = results / "script-aot_dispatch"  # the reproducer's own results are a case of their own
     measured = {path.parent.parent.name for path in mine.rglob("*.json")}
     assert {"jax-0.4.31", "jax-0.4.33"} < measured and len(measured) >= 3, measured

@@ -96,6 +96,13 @@ def test_a_reproducer_that_moved_as_the_script_did_reproduces_it_with_both_ratio
     [found] = reproduced_lines(flat, step, "json.loop_ms")
     assert found.leads and found.text.startswith("does not reproduce it")
     assert "outside the compiled programs" in found.text
+    cut_short = ReproducerAnswer(**{**answer.__dict__, "measured": {
+        "json.loop_ms": ("json.run_ms", Compared(Verdict.UNDECIDED, 6.28))}})  # fmt: skip
+    [found] = reproduced_lines(cut_short, step, "json.loop_ms")
+    assert "undecided" in found.text and "does not reproduce" not in found.text, (
+        "too few processes are no evidence that the change is outside the compiled programs"
+    )
+    assert not found.leads
     [found] = reproduced_lines(answer, step, "process.trace_ns")
     assert "before any compiled program runs" in found.text and not found.leads
     [head] = reproducer_lines(answer)
