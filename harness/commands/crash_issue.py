@@ -126,21 +126,7 @@ def measure(request: CrashRequest, step: StatusAnswer) -> tuple[list[StoredResul
             f"the newest release on the index still crashes; `{command}`"
         )
         return _mine(request), Measured(not_measured=(line,))
-    asked = StepRequest(
-        request.case,
-        request.sizes,
-        request.profile,
-        step.before,
-        step.after,
-        request.plan,
-        request.settings,
-        request.results_dir,
-        request.out_dir,
-        request.policy,
-        _progress,
-        request.processes,
-        request.max_processes,
-    )
+    asked = StepRequest.between(request, step.before, step.after, _progress)
     prober = measure_status(asked)
     mine = _mine(request)
     newest, command = newest_status_line(

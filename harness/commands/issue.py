@@ -378,21 +378,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
         return MeasuredHere(not_measured=(not_measured_here(request, change),))
-    asked = StepRequest(
-        request.case,
-        request.sizes,
-        request.profile,
-        good,
-        bad,
-        request.plan,
-        request.settings,
-        request.results_dir,
-        request.out_dir,
-        request.policy,
-        _progress,
-        request.processes,
-        request.max_processes,
-    )
+    asked = StepRequest.between(request, good, bad, _progress)
     metric = request.metric or change.metric
     prober = confirm(asked, metric)
     if metric is None:  # the one that moved most, from what was just stored

@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
@@ -31,6 +32,32 @@ from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from harness.units import format_ratio, version_key
 from harness.upstream.change import Reproduced
+
+
+class Asked(Protocol):
+    """What a draft was asked that its measured step keeps: ``issue``'s request for a timing or a
+    crash."""
+
+    @property
+    def case(self) -> CaseInfo: ...
+    @property
+    def sizes(self) -> dict[str, int]: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def plan(self) -> Sequence[ReleaseEnv] | None: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def results_dir(self) -> Path: ...
+    @property
+    def out_dir(self) -> Path: ...
+    @property
+    def policy(self) -> str: ...
+    @property
+    def processes(self) -> int: ...
+    @property
+    def max_processes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -50,6 +77,28 @@ class StepRequest:
     progress: Callable[[str], None]
     processes: int = 5  # a side's processes in the first round (a triage's quick number)
     max_processes: int = 20  # and up to this many while a comparison is open
+
+    @classmethod
+    def between(
+        cls, asked: Asked, good: str, bad: str, progress: Callable[[str], None]
+    ) -> StepRequest:
+        """The step from ``good`` to ``bad`` of what a draft was asked, measured through nox's plan."""
+        assert asked.plan is not None, "measured only where nox gave every release's venv"
+        return cls(
+            asked.case,
+            asked.sizes,
+            asked.profile,
+            good,
+            bad,
+            asked.plan,
+            asked.settings,
+            asked.results_dir,
+            asked.out_dir,
+            asked.policy,
+            progress,
+            asked.processes,
+            asked.max_processes,
+        )
 
     @property
     def newest(self) -> str:
