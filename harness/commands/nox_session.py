@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,11 +141,13 @@ def script_side(places: Places, request: SessionRequest, release: Release, say: 
 
 def matrix(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     request = interleaved_request(posargs)
-    interpreters = {}
-    for release, profile in request.sides:
-        if (release.jax, profile.name) not in interpreters:
-            env = ready(places, release, profile, say)
-            interpreters[release.jax, profile.name] = str(env.interpreter)
+    wanted = {(release.jax, profile.name): (release, profile) for release, profile in request.sides}
+    # Each release's venv installed at once beside the others (uv waits mostly on downloads; one
+    # venv that several profiles share is made once, under its lock): from an empty package cache
+    # the two releases of the main command download together.
+    with ThreadPoolExecutor(max_workers=max(1, len(wanted))) as pool:
+        made = {key: pool.submit(ready, places, *pair, say) for key, pair in wanted.items()}
+        interpreters = {key: str(future.result().interpreter) for key, future in made.items()}
     plan = write_sides(places.cache / "matrix-sides.json", request, interpreters)
     return Launch([*request.run_argv, "--sides", str(plan)])
 

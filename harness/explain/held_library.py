@@ -4,17 +4,21 @@ installed set), the step measured again with those packages held, in the same tr
 
 The step's two sides and a third in between — the newer jax with the packages that moved held at the
 older release's versions (or, where that cannot be had, the older jax with the newer's) — are
-measured together until each part of the step's metrics is decided, changed or unchanged, the whole
-step among them (the older side is compared with the newer too, so it is measured as long as the
-step needs to pass the rank guard, not only until its own part closes).  The part of the step
-between the middle side and each end is jax's or the libraries': a metric that comes with the
-libraries, jax's own part not moved, is answered (jax's defaults, dumps and profiles are not asked
-for it), one that comes with jax goes on to them.
+screened together at the prober's processes a side.  The part of the step between the middle side
+and each end is jax's or the libraries': where one part holds less than half of the step (its whole
+interval inside the square root of the step's confirmed ratio, either way) and the other more, the
+step comes with the other, and the screen settles it.  Only where it does not are the three sides
+measured until each part is decided, changed or unchanged, the whole step among them (the older side
+is compared with the newer too, so it is measured as long as the step needs to pass the rank guard,
+not only until its own part closes).  A metric that comes with the libraries, jax's own part not
+moved, is answered (jax's defaults, dumps and profiles are not asked for it); one that comes with
+jax goes on to them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,10 +46,15 @@ class Parts:
     whole: Comparison | None
     jax: Comparison | None
     libraries: Comparison | None
+    # ``jax`` or ``libraries`` where the screen settled it: the other part holds less than half of
+    # the step (``by_share``); "": measured until decided.
+    by_share: str = ""
 
     def comes_with(self) -> str:
         """``jax``, ``libraries``, ``both`` or ``not told apart``: which part moved as the whole
         step did (the other did not move that way: unchanged, or too close to tell)."""
+        if self.by_share:
+            return self.by_share
         if self.whole is None or self.whole.verdict not in MOVED:
             return self._from_the_parts()
         jax, libraries = (
@@ -128,6 +137,7 @@ class HeldAnswer:
             "metrics": {
                 metric: {
                     "comes_with": parts.comes_with(),
+                    "by_share": bool(parts.by_share),
                     "whole": said(parts.whole),
                     "jax": said(parts.jax),
                     "libraries": said(parts.libraries),
@@ -181,18 +191,41 @@ class HeldLibrary:
                 middle,
                 dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle),
             )
+        answer = dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle)
+        # The step as the triage confirmed it, read before the screen stores newer results of its
+        # two releases.
+        confirmed = {
+            key: compare_results(
+                sides.stored(step.before), sides.stored(step.after), key, step.thresholds
+            )
+            for key in step.metrics
+        }
+        sides.progress(
+            f"  library or jax: the three sides screened, {sides.processes} processes each"
+        )
+        screen = sides.screened([before, middle, after], sides.processes)
+        ours = [screen.get(side.label) for side in (before, middle, after)]
+        parts = {
+            key.metric_name: _parts(ours, key, step, jax_of_middle, confirmed[key])
+            for key in step.metrics
+        }
+        open_keys = [key for key in step.metrics if not parts[key.metric_name].by_share]
+        if not open_keys:
+            return dataclasses.replace(answer, parts=parts)
         # Until each part is decided either way: a part left undecided (closed early in "changes"
         # mode for want of a trend, on the first round's processes) can tell neither "comes with
         # jax" nor the libraries. The whole step compared too: the older side is measured for as
         # long as it needs to be told from the newer, not only until its comparison with the middle
         # side closes.
-        whole = dataclasses.replace(after, compare_with=before.label)
-        measured = sides.together([before, middle, whole], step.names, ALL)
-        ours = [measured.get(side.label) for side in (before, middle, after)]
-        parts = {key.metric_name: _parts(ours, key, step, jax_of_middle) for key in step.metrics}
-        return dataclasses.replace(
-            answer, middle=middle.label, jax_of_middle=jax_of_middle, parts=parts
+        names = [key.metric_name for key in open_keys]
+        sides.progress(
+            f"  library or jax: the screen left {', '.join(names)} open; measured until decided"
         )
+        whole = dataclasses.replace(after, compare_with=before.label)
+        measured = sides.together([before, middle, whole], names, ALL)
+        ours = [measured.get(side.label) for side in (before, middle, after)]
+        decided = {key.metric_name: _parts(ours, key, step, jax_of_middle) for key in open_keys}
+        return dataclasses.replace(answer, parts={**parts, **decided})
 
 
 def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
@@ -246,8 +279,13 @@ def _middle(step: Step, sides: StepSides) -> tuple[Side, str, dict[str, tuple[st
 
 
 def _parts(
-    results: list[StoredResult | None], key: MetricKey, step: Step, jax_of_middle: str
+    results: list[StoredResult | None],
+    key: MetricKey,
+    step: Step,
+    jax_of_middle: str,
+    confirmed: Comparison | None = None,
 ) -> Parts:
+    """One metric's parts; with the step as ``confirmed``, judged by share too (``by_share``)."""
     before, middle, after = results
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
@@ -255,6 +293,31 @@ def _parts(
     whole = compare_results(before, after, key, thresholds)
     # The middle side runs the newer jax: the first part is jax's; else the first part is the
     # libraries'.
-    if jax_of_middle == step.after:
-        return Parts(whole, first, second)
-    return Parts(whole, second, first)
+    jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
+    if confirmed is None:
+        return Parts(whole, jax, libraries)
+    return Parts(confirmed, jax, libraries, by_share(confirmed, jax, libraries))
+
+
+def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | None) -> str:
+    """``jax`` or ``libraries`` where that part holds more than half of the step and the other less,
+    the whole of its interval inside the square root of the step's ratio, either way (a ×4 step:
+    the other part within ×0.5–×2); "" where the screen cannot tell."""
+    if whole.verdict not in MOVED or not whole.ratio > 0 or math.isinf(whole.ratio):
+        return ""
+    half = math.sqrt(max(whole.ratio, 1 / whole.ratio))
+    toward = whole.ratio > 1  # the step's own direction
+    for holds, other, name in ((jax, libraries, JAX), (libraries, jax, LIBRARIES)):
+        if holds is None or other is None:
+            continue
+        beyond = holds.ratio > half if toward else holds.ratio < 1 / half
+        if beyond and _under(other, half):
+            return name
+    return ""
+
+
+def _under(part: Comparison, half: float) -> bool:
+    """Whether the whole of ``part``'s interval lies inside ×1/half–×half."""
+    if part.constant:
+        return 1 / half < part.ratio < half
+    return not math.isnan(part.margin) and part.margin < half

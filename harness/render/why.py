@@ -16,7 +16,15 @@ from typing import Any
 from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
-from harness.explain.held_library import APART, BOTH, JAX, LIBRARIES, HeldAnswer, library_answered
+from harness.explain.held_library import (
+    APART,
+    BOTH,
+    JAX,
+    LIBRARIES,
+    HeldAnswer,
+    Parts,
+    library_answered,
+)
 from harness.explain.host_profile import HostAnswer
 from harness.explain.matching_flags import MatchedFlags
 from harness.explain.profiles import OpTimes, ProfileAnswer
@@ -580,9 +588,24 @@ def held_line(answer: HeldAnswer) -> str:
             f"{who} {_said(found)}"
             for who, found in (("jax's part", parts.jax), ("the libraries'", parts.libraries))
         )
+        if parts.by_share:
+            figures = _shared_out(parts)
         more = f" and {len(metrics) - 1} more" if len(metrics) > 1 else ""
         clauses.append(f"{said[verdict]} on {metrics[0]}{more} ({figures})")
     return "; ".join(clauses)
+
+
+def _shared_out(parts: Parts) -> str:
+    """A step the screen shared out: the part that holds it by its ratio (a screen's few processes
+    cannot pass the rank guard), the other by what its interval allows, under half of the step."""
+    assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
+    jax = ("jax's part", parts.jax)
+    libraries = ("the libraries'", parts.libraries)
+    (holds, holding), (other, found) = (
+        (jax, libraries) if parts.by_share == JAX else (libraries, jax)
+    )
+    step = format_ratio(parts.whole.ratio)
+    return f"{holds} {format_ratio(holding.ratio)}; {other} {_said(found)}: under half of the step's {step}"
 
 
 def _said(found: Comparison | None) -> str:

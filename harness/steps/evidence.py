@@ -177,6 +177,17 @@ class StepSides:
     def progress(self) -> Callable[[str], None]:
         return self.prober.progress
 
+    @property
+    def processes(self) -> int:
+        """The processes a side of the prober's first round: a screen's."""
+        return self.prober.processes
+
+    def stored(self, release: str) -> StoredResult | None:
+        """The newest stored result of ``release``'s cell measured like the step's sides now: a
+        triage's confirmation too, which its first round's prober does not count."""
+        counted = dataclasses.replace(self.prober.reuse, accept=None, max_processes=None)
+        return counted.stored(release)
+
     def bounded(self, seconds: float | None) -> float | None:
         """A measurement's own time bound ``seconds`` (None: none), or less: what is left of the
         why's budget."""
@@ -315,9 +326,9 @@ def gather(
     found: list[Found] = []
     seconds: dict[str, float] = {}
     asked = step
-    # The first kind asked is the one ordered to settle the step: measured until decided. Those after
-    # it measure within what is left of the budget (the same memo, in a copy that knows the budget;
-    # tests hand in fakes of their own).
+    # Every kind measures within what is left of the budget (the same memo, in a copy that knows
+    # the budget; tests hand in fakes of their own): a kind's first round, or its screen, is
+    # measured whole, its measuring until decided stops when the budget is spent.
     bounded = dataclasses.replace(sides, budget=budget) if isinstance(sides, StepSides) else sides
     for kind in kinds:
         if not kind.wanted(asked, tuple(found)):
@@ -328,7 +339,7 @@ def gather(
             continue
         started = time.monotonic()
         try:
-            answer: Found = kind.gather(asked, bounded if found else sides, tuple(found))
+            answer: Found = kind.gather(asked, bounded, tuple(found))
         except CannotKeep as exc:
             answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
         except KeyboardInterrupt:

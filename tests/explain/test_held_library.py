@@ -47,19 +47,23 @@ class FakeSides:
         self.measured.append([side.label for side in sides])
         self.decided.append(decide)
         self.compared_with = {side.label: side.compare_with for side in sides if side.compare_with}
-        base = real_result("async_dispatch-0.12.0.1")
-        found = {}
-        for side in sides:
-            scale = self.scales[side.label]
-            data = derive(
-                base,
-                release=side.release,
-                scale=scale,
-                processes=self.processes,
-                invocation="one-run",
-            )
-            found[side.label] = StoredResult.from_document(Path(f"{data['id']}.json"), data)
-        return found
+        return {side.label: self.result(side.label, side.release) for side in sides}
+
+    def stored(self, label: str) -> StoredResult | None:
+        """The triage's confirmed result of a release: as measured, unless ``unconfirmed``."""
+        return None if self.unconfirmed else self.result(label, label)
+
+    unconfirmed = False
+
+    def result(self, label: str, release: str) -> StoredResult:
+        data = derive(
+            real_result("async_dispatch-0.12.0.1"),
+            release=release,
+            scale=self.scales[label],
+            processes=self.processes,
+            invocation="one-run",
+        )
+        return StoredResult.from_document(Path(f"{data['id']}.json"), data)
 
 
 def step() -> Step:
@@ -76,23 +80,55 @@ def step() -> Step:
     )
 
 
-def gathered(scales, refused=(), processes=40):
+def gathered(scales, refused=(), processes=40, *, confirmed=True):
     sides = FakeSides(scales, refused, processes)
+    sides.unconfirmed = not confirmed
     return HeldLibrary().gather(step(), sides), sides  # type: ignore[arg-type]
 
 
-def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax():
+def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_on_the_screen_alone():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
-    assert sides.measured == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
-    assert sides.decided == [ALL], (
-        "until each part is shown changed or unchanged, not only each change"
+    assert sides.screens == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
+    assert sides.decided == ["off"], (
+        "the libraries' part holds less than half of the ×2 step: nothing measured until decided"
     )
-    assert answer.parts[METRIC].comes_with() == JAX and not answer.settles
-    assert held_line(answer).startswith("comes with jax 0.4.33 (numpy 2.0.1 held) on eager.wall_ns")
+    parts = answer.parts[METRIC]
+    assert parts.comes_with() == JAX and parts.by_share == JAX and not answer.settles
+    line = held_line(answer)
+    assert line.startswith("comes with jax 0.4.33 (numpy 2.0.1 held) on eager.wall_ns")
+    assert line.endswith(": under half of the step's ×2)") and "jax's part ×2;" in line
+
+
+def test_a_step_whose_parts_the_screen_cannot_share_out_is_measured_until_decided():
+    answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.4, "0.4.33": 2.0})
+    assert sides.decided == ["off", ALL], (
+        "×1.4 and ×1.43 of a ×2 step: neither part under half of it, so each is decided either way"
+    )
+    assert sides.measured[1] == ["0.4.31", "0.4.33+held", "0.4.33"]
+    assert not answer.parts[METRIC].by_share
+
+
+def test_without_the_triages_confirmed_step_the_screen_settles_nothing():
+    _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0}, confirmed=False)
+    assert sides.decided == ["off", ALL]
+
+
+def test_a_part_under_half_of_the_step_is_the_whole_of_its_interval_not_its_ratio():
+    from harness.explain.held_library import by_share
+
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
+    parts = answer.parts[METRIC]
+    assert parts.jax is not None and parts.libraries is not None and parts.whole is not None
+    assert by_share(parts.whole, parts.jax, parts.libraries) == JAX
+    wide = dataclasses.replace(parts.libraries, margin=1.5)  # within ±50%: not under ×1.41
+    assert by_share(parts.whole, parts.jax, wide) == ""
+    assert by_share(parts.whole, parts.libraries, parts.jax) == LIBRARIES
+    unmoved = dataclasses.replace(parts.whole, verdict=Verdict.UNDECIDED)
+    assert by_share(unmoved, parts.jax, parts.libraries) == ""
 
 
 def test_a_step_that_goes_away_with_the_older_library_comes_with_the_library_and_settles_the_why():
-    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, confirmed=False)
     assert answer.parts[METRIC].comes_with() == LIBRARIES and answer.settles
     line = held_line(answer)
     assert line.startswith("comes with the libraries: numpy 2.0.1 → 2.1.1 (jax 0.4.33 held)")
@@ -100,7 +136,9 @@ def test_a_step_that_goes_away_with_the_older_library_comes_with_the_library_and
 
 
 def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown_unchanged():
-    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10)
+    answer, _ = gathered(
+        {"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, processes=10, confirmed=False
+    )
     assert answer.parts[METRIC].comes_with() == LIBRARIES
     assert answer.answered() == (METRIC,) and answer.settles, (
         "jax's part only within ±7.5%, not moved: jax's defaults are not asked for a library's "
@@ -109,14 +147,14 @@ def test_a_library_step_whose_jax_part_did_not_move_is_answered_though_not_shown
 
 
 def test_a_library_step_whose_jax_part_moved_too_leaves_the_why_to_go_on():
-    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 0.7, "0.4.33": 2.0})
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 0.7, "0.4.33": 2.0}, confirmed=False)
     assert answer.parts[METRIC].comes_with() == LIBRARIES, "the libraries' part moved as the step"
     assert answer.parts[METRIC].jax is not None and answer.parts[METRIC].jax.verdict == "faster"
     assert answer.answered() == () and not answer.settles, "jax's own part moved: asked on"
 
 
 def test_the_whole_step_is_compared_so_the_older_side_is_measured_as_long_as_it_needs():
-    _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, confirmed=False)
     assert sides.compared_with == {"0.4.33": "0.4.31"}, (
         "the newer side names the older as its partner: the older does not stop when its own part "
         "closes"
@@ -126,7 +164,7 @@ def test_the_whole_step_is_compared_so_the_older_side_is_measured_as_long_as_it_
 def test_a_whole_step_not_shown_moved_in_this_run_is_told_by_its_parts():
     from harness.explain.held_library import Parts
 
-    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0})
+    answer, _ = gathered({"0.4.31": 1.0, "0.4.33+held": 1.0, "0.4.33": 2.0}, confirmed=False)
     parts = answer.parts[METRIC]
     undecided = dataclasses.replace(parts.whole, verdict=Verdict.UNDECIDED)
     assert Parts(undecided, parts.jax, parts.libraries).comes_with() == LIBRARIES, (
