@@ -726,6 +726,8 @@ def test_plain_nox_measures_the_oldest_and_newest_release_on_cpu_and_cpu8_then_r
         "7",
         "--max-seconds",
         "0.25",
+        "--warmup",
+        "1",
         "--decide",
         "off",
         "--sides",

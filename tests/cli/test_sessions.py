@@ -29,12 +29,15 @@ def test_the_matrix_measures_once_unless_asked_for_looks():
         "7",
         "--max-seconds",
         "0.25",
+        "--warmup",
+        "1",
         "--decide",
         "off",
     ]
     assert "--max-seconds" not in interleaved_request(["--effort", "full"]).run_argv, (
         "the effort's sampling"
     )
+    assert interleaved_request(["--warmup", "3"]).run_argv.count("--warmup") == 1, "the user's"
     assert interleaved_request(["--decide", "changes"]).run_argv[-2:] == ["--max-processes", "14"]
     assert interleaved_request(["--processes", "5", "--decide", "all"]).run_argv[-2:] == [
         "--max-processes",
