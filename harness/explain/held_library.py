@@ -4,13 +4,13 @@ installed set), the step measured again with those packages held, in the same tr
 
 The step's two sides and a third in between — the newer jax with the packages that moved held at the
 older release's versions (or, where that cannot be had, the older jax with the newer's) — are
-screened together at the prober's processes a side.  The part of the step between the middle side
-and each end is jax's or the libraries': where one part holds less than half of the step (its whole
-interval inside the square root of the step's confirmed ratio, either way) and the other more, the
-step comes with the other, and the screen settles it.  Only where it does not are the three sides
-measured until each part is decided, changed or unchanged, the whole step among them (the older side
-is compared with the newer too, so it is measured as long as the step needs to pass the rank guard,
-not only until its own part closes).  A metric that comes with the libraries, jax's own part not
+measured together, the prober's processes a side, then until each part of the step's metrics is
+decided, changed or unchanged, the whole step among them (the older side is compared with the newer
+too, so it is measured as long as the step needs to pass the rank guard, not only until its own part
+closes) — or until, at a look, every metric's step is shared out: one part's whole interval inside
+the square root of the step's confirmed ratio, either way, and the other part's figure beyond it
+(``by_share``), so that the step comes with the other.  The part of the step between the middle side
+and each end is jax's or the libraries': a metric that comes with the libraries, jax's own part not
 moved, is answered (jax's defaults, dumps and profiles are not asked for it); one that comes with
 jax goes on to them.
 """
@@ -23,16 +23,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.analysis.metrics import compare_results
+from harness.analysis.metrics import compare_metric, compare_results, process_samples
 from harness.analysis.significance import MOVED, Comparison, Verdict
 from harness.analysis.spending import ALL
 from harness.analysis.statuses import StatusSummary, summarise
 from harness.explain.crash import STATUS_SCREEN, ends_of
 from harness.install.commit_venvs import is_commit_label
 from harness.measure.sides import Side
+from harness.measure.stopping import SettledCell
 from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 from harness.store.results import StoredResult
+from harness.store.schema import ProcessRun
 
 JAX, LIBRARIES, BOTH, APART = "jax", "libraries", "both", "not told apart"
 
@@ -46,8 +48,8 @@ class Parts:
     whole: Comparison | None
     jax: Comparison | None
     libraries: Comparison | None
-    # ``jax`` or ``libraries`` where the screen settled it: the other part holds less than half of
-    # the step (``by_share``); "": measured until decided.
+    # ``jax`` or ``libraries`` where the step is shared out: the other part holds less than half of
+    # it (``by_share``); "": told by the parts' verdicts.
     by_share: str = ""
 
     def comes_with(self) -> str:
@@ -192,40 +194,64 @@ class HeldLibrary:
                 dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle),
             )
         answer = dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle)
-        # The step as the triage confirmed it, read before the screen stores newer results of its
-        # two releases.
+        # The step as the triage confirmed it, read before this kind stores newer results of its two
+        # releases.
         confirmed = {
             key: compare_results(
                 sides.stored(step.before), sides.stored(step.after), key, step.thresholds
             )
             for key in step.metrics
         }
+        labels = (before.label, middle.label, after.label)
+        settled = _shares_settled(step, labels, jax_of_middle, confirmed)
+        # Until each part is decided either way, or, at a look, every metric's step shared out: a
+        # part left undecided (closed early in "changes" mode for want of a trend, on the first
+        # round's processes) can tell neither "comes with jax" nor the libraries. The whole step
+        # compared too: the older side is measured for as long as it needs to be told from the
+        # newer, not only until its comparison with the middle side closes.
         sides.progress(
-            f"  library or jax: the three sides screened, {sides.processes} processes each"
+            "  library or jax: the three sides together, until each metric's step is shared out "
+            "or each part decided"
         )
-        screen = sides.screened([before, middle, after], sides.processes)
-        ours = [screen.get(side.label) for side in (before, middle, after)]
+        sides.afford(step, 3 * sides.processes, "its three sides' first look")
+        whole = dataclasses.replace(after, compare_with=before.label)
+        measured = sides.together([before, middle, whole], step.names, ALL, settled)
+        ours = [measured.get(label) for label in labels]
         parts = {
             key.metric_name: _parts(ours, key, step, jax_of_middle, confirmed[key])
             for key in step.metrics
         }
-        open_keys = [key for key in step.metrics if not parts[key.metric_name].by_share]
-        if not open_keys:
-            return dataclasses.replace(answer, parts=parts)
-        # Until each part is decided either way: a part left undecided (closed early in "changes"
-        # mode for want of a trend, on the first round's processes) can tell neither "comes with
-        # jax" nor the libraries. The whole step compared too: the older side is measured for as
-        # long as it needs to be told from the newer, not only until its comparison with the middle
-        # side closes.
-        names = [key.metric_name for key in open_keys]
-        sides.progress(
-            f"  library or jax: the screen left {', '.join(names)} open; measured until decided"
-        )
-        whole = dataclasses.replace(after, compare_with=before.label)
-        measured = sides.together([before, middle, whole], names, ALL)
-        ours = [measured.get(side.label) for side in (before, middle, after)]
-        decided = {key.metric_name: _parts(ours, key, step, jax_of_middle) for key in open_keys}
-        return dataclasses.replace(answer, parts={**parts, **decided})
+        return dataclasses.replace(answer, parts=parts)
+
+
+def _shares_settled(
+    step: Step,
+    labels: tuple[str, str, str],
+    jax_of_middle: str,
+    confirmed: Mapping[MetricKey, Comparison | None],
+) -> SettledCell | None:
+    """Whether, at a look, each metric's step is shared out (``by_share``) by the three sides'
+    processes so far (``labels``: older, middle, newer); None where a metric has no confirmed
+    step to share."""
+    wholes = {key: whole for key, whole in confirmed.items() if whole is not None}
+    if not wholes or len(wholes) < len(confirmed):
+        return None
+
+    def settled(processes: dict[str, list[ProcessRun]]) -> bool:
+        samples = [process_samples(processes.get(label, [])) for label in labels]
+        for key, whole in wholes.items():
+            found = [each.get(key) for each in samples]
+            if any(each is None or not each.processes for each in found):
+                return False
+            before, middle, after = (each for each in found if each is not None)
+            first = compare_metric(before, middle, step.thresholds, key)
+            second = compare_metric(middle, after, step.thresholds, key)
+            jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
+            if not by_share(whole, jax, libraries):
+                return False
+        return True
+
+    return settled
 
 
 def by_status(step: Step, sides: StepSides, middle: Side, answer: HeldAnswer) -> HeldAnswer:
@@ -302,7 +328,7 @@ def _parts(
 def by_share(whole: Comparison, jax: Comparison | None, libraries: Comparison | None) -> str:
     """``jax`` or ``libraries`` where that part holds more than half of the step and the other less,
     the whole of its interval inside the square root of the step's ratio, either way (a ×4 step:
-    the other part within ×0.5–×2); "" where the screen cannot tell."""
+    the other part within ×0.5–×2); "" where the measurement cannot tell yet."""
     if whole.verdict not in MOVED or not whole.ratio > 0 or math.isinf(whole.ratio):
         return ""
     half = math.sqrt(max(whole.ratio, 1 / whole.ratio))

@@ -139,6 +139,7 @@ class Reproducer:
             return status_reproducer(step, sides, folder, kept)
         for label in step.pair:  # where each side's programs go: never a link planted there
             step.folder("reproducer", "captured", label)
+        sides.afford(step, 2 + 2 * sides.processes, "its export and first look")
         captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []

@@ -50,7 +50,7 @@ from harness.explain.defaults import (
 from harness.explain.option_commits import OptionCommit, option_commits
 from harness.measure.script_process import lost_in
 from harness.measure.sides import Side
-from harness.steps.evidence import Found, Step, StepSides
+from harness.steps.evidence import Found, OverBudget, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
@@ -425,10 +425,18 @@ def screen_and_measure(
             f"  screened at {SCREEN_PROCESSES} processes a side, not measured further (moved no "
             f"metric toward the other release): {', '.join(trial.words() for trial in dropped)}"
         )
-    results = measure_trials(step, sides, ends, kept) if kept else {}
+    try:
+        results = measure_trials(step, sides, ends, kept) if kept else {}
+    except OverBudget as exc:  # the screen's answer stands; the kept trials are said unmeasured
+        shown = ", ".join(f"{trial.words()} on {trial.release}" for trial in kept)
+        note = f"screened and kept, not measured further ({exc}): {shown}"
+        answer = dataclasses.replace(
+            answer, problem="; ".join(part for part in (answer.problem, note) if part)
+        )
+        kept, results = [], {}
     return dataclasses.replace(
         answer,
-        trials=[trial for trial in planned if trial not in dropped],
+        trials=[trial for trial in planned if trial not in dropped and trial in (*kept, *failed)],
         measured={**failed, **results},
         screened_out=tuple(dropped),
         screen_processes=SCREEN_PROCESSES,
@@ -448,6 +456,8 @@ def measure_trials(
     by_label = {side.release: side for side in ends}
     trial_sides = [side_of(trial, by_label[trial.release]) for trial in planned]
     every = [*ends, *trial_sides]
+    first = "its screen" if processes is not None else "its trials' first round"
+    sides.afford(step, len(every) * (processes or sides.processes), first)
     measured = (
         sides.together(every, step.names) if processes is None else sides.screened(every, processes)
     )

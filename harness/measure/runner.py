@@ -44,7 +44,7 @@ from harness.measure.child import device_skip
 from harness.measure.isolation import default_isolation
 from harness.measure.locks import folder_lock
 from harness.measure.sides import Side
-from harness.measure.stopping import DetectableRatio, OpenComparison, StopRules
+from harness.measure.stopping import DetectableRatio, OpenComparison, SettledCell, StopRules
 from harness.measure.storing import RunContext, check_results_folder, store_run, stored_status
 from harness.measure.workers import WorkerPool
 from harness.store.results import INTERRUPTED, StoredResult
@@ -181,6 +181,7 @@ class Recorder:
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
     detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
     undecided: OpenComparison | None = None  # with ``settings.decide``
+    settled: SettledCell | None = None  # with ``settings.decide``
     # What the caller would reuse instead of measuring, asked under the folder lock: a run into the
     # same folder may have stored it between the caller's own look and this run's turn.
     reuse: Reuse | None = None
@@ -192,7 +193,9 @@ class Recorder:
         self.context = RunContext(
             self.results_dir, self.settings, self.seed, self.budget, self.invocation
         )
-        self.rules = StopRules(self.settings, self.progress, self.detectable, self.undecided)
+        self.rules = StopRules(
+            self.settings, self.progress, self.detectable, self.undecided, self.settled
+        )
 
     def __enter__(self) -> Recorder:
         return self
@@ -368,6 +371,7 @@ def measure(
     detectable: DetectableRatio | None = None,
     undecided: OpenComparison | None = None,
     reuse: Reuse | None = None,
+    settled: SettledCell | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
     per planned cell and side, in plan order.  What ``run`` does, called from any command: case
@@ -385,5 +389,6 @@ def measure(
         detectable=detectable,
         undecided=undecided,
         reuse=reuse,
+        settled=settled,
     ) as recorder:
         return recorder.run_plan(plan, resume=resume)

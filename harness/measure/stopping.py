@@ -24,6 +24,12 @@ from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
+# Whether a cell measured until decided has already settled what its caller asks, comparisons still
+# open or not: from each side's processes so far, by the side's label (library or JAX's share of a
+# step, ``harness.explain.held_library``).
+SettledCell = Callable[[dict[str, list[ProcessRun]]], bool]
+
+
 class OpenComparison(Protocol):
     """For two sides (A, B: their processes so far) measured until decided, the comparisons another
     look could still decide, described; empty: every one decided
@@ -49,6 +55,7 @@ class StopRules:
     progress: Callable[[str], None]
     detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
     undecided: OpenComparison | None = None  # with ``settings.decide``
+    settled: SettledCell | None = None  # with ``settings.decide``: ends the looks once it says so
 
     def another_round(self, cell: Cell, runs: list[CellRun], done: int) -> bool:
         """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether to measure
@@ -129,6 +136,14 @@ class StopRules:
         look = f"look {look_number(looks, done)} of {len(looks)}"
         going = [run for run in cell.runs if not run.settled]
         decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
+        if still and self.settled is not None:
+            ok = {
+                run.side.label: [p for p in run.processes if p.status is RunStatus.OK]
+                for run in cell.runs
+            }
+            if self.settled(ok):
+                still = []
+                decided = f"settled at {done} processes a side ({look}, {seconds:.0f} s)"
         if not still:
             extent = decided
         elif done >= most or spent:

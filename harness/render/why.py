@@ -596,7 +596,7 @@ def held_line(answer: HeldAnswer) -> str:
 
 
 def _shared_out(parts: Parts) -> str:
-    """A step the screen shared out: the part that holds it by its ratio (a screen's few processes
+    """A step shared out: the part that holds it by its ratio (a first look's few processes
     cannot pass the rank guard), the other by what its interval allows, under half of the step."""
     assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
     jax = ("jax's part", parts.jax)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ from harness.analysis.significance import Thresholds
 from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
 from harness.measure.sides import Side
+from harness.measure.stopping import SettledCell
 from harness.metric_names import MetricKey
 from harness.steps.probes import Probe, ReleaseProber
 from harness.store.files import output_folder
@@ -160,6 +162,11 @@ class Skipped:
         return {"kind": self.name, "skipped": self.reason, "command": self.command}
 
 
+class OverBudget(Exception):
+    """What a kind would measure first does not fit in what is left of the why's budget: the kind is
+    not asked, and the answer says so with the command that asks it."""
+
+
 @dataclass
 class StepSides:
     """What a kind gathers with: the sides of a step's prober, made ready and measured as any side
@@ -195,6 +202,35 @@ class StepSides:
         if left is None:
             return seconds
         return max(left, 0.0) if seconds is None else min(max(left, 0.0), seconds)
+
+    def afford(self, step: Step, processes: int, what: str) -> None:
+        """``OverBudget`` where ``processes`` case processes, each as long as the step's own took
+        (the median of its two releases' stored processes), would not fit in what is left of the
+        why's budget: a kind's first round or screen is measured whole, so it is not started."""
+        left = self.budget.left() if self.budget is not None else None
+        seconds = self._process_seconds(step)
+        if left is None or seconds is None or processes * seconds <= left:
+            return
+        assert self.budget is not None and self.budget.seconds is not None
+        raise OverBudget(
+            f"the why's time budget ({self.budget.seconds:.0f} s) would not cover {what}: "
+            f"{processes} processes, about {processes * seconds:.0f} s, with {max(left, 0):.0f} s "
+            "left"
+        )
+
+    def _process_seconds(self, step: Step) -> float | None:
+        key = f"process seconds {step.before} {step.after}"
+        if key not in self.memo:
+            stored = [self.stored(release) for release in step.pair]
+            durations = [
+                process.duration_s
+                for each in stored
+                if each is not None
+                for process in each.result.processes
+                if process.duration_s > 0
+            ]
+            self.memo[key] = statistics.median(durations) if durations else None
+        return self.memo[key]
 
     def side(self, label: str) -> Side | str:
         """The side of ``label``, its environment ready; or why there is none."""
@@ -246,11 +282,16 @@ class StepSides:
         return measured[0][1] if measured else None
 
     def together(
-        self, sides: Sequence[Side], metrics: Sequence[str], decide: str = CHANGES
+        self,
+        sides: Sequence[Side],
+        metrics: Sequence[str],
+        decide: str = CHANGES,
+        settled: SettledCell | None = None,
     ) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run, the prober's processes each, then until
         ``metrics`` are decided (``decide``: until each change is shown, or with ``ALL`` until every
-        comparison is shown changed or unchanged); each side's stored result by label."""
+        comparison is shown changed or unchanged) or, at a look, ``settled`` says what the kind asks
+        is settled; each side's stored result by label."""
         measurement = self.prober.measurement
         if (
             self.budget is not None
@@ -258,7 +299,8 @@ class StepSides:
             bound = self.bounded(measurement.time_budget)
             measurement = dataclasses.replace(measurement, time_budget=bound)
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)
-        return {side.label: stored for side, stored in measurement.sides(list(sides), settings)}
+        measured = measurement.sides(list(sides), settings, settled=settled)
+        return {side.label: stored for side, stored in measured}
 
     def screened(self, sides: Sequence[Side], processes: int) -> dict[str, StoredResult | None]:
         """``sides`` measured in one interleaved run of ``processes`` processes each, never more: a
@@ -342,6 +384,8 @@ def gather(
             answer: Found = kind.gather(asked, bounded, tuple(found))
         except CannotKeep as exc:
             answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
+        except OverBudget as exc:
+            answer = Skipped(kind.name, str(exc), command=budget.again if budget else "")
         except KeyboardInterrupt:
             seconds[kind.name] = time.monotonic() - started
             found += [Skipped(kind.name, INTERRUPTED), Spent(step.before, step.after, seconds)]

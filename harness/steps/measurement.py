@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.sequential import open_comparison
 from harness.analysis.spending import CHANGES
@@ -24,6 +25,7 @@ from harness.measure import runner
 from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
+from harness.measure.stopping import SettledCell
 from harness.store.results import StoredResult
 from harness.store.schema import Settings
 
@@ -85,11 +87,15 @@ class SideMeasurement:
         settings: Settings,
         results_dir: Path | None = None,
         reuse: Reuse | None = None,
+        settled: SettledCell | None = None,
     ) -> list[tuple[Side, StoredResult | None]]:
         """One measurement of ``sides`` (stored under ``results_dir``, by default this one's): each
         side with its stored result (``reuse``: one taken instead, decided under the folder
-        lock).  A measurement the harness cannot carry out (a worker that does not start) says why,
-        and stores nothing."""
+        lock; ``settled``: what else ends its looks).  A measurement the harness cannot carry out (a
+        worker that does not start) says why, and stores nothing."""
+        more: dict[str, Any] = {} if reuse is None else {"reuse": reuse}
+        if settled is not None:
+            more["settled"] = settled
         try:
             outcomes = self.measure(
                 self.plan(settings),
@@ -98,7 +104,7 @@ class SideMeasurement:
                 results_dir or self.results_dir,
                 progress=self.progress,
                 undecided=open_comparison,
-                **({} if reuse is None else {"reuse": reuse}),
+                **more,
             )
         except WriteRefused:  # no release could be stored: the command stops, saying why
             raise

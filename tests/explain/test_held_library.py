@@ -27,9 +27,13 @@ class FakeSides:
         self.decided: list[str] = []
         self.lines: list[str] = []
         self.screens: list[list[str]] = []
+        self.shared_out: list[bool] = []
 
     def progress(self, line: str) -> None:
         self.lines.append(line)
+
+    def afford(self, step, processes, what) -> None:
+        """No budget here: every kind's first round fits."""
 
     def side(self, label: str) -> Side:
         return Side(label, "cpu", label=label)
@@ -43,11 +47,17 @@ class FakeSides:
         self.screens.append([side.label for side in sides])
         return self.together(sides, (), decide="off")
 
-    def together(self, sides, metrics, decide=CHANGES):
+    def together(self, sides, metrics, decide=CHANGES, settled=None):
         self.measured.append([side.label for side in sides])
         self.decided.append(decide)
         self.compared_with = {side.label: side.compare_with for side in sides if side.compare_with}
-        return {side.label: self.result(side.label, side.release) for side in sides}
+        found = {side.label: self.result(side.label, side.release) for side in sides}
+        # The first look's processes, as the runner hands them to ``settled``.
+        self.shared_out.append(
+            settled is not None
+            and settled({label: list(stored.result.processes) for label, stored in found.items()})
+        )
+        return found
 
     def stored(self, label: str) -> StoredResult | None:
         """The triage's confirmed result of a release: as measured, unless ``unconfirmed``."""
@@ -86,11 +96,11 @@ def gathered(scales, refused=(), processes=40, *, confirmed=True):
     return HeldLibrary().gather(step(), sides), sides  # type: ignore[arg-type]
 
 
-def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_on_the_screen_alone():
+def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_at_its_first_look():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
-    assert sides.screens == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
-    assert sides.decided == ["off"], (
-        "the libraries' part holds less than half of the ×2 step: nothing measured until decided"
+    assert sides.measured == [["0.4.31", "0.4.33+held", "0.4.33"]], "three sides in one run"
+    assert sides.decided == [ALL] and sides.shared_out == [True], (
+        "the libraries' part holds less than half of the ×2 step: the look settles it"
     )
     parts = answer.parts[METRIC]
     assert parts.comes_with() == JAX and parts.by_share == JAX and not answer.settles
@@ -99,18 +109,17 @@ def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_on_the_s
     assert line.endswith(": under half of the step's ×2)") and "jax's part ×2;" in line
 
 
-def test_a_step_whose_parts_the_screen_cannot_share_out_is_measured_until_decided():
+def test_a_step_whose_parts_cannot_be_shared_out_is_measured_until_decided():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.4, "0.4.33": 2.0})
-    assert sides.decided == ["off", ALL], (
+    assert sides.decided == [ALL] and sides.shared_out == [False], (
         "×1.4 and ×1.43 of a ×2 step: neither part under half of it, so each is decided either way"
     )
-    assert sides.measured[1] == ["0.4.31", "0.4.33+held", "0.4.33"]
     assert not answer.parts[METRIC].by_share
 
 
-def test_without_the_triages_confirmed_step_the_screen_settles_nothing():
+def test_without_the_triages_confirmed_step_nothing_is_shared_out():
     _, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0}, confirmed=False)
-    assert sides.decided == ["off", ALL]
+    assert sides.decided == [ALL] and sides.shared_out == [False]
 
 
 def test_a_part_under_half_of_the_step_is_the_whole_of_its_interval_not_its_ratio():

@@ -476,9 +476,11 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
     assert [len(run.processes) for run in runs] == [3, 3] and asked == [] and runs[0].detail == ""
 
 
-def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **changes):
+def deciding_recorder(
+    tmp_path, monkeypatch, open_by_processes, sides=None, settled=None, **changes
+):
     """Sides of fake processes measured until decided; ``undecided`` answers from
-    ``open_by_processes``."""
+    ``open_by_processes``, ``settled`` (the caller's own end of the looks) as given."""
     monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 200))
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
@@ -503,6 +505,7 @@ def deciding_recorder(tmp_path, monkeypatch, open_by_processes, sides=None, **ch
         budget=Budget(),
         progress=lines.append,
         undecided=undecided,
+        settled=settled,
     )
     runs = [run for _, run, *_ in recorder.run(planned("steady")[0])]
     recorder.close()
@@ -539,6 +542,26 @@ def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_w
         "0.1 s a fake process, two sides: 1 s is spent after 5 rounds"
     )
     assert "the time budget of 1 s spent" in runs[0].detail
+
+
+def test_what_the_caller_settles_at_a_look_ends_the_looks_though_a_comparison_is_open(
+    tmp_path, monkeypatch
+):
+    still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
+    seen: list[dict[str, int]] = []
+
+    def settled(processes):
+        seen.append({label: len(runs) for label, runs in processes.items()})
+        return len(next(iter(processes.values()))) >= 6
+
+    runs, _, _ = deciding_recorder(
+        tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), settled=settled
+    )
+    assert [len(run.processes) for run in runs] == [6, 6], "settled at the second look (6)"
+    assert [set(each.values()) for each in seen] == [{3}, {6}], "asked at each look only, by side"
+    assert len(seen[0]) == 2 and all(
+        "settled at 6 processes a side (look 2" in run.detail for run in runs
+    )
 
 
 def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(

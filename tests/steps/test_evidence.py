@@ -184,6 +184,31 @@ def test_a_kind_the_budget_left_out_is_named_with_the_command_that_asks_it():
     ]
 
 
+class Costly(Kind):
+    """A kind whose first round needs ten of the step's processes, three seconds each."""
+
+    def gather(self, step, sides, found):
+        sides.afford(step, 10, "its first round")
+        return super().gather(step, sides, found)
+
+
+def test_a_kind_whose_first_round_the_budget_left_would_not_cover_is_not_started():
+    from types import SimpleNamespace
+
+    again = "nox -s triage -- --script s.py --from a --to b --why-budget 240"
+    budget = WhyBudget(20.0, again=again)
+    memo = {"process seconds a b": 3.0}  # the step's own processes took 3 s each
+    prober = SimpleNamespace(progress=lambda line: None)
+    sides = StepSides(prober, memo=dict(memo))  # type: ignore[arg-type]
+    costly, cheap = Costly("costly"), Kind("cheap")
+    found = gather([costly, cheap], step(), sides, budget)  # type: ignore[list-item]
+    assert isinstance(found[0], Skipped) and costly.seen is None, "30 s of processes, 20 s left"
+    assert "would not cover its first round: 10 processes, about 30 s" in found[0].reason
+    assert found[0].command == again and cheap.seen == ["costly"], "the kinds after it are asked"
+    found = gather([Costly("costly")], step(), StepSides(prober, memo=dict(memo)))  # type: ignore[arg-type, list-item]
+    assert not isinstance(found[0], Skipped), "no budget: no bound"
+
+
 def test_unless_the_user_set_one_the_budget_is_what_the_command_s_own_measuring_took():
     unset, given = WhyBudget(), WhyBudget(90.0)
     unset.at_most(200.0)
@@ -222,7 +247,7 @@ class _BoundedMeasurement:
         self.seen.append(self.time_budget)
         return None
 
-    def sides(self, sides, settings):
+    def sides(self, sides, settings, settled=None):
         return []
 
 
