@@ -209,11 +209,11 @@ class HeldLibrary:
         # round's processes) can tell neither "comes with jax" nor the libraries. The whole step
         # compared too: the older side is measured for as long as it needs to be told from the
         # newer, not only until its comparison with the middle side closes.
+        sides.afford(step, 3 * sides.processes, "its three sides' first look")
         sides.progress(
             "  library or jax: the three sides together, until each metric's step is shared out "
             "or each part decided"
         )
-        sides.afford(step, 3 * sides.processes, "its three sides' first look")
         whole = dataclasses.replace(after, compare_with=before.label)
         measured = sides.together([before, middle, whole], step.names, ALL, settled)
         ours = [measured.get(label) for label in labels]
