@@ -7,7 +7,7 @@ older release's versions (or, where that cannot be had, the older jax with the n
 measured together, the prober's processes a side, then until each part of the step's metrics is
 decided, changed or unchanged, the whole step among them (the older side is compared with the newer
 too, so it is measured as long as the step needs to pass the rank guard, not only until its own part
-closes) — or until, at a look, every metric's step is shared out: one part's whole interval inside
+closes), a metric no longer looked at once its step is shared out: one part's whole interval inside
 the square root of the step's confirmed ratio, either way, and the other part's figure beyond it
 (``by_share``), so that the step comes with the other.  The part of the step between the middle side
 and each end is jax's or the libraries': a metric that comes with the libraries, jax's own part not
@@ -204,15 +204,15 @@ class HeldLibrary:
         }
         labels = (before.label, middle.label, after.label)
         settled = _shares_settled(step, labels, jax_of_middle, confirmed)
-        # Until each part is decided either way, or, at a look, every metric's step shared out: a
-        # part left undecided (closed early in "changes" mode for want of a trend, on the first
+        # Until each part is decided either way, a metric whose step is shared out at a look no
+        # longer looked at: a part left undecided (closed early in "changes" mode for want of a trend, on the first
         # round's processes) can tell neither "comes with jax" nor the libraries. The whole step
         # compared too: the older side is measured for as long as it needs to be told from the
         # newer, not only until its comparison with the middle side closes.
         sides.afford(step, 3 * sides.processes, "its three sides' first look")
         sides.progress(
             "  library or jax: the three sides together, until each metric's step is shared out "
-            "or each part decided"
+            "or its parts decided"
         )
         whole = dataclasses.replace(after, compare_with=before.label)
         measured = sides.together([before, middle, whole], step.names, ALL, settled)
@@ -230,26 +230,27 @@ def _shares_settled(
     jax_of_middle: str,
     confirmed: Mapping[MetricKey, Comparison | None],
 ) -> SettledCell | None:
-    """Whether, at a look, each metric's step is shared out (``by_share``) by the three sides'
-    processes so far (``labels``: older, middle, newer); None where a metric has no confirmed
-    step to share."""
+    """The metrics whose step, at a look, is shared out (``by_share``) by the three sides' processes
+    so far (``labels``: older, middle, newer): no more looks for them; None where no metric has a
+    confirmed step to share."""
     wholes = {key: whole for key, whole in confirmed.items() if whole is not None}
-    if not wholes or len(wholes) < len(confirmed):
+    if not wholes:
         return None
 
-    def settled(processes: dict[str, list[ProcessRun]]) -> bool:
+    def settled(processes: dict[str, list[ProcessRun]]) -> set[str]:
         samples = [process_samples(processes.get(label, [])) for label in labels]
+        shared = set()
         for key, whole in wholes.items():
             found = [each.get(key) for each in samples]
             if any(each is None or not each.processes for each in found):
-                return False
+                continue
             before, middle, after = (each for each in found if each is not None)
             first = compare_metric(before, middle, step.thresholds, key)
             second = compare_metric(middle, after, step.thresholds, key)
             jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
-            if not by_share(whole, jax, libraries):
-                return False
-        return True
+            if by_share(whole, jax, libraries):
+                shared.add(key.metric_name)
+        return shared
 
     return settled
 

@@ -24,10 +24,10 @@ from harness.store.schema import ProcessRun, RunStatus, Settings, look_number
 DetectableRatio = Callable[[list[list[ProcessRun]], tuple[str, ...]], float | None]
 
 
-# Whether a cell measured until decided has already settled what its caller asks, comparisons still
+# The metrics a cell measured until decided has already settled for its caller, their comparisons
 # open or not: from each side's processes so far, by the side's label (library or JAX's share of a
-# step, ``harness.explain.held_library``).
-SettledCell = Callable[[dict[str, list[ProcessRun]]], bool]
+# step, ``harness.explain.held_library``); those metrics are not looked at again.
+SettledCell = Callable[[dict[str, list[ProcessRun]]], set[str]]
 
 
 class OpenComparison(Protocol):
@@ -104,18 +104,39 @@ class StopRules:
             run.extent = extent
         return False
 
-    def _open_comparisons(self, pairs: list[tuple[CellRun, CellRun]]) -> list[list[str]]:
+    def _open_comparisons(
+        self, pairs: list[tuple[CellRun, CellRun]], settled: set[str]
+    ) -> list[list[str]]:
+        """Each pair's open comparisons, on its metrics but those ``settled``."""
         assert self.undecided is not None
-        return [
-            self.undecided(
-                a.processes,
-                b.processes,
-                self.settings,
-                name=pair_name(a.side, b.side),
-                metrics=a.side.compare_metrics,
+        found = []
+        for a, b in pairs:
+            metrics = a.side.compare_metrics or self.settings.decide_metrics or ()
+            left = tuple(metric for metric in metrics if metric not in settled)
+            if settled and metrics and not left:
+                found.append([])
+                continue
+            found.append(
+                self.undecided(
+                    a.processes,
+                    b.processes,
+                    self.settings,
+                    name=pair_name(a.side, b.side),
+                    metrics=left if settled else a.side.compare_metrics,
+                )
             )
-            for a, b in pairs
-        ]
+        return found
+
+    def _settled(self, cell: Cell) -> set[str]:
+        """The metrics the caller has settled on the cell's processes so far (none without a
+        caller's judgement)."""
+        if self.settled is None:
+            return set()
+        ok = {
+            run.side.label: [p for p in run.processes if p.status is RunStatus.OK]
+            for run in cell.runs
+        }
+        return self.settled(ok)
 
     def _until_decided(self, cell: Cell, done: int) -> bool:
         """Up to the next look, then another look while a comparison is open, within
@@ -131,19 +152,13 @@ class StopRules:
             return True  # between looks: the look's rounds are measured whole
         # A pair with a side settled at an earlier look keeps what that look decided.
         pairs = [(a, b) for a, b in cell.pairs() if not (a.settled or b.settled)]
-        open_by_pair = self._open_comparisons(pairs)
+        settled = self._settled(cell)
+        open_by_pair = self._open_comparisons(pairs, settled)
         still = [line for lines in open_by_pair for line in lines]
         look = f"look {look_number(looks, done)} of {len(looks)}"
         going = [run for run in cell.runs if not run.settled]
-        decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s)"
-        if still and self.settled is not None:
-            ok = {
-                run.side.label: [p for p in run.processes if p.status is RunStatus.OK]
-                for run in cell.runs
-            }
-            if self.settled(ok):
-                still = []
-                decided = f"settled at {done} processes a side ({look}, {seconds:.0f} s)"
+        shared = f"; {len(settled)} settled by the caller" if settled else ""
+        decided = f"decided at {done} processes a side ({look}, {seconds:.0f} s{shared})"
         if not still:
             extent = decided
         elif done >= most or spent:

@@ -53,10 +53,8 @@ class FakeSides:
         self.compared_with = {side.label: side.compare_with for side in sides if side.compare_with}
         found = {side.label: self.result(side.label, side.release) for side in sides}
         # The first look's processes, as the runner hands them to ``settled``.
-        self.shared_out.append(
-            settled is not None
-            and settled({label: list(stored.result.processes) for label, stored in found.items()})
-        )
+        processes = {label: list(stored.result.processes) for label, stored in found.items()}
+        self.shared_out.append(settled is not None and bool(settled(processes)))
         return found
 
     def stored(self, label: str) -> StoredResult | None:

@@ -477,10 +477,11 @@ def test_a_target_met_by_the_planned_processes_adds_nothing_and_without_one_noth
 
 
 def deciding_recorder(
-    tmp_path, monkeypatch, open_by_processes, sides=None, settled=None, **changes
+    tmp_path, monkeypatch, open_by_processes, sides=None, settled=None, metrics_seen=None, **changes
 ):
     """Sides of fake processes measured until decided; ``undecided`` answers from
-    ``open_by_processes``, ``settled`` (the caller's own end of the looks) as given."""
+    ``open_by_processes`` (the metrics it was asked about kept in ``metrics_seen``), ``settled``
+    (the metrics the caller settles itself) as given."""
     monkeypatch.setattr(attempts_module, "run_process", fake_process([("ok", 0.0)] * 200))
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     monkeypatch.setattr(Recorder, "_store", lambda self, item, run, others: None)
@@ -489,6 +490,8 @@ def deciding_recorder(
     def undecided(a, b, settings, *, name, metrics):
         assert " → " in name and isinstance(metrics, tuple)
         asked.append((len(a), len(b)))
+        if metrics_seen is not None:
+            metrics_seen.append(metrics)
         if callable(open_by_processes):
             return open_by_processes(name, len(a))
         return open_by_processes.get(len(a), [])
@@ -544,24 +547,31 @@ def test_until_decided_stops_at_the_most_processes_or_the_time_budget_and_says_w
     assert "the time budget of 1 s spent" in runs[0].detail
 
 
-def test_what_the_caller_settles_at_a_look_ends_the_looks_though_a_comparison_is_open(
-    tmp_path, monkeypatch
-):
-    still = ["pair 1 x ×1.2, p=0.01 (needs < 0.0007)"]
+def test_a_metric_the_caller_settles_at_a_look_is_not_looked_at_again(tmp_path, monkeypatch):
     seen: list[dict[str, int]] = []
+    metrics_seen: list[tuple[str, ...]] = []
 
     def settled(processes):
         seen.append({label: len(runs) for label, runs in processes.items()})
-        return len(next(iter(processes.values()))) >= 6
+        return {"x"} if len(next(iter(processes.values()))) < 6 else {"x", "y"}
+
+    def still_open(name, processes):
+        return [f"{name} {metric} ×1.2" for metric in metrics_seen[-1]]
 
     runs, _, _ = deciding_recorder(
-        tmp_path, monkeypatch, dict.fromkeys(range(1, 13), still), settled=settled
+        tmp_path,
+        monkeypatch,
+        still_open,
+        settled=settled,
+        metrics_seen=metrics_seen,
+        decide_metrics=("x", "y"),
     )
-    assert [len(run.processes) for run in runs] == [6, 6], "settled at the second look (6)"
+    assert [len(run.processes) for run in runs] == [6, 6], "both settled at the second look (6)"
     assert [set(each.values()) for each in seen] == [{3}, {6}], "asked at each look only, by side"
-    assert len(seen[0]) == 2 and all(
-        "settled at 6 processes a side (look 2" in run.detail for run in runs
-    )
+    assert len(seen[0]) == 2
+    assert metrics_seen == [("y",)], "at the first look x is settled: only y is judged open or not"
+    assert all("decided at 6 processes a side (look 2" in run.detail for run in runs)
+    assert "2 settled by the caller" in runs[0].detail
 
 
 def test_until_decided_compares_neighbouring_sides_of_one_profile_and_nothing_with_one_side(
