@@ -23,7 +23,7 @@ scale past the core count: the facts record the usable cores beside the results.
 """
 
 import os
-from functools import cache, partial
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -61,28 +61,22 @@ def device_counts():
     return [n for n in (1, 2, 4, 8, 16, 32) if n <= available]
 
 
-@cache  # programs() and compiled() share one set of inputs
-def _all_inputs(B, F):
+def _inputs(B, F):
     # Drawn with NumPy (the discussion used jax.random.uniform): jax.random would compile its own
     # programs in every fresh process; the arrays are placed by device_put below either way. Drawn
-    # once for the most devices, each count taking the first rows: at B=20000, F=200 a draw per
-    # count took most of 1.6 s of every process.
+    # once for the most devices, in float32, each count taking the first rows: at B=20000, F=200 a
+    # draw per count took most of 1.6 s of every process.
     rng = np.random.default_rng(42)
     var = rng.random(size=(F, 5), dtype=np.float32)
-    y_0 = 1 + rng.random(size=(device_counts()[-1] * B, F), dtype=np.float32)
-    return y_0, var
-
-
-def _inputs(B, F, devices):
-    y_0, var = _all_inputs(B, F)
-    return y_0[: len(devices) * B], var
+    return 1 + rng.random(size=(device_counts()[-1] * B, F), dtype=np.float32), var
 
 
 def programs(B, F):
     found = {}
+    y_all, var = _inputs(B, F)
     for n in device_counts():
         devices = jax.devices()[:n]
-        y_0, var = _inputs(B, F, devices)
+        y_0 = y_all[: n * B]
         shardings = {"named": compat.named_sharding}
         if compat.has_positional_sharding():
             shardings["positional"] = compat.positional_sharding
@@ -100,7 +94,7 @@ def programs(B, F):
 
 def compiled(B, F):
     devices = jax.devices()[: device_counts()[-1]]
-    y_0, var = _inputs(B, F, devices)
+    y_0, var = _inputs(B, F)
     y0_shard = jax.device_put(y_0, compat.named_sharding(devices))
     var_shard = jax.device_put(var, compat.named_sharding(devices, replicated=True))
     return {f"named_d{len(devices)}": (vectorized_jit, (y0_shard, var_shard))}
