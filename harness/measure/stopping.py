@@ -109,7 +109,7 @@ class StopRules:
     ) -> list[list[str]]:
         """Each pair's open comparisons, on its metrics but those ``settled``."""
         assert self.undecided is not None
-        found = []
+        found: list[list[str]] = []
         for a, b in pairs:
             metrics = a.side.compare_metrics or self.settings.decide_metrics or ()
             left = tuple(metric for metric in metrics if metric not in settled)
