@@ -232,7 +232,9 @@ def _shares_settled(
 ) -> SettledCell | None:
     """The metrics whose step, at a look, is shared out (``by_share``) by the three sides' processes
     so far (``labels``: older, middle, newer): no more looks for them; None where no metric has a
-    confirmed step to share."""
+    confirmed step to share.  Once one metric's step comes with jax, every metric is settled: jax's
+    own kinds will be asked for the step anyway, and what they find is worth more than the split of
+    the metrics left open (said as the first look left them)."""
     wholes = {key: whole for key, whole in confirmed.items() if whole is not None}
     if not wholes:
         return None
@@ -248,7 +250,10 @@ def _shares_settled(
             first = compare_metric(before, middle, step.thresholds, key)
             second = compare_metric(middle, after, step.thresholds, key)
             jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
-            if by_share(whole, jax, libraries):
+            found_share = by_share(whole, jax, libraries)
+            if found_share == JAX:
+                return {key.metric_name for key in wholes}
+            if found_share:
                 shared.add(key.metric_name)
         return shared
 

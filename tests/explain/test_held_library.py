@@ -107,6 +107,23 @@ def test_a_step_the_older_library_keeps_on_the_newer_jax_comes_with_jax_at_its_f
     assert line.endswith(": under half of the step's ×2)") and "jax's part ×2;" in line
 
 
+def test_once_a_metric_comes_with_jax_no_metric_is_looked_at_again():
+    from harness.explain.held_library import _shares_settled, by_share
+
+    answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 2.0, "0.4.33": 2.0})
+    parts = answer.parts[METRIC]
+    assert by_share(parts.whole, parts.jax, parts.libraries) == JAX
+    other = parse_metric_name("other.wall_ns")  # a second metric with no step to share at all
+    confirmed = {parse_metric_name(METRIC): parts.whole, other: parts.whole}
+    labels = ("0.4.31", "0.4.33+held", "0.4.33")
+    settled = _shares_settled(step(), labels, "0.4.33", confirmed)
+    assert settled is not None
+    processes = {label: list(sides.result(label, label).result.processes) for label in labels}
+    assert settled(processes) == {METRIC, "other.wall_ns"}, (
+        "jax's kinds come next anyway: the metric left open is said as the first look left it"
+    )
+
+
 def test_a_step_whose_parts_cannot_be_shared_out_is_measured_until_decided():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.33+held": 1.4, "0.4.33": 2.0})
     assert sides.decided == [ALL] and sides.shared_out == [False], (
