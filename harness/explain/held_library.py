@@ -185,15 +185,11 @@ class HeldLibrary:
         if isinstance(had, str):
             return dataclasses.replace(answer, problem=had)
         middle, jax_of_middle, moved = had
-        answer = dataclasses.replace(answer, moved=moved)
+        answer = dataclasses.replace(
+            answer, moved=moved, middle=middle.label, jax_of_middle=jax_of_middle
+        )
         if step.by_status:
-            return by_status(
-                step,
-                sides,
-                middle,
-                dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle),
-            )
-        answer = dataclasses.replace(answer, middle=middle.label, jax_of_middle=jax_of_middle)
+            return by_status(step, sides, middle, answer)
         # The step as the triage confirmed it, read before this kind stores newer results of its two
         # releases.
         confirmed = {
@@ -322,12 +318,11 @@ def _parts(
     thresholds = step.thresholds
     first = compare_results(before, middle, key, thresholds)
     second = compare_results(middle, after, key, thresholds)
-    whole = compare_results(before, after, key, thresholds)
     # The middle side runs the newer jax: the first part is jax's; else the first part is the
     # libraries'.
     jax, libraries = (first, second) if jax_of_middle == step.after else (second, first)
-    if confirmed is None:
-        return Parts(whole, jax, libraries)
+    if confirmed is None:  # the step as this run measured it
+        return Parts(compare_results(before, after, key, thresholds), jax, libraries)
     return Parts(confirmed, jax, libraries, by_share(confirmed, jax, libraries))
 
 
