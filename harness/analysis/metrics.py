@@ -20,11 +20,13 @@ from typing import Any
 
 from harness.analysis.groups import ComparisonGroup, choose_baseline
 from harness.analysis.processes import compare_processes, process_medians
+from harness.analysis.shapes import compare_counts, compare_values, shape_of
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     MOVED,
     OPPOSITE,
     Comparison,
+    Shape,
     Thresholds,
     Verdict,
 )
@@ -65,11 +67,21 @@ class ProcessSamples:
     loaded: int = 0
     # The stored cell they come from: whether two were measured in one run.
     source: Result | None = field(default=None, compare=False)
+    # The processes of that cell that finished ok: a metric printed by fewer is missing from the
+    # rest (0: not known, as for samples made by hand).
+    ran: int = 0
 
     def first(self, count: int) -> ProcessSamples:
         """The first ``count`` processes (in the order they ran); of those under load, at most as
         many."""
-        return ProcessSamples(self.processes[:count], min(self.loaded, count), self.source)
+        return ProcessSamples(
+            self.processes[:count], min(self.loaded, count), self.source, min(self.ran, count)
+        )
+
+    @property
+    def missing(self) -> bool:
+        """Whether some processes that finished ok did not give it."""
+        return len(self.processes) < self.ran
 
     @property
     def summary(self) -> Summary:
@@ -84,7 +96,19 @@ class ProcessSamples:
         return self.summary.median
 
 
-def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
+class MetricSeries(dict[MetricKey, ProcessSamples]):
+    """Per metric, its samples; ``of`` also answers for a metric no process of the result gave (a
+    number that went missing is evidence too)."""
+
+    def __init__(self, ran: int, source: Result | None) -> None:
+        super().__init__()
+        self.ran, self.source = ran, source
+
+    def of(self, key: MetricKey) -> ProcessSamples:
+        return self.get(key) or ProcessSamples(source=self.source, ran=self.ran)
+
+
+def metric_samples(result: StoredResult) -> MetricSeries:
     """Per metric, the raw samples of each process that finished ok (in the order they ran).
 
     Programs come first, in the order the case lists them, then the jitted functions.
@@ -92,15 +116,13 @@ def metric_samples(result: StoredResult) -> dict[MetricKey, ProcessSamples]:
     return process_samples(result.result.finished(), result.result)
 
 
-def process_samples(
-    processes: Sequence[ProcessRun], source: Result | None = None
-) -> dict[MetricKey, ProcessSamples]:
+def process_samples(processes: Sequence[ProcessRun], source: Result | None = None) -> MetricSeries:
     """``metric_samples`` of these finished processes, before any result holds them (a cell still
     measuring)."""
-    series: dict[MetricKey, ProcessSamples] = {}
+    series = MetricSeries(len(processes), source)
 
     def add(key: MetricKey, values: list[float], loaded: bool) -> None:
-        found = series.setdefault(key, ProcessSamples(source=source))
+        found = series.setdefault(key, ProcessSamples(source=source, ran=len(processes)))
         found.processes.append(values)
         found.loaded += loaded
 
@@ -174,7 +196,18 @@ def compare_metric(
     verdict at all: work sharing the machine comes and goes, and moved whole runs' figures of one
     metric by up to ×2.2 between separate A/A runs (docs/statistics.md, "Separate runs").  Sides
     measured together until decided are tested at the level of the look they reached
-    (``harness.analysis.spending``)."""
+    (``harness.analysis.spending``).
+
+    Each shape by its own rule (``harness.analysis.shapes``): a metric missing from some processes
+    that finished ok is first a presence, a value is compared by equality, a cost as above."""
+    if a.missing or b.missing:
+        presence = compare_counts(
+            Shape.PRESENCE, (len(a.processes), a.ran), (len(b.processes), b.ran), thresholds, key
+        )
+        if presence.verdict is Verdict.CHANGED or not (a.processes and b.processes):
+            return presence
+    if key is not None and shape_of(key, a.processes, b.processes, thresholds) is Shape.VALUE:
+        return compare_values(a.processes, b.processes, key)
     separate = (
         a.source is not None and b.source is not None and separate_invocations(a.source, b.source)
     )

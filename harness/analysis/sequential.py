@@ -11,17 +11,22 @@ from collections.abc import Sequence
 
 from harness.analysis.metrics import process_samples
 from harness.analysis.processes import compare_processes
+from harness.analysis.shapes import compare_counts, shape_of
 from harness.analysis.significance import (
     DEFAULT_THRESHOLDS,
     Comparison,
+    Shape,
     Thresholds,
     Verdict,
     two_sided_z,
 )
 from harness.analysis.spending import ALL, at_level
+from harness.metric_names import Criterion, Judged
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
 
+# What a status step asks to decide: how the processes end (``Criterion.name`` of ``--status``).
+STATUS = Criterion(Judged.STATUS).name
 # Below this chance that the last look would decide, at the effect read now, a comparison is not
 # worth more looks. Chosen by simulation (benchmarks/verdict_simulation.py): 0.1, with comparisons
 # whose ratio fell inside the factor closed as well (the rule before), lost a true ×1.10 at 10 %
@@ -82,9 +87,21 @@ def open_comparison(
     a, b = process_samples(a_ok[:common]), process_samples(b_ok[:common])
     level = at_level(thresholds, settings, common)  # the look these processes reached
     found = []
-    for key in a.keys() & b.keys():
+    if STATUS in wanted:
+        ends = _open_ending(a_runs, b_runs, level)
+        found += [f"{name} {ends}"] if ends else []
+    for key in a.keys() | b.keys():
         if wanted and key.metric_name not in wanted:
             continue
+        if a.of(key).missing or b.of(key).missing:
+            counts = (len(a.of(key).processes), common), (len(b.of(key).processes), common)
+            presence = compare_counts(Shape.PRESENCE, *counts, level)
+            if presence.verdict is Verdict.UNDECIDED:
+                found.append(f"{name} {key.metric_name} {presence.said}")
+            if presence.verdict is Verdict.UNDECIDED or not (a.get(key) and b.get(key)):
+                continue
+        if shape_of(key, a[key].processes, b[key].processes, level) is Shape.VALUE:
+            continue  # known exactly, or varying within a side: more processes decide nothing
         try:
             comparison = compare_processes(
                 a[key].processes, b[key].processes, level, interval=False
@@ -97,3 +114,20 @@ def open_comparison(
                 f"p={format_p(comparison.p_value)} (needs < {level.alpha:.2g})"
             )
     return sorted(found)
+
+
+def _open_ending(
+    a_runs: Sequence[ProcessRun], b_runs: Sequence[ProcessRun], level: Thresholds
+) -> str:
+    """How the sides' processes end, where some died on one side and their counts are undecided;
+    "" where decided, or where no process died."""
+    counts = [
+        (sum(p.status is not RunStatus.OK for p in judged), len(judged))
+        for judged in (
+            [p for p in runs if not (p.died and p.died.from_outside)] for runs in (a_runs, b_runs)
+        )
+    ]
+    if not counts[0][0] and not counts[1][0]:
+        return ""
+    compared = compare_counts(Shape.ENDING, counts[0], counts[1], level)
+    return compared.said if compared.verdict is Verdict.UNDECIDED else ""

@@ -34,16 +34,33 @@ class Verdict(StrEnum):
 
     FASTER = "faster"
     SLOWER = "slower"
+    # A value, a presence or an ending that differs: no direction a ratio could give it.
+    CHANGED = "changed"
     UNCHANGED = "unchanged"
     UNDECIDED = "undecided"
     INCONCLUSIVE = "undecided"  # the older name of UNDECIDED
 
 
-# The verdicts that say a metric moved: the two directions of a change.
-MOVED = (Verdict.FASTER, Verdict.SLOWER)
+class Shape(StrEnum):
+    """What kind of observation a metric is, known when it is first read: each is judged by its own
+    rule (``harness.analysis.shapes``)."""
+
+    COST = "cost"  # a time, a byte count, a count where less is better: a ratio and its test
+    VALUE = "value"  # what the program computes or reports: equal in every process, or not
+    PRESENCE = "presence"  # printed in k of the n processes that ran ok
+    ENDING = "ending"  # how the processes end: ok, an exit, a signal, a time-out
+
+
+# The verdicts that say a metric moved: the two directions of a cost's change, and a change of any
+# other shape.
+MOVED = (Verdict.FASTER, Verdict.SLOWER, Verdict.CHANGED)
 # Each change the other way round: a higher-is-better metric's verdict, a step undone, a trial that
-# reverses.
-OPPOSITE = {Verdict.SLOWER: Verdict.FASTER, Verdict.FASTER: Verdict.SLOWER}
+# reverses; a value changed back is changed again.
+OPPOSITE = {
+    Verdict.SLOWER: Verdict.FASTER,
+    Verdict.FASTER: Verdict.SLOWER,
+    Verdict.CHANGED: Verdict.CHANGED,
+}
 
 
 WELCH_LOG_MEDIANS = "Welch's t on log process medians"
@@ -72,6 +89,10 @@ class Thresholds:
     # Metric names (a script's own numbers, ``json.items_per_s``) where a higher figure is the
     # better one.
     higher_is_better: tuple[str, ...] = ()
+    # Metric names declared a value (judged by equality per process) or a cost (by its ratio), where
+    # inference from the figures cannot know (``harness.analysis.shapes``).
+    values: tuple[str, ...] = ()
+    costs: tuple[str, ...] = ()
     # Sides measured together must also pass Mann–Whitney's exact rank test at the level
     # (``rank_test``), which holds it whatever the noise; off for a triage's first round, which only
     # chooses what to measure again.
@@ -135,6 +156,24 @@ class Comparison:
     # rounded): judged as such, since no spread can be estimated from numbers that do not vary
     # (``processes``).
     constant: bool = False
+    shape: Shape = Shape.COST
+    # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
+    # on B.
+    counts: tuple[tuple[int, int], tuple[int, int]] | None = None
+
+    @property
+    def worse(self) -> bool:
+        """Whether B is the worse side: slower, a value changed (a program's output is not expected
+        to move), a metric gone from processes that printed it, or more processes dying."""
+        if self.verdict is Verdict.SLOWER:
+            return True
+        if self.verdict is not Verdict.CHANGED:
+            return False
+        if self.counts is None:
+            return True
+        (k_a, n_a), (k_b, n_b) = self.counts
+        more_b = k_b * n_a > k_a * n_b
+        return not more_b if self.shape is Shape.PRESENCE else more_b
 
     def format(self, value: float) -> str:
         """A figure of the compared metric, in its unit: a duration, a size, or a script's number as
@@ -148,6 +187,8 @@ class Comparison:
         margin the data support: "unchanged (within ±3%)", or an undecided "within ±9%" (a band
         wider than the factor's: no change shown, and none beyond it).  A number that does not vary
         is said as such: "the same in all 6 processes", "changed from 12 to 14 in every process"."""
+        if self.shape is not Shape.COST:
+            return shape_said(self)
         if self.constant:
             return constant_said(self)
         if self.verdict in (Verdict.UNCHANGED, Verdict.UNDECIDED):
@@ -188,6 +229,20 @@ def constant_said(comparison: Comparison) -> str:
     if a == b:
         return f"the same in all {sum(comparison.processes)} processes"
     return f"changed from {comparison.format(a)} to {comparison.format(b)} in every process"
+
+
+def shape_said(comparison: Comparison) -> str:
+    """A value's, a presence's or an ending's comparison in words: what each side showed."""
+    if comparison.shape is Shape.VALUE and comparison.verdict is not Verdict.UNDECIDED:
+        return constant_said(comparison)
+    if comparison.counts is None:
+        return comparison.flags[-1] if comparison.flags else str(comparison.verdict)
+    word = "printed" if comparison.shape is Shape.PRESENCE else "died"
+    (k_a, n_a), (k_b, n_b) = comparison.counts
+    said = f"{word} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
+    if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
+        return said
+    return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"
 
 
 # Above this many samples, a resample's median is drawn directly rather than by drawing every

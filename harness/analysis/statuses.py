@@ -16,6 +16,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from harness.analysis.shapes import compare_counts
+from harness.analysis.significance import Shape, Thresholds, Verdict
 from harness.measure.deaths import first_line
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, ProcessEnd, ProcessRun, RunStatus
@@ -89,6 +91,17 @@ class StatusSummary:
             return None
         return next(iter(self.ends))
 
+    @property
+    def dead_counts(self) -> tuple[int, int]:
+        """Processes that died, of those not killed from outside (an ending's counts)."""
+        judged = self.processes - self.outside
+        return judged - self.ok, judged
+
+    @property
+    def commonest(self) -> str:
+        """The ending most of its dead processes share; "" where none died."""
+        return max(self.ends, key=lambda how: self.ends[how]) if self.ends else ""
+
     def words(self) -> str:
         """``SIGSEGV (exit 139) in 5 of 5 processes``, ``ok in 5 of 5``; a mix named part by
         part."""
@@ -132,16 +145,42 @@ def ran(stored: StoredResult | None) -> bool:
     )
 
 
-def status_change(before: StoredResult, after: StoredResult) -> str | None:
+def measured(stored: StoredResult | None) -> bool:
+    """A result that ran ok, or some of whose processes did: its metrics can be compared on those
+    (the others are the ending's evidence)."""
+    if stored is None or not ran(stored):
+        return False
+    finished = len(stored.result.finished())
+    return stored.status is RunStatus.OK or 0 < finished < len(stored.result.processes)
+
+
+def status_change(
+    before: StoredResult,
+    after: StoredResult,
+    thresholds: Thresholds | None = None,
+    *,
+    screen: bool = False,
+) -> str | None:
     """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of
     ``after`` died alike, ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
-    status step."""
+    status step.  With ``thresholds``, also a new ending in some processes only, where the counts
+    of processes that died differ by Fisher's exact test at its level (``screen``: wherever one
+    side has none, a candidate to measure again); it is named by the commonest ending there."""
     was, now = summarise(before), summarise(after)
     if was.all_ok and now.all_dead_alike:
         return f"{OK}{ARROW}{now.all_dead_alike}"
     if was.all_dead_alike and now.all_ok:
         return f"{was.all_dead_alike}{ARROW}{OK}"
-    return None
+    if thresholds is None:
+        return None
+    counts = (was.dead_counts, now.dead_counts)
+    compared = compare_counts(Shape.ENDING, *counts, thresholds)
+    candidate = screen and 0 in (counts[0][0], counts[1][0]) and counts[0][0] != counts[1][0]
+    if compared.verdict is not Verdict.CHANGED and not candidate:
+        return None
+    if compared.worse or (candidate and counts[1][0]):
+        return f"{OK}{ARROW}{now.commonest}" if now.commonest else None
+    return f"{was.commonest}{ARROW}{OK}" if was.commonest else None
 
 
 def stops_running(change: str) -> bool:

@@ -24,7 +24,7 @@ from itertools import pairwise
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
-from harness.analysis.statuses import ran, status_change
+from harness.analysis.statuses import measured, ran, status_change
 from harness.metric_names import Criterion, Judged
 from harness.steps.judge import FIX, REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.steps.probes import Probe, ProbeRelease
@@ -202,27 +202,31 @@ class SweepOutcome:
     steps: list[ReleaseStep] = field(default_factory=list)
 
     def ok(self) -> list[Probe]:
-        return [
-            m for m in self.measurements if m.result is not None and m.result.status is RunStatus.OK
-        ]
+        """The releases measured: some of whose processes finished ok (those that died are the
+        ending's evidence, ``status_steps``; the rest are each metric's)."""
+        return [m for m in self.measurements if measured(m.result)]
 
     def not_ok(self) -> list[Probe]:
-        return [m for m in self.measurements if m not in self.ok()]
+        return [
+            m for m in self.measurements if m.result is None or m.result.status is not RunStatus.OK
+        ]
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases ran ok and no status step: no step between neighbours could be
+        """Fewer than two releases measured and no status step: no step between neighbours could be
         judged, so finding none is no evidence of no change (every release not installable, say)."""
         return len(self.ok()) < 2 and not any(step.criterion.is_status for step in self.steps)
 
 
-def status_steps(measurements: Sequence[Probe]) -> list[ReleaseStep]:
-    """Each status step between consecutive releases whose processes ran
-    (``statuses.status_change``)."""
+def status_steps(
+    measurements: Sequence[Probe], thresholds: Thresholds, *, screen: bool = False
+) -> list[ReleaseStep]:
+    """Each status step between consecutive releases whose processes ran, in every process or in
+    some (``statuses.status_change``)."""
     ran_ones = [m for m in measurements if ran(m.result)]
     steps = []
     for before, after in pairwise(ran_ones):
         assert before.result is not None and after.result is not None
-        change = status_change(before.result, after.result)
+        change = status_change(before.result, after.result, thresholds, screen=screen)
         if change is not None:
             ends = (before.release, after.release)
             steps.append(ReleaseStep(Criterion(Judged.STATUS), *ends, change))
@@ -266,9 +270,9 @@ def sweep(
         before, after, a, b = ok[i - 1], ok[i], series[i - 1], series[i]
         ends = (before.release, after.release)
         for key in found.metrics:
-            if key not in a or key not in b:
+            if key not in a and key not in b:
                 continue
-            comparison = compare_metric(a[key], b[key], thresholds, key)
+            comparison = compare_metric(a.of(key), b.of(key), thresholds, key)
             found.comparisons[(key.metric_name, after.release)] = comparison
             change: Verdict | None = comparison.verdict if comparison.verdict in OPPOSITE else None
             if (
@@ -285,5 +289,5 @@ def sweep(
             if was != now and {was, now} <= {HOLDS, DOES_NOT_HOLD}:
                 claim = Criterion(Judged.CLAIM)
                 found.steps.append(ReleaseStep(claim, *ends, f"{was} → {now}"))
-    found.steps += status_steps(measurements)
+    found.steps += status_steps(measurements, thresholds, screen=screen)
     return found

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, process_claims
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
-from harness.analysis.significance import Comparison, Thresholds, Verdict
-from harness.analysis.statuses import ran, status_change, stops_running, summarise
+from harness.analysis.shapes import compare_counts
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.statuses import measured, ran, status_change, stops_running, summarise
 from harness.metric_names import JAX_IMPORT, PROCESS
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Pair, ProbeRelease
 from harness.steps.ready import Probe
-from harness.store.schema import RunStatus
 
 STOPS_HOLDING = f"{HOLDS} → {DOES_NOT_HOLD}"
 # The first round screens: a step is a candidate at this level (or the strict one, if looser;
@@ -60,10 +60,14 @@ class Confirmation:
 
     @property
     def regression(self) -> bool:
-        """Slower, the claim stopped holding, or the processes stopped running ok; otherwise a fix
-        (faster, the claim holds again, they run again)."""
+        """Slower, the claim stopped holding, the processes stopped running ok, a value changed or a
+        metric went missing; otherwise a fix (faster, the claim holds again, they run again) or a
+        metric newly printed."""
         if self.step.criterion.is_status:
             return stops_running(self.step.change)
+        if self.step.change == Verdict.CHANGED:
+            compared = self.comparison or self.step.comparison
+            return compared is not None and compared.worse
         return self.step.change in (Verdict.SLOWER, STOPS_HOLDING)
 
 
@@ -114,7 +118,7 @@ def _ok(probe: Probe) -> str | None:
     """Why a re-measured release cannot confirm anything, or None."""
     if probe.result is None:
         return f"jax {probe.release}: {probe.note}"
-    if probe.result.status is not RunStatus.OK:
+    if not measured(probe.result):
         return f"jax {probe.release}: status {probe.result.status}"
     return None
 
@@ -130,7 +134,7 @@ def confirm(
     """``first_counts``: for a claim's flip, the processes with a verdict on each release in the
     first round."""
     if step.criterion.is_status:
-        return confirm_status(step, before, after)
+        return confirm_status(step, before, after, thresholds)
     problem = _ok(before) or _ok(after)
     if problem:
         return Confirmation(step, before, after, None, False, f"not measured again: {problem}")
@@ -146,11 +150,7 @@ def confirm(
             how += f", but so few processes flip twice in {error:.2g} of runs where nothing changed"
         return Confirmation(step, before, after, None, confirmed, f"measured again: {how}", error)
     assert metric is not None
-    a, b = metric_samples(before.result).get(metric), metric_samples(after.result).get(metric)
-    if a is None or b is None:
-        return Confirmation(
-            step, before, after, None, False, f"measured again without {step.metric}"
-        )
+    a, b = metric_samples(before.result).of(metric), metric_samples(after.result).of(metric)
     comparison = compare_metric(a, b, thresholds, metric)
     confirmed = comparison.verdict == step.change
     how = f"{comparison.said} again" if confirmed else f"{comparison.said} this time"
@@ -158,18 +158,25 @@ def confirm(
     return Confirmation(step, before, after, comparison, confirmed, f"measured again: {how}")
 
 
-def confirm_status(step: ReleaseStep, before: Probe, after: Probe) -> Confirmation:
+def confirm_status(
+    step: ReleaseStep, before: Probe, after: Probe, thresholds: Thresholds
+) -> Confirmation:
     """A status step stands when the two releases, measured again, show the same step: every process
-    of one ok, every one of the other dead the same way."""
+    of one ok, every one of the other dead the same way, or a new ending in some processes whose
+    counts decide it (undecided where they do not)."""
     if before.result is None or after.result is None:
         missing = before if before.result is None else after
         why = f"not measured again: jax {missing.release}: {missing.note}"
         return Confirmation(step, before, after, None, False, why)
-    now = status_change(before.result, after.result)
-    was, then = summarise(before.result).words(), summarise(after.result).words()
+    now = status_change(before.result, after.result, thresholds)
+    was, then = summarise(before.result), summarise(after.result)
+    counts = compare_counts(Shape.ENDING, was.dead_counts, then.dead_counts, thresholds)
     how = "the same step" if now == step.change else "no such step this time"
-    reason = f"measured again: {how} (jax {step.before} {was}; jax {step.after} {then})"
-    return Confirmation(step, before, after, None, now == step.change, reason)
+    reason = (
+        f"measured again: {how} (jax {step.before} {was.words()}; jax {step.after} {then.words()})"
+    )
+    comparison = None if now == step.change or counts.verdict is not Verdict.UNDECIDED else counts
+    return Confirmation(step, before, after, comparison, now == step.change, reason)
 
 
 def triage(
@@ -202,12 +209,12 @@ def triage(
     if not first.steps:
         progress("[triage] no step in the first round: nothing to confirm")
         return found
-    pairs: dict[
-        Pair, tuple[str, ...]
-    ] = {}  # each pair with the metrics its steps moved (the claim is no metric)
+    # Each pair with what its steps moved, to decide: their metrics, and ``status`` for how the
+    # processes end (the claim is decided by its flip, not measured until decided).
+    pairs: dict[Pair, tuple[str, ...]] = {}
     for step in first.steps:
         moved = pairs.setdefault((step.before, step.after), ())
-        if step.criterion.metric is not None and step.metric not in moved:
+        if not step.criterion.is_claim and step.metric not in moved:
             pairs[step.before, step.after] = (*moved, step.metric)
     progress(
         f"[triage] {len(first.steps)} candidate step(s) between {len(pairs)} pair(s) of releases: "

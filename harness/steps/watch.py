@@ -41,6 +41,7 @@ from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Thresholds
+from harness.analysis.statuses import stops_running
 from harness.metric_names import Judged
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
@@ -300,9 +301,11 @@ def findings(
                 kind = REGRESSION if confirmation.regression else IMPROVEMENT
                 said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
+            # A new ending in some processes is red until the counts say it is no change.
+            dies = step.criterion.is_status and stops_running(step.change)
             said.append(
                 Finding(
-                    UNDECIDED,
+                    BROKEN if dies else UNDECIDED,
                     step.metric,
                     f"{step.metric} {step.before} → {step.after}: undecided "
                     f"({confirmation.reason})",

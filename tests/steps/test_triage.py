@@ -186,7 +186,7 @@ def test_a_release_that_crashes_in_every_process_beside_one_that_runs_ok_is_a_co
         ("r1", "r2", "ok → SIGSEGV (exit 139)", True),
         ("r3", "r4", "SIGSEGV (exit 139) → ok", True),
     ]
-    assert confirmer.metrics[("r1", "r2")] == (), "a status step moves no metric to decide"
+    assert confirmer.metrics[("r1", "r2")] == ("status",), "a status step decides how they end"
     crash, again = [text for text in answers(found) if text.startswith("status")]
     assert crash == (
         "status: crashes since r2: SIGSEGV (exit 139) in 10 of 10 processes (Fatal Python error: "
@@ -203,10 +203,26 @@ def test_a_status_step_that_is_not_seen_again_is_not_confirmed():
     assert answers(found) == []
 
 
-def test_a_crash_in_one_process_of_many_is_no_step():
+def test_a_crash_in_one_process_of_many_is_measured_again_and_undecided_never_a_change():
     found, _, confirmer = run({"a": 1, "b": {**SEGFAULT, "processes": 1}})
-    assert found.first_round.steps == [] and confirmer.calls == []
-    assert found.first_round.unmeasured(), "one release ran ok: nothing compared, never 'no change'"
+    [step] = found.first_round.steps
+    assert step.criterion.is_status and step.change == "ok → SIGSEGV (exit 139)", (
+        "a new ending, even in one process, is a candidate to measure again"
+    )
+    assert confirmer.metrics == {("a", "b"): ("status",)}
+    assert not found.first_round.unmeasured(), "the other processes of b were measured"
+    [confirmation] = found.confirmations
+    assert not confirmation.confirmed and confirmation.undecided, "1 of 10 against 0 of 10"
+    assert answers(found) == []
+
+
+def test_a_crash_in_half_of_ten_processes_is_left_undecided_with_its_counts():
+    found, _, _ = run({"a": 1, "b": {**SEGFAULT, "processes": 5}})
+    [confirmation] = found.confirmations
+    assert confirmation.undecided and confirmation.comparison is not None
+    assert confirmation.comparison.said == (
+        "died in 0 of 10 processes on A, 5 of 10 on B (undecided, Fisher p=0.033)"
+    )
 
 
 def test_a_process_killed_from_outside_is_said_as_a_fault_never_a_step():
