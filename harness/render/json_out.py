@@ -51,6 +51,10 @@ def comparison_json(comparison: Comparison | None) -> dict[str, Any] | None:
         "rank_p": number(comparison.rank_p),
         # Every process of each side gave one value: judged exactly, no test (``processes``).
         "constant": comparison.constant,
+        # What kind of observation it is, each judged by its own rule (docs/scripts.md, "Shapes"):
+        # cost, value, presence or ending; a presence's or an ending's counts, [[k, n] A, [k, n] B].
+        "shape": comparison.shape,
+        "counts": [list(side) for side in comparison.counts] if comparison.counts else None,
         "median_baseline_ns": number(comparison.baseline.median),
         "median_ns": number(comparison.candidate.median),
         "processes": [a, b],

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
-from harness.analysis.significance import Comparison
+from harness.analysis.significance import Comparison, Shape
 from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
@@ -73,6 +73,8 @@ def median_cell(result: StoredResult | None, metric: MetricKey | None) -> str:
 def against_cell(comparison: Comparison | None) -> str:
     if comparison is None:
         return "–"
+    if comparison.shape is not Shape.COST:  # no ratio: what each side showed
+        return comparison.said
     if comparison.constant:  # known exactly: no interval, no test; from or to zero, no ratio either
         return f"{format_ratio(comparison.ratio)} {comparison.said}"
     return (

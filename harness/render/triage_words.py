@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Shape, Thresholds
 from harness.analysis.statuses import error_line, innermost_frame, summarise, verb
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
@@ -121,6 +121,13 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     for a script's own number; the import of jax named as JAX's own cost, never as the script's."""
     step, comparison = change.step, change.comparison
     assert comparison is not None
+    if comparison.shape is Shape.PRESENCE and comparison.counts is not None:
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        return (
+            f"{step.metric}: printed on {step.before} in {k_a} of {n_a}, "
+            f"{'missing' if change.regression else 'printed'} on {step.after} in "
+            f"{n_b - k_b if change.regression else k_b} of {n_b}"
+        )
     key = step.key
     ratio = comparison.ratio
     figures = (
@@ -131,7 +138,8 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
         if key.is_jax_import
         else step.metric
     )
-    if comparison.constant and 0 in (comparison.baseline.median, comparison.candidate.median):
+    zero = 0 in (comparison.baseline.median, comparison.candidate.median)
+    if comparison.shape is Shape.VALUE or (comparison.constant and zero):
         # From zero or to zero: no ratio means anything, the values say it all.
         return f"{name}: {comparison.said} since {step.after} (last {step.before})"
     if (

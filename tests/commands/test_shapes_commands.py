@@ -1,0 +1,69 @@
+"""Every shape of a change, end to end with real processes of a plain script in real release venvs
+(two jax releases, each resolved into the script's venv): the script reads which jax it has and
+stops printing a number, prints another value, or dies in some of its processes on one release
+only (``HARNESS_TEST_SHAPES``)."""
+
+import json
+
+from harness.main import main
+from tests.commands.test_status_commands import plan
+from tests.conftest import FIXTURES
+
+SCRIPT = FIXTURES / "scripts" / "shapes.py"
+
+
+def triage(tmp_path, capsys, monkeypatch, shapes, *more):
+    monkeypatch.setenv("HARNESS_TEST_SHAPES", shapes)
+    plan(tmp_path, {"0.4.30": "ok", "0.4.31": "ok"})
+    answer = tmp_path / "triage.json"
+    argv = ["triage", "--script", str(SCRIPT), "--from", "0.4.30", "--to", "0.4.31"]
+    argv += ["--releases", str(tmp_path / "plan.json"), "--results", str(tmp_path / "results")]
+    argv += ["--out", str(tmp_path / "reports"), "--processes", "3", "--no-why"]
+    argv += ["--json", str(answer), *more]
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, " ".join(captured.out.split()), json.loads(answer.read_text()), captured.err
+
+
+def test_a_number_that_went_missing_is_a_change_never_no_change(tmp_path, capsys, monkeypatch):
+    code, out, data, err = triage(tmp_path, capsys, monkeypatch, "0.4.31=silent")
+    assert code == 0, err[-3000:]
+    assert "No change found" not in out
+    missing = [a for a in data["answers"] if a.startswith("json.loop_ms")]
+    assert missing == ["json.loop_ms: printed on 0.4.30 in 3 of 3, missing on 0.4.31 in 3 of 3"]
+    [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
+    assert confirmed["again"]["shape"] == "presence" and confirmed["again"]["ratio"] is None
+
+
+def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(tmp_path, capsys, monkeypatch):
+    code, out, data, err = triage(tmp_path, capsys, monkeypatch, "0.4.31=value")
+    assert code == 0, err[-3000:]
+    [changed] = [a for a in data["answers"] if a.startswith("json.draw")]
+    assert changed == "json.draw: changed from 0.25 to -0.49 in every process since 0.4.31 (last 0.4.30)"
+    assert "×-1.96" not in out and "×-" not in out
+
+
+def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeypatch):
+    code, _, data, err = triage(tmp_path, capsys, monkeypatch, "")
+    assert all(not a.startswith("json.draw") for a in data["answers"]), data["answers"]
+    [draw] = [c for c in data["first_round"]["comparisons"] if c["metric"] == "json.draw"]
+    assert draw["vs_previous"]["shape"] == "value", draw
+    assert draw["vs_previous"]["verdict"] == "unchanged", draw
+
+
+def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
+    tmp_path, capsys, monkeypatch
+):
+    counter = tmp_path / "processes"
+    counter.mkdir()
+    monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
+    code, out, data, err = triage(
+        tmp_path, capsys, monkeypatch, "0.4.31=flaky", "--max-processes", "20"
+    )
+    assert code == 0, err[-3000:]
+    assert "Nothing could be measured" not in out
+    [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
+    assert status["outcome"] == "confirmed", status
+    [said] = [a for a in data["answers"] if a.startswith("status:")]
+    assert said.startswith("status: crashes since 0.4.31: ok in ")
+    assert "SIGSEGV (exit 139) in " in said and "0.4.30 ok in " in said
