@@ -10,11 +10,12 @@ do not fit are counted."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
-from harness.analysis.significance import Comparison, Thresholds
+from harness.analysis.significance import Comparison, Shape, Thresholds
 from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding, FollowUp
 from harness.metric_names import Criterion, MetricKey
@@ -167,15 +168,18 @@ class Block:
 
 
 def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> Row:
-    """A metric's row from the comparison that settled it (the re-measured one, or a probe's)."""
-    figures = (
-        f"{comparison.format(comparison.baseline.median)} → "
-        f"{comparison.format(comparison.candidate.median)}"
-    )
+    """A metric's row from the comparison that settled it (the re-measured one, or a probe's): a
+    presence or an ending by its counts, and no ratio but a cost's."""
+    a, b = comparison.baseline.median, comparison.candidate.median
+    figures = f"{comparison.format(a)} → {comparison.format(b)}"
+    if comparison.counts is not None:
+        (k_a, n_a), (k_b, n_b) = comparison.counts
+        figures = f"{k_a} of {n_a} → {k_b} of {n_b}"
+    cost = comparison.shape is Shape.COST
     return Row(
         Criterion.of(metric),
         figures,
-        format_ratio(comparison.ratio),
+        format_ratio(comparison.ratio) if cost else "",
         verdict or comparison.said,
         sure_cell(comparison),
         comparison,
@@ -186,6 +190,8 @@ def sure_cell(comparison: Comparison) -> str:
     """``p<0.0001, 10 a side``: the test's p and the processes measured on the fewer side."""
     if comparison.constant:
         return f"{min(comparison.processes)} a side, no spread"
+    if comparison.counts and math.isnan(comparison.p_value):
+        return f"{min(comparison.processes)} a side, alike in each"
     p = format_p(comparison.p_value)
     return f"p{'' if p.startswith('<') else '='}{p}, {min(comparison.processes)} a side"
 

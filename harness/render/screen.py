@@ -63,18 +63,46 @@ def table(
     shrink: int = 0,
     indent: str = "",
 ) -> list[str]:
-    """A plain table of left-aligned columns two spaces apart; column ``shrink`` cut (ellipsis) so
-    every line fits ``width``."""
+    """A plain table of left-aligned columns two spaces apart that fits ``width``: column ``shrink``
+    narrowed, its cells continued on the row's next lines (never cut: a number is read whole), or,
+    where even that does not fit, the table turned, a row's cells one a line under its first."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
     widths = [max(columns(row[i]) for row in cells) for i in range(len(headers))]
     over = len(indent) + sum(widths) + 2 * (len(widths) - 1) - width
     if over > 0:
         widths[shrink] = max(4, widths[shrink] - over)
+    by_row = [
+        [
+            textwrap.wrap(c, widths[i], break_long_words=False) or [""] if i == shrink else [c]
+            for i, c in enumerate(row)
+        ]
+        for row in cells
+    ]
+    too_wide = len(indent) + sum(widths) + 2 * (len(widths) - 1) > width or any(
+        columns(line) > widths[shrink] for parts in by_row for line in parts[shrink]
+    )
+    if too_wide:
+        return _turned(cells, indent, width)
     lines = []
-    for row in cells:
-        parts = [shorten(c, widths[i]) if i == shrink else c for i, c in enumerate(row)]
-        padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(parts)]
-        lines.append(shorten(indent + "  ".join(padded).rstrip(), width))
+    for parts in by_row:
+        for line in range(max(map(len, parts))):
+            shown = [each[line] if line < len(each) else "" for each in parts]
+            padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(shown)]
+            lines.append((indent + "  ".join(padded)).rstrip())
+    return lines
+
+
+def _turned(cells: Sequence[Sequence[str]], indent: str, width: int) -> list[str]:
+    """A table too wide for ``width`` turned: each row's first cell on a line, then its other cells
+    as ``header: value`` under it, wrapped whole."""
+    headers, *rows = cells
+    inner = indent + "  "
+    lines = []
+    for row in rows:
+        lines += [indent + line for line in wrap(row[0], width - len(indent), indent="  ")]
+        for header, cell in zip(headers[1:], row[1:], strict=True):
+            said = wrap(f"{header}: {cell}", width - len(inner), indent="  ")
+            lines += [inner + line for line in said]
     return lines
 
 

@@ -3,12 +3,22 @@
 from harness.render.screen import WIDTH, budgeted, columns, fits, shorten, table, wrap
 
 
-def test_a_table_too_wide_shrinks_the_column_it_may():
-    rows = [["x" * 150, "1.5 ms", "slower"], ["short", "2 ms", "faster"]]
-    lines = table(rows, ["metric", "A", "verdict"], shrink=0)
+def test_a_table_too_wide_continues_a_row_on_its_next_lines_and_never_cuts_a_number():
+    rows = [["the metric " * 12, "1.2345 ms → 2.3456 ms", "slower"], ["short", "2 ms", "faster"]]
+    lines = table(rows, ["metric", "A → B", "verdict"], shrink=0)
     assert all(columns(line) <= WIDTH for line in lines)
-    assert lines[1].startswith("x" * 10) and "…" in lines[1] and lines[1].endswith("slower")
-    assert lines[2].split() == ["short", "2", "ms", "faster"]
+    assert "…" not in "".join(lines)
+    assert "1.2345 ms → 2.3456 ms" in lines[1] and lines[1].endswith("slower")
+    assert lines[2].strip().startswith("the metric"), "the row continues on the next line"
+    assert lines[-1].split() == ["short", "2", "ms", "faster"]
+
+
+def test_a_table_no_narrowing_fits_is_turned_a_cell_a_line():
+    rows = [["m", "×1.25 " * 10, "p=0.001 " * 10]]
+    lines = table(rows, ["metric", "ratio", "test"], shrink=0)
+    assert all(columns(line) <= WIDTH for line in lines) and "…" not in "".join(lines)
+    assert lines[0] == "m" and lines[1].startswith("  ratio: ×1.25")
+    assert any(line.startswith("  test: p=0.001") for line in lines)
 
 
 def test_wrap_shorten_and_budget_keep_to_the_screen():
