@@ -228,7 +228,11 @@ def constant_said(comparison: Comparison) -> str:
     a, b = comparison.baseline.median, comparison.candidate.median
     if a == b:
         return f"the same in all {sum(comparison.processes)} processes"
-    return f"changed from {comparison.format(a)} to {comparison.format(b)} in every process"
+    was, now = comparison.format(a), comparison.format(b)
+    if comparison.shape is Shape.VALUE:  # as many digits as tell the two apart, never "0.1 to 0.1"
+        digits = next((d for d in range(4, 18) if f"{a:.{d}g}" != f"{b:.{d}g}"), 17)
+        was, now = f"{a:.{digits}g}", f"{b:.{digits}g}"
+    return f"changed from {was} to {now} in every process"
 
 
 def shape_said(comparison: Comparison) -> str:

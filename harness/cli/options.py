@@ -772,15 +772,35 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
             "(repeatable; default: lower is better for every metric)"
         ),
     )
+    for flag, what in (
+        ("--value", "a value: judged by equality per process, never by a ratio (a loss, a draw)"),
+        ("--cost", "a cost: judged by its ratio, though constant within each side"),
+    ):
+        parser.add_argument(
+            flag,
+            action="append",
+            default=[],
+            metavar="METRIC",
+            help=(
+                f"a metric the script prints that is {what}; repeatable; default: inferred "
+                "(docs/scripts.md, Shapes)"
+            ),
+        )
+
+
+def _names(given: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(parse_metric_name(name).metric_name for name in given))
 
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
-    higher = tuple(
-        dict.fromkeys(parse_metric_name(name).metric_name for name in args.higher_is_better)
-    )
+    values, costs = _names(args.value), _names(args.cost)
+    if set(values) & set(costs):
+        raise UsageError(f"declared both a value and a cost: {', '.join(set(values) & set(costs))}")
     return Thresholds(
         factor=args.factor,
         alpha=args.alpha,
         invocation_spread=args.invocation_spread,
-        higher_is_better=higher,
+        higher_is_better=_names(args.higher_is_better),
+        values=values,
+        costs=costs,
     )

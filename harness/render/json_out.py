@@ -24,7 +24,18 @@ def document(kind: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1, allow_nan=False) + "\n"
+    """An answer as JSON; a figure that is not a number (no ratio for a value, say) is null."""
+    return json.dumps(_finite(data), indent=1, allow_nan=False) + "\n"
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        return number(data)
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
 
 
 def number(value: float) -> float | None:
@@ -71,6 +82,8 @@ def thresholds_json(thresholds: Thresholds) -> dict[str, Any]:
         "confidence": thresholds.confidence,
         "invocation_spread": thresholds.invocation_spread,
         "higher_is_better": list(thresholds.higher_is_better),
+        "values": list(thresholds.values),
+        "costs": list(thresholds.costs),
     }
 
 

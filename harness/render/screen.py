@@ -64,27 +64,16 @@ def table(
     indent: str = "",
 ) -> list[str]:
     """A plain table of left-aligned columns two spaces apart that fits ``width``: column ``shrink``
-    narrowed, its cells continued on the row's next lines (never cut: a number is read whole), or,
-    where even that does not fit, the table turned, a row's cells one a line under its first."""
+    narrowed first, then the widest others, each cell continued on its row's next lines (a word is
+    never cut, so neither is a number); where no narrowing fits, the table turned, a row's cells one
+    a line under its first."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
-    widths = [max(columns(row[i]) for row in cells) for i in range(len(headers))]
-    over = len(indent) + sum(widths) + 2 * (len(widths) - 1) - width
-    if over > 0:
-        widths[shrink] = max(4, widths[shrink] - over)
-    by_row = [
-        [
-            textwrap.wrap(c, widths[i], break_long_words=False) or [""] if i == shrink else [c]
-            for i, c in enumerate(row)
-        ]
-        for row in cells
-    ]
-    too_wide = len(indent) + sum(widths) + 2 * (len(widths) - 1) > width or any(
-        columns(line) > widths[shrink] for parts in by_row for line in parts[shrink]
-    )
-    if too_wide:
+    widths = _fitted(cells, width - len(indent) - 2 * (len(headers) - 1), shrink)
+    if widths is None:
         return _turned(cells, indent, width)
     lines = []
-    for parts in by_row:
+    for row in cells:
+        parts = [textwrap.wrap(c, widths[i]) or [""] for i, c in enumerate(row)]
         for line in range(max(map(len, parts))):
             shown = [each[line] if line < len(each) else "" for each in parts]
             padded = [p + " " * (widths[i] - columns(p)) for i, p in enumerate(shown)]
@@ -92,17 +81,40 @@ def table(
     return lines
 
 
+def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int] | None:
+    """Column widths within ``room`` columns, none narrower than its longest word: ``shrink`` given
+    up first, then the column with most to give; None where they cannot fit."""
+    count = len(cells[0])
+    widths = [max(columns(row[i]) for row in cells) for i in range(count)]
+    words = [
+        max((columns(w) for row in cells for w in row[i].split()), default=1) for i in range(count)
+    ]
+    over = sum(widths) - room
+    first = min(over, widths[shrink] - words[shrink])
+    if over > 0 and first > 0:
+        widths[shrink] -= first
+        over -= first
+    while over > 0:
+        slack = max(range(count), key=lambda i: widths[i] - words[i])
+        if widths[slack] <= words[slack]:
+            return None
+        widths[slack] -= 1
+        over -= 1
+    return widths
+
+
 def _turned(cells: Sequence[Sequence[str]], indent: str, width: int) -> list[str]:
     """A table too wide for ``width`` turned: each row's first cell on a line, then its other cells
-    as ``header: value`` under it, wrapped whole."""
+    that say something as ``header: value`` under it, wrapped whole."""
     headers, *rows = cells
     inner = indent + "  "
     lines = []
     for row in rows:
         lines += [indent + line for line in wrap(row[0], width - len(indent), indent="  ")]
         for header, cell in zip(headers[1:], row[1:], strict=True):
-            said = wrap(f"{header}: {cell}", width - len(inner), indent="  ")
-            lines += [inner + line for line in said]
+            if cell:
+                said = wrap(f"{header}: {cell}", width - len(inner), indent="  ")
+                lines += [inner + line for line in said]
     return lines
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.analysis.significance import MOVED, Comparison, Verdict
+from harness.analysis.significance import MOVED, Comparison, Shape, Verdict
 from harness.explain.crash import MAX_STATUS_TRIED, NOT_ASKED, CrashAnswer
 from harness.explain.dumps import CompiledAnswer, ModuleChange, diff_name
 from harness.explain.held_library import (
@@ -121,7 +121,7 @@ def screened_lines(answer: DefaultsAnswer) -> list[str]:
 def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
     """Whether the step's new number is unwanted: as the caller says, else where the step made it
     worse."""
-    return unwanted if unwanted is not None else step is not None and step.verdict is Verdict.SLOWER
+    return unwanted if unwanted is not None else step is not None and step.worse
 
 
 def trial_lines(
@@ -202,12 +202,14 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
     trial = tried.trial
     if tried.note or tried.vs_before is None or tried.vs_after is None:
         return f"on {trial.release}, {trial.words()}: not judged ({tried.note or 'no result'})"
-    ratio = format_ratio(tried.vs_before.ratio)
     against = (
         f"{_against(tried.vs_before, answer.before)}, {_against(tried.vs_after, answer.after)}"
     )
     if Verdict.UNDECIDED in (tried.vs_before.verdict, tried.vs_after.verdict):
         against += ": more processes could tell"
+    if tried.vs_before.shape is not Shape.COST:  # no ratio: the same as a release, or not
+        return f"on {trial.release}, {trial.words()} gives {against}"
+    ratio = format_ratio(tried.vs_before.ratio)
     return f"on {trial.release}, {trial.words()} gives {ratio} of {answer.before} ({against})"
 
 
@@ -215,6 +217,8 @@ def _against(comparison: Comparison, release: str) -> str:
     """A trial against one release in words: faster or slower than it, the same as it, or undecided
     (a ratio of ×2 the statistics could not settle is neither the same nor told apart: more
     processes could tell)."""
+    if comparison.verdict is Verdict.CHANGED:
+        return f"not what {release} gives ({comparison.said})"
     if comparison.verdict in MOVED:
         return f"{comparison.said} than {release}"
     if comparison.verdict == Verdict.UNCHANGED:
@@ -611,7 +615,7 @@ def _shared_out(parts: Parts) -> str:
 def _said(found: Comparison | None) -> str:
     if found is None:
         return "not measured"
-    if found.verdict in MOVED:
+    if found.verdict in MOVED and found.shape is Shape.COST:
         return f"{format_ratio(found.ratio)} {found.said}"
     return found.said
 

@@ -274,9 +274,10 @@ def _thresholds(stored: Any, rule: Thresholds) -> Thresholds:
         for name in ("factor", "alpha", "confidence", "invocation_spread")
         if (_number(stored.get(name)) or 0) > 0 and not isinstance(stored.get(name), bool)
     }
-    better = stored.get("higher_is_better")
-    if isinstance(better, list):
-        numbers["higher_is_better"] = tuple(b for b in better if isinstance(b, str))
+    for declared in ("higher_is_better", "values", "costs"):
+        names = stored.get(declared)
+        if isinstance(names, list):
+            numbers[declared] = tuple(name for name in names if isinstance(name, str))
     return replace(rule, **numbers)
 
 

@@ -10,7 +10,7 @@ from harness.cli.run import RunOptions
 from harness.errors import UsageError
 from harness.main import main
 from harness.metric_names import Judged
-from tests.conftest import harness_command
+from tests.conftest import FIXTURES, harness_command
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -159,3 +159,11 @@ def test_a_bisect_of_a_script_needs_no_metric_but_a_bisect_of_a_case_does(tmp_pa
 def test_an_option_given_twice_is_refused_rather_than_the_last_quietly_kept(argv):
     with pytest.raises(UsageError, match="given more than once"):
         validate(argv)
+
+
+def test_a_metric_is_declared_a_value_or_a_cost_never_both():
+    script = str(FIXTURES / "scripts" / "shapes.py")
+    _, options = validate(["triage", "--script", script, "--value", "json.loss"])
+    assert options.thresholds.values == ("json.loss",)
+    with pytest.raises(UsageError, match="both a value and a cost: json.loss"):
+        validate(["triage", "--script", script, "--value", "json.loss", "--cost", "json.loss"])

@@ -195,12 +195,11 @@ def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_
 
 
 def derive_step(verdict, ratio=3.0):
-    class Step:
-        pass
+    from harness.analysis.processes import compare_processes
 
-    step = Step()
-    step.verdict, step.ratio = verdict, ratio
-    return step
+    return dataclasses.replace(
+        compare_processes([[1.0]] * 3, [[2.0]] * 3), verdict=verdict, ratio=ratio
+    )
 
 
 def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_both_releases(
