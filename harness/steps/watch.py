@@ -40,7 +40,7 @@ from typing import Any
 from harness.analysis.metrics import metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Shape, Thresholds
 from harness.analysis.statuses import stops_running
 from harness.metric_names import Judged
 from harness.steps.probes import Probe
@@ -285,8 +285,12 @@ def findings(
         step = confirmation.step
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
         if confirmation.confirmed:
-            # Load slows a process; it does not make every one of them crash alike.
-            loaded = [] if step.criterion.is_status else _under_load(confirmation, _probes(found))
+            # Load slows a process; it neither makes processes die nor changes what they print.
+            exact = step.criterion.is_status or (
+                confirmation.comparison is not None
+                and confirmation.comparison.shape is not Shape.COST
+            )
+            loaded = [] if exact else _under_load(confirmation, _probes(found))
             text = answers.get(id(confirmation), f"{step.metric}: {step.change}")
             if loaded:
                 said.append(

@@ -57,7 +57,9 @@ def test_a_value_is_compared_by_equality_never_by_a_ratio():
     assert flipped.verdict is Verdict.CHANGED and flipped.worse
     assert flipped.said == "changed from 0.25 to -0.25 in every process"
     assert math.isnan(flipped.ratio)
-    assert varies.verdict is Verdict.UNDECIDED and "varies within a side: 3 values on B" in varies.said
+    assert (
+        varies.verdict is Verdict.UNDECIDED and "varies within a side: 3 values on B" in varies.said
+    )
 
 
 def test_a_value_within_the_factor_is_still_a_change():

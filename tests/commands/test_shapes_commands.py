@@ -35,11 +35,16 @@ def test_a_number_that_went_missing_is_a_change_never_no_change(tmp_path, capsys
     assert confirmed["again"]["shape"] == "presence" and confirmed["again"]["ratio"] is None
 
 
-def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(tmp_path, capsys, monkeypatch):
+def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
+    tmp_path, capsys, monkeypatch
+):
     code, out, data, err = triage(tmp_path, capsys, monkeypatch, "0.4.31=value")
     assert code == 0, err[-3000:]
     [changed] = [a for a in data["answers"] if a.startswith("json.draw")]
-    assert changed == "json.draw: changed from 0.25 to -0.49 in every process since 0.4.31 (last 0.4.30)"
+    assert (
+        changed
+        == "json.draw: changed from 0.25 to -0.49 in every process since 0.4.31 (last 0.4.30)"
+    )
     assert "×-1.96" not in out and "×-" not in out
 
 

@@ -22,7 +22,7 @@ from harness.steps.watch import (
     memory_key,
     side_loads,
 )
-from tests.conftest import SEGFAULT, FakeReleases
+from tests.conftest import SEGFAULT, FakeReleases, FakeScriptReleases
 from tests.steps.test_triage import FakeConfirmer
 
 
@@ -284,3 +284,33 @@ def test_a_release_that_crashes_in_every_process_is_a_regression_with_where_it_d
         "a new ending in one process of many: no confirmed step, but red until the counts say "
         "it is no change"
     )
+
+
+class GoneOnNew(FakeScriptReleases):
+    """A script whose reporting path broke on ``new``: it exits ok without printing
+    ``json.loop_ms``; and whose draw ``json.draw`` changed there."""
+
+    def adjust(self, data: dict, scale: float) -> None:
+        super().adjust(data, scale)
+        for record in data["processes"]:
+            record["figures"]["json.draw"] = -0.49 if data["release"] == "new" else 0.25
+            if data["release"] == "new":
+                record["figures"].pop("json.loop_ms", None)
+
+
+def test_a_metric_gone_and_a_value_changed_are_each_a_regression_and_the_watch_is_red():
+    found = triage(
+        ["old", "new"],
+        GoneOnNew({"old": 1, "new": 1}),
+        FakeConfirmer(GoneOnNew({"old": 1, "new": 1})),
+        metrics=None,
+        with_claim=False,
+        thresholds=Thresholds(),
+    )
+    said = {f.metric: f for f in findings(found, answered(found))}
+    gone, draw = said["json.loop_ms"], said["json.draw"]
+    assert gone.kind == draw.kind == "regression"
+    assert gone.text.startswith("json.loop_ms: printed on old in ")
+    assert ", missing on new in " in gone.text
+    assert draw.text.startswith("json.draw: changed from 0.25 to -0.49 in every process since new")
+    assert exit_status([TargetWatch("t", "script", tuple(said.values()))]) == 1
