@@ -154,6 +154,13 @@ MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 EDGES = (RELEASES[0], RELEASES[-1])
 
 
+# How a script's own libraries are resolved for a release (``--deps``): as of the release's upload
+# date (the default), or their newest; the installer (``harness.install.script_envs``) and the
+# sessions' view of a command line (``harness.cli.sessions``) both read them here.
+AS_OF, NEWEST = "as-of", "newest"
+POLICIES = (AS_OF, NEWEST)
+
+
 # Set by the installed ``jax-repro`` in the nox it drives (``harness.commands.packaged_sessions``):
 # the sessions work in the user's folder, and a command offered to the user is typed as
 # ``jax-repro NAME``.

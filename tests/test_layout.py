@@ -18,11 +18,11 @@ STAGES = [
     "analysis",
     "install",
     "steps",
+    "cli",
     "explain",
     "upstream",
     "render",
     "ci",
-    "cli",
     "commands",
 ]
 ON_TOP = {"harness.main", "harness.__main__"}
@@ -169,3 +169,39 @@ def test_the_modules_that_run_nox_are_those_the_suite_runs_on_one_worker():
         if calls.search(path.read_text())
     )
     assert running == sorted(NOX_MODULES)
+
+
+def test_each_package_s_front_door_names_every_module_it_holds():
+    """A package's ``__init__.py`` names each of its modules (as ``name``), as docs/layout.md's row
+    does, or points to docs/layout.md and names none: never a list that misses the newest."""
+    missing = []
+    for init in sorted((REPO / "harness").glob("*/__init__.py")):
+        said = ast.get_docstring(ast.parse(init.read_text())) or ""
+        stems = sorted(p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py")
+        named = [stem for stem in stems if f"``{stem}``" in said]
+        if "docs/layout.md" in said and not named:
+            continue
+        missing += [f"{init.parent.name}.{stem}" for stem in stems if stem not in named]
+    assert missing == []
+
+
+def test_harness_front_door_says_the_stages_in_the_order_the_imports_hold():
+    said = " ".join((REPO / "harness" / "__init__.py").read_text().split())
+    where = [said.find(f"``{stage}``") for stage in STAGES[1:]]
+    assert -1 not in where, [s for s, at in zip(STAGES[1:], where, strict=True) if at == -1]
+    assert where == sorted(where), "harness/__init__.py names the stages lowest first"
+
+
+# A function's lines, from ``def`` to its last: what a reader takes in at once.
+MOST_FUNCTION_LINES = 100
+
+
+def test_no_function_is_longer_than_its_bound():
+    long = []
+    for path in sorted((REPO / "harness").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MOST_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(REPO).as_posix()}:{node.name} ({lines})")
+    assert long == []

@@ -1,5 +1,7 @@
 """Metric names as typed on the command line: PROGRAM.KIND_ns."""
 
+import re
+
 import pytest
 
 from harness.errors import UsageError
@@ -94,3 +96,16 @@ def test_a_record_names_the_claim_and_the_processes_ends_by_their_stems():
         None,
         None,
     ]
+
+
+def test_docs_scripts_metric_table_lists_every_phase_and_no_other():
+    """docs/scripts.md's table of what a script is judged on says the phases ``PHASES`` holds: a new
+    measured phase is a row there too."""
+    from harness.metric_names import PHASES, PROCESS, MetricKey
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "scripts.md").read_text()
+    table = text[text.index("## What it is judged on") : text.index("## Shapes")]
+    first_cells = [line.split(" | ")[0] for line in table.splitlines() if line.startswith("| `")]
+    named = set(re.findall(r"`(process\.\w+)`", " ".join(first_cells)))
+    assert named == {MetricKey(PROCESS, phase).metric_name for phase in PHASES}

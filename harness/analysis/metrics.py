@@ -319,7 +319,7 @@ class GroupComparison:
     baseline: str
     baseline_reason: str
     keys: list[MetricKey]
-    series: dict[str, dict[MetricKey, ProcessSamples]]  # release → metric → raw samples by process
+    series: dict[str, MetricSeries]  # release → metric → raw samples by process
     comparisons: dict[str, dict[MetricKey, Comparison]]  # release other than the baseline → ...
 
     def verdicts(self) -> Counter[str]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import UsageError
 from harness.pins import (
+    AS_OF,
     DEFAULT_PROFILE,
     DEFAULT_RELEASE,
     EDGES,
@@ -44,9 +45,6 @@ if TYPE_CHECKING:
     from harness.catalogue.discovery import CaseInfo
     from harness.cli.run import RunOptions
 
-# ``harness.install.script_envs.AS_OF``, the default --deps (tests/cli/test_sessions.py holds them
-# equal).
-AS_OF = "as-of"
 
 # Commands whose nox session pins a device profile (--profile) and, for search and issue, the
 # release it installs (--jax).

@@ -1,6 +1,9 @@
 """What each command does, one module per command, from the typed options its declaration in
-``harness.cli`` checked: the workflow, on top of every stage (``bisect``, ``sweep`` and ``triage``
-share ``ranges``; ``bisect --commits`` is ``bisect_commits``).
+``harness.cli`` checked: the workflow, on top of every stage (``run``, ``search``, ``export``,
+``issue`` and its crash report ``crash_issue``, ``report``, ``compare``, ``watch``, ``calibrate``,
+``merge``, ``listing``, ``new``; ``bisect``, ``sweep`` and ``triage`` share ``ranges``; ``bisect
+--commits`` is ``bisect_commits``); a nox session's end (``nox_session``), the installed command's
+(``packaged_sessions``), and a long command's progress (``progress``).
 
 A workflow module is imported only when its command runs: ``jax-repro list`` reads case files and
 should not pay for hypothesis, the statistics and the renderers that ``run`` and ``report`` need.

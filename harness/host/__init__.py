@@ -1,4 +1,4 @@
 """Where a run happened: the allow-listed environment, versions, CPU, memory and GPUs
-(``environment``, ``gpu``), and the machine id that keeps timings of different machines apart
-(``machine``).  Lowest stage: imports nothing of the harness but ``errors`` and ``units``.
-"""
+(``environment``, ``gpu``), the machine id that keeps timings of different machines apart
+(``machine``), and the JAX installed beside the harness (``installed_jax``). Lowest stage: imports
+nothing of the harness but ``errors`` and ``units``."""

@@ -55,11 +55,9 @@ from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
 from harness.install.venvs import INSTALL_TIMEOUT_S, missing_files, uv_command
 from harness.measure.locks import venv_lock
 from harness.names import inside
-from harness.pins import Profile, Release
+from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
 from harness.store.files import replace_file
 
-AS_OF, NEWEST = "as-of", "newest"
-POLICIES = (AS_OF, NEWEST)
 # A week: time for a library to ship the quick fix a new jax often needs, while the next jax release
 # is most often weeks away (a median of 28 days between jax's uploads from 0.4.20 to 0.12.0.1), so
 # what a week later resolves is still what that release's users had.

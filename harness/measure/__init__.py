@@ -5,6 +5,5 @@ sides interleaved (``runner``, with its parts ``cells``, ``workers``, ``attempts
 ``guardian``), timed after JAX's benchmarking guide with loops for short programs (``timing``), its
 compiled HLO counted (``hlo``), the machine's load over its window recorded (``load``), optionally
 pinned to CPUs (``affinity``); a plain script's run (``script_process``) under its start-up hook
-(``script_hook``, ``script_capture``), its printed figures and numbers (``figures``,
-``script_numbers``, ``benchmark_json``); ``sides`` reads a plan of sides.
-"""
+(``script_hook``, ``script_capture``), where a process died (``deaths``), its printed figures and
+numbers (``figures``, ``script_numbers``, ``benchmark_json``); ``sides`` reads a plan of sides."""

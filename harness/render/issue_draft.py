@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
@@ -468,7 +468,7 @@ def script_figures_table(
 
 
 def _moved(
-    key: MetricKey, samples: dict[str, dict[MetricKey, ProcessSamples]], change: Change | None
+    key: MetricKey, samples: Mapping[str, Mapping[MetricKey, ProcessSamples]], change: Change | None
 ) -> bool:
     """Whether ``key`` is the change's metric or moved between its two releases by the report's
     rule."""

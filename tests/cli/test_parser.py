@@ -165,5 +165,5 @@ def test_a_metric_is_declared_a_value_or_a_cost_never_both():
     script = str(FIXTURES / "scripts" / "shapes.py")
     _, options = validate(["triage", "--script", script, "--value", "json.loss"])
     assert options.thresholds.values == ("json.loss",)
-    with pytest.raises(UsageError, match="both a value and a cost: json.loss"):
+    with pytest.raises(UsageError, match=r"both a value and a cost: json\.loss"):
         validate(["triage", "--script", script, "--value", "json.loss", "--cost", "json.loss"])

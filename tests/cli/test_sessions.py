@@ -122,15 +122,6 @@ def test_the_sides_plan_is_one_the_runner_reads(tmp_path):
     )
 
 
-def test_a_script_s_default_resolution_is_the_installer_s():
-    """The session's view names the default --deps without importing the installer
-    (tests/test_noxfile.py)."""
-    from harness.cli import sessions
-    from harness.install import script_envs
-
-    assert sessions.AS_OF == script_envs.AS_OF
-
-
 def test_every_session_from_the_index_says_what_it_runs_and_checks_its_posargs():
     from harness.cli.sessions import FROM_THE_INDEX
 

@@ -49,7 +49,7 @@ def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
 
 
 def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeypatch):
-    code, _, data, err = triage(tmp_path, capsys, monkeypatch, "")
+    _, _, data, _ = triage(tmp_path, capsys, monkeypatch, "")
     assert all(not a.startswith("json.draw") for a in data["answers"]), data["answers"]
     [draw] = [c for c in data["first_round"]["comparisons"] if c["metric"] == "json.draw"]
     assert draw["vs_previous"]["shape"] == "value", draw
