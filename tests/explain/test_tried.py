@@ -334,3 +334,39 @@ def test_whether_a_trial_brings_the_old_number_back_is_read_from_the_judgements_
     assert not answer.brings_back(parse_metric_name("json.other_ms")), (
         "a metric it was never judged on"
     )
+
+
+def test_a_value_brought_back_exactly_by_the_old_default_is_the_workaround_the_reverse_a_hint():
+    """jax_threefry_partitionable turned True in jax 0.5.0 and changed every draw from a fixed key:
+    set back to False on 0.5.0 it gives 0.4.38's values exactly (the answer); set True on 0.4.38 it
+    gives 0.5.0's (a hint only). Judged by equality per process, never by a ratio of two draws."""
+    from harness.analysis.shapes import compare_values
+    from harness.explain.defaults import JAX, Change
+    from harness.explain.tried import Trial, Tried
+    from harness.render.why import trial_lines
+
+    key = parse_metric_name("json.draw_sum")
+    old, new = [[4.338]] * 5, [[4.462]] * 5
+    step = compare_values(old, new, key)
+    change = Change("jax_threefry_partitionable", JAX, "False", "True")
+    back = Tried(
+        Trial(change, "0.5.0", "False"),
+        compare_values(old, old, key),
+        compare_values(new, old, key),
+    )
+    forward = Tried(
+        Trial(change, "0.4.38", "True"),
+        compare_values(old, new, key),
+        compare_values(new, new, key),
+    )
+    assert back.brings_back(step) and not forward.brings_back(step)
+    assert forward.brings_forward(step)
+    answer = DefaultsAnswer("0.4.38", "0.5.0", [change], metrics=(key,))
+    object.__setattr__(answer, "judgements", {key.metric_name: (back, forward)})
+    lines = texts(trial_lines(answer, step, key.metric_name))
+    assert lines[0] == (
+        'on 0.5.0, jax.config.update("jax_threefry_partitionable", False) gives the same as 0.4.38, '
+        "not what 0.5.0 gives (changed from 4.462 to 4.338 in every process): a workaround, and a "
+        "strong hint at the cause"
+    )
+    assert lines[1].endswith("it brings the new number to 0.4.38 too")
