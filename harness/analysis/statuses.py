@@ -136,6 +136,11 @@ def summarise(stored: StoredResult) -> StatusSummary:
     )
 
 
+def ends_of(stored: StoredResult | None) -> StatusSummary | None:
+    """How a result's processes ended; None where none ran."""
+    return summarise(stored) if stored is not None and ran(stored) else None
+
+
 def ran(stored: StoredResult | None) -> bool:
     """A result whose processes ran (not one that could not be installed or was skipped)."""
     return (

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.statuses import summarise
 from harness.findings import Finding, FollowUp
 from harness.render import screen
 from harness.render.range_screen import (
@@ -63,7 +62,7 @@ def _bisect_row(each: Bisected) -> Row:
     bad = _probe(found, found.first_bad or "")
     good = _probe(found, found.last_good or "")
     if criterion.is_status:
-        sides = [summarise(j.result) for j in (good, bad) if j and j.result]
+        sides = [j.ends for j in (good, bad) if j and j.ends]
         ends = [side.all_dead_alike or ("ok" if side.all_ok else side.words()) for side in sides]
         moved = "runs again" if each.setting.terms == FIX else "stops running ok"
         sure = f"all {min(side.processes for side in sides)} a side" if sides else ""

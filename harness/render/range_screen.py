@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Shape, Thresholds
-from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding, FollowUp
 from harness.metric_names import Criterion, MetricKey
 from harness.render import screen
@@ -86,9 +85,9 @@ def _status_words(probe: Probe) -> str:
     ended."""
     if probe.result is None:
         return "not installed"
-    if not ran(probe.result):
+    if probe.ends is None:
         return str(probe.result.status)
-    return f"{probe.result.status} ({summarise(probe.result).words()})"
+    return f"{probe.result.status} ({probe.ends.words()})"
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 from harness.analysis.claims import claim_evidence, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Shape
-from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, thresholds_json
@@ -301,9 +300,9 @@ def status_cell(probe: Probe) -> str:
     139) in 5 of 5 processes``."""
     if probe.result is None:
         return "not installed"
-    if probe.result.status is RunStatus.OK or not ran(probe.result):
+    if probe.result.status is RunStatus.OK or probe.ends is None:
         return str(probe.result.status)
-    return f"{probe.result.status}: {summarise(probe.result).words()}"
+    return f"{probe.result.status}: {probe.ends.words()}"
 
 
 def died_json(probe: Probe) -> list[dict[str, Any]]:

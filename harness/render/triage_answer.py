@@ -11,7 +11,6 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
-from harness.analysis.statuses import summarise
 from harness.names import inside
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import unmeasured_line
@@ -130,7 +129,7 @@ def _died_lines(change: Confirmation) -> list[str]:
     """Where the first process of a status step's dead side died: how, its last lines, its stack,
     fenced."""
     dead = change.after if change.regression else change.before
-    first = summarise(dead.result).first if dead.result is not None else None
+    first = dead.ends.first if dead.ends is not None else None
     if first is None:
         return []
     lines = [f"  - {inline(death_line(change))}"]
@@ -154,9 +153,7 @@ def _claim_cells(c: Confirmation) -> str:
 
 
 def _status_cells(c: Confirmation) -> str:
-    return " → ".join(
-        summarise(p.result).words() if p.result is not None else "–" for p in (c.before, c.after)
-    )
+    return " → ".join(p.ends.words() if p.ends is not None else "–" for p in (c.before, c.after))
 
 
 def _step_rows(found: TriageOutcome) -> list[list[str]]:

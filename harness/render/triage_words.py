@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.significance import Shape, Thresholds
-from harness.analysis.statuses import error_line, innermost_frame, summarise, verb
+from harness.analysis.statuses import error_line, innermost_frame, verb
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 
 
@@ -88,8 +88,8 @@ def status_answer(change: Confirmation) -> str:
     dead_probe, ok_probe = (change.after, change.before)
     if not change.regression:
         dead_probe, ok_probe = ok_probe, dead_probe
-    assert dead_probe.result is not None and ok_probe.result is not None
-    dead, fine = summarise(dead_probe.result), summarise(ok_probe.result)
+    dead, fine = dead_probe.ends, ok_probe.ends
+    assert dead is not None and fine is not None
     error = error_line(dead.first) if dead.first is not None else ""
     said = f" ({error})" if error else ""
     if change.regression:
@@ -106,13 +106,13 @@ def death_line(change: Confirmation) -> str:
     """Where the first process of a status step's dead side died: how, and the innermost frame of
     its stack (the report has the stack whole)."""
     dead = change.after if change.regression else change.before
-    first = summarise(dead.result).first if dead.result is not None else None
+    first = dead.ends.first if dead.ends is not None else None
     if first is None:
         return ""
     frame = innermost_frame(first.stack)
     error = error_line(first)
     said = "; ".join(part for part in (frame, error) if part)
-    how = f"{summarise(dead.result).words()}" if dead.result is not None else ""
+    how = dead.ends.words() if dead.ends is not None else ""
     return f"where jax {dead.release} died: {how}" + (f"; first process: {said}" if said else "")
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
@@ -40,7 +41,7 @@ from harness.analysis.significance import (
     Verdict,
     what_would_decide,
 )
-from harness.analysis.statuses import ran, summarise
+from harness.analysis.statuses import StatusSummary, ends_of, ran, summarise
 from harness.errors import UsageError
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
@@ -88,6 +89,11 @@ class Judgement:
     vs_good: Comparison | None = None  # this release's samples against the good endpoint's
     vs_bad: Comparison | None = None
     claim: str | None = None  # the claim outcome, with --claim
+
+    @cached_property
+    def ends(self) -> StatusSummary | None:
+        """How its processes ended, summed once for every page that says it."""
+        return ends_of(self.result)
 
 
 def metric_names(result: StoredResult) -> list[str]:

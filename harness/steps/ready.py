@@ -12,8 +12,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
+from harness.analysis.statuses import StatusSummary, ends_of
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.host.environment import host_facts
 from harness.install.environments import Environments, Failed, Prepared, Unavailable
@@ -31,6 +33,11 @@ class Probe:
     release: str
     result: StoredResult | None  # None: no result (the release could not be installed or run)
     note: str  # where the result came from, or why there is none
+
+    @cached_property
+    def ends(self) -> StatusSummary | None:
+        """How its processes ended, summed once for every page that says it; None where none ran."""
+        return ends_of(self.result)
 
 
 @dataclass(frozen=True)

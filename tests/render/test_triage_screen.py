@@ -5,7 +5,7 @@ once, the report last."""
 
 import dataclasses
 
-from harness.analysis.significance import Thresholds, Verdict
+from harness.analysis.significance import Shape, Thresholds, Verdict
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.tried import DefaultsAnswer
 from harness.metric_names import Criterion, Judged, parse_metric_name
@@ -195,6 +195,8 @@ def test_a_direct_run_s_follow_up_names_no_profile_nox_would_refuse():
 
 class Part:
     """Stands in for one part's Comparison: its direction, ratio and word."""
+
+    shape = Shape.COST
 
     def __init__(self, verdict, ratio):
         self.verdict, self.ratio, self.said = verdict, ratio, str(verdict)
