@@ -105,7 +105,10 @@ def targets(options: WatchOptions) -> list[Target]:
         wrapper = inside(folder, wrapper_name(options.suite.path))
         replace_file(wrapper, wrapper_text(options.suite.digest))
         case = read_script(
-            wrapper, with_specs=options.with_specs, requirements=options.requirements
+            wrapper,
+            options.suite.args,  # the maintainer's selection, pytest's arguments
+            with_specs=options.with_specs,
+            requirements=options.requirements,
         )
         found.append(Target(case, "pytest-benchmark", options.suite.path))
     names = [target.case.name for target in found]
