@@ -35,13 +35,15 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from harness.analysis.metrics import metric_samples
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.metric_names import Judged
+from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 from harness.store.bounds import string_problem
@@ -63,7 +65,9 @@ NOT_APPLICABLE = "not applicable"
 OUTCOMES = ("regression", "undecided", "unchanged", "improved")
 FAILING = {REGRESSION, BROKEN}
 OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
-MEMORY_VERSION = 1
+# 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
+MEMORY_VERSION = 2
+MAX_SPENT = 2000  # results an open watch read, kept per target and key
 
 
 @dataclass(frozen=True)
@@ -242,7 +246,9 @@ def called_changes(found: TriageOutcome) -> list[Confirmation]:
 
 
 def findings(
-    found: TriageOutcome, answered: Sequence[tuple[str, Confirmation]] = ()
+    found: TriageOutcome,
+    answered: Sequence[tuple[str, Confirmation]] = (),
+    again: Mapping[str, Comparison] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
     confirmed step (in its triage answer's words, ``answered``: each change with its sentence), each
@@ -280,6 +286,7 @@ def findings(
         said.append(
             Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
         )
+    said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
         step = confirmation.step
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
@@ -309,6 +316,90 @@ def findings(
                     ratio,
                 )
             )
+    return said
+
+
+def first_round_open(found: TriageOutcome) -> list[MetricKey]:
+    """The metrics the first round left undecided between the two releases that no candidate step
+    measures again: their intervals still hold a change past the factor."""
+    first = found.first_round
+    stepped = {step.metric for step in first.steps}
+    release = first.releases[-1]
+    return [
+        key
+        for key in first.metrics
+        if key.metric_name not in stepped
+        and (comparison := first.comparisons.get((key.metric_name, release))) is not None
+        and comparison.verdict == Verdict.UNDECIDED
+    ]
+
+
+def measured_again(
+    confirm_pairs: ConfirmPairs,
+    found: TriageOutcome,
+    keys: Sequence[MetricKey],
+    thresholds: Thresholds,
+) -> tuple[dict[str, Comparison], set[str]]:
+    """Each metric of ``keys`` on the two releases measured again together, until decided as a
+    candidate step's are (a confirmation of the pair the triage stored is read, not repeated), and
+    the results it read."""
+    first = found.first_round
+    pair = (first.releases[0], first.releases[-1])
+    before, after = confirm_pairs({pair: tuple(key.metric_name for key in keys)})[pair]
+    read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
+    if before.result is None or after.result is None:
+        return {}, read
+    if RunStatus.OK not in (before.result.status, after.result.status):
+        return {}, read
+    a, b = metric_samples(before.result), metric_samples(after.result)
+    compared = {
+        key.metric_name: compare_metric(a[key], b[key], thresholds, key)
+        for key in keys
+        if key in a and key in b
+    }
+    return compared, read
+
+
+def results_read(found: TriageOutcome) -> set[str]:
+    """The stored results a triage read: its first round's and its confirmations'."""
+    probes = [
+        *found.first_round.measurements,
+        *(p for c in found.confirmations for p in (c.before, c.after)),
+    ]
+    return {probe.result.result.id for probe in probes if probe.result is not None}
+
+
+def first_round_undecided(
+    found: TriageOutcome, again: Mapping[str, Comparison] = MappingProxyType({})
+) -> list[Finding]:
+    """A finding for each metric the first round left undecided (``first_round_open``) that
+    measuring it again (``again``) did not show unchanged: "no change found" would claim what was
+    not shown."""
+    first = found.first_round
+    baseline, release = first.releases[0], first.releases[-1]
+    said = []
+    for key in first_round_open(found):
+        metric = key.metric_name
+        comparison = first.comparisons[(metric, release)]
+        later = again.get(metric)
+        if later is not None and later.verdict == Verdict.UNCHANGED:
+            continue
+        how = (
+            f"{later.said} when measured again at {min(later.processes)} processes a side, "
+            "not confirmed"
+            if later is not None
+            else "not measured again"
+        )
+        said.append(
+            Finding(
+                UNDECIDED,
+                metric,
+                f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+                f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
+                f"in the first round; {how}: undecided (the next watch measures it again)",
+                (later or comparison).ratio,
+            )
+        )
     return said
 
 
@@ -469,6 +560,30 @@ class Memory:
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again
         return dataclasses.replace(watched, remembered=when)
+
+    def _open_file(self, target: str, key: str) -> Path:
+        return child(self.folder, f"{target}-{key[:32]}.open.json")
+
+    def spent(self, target: str, key: str) -> frozenset[str]:
+        """The stored results a watch of this key read and left open: never read again, so the next
+        watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
+        try:
+            data = parse_document(
+                read_bounded(self._open_file(target, key), limit=4 * 2**20, follow_links=False)
+            )
+            ids = data["results"] if data.get("key") == key else []
+        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+            return frozenset()
+        if not isinstance(ids, list):
+            return frozenset()
+        return frozenset(i for i in ids[:MAX_SPENT] if isinstance(i, str))
+
+    def remember_open(self, target: str, key: str, read: set[str]) -> None:
+        """File the results a watch left open read, beside those earlier open watches read."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
+        document = {"key": key, "results": ids}
+        replace_file(self._open_file(target, key), json.dumps(document, indent=1) + "\n")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str

@@ -41,6 +41,8 @@ def watched(scales, again=None):
 def test_a_confirmed_slowdown_is_a_regression_in_the_triage_s_words():
     found = watched({"old": 1, "new": 3})
     said = findings(found, answered(found))
+    # The fakes' peak memory varies by ±6 %: undecided at ×1.05 (below).
+    said = [f for f in said if f.metric != "process.peak_rss_bytes"]
     assert {f.kind for f in said} == {"regression"}
     assert any(f.text.startswith("eager.wall_ns: slower ×3 since new (last good old") for f in said)
     assert all(f.ratio and f.ratio > 2 for f in said)
