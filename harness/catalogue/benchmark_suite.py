@@ -233,8 +233,14 @@ def spelled(value):
         return str(value)[:40]
     if isinstance(value, (tuple, list)):  # (solver, "its name"): each part
         return "+".join(spelled(part) for part in value)[:60]
-    named = getattr(value, "__qualname__", None) or type(value).__qualname__
-    return re.sub(r"[^A-Za-z0-9_.+]+", "_", str(named))[:40]
+    named = getattr(value, "__qualname__", None)
+    if named is None:  # an instance: its class, and its fields where they are a few plain ones
+        named = type(value).__qualname__
+        fields = getattr(value, "__dict__", None)
+        if isinstance(fields, dict) and 0 < len(fields) <= 3:
+            if all(isinstance(field, PLAIN) for field in fields.values()):
+                named += "(" + ",".join(f"{k}={v}" for k, v in fields.items()) + ")"
+    return re.sub(r"[^A-Za-z0-9_.+=(),-]+", "_", str(named))[:60]
 
 
 def stable_id(item):

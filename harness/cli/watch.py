@@ -358,8 +358,8 @@ COMMAND: Command[WatchOptions] = Command(
     ),
     exit_codes=(
         "0 no regression confirmed, 1 a regression confirmed (or a script that ran on the baseline "
-        "fails on the release), 2 bad input, 3 none confirmed but something stayed undecided or "
-        "was measured under load"
+        "fails on the release, or a target that measured nothing), 2 bad input, 3 none confirmed "
+        "but something stayed undecided or was measured under load"
     ),
     add_arguments=add_arguments,
     check=check,

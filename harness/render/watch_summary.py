@@ -18,6 +18,7 @@ from harness.render.text import code_span, inline, one_line
 from harness.steps.watch import (
     BROKEN,
     IMPROVEMENT,
+    MEASURED_NOTHING,
     REGRESSION,
     UNDECIDED,
     UNDER_LOAD,
@@ -26,6 +27,7 @@ from harness.steps.watch import (
 )
 
 SCHEMA_KIND = "watch"
+NOTHING_HEADLINE = "**A target measured nothing: the watch failed.**"
 HEADLINES = {
     1: "**A regression was confirmed.**",
     3: "**No regression confirmed, but not everything was decided.**",
@@ -33,6 +35,7 @@ HEADLINES = {
 }
 OUTCOME_WORDS = {
     "regression": "regression",
+    "measured nothing": "measured nothing",
     "undecided": "undecided",
     "unchanged": "no change found",
     "improved": "improved",
@@ -83,12 +86,18 @@ def _smallest(watched: TargetWatch) -> str:
     return f"{_ratio(smallest)} (best {_ratio(best)})"
 
 
+def _headline(summary: WatchSummary) -> str:
+    if summary.status == 1 and not any(t.outcome == "regression" for t in summary.targets):
+        return NOTHING_HEADLINE
+    return HEADLINES[summary.status]
+
+
 def watch_markdown(summary: WatchSummary) -> str:
     """The summary a CI job shows: headline, what to act on, every target, the loads."""
     lines = [
         f"# JAX watch: {summary.release} against {summary.baseline}",
         "",
-        HEADLINES[summary.status],
+        _headline(summary),
         "",
         f"jax {summary.baseline} (jaxlib {summary.jaxlib.get(summary.baseline, '?')}) and jax "
         f"{summary.release} (jaxlib {summary.jaxlib.get(summary.release, '?')}), both in one "
@@ -100,6 +109,7 @@ def watch_markdown(summary: WatchSummary) -> str:
     ]
     sections = [
         ("Regressions", {REGRESSION, BROKEN}),
+        ("Measured nothing", {MEASURED_NOTHING}),
         ("Measured under load: not called a change", {UNDER_LOAD}),
         ("Undecided", {UNDECIDED}),
         ("Could not be measured", {"not measured"}),

@@ -42,6 +42,9 @@ from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Thresholds, Verdict
+from harness.analysis.statuses import ran as ran_at_all
+from harness.analysis.statuses import summarise
+from harness.measure.benchmark_json import CUT_SHORT_NOTE
 from harness.metric_names import Judged
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
@@ -58,15 +61,20 @@ REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
     "undecided",
 )
 BROKEN, NOT_MEASURED = "broken", "not measured"
+# Every process of the baseline ran and failed, timed out or crashed: the watch watched nothing
+# there, which fails it (a warning a weekly job ignores would measure nothing for ever).
+MEASURED_NOTHING = "measured nothing"
 # Skipped on both releases (a case that needs more devices than the profile has): nothing to watch
 # there, not something left open.
 NOT_APPLICABLE = "not applicable"
 # The outcome of a whole target, worst first: what its findings add up to.
-OUTCOMES = ("regression", "undecided", "unchanged", "improved")
+OUTCOMES = ("regression", "measured nothing", "undecided", "unchanged", "improved")
 FAILING = {REGRESSION, BROKEN}
 OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
 # 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
 MEMORY_VERSION = 2
+# The suite runner's own words (``harness.catalogue.benchmark_suite``): "stopped after 3 of 12".
+STOPPED_AFTER = re.compile(r"stopped after (\d+) of (\d+) benchmarks")
 MAX_SPENT = 2000  # results an open watch read, kept per target and key
 
 
@@ -121,6 +129,8 @@ class TargetWatch:
         kinds = {finding.kind for finding in self.findings}
         if kinds & FAILING:
             return "regression"
+        if MEASURED_NOTHING in kinds:
+            return "measured nothing"
         if kinds & OPEN:
             return "undecided"
         return "improved" if IMPROVEMENT in kinds else "unchanged"
@@ -128,7 +138,7 @@ class TargetWatch:
     @property
     def settled(self) -> bool:
         """Whether a later watch of the same pair would only say the same: nothing left open."""
-        return self.outcome != "undecided"
+        return self.outcome not in ("undecided", "measured nothing")
 
     @property
     def smallest_change(self) -> float | None:
@@ -228,6 +238,59 @@ def _not_run(probe: Probe) -> str:
     return status + (f": {last}" if last else "")
 
 
+def _cut_short(probe: Probe | None) -> list[str]:
+    """The notes of a side's processes its suite's runner stopped before the time-out."""
+    if probe is None or probe.result is None:
+        return []
+    return [
+        note
+        for process in probe.result.result.finished()
+        for note in process.notes
+        if note.startswith(CUT_SHORT_NOTE)
+    ]
+
+
+def more_time(probes: Sequence[Probe | None]) -> str:
+    """What the time-out cost the sides, and the ``--timeout`` that gives it more; "" where no
+    process ran into it."""
+    timed_out = sum(
+        process.status is RunStatus.TIMEOUT
+        for probe in probes
+        if probe is not None and probe.result is not None
+        for process in probe.result.result.processes
+    )
+    cut = [note for probe in probes for note in _cut_short(probe)]
+    limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
+    if not (timed_out or cut) or not limits:
+        return ""
+    # The time the whole selection needs, from where a cut-short run stopped; twice the limit at
+    # least.
+    shares = [int(m[2]) / max(1, int(m[1])) for m in map(STOPPED_AFTER.search, cut) if m]
+    needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
+    said = [f"{timed_out} process(es) timed out"] if timed_out else []
+    where = STOPPED_AFTER.search(cut[0]) if cut else None
+    said += [f"{len(cut)} stopped before it" + (f" ({where[0]})" if where else "")] if cut else []
+    return (
+        f"at the time-out of {max(limits):g} s a process, {' and '.join(said)}: give each process "
+        f"more time with --timeout {60 * math.ceil(needed / 60)}"
+    )
+
+
+def _ends(probe: Probe) -> str:
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none ran."""
+    if probe.result is not None and ran_at_all(probe.result):
+        return summarise(probe.result).words()
+    return _not_run(probe)
+
+
+def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
+    sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
+    hint = more_time(probes)
+    return Finding(
+        MEASURED_NOTHING, "", "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+    )
+
+
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
     return all(
         probe is not None and probe.result is not None and probe.result.status == RunStatus.SKIPPED
@@ -277,14 +340,33 @@ def findings(
         )
         kind = BROKEN if failed else NOT_MEASURED
         what = "fails" if failed else "could not be measured"
+        hint = more_time([new])
         said.append(
-            Finding(kind, "", f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}")
+            Finding(
+                kind,
+                "",
+                f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
+                + (f"; {hint}" if hint else ""),
+            )
         )
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
         said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
+    elif baseline not in ran and base is not None and ran_at_all(base.result):
+        said.append(_measured_nothing([base, new]))
     elif baseline not in ran and base is not None:
         said.append(
             Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
+        )
+    cut = [probe for probe in (base, new) if probe is not None and _cut_short(probe)]
+    if cut and baseline in ran:
+        said.append(
+            Finding(
+                NOT_MEASURED,
+                "",
+                "the benchmarks after those that finished in time were not measured in "
+                + ", ".join(f"{len(_cut_short(p))} process(es) of jax {p.release}" for p in cut)
+                + f": {more_time([base, new])}",
+            )
         )
     said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
@@ -462,9 +544,9 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke), else 3 when anything stayed open, else 0."""
+    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed open, else 0."""
     outcomes = {target.outcome for target in watched}
-    if "regression" in outcomes:
+    if outcomes & {"regression", "measured nothing"}:
         return 1
     return 3 if "undecided" in outcomes else 0
 
@@ -491,6 +573,7 @@ FINDING_KINDS = (
     BROKEN,
     NOT_MEASURED,
     NOT_APPLICABLE,
+    MEASURED_NOTHING,
 )
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
 # A page in the output folder, by its name.

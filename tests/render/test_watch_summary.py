@@ -106,5 +106,31 @@ def test_the_schema_s_kinds_and_outcomes_are_the_code_s():
         *kinds,
         watch.NOT_MEASURED,
         watch.NOT_APPLICABLE,
+        watch.MEASURED_NOTHING,
     }
+    assert set(SCHEMA["$defs"]["finding"]["properties"]["kind"]["enum"]) == set(watch.FINDING_KINDS)
     assert SCHEMA["$defs"]["target"]["properties"]["outcome"]["enum"] == list(watch.OUTCOMES)
+
+
+def test_a_target_that_measured_nothing_fails_the_watch_under_a_headline_of_its_own():
+    nothing = TargetWatch(
+        "script-pytest-benchmarks",
+        "pytest-benchmark",
+        (
+            Finding(
+                "measured nothing",
+                "",
+                "measured nothing: jax 0.4.31: timed out at 300 s in 5 of 5 processes; jax 0.4.33: "
+                "timed out at 300 s in 5 of 5 processes; give each process more time with "
+                "--timeout 600",
+            ),
+        ),
+    )
+    found = summary(nothing, TargetWatch("quiet", "case", ()))
+    text = watch_markdown(found)
+    assert found.status == 1 and "**A target measured nothing: the watch failed.**" in text
+    assert "## Measured nothing" in text and "--timeout 600" in text
+    assert "| measured nothing |" in text
+    data = watch_json(found)
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["targets"][0]["outcome"] == "measured nothing"
