@@ -48,6 +48,7 @@ from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
     TargetWatch,
+    benchmark_medians,
     blind,
     called_changes,
     findings,
@@ -312,6 +313,7 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         f"{stem}.md",
         tuple(why_lines(setting, found)),
         libraries=run.libraries().versions,
+        medians=benchmark_medians(found) if target.kind == "pytest-benchmark" else {},
     )
     watched = dataclasses.replace(watched, issue=issue_posargs(target, watched, run))
     if watched.settled:

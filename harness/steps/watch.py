@@ -45,6 +45,7 @@ from harness.analysis.significance import Comparison, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
 from harness.analysis.statuses import summarise
 from harness.measure.benchmark_json import CUT_SHORT_NOTE
+from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Judged
 from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
@@ -123,6 +124,16 @@ class TargetWatch:
         default_factory=dict
     )  # release → library → version
     remembered: str = ""  # when it was watched, if reported from memory
+    # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
+    medians: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> dict[str, float]:
+        """The smallest change seen of the metrics a maintainer reads the target by: a suite's
+        benchmarks (not the pytest process around them), every metric of a script or case."""
+        if self.kind != "pytest-benchmark":
+            return dict(self.detectable)
+        return {n: r for n, r in self.detectable.items() if n.startswith(BENCH_PREFIX)}
 
     @property
     def outcome(self) -> str:
@@ -144,7 +155,7 @@ class TargetWatch:
     def smallest_change(self) -> float | None:
         """The median over its metrics of the smallest change it could have seen; None without a
         spread."""
-        finite = [ratio for ratio in self.detectable.values() if math.isfinite(ratio)]
+        finite = [ratio for ratio in self.judged.values() if math.isfinite(ratio)]
         return statistics.median(finite) if finite else None
 
     def to_json(self) -> dict[str, Any]:
@@ -165,6 +176,7 @@ class TargetWatch:
             "issue": list(self.issue),
             "libraries": {release: dict(found) for release, found in self.libraries.items()},
             "remembered": self.remembered or None,
+            "medians": {name: list(pair) for name, pair in self.medians.items()},
         }
 
     @classmethod
@@ -187,6 +199,10 @@ class TargetWatch:
             str(release): {str(k): str(v) for k, v in dict(found).items()}
             for release, found in dict(data["libraries"]).items()
         }
+        medians = {
+            str(name): (float(pair[0]), float(pair[1]))
+            for name, pair in dict(data.get("medians") or {}).items()
+        }
         return cls(
             str(data["target"]),
             str(data["kind"]),
@@ -198,6 +214,7 @@ class TargetWatch:
             tuple(map(str, data["issue"])),
             libraries,
             str(data.get("remembered") or ""),
+            medians,
         )
 
 
@@ -287,7 +304,9 @@ def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
     sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
     hint = more_time(probes)
     return Finding(
-        MEASURED_NOTHING, "", "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else "")
+        MEASURED_NOTHING,
+        "",
+        "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else ""),
     )
 
 
@@ -485,6 +504,17 @@ def first_round_undecided(
     return said
 
 
+def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
+    """Each benchmark of a suite the first round compared: its median round on the baseline and on
+    the release (the process medians' median, as the comparison has them)."""
+    release = found.first_round.releases[-1]
+    return {
+        metric: (comparison.baseline.median, comparison.candidate.median)
+        for (metric, after), comparison in found.first_round.comparisons.items()
+        if after == release and metric.startswith(BENCH_PREFIX)
+    }
+
+
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and every confirmation it took
     part in."""
@@ -597,6 +627,10 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
         "a finding's kind": all(f.kind in FINDING_KINDS for f in watched.findings),
         "a ratio": not any(_ratio_problem(f.ratio) for f in watched.findings)
         and not any(_ratio_problem(r) for r in watched.detectable.values() if r != math.inf),
+        "a median": all(
+            NAME.fullmatch(name) and not any(_ratio_problem(v) for v in pair)
+            for name, pair in watched.medians.items()
+        ),
         "a load": all(
             NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes
             for load in watched.loads
