@@ -3,7 +3,8 @@ settled ones remembered.
 
 Every target is its own triage over (baseline, release), with the triage's own machinery: the plan
 and the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
-(``harness.steps.triage.triage`` with a ``PairConfirmer``), the answer page, and, for each change
+(``harness.steps.triage.triage`` with a ``PairConfirmer``), each metric the first round left
+undecided measured again the same way (``measured_again``), the answer page, and, for each change
 the watch calls (``harness.steps.watch``), why it happened, asked once per target in
 ``asked_why``.  Every target is checked before anything is measured, so a script that cannot be
 watched is one line, not an hour lost.

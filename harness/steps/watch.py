@@ -8,20 +8,26 @@ gives is read here as findings a maintainer acts on:
 - *regression* / *improvement*: a confirmed change whose two measurements had no process under load;
 - *under load*: a confirmed change where some process of either side was measured while other work
   loaded the machine: said, never called a change (work that comes and goes can make one);
-- *undecided*: measured again, and the statistics told neither a change nor its absence;
+- *undecided*: measured again, and the statistics told neither a change nor its absence (a
+  candidate step, or a metric the first round left undecided: never "no change");
 - *broken*: every process failed on the release where the baseline ran;
-- *not measured*: a side could not be installed or run at all.
+- *measured nothing*: every process of the baseline ran and failed or timed out (each release's
+  ends said, and the ``--timeout`` that gives more time where a process ran into it);
+- *not measured*: a side could not be installed, or a suite's runner stopped some processes before
+  their time-out (what finished is judged, the rest said).
 
-A broken target or a regression makes the watch exit 1; otherwise anything undecided, under load or
-not measured makes it 3; else 0.  The smallest change the watch could have seen at this machine's
-noise is the ratio the first round's processes flag reliably (``harness.analysis.power``) at the
-screen's level, or the confirmation's at its most processes, whichever is larger: a change must pass
-both.
+A broken target, a regression or one that measured nothing makes the watch exit 1; otherwise
+anything undecided, under load or not measured makes it 3; else 0.  The smallest change the watch
+could have seen at this machine's noise is the ratio the first round's processes flag reliably
+(``harness.analysis.power``) at the screen's level, or the confirmation's at its most processes,
+whichever is larger: a change must pass both (a suite's: over its benchmarks).
 
 What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed
 by everything that would make a new watch measure something else (``memory_key``): the pair and its
 jaxlibs, the target's content, the libraries each side resolved to, the profile and the rule.  The
-same key later is reported from memory, not measured; a new release on the index is a new key.
+same key later is reported from memory, not measured; a new release on the index is a new key.  A
+target left open is not filed; the results it read are (``Memory.spent``), and never read again, so
+the next watch measures it anew.
 """
 
 from __future__ import annotations

@@ -386,3 +386,26 @@ def test_a_memory_file_s_fields_are_checked_on_recall(tmp_path, capsys, field, p
     for text in (markdown, said.out):
         assert "<img" not in text and "<b>" not in text and "\x1b" not in text
         assert "javascript:" not in text and "example.com" not in text
+
+
+@pytest.mark.releases
+def test_a_real_watch_of_a_library_s_suite_takes_the_maintainer_s_selection(tmp_path):
+    """Issue 66 #1, #2, #6: a suite shaped like optimistix's (no JAX in it: both releases run the
+    same code), narrowed by -k and its conftest's own option, each benchmark judged and named on the
+    summary by its test and parameters, the triage page without a claim column."""
+    library = tmp_path / "library"
+    shutil.copytree(FIXTURES / "watch" / "library", library)
+    selection = "--pytest-args=-k solve --max-dimension=4 --benchmark-max-time=0.05"
+    done = nox_watch(tmp_path, "--pytest-benchmark", str(library / "benchmarks"), selection)
+    assert done.returncode in (0, 3), why_not(done, tmp_path)
+    [target] = summary(tmp_path)["targets"]
+    assert sorted(target["medians"]) == [
+        f"bench.test_solvers_py_test_solve_{solver}-Problem_dimension_{d}.wall_ns"
+        for solver in ("Bisection_tol_0_001_+bisection", "Newton_tol_1e-06_+newton")
+        for d in (1, 4)
+    ], target["medians"]
+    assert not [f for f in target["findings"] if f["kind"] == "regression"], target["findings"]
+    markdown = (tmp_path / "out" / "watch.md").read_text()
+    assert "## Benchmarks of `script-pytest-benchmarks`" in markdown
+    page = (tmp_path / "out" / target["page"]).read_text()
+    assert "| claim |" not in page and "| jax | jaxlib | status |" in page
