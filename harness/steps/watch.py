@@ -291,8 +291,11 @@ def more_time(probes: Sequence[Probe | None]) -> str:
     shares = [int(m[2]) / max(1, int(m[1])) for m in map(STOPPED_AFTER.search, cut) if m]
     needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
     said = [f"{timed_out} process(es) timed out"] if timed_out else []
+    if cut:
+        sides = [f"{len(_cut_short(p))} of jax {p.release}" for p in probes if p and _cut_short(p)]
+        said += [f"{' and '.join(sides)} stopped before it"]
     where = STOPPED_AFTER.search(cut[0]) if cut else None
-    said += [f"{len(cut)} stopped before it" + (f" ({where[0]})" if where else "")] if cut else []
+    said[-1] += f" ({where[0]}, the benchmarks after not measured there)" if where else ""
     return (
         f"at the time-out of {max(limits):g} s a process, {' and '.join(said)}: give each process "
         f"more time with --timeout {60 * math.ceil(needed / 60)}"
@@ -382,17 +385,11 @@ def findings(
         said.append(
             Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
         )
-    cut = [probe for probe in (base, new) if probe is not None and _cut_short(probe)]
-    if cut and baseline in ran:
-        said.append(
-            Finding(
-                NOT_MEASURED,
-                "",
-                "the benchmarks after those that finished in time were not measured in "
-                + ", ".join(f"{len(_cut_short(p))} process(es) of jax {p.release}" for p in cut)
-                + f": {more_time([base, new])}",
-            )
-        )
+    # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
+    # time that would let it finish (what finished is judged).
+    hint = more_time([base, new]) if baseline in ran and release in ran else ""
+    if hint:
+        said.append(Finding(NOT_MEASURED, "", f"not everything was measured: {hint}"))
     said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
         step = confirmation.step

@@ -337,6 +337,6 @@ def test_a_suite_cut_short_before_its_time_out_keeps_what_it_measured_and_asks_f
     said = findings(found, answered(found))
     assert "regression" in {f.kind for f in said}, "what finished is judged"
     [cut] = [f for f in said if f.kind == "not measured"]
-    assert "10 process(es) of jax old, 10 process(es) of jax new" in cut.text
-    assert "stopped after 3 of 12 benchmarks" in cut.text
+    assert "10 of jax old and 10 of jax new stopped before it" in cut.text, cut.text
+    assert "(stopped after 3 of 12 benchmarks, the benchmarks after not measured there)" in cut.text
     assert "--timeout 1440" in cut.text, "four times the benchmarks, with a margin: 1,440 s"
