@@ -266,15 +266,15 @@ def test_a_library_s_suite_runs_as_its_maintainer_selects_and_each_benchmark_is_
     benches = sorted(name for name in run["programs"] if name.startswith("bench."))
     solves = [name for name in benches if "py_test_solve_" in name]
     assert solves == [
-        "bench.test_solvers_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_1",
-        "bench.test_solvers_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_4",
-        "bench.test_solvers_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_1",
-        "bench.test_solvers_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_4",
+        "bench.test_optimise_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_1",
+        "bench.test_optimise_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_4",
+        "bench.test_optimise_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_1",
+        "bench.test_optimise_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_4",
     ], benches
     tolerances = [name for name in benches if "test_tolerance" in name]
     assert tolerances == [
-        "bench.test_solvers_py_test_tolerance_Newton_tol_0_001",
-        "bench.test_solvers_py_test_tolerance_Newton_tol_1e-06",
+        "bench.test_optimise_py_test_tolerance_Newton_tol_0_001",
+        "bench.test_optimise_py_test_tolerance_Newton_tol_1e-06",
     ], benches
     assert len(benches) == 6, "the selection: no slow one, no dimension 16, no plain test"
     assert all(run["programs"][name] >= 1 for name in benches), "each round a sample"

@@ -400,7 +400,7 @@ def test_a_real_watch_of_a_library_s_suite_takes_the_maintainer_s_selection(tmp_
     assert done.returncode in (0, 3), why_not(done, tmp_path)
     [target] = summary(tmp_path)["targets"]
     assert sorted(target["medians"]) == [
-        f"bench.test_solvers_py_test_solve_{solver}-Problem_dimension_{d}.wall_ns"
+        f"bench.test_optimise_py_test_solve_{solver}-Problem_dimension_{d}.wall_ns"
         for solver in ("Bisection_tol_0_001_+bisection", "Newton_tol_1e-06_+newton")
         for d in (1, 4)
     ], target["medians"]
