@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.analysis.claims import claim_evidence, outcome
+from harness.analysis.claims import claim_evidence, claim_verdict, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison
 from harness.analysis.statuses import ran, summarise
@@ -323,8 +323,8 @@ def _claim(probe: Probe) -> str:
 
 
 def with_claims(found: SweepOutcome) -> bool:
-    """Whether any release has a claim to show: a column of dashes is left out."""
-    return any(_claim(m) != "–" for m in found.measurements)
+    """Whether any release has a claim verdict to show: a column without one is left out."""
+    return any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
 
 
 def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
