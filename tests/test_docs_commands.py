@@ -54,7 +54,10 @@ NAMED_FILES = ("repro.py",)
 NAMED_FOLDERS = ("results", "main-results", "pr-results", "artifacts/ci")
 NAMED_CLONE = "src/jax"
 NAMED_SCRIPT_FOLDERS = ("benchmarks/regressions",)
-NAMED_SUITES = ("../blackjax/tests/test_benchmarks.py",)
+NAMED_SUITES = (
+    "../blackjax/tests/test_benchmarks.py",
+    "../optimistix/benchmarks/test_benchmarks.py",
+)
 CUT = "…"  # a shown output line ending in it is a prefix of the real line
 
 

@@ -1,10 +1,12 @@
 """A library's pytest-benchmark suite as a plain script the harness can run:
 ``watch --pytest-benchmark PATH``.
 
-The suite runs unchanged: a small script (``wrapper_text``) runs
-``pytest PATH --benchmark-json=FILE`` with the interpreter of the side's venv, once per case
-process, and the harness reads each benchmark's rounds from FILE
-(``harness.measure.benchmark_json``).  The venv holds what the script declares: pytest,
+The suite runs unchanged: a small script (``wrapper_text``) runs ``pytest ARGS --benchmark-only``
+in the suite's folder with the interpreter of the side's venv, once per case process (one
+collection, every benchmark selected), its arguments the maintainer's selection (``--pytest-args``).
+A plugin of its own writes each benchmark's rounds to FILE as soon as the benchmark finishes, named
+by its test and parameters, and stops the run before the case process's time-out, so what finished
+is kept; the harness reads FILE (``harness.measure.benchmark_json``).  The venv holds what the script declares: pytest,
 pytest-benchmark, and the libraries the suite needs (``--with``), resolved for each release as a
 script's are.
 
@@ -176,24 +178,43 @@ def wrapper_name(suite: Path) -> str:
     return f"pytest-{stem}.py"
 
 
+DEADLINE = "HARNESS_SUITE_DEADLINE_UNIX_S"  # when the suite must have stopped, in Unix seconds
+
+
 def wrapper_text(digest: str) -> str:
-    """The script that runs the suite once, its rounds to the file the harness names; what the suite
-    needs besides is the command line's (``--with``)."""
+    """The script that runs the suite once, in its folder with its own arguments as pytest's (the
+    maintainer's selection), each benchmark's rounds written to the file the harness names as soon
+    as it finishes; what the suite needs besides is the command line's (``--with``)."""
     dependencies = ", ".join(f'"{r}"' for r in RUNNER)
-    return f'''# /// script
-# dependencies = [{dependencies}]
+    return (
+        WRAPPER.replace("@DEPENDENCIES@", dependencies)
+        .replace("@DIGEST@", digest)
+        .replace("@SUITE_PATH@", SUITE_PATH)
+        .replace("@DEADLINE@", DEADLINE)
+    )
+
+
+WRAPPER = '''# /// script
+# dependencies = [@DEPENDENCIES@]
 # ///
-\"\"\"Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 {digest}).
+"""Written by jax-repro-harness's watch: runs a pytest-benchmark suite once, unchanged (suite sha256 @DIGEST@).
 
-The suite's path comes from ${SUITE_PATH}; the harness reads each benchmark's rounds from the JSON
-pytest-benchmark writes to $HARNESS_BENCHMARK_JSON.  A run where no benchmark ran (plain tests only, a
-suite that does not collect) fails, its cause the last line on standard error: never judged on the time
-pytest took.
-\"\"\"
+pytest runs in the suite's folder ($@SUITE_PATH@; a file suite: in its folder, on that file), with this
+script's arguments as its own: the maintainer's selection (-k, -m, node ids, the suite's options). Each
+benchmark's rounds go to $HARNESS_BENCHMARK_JSON, in pytest-benchmark's form, as soon as it finishes, under a
+name of its test and parameters ("harness_name"; pytest numbers a parameter it cannot spell, and the number
+moves when the parameters do). A run that would not finish before $@DEADLINE@ stops after the benchmark
+that ends in time, and says so in the file: what finished is kept. A run where no benchmark ran (plain tests
+only, a suite that does not collect) fails, its cause the last line on standard error: never judged on the
+time pytest took.
+"""
 
+import hashlib
 import json
 import os
+import re
 import sys
+import time
 
 import pytest
 
@@ -202,49 +223,142 @@ sys.dont_write_bytecode = True  # nothing written into the suite's folders (pyte
 # run for one of its workers and disable itself.
 for name in [name for name in os.environ if name.startswith("PYTEST_XDIST_")]:
     del os.environ[name]
+PLAIN = (str, int, float, bool, complex, type(None))
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-class CollectionErrors:
-    \"\"\"The modules pytest could not collect, each with the last line of its error.\"\"\"
+def spelled(value):
+    """A parameter's value in a few characters that stay the same from run to run."""
+    if isinstance(value, PLAIN):
+        return str(value)[:40]
+    if isinstance(value, (tuple, list)):  # (solver, "its name"): each part
+        return "+".join(spelled(part) for part in value)[:60]
+    named = getattr(value, "__qualname__", None)
+    if named is None:  # an instance: its class, and its fields where they are a few plain ones
+        named = type(value).__qualname__
+        fields = getattr(value, "__dict__", None)
+        if isinstance(fields, dict) and 0 < len(fields) <= 3:
+            if all(isinstance(field, PLAIN) for field in fields.values()):
+                named += "(" + ",".join(f"{k}={v}" for k, v in fields.items()) + ")"
+    return re.sub(r"[^A-Za-z0-9_.+=(),-]+", "_", str(named))[:60]
 
-    def __init__(self):
-        self.errors = []
+
+def stable_id(item):
+    """The test's parameters as pytest spells them, each number pytest made up replaced by its value."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return ""
+    said = callspec.id
+    for name, value in callspec.params.items():
+        if not isinstance(value, PLAIN):
+            made_up = rf"(?<![A-Za-z0-9_]){re.escape(name)}[0-9]+(?![A-Za-z0-9_])"
+            said = re.sub(made_up, lambda _, value=value: spelled(value), said)
+    return said
+
+
+def held(item):
+    """A short digest of what a test's parameters hold (an object's fields where it prints as its
+    address), the same from run to run."""
+    said = []
+    for value in getattr(item, "callspec", None) and item.callspec.params.values() or ():
+        text = repr(value)
+        if ADDRESS.search(text) and hasattr(value, "__dict__"):
+            text += repr(sorted((k, repr(v)) for k, v in vars(value).items()))
+        said.append(ADDRESS.sub("", text))
+    return hashlib.sha256(repr(said).encode()).hexdigest()[:6]
+
+
+class Suite:
+    """The modules pytest could not collect, and each benchmark as it finishes."""
+
+    def __init__(self, path, deadline):
+        self.path, self.deadline = path, deadline
+        self.errors, self.benchmarks, self.names = [], [], {}
+        self.planned, self.longest, self.cut, self.failed = 0, 0.0, "", 0
 
     def pytest_collectreport(self, report):
         if report.failed:
             lines = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
             last = lines[-1] if lines else "error"
             module = report.nodeid.split("::")[0].rsplit("/", 1)[-1]  # the folders above may name a home
-            self.errors.append(f"{{module or 'the suite'}}: {{last}}")
+            self.errors.append(f"{module or 'the suite'}: {last}")
+
+    def pytest_collection_finish(self, session):
+        benchmarks = [item for item in session.items if "benchmark" in getattr(item, "fixturenames", ())]
+        self.planned = len(benchmarks)
+        named = {}
+        for item in benchmarks:
+            module = item.nodeid.split("::")[0].rsplit("/", 1)[-1]
+            params = stable_id(item)
+            name = f"{module}::{getattr(item, 'originalname', None) or item.name}"
+            named.setdefault(name + (f"[{params}]" if params else ""), []).append(item)
+        for name, items in named.items():  # two values spelled alike: told apart by what they hold
+            told = {item.nodeid: held(item) for item in items}
+            for number, item in enumerate(items, start=1):
+                alike = list(told.values()).count(told[item.nodeid]) > 1  # then pytest's order
+                apart = f"-{told[item.nodeid]}" + (f"-{number}" if alike else "")
+                self.names[item.nodeid] = name if len(items) == 1 else name + apart
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        started = time.time()
+        yield
+        self.longest = max(self.longest, time.time() - started)
+        if nextitem is not None and self.deadline and time.time() + 1.5 * self.longest + 1 > self.deadline:
+            self.cut = (
+                f"stopped after {len(self.benchmarks)} of {self.planned} benchmarks: the next would not "
+                f"have finished before the time-out (the longest took {self.longest:.0f} s)"
+            )
+            item.session.shouldstop = self.cut
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        yield
+        fixture = getattr(item, "funcargs", {}).get("benchmark")
+        data = getattr(getattr(getattr(fixture, "stats", None), "stats", None), "data", None)
+        if data:
+            self.benchmarks.append(
+                {
+                    "name": item.name,
+                    "fullname": item.nodeid,
+                    "harness_name": self.names.get(item.nodeid, item.nodeid),
+                    "stats": {"data": [float(value) for value in data]},
+                }
+            )
+            self.write()
+
+    def pytest_sessionfinish(self, session):
+        self.failed = session.testsfailed
+
+    def write(self):
+        document = {"benchmarks": self.benchmarks}
+        if self.cut:
+            document["harness_cut_short"] = self.cut
+        with open(self.path + ".part", "w", encoding="utf-8") as handle:
+            json.dump(document, handle)
+        os.replace(self.path + ".part", self.path)
 
 
-def benchmarks_run(path):
-    try:
-        with open(path, "rb") as handle:
-            return len(json.loads(handle.read(2**20 * 64)).get("benchmarks") or [])
-    except (OSError, ValueError, AttributeError):
-        return 0
-
-
-collected = CollectionErrors()
-code = pytest.main(
-    [
-        os.environ["{SUITE_PATH}"],
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--benchmark-only",
-        "--benchmark-json=" + os.environ["HARNESS_BENCHMARK_JSON"],
-    ],
-    plugins=[collected],
-)
-if collected.errors:
-    said = "; ".join(collected.errors)
-    print(f"pytest could not collect the suite (exit {{int(code)}}): {{said}}", file=sys.stderr)
+given = os.environ["@SUITE_PATH@"]
+folder, own = (given, []) if os.path.isdir(given) else (os.path.dirname(given), [os.path.basename(given)])
+os.chdir(folder)
+suite = Suite(os.environ["HARNESS_BENCHMARK_JSON"], float(os.environ.get("@DEADLINE@") or 0))
+storage = os.path.join(os.path.dirname(suite.path), "pytest-benchmark")  # not .benchmarks in the suite
+fixed = ["-q", "-p", "no:cacheprovider", "--benchmark-only", "--benchmark-storage=file://" + storage]
+code = pytest.main([*own, *sys.argv[1:], *fixed], plugins=[suite])
+if suite.cut and suite.benchmarks:
+    suite.write()
+    print(f"pytest-benchmark: {suite.cut}", file=sys.stderr)
+    code = 1 if suite.failed else 0
+if suite.errors:
+    said = "; ".join(suite.errors)
+    print(f"pytest could not collect the suite (exit {int(code)}): {said}", file=sys.stderr)
     sys.exit(int(code) or 2)
-if int(code) == 0 and not benchmarks_run(os.environ["HARNESS_BENCHMARK_JSON"]):
+if int(code) == 0 and not suite.benchmarks:
     said = "no test of the suite used the benchmark fixture (--benchmark-only skips the others)"
-    print(f"pytest-benchmark ran no benchmark: {{said}}", file=sys.stderr)
+    if sys.argv[1:]:
+        said += ", or none is in the selection (its arguments)"
+    print(f"pytest-benchmark ran no benchmark: {said}", file=sys.stderr)
     sys.exit(5)
 sys.exit(code)
 '''

@@ -439,8 +439,8 @@ FROM_THE_INDEX = {
     "watch": IndexSession(
         "The newest jax release on the index against the one before, every change confirmed: nox "
         "-s watch --\n"
-        "[--scripts DIR] [--pytest-benchmark PATH] [--case C] [--baseline V] [--release V] "
-        "(docs/watch.md).",
+        "[--scripts DIR [--include G] [--exclude G]] [--pytest-benchmark PATH "
+        '[--pytest-args="ARGS"]] [--case C] [--baseline V] [--release V] (docs/watch.md).',
         watch_view,
     ),
 }

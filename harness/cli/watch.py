@@ -14,9 +14,11 @@ checks posargs with it.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
 
 from harness.analysis.significance import Thresholds
 from harness.catalogue import discovery
@@ -35,14 +37,35 @@ from harness.units import version_key
 # own option.
 MAX_SCRIPTS = 50
 DEFAULT_MEMORY = Path("results") / "watch-memory"
+MAX_PYTEST_ARGS = 100
+# pytest's options that would end the measurement the watch reads: pytest-benchmark's own output,
+# its benchmarks switched off or skipped, or tests run in parallel (xdist switches the benchmarks
+# off, and parallel processes share the machine's cores).
+REFUSED_PYTEST_OPTIONS = (
+    "--benchmark-json",
+    "--benchmark-disable",
+    "--benchmark-skip",
+    "--benchmark-autosave",
+    "--benchmark-save",
+    "--benchmark-compare",
+    "-n",
+    "--numprocesses",
+    "--dist",
+    "--co",
+    "--collect-only",
+    "--pdb",
+)
 
 
 @dataclass(frozen=True)
 class SuiteTarget:
-    """A pytest-benchmark suite to run unchanged: where it is, and the digest of its files."""
+    """A pytest-benchmark suite to run unchanged: where it is, the digest of its files, and the
+    maintainer's selection (pytest's arguments, as typed after ``pytest`` in the suite's
+    folder)."""
 
     path: Path
     digest: str
+    args: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +109,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "every process; each benchmark's rounds are its samples (what it needs besides "
             "pytest-benchmark: --with)"
         ),
+    )
+    parser.add_argument(
+        "--pytest-args",
+        type=pytest_args,
+        default=(),
+        metavar="ARGS",
+        help=(
+            "the suite's selection, as typed after `pytest` in its folder: -k, -m, node ids and "
+            "paths relative to the folder, the suite's own conftest options "
+            '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument'
+        ),
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only the scripts of --scripts whose file name matches (repeatable)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out the scripts of --scripts whose file name matches (repeatable)",
     )
     parser.add_argument(
         "--case",
@@ -155,6 +203,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_thresholds(parser)
 
 
+def pytest_args(text: str) -> tuple[str, ...]:
+    """``--pytest-args``: split as a shell would; a path must lie in the suite's folder (it reaches
+    results and pages, where no absolute path may), and no option may end the measurement."""
+    try:
+        found = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not split as a shell would: {exc}") from None
+    if len(found) > MAX_PYTEST_ARGS:
+        raise argparse.ArgumentTypeError(f"over {MAX_PYTEST_ARGS} arguments")
+    for arg in found:
+        option, _, value = arg.partition("=") if arg.startswith("-") else ("", "", arg)
+        if option in REFUSED_PYTEST_OPTIONS or any(
+            option.startswith(f"{refused}=") for refused in REFUSED_PYTEST_OPTIONS
+        ):
+            raise argparse.ArgumentTypeError(f"{option}: the watch runs the benchmarks itself")
+        if option.startswith("-n") and option[2:].isdigit():
+            raise argparse.ArgumentTypeError(f"{option}: the watch runs the benchmarks itself")
+        place = PurePosixPath(value.partition("::")[0])
+        if place.is_absolute() or ".." in place.parts or value.startswith("~"):
+            raise argparse.ArgumentTypeError(
+                f"{arg}: a node id or path is given relative to the suite's folder, inside it"
+            )
+        if any(ord(char) < 32 for char in arg):
+            raise argparse.ArgumentTypeError(f"{arg!r}: a control character")
+    return found
+
+
+def selected(scripts: list[Path], include: Sequence[str], exclude: Sequence[str]) -> list[Path]:
+    """The scripts whose file name matches an ``include`` glob (every one without any) and no
+    ``exclude`` glob."""
+    return [
+        p
+        for p in scripts
+        if (not include or any(fnmatch(p.name, glob) for glob in include))
+        and not any(fnmatch(p.name, glob) for glob in exclude)
+    ]
+
+
 def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
     """The catalogue cases and plain scripts the command line names, each read and checked."""
     found: list[CaseInfo] = []
@@ -167,6 +253,9 @@ def watched_cases(args: argparse.Namespace) -> list[CaseInfo]:
         scripts = sorted(p for p in folder.glob("*.py") if p.is_symlink() or not p.is_dir())
         if not scripts:
             raise UsageError(f"--scripts {folder}: no *.py script in it")
+        scripts = selected(scripts, args.include, args.exclude)
+        if not scripts:
+            raise UsageError(f"--scripts {folder}: --include and --exclude leave no script")
         if len(scripts) > MAX_SCRIPTS:
             raise UsageError(
                 f"--scripts {folder}: {len(scripts)} scripts, more than the {MAX_SCRIPTS} a watch "
@@ -187,10 +276,14 @@ def check(args: argparse.Namespace) -> WatchOptions:
     cases = watched_cases(args)
     if (args.with_ or args.requirements) and not (args.scripts or args.pytest_benchmark):
         raise UsageError("--with and --requirements are for --scripts and --pytest-benchmark")
+    if args.pytest_args and args.pytest_benchmark is None:
+        raise UsageError("--pytest-args is for --pytest-benchmark")
+    if (args.include or args.exclude) and args.scripts is None:
+        raise UsageError("--include and --exclude are for --scripts")
     suite = None
     if args.pytest_benchmark is not None:
         path = args.pytest_benchmark
-        suite = SuiteTarget(path.resolve(), suite_digest(path))
+        suite = SuiteTarget(path.resolve(), suite_digest(path), args.pytest_args)
     thresholds = options.thresholds_from(args)
     processes = options.processes_from(args)
     if processes < thresholds.min_processes:
@@ -265,8 +358,8 @@ COMMAND: Command[WatchOptions] = Command(
     ),
     exit_codes=(
         "0 no regression confirmed, 1 a regression confirmed (or a script that ran on the baseline "
-        "fails on the release), 2 bad input, 3 none confirmed but something stayed undecided or "
-        "was measured under load"
+        "fails on the release, or a target that measured nothing), 2 bad input, 3 none confirmed "
+        "but something stayed undecided or was measured under load"
     ),
     add_arguments=add_arguments,
     check=check,

@@ -3,7 +3,8 @@ settled ones remembered.
 
 Every target is its own triage over (baseline, release), with the triage's own machinery: the plan
 and the prober (``RangeRun``), the interleaved first round and the confirmation of each candidate
-(``harness.steps.triage.triage`` with a ``PairConfirmer``), the answer page, and, for each change
+(``harness.steps.triage.triage`` with a ``PairConfirmer``), each metric the first round left
+undecided measured again the same way (``measured_again``), the answer page, and, for each change
 the watch calls (``harness.steps.watch``), why it happened, asked once per target in
 ``asked_why``.  Every target is checked before anything is measured, so a script that cannot be
 watched is one line, not an hour lost.
@@ -21,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.analysis.significance import Comparison
 from harness.catalogue.benchmark_suite import SUITE_PATH, wrapper_name, wrapper_text
 from harness.catalogue.discovery import CaseInfo, anchor_sizes
 from harness.catalogue.scripts import read_script
@@ -47,11 +49,15 @@ from harness.steps.triage import TriageOutcome, triage
 from harness.steps.watch import (
     Memory,
     TargetWatch,
+    benchmark_medians,
     blind,
     called_changes,
     findings,
     first_regression,
+    first_round_open,
+    measured_again,
     memory_key,
+    results_read,
     side_loads,
 )
 from harness.steps.watch import detectable as detectable_changes
@@ -105,7 +111,10 @@ def targets(options: WatchOptions) -> list[Target]:
         wrapper = inside(folder, wrapper_name(options.suite.path))
         replace_file(wrapper, wrapper_text(options.suite.digest))
         case = read_script(
-            wrapper, with_specs=options.with_specs, requirements=options.requirements
+            wrapper,
+            options.suite.args,  # the maintainer's selection, pytest's arguments
+            with_specs=options.with_specs,
+            requirements=options.requirements,
         )
         found.append(Target(case, "pytest-benchmark", options.suite.path))
     names = [target.case.name for target in found]
@@ -259,18 +268,35 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
         return remembered
     options = run.options
     measuring = options.measuring
-    first_round = dataclasses.replace(run.prober, accept=reuse.first_round(measuring.processes))
-    confirmer = PairConfirmer(run.prober)
+    # What an earlier watch of this key read and left open is not read again: measured anew.
+    spent = memory.spent(target.case.name, key)
+    first_look = reuse.first_round(measuring.processes)
+    first_round = dataclasses.replace(
+        run.prober, accept=lambda stored: first_look(stored) and stored.result.id not in spent
+    )
+    confirmer = PairConfirmer(
+        dataclasses.replace(run.prober, accept=lambda stored: stored.result.id not in spent)
+    )
     with suite_in_environment(target.suite):
         found = triage(
             run.releases,
             first_round,
             confirmer,
             metrics=None,
-            with_claim=True,
+            with_claim=target.kind != "pytest-benchmark",  # a suite's wrapper states no claim
             thresholds=options.thresholds,
             progress=progress,
         )
+        read = results_read(found)
+        again: dict[str, Comparison] = {}
+        still_open = first_round_open(found)
+        if still_open:
+            progress(
+                f"[watch] {len(still_open)} metric(s) the first round left undecided: measured "
+                "again, until decided"
+            )
+            again, also = measured_again(confirmer, found, still_open, options.thresholds)
+            read |= also
         stem = run.stem()
         setting = asked_why(run, found, stem) if run.asks_why else run.setting()
     answer = triage_answer(found, setting, measuring.processes, options.places.out, stem)
@@ -282,16 +308,19 @@ def watch_one(target: Target, run: RangeRun, memory: Memory, jaxlib: dict[str, s
     watched = TargetWatch(
         target.case.name,
         target.kind,
-        (*findings(found, answered(found)), *([unseeable] if unseeable else [])),
+        (*findings(found, answered(found), again), *([unseeable] if unseeable else [])),
         tuple(side_loads(found)),
         detected,
         f"{stem}.md",
         tuple(why_lines(setting, found)),
         libraries=run.libraries().versions,
+        medians=benchmark_medians(found) if target.kind == "pytest-benchmark" else {},
     )
     watched = dataclasses.replace(watched, issue=issue_posargs(target, watched, run))
     if watched.settled:
         memory.remember(key, material, watched, datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    else:
+        memory.remember_open(target.case.name, key, read)
     return watched
 
 

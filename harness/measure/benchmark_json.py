@@ -9,7 +9,10 @@ round one wall sample, so a benchmark is judged over processes like any program:
 is one draw, and its rounds give the spread within.
 
 The file is the suite's output, so untrusted: read within bounds, its names made into program names
-(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  Standard
+(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  The watch's
+runner (``harness.catalogue.benchmark_suite``) writes the same form benchmark by benchmark, each
+named by its test and parameters (``harness_name``), and says where it stopped the suite before the
+time-out (``harness_cut_short``, a note).  Standard
 library only: the case process runs it in a venv that holds jax and little else.
 """
 
@@ -35,6 +38,8 @@ MAX_FILE_BYTES = 32 * 2**20
 MAX_BENCHMARKS = 200
 MAX_ROUNDS = 10_000
 NAME_CHARS = re.compile(r"[^A-Za-z0-9_+-]+")
+CUT_SHORT = "harness_cut_short"  # the watch's runner stopped the suite before the time-out
+CUT_SHORT_NOTE = "pytest-benchmark cut short"
 MAX_NAME_CHARS = 100
 
 
@@ -88,6 +93,9 @@ def read_suite_run(path: Path) -> SuiteRun:
         run.notes.append(f"pytest-benchmark's JSON not read: {str(exc)[:200]}")
         return run
     benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
+    cut = document.get(CUT_SHORT) if isinstance(document, dict) else None
+    if isinstance(cut, str):  # the watch's runner stopped the suite before the time-out
+        run.notes.append(f"{CUT_SHORT_NOTE}: {cut[:300]}")
     if not isinstance(benchmarks, list):
         run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
         return run
@@ -98,7 +106,9 @@ def read_suite_run(path: Path) -> SuiteRun:
     for entry in benchmarks[:MAX_BENCHMARKS]:
         if not isinstance(entry, dict):
             continue
-        fullname = entry.get("fullname") or entry.get("name")
+        # The watch's runner names a benchmark by its test and parameters; pytest's own name
+        # numbers a parameter it cannot spell.
+        fullname = entry.get("harness_name") or entry.get("fullname") or entry.get("name")
         if not isinstance(fullname, str):
             run.notes.append("a benchmark without a name left out")
             continue

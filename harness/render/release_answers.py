@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.analysis.claims import claim_evidence, outcome
+from harness.analysis.claims import claim_evidence, claim_verdict, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Shape
 from harness.findings import Finding
@@ -281,12 +281,13 @@ LIBRARIES_HEADER = "the script's libraries"
 METRIC_HEADERS = ["jax", "median", "vs previous: ratio [interval] p verdict"]
 
 
-def release_headers(setting: Setting) -> list[str]:
+def release_headers(setting: Setting, with_claim: bool = True) -> list[str]:
     """The releases table's columns: with a plain script's own libraries, their versions beside each
-    release."""
+    release; the claim's only where a release has one (a watched suite states none)."""
+    headers = RELEASE_HEADERS if with_claim else [h for h in RELEASE_HEADERS if h != "claim"]
     if not setting.libraries.versions:
-        return RELEASE_HEADERS
-    return [*RELEASE_HEADERS[:3], LIBRARIES_HEADER, *RELEASE_HEADERS[3:]]
+        return headers
+    return [*headers[:3], LIBRARIES_HEADER, *headers[3:]]
 
 
 def library_cell(setting: Setting, release: str) -> str:
@@ -316,17 +317,26 @@ def died_json(probe: Probe) -> list[dict[str, Any]]:
     ]
 
 
+def _claim(probe: Probe) -> str:
+    # A run that finished ok without a verdict (a plain script prints none) has no claim to show.
+    claim = outcome(probe.result) if probe.result is not None else "–"
+    return "–" if claim == RunStatus.OK else claim
+
+
+def with_claims(found: SweepOutcome) -> bool:
+    """Whether any release has a claim verdict to show: a column without one is left out."""
+    return any(m.result is not None and claim_verdict(m.result) for m in found.measurements)
+
+
 def release_rows(found: SweepOutcome, setting: Setting) -> list[list[str]]:
     rows = []
+    shown = with_claims(found)
     for m in found.measurements:
         status = status_cell(m)
-        # A run that finished ok without a verdict (a plain script prints none) has no claim to
-        # show.
-        claim = outcome(m.result) if m.result is not None else "–"
-        claim = "–" if claim == RunStatus.OK else claim
         libraries = [library_cell(setting, m.release)] if setting.libraries.versions else []
+        claims = [_claim(m)] if shown else []
         rows.append(
-            [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, claim, m.note]
+            [m.release, setting.jaxlib.get(m.release, "?"), status, *libraries, *claims, m.note]
         )
     return rows
 
@@ -373,7 +383,7 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
     lines = [
         heading,
         "",
-        markdown_table(release_rows(found, setting), release_headers(setting)),
+        markdown_table(release_rows(found, setting), release_headers(setting, with_claims(found))),
         "",
     ]
     for key in found.metrics:

@@ -8,6 +8,7 @@ release's processes ran under, so a quiet "unchanged" is read with how much it c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,14 +19,18 @@ from harness.render.text import code_span, inline, one_line
 from harness.steps.watch import (
     BROKEN,
     IMPROVEMENT,
+    MEASURED_NOTHING,
     REGRESSION,
     UNDECIDED,
     UNDER_LOAD,
     TargetWatch,
     exit_status,
 )
+from harness.units import format_ns
 
 SCHEMA_KIND = "watch"
+MAX_BENCHMARK_ROWS = 50  # of a suite's benchmarks in watch.md; every one is in watch.json
+NOTHING_HEADLINE = "**A target measured nothing: the watch failed.**"
 HEADLINES = {
     1: "**A regression was confirmed.**",
     3: "**No regression confirmed, but not everything was decided.**",
@@ -33,6 +38,7 @@ HEADLINES = {
 }
 OUTCOME_WORDS = {
     "regression": "regression",
+    "measured nothing": "measured nothing",
     "undecided": "undecided",
     "unchanged": "no change found",
     "improved": "improved",
@@ -75,12 +81,52 @@ def _lines(summary: WatchSummary, kinds: set[str]) -> list[str]:
 
 def _smallest(watched: TargetWatch) -> str:
     smallest = watched.smallest_change
-    if smallest is None and watched.detectable:
+    if smallest is None and watched.judged:
         return "none: too few processes for a verdict"
     if smallest is None:
         return "— (the two releases did not both run)"
-    best = min((r for r in watched.detectable.values() if r == r), default=smallest)
+    best = min((r for r in watched.judged.values() if r == r), default=smallest)
     return f"{_ratio(smallest)} (best {_ratio(best)})"
+
+
+def _seen(ratio: float | None) -> str:
+    if ratio is None:
+        return "—"
+    return _ratio(ratio) if math.isfinite(ratio) else "none: too few processes"
+
+
+def benchmark_lines(watched: TargetWatch) -> list[str]:
+    """A suite's benchmarks, the slowest first: each one's verdict, its median round on each
+    release, and the smallest change it could have seen."""
+    if not watched.medians:
+        return []
+    verdicts = {f.metric: f.kind for f in reversed(watched.findings) if f.metric}
+    ordered = sorted(watched.medians.items(), key=lambda item: -item[1][0])
+    name, (slowest, _) = ordered[0]
+    lines = [
+        f"## Benchmarks of {code_span(watched.target)}",
+        "",
+        f"{len(ordered)} benchmarks, each judged on its own; the slowest, {code_span(name)}, takes "
+        f"{format_ns(slowest)} a round on the baseline.",
+        "",
+        "| benchmark | verdict | a round, baseline → release | smallest change it could have seen |",
+        "|---|---|---|---|",
+    ]
+    for name, (before, after) in ordered[:MAX_BENCHMARK_ROWS]:
+        verdict = verdicts.get(name, "no change found")
+        lines.append(
+            f"| {code_span(name)} | {verdict} | {format_ns(before)} → {format_ns(after)} | "
+            f"{_seen(watched.detectable.get(name))} |"
+        )
+    if len(ordered) > MAX_BENCHMARK_ROWS:
+        lines.append(f"\n{len(ordered) - MAX_BENCHMARK_ROWS} more in watch.json.")
+    return [*lines, ""]
+
+
+def _headline(summary: WatchSummary) -> str:
+    if summary.status == 1 and not any(t.outcome == "regression" for t in summary.targets):
+        return NOTHING_HEADLINE
+    return HEADLINES[summary.status]
 
 
 def watch_markdown(summary: WatchSummary) -> str:
@@ -88,7 +134,7 @@ def watch_markdown(summary: WatchSummary) -> str:
     lines = [
         f"# JAX watch: {summary.release} against {summary.baseline}",
         "",
-        HEADLINES[summary.status],
+        _headline(summary),
         "",
         f"jax {summary.baseline} (jaxlib {summary.jaxlib.get(summary.baseline, '?')}) and jax "
         f"{summary.release} (jaxlib {summary.jaxlib.get(summary.release, '?')}), both in one "
@@ -100,6 +146,7 @@ def watch_markdown(summary: WatchSummary) -> str:
     ]
     sections = [
         ("Regressions", {REGRESSION, BROKEN}),
+        ("Measured nothing", {MEASURED_NOTHING}),
         ("Measured under load: not called a change", {UNDER_LOAD}),
         ("Undecided", {UNDECIDED}),
         ("Could not be measured", {"not measured"}),
@@ -125,7 +172,8 @@ def watch_markdown(summary: WatchSummary) -> str:
         "## Every target",
         "",
         "The smallest change it could have seen: the ratio this machine's noise lets the watch "
-        "flag in 90 % of runs (median over the target's metrics; its best metric in brackets).",
+        "flag in 90 % of runs (median over the target's metrics, a suite's benchmarks only; its "
+        "best metric in brackets).",
         "",
         "| target | kind | outcome | smallest change it could have seen | page |",
         "|---|---|---|---|---|",
@@ -136,13 +184,16 @@ def watch_markdown(summary: WatchSummary) -> str:
             f" (remembered from {t.remembered})" if t.remembered else ""
         )
         lines.append(f"| {code_span(t.target)} | {t.kind} | {outcome} | {_smallest(t)} | {page} |")
+    lines.append("")
+    for t in summary.targets:
+        lines += benchmark_lines(t)
     loaded = [
         f"- {code_span(t.target)}: "
         + "; ".join(f"{load.release} {load.loaded} of {load.processes}" for load in t.loads)
         for t in summary.targets
         if any(load.loaded for load in t.loads)
     ]
-    lines += ["", "## Load", ""]
+    lines += ["## Load", ""]
     lines += (
         [
             f"Processes measured while other work kept more than {summary.load_threshold:g} cores "

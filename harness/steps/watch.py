@@ -8,20 +8,26 @@ gives is read here as findings a maintainer acts on:
 - *regression* / *improvement*: a confirmed change whose two measurements had no process under load;
 - *under load*: a confirmed change where some process of either side was measured while other work
   loaded the machine: said, never called a change (work that comes and goes can make one);
-- *undecided*: measured again, and the statistics told neither a change nor its absence;
+- *undecided*: measured again, and the statistics told neither a change nor its absence (a
+  candidate step, or a metric the first round left undecided: never "no change");
 - *broken*: every process failed on the release where the baseline ran;
-- *not measured*: a side could not be installed or run at all.
+- *measured nothing*: every process of the baseline ran and failed or timed out (each release's
+  ends said, and the ``--timeout`` that gives more time where a process ran into it);
+- *not measured*: a side could not be installed, or a suite's runner stopped some processes before
+  their time-out (what finished is judged, the rest said).
 
-A broken target or a regression makes the watch exit 1; otherwise anything undecided, under load or
-not measured makes it 3; else 0.  The smallest change the watch could have seen at this machine's
-noise is the ratio the first round's processes flag reliably (``harness.analysis.power``) at the
-screen's level, or the confirmation's at its most processes, whichever is larger: a change must pass
-both.
+A broken target, a regression or one that measured nothing makes the watch exit 1; otherwise
+anything undecided, under load or not measured makes it 3; else 0.  The smallest change the watch
+could have seen at this machine's noise is the ratio the first round's processes flag reliably
+(``harness.analysis.power``) at the screen's level, or the confirmation's at its most processes,
+whichever is larger: a change must pass both (a suite's: over its benchmarks).
 
 What is remembered: a target settled on a pair (regression, improvement, or nothing found) is keyed
 by everything that would make a new watch measure something else (``memory_key``): the pair and its
 jaxlibs, the target's content, the libraries each side resolved to, the profile and the rule.  The
-same key later is reported from memory, not measured; a new release on the index is a new key.
+same key later is reported from memory, not measured; a new release on the index is a new key.  A
+target left open is not filed; the results it read are (``Memory.spent``), and never read again, so
+the next watch measures it anew.
 """
 
 from __future__ import annotations
@@ -35,14 +41,19 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from harness.analysis.metrics import metric_samples
+from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
-from harness.analysis.significance import Shape, Thresholds
-from harness.analysis.statuses import stops_running
+from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
+from harness.analysis.statuses import ran as ran_at_all
+from harness.analysis.statuses import stops_running, summarise
+from harness.measure.benchmark_json import CUT_SHORT_NOTE
+from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Judged
+from harness.steps.confirm import ConfirmPairs
 from harness.steps.probes import Probe
 from harness.steps.triage import SCREEN_ALPHA, Confirmation, TriageOutcome
 from harness.store.bounds import string_problem
@@ -57,14 +68,21 @@ REGRESSION, IMPROVEMENT, UNDER_LOAD, UNDECIDED = (
     "undecided",
 )
 BROKEN, NOT_MEASURED = "broken", "not measured"
+# Every process of the baseline ran and failed, timed out or crashed: the watch watched nothing
+# there, which fails it (a warning a weekly job ignores would measure nothing for ever).
+MEASURED_NOTHING = "measured nothing"
 # Skipped on both releases (a case that needs more devices than the profile has): nothing to watch
 # there, not something left open.
 NOT_APPLICABLE = "not applicable"
 # The outcome of a whole target, worst first: what its findings add up to.
-OUTCOMES = ("regression", "undecided", "unchanged", "improved")
+OUTCOMES = ("regression", "measured nothing", "undecided", "unchanged", "improved")
 FAILING = {REGRESSION, BROKEN}
 OPEN = {UNDER_LOAD, UNDECIDED, NOT_MEASURED}
-MEMORY_VERSION = 1
+# 2: a metric the first round left undecided is no longer filed as unchanged (issue 66).
+MEMORY_VERSION = 2
+# The suite runner's own words (``harness.catalogue.benchmark_suite``): "stopped after 3 of 12".
+STOPPED_AFTER = re.compile(r"stopped after (\d+) of (\d+) benchmarks")
+MAX_SPENT = 2000  # results an open watch read, kept per target and key
 
 
 @dataclass(frozen=True)
@@ -112,12 +130,24 @@ class TargetWatch:
         default_factory=dict
     )  # release → library → version
     remembered: str = ""  # when it was watched, if reported from memory
+    # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
+    medians: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> dict[str, float]:
+        """The smallest change seen of the metrics a maintainer reads the target by: a suite's
+        benchmarks (not the pytest process around them), every metric of a script or case."""
+        if self.kind != "pytest-benchmark":
+            return dict(self.detectable)
+        return {n: r for n, r in self.detectable.items() if n.startswith(BENCH_PREFIX)}
 
     @property
     def outcome(self) -> str:
         kinds = {finding.kind for finding in self.findings}
         if kinds & FAILING:
             return "regression"
+        if MEASURED_NOTHING in kinds:
+            return "measured nothing"
         if kinds & OPEN:
             return "undecided"
         return "improved" if IMPROVEMENT in kinds else "unchanged"
@@ -125,13 +155,13 @@ class TargetWatch:
     @property
     def settled(self) -> bool:
         """Whether a later watch of the same pair would only say the same: nothing left open."""
-        return self.outcome != "undecided"
+        return self.outcome not in ("undecided", "measured nothing")
 
     @property
     def smallest_change(self) -> float | None:
         """The median over its metrics of the smallest change it could have seen; None without a
         spread."""
-        finite = [ratio for ratio in self.detectable.values() if math.isfinite(ratio)]
+        finite = [ratio for ratio in self.judged.values() if math.isfinite(ratio)]
         return statistics.median(finite) if finite else None
 
     def to_json(self) -> dict[str, Any]:
@@ -152,6 +182,7 @@ class TargetWatch:
             "issue": list(self.issue),
             "libraries": {release: dict(found) for release, found in self.libraries.items()},
             "remembered": self.remembered or None,
+            "medians": {name: list(pair) for name, pair in self.medians.items()},
         }
 
     @classmethod
@@ -174,6 +205,10 @@ class TargetWatch:
             str(release): {str(k): str(v) for k, v in dict(found).items()}
             for release, found in dict(data["libraries"]).items()
         }
+        medians = {
+            str(name): (float(pair[0]), float(pair[1]))
+            for name, pair in dict(data.get("medians") or {}).items()
+        }
         return cls(
             str(data["target"]),
             str(data["kind"]),
@@ -185,6 +220,7 @@ class TargetWatch:
             tuple(map(str, data["issue"])),
             libraries,
             str(data.get("remembered") or ""),
+            medians,
         )
 
 
@@ -225,6 +261,64 @@ def _not_run(probe: Probe) -> str:
     return status + (f": {last}" if last else "")
 
 
+def _cut_short(probe: Probe | None) -> list[str]:
+    """The notes of a side's processes its suite's runner stopped before the time-out."""
+    if probe is None or probe.result is None:
+        return []
+    return [
+        note
+        for process in probe.result.result.finished()
+        for note in process.notes
+        if note.startswith(CUT_SHORT_NOTE)
+    ]
+
+
+def more_time(probes: Sequence[Probe | None]) -> str:
+    """What the time-out cost the sides, and the ``--timeout`` that gives it more; "" where no
+    process ran into it."""
+    timed_out = sum(
+        process.status is RunStatus.TIMEOUT
+        for probe in probes
+        if probe is not None and probe.result is not None
+        for process in probe.result.result.processes
+    )
+    cut = [note for probe in probes for note in _cut_short(probe)]
+    limits = [p.result.result.settings.timeout_s for p in probes if p and p.result is not None]
+    if not (timed_out or cut) or not limits:
+        return ""
+    # The time the whole selection needs, from where a cut-short run stopped; twice the limit at
+    # least.
+    shares = [int(m[2]) / max(1, int(m[1])) for m in map(STOPPED_AFTER.search, cut) if m]
+    needed = max(limits) * max(2.0, 1.2 * max(shares, default=0.0))
+    said = [f"{timed_out} process(es) timed out"] if timed_out else []
+    if cut:
+        sides = [f"{len(_cut_short(p))} of jax {p.release}" for p in probes if p and _cut_short(p)]
+        said += [f"{' and '.join(sides)} stopped before it"]
+    where = STOPPED_AFTER.search(cut[0]) if cut else None
+    said[-1] += f" ({where[0]}, the benchmarks after not measured there)" if where else ""
+    return (
+        f"at the time-out of {max(limits):g} s a process, {' and '.join(said)}: give each process "
+        f"more time with --timeout {60 * math.ceil(needed / 60)}"
+    )
+
+
+def _ends(probe: Probe) -> str:
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none ran."""
+    if probe.result is not None and ran_at_all(probe.result):
+        return summarise(probe.result).words()
+    return _not_run(probe)
+
+
+def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
+    sides = [f"jax {p.release}: {_ends(p)}" for p in probes if p is not None]
+    hint = more_time(probes)
+    return Finding(
+        MEASURED_NOTHING,
+        "",
+        "measured nothing: " + "; ".join(sides) + (f"; {hint}" if hint else ""),
+    )
+
+
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
     return all(
         probe is not None and probe.result is not None and probe.result.status == RunStatus.SKIPPED
@@ -243,7 +337,9 @@ def called_changes(found: TriageOutcome) -> list[Confirmation]:
 
 
 def findings(
-    found: TriageOutcome, answered: Sequence[tuple[str, Confirmation]] = ()
+    found: TriageOutcome,
+    answered: Sequence[tuple[str, Confirmation]] = (),
+    again: Mapping[str, Comparison] = MappingProxyType({}),
 ) -> list[Finding]:
     """The findings of a triage over (baseline, release): its sides that did not run, then each
     confirmed step (in its triage answer's words, ``answered``: each change with its sentence), each
@@ -272,15 +368,29 @@ def findings(
         )
         kind = BROKEN if failed else NOT_MEASURED
         what = "fails" if failed else "could not be measured"
+        hint = more_time([new])
         said.append(
-            Finding(kind, "", f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}")
+            Finding(
+                kind,
+                "",
+                f"{what} on jax {release} (ran on {baseline}): {_not_run(new)}"
+                + (f"; {hint}" if hint else ""),
+            )
         )
     elif baseline not in ran and base is not None and _skipped_on_both(base, new):
         said.append(Finding(NOT_APPLICABLE, "", f"skipped on both releases: {_not_run(base)}"))
+    elif baseline not in ran and base is not None and ran_at_all(base.result):
+        said.append(_measured_nothing([base, new]))
     elif baseline not in ran and base is not None:
         said.append(
             Finding(NOT_MEASURED, "", f"could not be measured on jax {baseline}: {_not_run(base)}")
         )
+    # Both ran: a process that timed out, or a suite stopped before its time-out, is said with the
+    # time that would let it finish (what finished is judged).
+    hint = more_time([base, new]) if baseline in ran and release in ran else ""
+    if hint:
+        said.append(Finding(NOT_MEASURED, "", f"not everything was measured: {hint}"))
+    said += first_round_undecided(found, again)
     for confirmation in found.confirmations:
         step = confirmation.step
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
@@ -317,6 +427,101 @@ def findings(
                 )
             )
     return said
+
+
+def first_round_open(found: TriageOutcome) -> list[MetricKey]:
+    """The metrics the first round left undecided between the two releases that no candidate step
+    measures again: their intervals still hold a change past the factor."""
+    first = found.first_round
+    stepped = {step.metric for step in first.steps}
+    release = first.releases[-1]
+    return [
+        key
+        for key in first.metrics
+        if key.metric_name not in stepped
+        and (comparison := first.comparisons.get((key.metric_name, release))) is not None
+        and comparison.verdict == Verdict.UNDECIDED
+    ]
+
+
+def measured_again(
+    confirm_pairs: ConfirmPairs,
+    found: TriageOutcome,
+    keys: Sequence[MetricKey],
+    thresholds: Thresholds,
+) -> tuple[dict[str, Comparison], set[str]]:
+    """Each metric of ``keys`` on the two releases measured again together, until decided as a
+    candidate step's are (a confirmation of the pair the triage stored is read, not repeated), and
+    the results it read."""
+    first = found.first_round
+    pair = (first.releases[0], first.releases[-1])
+    before, after = confirm_pairs({pair: tuple(key.metric_name for key in keys)})[pair]
+    read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
+    if before.result is None or after.result is None:
+        return {}, read
+    if RunStatus.OK not in (before.result.status, after.result.status):
+        return {}, read
+    a, b = metric_samples(before.result), metric_samples(after.result)
+    compared = {
+        key.metric_name: compare_metric(a[key], b[key], thresholds, key)
+        for key in keys
+        if key in a and key in b
+    }
+    return compared, read
+
+
+def results_read(found: TriageOutcome) -> set[str]:
+    """The stored results a triage read: its first round's and its confirmations'."""
+    probes = [
+        *found.first_round.measurements,
+        *(p for c in found.confirmations for p in (c.before, c.after)),
+    ]
+    return {probe.result.result.id for probe in probes if probe.result is not None}
+
+
+def first_round_undecided(
+    found: TriageOutcome, again: Mapping[str, Comparison] = MappingProxyType({})
+) -> list[Finding]:
+    """A finding for each metric the first round left undecided (``first_round_open``) that
+    measuring it again (``again``) did not show unchanged: "no change found" would claim what was
+    not shown."""
+    first = found.first_round
+    baseline, release = first.releases[0], first.releases[-1]
+    said = []
+    for key in first_round_open(found):
+        metric = key.metric_name
+        comparison = first.comparisons[(metric, release)]
+        later = again.get(metric)
+        if later is not None and later.verdict == Verdict.UNCHANGED:
+            continue
+        how = (
+            f"{later.said} when measured again at {min(later.processes)} processes a side, "
+            "not confirmed"
+            if later is not None
+            else "not measured again"
+        )
+        said.append(
+            Finding(
+                UNDECIDED,
+                metric,
+                f"{metric} {baseline} → {release}: ×{comparison.ratio:.3g}, "
+                f"{comparison.said or 'no test'} at {min(comparison.processes)} processes a side "
+                f"in the first round; {how}: undecided (the next watch measures it again)",
+                (later or comparison).ratio,
+            )
+        )
+    return said
+
+
+def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
+    """Each benchmark of a suite the first round compared: its median round on the baseline and on
+    the release (the process medians' median, as the comparison has them)."""
+    release = found.first_round.releases[-1]
+    return {
+        metric: (comparison.baseline.median, comparison.candidate.median)
+        for (metric, after), comparison in found.first_round.comparisons.items()
+        if after == release and metric.startswith(BENCH_PREFIX)
+    }
 
 
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
@@ -378,9 +583,9 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke), else 3 when anything stayed open, else 0."""
+    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed open, else 0."""
     outcomes = {target.outcome for target in watched}
-    if "regression" in outcomes:
+    if outcomes & {"regression", "measured nothing"}:
         return 1
     return 3 if "undecided" in outcomes else 0
 
@@ -407,6 +612,7 @@ FINDING_KINDS = (
     BROKEN,
     NOT_MEASURED,
     NOT_APPLICABLE,
+    MEASURED_NOTHING,
 )
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")  # docs/watch.schema.json's names
 # A page in the output folder, by its name.
@@ -430,6 +636,10 @@ def recalled_problem(watched: TargetWatch, target: str, when: str) -> str | None
         "a finding's kind": all(f.kind in FINDING_KINDS for f in watched.findings),
         "a ratio": not any(_ratio_problem(f.ratio) for f in watched.findings)
         and not any(_ratio_problem(r) for r in watched.detectable.values() if r != math.inf),
+        "a median": all(
+            NAME.fullmatch(name) and not any(_ratio_problem(v) for v in pair)
+            for name, pair in watched.medians.items()
+        ),
         "a load": all(
             NAME.fullmatch(load.release) and 0 <= load.loaded <= load.processes
             for load in watched.loads
@@ -476,6 +686,30 @@ class Memory:
         if not isinstance(when, str) or recalled_problem(watched, target, when):
             return None  # a file tampered with is no memory: measured again
         return dataclasses.replace(watched, remembered=when)
+
+    def _open_file(self, target: str, key: str) -> Path:
+        return child(self.folder, f"{target}-{key[:32]}.open.json")
+
+    def spent(self, target: str, key: str) -> frozenset[str]:
+        """The stored results a watch of this key read and left open: never read again, so the next
+        watch measures what stayed undecided anew (empty where none, or a file that is not one)."""
+        try:
+            data = parse_document(
+                read_bounded(self._open_file(target, key), limit=4 * 2**20, follow_links=False)
+            )
+            ids = data["results"] if data.get("key") == key else []
+        except (OSError, DocumentProblem, ValueError, KeyError, TypeError, AttributeError):
+            return frozenset()
+        if not isinstance(ids, list):
+            return frozenset()
+        return frozenset(i for i in ids[:MAX_SPENT] if isinstance(i, str))
+
+    def remember_open(self, target: str, key: str, read: set[str]) -> None:
+        """File the results a watch left open read, beside those earlier open watches read."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        ids = sorted(self.spent(target, key) | read)[-MAX_SPENT:]
+        document = {"key": key, "results": ids}
+        replace_file(self._open_file(target, key), json.dumps(document, indent=1) + "\n")
 
     def remember(
         self, key: str, material: Mapping[str, Any], watched: TargetWatch, when: str

@@ -3,8 +3,10 @@
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,8 @@ from harness.catalogue.script_deps import read_inline
 from harness.errors import UsageError
 from harness.host.environment import allowed_variables
 from harness.install.venvs import uv_command
-from harness.measure.benchmark_json import BENCHMARK_JSON
+from harness.measure.benchmark_json import BENCHMARK_JSON, CUT_SHORT_NOTE
+from harness.measure.deaths import FAULT_AT
 from tests.conftest import REPO
 
 
@@ -213,3 +216,93 @@ def test_a_suite_where_no_benchmark_ran_fails_with_pytest_s_own_cause(
     last = measured["detail"].strip().splitlines()
     assert cause in "\n".join(last[-2:]), measured["detail"]
     assert "PytestBenchmarkWarning" not in last[-1]
+
+
+LIBRARY = REPO / "tests" / "fixtures" / "watch" / "library"
+
+
+def measured(python, suite_path, tmp_path, args=(), **environ):
+    """One case process's run of the suite through its wrapper (``run_script``), as data."""
+    wrapper = tmp_path / "pytest-benchmarks.py"
+    wrapper.write_text(wrapper_text(suite_digest(suite_path)))
+    program = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from harness.measure.script_process import run_script\n"
+        "done = run_script(Path(sys.argv[1]), sys.argv[2], 300, args=tuple(sys.argv[3:]))\n"
+        "print(json.dumps({'status': str(done.status), 'detail': done.detail, 'notes':"
+        " list(done.notes), 'programs': {n: len(p.samples) for n, p in done.programs.items()}}))\n"
+    )
+    digest = hashlib.sha256(wrapper.read_bytes()).hexdigest()
+    env = {**os.environ, SUITE_PATH: str(suite_path), "PYTHONPATH": str(REPO), **environ}
+    done = subprocess.run(
+        [str(python), "-c", program, str(wrapper), digest, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.venv
+def test_a_library_s_suite_runs_as_its_maintainer_selects_and_each_benchmark_is_named_stably(
+    tmp_path, pytest_benchmark_python
+):
+    """Issue 66 #1, #2, #6: pytest's arguments pass through (-k, -m, the conftest's own option) to a
+    suite shaped like optimistix's (settings in pyproject.toml, a relative import, a slow import);
+    each benchmark is named by its test and parameters, not pytest's running index, and nothing is
+    written into the suite."""
+    library = tmp_path / "library"
+    shutil.copytree(LIBRARY, library)
+    before = listing(library)
+    args = ("-k", "solve or tolerance", "-m", "not slow", "--max-dimension=4")
+    run = measured(pytest_benchmark_python, library / "benchmarks", tmp_path, args)
+    assert run["status"].endswith("ok"), run["detail"]
+    benches = sorted(name for name in run["programs"] if name.startswith("bench."))
+    solves = [name for name in benches if "py_test_solve_" in name]
+    assert solves == [
+        "bench.test_optimise_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_1",
+        "bench.test_optimise_py_test_solve_Bisection_tol_0_001_+bisection-Problem_dimension_4",
+        "bench.test_optimise_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_1",
+        "bench.test_optimise_py_test_solve_Newton_tol_1e-06_+newton-Problem_dimension_4",
+    ], benches
+    tolerances = [name for name in benches if "test_tolerance" in name]
+    assert tolerances == [
+        "bench.test_optimise_py_test_tolerance_Newton_tol_0_001",
+        "bench.test_optimise_py_test_tolerance_Newton_tol_1e-06",
+    ], benches
+    assert len(benches) == 6, "the selection: no slow one, no dimension 16, no plain test"
+    assert all(run["programs"][name] >= 1 for name in benches), "each round a sample"
+    assert listing(library) == before, "nothing written into the suite"
+    again = measured(pytest_benchmark_python, library / "benchmarks", tmp_path, ("-k", "solve"))
+    same = [name for name in again["programs"] if "py_test_solve_" in name]
+    assert set(solves) < set(same), "the names stay when the selection changes"
+
+
+@pytest.mark.venv
+def test_a_run_that_would_pass_its_time_out_stops_after_the_benchmarks_that_fit_and_keeps_them(
+    tmp_path, pytest_benchmark_python
+):
+    """Issue 66 #3: pytest-benchmark wrote its numbers at the end, so a process cut short kept none.
+    Given a few seconds for eight benchmarks of about a second each, the run stops after those that
+    fit, ends ok with each of them, and says where it stopped."""
+    library = tmp_path / "library"
+    shutil.copytree(LIBRARY, library)
+    deadline = str(time.time() + 6)
+    run = measured(
+        pytest_benchmark_python,
+        library / "benchmarks" / "test_paced.py",
+        tmp_path,
+        **{FAULT_AT: deadline},
+    )
+    assert run["status"].endswith("ok"), run["detail"]
+    benches = [name for name in run["programs"] if name.startswith("bench.")]
+    assert 1 <= len(benches) < 8, run
+    assert all(run["programs"][name] == 5 for name in benches), "every round of each that ran"
+    [note] = [n for n in run["notes"] if n.startswith(CUT_SHORT_NOTE)]
+    assert f"stopped after {len(benches)} of 8 benchmarks" in note

@@ -177,6 +177,7 @@ def test_the_library_workflow_checks_out_the_harness_beside_the_library(tmp_path
     for variable in (
         "JAX_WATCH_SCRIPTS",
         "JAX_WATCH_PYTEST_BENCHMARK",
+        "JAX_WATCH_PYTEST_ARGS",
         "JAX_WATCH_WITH",
         "JAX_WATCH_HARNESS",
     ):

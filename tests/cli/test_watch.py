@@ -103,3 +103,61 @@ def test_a_folder_s_linked_scripts_are_watched_and_a_link_to_nothing_is_refused(
     (folder / "gone.py").symlink_to(tmp_path / "no-such.py")
     with pytest.raises(UsageError, match=r"gone\.py is a link to nothing"):
         checked("--scripts", str(folder))
+
+
+def test_the_maintainer_s_selection_reaches_the_suite_as_pytest_s_arguments(tmp_path):
+    """Issue 66 #1: a real suite cannot be narrowed: -k, -m, node ids and the suite's own conftest
+    options pass through, as typed after `pytest` in the suite's folder."""
+    from harness.commands.watch import targets
+
+    (tmp_path / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [1])\n")
+    given = "-k 'bfgs and not slow' -m benchmark test_b.py::test_b --min-dimension=8"
+    options = checked(
+        "--pytest-benchmark", str(tmp_path), f"--pytest-args={given}", "--out", str(tmp_path / "o")
+    )
+    assert options.suite is not None
+    assert options.suite.args == (
+        "-k",
+        "bfgs and not slow",
+        "-m",
+        "benchmark",
+        "test_b.py::test_b",
+        "--min-dimension=8",
+    )
+    [target] = targets(options)
+    assert target.case.subject.args == options.suite.args, "the selection identifies the results"
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("/home/me/suite/test_b.py::test_b", "relative to the suite's folder"),
+        ("../other/test_x.py", "relative to the suite's folder"),
+        ("--rootdir=/home/me", "relative to the suite's folder"),
+        ("--benchmark-json=x.json", "the watch runs the benchmarks itself"),
+        ("-n 4", "the watch runs the benchmarks itself"),
+        ("-n4", "the watch runs the benchmarks itself"),
+        ("-k 'unclosed", "not split as a shell would"),
+    ],
+)
+def test_a_selection_that_would_leak_a_path_or_end_the_measurement_is_refused(
+    tmp_path, given, message
+):
+    (tmp_path / "test_b.py").write_text("def test_b(benchmark):\n    benchmark(sum, [1])\n")
+    with pytest.raises(UsageError, match=message):
+        checked("--pytest-benchmark", str(tmp_path), f"--pytest-args={given}")
+    with pytest.raises(UsageError, match="--pytest-args is for --pytest-benchmark"):
+        checked("--pytest-args=-k x")
+
+
+def test_a_script_folder_is_narrowed_by_include_and_exclude(tmp_path):
+    for name in ("bench_a.py", "bench_b.py", "helpers.py"):
+        (tmp_path / name).write_text("print(1)\n")
+    names = [c.name for c in checked("--scripts", str(tmp_path), "--include", "bench_*").cases]
+    assert names == ["script-bench_a", "script-bench_b"]
+    narrowed = checked("--scripts", str(tmp_path), "--exclude", "helpers.py", "--exclude", "*_b.py")
+    assert [c.name for c in narrowed.cases] == ["script-bench_a"]
+    with pytest.raises(UsageError, match="--include and --exclude leave no script"):
+        checked("--scripts", str(tmp_path), "--include", "nothing*")
+    with pytest.raises(UsageError, match="--include and --exclude are for --scripts"):
+        checked("--include", "x*")

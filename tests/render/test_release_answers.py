@@ -160,6 +160,29 @@ def test_a_release_that_ran_ok_without_a_claim_shows_none_not_its_status():
     assert claims[0] == "–" and claims[1] in ("holds", "does not hold", "unsettled")
 
 
+def test_releases_none_of_which_has_a_claim_show_no_claim_column():
+    """Issue 66 #2: a watched suite's page showed an empty claim column."""
+    from harness.render.release_answers import release_headers, release_rows
+    from harness.steps.probes import Probe
+    from harness.store.results import StoredResult
+    from tests.conftest import derive, real_result
+
+    def measure(release, again=False):
+        data = derive(real_result("async_dispatch-0.12.0.1"), release=release)
+        for process in data["processes"]:
+            process.pop("claim", None)
+        return Probe(release, StoredResult.from_document(Path(f"{release}.json"), data), "n")
+
+    found = sweep(
+        ["0.4.30", "0.4.31"], measure, metrics=[WALL], with_claim=False, thresholds=Thresholds()
+    )
+    assert "claim" not in release_headers(setting(), with_claim=False)
+    markdown = sweep_markdown(found, setting())
+    assert_valid_tables(markdown)
+    assert ["jax", "jaxlib", "status", "source"] in rows(markdown)
+    assert all(len(row) == 4 for row in release_rows(found, setting()))
+
+
 def test_a_metric_named_like_markup_is_text_in_its_heading():
     dunder = parse_metric_name("json.__init__")
     fake = FakeReleases({"0.4.30": 1, "0.4.31": 3, "0.4.33": 3, "0.4.34": 3})

@@ -6,6 +6,7 @@ import dataclasses
 import json
 
 import jsonschema
+import pytest
 
 from harness.analysis.significance import Thresholds
 from harness.render.watch_summary import WatchSummary, watch_json, watch_markdown
@@ -106,5 +107,61 @@ def test_the_schema_s_kinds_and_outcomes_are_the_code_s():
         *kinds,
         watch.NOT_MEASURED,
         watch.NOT_APPLICABLE,
+        watch.MEASURED_NOTHING,
     }
+    assert set(SCHEMA["$defs"]["finding"]["properties"]["kind"]["enum"]) == set(watch.FINDING_KINDS)
     assert SCHEMA["$defs"]["target"]["properties"]["outcome"]["enum"] == list(watch.OUTCOMES)
+
+
+def test_a_target_that_measured_nothing_fails_the_watch_under_a_headline_of_its_own():
+    nothing = TargetWatch(
+        "script-pytest-benchmarks",
+        "pytest-benchmark",
+        (
+            Finding(
+                "measured nothing",
+                "",
+                "measured nothing: jax 0.4.31: timed out at 300 s in 5 of 5 processes; jax 0.4.33: "
+                "timed out at 300 s in 5 of 5 processes; give each process more time with "
+                "--timeout 600",
+            ),
+        ),
+    )
+    found = summary(nothing, TargetWatch("quiet", "case", ()))
+    text = watch_markdown(found)
+    assert found.status == 1 and "**A target measured nothing: the watch failed.**" in text
+    assert "## Measured nothing" in text and "--timeout 600" in text
+    assert "| measured nothing |" in text
+    data = watch_json(found)
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["targets"][0]["outcome"] == "measured nothing"
+
+
+def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
+    """Issue 66 #2: the page named no benchmark, and "the smallest change it could have seen: ×1.65
+    (best ×1.05)" mixed the pytest process (its import) with the benchmarks, its best peak memory."""
+    fast, slow = "bench.test_b_py_test_fast.wall_ns", "bench.test_b_py_test_slow_Newton.wall_ns"
+    suite = TargetWatch(
+        "script-pytest-benchmarks",
+        "pytest-benchmark",
+        (Finding("undecided", fast, f"{fast}: undecided", 0.8),),
+        detectable={
+            fast: 1.3,
+            slow: 1.1,
+            "process.wall_ns": 1.65,
+            "process.peak_rss_bytes": 1.05,
+        },
+        medians={fast: (2e3, 1.6e3), slow: (3e9, 3e9)},
+    )
+    text = watch_markdown(summary(suite))
+    assert (
+        "| `script-pytest-benchmarks` | pytest-benchmark | undecided | ×1.2 (best ×1.1) |" in text
+    )
+    assert "the slowest, `bench.test_b_py_test_slow_Newton.wall_ns`, takes 3 s a round" in text
+    table = text[text.index("## Benchmarks of") :]
+    assert table.index("test_slow_Newton") < table.index("test_fast"), "the slowest first"
+    assert f"| `{fast}` | undecided |" in table and f"| `{slow}` | no change found |" in table
+    data = watch_json(summary(suite))
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    assert data["targets"][0]["medians"][slow] == [3e9, 3e9]
+    assert data["targets"][0]["smallest_change"] == pytest.approx(1.2)
