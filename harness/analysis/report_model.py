@@ -42,6 +42,7 @@ from harness.analysis.plot_points import (
     wall_by_release,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
+from harness.measure.hlo import COST_FIGURES, known_cost
 from harness.metric_names import MetricKey
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
@@ -237,7 +238,8 @@ def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
                 if record is None or fact not in record:
                     cells.append(None)
                     continue
-                value = record[fact]
+                # A result stored before the harness knew XLA's sentinel holds it as a number.
+                value = known_cost(record[fact]) if fact in COST_FIGURES else record[fact]
                 cells.append(FactCell(value, previous is not _ABSENT and value != previous))
                 previous = value
             rows.append(FactRow(function, fact, cells))

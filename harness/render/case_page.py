@@ -79,8 +79,8 @@ def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRES
 
 
 def format_fact(value: Any) -> str:
-    if value is None:
-        return "n/a"
+    if value is None:  # a figure XLA did not give, or gave as its sentinel
+        return "unknown"
     if isinstance(value, bool):  # before int: a bool is an int
         return str(value)
     if isinstance(value, list):

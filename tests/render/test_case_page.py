@@ -12,7 +12,7 @@ from tests.conftest import derive, in_processes, real_result, set_claim, write_r
 @pytest.mark.parametrize(
     ("value", "text"),
     [
-        (None, "n/a"),
+        (None, "unknown"),
         ([None, 100], "unknown, 100"),
         ([], "none"),
         (2.0e6, "2,000,000"),
@@ -54,7 +54,15 @@ def test_bold_marks_a_change_from_the_previous_release_that_has_the_fact(tmp_pat
     runs = runs_of(tmp_path, records)
     table = re.sub(r" +", " ", hlo_table(fact_rows(runs), [run.release for run in runs]))
     assert "| jit · fusions | 3 | – | 3 | **2** |" in table
-    assert "| jit · flops | n/a | – | **1** | 1 |" in table
+    assert "| jit · flops | unknown | – | **1** | 1 |" in table
+
+
+def test_a_stored_cost_sentinel_is_shown_as_unknown_never_as_a_number(tmp_path):
+    # Results stored before the harness knew XLA's sentinel hold it: -1 per custom call, added up.
+    runs = runs_of(tmp_path, [with_hlo("0.4.26", flops=-4.0, bytes_accessed=-4.0, fusions=0)])
+    table = re.sub(r" +", " ", hlo_table(fact_rows(runs), ["0.4.26"]))
+    assert "| jit · flops | unknown |" in table and "| jit · bytes accessed | unknown |" in table
+    assert "-4" not in table
 
 
 def test_no_hlo_facts_no_table(tmp_path):
