@@ -148,6 +148,13 @@ DEFAULT_PROFILE = PROFILES[0]
 RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
 PROFILE_BY_NAME = {p.name: p for p in PROFILES}
 
+
+def device_class(label: str) -> str:
+    """``gpu`` or ``cpu``: the kind of the profile of this label, which picks the sizes a case runs
+    (a label outside the table, ``default`` or a user's own, is ``cpu``)."""
+    profile = PROFILE_BY_NAME.get(label)
+    return profile.kind if profile else "cpu"
+
 # Every (release, profile) pair a repro session runs, oldest release first.
 MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 # The oldest and newest releases: shims are tested and the quick catalogue runs on both in CI.

@@ -11,6 +11,7 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.outline import outline
+from harness.catalogue.sizes import FLOPS_PER_CALL, Budget
 from harness.commands.listing import describe_case
 from tests.conftest import harness_command
 
@@ -76,6 +77,20 @@ def test_the_constants_agree(name):
             low, high = case.space.ranges[size]
             assert low <= value <= high, f"{name}: anchor {size}={value} outside [{low}, {high}]"
         assert all(cost > 0 for cost in case.space.cost_of(anchor).values())
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_gpu_profile_runs_the_discussions_gpu_sizes_within_its_budget(name):
+    """Each size the discussion ran on a GPU is a GPU anchor, and every GPU anchor fits the GPU
+    budget: none is refused before it runs, as the CPU sizes fit the CPU's."""
+    case = CASES[name]
+    on_gpu = [run.sizes for run in case.source_runs if "GPU" in run.device]
+    assert all(sizes in case.anchors_for("gpu") for sizes in on_gpu), name
+    for device in ("cpu", "gpu"):
+        budget = Budget({"flops": FLOPS_PER_CALL[device]})
+        plan = case.plan("quick", {}, seed=1, budget=budget, device=device)
+        assert [p.sizes for p in plan] == case.anchors_for(device)
+        assert all(p.refusal is None for p in plan), f"{name} on {device}: {plan}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
