@@ -544,7 +544,7 @@ def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_fla
     monkeypatch.setenv("XLA_FLAGS", "--mine")
     line = program.installed_here(["run", "--case", "scan_sync"])
     assert line == ["run", "--case", "scan_sync", "--profile", "cuda13"]
-    assert os.environ["JAX_PLATFORMS"] == "cuda" and os.environ["XLA_FLAGS"] == "--mine"
+    assert os.environ["JAX_PLATFORMS"] == "cuda,cpu" and os.environ["XLA_FLAGS"] == "--mine"
 
 
 def test_the_program_hands_a_release_command_to_its_packaged_session(monkeypatch):

@@ -13,6 +13,7 @@ from harness.catalogue import discovery
 from harness.catalogue.outline import outline
 from harness.catalogue.sizes import FLOPS_PER_CALL, Budget
 from harness.commands.listing import describe_case
+from harness.pins import GPU_ENV
 from tests.conftest import harness_command
 
 CASES = discovery.discover()
@@ -129,3 +130,34 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
     assert set(statuses.values()) == {"ok"}, {k: v for k, v in statuses.items() if v != "ok"}
     assert {r["case"] for r in results} == set(CASES)
     assert all("claim" in p and p["compiled"] is not None for r in results for p in r["processes"])
+
+
+LONE_GPU = """
+import jax
+real_devices, real_backend = jax.devices, jax.default_backend
+one = real_devices()[:1]
+jax.devices = lambda backend=None: one if backend is None else real_devices(backend)
+jax.default_backend = lambda: "gpu"
+from harness.measure.child import device_skip, host_device_count
+from cases import sharding_scaling as case
+assert not device_skip(case.MIN_DEVICES, None, max(1, host_device_count(jax)), False)
+programs = case.programs(B=2, F=3)
+medians = {name: {"wall_ns": 1000.0 * (1 + i)} for i, name in enumerate(programs)}
+holds, evidence = case.verdict(medians)
+print(sorted(programs), case.facts(B=2, F=3)["platform"], evidence)
+"""
+
+
+@pytest.mark.jax
+def test_beside_a_lone_gpu_the_sharding_case_runs_on_the_host_devices_and_says_so():
+    """A GPU profile lists the host platform: with one GPU the claim is checked over the host's
+    devices, as the discussion's CPU plot was (a GPU posed by the test: jax.devices() gives one
+    device and the default backend says gpu)."""
+    pytest.importorskip("jax")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": GPU_ENV["XLA_FLAGS"]}
+    done = subprocess.run(
+        [sys.executable, "-c", LONE_GPU], capture_output=True, text=True, check=False, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'named_d8'" in done.stdout and "'pmap_d8'" in done.stdout
+    assert " cpu on the host's 8 cpu devices beside one gpu: named [1: " in done.stdout
