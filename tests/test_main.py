@@ -504,7 +504,7 @@ def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(
     [
         (["calibrate", "--case", "nope"], "unknown case nope"),
         (["calibrate", "--raise", "Q"], "scan_sync has no size Q"),
-        (["calibrate", "--size", "N=2040"], "raising N from 2040 to 2244 leaves its range"),
+        (["calibrate", "--size", "N=9100"], "raising N from 9100 to 10010 leaves its range"),
         (["calibrate", "--pairs", "0"], "must be positive"),
         (["calibrate", "--", "--results", "elsewhere"], "calibrate chooses --results itself"),
         (["calibrate", "--", "--bogus"], "unrecognized arguments: --bogus"),
