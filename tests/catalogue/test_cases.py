@@ -137,6 +137,7 @@ import jax
 real_devices, real_backend = jax.devices, jax.default_backend
 one = real_devices()[:1]
 jax.devices = lambda backend=None: one if backend is None else real_devices(backend)
+jax.device_count = lambda backend=None: len(jax.devices(backend))
 jax.default_backend = lambda: "gpu"
 from harness.measure.child import device_skip, host_device_count
 from cases import sharding_scaling as case
@@ -152,7 +153,7 @@ print(sorted(programs), case.facts(B=2, F=3)["platform"], evidence)
 def test_beside_a_lone_gpu_the_sharding_case_runs_on_the_host_devices_and_says_so():
     """A GPU profile lists the host platform: with one GPU the claim is checked over the host's
     devices, as the discussion's CPU plot was (a GPU posed by the test: jax.devices() gives one
-    device and the default backend says gpu)."""
+    device, and the default backend says gpu)."""
     pytest.importorskip("jax")
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": GPU_ENV["XLA_FLAGS"]}
     done = subprocess.run(
