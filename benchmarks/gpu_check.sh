@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The catalogue's cases on this machine's GPU, with the JAX installed here and no package index: the first
-# check of the GPU paths (the cuda12/cuda13 profile found for the installed jax, spawned case processes,
-# the backend recorded) wherever a GPU is at hand.  Everything goes to one folder: devices.txt (what was
+# The catalogue's cases on this machine's GPU, with the JAX installed here and no package index: each case
+# at its discussion's own sizes (the GPU profile's anchors: test1(10_000), test2(10_000, 2),
+# test2(100, 10_000), test3(100, 10_000); sharding_scaling across the GPUs, or beside a lone one across
+# the host's 8 devices), under the cuda12/cuda13 profile found for the installed jax, each case page
+# quoting the discussion's figure beside ours.  Everything goes to one folder: devices.txt (what was
 # found), run.log, results/ and, where the report extra is installed, reports/.  The run is held to
 # RUN_SECONDS (default 420): whatever it stored by then is kept and reported, so the whole check ends
 # within 8 minutes.

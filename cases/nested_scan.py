@@ -41,6 +41,7 @@ CLAIM = (
     "jit returns control before the work completes (dispatch under half of the time to completion)."
 )
 SIZE_SPACE = {"T": (1, 200), "S": (1, 2000), "B": (1, 1024), "D": (1, 512)}
+# The question gave no sizes: every profile runs these.
 ANCHORS = [{"T": 20, "S": 50, "B": 64, "D": 128}]
 COST = {
     "bytes": "4 * (2 * T * S * B * D + D * D + 4 * B * D)",

@@ -25,8 +25,18 @@ CLAIM = (
     "the vectorised pair takes less than 1.5 times as long as a single scan."
 )
 SIZE_SPACE = {"N": (16, 1024), "M": (1, 20000)}
-# The discussion's test3(100, 10_000), scaled to seconds on two CPU cores.
+# The discussion's own run, quoted; a GPU profile runs its size (GPU_ANCHORS).
+SOURCE_RUNS = [
+    {
+        "sizes": {"N": 100, "M": 10000},
+        "call": "test3(100, 10_000)",
+        "device": "the poster's GPU (model not given)",
+        "printed": "t1 = 0.254s, t2 = 0.274s",
+    }
+]
+# The same, scaled to seconds on two CPU cores (a CPU profile).
 ANCHORS = [{"N": 100, "M": 500}]
+GPU_ANCHORS = [{"N": 100, "M": 10000}]
 COST = {"bytes": "4 * (6 * M * N * N + 8 * N * N)", "flops": "2 * M * (8 * N ** 3 + N * N)"}
 # Its programs run on one device: under cpu8 the other seven would sit idle (the harness skips it
 # there).

@@ -95,6 +95,11 @@ class Profile:
         return not (self.last_release and key > version_key(self.last_release))
 
 
+GPU_ENV = {
+    "JAX_PLATFORMS": "cuda,cpu",
+    "XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+    "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+}
 PROFILES = [
     Profile("cpu", {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}, "one CPU device"),
     Profile(
@@ -124,9 +129,13 @@ PROFILES = [
     # silent run on the CPU.  Without XLA_PYTHON_CLIENT_PREALLOCATE=false each case process
     # would reserve 75 % of the GPU's memory at start; with it, a case takes what it uses (the
     # allocation falls in the cold first call, timed apart) and a shared GPU stays usable.
+    # The host platform is listed after the GPU, with eight devices: the GPU stays the default
+    # backend and one that fails to start is still an error (one not visible at all JAX passes
+    # over, which the GPU sessions rule out first: harness.host.gpu), and beside a lone GPU a case
+    # that needs several devices (sharding_scaling) runs on those, as its discussion did on CPU.
     Profile(
         "cuda12",
-        {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": ""},
+        dict(GPU_ENV),
         "one NVIDIA GPU with JAX's CUDA 12 build, jax[cuda12] from PyPI",
         # 0.4.23 resolves from PyPI alone (the oldest checked); 0.4.20 has no cuda12 extra at all,
         # so pip would quietly install the CPU jaxlib.
@@ -136,7 +145,7 @@ PROFILES = [
     ),
     Profile(
         "cuda13",
-        {"JAX_PLATFORMS": "cuda", "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_FLAGS": ""},
+        dict(GPU_ENV),
         "one NVIDIA GPU with JAX's CUDA 13 build, jax[cuda13] from PyPI (needs a driver for CUDA "
         "13)",
         first_release="0.7.2",  # the first jax-cuda13-plugin on PyPI
@@ -147,6 +156,13 @@ PROFILES = [
 DEFAULT_PROFILE = PROFILES[0]
 RELEASE_BY_VERSION = {r.jax: r for r in RELEASES}
 PROFILE_BY_NAME = {p.name: p for p in PROFILES}
+
+
+def device_class(label: str) -> str:
+    """``gpu`` or ``cpu``: the kind of the profile of this label, which picks the sizes a case runs
+    (a label outside the table, ``default`` or a user's own, is ``cpu``)."""
+    profile = PROFILE_BY_NAME.get(label)
+    return profile.kind if profile else "cpu"
 
 # Every (release, profile) pair a repro session runs, oldest release first.
 MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]

@@ -124,7 +124,7 @@ HOSTILE_COMMAND_LINES = [
         )
     ),
     ["search", "scan_sync", "--affinity", "0-99999999999"],
-    ["run", "--case", "scan_sync", "--size", "N=5000"],  # outside the case's range [16, 2048]
+    ["run", "--case", "scan_sync", "--size", "N=20000"],  # outside the case's range [16, 10000]
     ["run", "--case", "scan_sync", "--size", "N=1"],
     ["export", "scan_sync", "--size", "N=99999"],
 ]
@@ -161,7 +161,7 @@ def test_a_hostile_argument_is_one_line_and_exit_2(argv, tmp_path, capsys):
         ("run", ["--affinity", "0-99999999999"]),
         ("run", ["--results", f"/tmp/{LONG}"]),
         ("run", ["--cases-dir", f"/tmp/{WIDE}"]),
-        ("run", ["--case", "scan_sync", "--size", "N=5000"]),
+        ("run", ["--case", "scan_sync", "--size", "N=20000"]),
         ("report", ["--results", f"/tmp/{LONG}"]),
         ("report", ["--out", f"/tmp/{DEEP}"]),
         ("compare", [f"/tmp/{LONG}"]),

@@ -504,7 +504,7 @@ def test_bisect_and_sweep_get_their_options_checked_not_the_parsed_command_line(
     [
         (["calibrate", "--case", "nope"], "unknown case nope"),
         (["calibrate", "--raise", "Q"], "scan_sync has no size Q"),
-        (["calibrate", "--size", "N=2040"], "raising N from 2040 to 2244 leaves its range"),
+        (["calibrate", "--size", "N=9100"], "raising N from 9100 to 10010 leaves its range"),
         (["calibrate", "--pairs", "0"], "must be positive"),
         (["calibrate", "--", "--results", "elsewhere"], "calibrate chooses --results itself"),
         (["calibrate", "--", "--bogus"], "unrecognized arguments: --bogus"),
@@ -544,7 +544,7 @@ def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_fla
     monkeypatch.setenv("XLA_FLAGS", "--mine")
     line = program.installed_here(["run", "--case", "scan_sync"])
     assert line == ["run", "--case", "scan_sync", "--profile", "cuda13"]
-    assert os.environ["JAX_PLATFORMS"] == "cuda" and os.environ["XLA_FLAGS"] == "--mine"
+    assert os.environ["JAX_PLATFORMS"] == "cuda,cpu" and os.environ["XLA_FLAGS"] == "--mine"
 
 
 def test_the_program_hands_a_release_command_to_its_packaged_session(monkeypatch):

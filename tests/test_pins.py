@@ -48,7 +48,7 @@ def test_a_gpu_profile_installs_the_cuda_build_of_the_release():
 def test_gpu_profiles_pin_the_gpu_and_apply_from_their_first_wheels_on_pypi():
     for name, first in (("cuda12", "0.4.23"), ("cuda13", "0.7.2")):
         profile = PROFILE_BY_NAME[name]
-        assert profile.kind == "gpu" and profile.env["JAX_PLATFORMS"] == "cuda"
+        assert profile.kind == "gpu" and profile.env["JAX_PLATFORMS"] == "cuda,cpu"
         assert profile.env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
         assert [r.jax for r in RELEASES if profile.applies_to(r)] == [
             r.jax for r in RELEASES if version_key(r.jax) >= version_key(first)

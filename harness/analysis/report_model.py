@@ -22,6 +22,7 @@ from harness.analysis.claims import (
     claim_verdict,
     mark,
     outcome,
+    process_claims,
     ranges_text,
 )
 from harness.analysis.groups import (
@@ -42,10 +43,12 @@ from harness.analysis.plot_points import (
     wall_by_release,
 )
 from harness.analysis.significance import DEFAULT_THRESHOLDS, MOVED, Comparison, Thresholds, Verdict
+from harness.measure.hlo import COST_FIGURES, known_cost
 from harness.metric_names import MetricKey
 from harness.store.calibrations import CalibrationRun
 from harness.store.results import LoadProblem, Newest, StoredResult
 from harness.store.schema import RunStatus
+from harness.units import sizes_text
 
 # The size source of a measurement taken by ``harness search``: at a size of the search's choosing.
 SEARCHED = "search"
@@ -83,12 +86,27 @@ class ClaimLine:
 
 
 @dataclass(frozen=True)
+class SourceFigure:
+    """At sizes the case's discussion ran: what it printed (quoted), beside what we measured there
+    on the newest release that ran them."""
+
+    profile: str
+    backend: str
+    sizes: str
+    theirs: str  # the call, the device and what the discussion printed
+    release: str
+    devices: str  # ours: the device kinds the run found
+    ours: str  # one process's evidence for the claim, or the run's status where it gave none
+
+
+@dataclass(frozen=True)
 class ClaimTable:
     releases: list[str]  # the columns
     lines: list[ClaimLine]
     skipped: list[ClaimLine] = field(
         default_factory=list
     )  # skipped on every release: named, not tabled
+    figures: list[SourceFigure] = field(default_factory=list)  # a case's page only
 
 
 def _claim_line(
@@ -114,12 +132,35 @@ def index_claims(results: Iterable[StoredResult], order: Sequence[str]) -> Claim
 
 
 def case_claims(results: Iterable[StoredResult], order: Sequence[str]) -> ClaimTable:
-    """One case's rows, over the releases it ran on."""
+    """One case's rows, over the releases it ran on, and the discussion's figures beside ours."""
+    results = list(results)
     rows = claim_rows(results)
     releases = [r for r in order if any(r in outcomes for outcomes in rows.values())]
     return ClaimTable(
-        releases, [_claim_line(row, outcomes, releases) for row, outcomes in rows.items()]
+        releases,
+        [_claim_line(row, outcomes, releases) for row, outcomes in rows.items()],
+        figures=source_figures(results, releases),
     )
+
+
+def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> list[SourceFigure]:
+    """A row for each (profile, backend, sizes) the discussion ran at: its figure and ours, from
+    the newest release that ran there."""
+    newest: dict[tuple[str, str, str], StoredResult] = {}
+    for result in sorted(results, key=lambda r: releases.index(r.release)):
+        if result.result.source_figure:
+            newest[(result.profile, result.backend, sizes_text(result.sizes))] = result
+    figures = []
+    for (profile, backend, sizes), result in newest.items():
+        claims = process_claims(result)
+        ours = claims[0].evidence if claims else f"no verdict: {result.status}"
+        kinds = ", ".join(result.result.device_kinds) or backend
+        figures.append(
+            SourceFigure(
+                profile, backend, sizes, result.result.source_figure, result.release, kinds, ours
+            )
+        )
+    return figures
 
 
 @dataclass(frozen=True)
@@ -237,7 +278,8 @@ def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
                 if record is None or fact not in record:
                     cells.append(None)
                     continue
-                value = record[fact]
+                # A result stored before the harness knew XLA's sentinel holds it as a number.
+                value = known_cost(record[fact]) if fact in COST_FIGURES else record[fact]
                 cells.append(FactCell(value, previous is not _ABSENT and value != previous))
                 previous = value
             rows.append(FactRow(function, fact, cells))

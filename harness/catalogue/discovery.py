@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.catalogue import sizes
-from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace
+from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace, SourceRun
 from harness.catalogue.subjects import CASE_MODULE, Subject
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
@@ -36,7 +36,9 @@ class CaseInfo:
     claim: str
     source: str  # the upstream thread: its URL, or its title where no URL is known
     space: SizeSpace
-    anchors: list[SizePoint] = field(default_factory=list)
+    anchors: list[SizePoint] = field(default_factory=list)  # quick on a CPU profile
+    gpu_anchors: list[SizePoint] | None = None  # quick on a GPU profile; None: the anchors
+    source_runs: tuple[SourceRun, ...] = ()  # the discussion's own runs, as it gave them
     min_devices: int = 1
     devices_used: int | None = None  # the most devices its programs use; None: as many as there are
     # The devices its claim is about, where it also runs on more (options its verdict does not
@@ -47,10 +49,25 @@ class CaseInfo:
         CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
     )
 
+    def anchors_for(self, device: str) -> list[SizePoint]:
+        """The quick sizes of a profile of the ``device`` class (``harness.pins.Profile.kind``)."""
+        return self.gpu_anchors if device == "gpu" and self.gpu_anchors is not None else self.anchors
+
     def plan(
-        self, effort: str, overrides: dict[str, int], *, seed: int, budget: Budget
+        self,
+        effort: str,
+        overrides: dict[str, int],
+        *,
+        seed: int,
+        budget: Budget,
+        device: str = "cpu",
     ) -> list[PlannedPoint]:
-        return sizes.plan(self.space, self.anchors, effort, overrides, seed=seed, budget=budget)
+        anchors = self.anchors_for(device)
+        return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
+
+    def source_figure(self, point: Mapping[str, int]) -> str:
+        """What the discussion printed at ``point`` (quoted), where it ran at those sizes."""
+        return sizes.source_figure(self.source_runs, point)
 
 
 # The constants the harness reads from a case file, with the type each must have.
@@ -59,6 +76,11 @@ CONSTANTS = {
     "SOURCE": "one line: the public thread's URL (https://…), or its title where no URL is known",
     "SIZE_SPACE": 'a dict of size name to (low, high) integers, e.g. {"N": (16, 2048)}',
     "ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 1000}]',
+    "GPU_ANCHORS": 'a list of dicts giving every size, e.g. [{"N": 10000}]',
+    "SOURCE_RUNS": (
+        'a list of the discussion\'s runs, each {"sizes": {"N": 10000}, "call": "test1(10_000)", '
+        '"device": "the poster\'s GPU", "printed": "t1 = 0.001s"} (every value a string but sizes)'
+    ),
     "COST": 'a dict of "bytes"/"flops" to arithmetic over the sizes, e.g. {"flops": "2 * N ** 3"}',
     "MIN_DEVICES": "a positive integer",
     "DEVICES_USED": "a positive integer",
@@ -190,8 +212,9 @@ def _problem(constants: dict[str, Any]) -> str | None:
             and 0 < v[0] <= v[1] <= MAX_SIZE
             for k, v in ranges.items()
         ),
-        "ANCHORS": isinstance(anchors, list)
-        and all(isinstance(a, dict) and all(_is_int(x) for x in a.values()) for a in anchors),
+        "ANCHORS": _is_points(anchors),
+        "GPU_ANCHORS": _is_points(constants.get("GPU_ANCHORS", [])),
+        "SOURCE_RUNS": _is_source_runs(constants.get("SOURCE_RUNS", [])),
         "COST": isinstance(constants.get("COST", {}), dict)
         and all(
             isinstance(k, str) and isinstance(v, str) for k, v in constants.get("COST", {}).items()
@@ -203,17 +226,55 @@ def _problem(constants: dict[str, Any]) -> str | None:
     wrong = next((name for name, ok in checks.items() if not ok), None)
     if wrong:
         return f"{wrong} must be {CONSTANTS[wrong]}"
-    if not all(set(a) == set(ranges) for a in anchors):
-        return "every ANCHORS entry must give each size in SIZE_SPACE"
-    for anchor in anchors:
-        for name, value in anchor.items():
+    points = {
+        "ANCHORS": anchors,
+        "GPU_ANCHORS": constants.get("GPU_ANCHORS", []),
+        "SOURCE_RUNS": [run["sizes"] for run in constants.get("SOURCE_RUNS", [])],
+    }
+    for constant, entries in points.items():
+        problem = _points_problem(constant, entries, ranges)
+        if problem:
+            return problem
+    return _cost_problem(constants.get("COST", {}), ranges, [p for e in points.values() for p in e])
+
+
+def _is_points(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(a, dict) and all(_is_int(x) for x in a.values()) for a in value
+    )
+
+
+SOURCE_RUN_TEXTS = ("call", "device", "printed")
+
+
+def _is_source_runs(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and all(isinstance(run, dict) and set(run) == {"sizes", *SOURCE_RUN_TEXTS} for run in value)
+        and _is_points([run["sizes"] for run in value])
+        and all(_is_line(run[key]) for run in value for key in SOURCE_RUN_TEXTS)
+    )
+
+
+def _is_line(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and "\n" not in value
+
+
+def _points_problem(
+    constant: str, points: list[SizePoint], ranges: dict[str, tuple[int, int]]
+) -> str | None:
+    """An entry of ``constant`` that does not give each size, or leaves a size's range."""
+    if not all(set(a) == set(ranges) for a in points):
+        return f"every {constant} entry must give each size in SIZE_SPACE"
+    for point in points:
+        for name, value in point.items():
             if not ranges[name][0] <= value <= ranges[name][1]:
                 low, high = ranges[name]
                 return (
-                    f"ANCHORS entry {_point_text(anchor)}: {name} leaves its SIZE_SPACE range "
+                    f"{constant} entry {_point_text(point)}: {name} leaves its SIZE_SPACE range "
                     f"[{low}, {high}]"
                 )
-    return _cost_problem(constants.get("COST", {}), ranges, anchors)
+    return None
 
 
 def _cost_problem(
@@ -273,6 +334,8 @@ def read_case(path: Path) -> CaseInfo:
         source=constants["SOURCE"],
         space=SizeSpace(dict(ranges), dict(constants.get("COST", {}))),
         anchors=list(anchors),
+        gpu_anchors=None if "GPU_ANCHORS" not in constants else list(constants["GPU_ANCHORS"]),
+        source_runs=tuple(SourceRun(**run) for run in constants.get("SOURCE_RUNS", [])),
         min_devices=int(constants.get("MIN_DEVICES", 1)),
         devices_used=None if "DEVICES_USED" not in constants else int(constants["DEVICES_USED"]),
         claim_devices=None if "CLAIM_DEVICES" not in constants else int(constants["CLAIM_DEVICES"]),

@@ -5,9 +5,11 @@ size name), *anchor* points (the discussion's own configurations, scaled to the
 machine) and a *cost* (arithmetic expressions over the sizes giving bytes and
 flops).  From those this module plans the points to run:
 
-- ``quick`` runs the anchors; ``full`` adds points drawn by hypothesis from the
-  space, deterministically from ``seed`` (recorded in every result), so a sweep
-  over releases measures exactly the same sizes on each;
+- ``quick`` runs the anchors of the profile's device class (a GPU profile a case's
+  ``GPU_ANCHORS``, the discussion's own sizes where it measured on a GPU; a CPU
+  profile its ``ANCHORS``, scaled to two cores); ``full`` adds points drawn by
+  hypothesis from the space, deterministically from ``seed`` (recorded in every
+  result), so a sweep over releases measures exactly the same sizes on each;
 - command-line sizes always win;
 - a point whose cost is over the budget is refused before anything is allocated.
 
@@ -34,6 +36,9 @@ SizePoint = dict[str, int]
 DEFAULT_SEED = 20241129
 FULL_DRAWS = 6
 DEFAULT_FLOPS_PER_CALL = 5e11  # a few seconds per sample on a 2-core machine
+# By the device class of a profile (``harness.pins.Profile.kind``): a GPU takes a second or two for
+# what a 2-core CPU takes minutes (the discussion's test1(10_000), 1.6e13 flops, in 0.14 s).
+FLOPS_PER_CALL = {"cpu": DEFAULT_FLOPS_PER_CALL, "gpu": 1e14}
 
 _OPERATORS: dict[type, Callable[..., Any]] = {
     ast.Add: operator.add,
@@ -199,8 +204,9 @@ class Budget:
     limits: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def for_this_machine(cls, overrides: Sequence[str] = ()) -> Budget:
-        limits: dict[str, float] = {"flops": DEFAULT_FLOPS_PER_CALL}
+    def for_this_machine(cls, overrides: Sequence[str] = (), device: str = "cpu") -> Budget:
+        """Half the memory available here, and the flops per call of the ``device`` class."""
+        limits: dict[str, float] = {"flops": FLOPS_PER_CALL.get(device, DEFAULT_FLOPS_PER_CALL)}
         memory = available_memory_bytes()
         if memory:
             limits["bytes"] = memory / 2  # leave room for XLA's temporaries and copies
@@ -334,6 +340,26 @@ def draw(space: SizeSpace, budget: Budget, count: int, seed: int) -> list[SizePo
 
     collect()
     return found
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """One run of the case's discussion, as the discussion gave it: its sizes, the call the user
+    made, the device it ran on and what it printed (quoted, never computed)."""
+
+    sizes: SizePoint
+    call: str
+    device: str
+    printed: str
+
+    def said(self) -> str:
+        """``test1(10_000) on the poster's GPU: t1 = 0.001s, t2 = 0.137s``."""
+        return f"{self.call} on {self.device}: {self.printed}"
+
+
+def source_figure(runs: Sequence[SourceRun], point: Mapping[str, int]) -> str:
+    """What the discussion printed at ``point``, where it ran at exactly those sizes; else ""."""
+    return "; ".join(run.said() for run in runs if run.sizes == dict(point))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.measure.isolation import ISOLATIONS, default_isolation
 from harness.measure.sides import Side, load_plan, this_side
+from harness.pins import device_class
 from harness.store.schema import Settings
 
 
@@ -28,6 +29,7 @@ class RunOptions:
     settings: Settings
     resume: str  # "skip", "force" or "retry-failed"
     strict: bool
+    device: str = "cpu"  # the device class of the sides' profiles: which anchors run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,17 +107,31 @@ def check(args: argparse.Namespace) -> RunOptions:
         **options.target_from(args, len(sides)),
         **options.process_settings(args),
     )
+    device = run_device(sides)
     return RunOptions(
         cases=cases,
         overrides=overrides,
-        budget=Budget.for_this_machine(args.budget),
+        budget=Budget.for_this_machine(args.budget, device),
         seed=args.seed,
         results=results,
         sides=sides,
         settings=settings,
         resume="force" if args.force else "retry-failed" if args.retry_failed else "skip",
         strict=args.strict,
+        device=device,
     )
+
+
+def run_device(sides: list[Side]) -> str:
+    """The device class every side's profile has: a GPU runs the discussions' own sizes, a CPU
+    its scaled ones, and one cell is measured at the same sizes on every side."""
+    classes = {device_class(side.profile) for side in sides}
+    if len(classes) > 1:
+        raise UsageError(
+            "the sides' profiles are of CPU and of GPU devices, which run a case at different "
+            "sizes: measure them in runs of their own"
+        )
+    return classes.pop() if classes else "cpu"
 
 
 COMMAND = Command(

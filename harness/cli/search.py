@@ -13,6 +13,7 @@ from harness.claim_rule import MIN_CLAIM_PROCESSES
 from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
+from harness.pins import device_class
 from harness.store.schema import Settings
 
 
@@ -61,16 +62,17 @@ def check(args: argparse.Namespace) -> SearchOptions:
             f"--processes {processes}: a claim is settled over at least {MIN_CLAIM_PROCESSES} "
             "processes a size"
         )
+    profile = options.profile_label(args)
     return SearchOptions(
         case=replace(case, space=case.space.fixed(pinned)),
-        budget=Budget.for_this_machine(args.budget),
+        budget=Budget.for_this_machine(args.budget, device_class(profile)),
         holds=args.holds,
         max_examples=args.max_examples,
         confirm=args.confirm,
         seed=args.seed,
         results=options.results_folder(args.results),
         out=options.output_folder(args.out),
-        profile=options.profile_label(args),
+        profile=profile,
         jax=args.jax,
         settings=options.sampling_from(args, **options.process_settings(args)),
     )

@@ -31,7 +31,11 @@ def _space(case: discovery.CaseInfo) -> str:
 
 
 def _anchors(case: discovery.CaseInfo) -> str:
-    return "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
+    shown = "; ".join(sizes_text(anchor) for anchor in case.anchors) or "none"
+    if case.gpu_anchors is None:
+        return shown
+    on_gpu = "; ".join(sizes_text(anchor) for anchor in case.gpu_anchors) or "none"
+    return f"{shown} on a CPU profile; {on_gpu} on a GPU profile"
 
 
 def describe_case(case: discovery.CaseInfo) -> str:
@@ -48,6 +52,10 @@ def describe_case(case: discovery.CaseInfo) -> str:
         f"    claim: {case.claim}",
         f"    sizes: {_space(case)}",
         f"    anchors (quick): {_anchors(case)}",
+        *(
+            f"    the discussion's own run at {sizes_text(run.sizes)}: {run.said()}"
+            for run in case.source_runs
+        ),
     ]
     if case.space.cost:
         lines.append(

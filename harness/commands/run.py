@@ -31,7 +31,9 @@ def plan_of(opts: RunOptions) -> list[PlannedRun]:
     plan = [
         PlannedRun(case, point)
         for case in opts.cases
-        for point in case.plan(effort, opts.overrides, seed=opts.seed, budget=opts.budget)
+        for point in case.plan(
+            effort, opts.overrides, seed=opts.seed, budget=opts.budget, device=opts.device
+        )
     ]
     if not plan:
         raise UsageError(f"nothing to run: no size points for effort {effort!r}")

@@ -88,6 +88,15 @@ def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
     return ""
 
 
+def host_device_count(jax: Any) -> int:
+    """The host platform's devices beside an accelerator, where the profile lists that platform
+    (the GPU profiles do): a case that needs more devices than a lone GPU runs on those."""
+    try:
+        return len(jax.devices("cpu"))
+    except RuntimeError:  # the platform is not listed: JAX_PLATFORMS=cuda alone
+        return 0
+
+
 def load_case(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"cases.{path.stem}", path)
     if spec is None or spec.loader is None:
@@ -209,6 +218,8 @@ def execute(
     if jax is not None:
         with phase("backend"):
             found = jax.device_count()
+            if found < needed and jax.default_backend() != "cpu":
+                found = max(found, host_device_count(jax))
         reason = device_skip(
             needed, getattr(module, "DEVICES_USED", None), found, jax.default_backend() == "cpu"
         )

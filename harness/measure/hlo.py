@@ -73,8 +73,8 @@ def structure(hlo_text: str) -> dict[str, Any]:
 
 
 def cost(compiled: Any) -> dict[str, float | None]:
-    """flops and bytes accessed from ``cost_analysis()``: a list of dicts through 0.4.38, a dict
-    since."""
+    """flops and bytes accessed from ``cost_analysis()`` (a list of dicts through 0.4.38, a dict
+    since); None where it does not know the figure."""
     try:
         analysis = compiled.cost_analysis()
     except Exception:  # not every backend implements it; absence is a fact, not a failure
@@ -82,12 +82,20 @@ def cost(compiled: Any) -> dict[str, float | None]:
     if isinstance(analysis, list):
         analysis = analysis[0] if analysis else None
     analysis = analysis or {}
-    return {
-        "flops": float(analysis["flops"]) if "flops" in analysis else None,
-        "bytes_accessed": float(analysis["bytes accessed"])
-        if "bytes accessed" in analysis
-        else None,
-    }
+    return {fact: known_cost(analysis.get(key)) for fact, key in COST_FIGURES.items()}
+
+
+# ``cost_analysis()``'s figures, by the name a fact takes.
+COST_FIGURES = {"flops": "flops", "bytes_accessed": "bytes accessed"}
+
+
+def known_cost(value: Any) -> float | None:
+    """A cost figure, None where XLA does not know it: missing, or negative (XLA counts an
+    instruction it cannot cost, a custom call such as a cuBLAS matmul on GPU, as -1, and adds those
+    up: a chain of four matmuls reads -4)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        return None
+    return float(value)
 
 
 # ``memory_analysis()``'s sizes, by the name a fact takes: what XLA planned, exact on every run.

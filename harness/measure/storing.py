@@ -64,6 +64,7 @@ def result_of(
         settings=context.settings,
         claim_statement=item.case.claim,
         source=item.case.source,
+        source_figure=item.case.source_figure(sizes),
         host=host,
         interleaved_with=tuple(others),
         invocation=context.invocation,

@@ -42,6 +42,22 @@ def claim_table(claims: ClaimTable) -> str:
     return markdown_table(table, ["profile", "backend", "sizes", *claims.releases, "in words"])
 
 
+def figures_table(claims: ClaimTable) -> str:
+    """At the discussion's own sizes: its figure (quoted) beside ours, row by row."""
+    table = [
+        [
+            figure.profile,
+            figure.backend,
+            figure.sizes,
+            figure.theirs,
+            f"jax {figure.release} on {figure.devices}: {figure.ours}",
+        ]
+        for figure in claims.figures
+    ]
+    headers = ["profile", "backend", "sizes", "the discussion's own run (quoted)", "ours"]
+    return markdown_table(table, headers) if table else ""
+
+
 def timing_table(timing: TimingGroup) -> str:
     comparison = timing.comparison
     releases = comparison.group.releases
@@ -79,8 +95,8 @@ def statistics_table(timing: TimingGroup, thresholds: Thresholds = DEFAULT_THRES
 
 
 def format_fact(value: Any) -> str:
-    if value is None:
-        return "n/a"
+    if value is None:  # a figure XLA did not give, or gave as its sentinel
+        return "unknown"
     if isinstance(value, bool):  # before int: a bool is an int
         return str(value)
     if isinstance(value, list):
@@ -197,7 +213,16 @@ def render_case(
         lines += [f"**Source.** {source_text(record.source)}", ""]
     elif record.discussion:
         lines += [f"Source discussion: {code_span(record.discussion)}", ""]
-    lines += ["## Claim by release", "", claim_table(model.claims), "", "## Timings by release", ""]
+    lines += ["## Claim by release", "", claim_table(model.claims), ""]
+    if model.claims.figures:
+        lines += [
+            "At the sizes the discussion ran, what it printed beside what we measured (one "
+            "process's evidence for the claim):",
+            "",
+            figures_table(model.claims),
+            "",
+        ]
+    lines += ["## Timings by release", ""]
     if model.timings:
         lines += [
             f"{rule_line(thresholds)} [{METHOD_HEADING}]({index}#{METHOD_ANCHOR}) says how.",

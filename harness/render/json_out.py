@@ -8,6 +8,7 @@ JSON reader takes it.  docs/results.md describes the documents.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -134,6 +135,11 @@ def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
         }
         for line in model.claims.lines
     ]
+    figures = [
+        {"case": case.case, **dataclasses.asdict(figure)}
+        for case in model.cases
+        for figure in case.claims.figures
+    ]
     timings = []
     for timing in model.timings:
         key, compared = timing.key, timing.comparison
@@ -175,6 +181,7 @@ def report_json(model: ReportModel, thresholds: Thresholds) -> dict[str, Any]:
             "thresholds": thresholds_json(thresholds),
             "changes": changes,
             "claims": claims,
+            "source_figures": figures,
             "timings": timings,
             "unreadable": [problem.path.name for problem in model.problems],
         },

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.analysis.report_model import RunView
+from harness.render.screen import ELLIPSIS, shorten
 from harness.render.tables import markdown_table
 from harness.render.text import Markdown, code_span, fenced, inline
 from harness.stats import summarize
@@ -107,9 +108,6 @@ def environment_block(result: StoredResult) -> str:
             "usable cores)"
         ),
         "machine": f"{result.machine} ({machine_basis})",
-        "variables": Markdown(
-            ", ".join(code_span(f"{k}={v}") for k, v in host.variables.items()) or "none"
-        ),
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",
@@ -125,10 +123,22 @@ def environment_block(result: StoredResult) -> str:
             cuda=gpu.cuda_driver or "?",
         )
         facts["CUDA wheels"] = ", ".join(f"{k} {v}" for k, v in gpu.cuda_packages.items()) or "none"
-    table = markdown_table(list(facts.items()), ["", ""])
+    rows: list[list[object]] = [[k, v] for k, v in facts.items()]
+    # One line a variable: a driver image's NVIDIA_REQUIRE_CUDA alone runs to 4,000 characters.
+    shown = {name: shorten(value, VARIABLE_COLUMNS) for name, value in host.variables.items()}
+    rows += [
+        [Markdown(code_span(name)), Markdown(code_span(v)) if v else "set, empty"]
+        for name, v in shown.items()
+    ] or [["variables", "none"]]
+    table = markdown_table(rows, ["", ""])
+    if any(v != host.variables[name] for name, v in shown.items()):
+        table += f"\n\n{ELLIPSIS} ends a value shortened here; the result file holds it whole."
     info = jax_info.environment_info.strip() if jax_info else ""
     info_block = f"\n\n{fenced(info)}" if info else ""
     return f"<details><summary>Environment</summary>\n\n{table}{info_block}\n\n</details>"
+
+
+VARIABLE_COLUMNS = 80
 
 
 def processes_line(result: StoredResult) -> str:

@@ -508,6 +508,10 @@ class Result(_Record):
     # before.
     source: str = ""
     discussion: str = ""
+    # What the discussion itself printed at these sizes, quoted from the case (``SOURCE_RUNS``),
+    # with its call and device: shown beside the claim, never computed.  "" where it ran no such
+    # size.
+    source_figure: str = ""
     host: HostFacts = field(default_factory=HostFacts)
     interleaved_with: tuple[str, ...] = ()
     script: ScriptIdentity | None = None  # a plain script's result, not a case's
@@ -520,7 +524,7 @@ class Result(_Record):
     # a line the pages show.
     notes: tuple[str, ...] = ()
 
-    _sparse = frozenset({"discussion", "script", "libraries", "notes"})
+    _sparse = frozenset({"discussion", "source_figure", "script", "libraries", "notes"})
 
     def to_json(self) -> dict[str, Any]:
         """The result as a document of the newest schema version."""
@@ -899,6 +903,7 @@ def parse(data: Any) -> Result:
         claim_statement=fields.optional("claim_statement", string, ""),
         source=fields.optional("source", string, ""),
         discussion=fields.optional("discussion", string, ""),
+        source_figure=fields.optional("source_figure", string, ""),
         host=fields.optional("host", _host, HostFacts()),
         interleaved_with=fields.optional("interleaved_with", list_of(string), ()),
         script=fields.optional("script", _script, None),

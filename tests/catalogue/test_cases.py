@@ -11,7 +11,9 @@ import pytest
 
 from harness.catalogue import discovery
 from harness.catalogue.outline import outline
+from harness.catalogue.sizes import FLOPS_PER_CALL, Budget
 from harness.commands.listing import describe_case
+from harness.pins import GPU_ENV
 from tests.conftest import harness_command
 
 CASES = discovery.discover()
@@ -79,6 +81,20 @@ def test_the_constants_agree(name):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+def test_a_gpu_profile_runs_the_discussions_gpu_sizes_within_its_budget(name):
+    """Each size the discussion ran on a GPU is a GPU anchor, and every GPU anchor fits the GPU
+    budget: none is refused before it runs, as the CPU sizes fit the CPU's."""
+    case = CASES[name]
+    on_gpu = [run.sizes for run in case.source_runs if "GPU" in run.device]
+    assert all(sizes in case.anchors_for("gpu") for sizes in on_gpu), name
+    for device in ("cpu", "gpu"):
+        budget = Budget({"flops": FLOPS_PER_CALL[device]})
+        plan = case.plan("quick", {}, seed=1, budget=budget, device=device)
+        assert [p.sizes for p in plan] == case.anchors_for(device)
+        assert all(p.refusal is None for p in plan), f"{name} on {device}: {plan}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_list_shows_the_programs_and_metric_names_without_running_jax(name):
     shown = describe_case(CASES[name])
     shape = outline(CASES[name].path)
@@ -114,3 +130,35 @@ def test_every_case_runs_at_its_smallest_sizes(tmp_path):
     assert set(statuses.values()) == {"ok"}, {k: v for k, v in statuses.items() if v != "ok"}
     assert {r["case"] for r in results} == set(CASES)
     assert all("claim" in p and p["compiled"] is not None for r in results for p in r["processes"])
+
+
+LONE_GPU = """
+import jax
+real_devices, real_backend = jax.devices, jax.default_backend
+one = real_devices()[:1]
+jax.devices = lambda backend=None: one if backend is None else real_devices(backend)
+jax.device_count = lambda backend=None: len(jax.devices(backend))
+jax.default_backend = lambda: "gpu"
+from harness.measure.child import device_skip, host_device_count
+from cases import sharding_scaling as case
+assert not device_skip(case.MIN_DEVICES, None, max(1, host_device_count(jax)), False)
+programs = case.programs(B=2, F=3)
+medians = {name: {"wall_ns": 1000.0 * (1 + i)} for i, name in enumerate(programs)}
+holds, evidence = case.verdict(medians)
+print(sorted(programs), case.facts(B=2, F=3)["platform"], evidence)
+"""
+
+
+@pytest.mark.jax
+def test_beside_a_lone_gpu_the_sharding_case_runs_on_the_host_devices_and_says_so():
+    """A GPU profile lists the host platform: with one GPU the claim is checked over the host's
+    devices, as the discussion's CPU plot was (a GPU posed by the test: jax.devices() gives one
+    device, and the default backend says gpu)."""
+    pytest.importorskip("jax")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": GPU_ENV["XLA_FLAGS"]}
+    done = subprocess.run(
+        [sys.executable, "-c", LONE_GPU], capture_output=True, text=True, check=False, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'named_d8'" in done.stdout and "'pmap_d8'" in done.stdout
+    assert " cpu on the host's 8 cpu devices beside one gpu: named [1: " in done.stdout

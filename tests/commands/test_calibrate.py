@@ -65,7 +65,7 @@ def test_every_run_gets_the_cell_and_the_options():
         ({"raise_spec": "Q"}, "scan_sync has no size Q"),
         ({"raise_spec": "N=big"}, "'big' is not an integer"),
         ({"raise_spec": "N=600"}, "must be above N=600"),
-        ({"raise_spec": "N=5000"}, "leaves its range [16, 2048]"),
+        ({"raise_spec": "N=20000"}, "leaves its range [16, 10000]"),
         ({"overrides": {"Q": 3}}, "no selected case has size Q"),
         ({"run_options": ("--results=x",)}, "calibrate chooses --results=x itself"),
         ({"run_options": ("--size", "N=3")}, "calibrate chooses --size itself"),

@@ -39,3 +39,20 @@ def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the
         assert by_case[case].status == "failed" and reason in by_case[case].result.detail, by_case[
             case
         ].result.detail
+
+
+def test_the_host_devices_beside_an_accelerator_count_only_where_the_platform_is_listed():
+    from harness.measure.child import device_skip, host_device_count
+
+    class Listed:
+        def devices(self, backend=None):
+            return ["cpu"] * 8
+
+    class Unlisted:  # JAX_PLATFORMS=cuda alone
+        def devices(self, backend=None):
+            raise RuntimeError("Unknown backend cpu. Available backends are ['cuda']")
+
+    assert host_device_count(Listed()) == 8 and host_device_count(Unlisted()) == 0
+    assert device_skip(2, None, max(1, host_device_count(Unlisted())), cpu=False).startswith(
+        "needs 2 devices, found 1"
+    )

@@ -69,6 +69,18 @@ def test_cost_analysis_list_and_dict_forms():
     assert hlo.facts(FakeCompiled({"flops": 1.0}))["while_loops"] == 1
 
 
+def test_a_figure_cost_analysis_does_not_know_is_unknown_not_a_number():
+    # XLA counts each custom call it cannot cost (a cuBLAS matmul on GPU) as -1 and adds them up.
+    assert hlo.cost(FakeCompiled({"flops": -4.0, "bytes accessed": -4.0})) == {
+        "flops": None,
+        "bytes_accessed": None,
+    }
+    assert hlo.cost(FakeCompiled({"flops": "many", "bytes accessed": 0})) == {
+        "flops": None,
+        "bytes_accessed": 0.0,
+    }
+
+
 class Planned:
     temp_size_in_bytes = 4096
     argument_size_in_bytes = 1024

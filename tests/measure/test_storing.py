@@ -62,3 +62,19 @@ def test_the_main_command_s_skip_by_a_claim_leaves_the_cell_to_a_side_that_measu
     assert stored_status(tmp_path, machine, item, named) is None, (
         "not measured before: measured now"
     )
+
+
+def test_a_result_at_the_discussions_sizes_carries_its_figure_quoted_and_no_other(tmp_path):
+    from harness.main import main
+    from tests.conftest import stored_in
+
+    quoted = "SOURCE_RUNS = [{'sizes': {'K': 1000}, 'call': 'f(1000)', 'device': 'a laptop', "
+    quoted += "'printed': 't = 0.1s'}]\n"
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "steady.py").write_text((FIXTURES / "cases" / "steady.py").read_text() + quoted)
+    for size in ("1000", "7"):
+        words = ["--cases-dir", str(cases), "--size", f"K={size}", "--repeats", "2"]
+        assert main(["run", *words, "--processes", "1", "--results", str(tmp_path / "r")]) == 0
+    figures = {s.result.sizes["K"]: s.result.source_figure for s in stored_in(tmp_path / "r")}
+    assert figures == {1000: "f(1000) on a laptop: t = 0.1s", 7: ""}

@@ -68,9 +68,9 @@ def test_compare_writes_every_metric_of_every_pair_with_its_interval_and_verdict
 
 
 def test_report_writes_its_claims_and_every_timing_comparison(tmp_path):
-    results = write_results(
-        tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), derive(BASE, scale=3)]
-    )
+    quoted = "test2(100, 10_000) on the poster's GPU: t1 = 0.273s, t2 = 0.512s, t3 = 0.536s"
+    newest = derive(BASE, scale=3, source_figure=quoted)
+    results = write_results(tmp_path / "r", [derive(BASE, release="0.4.26", id="old"), newest])
     out = tmp_path / "report.json"
     assert (
         main(
@@ -93,6 +93,9 @@ def test_report_writes_its_claims_and_every_timing_comparison(tmp_path):
     ]
     [claims] = data["claims"]
     assert claims["case"] == "scan_sync" and set(claims["by_release"]) == {"0.4.26", "0.12.0.1"}
+    [figure] = data["source_figures"]
+    assert (figure["case"], figure["theirs"], figure["release"]) == ("scan_sync", quoted, "0.12.0.1")
+    assert figure["ours"].startswith("scan 1 returned at ")
     [timing] = data["timings"]
     assert timing["baseline"] == "0.4.26" and timing["comparisons"]
     assert data["changes"] and all(c["verdict"] in ("slower", "faster") for c in data["changes"])

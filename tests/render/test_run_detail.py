@@ -2,7 +2,7 @@ import re
 import statistics
 
 from harness.analysis.report_model import run_view
-from harness.render.run_detail import metrics_table, run_section
+from harness.render.run_detail import environment_block, metrics_table, run_section
 from harness.store.results import Newest, StoredResult
 from harness.units import format_ns
 from tests.conftest import FIXTURES, assert_valid_tables, in_processes, real_result, v1_result
@@ -97,3 +97,16 @@ def test_agreeing_processes_give_the_claim_and_how_many_agree():
     five = section_of(StoredResult.from_document(PATH, data), older=0)
     assert "processes=5" in five and "Measured in 5 processes: 5 ok." in five
     assert "Claim holds: holds in 5 of 5 processes; e.g. scan 1 returned at 1.501 ms" in five
+
+
+def test_the_environment_shows_each_variable_on_one_line_a_long_value_shortened():
+    data = real_result("scan_sync-0.12.0.1")
+    require = "cuda>=13.0 " + " ".join(f"brand=b{i},driver>=535,driver<536" for i in range(120))
+    data["host"]["variables"] = {"JAX_PLATFORMS": "cuda", "NVIDIA_REQUIRE_CUDA": require}
+    block = environment_block(StoredResult.from_document(PATH, data))
+    rows = {line.split("|")[1].strip(): line for line in block.splitlines() if line.startswith("| `")}
+    assert "| `cuda` " in rows["`JAX_PLATFORMS`"], "a short value is shown whole"
+    shown = rows["`NVIDIA_REQUIRE_CUDA`"].split("|")[2].strip().strip("`")
+    assert shown.startswith("cuda>=13.0 brand=b0") and shown.endswith("…") and len(shown) <= 80
+    assert "the result file holds it whole" in block
+    assert require[:200] not in block and len(rows["`NVIDIA_REQUIRE_CUDA`"]) < 300

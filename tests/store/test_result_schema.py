@@ -207,6 +207,7 @@ FULL = Result(
     claim_statement="it is steady",
     source="https://github.com/jax-ml/jax/issues/1",
     discussion="steady.txt",
+    source_figure="f(1000) on a laptop: t = 0.1s",
     host=HostFacts(
         machine=MachineFacts(id="0123456789abcdef", basis="hardware only"),
         cpu_model="a CPU",
