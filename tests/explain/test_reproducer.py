@@ -104,7 +104,11 @@ def test_a_release_that_cannot_run_the_others_export_is_said_in_one_line():
     from harness.store.results import StoredResult
     from tests.conftest import derive, real_result
 
-    error = "exit code 1\nValueError: Unsupported serialization version 10"
+    error = (
+        "exit code 1\nValueError: Unsupported serialization version 10\n--------------------\n"
+        "For simplicity, JAX has removed its internal frames from the traceback of the following "
+        "exception. Set JAX_TRACEBACK_FILTERING=off to include these."
+    )  # the error quoted, never JAX's trailer
     data = derive(real_result("async_dispatch-0.12.0.1"), release="0.4.30", status="failed")
     for process in data["processes"]:
         process.update(status="failed", detail=error)
