@@ -304,7 +304,11 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     for old in folder.glob("repro_*.py"):
         old.unlink()
     title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
-    replace_file(folder / name, reproducer_text(title, name, str(listing.get("jax", "")), short))
+    config: dict[str, Any] = {}  # the flags each exported program was traced under, set first
+    for program in listing.get("programs", []):
+        config.update(program.get("config", {}) if "problem" not in program else {})
+    text = reproducer_text(title, name, str(listing.get("jax", "")), short, config)
+    replace_file(folder / name, text)
     return folder / name
 
 
