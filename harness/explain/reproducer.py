@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,20 +144,26 @@ class Reproducer:
         captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
+        problems: list[str] = []
         for (
             exported_on
         ) in step.pair:  # the older release's programs first, then the other way round
             listing = captured[exported_on]
             if isinstance(listing, str):
-                answer = dataclasses.replace(answer, problem=listing)
+                problems.append(listing)
                 continue
             script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
             answer, results = measure_reproducer(step, sides, script, exported_on, listing, kept)
             answer = keep_what_moved(step, sides, folder, exported_on, listing, answer, results)
             refused += answer.refused
-            if not answer.refused:
+            problems += [answer.problem] if answer.problem else []
+            if not answer.refused and not answer.problem:
+                problems = []
                 break
-        return dataclasses.replace(answer, refused=tuple(refused), matched=matched(captured))
+        said = "; ".join(dict.fromkeys(problems))
+        return dataclasses.replace(
+            answer, problem=said, refused=tuple(refused), matched=matched(captured)
+        )
 
 
 def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
@@ -406,6 +413,10 @@ def measure_reproducer(
     measuring = reproducer_prober(
         sides, case, tuple(dict.fromkeys(key.metric_name for key in counterparts.values()))
     )
+    sides.progress(f"  the reproducer {script.name} on {exported_on}, where it was exported: runs?")
+    why = proven(measuring, exported_on)
+    if why:  # not a reproducer: said with its own error and what it was run with, never measured
+        return dataclasses.replace(base, problem=unproven(exported_on, why, listing)), {}
     sides.progress(
         f"  the reproducer {script.name} on {step.before} and {step.after}, measured together"
     )
@@ -423,6 +434,33 @@ def measure_reproducer(
         for metric, key in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured), results
+
+
+def proven(measuring: ReleaseProber, label: str) -> str:
+    """ "" where the reproducer ran ok in one process of ``label``, the release it was exported
+    from (as a maintainer first runs it); else how it ended, with its exception's line."""
+    side = measuring.readiness.side(label)
+    if not isinstance(side, Side):
+        return side.note or "its venv could not be made"
+    measurement = measuring.measurement
+    with tempfile.TemporaryDirectory(prefix="harness-proof-") as scratch:
+        ran = measurement.sides([side], measurement.settings_for(1, "off", 1), Path(scratch))
+    result = ran[0][1] if ran else None
+    if result is None:
+        return "it stored no result"
+    return "" if result.status == "ok" else f"{result.status}{error_of(result)}"
+
+
+def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
+    """Why there is no reproducer: it fails on the release it was exported from, in one line, and
+    what it was run with."""
+    config = {}
+    for program in listing.get("programs", []):
+        config.update(program.get("config", {}))
+    tried = [f"run with {', '.join(f'{k}={v}' for k, v in config.items())}"] if config else []
+    tried += [str(listing["note"])] if listing.get("note") else []
+    tail = f" (tried: {'; '.join(tried)})" if tried else ""
+    return f"it does not run on jax {exported_on}, where it was exported: {why}{tail}"
 
 
 def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:

@@ -221,3 +221,26 @@ def test_a_reproducer_of_fewer_programs_that_no_longer_moves_gives_way_to_the_wh
     assert len(list(tmp_path.glob("program_*"))) == 6 and whole.exists(), (
         "the whole one written back"
     )
+
+
+def test_a_reproducer_that_fails_where_it_was_exported_is_no_reproducer_and_says_why():
+    """Its own exception's line and what it was run with, never JAX's trailer; the why calls it no
+    reproducer, though its file was written."""
+    from harness.explain.reproducer import ReproducerAnswer, unproven
+    from harness.render.why import reproduced_lines, reproducer_lines
+
+    listing = {
+        "programs": [{"name": "f", "config": {"jax_enable_x64": True}}],
+        "note": "exported with EQX_ON_ERROR=nan",
+    }
+    why = "failed: ValueError: Dtype mismatch for args[0]: expected float64 and called with float32"
+    said = unproven("0.10.1", why, listing)
+    assert said == (
+        f"it does not run on jax 0.10.1, where it was exported: {why} (tried: run with "
+        "jax_enable_x64=True; exported with EQX_ON_ERROR=nan)"
+    )
+    answer = ReproducerAnswer("0.10.1", "0.10.2", "x-reproducer/", "repro_ab.py", problem=said)
+    assert [str(line) for line in reproducer_lines(answer)] == [
+        f"no reproducer with jax alone: {said}"
+    ]
+    assert reproduced_lines(answer, None, "json.loop_ms") == []
