@@ -311,12 +311,18 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     for old in folder.glob("repro_*.py"):
         old.unlink()
     title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
-    config: dict[str, Any] = {}  # the flags each exported program was traced under, set first
-    for program in listing.get("programs", []):
-        config.update(program.get("config", {}) if "problem" not in program else {})
-    text = reproducer_text(title, name, str(listing.get("jax", "")), short, config)
+    text = reproducer_text(title, name, str(listing.get("jax", "")), short, traced_under(listing))
     replace_file(folder / name, text)
     return folder / name
+
+
+def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
+    """The jax flags the exported programs were traced under (``script_capture``), set first by
+    their reproducer."""
+    config: dict[str, Any] = {}
+    for program in listing.get("programs", []):
+        config.update(program.get("config", {}) if "problem" not in program else {})
+    return config
 
 
 def keep_what_moved(
@@ -454,9 +460,7 @@ def proven(measuring: ReleaseProber, label: str) -> str:
 def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
     """Why there is no reproducer: it fails on the release it was exported from, in one line, and
     what it was run with."""
-    config = {}
-    for program in listing.get("programs", []):
-        config.update(program.get("config", {}))
+    config = traced_under(listing)
     tried = [f"run with {', '.join(f'{k}={v}' for k, v in config.items())}"] if config else []
     tried += [str(listing["note"])] if listing.get("note") else []
     tail = f" (tried: {'; '.join(tried)})" if tried else ""
