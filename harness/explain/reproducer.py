@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -160,6 +161,12 @@ class Reproducer:
             if not answer.refused and not answer.problem:
                 problems = []
                 break
+        else:
+            if refused and not any(isinstance(found, str) for found in captured.values()):
+                answer = own_exports(step, sides, folder, captured, kept)
+                problems = [answer.problem] if answer.problem else []
+            elif refused:
+                problems.append("neither release runs the other's export")
         said = "; ".join(dict.fromkeys(problems))
         return dataclasses.replace(
             answer, problem=said, refused=tuple(refused), matched=matched(captured)
@@ -289,6 +296,49 @@ def capture(
     return listing
 
 
+# A release's own export, in a reproducer of both: a name of its own that a reader can check.
+RELEASE_NAME = re.compile(r"^[0-9][0-9A-Za-z.+]{0,40}$")
+OWN_FILES = 50  # the newer release's program_01 is the reproducer's program_51
+
+
+def own_exports(
+    step: Step,
+    sides: StepSides,
+    folder: Path,
+    captured: Mapping[str, dict[str, Any] | str],
+    kept: str,
+) -> ReproducerAnswer:
+    """Where neither release can read the other's export: one reproducer holding each release's
+    own export of the same programs (``by_release``, read by the release it names), measured on
+    both after it ran on each; or why there is none."""
+    older, newer = (captured[label] for label in step.pair)
+    assert isinstance(older, dict) and isinstance(newer, dict)
+    same, of = matched(captured)
+    exported_on = f"{step.before} and {step.after}, each its own export"
+    if same != of or len(newer.get("programs", [])) != of:
+        problem = f"each release's own export holds other programs ({same} of {of} alike)"
+        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem=problem)
+    theirs = str(newer.get("jax", ""))
+    if not RELEASE_NAME.match(theirs) or not RELEASE_NAME.match(str(older.get("jax", ""))):
+        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem="no release named")
+    both = folder / "captured" / "both"
+    if both.exists():
+        shutil.rmtree(both)
+    both.mkdir()
+    renamed = []
+    for number, program in enumerate(newer["programs"], start=1):
+        own = f"program_{OWN_FILES + number:02d}"
+        for path in (folder / "captured" / step.after).glob(f"{program['file']}.*"):
+            shutil.copyfile(path, both / f"{own}{path.suffix}")
+        renamed.append({**program, "file": own})
+    for path in (folder / "captured" / step.before).glob("program_*"):
+        shutil.copyfile(path, both / path.name)
+    listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
+    script = write_reproducer(folder, both, step, listing)
+    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
+    return answer
+
+
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
     """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their
     listing and the reproducer that runs them."""
@@ -296,7 +346,9 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
 
     for stale in [*folder.glob("program_*"), folder / "programs.json"]:
         stale.unlink(missing_ok=True)
-    files = {str(program.get("file")) for program in listing.get("programs", [])}
+    programs = [*listing.get("programs", [])]
+    programs += [p for own in listing.get("by_release", {}).values() for p in own]
+    files = {str(program.get("file")) for program in programs}
     digest = hashlib.sha256()
     for path in sorted(captured.iterdir()):
         if path.stem not in files:
@@ -396,9 +448,11 @@ def measure_reproducer(
     exported_on: str,
     listing: Mapping[str, Any],
     kept: str,
+    proof: tuple[str, ...] = (),
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
     """The reproducer measured on the step's two releases together, until its counterparts of the
-    step's metrics are decided; each counterpart compared, and each side's result."""
+    step's metrics are decided, once it ran on the release it was exported from (``proof``: on
+    each of those); each counterpart compared, and each side's result."""
     counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
     base = ReproducerAnswer(
         step.before,
@@ -419,10 +473,11 @@ def measure_reproducer(
     measuring = reproducer_prober(
         sides, case, tuple(dict.fromkeys(key.metric_name for key in counterparts.values()))
     )
-    sides.progress(f"  the reproducer {script.name} on {exported_on}, where it was exported: runs?")
-    why = proven(measuring, exported_on)
-    if why:  # not a reproducer: said with its own error and what it was run with, never measured
-        return dataclasses.replace(base, problem=unproven(exported_on, why, listing)), {}
+    for label in proof or (exported_on,):
+        sides.progress(f"  the reproducer {script.name} on {label}, where it was exported: runs?")
+        why = proven(measuring, label)
+        if why:  # no reproducer: said with its own error and what it was run with, not measured
+            return dataclasses.replace(base, problem=unproven(label, why, listing)), {}
     sides.progress(
         f"  the reproducer {script.name} on {step.before} and {step.after}, measured together"
     )

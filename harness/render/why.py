@@ -350,7 +350,7 @@ def reproduced_lines(
 ) -> list[Finding]:
     """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
     leads)."""
-    if answer.problem or answer.refused or not answer.script:
+    if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
     found = answer.measured.get(metric)
     if found is None:

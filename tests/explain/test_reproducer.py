@@ -5,6 +5,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -307,3 +308,69 @@ def test_each_public_shaped_script_s_reproducer_runs_on_both_releases(name, two_
         assert ran.returncode == 0, (version, ran.returncode, ran.stderr[-2000:])
         found = json.loads(ran.stdout.strip().splitlines()[-1])
         assert all(found[f"p{n}_compile_ms"] > 0 for n in exported), (version, found)
+
+
+def test_where_neither_release_reads_the_other_s_export_each_runs_its_own(monkeypatch, tmp_path):
+    """Issue 63, item 3: one reproducer holding both releases' exports of the same programs (the
+    newer one's renamed ``program_51``), proven on each release, its head naming both."""
+    from harness.explain import reproducer
+    from tests.explain.test_held_library import step
+
+    inputs = [{"shape": [2], "dtype": "float32", "saved": True}]
+    captured = {}
+    for label in ("0.4.31", "0.4.33"):
+        where = tmp_path / "captured" / label
+        where.mkdir(parents=True)
+        for suffix in (".jaxexport", ".npz"):
+            (where / f"program_01{suffix}").write_bytes(label.encode())
+        program = {"file": "program_01", "name": "f", "calls": 1, "inputs": inputs}
+        captured[label] = {"jax": label, "programs": [program], "note": ""}
+    seen = []
+
+    def measure(step, sides, script, exported_on, listing, kept, proof=()):
+        seen.append((exported_on, proof, listing))
+        return reproducer.ReproducerAnswer("0.4.31", "0.4.33", kept, script.name, exported_on), {}
+
+    monkeypatch.setattr(reproducer, "measure_reproducer", measure)
+    found = reproducer.own_exports(step(), FakeProgress(), tmp_path, captured, "s-reproducer")
+    [(exported_on, proof, listing)] = seen
+    assert proof == ("0.4.31", "0.4.33") and found.exported_on == exported_on
+    assert exported_on == "0.4.31 and 0.4.33, each its own export"
+    assert listing["by_release"] == {
+        "0.4.33": [{**captured["0.4.33"]["programs"][0], "file": "program_51"}]
+    }
+    assert (tmp_path / "program_51.jaxexport").read_bytes() == b"0.4.33"
+    assert (tmp_path / "program_01.jaxexport").read_bytes() == b"0.4.31"
+    other = {**captured["0.4.33"], "programs": []}
+    unlike = reproducer.own_exports(
+        step(), FakeProgress(), tmp_path, {**captured, "0.4.33": other}, "s"
+    )
+    assert unlike.problem.startswith("each release's own export holds other programs")
+
+
+def test_the_reproducer_reads_the_export_of_the_release_running_it(tmp_path):
+    """A ``by_release`` entry for the jax installed here is the one run: the other's files are
+    garbage and never read."""
+    tools = export_tools(REPO / ".nox", sys.executable)
+    assert not isinstance(tools, str), tools
+    script = tmp_path / "user.py"
+    script.write_text("import jax, jax.numpy as jnp\nprint(jax.jit(jnp.sin)(jnp.ones(3)).sum())\n")
+    environ = {**os.environ, EXPORT_DIR: str(tmp_path), EXPORT_TOOLS: str(tools)}
+    environ["JAX_PLATFORMS"] = "cpu"
+    run = [sys.executable, str(HOOK), str(tmp_path / "report.json"), str(script)]
+    subprocess.run(run, cwd=tmp_path, env=environ, check=True, capture_output=True, timeout=300)
+    listing = json.loads((tmp_path / "programs.json").read_text())
+    for suffix in (".jaxexport", ".npz"):
+        (tmp_path / f"program_01{suffix}").rename(tmp_path / f"program_51{suffix}")
+        (tmp_path / f"program_01{suffix}").write_bytes(b"not a program")
+    own = [{**listing["programs"][0], "file": "program_51"}]
+    listing["by_release"] = {listing["jax"]: own, "0.0.1": listing["programs"]}
+    (tmp_path / "programs.json").write_text(json.dumps(listing))
+    (tmp_path / "repro.py").write_text(reproducer_text("test", "repro.py", "both", "x"))
+    clean = {k: v for k, v in environ.items() if k != EXPORT_DIR}
+    clean["PYTHONPATH"] = str(tools)
+    ran = subprocess.run(
+        [sys.executable, "repro.py"], cwd=tmp_path, env=clean, capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert json.loads(ran.stdout.strip().splitlines()[-1])["p1_call_ms"] > 0
