@@ -150,6 +150,7 @@ rows = np.arange(300_000) % 4  # 2.4 MB of int64: over the size cap, kept anyway
 for _ in range(2):
     step(jnp.ones((4, 3)), rows, 3).block_until_ready()
 calls_back(jnp.ones(3))
+jax.jit(lambda key: jax.random.normal(key, (3,)))(jax.random.key(7))  # a typed key: its raw data
 print("ran")
 """
 
@@ -158,7 +159,8 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     """What the exported program depends on travels with it: float64 (jax_enable_x64, set by the
     script and set first by its reproducer), an integer input that indexes kept past the size cap,
     the static argument named and the donated one donated; a program that calls back into Python
-    is said to, and left out.  The reproducer runs (issue 63: float64 made it fail everywhere)."""
+    is said to, and left out; a typed PRNG key travels as its raw data.  The reproducer runs
+    (issue 63: float64 made it fail everywhere)."""
     tools = export_tools(REPO / ".nox", sys.executable)
     assert not isinstance(tools, str), tools
     script, folder = tmp_path / "user.py", tmp_path / "captured"
@@ -169,7 +171,10 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     run = [sys.executable, str(HOOK), str(tmp_path / "report.json"), str(script)]
     done = subprocess.run(run, cwd=tmp_path, env=environ, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    step, calls_back = json.loads((folder / "programs.json").read_text())["programs"]
+    step, calls_back, keyed = json.loads((folder / "programs.json").read_text())["programs"]
+    assert keyed["inputs"] == [
+        {"shape": [], "dtype": "key<fry>", "saved": True, "key": "threefry2x32"}
+    ]
     assert step["config"] == {"jax_enable_x64": True}
     assert [(i["dtype"], i["saved"]) for i in step["inputs"]] == [
         ("float64", True),
@@ -189,4 +194,4 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     found = json.loads(ran.stdout.strip().splitlines()[-1])
-    assert found["p1_call_ms"] > 0 and "p2_call_ms" not in found, found
+    assert found["p1_call_ms"] > 0 and found["p3_call_ms"] > 0 and "p2_call_ms" not in found, found
