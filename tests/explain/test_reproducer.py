@@ -259,6 +259,9 @@ CARRIED = {
     "callback": lambda p: (
         p[0]["problem"].startswith("calls back into Python") and "problem" not in p[1]
     ),
+    "typed_keys": lambda p: (
+        p[0]["inputs"][0]["key"] == "threefry2x32" and p[0]["inputs"][0]["saved"]
+    ),
     "ahead_of_time": lambda p: [(x["calls"], x["lowered"]) for x in p] == [(5, 1), (0, 1)],
 }
 
