@@ -58,6 +58,10 @@ CALLS_BACK = (
     "calls back into Python (jax.pure_callback, io_callback, jax.debug.print or a library's "
     "runtime check), which jax.export cannot serialize: left out"
 )
+TYPED_KEY = (
+    "takes a typed PRNG key (jax.random.key), which jax.export on jax {} cannot serialize (a key "
+    "from jax.random.PRNGKey can be): left out"
+)
 
 _programs: list[dict] = []
 _at_import: dict = {}  # PROGRAM_FLAGS' values right after jax's import, less those a variable set
@@ -273,7 +277,11 @@ def finish(folder: str) -> None:
             blob = exported.serialize()
         except Exception as exc:  # a program jax.export cannot take (a callback, say): said
             said = f"{type(exc).__name__}: {exc}"[:300]
-            item["problem"] = f"{CALLS_BACK} ({said})" if "host_callbacks" in said else said
+            if "host_callbacks" in said:
+                said = f"{CALLS_BACK} ({said})"
+            elif isinstance(exc, KeyError) and "key<" in str(exc):  # 0.4.33 has no key dtype
+                said = f"{TYPED_KEY.format(jax.__version__)} ({said})"
+            item["problem"] = said
             continue
         with open(os.path.join(folder, f"{item['file']}.jaxexport"), "wb") as handle:
             handle.write(bytes(blob))

@@ -259,9 +259,8 @@ CARRIED = {
     "callback": lambda p: (
         p[0]["problem"].startswith("calls back into Python") and "problem" not in p[1]
     ),
-    "typed_keys": lambda p: (
-        p[0]["inputs"][0]["key"] == "threefry2x32" and p[0]["inputs"][0]["saved"]
-    ),
+    # jax.export of 0.4.31 has no typed key dtype (newer releases have: tests/measure's test).
+    "typed_keys": lambda p: p[0]["problem"].startswith("takes a typed PRNG key"),
     "ahead_of_time": lambda p: [(x["calls"], x["lowered"]) for x in p] == [(5, 1), (0, 1)],
 }
 
