@@ -98,6 +98,7 @@ class _Recorded:
         self._jax, self._jitted, self._options = jax, jitted, options
         self.__wrapped__ = fun
         self._entry: dict = {"name": getattr(fun, "__name__", "program"), "calls": 0, "lowered": 0}
+        self._entry["options"] = options
         self._entry["jitted"] = jitted
 
     def __getattr__(self, name):
@@ -206,16 +207,44 @@ def _dynamic(args, kwargs, options):
     )
 
 
-def _arguments(args, kwargs, options) -> dict:
+def _arguments(jax, args, kwargs, options) -> dict:
     """The static arguments (baked into the exported module: named so a reader sees them) and the
-    positions of the donated ones among the traced arguments, as the reproducer passes them."""
+    donated ones as the positions of their leaves among the traced inputs, as the reproducer passes
+    them (one flat list: ``_flat``)."""
     static, names = _static(args, kwargs, options)
     shown = {str(i): repr(args[i])[:80] for i in sorted(static) if i < len(args)}
     shown.update((k, repr(kwargs[k])[:80]) for k in sorted(names) if k in kwargs)
     donated = options.get("donate_argnums")
     donated = {donated} if isinstance(donated, int) else set(donated or ())
-    positions = [i - sum(s < i for s in static) for i in sorted(donated) if i not in static]
+    positions, first = [], 0
+    for number, arg in enumerate(args):
+        if number in static:
+            continue
+        leaves = len(jax.tree_util.tree_leaves(arg))
+        positions += range(first, first + leaves) if number in donated else []
+        first += leaves
     return {"static": shown, "donated": positions}
+
+
+def _flat(jax, entry):
+    """The recorded function over the flat list of its traced inputs, returning the flat list of
+    its outputs, its static arguments bound: what jax.export serializes whatever pytrees the
+    script passes (a library's own nodes, an equinox Module, are refused as an in or out tree)."""
+    args, kwargs = entry["shaped"]
+    static, names = _static(args, kwargs, entry["options"])
+    dynamic_args, dynamic_kwargs = _dynamic(args, kwargs, entry["options"])
+    leaves, tree = jax.tree_util.tree_flatten((dynamic_args, dynamic_kwargs))
+
+    def flat(*inputs):
+        given, named = jax.tree_util.tree_unflatten(tree, inputs)
+        given = list(given)
+        for number in sorted(static):
+            given.insert(number, args[number])
+        named.update((k, v) for k, v in kwargs.items() if k in names)
+        return jax.tree_util.tree_leaves(entry["jitted"](*given, **named))
+
+    flat.__name__ = entry["name"]
+    return jax.jit(flat), leaves
 
 
 def _inputs(jax, args, kwargs, options) -> dict:
@@ -246,7 +275,12 @@ def _inputs(jax, args, kwargs, options) -> dict:
         ):
             saved[f"a{number}"] = value
             total += value.nbytes
-    return {"shaped": shaped, "saved": saved, "keys": keys, **_arguments(args, kwargs, options)}
+    return {
+        "shaped": shaped,
+        "saved": saved,
+        "keys": keys,
+        **_arguments(jax, args, kwargs, options),
+    }
 
 
 def finish(folder: str) -> None:
@@ -272,8 +306,8 @@ def finish(folder: str) -> None:
             item["problem"] = entry["problem"]
             continue
         try:
-            args, kwargs = entry["shaped"]
-            exported = export.export(entry["jitted"])(*args, **kwargs)
+            flat, leaves = _flat(jax, entry)
+            exported = export.export(flat)(*leaves)
             blob = exported.serialize()
         except Exception as exc:  # a program jax.export cannot take (a callback, say): said
             said = f"{type(exc).__name__}: {exc}"[:300]

@@ -253,7 +253,7 @@ CARRIED = {
     "float64": lambda p: p[0]["config"] == {"jax_enable_x64": True},
     "x64_from_environment": lambda p: p[0]["config"] == {"jax_enable_x64": True},
     "random_keys": lambda p: p[0]["config"] == {"jax_default_matmul_precision": "highest"},
-    "pytree_params": lambda p: p[0]["donated"] == [0] and len(p[0]["inputs"]) == 6,
+    "pytree_params": lambda p: p[0]["donated"] == [0, 1, 2, 3] and len(p[0]["inputs"]) == 6,
     "static_args": lambda p: p[0]["static"] == {"1": "3", "mode": "'sum'"},
     "while_loop": lambda p: [i["dtype"] for i in p[0]["inputs"]][1:] == ["int32", "int32"],
     "callback": lambda p: (

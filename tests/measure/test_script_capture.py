@@ -151,6 +151,18 @@ for _ in range(2):
     step(jnp.ones((4, 3)), rows, 3).block_until_ready()
 calls_back(jnp.ones(3))
 jax.jit(lambda key: jax.random.normal(key, (3,)))(jax.random.key(7))  # a typed key: its raw data
+
+@jax.tree_util.register_pytree_node_class
+class Pair:  # a library's own node (an equinox Module): jax.export serializes no such tree
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+    def tree_flatten(self):
+        return (self.a, self.b), None
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+jax.jit(lambda pair: Pair(pair.b, pair.a * 2))(Pair(jnp.ones(2), jnp.zeros(3)))
 print("ran")
 """
 
@@ -159,7 +171,8 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     """What the exported program depends on travels with it: float64 (jax_enable_x64, set by the
     script and set first by its reproducer), an integer input that indexes kept past the size cap,
     the static argument named and the donated one donated; a program that calls back into Python
-    is said to, and left out; a typed PRNG key travels as its raw data.  The reproducer runs
+    is said to, and left out; a typed PRNG key travels as its raw data, a library's own pytree node
+    as its leaves.  The reproducer runs
     (issue 63: float64 made it fail everywhere)."""
     tools = export_tools(REPO / ".nox", sys.executable)
     assert not isinstance(tools, str), tools
@@ -171,7 +184,8 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     run = [sys.executable, str(HOOK), str(tmp_path / "report.json"), str(script)]
     done = subprocess.run(run, cwd=tmp_path, env=environ, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    step, calls_back, keyed = json.loads((folder / "programs.json").read_text())["programs"]
+    step, calls_back, keyed, paired = json.loads((folder / "programs.json").read_text())["programs"]
+    assert [i["shape"] for i in paired["inputs"]] == [[2], [3]], "a library's node, flattened"
     assert keyed["inputs"] == [
         {"shape": [], "dtype": "key<fry>", "saved": True, "key": "threefry2x32"}
     ]
@@ -194,4 +208,4 @@ def test_the_flags_static_and_donated_arguments_and_indexing_inputs_are_carried(
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     found = json.loads(ran.stdout.strip().splitlines()[-1])
-    assert found["p1_call_ms"] > 0 and found["p3_call_ms"] > 0 and "p2_call_ms" not in found, found
+    assert all(found[f"p{n}_call_ms"] > 0 for n in (1, 3, 4)) and "p2_call_ms" not in found, found
