@@ -216,7 +216,8 @@ def _arguments(jax, args, kwargs, options) -> dict:
     shown.update((k, repr(kwargs[k])[:80]) for k in sorted(names) if k in kwargs)
     donated = options.get("donate_argnums")
     donated = {donated} if isinstance(donated, int) else set(donated or ())
-    positions, first = [], 0
+    positions: list[int] = []
+    first = 0
     for number, arg in enumerate(args):
         if number in static:
             continue
