@@ -9,7 +9,9 @@ Each metric the step moved is matched with the reproducer's counterpart (a time 
 with the programs' run time, a compile with their compile, memory with their temporary bytes);
 tracing, lowering and the import of jax happen before any compiled program, so no reproducer can
 show them. Where a release refuses the other's artifact, that is said in one line and the other way
-is tried.
+is tried; where neither reads the other's, one reproducer holds each release's own export of the
+same programs.  A reproducer is run once on the release it was exported from before it is measured:
+one that fails there is none, said with its own error.
 """
 
 from __future__ import annotations
@@ -321,10 +323,9 @@ def own_exports(
     theirs = str(newer.get("jax", ""))
     if not RELEASE_NAME.match(theirs) or not RELEASE_NAME.match(str(older.get("jax", ""))):
         return ReproducerAnswer(step.before, step.after, f"{kept}/", problem="no release named")
-    both = folder / "captured" / "both"
-    if both.exists():
-        shutil.rmtree(both)
-    both.mkdir()
+    both = step.folder("reproducer", "captured", "both")  # never through a link planted there
+    for stale in both.iterdir():
+        stale.unlink()
     renamed = []
     for number, program in enumerate(newer["programs"], start=1):
         own = f"program_{OWN_FILES + number:02d}"
@@ -498,8 +499,8 @@ def measure_reproducer(
 
 
 def proven(measuring: ReleaseProber, label: str) -> str:
-    """ "" where the reproducer ran ok in one process of ``label``, the release it was exported
-    from (as a maintainer first runs it); else how it ended, with its exception's line."""
+    """How the reproducer ended in one process of ``label``, the release it was exported from (as
+    a maintainer first runs it), with its exception's line; empty where it ran ok."""
     side = measuring.readiness.side(label)
     if not isinstance(side, Side):
         return side.note or "its venv could not be made"

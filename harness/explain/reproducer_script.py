@@ -6,7 +6,9 @@ were small, else generated ones of the same shapes and dtypes), compiles it (tim
 ``compile``), warms it up, times as many calls as the script made (``block_until_ready`` on each)
 and reads ``memory_analysis()`` where the release has it.  ``run_ms`` is the time of all those
 calls, the programs' share of what the script spent running them.  The digest of the programs is in
-the text, so two reproducers of other programs are never one script.
+the text, so two reproducers of other programs are never one script.  The jax flags the programs
+were traced under are set first; a listing's ``by_release`` gives a release its own export of the
+same programs (where it cannot read the other's).
 """
 
 from __future__ import annotations

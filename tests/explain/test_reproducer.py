@@ -316,13 +316,14 @@ def test_where_neither_release_reads_the_other_s_export_each_runs_its_own(monkey
     """Issue 63, item 3: one reproducer holding both releases' exports of the same programs (the
     newer one's renamed ``program_51``), proven on each release, its head naming both."""
     from harness.explain import reproducer
-    from tests.explain.test_held_library import step
+    from tests.explain.test_held_library import step as a_step
 
+    the_step = dataclasses.replace(a_step(), out=tmp_path)
+    step, folder = (lambda: the_step), the_step.folder("reproducer")
     inputs = [{"shape": [2], "dtype": "float32", "saved": True}]
     captured = {}
     for label in ("0.4.31", "0.4.33"):
-        where = tmp_path / "captured" / label
-        where.mkdir(parents=True)
+        where = the_step.folder("reproducer", "captured", label)
         for suffix in (".jaxexport", ".npz"):
             (where / f"program_01{suffix}").write_bytes(label.encode())
         program = {"file": "program_01", "name": "f", "calls": 1, "inputs": inputs}
@@ -334,18 +335,18 @@ def test_where_neither_release_reads_the_other_s_export_each_runs_its_own(monkey
         return reproducer.ReproducerAnswer("0.4.31", "0.4.33", kept, script.name, exported_on), {}
 
     monkeypatch.setattr(reproducer, "measure_reproducer", measure)
-    found = reproducer.own_exports(step(), FakeProgress(), tmp_path, captured, "s-reproducer")
+    found = reproducer.own_exports(step(), FakeProgress(), folder, captured, "s-reproducer")
     [(exported_on, proof, listing)] = seen
     assert proof == ("0.4.31", "0.4.33") and found.exported_on == exported_on
     assert exported_on == "0.4.31 and 0.4.33, each its own export"
     assert listing["by_release"] == {
         "0.4.33": [{**captured["0.4.33"]["programs"][0], "file": "program_51"}]
     }
-    assert (tmp_path / "program_51.jaxexport").read_bytes() == b"0.4.33"
-    assert (tmp_path / "program_01.jaxexport").read_bytes() == b"0.4.31"
+    assert (folder / "program_51.jaxexport").read_bytes() == b"0.4.33"
+    assert (folder / "program_01.jaxexport").read_bytes() == b"0.4.31"
     other = {**captured["0.4.33"], "programs": []}
     unlike = reproducer.own_exports(
-        step(), FakeProgress(), tmp_path, {**captured, "0.4.33": other}, "s"
+        step(), FakeProgress(), folder, {**captured, "0.4.33": other}, "s"
     )
     assert unlike.problem.startswith("each release's own export holds other programs")
 
