@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.analysis.statuses import error_line
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
 from harness.errors import HarnessError
 from harness.host.environment import machine_identity
@@ -344,7 +343,7 @@ class Recorder:
             f"{line} → {process.status} in {process.duration_s:.1f} s{load_text(process)} {left}"
         )
         if process.status not in (RunStatus.OK, RunStatus.SKIPPED) and process.detail:
-            self.progress("    " + error_line(process.detail))
+            self.progress("    " + process.detail.splitlines()[-1][:200])
 
     def _finish(self, cell: Cell, outcomes: dict[tuple[int, str], Measured]) -> None:
         for run in cell.runs:
