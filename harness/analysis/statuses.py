@@ -61,10 +61,18 @@ def end_words(end: ProcessEnd) -> str:
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
 
-def error_line(end: ProcessEnd) -> str:
-    """The line that names the error, from a process's last lines: the last that names an exception,
-    else the last one that is not blank."""
-    lines = [line.strip() for line in end.last_lines.splitlines() if line.strip()]
+# Lines that are never the error itself: JAX's trailer, its rule, and a script's own JSON line.
+NOT_THE_ERROR = re.compile(
+    r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$|\{)"
+)
+
+
+def error_line(end: ProcessEnd | str) -> str:
+    """The line that names the error, from a process's last lines (its end, or a result's detail):
+    the last that names an exception, else the last one that is not blank, JAX's trailer or JSON."""
+    text = end if isinstance(end, str) else end.last_lines
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not NOT_THE_ERROR.match(line)]
     named = [line for line in lines if EXCEPTION_LINE.match(line)]
     return (named or lines)[-1][:200] if lines else ""
 

@@ -29,6 +29,7 @@ from packaging.utils import canonicalize_name
 
 from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
+from harness.analysis.statuses import error_line
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
@@ -168,8 +169,7 @@ def environment_info(python: str | None = None, timeout_s: float = ENVIRONMENT_T
     except subprocess.TimeoutExpired:
         return f"unavailable: no answer within {timeout_s:g} s"
     if done.returncode != 0 or not done.stdout.strip():
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"unavailable: {last}"
+        return f"unavailable: {error_line(done.stderr) or 'no output'}"
     return str(
         json.loads(done.stdout.strip().splitlines()[-1]).get("environment_info", "unavailable")
     )

@@ -9,7 +9,9 @@ Each metric the step moved is matched with the reproducer's counterpart (a time 
 with the programs' run time, a compile with their compile, memory with their temporary bytes);
 tracing, lowering and the import of jax happen before any compiled program, so no reproducer can
 show them. Where a release refuses the other's artifact, that is said in one line and the other way
-is tried.
+is tried; where neither reads the other's, one reproducer holds each release's own export of the
+same programs.  A reproducer is run once on the release it was exported from before it is measured:
+one that fails there is none, said with its own error.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,20 +147,32 @@ class Reproducer:
         captured = capture_both(sides, step, folder / "captured")
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
+        problems: list[str] = []
         for (
             exported_on
         ) in step.pair:  # the older release's programs first, then the other way round
             listing = captured[exported_on]
             if isinstance(listing, str):
-                answer = dataclasses.replace(answer, problem=listing)
+                problems.append(listing)
                 continue
             script = write_reproducer(folder, folder / "captured" / exported_on, step, listing)
             answer, results = measure_reproducer(step, sides, script, exported_on, listing, kept)
             answer = keep_what_moved(step, sides, folder, exported_on, listing, answer, results)
             refused += answer.refused
-            if not answer.refused:
+            problems += [answer.problem] if answer.problem else []
+            if not answer.refused and not answer.problem:
+                problems = []
                 break
-        return dataclasses.replace(answer, refused=tuple(refused), matched=matched(captured))
+        else:
+            if refused and not any(isinstance(found, str) for found in captured.values()):
+                answer = own_exports(step, sides, folder, captured, kept)
+                problems = [answer.problem] if answer.problem else []
+            elif refused:
+                problems.append("neither release runs the other's export")
+        said = "; ".join(dict.fromkeys(problems))
+        return dataclasses.replace(
+            answer, problem=said, refused=tuple(refused), matched=matched(captured)
+        )
 
 
 def status_reproducer(step: Step, sides: StepSides, folder: Path, kept: str) -> ReproducerAnswer:
@@ -282,6 +298,48 @@ def capture(
     return listing
 
 
+# A release's own export, in a reproducer of both: a name of its own that a reader can check.
+RELEASE_NAME = re.compile(r"^[0-9][0-9A-Za-z.+]{0,40}$")
+OWN_FILES = 50  # the newer release's program_01 is the reproducer's program_51
+
+
+def own_exports(
+    step: Step,
+    sides: StepSides,
+    folder: Path,
+    captured: Mapping[str, dict[str, Any] | str],
+    kept: str,
+) -> ReproducerAnswer:
+    """Where neither release can read the other's export: one reproducer holding each release's
+    own export of the same programs (``by_release``, read by the release it names), measured on
+    both after it ran on each; or why there is none."""
+    older, newer = (captured[label] for label in step.pair)
+    assert isinstance(older, dict) and isinstance(newer, dict)
+    same, of = matched(captured)
+    exported_on = f"{step.before} and {step.after}, each its own export"
+    if same != of or len(newer.get("programs", [])) != of:
+        problem = f"each release's own export holds other programs ({same} of {of} alike)"
+        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem=problem)
+    theirs = str(newer.get("jax", ""))
+    if not RELEASE_NAME.match(theirs) or not RELEASE_NAME.match(str(older.get("jax", ""))):
+        return ReproducerAnswer(step.before, step.after, f"{kept}/", problem="no release named")
+    both = step.folder("reproducer", "captured", "both")  # never through a link planted there
+    for stale in both.iterdir():
+        stale.unlink()
+    renamed = []
+    for number, program in enumerate(newer["programs"], start=1):
+        own = f"program_{OWN_FILES + number:02d}"
+        for path in (folder / "captured" / step.after).glob(f"{program['file']}.*"):
+            shutil.copyfile(path, both / f"{own}{path.suffix}")
+        renamed.append({**program, "file": own})
+    for path in (folder / "captured" / step.before).glob("program_*"):
+        shutil.copyfile(path, both / path.name)
+    listing = {**older, "jax": f"{older['jax']} and {theirs}", "by_release": {theirs: renamed}}
+    script = write_reproducer(folder, both, step, listing)
+    answer, _ = measure_reproducer(step, sides, script, exported_on, listing, kept, proof=step.pair)
+    return answer
+
+
 def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[str, Any]) -> Path:
     """The programs of ``listing`` that ``captured`` holds, copied into ``folder`` with their
     listing and the reproducer that runs them."""
@@ -289,7 +347,9 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
 
     for stale in [*folder.glob("program_*"), folder / "programs.json"]:
         stale.unlink(missing_ok=True)
-    files = {str(program.get("file")) for program in listing.get("programs", [])}
+    programs = [*listing.get("programs", [])]
+    programs += [p for own in listing.get("by_release", {}).values() for p in own]
+    files = {str(program.get("file")) for program in programs}
     digest = hashlib.sha256()
     for path in sorted(captured.iterdir()):
         if path.stem not in files:
@@ -304,8 +364,18 @@ def write_reproducer(folder: Path, captured: Path, step: Step, listing: Mapping[
     for old in folder.glob("repro_*.py"):
         old.unlink()
     title = f"A reproducer of {step.script}'s step from jax {step.before} to {step.after}"
-    replace_file(folder / name, reproducer_text(title, name, str(listing.get("jax", "")), short))
+    text = reproducer_text(title, name, str(listing.get("jax", "")), short, traced_under(listing))
+    replace_file(folder / name, text)
     return folder / name
+
+
+def traced_under(listing: Mapping[str, Any]) -> dict[str, Any]:
+    """The jax flags the exported programs were traced under (``script_capture``), set first by
+    their reproducer."""
+    config: dict[str, Any] = {}
+    for program in listing.get("programs", []):
+        config.update(program.get("config", {}) if "problem" not in program else {})
+    return config
 
 
 def keep_what_moved(
@@ -379,9 +449,11 @@ def measure_reproducer(
     exported_on: str,
     listing: Mapping[str, Any],
     kept: str,
+    proof: tuple[str, ...] = (),
 ) -> tuple[ReproducerAnswer, Mapping[str, StoredResult | None]]:
     """The reproducer measured on the step's two releases together, until its counterparts of the
-    step's metrics are decided; each counterpart compared, and each side's result."""
+    step's metrics are decided, once it ran on the release it was exported from (``proof``: on
+    each of those); each counterpart compared, and each side's result."""
     counterparts = {m.metric_name: key for m in step.metrics if (key := counterpart(m)) is not None}
     base = ReproducerAnswer(
         step.before,
@@ -402,6 +474,11 @@ def measure_reproducer(
     measuring = reproducer_prober(
         sides, case, tuple(dict.fromkeys(key.metric_name for key in counterparts.values()))
     )
+    for label in proof or (exported_on,):
+        sides.progress(f"  the reproducer {script.name} on {label}, where it was exported: runs?")
+        why = proven(measuring, label)
+        if why:  # no reproducer: said with its own error and what it was run with, not measured
+            return dataclasses.replace(base, problem=unproven(label, why, listing)), {}
     sides.progress(
         f"  the reproducer {script.name} on {step.before} and {step.after}, measured together"
     )
@@ -419,6 +496,31 @@ def measure_reproducer(
         for metric, key in counterparts.items()
     }
     return dataclasses.replace(base, measured=measured), results
+
+
+def proven(measuring: ReleaseProber, label: str) -> str:
+    """How the reproducer ended in one process of ``label``, the release it was exported from (as
+    a maintainer first runs it), with its exception's line; empty where it ran ok."""
+    side = measuring.readiness.side(label)
+    if not isinstance(side, Side):
+        return side.note or "its venv could not be made"
+    measurement = measuring.measurement
+    with tempfile.TemporaryDirectory(prefix="harness-proof-") as scratch:
+        ran = measurement.sides([side], measurement.settings_for(1, "off", 1), Path(scratch))
+    result = ran[0][1] if ran else None
+    if result is None:
+        return "it stored no result"
+    return "" if result.status == "ok" else f"{result.status}{error_of(result)}"
+
+
+def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
+    """Why there is no reproducer: it fails on the release it was exported from, in one line, and
+    what it was run with."""
+    config = traced_under(listing)
+    tried = [f"run with {', '.join(f'{k}={v}' for k, v in config.items())}"] if config else []
+    tried += [str(listing["note"])] if listing.get("note") else []
+    tail = f" (tried: {'; '.join(tried)})" if tried else ""
+    return f"it does not run on jax {exported_on}, where it was exported: {why}{tail}"
 
 
 def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:

@@ -6,10 +6,15 @@ were small, else generated ones of the same shapes and dtypes), compiles it (tim
 ``compile``), warms it up, times as many calls as the script made (``block_until_ready`` on each)
 and reads ``memory_analysis()`` where the release has it.  ``run_ms`` is the time of all those
 calls, the programs' share of what the script spent running them.  The digest of the programs is in
-the text, so two reproducers of other programs are never one script.
+the text, so two reproducers of other programs are never one script.  The jax flags the programs
+were traced under are set first; a listing's ``by_release`` gives a release its own export of the
+same programs (where it cannot read the other's).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 REQUIREMENTS = ("flatbuffers", "absl-py")  # what jax.export needs to read a module, besides jax
 MOST_CALLS = (
@@ -23,39 +28,66 @@ TEMPLATE = '''# /// script
 Run: pip install jax==VERSION jaxlib==VERSION {installs}; python {name}"""
 import json, pathlib, statistics, time
 import jax, jax.export, numpy as np
-
+{config}
 HERE, MOST_CALLS = pathlib.Path(__file__).parent, {most_calls}
 found, rng = {{"compile_ms": 0.0, "run_ms": 0.0, "temp_bytes": 0}}, np.random.default_rng(0)
-for n, program in enumerate(json.loads((HERE / "programs.json").read_text())["programs"], 1):
+def leaf(kept, i, aval, said):  # the script's values where kept; else generated, ints as zeros
+    if "key" in said:  # a typed PRNG key, kept as its raw data
+        data = np.frombuffer(kept[f"a{{i}}"].tobytes(), np.uint32).reshape(*aval.shape, -1)
+        return jax.random.wrap_key_data(data, impl=said["key"])
+    if f"a{{i}}" in kept:
+        return np.frombuffer(kept[f"a{{i}}"].tobytes(), aval.dtype).reshape(aval.shape)
+    if np.dtype(aval.dtype).kind in "biu":
+        return np.zeros(aval.shape, aval.dtype)
+    return rng.standard_normal(aval.shape).astype(aval.dtype)
+listing = json.loads((HERE / "programs.json").read_text())
+# Where one release cannot read the other's export, each runs its own export of the same programs.
+for n, program in enumerate(listing.get("by_release", {{}}).get(jax.__version__, listing["programs"]), 1):
     if "problem" in program:
         continue
     exported = jax.export.deserialize(bytearray((HERE / f"{{program['file']}}.jaxexport").read_bytes()))
+    module = exported.mlir_module()  # jaxlib sets LAPACK and BLAS up as it lowers a call of them:
+    if "lapack_" in module or "blas_" in module:  # one read from a file crashes without (0.4.31)
+        jax.jit(jax.lax.linalg.lu).lower(np.eye(4, dtype=np.float32))
     kept = np.load(HERE / f"{{program['file']}}.npz")
-    leaves = [np.frombuffer(kept[f"a{{i}}"].tobytes(), a.dtype).reshape(a.shape) if f"a{{i}}" in kept
-              else rng.standard_normal(a.shape).astype(a.dtype) for i, a in enumerate(exported.in_avals)]
-    args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, leaves)
+    avals = zip(exported.in_avals, program["inputs"])
+    leaves = [leaf(kept, i, aval, said) for i, (aval, said) in enumerate(avals)]
+    args, kwargs = jax.tree_util.tree_unflatten(exported.in_tree, jax.device_put(leaves))
+    donated = tuple(program.get("donated", ()))  # as the script donated them: each call a copy
+    fresh = lambda: jax.tree_util.tree_map(lambda x: x.copy() if donated else x, (args, kwargs))
     began = time.perf_counter_ns()
-    compiled = jax.jit(exported.call).lower(*args, **kwargs).compile()
+    compiled = jax.jit(exported.call, donate_argnums=donated).lower(*args, **kwargs).compile()
     found[f"p{{n}}_compile_ms"] = (time.perf_counter_ns() - began) / 1e6
-    jax.block_until_ready(compiled(*args, **kwargs))  # warm-up
+    a, k = fresh()
+    jax.block_until_ready(compiled(*a, **k))  # warm-up
     times = []
     for _ in range(min(program["calls"], MOST_CALLS)):
+        a, k = fresh()
         began = time.perf_counter_ns()
-        jax.block_until_ready(compiled(*args, **kwargs))
+        jax.block_until_ready(compiled(*a, **k))
         times.append((time.perf_counter_ns() - began) / 1e6)
-    found[f"p{{n}}_call_ms"] = statistics.median(times)
+    found[f"p{{n}}_call_ms"] = statistics.median(times) if times else 0.0
     memory = getattr(compiled, "memory_analysis", lambda: None)()
     found[f"p{{n}}_temp_bytes"] = getattr(memory, "temp_size_in_bytes", 0) if memory else 0
     found["compile_ms"] += found[f"p{{n}}_compile_ms"]
-    found["run_ms"] += statistics.median(times) * program["calls"]
+    found["run_ms"] += found[f"p{{n}}_call_ms"] * program["calls"]
     found["temp_bytes"] = max(found["temp_bytes"], found[f"p{{n}}_temp_bytes"])
 print(json.dumps(found))
 '''
 
 
-def reproducer_text(title: str, name: str, exported_on: str, digest: str) -> str:
-    """The reproducer for the programs of one export: ``name`` is its own file name."""
+def reproducer_text(
+    title: str, name: str, exported_on: str, digest: str, config: Mapping[str, Any] | None = None
+) -> str:
+    """The reproducer for the programs of one export: ``name`` is its own file name; ``config``, the
+    jax flags in force when they were traced, set first (``jax_enable_x64`` on a program of
+    float64 inputs: without it jax makes them float32 and the program refuses them)."""
+    settings = "".join(
+        f"jax.config.update({flag!r}, {value!r})  # in force when the programs were traced\n"
+        for flag, value in (config or {}).items()
+    )
     return TEMPLATE.format(
+        config=settings,
         requirements=", ".join(f'"{r}"' for r in REQUIREMENTS),
         installs=" ".join(REQUIREMENTS),
         title=title,

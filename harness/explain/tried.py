@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds
+from harness.analysis.statuses import error_line
 from harness.errors import UsageError
 from harness.explain.defaults import (
     JAX,
@@ -307,11 +308,11 @@ class DefaultsAnswer:
 
 
 def error_of(stored: StoredResult) -> str:
-    """``: <the error's last line>`` of a failed result's first failed process (XLA's
+    """``: <the error's line>`` of a failed result's first failed process (XLA's
     ``UNIMPLEMENTED: Custom call target __onednn$matmul ...`` says why a flag cannot be set on a
-    release), or ""."""
+    release; never JAX's "For simplicity…" trailer), or ""."""
     details = [p.detail for p in stored.result.processes if p.status != "ok" and p.detail.strip()]
-    return f": {details[0].strip().splitlines()[-1].strip()}" if details else ""
+    return f": {error_line(details[0])}" if details else ""
 
 
 def judged(

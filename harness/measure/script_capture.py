@@ -12,6 +12,14 @@ compiled; each call of the compiled program counts.  ``finish`` then exports eac
 (``jax.export``: the StableHLO module with its input avals, serialized) into the folder, beside a
 ``programs.json`` that says what each file holds.  Most called first, at most ``MAX_PROGRAMS``.
 
+What a program depends on beyond its module is listed too, so that its reproducer runs where the
+script ran: the flags of ``PROGRAM_FLAGS`` in force at its first call that differ from their values
+right after jax's import (or that a ``JAX_…`` variable set), ``jax_enable_x64`` first; its inputs'
+dtypes, shapes and weak types (the exported avals); the values of integer and boolean inputs (they
+index) and of small ones; typed PRNG keys as their raw data and implementation; its static
+arguments (baked into the module, named in the listing) and donated ones.  A program that calls
+back into Python is said to, and left out: ``jax.export`` cannot serialize a host callback.
+
 Serializing needs ``flatbuffers`` (and, on some releases, ``absl``): ``HARNESS_EXPORT_TOOLS`` names
 a folder holding them, put last on ``sys.path`` so that the script's own packages come first.
 """
@@ -29,7 +37,34 @@ MAX_PROGRAMS = 8
 SAVED_LEAF_BYTES = 1 << 20  # an input up to this size keeps its values; a larger one is generated
 SAVED_PROGRAM_BYTES = 16 << 20
 
+# The flags that change what a program computes or how it runs; any other flag (caches, logging,
+# paths) is never listed, so nothing of the machine's leaks into a reproducer.
+PROGRAM_FLAGS = (
+    "jax_enable_x64",
+    "jax_default_matmul_precision",
+    "jax_default_prng_impl",
+    "jax_threefry_partitionable",
+    "jax_enable_custom_prng",
+    "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion",
+    "jax_softmax_custom_jvp",
+    "jax_debug_nans",
+    "jax_debug_infs",
+    "jax_cpu_enable_async_dispatch",
+    "jax_num_cpu_devices",
+    "jax_use_shardy_partitioner",
+)
+CALLS_BACK = (
+    "calls back into Python (jax.pure_callback, io_callback, jax.debug.print or a library's "
+    "runtime check), which jax.export cannot serialize: left out"
+)
+TYPED_KEY = (
+    "takes a typed PRNG key (jax.random.key), which jax.export on jax {} cannot serialize (a key "
+    "from jax.random.PRNGKey can be): left out"
+)
+
 _programs: list[dict] = []
+_at_import: dict = {}  # PROGRAM_FLAGS' values right after jax's import, less those a variable set
 
 
 def start(jax) -> None:
@@ -37,6 +72,11 @@ def start(jax) -> None:
     tools = os.environ.get(EXPORT_TOOLS)
     if tools and tools not in sys.path:
         sys.path.append(tools)
+    _at_import.update(
+        (name, value)
+        for name, value in _flags(jax).items()
+        if name.upper() not in os.environ  # JAX_ENABLE_X64=1 before the import: still carried
+    )
     real_jit = jax.jit
 
     @functools.wraps(real_jit)
@@ -58,6 +98,7 @@ class _Recorded:
         self._jax, self._jitted, self._options = jax, jitted, options
         self.__wrapped__ = fun
         self._entry: dict = {"name": getattr(fun, "__name__", "program"), "calls": 0, "lowered": 0}
+        self._entry["options"] = options
         self._entry["jitted"] = jitted
 
     def __getattr__(self, name):
@@ -94,6 +135,8 @@ class _Recorded:
         entry = self._entry
         if "shaped" in entry or "problem" in entry:
             return
+        flags = _flags(self._jax)
+        entry["config"] = {k: v for k, v in flags.items() if _at_import.get(k, not v) != v}
         try:
             entry.update(_inputs(self._jax, args, kwargs, self._options))
         except Exception as exc:  # an input it cannot describe: said in the listing
@@ -127,28 +170,89 @@ class _Staged:
         return self._stage(*args, **kwargs)
 
 
+def _flags(jax) -> dict:
+    """The values of PROGRAM_FLAGS this jax has, as in force here (a ``with`` block's included), in
+    the form ``jax.config.update`` takes (an enum as its value)."""
+    found = {}
+    for name in PROGRAM_FLAGS:
+        if name not in jax.config.values:
+            continue
+        value = getattr(jax.config, name, jax.config.values[name])
+        value = getattr(value, "value", value)  # an enum: its value
+        if value is None or isinstance(value, (bool, int, float, str)):
+            found[name] = value
+    return found
+
+
 def _tracing(jax, args, kwargs) -> bool:
     tracer = jax.core.Tracer
     return any(isinstance(leaf, tracer) for leaf in jax.tree_util.tree_leaves((args, kwargs)))
 
 
+def _static(args, kwargs, options) -> tuple[set, set]:
+    """The positions and names of the static arguments of a call."""
+    static = options.get("static_argnums")
+    static = {static} if isinstance(static, int) else set(static or ())
+    names = options.get("static_argnames")
+    names = {names} if isinstance(names, str) else set(names or ())
+    return {n % len(args) if args else n for n in static}, names
+
+
 def _dynamic(args, kwargs, options):
     """The arguments jit traces (the static ones, by position or name, left out)."""
-    static = options.get("static_argnums") or ()
-    static = {static} if isinstance(static, int) else set(static)
-    static = {n % len(args) if args else n for n in static}
-    names = options.get("static_argnames") or ()
-    names = {names} if isinstance(names, str) else set(names)
+    static, names = _static(args, kwargs, options)
     return (
         tuple(a for i, a in enumerate(args) if i not in static),
         {k: v for k, v in kwargs.items() if k not in names},
     )
 
 
+def _arguments(jax, args, kwargs, options) -> dict:
+    """The static arguments (baked into the exported module: named so a reader sees them) and the
+    donated ones as the positions of their leaves among the traced inputs, as the reproducer passes
+    them (one flat list: ``_flat``)."""
+    static, names = _static(args, kwargs, options)
+    shown = {str(i): repr(args[i])[:80] for i in sorted(static) if i < len(args)}
+    shown.update((k, repr(kwargs[k])[:80]) for k in sorted(names) if k in kwargs)
+    donated = options.get("donate_argnums")
+    donated = {donated} if isinstance(donated, int) else set(donated or ())
+    positions: list[int] = []
+    first = 0
+    for number, arg in enumerate(args):
+        if number in static:
+            continue
+        leaves = len(jax.tree_util.tree_leaves(arg))
+        positions += range(first, first + leaves) if number in donated else []
+        first += leaves
+    return {"static": shown, "donated": positions}
+
+
+def _flat(jax, entry):
+    """The recorded function over the flat list of its traced inputs, returning the flat list of
+    its outputs, its static arguments bound: what jax.export serializes whatever pytrees the
+    script passes (a library's own nodes, an equinox Module, are refused as an in or out tree)."""
+    args, kwargs = entry["shaped"]
+    static, names = _static(args, kwargs, entry["options"])
+    dynamic_args, dynamic_kwargs = _dynamic(args, kwargs, entry["options"])
+    leaves, tree = jax.tree_util.tree_flatten((dynamic_args, dynamic_kwargs))
+
+    def flat(*inputs):
+        given, named = jax.tree_util.tree_unflatten(tree, inputs)
+        given = list(given)
+        for number in sorted(static):
+            given.insert(number, args[number])
+        named.update((k, v) for k, v in kwargs.items() if k in names)
+        return jax.tree_util.tree_leaves(entry["jitted"](*given, **named))
+
+    flat.__name__ = entry["name"]
+    return jax.jit(flat), leaves
+
+
 def _inputs(jax, args, kwargs, options) -> dict:
     """The call's arguments as jax.export takes them (arrays as their shapes and dtypes), and the
-    values of the traced inputs small enough to keep, copied now, before the call may donate
-    them."""
+    values of the traced inputs worth keeping, copied now, before the call may donate them: every
+    integer or boolean one (they index) and typed key within the program's cap, any other up to
+    ``SAVED_LEAF_BYTES``."""
     import numpy as np
 
     def described(leaf):
@@ -157,15 +261,27 @@ def _inputs(jax, args, kwargs, options) -> dict:
         return leaf
 
     shaped = jax.tree_util.tree_map(described, (args, kwargs))
-    saved, total = {}, 0
+    saved, keys, total = {}, {}, 0
     for number, leaf in enumerate(jax.tree_util.tree_leaves(_dynamic(args, kwargs, options))):
         if isinstance(leaf, jax.ShapeDtypeStruct):  # a lowering's input with no values: generated
             continue
+        if jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.extended):
+            impl = jax.random.key_impl(leaf)  # its name: "fry" on 0.4.31, so the impl's own
+            keys[f"a{number}"] = getattr(getattr(impl, "_impl", None), "name", None) or str(impl)
+            leaf = jax.random.key_data(leaf)
         value = np.array(leaf, copy=True)
-        if value.nbytes <= SAVED_LEAF_BYTES and total + value.nbytes <= SAVED_PROGRAM_BYTES:
+        indexes = value.dtype.kind in "biu" or f"a{number}" in keys
+        if (indexes or value.nbytes <= SAVED_LEAF_BYTES) and total + value.nbytes <= (
+            SAVED_PROGRAM_BYTES
+        ):
             saved[f"a{number}"] = value
             total += value.nbytes
-    return {"shaped": shaped, "saved": saved}
+    return {
+        "shaped": shaped,
+        "saved": saved,
+        "keys": keys,
+        **_arguments(jax, args, kwargs, options),
+    }
 
 
 def finish(folder: str) -> None:
@@ -191,36 +307,57 @@ def finish(folder: str) -> None:
             item["problem"] = entry["problem"]
             continue
         try:
-            args, kwargs = entry["shaped"]
-            exported = export.export(entry["jitted"])(*args, **kwargs)
+            flat, leaves = _flat(jax, entry)
+            exported = export.export(flat)(*leaves)
             blob = exported.serialize()
-        except (
-            Exception
-        ) as exc:  # a program jax.export cannot take (a callback, say): said, not fatal
-            item["problem"] = f"{type(exc).__name__}: {exc}"[:300]
+        except Exception as exc:  # a program jax.export cannot take (a callback, say): said
+            said = f"{type(exc).__name__}: {exc}"[:300]
+            if "host_callbacks" in said:
+                said = f"{CALLS_BACK} ({said})"
+            elif isinstance(exc, KeyError) and "key<" in str(exc):  # 0.4.33 has no key dtype
+                said = f"{TYPED_KEY.format(jax.__version__)} ({said})"
+            item["problem"] = said
             continue
         with open(os.path.join(folder, f"{item['file']}.jaxexport"), "wb") as handle:
             handle.write(bytes(blob))
-        values = _as_avals(np, entry["saved"], exported.in_avals)
+        values = _as_avals(np, entry["saved"], entry["keys"], exported.in_avals)
         np.savez(os.path.join(folder, f"{item['file']}.npz"), **values)
         item["inputs"] = [
-            {"shape": list(aval.shape), "dtype": str(aval.dtype), "saved": f"a{i}" in values}
-            for i, aval in enumerate(exported.in_avals)
+            _input(aval, f"a{i}", values, entry["keys"]) for i, aval in enumerate(exported.in_avals)
         ]
+        item.update((k, entry[k]) for k in ("config", "static", "donated") if entry[k])
     more = max(len(ordered) - MAX_PROGRAMS, 0)
     note = f"{more} more program(s) over the cap of {MAX_PROGRAMS} not exported" if more else ""
     _write_listing(folder, listed, note, jax.__version__)
 
 
-def _as_avals(np, saved: dict, avals) -> dict:
+def _as_avals(np, saved: dict, keys: dict, avals) -> dict:
     """Each kept value in its input's dtype, as raw bytes (any dtype, bfloat16 too, reads back from
-    them); a value whose shape is not its input's is left to be generated."""
+    them; a typed key as its raw data); a value whose shape is not its input's is left to be
+    generated."""
     found = {}
     for number, aval in enumerate(avals):
-        value = saved.get(f"a{number}")
-        if value is not None and tuple(value.shape) == tuple(aval.shape):
-            found[f"a{number}"] = np.frombuffer(value.astype(aval.dtype).tobytes(), np.uint8)
+        name = f"a{number}"
+        value = saved.get(name)
+        if value is None or tuple(value.shape[: len(aval.shape)]) != tuple(aval.shape):
+            continue
+        if name not in keys and value.shape != tuple(aval.shape):
+            continue
+        found[name] = np.frombuffer(
+            (value if name in keys else value.astype(aval.dtype)).tobytes(), np.uint8
+        )
     return found
+
+
+def _input(aval, name: str, values: dict, keys: dict) -> dict:
+    """An input as the listing says it: shape, dtype, weak type, kept or generated, a key's
+    implementation."""
+    said = {"shape": list(aval.shape), "dtype": str(aval.dtype), "saved": name in values}
+    if getattr(aval, "weak_type", False):
+        said["weak_type"] = True
+    if name in keys:
+        said["key"] = keys[name]
+    return said
 
 
 def _write_listing(folder: str, listed: list, note: str, version: str = "") -> None:

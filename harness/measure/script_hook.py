@@ -59,6 +59,7 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"
 # where the script's host time went (``cProfile``, every function's own time): extra processes of a
 # step's why.
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
+EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"  # script_capture's: what jax.export needs (flatbuffers)
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
 _capture = None  # the capture module, once loaded
 # XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on
@@ -342,6 +343,10 @@ def main() -> None:
     sys.path[0] = os.path.dirname(
         os.path.abspath(script)
     )  # as `python FILE` puts the script's folder first
+    if os.environ.get(EXPORT_DIR) and os.environ.get(EXPORT_TOOLS):
+        # Last on the path, and before jax's import: jax registers its key types' serialization
+        # only where flatbuffers imports then (a program of a typed key is refused otherwise).
+        sys.path.append(os.environ[EXPORT_TOOLS])
     if (
         "jax" not in sys.modules
     ):  # imported before the script (a .pth file): there is no first import to time

@@ -354,7 +354,7 @@ def reproduced_lines(
 ) -> list[Finding]:
     """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
     leads)."""
-    if answer.problem or answer.refused or not answer.script:
+    if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
     found = answer.measured.get(metric)
     if found is None:
@@ -378,7 +378,7 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
     """Where the reproducer is and what it holds, or why there is none; for a status step, whether
     it dies as the script does (it leads)."""
     refused: list[Finding | str] = list(answer.refused)
-    if answer.problem and not answer.script:
+    if answer.problem:  # one that fails where it was exported is no reproducer, named or not
         return [f"no reproducer with jax alone: {answer.problem}", *refused]
     exported = [p for p in answer.programs if "problem" not in p]
     generated = sum(not i.get("saved") for p in exported for i in p.get("inputs", []))

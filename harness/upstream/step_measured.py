@@ -218,7 +218,7 @@ def reproduce(
 def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
     """The reproducer as a bisect answer names it (what the draft reads); None where there is
     none."""
-    if not answer.script or answer.problem or answer.refused:
+    if not answer.script or answer.problem:  # a refusal alone is said beside a measured one
         return None
     measured = {
         metric: (str(found.verdict) if found else "", found.ratio if found else None)

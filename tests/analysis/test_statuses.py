@@ -21,3 +21,12 @@ def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it()
     assert error_line(plain) == "(10, 4)", "no exception named: the last line that is not blank"
     qualified = "jax.errors.JaxRuntimeError: INTERNAL: oops"
     assert error_line(ProcessEnd(EndKind.RAISED, last_lines=qualified)) == qualified
+
+
+def test_with_no_exception_named_the_error_is_never_jax_s_trailer_nor_the_script_s_json_line():
+    """A process killed after JAX's trailer, or a result's detail quoted as text: the line before."""
+    trailer = JAX_TRAILER[JAX_TRAILER.index("----") :]
+    cut = '{"loop_ms": 1.5}\nSegmentation fault in step 3\n' + trailer
+    assert error_line(cut) == "Segmentation fault in step 3"
+    assert error_line('ran\n{"loop_ms": 1.5}\n') == "ran"
+    assert error_line(f"failed in 5 of 5 processes\n{JAX_TRAILER}").startswith("ValueError: ")
