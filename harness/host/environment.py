@@ -95,6 +95,37 @@ WORD_ASSIGNMENT = re.compile(
 # A secret shorter than this is found only by its name: replacing every "abc" in a text would garble
 # it.
 SHORTEST_SECRET_VALUE = 8
+# Credentials known by their shape wherever they appear (a script's output, a stored stack): the
+# value after an Authorization or Cookie header or "Bearer", a JWT, keys of OpenAI/Anthropic
+# (sk-), Slack (xox?-), AWS (AKIA/ASIA), GitHub (ghp_..., github_pat_), and a PEM private key,
+# its whole block, or what a text's end kept of it (from BEGIN on, or its lines up to END).
+SECRET_SHAPES = (
+    (
+        re.compile(
+            r"\b((?:Proxy-)?Authorization|(?:Set-)?Cookie|X-Api-Key|X-Auth-Token)"
+            r"([\"']?\s*[:=]\s*)[^\n]*\S",
+            re.I,
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    (
+        re.compile(r"\b(Bearer|Basic|Token)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I),
+        rf"\1\2{REDACTED}",
+    ),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+    (re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{8,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+            r"|(?:^[ \t…]*[A-Za-z0-9+/=]{16,}[ \t]*\n)+-----END [A-Z ]*PRIVATE KEY-----",
+            re.S | re.M,
+        ),
+        f"-----{REDACTED} PRIVATE KEY-----",
+    ),
+)
 
 
 def looks_secret(name: str, value: str) -> bool:
@@ -121,6 +152,8 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
     )
     for value in values:
         text = text.replace(value, REDACTED)
+    for shape, replacement in SECRET_SHAPES:
+        text = shape.sub(replacement, text)
     text = URL_USERINFO.sub(r"\1***@", text)
     text = LINE_ASSIGNMENT.sub(
         lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],

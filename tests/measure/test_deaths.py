@@ -44,7 +44,8 @@ def test_a_segfault_keeps_its_signal_its_last_lines_and_the_scripts_stack(tmp_pa
     died = process.died
     assert died is not None and died.how is EndKind.SIGNAL
     assert (died.signal, died.exit_status, died.from_outside) == ("SIGSEGV", 139, False)
-    assert "dies.py: about to segfault" in died.last_lines
+    assert "eyJ" not in str(process.to_json()), "the token it wrote, redacted before storing"
+    assert died.last_lines == "Authorization: <redacted>\nretrying with <redacted>", "its stderr"
     assert "Segmentation fault" in died.stack and 'dies.py", line' in died.stack
     assert "in main" in died.stack, "the script's own frames, where it died"
     assert deaths.first_line(died) == "SIGSEGV (exit 139)"
