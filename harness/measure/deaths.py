@@ -3,9 +3,11 @@ then.
 
 Every case process runs with ``faulthandler`` writing into a file of the harness's
 (``watch_faults``): at a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every
-thread's Python stack, and a little before the process's time-out (``dump_after``) it writes where
-the process is waiting.  A plain script gets the same from its start-up hook (``script_hook``, told
-by ``FAULT_FILE`` and ``FAULT_AFTER_S``), so the script itself runs unmodified.  The harness reads
+thread's Python stack; a little before the process's time-out (``dump_after``) a thread of the
+harness writes where the process is waiting (``script_hook.dump_stacks_at``: never faulthandler's
+own watchdog, whose dump can crash the process).  A plain script gets the same from its start-up
+hook (``script_hook``, told by ``FAULT_FILE`` and ``FAULT_AT``), so the script itself runs
+unmodified.  The harness reads
 the file back (``read_stack``) into the process's ``ProcessEnd``.
 """
 
@@ -14,12 +16,12 @@ from __future__ import annotations
 import faulthandler
 import signal
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from harness.host.environment import scrub
+from harness.measure.script_hook import dump_stacks_at
 from harness.store.schema import EndKind, ProcessEnd
 
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
@@ -91,8 +93,8 @@ def watch_faults(path: str | None, at_unix_s: float | None) -> None:
         return
     _armed.append(handle)
     faulthandler.enable(file=handle, all_threads=True)
-    if at_unix_s:
-        faulthandler.dump_traceback_later(max(0.1, at_unix_s - time.time()), file=handle)
+    if at_unix_s:  # not faulthandler's dump_traceback_later, which can crash the process
+        dump_stacks_at(at_unix_s, handle)
 
 
 def script_output(environ: Mapping[str, str], name: str) -> Any:

@@ -2,9 +2,11 @@
 that raises, each run as the harness runs a script (a side's worker, a case process, the start-up
 hook), and what is kept."""
 
+import faulthandler
 import hashlib
 import os
 import sys
+import time
 
 import pytest
 
@@ -102,3 +104,39 @@ def test_the_hook_and_the_harness_name_the_same_variables():
         deaths.FAULT_AT,
     )
     assert ProcessEnd(EndKind.TIMEOUT).to_json() == {"how": "timeout"}
+
+
+def waiting_for_the_dump(path, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and "Timeout" not in path.read_text():
+        time.sleep(0.02)
+    return path.read_text()
+
+
+def test_the_stack_at_the_time_out_is_written_by_python_never_by_faulthandlers_watchdog(
+    tmp_path, monkeypatch
+):
+    """faulthandler's ``dump_traceback_later`` reads the other threads' frames while they run and
+    can crash the process: a slow suite's processes were recorded as SIGSEGV at the dump."""
+
+    def never(*args, **kwargs):
+        raise AssertionError("faulthandler's watchdog dumps unsafely")
+
+    monkeypatch.setattr(faulthandler, "dump_traceback_later", never)
+    path = tmp_path / "faults.txt"
+    was_enabled = faulthandler.is_enabled()
+    try:
+        deaths.watch_faults(str(path), time.time() + 0.2)
+        stack = waiting_for_the_dump(path)
+    finally:
+        faulthandler.disable()
+        deaths._armed.pop().close()
+        if was_enabled:
+            faulthandler.enable(sys.__stderr__)
+    first, main = stack.splitlines()[:2]
+    assert first.startswith("Timeout (0:00:") and first.endswith(")!")
+    assert main.startswith("Thread 0x") and "(most recent call first):" in main
+    assert (
+        stack.splitlines()[2].strip().startswith('File "')
+        and "in waiting_for_the_dump" in (stack.splitlines()[2])
+    ), "the main thread first, its most recent call first"
