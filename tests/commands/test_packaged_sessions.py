@@ -92,6 +92,38 @@ def test_bad_input_is_refused_here_before_nox_starts(
     assert not (tmp_path / ".cache").exists()
 
 
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [
+        ("a-file", "it is a file"),
+        ("a-file/cache", "Not a directory"),
+        ("/proc/jax-repro-cache", ""),
+        ("read-only", "Read-only file system"),
+    ],
+)
+def test_a_cache_that_takes_no_writes_is_one_line_naming_it_before_anything_runs(
+    tmp_path, monkeypatch, reachable, where, why
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    if where == "read-only":  # as a read-only mount answers, whoever the user is (root included)
+        (tmp_path / where).mkdir()
+
+        def refused(*args, **kwargs):
+            raise OSError(30, "Read-only file system")
+
+        monkeypatch.setattr(packaged_sessions.tempfile, "mkstemp", refused)
+    argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
+    environ = {**reachable, "JAX_REPRO_CACHE": where}
+    with pytest.raises(UsageError) as refused_cache:
+        drive("triage", argv, None, environ, lambda *call: pytest.fail("nox started"))
+    line = str(refused_cache.value)
+    shown = where if where.startswith("/") else tmp_path / where
+    assert "\n" not in line and line.startswith(f"the cache {shown} cannot be used")
+    assert why in line and "JAX_REPRO_CACHE" in line
+    assert not list(tmp_path.rglob("project*")), "nothing copied"
+
+
 def test_an_unreachable_index_is_one_line_naming_the_commands_that_need_it(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(UsageError) as refused:
