@@ -218,6 +218,8 @@ def undeclared_import(stderr: str) -> str:
     if not found:
         return ""
     module = found[-1].split(".")[0]
+    if module in ("jax", "jaxlib"):  # in every venv the harness prepares: the venv changed
+        return f"{module} is not in the venv it was prepared with: the venv changed since"
     return (
         f"the script imports {module}, which it does not declare: add it to the script's `# /// "
         "script` block "
