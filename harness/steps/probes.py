@@ -29,7 +29,6 @@ from harness.host.environment import machine_identity
 from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv
 from harness.measure import runner
-from harness.measure.workers import venv_gone
 from harness.steps.measurement import Measure, Pair, SideMeasurement, interleaved
 from harness.steps.ready import Probe, Readiness
 from harness.steps.reuse import Accept, ReusePolicy
@@ -179,18 +178,9 @@ class ReleaseProber:
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
         reused: set[str] = set()
-        measuring = self.measurement
-        settings = measuring.settings_for(processes, "off", 1)
+        settings = self.measurement.settings_for(processes, "off", 1)
         taken = None if again else reuse.under_lock(reused)
-        was_there = not venv_gone(prepared)
-        found = measuring.by_release([prepared], settings, taken).get(release)
-        if (
-            found is None and was_there and venv_gone(prepared)
-        ):  # removed meanwhile: made anew, once
-            prepared = self.readiness.side(release)
-            if isinstance(prepared, Probe):
-                return prepared
-            found = measuring.by_release([prepared], settings, taken).get(release)
+        found = self.readiness.measured(prepared, self.measurement.by_release, settings, taken)
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")
