@@ -12,6 +12,7 @@ tell, so it is a step ("killed, out of memory?").
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -61,10 +62,20 @@ EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception
 
 def error_line(end: ProcessEnd) -> str:
     """The line that names the error, from a process's last lines: the last that names an exception,
-    else the last one that is not blank."""
-    lines = [line.strip() for line in end.last_lines.splitlines() if line.strip()]
+    else the last one that is not blank and not a JSON line the script printed (a figure)."""
+    lines = [line.strip() for line in end.last_lines.splitlines() if not _printed(line.strip())]
     named = [line for line in lines if EXCEPTION_LINE.match(line)]
     return (named or lines)[-1][:200] if lines else ""
+
+
+def _printed(line: str) -> bool:
+    """A blank line, or a JSON object or list: what a script prints, never its error."""
+    if not line.startswith(("{", "[")):
+        return not line
+    try:
+        return isinstance(json.loads(line), dict | list)
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

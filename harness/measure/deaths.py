@@ -14,6 +14,7 @@ the file back (``read_stack``) into the process's ``ProcessEnd``.
 from __future__ import annotations
 
 import faulthandler
+import re
 import signal
 import tempfile
 from collections.abc import Mapping
@@ -40,6 +41,10 @@ STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal th
 LAST_LINES = 25
 LAST_CHARS = 4000
 
+# A frame's file in a venv, up to its site-packages: the venv's whole path says nothing a reader
+# needs, and where the harness keeps its venvs.
+VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
+
 _armed: list[
     IO[str]
 ] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
@@ -55,7 +60,12 @@ def signal_name(number: int) -> str:
 def last_lines(text: str, lines: int = LAST_LINES, chars: int = LAST_CHARS) -> str:
     """The end of a process's output, scrubbed: its last lines, and of those the last characters."""
     kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
-    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
+    return from_site_packages(scrub(kept if len(kept) <= chars else "…" + kept[-chars:]))
+
+
+def from_site_packages(text: str) -> str:
+    """``text`` with each frame's file in a venv shown from ``site-packages/``."""
+    return VENV_FRAME.sub(r"\1", text)
 
 
 def ended(returncode: int, output: str) -> ProcessEnd:
@@ -114,7 +124,7 @@ def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
             text = handle.read().decode(errors="replace")
     except OSError:
         return ""
-    return scrub(text.strip())
+    return from_site_packages(scrub(text.strip()))
 
 
 def first_line(end: ProcessEnd) -> str:

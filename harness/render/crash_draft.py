@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from harness.host.environment import redact
+from harness.measure.deaths import from_site_packages
 from harness.render.text import code_span, fenced, inline
 from harness.store.schema import EndKind
 from harness.upstream.change import PLATFORMS
@@ -141,7 +142,7 @@ def script_frames(stack: str) -> str:
     start-up hook): a maintainer runs ``python script.py``, whose stack ends at the script's
     ``<module>``."""
     return "\n".join(
-        line
+        from_site_packages(line)  # a result stored before they were shown so
         for line in stack.splitlines()
         if not HARNESS_FRAME.search(line) and '"<frozen runpy>"' not in line
     )

@@ -21,3 +21,12 @@ def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it()
     assert error_line(plain) == "(10, 4)", "no exception named: the last line that is not blank"
     qualified = "jax.errors.JaxRuntimeError: INTERNAL: oops"
     assert error_line(ProcessEnd(EndKind.RAISED, last_lines=qualified)) == qualified
+
+
+def test_a_json_line_the_script_printed_is_never_its_error():
+    printed = 'starting\n{"loop_ms": 3.2, "steps": 10}\n[1, 2]\n'
+    end = ProcessEnd(EndKind.SIGNAL, signal="SIGSEGV", exit_status=139, last_lines=printed)
+    assert error_line(end) == "starting"
+    only = ProcessEnd(EndKind.EXIT, exit_status=1, last_lines='{"loop_ms": 3.2}')
+    assert error_line(only) == "" and end_words(only) == "exit 1"
+    assert error_line(ProcessEnd(EndKind.EXIT, last_lines="[E] {broken")) == "[E] {broken"

@@ -140,3 +140,14 @@ def test_the_stack_at_the_time_out_is_written_by_python_never_by_faulthandlers_w
         stack.splitlines()[2].strip().startswith('File "')
         and "in waiting_for_the_dump" in (stack.splitlines()[2])
     ), "the main thread first, its most recent call first"
+
+
+def test_a_frame_in_a_venv_is_shown_from_site_packages_in_the_stack_and_the_last_lines(tmp_path):
+    venv = "/home/u/.cache/jax-repro/nox/triage/script-envs/0.4.33/lib/python3.12"
+    frame = f'  File "{venv}/site-packages/jax/_src/dispatch.py", line 90 in apply'
+    mine = '  File "/home/u/repro.py", line 3 in <module>'
+    (tmp_path / "faults.txt").write_text(f"Fatal Python error: Segmentation fault\n{frame}\n{mine}")
+    stack = deaths.read_stack(tmp_path / "faults.txt")
+    assert 'File "site-packages/jax/_src/dispatch.py", line 90 in apply' in stack
+    assert "repro.py" in stack and "script-envs" not in stack, "the script's own path kept"
+    assert deaths.last_lines(frame + ", in apply").strip().startswith('File "site-packages/jax/')
