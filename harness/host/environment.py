@@ -119,13 +119,28 @@ SECRET_SHAPES = (
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     (
         re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
-            r"|(?:^[ \t…]*[A-Za-z0-9+/=]{16,}[ \t]*\n)+-----END [A-Z ]*PRIVATE KEY-----",
-            re.S | re.M,
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
         ),
         f"-----{REDACTED} PRIVATE KEY-----",
     ),
 )
+# A private key's END whose BEGIN a text's end cut off: the key's lines before it go too (found
+# walking back from each END, line by line: a regex over every line start would be quadratic).
+KEY_END = re.compile(r"^[ \t]*-----END [A-Z ]*PRIVATE KEY-----", re.M)
+KEY_LINE = re.compile(r"[ \t…]*[A-Za-z0-9+/=]{16,}[ \t]*")
+
+
+def _key_ends(text: str) -> str:
+    for end in reversed(list(KEY_END.finditer(text))):
+        start = end.start()
+        while start > 0:
+            line = text.rfind("\n", 0, start - 1) + 1
+            if not KEY_LINE.fullmatch(text[line : start - 1]):
+                break
+            start = line
+        if start < end.start():
+            text = f"{text[:start]}-----{REDACTED} PRIVATE KEY-----{text[end.end() :]}"
+    return text
 
 
 def looks_secret(name: str, value: str) -> bool:
@@ -154,6 +169,8 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
         text = text.replace(value, REDACTED)
     for shape, replacement in SECRET_SHAPES:
         text = shape.sub(replacement, text)
+    if "PRIVATE KEY-----" in text:
+        text = _key_ends(text)
     text = URL_USERINFO.sub(r"\1***@", text)
     text = LINE_ASSIGNMENT.sub(
         lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],

@@ -274,3 +274,21 @@ def test_words_that_only_resemble_a_credential_shape_are_left_alone():
         "Token count 12345 of AKIA; eyJ alone; KeyError: 'jaxlib'"
     )
     assert environment.redact(text, environ={}) == text
+
+
+def test_redacting_a_long_output_of_key_like_lines_takes_time_in_proportion_to_it():
+    """A script that prints base64 lines: a regex tried at every line start was quadratic (20,000
+    lines took minutes)."""
+    import time
+
+    line = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJj\n"
+
+    def seconds(lines):
+        text = line * lines + "-----END PRIVATE KEY-----\nafter\n" + line * lines
+        started = time.perf_counter()
+        cleaned = environment.redact(text, environ={})
+        assert cleaned.startswith("-----<redacted> PRIVATE KEY-----\nafter\n")
+        return time.perf_counter() - started
+
+    small, large = min(seconds(500) for _ in range(3)), min(seconds(4000) for _ in range(3))
+    assert large < 30 * max(small, 1e-3), (small, large)  # linear: ×8; quadratic: ×64
