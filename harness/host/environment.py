@@ -109,7 +109,7 @@ SECRET_SHAPES = (
         rf"\1\2{REDACTED}",
     ),
     (
-        re.compile(r"\b(Bearer|Basic|Token)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I),
+        re.compile(r"\b(Bearer)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I),
         rf"\1\2{REDACTED}",
     ),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),

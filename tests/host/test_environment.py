@@ -271,7 +271,8 @@ def test_words_that_only_resemble_a_credential_shape_are_left_alone():
     text = (
         'File "/venv/lib/python3.12/site-packages/jax/_src/tokens.py", line 3\n'
         "Basic operations; Bearer tokens are refused; the cookie jar; sk-learn; "
-        "Token count 12345 of AKIA; eyJ alone; KeyError: 'jaxlib'"
+        "Token count 12345 of AKIA; eyJ alone; KeyError: 'jaxlib'; the token tok_12345678 of an "
+        "effect"
     )
     assert environment.redact(text, environ={}) == text
 
