@@ -375,6 +375,9 @@ class RangeRun:
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
+        budget.again_with = budget.again_with or (
+            lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))
+        )
         before, after = pair
         progress(
             f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"
