@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.statuses import summarise
+from harness.analysis.statuses import ran, summarise
 from harness.findings import Finding, FollowUp
 from harness.render import screen
 from harness.render.range_screen import (
@@ -115,6 +115,16 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
     return blocks, missing
 
 
+def _probed(judged: Judgement, setting: Setting) -> str:
+    """``0.4.31 good``; by status, how its processes ended (``0.10.1 SIGSEGV (exit 139)``): an
+    endpoint is good or bad by the range's terms, whether or not it ran ok."""
+    stored = judged.result
+    if not setting.criterion.is_status or stored is None or not ran(stored):
+        return f"{judged.release} {setting.terms.word(judged.verdict)}"
+    side = summarise(stored)
+    return f"{judged.release} {'ok' if side.all_ok else side.all_dead_alike or side.words()}"
+
+
 def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequence[str]) -> str:
     """A bisect's terminal answer (of one metric, or of every metric that moved): one screen."""
     releases = answers[0].found.releases
@@ -131,10 +141,7 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     )
     head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:
-        probed = ", ".join(
-            f"{j.release} {answers[0].setting.terms.word(j.verdict)}"
-            for j in answers[0].found.probes
-        )
+        probed = ", ".join(_probed(j, answers[0].setting) for j in answers[0].found.probes)
         head += screen.wrap(f"probed: {probed}", indent="  ")
     blocks, missing = bisect_blocks(answers)
     shown = (
