@@ -35,6 +35,7 @@ from harness.catalogue.discovery import DEFAULT_CASES_DIR
 from harness.cli import sessions
 from harness.cli.routing import NEED_THE_INDEX
 from harness.errors import UsageError
+from harness.host.environment import shown_path
 from harness.install.index import unreachable_index
 from harness.pins import DRIVEN
 
@@ -193,6 +194,12 @@ def drive(
         raise UsageError(index_refusal(session, reason, jax_here))
     cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))
-    print(f"jax-repro: nox -s {session}: venvs in {cache / 'nox'}", file=sys.stderr, flush=True)
+    print(
+        f"jax-repro: {session} runs as `nox -s {session}` on the harness copied into {cache} "
+        f"(venvs in {cache / 'nox'}), its results, reports and stored answers in this folder, "
+        f"{shown_path(Path.cwd(), anywhere=True)}",
+        file=sys.stderr,
+        flush=True,
+    )
     run(command[0], command, {**environ, DRIVEN: "1"})
     return 0

@@ -75,6 +75,19 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
     assert env[DRIVEN] == "1"
 
 
+def test_a_command_turned_into_its_nox_session_says_so_and_where_it_reads_and_writes(
+    tmp_path, monkeypatch, reachable, capsys
+):
+    """``python -m harness issue`` in a venv without JAX and no --releases is the issue session:
+    said, never silently."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["issue", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"]
+    drive("issue", argv, None, {**reachable, "JAX_REPRO_CACHE": "cache"}, lambda *call: None)
+    said = capsys.readouterr().err
+    assert said.startswith("jax-repro: issue runs as `nox -s issue` on the harness copied into ")
+    assert f"stored answers in this folder, {tmp_path}" in said
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
