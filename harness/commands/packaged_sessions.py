@@ -68,10 +68,11 @@ def usable_cache(cache: Path) -> Path:
         os.close(probe)
         os.unlink(name)
     except OSError as exc:
-        why = "it is a file" if cache.is_file() else exc.strerror or type(exc).__name__
+        there = cache.exists() and not cache.is_dir()
+        why = "it is not a folder" if there else exc.strerror or type(exc).__name__
         raise UsageError(
-            f"the cache {cache} cannot be used: {why}; set {CACHE_SETTING} to a folder you can "
-            "write"
+            f"the cache {shown_path(cache, anywhere=True)} cannot be used: {why}; set "
+            f"{CACHE_SETTING} to a folder you can write"
         ) from None
     return cache
 
@@ -195,8 +196,9 @@ def drive(
     cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))
     print(
-        f"jax-repro: {session} runs as `nox -s {session}` on the harness copied into {cache} "
-        f"(venvs in {cache / 'nox'}), its results, reports and stored answers in this folder, "
+        f"jax-repro: {session} runs as `nox -s {session}` on the harness copied into "
+        f"{shown_path(cache, anywhere=True)} (venvs in {shown_path(cache / 'nox', anywhere=True)}),"
+        " its results, reports and stored answers in this folder, "
         f"{shown_path(Path.cwd(), anywhere=True)}",
         file=sys.stderr,
         flush=True,

@@ -108,7 +108,8 @@ def test_bad_input_is_refused_here_before_nox_starts(
 @pytest.mark.parametrize(
     ("where", "why"),
     [
-        ("a-file", "it is a file"),
+        ("a-file", "it is not a folder"),
+        ("/dev/null", "it is not a folder"),
         ("a-file/cache", "Not a directory"),
         ("/proc/jax-repro-cache", ""),
         ("read-only", "Read-only file system"),
