@@ -420,7 +420,10 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
         check_hold(pin, declared)
     vary = None
     if args.vary is not None:
-        vary = canonicalize_name(canonical(args.vary, "--vary"))
+        asked = Requirement(canonical(args.vary, "--vary"))
+        if asked.extras or asked.specifier or asked.marker:
+            raise UsageError(f"--vary {args.vary[:60]!r}: give a package's name alone, PKG")
+        vary = canonicalize_name(asked.name)
         if any(canonicalize_name(Requirement(pin).name) == vary for pin in hold):
             raise UsageError(
                 f"--vary {vary} and --hold {vary}==…: a library is either varied or held"

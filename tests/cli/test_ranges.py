@@ -87,6 +87,8 @@ def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_
         (["--hold", "equinox>=0.11"], "give one exact pin, PKG==VERSION"),
         (["--hold", "jaxlib==0.4.31"], "the release under test is the harness's to choose"),
         (["--vary", "jax", "--jax", "0.4.33"], "the release under test is the harness's to choose"),
+        (["--vary", "numpy>=2", "--jax", "0.4.33"], "give a package's name alone, PKG"),
+        (["--vary", "numpy[extra]", "--jax", "0.4.33"], "give a package's name alone, PKG"),
         (["--vary", "equinox"], "--vary holds one jax release: give it with --jax VERSION"),
         (["--jax", "0.4.33"], "--jax goes with --vary"),
         (
