@@ -97,7 +97,8 @@ WORD_ASSIGNMENT = re.compile(
 SHORTEST_SECRET_VALUE = 8
 # Credentials known by their shape wherever they appear (a script's output, a stored stack): the
 # value after an Authorization or Cookie header or "Bearer", a JWT, keys of OpenAI/Anthropic
-# (sk-), Slack (xox?-), AWS (AKIA/ASIA), GitHub (ghp_..., github_pat_), and a PEM private key,
+# (sk-), Slack (xox?-), AWS (AKIA/ASIA), GitHub (ghp_..., github_pat_), Hugging Face (hf_), Google
+# (AIza), GitLab (glpat-), PyPI (pypi-), Stripe (sk_live_), and a PEM private key,
 # its whole block, or what a text's end kept of it (from BEGIN on, or its lines up to END).
 SECRET_SHAPES = (
     (
@@ -117,6 +118,13 @@ SECRET_SHAPES = (
     (re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{8,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (  # Hugging Face, Google, GitLab, PyPI, Stripe
+        re.compile(
+            r"\b(?:hf_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
+            r"|pypi-[A-Za-z0-9_-]{50,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,})"
+        ),
+        REDACTED,
+    ),
     (
         re.compile(
             r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
@@ -155,10 +163,33 @@ def _secret_assignment(name: str, value: str) -> bool:
     )
 
 
+# A terminal's colour or cursor code: no part of a credential, and no word boundary either.
+ANSI_CODE = re.compile(r"(\x1b\[[0-9;?]*[ -/]*[@-~])")
+# NAME: value, as YAML, a dict's repr or JSON print it ("password": "hunter2"); an exception's name
+# before its message (KeyError: 'jaxlib') is no secret's.
+COLON_ASSIGNMENT = re.compile(
+    r"""(?<![\w.-])(["']?)([A-Za-z_][\w.-]*)\1(\s*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;}'"\]]+)"""
+)
+EXCEPTION_NAME = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)")
+
+
+def _colon_secret(m: re.Match[str]) -> str:
+    secret = SECRET_NAME.search(m[2]) and not EXCEPTION_NAME.fullmatch(m[2])
+    return f"{m[1]}{m[2]}{m[1]}{m[3]}{REDACTED}" if secret else m[0]
+
+
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
     """``text`` with credentials replaced by REDACTED: the values of this environment's secret
-    variables wherever they appear, every secret ``NAME=value``, and the user:password of every
-    URL."""
+    variables wherever they appear, every credential of a known shape, every secret ``NAME=value``
+    or ``NAME: value``, and the user:password of every URL; the pieces between colour codes each
+    alone."""
+    if "\x1b" in text:
+        pieces = ANSI_CODE.split(text)
+        return "".join(p if i % 2 else _redacted(p, environ) for i, p in enumerate(pieces))
+    return _redacted(text, environ)
+
+
+def _redacted(text: str, environ: dict[str, str] | None) -> str:
     source = os.environ if environ is None else environ
     values = sorted(
         {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)},
@@ -176,9 +207,10 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
         lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],
         text,
     )
-    return WORD_ASSIGNMENT.sub(
+    text = WORD_ASSIGNMENT.sub(
         lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text
     )
+    return COLON_ASSIGNMENT.sub(_colon_secret, text)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:

@@ -247,6 +247,11 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_X
         ("in a stack: ghp_0123456789abcdefghijklmnopqrstuvwx", "in a stack: <redacted>"),
         ("pat github_pat_11ABCDEFG0123456789_abcdefghijkl", "pat <redacted>"),
         ("Cookie: session=abc123def456", "Cookie: <redacted>"),
+        ("login(hf_abcdefghijklmnopqrstuvwxyz0123456789)", "login(<redacted>)"),
+        ("key=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "key=<redacted>"),
+        ("\x1b[31mBearer abc1234567890\x1b[0m", "\x1b[31mBearer <redacted>\x1b[0m"),
+        ('config {"password": "hunter2pass", "n": 3}', '{"password": <redacted>, "n": 3}'),
+        ("db_password: hunter2pass", "db_password: <redacted>"),
         ("pip from https://bob:hunter2pass@pypi.example/simple", "https://***@pypi.example/"),
         (
             "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nb",
@@ -262,7 +267,19 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_X
 def test_credentials_are_redacted_by_their_shape_wherever_they_appear(text, kept):
     cleaned = environment.redact(text, environ={})
     assert kept in cleaned
-    for secret in (JWT, "ghp_", "sk-proj", "xoxb", "AKIA", "github_pat", "hunter2", "MIIE", "abc1"):
+    for secret in (
+        JWT,
+        "ghp_",
+        "sk-proj",
+        "xoxb",
+        "AKIA",
+        "github_pat",
+        "hunter2",
+        "MIIE",
+        "abc1",
+        "hf_a",
+        "AIza",
+    ):
         assert secret not in cleaned, cleaned
     assert environment.redact(cleaned, environ={}) == cleaned, "redacting twice changes nothing"
 
@@ -272,7 +289,7 @@ def test_words_that_only_resemble_a_credential_shape_are_left_alone():
         'File "/venv/lib/python3.12/site-packages/jax/_src/tokens.py", line 3\n'
         "Basic operations; Bearer tokens are refused; the cookie jar; sk-learn; "
         "Token count 12345 of AKIA; eyJ alone; KeyError: 'jaxlib'; the token tok_12345678 of an "
-        "effect"
+        "effect; KeyboardInterrupt: stopped; https://example.org/x at 12:30; \x1b[1mbold\x1b[0m"
     )
     assert environment.redact(text, environ={}) == text
 
