@@ -254,7 +254,8 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_X
         ("db_password: hunter2pass", "db_password: <redacted>"),
         ("pip from https://bob:hunter2pass@pypi.example/simple", "https://***@pypi.example/"),
         (
-            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nb",
+            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n"
+            "-----END RSA PRIVATE KEY-----\nb",
             "a\n-----<redacted> PRIVATE KEY-----\nb",
         ),
         (  # a text's end that kept only the key's last lines
