@@ -92,9 +92,13 @@ def _watch_faults() -> None:
         return
 
 
+OTHER_THREADS, OTHER_FRAMES, MAIN_FRAMES = 20, 8, 100  # faulthandler's own: 100 frames a thread
+
+
 def dump_stacks_at(at_unix_s: float, file: IO[str]) -> None:
     """Every thread's Python stack into ``file`` at ``at_unix_s`` (a little before the time-out),
-    in faulthandler's words, main thread first.
+    in faulthandler's words and order: the others first, a few frames each, the main thread last
+    and whole, where the end of the file the harness keeps (``deaths.read_stack``) has it.
 
     Written by a thread of Python, which holds the GIL while it reads the frames: faulthandler's
     own ``dump_traceback_later`` reads the other threads' frames while they run, and can crash the
@@ -104,18 +108,20 @@ def dump_stacks_at(at_unix_s: float, file: IO[str]) -> None:
     def dump() -> None:
         time.sleep(max(0.1, at_unix_s - time.time()))
         main, mine = threading.main_thread().ident, threading.get_ident()
-        frames = sorted(sys._current_frames().items(), key=lambda item: item[0] != main)
+        frames = sys._current_frames()
+        threads = [(i, f) for i, f in frames.items() if i not in (main, mine)]
         ran = time.time() - STARTED_S
         lines = [f"Timeout ({int(ran // 3600)}:{int(ran % 3600 // 60):02d}:{ran % 60:05.2f})!"]
-        for ident, frame in frames:
-            if ident == mine:
-                continue
+        last = [(main, frames[main])] if main in frames else []
+        for ident, frame in [*threads[-OTHER_THREADS:], *last]:
+            most = MAIN_FRAMES if ident == main else OTHER_FRAMES
+            stack = traceback.extract_stack(frame, limit=most + 1)
             lines.append(f"Thread 0x{ident:016x} (most recent call first):")
             lines += [
                 f'  File "{f.filename}", line {f.lineno} in {f.name}'
-                for f in reversed(traceback.extract_stack(frame))
+                for f in reversed(stack[-most:])
             ]
-            lines.append("")
+            lines += ["  ...", ""] if len(stack) > most else [""]
         try:
             file.write("\n".join(lines) + "\n")
             file.flush()
