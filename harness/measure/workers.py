@@ -18,6 +18,7 @@ from harness.store.schema import HostFacts, SchemaError, parse_host
 # What a process says where jax is not in its venv: never the script's doing, jax is in every venv
 # the harness prepares.
 JAX_MISSING = ("No module named 'jax'", "No module named 'jaxlib'")
+JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
 
 
 class VenvGone(HarnessError):
@@ -31,8 +32,12 @@ def venv_gone(side: Side, output: str = "") -> str:
     python = Path(side.interpreter)
     if not python.exists():
         return f"{shown_path(python, anywhere=True)} is gone"
-    if any(missing in output for missing in JAX_MISSING):
-        return f"jax no longer imports in {shown_path(python.parent.parent, anywhere=True)}"
+    venv = python.parent.parent
+    # A venv of the harness's (not a system's Python), and jax truly gone from it: not the script's
+    # own subprocess under another Python.
+    gone = (venv / "pyvenv.cfg").is_file() and not any(venv.glob(JAX_IN_A_VENV))
+    if gone and any(missing in output for missing in JAX_MISSING):
+        return f"jax is gone from {shown_path(venv, anywhere=True)}"
     return ""
 
 

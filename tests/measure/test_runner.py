@@ -767,7 +767,7 @@ def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_me
     ("interpreter", "detail", "why"),
     [
         ("gone", "exit code 1\n…/bin/python: No such file or directory", "/bin/python is gone"),
-        ("here", "ModuleNotFoundError: No module named 'jax'", "jax no longer imports in"),
+        ("here", "ModuleNotFoundError: No module named 'jax'", "jax is gone from"),
     ],
 )
 def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kept(
@@ -782,9 +782,10 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
     monkeypatch.setattr(attempts_module, "run_process", run_process)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     python = tmp_path / "venv" / "bin" / "python"
-    if interpreter == "here":
+    if interpreter == "here":  # a venv whose jax was removed
         python.parent.mkdir(parents=True)
         python.symlink_to(sys.executable)
+        (python.parents[1] / "pyvenv.cfg").write_text("home = /usr\n")
     side = dataclasses.replace(this_side("t"), interpreter=str(python))
     recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
     run = CellRun(recorder.sides[0], 1)
@@ -794,3 +795,20 @@ def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kep
     line = str(gone.value)
     assert "\n" not in line and why in line and "a fault of the machine, not of the script" in line
     assert "declare" not in line and run.processes == []
+
+
+def test_jax_missing_for_a_subprocess_of_the_script_is_no_fault_of_a_venv_that_holds_jax(tmp_path):
+    from harness.measure.workers import venv_gone
+
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "jax"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    side = dataclasses.replace(this_side("t"), interpreter=str(python))
+    said = "subprocess: ModuleNotFoundError: No module named 'jax'"
+    assert venv_gone(side, said) == "", "the script's own python3 -c 'import jax', not the venv"
+    (site / "__init__.py").unlink()
+    assert venv_gone(side, said).startswith("jax is gone from")
