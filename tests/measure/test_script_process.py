@@ -209,7 +209,10 @@ def test_a_credential_the_script_prints_into_a_field_is_redacted_before_it_is_st
     assert payload["figures"]["json.steps"] == 3.0
 
 
-def test_jax_missing_from_the_venv_is_never_advice_to_declare_jax():
+def test_jax_missing_from_the_venv_is_never_advice_to_declare_jax(monkeypatch):
+    said = undeclared_import("ModuleNotFoundError: No module named 'jax'")
+    assert "declare" not in said and "a Python other than its venv's" in said, "jax is here"
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     said = undeclared_import("ModuleNotFoundError: No module named 'jax'")
     assert "declare" not in said and "the venv changed" in said
     assert "add it to the script's" in undeclared_import(
