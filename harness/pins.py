@@ -164,6 +164,7 @@ def device_class(label: str) -> str:
     profile = PROFILE_BY_NAME.get(label)
     return profile.kind if profile else "cpu"
 
+
 # Every (release, profile) pair a repro session runs, oldest release first.
 MATRIX = [(r, p) for r in RELEASES for p in PROFILES if p.applies_to(r)]
 # The oldest and newest releases: shims are tested and the quick catalogue runs on both in CI.

@@ -12,6 +12,7 @@ tell, so it is a step ("killed, out of memory?").
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -61,20 +62,30 @@ def end_words(end: ProcessEnd) -> str:
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
 
-# Lines that are never the error itself: JAX's trailer, its rule, and a script's own JSON line.
-NOT_THE_ERROR = re.compile(
-    r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$|\{)"
-)
+# Lines that are never the error itself: JAX's trailer and its rule (a script's own JSON line is
+# ``_printed``).
+NOT_THE_ERROR = re.compile(r"^(?:For simplicity, JAX has removed|JAX_TRACEBACK_FILTERING=|-{4,}$)")
 
 
 def error_line(end: ProcessEnd | str) -> str:
     """The line that names the error, from a process's last lines (its end, or a result's detail):
-    the last that names an exception, else the last one that is not blank, JAX's trailer or JSON."""
+    the last that names an exception, else the last one that is not blank, JAX's trailer or a JSON
+    line the script printed (a figure)."""
     text = end if isinstance(end, str) else end.last_lines
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines() if not _printed(line.strip())]
     lines = [line for line in lines if not NOT_THE_ERROR.match(line)]
     named = [line for line in lines if EXCEPTION_LINE.match(line)]
     return (named or lines)[-1][:200] if lines else ""
+
+
+def _printed(line: str) -> bool:
+    """A blank line, or a JSON object or list: what a script prints, never its error."""
+    if not line.startswith(("{", "[")):
+        return not line
+    try:
+        return isinstance(json.loads(line), dict | list)
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,9 @@ class CaseInfo:
 
     def anchors_for(self, device: str) -> list[SizePoint]:
         """The quick sizes of a profile of the ``device`` class (``harness.pins.Profile.kind``)."""
-        return self.gpu_anchors if device == "gpu" and self.gpu_anchors is not None else self.anchors
+        return (
+            self.gpu_anchors if device == "gpu" and self.gpu_anchors is not None else self.anchors
+        )
 
     def plan(
         self,

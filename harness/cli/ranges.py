@@ -225,16 +225,17 @@ def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
         default=[],
         metavar="PKG==VERSION",
         help=(
-            "with --script: hold a library it declares at one version on every release "
-            "(repeatable): a step that stays is JAX's"
+            "with --script: hold a package of its venv at one version on every release (a "
+            "library it declares, or one of jax's own, numpy; repeatable): a step that stays is "
+            "JAX's"
         ),
     )
     parser.add_argument(
         "--vary",
         metavar="PKG",
         help=(
-            "with --script: hold jax at --jax and take the releases of this library the script "
-            f"declares instead; {'--good/--bad' if command == 'bisect' else '--from/--to'} then "
+            "with --script: hold jax at --jax and take the releases of this package of its venv "
+            f"instead; {'--good/--bad' if command == 'bisect' else '--from/--to'} then "
             "name its versions"
         ),
     )
@@ -419,11 +420,10 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
         check_hold(pin, declared)
     vary = None
     if args.vary is not None:
-        vary = canonicalize_name(canonical(args.vary, "--vary"))
-        if vary not in {canonicalize_name(name) for name in declared}:
-            raise UsageError(
-                f"--vary {args.vary}: the script declares no such library ({_declared(declared)})"
-            )
+        asked = Requirement(canonical(args.vary, "--vary"))
+        if asked.extras or asked.specifier or asked.marker:
+            raise UsageError(f"--vary {args.vary[:60]!r}: give a package's name alone, PKG")
+        vary = canonicalize_name(asked.name)
         if any(canonicalize_name(Requirement(pin).name) == vary for pin in hold):
             raise UsageError(
                 f"--vary {vary} and --hold {vary}==…: a library is either varied or held"
@@ -436,25 +436,22 @@ def library_choice(args: argparse.Namespace, case: CaseInfo) -> LibraryChoice:
 
 
 def check_hold(pin: str, declared: dict[str, str]) -> None:
-    """A held pin names a library the script declares, at a version its declaration allows: else no
-    release could have the set, and each would be stored as not installable for what is bad
-    input."""
+    """A held pin of a library the script declares is at a version its declaration allows: else no
+    release could have the set, and each would be stored as not installable for what is bad input.
+
+    A package it does not declare is held as well (a constraint on its venv's set: one of jax's own
+    dependencies, numpy, or a library's), as the why's library or JAX holds every package that
+    moved; so is one ``--vary`` names."""
     held = Requirement(pin)
     named = {canonicalize_name(name): Requirement(text) for name, text in declared.items()}
     wanted = named.get(canonicalize_name(held.name))
     if wanted is None:
-        raise UsageError(
-            f"--hold {pin}: the script declares no {held.name} ({_declared(declared)})"
-        )
+        return
     version = next(iter(held.specifier)).version
     if wanted.marker is None and not wanted.specifier.contains(version, prereleases=True):
         raise UsageError(
             f"--hold {pin}: the script declares {wanted}, which {held.name} {version} is not"
         )
-
-
-def _declared(declared: dict[str, str]) -> str:
-    return f"it declares {', '.join(declared)}" if declared else "it declares no library"
 
 
 def _command(name: str, summary: str, description: str, exit_codes: str) -> Command[RangeOptions]:

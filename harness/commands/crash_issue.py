@@ -149,6 +149,19 @@ def _crash(request: CrashRequest, step: StatusAnswer, mine: list[StoredResult]) 
         for release in (step.before, step.after)
     )
     crash = crash_between(before, after)
+    if crash is None and step.source:  # a stored answer's step that the stored results deny
+        target = target_words(request.case)
+        runs = [
+            f"`{nox_command('run', target, ['--jax', v], request.sizes, request.profile)}`"
+            for v in (step.before, step.after)
+        ]
+        raise HarnessError(
+            f"the stored answer and the stored results disagree: {step.source} found a status step "
+            f"jax {step.before} → {step.after}, but the newest results under "
+            f"{shown_path(request.results_dir)} say {sides_words(before, after)} (merged from "
+            f"another machine, or measured again since); measure both again, {' and '.join(runs)}, "
+            "then ask again"
+        )
     if crash is None:
         raise HarnessError(
             f"no crash to draft between jax {step.before} and jax {step.after}: "

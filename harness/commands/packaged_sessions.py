@@ -16,7 +16,8 @@ pipx, ``uv tool``) or run once (``uvx --from jax-repro-harness jax-repro …``),
   ``./reports`` and every path typed are taken from there.
 
 The command line is checked here first, as the session checks it (one line, exit 2), and a machine
-whose package index cannot be reached is told so in one line before nox starts.
+whose package index cannot be reached, or a cache that takes no writes, is told so in one line
+before nox starts.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import hashlib
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from harness.catalogue.discovery import DEFAULT_CASES_DIR
 from harness.cli import sessions
 from harness.cli.routing import NEED_THE_INDEX
 from harness.errors import UsageError
+from harness.host.environment import shown_path
 from harness.install.index import unreachable_index
 from harness.pins import DRIVEN
 
@@ -53,6 +56,25 @@ def cache_root(environ: Mapping[str, str]) -> Path:
     else:
         chosen = Path(environ.get("HOME") or Path.home()) / ".cache" / "jax-repro"
     return chosen.expanduser().absolute()
+
+
+def usable_cache(cache: Path) -> Path:
+    """``cache``, made where missing and written once to know it takes writes; else UsageError, one
+    line naming it (a file there or above it, a folder of /proc, a read-only one), before anything
+    is copied or run."""
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        probe, name = tempfile.mkstemp(dir=cache, prefix=".jax-repro-probe.")
+        os.close(probe)
+        os.unlink(name)
+    except OSError as exc:
+        there = cache.exists() and not cache.is_dir()
+        why = "it is not a folder" if there else exc.strerror or type(exc).__name__
+        raise UsageError(
+            f"the cache {shown_path(cache, anywhere=True)} cannot be used: {why}; set "
+            f"{CACHE_SETTING} to a folder you can write"
+        ) from None
+    return cache
 
 
 def project_files() -> dict[str, Path]:
@@ -171,8 +193,15 @@ def drive(
     reason = unreachable_index(environ)
     if reason is not None:
         raise UsageError(index_refusal(session, reason, jax_here))
-    cache = cache_root(environ)
+    cache = usable_cache(cache_root(environ))
     command = nox_command(session, posargs, cache, materialized(cache))
-    print(f"jax-repro: nox -s {session}: venvs in {cache / 'nox'}", file=sys.stderr, flush=True)
+    print(
+        f"jax-repro: {session} runs as `nox -s {session}` on the harness copied into "
+        f"{shown_path(cache, anywhere=True)} (venvs in {shown_path(cache / 'nox', anywhere=True)}),"
+        " its results, reports and stored answers in this folder, "
+        f"{shown_path(Path.cwd(), anywhere=True)}",
+        file=sys.stderr,
+        flush=True,
+    )
     run(command[0], command, {**environ, DRIVEN: "1"})
     return 0

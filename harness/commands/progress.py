@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from harness.host.environment import redact
 from harness.render.screen import WIDTH, shorten
 from harness.render.text import terminal
 from harness.units import format_seconds
@@ -68,7 +69,8 @@ class Progress:
             self.keep(line)
             return
         elapsed = format_seconds(self.clock() - self.started)
-        self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {terminal(line.strip())}", WIDTH - 1))
+        shown = terminal(redact(line).strip())
+        self.out.write(CLEAR_LINE + shorten(f"[{elapsed}] {shown}", WIDTH - 1))
         self.out.flush()
         self.showing = True
 
@@ -77,9 +79,8 @@ class Progress:
         if self.showing:
             self.out.write(CLEAR_LINE)
             self.showing = False
-        self.out.write(
-            terminal(line) + "\n"
-        )  # a script's stderr among them: no escape reaches the log
+        # A script's stderr among them: no escape and no credential reaches the log.
+        self.out.write(terminal(redact(line)) + "\n")
         self.out.flush()
 
     def done(self) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from harness.cli.options import prove_writable
 from harness.cli.ranges import RangeOptions, bounded, target_words
@@ -78,6 +79,13 @@ def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
     return envs
 
 
+def _prerelease(version: str) -> bool:
+    try:
+        return Version(version).is_prerelease
+    except InvalidVersion:
+        return False
+
+
 def labelled(
     options: RangeOptions, envs: list[ReleaseEnv]
 ) -> tuple[RangeOptions, dict[str, ReleaseEnv], dict[str, tuple[str, ...]]]:
@@ -102,7 +110,13 @@ def labelled(
                 f"{choice.vary} {end} is not a release on the package index; nearby: {near}"
             )
     low, high = version_key(options.first), version_key(options.last)
-    versions = [version for version in listed if low <= version_key(version) <= high]
+    # Two final releases asked: a pre-release between them is no release of that range.
+    finals = not any(map(_prerelease, (options.first, options.last)))
+    versions = [
+        version
+        for version in listed
+        if low <= version_key(version) <= high and not (finals and _prerelease(version))
+    ]
     bounded(options.command, len(versions), f"{choice.vary} {options.first}–{options.last}")
     labels = {choice.label(version): held for version in versions}
     pins: dict[str, tuple[str, ...]] = {
@@ -361,6 +375,9 @@ class RangeRun:
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)
         budget.again = budget.again or rerun_command(self.options, 4 * (budget.seconds or 0))
+        budget.again_with = budget.again_with or (
+            lambda seconds: rerun_command(self.options, max(seconds, 4 * (budget.seconds or 0)))
+        )
         before, after = pair
         progress(
             f"[{self.options.command}] why {before} → {after} moved: asking every kind of evidence"

@@ -31,8 +31,11 @@ KINDS: tuple[Evidence, ...] = (
 
 # A crash's decisive fact is the setting that makes it run, and that setting's flags are matched to
 # what XLA compiled: for a status step those two come right after library or JAX, so that a why cut
-# short by its budget still has them; the reproducer comes after.
+# short by its budget still has them; the reproducer comes after.  Where no library the script
+# declares moved (only jax's own dependencies did, numpy), the workaround, what a user wants first,
+# comes before library or JAX, which then goes on only where the budget still allows.
 STATUS_FIRST = (HeldLibrary, CompiledPrograms, CrashWorkaround)
+WORKAROUND_FIRST = (CompiledPrograms, CrashWorkaround, HeldLibrary)
 
 
 def kinds_for(step: Step) -> tuple[Evidence, ...]:
@@ -40,11 +43,10 @@ def kinds_for(step: Step) -> tuple[Evidence, ...]:
     first."""
     if not step.by_status:
         return KINDS
+    declared_moved = set(step.libraries) & set(step.declared)
+    first = STATUS_FIRST if declared_moved else WORKAROUND_FIRST
 
     def place(kind: Evidence) -> int:
-        return next(
-            (i for i, first in enumerate(STATUS_FIRST) if isinstance(kind, first)),
-            len(STATUS_FIRST),
-        )
+        return next((i for i, each in enumerate(first) if isinstance(kind, each)), len(first))
 
     return tuple(sorted(KINDS, key=place))

@@ -95,6 +95,60 @@ WORD_ASSIGNMENT = re.compile(
 # A secret shorter than this is found only by its name: replacing every "abc" in a text would garble
 # it.
 SHORTEST_SECRET_VALUE = 8
+# Credentials known by their shape wherever they appear (a script's output, a stored stack): the
+# value after an Authorization or Cookie header or "Bearer", a JWT, keys of OpenAI/Anthropic
+# (sk-), Slack (xox?-), AWS (AKIA/ASIA), GitHub (ghp_..., github_pat_), Hugging Face (hf_), Google
+# (AIza), GitLab (glpat-), PyPI (pypi-), Stripe (sk_live_), and a PEM private key,
+# its whole block, or what a text's end kept of it (from BEGIN on, or its lines up to END).
+SECRET_SHAPES = (
+    (
+        re.compile(
+            r"\b((?:Proxy-)?Authorization|(?:Set-)?Cookie|X-Api-Key|X-Auth-Token)"
+            r"([\"']?\s*[:=]\s*)[^\n]*\S",
+            re.I,
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+    (
+        re.compile(r"\b(Bearer)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I),
+        rf"\1\2{REDACTED}",
+    ),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
+    (re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{8,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    (  # Hugging Face, Google, GitLab, PyPI, Stripe
+        re.compile(
+            r"\b(?:hf_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}"
+            r"|pypi-[A-Za-z0-9_-]{50,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,})"
+        ),
+        REDACTED,
+    ),
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
+        ),
+        f"-----{REDACTED} PRIVATE KEY-----",
+    ),
+)
+# A private key's END whose BEGIN a text's end cut off: the key's lines before it go too (found
+# walking back from each END, line by line: a regex over every line start would be quadratic).
+KEY_END = re.compile(r"^[ \t]*-----END [A-Z ]*PRIVATE KEY-----", re.M)
+KEY_LINE = re.compile(r"[ \t…]*[A-Za-z0-9+/=]{16,}[ \t]*")
+
+
+def _key_ends(text: str) -> str:
+    for end in reversed(list(KEY_END.finditer(text))):
+        start = end.start()
+        while start > 0:
+            line = text.rfind("\n", 0, start - 1) + 1
+            if not KEY_LINE.fullmatch(text[line : start - 1]):
+                break
+            start = line
+        if start < end.start():
+            text = f"{text[:start]}-----{REDACTED} PRIVATE KEY-----{text[end.end() :]}"
+    return text
 
 
 def looks_secret(name: str, value: str) -> bool:
@@ -109,10 +163,33 @@ def _secret_assignment(name: str, value: str) -> bool:
     )
 
 
+# A terminal's colour or cursor code: no part of a credential, and no word boundary either.
+ANSI_CODE = re.compile(r"(\x1b\[[0-9;?]*[ -/]*[@-~])")
+# NAME: value, as YAML, a dict's repr or JSON print it ("password": "hunter2"); an exception's name
+# before its message (KeyError: 'jaxlib') is no secret's.
+COLON_ASSIGNMENT = re.compile(
+    r"""(?<![\w.-])(["']?)([A-Za-z_][\w.-]*)\1(\s*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^\s,;}'"\]]+)"""
+)
+EXCEPTION_NAME = re.compile(r"[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)")
+
+
+def _colon_secret(m: re.Match[str]) -> str:
+    secret = SECRET_NAME.search(m[2]) and not EXCEPTION_NAME.fullmatch(m[2])
+    return f"{m[1]}{m[2]}{m[1]}{m[3]}{REDACTED}" if secret else m[0]
+
+
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
     """``text`` with credentials replaced by REDACTED: the values of this environment's secret
-    variables wherever they appear, every secret ``NAME=value``, and the user:password of every
-    URL."""
+    variables wherever they appear, every credential of a known shape, every secret ``NAME=value``
+    or ``NAME: value``, and the user:password of every URL; the pieces between colour codes each
+    alone."""
+    if "\x1b" in text:
+        pieces = ANSI_CODE.split(text)
+        return "".join(p if i % 2 else _redacted(p, environ) for i, p in enumerate(pieces))
+    return _redacted(text, environ)
+
+
+def _redacted(text: str, environ: dict[str, str] | None) -> str:
     source = os.environ if environ is None else environ
     values = sorted(
         {v for k, v in source.items() if len(v) >= SHORTEST_SECRET_VALUE and looks_secret(k, v)},
@@ -121,14 +198,19 @@ def redact(text: str, environ: dict[str, str] | None = None) -> str:
     )
     for value in values:
         text = text.replace(value, REDACTED)
+    for shape, replacement in SECRET_SHAPES:
+        text = shape.sub(replacement, text)
+    if "PRIVATE KEY-----" in text:
+        text = _key_ends(text)
     text = URL_USERINFO.sub(r"\1***@", text)
     text = LINE_ASSIGNMENT.sub(
         lambda m: f"{m[1]}{m[2]}={REDACTED}" if _secret_assignment(m[2], m[3].strip()) else m[0],
         text,
     )
-    return WORD_ASSIGNMENT.sub(
+    text = WORD_ASSIGNMENT.sub(
         lambda m: f"{m[1]}={REDACTED}" if _secret_assignment(m[1], m[2]) else m[0], text
     )
+    return COLON_ASSIGNMENT.sub(_colon_secret, text)
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:

@@ -26,7 +26,7 @@ from harness.install.index import Listing
 from harness.install.subprocesses import run_whole
 from harness.measure.locks import venv_lock
 from harness.pins import Profile, Release, install_args
-from harness.store.files import replace_file
+from harness.store.files import parse_document, read_bounded, replace_file
 
 REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
@@ -98,16 +98,35 @@ def write_plan(path: Path, envs: Sequence[ReleaseEnv]) -> None:
 
 
 def read_plan(path: Path) -> list[ReleaseEnv]:
+    """The release plan nox wrote, read as any untrusted document (bounded: ``read_bounded``);
+    UsageError naming the file and, for an entry, the field it lacks or holds wrongly."""
     try:
-        rows = json.loads(path.read_text())
-        return [
-            ReleaseEnv(
-                row["jax"], row["jaxlib"], row["python"], tuple(row["install"]), Path(row["venv"])
-            )
-            for row in rows
-        ]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"cannot read the release plan {path}: {exc}") from None
+        rows = parse_document(read_bounded(path, limit=PLAN_BYTES))
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"cannot read the release plan {path}: {why}") from None
+    if not isinstance(rows, list):
+        raise UsageError(f"the release plan {path} is not a list of releases")
+    return [
+        _plan_entry(row, f"the release plan {path}, entry {i + 1}") for i, row in enumerate(rows)
+    ]
+
+
+PLAN_BYTES = 4 * 2**20  # a plan of a thousand releases is a few hundred kB
+
+
+def _plan_entry(row: object, where: str) -> ReleaseEnv:
+    if not isinstance(row, dict):
+        raise UsageError(f"{where} is not an object")
+    for name in ("jax", "jaxlib", "python", "venv"):
+        if name not in row:
+            raise UsageError(f"{where} has no {name!r}")
+        if not isinstance(row[name], str) or not row[name]:
+            raise UsageError(f"{where}: {name!r} is not a non-empty string")
+    install = row.get("install")
+    if not isinstance(install, list) or not all(isinstance(a, str) for a in install):
+        raise UsageError(f"{where}: 'install' is not a list of strings")
+    return ReleaseEnv(row["jax"], row["jaxlib"], row["python"], tuple(install), Path(row["venv"]))
 
 
 def uv_command() -> list[str] | None:

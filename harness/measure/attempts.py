@@ -5,7 +5,8 @@ A process that finished ok while other processes kept more than ``--max-load`` c
 measured again, a second apart, up to ``LOAD_ATTEMPTS`` times; only a measurement is measured again
 (a failure, timeout or crash under load stays what it was), and a retry that fails, hangs, crashes
 or is interrupted leaves the loaded measurement standing.  Every attempt is counted in the process's
-load record.
+load record.  A process that did not end ok because its side's venv changed under it (``VenvGone``)
+is no outcome of the release: it is not kept, and the measurement stops, saying so.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.measure.cells import CellRun, PlannedRun
 from harness.measure.launch import Worker
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.locks import timing_lock
+from harness.measure.workers import VenvGone, venv_gone, venv_gone_line
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
 # A loaded process is measured again this often at most (unless --max-load off), a second apart.
@@ -93,6 +95,11 @@ def measure_process(
             ):  # interrupted while measuring again: the loaded measurement is kept
                 run.processes.append(_with_attempts(kept, attempts))
             raise
+        gone = "" if process.status is RunStatus.OK else venv_gone(run.side, process.detail)
+        if gone:  # not the release's doing: nothing of this process is kept
+            if kept is not None:
+                run.processes.append(_with_attempts(kept, attempts))
+            raise VenvGone(venv_gone_line(run.side, gone))
         if kept is not None and process.status is not RunStatus.OK:
             process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
             break

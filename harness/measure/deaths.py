@@ -3,23 +3,26 @@ then.
 
 Every case process runs with ``faulthandler`` writing into a file of the harness's
 (``watch_faults``): at a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every
-thread's Python stack, and a little before the process's time-out (``dump_after``) it writes where
-the process is waiting.  A plain script gets the same from its start-up hook (``script_hook``, told
-by ``FAULT_FILE`` and ``FAULT_AFTER_S``), so the script itself runs unmodified.  The harness reads
+thread's Python stack; a little before the process's time-out (``dump_after``) a thread of the
+harness writes where the process is waiting (``script_hook.dump_stacks_at``: never faulthandler's
+own watchdog, whose dump can crash the process).  A plain script gets the same from its start-up
+hook (``script_hook``, told by ``FAULT_FILE`` and ``FAULT_AT``), so the script itself runs
+unmodified.  The harness reads
 the file back (``read_stack``) into the process's ``ProcessEnd``.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import re
 import signal
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from harness.host.environment import scrub
+from harness.measure.script_hook import dump_stacks_at
 from harness.store.schema import EndKind, ProcessEnd
 
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
@@ -38,6 +41,10 @@ STACK_CHARS = 6000  # of the faulthandler file kept: the end, where the fatal th
 LAST_LINES = 25
 LAST_CHARS = 4000
 
+# A frame's file in a venv, up to its site-packages: the venv's whole path says nothing a reader
+# needs, and where the harness keeps its venvs.
+VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
+
 _armed: list[
     IO[str]
 ] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
@@ -53,7 +60,12 @@ def signal_name(number: int) -> str:
 def last_lines(text: str, lines: int = LAST_LINES, chars: int = LAST_CHARS) -> str:
     """The end of a process's output, scrubbed: its last lines, and of those the last characters."""
     kept = "\n".join(text[-4 * chars :].strip().splitlines()[-lines:])
-    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
+    return from_site_packages(scrub(kept if len(kept) <= chars else "…" + kept[-chars:]))
+
+
+def from_site_packages(text: str) -> str:
+    """``text`` with each frame's file in a venv shown from ``site-packages/``."""
+    return VENV_FRAME.sub(r"\1", text)
 
 
 def ended(returncode: int, output: str) -> ProcessEnd:
@@ -91,8 +103,8 @@ def watch_faults(path: str | None, at_unix_s: float | None) -> None:
         return
     _armed.append(handle)
     faulthandler.enable(file=handle, all_threads=True)
-    if at_unix_s:
-        faulthandler.dump_traceback_later(max(0.1, at_unix_s - time.time()), file=handle)
+    if at_unix_s:  # not faulthandler's dump_traceback_later, which can crash the process
+        dump_stacks_at(at_unix_s, handle)
 
 
 def script_output(environ: Mapping[str, str], name: str) -> Any:
@@ -112,7 +124,7 @@ def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
             text = handle.read().decode(errors="replace")
     except OSError:
         return ""
-    return scrub(text.strip())
+    return from_site_packages(scrub(text.strip()))
 
 
 def first_line(end: ProcessEnd) -> str:

@@ -31,10 +31,12 @@ import os
 import runpy
 import signal
 import sys
+import threading
 import time
 import traceback
+from typing import IO
 
-STARTED_NS = time.perf_counter_ns()
+STARTED_NS, STARTED_S = time.perf_counter_ns(), time.time()
 # JAX's own duration events for the phases of a jitted call's first run (present from 0.4.26 on at
 # least); each phase is a row of ``metric_names.PHASES`` marked ``from_events``.
 EVENTS = {
@@ -86,10 +88,48 @@ def _watch_faults() -> None:
         _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the process's life
         faulthandler.enable(file=_fault_file, all_threads=True)
         if at:
-            after = max(0.1, float(at) - time.time())
-            faulthandler.dump_traceback_later(after, file=_fault_file)
+            dump_stacks_at(float(at), _fault_file)
     except (OSError, ValueError):  # no stack then; the script still runs
         return
+
+
+OTHER_THREADS, OTHER_FRAMES, MAIN_FRAMES = 20, 8, 100  # faulthandler's own: 100 frames a thread
+
+
+def dump_stacks_at(at_unix_s: float, file: IO[str]) -> None:
+    """Every thread's Python stack into ``file`` at ``at_unix_s`` (a little before the time-out),
+    in faulthandler's words and order: the others first, a few frames each, the main thread last
+    and whole, where the end of the file the harness keeps (``deaths.read_stack``) has it.
+
+    Written by a thread of Python, which holds the GIL while it reads the frames: faulthandler's
+    own ``dump_traceback_later`` reads the other threads' frames while they run, and can crash the
+    process it only meant to describe (a slow suite's processes died of SIGSEGV at the dump, and
+    read as a new crash).  A thread that holds the GIL and never lets go leaves no stack here."""
+
+    def dump() -> None:
+        time.sleep(max(0.1, at_unix_s - time.time()))
+        main, mine = threading.main_thread().ident, threading.get_ident()
+        frames = sys._current_frames()
+        threads = [(i, f) for i, f in frames.items() if i not in (main, mine)]
+        ran = time.time() - STARTED_S
+        lines = [f"Timeout ({int(ran // 3600)}:{int(ran % 3600 // 60):02d}:{ran % 60:05.2f})!"]
+        last = [(main, frames[main])] if main in frames else []
+        for ident, frame in [*threads[-OTHER_THREADS:], *last]:
+            most = MAIN_FRAMES if ident == main else OTHER_FRAMES
+            stack = traceback.extract_stack(frame, limit=most + 1)
+            lines.append(f"Thread 0x{ident:016x} (most recent call first):")
+            lines += [
+                f'  File "{f.filename}", line {f.lineno} in {f.name}'
+                for f in reversed(stack[-most:])
+            ]
+            lines += ["  ...", ""] if len(stack) > most else [""]
+        try:
+            file.write("\n".join(lines) + "\n")
+            file.flush()
+        except (OSError, ValueError):  # closed at the interpreter's exit
+            pass
+
+    threading.Thread(target=dump, name="harness-stack-at-time-out", daemon=True).start()
 
 
 # Per phase, the spans its events covered, disjoint and in order: an event fires when it ends, so

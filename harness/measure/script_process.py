@@ -40,6 +40,7 @@ its exit status and last output lines recorded.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -218,6 +219,10 @@ def undeclared_import(stderr: str) -> str:
     if not found:
         return ""
     module = found[-1].split(".")[0]
+    if module in ("jax", "jaxlib"):  # in every venv the harness prepares
+        if importlib.util.find_spec(module) is None:  # this process runs in the script's venv
+            return f"{module} is not in the venv it was prepared with: the venv changed since"
+        return f"{module} did not import where the script ran it (a Python other than its venv's?)"
     return (
         f"the script imports {module}, which it does not declare: add it to the script's `# /// "
         "script` block "

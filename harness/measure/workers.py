@@ -10,9 +10,43 @@ import tempfile
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.host.environment import shown_path
 from harness.measure.launch import Worker, WorkerGone
 from harness.measure.sides import Side
 from harness.store.schema import HostFacts, SchemaError, parse_host
+
+# What a process says where jax is not in its venv: never the script's doing, jax is in every venv
+# the harness prepares.
+JAX_MISSING = ("No module named 'jax'", "No module named 'jaxlib'")
+JAX_IN_A_VENV = "lib/python*/site-packages/jax/__init__.py"
+
+
+class VenvGone(HarnessError):
+    """A side's venv changed or vanished under the running command (a clean-up outside the
+    harness): a fault of the machine, not of the script; the process that met it is not kept."""
+
+
+def venv_gone(side: Side, output: str = "") -> str:
+    """Why ``side``'s venv is no longer the one prepared ("" where nothing says so): its interpreter
+    is gone, or a process's ``output`` says jax is not in it."""
+    python = Path(side.interpreter)
+    if not python.exists():
+        return f"{shown_path(python, anywhere=True)} is gone"
+    venv = python.parent.parent
+    # A venv of the harness's (not a system's Python), and jax truly gone from it: not the script's
+    # own subprocess under another Python.
+    gone = (venv / "pyvenv.cfg").is_file() and not any(venv.glob(JAX_IN_A_VENV))
+    if gone and any(missing in output for missing in JAX_MISSING):
+        return f"jax is gone from {shown_path(venv, anywhere=True)}"
+    return ""
+
+
+def venv_gone_line(side: Side, why: str) -> str:
+    return (
+        f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
+        "outside the harness?): a fault of the machine, not of the script; the command again "
+        "makes the venv anew and measures it"
+    )
 
 
 class WorkerPool:
@@ -60,6 +94,8 @@ class WorkerPool:
         try:
             worker = Worker(side.interpreter, side.environment(), self.isolation, log)
         except OSError as exc:
+            if gone := venv_gone(side):
+                raise VenvGone(venv_gone_line(side, gone)) from None
             raise HarnessError(f"the worker of side {side.label!r} did not start: {exc}") from None
         self._workers[side.label] = worker
         return worker
@@ -68,6 +104,9 @@ class WorkerPool:
         try:
             worker.ready()
         except WorkerGone as exc:
+            side = next(s for s in self.sides if s.label == label)
+            if gone := venv_gone(side, str(exc)):
+                raise VenvGone(venv_gone_line(side, gone)) from None
             raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
         try:
             self.hosts[label] = parse_host(worker.facts.get("host") or {})

@@ -114,6 +114,15 @@ def bisect_blocks(answers: Sequence[Bisected]) -> tuple[list[Block], list[str]]:
     return blocks, missing
 
 
+def _probed(judged: Judgement, setting: Setting) -> str:
+    """``0.4.31 good``; by status, how its processes ended (``0.10.1 SIGSEGV (exit 139)``): an
+    endpoint is good or bad by the range's terms, whether or not it ran ok."""
+    side = judged.ends
+    if not setting.criterion.is_status or side is None:
+        return f"{judged.release} {setting.terms.word(judged.verdict)}"
+    return f"{judged.release} {'ok' if side.all_ok else side.all_dead_alike or side.words()}"
+
+
 def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequence[str]) -> str:
     """A bisect's terminal answer (of one metric, or of every metric that moved): one screen."""
     releases = answers[0].found.releases
@@ -130,10 +139,7 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
     )
     head = [head_line("Bisect", setting, releases[0], releases[-1]), *screen.wrap(count)]
     if len(answers) == 1:
-        probed = ", ".join(
-            f"{j.release} {answers[0].setting.terms.word(j.verdict)}"
-            for j in answers[0].found.probes
-        )
+        probed = ", ".join(_probed(j, answers[0].setting) for j in answers[0].found.probes)
         head += screen.wrap(f"probed: {probed}", indent="  ")
     blocks, missing = bisect_blocks(answers)
     shown = (

@@ -2,7 +2,9 @@
 happened (the release that runs, the one that crashes, the signal or exit status, faulthandler's
 stack or the last lines), the workaround where one was found, and the system info with
 ``jax.print_environment_info()`` and the CPU model.  Pure: a model in, markdown out; every text in
-it was scrubbed where it was captured or stored."""
+it was scrubbed where it was captured or stored, and is redacted again here (a stored result merged
+from another machine, or edited, is input too), all but the reproducer: the script's own text,
+whose ``key=...`` a redaction would garble."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from harness.host.environment import redact
+from harness.measure.deaths import from_site_packages
 from harness.render.text import code_span, fenced, inline
 from harness.store.schema import EndKind
 from harness.upstream.change import PLATFORMS
@@ -59,12 +63,12 @@ def render_crash(d: CrashDraft) -> str:
     sections = [
         f"<!-- Crash report draft by jax-repro-harness for {inline(d.name)}. Paste the sections "
         f"below into the fields of the same name in JAX's bug-report form ({FORM}). -->",
-        f"**Title:** {inline(title(d))}",
+        redact(f"**Title:** {inline(title(d))}"),
         "### Description",
-        description(d),
+        redact(description(d)),
         reproducer(d),
-        what_happened(d),
-        system_info(d),
+        redact(what_happened(d)),
+        redact(system_info(d)),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
 
@@ -138,7 +142,7 @@ def script_frames(stack: str) -> str:
     start-up hook): a maintainer runs ``python script.py``, whose stack ends at the script's
     ``<module>``."""
     return "\n".join(
-        line
+        from_site_packages(line)  # a result stored before they were shown so
         for line in stack.splitlines()
         if not HARNESS_FRAME.search(line) and '"<frozen runpy>"' not in line
     )

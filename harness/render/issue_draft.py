@@ -23,7 +23,7 @@ from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samp
 from harness.analysis.significance import MOVED
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
-from harness.host.environment import scrub, shareable_variables
+from harness.host.environment import redact, scrub, shareable_variables
 from harness.measure.case_process import tail
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
@@ -127,16 +127,18 @@ def render(d: DraftInputs) -> str:
         f"below into the fields of the same name in JAX's bug-report form ({FORM}); the short "
         f"script is saved as {d.short_name} beside this file, the full instrumented one as "
         f"{d.full_name}. -->",
-        f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
-        "### Description",
-        description(d),
-        newest_release(d),
-        with_jax_alone(d),
-        reproduction(d),
-        outputs(d),
-        evidence(d),
-        full_script(d),
-        system_info(d),
+        *map(
+            redact,  # stored answers and results, merged or edited, are input too
+            [
+                f"**Title:** {scrub(title(d.change, headline(d.case.claim), d.platform))}",
+                "### Description",
+                description(d),
+                newest_release(d),
+                with_jax_alone(d),
+            ],
+        ),
+        reproduction(d),  # the script's own text, whose ``key=...`` a redaction would garble
+        *map(redact, [outputs(d), evidence(d), full_script(d), system_info(d)]),
     ]
     return "\n\n".join(s for s in sections if s) + "\n"
 

@@ -15,6 +15,7 @@ from harness.analysis.claims import claim_evidence, claim_verdict, outcome
 from harness.analysis.metrics import MetricKey, metric_samples
 from harness.analysis.significance import Comparison, Shape
 from harness.findings import Finding
+from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
 from harness.render.json_out import comparison_json, thresholds_json
 from harness.render.range_screen import sweep_screen, unmeasured_line
@@ -32,11 +33,18 @@ from harness.units import format_p, format_ratio
 
 @dataclass(frozen=True)
 class Answer:
-    """A range command's answer, rendered: for the terminal, for the reports folder, and as data."""
+    """A range command's answer, rendered: for the terminal, for the reports folder, and as data.
+
+    Its text and markdown are redacted whole (``redact``): they quote stored results, and a result
+    merged from another machine or edited by hand is input too."""
 
     text: str
     markdown: str
     data: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", redact(self.text))
+        object.__setattr__(self, "markdown", redact(self.markdown))
 
 
 CLASSIFICATION = (

@@ -18,7 +18,7 @@ from harness.analysis.report_model import (
     TimingChange,
     TimingGroup,
 )
-from harness.host.environment import scrub
+from harness.host.environment import redact, scrub
 from harness.render.calibration import noise_floor_sentence
 from harness.render.case_page import render_case
 from harness.render.plots import DrawnPlots
@@ -307,10 +307,11 @@ def render_pages(
     model: ReportModel, generated_at: datetime, plots: DrawnPlots | None = None
 ) -> dict[str, str]:
     """Every page, by file name: ``index.md`` and each case's (``page_names``: ``<case>.md`` for any
-    case of the catalogue)."""
+    case of the catalogue); each redacted whole, since stored results, merged or edited, are
+    input."""
     plots = plots or DrawnPlots()
     names = page_names([case.case for case in model.cases])
     pages = {INDEX: render_index(model, generated_at, plots, names)}
     for case in model.cases:
         pages[names[case.case]] = render_case(case, model.thresholds, plots, INDEX)
-    return pages
+    return {name: redact(page) for name, page in pages.items()}

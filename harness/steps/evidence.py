@@ -336,12 +336,24 @@ class WhyBudget:
     seconds: float | None = None
     started: float | None = None
     again: str = ""
+    # The command with a budget of so many seconds (``again``'s, fitted to what was left out).
+    again_with: Callable[[float], str] | None = None
+    by_default: bool = False  # ``seconds`` is the default: what the command's own measuring took
 
     def at_most(self, seconds: float) -> None:
         """Where the user set no budget: ``seconds`` (what the triage's or bisect's own measuring
         took)."""
         if self.seconds is None:
-            self.seconds = max(seconds, 1.0)
+            self.seconds, self.by_default = max(seconds, 1.0), True
+
+    def ran_out(self, asked: int, left_out: int) -> tuple[str, str]:
+        """Why a kind was not asked, the budget named as the budget, and the command that asks the
+        ``left_out`` kinds, with a budget that would cover them at the pace of the ``asked``."""
+        used = (time.monotonic() - self.started) if self.started is not None else 0.0
+        default = ", by default as long as the command's own measuring" if self.by_default else ""
+        reason = f"the why's time budget ({self.seconds or 0:.0f} s{default}) ran out"
+        wanted = used + (used / max(asked, 1)) * left_out
+        return reason, self.again_with(wanted) if self.again_with else self.again
 
     def left(self) -> float | None:
         if self.seconds is None:
@@ -372,12 +384,13 @@ def gather(
     # the budget; tests hand in fakes of their own): a kind's first round, or its screen, is
     # measured whole, its measuring until decided stops when the budget is spent.
     bounded = dataclasses.replace(sides, budget=budget) if isinstance(sides, StepSides) else sides
-    for kind in kinds:
+    for number, kind in enumerate(kinds):
         if not kind.wanted(asked, tuple(found)):
             continue
+        left_out = sum(each.wanted(asked, tuple(found)) for each in kinds[number:])
         if budget is not None and (left := budget.left()) is not None and left <= 0:
-            reason = f"the why's time budget ({budget.seconds:.0f} s) ran out"
-            found.append(Skipped(kind.name, reason, command=budget.again))
+            reason, command = budget.ran_out(len(seconds), left_out)
+            found.append(Skipped(kind.name, reason, command=command))
             continue
         started = time.monotonic()
         try:
@@ -385,7 +398,8 @@ def gather(
         except CannotKeep as exc:
             answer = Skipped(kind.name, f"its files cannot be kept beside the page: {exc}")
         except OverBudget as exc:
-            answer = Skipped(kind.name, str(exc), command=budget.again if budget else "")
+            command = budget.ran_out(len(seconds), left_out)[1] if budget else ""
+            answer = Skipped(kind.name, str(exc), command=command)
         except KeyboardInterrupt:
             seconds[kind.name] = time.monotonic() - started
             found += [Skipped(kind.name, INTERRUPTED), Spent(step.before, step.after, seconds)]

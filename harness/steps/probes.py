@@ -178,10 +178,9 @@ class ReleaseProber:
         # what the first could not.  A stored result too few processes measured is replaced.
         processes = 2 * self.processes if again else self.processes
         reused: set[str] = set()
-        measuring = self.measurement
-        settings = measuring.settings_for(processes, "off", 1)
+        settings = self.measurement.settings_for(processes, "off", 1)
         taken = None if again else reuse.under_lock(reused)
-        found = measuring.by_release([prepared], settings, taken).get(release)
+        found = self.readiness.measured(prepared, self.measurement.by_release, settings, taken)
         seconds = time.monotonic() - started
         if found is None:
             return Probe(release, None, "the measurement stored no result")

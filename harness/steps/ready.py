@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from harness.analysis.statuses import StatusSummary, ends_of
 from harness.catalogue.sizes import DEFAULT_SEED, Budget
@@ -23,6 +24,7 @@ from harness.install.venvs import ReleaseEnv
 from harness.measure.cells import PlannedRun
 from harness.measure.sides import Side
 from harness.measure.storing import RunContext, not_installable_result, store
+from harness.measure.workers import venv_gone
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus, Settings, parse_host
 from harness.units import time_left
@@ -69,6 +71,19 @@ class Readiness:
         ):
             return Probe(release, previous, prepared.line)
         return Probe(release, self._store_not_installable(release, prepared), prepared.line)
+
+    def measured(
+        self, side: Side, by_release: Callable[..., dict[str, StoredResult | None]], *how: Any
+    ) -> StoredResult | None:
+        """``side`` measured (``by_release([side], *how)``); where its venv vanished as it ran (a
+        clean-up outside the harness: the measurement said so, ``VenvGone``), made anew and
+        measured again, once."""
+        was_there = not venv_gone(side)
+        found = by_release([side], *how).get(side.release)
+        if found is not None or not was_there or not venv_gone(side):
+            return found
+        again = self.side(side.release)
+        return by_release([again], *how).get(side.release) if isinstance(again, Side) else None
 
     def sides(self, releases: Sequence[str], progress: Callable[[str], None]) -> list[Side]:
         """A side for each release of ``releases`` whose environment could be made ready, in order;

@@ -26,8 +26,8 @@ def measure_status(request: StepRequest) -> ReleaseProber:
     prober = measuring_prober(planned, None)
     releases = list(prober.envs)
     request.progress(
-        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the crash "
-        "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
+        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: to confirm the "
+        "crash" + (" and ask the newest release on the index" if len(releases) > 2 else "")
     )
     prober.measure_together([request.bad, request.good, *releases[2:]])
     return prober

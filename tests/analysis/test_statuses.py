@@ -30,3 +30,12 @@ def test_with_no_exception_named_the_error_is_never_jax_s_trailer_nor_the_script
     assert error_line(cut) == "Segmentation fault in step 3"
     assert error_line('ran\n{"loop_ms": 1.5}\n') == "ran"
     assert error_line(f"failed in 5 of 5 processes\n{JAX_TRAILER}").startswith("ValueError: ")
+
+
+def test_a_json_line_the_script_printed_is_never_its_error():
+    printed = 'starting\n{"loop_ms": 3.2, "steps": 10}\n[1, 2]\n'
+    end = ProcessEnd(EndKind.SIGNAL, signal="SIGSEGV", exit_status=139, last_lines=printed)
+    assert error_line(end) == "starting"
+    only = ProcessEnd(EndKind.EXIT, exit_status=1, last_lines='{"loop_ms": 3.2}')
+    assert error_line(only) == "" and end_words(only) == "exit 1"
+    assert error_line(ProcessEnd(EndKind.EXIT, last_lines="[E] {broken")) == "[E] {broken"

@@ -1,6 +1,7 @@
 """The range commands' own options: how the commands a page offers name what was measured, and a
 script's libraries held, varied or added."""
 
+import dataclasses
 import re
 import shlex
 from pathlib import Path
@@ -83,9 +84,11 @@ def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_
 @pytest.mark.parametrize(
     ("more", "message"),
     [
-        (["--hold", "flax==0.10.4"], "the script declares no flax (it declares equinox, optax)"),
         (["--hold", "equinox>=0.11"], "give one exact pin, PKG==VERSION"),
-        (["--vary", "flax", "--jax", "0.4.33"], "--vary flax: the script declares no such library"),
+        (["--hold", "jaxlib==0.4.31"], "the release under test is the harness's to choose"),
+        (["--vary", "jax", "--jax", "0.4.33"], "the release under test is the harness's to choose"),
+        (["--vary", "numpy>=2", "--jax", "0.4.33"], "give a package's name alone, PKG"),
+        (["--vary", "numpy[extra]", "--jax", "0.4.33"], "give a package's name alone, PKG"),
         (["--vary", "equinox"], "--vary holds one jax release: give it with --jax VERSION"),
         (["--jax", "0.4.33"], "--jax goes with --vary"),
         (
@@ -100,6 +103,43 @@ def test_a_script_s_libraries_are_held_or_varied_by_name_and_resolved_as_of_the_
 def test_what_cannot_be_held_varied_or_added_is_refused_in_one_line(tmp_path, more, message):
     with pytest.raises(UsageError, match=re.escape(message)):
         range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", *more)
+
+
+def test_a_package_the_script_does_not_declare_is_held_or_varied_as_a_constraint_on_its_venv(
+    tmp_path,
+):
+    """numpy moves with jax as jax's own dependency: holding it tells the library from JAX."""
+    held = range_options(tmp_path, "--from", "0.4.31", "--to", "0.4.33", "--hold", "NumPy==2.4.6")
+    assert held.libraries.hold == ("numpy==2.4.6",)
+    varied = range_options(
+        tmp_path, "--vary", "numpy", "--jax", "0.4.33", "--from", "2.3.0", "--to", "2.4.6"
+    )
+    assert varied.libraries == LibraryChoice("as-of", (), "numpy", "0.4.33")
+
+
+def test_every_command_a_step_of_a_script_without_libraries_offers_is_accepted_when_run(
+    tmp_path, monkeypatch
+):
+    from harness.render.why import libraries_line
+    from harness.steps.answers import RangeLibraries
+    from tests.render.test_why import script_setting
+
+    script = tmp_path / "repro.py"
+    script.write_text("import jax\nprint(1)\n")  # declares no library
+    monkeypatch.chdir(tmp_path)
+    installed = {"0.4.31": {"numpy": "2.3.0"}, "0.4.33": {"numpy": "2.4.6"}}
+    libraries = RangeLibraries({"0.4.31": {}, "0.4.33": {}}, installed=installed)
+    setting = dataclasses.replace(
+        script_setting(), target=("--script", str(script)), libraries=libraries
+    )
+    found = libraries_line(setting, "0.4.31", "0.4.33")
+    assert found is not None and "numpy 2.3.0 → 2.4.6" in found.text
+    assert len(found.follow_ups) == 2
+    for follow_up in found.follow_ups:
+        words = shlex.split(follow_up.command)
+        assert words[:4] == ["nox", "-s", "triage", "--"], follow_up.command
+        for more in ([], ["--no-why"]):
+            check(parse([words[2], *words[4:], "--results", str(tmp_path / "r"), *more]))
 
 
 def test_a_hold_outside_what_the_script_declares_is_refused_before_any_release_is_resolved(

@@ -81,6 +81,24 @@ def test_releases_that_make_no_status_step_are_refused_in_one_line(tmp_path):
         write_crash_issue(request(tmp_path, good="0.4.31", bad="0.4.33"))
 
 
+def test_a_stored_answer_its_stored_results_deny_is_one_line_naming_both_and_what_to_measure(
+    tmp_path,
+):
+    """Results merged from another machine, or a rerun that no longer crashes: the answer says a
+    crash, the results say ok."""
+    (tmp_path / "reports").mkdir()
+    shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
+    stored(tmp_path, crashed=False)
+    with pytest.raises(HarnessError) as refused:
+        write_crash_issue(request(tmp_path))
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith("the stored answer and the stored results disagree")
+    assert ANSWER in line and "jax 0.4.31 → 0.4.33" in line and "results" in line
+    assert "jax 0.4.33 ok in 3 of 3 processes" in line
+    run = "nox -s run -- --case async_dispatch --jax {} --size N=1000"
+    assert run.format("0.4.31") in line and run.format("0.4.33") in line
+
+
 def test_a_timing_draft_never_takes_a_crash_s_answer_and_points_to_status(tmp_path):
     """``issue`` without ``--status``: a stored bisect by status is no timing change; with nothing
     else to draft about it says so in one line with the command that drafts the crash."""

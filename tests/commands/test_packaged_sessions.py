@@ -75,6 +75,19 @@ def test_nox_runs_the_copy_with_its_venvs_in_the_cache_and_the_posargs_as_typed(
     assert env[DRIVEN] == "1"
 
 
+def test_a_command_turned_into_its_nox_session_says_so_and_where_it_reads_and_writes(
+    tmp_path, monkeypatch, reachable, capsys
+):
+    """``python -m harness issue`` in a venv without JAX and no --releases is the issue session:
+    said, never silently."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["issue", "--case", "scan_sync", "--good", "0.4.31", "--bad", "0.4.33"]
+    drive("issue", argv, None, {**reachable, "JAX_REPRO_CACHE": "cache"}, lambda *call: None)
+    said = capsys.readouterr().err
+    assert said.startswith("jax-repro: issue runs as `nox -s issue` on the harness copied into ")
+    assert f"stored answers in this folder, {tmp_path}" in said
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -90,6 +103,39 @@ def test_bad_input_is_refused_here_before_nox_starts(
     with pytest.raises(UsageError, match=message.replace(".", r"\.")):
         drive(argv[0], argv, None, reachable, lambda *call: pytest.fail("nox started"))
     assert not (tmp_path / ".cache").exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [
+        ("a-file", "it is not a folder"),
+        ("/dev/null", "it is not a folder"),
+        ("a-file/cache", "Not a directory"),
+        ("/proc/jax-repro-cache", ""),
+        ("read-only", "Read-only file system"),
+    ],
+)
+def test_a_cache_that_takes_no_writes_is_one_line_naming_it_before_anything_runs(
+    tmp_path, monkeypatch, reachable, where, why
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    if where == "read-only":  # as a read-only mount answers, whoever the user is (root included)
+        (tmp_path / where).mkdir()
+
+        def refused(*args, **kwargs):
+            raise OSError(30, "Read-only file system")
+
+        monkeypatch.setattr(packaged_sessions.tempfile, "mkstemp", refused)
+    argv = ["triage", "--case", "scan_sync", "--from", "0.4.30", "--to", "0.4.33"]
+    environ = {**reachable, "JAX_REPRO_CACHE": where}
+    with pytest.raises(UsageError) as refused_cache:
+        drive("triage", argv, None, environ, lambda *call: pytest.fail("nox started"))
+    line = str(refused_cache.value)
+    shown = where if where.startswith("/") else tmp_path / where
+    assert "\n" not in line and line.startswith(f"the cache {shown} cannot be used")
+    assert why in line and "JAX_REPRO_CACHE" in line
+    assert not list(tmp_path.rglob("project*")), "nothing copied"
 
 
 def test_an_unreachable_index_is_one_line_naming_the_commands_that_need_it(monkeypatch, tmp_path):

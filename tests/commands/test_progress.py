@@ -68,3 +68,13 @@ def test_a_failing_script_s_stderr_is_shown_in_progress_without_its_escapes(tmp_
     )
     assert "txt.exe" in done.stderr, done.stderr[-3000:]
     assert "\x1b" not in done.stderr and "\u202e" not in done.stderr, repr(done.stderr[-3000:])
+
+
+def test_a_credential_a_script_wrote_never_reaches_the_log_or_the_terminal():
+    for tty in (False, True):
+        stream = io.StringIO()
+        progress = Progress(("[triage]",), stream, tty=tty)
+        progress("  process 1: SIGSEGV; its last line: Authorization: Bearer 0123456789abcdef")
+        progress.keep("[triage] died with token ghp_0123456789abcdefghijklmnop")
+        shown = stream.getvalue()
+        assert "0123456789" not in shown and shown.count("<redacted>") == 2, shown

@@ -53,6 +53,21 @@ def test_a_varied_library_s_range_over_the_bound_is_refused_before_any_release_i
     assert pins[renamed.last] == (f"numpy=={NUMPY[-1]}",)
 
 
+def test_a_varied_range_between_two_final_releases_leaves_their_pre_releases_out(
+    tmp_path, monkeypatch
+):
+    when = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    versions = ["2.3.0", "2.4.0rc1", "2.4.0", "2.4.1"]
+    monkeypatch.setattr(
+        ranges.UploadTimes, "versions_with_times", lambda self, name: [(v, when) for v in versions]
+    )
+    held = [ReleaseEnv("0.4.33", "0.4.33", "python3.12", (), tmp_path / "venv-0.4.33")]
+    _, labels, _ = ranges.labelled(varied(tmp_path, "2.3.0", "2.4.1"), held)
+    assert [label.rpartition("+numpy.")[2] for label in labels] == ["2.3.0", "2.4.0", "2.4.1"]
+    _, labels, _ = ranges.labelled(varied(tmp_path, "2.3.0", "2.4.0rc1"), held)
+    assert len(labels) == 2, "a pre-release asked at an end is in"
+
+
 FEW = ["--processes", "3", "--max-processes", "3", "--repeats", "2", "--max-seconds", "0.3"]
 PRINTS_A_NUMBER = 'import json\nprint(json.dumps({"total": sum(range(1000))}))\n'
 

@@ -221,3 +221,16 @@ def test_a_status_step_asks_for_its_workaround_before_the_reproducer_a_timing_st
     assert order.index("compiled") < order.index("crash") < order.index("reproducer")
     timing = dataclasses.replace(scripted, by_status=False)
     assert kinds_for(timing) == KINDS
+
+
+def test_a_status_step_where_no_declared_library_moved_asks_for_its_workaround_first():
+    """numpy moved with jax as jax's own dependency: library or JAX after the workaround, so that
+    the default budget keeps what a user wants first."""
+    numpy_only = dataclasses.replace(
+        step(), script="repro.py", libraries={"numpy": ("2.4.6", "2.5.0")}
+    )
+    order = [kind.name for kind in kinds_for(numpy_only)]
+    assert order.index("compiled") < order.index("crash") < order.index("library")
+    declared = dataclasses.replace(numpy_only, declared=("numpy",))
+    order = [kind.name for kind in kinds_for(declared)]
+    assert order.index("library") < order.index("compiled") < order.index("crash")

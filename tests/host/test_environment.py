@@ -3,6 +3,8 @@ import re
 import socket
 from types import SimpleNamespace
 
+import pytest
+
 from harness.host import environment, machine
 from tests.conftest import FIXTURES
 
@@ -226,3 +228,86 @@ def test_a_path_is_shown_from_here_below_here_else_from_home_as_tilde_else_whole
     assert environment.shown_path(here / "x.py", anywhere=True) == "~/here/x.py"
     monkeypatch.setenv("HOME", str(away))
     assert environment.shown_path(tmp_path / "y.py") == str((tmp_path / "y.py").resolve())
+
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"Authorization: Bearer {JWT}", "Authorization: <redacted>"),
+        ("headers: {'Authorization': 'token ghp_0123456789abcdefghijklmnop'}", "Authorization"),
+        (f"retrying with bearer {JWT} after 3 s", "retrying with bearer <redacted> after 3 s"),
+        (f"token={JWT}", "token=<redacted>"),
+        (f"got {JWT} back", "got <redacted> back"),
+        ("key sk-proj-ABCDEFGHIJKLMNOPQRSTUV123 refused", "key <redacted> refused"),
+        ("slack xoxb-123456789012-abcdefghijkl", "slack <redacted>"),
+        ("aws AKIAIOSFODNN7EXAMPLE id", "aws <redacted> id"),
+        ("in a stack: ghp_0123456789abcdefghijklmnopqrstuvwx", "in a stack: <redacted>"),
+        ("pat github_pat_11ABCDEFG0123456789_abcdefghijkl", "pat <redacted>"),
+        ("Cookie: session=abc123def456", "Cookie: <redacted>"),
+        ("login(hf_abcdefghijklmnopqrstuvwxyz0123456789)", "login(<redacted>)"),
+        ("key=AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "key=<redacted>"),
+        ("\x1b[31mBearer abc1234567890\x1b[0m", "\x1b[31mBearer <redacted>\x1b[0m"),
+        ('config {"password": "hunter2pass", "n": 3}', '{"password": <redacted>, "n": 3}'),
+        ("db_password: hunter2pass", "db_password: <redacted>"),
+        ("pip from https://bob:hunter2pass@pypi.example/simple", "https://***@pypi.example/"),
+        (
+            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n"
+            "-----END RSA PRIVATE KEY-----\nb",
+            "a\n-----<redacted> PRIVATE KEY-----\nb",
+        ),
+        (  # a text's end that kept only the key's last lines
+            "…MIIEowIBAAKCAQEAabcdef\nMIIEowIBAAKCAQEAabcdef\n-----END PRIVATE KEY-----\nthen",
+            "-----<redacted> PRIVATE KEY-----\nthen",
+        ),
+        ("its start: -----BEGIN PRIVATE KEY-----\nMIIEowIBAAKCAQEA", "-----<redacted> PRIVATE"),
+    ],
+)
+def test_credentials_are_redacted_by_their_shape_wherever_they_appear(text, kept):
+    cleaned = environment.redact(text, environ={})
+    assert kept in cleaned
+    for secret in (
+        JWT,
+        "ghp_",
+        "sk-proj",
+        "xoxb",
+        "AKIA",
+        "github_pat",
+        "hunter2",
+        "MIIE",
+        "abc1",
+        "hf_a",
+        "AIza",
+    ):
+        assert secret not in cleaned, cleaned
+    assert environment.redact(cleaned, environ={}) == cleaned, "redacting twice changes nothing"
+
+
+def test_words_that_only_resemble_a_credential_shape_are_left_alone():
+    text = (
+        'File "/venv/lib/python3.12/site-packages/jax/_src/tokens.py", line 3\n'
+        "Basic operations; Bearer tokens are refused; the cookie jar; sk-learn; "
+        "Token count 12345 of AKIA; eyJ alone; KeyError: 'jaxlib'; the token tok_12345678 of an "
+        "effect; KeyboardInterrupt: stopped; https://example.org/x at 12:30; \x1b[1mbold\x1b[0m"
+    )
+    assert environment.redact(text, environ={}) == text
+
+
+def test_redacting_a_long_output_of_key_like_lines_takes_time_in_proportion_to_it():
+    """A script that prints base64 lines: a regex tried at every line start was quadratic (20,000
+    lines took minutes)."""
+    import time
+
+    line = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJj\n"
+
+    def seconds(lines):
+        text = line * lines + "-----END PRIVATE KEY-----\nafter\n" + line * lines
+        started = time.perf_counter()
+        cleaned = environment.redact(text, environ={})
+        assert cleaned.startswith("-----<redacted> PRIVATE KEY-----\nafter\n")
+        return time.perf_counter() - started
+
+    small, large = min(seconds(500) for _ in range(3)), min(seconds(4000) for _ in range(3))
+    assert large < 30 * max(small, 1e-3), (small, large)  # linear: ×8; quadratic: ×64

@@ -38,6 +38,37 @@ def test_the_plan_round_trips(tmp_path):
     assert read_plan(tmp_path / "plan.json") == envs
 
 
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("/dev/zero", "not a regular file"),
+        (b"[" + b" " * (4 * 2**20) + b"]", "too large"),
+        ("[{", "cannot read the release plan"),
+        ('{"jax": "0.4.33"}', "is not a list of releases"),
+        (
+            '[{"jax": "0.4.33", "python": "py", "install": [], "venv": "v"}]',
+            "entry 1 has no 'jaxlib'",
+        ),
+        (
+            '[{"jax": "0.4.33", "jaxlib": 4, "python": "py", "install": [], "venv": "v"}]',
+            "'jaxlib'",
+        ),
+        ('[{"jax": "1", "jaxlib": "1", "python": "p", "install": "x", "venv": "v"}]', "'install'"),
+        ("[7]", "entry 1 is not an object"),
+    ],
+)
+def test_a_plan_that_is_not_one_is_refused_in_one_line_read_bounded(tmp_path, content, said):
+    if content == "/dev/zero":
+        path = Path(content)
+    else:
+        path = tmp_path / "plan.json"
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(UsageError) as refused:
+        read_plan(path)
+    line = str(refused.value)
+    assert "\n" not in line and str(path) in line and said in line, line
+
+
 def test_a_venv_holding_its_install_is_used_as_it_is(tmp_path, monkeypatch):
     env = release_env(tmp_path)
     env.interpreter.parent.mkdir(parents=True)

@@ -2,9 +2,13 @@
 that raises, each run as the harness runs a script (a side's worker, a case process, the start-up
 hook), and what is kept."""
 
+import faulthandler
 import hashlib
 import os
+import re
 import sys
+import threading
+import time
 
 import pytest
 
@@ -44,7 +48,8 @@ def test_a_segfault_keeps_its_signal_its_last_lines_and_the_scripts_stack(tmp_pa
     died = process.died
     assert died is not None and died.how is EndKind.SIGNAL
     assert (died.signal, died.exit_status, died.from_outside) == ("SIGSEGV", 139, False)
-    assert "dies.py: about to segfault" in died.last_lines
+    assert "eyJ" not in str(process.to_json()), "the token it wrote, redacted before storing"
+    assert died.last_lines == "Authorization: <redacted>\nretrying with <redacted>", "its stderr"
     assert "Segmentation fault" in died.stack and 'dies.py", line' in died.stack
     assert "in main" in died.stack, "the script's own frames, where it died"
     assert deaths.first_line(died) == "SIGSEGV (exit 139)"
@@ -101,3 +106,52 @@ def test_the_hook_and_the_harness_name_the_same_variables():
         deaths.FAULT_AT,
     )
     assert ProcessEnd(EndKind.TIMEOUT).to_json() == {"how": "timeout"}
+
+
+def waiting_for_the_dump(path, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not path.read_text().endswith("\n\n"):  # whole
+        time.sleep(0.02)
+    return path.read_text()
+
+
+def test_the_stack_at_the_time_out_is_written_by_python_never_by_faulthandlers_watchdog(
+    tmp_path, monkeypatch
+):
+    """faulthandler's ``dump_traceback_later`` reads the other threads' frames while they run and
+    can crash the process: a slow suite's processes were recorded as SIGSEGV at the dump."""
+
+    def never(*args, **kwargs):
+        raise AssertionError("faulthandler's watchdog dumps unsafely")
+
+    monkeypatch.setattr(faulthandler, "dump_traceback_later", never)
+    path = tmp_path / "faults.txt"
+    was_enabled = faulthandler.is_enabled()
+    other = threading.Event()
+    threading.Thread(target=other.wait, daemon=True).start()
+    try:
+        deaths.watch_faults(str(path), time.time() + 0.2)
+        stack = waiting_for_the_dump(path)
+    finally:
+        other.set()
+        faulthandler.disable()
+        deaths._armed.pop().close()
+        if was_enabled:
+            faulthandler.enable(sys.__stderr__)
+    first = stack.splitlines()[0]
+    assert re.fullmatch(r"Timeout \(\d+:\d\d:\d\d\.\d\d\)!", first), first
+    main = stack[stack.rindex("Thread 0x") :].splitlines()  # the main thread last, whole
+    assert main[0].startswith("Thread 0x") and "(most recent call first):" in main[0]
+    assert "in waiting_for_the_dump" in main[1], "its most recent call first"
+    assert stack.count("Thread 0x") == 2 and "in wait" in stack[: stack.rindex("Thread 0x")]
+
+
+def test_a_frame_in_a_venv_is_shown_from_site_packages_in_the_stack_and_the_last_lines(tmp_path):
+    venv = "/home/u/.cache/jax-repro/nox/triage/script-envs/0.4.33/lib/python3.12"
+    frame = f'  File "{venv}/site-packages/jax/_src/dispatch.py", line 90 in apply'
+    mine = '  File "/home/u/repro.py", line 3 in <module>'
+    (tmp_path / "faults.txt").write_text(f"Fatal Python error: Segmentation fault\n{frame}\n{mine}")
+    stack = deaths.read_stack(tmp_path / "faults.txt")
+    assert 'File "site-packages/jax/_src/dispatch.py", line 90 in apply' in stack
+    assert "repro.py" in stack and "script-envs" not in stack, "the script's own path kept"
+    assert deaths.last_lines(frame + ", in apply").strip().startswith('File "site-packages/jax/')

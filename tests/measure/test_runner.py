@@ -13,7 +13,7 @@ from harness.measure import attempts as attempts_module
 from harness.measure.cells import Cell, CellRun, PlannedRun, claim_text, pair_name, point_claim
 from harness.measure.runner import Recorder, known_skip
 from harness.measure.sides import Side, this_side
-from harness.measure.workers import WorkerPool
+from harness.measure.workers import VenvGone, WorkerPool
 from harness.store.results import load_results
 from harness.store.schema import (
     SCHEMA_VERSION,
@@ -761,3 +761,54 @@ def test_a_cell_the_caller_would_reuse_is_asked_under_the_folder_lock_and_not_me
     assert mine.run is not None and len(mine.run.processes) == 2
     assert len(load_results(tmp_path / "steady")[0]) == 2, "one result each, none twice"
     assert any("stored by another run meanwhile" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("interpreter", "detail", "why"),
+    [
+        ("gone", "exit code 1\n…/bin/python: No such file or directory", "/bin/python is gone"),
+        ("here", "ModuleNotFoundError: No module named 'jax'", "jax is gone from"),
+    ],
+)
+def test_a_process_whose_venv_changed_under_it_is_a_fault_of_the_machine_not_kept(
+    tmp_path, monkeypatch, interpreter, detail, why
+):
+    """A clean-up outside the harness removed the side's venv mid-run: never a script error (no
+    advice to declare jax), and nothing of it stored as the release's outcome."""
+
+    def run_process(worker, index, *args, **kwargs):
+        return ProcessRun(index, RunStatus.FAILED, detail, 0.1, (index, index + 1))
+
+    monkeypatch.setattr(attempts_module, "run_process", run_process)
+    monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
+    python = tmp_path / "venv" / "bin" / "python"
+    if interpreter == "here":  # a venv whose jax was removed
+        python.parent.mkdir(parents=True)
+        python.symlink_to(sys.executable)
+        (python.parents[1] / "pyvenv.cfg").write_text("home = /usr\n")
+    side = dataclasses.replace(this_side("t"), interpreter=str(python))
+    recorder = Recorder(tmp_path / "r", [side], QUICK, seed=1, budget=Budget(), progress=print)
+    run = CellRun(recorder.sides[0], 1)
+    with pytest.raises(VenvGone) as gone:
+        recorder._measure_process(Cell(0, planned("steady")[0], "(1/1) steady"), run, 0, "")
+    recorder.close()
+    line = str(gone.value)
+    assert "\n" not in line and why in line and "a fault of the machine, not of the script" in line
+    assert "declare" not in line and run.processes == []
+
+
+def test_jax_missing_for_a_subprocess_of_the_script_is_no_fault_of_a_venv_that_holds_jax(tmp_path):
+    from harness.measure.workers import venv_gone
+
+    site = tmp_path / "venv" / "lib" / "python3.12" / "site-packages" / "jax"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir()
+    python.symlink_to(sys.executable)
+    side = dataclasses.replace(this_side("t"), interpreter=str(python))
+    said = "subprocess: ModuleNotFoundError: No module named 'jax'"
+    assert venv_gone(side, said) == "", "the script's own python3 -c 'import jax', not the venv"
+    (site / "__init__.py").unlink()
+    assert venv_gone(side, said).startswith("jax is gone from")

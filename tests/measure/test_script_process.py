@@ -15,6 +15,7 @@ from harness.measure.script_process import (
     programs_from,
     run_script,
     script_environment,
+    undeclared_import,
 )
 from harness.store.schema import CompiledFunction, TimedSample
 from tests.conftest import FIXTURES
@@ -206,3 +207,14 @@ def test_a_credential_the_script_prints_into_a_field_is_redacted_before_it_is_st
     assert "ghp_" not in stored and "hunter2pass" not in stored and "sk-live" not in stored
     assert facts["json.env_token"] == "<redacted>" and "example.org" in facts["json.mirror"]
     assert payload["figures"]["json.steps"] == 3.0
+
+
+def test_jax_missing_from_the_venv_is_never_advice_to_declare_jax(monkeypatch):
+    said = undeclared_import("ModuleNotFoundError: No module named 'jax'")
+    assert "declare" not in said and "a Python other than its venv's" in said, "jax is here"
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
+    said = undeclared_import("ModuleNotFoundError: No module named 'jax'")
+    assert "declare" not in said and "the venv changed" in said
+    assert "add it to the script's" in undeclared_import(
+        "ModuleNotFoundError: No module named 'optax'"
+    )

@@ -159,3 +159,18 @@ def test_a_status_step_offers_the_crash_report_on_the_screen_and_in_the_answer_s
     data = bisect_json(found, setting)
     assert data["criterion"] == "status"
     assert draft in [each["command"] for each in data["next"]]
+
+
+def test_a_status_bisect_says_how_each_probe_ended_never_good_for_one_that_crashed():
+    """Crashes on both ends: the good endpoint is no "good" on the screen."""
+    from tests.conftest import SEGFAULT, as_stored, died
+
+    found = bisected("json.steps").found
+    first = found.probes[0]
+    assert first.result is not None
+    dead = died(first.result.result.to_json(), SEGFAULT)
+    crashed = dataclasses.replace(first, result=as_stored(dead))
+    found = dataclasses.replace(found, probes=[crashed, *found.probes[1:]])
+    setting = dataclasses.replace(SETTING, criterion=Criterion(Judged.STATUS))
+    text = bisect_screen([Bisected(found, setting)], setting, [report("status")])
+    assert "probed: 0.4.30 SIGSEGV (exit 139), 0.4.34 ok" in text and "0.4.30 good" not in text

@@ -101,3 +101,25 @@ def test_a_hang_is_titled_as_one_with_its_stack_at_the_time_out():
     text = render_crash(dataclasses.replace(d, crash=hung))
     assert text.count("hangs since jax 0.4.33 on CPU: timed out at 60 s") == 1
     assert "stack at its time-out (faulthandler)" in text
+
+
+def test_credentials_in_stored_results_are_redacted_again_but_the_script_is_pasted_as_it_is():
+    d = draft(script=SCRIPT + "y = jax.random.normal(key=subkey_0123456789ab, shape=(3,))\n")
+    assert d.crash.end is not None
+    token = "ghp_" + "0123456789abcdefghijklmn"
+    end = dataclasses.replace(
+        d.crash.end,
+        stack=f'  File "repro.py", line 3 in <module>  # {token}',
+        last_lines="Authorization: Bearer abc.def0123456789.ghi\nAKIAIOSFODNN7EXAMPLE",
+    )
+    text = render_crash(
+        dataclasses.replace(
+            d,
+            crash=dataclasses.replace(d.crash, end=end, environment_info=f"HF={token}"),
+            workaround=f"on jax 0.4.33 it runs with `XLA_FLAGS=--x` (key sk-{token})",
+        )
+    )
+    for secret in ("ghp_", "abc.def", "AKIA"):
+        assert secret not in text
+    assert "Authorization: <redacted>" in text and "line 3 in <module>" in text
+    assert "key=subkey_0123456789ab" in text, "the reproducer is the user's own, pasted whole"

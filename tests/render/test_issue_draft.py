@@ -541,3 +541,24 @@ def test_a_script_is_called_plain_jax_only_when_it_imports_nothing_else():
     assert "plain JAX" not in text
     assert "(scan_sync.py, 4 lines, with diffrax, equinox)" in text
     assert "lines, plain JAX)" in render(draft_inputs())
+
+
+def test_a_credential_in_stored_results_is_redacted_and_the_short_script_pasted_as_it_is():
+    token = "Bearer 0123456789abcdefABCDEF"
+    leaky = []
+    for result in stored():
+        data = document(result)
+        for process in data["processes"]:
+            process["claim"]["evidence"] += f" (Authorization: {token})"
+        leaky.append(StoredResult.from_document(result.path, data))
+    inputs = draft_inputs()
+    script = inputs.short_script + "y = jax.random.normal(key=subkey_0123456789abcdef)\n"
+    text = render(
+        draft_inputs(
+            results=leaky,
+            short_script=script,
+            change=dataclasses.replace(change(), answer=f"AKIAIOSFODNN7EXAMPLE {token}"),
+        )
+    )
+    assert "0123456789abcdefABCDEF" not in text and "AKIA" not in text
+    assert "key=subkey_0123456789abcdef)" in text, "the short script is the case's own code"

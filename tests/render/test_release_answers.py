@@ -7,6 +7,7 @@ from pathlib import Path
 from harness.analysis.significance import Thresholds
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.release_answers import (
+    Answer,
     bisect_answer,
     bisect_json,
     bisect_markdown,
@@ -221,3 +222,8 @@ def test_the_why_goes_to_the_issue_draft_as_findings_marked_leading_with_the_run
         Finding(data["why"][1], leads=True),
     ), "read as data: nothing matches a sentence's first words"
     assert change.thresholds.factor == 1.2, "the draft judges by the run's thresholds"
+
+
+def test_an_answer_quoting_a_stored_credential_shows_it_redacted():
+    answer = Answer("died: Bearer 0123456789abcdef", "AKIAIOSFODNN7EXAMPLE in its stack", {})
+    assert answer.text == "died: Bearer <redacted>" and answer.markdown == "<redacted> in its stack"

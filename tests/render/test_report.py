@@ -167,6 +167,16 @@ def test_a_failed_release_shows_in_claims_but_not_in_timings(tmp_path):
     assert "jax 0.4.26" not in timings
 
 
+def test_a_credential_in_a_stored_result_merged_or_edited_is_redacted_on_every_page(tmp_path):
+    base = real_result("async_dispatch-0.12.0.1")
+    token = "ghp_" + "0123456789abcdefghijklmn"
+    failed = in_processes(derive(base, release="0.4.26"), ["failed"] * 5)
+    failed["detail"] = f"RuntimeError: Authorization: Bearer {token}"
+    pages = render_report(load(write_results(tmp_path / "r", [base, failed])), [], WHEN)
+    shown = "".join(pages.values())
+    assert "Authorization: <redacted>" in shown and "ghp_" not in shown
+
+
 def test_different_machines_are_warned_about(tmp_path):
     base = real_result("async_dispatch-0.12.0.1")
     elsewhere = derive(base, release="0.4.26", host={**base["host"], "cpu_model": "Other CPU"})

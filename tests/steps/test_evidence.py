@@ -266,3 +266,37 @@ def test_a_kind_measuring_until_decided_stops_where_the_why_s_budget_runs_out():
     unbound, bounded, none_left = measurement.seen
     assert unbound == 500.0, "no why budget: the prober's own"
     assert 0 < bounded <= 60.0 and none_left == 0.0
+
+
+class Slow(Kind):
+    """A kind that takes longer than the whole default budget (library or JAX: 46 s of 9)."""
+
+    def __init__(self, name, clock):
+        super().__init__(name)
+        self.clock = clock
+
+    def gather(self, step, sides, found):
+        self.clock.now += 46.0
+        return super().gather(step, sides, found)
+
+
+def test_a_default_budget_is_named_as_such_and_the_command_offered_covers_what_was_left_out(
+    monkeypatch,
+):
+    import harness.steps.evidence as evidence
+
+    class Clock:
+        now = 1000.0
+
+    clock = Clock()
+    monkeypatch.setattr(evidence.time, "monotonic", lambda: clock.now)
+    budget = WhyBudget(again_with=lambda seconds: f"--why-budget {seconds:.0f}")
+    budget.at_most(9.0)
+    kinds = [Slow("library", clock), Kind("compiled"), Kind("crash")]
+    found = gather(kinds, step(), Sides(), budget)  # type: ignore[arg-type, list-item]
+    skipped = [each for each in found if isinstance(each, Skipped)]
+    assert [each.kind for each in skipped] == ["compiled", "crash"]
+    assert skipped[0].reason == (
+        "the why's time budget (9 s, by default as long as the command's own measuring) ran out"
+    )
+    assert skipped[0].command == "--why-budget 138", "46 s asked, two kinds left at that pace"

@@ -2,6 +2,9 @@
 could not."""
 
 import dataclasses
+import shutil
+import sys
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -499,3 +502,32 @@ def test_a_confirmation_another_run_stored_while_this_one_waited_on_the_lock_is_
     before, after = found[("0.4.30", "0.4.31")]
     assert (before.result.id, after.result.id) == ("other-watch-0.4.30", "other-watch-0.4.31")
     assert before.note.startswith("stored by another run meanwhile with jax 0.4.31")
+
+
+def test_a_release_whose_venv_vanished_under_the_command_is_made_anew_and_measured_again_once(
+    tmp_path, monkeypatch
+):
+    """A clean-up outside the harness removed the venv mid-run: the measurement says so and stores
+    nothing (``VenvGone``); the probe makes the venv anew and measures it again."""
+    made = []
+
+    def ensure(env):
+        made.append(env.jax)
+        (env.venv / "bin").mkdir(parents=True, exist_ok=True)
+        (env.venv / "bin" / "python").symlink_to(sys.executable)
+
+    monkeypatch.setattr(venvs, "ensure", ensure)
+    measure = FakeMeasure(tmp_path / "results")
+    stores = measure.stores
+
+    def vanishing(side, sides, settings):
+        if len(measure.calls) == 1:  # the first measurement: its venv removed as it ran
+            shutil.rmtree(Path(side.interpreter).parents[1])
+            return None
+        return stores(side, sides, settings)
+
+    measure.stores = vanishing
+    probe, _ = prober(tmp_path, measure=measure)
+    measured = probe("0.4.30")
+    assert made == ["0.4.30", "0.4.30"] and len(measure.calls) == 2
+    assert measured.result is not None and measured.note.startswith("measured (5)")
