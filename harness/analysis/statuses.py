@@ -171,11 +171,14 @@ def ran(stored: StoredResult | None) -> bool:
 
 def measured(stored: StoredResult | None) -> bool:
     """A result that ran ok, or some of whose processes did: its metrics can be compared on those
-    (the others are the ending's evidence)."""
+    (the others are the ending's evidence), unless some were killed from outside (a fault of the
+    machine, said as such: what the rest measured is never read as "no change")."""
     if stored is None or not ran(stored):
         return False
     finished = len(stored.result.finished())
-    return stored.status is RunStatus.OK or 0 < finished < len(stored.result.processes)
+    if stored.status is RunStatus.OK:
+        return True
+    return 0 < finished < len(stored.result.processes) and not summarise(stored).outside
 
 
 def status_change(

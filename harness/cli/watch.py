@@ -91,59 +91,7 @@ class WatchOptions:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--scripts",
-        type=options.path,
-        metavar="DIR",
-        help=(
-            "a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# "
-            "/// script` block says what it needs besides JAX)"
-        ),
-    )
-    parser.add_argument(
-        "--pytest-benchmark",
-        type=options.path,
-        metavar="PATH",
-        help=(
-            "a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in "
-            "every process; each benchmark's rounds are its samples (what it needs besides "
-            "pytest-benchmark: --with)"
-        ),
-    )
-    parser.add_argument(
-        "--pytest-args",
-        type=pytest_args,
-        default=(),
-        metavar="ARGS",
-        help=(
-            "the suite's selection, as typed after `pytest` in its folder: -k, -m, node ids and "
-            "paths relative to the folder, the suite's own conftest options "
-            '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument'
-        ),
-    )
-    parser.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="leave out the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
-        "--case",
-        action="append",
-        default=[],
-        help=(
-            "a case of the catalogue to watch (repeatable; default without --scripts or "
-            "--pytest-benchmark: every case)"
-        ),
-    )
+    _add_targets(parser)
     options.add_cases_dir(parser)
     options.add_libraries(parser)
     parser.add_argument(
@@ -201,6 +149,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_max_load(parser)
     options.add_decide_budget(parser)
     options.add_thresholds(parser)
+
+
+def _add_targets(parser: argparse.ArgumentParser) -> None:
+    """What is watched: a folder of scripts (narrowed by name), a suite (with the maintainer's
+    selection), or cases."""
+    parser.add_argument(
+        "--scripts",
+        type=options.path,
+        metavar="DIR",
+        help=(
+            "a folder of plain scripts, each *.py in it watched as `--script` takes one (its `# "
+            "/// script` block says what it needs besides JAX)"
+        ),
+    )
+    parser.add_argument(
+        "--pytest-benchmark",
+        type=options.path,
+        metavar="PATH",
+        help=(
+            "a pytest-benchmark suite (file or folder), run unchanged with --benchmark-json in "
+            "every process; each benchmark's rounds are its samples (what it needs besides "
+            "pytest-benchmark: --with)"
+        ),
+    )
+    parser.add_argument(
+        "--pytest-args",
+        type=pytest_args,
+        default=(),
+        metavar="ARGS",
+        help=(
+            "the suite's selection, as typed after `pytest` in its folder: -k, -m, node ids and "
+            "paths relative to the folder, the suite's own conftest options "
+            '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument'
+        ),
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only the scripts of --scripts whose file name matches (repeatable)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out the scripts of --scripts whose file name matches (repeatable)",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        help=(
+            "a case of the catalogue to watch (repeatable; default without --scripts or "
+            "--pytest-benchmark: every case)"
+        ),
+    )
 
 
 def pytest_args(text: str) -> tuple[str, ...]:
