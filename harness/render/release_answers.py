@@ -35,8 +35,8 @@ from harness.units import format_p, format_ratio
 class Answer:
     """A range command's answer, rendered: for the terminal, for the reports folder, and as data.
 
-    Its text and markdown are redacted whole (``redact``): they quote stored results, and a result
-    merged from another machine or edited by hand is input too."""
+    Its text, markdown and every string of its data are redacted (``redact``): they quote stored
+    results, and a result merged from another machine or edited by hand is input too."""
 
     text: str
     markdown: str
@@ -45,6 +45,18 @@ class Answer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", redact(self.text))
         object.__setattr__(self, "markdown", redact(self.markdown))
+        object.__setattr__(self, "data", _redacted(self.data))
+
+
+def _redacted(value: Any) -> Any:
+    """A JSON value with every string redacted, keys left as they are (the answer's own names)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(each) for key, each in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(each) for each in value]
+    return value
 
 
 CLASSIFICATION = (

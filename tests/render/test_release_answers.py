@@ -225,5 +225,7 @@ def test_the_why_goes_to_the_issue_draft_as_findings_marked_leading_with_the_run
 
 
 def test_an_answer_quoting_a_stored_credential_shows_it_redacted():
-    answer = Answer("died: Bearer 0123456789abcdef", "AKIAIOSFODNN7EXAMPLE in its stack", {})
+    data = {"key": "json.steps", "died": [{"stack": "ghp_0123456789abcdefghijklmnop"}], "n": 3}
+    answer = Answer("died: Bearer 0123456789abcdef", "AKIAIOSFODNN7EXAMPLE in its stack", data)
     assert answer.text == "died: Bearer <redacted>" and answer.markdown == "<redacted> in its stack"
+    assert answer.data == {"key": "json.steps", "died": [{"stack": "<redacted>"}], "n": 3}
