@@ -143,7 +143,8 @@ def test_the_stack_at_the_time_out_is_written_by_python_never_by_faulthandlers_w
     main = stack[stack.rindex("Thread 0x") :].splitlines()  # the main thread last, whole
     assert main[0].startswith("Thread 0x") and "(most recent call first):" in main[0]
     assert "in waiting_for_the_dump" in main[1], "its most recent call first"
-    assert stack.count("Thread 0x") == 2 and "in wait" in stack[: stack.rindex("Thread 0x")]
+    # This thread and the other one (pytest-xdist's worker has a thread of its own too).
+    assert stack.count("Thread 0x") >= 2 and "in wait" in stack[: stack.rindex("Thread 0x")]
 
 
 def test_a_frame_in_a_venv_is_shown_from_site_packages_in_the_stack_and_the_last_lines(tmp_path):
