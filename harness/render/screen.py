@@ -63,8 +63,8 @@ def table(
     shrink: int = 0,
     indent: str = "",
 ) -> list[str]:
-    """A plain table of left-aligned columns two spaces apart that fits ``width``: column ``shrink``
-    narrowed first, then the widest others, each cell continued on its row's next lines (a word is
+    """A plain table of left-aligned columns two spaces apart that fits ``width``: the widest columns
+    narrowed (``shrink`` first among them), each cell continued on its row's next lines (a word is
     never cut, so neither is a number); where no narrowing fits, the table turned, a row's cells one
     a line under its first."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
@@ -82,23 +82,25 @@ def table(
 
 
 def _fitted(cells: Sequence[Sequence[str]], room: int, shrink: int) -> list[int] | None:
-    """Column widths within ``room`` columns, none narrower than its longest word: ``shrink`` given
-    up first, then the column with most to give; None where they cannot fit."""
+    """Column widths within ``room`` columns, none narrower than its longest word: the widest column
+    gives up a column at a time (``shrink`` first among the widest); None where they cannot fit."""
     count = len(cells[0])
     widths = [max(columns(row[i]) for row in cells) for i in range(count)]
     words = [
         max((columns(w) for row in cells for w in row[i].split()), default=1) for i in range(count)
     ]
     over = sum(widths) - room
-    first = min(over, widths[shrink] - words[shrink])
-    if over > 0 and first > 0:
-        widths[shrink] -= first
-        over -= first
     while over > 0:
-        slack = max(range(count), key=lambda i: widths[i] - words[i])
-        if widths[slack] <= words[slack]:
+        giving = [i for i in range(count) if widths[i] > words[i]]
+        if not giving:
             return None
-        widths[slack] -= 1
+        widest = max(widths[i] for i in giving)
+        column = (
+            shrink
+            if shrink in giving and widths[shrink] == widest
+            else next(i for i in giving if widths[i] == widest)
+        )
+        widths[column] -= 1
         over -= 1
     return widths
 
