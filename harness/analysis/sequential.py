@@ -88,7 +88,9 @@ def open_comparison(
     level = at_level(thresholds, settings, common)  # the look these processes reached
     found = []
     if STATUS in wanted:
-        ends = _open_ending(a_runs, b_runs, level)
+        # Every process counts for how processes end: the look is theirs, not the ok ones'.
+        judged = min(len(a_runs), len(b_runs))
+        ends = _open_ending(a_runs, b_runs, at_level(thresholds, settings, judged))
         found += [f"{name} {ends}"] if ends else []
     for key in a.keys() | b.keys():
         if wanted and key.metric_name not in wanted:

@@ -105,3 +105,18 @@ def test_only_processes_finished_ok_count_towards_the_look():
     assert with_failures == open_comparison(*pair, DECIDING) != [], (
         "two failed processes a side: still at 2 a side"
     )
+
+
+def test_an_ending_in_some_processes_stays_open_until_its_counts_decide_at_the_look_all_reached():
+    def dead(runs, count):
+        return [
+            replace(p, status=RunStatus.CRASHED) if i < count else p for i, p in enumerate(runs)
+        ]
+
+    status = Settings(processes=5, decide="changes", max_processes=20, decide_metrics=("status",))
+    early = open_comparison(_processes(count=10), dead(_processes(count=10), 5), status)
+    assert early and "died in 0 of 10 processes on A, 5 of 10 on B" in early[0]
+    late = open_comparison(_processes(count=20), dead(_processes(count=20), 10), status)
+    assert late == [], "0 of 20 against 10 of 20: decided at the last look, though 10 ran ok"
+    none = open_comparison(_processes(count=10), _processes(count=10), status)
+    assert none == [], "no process died: nothing to decide"
