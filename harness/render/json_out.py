@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from harness.analysis.report_model import ReportModel
@@ -26,17 +27,18 @@ def document(kind: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def dumps(data: dict[str, Any]) -> str:
     """An answer as JSON; a figure that is not a number (no ratio for a value, say) is null."""
-    return json.dumps(_finite(data), indent=1, allow_nan=False) + "\n"
+    finite = leaves_mapped(data, lambda leaf: number(leaf) if isinstance(leaf, float) else leaf)
+    return json.dumps(finite, indent=1, allow_nan=False) + "\n"
 
 
-def _finite(data: Any) -> Any:
-    if isinstance(data, float):
-        return number(data)
+def leaves_mapped(data: Any, leaf: Callable[[Any], Any]) -> Any:
+    """A JSON value with ``leaf`` applied to every value that is neither a list nor an object; keys
+    left as they are (the answer's own names)."""
     if isinstance(data, dict):
-        return {key: _finite(value) for key, value in data.items()}
+        return {key: leaves_mapped(value, leaf) for key, value in data.items()}
     if isinstance(data, list | tuple):
-        return [_finite(value) for value in data]
-    return data
+        return [leaves_mapped(value, leaf) for value in data]
+    return leaf(data)
 
 
 def number(value: float) -> float | None:

@@ -17,7 +17,7 @@ from harness.analysis.significance import Comparison, Shape
 from harness.findings import Finding
 from harness.host.environment import redact
 from harness.render.bisect_screen import Bisected, bisect_follow_ups, bisect_screen, bisect_why
-from harness.render.json_out import comparison_json, thresholds_json
+from harness.render.json_out import comparison_json, leaves_mapped, thresholds_json
 from harness.render.range_screen import sweep_screen, unmeasured_line
 from harness.render.tables import format_interval, markdown_table, rule_text
 from harness.render.text import inline
@@ -50,13 +50,7 @@ class Answer:
 
 def _redacted(value: Any) -> Any:
     """A JSON value with every string redacted, keys left as they are (the answer's own names)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _redacted(each) for key, each in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(each) for each in value]
-    return value
+    return leaves_mapped(value, lambda leaf: redact(leaf) if isinstance(leaf, str) else leaf)
 
 
 CLASSIFICATION = (
