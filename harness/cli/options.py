@@ -397,7 +397,8 @@ def add_sampling(
         "--max-seconds",
         type=seconds,
         metavar="SECONDS",
-        help=f"stop sampling a program after this much measured time, with at least {MIN_REPEATS} samples "
+        help="stop sampling a program after this much measured time, "
+        f"with at least {MIN_REPEATS} samples "
         "(default by effort: " + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items()) + ")",
     )
     parser.add_argument(
@@ -427,7 +428,8 @@ def add_process_count(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=positive_int,
         metavar="K",
-        help="case processes per cell and side, each with its own warm-up, the unit of the statistics and the "
+        help="case processes per cell and side, each with its own warm-up, "
+        "the unit of the statistics and the "
         "claim (default by effort: " + ", ".join(f"{e} {k}" for e, k in PROCESSES.items()) + ")",
     )
 

@@ -368,9 +368,9 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user set
-        one: what the command's own measuring took before its first why); the files a kind keeps go
-        beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
+        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user
+        set one: what the command's own measuring took before its first why); the files a kind keeps
+        go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)

@@ -73,7 +73,7 @@ for n, program in enumerate(listing.get("by_release", {{}}).get(jax.__version__,
     found["run_ms"] += found[f"p{{n}}_call_ms"] * program["calls"]
     found["temp_bytes"] = max(found["temp_bytes"], found[f"p{{n}}_temp_bytes"])
 print(json.dumps(found))
-'''
+'''  # noqa: E501
 
 
 def reproducer_text(

@@ -303,7 +303,8 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 
 def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none ran."""
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none
+    ran."""
     if probe.result is not None and ran_at_all(probe.result):
         return summarise(probe.result).words()
     return _not_run(probe)
@@ -583,7 +584,8 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed open, else 0."""
+    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed
+    open, else 0."""
     outcomes = {target.outcome for target in watched}
     if outcomes & {"regression", "measured nothing"}:
         return 1

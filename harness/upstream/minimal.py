@@ -46,7 +46,7 @@ for name, steps in programs(**SIZES).items():
         wall.append(time.perf_counter_ns() - start)
     for metric, ns in (("dispatch_ns", sorted(dispatch[WARMUP:])), ("wall_ns", sorted(wall[WARMUP:]))):
         print(f"metric {name} {metric} median={statistics.median(ns):.0f} min={ns[0]} max={ns[-1]} n={len(ns)}")
-"""
+"""  # noqa: E501
 TIMING_IMPORTS = ["import statistics", "import time", "from importlib.metadata import version"]
 
 

@@ -19,7 +19,7 @@ def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting
     assert spent(0.002, 0) == 0 and spent(0.002, 1) == pytest.approx(0.002)
 
 
-def test_a_count_between_looks_takes_the_level_of_the_look_it_began_and_the_last_look_takes_what_is_left():
+def test_a_count_between_looks_takes_the_level_of_the_look_it_began_the_last_look_what_is_left():
     design = Design(3, 18)  # looks at 3, 6, 12 and 18
     assert design.points == (3, 6, 12, 18)
     assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [

@@ -231,7 +231,7 @@ def test_a_continued_line_a_missing_file_a_folder_a_huge_file_and_binary_text_ar
         read_requirements(tmp_path / "a\x00b")
 
 
-def test_collect_orders_block_then_with_then_file_keeping_each_requirement_once_where_it_first_appeared():
+def test_collect_orders_block_then_with_then_file_keeping_each_requirement_where_it_first_came():
     declared = collect(
         script("equinox_repro.py"),
         "equinox_repro.py",

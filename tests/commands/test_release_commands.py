@@ -410,7 +410,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(
 
 
 @pytest.mark.releases
-def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_brings_dispatch_back(
+def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_bringing_dispatch_back(
     tmp_path, async_dispatch_results
 ):
     """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became

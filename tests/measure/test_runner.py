@@ -314,7 +314,7 @@ def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_a
     )
 
 
-def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_failure_is_not_repeated(
+def test_a_loaded_measurement_stands_when_measuring_again_fails_and_a_loaded_failure_is_not_redone(
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
