@@ -189,9 +189,8 @@ class RecordingSession:
         self.installed: list[tuple[str, ...]] = []
         self.folders: list[str] = []
         self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
-        self.ran_installing: list[
-            tuple[str, ...]
-        ] = []  # in nox's install step, beside the harness's prepare
+        # in nox's install step, beside the harness's prepare
+        self.ran_installing: list[tuple[str, ...]] = []
 
     invoked_from = "/the/user's/folder"
 

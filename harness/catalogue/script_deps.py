@@ -68,9 +68,8 @@ class Declared:
     ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
-    sources: tuple[
-        str, ...
-    ] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    sources: tuple[str, ...] = ()
     requires_python: str | None = None
     script: str | None = None  # the script's file name, for messages
     notes: tuple[str, ...] = ()  # what was read but is not applied (its [tool.uv] table), said once
@@ -288,9 +287,8 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
             raise UsageError(
                 f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be"
             )
-        text = raw.decode(
-            "utf-8-sig"
-        )  # a byte-order mark, as Windows editors write, is no requirement
+        # a byte-order mark, as Windows editors write, is no requirement
+        text = raw.decode("utf-8-sig")
     except OSError as exc:
         raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -59,9 +59,8 @@ SCRIPT_HELP = (
 
 
 def positive_int(text: str) -> int:
-    if not re.fullmatch(
-        r"[0-9]{1,9}", text.strip()
-    ):  # ASCII digits: int() also takes "１２" and "1_000"
+    # ASCII digits: int() also takes "１２" and "1_000"
+    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 9 digits")
     value = int(text)
     if value <= 0:
@@ -141,9 +140,8 @@ def release_version(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text[:40]!r} is not a jax release number such as 0.4.31"
         )
-    if (
-        normal_version(text) != text
-    ):  # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+    # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+    if normal_version(text) != text:
         normal = normal_version(text)
         raise argparse.ArgumentTypeError(
             f"{text!r} is not how the package index spells it: did you mean {normal}?"
@@ -677,9 +675,8 @@ def prove_writable(folder: Path, what: str = "results") -> None:
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(
-            prefix=".write-check-", dir=folder
-        )  # never through a planted link
+        # never through a planted link
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=folder)
         try:
             os.write(fd, b"\0" * 4096)
             os.fsync(fd)

@@ -39,9 +39,8 @@ class Measuring:
     max_processes: (
         int  # looks of ``processes`` rounds while a comparison is open, up to this many a release
     )
-    time_budget: (
-        float | None
-    )  # and no further look once a measurement's processes took this many seconds
+    # and no further look once a measurement's processes took this many seconds
+    time_budget: float | None
 
     @property
     def processes(self) -> int:

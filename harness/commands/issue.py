@@ -233,9 +233,8 @@ def write_issue(request: IssueRequest) -> Written:
         bad=request.bad,
         metric=request.metric,
     )
-    if (
-        change is None and request.plan is not None
-    ):  # nox: a draft needs a change between two releases to show
+    # nox: a draft needs a change between two releases to show
+    if change is None and request.plan is not None:
         target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
         raise UsageError(
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} "
@@ -667,9 +666,8 @@ def execute(opts: IssueOptions) -> int:
     if request.status:  # a crash report: a status step's, not a timing's
         return execute_crash(crash_request(request))
     shown = sizes_text(request.sizes)
-    if has_a_change(
-        request
-    ):  # else write_issue refuses at once, and its one line should be the only one
+    # else write_issue refuses at once, and its one line should be the only one
+    if has_a_change(request):
         print(
             f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …",
             file=sys.stderr,

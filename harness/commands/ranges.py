@@ -304,17 +304,15 @@ class RangeRun:
 
     options: RangeOptions  # with --vary, naming the labels
     envs: list[ReleaseEnv]  # the release plan
-    labels: dict[
-        str, ReleaseEnv
-    ]  # the range's releases, oldest first, and where each installs from
+    # the range's releases, oldest first, and where each installs from
+    labels: dict[str, ReleaseEnv]
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
     why_budget: WhyBudget = field(default_factory=WhyBudget)
 
     def __post_init__(self) -> None:
-        self.sides = StepSides(
-            self.prober
-        )  # one per run: what a kind reads once is reused on every step
+        # one per run: what a kind reads once is reused on every step
+        self.sides = StepSides(self.prober)
 
     @classmethod
     def start(cls, options: RangeOptions) -> RangeRun:
@@ -504,8 +502,7 @@ def installed_versions(installed: Sequence[str]) -> dict[str, str]:
 
 def _write(path: Path, text: str, *, quiet: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(
-        path, text
-    )  # the reports folder may hold a link planted at this name: replaced, not followed
+    # the reports folder may hold a link planted at this name: replaced, not followed
+    replace_file(path, text)
     if not quiet:
         progress(f"written: {path}")

@@ -131,9 +131,8 @@ def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes
     found = OpTimes()
     for events in threads.values():
         events.sort(key=lambda event: (event[0], -event[1]))
-        open_ops: list[
-            list[float]
-        ] = []  # [end, own time so far] of the ops enclosing the current one
+        # [end, own time so far] of the ops enclosing the current one
+        open_ops: list[list[float]] = []
         owners: list[str] = []
         for start, duration, kind in events:
             while open_ops and open_ops[-1][0] <= start:

@@ -45,9 +45,8 @@ LAST_CHARS = 4000
 # needs, and where the harness keeps its venvs.
 VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
 
-_armed: list[
-    IO[str]
-] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
+# the open fault file: faulthandler writes to its descriptor, which must stay open
+_armed: list[IO[str]] = []
 
 
 def signal_name(number: int) -> str:

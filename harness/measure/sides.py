@@ -75,9 +75,8 @@ class Side:
     compare_next: bool = (
         True  # measuring until decided: judged against the next side of its profile
     )
-    compare_metrics: tuple[
-        str, ...
-    ] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
+    # on these metrics (empty: the run's --decide-metric, or every one)
+    compare_metrics: tuple[str, ...] = ()
     libraries: Libraries | None = (
         None  # a plain script's venv on this side: what it was resolved to hold
     )
@@ -97,9 +96,8 @@ class Side:
         """How many CPU devices a case process of this side will find, where its environment says so
         (JAX on the CPU platform alone, with XLA's host device count or none); None where only the
         process can tell."""
-        environ = (
-            self.environment()
-        )  # the side's variables over the harness's, as its processes get them
+        # the side's variables over the harness's, as its processes get them
+        environ = self.environment()
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
         found = re.findall(
@@ -156,10 +154,8 @@ def _side(entry: Any, where: str) -> Side:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
     release, profile = _text(entry, "release", where), _text(entry, "profile", where)
-    for key, value in (
-        ("release", release),
-        ("profile", profile),
-    ):  # each becomes part of the results' paths
+    # each becomes part of the results' paths
+    for key, value in (("release", release), ("profile", profile)):
         problem = name_problem(value)
         if problem:
             raise UsageError(f"{where}: {key} {problem}")

@@ -71,9 +71,8 @@ class ReleaseRun:
     run: ScriptRun
     install: list[str]  # what ``pip install`` takes for this release, exactly
     environment: str  # where it ran, in words
-    packages: list[str] = field(
-        default_factory=list
-    )  # ``name==version`` of everything that environment held
+    # ``name==version`` of everything that environment held
+    packages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

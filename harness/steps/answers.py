@@ -45,9 +45,8 @@ def answer_stem(
 ) -> str:
     """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
     parts = [command, case, first, last, criterion.name, sizes_part(sizes), profile]
-    for part in (
-        parts[:5] + parts[6:]
-    ):  # sizes: names and whole numbers, checked when parsed, of any length
+    # sizes: names and whole numbers, checked when parsed, of any length
+    for part in parts[:5] + parts[6:]:
         problem = name_problem(part)
         if problem:
             raise UsageError(f"cannot name the {command} answer after it: {problem}")
@@ -77,9 +76,8 @@ class RangeLibraries:
     """A plain script's own libraries over a range: their versions on each release, and what was
     held or varied."""
 
-    versions: Mapping[str, Mapping[str, str]] = field(
-        default_factory=dict
-    )  # release → declared library → version
+    # release → declared library → version
+    versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     held: tuple[str, ...] = ()  # --hold pins
     vary: str | None = None  # --vary: the library whose releases make the range
     jax: str | None = None  # with --vary: the jax release held
@@ -135,9 +133,8 @@ class Setting:
     thresholds: Thresholds
     wall_s: float
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
-    target: tuple[
-        str, ...
-    ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+    # how a command line names what was measured: --case C, or --script F --script-arg A
+    target: tuple[str, ...] = ()
     libraries: RangeLibraries = field(default_factory=lambda: RangeLibraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)

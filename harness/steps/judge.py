@@ -74,9 +74,8 @@ class Terms:
 
 
 REGRESSION = Terms()
-FIX = Terms(
-    "broken", "fixed"
-)  # ``bisect --broken V --fixed W``: the old behaviour is the broken one
+# ``bisect --broken V --fixed W``: the old behaviour is the broken one
+FIX = Terms("broken", "fixed")
 
 
 @dataclass(frozen=True)

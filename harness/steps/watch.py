@@ -123,12 +123,10 @@ class TargetWatch:
     detectable: Mapping[str, float] = field(default_factory=dict)  # metric → smallest ratio seen
     page: str = ""  # its triage page, in the output folder
     why: tuple[str, ...] = ()  # why a confirmed change happened, as triage asked
-    issue: tuple[
-        str, ...
-    ] = ()  # the ``nox -s issue`` posargs that draft an issue for its first regression
-    libraries: Mapping[str, Mapping[str, str]] = field(
-        default_factory=dict
-    )  # release → library → version
+    # the ``nox -s issue`` posargs that draft an issue for its first regression
+    issue: tuple[str, ...] = ()
+    # release → library → version
+    libraries: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     remembered: str = ""  # when it was watched, if reported from memory
     # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
     medians: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -528,9 +526,8 @@ def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and every confirmation it took
     part in."""
-    counts: dict[str, list[int]] = {
-        r: [0, 0] for r in found.first_round.releases
-    }  # release → [loaded, processes]
+    # release → [loaded, processes]
+    counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
     seen: set[int] = set()
     probes = [
         *found.first_round.measurements,

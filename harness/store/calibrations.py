@@ -48,9 +48,8 @@ class CalibrationRun:
     slowdown_comparisons: int
     slowdown_flagged: int  # metrics of the raised side flagged slower, over all slowdown runs
     smallest_flagged_ratio: float | None  # the smallest ratio flagged slower; None when none was
-    largest_unflagged_ratio: (
-        float | None
-    )  # the largest ratio not flagged slower; None when all were
+    # the largest ratio not flagged slower; None when all were
+    largest_unflagged_ratio: float | None
     # the fewest processes any compared side had: below min_processes no verdict was possible
     processes: int
     min_processes: int

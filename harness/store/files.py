@@ -182,9 +182,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if (
-            isinstance(exc, OSError) and exc.filename is None
-        ):  # a write's error names no file: this one
+        # a write's error names no file: this one
+        if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(path)
         raise
 
@@ -211,9 +210,8 @@ def write_text(path: Path, text: str) -> None:
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        if is_stream(
-            path
-        ):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+        # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+        if is_stream(path):
             write_in_place(path, text.encode(errors="replace"))
         else:
             replace_file(path, text)

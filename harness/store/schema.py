@@ -225,9 +225,8 @@ class JaxFacts(_Record):
     environment_info: str = ""
     gpu: GpuFacts | None = None
     error: str | None = None
-    config: Mapping[str, Any] = field(
-        default_factory=dict
-    )  # the JAX flags a case's timing depends on
+    # the JAX flags a case's timing depends on
+    config: Mapping[str, Any] = field(default_factory=dict)
 
     # A process whose JAX could not say stores the error alone.
     _sparse = frozenset(

@@ -71,9 +71,8 @@ def minimal_script(
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
     text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
-    if (
-        len(text.splitlines()) > LINE_BUDGET
-    ):  # dense beats long: the definitions without blank lines between them
+    # dense beats long: the definitions without blank lines between them
+    if len(text.splitlines()) > LINE_BUDGET:
         text = (
             "\n".join(head)
             + "\n\n"

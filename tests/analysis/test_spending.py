@@ -55,7 +55,6 @@ def test_only_a_run_measured_until_decided_changes_the_level():
     assert at_level(Thresholds(), sequential, 10).alpha == pytest.approx(
         Design(5, 20).nominal_alpha(0.002, 10)
     )
-    alone = Settings(
-        processes=5, decide="all"
-    )  # no room for another look: one look at the full level
+    # no room for another look: one look at the full level
+    alone = Settings(processes=5, decide="all")
     assert at_level(Thresholds(), alone, 5).alpha == pytest.approx(0.002)

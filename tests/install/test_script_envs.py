@@ -294,9 +294,8 @@ def test_a_removed_venv_is_made_again_from_the_kept_resolution(tmp_path):
 
 
 def test_a_resolution_that_may_still_change_is_asked_again_after_a_day(tmp_path):
-    before_cutoff = datetime(
-        2024, 8, 1, tzinfo=UTC
-    ).timestamp()  # jax 0.4.31 two days old: libraries may follow
+    # jax 0.4.31 two days old: libraries may follow
+    before_cutoff = datetime(2024, 8, 1, tzinfo=UTC).timestamp()
     for policy, clock in [("newest", NOW), ("as-of", before_cutoff)]:
         uv = FakeUv()
         for moment in (clock, clock + DAY / 2, clock + 2 * DAY):

@@ -321,16 +321,10 @@ def test_a_loaded_measurement_stands_when_measuring_again_fails_and_a_loaded_fai
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=1, max_load=0.5)
     for calls, status, attempts in (
-        (
-            [("ok", 0.9), ("timeout", 0.9)],
-            "ok",
-            2,
-        ),  # the retry hung: the loaded measurement is kept
-        (
-            [("failed", 0.9), ("ok", 0.0)],
-            "failed",
-            1,
-        ),  # a failure under load is not a measurement to improve
+        # the retry hung: the loaded measurement is kept
+        ([("ok", 0.9), ("timeout", 0.9)], "ok", 2),
+        # a failure under load is not a measurement to improve
+        ([("failed", 0.9), ("ok", 0.0)], "failed", 1),
     ):
         monkeypatch.setattr(attempts_module, "run_process", fake_process(calls))
         recorder = Recorder(
