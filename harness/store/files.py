@@ -60,13 +60,16 @@ def read_bounded(
         if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link planted after the check
             raise DocumentProblem("a link, not a regular file") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:  # a folder opens too, and is told apart before Python's file object refuses it
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise DocumentProblem("not a regular file")
         if info.st_size > limit:
             raise DocumentProblem(f"too large ({info.st_size:,} bytes; at most {limit:,} are read)")
-        data = handle.read(limit + 1)  # the file may have grown since fstat
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)  # the file may have grown since fstat
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise DocumentProblem(f"too large (over {limit:,} bytes)")
     return data
