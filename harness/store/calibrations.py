@@ -66,9 +66,8 @@ class CalibrationRun:
     # the A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None
     # before it was.
     invocation_spread: float | None = None
-    aa_loaded: bool = (
-        False  # some A/A process was measured under load: the spread is a loaded machine's
-    )
+    # some A/A process was measured under load: the spread is a loaded machine's
+    aa_loaded: bool = False
 
     @property
     def false_positive_rate(self) -> float:
