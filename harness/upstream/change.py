@@ -202,12 +202,19 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
     return None
 
 
-def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+def answer_about(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+    """Whether a stored answer's document is about this case, at these sizes, on this profile."""
     return (
         isinstance(data, dict)
         and data.get("case") == case
         and data.get("sizes") == sizes
         and data.get("profile") == profile
+    )
+
+
+def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+    return (
+        answer_about(data, case, sizes, profile)
         and answer_ends(data) is not None
         and data.get("criterion") != "status"  # a crash's: drafted by ``issue --status``
     )
