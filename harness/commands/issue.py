@@ -619,29 +619,12 @@ def crash_request(request: IssueRequest) -> CrashRequest:
         target = part_folder(folder, name)
         return set() if target is None else copy_beside(source, target, REPRODUCER_FILE)
 
-    return CrashRequest(
-        case=request.case,
-        sizes=request.sizes,
-        settings=request.settings,
-        profile=request.profile,
-        platform=request.platform,
-        results_dir=request.results_dir,
-        out_dir=request.out_dir,
-        issues=ISSUES_DIR,
-        good=request.good,
-        bad=request.bad,
-        plan=request.plan,
-        policy=request.policy,
-        processes=request.processes,
-        max_processes=request.max_processes,
-        environment_of=environment_of,
-        copy_folder=copy_folder,
-    )
+    return CrashRequest(request, ISSUES_DIR, environment_of, copy_folder)
 
 
 def _crash_stored(request: IssueRequest) -> bool:
     """Whether a stored answer has a status step to draft (``issue --status``)."""
-    return crash_step(crash_request(request)) is not None
+    return crash_step(request) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
