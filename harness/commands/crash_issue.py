@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.catalogue.scripts import source_text
 from harness.cli.ranges import target_words
@@ -43,10 +43,19 @@ from harness.upstream.crash import (
 from harness.upstream.crash_measured import measure_status, newest_status_line
 from harness.upstream.export import export_script
 from harness.upstream.installs import imported_besides_jax
-from harness.upstream.step_measured import StepRequest
+from harness.upstream.step_measured import Asked, StepRequest
 
-if TYPE_CHECKING:  # it imports this module, never the other way at run time
-    from harness.commands.issue import IssueRequest
+
+class IssueRequest(Asked, Protocol):
+    """What ``issue --status`` reads of ``issue``'s request (``commands.issue.IssueRequest``)
+    besides what its measured step keeps."""
+
+    @property
+    def good(self) -> str | None: ...
+    @property
+    def bad(self) -> str | None: ...
+    @property
+    def platform(self) -> str: ...  # "cpu" or "gpu": the profile's kind, for the title
 
 
 @dataclass(frozen=True)
