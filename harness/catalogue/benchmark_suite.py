@@ -29,9 +29,8 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.store.files import DocumentProblem, read_bounded
 
-SUITE_PATH = (
-    "HARNESS_PYTEST_SUITE"  # not JAX_: results record JAX_ variables, and this one is a path
-)
+# not JAX_: results record JAX_ variables, and this one is a path
+SUITE_PATH = "HARNESS_PYTEST_SUITE"
 RUNNER = ("pytest", "pytest-benchmark")
 # What a suite's behaviour depends on, as pytest collects it: test modules, conftests,
 # configuration.

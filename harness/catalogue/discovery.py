@@ -45,9 +45,8 @@ class CaseInfo:
     # read): the main command measures it only under profiles with that many; None: every profile it
     # runs under.
     claim_devices: int | None = None
-    subject: Subject = (
-        CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
-    )
+    # a case module at sizes, or a plain script run as ``python FILE``
+    subject: Subject = CASE_MODULE
 
     def anchors_for(self, device: str) -> list[SizePoint]:
         """The quick sizes of a profile of the ``device`` class (``harness.pins.Profile.kind``)."""

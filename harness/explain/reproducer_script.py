@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 REQUIREMENTS = ("flatbuffers", "absl-py")  # what jax.export needs to read a module, besides jax
-MOST_CALLS = (
-    200  # a program's calls timed at most; the total is scaled to the calls the script made
-)
+# a program's calls timed at most; the total is scaled to the calls the script made
+MOST_CALLS = 200
 
 TEMPLATE = '''# /// script
 # dependencies = [{requirements}]

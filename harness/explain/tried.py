@@ -55,9 +55,8 @@ from harness.steps.evidence import Found, OverBudget, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
-SCREEN_PROCESSES = (
-    3  # a side, in the screen: enough to see a setting move a step's number, not to decide it
-)
+# a side, in the screen: enough to see a setting move a step's number, not to decide it
+SCREEN_PROCESSES = 3
 # A trial kept after the screen moves a metric this share of the way (log scale) from its release's
 # number toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every
 # trial.

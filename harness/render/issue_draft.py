@@ -90,9 +90,8 @@ class DraftInputs:
     change: Change | None = None
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
     reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
-    newest: str = (
-        ""  # whether the newest release on the index still shows it, measured ("still on …")
-    )
+    # whether the newest release on the index still shows it, measured ("still on …")
+    newest: str = ""
     not_measured: tuple[str, ...] = ()  # what the draft could not measure, each with its command
 
 

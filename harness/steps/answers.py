@@ -24,9 +24,8 @@ from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
 NO_SIZES = "nosizes"
-LONGEST_STEM = (
-    110  # the name pattern allows 128 characters, with room for ".json" and the plot's suffix
-)
+# the name pattern allows 128 characters, with room for ".json" and the plot's suffix
+LONGEST_STEM = 110
 
 
 def sizes_part(sizes: Mapping[str, int]) -> str:
@@ -126,9 +125,8 @@ class Setting:
     case: str
     sizes: dict[str, int]
     profile: str
-    criterion: (
-        Criterion  # a metric, the claim, how the processes end, or every metric and the claim
-    )
+    # a metric, the claim, how the processes end, or every metric and the claim
+    criterion: Criterion
     jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
     thresholds: Thresholds
     wall_s: float

@@ -124,9 +124,8 @@ class Change:
     # The two releases' stored results compared by the report's rule, in words; empty when not
     # compared.
     significance: str = ""
-    significant: bool | None = (
-        None  # whether that rule calls it slower or faster; None: not compared
-    )
+    # whether that rule calls it slower or faster; None: not compared
+    significant: bool | None = None
     # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
     below: str = ""
     # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked

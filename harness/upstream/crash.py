@@ -60,9 +60,8 @@ class Crash:
     end: ProcessEnd | None  # its first process's end: last lines, stack
     cpu_model: str = ""  # of the machine the crashing release ran on
     platform: str = ""
-    environment_info: str = (
-        ""  # ``jax.print_environment_info()`` as the crashing release's process said it
-    )
+    # ``jax.print_environment_info()`` as the crashing release's process said it
+    environment_info: str = ""
 
     @property
     def regression(self) -> bool:

@@ -27,9 +27,8 @@ from harness.errors import UsageError
 from harness.upstream.export import case_definitions, foreign_imports, undefined_names
 
 PROGRAMS_FUNCTION = "programs"
-LINE_BUDGET = (
-    60  # what a short script aims at; over it, the definitions lose the blank lines between them
-)
+# what a short script aims at; over it, the definitions lose the blank lines between them
+LINE_BUDGET = 60
 # The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on
 # their outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
 TIMING = """\
