@@ -46,7 +46,7 @@ from harness.upstream.installs import imported_besides_jax
 from harness.upstream.step_measured import Asked, StepRequest
 
 
-class IssueRequest(Asked, Protocol):
+class CrashAsked(Asked, Protocol):
     """What ``issue --status`` reads of ``issue``'s request (``commands.issue.IssueRequest``)
     besides what its measured step keeps."""
 
@@ -64,7 +64,7 @@ class CrashRequest:
     draft's workflow it shares: a release's ``jax.print_environment_info()`` from its venv, and a
     reproducer's folder copied beside the draft."""
 
-    asked: IssueRequest
+    asked: CrashAsked
     issues: str  # the drafts' folder under ``out_dir``
     environment_of: Callable[[str], str]
     # (the reproducer's folder, the draft's folder, its name there) → the names of the files copied
@@ -81,7 +81,7 @@ class Measured:
     follow_up: str = ""
 
 
-def the_step(request: IssueRequest) -> StatusAnswer:
+def the_step(request: CrashAsked) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
     case = request.case
     if request.good is not None and request.bad is not None:
@@ -101,7 +101,7 @@ def the_step(request: IssueRequest) -> StatusAnswer:
     return stored
 
 
-def stored_answer(request: IssueRequest) -> StatusAnswer | None:
+def stored_answer(request: CrashAsked) -> StatusAnswer | None:
     """The newest stored bisect --status or triage answer's status step, at these sizes and
     profile."""
     out, name = request.out_dir, request.case.name
@@ -114,7 +114,7 @@ def stored_answer(request: IssueRequest) -> StatusAnswer | None:
     )
 
 
-def measure(request: IssueRequest, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
+def measure(request: CrashAsked, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
     """Through nox the step's two releases and the newest measured together; the stored results
     then."""
     if request.plan is None:
@@ -134,14 +134,14 @@ def measure(request: IssueRequest, step: StatusAnswer) -> tuple[list[StoredResul
     return mine, Measured(newest, follow_up=command)
 
 
-def _mine(request: IssueRequest) -> list[StoredResult]:
+def _mine(request: CrashAsked) -> list[StoredResult]:
     if not request.results_dir.is_dir():
         return []
     results, _ = load_results(request.results_dir)
     return [r for r in results if r.case == request.case.name]
 
 
-def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
+def _crash(request: CrashAsked, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
     """The status step between the two releases' newest stored results, or why there is none."""
     before, after = (
         newest_stored(mine, release, request.sizes, request.profile)
@@ -249,7 +249,7 @@ def write_crash_issue(request: CrashRequest) -> tuple[Path, str, str, tuple[str,
     return path, title(draft), name if text else "", said
 
 
-def _installs(request: IssueRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def _installs(request: CrashAsked, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
     needed); none without a plan."""
     if request.plan is None:
