@@ -1,4 +1,5 @@
-"""A/A test of whole invocations: how often does ``compare`` flag a change between runs of the same release?
+"""A/A test of whole invocations: how often does ``compare`` flag a change between runs of the
+same release?
 
 Runs the quick catalogue (or the ``--case`` ones) ``--runs`` times, each a separate
 ``python -m harness run`` into a results folder of its own (as separate CI runs would
@@ -11,9 +12,10 @@ stopped after it, keeps a core busy throughout (the load a shared CI runner sees
 Run it with the interpreter that has JAX and the harness, while nothing else loads the
 machine, e.g.:
 
-    .venv/bin/python benchmarks/aa_processes.py                          # 3 runs of the quick catalogue
+    .venv/bin/python benchmarks/aa_processes.py    # 3 runs of the quick catalogue
     .venv/bin/python benchmarks/aa_processes.py --runs 4 --busy --case scan_sync
-    .venv/bin/python benchmarks/aa_processes.py --runs 2 -- --processes 1   # options after -- go to run
+    # options after -- go to run:
+    .venv/bin/python benchmarks/aa_processes.py --runs 2 -- --processes 1
 
 It reads ``compare``'s summary line ("N run pair(s) compared: X slower, Y faster, ..."),
 so it measures whatever rule ``compare`` applies.
@@ -41,8 +43,9 @@ def harness(*args: str) -> list[str]:
 
 
 def sides_plan(folder: Path) -> Path:
-    """Two sides of this interpreter's release under the profile labels a and b: one run measures both,
-    interleaved, until decided, and ``compare`` judges a against b as it judges any two sides of one run."""
+    """Two sides of this interpreter's release under the profile labels a and b: one run measures
+    both, interleaved, until decided, and ``compare`` judges a against b as it judges any two sides
+    of one run."""
     folder.mkdir(parents=True, exist_ok=True)
     plan = folder.parent / f"{folder.name}-sides.json"
     release = harness_output("-c", "import jax; print(jax.__version__)")
@@ -85,7 +88,8 @@ def run_once(
 
 
 def compare(a: Path, b: Path, *which: str) -> tuple[int, dict[str, int] | None, str]:
-    """Exit code of ``compare A B``, its counts (None when the summary line is not found), the summary line."""
+    """Exit code of ``compare A B``, its counts (None when the summary line is not found), the
+    summary line."""
     done = subprocess.run(
         harness("compare", str(a), str(b), *which), capture_output=True, text=True, check=False
     )
@@ -124,7 +128,8 @@ def main() -> int:
     parser.add_argument(
         "--interleaved",
         action="store_true",
-        help="each run measures two sides of this release (profiles a and b) interleaved, until decided, and "
+        help="each run measures two sides of this release (profiles a and b) interleaved, "
+        "until decided, and "
         "compares them; --runs such runs (at least 1), instead of separate runs compared pairwise",
     )
     parser.add_argument(
@@ -172,7 +177,8 @@ def main() -> int:
     pairs = args.runs if args.interleaved else args.runs * (args.runs - 1) // 2
     share = f" ({flagged_total / compared_total:.1%})" if compared_total else ""
     print(
-        f"\nA/A over {pairs} pairs: {flagged_total} of {compared_total} metric comparisons flagged{share}; "
+        f"\nA/A over {pairs} pairs: "
+        f"{flagged_total} of {compared_total} metric comparisons flagged{share}; "
         f"{failing_pairs} of {pairs} pairs exited non-zero"
     )
     return 0

@@ -120,13 +120,16 @@ def main() -> int:
                     if c.verdict in (Verdict.SLOWER, Verdict.FASTER):
                         flagged[what][metric] += 1
                     print(
-                        f"run {i + 1} {what}: {metric} ×{c.ratio:.3f} p={c.p_value:.2g} {c.verdict} "
-                        f"(processes {c.processes[0]}/{c.processes[1]}, between {c.spreads[0].between:.1%}"
+                        f"run {i + 1} {what}: {metric} ×{c.ratio:.3f} p={c.p_value:.2g} "
+                        f"{c.verdict} "
+                        f"(processes {c.processes[0]}/{c.processes[1]}, "
+                        f"between {c.spreads[0].between:.1%}"
                         f"/{c.spreads[1].between:.1%})",
                         flush=True,
                     )
     print(
-        f"\n{args.case} {' '.join(args.size)}, raised {args.raised}, {args.runs} runs, options {' '.join(extra)}"
+        f"\n{args.case} {' '.join(args.size)}, raised {args.raised}, {args.runs} runs, "
+        f"options {' '.join(extra)}"
     )
     for what, counts in flagged.items():
         for (kind, metric), total in sorted(compared.items()):

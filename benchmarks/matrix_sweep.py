@@ -53,7 +53,8 @@ def child_phases(results: Path) -> dict[str, float]:
     for path in results.rglob("*.json"):
         record = json.loads(path.read_text())
         totals["case runs"] += record.get("duration_s", 0.0)
-        # Schema version 2 keeps each case process's phases apart; version 1 had one process at the top.
+        # Schema version 2 keeps each case process's phases apart;
+        # version 1 had one process at the top.
         for process in record.get("processes", [record]):
             for phase, seconds in process.get("phases_s", {}).items():
                 totals[phase] += seconds
@@ -157,7 +158,8 @@ def main() -> None:
     ]
     for session, install, run, phases, other in rows:
         lines.append(
-            f"| `{session}` | {install:.1f} | {run:.1f} | {int(phases['runs'])} | {phases['import']:.1f} | "
+            f"| `{session}` | {install:.1f} | {run:.1f} | {int(phases['runs'])} "
+            f"| {phases['import']:.1f} | "
             f"{phases['measure']:.1f} | {other:.1f} |"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ separate invocations differ by more than their processes suggest.  This benchmar
 
 Run it with the interpreter that has JAX and the harness, on a quiet machine:
 
-    .venv/bin/python benchmarks/process_levels.py --runs 4 -- --case scan_sync --size N=100 --size M=500
+    .venv/bin/python benchmarks/process_levels.py --runs 4 -- \
+        --case scan_sync --size N=100 --size M=500
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def main() -> int:
                     invocation(Path(scratch) / f"{isolation}-{i}", isolation, extra)
                 )
     print(
-        "| isolation | metric | sd within (log) | sd between invocations (log) | expected sd/sqrt(K) | ratio |"
+        "| isolation | metric | sd within (log) | sd between invocations (log) "
+        "| expected sd/sqrt(K) | ratio |"
     )
     print("|---|---|---|---|---|---|")
     for isolation, runs in found.items():
@@ -97,7 +99,8 @@ def main() -> int:
             expected = within / math.sqrt(k)
             ratio = between / expected if expected > 0 else math.nan
             print(
-                f"| {isolation} | {name} | {within:.3f} | {between:.3f} | {expected:.3f} | {ratio:.1f} |"
+                f"| {isolation} | {name} | {within:.3f} | {between:.3f} "
+                f"| {expected:.3f} | {ratio:.1f} |"
             )
     return 0
 

@@ -1,4 +1,5 @@
-"""How often does a triage or bisect give the right answer?  The same command, run again and again from scratch.
+"""How often does a triage or bisect give the right answer?  The same command, run again and
+again from scratch.
 
 Runs one ``nox -s triage|bisect -- ...`` command ``--runs`` times, each into a results and
 reports folder of its own (so nothing measured by one run is reused by the next; the release
@@ -30,7 +31,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def one_run(session: list[str], root: Path, busy: bool) -> tuple[int, float, str]:
-    """Exit code, wall time and the whole output of one run of the session, into folders of its own."""
+    """Exit code, wall time and the whole output of one run of the session, into folders of its
+    own."""
     command = [
         sys.executable,
         "-m",
@@ -84,12 +86,14 @@ def main() -> int:
             codes.append(code)
             said = matched[0].strip()[:160] if matched else "no line matches"
             print(
-                f"run {number}: exit {code}, {wall:.0f} s, {'right' if matched else 'NOT right'}: {said}",
+                f"run {number}: exit {code}, {wall:.0f} s, "
+                f"{'right' if matched else 'NOT right'}: {said}",
                 flush=True,
             )
     load = ", one core kept busy" if args.busy else ""
     print(
-        f"\n{right} of {args.runs} runs gave the expected answer{load}; exit codes {codes}; wall time median "
+        f"\n{right} of {args.runs} runs gave the expected answer{load}; exit codes {codes}; "
+        "wall time median "
         f"{statistics.median(seconds):.0f} s (min {min(seconds):.0f}, max {max(seconds):.0f})"
     )
     return 0

@@ -1,4 +1,5 @@
-"""Which of JAX's duration events fire on which release of the table: checked by running, not by reading.
+"""Which of JAX's duration events fire on which release of the table: checked by running, not by
+reading.
 
 For every release of the release table (or ``--jax V,V``), installs it into its cached
 venv (``.nox/release-jax-V``, as the matrix and triage do), runs a small jitted script
@@ -67,7 +68,8 @@ def main() -> None:
             )
             if done.returncode != 0:
                 print(
-                    f"| {release.jax} | the script failed: {done.stderr.strip().splitlines()[-1:]} |"
+                    f"| {release.jax} | the script failed: "
+                    f"{done.stderr.strip().splitlines()[-1:]} |"
                 )
                 continue
             found = json.loads(report.read_text())

@@ -1,10 +1,12 @@
-"""The verdict procedure's promises, simulated: false alarms where nothing changed, power where something did.
+"""The verdict procedure's promises, simulated: false alarms where nothing changed, power where
+something did.
 
-Runs the project's own procedure (the runner's looks, the spending, the futility stop, sides that settle, the
-stored pair judged as every page judges it; ``tests/analysis/simulated_runs.py``) on made-up process medians, and
-prints a markdown table: per design and noise, the share of A/A runs that flagged a change (against α = 0.002) and
-the processes a side they ended at; per spread, the share of runs that found a true ×1.10 and ×1.5 and the mean
-ratio shown for those found.  No JAX; pure Python, a few minutes on one core:
+Runs the project's own procedure (the runner's looks, the spending, the futility stop, sides that
+settle, the stored pair judged as every page judges it; ``tests/analysis/simulated_runs.py``) on
+made-up process medians, and prints a markdown table: per design and noise, the share of A/A runs
+that flagged a change (against α = 0.002) and the processes a side they ended at; per spread, the
+share of runs that found a true ×1.10 and ×1.5 and the mean ratio shown for those found.  No JAX;
+pure Python, a few minutes on one core:
 
     .venv/bin/python benchmarks/verdict_simulation.py --runs 4000
 """
@@ -68,7 +70,8 @@ def false_alarms(runs: int) -> list[str]:
 def power(runs: int) -> list[str]:
     rule = Thresholds()
     rows = [
-        "| spread | true ratio | found | mean ratio shown | of those, flagged as an upper estimate |",
+        "| spread | true ratio | found | mean ratio shown "
+        "| of those, flagged as an upper estimate |",
         "|---|---|---|---|---|",
     ]
     for spread in (0.05, 0.10, 0.15):
@@ -86,7 +89,8 @@ def power(runs: int) -> list[str]:
             found = rates(kept, runs, seed=2)
             share = f"{sum(upper) / len(upper):.0%}" if upper else "–"
             rows.append(
-                f"| {spread:.0%} | ×{truth:g} | {found.rate:.1%} | ×{found.mean_ratio():.3f} | {share} |"
+                f"| {spread:.0%} | ×{truth:g} | {found.rate:.1%} "
+                f"| ×{found.mean_ratio():.3f} | {share} |"
             )
             print(rows[-1], file=sys.stderr, flush=True)
     return rows

@@ -29,9 +29,8 @@ class ClaimVerdict:
     outcome: str  # HOLDS, DOES_NOT_HOLD or UNSETTLED
     agree: int  # processes that agree with the outcome; when unsettled, with the larger side
     of: int  # processes that gave a verdict
-    hint: (
-        bool | None
-    )  # what the processes lean to (one process: its verdict); None when evenly split
+    # what the processes lean to (one process: its verdict); None when evenly split
+    hint: bool | None
 
     @property
     def settled(self) -> bool:

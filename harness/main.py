@@ -63,9 +63,8 @@ def installed_here(argv: list[str]) -> list[str] | None:
     )
     if with_profile != argv:
         for name, value in PROFILE_BY_NAME[with_profile[-1]].env.items():
-            os.environ.setdefault(
-                name, value
-            )  # before any case process starts JAX; the user's own win
+            # before any case process starts JAX; the user's own win
+            os.environ.setdefault(name, value)
     return with_profile
 
 
@@ -91,9 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     except HarnessError as exc:  # a path or name in it may hold an escape sequence: shown, not run
         print(terminal(f"harness: error: {exc}"), file=sys.stderr)
         return exc.exit_code
-    except (
-        ModuleNotFoundError
-    ) as exc:  # a command's extra is not installed here (tabulate, matplotlib, JAX)
+    # a command's extra is not installed here (tabulate, matplotlib, JAX)
+    except ModuleNotFoundError as exc:
         print(
             f"harness: error: {exc.name} is not installed in this environment: the nox session of "
             "the command installs what it needs, or `pip install -e '.[report]'` (JAX: the release "
@@ -101,9 +99,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    except (
-        BrokenPipeError
-    ):  # the reader left (`jax-repro list | head`): stop quietly, as other tools do
+    # the reader left (`jax-repro list | head`): stop quietly, as other tools do
+    except BrokenPipeError:
         quiet = os.open(os.devnull, os.O_WRONLY)
         os.dup2(quiet, sys.stdout.fileno())  # Python's own flush at exit would raise again
         return 128 + signal.SIGPIPE

@@ -178,9 +178,8 @@ class MetricKey:
         """For a script's own number whose name ends in a unit of time (``_s``, ``_ms``, ``_us``,
         ``_ns``), the nanoseconds in one; None for any other."""
         parts = self.kind.split("_")
-        if (
-            self.name != JSON or len(parts) < 2 or parts[-2] == "per"
-        ):  # items_per_s is a rate, not a time
+        # items_per_s is a rate, not a time
+        if self.name != JSON or len(parts) < 2 or parts[-2] == "per":
             return None
         return TIME_SUFFIXES.get(parts[-1])
 

@@ -72,10 +72,8 @@ def inside(folder: Path, *parts: str) -> Path:
     try:
         root = folder.resolve()
         resolved = target.resolve()
-    except (
-        RuntimeError,
-        OSError,
-    ) as exc:  # a link loop planted on the way (RuntimeError before Python 3.13)
+    # a link loop planted on the way (RuntimeError before Python 3.13)
+    except (RuntimeError, OSError) as exc:
         raise UsageError(f"refusing to write {target}: {exc}") from None
     if resolved != root and root not in resolved.parents:
         raise UsageError(f"refusing to write {target}: it is not inside {folder}")

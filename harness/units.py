@@ -86,10 +86,8 @@ def version_key(version: str) -> VersionKey:
     A label that is not a version (``unknown``: the run could not tell) sorts before
     every release, by its text.
     """
-    from packaging.version import (
-        InvalidVersion,
-        Version,
-    )  # see the module's docstring: not in a script's venv
+    # see the module's docstring: not in a script's venv
+    from packaging.version import InvalidVersion, Version
 
     try:
         return True, Version(version), ""

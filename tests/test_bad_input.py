@@ -364,10 +364,8 @@ NOX_POSARGS = [
         ["scan_sync", "--claim", "--good", "0.4.26", "--bad", "0.7.2", "--profile", "cpu-classic"],
     ),
     ("sweep", ["scan_sync", "--from", "0.4.30", "--to", "0.7.2", "--jax", "0.4.30"]),
-    (
-        "triage",
-        ["scan_sync", "--profile", "cpu-classic"],
-    ),  # it does not apply to the table's newest
+    # it does not apply to the table's newest
+    ("triage", ["scan_sync", "--profile", "cpu-classic"]),
     ("triage", ["scan_sync", "--jax", "0.4.30"]),
     ("bisect", ["scan_sync", "--claim", "--broken", "0.4.26"]),
     ("run", ["--case", "nope"]),

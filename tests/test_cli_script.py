@@ -256,9 +256,8 @@ def test_in_either_isolation_the_script_sees_the_sides_environment_not_the_harne
     script = tmp_path / "environment.py"
     script.write_text(ENVIRONMENT_SCRIPT)
     monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=2")
-    monkeypatch.delenv(
-        "TPU_SKIP_MDS_QUERY", raising=False
-    )  # what a JAX import sets: the fork worker's does
+    # what a JAX import sets: the fork worker's does
+    monkeypatch.delenv("TPU_SKIP_MDS_QUERY", raising=False)
     monkeypatch.delenv("PYTHONPATH", raising=False)
     for isolation in ("fork", "spawn"):
         assert (

@@ -67,9 +67,8 @@ class Command:
     argv: tuple[str, ...]
     shown: tuple[str, ...] = ()  # the output a console block shows under it
     console: bool = False
-    named: bool = (
-        False  # a command named in a table (as `jax-repro bisect`): it must parse, not run as it is
-    )
+    # a command named in a table (as `jax-repro bisect`): it must parse, not run as it is
+    named: bool = False
 
     @property
     def text(self) -> str:

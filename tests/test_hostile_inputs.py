@@ -22,9 +22,8 @@ PLANTED = {
     "XLA_SERVICE_SECRET": "planted-xla-0005",
 }
 LEAKS = ["planted-", "alice", os.path.expanduser("~")]
-HOST = (
-    socket.gethostname()
-)  # matched as a word: a short name ("vm") is part of other words and of PNG bytes
+# matched as a word: a short name ("vm") is part of other words and of PNG bytes
+HOST = socket.gethostname()
 
 
 def harness(*args, cwd, env=None):

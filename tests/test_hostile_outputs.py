@@ -117,9 +117,8 @@ def test_the_issue_draft_refuses_a_planted_folder_link_and_replaces_planted_file
         victim.write_text("keep")
         (tmp_path / "reports" / "issues" / name).symlink_to(victim)
         victims.append(victim)
-    output = (
-        FIXTURES / "issue" / "scan_sync-output.txt"
-    ).read_text()  # what the script printed, for real
+    # what the script printed, for real
+    output = (FIXTURES / "issue" / "scan_sync-output.txt").read_text()
     monkeypatch.setattr(
         issue, "run_script", lambda path, timeout_s, python=None, args=(): (0, output, "")
     )
@@ -254,9 +253,8 @@ def test_stored_strings_are_shown_as_text_on_every_page(tmp_path):
             assert raw not in text, (path.name, raw)
         assert "&lt;script&gt;" in text
     case_page = (tmp_path / "out" / "scan_sync.md").read_text()
-    assert (
-        "# FENCE BROKEN" in case_page and "# ENVIRONMENT" in case_page
-    )  # kept, inside their fences
+    # kept, inside their fences
+    assert "# FENCE BROKEN" in case_page and "# ENVIRONMENT" in case_page
     assert "Source discussion: ``a`b # DISCUSSION``" in case_page
 
 
@@ -555,6 +553,5 @@ def test_a_full_disk_leaves_the_index_unwritten_and_no_temporary_file(tmp_path, 
     left = sorted(p.name for p in out.iterdir())
     assert INDEX not in left and PAGES_MANIFEST not in left
     assert not [name for name in left if name.endswith(".tmp")], left
-    assert left == [
-        "async_dispatch.md"
-    ]  # the page written before the disk filled; no index links a missing one
+    # the page written before the disk filled; no index links a missing one
+    assert left == ["async_dispatch.md"]

@@ -538,9 +538,8 @@ def test_the_program_measures_a_cuda_jax_here_under_its_device_s_profile_and_fla
     monkeypatch.setattr(program.installed_jax, "device_profile", lambda: "cuda13")
     for name in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE", program.routing.DRIVEN):
         monkeypatch.setenv(name, "")  # recorded, so what the program sets is undone after the test:
-        monkeypatch.delenv(
-            name
-        )  # a delenv of a missing name records nothing (it leaked into later tests)
+        # a delenv of a missing name records nothing (it leaked into later tests)
+        monkeypatch.delenv(name)
     monkeypatch.setenv("XLA_FLAGS", "--mine")
     line = program.installed_here(["run", "--case", "scan_sync"])
     assert line == ["run", "--case", "scan_sync", "--profile", "cuda13"]

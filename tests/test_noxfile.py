@@ -108,7 +108,7 @@ watch_view(["--case", "scan_sync", "--baseline", "0.4.31"])
 watch_view(["--scripts", "benchmarks/regressions"])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "hypothesis", "tabulate", "numpy", "matplotlib"))
 print(heavy)
-"""
+"""  # noqa: E501
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", script], cwd=REPO, capture_output=True, text=True
     )
@@ -189,9 +189,8 @@ class RecordingSession:
         self.installed: list[tuple[str, ...]] = []
         self.folders: list[str] = []
         self.ran: list[tuple[tuple[str, ...], dict[str, str] | None]] = []
-        self.ran_installing: list[
-            tuple[str, ...]
-        ] = []  # in nox's install step, beside the harness's prepare
+        # in nox's install step, beside the harness's prepare
+        self.ran_installing: list[tuple[str, ...]] = []
 
     invoked_from = "/the/user's/folder"
 

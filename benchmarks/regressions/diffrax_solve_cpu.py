@@ -1,11 +1,12 @@
 # /// script
 # dependencies = ["diffrax"]
 # ///
-# An adaptive ODE solve with diffrax on CPU, the shape of the reports that diffrax's solves slowed down from
-# jax 0.4.32 on (https://github.com/patrick-kidger/diffrax/issues/518, and the MWE of
-# https://github.com/patrick-kidger/diffrax/issues/711): Tsit5 with a PID step-size controller on a small
-# stiff-ish system, every step saved; the solve timed after its first (compiling) call. `--with numpy` on a
-# triage makes numpy a declared library too, which moves with jax (2.0.1 as of 0.4.31, 2.1.1 as of 0.4.33).
+# An adaptive ODE solve with diffrax on CPU, the shape of the reports that diffrax's solves slowed
+# down from jax 0.4.32 on (https://github.com/patrick-kidger/diffrax/issues/518, and the MWE of
+# https://github.com/patrick-kidger/diffrax/issues/711): Tsit5 with a PID step-size controller on a
+# small stiff-ish system, every step saved; the solve timed after its first (compiling) call.
+# `--with numpy` on a triage makes numpy a declared library too, which moves with jax (2.0.1 as of
+# 0.4.31, 2.1.1 as of 0.4.33).
 import json
 import time
 

@@ -1,11 +1,11 @@
 # /// script
 # dependencies = ["equinox"]
 # ///
-# Equinox's checkpointed while loop writing into a buffer, the loop whose in-place updates jax 0.7.1 made
-# slow (https://github.com/patrick-kidger/equinox/issues/1088, caught by equinox's own speed test of a
-# buffered while loop; cut down by hand to jax#31282 and jax#31284): linearized so that residuals are saved,
-# a batch of two so that the update is a scatter, one element of a 100,000-element buffer set per step
-# (50,000 checkpoints), timed after its first (compiling) call.
+# Equinox's checkpointed while loop writing into a buffer, the loop whose in-place updates jax 0.7.1
+# made slow (https://github.com/patrick-kidger/equinox/issues/1088, caught by equinox's own speed
+# test of a buffered while loop; cut down by hand to jax#31282 and jax#31284): linearized so that
+# residuals are saved, a batch of two so that the update is a scatter, one element of a
+# 100,000-element buffer set per step (50,000 checkpoints), timed after its first (compiling) call.
 import json
 import time
 

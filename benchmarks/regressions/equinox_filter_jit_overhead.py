@@ -2,12 +2,13 @@
 # dependencies = ["equinox"]
 # ///
 # The per-call overhead of `eqx.filter_jit` against `jax.jit`, the program of
-# https://github.com/patrick-kidger/equinox/issues/973 ("Overhead of filter_jit": 423 us a call against
-# 53 us on the reporter's machine), made smaller by https://github.com/patrick-kidger/equinox/pull/983
-# (no inside-JIT check on each call), released in equinox 0.12.0: a change that comes with the library,
-# which a triage of jax 0.5.3 → 0.6.0 sees as equinox 0.11.12 → 0.12.1 resolves with each release.  The
-# reporter's `%timeit` as `timeit.repeat`, the best of 5 repeats of 500 calls, after the reporter's ten
-# warm-up calls; `jax_jit_call_us` is the same call through `jax.jit`, jax's own share of it.
+# https://github.com/patrick-kidger/equinox/issues/973 ("Overhead of filter_jit": 423 us a call
+# against 53 us on the reporter's machine), made smaller by
+# https://github.com/patrick-kidger/equinox/pull/983 (no inside-JIT check on each call), released in
+# equinox 0.12.0: a change that comes with the library, which a triage of jax 0.5.3 → 0.6.0 sees as
+# equinox 0.11.12 → 0.12.1 resolves with each release.  The reporter's `%timeit` as `timeit.repeat`,
+# the best of 5 repeats of 500 calls, after the reporter's ten warm-up calls; `jax_jit_call_us` is
+# the same call through `jax.jit`, jax's own share of it.
 import json
 import timeit
 

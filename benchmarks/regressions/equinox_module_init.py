@@ -2,12 +2,13 @@
 # dependencies = ["equinox"]
 # ///
 # Making, flattening and unflattening a small `eqx.Module`, the per-module overhead of
-# https://github.com/patrick-kidger/equinox/issues/961 ("Slow Initialization": many small modules, each
-# operation paying Module's own cost), cut in equinox 0.13.3 by
+# https://github.com/patrick-kidger/equinox/issues/961 ("Slow Initialization": many small modules,
+# each operation paying Module's own cost), cut in equinox 0.13.3 by
 # https://github.com/patrick-kidger/equinox/pull/1140 ("Avoids `dir` call to reduce initialization
-# time") and https://github.com/patrick-kidger/equinox/pull/1119 (flatten/unflatten code generation):
-# a change that comes with the library, which a triage of jax 0.8.2 → 0.8.3 sees as equinox 0.13.2 →
-# 0.13.4 resolves with each release.  Each figure is the best of 5 repeats of 2,000 operations, in us.
+# time") and https://github.com/patrick-kidger/equinox/pull/1119 (flatten/unflatten code
+# generation): a change that comes with the library, which a triage of jax 0.8.2 → 0.8.3 sees as
+# equinox 0.13.2 → 0.13.4 resolves with each release.  Each figure is the best of 5 repeats of 2,000
+# operations, in us.
 import json
 import timeit
 

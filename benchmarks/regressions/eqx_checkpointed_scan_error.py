@@ -1,11 +1,11 @@
 # /// script
 # dependencies = ["equinox==0.11.4"]
 # ///
-# Equinox's checkpointed scan under a jitted vjp, as reported in https://github.com/jax-ml/jax/issues/23690
-# ("jax, jaxlib versions 0.4.32 and 0.4.33 causing errors"): runs on jax/jaxlib 0.4.31 and raises
-# "ValueError: Closure-converted function called with different dynamic arguments to the example arguments
-# provided." on 0.4.33 (equinox held at 0.11.4 on both).  The reporter's program, with
-# the final print added.
+# Equinox's checkpointed scan under a jitted vjp, as reported in
+# https://github.com/jax-ml/jax/issues/23690 ("jax, jaxlib versions 0.4.32 and 0.4.33 causing
+# errors"): runs on jax/jaxlib 0.4.31 and raises "ValueError: Closure-converted function called with
+# different dynamic arguments to the example arguments provided." on 0.4.33 (equinox held at 0.11.4
+# on both).  The reporter's program, with the final print added.
 import equinox.internal as eqxi
 import jax
 import jax.lax as lax

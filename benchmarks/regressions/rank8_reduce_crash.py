@@ -1,7 +1,8 @@
-# A jitted rank-8 broadcast-multiply-reduce on CPU, as reported in https://github.com/jax-ml/jax/issues/39257
-# ("XLA:CPU __ynn_fusion (slinky) crashes or hangs on rank-7/8 broadcast-multiply-reduce"): runs on
-# jax/jaxlib 0.10.1, and on Linux x86-64 kills the process on 0.10.2 (and 0.11.0): SIGSEGV on some CPUs,
-# a hang on others.  The reporter's program, unchanged.
+# A jitted rank-8 broadcast-multiply-reduce on CPU, as reported in
+# https://github.com/jax-ml/jax/issues/39257 ("XLA:CPU __ynn_fusion (slinky) crashes or hangs on
+# rank-7/8 broadcast-multiply-reduce"): runs on jax/jaxlib 0.10.1, and on Linux x86-64 kills the
+# process on 0.10.2 (and 0.11.0): SIGSEGV on some CPUs, a hang on others.  The reporter's program,
+# unchanged.
 import jax
 import jax.numpy as jnp
 

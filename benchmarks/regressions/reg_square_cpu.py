@@ -1,6 +1,6 @@
 # Nearest-neighbour regularisation on CPU, as reported in https://github.com/jax-ml/jax/issues/37465
-# ("0.5.0 -> 0.5.3: x1.8"): the reporter's snippet, the edge of the cube from the command line (default 128;
-# the reporter's was 256), timed with timeit.
+# ("0.5.0 -> 0.5.3: x1.8"): the reporter's snippet, the edge of the cube from the command line
+# (default 128; the reporter's was 256), timed with timeit.
 import json
 import sys
 import timeit

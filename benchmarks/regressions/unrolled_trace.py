@@ -1,5 +1,6 @@
-# Tracing a long unrolled Python loop, the example of https://github.com/jax-ml/jax/pull/8931 ("log tracing
-# and compilation times"), with 2000 steps instead of 10000: the first call is all tracing and compiling.
+# Tracing a long unrolled Python loop, the example of https://github.com/jax-ml/jax/pull/8931 ("log
+# tracing and compilation times"), with 2000 steps instead of 10000: the first call is all tracing
+# and compiling.
 import json
 import time
 

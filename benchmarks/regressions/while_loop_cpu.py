@@ -1,5 +1,6 @@
-# A while_loop on CPU, as reported in https://github.com/jax-ml/jax/issues/25190 ("runs in 2 seconds on
-# 0.4.31, but in 42 seconds on 0.4.33"): the reporter's loop on one CPU device instead of 96, 2**16 steps.
+# A while_loop on CPU, as reported in https://github.com/jax-ml/jax/issues/25190 ("runs in 2 seconds
+# on 0.4.31, but in 42 seconds on 0.4.33"): the reporter's loop on one CPU device instead of 96,
+# 2**16 steps.
 import json
 import sys
 import timeit

@@ -80,9 +80,8 @@ def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
     def flips(chance: float, counts: tuple[int, int]) -> float:
         return _settles_holding(chance, counts[0]) * _settles_holding(1 - chance, counts[1])
 
-    grid = (
-        k / 1000 for k in range(1001)
-    )  # the chance that maximises it: the worst case over every claim
+    # the chance that maximises it: the worst case over every claim
+    grid = (k / 1000 for k in range(1001))
     return max(flips(chance, first) * flips(chance, again) for chance in grid)
 
 

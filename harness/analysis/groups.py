@@ -73,7 +73,8 @@ class GroupKey:
         no JAX device the harness counted, is ``nodev`` (never ``Nonedev``)."""
         sizes = "-".join(f"{k}{v}" for k, v in self.sizes) or "nosizes"
         devices = "no" if self.device_count is None else str(self.device_count)
-        return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{short_machine(self.machine) or 'any'}"
+        machine = short_machine(self.machine) or "any"
+        return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{machine}"
 
     def slug(self) -> str:
         """``raw_slug``, file-name-safe."""

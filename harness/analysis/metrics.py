@@ -213,9 +213,8 @@ def compare_metric(
     )
     spread = thresholds.invocation_spread if separate else 0.0
     source = a.source
-    if (
-        not separate and source is not None
-    ):  # measured until decided: as the look that decided them saw them
+    # measured until decided: as the look that decided them saw them
+    if not separate and source is not None:
         common = judged_on(source.settings, (len(a.processes), len(b.processes)))
         if common is not None:
             a, b = a.first(common), b.first(common)

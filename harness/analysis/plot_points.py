@@ -21,9 +21,8 @@ WALL = "wall"
 DEVICE_SUFFIX = re.compile(r"^(?P<method>.+)_d(?P<devices>\d+)$")
 
 WallLines = dict[str, list[tuple[str, Summary]]]  # program → (release, its point)
-ScalingLines = dict[
-    tuple[str, str], list[tuple[int, Summary]]
-]  # (release, method) → (devices, point)
+# (release, method) → (devices, point)
+ScalingLines = dict[tuple[str, str], list[tuple[int, Summary]]]
 Series = dict[MetricKey, list[tuple[str, Summary]]]  # metric → (release, its point)
 
 

@@ -39,9 +39,8 @@ def detectable_ratio(
     no change at all: inf."""
     df = processes
     if thresholds.rank_guard and smallest_p(processes, processes) >= thresholds.alpha:
-        return (
-            math.inf
-        )  # sides measured together pass the rank guard from 7 processes a side at 0.002
+        # sides measured together pass the rank guard from 7 processes a side at 0.002
+        return math.inf
     if processes < 2 or not spread > 0:
         return thresholds.factor
     standard_error = spread * math.sqrt(2 / processes)

@@ -28,12 +28,10 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
     is higher)."""
     if n == 0 or m == 0:
         return (1,)
-    without_top_first = _u_counts(
-        n - 1, m
-    )  # the highest value on the second side: adds nothing to U
-    without_top_second = _u_counts(
-        n, m - 1
-    )  # the highest on the first side: beats all m of the second
+    # the highest value on the second side: adds nothing to U
+    without_top_first = _u_counts(n - 1, m)
+    # the highest on the first side: beats all m of the second
+    without_top_second = _u_counts(n, m - 1)
     counts = [0] * (n * m + 1)
     for u, count in enumerate(without_top_second):
         counts[u] += count

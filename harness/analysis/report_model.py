@@ -103,9 +103,8 @@ class SourceFigure:
 class ClaimTable:
     releases: list[str]  # the columns
     lines: list[ClaimLine]
-    skipped: list[ClaimLine] = field(
-        default_factory=list
-    )  # skipped on every release: named, not tabled
+    # skipped on every release: named, not tabled
+    skipped: list[ClaimLine] = field(default_factory=list)
     figures: list[SourceFigure] = field(default_factory=list)  # a case's page only
 
 
@@ -169,9 +168,8 @@ class TimingGroup:
     plots' points."""
 
     comparison: GroupComparison
-    hosts: list[
-        str
-    ]  # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
+    # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
+    hosts: list[str]
     wall: WallLines
     scaling: ScalingLines
 
@@ -319,9 +317,8 @@ class ReportModel:
     claims: ClaimTable
     groups: list[ComparisonGroup]
     timings: list[TimingGroup]  # one per group, in the same order
-    changes: list[
-        TimingChange
-    ]  # what changed, the index's first list: every slower or faster verdict
+    # what changed, the index's first list: every slower or faster verdict
+    changes: list[TimingChange]
     cases: list[CaseModel]
     noise_floors: list[CalibrationRun]  # the latest calibration of each machine that has one
     thresholds: Thresholds

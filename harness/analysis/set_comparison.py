@@ -62,9 +62,8 @@ class Pair:
                 f"devices {devices_text(ka.device_count)} (A) vs {devices_text(kb.device_count)} "
                 "(B) · "
             )
-        elif (
-            ka.device_count is None
-        ):  # ran without JAX (a plain script that never imports it): nothing to say
+        # ran without JAX (a plain script that never imports it): nothing to say
+        elif ka.device_count is None:
             devices = ""
         return (
             f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} "

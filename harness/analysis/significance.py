@@ -76,9 +76,8 @@ class Thresholds:
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
     min_samples: int = 5  # below it a side is flagged as too short
-    min_processes: int = (
-        3  # below it, on either side, the process rule gives no faster/slower verdict
-    )
+    # below it, on either side, the process rule gives no faster/slower verdict
+    min_processes: int = 3
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart
     # Log standard deviation of a whole invocation's level, allowed for between separate invocations
     # (``--invocation-spread``; ``calibrate`` estimates a machine's): see docs/statistics.md,
@@ -102,9 +101,8 @@ class Thresholds:
 
 
 DEFAULT_THRESHOLDS = Thresholds()
-DETECTION_POWER = (
-    0.9  # "reliably": the share of runs in which a change of the detectable ratio is flagged
-)
+# "reliably": the share of runs in which a change of the detectable ratio is flagged
+DETECTION_POWER = 0.9
 
 
 @dataclass(frozen=True)

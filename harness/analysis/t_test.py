@@ -87,9 +87,8 @@ def t_quantile(q: float, df: float) -> float:
         low *= 2
     while t_survival(high, df) > 1 - q:
         high *= 2
-    while high - low > 1e-12 * max(
-        1.0, abs(high)
-    ):  # about 50 halvings: the quantile to double precision's reach
+    # about 50 halvings: the quantile to double precision's reach
+    while high - low > 1e-12 * max(1.0, abs(high)):
         middle = (low + high) / 2
         if t_survival(middle, df) > 1 - q:
             low = middle

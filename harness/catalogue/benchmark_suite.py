@@ -6,9 +6,9 @@ in the suite's folder with the interpreter of the side's venv, once per case pro
 collection, every benchmark selected), its arguments the maintainer's selection (``--pytest-args``).
 A plugin of its own writes each benchmark's rounds to FILE as soon as the benchmark finishes, named
 by its test and parameters, and stops the run before the case process's time-out, so what finished
-is kept; the harness reads FILE (``harness.measure.benchmark_json``).  The venv holds what the script declares: pytest,
-pytest-benchmark, and the libraries the suite needs (``--with``), resolved for each release as a
-script's are.
+is kept; the harness reads FILE (``harness.measure.benchmark_json``).  The venv holds what the
+script declares: pytest, pytest-benchmark, and the libraries the suite needs (``--with``), resolved
+for each release as a script's are.
 
 The suite's path reaches the script through ``SUITE_PATH`` in the environment, never through its
 text or arguments, which results and pages record: a path names a home folder.  What identifies the
@@ -29,9 +29,8 @@ from pathlib import Path
 from harness.errors import UsageError
 from harness.store.files import DocumentProblem, read_bounded
 
-SUITE_PATH = (
-    "HARNESS_PYTEST_SUITE"  # not JAX_: results record JAX_ variables, and this one is a path
-)
+# not JAX_: results record JAX_ variables, and this one is a path
+SUITE_PATH = "HARNESS_PYTEST_SUITE"
 RUNNER = ("pytest", "pytest-benchmark")
 # What a suite's behaviour depends on, as pytest collects it: test modules, conftests,
 # configuration.
@@ -361,4 +360,4 @@ if int(code) == 0 and not suite.benchmarks:
     print(f"pytest-benchmark ran no benchmark: {said}", file=sys.stderr)
     sys.exit(5)
 sys.exit(code)
-'''
+'''  # noqa: E501

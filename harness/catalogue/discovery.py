@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from harness.catalogue.sizes import Budget, PlannedPoint, SizePoint, SizeSpace, 
 from harness.catalogue.subjects import CASE_MODULE, Subject
 from harness.errors import UsageError
 from harness.names import SIZE_NAME, name_problem
+from harness.store.files import DocumentProblem, read_bounded
 
 DEFAULT_CASES_DIR = Path(__file__).resolve().parents[2] / "cases"
 NOT_CASES = {"__init__", "compat"}
@@ -45,9 +45,8 @@ class CaseInfo:
     # read): the main command measures it only under profiles with that many; None: every profile it
     # runs under.
     claim_devices: int | None = None
-    subject: Subject = (
-        CASE_MODULE  # a case module at sizes, or a plain script run as ``python FILE``
-    )
+    # a case module at sizes, or a plain script run as ``python FILE``
+    subject: Subject = CASE_MODULE
 
     def anchors_for(self, device: str) -> list[SizePoint]:
         """The quick sizes of a profile of the ``device`` class (``harness.pins.Profile.kind``)."""
@@ -110,16 +109,9 @@ def _source(path: Path) -> bytes:
     """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a
     huge file."""
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"case file {path.name} is not a regular file")
-        if info.st_size > MAX_CASE_BYTES:
-            raise UsageError(
-                f"case file {path.name} is {info.st_size} bytes, over the {MAX_CASE_BYTES} a case "
-                "may be"
-            )
-        with path.open("rb") as file:
-            return file.read(MAX_CASE_BYTES + 1)[:MAX_CASE_BYTES]
+        return read_bounded(path, limit=MAX_CASE_BYTES)
+    except DocumentProblem as exc:
+        raise UsageError(f"case file {path.name} is {exc}") from None
     except OSError as exc:
         raise UsageError(f"case file {path.name} cannot be read: {exc.strerror or exc}") from None
 

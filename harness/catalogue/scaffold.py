@@ -79,7 +79,8 @@ def verdict(m, N, K):
     loop = m["loop"]
     fraction = loop["dispatch_ns"] / loop["wall_ns"]
     evidence = (
-        f"dispatch {{loop['dispatch_ns'] / 1e6:.3f}} ms of {{loop['wall_ns'] / 1e6:.3f}} ms to completion "
+        f"dispatch {{loop['dispatch_ns'] / 1e6:.3f}} ms of {{loop['wall_ns'] / 1e6:.3f}} ms "
+        "to completion "
         f"({{fraction:.0%}}); {{loop['wall_ns'] / K / 1e3:.1f}} µs per call at N={{N}}"
     )
     return fraction < ASYNC_FRACTION, evidence

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import stat
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness.errors import UsageError
 from harness.names import path_problem
+from harness.store.files import DocumentProblem, read_bounded
 
 # The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv
 # reads as declaring nothing.
@@ -68,9 +68,8 @@ class Declared:
     ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
-    sources: tuple[
-        str, ...
-    ] = ()  # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"
+    sources: tuple[str, ...] = ()
     requires_python: str | None = None
     script: str | None = None  # the script's file name, for messages
     notes: tuple[str, ...] = ()  # what was read but is not applied (its [tool.uv] table), said once
@@ -269,28 +268,12 @@ def read_requirements(path: Path) -> list[tuple[str, str]]:
     if problem:
         raise UsageError(f"--requirements {shown}: {problem}")
     try:
-        info = path.stat()
+        # a byte-order mark, as Windows editors write, is no requirement
+        text = read_bounded(path, limit=MAX_REQUIREMENTS_BYTES).decode("utf-8-sig")
+    except DocumentProblem as exc:
+        raise UsageError(f"--requirements: {shown} is {exc}") from None
     except FileNotFoundError:
         raise UsageError(f"--requirements: {shown} not found") from None
-    except OSError as exc:
-        raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"--requirements: {shown} is not a regular file")
-    if info.st_size > MAX_REQUIREMENTS_BYTES:
-        raise UsageError(
-            f"--requirements: {shown} is {info.st_size} bytes, over the {MAX_REQUIREMENTS_BYTES} a "
-            "requirements file may be"
-        )
-    try:
-        with path.open("rb") as handle:  # bounded: the file may have grown since it was looked at
-            raw = handle.read(MAX_REQUIREMENTS_BYTES + 1)
-        if len(raw) > MAX_REQUIREMENTS_BYTES:
-            raise UsageError(
-                f"--requirements: {shown} is over the {MAX_REQUIREMENTS_BYTES} bytes it may be"
-            )
-        text = raw.decode(
-            "utf-8-sig"
-        )  # a byte-order mark, as Windows editors write, is no requirement
     except OSError as exc:
         raise UsageError(f"--requirements: {shown} cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

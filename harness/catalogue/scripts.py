@@ -108,9 +108,8 @@ def read_script(
             f"--script-arg: at most {MAX_ARGS} arguments of {MAX_ARG_CHARS} characters, no NUL"
         )
     for arg in args:
-        if string_problem(
-            arg
-        ):  # bytes the locale could not decode: no result, page or command line could hold it
+        # bytes the locale could not decode: no result, page or command line could hold it
+        if string_problem(arg):
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")[:80]
             raise UsageError(
                 f"--script-arg {shown!r} is not UTF-8 text; give the script its arguments as text"

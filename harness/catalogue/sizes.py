@@ -190,9 +190,8 @@ def parse_quantity(text: str) -> float:
     if not match or match.group(2) not in _UNITS or float(match.group(1)) <= 0:
         raise UsageError(f"malformed quantity {text[:40]!r}: expected e.g. 8GiB, 500M or 2e11")
     value = float(match.group(1)) * _UNITS[match.group(2)]
-    if not math.isfinite(
-        value
-    ):  # "1e400": a budget of infinity is no budget, say so rather than accept it
+    # "1e400": a budget of infinity is no budget, say so rather than accept it
+    if not math.isfinite(value):
         raise UsageError(f"malformed quantity {text[:40]!r}: too large to be a number")
     return value
 

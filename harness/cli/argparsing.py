@@ -42,10 +42,8 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in (
-            None,
-            "store",
-        ):  # every single-valued option, in groups too (they share the registry)
+        # every single-valued option, in groups too (they share the registry)
+        for name in (None, "store"):
             self.register("action", name, _StoreOnce)
 
 

@@ -141,9 +141,8 @@ def _names_managed_option(token: str) -> bool:
     )
 
 
-CALIBRATION_CASE = (
-    "scan_sync"  # a claim every release has, with a wall time that a 10 % larger size raises
-)
+# a claim every release has, with a wall time that a 10 % larger size raises
+CALIBRATION_CASE = "scan_sync"
 
 
 @dataclass(frozen=True)

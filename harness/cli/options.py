@@ -59,9 +59,8 @@ SCRIPT_HELP = (
 
 
 def positive_int(text: str) -> int:
-    if not re.fullmatch(
-        r"[0-9]{1,9}", text.strip()
-    ):  # ASCII digits: int() also takes "１２" and "1_000"
+    # ASCII digits: int() also takes "１２" and "1_000"
+    if not re.fullmatch(r"[0-9]{1,9}", text.strip()):
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of at most 9 digits")
     value = int(text)
     if value <= 0:
@@ -141,9 +140,8 @@ def release_version(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text[:40]!r} is not a jax release number such as 0.4.31"
         )
-    if (
-        normal_version(text) != text
-    ):  # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+    # the index spells 0.4.026 as 0.4.26: said, not guessed silently
+    if normal_version(text) != text:
         normal = normal_version(text)
         raise argparse.ArgumentTypeError(
             f"{text!r} is not how the package index spells it: did you mean {normal}?"
@@ -397,7 +395,8 @@ def add_sampling(
         "--max-seconds",
         type=seconds,
         metavar="SECONDS",
-        help=f"stop sampling a program after this much measured time, with at least {MIN_REPEATS} samples "
+        help="stop sampling a program after this much measured time, "
+        f"with at least {MIN_REPEATS} samples "
         "(default by effort: " + ", ".join(f"{e} {s:g} s" for e, (_, s) in SAMPLING.items()) + ")",
     )
     parser.add_argument(
@@ -427,7 +426,8 @@ def add_process_count(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=positive_int,
         metavar="K",
-        help="case processes per cell and side, each with its own warm-up, the unit of the statistics and the "
+        help="case processes per cell and side, each with its own warm-up, "
+        "the unit of the statistics and the "
         "claim (default by effort: " + ", ".join(f"{e} {k}" for e, k in PROCESSES.items()) + ")",
     )
 
@@ -675,9 +675,8 @@ def prove_writable(folder: Path, what: str = "results") -> None:
         raise UsageError(f"cannot write {what} under {folder}: it is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(
-            prefix=".write-check-", dir=folder
-        )  # never through a planted link
+        # never through a planted link
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=folder)
         try:
             os.write(fd, b"\0" * 4096)
             os.fsync(fd)

@@ -36,12 +36,10 @@ class Measuring:
     measurement), and how far releases measured together go until decided."""
 
     settings: Settings
-    max_processes: (
-        int  # looks of ``processes`` rounds while a comparison is open, up to this many a release
-    )
-    time_budget: (
-        float | None
-    )  # and no further look once a measurement's processes took this many seconds
+    # looks of ``processes`` rounds while a comparison is open, up to this many a release
+    max_processes: int
+    # and no further look once a measurement's processes took this many seconds
+    time_budget: float | None
 
     @property
     def processes(self) -> int:
@@ -105,16 +103,13 @@ class RangeOptions:
     places: Places
     fix: bool = False  # a bisect from --broken to --fixed: the answer names the fix
     commits: bool = False  # a bisect over jax's commits between the two releases (``--commits``)
-    jax_repo: str | None = (
-        None  # ``--jax-repo``: a local clone or a URL; None: jax's own (cloned under .nox/)
-    )
+    # ``--jax-repo``: a local clone or a URL; None: jax's own (cloned under .nox/)
+    jax_repo: str | None = None
     libraries: LibraryChoice = LibraryChoice()  # a plain script's own libraries
-    explain: bool = (
-        True  # a step's changed defaults listed and tried, its compiled programs compared
-    )
-    why_budget_s: float | None = (
-        None  # ``--why-budget``: how long asking why may take (None: what the measuring took)
-    )
+    # a step's changed defaults listed and tried, its compiled programs compared
+    explain: bool = True
+    # ``--why-budget``: how long asking why may take (None: what the measuring took)
+    why_budget_s: float | None = None
 
     @property
     def metric(self) -> MetricKey | None:  # the one metric judged (``--metric``), if one is

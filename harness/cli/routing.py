@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.pins import (
-    DRIVEN,  # in a driven nox's environment: every harness command below it runs as it is
-)
+# in a driven nox's environment: every harness command below it runs as it is
+from harness.pins import DRIVEN
 
 HELP = ("-h", "--help")
 # The commands a plan makes the command's own; without it, their nox session.

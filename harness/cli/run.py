@@ -89,9 +89,8 @@ def check(args: argparse.Namespace) -> RunOptions:
     if args.script:
         cases = [options.case_from(args)]
     else:
-        options.refuse_script_options(
-            args
-        )  # --case takes no --script-arg: said, not silently ignored
+        # --case takes no --script-arg: said, not silently ignored
+        options.refuse_script_options(args)
         cases = discovery.select(discovery.discover(args.cases_dir), args.case)
     overrides = discovery.parse_sizes(args.size)
     discovery.check_overrides(cases, overrides)

@@ -57,9 +57,8 @@ HELP = ("-h", "--help")
 class SessionRequest:
     """What a nox session installs and runs for one harness command, from the user's posargs."""
 
-    release: (
-        Release | None
-    )  # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
+    # installed in the session's venv; None: no JAX there (bisect and sweep install apart)
+    release: Release | None
     profile: Profile | None  # device flags the harness runs under; None: the command runs no case
     harness_argv: list[str]  # for ``python -m harness``, command first, the profile always named
     span: tuple[str, str] | None = None  # the first and last release of a bisect, sweep or triage
@@ -147,9 +146,8 @@ def session_view(command: str, posargs: Sequence[str]) -> SessionRequest:
         span = range_ends(args)[:2]
         _applies(profile, span)
         return SessionRequest(None, profile, argv, span)
-    if (
-        command == "issue"
-    ):  # any release on the index, each in its cached venv, looked up by the session's harness
+    # any release on the index, each in its cached venv, looked up by the session's harness
+    if command == "issue":
         versions = tuple(
             v for v in (args.jax or DEFAULT_RELEASE.jax, args.good, args.bad) if v is not None
         )
@@ -359,18 +357,13 @@ def interleaved_request(posargs: Sequence[str]) -> InterleavedRequest:
         rest += ["--max-seconds", DEFAULT_MAX_SECONDS]
     if not any(a == "--warmup" or a.startswith("--warmup=") for a in rest):
         rest += ["--warmup", DEFAULT_WARMUP]
-    looking = (
-        "--decide",
-        "--max-processes",
-        "--decide-metric",
-        "--time-budget",
-    )  # asking for looks
+    # asking for looks
+    looking = ("--decide", "--max-processes", "--decide-metric", "--time-budget")
     if not any(a == name or a.startswith(name + "=") for a in rest for name in looking):
         rest += ["--decide", DEFAULT_DECIDE]
     request = InterleavedRequest(sides, ["run", *rest], claims_only=not chosen)
-    with tempfile.TemporaryDirectory(
-        prefix="harness-sides-"
-    ) as scratch:  # checked as run will see it
+    # checked as run will see it
+    with tempfile.TemporaryDirectory(prefix="harness-sides-") as scratch:
         placeholder = {(r.jax, p.name): sys.executable for r, p in sides}
         plan = write_sides(Path(scratch) / "sides.json", request, placeholder)
         args, checked = validate([*request.run_argv, "--sides", str(plan)])

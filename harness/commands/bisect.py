@@ -47,9 +47,8 @@ def execute(options: RangeOptions) -> int:
         [options.first, options.last], decide="all" if options.metric else "changes"
     )
     say_unknown_higher_is_better(stored_metric_names(options), options)
-    if (
-        options.criterion.by is Judged.EVERY
-    ):  # a plain script: every metric that moved, each bisected
+    # a plain script: every metric that moved, each bisected
+    if options.criterion.by is Judged.EVERY:
         return _bisect_every_changed_metric(run)
     bisected, data = _bisect(run, options)
     run.write_json("bisect", {"answers": [data]})
@@ -167,9 +166,8 @@ def _bisect(
         else None
     )
     steps: dict[Pair, list[Criterion]] = {}
-    asked = (
-        options.criterion.metric is not None or options.criterion.is_status
-    )  # a status: ``explain.crash``
+    # a status: ``explain.crash``
+    asked = options.criterion.metric is not None or options.criterion.is_status
     if found.found and found.last_good and found.first_bad and asked and run.asks_why:
         steps[(found.last_good, found.first_bad)] = [options.criterion]
     stem = run.stem(options)

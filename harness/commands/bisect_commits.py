@@ -83,9 +83,8 @@ def run_commit_bisect(options: RangeOptions) -> int:
     envs, prober = run.envs, run.prober
     cache = envs[0].venv.parent
     repo = open_repo(options.jax_repo, cache)
-    kept = options.jax_repo is None or is_url(
-        options.jax_repo
-    )  # a clone of the harness's own, under .nox/
+    # a clone of the harness's own, under .nox/
+    kept = options.jax_repo is None or is_url(options.jax_repo)
     good, bad = (
         release_commit(repo, version, fetch=kept) for version in (options.first, options.last)
     )

@@ -18,19 +18,18 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.ranges import target_words
 from harness.errors import HarnessError, UsageError
 from harness.findings import nox_command
 from harness.host.environment import cpu_model, scrub, shown_path
-from harness.install.venvs import ReleaseEnv, plain_env
+from harness.install.venvs import plain_env
 from harness.render.crash_draft import CrashDraft, render_crash, title
 from harness.render.issue_screen import issue_screen
 from harness.store.files import output_folder, replace_file
 from harness.store.results import StoredResult, load_results
-from harness.store.schema import Settings
 from harness.units import sizes_text
 from harness.upstream.change import read_bisect_answers, read_triage_answers
 from harness.upstream.crash import (
@@ -44,29 +43,29 @@ from harness.upstream.crash import (
 from harness.upstream.crash_measured import measure_status, newest_status_line
 from harness.upstream.export import export_script
 from harness.upstream.installs import imported_besides_jax
-from harness.upstream.step_measured import StepRequest
+from harness.upstream.step_measured import Asked, StepRequest
+
+
+class CrashAsked(Asked, Protocol):
+    """What ``issue --status`` reads of ``issue``'s request (``commands.issue.IssueRequest``)
+    besides what its measured step keeps."""
+
+    @property
+    def good(self) -> str | None: ...
+    @property
+    def bad(self) -> str | None: ...
+    @property
+    def platform(self) -> str: ...  # "cpu" or "gpu": the profile's kind, for the title
 
 
 @dataclass(frozen=True)
 class CrashRequest:
-    """What ``issue --status`` is asked, and two parts of the timing draft's workflow it shares: a
-    release's ``jax.print_environment_info()`` from its venv, and a reproducer's folder copied
-    beside the draft."""
+    """What ``issue --status`` is asked (``issue``'s own request), and two parts of the timing
+    draft's workflow it shares: a release's ``jax.print_environment_info()`` from its venv, and a
+    reproducer's folder copied beside the draft."""
 
-    case: CaseInfo
-    sizes: dict[str, int]
-    settings: Settings
-    profile: str
-    platform: str  # "cpu" or "gpu": the profile's kind, for the title
-    results_dir: Path
-    out_dir: Path
+    asked: CrashAsked
     issues: str  # the drafts' folder under ``out_dir``
-    good: str | None
-    bad: str | None
-    plan: Sequence[ReleaseEnv] | None  # every release on the index; None: the JAX installed here
-    policy: str
-    processes: int
-    max_processes: int
     environment_of: Callable[[str], str]
     # (the reproducer's folder, the draft's folder, its name there) → the names of the files copied
     copy_folder: Callable[[Path, Path, str], set[str]]
@@ -82,7 +81,7 @@ class Measured:
     follow_up: str = ""
 
 
-def the_step(request: CrashRequest) -> StatusAnswer:
+def the_step(request: CrashAsked) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
     case = request.case
     if request.good is not None and request.bad is not None:
@@ -102,7 +101,7 @@ def the_step(request: CrashRequest) -> StatusAnswer:
     return stored
 
 
-def stored_answer(request: CrashRequest) -> StatusAnswer | None:
+def stored_answer(request: CrashAsked) -> StatusAnswer | None:
     """The newest stored bisect --status or triage answer's status step, at these sizes and
     profile."""
     out, name = request.out_dir, request.case.name
@@ -115,7 +114,7 @@ def stored_answer(request: CrashRequest) -> StatusAnswer | None:
     )
 
 
-def measure(request: CrashRequest, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
+def measure(request: CrashAsked, step: StatusAnswer) -> tuple[list[StoredResult], Measured]:
     """Through nox the step's two releases and the newest measured together; the stored results
     then."""
     if request.plan is None:
@@ -135,14 +134,14 @@ def measure(request: CrashRequest, step: StatusAnswer) -> tuple[list[StoredResul
     return mine, Measured(newest, follow_up=command)
 
 
-def _mine(request: CrashRequest) -> list[StoredResult]:
+def _mine(request: CrashAsked) -> list[StoredResult]:
     if not request.results_dir.is_dir():
         return []
     results, _ = load_results(request.results_dir)
     return [r for r in results if r.case == request.case.name]
 
 
-def _crash(request: CrashRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
+def _crash(request: CrashAsked, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
     """The status step between the two releases' newest stored results, or why there is none."""
     before, after = (
         newest_stored(mine, release, request.sizes, request.profile)
@@ -174,10 +173,10 @@ def _crash(request: CrashRequest, step: StatusAnswer, mine: list[StoredResult]) 
 def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[str, str, str, str]:
     """The reproducer the draft pastes: (its text, its file name, what it is, why none where
     none)."""
-    case = request.case
+    case = request.asked.case
     content = case.subject.own_text(case.path)
     if content is None:  # a case: its standalone script imports jax and numpy only
-        text = export_script(case, request.sizes, request.settings.for_child())
+        text = export_script(case, request.asked.sizes, request.asked.settings.for_child())
         name = f"{case.name}.py"
         replace_file(folder / name, text)
         return text, name, "the case as a standalone script", ""
@@ -186,7 +185,7 @@ def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[st
     if not others:
         return text, case.path.name, "the script itself (plain JAX)", ""
     found = step.reproducer
-    source = request.out_dir / found.folder if found is not None else None
+    source = request.asked.out_dir / found.folder if found is not None else None
     if found is not None and source is not None and source.is_dir() and not source.is_symlink():
         named = f"{case.name}-reproducer"
         if found.script in request.copy_folder(source, folder, named):
@@ -198,7 +197,7 @@ def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[st
                 "",
             )
     words = ["--status", "--good", step.before, "--bad", step.after]
-    command = nox_command("bisect", target_words(case), words, request.sizes, "")
+    command = nox_command("bisect", target_words(case), words, request.asked.sizes, "")
     missing = (
         f"The script imports {', '.join(others)} besides jax, numpy and the standard library, and "
         f"no reproducer with jax alone was cut for this step: `{command}` asks why, with one where "
@@ -210,46 +209,47 @@ def _script(request: CrashRequest, step: StatusAnswer, folder: Path) -> tuple[st
 def write_crash_issue(request: CrashRequest) -> tuple[Path, str, str, tuple[str, ...]]:
     """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
     ("" where none), what was measured here."""
-    step = the_step(request)
+    asked = request.asked
+    step = the_step(asked)
     print(
-        f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
+        f"[{asked.profile}] {asked.case.name} at {sizes_text(asked.sizes)}: drafting a crash "
         "report …",
         file=sys.stderr,
         flush=True,
     )
-    mine, measured = measure(request, step)
-    crash = _crash(request, step, mine)
-    if not crash.environment_info.strip() and request.plan is not None:
+    mine, measured = measure(asked, step)
+    crash = _crash(asked, step, mine)
+    if not crash.environment_info.strip() and asked.plan is not None:
         crash = dataclasses.replace(crash, environment_info=request.environment_of(crash.crashes))
     if not crash.cpu_model:
         crash = dataclasses.replace(crash, cpu_model=cpu_model())
     crash = dataclasses.replace(
         crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
     )
-    folder = output_folder(request.out_dir, request.issues)
+    folder = output_folder(asked.out_dir, request.issues)
     text, name, what, missing = _script(request, step, folder)
     draft = CrashDraft(
-        name=request.case.path.name if request.case.subject.own_venv else request.case.name,
-        platform=request.platform,
+        name=asked.case.path.name if asked.case.subject.own_venv else asked.case.name,
+        platform=asked.platform,
         crash=crash,
         script=text,
         script_name=name,
         script_words=what,
-        args=tuple(request.case.subject.args),
+        args=tuple(asked.case.subject.args),
         missing_script=missing,
         source=step.source,
         workaround=step.workaround,
         newest=measured.newest,
         not_measured=measured.not_measured,
-        installs=_installs(request, (crash.runs, crash.crashes)),
+        installs=_installs(asked, (crash.runs, crash.crashes)),
     )
-    path = folder / f"{request.case.name}-crash.md"
+    path = folder / f"{asked.case.name}-crash.md"
     replace_file(path, render_crash(draft))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, title(draft), name if text else "", said
 
 
-def _installs(request: CrashRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def _installs(request: CrashAsked, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
     needed); none without a plan."""
     if request.plan is None:

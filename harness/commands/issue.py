@@ -233,9 +233,8 @@ def write_issue(request: IssueRequest) -> Written:
         bad=request.bad,
         metric=request.metric,
     )
-    if (
-        change is None and request.plan is not None
-    ):  # nox: a draft needs a change between two releases to show
+    # nox: a draft needs a change between two releases to show
+    if change is None and request.plan is not None:
         target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
         raise UsageError(
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} "
@@ -620,29 +619,12 @@ def crash_request(request: IssueRequest) -> CrashRequest:
         target = part_folder(folder, name)
         return set() if target is None else copy_beside(source, target, REPRODUCER_FILE)
 
-    return CrashRequest(
-        case=request.case,
-        sizes=request.sizes,
-        settings=request.settings,
-        profile=request.profile,
-        platform=request.platform,
-        results_dir=request.results_dir,
-        out_dir=request.out_dir,
-        issues=ISSUES_DIR,
-        good=request.good,
-        bad=request.bad,
-        plan=request.plan,
-        policy=request.policy,
-        processes=request.processes,
-        max_processes=request.max_processes,
-        environment_of=environment_of,
-        copy_folder=copy_folder,
-    )
+    return CrashRequest(request, ISSUES_DIR, environment_of, copy_folder)
 
 
 def _crash_stored(request: IssueRequest) -> bool:
     """Whether a stored answer has a status step to draft (``issue --status``)."""
-    return crash_step(crash_request(request)) is not None
+    return crash_step(request) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -667,9 +649,8 @@ def execute(opts: IssueOptions) -> int:
     if request.status:  # a crash report: a status step's, not a timing's
         return execute_crash(crash_request(request))
     shown = sizes_text(request.sizes)
-    if has_a_change(
-        request
-    ):  # else write_issue refuses at once, and its one line should be the only one
+    # else write_issue refuses at once, and its one line should be the only one
+    if has_a_change(request):
         print(
             f"[{request.profile}] {request.case.name} at {shown}: drafting an issue …",
             file=sys.stderr,

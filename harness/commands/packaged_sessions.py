@@ -130,9 +130,8 @@ def materialized(cache: Path) -> Path:
         for name, path in files.items():
             target = fresh / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(
-                path.read_bytes()
-            )  # the bytes only: a read-only install's modes stay behind
+            # the bytes only: a read-only install's modes stay behind
+            target.write_bytes(path.read_bytes())
         (fresh / DIGEST_FILE).write_text(wanted)
         if project.exists():
             old = cache / f"project.{os.getpid()}.old"

@@ -304,17 +304,15 @@ class RangeRun:
 
     options: RangeOptions  # with --vary, naming the labels
     envs: list[ReleaseEnv]  # the release plan
-    labels: dict[
-        str, ReleaseEnv
-    ]  # the range's releases, oldest first, and where each installs from
+    # the range's releases, oldest first, and where each installs from
+    labels: dict[str, ReleaseEnv]
     prober: ReleaseProber
     started: float = field(default_factory=time.monotonic)
     why_budget: WhyBudget = field(default_factory=WhyBudget)
 
     def __post_init__(self) -> None:
-        self.sides = StepSides(
-            self.prober
-        )  # one per run: what a kind reads once is reused on every step
+        # one per run: what a kind reads once is reused on every step
+        self.sides = StepSides(self.prober)
 
     @classmethod
     def start(cls, options: RangeOptions) -> RangeRun:
@@ -368,9 +366,9 @@ class RangeRun:
         kept: Callable[[tuple[Found, ...]], None] = lambda found: None,
     ) -> tuple[Found, ...]:
         """Why the step ``pair`` moved on ``criteria`` (its metrics, or how its processes end):
-        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user set
-        one: what the command's own measuring took before its first why); the files a kind keeps go
-        beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
+        every kind of evidence asked (``kinds_for``), within the why's time budget (unless the user
+        set one: what the command's own measuring took before its first why); the files a kind keeps
+        go beside the answer ``stem``; what is found so far handed to ``kept`` as each kind
         settles.  Below releases, the defaults compared are those of the range's ``releases``."""
         budget = self.why_budget
         budget.at_most(time.monotonic() - self.started)
@@ -504,8 +502,7 @@ def installed_versions(installed: Sequence[str]) -> dict[str, str]:
 
 def _write(path: Path, text: str, *, quiet: bool = False) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(
-        path, text
-    )  # the reports folder may hold a link planted at this name: replaced, not followed
+    # the reports folder may hold a link planted at this name: replaced, not followed
+    replace_file(path, text)
     if not quiet:
         progress(f"written: {path}")

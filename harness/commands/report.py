@@ -45,9 +45,8 @@ def write_report(
     results, problems = load_results(results_dir)
     check_baseline(baseline, results)
     output_folder(out_dir)
-    calibrations, _ = latest_calibrations(
-        results_dir
-    )  # an unusable calibration file is not a result: left out
+    # an unusable calibration file is not a result: left out
+    calibrations, _ = latest_calibrations(results_dir)
     model = build_model(
         results, problems, baseline=baseline, thresholds=thresholds, calibrations=calibrations
     )
@@ -64,9 +63,8 @@ def write_pages(out_dir: Path, pages: dict[str, str]) -> list[Path]:
     """Write every page, the index last, so an index never links a page a full disk kept from being
     written; each page replaced atomically (``replace_file``).  Returns their paths, the index
     first."""
-    for name in sorted(
-        pages, key=lambda name: name == INDEX
-    ):  # a stable sort: the index moves last
+    # a stable sort: the index moves last
+    for name in sorted(pages, key=lambda name: name == INDEX):
         replace_file(child(out_dir, name), pages[name])
     return [child(out_dir, name) for name in sorted(pages, key=lambda name: name != INDEX)]
 
@@ -88,9 +86,8 @@ def forget_old_pages(out_dir: Path, pages: set[str]) -> None:
         before = set()
     for name in sorted(before - pages):
         if isinstance(name, str) and name.endswith(".md") and not name_problem(name):
-            child(out_dir, name).unlink(
-                missing_ok=True
-            )  # a link planted there goes, not what it points to
+            # a link planted there goes, not what it points to
+            child(out_dir, name).unlink(missing_ok=True)
     replace_file(manifest, json.dumps(sorted(pages)))
 
 

@@ -20,9 +20,8 @@ from harness.render.run_screen import NotOk, run_screen
 from harness.store.schema import ProcessEnd, RunStatus
 from harness.units import sizes_text
 
-ALREADY_MEASURED = (
-    "already measured"  # a cell passed over on resume, counted apart from the statuses
-)
+# a cell passed over on resume, counted apart from the statuses
+ALREADY_MEASURED = "already measured"
 
 
 def plan_of(opts: RunOptions) -> list[PlannedRun]:

@@ -44,9 +44,8 @@ def execute(opts: SearchOptions) -> int:
     text = search.render(found, release=side.release, profile=opts.profile)
     opts.out.mkdir(parents=True, exist_ok=True)
     path = opts.out / f"search-{opts.case.name}-{'holds' if opts.holds else 'fails'}.md"
-    replace_file(
-        path, text
-    )  # a link planted at this name in the reports folder is replaced, not followed
+    # a link planted at this name in the reports folder is replaced, not followed
+    replace_file(path, text)
     print(text)
     print(f"written: {path}", file=sys.stderr)
     return 0

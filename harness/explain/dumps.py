@@ -77,18 +77,16 @@ class Module:
     """One compiled module, summed up."""
 
     name: str
-    before: Counter[str] = field(
-        default_factory=Counter
-    )  # instructions by opcode, before optimisation
+    # instructions by opcode, before optimisation
+    before: Counter[str] = field(default_factory=Counter)
     after: Counter[str] = field(default_factory=Counter)  # … after
     custom_calls: Counter[str] = field(default_factory=Counter)  # after optimisation, by target
     fusion_kinds: Counter[str] = field(default_factory=Counter)  # kLoop, kCustom(__xnn_fusion) …
     temp_bytes: int | None = None
     total_bytes: int | None = None
     optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
-    shapes: tuple[
-        str, ...
-    ] = ()  # its parameters' and results' types, ``f32[96,96]`` (``signature``)
+    # its parameters' and results' types, ``f32[96,96]`` (``signature``)
+    shapes: tuple[str, ...] = ()
 
     def facts(self) -> tuple[object, ...]:
         """What XLA made of the module: a difference in any is a different compiled program."""
@@ -364,8 +362,7 @@ def dump(sides: StepSides, label: str, folder: Path) -> str:
         for stale in folder.iterdir():
             if DUMP_FILE.match(stale.name) and stale.is_file() and not stale.is_symlink():
                 stale.unlink()
-        for (
-            path
-        ) in written:  # LLVM IR and objects are left out: large, and not what a maintainer reads
+        # LLVM IR and objects are left out: large, and not what a maintainer reads
+        for path in written:
             shutil.move(path, folder / path.name)
     return ""

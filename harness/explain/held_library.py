@@ -201,10 +201,10 @@ class HeldLibrary:
         labels = (before.label, middle.label, after.label)
         settled = _shares_settled(step, labels, jax_of_middle, confirmed)
         # Until each part is decided either way, a metric whose step is shared out at a look no
-        # longer looked at: a part left undecided (closed early in "changes" mode for want of a trend, on the first
-        # round's processes) can tell neither "comes with jax" nor the libraries. The whole step
-        # compared too: the older side is measured for as long as it needs to be told from the
-        # newer, not only until its comparison with the middle side closes.
+        # longer looked at: a part left undecided (closed early in "changes" mode for want of a
+        # trend, on the first round's processes) can tell neither "comes with jax" nor the
+        # libraries. The whole step compared too: the older side is measured for as long as it needs
+        # to be told from the newer, not only until its comparison with the middle side closes.
         sides.afford(step, 3 * sides.processes, "its three sides' first look")
         sides.progress(
             "  library or jax: the three sides together, until each metric's step is shared out "

@@ -33,20 +33,22 @@ PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the ca
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
 # HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named
 # after.
-OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start all-reduce
-    all-reduce-done all-reduce-start all-to-all and async-done async-start async-update atan2
-    batch-norm-grad batch-norm-inference batch-norm-training bitcast bitcast-convert broadcast call cbrt
-    ceil cholesky clamp collective-broadcast collective-permute collective-permute-done
-    collective-permute-start compare complex concatenate conditional constant convert convolution copy
-    copy-done copy-start cosine count-leading-zeros custom-call divide domain dot dynamic-reshape
-    dynamic-slice dynamic-update-slice erf exponential exponential-minus-one fft floor fusion gather
-    get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic maximum
-    minimum multiply negate not opt-barrier optimization-barrier or outfeed pad parameter partition-id
-    popcnt power real recv recv-done reduce reduce-precision reduce-scatter reduce-window remainder
-    replica-id reshape reverse rng rng-bit-generator rng-get-and-update-state round-nearest-afz
-    round-nearest-even rsqrt scatter select select-and-scatter send send-done set-dimension-size
-    shift-left shift-right-arithmetic shift-right-logical sign sine slice sort sqrt stochastic-convert
-    subtract tan tanh top-k transpose triangular-solve tuple while xor"""
+OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start
+    all-reduce all-reduce-done all-reduce-start all-to-all and async-done async-start
+    async-update atan2 batch-norm-grad batch-norm-inference batch-norm-training bitcast
+    bitcast-convert broadcast call cbrt ceil cholesky clamp collective-broadcast
+    collective-permute collective-permute-done collective-permute-start compare complex
+    concatenate conditional constant convert convolution copy copy-done copy-start cosine
+    count-leading-zeros custom-call divide domain dot dynamic-reshape dynamic-slice
+    dynamic-update-slice erf exponential exponential-minus-one fft floor fusion gather
+    get-dimension-size get-tuple-element imag infeed iota is-finite log log-plus-one logistic
+    maximum minimum multiply negate not opt-barrier optimization-barrier or outfeed pad parameter
+    partition-id popcnt power real recv recv-done reduce reduce-precision reduce-scatter
+    reduce-window remainder replica-id reshape reverse rng rng-bit-generator
+    rng-get-and-update-state round-nearest-afz round-nearest-even rsqrt scatter select
+    select-and-scatter send send-done set-dimension-size shift-left shift-right-arithmetic
+    shift-right-logical sign sine slice sort sqrt stochastic-convert subtract tan tanh top-k
+    transpose triangular-solve tuple while xor"""
 HLO_OPCODES = frozenset(OPCODE_NAMES.split())
 NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
@@ -129,9 +131,8 @@ def self_times(threads: dict[object, list[tuple[float, float, str]]]) -> OpTimes
     found = OpTimes()
     for events in threads.values():
         events.sort(key=lambda event: (event[0], -event[1]))
-        open_ops: list[
-            list[float]
-        ] = []  # [end, own time so far] of the ops enclosing the current one
+        # [end, own time so far] of the ops enclosing the current one
+        open_ops: list[list[float]] = []
         owners: list[str] = []
         for start, duration, kind in events:
             while open_ops and open_ops[-1][0] <= start:

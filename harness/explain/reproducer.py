@@ -81,10 +81,8 @@ class ReproducerAnswer:
     # measured).
     measured: Mapping[str, tuple[str, Comparison | None]] = field(default_factory=dict)
     refused: tuple[str, ...] = ()  # one line per release that refused the other's artifact
-    matched: tuple[int, int] = (
-        0,
-        0,
-    )  # the older side's programs the newer compiled too, of how many
+    # the older side's programs the newer compiled too, of how many
+    matched: tuple[int, int] = (0, 0)
     problem: str = ""  # why there is no reproducer
     left_out: int = 0  # programs whose own time and memory did not move, left out of the reproducer
     # A status step's: the reproducer's processes on each release, and whether they flip as the
@@ -148,9 +146,8 @@ class Reproducer:
         answer = ReproducerAnswer(step.before, step.after, f"{kept}/")
         refused: list[str] = []
         problems: list[str] = []
-        for (
-            exported_on
-        ) in step.pair:  # the older release's programs first, then the other way round
+        # the older release's programs first, then the other way round
+        for exported_on in step.pair:
             listing = captured[exported_on]
             if isinstance(listing, str):
                 problems.append(listing)

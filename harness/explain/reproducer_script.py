@@ -17,9 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 REQUIREMENTS = ("flatbuffers", "absl-py")  # what jax.export needs to read a module, besides jax
-MOST_CALLS = (
-    200  # a program's calls timed at most; the total is scaled to the calls the script made
-)
+# a program's calls timed at most; the total is scaled to the calls the script made
+MOST_CALLS = 200
 
 TEMPLATE = '''# /// script
 # dependencies = [{requirements}]
@@ -73,7 +72,7 @@ for n, program in enumerate(listing.get("by_release", {{}}).get(jax.__version__,
     found["run_ms"] += found[f"p{{n}}_call_ms"] * program["calls"]
     found["temp_bytes"] = max(found["temp_bytes"], found[f"p{{n}}_temp_bytes"])
 print(json.dumps(found))
-'''
+'''  # noqa: E501
 
 
 def reproducer_text(

@@ -55,9 +55,8 @@ from harness.steps.evidence import Found, OverBudget, Step, StepSides
 from harness.store.results import StoredResult
 
 MAX_TRIED = 6
-SCREEN_PROCESSES = (
-    3  # a side, in the screen: enough to see a setting move a step's number, not to decide it
-)
+# a side, in the screen: enough to see a setting move a step's number, not to decide it
+SCREEN_PROCESSES = 3
 # A trial kept after the screen moves a metric this share of the way (log scale) from its release's
 # number toward the other release's; a step that moved less than NO_SCREEN in the screen keeps every
 # trial.
@@ -219,18 +218,15 @@ class DefaultsAnswer:
     left_out: int = 0  # trials over the cap
     problem: str = ""  # why the options could not all be read
     metrics: tuple[MetricKey, ...] = ()  # the step's metrics the trials are judged on
-    commits: Mapping[str, OptionCommit] = dataclasses.field(
-        default_factory=dict
-    )  # by jax option, where known
-    thresholds: Thresholds = dataclasses.field(
-        default_factory=Thresholds
-    )  # what the trials are judged by
+    # by jax option, where known
+    commits: Mapping[str, OptionCommit] = dataclasses.field(default_factory=dict)
+    # what the trials are judged by
+    thresholds: Thresholds = dataclasses.field(default_factory=Thresholds)
     kind: str = "defaults"
     settles: bool = False
     subject: str = "changed defaults"  # what its trials are, in the answer's words
-    screened_out: tuple[
-        Trial, ...
-    ] = ()  # dropped after the screen: they moved no metric toward the other
+    # dropped after the screen: they moved no metric toward the other
+    screened_out: tuple[Trial, ...] = ()
     screen_processes: int = 0  # a side, in the screen (0: none ran)
     # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on
     # a page).

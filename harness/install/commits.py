@@ -42,9 +42,8 @@ class Commit:
     sha: str
     title: str
     date: str  # the committer date, ISO 8601
-    version: (
-        str | None
-    )  # ``_version`` of its jax/version.py (None: the file or the line is missing)
+    # ``_version`` of its jax/version.py (None: the file or the line is missing)
+    version: str | None
     minimum_jaxlib: str | None
     pull_request: int | None = None
 
@@ -292,9 +291,8 @@ def attribution_choices(
     the widest first; for it, the latest commits that accept both, since late commits of a range
     have caught up with the newer jaxlib's API (an early one accepted by number may not import).
     """
-    around = [
-        j for j in jaxlibs if version_key(good) <= version_key(j) <= version_key(bad)
-    ]  # the step's own
+    # the step's own
+    around = [j for j in jaxlibs if version_key(good) <= version_key(j) <= version_key(bad)]
     pairs = [(a, b) for i, a in enumerate(around) for b in around[i + 1 :]]
 
     def rank(pair: tuple[str, str]) -> tuple[int, int]:

@@ -124,13 +124,11 @@ class Environments:
     profile: Profile | None
     policy: str = AS_OF
     hold: tuple[str, ...] = ()  # exact pins held on every release
-    extra: Mapping[str, tuple[str, ...]] = field(
-        default_factory=dict
-    )  # by label: pins held there only (--vary)
+    # by label: pins held there only (--vary)
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     progress: Callable[[str], None] = _stderr
-    fixed: dict[str, Prepared] = field(
-        default_factory=dict
-    )  # by label: made elsewhere (a commit's venv)
+    # by label: made elsewhere (a commit's venv)
+    fixed: dict[str, Prepared] = field(default_factory=dict)
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
     def use(self, label: str, prepared: Prepared) -> None:

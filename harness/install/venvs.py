@@ -84,9 +84,8 @@ def plain_env(env: ReleaseEnv) -> ReleaseEnv:
 def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
     """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby
     ones."""
-    Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(
-        version
-    )  # refuses one not listed
+    # refuses one not listed
+    Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(version)
     return next(env for env in envs if env.jax == version)
 
 

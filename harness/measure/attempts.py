@@ -90,9 +90,8 @@ def measure_process(
             with timing_lock(progress):
                 process = _attempt(worker(), item, run, round_index, settings)
         except BaseException:
-            if (
-                kept is not None
-            ):  # interrupted while measuring again: the loaded measurement is kept
+            # interrupted while measuring again: the loaded measurement is kept
+            if kept is not None:
                 run.processes.append(_with_attempts(kept, attempts))
             raise
         gone = "" if process.status is RunStatus.OK else venv_gone(run.side, process.detail)

@@ -45,9 +45,8 @@ class CellRun:
     stopped: str = ""  # why the side ran fewer processes than planned
     # with a target ratio: how many rounds it took, or that the most allowed did not reach it
     extent: str = ""
-    settled: str = (
-        ""  # measuring until decided: every comparison of this side was decided at a look
-    )
+    # measuring until decided: every comparison of this side was decided at a look
+    settled: str = ""
 
     @property
     def status(self) -> RunStatus:

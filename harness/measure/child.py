@@ -248,9 +248,8 @@ def execute(
             f"programs() must return a dict of program names to steps, not {type(built).__name__}"
         )
     programs: dict[str, StoredProgram] = {}
-    profiling = jax is not None and start_profile(
-        os.environ
-    )  # the programs' runs only, not their compiles
+    # the programs' runs only, not their compiles
+    profiling = jax is not None and start_profile(os.environ)
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -300,10 +299,8 @@ def run(
         if script_sha256 is not None:
             with phase("script"):
                 process = run_script(case_file, script_sha256, args=script_args)
-            with (
-                phase("facts"),
-                contextlib.suppress(Exception),
-            ):  # the side's JAX, for the record, once it ran
+            # the side's JAX, for the record, once it ran
+            with phase("facts"), contextlib.suppress(Exception):
                 importlib.import_module("jax")
         else:
             with phase("import"):
@@ -317,9 +314,8 @@ def run(
             process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
             lines = traceback.format_exc().strip().splitlines()
-            detail = "\n".join(
-                lines[-TRACEBACK_LINES:]
-            )  # and of those the end: one line can be megabytes
+            # and of those the end: one line can be megabytes
+            detail = "\n".join(lines[-TRACEBACK_LINES:])
             process = ProcessRun(0, RunStatus.FAILED, scrub(detail[-DETAIL_CHARS:]))
     if "jax" in sys.modules:
         with phase("facts"):
@@ -328,16 +324,15 @@ def run(
             except Exception as exc:  # the case's own failure is the news, not this
                 jax = JaxFacts(error=scrub(f"{type(exc).__name__}: {exc}"))
         claim = process.claim
-        if (
-            claim is not None
-        ):  # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+        # a verdict holds for the backend it was judged on (GPU scans sync, CPU ones need not)
+        if claim is not None:
             claim = dataclasses.replace(claim, backend=jax.backend or "unknown")
         process = dataclasses.replace(process, jax=jax, claim=claim)
     return dataclasses.replace(
         process,
         phases_s={name: round(seconds, 4) for name, seconds in phase.seconds.items()},
-        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        * 1024,  # Linux reports KiB
+        # Linux reports KiB
+        peak_rss_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
     )
 
 

@@ -28,9 +28,8 @@ from harness.store.schema import EndKind, ProcessEnd
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
 # harness).
 FAULT_FILE = "HARNESS_FAULT_FILE"
-FAULT_AT = (
-    "HARNESS_FAULT_AT_UNIX_S"  # when to write the stack of a process still running, in Unix seconds
-)
+# when to write the stack of a process still running, in Unix seconds
+FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
 # A script's output, beside the fault file: the harness reads its end back when it had to kill the
 # process.
 SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
@@ -45,9 +44,8 @@ LAST_CHARS = 4000
 # needs, and where the harness keeps its venvs.
 VENV_FRAME = re.compile(r'(?<=File ")[^"\n]*/((?:site|dist)-packages/)')
 
-_armed: list[
-    IO[str]
-] = []  # the open fault file: faulthandler writes to its descriptor, which must stay open
+# the open fault file: faulthandler writes to its descriptor, which must stay open
+_armed: list[IO[str]] = []
 
 
 def signal_name(number: int) -> str:

@@ -13,7 +13,7 @@ import json
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # A printed figure of more digits is no measurement, and no result could hold it: the bound of
@@ -48,14 +48,7 @@ class Figure:
     n: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "program": self.program,
-            "metric": self.metric,
-            "median": self.median,
-            "min": self.min,
-            "max": self.max,
-            "n": self.n,
-        }
+        return asdict(self)
 
 
 @dataclass

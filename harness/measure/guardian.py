@@ -91,9 +91,8 @@ def watch(marker: str, folder: str, harness: int) -> int:
 
 
 def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] | None, int | None]:
-    read_end, write_end = (
-        os.pipe()
-    )  # both ends non-inheritable: no other child holds the write end open
+    # both ends non-inheritable: no other child holds the write end open
+    read_end, write_end = os.pipe()
     try:
         watchdog = subprocess.Popen(
             [

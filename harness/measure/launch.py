@@ -107,9 +107,8 @@ class Worker:
                 return None
             chunk = os.read(self._stdout, 65536)
             if not chunk:
-                if (
-                    self.running is not None
-                ):  # it died with the worker; what it started in its group did not
+                # it died with the worker; what it started in its group did not
+                if self.running is not None:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(self.running, signal.SIGKILL)
                 self.running = None

@@ -244,9 +244,8 @@ class Recorder:
                 self.progress(line)
         cells = []
         for index, item in enumerate(plan):
-            shown = (
-                f" {sizes_text(item.sizes)}" if item.sizes else ""
-            )  # a plain script has no sizes
+            # a plain script has no sizes
+            shown = f" {sizes_text(item.sizes)}" if item.sizes else ""
             cell = Cell(index, item, f"({index + 1}/{len(plan)}) {item.case.name}{shown}")
             for side in self.sides:
                 previous = stored.get((index, side.label))
@@ -322,9 +321,8 @@ class Recorder:
                     )
                     if not run.settled:  # a side settled at a look was measured in full
                         run.stopped = f"interrupted after {done}{of} processes"
-                    with contextlib.suppress(
-                        HarnessError
-                    ):  # the disk is full: the error propagating says why
+                    # the disk is full: the error propagating says why
+                    with contextlib.suppress(HarnessError):
                         self._store(cell.item, run, cell.others(run))
 
     def _measure_process(self, cell: Cell, run: CellRun, round_index: int, left: str) -> None:

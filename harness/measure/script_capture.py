@@ -81,9 +81,8 @@ def start(jax) -> None:
 
     @functools.wraps(real_jit)
     def jit(fun=None, *args, **kwargs):
-        if (
-            fun is None
-        ):  # jax.jit(static_argnums=...) as a decorator factory, on releases that allow it
+        # jax.jit(static_argnums=...) as a decorator factory, on releases that allow it
+        if fun is None:
             return lambda f: jit(f, *args, **kwargs)
         return _Recorded(jax, real_jit(fun, *args, **kwargs), fun, kwargs)
 

@@ -287,9 +287,8 @@ def _listen() -> None:
 
         jax.monitoring.register_event_duration_secs_listener(_on_duration)
         _report["listening"] = True
-    except (
-        Exception
-    ) as exc:  # a release without the API: the phases are missing, the script still runs
+    # a release without the API: the phases are missing, the script still runs
+    except Exception as exc:
         _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
 
 
@@ -318,9 +317,8 @@ def start_profile(environ) -> bool:
 
     try:
         jax.profiler.start_trace(folder, create_perfetto_trace=True)
-    except (
-        Exception
-    ) as exc:  # a release without the option, or a profiler already running: no profile, said
+    # a release without the option, or a profiler already running: no profile, said
+    except Exception as exc:
         print(f"harness: no profile: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
         return False
     return True
@@ -380,16 +378,14 @@ def main() -> None:
     report, script, *arguments = sys.argv[1:]
     _watch_faults()
     sys.argv = [script, *arguments]
-    sys.path[0] = os.path.dirname(
-        os.path.abspath(script)
-    )  # as `python FILE` puts the script's folder first
+    # as `python FILE` puts the script's folder first
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
     if os.environ.get(EXPORT_DIR) and os.environ.get(EXPORT_TOOLS):
         # Last on the path, and before jax's import: jax registers its key types' serialization
         # only where flatbuffers imports then (a program of a typed key is refused otherwise).
         sys.path.append(os.environ[EXPORT_TOOLS])
-    if (
-        "jax" not in sys.modules
-    ):  # imported before the script (a .pth file): there is no first import to time
+    # imported before the script (a .pth file): there is no first import to time
+    if "jax" not in sys.modules:
         sys.meta_path.insert(0, _TIMER)
     profiler = _python_profiler()
     interrupted = False
@@ -400,9 +396,8 @@ def main() -> None:
             runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise
-    except (
-        KeyboardInterrupt
-    ) as exc:  # as `python FILE` ends on one: its traceback, then dead of SIGINT
+    # as `python FILE` ends on one: its traceback, then dead of SIGINT
+    except KeyboardInterrupt as exc:
         _print_script_traceback(exc)
         interrupted = True
     except BaseException as exc:

@@ -31,9 +31,8 @@ MAX_FIELDS = 200
 
 @dataclass
 class ScriptNumbers:
-    values: dict[str, float] = field(
-        default_factory=dict
-    )  # field → this process's figure (median over lines)
+    # field → this process's figure (median over lines)
+    values: dict[str, float] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # fields left out, with why
 

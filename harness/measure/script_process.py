@@ -76,9 +76,8 @@ WHOLE_PROCESS = PROCESS  # the program of a script timed as a whole process
 OUTPUT_BYTES = 8 * 1024 * 1024
 TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
 COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
-HOOK = Path(__file__).with_name(
-    "script_hook.py"
-)  # run by its path: the script's venv need not hold the harness
+# run by its path: the script's venv need not hold the harness
+HOOK = Path(__file__).with_name("script_hook.py")
 REPORT_BYTES = 64 * 1024
 # A fact's JSON beyond this many characters is kept cut, as text: ten processes printing megabytes
 # each would otherwise make a result larger than any reader reads
@@ -352,9 +351,8 @@ def run_script(
         report = _read_report(report_path)
         suite = read_suite_run(Path(env[BENCHMARK_JSON]))
         hooks = report.get("after_script_ns")
-        if (
-            isinstance(hooks, int) and 0 <= hooks < wall_ns
-        ):  # the hook's scan after the script: not the script's
+        # the hook's scan after the script: not the script's
+        if isinstance(hooks, int) and 0 <= hooks < wall_ns:
             wall_ns -= hooks
     record: dict[str, Any] = {
         "sha256": digest,
@@ -363,9 +361,8 @@ def run_script(
         "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         * 1024,  # Linux reports KiB
     }
-    if (
-        code == 0 and env.get(SUITE_PATH) and not suite.programs
-    ):  # a test ended pytest's process itself
+    # a test ended pytest's process itself
+    if code == 0 and env.get(SUITE_PATH) and not suite.programs:
         said = (
             "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the "
             "process?)"
@@ -405,9 +402,8 @@ def _measured(
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
-    if (
-        not (programs or compiled) and figures.lines
-    ):  # figure lines of metrics the statistics do not know
+    # figure lines of metrics the statistics do not know
+    if not (programs or compiled) and figures.lines:
         record["printed"] = [f.as_dict() for f in figures.lines]
     programs = {**suite.programs, **programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
     named, events = phase_figures(report)

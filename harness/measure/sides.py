@@ -72,21 +72,16 @@ class Side:
     env: dict[str, str | None] = field(default_factory=dict)
     label: str = ""
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
-    compare_next: bool = (
-        True  # measuring until decided: judged against the next side of its profile
-    )
-    compare_metrics: tuple[
-        str, ...
-    ] = ()  # on these metrics (empty: the run's --decide-metric, or every one)
-    libraries: Libraries | None = (
-        None  # a plain script's venv on this side: what it was resolved to hold
-    )
-    compare_with: str = (
-        ""  # measuring until decided: also compared with the side of this label (its partner)
-    )
-    claims_only: bool = (
-        False  # a case with CLAIM_DEVICES only where the side makes that many devices
-    )
+    # measuring until decided: judged against the next side of its profile
+    compare_next: bool = True
+    # on these metrics (empty: the run's --decide-metric, or every one)
+    compare_metrics: tuple[str, ...] = ()
+    # a plain script's venv on this side: what it was resolved to hold
+    libraries: Libraries | None = None
+    # measuring until decided: also compared with the side of this label (its partner)
+    compare_with: str = ""
+    # a case with CLAIM_DEVICES only where the side makes that many devices
+    claims_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -97,9 +92,8 @@ class Side:
         """How many CPU devices a case process of this side will find, where its environment says so
         (JAX on the CPU platform alone, with XLA's host device count or none); None where only the
         process can tell."""
-        environ = (
-            self.environment()
-        )  # the side's variables over the harness's, as its processes get them
+        # the side's variables over the harness's, as its processes get them
+        environ = self.environment()
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
         found = re.findall(
@@ -156,10 +150,8 @@ def _side(entry: Any, where: str) -> Side:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
     release, profile = _text(entry, "release", where), _text(entry, "profile", where)
-    for key, value in (
-        ("release", release),
-        ("profile", profile),
-    ):  # each becomes part of the results' paths
+    # each becomes part of the results' paths
+    for key, value in (("release", release), ("profile", profile)):
         problem = name_problem(value)
         if problem:
             raise UsageError(f"{where}: {key} {problem}")

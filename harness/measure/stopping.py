@@ -96,9 +96,8 @@ class StopRules:
                 f"{target}: round {done + 1} (at most {settings.most_processes})"
             )
             return True
-        if (
-            done > settings.processes or not met
-        ):  # a target the planned rounds met needs no line of its own
+        # a target the planned rounds met needs no line of its own
+        if done > settings.processes or not met:
             self.progress(f"{head} · {extent}")
         for run in runs:
             run.extent = extent
@@ -143,9 +142,8 @@ class StopRules:
         ``max_processes`` and the time budget; the cell's results say how far it went and why it
         stopped."""
         settings, most = self.settings, self.settings.most_processes
-        seconds = sum(
-            run.duration_s for run in cell.runs
-        )  # its own processes: cells take turns in rounds
+        # its own processes: cells take turns in rounds
+        seconds = sum(run.duration_s for run in cell.runs)
         spent = settings.decide_budget_s is not None and seconds >= settings.decide_budget_s
         looks = settings.looks
         if done not in looks and done < most and not spent:

@@ -116,9 +116,8 @@ def calibrate_loops(
         spent = run_loops(steps, block, loops, clock).wall_ns * loops
         if spent >= min_sample_ns or loops >= max_loops:
             return loops
-        wanted = -(
-            -min_sample_ns * loops * 11 // (10 * max(spent, 1))
-        )  # ceiling of 1.1 × the iterations it takes
+        # ceiling of 1.1 × the iterations it takes
+        wanted = -(-min_sample_ns * loops * 11 // (10 * max(spent, 1)))
         loops = min(max_loops, max(loops + 1, wanted))
 
 

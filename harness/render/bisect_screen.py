@@ -133,7 +133,8 @@ def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequen
         f"{n} releases in the range; {probes} probes ({expected}); wall time {setting.wall_s:.0f} "
         "s, installs included"
         if len(answers) == 1
-        else f"{n} releases in the range; {len(answers)} metrics moved between the endpoints, each bisected: "
+        else f"{n} releases in the range; "
+        f"{len(answers)} metrics moved between the endpoints, each bisected: "
         f"{probes} probes, stored results reused; wall time {setting.wall_s:.0f} s, installs "
         "included"
     )

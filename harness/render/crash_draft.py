@@ -34,9 +34,8 @@ class CrashDraft:
     crash: Crash
     script: str  # the reproducer's text, "" where none can be shown
     script_name: str  # its file name, as the command runs it
-    script_words: (
-        str  # what it is: "the script itself (plain JAX)", "the reproducer with jax alone, …"
-    )
+    # what it is: "the script itself (plain JAX)", "the reproducer with jax alone, …"
+    script_words: str
     args: tuple[str, ...] = ()  # the script's own arguments
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
     # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and

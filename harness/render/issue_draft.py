@@ -71,9 +71,8 @@ class ReleaseRun:
     run: ScriptRun
     install: list[str]  # what ``pip install`` takes for this release, exactly
     environment: str  # where it ran, in words
-    packages: list[str] = field(
-        default_factory=list
-    )  # ``name==version`` of everything that environment held
+    # ``name==version`` of everything that environment held
+    packages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -91,9 +90,8 @@ class DraftInputs:
     change: Change | None = None
     dumps: str = ""  # the folder beside the draft holding XLA's dumps of both releases
     reproducer: str = ""  # the folder beside the draft holding the reproducer with jax alone
-    newest: str = (
-        ""  # whether the newest release on the index still shows it, measured ("still on …")
-    )
+    # whether the newest release on the index still shows it, measured ("still on …")
+    newest: str = ""
     not_measured: tuple[str, ...] = ()  # what the draft could not measure, each with its command
 
 

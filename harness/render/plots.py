@@ -145,14 +145,6 @@ def wall_figure(timing: TimingGroup) -> Figure | None:
     return figure
 
 
-def draw_wall_by_release(timing: TimingGroup, path: Path) -> bool:
-    figure = wall_figure(timing)
-    if figure is None:
-        return False
-    save_figure(figure, path)
-    return True
-
-
 def scaling_figure(timing: TimingGroup) -> Figure | None:
     """Time per call by device count: a colour per release, a marker and line style per method, so
     no two lines look alike and one release's lines read as one family.  None without a method at
@@ -195,15 +187,7 @@ def scaling_figure(timing: TimingGroup) -> Figure | None:
     return figure
 
 
-def draw_wall_by_device_count(timing: TimingGroup, path: Path) -> bool:
-    figure = scaling_figure(timing)
-    if figure is None:
-        return False
-    save_figure(figure, path)
-    return True
-
-
-DRAWERS = {WALL: draw_wall_by_release, SCALING: draw_wall_by_device_count}
+FIGURES = {WALL: wall_figure, SCALING: scaling_figure}
 
 
 def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
@@ -216,8 +200,10 @@ def draw_plots(timings: Sequence[TimingGroup], out_dir: Path) -> DrawnPlots:
     taken: set[str] = set()
     for timing in timings:
         key = timing.key
-        for kind, draw in DRAWERS.items():
+        for kind, figure_of in FIGURES.items():
             name = plot_name(key, kind, taken)
-            if draw(timing, child(folder, name)):
+            figure = figure_of(timing)
+            if figure is not None:
+                save_figure(figure, child(folder, name))
                 files[(key, kind)] = f"{PLOTS}/{name}"
     return DrawnPlots(files)

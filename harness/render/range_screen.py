@@ -317,9 +317,8 @@ def frame(
     path; a head line wider than the screen wrapped, not cut."""
     head = whole_lines(head)
     every = [r.comparison for b in blocks for r in b.rows if r.comparison is not None]
-    most = len(
-        _legend_lines(every, setting.thresholds)
-    )  # the legend of every mark: the most it takes
+    # the legend of every mark: the most it takes
+    most = len(_legend_lines(every, setting.thresholds))
     budget = screen.LINES - len(head) - len(tail) - most - len(report) - 1
     marked: list[Comparison] = []
     body = blocks_lines(blocks, budget, setting.thresholds, marked) if blocks else []

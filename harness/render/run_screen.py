@@ -22,9 +22,8 @@ class NotOk:
     what: str
     status: str
     detail: str
-    died: str = (
-        ""  # where its first process that did not run ok died: how, its innermost frame, its error
-    )
+    # where its first process that did not run ok died: how, its innermost frame, its error
+    died: str = ""
 
 
 def run_screen(summary: str, not_ok: Sequence[NotOk], results: str) -> list[str]:

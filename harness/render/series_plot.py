@@ -38,9 +38,8 @@ def draw_series(
         return "no metric ran ok on any release"
     figure = series_figure(title, releases, panels, changes)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if (
-        path.parent.is_symlink()
-    ):  # planted in the reports folder: the plot would land wherever it points
+    # planted in the reports folder: the plot would land wherever it points
+    if path.parent.is_symlink():
         return f"{path.parent} is a link, not a folder"
     save_figure(figure, path)
     return None

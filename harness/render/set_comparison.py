@@ -149,7 +149,8 @@ def render_text(comparison: SetComparison, report: str | None = None) -> str:
     lines.append(
         f"Report: {terminal(report)}"
         if report
-        else "Every statistic (processes, samples, intervals, p, spreads): --markdown FILE, --json FILE"
+        else "Every statistic (processes, samples, intervals, p, spreads): "
+        "--markdown FILE, --json FILE"
     )
     return "\n".join(lines) + "\n"
 

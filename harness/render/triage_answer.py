@@ -58,9 +58,8 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 
 
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
-    said: set[tuple[str, str]] = (
-        set()
-    )  # steps whose changed defaults and compiled programs were said
+    # steps whose changed defaults and compiled programs were said
+    said: set[tuple[str, str]] = set()
     lines = []
     for text, change in answered(found):
         pair = (change.step.before, change.step.after)

@@ -142,9 +142,8 @@ def _timing_answer(change: Confirmation, *, fix: bool) -> str:
     if comparison.shape is Shape.VALUE or (comparison.constant and zero):
         # From zero or to zero: no ratio means anything, the values say it all.
         return f"{name}: {comparison.said} since {step.after} (last {step.before})"
-    if (
-        not key.is_duration
-    ):  # the script's own unit: which way is better is the user's (--higher-is-better)
+    # the script's own unit: which way is better is the user's (--higher-is-better)
+    if not key.is_duration:
         moved = f"higher {_factor(ratio)}" if ratio >= 1 else f"lower {_factor(1 / ratio)}"
         how = "worse" if change.regression else "better"
         return f"{name}: {moved} ({how}) since {step.after} (last {step.before}; {figures})"

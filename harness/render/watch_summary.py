@@ -109,7 +109,8 @@ def benchmark_lines(watched: TargetWatch) -> list[str]:
         f"{len(ordered)} benchmarks, each judged on its own; the slowest, {code_span(name)}, takes "
         f"{format_ns(slowest)} a round on the baseline.",
         "",
-        "| benchmark | verdict | a round, baseline → release | smallest change it could have seen |",
+        "| benchmark | verdict | a round, baseline → release "
+        "| smallest change it could have seen |",
         "|---|---|---|---|",
     ]
     for name, (before, after) in ordered[:MAX_BENCHMARK_ROWS]:

@@ -609,7 +609,8 @@ def _shared_out(parts: Parts) -> str:
         (jax, libraries) if parts.by_share == JAX else (libraries, jax)
     )
     step = format_ratio(parts.whole.ratio)
-    return f"{holds} {format_ratio(holding.ratio)}; {other} {_said(found)}: under half of the step's {step}"
+    held = format_ratio(holding.ratio)
+    return f"{holds} {held}; {other} {_said(found)}: under half of the step's {step}"
 
 
 def _said(found: Comparison | None) -> str:

@@ -24,9 +24,8 @@ from harness.steps.judge import REGRESSION, Terms
 from harness.units import sizes_text
 
 NO_SIZES = "nosizes"
-LONGEST_STEM = (
-    110  # the name pattern allows 128 characters, with room for ".json" and the plot's suffix
-)
+# the name pattern allows 128 characters, with room for ".json" and the plot's suffix
+LONGEST_STEM = 110
 
 
 def sizes_part(sizes: Mapping[str, int]) -> str:
@@ -45,9 +44,8 @@ def answer_stem(
 ) -> str:
     """The file name, without suffix, of ``command``'s answer for this case, range and setting."""
     parts = [command, case, first, last, criterion.name, sizes_part(sizes), profile]
-    for part in (
-        parts[:5] + parts[6:]
-    ):  # sizes: names and whole numbers, checked when parsed, of any length
+    # sizes: names and whole numbers, checked when parsed, of any length
+    for part in parts[:5] + parts[6:]:
         problem = name_problem(part)
         if problem:
             raise UsageError(f"cannot name the {command} answer after it: {problem}")
@@ -77,9 +75,8 @@ class RangeLibraries:
     """A plain script's own libraries over a range: their versions on each release, and what was
     held or varied."""
 
-    versions: Mapping[str, Mapping[str, str]] = field(
-        default_factory=dict
-    )  # release → declared library → version
+    # release → declared library → version
+    versions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     held: tuple[str, ...] = ()  # --hold pins
     vary: str | None = None  # --vary: the library whose releases make the range
     jax: str | None = None  # with --vary: the jax release held
@@ -128,16 +125,14 @@ class Setting:
     case: str
     sizes: dict[str, int]
     profile: str
-    criterion: (
-        Criterion  # a metric, the claim, how the processes end, or every metric and the claim
-    )
+    # a metric, the claim, how the processes end, or every metric and the claim
+    criterion: Criterion
     jaxlib: Mapping[str, str]  # jax release → the jaxlib it was installed with
     thresholds: Thresholds
     wall_s: float
     terms: Terms = REGRESSION  # a bisect's names for the old and the new behaviour
-    target: tuple[
-        str, ...
-    ] = ()  # how a command line names what was measured: --case C, or --script F --script-arg A
+    # how a command line names what was measured: --case C, or --script F --script-arg A
+    target: tuple[str, ...] = ()
     libraries: RangeLibraries = field(default_factory=lambda: RangeLibraries())
     # Per step (older, newer side): what each kind of evidence found (``harness.steps.evidence``).
     evidence: Mapping[tuple[str, str], tuple[Found, ...]] = field(default_factory=dict)

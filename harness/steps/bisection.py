@@ -45,9 +45,8 @@ class BisectOutcome:
     last_good: str | None = None
     first_bad: str | None = None
     stopped: str = ""  # why there is no answer
-    terms: Terms = (
-        REGRESSION  # first_bad is the first release with the new behaviour, in these terms
-    )
+    # first_bad is the first release with the new behaviour, in these terms
+    terms: Terms = REGRESSION
 
     @property
     def found(self) -> bool:

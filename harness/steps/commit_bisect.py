@@ -34,12 +34,10 @@ from harness.steps.bisection import BisectOutcome, bisect
 from harness.steps.judge import REGRESSION, Judgement, ReleaseVerdict, Terms
 from harness.units import version_key
 
-JudgeLabel = Callable[
-    [str], Judgement
-]  # a release or commit label → its judgement (``judge.Judge``)
-Prepare = Callable[
-    [Commit, str], str | None
-]  # install jax at the commit with that jaxlib: None, or why not
+# a release or commit label → its judgement (``judge.Judge``)
+JudgeLabel = Callable[[str], Judgement]
+# install jax at the commit with that jaxlib: None, or why not
+Prepare = Callable[[Commit, str], str | None]
 Together = Callable[[Sequence[str]], None]  # measure these labels in one interleaved run
 
 JAXLIB = "jaxlib"  # the figure moves with jaxlib at one commit
@@ -86,9 +84,8 @@ class CommitBisect:
     probes: list[CommitProbe] = field(default_factory=list)
     not_installed: list[tuple[str, str, str]] = field(default_factory=list)  # (sha, jaxlib, why)
     stopped: str = ""
-    used: dict[str, str] = field(
-        default_factory=dict
-    )  # commit → the jaxlib of the probe the bisect took for it
+    # commit → the jaxlib of the probe the bisect took for it
+    used: dict[str, str] = field(default_factory=dict)
 
     def commit(self, name: str | None) -> Commit | None:
         return next((c for c in self.commits if c.sha == name), None)
@@ -204,9 +201,8 @@ class CommitSearch:
         self.candidates = list(candidates)
         self.judge, self.prepare, self.together, self.progress = judge, prepare, together, progress
         self.judged: dict[str, Judgement] = {}  # label → judgement: nothing is measured twice
-        self.points: dict[
-            str, CommitProbe
-        ] = {}  # name → the probe that stands for it in the bisect
+        # name → the probe that stands for it in the bisect
+        self.points: dict[str, CommitProbe] = {}
         ends = [version_key(found.jaxlibs[found.first]), version_key(found.jaxlibs[found.last])]
         step = [j for j in self.candidates if ends[0] <= version_key(j) <= ends[1]]
         cut = segments(found.commits, self.candidates, step)

@@ -65,9 +65,8 @@ class Step:
     # A plain script's packages that moved, declared or not, and their versions on each side (name →
     # (before's, after's)); jax's own distributions are the release itself.
     libraries: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    declared: tuple[
-        str, ...
-    ] = ()  # which of ``libraries`` the script declares (the rest moved with them)
+    # which of ``libraries`` the script declares (the rest moved with them)
+    declared: tuple[str, ...] = ()
 
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may
     # share jax's Python, or its jaxlib); None: the step's own sides.
@@ -293,9 +292,8 @@ class StepSides:
         comparison is shown changed or unchanged) or, at a look, ``settled`` says what the kind asks
         is settled; each side's stored result by label."""
         measurement = self.prober.measurement
-        if (
-            self.budget is not None
-        ):  # the first round is measured whole; deciding stops at the budget
+        # the first round is measured whole; deciding stops at the budget
+        if self.budget is not None:
             bound = self.bounded(measurement.time_budget)
             measurement = dataclasses.replace(measurement, time_budget=bound)
         settings = measurement.settings_for(self.prober.processes, decide, 2, metrics)

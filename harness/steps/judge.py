@@ -74,9 +74,8 @@ class Terms:
 
 
 REGRESSION = Terms()
-FIX = Terms(
-    "broken", "fixed"
-)  # ``bisect --broken V --fixed W``: the old behaviour is the broken one
+# ``bisect --broken V --fixed W``: the old behaviour is the broken one
+FIX = Terms("broken", "fixed")
 
 
 @dataclass(frozen=True)
@@ -133,17 +132,15 @@ class Judge:
         self.measure = measure
         self.terms = terms
         self.status = status
-        self.good_status: str | None = (
-            None  # "ok" or how every process died, once the good endpoint ran
-        )
+        # "ok" or how every process died, once the good endpoint ran
+        self.good_status: str | None = None
         self.good, self.bad = good, bad
         self.metric = metric
         self.thresholds = thresholds
         self.good_result: StoredResult | None = None
         self.bad_result: StoredResult | None = None
-        self.direction: Verdict | None = (
-            None  # slower or faster, once the endpoints are known to differ
-        )
+        # slower or faster, once the endpoints are known to differ
+        self.direction: Verdict | None = None
 
     def _probe(
         self, release: str, again: bool

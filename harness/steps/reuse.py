@@ -37,9 +37,8 @@ class ReusePolicy:
     machine: str  # only results measured here count
     environments: Environments
     processes: int  # the fewest processes a reused result was measured in
-    accept: Accept | None = (
-        None  # which stored results count at all (None: every one); see ``first_round``
-    )
+    # which stored results count at all (None: every one); see ``first_round``
+    accept: Accept | None = None
     max_processes: int | None = None  # the most processes a measurement until decided may take now
 
     def counts(self, release: str, stored: StoredResult) -> bool:

@@ -123,12 +123,10 @@ class TargetWatch:
     detectable: Mapping[str, float] = field(default_factory=dict)  # metric → smallest ratio seen
     page: str = ""  # its triage page, in the output folder
     why: tuple[str, ...] = ()  # why a confirmed change happened, as triage asked
-    issue: tuple[
-        str, ...
-    ] = ()  # the ``nox -s issue`` posargs that draft an issue for its first regression
-    libraries: Mapping[str, Mapping[str, str]] = field(
-        default_factory=dict
-    )  # release → library → version
+    # the ``nox -s issue`` posargs that draft an issue for its first regression
+    issue: tuple[str, ...] = ()
+    # release → library → version
+    libraries: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     remembered: str = ""  # when it was watched, if reported from memory
     # A suite's benchmarks: each one's median round on the baseline and on the release, in ns.
     medians: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -303,7 +301,8 @@ def more_time(probes: Sequence[Probe | None]) -> str:
 
 
 def _ends(probe: Probe) -> str:
-    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none ran."""
+    """How a side's processes ended (``timed out at 300 s in 5 of 5 processes``), or why none
+    ran."""
     if probe.result is not None and ran_at_all(probe.result):
         return summarise(probe.result).words()
     return _not_run(probe)
@@ -527,9 +526,8 @@ def benchmark_medians(found: TriageOutcome) -> dict[str, tuple[float, float]]:
 def side_loads(found: TriageOutcome) -> list[SideLoad]:
     """Per release, its processes under load over the first round and every confirmation it took
     part in."""
-    counts: dict[str, list[int]] = {
-        r: [0, 0] for r in found.first_round.releases
-    }  # release → [loaded, processes]
+    # release → [loaded, processes]
+    counts: dict[str, list[int]] = {r: [0, 0] for r in found.first_round.releases}
     seen: set[int] = set()
     probes = [
         *found.first_round.measurements,
@@ -583,7 +581,8 @@ def blind(detected: Mapping[str, float], most: int, thresholds: Thresholds) -> F
 
 
 def exit_status(watched: Sequence[TargetWatch]) -> int:
-    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed open, else 0."""
+    """1 when any target regressed (or broke, or measured nothing), else 3 when anything stayed
+    open, else 0."""
     outcomes = {target.outcome for target in watched}
     if outcomes & {"regression", "measured nothing"}:
         return 1

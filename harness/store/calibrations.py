@@ -48,9 +48,8 @@ class CalibrationRun:
     slowdown_comparisons: int
     slowdown_flagged: int  # metrics of the raised side flagged slower, over all slowdown runs
     smallest_flagged_ratio: float | None  # the smallest ratio flagged slower; None when none was
-    largest_unflagged_ratio: (
-        float | None
-    )  # the largest ratio not flagged slower; None when all were
+    # the largest ratio not flagged slower; None when all were
+    largest_unflagged_ratio: float | None
     # the fewest processes any compared side had: below min_processes no verdict was possible
     processes: int
     min_processes: int
@@ -67,9 +66,8 @@ class CalibrationRun:
     # the A/A pairs: what ``compare --invocation-spread`` allows for between separate runs; None
     # before it was.
     invocation_spread: float | None = None
-    aa_loaded: bool = (
-        False  # some A/A process was measured under load: the spread is a loaded machine's
-    )
+    # some A/A process was measured under load: the spread is a loaded machine's
+    aa_loaded: bool = False
 
     @property
     def false_positive_rate(self) -> float:

@@ -60,13 +60,16 @@ def read_bounded(
         if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link planted after the check
             raise DocumentProblem("a link, not a regular file") from None
         raise
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:  # a folder opens too, and is told apart before Python's file object refuses it
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise DocumentProblem("not a regular file")
         if info.st_size > limit:
             raise DocumentProblem(f"too large ({info.st_size:,} bytes; at most {limit:,} are read)")
-        data = handle.read(limit + 1)  # the file may have grown since fstat
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)  # the file may have grown since fstat
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise DocumentProblem(f"too large (over {limit:,} bytes)")
     return data
@@ -182,9 +185,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
-        if (
-            isinstance(exc, OSError) and exc.filename is None
-        ):  # a write's error names no file: this one
+        # a write's error names no file: this one
+        if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(path)
         raise
 
@@ -211,9 +213,8 @@ def write_text(path: Path, text: str) -> None:
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:
-        if is_stream(
-            path
-        ):  # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+        # /dev/stdout, a FIFO, >(...): written where it is, never replaced by a file
+        if is_stream(path):
             write_in_place(path, text.encode(errors="replace"))
         else:
             replace_file(path, text)

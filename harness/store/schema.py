@@ -171,9 +171,8 @@ class ProcessClaim(_Record):
 class EndKind(StrEnum):
     """How a process that did not finish ok ended (``ProcessEnd.how``)."""
 
-    SIGNAL = (
-        "signal"  # killed by a signal: a segfault, an abort, the OOM killer, someone else's kill
-    )
+    # killed by a signal: a segfault, an abort, the OOM killer, someone else's kill
+    SIGNAL = "signal"
     EXIT = "exit"  # exited with a status other than 0
     TIMEOUT = "timeout"  # still running at its time-out, and killed then
     RAISED = "raised"  # a case module raised; its traceback is the last lines
@@ -208,9 +207,8 @@ class GpuFacts(_Record):
     driver_versions: tuple[str, ...] = ()
     cuda_driver: str | None = None
     cuda_packages: Mapping[str, str] = field(default_factory=dict)
-    nvidia_smi: Any = (
-        None  # what nvidia-smi said of each GPU, or why it said nothing: for the reader
-    )
+    # what nvidia-smi said of each GPU, or why it said nothing: for the reader
+    nvidia_smi: Any = None
 
 
 @dataclass(frozen=True)
@@ -225,9 +223,8 @@ class JaxFacts(_Record):
     environment_info: str = ""
     gpu: GpuFacts | None = None
     error: str | None = None
-    config: Mapping[str, Any] = field(
-        default_factory=dict
-    )  # the JAX flags a case's timing depends on
+    # the JAX flags a case's timing depends on
+    config: Mapping[str, Any] = field(default_factory=dict)
 
     # A process whose JAX could not say stores the error alone.
     _sparse = frozenset(
@@ -390,9 +387,8 @@ class Settings(_Record):
     compile_repeats: int = 3
     timeout_s: float = 300.0
     effort: str = "quick"
-    isolation: str = (
-        ""  # "": the environment's default, which the runner picks (``measure.launch``)
-    )
+    # "": the environment's default, which the runner picks (``measure.launch``)
+    isolation: str = ""
     processes: int = 1
     min_sample_ns: int = DEFAULT_MIN_SAMPLE_NS
     affinity: tuple[int, ...] | None = None
@@ -400,21 +396,18 @@ class Settings(_Record):
     # With a target: after ``processes`` rounds, more rounds (up to ``max_processes``) while the
     # ratio the processes so far could detect is above it.
     target_ratio: float | None = None
-    target_kinds: tuple[str, ...] | None = (
-        None  # the metric kinds it is judged on (None: every metric)
-    )
+    # the metric kinds it is judged on (None: every metric)
+    target_kinds: tuple[str, ...] | None = None
     max_processes: int | None = None
     # Measuring until decided (``harness.analysis.sequential``): after ``processes`` rounds, more
     # rounds, in looks of ``processes`` each up to ``max_processes``, while the sides' comparisons
     # are open: "changes" (a ratio past the factor the test has not yet confirmed) or "all" (any
     # comparison undecided).
     decide: str | None = None
-    decide_metrics: tuple[str, ...] | None = (
-        None  # the metrics it is judged on (None: every metric)
-    )
-    decide_budget_s: float | None = (
-        None  # the most seconds a cell may take (None: only max_processes bounds it)
-    )
+    # the metrics it is judged on (None: every metric)
+    decide_metrics: tuple[str, ...] | None = None
+    # the most seconds a cell may take (None: only max_processes bounds it)
+    decide_budget_s: float | None = None
     unrecorded: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
@@ -583,7 +576,7 @@ class Result(_Record):
 
 
 # ---
-# parsing -----------------------------------------------------------------------------------------------
+# parsing ------------------------------------------------------------------------------------------
 
 
 def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:

@@ -112,9 +112,8 @@ REPRODUCER_SCRIPT = re.compile(r"^repro_[0-9a-f]{10}\.py$")
 
 @dataclass(frozen=True)
 class Change:
-    metric: (
-        MetricKey | None
-    )  # None until a figure shows which one (a bisect by the claim, nothing stored)
+    # None until a figure shows which one (a bisect by the claim, nothing stored)
+    metric: MetricKey | None
     last_good: str
     first_bad: str
     before_ns: float | None = None  # the metric's figure on the last good release
@@ -125,9 +124,8 @@ class Change:
     # The two releases' stored results compared by the report's rule, in words; empty when not
     # compared.
     significance: str = ""
-    significant: bool | None = (
-        None  # whether that rule calls it slower or faster; None: not compared
-    )
+    # whether that rule calls it slower or faster; None: not compared
+    significant: bool | None = None
     # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
     below: str = ""
     # The bisect's findings on why (changed defaults tried, compiled programs compared), each marked
@@ -203,12 +201,19 @@ def answer_ends(data: Any) -> tuple[str, str] | None:
     return None
 
 
-def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+def answer_about(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+    """Whether a stored answer's document is about this case, at these sizes, on this profile."""
     return (
         isinstance(data, dict)
         and data.get("case") == case
         and data.get("sizes") == sizes
         and data.get("profile") == profile
+    )
+
+
+def _matches(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
+    return (
+        answer_about(data, case, sizes, profile)
         and answer_ends(data) is not None
         and data.get("criterion") != "status"  # a crash's: drafted by ``issue --status``
     )
@@ -382,9 +387,8 @@ def _with_stored_figures(
         for key in a.keys() & b.keys():
             comparison = compare_metric(a[key], b[key], rule, key)
             if comparison.verdict in MOVED and comparison.ratio > 0:
-                slower = (
-                    comparison.verdict is Verdict.SLOWER
-                )  # an issue reports what got worse, when anything did
+                # an issue reports what got worse, when anything did
+                slower = comparison.verdict is Verdict.SLOWER
                 changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
         if not changed:
             return change
@@ -473,9 +477,8 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
-    if (
-        change.significant is False
-    ):  # the stored runs of both releases do not tell it from noise: say so
+    # the stored runs of both releases do not tell it from noise: say so
+    if change.significant is False:
         return (
             f"{named} {figures} from jax {change.last_good} to {change.first_bad}, within noise, "
             f"on {where}"

@@ -23,7 +23,13 @@ from harness.metric_names import Judged
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd
 from harness.units import version_key
-from harness.upstream.change import BisectAnswer, Reproduced, answer_ends, reproducer_named
+from harness.upstream.change import (
+    BisectAnswer,
+    Reproduced,
+    answer_about,
+    answer_ends,
+    reproducer_named,
+)
 
 STATUS_CRITERION = Judged.STATUS.stem  # as a bisect answer's file and data name its criterion
 MAX_WORKAROUND_CHARS = 300
@@ -54,9 +60,8 @@ class Crash:
     end: ProcessEnd | None  # its first process's end: last lines, stack
     cpu_model: str = ""  # of the machine the crashing release ran on
     platform: str = ""
-    environment_info: str = (
-        ""  # ``jax.print_environment_info()`` as the crashing release's process said it
-    )
+    # ``jax.print_environment_info()`` as the crashing release's process said it
+    environment_info: str = ""
 
     @property
     def regression(self) -> bool:
@@ -129,7 +134,7 @@ def status_answer(
     found: list[tuple[str, StatusAnswer]] = []
     for answer in bisects:
         data = answer.data
-        if not _about(data, case, sizes, profile) or not _by_status(answer):
+        if not answer_about(data, case, sizes, profile) or not _by_status(answer):
             continue
         ends = answer_ends(data)
         if ends is not None:
@@ -143,7 +148,7 @@ def status_answer(
     for answer in triages:
         data = answer.data
         first = data.get("first_round") if isinstance(data, dict) else None
-        if not _about(first, case, sizes, profile):
+        if not answer_about(first, case, sizes, profile):
             continue
         for each in data.get("confirmations") or []:
             if not isinstance(each, dict) or each.get("metric") != STATUS_CRITERION:
@@ -163,15 +168,6 @@ def status_answer(
                 )
                 found.append((str(data.get("created_at", "")), said))
     return max(found, key=lambda f: f[0])[1] if found else None
-
-
-def _about(data: Any, case: str, sizes: dict[str, int], profile: str) -> bool:
-    return (
-        isinstance(data, dict)
-        and data.get("case") == case
-        and data.get("sizes") == sizes
-        and data.get("profile") == profile
-    )
 
 
 def _by_status(answer: BisectAnswer) -> bool:

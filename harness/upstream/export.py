@@ -143,11 +143,8 @@ def case_definitions(
 
 
 def _tail_source(sizes: dict[str, int], settings: dict[str, Any], case_names: set[str]) -> str:
-    optional = {
-        "compiled": "compiled",
-        "facts": "facts",
-        "min_devices": "MIN_DEVICES",
-    }  # main() keyword → case name
+    # main() keyword → case name
+    optional = {"compiled": "compiled", "facts": "facts", "min_devices": "MIN_DEVICES"}
     options = "".join(
         f", {keyword}={name}" for keyword, name in optional.items() if name in case_names
     )
@@ -203,9 +200,8 @@ class _Module:
     statements: list[_Statement] = field(default_factory=list)
     dropped_lines: set[int] = field(default_factory=set)  # the docstring and the top-level imports
     imports: dict[str, ImportUnit] = field(default_factory=dict)  # key → external import
-    links: dict[str, tuple[str, str]] = field(
-        default_factory=dict
-    )  # binding → (module, name) inlined
+    # binding → (module, name) inlined
+    links: dict[str, tuple[str, str]] = field(default_factory=dict)
     futures: set[str] = field(default_factory=set)
 
     @classmethod
@@ -216,9 +212,8 @@ class _Module:
             raise _Refused(f"{label} does not parse: {exc}") from None
         lines = source.splitlines(keepends=True)
         module = cls(name, label, ast.get_docstring(tree, clean=False), lines)
-        aliases: dict[
-            str, str
-        ] = {}  # dotted text (``compat``, ``cases.compat``) → inlinable module
+        # dotted text (``compat``, ``cases.compat``) → inlinable module
+        aliases: dict[str, str] = {}
         kept: list[ast.stmt] = []
         for index, node in enumerate(tree.body):
             is_docstring = index == 0 and module.docstring is not None

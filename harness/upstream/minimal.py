@@ -27,9 +27,8 @@ from harness.errors import UsageError
 from harness.upstream.export import case_definitions, foreign_imports, undefined_names
 
 PROGRAMS_FUNCTION = "programs"
-LINE_BUDGET = (
-    60  # what a short script aims at; over it, the definitions lose the blank lines between them
-)
+# what a short script aims at; over it, the definitions lose the blank lines between them
+LINE_BUDGET = 60
 # The timing loop: perf_counter_ns around the calls of a program's steps, then block_until_ready on
 # their outputs; the first WARMUP calls (compilation, caches) are left out of the figures.
 TIMING = """\
@@ -46,7 +45,7 @@ for name, steps in programs(**SIZES).items():
         wall.append(time.perf_counter_ns() - start)
     for metric, ns in (("dispatch_ns", sorted(dispatch[WARMUP:])), ("wall_ns", sorted(wall[WARMUP:]))):
         print(f"metric {name} {metric} median={statistics.median(ns):.0f} min={ns[0]} max={ns[-1]} n={len(ns)}")
-"""
+"""  # noqa: E501
 TIMING_IMPORTS = ["import statistics", "import time", "from importlib.metadata import version"]
 
 
@@ -71,9 +70,8 @@ def minimal_script(
     names = "[" + ", ".join(f'"{name}"' for name in sorted(programs)) + "]"
     settings = f"SIZES, PROGRAMS, REPEATS, WARMUP = {sizes_literal}, {names}, {repeats}, {warmup}"
     text = "\n".join(head) + "\n\n" + compact(definitions) + "\n\n" + settings + "\n" + TIMING
-    if (
-        len(text.splitlines()) > LINE_BUDGET
-    ):  # dense beats long: the definitions without blank lines between them
+    # dense beats long: the definitions without blank lines between them
+    if len(text.splitlines()) > LINE_BUDGET:
         text = (
             "\n".join(head)
             + "\n\n"

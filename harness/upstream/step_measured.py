@@ -82,7 +82,8 @@ class StepRequest:
     def between(
         cls, asked: Asked, good: str, bad: str, progress: Callable[[str], None]
     ) -> StepRequest:
-        """The step from ``good`` to ``bad`` of what a draft was asked, measured through nox's plan."""
+        """The step from ``good`` to ``bad`` of what a draft was asked, measured through nox's
+        plan."""
         assert asked.plan is not None, "measured only where nox gave every release's venv"
         return cls(
             asked.case,

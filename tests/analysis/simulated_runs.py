@@ -32,9 +32,8 @@ from harness.store.schema import ProcessClaim, ProcessRun, RunStatus, Settings
 
 METRIC = "json.t_ms"
 KEY: MetricKey = parse_metric_name(METRIC)
-TWO_LEVELS = math.log(
-    1.36
-)  # docs/statistics.md: this machine's hosts put processes on two levels 36 % apart
+# docs/statistics.md: this machine's hosts put processes on two levels 36 % apart
+TWO_LEVELS = math.log(1.36)
 
 
 @dataclass(frozen=True)

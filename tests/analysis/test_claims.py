@@ -128,12 +128,8 @@ def test_the_processes_of_a_run_decide_its_outcome_together():
         ([False, True, False, False, False], DOES_NOT_HOLD, 4, "does not hold in 4 of 5 processes"),
         ([True, True, True, False, False], UNSETTLED, 3, "unsettled: holds in 3 of 5 processes"),
         ([True] * 3, HOLDS, 3, "holds in 3 of 3 processes"),
-        (
-            [True, True, False],
-            UNSETTLED,
-            2,
-            "unsettled: holds in 2 of 3 processes",
-        ),  # ⌈0.8 · 3⌉ = 3
+        # ⌈0.8 · 3⌉ = 3
+        ([True, True, False], UNSETTLED, 2, "unsettled: holds in 2 of 3 processes"),
         ([True] * 8 + [False] * 2, HOLDS, 8, "holds in 8 of 10 processes"),
         ([True] * 7 + [False] * 3, UNSETTLED, 7, "unsettled: holds in 7 of 10 processes"),
         ([True, True], UNSETTLED, 2, "unsettled: holds in 2 of 2 processes"),  # fewer than three

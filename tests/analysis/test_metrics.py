@@ -75,9 +75,8 @@ def test_series_of_a_scan_use_the_last_step_for_dispatch():
 def test_a_program_gives_only_the_kinds_it_measured():
     data = real_result("async_dispatch-0.12.0.1")
     for process in data["processes"]:
-        process["programs"]["jit"]["kinds"] = [
-            "wall"
-        ]  # as a plain script's whole-process time is stored
+        # as a plain script's whole-process time is stored
+        process["programs"]["jit"]["kinds"] = ["wall"]
     series = sample_series(as_stored(data))
     assert MetricKey("jit", "wall") in series and MetricKey("jit", "dispatch") not in series
     assert MetricKey("eager", "dispatch") in series
@@ -124,9 +123,8 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
         "wall and compile: ×1.25 over 10 processes against 5; lower: too spread; the memory, left "
         "as it was, unchanged"
     )
-    cold = newest.comparisons["0.4.26"][
-        MetricKey("scan", "lower")
-    ]  # one cold timing a process: spread apart
+    # one cold timing a process: spread apart
+    cold = newest.comparisons["0.4.26"][MetricKey("scan", "lower")]
     assert cold.ratio == pytest.approx(1.25) and cold.p_value >= DEFAULT_THRESHOLDS.alpha
     old = v1_result("scan_sync-0.12.0.1")
     folder = write_results(tmp_path / "v1", [derive(old, release="0.4.26", scale=1.25), old])

@@ -12,9 +12,8 @@ def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatc
     records = [
         base,
         derive(base, release="0.4.26", scale=1.25),
-        derive(
-            base, release="0.4.26", created_at="2026-01-01T00:00:00+00:00"
-        ),  # older: counted, not shown
+        # older: counted, not shown
+        derive(base, release="0.4.26", created_at="2026-01-01T00:00:00+00:00"),
         derive(base, release="0.5.3", status="failed", detail="boom"),
         real_result("scan_sync-0.12.0.1"),
     ]

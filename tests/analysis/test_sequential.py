@@ -15,9 +15,8 @@ def comparison(ratio: float, verdict: Verdict) -> Comparison:
     return Comparison(summary, summary, ratio, ratio * 0.9, ratio * 1.1, 0.01, verdict, ())
 
 
-DECIDING = Settings(
-    processes=5, decide="changes", max_processes=20
-)  # looks at 5, 10 and 20 processes a side
+# looks at 5, 10 and 20 processes a side
+DECIDING = Settings(processes=5, decide="changes", max_processes=20)
 
 
 def test_a_clear_change_is_decided_at_the_second_look_the_first_that_can_pass_the_rank_guard():

@@ -19,7 +19,7 @@ def test_the_looks_double_and_their_levels_add_up_to_alpha_the_last_look_getting
     assert spent(0.002, 0) == 0 and spent(0.002, 1) == pytest.approx(0.002)
 
 
-def test_a_count_between_looks_takes_the_level_of_the_look_it_began_and_the_last_look_takes_what_is_left():
+def test_a_count_between_looks_takes_the_level_of_the_look_it_began_the_last_look_what_is_left():
     design = Design(3, 18)  # looks at 3, 6, 12 and 18
     assert design.points == (3, 6, 12, 18)
     assert [design.look_of(n) for n in (1, 3, 4, 6, 7, 12, 13, 18, 40)] == [
@@ -55,7 +55,6 @@ def test_only_a_run_measured_until_decided_changes_the_level():
     assert at_level(Thresholds(), sequential, 10).alpha == pytest.approx(
         Design(5, 20).nominal_alpha(0.002, 10)
     )
-    alone = Settings(
-        processes=5, decide="all"
-    )  # no room for another look: one look at the full level
+    # no room for another look: one look at the full level
+    alone = Settings(processes=5, decide="all")
     assert at_level(Thresholds(), alone, 5).alpha == pytest.approx(0.002)

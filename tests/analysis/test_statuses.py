@@ -10,7 +10,7 @@ ValueError: Closure-converted function called with different dynamic arguments.
 --------------------
 For simplicity, JAX has removed its internal frames from the traceback of the following exception. Set
 JAX_TRACEBACK_FILTERING=off to include these.
-"""
+"""  # noqa: E501
 
 
 def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it():
@@ -24,7 +24,8 @@ def test_the_error_s_line_is_the_exception_s_not_a_trailer_jax_prints_after_it()
 
 
 def test_with_no_exception_named_the_error_is_never_jax_s_trailer_nor_the_script_s_json_line():
-    """A process killed after JAX's trailer, or a result's detail quoted as text: the line before."""
+    """A process killed after JAX's trailer, or a result's detail quoted as text: the line
+    before."""
     trailer = JAX_TRAILER[JAX_TRAILER.index("----") :]
     cut = '{"loop_ms": 1.5}\nSegmentation fault in step 3\n' + trailer
     assert error_line(cut) == "Segmentation fault in step 3"

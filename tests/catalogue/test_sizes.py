@@ -108,10 +108,8 @@ def test_explicit_sizes_win_and_over_budget_points_are_marked():
     [
         ("K / 0", "divides by zero"),
         ("10 ** 400", "overflows"),
-        (
-            "9 ** 9 ** 9",
-            "overflows",
-        ),  # as an integer: hundreds of millions of digits, the parent hung
+        # as an integer: hundreds of millions of digits, the parent hung
+        ("9 ** 9 ** 9", "overflows"),
         ("K +", "does not parse"),
         ("1e308 * 1e308", "not a finite cost"),
         ("(-K) ** 0.5", "not a finite cost"),

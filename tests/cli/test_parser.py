@@ -45,10 +45,8 @@ def test_the_top_level_help_lists_every_command(capsys):
     ("argv", "nearest"),
     [
         (["run", "--proceses", "3"], "--processes"),
-        (
-            ["run", "--proc", "1"],
-            "--processes",
-        ),  # abbreviations are not taken: a typo must not pass for an option
+        # abbreviations are not taken: a typo must not pass for an option
+        (["run", "--proc", "1"], "--processes"),
         (["report", "--baseine", "0.4.26"], "--baseline"),
         (["bisect", "--case", "scan_sync", "--claim", "--goood", "0.4.26"], "--good"),
     ],
@@ -70,9 +68,8 @@ def test_the_same_option_has_one_default_in_every_command_that_takes_it():
         parser = __import__("argparse").ArgumentParser()
         command.add_arguments(parser)
         for action in parser._actions:
-            if (
-                action.option_strings
-            ):  # by its name; an older spelling kept beside it is not a second option
+            # by its name; an older spelling kept beside it is not a second option
+            if action.option_strings:
                 defaults.setdefault(action.option_strings[0], set()).add(repr(action.default))
     shared_differently = {o: d for o, d in defaults.items() if len(d) > 1}
     # --effort: a standalone script (export, issue) is for numbers to quote, so it samples as full

@@ -69,10 +69,8 @@ def test_every_run_gets_the_cell_and_the_options():
         ({"overrides": {"Q": 3}}, "no selected case has size Q"),
         ({"run_options": ("--results=x",)}, "calibrate chooses --results=x itself"),
         ({"run_options": ("--size", "N=3")}, "calibrate chooses --size itself"),
-        (
-            {"run_options": ("--repeats", "5", "--prof", "x")},
-            "calibrate chooses --prof itself",
-        ),  # argparse's abbreviation
+        # argparse's abbreviation
+        ({"run_options": ("--repeats", "5", "--prof", "x")}, "calibrate chooses --prof itself"),
     ],
 )
 def test_a_plan_that_cannot_be_run_is_refused(changes, message):

@@ -197,10 +197,8 @@ def test_with_a_plan_the_short_script_runs_on_both_releases_of_the_change_in_pla
     (tmp_path / "reports" / "bisect-scan_sync.json").write_text(json.dumps(answer))
     written = write_issue(request(tmp_path, plan=plan, metric=None))
     assert built == [
-        (
-            "0.4.33",
-            ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33"),
-        ),  # the full script: the first bad release
+        # the full script: the first bad release
+        ("0.4.33", ("-e", ".", "jax==0.4.33", "jaxlib==0.4.33")),
         ("0.4.31", ("jax==0.4.31", "jaxlib==0.4.31")),  # the short one: jax and jaxlib alone
         ("0.4.33", ("jax==0.4.33", "jaxlib==0.4.33")),
     ]

@@ -273,9 +273,8 @@ def test_the_installed_command_runs_a_release_from_an_empty_folder_and_reuses_it
     assert first.returncode == 0, "\n".join(said[-5:]) or first.stderr[-3000:]
     assert f"venvs in {cache / 'nox'}" in first.stderr
     assert len(list((user / "res").rglob("*.json"))) == 1
-    assert (
-        "Their report: `jax-repro report --results res`" in first.stdout
-    )  # as the user types it here
+    # as the user types it here
+    assert "Their report: `jax-repro report --results res`" in first.stdout
     [script_env] = (cache / "nox").glob("script-env-*")
     made = script_env.stat().st_mtime_ns
     report = nox_driven(

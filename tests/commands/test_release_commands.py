@@ -410,7 +410,7 @@ def test_a_real_bisect_over_three_releases_installs_measures_and_then_reuses(
 
 
 @pytest.mark.releases
-def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_brings_dispatch_back(
+def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_bringing_dispatch_back(
     tmp_path, async_dispatch_results
 ):
     """jax 0.4.33 dispatches asynchronously on CPU because jax_cpu_enable_async_dispatch became
@@ -476,9 +476,8 @@ def test_a_real_bisect_tries_the_step_s_changed_defaults_and_names_the_one_that_
         line.startswith("compiled programs of 0.4.31 and 0.4.33 (XLA's dumps in ")
         for line in data["why"]
     )
-    [profile] = data[
-        "profiles"
-    ]  # one profiled process each: 0.4.33's thunks, 0.4.31's ops by its traceme flag
+    # one profiled process each: 0.4.33's thunks, 0.4.31's ops by its traceme flag
+    [profile] = data["profiles"]
     old, new = profile["ops"]
     assert "problem" not in old and "problem" not in new, profile
     assert any(line.startswith("where the time went, by op") for line in data["why"])

@@ -38,9 +38,8 @@ def test_plots_are_drawn_and_linked(tmp_path):
 
 
 def test_without_matplotlib_the_report_says_plots_were_not_drawn(tmp_path, monkeypatch):
-    monkeypatch.setitem(
-        sys.modules, "matplotlib", None
-    )  # makes `import matplotlib` raise ImportError
+    # makes `import matplotlib` raise ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
     written, _, plots = write_report(FIXTURES / "synthetic", tmp_path / "out")
     assert plots == DrawnPlots(missing_reason=plots.missing_reason) and "not installed" in str(
         plots.missing_reason

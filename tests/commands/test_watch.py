@@ -248,9 +248,8 @@ def test_a_plan_that_is_not_the_named_pair_is_refused(tmp_path, capsys):
 
 # --- real releases, through nox
 
-WATCHED = (
-    FIXTURES / "watch"
-)  # a while_loop 0.4.33 runs ×30 slower than 0.4.31: a script and a suite
+# a while_loop 0.4.33 runs ×30 slower than 0.4.31: a script and a suite
+WATCHED = FIXTURES / "watch"
 LOOP = "json.loop_ms"
 BENCH = "bench.test_while_loop_py_test_while_loop.wall_ns"
 # 7 a side: the fewest whose rank test can confirm at level 0.002 (docs/statistics.md).

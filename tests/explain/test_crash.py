@@ -205,8 +205,9 @@ def test_library_or_jax_for_a_crash_is_told_by_how_the_middle_side_s_processes_e
 
 
 def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_those_of_a_number():
-    """Library or JAX, the compiled programs (whose names the crash kind's flags are matched to), the
-    reproducer and the crash kind are asked for a status step; the defaults and profiles of a number not."""
+    """Library or JAX, the compiled programs (whose names the crash kind's flags are matched to),
+    the reproducer and the crash kind are asked for a status step; the defaults and profiles of a
+    number not."""
     scripted = dataclasses.replace(
         step(), script="repro.py", libraries={"numpy": ("2.4.6", "2.5.0")}
     )
@@ -215,7 +216,7 @@ def test_a_status_step_of_a_script_asks_the_kinds_that_judge_by_status_and_not_t
     assert not {"defaults", "profile", "host"} & set(asked)
 
 
-def test_a_status_step_asks_for_its_workaround_before_the_reproducer_a_timing_step_in_the_registry_s_order():
+def test_a_status_step_asks_its_workaround_before_the_reproducer_a_timing_step_in_registry_order():
     scripted = dataclasses.replace(step(), script="repro.py")
     order = [kind.name for kind in kinds_for(scripted)]
     assert order.index("compiled") < order.index("crash") < order.index("reproducer")

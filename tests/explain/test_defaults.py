@@ -50,7 +50,7 @@ _OLD = config.define_enum_state(name='jax_default_matmul_precision', enum_values
 _ENV = config.bool_state(name='jax_native_serialization', default=bool_env('JAX2TF_NATIVE', True), help='x')
 _EXPR = config.bool_state(name='jax_dynamic_shapes', default=bool(os.getenv('JAX_DYNAMIC_SHAPES', '')), help='')
 not_an_option = config.bool_flag(name="xla_something", default=True)
-"""
+"""  # noqa: E501
     found = declared_options(source)
     assert {name: option.default for name, option in found.items()} == {
         "jax_cpu_enable_async_dispatch": "True",

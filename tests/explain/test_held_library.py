@@ -199,7 +199,7 @@ def test_a_whole_step_not_shown_moved_in_this_run_is_told_by_its_parts():
     assert Parts(undecided, parts.jax, parts.jax).comes_with() == APART
 
 
-def test_where_the_older_library_cannot_be_had_on_the_newer_jax_the_newer_one_is_held_on_the_older():
+def test_where_the_older_library_cannot_be_had_on_the_newer_jax_the_newer_is_held_on_the_older():
     answer, sides = gathered({"0.4.31": 1.0, "0.4.31+held": 2.0, "0.4.33": 2.0}, ("0.4.33",))
     assert answer.jax_of_middle == "0.4.31" and answer.held() == {"numpy": "2.1.1"}
     assert answer.parts[METRIC].comes_with() == LIBRARIES, (

@@ -125,7 +125,7 @@ def test_the_setting_that_brings_the_old_number_back_is_named_a_workaround():
     assert tried["vs_before"] == "slower" and tried["vs_after"] != "faster" and tried["back"]
 
 
-def test_a_setting_that_undoes_most_of_the_step_brings_it_back_though_the_older_release_is_told_apart():
+def test_a_setting_that_undoes_most_of_the_step_brings_it_back_though_the_older_is_told_apart():
     back = Trial(THUNK, "0.4.33", "false")
     answer = answer_of(
         "0.4.31",
@@ -176,7 +176,7 @@ def test_a_trial_whose_processes_failed_says_the_error_s_last_line():
     ), "after the line that none brought the number back"
 
 
-def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_user_calls_the_new_bad():
+def test_bringing_back_the_old_number_of_a_speed_up_is_no_workaround_unless_the_new_is_called_bad():
     back = Trial(THUNK, "0.4.33", "false")
     answer = answer_of(
         "0.4.31",
@@ -365,7 +365,8 @@ def test_a_value_brought_back_exactly_by_the_old_default_is_the_workaround_the_r
     object.__setattr__(answer, "judgements", {key.metric_name: (back, forward)})
     lines = texts(trial_lines(answer, step, key.metric_name))
     assert lines[0] == (
-        'on 0.5.0, jax.config.update("jax_threefry_partitionable", False) gives the same as 0.4.38, '
+        'on 0.5.0, jax.config.update("jax_threefry_partitionable", False) '
+        "gives the same as 0.4.38, "
         "not what 0.5.0 gives (changed from 4.462 to 4.338 in every process): a workaround, and a "
         "strong hint at the cause"
     )

@@ -165,7 +165,8 @@ def test_a_secret_is_redacted_inside_a_command_line_and_wherever_its_long_value_
     cleaned = environment.redact(text, environ=environ)
     assert (
         cleaned
-        == "Run as `JAX_PASS=<redacted> JAX_PLATFORMS=cpu python x.py`: failed with <redacted> in its message"
+        == "Run as `JAX_PASS=<redacted> JAX_PLATFORMS=cpu python x.py`: failed with <redacted> "
+        "in its message"
     )
 
 

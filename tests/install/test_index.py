@@ -274,9 +274,8 @@ def test_a_release_paired_with_an_older_jaxlib_that_installs_with_it_stays_the_n
 @pytest.mark.parametrize("setting", ["UV_OFFLINE", "PIP_NO_INDEX", "UV_NO_INDEX"])
 def test_an_index_turned_off_is_unreachable_without_asking(setting):
     assert unreachable_index({setting: "1"}) == f"{setting} is set"
-    assert (
-        unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None
-    )  # no jax/ there
+    # no jax/ there
+    assert unreachable_index({setting: "0", "PIP_INDEX_URL": "file:///"}) is not None
 
 
 def test_an_index_that_refuses_is_named_with_why():

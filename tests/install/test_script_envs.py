@@ -45,7 +45,10 @@ RELEASE = Release("0.4.31", "0.4.31")
 # The later of jax's and jaxlib's first upload (jaxlib's, 2024-07-30T00:25:58Z), a week on, in whole
 # seconds.
 CUTOFF = datetime(2024, 8, 6, 0, 25, 58, tzinfo=UTC)
-AS_OF_SET = "equinox==0.11.4\njax==0.4.31\njaxlib==0.4.31\njaxtyping==0.2.33\nml-dtypes==0.4.0\nnumpy==2.0.1\n"
+AS_OF_SET = (
+    "equinox==0.11.4\njax==0.4.31\njaxlib==0.4.31\njaxtyping==0.2.33\nml-dtypes==0.4.0\n"
+    "numpy==2.0.1\n"
+)
 DAY = 24 * 3600.0
 NOW = datetime(2026, 12, 1, tzinfo=UTC).timestamp()
 
@@ -291,9 +294,8 @@ def test_a_removed_venv_is_made_again_from_the_kept_resolution(tmp_path):
 
 
 def test_a_resolution_that_may_still_change_is_asked_again_after_a_day(tmp_path):
-    before_cutoff = datetime(
-        2024, 8, 1, tzinfo=UTC
-    ).timestamp()  # jax 0.4.31 two days old: libraries may follow
+    # jax 0.4.31 two days old: libraries may follow
+    before_cutoff = datetime(2024, 8, 1, tzinfo=UTC).timestamp()
     for policy, clock in [("newest", NOW), ("as-of", before_cutoff)]:
         uv = FakeUv()
         for moment in (clock, clock + DAY / 2, clock + 2 * DAY):

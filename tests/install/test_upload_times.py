@@ -48,12 +48,10 @@ def utc(text: str) -> datetime:
 
 
 def test_a_release_s_time_is_its_earliest_file_s_upload():
-    assert times_of("jax", "0.4.31") == utc(
-        "2024-07-30T00:25:44.777269"
-    )  # the wheel, before the sdist
-    assert times_of("jaxlib", "0.4.31") == utc(
-        "2024-07-30T00:25:58.644553"
-    )  # the first of 15 wheels
+    # the wheel, before the sdist
+    assert times_of("jax", "0.4.31") == utc("2024-07-30T00:25:44.777269")
+    # the first of 15 wheels
+    assert times_of("jaxlib", "0.4.31") == utc("2024-07-30T00:25:58.644553")
 
 
 def times_of(name, version):

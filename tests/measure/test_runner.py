@@ -314,23 +314,17 @@ def test_a_steady_load_is_measured_once_after_a_process_stayed_loaded_on_every_a
     )
 
 
-def test_a_loaded_measurement_stands_when_measuring_it_again_fails_and_a_loaded_failure_is_not_repeated(
+def test_a_loaded_measurement_stands_when_measuring_again_fails_and_a_loaded_failure_is_not_redone(
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(attempts_module.time, "sleep", lambda seconds: None)
     monkeypatch.setattr(WorkerPool, "worker", lambda self, side: None)
     settings = dataclasses.replace(QUICK, processes=1, max_load=0.5)
     for calls, status, attempts in (
-        (
-            [("ok", 0.9), ("timeout", 0.9)],
-            "ok",
-            2,
-        ),  # the retry hung: the loaded measurement is kept
-        (
-            [("failed", 0.9), ("ok", 0.0)],
-            "failed",
-            1,
-        ),  # a failure under load is not a measurement to improve
+        # the retry hung: the loaded measurement is kept
+        ([("ok", 0.9), ("timeout", 0.9)], "ok", 2),
+        # a failure under load is not a measurement to improve
+        ([("failed", 0.9), ("ok", 0.0)], "failed", 1),
     ):
         monkeypatch.setattr(attempts_module, "run_process", fake_process(calls))
         recorder = Recorder(

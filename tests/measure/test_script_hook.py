@@ -124,9 +124,8 @@ def test_the_first_import_of_jax_is_timed_whatever_the_route(tmp_path, route):
         tmp_path, route + "import jax\nprint(jax.__loader__ is jax.__spec__.loader)\n"
     )
     assert done.returncode == 0, done.stderr
-    assert (
-        done.stdout.strip() == "True"
-    )  # jax keeps its own loader, as an unhooked import leaves it
+    # jax keeps its own loader, as an unhooked import leaves it
+    assert done.stdout.strip() == "True"
     plain = (
         run_hooked(tmp_path / "plain", "import jax\n")
         if (tmp_path / "plain").mkdir() is None

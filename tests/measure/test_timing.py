@@ -172,7 +172,6 @@ def test_a_verdict_gets_the_sizes_when_it_takes_more_than_the_medians():
     timing.judge_claim(lambda m, **sizes: seen.append((m, sizes)) or (True, ""), medians, {"N": 2})
     timing.judge_claim(lambda m: seen.append(m) or (True, ""), medians, {"N": 2})  # the older form
     assert seen == [(medians, 2, 3), (medians, {"N": 2}), medians]
-    with pytest.raises(
-        TypeError
-    ):  # a parameter that is no size fails the case process, with its traceback
+    # a parameter that is no size fails the case process, with its traceback
+    with pytest.raises(TypeError):
         timing.judge_claim(lambda m, Q: (True, ""), medians, {"N": 2})

@@ -425,9 +425,8 @@ def test_the_draft_uses_no_harness_jargon():
         significance="×1.33 at p=0.0001, over 5 and 5 separate Python processes",
         significant=True,
     )
-    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[
-        1
-    ]  # past the note to the user
+    # past the note to the user
+    text = render(dataclasses.replace(inputs, change=compared)).split("-->", 1)[1]
     for jargon in (
         "harness",
         " sides",

@@ -94,7 +94,8 @@ def test_report_writes_its_claims_and_every_timing_comparison(tmp_path):
     [claims] = data["claims"]
     assert claims["case"] == "scan_sync" and set(claims["by_release"]) == {"0.4.26", "0.12.0.1"}
     [figure] = data["source_figures"]
-    assert (figure["case"], figure["theirs"], figure["release"]) == ("scan_sync", quoted, "0.12.0.1")
+    named = (figure["case"], figure["theirs"], figure["release"])
+    assert named == ("scan_sync", quoted, "0.12.0.1")
     assert figure["ours"].startswith("scan 1 returned at ")
     [timing] = data["timings"]
     assert timing["baseline"] == "0.4.26" and timing["comparisons"]

@@ -76,9 +76,8 @@ def test_rows_skipped_on_every_release_are_named_below_the_claims_table(tmp_path
         derive(base, release="0.4.26"),
         skipped_under(base, "cpu8", "0.4.26"),
         skipped_under(base, "cpu8", "0.12.0.1"),
-        skipped_under(
-            base, "cpu4", "0.4.26"
-        ),  # skipped on one release, measured on the other: a row
+        # skipped on one release, measured on the other: a row
+        skipped_under(base, "cpu4", "0.4.26"),
         derive(base, profile="cpu4"),
     ]
     index = render_report(load(write_results(tmp_path / "r", records)), [], WHEN)[INDEX]

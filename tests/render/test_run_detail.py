@@ -104,7 +104,8 @@ def test_the_environment_shows_each_variable_on_one_line_a_long_value_shortened(
     require = "cuda>=13.0 " + " ".join(f"brand=b{i},driver>=535,driver<536" for i in range(120))
     data["host"]["variables"] = {"JAX_PLATFORMS": "cuda", "NVIDIA_REQUIRE_CUDA": require}
     block = environment_block(StoredResult.from_document(PATH, data))
-    rows = {line.split("|")[1].strip(): line for line in block.splitlines() if line.startswith("| `")}
+    lines = [line for line in block.splitlines() if line.startswith("| `")]
+    rows = {line.split("|")[1].strip(): line for line in lines}
     assert "| `cuda` " in rows["`JAX_PLATFORMS`"], "a short value is shown whole"
     shown = rows["`NVIDIA_REQUIRE_CUDA`"].split("|")[2].strip().strip("`")
     assert shown.startswith("cuda>=13.0 brand=b0") and shown.endswith("…") and len(shown) <= 80

@@ -138,8 +138,9 @@ def test_a_target_that_measured_nothing_fails_the_watch_under_a_headline_of_its_
 
 
 def test_a_suite_s_benchmarks_are_each_judged_named_and_the_slowest_leads():
-    """Issue 66 #2: the page named no benchmark, and "the smallest change it could have seen: ×1.65
-    (best ×1.05)" mixed the pytest process (its import) with the benchmarks, its best peak memory."""
+    """Issue 66 #2: the page named no benchmark, and "the smallest change it could have seen:
+    ×1.65 (best ×1.05)" mixed the pytest process (its import) with the benchmarks, its best peak
+    memory."""
     fast, slow = "bench.test_b_py_test_fast.wall_ns", "bench.test_b_py_test_slow_Newton.wall_ns"
     suite = TargetWatch(
         "script-pytest-benchmarks",

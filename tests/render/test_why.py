@@ -155,7 +155,7 @@ def test_the_next_command_follows_the_attribution_each_once():
     assert "--commits --broken 0.4.31 --fixed 0.4.33" in fixed
 
 
-def test_a_workaround_found_is_offered_as_its_setting_once_and_ends_the_commit_bisect_where_its_commit_is_known():
+def test_a_workaround_found_is_offered_once_and_ends_the_commit_bisect_where_its_commit_is_known():
     from harness.explain.option_commits import OptionCommit
     from harness.explain.tried import Trial
     from tests.explain.test_tried import THUNK, answer_of, derive_step, results

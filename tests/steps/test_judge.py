@@ -142,9 +142,8 @@ def test_a_release_without_the_metric_is_skipped_not_refused():
     judge = Judge(fake, "a", "c", WALL, Thresholds())
     judge("a"), judge("c")
     without_eager = derive(real_result("async_dispatch-0.12.0.1"), release="b", scale=2)
-    for process in without_eager[
-        "processes"
-    ]:  # schema version 2: every process times its own programs
+    # schema version 2: every process times its own programs
+    for process in without_eager["processes"]:
         del process["programs"]["eager"]
     measured = Probe(
         "b", StoredResult.from_document(Path("b.json"), without_eager), "fake measurement"

@@ -321,9 +321,8 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     confirmer = confirm.PairConfirmer(probe)
     stored = [
         in_processes_of(10, "0.4.30", id="alone"),  # a bisect's second look: measured alone
-        in_processes_of(
-            5, "0.4.31", id="few", interleaved_with=["jax 0.4.30 · cpu"]
-        ),  # a first round's
+        # a first round's
+        in_processes_of(5, "0.4.31", id="few", interleaved_with=["jax 0.4.30 · cpu"]),
     ]
     for record in stored:
         write_result(tmp_path / "results", record)
@@ -373,11 +372,8 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     sides, settings = fake_measure.calls[-1]
     assert [(side.release, side.compare_next, side.compare_metrics) for side in sides] == [
         ("0.4.33", True, ("a.wall_ns",)),
-        (
-            "0.4.34",
-            False,
-            (),
-        ),  # its step flipped the claim only: settled over the planned processes
+        # its step flipped the claim only: settled over the planned processes
+        ("0.4.34", False, ()),
         ("0.4.35", False, ()),  # 0.4.35 → 0.4.37 is no step
         ("0.4.37", True, ("b.lower_ns",)),
         ("0.4.38", True, ()),

@@ -32,9 +32,8 @@ def test_a_release_that_cannot_be_had_is_stored_once_however_often_it_is_probed(
     for _ in range(3):
         again = prober("0.4.31")
         assert again.note == LINE and again.result is not None
-    later, _ = script_prober(
-        tmp_path, Unavailable(LINE, asked)
-    )  # the next run, into the same folder
+    # the next run, into the same folder
+    later, _ = script_prober(tmp_path, Unavailable(LINE, asked))
     assert later("0.4.31").result.id == first.result.id
     assert len(list(results.rglob("*.json"))) == 1, "stored once, read back after"
 

@@ -127,9 +127,8 @@ class ScriptReleases(FakeReleases):
         data = probe.result.result.to_json()
         scale = self.scales[release]
         for i, process in enumerate(data["processes"]):
-            jitter = 1 + 0.01 * (
-                i - (len(data["processes"]) - 1) / 2
-            )  # around 1: the median is the scale's
+            # around 1: the median is the scale's
+            jitter = 1 + 0.01 * (i - (len(data["processes"]) - 1) / 2)
             items = 1000 / (scale if "json.items_per_s" in self.moves else 1)
             imports = 2e9 * (scale if "process.import_ns" in self.moves else 1)
             process["figures"] = {

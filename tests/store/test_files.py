@@ -65,10 +65,8 @@ def test_a_document_within_bounds_parses_as_json_would():
         0.00012345678901234567,
         1.2345678901234567e-05,
     ]
-    assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == [
-        "\U0001f600",
-        "\\ud800",
-    ]  # a pair; a backslash
+    # a pair; a backslash
+    assert parse_document(b'["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
 
 
 def test_only_a_regular_file_within_the_cap_is_read(tmp_path):
@@ -103,10 +101,8 @@ def test_a_file_is_replaced_never_written_through_a_link(tmp_path):
     assert not (out / "page.md").is_symlink() and (out / "page.md").read_text() == "new"
     replace_file(out / "plot.png", b"\x89PNG")
     assert (out / "plot.png").read_bytes() == b"\x89PNG"
-    assert sorted(p.name for p in out.iterdir()) == [
-        "page.md",
-        "plot.png",
-    ]  # no temporary file left
+    # no temporary file left
+    assert sorted(p.name for p in out.iterdir()) == ["page.md", "plot.png"]
 
 
 def test_a_replaced_file_is_as_readable_as_one_written_with_open(tmp_path):
@@ -144,9 +140,8 @@ def test_a_link_or_a_file_where_a_folder_is_expected_is_refused(tmp_path):
     with pytest.raises(UsageError, match="is a folder"):
         replace_file(out / "dir.md", "x")
     linked_root = tmp_path / "chosen"
-    linked_root.symlink_to(
-        elsewhere
-    )  # the folder the user names may be a link: only what is below is checked
+    # the folder the user names may be a link: only what is below is checked
+    linked_root.symlink_to(elsewhere)
     assert output_folder(linked_root, "plots").is_dir() and (elsewhere / "plots").is_dir()
 
 

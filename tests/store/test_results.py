@@ -232,11 +232,8 @@ def test_results_from_before_machine_ids_still_load(tmp_path):
     ("jax", "variables", "backend"),
     [
         ({"backend": "gpu"}, {"JAX_PLATFORMS": "cpu"}, "gpu"),  # what JAX said wins
-        (
-            {"error": "RuntimeError: no CUDA"},
-            {"JAX_PLATFORMS": "cuda"},
-            "gpu",
-        ),  # died before saying: the pin
+        # died before saying: the pin
+        ({"error": "RuntimeError: no CUDA"}, {"JAX_PLATFORMS": "cuda"}, "gpu"),
         (None, {"JAX_PLATFORMS": "cpu"}, "cpu"),
         (None, {}, "unknown"),
     ],

@@ -239,9 +239,8 @@ def test_a_hostile_bisect_answer_is_named_with_its_problem_not_raised(tmp_path):
     (tmp_path / "bisect-scan_sync-digits.json").write_text('{"answer": ' + "9" * 5000 + "}")
     with (tmp_path / "bisect-scan_sync-sparse.json").open("wb") as sparse:
         sparse.truncate(MAX_ANSWER_BYTES + 1)  # no disk used, but more than an answer may be
-    os.mkfifo(
-        tmp_path / "bisect-scan_sync-fifo.json"
-    )  # read whole, it would hang the draft forever
+    # read whole, it would hang the draft forever
+    os.mkfifo(tmp_path / "bisect-scan_sync-fifo.json")
     (tmp_path / "bisect-scan_sync-link.json").symlink_to("/dev/zero")
     found = {b.name: b for b in read_bisect_answers(tmp_path, "scan_sync")}
     assert all(b.data is None and b.problem for b in found.values()) and len(found) == 5
