@@ -63,10 +63,10 @@ def table(
     shrink: int = 0,
     indent: str = "",
 ) -> list[str]:
-    """A plain table of left-aligned columns two spaces apart that fits ``width``: the widest columns
-    narrowed (``shrink`` first among them), each cell continued on its row's next lines (a word is
-    never cut, so neither is a number); where no narrowing fits, the table turned, a row's cells one
-    a line under its first."""
+    """A plain table of left-aligned columns two spaces apart that fits ``width``: the widest
+    columns narrowed (``shrink`` first among them), each cell continued on its row's next lines (a
+    word is never cut, so neither is a number); where no narrowing fits, the table turned, a row's
+    cells one a line under its first."""
     cells = [[" ".join(terminal(c).split()) for c in row] for row in [headers, *rows]]
     widths = _fitted(cells, width - len(indent) - 2 * (len(headers) - 1), shrink)
     if widths is None:
