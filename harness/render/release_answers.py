@@ -282,7 +282,8 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
     lines = []
     for step in found.steps:
         detail = f" {against_cell(step.comparison)}" if step.comparison else ""
-        lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
+        said = f"{step.metric}: {step.before} → {step.after}: {step.change}{detail}"
+        lines.append(f"- {inline(said)}")
     changed: dict[str, list[ReleaseStep]] = {}
     for step in found.steps:
         changed.setdefault(step.metric, []).append(step)

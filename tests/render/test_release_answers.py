@@ -193,6 +193,12 @@ def test_a_metric_named_like_markup_is_text_in_its_heading():
     assert heading == r"### json.\_\_init\_\_ · \_\_init\_\_ (printed by the script)", heading
 
 
+def test_a_sweep_s_step_is_literal_text_whatever_its_names_hold():
+    fake = FakeReleases({"a": 1, "b._c_": 3})
+    found = sweep(["a", "b._c_"], fake, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    assert "- eager.wall_ns: a → b.\\_c\\_: slower ×3" in sweep_markdown(found, setting())
+
+
 def test_the_why_goes_to_the_issue_draft_as_findings_marked_leading_with_the_run_s_thresholds(
     tmp_path,
 ):
