@@ -6,7 +6,8 @@ from harness.analysis.sequential import is_open, open_comparison
 from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.analysis.spending import Design
 from harness.stats import summarize
-from harness.store.schema import RunStatus, Settings
+from harness.analysis.sequential import STATUS
+from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.analysis.test_power import _processes
 
 
@@ -105,3 +106,14 @@ def test_only_processes_finished_ok_count_towards_the_look():
     assert with_failures == open_comparison(*pair, DECIDING) != [], (
         "two failed processes a side: still at 2 a side"
     )
+
+
+def test_a_process_killed_by_sigkill_in_some_is_an_ending_measured_until_decided():
+    # SIGKILL may be the OOM killer's: an ending of the release, as ``statuses`` counts it, where a
+    # SIGTERM from outside is a fault and no evidence.
+    a, b = _processes(count=5), _processes(count=5)
+    for signal, still_open in (("SIGKILL", True), ("SIGTERM", False)):
+        end = ProcessEnd(EndKind.SIGNAL, signal=signal, exit_status=137, from_outside=True)
+        killed = [replace(p, status=RunStatus.CRASHED, died=end) for p in b[:2]]
+        found = open_comparison(a, [*killed, *b[2:]], DECIDING, metrics=[STATUS])
+        assert bool(found) is still_open, (signal, found)
