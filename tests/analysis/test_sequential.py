@@ -2,11 +2,10 @@
 
 from dataclasses import replace
 
-from harness.analysis.sequential import is_open, open_comparison
+from harness.analysis.sequential import STATUS, is_open, open_comparison
 from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.analysis.spending import Design
 from harness.stats import summarize
-from harness.analysis.sequential import STATUS
 from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.analysis.test_power import _processes
 
