@@ -61,8 +61,17 @@ def install_once(session: nox.Session, *requirements: str, compiled: bool = Fals
     if compiled and location:  # exit 1: a module that does not compile, imported from source anyway
         compile_all = ["python", "-m", "compileall", "-q", "-j", "0", f"{location}/lib"]
         session.run_install(*compile_all, success_codes=[0, 1])
-    if marker is not None:
+    if marker is not None and not _installs_skipped(session):
         marker.write_text(wanted)
+
+
+def _installs_skipped(session: nox.Session) -> bool:
+    """``nox -R`` (``--no-install``) on a reused venv: nox made every install call above do
+    nothing, so no marker may say they were done (the next plain run would skip them, and fail on
+    a module never installed)."""
+    config = getattr(getattr(session, "_runner", None), "global_config", None)
+    reused = getattr(session.virtualenv, "_reused", False)
+    return bool(getattr(config, "no_install", False)) and bool(reused)
 
 
 def session_id(release: Release, profile: Profile) -> str:

@@ -281,6 +281,20 @@ def test_install_once_skips_a_venv_that_already_holds_the_requirements(tmp_path)
     assert session.ran_installing == [], "bytecode only where asked"
 
 
+def test_install_once_skipped_by_nox_s_no_install_leaves_no_marker(tmp_path):
+    # `nox -R` on a venv made by a run refused before installing: nox skips the install, so the
+    # next plain run must install rather than read "already installed".
+    session = RecordingSession()
+    session.virtualenv = types.SimpleNamespace(location=str(tmp_path), _reused=True)
+    session._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(no_install=True))
+    session.log = lambda message: None
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26")
+    assert not (tmp_path / ".harness-installed").exists()
+    session._runner.global_config.no_install = False
+    noxfile.install_once(session, "-e", ".", "jax==0.4.26")
+    assert (tmp_path / ".harness-installed").exists()
+
+
 def test_install_once_compiles_the_venv_where_asked_and_a_venv_installed_uncompiled_is_compiled(
     tmp_path,
 ):

@@ -126,7 +126,7 @@ def _open_ending(
     counts = [
         (sum(p.status is not RunStatus.OK for p in judged), len(judged))
         for judged in (
-            [p for p in runs if not (p.died and p.died.from_outside)] for runs in (a_runs, b_runs)
+            [p for p in runs if not (p.died and p.died.a_fault)] for runs in (a_runs, b_runs)
         )
     ]
     if not counts[0][0] and not counts[1][0]:

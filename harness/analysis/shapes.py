@@ -15,7 +15,9 @@ measured more until decided like any step: 0 of 10 against 1 of 10 is undecided,
 How a metric's shape is known: declared (``Thresholds.values``, ``Thresholds.costs``), else a
 figure the harness measures, a script's number named for a unit (``_ms``, ``_bytes``) or one where
 higher is better is a cost; a script's number that is constant within each side, or ever zero or
-negative (never a ratio's operand), is a value; any other is a cost.
+negative (never a ratio's operand), is a value; any other is a cost.  A script's number that is
+ever negative is a value even where declared a cost or named for a unit: a ratio of it means
+nothing (``×-1`` for a sign that flipped).
 """
 
 from __future__ import annotations
@@ -39,13 +41,17 @@ MIN_ALIKE = 2
 def shape_of(key: MetricKey, a: Processes, b: Processes, thresholds: Thresholds) -> Shape:
     """A metric's shape, as declared, else inferred from its name and both sides' figures."""
     name = key.metric_name
+    figures = [value for side in (a, b) for samples in side for value in samples]
     if name in thresholds.values:
         return Shape.VALUE
-    if name in thresholds.costs or name in thresholds.higher_is_better or key.name != JSON:
+    if key.name != JSON:
+        return Shape.COST
+    if any(value < 0 for value in figures):
+        return Shape.VALUE  # a script's negative number, declared a cost or not: no ratio of it
+    if name in thresholds.costs or name in thresholds.higher_is_better:
         return Shape.COST
     if key.is_duration or key.kind.endswith("_bytes"):
         return Shape.COST
-    figures = [value for side in (a, b) for samples in side for value in samples]
     if any(value <= 0 for value in figures):
         return Shape.VALUE
     alike = all(_values(side) is not None for side in (a, b))

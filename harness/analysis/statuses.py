@@ -145,7 +145,7 @@ class StatusSummary:
 def summarise(stored: StoredResult) -> StatusSummary:
     processes = stored.result.processes
     ends = [end for end in map(end_of, processes) if end is not None]
-    outside = sum(e.from_outside and e.signal != "SIGKILL" for e in ends)
+    outside = sum(e.a_fault for e in ends)
     return StatusSummary(
         processes=len(processes),
         ok=len(processes) - len(ends),

@@ -26,7 +26,7 @@ from harness.errors import UsageError
 from harness.install.script_envs import AS_OF, POLICIES
 from harness.measure.affinity import check_affinity, parse_cpu_list
 from harness.measure.load import DEFAULT_FLAG_CORES
-from harness.metric_names import KIND_LABELS, parse_metric_name
+from harness.metric_names import JSON, KIND_LABELS, parse_metric_name
 from harness.names import name_problem, path_problem
 from harness.store.schema import Settings
 from harness.units import normal_version
@@ -793,13 +793,20 @@ def _names(given: list[str]) -> tuple[str, ...]:
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:
     values, costs = _names(args.value), _names(args.cost)
-    if set(values) & set(costs):
-        raise UsageError(f"declared both a value and a cost: {', '.join(set(values) & set(costs))}")
+    higher = _names(args.higher_is_better)
+    # A metric with a better direction is a cost, and so is every figure the harness measures.
+    measured = [name for name in values if not name.startswith(f"{JSON}.")]
+    if measured:
+        raise UsageError(f"{', '.join(measured)}: measured by the harness, a cost, never a value")
+    for shown, others in (("a cost", costs), ("higher-is-better", higher)):
+        if set(values) & set(others):
+            both = ", ".join(sorted(set(values) & set(others)))
+            raise UsageError(f"declared both a value and {shown}: {both}")
     return Thresholds(
         factor=args.factor,
         alpha=args.alpha,
         invocation_spread=args.invocation_spread,
-        higher_is_better=_names(args.higher_is_better),
+        higher_is_better=higher,
         values=values,
         costs=costs,
     )

@@ -275,8 +275,13 @@ def _steps_lines(found: SweepOutcome) -> list[str]:
         return ["No significant step between consecutive releases."]
     lines = []
     for step in found.steps:
-        detail = f" {against_cell(step.comparison)}" if step.comparison else ""
-        lines.append(f"- {step.metric}: {step.before} → {step.after}: {step.change}{detail}")
+        compared = step.comparison
+        if compared is not None and compared.shape is not Shape.COST:  # its words say the change
+            detail = against_cell(compared)
+        else:
+            detail = f"{step.change} {against_cell(compared)}" if compared else step.change
+        said = f"{step.metric}: {step.before} → {step.after}: {detail}"
+        lines.append(f"- {inline(said)}")
     changed: dict[str, list[ReleaseStep]] = {}
     for step in found.steps:
         changed.setdefault(step.metric, []).append(step)

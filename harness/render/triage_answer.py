@@ -72,7 +72,8 @@ def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     ]
     if undecided:
         lines.append(
-            f"- Undecided, not unchanged: {'; '.join(undecided)}: measured again, the statistics "
+            f"- Undecided, not unchanged: {inline('; '.join(undecided))}: measured again, the "
+            "statistics "
             "could tell neither the change nor its absence within --max-processes (the looks stop "
             "early where even the most processes allowed would be unlikely to decide). The same "
             "command with a larger --max-processes (what ran out of processes is measured again, "
@@ -118,7 +119,7 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     )
     said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
     said += [f.markdown() for f in follow_ups(setting, change)]
-    lines = [f"- {answer}", *(f"  - {line}" for line in said)]
+    lines = [f"- {inline(answer)}", *(f"  - {line}" for line in said)]
     return (
         "\n".join([*lines, *_died_lines(change)]) if step.criterion.is_status else "\n".join(lines)
     )

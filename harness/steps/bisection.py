@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, compare_metric, metric_samples, union_keys
+from harness.analysis.metrics import (
+    MetricKey,
+    ProcessSamples,
+    compare_metric,
+    metric_samples,
+    union_keys,
+)
 from harness.analysis.significance import OPPOSITE, Comparison, Thresholds, Verdict, past_factor
 from harness.analysis.statuses import measured, ran, status_change
 from harness.metric_names import Criterion, Judged
@@ -164,6 +170,13 @@ def _past_factor(comparison: Comparison, thresholds: Thresholds, key: MetricKey)
     return OPPOSITE[direction]  # a higher figure is the better one: a rise is faster
 
 
+def _newly_missing(a: ProcessSamples, b: ProcessSamples) -> bool:
+    """A metric one side printed in every process that ran ok and the other in only some (as a new
+    ending in some processes, ``statuses.status_change``): a candidate to measure again, its counts
+    undecided so far."""
+    return a.missing != b.missing and min(len(a.processes), len(b.processes)) > 0
+
+
 @dataclass(frozen=True)
 class ReleaseStep:
     """A significant change of one metric (or of the claim's outcome) between consecutive
@@ -281,6 +294,8 @@ def sweep(
                 and comparison.invocation_spread
             ):
                 change = _past_factor(comparison, thresholds, key)
+            if change is None and screen and _newly_missing(a.of(key), b.of(key)):
+                change = Verdict.CHANGED
             if change is not None:
                 found.steps.append(ReleaseStep(Criterion.of(key), *ends, change, comparison))
         if with_claim and before.result is not None and after.result is not None:

@@ -199,6 +199,12 @@ class ProcessEnd(_Record):
         {"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"}
     )
 
+    @property
+    def a_fault(self) -> bool:
+        """Killed by someone outside (a kill, a job's end): no ending of the release's own; SIGKILL
+        is not, it may be the OOM killer's (``analysis.statuses``)."""
+        return self.from_outside and self.signal != "SIGKILL"
+
 
 @dataclass(frozen=True)
 class GpuFacts(_Record):

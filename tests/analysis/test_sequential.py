@@ -2,11 +2,11 @@
 
 from dataclasses import replace
 
-from harness.analysis.sequential import is_open, open_comparison
+from harness.analysis.sequential import STATUS, is_open, open_comparison
 from harness.analysis.significance import Comparison, SideSpread, Thresholds, Verdict
 from harness.analysis.spending import Design
 from harness.stats import summarize
-from harness.store.schema import RunStatus, Settings
+from harness.store.schema import EndKind, ProcessEnd, RunStatus, Settings
 from tests.analysis.test_power import _processes
 
 
@@ -119,3 +119,14 @@ def test_an_ending_in_some_processes_stays_open_until_its_counts_decide_at_the_l
     assert late == [], "0 of 20 against 10 of 20: decided at the last look, though 10 ran ok"
     none = open_comparison(_processes(count=10), _processes(count=10), status)
     assert none == [], "no process died: nothing to decide"
+
+
+def test_a_process_killed_by_sigkill_in_some_is_an_ending_measured_until_decided():
+    # SIGKILL may be the OOM killer's: an ending of the release, as ``statuses`` counts it, where a
+    # SIGTERM from outside is a fault and no evidence.
+    a, b = _processes(count=5), _processes(count=5)
+    for signal, still_open in (("SIGKILL", True), ("SIGTERM", False)):
+        end = ProcessEnd(EndKind.SIGNAL, signal=signal, exit_status=137, from_outside=True)
+        killed = [replace(p, status=RunStatus.CRASHED, died=end) for p in b[:2]]
+        found = open_comparison(a, [*killed, *b[2:]], DECIDING, metrics=[STATUS])
+        assert bool(found) is still_open, (signal, found)

@@ -78,6 +78,9 @@ def test_a_value_within_the_factor_is_still_a_change():
         (LOSS, [[-0.5], [0.6]], [[0.7], [0.8]], {}, Shape.VALUE),  # never a ratio's operand
         (LOOP, [[5.0]] * 3, [[7.0]] * 3, {}, Shape.COST),  # named for a unit of time
         (LOSS, [[5.0]] * 3, [[7.0]] * 3, {"costs": ("json.loss",)}, Shape.COST),
+        (LOSS, [[0.25]] * 3, [[-0.25]] * 3, {"costs": ("json.loss",)}, Shape.VALUE),  # no ×-1
+        (LOOP, [[-5.0], [-5.1]], [[-7.0], [-7.1]], {}, Shape.VALUE),  # a unit's name, yet negative
+        (LOOP, [[1.0], [1.1]], [[0.0]] * 2, {}, Shape.COST),  # a time may fall to zero
         (parse_metric_name("eager.wall_ns"), [[5.0]] * 3, [[5.0]] * 3, {}, Shape.COST),
     ],
 )

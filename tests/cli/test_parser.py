@@ -164,3 +164,17 @@ def test_a_metric_is_declared_a_value_or_a_cost_never_both():
     assert options.thresholds.values == ("json.loss",)
     with pytest.raises(UsageError, match=r"both a value and a cost: json\.loss"):
         validate(["triage", "--script", script, "--value", "json.loss", "--cost", "json.loss"])
+
+
+@pytest.mark.parametrize(
+    ("declared", "said"),
+    [
+        (["--value", "json.loss", "--higher-is-better", "json.loss"], "value and higher-is-better"),
+        (["--value", "process.wall_ns"], r"process\.wall_ns: measured by the harness, a cost"),
+        (["--value", "scan.wall_ns"], r"scan\.wall_ns: measured by the harness, a cost"),
+    ],
+)
+def test_a_value_is_a_number_the_script_prints_with_no_better_direction(declared, said):
+    script = str(FIXTURES / "scripts" / "shapes.py")
+    with pytest.raises(UsageError, match=said):
+        validate(["triage", "--script", script, *declared])

@@ -72,3 +72,21 @@ def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
     [said] = [a for a in data["answers"] if a.startswith("status:")]
     assert said.startswith("status: crashes since 0.4.31: ok in ")
     assert "SIGSEGV (exit 139) in " in said and "0.4.30 ok in " in said
+
+
+def test_a_number_missing_in_some_processes_is_measured_until_its_counts_decide(
+    tmp_path, capsys, monkeypatch
+):
+    counter = tmp_path / "processes"
+    counter.mkdir()
+    monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
+    code, out, data, err = triage(
+        tmp_path, capsys, monkeypatch, "0.4.31=patchy", "--max-processes", "20"
+    )
+    assert code == 0, err[-3000:]
+    assert "No change found" not in out
+    [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
+    assert confirmed["outcome"] == "confirmed", confirmed
+    assert confirmed["again"]["shape"] == "presence", confirmed
+    [said] = [a for a in data["answers"] if a.startswith("json.loop_ms")]
+    assert "missing on 0.4.31 in " in said, said

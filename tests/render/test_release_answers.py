@@ -4,7 +4,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.shapes import compare_values
+from harness.analysis.significance import Thresholds, Verdict
 from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.release_answers import (
     Answer,
@@ -15,7 +16,7 @@ from harness.render.release_answers import (
     sweep_markdown,
 )
 from harness.steps.answers import Setting
-from harness.steps.bisection import bisect, sweep
+from harness.steps.bisection import ReleaseStep, bisect, sweep
 from harness.steps.judge import Judge
 from harness.upstream.change import BisectAnswer, change_from, read_bisect_answers
 from tests.conftest import FakeReleases, assert_valid_tables, tables
@@ -191,6 +192,22 @@ def test_a_metric_named_like_markup_is_text_in_its_heading():
     markdown = sweep_markdown(found, setting(metric=dunder))
     [heading] = [line for line in markdown.splitlines() if line.startswith("### ")]
     assert heading == r"### json.\_\_init\_\_ · \_\_init\_\_ (printed by the script)", heading
+
+
+def test_a_sweep_s_step_is_literal_text_whatever_its_names_hold():
+    fake = FakeReleases({"a": 1, "b._c_": 3})
+    found = sweep(["a", "b._c_"], fake, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    assert "- eager.wall_ns: a → b.\\_c\\_: slower ×3" in sweep_markdown(found, setting())
+
+
+def test_a_sweep_s_value_step_says_its_change_once():
+    loss = parse_metric_name("json.loss")
+    fake = FakeReleases({"0.4.30": 1, "0.4.31": 1})
+    found = sweep(RELEASES[:2], fake, metrics=[WALL], with_claim=False, thresholds=Thresholds())
+    changed = compare_values([[1.0], [1.0]], [[2.0], [2.0]], loss)
+    found.steps = [ReleaseStep(Criterion.of(loss), "0.4.30", "0.4.31", Verdict.CHANGED, changed)]
+    markdown = sweep_markdown(found, setting(metric=loss))
+    assert "- json.loss: 0.4.30 → 0.4.31: changed from 1 to 2 in every process\n" in markdown
 
 
 def test_the_why_goes_to_the_issue_draft_as_findings_marked_leading_with_the_run_s_thresholds(

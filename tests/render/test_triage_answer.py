@@ -218,3 +218,14 @@ def test_a_crash_s_workaround_is_said_on_the_page_and_the_screen_and_kept_in_the
     [crash] = triage_json(found, setting)["crash"]
     assert crash["workaround"]["setting"] == "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type="
     assert crash["crashing"] == "0.10.2" and crash["dead"] == "SIGSEGV (exit 139)"
+
+
+def test_an_answer_is_literal_text_on_the_page_whatever_its_names_hold():
+    # A metric a script names `_em_`, or any name with markup, is shown as written, not emphasised.
+    found, setting = outcome({"a": 1, "b._c_": 3}, metric=WALL)
+    text = triage_markdown(found, setting, 5, NO_PLOT)
+    [answer] = [line for line in text.splitlines() if line.startswith("- eager.wall_ns")]
+    assert "since b.\\_c\\_ (last good a;" in answer, answer
+    found, setting = outcome({"a": 1, "b._c_": 3}, again={"a": 1, "b._c_": 1}, metric=WALL)
+    text = triage_markdown(found, setting, 5, NO_PLOT)
+    assert "- Undecided, not unchanged: eager.wall_ns a → b.\\_c\\_ (" in text
