@@ -121,6 +121,13 @@ def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[s
     if results[0] is None or results[1] is None:
         return "the two releases' results could not both be read"
     change = status_change(results[0], results[1])
+    if change is None and status_change(results[0], results[1], step.thresholds):
+        # One process a setting cannot tell a flaky crash from a fixed one: it would name a false
+        # workaround.
+        return (
+            "a new ending in some processes only: the crash kind tries a setting on a few "
+            "processes, which cannot tell a crash in some from none (not asked)"
+        )
     if change is None:
         return "the two releases' stored results show no status step"
     return (step.after if stops_running(change) else step.before), change

@@ -56,15 +56,18 @@ def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeyp
     assert draw["vs_previous"]["verdict"] == "unchanged", draw
 
 
-def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
-    tmp_path, capsys, monkeypatch
-):
+def every_other(tmp_path, capsys, monkeypatch, how: str):
+    """A triage where the script does ``how`` in every other process on 0.4.31, up to 20 a side."""
     counter = tmp_path / "processes"
     counter.mkdir()
     monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
-    code, out, data, err = triage(
-        tmp_path, capsys, monkeypatch, "0.4.31=flaky", "--max-processes", "20"
-    )
+    return triage(tmp_path, capsys, monkeypatch, f"0.4.31={how}", "--max-processes", "20")
+
+
+def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
+    tmp_path, capsys, monkeypatch
+):
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "flaky")
     assert code == 0, err[-3000:]
     assert "Nothing could be measured" not in out
     [status] = [c for c in data["confirmations"] if c["metric"] == "status"]
@@ -77,12 +80,7 @@ def test_a_crash_in_half_the_processes_is_measured_until_its_counts_decide(
 def test_a_number_missing_in_some_processes_is_measured_until_its_counts_decide(
     tmp_path, capsys, monkeypatch
 ):
-    counter = tmp_path / "processes"
-    counter.mkdir()
-    monkeypatch.setenv("HARNESS_TEST_DIES_MARKER", str(counter))
-    code, out, data, err = triage(
-        tmp_path, capsys, monkeypatch, "0.4.31=patchy", "--max-processes", "20"
-    )
+    code, out, data, err = every_other(tmp_path, capsys, monkeypatch, "patchy")
     assert code == 0, err[-3000:]
     assert "No change found" not in out
     [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]

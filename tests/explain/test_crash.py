@@ -57,6 +57,13 @@ def test_the_release_that_dies_is_read_from_the_two_releases_results_either_way_
     assert "could not both be read" in str(ends_of(step(), {"0.10.1": ok()}.get))
 
 
+def test_a_crash_in_some_processes_only_is_not_tried_one_process_at_a_time():
+    base = derive(real_result("async_dispatch-0.12.0.1"), release="0.10.2", processes=20)
+    some = as_stored(died(base, {**SEGFAULT, "processes": 10}))
+    said = ends_of(step(), {"0.10.1": ok(processes=20), "0.10.2": some}.get)
+    assert isinstance(said, str) and said.startswith("a new ending in some processes only")
+
+
 def test_each_changed_default_is_set_on_the_release_that_dies_to_the_other_s_value():
     planned = planned_trials([THUNK, ASYNC, ADDED, YNN], "0.10.2", "0.10.1", "cpu", {"ynn"})
     words = [trial.words() for trial, _ in planned]
