@@ -63,16 +63,8 @@ def test_programs_are_matched_across_the_releases_by_name_and_inputs():
 
 
 @pytest.mark.releases
-def test_a_program_exported_on_one_release_runs_on_the_next_with_jax_alone(tmp_path):
-    pythons = {}
-    for version in ("0.4.31", "0.4.33"):
-        env = release_env(
-            index_release(version, version), DEFAULT_PROFILE, "python3.12", REPO / ".nox"
-        )
-        assert ensure(env) is None
-        pythons[version] = env.interpreter
-    tools = export_tools(REPO / ".nox", pythons["0.4.31"])
-    assert not isinstance(tools, str), tools
+def test_a_program_exported_on_one_release_runs_on_the_next_with_jax_alone(tmp_path, two_releases):
+    pythons, tools = two_releases
     script, folder = tmp_path / "user.py", tmp_path / "captured"
     script.write_text(SCRIPT)
     folder.mkdir()
