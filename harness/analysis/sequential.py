@@ -21,6 +21,7 @@ from harness.analysis.significance import (
     two_sided_z,
 )
 from harness.analysis.spending import ALL, at_level
+from harness.analysis.statuses import summary_of
 from harness.metric_names import Criterion, Judged
 from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import format_p, format_ratio
@@ -123,12 +124,7 @@ def _open_ending(
 ) -> str:
     """How the sides' processes end, where some died on one side and their counts are undecided;
     "" where decided, or where no process died."""
-    counts = [
-        (sum(p.status is not RunStatus.OK for p in judged), len(judged))
-        for judged in (
-            [p for p in runs if not (p.died and p.died.a_fault)] for runs in (a_runs, b_runs)
-        )
-    ]
+    counts = [summary_of(runs).dead_counts for runs in (a_runs, b_runs)]
     if not counts[0][0] and not counts[1][0]:
         return ""
     compared = compare_counts(Shape.ENDING, counts[0], counts[1], level)

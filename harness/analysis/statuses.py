@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.shapes import compare_counts
@@ -143,7 +144,11 @@ class StatusSummary:
 
 
 def summarise(stored: StoredResult) -> StatusSummary:
-    processes = stored.result.processes
+    return summary_of(stored.result.processes)
+
+
+def summary_of(processes: Sequence[ProcessRun]) -> StatusSummary:
+    """Processes by how they ended, before or after a result holds them (a cell still measuring)."""
     ends = [end for end in map(end_of, processes) if end is not None]
     outside = sum(e.a_fault for e in ends)
     return StatusSummary(
@@ -193,7 +198,17 @@ def status_change(
     status step.  With ``thresholds``, also a new ending in some processes only, where the counts
     of processes that died differ by Fisher's exact test at its level (``screen``: wherever one
     side has none, a candidate to measure again); it is named by the commonest ending there."""
-    was, now = summarise(before), summarise(after)
+    return change_between(summarise(before), summarise(after), thresholds, screen=screen)
+
+
+def change_between(
+    was: StatusSummary,
+    now: StatusSummary,
+    thresholds: Thresholds | None = None,
+    *,
+    screen: bool = False,
+) -> str | None:
+    """``status_change`` of two releases' summaries."""
     if was.all_ok and now.all_dead_alike:
         return f"{OK}{ARROW}{now.all_dead_alike}"
     if was.all_dead_alike and now.all_ok:

@@ -21,7 +21,13 @@ from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, 
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.shapes import compare_counts
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
-from harness.analysis.statuses import measured, ran, status_change, stops_running, summarise
+from harness.analysis.statuses import (
+    change_between,
+    measured,
+    ran,
+    stops_running,
+    summarise,
+)
 from harness.metric_names import JAX_IMPORT, PROCESS
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
@@ -168,8 +174,8 @@ def confirm_status(
         missing = before if before.result is None else after
         why = f"not measured again: jax {missing.release}: {missing.note}"
         return Confirmation(step, before, after, None, False, why)
-    now = status_change(before.result, after.result, thresholds)
     was, then = summarise(before.result), summarise(after.result)
+    now = change_between(was, then, thresholds)
     counts = compare_counts(Shape.ENDING, was.dead_counts, then.dead_counts, thresholds)
     how = "the same step" if now == step.change else "no such step this time"
     reason = (
