@@ -62,7 +62,7 @@ UNMEASURED = 4
 
 
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
-    command = f"nox -s {options.command}"
+    command = nox_command(options.command, [], [], {}, "")
     if options.places.releases_plan is None:
         raise UsageError(
             f"--releases PLAN is missing: run this through `{command}`, which lists the releases "

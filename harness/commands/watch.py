@@ -32,6 +32,7 @@ from harness.cli.watch import WatchOptions
 from harness.commands.ranges import RangeRun, progress
 from harness.commands.triage import timing_steps
 from harness.errors import UsageError
+from harness.findings import nox_command
 from harness.host.environment import shown_path
 from harness.install.venvs import read_plan
 from harness.measure.attempts import load_threshold
@@ -82,8 +83,8 @@ def the_pair(options: WatchOptions) -> tuple[str, str, dict[str, str]]:
     names them."""
     if options.releases_plan is None:
         raise UsageError(
-            "--releases PLAN is missing: run this through `nox -s watch`, which finds the releases "
-            "on the index"
+            f"--releases PLAN is missing: run this through `{nox_command('watch', [], [], {}, '')}`"
+            ", which finds the releases on the index"
         )
     envs = read_plan(options.releases_plan)
     if len(envs) != 2:
