@@ -35,24 +35,30 @@ from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
 from harness.cli.options import LOOKS, PROCESSES
 from harness.cli.ranges import target_words
-from harness.commands.crash_issue import CrashRequest
-from harness.commands.crash_issue import execute as execute_crash
-from harness.commands.crash_issue import stored_answer as crash_step
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
 from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
-from harness.host.environment import REPO_ROOT, allowed_variables, scrub, shown_path
+from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
 from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
 from harness.measure.storing import check_results_folder
-from harness.metric_names import Criterion, MetricKey
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.names import name_problem
 from harness.pins import DEFAULT_RELEASE, PROFILE_BY_NAME
-from harness.render.issue_draft import DraftInputs, ReleaseRun, ScriptRun, headline, render
+from harness.render.issue_draft import (
+    CrashDraft,
+    DraftInputs,
+    ReleaseRun,
+    ScriptRun,
+    crash_title,
+    headline,
+    render,
+    render_crash,
+)
 from harness.render.issue_screen import issue_screen
 from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
@@ -61,15 +67,22 @@ from harness.store.schema import RunStatus, Settings
 from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
+    Crash,
     Reproduced,
+    StatusAnswer,
     change_from,
+    crash_between,
     newest_result,
+    newest_stored,
     read_bisect_answers,
+    read_triage_answers,
+    sides_words,
+    status_answer,
     title,
     with_script_figures,
 )
 from harness.upstream.export import export_script
-from harness.upstream.installs import exact_install
+from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
 from harness.upstream.step_measured import (
@@ -78,6 +91,7 @@ from harness.upstream.step_measured import (
     compared,
     confirm,
     newest_line,
+    newest_status_line,
     reproduce,
 )
 
@@ -110,7 +124,7 @@ class IssueRequest:
     policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
     processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
     max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
-    status: bool = False  # a crash report (``commands.crash_issue``), not a timing's draft
+    status: bool = False  # the step is in how the processes end: a crash report
 
 
 @dataclass(frozen=True)
@@ -338,6 +352,7 @@ class MeasuredHere:
     reproducer: Reproduced | None = None
     why: tuple[Finding, ...] = ()
     not_measured: tuple[str, ...] = ()
+    follow_up: str = ""  # the one command that goes on from the newest release's line (the screen)
 
     def applied(self, change: Change) -> Change:
         """``change`` with the reproducer measured here and its lines, where no bisect answer gave
@@ -379,7 +394,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
         return MeasuredHere(not_measured=(not_measured_here(request, change),))
     asked = StepRequest.between(request, good, bad, _progress)
     metric = request.metric or change.metric
-    prober = confirm(asked, metric)
+    prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
         results, _ = load_results(request.results_dir)
         metric = change_again(
@@ -609,22 +624,9 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     )
 
 
-def crash_request(request: IssueRequest) -> CrashRequest:
-    """What ``issue --status`` is asked, with the parts of this workflow it shares."""
-
-    def environment_of(release: str) -> str:
-        return environment_info(where_to_run(request, release, alone=False).python)
-
-    def copy_folder(source: Path, folder: Path, name: str) -> set[str]:
-        target = part_folder(folder, name)
-        return set() if target is None else copy_beside(source, target, REPRODUCER_FILE)
-
-    return CrashRequest(request, ISSUES_DIR, environment_of, copy_folder)
-
-
 def _crash_stored(request: IssueRequest) -> bool:
     """Whether a stored answer has a status step to draft (``issue --status``)."""
-    return crash_step(request) is not None
+    return stored_ending(request) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -646,8 +648,10 @@ def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
-    if request.status:  # a crash report: a status step's, not a timing's
-        return execute_crash(crash_request(request))
+    if request.status:  # the step is how the processes end: the draft for an ending
+        path, shown, _, said = write_crash_issue(request)
+        print(issue_screen(shown, [], [], shown_path(path), said), end="")
+        return 0
     shown = sizes_text(request.sizes)
     # else write_issue refuses at once, and its one line should be the only one
     if has_a_change(request):
@@ -675,3 +679,184 @@ def execute(opts: IssueOptions) -> int:
         print(f"harness: a script run failed ({what}); the draft shows its output", file=sys.stderr)
         return 1
     return 0
+
+
+def ending_step(request: IssueRequest) -> StatusAnswer:
+    """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
+    case = request.case
+    if request.good is not None and request.bad is not None:
+        stored = stored_ending(request)
+        if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
+            return stored
+        return StatusAnswer(request.good, request.bad, "")
+    stored = stored_ending(request)
+    if stored is None:
+        target = " ".join(target_words(case))
+        raise UsageError(
+            "nothing to draft about: no bisect --status or triage answer with a status step for "
+            f"{case.name} at {sizes_text(request.sizes)} under {request.out_dir} and no "
+            f"--good/--bad; find the step first (`nox -s triage -- {target}` or `nox -s bisect -- "
+            f"{target} --status --good V --bad W`)"
+        )
+    return stored
+
+
+def stored_ending(request: IssueRequest) -> StatusAnswer | None:
+    """The newest stored bisect --status or triage answer's status step, at these sizes and
+    profile."""
+    out, name = request.out_dir, request.case.name
+    return status_answer(
+        read_bisect_answers(out, name),
+        read_triage_answers(out, name),
+        case=name,
+        sizes=request.sizes,
+        profile=request.profile,
+    )
+
+
+def measure_ending(
+    request: IssueRequest, step: StatusAnswer
+) -> tuple[list[StoredResult], MeasuredHere]:
+    """Through nox the step's two releases and the newest measured together; the stored results
+    then."""
+    if request.plan is None:
+        words = ["--status", "--good", step.before, "--bad", step.after]
+        command = nox_command("issue", target_words(request.case), words, request.sizes, "")
+        line = (
+            "Not measured here (one JAX installed): the crash confirmed on both releases, whether "
+            f"the newest release on the index still crashes; `{command}`"
+        )
+        return _mine(request), MeasuredHere(not_measured=(line,))
+    asked = StepRequest.between(request, step.before, step.after, _progress)
+    prober = confirm(asked, Criterion(Judged.STATUS))
+    mine = _mine(request)
+    newest, command = newest_status_line(
+        prober, asked, _crash(request, step, mine), target_words(request.case)
+    )
+    return mine, MeasuredHere(True, newest, follow_up=command)
+
+
+def _mine(request: IssueRequest) -> list[StoredResult]:
+    if not request.results_dir.is_dir():
+        return []
+    results, _ = load_results(request.results_dir)
+    return [r for r in results if r.case == request.case.name]
+
+
+def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
+    """The status step between the two releases' newest stored results, or why there is none."""
+    before, after = (
+        newest_stored(mine, release, request.sizes, request.profile)
+        for release in (step.before, step.after)
+    )
+    crash = crash_between(before, after)
+    if crash is None and step.source:  # a stored answer's step that the stored results deny
+        target = target_words(request.case)
+        runs = [
+            f"`{nox_command('run', target, ['--jax', v], request.sizes, request.profile)}`"
+            for v in (step.before, step.after)
+        ]
+        raise HarnessError(
+            f"the stored answer and the stored results disagree: {step.source} found a status step "
+            f"jax {step.before} → {step.after}, but the newest results under "
+            f"{shown_path(request.results_dir)} say {sides_words(before, after)} (merged from "
+            f"another machine, or measured again since); measure both again, {' and '.join(runs)}, "
+            "then ask again"
+        )
+    if crash is None:
+        raise HarnessError(
+            f"no crash to draft between jax {step.before} and jax {step.after}: "
+            f"{sides_words(before, after)}; a crash report needs every process of one release ok "
+            "and every one of the other dead alike"
+        )
+    return crash
+
+
+def _crash_script(
+    request: IssueRequest, step: StatusAnswer, folder: Path
+) -> tuple[str, str, str, str]:
+    """The reproducer the draft pastes: (its text, its file name, what it is, why none where
+    none)."""
+    case = request.case
+    content = case.subject.own_text(case.path)
+    if content is None:  # a case: its standalone script imports jax and numpy only
+        text = export_script(case, request.sizes, request.settings.for_child())
+        name = f"{case.name}.py"
+        replace_file(folder / name, text)
+        return text, name, "the case as a standalone script", ""
+    text = source_text(case.path, content)
+    others = imported_besides_jax(text)
+    if not others:
+        return text, case.path.name, "the script itself (plain JAX)", ""
+    found = step.reproducer
+    source = request.out_dir / found.folder if found is not None else None
+    if found is not None and source is not None and source.is_dir() and not source.is_symlink():
+        named = f"{case.name}-reproducer"
+        target = part_folder(folder, named)
+        if target is not None and found.script in copy_beside(source, target, REPRODUCER_FILE):
+            return (
+                (target / found.script).read_text(errors="replace"),
+                found.script,
+                f"the reproducer with jax alone (`{case.name}-reproducer/`)",
+                "",
+            )
+    words = ["--status", "--good", step.before, "--bad", step.after]
+    command = nox_command("bisect", target_words(case), words, request.sizes, "")
+    missing = (
+        f"The script imports {', '.join(others)} besides jax, numpy and the standard library, and "
+        f"no reproducer with jax alone was cut for this step: `{command}` asks why, with one where "
+        f"it can be cut; meanwhile attach `{case.path.name}`."
+    )
+    return "", case.path.name, "", missing
+
+
+def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str, ...]]:
+    """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
+    ("" where none), what was measured here."""
+    asked = request
+    step = ending_step(asked)
+    print(
+        f"[{asked.profile}] {asked.case.name} at {sizes_text(asked.sizes)}: drafting a crash "
+        "report …",
+        file=sys.stderr,
+        flush=True,
+    )
+    mine, measured = measure_ending(asked, step)
+    crash = _crash(asked, step, mine)
+    if not crash.environment_info.strip() and asked.plan is not None:
+        python = where_to_run(request, crash.crashes, alone=False).python
+        crash = dataclasses.replace(crash, environment_info=environment_info(python))
+    if not crash.cpu_model:
+        crash = dataclasses.replace(crash, cpu_model=cpu_model())
+    crash = dataclasses.replace(
+        crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
+    )
+    folder = output_folder(asked.out_dir, ISSUES_DIR)
+    text, name, what, missing = _crash_script(request, step, folder)
+    draft = CrashDraft(
+        name=asked.case.path.name if asked.case.subject.own_venv else asked.case.name,
+        platform=asked.platform,
+        crash=crash,
+        script=text,
+        script_name=name,
+        script_words=what,
+        args=tuple(asked.case.subject.args),
+        missing_script=missing,
+        source=step.source,
+        workaround=step.workaround,
+        newest=measured.newest,
+        not_measured=measured.not_measured,
+        installs=_installs(asked, (crash.runs, crash.crashes)),
+    )
+    path = folder / f"{asked.case.name}-crash.md"
+    replace_file(path, render_crash(draft))
+    said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
+    return path, crash_title(draft), name if text else "", said
+
+
+def _installs(request: IssueRequest, releases: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """What installs each release, as nox's plan pins it (a jaxlib of another number, numpy<2 where
+    needed); none without a plan."""
+    if request.plan is None:
+        return {}
+    return {env.jax: plain_env(env).install for env in request.plan if env.jax in releases}

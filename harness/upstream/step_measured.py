@@ -21,17 +21,19 @@ from typing import Protocol
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
+from harness.analysis.statuses import ran, summarise
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer import Reproducer, ReproducerAnswer
+from harness.findings import nox_command
 from harness.install.environments import Environments
 from harness.install.venvs import ReleaseEnv, plan_entry
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, Judged, MetricKey
 from harness.pins import PROFILE_BY_NAME
 from harness.steps.evidence import CannotKeep, Step, StepSides
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Settings
 from harness.units import format_ratio, version_key
-from harness.upstream.change import Reproduced
+from harness.upstream.change import Crash, Reproduced
 
 
 class Asked(Protocol):
@@ -110,7 +112,7 @@ class StepRequest:
         return f"issue-{self.case.name}"
 
 
-def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
+def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     """The prober of the step's two releases and the newest, each in the environment its case or
     script runs in, at the request's processes a side, more while a comparison is open."""
     releases = dict.fromkeys((request.good, request.bad, request.newest))
@@ -124,7 +126,7 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
         dataclasses.replace(request.settings, processes=processes),
         request.progress,
         max_processes=max(request.max_processes, processes),
-        decide_metrics=() if metric is None else (metric.metric_name,),
+        decide_metrics=() if criterion.by is Judged.EVERY else (criterion.name,),
         environments=Environments(
             request.case,
             PROFILE_BY_NAME.get(request.profile),
@@ -134,19 +136,21 @@ def measuring_prober(request: StepRequest, metric: MetricKey | None) -> ReleaseP
     )
 
 
-def confirm(request: StepRequest, metric: MetricKey | None) -> ReleaseProber:
+def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     """The step's two releases and the newest measured together, ordered so that the comparisons
     decided are the two the draft says: the step (first bad against last good) and the newest
-    against the last good; until each is decided with a metric named, else until each change is
-    shown.  Stored results are reused; a release left alone is measured when first read."""
-    prober = measuring_prober(request, metric)
+    against the last good; until each is decided by the criterion (a metric, or how the processes
+    end), else until each change is shown.  Stored results are reused; a release left alone is
+    measured when first read."""
+    prober = measuring_prober(request, criterion)
     releases = list(prober.envs)
     request.progress(
         f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step "
         "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
     )
     ordered = [request.bad, request.good, *releases[2:]]
-    prober.measure_together(ordered, decide=ALL if metric is not None else CHANGES)
+    decide = CHANGES if criterion.by is Judged.EVERY else ALL
+    prober.measure_together(ordered, decide=decide)
     return prober
 
 
@@ -235,3 +239,34 @@ def as_reproduced(answer: ReproducerAnswer) -> Reproduced | None:
         counterparts,
         " ".join(answer.note.split())[:300],
     )
+
+
+def newest_status_line(
+    prober: ReleaseProber, request: StepRequest, crash: Crash, target: list[str]
+) -> tuple[str, str]:
+    """Whether the newest release on the index still crashes, measured: "still crashes on V", "runs
+    again on V", or how its processes ended ("" where it is an end of the step); and where it runs
+    again, the bisect that finds since which release (``target``: the script's words), for the
+    screen."""
+    newest = request.newest
+    if newest in (request.good, request.bad):
+        return "", ""
+    probe = prober(newest)
+    if probe.result is None or not ran(probe.result):
+        return (
+            f"jax {newest}, the newest release on the index, could not be measured: {probe.note}",
+            "",
+        )
+    side = summarise(probe.result)
+    if side.all_dead_alike == crash.how:
+        return f"still {crash.verb} on {newest} ({side.words()})", ""
+    if side.all_ok and crash.regression:
+        words = ["--status", "--broken", crash.crashes, "--fixed", newest]
+        bisect = nox_command("bisect", target, words, request.sizes, request.profile)
+        return (
+            f"runs again on {newest} ({side.words()})",
+            f"since which release it runs again: `{bisect}`",
+        )
+    if side.all_ok:
+        return f"still runs on {newest} ({side.words()})", ""
+    return f"on {newest}: {side.words()}", ""
