@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
 from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
-from harness.analysis.significance import MOVED
+from harness.analysis.significance import MOVED, Shape
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
 from harness.host.environment import redact, scrub, shareable_variables
@@ -41,7 +41,14 @@ from harness.render.text import code_span, fenced, inline
 from harness.store.results import StoredResult
 from harness.store.schema import EndKind, RunStatus
 from harness.units import format_ns, sizes_text
-from harness.upstream.change import PLATFORMS, Change, Crash, newest_result, title
+from harness.upstream.change import (
+    PLATFORMS,
+    Change,
+    Crash,
+    newest_result,
+    shape_words,
+    title,
+)
 from harness.upstream.installs import script_words
 from harness.upstream.standalone import parse_output
 
@@ -161,6 +168,15 @@ def description(d: DraftInputs) -> str:
     comes from."""
     change = d.change
     context = provenance(d.case)
+    if change is not None and change.metric is not None and change.shape is not Shape.COST:
+        compared = change.compared
+        assert compared is not None
+        counts = "{} and {}".format(*compared.processes)
+        return (
+            f"{change.metric.quoted()} {shape_words(change)} between jax {change.last_good} and "
+            f"jax {change.first_bad}, over {counts} separate Python processes ({compared.test}). "
+            f"{context}"
+        )
     if change is None or change.metric is None or change.ratio is None:
         return f"{context} The script below times it; its output on each release it ran on follows."
     assert change.before_ns is not None and change.after_ns is not None

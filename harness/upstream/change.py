@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.metrics import compare_metric, metric_samples
-from harness.analysis.significance import MOVED, Thresholds, Verdict, format_margin
+from harness.analysis.significance import (
+    MOVED,
+    Comparison,
+    Shape,
+    Thresholds,
+    Verdict,
+    constant_said,
+    format_margin,
+)
 from harness.analysis.statuses import OK, ran, status_change, stops_running, summarise, verb
 from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
@@ -146,6 +154,13 @@ class Change:
     # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
     # defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
+    # The two releases' stored results compared by the metric's own rule: its shape and both sides'
+    # facts (a value's two values, a presence's counts) for the page; None: not compared.
+    compared: Comparison | None = None
+
+    @property
+    def shape(self) -> Shape:
+        return self.compared.shape if self.compared is not None else Shape.COST
 
     def reproduced(self) -> bool:
         """Whether the reproducer moved as the change did on its metric: it can lead the draft."""
@@ -394,17 +409,20 @@ def _with_stored_figures(
     metric = change.metric
     if metric is None:
         changed = []
-        for key in a.keys() & b.keys():
-            comparison = compare_metric(a[key], b[key], rule, key)
-            if comparison.verdict in MOVED and comparison.ratio > 0:
-                # an issue reports what got worse, when anything did
-                slower = comparison.verdict is Verdict.SLOWER
-                changed.append((slower, abs(math.log(comparison.ratio)), key.name, key.kind, key))
+        for key in a.keys() | b.keys():
+            comparison = compare_metric(a.of(key), b.of(key), rule, key)
+            if comparison.verdict in MOVED:
+                # An issue reports what got worse, when anything did; a value changed or a number
+                # gone is exact, ahead of any ratio.
+                ratio = comparison.ratio
+                size = abs(math.log(ratio)) if ratio > 0 else math.inf
+                changed.append((comparison.worse, size, key.name, key.kind, key))
         if not changed:
             return change
         metric = max(changed)[-1]
-    if metric not in a or metric not in b:
-        return replace(change, metric=metric)
+    if metric not in a or metric not in b:  # printed on one side only: a presence's step
+        gone = compare_metric(a.of(metric), b.of(metric), rule, metric)
+        return replace(change, metric=metric, compared=gone, significant=gone.verdict in MOVED)
     probes = [
         p
         if p.median_ns is not None
@@ -412,6 +430,14 @@ def _with_stored_figures(
         for p in change.probes
     ]
     compared = compare_metric(a[metric], b[metric], rule, metric)
+    if compared.shape is not Shape.COST:
+        return replace(
+            change,
+            metric=metric,
+            probes=probes,
+            compared=compared,
+            significant=compared.verdict in MOVED,
+        )
     p = format_p(compared.p_value)
     # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness
     # terms.
@@ -433,6 +459,7 @@ def _with_stored_figures(
         probes=probes,
         significance=significance,
         significant=compared.verdict in MOVED,
+        compared=compared,
     )
 
 
@@ -475,11 +502,9 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
     A change the stored runs of both releases do not tell from noise is titled as such.
     """
     where = PLATFORMS.get(platform_kind, platform_kind.upper())
-    if change is None or change.metric is None or change.ratio is None:
+    metric = change.metric if change is not None else None
+    if change is None or metric is None:
         return f"{case_headline} (jax, {where})"
-    assert change.before_ns is not None and change.after_ns is not None
-    ratio, metric = change.ratio, change.metric
-    figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     # A script's own number or phase by its full name (`json.reg_ms`); a case's program and kind as
     # before.
     named = (
@@ -487,6 +512,13 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
+    if change.compared is not None and change.shape is not Shape.COST and change.significant:
+        return f"{named} {shape_words(change)} since jax {change.first_bad} on {where}"
+    if change.ratio is None:
+        return f"{case_headline} (jax, {where})"
+    assert change.before_ns is not None and change.after_ns is not None
+    ratio = change.ratio
+    figures = f"{metric.format(change.before_ns)} → {metric.format(change.after_ns)}"
     # the stored runs of both releases do not tell it from noise: say so
     if change.significant is False:
         return (
@@ -696,3 +728,15 @@ def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
 def _bounded(text: str) -> str:
     line = " ".join(text.split())
     return line if len(line) <= MAX_WORKAROUND_CHARS else line[: MAX_WORKAROUND_CHARS - 1] + "…"
+
+
+def shape_words(change: Change) -> str:
+    """A value's or a presence's step in a title's words: "changed from 0.25 to -0.49 in every
+    process", "no longer printed (in 0 of 5 processes, was 5 of 5)"."""
+    compared = change.compared
+    assert compared is not None
+    if compared.counts is None:
+        return constant_said(compared)
+    (k_a, n_a), (k_b, n_b) = compared.counts
+    how = "no longer printed" if compared.worse else "printed again"
+    return f"{how} (in {k_b} of {n_b} processes, was {k_a} of {n_a})"

@@ -6,6 +6,9 @@ only (``HARNESS_TEST_SHAPES``)."""
 import json
 
 from harness.main import main
+from harness.metric_names import parse_metric_name
+from harness.store.results import load_results
+from harness.upstream.change import change_from, title
 from tests.commands.test_status_commands import plan
 from tests.conftest import FIXTURES
 
@@ -33,6 +36,9 @@ def test_a_number_that_went_missing_is_a_change_never_no_change(tmp_path, capsys
     assert missing == ["json.loop_ms: printed on 0.4.30 in 3 of 3, missing on 0.4.31 in 3 of 3"]
     [confirmed] = [c for c in data["confirmations"] if c["metric"] == "json.loop_ms"]
     assert confirmed["again"]["shape"] == "presence" and confirmed["again"]["ratio"] is None
+    assert drafted(tmp_path, data, "json.loop_ms") == (
+        "`json.loop_ms` no longer printed (in 0 of 3 processes, was 3 of 3) since jax 0.4.31 on CPU"
+    )
 
 
 def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
@@ -46,6 +52,30 @@ def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
         == "json.draw: changed from 0.25 to -0.49 in every process since 0.4.31 (last 0.4.30)"
     )
     assert "×-1.96" not in out and "×-" not in out
+    assert drafted(tmp_path, data, "json.draw") == (
+        "`json.draw` changed from 0.25 to -0.49 in every process since jax 0.4.31 on CPU"
+    )
+    assert drafted(tmp_path, data, None) == drafted(tmp_path, data, "json.draw"), (
+        "asked for no metric, the draft takes the step that changed"
+    )
+
+
+def drafted(tmp_path, data: dict, metric: str | None) -> str:
+    """The title ``issue`` gives the triage's step, read from the results it stored."""
+    results, _ = load_results(tmp_path / "results")
+    first = data["first_round"]
+    change = change_from(
+        [],
+        results,
+        case=first["case"],
+        sizes=first["sizes"],
+        profile=first["profile"],
+        good="0.4.30",
+        bad="0.4.31",
+        metric=parse_metric_name(metric) if metric else None,
+    )
+    assert change is not None
+    return title(change, "headline", "cpu")
 
 
 def test_a_value_equal_on_both_sides_is_never_a_change(tmp_path, capsys, monkeypatch):
