@@ -254,7 +254,6 @@ def write_issue(request: IssueRequest) -> Written:
             f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} "
             f"under {request.out_dir} and no --good/--bad; find the change first (`nox -s triage "
             f"-- {target}`), then draft it with `nox -s issue -- {target} --good V --bad W`"
-            + (f" (a crash: `nox -s issue -- {target} --status`)" if _crash_stored(request) else "")
         )
     measured = MeasuredHere()
     if change is not None:
@@ -624,9 +623,21 @@ def request_for(opts: IssueOptions) -> IssueRequest:
     )
 
 
-def _crash_stored(request: IssueRequest) -> bool:
-    """Whether a stored answer has a status step to draft (``issue --status``)."""
-    return stored_ending(request) is not None
+def drafts_an_ending(request: IssueRequest) -> bool:
+    """Whether the step to draft is how the processes end: asked (``--status``), or, no metric
+    asked, the step ``--good``/``--bad`` make in the stored results, else the only step stored."""
+    if request.status:
+        return True
+    if request.metric is not None:
+        return False
+    case, sizes, profile = request.case.name, request.sizes, request.profile
+    if request.good is not None and request.bad is not None:
+        mine = _mine(request)
+        ends = (newest_stored(mine, v, sizes, profile) for v in (request.good, request.bad))
+        return crash_between(*ends) is not None
+    answers = read_bisect_answers(request.out_dir, case)
+    metric_step = change_from(answers, [], case=case, sizes=sizes, profile=profile)
+    return metric_step is None and stored_ending(request) is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
@@ -648,7 +659,7 @@ def execute(opts: IssueOptions) -> int:
     check_results_folder(opts.results, opts.script.case)
 
     request = request_for(opts)
-    if request.status:  # the step is how the processes end: the draft for an ending
+    if drafts_an_ending(request):  # one draft pipeline: an ending's sections
         path, shown, _, said = write_crash_issue(request)
         print(issue_screen(shown, [], [], shown_path(path), said), end="")
         return 0

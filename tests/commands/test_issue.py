@@ -16,6 +16,7 @@ from harness.catalogue import discovery
 from harness.commands import issue
 from harness.commands.issue import (
     IssueRequest,
+    drafts_an_ending,
     has_a_change,
     programs_to_time,
     run_script,
@@ -484,14 +485,20 @@ def test_a_stored_answer_its_stored_results_deny_is_one_line_naming_both_and_wha
     assert run.format("0.4.31") in line and run.format("0.4.33") in line
 
 
-def test_a_timing_draft_never_takes_a_crash_s_answer_and_points_to_status(tmp_path):
-    """``issue`` without ``--status``: a stored bisect by status is no timing change; with nothing
-    else to draft about it says so in one line with the command that drafts the crash."""
+def test_issue_drafts_whichever_step_it_finds_an_ending_s_without_being_told(tmp_path):
+    """One pipeline: ``issue`` without ``--status`` drafts the stored crash where no metric's step
+    is stored, and the step ``--good``/``--bad`` make in the stored results; a metric asked is a
+    metric's draft."""
     (tmp_path / "reports").mkdir()
     shutil.copy(FIXTURES / "crash" / ANSWER, tmp_path / "reports" / ANSWER)
     plan = [ReleaseEnv("0.4.33", "0.4.33", "3.12", ("jax==0.4.33",), tmp_path / "venv")]
-    asked = IssueRequest(**(fields(tmp_path) | {"plan": plan}))
-    with pytest.raises(
-        UsageError, match=r"nothing to draft about.*\(a crash: `nox -s issue -- .* --status`\)"
-    ):
-        write_issue(asked)
+    assert drafts_an_ending(IssueRequest(**(fields(tmp_path) | {"plan": plan})))
+    assert not drafts_an_ending(
+        IssueRequest(**(fields(tmp_path) | {"metric": parse_metric_name("loop.wall_ns")}))
+    )
+    given = fields(tmp_path) | {"good": "0.4.31", "bad": "0.4.33"}
+    stored(tmp_path)
+    assert drafts_an_ending(IssueRequest(**given))
+    shutil.rmtree(tmp_path / "results")
+    stored(tmp_path, crashed=False)
+    assert not drafts_an_ending(IssueRequest(**given)), "both ran ok: a metric's step"
