@@ -161,12 +161,7 @@ class HostProfile:
     name = "host"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        if (
-            not step.script
-            or not step.metrics
-            or step.by_status
-            or any(map(is_commit_label, step.pair))
-        ):
+        if not step.script or not step.metrics or any(map(is_commit_label, step.pair)):
             return False
         reproducer = of_kind(found, ReproducerAnswer)
         return reproducer is None or not shown_in_programs(reproducer)

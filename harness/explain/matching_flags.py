@@ -89,7 +89,7 @@ class FlagsNamedLikeTheProgram:
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
         compiled = of_kind(found, CompiledAnswer)
         return (
-            not step.by_status  # a crash's are tried by ``explain.crash``, judged by status
+            bool(step.metrics)  # a crash's are tried by ``explain.crash``, judged by status
             and bool(without_workaround(step, found))
             and compiled is not None
             and bool(one_sided_names(compiled))

@@ -190,7 +190,7 @@ class OpProfile:
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return not step.by_status and any(map(about_run_time, step.metrics))
+        return any(map(about_run_time, step.metrics))
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(

@@ -374,7 +374,8 @@ class ChangedDefaults:
     name = "defaults"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return bool(step.metrics) and not step.by_status  # a crash's are tried by ``explain.crash``
+        # A status step has no metrics: a crash's are tried by ``explain.crash``, judged by status.
+        return bool(step.metrics)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> DefaultsAnswer:
         before, after = step.pair
