@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, UNSETTLED, outcome
 from harness.analysis.groups import release_key
-from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
+from harness.analysis.metrics import metric_samples
 from harness.analysis.significance import MOVED, Shape
 from harness.catalogue.discovery import CaseInfo
 from harness.explain.reproducer_script import REQUIREMENTS
@@ -186,13 +186,12 @@ def description(d: DraftInputs) -> str:
     else:
         moved = "higher" if change.ratio >= 1 else "lower"
     at = f", at {sizes_text(d.sizes)}" if d.sizes else ""
-    where = (d.results, d.case.name, d.sizes, d.full_run.profile)
     sentences = [
         f"{metric.quoted()} got ×{max(change.ratio, 1 / change.ratio):.3g} {moved} between jax "
         f"{change.last_good} and jax {change.first_bad} ({metric.format(change.before_ns)} → "
         f"{metric.format(change.after_ns)}){at}.",
-        how_sure(change, *where),
-        phase_reading(change, *where),
+        how_sure(change),
+        phase_reading(change),
         f"Below the releases: {scrub(change.below)}." if change.below else "",
         context,
     ]
@@ -469,7 +468,7 @@ def script_figures_table(
     keys = [k for k in dict.fromkeys(k for s in samples.values() for k in s) if k.name in programs]
     if not keys:
         return ""
-    shown = [k for k in keys if _moved(k, samples, change)]
+    shown = [k for k in keys if _moved(k, change)]
     rest = [k for k in keys if k not in shown]
 
     def figures(columns: list[MetricKey]) -> str:
@@ -493,21 +492,12 @@ def script_figures_table(
     return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
 
 
-def _moved(
-    key: MetricKey, samples: Mapping[str, Mapping[MetricKey, ProcessSamples]], change: Change | None
-) -> bool:
-    """Whether ``key`` is the change's metric or moved between its two releases by the report's
-    rule."""
-    if change is None:
+def _moved(key: MetricKey, change: Change | None) -> bool:
+    """Whether ``key`` is the change's metric or moved between its two releases, as judged."""
+    if change is None or key == change.metric:
         return True
-    if key == change.metric:
-        return True
-    a, b = samples.get(change.last_good, {}).get(key), samples.get(change.first_bad, {}).get(key)
-    return (
-        a is not None
-        and b is not None
-        and compare_metric(a, b, change.thresholds, key).verdict in MOVED
-    )
+    compared = change.comparisons.get(key)
+    return compared is not None and compared.verdict in MOVED
 
 
 def full_script(d: DraftInputs) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,6 @@ from harness.analysis.significance import (
     Thresholds,
     Verdict,
     constant_said,
-    format_margin,
 )
 from harness.analysis.statuses import OK, ran, status_change, stops_running, summarise, verb
 from harness.findings import Finding, finding_from
@@ -43,7 +42,7 @@ from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_
 from harness.store.files import DocumentProblem, parse_document, read_bounded
 from harness.store.results import StoredResult
 from harness.store.schema import ProcessEnd, RunStatus
-from harness.units import format_p, version_key
+from harness.units import version_key
 
 PLATFORMS = {"cpu": "CPU", "gpu": "GPU"}
 MOVED_WORDS = {Verdict.SLOWER: "slower", Verdict.FASTER: "faster"}
@@ -139,10 +138,7 @@ class Change:
     source: str = ""  # where the releases come from, in words
     answer: str = ""  # the bisect's own one-line answer
     probes: list[ProbeRow] = field(default_factory=list)
-    # The two releases' stored results compared by the report's rule, in words; empty when not
-    # compared.
-    significance: str = ""
-    # whether that rule calls it slower or faster; None: not compared
+    # whether the two releases' stored results differ on the metric by its rule; None: not compared
     significant: bool | None = None
     # a bisect over jax's commits (``bisect --commits``): its answer, the commit or the jaxlib
     below: str = ""
@@ -154,9 +150,15 @@ class Change:
     # What the figures are judged by: the run's thresholds (a bisect answer's own), else the
     # defaults.
     thresholds: Thresholds = field(default_factory=Thresholds)
-    # The two releases' stored results compared by the metric's own rule: its shape and both sides'
-    # facts (a value's two values, a presence's counts) for the page; None: not compared.
-    compared: Comparison | None = None
+    # The two releases' stored results compared, every metric by its own rule: its shape and both
+    # sides' facts (a cost's process medians, a value's two values, a presence's counts), so that a
+    # page formats them and judges nothing; empty: not compared.
+    comparisons: Mapping[MetricKey, Comparison] = field(default_factory=dict)
+
+    @property
+    def compared(self) -> Comparison | None:
+        """The metric's own comparison; None where not compared."""
+        return self.comparisons.get(self.metric) if self.metric is not None else None
 
     @property
     def shape(self) -> Shape:
@@ -406,61 +408,35 @@ def _with_stored_figures(
     if before is None or after is None:
         return change
     a, b = metric_samples(before), metric_samples(after)
+    compared = {key: compare_metric(a.of(key), b.of(key), rule, key) for key in a.keys() | b.keys()}
     metric = change.metric
     if metric is None:
-        changed = []
-        for key in a.keys() | b.keys():
-            comparison = compare_metric(a.of(key), b.of(key), rule, key)
-            if comparison.verdict in MOVED:
-                # An issue reports what got worse, when anything did; a value changed or a number
-                # gone is exact, ahead of any ratio.
-                ratio = comparison.ratio
-                size = abs(math.log(ratio)) if ratio > 0 else math.inf
-                changed.append((comparison.worse, size, key.name, key.kind, key))
+        # An issue reports what got worse, when anything did; a value changed or a number gone is
+        # exact, ahead of any ratio.
+        changed = [
+            (c.worse, abs(math.log(c.ratio)) if c.ratio > 0 else math.inf, key.name, key.kind, key)
+            for key, c in compared.items()
+            if c.verdict in MOVED
+        ]
         if not changed:
-            return change
+            return replace(change, comparisons=compared)
         metric = max(changed)[-1]
-    if metric not in a or metric not in b:  # printed on one side only: a presence's step
-        gone = compare_metric(a.of(metric), b.of(metric), rule, metric)
-        return replace(change, metric=metric, compared=gone, significant=gone.verdict in MOVED)
+    step = compared.get(metric)
+    judged = replace(
+        change,
+        metric=metric,
+        comparisons=compared,
+        significant=step.verdict in MOVED if step is not None else None,
+    )
+    if metric not in a or metric not in b or judged.shape is not Shape.COST:
+        return judged
     probes = [
         p
         if p.median_ns is not None
         else replace(p, median_ns=_figure(mine, p.release, sizes, profile, metric))
         for p in change.probes
     ]
-    compared = compare_metric(a[metric], b[metric], rule, metric)
-    if compared.shape is not Shape.COST:
-        return replace(
-            change,
-            metric=metric,
-            probes=probes,
-            compared=compared,
-            significant=compared.verdict in MOVED,
-        )
-    p = format_p(compared.p_value)
-    # Said as a maintainer reads it: what was timed, the test, and where a change begins; no harness
-    # terms.
-    ranks = "" if math.isnan(compared.rank_p) else " and Mann–Whitney's rank test on them"
-    outcome = (
-        MOVED_WORDS.get(compared.verdict) or format_margin(compared.margin) or "not told from noise"
-    )
-    significance = (
-        f"×{compared.ratio:.3g} at p{'' if p.startswith('<') else '='}{p}, over "
-        f"{compared.processes[0]} and {compared.processes[1]} separate Python processes (Welch's "
-        f"t-test on the log of each process's median{ranks}): {outcome}, where a change means a "
-        f"ratio beyond ×{rule.factor:g} at p < {rule.alpha:g}"
-    )
-    return replace(
-        change,
-        metric=metric,
-        before_ns=a[metric].figure,
-        after_ns=b[metric].figure,
-        probes=probes,
-        significance=significance,
-        significant=compared.verdict in MOVED,
-        compared=compared,
-    )
+    return replace(judged, before_ns=a[metric].figure, after_ns=b[metric].figure, probes=probes)
 
 
 def _figure(

@@ -8,7 +8,7 @@ from harness.catalogue.subjects import PlainScript
 from harness.metric_names import MetricKey
 from harness.render.draft_summary import how_sure, phase_reading, provenance
 from harness.store.results import StoredResult
-from harness.upstream.change import Change
+from harness.upstream.change import Change, change_from
 from tests.conftest import derive, real_result
 
 SOLVE = MetricKey("json", "solve_ms")
@@ -35,35 +35,38 @@ def stored(tmp_path, compile_scale: float, spread: float = 0.0) -> list[StoredRe
     return found
 
 
+def judged(results: list[StoredResult], good: str = "0.9.0") -> Change:
+    """The change ``issue`` reads from the stored results: every metric compared by its rule."""
+    where = {"case": "script-m", "sizes": {}, "profile": "cpu", "metric": SOLVE}
+    change = change_from([], results, good=good, bad="0.9.1", **where)
+    assert change is not None
+    return change
+
+
 def test_a_change_every_process_agrees_on_is_said_so_with_the_phase_that_moved(tmp_path):
-    change = Change(SOLVE, "0.9.0", "0.9.1", 40.0, 664.0)
     results = stored(tmp_path, 16.6)
+    change = judged(results)
     processes = len(results[0].result.processes)
-    assert how_sure(change, results, "script-m", {}, "cpu") == (
+    assert how_sure(change) == (
         f"Measured in {processes} separate Python processes per release: every one on 0.9.1 slower "
         "than every one on 0.9.0."
     )
-    assert phase_reading(change, results, "script-m", {}, "cpu") == (
+    assert phase_reading(change) == (
         "Compile time (×16.6 changed from 1 s to 16.6 s in every process) moved; tracing and "
         "lowering did not."
     )
 
 
 def test_overlapping_processes_are_said_with_the_test_and_no_phase_reading_without_a_move(tmp_path):
-    change = Change(SOLVE, "0.9.0", "0.9.1", 40.0, 44.0)
     results = stored(tmp_path, 1.1, spread=0.2)
-    said = how_sure(change, results, "script-m", {}, "cpu")
+    said = how_sure(judged(results))
     assert (
         said.startswith("Measured in")
         and "whose figures overlap: the medians differ ×1.1 at p=" in said
     )
-    assert (
-        phase_reading(Change(SOLVE, "0.9.0", "0.9.1"), stored(tmp_path, 1.0), "script-m", {}, "cpu")
-        == ""
-    )
-    assert how_sure(Change(SOLVE, "0.8.0", "0.9.1"), results, "script-m", {}, "cpu") == "", (
-        "no result of 0.8.0"
-    )
+    assert phase_reading(judged(stored(tmp_path, 1.0))) == ""
+    assert how_sure(judged(results, good="0.8.0")) == "", "no result of 0.8.0"
+    assert phase_reading(Change(SOLVE, "0.9.0", "0.9.1")) == "", "not compared"
 
 
 def test_a_script_is_the_user_s_and_a_case_cites_its_discussion():

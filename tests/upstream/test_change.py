@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from harness.analysis.significance import Thresholds
+from harness.analysis.significance import Thresholds, Verdict
 from harness.findings import Finding, FollowUp
 from harness.metric_names import MetricKey
 from harness.store.results import StoredResult
@@ -212,28 +212,23 @@ def test_the_fixture_answer_has_the_stored_shape():
     assert {"case", "sizes", "profile", "last_good", "first_bad"} <= set(data)
 
 
-def test_stored_figures_come_with_their_comparison_in_words(tmp_path):
+def test_stored_figures_come_with_every_metric_s_comparison_judged_once(tmp_path):
+    """The page formats what the change carries: the metric's comparison and every other metric's,
+    each by its own rule, judged here and never again by a renderer."""
     claim = metric_answer(
         sizes=STORED_SIZES, criterion="claim", metric=None, last_good="0.4.26", first_bad="0.12.0.1"
     )
     dispatch = MetricKey("two_scans", "dispatch")
     where = {"case": "scan_sync", "sizes": STORED_SIZES, "profile": "cpu", "metric": dispatch}
     as_run = change_from([claim], stored(), **where)
-    assert (
-        "over 5 and 5 separate Python processes" in as_run.significance
-        and ": within ±" in as_run.significance
-    ), "×0.015 over 5 and 5 processes measured together: the ranks cannot go below 0.0079"
-    change = change_from([claim], stored(tmp_path), **where)
-    assert change.significance.startswith(
-        "×0.01"
-    ) and ": faster, where a change means a ratio beyond ×" in (change.significance)
-    # Said in words a maintainer reads without knowing the harness: what was timed and by which
-    # test.
-    assert (
-        "10 and 10 separate Python processes (Welch's t-test on the log of each process's median "
-        "and " in (change.significance)
+    assert as_run.compared is not None and as_run.compared.processes == (5, 5)
+    assert as_run.compared.verdict is Verdict.UNDECIDED and as_run.significant is False, (
+        "×0.015 over 5 and 5 processes measured together: the ranks cannot go below 0.0079"
     )
-    assert "harness" not in change.significance
+    change = change_from([claim], stored(tmp_path), **where)
+    assert change.compared is not None and change.compared.verdict is Verdict.FASTER
+    assert change.compared.processes == (10, 10) and change.significant is True
+    assert MetricKey("two_scans", "wall") in change.comparisons, "the other metrics, judged too"
 
 
 def test_a_change_the_stored_runs_do_not_tell_from_noise_is_titled_so():
