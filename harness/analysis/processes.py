@@ -356,8 +356,6 @@ def compare_processes(
             ratio, bootstrap, math.sqrt(2) * invocation_spread, thresholds.confidence
         )
     positive = min(a_medians) > 0 and min(b_medians) > 0
-    if not positive:
-        flags.append("a process median is not positive: no test")
     p_value = margin = rank_p = math.nan
     test = None
     if positive and min(len(a), len(b)) >= 2:
@@ -367,14 +365,19 @@ def compare_processes(
             known_variance=2 * invocation_spread**2,
         )
         p_value, margin = test.p_value, welch_margin(test, thresholds.confidence)
-    if thresholds.rank_guard and not invocation_spread:
+    if (thresholds.rank_guard or not positive) and not invocation_spread:
         rank_p = mann_whitney_p(a_medians, b_medians)
+    if not positive:
+        # A cost that fell to 0 on B (a loop no longer run) has no log for Welch's test: its ranks
+        # alone decide a change, and nothing says "unchanged" (no margin).
+        flags.append("a process median is not positive: the ranks alone decide")
+        p_value = rank_p
     verdict = _verdict(
         ratio,
         (p_value, margin, rank_p),
         test,
         (len(a), len(b)),
-        enough and positive,
+        enough and not math.isnan(p_value),
         thresholds,
         flags,
     )

@@ -203,11 +203,17 @@ def test_processes_without_samples_are_left_out():
         compare_processes(a, [[], []], FAST)
 
 
-def test_zero_timings_give_no_test():
+def test_a_cost_that_fell_to_zero_is_judged_by_its_ranks_alone():
+    """No log of 0 for Welch's test: the rank test decides a change where it can, never a "no
+    change" (no margin), and a side starting at 0 stays undecided."""
     assert compare_processes([[0, 0]] * 3, [steady(5)] * 3, FAST).verdict == UNDECIDED
-    result = compare_processes([steady(5)] * 3, [[0, 0, 0]] * 3, FAST)
-    assert result.verdict == UNDECIDED and math.isnan(result.p_value)
-    assert "a process median is not positive: no test" in result.flags
+    few = compare_processes([steady(5)] * 3, [[0, 0, 0]] * 3, FAST)
+    assert few.verdict == UNDECIDED and few.p_value > FAST.alpha, "3 and 3 ranks cannot decide"
+    assert "a process median is not positive: the ranks alone decide" in few.flags
+    gone = [[0.0, 0.0, 0.0]] * 10
+    assert compare_processes([steady(5 + i / 10) for i in range(10)], gone).verdict == FASTER
+    half = [steady(5)] * 5 + [[0.0, 0.0]] * 5
+    assert compare_processes([steady(5)] * 10, half).verdict == UNDECIDED
 
 
 # --- the interval ---
