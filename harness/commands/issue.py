@@ -75,6 +75,7 @@ from harness.upstream.change import (
     newest_result,
     newest_stored,
     read_bisect_answers,
+    read_steps,
     read_triage_answers,
     sides_words,
     status_answer,
@@ -238,7 +239,7 @@ def write_issue(request: IssueRequest) -> Written:
     )
     mine: list[StoredResult] = [r for r in results if r.case == case.name]
     change = change_from(
-        read_bisect_answers(request.out_dir, case.name),
+        read_steps(request.out_dir, case.name),
         mine,
         case=case.name,
         sizes=sizes,
@@ -251,9 +252,9 @@ def write_issue(request: IssueRequest) -> Written:
     if change is None and request.plan is not None:
         target = " ".join(case.subject.named_by(case.name, case.subject.script_file))
         raise UsageError(
-            f"nothing to draft about: no bisect answer for {case.name} at {sizes_text(sizes)} "
-            f"under {request.out_dir} and no --good/--bad; find the change first (`nox -s triage "
-            f"-- {target}`), then draft it with `nox -s issue -- {target} --good V --bad W`"
+            f"nothing to draft about: no bisect or triage answer for {case.name} at "
+            f"{sizes_text(sizes)} under {request.out_dir} and no --good/--bad; find the change "
+            f"first (`nox -s triage -- {target}`), then draft it with `nox -s issue -- {target}`"
         )
     measured = MeasuredHere()
     if change is not None:
@@ -329,7 +330,7 @@ def change_again(request: IssueRequest, mine: Sequence[StoredResult], before: Ch
     """The change read again once its releases were measured here: the stored figures now give
     it."""
     again = change_from(
-        read_bisect_answers(request.out_dir, request.case.name),
+        read_steps(request.out_dir, request.case.name),
         mine,
         case=request.case.name,
         sizes=request.sizes,
@@ -635,7 +636,7 @@ def drafts_an_ending(request: IssueRequest) -> bool:
         mine = _mine(request)
         ends = (newest_stored(mine, v, sizes, profile) for v in (request.good, request.bad))
         return crash_between(*ends) is not None
-    answers = read_bisect_answers(request.out_dir, case)
+    answers = read_steps(request.out_dir, case)
     metric_step = change_from(answers, [], case=case, sizes=sizes, profile=profile)
     return metric_step is None and stored_ending(request) is not None
 
@@ -646,7 +647,7 @@ def has_a_change(request: IssueRequest) -> bool:
 
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True
-    answers = read_bisect_answers(request.out_dir, request.case.name)
+    answers = read_steps(request.out_dir, request.case.name)
     return (
         change_from(
             answers, [], case=request.case.name, sizes=request.sizes, profile=request.profile

@@ -359,7 +359,12 @@ def evidence(d: DraftInputs) -> str:
         ]
     parts += why(d)
     per_release = releases_table(
-        d.results, d.case.name, d.sizes, d.full_run.profile, change.metric if change else None
+        d.results,
+        d.case.name,
+        d.sizes,
+        d.full_run.profile,
+        change.metric if change else None,
+        values=change is not None and change.shape is Shape.VALUE,
     )
     phases = script_figures_table(
         d.results, d.case.name, d.full_run.profile, change, d.case.subject.figure_programs
@@ -409,9 +414,11 @@ def releases_table(
     sizes: dict[str, int],
     profile: str,
     metric: MetricKey | None,
+    *,
+    values: bool = False,
 ) -> str:
     """A row per release stored at the script's sizes and profile: the metric, its step from the
-    last, the claim."""
+    last (a value's: the same or changed, never a ratio), the claim."""
     mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
     releases = sorted({r.release for r in mine}, key=release_key)
     rows, previous = [], None
@@ -424,6 +431,8 @@ def releases_table(
         if newest is not None and metric is not None and metric in metric_samples(newest):
             figure = metric_samples(newest)[metric].figure
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
+        if values and figure is not None and previous is not None:  # a value: equal or not
+            step = "same" if figure == previous else "changed"
         shown = (
             metric.format(figure)
             if metric is not None and figure is not None
@@ -443,7 +452,7 @@ def releases_table(
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is "
-        f"its ratio to the release above{claim}:"
+        f"{'whether it is the same as' if values else 'its ratio to'} the release above{claim}:"
     )
     return caption + "\n\n" + table(rows, ["jax", label, "vs previous", "claim"])
 

@@ -3,6 +3,7 @@ plot of the metric over releases, and the JSON."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from harness.analysis.metrics import MetricKey, union_keys
 from harness.analysis.metrics import metric_samples as samples_of
 from harness.analysis.plot_points import metric_series
 from harness.analysis.significance import Comparison, format_margin
+from harness.findings import Finding
 from harness.names import inside
 from harness.render.json_out import comparison_json
 from harness.render.range_screen import unmeasured_line
@@ -113,16 +115,25 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
     library's own releases, the bisect below the releases, a workaround's setting)."""
     step = change.step
-    libraries = libraries_line(setting, step.before, step.after)
-    defaults = why_lines(
-        setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
-    )
-    said = [f.markdown() for f in [*([libraries] if libraries else []), *defaults]]
+    said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
     said += [f.markdown() for f in follow_ups(setting, change)]
     lines = [f"- {inline(answer)}", *(f"  - {line}" for line in said)]
     return (
         "\n".join([*lines, *_died_lines(change)]) if step.criterion.is_status else "\n".join(lines)
     )
+
+
+def step_findings(
+    change: Confirmation, setting: Setting, *, with_step: bool = True
+) -> list[Finding]:
+    """Why a confirmed step moved, as far as measured: its libraries (a plain script's own), then
+    what each kind found (the step's own findings only ``with_step``: once per step)."""
+    step = change.step
+    libraries = libraries_line(setting, step.before, step.after)
+    defaults = why_lines(
+        setting, step.before, step.after, change.comparison, step.criterion, with_step=with_step
+    )
+    return [*([libraries] if libraries else []), *defaults]
 
 
 def _died_lines(change: Confirmation) -> list[str]:
@@ -268,6 +279,8 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             else "not confirmed",
             "reason": c.reason,
             **({"status": _status_cells(c)} if c.step.criterion.is_status else {}),
+            # What the issue draft reads of why, as a bisect answer's ``findings`` are.
+            "findings": [f.data() for f in step_findings(c, setting)] if c.confirmed else [],
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},
         }
         for c in found.confirmations
@@ -278,6 +291,7 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
         "answers": answers(found),
         "family_error": family_error(found, setting.thresholds),
         "faults": [{"release": release, "fault": fault} for release, fault in found.faults()],
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         **why_json(setting),
     }
 

@@ -76,6 +76,38 @@ def read_triage_answers(reports_dir: Path, case: str) -> list[BisectAnswer]:
     return _read_answers(reports_dir, "triage", case)
 
 
+def read_steps(reports_dir: Path, case: str) -> list[BisectAnswer]:
+    """Every stored step of ``case`` a draft can be about: each bisect answer, and each confirmed
+    step of each triage answer read as the bisect answer of that step would say it."""
+    return [
+        *read_bisect_answers(reports_dir, case),
+        *(step for each in read_triage_answers(reports_dir, case) for step in triage_steps(each)),
+    ]
+
+
+def triage_steps(answer: BisectAnswer) -> list[BisectAnswer]:
+    """A triage answer's confirmed steps, each as a bisect answer of its metric (its ends, the
+    findings of its why, the run's thresholds, compiled programs and reproducers); the lead
+    first."""
+    data = answer.data
+    first = data.get("first_round") if isinstance(data, dict) else None
+    if not isinstance(first, dict):
+        return []
+    shared = {k: first.get(k) for k in ("case", "sizes", "profile", "thresholds")}
+    shared |= {k: data.get(k) for k in ("compiled", "reproducer", "created_at")}
+    steps = []
+    for each in data.get("confirmations") or []:
+        if not isinstance(each, dict) or each.get("outcome") != "confirmed":
+            continue
+        metric = each.get("metric")
+        if metric == STATUS_CRITERION or Judged.named(str(metric)) is not None:
+            continue  # an ending's (``status_answer``) or the claim's: no metric to draft
+        step = {"criterion": "metric", "metric": metric, "findings": each.get("findings")}
+        step |= {"last_good": each.get("before"), "first_bad": each.get("after")}
+        steps.append(BisectAnswer(answer.name, shared | step))
+    return steps
+
+
 def _read_answers(reports_dir: Path, command: str, case: str) -> list[BisectAnswer]:
     paths = [
         reports_dir / f"{command}-{case}.json",
@@ -198,6 +230,8 @@ def change_from(
     """The change to quote: ``good``/``bad`` when given, else the newest usable bisect answer; None
     if neither."""
     usable = [a for a in answers if _matches(a.data, case, sizes, profile)]
+    asked = [a for a in usable if metric is not None and a.data.get("metric") == metric.metric_name]
+    usable = asked or usable  # a metric asked: the step of that metric where one is stored
     rule = thresholds or Thresholds()
     if good is not None and bad is not None:
         usable = [a for a in usable if answer_ends(a.data) == (good, bad)]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.analysis.metrics import compare_results
-from harness.analysis.significance import MOVED, Comparison, Thresholds, Verdict
+from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.analysis.statuses import ran, summarise
 from harness.catalogue.discovery import CaseInfo
@@ -176,7 +176,10 @@ def newest_line(
         return (
             f"jax {newest}, the newest release on the index, gave no figure of {metric.metric_name}"
         )
-    ratio = format_ratio(against_good.ratio)
+    # A value or a presence is said by what each side showed, never a ratio.
+    ratio = (
+        format_ratio(against_good.ratio) if against_good.shape is Shape.COST else against_good.said
+    )
     if against_good.verdict == step.verdict and step.verdict in MOVED:
         return f"still on {newest}: {ratio} against jax {good}"
     if against_good.verdict == Verdict.UNCHANGED or (

@@ -224,10 +224,11 @@ def test_with_a_plan_and_no_change_to_draft_about_it_says_so_in_one_line_before_
     ]
     (tmp_path / "reports").mkdir()
     with pytest.raises(
-        UsageError, match="nothing to draft about: no bisect answer for scan_sync"
+        UsageError, match="nothing to draft about: no bisect or triage answer for scan_sync"
     ) as refused:
         write_issue(request(tmp_path, plan=plan, metric=None))
     assert "nox -s triage -- --case scan_sync" in str(refused.value)
+    assert "then draft it with `nox -s issue -- --case scan_sync`" in str(refused.value)
     assert (
         not (tmp_path / "reports" / "issues").exists()
         and not (tmp_path / "release-jax-0.4.33").exists()

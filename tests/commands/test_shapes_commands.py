@@ -8,7 +8,7 @@ import json
 from harness.main import main
 from harness.metric_names import parse_metric_name
 from harness.store.results import load_results
-from harness.upstream.change import change_from, title
+from harness.upstream.change import change_from, read_steps, title
 from tests.commands.test_status_commands import plan
 from tests.conftest import FIXTURES
 
@@ -58,20 +58,26 @@ def test_a_computed_value_that_changed_is_said_with_its_values_never_a_ratio(
     assert drafted(tmp_path, data, None) == drafted(tmp_path, data, "json.draw"), (
         "asked for no metric, the draft takes the step that changed"
     )
+    stored = read_steps(tmp_path / "reports", data["first_round"]["case"])
+    assert [(step.data["metric"], step.data["last_good"]) for step in stored] == [
+        ("json.draw", "0.4.30")
+    ], "the triage's JSON beside its page: its confirmed step, as issue reads it"
+    assert drafted(tmp_path, data, None, ends=False) == drafted(tmp_path, data, "json.draw")
 
 
-def drafted(tmp_path, data: dict, metric: str | None) -> str:
-    """The title ``issue`` gives the triage's step, read from the results it stored."""
+def drafted(tmp_path, data: dict, metric: str | None, *, ends: bool = True) -> str:
+    """The title ``issue`` gives the triage's step, read from the results it stored: between the
+    two releases given (``ends``), else the step its stored answer names."""
     results, _ = load_results(tmp_path / "results")
     first = data["first_round"]
     change = change_from(
-        [],
+        read_steps(tmp_path / "reports", first["case"]),
         results,
         case=first["case"],
         sizes=first["sizes"],
         profile=first["profile"],
-        good="0.4.30",
-        bad="0.4.31",
+        good="0.4.30" if ends else None,
+        bad="0.4.31" if ends else None,
         metric=parse_metric_name(metric) if metric else None,
     )
     assert change is not None

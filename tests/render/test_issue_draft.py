@@ -396,6 +396,12 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
         "what moved, and the one asked about"
     )
     assert "The other 2, which did not move" in folded
+    from harness.render.issue_draft import releases_table
+
+    reg = MetricKey("json", "reg_ms")
+    as_values = releases_table(stored, "script-repro", {}, stored[0].profile, reg, values=True)
+    assert "| changed " in as_values and "×1.7" not in as_values, "a value's step is no ratio"
+    assert "whether it is the same as the release above" in as_values
     assert "process.import_ns" in folded and "process.peak_rss_bytes" in folded
 
 

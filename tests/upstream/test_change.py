@@ -16,6 +16,7 @@ from harness.upstream.change import (
     MAX_WORKAROUND_CHARS,
     BisectAnswer,
     Change,
+    answer_ends,
     change_from,
     crash_between,
     newest_stored,
@@ -24,6 +25,7 @@ from harness.upstream.change import (
     sides_words,
     status_answer,
     title,
+    triage_steps,
     with_script_figures,
     workaround_of,
 )
@@ -493,3 +495,25 @@ def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
     newer = side("0.4.33", dead=True, created="2026-02-01T00:00:00+00:00")
     assert newest_stored([older, newer], "0.4.33", {"N": 1000}, "cpu") is newer
     assert newest_stored([older, newer], "0.4.33", {"N": 10}, "cpu") is None
+
+
+def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about():
+    """Each confirmed step of a metric, with its findings and the run's thresholds; an ending's and
+    the claim's are not (an ending is drafted from ``status_answer``), nor a step not confirmed."""
+    confirmations = [
+        {"metric": "json.draw", "before": "0.4.38", "after": "0.5.0", "outcome": "confirmed"},
+        {"metric": "status", "before": "0.5.0", "after": "0.5.1", "outcome": "confirmed"},
+        {"metric": "claim", "before": "0.5.0", "after": "0.5.1", "outcome": "confirmed"},
+        {"metric": "scan.wall", "before": "0.5.0", "after": "0.5.1", "outcome": "undecided"},
+    ]
+    confirmations[0]["findings"] = [{"text": "the workaround: set it", "leads": True}]
+    first = {"case": "c", "sizes": {}, "profile": "cpu", "thresholds": {"factor": 1.2}}
+    answer = BisectAnswer("triage-c.json", {"first_round": first, "confirmations": confirmations})
+    [step] = triage_steps(answer)
+    assert answer_ends(step.data) == ("0.4.38", "0.5.0") and step.data["metric"] == "json.draw"
+    change = change_from([step], [], case="c", sizes={}, profile="cpu")
+    assert change is not None and change.source == "`triage-c.json`"
+    assert change.thresholds.factor == 1.2 and [f.text for f in change.why] == [
+        "the workaround: set it"
+    ]
+    assert triage_steps(BisectAnswer("triage-c.json", None, "not JSON")) == []
