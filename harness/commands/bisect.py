@@ -135,11 +135,10 @@ def _bisect(
 ) -> tuple[Bisected, dict[str, Any]]:
     """One metric's (or the claim's) bisect (``options``: the run's, for that metric), its answer
     written (and ``printed``); the outcome with its setting, and its data."""
-    case, metric = options.case, options.metric
+    case = options.case
     terms = FIX if options.fix else REGRESSION
-    status = options.criterion.is_status
     judge = Judge(
-        run.prober, options.first, options.last, metric, options.thresholds, terms, status
+        run.prober, options.first, options.last, options.criterion, options.thresholds, terms
     )
     count, expected = 0, expected_probes(len(run.labels))
     probing = time.monotonic()

@@ -111,10 +111,9 @@ def run_commit_bisect(options: RangeOptions) -> int:
         prober,
         options.first,
         options.last,
-        options.metric,
+        options.criterion,
         options.thresholds,
         terms,
-        options.criterion.is_status,
     )
 
     def base(jaxlib: str) -> ReleaseEnv:

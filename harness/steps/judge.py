@@ -33,7 +33,7 @@ from enum import StrEnum
 from functools import cached_property
 
 from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, outcome
-from harness.analysis.metrics import MetricKey, ProcessSamples, compare_metric, metric_samples
+from harness.analysis.metrics import ProcessSamples, compare_metric, metric_samples
 from harness.analysis.significance import (
     OPPOSITE,
     Comparison,
@@ -43,6 +43,7 @@ from harness.analysis.significance import (
 )
 from harness.analysis.statuses import StatusSummary, ends_of, ran, summarise
 from harness.errors import UsageError
+from harness.metric_names import Criterion
 from harness.steps.probes import Probe, ProbeRelease
 from harness.store.results import StoredResult
 from harness.store.schema import RunStatus
@@ -124,18 +125,17 @@ class Judge:
         measure: ProbeRelease,
         good: str,
         bad: str,
-        metric: MetricKey | None,
+        criterion: Criterion,
         thresholds: Thresholds,
         terms: Terms = REGRESSION,
-        status: bool = False,
     ) -> None:
         self.measure = measure
         self.terms = terms
-        self.status = status
+        self.criterion = criterion
         # "ok" or how every process died, once the good endpoint ran
         self.good_status: str | None = None
         self.good, self.bad = good, bad
-        self.metric = metric
+        self.metric = criterion.metric
         self.thresholds = thresholds
         self.good_result: StoredResult | None = None
         self.bad_result: StoredResult | None = None
@@ -165,7 +165,7 @@ class Judge:
         return result if self.metric is None or self.metric in metric_samples(result) else first
 
     def __call__(self, release: str) -> Judgement:
-        if self.status:
+        if self.criterion.is_status:
             return by_status(self, release)
         measurement, good, bad = self._probe(release, False)
         problem, result = _usable(measurement), measurement.result

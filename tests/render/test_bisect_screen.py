@@ -39,7 +39,10 @@ SETTING = Setting(
 def bisected(metric, scales=SCALES, hint=None):
     key = parse_metric_name(metric)
     found = bisect(
-        RELEASES, Judge(FakeScriptReleases(scales), RELEASES[0], RELEASES[-1], key, Thresholds())
+        RELEASES,
+        Judge(
+            FakeScriptReleases(scales), RELEASES[0], RELEASES[-1], Criterion.of(key), Thresholds()
+        ),
     )
     return Bisected(
         found, dataclasses.replace(SETTING, criterion=Criterion.of(key, Judged.CLAIM)), hint

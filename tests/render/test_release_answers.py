@@ -43,7 +43,9 @@ def setting(metric=WALL, by=Judged.CLAIM, **changes):
 
 def bisected(metric=WALL, scales=None):
     fake = FakeReleases(scales or {"0.4.30": 1, "0.4.31": None, "0.4.33": 3, "0.4.34": 3})
-    return bisect(RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], metric, Thresholds()))
+    return bisect(
+        RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], Criterion.of(metric), Thresholds())
+    )
 
 
 def test_the_json_answer_is_what_the_issue_draft_reads(tmp_path):
@@ -109,7 +111,9 @@ def test_the_markdown_gives_the_answer_the_count_and_the_evidence_the_screen_its
 
 def test_a_claim_bisect_shows_the_claim_and_its_evidence():
     fake = FakeReleases(dict.fromkeys(RELEASES, 1), holds={"0.4.30": False, "0.4.31": False})
-    found = bisect(RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], None, Thresholds()))
+    found = bisect(
+        RELEASES, Judge(fake, RELEASES[0], RELEASES[-1], Criterion(Judged.EVERY), Thresholds())
+    )
     markdown = bisect_markdown(found, setting(metric=None))
     assert_valid_tables(markdown)
     assert "by the case's claim" in markdown

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.bisection import bisect, expected_probes, sweep
 from harness.steps.judge import FIX, Judge, Judgement, ReleaseVerdict
 from harness.steps.probes import Probe
@@ -101,7 +101,7 @@ def test_expected_probes():
 def test_bisect_with_the_real_judge_over_fake_releases_with_a_skip():
     scales = dict.fromkeys(RANGE[:6], 1.0) | dict.fromkeys(RANGE[6:], 3.0) | {"0.4.30": None}
     fake = FakeReleases(scales)
-    found = bisect(RANGE, Judge(fake, RANGE[0], RANGE[-1], WALL, Thresholds()))
+    found = bisect(RANGE, Judge(fake, RANGE[0], RANGE[-1], Criterion.of(WALL), Thresholds()))
     assert (found.last_good, found.first_bad) == ("0.4.31", "0.4.33")
     assert [j.verdict for j in found.probes] == [
         ReleaseVerdict.GOOD,
@@ -134,7 +134,7 @@ def test_a_sweep_reports_every_step_of_a_series_that_goes_up_and_back_down():
         "the same processes: no step, no proof"
     )
     # Bisecting the same range sees no change at all: the endpoints agree.
-    assert not bisect(releases, Judge(fake, "r0", "r5", WALL, Thresholds())).found
+    assert not bisect(releases, Judge(fake, "r0", "r5", Criterion.of(WALL), Thresholds())).found
 
 
 def test_a_sweep_without_a_metric_compares_every_metric_the_results_have():
@@ -208,7 +208,9 @@ def test_endpoints_that_agree_are_told_apart_from_an_endpoint_that_cannot_run():
 
 def test_the_real_judge_reasons_in_the_terms_of_a_fix():
     fake = FakeReleases({"a": 3, "b": 3, "c": 1})
-    found = bisect(["a", "b", "c"], Judge(fake, "a", "c", WALL, Thresholds(), FIX), FIX)
+    found = bisect(
+        ["a", "b", "c"], Judge(fake, "a", "c", Criterion.of(WALL), Thresholds(), FIX), FIX
+    )
     assert found.answer() == "fixed in c (last broken b)"
     assert found.probes[0].reason == "the broken endpoint"
     assert found.probes[1].reason.startswith("faster than the broken endpoint")
@@ -218,7 +220,7 @@ def test_the_real_judge_reasons_in_the_terms_of_a_fix():
 def test_undecided_endpoints_are_never_called_agreeing_and_exit_3():
     from harness.commands.bisect import bisect_exit
 
-    judge = Judge(FakeReleases({"a": 1, "b": 1}), "a", "b", WALL, Thresholds())
+    judge = Judge(FakeReleases({"a": 1, "b": 1}), "a", "b", Criterion.of(WALL), Thresholds())
     judge("a")
     undecided = judge("b")  # the same samples, the interval wider than the ×1.05 band
     assert undecided.vs_good.verdict == Verdict.UNDECIDED

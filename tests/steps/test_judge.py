@@ -6,7 +6,7 @@ import pytest
 
 from harness.analysis.significance import Thresholds, Verdict
 from harness.errors import UsageError
-from harness.metric_names import MetricKey, parse_metric_name
+from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.steps.judge import Judge, ReleaseVerdict
 from harness.steps.probes import Probe
 from harness.store.results import StoredResult
@@ -19,7 +19,7 @@ DEFAULTS = Thresholds()
 def judged(fake: FakeReleases, metric: MetricKey | None = WALL, thresholds: Thresholds = DEFAULTS):
     """Judge every release of ``fake`` in order (endpoints first, as the bisection does)."""
     releases = fake.releases
-    judge = Judge(fake, releases[0], releases[-1], metric, thresholds)
+    judge = Judge(fake, releases[0], releases[-1], Criterion.of(metric), thresholds)
     order = [releases[0], releases[-1], *releases[1:-1]]
     return judge, {release: judge(release) for release in order}
 
@@ -104,7 +104,7 @@ def test_releases_without_a_usable_result_are_skipped():
 
 def test_an_unknown_metric_is_refused_with_the_known_names_before_anything_else_is_measured():
     fake = FakeReleases({"a": 1, "b": 3})
-    judge = Judge(fake, "a", "b", parse_metric_name("nope.wall_ns"), Thresholds())
+    judge = Judge(fake, "a", "b", Criterion.of(parse_metric_name("nope.wall_ns")), Thresholds())
     with pytest.raises(
         UsageError, match=r"unknown metric nope.wall_ns .* eager.wall_ns, eager.dispatch_ns"
     ):
@@ -139,7 +139,7 @@ def test_by_the_claim_endpoints_with_the_same_outcome_leave_nothing_to_find():
 
 def test_a_release_without_the_metric_is_skipped_not_refused():
     fake = FakeReleases({"a": 1, "b": 2, "c": 3})
-    judge = Judge(fake, "a", "c", WALL, Thresholds())
+    judge = Judge(fake, "a", "c", Criterion.of(WALL), Thresholds())
     judge("a"), judge("c")
     without_eager = derive(real_result("async_dispatch-0.12.0.1"), release="b", scale=2)
     # schema version 2: every process times its own programs
@@ -216,7 +216,7 @@ class SeparateRuns(FakeReleases):
 
 def test_endpoints_from_separate_runs_under_load_are_measured_again_together_not_given_up():
     fake = SeparateRuns({"a": 1, "b": 3})
-    judge = Judge(fake, "a", "b", WALL, Thresholds())
+    judge = Judge(fake, "a", "b", Criterion.of(WALL), Thresholds())
     judge("a")
     verdict = judge("b")
     assert fake.together == [(["a", "b"], True, "all")], (
@@ -232,7 +232,7 @@ def status_bisect(scales, terms=None):
     releases = FakeReleases(scales)
     names = list(scales)
     terms = terms or REGRESSION
-    judge = Judge(releases, names[0], names[-1], None, Thresholds(), terms, status=True)
+    judge = Judge(releases, names[0], names[-1], Criterion(Judged.STATUS), Thresholds(), terms)
     return bisect(names, judge, terms), releases, FIX
 
 
