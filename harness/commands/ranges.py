@@ -384,7 +384,7 @@ class RangeRun:
         step = Step(
             before,
             after,
-            tuple(c.metric for c in criteria if c.metric is not None),
+            tuple(criteria),
             self.platform,
             self.options.thresholds,
             self.options.places.out,
@@ -394,7 +394,6 @@ class RangeRun:
             libraries=libraries.moved_with_jax(before, after),
             declared=tuple(libraries.moved(before, after)),
             defaults_between=releases,
-            by_status=any(c.is_status for c in criteria),
         )
         return gather(kinds_for(step), step, self.sides, budget, kept)
 

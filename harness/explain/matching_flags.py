@@ -96,7 +96,7 @@ class FlagsNamedLikeTheProgram:
         )
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> MatchedFlags:
-        step = dataclasses.replace(step, metrics=without_workaround(step, found))
+        step = step.narrowed(without_workaround(step, found))
         compiled = of_kind(found, CompiledAnswer)
         names = tuple(one_sided_names(compiled)) if compiled is not None else ()
         answer = MatchedFlags(

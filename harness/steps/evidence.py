@@ -27,7 +27,7 @@ import hashlib
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -37,7 +37,7 @@ from harness.analysis.spending import CHANGES
 from harness.errors import UsageError
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
-from harness.metric_names import MetricKey
+from harness.metric_names import Criterion, MetricKey
 from harness.steps.probes import Probe, ReleaseProber
 from harness.store.files import output_folder
 from harness.store.results import StoredResult
@@ -54,7 +54,8 @@ class Step:
 
     before: str
     after: str
-    metrics: tuple[MetricKey, ...]  # the metrics the step moved (none: only the claim flipped)
+    # What moved: each metric, or how the processes end (none: only the claim flipped).
+    criteria: tuple[Criterion, ...]
     platform: str  # the profile's platform: cpu, gpu
     thresholds: Thresholds
     out: Path  # the folder the answer's page is written to
@@ -71,9 +72,22 @@ class Step:
     # Below releases: the releases whose defaults are compared (a commit step's own two sides may
     # share jax's Python, or its jaxlib); None: the step's own sides.
     defaults_between: Pair | None = None
-    # A status step (a release whose processes die beside one that runs ok): judged by how its
-    # processes end, never by a number (``metrics`` empty).
-    by_status: bool = False
+
+    @property
+    def metrics(self) -> tuple[MetricKey, ...]:
+        """The metrics the step moved."""
+        return tuple(c.metric for c in self.criteria if c.metric is not None)
+
+    def narrowed(self, metrics: Collection[MetricKey]) -> Step:
+        """The step asked of ``metrics`` alone among its metrics (its other criteria kept)."""
+        kept = tuple(c for c in self.criteria if c.metric is None or c.metric in metrics)
+        return dataclasses.replace(self, criteria=kept)
+
+    @property
+    def by_status(self) -> bool:
+        """A status step (a release whose processes die beside one that runs ok): judged by how its
+        processes end, never by a number (``metrics`` empty)."""
+        return any(c.is_status for c in self.criteria)
 
     @property
     def changed(self) -> bool:
@@ -408,9 +422,7 @@ def gather(
         found.append(answer)
         if isinstance(answer, Answers):
             answered = set(answer.answered())
-            asked = dataclasses.replace(
-                asked, metrics=tuple(m for m in asked.metrics if m.metric_name not in answered)
-            )
+            asked = asked.narrowed([m for m in asked.metrics if m.metric_name not in answered])
         kept((*found, Spent(step.before, step.after, seconds)))
         if answer.settles or (step.metrics and not asked.metrics):
             break

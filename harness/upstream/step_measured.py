@@ -204,7 +204,7 @@ def reproduce(
     step = Step(
         request.good,
         request.bad,
-        (metric,),
+        (Criterion.of(metric),),
         platform,
         rule,
         request.out_dir,

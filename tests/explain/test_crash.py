@@ -18,6 +18,7 @@ from harness.explain.crash import (
 from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.kinds import KINDS, kinds_for
 from harness.explain.tried import Trial
+from harness.metric_names import Criterion, Judged, parse_metric_name
 from harness.render.why import crash_lines
 from harness.steps.evidence import Step
 from tests.conftest import SEGFAULT, as_stored, derive, died, real_result
@@ -40,12 +41,20 @@ def segfaults(processes=STATUS_SCREEN, release="0.10.2"):
 
 
 def step(before="0.10.1", after="0.10.2"):
-    return Step(before, after, (), "cpu", Thresholds(), None, "answer", by_status=True)  # type: ignore[arg-type]
+    return Step(before, after, (Criterion(Judged.STATUS),), "cpu", Thresholds(), None, "answer")  # type: ignore[arg-type]
 
 
 def test_a_status_step_is_one_whose_only_metric_is_status():
     assert step().by_status and step().changed and not step().metrics
-    assert not Step("a", "b", ("eager.wall_ns",), "cpu", Thresholds(), None, "s").by_status  # type: ignore[arg-type]
+    assert not Step(
+        "a",
+        "b",
+        (Criterion.of(parse_metric_name("eager.wall_ns")),),
+        "cpu",
+        Thresholds(),
+        None,
+        "s",
+    ).by_status  # type: ignore[arg-type]
 
 
 def test_the_release_that_dies_is_read_from_the_two_releases_results_either_way_round():
@@ -227,7 +236,9 @@ def test_a_status_step_asks_its_workaround_before_the_reproducer_a_timing_step_i
     scripted = dataclasses.replace(step(), script="repro.py")
     order = [kind.name for kind in kinds_for(scripted)]
     assert order.index("compiled") < order.index("crash") < order.index("reproducer")
-    timing = dataclasses.replace(scripted, by_status=False)
+    timing = dataclasses.replace(
+        scripted, criteria=(Criterion.of(parse_metric_name("eager.wall_ns")),)
+    )
     assert kinds_for(timing) == KINDS
 
 

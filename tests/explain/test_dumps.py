@@ -19,7 +19,7 @@ from harness.explain.dumps import (
     write_diffs,
 )
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.why import compiled_lines as compiled_lines_found
 from harness.render.why import module_text
 from harness.steps.evidence import Step
@@ -253,7 +253,9 @@ class DumpingSides:
 def test_a_script_that_replaced_the_dump_flags_makes_the_comparison_void_not_a_missing_dump(
     tmp_path,
 ):
-    step = Step("0.4.31", "0.4.33", (EAGER,), "cpu", Thresholds(), tmp_path, "triage-x")
+    step = Step(
+        "0.4.31", "0.4.33", (Criterion.of(EAGER),), "cpu", Thresholds(), tmp_path, "triage-x"
+    )
     answer = CompiledPrograms().gather(step, DumpingSides({"0.4.33"}))
     assert answer.void == ("0.4.33",) and not answer.changes and not answer.problem
     [line] = compiled_lines(answer)
@@ -267,7 +269,9 @@ def test_a_script_that_replaced_the_dump_flags_makes_the_comparison_void_not_a_m
 
 
 def test_a_new_dump_replaces_an_earlier_one_s_files_and_leaves_a_user_s_other_files(tmp_path):
-    step = Step("0.4.31", "0.4.33", (EAGER,), "cpu", Thresholds(), tmp_path, "triage-x")
+    step = Step(
+        "0.4.31", "0.4.33", (Criterion.of(EAGER),), "cpu", Thresholds(), tmp_path, "triage-x"
+    )
     kept = tmp_path / "triage-x-compiled"
     (kept / "0.4.31").mkdir(parents=True)
     stale = kept / "0.4.31" / "module_9999.jit_gone.before_optimizations.txt"

@@ -8,7 +8,7 @@ from harness.analysis.significance import Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.explain.held_library import APART, JAX, LIBRARIES, HeldLibrary
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.why import held_line
 from harness.steps.evidence import Step
 from harness.store.results import StoredResult
@@ -78,7 +78,7 @@ def step() -> Step:
     return Step(
         "0.4.31",
         "0.4.33",
-        (parse_metric_name(METRIC),),
+        (Criterion.of(parse_metric_name(METRIC)),),
         "cpu",
         Thresholds(),
         Path("out"),
@@ -259,7 +259,7 @@ def test_where_every_moved_package_cannot_be_held_the_declared_libraries_alone_a
     moved = Step(
         "0.4.31",
         "0.4.33",
-        (parse_metric_name(METRIC),),
+        (Criterion.of(parse_metric_name(METRIC)),),
         "cpu",
         Thresholds(),
         Path("out"),

@@ -15,7 +15,7 @@ from harness.explain.matching_flags import (
     one_sided_names,
     words_of,
 )
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.why import matched_lines, step_lines, trial_lines
 from harness.steps.evidence import Step
 from tests.explain.test_held_library import FakeSides
@@ -71,7 +71,13 @@ class FlagSides(FakeSides):
 
 def step() -> Step:
     return Step(
-        "0.4.31", "0.4.33", (parse_metric_name(METRIC),), "cpu", Thresholds(), Path("out"), "s"
+        "0.4.31",
+        "0.4.33",
+        (Criterion.of(parse_metric_name(METRIC)),),
+        "cpu",
+        Thresholds(),
+        Path("out"),
+        "s",
     )
 
 

@@ -12,7 +12,7 @@ from harness.explain.defaults import JAX, XLA, Change
 from harness.explain.option_commits import OptionCommit, option_commits, repo_at_hand
 from harness.explain.tried import DefaultsAnswer
 from harness.install.commits import JAX_REPO_URL, clone_folder
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.evidence import Step
 from tests.explain.test_tried import said
 from tests.install.fake_jax_repo import commit, git
@@ -112,7 +112,7 @@ def test_a_clone_that_cannot_name_the_commits_is_said_on_the_answer_not_in_silen
     class Sides:
         progress = lines.append
 
-    step = Step("0.1.0", "0.9.9", (EAGER,), "cpu", Thresholds(), tmp_path, "s", repo)
+    step = Step("0.1.0", "0.9.9", (Criterion.of(EAGER),), "cpu", Thresholds(), tmp_path, "s", repo)
     listed = [Change("jax_no_tracing", JAX, None, "False")]
     commits, unread = tried._commits(step, listed, Sides())
     assert commits == {} and unread.startswith(

@@ -13,7 +13,7 @@ from harness.install.environments import Prepared
 from harness.install.venvs import ReleaseEnv
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.render.why import defaults_listing, trial_lines, tried_text
 from harness.stats import summarize
 from harness.steps.evidence import Step, StepSides
@@ -251,7 +251,7 @@ def test_the_prober_lists_and_tries_a_step_s_defaults_in_one_measurement_with_bo
         measure=measure,
         environments=Ready(),
     )
-    step = Step("0.4.31", "0.4.33", (EAGER,), "cpu", Thresholds(), tmp_path, "answer")
+    step = Step("0.4.31", "0.4.33", (Criterion.of(EAGER),), "cpu", Thresholds(), tmp_path, "answer")
     answer = tried.ChangedDefaults().gather(step, StepSides(prober))
     [(screened, screen), (sides, settings)] = measured
     assert [side.label for side in screened] == [

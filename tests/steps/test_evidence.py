@@ -11,7 +11,7 @@ from harness.analysis.significance import Thresholds
 from harness.catalogue.scripts import read_script
 from harness.install.environments import Environments
 from harness.measure.sides import Side
-from harness.metric_names import parse_metric_name
+from harness.metric_names import Criterion, parse_metric_name
 from harness.steps.evidence import Skipped, Spent, Step, StepSides, WhyBudget, gather
 
 
@@ -83,7 +83,7 @@ class Sides:
 
 
 def step() -> Step:
-    return Step("a", "b", (M,), "cpu", Thresholds(), Path("out"), "s")
+    return Step("a", "b", (Criterion.of(M),), "cpu", Thresholds(), Path("out"), "s")
 
 
 def test_kinds_are_asked_in_order_with_what_came_before_until_one_settles():
@@ -117,7 +117,7 @@ def test_a_kind_whose_folder_is_a_planted_link_is_not_asked_and_the_kinds_after_
     out.mkdir()
     elsewhere.mkdir()
     (out / "s-compiled").symlink_to(elsewhere)
-    linked = Step("a", "b", (M,), "cpu", Thresholds(), out, "s")
+    linked = Step("a", "b", (Criterion.of(M),), "cpu", Thresholds(), out, "s")
     after = Kind("defaults")
     found = gather([Keeping("compiled"), after], linked, Sides())  # type: ignore[arg-type, list-item]
     assert isinstance(found[0], Skipped) and found[0].name == "compiled"
@@ -160,7 +160,7 @@ class Seeing(Kind):
 
 
 def test_a_metric_a_kind_answered_is_not_asked_of_the_kinds_after_it():
-    two = Step("a", "b", (M, N), "cpu", Thresholds(), Path("out"), "s")
+    two = Step("a", "b", (Criterion.of(M), Criterion.of(N)), "cpu", Thresholds(), Path("out"), "s")
     later = Seeing("defaults")
     found = gather([Answering("library", (M.metric_name,)), later], two, Sides())  # type: ignore[arg-type, list-item]
     assert later.metrics == (N,), "only the metric still open"
