@@ -267,6 +267,12 @@ class Criterion:
         return self.by is Judged.STATUS
 
     @property
+    def explained(self) -> bool:
+        """Whether a why can be asked of a step by it: one metric, or how the processes end (a
+        status step's why is ``explain.crash``); not the claim, nor every metric at once."""
+        return self.by in (Judged.METRIC, Judged.STATUS)
+
+    @property
     def name(self) -> str:
         """As a file name and a step's record say it: the metric's name, ``claim``, ``status``,
         ``all``."""

@@ -112,6 +112,12 @@ class StatusSummary:
         return next(iter(self.ends))
 
     @property
+    def alike(self) -> str | None:
+        """How every process ended where every one ended alike: ``ok``, or how they died; None
+        where they did not (a status step's side is one of these)."""
+        return OK if self.all_ok else self.all_dead_alike
+
+    @property
     def dead_counts(self) -> tuple[int, int]:
         """Processes that died, of those not killed from outside (an ending's counts)."""
         judged = self.processes - self.outside
@@ -209,10 +215,8 @@ def change_between(
     screen: bool = False,
 ) -> str | None:
     """``status_change`` of two releases' summaries."""
-    if was.all_ok and now.all_dead_alike:
-        return f"{OK}{ARROW}{now.all_dead_alike}"
-    if was.all_dead_alike and now.all_ok:
-        return f"{was.all_dead_alike}{ARROW}{OK}"
+    if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
+        return f"{was.alike}{ARROW}{now.alike}"
     if thresholds is None:
         return None
     counts = (was.dead_counts, now.dead_counts)

@@ -165,8 +165,7 @@ def _bisect(
         else None
     )
     steps: dict[Pair, list[Criterion]] = {}
-    # a status: ``explain.crash``
-    asked = options.criterion.metric is not None or options.criterion.is_status
+    asked = options.criterion.explained
     if found.found and found.last_good and found.first_bad and asked and run.asks_why:
         steps[(found.last_good, found.first_bad)] = [options.criterion]
     stem = run.stem(options)

@@ -146,7 +146,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
     CommitSearch(found, candidates, judge, prepare, together, progress).run()
     step, stem = found.step(), commit_stem(run.stem())
     steps: dict[Pair, list[Criterion]] = {}
-    asked = options.criterion.metric is not None or options.criterion.is_status
+    asked = options.criterion.explained
     if step is not None and asked and run.asks_why:
         steps[step] = [options.criterion]
 

@@ -47,7 +47,7 @@ def bisect_why(found: BisectOutcome, setting: Setting) -> list[Finding]:
     criterion = setting.criterion
     defaults = (
         why_lines(setting, found.last_good, found.first_bad, step, criterion, unwanted=unwanted)
-        if criterion.metric is not None or criterion.is_status
+        if criterion.explained
         else []
     )
     return [*([libraries] if libraries else []), *defaults]
@@ -63,7 +63,7 @@ def _bisect_row(each: Bisected) -> Row:
     good = _probe(found, found.last_good or "")
     if criterion.is_status:
         sides = [j.ends for j in (good, bad) if j and j.ends]
-        ends = [side.all_dead_alike or ("ok" if side.all_ok else side.words()) for side in sides]
+        ends = [side.alike or side.words() for side in sides]
         moved = "runs again" if each.setting.terms == FIX else "stops running ok"
         sure = f"all {min(side.processes for side in sides)} a side" if sides else ""
         return Row(criterion, " → ".join(ends), "", moved, sure)
@@ -120,7 +120,7 @@ def _probed(judged: Judgement, setting: Setting) -> str:
     side = judged.ends
     if not setting.criterion.is_status or side is None:
         return f"{judged.release} {setting.terms.word(judged.verdict)}"
-    return f"{judged.release} {'ok' if side.all_ok else side.all_dead_alike or side.words()}"
+    return f"{judged.release} {side.alike or side.words()}"
 
 
 def bisect_screen(answers: Sequence[Bisected], setting: Setting, reports: Sequence[str]) -> str:

@@ -307,7 +307,7 @@ def by_status(judge: Judge, release: str) -> Judgement:
     if result is None or not ran(result):
         return _skipped(measurement, _usable(measurement) or measurement.note)
     summary = summarise(result)
-    kind = "ok" if summary.all_ok else summary.all_dead_alike
+    kind = summary.alike
     words = summary.words()
     if kind is None:
         fault = summary.fault()
