@@ -89,6 +89,43 @@ def _printed(line: str) -> bool:
         return False
 
 
+class Ending(str):
+    """A status step's change as every page says it (``ok → SIGSEGV (exit 139)``), its two sides
+    kept: a page formats it as the text it is, the code asks its parts and never parses the text."""
+
+    was: str  # ``ok``, or how every process died
+    now: str
+
+    def __new__(cls, was: str, now: str) -> Ending:
+        made = super().__new__(cls, f"{was}{ARROW}{now}")
+        made.was, made.now = was, now
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]  # copied or pickled
+        return self.was, self.now
+
+    @property
+    def stops_running(self) -> bool:
+        """From ok to dead: a regression; the other way it runs again."""
+        return self.was == OK
+
+    @property
+    def dead(self) -> str:
+        """How the dead side's processes ended."""
+        return self.now if self.stops_running else self.was
+
+    @property
+    def verb(self) -> str:
+        """``crashes``, ``hangs``, ``fails``, ``is killed``: what the dead side does."""
+        if self.dead.startswith("SIGKILL"):
+            return "is killed"
+        if self.dead.startswith("SIG") or self.dead.startswith("signal"):
+            return "crashes"
+        if self.dead.startswith("timed out"):
+            return "hangs"
+        return "fails"
+
+
 @dataclass(frozen=True)
 class StatusSummary:
     """A result's processes by how they ended."""
@@ -198,7 +235,7 @@ def status_change(
     thresholds: Thresholds | None = None,
     *,
     screen: bool = False,
-) -> str | None:
+) -> Ending | None:
     """``ok → SIGSEGV (exit 139)`` where every process of ``before`` ran ok and every one of
     ``after`` died alike, ``SIGSEGV (exit 139) → ok`` the other way; None where the two are no
     status step.  With ``thresholds``, also a new ending in some processes only, where the counts
@@ -213,10 +250,10 @@ def change_between(
     thresholds: Thresholds | None = None,
     *,
     screen: bool = False,
-) -> str | None:
+) -> Ending | None:
     """``status_change`` of two releases' summaries."""
     if was.alike and now.alike and OK in (was.alike, now.alike) and was.alike != now.alike:
-        return f"{was.alike}{ARROW}{now.alike}"
+        return Ending(was.alike, now.alike)
     if thresholds is None:
         return None
     counts = (was.dead_counts, now.dead_counts)
@@ -225,31 +262,18 @@ def change_between(
     if compared.verdict is not Verdict.CHANGED and not candidate:
         return None
     if compared.worse or (candidate and counts[1][0]):
-        return f"{OK}{ARROW}{now.commonest}" if now.commonest else None
-    return f"{was.commonest}{ARROW}{OK}" if was.commonest else None
+        return Ending(OK, now.commonest) if now.commonest else None
+    return Ending(was.commonest, OK) if was.commonest else None
 
 
 def stops_running(change: str) -> bool:
     """A status step from ok to dead: a regression; the other way it runs again."""
-    return change.startswith(f"{OK}{ARROW}")
-
-
-def how_dead(change: str) -> str:
-    """The dead side of a status step's change."""
-    was, _, now = change.partition(ARROW)
-    return now if was == OK else was
+    return isinstance(change, Ending) and change.stops_running
 
 
 def verb(change: str) -> str:
-    """``crashes``, ``hangs``, ``fails``, ``is killed``: what the dead side does, from its words."""
-    dead = how_dead(change)
-    if dead.startswith("SIGKILL"):
-        return "is killed"
-    if dead.startswith("SIG") or dead.startswith("signal"):
-        return "crashes"
-    if dead.startswith("timed out"):
-        return "hangs"
-    return "fails"
+    """``crashes``, ``hangs``, ``fails``, ``is killed``: what a status step's dead side does."""
+    return change.verb if isinstance(change, Ending) else ""
 
 
 def innermost_frame(stack: str) -> str:

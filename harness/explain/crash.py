@@ -23,13 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.statuses import (
-    StatusSummary,
-    how_dead,
-    status_change,
-    stops_running,
-    summarise,
-)
+from harness.analysis.statuses import Ending, StatusSummary, status_change, summarise
 from harness.explain.defaults import XLA, Change, Option, changes, relevant
 from harness.explain.dumps import CompiledAnswer
 from harness.explain.matching_flags import (
@@ -114,7 +108,7 @@ class CrashAnswer:
         }
 
 
-def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[str, str] | str:
+def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[str, Ending] | str:
     """The step's release that dies and its status change (``ok → SIGSEGV (exit 139)``), from the
     two releases' ``stored`` results; or why it cannot be told."""
     results = [stored(label) for label in step.pair]
@@ -130,7 +124,7 @@ def ends_of(step: Step, stored: Callable[[str], StoredResult | None]) -> tuple[s
         )
     if change is None:
         return "the two releases' stored results show no status step"
-    return (step.after if stops_running(change) else step.before), change
+    return (step.after if change.stops_running else step.before), change
 
 
 def planned_trials(
@@ -217,7 +211,7 @@ class CrashWorkaround:
         if isinstance(told, str):
             return dataclasses.replace(answer, problem=told)
         crashing, arrow = told
-        answer = dataclasses.replace(answer, crashing=crashing, dead=how_dead(arrow))
+        answer = dataclasses.replace(answer, crashing=crashing, dead=arrow.dead)
         ready = {
             label: sides.side(label)
             for label in dict.fromkeys((*step.pair, *(step.defaults_between or ())))
@@ -273,7 +267,7 @@ class StatusReproduced:
 
 
 def status_reproduced(
-    step: Step, results: dict[str, StoredResult | None], change: str
+    step: Step, results: dict[str, StoredResult | None], change: Ending
 ) -> StatusReproduced:
     """Whether the reproducer's processes flip as the script's did, the same way round (``change``:
     the step's own arrow); how it dies may differ (a segfault on one CPU is a hang on another)."""
@@ -283,5 +277,5 @@ def status_reproduced(
     }
     before, after = (results.get(label) for label in step.pair)
     flipped = status_change(before, after) if before is not None and after is not None else None
-    same_way = flipped is not None and stops_running(flipped) == stops_running(change)
+    same_way = flipped is not None and flipped.stops_running == change.stops_running
     return StatusReproduced(ended, same_way)

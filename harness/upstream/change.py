@@ -36,7 +36,7 @@ from harness.analysis.significance import (
     Verdict,
     constant_said,
 )
-from harness.analysis.statuses import OK, ran, status_change, stops_running, summarise, verb
+from harness.analysis.statuses import OK, Ending, ran, status_change, summarise
 from harness.findings import Finding, finding_from
 from harness.metric_names import JSON, PROCESS, Judged, MetricKey, parse_metric_name
 from harness.store.files import DocumentProblem, parse_document, read_bounded
@@ -582,7 +582,7 @@ class Crash:
     @property
     def verb(self) -> str:
         """``crashes``, ``hangs``, ``fails``, ``is killed``."""
-        return verb(f"{OK} → {self.how}")
+        return Ending(OK, self.how).verb
 
 
 def crash_between(before: StoredResult | None, after: StoredResult | None) -> Crash | None:
@@ -593,7 +593,7 @@ def crash_between(before: StoredResult | None, after: StoredResult | None) -> Cr
     change = status_change(before, after)
     if change is None:
         return None
-    ok, dead = (before, after) if stops_running(change) else (after, before)
+    ok, dead = (before, after) if change.stops_running else (after, before)
     dead_summary = summarise(dead)
     host, jax = dead.result.host, dead.result.jax
     return Crash(
