@@ -3,8 +3,9 @@ own.
 
 ``{"reg_ms": 12.5, "jax": "0.5.1"}`` on a line of standard output gives the metric
 ``json.reg_ms`` (12.5 for this process) and the fact ``jax: 0.5.1``.  A field printed on
-several lines is the median of its values in that process.  Booleans and nested objects are
-facts (as text, cut when long); numbers no result could hold (``store.bounds``: non-finite,
+several lines is the median of its values in that process.  A boolean is a number, 1 for true and
+0 for false (a value, ``analysis.shapes``: a flag that flips is a change); strings and nested
+objects are facts (as text, cut when long); numbers no result could hold (``store.bounds``: non-finite,
 past 1e19, over 19 digits) and names that could not be a metric name are left out.  Lines are
 read as untrusted input, within bounds: a line over ``LINE_CHARS`` and the fields past the
 ``MAX_FIELDS``-th are left out.  Whatever is left out is said in ``skipped``, which the
@@ -70,9 +71,10 @@ def script_numbers(stdout: str) -> ScriptNumbers:
     past_bound: list[str] = []
     for obj in _objects(stdout, out.skipped):
         for name, value in obj.items():
+            value = float(value) if isinstance(value, bool) else value
             if not FIELD_NAME.fullmatch(name):
                 out.skipped.append(f"{name[:40]!r}: not a name a metric can have")
-            elif isinstance(value, bool) or not isinstance(value, int | float):
+            elif not isinstance(value, int | float):
                 if name in numbers or name in out.facts:
                     continue
                 if len(out.facts) + len(numbers) >= MAX_FIELDS:
