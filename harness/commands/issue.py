@@ -825,17 +825,16 @@ def _crash_script(
 def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str, ...]]:
     """The crash report draft written under ``issues/``: its path, its title, the reproducer's file
     ("" where none), what was measured here."""
-    asked = request
-    step = ending_step(asked)
+    step = ending_step(request)
     print(
-        f"[{asked.profile}] {asked.case.name} at {sizes_text(asked.sizes)}: drafting a crash "
+        f"[{request.profile}] {request.case.name} at {sizes_text(request.sizes)}: drafting a crash "
         "report …",
         file=sys.stderr,
         flush=True,
     )
-    mine, measured = measure_ending(asked, step)
-    crash = _crash(asked, step, mine)
-    if not crash.environment_info.strip() and asked.plan is not None:
+    mine, measured = measure_ending(request, step)
+    crash = _crash(request, step, mine)
+    if not crash.environment_info.strip() and request.plan is not None:
         python = where_to_run(request, crash.crashes, alone=False).python
         crash = dataclasses.replace(crash, environment_info=environment_info(python))
     if not crash.cpu_model:
@@ -843,24 +842,24 @@ def write_crash_issue(request: IssueRequest) -> tuple[Path, str, str, tuple[str,
     crash = dataclasses.replace(
         crash, environment_info=scrub(crash.environment_info), cpu_model=scrub(crash.cpu_model)
     )
-    folder = output_folder(asked.out_dir, ISSUES_DIR)
+    folder = output_folder(request.out_dir, ISSUES_DIR)
     text, name, what, missing = _crash_script(request, step, folder)
     draft = CrashDraft(
-        name=asked.case.path.name if asked.case.subject.own_venv else asked.case.name,
-        platform=asked.platform,
+        name=request.case.path.name if request.case.subject.own_venv else request.case.name,
+        platform=request.platform,
         crash=crash,
         script=text,
         script_name=name,
         script_words=what,
-        args=tuple(asked.case.subject.args),
+        args=tuple(request.case.subject.args),
         missing_script=missing,
         source=step.source,
         workaround=step.workaround,
         newest=measured.newest,
         not_measured=measured.not_measured,
-        installs=_installs(asked, (crash.runs, crash.crashes)),
+        installs=_installs(request, (crash.runs, crash.crashes)),
     )
-    path = folder / f"{asked.case.name}-crash.md"
+    path = folder / f"{request.case.name}-crash.md"
     replace_file(path, render_crash(draft))
     said = tuple(filter(None, (measured.newest, measured.follow_up, *measured.not_measured)))
     return path, crash_title(draft), name if text else "", said

@@ -3,10 +3,11 @@ own.
 
 ``{"reg_ms": 12.5, "jax": "0.5.1"}`` on a line of standard output gives the metric
 ``json.reg_ms`` (12.5 for this process) and the fact ``jax: 0.5.1``.  A field printed on
-several lines is the median of its values in that process.  A boolean is a number, 1 for true and
-0 for false (a value, ``analysis.shapes``: a flag that flips is a change); strings and nested
-objects are facts (as text, cut when long); numbers no result could hold (``store.bounds``: non-finite,
-past 1e19, over 19 digits) and names that could not be a metric name are left out.  Lines are
+several lines is the median of its values in that process.  A boolean is a number, 1 for true
+and 0 for false (a value, ``analysis.shapes``: a flag that flips is a change); strings and nested
+objects are facts (as text, cut when long); numbers no result could hold (``store.bounds``:
+non-finite, past 1e19, over 19 digits) and names that could not be a metric name are left out.
+Lines are
 read as untrusted input, within bounds: a line over ``LINE_CHARS`` and the fields past the
 ``MAX_FIELDS``-th are left out.  Whatever is left out is said in ``skipped``, which the
 result keeps as its notes.
