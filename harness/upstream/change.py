@@ -2,9 +2,12 @@
 from which release to which, by how much) or an ending's (``Crash``: every process of one release
 ok, every one of the other dead alike).  Pure.
 
-A metric's step comes from a stored bisect answer (``read_bisect_answers`` reads them: the one
-place that knows their file names), from ``--good``/``--bad`` and the stored results of those
-releases, or, last, from the short script's own output on both releases.  A bisect by the claim
+A metric's step comes from a stored bisect answer or a triage answer's confirmed step
+(``read_steps``; ``read_bisect_answers`` and ``read_triage_answers`` are the one place that knows
+their file names), from ``--good``/``--bad`` and the stored results of those releases, or, last,
+from the short script's own output on both releases.  Every metric of the two releases' stored
+results is compared once, by its own shape's rule, and the step carries those comparisons to the
+page.  A bisect by the claim
 names no metric: of the metrics that changed significantly (by the report's rule) between the two
 releases' stored results, the one that slowed down most is quoted, else the one that changed most.
 
