@@ -285,7 +285,11 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if baseline is None or candidate is None or {baseline.status, candidate.status} != {"ok"}:
+    if (
+        baseline is None
+        or candidate is None
+        or {baseline.result.status, candidate.result.status} != {"ok"}
+    ):
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)
@@ -334,7 +338,7 @@ def compare_group(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> GroupComparison:
     baseline, reason = choose_baseline(group.releases, requested_baseline)
-    series = {run.release: metric_samples(run) for run in group.runs}
+    series = {run.result.release: metric_samples(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
         release: {

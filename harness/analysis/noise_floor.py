@@ -117,9 +117,9 @@ def summarize_calibration(
     detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
-        machine=first.machine,
-        release=first.release,
-        profile=first.profile,
+        machine=first.result.machine,
+        release=first.result.release,
+        profile=first.result.profile,
         case=plan.case,
         sizes=dict(plan.sizes),
         pairs=len(aa_pairs),

@@ -357,7 +357,7 @@ def dump(sides: StepSides, label: str, folder: Path) -> str:
         if not written:
             if stored is not None and "--xla_dump_to" in lost_in(stored.result.processes):
                 return VOID
-            ended = str(stored.status) if stored is not None else "no result"
+            ended = str(stored.result.status) if stored is not None else "no result"
             return f"XLA wrote no dump (its process: {ended})"
         for stale in folder.iterdir():
             if DUMP_FILE.match(stale.name) and stale.is_file() and not stale.is_symlink():

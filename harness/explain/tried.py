@@ -317,9 +317,11 @@ def judged(
     """A trial's result against both releases' (``results``: by "before", "after" and "trial")."""
     found = {name: results.get(name) for name in ("before", "after", "trial")}
     for name, result in found.items():
-        if result is None or result.status != "ok":
+        if result is None or result.result.status != "ok":
             whose = "its" if name == "trial" else f"the {name} release's"
-            how = "stored nothing" if result is None else f"{result.status}{error_of(result)}"
+            how = (
+                "stored nothing" if result is None else f"{result.result.status}{error_of(result)}"
+            )
             return Tried(trial, None, None, f"{whose} processes {how}")
     tried = found["trial"]
     assert tried is not None

@@ -261,7 +261,7 @@ class StepSides:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown
         away; how it ended."""
         stored = self.extra_process(side, flags, env)
-        return str(stored.status) if stored is not None else "no result"
+        return str(stored.result.status) if stored is not None else "no result"
 
     def extra_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None

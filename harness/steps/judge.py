@@ -104,11 +104,13 @@ def _usable(measurement: Probe) -> str | None:
     result = measurement.result
     if result is None:
         return measurement.note
-    if result.status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
+    if (
+        result.result.status is RunStatus.NOT_INSTALLABLE
+    ):  # its detail says so, with the resolver's reason
         return result.result.detail
-    if result.status is not RunStatus.OK:
+    if result.result.status is not RunStatus.OK:
         detail = result.result.detail.strip().splitlines()
-        return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")
+        return f"status {result.result.status}" + (f": {detail[-1][:160]}" if detail else "")
     return None
 
 
@@ -203,8 +205,8 @@ class Judge:
         series = metric_samples(result)
         if self.metric not in series:
             raise UsageError(
-                f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
-                f"{', '.join(metric_names(result)) or 'none'}"
+                f"unknown metric {self.metric.metric_name} for case {result.result.case}; its "
+                f"metrics: {', '.join(metric_names(result)) or 'none'}"
             )
         return series[self.metric]
 

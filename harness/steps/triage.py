@@ -125,7 +125,7 @@ def _ok(probe: Probe) -> str | None:
     if probe.result is None:
         return f"jax {probe.release}: {probe.note}"
     if not measured(probe.result):
-        return f"jax {probe.release}: status {probe.result.status}"
+        return f"jax {probe.release}: status {probe.result.result.status}"
     return None
 
 
