@@ -4,7 +4,7 @@ Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until
 Python regained control after the last step).  Per jitted function: cold *lower*
 and *compile* times.  Comparisons use the raw samples, never the stored summaries.
 
-A result holds the samples of each case process apart (``sample_series``: one list
+A result holds the samples of each case process apart (``metric_samples``: one list
 per process that finished ok); a result measured in one process gives one list.
 Comparisons are over processes (``compare_metric``): each process's median is one
 draw, so the level a process sets is inside the statistics, not hidden by them.
@@ -173,11 +173,6 @@ def _figure_key(metric: str) -> MetricKey | None:
         return parse_metric_name(metric)
     except UsageError:
         return None
-
-
-def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
-    """Raw samples per metric, one list per process that finished ok (in the order they ran)."""
-    return {key: found.processes for key, found in metric_samples(result).items()}
 
 
 def compare_metric(
