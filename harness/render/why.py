@@ -32,7 +32,7 @@ from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.metric_names import Criterion, Judged
-from harness.steps.answers import Setting
+from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, of_kind
 from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
@@ -525,10 +525,8 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
-        said = (
-            f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
-        )
-        return leading(said)
+        version = varied_version(after, libraries.vary)
+        return leading(f"comes with {libraries.vary} {version} (jax {libraries.jax} held)")
     if not libraries.versions:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)
