@@ -253,12 +253,9 @@ class CompiledAnswer:
     settles: bool = False
 
     def data(self) -> dict[str, Any]:
+        plain = ("kind", "before", "after", "folder", "problem")
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "folder": self.folder,
-            "problem": self.problem,
+            **{name: getattr(self, name) for name in plain},
             "void": list(self.void),
             "modules": [
                 {

@@ -100,14 +100,9 @@ class ReproducerAnswer:
         return found[1].verdict == step.verdict
 
     def data(self) -> dict[str, Any]:
+        plain = ("kind", "before", "after", "folder", "script", "exported_on", "lines")
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "folder": self.folder,
-            "script": self.script,
-            "exported_on": self.exported_on,
-            "lines": self.lines,
+            **{name: getattr(self, name) for name in plain},
             "programs": list(self.programs),
             "note": self.note,
             "measured": {

@@ -74,13 +74,9 @@ class CalibrationRun:
         return self.flagged / self.comparisons if self.comparisons else math.nan
 
     def as_json(self) -> dict[str, Any]:
+        cell = ("created_at", "release", "profile", "case", "sizes", "settings")
         return {
-            "created_at": self.created_at,
-            "release": self.release,
-            "profile": self.profile,
-            "case": self.case,
-            "sizes": self.sizes,
-            "settings": self.settings,
+            **{name: getattr(self, name) for name in cell},
             "aa": {
                 "pairs": self.pairs,
                 "processes": self.processes,
