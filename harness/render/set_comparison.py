@@ -42,10 +42,7 @@ def _ordered(pair: Pair) -> list[MetricComparison]:
 
 def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[str]]:
     return [
-        [
-            m.key.label(),
-            *statistics_cells(m.comparison, markdown, comparison.thresholds),
-        ]
+        [m.key.label(), *statistics_cells(m.comparison, markdown, comparison.thresholds)]
         for m in _ordered(pair)
     ]
 

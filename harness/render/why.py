@@ -125,11 +125,7 @@ def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
 
 
 def trial_lines(
-    answer: DefaultsAnswer,
-    step: Comparison | None,
-    metric: str,
-    *,
-    unwanted: bool | None = None,
+    answer: DefaultsAnswer, step: Comparison | None, metric: str, *, unwanted: bool | None = None
 ) -> list[Finding]:
     """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
     trial, and the cap.  A setting that brings the old number back is a workaround only where the
