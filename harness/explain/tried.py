@@ -457,9 +457,10 @@ def measure_trials(
     every = [*ends, *trial_sides]
     first = "its screen" if processes is not None else "its trials' first round"
     sides.afford(step, len(every) * (processes or sides.processes), first)
-    measured = (
-        sides.together(every, step.names) if processes is None else sides.screened(every, processes)
-    )
+    if processes is None:
+        measured = sides.together(every, step.metrics)
+    else:
+        measured = sides.screened(every, processes)
     return {
         trial: {
             "before": measured.get(ends[0].label),

@@ -84,10 +84,6 @@ class Step:
     def pair(self) -> Pair:
         return (self.before, self.after)
 
-    @property
-    def names(self) -> tuple[str, ...]:  # the metrics' names, as results and answers key them
-        return tuple(key.metric_name for key in self.metrics)
-
     def kept(self, suffix: str) -> str:
         """The folder, beside the page and named relative to it, where a kind keeps its files."""
         return f"{self.stem}-{suffix}"
@@ -283,7 +279,7 @@ class StepSides:
     def together(
         self,
         sides: Sequence[Side],
-        metrics: Sequence[str],
+        metrics: Sequence[MetricKey],
         decide: str = CHANGES,
         settled: SettledCell | None = None,
     ) -> dict[str, StoredResult | None]:
