@@ -104,13 +104,12 @@ def _usable(measurement: Probe) -> str | None:
     result = measurement.result
     if result is None:
         return measurement.note
-    if (
-        result.result.status is RunStatus.NOT_INSTALLABLE
-    ):  # its detail says so, with the resolver's reason
-        return result.result.detail
-    if result.result.status is not RunStatus.OK:
-        detail = result.result.detail.strip().splitlines()
-        return f"status {result.result.status}" + (f": {detail[-1][:160]}" if detail else "")
+    status, detail = result.result.status, result.result.detail
+    if status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
+        return detail
+    if status is not RunStatus.OK:
+        last = detail.strip().splitlines()
+        return f"status {status}" + (f": {last[-1][:160]}" if last else "")
     return None
 
 
