@@ -186,7 +186,8 @@ def content_hash(data: Any) -> str:
 
 
 REFUSED = "refused before allocation"
-# What ``measured_cells`` says of a cell whose run was interrupted before its planned processes.
+# What ``measure.storing.stored_status`` says of a cell whose run was interrupted before its
+# planned processes.
 INTERRUPTED = "interrupted"
 
 K = TypeVar("K", bound=Hashable)
@@ -290,23 +291,6 @@ def cut_short(stored: StoredResult) -> bool:
     result = stored.result
     planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
-
-
-def measured_cells(
-    root: Path,
-    case: str,
-    release: str,
-    profile: str,
-    machine: str,
-    accept: Callable[[StoredResult], bool] | None = None,
-) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on
-    ``machine`` (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
-    newest = newest_results(root, case, release, profile, machine, accept)
-    return {
-        key: INTERRUPTED if cut_short(result) else result.result.status
-        for key, result in newest.items()
-    }
 
 
 def newest_result(
