@@ -210,14 +210,9 @@ class Cell(NamedTuple):
     machine: str
 
 
-def cell_of(result: StoredResult) -> Cell:
-    return Cell(
-        result.result.case,
-        result.result.release,
-        result.result.profile,
-        tuple(sorted(result.result.sizes.items())),
-        result.result.machine,
-    )
+def cell_of(stored: StoredResult) -> Cell:
+    r = stored.result
+    return Cell(r.case, r.release, r.profile, tuple(sorted(r.sizes.items())), r.machine)
 
 
 def newest_runs(
