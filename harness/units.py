@@ -8,6 +8,7 @@ process imports it in a venv that holds only jax and what a script declared, whe
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 # The machine of a result stored before results recorded one.
@@ -29,7 +30,7 @@ def format_ns(value: float) -> str:
     return f"{value:.0f} ns"
 
 
-def sizes_text(sizes: dict[str, int]) -> str:
+def sizes_text(sizes: Mapping[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(sizes.items())) or "–"
 
 

@@ -30,7 +30,11 @@ def run_script(script, results, *options):
 def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes(tmp_path, capsys):
     assert run_script(SCRIPTS / "cumsum_loop.py", tmp_path / "r", "--processes", "2") == 0
     [result] = stored_in(tmp_path / "r")
-    assert (result.case, result.status, result.profile) == ("script-cumsum_loop", "ok", "cpu")
+    assert (result.result.case, result.result.status, result.result.profile) == (
+        "script-cumsum_loop",
+        "ok",
+        "cpu",
+    )
     assert result.result.script is not None and result.result.script.file == "cumsum_loop.py"
     samples = {key.metric_name: found for key, found in metric_samples(result).items()}
     phases = [
@@ -64,7 +68,7 @@ def test_a_plain_jax_script_is_timed_as_a_whole_process_in_each_of_its_processes
 def test_a_script_that_exits_non_zero_is_a_recorded_failure_and_the_run_goes_on(tmp_path, capsys):
     assert run_script(SCRIPTS / "exits_nonzero.py", tmp_path / "r", "--processes", "2") == 0
     [result] = stored_in(tmp_path / "r")
-    assert result.status == "failed" and [p.status for p in result.result.processes] == [
+    assert result.result.status == "failed" and [p.status for p in result.result.processes] == [
         "failed",
         "failed",
     ]
@@ -88,7 +92,7 @@ def test_an_exported_case_round_trips_judged_on_the_figures_it_prints(tmp_path, 
     case_run = ["run", "--case", "scan_sync", *sizes, "--repeats", "3", "--processes", "1"]
     assert main([*case_run, "--results", str(tmp_path / "case")]) == 0
     [script_result], [case_result] = stored_in(tmp_path / "script"), stored_in(tmp_path / "case")
-    assert script_result.case == "script-scan_sync" and script_result.status == "ok"
+    assert script_result.result.case == "script-scan_sync" and script_result.result.status == "ok"
     script_metrics = [key for key in metric_samples(script_result) if key.name != "process"]
     case_metrics = [key for key in metric_samples(case_result) if key.name != "process"]
     assert script_metrics == case_metrics, "the case's own metrics, beside the phases"
@@ -164,7 +168,9 @@ def test_a_whole_process_is_judged_over_processes(tmp_path, capsys):
         str(plan),
     ]
     assert main([*argv, "--processes", "4"]) == 0
-    by_side = {result.profile: metric_samples(result) for result in stored_in(tmp_path / "r")}
+    by_side = {
+        result.result.profile: metric_samples(result) for result in stored_in(tmp_path / "r")
+    }
     short, long = by_side["short"], by_side["long"]
     assert {key.metric_name for key in short} == {
         "process.wall_ns",
@@ -265,7 +271,7 @@ def test_in_either_isolation_the_script_sees_the_sides_environment_not_the_harne
             == 0
         )
         [result] = stored_in(tmp_path / isolation)
-        assert result.status == "ok", result.result.detail
+        assert result.result.status == "ok", result.result.detail
         assert dict(result.result.processes[0].facts) == {
             "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
             "TPU_SKIP_MDS_QUERY": None,

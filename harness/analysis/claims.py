@@ -48,13 +48,13 @@ def outcome(result: StoredResult) -> str:
     """``holds``, ``does not hold`` or ``unsettled`` (``settle_claim`` over the processes'
     verdicts), or the run's status when it did not finish with a verdict."""
     verdict = claim_verdict(result)
-    return result.status if verdict is None else verdict.outcome
+    return result.result.status if verdict is None else verdict.outcome
 
 
 def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
     """The claim over the run's processes, or None when the run did not finish ok with verdicts."""
     claims = process_claims(result)
-    if result.status is not RunStatus.OK or not claims:
+    if result.result.status is not RunStatus.OK or not claims:
         return None
     return settle_claim([claim.holds for claim in claims])
 
@@ -103,8 +103,9 @@ def claim_rows(results: Iterable[StoredResult]) -> dict[ClaimRow, dict[str, str]
     """
     found: dict[ClaimRow, dict[str, set[str]]] = {}
     for result in results:
-        row = (result.case, result.profile, result.backend, sizes_text(result.sizes))
-        found.setdefault(row, {}).setdefault(result.release, set()).add(outcome(result))
+        r = result.result
+        row = (r.case, r.profile, r.backend, sizes_text(r.sizes))
+        found.setdefault(row, {}).setdefault(r.release, set()).add(outcome(result))
     return {
         row: {
             release: next(iter(seen)) if len(seen) == 1 else DIFFERS

@@ -25,7 +25,7 @@ def release_key(release: str) -> tuple[VersionKey, str]:
 
 
 def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
-    return sorted({r.release for r in results}, key=release_key)
+    return sorted({r.result.release for r in results}, key=release_key)
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
@@ -34,11 +34,11 @@ def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
     return sorted(
         newest_runs(results, cell_of).values(),
         key=lambda item: (
-            item.result.case,
-            release_key(item.result.release),
-            item.result.profile,
-            sorted(item.result.sizes.items()),
-            item.result.machine,
+            item.result.result.case,
+            release_key(item.result.result.release),
+            item.result.result.profile,
+            sorted(item.result.result.sizes.items()),
+            item.result.result.machine,
         ),
     )
 
@@ -93,12 +93,12 @@ class GroupKey:
 
 def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
     return GroupKey(
-        case=result.case,
-        profile=result.profile,
-        sizes=tuple(sorted(result.sizes.items())),
-        backend=result.backend,
+        case=result.result.case,
+        profile=result.result.profile,
+        sizes=tuple(sorted(result.result.sizes.items())),
+        backend=result.result.backend,
         device_count=result.result.device_count,
-        machine=result.machine if with_machine else ANY_MACHINE,
+        machine=result.result.machine if with_machine else ANY_MACHINE,
     )
 
 
@@ -128,10 +128,10 @@ class ComparisonGroup:
 
     @property
     def releases(self) -> list[str]:
-        return [r.release for r in self.runs]
+        return [r.result.release for r in self.runs]
 
     def run(self, release: str) -> StoredResult:
-        return next(r for r in self.runs if r.release == release)
+        return next(r for r in self.runs if r.result.release == release)
 
 
 def comparison_groups(
@@ -144,13 +144,15 @@ def comparison_groups(
     for facts that do not depend on its speed; a release measured on several machines
     is then represented by its newest run.
     """
-    ok = [item.result for item in latest if item.result.status is RunStatus.OK]
-    chosen = newest_runs(ok, lambda r: (group_key(r, with_machine=not across_machines), r.release))
+    ok = [item.result for item in latest if item.result.result.status is RunStatus.OK]
+    chosen = newest_runs(
+        ok, lambda r: (group_key(r, with_machine=not across_machines), r.result.release)
+    )
     by_group: dict[GroupKey, list[StoredResult]] = defaultdict(list)
     for (key, _), item in chosen.items():
         by_group[key].append(item.result)
     return [
-        ComparisonGroup(key, sorted(by_group[key], key=lambda r: release_key(r.release)))
+        ComparisonGroup(key, sorted(by_group[key], key=lambda r: release_key(r.result.release)))
         for key in sorted(by_group, key=GroupKey.order)
     ]
 
@@ -181,7 +183,7 @@ RunFact = tuple[str, Callable[[StoredResult], object]]
 DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join(r.result.device_kinds) or "?")
 # What makes timings of two runs not like for like.
 HOST_FACTS: tuple[RunFact, ...] = (
-    ("machine", lambda r: short_machine(r.machine)),
+    ("machine", lambda r: short_machine(r.result.machine)),
     ("CPU", lambda r: r.result.host.cpu_model or "?"),
     (
         "usable cores",

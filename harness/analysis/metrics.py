@@ -4,7 +4,7 @@ Per program: *wall* (until ``block_until_ready`` returned) and *dispatch* (until
 Python regained control after the last step).  Per jitted function: cold *lower*
 and *compile* times.  Comparisons use the raw samples, never the stored summaries.
 
-A result holds the samples of each case process apart (``sample_series``: one list
+A result holds the samples of each case process apart (``metric_samples``: one list
 per process that finished ok); a result measured in one process gives one list.
 Comparisons are over processes (``compare_metric``): each process's median is one
 draw, so the level a process sets is inside the statistics, not hidden by them.
@@ -175,11 +175,6 @@ def _figure_key(metric: str) -> MetricKey | None:
         return None
 
 
-def sample_series(result: StoredResult) -> dict[MetricKey, list[list[float]]]:
-    """Raw samples per metric, one list per process that finished ok (in the order they ran)."""
-    return {key: found.processes for key, found in metric_samples(result).items()}
-
-
 def compare_metric(
     a: ProcessSamples,
     b: ProcessSamples,
@@ -285,7 +280,11 @@ def compare_results(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Comparison | None:
     """``key`` of two stored results compared; None where either is missing, not ok, or lacks it."""
-    if baseline is None or candidate is None or {baseline.status, candidate.status} != {"ok"}:
+    if (
+        baseline is None
+        or candidate is None
+        or {baseline.result.status, candidate.result.status} != {"ok"}
+    ):
         return None
     a, b = metric_samples(baseline).get(key), metric_samples(candidate).get(key)
     return None if a is None or b is None else compare_metric(a, b, thresholds, key)
@@ -334,7 +333,7 @@ def compare_group(
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> GroupComparison:
     baseline, reason = choose_baseline(group.releases, requested_baseline)
-    series = {run.release: metric_samples(run) for run in group.runs}
+    series = {run.result.release: metric_samples(run) for run in group.runs}
     base = series[baseline]
     comparisons = {
         release: {

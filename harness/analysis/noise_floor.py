@@ -45,12 +45,6 @@ def _described(found: MetricComparison) -> str:
     return f"{found.key.metric_name} {format_ratio(found.comparison.ratio)} {found.comparison.said}"
 
 
-def process_spreads(results: Sequence[StoredResult]) -> dict[str, float]:
-    """Per metric, the pooled standard deviation of log process medians within each run (runs of one
-    release)."""
-    return pooled_spreads(metric_samples(result) for result in results)
-
-
 def invocation_spread(pairs: Sequence[tuple[StoredResult, StoredResult]]) -> float | None:
     """The log standard deviation of a whole invocation's level, from A/A pairs of separate
     invocations.
@@ -107,7 +101,8 @@ def summarize_calibration(
     others = [m.comparison.ratio for m in raised if m.comparison.verdict != Verdict.SLOWER]
     others = [ratio for ratio in others if not math.isnan(ratio)]
     first = aa_pairs[0][0]
-    spreads = process_spreads([run for pair in aa_pairs for run in pair])
+    # per metric, the pooled spread of log process medians within each run
+    spreads = pooled_spreads(metric_samples(run) for pair in aa_pairs for run in pair)
     fewest = min(processes, default=0)
     # Too few processes for the rank guard see no change at all (inf), which no result file can
     # hold: left out.
@@ -117,9 +112,9 @@ def summarize_calibration(
     detectable = {name: ratio for name, ratio in detectable.items() if math.isfinite(ratio)}
     return CalibrationRun(
         created_at=created_at.isoformat(timespec="seconds"),
-        machine=first.machine,
-        release=first.release,
-        profile=first.profile,
+        machine=first.result.machine,
+        release=first.result.release,
+        profile=first.result.profile,
         case=plan.case,
         sizes=dict(plan.sizes),
         pairs=len(aa_pairs),

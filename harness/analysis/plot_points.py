@@ -47,13 +47,15 @@ def wall_by_device_count(comparison: GroupComparison) -> ScalingLines:
     counts."""
     lines: ScalingLines = {}
     for run in comparison.group.runs:
-        series = comparison.series[run.release]
+        series = comparison.series[run.result.release]
         for name in program_names(run):
             parsed = split_device_suffix(name)
             samples = series.get(MetricKey(name, WALL))
             if parsed and samples:
                 method, devices = parsed
-                lines.setdefault((run.release, method), []).append((devices, samples.summary))
+                lines.setdefault((run.result.release, method), []).append(
+                    (devices, samples.summary)
+                )
     return {key: sorted(points) for key, points in lines.items() if len(points) >= 2}
 
 
@@ -61,10 +63,10 @@ def metric_series(results: Sequence[StoredResult], keys: Sequence[MetricKey]) ->
     """Per metric, (release, its point) for each ok result that has it, in the given order."""
     series: Series = {}
     for result in results:
-        if result.status is not RunStatus.OK:
+        if result.result.status is not RunStatus.OK:
             continue
         samples = metric_samples(result)
         for key in keys:
             if key in samples:
-                series.setdefault(key, []).append((result.release, samples[key].summary))
+                series.setdefault(key, []).append((result.result.release, samples[key].summary))
     return series

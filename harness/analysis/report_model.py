@@ -146,18 +146,18 @@ def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> 
     """A row for each (profile, backend, sizes) the discussion ran at: its figure and ours, from
     the newest release that ran there."""
     newest: dict[tuple[str, str, str], StoredResult] = {}
-    for result in sorted(results, key=lambda r: releases.index(r.release)):
-        if result.result.source_figure:
-            newest[(result.profile, result.backend, sizes_text(result.sizes))] = result
+    for result in sorted(results, key=lambda r: releases.index(r.result.release)):
+        r = result.result
+        if r.source_figure:
+            newest[(r.profile, r.backend, sizes_text(r.sizes))] = result
     figures = []
     for (profile, backend, sizes), result in newest.items():
         claims = process_claims(result)
-        ours = claims[0].evidence if claims else f"no verdict: {result.status}"
-        kinds = ", ".join(result.result.device_kinds) or backend
+        r = result.result
+        ours = claims[0].evidence if claims else f"no verdict: {r.status}"
+        kinds = ", ".join(r.device_kinds) or backend
         figures.append(
-            SourceFigure(
-                profile, backend, sizes, result.result.source_figure, result.release, kinds, ours
-            )
+            SourceFigure(profile, backend, sizes, r.source_figure, r.release, kinds, ours)
         )
     return figures
 
@@ -196,7 +196,7 @@ def timing_group(
     group: ComparisonGroup, baseline: str | None, thresholds: Thresholds
 ) -> TimingGroup:
     comparison = compare_group(group, baseline, thresholds)
-    hosts = host_differences([(f"jax {run.release}", run) for run in group.runs])
+    hosts = host_differences([(f"jax {run.result.release}", run) for run in group.runs])
     return TimingGroup(
         comparison, hosts, wall_by_release(comparison), wall_by_device_count(comparison)
     )
@@ -262,7 +262,7 @@ class StructureGroup:
 
 def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
     """Each compiled function's exact facts, run by run."""
-    facts = {run.release: hlo_facts(run) for run in runs}
+    facts = {run.result.release: hlo_facts(run) for run in runs}
     functions = list(dict.fromkeys(name for by_name in facts.values() for name in by_name))
     rows = []
     for function in functions:
@@ -272,7 +272,7 @@ def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
             cells: list[FactCell | None] = []
             previous: Any = _ABSENT
             for run in runs:
-                record = facts[run.release].get(function)
+                record = facts[run.result.release].get(function)
                 if record is None or fact not in record:
                     cells.append(None)
                     continue
@@ -285,8 +285,10 @@ def fact_rows(runs: Sequence[StoredResult]) -> list[FactRow]:
 
 
 def structure_group(group: ComparisonGroup) -> StructureGroup:
-    devices = host_differences([(f"jax {run.release}", run) for run in group.runs], [DEVICE_FACT])
-    machines = len({run.machine for run in group.runs})
+    devices = host_differences(
+        [(f"jax {run.result.release}", run) for run in group.runs], [DEVICE_FACT]
+    )
+    machines = len({run.result.machine for run in group.runs})
     return StructureGroup(group.key, group.releases, machines, devices, fact_rows(group.runs))
 
 
@@ -325,7 +327,7 @@ class ReportModel:
 
     @property
     def machines(self) -> list[str]:
-        return sorted({item.result.machine for item in self.latest})
+        return sorted({item.result.result.machine for item in self.latest})
 
     @property
     def comparisons(self) -> list[GroupComparison]:
@@ -339,8 +341,8 @@ def case_models(
     structures: Sequence[StructureGroup],
 ) -> list[CaseModel]:
     models = []
-    for name in dict.fromkeys(run.stored.case for run in runs):
-        mine = [run for run in runs if run.stored.case == name]
+    for name in dict.fromkeys(run.stored.result.case for run in runs):
+        mine = [run for run in runs if run.stored.result.case == name]
         groups = [t for t in timings if t.key.case == name]
         models.append(
             CaseModel(
@@ -374,7 +376,7 @@ def build_model(
     groups = comparison_groups(latest)
     timings = [timing_group(group, baseline, thresholds) for group in groups]
     structures = [structure_group(g) for g in comparison_groups(latest, across_machines=True)]
-    machines = sorted({item.result.machine for item in latest})
+    machines = sorted({item.result.result.machine for item in latest})
     found = calibrations or {}
     return ReportModel(
         stored=len(swept),

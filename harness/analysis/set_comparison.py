@@ -65,9 +65,10 @@ class Pair:
         # ran without JAX (a plain script that never imports it): nothing to say
         elif ka.device_count is None:
             devices = ""
+        a, b = self.a.result, self.b.result
         return (
-            f"{self.a.case} · {sizes_text(self.a.sizes)} · profile {profile} · {ka.backend} "
-            f"backend · {devices}A jax {self.a.release}, B jax {self.b.release}"
+            f"{a.case} · {sizes_text(a.sizes)} · profile {profile} · {ka.backend} "
+            f"backend · {devices}A jax {a.release}, B jax {b.release}"
         )
 
 
@@ -109,7 +110,7 @@ class SetComparison:
 
     def worse(self) -> list[str]:
         slower = [
-            f"{p.a.case} {sizes_text(p.a.sizes)}: {m.key.label()} "
+            f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {m.key.label()} "
             f"{format_ratio(m.comparison.ratio)}"
             for p in self.pairs
             for m in p.metrics
@@ -133,9 +134,9 @@ def select(
     return [
         r
         for r, _ in latest_runs(results)
-        if (side.release is None or r.release == side.release)
-        and (side.profile is None or r.profile == side.profile)
-        and (not cases or r.case in cases)
+        if (side.release is None or r.result.release == side.release)
+        and (side.profile is None or r.result.profile == side.profile)
+        and (not cases or r.result.case in cases)
     ]
 
 
@@ -147,19 +148,21 @@ def _index(
 ) -> dict[PairKey, StoredResult]:
     found: dict[PairKey, list[StoredResult]] = {}
     for run in runs:
-        key = (run.case, json.dumps(run.sizes, sort_keys=True), run.profile if by_profile else "")
+        r = run.result
+        key = (r.case, json.dumps(r.sizes, sort_keys=True), r.profile if by_profile else "")
         found.setdefault(key, []).append(run)
     for key, several in found.items():
-        releases = sorted({r.release for r in several}, key=release_key)
+        releases = sorted({r.result.release for r in several}, key=release_key)
+        cell = f"{key[0]} {sizes_text(several[0].result.sizes)}"
         if len(releases) > 1:
             raise UsageError(
-                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} for several releases "
+                f"{side.label} holds {cell} for several releases "
                 f"({', '.join(releases)}): choose one with --{side.label.lower()}-release"
             )
         if len(several) > 1:
-            machines = ", ".join(sorted(short_machine(r.machine) for r in several))
+            machines = ", ".join(sorted(short_machine(r.result.machine) for r in several))
             raise UsageError(
-                f"{side.label} holds {key[0]} {sizes_text(several[0].sizes)} of jax {releases[0]} "
+                f"{side.label} holds {cell} of jax {releases[0]} "
                 f"from several machines ({machines}): give it one machine's results (timings of "
                 "two machines are not one sample)"
             )
@@ -181,11 +184,13 @@ def pair_up(
         where = f"{case} {sizes_text(json.loads(sizes))}" + (f" ({profile})" if profile else "")
         if a is None or b is None:
             comparison.not_compared.append(f"{where}: only in {'B' if a is None else 'A'}")
-        elif a.status is not RunStatus.OK or b.status is not RunStatus.OK:
-            if a.status is RunStatus.OK and b.status in BROKEN:
-                comparison.broken.append(f"{where}: ok in A, {b.status} in B")
+        elif a.result.status is not RunStatus.OK or b.result.status is not RunStatus.OK:
+            if a.result.status is RunStatus.OK and b.result.status in BROKEN:
+                comparison.broken.append(f"{where}: ok in A, {b.result.status} in B")
             else:
-                comparison.not_compared.append(f"{where}: {a.status} in A, {b.status} in B")
+                comparison.not_compared.append(
+                    f"{where}: {a.result.status} in A, {b.result.status} in B"
+                )
         else:
             _compare_pair(a, b, where, cross_profile, comparison)
 

@@ -38,7 +38,6 @@ class Verdict(StrEnum):
     CHANGED = "changed"
     UNCHANGED = "unchanged"
     UNDECIDED = "undecided"
-    INCONCLUSIVE = "undecided"  # the older name of UNDECIDED
 
 
 class Shape(StrEnum):
@@ -75,7 +74,6 @@ class Thresholds:
     factor: float = 1.05
     alpha: float = 0.002  # significance level of the test (as asv's for Mann–Whitney U)
     max_relative_iqr: float = 0.2  # above it a side is flagged noisy (within its processes)
-    min_samples: int = 5  # below it a side is flagged as too short
     # below it, on either side, the process rule gives no faster/slower verdict
     min_processes: int = 3
     max_between_cv: float = 0.1  # above it a side's process medians are flagged as spread apart

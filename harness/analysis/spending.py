@@ -68,10 +68,6 @@ class Design:
         """The look (1 to ``looks``) that ``processes`` a side reached: the last one begun."""
         return look_number(self.points, processes)
 
-    def at_look(self, processes: int) -> bool:
-        """Whether ``processes`` a side is where a look is taken."""
-        return processes >= self.most or processes in self.points
-
     def nominal_alpha(self, alpha: float, processes: int) -> float:
         """The level the test takes at the look ``processes`` reached, of ``alpha`` spent over the
         looks."""

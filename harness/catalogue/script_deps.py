@@ -74,10 +74,6 @@ class Declared:
     script: str | None = None  # the script's file name, for messages
     notes: tuple[str, ...] = ()  # what was read but is not applied (its [tool.uv] table), said once
 
-    @property
-    def empty(self) -> bool:
-        return not self.requirements
-
     def key(self) -> str:
         """SHA-256 of the canonical requirement list: the same needs give the same key, whatever
         their source.

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,42 +89,36 @@ def _number(text: str) -> float:
     return value
 
 
-def positive_float(text: str) -> float:
-    value = _number(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a finite positive number")
-    return value
+def _within(
+    read: Callable[[str], float], refused: Callable[[float], bool], why: str
+) -> Callable[[str], float]:
+    """The type of a number ``read`` reads and ``refused`` refuses, saying ``why``."""
+
+    def checked(text: str) -> float:
+        value = read(text)
+        if refused(value):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} {why}")
+        return value
+
+    return checked
 
 
-def non_negative_float(text: str) -> float:
-    value = _number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be zero or more")
-    return value
+positive_float = _within(_number, lambda v: not v > 0, "must be a finite positive number")
+non_negative_float = _within(_number, lambda v: v < 0, "must be zero or more")
+# at most a week: a larger duration overflows the clocks' arithmetic
+seconds = _within(positive_float, lambda v: v > 7 * 24 * 3600, "seconds is more than a week")
+sample_time = _within(
+    non_negative_float, lambda v: v > 3600, "seconds is more than an hour for one sample"
+)
+factor = _within(positive_float, lambda v: v <= 1, "must be above 1 (1.10 means a 10 % change)")
+spread = _within(non_negative_float, lambda v: v >= 1, "must be below 1 (0.05: about 5 %)")
+probability = _within(positive_float, lambda v: v >= 1, "must be between 0 and 1")
 
 
 def max_load(text: str) -> float | None:
     """``--max-load``: a number of cores, or "off" (None: loaded processes are flagged, never
     measured again)."""
     return None if text.strip().lower() == "off" else non_negative_float(text)
-
-
-def seconds(text: str) -> float:
-    """A duration on the command line: positive, and at most a week (a larger one overflows the
-    clocks' arithmetic)."""
-    value = positive_float(text)
-    if value > 7 * 24 * 3600:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} seconds is more than a week")
-    return value
-
-
-def sample_time(text: str) -> float:
-    value = non_negative_float(text)
-    if value > 3600:
-        raise argparse.ArgumentTypeError(
-            f"{text[:40]!r} seconds is more than an hour for one sample"
-        )
-    return value
 
 
 def path(text: str) -> Path:
@@ -164,13 +159,6 @@ def cpu_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def factor(text: str) -> float:
-    value = positive_float(text)
-    if value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be above 1 (1.10 means a 10 % change)")
-    return value
-
-
 def target_ratio(text: str) -> float:
     value = factor(text)
     least = Thresholds().factor
@@ -179,20 +167,6 @@ def target_ratio(text: str) -> float:
             f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no "
             "number of processes could reach it"
         )
-    return value
-
-
-def spread(text: str) -> float:
-    value = non_negative_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be below 1 (0.05: about 5 %)")
-    return value
-
-
-def probability(text: str) -> float:
-    value = positive_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
     return value
 
 

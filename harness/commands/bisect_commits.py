@@ -64,12 +64,7 @@ def held_libraries(run: RangeRun) -> Libraries:
     names = {canonicalize_name(Requirement(requirement).name) for requirement in requirements}
     pins = tuple(pin for pin in had.installed if canonicalize_name(pin.partition("==")[0]) in names)
     return Libraries(
-        HELD,
-        pins,
-        hashlib.sha256("\n".join(pins).encode()).hexdigest(),
-        None,
-        requirements,
-        pins,
+        HELD, pins, hashlib.sha256("\n".join(pins).encode()).hexdigest(), None, requirements, pins
     )
 
 

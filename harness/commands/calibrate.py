@@ -52,9 +52,9 @@ def _only_result(folder: Path, what: str) -> StoredResult:
             f"the {what} stored {found} where one was expected (see its output above)"
         )
     [result] = results
-    if result.status is not RunStatus.OK:
+    if result.result.status is not RunStatus.OK:
         raise HarnessError(
-            f"the {what} did not measure: its cell is {result.status} (see its output above)"
+            f"the {what} did not measure: its cell is {result.result.status} (see its output above)"
         )
     return result
 
@@ -84,9 +84,10 @@ def _pair_by_sizes(
             f"the {what} stored {found} where one per side was expected (see its output above)"
         )
     for result in (unchanged, raised):
-        if result.status is not RunStatus.OK:
+        if result.result.status is not RunStatus.OK:
             raise HarnessError(
-                f"the {what} did not measure: a side is {result.status} (see its output above)"
+                f"the {what} did not measure: a side is {result.result.status} (see its output "
+                "above)"
             )
     return unchanged, raised
 
@@ -118,8 +119,8 @@ def calibrate(
             folder = root / f"slowdown-{i + 1}"
             _run(run, what, plan.run_arguments(folder, sides=sides))
             slowdowns.append(_pair_by_sizes(folder, plan, what))
-    machines = {result.machine for result in stored} | {
-        r.machine for pair in slowdowns for r in pair
+    machines = {result.result.machine for result in stored} | {
+        r.result.machine for pair in slowdowns for r in pair
     }
     if len(machines) > 1:
         raise HarnessError(

@@ -149,7 +149,7 @@ def stored_metric_names(options: RangeOptions) -> list[str]:
     folder = options.places.results / options.case.name
     if not folder.is_dir():
         return []
-    ok = [r for r in load_results(folder)[0] if r.status is RunStatus.OK]
+    ok = [r for r in load_results(folder)[0] if r.result.status is RunStatus.OK]
     return sorted({name for r in ok for name in metric_names(r)})
 
 

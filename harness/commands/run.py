@@ -74,7 +74,7 @@ def not_ok_cell(outcome: Measured) -> NotOk:
     assert outcome.run is not None
     stored = outcome.stored
     what = (
-        f"{stored.case} {sizes_text(stored.sizes)} · jax {stored.release}"
+        f"{stored.result.case} {sizes_text(stored.result.sizes)} · jax {stored.result.release}"
         if stored is not None
         else outcome.side.label or f"jax {outcome.side.release}"
     )

@@ -53,7 +53,6 @@ NUMBERED = re.compile(r"\b(%?[A-Za-z_][\w\-]*)\.\d+\b")
 MAX_DIFF_LINES = 400  # of one module's diff kept beside the answer
 CUSTOM_CALL_TARGET = re.compile(r'custom_call_target="(?P<target>[^"]+)"')
 TEMP_ALLOCATION = re.compile(r"^allocation \d+: size (?P<size>\d+), .*preallocated-temp")
-TOTAL_BYTES = re.compile(r"^Total bytes used: (?P<size>\d+)")
 # Modules that only move data in and out, compiled for every program whatever it does.
 TRIVIAL = re.compile(
     r"^jit_(convert_element_type|broadcast_in_dim|_?iota|_?reshape|_?squeeze|concatenate)$"
@@ -83,7 +82,6 @@ class Module:
     custom_calls: Counter[str] = field(default_factory=Counter)  # after optimisation, by target
     fusion_kinds: Counter[str] = field(default_factory=Counter)  # kLoop, kCustom(__xnn_fusion) …
     temp_bytes: int | None = None
-    total_bytes: int | None = None
     optimised: tuple[str, ...] = ()  # the optimised module's text, normalised (``normalised``)
     # its parameters' and results' types, ``f32[96,96]`` (``signature``)
     shapes: tuple[str, ...] = ()
@@ -91,14 +89,6 @@ class Module:
     def facts(self) -> tuple[object, ...]:
         """What XLA made of the module: a difference in any is a different compiled program."""
         return (self.shapes, self.after, self.custom_calls, self.fusion_kinds, self.temp_bytes)
-
-    @property
-    def fusions(self) -> int:
-        return self.after["fusion"]
-
-    @property
-    def loops(self) -> int:
-        return self.after["while"]
 
 
 def opcodes(text: str) -> Counter[str]:
@@ -166,11 +156,6 @@ def read_dump(folder: Path) -> dict[str, Module]:
                 int(m["size"]) for line in text.splitlines() if (m := TEMP_ALLOCATION.match(line))
             ]
             module.temp_bytes = sum(temps)
-            total = next(
-                (int(m["size"]) for line in text.splitlines() if (m := TOTAL_BYTES.match(line))),
-                None,
-            )
-            module.total_bytes = total
         elif match["stage"] == "before_optimizations":
             module.before = opcodes(text)
             module.shapes = module.shapes or signature(text)
@@ -268,12 +253,9 @@ class CompiledAnswer:
     settles: bool = False
 
     def data(self) -> dict[str, Any]:
+        plain = ("kind", "before", "after", "folder", "problem")
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "folder": self.folder,
-            "problem": self.problem,
+            **{name: getattr(self, name) for name in plain},
             "void": list(self.void),
             "modules": [
                 {
@@ -357,7 +339,7 @@ def dump(sides: StepSides, label: str, folder: Path) -> str:
         if not written:
             if stored is not None and "--xla_dump_to" in lost_in(stored.result.processes):
                 return VOID
-            ended = str(stored.status) if stored is not None else "no result"
+            ended = str(stored.result.status) if stored is not None else "no result"
             return f"XLA wrote no dump (its process: {ended})"
         for stale in folder.iterdir():
             if DUMP_FILE.match(stale.name) and stale.is_file() and not stale.is_symlink():

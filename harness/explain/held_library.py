@@ -211,7 +211,7 @@ class HeldLibrary:
             "or its parts decided"
         )
         whole = dataclasses.replace(after, compare_with=before.label)
-        measured = sides.together([before, middle, whole], step.names, ALL, settled)
+        measured = sides.together([before, middle, whole], step.metrics, ALL, settled)
         ours = [measured.get(label) for label in labels]
         parts = {
             key.metric_name: _parts(ours, key, step, jax_of_middle, confirmed[key])

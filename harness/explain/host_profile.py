@@ -118,8 +118,7 @@ class HostAnswer:
             return []
         old, new = self.old, self.new
         names = sorted(
-            set(old.own_ns) | set(new.own_ns),
-            key=lambda n: -abs(new.own_ns[n] - old.own_ns[n]),
+            set(old.own_ns) | set(new.own_ns), key=lambda n: -abs(new.own_ns[n] - old.own_ns[n])
         )
         return [
             (

@@ -100,14 +100,9 @@ class ReproducerAnswer:
         return found[1].verdict == step.verdict
 
     def data(self) -> dict[str, Any]:
+        plain = ("kind", "before", "after", "folder", "script", "exported_on", "lines")
         return {
-            "kind": self.kind,
-            "before": self.before,
-            "after": self.after,
-            "folder": self.folder,
-            "script": self.script,
-            "exported_on": self.exported_on,
-            "lines": self.lines,
+            **{name: getattr(self, name) for name in plain},
             "programs": list(self.programs),
             "note": self.note,
             "measured": {
@@ -507,7 +502,7 @@ def proven(measuring: ReleaseProber, label: str) -> str:
     result = ran[0][1] if ran else None
     if result is None:
         return "it stored no result"
-    return "" if result.status == "ok" else f"{result.status}{error_of(result)}"
+    return "" if result.result.status == "ok" else f"{result.result.status}{error_of(result)}"
 
 
 def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
@@ -522,9 +517,9 @@ def unproven(exported_on: str, why: str, listing: Mapping[str, Any]) -> str:
 
 def _refusal(label: str, exported_on: str, result: StoredResult | None) -> str:
     """A line saying that ``label`` could not run what ``exported_on`` exported, or ""."""
-    if result is not None and result.status == "ok":
+    if result is not None and result.result.status == "ok":
         return ""
     if result is None:
         return f"jax {label} stored no result of the reproducer exported on {exported_on}"
-    said = error_of(result)[:202] or f": {result.status}"
+    said = error_of(result)[:202] or f": {result.result.status}"
     return f"jax {label} cannot run what jax {exported_on} exported{said}"

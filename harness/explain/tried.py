@@ -317,9 +317,11 @@ def judged(
     """A trial's result against both releases' (``results``: by "before", "after" and "trial")."""
     found = {name: results.get(name) for name in ("before", "after", "trial")}
     for name, result in found.items():
-        if result is None or result.status != "ok":
+        if result is None or result.result.status != "ok":
             whose = "its" if name == "trial" else f"the {name} release's"
-            how = "stored nothing" if result is None else f"{result.status}{error_of(result)}"
+            how = (
+                "stored nothing" if result is None else f"{result.result.status}{error_of(result)}"
+            )
             return Tried(trial, None, None, f"{whose} processes {how}")
     tried = found["trial"]
     assert tried is not None
@@ -456,9 +458,10 @@ def measure_trials(
     every = [*ends, *trial_sides]
     first = "its screen" if processes is not None else "its trials' first round"
     sides.afford(step, len(every) * (processes or sides.processes), first)
-    measured = (
-        sides.together(every, step.names) if processes is None else sides.screened(every, processes)
-    )
+    if processes is None:
+        measured = sides.together(every, step.metrics)
+    else:
+        measured = sides.screened(every, processes)
     return {
         trial: {
             "before": measured.get(ends[0].label),

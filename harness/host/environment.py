@@ -109,10 +109,7 @@ SECRET_SHAPES = (
         ),
         rf"\1\2{REDACTED}",
     ),
-    (
-        re.compile(r"\b(Bearer)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I),
-        rf"\1\2{REDACTED}",
-    ),
+    (re.compile(r"\b(Bearer)(\s+)(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}", re.I), rf"\1\2{REDACTED}"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), REDACTED),
     (re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{8,}"), REDACTED),

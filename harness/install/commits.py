@@ -173,12 +173,6 @@ def pull_request(message: str) -> int | None:
     return int(next(group for group in found.groups() if group)) if found else None
 
 
-def version_files(repo: Path, shas: Sequence[str]) -> dict[str, str]:
-    """sha → its jax/version.py text (missing where the commit has none), read in one
-    ``git cat-file``."""
-    return files_at(repo, shas, VERSION_FILE)
-
-
 def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
     """sha → the text of ``path`` in that commit (missing where it has none), read in one
     ``git cat-file``."""
@@ -215,7 +209,7 @@ def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
         f"{good}..{bad}",
     )
     rows = [record.strip("\n").split(_FIELD, 3) for record in log.split(_RECORD) if record.strip()]
-    files = version_files(repo, [row[0] for row in rows])
+    files = files_at(repo, [row[0] for row in rows], VERSION_FILE)
     commits = []
     for sha, title, date, message in rows:
         version, minimum = parse_version_file(files.get(sha, ""))

@@ -160,11 +160,10 @@ def newest_installable(
 
 @dataclass(frozen=True)
 class Listing:
-    """Installable (jax, jaxlib) pairs, oldest first, as listed for one interpreter at one time."""
+    """Installable (jax, jaxlib) pairs, oldest first, as listed for one interpreter."""
 
     python: str
     pairs: list[tuple[str, str]]
-    listed_at: float
 
     def pair(self, version: str) -> tuple[str, str]:
         """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby
@@ -218,13 +217,11 @@ def load_listing(
     try:
         stored = json.loads(cache.read_text())
         if stored["python"] == python and now - stored["listed_at"] < max_age_s:
-            return Listing(
-                python, [(str(jax), str(lib)) for jax, lib in stored["pairs"]], stored["listed_at"]
-            )
+            return Listing(python, [(str(jax), str(lib)) for jax, lib in stored["pairs"]])
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no usable cache: list afresh
     pairs = pair_with_jaxlib(lister(python, "jax"), lister(python, "jaxlib"))
-    listing = Listing(python, pairs, now)
+    listing = Listing(python, pairs)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"python": python, "pairs": pairs, "listed_at": now}, indent=1))

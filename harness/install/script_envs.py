@@ -121,12 +121,7 @@ class ResolvedSet:
 
     def describe(self, name: str) -> str:
         """``equinox 0.11.4``, for reports; ``equinox (not installed)`` when the set lacks it."""
-        version = self.version_of(name)
-        return (
-            f"{canonicalize_name(name)} {version}"
-            if version
-            else f"{canonicalize_name(name)} (not installed)"
-        )
+        return f"{canonicalize_name(name)} {self.version_of(name) or '(not installed)'}"
 
     def as_dict(self) -> dict[str, object]:
         cutoff = self.cutoff.isoformat() if self.cutoff else None
@@ -319,18 +314,9 @@ def compile_command(
 ) -> list[str]:
     """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder)
     for ``python``."""
-    files = ["requirements.in", "--constraints", "constraints.txt"]
+    files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
     output = ["--no-header", "--no-annotate", "--color", "never"]
-    return [
-        *uv,
-        "pip",
-        "compile",
-        *files,
-        "--python",
-        python,
-        *output,
-        *exclude_newer_args(cutoff, profile, hold),
-    ]
+    return [*uv, "pip", "compile", *files, *output, *exclude_newer_args(cutoff, profile, hold)]
 
 
 def resolution_key(
@@ -639,13 +625,8 @@ def _install_held(
         # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv
         # refuses to make a venv over one, and syncing into it cannot work, run after run; made
         # anew.
-        steps.insert(
-            0,
-            (
-                "uv venv",
-                [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)],
-            ),
-        )
+        make = [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)]
+        steps.insert(0, ("uv venv", make))
     output = ""
     try:
         if steps[0][0] == "uv venv" and venv.is_dir() and not venv.is_symlink():
@@ -691,11 +672,8 @@ def ensure(
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()
     if uv is None:
-        reason = (
-            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
-            "install uv"
-        )
-        return InstallFailed(reason, "resolve")
+        found = "uv not found (neither on PATH nor as python -m uv)"
+        return InstallFailed(f"{found}; install it with: python3 -m pip install uv", "resolve")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -85,7 +85,7 @@ def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
     """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby
     ones."""
     # refuses one not listed
-    Listing("", [(env.jax, env.jaxlib) for env in envs], 0.0).pair(version)
+    Listing("", [(env.jax, env.jaxlib) for env in envs]).pair(version)
     return next(env for env in envs if env.jax == version)
 
 

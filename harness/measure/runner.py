@@ -254,7 +254,9 @@ class Recorder:
                     outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
                     self.progress(f"[{side.label}] {cell.head} → {describe(run)}")
                 elif self.reuse is not None and (found := self.reuse(item, side)) is not None:
-                    outcomes[index, side.label] = Measured(side, None, found, str(found.status))
+                    outcomes[index, side.label] = Measured(
+                        side, None, found, str(found.result.status)
+                    )
                     self.progress(
                         f"[{side.label}] {cell.head} → stored by another run meanwhile "
                         f"({found.path.name}): reused, not measured again"

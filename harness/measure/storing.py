@@ -17,12 +17,13 @@ from harness.measure.cells import CellRun, PlannedRun
 from harness.measure.sides import CLAIM_MARK, Side
 from harness.names import inside
 from harness.store.results import (
+    INTERRUPTED,
     StoredResult,
     UnreadableResult,
-    cell_key,
+    cut_short,
     load_results,
-    measured_cells,
     new_identity,
+    newest_result,
     read_result,
     readable,
     write_result,
@@ -121,19 +122,20 @@ def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side)
     a side that measures every case)."""
     # Only a result of this script's content and arguments was measured before
     # (``check_results_folder`` refused a folder of others, under the same lock).
-    cells = measured_cells(
+    found = newest_result(
         results_dir,
         item.case.name,
         side.release,
         side.profile,
+        side.cell_sizes(item.sizes),
         machine,
         lambda stored: (
             same_script(stored, item.case) and (side.claims_only or not left_out_by_claim(stored))
         ),
     )
-    return cells.get(
-        cell_key(item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
-    )
+    if found is None:
+        return None
+    return INTERRUPTED if cut_short(found) else found.result.status
 
 
 def left_out_by_claim(stored: StoredResult) -> bool:

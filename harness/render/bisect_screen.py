@@ -10,14 +10,7 @@ from dataclasses import dataclass
 
 from harness.findings import Finding, FollowUp
 from harness.render import screen
-from harness.render.range_screen import (
-    Block,
-    Row,
-    claim_text,
-    frame,
-    head_line,
-    metric_row,
-)
+from harness.render.range_screen import Block, Row, claim_text, frame, head_line, metric_row
 from harness.render.why import issue_follow_up, libraries_line, next_steps, why_lines
 from harness.steps.answers import Setting
 from harness.steps.bisection import BisectOutcome, expected_probes

@@ -95,10 +95,16 @@ def set_comparison_json(model: SetComparison) -> dict[str, Any]:
     compared."""
     pairs = [
         {
-            "case": pair.a.case,
-            "sizes": pair.a.sizes,
-            "a": {"release": pair.a.release, "profile": pair.a.profile, "result": pair.a.path.name},
-            "b": {"release": pair.b.release, "profile": pair.b.profile, "result": pair.b.path.name},
+            "case": pair.a.result.case,
+            "sizes": pair.a.result.sizes,
+            **{
+                label: {
+                    "release": s.result.release,
+                    "profile": s.result.profile,
+                    "result": s.path.name,
+                }
+                for label, s in (("a", pair.a), ("b", pair.b))
+            },
             "metrics": [
                 {"metric": m.key.metric_name, **(comparison_json(m.comparison) or {})}
                 for m in pair.metrics

@@ -86,8 +86,8 @@ def _status_words(probe: Probe) -> str:
     if probe.result is None:
         return "not installed"
     if probe.ends is None:
-        return str(probe.result.status)
-    return f"{probe.result.status} ({probe.ends.words()})"
+        return str(probe.result.result.status)
+    return f"{probe.result.result.status} ({probe.ends.words()})"
 
 
 def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:

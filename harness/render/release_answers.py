@@ -64,7 +64,7 @@ CLASSIFICATION = (
 
 def median_ns(result: StoredResult | None, metric: MetricKey | None) -> float | None:
     """The metric's figure (the median of its process medians), as the comparisons compute it."""
-    if result is None or result.status is not RunStatus.OK or metric is None:
+    if result is None or result.result.status is not RunStatus.OK or metric is None:
         return None
     samples = metric_samples(result).get(metric)
     return samples.figure if samples else None
@@ -320,9 +320,9 @@ def status_cell(probe: Probe) -> str:
     139) in 5 of 5 processes``."""
     if probe.result is None:
         return "not installed"
-    if probe.result.status is RunStatus.OK or probe.ends is None:
-        return str(probe.result.status)
-    return f"{probe.result.status}: {probe.ends.words()}"
+    if probe.result.result.status is RunStatus.OK or probe.ends is None:
+        return str(probe.result.result.status)
+    return f"{probe.result.result.status}: {probe.ends.words()}"
 
 
 def died_json(probe: Probe) -> list[dict[str, Any]]:
@@ -429,7 +429,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
             {
                 "release": m.release,
                 "jaxlib": setting.jaxlib.get(m.release),
-                "status": m.result.status if m.result is not None else "not installed",
+                "status": m.result.result.status if m.result is not None else "not installed",
                 "died": died_json(m),
                 "source": m.note,
                 "result": m.result.path.name if m.result is not None else None,

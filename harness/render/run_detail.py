@@ -107,7 +107,7 @@ def environment_block(result: StoredResult) -> str:
             f"{host.cpu_model or '?'} ({'?' if host.usable_cores is None else host.usable_cores} "
             "usable cores)"
         ),
-        "machine": f"{result.machine} ({machine_basis})",
+        "machine": f"{result.result.machine} ({machine_basis})",
         "harness": "{commit}{dirty}".format(
             commit=(revision.commit if revision else "?")[:12],
             dirty=" (uncommitted changes)" if revision and revision.dirty else "",
@@ -156,12 +156,13 @@ def processes_line(result: StoredResult) -> str:
 
 def run_section(run: RunView, level: str = "###") -> str:
     result = run.stored
+    r = result.result
     title = (
-        f"{level} jax {inline(result.release)} · {inline(result.profile)} · "
-        f"{inline(sizes_text(result.sizes))} · machine {inline(short_machine(result.machine))}"
+        f"{level} jax {inline(r.release)} · {inline(r.profile)} · "
+        f"{inline(sizes_text(r.sizes))} · machine {inline(short_machine(r.machine))}"
     )
     lines = [title, ""]
-    status, older = result.status, run.older
+    status, older = result.result.status, run.older
     lines.append(
         f"Status: **{status}** in {result.result.duration_s:.1f} s"
         + (f" ({older} earlier run{'s' if older > 1 else ''} not shown)" if older else "")

@@ -42,10 +42,7 @@ def _ordered(pair: Pair) -> list[MetricComparison]:
 
 def _rows(pair: Pair, markdown: bool, comparison: SetComparison) -> list[list[str]]:
     return [
-        [
-            m.key.label(),
-            *statistics_cells(m.comparison, markdown, comparison.thresholds),
-        ]
+        [m.key.label(), *statistics_cells(m.comparison, markdown, comparison.thresholds)]
         for m in _ordered(pair)
     ]
 
@@ -73,7 +70,8 @@ def _pair_lines(pair: Pair, comparison: SetComparison, folded: bool) -> list[str
     metrics = _ordered(pair)
     changed = [m for m in metrics if m.comparison.verdict in MOVED]
     if folded and not changed:
-        where = f"{pair.a.case} {sizes_text(pair.a.sizes)} · profile {pair.a.profile}"
+        a = pair.a.result
+        where = f"{a.case} {sizes_text(a.sizes)} · profile {a.profile}"
         return [screen.shorten(f"{terminal(where)}: no change ({_counts(metrics)})")]
     lines = screen.wrap(terminal(pair.title()), indent="  ", lines=2)
     notes = [
@@ -110,7 +108,7 @@ def _worse_line(comparison: SetComparison) -> str:
             if m.comparison.verdict == Verdict.SLOWER
         ]
         if metrics:
-            slower.append(f"{p.a.case} {sizes_text(p.a.sizes)}: {', '.join(metrics)}")
+            slower.append(f"{p.a.result.case} {sizes_text(p.a.result.sizes)}: {', '.join(metrics)}")
     worse = slower + comparison.broken
     if not worse:
         return "Nothing got significantly worse in B."

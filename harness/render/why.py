@@ -32,7 +32,7 @@ from harness.explain.reproducer import ReproducerAnswer
 from harness.explain.tried import MAX_TRIED, DefaultsAnswer, Tried
 from harness.findings import Finding, FollowUp, findings, leading, nox_command
 from harness.metric_names import Criterion, Judged
-from harness.steps.answers import Setting
+from harness.steps.answers import Setting, varied_version
 from harness.steps.evidence import Found, Skipped, of_kind
 from harness.steps.judge import Terms
 from harness.units import format_ns, format_ratio
@@ -125,11 +125,7 @@ def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
 
 
 def trial_lines(
-    answer: DefaultsAnswer,
-    step: Comparison | None,
-    metric: str,
-    *,
-    unwanted: bool | None = None,
+    answer: DefaultsAnswer, step: Comparison | None, metric: str, *, unwanted: bool | None = None
 ) -> list[Finding]:
     """What the trials say on ``metric``, as judged when gathered: the verdict first, then each
     trial, and the cap.  A setting that brings the old number back is a workaround only where the
@@ -525,10 +521,8 @@ def libraries_line(setting: Setting, before: str, after: str) -> Finding | None:
     them apart (None: a case, or a script without libraries).  It leads."""
     libraries = setting.libraries
     if libraries.vary is not None:
-        said = (
-            f"comes with {libraries.vary} {libraries.version_at(after)} (jax {libraries.jax} held)"
-        )
-        return leading(said)
+        version = varied_version(after, libraries.vary)
+        return leading(f"comes with {libraries.vary} {version} (jax {libraries.jax} held)")
     if not libraries.versions:
         return None
     split = of_kind(setting.evidence.get((before, after), ()), HeldAnswer)

@@ -108,9 +108,6 @@ class RangeLibraries:
             if old[name] != new[name]
         }
 
-    def version_at(self, label: str) -> str:
-        return varied_version(label, str(self.vary))
-
 
 def varied_version(label: str, library: str) -> str:
     """With --vary: the library version a release label carries (``0.4.33+equinox.0.11.4`` →

@@ -220,7 +220,9 @@ class SweepOutcome:
 
     def not_ok(self) -> list[Probe]:
         return [
-            m for m in self.measurements if m.result is None or m.result.status is not RunStatus.OK
+            m
+            for m in self.measurements
+            if m.result is None or m.result.result.status is not RunStatus.OK
         ]
 
     def unmeasured(self) -> bool:

@@ -98,10 +98,6 @@ class Step:
     def pair(self) -> Pair:
         return (self.before, self.after)
 
-    @property
-    def names(self) -> tuple[str, ...]:  # the metrics' names, as results and answers key them
-        return tuple(key.metric_name for key in self.metrics)
-
     def kept(self, suffix: str) -> str:
         """The folder, beside the page and named relative to it, where a kind keeps its files."""
         return f"{self.stem}-{suffix}"
@@ -275,7 +271,7 @@ class StepSides:
         """One extra process of ``side`` with more ``XLA_FLAGS`` and variables, its result thrown
         away; how it ended."""
         stored = self.extra_process(side, flags, env)
-        return str(stored.status) if stored is not None else "no result"
+        return str(stored.result.status) if stored is not None else "no result"
 
     def extra_process(
         self, side: Side, flags: Sequence[str] = (), env: Mapping[str, str] | None = None
@@ -297,7 +293,7 @@ class StepSides:
     def together(
         self,
         sides: Sequence[Side],
-        metrics: Sequence[str],
+        metrics: Sequence[MetricKey],
         decide: str = CHANGES,
         settled: SettledCell | None = None,
     ) -> dict[str, StoredResult | None]:

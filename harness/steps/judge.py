@@ -105,11 +105,12 @@ def _usable(measurement: Probe) -> str | None:
     result = measurement.result
     if result is None:
         return measurement.note
-    if result.status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
-        return result.result.detail
-    if result.status is not RunStatus.OK:
-        detail = result.result.detail.strip().splitlines()
-        return f"status {result.status}" + (f": {detail[-1][:160]}" if detail else "")
+    status, detail = result.result.status, result.result.detail
+    if status is RunStatus.NOT_INSTALLABLE:  # its detail says so, with the resolver's reason
+        return detail
+    if status is not RunStatus.OK:
+        last = detail.strip().splitlines()
+        return f"status {status}" + (f": {last[-1][:160]}" if last else "")
     return None
 
 
@@ -203,8 +204,8 @@ class Judge:
         series = metric_samples(result)
         if self.metric not in series:
             raise UsageError(
-                f"unknown metric {self.metric.metric_name} for case {result.case}; its metrics: "
-                f"{', '.join(metric_names(result)) or 'none'}"
+                f"unknown metric {self.metric.metric_name} for case {result.result.case}; its "
+                f"metrics: {', '.join(metric_names(result)) or 'none'}"
             )
         return series[self.metric]
 

@@ -26,6 +26,7 @@ from harness.measure.cells import PlannedRun
 from harness.measure.runner import Reuse
 from harness.measure.sides import Side
 from harness.measure.stopping import SettledCell
+from harness.metric_names import MetricKey
 from harness.store.results import StoredResult
 from harness.store.schema import Settings
 
@@ -56,12 +57,13 @@ class SideMeasurement:
     measure: Measure = runner.measure
 
     def settings_for(
-        self, processes: int, decide: str, sides: int, metrics: Sequence[str] = ()
+        self, processes: int, decide: str, sides: int, metrics: Sequence[MetricKey] = ()
     ) -> Settings:
         """The settings of one measurement of ``sides`` sides in ``processes`` processes each; with
         ``decide`` (and sides to compare, and a most to go to), measured until decided: on
         ``metrics``, else on the measurement's own."""
         deciding = decide != "off" and self.max_processes is not None and sides > 1
+        names = tuple(key.metric_name for key in metrics)  # as the settings store them
         return dataclasses.replace(
             self.settings,
             processes=processes,
@@ -70,7 +72,7 @@ class SideMeasurement:
             compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
             decide=decide if deciding else None,
             max_processes=max(processes, self.max_processes or 0) if deciding else None,
-            decide_metrics=(tuple(metrics) or self.decide_metrics or None) if deciding else None,
+            decide_metrics=(names or self.decide_metrics or None) if deciding else None,
             decide_budget_s=self.time_budget if deciding else None,
         )
 

@@ -65,7 +65,7 @@ class Readiness:
         if isinstance(prepared, Failed):  # could not be tried: no answer, nothing stored
             return Probe(release, None, prepared.line)
         previous = self.stored(release)
-        if previous is not None and (previous.status, previous.result.detail) == (
+        if previous is not None and (previous.result.status, previous.result.detail) == (
             RunStatus.NOT_INSTALLABLE,
             prepared.line,
         ):

@@ -21,13 +21,7 @@ from harness.analysis.claims import DOES_NOT_HOLD, HOLDS, flip_chance, outcome, 
 from harness.analysis.metrics import MetricKey, compare_metric, metric_samples
 from harness.analysis.shapes import compare_counts
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
-from harness.analysis.statuses import (
-    change_between,
-    measured,
-    ran,
-    stops_running,
-    summarise,
-)
+from harness.analysis.statuses import change_between, measured, ran, stops_running, summarise
 from harness.metric_names import JAX_IMPORT, PROCESS
 from harness.steps.bisection import ReleaseStep, SweepOutcome, sweep
 from harness.steps.confirm import ConfirmPairs
@@ -125,7 +119,7 @@ def _ok(probe: Probe) -> str | None:
     if probe.result is None:
         return f"jax {probe.release}: {probe.note}"
     if not measured(probe.result):
-        return f"jax {probe.release}: status {probe.result.status}"
+        return f"jax {probe.release}: status {probe.result.result.status}"
     return None
 
 

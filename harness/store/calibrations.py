@@ -15,9 +15,20 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from harness.errors import HarnessError
+from harness.store.checks import (
+    Fields,
+    SchemaError,
+    as_is,
+    boolean,
+    integer,
+    list_of,
+    map_of,
+    number,
+    string,
+)
 from harness.store.files import output_folder, parse_document, read_bounded, replace_file
 from harness.store.results import CALIBRATION_FOLDER
 
@@ -74,13 +85,9 @@ class CalibrationRun:
         return self.flagged / self.comparisons if self.comparisons else math.nan
 
     def as_json(self) -> dict[str, Any]:
+        cell = ("created_at", "release", "profile", "case", "sizes", "settings")
         return {
-            "created_at": self.created_at,
-            "release": self.release,
-            "profile": self.profile,
-            "case": self.case,
-            "sizes": self.sizes,
-            "settings": self.settings,
+            **{name: getattr(self, name) for name in cell},
             "aa": {
                 "pairs": self.pairs,
                 "processes": self.processes,
@@ -112,82 +119,47 @@ class CalibrationRun:
     def from_json(cls, machine: str, data: Any, where: str = "run") -> CalibrationRun:
         """Parse one stored entry; ValueError naming the first field that is missing or of the wrong
         type."""
-        run = _Fields(data, where)
-        aa, slowdown = run.mapping("aa"), run.mapping("slowdown")
+        run = Fields(data, where)
+        aa, slowdown, settings = (
+            Fields(run.data.get(part), f"{where}.{part}") for part in ("aa", "slowdown", "settings")
+        )
         return cls(
-            created_at=run.text("created_at"),
+            created_at=run.required("created_at", string),
             machine=machine,
-            release=run.text("release"),
-            profile=run.text("profile"),
-            case=run.text("case"),
-            sizes=run.sizes("sizes"),
-            pairs=aa.count("pairs"),
-            comparisons=aa.count("comparisons"),
-            flagged=aa.count("flagged"),
-            raised=slowdown.text("size"),
-            raised_from=slowdown.count("from"),
-            raised_to=slowdown.count("to"),
-            slowdown_comparisons=slowdown.count("comparisons"),
-            slowdown_flagged=slowdown.count("flagged"),
-            smallest_flagged_ratio=slowdown.ratio("smallest_flagged_ratio"),
-            largest_unflagged_ratio=slowdown.ratio("largest_unflagged_ratio"),
-            processes=aa.count("processes"),
-            min_processes=run.mapping("settings").count("min_processes"),
-            settings=dict(run.mapping("settings").values),
+            release=run.required("release", string),
+            profile=run.required("profile", string),
+            case=run.required("case", string),
+            sizes=run.required("sizes", map_of(_count)),
+            pairs=aa.required("pairs", _count),
+            comparisons=aa.required("comparisons", _count),
+            flagged=aa.required("flagged", _count),
+            raised=slowdown.required("size", string),
+            raised_from=slowdown.required("from", _count),
+            raised_to=slowdown.required("to", _count),
+            slowdown_comparisons=slowdown.required("comparisons", _count),
+            slowdown_flagged=slowdown.required("flagged", _count),
+            smallest_flagged_ratio=slowdown.optional("smallest_flagged_ratio", number, None),
+            largest_unflagged_ratio=slowdown.optional("largest_unflagged_ratio", number, None),
+            processes=aa.required("processes", _count),
+            min_processes=settings.required("min_processes", _count),
+            settings=dict(settings.data),
             details={
-                "per_pair": aa.values.get("per_pair", []),
-                "metrics": slowdown.values.get("metrics", []),
-                "detectable": aa.values.get("detectable_by_metric", {}),
+                "per_pair": aa.data.get("per_pair", []),
+                "metrics": slowdown.data.get("metrics", []),
+                "detectable": aa.data.get("detectable_by_metric", {}),
             },
-            slowdown_runs=slowdown.count("runs") if "runs" in slowdown.values else 0,
-            detectable_ratio=aa.ratio("detectable_ratio"),
-            invocation_spread=aa.ratio("invocation_spread"),
-            aa_loaded=aa.flag("loaded"),
+            # absent from files written before calibrations measured the slowdown interleaved
+            slowdown_runs=slowdown.optional("runs", _count, 0),
+            detectable_ratio=aa.optional("detectable_ratio", number, None),
+            invocation_spread=aa.optional("invocation_spread", number, None),
+            aa_loaded=aa.optional("loaded", boolean, False),  # absent from older files
         )
 
 
-class _Fields:
-    """Typed access to one object of an untrusted calibration file."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
-        self.values: dict[str, Any] = data
-        self.where = where
-
-    def _get(self, key: str, kinds: tuple[type, ...], expected: str) -> Any:
-        value = self.values.get(key)
-        if not isinstance(value, kinds) or isinstance(value, bool):
-            raise ValueError(f"{self.where}.{key}: expected {expected}, got {type(value).__name__}")
-        return value
-
-    def text(self, key: str) -> str:
-        return cast(str, self._get(key, (str,), "str"))
-
-    def count(self, key: str) -> int:
-        value = cast(int, self._get(key, (int,), "int"))
-        if value < 0:
-            raise ValueError(f"{self.where}.{key}: expected a count, got {value}")
-        return value
-
-    def ratio(self, key: str) -> float | None:
-        if self.values.get(key) is None:
-            return None
-        return float(self._get(key, (int, float), "number or null"))
-
-    def flag(self, key: str) -> bool:
-        """A true/false field; absent (older files) is false."""
-        value = self.values.get(key, False)
-        if not isinstance(value, bool):
-            raise ValueError(f"{self.where}.{key}: expected bool, got {type(value).__name__}")
-        return value
-
-    def mapping(self, key: str) -> _Fields:
-        return _Fields(self.values.get(key), f"{self.where}.{key}")
-
-    def sizes(self, key: str) -> dict[str, int]:
-        found = self.mapping(key)
-        return {name: found.count(name) for name in found.values}
+def _count(value: Any, where: str) -> int:
+    if integer(value, where) < 0:
+        raise SchemaError(where, f"expected a count, got {value}")
+    return value
 
 
 def calibration_path(results_root: Path, machine: str) -> Path:
@@ -215,18 +187,16 @@ def read_calibration(path: Path) -> list[CalibrationRun]:
 
 
 def _runs(data: Any) -> list[CalibrationRun]:
-    document = _Fields(data, "file")
-    if document.values.get("schema") != CALIBRATION_SCHEMA:
-        raise ValueError(f"not a calibration (schema {document.values.get('schema')!r})")
-    if document.values.get("schema_version") != CALIBRATION_VERSION:
+    document = Fields(data, "file")
+    if document.data.get("schema") != CALIBRATION_SCHEMA:
+        raise ValueError(f"not a calibration (schema {document.data.get('schema')!r})")
+    if document.data.get("schema_version") != CALIBRATION_VERSION:
         raise ValueError(
-            f"calibration version {document.values.get('schema_version')!r} is not "
+            f"calibration version {document.data.get('schema_version')!r} is not "
             f"{CALIBRATION_VERSION}"
         )
-    machine = document.text("machine")
-    runs = document.values.get("runs")
-    if not isinstance(runs, list):
-        raise ValueError(f"file.runs: expected list, got {type(runs).__name__}")
+    machine = document.required("machine", string)
+    runs = document.required("runs", list_of(as_is))
     return [CalibrationRun.from_json(machine, run, f"runs[{i}]") for i, run in enumerate(runs)]
 
 

@@ -88,10 +88,6 @@ def json_object(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
-def nullable(check: Check[T]) -> Check[T | None]:
-    return lambda value, where: None if value is None else check(value, where)
-
-
 def list_of(check: Check[T]) -> Check[tuple[T, ...]]:
     def checked(value: Any, where: str) -> tuple[T, ...]:
         if not isinstance(value, list):

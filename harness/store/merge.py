@@ -37,7 +37,7 @@ def merge(sources: Sequence[Path], into: Path) -> Merged:
     present: dict[str, tuple[str, Path]] = {}  # id → (content hash, path in the merged folder)
     if into.is_dir():
         for result in load_results(into)[0]:
-            present[result.id] = (result.content_hash, result.path)
+            present[result.result.id] = (result.content_hash, result.path)
     for folder in sources:
         results, problems = load_results(folder)
         merged.problems += [str(p) for p in problems]
@@ -68,7 +68,7 @@ def _holds(path: Path, digest: str) -> bool:
 def _take(
     result: StoredResult, into: Path, present: dict[str, tuple[str, Path]], merged: Merged
 ) -> None:
-    identity, digest = result.id, result.content_hash
+    identity, digest = result.result.id, result.content_hash
     if identity in present:
         known, where = present[identity]
         if known == digest:

@@ -72,6 +72,7 @@ class StoredResult:
             raise SchemaError(exc.field, migrated) from None
         return cls(path, result, content_hash(data))
 
+    # Forwarded only for the issue draft's and the watch's modules until they read ``.result``.
     @property
     def id(self) -> str:
         return self.result.id
@@ -185,7 +186,8 @@ def content_hash(data: Any) -> str:
 
 
 REFUSED = "refused before allocation"
-# What ``measured_cells`` says of a cell whose run was interrupted before its planned processes.
+# What ``measure.storing.stored_status`` says of a cell whose run was interrupted before its
+# planned processes.
 INTERRUPTED = "interrupted"
 
 K = TypeVar("K", bound=Hashable)
@@ -208,14 +210,9 @@ class Cell(NamedTuple):
     machine: str
 
 
-def cell_of(result: StoredResult) -> Cell:
-    return Cell(
-        result.case,
-        result.release,
-        result.profile,
-        tuple(sorted(result.sizes.items())),
-        result.machine,
-    )
+def cell_of(stored: StoredResult) -> Cell:
+    r = stored.result
+    return Cell(r.case, r.release, r.profile, tuple(sorted(r.sizes.items())), r.machine)
 
 
 def newest_runs(
@@ -231,7 +228,7 @@ def newest_runs(
         seen = found.get(key(result))
         if seen is None:
             found[key(result)] = Newest(result, 0)
-        elif result.order > seen.result.order:
+        elif result.result.order > seen.result.result.order:
             found[key(result)] = Newest(result, seen.older + 1)
         else:
             found[key(result)] = Newest(seen.result, seen.older + 1)
@@ -245,7 +242,7 @@ def cell_key(case: str, release: str, profile: str, sizes: Mapping[str, int]) ->
 
 def refused(result: StoredResult) -> bool:
     """A point the budget refused was never measured."""
-    return result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
+    return result.result.status is RunStatus.SKIPPED and result.result.detail.startswith(REFUSED)
 
 
 def newest_results(
@@ -273,10 +270,13 @@ def newest_results(
         r
         for r in load_results(folder)[0]
         if not refused(r)
-        and r.machine in (machine, UNRECORDED_MACHINE)
+        and r.result.machine in (machine, UNRECORDED_MACHINE)
         and (accept is None or accept(r))
     ]
-    newest = newest_runs(mine, key=lambda r: cell_key(r.case, r.release, r.profile, r.sizes))
+    newest = newest_runs(
+        mine,
+        key=lambda r: cell_key(r.result.case, r.result.release, r.result.profile, r.result.sizes),
+    )
     return {key: found.result for key, found in newest.items()}
 
 
@@ -286,22 +286,6 @@ def cut_short(stored: StoredResult) -> bool:
     result = stored.result
     planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
-
-
-def measured_cells(
-    root: Path,
-    case: str,
-    release: str,
-    profile: str,
-    machine: str,
-    accept: Callable[[StoredResult], bool] | None = None,
-) -> dict[str, str]:
-    """Cell key → status of the newest stored result, for one case on one release and profile, on
-    ``machine`` (of those ``accept`` counts); ``INTERRUPTED`` for one that was ``cut_short``."""
-    newest = newest_results(root, case, release, profile, machine, accept)
-    return {
-        key: INTERRUPTED if cut_short(result) else result.status for key, result in newest.items()
-    }
 
 
 def newest_result(
@@ -347,13 +331,13 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         except (DocumentProblem, SchemaError) as exc:
             problems.append(LoadProblem(path, str(exc)))
             continue
-        first = seen.setdefault(stored.id, (stored.content_hash, path))
+        first = seen.setdefault(stored.result.id, (stored.content_hash, path))
         if first[1] == path:
             results.append(stored)
         elif first[0] != stored.content_hash:
             problems.append(
                 LoadProblem(
-                    path, f"id {stored.id} is already used by {first[1]} with other content"
+                    path, f"id {stored.result.id} is already used by {first[1]} with other content"
                 )
             )
         # else: the same result again (one file in two artifacts), counted once

@@ -13,8 +13,10 @@ one or more case processes; each process keeps its own measurements
 (``ProcessRun``).  Statistics and claim verdicts over processes are the readers'
 business (``harness.analysis``), never stored.
 
-Each record class both reads and writes its shape: its parser below, its ``to_json``
-beside it (``_Record``), so the field names are written out once.  The case process
+Each record class both reads and writes its shape by its fields: ``_read`` checks each by its
+type (``_check_of``; the few whose JSON says more by ``_SPECIAL``) and takes its default, and
+``to_json`` writes each by its name (``_Record``), so names, types and defaults are written out
+once.  The case process
 (``harness.measure.child``) builds a ``ProcessRun`` and writes it; the runner reads it
 back, adds what only the parent knows (index, window, load) and stores it in a
 ``Result`` it builds the same way.  ``parse(result.to_json()) == result`` for every
@@ -33,7 +35,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
 from enum import StrEnum
-from typing import Any, ClassVar, TypeVar
+from types import NoneType, UnionType
+from typing import Any, ClassVar, TypeVar, get_args, get_origin, get_type_hints
 
 from harness.store.checks import (
     Check,
@@ -46,7 +49,6 @@ from harness.store.checks import (
     json_object,
     list_of,
     map_of,
-    nullable,
     number,
     path_name,
     size_map,
@@ -62,6 +64,7 @@ PLATFORM_BACKENDS = {"cuda": "gpu", "rocm": "gpu"}
 
 
 AnEnum = TypeVar("AnEnum", bound=StrEnum)
+R = TypeVar("R", bound="_Record")
 
 
 class RunStatus(StrEnum):
@@ -600,31 +603,38 @@ def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:
     return parse
 
 
-_status = _member(RunStatus, "status")
-_end_kind = _member(EndKind, "end")
+# The check of each type a record's field holds, as JSON holds it.
+_PLAIN: dict[Any, Check[Any]] = {
+    str: string,
+    int: integer,
+    float: number,
+    bool: boolean,
+    Any: as_is,
+    RunStatus: _member(RunStatus, "status"),
+    EndKind: _member(EndKind, "end"),
+}
 
 
-def _sample(value: Any, where: str) -> TimedSample:
-    fields = Fields(value, where)
-    marks = fields.required("marks_ns", list_of(number))
+def _check_of(hint: Any) -> Check[Any]:
+    """The check of a field of type ``hint``: ``X | None`` is read as ``X`` (null reads as the
+    field's default), a tuple from a list, a record by its fields."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is UnionType:
+        return _check_of(next(arg for arg in args if arg is not NoneType))
+    if origin is tuple:
+        return list_of(_check_of(args[0])) if args[1:] == (...,) else window
+    if origin is Mapping:
+        return json_object if args[1] is Any else map_of(_check_of(args[1]))
+    if isinstance(hint, type) and issubclass(hint, _Record):
+        return lambda value, where: _read(hint, value, where)
+    return _PLAIN[hint]
+
+
+def _marks(value: Any, where: str) -> tuple[float, ...]:
+    marks = list_of(number)(value, where)
     if not marks:
-        raise SchemaError(f"{where}.marks_ns", "expected at least one mark")
-    return TimedSample(marks, fields.required("wall_ns", number))
-
-
-def _program(value: Any, where: str) -> StoredProgram:
-    fields = Fields(value, where)
-    return StoredProgram(
-        steps=fields.required("steps", list_of(string)),
-        samples=fields.required("samples", list_of(_sample)),
-        first_call=fields.optional("first_call", _sample, None),
-        warmup=fields.optional("warmup", integer, 0),
-        loops=fields.optional("loops", integer, 1),
-        stopped_by=fields.optional("stopped_by", string, ""),
-        kinds=fields.optional("kinds", _kinds, ("wall", "dispatch")),
-        summary=fields.optional("summary", json_object, None),
-        printed=fields.optional("printed", list_of(json_object), ()),
-    )
+        raise SchemaError(where, "expected at least one mark")
+    return marks
 
 
 PROGRAM_KINDS = ("wall", "dispatch")
@@ -638,133 +648,17 @@ def _kinds(value: Any, where: str) -> tuple[str, ...]:
     return kinds
 
 
-def _script(value: Any, where: str) -> ScriptIdentity:
-    fields = Fields(value, where)
-    digest = fields.required("sha256", string)
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
-    return ScriptIdentity(
-        fields.required("file", string), digest, fields.optional("args", list_of(string), ())
-    )
+def _sha256(value: Any, where: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{64}", string(value, where)):
+        raise SchemaError(where, "expected 64 lowercase hex digits")
+    return value
 
 
-def parse_libraries(value: Any, where: str = "libraries") -> Libraries:
-    fields = Fields(value, where)
-    installed = fields.required("installed", list_of(string))
-    if not all(
-        re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in installed
-    ):
-        raise SchemaError(f"{where}.installed", "expected name==version for every distribution")
-    digest = fields.required("sha256", string)
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise SchemaError(f"{where}.sha256", "expected 64 lowercase hex digits")
-    return Libraries(
-        policy=fields.required("policy", string),
-        installed=installed,
-        sha256=digest,
-        cutoff=fields.optional("cutoff", nullable(string), None),
-        declared=fields.optional("declared", list_of(string), ()),
-        held=fields.optional("held", list_of(string), ()),
-    )
-
-
-def _compiled(value: Any, where: str) -> CompiledFunction:
-    fields = Fields(value, where)
-    return CompiledFunction(
-        lower_ns=fields.optional("lower_ns", list_of(number), ()),
-        compile_ns=fields.optional("compile_ns", list_of(number), ()),
-        hlo=fields.optional("hlo", json_object, None),
-    )
-
-
-def _claim(value: Any, where: str) -> ProcessClaim:
-    fields = Fields(value, where)
-    return ProcessClaim(
-        holds=fields.required("holds", boolean),
-        evidence=fields.optional("evidence", string, ""),
-        backend=fields.optional("backend", string, None),
-    )
-
-
-def _end(value: Any, where: str) -> ProcessEnd:
-    fields = Fields(value, where)
-    return ProcessEnd(
-        how=fields.required("how", _end_kind),
-        signal=fields.optional("signal", string, None),
-        exit_status=fields.optional("exit_status", integer, None),
-        from_outside=fields.optional("from_outside", boolean, False),
-        timeout_s=fields.optional("timeout_s", number, None),
-        last_lines=fields.optional("last_lines", string, ""),
-        stack=fields.optional("stack", string, ""),
-    )
-
-
-def _gpu(value: Any, where: str) -> GpuFacts:
-    fields = Fields(value, where)
-    return GpuFacts(
-        device_kinds=fields.optional("device_kinds", list_of(string), ()),
-        compute_capabilities=fields.optional("compute_capabilities", list_of(string), ()),
-        driver_versions=fields.optional("driver_versions", list_of(string), ()),
-        cuda_driver=fields.optional("cuda_driver", string, None),
-        cuda_packages=fields.optional("cuda_packages", map_of(string), {}),
-        nvidia_smi=fields.optional("nvidia_smi", as_is, None),
-    )
-
-
-def _jax(value: Any, where: str) -> JaxFacts:
-    fields = Fields(value, where)
-    return JaxFacts(
-        backend=fields.optional("backend", string, None),
-        device_count=fields.optional("device_count", integer, None),
-        device_kinds=fields.optional("device_kinds", list_of(string), ()),
-        platforms=fields.optional("platforms", list_of(string), ()),
-        jax_version=fields.optional("jax_version", string, None),
-        environment_info=fields.optional("environment_info", string, ""),
-        gpu=fields.optional("gpu", _gpu, None),
-        error=fields.optional("error", string, None),
-        config=fields.optional("config", json_object, {}),
-    )
-
-
-def _load(value: Any, where: str) -> ProcessLoad:
-    fields = Fields(value, where)
-    return ProcessLoad(
-        other_cpu_cores=fields.optional("other_cpu_cores", number, None),
-        loadavg_1m=fields.optional("loadavg_1m", number, None),
-        loaded=fields.optional("loaded", boolean, False),
-        attempts=fields.optional("attempts", integer, 1),
-    )
-
-
-def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
-    """What ``harness.host.environment.jax_facts`` said, as the record a process keeps."""
-    return _jax(value, where)
-
-
-def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
-    """One process's record (a result's ``processes`` entry) on its own; SchemaError saying where
-    otherwise."""
-    fields = Fields(value, where)
-    return ProcessRun(
-        index=fields.optional("index", integer, position),
-        status=fields.required("status", _status),
-        detail=fields.optional("detail", string, ""),
-        duration_s=fields.optional("duration_s", number, 0.0),
-        window_unix_ns=fields.optional("window_unix_ns", window, None),
-        load=fields.optional("load", _load, None),
-        affinity=fields.optional("affinity", list_of(integer), None),
-        programs=fields.optional("programs", map_of(_program), {}),
-        compiled=fields.optional("compiled", map_of(_compiled), {}),
-        facts=fields.optional("facts", json_object, {}),
-        claim=fields.optional("claim", _claim, None),
-        jax=fields.optional("jax", _jax, None),
-        phases_s=fields.optional("phases_s", map_of(number), {}),
-        peak_rss_bytes=fields.optional("peak_rss_bytes", integer, None),
-        script=fields.optional("script", json_object, None),
-        figures=fields.optional("figures", map_of(number), {}),
-        notes=fields.optional("notes", list_of(string), ()),
-        died=fields.optional("died", _end, None),
-    )
+def _pins(value: Any, where: str) -> tuple[str, ...]:
+    pins = list_of(string)(value, where)
+    if not all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", pin) for pin in pins):
+        raise SchemaError(where, "expected name==version for every distribution")
+    return pins
 
 
 def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
@@ -776,93 +670,99 @@ def _processes(value: Any, where: str) -> tuple[ProcessRun, ...]:
 def _machine(value: Any, where: str) -> MachineFacts | None:
     """The machine's facts; None without an id (absent, null, or the empty string earlier writers
     put for none), which then reads, and is written back, as an unrecorded machine."""
-    fields = Fields(value, where)
-    found, basis = (
-        fields.optional("id", nullable(string), None),
-        fields.optional("basis", string, ""),
-    )
-    return MachineFacts(id=path_name(found, f"{where}.id"), basis=basis) if found else None
+    found = _read(MachineFacts, value, where, id=None)
+    return MachineFacts(path_name(found.id, f"{where}.id"), found.basis) if found.id else None
 
 
-def _revision(value: Any, where: str) -> HarnessRevision:
-    fields = Fields(value, where)
-    return HarnessRevision(
-        commit=fields.optional("commit", string, "unknown"),
-        dirty=fields.optional("dirty", boolean, None),
-    )
-
-
-def _host(value: Any, where: str) -> HostFacts:
-    fields = Fields(value, where)
-    return HostFacts(
-        machine=fields.optional("machine", _machine, None),
-        cpu_model=fields.optional("cpu_model", string, None),
-        cpu_count=fields.optional("cpu_count", integer, None),
-        usable_cores=fields.optional("usable_cores", integer, None),
-        memory_total_bytes=fields.optional("memory_total_bytes", integer, None),
-        python=fields.optional("python", string, None),
-        python_implementation=fields.optional("python_implementation", string, None),
-        platform=fields.optional("platform", string, None),
-        kernel=fields.optional("kernel", string, None),
-        packages=fields.optional("packages", map_of(string), {}),
-        variables=fields.optional("variables", map_of(string), {}),
-        gpus=fields.optional("gpus", list_of(json_object), ()),
-        harness=fields.optional("harness", _revision, None),
-    )
-
-
-_SETTING_CHECKS: dict[str, Check[Any]] = {
-    "warmup": integer,
-    "repeats": integer,
-    "min_repeats": integer,
-    "max_seconds": number,
-    "compile_repeats": integer,
-    "timeout_s": number,
-    "effort": string,
-    "isolation": string,
-    "processes": integer,
-    "min_sample_ns": integer,
-    "affinity": list_of(integer),
-    "max_load": number,
-    "target_ratio": number,
-    "target_kinds": list_of(string),
-    "max_processes": integer,
-    "decide": string,
-    "decide_metrics": list_of(string),
-    "decide_budget_s": number,
+# Each setting's check, and whether it may be None: then it is recorded as null when not set, and
+# null is its value, not a sign of an older result.
+_SETTING_CHECKS = {
+    name: (_check_of(hint), NoneType in get_args(hint))
+    for name, hint in get_type_hints(Settings).items()
+    if name in SETTING_NAMES_IN_ORDER
 }
-# Recorded as null when not set: null is their value, not a sign of an older result.
-_NULLABLE_SETTINGS = frozenset(
-    {
-        "affinity",
-        "max_load",
-        "target_ratio",
-        "target_kinds",
-        "max_processes",
-        "decide",
-        "decide_metrics",
-        "decide_budget_s",
-    }
-)
-
-
-def parse_host(value: Any, where: str = "host") -> HostFacts:
-    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result
-    keeps it."""
-    return _host(value, where)
 
 
 def _settings(value: Any, where: str) -> Settings:
     data = Fields(value, where)
     given: dict[str, Any] = {}
     unrecorded = set()
-    for name, check in _SETTING_CHECKS.items():
+    for name, (check, nullable) in _SETTING_CHECKS.items():
         found = data.optional(name, check, None)
         if found is not None:
             given[name] = found
-        elif name not in _NULLABLE_SETTINGS or name not in data.data:
+        elif not nullable or name not in data.data:
             unrecorded.add(name)
     return Settings(**given, unrecorded=frozenset(unrecorded))
+
+
+# Fields whose JSON says more than their type: names that become paths, digests, pins, a list
+# that may not be empty; and the records read their own way.
+_SPECIAL: dict[str, Check[Any]] = {
+    "TimedSample.marks_ns": _marks,
+    "StoredProgram.kinds": _kinds,
+    "ScriptIdentity.sha256": _sha256,
+    "Libraries.sha256": _sha256,
+    "Libraries.installed": _pins,
+    "HostFacts.machine": _machine,
+    "Result.id": path_name,
+    "Result.case": path_name,
+    "Result.release": path_name,
+    "Result.profile": path_name,
+    "Result.sizes": size_map,
+    "Result.processes": _processes,
+    "Result.settings": _settings,
+}
+
+
+# Each record's fields, with their checks and their defaults, found once.
+_FIELDS: dict[type, list[tuple[str, Check[Any], Field[Any]]]] = {}
+
+
+def _fields(record: type) -> list[tuple[str, Check[Any], Field[Any]]]:
+    if record not in _FIELDS:
+        hints, special = get_type_hints(record), f"{record.__name__}."
+        _FIELDS[record] = [
+            (spec.name, _SPECIAL.get(special + spec.name) or _check_of(hints[spec.name]), spec)
+            for spec in fields(record)
+        ]
+    return _FIELDS[record]
+
+
+def _read(record: type[R], value: Any, where: str, **defaults: Any) -> R:
+    """A record from its JSON object, each field checked (``_fields``) and named by its path where
+    it is wrong: a field with a default may be absent or null and reads as that default;
+    ``defaults`` are the caller's instead of the record's (``MISSING``: required after all)."""
+    data = Fields(value, where)
+    read = {}
+    for name, check, spec in _fields(record):
+        default = defaults[name] if name in defaults else _default(spec)
+        if default is MISSING:
+            read[name] = data.required(name, check)
+        else:
+            read[name] = data.optional(name, check, default)
+    return record(**read)
+
+
+def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
+    """What ``harness.host.environment.jax_facts`` said, as the record a process keeps."""
+    return _read(JaxFacts, value, where)
+
+
+def parse_host(value: Any, where: str = "host") -> HostFacts:
+    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result
+    keeps it."""
+    return _read(HostFacts, value, where)
+
+
+def parse_libraries(value: Any, where: str = "libraries") -> Libraries:
+    return _read(Libraries, value, where)
+
+
+def parse_process(value: Any, where: str = "process", position: int = 0) -> ProcessRun:
+    """One process's record (a result's ``processes`` entry) on its own, its index its position
+    where it has none; SchemaError saying where otherwise."""
+    return _read(ProcessRun, value, where, index=position)
 
 
 def check_identity(data: Any) -> Mapping[str, Any]:
@@ -876,37 +776,10 @@ def check_identity(data: Any) -> Mapping[str, Any]:
 
 def parse(data: Any) -> Result:
     """A result document of the newest schema version as a ``Result``; raises ``SchemaError``."""
-    fields = Fields(check_identity(data), "")
-    version = fields.required("schema_version", integer)
+    version = Fields(check_identity(data), "").required("schema_version", integer)
     if version != SCHEMA_VERSION:
         raise SchemaError(
             "schema_version", f"{version} where {SCHEMA_VERSION} was expected (migrate it first)"
         )
-    return Result(
-        id=fields.required("id", path_name),
-        created_at=fields.required("created_at", string),
-        case=fields.required("case", path_name),
-        release=fields.required("release", path_name),
-        profile=fields.required("profile", path_name),
-        sizes=fields.required("sizes", size_map),
-        status=fields.required("status", _status),
-        processes=fields.required("processes", _processes),
-        detail=fields.optional("detail", string, ""),
-        duration_s=fields.optional("duration_s", number, 0.0),
-        window_unix_ns=fields.optional("window_unix_ns", window, None),
-        size_source=fields.optional("size_source", string, ""),
-        seed=fields.optional("seed", integer, None),
-        cost_estimate=fields.optional("cost_estimate", map_of(number), {}),
-        budget=fields.optional("budget", map_of(number), {}),
-        settings=fields.optional("settings", _settings, NOTHING_RECORDED),
-        claim_statement=fields.optional("claim_statement", string, ""),
-        source=fields.optional("source", string, ""),
-        discussion=fields.optional("discussion", string, ""),
-        source_figure=fields.optional("source_figure", string, ""),
-        host=fields.optional("host", _host, HostFacts()),
-        interleaved_with=fields.optional("interleaved_with", list_of(string), ()),
-        script=fields.optional("script", _script, None),
-        libraries=fields.optional("libraries", parse_libraries, None),
-        invocation=fields.optional("invocation", string, ""),
-        notes=fields.optional("notes", list_of(string), ()),
-    )
+    # A result without processes is refused, though one is built without them (a skipped cell).
+    return _read(Result, data, "", processes=MISSING)

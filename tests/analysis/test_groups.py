@@ -46,7 +46,7 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
             json.dumps({**data, "created_at": stamp, "id": f"run{i}"})
         )
     [(chosen, older)] = latest_runs(loaded(folder))
-    assert chosen.id == "run1" and older == 1
+    assert chosen.result.id == "run1" and older == 1
 
 
 def test_group_key_holds_what_must_be_equal():
@@ -150,7 +150,7 @@ def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
         on_machine(base, "b" * 16, scale=0.5, created_at="2026-12-01T00:00:00+00:00"),
     ]
     results = loaded(write_results(tmp_path / "r", records))
-    assert sorted((r.release, r.machine[0]) for r, _ in latest_runs(results)) == [
+    assert sorted((r.result.release, r.result.machine[0]) for r, _ in latest_runs(results)) == [
         ("0.12.0.1", "a"),
         ("0.12.0.1", "b"),
         ("0.4.26", "a"),
@@ -162,4 +162,6 @@ def test_each_machine_keeps_its_newest_run_and_its_own_timing_group(tmp_path):
     ]
     [exact] = comparison_groups(latest_runs(results), across_machines=True)
     assert exact.key.machine == ANY_MACHINE and exact.releases == ["0.4.26", "0.12.0.1"]
-    assert exact.run("0.12.0.1").machine == "b" * 16, "a release measured twice: its newest run"
+    assert exact.run("0.12.0.1").result.machine == "b" * 16, (
+        "a release measured twice: its newest run"
+    )

@@ -10,7 +10,7 @@ from harness.analysis.metrics import (
     compare_runs,
     hlo_fact_names,
     hlo_facts,
-    sample_series,
+    metric_samples,
     separate_invocations,
     union_keys,
 )
@@ -27,6 +27,11 @@ from tests.conftest import (
     v1_result,
     write_results,
 )
+
+
+def sample_series(result):
+    """Raw samples per metric, one list per process that finished ok (in the order they ran)."""
+    return {key: found.processes for key, found in metric_samples(result).items()}
 
 
 def test_series_are_the_raw_samples_programs_first():
@@ -129,7 +134,7 @@ def test_compare_group_against_the_chosen_baseline(tmp_path):
     old = v1_result("scan_sync-0.12.0.1")
     folder = write_results(tmp_path / "v1", [derive(old, release="0.4.26", scale=1.25), old])
     [group] = comparison_groups(latest_runs(load_results(folder)[0]))
-    assert compare_group(group, "0.12.0.1").verdicts() == {Verdict.INCONCLUSIVE: 4}, (
+    assert compare_group(group, "0.12.0.1").verdicts() == {Verdict.UNDECIDED: 4}, (
         "one process a side cannot tell"
     )
 
@@ -203,7 +208,7 @@ def test_separate_runs_under_load_give_no_verdict_and_say_why():
     loaded["processes"][0]["load"].update(other_cpu_cores=1.0, loaded=True)
     wall = MetricKey("two_scans", "wall")
     apart = {m.key: m.comparison for m in compare_runs(base, as_stored(loaded))[0]}
-    assert apart[wall].verdict == Verdict.INCONCLUSIVE and apart[wall].ratio == pytest.approx(2.0)
+    assert apart[wall].verdict == Verdict.UNDECIDED and apart[wall].ratio == pytest.approx(2.0)
     assert SEPARATE_UNDER_LOAD in apart[wall].flags
     together = {
         m.key: m.comparison

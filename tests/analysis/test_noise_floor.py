@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from harness.analysis.metrics import sample_series
+from harness.analysis.metrics import metric_samples
 from harness.analysis.noise_floor import invocation_spread, summarize_calibration
 from harness.store.calibrations import append_calibration, read_calibration
 from tests.commands.test_calibrate import FAST, plan
@@ -16,7 +16,7 @@ from tests.store.test_calibrations import a_calibration
 
 def test_a_result_of_one_process_is_one_list_per_metric():
     data = v1_result("async_dispatch-0.12.0.1")
-    series = sample_series(stored(data))
+    series = {key: found.processes for key, found in metric_samples(stored(data)).items()}
     wall = [s["wall_ns"] for s in data["programs"]["jit"]["samples"]]
     assert [len(processes) for processes in series.values()] == [1] * len(series)
     assert next(v for k, v in series.items() if k.name == "jit" and k.kind == "wall") == [wall]
@@ -33,7 +33,7 @@ def test_the_figures_of_a_calibration():
     run = summarize_calibration(
         chosen, FAST, pairs, [(pairs[0][0], raised)], datetime(2026, 6, 1, tzinfo=UTC)
     )
-    metrics = len(sample_series(pairs[0][0]))
+    metrics = len(metric_samples(pairs[0][0]))
     assert (run.pairs, run.comparisons, run.flagged, run.false_positive_rate) == (
         3,
         3 * metrics,

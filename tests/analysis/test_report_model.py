@@ -32,7 +32,9 @@ def test_the_model_selects_once_and_groups_what_it_selected(tmp_path, monkeypatc
         model.stored == 5 and model.searched == 0 and model.order == ["0.4.26", "0.5.3", "0.12.0.1"]
     )
     assert sorted(
-        (n.result.release, n.older) for n in model.latest if n.result.case == "async_dispatch"
+        (n.result.result.release, n.older)
+        for n in model.latest
+        if n.result.result.case == "async_dispatch"
     ) == [
         ("0.12.0.1", 0),
         ("0.4.26", 1),
@@ -61,7 +63,7 @@ def test_measurements_of_size_searches_are_counted_and_left_out(tmp_path):
     )
     model = build_model([*results, searched])
     assert (model.stored, model.searched, len(model.latest)) == (1, 1, 1)
-    assert model.latest[0].result.id == results[0].id
+    assert model.latest[0].result.result.id == results[0].result.id
 
 
 def test_the_model_decides_claims_runs_and_tallies(tmp_path):
@@ -81,12 +83,14 @@ def test_the_model_decides_claims_runs_and_tallies(tmp_path):
         "holds on 0.12.0.1; does not hold on 0.4.26",
     )
     assert [(s.profile, s.marks) for s in model.claims.skipped] == [("cpu8", ["–", "skipped"])]
-    assert {(r.stored.release, r.stored.profile): (r.outcome, r.mark) for r in model.runs} == {
+    assert {
+        (r.stored.result.release, r.stored.result.profile): (r.outcome, r.mark) for r in model.runs
+    } == {
         ("0.12.0.1", "cpu"): ("holds", "✓"),
         ("0.4.26", "cpu"): ("does not hold", "✗"),
         ("0.12.0.1", "cpu8"): ("skipped", "skipped"),
     }
-    assert all((r.claim is None) == (r.stored.profile == "cpu8") for r in model.runs)
+    assert all((r.claim is None) == (r.stored.result.profile == "cpu8") for r in model.runs)
     [timing] = model.timings
     slower, faster, _, _ = timing.tallies
     assert slower == 0 and faster > 0, "0.12.0.1 is 1.5× faster"
@@ -120,7 +124,7 @@ def test_only_the_machines_of_the_report_show_their_noise_floor(tmp_path):
     )
     here, elsewhere = object(), object()
     model = build_model(
-        results, calibrations={results[0].machine: here, "another machine": elsewhere}
+        results, calibrations={results[0].result.machine: here, "another machine": elsewhere}
     )
     assert model.noise_floors == [here]
     assert model.timings[0].tallies is None, "one release: nothing compared, nothing tallied"

@@ -29,7 +29,7 @@ def sides(folder, a_release=None, b_release=None, **kw):
 
 def test_one_folder_two_releases(two_releases):
     comparison = compare_sets(*sides(two_releases, "0.4.26", "0.12.0.1"), [], DEFAULT_THRESHOLDS)
-    assert [p.a.case for p in comparison.pairs] == ["async_dispatch", "scan_sync"]
+    assert [p.a.result.case for p in comparison.pairs] == ["async_dispatch", "scan_sync"]
     # Over 10 processes (the 5 repeated) against 5, Welch's t on log process medians and the ranks
     # pass at 0.002 for these six; jit's dispatch and the other cold timings, too spread, stay
     # undecided at ×1.25.

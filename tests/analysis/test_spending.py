@@ -33,15 +33,6 @@ def test_a_count_between_looks_takes_the_level_of_the_look_it_began_the_last_loo
         4,
         4,
     ]
-    assert [design.at_look(n) for n in (2, 3, 5, 6, 12, 18, 19)] == [
-        False,
-        True,
-        False,
-        True,
-        True,
-        True,
-        True,
-    ]
     last = pytest.approx(0.01 * (1 - (12 / 18) ** 4))
     assert design.nominal_alpha(0.01, 13) == design.nominal_alpha(0.01, 18) == last
     total = sum(design.nominal_alpha(0.01, n) for n in design.points)

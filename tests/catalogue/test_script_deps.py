@@ -38,7 +38,7 @@ def test_a_script_without_a_block_declares_nothing():
         None,
         [],
     )
-    assert collect(None).empty
+    assert not collect(None).requirements
 
 
 def test_a_block_of_another_type_is_not_the_script_block():
@@ -251,7 +251,7 @@ def test_collect_orders_block_then_with_then_file_keeping_each_requirement_where
     )
     assert declared.sources[declared.requirements.index("chex==0.1.86")] == "--with"
     assert declared.requires_python == ">=3.10" and declared.script == "equinox_repro.py"
-    assert not declared.empty
+    assert declared.requirements
 
 
 def test_the_key_is_the_canonical_list_s_whatever_the_sources():

@@ -60,7 +60,7 @@ def test_a_command_line_names_a_case_by_name_and_a_script_by_path_with_what_it_r
 def test_what_a_case_declares_and_needs_is_its_own_and_a_scripts_is_known_only_to_its_process(
     tmp_path: Path,
 ):
-    assert CASE_MODULE.declared.empty and not CASE_MODULE.own_venv and SCRIPT.own_venv
+    assert not CASE_MODULE.declared.requirements and not CASE_MODULE.own_venv and SCRIPT.own_venv
     assert SCRIPT.declared.requirements == ("optax",) and SCRIPT.declared.script == "repro.py"
     assert CASE_MODULE.device_needs(8, 8) == (8, 8) and SCRIPT.device_needs(1, None) == (0, None)
     case_file = tmp_path / "c.py"

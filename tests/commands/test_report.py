@@ -82,7 +82,7 @@ def test_re_rendering_removes_pages_of_cases_whose_results_are_gone_and_nothing_
     assert (out / "scan_sync.md").exists() and (out / "async_dispatch.md").exists()
     (out / "bisect-scan_sync.md").write_text("a bisect report the report did not write")
     for stored in load_results(results)[0]:
-        if stored.case == "scan_sync":
+        if stored.result.case == "scan_sync":
             stored.path.unlink()
     write_report(results, out)
     assert not (out / "scan_sync.md").exists(), "the page of a case without results is gone"

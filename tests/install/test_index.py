@@ -35,7 +35,7 @@ def listed(package: str) -> list[str]:
 
 
 def real_listing() -> Listing:
-    return Listing("python3.12", pair_with_jaxlib(listed("jax"), listed("jaxlib")), 0.0)
+    return Listing("python3.12", pair_with_jaxlib(listed("jax"), listed("jaxlib")))
 
 
 def test_pip_output_is_parsed_oldest_first():
@@ -124,9 +124,7 @@ def test_a_failing_pip_is_one_clear_error(tmp_path):
 
 
 def test_one_release_is_looked_up_with_the_jaxlib_it_installs_with():
-    listing = Listing(
-        "python", [("0.4.31", "0.4.31"), ("0.4.33", "0.4.33"), ("0.4.37", "0.4.36")], 0.0
-    )
+    listing = Listing("python", [("0.4.31", "0.4.31"), ("0.4.33", "0.4.33"), ("0.4.37", "0.4.36")])
     assert listing.pair("0.4.37") == ("0.4.37", "0.4.36")
     with pytest.raises(
         UsageError,
@@ -256,7 +254,7 @@ def test_a_jax_whose_jaxlib_has_no_wheel_for_this_python_yet_is_not_the_newest(l
     pairs = pair_with_jaxlib(pip_versions("python3", "jax"), pip_versions("python3", "jaxlib"))
     assert pairs[-1] == ("0.12.1", "0.12.0.1"), "pip lists jaxlib 0.12.1 for no Python here"
     said = []
-    versions = newest_installable(Listing("python3", pairs, 0.0), said.append, installs_together)
+    versions = newest_installable(Listing("python3", pairs), said.append, installs_together)
     assert versions == ["0.12.0", "0.12.0.1"]
     [line] = said
     assert line.startswith("jax 0.12.1 left out: jax 0.12.1 does not install with jaxlib 0.12.0.1")
@@ -266,7 +264,7 @@ def test_a_jax_whose_jaxlib_has_no_wheel_for_this_python_yet_is_not_the_newest(l
 
 def test_a_release_paired_with_an_older_jaxlib_that_installs_with_it_stays_the_newest():
     asked = []
-    listing = Listing("py", [("0.4.36", "0.4.36"), ("0.4.37", "0.4.36")], 0.0)
+    listing = Listing("py", [("0.4.36", "0.4.36"), ("0.4.37", "0.4.36")])
     found = newest_installable(listing, asked.append, lambda *pair: asked.append(pair))
     assert found == ["0.4.36", "0.4.37"] and asked == [("py", "0.4.37", "0.4.36")]
 

@@ -28,17 +28,17 @@ def test_a_case_that_returns_what_cannot_be_stored_fails_with_the_reason_and_the
     assert main(argv) == 0
     found, problems = load_results(tmp_path)
     assert problems == []
-    by_case = {r.case: r for r in found}
-    assert by_case["fine"].status == "ok"
+    by_case = {r.result.case: r for r in found}
+    assert by_case["fine"].result.status == "ok"
     reasons = {
         "facts_list": "facts() must return a dict",
         "label_not_text": "not text",
         "facts_not_json": "cannot hold",
     }
     for case, reason in reasons.items():
-        assert by_case[case].status == "failed" and reason in by_case[case].result.detail, by_case[
-            case
-        ].result.detail
+        assert by_case[case].result.status == "failed" and reason in by_case[case].result.detail, (
+            by_case[case].result.detail
+        )
 
 
 def test_the_host_devices_beside_an_accelerator_count_only_where_the_platform_is_listed():

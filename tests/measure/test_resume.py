@@ -67,10 +67,15 @@ def test_a_second_run_skips_measured_cells_and_says_so(tmp_path, capsys):
     assert len(stored_in(results)) == 2
 
     assert cli.main(harness_args(results, "steady", "raises", extra=["--retry-failed"])) == 0
-    assert sorted(r.case for r in stored_in(results)) == ["raises", "raises", "steady"]
+    assert sorted(r.result.case for r in stored_in(results)) == ["raises", "raises", "steady"]
 
     assert cli.main(harness_args(results, "steady", extra=["--force"])) == 0
-    assert sorted(r.case for r in stored_in(results)) == ["raises", "raises", "steady", "steady"]
+    assert sorted(r.result.case for r in stored_in(results)) == [
+        "raises",
+        "raises",
+        "steady",
+        "steady",
+    ]
 
 
 def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
@@ -85,15 +90,17 @@ def test_cells_measured_on_another_machine_are_measured_here_too(tmp_path):
     mine.path.unlink()
     (mine.path.parent / "elsewhere.json").write_text(json.dumps(elsewhere))
     assert cli.main(harness_args(results, "steady")) == 0
-    assert sorted(r.machine for r in stored_in(results)) == sorted(["0" * 16, mine.machine])
+    assert sorted(r.result.machine for r in stored_in(results)) == sorted(
+        ["0" * 16, mine.result.machine]
+    )
 
 
 def test_budget_refusals_are_not_counted_as_measured(tmp_path):
     results = tmp_path / "r"
     assert cli.main(harness_args(results, "steady", extra=["--budget", "memory=1"])) == 0
-    assert [r.status for r in stored_in(results)] == ["skipped"]
+    assert [r.result.status for r in stored_in(results)] == ["skipped"]
     assert cli.main(harness_args(results, "steady")) == 0
-    assert sorted(r.status for r in stored_in(results)) == ["ok", "skipped"]
+    assert sorted(r.result.status for r in stored_in(results)) == ["ok", "skipped"]
 
 
 def wait_for(predicate, timeout=30.0):
@@ -125,7 +132,7 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
     )
     assert "Traceback" not in err
     wait_for(lambda: not alive(hanging), timeout=10)
-    assert [r.case for r in stored_in(results)] == ["steady"]
+    assert [r.result.case for r in stored_in(results)] == ["steady"]
     assert not list(results.rglob(".tmp-*")), "no half-written file"
 
     resumed = subprocess.run(
@@ -144,7 +151,9 @@ def test_an_interrupted_sweep_keeps_finished_results_and_resumes(tmp_path, launc
         "1 of 3 cells already in" in resumed.stderr
         and "1 of them cut short by an interrupt" in resumed.stderr
     )
-    assert sorted((r.case, r.status, len(r.result.processes)) for r in stored_in(results)) == [
+    assert sorted(
+        (r.result.case, r.result.status, len(r.result.processes)) for r in stored_in(results)
+    ) == [
         ("hangs", "timeout", 2),
         ("raises", "failed", 2),
         ("steady", "ok", 1),
@@ -173,7 +182,7 @@ def test_an_interrupt_in_the_middle_of_a_cell_stores_the_processes_it_has(tmp_pa
     assert [p["status"] for p in document(result)["processes"]] == ["ok"], (
         "the finished process, not the killed one"
     )
-    assert (result.status, document(result)["detail"]) == (
+    assert (result.result.status, document(result)["detail"]) == (
         "ok",
         "interrupted after 1 of 3 processes",
     )
@@ -205,7 +214,7 @@ def test_two_sweeps_into_one_folder_take_turns_and_measure_each_cell_once(tmp_pa
     second = launch([*argv, *more], stderr=subprocess.PIPE, text=True)
     assert first.wait(timeout=60) == 0 and second.wait(timeout=60) == 0
     found = stored_in(results)
-    assert sorted(r.case for r in found) == ["raises", "steady", "unsupported"], (
+    assert sorted(r.result.case for r in found) == ["raises", "steady", "unsupported"], (
         "each cell measured once"
     )
     windows = sorted(tuple(p["window_unix_ns"]) for r in found for p in document(r)["processes"])
@@ -237,7 +246,7 @@ def test_a_full_disk_stops_the_sweep_with_one_line_and_keeps_what_was_stored(
         and "No space left on device" in err[-1]
     )
     monkeypatch.setattr(store.os, "fsync", real_fsync)
-    assert [r.case for r in stored_in(results)] == ["steady"], (
+    assert [r.result.case for r in stored_in(results)] == ["steady"], (
         "the first result, stored before the disk filled"
     )
     assert not list(results.rglob(".tmp-*"))

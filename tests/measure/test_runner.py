@@ -67,7 +67,7 @@ def test_every_failure_mode_is_recorded_and_the_sweep_goes_on(sweep):
     }
     stored, problems = load_results(results_dir)
     assert problems == [] and len(stored) == 6
-    processes = {r.case: [p["status"] for p in document(r)["processes"]] for r in stored}
+    processes = {r.result.case: [p["status"] for p in document(r)["processes"]] for r in stored}
     assert processes["unsupported"] == ["skipped"], (
         "a cell skipped in its first process is not run again"
     )
@@ -92,7 +92,7 @@ def test_details_say_what_happened(sweep):
 
 def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
     _, _, results_dir, _ = sweep
-    [steady] = [document(r) for r in load_results(results_dir)[0] if r.case == "steady"]
+    [steady] = [document(r) for r in load_results(results_dir)[0] if r.result.case == "steady"]
     assert [p["index"] for p in steady["processes"]] == [0, 1]
     for process in steady["processes"]:
         program = process["programs"]["sum"]
@@ -113,7 +113,7 @@ def test_each_process_keeps_its_raw_samples_verdict_and_load(sweep):
     )
     assert steady["window_unix_ns"] == [first["window_unix_ns"][0], second["window_unix_ns"][1]]
     assert steady["interleaved_with"] == [] and steady["host"]["packages"]
-    [oom] = [document(r) for r in load_results(results_dir)[0] if r.case == "oom"]
+    [oom] = [document(r) for r in load_results(results_dir)[0] if r.result.case == "oom"]
     assert all(p["peak_rss_bytes"] > 0 for p in oom["processes"]), (
         "the kernel's count, for a process that died"
     )
@@ -221,7 +221,7 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
         ("A", "skipped"),
         ("B", "skipped"),
     ]
-    stored = {(r.case, r.profile): r for r in load_results(tmp_path)[0]}
+    stored = {(r.result.case, r.result.profile): r for r in load_results(tmp_path)[0]}
     assert len(stored) == 4
     assert document(stored["steady", "aa-a"])["interleaved_with"] == ["B"]
     assert document(stored["steady", "aa-b"])["interleaved_with"] == ["A"]
@@ -244,7 +244,11 @@ def test_two_sides_take_turns_in_rotated_rounds_and_resume_per_side(tmp_path):
         outcomes = recorder.run_plan(planned("steady"), resume="skip")
     assert [(side.label, run is None) for side, run, *_ in outcomes] == [("A", True), ("B", False)]
     assert any(line.startswith("[A] resuming: 1 of 1 cells") for line in lines)
-    again = [r for r in load_results(tmp_path)[0] if (r.case, r.profile) == ("steady", "aa-b")]
+    again = [
+        r
+        for r in load_results(tmp_path)[0]
+        if (r.result.case, r.result.profile) == ("steady", "aa-b")
+    ]
     assert [document(r)["interleaved_with"] for r in again] == [[]], "B alone this time"
     assert again[0].result.invocation not in {r.result.invocation for r in stored.values()}, (
         "in a run of its own"

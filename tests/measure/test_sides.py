@@ -221,7 +221,7 @@ def test_an_aa_plan_of_one_interpreter_runs_interleaved_through_the_command_line
     assert "(1/1) steady K=1000 · 2 processes on each of 2 sides, interleaved" in err
     assert "[second side] (1/1) steady K=1000 · process 2/2 → ok" in err
     assert "1 cells on 2 sides, 2 results stored" in err
-    stored = {r.profile: document(r) for r in load_results(tmp_path / "r")[0]}
+    stored = {r.result.profile: document(r) for r in load_results(tmp_path / "r")[0]}
     assert set(stored) == {"first", "second"} and {r["release"] for r in stored.values()} == {"aa"}
     assert stored["first"]["interleaved_with"] == ["second side"]
     assert stored["second"]["interleaved_with"] == ["jax aa · first"]

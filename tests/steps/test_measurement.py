@@ -8,6 +8,7 @@ from harness.catalogue import discovery
 from harness.errors import HarnessError
 from harness.measure.runner import Measured
 from harness.measure.sides import Side
+from harness.metric_names import MetricKey
 from harness.steps.measurement import SideMeasurement, interleaved
 from harness.store.schema import Settings
 from tests.conftest import REPO
@@ -55,7 +56,8 @@ def test_only_sides_compared_with_a_most_to_go_to_are_measured_until_decided():
         20,
         ("eager.wall_ns",),
     )
-    assert deciding.settings_for(5, "changes", 2, ["x.lower_ns"]).decide_metrics == ("x.lower_ns",)
+    lower = [MetricKey("x", "lower")]
+    assert deciding.settings_for(5, "changes", 2, lower).decide_metrics == ("x.lower_ns",)
 
 
 def test_a_bisect_s_endpoints_are_compared_with_each_other_and_a_triage_s_only_within_its_steps():

@@ -347,7 +347,10 @@ def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_releas
     assert (settings.processes, settings.decide, settings.max_processes) == (5, "changes", 20)
     assert settings.decide_metrics == ("eager.wall_ns",), "looks judged on the steps' metrics"
     before, after = found[("0.4.30", "0.4.31")]
-    assert (before.result.id, after.result.id) == ("together-0.4.30", "together-0.4.31")
+    assert (before.result.result.id, after.result.result.id) == (
+        "together-0.4.30",
+        "together-0.4.31",
+    )
     assert before.note == "measured again with jax 0.4.31 (15 processes)"
     said = "2 releases measured again together, 5 processes each, then until decided (at most 20)"
     assert any(said in line for line in lines)
@@ -496,7 +499,10 @@ def test_a_confirmation_another_run_stored_while_this_one_waited_on_the_lock_is_
     found = confirmer({("0.4.30", "0.4.31"): ("eager.wall_ns",)})
     assert [call.sides for call in raced.calls] == [[]], "nothing measured"
     before, after = found[("0.4.30", "0.4.31")]
-    assert (before.result.id, after.result.id) == ("other-watch-0.4.30", "other-watch-0.4.31")
+    assert (before.result.result.id, after.result.result.id) == (
+        "other-watch-0.4.30",
+        "other-watch-0.4.31",
+    )
     assert before.note.startswith("stored by another run meanwhile with jax 0.4.31")
 
 

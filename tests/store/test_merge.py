@@ -20,15 +20,15 @@ def test_two_machines_merge_into_one_folder_and_a_duplicate_counts_once(tmp_path
     assert (len(merged.copied), merged.duplicates, merged.problems) == (3, 1, [])
     results, problems = load_results(tmp_path / "results")
     assert problems == [] and len(results) == 3
-    assert len({r.machine for r in results}) == 2
+    assert len({r.result.machine for r in results}) == 2
     for result in results:
         assert result.path == result_path(tmp_path / "results", result.result), (
             "stored where the harness stores"
         )
     originals = {
-        r.id: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]
+        r.result.id: r.path.read_bytes() for source in SOURCES[:2] for r in load_results(source)[0]
     }
-    assert {r.id: r.path.read_bytes() for r in results} == originals, "copied byte for byte"
+    assert {r.result.id: r.path.read_bytes() for r in results} == originals, "copied byte for byte"
 
 
 def test_merging_the_same_folders_again_copies_nothing(tmp_path):
@@ -46,10 +46,10 @@ def test_a_result_that_takes_another_results_id_is_left_out_and_named(tmp_path):
     assert len(merged.copied) == 1
     [problem] = merged.problems
     assert (
-        problem.startswith(f"{tampered}: id {original.id} is already in ")
+        problem.startswith(f"{tampered}: id {original.result.id} is already in ")
         and "other content" in problem
     )
-    assert [r.status for r in load_results(tmp_path / "results")[0]] == ["ok"]
+    assert [r.result.status for r in load_results(tmp_path / "results")[0]] == ["ok"]
 
 
 def test_an_unusable_file_is_named_and_the_rest_merged(tmp_path):

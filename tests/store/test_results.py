@@ -63,7 +63,7 @@ def test_round_trip(tmp_path):
     assert problems == []
     assert path == result_path(tmp_path, loaded[0].result)
     assert [document(r) for r in loaded] == [original]
-    assert loaded[0].case == "steady" and loaded[0].sizes == {"K": 1}
+    assert loaded[0].result.case == "steady" and loaded[0].result.sizes == {"K": 1}
     assert loaded[0].content_hash == content_hash(original)
     [only] = loaded[0].result.processes
     assert only.programs["p"].samples[0].dispatch_ns == 1 and only.status is RunStatus.OK
@@ -104,7 +104,7 @@ def test_a_stored_result_is_never_overwritten(tmp_path):
     with pytest.raises(FileExistsError):
         write_result(tmp_path, {**first, "status": "failed"})
     loaded, _ = load_results(tmp_path)
-    assert [r.status for r in loaded] == ["ok"]
+    assert [r.result.status for r in loaded] == ["ok"]
 
 
 def test_two_runs_get_two_files(tmp_path):
@@ -167,7 +167,9 @@ def test_a_file_with_a_field_of_the_wrong_type_is_named_with_the_field(tmp_path)
     shutil.copytree(FIXTURES / "results", tmp_path / "results")
     shutil.copytree(FIXTURES / "unusable", tmp_path / "results" / "unusable")
     loaded, problems = load_results(tmp_path / "results")
-    assert sorted(r.case for r in loaded) == ["async_dispatch", "scan_sync"], "the rest loads"
+    assert sorted(r.result.case for r in loaded) == ["async_dispatch", "scan_sync"], (
+        "the rest loads"
+    )
     reasons = {p.path.name: p.reason for p in problems}
     assert set(reasons) == set(UNUSABLE)
     for name, reason in UNUSABLE.items():
@@ -194,7 +196,7 @@ def test_the_same_result_twice_counts_once_and_a_clash_of_ids_is_named(tmp_path)
     assert len(loaded) == 1 and problems == []
     (tmp_path / "zz-clash.json").write_text(json.dumps({**original, "status": "failed"}))
     loaded, problems = load_results(tmp_path)
-    assert [r.status for r in loaded] == ["ok"]
+    assert [r.result.status for r in loaded] == ["ok"]
     [problem] = problems
     assert (
         problem.path.name == "zz-clash.json"
@@ -212,7 +214,7 @@ def test_fields_this_harness_does_not_know_are_ignored(tmp_path):
     newer = record(future_field={"anything": [1]}, processes=[process(future_process_field=3)])
     write_result(tmp_path, newer)
     [loaded], problems = load_results(tmp_path)
-    assert problems == [] and loaded.status is RunStatus.OK
+    assert problems == [] and loaded.result.status is RunStatus.OK
 
 
 def test_results_from_before_machine_ids_still_load(tmp_path):
@@ -221,11 +223,11 @@ def test_results_from_before_machine_ids_still_load(tmp_path):
     old = record(host={"cpu_model": "AMD EPYC", "variables": {"JAX_PLATFORMS": "cpu"}})
     write_result(tmp_path, old)
     [loaded], problems = load_results(tmp_path)
-    assert problems == [] and loaded.machine == UNRECORDED_MACHINE
+    assert problems == [] and loaded.result.machine == UNRECORDED_MACHINE
     newer = StoredResult.from_document(
         tmp_path, {**old, "host": {"machine": {"id": "0123456789abcdef", "basis": "x"}}}
     )
-    assert newer.machine == "0123456789abcdef"
+    assert newer.result.machine == "0123456789abcdef"
 
 
 @pytest.mark.parametrize(
@@ -242,7 +244,7 @@ def test_backend_of_a_run(jax, variables, backend):
     data = record(
         host={"variables": variables}, processes=[process(**({"jax": jax} if jax else {}))]
     )
-    assert StoredResult.from_document(Path("x.json"), data).backend == backend
+    assert StoredResult.from_document(Path("x.json"), data).result.backend == backend
 
 
 def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
@@ -254,8 +256,8 @@ def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
             [("2026-01-02", 1), ("2026-01-01", 1), ("2026-01-02", 2), ("2026-01-03", 1)]
         )
     ]
-    newest = newest_runs(runs, lambda r: r.sizes["K"])
-    assert {k: (v.result.id, v.older) for k, v in newest.items()} == {
+    newest = newest_runs(runs, lambda r: r.result.sizes["K"])
+    assert {k: (v.result.result.id, v.older) for k, v in newest.items()} == {
         1: ("run3", 2),
         2: ("run2", 0),
     }
@@ -266,7 +268,7 @@ def test_the_newest_run_per_key_is_chosen_and_older_ones_counted():
         ],
         lambda r: 0,
     )
-    assert tied[0].result.id == "run9", "the id breaks a tie in creation time"
+    assert tied[0].result.result.id == "run9", "the id breaks a tie in creation time"
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o077])
