@@ -73,7 +73,6 @@ from harness.upstream.change import (
     change_from,
     crash_between,
     newest_result,
-    newest_stored,
     read_bisect_answers,
     read_steps,
     read_triage_answers,
@@ -634,7 +633,8 @@ def drafts_an_ending(request: IssueRequest) -> bool:
     case, sizes, profile = request.case.name, request.sizes, request.profile
     if request.good is not None and request.bad is not None:
         mine = _mine(request)
-        ends = (newest_stored(mine, v, sizes, profile) for v in (request.good, request.bad))
+        releases = (request.good, request.bad)
+        ends = (newest_result(mine, v, sizes, profile, any_end=True) for v in releases)
         return crash_between(*ends) is not None
     answers = read_steps(request.out_dir, case)
     metric_step = change_from(answers, [], case=case, sizes=sizes, profile=profile)
@@ -758,7 +758,7 @@ def _mine(request: IssueRequest) -> list[StoredResult]:
 def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:
     """The status step between the two releases' newest stored results, or why there is none."""
     before, after = (
-        newest_stored(mine, release, request.sizes, request.profile)
+        newest_result(mine, release, request.sizes, request.profile, any_end=True)
         for release in (step.before, step.after)
     )
     crash = crash_between(before, after)

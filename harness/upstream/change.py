@@ -415,17 +415,22 @@ def _comparison_text(value: Any) -> str:
 
 
 def newest_result(
-    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str
+    results: Sequence[StoredResult],
+    release: str,
+    sizes: dict[str, int],
+    profile: str,
+    *,
+    any_end: bool = False,
 ) -> StoredResult | None:
+    """The newest stored result of ``release`` at these sizes and profile that ran ok, or with
+    ``any_end`` whose processes ran, however they ended (a crash's is not ok)."""
     found = [
         r
         for r in results
-        if r.release == release
-        and r.sizes == sizes
-        and r.profile == profile
-        and r.status is RunStatus.OK
+        if (r.result.release, r.result.sizes, r.result.profile) == (release, sizes, profile)
+        and (ran(r) if any_end else r.result.status is RunStatus.OK)
     ]
-    return max(found, key=lambda r: r.created_at) if found else None
+    return max(found, key=lambda r: r.result.created_at) if found else None
 
 
 def _with_stored_figures(
@@ -620,19 +625,6 @@ def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
         else "one not measured"
         for r in (before, after)
     )
-
-
-def newest_stored(
-    results: Sequence[StoredResult], release: str, sizes: dict[str, int], profile: str
-) -> StoredResult | None:
-    """The newest stored result of ``release`` whose processes ran, whatever their status (a crash's
-    is not ok)."""
-    found = [
-        r
-        for r in results
-        if r.release == release and r.sizes == sizes and r.profile == profile and ran(r)
-    ]
-    return max(found, key=lambda r: r.created_at) if found else None
 
 
 def status_answer(

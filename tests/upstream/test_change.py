@@ -19,7 +19,7 @@ from harness.upstream.change import (
     answer_ends,
     change_from,
     crash_between,
-    newest_stored,
+    newest_result,
     read_bisect_answers,
     read_triage_answers,
     sides_words,
@@ -493,8 +493,8 @@ def test_no_crash_where_both_run_or_one_crashed_in_some_processes_only():
 def test_the_newest_stored_result_of_a_release_counts_whatever_its_status():
     older = side("0.4.33", created="2026-01-01T00:00:00+00:00")
     newer = side("0.4.33", dead=True, created="2026-02-01T00:00:00+00:00")
-    assert newest_stored([older, newer], "0.4.33", {"N": 1000}, "cpu") is newer
-    assert newest_stored([older, newer], "0.4.33", {"N": 10}, "cpu") is None
+    assert newest_result([older, newer], "0.4.33", {"N": 1000}, "cpu", any_end=True) is newer
+    assert newest_result([older, newer], "0.4.33", {"N": 10}, "cpu", any_end=True) is None
 
 
 def test_a_triage_answer_s_confirmed_metric_steps_are_steps_a_draft_can_be_about():
