@@ -391,7 +391,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     good, bad = change.last_good, change.first_bad
     if request.plan is None:
         return MeasuredHere(not_measured=(not_measured_here(request, change),))
-    asked = StepRequest.between(request, good, bad, _progress)
+    asked = StepRequest(request, good, bad, _progress)
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
@@ -739,7 +739,7 @@ def measure_ending(
             f"the newest release on the index still crashes; `{command}`"
         )
         return _mine(request), MeasuredHere(not_measured=(line,))
-    asked = StepRequest.between(request, step.before, step.after, _progress)
+    asked = StepRequest(request, step.before, step.after, _progress)
     prober = confirm(asked, Criterion(Judged.STATUS))
     mine = _mine(request)
     newest, command = newest_status_line(

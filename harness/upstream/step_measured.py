@@ -64,44 +64,19 @@ class Asked(Protocol):
 
 @dataclass(frozen=True)
 class StepRequest:
-    """The step a draft is about, and where its releases install and its results and files go."""
+    """The step a draft is about: what the draft was asked (where its releases install, its results
+    and files go, how many processes a side), the step's two releases, and where progress goes."""
 
-    case: CaseInfo
-    sizes: dict[str, int]
-    profile: str
+    asked: Asked
     good: str
     bad: str
-    plan: Sequence[ReleaseEnv]  # every release on the index
-    settings: Settings  # how each process samples
-    results_dir: Path
-    out_dir: Path  # the reproducer's folder goes here, beside the bisect answers
-    policy: str
     progress: Callable[[str], None]
-    processes: int = 5  # a side's processes in the first round (a triage's quick number)
-    max_processes: int = 20  # and up to this many while a comparison is open
 
-    @classmethod
-    def between(
-        cls, asked: Asked, good: str, bad: str, progress: Callable[[str], None]
-    ) -> StepRequest:
-        """The step from ``good`` to ``bad`` of what a draft was asked, measured through nox's
-        plan."""
-        assert asked.plan is not None, "measured only where nox gave every release's venv"
-        return cls(
-            asked.case,
-            asked.sizes,
-            asked.profile,
-            good,
-            bad,
-            asked.plan,
-            asked.settings,
-            asked.results_dir,
-            asked.out_dir,
-            asked.policy,
-            progress,
-            asked.processes,
-            asked.max_processes,
-        )
+    @property
+    def plan(self) -> Sequence[ReleaseEnv]:
+        """Every release on the index: measured only where nox gave every release's venv."""
+        assert self.asked.plan is not None, "measured only through nox's plan"
+        return self.asked.plan
 
     @property
     def newest(self) -> str:
@@ -109,28 +84,28 @@ class StepRequest:
 
     @property
     def stem(self) -> str:
-        return f"issue-{self.case.name}"
+        return f"issue-{self.asked.case.name}"
 
 
 def measuring_prober(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     """The prober of the step's two releases and the newest, each in the environment its case or
     script runs in, at the request's processes a side, more while a comparison is open."""
     releases = dict.fromkeys((request.good, request.bad, request.newest))
-    processes = request.processes  # not the draft's own script runs' (--effort)
+    processes = request.asked.processes  # not the draft's own script runs' (--effort)
     return ReleaseProber(
         {release: plan_entry(request.plan, release) for release in releases},
-        request.case,
-        request.sizes,
-        request.profile,
-        request.results_dir,
-        dataclasses.replace(request.settings, processes=processes),
+        request.asked.case,
+        request.asked.sizes,
+        request.asked.profile,
+        request.asked.results_dir,
+        dataclasses.replace(request.asked.settings, processes=processes),
         request.progress,
-        max_processes=max(request.max_processes, processes),
+        max_processes=max(request.asked.max_processes, processes),
         decide_metrics=() if criterion.by is Judged.EVERY else (criterion.name,),
         environments=Environments(
-            request.case,
-            PROFILE_BY_NAME.get(request.profile),
-            request.policy,
+            request.asked.case,
+            PROFILE_BY_NAME.get(request.asked.profile),
+            request.asked.policy,
             progress=request.progress,
         ),
     )
@@ -145,7 +120,7 @@ def confirm(request: StepRequest, criterion: Criterion) -> ReleaseProber:
     prober = measuring_prober(request, criterion)
     releases = list(prober.envs)
     request.progress(
-        f"[issue {request.case.name}] jax {', '.join(releases)} measured together: the step "
+        f"[issue {request.asked.case.name}] jax {', '.join(releases)} measured together: the step "
         "confirmed" + (" and the newest release on the index" if len(releases) > 2 else "")
     )
     ordered = [request.bad, request.good, *releases[2:]]
@@ -198,7 +173,7 @@ def reproduce(
 ) -> ReproducerAnswer | str:
     """The reproducer with jax alone of the step's two releases, measured on both; or why it was not
     asked (a case: its short script already needs jax alone)."""
-    case = request.case
+    case = request.asked.case
     if not case.subject.own_venv:
         return ""
     step = Step(
@@ -207,7 +182,7 @@ def reproduce(
         (Criterion.of(metric),),
         platform,
         rule,
-        request.out_dir,
+        request.asked.out_dir,
         request.stem,
         script=case.subject.script_file,
     )
@@ -265,7 +240,7 @@ def newest_status_line(
         return f"still {crash.verb} on {newest} ({side.words()})", ""
     if side.all_ok and crash.regression:
         words = ["--status", "--broken", crash.crashes, "--fixed", newest]
-        bisect = nox_command("bisect", target, words, request.sizes, request.profile)
+        bisect = nox_command("bisect", target, words, request.asked.sizes, request.asked.profile)
         return (
             f"runs again on {newest} ({side.words()})",
             f"since which release it runs again: `{bisect}`",

@@ -5,6 +5,7 @@ the real run is ``tests/commands/test_issue.py``)."""
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
+from harness.commands.issue import IssueRequest
 from harness.explain.reproducer import ReproducerAnswer
 from harness.install.venvs import ReleaseEnv
 from harness.metric_names import parse_metric_name
@@ -22,19 +23,17 @@ def step_request(tmp_path: Path, newest: str = "0.6.2") -> StepRequest:
         for v in ("0.5.3", "0.6.0", "0.6.1", "0.6.2")
         if version_key(v) <= version_key(newest)
     ]
-    return StepRequest(
-        None,  # type: ignore[arg-type]  # newest_line reads neither the case nor its folders
-        {},
-        "cpu",
-        "0.5.3",
-        "0.6.0",
-        plan,
-        Settings(),
-        tmp_path / "results",
-        tmp_path / "reports",
-        "as-of",
-        print,
+    asked = IssueRequest(
+        case=None,  # type: ignore[arg-type]  # newest_line reads neither the case nor its folders
+        sizes={},
+        settings=Settings(),
+        profile="cpu",
+        platform="cpu",
+        results_dir=tmp_path / "results",
+        out_dir=tmp_path / "reports",
+        plan=plan,
     )
+    return StepRequest(asked, "0.5.3", "0.6.0", print)
 
 
 def test_the_newest_release_still_shows_it_or_not(tmp_path):
