@@ -30,10 +30,8 @@ from packaging.utils import canonicalize_name
 from harness.analysis.metrics import program_names
 from harness.analysis.significance import MOVED, Thresholds
 from harness.analysis.statuses import error_line
-from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import source_text
 from harness.cli.issue import IssueOptions
-from harness.cli.options import LOOKS, PROCESSES
 from harness.cli.ranges import target_words
 from harness.commands.search import check_installed_release
 from harness.errors import HarnessError, UsageError
@@ -41,7 +39,6 @@ from harness.explain.dumps import DUMP_FILE
 from harness.findings import Finding, findings, nox_command
 from harness.host.environment import REPO_ROOT, allowed_variables, cpu_model, scrub, shown_path
 from harness.install.environments import Environments, Prepared
-from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, ensure, plain_env, plan_entry, read_plan
 from harness.measure.locks import timing_lock
 from harness.measure.sides import release_label
@@ -63,7 +60,7 @@ from harness.render.issue_screen import issue_screen
 from harness.render.why import reproduced_lines, reproducer_lines
 from harness.store.files import DocumentProblem, output_folder, read_bounded, replace_file
 from harness.store.results import LoadProblem, StoredResult, load_results
-from harness.store.schema import RunStatus, Settings
+from harness.store.schema import RunStatus
 from harness.units import sizes_text
 from harness.upstream.change import (
     Change,
@@ -86,6 +83,7 @@ from harness.upstream.installs import exact_install, imported_besides_jax
 from harness.upstream.minimal import minimal_script
 from harness.upstream.standalone import parse_output
 from harness.upstream.step_measured import (
+    IssueRequest,
     StepRequest,
     as_reproduced,
     compared,
@@ -105,26 +103,6 @@ _PACKAGES = (
     "import importlib.metadata as m; print(*sorted(f'{d.name}=={d.version}' for d in "
     "m.distributions()))"
 )
-
-
-@dataclass(frozen=True)
-class IssueRequest:
-    case: CaseInfo
-    sizes: dict[str, int]
-    settings: Settings
-    profile: str
-    platform: str  # "cpu" or "gpu": the profile's kind, for the title
-    results_dir: Path
-    out_dir: Path
-    jax: str | None = None  # the release the full script runs on
-    good: str | None = None
-    bad: str | None = None
-    metric: MetricKey | None = None
-    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
-    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
-    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
-    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
-    status: bool = False  # the step is in how the processes end: a crash report
 
 
 @dataclass(frozen=True)

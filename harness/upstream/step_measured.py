@@ -1,13 +1,15 @@
-"""What ``issue`` measures itself where no bisect answer says it: the step confirmed, the reproducer
-with jax alone and whether it reproduces, and whether the newest release on the index still shows
-it.
+"""What ``issue`` was asked (``IssueRequest``, one request for every shape of step it drafts) and
+what it measures itself where no stored answer says it: the step confirmed, the reproducer with jax
+alone and whether it reproduces, and whether the newest release on the index still shows it (or
+still crashes).
 
 The step's two releases and the newest on the index are measured in one interleaved run, each
-compared with the last good release until decided (the same sides, looks and stored results as a
-bisect's, so a later bisect or triage reuses them); the reproducer is the why's own kind
-(``harness.explain.reproducer``), asked for that step alone, its folder beside the draft's answers
-as a bisect's is.  A maintainer's second question, "does the newest
-release still show it?", is answered from the newest release's figure against both ends.
+compared with the last good release until decided by the step's criterion (a metric, or how the
+processes end), with the same sides, looks and stored results as a bisect's, so a later bisect or
+triage reuses them; the reproducer is the why's own kind (``harness.explain.reproducer``), asked
+for that step alone, its folder beside the draft's answers as a bisect's is.  A maintainer's second
+question, "does the newest release still show it?", is answered from the newest release's figure
+against both ends.
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from harness.analysis.metrics import compare_results
 from harness.analysis.significance import MOVED, Comparison, Shape, Thresholds, Verdict
 from harness.analysis.spending import ALL, CHANGES
 from harness.analysis.statuses import ran, summarise
 from harness.catalogue.discovery import CaseInfo
+from harness.cli.options import LOOKS, PROCESSES
 from harness.explain.reproducer import Reproducer, ReproducerAnswer
 from harness.findings import nox_command
 from harness.install.environments import Environments
+from harness.install.script_envs import AS_OF
 from harness.install.venvs import ReleaseEnv, plan_entry
 from harness.metric_names import Criterion, Judged, MetricKey
 from harness.pins import PROFILE_BY_NAME
@@ -36,30 +39,27 @@ from harness.units import format_ratio, version_key
 from harness.upstream.change import Crash, Reproduced
 
 
-class Asked(Protocol):
-    """What a draft was asked that its measured step keeps: ``issue``'s request for a timing or a
-    crash."""
+@dataclass(frozen=True)
+class IssueRequest:
+    """What ``issue`` was asked: the case or script at its sizes, the two releases or the stored
+    answer's, the metric or the ending, where releases install (nox's plan), what goes where."""
 
-    @property
-    def case(self) -> CaseInfo: ...
-    @property
-    def sizes(self) -> dict[str, int]: ...
-    @property
-    def profile(self) -> str: ...
-    @property
-    def plan(self) -> Sequence[ReleaseEnv] | None: ...
-    @property
-    def settings(self) -> Settings: ...
-    @property
-    def results_dir(self) -> Path: ...
-    @property
-    def out_dir(self) -> Path: ...
-    @property
-    def policy(self) -> str: ...
-    @property
-    def processes(self) -> int: ...
-    @property
-    def max_processes(self) -> int: ...
+    case: CaseInfo
+    sizes: dict[str, int]
+    settings: Settings
+    profile: str
+    platform: str  # "cpu" or "gpu": the profile's kind, for the title
+    results_dir: Path
+    out_dir: Path
+    jax: str | None = None  # the release the full script runs on
+    good: str | None = None
+    bad: str | None = None
+    metric: MetricKey | None = None
+    plan: list[ReleaseEnv] | None = None  # every release on the index; None: the JAX installed here
+    policy: str = AS_OF  # how a plain script's own libraries are resolved on each release
+    processes: int = PROCESSES["quick"]  # what issue measures itself: processes a side
+    max_processes: int = LOOKS * PROCESSES["quick"]  # and up to how many while a comparison is open
+    status: bool = False  # the step is in how the processes end: a crash report
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class StepRequest:
     """The step a draft is about: what the draft was asked (where its releases install, its results
     and files go, how many processes a side), the step's two releases, and where progress goes."""
 
-    asked: Asked
+    asked: IssueRequest
     good: str
     bad: str
     progress: Callable[[str], None]

@@ -5,13 +5,12 @@ the real run is ``tests/commands/test_issue.py``)."""
 from pathlib import Path
 
 from harness.analysis.significance import Thresholds
-from harness.commands.issue import IssueRequest
 from harness.explain.reproducer import ReproducerAnswer
 from harness.install.venvs import ReleaseEnv
 from harness.metric_names import parse_metric_name
 from harness.store.schema import Settings
 from harness.units import version_key
-from harness.upstream.step_measured import StepRequest, as_reproduced, newest_line
+from harness.upstream.step_measured import IssueRequest, StepRequest, as_reproduced, newest_line
 from tests.conftest import FakeScriptReleases
 
 LOOP = parse_metric_name("json.loop_ms")
