@@ -71,7 +71,7 @@ def one_run(
         flush=True,
     )
     results, problems = load_results(folder)
-    by_side = {r.profile: r for r in results if r.status == "ok"}
+    by_side = {r.result.profile: r for r in results if r.result.status == "ok"}
     if problems or set(by_side) != set(SIDES):
         tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
         raise SystemExit(

@@ -213,7 +213,7 @@ def ran(stored: StoredResult | None) -> bool:
     return (
         stored is not None
         and bool(stored.result.processes)
-        and stored.status not in (RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE)
+        and stored.result.status not in (RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE)
     )
 
 
@@ -224,7 +224,7 @@ def measured(stored: StoredResult | None) -> bool:
     if stored is None or not ran(stored):
         return False
     finished = len(stored.result.finished())
-    if stored.status is RunStatus.OK:
+    if stored.result.status is RunStatus.OK:
         return True
     return 0 < finished < len(stored.result.processes) and not summarise(stored).outside
 

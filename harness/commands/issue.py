@@ -205,7 +205,8 @@ def programs_to_time(
         program for program, metric in parse_output(full_output).medians if metric == "wall_ns"
     }
     return sorted(
-        timed or {name for r in results if r.status is RunStatus.OK for name in program_names(r)}
+        timed
+        or {name for r in results if r.result.status is RunStatus.OK for name in program_names(r)}
     )
 
 
@@ -214,7 +215,7 @@ def write_issue(request: IssueRequest) -> Written:
     results, problems = (
         load_results(request.results_dir) if request.results_dir.is_dir() else ([], [])
     )
-    mine: list[StoredResult] = [r for r in results if r.case == case.name]
+    mine: list[StoredResult] = [r for r in results if r.result.case == case.name]
     change = change_from(
         read_steps(request.out_dir, case.name),
         mine,
@@ -238,7 +239,7 @@ def write_issue(request: IssueRequest) -> Written:
         measured = measure_here(request, change)
         if measured.measured:  # the step's figures now stored: read again
             results, problems = load_results(request.results_dir)
-            mine = [r for r in results if r.case == case.name]
+            mine = [r for r in results if r.result.case == case.name]
             change = measured.applied(change_again(request, mine, change))
     folder = output_folder(request.out_dir, ISSUES_DIR)  # a link planted as issues/ is refused
 
@@ -375,7 +376,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     if metric is None:  # the one that moved most, from what was just stored
         results, _ = load_results(request.results_dir)
         metric = change_again(
-            request, [r for r in results if r.case == request.case.name], change
+            request, [r for r in results if r.result.case == request.case.name], change
         ).metric
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
@@ -730,7 +731,7 @@ def _mine(request: IssueRequest) -> list[StoredResult]:
     if not request.results_dir.is_dir():
         return []
     results, _ = load_results(request.results_dir)
-    return [r for r in results if r.case == request.case.name]
+    return [r for r in results if r.result.case == request.case.name]
 
 
 def _crash(request: IssueRequest, step: StatusAnswer, mine: list[StoredResult]) -> Crash:

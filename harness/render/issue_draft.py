@@ -419,13 +419,17 @@ def releases_table(
 ) -> str:
     """A row per release stored at the script's sizes and profile: the metric, its step from the
     last (a value's: the same or changed, never a ratio), the claim."""
-    mine = [r for r in results if r.case == case and r.sizes == sizes and r.profile == profile]
-    releases = sorted({r.release for r in mine}, key=release_key)
+    mine = [
+        r
+        for r in results
+        if r.result.case == case and r.result.sizes == sizes and r.result.profile == profile
+    ]
+    releases = sorted({r.result.release for r in mine}, key=release_key)
     rows, previous = [], None
     for release in releases:
         newest = newest_result(mine, release, sizes, profile)
         latest = newest or max(
-            (r for r in mine if r.release == release), key=lambda r: r.created_at
+            (r for r in mine if r.result.release == release), key=lambda r: r.result.created_at
         )
         figure = None
         if newest is not None and metric is not None and metric in metric_samples(newest):
@@ -436,7 +440,7 @@ def releases_table(
         shown = (
             metric.format(figure)
             if metric is not None and figure is not None
-            else (latest.status if latest.status != RunStatus.OK else "–")
+            else (latest.result.status if latest.result.status != RunStatus.OK else "–")
         )
         rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
@@ -467,9 +471,10 @@ def script_figures_table(
     """A plain script's phases and own numbers (the ``programs`` of its own figures; a case has
     none) per release, from its stored runs: the metric asked about and those that moved across the
     change shown, the rest folded away."""
-    mine = [r for r in results if r.case == case and r.profile == profile]
+    mine = [r for r in results if r.result.case == case and r.result.profile == profile]
     found = {
-        release: newest_result(mine, release, {}, profile) for release in {r.release for r in mine}
+        release: newest_result(mine, release, {}, profile)
+        for release in {r.result.release for r in mine}
     }
     newest = {release: stored for release, stored in found.items() if stored is not None}
     releases = sorted(newest, key=release_key)

@@ -253,7 +253,7 @@ def _not_run(probe: Probe) -> str:
     if probe.result is None:
         return probe.note
     detail = probe.result.result.detail.strip().splitlines()
-    status, last = str(probe.result.status), (detail[-1][:300] if detail else "")
+    status, last = str(probe.result.result.status), (detail[-1][:300] if detail else "")
     if last.startswith(status):  # "not installable (the newest versions): …" says its status itself
         return last
     return status + (f": {last}" if last else "")
@@ -320,7 +320,9 @@ def _measured_nothing(probes: Sequence[Probe | None]) -> Finding:
 
 def _skipped_on_both(base: Probe, new: Probe | None) -> bool:
     return all(
-        probe is not None and probe.result is not None and probe.result.status == RunStatus.SKIPPED
+        probe is not None
+        and probe.result is not None
+        and probe.result.result.status == RunStatus.SKIPPED
         for probe in (base, new)
     )
 
@@ -360,7 +362,7 @@ def findings(
         and release not in ran
         and not stepped
     ):
-        failed = new.result is not None and new.result.status in (
+        failed = new.result is not None and new.result.result.status in (
             RunStatus.FAILED,
             RunStatus.CRASHED,
             RunStatus.TIMEOUT,
@@ -458,7 +460,7 @@ def measured_again(
     read = {probe.result.result.id for probe in (before, after) if probe.result is not None}
     if before.result is None or after.result is None:
         return {}, read
-    if RunStatus.OK not in (before.result.status, after.result.status):
+    if RunStatus.OK not in (before.result.result.status, after.result.result.status):
         return {}, read
     a, b = metric_samples(before.result), metric_samples(after.result)
     compared = {

@@ -72,47 +72,6 @@ class StoredResult:
             raise SchemaError(exc.field, migrated) from None
         return cls(path, result, content_hash(data))
 
-    # Forwarded only for the issue draft's and the watch's modules until they read ``.result``.
-    @property
-    def id(self) -> str:
-        return self.result.id
-
-    @property
-    def case(self) -> str:
-        return self.result.case
-
-    @property
-    def release(self) -> str:
-        return self.result.release
-
-    @property
-    def profile(self) -> str:
-        return self.result.profile
-
-    @property
-    def status(self) -> RunStatus:
-        return self.result.status
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        return dict(self.result.sizes)
-
-    @property
-    def created_at(self) -> str:
-        return self.result.created_at
-
-    @property
-    def machine(self) -> str:
-        return self.result.machine
-
-    @property
-    def backend(self) -> str:
-        return self.result.backend
-
-    @property
-    def order(self) -> tuple[str, str]:
-        return self.result.order
-
 
 class Identity(NamedTuple):
     """A new result's id and creation time: the id sorts by time, and its random part tells apart

@@ -443,7 +443,7 @@ def _with_stored_figures(
 ) -> Change:
     """The figures of the stored results of both releases; the metric that changed most when none is
     named."""
-    mine = [r for r in results if r.case == case]
+    mine = [r for r in results if r.result.case == case]
     before, after = (
         newest_result(mine, v, sizes, profile) for v in (change.last_good, change.first_bad)
     )
@@ -605,8 +605,8 @@ def crash_between(before: StoredResult | None, after: StoredResult | None) -> Cr
     dead_summary = summarise(dead)
     host, jax = dead.result.host, dead.result.jax
     return Crash(
-        runs=ok.release,
-        crashes=dead.release,
+        runs=ok.result.release,
+        crashes=dead.result.release,
         ok_words=summarise(ok).words(),
         dead_words=dead_summary.words(),
         how=str(dead_summary.all_dead_alike),
@@ -620,7 +620,7 @@ def crash_between(before: StoredResult | None, after: StoredResult | None) -> Cr
 def sides_words(before: StoredResult | None, after: StoredResult | None) -> str:
     """How each of two releases' processes ended, where they make no status step."""
     return "; ".join(
-        f"jax {r.release} {summarise(r).words()}"
+        f"jax {r.result.release} {summarise(r).words()}"
         if r is not None and ran(r)
         else "one not measured"
         for r in (before, after)

@@ -50,7 +50,7 @@ def test_latest_run_per_cell_is_chosen_and_older_ones_counted(tmp_path):
 
 
 def test_group_key_holds_what_must_be_equal():
-    [result] = [r for r in loaded(FIXTURES / "results") if r.case == "scan_sync"]
+    [result] = [r for r in loaded(FIXTURES / "results") if r.result.case == "scan_sync"]
     key = group_key(result)
     assert key == GroupKey("scan_sync", "cpu", (("M", 500), ("N", 100)), "cpu", 1, MACHINE)
     assert key.describe() == "profile cpu · M=500 N=100 · cpu backend · 1 device · machine 418411f8"

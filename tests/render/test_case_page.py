@@ -65,7 +65,7 @@ def test_bold_marks_a_change_from_the_previous_release_that_has_the_fact(tmp_pat
         with_hlo("0.5.3", fusions=2, flops=1.0),
     ]
     runs = runs_of(tmp_path, records)
-    table = re.sub(r" +", " ", hlo_table(fact_rows(runs), [run.release for run in runs]))
+    table = re.sub(r" +", " ", hlo_table(fact_rows(runs), [run.result.release for run in runs]))
     assert "| jit · fusions | 3 | – | 3 | **2** |" in table
     assert "| jit · flops | unknown | – | **1** | 1 |" in table
 
@@ -80,7 +80,7 @@ def test_a_stored_cost_sentinel_is_shown_as_unknown_never_as_a_number(tmp_path):
 
 def test_no_hlo_facts_no_table(tmp_path):
     runs = runs_of(tmp_path, [with_hlo("0.4.26"), with_hlo("0.5.3")])
-    assert hlo_table(fact_rows(runs), [run.release for run in runs]) == ""
+    assert hlo_table(fact_rows(runs), [run.result.release for run in runs]) == ""
 
 
 def on_backend(data, backend):

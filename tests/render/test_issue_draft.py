@@ -91,7 +91,9 @@ def change() -> Change:
 
 
 def draft_inputs(**changes) -> DraftInputs:
-    newest = next(r for r in stored() if r.case == "scan_sync" and r.release == "0.12.0.1")
+    newest = next(
+        r for r in stored() if r.result.case == "scan_sync" and r.result.release == "0.12.0.1"
+    )
     full = ScriptRun(
         "0.4.33", "cpu", VARIABLES, 0, (ISSUE / "scan_sync-output.txt").read_text(), "", 300.0
     )
@@ -363,7 +365,9 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
                 "json.reg_ms": 10 * scale,
             }
         stored.append(StoredResult.from_document(tmp_path / f"{release}.json", data))
-    table = script_figures_table(stored, "script-repro", stored[0].profile, None, (PROCESS, JSON))
+    table = script_figures_table(
+        stored, "script-repro", stored[0].result.profile, None, (PROCESS, JSON)
+    )
     header, _, *rows = [
         [cell.strip() for cell in line.strip("|").split("|")] for line in table.splitlines()[2:]
     ]
@@ -383,13 +387,13 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
         stored,
         case="script-repro",
         sizes={},
-        profile=stored[0].profile,
+        profile=stored[0].result.profile,
         good="0.5.0",
         bad="0.5.1",
         metric=MetricKey("json", "reg_ms"),
     )
     shown, folded = script_figures_table(
-        stored, "script-repro", stored[0].profile, asked, (PROCESS, JSON)
+        stored, "script-repro", stored[0].result.profile, asked, (PROCESS, JSON)
     ).split("<details>")
     columns = [cell.strip() for cell in shown.strip().splitlines()[2].strip("|").split("|")]
     assert columns == ["jax", "process.trace_ns", "json.reg_ms"], (
@@ -399,7 +403,9 @@ def test_a_plain_scripts_draft_shows_its_phases_and_own_numbers_per_release(tmp_
     from harness.render.issue_draft import releases_table
 
     reg = MetricKey("json", "reg_ms")
-    as_values = releases_table(stored, "script-repro", {}, stored[0].profile, reg, values=True)
+    as_values = releases_table(
+        stored, "script-repro", {}, stored[0].result.profile, reg, values=True
+    )
     assert "| changed " in as_values and "×1.7" not in as_values, "a value's step is no ratio"
     assert "whether it is the same as the release above" in as_values
     assert "process.import_ns" in folded and "process.peak_rss_bytes" in folded

@@ -267,7 +267,7 @@ def agreeing(stored, holds=None):
 
 
 def machine_of(folder):
-    [found] = {r.machine for r in load(FIXTURES / "machines" / folder)}
+    [found] = {r.result.machine for r in load(FIXTURES / "machines" / folder)}
     return found[:8]
 
 
@@ -311,8 +311,8 @@ def test_compiled_structure_and_claims_are_shown_across_machines(two_machines, t
 
 
 def test_machines_that_disagree_on_a_claim_are_shown_as_such(two_machines, tmp_path):
-    b = next(r for r in two_machines if r.id.endswith("-b"))
-    flipped = agreeing(b, holds=False) | {"id": b.id + "-flipped"}
+    b = next(r for r in two_machines if r.result.id.endswith("-b"))
+    flipped = agreeing(b, holds=False) | {"id": b.result.id + "-flipped"}
     others = [agreeing(r) for r in two_machines if r is not b]
     index = render_report(load(write_results(tmp_path / "flipped", [*others, flipped])), [], WHEN)[
         INDEX

@@ -92,7 +92,7 @@ def test_a_stored_result_of_the_cell_is_reused_without_installing(tmp_path):
     for record in (older, newer, other_sizes):
         write_result(tmp_path / "results", record)
     measured = probe("0.4.30")
-    assert measured.result is not None and measured.result.id == newer["id"]
+    assert measured.result is not None and measured.result.result.id == newer["id"]
     assert measured.note.startswith("stored result reused") and lines == []
 
 
@@ -188,7 +188,7 @@ def test_releases_measured_together_are_one_interleaved_run_whose_results_the_pr
     assert any("2 releases measured together" in line for line in lines)
     for release in ("0.4.30", "0.4.31"):
         measured = probe(release)
-        assert measured.result is not None and measured.result.release == release
+        assert measured.result is not None and measured.result.result.release == release
         assert measured.note == "measured (5) interleaved with the other releases"
     assert len(fake_measure.calls) == 1, "the probes read what the measurement stored"
     probe.measure_together(["0.4.30", "0.4.31"])
@@ -237,14 +237,14 @@ def test_reuse_is_decided_again_under_the_folder_lock_so_two_triages_measure_a_r
     probe.measure_together(["0.4.30", "0.4.31"])
     [(sides, _)] = raced.calls
     assert [side.release for side in sides] == ["0.4.30"], "0.4.31 measured by the other triage"
-    assert probe("0.4.31").result.id.startswith("other-run")
+    assert probe("0.4.31").result.result.id.startswith("other-run")
     assert probe("0.4.31").note.startswith("stored result reused"), "not 'measured interleaved'"
     assert probe("0.4.30").note == "measured (5) interleaved with the other releases"
     alone = RacedMeasure(tmp_path / "results", "0.4.33")
     single, _ = prober(tmp_path, measure=alone)
     found = single("0.4.33")
     assert [call.sides for call in alone.calls] == [[]], "nothing measured"
-    assert found.result.id.startswith("other-run") and found.note.startswith(
+    assert found.result.result.id.startswith("other-run") and found.note.startswith(
         "stored by another run meanwhile"
     )
 
@@ -268,7 +268,7 @@ def test_a_release_is_measured_anew_with_both_endpoints_in_one_interleaved_run(
     assert runs == [["0.4.30", "0.4.33"], ["0.4.30", "0.4.31", "0.4.33"]], (
         "the endpoints are measured again"
     )
-    assert [p.result.id.split("-")[:2] for p in (good, middle, bad)] == [
+    assert [p.result.result.id.split("-")[:2] for p in (good, middle, bad)] == [
         ["run2", r] for r in ("0.4.30", "0.4.31", "0.4.33")
     ]
     assert middle.note.startswith("measured (5) interleaved with both endpoints")
@@ -277,7 +277,7 @@ def test_a_release_is_measured_anew_with_both_endpoints_in_one_interleaved_run(
     assert fake_measure.calls[-1].settings.processes == 10, (
         "a second look: twice the processes, all three"
     )
-    assert [p.result.id.split("-")[0] for p in again] == ["run3"] * 3
+    assert [p.result.result.id.split("-")[0] for p in again] == ["run3"] * 3
     resumed = probe.measure_with_endpoints("0.4.31", "0.4.30", "0.4.33")
     assert len(fake_measure.calls) == 3 and resumed[1].note.startswith("stored result reused"), (
         "a resumed bisect"
@@ -306,11 +306,11 @@ def test_the_first_round_of_a_triage_passes_over_a_confirmation_stored_later(tmp
     again = in_processes_of(10, "0.4.30", id="again", interleaved_with=["jax 0.4.31 · cpu"])
     for record in (first, again):
         write_result(tmp_path / "results", record)
-    assert probe("0.4.30").result.id == "again", (
+    assert probe("0.4.30").result.result.id == "again", (
         "a bisect or sweep reuses the newest of enough processes"
     )
     first_round = dataclasses.replace(probe, accept=reuse.first_round(5))
-    assert first_round("0.4.30").result.id == first["id"]
+    assert first_round("0.4.30").result.result.id == first["id"]
 
 
 def test_a_confirmation_is_a_result_measured_until_decided_with_the_other_release(

@@ -28,13 +28,13 @@ def test_a_release_that_cannot_be_had_is_stored_once_however_often_it_is_probed(
     asked = Libraries(AS_OF, (), "0" * 64, None, ("equinox",))
     prober, results = script_prober(tmp_path, Unavailable(LINE, asked))
     first = prober("0.4.31")
-    assert first.result is not None and first.result.status is RunStatus.NOT_INSTALLABLE
+    assert first.result is not None and first.result.result.status is RunStatus.NOT_INSTALLABLE
     for _ in range(3):
         again = prober("0.4.31")
         assert again.note == LINE and again.result is not None
     # the next run, into the same folder
     later, _ = script_prober(tmp_path, Unavailable(LINE, asked))
-    assert later("0.4.31").result.id == first.result.id
+    assert later("0.4.31").result.result.id == first.result.result.id
     assert len(list(results.rglob("*.json"))) == 1, "stored once, read back after"
 
 
