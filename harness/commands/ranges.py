@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -428,7 +427,7 @@ class RangeRun:
         out = self.options.places.out
         _write(inside(out, f"{stem}.md"), answer.markdown)
         if data_file:
-            _write(inside(out, f"{stem}.json"), json.dumps(answer.data, indent=1) + "\n")
+            _write(inside(out, f"{stem}.json"), dumps(answer.data))
 
     def answer_then_why(
         self,
@@ -461,7 +460,7 @@ class RangeRun:
             answer = answer_of(evidence)
             _write(inside(self.options.places.out, f"{stem}.md"), answer.markdown, quiet=True)
             if data_file:
-                text = json.dumps(answer.data, indent=1) + "\n"
+                text = dumps(answer.data)
                 _write(inside(self.options.places.out, f"{stem}.json"), text, quiet=True)
 
         try:

@@ -2,6 +2,7 @@
 bounded."""
 
 import datetime
+import math
 
 import pytest
 
@@ -167,3 +168,21 @@ def test_an_undeclared_package_that_moved_with_jax_is_asked_library_or_jax(tmp_p
     said = found.markdown()
     assert said.startswith("the script's libraries changed along with jax (numpy 2.5.3 → 2.5.4)")
     assert not said.startswith("comes with jax"), "never 'comes with jax' for a numpy change"
+
+
+def test_an_answer_s_data_beside_its_page_holds_null_where_a_figure_is_not_a_number(tmp_path):
+    """No ratio of a value is NaN in the answer, null in its file: the file ``issue`` reads back
+    (``upstream.change.read_steps``) must parse, as every JSON the harness writes does."""
+    from types import SimpleNamespace
+
+    from harness.render.release_answers import Answer
+    from harness.store.files import parse_document
+
+    script = tmp_path / "repro.py"
+    script.write_text("print(1)\n")
+    argv = ["triage", "--script", str(script), "--out", str(tmp_path / "reports")]
+    options = check(parse([*argv, "--from", "0.4.31", "--to", "0.4.33"]))
+    run = ranges.RangeRun(options, [], {}, SimpleNamespace())  # type: ignore[arg-type]
+    run.publish(Answer("", "page", {"ratio": math.nan}), "stem", data_file=True, printed=False)
+    written = (tmp_path / "reports" / "stem.json").read_text()
+    assert parse_document(written.encode()) == {"ratio": None}
