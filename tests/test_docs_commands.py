@@ -53,7 +53,7 @@ RUN_AS_WRITTEN = (
 NAMED_FILES = ("repro.py",)
 NAMED_FOLDERS = ("results", "main-results", "pr-results", "artifacts/ci")
 NAMED_CLONE = "src/jax"
-NAMED_SCRIPT_FOLDERS = ("benchmarks/regressions",)
+NAMED_SCRIPT_FOLDERS = ("benchmarks/regressions", "../lineax/benchmarks")
 NAMED_SUITES = (
     "../blackjax/tests/test_benchmarks.py",
     "../optimistix/benchmarks/test_benchmarks.py",

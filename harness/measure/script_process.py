@@ -25,7 +25,8 @@ What it is judged on:
 - every numeric field of a JSON object it prints on a line of its own is a metric
   ``json.FIELD`` (``script_numbers``); its other fields are facts;
 - a pytest-benchmark suite run by it with ``--benchmark-json=$HARNESS_BENCHMARK_JSON`` gives a
-  program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite).
+  program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite),
+  and is judged on those alone: its phases and whole process are kept in its record only.
 
 A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its
 backend) runs with its flags, not the profile's or a trial's: the hook keeps what the variable held
@@ -435,6 +436,11 @@ def _measured(
         if figures.holds is None
         else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
     )
+    if suite.programs:
+        # A suite is judged on its benchmarks alone: the pytest process around them (its import
+        # and collection, most of a minute for some libraries, and noisy under load) stays in its
+        # record (wall_ns, events), neither screened nor measured again until decided.
+        programs, named = suite.programs, {}
     return ProcessRun(
         0,
         RunStatus.OK,

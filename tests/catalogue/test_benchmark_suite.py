@@ -253,16 +253,21 @@ def listing(folder):
 def test_a_library_s_suite_runs_as_its_maintainer_selects_and_each_benchmark_is_named_stably(
     tmp_path, pytest_benchmark_python
 ):
-    """Issue 66 #1, #2, #6: pytest's arguments pass through (-k, -m, the conftest's own option) to a
-    suite shaped like optimistix's (settings in pyproject.toml, a relative import, a slow import);
+    """Issue 66 #1, #2, #5, #6: pytest's arguments pass through (-k, -m, the conftest's own option)
+    to a suite shaped like optimistix's (settings in pyproject.toml, a relative import, a slow
+    import); the whole selection runs in the one process, its slow import and collection paid once;
     each benchmark is named by its test and parameters, not pytest's running index, and nothing is
     written into the suite."""
     library = tmp_path / "library"
     shutil.copytree(LIBRARY, library)
     before = listing(library)
     args = ("-k", "solve or tolerance", "-m", "not slow", "--max-dimension=4")
-    run = measured(pytest_benchmark_python, library / "benchmarks", tmp_path, args)
+    imports = tmp_path / "imports.log"
+    run = measured(
+        pytest_benchmark_python, library / "benchmarks", tmp_path, args, FIXTURE_IMPORT_LOG=imports
+    )
     assert run["status"].endswith("ok"), run["detail"]
+    assert len(imports.read_text().split()) == 1, "one import for the six benchmarks"
     benches = sorted(name for name in run["programs"] if name.startswith("bench."))
     solves = [name for name in benches if "py_test_solve_" in name]
     assert solves == [
