@@ -230,12 +230,14 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def loaded_processes(stored: StoredResult | None) -> tuple[int, int]:
-    """(processes measured under load, processes that finished ok) of a stored result."""
+def loaded_processes(stored: StoredResult | None, *, every: bool = False) -> tuple[int, int]:
+    """(processes measured under load, processes) of a stored result: those that finished ok, whose
+    figures a comparison reads, or ``every`` process that ran (one that timed out under load was
+    measured under load too)."""
     if stored is None:
         return 0, 0
-    finished = stored.result.finished()
-    return sum(bool(p.load and p.load.loaded) for p in finished), len(finished)
+    ran = stored.result.processes if every else stored.result.finished()
+    return sum(bool(p.load and p.load.loaded) for p in ran), len(ran)
 
 
 def _under_load(confirmation: Confirmation, first: Mapping[str, Probe]) -> list[str]:
@@ -539,7 +541,7 @@ def side_loads(found: TriageOutcome) -> list[SideLoad]:
         if probe.result is None or id(probe.result) in seen:
             continue
         seen.add(id(probe.result))
-        loaded, total = loaded_processes(probe.result)
+        loaded, total = loaded_processes(probe.result, every=True)
         counts.setdefault(probe.release, [0, 0])
         counts[probe.release][0] += loaded
         counts[probe.release][1] += total

@@ -20,6 +20,7 @@ from harness.steps.watch import (
     detectable,
     exit_status,
     findings,
+    loaded_processes,
     memory_key,
     side_loads,
 )
@@ -371,3 +372,16 @@ def test_a_suite_cut_short_before_its_time_out_keeps_what_it_measured_and_asks_f
     assert "10 of jax old and 10 of jax new stopped before it" in cut.text, cut.text
     assert "(stopped after 3 of 12 benchmarks, the benchmarks after not measured there)" in cut.text
     assert "--timeout 1440" in cut.text, "four times the benchmarks, with a margin: 1,440 s"
+
+
+def test_a_process_that_timed_out_under_load_counts_in_the_load_section_not_in_a_comparison():
+    """The Load section says every process that ran under load; a step's "measured under load"
+    reads only those whose figures were compared (they finished ok)."""
+    from tests.conftest import as_stored, derive, died, real_result
+
+    data = derive(real_result("async_dispatch-0.12.0.1"), processes=4)
+    died(data, {"status": "timeout", "how": "timeout", "processes": 1})
+    data["processes"][0]["load"] = {"attempts": 1, "loaded": True, "other_cpu_cores": 1.2}
+    stored = as_stored(data)
+    assert loaded_processes(stored) == (0, 3)
+    assert loaded_processes(stored, every=True) == (1, 4)
