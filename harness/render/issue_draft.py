@@ -168,7 +168,8 @@ def description(d: DraftInputs) -> str:
     comes from."""
     change = d.change
     context = provenance(d.case)
-    if change is not None and change.metric is not None and change.shape is not Shape.COST:
+    shaped = change is not None and change.shape is not Shape.COST and change.significant
+    if change is not None and change.metric is not None and shaped:
         compared = change.compared
         assert compared is not None
         counts = "{} and {}".format(*compared.processes)

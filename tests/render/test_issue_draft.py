@@ -719,3 +719,16 @@ def test_credentials_in_stored_results_are_redacted_again_but_the_script_is_past
         assert secret not in text
     assert "Authorization: <redacted>" in text and "line 3 in <module>" in text
     assert "key=subkey_0123456789ab" in text, "the reproducer is the user's own, pasted whole"
+
+
+def test_a_value_or_presence_that_did_not_change_is_never_described_as_a_step():
+    """A metric asked about that neither release printed is no presence step: the description is
+    the plain one, never "printed again (in 0 of 3 processes, was 0 of 3)"."""
+    from harness.analysis.shapes import compare_counts
+    from harness.analysis.significance import Shape, Thresholds
+    from harness.render.issue_draft import description
+
+    absent = compare_counts(Shape.PRESENCE, (0, 3), (0, 3), Thresholds(), WALL)
+    asked = Change(WALL, "0.4.31", "0.4.33", comparisons={WALL: absent}, significant=False)
+    said = description(draft_inputs(change=asked))
+    assert "printed again" not in said and "The script below times it" in said
