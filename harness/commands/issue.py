@@ -374,10 +374,7 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     metric = request.metric or change.metric
     prober = confirm(asked, Criterion.of(metric))
     if metric is None:  # the one that moved most, from what was just stored
-        results, _ = load_results(request.results_dir)
-        metric = change_again(
-            request, [r for r in results if r.result.case == request.case.name], change
-        ).metric
+        metric = change_again(request, _mine(request), change).metric
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
@@ -609,30 +606,29 @@ def drafts_an_ending(request: IssueRequest) -> bool:
         return True
     if request.metric is not None:
         return False
-    case, sizes, profile = request.case.name, request.sizes, request.profile
     if request.good is not None and request.bad is not None:
-        mine = _mine(request)
-        releases = (request.good, request.bad)
-        ends = (newest_result(mine, v, sizes, profile, any_end=True) for v in releases)
+        mine, sizes, profile = _mine(request), request.sizes, request.profile
+        ends = (
+            newest_result(mine, v, sizes, profile, any_end=True)
+            for v in (request.good, request.bad)
+        )
         return crash_between(*ends) is not None
-    answers = read_steps(request.out_dir, case)
-    metric_step = change_from(answers, [], case=case, sizes=sizes, profile=profile)
-    return metric_step is None and stored_ending(request) is not None
+    return not stored_metric_step(request) and stored_ending(request) is not None
+
+
+def stored_metric_step(request: IssueRequest) -> bool:
+    """Whether a stored bisect or triage answer names a metric's step at these sizes and profile."""
+    case, answers = request.case.name, read_steps(request.out_dir, request.case.name)
+    step = change_from(answers, [], case=case, sizes=request.sizes, profile=request.profile)
+    return step is not None
 
 
 def has_a_change(request: IssueRequest) -> bool:
     """Whether the draft has two releases to show: given, from a stored bisect answer, or, without
     nox's plan, the JAX installed here."""
-
     if request.plan is None or (request.good is not None and request.bad is not None):
         return True
-    answers = read_steps(request.out_dir, request.case.name)
-    return (
-        change_from(
-            answers, [], case=request.case.name, sizes=request.sizes, profile=request.profile
-        )
-        is not None
-    )
+    return stored_metric_step(request)
 
 
 def execute(opts: IssueOptions) -> int:
@@ -674,13 +670,11 @@ def execute(opts: IssueOptions) -> int:
 
 def ending_step(request: IssueRequest) -> StatusAnswer:
     """The two releases: ``--good``/``--bad``, else the newest stored answer's status step."""
-    case = request.case
+    case, stored = request.case, stored_ending(request)
     if request.good is not None and request.bad is not None:
-        stored = stored_ending(request)
         if stored is not None and (stored.before, stored.after) == (request.good, request.bad):
             return stored
         return StatusAnswer(request.good, request.bad, "")
-    stored = stored_ending(request)
     if stored is None:
         target = " ".join(target_words(case))
         raise UsageError(

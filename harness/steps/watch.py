@@ -419,7 +419,7 @@ def findings(
                 said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
-            dies = step.criterion.is_status and stops_running(step.change)
+            dies = stops_running(step.change)  # False for any step but an ending
             said.append(
                 Finding(
                     BROKEN if dies else UNDECIDED,

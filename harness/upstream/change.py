@@ -530,7 +530,7 @@ def title(change: Change | None, case_headline: str, platform_kind: str) -> str:
         if metric.name in (JSON, PROCESS)
         else f"`{metric.name}` {metric.kind}"
     )
-    if change.compared is not None and change.shape is not Shape.COST and change.significant:
+    if change.shape is not Shape.COST and change.significant:
         return f"{named} {shape_words(change)} since jax {change.first_bad} on {where}"
     if change.ratio is None:
         return f"{case_headline} (jax, {where})"
