@@ -1,34 +1,19 @@
 """A venv per (jax release, interpreter, resolved set) for a script that imports libraries besides
-JAX.
+JAX (the policies are in docs/scripts.md).
 
-A script that imports equinox or optax needs them installed beside the release under
-test, in versions that work with it.  Most libraries declare a loose lower bound on jax
-and none above, so the newest version whose metadata accepts an old jax may still use
-APIs that jax lacks.  The default policy, ``as-of``, resolves as the package index stood
-when the jax release came out (plus ``GRACE``): what that release's users had.  ``newest``
-resolves against today's index.
+Most libraries declare a loose lower bound on jax and none above, so the newest version whose
+metadata accepts an old jax may still use APIs that jax lacks: hence ``as-of``, the index as it
+stood when the release came out (plus ``GRACE``). jax and jaxlib are held as *constraints*, never
+overrides: a library that refuses the release makes the resolution fail, kept in one line as a
+``NotInstallable`` (the set *cannot be had*, an answer). Anything else that stops a venv (no index,
+a full disk, no uv) is an ``InstallFailed``: it *could not be tried*, never kept, tried next run.
 
-jax and jaxlib are held as *constraints* (``-c``), with the release's own pins and any
-``hold`` pins, never as overrides: a library whose metadata refuses the release makes the
-resolution fail, and the resolver's reason is kept, in one line, as a ``NotInstallable``: the set
-*cannot be had*, an answer kept as a resolution is.  Anything else that stops a venv (an index that
-cannot be reached, a disk that takes no more, an interpreter or uv that does not run) is an
-``InstallFailed``: it *could not be tried*, said in one line and never kept, so the next run tries
-again.
-
-Three steps, each cached so a reuse needs no network:
-
-1. resolve: ``uv pip compile`` for the target interpreter into exact ``name==version`` pins,
-   recorded under ``<folder>/script-resolutions/<key>/`` (the key covers what is declared,
-   the release, the profile's extras, the interpreter, the policy and its cutoff);
-2. install: a venv named for the pins and the interpreter, ``<folder>/script-env-<16 hex>``,
-   made with ``uv venv`` and ``uv pip sync`` (exactly the resolved set, nothing more), its
-   modules compiled once as ``venvs.ensure`` does, and a record of what it holds written in it;
-   reused while every file its distributions installed (their RECORD) is still there;
-3. record: what the venv holds (``uv pip freeze``), as a ``ResolvedSet`` a result can store.
-
-Every uv call goes through a ``Runner``, so the logic is tested with a fake.  Standard
-library and ``packaging`` only: the noxfile may build these venvs in nox's own environment.
+Each step is cached so a reuse needs no network: ``uv pip compile`` into exact pins under
+``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
+``<folder>/script-env-<16 hex>``, synced to exactly that set, compiled once as ``venvs.ensure``
+does, reused while every file its distributions installed is still there; what it holds (``uv pip
+freeze``) as a ``ResolvedSet`` a result stores. Every uv call goes through a ``Runner`` (tested with
+a fake); standard library and ``packaging`` only, as the noxfile may build these venvs itself.
 """
 
 from __future__ import annotations
@@ -111,17 +96,12 @@ class ResolvedSet:
         return hashlib.sha256("\n".join(self.pins).encode()).hexdigest()
 
     def version_of(self, name: str) -> str | None:
-        """The version of ``name`` in the set, None when it has none."""
         wanted = canonicalize_name(name)
         for pin in self.pins:
             pinned, version = pin.split("==", 1)
             if canonicalize_name(pinned) == wanted:
                 return version
         return None
-
-    def describe(self, name: str) -> str:
-        """``equinox 0.11.4``, for reports; ``equinox (not installed)`` when the set lacks it."""
-        return f"{canonicalize_name(name)} {self.version_of(name) or '(not installed)'}"
 
     def as_dict(self) -> dict[str, object]:
         cutoff = self.cutoff.isoformat() if self.cutoff else None
@@ -243,18 +223,16 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
         )
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
-        if pin not in held and (other := _held_name(held, requirement.name)):
+        other = next(
+            (held_pin for held_pin in held if Requirement(held_pin).name == requirement.name), None
+        )
+        if pin not in held and other:
             # No set holds both: every release would be stored as not installable, for a typo.
             raise UsageError(
                 f"--hold {pin} and --hold {other}: one version of {requirement.name} at a time"
             )
         held.append(pin)
     return tuple(dict.fromkeys(held))
-
-
-def _held_name(held: Sequence[str], name: str) -> str | None:
-    """The pin of ``held`` that holds ``name`` (canonical names compared), or None."""
-    return next((pin for pin in held if Requirement(pin).name == name), None)
 
 
 def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
@@ -281,26 +259,21 @@ def constraint_lines(
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
 
-def exempt_packages(profile: Profile | None, hold: Sequence[str] = ()) -> list[str]:
-    """Packages never cut off by date: the release's own (an index without upload times would hide
-    them), and those held at one version (``--hold``, ``--vary``), which may have come out after the
-    cutoff."""
+def exclude_newer_args(
+    cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()
+) -> list[str]:
+    """The cutoff, but for the release's own packages (an index without upload times would hide
+    them) and those held at one version (``--hold``, ``--vary``: they may be newer than it)."""
+    if cutoff is None:
+        return []
     plugins = [
         f"jax-{extra}-{kind}"
         for extra in (profile.jax_extras if profile else ())
         for kind in ("plugin", "pjrt")
     ]
     held = [str(canonicalize_name(Requirement(pin).name)) for pin in hold]
-    return list(dict.fromkeys(["jax", "jaxlib", *plugins, *held]))
-
-
-def exclude_newer_args(
-    cutoff: datetime | None, profile: Profile | None, hold: Sequence[str] = ()
-) -> list[str]:
-    if cutoff is None:
-        return []
     arguments = ["--exclude-newer", cutoff.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]
-    for package in exempt_packages(profile, hold):
+    for package in dict.fromkeys(["jax", "jaxlib", *plugins, *held]):
         arguments += ["--exclude-newer-package", f"{package}=false"]
     return arguments
 
@@ -430,11 +403,6 @@ def python_version_of(python: str, runner: Runner, cwd: Path) -> str | None:
     return version if done.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*", version) else None
 
 
-def _final(cutoff: datetime | None, now: float) -> bool:
-    # Nothing uploaded after a cutoff that has passed can enter: such a resolution never changes.
-    return cutoff is not None and cutoff.timestamp() < now
-
-
 # In uv's "no solution" explanation, signs that the index was not what answered: the network was
 # disabled (only the cache was read), the index refused the credentials, or it lacks the release
 # itself (a mirror that lists nothing, a wrong path), which the package index the release was found
@@ -475,8 +443,10 @@ def _kept(
     trust."""
     try:
         stored = json.loads(record.read_text())
+        # Nothing uploaded after a cutoff that has passed can enter: such a resolution is final.
+        final = cutoff is not None and cutoff.timestamp() < now
         if stored["key"] != key or not (
-            _final(cutoff, now) or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
+            final or now - stored["resolved_at"] < RESOLUTION_MAX_AGE_S
         ):
             return None
         if "problem" in stored:
@@ -596,15 +566,14 @@ def install(
     distributions installed is still there), or why it could not be made; checked and made under the
     venv's lock, so a second run that needs it meanwhile waits and reuses it."""
     with venv_lock(venv):
-        return _install_held(venv, python, python_version, pins, uv=uv, runner=runner)
+        return _install_locked(venv, python, python_version, pins, uv, runner)
 
 
-def _install_held(
+def _install_locked(
     venv: Path,
     python: str,
     python_version: str,
     pins: Sequence[str],
-    *,
     uv: Sequence[str],
     runner: Runner,
 ) -> tuple[str, ...] | InstallFailed:
