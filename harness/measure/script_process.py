@@ -1,41 +1,17 @@
 """A plain repro script's case process: run ``python FILE`` once, time it, read what it printed.
 
-Run in the case process a side's worker started (``harness.measure.child``, with
-``--script``), so the script runs with the side's interpreter and environment (the
-profile's ``XLA_FLAGS``...), under the measurement lock and the timeout that every case
-process runs under: it is in the case process's group, which the harness kills at the
-timeout.  It runs from its own folder, with the environment the side's worker was given
-(JAX's own additions in a ``fork`` worker and the harness on ``PYTHONPATH`` taken out).
+Run in the case process a side's worker started (``harness.measure.child``, with ``--script``), so
+the script runs with the side's interpreter and environment, under the measurement lock and the
+timeout every case process runs under (the script is in its group, which the harness kills). It
+runs from its own folder, without the harness on ``PYTHONPATH``.
 
-What it is judged on:
-
-- a script that prints ``metric PROGRAM METRIC median=NS min=NS max=NS n=COUNT`` lines
-  (``harness.measure.figures``; every exported script does) is judged on those: per
-  process, each program's printed ``wall_ns`` and ``dispatch_ns`` medians become one
-  sample (marks: its ``mark:<step>`` medians), ``lower_ns`` and ``compile_ns`` one cold
-  compile; the figures as printed (min, max, n) are kept beside them, and ``claim holds:``
-  and ``fact`` lines become the process's claim and facts, as a case's would;
-- every script is also timed as a whole process: program ``process``, one wall sample
-  (``process.wall_ns``), from start to exit, interpreter start and imports included;
-- and split into phases by the start-up hook it runs under (``script_hook``: the script
-  itself runs as ``python FILE ARGS`` would, unmodified): ``process.import_ns`` (the first
-  ``import jax``: JAX's own cost), ``process.trace_ns``, ``process.lower_ns`` and
-  ``process.compile_ns`` (JAX's duration events, summed; missing where the release has no
-  such event, never zero), and ``process.run_ns`` (after the import to exit, less those);
-- every numeric field of a JSON object it prints on a line of its own is a metric
-  ``json.FIELD`` (``script_numbers``); its other fields are facts;
-- a pytest-benchmark suite run by it with ``--benchmark-json=$HARNESS_BENCHMARK_JSON`` gives a
-  program per benchmark, each round a sample (``benchmark_json``; the watch's way in for a suite),
-  and is judged on those alone: its phases and whole process are kept in its record only.
-
-A script that sets ``XLA_FLAGS`` itself (``os.environ["XLA_FLAGS"] = ...`` before jax starts its
-backend) runs with its flags, not the profile's or a trial's: the hook keeps what the variable held
-when XLA read it, and each flag the harness set that XLA did not get is recorded
-(``script.xla_flags``) and said in a note.
-
-Either way the process's own figure is one number per metric, and the statistics run
-over processes, as for a case.  A non-zero exit is a failed process (a signal: crashed),
-its exit status and last output lines recorded.
+It is judged on the figure lines it prints (``figures``), else as a whole process (``process``),
+split into phases by the start-up hook it runs under (``script_hook``: the script itself runs
+unmodified); the numbers of its JSON lines (``script_numbers``) and a pytest-benchmark suite's
+rounds (``benchmark_json``) are figures too; docs/scripts.md lists the metrics. A script that sets
+``XLA_FLAGS`` itself runs with its flags: each flag the harness set that XLA did not get is
+recorded (``script.xla_flags``) and said in a note. Either way the statistics run over processes,
+as for a case; a non-zero exit is a failed process (a signal: crashed), its last output kept.
 """
 
 from __future__ import annotations
@@ -72,11 +48,9 @@ from harness.store.schema import (
     TimedSample,
 )
 
-WHOLE_PROCESS = PROCESS  # the program of a script timed as a whole process
 # Read of a script's standard output: figure lines come first, and a script can print gigabytes.
 OUTPUT_BYTES = 8 * 1024 * 1024
 TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
-COMPILE_METRICS = {"lower_ns": "lower_ns", "compile_ns": "compile_ns"}
 # run by its path: the script's venv need not hold the harness
 HOOK = Path(__file__).with_name("script_hook.py")
 REPORT_BYTES = 64 * 1024
@@ -112,25 +86,18 @@ def script_environment(environ: dict[str, str]) -> dict[str, str]:
 def programs_from(
     figures: list[Figure],
 ) -> tuple[dict[str, StoredProgram], dict[str, CompiledFunction]]:
-    """Programs and compiled functions, as a result stores them, from one process's figure lines.
-
-    A program's sample is the medians the script printed: its wall time, and as marks its
-    ``mark:<step>`` medians (or its ``dispatch_ns`` alone); ``kinds`` says which of wall and
-    dispatch it printed, so a figure it did not print is never stood in for by another.
-    """
+    """Programs and compiled functions from one process's figure lines: a sample is the printed
+    medians; ``kinds`` says which of wall and dispatch it printed, so a figure it did not print is
+    never stood in for by another."""
     by_program: dict[str, dict[str, Figure]] = {}
     for figure in figures:
         by_program.setdefault(figure.program, {})[figure.metric] = figure
     programs: dict[str, StoredProgram] = {}
     compiled: dict[str, CompiledFunction] = {}
     for name, found in by_program.items():
-        cold = {
-            key: (found[metric].median,)
-            for metric, key in COMPILE_METRICS.items()
-            if metric in found
-        }
-        if cold:
-            compiled[name] = CompiledFunction(cold.get("lower_ns", ()), cold.get("compile_ns", ()))
+        cold = [(found[m].median,) if m in found else () for m in ("lower_ns", "compile_ns")]
+        if any(cold):
+            compiled[name] = CompiledFunction(*cold)
         wall, dispatch = found.get("wall_ns"), found.get("dispatch_ns")
         if wall is None and dispatch is None:
             continue
@@ -154,13 +121,6 @@ def programs_from(
             printed=tuple(f.as_dict() for f in found.values()),
         )
     return programs, compiled
-
-
-def whole_process(wall_ns: int, file: str) -> StoredProgram:
-    sample = TimedSample((wall_ns,), wall_ns)
-    return StoredProgram(
-        (f"python {file}",), (sample,), stopped_by="whole process", kinds=("wall",)
-    )
 
 
 def flag_values(flags: str) -> dict[str, str]:
@@ -192,13 +152,6 @@ def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | N
     if not lost:
         return None
     return {"lost": lost, "read": scrub(seen[:300])}
-
-
-def xla_flags_note(record: dict[str, Any]) -> str:
-    return (
-        f"the script sets XLA_FLAGS itself: XLA read `{record['read']}`, without the harness's "
-        f"{', '.join(record['lost'])} (append to the variable instead of replacing it)"
-    )
 
 
 def lost_in(stored_processes: Any) -> list[str]:
@@ -248,13 +201,11 @@ def _read_end(handle: Any, size: int = 64 * 1024) -> str:
 
 
 def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, Any]]:
-    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted (for the
-    record).
+    """The ``process.PHASE_ns`` figures of the hook's report, and the events as counted.
 
-    An event that never fired is a figure of 0 only where the release's source names it;
-    where it does not, the phase is missing, and so is ``run_ns``, which would otherwise
-    hold it.  Without an import of jax there are no JAX phases, and ``run_ns`` is the
-    script's whole run under the hook.
+    An event that never fired is 0 only where the release's source names it; else the phase is
+    missing, and so is ``run_ns``, which would otherwise hold it. Without an import of jax there
+    are no JAX phases, and ``run_ns`` is the script's whole run under the hook.
     """
     figures: dict[str, float] = {}
     found = report.get("events")
@@ -271,16 +222,10 @@ def phase_figures(report: dict[str, Any]) -> tuple[dict[str, float], dict[str, A
             complete = False
             continue
         figures[f"process.{phase}_ns"] = float(event.get("total_ns", 0))
-    ended, began = (
-        report.get("ended_ns"),
-        imported if isinstance(imported, int) else report.get("started_ns"),
-    )
-    if (
-        complete
-        and isinstance(ended, int)
-        and isinstance(began, int)
-        and report.get("listening", True) is True
-    ):
+    ended = report.get("ended_ns")
+    began = imported if isinstance(imported, int) else report.get("started_ns")
+    listening = report.get("listening", True) is True
+    if complete and listening and isinstance(ended, int) and isinstance(began, int):
         spent = sum(figures.get(f"process.{phase}_ns", 0.0) for phase in EVENT_PHASES)
         figures["process.run_ns"] = max(0.0, float(ended - began) - spent)
     return figures, {phase: events[phase] for phase in EVENT_PHASES if phase in events}
@@ -299,12 +244,8 @@ def _read_report(path: Path) -> dict[str, Any]:
 def run_script(
     path: Path, expected_sha256: str, timeout_s: float | None = None, *, args: tuple[str, ...] = ()
 ) -> ProcessRun:
-    """Run the script once and time it: what the case process measured (status, programs, claim,
-    script...).
-
-    ``timeout_s`` is for running it outside a case process (tests): there the harness's own
-    timeout kills the case process with the script in its group.
-    """
+    """Run the script once and time it. ``timeout_s`` is for tests: in a case process the
+    harness's own timeout kills the case process with the script in its group."""
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
@@ -359,16 +300,13 @@ def run_script(
         "sha256": digest,
         "exit_status": code,
         "wall_ns": wall_ns,
-        "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        * 1024,  # Linux reports KiB
+        # Linux reports KiB
+        "maxrss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
     }
-    # a test ended pytest's process itself
     if code == 0 and env.get(SUITE_PATH) and not suite.programs:
-        said = (
-            "exited with code 0, but pytest-benchmark ran no benchmark (did a test end the "
-            "process?)"
-        )
-        return ProcessRun(0, RunStatus.FAILED, f"python {path.name} {said}", script=record)
+        said = "ran no benchmark (did a test end the process?)"
+        failed = f"python {path.name} exited with code 0, but pytest-benchmark {said}"
+        return ProcessRun(0, RunStatus.FAILED, failed, script=record)
     if code != 0:
         if code < 0:
             name = (
@@ -395,7 +333,6 @@ def _measured(
     env: dict[str, str],
     record: dict[str, Any],
 ) -> ProcessRun:
-    """A script that exited 0: its figures, phases, JSON numbers, facts, claim and notes."""
     figures = parse_output(stdout)
     notes = [*figures.refused, *_reserved_programs(figures), *suite.notes]
     programs, compiled = programs_from(figures.lines)
@@ -403,17 +340,25 @@ def _measured(
     record["judged_on"] = "pytest-benchmark rounds" if suite.programs else judged
     if cut:
         record["output_cut"] = f"only the first {OUTPUT_BYTES} bytes of its output were read"
-    # figure lines of metrics the statistics do not know
-    if not (programs or compiled) and figures.lines:
+    if not (programs or compiled) and figures.lines:  # of metrics the statistics do not know
         record["printed"] = [f.as_dict() for f in figures.lines]
-    programs = {**suite.programs, **programs, WHOLE_PROCESS: whole_process(wall_ns, path.name)}
+    whole = StoredProgram(
+        (f"python {path.name}",),
+        (TimedSample((wall_ns,), wall_ns),),
+        stopped_by="whole process",
+        kinds=("wall",),
+    )
+    programs = {**suite.programs, **programs, PROCESS: whole}
     named, events = phase_figures(report)
     if events:
         record["events"] = events
     lost = xla_flags_record(env.get("XLA_FLAGS", ""), report)
     if lost is not None:
         record["xla_flags"] = lost
-        notes.append(xla_flags_note(lost))
+        notes.append(
+            f"the script sets XLA_FLAGS itself: XLA read `{lost['read']}`, without the harness's "
+            f"{', '.join(lost['lost'])} (append to the variable instead of replacing it)"
+        )
     if not report:
         record["phases"] = (
             "not measured: the start-up hook left no report (the script ended the process itself?)"
@@ -474,8 +419,7 @@ def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     kept: dict[str, Any] = {}
     for name, value in facts.items():
         label = bounds.repaired(scrub(name[:80]))
-        # What the script printed may hold a credential: redacted as every page and draft redacts
-        # it.
+        # What the script printed may hold a credential: redacted as every page and draft is.
         value = (
             REDACTED if SECRET_NAME.search(name) and isinstance(value, str) else scrub_value(value)
         )

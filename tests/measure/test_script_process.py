@@ -10,13 +10,13 @@ import pytest
 from harness.host.environment import REPO_ROOT
 from harness.measure.figures import Figure, parse_output
 from harness.measure.script_process import (
-    WHOLE_PROCESS,
     lost_flags,
     programs_from,
     run_script,
     script_environment,
     undeclared_import,
 )
+from harness.metric_names import PROCESS
 from harness.store.schema import CompiledFunction, TimedSample
 from tests.conftest import FIXTURES
 
@@ -101,7 +101,7 @@ def test_any_other_script_is_timed_as_a_whole_process():
     payload = run("sleeps.py")
     assert payload["status"] == "ok"
     [(name, program)] = payload["programs"].items()
-    assert name == WHOLE_PROCESS and program["kinds"] == ["wall"]
+    assert name == PROCESS and program["kinds"] == ["wall"]
     assert program["samples"][0]["wall_ns"] == payload["script"]["wall_ns"]
     assert payload["script"]["judged_on"] == "whole process" and "claim" not in payload
 
