@@ -1,20 +1,12 @@
 """The start-up hook a plain script runs under: ``python script_hook.py REPORT FILE ARGS...``.
 
 It runs ``FILE`` exactly as ``python FILE ARGS...`` would (``__main__``, ``sys.argv``,
-``sys.path[0]``, the working directory, exit status, standard output and error are the
-script's), and writes REPORT, a small JSON file, with what the script spent where:
-
-- ``import_ns``: the first import of jax, by any route (``import jax.numpy``,
-  ``importlib.import_module``): JAX's own cost, never the user's code;
-- per JAX duration event (``jax.monitoring``): how many fired and their total, from the
-  listener registered the moment ``jax`` is imported; an event this release's source
-  never names is reported as absent, so a reader records it missing, never as zero;
-- ``after_script_ns``: what the hook spent after the script ended (its scan of jax's source), which
-  the harness takes out of ``process.wall_ns``;
-- ``started_ns`` / ``imported_ns`` / ``ended_ns``: ``perf_counter_ns`` at the hook's
-  start, after the first import of jax, and at the script's end;
-- ``xla_flags``: what ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it
-  (a script that sets it itself replaces the profile's flags and a trial's; the harness compares).
+``sys.path[0]``, the working directory, exit status and output are the script's), and writes
+REPORT, a small JSON file, with what the script spent where: the first import of jax by any route
+(JAX's own cost, never the user's code), JAX's duration events (an event this release's source never
+names is reported absent, so a reader records it missing, never as zero), the time stamps between
+them, what the hook spent after the script (taken out of ``process.wall_ns``), and what
+``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it.
 
 Standard library only, and importing nothing of the harness: the script runs in the side's venv with
 the harness taken off its path, so this file is run by its path.  The case process imports it for
@@ -178,9 +170,6 @@ class _JaxImportTimer:
             spec.loader = _TimedLoader(spec.loader)
         return spec
 
-    def invalidate_caches(self):
-        pass
-
 
 class _TimedLoader:
     """jax's own loader, its ``exec_module`` timed; then the listener and the options the harness
@@ -189,11 +178,8 @@ class _TimedLoader:
     def __init__(self, loader):
         self.loader = loader
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # create_module and the rest: jax's loader's
         return getattr(self.loader, name)
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
 
     def exec_module(self, module):
         began = time.perf_counter_ns()
@@ -287,8 +273,7 @@ def _listen() -> None:
 
         jax.monitoring.register_event_duration_secs_listener(_on_duration)
         _report["listening"] = True
-    # a release without the API: the phases are missing, the script still runs
-    except Exception as exc:
+    except Exception as exc:  # a release without the API: phases missing, the script runs
         _report["listening"] = f"{type(exc).__name__}: {exc}"[:300]
 
 
@@ -317,8 +302,7 @@ def start_profile(environ) -> bool:
 
     try:
         jax.profiler.start_trace(folder, create_perfetto_trace=True)
-    # a release without the option, or a profiler already running: no profile, said
-    except Exception as exc:
+    except Exception as exc:  # a release without the option, or a profiler already running
         print(f"harness: no profile: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
         return False
     return True
@@ -330,10 +314,8 @@ def stop_profile() -> None:
     try:
         jax.profiler.stop_trace()
     except Exception as exc:
-        print(
-            f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"[:300],
-            file=sys.stderr,
-        )
+        said = f"harness: the profile did not stop cleanly: {type(exc).__name__}: {exc}"
+        print(said[:300], file=sys.stderr)
 
 
 def _events_in_source() -> dict[str, bool]:
@@ -345,10 +327,9 @@ def _events_in_source() -> dict[str, bool]:
     for root, _, files in os.walk(folder):
         for file in files:
             if file.endswith(".py") and wanted - found:
+                where = os.path.join(root, file)
                 try:
-                    with open(
-                        os.path.join(root, file), encoding="utf-8", errors="replace"
-                    ) as handle:
+                    with open(where, encoding="utf-8", errors="replace") as handle:
                         text = handle.read()
                 except OSError:
                     continue
@@ -378,16 +359,18 @@ def main() -> None:
     report, script, *arguments = sys.argv[1:]
     _watch_faults()
     sys.argv = [script, *arguments]
-    # as `python FILE` puts the script's folder first
-    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as `python FILE` puts it
     if os.environ.get(EXPORT_DIR) and os.environ.get(EXPORT_TOOLS):
         # Last on the path, and before jax's import: jax registers its key types' serialization
         # only where flatbuffers imports then (a program of a typed key is refused otherwise).
         sys.path.append(os.environ[EXPORT_TOOLS])
-    # imported before the script (a .pth file): there is no first import to time
-    if "jax" not in sys.modules:
+    if "jax" not in sys.modules:  # else imported before the script (a .pth file): none to time
         sys.meta_path.insert(0, _TIMER)
-    profiler = _python_profiler()
+    profiler = None
+    if os.environ.get(PYTHON_PROFILE):
+        import cProfile
+
+        profiler = cProfile.Profile()
     interrupted = False
     try:
         if profiler is not None:
@@ -414,10 +397,8 @@ def main() -> None:
             try:
                 _capture.finish(os.environ[EXPORT_DIR])
             except Exception as exc:
-                print(
-                    f"harness: programs not exported: {type(exc).__name__}: {exc}"[:300],
-                    file=sys.stderr,
-                )
+                said = f"harness: programs not exported: {type(exc).__name__}: {exc}"
+                print(said[:300], file=sys.stderr)
         _write(report)
     if interrupted:
         sys.stderr.flush()
@@ -435,16 +416,6 @@ def _print_script_traceback(exc: BaseException) -> None:
     ):
         frames = frames.tb_next
     traceback.print_exception(type(exc), exc, frames)
-
-
-def _python_profiler():
-    """A ``cProfile`` profiler for the script's run where ``PYTHON_PROFILE`` names its file, else
-    None."""
-    if not os.environ.get(PYTHON_PROFILE):
-        return None
-    import cProfile
-
-    return cProfile.Profile()
 
 
 if __name__ == "__main__":
