@@ -321,7 +321,7 @@ def host_facts() -> dict[str, Any]:
     except AttributeError:
         usable_cores = os.cpu_count()
     smi = gpu.query()
-    facts: dict[str, Any] = {
+    return {
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         "platform": f"{platform.system()}-{platform.machine()}",
@@ -334,9 +334,8 @@ def host_facts() -> dict[str, Any]:
         "gpus": [dict(g) for g in smi.gpus],
         "variables": allowed_variables(),
         "harness": harness_revision(),
+        "machine": machine_identity(smi),
     }
-    facts["machine"] = machine_identity(smi)
-    return facts
 
 
 def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:

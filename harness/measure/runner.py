@@ -1,26 +1,19 @@
 """Measure planned cells on one or more sides, in several case processes each, and store every
 outcome.
 
-One process sets a level its samples cannot reveal (memory layout, thread placement,
-clock frequency, what else ran): the same release measured in separate processes
-lands at 33, 58 or 92 ms while each process's samples are tight.  So each cell (a
-case at sizes) is measured in ``processes`` case processes per side, and the sides
-take turns: for each round k, for each side (the order rotated every round: A B C,
-B C A, ...), one process.  The cells take turns too: round k measures process k of
-every cell before any cell's process k + 1, so a slow spell of the host (seconds of a
-slower clock that nothing inside the machine sees) lands on one process of a few cells,
-where the spread between processes shows it, instead of on every process of one cell,
-where it would pass for that cell's level.  Whatever one process does (raise, hang,
-crash) is recorded in the cell's ``processes`` and the cell goes on; a side whose first
-process is skipped (too few devices, ``compat.Unsupported``) is not run again, and one
-that timed out twice is not kept waiting on further.
+One process sets a level its samples cannot reveal (memory layout, thread placement, clock
+frequency): the same release measured in separate processes lands at 33, 58 or 92 ms while each
+process's samples are tight. So each cell is measured in several case processes per side, and the
+sides take turns, the order rotated every round (A B C, B C A, ...). The cells take turns too:
+round k measures process k of every cell before any cell's process k + 1, so a slow spell of the
+host lands on one process of a few cells, where the spread between processes shows it, instead of
+on every process of one cell, where it would pass for that cell's level. Whatever one process does
+(raise, hang, crash) is recorded and the cell goes on.
 
-When a cell needs no further round each side's outcome is stored as one
-schema-version-3 result (``interleaved_with`` naming the other sides); an interrupt
-stores what every unfinished cell has so far before it propagates, and a resumed run
-measures those cut short again.  Case processes from any sweep on this machine take
-turns (``timing_lock``, per process); two sweeps into one results folder take turns
-per run (``folder_lock``), so neither measures a cell the other has stored.
+A cell that needs no further round is stored at once, a result per side (``interleaved_with``
+naming the others); an interrupt stores what every unfinished cell has so far, and a resumed run
+measures those cut short again. Two sweeps into one results folder take turns per run
+(``folder_lock``), so neither measures a cell the other has stored.
 """
 
 from __future__ import annotations
@@ -68,8 +61,7 @@ class Measured(NamedTuple):
     side: Side
     run: CellRun | None
     stored: StoredResult | None
-    # A cell passed over: the status stored for it before (``run --strict`` fails on a stored
-    # failure too).
+    # A cell passed over: its stored status (``run --strict`` fails on a stored failure too).
     previous: str | None = None
 
 
@@ -127,13 +119,10 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     go."""
     count, sides = settings.processes, max(len(cell.runs) for cell in cells)
     what = f"{count} process{'es' if count > 1 else ''}"
-    what += (
-        f" on each of {sides} sides, interleaved"
-        if sides > 1
-        else " each"
-        if len(cells) > 1
-        else ""
-    )
+    if sides > 1:
+        what += f" on each of {sides} sides, interleaved"
+    elif len(cells) > 1:
+        what += " each"
     if settings.target_ratio is not None:
         what += (
             f" (up to {settings.most_processes} until ×{settings.target_ratio:.3g} is detectable)"
@@ -244,8 +233,7 @@ class Recorder:
                 self.progress(line)
         cells = []
         for index, item in enumerate(plan):
-            # a plain script has no sizes
-            shown = f" {sizes_text(item.sizes)}" if item.sizes else ""
+            shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a script has none
             cell = Cell(index, item, f"({index + 1}/{len(plan)}) {item.case.name}{shown}")
             for side in self.sides:
                 previous = stored.get((index, side.label))
@@ -328,12 +316,8 @@ class Recorder:
                         self._store(cell.item, run, cell.others(run))
 
     def _measure_process(self, cell: Cell, run: CellRun, round_index: int, left: str) -> None:
-        planned = self.settings.processes
-        of = (
-            f"/{planned}"
-            if round_index < planned
-            else f" (of at most {self.settings.most_processes})"
-        )
+        planned, most = self.settings.processes, self.settings.most_processes
+        of = f"/{planned}" if round_index < planned else f" (of at most {most})"
         line = f"[{run.side.label}] {cell.head} · process {round_index + 1}{of}"
         worker = lambda: self.workers.worker(run.side)
         process = measure_process(
@@ -374,10 +358,7 @@ def measure(
     settled: SettledCell | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` on ``sides`` and store every outcome under ``results_dir``: one ``Measured``
-    per planned cell and side, in plan order.  What ``run`` does, called from any command: case
-    processes are the only processes it starts (in each side's interpreter, by its
-    worker).  ``reuse``: a cell's stored result to take instead of measuring it, asked under the
-    results folder's lock."""
+    per planned cell and side, in plan order. What ``run`` does, called from any command."""
     budget = Budget.for_this_machine() if budget is None else budget
     with Recorder(
         results_dir,
