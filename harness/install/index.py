@@ -38,17 +38,19 @@ def parse_pip_listing(output: str) -> list[str]:
     return []
 
 
-def pip_versions(python: str, package: str) -> list[str]:
-    """Every installable version of ``package`` for ``python``, as pip lists them."""
-    command = [python, "-m", "pip", "index", "versions", package]
+def _pip(command: list[str], what: str) -> subprocess.CompletedProcess[str]:
     try:
-        done = subprocess.run(
+        return subprocess.run(
             command, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessError(
-            f"cannot list {package} releases with {' '.join(command)}: {exc}"
-        ) from None
+        raise HarnessError(f"cannot {what} with {' '.join(command)}: {exc}") from None
+
+
+def pip_versions(python: str, package: str) -> list[str]:
+    """Every installable version of ``package`` for ``python``, as pip lists them."""
+    command = [python, "-m", "pip", "index", "versions", package]
+    done = _pip(command, f"list {package} releases")
     versions = parse_pip_listing(done.stdout)
     if done.returncode != 0 or not versions:
         raise HarnessError(
@@ -89,10 +91,7 @@ def pair_with_jaxlib(
     jax_versions: Sequence[str], jaxlib_versions: Sequence[str]
 ) -> list[tuple[str, str]]:
     """(jax, jaxlib) per jax release, oldest first: the same-numbered jaxlib, else the newest below
-    it.
-
-    A jax release older than every jaxlib on offer has no pair and is left out.
-    """
+    it; a jax release older than every jaxlib on offer has none and is left out."""
     jaxlibs = sorted(jaxlib_versions, key=version_key)
     pairs = []
     for jax in sorted(jax_versions, key=version_key):
@@ -120,13 +119,7 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
     none (0.4.37) and wrong for one whose jaxlib's wheels are not there yet: jax's own requirements
     tell them apart.  HarnessError when pip could not ask the index."""
     command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
-    command += [f"jax=={jax}", f"jaxlib=={jaxlib}"]
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=LIST_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessError(f"cannot ask the index with {' '.join(command)}: {exc}") from None
+    done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
         return None
     if any(words in done.stderr for words in UNRESOLVABLE) and not any(
@@ -221,13 +214,12 @@ def load_listing(
     except (OSError, ValueError, KeyError, TypeError):
         pass  # no usable cache: list afresh
     pairs = pair_with_jaxlib(lister(python, "jax"), lister(python, "jaxlib"))
-    listing = Listing(python, pairs)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps({"python": python, "pairs": pairs, "listed_at": now}, indent=1))
     except OSError:
         pass  # a cache that takes nothing (read-only, full): the listing in hand answers this run
-    return listing
+    return Listing(python, pairs)
 
 
 # What says the index is off by choice, before anything asks it.

@@ -1,23 +1,12 @@
-"""When a release was uploaded to the package index: its files' upload times, per PEP 691 and PEP
-700.
+"""When a release was uploaded to the package index, from its JSON simple API (PEP 691, PEP 700).
 
-A script's libraries are resolved as the index stood when the jax release under test
-came out (``harness.install.script_envs``), which needs the release's upload time;
-``--vary PKG`` needs a library's own releases with theirs.  Both come from the index's
-JSON simple API (``GET <index>/<name>/`` with ``Accept: application/vnd.pypi.simple.v1+json``):
-each file with its ``upload-time`` (PEP 700) and whether it is yanked.
-
-A release's files may be uploaded over minutes or hours (one wheel per platform), so
-a release's time is its earliest file's; jax and jaxlib of one release can be uploaded
-hours apart, so a jax release's time is the later of the two.
-
-Each package's listing is cached as a JSON file in a folder the caller gives, for a
-day.  A release's upload time never changes once it is on the index, so an older
-listing that already holds the release still answers for it: a cached resolution
-never needs the network again.
-
-Standard library and ``packaging`` only (with ``harness.units``, ``names`` and
-``store.files``): the noxfile may ask for a release's time in nox's own environment.
+``script_envs`` resolves a script's libraries as the index stood when the jax release came out, and
+``--vary PKG`` needs a library's releases with their times. A release's files may be uploaded over
+hours (one wheel per platform), so its time is its earliest file's; jax and jaxlib of one release
+can be hours apart, so a jax release's time is the later of the two. Each listing is cached for a
+day, and an older one that holds the release still answers for it (an upload time never changes),
+so a cached resolution never needs the network again. Standard library and ``packaging`` only (with
+``harness.units``, ``names`` and ``store.files``): the noxfile may ask in nox's own environment.
 """
 
 from __future__ import annotations
@@ -189,8 +178,7 @@ def file_version(filename: str, name: str) -> str | None:
     if suffix is None:
         return None  # .egg, .exe, .msi: long gone formats, never installed by uv
     stem = filename[: -len(suffix)]
-    # The name part of an old source archive may itself hold dashes
-    # (jax-cuda12-plugin-0.4.31.tar.gz).
+    # The name part of an old source archive may hold dashes (jax-cuda12-plugin-0.4.31.tar.gz).
     for at in range(len(stem)):
         if stem[at] == "-" and canonicalize_name(stem[:at]) == name:
             return stem[at + 1 :] or None
@@ -248,21 +236,11 @@ def _not_pep_691(name: str, index: str) -> HarnessError:
 
 def _to_json(listing: PackageListing) -> str:
     files = [
-        [
-            file.filename,
-            file.version,
-            file.uploaded.isoformat() if file.uploaded else None,
-            file.yanked,
-        ]
+        [file.filename, file.version, file.uploaded and file.uploaded.isoformat(), file.yanked]
         for file in listing.files
     ]
-    document = {
-        "format": CACHE_FORMAT,
-        "name": listing.name,
-        "index": shown(listing.index),
-        "fetched_at": listing.fetched_at,
-        "files": files,
-    }
+    name, index, fetched_at = listing.name, shown(listing.index), listing.fetched_at
+    document = dict(format=CACHE_FORMAT, name=name, index=index, fetched_at=fetched_at, files=files)
     return json.dumps(document, indent=0)
 
 
@@ -294,19 +272,13 @@ class UploadTimes:
         max_age_s: float = CACHE_MAX_AGE_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.cache = cache
+        self.cache, self.fetcher, self.max_age_s, self.clock = cache, fetcher, max_age_s, clock
         self.index = index_url() if index is None else index.rstrip("/")
-        self.fetcher = fetcher
-        self.max_age_s = max_age_s
-        self.clock = clock
 
     def listing(self, name: str, *, holds: str | None = None) -> PackageListing:
-        """``name``'s files: from the cache while younger than a day, else from the index.
-
-        Asked for the release ``holds``, the cache answers at any age when it has the release's
-        upload time (a release's files never move back in time) and never when it lacks it (it may
-        have come out since).
-        """
+        """``name``'s files: from the cache while younger than a day, else from the index. Asked for
+        the release ``holds``, the cache answers at any age when it has the release's upload time
+        and never when it lacks it (it may have come out since)."""
         normalized = _project(name)
         path = inside(self.cache, f"{normalized}.json")
         try:
@@ -349,8 +321,7 @@ class UploadTimes:
         return min(times)
 
     def jax_release_time(self, jax: str, jaxlib: str) -> datetime:
-        """When a jax release was complete on the index: the later of its jax's and its jaxlib's
-        upload."""
+        """When a jax release was complete on the index: its jax's or jaxlib's upload, the later."""
         return max(self.release_time("jax", jax), self.release_time("jaxlib", jaxlib))
 
     def versions_with_times(self, name: str) -> list[tuple[str, datetime]]:
