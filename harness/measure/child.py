@@ -1,13 +1,10 @@
 """The process that runs one case at one size point and writes its payload.
 
-Run in a process of its own, forked by a side's worker (``harness.measure.worker``) or,
-with ``spawn`` isolation, as ``python -m harness.measure.child`` in a fresh interpreter;
-either way XLA flags from the profile apply from process start, and whatever the case
-does (raise, hang, abort, exhaust memory) cannot harm the sweep.  It writes the
-``ProcessRun`` it measured, as the schema writes it, to ``--out``; the harness decides
-the process's status from that file and the exit code.  It runs in the side's venv,
-which holds the harness with its dependencies (``harness.measure.launch`` puts this
-checkout first on its path), so it imports the store's schema as the harness does.
+Forked by a side's worker (``harness.measure.worker``) or, with ``spawn`` isolation, run as
+``python -m harness.measure.child``: either way the profile's XLA flags apply from process start,
+and whatever the case does (raise, hang, abort, exhaust memory) cannot harm the sweep. It writes
+the ``ProcessRun`` it measured to ``--out``; the harness decides the status from that file and the
+exit code. It runs in the side's venv with this checkout first on its path (``launch``).
 """
 
 from __future__ import annotations
@@ -108,11 +105,8 @@ def load_case(path: Path) -> ModuleType:
 
 
 def _case_jax(module: ModuleType) -> Any | None:
-    """JAX, when the case uses it (directly or through ``cases.compat``), else None.
-
-    Decided by the case's own imports, not by ``sys.modules``: a forked case process
-    has JAX imported by its worker even for a pure-Python case.
-    """
+    """JAX, when the case imports it (directly or through ``cases.compat``), else None: not as
+    ``sys.modules`` says, as a forked case process has JAX from its worker even for plain Python."""
     uses = any(
         isinstance(value, ModuleType) and value.__name__.split(".")[0] in ("jax", "cases")
         for value in vars(module).values()
@@ -141,11 +135,7 @@ def program_record(prog: timing.ProgramTiming) -> StoredProgram:
 def medians(
     programs: Mapping[str, StoredProgram], compiled: Mapping[str, CompiledFunction]
 ) -> dict[str, dict[str, float]]:
-    """The view a case's ``verdict`` sees.
-
-    Per program: median dispatch, wall and step marks, and the cold first call; per
-    compiled function (as ``"compiled:<name>"``): median lower and compile times.
-    """
+    """The view a case's ``verdict`` sees: medians per program and per ``"compiled:<name>"``."""
     view: dict[str, dict[str, float]] = {}
     for name, function in compiled.items():
         view[f"compiled:{name}"] = {
@@ -171,8 +161,7 @@ class NothingDispatched(Exception):
 
 
 def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Sequence[Any]) -> None:
-    """Refuse a step whose output (of the program's cold call, before any warm-up) holds no JAX
-    array."""
+    """Refuse a step whose cold call's output holds no JAX array."""
     for label, output in zip(labels, outputs, strict=True):
         leaves = jax.tree_util.tree_leaves(output)
         if not any(isinstance(leaf, jax.Array) for leaf in leaves):
@@ -202,11 +191,6 @@ def checked_facts(facts: Any) -> dict[str, Any]:
     except (TypeError, ValueError, RecursionError) as exc:
         raise CaseError(f"facts() returned what a result cannot hold: {str(exc)[:200]}") from None
     return dict(scrub_value(facts))
-
-
-# Facts that say which jax options were set for the process (a changed default tried):
-# "jax_config.NAME".
-JAX_CONFIG_FACT = "jax_config"
 
 
 def execute(
@@ -248,8 +232,7 @@ def execute(
             f"programs() must return a dict of program names to steps, not {type(built).__name__}"
         )
     programs: dict[str, StoredProgram] = {}
-    # the programs' runs only, not their compiles
-    profiling = jax is not None and start_profile(os.environ)
+    profiling = jax is not None and start_profile(os.environ)  # the runs only, not the compiles
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
@@ -264,7 +247,8 @@ def execute(
     if profiling:
         stop_profile()
     facts = checked_facts(module.facts(**sizes)) if hasattr(module, "facts") else {}
-    facts |= {f"{JAX_CONFIG_FACT}.{name}": value for name, value in configured.items()}
+    # which jax options were set for the process (a changed default tried)
+    facts |= {f"jax_config.{name}": value for name, value in configured.items()}
     holds, evidence = timing.judge_claim(module.verdict, medians(programs, compiled), sizes)
     claim = ProcessClaim(bool(holds), scrub(str(evidence)))
     return ProcessRun(
@@ -282,12 +266,9 @@ def run(
     fault_file: str | None = None,
     dump_at_unix_s: float | None = None,
 ) -> ProcessRun:
-    """Run a case (or, with ``script_sha256``, a plain script of that content): what this process
-    measured.
-
-    ``fault_file``: where Python's stack goes at a fatal signal and, at ``dump_at_unix_s``, of a
-    process still running (``deaths.watch_faults``); a plain script's own process writes it there
-    (its start-up hook)."""
+    """Run a case (or, with ``script_sha256``, a plain script of that content). ``fault_file``:
+    where Python's stack goes at a fatal signal and at ``dump_at_unix_s`` (``deaths.watch_faults``);
+    a plain script's own process writes it there (its start-up hook)."""
     phase = Phases()
     scripted = script_sha256 is not None
     deaths.watch_faults(fault_file, None if scripted else dump_at_unix_s)
@@ -313,10 +294,9 @@ def run(
         if compat is not None and isinstance(exc, compat.Unsupported):
             process = ProcessRun(0, RunStatus.SKIPPED, str(exc))
         else:
-            lines = traceback.format_exc().strip().splitlines()
+            lines = traceback.format_exc().strip().splitlines()[-TRACEBACK_LINES:]
             # and of those the end: one line can be megabytes
-            detail = "\n".join(lines[-TRACEBACK_LINES:])
-            process = ProcessRun(0, RunStatus.FAILED, scrub(detail[-DETAIL_CHARS:]))
+            process = ProcessRun(0, RunStatus.FAILED, scrub("\n".join(lines)[-DETAIL_CHARS:]))
     if "jax" in sys.modules:
         with phase("facts"):
             try:
@@ -354,16 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
     parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
     args = parser.parse_args(argv)
-    process = run(
-        args.case_file,
-        args.sizes,
-        args.settings,
-        args.script_sha256,
-        tuple(args.script_args),
-        fault_file=args.fault_file,
-        dump_at_unix_s=args.dump_at_unix_s,
-    )
-    write(args.out, process)
+    scripted = (args.script_sha256, tuple(args.script_args))
+    faults = {"fault_file": args.fault_file, "dump_at_unix_s": args.dump_at_unix_s}
+    write(args.out, run(args.case_file, args.sizes, args.settings, *scripted, **faults))
     return 0
 
 

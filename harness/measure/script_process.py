@@ -95,9 +95,11 @@ def programs_from(
     programs: dict[str, StoredProgram] = {}
     compiled: dict[str, CompiledFunction] = {}
     for name, found in by_program.items():
-        cold = [(found[m].median,) if m in found else () for m in ("lower_ns", "compile_ns")]
-        if any(cold):
-            compiled[name] = CompiledFunction(*cold)
+        lower, compile_ = (
+            (found[m].median,) if m in found else () for m in ("lower_ns", "compile_ns")
+        )
+        if lower or compile_:
+            compiled[name] = CompiledFunction(lower, compile_)
         wall, dispatch = found.get("wall_ns"), found.get("dispatch_ns")
         if wall is None and dispatch is None:
             continue
