@@ -1,27 +1,20 @@
 """The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up
-hook.
+hook, by its path (the harness stays off the script's ``sys.path``), right after jax's import.
 
-With ``HARNESS_EXPORT_DIR`` set, the hook loads this file by its path (the harness stays off the
-script's ``sys.path``) right after jax is imported; ``start`` wraps ``jax.jit`` so that each jitted
-function records its first call made outside any tracing (its inputs' shapes and dtypes, and the
-values of the small ones copied before the call could donate them) and how often it was called.  A
-program compiled ahead of time (``jax.jit(f).lower(...)``, or ``.trace(...)`` where a release has
-it: 0.4.30 does, 0.4.26 not; then ``.compile()``, the usual way to time a compile) is recorded at
-its lowering, inputs given as ``jax.ShapeDtypeStruct`` included, whether it is then called or only
-compiled; each call of the compiled program counts.  ``finish`` then exports each
-(``jax.export``: the StableHLO module with its input avals, serialized) into the folder, beside a
-``programs.json`` that says what each file holds.  Most called first, at most ``MAX_PROGRAMS``.
+``start`` wraps ``jax.jit`` so that each jitted function records its first call made outside any
+tracing (its inputs' shapes and dtypes, and the values of the small ones copied before the call
+could donate them) and how often it was called. A program compiled ahead of time (``.lower`` or
+``.trace``, then ``.compile()``, the usual way to time a compile) is recorded at its lowering,
+whether it is then called or only compiled. ``finish`` exports the most called (``jax.export``)
+beside a ``programs.json`` that says what each file holds.
 
 What a program depends on beyond its module is listed too, so that its reproducer runs where the
-script ran: the flags of ``PROGRAM_FLAGS`` in force at its first call that differ from their values
-right after jax's import (or that a ``JAX_…`` variable set), ``jax_enable_x64`` first; its inputs'
-dtypes, shapes and weak types (the exported avals); the values of integer and boolean inputs (they
-index) and of small ones; typed PRNG keys as their raw data and implementation; its static
-arguments (baked into the module, named in the listing) and donated ones.  A program that calls
-back into Python is said to, and left out: ``jax.export`` cannot serialize a host callback.
-
-Serializing needs ``flatbuffers`` (and, on some releases, ``absl``): ``HARNESS_EXPORT_TOOLS`` names
-a folder holding them, put last on ``sys.path`` so that the script's own packages come first.
+script ran: the ``PROGRAM_FLAGS`` in force at its first call that differ from their values right
+after jax's import (or that a ``JAX_…`` variable set); the values of integer and boolean inputs
+(they index) and of small ones; typed PRNG keys as raw data and implementation; its static and
+donated arguments. A program that calls back into Python is said to, and left out: ``jax.export``
+cannot serialize a host callback. Serializing needs ``flatbuffers`` (on some releases ``absl``),
+from the folder ``HARNESS_EXPORT_TOOLS`` names, put last on ``sys.path`` so the script's come first.
 """
 
 from __future__ import annotations
@@ -96,9 +89,8 @@ class _Recorded:
     def __init__(self, jax, jitted, fun, options) -> None:
         self._jax, self._jitted, self._options = jax, jitted, options
         self.__wrapped__ = fun
-        self._entry: dict = {"name": getattr(fun, "__name__", "program"), "calls": 0, "lowered": 0}
-        self._entry["options"] = options
-        self._entry["jitted"] = jitted
+        name = getattr(fun, "__name__", "program")
+        self._entry = {"name": name, "calls": 0, "lowered": 0, "options": options, "jitted": jitted}
 
     def __getattr__(self, name):
         return getattr(self._jitted, name)
@@ -113,24 +105,21 @@ class _Recorded:
         return self._jitted(*args, **kwargs)
 
     def lower(self, *args, **kwargs):
-        """The jitted function's own lowering, its inputs recorded: what the compiled program
-        runs."""
-        if not _tracing(self._jax, args, kwargs):
-            self._record(args, kwargs)
-            self._entry["lowered"] += 1
-        return _Staged(self._jitted.lower(*args, **kwargs), self._entry)
+        return self._staged("lower", args, kwargs)
 
-    def trace(self, *args, **kwargs):
-        """The jitted function's own tracing (0.4.30 has it, 0.4.26 not), its inputs recorded as at
-        ``lower``."""
+    def trace(self, *args, **kwargs):  # 0.4.30 has it, 0.4.26 not
+        return self._staged("trace", args, kwargs)
+
+    def _staged(self, how, args, kwargs):
+        """The jitted function's own lowering or tracing, its inputs recorded: what the compiled
+        program runs."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
-        return _Staged(self._jitted.trace(*args, **kwargs), self._entry)
+        return _Staged(getattr(self._jitted, how)(*args, **kwargs), self._entry)
 
     def _record(self, args, kwargs) -> None:
-        """The first inputs seen outside tracing, by a call or a lowering; the program listed
-        once."""
+        """The first inputs seen outside tracing, by a call or a lowering; listed once."""
         entry = self._entry
         if "shaped" in entry or "problem" in entry:
             return
@@ -189,7 +178,6 @@ def _tracing(jax, args, kwargs) -> bool:
 
 
 def _static(args, kwargs, options) -> tuple[set, set]:
-    """The positions and names of the static arguments of a call."""
     static = options.get("static_argnums")
     static = {static} if isinstance(static, int) else set(static or ())
     names = options.get("static_argnames")
@@ -270,9 +258,8 @@ def _inputs(jax, args, kwargs, options) -> dict:
             leaf = jax.random.key_data(leaf)
         value = np.array(leaf, copy=True)
         indexes = value.dtype.kind in "biu" or f"a{number}" in keys
-        if (indexes or value.nbytes <= SAVED_LEAF_BYTES) and total + value.nbytes <= (
-            SAVED_PROGRAM_BYTES
-        ):
+        fits = total + value.nbytes <= SAVED_PROGRAM_BYTES
+        if fits and (indexes or value.nbytes <= SAVED_LEAF_BYTES):
             saved[f"a{number}"] = value
             total += value.nbytes
     return {
