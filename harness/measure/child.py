@@ -316,9 +316,19 @@ def run(
     )
 
 
-def write(out: Path, process: ProcessRun) -> None:
-    """The payload the harness reads back (``harness.measure.case_process.classify``)."""
-    out.write_text(json.dumps(process.to_json()))
+def run_request(request: Mapping[str, Any]) -> None:
+    """Run what a worker's request (or this command line, its options named alike) asks, and write
+    the payload the harness reads back (``harness.measure.case_process.classify``)."""
+    process = run(
+        Path(request["case_file"]),
+        request["sizes"],
+        request["settings"],
+        request.get("script_sha256"),
+        tuple(request.get("script_args") or ()),
+        fault_file=request.get("fault_file"),
+        dump_at_unix_s=request.get("dump_at_unix_s"),
+    )
+    Path(request["out"]).write_text(json.dumps(process.to_json()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -333,10 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fault-file", help="Python's stack goes here at a fatal signal")
     parser.add_argument("--dump-at-unix-s", type=float, help="and at this time, if still running")
-    args = parser.parse_args(argv)
-    scripted = (args.script_sha256, tuple(args.script_args))
-    faults = {"fault_file": args.fault_file, "dump_at_unix_s": args.dump_at_unix_s}
-    write(args.out, run(args.case_file, args.sizes, args.settings, *scripted, **faults))
+    run_request(vars(parser.parse_args(argv)))
     return 0
 
 

@@ -71,14 +71,23 @@ CASE_PROCESS_ERROR = 70
 # Rounds of killing the worker's leftover children: each round's dead hand their own children
 # to the worker, so a tree n deep takes n rounds; a fork bomb is given up on after this many.
 LEFTOVER_ROUNDS = 100
+# A request's keys that ``harness.measure.child`` takes as options, the REQUIRED ones first.
+REQUIRED = 4
+CHILD_OPTIONS = (
+    "case_file",
+    "sizes",
+    "settings",
+    "out",
+    "script_sha256",
+    "script_args",
+    "fault_file",
+    "dump_at_unix_s",
+)
 
 
 def worker_dies_with_harness() -> None:
-    """In the worker, between the harness's fork and exec: SIGTERM it when the harness dies.
-
-    SIGTERM, not SIGKILL, so that the worker can end its case process's tree (``end_all``):
-    killed outright, it would take only the case process with it, not what that started.
-    """
+    """In the worker, between the harness's fork and exec: SIGTERM it when the harness dies, not
+    SIGKILL, so that it can end its case process's tree (``end_all``), not only the process."""
     die_with_parent(signal.SIGTERM)
 
 
@@ -98,10 +107,7 @@ def children() -> list[int]:
 
 def end_leftovers() -> None:
     """Kill and reap every child of the worker: with no case process running, each is one a case
-    left.
-
-    Only a child subreaper inherits them; elsewhere they went to init and this finds none.
-    """
+    left (only a child subreaper inherits them; elsewhere they went to init and this finds none)."""
     for _ in range(LEFTOVER_ROUNDS):
         left = children()
         if not left:
@@ -115,10 +121,8 @@ def end_leftovers() -> None:
 
 
 def end_group(pid: int) -> None:
-    """Kill the group of the case process ``pid``, which has exited but is not reaped yet.
-
-    Unreaped, its pid stays taken, so the group's id cannot have passed to another group.
-    """
+    """Kill the group of the case process ``pid``, exited but unreaped: its pid stays taken, so the
+    group's id cannot have passed to another group."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -145,11 +149,8 @@ def preload() -> list[str]:
         try:
             importlib.import_module(name)
         except Exception as exc:  # no JAX in this venv, or a broken one: the case will say so
-            print(
-                f"worker: not preloaded {name}: {type(exc).__name__}: {exc}",
-                file=sys.stderr,
-                flush=True,
-            )
+            said = f"worker: not preloaded {name}: {type(exc).__name__}: {exc}"
+            print(said, file=sys.stderr, flush=True)
             continue
         loaded.append(name)
     return loaded
@@ -176,50 +177,24 @@ def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -
 
 def run_case_here(request: dict[str, Any]) -> None:
     """The case process of ``fork`` isolation: run the case, write its payload."""
-    from harness.measure.child import run, write
+    from harness.measure.child import run_request
 
     if request.get("script_sha256") and SIDE_ENVIRON:
         # A plain script gets the side's environment, not what this worker's JAX import added to it.
         os.environ.clear()
         os.environ.update(SIDE_ENVIRON)
-    process = run(
-        Path(request["case_file"]),
-        request["sizes"],
-        request["settings"],
-        request.get("script_sha256"),
-        tuple(request.get("script_args", ())),
-        fault_file=request.get("fault_file"),
-        dump_at_unix_s=request.get("dump_at_unix_s"),
-    )
-    write(Path(request["out"]), process)
+    run_request(request)
 
 
 def child_command(request: dict[str, Any]) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "harness.measure.child",
-        "--case-file",
-        request["case_file"],
-        "--sizes",
-        json.dumps(request["sizes"]),
-        "--settings",
-        json.dumps(request["settings"]),
-        "--out",
-        request["out"],
-        *(["--script-sha256", request["script_sha256"]] if request.get("script_sha256") else []),
-        *(
-            ["--script-args", json.dumps(request["script_args"])]
-            if request.get("script_args")
-            else []
-        ),
-        *(["--fault-file", request["fault_file"]] if request.get("fault_file") else []),
-        *(
-            ["--dump-at-unix-s", str(request["dump_at_unix_s"])]
-            if request.get("dump_at_unix_s")
-            else []
-        ),
-    ]
+    """``python -m harness.measure.child`` with the request as its options (one per key)."""
+    command = [sys.executable, "-m", "harness.measure.child"]
+    for number, key in enumerate(CHILD_OPTIONS):
+        if number < REQUIRED or request.get(key):
+            value = request[key]
+            text = json.dumps(value) if key in ("sizes", "settings", "script_args") else str(value)
+            command += [f"--{key.replace('_', '-')}", text]
+    return command
 
 
 def start_case_process(request: dict[str, Any], isolation: str) -> int:
@@ -265,7 +240,7 @@ def checked_request(line: str) -> dict[str, Any]:
     run = request.get("run") if isinstance(request, dict) else None
     if not isinstance(run, dict):
         raise ValueError('expected {"run": {...}}')
-    missing = [key for key in ("case_file", "sizes", "settings", "out", "log") if key not in run]
+    missing = [key for key in (*CHILD_OPTIONS[:REQUIRED], "log") if key not in run]
     if missing:
         raise ValueError(f"missing {', '.join(missing)}")
     return run
@@ -315,8 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness.measure.worker")
     parser.add_argument("--isolation", choices=ISOLATIONS, default="fork")
     args = parser.parse_args(argv)
-    # Whatever a case leaves behind comes to the worker, not to init, to be killed
-    # (``end_leftovers``).
+    # Whatever a case leaves behind comes to the worker, not to init, to be killed (end_leftovers).
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Answers go to a private copy of stdout; whatever else writes to stdout (an import's
     # banner, a stray print) lands in the worker's log instead of in the protocol.
