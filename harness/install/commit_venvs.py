@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.install import venvs
+from harness.install.subprocesses import run_whole
 from harness.install.venvs import INSTALL_TIMEOUT_S, ReleaseEnv
 
 OUTCOME = ".harness-commit.json"  # whether the commit installed and imported, beside the venv
@@ -68,11 +69,8 @@ class CommitEnv:
     def env(self) -> ReleaseEnv:
         """As a release prober sees it: its own venv, and an install naming the commit."""
         build = self.base.venv.name.removeprefix(f"release-jax-{self.base.jax}")
-        held = (
-            f"-with-{hashlib.sha256(' '.join(self.libraries).encode()).hexdigest()[:12]}"
-            if self.libraries
-            else ""
-        )
+        digest = hashlib.sha256(" ".join(self.libraries).encode()).hexdigest()[:12]
+        held = f"-with-{digest}" if self.libraries else ""
         venv = self.base.venv.with_name(f"commit-{self.sha[:12]}-jaxlib-{self.jaxlib}{build}{held}")
         install = (*self.base.install, *self.libraries, f"jax@git:{self.sha}")
         return ReleaseEnv(f"{self.sha[:12]} (commit)", self.jaxlib, self.base.python, install, venv)
@@ -104,10 +102,8 @@ def export_tree(repo: Path, sha: str, into: Path) -> str | None:
             check=False,
         )
         if done.returncode != 0:
-            return (
-                f"`git archive {sha[:12]}` failed: "
-                f"{venvs.last_lines(done.stderr.decode(errors='replace'))}"
-            )
+            why = venvs.last_lines(done.stderr.decode(errors="replace"))
+            return f"`git archive {sha[:12]}` failed: {why}"
         archive.seek(0)
         with tarfile.open(fileobj=archive) as tar:
             tar.extractall(into, filter="data")
@@ -117,18 +113,7 @@ def export_tree(repo: Path, sha: str, into: Path) -> str | None:
 def _run(
     command: list[str], env: Mapping[str, str] | None = None, timeout: float = INSTALL_TIMEOUT_S
 ) -> str | None:
-    try:
-        done = subprocess.run(
-            command,
-            cwd=venvs.REPO,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            env=None if env is None else dict(env),
-        )
-    except subprocess.TimeoutExpired:
-        return f"did not finish within {timeout:.0f} s"
+    done = run_whole(command, venvs.REPO, timeout, env)
     return None if done.returncode == 0 else venvs.last_lines(done.stderr or done.stdout)
 
 
@@ -164,10 +149,7 @@ def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
 def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
     uv = venvs.uv_command()
     if uv is None:
-        return (
-            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
-            "install uv"
-        )
+        return venvs.UV_MISSING
     if not (env.venv / "pyvenv.cfg").is_file():
         problem = _run([*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
         if problem:
@@ -189,9 +171,5 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
         problem = _run([*uv, "pip", "install", "--quiet", *python, *replace])
     if problem:
         return f"jax at {commit.sha[:12]} does not install: {problem}"
-    # As every release venv: compiled once, so a probe's import and lazy imports time loading, not
-    # compiling.
-    problem = _run(
-        [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")]
-    )
+    problem = _run(venvs.compile_all(env.venv))
     return f"jax at {commit.sha[:12]} does not compile: {problem}" if problem else None

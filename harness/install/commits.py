@@ -132,24 +132,14 @@ def open_repo(spec: str | None, cache: Path) -> Path:
 
 def release_commit(repo: Path, version: str, *, fetch: bool = False) -> str:
     """The commit of jax release ``version``: its tag ``jax-vVERSION`` (older ones ``jax-VERSION``).
-
-    ``fetch``: the repository is a clone the harness keeps, so a release newer than the clone
-    is fetched from where it came from before the tag is refused.
-    """
+    ``fetch``: a clone the harness keeps, so a release newer than it is fetched before refused."""
     for attempt in range(2 if fetch else 1):
         if attempt:
             git(repo, "fetch", "--quiet", "--tags", "origin")
         for tag in (f"jax-v{version}", f"jax-{version}", f"v{version}"):
+            verify = ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet"]
             found = subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(repo),
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    f"refs/tags/{tag}^{{commit}}",
-                ],
+                [*verify, f"refs/tags/{tag}^{{commit}}"],
                 capture_output=True,
                 text=True,
                 check=False,
@@ -200,14 +190,8 @@ def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
 def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
     """The commits after ``good`` up to ``bad`` (both commit names) along bad's first parents,
     oldest first."""
-    log = git(
-        repo,
-        "log",
-        "--first-parent",
-        "--reverse",
-        f"--format=%H{_FIELD}%s{_FIELD}%cI{_FIELD}%B{_RECORD}",
-        f"{good}..{bad}",
-    )
+    form = f"--format=%H{_FIELD}%s{_FIELD}%cI{_FIELD}%B{_RECORD}"
+    log = git(repo, "log", "--first-parent", "--reverse", form, f"{good}..{bad}")
     rows = [record.strip("\n").split(_FIELD, 3) for record in log.split(_RECORD) if record.strip()]
     files = files_at(repo, [row[0] for row in rows], VERSION_FILE)
     commits = []
@@ -221,12 +205,8 @@ def candidate_jaxlibs(
     commits: Sequence[Commit], listed: Sequence[str], first: str, last: str
 ) -> list[str]:
     """Every jaxlib worth trying, oldest first: those the index lists from ``first`` to ``last``,
-    and every number a commit of the range names.
-
-    A yanked release such as 0.4.32 installs by exact pin but is not listed; a commit on the
-    main line made before release U's branch may accept only a jaxlib older than U's.  An
-    install tries each.
-    """
+    and every number a commit of the range names (a yanked 0.4.32 installs by exact pin but is not
+    listed; a commit made before release U's branch may accept only a jaxlib older than U's)."""
     named = {v for c in commits for v in (c.version, c.minimum_jaxlib) if v is not None}
     within = {v for v in listed if version_key(first) <= version_key(v) <= version_key(last)}
     return sorted(named | within, key=version_key)
@@ -262,6 +242,7 @@ def segments(
             end = at
             while end < len(commits) and commits[end].accepts(jaxlib):
                 end += 1
+                # a jaxlib of the step fits from here on: the older one gives way
                 if (
                     not fitting
                     and end < len(commits)
@@ -279,13 +260,9 @@ def attribution_choices(
     commits: Sequence[Commit], jaxlibs: Sequence[str], good: str, bad: str, count: int = 3
 ) -> list[tuple[Commit, str, str]]:
     """Up to ``count`` (commit, older jaxlib, newer jaxlib) to measure with both jaxlibs, best
-    first.
-
-    The pair nearest the releases' own (``good``'s and ``bad``'s jaxlib) that some commit accepts,
-    the widest first; for it, the latest commits that accept both, since late commits of a range
-    have caught up with the newer jaxlib's API (an early one accepted by number may not import).
-    """
-    # the step's own
+    first: the pair nearest the releases' own that some commit accepts, the widest first; for it,
+    the latest commits that accept both, since late commits of a range have caught up with the
+    newer jaxlib's API (an early one accepted by number may not import)."""
     around = [j for j in jaxlibs if version_key(good) <= version_key(j) <= version_key(bad)]
     pairs = [(a, b) for i, a in enumerate(around) for b in around[i + 1 :]]
 

@@ -8,10 +8,10 @@ first.  Both are pure Python.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from harness.install.venvs import uv_command
+from harness.install.subprocesses import run_whole
+from harness.install.venvs import REPO, uv_command
 
 PACKAGES = ("flatbuffers", "absl-py")
 DONE = ".installed"
@@ -27,22 +27,8 @@ def export_tools(cache: Path, interpreter: Path) -> Path | str:
     uv = uv_command()
     if uv is None:
         return "uv is not installed (it installs flatbuffers for jax.export)"
-    command = [
-        *uv,
-        "pip",
-        "install",
-        "--quiet",
-        "--target",
-        str(folder),
-        "--python",
-        str(interpreter),
-    ]
-    try:
-        done = subprocess.run(
-            [*command, *PACKAGES], capture_output=True, text=True, timeout=600, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"flatbuffers could not be installed: {exc}"
+    where = ["--target", str(folder), "--python", str(interpreter)]
+    done = run_whole([*uv, "pip", "install", "--quiet", *where, *PACKAGES], REPO, 600)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"flatbuffers could not be installed: {last}"

@@ -37,7 +37,13 @@ from harness.catalogue.script_deps import Declared, canonical, check_requires_py
 from harness.errors import UsageError
 from harness.install.subprocesses import run_whole
 from harness.install.upload_times import IndexUnreachable, UploadTimes, shown
-from harness.install.venvs import INSTALL_TIMEOUT_S, missing_files, uv_command
+from harness.install.venvs import (
+    INSTALL_TIMEOUT_S,
+    UV_MISSING,
+    compile_all,
+    missing_files,
+    uv_command,
+)
 from harness.measure.locks import venv_lock
 from harness.names import inside
 from harness.pins import AS_OF, NEWEST, POLICIES, Profile, Release
@@ -531,9 +537,7 @@ def install_steps(
         # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken
         # attempt.
         ("uv pip sync", [*sync, str(venv / PINS_FILE)]),
-        # Compiled once here, as venvs.ensure does: a script's `import jax` then times importing,
-        # never compiling.
-        ("compileall", [interpreter, "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]),
+        ("compileall", compile_all(venv)),
         ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
     ]
 
@@ -641,8 +645,7 @@ def ensure(
     folder = folder.absolute()
     uv = uv if uv is not None else uv_command()
     if uv is None:
-        found = "uv not found (neither on PATH nor as python -m uv)"
-        return InstallFailed(f"{found}; install it with: python3 -m pip install uv", "resolve")
+        return InstallFailed(UV_MISSING, "resolve")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

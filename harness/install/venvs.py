@@ -32,6 +32,9 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALLED = ".harness-install.json"  # what the venv holds, written after a successful install
 INSTALL_TIMEOUT_S = 900
 ERROR_LINES = 6
+UV_MISSING = (
+    "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip install uv"
+)
 
 
 @dataclass(frozen=True)
@@ -60,22 +63,16 @@ def venv_name(release: Release, profile: Profile) -> str:
 def release_env(release: Release, profile: Profile, python: str, folder: Path) -> ReleaseEnv:
     """How ``release`` is installed for ``profile``: its install arguments, in its venv under
     ``folder``."""
-    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): say so, not a
-    # guess.
-    jaxlib = (
-        f"pinned by jax[{','.join(profile.jax_extras)}]" if profile.jax_extras else release.jaxlib
-    )
+    # A CUDA build's extra chooses its own jaxlib (not always the index's pair): said, not guessed.
+    extras = ",".join(profile.jax_extras)
+    jaxlib = f"pinned by jax[{extras}]" if extras else release.jaxlib
     install = tuple(install_args(release, profile))
     return ReleaseEnv(release.jax, jaxlib, python, install, folder / venv_name(release, profile))
 
 
 def plain_env(env: ReleaseEnv) -> ReleaseEnv:
-    """``env``'s release alone: a venv of its own holding jax, jaxlib and their dependencies, not
-    the harness.
-
-    Where an issue draft runs its short script, as a maintainer would after
-    ``pip install`` of the same requirements (``.nox/plain-jax-VERSION`` beside ``env``'s).
-    """
+    """``env``'s release alone, in a venv of its own without the harness: where an issue draft runs
+    its short script, as a maintainer would after ``pip install`` of the same requirements."""
     install = env.install[2:] if env.install[:2] == ("-e", ".") else env.install
     folder = env.venv.with_name("plain-" + env.venv.name.removeprefix("release-"))
     return ReleaseEnv(env.jax, env.jaxlib, env.python, install, folder)
@@ -84,8 +81,7 @@ def plain_env(env: ReleaseEnv) -> ReleaseEnv:
 def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
     """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby
     ones."""
-    # refuses one not listed
-    Listing("", [(env.jax, env.jaxlib) for env in envs]).pair(version)
+    Listing("", [(env.jax, env.jaxlib) for env in envs]).pair(version)  # refuses one not listed
     return next(env for env in envs if env.jax == version)
 
 
@@ -141,16 +137,23 @@ def last_lines(text: str) -> str:
     return " / ".join(text.strip().splitlines()[-ERROR_LINES:]) or "no output"
 
 
-def install_record(env: ReleaseEnv) -> dict[str, object]:
-    """What a venv that holds ``env``'s install records beside it.
+def compile_all(venv: Path) -> list[str]:
+    """Every module of ``venv`` compiled once, at its install: a release's `import jax` (a plain
+    script's process.import_ns) then times importing, never compiling jax's source, whether or not
+    its processes may write bytecode (PYTHONDONTWRITEBYTECODE), so every release's import is timed
+    alike."""
+    return [str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]
 
-    The harness is installed editable, so its code follows the checkout, but a dependency
-    added to pyproject.toml reaches the venv only through a new install: its hash is part of it.
-    """
+
+def install_record(env: ReleaseEnv) -> dict[str, object]:
+    """What a venv that holds ``env``'s install records beside it. The harness is installed
+    editable, so its code follows the checkout, but a dependency added to pyproject.toml reaches
+    the venv only through a new install: its hash is part of it."""
     project = hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()
+    install = list(env.install)
     return {
         "python": env.python,
-        "install": list(env.install),
+        "install": install,
         "pyproject": project,
         "bytecode": "compileall",
     }
@@ -192,10 +195,10 @@ def ensure(env: ReleaseEnv) -> str | None:
     ready.
     """
     with venv_lock(env.venv):
-        return _ensure(env)
+        return _ensure_locked(env)
 
 
-def _ensure(env: ReleaseEnv) -> str | None:
+def _ensure_locked(env: ReleaseEnv) -> str | None:
     record = env.venv / INSTALLED
     wanted = install_record(env)
     damaged = False
@@ -208,38 +211,16 @@ def _ensure(env: ReleaseEnv) -> str | None:
         pass  # not installed yet, or by something else
     uv = uv_command()
     if uv is None:
-        return (
-            "uv not found (neither on PATH nor as python -m uv); install it with: python3 -m pip "
-            "install uv"
-        )
+        return UV_MISSING
     # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over
     # itself.
     again = ["--reinstall"] if damaged else []
-    install = [
-        *uv,
-        "pip",
-        "install",
-        "--quiet",
-        *again,
-        "--python",
-        str(env.interpreter),
-        *env.install,
-    ]
-    steps = [("uv pip install", install)]
+    python = ["--python", str(env.interpreter)]
+    steps = [("uv pip install", [*uv, "pip", "install", "--quiet", *again, *python, *env.install])]
     if not (env.venv / "pyvenv.cfg").is_file():
-        steps.insert(
-            0, ("uv venv", [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
-        )
-    # Every module compiled once, here: a release's `import jax` (a plain script's
-    # process.import_ns) then times importing, never compiling jax's source, whether or not its
-    # processes may write bytecode (PYTHONDONTWRITEBYTECODE), so every release's import is timed
-    # alike.
-    steps.append(
-        (
-            "compileall",
-            [str(env.interpreter), "-m", "compileall", "-q", "-j", "0", str(env.venv / "lib")],
-        )
-    )
+        make = [*uv, "venv", "--quiet", "--python", env.python, str(env.venv)]
+        steps.insert(0, ("uv venv", make))
+    steps.append(("compileall", compile_all(env.venv)))
     for what, command in steps:
         done = run_whole(command, REPO, INSTALL_TIMEOUT_S)
         if done.returncode == 124:
