@@ -40,6 +40,7 @@ from harness.catalogue.discovery import parse_size
 from harness.errors import UsageError
 from harness.metric_names import parse_metric_name
 from harness.names import name_problem
+from harness.store.files import parse_document, read_bounded
 from harness.store.schema import Libraries, SchemaError, parse_libraries
 
 PLAN_BYTES = 1024 * 1024
@@ -92,13 +93,11 @@ class Side:
         """How many CPU devices a case process of this side will find, where its environment says so
         (JAX on the CPU platform alone, with XLA's host device count or none); None where only the
         process can tell."""
-        # the side's variables over the harness's, as its processes get them
-        environ = self.environment()
+        environ = self.environment()  # the side's variables over the harness's
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
-        found = re.findall(
-            r"--xla_force_host_platform_device_count=(\d+)", environ.get("XLA_FLAGS", "")
-        )
+        flags = environ.get("XLA_FLAGS", "")
+        found = re.findall(r"--xla_force_host_platform_device_count=(\d+)", flags)
         return int(found[-1]) if found else 1
 
     def claim_skip(self, case: str, claim_devices: int | None, found: int) -> str:
@@ -150,10 +149,8 @@ def _side(entry: Any, where: str) -> Side:
     if missing:
         raise UsageError(f"{where}: missing {' and '.join(repr(key) for key in missing)}")
     release, profile = _text(entry, "release", where), _text(entry, "profile", where)
-    # each becomes part of the results' paths
     for key, value in (("release", release), ("profile", profile)):
-        problem = name_problem(value)
-        if problem:
+        if problem := name_problem(value):  # each becomes part of the results' paths
             raise UsageError(f"{where}: {key} {problem}")
     label = _text(entry, "label", where) if "label" in entry else ""
     interpreter = sys.executable
@@ -169,10 +166,8 @@ def _side(entry: Any, where: str) -> Side:
             raise UsageError(f"{where}: {name!r} is not an environment variable name")
         if value is not None and (not isinstance(value, str) or "\x00" in value):
             raise UsageError(f"{where}: the value of {name} must be a string or null")
-    compare_next, claims_only = (
-        _flag(entry, "compare_next", True, where),
-        _flag(entry, "claims_only", False, where),
-    )
+    compare_next = _flag(entry, "compare_next", True, where)
+    claims_only = _flag(entry, "claims_only", False, where)
     metrics = entry.get("compare_metrics", [])
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
         raise UsageError(
@@ -189,19 +184,9 @@ def _side(entry: Any, where: str) -> Side:
             libraries = parse_libraries(entry["libraries"], "libraries")
         except SchemaError as exc:
             raise UsageError(f"{where}: {exc}") from None
-    metrics_ = tuple(dict.fromkeys(metrics))
-    return Side(
-        release,
-        profile,
-        interpreter,
-        dict(env),
-        label,
-        sizes,
-        compare_next,
-        metrics_,
-        libraries,
-        claims_only=claims_only,
-    )
+    compared = tuple(dict.fromkeys(metrics))
+    named = (release, profile, interpreter, dict(env), label, sizes, compare_next, compared)
+    return Side(*named, libraries, claims_only=claims_only)
 
 
 def _flag(entry: dict[str, Any], key: str, default: bool, where: str) -> bool:
@@ -232,23 +217,10 @@ def _sizes(value: Any, where: str) -> dict[str, int]:
 def load_plan(path: Path) -> list[Side]:
     """The sides a plan file lists, after every check; UsageError naming the file otherwise."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(PLAN_BYTES + 1)
-        text = data.decode()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            f"cannot read the sides plan {path}: {getattr(exc, 'strerror', None) or exc}"
-        ) from None
-    if len(data) > PLAN_BYTES:
-        raise UsageError(
-            f"the sides plan {path} is over {PLAN_BYTES} bytes: a plan lists a few sides"
-        )
-    try:
-        entries = json.loads(text)
-    except RecursionError:
-        raise UsageError(f"the sides plan {path} is nested too deeply to be a plan") from None
-    except ValueError as exc:  # not JSON, or an integer too long to read
-        raise UsageError(f"the sides plan {path} is not JSON ({str(exc)[:120]})") from None
+        entries = parse_document(read_bounded(path, limit=PLAN_BYTES))
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise UsageError(f"cannot read the sides plan {path}: {why}") from None
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"the sides plan {path} must be a non-empty list of sides")
     sides = [_side(entry, f"sides plan {path}, side {i + 1}") for i, entry in enumerate(entries)]

@@ -72,7 +72,7 @@ def test_a_plan_names_interpreter_environment_release_and_profile(tmp_path):
 @pytest.mark.parametrize(
     ("entries", "message"),
     [
-        ("[{", "is not JSON"),
+        ("[{", "unreadable JSON"),
         ("[]", "must be a non-empty list of sides"),
         ('{"release": "1"}', "must be a non-empty list of sides"),
         (["0.4.26"], "side 1: a side is an object"),
@@ -281,12 +281,12 @@ def test_a_side_size_no_case_has_is_refused(tmp_path, capsys):
         ('[{"release": "../../x", "profile": "cpu"}]', "release"),
         ('[{"release": "0.4.26", "profile": "a/b"}]', "profile"),
         ('[{"release": "0.4.26", "profile": "cpu 8"}]', "profile"),
-        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than"),
         (
             '[{"release": "0.4.26", "profile": "cpu", "sizes": {"N": ' + "9" * 5000 + "}}]",
-            "not JSON",
+            "unreadable JSON",
         ),
-        (" " * (2 * 1024 * 1024), "over"),
+        (" " * (2 * 1024 * 1024), "too large"),
     ],
 )
 def test_a_plan_whose_names_would_become_paths_or_that_is_hostile_is_refused_in_one_line(
