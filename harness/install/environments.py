@@ -1,19 +1,11 @@
-"""Where each release of a command runs: a case in its release venv, a plain script in a venv of its
-own.
+"""Where each release of a command runs: a case in its release venv (``venvs``), a plain script as
+its user runs it, with only what it declares, in a venv of its own (``script_envs``), with any pins
+held on every release (``--hold``) or on one label (``--vary``). The harness is not in a script's
+venv: its start-up hook runs by its path, and the side's worker finds the harness on its path.
 
-A case runs in the release's cached venv (``venvs``: the harness, editable, and the pinned
-release).  A plain script runs as its user runs it: with only what it declares, in a venv per
-release, interpreter and resolved set (``script_envs``) holding jax, jaxlib and the script's
-libraries, resolved with jax and jaxlib held as constraints, by the policy (``as-of`` the jax
-release's date, or ``newest``), with any pins held on every release (``--hold``) or on one
-label (``--vary``: a library's own releases on one jax release).  The harness is not in it: the
-script's start-up hook runs by its path, and the side's worker finds the harness on its path.
-
-What a script's venv was resolved to hold goes into each result (``Libraries``).  A release is
-``Unavailable`` when its set cannot be had (the resolver proved it: *not installable*, with its
-reason in one line, an answer a result stores), and ``Failed`` when it could not be tried (the
-index out of reach, a full disk, an interpreter or uv that does not run: one line, never stored,
-tried again on the next run).
+What a script's venv was resolved to hold goes into each result (``Libraries``). A release is
+``Unavailable`` when its set cannot be had (an answer a result stores), and ``Failed`` when it
+could not be tried (one line, never stored, tried again on the next run).
 """
 
 from __future__ import annotations
@@ -27,13 +19,7 @@ from pathlib import Path
 from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.script_deps import Declared
 from harness.install import script_envs, venvs
-from harness.install.script_envs import (
-    AS_OF,
-    InstallFailed,
-    NotInstallable,
-    ResolvedSet,
-    ScriptEnvRequest,
-)
+from harness.install.script_envs import InstallFailed, NotInstallable, ResolvedSet, ScriptEnvRequest
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
 from harness.pins import Profile, Release, index_release
@@ -122,7 +108,7 @@ class Environments:
 
     case: CaseInfo
     profile: Profile | None
-    policy: str = AS_OF
+    policy: str = script_envs.AS_OF
     hold: tuple[str, ...] = ()  # exact pins held on every release
     # by label: pins held there only (--vary)
     extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -197,9 +183,8 @@ class Environments:
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
         declared = self.case.subject.declared
-        request = ScriptEnvRequest(
-            release_of(env), declared, env.python, self.profile, self.policy, held
-        )
+        release = release_of(env)
+        request = ScriptEnvRequest(release, declared, env.python, self.profile, self.policy, held)
         folder = env.venv.parent
         shown = f"{shown_requirements(declared.requirements)} besides jax {env.jax}"
         for note in declared.notes if not self._noted else ():

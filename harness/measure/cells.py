@@ -1,10 +1,6 @@
-"""A measurement's records while it runs: a planned cell, each side's run of it (its case processes,
-and why it stopped), and how they read in progress lines.
-
-A side's run of a cell (``CellRun``) collects its case processes in the order they ran; a cell
-(``Cell``) holds the runs of every side measured in it, and says which of them measuring until
-decided compares.
-"""
+"""A measurement's records while it runs: a planned cell (``Cell``: which of its sides measuring
+until decided compares), each side's run of it (``CellRun``: its case processes in the order they
+ran, and why it stopped), and how they read in progress lines."""
 
 from __future__ import annotations
 
@@ -88,14 +84,8 @@ class CellRun:
     def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
         """The claim over the processes that finished ok with a verdict (``settle_claim``); None
         without one."""
-        claims = [
-            p.claim for p in self.processes if p.status is RunStatus.OK and p.claim is not None
-        ]
-        return (
-            settle_claim([claim.holds for claim in claims], min_processes=min_processes)
-            if claims
-            else None
-        )
+        holds = [p.claim.holds for p in self.processes if p.status is RunStatus.OK and p.claim]
+        return settle_claim(holds, min_processes=min_processes) if holds else None
 
     def finished(self) -> str | None:
         """Why this side needs no further process in this cell, if it does not."""
@@ -202,15 +192,10 @@ def point_claim(
     point's processes as every claim is (``settle_claim``), and the evidence; None when the run did
     not finish ok or the processes did not settle."""
     verdict = run.claim_verdict(min_processes)
-    if run.status is not RunStatus.OK or verdict is None or not verdict.settled:
-        why = (
-            run.status
-            if run.status is not RunStatus.OK
-            else verdict.text()
-            if verdict
-            else "no verdict"
-        )
-        return None, f"{shown_sizes}: {why}"
+    if run.status is not RunStatus.OK:
+        return None, f"{shown_sizes}: {run.status}"
+    if verdict is None or not verdict.settled:
+        return None, f"{shown_sizes}: {verdict.text() if verdict else 'no verdict'}"
     claims = [p.claim for p in run.processes if p.status is RunStatus.OK and p.claim is not None]
     return verdict.outcome == HOLDS, f"{shown_sizes}: {claims[-1].evidence}"
 
