@@ -1,11 +1,7 @@
 """One case process: started on a side's worker, timed out, classified, with the machine's load
-while it ran.
-
-Statuses (``RunStatus``): ``ok``, ``failed`` (the error's last lines), ``timeout``,
-``crashed`` (killed by a signal: segfault, abort, the kernel's OOM killer; or its worker
-died) and ``skipped`` (with the reason).  The case process writes the ``ProcessRun`` it
-measured (``harness.measure.child``); this end reads it back and adds what only the
-parent knows: the process's place, its window, the machine's load, its CPUs.
+while it ran. The case process writes the ``ProcessRun`` it measured (``harness.measure.child``);
+this end reads it back and adds what only the parent knows: its place, its window, the machine's
+load, its CPUs; or, where it wrote none, why (its exit code or signal, its last lines).
 """
 
 from __future__ import annotations
@@ -45,20 +41,14 @@ def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:
         return ""
 
 
-signal_name = deaths.signal_name
-
-
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     """How a case process ended and what it measured, from its exit code, its payload (the
     ``ProcessRun`` it wrote, as JSON) and its output; its place and window are the caller's to
     add."""
     if returncode < 0:
-        name = signal_name(-returncode)
-        hint = (
-            " (likely out of memory: the kernel's OOM killer sends SIGKILL)"
-            if name == "SIGKILL"
-            else ""
-        )
+        name = deaths.signal_name(-returncode)
+        oom = " (likely out of memory: the kernel's OOM killer sends SIGKILL)"
+        hint = oom if name == "SIGKILL" else ""
         detail = f"killed by {name}{hint}\n{tail(output)}".strip()
         return ProcessRun(0, RunStatus.CRASHED, detail, died=deaths.ended(returncode, output))
     if returncode != 0:
@@ -70,10 +60,8 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     try:
         return parse_process(payload, "payload")
     except SchemaError as exc:
-        unreadable = f"the case process wrote an unreadable result ({exc})\n{tail(output)}"
-        return ProcessRun(
-            0, RunStatus.FAILED, unreadable.strip(), died=deaths.ended(returncode, output)
-        )
+        unreadable = f"the case process wrote an unreadable result ({exc})\n{tail(output)}".strip()
+        return ProcessRun(0, RunStatus.FAILED, unreadable, died=deaths.ended(returncode, output))
 
 
 def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
@@ -109,10 +97,7 @@ def run_process(
     script_args: tuple[str, ...] = (),
 ) -> ProcessRun:
     """Run one case process on ``worker``, kill it (and its group) at the timeout; never raises for
-    the case's sake.
-
-    An interrupt (Ctrl-C, SIGTERM) kills the case process before it propagates.
-    """
+    the case's sake. An interrupt (Ctrl-C, SIGTERM) kills the case process before it propagates."""
     with tempfile.TemporaryDirectory(prefix="harness-") as scratch:
         out, log = Path(scratch) / "payload.json", Path(scratch) / "output.log"
         faults = Path(scratch) / "faults.txt"

@@ -129,11 +129,8 @@ def _exclusive(name: str, waiting: str, progress: Callable[[str], None]) -> Iter
 
 @contextmanager
 def timing_lock(progress: Callable[[str], None]) -> Iterator[float]:
-    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it.
-
-    Two case processes measuring at once would slow each other down and both report
-    nonsense, so case processes from any sweep on this machine, of any user, take turns.
-    """
+    """Hold the machine-wide measurement lock; yields the seconds spent waiting for it. Two case
+    processes measuring at once would slow each other down and both report nonsense."""
     waiting = "waiting for another sweep's measurement to finish"
     with _exclusive("jax-repro-harness-timing.lock", waiting, progress) as waited:
         yield waited
@@ -144,9 +141,8 @@ def folder_lock(results_dir: Path, progress: Callable[[str], None]) -> Iterator[
     """Hold a results folder for one run, so two sweeps into it measure each cell once."""
     digest = hashlib.sha256(os.fsencode(results_dir.resolve())).hexdigest()[:16]
     name = f"jax-repro-harness-results-{digest}.lock"
-    with _exclusive(
-        name, f"waiting for another sweep into {results_dir} to finish", progress
-    ) as waited:
+    waiting = f"waiting for another sweep into {results_dir} to finish"
+    with _exclusive(name, waiting, progress) as waited:
         yield waited
 
 
