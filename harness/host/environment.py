@@ -1,11 +1,9 @@
 """What a result records of its environment: an allow-list, never a dump.
 
-``host_facts`` runs in the parent (no JAX import): package versions, Python, CPU,
-GPUs as nvidia-smi lists them, the machine id (``harness.host.machine``), allow-listed
-variables and the harness revision.  ``jax_facts`` runs in the child after the case
-imported JAX.  Every string leaving this module passes ``scrub``, which replaces the
-home directory, the hostname and the user name and redacts what looks like a credential
-(``looks_secret``), so results and reports carry none of them.
+``host_facts`` runs in the parent (no JAX import), ``jax_facts`` in the child after the case
+imported JAX. Every string leaving this module passes ``scrub``, which replaces the home directory,
+the hostname and the user name and redacts what looks like a credential (``looks_secret``), so
+results and reports carry none of them.
 """
 
 from __future__ import annotations
@@ -296,14 +294,9 @@ def meminfo_bytes(field: str) -> int | None:
 
 def harness_revision(root: Path = REPO_ROOT) -> dict[str, Any]:
     def git(*args: str) -> str | None:
+        command = ["git", "-C", str(root), *args]
         try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *args],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
+            done = subprocess.run(command, capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None
         return done.stdout.strip() if done.returncode == 0 else None

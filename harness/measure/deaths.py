@@ -2,13 +2,10 @@
 then.
 
 Every case process runs with ``faulthandler`` writing into a file of the harness's
-(``watch_faults``): at a fatal signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) it writes every
-thread's Python stack; a little before the process's time-out (``dump_after``) a thread of the
-harness writes where the process is waiting (``script_hook.dump_stacks_at``: never faulthandler's
-own watchdog, whose dump can crash the process).  A plain script gets the same from its start-up
-hook (``script_hook``, told by ``FAULT_FILE`` and ``FAULT_AT``), so the script itself runs
-unmodified.  The harness reads
-the file back (``read_stack``) into the process's ``ProcessEnd``.
+(``watch_faults``): every thread's Python stack at a fatal signal, and a little before the
+process's time-out (``dump_after``) where it is waiting (``script_hook.dump_stacks_at``: never
+faulthandler's own watchdog, whose dump can crash the process). A plain script gets the same from
+its start-up hook, so it runs unmodified. The harness reads the file back (``read_stack``).
 """
 
 from __future__ import annotations
@@ -26,10 +23,8 @@ from harness.measure.script_hook import dump_stacks_at
 from harness.store.schema import EndKind, ProcessEnd
 
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
-# harness).
-FAULT_FILE = "HARNESS_FAULT_FILE"
-# when to write the stack of a process still running, in Unix seconds
-FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
+# harness); FAULT_AT: when to write the stack of a process still running, in Unix seconds.
+FAULT_FILE, FAULT_AT = "HARNESS_FAULT_FILE", "HARNESS_FAULT_AT_UNIX_S"
 # A script's output, beside the fault file: the harness reads its end back when it had to kill the
 # process.
 SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"

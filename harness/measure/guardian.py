@@ -56,12 +56,8 @@ def _marked(marker: bytes, spared: set[int]) -> list[int]:
 
 
 def end_marked(marker: str, harness: int) -> None:
-    """End every process carrying ``MARKER_VARIABLE=marker``: SIGTERM first, SIGKILL once the grace
-    is over.
-
-    Neither the watchdog nor the ``harness`` that set the marker (still alive after a clean exit,
-    waiting for the watchdog) is ended.
-    """
+    """End every process carrying ``MARKER_VARIABLE=marker``, SIGTERM first, SIGKILL once the grace
+    is over; but the watchdog and the ``harness`` (still alive after a clean exit, waiting)."""
     wanted = f"{MARKER_VARIABLE}={marker}".encode()
     spared = {os.getpid(), harness}
     deadline = time.monotonic() + GRACE_S
@@ -93,17 +89,10 @@ def watch(marker: str, folder: str, harness: int) -> int:
 def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] | None, int | None]:
     # both ends non-inheritable: no other child holds the write end open
     read_end, write_end = os.pipe()
+    command = [sys.executable or "python3", "-I", "-S", __file__, marker, str(folder)]
     try:
         watchdog = subprocess.Popen(
-            [
-                sys.executable or "python3",
-                "-I",
-                "-S",
-                __file__,
-                marker,
-                str(folder),
-                str(os.getpid()),
-            ],
+            [*command, str(os.getpid())],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
