@@ -48,9 +48,8 @@ def query(executable: str = "nvidia-smi") -> Smi:
     if found is None:
         return Smi(failure=f"{executable} not found on PATH (no NVIDIA driver here)")
     try:
-        code, text = _run(
-            [found, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,noheader,nounits"]
-        )
+        fields = f"--query-gpu={','.join(QUERY_FIELDS)}"
+        code, text = _run([found, fields, "--format=csv,noheader,nounits"])
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Smi(failure=f"{executable} did not answer: {type(exc).__name__}")
     if code != 0:

@@ -94,11 +94,8 @@ def identify(facts: Mapping[str, Any], folder: Path | None = None) -> dict[str, 
     try:
         token: str | None = machine_token(folder)
     except OSError as exc:
-        token = None
-        basis = (
-            f"hardware only: no machine token ({exc.strerror or type(exc).__name__} in the cache "
-            "folder)"
-        )
+        token, why = None, exc.strerror or type(exc).__name__
+        basis = f"hardware only: no machine token ({why} in the cache folder)"
     else:
         basis = "machine token and hardware"
     return {"id": machine_id(facts, token), "basis": basis}
