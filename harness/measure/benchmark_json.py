@@ -2,17 +2,12 @@
 samples.
 
 A script the harness runs finds ``BENCHMARK_JSON`` in its environment: a file in the case process's
-scratch folder.  ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes every benchmark there
-with ``stats.data``, the time of each round (per iteration, in seconds; pytest-benchmark always
-includes it in ``--benchmark-json``).  Each benchmark becomes the program ``bench.<name>``, each
-round one wall sample, so a benchmark is judged over processes like any program: its process median
-is one draw, and its rounds give the spread within.
-
-The file is the suite's output, so untrusted: read within bounds, its names made into program names
-(``PROGRAM_NAME``), and what is left out is said as a note, never dropped silently.  The watch's
-runner (``harness.catalogue.benchmark_suite``) writes the same form benchmark by benchmark, each
-named by its test and parameters (``harness_name``), and says where it stopped the suite before the
-time-out (``harness_cut_short``, a note).  Standard
+scratch folder, where ``pytest --benchmark-json=$HARNESS_BENCHMARK_JSON`` writes each round's time
+(``stats.data``). Each benchmark becomes the program ``bench.<name>``, each round one wall sample,
+so a benchmark is judged over processes like any program. The file is the suite's output, so
+untrusted: read within bounds, and what is left out is said as a note. The watch's runner
+(``harness.catalogue.benchmark_suite``) writes the same form, names each benchmark by its test and
+parameters (``harness_name``) and says where it stopped the suite (``harness_cut_short``). Standard
 library only: the case process runs it in a venv that holds jax and little else.
 """
 
@@ -100,9 +95,8 @@ def read_suite_run(path: Path) -> SuiteRun:
         run.notes.append("pytest-benchmark's JSON has no list of benchmarks")
         return run
     if len(benchmarks) > MAX_BENCHMARKS:
-        run.notes.append(
-            f"{len(benchmarks)} benchmarks; the first {MAX_BENCHMARKS} kept, the rest left out"
-        )
+        kept = f"the first {MAX_BENCHMARKS} kept, the rest left out"
+        run.notes.append(f"{len(benchmarks)} benchmarks; {kept}")
     for entry in benchmarks[:MAX_BENCHMARKS]:
         if not isinstance(entry, dict):
             continue

@@ -77,14 +77,7 @@ def _figure(found: re.Match[str]) -> Figure | str:
             f"{digits:,} digits (at most {FIGURE_DIGITS}); left out"
         )
     values = {name: int(digits) for name, digits in fields.items()}
-    return Figure(
-        found["program"],
-        found["metric"],
-        values["median"],
-        values["min"],
-        values["max"],
-        values["n"],
-    )
+    return Figure(found["program"], found["metric"], **values)
 
 
 def parse_output(text: str) -> Figures:

@@ -1,16 +1,8 @@
 """A plain script's own numbers: every numeric field of a JSON object it prints on a line of its
-own.
-
-``{"reg_ms": 12.5, "jax": "0.5.1"}`` on a line of standard output gives the metric
-``json.reg_ms`` (12.5 for this process) and the fact ``jax: 0.5.1``.  A field printed on
-several lines is the median of its values in that process.  A boolean is a number, 1 for true
-and 0 for false (a value, ``analysis.shapes``: a flag that flips is a change); strings and nested
-objects are facts (as text, cut when long); numbers no result could hold (``store.bounds``:
-non-finite, past 1e19, over 19 digits) and names that could not be a metric name are left out.
-Lines are
-read as untrusted input, within bounds: a line over ``LINE_CHARS`` and the fields past the
-``MAX_FIELDS``-th are left out.  Whatever is left out is said in ``skipped``, which the
-result keeps as its notes.
+own (``json.FIELD``, docs/scripts.md), the median where several lines print it; a boolean is 1 or 0
+(a flag that flips is a change); strings and nested objects are facts. Lines are untrusted input,
+read within bounds (``LINE_CHARS``, ``MAX_FIELDS``, ``store.bounds``); whatever is left out is said
+in ``skipped``, which the result keeps as its notes.
 """
 
 from __future__ import annotations
@@ -33,7 +25,6 @@ MAX_FIELDS = 200
 
 @dataclass
 class ScriptNumbers:
-    # field → this process's figure (median over lines)
     values: dict[str, float] = field(default_factory=dict)
     facts: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # fields left out, with why
@@ -46,10 +37,8 @@ def _objects(stdout: str, skipped: list[str]) -> list[dict[str, object]]:
         if not (text.startswith("{") and text.endswith("}")):
             continue
         if len(text) > LINE_CHARS:
-            skipped.append(
-                f"line {number}: {len(text):,} characters, over the {LINE_CHARS:,} a JSON line may "
-                "have"
-            )
+            over = f"over the {LINE_CHARS:,} a JSON line may have"
+            skipped.append(f"line {number}: {len(text):,} characters, {over}")
             continue
         try:
             parsed = json.loads(text)
