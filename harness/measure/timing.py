@@ -1,21 +1,15 @@
 """Async-aware timing, after JAX's benchmarking guide.
 
-A *program* is a list of steps ``(label, thunk)``: each thunk dispatches JAX work and
-returns its output without waiting for it.  One sample runs every step in order,
-records the time at which Python regained control after each step (the *marks*),
-then blocks on all outputs and records the wall time.  So ``dispatch`` (last mark)
-and ``wall`` are separate by construction, compile time is measured apart from both
-(first call, and ``lower``/``compile`` for jitted functions), and every raw sample
-is kept in nanoseconds from ``time.perf_counter_ns``.
+A *program* is a list of steps ``(label, thunk)``: each thunk dispatches JAX work and returns its
+output without waiting for it. One sample runs every step in order, records when Python regained
+control after each (the *marks*), then blocks on all outputs and records the wall time: so
+``dispatch`` (last mark) and ``wall`` are separate by construction, and compile time is measured
+apart from both. A program much shorter than the clock's resolution is timed in *loops* (after
+pyperf): a sample runs the whole program ``loops`` times and stores the per-iteration means, so
+dispatch and wall keep their meaning for multi-step programs.
 
-A program much shorter than the clock's resolution and the loop's own overhead is
-timed in *loops* (after pyperf): after warm-up, ``loops`` is chosen so that one sample
-lasts at least ``min_sample_ns``; a sample then runs the whole program (every step,
-then block) ``loops`` times and stores the per-iteration mean of its marks and of its
-wall time, so dispatch and wall keep their meaning for multi-step programs.
-
-This module imports only the standard library so that the issue-draft exporter can
-inline it into a standalone script; the blocking function is injected.
+Standard library only, so that the issue-draft exporter can inline it into a standalone script;
+the blocking function is injected.
 """
 
 from __future__ import annotations
@@ -68,8 +62,7 @@ def run_once(
     *,
     keep: list[Any] | None = None,
 ) -> Sample:
-    """One sample; ``keep``, when given, receives each step's output (to inspect what was
-    dispatched)."""
+    """One sample; ``keep`` receives each step's output (to inspect what was dispatched)."""
     outputs = keep if keep is not None else []
     marks = []
     start = clock()
@@ -104,13 +97,9 @@ def calibrate_loops(
     max_loops: int = MAX_LOOPS,
     clock: Clock = time.perf_counter_ns,
 ) -> int:
-    """Iterations per sample (up to ``max_loops``) so that a sample lasts at least
-    ``min_sample_ns``.
-
-    Every guess is timed before it is taken, so one iteration that happened to be slow
-    cannot leave the samples short; each guess aims 10 % over, so noise settles it in a
-    guess or two.
-    """
+    """Iterations per sample (up to ``max_loops``) so that a sample lasts ``min_sample_ns``. Every
+    guess is timed before it is taken, so one slow iteration cannot leave the samples short; each
+    aims 10 % over, so noise settles it in a guess or two."""
     loops = 1
     while True:
         spent = run_loops(steps, block, loops, clock).wall_ns * loops
@@ -133,14 +122,9 @@ def time_program(
     max_loops: int = MAX_LOOPS,
     check_outputs: Callable[[list[Any]], None] | None = None,
 ) -> ProgramTiming:
-    """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off.
-
-    Sampling stops early once ``max_seconds`` of samples are gathered, but never with
-    fewer than ``min_repeats``; the reason is recorded so a short series is visible.
-    With ``min_sample_ns`` 0 every sample is one iteration, as before calibration existed.
-    ``check_outputs``, when given, inspects the cold call's step outputs (and may raise) before
-    any warm-up; they are not held after it.
-    """
+    """Cold call, warm-up, loop calibration, then up to ``repeats`` samples with the collector off,
+    fewer once ``max_seconds`` of samples are gathered (never under ``min_repeats``; the reason is
+    recorded). ``check_outputs`` inspects the cold call's step outputs (and may raise)."""
     if not steps:
         raise ValueError("a program needs at least one step")
     outputs: list[Any] = []
@@ -154,9 +138,7 @@ def time_program(
     # A program whose warm-up already lasted a sample's minimum needs no calibration run (the
     # cold call does not tell: it includes tracing and compilation).
     long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
-    loops = (
-        calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops) if not long_enough else 1
-    )
+    loops = 1 if long_enough else calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops)
     timing = ProgramTiming(
         labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops
     )
@@ -206,12 +188,9 @@ def time_compile(
     repeats: int = 3,
     clear_caches: Callable[[], Any] | None = None,
 ) -> tuple[CompileTiming, Any]:
-    """Time ``lower`` (tracing included) and ``compile`` of a jitted function.
-
-    JAX caches traces and executables, so a repeated ``lower().compile()`` would time
-    a cache hit (microseconds).  ``clear_caches`` (``jax.clear_caches``) runs before
-    every repetition so that each sample is a cold compile.  Returns the last executable.
-    """
+    """Time ``lower`` (tracing included) and ``compile`` of a jitted function; the last executable.
+    JAX caches traces and executables, so ``clear_caches`` (``jax.clear_caches``) runs before every
+    repetition: a repeated ``lower().compile()`` would time a cache hit."""
     timing = CompileTiming(lower_ns=[], compile_ns=[])
     executable = None
     for _ in range(max(1, repeats)):
@@ -230,12 +209,8 @@ def time_compile(
 def judge_claim(
     verdict: Callable[..., Any], medians: dict[str, dict[str, float]], sizes: Mapping[str, int]
 ) -> Any:
-    """``verdict(medians, **sizes)``; a verdict written with the medians as its only parameter gets
-    those alone.
-
-    The sizes let a claim be stated per iteration or per element; a one-parameter verdict
-    (the older form) keeps working.
-    """
+    """``verdict(medians, **sizes)``, so a claim can be stated per iteration or per element; a
+    verdict written with the medians as its only parameter (the older form) gets those alone."""
     parameters = list(inspect.signature(verdict).parameters.values())
     takes_sizes = len(parameters) > 1 or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
