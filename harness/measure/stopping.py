@@ -3,10 +3,9 @@ while its sides' processes could not yet see that ratio, or, measured until deci
 comparison of its sides is open.
 
 The target ratio is read from the spread within each side, never from how far the sides are apart:
-stopping when a difference showed would make every difference look real.  Measuring until decided
+stopping when a difference showed would make every difference look real. Measuring until decided
 does stop on the difference, which is why its test's level is spent over the looks
-(``harness.analysis.spending``).  Both judgements come from the analysis stage, handed in
-(``DetectableRatio``, ``OpenComparison``).
+(``harness.analysis.spending``). Both judgements are the analysis stage's, handed in.
 """
 
 from __future__ import annotations
@@ -73,23 +72,18 @@ class StopRules:
         settings = self.settings
         assert self.detectable is not None and settings.target_ratio is not None
         kinds = settings.target_kinds or ()
-        ratio = self.detectable(
-            [[p for p in run.processes if p.status is RunStatus.OK] for run in runs], kinds
-        )
+        ok = [[p for p in run.processes if p.status is RunStatus.OK] for run in runs]
+        ratio = self.detectable(ok, kinds)
         target = f"×{settings.target_ratio:.3g}" + (f" on {'/'.join(kinds)} times" if kinds else "")
         met = ratio is not None and ratio <= settings.target_ratio
         if ratio is None:
-            extent = (
-                f"target {target} not judged: no side has 2 processes finished ok with a metric it "
-                "judges"
-            )
+            judged = "no side has 2 processes finished ok with a metric it judges"
+            extent = f"target {target} not judged: {judged}"
         elif met:
             extent = f"{done} processes a side can detect ×{ratio:.3f}, within the target {target}"
         elif done >= settings.most_processes:
-            extent = (
-                f"{done} processes a side (the most allowed) can detect only ×{ratio:.3f}, not the "
-                f"target {target}"
-            )
+            only = f"can detect only ×{ratio:.3f}, not the target {target}"
+            extent = f"{done} processes a side (the most allowed) {only}"
         else:
             self.progress(
                 f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target "
@@ -131,11 +125,10 @@ class StopRules:
         caller's judgement)."""
         if self.settled is None:
             return set()
-        ok = {
-            run.side.label: [p for p in run.processes if p.status is RunStatus.OK]
-            for run in cell.runs
-        }
-        return self.settled(ok)
+        ok = {run.side.label: run.processes for run in cell.runs}
+        return self.settled(
+            {label: [p for p in ps if p.status is RunStatus.OK] for label, ps in ok.items()}
+        )
 
     def _until_decided(self, cell: Cell, done: int) -> bool:
         """Up to the next look, then another look while a comparison is open, within
@@ -160,24 +153,17 @@ class StopRules:
         if not still:
             extent = decided
         elif done >= most or spent:
-            why = (
-                "the most allowed"
-                if done >= most
-                else f"the time budget of {settings.decide_budget_s:g} s spent"
-            )
+            why = "the most allowed"
+            if done < most:
+                why = f"the time budget of {settings.decide_budget_s:g} s spent"
             shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
             extent = (
                 f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
             )
         else:
-            # Only the sides of open comparisons go on: a decided pair's sides would measure for
-            # nothing.
-            open_runs = [
-                run
-                for (a, b), lines in zip(pairs, open_by_pair, strict=True)
-                if lines
-                for run in (a, b)
-            ]
+            # Only the sides of open comparisons go on: a decided pair's would measure for nothing.
+            open_pairs = [pair for pair, lines in zip(pairs, open_by_pair, strict=True) if lines]
+            open_runs = [run for pair in open_pairs for run in pair]
             for run in going:
                 if all(run is not other for other in open_runs):
                     run.settled = run.extent = decided
