@@ -1,28 +1,11 @@
 """Sides of a measurement: what is compared, each measured by a worker of its own.
 
-A *side* is an interpreter (a release's venv), the environment variables it runs
-with, and the release and profile labels its results are stored under.  Without a
-plan there is one side: this interpreter, this environment, ``--profile``.  A plan
-file (``run --sides PLAN.json``) lists several, measured in interleaved rounds::
-
-    [{"label": "jax 0.4.26 · cpu8", "release": "0.4.26", "profile": "cpu8",
-      "interpreter": ".nox/repro-0-4-26/bin/python",
-      "env": {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}}]
-
-``release`` and ``profile`` are required; ``label`` defaults to "jax RELEASE · PROFILE",
-``interpreter`` to this one; ``env`` is applied on top of the harness's own environment
-(a null value removes a variable).  ``sizes`` (``{"M": 550}``) replaces sizes of every
-cell on that side: a side measuring more work than another, in the same rounds, is how
-``calibrate`` sees whether a real slowdown is detected.  ``compare_next`` (default true)
-says whether measuring until decided compares the side with the next side of its profile:
-a triage's confirmation lists the releases of several steps and compares only each step's
-two (``false`` on the older release of each gap between steps); ``compare_metrics``
-(``["scan.wall_ns"]``) judges that comparison on those metrics only (default: the run's
-``--decide-metric``, or every metric), a step's own.  ``claims_only`` (default false): a case
-that declares the devices its claim is about (``CLAIM_DEVICES``) is measured on the side only where
-the side makes that many, as the main command's default profiles do.  No two sides may share a
-label, or a release, a profile and sizes (their results would be stored as one cell).  The
-file is input: every problem is one ``UsageError`` naming the file.
+A *side* is an interpreter (a release's venv), the environment variables it runs with, and the
+release and profile labels its results are stored under. Without a plan there is one side: this
+interpreter, this environment, ``--profile``. A plan file (``run --sides PLAN.json``, its keys in
+docs/measuring.md) lists several, measured in interleaved rounds. No two sides may share a label,
+or a release, a profile and sizes (their results would be stored as one cell). The file is input:
+every problem is one ``UsageError`` naming the file.
 """
 
 from __future__ import annotations

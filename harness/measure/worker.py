@@ -1,44 +1,28 @@
-"""A side's long-lived worker: starts one case process per request, reports how it ended.
+"""A side's long-lived worker: starts one case process per request, reports how it ended
+(docs/measuring.md, "A case process").
 
 Started by the harness (``harness.measure.launch``) as ``INTERPRETER -m harness.measure.worker``
-with the side's environment, so the same worker serves any release venv that has the
-harness installed.  It speaks JSON lines: requests on stdin, answers on stdout (the
-worker's own output, JAX's import warnings included, goes to stderr, the harness's log).
+with the side's environment. It speaks JSON lines: requests on stdin, answers on stdout (its own
+output, JAX's import warnings included, goes to stderr, the harness's log):
 
-- on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after
-  importing JAX once *without* starting a backend (``fork`` isolation only) and taking
-  the side's host facts (``harness.host.environment.host_facts``);
-- a request ``{"run": {"case_file", "sizes", "settings", "out", "log", "affinity", "script_sha256",
-  "script_args", "fault_file", "dump_at_unix_s"}}`` is
-  answered ``{"started": {"pid"}}`` once the case process exists, and
-  ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}`` once it has ended
-  (``returncode`` negative: killed by that signal; from ``os.wait4``, with its rusage); with
-  ``script_sha256`` the case file is a plain script of that content, run as ``python FILE``;
-- anything else is answered ``{"error": "..."}``.  EOF on stdin ends the worker.
+- on start: ``{"ready": {"pid", "isolation", "release", "host", "preloaded"}}``, after importing
+  JAX once *without* starting a backend (``fork`` isolation only) and taking the host facts;
+- a request ``{"run": {CHILD_OPTIONS..., "log", "affinity"}}`` is answered ``{"started": {"pid"}}``
+  once the case process exists, and ``{"exited": {"pid", "returncode", "cpu_s", "maxrss_bytes"}}``
+  once it has ended (``returncode`` negative: killed by that signal; from ``os.wait4``);
+- anything else is answered ``{"error": "..."}``. EOF on stdin ends the worker.
 
-Each case process runs in a session of its own (so the harness can kill it with all
-it started), dies with the worker (which dies with the harness), writes its output to
-its log file, and is pinned to the requested CPUs before it starts JAX.  ``fork``
-isolation runs the case in the forked process itself: backends, devices, XLA flags and
-compilation caches all begin afresh there, as in a new interpreter; ``spawn`` isolation
-makes the forked process ``exec`` a fresh ``python -m harness.measure.child``.
+Nothing a case process starts outlives it, however it ends; what each part is for:
 
-Nothing a case process starts (``subprocess``, ``multiprocessing``) outlives it, however
-it ends; what each part is for:
-
-- its process group (its session) holds what it starts unless that leaves: the harness
-  kills the group at a timeout or an interrupt, the worker once it has exited (``wait_for``);
-  this alone works everywhere;
-- the worker is a child subreaper (Linux): what a case started and that left the group
-  (a daemon, ``start_new_session``) becomes the worker's child once its parent is gone,
-  and the worker kills it (``end_leftovers``), where it would otherwise go to init;
-- the worker gets SIGTERM when the harness dies (``PR_SET_PDEATHSIG``, Linux): a harness
-  killed by SIGKILL can clean up nothing, so the worker does it (``end_all``);
-- a case process gets SIGKILL when the worker dies (``PR_SET_PDEATHSIG``), so a worker
-  killed outright does not leave it running; the harness then kills its group.
-
-Without ``prctl`` (macOS, BSD) only the group is killed, and a harness killed by SIGKILL
-leaves its worker and the running case process until the case ends.
+- its process group (its session) holds what it starts unless that leaves: the harness kills the
+  group at a timeout or an interrupt, the worker once it has exited (``wait_for``); this alone
+  works everywhere;
+- the worker is a child subreaper (Linux): what left the group (a daemon, ``start_new_session``)
+  becomes the worker's child once its parent is gone, and the worker kills it (``end_leftovers``);
+- the worker gets SIGTERM when the harness dies (``PR_SET_PDEATHSIG``, Linux): a harness killed by
+  SIGKILL can clean up nothing, so the worker does it (``end_all``);
+- a case process gets SIGKILL when the worker dies, so a worker killed outright does not leave it
+  running; the harness then kills its group.
 """
 
 from __future__ import annotations
