@@ -20,7 +20,7 @@ from harness.measure.cells import CellRun, PlannedRun
 from harness.measure.launch import Worker
 from harness.measure.load import DEFAULT_FLAG_CORES
 from harness.measure.locks import timing_lock
-from harness.measure.workers import VenvGone, venv_gone, venv_gone_line
+from harness.measure.workers import VenvGone, check_venv
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
 # A loaded process is measured again this often at most (unless --max-load off), a second apart.
@@ -94,11 +94,13 @@ def measure_process(
             if kept is not None:
                 run.processes.append(_with_attempts(kept, attempts))
             raise
-        gone = "" if process.status is RunStatus.OK else venv_gone(run.side, process.detail)
-        if gone:  # not the release's doing: nothing of this process is kept
+        try:
+            if process.status is not RunStatus.OK:
+                check_venv(run.side, process.detail)
+        except VenvGone:  # not the release's doing: nothing of this process is kept
             if kept is not None:
                 run.processes.append(_with_attempts(kept, attempts))
-            raise VenvGone(venv_gone_line(run.side, gone))
+            raise
         if kept is not None and process.status is not RunStatus.OK:
             process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
             break

@@ -1,13 +1,7 @@
 """The harness's end of a side's worker (``harness.measure.worker``): start it, start case
-processes, stop them.
-
-A worker is started once per side (an interpreter and its environment) and runs every
-case process of that side, one at a time.  It is started in a session of its own, so
-a Ctrl-C at the terminal reaches the harness alone, which then kills the running case
-process with its whole process group and ends the worker; and it ends with the harness
-(``PR_SET_PDEATHSIG``, Linux only), taking its case process and all it started with it.
-
-Isolation (what the worker does per case process): ``harness.measure.isolation``.
+processes, stop them. A worker is started in a session of its own, so a Ctrl-C at the terminal
+reaches the harness alone, which then kills the running case process with its whole process group
+and ends the worker; and it ends with the harness (Linux), taking its case process with it.
 """
 
 from __future__ import annotations
@@ -91,6 +85,10 @@ class Worker:
         self.facts: dict[str, Any] = {}
         self.closed = False
 
+    def _ended(self) -> WorkerGone:
+        code = self.proc.wait()
+        return WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip())
+
     def log_tail(self) -> str:
         try:
             text = self.log.read_text(errors="replace")
@@ -112,8 +110,7 @@ class Worker:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(self.running, signal.SIGKILL)
                 self.running = None
-                code = self.proc.wait()
-                raise WorkerGone(f"the worker ended (exit code {code})\n{self.log_tail()}".strip())
+                raise self._ended()
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
@@ -138,9 +135,8 @@ class Worker:
         facts = self._expect("ready", timeout)
         if facts is None:
             self.close()
-            raise WorkerGone(
-                f"the worker was not ready within {timeout:g} s\n{self.log_tail()}".strip()
-            )
+            late = f"the worker was not ready within {timeout:g} s\n{self.log_tail()}"
+            raise WorkerGone(late.strip())
         self.facts = facts
         return facts
 
@@ -150,10 +146,7 @@ class Worker:
             self._stdin.write((json.dumps({"run": request}) + "\n").encode())
             self._stdin.flush()
         except (BrokenPipeError, OSError):
-            code = self.proc.wait()
-            raise WorkerGone(
-                f"the worker ended (exit code {code})\n{self.log_tail()}".strip()
-            ) from None
+            raise self._ended() from None
         started = self._expect("started", READY_TIMEOUT_S)
         if started is None:
             raise WorkerGone("the worker did not start the case process")

@@ -41,12 +41,14 @@ def venv_gone(side: Side, output: str = "") -> str:
     return ""
 
 
-def venv_gone_line(side: Side, why: str) -> str:
-    return (
-        f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
-        "outside the harness?): a fault of the machine, not of the script; the command again "
-        "makes the venv anew and measures it"
-    )
+def check_venv(side: Side, output: str = "") -> None:
+    """VenvGone where ``side``'s venv is no longer the one prepared (``venv_gone``)."""
+    if why := venv_gone(side, output):
+        raise VenvGone(
+            f"the venv of side {side.label!r} changed under the running command ({why}; a clean-up "
+            "outside the harness?): a fault of the machine, not of the script; the command again "
+            "makes the venv anew and measures it"
+        )
 
 
 class WorkerPool:
@@ -94,8 +96,7 @@ class WorkerPool:
         try:
             worker = Worker(side.interpreter, side.environment(), self.isolation, log)
         except OSError as exc:
-            if gone := venv_gone(side):
-                raise VenvGone(venv_gone_line(side, gone)) from None
+            check_venv(side)
             raise HarnessError(f"the worker of side {side.label!r} did not start: {exc}") from None
         self._workers[side.label] = worker
         return worker
@@ -104,16 +105,13 @@ class WorkerPool:
         try:
             worker.ready()
         except WorkerGone as exc:
-            side = next(s for s in self.sides if s.label == label)
-            if gone := venv_gone(side, str(exc)):
-                raise VenvGone(venv_gone_line(side, gone)) from None
+            check_venv(next(s for s in self.sides if s.label == label), str(exc))
             raise HarnessError(f"the worker of side {label!r} did not start: {exc}") from None
         try:
             self.hosts[label] = parse_host(worker.facts.get("host") or {})
         except SchemaError as exc:
-            raise HarnessError(
-                f"the worker of side {label!r} sent unreadable host facts: {exc}"
-            ) from None
+            unreadable = f"the worker of side {label!r} sent unreadable host facts: {exc}"
+            raise HarnessError(unreadable) from None
 
     def host(self, side: Side) -> HostFacts:
         """The side's host facts; its worker is started for them if it never ran (a cell refused on
