@@ -222,20 +222,15 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
         pin = canonical(value, "--hold")
         requirement = Requirement(pin)
         specifiers = list(requirement.specifier)
-        exact = (
-            len(specifiers) == 1
-            and specifiers[0].operator == "=="
-            and "*" not in specifiers[0].version
-        )
+        only = specifiers[0] if len(specifiers) == 1 else None
+        exact = only is not None and only.operator == "==" and "*" not in only.version
         if not exact or requirement.extras or requirement.marker:
             raise UsageError(f"--hold {value[:60]!r}: give one exact pin, PKG==VERSION")
-        other = next(
-            (held_pin for held_pin in held if Requirement(held_pin).name == requirement.name), None
-        )
-        if pin not in held and other:
+        same = [held_pin for held_pin in held if Requirement(held_pin).name == requirement.name]
+        if pin not in held and same:
             # No set holds both: every release would be stored as not installable, for a typo.
             raise UsageError(
-                f"--hold {pin} and --hold {other}: one version of {requirement.name} at a time"
+                f"--hold {pin} and --hold {same[0]}: one version of {requirement.name} at a time"
             )
         held.append(pin)
     return tuple(dict.fromkeys(held))
