@@ -90,8 +90,8 @@ def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @dataclass(frozen=True)
 class ResolvedSet:
-    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: stored
-    with a result."""
+    """What a script's venv holds (sorted ``name==version``), under which policy and cutoff: what a
+    result's ``Libraries`` records (``environments.libraries_of``)."""
 
     pins: tuple[str, ...]
     policy: str
@@ -109,28 +109,6 @@ class ResolvedSet:
                 return version
         return None
 
-    def as_dict(self) -> dict[str, object]:
-        cutoff = self.cutoff.isoformat() if self.cutoff else None
-        return {
-            "pins": list(self.pins),
-            "sha256": self.sha256,
-            "policy": self.policy,
-            "cutoff": cutoff,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> ResolvedSet:
-        pins, policy, cutoff = data["pins"], data["policy"], data["cutoff"]
-        if not isinstance(pins, list) or not all(
-            isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins
-        ):
-            raise ValueError("pins must be a list of name==version")
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
-        if cutoff is not None and not isinstance(cutoff, str):
-            raise ValueError("cutoff must be a date or null")
-        return cls(tuple(pins), str(policy), datetime.fromisoformat(cutoff) if cutoff else None)
-
 
 @dataclass(frozen=True)
 class ScriptEnv:
@@ -145,26 +123,6 @@ class ScriptEnv:
     def interpreter(self) -> Path:
         return self.venv / "bin" / "python"
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "venv": str(self.venv),
-            "python": self.python,
-            "python_version": self.python_version,
-            "resolved": self.resolved.as_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> ScriptEnv:
-        resolved = data["resolved"]
-        if not isinstance(resolved, dict):
-            raise ValueError("resolved must be an object")
-        return cls(
-            Path(str(data["venv"])),
-            str(data["python"]),
-            str(data["python_version"]),
-            ResolvedSet.from_dict(resolved),
-        )
-
 
 @dataclass(frozen=True)
 class NotInstallable:
@@ -175,10 +133,6 @@ class NotInstallable:
     stage: str  # "resolve": only the resolver proves a set cannot be had
     policy: str
     cutoff: datetime | None
-
-    def as_dict(self) -> dict[str, object]:
-        cutoff = self.cutoff.isoformat() if self.cutoff else None
-        return {"reason": self.reason, "stage": self.stage, "policy": self.policy, "cutoff": cutoff}
 
 
 @dataclass(frozen=True)

@@ -351,12 +351,7 @@ def test_no_solution_is_not_installable_with_uv_s_reason_and_kept_as_an_answer(t
         )
     assert len(uv.steps("pip compile")) == 1, "the same question gets the same answer"
     assert not uv.steps("venv")
-    assert outcome.as_dict() == {
-        "reason": outcome.reason,
-        "stage": "resolve",
-        "policy": "newest",
-        "cutoff": None,
-    }
+    assert (outcome.policy, outcome.cutoff) == ("newest", None)
 
 
 def test_an_index_that_cannot_be_reached_could_not_be_tried_and_is_asked_again(tmp_path):
@@ -461,21 +456,16 @@ def test_pins_are_sorted_normalized_and_nothing_else():
         parse_pins("-e .\n")
 
 
-def test_a_resolved_set_is_stored_as_json_and_read_back():
+def test_a_resolved_set_answers_versions_by_canonical_name_and_hashes_its_pins_alone():
     resolved = ResolvedSet(parse_pins(AS_OF_SET), "as-of", CUTOFF)
     assert resolved.version_of("Ml_Dtypes") == "0.4.0" and resolved.version_of("optax") is None
     assert resolved.sha256 == ResolvedSet(resolved.pins, "newest", None).sha256, (
         "the set's, whatever the policy"
     )
-    assert ResolvedSet.from_dict(json.loads(json.dumps(resolved.as_dict()))) == resolved
     env = ScriptEnv(
         Path("/v/script-env-0123456789abcdef"), "/usr/bin/python3.12", "3.12.1", resolved
     )
-    assert ScriptEnv.from_dict(json.loads(json.dumps(env.as_dict()))) == env
     assert env.interpreter == Path("/v/script-env-0123456789abcdef/bin/python")
-    for broken in [{"pins": ["-e ."]}, {"policy": "latest"}, {"cutoff": 5}, {"pins": "equinox==1"}]:
-        with pytest.raises(ValueError):
-            ResolvedSet.from_dict(resolved.as_dict() | broken)
 
 
 # Real uv and the real package index (PyPI, or UV_DEFAULT_INDEX/UV_INDEX_URL/PIP_INDEX_URL): small
