@@ -1,15 +1,12 @@
 """One cached venv per (jax commit, jaxlib): a release's install for the jaxlib, then jax from the
 commit's tree.
 
-The venv first gets what a release venv of that jaxlib gets (the harness, jax and jaxlib from
-the index, so jax's dependencies too), then jax itself is replaced by the commit's source tree
-(``git archive``), installed with ``--no-deps``: jax is pure Python, so any commit installs.
-Then ``import jax`` is tried under the profile's environment, since a jaxlib the commit
-accepts by number may still lack an API it uses (jax adapts to a new jaxlib only later): a
-commit that does not install or import is reported, with the reason, and set aside by the
-search.  Once installed, whether it imports is recorded beside the venv, so a second bisect
-neither installs nor tries again (an install that failed is tried again: the network may be
-back); the record is the one ``venvs.ensure`` checks, so a release prober uses the venv as it is.
+jax is pure Python, so any commit installs (``--no-deps``, over a release install that brought its
+dependencies). Then ``import jax`` is tried under the profile's environment, since a jaxlib the
+commit accepts by number may still lack an API it uses: a commit that does not install or import is
+reported, with the reason, and set aside by the search. Whether it imports is recorded beside the
+venv, so a second bisect neither installs nor tries again (a failed install is tried again: the
+network may be back); the record is the one ``venvs.ensure`` checks, so a prober uses the venv.
 """
 
 from __future__ import annotations

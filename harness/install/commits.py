@@ -2,15 +2,11 @@
 jaxlibs each accepts.
 
 jax is pure Python and installs from any commit, but a commit accepts a jaxlib J only when
-``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (both in that commit's ``jax/version.py``;
-``check_jaxlib_version`` refuses the rest).  Commits after release U carry the next number,
-which need not be the next release's, so which jaxlibs a range can use is read commit by
-commit, never assumed.  The commits are those ``git bisect --first-parent`` walks: the
-bad release's first-parent line back to the good one, oldest first.
-
-The repository is ``--jax-repo`` (a local clone or a URL), by default a bare clone of
-jax's own repository cached beside the release venvs, fetched when missing.
-Standard library only: nothing here needs JAX.
+``_minimum_jaxlib_version`` ≤ J ≤ ``_version`` (both in its ``jax/version.py``). Commits after
+release U carry the next number, which need not be the next release's, so which jaxlibs a range can
+use is read commit by commit, never assumed. The commits are those ``git bisect --first-parent``
+walks, oldest first, from ``--jax-repo`` (a local clone or a URL), by default a bare clone of jax's
+own repository cached beside the release venvs. Standard library only: nothing here needs JAX.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """What a killed harness leaves, ended and removed by a watchdog process that outlives it.
 
-A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its
-workers, their case processes, an installer it waited on and its temporary folders
-would stay.  So a harness command runs ``guarded``: every temporary folder it makes is
-under one folder of its own (``tempfile.tempdir``), every process it starts inherits a
-marker in its environment (``MARKER_VARIABLE``), and a small watchdog, started in a
-session of its own, holds the read end of a pipe only the harness writes to.  When the
-harness ends, however it ends, the pipe reaches its end: the watchdog then ends every
-process carrying the marker (SIGTERM, SIGKILL after ``GRACE_S``; found in ``/proc``, so
-Linux only) and removes the folder.
+A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its workers, their
+case processes, an installer it waited on and its temporary folders would stay. So a harness
+command runs ``guarded``: its temporary folders go under one of its own, every process it starts
+inherits a marker in its environment (``MARKER_VARIABLE``), and a watchdog in a session of its own
+holds the read end of a pipe only the harness writes to. When the harness ends, however it ends,
+the watchdog ends every process carrying the marker (found in ``/proc``: Linux only) and removes
+the folder.
 
 Run as a file (``python -I -S guardian.py MARKER FOLDER HARNESS_PID``): standard library only.
 """

@@ -56,15 +56,13 @@ def ignores_hangups(pid: int) -> bool:
 
 
 def follow_parent(signum: int = signal.SIGTERM) -> bool:
-    """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies.
+    """The harness's own process: receive ``signum`` when whatever started it (nox, a CI step) dies;
+    False when it does not follow its parent.
 
-    Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to
-    init, still measuring, holding the timing lock and storing.  ``signum`` is SIGTERM so that
-    the harness ends as on an interrupt: case processes killed, workers closed, folders removed.
-    A harness started alone under ``nohup`` (it ignores SIGHUP, the shell that started it does
-    not) was detached on purpose and is left to run; so is one whose parent is already init.  One
-    whose parent ignores SIGHUP too (``nohup nox …``, a CI runner or test suite that ignores it)
-    was not detached from that parent, and follows it.  False when it does not follow its parent.
+    Without it a SIGTERM to nox (``timeout``, a CI cancel) leaves the harness re-parented to init,
+    still measuring and storing; SIGTERM ends it as an interrupt does. A harness started alone
+    under ``nohup`` (it ignores SIGHUP, its parent does not) was detached on purpose and is left to
+    run; so is one whose parent is already init; one whose parent ignores SIGHUP too follows it.
     """
     parent = os.getppid()
     if parent == 1:

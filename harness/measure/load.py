@@ -1,14 +1,11 @@
 """How busy the machine was while a case process ran, apart from that process.
 
-A case process's timings depend on what else runs: a busy process on the other core
-of a 2-core machine moved one case from 33 ms to between 35 and 57 ms.  The kernel
-counts every CPU's busy time in ``/proc/stat``; over a case process's window that
-total, less the case process's own CPU time (``os.wait4``'s rusage), is the CPU time
-everything else took (time stolen by a hypervisor included).  Divided by the window's
-wall time it reads as *other CPU cores busy on average*.  The kernel counts in clock
-ticks (10 ms) per CPU, so a short window cannot tell much: a process is judged loaded
-only when it is over the threshold by more than that resolution.  Where ``/proc/stat``
-is missing (not Linux) the figures are null.
+A case process's timings depend on what else runs: a busy process on the other core of a 2-core
+machine moved one case from 33 ms to between 35 and 57 ms. Over a case process's window, every
+CPU's busy time (``/proc/stat``, a hypervisor's stolen time included) less the process's own CPU
+time (``os.wait4``) divided by the window's wall time reads as *other CPU cores busy on average*.
+The kernel counts in 10 ms ticks per CPU, so a process is judged loaded only when it is over the
+threshold by more than that resolution. Without ``/proc/stat`` (not Linux) the figures are null.
 """
 
 from __future__ import annotations

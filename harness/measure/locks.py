@@ -1,16 +1,13 @@
-"""The locks measurement takes turns on: the machine's (one case process measuring at a time, from
-any sweep) and a results folder's (one run storing into it at a time, so two sweeps into it measure
-each cell once); and a venv's (one run making or checking it at a time, so two runs that need it
-make it once).
+"""The locks measurement takes turns on: the machine's (one case process measuring at a time), a
+results folder's (one run storing into it, so two sweeps into it measure each cell once) and a
+venv's (one run making it, so two runs that need it make it once).
 
 The locks are files in one folder every user of the machine shares (``/tmp``, or
-``HARNESS_LOCK_DIR``), so that two users' runs exclude each other too.  A lock file is created
+``HARNESS_LOCK_DIR``), so that two users' runs exclude each other too. A lock file is created
 readable and writable by everyone whatever the umask, and opened read-only when it exists: ``flock``
-needs no more, and in a sticky folder (``/tmp``) opening another user's file to create it is refused
-(``protected_regular``). A lock that cannot be used (a folder or a link at its path, a file another
-user keeps to themselves, a lock folder that is missing) gives one warning line and falls back to
-one in the user's runtime folder (``XDG_RUNTIME_DIR``), excluding that user's own runs only, or else
-to none.
+needs no more, and in a sticky folder opening another user's file to create it is refused
+(``protected_regular``). A lock that cannot be used gives one warning line and falls back to one in
+the user's runtime folder (``XDG_RUNTIME_DIR``), excluding that user's own runs only, or to none.
 """
 
 from __future__ import annotations
