@@ -30,8 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def scrub(text: str) -> str:
-    """``text`` without the home directory, hostname, user name or anything ``looks_secret`` finds
-    in it."""
+    """``text`` without the home folder, hostname, user name or what ``looks_secret`` finds."""
     text = redact(text)
     home = os.path.expanduser("~")
     if home and home != "/":
@@ -78,8 +77,7 @@ SECRET_NAME = re.compile(
     r"TOKEN|SECRET|PASS|KEY|LICEN[CS]E|CREDENTIAL|PRIVATE|AUTH|COOKIE|SESSION|SIGNATURE|BEARER",
     re.I,
 )
-# One long word of key characters mixing letters and digits; a flag ("--xla_...") or a path is no
-# key.
+# One long word of key characters, letters and digits mixed; a flag or a path is no key.
 OPAQUE_VALUE = re.compile(r"(?=[^-/~.])(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9+/_=.~-]{24,}")
 REDACTED = "<redacted>"
 # scheme://user:pw@host: greedy up to the authority's last "@", so a password holding one goes too.
@@ -90,8 +88,7 @@ LINE_ASSIGNMENT = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
 WORD_ASSIGNMENT = re.compile(
     r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=('[^'\n]*'|\"[^\"\n]*\"|[^\s'\"`]+)"
 )
-# A secret shorter than this is found only by its name: replacing every "abc" in a text would garble
-# it.
+# A secret value shorter than this is found by its name only: replacing every "abc" garbles text.
 SHORTEST_SECRET_VALUE = 8
 # Credentials known by their shape wherever they appear (a script's output, a stored stack): the
 # value after an Authorization or Cookie header or "Bearer", a JWT, keys of OpenAI/Anthropic
@@ -151,8 +148,7 @@ def looks_secret(name: str, value: str) -> bool:
 
 
 def _secret_assignment(name: str, value: str) -> bool:
-    """A ``NAME=value`` in a text: secret by its name, or an allowed variable holding an opaque
-    key."""
+    """A ``NAME=value``: secret by its name, or an allowed variable holding an opaque key."""
     return bool(SECRET_NAME.search(name)) or (
         name.startswith(ALLOWED_PREFIXES) and looks_secret(name, value)
     )
@@ -247,8 +243,7 @@ def allowed_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def shareable_variables(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """What an issue draft meant for posting shows: the allow-listed variables, the redacted ones
-    left out."""
+    """What a draft meant for posting shows: the allowed variables, less the redacted ones."""
     return {k: v for k, v in allowed_variables(environ).items() if v != REDACTED}
 
 
@@ -332,8 +327,7 @@ def host_facts() -> dict[str, Any]:
 
 
 def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
-    """This machine's id (see harness.host.machine): what results from different machines are told
-    apart by."""
+    """This machine's id (``machine``): what results of different machines are told apart by."""
     smi = gpu.query() if smi is None else smi
     names = [g.get("name", "?") for g in smi.gpus]
     return machine.identify(
@@ -370,8 +364,7 @@ def jax_facts() -> dict[str, Any]:
 
 
 def _gpu_facts(devices: list[Any]) -> dict[str, Any]:
-    """The GPUs JAX runs on, the driver and the CUDA libraries: what an NVIDIA bug report asks for
-    first."""
+    """The GPUs, driver and CUDA libraries JAX runs on: what an NVIDIA bug report asks first."""
     smi = gpu.query()
     # A CUDA device's "major.minor"; other GPU platforms have no such attribute.
     capabilities = {str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")}

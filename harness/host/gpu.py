@@ -22,8 +22,7 @@ _CUDA_VERSION = re.compile(r"CUDA Version:\s*([0-9.]+)")
 
 @dataclass(frozen=True)
 class Smi:
-    """What ``nvidia-smi`` said: one dict per GPU and the driver's CUDA version, or why it said
-    nothing."""
+    """What ``nvidia-smi`` said: a dict per GPU, the driver's CUDA version, or why it said none."""
 
     gpus: tuple[dict[str, str], ...] = ()
     cuda_driver: str | None = None
@@ -67,8 +66,7 @@ def query(executable: str = "nvidia-smi") -> Smi:
 
 
 def _driver_cuda_version(executable: str) -> str | None:
-    """The newest CUDA the driver supports, from the banner of plain ``nvidia-smi`` (no query field
-    has it)."""
+    """The newest CUDA the driver supports, from plain ``nvidia-smi``'s banner (no query has it)."""
     try:
         code, text = _run([executable])
     except (OSError, subprocess.TimeoutExpired):

@@ -43,8 +43,7 @@ def cache_folder(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def machine_token(folder: Path) -> str:
-    """This machine's random token, created on first use; two processes creating it at once
-    agree."""
+    """This machine's random token, made on first use; two processes making it at once agree."""
     path = folder / TOKEN_NAME
     try:
         return _read_token(path)
@@ -73,8 +72,7 @@ def _read_token(path: Path) -> str:
 def hardware(
     cpu_model: str, cpu_count: int | None, memory_bytes: int | None, gpu_names: Sequence[str]
 ) -> dict[str, Any]:
-    """The machine facts that enter the id; memory in whole GiB so a kernel update's few MiB do not
-    count."""
+    """The facts that enter the id; memory in whole GiB, so a kernel update's MiB do not count."""
     return {
         "cpu_model": cpu_model,
         "cpu_count": cpu_count,

@@ -37,8 +37,7 @@ IMPORT_CHECK = (
 
 
 def commit_label(sha: str, jaxlib: str) -> str:
-    """The release label a commit's results are stored under: its hash, and the jaxlib it ran
-    with."""
+    """The release label a commit's results are stored under: its hash and its jaxlib."""
     return f"git-{sha[:12]}-jaxlib-{jaxlib}"
 
 
@@ -54,8 +53,7 @@ class CommitEnv:
     jaxlib: str
     base: ReleaseEnv  # a release of that jaxlib: what it installs, before jax is replaced
     repo: Path  # the git repository the tree comes from
-    # A plain script's own libraries, held at one version on every commit (the good release's):
-    # ``name==version``.
+    # A script's libraries (``name==version``), held at the good release's on every commit.
     libraries: tuple[str, ...] = ()
 
     @property

@@ -28,8 +28,7 @@ VERSION_FILE = "jax/version.py"
 _FIELD, _RECORD = "\x1f", "\x1e"
 _VERSION = re.compile(r"^_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
 _MINIMUM = re.compile(r"^_minimum_jaxlib_version\s*(?::\s*str)?\s*=\s*['\"]([^'\"]+)['\"]", re.M)
-# "Merge pull request #23415 from ...", "... (#23415)", or copybara's "Imported from GitHub PR
-# .../pull/23415".
+# "Merge pull request #23415 from …", "… (#23415)", or copybara's "…/pull/23415".
 _PULL = re.compile(r"pull request #(\d+)|\(#(\d+)\)\s*$|/pull/(\d+)", re.I | re.M)
 
 
@@ -85,16 +84,14 @@ def is_url(spec: str) -> bool:
 
 
 def clone_folder(cache: Path, url: str) -> Path:
-    """Where a clone of ``url`` is cached: jax's own as ``jax-repo.git``, any other beside it by its
-    hash."""
+    """Where a clone of ``url`` is cached: jax's as ``jax-repo.git``, any other by its hash."""
     if url.rstrip("/").removesuffix(".git") == JAX_REPO_URL:
         return cache / "jax-repo.git"
     return cache / f"jax-repo-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
 
 
 def open_repo(spec: str | None, cache: Path) -> Path:
-    """The git directory of ``--jax-repo``: a local clone as it is, a URL (default jax's) cloned
-    once into ``cache``."""
+    """``--jax-repo``'s git folder: a local clone as it is, a URL (jax's) cloned into ``cache``."""
     if spec is not None and not is_url(spec):
         repo = Path(spec).expanduser()
         if not repo.exists():
@@ -108,8 +105,7 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     if (folder / "HEAD").is_file():
         return folder
     cache.mkdir(parents=True, exist_ok=True)
-    # Large blobs (images, test data) stay on the server: a commit's version.py and package files
-    # are small.
+    # Large blobs (images, test data) stay on the server: version.py and the package are small.
     command = ["git", "clone", "--bare", "--quiet", "--filter=blob:limit=1m", url, str(folder)]
     try:
         done = subprocess.run(
@@ -160,8 +156,7 @@ def pull_request(message: str) -> int | None:
 
 
 def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
-    """sha → the text of ``path`` in that commit (missing where it has none), read in one
-    ``git cat-file``."""
+    """sha → the text of ``path`` in that commit (where it has it), in one ``git cat-file``."""
     if not shas:
         return {}
     output = subprocess.run(
@@ -184,8 +179,7 @@ def files_at(repo: Path, shas: Sequence[str], path: str) -> dict[str, str]:
 
 
 def first_parent_commits(repo: Path, good: str, bad: str) -> list[Commit]:
-    """The commits after ``good`` up to ``bad`` (both commit names) along bad's first parents,
-    oldest first."""
+    """The commits after ``good`` up to ``bad`` along bad's first parents, oldest first."""
     form = f"--format=%H{_FIELD}%s{_FIELD}%cI{_FIELD}%B{_RECORD}"
     log = git(repo, "log", "--first-parent", "--reverse", form, f"{good}..{bad}")
     rows = [record.strip("\n").split(_FIELD, 3) for record in log.split(_RECORD) if record.strip()]
@@ -210,8 +204,7 @@ def candidate_jaxlibs(
 
 @dataclass(frozen=True)
 class Segment:
-    """Consecutive commits of a range that all accept one jaxlib (None: they accept none of the
-    candidates)."""
+    """Consecutive commits that all accept one jaxlib (None: none of the candidates)."""
 
     jaxlib: str | None
     commits: tuple[Commit, ...]

@@ -60,8 +60,7 @@ Outcome = Prepared | Unavailable | Failed
 
 
 def release_of(env: ReleaseEnv) -> Release:
-    """The release a plan's entry installs, pinned by the release rules (a CUDA build names no
-    jaxlib of its own)."""
+    """The release a plan's entry installs (a CUDA build names no jaxlib of its own)."""
     jaxlib = env.jaxlib if version_key(env.jaxlib)[0] else env.jax
     return index_release(env.jax, jaxlib)
 
@@ -80,8 +79,7 @@ def not_installable(found: NotInstallable) -> str:
 
 
 def not_tried(found: InstallFailed | str) -> str:
-    """The one line a release that could not be tried says: its cause (nothing is concluded from
-    it)."""
+    """The one line a release that could not be tried says: its cause, nothing concluded."""
     reason = found.reason if isinstance(found, InstallFailed) else found
     return f"could not be installed: {reason}"
 
@@ -118,8 +116,7 @@ class Environments:
     _noted: bool = field(default=False, init=False, repr=False)  # the script's notes said, once
 
     def use(self, label: str, prepared: Prepared) -> None:
-        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: jax at a
-        commit)."""
+        """``label`` runs in ``prepared``, made by its caller (``bisect --commits``: a commit)."""
         self.fixed[label] = prepared
 
     def use_commit(self, label: str, interpreter: Path, held: Libraries) -> None:
@@ -169,8 +166,7 @@ class Environments:
         return (libraries.policy, libraries.declared, libraries.held) == wanted
 
     def prepare(self, label: str, env: ReleaseEnv) -> Outcome:
-        """``label``'s environment, ready; or why it cannot be had, or could not be tried (one
-        line)."""
+        """``label``'s environment, ready; or why it cannot be had or could not be tried."""
         if label in self.fixed:
             return self.fixed[label]
         # The one place that decides which venv a subject runs in: the release's, or one of its own.

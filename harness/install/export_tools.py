@@ -18,8 +18,7 @@ DONE = ".installed"
 
 
 def export_tools(cache: Path, interpreter: Path) -> Path | str:
-    """The folder holding ``PACKAGES`` for ``interpreter``'s Python, installed once; or why it
-    cannot be had."""
+    """The folder holding ``PACKAGES`` for ``interpreter``, installed once; or why not."""
     # Absolute: the capture process runs where the script runs, not where the harness was started.
     folder = (cache / "export-tools").resolve()
     if (folder / DONE).is_file():

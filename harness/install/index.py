@@ -159,8 +159,7 @@ class Listing:
     pairs: list[tuple[str, str]]
 
     def pair(self, version: str) -> tuple[str, str]:
-        """(jax, jaxlib) of one release; a release missing from the index is refused, naming nearby
-        ones."""
+        """(jax, jaxlib) of one release; one missing from the index is refused with nearby ones."""
         for pair in self.pairs:
             if pair[0] == version:
                 return pair
@@ -176,8 +175,7 @@ class Listing:
         )
 
     def between(self, first: str, last: str) -> list[tuple[str, str]]:
-        """The pairs from ``first`` to ``last``, both included; either missing from the index is
-        refused."""
+        """The pairs from ``first`` to ``last``, both included; either missing is refused."""
         for version in (first, last):
             self.pair(version)
         if version_key(first) >= version_key(last):
@@ -204,8 +202,7 @@ Lister = Callable[[str, str], list[str]]
 def load_listing(
     python: str, cache: Path, *, max_age_s: float = CACHE_MAX_AGE_S, lister: Lister = pip_versions
 ) -> Listing:
-    """The listing for ``python``: from ``cache`` while it is younger than ``max_age_s``, else from
-    the index."""
+    """The listing for ``python``: from ``cache`` while younger than ``max_age_s``, else asked."""
     now = time.time()
     try:
         stored = json.loads(cache.read_text())

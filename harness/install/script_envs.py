@@ -81,8 +81,7 @@ Runner = Callable[[Sequence[str], Path], "subprocess.CompletedProcess[str]"]
 
 
 def run(command: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``command`` in ``cwd`` with its output captured; a timeout or a missing program is a failed
-    run, not a raise."""
+    """``command`` with its output; a timeout or a missing program is a failed run, not a raise."""
     environ = {key: value for key, value in os.environ.items() if key not in SCRUBBED_VARIABLES}
     environ["NO_COLOR"] = "1"
     return run_whole(command, cwd, INSTALL_TIMEOUT_S, environ)
@@ -147,8 +146,7 @@ class InstallFailed:
 
 @dataclass(frozen=True)
 class ScriptEnvRequest:
-    """A script's needs on one release: what it declares, the interpreter, the profile, the policy,
-    held pins."""
+    """A script's needs on one release: what it declares, interpreter, profile, policy, holds."""
 
     release: Release
     declared: Declared
@@ -191,8 +189,7 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | None:
-    """The ``--exclude-newer`` date of ``policy`` on ``release`` (whole seconds, UTC); None under
-    ``newest``."""
+    """The ``--exclude-newer`` date of ``policy`` on ``release`` (UTC); None under ``newest``."""
     if check_policy(policy) == NEWEST:
         return None
     cutoff = times.jax_release_time(release.jax, release.jaxlib) + GRACE
@@ -200,16 +197,14 @@ def cutoff_for(release: Release, policy: str, times: UploadTimes) -> datetime | 
 
 
 def requirement_lines(release: Release, profile: Profile | None, declared: Declared) -> list[str]:
-    """What to resolve: the release's own requirements (jax, jaxlib or ``jax[cuda12]``, its pins),
-    then the script's."""
+    """What to resolve: the release's own requirements (jax, jaxlib, pins), then the script's."""
     return [*release.requirements(profile), *declared.requirements]
 
 
 def constraint_lines(
     release: Release, profile: Profile | None, hold: Sequence[str] = ()
 ) -> list[str]:
-    """The release held as constraints: jax, jaxlib (a CUDA extra picks its own jaxlib: left to it),
-    pins, holds."""
+    """The release as constraints: jax, jaxlib (a CUDA extra picks its own), pins, holds."""
     jaxlib = [] if profile and profile.jax_extras else [f"jaxlib=={release.jaxlib}"]
     return [f"jax=={release.jax}", *jaxlib, *release.pins, *hold]
 
@@ -240,8 +235,7 @@ def compile_command(
     profile: Profile | None,
     hold: Sequence[str] = (),
 ) -> list[str]:
-    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt`` (in its working folder)
-    for ``python``."""
+    """``uv pip compile`` of ``requirements.in`` under ``constraints.txt``, for ``python``."""
     files = ["requirements.in", "--constraints", "constraints.txt", "--python", python]
     output = ["--no-header", "--no-annotate", "--color", "never"]
     return [*uv, "pip", "compile", *files, *output, *exclude_newer_args(cutoff, profile, hold)]
@@ -250,8 +244,7 @@ def compile_command(
 def resolution_key(
     request: ScriptEnvRequest, python_version: str, cutoff: datetime | None, index: str
 ) -> str:
-    """What a resolution depends on, hashed: the same key is the same resolution (while it is
-    final)."""
+    """What a resolution depends on, hashed: one key, one resolution (while it is final)."""
     inputs = {
         "format": FORMAT,
         "declared": request.declared.key(),
@@ -297,8 +290,7 @@ def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
     if "no solution found" in error.lower():
         cut_off = [hint for hint in hints if "exclude-newer" in hint]
         if cut_off:
-            # uv's advice ("Consider using `exclude-newer-package`") is for its own users; the
-            # harness has its own.
+            # uv's advice ("Consider using `exclude-newer-package`") is for uv's users, not ours.
             return _one_line(". ".join(cut_off[0].split(". ")[:2]).rstrip(".") + ".", limit)
         if causes:
             return _one_line(" ".join(causes), limit)
@@ -370,14 +362,12 @@ NOT_THE_INDEX_S_ANSWER = re.compile(
 
 
 def proven_unsatisfiable(output: str) -> bool:
-    """Whether uv's failed resolution is its proof that the set cannot be had, not a failure to
-    ask."""
+    """Whether uv's failure is its proof that the set cannot be had, not a failure to ask."""
     return "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output)
 
 
 def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str | None:
-    """Why ``pins`` cannot be the request's resolved set (not exact pins, or not of its jax and
-    jaxlib), or None."""
+    """Why ``pins`` are not the request's set (inexact pins, or not its jax and jaxlib), or None."""
     if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
         return "a line that is no name==version pin"
     versions = dict(pin.split("==", 1) for pin in pins)
@@ -394,8 +384,7 @@ def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str 
 def _kept(
     record: Path, key: str, request: ScriptEnvRequest, cutoff: datetime | None, now: float
 ) -> tuple[str, ...] | NotInstallable | None:
-    """The resolution kept in ``record`` for ``key``, while it holds; None when there is none to
-    trust."""
+    """The resolution kept in ``record`` for ``key`` while it holds; None where none is trusted."""
     try:
         stored = json.loads(record.read_text())
         # Nothing uploaded after a cutoff that has passed can enter: such a resolution is final.
@@ -427,8 +416,7 @@ def resolve(
     runner: Runner = run,
     clock: Callable[[], float] = time.time,
 ) -> tuple[str, ...] | NotInstallable | InstallFailed:
-    """The request's exact pins, from the cache where it holds this resolution, else from
-    ``uv pip compile``."""
+    """The request's exact pins, from the cache where it holds them, else ``uv pip compile``."""
     key = resolution_key(request, python_version, cutoff, index)
     work = inside(folder, RESOLUTIONS, key[:32])
     record = work / "resolution.json"
@@ -483,8 +471,7 @@ def install_steps(
     again = ["--reinstall"] if reinstall else []
     sync = [*uv, "pip", "sync", *again, "--python", interpreter, "--color", "never"]
     return [
-        # `sync`, not `install`: exactly the listed set, nothing left over from an earlier, broken
-        # attempt.
+        # `sync`, not `install`: exactly the set, nothing left from an earlier, broken attempt.
         ("uv pip sync", [*sync, str(venv / PINS_FILE)]),
         ("compileall", compile_all(venv)),
         ("uv pip freeze", [*uv, "pip", "freeze", "--python", interpreter, "--color", "never"]),
@@ -492,8 +479,7 @@ def install_steps(
 
 
 def _recorded(venv: Path, wanted: dict[str, object]) -> tuple[str, ...] | None:
-    """What the venv's record says it holds, if the record is of ``wanted``; None for no usable
-    record."""
+    """What the venv's record says it holds, where it records ``wanted``; else None."""
     try:
         stored = json.loads((venv / RECORD).read_text())
         installed = stored["installed"]

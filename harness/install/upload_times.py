@@ -38,17 +38,14 @@ DEFAULT_INDEX = "https://pypi.org/simple"
 # so times read from pip's index would be of another index than the one the set is resolved from.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL")
 ACCEPT = "application/vnd.pypi.simple.v1+json"
-# The whole answer, not each read: an index trickling a byte a second would otherwise never time
-# out.
+# The whole answer, not each read: an index trickling a byte a second must time out.
 FETCH_TIMEOUT_S = 60
 READ_CHUNK_BYTES = 64 * 1024
-# numpy's listing, among the largest a script would ask for, is about 2 MB (2026); a runaway answer
-# is cut off.
+# numpy's listing, among the largest, is about 2 MB (2026); a runaway answer is cut off.
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 CACHE_MAX_AGE_S = 24 * 3600
 CACHE_FORMAT = 1
-# A project name as PEP 508 allows it: the only thing put into the index's URL and the cache's file
-# name.
+# A PEP 508 project name: the only thing put into the index's URL and a cache file's name.
 PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar")
 
@@ -63,8 +60,7 @@ class IndexUnreachable(HarnessError):
 
 @dataclass(frozen=True)
 class IndexFile:
-    """One file of a package on the index: its version (from its name), upload time, whether
-    yanked."""
+    """One file of a package on the index: its version (from its name), upload time, yanked."""
 
     filename: str
     version: str
@@ -97,8 +93,7 @@ def index_url(environ: Mapping[str, str] | None = None) -> str:
 
 
 def shown(url: str) -> str:
-    """``url`` without the user and password an index URL may carry: messages and files never show
-    them."""
+    """``url`` without the user and password it may carry: messages and files never show them."""
     parts = urllib.parse.urlsplit(url)
     if "@" not in parts.netloc:
         return url
@@ -169,8 +164,7 @@ def same_version(a: str, b: str) -> bool:
 
 
 def file_version(filename: str, name: str) -> str | None:
-    """The version a wheel's or source archive's file name gives, None for any other kind of
-    file."""
+    """The version in a wheel's or source archive's file name; None for another kind of file."""
     if filename.endswith(".whl"):
         parts = filename[: -len(".whl")].split("-")
         return parts[1] if len(parts) in (5, 6) else None
@@ -196,8 +190,7 @@ def _upload_time(value: object) -> datetime | None:
 
 
 def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> PackageListing:
-    """A PEP 691 JSON answer as a listing; HarnessError when it is not one (an index that answers
-    HTML only)."""
+    """A PEP 691 JSON answer as a listing; HarnessError for anything else (HTML only)."""
     try:
         document = json.loads(body)
         entries = document["files"]
@@ -260,8 +253,7 @@ def _from_json(text: str, index: str) -> PackageListing | None:
 
 
 class UploadTimes:
-    """Upload times of releases on one package index, each package's listing cached under ``cache``
-    for a day."""
+    """Upload times on one package index, each package's listing cached for a day."""
 
     def __init__(
         self,
@@ -325,8 +317,7 @@ class UploadTimes:
         return max(self.release_time("jax", jax), self.release_time("jaxlib", jaxlib))
 
     def versions_with_times(self, name: str) -> list[tuple[str, datetime]]:
-        """``name``'s releases with their upload times, oldest first; yanked ones and ones with no
-        time left out."""
+        """``name``'s releases with their upload times, oldest first; none yanked or timeless."""
         earliest: dict[str, datetime] = {}
         live: set[str] = set()
         for file in self.listing(name).files:

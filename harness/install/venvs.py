@@ -39,8 +39,7 @@ UV_MISSING = (
 
 @dataclass(frozen=True)
 class ReleaseEnv:
-    """A jax release, and how to install it: ``uv pip install`` arguments, interpreter, venv
-    folder."""
+    """A jax release and how to install it: ``uv pip install`` arguments, interpreter, venv."""
 
     jax: str
     jaxlib: str
@@ -54,15 +53,13 @@ class ReleaseEnv:
 
 
 def venv_name(release: Release, profile: Profile) -> str:
-    """``release-jax-V`` for every CPU profile (they install the same), ``release-jax-V-cuda12`` for
-    a CUDA build."""
+    """``release-jax-V`` for every CPU profile (they install alike), ``…-cuda12`` for CUDA."""
     build = "".join(f"-{extra}" for extra in profile.jax_extras)
     return f"release-jax-{release.jax}{build}"
 
 
 def release_env(release: Release, profile: Profile, python: str, folder: Path) -> ReleaseEnv:
-    """How ``release`` is installed for ``profile``: its install arguments, in its venv under
-    ``folder``."""
+    """How ``release`` is installed for ``profile``: its arguments, its venv under ``folder``."""
     # A CUDA build's extra chooses its own jaxlib (not always the index's pair): said, not guessed.
     extras = ",".join(profile.jax_extras)
     jaxlib = f"pinned by jax[{extras}]" if extras else release.jaxlib
@@ -79,8 +76,7 @@ def plain_env(env: ReleaseEnv) -> ReleaseEnv:
 
 
 def plan_entry(envs: Sequence[ReleaseEnv], version: str) -> ReleaseEnv:
-    """The plan's entry for ``version``; a release the plan does not list is refused, naming nearby
-    ones."""
+    """The plan's entry for ``version``; one it does not list is refused, naming nearby ones."""
     Listing("", [(env.jax, env.jaxlib) for env in envs]).pair(version)  # refuses one not listed
     return next(env for env in envs if env.jax == version)
 
@@ -212,8 +208,7 @@ def _ensure_locked(env: ReleaseEnv) -> str | None:
     uv = uv_command()
     if uv is None:
         return UV_MISSING
-    # A venv installed before and damaged since (a file of jaxlib deleted) is installed again over
-    # itself.
+    # A venv damaged since its install (a file of jaxlib deleted) is installed again over itself.
     again = ["--reinstall"] if damaged else []
     python = ["--python", str(env.interpreter)]
     steps = [("uv pip install", [*uv, "pip", "install", "--quiet", *again, *python, *env.install])]
