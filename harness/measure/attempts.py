@@ -104,8 +104,7 @@ def measure_process(
         if kept is not None and process.status is not RunStatus.OK:
             process = kept  # measuring again failed, hung or crashed: the loaded measurement stands
             break
-        # Only a measurement is measured again: a failure, timeout or crash under load stays what it
-        # was.
+        # Only a measurement is measured again: a failure, timeout or crash under load stays.
         loaded = process.load is not None and process.load.loaded and process.status is RunStatus.OK
         if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
             break

@@ -77,8 +77,7 @@ def _rounds(stats: Any) -> list[float] | str:
 
 
 def read_suite_run(path: Path) -> SuiteRun:
-    """The benchmarks of the JSON pytest-benchmark wrote at ``path``; none (with a note) if it wrote
-    none."""
+    """The benchmarks in pytest-benchmark's JSON at ``path``; none (with a note) if it has none."""
     run = SuiteRun()
     try:
         document = json.loads(read_bounded(path, limit=MAX_FILE_BYTES, follow_links=False))

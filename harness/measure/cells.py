@@ -15,8 +15,7 @@ from harness.measure.sides import Side
 from harness.store.results import REFUSED
 from harness.store.schema import ProcessRun, RunStatus, Settings
 
-# A side stops after this many timeouts in one cell: a hanging case would otherwise cost
-# processes × timeout.
+# Timeouts after which a side stops in a cell: a hanging case would cost processes × timeout.
 TIMEOUTS_BEFORE_GIVING_UP = 2
 
 
@@ -82,8 +81,7 @@ class CellRun:
         return min(start for start, _ in windows), max(end for _, end in windows)
 
     def claim_verdict(self, min_processes: int = MIN_CLAIM_PROCESSES) -> ClaimVerdict | None:
-        """The claim over the processes that finished ok with a verdict (``settle_claim``); None
-        without one."""
+        """The claim settled over the processes finished ok with a verdict; None without one."""
         holds = [p.claim.holds for p in self.processes if p.status is RunStatus.OK and p.claim]
         return settle_claim(holds, min_processes=min_processes) if holds else None
 
@@ -109,8 +107,7 @@ def next_look(looks: tuple[int, ...], done: int) -> int:
 
 @dataclass
 class Cell:
-    """A planned cell being measured: its place in the plan, and a run for each side not measured
-    before."""
+    """A planned cell being measured: its place in the plan, a run per side still to measure."""
 
     index: int
     item: PlannedRun
@@ -118,8 +115,7 @@ class Cell:
     runs: list[CellRun] = field(default_factory=list)
 
     def others(self, run: CellRun) -> list[str]:
-        """The labels of the sides measured beside ``run``, as its result names them
-        (``interleaved_with``)."""
+        """The labels of the sides measured beside ``run`` (its ``interleaved_with``)."""
         return [r.side.label for r in self.runs if r is not run]
 
     def left(self, settings: Settings) -> tuple[int, int]:
@@ -164,8 +160,7 @@ class Cell:
 
 
 def pair_name(a: Side, b: Side) -> str:
-    """What a comparison of two sides compares, in progress lines and results: "jax 0.4.31 → 0.4.33
-    · cpu"."""
+    """What two sides' comparison compares, in lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
     plain = (
         a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
     )
@@ -175,8 +170,7 @@ def pair_name(a: Side, b: Side) -> str:
 
 
 def claim_text(run: CellRun) -> str:
-    """The claim over the run's processes as the report settles it; one process's verdict as it said
-    it."""
+    """The claim over the run's processes as the report settles it (one process's as it said)."""
     verdict = run.claim_verdict()
     if verdict is None:
         return ""

@@ -156,8 +156,7 @@ def medians(
 
 
 class NothingDispatched(Exception):
-    """A step returned no JAX array: its time is Python's, not JAX's, and must not be stored as a
-    measurement."""
+    """A step returned no JAX array: its time is Python's, not JAX's, and no measurement."""
 
 
 def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Sequence[Any]) -> None:
@@ -174,13 +173,11 @@ def check_dispatched(jax: Any, program: str, labels: Sequence[str], outputs: Seq
 
 
 class CaseError(TypeError):
-    """What a case returned is not what the harness can store: the process fails with this, measured
-    or not."""
+    """What a case returned cannot be stored: the process fails with this, measured or not."""
 
 
 def checked_facts(facts: Any) -> dict[str, Any]:
-    """A case's facts, scrubbed, once they are a dict of names to what JSON holds; CaseError
-    otherwise."""
+    """A case's facts, scrubbed, once a dict of names to what JSON holds; CaseError otherwise."""
     if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
         raise CaseError(
             f"facts() must return a dict of names to values, not {type(facts).__name__}: "

@@ -25,8 +25,7 @@ from harness.store.schema import EndKind, ProcessEnd
 # The start-up hook's variables (``script_hook`` spells them out: it imports nothing of the
 # harness); FAULT_AT: when to write the stack of a process still running, in Unix seconds.
 FAULT_FILE, FAULT_AT = "HARNESS_FAULT_FILE", "HARNESS_FAULT_AT_UNIX_S"
-# A script's output, beside the fault file: the harness reads its end back when it had to kill the
-# process.
+# A script's output, beside the fault file: read back when the harness killed the process.
 SCRIPT_STDOUT, SCRIPT_STDERR = "script-stdout.log", "script-stderr.log"
 # Signals that something outside the script sends: a user's kill, a job's end, the kernel's OOM
 # killer (SIGKILL).  A segfault or an abort is the process's own doing.
@@ -62,8 +61,7 @@ def from_site_packages(text: str) -> str:
 
 
 def ended(returncode: int, output: str) -> ProcessEnd:
-    """A process that exited with ``returncode`` (negative: killed by that signal, as Python reports
-    it)."""
+    """How a process exited with ``returncode`` (negative: killed by that signal)."""
     if returncode < 0:
         name = signal_name(-returncode)
         return ProcessEnd(

@@ -66,8 +66,7 @@ class Figures:
 
 
 def _figure(found: re.Match[str]) -> Figure | str:
-    """The figure of a matched line, or why it is none: a field of more digits than any measurement
-    has."""
+    """The figure of a matched line, or why not: a field of more digits than a measurement has."""
     fields = {name: found[name] for name in ("median", "min", "max", "n")}
     long = [name for name, digits in fields.items() if len(digits) > FIGURE_DIGITS]
     if long:

@@ -26,18 +26,15 @@ from pathlib import Path
 
 # Set in the harness's environment, so every process it starts carries it.
 MARKER_VARIABLE = "HARNESS_RUN_MARKER"  # not JAX_: results record JAX_ variables
-# Seconds the marked processes get to end on SIGTERM (a worker ends its case process's tree) before
-# SIGKILL.
+# Seconds the marked processes get on SIGTERM (a worker ends its tree) before SIGKILL.
 GRACE_S = 2.0
-# Rounds of looking for marked processes: what each round's dead had started may show up in the
-# next.
+# Rounds of looking: what each round's dead had started may show up in the next.
 ROUNDS = 200
 ROUND_PAUSE_S = 0.05
 
 
 def _marked(marker: bytes, spared: set[int]) -> list[int]:
-    """Live processes whose environment carries ``marker``, but ``spared``; none where there is no
-    ``/proc``."""
+    """Live processes whose environment carries ``marker``, but ``spared``; none without /proc."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         pid = int(entry.name)
@@ -71,8 +68,7 @@ def end_marked(marker: str, harness: int) -> None:
 
 
 def watch(marker: str, folder: str, harness: int) -> int:
-    """The watchdog: wait until the harness has ended (its pipe, our stdin, closes), then clean up
-    after it."""
+    """The watchdog: once the harness has ended (its pipe, our stdin, closes), clean up after it."""
     # A Ctrl-C at the terminal or a SIGTERM to the harness's group is for the harness; the
     # watchdog stays until the harness is gone, whichever way it went.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -106,8 +102,7 @@ def _start_watchdog(marker: str, folder: Path) -> tuple[subprocess.Popen[bytes] 
 
 @contextlib.contextmanager
 def guarded() -> Iterator[Path]:
-    """Run the harness's command under a watchdog; yields the folder its temporary folders go
-    under."""
+    """Run the harness's command under a watchdog; yields the folder its temporary folders go in."""
     marker = os.urandom(8).hex()
     folder = Path(tempfile.mkdtemp(prefix="jax-repro-"))
     watchdog, write_end = _start_watchdog(marker, folder)

@@ -26,8 +26,7 @@ __all__ = ["Exited", "Worker", "WorkerGone", "kill_group"]
 READY_TIMEOUT_S = 300.0
 # Seconds to wait for the worker to report a case process it was told to kill.
 REAP_TIMEOUT_S = 30.0
-# Seconds an idle worker gets to end once its stdin is closed; it holds no state, so then it is
-# killed.
+# Seconds an idle worker gets to end once its stdin closes; it holds no state, then is killed.
 CLOSE_TIMEOUT_S = 5.0
 LOG_TAIL_LINES = 15
 
@@ -46,8 +45,7 @@ class Exited:
 
 
 def kill_group(pid: int) -> None:
-    """Kill a case process and its process group; right after the fork the group may not exist
-    yet."""
+    """Kill a case process and its group; right after the fork the group may not exist yet."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -130,8 +128,7 @@ class Worker:
         return dict(message[kind])
 
     def ready(self, timeout: float = READY_TIMEOUT_S) -> dict[str, Any]:
-        """Wait until the worker has imported what it preloads; its facts (``host``,
-        ``release``...)."""
+        """Wait until the worker imported what it preloads; its facts (``host``, ``release``...)."""
         facts = self._expect("ready", timeout)
         if facts is None:
             self.close()
@@ -164,8 +161,7 @@ class Worker:
         )
 
     def kill(self) -> Exited | None:
-        """Kill the running case process with its group; how it ended, once the worker has reaped
-        it."""
+        """Kill the running case process with its group; how it ended, once the worker reaped it."""
         if self.running is None:
             return None
         kill_group(self.running)

@@ -20,8 +20,7 @@ PARENT_POLL_S = 0.5
 
 
 def prctl(option: int, value: int) -> bool:
-    """Linux's ``prctl``; False where there is none (macOS, BSD) or the kernel refuses the
-    option."""
+    """Linux's ``prctl``; False where there is none (macOS, BSD) or the option is refused."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(option, value, 0, 0, 0) == 0)
@@ -41,8 +40,7 @@ def _watch_parent(parent: int, signum: int) -> None:
 
 
 def ignores_hangups(pid: int) -> bool:
-    """Whether process ``pid`` ignores SIGHUP (its ``SigIgn`` mask in ``/proc``); False where none
-    can be read."""
+    """Whether ``pid`` ignores SIGHUP (its ``SigIgn`` in ``/proc``); False where unreadable."""
     try:
         with open(f"/proc/{pid}/status", "rb") as file:
             status = file.read()

@@ -56,8 +56,7 @@ def other_cpu_cores(
 
 
 def resolution_cores(wall_s: float) -> float:
-    """How far off ``other_cpu_cores`` can be: each CPU's busy time is counted in whole clock
-    ticks."""
+    """How far off ``other_cpu_cores`` can be: each CPU's busy time counts in whole ticks."""
     try:
         ticks = os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError):
@@ -66,8 +65,7 @@ def resolution_cores(wall_s: float) -> float:
 
 
 def is_loaded(cores: float | None, wall_s: float, threshold: float) -> bool:
-    """Over the threshold by more than the count's resolution: a 20 ms process on 2 cores is not
-    judged on ticks."""
+    """Over the threshold by more than the ticks' resolution: no 20 ms process is judged on them."""
     return cores is not None and cores - resolution_cores(wall_s) > threshold
 
 

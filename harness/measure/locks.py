@@ -34,8 +34,7 @@ class LockUnusable(Exception):
 
 
 def _open_lock(path: Path) -> int:
-    """A descriptor of the lock file at ``path``, created for every user if missing; LockUnusable if
-    it cannot be."""
+    """A descriptor of the lock file, made for every user if missing; else LockUnusable."""
     # O_NONBLOCK: a FIFO planted at the path would block the open until a writer came.
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
     for _ in range(3):  # created or removed by another run meanwhile: look again
@@ -69,8 +68,7 @@ def _open_lock(path: Path) -> int:
 
 
 def _candidates(name: str) -> list[tuple[Path, str]]:
-    """Where the lock ``name`` may be, first choice first, with what the fallback leaves
-    unexcluded."""
+    """Where lock ``name`` may be, first choice first, with what the fallback leaves unexcluded."""
     shared = Path(os.environ.get(LOCK_DIR_VARIABLE) or SHARED_LOCK_DIR) / name
     found = [(shared, "")]
     runtime = os.environ.get("XDG_RUNTIME_DIR")

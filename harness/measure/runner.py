@@ -45,8 +45,7 @@ from harness.store.schema import ProcessRun, RunStatus, Settings
 from harness.units import sizes_text, time_left
 
 Progress = Callable[[str], None]
-# A stored result that stands for a planned cell on a side (``measure(reuse=...)``), or None:
-# measure it.
+# A stored result standing for a planned cell on a side (``measure(reuse=...)``), or None.
 Reuse = Callable[[PlannedRun, Side], StoredResult | None]
 
 
@@ -95,8 +94,7 @@ def resuming_lines(
     resume: str,
     results_dir: Path,
 ) -> list[str]:
-    """What a resumed run says, per side with cells measured before: how many are passed over, and
-    why."""
+    """What a resumed run says, per side with cells measured before: how many are passed over."""
     lines = []
     for side in sides:
         statuses = [status for (_, label), status in stored.items() if label == side.label]
@@ -115,8 +113,7 @@ def resuming_lines(
 
 
 def plan_line(cells: list[Cell], settings: Settings) -> str:
-    """The line a measurement starts with: how many cells, processes and sides, and how far it may
-    go."""
+    """A measurement's first line: how many cells, processes and sides, and how far it may go."""
     count, sides = settings.processes, max(len(cell.runs) for cell in cells)
     what = f"{count} process{'es' if count > 1 else ''}"
     if sides > 1:
@@ -154,8 +151,7 @@ def known_skip(item: PlannedRun, side: Side) -> str:
 
 @dataclass
 class Recorder:
-    """Measures planned cells on its sides, a worker per side, and stores one result per side and
-    cell."""
+    """Measures planned cells on its sides, a worker per side; a result per side and cell."""
 
     results_dir: Path
     sides: list[Side]
@@ -165,8 +161,7 @@ class Recorder:
     progress: Progress = _stderr
     # Cells measured on other machines do not count as measured here.
     machine: str = field(default_factory=lambda: machine_identity()["id"])
-    # Stored with every result: comparisons tell sides that shared this run's level from separate
-    # runs.
+    # With every result: comparisons tell sides that shared this run's level from separate runs.
     invocation: str = field(default_factory=lambda: secrets.token_hex(8))
     detectable: DetectableRatio | None = None  # with ``settings.target_ratio``
     undecided: OpenComparison | None = None  # with ``settings.decide``

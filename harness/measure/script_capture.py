@@ -83,8 +83,7 @@ def start(jax) -> None:
 
 
 class _Recorded:
-    """A jitted function that records its calls made outside tracing, and is otherwise the jitted
-    one."""
+    """A jitted function that records its calls made outside tracing; else the jitted one."""
 
     def __init__(self, jax, jitted, fun, options) -> None:
         self._jax, self._jitted, self._options = jax, jitted, options
@@ -111,8 +110,7 @@ class _Recorded:
         return self._staged("trace", args, kwargs)
 
     def _staged(self, how, args, kwargs):
-        """The jitted function's own lowering or tracing, its inputs recorded: what the compiled
-        program runs."""
+        """The jitted function's own lowering or tracing, its inputs recorded: what will run."""
         if not _tracing(self._jax, args, kwargs):
             self._record(args, kwargs)
             self._entry["lowered"] += 1
@@ -271,8 +269,7 @@ def _inputs(jax, args, kwargs, options) -> dict:
 
 
 def finish(folder: str) -> None:
-    """Export every recorded program into ``folder``, most called first, and list them in
-    programs.json."""
+    """Export every recorded program into ``folder``, most called first, listed in programs.json."""
     import jax
     import numpy as np
 
@@ -336,8 +333,7 @@ def _as_avals(np, saved: dict, keys: dict, avals) -> dict:
 
 
 def _input(aval, name: str, values: dict, keys: dict) -> dict:
-    """An input as the listing says it: shape, dtype, weak type, kept or generated, a key's
-    implementation."""
+    """An input as listed: shape, dtype, weak type, kept or generated, a key's implementation."""
     said = {"shape": list(aval.shape), "dtype": str(aval.dtype), "saved": name in values}
     if getattr(aval, "weak_type", False):
         said["weak_type"] = True

@@ -70,8 +70,7 @@ _fault_file = None  # kept open: faulthandler writes to its descriptor
 
 
 def _watch_faults() -> None:
-    """faulthandler on, into the harness's file; the variables taken out, so the script sees its own
-    environment."""
+    """faulthandler on, into the harness's file; its variables removed from the script's view."""
     global _fault_file
     path, at = os.environ.pop(FAULT_FILE, ""), os.environ.pop(FAULT_AT, "")
     if not path:
@@ -172,8 +171,7 @@ class _JaxImportTimer:
 
 
 class _TimedLoader:
-    """jax's own loader, its ``exec_module`` timed; then the listener and the options the harness
-    sets."""
+    """jax's own loader, ``exec_module`` timed; then the listener and the harness's options."""
 
     def __init__(self, loader):
         self.loader = loader
@@ -242,8 +240,7 @@ def _xla_flags_now() -> str:
 
 
 def _start_capture(jax) -> None:
-    """Load ``script_capture`` by its path (the harness stays off the script's path) and wrap
-    ``jax.jit``."""
+    """Load ``script_capture`` by its path (the harness stays off the script's) and wrap jax.jit."""
     global _capture
     import importlib.util
 
@@ -278,8 +275,7 @@ def _listen() -> None:
 
 
 def configure_jax(environ) -> dict:
-    """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back as (or why it was not
-    set)."""
+    """Set the jax options ``environ[JAX_CONFIG]`` names; what each reads back (or why unset)."""
     import jax
 
     found = {}
@@ -293,8 +289,7 @@ def configure_jax(environ) -> dict:
 
 
 def start_profile(environ) -> bool:
-    """Start ``jax.profiler`` tracing into ``environ[PROFILE_DIR]`` where it names a folder; whether
-    it started."""
+    """Trace ``jax.profiler`` into ``environ[PROFILE_DIR]`` where it is set; whether it started."""
     folder = environ.get(PROFILE_DIR)
     if not folder:
         return False
@@ -319,8 +314,7 @@ def stop_profile() -> None:
 
 
 def _events_in_source() -> dict[str, bool]:
-    """Whether this jax's source names each event: an event that never fired is zero only where it
-    exists."""
+    """Whether this jax's source names each event: one never fired is zero only if it exists."""
     jax = sys.modules.get("jax")
     folder = os.path.dirname(getattr(jax, "__file__", "") or "")
     wanted, found = set(EVENTS.values()), set[str]()
@@ -345,8 +339,7 @@ def _write(path: str) -> None:
             present = _events_in_source()
             for phase in unfired:
                 _report["events"][phase]["exists"] = present[phase]
-    # The scan of jax's source is the hook's, not the script's: the harness takes it out of the
-    # process's time.
+    # The scan of jax's source is the hook's: the harness takes it out of the process's time.
     _report["after_script_ns"] = time.perf_counter_ns() - ended
     try:
         with open(path, "w", encoding="utf-8") as handle:

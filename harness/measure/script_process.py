@@ -70,8 +70,7 @@ MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([A-Za-z0-9_
 
 
 def script_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The side's environment for the script, without the harness that ``launch.Worker`` put first
-    on ``PYTHONPATH``."""
+    """The side's environment, without the harness ``launch.Worker`` put first on PYTHONPATH."""
     env = dict(environ)
     entries = env.get("PYTHONPATH", "").split(os.pathsep)
     if entries and entries[0] == str(REPO_ROOT):
@@ -126,8 +125,7 @@ def programs_from(
 
 
 def flag_values(flags: str) -> dict[str, str]:
-    """``--name=value`` flags (``--name`` alone: "") by name, the last of a name winning, as XLA
-    reads them."""
+    """``--name=value`` flags (``--name`` alone: "") by name, the last one winning, as XLA reads."""
     found = {}
     for word in flags.split():
         if word.startswith("--"):
@@ -157,8 +155,7 @@ def xla_flags_record(harness: str, report: dict[str, Any]) -> dict[str, Any] | N
 
 
 def lost_in(stored_processes: Any) -> list[str]:
-    """The harness's XLA flags a script's processes lost (``xla_flags_record``), each once; [] for a
-    case."""
+    """The harness's XLA flags a script's processes lost (``xla_flags_record``); [] for a case."""
     lost: dict[str, None] = {}
     for process in stored_processes:
         record = (process.script or {}).get("xla_flags")
@@ -168,8 +165,7 @@ def lost_in(stored_processes: Any) -> list[str]:
 
 
 def undeclared_import(stderr: str) -> str:
-    """What to do when a script failed on a module that is not there: in its venv, only what it
-    declares is."""
+    """What to do when a script lacked a module: in its venv, only what it declares is."""
     found = MISSING_MODULE.findall(stderr)
     if not found:
         return ""

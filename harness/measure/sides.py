@@ -235,6 +235,5 @@ def release_label() -> str:
 
 
 def this_side(profile: str) -> Side:
-    """The side of a run without a plan: this interpreter and environment, the JAX installed
-    here."""
+    """The side of a run without a plan: this interpreter and environment, this JAX."""
     return Side(release=release_label(), profile=profile, interpreter=sys.executable, env={})

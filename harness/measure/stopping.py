@@ -47,8 +47,7 @@ class OpenComparison(Protocol):
 
 @dataclass(frozen=True)
 class StopRules:
-    """Whether a cell gets another round, and the note each side's result keeps about how far it
-    went."""
+    """Whether a cell gets another round, and the note each side's result keeps of how far."""
 
     settings: Settings
     progress: Callable[[str], None]
@@ -57,8 +56,7 @@ class StopRules:
     settled: SettledCell | None = None  # with ``settings.decide``: ends the looks once it says so
 
     def another_round(self, cell: Cell, runs: list[CellRun], done: int) -> bool:
-        """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether to measure
-        one more."""
+        """After ``done`` rounds of ``cell`` (``runs``: its sides still going), whether one more."""
         settings = self.settings
         if done < settings.processes:
             return True
@@ -121,8 +119,7 @@ class StopRules:
         return found
 
     def _settled(self, cell: Cell) -> set[str]:
-        """The metrics the caller has settled on the cell's processes so far (none without a
-        caller's judgement)."""
+        """The metrics the caller has settled on the cell's processes so far (none without one)."""
         if self.settled is None:
             return set()
         ok = {run.side.label: run.processes for run in cell.runs}

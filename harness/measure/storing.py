@@ -149,8 +149,7 @@ def left_out_by_claim(stored: StoredResult) -> bool:
 
 
 def check_results_folder(results_dir: Path, case: CaseInfo) -> None:
-    """Refuse a results folder whose results under the script's name are of other content (or of a
-    case)."""
+    """Refuse a results folder whose results of the script's name are of other content."""
 
     def recorded() -> Iterator[ScriptIdentity | None]:  # read only where the subject asks
         folder = inside(results_dir, case.name)

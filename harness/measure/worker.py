@@ -112,8 +112,7 @@ def end_group(pid: int) -> None:
 
 
 def end_all(running: list[int], signum: int) -> None:
-    """The worker's SIGTERM (its harness died, or someone ended it): end the case process and all it
-    started."""
+    """The worker's SIGTERM (its harness died, or it was ended): end the case process's tree."""
     for pid in running:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
@@ -141,8 +140,7 @@ def preload() -> list[str]:
 
 
 def become_case_process(worker_pid: int, log: str, affinity: list[int] | None) -> None:
-    """In the forked process: a session of its own, only the standard descriptors, output to
-    ``log``."""
+    """In the forked process: a session of its own, standard descriptors only, output to ``log``."""
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker's cleanup is not the case's
     die_with_parent()

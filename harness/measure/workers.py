@@ -52,8 +52,7 @@ def check_venv(side: Side, output: str = "") -> None:
 
 
 class WorkerPool:
-    """A worker per side, each started in ``isolation`` with its side's interpreter and
-    environment."""
+    """A worker per side, started in ``isolation`` with its side's interpreter and environment."""
 
     def __init__(self, sides: list[Side], isolation: str) -> None:
         self.sides = sides
@@ -76,8 +75,7 @@ class WorkerPool:
         return worker is not None and not worker.closed and worker.proc.poll() is None
 
     def worker(self, side: Side) -> Worker:
-        """The side's worker, ready; the first call starts every side's worker at once, a dead one
-        is restarted."""
+        """The side's worker, ready; the first call starts every side's, a dead one is restarted."""
         if not self._alive(side):
             starting = [
                 s for s in self.sides if s.label == side.label or s.label not in self._workers
@@ -114,8 +112,7 @@ class WorkerPool:
             raise HarnessError(unreadable) from None
 
     def host(self, side: Side) -> HostFacts:
-        """The side's host facts; its worker is started for them if it never ran (a cell refused on
-        every side)."""
+        """The side's host facts, its worker started for them if it never ran (a cell refused)."""
         if side.label not in self.hosts:
             self.worker(side)
         return self.hosts[side.label]
