@@ -170,10 +170,9 @@ def _colon_secret(m: re.Match[str]) -> str:
 
 
 def redact(text: str, environ: dict[str, str] | None = None) -> str:
-    """``text`` with credentials replaced by REDACTED: the values of this environment's secret
-    variables wherever they appear, every credential of a known shape, every secret ``NAME=value``
-    or ``NAME: value``, and the user:password of every URL; the pieces between colour codes each
-    alone."""
+    """``text`` with credentials replaced by REDACTED: this environment's secret values, every known
+    shape, every secret ``NAME=value`` or ``NAME: value``, and each URL's user:password; the pieces
+    between colour codes each alone."""
     if "\x1b" in text:
         pieces = ANSI_CODE.split(text)
         return "".join(p if i % 2 else _redacted(p, environ) for i, p in enumerate(pieces))
@@ -205,9 +204,8 @@ def _redacted(text: str, environ: dict[str, str] | None) -> str:
 
 
 def scrub_value(value: Any, depth: int = 0) -> Any:
-    """A JSON-like value (a case's ``facts()``, a script's printed object) with every string in it
-    scrubbed, keys included, and a string under a key named like a secret (``api_token``) redacted
-    whole."""
+    """A JSON-like value (a case's ``facts()``) with every string scrubbed, keys included, and a
+    string under a key named like a secret (``api_token``) redacted whole."""
     if isinstance(value, str):
         return scrub(value)
     if depth > MAX_SCRUB_DEPTH:  # no real facts nest this deep; its text is all a record could keep

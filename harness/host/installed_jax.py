@@ -37,9 +37,8 @@ def cuda_build() -> str | None:
 
 
 def device_profile() -> str | None:
-    """The profile table's name for the installed jax's devices: its CUDA build where a GPU is
-    usable here; None on a CPU build or without a usable GPU (a run then keeps its ``default`` label
-    and flags)."""
+    """The profile for the installed jax's devices: its CUDA build where a GPU is usable here; None
+    otherwise (a run then keeps its ``default`` label and flags)."""
     build = cuda_build()
     if build is None or gpu.absence_reason() is not None:
         return None

@@ -214,12 +214,9 @@ def segments(
     commits: Sequence[Commit], jaxlibs: Sequence[str], preferred: Sequence[str] = ()
 ) -> list[Segment]:
     """The range cut where no one jaxlib fits on: from each cut, the jaxlib that the most commits in
-    a row accept (the older of two that go as far, which those commits were written against), as few
-    cuts as possible.
-
-    A jaxlib of ``preferred`` (the two releases' own and those between) goes first wherever one
-    fits: a commit made before release U's branch may accept only an older one, but only until
-    a commit accepts one of the step's.
+    a row accept (the older of two that go as far: those commits were written against it). A jaxlib
+    of ``preferred`` (the releases' own and those between) goes first wherever one fits: a commit
+    made before release U's branch may accept only an older one, but only until one of the step's.
     """
     step = [j for j in preferred if j in jaxlibs]
     found: list[Segment] = []

@@ -40,9 +40,8 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Unavailable:
-    """A release whose environment cannot be had (the resolver proved it): an answer, stored as the
-    release's result, with what was asked of it (``libraries``, holding nothing) so that a later
-    probe finds it."""
+    """A release whose environment cannot be had (the resolver proved it): an answer, stored as its
+    result with what was asked of it (``libraries``, holding nothing) for a later probe to find."""
 
     line: str  # "not installable (as of …): the resolver's reason"
     libraries: Libraries
@@ -126,9 +125,8 @@ class Environments:
             self.use(label, Prepared(interpreter, held))
 
     def resolved(self, envs: Mapping[str, ReleaseEnv]) -> dict[str, str | None]:
-        """By label, what a script's venv resolved to (its set's SHA-256), or why it cannot be had:
-        each venv is made ready, which measuring needs anyway.  A case's venv holds jax alone:
-        nothing."""
+        """By label, what a script's venv resolved to (its set's SHA-256) or why it cannot be had,
+        each venv made ready (measuring needs it anyway); nothing for a case (jax alone)."""
         if not self.case.subject.own_venv:
             return {}
         found: dict[str, str | None] = {}
@@ -141,9 +139,8 @@ class Environments:
         return found
 
     def holding(self, label: str, pins: tuple[str, ...]) -> Environments:
-        """These environments, with ``label`` holding ``pins`` besides what every release holds (a
-        step's middle side: jax's newer release with a library's older version); these stay as they
-        are."""
+        """A copy with ``label`` also holding ``pins`` (a step's middle side: jax's newer release
+        with a library's older version)."""
         held = dataclasses.replace(self, extra={**self.extra, label: pins})
         held._noted = self._noted  # the script's notes, said once already, are not said again
         return held
@@ -153,8 +150,7 @@ class Environments:
 
     def matches(self, label: str, libraries: Libraries | None) -> bool:
         """Whether a stored result's venv was resolved as ``label``'s would be now: a case's, none;
-        a script's, by the same policy, from the same declared requirements, with the same pins
-        held."""
+        a script's, by the same policy, declared requirements and held pins."""
         if label in self.fixed:
             return libraries == self.fixed[label].libraries
         subject = self.case.subject

@@ -72,8 +72,7 @@ UNREACHED = (
 
 def why_no_listing(stderr: str) -> str:
     """Why pip listed nothing, in one line: the index out of reach where pip's warnings say so (its
-    last line, "No matching distribution found for jaxlib", would read as if jaxlib had no
-    release)."""
+    last line, "No matching distribution found", reads as if there were no release)."""
     for pattern in UNREACHED:
         found = pattern.search(stderr)
         if found:
@@ -113,11 +112,10 @@ UNRESOLVABLE = (
 
 
 def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
-    """None when pip, for ``python``, resolves jax ``jax`` with jaxlib ``jaxlib`` (a dry run:
-    nothing installed); else why not in one line.  The listing pairs a jax with the newest jaxlib
-    below it where its own has no wheel for this Python, which is right for a jax release that had
-    none (0.4.37) and wrong for one whose jaxlib's wheels are not there yet: jax's own requirements
-    tell them apart.  HarnessError when pip could not ask the index."""
+    """None when pip (a dry run) resolves jax ``jax`` with jaxlib ``jaxlib`` for ``python``; else
+    why not, in one line; HarnessError when pip could not ask the index. A jax paired with an older
+    jaxlib is right for a release that had none (0.4.37), wrong for one whose jaxlib's wheels are
+    not there yet: jax's own requirements tell them apart."""
     command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--ignore-installed"]
     done = _pip([*command, f"jax=={jax}", f"jaxlib=={jaxlib}"], "ask the index")
     if done.returncode == 0:
@@ -137,10 +135,9 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
 def newest_installable(
     listing: Listing, say: Callable[[str], None], check: Callable[[str, str, str], str | None]
 ) -> list[str]:
-    """The listing's jax releases, less the newest ones that do not install with the jaxlib they are
-    paired with (each said in a line): a release whose jaxlib has no wheel for this Python yet is
-    left out, never watched with an older jaxlib.  Only a jax paired with a jaxlib of another number
-    is asked about."""
+    """The listing's jax releases, less the newest that do not install with the jaxlib they are
+    paired with (each said): never watched with an older jaxlib. Only a jax paired with a jaxlib of
+    another number is asked about."""
     pairs = list(listing.pairs)
     while pairs and pairs[-1][0] != pairs[-1][1]:
         problem = check(listing.python, *pairs[-1])

@@ -15,10 +15,8 @@ from harness.units import version_key
 
 def interpreter(version: str) -> str:
     """An interpreter for ``version``: pyenv's own copy when it has one, else the bare version.
-
-    pyenv shims answer "command not found" for versions that are installed but not
-    activated, and nox cannot see through them; a bare version that nothing provides
-    makes nox skip the session with "interpreter not found" (an error on CI).
+    pyenv shims answer "command not found" for versions installed but not activated, and nox
+    cannot see through them: it would skip the session ("interpreter not found", an error on CI).
     """
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     found = glob.glob(os.path.join(root, "versions", f"{version}.*", "bin", f"python{version}"))

@@ -136,9 +136,8 @@ class NotInstallable:
 
 @dataclass(frozen=True)
 class InstallFailed:
-    """Why a script's set could not be tried this time (the index out of reach, a disk that takes no
-    more, an interpreter or uv that does not run), in one line: no answer about the set, never kept,
-    tried again next run."""
+    """Why a script's set could not be tried this time (no index, a full disk, no uv), in one line:
+    no answer about the set, never kept, tried again next run."""
 
     reason: str
     stage: str  # "resolve" or "install"
@@ -260,10 +259,8 @@ def resolution_key(
 
 
 def parse_pins(text: str) -> tuple[str, ...]:
-    """``name==version`` lines (comments and blank lines skipped), names normalized, sorted by name.
-
-    ValueError for any other line: a resolution of plain requirements gives nothing else.
-    """
+    """``name==version`` lines (comments and blank lines skipped), names normalized, sorted by name;
+    ValueError for any other line: a resolution of plain requirements gives nothing else."""
     pins = {}
     for line in text.splitlines():
         content = line.split("#", 1)[0].strip()
@@ -277,12 +274,9 @@ def parse_pins(text: str) -> tuple[str, ...]:
 
 
 def uv_reason(output: str, limit: int = REASON_CHARS) -> str:
-    """The most telling part of uv's error output, in one line of at most ``limit`` characters.
-
-    A resolution that finds no solution is told by uv's explanation ("Because equinox>=0.13.8
-    depends on ... and you require jax==0.4.31 ..."), or by its hint where a package was cut off
-    by date; any other error by its first line and its first and last causes.
-    """
+    """The most telling part of uv's error output, in one line of at most ``limit`` characters: for
+    no solution, uv's explanation ("Because equinox>=0.13.8 depends on ..."), or its hint where a
+    package was cut off by date; any other error by its first line, first and last causes."""
     error, causes, hints = _uv_parts(output)
     if not error:
         lines = [line.strip() for line in output.splitlines() if line.strip()]
@@ -569,12 +563,8 @@ def ensure(
     clock: Callable[[], float] = time.time,
 ) -> ScriptEnv | NotInstallable | InstallFailed:
     """A venv under ``folder`` holding the request's resolved set, why the set cannot be had, or why
-    it could not be tried this time.
-
-    A venv whose record matches is used as it is, and a kept resolution is reused, so a
-    second call for the same request touches neither the network nor the venv.  A script whose
-    ``requires-python`` the interpreter misses is a UsageError, before anything is resolved.
-    """
+    it could not be tried this time. A second call for the same request reuses the venv and the
+    resolution, touching neither; a ``requires-python`` the interpreter misses is a UsageError."""
     check_policy(request.policy)
     # Every command runs in a folder of its own: a relative path would move with it.
     folder = folder.absolute()

@@ -27,10 +27,7 @@ def run_whole(
     command: Sequence[str], cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``command`` with its output captured; 124 past ``timeout_s``, 127 when it cannot start, never
-    a raise.
-
-    An interrupt while it runs ends it and every process it started before it propagates.
-    """
+    a raise. An interrupt while it runs ends it and all it started before it propagates."""
     try:
         process = subprocess.Popen(
             list(command),

@@ -102,8 +102,7 @@ def shown(url: str) -> str:
 
 def credentials(url: str) -> dict[str, str]:
     """The Basic ``Authorization`` header of the user and password an index URL carries, as uv sends
-    them (urllib would take ``user:password@host`` for the host's name); none for a URL without
-    them."""
+    them (urllib would take ``user:password@host`` for the host's name); {} without them."""
     userinfo = urllib.parse.urlsplit(url).netloc.rpartition("@")[0]
     if not userinfo:
         return {}
@@ -114,8 +113,7 @@ def credentials(url: str) -> dict[str, str]:
 
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable
-    when it cannot be had whole within ``timeout_s`` (refused, an HTTP error, cut short, too
-    slow)."""
+    when it cannot be had whole within ``timeout_s``."""
     request = urllib.request.Request(shown(url), headers={"Accept": ACCEPT, **credentials(url)})
     base = shown(url).rsplit("/", 2)[0]
     deadline = time.monotonic() + timeout_s

@@ -134,10 +134,9 @@ def last_lines(text: str) -> str:
 
 
 def compile_all(venv: Path) -> list[str]:
-    """Every module of ``venv`` compiled once, at its install: a release's `import jax` (a plain
-    script's process.import_ns) then times importing, never compiling jax's source, whether or not
-    its processes may write bytecode (PYTHONDONTWRITEBYTECODE), so every release's import is timed
-    alike."""
+    """Every module of ``venv`` compiled once, at its install: a release's `import jax` (a script's
+    process.import_ns) then times importing, never compiling, whether or not its processes may
+    write bytecode (PYTHONDONTWRITEBYTECODE): every release's import is timed alike."""
     return [str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0", str(venv / "lib")]
 
 
@@ -156,9 +155,8 @@ def install_record(env: ReleaseEnv) -> dict[str, object]:
 
 
 def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str]:
-    """Files that the installs of ``packages`` (None: every distribution in the venv) recorded
-    (their RECORD) and that are gone from ``venv``: a module deleted, a jaxlib ``.so`` gone, a
-    RECORD that cannot be read."""
+    """Files the installs of ``packages`` (None: every distribution) recorded (their RECORD) that
+    are gone from ``venv`` (a module, a jaxlib ``.so``), or a RECORD that cannot be read."""
     found = sorted(venv.glob("lib/python3*/site-packages"))
     if not found:
         return ["site-packages"]
@@ -183,12 +181,10 @@ def missing_files(venv: Path, packages: Sequence[str] | None = None) -> list[str
 def ensure(env: ReleaseEnv) -> str | None:
     """Make ``env``'s venv hold its install; None when ready, else why it cannot be installed.
 
-    An existing venv is installed into (uv pins it to exactly what is asked), never
-    deleted: the folder may hold other things a user put there; one whose jax or jaxlib lost a file
-    it installed (any distribution's RECORD names a file that is gone) is installed again
-    (``--reinstall``). Checked and made under the venv's lock: two runs that need it at once (two
-    sessions, two workers of the test suite) make it once, the second waiting and then finding it
-    ready.
+    An existing venv is installed into (uv pins it to exactly what is asked), never deleted: the
+    folder may hold other things a user put there; one that lost a file it installed is installed
+    again (``--reinstall``). Made under the venv's lock: two runs that need it at once (two
+    sessions, two test workers) make it once, the second waiting and then finding it ready.
     """
     with venv_lock(env.venv):
         return _ensure_locked(env)
