@@ -74,9 +74,8 @@ def measure_process(
     progress: Callable[[str], None],
     line: str,
 ) -> ProcessRun:
-    """Measure process ``round_index`` of ``run``'s side (``worker`` gives its worker, restarted if
-    it died); ``line`` begins each progress line about it.  The process is appended to ``run`` and
-    returned."""
+    """Measure process ``round_index`` of ``run``'s side, append it to ``run`` and return it;
+    ``worker`` gives the side's worker, ``line`` begins each progress line about it."""
     attempts, kept = 0, None  # kept: the last attempt that finished ok, loaded
     # A side still loaded on its last attempt meets a steady load: measuring again would only add
     # time, and its sides share the load, taking turns in rounds.

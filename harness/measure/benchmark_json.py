@@ -47,10 +47,8 @@ class SuiteRun:
 
 
 def program_name(fullname: str, taken: set[str]) -> str:
-    """``bench.`` and the benchmark's full name, its module by file name alone (the folders above it
-    are where the suite lies, which may name a home folder), anything but letters, digits, ``_ + -``
-    as ``_`` (``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``); a clash gets a
-    number."""
+    """``tests/test_x.py::test_f[8]`` → ``bench.test_x_py_test_f_8``: the module by file name alone
+    (the folders above may name a home folder), other characters as ``_``, a clash numbered."""
     module, _, rest = fullname.partition("::")
     short = PurePosixPath(module.replace("\\", "/")).name + (f"::{rest}" if rest else "")
     stem = NAME_CHARS.sub("_", short).strip("_")[:MAX_NAME_CHARS] or "benchmark"

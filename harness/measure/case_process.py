@@ -43,8 +43,7 @@ def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:
 
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
     """How a case process ended and what it measured, from its exit code, its payload (the
-    ``ProcessRun`` it wrote, as JSON) and its output; its place and window are the caller's to
-    add."""
+    ``ProcessRun`` it wrote) and its output; its place and window are the caller's to add."""
     if returncode < 0:
         name = deaths.signal_name(-returncode)
         oom = " (likely out of memory: the kernel's OOM killer sends SIGKILL)"
@@ -65,9 +64,8 @@ def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
 
 
 def with_stack(process: ProcessRun, stack: str) -> ProcessRun:
-    """A process that did not finish ok, with where it died (one the case process itself did not
-    say: what its detail says) and the faulthandler ``stack`` written at its fatal signal or
-    time-out."""
+    """A process that did not finish ok, with where it died (where it did not say: its detail) and
+    the faulthandler ``stack`` written at its fatal signal or time-out."""
     if process.status in (RunStatus.OK, RunStatus.SKIPPED, RunStatus.NOT_INSTALLABLE):
         return process
     died = process.died or ProcessEnd(EndKind.RAISED, last_lines=process.detail)

@@ -119,9 +119,8 @@ class Cell:
         return [r.side.label for r in self.runs if r is not run]
 
     def left(self, settings: Settings) -> tuple[int, int]:
-        """Processes still to measure: to the end of the planned rounds or of the look under way,
-        and at most (every comparison left open to ``most_processes``), for the progress line's
-        estimate."""
+        """Processes still to measure, for the progress line: to the end of the planned rounds or of
+        the look under way, and at most (every comparison left open to ``most_processes``)."""
         active = [run for run in self.runs if run.finished() is None]
         if not active:
             return 0, 0
@@ -182,9 +181,8 @@ def claim_text(run: CellRun) -> str:
 def point_claim(
     run: CellRun, shown_sizes: str, min_processes: int = MIN_CLAIM_PROCESSES
 ) -> tuple[bool | None, str]:
-    """The claim's verdict at a size point (for a search): whether it holds, settled over the
-    point's processes as every claim is (``settle_claim``), and the evidence; None when the run did
-    not finish ok or the processes did not settle."""
+    """Whether the claim holds at a size point (for a search), settled as every claim is, and the
+    evidence; None when the run did not finish ok or its processes did not settle."""
     verdict = run.claim_verdict(min_processes)
     if run.status is not RunStatus.OK:
         return None, f"{shown_sizes}: {run.status}"

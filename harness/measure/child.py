@@ -68,9 +68,8 @@ class Skip(Exception):
 
 def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
     """Why a case that needs ``needed`` devices and uses ``used`` (its MIN_DEVICES, DEVICES_USED) is
-    not measured where there are ``found`` devices; empty when it is.  The runner asks it before
-    starting a process where the profile says how many CPU devices there will be
-    (``sides.cpu_devices``)."""
+    not measured where there are ``found``; empty when it is (the runner asks before starting a
+    process where the profile says how many: ``sides.cpu_devices``)."""
     if found < needed:
         return (
             f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. "

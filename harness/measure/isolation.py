@@ -16,12 +16,9 @@ GPU_PLATFORMS = ("cuda", "rocm", "gpu")
 
 
 def default_isolation(environ: dict[str, str] | None = None) -> str:
-    """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``.
-
-    A ``fork`` worker imports JAX, which with a CUDA plugin installed loads CUDA
-    libraries; CUDA forbids a fork only after it initialised, which that import should
-    not do, but this is not verified on every release.  A GPU run spends seconds
-    compiling, so the import a fresh interpreter costs (about 1.5 s) buys certainty.
-    """
+    """``fork``, unless ``JAX_PLATFORMS`` pins a GPU: then ``spawn``. A ``fork`` worker imports JAX,
+    which with a CUDA plugin loads CUDA libraries; CUDA forbids a fork only once initialised, which
+    that import should not do, but no release is verified; a GPU run spends seconds compiling, so a
+    fresh interpreter's import (about 1.5 s) buys certainty."""
     platforms = (os.environ if environ is None else environ).get("JAX_PLATFORMS", "")
     return "spawn" if any(p.strip() in GPU_PLATFORMS for p in platforms.split(",")) else "fork"

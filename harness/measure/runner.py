@@ -136,10 +136,9 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
 
 
 def known_skip(item: PlannedRun, side: Side) -> str:
-    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment
-    already says (its CPU device count against the case's MIN_DEVICES and DEVICES_USED, and on the
-    main command's sides its CLAIM_DEVICES): no process is started to learn it.  Empty for a plain
-    script, and where only the process can tell."""
+    """Why a case process of ``side`` would skip ``item``'s case, where the side's environment says
+    (its CPU devices against the case's device needs): no process is started to learn it. Empty for
+    a plain script, and where only the process can tell."""
     found = side.cpu_devices()
     if found is None:
         return ""
@@ -195,10 +194,9 @@ class Recorder:
         return self.run_plan([item], resume=resume)
 
     def run_plan(self, plan: list[PlannedRun], *, resume: str = "force") -> list[Measured]:
-        """Measure the plan's cells in rounds and store each as it ends; with ``resume`` "skip" or
-        "retry-failed", pass over cells measured before (all of them, or those that finished ok),
-        never those an interrupt cut short.  One ``Measured`` per planned cell and side, in plan
-        order."""
+        """Measure the plan's cells in rounds, storing each as it ends; ``resume`` "skip" or
+        "retry-failed" passes over cells measured before (all, or those ok), never those cut short.
+        One ``Measured`` per planned cell and side, in plan order."""
         outcomes: dict[tuple[int, str], Measured] = {}
         with folder_lock(self.results_dir, self.progress):
             for case in {item.case.name: item.case for item in plan}.values():
@@ -267,9 +265,8 @@ class Recorder:
     def _measure_in_rounds(
         self, cells: list[Cell], outcomes: dict[tuple[int, str], Measured]
     ) -> None:
-        """Round k measures process k of every cell still going, one per side (the order rotated
-        each round), before any cell's process k + 1; a cell is stored as soon as it needs no
-        further round."""
+        """Round k measures process k of every cell still going, one per side (the order rotated),
+        before any cell's process k + 1; a cell is stored once it needs no further round."""
         if not cells:
             return
         self.progress(plan_line(cells, self.settings))

@@ -131,9 +131,8 @@ class _Recorded:
 
 
 class _Staged:
-    """A stage of a program compiled ahead of time (``Traced``, ``Lowered``, ``Compiled``),
-    otherwise the stage itself (``isinstance`` included): the next stage stays recorded, and each
-    call of the compiled program counts as a call of the jitted function."""
+    """A stage of a program compiled ahead of time, otherwise the stage itself (``isinstance``
+    included): the next stage stays recorded, each call of the compiled program counted."""
 
     def __init__(self, stage, entry) -> None:
         self._stage, self._entry = stage, entry
@@ -316,8 +315,7 @@ def finish(folder: str) -> None:
 
 def _as_avals(np, saved: dict, keys: dict, avals) -> dict:
     """Each kept value in its input's dtype, as raw bytes (any dtype, bfloat16 too, reads back from
-    them; a typed key as its raw data); a value whose shape is not its input's is left to be
-    generated."""
+    them; a typed key as its raw data); one whose shape is not its input's is left to generate."""
     found = {}
     for number, aval in enumerate(avals):
         name = f"a{number}"

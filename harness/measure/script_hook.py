@@ -145,14 +145,10 @@ def _on_duration(event: str, duration_secs: float, *args: object, **kwargs: obje
 
 
 class _JaxImportTimer:
-    """A finder first on ``sys.meta_path``: it times the first import of jax, by whatever route the
-    script takes (``import jax.numpy``, ``importlib.import_module``, ``__import__``, a library that
-    imports it), since each passes through the import system's finders; ``builtins.__import__``
-    alone misses ``importlib``'s route.
-
-    The real finders find jax's spec; its loader is wrapped for the one ``exec_module`` that runs
-    jax's ``__init__`` (every ``jax._src`` import inside it included), and restored on the module
-    once it ran."""
+    """A finder first on ``sys.meta_path``: it times the first import of jax by whatever route the
+    script takes, since each passes through the finders (``builtins.__import__`` alone misses
+    ``importlib``'s). jax's loader is wrapped for the one ``exec_module`` that runs jax's
+    ``__init__``, and restored on the module once it ran."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "jax" or "imported_ns" in _report:
@@ -202,9 +198,8 @@ class _TimedLoader:
 
 
 def _watch_backend() -> None:
-    """Keep ``XLA_FLAGS`` as it is when jax starts its backend: ``backends`` is wrapped for its
-    first call only (every route to a device goes through it), then put back.  A backend already
-    started: its value now."""
+    """Keep ``XLA_FLAGS`` as it is when jax starts its backend (now, if started): ``backends`` is
+    wrapped for its first call only (every route to a device goes through it), then put back."""
     try:
         from jax._src import xla_bridge
 

@@ -398,9 +398,8 @@ def _measured(
 
 
 def _reserved_programs(figures: Figures) -> list[str]:
-    """Leave out the figure lines of a program named as the harness's own (``process``: the whole
-    process and its phases; ``json``: the JSON lines' numbers), which would merge into those
-    figures; a note says so."""
+    """Leave out the figure lines of a program named as the harness's own (``RESERVED_PROGRAMS``),
+    which would merge into those figures; a note says so."""
     reserved = [f for f in figures.lines if f.program in RESERVED_PROGRAMS]
     figures.lines = [f for f in figures.lines if f.program not in RESERVED_PROGRAMS]
     return [
@@ -412,8 +411,7 @@ def _reserved_programs(figures: Figures) -> list[str]:
 
 def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """A script's ``fact`` lines as a result can hold them (``store.bounds``): a value no reader
-    reads back left out, one whose JSON is over ``FACT_CHARS`` cut to that many characters as text;
-    a note for each."""
+    reads back left out, one over ``FACT_CHARS`` cut as text; a note for each."""
     kept: dict[str, Any] = {}
     for name, value in facts.items():
         label = bounds.repaired(scrub(name[:80]))

@@ -73,9 +73,8 @@ class Side:
             object.__setattr__(self, "label", f"jax {self.release} · {self.profile}{resized}")
 
     def cpu_devices(self) -> int | None:
-        """How many CPU devices a case process of this side will find, where its environment says so
-        (JAX on the CPU platform alone, with XLA's host device count or none); None where only the
-        process can tell."""
+        """How many CPU devices a case process of this side will find, where its environment says
+        (the CPU platform alone); None where only the process can tell."""
         environ = self.environment()  # the side's variables over the harness's
         if environ.get("JAX_PLATFORMS") != "cpu":
             return None
@@ -85,8 +84,7 @@ class Side:
 
     def claim_skip(self, case: str, claim_devices: int | None, found: int) -> str:
         """Why a side of the main command (``claims_only``) leaves ``case`` out where it makes
-        ``found`` CPU devices: its claim is about another number (its CLAIM_DEVICES), and what else
-        it would measure here is no part of the claim.  Empty where it is measured."""
+        ``found`` CPU devices: its claim (CLAIM_DEVICES) is about another number; else empty."""
         if not self.claims_only or claim_devices is None or claim_devices == found:
             return ""
         devices = f"{claim_devices} device{'' if claim_devices == 1 else 's'}"

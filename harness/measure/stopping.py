@@ -128,9 +128,8 @@ class StopRules:
         )
 
     def _until_decided(self, cell: Cell, done: int) -> bool:
-        """Up to the next look, then another look while a comparison is open, within
-        ``max_processes`` and the time budget; the cell's results say how far it went and why it
-        stopped."""
+        """Up to the next look, then another while a comparison is open, within ``max_processes``
+        and the time budget; the results say how far it went and why it stopped."""
         settings, most = self.settings, self.settings.most_processes
         # its own processes: cells take turns in rounds
         seconds = sum(run.duration_s for run in cell.runs)

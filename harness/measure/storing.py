@@ -94,9 +94,8 @@ def not_installable_result(
 
 
 def store(folder: Path, result: Result) -> StoredResult:
-    """Store ``result`` under ``folder``, what no reader would read left out with a note
-    (``readable``), and read it back; HarnessError (one line) when the folder cannot take it, or
-    what is left cannot be stored."""
+    """Store ``result`` under ``folder`` (what no reader would read left out with a note) and read
+    it back; HarnessError (one line) when the folder cannot take it."""
     try:
         return read_result(write_result(folder, readable(result)))
     except UnreadableResult as exc:
@@ -109,17 +108,14 @@ def store(folder: Path, result: Result) -> StoredResult:
 
 
 def same_script(stored: StoredResult, case: CaseInfo) -> bool:
-    """Whether ``stored`` measured what ``case`` is now: for a plain script, the same content and
-    arguments.  A reader deciding to reuse a stored result asks this, since another run into the
-    folder may have stored a result of another version meanwhile (``check_results_folder`` refuses a
-    folder only under its lock)."""
+    """Whether ``stored`` measured what ``case`` is now (a script's content and arguments): another
+    run may have stored another version meanwhile (``check_results_folder`` holds the lock)."""
     return case.subject.measured_by(stored.result.script)
 
 
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
-    """Status of the newest result stored under ``results_dir`` of this cell on ``side``, measured
-    on ``machine``, if it was measured before (the main command's skip by a case's claim is not, for
-    a side that measures every case)."""
+    """Status of the newest result of this cell on ``side``, measured on ``machine``, if it was
+    measured before (a skip by a case's claim is not, for a side that measures every case)."""
     # Only a result of this script's content and arguments was measured before
     # (``check_results_folder`` refused a folder of others, under the same lock).
     found = newest_result(
@@ -140,8 +136,7 @@ def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side)
 
 def left_out_by_claim(stored: StoredResult) -> bool:
     """Whether ``stored`` is the main command's skip of a case under a profile its claim is not
-    about (``Side.claim_skip``): not measured there, so a side that measures every case measures
-    it."""
+    about (``Side.claim_skip``), which a side that measures every case measures."""
     result = stored.result
     return result.status == RunStatus.SKIPPED and any(
         CLAIM_MARK in process.detail for process in result.processes
