@@ -112,13 +112,6 @@ def _run(
     return None if done.returncode == 0 else venvs.last_lines(done.stderr or done.stdout)
 
 
-def import_problem(interpreter: Path, environ: Mapping[str, str]) -> str | None:
-    """Why jax does not import (and run one operation) with ``interpreter``, or None."""
-    problem = _run([str(interpreter), "-c", IMPORT_CHECK], environ, IMPORT_TIMEOUT_S)
-    # The traceback's last line says why (``module 'jaxlib.gpu_linalg' has no attribute ...``).
-    return None if problem is None else f"does not import: {problem.split(' / ')[-1].strip()}"
-
-
 def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
     """Make the commit's venv hold jax at the commit with its jaxlib, importable under ``environ``;
     None when ready, else why not (also when an earlier try found that)."""
@@ -134,7 +127,10 @@ def ensure(commit: CommitEnv, environ: Mapping[str, str]) -> str | None:
     problem = _install(commit, env)
     if problem:  # perhaps the network, or the disk: tried again next time
         return problem
-    problem = import_problem(env.interpreter, environ)
+    problem = _run([str(env.interpreter), "-c", IMPORT_CHECK], environ, IMPORT_TIMEOUT_S)
+    # The traceback's last line says why (``module 'jaxlib.gpu_linalg' has no attribute ...``).
+    if problem is not None:
+        problem = f"does not import: {problem.split(' / ')[-1].strip()}"
     outcome.write_text(json.dumps({"record": wanted, "problem": problem}))
     if problem is None:
         (env.venv / venvs.INSTALLED).write_text(json.dumps(wanted))

@@ -22,7 +22,7 @@ from harness.install import script_envs, venvs
 from harness.install.script_envs import InstallFailed, NotInstallable, ResolvedSet, ScriptEnvRequest
 from harness.install.upload_times import UploadTimes
 from harness.install.venvs import ReleaseEnv
-from harness.pins import Profile, Release, index_release
+from harness.pins import Profile, index_release
 from harness.store.schema import Libraries
 from harness.units import version_key
 
@@ -58,23 +58,11 @@ class Failed:
 Outcome = Prepared | Unavailable | Failed
 
 
-def release_of(env: ReleaseEnv) -> Release:
-    """The release a plan's entry installs (a CUDA build names no jaxlib of its own)."""
-    jaxlib = env.jaxlib if version_key(env.jaxlib)[0] else env.jax
-    return index_release(env.jax, jaxlib)
-
-
 def libraries_of(resolved: ResolvedSet, declared: Declared, held: tuple[str, ...]) -> Libraries:
     cutoff = resolved.cutoff.isoformat() if resolved.cutoff else None
     return Libraries(
         resolved.policy, resolved.pins, resolved.sha256, cutoff, declared.requirements, held
     )
-
-
-def not_installable(found: NotInstallable) -> str:
-    """The one line a release that cannot be had says, with the policy that resolved it."""
-    when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
-    return f"not installable ({when}): {found.reason}"
 
 
 def not_tried(found: InstallFailed | str) -> str:
@@ -175,7 +163,8 @@ class Environments:
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
         declared = self.case.subject.declared
-        release = release_of(env)
+        # The release the plan's entry installs (a CUDA build names no jaxlib of its own).
+        release = index_release(env.jax, env.jaxlib if version_key(env.jaxlib)[0] else env.jax)
         request = ScriptEnvRequest(release, declared, env.python, self.profile, self.policy, held)
         folder = env.venv.parent
         shown = f"{shown_requirements(declared.requirements)} besides jax {env.jax}"
@@ -190,5 +179,7 @@ class Environments:
             return Failed(not_tried(found))
         if isinstance(found, NotInstallable):
             asked = ResolvedSet((), found.policy, found.cutoff)
-            return Unavailable(not_installable(found), libraries_of(asked, declared, held))
+            when = f"as of {found.cutoff:%Y-%m-%d}" if found.cutoff else "the newest versions"
+            line = f"not installable ({when}): {found.reason}"
+            return Unavailable(line, libraries_of(asked, declared, held))
         return Prepared(found.interpreter, libraries_of(found.resolved, declared, held))

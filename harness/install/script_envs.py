@@ -355,11 +355,6 @@ NOT_THE_INDEX_S_ANSWER = re.compile(
 )
 
 
-def proven_unsatisfiable(output: str) -> bool:
-    """Whether uv's failure is its proof that the set cannot be had, not a failure to ask."""
-    return "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output)
-
-
 def release_pins_problem(pins: Sequence[str], request: ScriptEnvRequest) -> str | None:
     """Why ``pins`` are not the request's set (inexact pins, or not its jax and jaxlib), or None."""
     if not all(isinstance(pin, str) and PIN.fullmatch(pin) for pin in pins):
@@ -434,7 +429,8 @@ def resolve(
         output = done.stderr or done.stdout
         if done.returncode != 0:
             reason = uv_reason(output)
-            if proven_unsatisfiable(output):  # an answer, kept as a resolution is
+            # uv's proof that the set cannot be had, not a failure to ask: an answer, kept
+            if "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output):
                 replace_file(
                     record, json.dumps({"key": key, "resolved_at": now, "problem": reason})
                 )

@@ -269,7 +269,9 @@ class UploadTimes:
         """``name``'s files: from the cache while younger than a day, else from the index. Asked for
         the release ``holds``, the cache answers at any age when it has the release's upload time
         and never when it lacks it (it may have come out since)."""
-        normalized = _project(name)
+        if not PROJECT_NAME.fullmatch(name):
+            raise UsageError(f"{name[:60]!r} is not a package name")
+        normalized = canonicalize_name(name)
         path = inside(self.cache, f"{normalized}.json")
         try:
             cached = _from_json(path.read_text(), self.index)
@@ -334,9 +336,3 @@ def _version_label(version: str) -> str:
         return str(Version(version))
     except InvalidVersion:
         return version
-
-
-def _project(name: str) -> str:
-    if not PROJECT_NAME.fullmatch(name):
-        raise UsageError(f"{name[:60]!r} is not a package name")
-    return canonicalize_name(name)

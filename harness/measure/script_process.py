@@ -379,6 +379,8 @@ def _measured(
         if figures.holds is None
         else ProcessClaim(figures.holds, bounds.repaired(figures.evidence))
     )
+    unique = list(dict.fromkeys(notes))
+    more = [f"… and {len(unique) - MAX_NOTES} more"] if len(unique) > MAX_NOTES else []
     if suite.programs:
         # A suite is judged on its benchmarks alone: the pytest process around them (its import
         # and collection, most of a minute for some libraries, and noisy under load) stays in its
@@ -393,7 +395,7 @@ def _measured(
         claim=claim,
         script=record,
         figures=named,
-        notes=_few(notes),
+        notes=(*unique[:MAX_NOTES], *more),
     )
 
 
@@ -428,9 +430,3 @@ def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
             fitted = text[:FACT_CHARS] + "…"
         kept[label] = fitted
     return kept
-
-
-def _few(notes: list[str]) -> tuple[str, ...]:
-    unique = list(dict.fromkeys(notes))
-    more = [f"… and {len(unique) - MAX_NOTES} more"] if len(unique) > MAX_NOTES else []
-    return (*unique[:MAX_NOTES], *more)

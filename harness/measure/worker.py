@@ -104,13 +104,6 @@ def end_leftovers() -> None:
                 os.waitpid(pid, 0)
 
 
-def end_group(pid: int) -> None:
-    """Kill the group of the case process ``pid``, exited but unreaped: its pid stays taken, so the
-    group's id cannot have passed to another group."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
 def end_all(running: list[int], signum: int) -> None:
     """The worker's SIGTERM (its harness died, or it was ended): end the case process's tree."""
     for pid in running:
@@ -206,7 +199,9 @@ def wait_for(pid: int) -> dict[str, Any]:
     # the harness killed it): first its group, while it is unreaped (WNOWAIT), then, once reaped,
     # what left the group and came to the worker.
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-    end_group(pid)
+    # Unreaped, its pid stays taken, so the group's id cannot have passed to another group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
     _, status, usage = os.wait4(pid, 0)
     end_leftovers()
     return {

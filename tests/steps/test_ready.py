@@ -2,8 +2,9 @@
 stored as such once, however often it is probed; one that could not be tried is never stored."""
 
 from harness.catalogue.scripts import read_script
-from harness.install.environments import AS_OF, Environments, Failed, Unavailable
+from harness.install.environments import Environments, Failed, Unavailable
 from harness.install.venvs import ReleaseEnv
+from harness.pins import AS_OF
 from harness.steps.probes import ReleaseProber
 from harness.store.schema import Libraries, RunStatus, Settings
 
