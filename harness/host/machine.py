@@ -1,22 +1,17 @@
 """Which machine a result was measured on, without saying whose machine it is.
 
-Timings are only comparable with timings from the same machine, and results now
-arrive from many (CI runners, a GPU box, a laptop).  A result's machine id is a
-hash of two things:
+Timings are only comparable with timings from the same machine, and results arrive from many. A
+result's machine id is a hash of two things:
 
-- a random token created once per machine, in the user's cache folder
-  (``$XDG_CACHE_HOME`` or ``~/.cache``, then ``jax-repro-harness/machine-token``). It
-  tells apart machines of identical hardware (two cloud VMs of one type differ in
-  neighbours, clocks and firmware), and it says nothing about anyone: it is random.
-- the hardware that sets the speed: CPU model, logical CPU count, memory (whole GiB),
-  GPU models. The id changes when these change under the same cache folder: a resized
-  VM, a swapped GPU, or cluster nodes that share one home folder over NFS.
+- a random token made once per machine in the user's cache folder: it tells apart machines of
+  identical hardware (two cloud VMs of one type differ in neighbours, clocks and firmware), and,
+  being random, says nothing about anyone;
+- the hardware that sets the speed (CPU model and count, memory in whole GiB, GPU models), so the
+  id changes with it under one cache folder: a resized VM, or nodes sharing a home over NFS.
 
-No hostname, user name, MAC address or serial number goes into it, and only the hash
-is stored.  Where the token cannot be created (a read-only home), the id rests on the
-hardware alone and the result says so: such machines cannot be told apart.  A CI
-runner that starts from a clean image gets a new token, hence a new machine, each
-job: honest, since nobody knows which VM it was.
+No hostname, user name, MAC address or serial number goes into it. Without a token (a read-only
+home) the id rests on the hardware alone and the result says so. A CI runner from a clean image
+is a new machine each job: honest, since nobody knows which VM it was.
 """
 
 from __future__ import annotations

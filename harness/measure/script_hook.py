@@ -8,11 +8,9 @@ names is reported absent, so a reader records it missing, never as zero), the ti
 them, what the hook spent after the script (taken out of ``process.wall_ns``), and what
 ``XLA_FLAGS`` held when jax started its backend, the one moment XLA reads it.
 
-Standard library only, and importing nothing of the harness: the script runs in the side's venv with
-the harness taken off its path, so this file is run by its path.  The case process imports it for
-its jax options and profiler (``configure_jax``, ``start_profile``); which phases ``EVENTS`` sums is
-``metric_names.PHASES``'s to say (a test holds the two together).  Nothing is written into the
-user's file or venv.
+Standard library only, importing nothing of the harness (the script's venv need not hold it): run
+by its path. The case process imports it for ``configure_jax`` and ``start_profile``. Nothing is
+written into the user's file or venv.
 """
 
 from __future__ import annotations
@@ -42,28 +40,21 @@ _report: dict = {
     "started_ns": STARTED_NS,
     "events": {p: {"count": 0, "total_ns": 0} for p in EVENTS},
 }
-# jax options set for this process (``{"jax_cpu_enable_async_dispatch": false}``), as the harness
-# tries a changed default with no edit to the script; each is set right after jax is first imported
-# and read back.
+# jax options set right after jax's import and read back (a changed default tried, no edit to the
+# script); a folder to profile the process into (``jax.profiler``, from jax's import to the end); a
+# folder to export the programs the script jits into (``script_capture``) with what jax.export needs
+# (flatbuffers); a file for where its host time went (``cProfile``): the extra processes of a why.
 JAX_CONFIG = "HARNESS_JAX_CONFIG"
-# A folder to profile the process into (``jax.profiler``, a perfetto trace), from jax's import to
-# the end: the one extra process per release that shows where a step's time went.
 PROFILE_DIR = "HARNESS_PROFILE_DIR"
-# A folder to export the programs the script jits into (``script_capture``), and a file to write
-# where the script's host time went (``cProfile``, every function's own time): extra processes of a
-# step's why.
 EXPORT_DIR = "HARNESS_EXPORT_DIR"
-EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"  # script_capture's: what jax.export needs (flatbuffers)
+EXPORT_TOOLS = "HARNESS_EXPORT_TOOLS"
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"
 _capture = None  # the capture module, once loaded
-# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (``jax._src.xla_bridge.backends``, on
-# the first ``jax.devices()`` or jitted call), not at ``import jax``: a script that sets the
-# variable before then, in its own code, runs with its flags instead of the harness's.  What it
-# holds at that moment is kept.
+# XLA reads ``XLA_FLAGS`` once, when jax starts its backend (the first ``jax.devices()`` or jitted
+# call), not at ``import jax``: a script that sets it before then runs with its flags, not ours.
 XLA_FLAGS = "XLA_FLAGS"
 # Where the script's Python stack goes at a fatal signal, and when (Unix seconds) to write it if
-# still running (a little before its time-out): the harness reads the file back as where the process
-# died (``harness.measure.deaths``).
+# still running: read back as where the process died (``harness.measure.deaths``).
 FAULT_FILE = "HARNESS_FAULT_FILE"
 FAULT_AT = "HARNESS_FAULT_AT_UNIX_S"
 _fault_file = None  # kept open: faulthandler writes to its descriptor

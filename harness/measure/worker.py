@@ -14,15 +14,12 @@ output, JAX's import warnings included, goes to stderr, the harness's log):
 
 Nothing a case process starts outlives it, however it ends; what each part is for:
 
-- its process group (its session) holds what it starts unless that leaves: the harness kills the
-  group at a timeout or an interrupt, the worker once it has exited (``wait_for``); this alone
-  works everywhere;
-- the worker is a child subreaper (Linux): what left the group (a daemon, ``start_new_session``)
-  becomes the worker's child once its parent is gone, and the worker kills it (``end_leftovers``);
-- the worker gets SIGTERM when the harness dies (``PR_SET_PDEATHSIG``, Linux): a harness killed by
-  SIGKILL can clean up nothing, so the worker does it (``end_all``);
-- a case process gets SIGKILL when the worker dies, so a worker killed outright does not leave it
-  running; the harness then kills its group.
+- its process group (its session): the harness kills it at a timeout or an interrupt, the worker
+  once the process has exited (``wait_for``); this alone works everywhere;
+- the worker is a child subreaper (Linux): what left the group becomes its child once its parent is
+  gone, and it kills that (``end_leftovers``);
+- the worker gets SIGTERM when the harness dies (Linux): a harness killed by SIGKILL cleans up
+  nothing, so the worker does (``end_all``); a case process gets SIGKILL when the worker dies.
 """
 
 from __future__ import annotations
