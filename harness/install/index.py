@@ -1,12 +1,11 @@
 """Which jax releases the package index offers, each paired with the jaxlib it installs with.
 
-The listing is pip's own (``pip index versions``), run by the interpreter that will
-install the releases: pip leaves out yanked releases (0.4.32) and those without a
-wheel for that Python, as an install would.  A jax release installs with the jaxlib
-of its own number, or else with the newest jaxlib below it (jax 0.4.37 with jaxlib
-0.4.36).  The listing is cached for a day: a bisect asks the index once, not once
-per probe.  Standard library only; read by ``commands.nox_session`` as it prepares a session's
-releases.
+The listing is pip's own (``pip index versions``), run by the interpreter that will install the
+releases: pip leaves out yanked releases (0.4.32) and those without a wheel for that Python, as an
+install would.  A jax release installs with the jaxlib of its own number, or else with the newest
+jaxlib below it (jax 0.4.37 with jaxlib 0.4.36).  The listing is cached for a day: a bisect asks the
+index once, not once per probe.  Standard library only; read by ``commands.nox_session`` as it
+prepares a session's releases.
 """
 
 from __future__ import annotations

@@ -413,19 +413,15 @@ def resolve(
     kept = _kept(record, key, request, cutoff, now)
     if kept is not None:
         return kept
+    release, profile, hold = request.release, request.profile, request.hold
     try:
         work.mkdir(parents=True, exist_ok=True)
+        wanted = requirement_lines(release, profile, request.declared)
+        replace_file(work / "requirements.in", "\n".join(wanted) + "\n")
         replace_file(
-            work / "requirements.in",
-            "\n".join(requirement_lines(request.release, request.profile, request.declared)) + "\n",
+            work / "constraints.txt", "\n".join(constraint_lines(release, profile, hold)) + "\n"
         )
-        replace_file(
-            work / "constraints.txt",
-            "\n".join(constraint_lines(request.release, request.profile, request.hold)) + "\n",
-        )
-        done = runner(
-            compile_command(uv, request.python, cutoff, request.profile, request.hold), work
-        )
+        done = runner(compile_command(uv, request.python, cutoff, profile, hold), work)
         output = done.stderr or done.stdout
         if done.returncode != 0:
             reason = uv_reason(output)
@@ -446,9 +442,8 @@ def resolve(
         replace_file(work / "resolved.txt", "\n".join(pins) + "\n")
         replace_file(record, json.dumps({"key": key, "resolved_at": now, "pins": list(pins)}))
     except OSError as exc:
-        return InstallFailed(
-            f"cannot write the resolution under {work}: {exc.strerror or exc}", "resolve"
-        )
+        why = exc.strerror or exc
+        return InstallFailed(f"cannot write the resolution under {work}: {why}", "resolve")
     return pins
 
 
@@ -495,58 +490,42 @@ def install(
     distributions installed is still there), or why it could not be made; checked and made under the
     venv's lock, so a second run that needs it meanwhile waits and reuses it."""
     with venv_lock(venv):
-        return _install_locked(venv, python, python_version, pins, uv, runner)
-
-
-def _install_locked(
-    venv: Path,
-    python: str,
-    python_version: str,
-    pins: Sequence[str],
-    uv: Sequence[str],
-    runner: Runner,
-) -> tuple[str, ...] | InstallFailed:
-    wanted = {
-        "format": FORMAT,
-        "python": python,
-        "python_version": python_version,
-        "pins": list(pins),
-    }
-    recorded = _recorded(venv, wanted)
-    damaged = False
-    if recorded is not None and (venv / "bin" / "python").exists():
-        if not missing_files(venv):
-            return recorded
-        damaged = True  # a module or a jaxlib library deleted since: every process would fail alike
-    steps = install_steps(uv, venv, reinstall=damaged)
-    if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
-        # No venv, or one whose interpreter is gone (a dangling link, its Python removed): uv
-        # refuses to make a venv over one, and syncing into it cannot work, run after run; made
-        # anew.
-        make = [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)]
-        steps.insert(0, ("uv venv", make))
-    output = ""
-    try:
-        if steps[0][0] == "uv venv" and venv.is_dir() and not venv.is_symlink():
-            shutil.rmtree(venv)
-        for what, command in steps:
-            if what == "uv pip sync":
-                (venv / RECORD).unlink(missing_ok=True)  # a venv half synced holds no record
-                replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
-            done = runner(command, venv.parent)
-            if done.returncode != 0:
-                return InstallFailed(
-                    f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}", "install"
-                )
-            output = done.stdout
+        wanted = dict(format=FORMAT, python=python, python_version=python_version, pins=list(pins))
+        recorded = _recorded(venv, wanted)
+        damaged = False
+        if recorded is not None and (venv / "bin" / "python").exists():
+            if not missing_files(venv):
+                return recorded
+            # a module or a jaxlib library deleted since: every process would fail alike
+            damaged = True
+        steps = install_steps(uv, venv, reinstall=damaged)
+        if not (venv / "pyvenv.cfg").is_file() or not (venv / "bin" / "python").exists():
+            # No venv, or one whose interpreter is gone (its Python removed): uv refuses to make a
+            # venv over one, and syncing into it cannot work, run after run: made anew.
+            make = [*uv, "venv", "--quiet", "--color", "never", "--python", python, str(venv)]
+            steps.insert(0, ("uv venv", make))
+        output = ""
         try:
-            installed = parse_pins(output)
-        except ValueError as exc:
-            return InstallFailed(f"`uv pip freeze` gave {exc}", "install")
-        replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
-    except OSError as exc:
-        return InstallFailed(f"cannot write into {venv}: {exc.strerror or exc}", "install")
-    return installed
+            if steps[0][0] == "uv venv" and venv.is_dir() and not venv.is_symlink():
+                shutil.rmtree(venv)
+            for what, command in steps:
+                if what == "uv pip sync":
+                    (venv / RECORD).unlink(missing_ok=True)  # a venv half synced holds no record
+                    replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
+                done = runner(command, venv.parent)
+                if done.returncode != 0:
+                    return InstallFailed(
+                        f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}", "install"
+                    )
+                output = done.stdout
+            try:
+                installed = parse_pins(output)
+            except ValueError as exc:
+                return InstallFailed(f"`uv pip freeze` gave {exc}", "install")
+            replace_file(venv / RECORD, json.dumps({**wanted, "installed": list(installed)}))
+        except OSError as exc:
+            return InstallFailed(f"cannot write into {venv}: {exc.strerror or exc}", "install")
+        return installed
 
 
 def ensure(

@@ -1,12 +1,11 @@
 """What a killed harness leaves, ended and removed by a watchdog process that outlives it.
 
 A harness killed outright (SIGKILL, the OOM killer) runs no cleanup of its own: its workers, their
-case processes, an installer it waited on and its temporary folders would stay. So a harness
-command runs ``guarded``: its temporary folders go under one of its own, every process it starts
-inherits a marker in its environment (``MARKER_VARIABLE``), and a watchdog in a session of its own
-holds the read end of a pipe only the harness writes to. When the harness ends, however it ends,
-the watchdog ends every process carrying the marker (found in ``/proc``: Linux only) and removes
-the folder.
+case processes, an installer it waited on and its temporary folders would stay. So a harness command
+runs ``guarded``: its temporary folders go under one of its own, every process it starts inherits a
+marker in its environment (``MARKER_VARIABLE``), and a watchdog in a session of its own holds the
+read end of a pipe only the harness writes to. When the harness ends, however it ends, the watchdog
+ends every process carrying the marker (found in ``/proc``: Linux only) and removes the folder.
 
 Run as a file (``python -I -S guardian.py MARKER FOLDER HARNESS_PID``): standard library only.
 """

@@ -229,35 +229,27 @@ class Recorder:
             shown = f" {sizes_text(item.sizes)}" if item.sizes else ""  # a script has none
             cell = Cell(index, item, f"({index + 1}/{len(plan)}) {item.case.name}{shown}")
             for side in self.sides:
-                previous = stored.get((index, side.label))
+                previous, key = stored.get((index, side.label)), (index, side.label)
+                head, planned = f"[{side.label}] {cell.head} →", self.settings.processes
                 if item.point.refusal:
-                    run = CellRun(side, self.settings.processes, refusal=item.point.refusal)
-                    outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
-                    self.progress(f"[{side.label}] {cell.head} → {describe(run)}")
+                    run = CellRun(side, planned, refusal=item.point.refusal)
+                    outcomes[key] = Measured(side, run, self._store(item, run, []))
+                    self.progress(f"{head} {describe(run)}")
                 elif self.reuse is not None and (found := self.reuse(item, side)) is not None:
-                    outcomes[index, side.label] = Measured(
-                        side, None, found, str(found.result.status)
-                    )
-                    self.progress(
-                        f"[{side.label}] {cell.head} → stored by another run meanwhile "
-                        f"({found.path.name}): reused, not measured again"
-                    )
+                    outcomes[key] = Measured(side, None, found, str(found.result.status))
+                    meanwhile = f"stored by another run meanwhile ({found.path.name})"
+                    self.progress(f"{head} {meanwhile}: reused, not measured again")
                 elif previous not in (None, INTERRUPTED) and (
                     resume == "skip" or previous == RunStatus.OK
                 ):
-                    outcomes[index, side.label] = Measured(side, None, None, previous)
-                    self.progress(f"[{side.label}] {cell.head} → {describe(None, previous)}")
+                    outcomes[key] = Measured(side, None, None, previous)
+                    self.progress(f"{head} {describe(None, previous)}")
                 elif known := known_skip(item, side):
-                    run = CellRun(
-                        side, self.settings.processes, [ProcessRun(0, RunStatus.SKIPPED, known)]
-                    )
-                    outcomes[index, side.label] = Measured(side, run, self._store(item, run, []))
-                    self.progress(
-                        f"[{side.label}] {cell.head} → {describe(run)} (known before starting: "
-                        f"{known})"
-                    )
+                    run = CellRun(side, planned, [ProcessRun(0, RunStatus.SKIPPED, known)])
+                    outcomes[key] = Measured(side, run, self._store(item, run, []))
+                    self.progress(f"{head} {describe(run)} (known before starting: {known})")
                 else:
-                    cell.runs.append(CellRun(side, self.settings.processes))
+                    cell.runs.append(CellRun(side, planned))
             if cell.runs:
                 cells.append(cell)
         return cells
