@@ -200,10 +200,8 @@ def execute(
             found = jax.device_count()
             if found < needed and jax.default_backend() != "cpu":
                 found = max(found, host_device_count(jax))
-        reason = device_skip(
-            needed, getattr(module, "DEVICES_USED", None), found, jax.default_backend() == "cpu"
-        )
-        if reason:
+        used, cpu = getattr(module, "DEVICES_USED", None), jax.default_backend() == "cpu"
+        if reason := device_skip(needed, used, found, cpu):
             raise Skip(reason)
     block: timing.Block = jax.block_until_ready if jax is not None else (lambda outputs: outputs)
     clear_caches = getattr(jax, "clear_caches", None)
@@ -213,20 +211,16 @@ def execute(
             targets = module.compiled(**sizes)
         with phase("compile"):
             for name, (jitted, args) in targets.items():
-                compile_timing, executable = timing.time_compile(
+                cold, executable = timing.time_compile(
                     jitted, args, repeats=settings["compile_repeats"], clear_caches=clear_caches
                 )
-                compiled[name] = CompiledFunction(
-                    tuple(compile_timing.lower_ns),
-                    tuple(compile_timing.compile_ns),
-                    hlo.facts(executable),
-                )
+                lower_ns, compile_ns = tuple(cold.lower_ns), tuple(cold.compile_ns)
+                compiled[name] = CompiledFunction(lower_ns, compile_ns, hlo.facts(executable))
     with phase("build"):
         built = module.programs(**sizes)
     if not isinstance(built, dict):
-        raise CaseError(
-            f"programs() must return a dict of program names to steps, not {type(built).__name__}"
-        )
+        kind = type(built).__name__
+        raise CaseError(f"programs() must return a dict of program names to steps, not {kind}")
     programs: dict[str, StoredProgram] = {}
     profiling = jax is not None and start_profile(os.environ)  # the runs only, not the compiles
     for name, steps in built.items():
