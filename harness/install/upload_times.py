@@ -114,8 +114,9 @@ def credentials(url: str) -> dict[str, str]:
 def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
     """The index's JSON answer at ``url``; None for a project it does not have; IndexUnreachable
     when it cannot be had whole within ``timeout_s``."""
-    request = urllib.request.Request(shown(url), headers={"Accept": ACCEPT, **credentials(url)})
-    base = shown(url).rsplit("/", 2)[0]
+    asked = shown(url)
+    request = urllib.request.Request(asked, headers={"Accept": ACCEPT, **credentials(url)})
+    index = f"the package index at {asked.rsplit('/', 2)[0]}"
     deadline = time.monotonic() + timeout_s
     chunks: list[bytes] = []
     size = 0
@@ -126,30 +127,23 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
                     raise HarnessError(
-                        f"the package index at {base} answered {shown(url)} with over "
-                        f"{MAX_RESPONSE_BYTES} bytes"
+                        f"{index} answered {asked} with over {MAX_RESPONSE_BYTES} bytes"
                     )
                 if time.monotonic() > deadline:
                     raise IndexUnreachable(
-                        f"the package index at {base} did not answer {shown(url)} within "
-                        f"{timeout_s:.0f} s"
+                        f"{index} did not answer {asked} within {timeout_s:.0f} s"
                     )
             if response.length:  # what its Content-Length promised did not all come
-                raise IndexUnreachable(
-                    f"the package index at {base} could not be reached: its answer to {shown(url)} "
-                    f"was cut short ({response.length} bytes missing)"
-                )
+                missing = f"its answer to {asked} was cut short ({response.length} bytes missing)"
+                raise IndexUnreachable(f"{index} could not be reached: {missing}")
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             return None
-        raise IndexUnreachable(
-            f"the package index at {base} could not be reached: HTTP {exc.code} {exc.reason}"
-        ) from None
+        reached = f"{index} could not be reached"
+        raise IndexUnreachable(f"{reached}: HTTP {exc.code} {exc.reason}") from None
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc.__class__.__name__
-        raise IndexUnreachable(
-            f"the package index at {base} could not be reached: {reason}"
-        ) from None
+        raise IndexUnreachable(f"{index} could not be reached: {reason}") from None
     return b"".join(chunks)
 
 
