@@ -38,19 +38,16 @@ class CellRun:
     processes: list[ProcessRun] = field(default_factory=list)
     refusal: str | None = None  # refused by the budget: no process was started
     stopped: str = ""  # why the side ran fewer processes than planned
-    # with a target ratio: how many rounds it took, or that the most allowed did not reach it
-    extent: str = ""
-    # measuring until decided: every comparison of this side was decided at a look
-    settled: str = ""
+    extent: str = ""  # with a target ratio: how many rounds it took, or that it was not reached
+    settled: str = ""  # measuring until decided: every comparison of this side decided at a look
 
     @property
     def status(self) -> RunStatus:
         """ok when every process finished ok; otherwise the first status that is not."""
         if self.refusal is not None:
             return RunStatus.SKIPPED
-        return next(
-            (p.status for p in self.processes if p.status is not RunStatus.OK), RunStatus.OK
-        )
+        failed = (p.status for p in self.processes if p.status is not RunStatus.OK)
+        return next(failed, RunStatus.OK)
 
     @property
     def detail(self) -> str:
@@ -63,9 +60,8 @@ class CellRun:
         first = next(p for p in self.processes if p.status == status)
         same = sum(p.status == status for p in self.processes)
         if count > 1:
-            notes.insert(
-                0, f"{status} in {same} of {count} processes (first: process {first.index + 1})"
-            )
+            first_of = f"(first: process {first.index + 1})"
+            notes.insert(0, f"{status} in {same} of {count} processes {first_of}")
         return "\n".join(["; ".join(notes), first.detail] if notes else [first.detail]).strip()
 
     @property
@@ -93,10 +89,8 @@ class CellRun:
             return self.settled
         timeouts = sum(p.status is RunStatus.TIMEOUT for p in self.processes)
         if timeouts >= TIMEOUTS_BEFORE_GIVING_UP:
-            return (
-                f"stopped after {timeouts} timeouts, {self.planned - len(self.processes)} "
-                "processes not run"
-            )
+            left = self.planned - len(self.processes)
+            return f"stopped after {timeouts} timeouts, {left} processes not run"
         return None
 
 
@@ -160,9 +154,7 @@ class Cell:
 
 def pair_name(a: Side, b: Side) -> str:
     """What two sides' comparison compares, in lines and results: "jax 0.4.31 → 0.4.33 · cpu"."""
-    plain = (
-        a.label == Side(a.release, a.profile).label and b.label == Side(b.release, b.profile).label
-    )
+    plain = all(side.label == Side(side.release, side.profile).label for side in (a, b))
     if plain and a.profile == b.profile:
         return f"jax {a.release} → {b.release} · {a.profile}"
     return f"{a.label} → {b.label}"
