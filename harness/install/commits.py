@@ -68,9 +68,8 @@ def git(repo: Path, *args: str, stdin: str | None = None) -> str:
             command, input=stdin, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(
-            f"`git {' '.join(args[:2])}` in the jax repository {repo} failed: {exc}"
-        ) from None
+        where = f"`git {' '.join(args[:2])}` in the jax repository {repo}"
+        raise UsageError(f"{where} failed: {exc}") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(

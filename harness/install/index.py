@@ -52,10 +52,8 @@ def pip_versions(python: str, package: str) -> list[str]:
     done = _pip(command, f"list {package} releases")
     versions = parse_pip_listing(done.stdout)
     if done.returncode != 0 or not versions:
-        raise HarnessError(
-            f"cannot list {package} releases with {' '.join(command)}: "
-            f"{why_no_listing(done.stderr)}"
-        )
+        why = why_no_listing(done.stderr)
+        raise HarnessError(f"cannot list {package} releases with {' '.join(command)}: {why}")
     return versions
 
 
@@ -126,9 +124,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
             f"jax {jax} does not install with jaxlib {jaxlib}, the newest with a wheel for this "
             "Python"
         )
-    raise HarnessError(
-        f"cannot ask the index whether jax {jax} installs: {why_no_listing(done.stderr)}"
-    )
+    why = why_no_listing(done.stderr)
+    raise HarnessError(f"cannot ask the index whether jax {jax} installs: {why}")
 
 
 def newest_installable(
@@ -162,9 +159,8 @@ class Listing:
         versions = [jax for jax, _ in self.pairs]
         normal = normal_version(version)
         if normal != version and normal in versions:  # 0.4.026: the index spells it 0.4.26
-            raise UsageError(
-                f"jax {version} is not on the package index as typed: did you mean {normal}?"
-            )
+            typed = f"jax {version} is not on the package index as typed"
+            raise UsageError(f"{typed}: did you mean {normal}?")
         raise UsageError(
             f"jax {version} is not an installable release on the package index (yanked, or no "
             f"wheel for this Python); nearby releases there: {', '.join(nearby(versions, version))}"
@@ -175,9 +171,8 @@ class Listing:
         for version in (first, last):
             self.pair(version)
         if version_key(first) >= version_key(last):
-            raise UsageError(
-                f"the range must run from an older release to a newer one, not {first} to {last}"
-            )
+            older = "the range must run from an older release to a newer one"
+            raise UsageError(f"{older}, not {first} to {last}")
         return [
             pair
             for pair in self.pairs

@@ -160,9 +160,8 @@ class ScriptEnvRequest:
 
 def check_policy(policy: str) -> str:
     if policy not in POLICIES:
-        raise UsageError(
-            f"{policy[:40]!r} is not a resolution policy; choose {' or '.join(POLICIES)}"
-        )
+        choose = " or ".join(POLICIES)
+        raise UsageError(f"{policy[:40]!r} is not a resolution policy; choose {choose}")
     return policy
 
 

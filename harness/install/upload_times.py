@@ -126,13 +126,11 @@ def fetch(url: str, timeout_s: float = FETCH_TIMEOUT_S) -> bytes | None:
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > MAX_RESPONSE_BYTES:
-                    raise HarnessError(
-                        f"{index} answered {asked} with over {MAX_RESPONSE_BYTES} bytes"
-                    )
+                    over = f"with over {MAX_RESPONSE_BYTES} bytes"
+                    raise HarnessError(f"{index} answered {asked} {over}")
                 if time.monotonic() > deadline:
-                    raise IndexUnreachable(
-                        f"{index} did not answer {asked} within {timeout_s:.0f} s"
-                    )
+                    late = f"within {timeout_s:.0f} s"
+                    raise IndexUnreachable(f"{index} did not answer {asked} {late}")
             if response.length:  # what its Content-Length promised did not all come
                 missing = f"its answer to {asked} was cut short ({response.length} bytes missing)"
                 raise IndexUnreachable(f"{index} could not be reached: {missing}")
@@ -280,9 +278,8 @@ class UploadTimes:
         now = self.clock()
         body = self.fetcher(f"{self.index}/{normalized}/")
         if body is None:
-            raise UsageError(
-                f"there is no package {name!r} on the package index at {shown(self.index)}"
-            )
+            index = f"the package index at {shown(self.index)}"
+            raise UsageError(f"there is no package {name!r} on {index}")
         listing = parse_listing(normalized, self.index, body, now)
         try:
             self.cache.mkdir(parents=True, exist_ok=True)

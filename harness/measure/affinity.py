@@ -23,10 +23,8 @@ DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "１" and
 def parse_cpu_list(text: str) -> list[int]:
     """``"0"``, ``"0,1"``, ``"0-3,6"`` → the sorted CPU numbers; ValueError for anything else."""
     if len(text) > MAX_LIST_CHARS:
-        raise ValueError(
-            f"{text[:40]!r}…: a CPU list of {len(text)} characters is not one (at most "
-            f"{MAX_LIST_CHARS})"
-        )
+        long = f"a CPU list of {len(text)} characters is not one (at most {MAX_LIST_CHARS})"
+        raise ValueError(f"{text[:40]!r}…: {long}")
     cpus: set[int] = set()
     for part in text.split(","):
         first, dash, last = part.strip().partition("-")
@@ -36,9 +34,8 @@ def parse_cpu_list(text: str) -> list[int]:
             # Compared by length first: int() of thousands of digits is itself slow.
             digits = number.lstrip("0") or "0"
             if len(digits) > len(str(MAX_CPU)) or int(digits) > MAX_CPU:
-                raise ValueError(
-                    f"{text[:40]!r}: CPU {digits[:20]} is above {MAX_CPU}, the most Linux has"
-                )
+                above = f"CPU {digits[:20]} is above {MAX_CPU}, the most Linux has"
+                raise ValueError(f"{text[:40]!r}: {above}")
         low, high = int(first), int(last) if dash else int(first)
         if low > high:
             raise ValueError(f"{text[:40]!r}: the range {part.strip()} runs backwards")

@@ -178,9 +178,9 @@ class CaseError(TypeError):
 def checked_facts(facts: Any) -> dict[str, Any]:
     """A case's facts, scrubbed, once a dict of names to what JSON holds; CaseError otherwise."""
     if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
+        kind = type(facts).__name__
         raise CaseError(
-            f"facts() must return a dict of names to values, not {type(facts).__name__}: "
-            f"{facts!r:.200}"
+            f"facts() must return a dict of names to values, not {kind}: {facts!r:.200}"
         )
     try:
         json.dumps(facts, allow_nan=False)
@@ -226,10 +226,8 @@ def execute(
     for name, steps in built.items():
         labels = [label for label, _ in steps]
         if not isinstance(name, str) or not all(isinstance(label, str) for label in labels):
-            raise CaseError(
-                f"programs(): program {name!r} has a name or step label that is not text: "
-                f"{labels!r:.200}"
-            )
+            not_text = f"has a name or step label that is not text: {labels!r:.200}"
+            raise CaseError(f"programs(): program {name!r} {not_text}")
         check = None if jax is None else functools.partial(check_dispatched, jax, name, labels)
         with phase("measure"):
             prog = timing.time_program_with(steps, block, settings, check_outputs=check)

@@ -53,9 +53,8 @@ def _open_lock(path: Path) -> int:
                 raise LockUnusable(f"it cannot be created ({exc.strerror})") from None
             os.fchmod(fd, EVERYONE_READ_WRITE)  # the mode asked of open is cut by the umask
         except PermissionError:
-            raise LockUnusable(
-                "another user's lock file there is not readable by this user"
-            ) from None
+            unreadable = "another user's lock file there is not readable by this user"
+            raise LockUnusable(unreadable) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise LockUnusable("a symbolic link is at its path") from None

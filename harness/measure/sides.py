@@ -114,9 +114,8 @@ def _text(
 ) -> str:
     value = entry[key]
     if not isinstance(value, str) or not pattern.match(value) or value != value.strip():
-        raise UsageError(
-            f"{where}: {key!r} must be a non-empty line of text, not {json.dumps(value)[:80]}"
-        )
+        shown = json.dumps(value)[:80]
+        raise UsageError(f"{where}: {key!r} must be a non-empty line of text, not {shown}")
     return value
 
 
@@ -151,9 +150,8 @@ def _side(entry: Any, where: str) -> Side:
     claims_only = _flag(entry, "claims_only", False, where)
     metrics = entry.get("compare_metrics", [])
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
-        raise UsageError(
-            f"{where}: 'compare_metrics' must be a list of metric names such as \"scan.wall_ns\""
-        )
+        names = 'a list of metric names such as "scan.wall_ns"'
+        raise UsageError(f"{where}: 'compare_metrics' must be {names}")
     try:
         metrics = [parse_metric_name(m).metric_name for m in metrics]
     except UsageError as exc:
@@ -183,10 +181,8 @@ def _sizes(value: Any, where: str) -> dict[str, int]:
     sizes = {}
     for name, number in value.items():
         if not isinstance(number, int) or isinstance(number, bool):
-            shown = json.dumps(number)[:40]
-            raise UsageError(
-                f"{where}: the size {str(name)[:40]!r} must be a whole number, not {shown}"
-            )
+            size, shown = str(name)[:40], json.dumps(number)[:40]
+            raise UsageError(f"{where}: the size {size!r} must be a whole number, not {shown}")
         try:
             key, parsed = parse_size(f"{name}={number}")
         except UsageError as exc:
@@ -207,19 +203,15 @@ def load_plan(path: Path) -> list[Side]:
     sides = [_side(entry, f"sides plan {path}, side {i + 1}") for i, entry in enumerate(entries)]
     for i, side in enumerate(sides):
         for j, other in enumerate(sides[:i]):
+            both = f"sides plan {path}: sides {j + 1} and {i + 1}"
             if side.label == other.label:
-                raise UsageError(
-                    f"sides plan {path}: sides {j + 1} and {i + 1} share the label {side.label!r}"
-                )
-            if (side.release, side.profile, side.sizes) == (
-                other.release,
-                other.profile,
-                other.sizes,
+                raise UsageError(f"{both} share the label {side.label!r}")
+            if (side.release, side.profile) == (other.release, other.profile) and (
+                side.sizes == other.sizes
             ):
                 raise UsageError(
-                    f"sides plan {path}: sides {j + 1} and {i + 1} are both release {side.release} "
-                    f"under profile {side.profile} at the same sizes, so their results would be "
-                    "one cell; give one another profile label"
+                    f"{both} are both release {side.release} under profile {side.profile} at the "
+                    "same sizes, so their results would be one cell; give one another profile label"
                 )
     return sides
 

@@ -102,9 +102,8 @@ def store(folder: Path, result: Result) -> StoredResult:
         raise HarnessError(f"{exc}; results stored so far are kept") from None
     except OSError as exc:
         why = exc.strerror or exc
-        raise WriteRefused(
-            f"cannot store results in {folder}: {why}; results stored so far are kept"
-        ) from None
+        kept = "results stored so far are kept"
+        raise WriteRefused(f"cannot store results in {folder}: {why}; {kept}") from None
 
 
 def same_script(stored: StoredResult, case: CaseInfo) -> bool:
