@@ -86,8 +86,6 @@ def absence_reason(executable: str = "nvidia-smi", dev: Path = Path("/dev")) -> 
     if smi.failure:
         return smi.failure
     if not device_files(dev) and not (dev / "dxg").exists():  # WSL2 exposes GPUs through /dev/dxg
-        return (
-            f"{executable} lists a GPU but there is no {dev}/nvidia0 (a container started without "
-            "--gpus?)"
-        )
+        container = "a container started without --gpus?"
+        return f"{executable} lists a GPU but there is no {dev}/nvidia0 ({container})"
     return None

@@ -76,10 +76,8 @@ def why_no_listing(stderr: str) -> str:
             return f"the package index could not be reached ({found.group(1).strip()[:200]})"
     last = (stderr.strip().splitlines() or ["no versions listed"])[-1]
     if "No matching distribution found" in last:
-        return (
-            f"{last.removeprefix('ERROR: ')}: the package index offers none, or could not be "
-            "reached (pip gave no reason; PIP_RETRIES=0 hides it)"
-        )
+        unsaid = "could not be reached (pip gave no reason; PIP_RETRIES=0 hides it)"
+        return f"{last.removeprefix('ERROR: ')}: the package index offers none, or {unsaid}"
     return last
 
 
@@ -120,10 +118,8 @@ def installs_together(python: str, jax: str, jaxlib: str) -> str | None:
     if any(words in done.stderr for words in UNRESOLVABLE) and not any(
         pattern.search(done.stderr) for pattern in UNREACHED
     ):
-        return (
-            f"jax {jax} does not install with jaxlib {jaxlib}, the newest with a wheel for this "
-            "Python"
-        )
+        newest = "the newest with a wheel for this Python"
+        return f"jax {jax} does not install with jaxlib {jaxlib}, {newest}"
     why = why_no_listing(done.stderr)
     raise HarnessError(f"cannot ask the index whether jax {jax} installs: {why}")
 

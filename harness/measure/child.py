@@ -71,10 +71,8 @@ def device_skip(needed: int, used: int | None, found: int, cpu: bool) -> str:
     not measured where there are ``found``; empty when it is (the runner asks before starting a
     process where the profile says how many: ``sides.cpu_devices``)."""
     if found < needed:
-        return (
-            f"needs {needed} devices, found {found} (run it under a multi-device profile, e.g. "
-            "cpu8)"
-        )
+        profile = "run it under a multi-device profile, e.g. cpu8"
+        return f"needs {needed} devices, found {found} ({profile})"
     if used is not None and found > used and cpu:
         return (
             f"uses {used} device{'' if used == 1 else 's'} (DEVICES_USED) and this profile made "

@@ -71,10 +71,8 @@ def _figure(found: re.Match[str]) -> Figure | str:
     long = [name for name, digits in fields.items() if len(digits) > FIGURE_DIGITS]
     if long:
         digits = len(fields[long[0]])
-        return (
-            f"figure line of {found['program'][:40]} {found['metric'][:40]}: its {long[0]} has "
-            f"{digits:,} digits (at most {FIGURE_DIGITS}); left out"
-        )
+        line = f"figure line of {found['program'][:40]} {found['metric'][:40]}"
+        return f"{line}: its {long[0]} has {digits:,} digits (at most {FIGURE_DIGITS}); left out"
     values = {name: int(digits) for name, digits in fields.items()}
     return Figure(found["program"], found["metric"], **values)
 

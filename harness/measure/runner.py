@@ -127,10 +127,8 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     elif settings.decide is not None and sides > 1:
         what += f" (up to {settings.most_processes} until decided)"
     if len(cells) > 1:
-        return (
-            f"{len(cells)} cells · {what}, in rounds: process k of every cell before process k+1 "
-            "of any …"
-        )
+        rounds = "in rounds: process k of every cell before process k+1 of any …"
+        return f"{len(cells)} cells · {what}, {rounds}"
     who = f"[{cells[0].runs[0].side.label}] " if sides == 1 else ""
     return f"{who}{cells[0].head} · {what} …"
 

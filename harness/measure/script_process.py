@@ -174,11 +174,9 @@ def undeclared_import(stderr: str) -> str:
         if importlib.util.find_spec(module) is None:  # this process runs in the script's venv
             return f"{module} is not in the venv it was prepared with: the venv changed since"
         return f"{module} did not import where the script ran it (a Python other than its venv's?)"
-    return (
-        f"the script imports {module}, which it does not declare: add it to the script's `# /// "
-        "script` block "
-        f'(dependencies = ["{module}"], by its name on the package index) or give --with {module}'
-    )
+    undeclared = f"the script imports {module}, which it does not declare: add it to the script's"
+    block = f'`# /// script` block (dependencies = ["{module}"], by its name on the package index)'
+    return f"{undeclared} {block} or give --with {module}"
 
 
 def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
