@@ -155,10 +155,8 @@ class Environments:
             return self.fixed[label]
         # The one place that decides which venv a subject runs in: the release's, or one of its own.
         if not self.case.subject.own_venv:
-            self.progress(
-                f"  jax {env.jax} with jaxlib {env.jaxlib} into {env.venv} (installed once, then "
-                "reused)"
-            )
+            into = f"into {env.venv} (installed once, then reused)"
+            self.progress(f"  jax {env.jax} with jaxlib {env.jaxlib} {into}")
             problem = venvs.ensure(env)
             return Failed(not_tried(problem)) if problem else Prepared(env.interpreter)
         held = self.held(label)
@@ -171,9 +169,8 @@ class Environments:
         for note in declared.notes if not self._noted else ():
             self.progress(f"  note: {note}")
         self._noted = True
-        self.progress(
-            f"  {label}: a venv for {declared.script} ({shown}, {self.policy}) under {folder}"
-        )
+        venv = f"a venv for {declared.script} ({shown}, {self.policy}) under {folder}"
+        self.progress(f"  {label}: {venv}")
         found = script_envs.ensure(request, folder, UploadTimes(folder / INDEX_TIMES))
         if isinstance(found, InstallFailed):
             return Failed(not_tried(found))

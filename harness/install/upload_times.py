@@ -204,9 +204,8 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
             continue
         # PEP 691: false, or true, or the reason as a non-empty string.
         yanked = entry.get("yanked") is True or isinstance(entry.get("yanked"), str)
-        files.append(
-            IndexFile(entry["filename"], version, _upload_time(entry.get("upload-time")), yanked)
-        )
+        uploaded = _upload_time(entry.get("upload-time"))
+        files.append(IndexFile(entry["filename"], version, uploaded, yanked))
     return PackageListing(name, index, tuple(files), fetched_at)
 
 

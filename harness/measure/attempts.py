@@ -108,11 +108,9 @@ def measure_process(
         if not loaded or settings.max_load is None or attempts >= LOAD_ATTEMPTS or steady:
             break
         kept = process
-        progress(
-            f"{line} → {process.status}{load_text(process)} (over --max-load "
-            f"{settings.max_load:g}); measuring again in {LOAD_RETRY_WAIT_S:g} s (attempt "
-            f"{attempts + 1} of {LOAD_ATTEMPTS})"
-        )
+        over = f"{load_text(process)} (over --max-load {settings.max_load:g})"
+        again = f"again in {LOAD_RETRY_WAIT_S:g} s (attempt {attempts + 1} of {LOAD_ATTEMPTS})"
+        progress(f"{line} → {process.status}{over}; measuring {again}")
         time.sleep(LOAD_RETRY_WAIT_S)
     process = _with_attempts(process, attempts)
     run.processes.append(process)

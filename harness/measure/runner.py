@@ -305,9 +305,8 @@ class Recorder:
         process = measure_process(
             worker, cell.item, run, round_index, self.settings, self.progress, line
         )
-        self.progress(
-            f"{line} → {process.status} in {process.duration_s:.1f} s{load_text(process)} {left}"
-        )
+        took = f"{process.duration_s:.1f} s{load_text(process)}"
+        self.progress(f"{line} → {process.status} in {took} {left}")
         if process.status not in (RunStatus.OK, RunStatus.SKIPPED) and process.detail:
             self.progress("    " + process.detail.splitlines()[-1][:200])
 

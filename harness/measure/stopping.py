@@ -83,10 +83,8 @@ class StopRules:
             only = f"can detect only ×{ratio:.3f}, not the target {target}"
             extent = f"{done} processes a side (the most allowed) {only}"
         else:
-            self.progress(
-                f"{head} · {done} processes a side can detect ×{ratio:.3f}, not the target "
-                f"{target}: round {done + 1} (at most {settings.most_processes})"
-            )
+            can = f"{done} processes a side can detect ×{ratio:.3f}, not the target {target}"
+            self.progress(f"{head} · {can}: round {done + 1} (at most {settings.most_processes})")
             return True
         # a target the planned rounds met needs no line of its own
         if done > settings.processes or not met:
@@ -165,10 +163,9 @@ class StopRules:
                     run.settled = run.extent = decided
             left = sum(not run.settled for run in cell.runs)
             sides = f" for {left} of {len(cell.runs)} sides" if left < len(cell.runs) else ""
-            self.progress(
-                f"{cell.head} · {look}: {len(still)} comparison(s) open ({still[0]}): "
-                f"{next_look(looks, done) - done} more rounds{sides} (at most {most} a side)"
-            )
+            rounds = f"{next_look(looks, done) - done} more rounds{sides} (at most {most} a side)"
+            opened = f"{len(still)} comparison(s) open ({still[0]})"
+            self.progress(f"{cell.head} · {look}: {opened}: {rounds}")
             return True
         if done > settings.processes or still:
             self.progress(f"{cell.head} · {extent}")
