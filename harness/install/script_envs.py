@@ -426,8 +426,8 @@ def resolve(
             reason = uv_reason(output)
             # uv's proof that the set cannot be had, not a failure to ask: an answer, kept
             if "no solution found" in output.lower() and not NOT_THE_INDEX_S_ANSWER.search(output):
-                kept = {"key": key, "resolved_at": now, "problem": reason}
-                replace_file(record, json.dumps(kept))
+                answer = {"key": key, "resolved_at": now, "problem": reason}
+                replace_file(record, json.dumps(answer))
                 return NotInstallable(reason, "resolve", request.policy, cutoff)
             return InstallFailed(f"`uv pip compile` failed: {reason}", "resolve")
         try:
