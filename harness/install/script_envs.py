@@ -179,9 +179,8 @@ def parse_hold(values: Sequence[str]) -> tuple[str, ...]:
         same = [held_pin for held_pin in held if Requirement(held_pin).name == requirement.name]
         if pin not in held and same:
             # No set holds both: every release would be stored as not installable, for a typo.
-            raise UsageError(
-                f"--hold {pin} and --hold {same[0]}: one version of {requirement.name} at a time"
-            )
+            one = f"one version of {requirement.name} at a time"
+            raise UsageError(f"--hold {pin} and --hold {same[0]}: {one}")
         held.append(pin)
     return tuple(dict.fromkeys(held))
 

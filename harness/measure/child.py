@@ -177,9 +177,8 @@ def checked_facts(facts: Any) -> dict[str, Any]:
     """A case's facts, scrubbed, once a dict of names to what JSON holds; CaseError otherwise."""
     if not isinstance(facts, dict) or not all(isinstance(key, str) for key in facts):
         kind = type(facts).__name__
-        raise CaseError(
-            f"facts() must return a dict of names to values, not {kind}: {facts!r:.200}"
-        )
+        wanted = "facts() must return a dict of names to values"
+        raise CaseError(f"{wanted}, not {kind}: {facts!r:.200}")
     try:
         json.dumps(facts, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:

@@ -121,9 +121,8 @@ def plan_line(cells: list[Cell], settings: Settings) -> str:
     elif len(cells) > 1:
         what += " each"
     if settings.target_ratio is not None:
-        what += (
-            f" (up to {settings.most_processes} until ×{settings.target_ratio:.3g} is detectable)"
-        )
+        detectable = f"×{settings.target_ratio:.3g} is detectable"
+        what += f" (up to {settings.most_processes} until {detectable})"
     elif settings.decide is not None and sides > 1:
         what += f" (up to {settings.most_processes} until decided)"
     if len(cells) > 1:
@@ -286,11 +285,8 @@ class Recorder:
             for run in cell.runs:
                 if run.processes:
                     done = len(run.processes)
-                    of = (
-                        f" of {run.planned}"
-                        if done < run.planned
-                        else ", before the target was judged"
-                    )
+                    judged = ", before the target was judged"
+                    of = f" of {run.planned}" if done < run.planned else judged
                     if not run.settled:  # a side settled at a look was measured in full
                         run.stopped = f"interrupted after {done}{of} processes"
                     # the disk is full: the error propagating says why

@@ -356,9 +356,8 @@ def _measured(
             f"{', '.join(lost['lost'])} (append to the variable instead of replacing it)"
         )
     if not report:
-        record["phases"] = (
-            "not measured: the start-up hook left no report (the script ended the process itself?)"
-        )
+        hook = "the start-up hook left no report (the script ended the process itself?)"
+        record["phases"] = f"not measured: {hook}"
     numbers = script_numbers(stdout)
     named.update({f"{JSON_PROGRAM}.{name}": value for name, value in numbers.values.items()})
     facts = bounded_facts(

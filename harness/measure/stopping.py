@@ -151,9 +151,8 @@ class StopRules:
             if done < most:
                 why = f"the time budget of {settings.decide_budget_s:g} s spent"
             shown = "; ".join(still[:3]) + (f"; {len(still) - 3} more" if len(still) > 3 else "")
-            extent = (
-                f"undecided after {done} processes a side ({why}, {look}, {seconds:.0f} s): {shown}"
-            )
+            took = f"({why}, {look}, {seconds:.0f} s)"
+            extent = f"undecided after {done} processes a side {took}: {shown}"
         else:
             # Only the sides of open comparisons go on: a decided pair's would measure for nothing.
             open_pairs = [pair for pair, lines in zip(pairs, open_by_pair, strict=True) if lines]
