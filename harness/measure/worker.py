@@ -232,17 +232,8 @@ def serve(requests: IO[str], answers: IO[str], isolation: str) -> None:
     host = host_facts()
     SIDE_ENVIRON.update(os.environ)
     preloaded = preload() if isolation == "fork" else []
-    answer(
-        {
-            "ready": {
-                "pid": os.getpid(),
-                "isolation": isolation,
-                "release": package_versions().get("jax"),
-                "host": host,
-                "preloaded": preloaded,
-            }
-        }
-    )
+    ready = dict(pid=os.getpid(), isolation=isolation, host=host, preloaded=preloaded)
+    answer({"ready": {**ready, "release": package_versions().get("jax")}})
     running: list[int] = []  # the case process now running, for ``end_all``
     signal.signal(signal.SIGTERM, lambda signum, _: end_all(running, signum))
     for line in requests:
