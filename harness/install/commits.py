@@ -72,9 +72,8 @@ def git(repo: Path, *args: str, stdin: str | None = None) -> str:
         raise UsageError(f"{where} failed: {exc}") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UsageError(
-            f"`git {' '.join(args[:2])}` in the jax repository {repo} (--jax-repo) failed: {last}"
-        )
+        where = f"`git {' '.join(args[:2])}` in the jax repository {repo} (--jax-repo)"
+        raise UsageError(f"{where} failed: {last}")
     return done.stdout
 
 
@@ -94,9 +93,8 @@ def open_repo(spec: str | None, cache: Path) -> Path:
     if spec is not None and not is_url(spec):
         repo = Path(spec).expanduser()
         if not repo.exists():
-            raise UsageError(
-                f"--jax-repo {spec}: no such folder (a local clone of jax, or a URL to clone)"
-            )
+            wanted = "a local clone of jax, or a URL to clone"
+            raise UsageError(f"--jax-repo {spec}: no such folder ({wanted})")
         git(repo, "rev-parse", "--git-dir")
         return repo
     url = spec or JAX_REPO_URL
@@ -137,9 +135,8 @@ def release_commit(repo: Path, version: str, *, fetch: bool = False) -> str:
             )
             if found.returncode == 0 and found.stdout.strip():
                 return found.stdout.strip()
-    raise UsageError(
-        f"the jax repository {repo} has no tag jax-v{version} (give a fuller clone with --jax-repo)"
-    )
+    fuller = "give a fuller clone with --jax-repo"
+    raise UsageError(f"the jax repository {repo} has no tag jax-v{version} ({fuller})")
 
 
 def parse_version_file(text: str) -> tuple[str | None, str | None]:

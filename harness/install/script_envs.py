@@ -511,9 +511,8 @@ def install(
                     replace_file(venv / PINS_FILE, "\n".join(pins) + "\n")
                 done = runner(command, venv.parent)
                 if done.returncode != 0:
-                    return InstallFailed(
-                        f"`{what}` failed: {uv_reason(done.stderr or done.stdout)}", "install"
-                    )
+                    why = uv_reason(done.stderr or done.stdout)
+                    return InstallFailed(f"`{what}` failed: {why}", "install")
                 output = done.stdout
             try:
                 installed = parse_pins(output)

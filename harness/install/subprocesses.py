@@ -47,9 +47,8 @@ def run_whole(
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         _end_group(process)
-        return subprocess.CompletedProcess(
-            list(command), 124, "", f"error: did not finish within {timeout_s:.0f} s"
-        )
+        late = f"error: did not finish within {timeout_s:.0f} s"
+        return subprocess.CompletedProcess(list(command), 124, "", late)
     except BaseException:
         _end_group(process)
         raise

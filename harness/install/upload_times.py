@@ -188,9 +188,8 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
             raise TypeError("files is not a list")
     except ValueError:
         if body.lstrip()[:1] in (b"{", b"["):  # JSON cut off on its way: asked again next time
-            raise IndexUnreachable(
-                f"the package index at {shown(index)} answered for {name} with JSON cut short"
-            ) from None
+            cut = f"the package index at {shown(index)} answered for {name} with JSON cut short"
+            raise IndexUnreachable(cut) from None
         raise _not_pep_691(name, index) from None
     except (KeyError, TypeError):
         raise _not_pep_691(name, index) from None

@@ -101,9 +101,8 @@ def resuming_lines(
         before, cut = len(statuses) - statuses.count(None), statuses.count(INTERRUPTED)
         if before:
             what = "measured" if resume == "skip" else "measured ok"
-            again = (
-                f", {cut} of them cut short by an interrupt (measured again in full)" if cut else ""
-            )
+            cut_short = f", {cut} of them cut short by an interrupt (measured again in full)"
+            again = cut_short if cut else ""
             lines.append(
                 f"[{side.label}] resuming: {before} of {total} cells already in "
                 f"{results_dir}{again}; those {what} are skipped (--force re-measures, "

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
@@ -245,9 +244,8 @@ def run_script(
     try:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as exc:
-        return ProcessRun(
-            0, RunStatus.FAILED, f"script {path.name} cannot be read: {exc.strerror or exc}"
-        )
+        unread = f"script {path.name} cannot be read: {exc.strerror or exc}"
+        return ProcessRun(0, RunStatus.FAILED, unread)
     if digest != expected_sha256:
         changed = (
             f"script {path.name} changed since this run began (sha256 {expected_sha256[:12]}, now "
@@ -279,9 +277,9 @@ def run_script(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-            late = f"no exit within {timeout_s:g} s; killed"
+            died = deaths.timed_out(timeout_s or 0.0, "")
             return ProcessRun(
-                0, RunStatus.TIMEOUT, late, died=deaths.timed_out(timeout_s or 0.0, "")
+                0, RunStatus.TIMEOUT, f"no exit within {timeout_s:g} s; killed", died=died
             )
         wall_ns = time.perf_counter_ns() - started
         stdout, cut = _read_start(out)
@@ -305,10 +303,7 @@ def run_script(
         return ProcessRun(0, RunStatus.FAILED, failed, script=record)
     if code != 0:
         if code < 0:
-            name = (
-                signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-            )
-            status, how = RunStatus.CRASHED, f"was killed by {name}"
+            status, how = RunStatus.CRASHED, f"was killed by {deaths.signal_name(-code)}"
         else:
             status, how = RunStatus.FAILED, f"exited with code {code}"
         output = tail(stderr) or tail(stdout)
