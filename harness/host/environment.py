@@ -328,9 +328,8 @@ def machine_identity(smi: gpu.Smi | None = None) -> dict[str, str]:
     """This machine's id (``machine``): what results of different machines are told apart by."""
     smi = gpu.query() if smi is None else smi
     names = [g.get("name", "?") for g in smi.gpus]
-    return machine.identify(
-        machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names)
-    )
+    hardware = machine.hardware(cpu_model(), os.cpu_count(), meminfo_bytes("MemTotal"), names)
+    return machine.identify(hardware)
 
 
 def jax_facts() -> dict[str, Any]:

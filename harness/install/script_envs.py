@@ -563,6 +563,5 @@ def ensure(
     installed = install(venv, request.python, python_version, pins, uv=uv, runner=runner)
     if isinstance(installed, InstallFailed):
         return installed
-    return ScriptEnv(
-        venv, request.python, python_version, ResolvedSet(installed, request.policy, cutoff)
-    )
+    resolved = ResolvedSet(installed, request.policy, cutoff)
+    return ScriptEnv(venv, request.python, python_version, resolved)

@@ -16,6 +16,7 @@ from typing import Any
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*(.*)$")
 _OPCODE = re.compile(r"\s*([a-z][\w\-]*)\(")
 _BACKEND_CONFIG = re.compile(r"backend_config=(\{.*\})\s*$")
+COLLECTIVES = ("all-reduce", "all-gather", "all-to-all", "collective-permute")
 
 
 def _skip_shape(rhs: str) -> str:
@@ -66,9 +67,7 @@ def structure(hlo_text: str) -> dict[str, Any]:
         "fusions": counts["fusion"],
         "conditionals": counts["conditional"],
         "selects": counts["select"],
-        "collectives": sum(
-            counts[op] for op in ("all-reduce", "all-gather", "all-to-all", "collective-permute")
-        ),
+        "collectives": sum(counts[op] for op in COLLECTIVES),
     }
 
 

@@ -265,9 +265,8 @@ class Recorder:
                     active = [run for run in cell.runs if run.finished() is None]
                     shift = round_index % max(len(active), 1)
                     for run in active[shift:] + active[:shift]:
-                        self._measure_process(
-                            cell, run, round_index, pace.line(going, self.settings)
-                        )
+                        left = pace.line(going, self.settings)
+                        self._measure_process(cell, run, round_index, left)
                         pace.done()
                     active = [run for run in cell.runs if run.finished() is None]
                     if not active or not self.rules.another_round(cell, active, round_index + 1):

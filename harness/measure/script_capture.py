@@ -324,9 +324,8 @@ def _as_avals(np, saved: dict, keys: dict, avals) -> dict:
             continue
         if name not in keys and value.shape != tuple(aval.shape):
             continue
-        found[name] = np.frombuffer(
-            (value if name in keys else value.astype(aval.dtype)).tobytes(), np.uint8
-        )
+        raw = value if name in keys else value.astype(aval.dtype)
+        found[name] = np.frombuffer(raw.tobytes(), np.uint8)
     return found
 
 

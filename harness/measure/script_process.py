@@ -410,9 +410,8 @@ def bounded_facts(facts: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     for name, value in facts.items():
         label = bounds.repaired(scrub(name[:80]))
         # What the script printed may hold a credential: redacted as every page and draft is.
-        value = (
-            REDACTED if SECRET_NAME.search(name) and isinstance(value, str) else scrub_value(value)
-        )
+        secret = SECRET_NAME.search(name) and isinstance(value, str)
+        value = REDACTED if secret else scrub_value(value)
         fitted = bounds.fit(value, f"fact {label}", notes.append, depth=FACT_DEPTH)
         if fitted is bounds.DROPPED:
             continue

@@ -139,9 +139,8 @@ def time_program(
     # cold call does not tell: it includes tracing and compilation).
     long_enough = min_sample_ns <= 0 or (warmup > 0 and warm.wall_ns >= min_sample_ns)
     loops = 1 if long_enough else calibrate_loops(steps, block, min_sample_ns, max_loops=max_loops)
-    timing = ProgramTiming(
-        labels=[label for label, _ in steps], first_call=first, warmup=warmup, loops=loops
-    )
+    labels = [label for label, _ in steps]
+    timing = ProgramTiming(labels=labels, first_call=first, warmup=warmup, loops=loops)
     budget_ns = int(max_seconds * 1e9)
     gc.collect()
     gc_was_enabled = gc.isenabled()
