@@ -206,9 +206,8 @@ def load_plan(path: Path) -> list[Side]:
             both = f"sides plan {path}: sides {j + 1} and {i + 1}"
             if side.label == other.label:
                 raise UsageError(f"{both} share the label {side.label!r}")
-            if (side.release, side.profile) == (other.release, other.profile) and (
-                side.sizes == other.sizes
-            ):
+            same_cell = (side.release, side.profile) == (other.release, other.profile)
+            if same_cell and side.sizes == other.sizes:
                 raise UsageError(
                     f"{both} are both release {side.release} under profile {side.profile} at the "
                     "same sizes, so their results would be one cell; give one another profile label"
