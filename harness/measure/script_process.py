@@ -49,7 +49,6 @@ from harness.store.schema import (
 
 # Read of a script's standard output: figure lines come first, and a script can print gigabytes.
 OUTPUT_BYTES = 8 * 1024 * 1024
-TAIL_LINES, TAIL_CHARS = 25, 4000  # of a failed script's output kept in its result
 # run by its path: the script's venv need not hold the harness
 HOOK = Path(__file__).with_name("script_hook.py")
 REPORT_BYTES = 64 * 1024
@@ -178,12 +177,6 @@ def undeclared_import(stderr: str) -> str:
     return f"{undeclared} {block} or give --with {module}"
 
 
-def tail(text: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
-    """The last lines of a script's output, scrubbed, and of those the last characters."""
-    kept = "\n".join(text.strip().splitlines()[-lines:])
-    return scrub(kept if len(kept) <= chars else "…" + kept[-chars:])
-
-
 def _read_start(handle: Any) -> tuple[str, bool]:
     handle.seek(0)
     data = handle.read(OUTPUT_BYTES + 1)
@@ -306,7 +299,7 @@ def run_script(
             status, how = RunStatus.CRASHED, f"was killed by {deaths.signal_name(-code)}"
         else:
             status, how = RunStatus.FAILED, f"exited with code {code}"
-        output = tail(stderr) or tail(stdout)
+        output = deaths.last_lines(stderr) or deaths.last_lines(stdout)
         shown = " ".join(["python", path.name, *args])
         detail = f"{shown} {how}\n{output}\n{undeclared_import(stderr)}".strip()
         died = deaths.ended(code, stderr if stderr.strip() else stdout)
