@@ -25,20 +25,9 @@ from harness.store.schema import (
     parse_process,
 )
 
-DETAIL_CHARS = deaths.LAST_CHARS  # of a failed process's output kept in its result
 # The end of a case process's output, scrubbed: its last lines, and of those the last characters
 # (one 10 MB line would otherwise land whole in the result and on every page that shows it).
 tail = deaths.last_lines
-
-
-def read_end(path: Path, size: int = 16 * DETAIL_CHARS) -> str:
-    """The last ``size`` bytes of a log, as text: a case can print gigabytes before it dies."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, 2) - size))
-            return handle.read().decode(errors="replace")
-    except OSError:
-        return ""
 
 
 def classify(returncode: int, payload: Any, output: str) -> ProcessRun:
@@ -137,11 +126,11 @@ def run_process(
         wall_s = time.monotonic() - started
         window = (started_ns, time.time_ns())
         load = watch.finish(exited.cpu_s, wall_s) if exited is not None else None
-        output = read_end(log)
+        output = deaths.read_end(log)
         if timed_out:  # a script's own output, where it was one, says more than its case process's
             written = (
-                read_end(Path(scratch) / deaths.SCRIPT_STDERR).strip()
-                or read_end(Path(scratch) / deaths.SCRIPT_STDOUT).strip()
+                deaths.read_end(Path(scratch) / deaths.SCRIPT_STDERR).strip()
+                or deaths.read_end(Path(scratch) / deaths.SCRIPT_STDOUT).strip()
                 or output
             )
             process = ProcessRun(

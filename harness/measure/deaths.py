@@ -107,15 +107,20 @@ def script_output(environ: Mapping[str, str], name: str) -> Any:
     return open(Path(folder).parent / name, "w+b")
 
 
-def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
-    """What faulthandler wrote, its end, scrubbed ("" where nothing was)."""
+def read_end(path: Path, size: int = 16 * LAST_CHARS) -> str:
+    """The last ``size`` bytes of a file as text ("" where unreadable): a process can print
+    gigabytes before it dies."""
     try:
         with open(path, "rb") as handle:
-            handle.seek(max(0, handle.seek(0, 2) - chars))
-            text = handle.read().decode(errors="replace")
+            handle.seek(max(0, handle.seek(0, 2) - size))
+            return handle.read().decode(errors="replace")
     except OSError:
         return ""
-    return from_site_packages(scrub(text.strip()))
+
+
+def read_stack(path: Path, chars: int = STACK_CHARS) -> str:
+    """What faulthandler wrote, its end, scrubbed ("" where nothing was)."""
+    return from_site_packages(scrub(read_end(path, chars).strip()))
 
 
 def first_line(end: ProcessEnd) -> str:

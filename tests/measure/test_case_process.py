@@ -58,17 +58,6 @@ def test_a_process_record_has_the_schema_fields_and_leaves_out_what_it_did_not_m
     assert ProcessRun(0, RunStatus.CRASHED).to_json()["load"] is None
 
 
-def test_a_failed_process_keeps_the_end_of_its_output_capped_by_characters(tmp_path):
-    from harness.measure.case_process import DETAIL_CHARS, read_end, tail
-
-    log = tmp_path / "output.log"
-    log.write_text("first line\n" + "x" * 10_000_000 + "\nTraceback: the last line\n")
-    end = read_end(log)
-    assert len(end) <= 16 * DETAIL_CHARS and end.endswith("Traceback: the last line\n")
-    detail = tail(end)
-    assert len(detail) <= DETAIL_CHARS + 1 and detail.endswith("Traceback: the last line")
-
-
 def test_a_case_that_raises_a_huge_message_stores_a_capped_detail(tmp_path):
     from harness.measure import child
 

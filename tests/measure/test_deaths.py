@@ -156,3 +156,12 @@ def test_a_frame_in_a_venv_is_shown_from_site_packages_in_the_stack_and_the_last
     assert 'File "site-packages/jax/_src/dispatch.py", line 90 in apply' in stack
     assert "repro.py" in stack and "script-envs" not in stack, "the script's own path kept"
     assert deaths.last_lines(frame + ", in apply").strip().startswith('File "site-packages/jax/')
+
+
+def test_a_failed_process_keeps_the_end_of_its_output_capped_by_characters(tmp_path):
+    log = tmp_path / "output.log"
+    log.write_text("first line\n" + "x" * 10_000_000 + "\nTraceback: the last line\n")
+    end = deaths.read_end(log)
+    assert len(end) <= 16 * deaths.LAST_CHARS and end.endswith("Traceback: the last line\n")
+    detail = deaths.last_lines(end)
+    assert len(detail) <= deaths.LAST_CHARS + 1 and detail.endswith("Traceback: the last line")
