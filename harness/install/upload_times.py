@@ -186,13 +186,13 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
         entries = document["files"]
         if not isinstance(entries, list):
             raise TypeError("files is not a list")
-    except ValueError:
-        if body.lstrip()[:1] in (b"{", b"["):  # JSON cut off on its way: asked again next time
-            cut = f"the package index at {shown(index)} answered for {name} with JSON cut short"
-            raise IndexUnreachable(cut) from None
-        raise _not_pep_691(name, index) from None
-    except (KeyError, TypeError):
-        raise _not_pep_691(name, index) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        index_at = f"the package index at {shown(index)}"
+        if isinstance(exc, ValueError) and body.lstrip()[:1] in (b"{", b"["):
+            # JSON cut off on its way: asked again next time
+            raise IndexUnreachable(f"{index_at} answered for {name} with JSON cut short") from None
+        not_json = f"{index_at} did not answer for {name} in the JSON of PEP 691"
+        raise HarnessError(f"{not_json}, which the harness reads upload times from") from None
 
     files = []
     for entry in entries:
@@ -206,13 +206,6 @@ def parse_listing(name: str, index: str, body: bytes, fetched_at: float) -> Pack
         uploaded = _upload_time(entry.get("upload-time"))
         files.append(IndexFile(entry["filename"], version, uploaded, yanked))
     return PackageListing(name, index, tuple(files), fetched_at)
-
-
-def _not_pep_691(name: str, index: str) -> HarnessError:
-    return HarnessError(
-        f"the package index at {shown(index)} did not answer for {name} in the JSON of PEP 691, "
-        "which the harness reads upload times from"
-    )
 
 
 def _to_json(listing: PackageListing) -> str:
