@@ -166,14 +166,11 @@ class Listing:
         """The pairs from ``first`` to ``last``, both included; either missing is refused."""
         for version in (first, last):
             self.pair(version)
-        if version_key(first) >= version_key(last):
+        low, high = version_key(first), version_key(last)
+        if low >= high:
             older = "the range must run from an older release to a newer one"
             raise UsageError(f"{older}, not {first} to {last}")
-        return [
-            pair
-            for pair in self.pairs
-            if version_key(first) <= version_key(pair[0]) <= version_key(last)
-        ]
+        return [pair for pair in self.pairs if low <= version_key(pair[0]) <= high]
 
 
 def nearby(versions: Sequence[str], version: str, count: int = 3) -> list[str]:

@@ -98,9 +98,8 @@ def read_plan(path: Path) -> list[ReleaseEnv]:
         raise UsageError(f"cannot read the release plan {path}: {why}") from None
     if not isinstance(rows, list):
         raise UsageError(f"the release plan {path} is not a list of releases")
-    return [
-        _plan_entry(row, f"the release plan {path}, entry {i + 1}") for i, row in enumerate(rows)
-    ]
+    entry = f"the release plan {path}, entry"
+    return [_plan_entry(row, f"{entry} {i + 1}") for i, row in enumerate(rows)]
 
 
 PLAN_BYTES = 4 * 2**20  # a plan of a thousand releases is a few hundred kB
