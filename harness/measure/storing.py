@@ -115,19 +115,16 @@ def same_script(stored: StoredResult, case: CaseInfo) -> bool:
 def stored_status(results_dir: Path, machine: str, item: PlannedRun, side: Side) -> str | None:
     """Status of the newest result of this cell on ``side``, measured on ``machine``, if it was
     measured before (a skip by a case's claim is not, for a side that measures every case)."""
+
     # Only a result of this script's content and arguments was measured before
     # (``check_results_folder`` refused a folder of others, under the same lock).
-    found = newest_result(
-        results_dir,
-        item.case.name,
-        side.release,
-        side.profile,
-        side.cell_sizes(item.sizes),
-        machine,
-        lambda stored: (
-            same_script(stored, item.case) and (side.claims_only or not left_out_by_claim(stored))
-        ),
-    )
+    def counts(stored: StoredResult) -> bool:
+        return same_script(stored, item.case) and (
+            side.claims_only or not left_out_by_claim(stored)
+        )
+
+    cell = (item.case.name, side.release, side.profile, side.cell_sizes(item.sizes))
+    found = newest_result(results_dir, *cell, machine, counts)
     if found is None:
         return None
     return INTERRUPTED if cut_short(found) else found.result.status
