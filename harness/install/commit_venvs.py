@@ -145,11 +145,9 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
         problem = _run([*uv, "venv", "--quiet", "--python", env.python, str(env.venv)])
         if problem:
             return f"`uv venv` failed: {problem}"
-    python = ["--python", str(env.interpreter)]
+    install = [*uv, "pip", "install", "--quiet", "--python", str(env.interpreter)]
     if commit.base.install or commit.libraries:
-        problem = _run(
-            [*uv, "pip", "install", "--quiet", *python, *commit.base.install, *commit.libraries]
-        )
+        problem = _run([*install, *commit.base.install, *commit.libraries])
         if problem:
             return f"jaxlib {commit.jaxlib} and jax's dependencies do not install: {problem}"
     with tempfile.TemporaryDirectory(prefix="harness-jax-tree-") as scratch:
@@ -159,7 +157,7 @@ def _install(commit: CommitEnv, env: ReleaseEnv) -> str | None:
             return problem
         # Its dependencies came with the release install above: jax alone is replaced.
         replace = ["--no-deps", "--reinstall-package", "jax", str(tree)]
-        problem = _run([*uv, "pip", "install", "--quiet", *python, *replace])
+        problem = _run([*install, *replace])
     if problem:
         return f"jax at {commit.sha[:12]} does not install: {problem}"
     problem = _run(venvs.compile_all(env.venv))
