@@ -185,10 +185,8 @@ def _static(args, kwargs, options) -> tuple[set, set]:
 def _dynamic(args, kwargs, options):
     """The arguments jit traces (the static ones, by position or name, left out)."""
     static, names = _static(args, kwargs, options)
-    return (
-        tuple(a for i, a in enumerate(args) if i not in static),
-        {k: v for k, v in kwargs.items() if k not in names},
-    )
+    traced = tuple(a for i, a in enumerate(args) if i not in static)
+    return traced, {k: v for k, v in kwargs.items() if k not in names}
 
 
 def _arguments(jax, args, kwargs, options) -> dict:
