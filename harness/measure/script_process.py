@@ -92,22 +92,17 @@ def programs_from(
     programs: dict[str, StoredProgram] = {}
     compiled: dict[str, CompiledFunction] = {}
     for name, found in by_program.items():
-        lower, compile_ = (
-            (found[m].median,) if m in found else () for m in ("lower_ns", "compile_ns")
-        )
+        cold = ((found[m].median,) if m in found else () for m in ("lower_ns", "compile_ns"))
+        lower, compile_ = cold
         if lower or compile_:
             compiled[name] = CompiledFunction(lower, compile_)
         wall, dispatch = found.get("wall_ns"), found.get("dispatch_ns")
         if wall is None and dispatch is None:
             continue
         marks = {
-            metric.removeprefix("mark:"): f.median
-            for metric, f in found.items()
-            if metric.startswith("mark:")
+            m.removeprefix("mark:"): f.median for m, f in found.items() if m.startswith("mark:")
         }
-        kinds = [
-            kind for kind, figure in (("wall", wall), ("dispatch", dispatch)) if figure is not None
-        ]
+        kinds = [kind for kind, f in (("wall", wall), ("dispatch", dispatch)) if f is not None]
         if dispatch is None or not marks:
             marks = {"script": (dispatch or wall).median}  # type: ignore[union-attr]
         first = found.get("first_call_ns")
