@@ -37,14 +37,13 @@ def _open_lock(path: Path) -> int:
     """A descriptor of the lock file, made for every user if missing; else LockUnusable."""
     # O_NONBLOCK: a FIFO planted at the path would block the open until a writer came.
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    create = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(3):  # created or removed by another run meanwhile: look again
         try:
             fd = os.open(path, flags)
         except FileNotFoundError:
             try:
-                fd = os.open(
-                    path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-                )
+                fd = os.open(path, create, 0o600)
             except FileExistsError:
                 continue
             except FileNotFoundError:

@@ -56,16 +56,12 @@ class Side:
     env: dict[str, str | None] = field(default_factory=dict)
     label: str = ""
     sizes: dict[str, int] = field(default_factory=dict)  # replace the cell's sizes on this side
-    # measuring until decided: judged against the next side of its profile
-    compare_next: bool = True
+    compare_next: bool = True  # until decided: compared with the next side of its profile
     # on these metrics (empty: the run's --decide-metric, or every one)
     compare_metrics: tuple[str, ...] = ()
-    # a plain script's venv on this side: what it was resolved to hold
-    libraries: Libraries | None = None
-    # measuring until decided: also compared with the side of this label (its partner)
-    compare_with: str = ""
-    # a case with CLAIM_DEVICES only where the side makes that many devices
-    claims_only: bool = False
+    libraries: Libraries | None = None  # a script's venv here: what it was resolved to hold
+    compare_with: str = ""  # until decided: also compared with the side of this label
+    claims_only: bool = False  # a case with CLAIM_DEVICES only where it makes that many devices
 
     def __post_init__(self) -> None:
         if not self.label:
