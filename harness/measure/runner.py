@@ -1,5 +1,4 @@
-"""Measure planned cells on one or more sides, in several case processes each, and store every
-outcome.
+"""Measure planned cells on one or more sides, in several case processes each; store every outcome.
 
 One process sets a level its samples cannot reveal (memory layout, thread placement, clock
 frequency): the same release measured in separate processes lands at 33, 58 or 92 ms while each

@@ -1,12 +1,10 @@
 """The compiled programs a plain script runs, captured with no edit to it: loaded by the start-up
 hook, by its path (the harness stays off the script's ``sys.path``), right after jax's import.
 
-``start`` wraps ``jax.jit`` so that each jitted function records its first call made outside any
-tracing (its inputs' shapes and dtypes, and the values of the small ones copied before the call
-could donate them) and how often it was called. A program compiled ahead of time (``.lower`` or
-``.trace``, then ``.compile()``, the usual way to time a compile) is recorded at its lowering,
-whether it is then called or only compiled. ``finish`` exports the most called (``jax.export``)
-beside a ``programs.json`` that says what each file holds.
+``start`` wraps ``jax.jit`` so that each jitted function records its first call outside any
+tracing (its inputs, the small ones' values copied before the call could donate them) and how often
+it was called; one compiled ahead of time (``.lower``, then ``.compile()``) is recorded at its
+lowering. ``finish`` exports the most called (``jax.export``) beside a ``programs.json``.
 
 What a program depends on beyond its module is listed too, so that its reproducer runs where the
 script ran: the ``PROGRAM_FLAGS`` in force at its first call that differ from their values right
