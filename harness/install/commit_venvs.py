@@ -1,5 +1,4 @@
-"""One cached venv per (jax commit, jaxlib): a release's install for the jaxlib, then jax from the
-commit's tree.
+"""One cached venv per (jax commit, jaxlib): a release's install, then jax from the commit's tree.
 
 jax is pure Python, so any commit installs (``--no-deps``, over a release install that brought its
 dependencies). Then ``import jax`` is tried under the profile's environment, since a jaxlib the

@@ -2,10 +2,9 @@
 
 The listing is pip's own (``pip index versions``), run by the interpreter that will install the
 releases: pip leaves out yanked releases (0.4.32) and those without a wheel for that Python, as an
-install would.  A jax release installs with the jaxlib of its own number, or else with the newest
-jaxlib below it (jax 0.4.37 with jaxlib 0.4.36).  The listing is cached for a day: a bisect asks the
-index once, not once per probe.  Standard library only; read by ``commands.nox_session`` as it
-prepares a session's releases.
+install would. A jax release installs with the jaxlib of its own number, or else with the newest
+below it (jax 0.4.37 with jaxlib 0.4.36). Cached for a day: a bisect asks the index once, not once
+per probe. Standard library only: ``commands.nox_session`` reads it as it prepares a session.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
-"""A venv per (jax release, interpreter, resolved set) for a script that imports libraries besides
-JAX (the policies are in docs/scripts.md).
+"""A venv per (jax release, interpreter, resolved set) for a script importing libraries besides JAX.
 
 Most libraries declare a loose lower bound on jax and none above, so the newest version whose
-metadata accepts an old jax may still use APIs that jax lacks: hence ``as-of``, the index as it
-stood when the release came out (plus ``GRACE``). jax and jaxlib are held as *constraints*, never
-overrides: a library that refuses the release makes the resolution fail, kept in one line as a
-``NotInstallable`` (the set *cannot be had*, an answer). Anything else that stops a venv (no index,
-a full disk, no uv) is an ``InstallFailed``: it *could not be tried*, never kept, tried next run.
+metadata accepts an old jax may still use APIs that jax lacks: hence ``as-of`` (docs/scripts.md),
+the index as it stood when the release came out (plus ``GRACE``). jax and jaxlib are held as
+*constraints*, never overrides: a library that refuses the release makes the resolution fail, kept
+in one line as a ``NotInstallable`` (the set *cannot be had*, an answer). Anything else that stops a
+venv (no index, a full disk, no uv) is an ``InstallFailed``: *not tried*, never kept, tried again.
 
 Each step is cached so a reuse needs no network: ``uv pip compile`` into exact pins under
 ``<folder>/script-resolutions/<key>/``; a venv named for the pins and the interpreter,
