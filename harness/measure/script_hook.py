@@ -387,12 +387,8 @@ def main() -> None:
 
 def _print_script_traceback(exc: BaseException) -> None:
     """The traceback as `python FILE` prints it: the script's frames, not this hook's or runpy's."""
-    frames = exc.__traceback__
-    while frames is not None and frames.tb_frame.f_code.co_filename in (
-        __file__,
-        runpy.__file__,
-        "<frozen runpy>",
-    ):
+    frames, ours = exc.__traceback__, (__file__, runpy.__file__, "<frozen runpy>")
+    while frames is not None and frames.tb_frame.f_code.co_filename in ours:
         frames = frames.tb_next
     traceback.print_exception(type(exc), exc, frames)
 
