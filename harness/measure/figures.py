@@ -30,10 +30,8 @@ _FIGURE = re.compile(
 
 def figure_line(program: str, metric: str, values: Sequence[float]) -> str:
     ordered = sorted(values)
-    return (
-        f"metric {program} {metric} median={statistics.median(ordered):.0f} "
-        f"min={ordered[0]:.0f} max={ordered[-1]:.0f} n={len(ordered)}"
-    )
+    spread = f"min={ordered[0]:.0f} max={ordered[-1]:.0f} n={len(ordered)}"
+    return f"metric {program} {metric} median={statistics.median(ordered):.0f} {spread}"
 
 
 @dataclass(frozen=True)
