@@ -135,10 +135,8 @@ def medians(
     """The view a case's ``verdict`` sees: medians per program and per ``"compiled:<name>"``."""
     view: dict[str, dict[str, float]] = {}
     for name, function in compiled.items():
-        view[f"compiled:{name}"] = {
-            "lower_ns": summarize(function.lower_ns).median,
-            "compile_ns": summarize(function.compile_ns).median,
-        }
+        lower, compile_ = summarize(function.lower_ns), summarize(function.compile_ns)
+        view[f"compiled:{name}"] = {"lower_ns": lower.median, "compile_ns": compile_.median}
     for name, program in programs.items():
         entry = {
             "dispatch_ns": summarize([s.dispatch_ns for s in program.samples]).median,
