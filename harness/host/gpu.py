@@ -54,12 +54,8 @@ def query(executable: str = "nvidia-smi") -> Smi:
     if code != 0:
         last = (text.strip().splitlines() or ["no output"])[-1]
         return Smi(failure=f"{executable} failed with exit code {code}: {last[:200]}")
-    rows = [
-        [cell.strip() for cell in line.split(",")]
-        for line in text.strip().splitlines()
-        if line.strip()
-    ]
-    gpus = tuple(dict(zip(QUERY_FIELDS, row, strict=False)) for row in rows)
+    rows = [line.split(",") for line in text.strip().splitlines() if line.strip()]
+    gpus = tuple(dict(zip(QUERY_FIELDS, map(str.strip, row), strict=False)) for row in rows)
     if not gpus:
         return Smi(failure=f"{executable} lists no GPU")
     return Smi(gpus=gpus, cuda_driver=_driver_cuda_version(found))
