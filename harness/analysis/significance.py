@@ -156,6 +156,9 @@ class Comparison:
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
     # on B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
+    # An ending's sides in words, how each side's processes ended (``ok in 5 of 5 processes``):
+    # what a page shows of it (``statuses.compare_endings``).
+    sides: tuple[str, str] | None = None
 
     @property
     def worse(self) -> bool:
@@ -240,6 +243,8 @@ def shape_said(comparison: Comparison) -> str:
     word = "printed" if comparison.shape is Shape.PRESENCE else "died"
     (k_a, n_a), (k_b, n_b) = comparison.counts
     said = f"{word} in {k_a} of {n_a} processes on A, {k_b} of {n_b} on B"
+    if comparison.sides is not None:
+        said = " → ".join(comparison.sides)
     if comparison.verdict is Verdict.CHANGED or math.isnan(comparison.p_value):
         return said
     return f"{said} ({comparison.verdict}, Fisher p={comparison.p_value:.2g})"

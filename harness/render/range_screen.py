@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from harness.analysis.claims import DOES_NOT_HOLD, outcome
 from harness.analysis.significance import Comparison, Shape, Thresholds
 from harness.findings import Finding, FollowUp
-from harness.metric_names import Criterion, MetricKey
+from harness.metric_names import Criterion
 from harness.render import screen
 from harness.render.marks import legend, marks_text
 from harness.steps.answers import Setting
@@ -166,9 +166,10 @@ class Block:
     next: list[FollowUp] = field(default_factory=list)  # what narrows what was found, each once
 
 
-def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> Row:
-    """A metric's row from the comparison that settled it (the re-measured one, or a probe's): a
-    presence or an ending by its counts, and no ratio but a cost's."""
+def metric_row(criterion: Criterion, comparison: Comparison, verdict: str = "") -> Row:
+    """A metric's (or the processes' ending's) row from the comparison that settled it (the
+    re-measured one, or a probe's): a presence or an ending by its counts, and no ratio but a
+    cost's."""
     a, b = comparison.baseline.median, comparison.candidate.median
     figures = f"{comparison.format(a)} → {comparison.format(b)}"
     if comparison.counts is not None:
@@ -176,7 +177,7 @@ def metric_row(metric: MetricKey, comparison: Comparison, verdict: str = "") -> 
         figures = f"{k_a} of {n_a} → {k_b} of {n_b}"
     cost = comparison.shape is Shape.COST
     return Row(
-        Criterion.of(metric),
+        criterion,
         figures,
         format_ratio(comparison.ratio) if cost else "",
         verdict or comparison.said,

@@ -158,22 +158,12 @@ def _claim_cells(c: Confirmation) -> str:
     return " → ".join(outcome(r) for r in results if r is not None)
 
 
-def _status_cells(c: Confirmation) -> str:
-    return " → ".join(p.ends.words() if p.ends is not None else "–" for p in (c.before, c.after))
-
-
 def _step_rows(found: TriageOutcome) -> list[list[str]]:
     rows = []
     for c in found.confirmations:
         step = c.step
         first = step.change if step.criterion.metric is None else against_cell(step.comparison)
-        again = (
-            _claim_cells(c)
-            if step.criterion.is_claim
-            else _status_cells(c)
-            if step.criterion.is_status
-            else against_cell(c.comparison)
-        )
+        again = _claim_cells(c) if step.criterion.is_claim else against_cell(c.comparison)
         holds = "yes" if c.confirmed else "no"
         source = f"{c.before.release}: {c.before.note}; {c.after.release}: {c.after.note}"
         rows.append(
@@ -273,7 +263,6 @@ def triage_json(found: TriageOutcome, setting: Setting) -> dict[str, Any]:
             if c.undecided
             else "not confirmed",
             "reason": c.reason,
-            **({"status": _status_cells(c)} if c.step.criterion.is_status else {}),
             # What the issue draft reads of why, as a bisect answer's ``findings`` are.
             "findings": [f.data() for f in step_findings(c, setting)] if c.confirmed else [],
             "sources": {c.before.release: c.before.note, c.after.release: c.after.note},

@@ -35,11 +35,7 @@ def follow_ups(setting: Setting, change: Confirmation) -> list[FollowUp]:
 
 def _triage_row(text: str, change: Confirmation) -> Row:
     step = change.step
-    if step.criterion.is_status:
-        said = verb(step.change) if change.regression else "runs again"
-        sides = [len(p.result.result.processes) for p in (change.before, change.after) if p.result]
-        return Row(step.criterion, step.change, "", said, f"all {min(sides, default=0)} a side")
-    if step.criterion.metric is None or change.comparison is None:
+    if change.comparison is None:  # the claim's
         flip = (
             "stops holding"
             if change.regression
@@ -50,11 +46,12 @@ def _triage_row(text: str, change: Confirmation) -> Row:
         claims = f"{claim_text(change.before)} → {claim_text(change.after)}"
         return Row(step.criterion, claims, "", flip, change.reason.removeprefix("measured again: "))
     comparison = change.comparison
-    key = step.key
     word = "fixed" if ": fixed in " in text else comparison.said
-    if not key.is_duration and not comparison.constant:
-        word += " (worse)" if change.regression else " (better)"
-    return metric_row(key, comparison, word)
+    duration = comparison.metric is not None and comparison.metric.is_duration
+    if not duration and not comparison.constant:  # slower and faster say which way already
+        # A status step that stops running ok says what its dead side does (``crashes``).
+        word += f" ({verb(step.change) or 'worse'})" if change.regression else " (better)"
+    return metric_row(step.criterion, comparison, word)
 
 
 def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:

@@ -399,7 +399,7 @@ def findings(
         ratio = confirmation.comparison.ratio if confirmation.comparison else None
         if confirmation.confirmed:
             # Load slows a process; it neither makes processes die nor changes what they print.
-            exact = step.criterion.is_status or (
+            exact = (
                 confirmation.comparison is not None
                 and confirmation.comparison.shape is not Shape.COST
             )
