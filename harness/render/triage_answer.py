@@ -109,13 +109,10 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     """One confirmed change, then what tells it apart further: its libraries (a plain script's own),
     why it moved (the step's own findings only ``with_step``: once per step), and what narrows it (a
     library's own releases, the bisect below the releases, a workaround's setting)."""
-    step = change.step
     said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
     said += [f.markdown() for f in follow_ups(setting, change)]
-    lines = [f"- {inline(answer)}", *(f"  - {line}" for line in said)]
-    return (
-        "\n".join([*lines, *_died_lines(change)]) if step.criterion.is_status else "\n".join(lines)
-    )
+    died = _died_lines(change) if with_step else []  # a step's processes died once
+    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said), *died])
 
 
 def step_findings(
@@ -132,8 +129,8 @@ def step_findings(
 
 
 def _died_lines(change: Confirmation) -> list[str]:
-    """Where the first process of a status step's dead side died: how, its last lines, its stack,
-    fenced."""
+    """Where the first process of a step's dead side died, if one did: how, its last lines, its
+    stack, fenced."""
     dead = change.after if change.regression else change.before
     first = dead.ends.first if dead.ends is not None else None
     if first is None:

@@ -64,6 +64,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
     blocks = []
     for (before, after), changes in sorted(steps.items(), key=lambda s: where.get(s[0][1], 0)):
         ordered = sorted(changes, key=lambda tc: tc[1].step.criterion.rank())
+        changes_of = [c for _, c in ordered]
         lead = next((c for _, c in ordered if c.step.criterion.metric is not None), ordered[0][1])
         between = found.skipped_between(lead.step)
         libs = (setting.jaxlib.get(before), setting.jaxlib.get(after))
@@ -75,13 +76,7 @@ def triage_blocks(found: TriageOutcome, setting: Setting) -> list[Block]:
         head = f"jax {before} → {after}{jaxlib}: {len(changes)} change(s){skipped}"
         libraries = libraries_line(setting, before, after)
         why = why_lines(setting, before, after, lead.comparison, lead.step.criterion)
-        died = [
-            leading(line)
-            for _, c in ordered
-            if c.step.criterion.is_status
-            for line in [death_line(c)]
-            if line
-        ]
+        died = [leading(line) for line in dict.fromkeys(map(death_line, changes_of)) if line]
         rows = [_triage_row(text, change) for text, change in ordered]
         why = [*died, *([libraries] if libraries else []), *why]
         blocks.append(Block(head, f"{before} → {after}", rows, why, follow_ups(setting, lead)))

@@ -226,9 +226,10 @@ class SweepOutcome:
         ]
 
     def unmeasured(self) -> bool:
-        """Fewer than two releases measured and no status step: no step between neighbours could be
-        judged, so finding none is no evidence of no change (every release not installable, say)."""
-        return len(self.ok()) < 2 and not any(step.criterion.is_status for step in self.steps)
+        """Fewer than two releases measured and no step (a status step needs none measured ok): no
+        step between neighbours could be judged, so finding none is no evidence of no change (every
+        release not installable, say)."""
+        return len(self.ok()) < 2 and not self.steps
 
 
 def status_steps(
