@@ -166,13 +166,16 @@ class Comparison:
         to move), a metric gone from processes that printed it, or more processes dying."""
         if self.verdict is Verdict.SLOWER:
             return True
-        if self.verdict is not Verdict.CHANGED:
-            return False
+        return self.verdict is Verdict.CHANGED and (self.counts is None or self.leans_worse)
+
+    @property
+    def leans_worse(self) -> bool:
+        """Whether B's counts lean the worse way, decided or not: a presence printed in a smaller
+        share of its processes, an ending dying in a larger one; False without counts."""
         if self.counts is None:
-            return True
+            return False
         (k_a, n_a), (k_b, n_b) = self.counts
-        more_b = k_b * n_a > k_a * n_b
-        return not more_b if self.shape is Shape.PRESENCE else more_b
+        return (k_b * n_a < k_a * n_b) if self.shape is Shape.PRESENCE else (k_b * n_a > k_a * n_b)
 
     def format(self, value: float) -> str:
         """A figure of the compared metric, in its unit: a duration, a size, or a script's number as

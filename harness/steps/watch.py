@@ -49,7 +49,7 @@ from harness.analysis.power import detectable_ratio, pooled_spreads
 from harness.analysis.rank_test import smallest_p
 from harness.analysis.significance import Comparison, Shape, Thresholds, Verdict
 from harness.analysis.statuses import ran as ran_at_all
-from harness.analysis.statuses import stops_running, summarise
+from harness.analysis.statuses import summarise
 from harness.measure.benchmark_json import CUT_SHORT_NOTE
 from harness.measure.benchmark_json import PREFIX as BENCH_PREFIX
 from harness.metric_names import Judged
@@ -354,9 +354,9 @@ def findings(
     baseline, release = first.releases[0], first.releases[-1]
     base, new = probes.get(baseline), probes.get(release)
     ran = {m.release for m in first.ok()}
-    # A confirmed status step says how it broke, with where it died: a "fails on" finding would say
-    # it again.
-    stepped = any(c.confirmed and c.step.criterion.is_status for c in found.confirmations)
+    # A step confirmed where the release did not run ok is a status step (a metric's needs it to):
+    # it says how it broke, with where it died, and a "fails on" finding would say it again.
+    stepped = any(c.confirmed for c in found.confirmations)
     if (
         base is not None
         and new is not None
@@ -419,10 +419,11 @@ def findings(
                 said.append(Finding(kind, step.metric, text, ratio))
         elif confirmation.undecided:
             # A new ending in some processes is red until the counts say it is no change.
-            dies = stops_running(step.change)  # False for any step but an ending
+            compared = confirmation.comparison
+            leans_worse = compared is not None and compared.leans_worse
             said.append(
                 Finding(
-                    BROKEN if dies else UNDECIDED,
+                    BROKEN if leans_worse else UNDECIDED,
                     step.metric,
                     f"{step.metric} {step.before} → {step.after}: undecided "
                     f"({confirmation.reason})",
