@@ -278,11 +278,6 @@ def compare_endings(
     return replace(compared, sides=(was.alike, now.alike))
 
 
-def stops_running(change: str) -> bool:
-    """A status step from ok to dead: a regression; the other way it runs again."""
-    return isinstance(change, Ending) and change.stops_running
-
-
 def verb(change: str) -> str:
     """``crashes``, ``hangs``, ``fails``, ``is killed``: what a status step's dead side does."""
     return change.verb if isinstance(change, Ending) else ""
