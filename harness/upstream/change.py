@@ -708,22 +708,15 @@ def workaround_of(data: Any, ends: tuple[str, str] | None = None) -> str:
             setting = found.get("setting")
             if isinstance(setting, str) and setting.strip():
                 return _bounded(setting)
-    said = data.get("workaround")
-    if isinstance(said, dict):
-        said = next(
-            (said[k] for k in ("setting", "command", "words") if isinstance(said.get(k), str)), ""
-        )
-    if isinstance(said, str) and said.strip():
-        return _bounded(said)
     offered = list(data.get("next") or []) if isinstance(data.get("next"), list) else []
     for finding in data.get("findings") or [] if isinstance(data.get("findings"), list) else []:
         if isinstance(finding, dict) and isinstance(finding.get("follow_ups"), list):
             offered += finding["follow_ups"]
     for each in offered:
+        # A setting to make, not a command line to run: a workaround's (``FollowUp.shell``).
         if (
             isinstance(each, dict)
             and each.get("shell") is False
-            and "workaround" in str(each.get("purpose", ""))
             and isinstance(each.get("command"), str)
         ):
             return _bounded(each["command"])

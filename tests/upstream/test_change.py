@@ -441,14 +441,10 @@ def test_an_answer_of_another_criterion_size_or_shape_gives_no_step(data):
     "data",
     [
         {},
-        {"workaround": 3},
+        {"workaround": {"setting": "jax.config.update('a', 1)"}},  # a key no answer writes
         {"next": "text", "findings": {"a": 1}},
         {"next": [{"purpose": "the workaround", "command": "x", "shell": True}]},
-        {
-            "findings": [
-                {"follow_ups": [{"purpose": "which commit", "command": "x", "shell": False}]}
-            ]
-        },
+        {"findings": [{"follow_ups": [{"purpose": "workaround", "command": 3, "shell": False}]}]},
     ],
 )
 def test_no_workaround_is_read_where_the_answer_does_not_say_one(data):
@@ -456,17 +452,15 @@ def test_no_workaround_is_read_where_the_answer_does_not_say_one(data):
 
 
 def test_a_workaround_is_read_in_each_shape_bounded_to_one_line():
-    assert workaround_of({"workaround": {"setting": "jax.config.update('a', 1)"}}) == (
-        "jax.config.update('a', 1)"
-    )
-    offered = {"purpose": "the workaround, on 2", "command": "XLA_FLAGS=--a", "shell": False}
+    """A setting offered (``shell`` false) is a workaround, whatever its purpose's words."""
+    offered = {"purpose": "", "command": "XLA_FLAGS=--a", "shell": False}
     assert workaround_of({"findings": [{"follow_ups": [offered]}]}) == "XLA_FLAGS=--a"
     crash = {"before": "1", "after": "2", "workaround": {"setting": "XLA_FLAGS=--b", "runs": True}}
     assert workaround_of({"crash": [crash]}, ("1", "2")) == "XLA_FLAGS=--b"
     assert workaround_of({"crash": [crash]}, ("0", "2")) == "", "another step's"
     failed = crash | {"workaround": {"setting": "XLA_FLAGS=--b", "runs": False}}
     assert workaround_of({"crash": [failed]}, ("1", "2")) == ""
-    long = workaround_of({"workaround": "XLA_FLAGS=" + "--x\n" * 200})
+    long = workaround_of({"next": [offered | {"command": "XLA_FLAGS=" + "--x\n" * 200}]})
     assert "\n" not in long and len(long) == MAX_WORKAROUND_CHARS
 
 
