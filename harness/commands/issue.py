@@ -378,11 +378,9 @@ def measure_here(request: IssueRequest, change: Change) -> MeasuredHere:
     if metric is None:
         return MeasuredHere(True, not_measured=("No metric moved between the two releases",))
     rule = Thresholds()
-    newest = newest_line(prober, asked, metric, rule)
-    if newest.startswith("gone on"):  # the one command that narrows it: which release fixed it
-        words = [*target_words(request.case), "--broken", bad, "--fixed", asked.newest]
-        words += Criterion.of(metric).words()
-        newest += f"; the release that fixed it: `nox -s bisect -- {' '.join(words)}`"
+    newest, fixed_by = newest_line(prober, asked, metric, rule, target_words(request.case))
+    if fixed_by:  # the one command that narrows it
+        newest += f"; the release that fixed it: `{fixed_by}`"
     if change.reproducer is not None:
         return MeasuredHere(True, newest)
     step = compared(prober, good, bad, metric, rule)
