@@ -324,14 +324,14 @@ def what_would_decide(comparison: Comparison, thresholds: Thresholds) -> str:
     a, b = comparison.processes
     if comparison.test == WELCH_LOG_MEDIANS and min(a, b) < thresholds.min_processes:
         return (
-            f"undecided: {a} and {b} processes, fewer than the {thresholds.min_processes} a side a "
-            "verdict needs"
+            f"{a} and {b} processes, fewer than the {thresholds.min_processes} a side a verdict "
+            "needs"
         )
     if math.isnan(comparison.margin):
-        return "undecided: no test of the process medians could be made"
+        return "no test of the process medians could be made"
     band = f"×{1 / thresholds.factor:.3g}–×{thresholds.factor:.3g}"
     return (
-        f"undecided: the data allow a change of up to ×{comparison.margin:.3g} either way "
+        f"the data allow a change of up to ×{comparison.margin:.3g} either way "
         f"({format_margin(comparison.margin)}, {thresholds.confidence:.0%} interval of the test), "
         f"beyond the no-change band {band}, and the test does not reject 'no change'; more "
         "processes of both sides, measured together, would narrow it"

@@ -40,7 +40,9 @@ def _triage_row(change: Confirmation, *, fix: bool) -> Row:
     if change.comparison is None:  # the claim's
         flip = "stops holding" if change.regression else "holds again" if fix else "now holds"
         claims = f"{claim_text(change.before)} → {claim_text(change.after)}"
-        return Row(step.criterion, claims, "", flip, change.reason.removeprefix("measured again: "))
+        error = change.flip_error
+        sure = "the same flip" + (f", by chance ≤{error:.2g}" if error is not None else "")
+        return Row(step.criterion, claims, "", flip, sure)
     comparison = change.comparison
     duration = comparison.metric is not None and comparison.metric.is_duration
     fixed = fix and duration and comparison.shape is Shape.COST and not change.regression

@@ -259,7 +259,7 @@ class Judge:
                 )
                 why += "band): no change to find"
             else:
-                needs = what_would_decide(change, self.thresholds).removeprefix("undecided: ")
+                needs = what_would_decide(change, self.thresholds)
                 why = f"undecided against the {old} endpoint ({_describe(change)}): {needs}"
             return Judgement(
                 self.bad, ReleaseVerdict.AMBIGUOUS, why, measurement.note, result, vs_good=change
