@@ -331,8 +331,9 @@ class Suite:
 
     def write(self):
         document = {"benchmarks": self.benchmarks}
-        if self.cut:
-            document["harness_cut_short"] = self.cut
+        if self.cut:  # what a watch reads: how many ran of how many, and why it stopped
+            ran = {"ran": len(self.benchmarks), "planned": self.planned, "said": self.cut}
+            document["harness_cut_short"] = ran
         with open(self.path + ".part", "w", encoding="utf-8") as handle:
             json.dump(document, handle)
         os.replace(self.path + ".part", self.path)
