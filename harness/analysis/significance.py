@@ -156,8 +156,8 @@ class Comparison:
     # A presence's or an ending's counts: (processes that printed it, or died; processes) on A and
     # on B.
     counts: tuple[tuple[int, int], tuple[int, int]] | None = None
-    # An ending's sides in words, how each side's processes ended (``ok in 5 of 5 processes``):
-    # what a page shows of it (``statuses.compare_endings``).
+    # An ending's sides in words where every process of each ended alike (``ok``, ``SIGSEGV (exit
+    # 139)``): what a page shows of it (``statuses.compare_endings``).
     sides: tuple[str, str] | None = None
 
     @property

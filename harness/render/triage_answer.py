@@ -57,10 +57,15 @@ def _count_line(found: TriageOutcome, setting: Setting, processes: int) -> str:
 def _answer_lines(found: TriageOutcome, setting: Setting) -> list[str]:
     # steps whose changed defaults and compiled programs were said
     said: set[tuple[str, str]] = set()
+    died_said: set[str] = set()  # where a step's processes died, said once
     lines = []
     for text, change in answered(found):
         pair = (change.step.before, change.step.after)
         lines.append(_answer_line(text, change, setting, with_step=pair not in said))
+        died = "\n".join(_died_lines(change))
+        if died and died not in died_said:
+            lines.append(died)
+            died_said.add(died)
         said.add(pair)
     undecided = [
         f"{c.step.metric} {c.step.before} → {c.step.after}"
@@ -111,8 +116,7 @@ def _answer_line(answer: str, change: Confirmation, setting: Setting, *, with_st
     library's own releases, the bisect below the releases, a workaround's setting)."""
     said = [f.markdown() for f in step_findings(change, setting, with_step=with_step)]
     said += [f.markdown() for f in follow_ups(setting, change)]
-    died = _died_lines(change) if with_step else []  # a step's processes died once
-    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said), *died])
+    return "\n".join([f"- {inline(answer)}", *(f"  - {line}" for line in said)])
 
 
 def step_findings(
