@@ -70,9 +70,7 @@ from harness.upstream.change import (
     change_from,
     crash_between,
     newest_result,
-    read_bisect_answers,
     read_steps,
-    read_triage_answers,
     sides_words,
     status_answer,
     title,
@@ -691,14 +689,9 @@ def nothing_to_draft(request: IssueRequest, stored: str, words: list[str]) -> Us
 def stored_ending(request: IssueRequest) -> StatusAnswer | None:
     """The newest stored bisect --status or triage answer's status step, at these sizes and
     profile."""
-    out, name = request.out_dir, request.case.name
-    return status_answer(
-        read_bisect_answers(out, name),
-        read_triage_answers(out, name),
-        case=name,
-        sizes=request.sizes,
-        profile=request.profile,
-    )
+    name = request.case.name
+    steps = read_steps(request.out_dir, name)
+    return status_answer(steps, case=name, sizes=request.sizes, profile=request.profile)
 
 
 def measure_ending(
