@@ -113,8 +113,7 @@ class DraftInputs:
 
 
 def slowed(change: Change | None) -> bool:
-    """Whether the change is a slowdown, the one case where "last good" and "first bad" are the
-    right words."""
+    """A slowdown: the one case where "last good" and "first bad" are the right words."""
     return (
         change is not None
         and change.metric is not None
@@ -284,12 +283,12 @@ def outputs(d: DraftInputs) -> str:
         role = role_text(r.role, d.change)
         where = f"jax {r.run.release}" + (f" ({role})" if role else "")
         parts += ["", f"On {where}, {scrub(r.environment)}:", "", fenced(_printed(r.run), "text")]
-    rows = _figures_rows(d)
-    if rows:
-        parts += [
-            "",
-            table(rows, ["jax", *(f"{program} {metric}" for program, metric in _figure_keys(d))]),
-        ]
+    printed = [(r.run.release, parse_output(r.run.stdout).medians) for r in d.short_runs]
+    # (program, metric) of every figure printed on any release, in the order printed
+    keys = list(dict.fromkeys(key for _, medians in printed for key in medians))
+    if keys:
+        rows = [[r, *(format_ns(m[k]) if k in m else "–" for k in keys)] for r, m in printed]
+        parts += ["", table(rows, ["jax", *(f"{program} {metric}" for program, metric in keys)])]
     return "\n".join(parts)
 
 
@@ -302,29 +301,6 @@ def _printed(run: ScriptRun) -> str:
             f"\n{scrub(tail(run.stderr))}" if run.stderr.strip() else ""
         )
     return text
-
-
-def _figure_keys(d: DraftInputs) -> list[tuple[str, str]]:
-    """(program, metric) of every figure the short script printed on any release, in the order
-    printed."""
-    keys: list[tuple[str, str]] = []
-    for r in d.short_runs:
-        keys += [key for key in parse_output(r.run.stdout).medians if key not in keys]
-    return keys
-
-
-def _figures_rows(d: DraftInputs) -> list[list[str]]:
-    keys = _figure_keys(d)
-    rows = []
-    for r in d.short_runs:
-        medians = parse_output(r.run.stdout).medians
-        rows.append(
-            [
-                r.run.release,
-                *("–" if key not in medians else format_ns(medians[key]) for key in keys),
-            ]
-        )
-    return rows if keys else []
 
 
 def evidence(d: DraftInputs) -> str:
@@ -395,18 +371,14 @@ def why(d: DraftInputs) -> list[str]:
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
     said += [f"- {scrub(line)}" for line in first or lines]
     if first and rest:
-        summary = (
-            f"{len(rest)} more: every changed default tried, the defaults that changed, each "
-            "compiled module"
-        )
-        said += [
-            "",
-            f"<details><summary>{summary}</summary>",
-            "",
-            *(f"- {scrub(line)}" for line in rest),
-        ]
-        said += ["", "</details>"]
+        more = f"{len(rest)} more: every changed default tried, the defaults that changed"
+        listed = "\n".join(f"- {scrub(line)}" for line in rest)
+        said += ["", folded(f"{more}, each compiled module", listed)]
     return said
+
+
+def folded(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def releases_table(
@@ -500,11 +472,8 @@ def script_figures_table(
     )
     if not shown or not rest:
         return f"{caption}.\n\n{figures(keys)}"
-    folded = (
-        f"<details><summary>The other {len(rest)}, which did not "
-        f"move</summary>\n\n{figures(rest)}\n\n</details>"
-    )
-    return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{folded}"
+    others = folded(f"The other {len(rest)}, which did not move", figures(rest))
+    return f"{caption}; those that moved, and the one asked about:\n\n{figures(shown)}\n\n{others}"
 
 
 def _moved(key: MetricKey, change: Change | None) -> bool:
@@ -521,17 +490,10 @@ def full_script(d: DraftInputs) -> str:
     verdict = (
         "" if figures.holds is None else f" (claim {'holds' if figures.holds else 'does not hold'})"
     )
-    return "\n".join(
-        [
-            f"<details><summary>The full instrumented script, {d.full_name} (every figure, and "
-            f"whether the claim held), on jax {run.release}{verdict}</summary>",
-            "",
-            f"Run as `{command_line(run, d.full_name)}`:",
-            "",
-            fenced(_printed(run), "text"),
-            "",
-            "</details>",
-        ]
+    return folded(
+        f"The full instrumented script, {d.full_name} (every figure, and whether the claim held), "
+        f"on jax {run.release}{verdict}",
+        f"Run as `{command_line(run, d.full_name)}`:\n\n{fenced(_printed(run), 'text')}",
     )
 
 
@@ -557,17 +519,8 @@ def system_info(d: DraftInputs) -> str:
 
 
 def environment_details(release: str, info: str) -> str:
-    """``jax.print_environment_info()`` of ``release``, folded away."""
-    return "\n".join(
-        [
-            "<details><summary>Output of <code>jax.print_environment_info()</code> (jax "
-            f"{release})</summary>",
-            "",
-            fenced(info.strip() or "(unavailable)", "text"),
-            "",
-            "</details>",
-        ]
-    )
+    summary = f"Output of <code>jax.print_environment_info()</code> (jax {release})"
+    return folded(summary, fenced(info.strip() or "(unavailable)", "text"))
 
 
 # The draft for an ending: a crash report.

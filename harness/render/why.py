@@ -150,8 +150,9 @@ def trial_lines(
             if each.vs_before.verdict == step.verdict
             else ""
         )
-        said = f"{tried_text(each, answer)}{most}: {back}{_changed_in(answer, each)}"
-        lines.append(Finding(said, leads=unwanted))
+        commit = answer.commits.get(each.trial.change.name)
+        changed = f" (its default changed in {commit.words()})" if commit is not None else ""
+        lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
     if tried and not found:
         none = f"none of the {len(tried)} {answer.subject} tried brought the old {metric} back"
         lines.append(leading(none))
@@ -163,13 +164,6 @@ def trial_lines(
             f"{answer.left_out} more trial(s) over the cap of {MAX_TRIED} were not measured"
         )
     return findings([*lines, *void_lines(void)])
-
-
-def workarounds(answer: DefaultsAnswer, step: Comparison | None, metric: str) -> list[Tried]:
-    """The trials that bring the old number of ``metric`` back, as judged when gathered."""
-    if step is None:
-        return []
-    return [t for t in answer.tried(metric) if not t.void and t.brings_back(step)]
 
 
 # A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags
@@ -187,11 +181,6 @@ def void_lines(void: Sequence[Tried]) -> list[str]:
         f"void, not tried: {shown}: the script sets XLA_FLAGS itself before jax starts, so XLA "
         f"never got the flag ({APPEND})"
     ]
-
-
-def _changed_in(answer: DefaultsAnswer, tried: Tried) -> str:
-    commit = answer.commits.get(tried.trial.change.name)
-    return f" (its default changed in {commit.words()})" if commit is not None else ""
 
 
 def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
@@ -388,18 +377,13 @@ def reproducer_lines(answer: ReproducerAnswer) -> list[Finding | str]:
         f"reproducer with jax alone: `{answer.folder}{answer.script}` ({answer.lines} lines, "
         f"{len(exported)} program(s) exported on {answer.exported_on}{both}{inputs})"
     )
-    status = [] if answer.status is None else [status_reproduced_line(answer)]
+    status = []
+    if answer.status is not None:  # exported on the release that runs: does it die on the other?
+        ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
+        said = "reproduces it" if answer.status.reproduces else "does not reproduce it"
+        outside = "" if answer.status.reproduces else f": {OUTSIDE}"
+        status = [leading(f"{said} with jax alone ({ended}){outside}")]
     return [*status, head, *([answer.note] if answer.note else []), *refused]
-
-
-def status_reproduced_line(answer: ReproducerAnswer) -> Finding:
-    """A status step's reproducer, exported on the release that runs: does it die on the other
-    too?"""
-    assert answer.status is not None
-    ended = "; ".join(f"{label}: {words}" for label, words in answer.status.ended.items())
-    if answer.status.reproduces:
-        return leading(f"reproduces it with jax alone ({ended})")
-    return leading(f"does not reproduce it with jax alone ({ended}): {OUTSIDE}")
 
 
 def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
@@ -619,18 +603,6 @@ def _command(setting: Setting, session: str, words: Sequence[str]) -> str:
     return nox_command(session, setting.target_words(), words, setting.sizes, setting.profile)
 
 
-def commits_follow_up(
-    setting: Setting, before: str, after: str, criterion: Criterion, terms: Terms
-) -> FollowUp:
-    """The bisect below two releases (``--commits``), in ``terms``: jax's Python or jaxlib, and
-    which commit."""
-    ends = [f"--{terms.old}", before, f"--{terms.new}", after]
-    words = ["--commits", *ends, *criterion.words()]
-    return FollowUp(
-        "jax's Python or jaxlib, and which jax commit", _command(setting, "bisect", words)
-    )
-
-
 def issue_follow_up(
     setting: Setting, good: str, bad: str, criterion: Criterion, purpose: str
 ) -> FollowUp:
@@ -662,7 +634,8 @@ def next_steps(
     defaults = of_kind(found, DefaultsAnswer)
     metric = criterion.name  # the evidence's findings name a metric as a record does
     if defaults is not None and criterion.metric is not None and _unwanted(step, unwanted):
-        for each in workarounds(defaults, step, metric):
+        back = [t for t in defaults.tried(metric) if not t.void and step and t.brings_back(step)]
+        for each in back:
             said.append(FollowUp(f"the workaround, on {after}", each.trial.words(), shell=False))
             known_commit |= each.trial.change.name in defaults.commits
     held = of_kind(found, HeldAnswer)
@@ -681,5 +654,8 @@ def next_steps(
         and comes_with != LIBRARIES
         and not known_commit
     ):
-        said.append(commits_follow_up(setting, before, after, criterion, terms))
+        # the bisect below the two releases, in ``terms``
+        ends = [f"--{terms.old}", before, f"--{terms.new}", after, *criterion.words()]
+        bisect = _command(setting, "bisect", ["--commits", *ends])
+        said.append(FollowUp("jax's Python or jaxlib, and which jax commit", bisect))
     return said
