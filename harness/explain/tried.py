@@ -97,11 +97,7 @@ class Trial:
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """The side's environment variables: the profile's, with this setting added."""
         if self.change.kind == XLA:
-            flags = " ".join(
-                part
-                for part in (base.get("XLA_FLAGS", ""), f"--{self.change.name}={self.value}")
-                if part
-            )
+            flags = f"{base.get('XLA_FLAGS', '')} --{self.change.name}={self.value}".lstrip()
             return {**base, "XLA_FLAGS": flags}
         return {**base, JAX_CONFIG: json.dumps({self.change.name: ast.literal_eval(self.value)})}
 
@@ -252,8 +248,7 @@ class DefaultsAnswer:
         measurement showed it: a workaround found, which ends the search for one on that metric."""
         for tried in self.tried(key):  # as judged when the answer was made: never judged again
             results = self.measured.get(tried.trial, {})
-            ends = [results.get(name) for name in ("before", "after")]
-            series = [metric_samples(end).get(key) if end is not None else None for end in ends]
+            series = [_samples(results.get(name), key) for name in ("before", "after")]
             if series[0] is None or series[1] is None:
                 continue
             if tried.brings_back(compare_metric(series[0], series[1], self.thresholds, key)):
@@ -327,11 +322,7 @@ def judged(
     assert tried is not None
     if trial.change.kind == XLA and f"--{trial.change.name}" in lost_in(tried.result.processes):
         return Tried(trial, None, None, void=True)
-    samples = {
-        name: metric_samples(result).get(key)
-        for name, result in found.items()
-        if result is not None
-    }
+    samples = {name: _samples(result, key) for name, result in found.items()}
     if any(series is None for series in samples.values()):
         return Tried(trial, None, None, f"{key.metric_name} not measured on every side")
     trial_samples, before, after = samples["trial"], samples["before"], samples["after"]

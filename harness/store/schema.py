@@ -198,9 +198,7 @@ class ProcessEnd(_Record):
     last_lines: str = ""
     stack: str = ""
 
-    _sparse = frozenset(
-        {"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"}
-    )
+    _sparse = frozenset("signal exit_status from_outside timeout_s last_lines stack".split())
 
     @property
     def a_fault(self) -> bool:
@@ -237,17 +235,8 @@ class JaxFacts(_Record):
 
     # A process whose JAX could not say stores the error alone.
     _sparse = frozenset(
-        {
-            "backend",
-            "device_count",
-            "device_kinds",
-            "platforms",
-            "jax_version",
-            "environment_info",
-            "gpu",
-            "error",
-            "config",
-        }
+        {"backend", "device_count", "device_kinds", "platforms", "jax_version", "environment_info"}
+        | {"gpu", "error", "config"}
     )
 
 
@@ -294,19 +283,8 @@ class ProcessRun(_Record):
     # What the case process measured: a process that measured nothing (failed, killed) has none of
     # them.
     _sparse = frozenset(
-        {
-            "programs",
-            "compiled",
-            "facts",
-            "claim",
-            "jax",
-            "phases_s",
-            "peak_rss_bytes",
-            "script",
-            "figures",
-            "notes",
-            "died",
-        }
+        {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"}
+        | {"figures", "notes", "died"}
     )
 
 
@@ -471,13 +449,8 @@ def look_number(looks: tuple[int, ...], processes: int) -> int:
     return next((k for k, point in enumerate(looks, start=1) if processes <= point), len(looks))
 
 
-CHILD_SETTINGS = (
-    "warmup",
-    "repeats",
-    "min_repeats",
-    "max_seconds",
-    "compile_repeats",
-    "min_sample_ns",
+CHILD_SETTINGS = tuple(
+    "warmup repeats min_repeats max_seconds compile_repeats min_sample_ns".split()
 )
 SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
 NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
