@@ -32,8 +32,7 @@ _FRAME_LINES = 12
 
 
 def unmeasured_line(found: SweepOutcome) -> str:
-    """What a sweep or a triage answers where fewer than two releases ran ok: nothing was
-    compared."""
+    """A sweep's or a triage's answer where fewer than two releases ran ok: nothing compared."""
     return (
         f"Nothing could be measured: {len(found.ok())} of the {len(found.releases)} releases ran "
         "ok, and a step needs two; each release's status in the table says why. This is no "
@@ -110,10 +109,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
         lines += screen.budgeted(
             table, screen.LINES - _FRAME_LINES, "  … and {n} more steps: the report lists every one"
         )
-        marks = legend(
-            (s.comparison for s in steps if s.comparison is not None), setting.thresholds
-        )
-        lines += screen.wrap(marks, indent="  ") if marks else []
+        lines += _legend_lines([s.comparison for s in steps if s.comparison], setting.thresholds)
         several = sorted({s.metric for s in steps if sum(t.metric == s.metric for t in steps) > 1})
         if several:
             lines += screen.wrap(
@@ -132,8 +128,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- one block per step: triage and
-# bisect ---------------------------------------------------------------
+# --- one block per step: triage and bisect ---------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
 # How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
