@@ -62,8 +62,6 @@ TRIVIAL = re.compile(
 # and dimensions, its layout (``{1,0}``) aside.
 ENTRY_LAYOUT = "entry_computation_layout={"
 SHAPE = re.compile(r"\b[a-z][a-z0-9]*\[[0-9,]*\]")
-SHOWN_OPCODES = 6
-SHOWN_MODULES = 3
 
 
 def dump_flags(folder: Path) -> list[str]:
