@@ -294,11 +294,8 @@ def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
         if first[1] == path:
             results.append(stored)
         elif first[0] != stored.content_hash:
-            problems.append(
-                LoadProblem(
-                    path, f"id {stored.result.id} is already used by {first[1]} with other content"
-                )
-            )
+            taken = f"id {stored.result.id} is already used by {first[1]} with other content"
+            problems.append(LoadProblem(path, taken))
         # else: the same result again (one file in two artifacts), counted once
     return results, problems
 
