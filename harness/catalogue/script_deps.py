@@ -100,32 +100,25 @@ def canonical(text: str, where: str) -> str:
             f"{MAX_LINE_CHARS})"
         )
     stripped = text.strip()
+    said, on_the_index = f"{where}: {stripped[:60]!r}", "only requirements on the package index"
     if stripped.startswith("-"):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} is an installer option; only requirements are taken "
-            "(name, extras, versions, markers), from the package index the harness uses"
+            f"{said} is an installer option; only requirements are taken (name, extras, versions, "
+            "markers), from the package index the harness uses"
         )
     try:
         requirement = Requirement(stripped)
     except InvalidRequirement as exc:
         if _looks_like_location(stripped):
-            raise UsageError(
-                f"{where}: {stripped[:60]!r} is a URL or path; only requirements on the package "
-                "index are taken"
-            ) from None
+            raise UsageError(f"{said} is a URL or path; {on_the_index} are taken") from None
         problem = str(exc).splitlines()[0]
-        raise UsageError(
-            f"{where}: {stripped[:60]!r} is not a requirement (PEP 508): {problem}"
-        ) from None
+        raise UsageError(f"{said} is not a requirement (PEP 508): {problem}") from None
     if requirement.url:
-        raise UsageError(
-            f"{where}: {stripped[:60]!r} is a direct reference (name @ URL); only requirements on "
-            "the package index are taken"
-        )
+        raise UsageError(f"{said} is a direct reference (name @ URL); {on_the_index} are taken")
     if is_jax_package(requirement.name):
         raise UsageError(
-            f"{where}: {stripped[:60]!r} asks for {canonicalize_name(requirement.name)}, but the "
-            f"release under test is the harness's to choose ({JAX_OPTIONS}); leave it out"
+            f"{said} asks for {canonicalize_name(requirement.name)}, but the release under test is "
+            f"the harness's to choose ({JAX_OPTIONS}); leave it out"
         )
     requirement.name = canonicalize_name(requirement.name)
     requirement.extras = {canonicalize_name(extra) for extra in requirement.extras}
