@@ -60,8 +60,7 @@ def claim_verdict(result: StoredResult) -> ClaimVerdict | None:
 
 
 def _settles_holding(chance: float, processes: int) -> float:
-    """The chance that ``processes`` processes, each holding with ``chance``, settle the claim as
-    holding."""
+    """The chance that ``processes``, each holding with ``chance``, settle the claim as holding."""
     needed = math.ceil(round(SETTLING_SHARE * processes, 9))
     if processes < MIN_CLAIM_PROCESSES:
         return 0.0
@@ -86,8 +85,7 @@ def flip_chance(first: tuple[int, int], again: tuple[int, int]) -> float:
 
 
 def claim_evidence(result: StoredResult) -> str:
-    """What the case measured for its verdict: how many processes agreed, and one process's
-    evidence."""
+    """What the case measured for its verdict: how many processes agreed, one's evidence."""
     claims = process_claims(result)
     verdict = claim_verdict(result)
     if not claims or verdict is None:

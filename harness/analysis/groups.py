@@ -29,8 +29,8 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 
 
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
-    """The newest result per (case, release, profile, sizes, machine), with the count of older ones,
-    in report order."""
+    """The newest result per (case, release, profile, sizes, machine), older ones counted, in
+    report order."""
     return sorted(
         newest_runs(results, cell_of).values(),
         key=lambda item: (
@@ -196,8 +196,7 @@ HOST_FACTS: tuple[RunFact, ...] = (
 def host_differences(
     runs: Sequence[tuple[str, StoredResult]], facts: Sequence[RunFact] = HOST_FACTS
 ) -> list[str]:
-    """Facts that differ between labelled runs (by default, of the machine: their timings are then
-    not like for like)."""
+    """Facts that differ between labelled runs (by default the machine's: not like for like)."""
     found = []
     for label, fact in facts:
         by_value: dict[str, list[str]] = defaultdict(list)

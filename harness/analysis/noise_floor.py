@@ -79,8 +79,7 @@ def summarize_calibration(
     slowdowns: Sequence[tuple[StoredResult, StoredResult]],
     created_at: datetime,
 ) -> CalibrationRun:
-    """The figures of one calibration from its stored runs: A/A pairs, then (unchanged, raised)
-    pairs."""
+    """One calibration's figures from its runs: A/A pairs, then (unchanged, raised) pairs."""
     per_pair = []
     comparisons = flagged = 0
     processes: list[int] = []

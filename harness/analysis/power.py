@@ -49,8 +49,7 @@ def detectable_ratio(
 
 
 def log_medians(samples: ProcessSamples) -> list[float]:
-    """The logarithms of a metric's positive process medians: the scale its spreads are measured
-    on."""
+    """The logs of a metric's positive process medians: the scale its spreads are measured on."""
     return [math.log(m) for m in process_medians(samples.processes) if m > 0]
 
 

@@ -62,8 +62,7 @@ Processes = Sequence[Sequence[float]]  # one inner sequence of raw samples per p
 
 
 def _measured(processes: Processes, side: str) -> list[Sequence[float]]:
-    """The processes that took samples: a process that crashed before its first sample has nothing
-    to say."""
+    """The processes that took samples: one that crashed before its first has nothing to say."""
     measured = [samples for samples in processes if len(samples)]
     if not measured:
         raise ValueError(f"{side} has no samples in any process")
@@ -171,8 +170,7 @@ def process_flags(spread: SideSpread, side: str, thresholds: Thresholds) -> list
 def _widened(
     ratio: float, interval: tuple[float, float], spread: float, confidence: float
 ) -> tuple[float, float]:
-    """The interval with a level difference of log standard deviation ``spread`` added in
-    quadrature."""
+    """The interval with a level difference (log standard deviation ``spread``) in quadrature."""
     low, high = interval
     if not spread or math.isnan(low) or min(low, high, ratio) <= 0:
         return interval
@@ -203,8 +201,7 @@ def _barely(test: WelchTest, level: float) -> bool:
 
 
 def welch_margin(test: WelchTest, confidence: float) -> float:
-    """The change (a factor) that Welch's ``confidence`` interval of the shift of log medians
-    reaches either way."""
+    """The factor Welch's ``confidence`` interval of the log-median shift reaches either way."""
     if math.isnan(test.difference) or not test.df > 0:
         return math.nan
     if not test.error:  # no spread on either side: the shift is known exactly
@@ -217,8 +214,7 @@ def _one_value(processes: Sequence[Sequence[float]]) -> bool:
 
 
 def _from_zero(base: Summary, cand: Summary) -> bool:
-    """A number that was 0 on side A and is above 0 on side B: no ratio, the clearest change there
-    is."""
+    """0 on side A and above 0 on side B: no ratio, the clearest change there is."""
     return base.median == 0 and cand.median > 0
 
 

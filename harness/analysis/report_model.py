@@ -164,8 +164,7 @@ def source_figures(results: Sequence[StoredResult], releases: Sequence[str]) -> 
 
 @dataclass(frozen=True)
 class TimingGroup:
-    """One comparison group's timings (one machine), how the hosts of its runs differ, and its
-    plots' points."""
+    """One group's timings (one machine), how its runs' hosts differ, and its plots' points."""
 
     comparison: GroupComparison
     # host facts that differ between its runs, e.g. "CPU: A (jax 0.4.26); B (jax 0.5.3)"
@@ -179,8 +178,7 @@ class TimingGroup:
 
     @property
     def tallies(self) -> tuple[int, int, int, int] | None:
-        """(slower, faster, inconclusive, noisy) over its (metric, release) pairs; None when nothing
-        was compared."""
+        """(slower, faster, inconclusive, noisy) over its comparisons; None when there are none."""
         if not self.comparison.comparisons:
             return None
         counts = self.comparison.verdicts()

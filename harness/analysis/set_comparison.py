@@ -91,8 +91,7 @@ def script_differences(a: StoredResult, b: StoredResult) -> list[str]:
 
 
 def devices_text(count: int | None) -> str:
-    """A count of JAX devices; "no JAX devices" for a run whose process never asked JAX (none
-    imported it)."""
+    """A count of JAX devices; "no JAX devices" where no process imported JAX."""
     return "no JAX devices" if count is None else str(count)
 
 

@@ -46,8 +46,7 @@ SPENDING_POWER = 4
 
 
 def spent(alpha: float, fraction: float) -> float:
-    """The level spent by the time ``fraction`` of the most processes is reached (power spending,
-    α·t^ρ)."""
+    """The level spent at ``fraction`` of the most processes (power spending, α·t^ρ)."""
     return alpha * min(max(fraction, 0.0), 1.0) ** SPENDING_POWER
 
 
@@ -69,8 +68,7 @@ class Design:
         return look_number(self.points, processes)
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:
-        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent over the
-        looks."""
+        """The level the test takes at the look ``processes`` reached, of ``alpha`` spent."""
         look = self.look_of(processes)
         share = lambda k: 0.0 if k == 0 else self.points[k - 1] / self.most
         return spent(alpha, share(look)) - spent(alpha, share(look - 1))
@@ -86,8 +84,7 @@ def design_of(settings: Settings) -> Design | None:
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:
-    """``thresholds`` with the level of the look ``processes`` a side reached, where the run was
-    sequential."""
+    """``thresholds`` at the level of the look ``processes`` reached, for a sequential run."""
     design = design_of(settings)
     if design is None:
         return thresholds

@@ -97,8 +97,7 @@ def _walk(suite: Path) -> list[tuple[str, Path]]:
 
 
 def _is(entry: os.DirEntry[str], kind: str) -> bool:
-    """Whether a folder's entry is a folder (or a file), its link followed; a link to nothing is
-    neither."""
+    """Whether an entry is a folder (or a file), its link followed; a dangling link is neither."""
     try:
         return entry.is_dir() if kind == "dir" else entry.is_file()
     except OSError:
@@ -171,8 +170,7 @@ def suite_digest(suite: Path) -> str:
 
 
 def wrapper_name(suite: Path) -> str:
-    """The wrapper script's file name: ``pytest-<the suite's name>.py`` (stored as
-    ``script-pytest-…``)."""
+    """``pytest-<the suite's name>.py``: the wrapper's file name (stored as ``script-pytest-…``)."""
     stem = NAME_CHARS.sub("_", suite.resolve().stem).strip("_")[:60] or "suite"
     return f"pytest-{stem}.py"
 

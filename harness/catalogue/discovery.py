@@ -106,8 +106,7 @@ MAX_CASE_BYTES = 256 * 1024
 
 
 def _source(path: Path) -> bytes:
-    """The case file's bytes; UsageError for a FIFO or device (reading would hang or never end) or a
-    huge file."""
+    """The case file's bytes; UsageError for a FIFO or device (it would hang) or a huge file."""
     try:
         return read_bounded(path, limit=MAX_CASE_BYTES)
     except DocumentProblem as exc:
@@ -117,8 +116,7 @@ def _source(path: Path) -> bytes:
 
 
 def _constants(path: Path) -> dict[str, Any]:
-    """The case's constants, read without importing it; UsageError naming the file and the
-    constant."""
+    """The case's constants, read without importing it; UsageError naming file and constant."""
     try:
         # Bytes, as Python reads a module: a UTF-8 byte order mark or a coding line is honoured.
         tree = ast.parse(_source(path), filename=str(path))
@@ -151,8 +149,7 @@ def _constants(path: Path) -> dict[str, Any]:
 
 
 def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    """``NAME = value`` or ``NAME: type = value`` at the top of the module: the name and the
-    value."""
+    """The name and value of a top-level ``NAME = value`` or ``NAME: type = value``."""
     if (
         isinstance(node, ast.Assign)
         and len(node.targets) == 1
@@ -386,8 +383,7 @@ def parse_size(text: str) -> tuple[str, int]:
 
 
 def parse_sizes(texts: Sequence[str]) -> dict[str, int]:
-    """``--size`` options as a dict; a size given twice is refused rather than the last one
-    winning."""
+    """``--size`` options as a dict; a size given twice is refused, not the last one taken."""
     found: dict[str, int] = {}
     for text in texts:
         key, value = parse_size(text)

@@ -115,8 +115,7 @@ def name_problem(name: str, cases_dir: Path) -> str | None:
 
 
 def write_case(name: str, cases_dir: Path) -> Path:
-    """Write the template as ``cases_dir/NAME.py``; UsageError for a bad name or an existing
-    file."""
+    """Write the template as ``cases_dir/NAME.py``; UsageError: a bad name, an existing file."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     problem = name_problem(name, cases_dir)

@@ -35,8 +35,7 @@ MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 
 def script_name(path: Path) -> str:
-    """``script-<stem>``, the case name a script's results are stored under; UsageError if it is not
-    a name."""
+    """``script-<stem>``: a script's results' case name; UsageError if it is not a name."""
     name = f"{PREFIX}{path.stem}"
     problem = name_problem(name)
     if problem:

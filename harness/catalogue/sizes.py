@@ -92,8 +92,7 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
 
 
 def cost_problem(expression: str, names: Sequence[str]) -> str | None:
-    """Why ``expression`` is no cost formula over the sizes ``names`` (checked without evaluating
-    it), or None."""
+    """Why ``expression`` is no cost formula over ``names`` (checked, never evaluated), or None."""
     try:
         _cost_tree(expression, names)
     except UsageError as exc:

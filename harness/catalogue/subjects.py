@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ChildStart:
-    """What a case process is told besides the file it runs: a plain script's content and
-    arguments."""
+    """What a case process is told besides its file: a plain script's content and arguments."""
 
     script_sha256: str | None = None  # None: the file is a case module, imported for its programs
     script_args: tuple[str, ...] = ()
@@ -61,20 +60,17 @@ class Subject(Protocol):
 
     @property
     def own_venv(self) -> bool:
-        """Whether it runs in a venv of its own (jax, jaxlib and what it declares) rather than the
-        release's."""
+        """Whether it runs in a venv of its own (jax, jaxlib, what it declares), not a release's."""
         ...
 
     @property
     def every_metric(self) -> bool:
-        """Whether it is judged on every metric that moved when no criterion is given (a case needs
-        one)."""
+        """Judged on every metric that moved when no criterion is given (a case needs one)."""
         ...
 
     @property
     def figure_programs(self) -> tuple[str, ...]:
-        """The programs of its own figures a draft tables per release: a script's phases and JSON
-        numbers."""
+        """The programs of its figures a draft tables per release: phases and JSON numbers."""
         ...
 
     @property
@@ -104,8 +100,7 @@ class Subject(Protocol):
         ...
 
     def named_by(self, name: str, path: str) -> tuple[str, ...]:
-        """How a command line names it, its file shown as ``path``: ``--case NAME`` or
-        ``--script PATH``."""
+        """How a command line names it (file as ``path``): ``--case NAME`` or ``--script PATH``."""
         ...
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
@@ -119,8 +114,7 @@ class Subject(Protocol):
         ...
 
     def own_text(self, path: Path) -> bytes | None:
-        """The file a draft copies as it is (a script, both its full and its short script); None:
-        exported."""
+        """The file a draft copies as it is (a script's, full and short); None: exported."""
         ...
 
     def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
@@ -134,8 +128,7 @@ class Subject(Protocol):
 
 @dataclass(frozen=True)
 class CaseModule:
-    """A case module of ``cases/``: imported by the case process, its programs measured at planned
-    sizes."""
+    """A case module of ``cases/``, imported by the case process, measured at planned sizes."""
 
     kind = "case"
     args = given = requirements = figure_programs = ()
@@ -183,8 +176,7 @@ CASE_MODULE = CaseModule()
 
 @dataclass(frozen=True)
 class PlainScript:
-    """A plain repro script measured in place of a case (``harness.catalogue.scripts``), run as
-    ``python FILE``."""
+    """A plain repro script measured in place of a case, run as ``python FILE`` (``scripts``)."""
 
     file: str  # its file name, as results and reports show it
     sha256: str  # of its content: results of another version of it are never mixed with these

@@ -57,8 +57,7 @@ OTHER_PLATFORMS = {
 
 @dataclass(frozen=True)
 class Option:
-    """One option of a release: its name, its default as the release writes it, its type and
-    help."""
+    """One option of a release: its name, its default as the release writes it, type and help."""
 
     name: str
     default: str
@@ -69,8 +68,7 @@ class Option:
 
 @dataclass(frozen=True)
 class Change:
-    """An option one of two releases has and the other lacks, or whose default differs between
-    them."""
+    """An option only one of two releases has, or whose default differs between them."""
 
     name: str
     kind: str
@@ -100,8 +98,7 @@ def parse_xla_listing(text: str) -> dict[str, Option]:
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:
-    """The flags the jaxlib of ``interpreter``'s venv knows, or why they could not be read (one
-    line)."""
+    """The flags the jaxlib of ``interpreter``'s venv knows, or why they were not read."""
     command = [str(interpreter), "-c", "import jax; jax.devices()"]
     asked = {**environ, "XLA_FLAGS": "--help"}
     try:
@@ -182,8 +179,7 @@ def declared_options(source: str) -> dict[str, Option]:
 
 
 def jax_options(packages: Path) -> dict[str, Option]:
-    """Every option the jax installed under ``packages`` declares (its ``jax/_src`` read, never
-    imported)."""
+    """Every option the jax under ``packages`` declares (its ``jax/_src`` read, not imported)."""
     found: dict[str, Option] = {}
     for path in sorted((packages / "jax" / "_src").rglob("*.py")):
         try:
@@ -217,8 +213,7 @@ def changes(before: Mapping[str, Option], after: Mapping[str, Option]) -> list[C
 
 
 def relevant(found: list[Change], platform: str) -> list[Change]:
-    """The changes that can matter on ``platform`` ("cpu" or "gpu"): flags named for another
-    platform left out."""
+    """The changes that can matter on ``platform``: flags named for another platform left out."""
     others = OTHER_PLATFORMS.get(platform, ())
     return [
         change for change in found if not any(part in others for part in change.name.split("_"))

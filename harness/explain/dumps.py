@@ -97,8 +97,7 @@ def opcodes(text: str) -> Counter[str]:
 
 
 def fusion_kinds(text: str) -> Counter[str]:
-    """The fusions of an optimised module by kind, a custom one with its backend:
-    ``kCustom(__xnn_fusion)``."""
+    """An optimised module's fusions by kind, a custom one with its backend (``kCustom(__x)``)."""
     found: Counter[str] = Counter()
     for line in text.splitlines():
         if match := FUSION_KIND.search(line):
@@ -124,8 +123,7 @@ def signature(text: str) -> tuple[str, ...]:
 
 
 def normalised(text: str) -> tuple[str, ...]:
-    """An optimised module's lines without metadata and instruction numbers: what a diff should
-    show."""
+    """An optimised module's lines without metadata and instruction numbers: what a diff shows."""
     return tuple(NUMBERED.sub(r"\1", METADATA.sub("", line)).rstrip() for line in text.splitlines())
 
 
@@ -194,8 +192,7 @@ class ModuleChange:
         return self.old.optimised == self.new.optimised
 
     def diff(self) -> list[str]:
-        """The normalised optimised modules' unified diff, older first (at most
-        ``MAX_DIFF_LINES``)."""
+        """The normalised optimised modules' diff, older first (``MAX_DIFF_LINES`` at most)."""
         lines = difflib.unified_diff(
             self.old.optimised, self.new.optimised, "before", "after", lineterm="", n=1
         )
@@ -228,8 +225,7 @@ class ModuleChange:
 
 
 def compare_dumps(old: dict[str, Module], new: dict[str, Module]) -> list[ModuleChange]:
-    """The modules both releases compiled, largest first, those that differ before those that do
-    not."""
+    """The modules both releases compiled, differing first, then largest first."""
     shared = [ModuleChange(name, old[name], new[name]) for name in sorted(set(old) & set(new))]
     return sorted(
         shared, key=lambda c: (c.same_before and c.same_after, -sum(c.new.after.values()))

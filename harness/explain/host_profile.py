@@ -40,8 +40,7 @@ BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\
 
 @dataclass
 class HostTimes:
-    """One profiled process: each function's own time (ns) and calls, by its name as a page shows
-    it."""
+    """One profiled process: each function's own time (ns) and calls, by its name as shown."""
 
     own_ns: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
@@ -112,8 +111,7 @@ class HostAnswer:
         return [(name, old[name], new[name]) for name in names]
 
     def moved(self, count: int = SHOWN_FUNCTIONS) -> list[tuple[str, str, int, int, int, int]]:
-        """The functions whose own time moved most: (name, group, old ns, new ns, old calls, new
-        calls)."""
+        """The functions whose own time moved most: (name, group, ns and calls before, after)."""
         if isinstance(self.old, str) or isinstance(self.new, str):
             return []
         old, new = self.old, self.new
@@ -172,8 +170,7 @@ class HostProfile:
 
 
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
-    """Whether the reproducer moved on every counterpart it measured: the step is in the
-    programs."""
+    """Whether the reproducer moved on every counterpart it measured: the step is in them."""
     compared = [found for _, found in answer.measured.values()]
     moved = MOVED
     return bool(compared) and all(c is not None and c.verdict in moved for c in compared)

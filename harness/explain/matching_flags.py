@@ -50,8 +50,7 @@ class MatchedFlags(DefaultsAnswer):
 
 
 def one_sided_names(compiled: CompiledAnswer) -> list[str]:
-    """Fusion kinds and custom-call targets that one release's optimised programs have and the
-    other's lack."""
+    """Fusion kinds and custom-call targets in one release's optimised programs only."""
     names: dict[str, None] = {}
     for change in compiled.changes:
         if change.same_after:

@@ -52,8 +52,7 @@ class OptionCommit:
 
 
 def repo_at_hand(jax_repo: str | None, cache: Path) -> Path | None:
-    """``--jax-repo`` when it is a local clone, else the clone of jax's own repository kept under
-    ``cache``."""
+    """``--jax-repo`` if it is a local clone, else the clone of jax kept under ``cache``."""
     if jax_repo is not None and not is_url(jax_repo):
         return Path(jax_repo).expanduser()
     folder = clone_folder(cache, jax_repo or JAX_REPO_URL)

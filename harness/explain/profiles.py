@@ -63,8 +63,7 @@ def about_run_time(key: MetricKey) -> bool:
 
 
 def op_kind(name: str) -> str:
-    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``loop_add_fusion.1`` →
-    ``loop_add_fusion``."""
+    """``dot.3`` → ``dot``, ``tanh.4.clone`` → ``tanh``, ``add_fusion.1`` → ``add_fusion``."""
     return NUMBERING.sub("", name)
 
 

@@ -68,8 +68,7 @@ JAX_CONFIG = "HARNESS_JAX_CONFIG"  # as harness.measure.script_hook reads it
 
 @dataclass(frozen=True)
 class Trial:
-    """One changed default set on one release: on the new one back to the old value, or the other
-    way."""
+    """A changed default set on one release: on the new one back to the old value, or forward."""
 
     change: Change
     release: str  # the release it is set on
@@ -77,20 +76,17 @@ class Trial:
 
     @property
     def back(self) -> bool:
-        """Whether it sets the newer release back to the older one's default (else the older one
-        forward)."""
+        """Whether it sets the newer release back to the older's default (else the older one on)."""
         return self.value == self.change.before
 
     def words(self) -> str:
-        """The setting as a user would make it: ``XLA_FLAGS=--name=value``, or
-        ``jax.config.update(...)``."""
+        """As a user sets it: ``XLA_FLAGS=--name=value`` or ``jax.config.update(...)``."""
         if self.change.kind == XLA:
             return f"XLA_FLAGS=--{self.change.name}={self.value}"
         return f'jax.config.update("{self.change.name}", {self.value})'
 
     def profile(self, profile: str) -> str:
-        """The profile label its results are stored under: the profile and the setting, as a
-        name."""
+        """The profile label its results are stored under: the profile and the setting, a name."""
         value = re.sub(r"[^A-Za-z0-9._-]", "_", self.value)[:24]
         return f"{profile}+{self.change.name}.{value}"[:128]
 
@@ -103,8 +99,7 @@ class Trial:
 
 
 def settable(change: Change, value: str | None) -> bool:
-    """Whether a value can be set: present, and for a jax option a Python literal (an expression
-    cannot)."""
+    """Whether a value can be set: present, and for a jax option a literal (not an expression)."""
     if value is None:
         return False
     if change.kind == JAX:
@@ -116,8 +111,7 @@ def settable(change: Change, value: str | None) -> bool:
 
 
 def trials(found: list[Change], before: str, after: str, platform: str) -> tuple[list[Trial], int]:
-    """The trials of a step's changed defaults, the most telling first, at most ``MAX_TRIED``; and
-    how many more there were."""
+    """A step's trials, most telling first, at most ``MAX_TRIED``; and how many more there were."""
     ordered = sorted(
         relevant(found, platform),
         key=lambda c: (
@@ -199,8 +193,7 @@ class Tried:
 
 @dataclass(frozen=True)
 class DefaultsAnswer:
-    """A step's changed defaults: listed, tried in one measurement with both releases, and judged on
-    a metric."""
+    """A step's changed defaults: listed, tried in one run with both releases, judged per metric."""
 
     before: str
     after: str

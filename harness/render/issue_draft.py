@@ -129,8 +129,7 @@ def role_text(role: str, change: Change | None) -> str:
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
-    """A markdown table without the columns that are empty in every row: a maintainer reads no blank
-    column."""
+    """A markdown table without columns empty in every row: a maintainer reads no blank column."""
     keep = [i for i in range(len(headers)) if i == 0 or any(row[i] not in EMPTY for row in rows)]
     return markdown_table([[row[i] for i in keep] for row in rows], [headers[i] for i in keep])
 
@@ -163,8 +162,7 @@ def headline(claim: str) -> str:
 
 
 def description(d: DraftInputs) -> str:
-    """Three or four short sentences: what changed by how much, how sure, in which phase, where it
-    comes from."""
+    """A few short sentences: what changed by how much, how sure, in which phase, from where."""
     change = d.change
     context = provenance(d.case)
     shaped = change is not None and change.shape is not Shape.COST and change.significant
@@ -243,8 +241,7 @@ def with_jax_alone(d: DraftInputs) -> str:
 
 
 def _jax_pins(d: DraftInputs, release: str) -> list[str]:
-    """``jax==V jaxlib==W`` of ``release`` as its short run installed them; else jax's version for
-    both."""
+    """``jax==V jaxlib==W`` of ``release`` as its short run installed them, else V for both."""
     for run in d.short_runs:
         if run.run.release == release:
             pins = [p for p in run.install if p.split("==")[0] in ("jax", "jaxlib")]

@@ -41,8 +41,7 @@ def unmeasured_line(found: SweepOutcome) -> str:
 
 
 def head_line(command: str, setting: Setting, first: str, last: str) -> str:
-    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1``; a script without
-    sizes has no ``at``."""
+    """``Sweep: scan_sync at M=2 N=600 · profile cpu · jax 0.4.26 → 0.12.0.1`` (``at``: sizes)."""
     sizes = f" at {sizes_text(setting.sizes)}" if setting.sizes else ""
     what = setting.metric.metric_name if setting.metric else ""
     by = f" · by {what}" if what else ""
@@ -52,8 +51,7 @@ def head_line(command: str, setting: Setting, first: str, last: str) -> str:
 
 
 def ordered_steps(steps: list[ReleaseStep], releases: list[str]) -> list[ReleaseStep]:
-    """Steps by where they are in the range, and within one step in reading order (the script's own
-    first)."""
+    """Steps in range order, and within one step in reading order (the script's own first)."""
     where = {release: i for i, release in enumerate(releases)}
     return sorted(steps, key=lambda s: (where.get(s.after, 0), s.criterion.rank()))
 
@@ -80,8 +78,7 @@ def not_ok_line(found: SweepOutcome) -> str:
 
 
 def _status_words(probe: Probe) -> str:
-    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status, how its processes
-    ended."""
+    """``crashed (SIGSEGV (exit 139) in 5 of 5 processes)``: a release's status and ending."""
     if probe.result is None:
         return "not installed"
     if probe.ends is None:
@@ -138,8 +135,7 @@ FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 @dataclass(frozen=True)
 class Row:
-    """One metric of a step: its figures on each side, the ratio, the verdict, how sure, its
-    comparison."""
+    """One metric of a step: figures of each side, ratio, verdict, how sure, its comparison."""
 
     criterion: Criterion
     figures: str
@@ -151,8 +147,7 @@ class Row:
 
 @dataclass
 class Block:
-    """One step on the screen: a head line, its metrics (reading order), why it moved, what to run
-    next."""
+    """One step on the screen: a head line, its metrics, why it moved, what to run next."""
 
     head: str
     step: str  # ``0.4.31 → 0.4.33``: the step's row where blocks fold to one row each
@@ -293,8 +288,7 @@ def _legend_lines(comparisons: Sequence[Comparison], thresholds: Thresholds) -> 
 
 
 def whole_lines(lines: Sequence[str]) -> list[str]:
-    """Each line that does not fit the width wrapped (later lines indented), none cut; empty ones
-    dropped."""
+    """Lines too wide wrapped (later parts indented), none cut; empty ones dropped."""
     return [
         part
         for line in lines

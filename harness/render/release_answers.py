@@ -193,8 +193,7 @@ def bisect_markdown(found: BisectOutcome, setting: Setting, hint: Finding | None
 
 
 def answer_head(setting: Setting, terms: Terms, first: str, last: str) -> dict[str, Any]:
-    """What every bisect answer's data begins with, over releases or commits: the setting and its
-    two ends."""
+    """The start of every bisect answer's data (releases or commits): the setting, its two ends."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -376,8 +375,7 @@ def sweep_markdown(found: SweepOutcome, setting: Setting) -> str:
 
 
 def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> list[str]:
-    """The end of a sweep's or a triage's page: every release's status and claim, a table per
-    metric, the rule."""
+    """A sweep's or triage's page's end: each release's status and claim, metric tables, rule."""
     lines = [
         heading,
         "",
@@ -395,8 +393,7 @@ def releases_markdown(found: SweepOutcome, setting: Setting, heading: str) -> li
 
 
 def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
-    """A sweep (or a triage's first round) as data: every release, every step, every comparison with
-    the previous."""
+    """A sweep (or a triage's first round) as data: every release, step and comparison."""
     return {
         "case": setting.case,
         "sizes": setting.sizes,
@@ -435,8 +432,7 @@ def sweep_json(found: SweepOutcome, setting: Setting) -> dict[str, Any]:
 def bisect_answer(
     found: BisectOutcome, setting: Setting, hint: Finding | None = None, report: str = ""
 ) -> Answer:
-    """The answer of one bisect; its screen names ``report`` last (``bisect_screen`` also joins
-    several)."""
+    """One bisect's answer; its screen names ``report`` last (``bisect_screen`` joins several)."""
     text = bisect_screen([Bisected(found, setting, hint)], setting, [report])
     return Answer(text, bisect_markdown(found, setting, hint), bisect_json(found, setting, hint))
 

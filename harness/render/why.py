@@ -119,8 +119,7 @@ def screened_lines(answer: DefaultsAnswer) -> list[str]:
 
 
 def _unwanted(step: Comparison | None, unwanted: bool | None) -> bool:
-    """Whether the step's new number is unwanted: as the caller says, else where the step made it
-    worse."""
+    """Whether the step's new number is unwanted: as the caller says, else where it got worse."""
     return unwanted if unwanted is not None else step is not None and step.worse
 
 
@@ -172,8 +171,7 @@ APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
 
 
 def void_lines(void: Sequence[Tried]) -> list[str]:
-    """Trials whose XLA flag the script replaced (it sets XLA_FLAGS itself): void, not counted as
-    tried."""
+    """Trials whose flag the script replaced (it sets XLA_FLAGS itself): void, never tried."""
     if not void:
         return []
     shown = ", ".join(f"{t.trial.words()} on {t.trial.release}" for t in void)
@@ -212,8 +210,7 @@ def _against(comparison: Comparison, release: str) -> str:
 
 
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
-    """A line on what was compared and where the dumps are (it leads), then one per module (the
-    first few)."""
+    """What was compared and where the dumps are (it leads), then a line per module (a few)."""
     if answer.void:
         return [
             leading(
@@ -265,8 +262,7 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
 
 
 def module_text(change: ModuleChange) -> str:
-    """A module's changes in a line (opcodes that moved, custom calls, temporary bytes), and the
-    hint."""
+    """A module's changes in a line (opcodes, custom calls, temporary bytes), and the hint."""
     old, new = change.old, change.new
     parts = []
     # A custom call is named by its target below; get-tuple-element only unpacks what an op
@@ -337,8 +333,7 @@ OUTSIDE = (
 def reproduced_lines(
     answer: ReproducerAnswer, step: Comparison | None, metric: str
 ) -> list[Finding]:
-    """Whether the reproducer showed the step on ``metric``, its ratio beside the script's (it
-    leads)."""
+    """Whether the reproducer showed the step on ``metric``, beside the script's ratio (leads)."""
     if answer.problem or not answer.script:  # a refusal alone: each release ran its own export
         return []
     found = answer.measured.get(metric)
@@ -426,8 +421,7 @@ def _not_asked() -> str:
 
 
 def host_lines(answer: HostAnswer) -> list[Finding]:
-    """Where the script's host time went on each release: by group, then the functions that moved
-    most."""
+    """The script's host time on each release: by group, then the functions that moved most."""
     problems = [f"{label}: {side}" for label, side in answer.sides() if isinstance(side, str)]
     if problems:
         return [Finding(f"no Python profile to compare ({'; '.join(problems)})")]
@@ -485,8 +479,7 @@ STEP_LINES: Mapping[str, Callable[[Any], Sequence[Finding | str]]] = {
 
 
 def why_json(setting: Setting) -> dict[str, list[dict[str, Any]]]:
-    """Every step's evidence as data, by kind: ``defaults`` one entry per step and metric; the
-    others one per step."""
+    """Each step's evidence as data, by kind: ``defaults`` per step and metric, others per step."""
     by_kind: dict[str, list[dict[str, Any]]] = {"defaults": [], "compiled": [], "profiles": []}
     for found in (each for step in setting.evidence.values() for each in step):
         data = found.data()

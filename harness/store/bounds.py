@@ -62,8 +62,7 @@ def number_problem(value: int | float) -> str | None:
 
 
 def string_problem(text: str) -> str | None:
-    """Why a reader would refuse ``text``: half a surrogate pair is no character, and no page could
-    encode it."""
+    """Why a reader would refuse ``text``: half a surrogate pair, which no page could encode."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -169,8 +169,7 @@ def child(folder: Path, name: str) -> Path:
 
 
 def replace_file(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` atomically, replacing a file (or a link: never written through)
-    there."""
+    """Write ``data`` to ``path`` atomically, replacing a file or a link (never written through)."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"refusing to write {path}: it is a folder")
     # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the

@@ -20,8 +20,7 @@ V1_PROCESS_FIELDS = ("programs", "compiled", "facts", "claim", "jax", "phases_s"
 
 
 def v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 result as measured in one process: its per-process fields move into
-    ``processes[0]``."""
+    """A version-1 result, measured in one process: its process's fields go to ``processes[0]``."""
     upgraded = {key: value for key, value in data.items() if key not in V1_PROCESS_FIELDS}
     process: dict[str, Any] = {
         "index": 0,
@@ -92,8 +91,7 @@ def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 keeps where each process that did not finish ok died (``died``): read from its
-    detail."""
+    """Version 3 keeps where each process that ended not ok died (``died``), from its detail."""
     processes = data.get("processes")
     if isinstance(processes, list):
         data = {
@@ -113,8 +111,7 @@ OLDEST_VERSION = min(MIGRATIONS)
 
 
 def upgrade(data: Any) -> dict[str, Any]:
-    """A result document of any version this harness reads, as the newest version; raises
-    ``SchemaError``."""
+    """A result document of any version read here, as the newest version; ``SchemaError``."""
     document = dict(check_identity(data))
     version = document.get("schema_version")
     if (

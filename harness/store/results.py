@@ -74,8 +74,7 @@ class StoredResult:
 
 
 class Identity(NamedTuple):
-    """A new result's id and creation time: the id sorts by time, and its random part tells apart
-    two results of one second."""
+    """A new result's id (sorted by time; its random part parts two of one second) and time."""
 
     id: str
     created_at: str
@@ -94,8 +93,7 @@ def result_path(root: Path, result: Result) -> Path:
 
 
 class UnreadableResult(ValueError):
-    """A result no reader would read back: the writer refuses it rather than store a file every
-    reader skips."""
+    """A result no reader would read back, refused rather than stored for every reader to skip."""
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
@@ -137,8 +135,7 @@ def create_file(final: Path, text: str) -> None:
 
 
 def content_hash(data: Any) -> str:
-    """Hash of a result's content, not its bytes: a copy re-indented on the way still counts as the
-    same."""
+    """Hash of a result's content, not its bytes: a re-indented copy counts as the same."""
     return hashlib.sha256(
         json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()
@@ -240,8 +237,7 @@ def newest_results(
 
 
 def cut_short(stored: StoredResult) -> bool:
-    """Stored before its planned processes had run, all of them ok: a run interrupted there, to be
-    measured again."""
+    """Stored before its planned processes all ran ok: an interrupted run, to measure again."""
     result = stored.result
     planned = result.settings.recorded("processes")
     return result.status is RunStatus.OK and planned is not None and len(result.processes) < planned
@@ -256,22 +252,19 @@ def newest_result(
     machine: str,
     accept: Callable[[StoredResult], bool] | None = None,
 ) -> StoredResult | None:
-    """The newest stored result of one cell (a case at sizes on a release under a profile) on
-    ``machine``."""
+    """The newest stored result of one cell (case, sizes, release, profile) on ``machine``."""
     return newest_results(root, case, release, profile, machine, accept).get(
         cell_key(case, release, profile, sizes)
     )
 
 
 def read_result(path: Path) -> StoredResult:
-    """The result stored at ``path``, read as every reader reads it; OSError, DocumentProblem or
-    SchemaError."""
+    """The result at ``path``, as every reader reads it; OSError, DocumentProblem or SchemaError."""
     return StoredResult.from_document(path, parse_document(read_bounded(path)))
 
 
 def load_results(root: Path) -> tuple[list[StoredResult], list[LoadProblem]]:
-    """Every usable result under ``root`` once, parsed, and a problem for every file that is not
-    used."""
+    """Every usable result under ``root`` once, parsed, and a problem for every unused file."""
     results: list[StoredResult] = []
     problems: list[LoadProblem] = []
     seen: dict[str, tuple[str, Path]] = {}  # id → (content hash, first path)

@@ -119,8 +119,7 @@ class _Record:
 
 @dataclass(frozen=True)
 class TimedSample(_Record):
-    """One sample of a program: when Python regained control after each step, and when the outputs
-    were ready."""
+    """One sample: when Python regained control after each step, and when outputs were ready."""
 
     marks_ns: tuple[float, ...]
     wall_ns: float
@@ -198,7 +197,9 @@ class ProcessEnd(_Record):
     last_lines: str = ""
     stack: str = ""
 
-    _sparse = frozenset("signal exit_status from_outside timeout_s last_lines stack".split())
+    _sparse = frozenset(
+        {"signal", "exit_status", "from_outside", "timeout_s", "last_lines", "stack"}
+    )
 
     @property
     def a_fault(self) -> bool:
@@ -313,8 +314,7 @@ class Libraries(_Record):
     held: tuple[str, ...] = ()
 
     def version_of(self, name: str) -> str | None:
-        """The installed version of the distribution ``name`` (any spelling PEP 503 normalizes
-        alike)."""
+        """The installed version of ``name``, in any spelling PEP 503 normalizes alike."""
         wanted = re.sub(r"[-_.]+", "-", name).lower()
         for pin in self.installed:
             pinned, _, version = pin.partition("==")
@@ -418,16 +418,14 @@ class Settings(_Record):
 
     @property
     def looks(self) -> tuple[int, ...]:
-        """Where a run measured until decided looks (``look_points``): one look, the planned
-        processes, otherwise."""
+        """The looks of a run measured until decided (``look_points``); else one, at the plan."""
         return (
             look_points(self.processes, self.most_processes) if self.decide else (self.processes,)
         )
 
     @property
     def most_processes(self) -> int:
-        """Processes a side may run in one cell: the planned count, or more with a target ratio or
-        until decided."""
+        """A side's most processes in one cell: more than planned with a target or until decided."""
         if self.target_ratio is None and self.decide is None:
             return self.processes
         return max(self.processes, self.max_processes or self.processes)
@@ -449,8 +447,13 @@ def look_number(looks: tuple[int, ...], processes: int) -> int:
     return next((k for k, point in enumerate(looks, start=1) if processes <= point), len(looks))
 
 
-CHILD_SETTINGS = tuple(
-    "warmup repeats min_repeats max_seconds compile_repeats min_sample_ns".split()
+CHILD_SETTINGS = (
+    "warmup",
+    "repeats",
+    "min_repeats",
+    "max_seconds",
+    "compile_repeats",
+    "min_sample_ns",
 )
 SETTING_NAMES_IN_ORDER = tuple(spec.name for spec in fields(Settings) if spec.name != "unrecorded")
 NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
@@ -458,8 +461,7 @@ NOTHING_RECORDED = Settings(unrecorded=frozenset(SETTING_NAMES_IN_ORDER))
 
 @dataclass(frozen=True)
 class Result(_Record):
-    """One stored cell: identity, settings, where it ran, and its processes in the order they
-    ran."""
+    """One stored cell: identity, settings, where it ran, and its processes in order of running."""
 
     id: str
     created_at: str
@@ -507,8 +509,7 @@ class Result(_Record):
 
     @property
     def machine(self) -> str:
-        """The id of the machine that measured it (``harness.host.machine``); older results have
-        none."""
+        """The id of the machine that measured it (``harness.host.machine``), if recorded."""
         recorded = self.host.machine
         return recorded.id if recorded is not None and recorded.id else UNRECORDED_MACHINE
 
@@ -521,8 +522,7 @@ class Result(_Record):
 
     @property
     def backend(self) -> str:
-        """The JAX backend it ran on; for a run that died before saying, the platform its profile
-        pinned."""
+        """The JAX backend it ran on; for a run that died before saying, its profile's platform."""
         reported = next(
             (p.jax.backend for p in self.processes if p.jax is not None and p.jax.backend), None
         )
@@ -547,8 +547,7 @@ class Result(_Record):
         return self.created_at, self.id
 
     def all_notes(self) -> tuple[str, ...]:
-        """Its notes and its processes', each once, in order: what was left out of it, for a page to
-        say."""
+        """Its notes and its processes', each once, in order: what a page says was left out."""
         found = [*self.notes, *(note for p in self.processes for note in p.notes)]
         return tuple(dict.fromkeys(found))
 
@@ -562,8 +561,7 @@ class Result(_Record):
 
 
 def _member(kind: type[AnEnum], noun: str) -> Callable[[Any, str], AnEnum]:
-    """The parser of a string that names one of ``kind``'s members (an unknown one:
-    ``unknown NOUN``)."""
+    """The parser of a string naming a member of ``kind`` (else: ``unknown NOUN``)."""
 
     def parse(value: Any, where: str) -> AnEnum:
         text = string(value, where)
@@ -723,8 +721,7 @@ def parse_jax(value: Any, where: str = "jax") -> JaxFacts:
 
 
 def parse_host(value: Any, where: str = "host") -> HostFacts:
-    """What ``harness.host.environment.host_facts`` said (a side's worker sends it), as a result
-    keeps it."""
+    """``host_facts`` as a side's worker sends it (``harness.host.environment``), as stored."""
     return _read(HostFacts, value, where)
 
 

@@ -64,8 +64,7 @@ class _Refused(Exception):
 
 
 def export_script(case: CaseInfo, sizes: Mapping[str, int], settings: Mapping[str, Any]) -> str:
-    """The standalone script of ``case`` at ``sizes``, timed with ``settings`` (see
-    Settings.for_child)."""
+    """The standalone script of ``case`` at ``sizes``, timed with ``Settings.for_child``'s."""
     try:
         return _export(case, dict(sizes), dict(settings))
     except _Refused as exc:
@@ -291,8 +290,7 @@ class _Module:
         return sorted(chosen, key=lambda s: s.first_line)
 
     def definitions_text(self, statements: list[_Statement]) -> str:
-        """The statements' source; ones adjacent in the module stay adjacent (a run of
-        constants)."""
+        """The statements' source; neighbours in the module stay neighbours (a run of constants)."""
         text = ""
         previous_end = 0
         for s in statements:
