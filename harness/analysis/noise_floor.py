@@ -103,8 +103,7 @@ def summarize_calibration(
     # per metric, the pooled spread of log process medians within each run
     spreads = pooled_spreads(metric_samples(run) for pair in aa_pairs for run in pair)
     fewest = min(processes, default=0)
-    # Too few processes for the rank guard see no change at all (inf), which no result file can
-    # hold: left out.
+    # Too few processes for the rank guard see no change (inf), which no file can hold: left out.
     detectable = {
         name: detectable_ratio(spread, fewest, thresholds) for name, spread in spreads.items()
     }

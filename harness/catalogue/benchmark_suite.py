@@ -32,8 +32,7 @@ from harness.store.files import DocumentProblem, read_bounded
 # not JAX_: results record JAX_ variables, and this one is a path
 SUITE_PATH = "HARNESS_PYTEST_SUITE"
 RUNNER = ("pytest", "pytest-benchmark")
-# What a suite's behaviour depends on, as pytest collects it: test modules, conftests,
-# configuration.
+# What a suite's behaviour depends on, as pytest collects it: tests, conftests, configuration.
 SUITE_FILES = ("*.py", "*.ini", "*.toml", "*.cfg", "*.json", "*.yaml", "*.yml", "*.txt")
 MAX_FILES, MAX_BYTES = 2000, 64 * 2**20
 # Entries (files and folders) looked at before a folder is refused as larger than a suite: `/usr` is

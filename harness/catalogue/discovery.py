@@ -97,11 +97,9 @@ class Catalogue(dict[str, "CaseInfo"]):
         self.broken = broken
 
 
-# How the harness reads a case file as text (to export it): as Python does, a UTF-8 byte order mark
-# dropped.
+# How a case file is read as text (to export it): as Python does, a UTF-8 BOM dropped.
 SOURCE_ENCODING = "utf-8-sig"
-# The largest case is under 6 kB: a case file over this is no case, and parsing it could exhaust
-# memory.
+# The largest case is under 6 kB: a file over this is no case, and parsing it could exhaust memory.
 MAX_CASE_BYTES = 256 * 1024
 
 
@@ -289,8 +287,7 @@ def _cost_problem(
 
 
 def _point_text(point: SizePoint) -> str:
-    # A size too large for any range is shown by its length: str() of 5000 digits is refused by
-    # Python.
+    # A size too large for any range is shown by its length: Python refuses str() of 5000 digits.
     return " ".join(
         f"{k}={v}" if abs(v) < 10**15 else f"{k}=<{v.bit_length()}-bit number>"
         for k, v in point.items()

@@ -39,18 +39,15 @@ from harness.errors import UsageError
 from harness.names import path_problem
 from harness.store.files import DocumentProblem, read_bounded
 
-# The reference regex of PEP 723, but for an empty block (no line between its two markers), which uv
-# reads as declaring nothing.
+# PEP 723's reference regex, but for an empty block (nothing between its markers): uv reads none.
 BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)*)^# ///$")
 BLOCK_TYPE = "script"
-# PEP 723's fields; anything else at the top level is most likely a misspelt one, silently dropped
-# otherwise.
+# PEP 723's fields; anything else at the top level is most likely misspelt, else silently dropped.
 KNOWN_KEYS = frozenset({"dependencies", "requires-python", "tool"})
 # A requirements file is a few dozen lines; read whole, a huge one would exhaust memory.
 MAX_REQUIREMENTS_BYTES = 256 * 1024
 MAX_LINE_CHARS = 1000
-# A script needs a few libraries; a project's lock file, a few hundred.  Beyond this it is no
-# script's needs.
+# A script needs a few libraries; a project's lock file, a few hundred: beyond this, no script's.
 MAX_REQUIREMENTS = 500
 # Which option picks the release under test, for the refusal of a requirement on JAX itself.
 JAX_OPTIONS = "--jax for one release, --good/--bad for a bisect, --from/--to for a range"
@@ -126,8 +123,7 @@ def canonical(text: str, where: str) -> str:
 
 
 def _looks_like_location(text: str) -> bool:
-    # A bare path or URL is no PEP 508 requirement, and the parser's message for it puzzles: named
-    # as what it is.
+    # A bare path or URL is no PEP 508 requirement, and the parser's message puzzles: named as such.
     return (
         "://" in text
         or text.startswith((".", "/", "~", "\\"))
@@ -141,8 +137,7 @@ def read_inline(text: str, script: str) -> tuple[list[str], str | None, list[str
 
     ``script`` names the script in the one-line UsageError a malformed block gets.
     """
-    # As Python reads the file (universal newlines): a block in a CRLF or a CR-only file is still a
-    # block.
+    # As Python reads the file (universal newlines): a block in a CRLF or CR-only file is a block.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     blocks = [match for match in BLOCK.finditer(text) if match.group("type") == BLOCK_TYPE]
     if len(blocks) > 1:

@@ -29,8 +29,7 @@ from harness.pins import Release
 from harness.store.bounds import string_problem
 
 PREFIX = "script-"
-# A repro script is a page or two; reading a larger file whole (a 4 GB sparse one) could exhaust
-# memory.
+# A repro script is a page or two; reading a larger one whole (4 GB sparse) could exhaust memory.
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
 
 

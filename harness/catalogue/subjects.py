@@ -185,8 +185,7 @@ class PlainScript:
     # ``--requirements`` (``harness.catalogue.script_deps``): the value every venv of it is resolved
     # from, as it is.
     declared: Declared = field(default_factory=Declared)
-    # How the command line added to it: ("--with", "optax", "--requirements", "r.txt"), for commands
-    # shown.
+    # What the command line added ("--with", "optax", "--requirements", "r.txt"), for commands shown
     given: tuple[str, ...] = ()
 
     kind = "script"

@@ -30,8 +30,7 @@ LISTING_TIMEOUT_S = 120
 FLAG_LINE = re.compile(
     r"^\t--(?P<name>[A-Za-z0-9_]+)=(?P<default>.*?)\s*\t(?P<type>[A-Za-z0-9_]+)\t(?P<help>.*)$"
 )
-# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older releases),
-# DEFINE_bool …
+# jax's declarations of an option: bool_flag, enum_state, define_bool_state (older), DEFINE_bool …
 DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
 # What a call reading an environment variable with a default looks like: bool_env('JAX_X', False).
 ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")

@@ -42,8 +42,7 @@ DUMP_FILE = re.compile(
     r"(?P<stage>before_optimizations|(?:[\w.]+_)?after_optimizations(?P<buffers>-buffer-assignment)?)\.txt$"
 )
 INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?[\w.\-]+\s*=\s*.+?\s(?P<opcode>[a-z][a-z0-9\-]*)\(")
-# A fusion's kind (kLoop, kInput, kOutput, kCustom) and, for a custom one, the backend its config
-# names.
+# A fusion's kind (kLoop, kInput, kOutput, kCustom) and a custom one's backend, as its config says.
 FUSION_KIND = re.compile(r"\sfusion\(.*\bkind=(?P<kind>k\w+)")
 FUSION_BACKEND = re.compile(r'"(?:kind|name)":\s*"(?P<backend>__[^"]+)"')
 # What the text diff of two optimised modules leaves out: where each op came from, and the numbers
@@ -314,8 +313,7 @@ def write_diffs(folder: Path, changes: list[ModuleChange]) -> None:
             replace_file(folder / diff_name(change), "\n".join(lines) + "\n")
 
 
-# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its own
-# code).
+# What ``dump`` answers where the script replaced the dump flags (``XLA_FLAGS`` set in its code).
 VOID = "the script sets XLA_FLAGS itself"
 
 

@@ -28,11 +28,9 @@ from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
 PROFILE_DIR = "HARNESS_PROFILE_DIR"  # as harness.measure.script_hook and the case process read it
-# An executed HLO op as XLA names its event: lower case, an opcode or fusion name and numbered
-# copies.
+# An executed HLO op as XLA names its event: lower case, an opcode or fusion name, numbered copies.
 OP_EVENT = re.compile(r"^[a-z][a-z0-9_\-]*(\.[a-z0-9_\-]+)*$")
-# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h): what an executed op's event is named
-# after.
+# HLO's opcodes as XLA names them (xla/hlo/ir/hlo_opcode.h), which name an executed op's event.
 OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done all-gather-start
     all-reduce all-reduce-done all-reduce-start all-to-all and async-done async-start
     async-update atan2 batch-norm-grad batch-norm-inference batch-norm-training bitcast

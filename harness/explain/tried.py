@@ -199,8 +199,7 @@ class DefaultsAnswer:
     after: str
     listed: list[Change]
     trials: list[Trial] = dataclasses.field(default_factory=list)
-    # Per trial, the results of that measurement: "before", "after" (the releases as they are),
-    # "trial".
+    # Per trial, its measurement's results: "before", "after" (the releases as they are), "trial".
     measured: Mapping[Trial, Mapping[str, StoredResult | None]] = dataclasses.field(
         default_factory=dict
     )
@@ -217,8 +216,7 @@ class DefaultsAnswer:
     # dropped after the screen: they moved no metric toward the other
     screened_out: tuple[Trial, ...] = ()
     screen_processes: int = 0  # a side, in the screen (0: none ran)
-    # Each metric's trials judged with ``thresholds``, once, when the answer is made (never again on
-    # a page).
+    # Each metric's trials judged with ``thresholds`` once, when the answer is made (not on a page).
     judgements: Mapping[str, tuple[Tried, ...]] = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -55,8 +55,7 @@ from harness.upstream.standalone import parse_output
 FORM = "https://github.com/jax-ml/jax/issues/new?template=bug-report.yml"
 VERDICTS = {HOLDS: "holds", DOES_NOT_HOLD: "does not hold", UNSETTLED: "unsettled"}
 EMPTY = ("", "–")
-# "Good" and "bad" only for a slowdown: a speed-up, a fix or a change of unknown direction is said
-# neutrally.
+# "Good" and "bad" only for a slowdown: a speed-up, a fix or an unknown direction, neutrally.
 NEUTRAL_ROLES = {
     "last good": "the last release before the change",
     "first bad": "the first release with the change",
@@ -307,8 +306,7 @@ def evidence(d: DraftInputs) -> str:
         metric = change.metric.metric_name if change.metric else "the metric"
         bad = slowed(change)
         shown = change.metric.format if change.metric else format_ns
-        # Neutrally, a probe is like one end of the range or the other, and compared with each end
-        # by name.
+        # Neutrally, a probe is like one end of the range or the other, each end named.
         start, end = change.probes[0].release, change.probes[-1].release
         neutral = {"good": f"like {start}", "bad": f"like {end}"}
         rows = [
@@ -321,8 +319,7 @@ def evidence(d: DraftInputs) -> str:
             ]
             for p in change.probes
         ]
-        # The bisect's own answer speaks of good and bad releases; a speed-up is said as a change
-        # between two.
+        # The bisect's answer speaks of good and bad releases; a speed-up is a change between two.
         between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
         answer = (scrub(change.answer) or f"first bad {change.first_bad}") if bad else between
         ends = ["vs good", "vs bad", "verdict"] if bad else [f"vs {start}", f"vs {end}", "verdict"]
@@ -361,8 +358,7 @@ def why(d: DraftInputs) -> list[str]:
     if d.dumps:  # the bisect's folder is not beside the draft; its copy is
         there, here = f"`{change.dumps}<release>/`", f"`{d.dumps}<release>/`, beside this draft"
         lines = [line.replace(there, here) for line in lines]
-    # The findings a maintainer reads first (what the step comes with, a workaround, …) lead; the
-    # rest fold.
+    # The findings a maintainer reads first (what it comes with, a workaround…) lead; the rest fold.
     first = [line for line, f in zip(lines, change.why, strict=True) if f.leads]
     rest = [line for line, f in zip(lines, change.why, strict=True) if not f.leads]
     said = ["", f"Why, as far as measured (jax {change.last_good} → {change.first_bad}):", ""]
@@ -539,8 +535,7 @@ class CrashDraft:
     script_words: str
     args: tuple[str, ...] = ()  # the script's own arguments
     missing_script: str = ""  # where no reproducer is shown: why, and the command that adds one
-    # release → what ``pip install`` takes to install it (its jaxlib may differ); absent: jax and
-    # jaxlib at it
+    # release → what ``pip install`` takes (its jaxlib may differ); absent: jax and jaxlib at it
     installs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""  # where the two releases come from, in words
     workaround: str = ""  # a setting that makes the crashing release run, as a stored why found it

@@ -128,8 +128,7 @@ def sweep_screen(found: SweepOutcome, setting: Setting, report: str) -> str:
 # --- one block per step: triage and bisect ---------------------------------------------------
 
 BLOCK_HEADERS = ["metric", "A → B", "B/A", "verdict", "how sure", "caveats"]
-# How far blocks fold when all would not fit: (metrics shown a step, findings of why, follow-up
-# commands).
+# How far blocks fold when all would not fit: (metrics a step, findings of why, commands).
 FOLDS = ((8, 3, 4), (3, 2, 2), (2, 1, 1), (1, 0, 1))
 
 
@@ -267,8 +266,7 @@ def blocks_lines(
     return [f"{len(blocks)} steps, each with its first metric:", *cut, note, ""]
 
 
-# A claim's outcome in a table's cell, short: the answers say a claim *fails* where it does not
-# hold.
+# A claim's outcome in a cell, short: the answers say a claim *fails* where it does not hold.
 _CLAIM_CELLS = {DOES_NOT_HOLD: "fails"}
 
 

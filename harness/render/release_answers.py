@@ -225,8 +225,7 @@ def bisect_json(
         data.update(untested_between=found.between())
         why = bisect_why(found, setting)
         if why:
-            # The sentences as a page shows them, and the same findings as data (what the issue
-            # draft reads).
+            # The sentences as a page shows them, and the findings as data (what the draft reads).
             data["why"] = [line.markdown() for line in why]
             data["findings"] = [line.data() for line in why]
         data["next"] = [each.data() for each in bisect_follow_ups(Bisected(found, setting))]

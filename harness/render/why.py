@@ -165,8 +165,7 @@ def trial_lines(
     return findings([*lines, *void_lines(void)])
 
 
-# A script that replaces XLA_FLAGS in its own code: what it can do instead, said wherever its flags
-# are void.
+# A script that replaces XLA_FLAGS in its own code: what to do instead, said where flags are void.
 APPEND = "append to os.environ.get('XLA_FLAGS', '') instead of replacing it"
 
 
@@ -265,8 +264,7 @@ def module_text(change: ModuleChange) -> str:
     """A module's changes in a line (opcodes, custom calls, temporary bytes), and the hint."""
     old, new = change.old, change.new
     parts = []
-    # A custom call is named by its target below; get-tuple-element only unpacks what an op
-    # returned.
+    # A custom call is named by its target below; get-tuple-element only unpacks an op's results.
     ops = (set(old.after) | set(new.after)) - {"custom-call", "get-tuple-element"}
     moved = sorted(
         (op for op in ops if old.after[op] != new.after[op]),

@@ -25,8 +25,7 @@ MAX_DEPTH = 64
 MAX_MAGNITUDE = 1e19
 # The integers below MAX_MAGNITUDE have at most this many digits.
 MAX_INTEGER_DIGITS = 19
-# Python refuses to turn an integer of more digits than this into text (``sys.int_info``); never
-# asked to.
+# Python refuses to turn an integer of more digits than this into text (``sys.int_info``).
 _DIGITS_PYTHON_PRINTS = 4000
 
 

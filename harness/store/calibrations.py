@@ -34,8 +34,7 @@ from harness.store.results import CALIBRATION_FOLDER
 
 CALIBRATION_SCHEMA = "jax-repro-harness/calibration"
 CALIBRATION_VERSION = 1
-# A calibration file holds a few entries of a few kB each; a larger one was not written by the
-# harness.
+# A calibration file holds a few entries of a few kB; a larger one is not the harness's.
 MAX_CALIBRATION_BYTES = 16 * 2**20
 
 

@@ -172,8 +172,7 @@ def replace_file(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` atomically, replacing a file or a link (never written through)."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"refusing to write {path}: it is a folder")
-    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?" rather than losing the
-    # whole file.
+    # A character UTF-8 cannot hold (half a surrogate pair) shows as "?", not losing the file.
     payload = data.encode(errors="replace") if isinstance(data, str) else data
     fd, tmp = temporary_file(path.parent, f".{path.name[:64]}.", ".tmp")
     try:

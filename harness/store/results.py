@@ -142,8 +142,7 @@ def content_hash(data: Any) -> str:
 
 
 REFUSED = "refused before allocation"
-# What ``measure.storing.stored_status`` says of a cell whose run was interrupted before its
-# planned processes.
+# What ``measure.storing.stored_status`` says of a run interrupted before its planned processes.
 INTERRUPTED = "interrupted"
 
 K = TypeVar("K", bound=Hashable)

@@ -269,20 +269,17 @@ class ProcessRun(_Record):
     jax: JaxFacts | None = None
     phases_s: Mapping[str, float] = field(default_factory=dict)
     peak_rss_bytes: int | None = None
-    # A plain script's run as the case process saw it (its sha256, exit status, whole-process
-    # time...).
+    # A plain script's run as the case process saw it (sha256, exit status, whole-process time...).
     script: Mapping[str, Any] | None = None
     # One figure per metric name for this process: a plain script's phases (``process.trace_ns``)
     # and its own printed numbers (``json.reg_ms``), each one value, as a whole-process time is.
     figures: Mapping[str, float] = field(default_factory=dict)
-    # What of a script's output was left out, and why (a number out of range, a line over its
-    # bound), one line each.
+    # What of a script's output was left out and why (a number out of range...), a line each.
     notes: tuple[str, ...] = ()
     # Where a process that did not finish ok died (schema version 3): None for one that did.
     died: ProcessEnd | None = None
 
-    # What the case process measured: a process that measured nothing (failed, killed) has none of
-    # them.
+    # What the case process measured: one that measured nothing (failed, killed) has none.
     _sparse = frozenset(
         {"programs", "compiled", "facts", "claim", "jax", "phases_s", "peak_rss_bytes", "script"}
         | {"figures", "notes", "died"}

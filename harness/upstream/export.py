@@ -54,8 +54,7 @@ CASE_MODULE = "exported_case"  # the case module, as the short script's generate
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 DEFINITIONS = (*_SCOPES, ast.Assign, ast.AnnAssign)
 
-# (module, name, asname) for ``from module import name as asname``; (module, None, asname) for
-# ``import``.
+# (module, name, asname) of ``from module import name as asname``; (module, None, asname): import.
 ImportUnit = tuple[str, str | None, str | None]
 
 
