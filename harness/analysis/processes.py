@@ -193,8 +193,7 @@ CLEAR_MARGIN = 2.0
 
 def _barely(test: WelchTest, level: float) -> bool:
     """Whether a change that passed at ``level`` passed near its limit (``UPPER_ESTIMATE``), on the
-    test's own t scale (its degrees of freedom: with 10 processes a side a t of 9 is clear, though
-    its p is only 1e-7)."""
+    test's t scale (with 10 processes a side a t of 9 is clear, its p only 1e-7)."""
     if not math.isfinite(test.t) or not test.df > 0:
         return False
     return abs(test.t) < t_quantile(1 - level / 2, test.df) + CLEAR_MARGIN

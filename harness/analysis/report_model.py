@@ -216,9 +216,8 @@ class TimingChange:
 
 
 def timing_changes(timings: Iterable[TimingGroup]) -> list[TimingChange]:
-    """Every slower or faster verdict of the groups: slowdowns first, each kind the largest change
-    first (by the size of the log ratio, so ×0.5 and ×2 weigh alike), in report order where they
-    tie."""
+    """Every slower or faster verdict: slowdowns first, each the largest change first (by the size
+    of the log ratio: ×0.5 and ×2 alike), ties in report order."""
     found = [
         TimingChange(t.key, metric, t.comparison.baseline, release, comparison)
         for t in timings

@@ -59,9 +59,8 @@ def _too_many(suite: Path, what: str) -> UsageError:
 
 
 def _walk(suite: Path) -> list[tuple[str, Path]]:
-    """The suite folder's files (by their path inside it) as pytest collects them: links to files
-    and folders followed, each folder once; UsageError as soon as it is larger than a suite, or a
-    folder cannot be read."""
+    """The suite folder's files (by path inside it) as pytest collects them: links followed, each
+    folder once; UsageError once it is larger than a suite, or a folder is unreadable."""
     found: list[tuple[str, Path]] = []
     seen: set[tuple[int, int]] = set()
     looked, stack = 0, [suite]
@@ -116,9 +115,8 @@ def _is_rootdir(folder: Path) -> bool:
 
 
 def files_above(suite: Path) -> list[tuple[str, Path]]:
-    """pytest's configuration and conftests in the folders above the suite (a file suite: from its
-    own folder), up to the one that holds pytest's configuration, each by its path from the suite
-    (``../conftest.py``)."""
+    """pytest's configuration and conftests above the suite (a file suite: from its own folder), up
+    to the one holding pytest's configuration, each by its path (``../conftest.py``)."""
     resolved = suite.resolve()
     folder, level = (resolved, 1) if resolved.is_dir() else (resolved.parent, 0)
     if level:

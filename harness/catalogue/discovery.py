@@ -270,8 +270,7 @@ def _cost_problem(
     cost: dict[str, str], ranges: dict[str, tuple[int, int]], anchors: list[SizePoint]
 ) -> str | None:
     """A COST formula that does not parse, or fails (divides by zero, overflows) at an anchor or a
-    corner of the space: found here, so the case is set aside instead of a plan failing for every
-    case."""
+    corner of the space: found here, to set the case aside, not fail every case's plan."""
     lowest = {name: low for name, (low, _) in ranges.items()}
     highest = {name: high for name, (_, high) in ranges.items()}
     for kind, expression in cost.items():
@@ -332,8 +331,7 @@ def read_case(path: Path) -> CaseInfo:
 
 def discover(cases_dir: Path = DEFAULT_CASES_DIR) -> Catalogue:
     """Every case file in ``cases_dir``; one that cannot be read is set aside with the reason, so a
-    broken new case never stops the others (it is refused, with that reason, only when it is asked
-    for)."""
+    broken new case never stops the others (refused with it only when asked for)."""
     if not cases_dir.is_dir():
         raise UsageError(f"cases folder not found: {cases_dir}")
     paths = sorted(

@@ -60,9 +60,8 @@ JAX_PACKAGE = re.compile(
 
 @dataclass(frozen=True)
 class Declared:
-    """What a script needs besides JAX: requirements in canonical form, de-duplicated, in order
-    (its block, then ``--with``, then ``--requirements``), where each came from, and its
-    ``requires-python``."""
+    """What a script needs besides JAX: requirements in canonical form, once each, in order (block,
+    ``--with``, ``--requirements``), where each came from, and ``requires-python``."""
 
     requirements: tuple[str, ...] = ()
     # one per requirement: "repro.py (inline metadata)", "--with", "reqs.txt:3"

@@ -48,9 +48,8 @@ MAX_ARGS, MAX_ARG_CHARS = 64, 1000
 
 
 def source_text(path: Path, content: bytes) -> str:
-    """The script's text in the encoding Python reads it in: its PEP 263 coding cookie
-    (``# -*- coding: latin-1 -*-``), else UTF-8 (a BOM included); UsageError when it is not text in
-    that encoding."""
+    """The script's text in the encoding Python reads: its PEP 263 cookie (``coding: latin-1``),
+    else UTF-8 (a BOM too); UsageError when it is not such text."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
     except SyntaxError as exc:  # an unknown encoding named, or a cookie that contradicts a BOM

@@ -127,9 +127,8 @@ def normalised(text: str) -> tuple[str, ...]:
 
 
 def read_dump(folder: Path) -> dict[str, Module]:
-    """The modules XLA dumped into ``folder``, by name; a name compiled more than once
-    (``jit__lambda_`` is every lambda's) is told apart by its turn, ``jit__lambda_ #2``, so the n-th
-    meets the n-th."""
+    """The modules XLA dumped into ``folder``, by name; one compiled more than once is told apart by
+    its turn (``jit__lambda_ #2``): the n-th meets the n-th."""
     matches = [
         (path, m)
         for path in sorted(folder.glob("module_*.txt"))
@@ -181,9 +180,8 @@ class ModuleChange:
 
     @property
     def same_after(self) -> bool:
-        """The same compiled program: every fact XLA's dumps give of it alike (opcodes, custom
-        calls, fusion kinds, temporary bytes); its text may still differ (``same_text``) in an
-        annotation."""
+        """The same compiled program: every fact the dumps give alike (opcodes, custom calls, fusion
+        kinds, temporary bytes); its text may still differ in an annotation."""
         return self.old.facts() == self.new.facts()
 
     @property

@@ -55,8 +55,7 @@ MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not rea
 # Metrics of what is not run time: a profile of the ops run says nothing of them.
 def about_run_time(key: MetricKey) -> bool:
     """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a
-    script's own number (most often a time it took), not a compile, trace, lower or import time, nor
-    memory."""
+    script's own number (most often a time), not a compile, trace, lower, import time or memory."""
     return key.about_run_time
 
 
@@ -199,8 +198,7 @@ class OpProfile:
 
 def profile_ops(sides: StepSides, label: str, platform: str) -> OpTimes | str:
     """One extra process of ``label`` profiled by ``jax.profiler``: its executed ops' time by kind,
-    or why there is none (on the CPU, per-op events asked of an older runtime where its jaxlib lists
-    the flag)."""
+    or why none (on the CPU, per-op events of an older runtime where jaxlib has the flag)."""
     side = sides.side(label)
     if not isinstance(side, Side):
         return side

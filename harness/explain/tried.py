@@ -323,9 +323,8 @@ def judged(
 
 
 def side_of(trial: Trial, base: Side) -> Side:
-    """The release's side with the setting: another profile label (its results are stored apart),
-    measured until its comparison with the release it is set on is decided too.  The profile's
-    ``XLA_FLAGS`` stay."""
+    """The release's side with the setting: another profile label (stored apart), measured until its
+    comparison with its release is decided too.  The profile's ``XLA_FLAGS`` stay."""
     label = f"jax {trial.release} · {base.profile} · {trial.words()}"
     inherited = {name: value for name, value in base.env.items() if value is not None}
     inherited["XLA_FLAGS"] = base.environment().get("XLA_FLAGS", "")
@@ -351,9 +350,8 @@ def xla_flags(sides: StepSides, side: Side) -> dict[str, Option] | str:
 
 
 class ChangedDefaults:
-    """The defaults that changed from a step's older side to its newer, each tried on the other side
-    in one measurement with both (until the step's metrics are decided), with the jax commit that
-    turned each."""
+    """The defaults that changed from a step's older side to its newer, each tried on the other in
+    one measurement with both (until decided), with the jax commit that turned each."""
 
     name = "defaults"
 
@@ -482,9 +480,8 @@ def screen(
 def toward(
     trial: Trial, results: Mapping[str, StoredResult | None], key: MetricKey, thresholds: Thresholds
 ) -> bool:
-    """Whether the trial moves ``key`` from its release's number at least ``SCREEN_SHARE`` of the
-    way (log scale) toward the other release's; a step the screen saw move too little to tell keeps
-    it."""
+    """Whether the trial moves ``key`` at least ``SCREEN_SHARE`` of the way (log scale) from its
+    release's number to the other's; a step the screen saw barely move keeps it."""
     own, other = ("after", "before") if trial.back else ("before", "after")
     series = {name: _samples(results.get(name), key) for name in (own, other, "trial")}
     if any(samples is None for samples in series.values()):
@@ -506,8 +503,7 @@ def _commits(
     step: Step, listed: list[Change], sides: StepSides
 ) -> tuple[Mapping[str, OptionCommit], str]:
     """The jax commit that turned each listed default, from a clone at hand ({} without one); and
-    why a clone at hand could not answer (a release's tag missing, git failing), said on the answer,
-    not fatal."""
+    why the clone could not answer (a tag missing, git failing): said, not fatal."""
     if step.jax_repo is None or not any(change.kind == JAX for change in listed):
         return {}, ""
     try:

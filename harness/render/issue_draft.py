@@ -211,9 +211,8 @@ def command_line(run: ScriptRun, script_name: str, args: Sequence[str] = ()) -> 
 
 
 def with_jax_alone(d: DraftInputs) -> str:
-    """The reproducer that needs only jax, first where it showed the change: its files beside the
-    draft, an install line per release with jax and jaxlib alone, and what the harness measured of
-    it on both."""
+    """The reproducer with jax alone, first where it showed the change: its files beside the draft,
+    an install line per release (jax, jaxlib), and what was measured of it on both."""
     change = d.change
     if not d.reproducer or change is None or change.reproducer is None or change.metric is None:
         return ""
@@ -633,9 +632,8 @@ def what_happened(d: CrashDraft) -> str:
 
 
 def script_frames(stack: str) -> str:
-    """faulthandler's stack without the frames of what started the script (runpy, the harness's
-    start-up hook): a maintainer runs ``python script.py``, whose stack ends at the script's
-    ``<module>``."""
+    """faulthandler's stack without the frames that started the script (runpy, the start-up hook): a
+    maintainer runs ``python script.py``, whose stack ends at its ``<module>``."""
     return "\n".join(
         from_site_packages(line)  # a result stored before they were shown so
         for line in stack.splitlines()

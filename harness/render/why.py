@@ -196,9 +196,8 @@ def tried_text(tried: Tried, answer: DefaultsAnswer) -> str:
 
 
 def _against(comparison: Comparison, release: str) -> str:
-    """A trial against one release in words: faster or slower than it, the same as it, or undecided
-    (a ratio of ×2 the statistics could not settle is neither the same nor told apart: more
-    processes could tell)."""
+    """A trial against one release in words: faster or slower, the same, or undecided (a ratio of ×2
+    the statistics could not settle is neither: more processes could tell)."""
     if comparison.verdict is Verdict.CHANGED:
         return f"not what {release} gives ({comparison.said})"
     if comparison.verdict in MOVED:

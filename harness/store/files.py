@@ -92,8 +92,7 @@ def _outside_strings(data: bytes) -> bytes:
 
 def _depth_over(structure: bytes, limit: int) -> bool:
     """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the
-    innermost pairs, in C, so a deep document costs no recursion and a large flat one a few
-    passes."""
+    innermost pairs, in C, so depth costs no recursion and a flat document a few passes."""
     brackets = structure.translate(None, _NOT_BRACKETS)
     for _ in range(limit):
         if not brackets:
@@ -190,9 +189,8 @@ def replace_file(path: Path, data: str | bytes) -> None:
 
 
 def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
-    """A new file in ``folder`` to write and then move into place (its descriptor and name), with
-    the mode ``open()`` would give it under the umask: ``mkstemp``'s 0600 would make results and
-    pages differ."""
+    """A new file in ``folder`` to write, then move into place (descriptor, name), with ``open()``'s
+    mode under the umask: ``mkstemp``'s 0600 would make results and pages differ."""
     fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
@@ -205,9 +203,8 @@ def temporary_file(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
 
 def write_text(path: Path, text: str) -> None:
     """Write a file the user named, atomically: a link there is replaced, never written through (but
-    a link to a device, a FIFO or a pipe, ``/dev/stdout``, is written through, in place:
-    ``harness.store.streams``); a folder there, a missing folder or no permission is one line, not a
-    traceback."""
+    one to a device, FIFO or pipe, ``/dev/stdout``, is, in place: ``store.streams``); a folder
+    there, a missing folder or no permission is one line, not a traceback."""
     if path.is_dir() and not path.is_symlink():
         raise UsageError(f"{path} is a folder: name a file to write")
     try:

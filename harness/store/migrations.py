@@ -61,9 +61,8 @@ _V2_OUTSIDE = ("SIGKILL", "SIGTERM", "SIGINT", "SIGHUP")
 
 
 def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
-    """What a version-2 process's ``status`` and ``detail`` say of how it died (version 3's
-    ``died``): its first line names the signal, the exit status or the time-out, the rest are the
-    last lines it wrote."""
+    """How a version-2 process died (version 3's ``died``), from its ``status`` and ``detail``: the
+    first line names the signal, exit status or time-out, the rest are its last lines."""
     status, detail = process.get("status"), process.get("detail")
     if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
         return None

@@ -97,9 +97,8 @@ class UnreadableResult(ValueError):
 
 
 def write_result(root: Path, record: Result | Mapping[str, Any]) -> Path:
-    """Store a result (or a result document of any version, as the newest), after checking it by
-    parsing it and against the bounds every reader holds it to (``store.bounds``); UnreadableResult
-    saying why not."""
+    """Store a result (or a document of any version, as the newest), checked by parsing it and
+    against the bounds every reader holds (``store.bounds``); UnreadableResult saying why not."""
     try:
         document = record.to_json() if isinstance(record, Result) else upgrade(record)
         result = parse(document)
@@ -298,9 +297,8 @@ MAX_NOTES = 40
 
 def readable(result: Result) -> Result:
     """``result`` as every reader would read it back: what lies outside ``store.bounds`` (a number
-    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, each change a
-    line of its ``notes``; UnreadableResult when what is left is no result (a required figure
-    gone)."""
+    out of range, a fact nested too deep, half a surrogate pair) left out or repaired, a line of
+    ``notes`` each; UnreadableResult when no result is left (a required figure gone)."""
     notes: list[str] = []
     document = fit(result.to_json(), "", notes.append)
     if not notes:
