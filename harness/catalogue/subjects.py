@@ -201,15 +201,6 @@ class PlainScript:
     def requirements(self) -> tuple[str, ...]:
         return self.declared.requirements
 
-    @property
-    def requires_python(self) -> str | None:
-        return self.declared.requires_python
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What its block holds that is not applied ([tool.uv]), said before it runs."""
-        return self.declared.notes
-
     def child_start(self) -> ChildStart:
         return ChildStart(self.sha256, self.args)
 

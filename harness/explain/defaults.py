@@ -35,23 +35,8 @@ DECLARATION = re.compile(r"^(define_)?[a-z_]*_(flag|state)$|^DEFINE_[a-z]+$")
 # What a call reading an environment variable with a default looks like: bool_env('JAX_X', False).
 ENV_DEFAULT = re.compile(r"^(bool|int|float|str|string)_env$")
 # Options of other platforms than the profile's, by the name's parts.
-OTHER_PLATFORMS = {
-    "cpu": (
-        "gpu",
-        "cuda",
-        "rocm",
-        "tpu",
-        "mosaic",
-        "pallas",
-        "triton",
-        "nccl",
-        "cudnn",
-        "cublas",
-        "ptx",
-        "nvptx",
-    ),
-    "gpu": ("tpu",),
-}
+GPU_PARTS = ("gpu", "cuda", "rocm", "mosaic", "pallas", "triton", "nccl", "cudnn", "cublas", "ptx")
+OTHER_PLATFORMS = {"cpu": (*GPU_PARTS, "nvptx", "tpu"), "gpu": ("tpu",)}
 
 
 @dataclass(frozen=True)
@@ -85,15 +70,12 @@ class Change:
 
 def parse_xla_listing(text: str) -> dict[str, Option]:
     """XLA's flags and their defaults, as ``XLA_FLAGS=--help`` prints them."""
-    found = {}
-    for line in text.splitlines():
-        match = FLAG_LINE.match(line)
-        if match:
-            default = match["default"].strip()
-            found[match["name"]] = Option(
-                match["name"], default, XLA, match["type"], match["help"].strip()
-            )
-    return found
+    matches = (FLAG_LINE.match(line) for line in text.splitlines())
+    return {
+        m["name"]: Option(m["name"], m["default"].strip(), XLA, m["type"], m["help"].strip())
+        for m in matches
+        if m
+    }
 
 
 def xla_listing(interpreter: Path, environ: Mapping[str, str]) -> dict[str, Option] | str:

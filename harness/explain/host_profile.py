@@ -172,8 +172,7 @@ class HostProfile:
 def shown_in_programs(answer: ReproducerAnswer) -> bool:
     """Whether the reproducer moved on every counterpart it measured: the step is in them."""
     compared = [found for _, found in answer.measured.values()]
-    moved = MOVED
-    return bool(compared) and all(c is not None and c.verdict in moved for c in compared)
+    return bool(compared) and all(c is not None and c.verdict in MOVED for c in compared)
 
 
 def host_times(sides: StepSides, label: str, script: str) -> HostTimes | str:

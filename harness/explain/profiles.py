@@ -23,7 +23,6 @@ from typing import Any
 
 from harness.explain.tried import xla_flags
 from harness.measure.sides import Side
-from harness.metric_names import MetricKey
 from harness.steps.evidence import Found, Step, StepSides
 
 TRACEME_FLAG = "xla_cpu_enable_xprof_traceme"
@@ -50,13 +49,6 @@ OPCODE_NAMES = """abs add add-dependency after-all all-gather all-gather-done al
 HLO_OPCODES = frozenset(OPCODE_NAMES.split())
 NUMBERING = re.compile(r"(\.(\d+|clone\d*))+$")
 MAX_TRACE_BYTES = 256 * 1024 * 1024  # a trace unpacked; a larger one is not read
-
-
-# Metrics of what is not run time: a profile of the ops run says nothing of them.
-def about_run_time(key: MetricKey) -> bool:
-    """Whether a metric can move with the ops a program runs: a wall, dispatch or run time, or a
-    script's own number (most often a time), not a compile, trace, lower, import time or memory."""
-    return key.about_run_time
 
 
 def op_kind(name: str) -> str:
@@ -186,7 +178,8 @@ class OpProfile:
     name = "profile"
 
     def wanted(self, step: Step, found: tuple[Found, ...] = ()) -> bool:
-        return any(map(about_run_time, step.metrics))
+        # a profile of the ops run says nothing of a compile time, an import time or memory
+        return any(key.about_run_time for key in step.metrics)
 
     def gather(self, step: Step, sides: StepSides, found: tuple[Found, ...] = ()) -> ProfileAnswer:
         sides.progress(
