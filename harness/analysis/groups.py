@@ -31,16 +31,12 @@ def ordered_releases(results: Iterable[StoredResult]) -> list[str]:
 def latest_runs(results: Iterable[StoredResult]) -> list[Newest]:
     """The newest result per (case, release, profile, sizes, machine), older ones counted, in
     report order."""
-    return sorted(
-        newest_runs(results, cell_of).values(),
-        key=lambda item: (
-            item.result.result.case,
-            release_key(item.result.result.release),
-            item.result.result.profile,
-            sorted(item.result.result.sizes.items()),
-            item.result.result.machine,
-        ),
-    )
+
+    def order(item: Newest) -> tuple[object, ...]:
+        case, release, *rest = cell_of(item.result)
+        return (case, release_key(release), *rest)
+
+    return sorted(newest_runs(results, cell_of).values(), key=order)
 
 
 ANY_MACHINE = ""  # the machine of a group that spans machines (compiled-structure facts)
@@ -62,11 +58,8 @@ class GroupKey:
             f"profile {self.profile} · {sizes_text(dict(self.sizes))} · {self.backend} backend · "
             f"{devices}{plural}"
         )
-        return (
-            text
-            if self.machine == ANY_MACHINE
-            else f"{text} · machine {short_machine(self.machine)}"
-        )
+        machine = "" if self.machine == ANY_MACHINE else f" · machine {short_machine(self.machine)}"
+        return text + machine
 
     def raw_slug(self) -> str:
         """The key as text, e.g. ``cpu-N1000-cpu-1dev-3f2a1b9c``: a plain script's result, which ran
@@ -92,13 +85,10 @@ class GroupKey:
 
 
 def group_key(result: StoredResult, *, with_machine: bool = True) -> GroupKey:
+    r = result.result
+    machine = r.machine if with_machine else ANY_MACHINE
     return GroupKey(
-        case=result.result.case,
-        profile=result.result.profile,
-        sizes=tuple(sorted(result.result.sizes.items())),
-        backend=result.result.backend,
-        device_count=result.result.device_count,
-        machine=result.result.machine if with_machine else ANY_MACHINE,
+        r.case, r.profile, tuple(sorted(r.sizes.items())), r.backend, r.device_count, machine
     )
 
 
@@ -185,10 +175,7 @@ DEVICE_FACT: RunFact = ("devices", lambda r: ", ".join(r.result.device_kinds) or
 HOST_FACTS: tuple[RunFact, ...] = (
     ("machine", lambda r: short_machine(r.result.machine)),
     ("CPU", lambda r: r.result.host.cpu_model or "?"),
-    (
-        "usable cores",
-        lambda r: "?" if r.result.host.usable_cores is None else r.result.host.usable_cores,
-    ),
+    ("usable cores", lambda r: "?" if (n := r.result.host.usable_cores) is None else n),
     DEVICE_FACT,
 )
 

@@ -106,8 +106,7 @@ class FlagsNamedLikeTheProgram:
             thresholds=step.thresholds,
             names=names,
         )
-        ends = [sides.side(label) for label in step.pair]
-        before, after = ends
+        before, after = (sides.side(label) for label in step.pair)
         if not isinstance(before, Side) or not isinstance(after, Side):
             return dataclasses.replace(answer, problem="the two sides could not both be made ready")
         listing = xla_flags(sides, after)
