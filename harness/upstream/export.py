@@ -41,13 +41,7 @@ HARNESS_MODULES = {
 OWN_PACKAGES = ("cases", "harness")
 THIRD_PARTY = ("jax", "numpy")
 MODULE_DUNDERS = {
-    "__name__",
-    "__file__",
-    "__doc__",
-    "__spec__",
-    "__loader__",
-    "__package__",
-    "__builtins__",
+    f"__{n}__" for n in ("name", "file", "doc", "spec", "loader", "package", "builtins")
 }
 TAIL = "<measurement>"  # the generated end of the script
 CASE_MODULE = "exported_case"  # the case module, as the short script's generated end imports it
@@ -316,13 +310,7 @@ def _binds(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return {
-        n.id
-        for target in targets
-        if target is not None
-        for n in ast.walk(target)
-        if isinstance(n, ast.Name)
-    }
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _uses(node: ast.stmt) -> set[str]:
@@ -539,11 +527,7 @@ def imported_modules(text: str) -> set[str]:
 
 def foreign_imports(text: str) -> set[str]:
     """Imports other than jax, numpy and the standard library."""
-    return {
-        m
-        for m in imported_modules(text)
-        if m not in THIRD_PARTY and m not in sys.stdlib_module_names
-    }
+    return imported_modules(text) - set(THIRD_PARTY) - sys.stdlib_module_names
 
 
 def undefined_names(text: str) -> set[str]:
