@@ -86,10 +86,6 @@ def _bounded_float(text: str) -> float:
     return value
 
 
-def _outside_strings(data: bytes) -> bytes:
-    return _STRING.sub(b'""', data)
-
-
 def _depth_over(structure: bytes, limit: int) -> bool:
     """Whether the brackets of (valid) JSON nest deeper than ``limit``: each pass removes the
     innermost pairs, in C, so depth costs no recursion and a flat document a few passes."""
@@ -118,7 +114,7 @@ def parse_document(data: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise DocumentProblem(f"unreadable JSON ({exc})") from None
     except ValueError as exc:  # an integer past Python's digit limit for conversions
         raise DocumentProblem(f"unreadable JSON ({str(exc).split(':')[0]})") from None
-    structure = _outside_strings(data)
+    structure = _STRING.sub(b'""', data)  # what lies outside strings
     digits = _LONG_INTEGER.search(structure)
     if digits:
         count = len(digits.group().lstrip(b"-"))
