@@ -43,6 +43,7 @@ SHOWN_OPS = 6
 SHOWN_DEFAULTS = 12
 SHOWN_GROUPS = 4
 SHOWN_FUNCTIONS = 4
+WORKAROUND = "a workaround, and a strong hint at the cause"
 
 
 def why_lines(
@@ -91,15 +92,8 @@ def defaults_listing(answer: DefaultsAnswer) -> list[str]:
     counted = [f"{n} {word} option(s)" for n, word in ((added, "added"), (removed, "removed")) if n]
     lines = []
     if changed or counted:
-        shown = ", ".join(
-            change.text()
-            + (
-                f" in {answer.commits[change.name].words()}"
-                if change.name in answer.commits
-                else ""
-            )
-            for change in changed[:SHOWN_DEFAULTS]
-        )
+        commits = {name: f" in {commit.words()}" for name, commit in answer.commits.items()}
+        shown = ", ".join(c.text() + commits.get(c.name, "") for c in changed[:SHOWN_DEFAULTS])
         more = len(changed) - SHOWN_DEFAULTS
         parts = [part for part in (shown, f"{more} more" if more > 0 else "", *counted) if part]
         said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
@@ -136,19 +130,13 @@ def trial_lines(
     found = [] if step is None else [t for t in tried if t.brings_back(step)]
     forward = [] if step is None else [t for t in tried if t.brings_forward(step)]
     unwanted = _unwanted(step, unwanted)
-    back = (
-        "a workaround, and a strong hint at the cause"
-        if unwanted
-        else "the old behaviour back: a hint at why"
-    )
+    back = WORKAROUND if unwanted else "the old behaviour back: a hint at why"
     lines: list[Finding | str] = []
     for each in found:
         assert step is not None and each.vs_before is not None
-        most = (
-            f" (it undoes {each.undoes(step):.0%} of the step)"
-            if each.vs_before.verdict == step.verdict
-            else ""
-        )
+        most = ""
+        if each.vs_before.verdict == step.verdict:
+            most = f" (it undoes {each.undoes(step):.0%} of the step)"
         commit = answer.commits.get(each.trial.change.name)
         changed = f" (its default changed in {commit.words()})" if commit is not None else ""
         lines.append(Finding(f"{tried_text(each, answer)}{most}: {back}{changed}", leads=unwanted))
@@ -210,22 +198,18 @@ def _against(comparison: Comparison, release: str) -> str:
 def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     """What was compared and where the dumps are (it leads), then a line per module (a few)."""
     if answer.void:
+        void = " and ".join(answer.void)
         return [
             leading(
                 "compiled programs not compared, void for this script: it sets XLA_FLAGS itself "
-                f"before jax starts on {' and '.join(answer.void)}, so XLA never got the harness's "
-                f"dump flags ({APPEND})"
+                f"before jax starts on {void}, so XLA never got the harness's dump flags ({APPEND})"
             )
         ]
     if answer.problem:
         return [leading(f"compiled programs not compared: {answer.problem}")]
     if not answer.changes:
-        return [
-            leading(
-                f"compiled programs: no module of {answer.before} has a namesake in "
-                f"{answer.after}'s dump"
-            )
-        ]
+        none = f"no module of {answer.before} has a namesake in {answer.after}'s dump"
+        return [leading(f"compiled programs: {none}")]
     head = (
         f"compiled programs of {answer.before} and {answer.after} (XLA's dumps in "
         f"`{answer.folder}<release>/`): {len(answer.changes)} module(s) compared"
@@ -234,12 +218,8 @@ def compiled_lines(answer: CompiledAnswer) -> list[Finding]:
     if not differing:
         texts = [f"`{diff_name(c)}`" for c in answer.changes if not c.same_text]
         aside = f" (only the text of {', '.join(texts)} differs)" if texts else ""
-        return [
-            leading(
-                f"{head}, the same before and after optimisation{aside}: what runs them changed, "
-                "not what was compiled"
-            )
-        ]
+        same = f"the same before and after optimisation{aside}: what runs them changed"
+        return [leading(f"{head}, {same}, not what was compiled")]
     alike: dict[str, list[str]] = {}  # every lambda's module changed alike is said once
     for change in differing:
         alike.setdefault(module_text(change), []).append(change.name)
@@ -389,7 +369,7 @@ def crash_lines(answer: CrashAnswer) -> list[Finding | str]:
     if found is not None:
         said = (
             f"runs with {found.trial.words()} on {found.trial.release}: {found.ended} "
-            f"({found.source}): a workaround, and a strong hint at the cause"
+            f"({found.source}): {WORKAROUND}"
         )
         purpose = f"the workaround, on {found.trial.release}"
         lines.append(Finding(said, (FollowUp(purpose, found.trial.words(), shell=False),), True))
@@ -571,13 +551,9 @@ def _shared_out(parts: Parts) -> str:
     """A step shared out: the part that holds it by its ratio (a first look's few processes
     cannot pass the rank guard), the other by what its interval allows, under half of the step."""
     assert parts.whole is not None and parts.jax is not None and parts.libraries is not None
-    jax = ("jax's part", parts.jax)
-    libraries = ("the libraries'", parts.libraries)
-    (holds, holding), (other, found) = (
-        (jax, libraries) if parts.by_share == JAX else (libraries, jax)
-    )
-    step = format_ratio(parts.whole.ratio)
-    held = format_ratio(holding.ratio)
+    sides = [("jax's part", parts.jax), ("the libraries'", parts.libraries)]
+    (holds, holding), (other, found) = sides if parts.by_share == JAX else sides[::-1]
+    step, held = format_ratio(parts.whole.ratio), format_ratio(holding.ratio)
     return f"{holds} {held}; {other} {_said(found)}: under half of the step's {step}"
 
 
