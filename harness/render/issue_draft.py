@@ -307,16 +307,11 @@ def evidence(d: DraftInputs) -> str:
         shown = change.metric.format if change.metric else format_ns
         # Neutrally, a probe is like one end of the range or the other, each end named.
         start, end = change.probes[0].release, change.probes[-1].release
-        neutral = {"good": f"like {start}", "bad": f"like {end}"}
+        words = {} if bad else {"good": f"like {start}", "bad": f"like {end}"}
+        medians = ["–" if p.median_ns is None else shown(p.median_ns) for p in change.probes]
         rows = [
-            [
-                p.release,
-                "–" if p.median_ns is None else shown(p.median_ns),
-                p.vs_good,
-                p.vs_bad,
-                p.verdict if bad else neutral.get(p.verdict, p.verdict),
-            ]
-            for p in change.probes
+            [p.release, median, p.vs_good, p.vs_bad, words.get(p.verdict, p.verdict)]
+            for p, median in zip(change.probes, medians, strict=True)
         ]
         # The bisect's answer speaks of good and bad releases; a speed-up is a change between two.
         between = f"the change lies between jax {change.last_good} and jax {change.first_bad}"
