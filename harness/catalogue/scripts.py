@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import stat
 import tokenize
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from harness.errors import UsageError
 from harness.names import name_problem
 from harness.pins import Release
 from harness.store.bounds import string_problem
+from harness.store.files import DocumentProblem, read_bounded
 
 PREFIX = "script-"
 # A repro script is a page or two; reading a larger one whole (4 GB sparse) could exhaust memory.
@@ -80,23 +80,14 @@ def read_script(
     line, with what it needs besides JAX (its ``# /// script`` block, ``with_specs`` and the
     ``requirements`` file); UsageError naming what is wrong with it."""
     name = script_name(path)
-    try:
-        info = path.stat()
-        mode, size = info.st_mode, info.st_size
+    try:  # opened without blocking: a FIFO is refused, not waited on
+        content = read_bounded(path, limit=MAX_SCRIPT_BYTES)
     except FileNotFoundError:
         if path.is_symlink():
             raise UsageError(f"script {path} is a link to nothing") from None
         raise UsageError(f"script not found: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"script {path} is not a regular file")
-    if size > MAX_SCRIPT_BYTES:
-        raise UsageError(
-            f"script {path} is {size} bytes, over the {MAX_SCRIPT_BYTES} a repro script may be"
-        )
-    try:
-        content = path.read_bytes()
+    except DocumentProblem as exc:  # not a regular file, or larger than a repro script is
+        raise UsageError(f"script {path} is {exc}") from None
     except OSError as exc:
         raise UsageError(f"script {path} cannot be read: {exc.strerror or exc}") from None
     text = source_text(path, content)
