@@ -374,17 +374,9 @@ class ChangedDefaults:
         listed = relevant(changes(old, new), step.platform)
         planned, left = trials(listed, before, after, step.platform)
         commits, unread = _commits(step, listed, sides)
+        problems = "; ".join(part for part in (problem or later, unread) if part)
         answer = DefaultsAnswer(
-            before,
-            after,
-            listed,
-            [],
-            {},
-            left,
-            "; ".join(part for part in (problem or later, unread) if part),
-            step.metrics,
-            commits,
-            step.thresholds,
+            before, after, listed, [], {}, left, problems, step.metrics, commits, step.thresholds
         )
         if not planned:
             return answer
