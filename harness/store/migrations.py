@@ -67,11 +67,7 @@ def _v2_end(process: dict[str, Any]) -> dict[str, Any] | None:
     if status not in ("crashed", "failed", "timeout") or not isinstance(detail, str):
         return None
     first, _, rest = detail.partition("\n")
-    signal, code, limit = (
-        _V2_SIGNAL.search(first),
-        _V2_EXIT.search(first),
-        _V2_TIMEOUT.search(first),
-    )
+    signal, code, limit = (found.search(first) for found in (_V2_SIGNAL, _V2_EXIT, _V2_TIMEOUT))
     end: dict[str, Any]
     if status == "timeout":
         end = {"how": "timeout", **({"timeout_s": float(limit.group(1))} if limit else {})}
@@ -93,15 +89,11 @@ def v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     """Version 3 keeps where each process that ended not ok died (``died``), from its detail."""
     processes = data.get("processes")
     if isinstance(processes, list):
-        data = {
-            **data,
-            "processes": [
-                {**process, "died": _v2_end(process)}
-                if isinstance(process, dict) and _v2_end(process) is not None
-                else process
-                for process in processes
-            ],
-        }
+        ends = [_v2_end(p) if isinstance(p, dict) else None for p in processes]
+        died = [
+            p if end is None else {**p, "died": end} for p, end in zip(processes, ends, strict=True)
+        ]
+        data = {**data, "processes": died}
     return {**data, "schema_version": 3}
 
 
@@ -113,11 +105,7 @@ def upgrade(data: Any) -> dict[str, Any]:
     """A result document of any version read here, as the newest version; ``SchemaError``."""
     document = dict(check_identity(data))
     version = document.get("schema_version")
-    if (
-        isinstance(version, bool)
-        or not isinstance(version, int)
-        or not OLDEST_VERSION <= version <= SCHEMA_VERSION
-    ):
+    if type(version) is not int or not OLDEST_VERSION <= version <= SCHEMA_VERSION:  # no bool
         raise SchemaError(
             "schema_version",
             f"schema version {version!r} is not one this harness reads (it reads {OLDEST_VERSION} "
