@@ -143,6 +143,10 @@ class Row:
     sure: str
     comparison: Comparison | None = None
 
+    def cells(self, thresholds: Thresholds) -> list[str]:
+        marks = marks_text(self.comparison, thresholds) if self.comparison else ""
+        return [self.ratio, self.verdict, self.sure, marks]
+
 
 @dataclass
 class Block:
@@ -212,17 +216,7 @@ def block_lines(
     rows = _rows_ordered(block.rows)
     if marked is not None:
         marked += [r.comparison for r in rows[:most] if r.comparison is not None]
-    cells = [
-        [
-            r.criterion.name,
-            r.figures,
-            r.ratio,
-            r.verdict,
-            r.sure,
-            marks_text(r.comparison, thresholds) if r.comparison else "",
-        ]
-        for r in rows[:most]
-    ]
+    cells = [[r.criterion.name, r.figures, *r.cells(thresholds)] for r in rows[:most]]
     lines += screen.table(cells, BLOCK_HEADERS, indent="  ", shrink=1)
     if len(rows) > most:
         lines.append(f"  and {len(rows) - most} more metric(s) in this step: the report lists them")
@@ -257,9 +251,8 @@ def blocks_lines(
     for block in blocks:
         lead, *more = _rows_ordered(block.rows)
         marked += [lead.comparison] if lead.comparison is not None else []
-        marks = marks_text(lead.comparison, thresholds) if lead.comparison else ""
         metrics = lead.criterion.name + (f" +{len(more)}" if more else "")
-        rows.append([block.step, metrics, lead.ratio, lead.verdict, lead.sure, marks])
+        rows.append([block.step, metrics, *lead.cells(thresholds)])
     table = screen.table(rows, STEPS_HEADERS, indent="  ")
     note = "Each step's metrics, why and commands to run next: the report."
     cut = screen.budgeted(table, budget - 3, "  … and {n} more steps: the report lists every one")
