@@ -59,12 +59,8 @@ class Design:
     def points(self) -> tuple[int, ...]:
         return look_points(self.first, self.most)
 
-    @property
-    def looks(self) -> int:
-        return len(self.points)
-
     def look_of(self, processes: int) -> int:
-        """The look (1 to ``looks``) that ``processes`` a side reached: the last one begun."""
+        """The look (1 to ``len(points)``) that ``processes`` a side reached: the last one begun."""
         return look_number(self.points, processes)
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:
@@ -78,9 +74,7 @@ def design_of(settings: Settings) -> Design | None:
     """The sequential design a run's settings record; None for a fixed number of processes."""
     if settings.decide is None:
         return None
-    return Design(
-        settings.processes, max(settings.processes, settings.max_processes or settings.processes)
-    )
+    return Design(settings.processes, settings.most_processes)
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:
