@@ -91,15 +91,6 @@ def evaluate_cost(expression: str, sizes: Mapping[str, int]) -> float:
     return value
 
 
-def cost_problem(expression: str, names: Sequence[str]) -> str | None:
-    """Why ``expression`` is no cost formula over ``names`` (checked, never evaluated), or None."""
-    try:
-        _cost_tree(expression, names)
-    except UsageError as exc:
-        return str(exc)
-    return None
-
-
 def _cost_tree(expression: str, names: Sequence[str]) -> ast.Expression:
     """The formula parsed, every node of it arithmetic on numbers and the sizes ``names``."""
     if len(expression) > MAX_COST_CHARS:
