@@ -31,10 +31,11 @@ from harness.steps.evidence import Found, Step, StepSides, of_kind
 
 PYTHON_PROFILE = "HARNESS_PYTHON_PROFILE"  # as harness.measure.script_hook reads it
 SHOWN_FUNCTIONS = 8
+FUNCTION_FIELDS = ("name", "group", "old_ns", "new_ns", "old_calls", "new_calls")  # of ``moved``
 SCRIPT, PYTHON, OTHER = "script", "python", "other"
+STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 # A builtin as cProfile names it:
 # ``<method 'flatten' of 'jaxlib.xla_extension.pytree.PyTreeDef' objects>``.
-STDLIB_FOLDER = re.compile(r"^python3\.\d+$")  # lib/python3.12/…, below it site-packages excepted
 BUILTIN_OWNER = re.compile(r"of '([A-Za-z_][\w.]*)' objects|<built-in method ([\w.]+)")
 
 
@@ -139,16 +140,7 @@ class HostAnswer:
             "before": self.before,
             "after": self.after,
             "groups": [side(self.old), side(self.new)],
-            "functions": [
-                dict(
-                    zip(
-                        ("name", "group", "old_ns", "new_ns", "old_calls", "new_calls"),
-                        row,
-                        strict=True,
-                    )
-                )
-                for row in self.moved()
-            ],
+            "functions": [dict(zip(FUNCTION_FIELDS, row, strict=True)) for row in self.moved()],
         }
 
 
