@@ -72,9 +72,7 @@ class Design:
 
 def design_of(settings: Settings) -> Design | None:
     """The sequential design a run's settings record; None for a fixed number of processes."""
-    if settings.decide is None:
-        return None
-    return Design(settings.processes, settings.most_processes)
+    return None if settings.decide is None else Design(settings.processes, settings.most_processes)
 
 
 def at_level(thresholds: Thresholds, settings: Settings, processes: int) -> Thresholds:

@@ -136,9 +136,7 @@ def options_of(interpreter: Path, listed: dict[str, Option] | str) -> tuple[dict
     venv = interpreter.parent.parent
     packages = site_packages(venv)
     found = dict(jax_options(packages)) if packages is not None else {}
-    if isinstance(listed, str):
-        return found, listed
-    return found | listed, ""
+    return (found, listed) if isinstance(listed, str) else (found | listed, "")
 
 
 # A setting that undoes this share of a step's change (log scale) brings it back, even where the
