@@ -176,9 +176,8 @@ def _widened(
         return interval
     extra = statistics.NormalDist().inv_cdf((1 + confidence) / 2) * spread
     below, above = math.log(ratio / low), math.log(high / ratio)
-    return ratio / math.exp(math.hypot(max(below, 0.0), extra)), ratio * math.exp(
-        math.hypot(max(above, 0.0), extra)
-    )
+    low = ratio / math.exp(math.hypot(max(below, 0.0), extra))
+    return low, ratio * math.exp(math.hypot(max(above, 0.0), extra))
 
 
 # A change that barely passed its test reads larger than it is: of all the runs of a change its
@@ -229,13 +228,10 @@ def _constant(
     would read "within ±44 %" for a number printed as 30.5 in all six processes).  Past the factor
     it is a change, else unchanged; from zero or to zero, always a change."""
     # From zero the ratio is infinite: past any factor, shown as "from 0" (``units.format_ratio``).
-    ratio = (
-        1.0
-        if base.median == cand.median
-        else math.inf
-        if _from_zero(base, cand)
-        else cand.median / base.median
-    )
+    if base.median == cand.median:
+        ratio = 1.0
+    else:
+        ratio = math.inf if _from_zero(base, cand) else cand.median / base.median
     verdict = past_factor(ratio, thresholds) or Verdict.UNCHANGED
     p_value = 1.0 if ratio == 1 else 0.0
     margin = max(ratio, 1 / ratio) if 0 < ratio < math.inf else math.inf
@@ -280,11 +276,9 @@ def _verdict(
         verdict = Verdict.UNDECIDED
     if tested and verdict is Verdict.UNDECIDED:
         floor = smallest_p(counts[0], counts[1])
-        below = (
-            f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
-            if floor >= thresholds.alpha
-            else ""
-        )
+        below = ""
+        if floor >= thresholds.alpha:
+            below = f"; {counts[0]} and {counts[1]} processes cannot go below {floor:.2g}"
         flags.append(
             f"the ranks of the process medians do not pass (Mann–Whitney p={rank_p:.2g}{below})"
         )
