@@ -488,17 +488,13 @@ def system_info(d: DraftInputs) -> str:
     variables = {k: v for k, v in shareable_variables(d.full_run.variables).items() if v}
     shown = ", ".join(f"`{k}={v}`" for k, v in variables.items()) or "none"
     packages = [f"jax {r.run.release}: {', '.join(r.packages)}" for r in d.short_runs if r.packages]
-    held = (
-        ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
-        if packages
-        else []
-    )
+    held = ["", "What each fresh venv held:", "", *(f"- {scrub(line)}" for line in packages)]
     return "\n".join(
         [
             "### System info (python version, jaxlib version, accelerator, etc.)",
             "",
             f"Environment variables set: {shown}.",
-            *held,
+            *(held if packages else []),
             "",
             environment_details(d.full_run.release, scrub(d.environment_info)),
         ]

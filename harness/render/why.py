@@ -423,12 +423,8 @@ def matched_lines(answer: MatchedFlags) -> list[str]:
     if not answer.trials and not answer.screened_out:
         return [f"no flag of {answer.after}'s jaxlib is named like {names}"]
     flags = ", ".join(f"`{trial.words()}`" for trial in answer.trials)
-    tried = (
-        [f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"]
-        if answer.trials
-        else []
-    )
-    return tried + screened_lines(answer)
+    tried = f"flags named like {names} (their defaults unchanged), tried on {answer.after}: {flags}"
+    return ([tried] if answer.trials else []) + screened_lines(answer)
 
 
 def skipped_lines(skipped: Skipped) -> list[str]:
