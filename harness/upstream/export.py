@@ -21,7 +21,7 @@ import builtins
 import symtable
 import sys
 import textwrap
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,22 +115,14 @@ def case_definitions(
             TAIL, TAIL, f"from {CASE_MODULE} import {', '.join(sorted(wanted))}\n", {CASE_MODULE}
         )
         parts = [part for part in _resolve([root], load) if part.module.name != TAIL]
-        owners: dict[str, str] = {}
-        for part in parts:
-            for name in part.binds:
-                if owners.setdefault(name, part.module.label) != part.module.label:
-                    raise _Refused(f"{part.module.label} and {owners[name]} both define {name}")
+        owners = _owners(parts)
         units = {key: unit for part in parts for key, unit in part.imports.items()}
         missing = set(wanted) - owners.keys()
         if missing:
             raise _Refused(f"it defines no {', '.join(sorted(missing))}")
     except _Refused as exc:
         raise UsageError(f"cannot export case {case.name}: {exc}") from None
-    lines = []
-    for third_party in (False, True):
-        lines += _import_lines(
-            [u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party]
-        )
+    lines = [line for group in _import_groups(units.values()) for line in group]
     return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
@@ -455,13 +447,27 @@ def _binding(unit: ImportUnit) -> str:
     return asname or name or _top(module)
 
 
-def _assemble(docstring: str, parts: list[_Part]) -> str:
+def _owners(parts: list[_Part]) -> dict[str, str]:
+    """The module that defines each name of the script; two that define one are refused."""
     owners: dict[str, str] = {}
     for part in parts:
         for name in sorted(part.binds):
-            if name in owners:
+            if owners.setdefault(name, part.module.label) != part.module.label:
                 raise _Refused(f"{part.module.label} and {owners[name]} both define {name}")
-            owners[name] = part.module.label
+    return owners
+
+
+def _import_groups(units: Iterable[ImportUnit]) -> list[list[str]]:
+    """The import lines of the standard library, then of jax and numpy."""
+    units = list(units)
+    return [
+        _import_lines([u for u in units if (_top(u[0]) in THIRD_PARTY) is third_party])
+        for third_party in (False, True)
+    ]
+
+
+def _assemble(docstring: str, parts: list[_Part]) -> str:
+    owners = _owners(parts)
     units: dict[str, ImportUnit] = {}
     for part in parts:
         for key, unit in part.imports.items():
@@ -477,10 +483,7 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
     futures = sorted(set().union(*(p.module.futures for p in parts)))
     if futures:
         head.append(f"from __future__ import {', '.join(futures)}")
-    for third_party in (False, True):
-        group = [u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party]
-        if group:
-            head.append("\n".join(_import_lines(group)))
+    head += ["\n".join(group) for group in _import_groups(units.values()) if group]
     sections = []
     for part in parts:
         if part.text:
