@@ -21,7 +21,7 @@ import builtins
 import symtable
 import sys
 import textwrap
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ def case_definitions(
             raise _Refused(f"it defines no {', '.join(sorted(missing))}")
     except _Refused as exc:
         raise UsageError(f"cannot export case {case.name}: {exc}") from None
-    lines = [line for group in _import_groups(units.values()) for line in group]
+    lines = [line for group in _import_groups(units) for line in group]
     return lines, "\n\n".join(part.text for part in parts if part.text)
 
 
@@ -457,11 +457,10 @@ def _owners(parts: list[_Part]) -> dict[str, str]:
     return owners
 
 
-def _import_groups(units: Iterable[ImportUnit]) -> list[list[str]]:
+def _import_groups(units: dict[str, ImportUnit]) -> list[list[str]]:
     """The import lines of the standard library, then of jax and numpy."""
-    units = list(units)
     return [
-        _import_lines([u for u in units if (_top(u[0]) in THIRD_PARTY) is third_party])
+        _import_lines([u for u in units.values() if (_top(u[0]) in THIRD_PARTY) is third_party])
         for third_party in (False, True)
     ]
 
@@ -483,7 +482,7 @@ def _assemble(docstring: str, parts: list[_Part]) -> str:
     futures = sorted(set().union(*(p.module.futures for p in parts)))
     if futures:
         head.append(f"from __future__ import {', '.join(futures)}")
-    head += ["\n".join(group) for group in _import_groups(units.values()) if group]
+    head += ["\n".join(group) for group in _import_groups(units) if group]
     sections = []
     for part in parts:
         if part.text:
