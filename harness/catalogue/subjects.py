@@ -41,89 +41,71 @@ class Subject(Protocol):
     @property
     def kind(self) -> str:
         """``case`` or ``script``: how a watch's summary names a target."""
-        ...
 
     @property
     def args(self) -> tuple[str, ...]:
         """Its command line after the file (``--script-arg``); a case has none."""
-        ...
 
     @property
     def given(self) -> tuple[str, ...]:
         """How the command line added to what it needs (``--with optax --requirements r.txt``)."""
-        ...
 
     @property
     def requirements(self) -> tuple[str, ...]:
         """What it declares besides JAX, in canonical form; a case needs nothing but JAX."""
-        ...
 
     @property
     def own_venv(self) -> bool:
         """Whether it runs in a venv of its own (jax, jaxlib, what it declares), not a release's."""
-        ...
 
     @property
     def every_metric(self) -> bool:
         """Judged on every metric that moved when no criterion is given (a case needs one)."""
-        ...
 
     @property
     def figure_programs(self) -> tuple[str, ...]:
         """The programs of its figures a draft tables per release: phases and JSON numbers."""
-        ...
 
     @property
     def script_file(self) -> str:
         """The script's file name, as answers name it; empty for a case."""
-        ...
 
     @property
     def declared(self) -> Declared:
         """What it needs besides JAX, as a venv of its own takes it
         (``harness.install.script_envs``)."""
-        ...
 
     def child_start(self) -> ChildStart: ...
 
     def identity(self) -> ScriptIdentity | None:
         """What its results record of it (``Result.script``)."""
-        ...
 
     def measured_by(self, recorded: ScriptIdentity | None) -> bool:
         """Whether a stored result that recorded ``recorded`` measured what this is now."""
-        ...
 
     def mixing_problem(self, folder: str, recorded: Iterable[ScriptIdentity | None]) -> str:
         """Why a results folder whose results recorded ``recorded`` cannot take its results; empty
         when it can. ``recorded`` is read only where the answer depends on it."""
-        ...
 
     def named_by(self, name: str, path: str) -> tuple[str, ...]:
         """How a command line names it (file as ``path``): ``--case NAME`` or ``--script PATH``."""
-        ...
 
     def command_words(self, name: str, path: str, libraries: Sequence[str]) -> list[str]:
         """How a command line names it with what it runs with, as shell words: a case by name; a
         script by ``path``, its arguments, what the command line added to what it declares, and
         ``libraries`` (how they are had: ``--deps``, ``--hold``)."""
-        ...
 
     def content_digest(self, path: Path) -> str:
         """The SHA-256 of what it runs, its file at ``path``."""
-        ...
 
     def own_text(self, path: Path) -> bytes | None:
         """The file a draft copies as it is (a script's, full and short); None: exported."""
-        ...
 
     def device_needs(self, min_devices: int, devices_used: int | None) -> tuple[int, int | None]:
         """The devices a process of it is known to need and use before it starts."""
-        ...
 
     def provenance(self, claim: str, source: str) -> str:
         """Where a draft says the report comes from."""
-        ...
 
 
 @dataclass(frozen=True)
