@@ -70,7 +70,6 @@ class GroupKey:
         return f"{self.profile}-{sizes}-{self.backend}-{devices}dev-{machine}"
 
     def slug(self) -> str:
-        """``raw_slug``, file-name-safe."""
         return re.sub(r"[^A-Za-z0-9._-]", "_", self.raw_slug())
 
     def order(self) -> tuple[str, str, tuple[tuple[str, int], ...], str, int, str]:

@@ -60,7 +60,6 @@ class Design:
         return look_points(self.first, self.most)
 
     def look_of(self, processes: int) -> int:
-        """The look (1 to ``len(points)``) that ``processes`` a side reached: the last one begun."""
         return look_number(self.points, processes)
 
     def nominal_alpha(self, alpha: float, processes: int) -> float:

@@ -67,7 +67,6 @@ class CaseInfo:
         return sizes.plan(self.space, anchors, effort, overrides, seed=seed, budget=budget)
 
     def source_figure(self, point: Mapping[str, int]) -> str:
-        """What the discussion printed at ``point`` (quoted), where it ran at those sizes."""
         return sizes.source_figure(self.source_runs, point)
 
 

@@ -433,7 +433,6 @@ def skipped_lines(skipped: Skipped) -> list[str]:
 
 
 def held_lines(answer: HeldAnswer) -> list[Finding]:
-    """Library or JAX, which leads: ``held_line``."""
     return [leading(held_line(answer))]
 
 

@@ -406,7 +406,6 @@ class Settings(_Record):
         return {name: value for name, value in recorded.items() if value is not None}
 
     def recorded(self, name: str) -> Any:
-        """The setting's value, or None where the result does not record it."""
         return None if name in self.unrecorded else getattr(self, name)
 
     def for_child(self) -> dict[str, Any]:

@@ -528,7 +528,6 @@ def imported_modules(text: str) -> set[str]:
 
 
 def foreign_imports(text: str) -> set[str]:
-    """Imports other than jax, numpy and the standard library."""
     return imported_modules(text) - set(THIRD_PARTY) - sys.stdlib_module_names
 
 
