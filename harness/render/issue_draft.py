@@ -397,22 +397,17 @@ def releases_table(
         step = f"×{figure / previous:.3g}" if figure and previous else "–"
         if values and figure is not None and previous is not None:  # a value: equal or not
             step = "same" if figure == previous else "changed"
-        shown = (
-            metric.format(figure)
-            if metric is not None and figure is not None
-            else (latest.result.status if latest.result.status != RunStatus.OK else "–")
-        )
+        shown = "–" if latest.result.status == RunStatus.OK else str(latest.result.status)
+        if metric is not None and figure is not None:
+            shown = metric.format(figure)
         rows.append([release, shown, step, VERDICTS.get(outcome(latest), "–")])
         previous = figure if figure is not None else previous
     if not rows:
         return ""
     label = metric.metric_name if metric else "metric"
     at = f" at {sizes_text(sizes)}" if sizes else ""
-    claim = (
-        ", *claim* whether the claim quoted above held"
-        if any(row[3] != "–" for row in rows)
-        else ""
-    )
+    held = any(row[3] != "–" for row in rows)
+    claim = ", *claim* whether the claim quoted above held" if held else ""
     caption = (
         f"Earlier measurements{at}, the newest of each release: each timed in several separate "
         "Python processes, the figure is the median of the per-process medians; *vs previous* is "
