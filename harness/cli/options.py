@@ -421,11 +421,21 @@ def add_max_processes(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def max_processes_from(args: argparse.Namespace, default: int) -> int:
-    """``--max-processes``, checked against ``--processes``; ``default`` where it is not given."""
-    if args.max_processes is not None and args.max_processes < processes_from(args):
+def max_processes_from(args: argparse.Namespace, processes: int, default: int) -> int:
+    """``--max-processes``, checked against ``processes``; ``default`` where it is not given."""
+    if args.max_processes is not None and args.max_processes < processes:
         raise UsageError("--max-processes must be at least --processes")
     return int(args.max_processes or default)
+
+
+def verdict_processes(processes: int, least: int) -> int:
+    """``processes`` a release, refused below ``least``: a verdict is settled over as many."""
+    if processes < least:
+        raise UsageError(
+            f"--processes {processes}: no verdict is possible with fewer than {least} processes a "
+            "release"
+        )
+    return processes
 
 
 def add_decide_budget(parser: argparse.ArgumentParser) -> None:
@@ -433,11 +443,6 @@ def add_decide_budget(parser: argparse.ArgumentParser) -> None:
     ``--time-budget``."""
     add_max_processes(parser)
     add_time_budget(parser, "a measurement's")
-
-
-def decide_budget_from(args: argparse.Namespace) -> tuple[int, float | None]:
-    """The most processes a release measured until decided, and the time budget, checked."""
-    return max_processes_from(args, LOOKS * processes_from(args)), args.time_budget
 
 
 def add_processes(parser: argparse.ArgumentParser) -> None:
@@ -573,11 +578,10 @@ def add_time_budget(parser: argparse.ArgumentParser, whose: str) -> None:
 def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
     """The ``Settings`` fields ``add_target`` sets, checked against ``--processes``; measuring until
     decided only where there are ``sides`` to compare and no target ratio."""
-    for option, given in (("--target-kind", args.target_kind),):
-        if given and args.target_ratio is None:
-            raise UsageError(
-                f"{option} needs --target-ratio: without a target every cell runs --processes"
-            )
+    if args.target_kind and args.target_ratio is None:
+        raise UsageError(
+            "--target-kind needs --target-ratio: without a target every cell runs --processes"
+        )
     processes = processes_from(args)
     decide = (
         None if args.decide == "off" or args.target_ratio is not None or sides < 2 else args.decide
@@ -597,9 +601,9 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
             "until decided: without either every cell runs --processes"
         )
     if args.target_ratio is not None:
-        most: int | None = max_processes_from(args, DEFAULT_MAX_PROCESSES)
+        most: int | None = max_processes_from(args, processes, DEFAULT_MAX_PROCESSES)
     else:
-        most = None if decide is None else max_processes_from(args, LOOKS * processes)
+        most = None if decide is None else max_processes_from(args, processes, LOOKS * processes)
     return {
         "target_ratio": args.target_ratio,
         "target_kinds": tuple(dict.fromkeys(args.target_kind)) or None,
@@ -611,6 +615,19 @@ def target_from(args: argparse.Namespace, sides: int = 1) -> dict[str, Any]:
         or None,
         "decide_budget_s": None if decide is None else args.time_budget,
     }
+
+
+def add_why(parser: argparse.ArgumentParser, leaves_out: str, budget: str) -> None:
+    """``--no-why`` and ``--why-budget``: whether, and for how long, a change found is asked why."""
+    parser.add_argument(
+        "--no-why", dest="explain", action="store_false", help=f"leave out asking why {leaves_out}"
+    )
+    parser.add_argument(
+        "--why-budget",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"at most this long asking why, {budget}",
+    )
 
 
 # --- where results and pages go
@@ -634,10 +651,10 @@ def add_json(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def results_folder(folder: Path) -> Path:
-    """A results folder to write into: it may not exist yet, but it may not be a file."""
+def folder_to_write(folder: Path, what: str = "results") -> Path:
+    """A folder to write into: it may not exist yet, but it may not be a file."""
     if folder.exists() and not folder.is_dir():
-        raise UsageError(f"results folder {folder} is a file")
+        raise UsageError(f"{what} folder {folder} is a file")
     return folder
 
 
@@ -659,12 +676,6 @@ def prove_writable(folder: Path, what: str = "results") -> None:
             os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"cannot write {what} under {folder}: {exc.strerror or exc}") from None
-
-
-def output_folder(folder: Path) -> Path:
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"output folder {folder} is a file")
-    return folder
 
 
 # --- a nox session's pins

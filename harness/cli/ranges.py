@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -44,6 +45,20 @@ class Measuring:
     @property
     def processes(self) -> int:
         return self.settings.processes
+
+
+def measuring_from(args: argparse.Namespace, thresholds: Thresholds, **more: Any) -> Measuring:
+    """How a range command or a watch measures each release: ``--processes``, enough for a verdict,
+    the effort's sampling (``more``: the settings a command sets besides), and looks until decided
+    up to ``--max-processes`` and ``--time-budget``; the case processes' other options have their
+    defaults, as in ``run``."""
+    processes = options.verdict_processes(options.processes_from(args), thresholds.min_processes)
+    compile_repeats = 1 if processes >= 3 else Settings.compile_repeats
+    settings = options.sampling_from(
+        args, processes=processes, compile_repeats=compile_repeats, **more
+    )
+    most = options.max_processes_from(args, processes, options.LOOKS * processes)
+    return Measuring(settings, most, args.time_budget)
 
 
 @dataclass(frozen=True)
@@ -139,7 +154,13 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
     _add_ends(parser, command)
     _add_library_range(parser, command)
     if command != "sweep":
-        _add_why(parser)
+        options.add_why(
+            parser,
+            "a change happened: trying its changed defaults (jax's options, XLA's flags) on its "
+            "two releases and comparing what each compiled",
+            "over every step; a kind not asked once it is spent is said in the answer with the "
+            "command that asks it (default: as long as the command's own measuring took)",
+        )
     _add_criterion(parser)
     options.add_sizes(parser, "the case's first anchor, with these sizes changed")
     options.add_session(parser, release=False)
@@ -242,27 +263,6 @@ def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
     )
 
 
-def _add_why(parser: argparse.ArgumentParser) -> None:
-    """Whether, and for how long, a change found is asked why."""
-    parser.add_argument(
-        "--no-why",
-        dest="explain",
-        action="store_false",
-        help=(
-            "leave out asking why a change happened: trying its changed defaults (jax's options, "
-            "XLA's flags) on its two releases and comparing what each compiled"
-        ),
-    )
-    parser.add_argument(
-        "--why-budget",
-        type=options.seconds,
-        metavar="SECONDS",
-        help="at most this long asking why, over every step; a kind not asked once it is spent is "
-        "said in the answer with the command that asks it (default: as long as the command's own "
-        "measuring took)",
-    )
-
-
 def _add_criterion(parser: argparse.ArgumentParser) -> None:
     """What a release is judged by: one metric, the case's claim, or how its processes end."""
     criterion = parser.add_mutually_exclusive_group()
@@ -320,7 +320,7 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
 def check(args: argparse.Namespace) -> RangeOptions:
     """Every check of ``bisect``, ``sweep`` and ``triage`` that needs neither JAX nor the package
     index."""
-    results = options.results_folder(args.results)
+    results = options.folder_to_write(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
     metric = parse_metric_name(args.metric) if args.metric else None
@@ -339,18 +339,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
             f"the range must run from an older release to a newer one, not {first} to {last}"
         )
     thresholds = options.thresholds_from(args)
-    processes = options.processes_from(args)
-    if processes < thresholds.min_processes:  # the claim is settled over as many (analysis.claims)
-        raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than "
-            f"{thresholds.min_processes} processes a release"
-        )
-    # The options of the case processes a range command does not take have their defaults, as in
-    # ``run``.
-    settings = options.sampling_from(
-        args, processes=processes, compile_repeats=1 if processes >= 3 else Settings.compile_repeats
-    )
-    max_processes, time_budget = options.decide_budget_from(args)
+    measuring = measuring_from(args, thresholds)
     commits = args.command == "bisect" and args.commits
     jax_repo = getattr(args, "jax_repo", None)
     if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
@@ -376,7 +365,7 @@ def check(args: argparse.Namespace) -> RangeOptions:
         last=last,
         criterion=criterion,
         thresholds=thresholds,
-        measuring=Measuring(settings, max_processes, time_budget),
+        measuring=measuring,
         places=Places(args.releases, results, args.out, args.json),
         fix=fix,
         commits=commits,

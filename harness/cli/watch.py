@@ -27,10 +27,9 @@ from harness.catalogue.discovery import CaseInfo
 from harness.catalogue.scripts import read_script
 from harness.cli import options
 from harness.cli.command import Command
-from harness.cli.ranges import Measuring
+from harness.cli.ranges import Measuring, measuring_from
 from harness.errors import UsageError
 from harness.install.script_envs import NEWEST
-from harness.store.schema import Settings
 from harness.units import version_key
 
 # A watch is a scheduled job: a folder of more scripts than this is a benchmark suite, which has its
@@ -106,24 +105,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VERSION",
         help="the release it is compared with (default: the one before it on the package index)",
     )
-    parser.add_argument(
-        "--no-why",
-        dest="explain",
-        action="store_false",
-        help=(
-            "leave out asking why a confirmed change happened (the library or JAX, its programs "
-            "run with jax alone, its changed defaults tried, what each release compiled, where the "
-            "time went)"
-        ),
-    )
-    parser.add_argument(
-        "--why-budget",
-        type=options.seconds,
-        metavar="SECONDS",
-        help=(
-            "at most this long asking why, per target; a kind not asked once it is spent is said "
-            "in the target's triage page (default: as long as the target's triage took)"
-        ),
+    options.add_why(
+        parser,
+        "a confirmed change happened (the library or JAX, its programs run with jax alone, its "
+        "changed defaults tried, what each release compiled, where the time went)",
+        "per target; a kind not asked once it is spent is said in the target's triage page "
+        "(default: as long as the target's triage took)",
     )
     parser.add_argument(
         "--memory",
@@ -291,19 +278,6 @@ def check(args: argparse.Namespace) -> WatchOptions:
         path = args.pytest_benchmark
         suite = SuiteTarget(path.resolve(), suite_digest(path), args.pytest_args)
     thresholds = options.thresholds_from(args)
-    processes = options.processes_from(args)
-    if processes < thresholds.min_processes:
-        raise UsageError(
-            f"--processes {processes}: no verdict is possible with fewer than "
-            f"{thresholds.min_processes} processes a release"
-        )
-    settings = options.sampling_from(
-        args,
-        processes=processes,
-        compile_repeats=1 if processes >= 3 else Settings.compile_repeats,
-        max_load=args.max_load,
-    )
-    max_processes, time_budget = options.decide_budget_from(args)
     return WatchOptions(
         cases=tuple(cases),
         suite=suite,
@@ -314,11 +288,11 @@ def check(args: argparse.Namespace) -> WatchOptions:
         baseline=args.baseline,
         profile=options.profile_label(args),
         thresholds=thresholds,
-        measuring=Measuring(settings, max_processes, time_budget),
+        measuring=measuring_from(args, thresholds, max_load=args.max_load),
         releases_plan=args.releases,
-        results=options.results_folder(args.results),
-        out=options.output_folder(args.out),
-        memory=options.output_folder(args.memory),
+        results=options.folder_to_write(args.results),
+        out=options.folder_to_write(args.out, "output"),
+        memory=options.folder_to_write(args.memory, "output"),
         explain=args.explain,
         why_budget_s=args.why_budget,
     )
