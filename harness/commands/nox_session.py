@@ -28,6 +28,7 @@ from pathlib import Path
 from harness.cli.ranges import bounded
 from harness.cli.sessions import (
     SessionRequest,
+    applies,
     interleaved_request,
     release_run_view,
     session_view,
@@ -35,7 +36,7 @@ from harness.cli.sessions import (
     write_sides,
 )
 from harness.cli.watch import watched_pair
-from harness.errors import HarnessError, UsageError
+from harness.errors import HarnessError
 from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.interpreters import interpreter
@@ -202,9 +203,7 @@ def watch(places: Places, posargs: Sequence[str], say: Say = _say) -> Launch:
         versions = newest_installable(listing, say, installs_together)
     pair = watched_pair(versions, request.release, request.baseline)
     releases = [on_index(listing, version) for version in pair]
-    for release in releases:
-        if not request.profile.applies_to(release):
-            raise UsageError(f"profile {request.profile.name} does not apply to jax {release.jax}")
+    applies(request.profile, pair)
     plan = release_plan(places, "watch", releases, request.profile)
     named = [] if request.baseline else ["--baseline", pair[0]]
     named += [] if request.release else ["--release", pair[1]]
