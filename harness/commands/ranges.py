@@ -60,14 +60,17 @@ progress = Progress(milestones=("[triage]", "[bisect", "[sweep]", "written:"))
 UNMEASURED = 4
 
 
+def release_plan(plan: Path | None, command: str, which: str) -> list[ReleaseEnv]:
+    """The release plan ``--releases`` names; without one, the nox session of ``command`` that
+    writes it (which ``which``)."""
+    if plan is None:
+        session = nox_command(command, [], [], {}, "")
+        raise UsageError(f"--releases PLAN is missing: run this through `{session}`, which {which}")
+    return read_plan(plan)
+
+
 def plan_for(options: RangeOptions) -> list[ReleaseEnv]:
-    command = nox_command(options.command, [], [], {}, "")
-    if options.places.releases_plan is None:
-        raise UsageError(
-            f"--releases PLAN is missing: run this through `{command}`, which lists the releases "
-            "for it"
-        )
-    envs = read_plan(options.places.releases_plan)
+    envs = release_plan(options.places.releases_plan, options.command, "lists the releases for it")
     bounded(options.command, len(envs), f"the release plan {options.places.releases_plan}")
     ends = (envs[0].jax, envs[-1].jax) if envs else None
     held = options.libraries.jax
@@ -189,17 +192,8 @@ def triage_command(options: RangeOptions) -> str:
     choice = options.libraries
     span = ["--from", options.first, "--to", options.last]
     if choice.vary is not None:
-        versions = [varied_version(label, choice.vary) for label in (options.first, options.last)]
-        span = [
-            "--vary",
-            choice.vary,
-            "--jax",
-            str(choice.jax),
-            "--from",
-            versions[0],
-            "--to",
-            versions[1],
-        ]
+        low, high = (varied_version(label, choice.vary) for label in (options.first, options.last))
+        span = ["--vary", choice.vary, "--jax", str(choice.jax), "--from", low, "--to", high]
     words = [*span, *options.criterion.words()]
     words += ["--processes", str(options.measuring.processes)]
     return nox_command("triage", target, words, options.sizes, options.profile)
