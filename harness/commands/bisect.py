@@ -94,27 +94,18 @@ def _bisect_every_changed_metric(run: RangeRun) -> int:
             if c.comparison.verdict == Verdict.UNDECIDED
             and past_factor(c.comparison.ratio, options.thresholds)
         ]
-        undecided = (
-            [
-                Finding(
-                    f"Undecided, not unchanged: {', '.join(open_)}. {undecided_hint(options).text}."
-                )
-            ]
-            if open_
-            else []
-        )
         progress.done()
         said = [
             Finding(
                 f"No metric of {options.case.name} differs significantly between jax "
                 f"{options.first} and {options.last}: nothing to bisect."
-            ),
-            *undecided,
-            Finding(
-                "Every release between them is measured by",
-                (FollowUp("", triage_command(options)),),
-            ),
+            )
         ]
+        if open_:
+            hint = undecided_hint(options).text
+            said.append(Finding(f"Undecided, not unchanged: {', '.join(open_)}. {hint}."))
+        follow_up = FollowUp("", triage_command(options))
+        said.append(Finding("Every release between them is measured by", (follow_up,)))
         print(nothing_to_bisect_screen(run.setting(), options.first, options.last, said), end="")
         run.write_json("bisect", {"answers": [], "moved": [], "undecided": open_})
         return 3 if open_ else 1

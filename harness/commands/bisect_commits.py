@@ -102,14 +102,7 @@ def run_commit_bisect(options: RangeOptions) -> int:
     prober.measure_together([options.first, options.last])
     held = held_libraries(run)
     terms = FIX if options.fix else REGRESSION
-    judge = Judge(
-        prober,
-        options.first,
-        options.last,
-        options.criterion,
-        options.thresholds,
-        terms,
-    )
+    judge = Judge(prober, options.first, options.last, options.criterion, options.thresholds, terms)
 
     def base(jaxlib: str) -> ReleaseEnv:
         """A release venv's install for ``jaxlib``: the plan's release of it, else jax and jaxlib of
