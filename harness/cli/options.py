@@ -170,6 +170,13 @@ def target_ratio(text: str) -> float:
     return value
 
 
+def repeatable(
+    parser: argparse.ArgumentParser, flag: str, metavar: str | None, what: str, **more: Any
+) -> None:
+    """An option given once per value, in order; an empty list where none is."""
+    parser.add_argument(flag, action="append", default=[], metavar=metavar, help=what, **more)
+
+
 # --- the case a command acts on
 
 
@@ -188,9 +195,7 @@ def add_case(
     of earlier versions, kept working for one release.
     """
     if many:
-        parser.add_argument(
-            "--case", action="append", default=[], help="case to run (repeatable; default: all)"
-        )
+        repeatable(parser, "--case", "CASE", "case to run (repeatable; default: all)")
     else:
         if positional:
             parser.add_argument(
@@ -206,15 +211,12 @@ def add_case(
         )
     if script:
         parser.add_argument("--script", type=path, metavar="FILE", help=SCRIPT_HELP)
-        parser.add_argument(
+        repeatable(
+            parser,
             "--script-arg",
-            action="append",
-            default=[],
-            metavar="VALUE",
-            help=(
-                "an argument for the script, as `python FILE VALUE...` takes it (repeatable, in "
-                "order; a value starting with - as --script-arg=-n)"
-            ),
+            "VALUE",
+            "an argument for the script, as `python FILE VALUE...` takes it (repeatable, in order; "
+            "a value starting with - as --script-arg=-n)",
         )
         add_libraries(parser)
     # Every command's namespace then has them all, whichever of them it declares.
@@ -232,16 +234,13 @@ def add_case(
 
 def add_libraries(parser: argparse.ArgumentParser) -> None:
     """What a plain script needs besides JAX, and how each release's set of it is resolved."""
-    parser.add_argument(
+    repeatable(
+        parser,
         "--with",
+        "SPEC",
+        "a library the script needs besides JAX, as pip takes it (repeatable: --with equinox "
+        "--with 'flax==0.10.4'), added to its own `# /// script` block's dependencies",
         dest="with_",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help=(
-            "a library the script needs besides JAX, as pip takes it (repeatable: --with equinox "
-            "--with 'flax==0.10.4'), added to its own `# /// script` block's dependencies"
-        ),
     )
     parser.add_argument(
         "--requirements",
@@ -320,7 +319,7 @@ def case_from(args: argparse.Namespace) -> discovery.CaseInfo:
 
 
 def add_sizes(parser: argparse.ArgumentParser, what: str = "overrides the effort's sizes") -> None:
-    parser.add_argument("--size", action="append", default=[], metavar="NAME=INTEGER", help=what)
+    repeatable(parser, "--size", "NAME=INTEGER", what)
 
 
 def add_draws(parser: argparse.ArgumentParser) -> None:
@@ -328,13 +327,12 @@ def add_draws(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=seed, default=DEFAULT_SEED, help="seed of the sizes hypothesis draws"
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--budget",
-        action="append",
-        default=[],
-        metavar="KIND=AMOUNT",
-        help="memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it "
-        "(default: half the available memory, 5e11 flops per call)",
+        "KIND=AMOUNT",
+        "memory=SIZE or flops=N: refuse size points whose estimated cost exceeds it (default: half "
+        "the available memory, 5e11 flops per call)",
     )
 
 
@@ -523,16 +521,14 @@ def add_target(parser: argparse.ArgumentParser) -> None:
             "from the difference between them), or until --max-processes"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--target-kind",
-        action="append",
+        None,
+        "with --target-ratio: judge only metrics of this kind (repeatable; default: every metric), "
+        "e.g. wall when execution time is what matters and cold compiles scatter too much to ever "
+        "reach the target",
         choices=list(KIND_LABELS),
-        default=[],
-        help=(
-            "with --target-ratio: judge only metrics of this kind (repeatable; default: every "
-            "metric), e.g. wall when execution time is what matters and cold compiles scatter too "
-            "much to ever reach the target"
-        ),
     )
     add_max_processes(parser)
     add_decide(parser)
@@ -553,12 +549,11 @@ def add_decide(parser: argparse.ArgumentParser) -> None:
             "over the looks, so false alarms stay at the level"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--decide-metric",
-        action="append",
-        default=[],
-        metavar="METRIC",
-        help="with --decide: judge only this metric (repeatable; default: every metric)",
+        "METRIC",
+        "with --decide: judge only this metric (repeatable; default: every metric)",
     )
     add_time_budget(parser, "with --decide: a cell's")
 
@@ -746,30 +741,19 @@ def add_thresholds(parser: argparse.ArgumentParser) -> None:
             "come from separate runs"
         ),
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--higher-is-better",
-        action="append",
-        default=[],
-        metavar="METRIC",
-        help=(
-            "a metric whose higher figure is the better one, e.g. json.items_per_s a script prints "
-            "(repeatable; default: lower is better for every metric)"
-        ),
+        "METRIC",
+        "a metric whose higher figure is the better one, e.g. json.items_per_s a script prints "
+        "(repeatable; default: lower is better for every metric)",
     )
     for flag, what in (
         ("--value", "a value: judged by equality per process, never by a ratio (a loss, a draw)"),
         ("--cost", "a cost: judged by its ratio, though constant within each side"),
     ):
-        parser.add_argument(
-            flag,
-            action="append",
-            default=[],
-            metavar="METRIC",
-            help=(
-                f"a metric the script prints that is {what}; repeatable; default: inferred "
-                "(docs/scripts.md, Shapes)"
-            ),
-        )
+        inferred = "repeatable; default: inferred (docs/scripts.md, Shapes)"
+        repeatable(parser, flag, "METRIC", f"a metric the script prints that is {what}; {inferred}")
 
 
 def _names(given: list[str]) -> tuple[str, ...]:

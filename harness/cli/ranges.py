@@ -235,16 +235,12 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
 
 def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
     """A script's libraries over the range: one held, or one varied with jax held."""
-    parser.add_argument(
+    options.repeatable(
+        parser,
         "--hold",
-        action="append",
-        default=[],
-        metavar="PKG==VERSION",
-        help=(
-            "with --script: hold a package of its venv at one version on every release (a "
-            "library it declares, or one of jax's own, numpy; repeatable): a step that stays is "
-            "JAX's"
-        ),
+        "PKG==VERSION",
+        "with --script: hold a package of its venv at one version on every release (a library it "
+        "declares, or one of jax's own, numpy; repeatable): a step that stays is JAX's",
     )
     parser.add_argument(
         "--vary",

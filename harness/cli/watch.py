@@ -171,28 +171,15 @@ def _add_targets(parser: argparse.ArgumentParser) -> None:
             '(--pytest-args="-k bfgs --min-dimension 8"); quoted as one argument'
         ),
     )
-    parser.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="only the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="leave out the scripts of --scripts whose file name matches (repeatable)",
-    )
-    parser.add_argument(
+    for flag, which in (("--include", "only"), ("--exclude", "leave out")):
+        matching = "the scripts of --scripts whose file name matches (repeatable)"
+        options.repeatable(parser, flag, "GLOB", f"{which} {matching}")
+    options.repeatable(
+        parser,
         "--case",
-        action="append",
-        default=[],
-        help=(
-            "a case of the catalogue to watch (repeatable; default without --scripts or "
-            "--pytest-benchmark: every case)"
-        ),
+        "CASE",
+        "a case of the catalogue to watch (repeatable; default without --scripts or "
+        "--pytest-benchmark: every case)",
     )
 
 
