@@ -163,32 +163,18 @@ def run_one(places: Places, posargs: Sequence[str], say: Say) -> Launch:
     return Launch(request.harness_argv, str(env.interpreter))
 
 
-def repro_script(places: Places, posargs: Sequence[str], jax: str, say: Say) -> Launch:
-    """``repro`` of a plain script: the table's release, the script in a venv of its own."""
-    request = session_view("run", posargs)
-    return script_side(places, request, RELEASE_BY_VERSION[jax], say)
-
-
-def issue(places: Places, posargs: Sequence[str], say: Say) -> Launch:
-    request = session_view("issue", posargs)
-    assert request.profile is not None
-    listing = listing_of(places)
-    for version in request.on_index:
-        on_index(listing, version)
-    releases = [index_release(jax, lib) for jax, lib in listing.pairs]
-    plan = release_plan(places, "issue", releases, request.profile)
-    return Launch([*request.harness_argv, "--releases", str(plan)])
-
-
 def release_range(places: Places, command: str, posargs: Sequence[str]) -> Launch:
-    """bisect, sweep, triage: the range's releases on the index, in a plan their command installs
+    """issue, bisect, sweep, triage: their releases on the index, in a plan their command installs
     from."""
     request = session_view(command, posargs)
     assert request.profile is not None
     listing = listing_of(places)
-    if request.span is None:  # --vary: the one jax release held while a library's releases vary
-        releases = [on_index(listing, version) for version in request.on_index]
-    else:
+    # the releases named, each refused unless on the index: issue's, or the one jax release held
+    # while a library's releases vary (--vary)
+    releases = [on_index(listing, version) for version in request.on_index]
+    if command == "issue":  # any release on the index, each installed on demand
+        releases = [index_release(jax, lib) for jax, lib in listing.pairs]
+    elif request.span is not None:
         releases = [index_release(jax, lib) for jax, lib in listing.between(*request.span)]
         bounded(command, len(releases), "jax {}–{}".format(*request.span))
     plan = release_plan(places, command, releases, request.profile)
@@ -219,10 +205,8 @@ def prepare(
         return matrix(places, posargs, say)
     if session == "run":
         return run_one(places, posargs, say)
-    if session == "repro":
-        return repro_script(places, posargs, jax, say)
-    if session == "issue":
-        return issue(places, posargs, say)
+    if session == "repro":  # a plain script on the table's release, in a venv of its own
+        return script_side(places, session_view("run", posargs), RELEASE_BY_VERSION[jax], say)
     if session == "watch":
         return watch(places, posargs, say)
     return release_range(places, session, posargs)

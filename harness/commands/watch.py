@@ -157,12 +157,6 @@ def suite_in_environment(suite: Path | None) -> Iterator[None]:
             os.environ[SUITE_PATH] = before
 
 
-def content_digest(case: CaseInfo) -> str:
-    """What the target is, as its results identify it: a script's content (a suite's wrapper names
-    the suite's digest), a case file's."""
-    return case.subject.content_digest(case.path)
-
-
 def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> dict[str, Any]:
     """Everything that would make a watch of this target measure something else; a script's
     libraries as each release resolves them now (its venvs made ready, which measuring needs
@@ -173,7 +167,9 @@ def memory_material(run: RangeRun, target: Target, jaxlib: dict[str, str]) -> di
     measuring = options.measuring
     return {
         "target": target.case.name,
-        "content": content_digest(target.case),
+        # what the target is, as its results identify it: a script's content (a suite's wrapper
+        # names the suite's digest), a case file's
+        "content": target.case.subject.content_digest(target.case.path),
         "args": list(target.case.subject.args),
         "sizes": options.sizes,
         "profile": options.profile,
