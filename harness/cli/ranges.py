@@ -181,22 +181,14 @@ def _add_range(parser: argparse.ArgumentParser, command: str) -> None:
 def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
     """The range's two ends: --good/--bad (or --broken/--fixed) for a bisect, --from/--to else."""
     if command == "bisect":
-        parser.add_argument(
-            "--good", dest="first", metavar="VERSION", help="release with the old behaviour"
-        )
-        parser.add_argument(
-            "--bad", dest="last", metavar="VERSION", help="release with the new one"
-        )
-        parser.add_argument(
-            "--broken",
-            metavar="VERSION",
-            help="instead of --good: a release with the problem, to find the fix",
-        )
-        parser.add_argument(
-            "--fixed",
-            metavar="VERSION",
-            help="instead of --bad: a newer release without it (the answer: fixed in W)",
-        )
+        for flag, what in (
+            ("--good", "release with the old behaviour"),
+            ("--bad", "release with the new one"),
+            ("--broken", "instead of --good: a release with the problem, to find the fix"),
+            ("--fixed", "instead of --bad: a newer release without it (the answer: fixed in W)"),
+        ):
+            dest = {"--good": "first", "--bad": "last"}.get(flag)  # --broken and --fixed: theirs
+            parser.add_argument(flag, dest=dest, metavar="VERSION", help=what)
         parser.add_argument(
             "--commits",
             action="store_true",
@@ -216,21 +208,10 @@ def _add_ends(parser: argparse.ArgumentParser, command: str) -> None:
         )
     else:
         tables = command == "triage"  # a triage runs over the whole table unless told otherwise
-        parser.add_argument(
-            "--from",
-            dest="first",
-            metavar="VERSION",
-            required=not tables,
-            help="first release of the range"
-            + (" (default: the table's oldest)" if tables else ""),
-        )
-        parser.add_argument(
-            "--to",
-            dest="last",
-            metavar="VERSION",
-            required=not tables,
-            help="last release of the range" + (" (default: the table's newest)" if tables else ""),
-        )
+        for flag, dest, table_end in (("--from", "first", "oldest"), ("--to", "last", "newest")):
+            default = f" (default: the table's {table_end})" if tables else ""
+            what = f"{dest} release of the range{default}"
+            parser.add_argument(flag, dest=dest, metavar="VERSION", required=not tables, help=what)
 
 
 def _add_library_range(parser: argparse.ArgumentParser, command: str) -> None:
