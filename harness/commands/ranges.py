@@ -402,17 +402,25 @@ class RangeRun:
             profile=o.profile,
         )
 
-    def publish(self, answer: Answer, stem: str, *, data_file: bool, printed: bool = True) -> None:
+    def publish(
+        self,
+        answer: Answer,
+        stem: str,
+        *,
+        data_file: bool,
+        printed: bool = True,
+        quiet: bool = False,
+    ) -> None:
         """The answer printed (unless not ``printed``: a bisect of several metrics prints them on
         one screen), its page written under the reports folder (with ``data_file``, its data beside
-        it)."""
-        progress.done()
+        it; ``quiet``: without a line saying so, as each kind of a why rewrites it)."""
         if printed:
+            progress.done()
             print(answer.text, end="")
         out = self.options.places.out
-        _write(inside(out, f"{stem}.md"), answer.markdown)
+        _write(inside(out, f"{stem}.md"), answer.markdown, quiet=quiet)
         if data_file:
-            _write(inside(out, f"{stem}.json"), dumps(answer.data))
+            _write(inside(out, f"{stem}.json"), dumps(answer.data), quiet=quiet)
 
     def answer_then_why(
         self,
@@ -442,11 +450,7 @@ class RangeRun:
                     said = line.markdown()
                     progress(f"[{self.options.command}] why {pair[0]} → {pair[1]}: {said}")
             evidence[pair] = tuple(each for each in found if not isinstance(each, Spent))
-            answer = answer_of(evidence)
-            _write(inside(self.options.places.out, f"{stem}.md"), answer.markdown, quiet=True)
-            if data_file:
-                text = dumps(answer.data)
-                _write(inside(self.options.places.out, f"{stem}.json"), text, quiet=True)
+            self.publish(answer_of(evidence), stem, data_file=data_file, printed=False, quiet=True)
 
         try:
             for pair, criteria in steps.items():
