@@ -136,8 +136,7 @@ def release_version(text: str) -> str:
             f"{text[:40]!r} is not a jax release number such as 0.4.31"
         )
     # the index spells 0.4.026 as 0.4.26: said, not guessed silently
-    if normal_version(text) != text:
-        normal = normal_version(text)
+    if (normal := normal_version(text)) != text:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not how the package index spells it: did you mean {normal}?"
         )
@@ -146,8 +145,7 @@ def release_version(text: str) -> str:
 
 def label(text: str) -> str:
     """A profile label: it becomes part of the results folder's paths."""
-    problem = name_problem(text)
-    if problem:
+    if problem := name_problem(text):
         raise argparse.ArgumentTypeError(f"profile label {problem}")
     return text
 
@@ -159,15 +157,12 @@ def cpu_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def target_ratio(text: str) -> float:
-    value = factor(text)
-    least = Thresholds().factor
-    if value < least:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is below ×{least}: the rule flags no change smaller than its factor, so no "
-            "number of processes could reach it"
-        )
-    return value
+target_ratio = _within(
+    factor,
+    lambda v: v < Thresholds().factor,
+    f"is below ×{Thresholds().factor}: the rule flags no change smaller than its factor, so no "
+    "number of processes could reach it",
+)
 
 
 def repeatable(
