@@ -484,6 +484,11 @@ def processes_from(args: argparse.Namespace) -> int:
     return int(args.processes or PROCESSES[args.effort])
 
 
+def compile_repeats(processes: int) -> int:
+    """With several processes the spread of cold compiles shows between them; one each is enough."""
+    return 1 if processes >= 3 else Settings.compile_repeats
+
+
 def process_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The ``Settings`` fields ``add_processes`` sets: processes, loop calibration, pinning,
     load."""
@@ -492,12 +497,10 @@ def process_settings(args: argparse.Namespace) -> dict[str, Any]:
     processes = processes_from(args)
     return {
         "processes": processes,
-        # With several processes the spread of cold compiles shows between them; one each is enough.
-        "compile_repeats": 1 if processes >= 3 else Settings.compile_repeats,
-        "min_sample_ns": round(
-            (Settings.min_sample_ns / 1e9 if args.min_sample_time is None else args.min_sample_time)
-            * 1e9
-        ),
+        "compile_repeats": compile_repeats(processes),
+        "min_sample_ns": Settings.min_sample_ns
+        if args.min_sample_time is None
+        else round(args.min_sample_time * 1e9),
         "affinity": None if args.affinity is None else tuple(args.affinity),
         "max_load": args.max_load,
     }

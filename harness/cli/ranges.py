@@ -53,10 +53,8 @@ def measuring_from(args: argparse.Namespace, thresholds: Thresholds, **more: Any
     up to ``--max-processes`` and ``--time-budget``; the case processes' other options have their
     defaults, as in ``run``."""
     processes = options.verdict_processes(options.processes_from(args), thresholds.min_processes)
-    compile_repeats = 1 if processes >= 3 else Settings.compile_repeats
-    settings = options.sampling_from(
-        args, processes=processes, compile_repeats=compile_repeats, **more
-    )
+    compiles = options.compile_repeats(processes)
+    settings = options.sampling_from(args, processes=processes, compile_repeats=compiles, **more)
     most = options.max_processes_from(args, processes, options.LOOKS * processes)
     return Measuring(settings, most, args.time_budget)
 
