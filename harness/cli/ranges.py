@@ -23,6 +23,7 @@ from harness.cli import options
 from harness.cli.command import Command
 from harness.errors import UsageError
 from harness.host.environment import shown_path
+from harness.install.commits import is_url
 from harness.install.script_envs import AS_OF, parse_hold
 from harness.metric_names import Criterion, Judged, MetricKey, parse_metric_name
 from harness.names import name_problem
@@ -317,12 +318,12 @@ def check(args: argparse.Namespace) -> RangeOptions:
     measuring = measuring_from(args, thresholds)
     commits = args.command == "bisect" and args.commits
     jax_repo = getattr(args, "jax_repo", None)
-    if jax_repo and not commits and ("://" in jax_repo or jax_repo.startswith("git@")):
+    if jax_repo and is_url(jax_repo) and not commits:
         raise UsageError(
             "--jax-repo URL is cloned for --commits only; to name a changed default's commit: a "
             "clone"
         )
-    if jax_repo and "://" not in jax_repo and not jax_repo.startswith("git@"):
+    if jax_repo and not is_url(jax_repo):
         _check_clone(jax_repo)
     if commits and criterion.by is Judged.EVERY:
         raise UsageError(

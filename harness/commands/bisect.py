@@ -148,13 +148,9 @@ def _bisect(
         return verdict
 
     found = bisect(run.releases, judged, terms)
-    hint = (
-        no_change_hint(options)
-        if found.no_change
-        else undecided_hint(options)
-        if found.undecided
-        else None
-    )
+    hint = no_change_hint(options) if found.no_change else None
+    if found.undecided:
+        hint = undecided_hint(options)
     steps: dict[Pair, list[Criterion]] = {}
     asked = options.criterion.explained
     if found.found and found.last_good and found.first_bad and asked and run.asks_why:
