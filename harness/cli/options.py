@@ -255,7 +255,6 @@ def add_libraries(parser: argparse.ArgumentParser) -> None:
 
 
 def deps_policy(args: argparse.Namespace) -> str:
-    """``--deps``: how a plain script's libraries are resolved on each release."""
     return str(args.deps or AS_OF)
 
 

@@ -34,8 +34,8 @@ from harness.units import format_ratio, time_left
 
 
 def execute(options: RangeOptions) -> int:
-    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided, else
-    1."""
+    """Exit status 0 when a first bad release was found, 3 when the endpoints stayed undecided (more
+    measurement would decide), else 1 (``bisect_exit``)."""
     if options.commits:
         return run_commit_bisect(options)
     run = RangeRun.start(options)
@@ -56,8 +56,6 @@ def execute(options: RangeOptions) -> int:
 
 
 def bisect_exit(found: BisectOutcome) -> int:
-    """0 a first bad release named, 3 undecided (more measurement would decide), 1 no answer
-    otherwise."""
     return 0 if found.found else 3 if found.undecided else 1
 
 
