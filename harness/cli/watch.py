@@ -93,18 +93,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_targets(parser)
     options.add_cases_dir(parser)
     options.add_libraries(parser)
-    parser.add_argument(
-        "--release",
-        type=options.release_version,
-        metavar="VERSION",
-        help="the release watched (default: the newest on the package index)",
-    )
-    parser.add_argument(
-        "--baseline",
-        type=options.release_version,
-        metavar="VERSION",
-        help="the release it is compared with (default: the one before it on the package index)",
-    )
+    for flag, what in (
+        ("--release", "the release watched (default: the newest on the package index)"),
+        (
+            "--baseline",
+            "the release it is compared with (default: the one before it on the package index)",
+        ),
+    ):
+        parser.add_argument(flag, type=options.release_version, metavar="VERSION", help=what)
     options.add_why(
         parser,
         "a confirmed change happened (the library or JAX, its programs run with jax alone, its "
