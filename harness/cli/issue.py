@@ -99,7 +99,7 @@ def check(args: argparse.Namespace) -> IssueOptions:
     """Every check of ``issue`` that needs neither JAX nor the package index (the noxfile runs them
     too)."""
     results = options.folder_to_write(args.results)
-    script = script_options(args, results=results)
+    script = script_options(args)
     if (args.good is None) != (args.bad is None):
         raise UsageError("--good and --bad name the two releases compared: give both or neither")
     if args.good is not None and version_key(args.good) >= version_key(args.bad):
