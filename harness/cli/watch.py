@@ -253,9 +253,8 @@ def check(args: argparse.Namespace) -> WatchOptions:
         raise UsageError("--pytest-args is for --pytest-benchmark")
     if (args.include or args.exclude) and args.scripts is None:
         raise UsageError("--include and --exclude are for --scripts")
-    suite = None
-    if args.pytest_benchmark is not None:
-        path = args.pytest_benchmark
+    suite, path = None, args.pytest_benchmark
+    if path is not None:
         suite = SuiteTarget(path.resolve(), suite_digest(path), args.pytest_args)
     thresholds = options.thresholds_from(args)
     return WatchOptions(

@@ -116,9 +116,7 @@ def calibrate(
             folder = root / f"slowdown-{i + 1}"
             _run(run, what, plan.run_arguments(folder, sides=sides))
             slowdowns.append(_pair_by_sizes(folder, plan, what))
-    machines = {result.result.machine for result in stored} | {
-        r.result.machine for pair in slowdowns for r in pair
-    }
+    machines = {r.result.machine for r in [*stored, *(s for pair in slowdowns for s in pair)]}
     if len(machines) > 1:
         raise HarnessError(
             f"the runs report {len(machines)} machines ({', '.join(sorted(machines))}), not one"
