@@ -287,8 +287,7 @@ def range_ends(args: argparse.Namespace) -> tuple[str, str, bool]:
             "--vary takes the library's versions of the range: give --from VERSION and --to VERSION"
         )
     for end in (first, last):
-        problem = name_problem(end)
-        if problem:
+        if problem := name_problem(end):
             raise UsageError(f"jax release {problem}")
     return first, last, fix
 
@@ -299,9 +298,8 @@ def check(args: argparse.Namespace) -> RangeOptions:
     results = options.folder_to_write(args.results)
     case = options.case_from(args)
     sizes = anchor_sizes(case, discovery.parse_sizes(args.size))
-    metric = parse_metric_name(args.metric) if args.metric else None
     by = Judged.STATUS if args.status else Judged.CLAIM if args.claim else Judged.EVERY
-    criterion = Criterion.of(metric, by)
+    criterion = Criterion.of(parse_metric_name(args.metric) if args.metric else None, by)
     if args.command == "bisect" and criterion.by is Judged.EVERY and not case.subject.every_metric:
         raise UsageError(
             "bisect a case by --metric PROGRAM.KIND or --claim (a plain script: every metric that "
