@@ -36,7 +36,7 @@ from harness.cli.sessions import (
     write_sides,
 )
 from harness.cli.watch import watched_pair
-from harness.errors import HarnessError
+from harness.errors import HarnessError, interrupted_status, terminate
 from harness.install.environments import Environments, Prepared
 from harness.install.index import Listing, installs_together, load_listing, newest_installable
 from harness.install.interpreters import interpreter
@@ -238,14 +238,6 @@ def launched(
     return None
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, taken as Ctrl-C is."""
-
-
-def _interrupted(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def main(argv: Sequence[str]) -> int:
     mode, session, venvs, cache, *rest = argv
     assert mode in MODES, f"mode {mode}: one of {', '.join(MODES)}"  # the noxfile's, never a user's
@@ -254,7 +246,7 @@ def main(argv: Sequence[str]) -> int:
     # A SIGTERM (to nox's whole group, or nox's death passed on) is an interrupt: an installer's
     # command running in a group of its own (uv, compileall and its workers) is ended before this
     # process goes.
-    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGTERM, terminate)
     follow_parent(signal.SIGTERM)
     try:
         found = launched(mode, session, posargs, Places(Path(venvs), Path(cache)), jax)
@@ -263,7 +255,7 @@ def main(argv: Sequence[str]) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:
         print("harness: interrupted while preparing the session's environments", file=sys.stderr)
-        return 128 + (signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT)
+        return interrupted_status(exc)
     if found is None:
         return 0
     command = found.command()
